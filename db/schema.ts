@@ -1,0 +1,73 @@
+import type { ColumnType, Generated } from 'kysely';
+
+/** Table types. JSON columns are validated with zod where they are read (see the stores). */
+export interface Database {
+  sessions: SessionsTable;
+  session_threads: SessionThreadsTable;
+  session_events: SessionEventsTable;
+  session_messages: SessionMessagesTable;
+  deliveries: DeliveriesTable;
+}
+
+type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
+type Counter = ColumnType<number, number | undefined, number>;
+/** JSON columns: written as JSON text (JSON.stringify), read back parsed. */
+type Json = ColumnType<unknown, string, string>;
+
+export interface SessionsTable {
+  id: string;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+  status: string;
+  repo: string;
+  prompt: string;
+  title: string;
+  requester: Json;
+  base_branch: string | null;
+  branch: string | null;
+  /** Highest event sequence number written; the next event gets last_seq + 1. */
+  last_seq: Counter;
+  /** The question the agent is waiting on, when status is 'waiting'. */
+  pending_question: Json | null;
+  /** What the run produced: branch, commit, PR link, summary. */
+  result: Json | null;
+  error: string | null;
+  input_tokens: Counter;
+  output_tokens: Counter;
+  cache_read_tokens: Counter;
+  cache_write_tokens: Counter;
+}
+
+export interface SessionThreadsTable {
+  id: Generated<number>;
+  session_id: string;
+  /** Stable key of a shared thread (see threadKey); null for web and CLI threads. */
+  thread_key: string | null;
+  thread: Json;
+  created_at: Timestamp;
+}
+
+export interface SessionEventsTable {
+  session_id: string;
+  seq: number;
+  type: string;
+  data: Json;
+  at: Timestamp;
+  /** Makes a replayed write (a resumed run) a no-op instead of a duplicate. */
+  dedupe_key: string | null;
+}
+
+export interface SessionMessagesTable {
+  session_id: string;
+  idx: number;
+  message: Json;
+  /** For user messages: the seq of the user-message event they came from. */
+  event_seq: number | null;
+  created_at: Timestamp;
+}
+
+export interface DeliveriesTable {
+  source: string;
+  delivery_id: string;
+  received_at: Timestamp;
+}

@@ -1,0 +1,63 @@
+/**
+ * The sandbox port. Tools act only through a Sandbox; the model never touches the host.
+ * A sandbox gets no host environment variables and no credentials.
+ */
+export type ExecOptions = {
+  /** Working directory, relative to the workspace root (default: the root). */
+  cwd?: string;
+  /** The only environment variables the command sees, on top of a minimal PATH/HOME/LANG. */
+  env?: Record<string, string>;
+  timeoutMs?: number;
+  signal?: AbortSignal;
+  /** Bytes of stdout and of stderr kept; the rest is dropped and counted. Default 1 MiB each. */
+  maxOutputBytes?: number;
+  /** Written to the command's stdin, then closed. */
+  stdin?: string;
+};
+
+export type ExecResult = {
+  exitCode: number | null;
+  stdout: string;
+  stderr: string;
+  /** Bytes dropped beyond maxOutputBytes, per stream. */
+  truncatedBytes: { stdout: number; stderr: number };
+  timedOut: boolean;
+  aborted: boolean;
+  durationMs: number;
+};
+
+export type FileEntry = { path: string; type: 'file' | 'dir' | 'symlink'; size: number };
+
+export interface Sandbox {
+  readonly sessionId: string;
+  /** Absolute path of the workspace as seen inside the sandbox (for example /workspace). */
+  readonly workdir: string;
+  /** Runs `command` with `sh -c` inside the sandbox. Never throws for a non-zero exit. */
+  exec(command: string, options?: ExecOptions): Promise<ExecResult>;
+  /** Paths are relative to the workspace; a path that leaves it is refused (PatchbayError 'path_refused'). */
+  readFile(path: string): Promise<string>;
+  writeFile(path: string, content: string): Promise<void>;
+  listFiles(path: string, options?: { recursive?: boolean; limit?: number }): Promise<FileEntry[]>;
+  /** Lets go of the sandbox; the workspace stays for follow-ups until its TTL. */
+  release(): Promise<void>;
+  /** Removes the workspace now. */
+  destroy(): Promise<void>;
+}
+
+export type SandboxSpec = {
+  /** Network inside the sandbox: none, or the host's. */
+  network: 'none' | 'host';
+};
+
+export interface SandboxProvider {
+  readonly kind: string;
+  /** Creates the session's workspace, or resumes it when it exists. */
+  acquire(sessionId: string, spec: SandboxSpec): Promise<Sandbox>;
+  /**
+   * Host path of the session's workspace, for the harness's own git work (clone, fetch back).
+   * Undefined for remote sandboxes.
+   */
+  hostPath?(sessionId: string): string;
+  /** Removes workspaces unused for longer than the TTL; returns the session ids removed. */
+  reap(now?: Date): Promise<string[]>;
+}

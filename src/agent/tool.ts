@@ -1,0 +1,32 @@
+import type { Logger } from 'pino';
+import type { z } from 'zod';
+import type { Sandbox } from '../../sandbox/sandbox.ts';
+
+/** What a tool may touch. Tools act only through the sandbox. */
+export type ToolContext = {
+  sandbox: Sandbox;
+  sessionId: string;
+  signal: AbortSignal;
+  log: Logger;
+};
+
+/**
+ * A tool's answer to the model. `control` lets a tool change the run's course: ask_user moves the
+ * session to waiting with the question, and the eventual answer becomes this call's result.
+ */
+export type ToolOutput = {
+  content: string;
+  isError?: boolean;
+  control?: { kind: 'ask'; question: string; choices?: string[]; recommended?: string };
+};
+
+export type Tool<Input = unknown> = {
+  name: string;
+  description: string;
+  inputSchema: z.ZodType<Input>;
+  /** May throw; the registry turns a throw into an error result the model sees. */
+  execute(input: Input, ctx: ToolContext): Promise<ToolOutput>;
+};
+
+// Tools of different input types live in one list.
+export type AnyTool = Tool<any>;

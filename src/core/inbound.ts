@@ -1,0 +1,43 @@
+import { z } from 'zod';
+import { Actor } from './actor.ts';
+import { ThreadRef } from './thread-ref.ts';
+
+/**
+ * What an integration hands the session service after normalizing a webhook, a Slack event or an
+ * API call. `start` opens a session bound to the thread; the others address the thread's session.
+ */
+export const Inbound = z.discriminatedUnion('kind', [
+  z.object({
+    kind: z.literal('start'),
+    thread: ThreadRef,
+    actor: Actor,
+    text: z.string().min(1),
+    repo: z.string().min(1),
+    /** Branch to start from; the repository's default branch when absent. */
+    baseBranch: z.string().min(1).optional(),
+    /** Delivery id of the webhook or event that carried this, for dedupe. */
+    deliveryId: z.string().min(1).optional(),
+  }),
+  z.object({
+    kind: z.literal('message'),
+    thread: ThreadRef,
+    actor: Actor,
+    text: z.string().min(1),
+    deliveryId: z.string().min(1).optional(),
+  }),
+  z.object({
+    kind: z.literal('answer'),
+    thread: ThreadRef,
+    actor: Actor,
+    questionId: z.string().min(1),
+    text: z.string().min(1),
+    deliveryId: z.string().min(1).optional(),
+  }),
+  z.object({
+    kind: z.literal('stop'),
+    thread: ThreadRef,
+    actor: Actor,
+    deliveryId: z.string().min(1).optional(),
+  }),
+]);
+export type Inbound = z.infer<typeof Inbound>;

@@ -1,0 +1,86 @@
+import { z } from 'zod';
+import { Actor } from '../core/actor.ts';
+import { SessionStatus } from '../core/session-status.ts';
+
+export const PendingQuestion = z.object({
+  questionId: z.string(),
+  /** The ask_user tool call that the answer will complete. */
+  toolCallId: z.string(),
+  question: z.string(),
+  choices: z.array(z.string()).optional(),
+  recommended: z.string().optional(),
+});
+export type PendingQuestion = z.infer<typeof PendingQuestion>;
+
+export const SessionResult = z.object({
+  summary: z.string().optional(),
+  branch: z.string().optional(),
+  commit: z.string().optional(),
+  prUrl: z.string().optional(),
+});
+export type SessionResult = z.infer<typeof SessionResult>;
+
+/** A session as the rest of Patchbay sees it. */
+export type SessionRecord = {
+  id: string;
+  createdAt: string;
+  updatedAt: string;
+  status: SessionStatus;
+  repo: string;
+  prompt: string;
+  title: string;
+  requester: Actor;
+  baseBranch: string | null;
+  branch: string | null;
+  lastSeq: number;
+  pendingQuestion: PendingQuestion | null;
+  result: SessionResult | null;
+  error: string | null;
+  usage: { inputTokens: number; outputTokens: number; cacheReadTokens: number; cacheWriteTokens: number };
+};
+
+type Row = {
+  id: string;
+  created_at: Date;
+  updated_at: Date;
+  status: string;
+  repo: string;
+  prompt: string;
+  title: string;
+  requester: unknown;
+  base_branch: string | null;
+  branch: string | null;
+  last_seq: number;
+  pending_question: unknown;
+  result: unknown;
+  error: string | null;
+  input_tokens: number;
+  output_tokens: number;
+  cache_read_tokens: number;
+  cache_write_tokens: number;
+};
+
+export function toSessionRecord(row: Row): SessionRecord {
+  return {
+    id: row.id,
+    createdAt: row.created_at.toISOString(),
+    updatedAt: row.updated_at.toISOString(),
+    status: SessionStatus.parse(row.status),
+    repo: row.repo,
+    prompt: row.prompt,
+    title: row.title,
+    requester: Actor.parse(row.requester),
+    baseBranch: row.base_branch,
+    branch: row.branch,
+    lastSeq: row.last_seq,
+    pendingQuestion: row.pending_question == null ? null : PendingQuestion.parse(row.pending_question),
+    result: row.result == null ? null : SessionResult.parse(row.result),
+    error: row.error,
+    usage: {
+      inputTokens: row.input_tokens,
+      outputTokens: row.output_tokens,
+      cacheReadTokens: row.cache_read_tokens,
+      cacheWriteTokens: row.cache_write_tokens,
+    },
+  };
+}

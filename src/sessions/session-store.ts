@@ -1,0 +1,288 @@
+import { sql, type Transaction } from 'kysely';
+import type { Db } from '../../db/database.ts';
+import type { Database } from '../../db/schema.ts';
+import type { Actor } from '../core/actor.ts';
+import { PatchbayError } from '../core/errors.ts';
+import { SessionEvent, type StoredEvent } from '../core/events.ts';
+import { nextStatus, type SessionStatus, type SessionTrigger } from '../core/session-status.ts';
+import { ThreadRef, threadKey } from '../core/thread-ref.ts';
+import type { ModelMessage, Usage } from '../models/model-provider.ts';
+import { toSessionRecord, type PendingQuestion, type SessionRecord, type SessionResult } from './session-record.ts';
+
+/** The channel events are announced on; the payload is `<sessionId>:<seq>:<type>`. */
+export const EVENTS_CHANNEL = 'patchbay_events';
+
+export type NewEvent = { event: SessionEvent; dedupeKey?: string };
+export type TranscriptEntry = { idx: number; message: ModelMessage; eventSeq: number | null };
+export type SessionPatch = Partial<{
+  branch: string | null;
+  baseBranch: string | null;
+  pendingQuestion: PendingQuestion | null;
+  result: SessionResult | null;
+  error: string | null;
+}>;
+
+/** One atomic step of a run: transcript, events, usage and session fields land together or not at all. */
+export type Step = {
+  messages?: { message: ModelMessage; eventSeq?: number }[];
+  events?: NewEvent[];
+  usage?: Usage;
+  patch?: SessionPatch;
+};
+
+type Trx = Transaction<Database>;
+
+export type SessionStore = ReturnType<typeof createSessionStore>;
+
+export function createSessionStore(db: Db) {
+  async function lockSession(trx: Trx, sessionId: string) {
+    const row = await trx.selectFrom('sessions').selectAll().where('id', '=', sessionId).forUpdate().executeTakeFirst();
+    if (!row) throw new PatchbayError('not_found', `session ${sessionId} does not exist`);
+    return toSessionRecord(row);
+  }
+
+  async function appendEvents(trx: Trx, sessionId: string, events: NewEvent[]): Promise<StoredEvent[]> {
+    const stored: StoredEvent[] = [];
+    for (const { event, dedupeKey } of events) {
+      const parsed = SessionEvent.parse(event);
+      if (dedupeKey) {
+        const seen = await trx
+          .selectFrom('session_events')
+          .select('seq')
+          .where('session_id', '=', sessionId)
+          .where('dedupe_key', '=', dedupeKey)
+          .executeTakeFirst();
+        if (seen) continue;
+      }
+      const { last_seq: seq } = await trx
+        .updateTable('sessions')
+        .set({ last_seq: sql`last_seq + 1`, updated_at: sql`now()` })
+        .where('id', '=', sessionId)
+        .returning('last_seq')
+        .executeTakeFirstOrThrow();
+      const row = await trx
+        .insertInto('session_events')
+        .values({ session_id: sessionId, seq, type: parsed.type, data: JSON.stringify(parsed), dedupe_key: dedupeKey ?? null })
+        .returning('at')
+        .executeTakeFirstOrThrow();
+      await sql`select pg_notify(${EVENTS_CHANNEL}, ${`${sessionId}:${seq}:${parsed.type}`})`.execute(trx);
+      stored.push({ sessionId, seq, at: row.at.toISOString(), event: parsed });
+    }
+    return stored;
+  }
+
+  function patchColumns(patch: SessionPatch) {
+    const json = (value: unknown) => (value == null ? null : JSON.stringify(value));
+    return {
+      ...(patch.branch !== undefined && { branch: patch.branch }),
+      ...(patch.baseBranch !== undefined && { base_branch: patch.baseBranch }),
+      ...(patch.pendingQuestion !== undefined && { pending_question: json(patch.pendingQuestion) }),
+      ...(patch.result !== undefined && { result: json(patch.result) }),
+      ...(patch.error !== undefined && { error: patch.error }),
+    };
+  }
+
+  return {
+    db,
+
+    async create(input: {
+      id: string;
+      repo: string;
+      prompt: string;
+      title: string;
+      requester: Actor;
+      thread: ThreadRef;
+      baseBranch?: string;
+    }): Promise<{ session: SessionRecord; events: StoredEvent[] }> {
+      return db.transaction().execute(async (trx) => {
+        await trx
+          .insertInto('sessions')
+          .values({
+            id: input.id,
+            status: 'queued',
+            repo: input.repo,
+            prompt: input.prompt,
+            title: input.title,
+            requester: JSON.stringify(input.requester),
+            base_branch: input.baseBranch ?? null,
+          })
+          .execute();
+        await trx
+          .insertInto('session_threads')
+          .values({ session_id: input.id, thread_key: threadKey(input.thread) ?? null, thread: JSON.stringify(input.thread) })
+          .execute();
+        const events = await appendEvents(trx, input.id, [
+          { event: { type: 'session-created', repo: input.repo, prompt: input.prompt, actor: input.requester, thread: input.thread } },
+          { event: { type: 'user-message', actor: input.requester, text: input.prompt } },
+        ]);
+        return { session: await lockSession(trx, input.id), events };
+      });
+    },
+
+    async get(sessionId: string): Promise<SessionRecord | undefined> {
+      const row = await db.selectFrom('sessions').selectAll().where('id', '=', sessionId).executeTakeFirst();
+      return row && toSessionRecord(row);
+    },
+
+    async list(options: { limit?: number; status?: SessionStatus } = {}): Promise<SessionRecord[]> {
+      let query = db.selectFrom('sessions').selectAll().orderBy('created_at', 'desc').limit(options.limit ?? 50);
+      if (options.status) query = query.where('status', '=', options.status);
+      return (await query.execute()).map(toSessionRecord);
+    },
+
+    async findByThread(ref: ThreadRef): Promise<SessionRecord | undefined> {
+      const key = threadKey(ref);
+      if (!key) return undefined;
+      const row = await db
+        .selectFrom('session_threads')
+        .innerJoin('sessions', 'sessions.id', 'session_threads.session_id')
+        .selectAll('sessions')
+        .where('session_threads.thread_key', '=', key)
+        .executeTakeFirst();
+      return row && toSessionRecord(row);
+    },
+
+    /** Binds another thread to the session; false when it was bound already. */
+    async addThread(sessionId: string, ref: ThreadRef): Promise<boolean> {
+      const key = threadKey(ref);
+      return db.transaction().execute(async (trx) => {
+        await lockSession(trx, sessionId);
+        const inserted = await trx
+          .insertInto('session_threads')
+          .values({ session_id: sessionId, thread_key: key ?? null, thread: JSON.stringify(ref) })
+          .onConflict((oc) => oc.column('thread_key').doNothing())
+          .returning('id')
+          .executeTakeFirst();
+        if (!inserted) return false;
+        await appendEvents(trx, sessionId, [{ event: { type: 'thread-added', thread: ref } }]);
+        return true;
+      });
+    },
+
+    async threads(sessionId: string): Promise<ThreadRef[]> {
+      const rows = await db.selectFrom('session_threads').select('thread').where('session_id', '=', sessionId).orderBy('id').execute();
+      return rows.map((r) => ThreadRef.parse(r.thread));
+    },
+
+    async append(sessionId: string, events: NewEvent[]): Promise<StoredEvent[]> {
+      return db.transaction().execute(async (trx) => {
+        await lockSession(trx, sessionId);
+        return appendEvents(trx, sessionId, events);
+      });
+    },
+
+    async events(sessionId: string, options: { afterSeq?: number; limit?: number; types?: string[] } = {}): Promise<StoredEvent[]> {
+      let query = db
+        .selectFrom('session_events')
+        .select(['seq', 'at', 'data'])
+        .where('session_id', '=', sessionId)
+        .where('seq', '>', options.afterSeq ?? 0)
+        .orderBy('seq')
+        .limit(options.limit ?? 10_000);
+      if (options.types?.length) query = query.where('type', 'in', options.types);
+      const rows = await query.execute();
+      return rows.map((r) => ({ sessionId, seq: r.seq, at: r.at.toISOString(), event: SessionEvent.parse(r.data) }));
+    },
+
+    /**
+     * Applies a lifecycle trigger under the session's row lock. Returns the session after it and
+     * whether the status changed; a trigger that does not apply changes nothing.
+     */
+    async transition(
+      sessionId: string,
+      trigger: SessionTrigger,
+      options: { reason?: string; patch?: SessionPatch; events?: NewEvent[] } = {},
+    ): Promise<{ session: SessionRecord; applied: boolean; from: SessionStatus }> {
+      return db.transaction().execute(async (trx) => {
+        const current = await lockSession(trx, sessionId);
+        const to = nextStatus(current.status, trigger);
+        if (!to) return { session: current, applied: false, from: current.status };
+        await trx
+          .updateTable('sessions')
+          .set({ status: to, updated_at: sql`now()`, ...patchColumns(options.patch ?? {}) })
+          .where('id', '=', sessionId)
+          .execute();
+        const events: NewEvent[] = [...(options.events ?? [])];
+        if (to !== current.status) {
+          events.push({ event: { type: 'status-changed', from: current.status, to, ...(options.reason && { reason: options.reason }) } });
+        }
+        await appendEvents(trx, sessionId, events);
+        return { session: await lockSession(trx, sessionId), applied: true, from: current.status };
+      });
+    },
+
+    async transcript(sessionId: string): Promise<TranscriptEntry[]> {
+      const rows = await db
+        .selectFrom('session_messages')
+        .select(['idx', 'message', 'event_seq'])
+        .where('session_id', '=', sessionId)
+        .orderBy('idx')
+        .execute();
+      return rows.map((r) => ({ idx: r.idx, message: r.message as ModelMessage, eventSeq: r.event_seq }));
+    },
+
+    /** Writes one step of a run atomically. */
+    async commitStep(sessionId: string, step: Step): Promise<StoredEvent[]> {
+      return db.transaction().execute(async (trx) => {
+        await lockSession(trx, sessionId);
+        if (step.messages?.length) {
+          const { next } = await trx
+            .selectFrom('session_messages')
+            .select(sql<number>`coalesce(max(idx) + 1, 0)::int`.as('next'))
+            .where('session_id', '=', sessionId)
+            .executeTakeFirstOrThrow();
+          await trx
+            .insertInto('session_messages')
+            .values(
+              step.messages.map((m, i) => ({
+                session_id: sessionId,
+                idx: next + i,
+                message: JSON.stringify(m.message),
+                event_seq: m.eventSeq ?? null,
+              })),
+            )
+            .execute();
+        }
+        const stored = await appendEvents(trx, sessionId, step.events ?? []);
+        const usage = step.usage;
+        const set = {
+          ...patchColumns(step.patch ?? {}),
+          ...(usage && {
+            input_tokens: sql<number>`input_tokens + ${usage.inputTokens}`,
+            output_tokens: sql<number>`output_tokens + ${usage.outputTokens}`,
+            cache_read_tokens: sql<number>`cache_read_tokens + ${usage.cacheReadTokens}`,
+            cache_write_tokens: sql<number>`cache_write_tokens + ${usage.cacheWriteTokens}`,
+          }),
+        };
+        if (Object.keys(set).length) await trx.updateTable('sessions').set(set).where('id', '=', sessionId).execute();
+        return stored;
+      });
+    },
+
+    /** Replaces the transcript (after compaction) in one transaction. */
+    async replaceTranscript(sessionId: string, messages: { message: ModelMessage; eventSeq?: number | null }[], events: NewEvent[]): Promise<void> {
+      await db.transaction().execute(async (trx) => {
+        await lockSession(trx, sessionId);
+        await trx.deleteFrom('session_messages').where('session_id', '=', sessionId).execute();
+        if (messages.length) {
+          await trx
+            .insertInto('session_messages')
+            .values(messages.map((m, idx) => ({ session_id: sessionId, idx, message: JSON.stringify(m.message), event_seq: m.eventSeq ?? null })))
+            .execute();
+        }
+        await appendEvents(trx, sessionId, events);
+      });
+    },
+
+    /** Records a webhook or event delivery id; false when it was seen before. */
+    async recordDelivery(source: string, deliveryId: string): Promise<boolean> {
+      const row = await db
+        .insertInto('deliveries')
+        .values({ source, delivery_id: deliveryId })
+        .onConflict((oc) => oc.columns(['source', 'delivery_id']).doNothing())
+        .returning('delivery_id')
+        .executeTakeFirst();
+      return row !== undefined;
+    },
+  };
+}
