@@ -1,0 +1,157 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { Logger } from 'pino';
+import { PatchbayError } from '../src/core/errors.ts';
+import { buildBwrapArgs, type HostSystemEntry } from './bwrap-args.ts';
+import { checkBubblewrap } from './check-bubblewrap.ts';
+import { probeHostSystem } from './probe-host-system.ts';
+import { runProcess } from './run-process.ts';
+import type { ExecOptions, ExecResult, Sandbox, SandboxProvider, SandboxSpec } from './sandbox.ts';
+import { createWorkspaceFiles } from './workspace-files.ts';
+import { createWorkspaceStore } from './workspace-store.ts';
+
+export type LocalSandboxMode = 'bwrap' | 'unsafe-local';
+
+export type LocalSandboxProviderOptions = {
+  /** Workspaces go to `<dataDir>/workspaces/<sessionId>`. */
+  dataDir: string;
+  log: Logger;
+  /** Idle workspaces older than this are removed by reap(). */
+  ttlMinutes: number;
+  /** 'bwrap' isolates every command; 'unsafe-local' runs it on the host (development only). */
+  mode: LocalSandboxMode;
+  bwrapPath?: string;
+  clock?: () => Date;
+};
+
+export type LocalSandboxProvider = SandboxProvider & {
+  readonly kind: 'local' | 'unsafe-local';
+  hostPath(sessionId: string): string;
+};
+
+export const SANDBOX_WORKDIR = '/workspace';
+export const DEFAULT_EXEC_TIMEOUT_MS = 10 * 60_000;
+export const DEFAULT_MAX_OUTPUT_BYTES = 1024 * 1024;
+const SANDBOX_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
+const SANDBOX_HOME = '/tmp/home';
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/**
+ * The local SandboxProvider. In 'bwrap' mode bubblewrap is checked once here, so a host that
+ * cannot sandbox fails at startup with an actionable PatchbayError('sandbox_unavailable').
+ */
+export async function createLocalSandboxProvider(options: LocalSandboxProviderOptions): Promise<LocalSandboxProvider> {
+  const log = options.log.child({ component: 'sandbox', mode: options.mode });
+  const clock = options.clock ?? (() => new Date());
+  const bwrapPath = options.bwrapPath ?? 'bwrap';
+  let hostSystem: HostSystemEntry[] = [];
+  if (options.mode === 'bwrap') {
+    hostSystem = await probeHostSystem();
+    await checkBubblewrap(bwrapPath, hostSystem);
+  } else {
+    log.warn('SANDBOX=unsafe-local: commands run directly on this host without isolation; use only for local development');
+  }
+  const store = createWorkspaceStore({ dataDir: options.dataDir, ttlMinutes: options.ttlMinutes, clock, log });
+
+  const runCommand = async (root: string, cwdRel: string, spec: SandboxSpec, command: string, opts: ExecOptions): Promise<ExecResult> => {
+    const base = {
+      timeoutMs: opts.timeoutMs ?? DEFAULT_EXEC_TIMEOUT_MS,
+      maxOutputBytes: opts.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES,
+      ...(opts.signal ? { signal: opts.signal } : {}),
+      ...(opts.stdin !== undefined ? { stdin: opts.stdin } : {}),
+    };
+    if (options.mode === 'bwrap') {
+      const env = commandEnv(SANDBOX_HOME, opts.env);
+      const cwd = cwdRel === '.' ? SANDBOX_WORKDIR : `${SANDBOX_WORKDIR}/${cwdRel}`;
+      const args = buildBwrapArgs({
+        workspaceHostPath: root,
+        workdir: SANDBOX_WORKDIR,
+        cwd,
+        network: spec.network,
+        env,
+        hostSystem,
+        home: SANDBOX_HOME,
+        command,
+      });
+      // bwrap itself gets an empty environment too; --clearenv/--setenv decide what the command sees.
+      return runProcess({ file: bwrapPath, args, cwd: root, env: {}, ...base });
+    }
+    // Unsafe mode still hides the host environment and gives each command a throwaway home.
+    const home = await mkdtemp(path.join(tmpdir(), 'patchbay-home-'));
+    try {
+      const cwd = path.join(root, cwdRel);
+      return await runProcess({ file: '/bin/sh', args: ['-c', command], cwd, env: commandEnv(home, opts.env), ...base });
+    } finally {
+      await rm(home, { recursive: true, force: true });
+    }
+  };
+
+  return {
+    kind: options.mode === 'bwrap' ? 'local' : 'unsafe-local',
+    hostPath: (sessionId) => store.workspacePath(sessionId),
+    reap: (now) => store.reap(now ?? clock()),
+
+    async acquire(sessionId, spec) {
+      const root = await store.open(sessionId);
+      const files = createWorkspaceFiles(root, SANDBOX_WORKDIR);
+      const sessionLog = log.child({ sessionId });
+      sessionLog.debug({ root, network: spec.network }, 'sandbox acquired');
+      let state: 'open' | 'released' | 'destroyed' = 'open';
+      const assertOpen = (): void => {
+        if (state !== 'open') throw new PatchbayError('sandbox_failed', `sandbox for session ${sessionId} was ${state}`);
+      };
+
+      const sandbox: Sandbox = {
+        sessionId,
+        workdir: SANDBOX_WORKDIR,
+        async exec(command, opts = {}) {
+          assertOpen();
+          const { rel } = await files.resolveDir(opts.cwd ?? '.');
+          await store.touch(sessionId);
+          try {
+            return await runCommand(root, rel, spec, command, opts);
+          } finally {
+            await store.touch(sessionId).catch(() => {});
+          }
+        },
+        async readFile(p) {
+          assertOpen();
+          return files.readFile(p);
+        },
+        async writeFile(p, content) {
+          assertOpen();
+          return files.writeFile(p, content);
+        },
+        async listFiles(p, listOptions) {
+          assertOpen();
+          return files.listFiles(p, listOptions);
+        },
+        async release() {
+          if (state !== 'open') return;
+          state = 'released';
+          await store.close(sessionId);
+          sessionLog.debug('sandbox released');
+        },
+        async destroy() {
+          if (state === 'destroyed') return;
+          if (state === 'open') await store.close(sessionId);
+          state = 'destroyed';
+          await store.remove(sessionId);
+          sessionLog.debug('sandbox destroyed');
+        },
+      };
+      return sandbox;
+    },
+  };
+}
+
+/** The complete environment of a command: a minimal base plus the caller's variables. */
+function commandEnv(home: string, extra: Record<string, string> = {}): Record<string, string> {
+  for (const [name, value] of Object.entries(extra)) {
+    if (!ENV_NAME.test(name) || value.includes('\0')) {
+      throw new PatchbayError('invalid_input', `invalid environment variable ${JSON.stringify(name)}`);
+    }
+  }
+  return { PATH: SANDBOX_PATH, HOME: home, LANG: 'C.UTF-8', ...extra };
+}

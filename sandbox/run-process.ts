@@ -1,0 +1,143 @@
+import { spawn } from 'node:child_process';
+import { PatchbayError } from '../src/core/errors.ts';
+import type { ExecResult } from './sandbox.ts';
+
+export type RunProcessInput = {
+  file: string;
+  args: readonly string[];
+  cwd: string;
+  env: Record<string, string>;
+  timeoutMs: number;
+  maxOutputBytes: number;
+  signal?: AbortSignal;
+  stdin?: string;
+};
+
+/** After the main process exits, how long stragglers holding stdout/stderr open may keep them. */
+const CLOSE_GRACE_MS = 2_000;
+
+/** Keeps the head of a stream up to a byte limit and counts the rest exactly. */
+class CappedBuffer {
+  readonly #limit: number;
+  readonly #chunks: Buffer[] = [];
+  #kept = 0;
+  dropped = 0;
+
+  constructor(limit: number) {
+    this.#limit = limit;
+  }
+
+  push(chunk: Buffer): void {
+    const room = Math.max(0, this.#limit - this.#kept);
+    const take = Math.min(room, chunk.length);
+    if (take > 0) {
+      this.#chunks.push(take === chunk.length ? chunk : chunk.subarray(0, take));
+      this.#kept += take;
+    }
+    this.dropped += chunk.length - take;
+  }
+
+  text(): string {
+    return Buffer.concat(this.#chunks).toString('utf8');
+  }
+}
+
+/**
+ * Spawns a process in its own process group and collects capped output. Timeout and abort kill the
+ * whole group with SIGKILL (for bwrap that takes its pid namespace down too, via --die-with-parent).
+ * A non-zero exit is a result, not an error; only a failure to start rejects ('sandbox_failed').
+ */
+export function runProcess(input: RunProcessInput): Promise<ExecResult> {
+  const started = performance.now();
+  const result = (partial: Partial<ExecResult>): ExecResult => ({
+    exitCode: null,
+    stdout: '',
+    stderr: '',
+    truncatedBytes: { stdout: 0, stderr: 0 },
+    timedOut: false,
+    aborted: false,
+    durationMs: Math.round(performance.now() - started),
+    ...partial,
+  });
+  if (input.signal?.aborted) return Promise.resolve(result({ aborted: true }));
+
+  return new Promise((resolve, reject) => {
+    const child = spawn(input.file, [...input.args], {
+      cwd: input.cwd,
+      env: input.env,
+      detached: true,
+      stdio: [input.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+    });
+    const stdout = new CappedBuffer(input.maxOutputBytes);
+    const stderr = new CappedBuffer(input.maxOutputBytes);
+    let timedOut = false;
+    let aborted = false;
+    let exitCode: number | null = null;
+    let settled = false;
+    let graceTimer: NodeJS.Timeout | undefined;
+
+    const killTree = (): void => {
+      if (child.pid === undefined) return;
+      try {
+        process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        // The group is already gone.
+      }
+    };
+    const onAbort = (): void => {
+      aborted = true;
+      killTree();
+    };
+    const timer = setTimeout(() => {
+      timedOut = true;
+      killTree();
+    }, input.timeoutMs);
+    input.signal?.addEventListener('abort', onAbort, { once: true });
+
+    const cleanup = (): void => {
+      settled = true;
+      clearTimeout(timer);
+      clearTimeout(graceTimer);
+      input.signal?.removeEventListener('abort', onAbort);
+    };
+    const finish = (): void => {
+      if (settled) return;
+      cleanup();
+      resolve(
+        result({
+          exitCode,
+          stdout: stdout.text(),
+          stderr: stderr.text(),
+          truncatedBytes: { stdout: stdout.dropped, stderr: stderr.dropped },
+          timedOut,
+          aborted,
+        }),
+      );
+    };
+
+    child.stdout?.on('data', (chunk: Buffer) => stdout.push(chunk));
+    child.stderr?.on('data', (chunk: Buffer) => stderr.push(chunk));
+    if (child.stdin) {
+      // The command may exit without reading its input; that is not our error.
+      child.stdin.on('error', () => {});
+      child.stdin.end(input.stdin);
+    }
+    child.on('error', (error) => {
+      if (settled) return;
+      cleanup();
+      killTree();
+      reject(new PatchbayError('sandbox_failed', `could not start ${input.file}: ${error.message}`, { cause: error }));
+    });
+    child.on('exit', (code) => {
+      exitCode = code;
+      // Background children left in the group would keep the pipes open: end them too.
+      killTree();
+      graceTimer = setTimeout(() => {
+        child.stdout?.destroy();
+        child.stderr?.destroy();
+        finish();
+      }, CLOSE_GRACE_MS);
+    });
+    child.on('close', finish);
+  });
+}

@@ -1,0 +1,78 @@
+import { constants } from 'node:fs';
+import { lstat, open, readFile, readdir, realpath } from 'node:fs/promises';
+import path from 'node:path';
+import { PatchbayError } from '../src/core/errors.ts';
+import type { FileEntry } from './sandbox.ts';
+import { relativeTo, resolveExisting, resolveForWrite, toWorkspaceRelative } from './workspace-path.ts';
+
+/** Default and hard ceiling for listFiles, so a node_modules tree cannot flood the caller. */
+export const DEFAULT_LIST_LIMIT = 1_000;
+
+/**
+ * File operations on a workspace from the host side, confined to it: every path is checked
+ * lexically and then by its real path, so `..`, outside absolute paths and symlinks that point
+ * away are refused with PatchbayError('path_refused').
+ */
+export type WorkspaceFiles = {
+  readFile(path: string): Promise<string>;
+  writeFile(path: string, content: string): Promise<void>;
+  listFiles(path: string, options?: { recursive?: boolean; limit?: number }): Promise<FileEntry[]>;
+  /** Host directory for a confined working directory (for exec). */
+  resolveDir(path: string): Promise<{ hostPath: string; rel: string }>;
+};
+
+export function createWorkspaceFiles(root: string, workdir: string): WorkspaceFiles {
+  return {
+    async readFile(input) {
+      const real = await resolveExisting(root, toWorkspaceRelative(input, workdir), input);
+      const stats = await lstat(real);
+      if (!stats.isFile()) throw new PatchbayError('invalid_input', `${input}: is not a regular file`);
+      return readFile(real, 'utf8');
+    },
+
+    async writeFile(input, content) {
+      const target = await resolveForWrite(root, toWorkspaceRelative(input, workdir), input);
+      // O_NOFOLLOW: a symlink swapped in after the checks makes the open fail instead of escaping.
+      const handle = await open(target, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW, 0o644);
+      try {
+        await handle.writeFile(content, 'utf8');
+      } finally {
+        await handle.close();
+      }
+    },
+
+    async listFiles(input, options = {}) {
+      const limit = Math.max(0, Math.min(options.limit ?? DEFAULT_LIST_LIMIT, DEFAULT_LIST_LIMIT * 100));
+      const realRoot = await realpath(root);
+      const start = await resolveExisting(root, toWorkspaceRelative(input, workdir), input);
+      const startStats = await lstat(start);
+      if (!startStats.isDirectory()) return [{ path: relativeTo(realRoot, start), type: 'file', size: startStats.size }];
+
+      const entries: FileEntry[] = [];
+      // Depth-first in name order, so a limited listing is deterministic; sorted again at the end.
+      const walk = async (dir: string): Promise<void> => {
+        const names = (await readdir(dir)).sort();
+        for (const name of names) {
+          if (entries.length >= limit) return;
+          const full = path.join(dir, name);
+          const stats = await lstat(full).catch(() => undefined);
+          if (!stats) continue;
+          const type = stats.isSymbolicLink() ? 'symlink' : stats.isDirectory() ? 'dir' : 'file';
+          entries.push({ path: relativeTo(realRoot, full), type, size: stats.size });
+          // Symlinks are listed, never followed; .git is listed but its internals are not.
+          if (type === 'dir' && options.recursive && name !== '.git') await walk(full);
+        }
+      };
+      await walk(start);
+      return entries.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+    },
+
+    async resolveDir(input) {
+      const rel = toWorkspaceRelative(input, workdir);
+      const real = await resolveExisting(root, rel, input);
+      if (!(await lstat(real)).isDirectory()) throw new PatchbayError('invalid_input', `${input}: is not a directory`);
+      const realRoot = await realpath(root);
+      return { hostPath: real, rel: relativeTo(realRoot, real) };
+    },
+  };
+}

@@ -1,0 +1,111 @@
+import { mkdir, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { Logger } from 'pino';
+import { PatchbayError } from '../src/core/errors.ts';
+
+const SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$/;
+
+/** Session ids become directory names, so only a safe alphabet is accepted (no `.`, no `/`). */
+export function assertSessionId(sessionId: string): void {
+  if (!SESSION_ID.test(sessionId)) {
+    throw new PatchbayError(
+      'invalid_input',
+      `invalid session id ${JSON.stringify(sessionId)}: use 1-128 letters, digits, '-' or '_'`,
+    );
+  }
+}
+
+export type WorkspaceStore = {
+  /** `<dataDir>/workspaces/<sessionId>`. */
+  workspacePath(sessionId: string): string;
+  /** Creates the workspace if missing, marks it in use and used now. */
+  open(sessionId: string): Promise<string>;
+  /** Records a use (exec) so the reaper counts the TTL from now. */
+  touch(sessionId: string): Promise<void>;
+  /** Drops one in-use mark; the workspace stays until its TTL. */
+  close(sessionId: string): Promise<void>;
+  remove(sessionId: string): Promise<void>;
+  isInUse(sessionId: string): boolean;
+  reap(now: Date): Promise<string[]>;
+};
+
+/**
+ * Workspaces live under `<dataDir>/workspaces/<sessionId>`; each has a last-used marker at
+ * `<dataDir>/workspace-meta/<sessionId>.json`, outside the tree the command can write, so a
+ * sandboxed command cannot keep its workspace alive or get it reaped early.
+ * In-use marks are per process: a workspace held by this provider is never reaped.
+ */
+export function createWorkspaceStore(options: {
+  dataDir: string;
+  ttlMinutes: number;
+  clock: () => Date;
+  log: Logger;
+}): WorkspaceStore {
+  const workspacesDir = path.join(path.resolve(options.dataDir), 'workspaces');
+  const metaDir = path.join(path.resolve(options.dataDir), 'workspace-meta');
+  const inUse = new Map<string, number>();
+  const ttlMs = options.ttlMinutes * 60_000;
+
+  const workspacePath = (sessionId: string): string => {
+    assertSessionId(sessionId);
+    return path.join(workspacesDir, sessionId);
+  };
+  const markerPath = (sessionId: string): string => path.join(metaDir, `${sessionId}.json`);
+  const touch = async (sessionId: string): Promise<void> => {
+    await mkdir(metaDir, { recursive: true });
+    await writeFile(markerPath(sessionId), JSON.stringify({ lastUsedAt: options.clock().toISOString() }));
+  };
+  const lastUsed = async (sessionId: string): Promise<number | undefined> => {
+    try {
+      const parsed: unknown = JSON.parse(await readFile(markerPath(sessionId), 'utf8'));
+      const at = typeof parsed === 'object' && parsed !== null ? (parsed as { lastUsedAt?: unknown }).lastUsedAt : undefined;
+      const ms = typeof at === 'string' ? Date.parse(at) : Number.NaN;
+      if (!Number.isNaN(ms)) return ms;
+    } catch {
+      // No or unreadable marker: fall back to the directory's own time below.
+    }
+    return (await stat(workspacePath(sessionId)).catch(() => undefined))?.mtimeMs;
+  };
+  const remove = async (sessionId: string): Promise<void> => {
+    await rm(workspacePath(sessionId), { recursive: true, force: true, maxRetries: 3 });
+    await rm(markerPath(sessionId), { force: true });
+  };
+
+  return {
+    workspacePath,
+    async open(sessionId) {
+      const dir = workspacePath(sessionId);
+      inUse.set(sessionId, (inUse.get(sessionId) ?? 0) + 1);
+      try {
+        await mkdir(dir, { recursive: true });
+        await touch(sessionId);
+      } catch (error) {
+        await this.close(sessionId);
+        throw new PatchbayError('sandbox_failed', `could not create workspace ${dir}: ${String(error)}`, { cause: error });
+      }
+      return dir;
+    },
+    touch,
+    async close(sessionId) {
+      const count = (inUse.get(sessionId) ?? 0) - 1;
+      if (count > 0) inUse.set(sessionId, count);
+      else inUse.delete(sessionId);
+      await touch(sessionId).catch(() => {});
+    },
+    remove,
+    isInUse: (sessionId) => (inUse.get(sessionId) ?? 0) > 0,
+    async reap(now) {
+      const names = await readdir(workspacesDir).catch(() => [] as string[]);
+      const removed: string[] = [];
+      for (const sessionId of names.sort()) {
+        if (!SESSION_ID.test(sessionId) || (inUse.get(sessionId) ?? 0) > 0) continue;
+        const at = await lastUsed(sessionId);
+        if (at === undefined || now.getTime() - at <= ttlMs) continue;
+        await remove(sessionId);
+        options.log.info({ sessionId, lastUsedAt: new Date(at).toISOString() }, 'reaped idle workspace');
+        removed.push(sessionId);
+      }
+      return removed;
+    },
+  };
+}
