@@ -1,0 +1,200 @@
+import Anthropic from '@anthropic-ai/sdk';
+import type { Logger } from 'pino';
+import type { ModelMessage, ModelProvider, StopReason, ToolSpec, TurnRequest, TurnResult, Usage } from './model-provider.ts';
+import { zeroUsage } from './model-provider.ts';
+import { contextWindowFor } from './model-catalog.ts';
+import { isAbortError, toTurnError } from './provider-errors.ts';
+import { abortedTurn, createTurnAccumulator, errorTurn, finishTurn } from './turn-accumulator.ts';
+
+export type AnthropicProviderOptions = {
+  model: string;
+  apiKey: string;
+  /** Without `/v1`; the SDK appends `/v1/messages`. */
+  baseUrl?: string;
+  /** SDK retries on 408/409/429/5xx, honouring retry-after and retry-after-ms. */
+  maxRetries?: number;
+  /**
+   * 'bearer' is what @anthropic-ai/sdk 1.14 sends; 'x-api-key' is for gateways that read only that
+   * header (OpenCode Zen's /messages route).
+   */
+  authHeader?: 'bearer' | 'x-api-key';
+  /** Off only to measure what caching saves (bench/model-caching.ts). */
+  promptCaching?: boolean;
+  contextWindow?: number;
+  vendorLabel?: string;
+  log: Logger;
+  fetch?: typeof fetch;
+};
+
+type Block = Record<string, unknown> & { type: string };
+type WireMessage = { role: 'user' | 'assistant'; content: Block[] };
+const ephemeral = { type: 'ephemeral' } as const;
+
+export function createAnthropicProvider(options: AnthropicProviderOptions): ModelProvider {
+  const baseUrl = options.baseUrl ?? 'https://api.anthropic.com';
+  const vendor = options.vendorLabel ?? 'Anthropic';
+  const xApiKey = options.authHeader === 'x-api-key';
+  // Every value is passed explicitly so the SDK never falls back to reading the environment.
+  const client = new Anthropic({
+    apiKey: xApiKey ? null : options.apiKey,
+    authToken: null,
+    webhookKey: null,
+    baseURL: baseUrl,
+    maxRetries: options.maxRetries ?? 2,
+    ...(xApiKey ? { defaultHeaders: { 'x-api-key': options.apiKey, Authorization: null } } : {}),
+    ...(options.fetch ? { fetch: options.fetch } : {}),
+  });
+  const ctx = { vendor, model: options.model, baseUrl };
+  const log = options.log.child({ provider: 'anthropic', model: options.model });
+
+  return {
+    name: 'anthropic',
+    model: options.model,
+    contextWindow: options.contextWindow ?? contextWindowFor(options.model),
+    async runTurn(request: TurnRequest): Promise<TurnResult> {
+      if (request.signal.aborted) return abortedTurn(undefined);
+      const acc = createTurnAccumulator(request.onDelta);
+      const usage: Usage = { ...zeroUsage };
+      let stopReason: StopReason = 'end_turn';
+      const body = buildAnthropicRequest(options.model, request, options.promptCaching ?? true);
+      try {
+        const stream = await client.messages.create(
+          { ...body, stream: true } as unknown as Anthropic.MessageCreateParamsStreaming,
+          { signal: request.signal },
+        );
+        for await (const event of stream) {
+          switch (event.type) {
+            case 'message_start':
+              readUsage(usage, event.message.usage);
+              break;
+            case 'content_block_start':
+              if (event.content_block.type === 'text') acc.text(event.content_block.text);
+              else if (event.content_block.type === 'tool_use') {
+                acc.startToolCall(event.index, event.content_block.id, event.content_block.name);
+              }
+              break;
+            case 'content_block_delta':
+              if (event.delta.type === 'text_delta') acc.text(event.delta.text);
+              else if (event.delta.type === 'input_json_delta') acc.appendToolArguments(event.index, event.delta.partial_json);
+              break;
+            case 'message_delta':
+              readUsage(usage, event.usage);
+              stopReason = mapStopReason(event.delta.stop_reason);
+              break;
+            default:
+              break;
+          }
+        }
+      } catch (error) {
+        if (request.signal.aborted || isAbortError(error)) return abortedTurn(acc, usage);
+        const turnError = toTurnError(error, ctx);
+        log.warn({ code: turnError.code, err: error }, 'model turn failed');
+        return errorTurn(turnError, acc, usage);
+      }
+      if (request.signal.aborted) return abortedTurn(acc, usage);
+      return finishTurn(acc, stopReason, usage);
+    },
+  };
+}
+
+/** Exported for tests and the bench: the exact body the adapter sends, minus `stream`. */
+export function buildAnthropicRequest(model: string, request: TurnRequest, caching: boolean): Record<string, unknown> {
+  const tools = request.tools.map((tool: ToolSpec, i) => ({
+    name: tool.name,
+    description: tool.description,
+    input_schema: tool.inputSchema,
+    ...(caching && i === request.tools.length - 1 ? { cache_control: ephemeral } : {}),
+  }));
+  const system = request.system ? [{ type: 'text', text: request.system, ...(caching ? { cache_control: ephemeral } : {}) }] : undefined;
+  const messages = toAnthropicMessages(request.messages);
+  if (caching) markHistoryBreakpoints(messages);
+  return {
+    model,
+    max_tokens: request.maxTokens,
+    ...(system ? { system } : {}),
+    ...(tools.length > 0 ? { tools, tool_choice: { type: 'auto' } } : {}),
+    messages,
+  };
+}
+
+/**
+ * Breakpoints on the last block of the newest two user messages: the newest writes this turn's
+ * prefix, the one before re-marks the prefix written last turn so it is read from cache. With the
+ * system prompt and the tool list that makes four, the API's maximum.
+ */
+function markHistoryBreakpoints(messages: WireMessage[]): void {
+  let marked = 0;
+  for (let i = messages.length - 1; i >= 0 && marked < 2; i--) {
+    const message = messages[i];
+    if (!message || message.role !== 'user') continue;
+    const last = message.content[message.content.length - 1];
+    if (last) last.cache_control = ephemeral;
+    marked++;
+  }
+}
+
+/**
+ * Tool results of one assistant turn go in a single user message, before any user text that
+ * arrived meanwhile; consecutive user messages are merged since the API expects alternation.
+ */
+export function toAnthropicMessages(messages: readonly ModelMessage[]): WireMessage[] {
+  const out: WireMessage[] = [];
+  const pushUser = (blocks: Block[], toolResult: boolean) => {
+    const prev = out[out.length - 1];
+    if (prev && prev.role === 'user') {
+      if (toolResult) {
+        const firstText = prev.content.findIndex((b) => b.type !== 'tool_result');
+        if (firstText === -1) prev.content.push(...blocks);
+        else prev.content.splice(firstText, 0, ...blocks);
+      } else prev.content.push(...blocks);
+    } else out.push({ role: 'user', content: blocks });
+  };
+  for (const m of messages) {
+    if (m.role === 'user') {
+      pushUser([{ type: 'text', text: m.content || '(empty message)' }], false);
+    } else if (m.role === 'tool') {
+      pushUser([{ type: 'tool_result', tool_use_id: m.toolCallId, content: m.content || '(no output)', is_error: m.isError }], true);
+    } else {
+      const content: Block[] = [];
+      if (m.content) content.push({ type: 'text', text: m.content });
+      for (const call of m.toolCalls ?? []) content.push({ type: 'tool_use', id: call.id, name: call.name, input: call.input ?? {} });
+      if (content.length === 0) content.push({ type: 'text', text: '(no content)' });
+      out.push({ role: 'assistant', content });
+    }
+  }
+  return out;
+}
+
+type WireUsage = {
+  input_tokens?: number | null;
+  output_tokens?: number | null;
+  cache_read_input_tokens?: number | null;
+  cache_creation_input_tokens?: number | null;
+};
+
+/** Anthropic's input_tokens excludes cached tokens; our Usage counts every prompt token. */
+function readUsage(usage: Usage, wire: WireUsage | null | undefined): void {
+  if (!wire) return;
+  const read = wire.cache_read_input_tokens ?? undefined;
+  const write = wire.cache_creation_input_tokens ?? undefined;
+  if (read !== undefined) usage.cacheReadTokens = read;
+  if (write !== undefined) usage.cacheWriteTokens = write;
+  if (typeof wire.input_tokens === 'number') usage.inputTokens = wire.input_tokens + usage.cacheReadTokens + usage.cacheWriteTokens;
+  if (typeof wire.output_tokens === 'number') usage.outputTokens = wire.output_tokens;
+}
+
+function mapStopReason(reason: string | null | undefined): StopReason {
+  switch (reason) {
+    case 'tool_use':
+      return 'tool_use';
+    case 'max_tokens':
+    case 'model_context_window_exceeded':
+      return 'max_tokens';
+    case 'pause_turn':
+      return 'pause_turn';
+    case 'refusal':
+      return 'refusal';
+    default:
+      return 'end_turn';
+  }
+}

@@ -1,0 +1,84 @@
+import type { TurnError } from './model-provider.ts';
+
+/**
+ * Turns whatever an SDK threw into a coded error a thread can show. Both vendor SDKs are built by
+ * the same generator, so their errors share a shape: `status` for HTTP failures, `error` for the
+ * parsed body, and class names for abort and connection failures.
+ */
+export type ErrorContext = { vendor: string; model: string; baseUrl: string };
+
+type SdkErrorLike = { status?: unknown; error?: unknown; message?: unknown; headers?: unknown };
+
+export function isAbortError(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  return error.name === 'AbortError' || error.constructor.name === 'APIUserAbortError';
+}
+
+export function toTurnError(error: unknown, ctx: ErrorContext): TurnError {
+  const e = (typeof error === 'object' && error !== null ? error : {}) as SdkErrorLike;
+  const className = error instanceof Error ? error.constructor.name : '';
+  const detail = vendorMessage(e);
+  const type = vendorErrorType(e);
+  if (className === 'APIConnectionTimeoutError') {
+    return { code: 'timeout', message: `${ctx.vendor} did not answer in time at ${ctx.baseUrl}`, retryable: true };
+  }
+  if (className === 'APIConnectionError') {
+    return {
+      code: 'model_unavailable',
+      message: `Could not reach ${ctx.vendor} at ${ctx.baseUrl}: ${causeMessage(error) ?? 'connection failed'}; check the base URL`,
+      retryable: true,
+    };
+  }
+  const status = typeof e.status === 'number' ? e.status : undefined;
+  if (status === 401 || type === 'authentication_error') {
+    return { code: 'model_auth', message: `${ctx.vendor} rejected the API key${suffix(detail)}`, retryable: false };
+  }
+  if (status === 403 || type === 'permission_error') {
+    return { code: 'model_auth', message: `${ctx.vendor} refused access to model ${ctx.model}${suffix(detail)}`, retryable: false };
+  }
+  if (status === 404 || type === 'not_found_error' || /model.*(not exist|not found)/i.test(detail ?? '')) {
+    return { code: 'model_not_found', message: `model ${ctx.model} does not exist at ${ctx.vendor}${suffix(detail)}`, retryable: false };
+  }
+  if (status === 429 || type === 'rate_limit_error') {
+    return { code: 'model_rate_limited', message: `${ctx.vendor} rate limit reached, retries exhausted${suffix(detail)}`, retryable: true };
+  }
+  if (status === 529 || status === 503 || type === 'overloaded_error') {
+    return { code: 'model_overloaded', message: `${ctx.vendor} is overloaded, retries exhausted${suffix(detail)}`, retryable: true };
+  }
+  if ((status !== undefined && status >= 500) || type === 'api_error' || type === 'server_error') {
+    return { code: 'model_unavailable', message: `${ctx.vendor} had a server error${status ? ` (${status})` : ''}${suffix(detail)}`, retryable: true };
+  }
+  if (status !== undefined && status >= 400) {
+    return { code: 'model_error', message: `${ctx.vendor} rejected the request (${status})${suffix(detail)}`, retryable: false };
+  }
+  return { code: 'model_error', message: `${ctx.vendor} turn failed: ${detail ?? String(error)}`, retryable: false };
+}
+
+function suffix(detail: string | undefined): string {
+  return detail ? `: ${detail}` : '';
+}
+
+/** The vendor's own message from the error body, when there is one. */
+function vendorMessage(e: SdkErrorLike): string | undefined {
+  const body = e.error as { message?: unknown; error?: { message?: unknown } } | undefined;
+  const nested = body?.error?.message ?? body?.message;
+  if (typeof nested === 'string' && nested) return nested;
+  return typeof e.message === 'string' && e.message ? e.message : undefined;
+}
+
+function vendorErrorType(e: SdkErrorLike): string | undefined {
+  const body = e.error as { type?: unknown; error?: { type?: unknown; code?: unknown } } | undefined;
+  const type = body?.error?.type ?? body?.type ?? body?.error?.code;
+  return typeof type === 'string' ? type : undefined;
+}
+
+function causeMessage(error: unknown): string | undefined {
+  let cur: unknown = error instanceof Error ? error.cause : undefined;
+  let last: string | undefined;
+  for (let depth = 0; cur instanceof Error && depth < 4; depth++) {
+    const code = (cur as { code?: unknown }).code;
+    last = typeof code === 'string' ? `${code} (${cur.message})` : cur.message;
+    cur = cur.cause;
+  }
+  return last;
+}
