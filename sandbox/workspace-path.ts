@@ -1,4 +1,4 @@
-import { lstat, mkdir, realpath } from 'node:fs/promises';
+import { lstat, mkdir, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { PatchbayError } from '../src/core/errors.ts';
 
@@ -69,6 +69,9 @@ export async function resolveForWrite(root: string, rel: string, input: string):
     }
   }
   if (!isInside(realRoot, realAncestor)) throw refused(input, 'resolves outside the workspace through a symlink');
+  if (!(await stat(realAncestor)).isDirectory()) {
+    throw new PatchbayError('invalid_input', `${input}: a parent is not a directory`);
+  }
   const realParent = path.join(realAncestor, ...missing);
   if (missing.length > 0) await mkdir(realParent, { recursive: true });
 
