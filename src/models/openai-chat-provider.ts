@@ -1,0 +1,127 @@
+import type OpenAI from 'openai';
+import type { Logger } from 'pino';
+import type { ModelMessage, ModelProvider, StopReason, TurnRequest, TurnResult, Usage } from './model-provider.ts';
+import { zeroUsage } from './model-provider.ts';
+import { contextWindowFor } from './model-catalog.ts';
+import { createOpenAIClient } from './openai-client.ts';
+import { isAbortError, toTurnError } from './provider-errors.ts';
+import { abortedTurn, createTurnAccumulator, errorTurn, finishTurn } from './turn-accumulator.ts';
+
+/** Chat Completions with tool_calls: Ollama, vLLM, LM Studio and gateways' chat routes. */
+export type OpenAIChatProviderOptions = {
+  model: string;
+  apiKey?: string;
+  /** Includes `/v1`. */
+  baseUrl: string;
+  maxRetries?: number;
+  contextWindow?: number;
+  vendorLabel?: string;
+  name?: string;
+  log: Logger;
+  fetch?: typeof fetch;
+};
+
+export function createOpenAIChatProvider(options: OpenAIChatProviderOptions): ModelProvider {
+  const client = createOpenAIClient(options);
+  const ctx = { vendor: options.vendorLabel ?? 'The model server', model: options.model, baseUrl: options.baseUrl };
+  const log = options.log.child({ provider: 'openai-chat', model: options.model });
+
+  return {
+    name: options.name ?? 'openai-compatible',
+    model: options.model,
+    contextWindow: options.contextWindow ?? contextWindowFor(options.model),
+    async runTurn(request: TurnRequest): Promise<TurnResult> {
+      if (request.signal.aborted) return abortedTurn(undefined);
+      const acc = createTurnAccumulator(request.onDelta);
+      const usage: Usage = { ...zeroUsage };
+      let finish: string | null | undefined;
+      try {
+        const stream = await client.chat.completions.create(
+          buildChatRequest(options.model, request) as unknown as OpenAI.Chat.ChatCompletionCreateParamsStreaming,
+          { signal: request.signal },
+        );
+        for await (const chunk of stream) {
+          if (chunk.usage) readUsage(usage, chunk.usage);
+          const choice = chunk.choices[0];
+          if (!choice) continue;
+          const delta = choice.delta;
+          if (delta?.content) acc.text(delta.content);
+          for (const call of delta?.tool_calls ?? []) {
+            // The first delta of a call carries its id and name; later ones only argument text.
+            if (call.id) acc.startToolCall(call.index, call.id, call.function?.name ?? '');
+            if (call.function?.arguments) acc.appendToolArguments(call.index, call.function.arguments);
+          }
+          if (choice.finish_reason) finish = choice.finish_reason;
+        }
+      } catch (error) {
+        if (request.signal.aborted || isAbortError(error)) return abortedTurn(acc, usage);
+        const turnError = toTurnError(error, ctx);
+        log.warn({ code: turnError.code, err: error }, 'model turn failed');
+        return errorTurn(turnError, acc, usage);
+      }
+      if (request.signal.aborted) return abortedTurn(acc, usage);
+      return finishTurn(acc, mapFinishReason(finish, acc.hasToolCalls()), usage);
+    },
+  };
+}
+
+export function buildChatRequest(model: string, request: TurnRequest): Record<string, unknown> {
+  return {
+    model,
+    messages: toChatMessages(request.system, request.messages),
+    ...(request.tools.length > 0
+      ? {
+          tools: request.tools.map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: t.inputSchema } })),
+          tool_choice: 'auto',
+        }
+      : {}),
+    // max_tokens rather than max_completion_tokens: local servers understand only the older name.
+    max_tokens: request.maxTokens,
+    stream: true,
+    stream_options: { include_usage: true },
+  };
+}
+
+export function toChatMessages(system: string, messages: readonly ModelMessage[]): Array<Record<string, unknown>> {
+  const out: Array<Record<string, unknown>> = [];
+  if (system) out.push({ role: 'system', content: system });
+  for (const m of messages) {
+    if (m.role === 'user') out.push({ role: 'user', content: m.content });
+    else if (m.role === 'tool') {
+      out.push({ role: 'tool', tool_call_id: m.toolCallId, content: m.isError ? `Error: ${m.content}` : m.content });
+    } else {
+      const calls = m.toolCalls ?? [];
+      out.push({
+        role: 'assistant',
+        content: m.content ?? (calls.length > 0 ? null : ''),
+        ...(calls.length > 0
+          ? { tool_calls: calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: JSON.stringify(c.input ?? {}) } })) }
+          : {}),
+      });
+    }
+  }
+  return out;
+}
+
+function mapFinishReason(reason: string | null | undefined, hasToolCalls: boolean): StopReason {
+  switch (reason) {
+    case 'tool_calls':
+    case 'function_call':
+      return 'tool_use';
+    case 'length':
+      return 'max_tokens';
+    case 'content_filter':
+      return 'refusal';
+    default:
+      // Some local servers report 'stop' even when they emitted tool calls.
+      return hasToolCalls ? 'tool_use' : 'end_turn';
+  }
+}
+
+type WireUsage = { prompt_tokens?: number; completion_tokens?: number; prompt_tokens_details?: { cached_tokens?: number } | null };
+
+function readUsage(usage: Usage, wire: WireUsage): void {
+  usage.inputTokens = wire.prompt_tokens ?? 0;
+  usage.outputTokens = wire.completion_tokens ?? 0;
+  usage.cacheReadTokens = wire.prompt_tokens_details?.cached_tokens ?? 0;
+}

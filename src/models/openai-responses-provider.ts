@@ -1,0 +1,176 @@
+import type OpenAI from 'openai';
+import type { Logger } from 'pino';
+import type { ModelMessage, ModelProvider, StopReason, TurnRequest, TurnResult, Usage } from './model-provider.ts';
+import { zeroUsage } from './model-provider.ts';
+import { contextWindowFor } from './model-catalog.ts';
+import { createOpenAIClient } from './openai-client.ts';
+import { isAbortError, toTurnError } from './provider-errors.ts';
+import { abortedTurn, createTurnAccumulator, errorTurn, finishTurn } from './turn-accumulator.ts';
+
+export type OpenAIResponsesProviderOptions = {
+  model: string;
+  apiKey?: string;
+  /** Includes `/v1` (or `/zen/v1`). */
+  baseUrl?: string;
+  maxRetries?: number;
+  contextWindow?: number;
+  vendorLabel?: string;
+  /** Reported as the provider's name; 'openai' unless a gateway wraps this adapter. */
+  name?: string;
+  log: Logger;
+  fetch?: typeof fetch;
+};
+
+type InputItem = Record<string, unknown>;
+
+/**
+ * What the assistant message keeps for the next turn: the output items exactly as the API sent
+ * them. With store:false, reasoning items (with encrypted_content) must be sent back in front of
+ * the function calls they led to.
+ */
+export type ResponsesProviderState = { kind: 'openai-responses'; items: InputItem[] };
+
+export function createOpenAIResponsesProvider(options: OpenAIResponsesProviderOptions): ModelProvider {
+  const baseUrl = options.baseUrl ?? 'https://api.openai.com/v1';
+  const client = createOpenAIClient({ apiKey: options.apiKey, baseUrl, maxRetries: options.maxRetries, fetch: options.fetch });
+  const ctx = { vendor: options.vendorLabel ?? 'OpenAI', model: options.model, baseUrl };
+  const log = options.log.child({ provider: 'openai-responses', model: options.model });
+
+  return {
+    name: options.name ?? 'openai',
+    model: options.model,
+    contextWindow: options.contextWindow ?? contextWindowFor(options.model),
+    async runTurn(request: TurnRequest): Promise<TurnResult> {
+      if (request.signal.aborted) return abortedTurn(undefined);
+      const acc = createTurnAccumulator(request.onDelta);
+      const usage: Usage = { ...zeroUsage };
+      const items: InputItem[] = [];
+      let stopReason: StopReason = 'end_turn';
+      let refused = false;
+      try {
+        const stream = await client.responses.create(
+          buildResponsesRequest(options.model, request) as unknown as OpenAI.Responses.ResponseCreateParamsStreaming,
+          { signal: request.signal },
+        );
+        for await (const event of stream) {
+          switch (event.type) {
+            case 'response.output_text.delta':
+              acc.text(event.delta);
+              break;
+            case 'response.refusal.delta':
+              refused = true;
+              acc.text(event.delta);
+              break;
+            case 'response.output_item.added':
+              if (event.item.type === 'function_call') acc.startToolCall(event.item.id ?? event.output_index, event.item.call_id, event.item.name);
+              break;
+            case 'response.function_call_arguments.delta':
+              acc.appendToolArguments(event.item_id, event.delta);
+              break;
+            case 'response.function_call_arguments.done':
+              acc.setToolArguments(event.item_id, event.arguments);
+              break;
+            case 'response.output_item.done':
+              items.push(event.item as unknown as InputItem);
+              break;
+            case 'response.completed':
+            case 'response.incomplete':
+              readUsage(usage, event.response.usage);
+              if (event.type === 'response.incomplete') {
+                stopReason = event.response.incomplete_details?.reason === 'content_filter' ? 'refusal' : 'max_tokens';
+              }
+              break;
+            case 'response.failed':
+              readUsage(usage, event.response.usage);
+              return errorTurn(
+                { code: 'model_error', message: `OpenAI response failed: ${event.response.error?.message ?? 'unknown error'}`, retryable: true },
+                acc,
+                usage,
+              );
+            default:
+              break;
+          }
+        }
+      } catch (error) {
+        if (request.signal.aborted || isAbortError(error)) return abortedTurn(acc, usage);
+        const turnError = toTurnError(error, ctx);
+        log.warn({ code: turnError.code, err: error }, 'model turn failed');
+        return errorTurn(turnError, acc, usage);
+      }
+      if (request.signal.aborted) return abortedTurn(acc, usage);
+      if (stopReason === 'end_turn' && acc.hasToolCalls()) stopReason = 'tool_use';
+      if (stopReason === 'end_turn' && refused) stopReason = 'refusal';
+      const state: ResponsesProviderState = { kind: 'openai-responses', items };
+      return finishTurn(acc, stopReason, usage, state);
+    },
+  };
+}
+
+/** Reasoning models get their encrypted reasoning back so store:false turns keep their chain. */
+function isReasoningModel(model: string): boolean {
+  return /^(gpt-5|o\d|codex)/.test(model.replace(/^.*\//, ''));
+}
+
+export function buildResponsesRequest(model: string, request: TurnRequest): Record<string, unknown> {
+  return {
+    model,
+    instructions: request.system,
+    input: toResponsesInput(request.messages),
+    ...(request.tools.length > 0
+      ? {
+          tools: request.tools.map((t) => ({ type: 'function', name: t.name, description: t.description, parameters: t.inputSchema, strict: false })),
+          tool_choice: 'auto',
+          parallel_tool_calls: true,
+        }
+      : {}),
+    max_output_tokens: request.maxTokens,
+    store: false,
+    stream: true,
+    ...(isReasoningModel(model) ? { include: ['reasoning.encrypted_content'] } : {}),
+  };
+}
+
+export function toResponsesInput(messages: readonly ModelMessage[]): InputItem[] {
+  const input: InputItem[] = [];
+  for (const m of messages) {
+    if (m.role === 'user') input.push({ type: 'message', role: 'user', content: m.content });
+    else if (m.role === 'tool') {
+      input.push({ type: 'function_call_output', call_id: m.toolCallId, output: m.isError ? `Error: ${m.content}` : m.content });
+    } else {
+      const state = responsesState(m.providerState);
+      if (state) {
+        input.push(...state.items.map(stripForReplay));
+        continue;
+      }
+      if (m.content) input.push({ type: 'message', role: 'assistant', content: m.content });
+      for (const call of m.toolCalls ?? []) {
+        input.push({ type: 'function_call', call_id: call.id, name: call.name, arguments: JSON.stringify(call.input ?? {}) });
+      }
+    }
+  }
+  return input;
+}
+
+function responsesState(state: unknown): ResponsesProviderState | undefined {
+  if (typeof state !== 'object' || state === null) return undefined;
+  const s = state as Partial<ResponsesProviderState>;
+  return s.kind === 'openai-responses' && Array.isArray(s.items) ? (s as ResponsesProviderState) : undefined;
+}
+
+/** Output-only fields the API refuses on input items. */
+function stripForReplay(item: InputItem): InputItem {
+  const { status: _status, ...rest } = item;
+  if (rest.type === 'message' && Array.isArray(rest.content)) {
+    rest.content = (rest.content as Array<Record<string, unknown>>).map(({ logprobs: _l, ...part }) => part);
+  }
+  return rest;
+}
+
+type WireUsage = { input_tokens?: number; output_tokens?: number; input_tokens_details?: { cached_tokens?: number } | null } | null | undefined;
+
+function readUsage(usage: Usage, wire: WireUsage): void {
+  if (!wire) return;
+  usage.inputTokens = wire.input_tokens ?? 0;
+  usage.outputTokens = wire.output_tokens ?? 0;
+  usage.cacheReadTokens = wire.input_tokens_details?.cached_tokens ?? 0;
+}

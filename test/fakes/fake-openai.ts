@@ -1,0 +1,301 @@
+import { createServer } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/**
+ * A loopback OpenAI API (wire-formats §5): POST /v1/responses (Responses, SSE with event lines)
+ * and POST /v1/chat/completions (data-only SSE ending in [DONE]). It rejects what the API rejects:
+ * a missing or wrong Bearer key, a function_call_output or tool message whose call id matches no
+ * earlier call, a call left without its output, and (store:false) a function call replayed
+ * without the reasoning item that preceded it.
+ */
+export type OpenAIToolCall = { name: string; arguments: unknown; callId?: string };
+
+export type OpenAIReply =
+  | {
+      kind?: 'reply';
+      text?: string;
+      toolCalls?: OpenAIToolCall[];
+      /** Responses only: emit a reasoning item (with encrypted_content) before the output. */
+      reasoning?: string;
+      /** 'length' (chat) / incomplete max_output_tokens (responses). */
+      truncated?: boolean;
+      /** Send these as the argument deltas of tool call N instead of splitting its JSON. */
+      rawArguments?: Record<number, string[]>;
+      argChunk?: number;
+      stall?: boolean;
+    }
+  | { kind: 'error'; status: number; message: string; type?: string; code?: string; headers?: Record<string, string> }
+  /** Responses: recorded stream events, one JSON object per line (@ai-sdk/openai fixtures). */
+  | { kind: 'recorded'; lines: string[] };
+
+export type OpenAIRequestBody = Record<string, unknown> & { model?: string };
+export type OpenAIScript = (request: OpenAIRequestBody, callIndex: number) => OpenAIReply | Promise<OpenAIReply>;
+
+export type FakeOpenAIOptions = {
+  responses?: OpenAIScript;
+  chat?: OpenAIScript;
+  /** undefined: any request without a key is refused; null: keyless server (Ollama-like). */
+  apiKey?: string | null;
+  /** '/v1' by default; '/zen/v1' for OpenCode Zen. */
+  pathPrefix?: string;
+};
+
+export type FakeOpenAI = {
+  /** Base URL for the SDK, including the path prefix. */
+  baseUrl: string;
+  calls: Array<{ endpoint: 'responses' | 'chat'; headers: IncomingMessage['headers']; body: OpenAIRequestBody }>;
+  rejections: string[];
+  close(): Promise<void>;
+};
+
+export async function startFakeOpenAI(options: FakeOpenAIOptions): Promise<FakeOpenAI> {
+  const apiKey = options.apiKey === undefined ? 'test-openai-key' : options.apiKey;
+  const prefix = options.pathPrefix ?? '/v1';
+  const calls: FakeOpenAI['calls'] = [];
+  const rejections: string[] = [];
+  /** call_id → reasoning item id that preceded it in our output. */
+  const reasoningFor = new Map<string, string>();
+  let counter = 0;
+
+  const server = createServer((req, res) => {
+    void handle(req, res).catch((error: unknown) => {
+      if (!res.headersSent) sendError(res, 500, String(error), 'server_error');
+      else res.destroy();
+    });
+  });
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const raw = await readBody(req);
+    const endpoint = req.url === `${prefix}/responses` ? 'responses' : req.url === `${prefix}/chat/completions` ? 'chat' : undefined;
+    const script = endpoint === 'responses' ? options.responses : endpoint === 'chat' ? options.chat : undefined;
+    if (req.method !== 'POST' || !endpoint || !script) return sendError(res, 404, `Unknown request URL: ${req.method} ${req.url}`, 'invalid_request_error');
+    const reject = (status: number, message: string, code?: string) => {
+      rejections.push(message);
+      sendError(res, status, message, status === 401 ? 'invalid_request_error' : 'invalid_request_error', code);
+    };
+    if (apiKey !== null && req.headers.authorization !== `Bearer ${apiKey}`) {
+      return reject(401, 'Incorrect API key provided.', 'invalid_api_key');
+    }
+    let body: OpenAIRequestBody;
+    try {
+      body = JSON.parse(raw) as OpenAIRequestBody;
+    } catch {
+      return reject(400, 'We could not parse the JSON body of your request.');
+    }
+    const problem = endpoint === 'responses' ? validateResponses(body, reasoningFor) : validateChat(body);
+    if (problem) return reject(400, problem);
+    calls.push({ endpoint, headers: req.headers, body });
+    const reply = await script(body, calls.length - 1);
+    if (reply.kind === 'error') {
+      for (const [k, v] of Object.entries(reply.headers ?? {})) res.setHeader(k, v);
+      return sendError(res, reply.status, reply.message, reply.type ?? 'server_error', reply.code);
+    }
+    res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
+    if (reply.kind === 'recorded') {
+      for (const line of reply.lines) res.write(`event: ${(JSON.parse(line) as { type: string }).type}\ndata: ${line}\n\n`);
+      res.end();
+      return;
+    }
+    const n = ++counter;
+    const inputTokens = Math.ceil(raw.length / 4);
+    if (endpoint === 'responses') writeResponsesStream(res, body, reply, n, inputTokens, reasoningFor);
+    else writeChatStream(res, body, reply, n, inputTokens);
+  }
+
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    baseUrl: `http://127.0.0.1:${port}${prefix}`,
+    calls,
+    rejections,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+type Item = Record<string, unknown> & { type?: string };
+type ReplyOptions = Extract<OpenAIReply, { toolCalls?: unknown }>;
+
+function validateResponses(body: OpenAIRequestBody, reasoningFor: Map<string, string>): string | undefined {
+  if (typeof body.model !== 'string' || !body.model) return "Missing required parameter: 'model'.";
+  for (const tool of (body.tools as Item[] | undefined) ?? []) {
+    if (tool.type === 'function' && (typeof tool.name !== 'string' || typeof tool.parameters !== 'object')) {
+      return "Missing required parameter: 'tools[0].name'.";
+    }
+    if ('function' in tool) return "Unknown parameter: 'tools[0].function'.";
+  }
+  if (typeof body.input === 'string') return undefined;
+  if (!Array.isArray(body.input)) return "Missing required parameter: 'input'.";
+  const input = body.input as Item[];
+  const calls = new Map<string, number>();
+  const reasoningSeen = new Set<string>();
+  for (const [i, item] of input.entries()) {
+    if (item.type === 'reasoning') {
+      if (typeof item.encrypted_content !== 'string') return `Item ${i}: reasoning items need encrypted_content when store is false.`;
+      reasoningSeen.add(String(item.id));
+    }
+    if (item.type === 'function_call') {
+      if (typeof item.arguments !== 'string') return `Invalid type for 'input[${i}].arguments': expected a string.`;
+      const needed = reasoningFor.get(String(item.call_id));
+      if (needed && !reasoningSeen.has(needed)) {
+        return `Item '${String(item.id ?? item.call_id)}' of type 'function_call' was provided without its required 'reasoning' item: '${needed}'.`;
+      }
+      calls.set(String(item.call_id), i);
+    }
+    if (item.type === 'function_call_output') {
+      if (!calls.has(String(item.call_id))) return `No tool call found for function call output with call_id ${String(item.call_id)}.`;
+      calls.delete(String(item.call_id));
+    }
+  }
+  const [pending] = calls.keys();
+  if (pending) return `No tool output found for function call ${pending}.`;
+  return undefined;
+}
+
+function validateChat(body: OpenAIRequestBody): string | undefined {
+  if (typeof body.model !== 'string' || !body.model) return 'you must provide a model parameter';
+  if (!Array.isArray(body.messages) || body.messages.length === 0) return "'messages' must contain at least one message";
+  const messages = body.messages as Item[];
+  for (const tool of (body.tools as Item[] | undefined) ?? []) {
+    const fn = tool.function as Item | undefined;
+    if (tool.type !== 'function' || !fn || typeof fn.name !== 'string') return "Missing required parameter: 'tools[0].function'.";
+  }
+  for (const [i, m] of messages.entries()) {
+    if (m.role === 'tool') {
+      let j = i - 1;
+      while (j >= 0 && messages[j]?.role === 'tool') j--;
+      const owner = messages[j];
+      const ids = ((owner?.tool_calls as Item[] | undefined) ?? []).map((c) => c.id);
+      if (owner?.role !== 'assistant' || !ids.includes(m.tool_call_id)) {
+        return "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.";
+      }
+    }
+    if (m.role === 'assistant' && Array.isArray(m.tool_calls)) {
+      const answered: unknown[] = [];
+      for (let k = i + 1; messages[k]?.role === 'tool'; k++) answered.push(messages[k]?.tool_call_id);
+      const missing = (m.tool_calls as Item[]).filter((c) => !answered.includes(c.id));
+      if (missing.length > 0) {
+        return `An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: ${missing.map((c) => String(c.id)).join(', ')}`;
+      }
+    }
+  }
+  return undefined;
+}
+
+function argumentFragments(reply: ReplyOptions, index: number, args: string): string[] {
+  return reply.rawArguments?.[index] ?? split(args, reply.argChunk ?? 3);
+}
+
+function argString(value: unknown): string {
+  return typeof value === 'string' ? value : JSON.stringify(value);
+}
+
+function writeResponsesStream(res: ServerResponse, body: OpenAIRequestBody, reply: ReplyOptions, n: number, inputTokens: number, reasoningFor: Map<string, string>): void {
+  let seq = 0;
+  const send = (event: Record<string, unknown> & { type: string }) =>
+    res.write(`event: ${event.type}\ndata: ${JSON.stringify({ ...event, sequence_number: seq++ })}\n\n`);
+  const id = `resp_fake_${n}`;
+  const base = { id, object: 'response', created_at: 1765552659, model: body.model, output: [] as Item[], error: null, incomplete_details: null };
+  send({ type: 'response.created', response: { ...base, status: 'in_progress' } });
+  send({ type: 'response.in_progress', response: { ...base, status: 'in_progress' } });
+  const output: Item[] = [];
+  let reasoningId: string | undefined;
+  if (reply.reasoning) {
+    reasoningId = `rs_fake_${n}`;
+    const item = { id: reasoningId, type: 'reasoning', encrypted_content: `enc_${n}`, summary: [{ type: 'summary_text', text: reply.reasoning }] };
+    send({ type: 'response.output_item.added', output_index: output.length, item: { ...item, summary: [] } });
+    send({ type: 'response.output_item.done', output_index: output.length, item });
+    output.push(item);
+  }
+  if (reply.text) {
+    const index = output.length;
+    const itemId = `msg_fake_${n}`;
+    send({ type: 'response.output_item.added', output_index: index, item: { id: itemId, type: 'message', status: 'in_progress', content: [], role: 'assistant' } });
+    send({ type: 'response.content_part.added', item_id: itemId, output_index: index, content_index: 0, part: { type: 'output_text', annotations: [], text: '' } });
+    for (const delta of split(reply.text, 7)) {
+      send({ type: 'response.output_text.delta', item_id: itemId, output_index: index, content_index: 0, delta, logprobs: [] });
+      if (reply.stall) return;
+    }
+    send({ type: 'response.output_text.done', item_id: itemId, output_index: index, content_index: 0, text: reply.text, logprobs: [] });
+    const item = { id: itemId, type: 'message', status: 'completed', role: 'assistant', content: [{ type: 'output_text', annotations: [], logprobs: [], text: reply.text }] };
+    send({ type: 'response.output_item.done', output_index: index, item });
+    output.push(item);
+  }
+  for (const [k, call] of (reply.toolCalls ?? []).entries()) {
+    const index = output.length;
+    const itemId = `fc_fake_${n}_${k}`;
+    const callId = call.callId ?? `call_fake_${n}_${k}`;
+    if (reasoningId) reasoningFor.set(callId, reasoningId);
+    const args = argString(call.arguments);
+    const fragments = argumentFragments(reply, k, args);
+    send({ type: 'response.output_item.added', output_index: index, item: { id: itemId, type: 'function_call', status: 'in_progress', arguments: '', call_id: callId, name: call.name } });
+    for (const delta of fragments) send({ type: 'response.function_call_arguments.delta', item_id: itemId, output_index: index, delta });
+    const full = fragments.join('');
+    send({ type: 'response.function_call_arguments.done', item_id: itemId, output_index: index, arguments: full });
+    const item = { id: itemId, type: 'function_call', status: 'completed', arguments: full, call_id: callId, name: call.name };
+    send({ type: 'response.output_item.done', output_index: index, item });
+    output.push(item);
+  }
+  const outputTokens = Math.ceil(JSON.stringify(output).length / 4);
+  const usage = { input_tokens: inputTokens, input_tokens_details: { cached_tokens: 0 }, output_tokens: outputTokens, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: inputTokens + outputTokens };
+  if (reply.truncated) {
+    send({ type: 'response.incomplete', response: { ...base, status: 'incomplete', incomplete_details: { reason: 'max_output_tokens' }, output, usage } });
+  } else send({ type: 'response.completed', response: { ...base, status: 'completed', output, usage } });
+  res.end();
+}
+
+function writeChatStream(res: ServerResponse, body: OpenAIRequestBody, reply: ReplyOptions, n: number, inputTokens: number): void {
+  const id = `chatcmpl-fake${n}`;
+  const send = (choices: unknown[], extra: Record<string, unknown> = {}) =>
+    res.write(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created: 1711357598, model: body.model, system_fingerprint: 'fp_fake', choices, ...extra })}\n\n`);
+  const choice = (delta: unknown, finish: string | null = null) => ({ index: 0, delta, logprobs: null, finish_reason: finish });
+  send([choice({ role: 'assistant', content: reply.text ? '' : null })]);
+  let outputChars = 0;
+  for (const delta of split(reply.text ?? '', 7)) {
+    if (!delta) continue;
+    outputChars += delta.length;
+    send([choice({ content: delta })]);
+    if (reply.stall) return;
+  }
+  for (const [k, call] of (reply.toolCalls ?? []).entries()) {
+    const callId = call.callId ?? `call_fake_${n}_${k}`;
+    send([choice({ tool_calls: [{ index: k, id: callId, type: 'function', function: { name: call.name, arguments: '' } }] })]);
+    for (const fragment of argumentFragments(reply, k, argString(call.arguments))) {
+      outputChars += fragment.length;
+      send([choice({ tool_calls: [{ index: k, function: { arguments: fragment } }] })]);
+    }
+  }
+  const finish = reply.truncated ? 'length' : (reply.toolCalls ?? []).length > 0 ? 'tool_calls' : 'stop';
+  send([choice({}, finish)]);
+  const streamOptions = body.stream_options as { include_usage?: boolean } | undefined;
+  if (streamOptions?.include_usage) {
+    const outputTokens = Math.ceil(outputChars / 4);
+    send([], { usage: { prompt_tokens: inputTokens, completion_tokens: outputTokens, total_tokens: inputTokens + outputTokens, prompt_tokens_details: { cached_tokens: 0 } } });
+  }
+  res.write('data: [DONE]\n\n');
+  res.end();
+}
+
+function split(text: string, size: number): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < text.length; i += size) out.push(text.slice(i, i + size));
+  return out;
+}
+
+function sendError(res: ServerResponse, status: number, message: string, type: string, code?: string): void {
+  res.writeHead(status, { 'content-type': 'application/json' });
+  res.end(JSON.stringify({ error: { message, type, param: null, code: code ?? null } }));
+}
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+}
