@@ -1,0 +1,140 @@
+import { constants } from 'node:fs';
+import { lstat, mkdir, open, readdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import { z } from 'zod';
+import { PatchbayError } from '../core/errors.ts';
+import { assertValidBranchName, isValidBranchName } from './branch-name.ts';
+import { defaultBranch, describeRepo, ensureMirror, resolveBranch, withMirrorLock, mirrorPath, resolveRepo } from './mirror.ts';
+import type { Mirror } from './mirror.ts';
+import { runGit } from './run-git.ts';
+
+export type PrepareWorkspaceOptions = {
+  /** A git URL or a path to a repository on the host. */
+  repo: string;
+  /** Branch to start from; the repository's default branch when omitted. */
+  baseBranch?: string;
+  /** The session's branch, created from the base. */
+  branch: string;
+  /** Host directory that becomes the repository root (the sandbox's /workspace). */
+  workspaceDir: string;
+  dataDir: string;
+  log: Logger;
+  signal: AbortSignal;
+  /** Extra environment for network git calls (credentials). */
+  env?: Record<string, string>;
+};
+
+export type PreparedWorkspace = { baseBranch: string; baseCommit: string; reused: boolean };
+
+/**
+ * Where the session's sandboxed git points `origin`: the sandbox has no network and no token, and the
+ * harness pushes, so a model's `git push` should fail fast with a name that says why.
+ */
+export const workspaceOriginUrl = 'https://patchbay.invalid/the-harness-pushes-this-branch.git';
+
+/** Written by the host when the branch is made; read back on follow-ups as data, never trusted. */
+const baseFile = 'patchbay-base';
+const BaseRecord = z.object({
+  baseBranch: z.string().refine(isValidBranchName),
+  baseCommit: z.string().regex(/^[0-9a-f]{40,64}$/),
+});
+
+/**
+ * Makes `workspaceDir` a checkout of `repo` on a new branch `branch`, cloned from the host's mirror
+ * (refreshed first). A workspace that already has `.git` is a follow-up run and is left as it is.
+ * Call before the sandbox runs anything in a fresh workspace: the host runs git in it only while
+ * creating it.
+ */
+export async function prepareWorkspace(options: PrepareWorkspaceOptions): Promise<PreparedWorkspace> {
+  const { log, signal } = options;
+  assertValidBranchName(options.branch);
+  if (options.baseBranch !== undefined) assertValidBranchName(options.baseBranch, 'base branch');
+  const gitDir = mirrorPath(options.dataDir, resolveRepo(options.repo));
+  return withMirrorLock(gitDir, async () => {
+    const mirror = await ensureMirror(options.repo, { ...options, updateHead: options.baseBranch === undefined });
+    if (await hasGitEntry(options.workspaceDir)) {
+      const base = await readBaseRecord(options.workspaceDir, log);
+      if (base) return { ...base, reused: true };
+      // The sandbox removed or rewrote our record; report the base as it is now.
+      const baseBranch = options.baseBranch ?? (await requireDefaultBranch(mirror, signal));
+      return { baseBranch, baseCommit: await requireBranch(mirror, baseBranch, signal), reused: true };
+    }
+    const baseBranch = options.baseBranch ?? (await requireDefaultBranch(mirror, signal));
+    if (baseBranch === options.branch) {
+      throw new PatchbayError('invalid_input', `The session branch must differ from the base branch ${baseBranch}`);
+    }
+    const baseCommit = await requireBranch(mirror, baseBranch, signal);
+    await cloneInto(mirror, { ...options, baseBranch, baseCommit });
+    log.info({ branch: options.branch, baseBranch, baseCommit }, 'workspace prepared');
+    return { baseBranch, baseCommit, reused: false };
+  });
+}
+
+async function cloneInto(
+  mirror: Mirror,
+  options: PrepareWorkspaceOptions & { baseBranch: string; baseCommit: string },
+): Promise<void> {
+  const { workspaceDir, signal } = options;
+  await mkdir(workspaceDir, { recursive: true });
+  if ((await readdir(workspaceDir)).length > 0) {
+    throw new PatchbayError('git_failed', `Workspace ${workspaceDir} is not empty and has no .git; refusing to clone into it`);
+  }
+  // --no-hardlinks: hardlinked object files would let the sandbox write into the mirror's objects.
+  await runGit(
+    ['clone', '--quiet', '--no-hardlinks', '--no-checkout', '--branch', options.baseBranch, '--', mirror.gitDir, workspaceDir],
+    { signal },
+  );
+  // Fresh clone, nothing of the sandbox's in it yet: safe to run git here on the host.
+  const inWorkspace = { signal, gitDir: join(workspaceDir, '.git'), cwd: workspaceDir };
+  await runGit(['remote', 'set-url', 'origin', workspaceOriginUrl], inWorkspace);
+  await runGit(['--work-tree', workspaceDir, 'checkout', '--quiet', '--no-track', '-b', options.branch, options.baseCommit], inWorkspace);
+  const record = { baseBranch: options.baseBranch, baseCommit: options.baseCommit };
+  await writeFile(join(workspaceDir, '.git', baseFile), `${JSON.stringify(record)}\n`);
+}
+
+async function hasGitEntry(workspaceDir: string): Promise<boolean> {
+  try {
+    await lstat(join(workspaceDir, '.git'));
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function readBaseRecord(workspaceDir: string, log: Logger): Promise<Omit<PreparedWorkspace, 'reused'> | undefined> {
+  try {
+    if (!(await lstat(join(workspaceDir, '.git'))).isDirectory()) return undefined;
+    // O_NOFOLLOW and O_NONBLOCK: the sandbox may have replaced the file by a symlink or a FIFO.
+    const handle = await open(join(workspaceDir, '.git', baseFile), constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    try {
+      if (!(await handle.stat()).isFile()) return undefined;
+      const buffer = Buffer.alloc(4096);
+      const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
+      const parsed = BaseRecord.safeParse(JSON.parse(buffer.subarray(0, bytesRead).toString('utf8')));
+      if (parsed.success) return parsed.data;
+    } finally {
+      await handle.close();
+    }
+  } catch {
+    // Falls through to the warning: missing or unreadable.
+  }
+  log.warn({ workspaceDir }, 'workspace base record missing or invalid; reporting the current base branch instead');
+  return undefined;
+}
+
+async function requireDefaultBranch(mirror: Mirror, signal: AbortSignal): Promise<string> {
+  const branch = await defaultBranch(mirror, signal);
+  if (branch === undefined) {
+    throw new PatchbayError('git_failed', `Repository ${describeRepo(mirror.source)} has no default branch (is it empty?)`);
+  }
+  return branch;
+}
+
+async function requireBranch(mirror: Mirror, branch: string, signal: AbortSignal): Promise<string> {
+  const commit = await resolveBranch(mirror, branch, signal);
+  if (commit === undefined) {
+    throw new PatchbayError('git_failed', `Branch ${branch} does not exist in ${describeRepo(mirror.source)}`);
+  }
+  return commit;
+}
