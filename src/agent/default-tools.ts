@@ -1,0 +1,40 @@
+import { createAskUserTool } from './ask-user-tool.ts';
+import type { CommandPolicy } from './command-policy.ts';
+import { createEditFileTool } from './edit-file-tool.ts';
+import { createGitDiffTool } from './git-diff-tool.ts';
+import { createGitStatusTool } from './git-status-tool.ts';
+import { createListFilesTool } from './list-files-tool.ts';
+import { createReadFileTool } from './read-file-tool.ts';
+import { createSearchTool } from './search-tool.ts';
+import { createShellTool } from './shell-tool.ts';
+import type { AnyTool } from './tool.ts';
+import { createWriteFileTool } from './write-file-tool.ts';
+
+export type DefaultToolsOptions = {
+  /** Shell command policy; defaults to checkCommand. */
+  policy?: CommandPolicy;
+  shellTimeoutMs?: number;
+  maxShellTimeoutMs?: number;
+  /** Per-tool output cap in characters (the registry caps again). */
+  maxOutputChars?: number;
+  searchMaxResults?: number;
+  /** Leave ask_user out, for runs nobody can answer (for example scheduled checks). */
+  withoutAskUser?: boolean;
+};
+
+/** The standard coding tool set. */
+export function createDefaultTools(options: DefaultToolsOptions = {}): AnyTool[] {
+  const { maxOutputChars } = options;
+  const tools: AnyTool[] = [
+    createReadFileTool({ maxOutputChars }),
+    createWriteFileTool(),
+    createEditFileTool(),
+    createListFilesTool(),
+    createSearchTool({ maxResults: options.searchMaxResults }),
+    createShellTool({ policy: options.policy, timeoutMs: options.shellTimeoutMs, maxTimeoutMs: options.maxShellTimeoutMs, maxOutputChars }),
+    createGitStatusTool(),
+    createGitDiffTool({ maxOutputChars }),
+  ];
+  if (!options.withoutAskUser) tools.push(createAskUserTool());
+  return tools;
+}

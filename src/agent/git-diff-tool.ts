@@ -1,0 +1,38 @@
+import { z } from 'zod';
+import { capText, DEFAULT_MAX_OUTPUT_CHARS } from './output-cap.ts';
+import { runGit } from './run-git.ts';
+import { shellQuote } from './shell-quote.ts';
+import type { Tool } from './tool.ts';
+import { toolPath } from './tool-path.ts';
+
+export type GitDiffToolOptions = { maxOutputChars?: number };
+
+const GitDiffInput = z.object({
+  path: z.string().optional().describe('Limit the diff to this file or directory, relative to the workspace root.'),
+  staged: z.boolean().optional().describe('Show staged changes (git diff --staged) instead of unstaged ones. Default false.'),
+});
+type GitDiffInput = z.infer<typeof GitDiffInput>;
+
+export function createGitDiffTool(options: GitDiffToolOptions = {}): Tool<GitDiffInput> {
+  const maxOutputChars = options.maxOutputChars ?? DEFAULT_MAX_OUTPUT_CHARS;
+  return {
+    name: 'git_diff',
+    description:
+      'Show uncommitted changes as a unified diff: unstaged by default, staged with staged=true. ' +
+      'New untracked files are not in the diff; git_status lists them.',
+    inputSchema: GitDiffInput,
+    async execute(input, ctx) {
+      const path = input.path === undefined ? undefined : toolPath(input.path, ctx.sandbox.workdir);
+      const args = ['diff', '--no-color', '--no-ext-diff'];
+      if (input.staged) args.push('--staged');
+      if (path !== undefined) args.push('--', shellQuote(path));
+      const result = await runGit(ctx, args.join(' '));
+      if (result.isError) return result;
+      if (result.content.trim() === '') {
+        const which = input.staged ? 'staged' : 'unstaged';
+        return { content: `No ${which} changes${path ? ` in ${path}` : ''}. Untracked files are not diffed; see git_status.` };
+      }
+      return { content: capText(result.content, maxOutputChars, 'pass path to diff one file or directory at a time') };
+    },
+  };
+}

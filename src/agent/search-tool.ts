@@ -1,0 +1,60 @@
+import { z } from 'zod';
+import type { Tool } from './tool.ts';
+import { toolPath } from './tool-path.ts';
+import { shellQuote } from './shell-quote.ts';
+
+export type SearchToolOptions = {
+  /** Matching lines returned at most. */
+  maxResults?: number;
+  timeoutMs?: number;
+};
+
+const SearchInput = z.object({
+  pattern: z.string().min(1).describe('Regular expression (ripgrep/Rust syntax). Escape regex characters for a literal search.'),
+  path: z.string().optional().describe('File or directory to search, relative to the workspace root. Default: the root.'),
+  glob: z.string().optional().describe('Only search files matching this glob, for example "*.ts" or "src/**/*.test.ts".'),
+  case_insensitive: z.boolean().optional().describe('Ignore case. Default false.'),
+});
+type SearchInput = z.infer<typeof SearchInput>;
+
+const MAX_LINE_COLUMNS = 300;
+
+/** Content search with ripgrep, run inside the sandbox. Respects .gitignore; skips hidden and binary files. */
+export function createSearchTool(options: SearchToolOptions = {}): Tool<SearchInput> {
+  const maxResults = options.maxResults ?? 200;
+  const timeoutMs = options.timeoutMs ?? 60_000;
+  return {
+    name: 'search',
+    description:
+      'Search file contents in the workspace with ripgrep. Returns "path:line:text" for each matching line. ' +
+      'Respects .gitignore and skips hidden and binary files.',
+    inputSchema: SearchInput,
+    async execute(input, ctx) {
+      const path = toolPath(input.path ?? '.', ctx.sandbox.workdir);
+      const args = ['rg', '--line-number', '--with-filename', '--no-heading', '--color=never', `--max-columns=${MAX_LINE_COLUMNS}`, '--max-columns-preview'];
+      if (input.case_insensitive) args.push('--ignore-case');
+      if (input.glob !== undefined) args.push('--glob', shellQuote(input.glob));
+      args.push('--regexp', shellQuote(input.pattern));
+      // Without a path rg prints "src/a.ts" rather than "./src/a.ts".
+      if (path !== '.') args.push('--', shellQuote(path));
+      const result = await ctx.sandbox.exec(args.join(' '), { timeoutMs, signal: ctx.signal });
+      if (result.aborted) return { content: 'Search aborted.', isError: true };
+      if (result.timedOut) return { content: `Search timed out after ${timeoutMs / 1000}s; narrow the path or glob.`, isError: true };
+      const where = `${path}${input.glob ? ` (glob ${input.glob})` : ''}`;
+      if (result.exitCode === 1) return { content: `No matches for /${input.pattern}/ in ${where}.` };
+      const lines = result.stdout.split('\n').filter((line) => line !== '');
+      // rg exits 2 on a bad pattern or path, and also when some files were unreadable but others matched.
+      if (result.exitCode !== 0 && lines.length === 0) {
+        return { content: `Search failed (rg exit ${result.exitCode}): ${result.stderr.trim() || 'no output'}`, isError: true };
+      }
+      const shown = lines.slice(0, maxResults);
+      const partial = result.truncatedBytes.stdout > 0;
+      if (lines.length > maxResults || partial) {
+        const total = partial ? `more than ${lines.length}` : String(lines.length);
+        shown.push(`(Showing ${maxResults < lines.length ? maxResults : lines.length} of ${total} matching lines; narrow the pattern, path or glob to see the rest.)`);
+      }
+      if (result.exitCode !== 0) shown.push(`(rg reported: ${result.stderr.trim().split('\n')[0] ?? ''})`);
+      return { content: shown.join('\n') };
+    },
+  };
+}

@@ -1,0 +1,69 @@
+import { z } from 'zod';
+import type { ExecResult } from '../../sandbox/sandbox.ts';
+import { checkCommand } from './command-policy.ts';
+import type { CommandPolicy } from './command-policy.ts';
+import { capText, DEFAULT_MAX_OUTPUT_CHARS } from './output-cap.ts';
+import type { Tool } from './tool.ts';
+
+export type ShellToolOptions = {
+  policy?: CommandPolicy;
+  /** Timeout when the call names none. */
+  timeoutMs?: number;
+  /** Ceiling for the timeout a call may ask for. */
+  maxTimeoutMs?: number;
+  /** Characters of stdout and stderr together handed back to the model. */
+  maxOutputChars?: number;
+};
+
+const ShellInput = z.object({
+  command: z.string().min(1).describe('The command line, run with sh -c in the workspace root.'),
+  timeout: z.number().int().min(1).max(86_400).optional().describe('Timeout in seconds.'),
+});
+type ShellInput = z.infer<typeof ShellInput>;
+
+export function createShellTool(options: ShellToolOptions = {}): Tool<ShellInput> {
+  const policy = options.policy ?? checkCommand;
+  const timeoutMs = options.timeoutMs ?? 120_000;
+  const maxTimeoutMs = Math.max(timeoutMs, options.maxTimeoutMs ?? 10 * 60_000);
+  const maxOutputChars = options.maxOutputChars ?? DEFAULT_MAX_OUTPUT_CHARS;
+  return {
+    name: 'run_shell',
+    description:
+      'Run a shell command in the workspace (sh -c, working directory = workspace root, no network unless the session allows it). ' +
+      `Returns the exit code, stdout and stderr. Default timeout ${timeoutMs / 1000}s, at most ${maxTimeoutMs / 1000}s. ` +
+      'git push, publishing, sudo and destructive system commands are refused; the harness commits, pushes and opens the pull request.',
+    inputSchema: ShellInput,
+    async execute(input, ctx) {
+      const decision = policy(input.command);
+      if (!decision.allowed) return { content: `Command refused: ${decision.reason}`, isError: true };
+      const timeout = Math.min(input.timeout === undefined ? timeoutMs : input.timeout * 1000, maxTimeoutMs);
+      const result = await ctx.sandbox.exec(input.command, { timeoutMs: timeout, signal: ctx.signal });
+      return { content: formatResult(result, timeout, maxOutputChars), isError: result.exitCode !== 0 };
+    },
+  };
+}
+
+function formatResult(result: ExecResult, timeoutMs: number, maxChars: number): string {
+  const head = result.aborted
+    ? 'Command aborted: the run was stopped and the command was killed.'
+    : result.timedOut
+      ? `Command timed out after ${timeoutMs / 1000}s and was killed. Pass a larger timeout, or run it in the background with output to a file.`
+      : `Exit code: ${result.exitCode ?? 'none (killed by a signal)'}`;
+  // Each stream gets half the budget plus whatever the other leaves unused.
+  const half = Math.floor(maxChars / 2);
+  const outBudget = Math.max(half, maxChars - result.stderr.length);
+  const errBudget = Math.max(half, maxChars - result.stdout.length);
+  const hint = 'redirect the output to a file and read parts of it with read_file or search';
+  const parts = [
+    head,
+    section('stdout', result.stdout, outBudget, result.truncatedBytes.stdout, hint),
+    section('stderr', result.stderr, errBudget, result.truncatedBytes.stderr, hint),
+  ];
+  return parts.filter((p) => p !== '').join('\n');
+}
+
+function section(name: string, text: string, budget: number, droppedBytes: number, hint: string): string {
+  if (text === '' && droppedBytes === 0) return '';
+  const dropped = droppedBytes > 0 ? `\n[... a further ${droppedBytes} bytes of ${name} were not captured; ${hint} ...]` : '';
+  return `${name}:\n${capText(text, budget, hint)}${dropped}`;
+}
