@@ -3,6 +3,12 @@ import type { SandboxSpec } from './sandbox.ts';
 /** How a top-level system path looks on the host: a real directory, or a symlink (merged /usr). */
 export type HostSystemEntry = { path: string; kind: 'dir' } | { path: string; kind: 'symlink'; target: string };
 
+/**
+ * PATH for the sandboxed command, and for finding `bwrap` itself (spawned with an empty
+ * environment, so a bare 'bwrap' is looked up here rather than in the host's PATH).
+ */
+export const STANDARD_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
+
 /** Top-level system paths the sandbox needs, besides /usr which is always bound. */
 export const SYSTEM_PATHS = ['/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32'] as const;
 

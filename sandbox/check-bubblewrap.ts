@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { PatchbayError } from '../src/core/errors.ts';
-import { buildBwrapArgs, type HostSystemEntry } from './bwrap-args.ts';
+import { buildBwrapArgs, STANDARD_PATH, type HostSystemEntry } from './bwrap-args.ts';
 import { probeHostSystem } from './probe-host-system.ts';
 import { runProcess } from './run-process.ts';
 
@@ -22,14 +22,14 @@ export async function checkBubblewrap(bwrapPath = 'bwrap', hostSystem?: readonly
       workdir: '/workspace',
       cwd: '/workspace',
       network: 'none',
-      env: { PATH: '/usr/bin:/bin', HOME: home },
+      env: { PATH: STANDARD_PATH, HOME: home },
       hostSystem: hostSystem ?? (await probeHostSystem()),
       home,
       command: 'true',
     });
     let result;
     try {
-      result = await runProcess({ file: bwrapPath, args, cwd: workspace, env: {}, timeoutMs: 15_000, maxOutputBytes: 4096 });
+      result = await runProcess({ file: bwrapPath, args, cwd: workspace, env: { PATH: STANDARD_PATH }, timeoutMs: 15_000, maxOutputBytes: 4096 });
     } catch (error) {
       const code = (error as { cause?: NodeJS.ErrnoException }).cause?.code;
       const what = code === 'ENOENT' ? 'is not installed' : `cannot be started (${code ?? String(error)})`;

@@ -9,5 +9,5 @@ export {
   type LocalSandboxProviderOptions,
 } from './local-sandbox-provider.ts';
 export { checkBubblewrap } from './check-bubblewrap.ts';
-export { buildBwrapArgs, ETC_PATHS, SYSTEM_PATHS, type BwrapArgsInput, type HostSystemEntry } from './bwrap-args.ts';
+export { buildBwrapArgs, ETC_PATHS, STANDARD_PATH, SYSTEM_PATHS, type BwrapArgsInput, type HostSystemEntry } from './bwrap-args.ts';
 export { assertSessionId } from './workspace-store.ts';

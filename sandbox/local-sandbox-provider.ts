@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import { PatchbayError } from '../src/core/errors.ts';
-import { buildBwrapArgs, type HostSystemEntry } from './bwrap-args.ts';
+import { buildBwrapArgs, STANDARD_PATH, type HostSystemEntry } from './bwrap-args.ts';
 import { checkBubblewrap } from './check-bubblewrap.ts';
 import { probeHostSystem } from './probe-host-system.ts';
 import { runProcess } from './run-process.ts';
@@ -33,7 +33,6 @@ export type LocalSandboxProvider = SandboxProvider & {
 export const SANDBOX_WORKDIR = '/workspace';
 export const DEFAULT_EXEC_TIMEOUT_MS = 10 * 60_000;
 export const DEFAULT_MAX_OUTPUT_BYTES = 1024 * 1024;
-const SANDBOX_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 const SANDBOX_HOME = '/tmp/home';
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
@@ -74,8 +73,8 @@ export async function createLocalSandboxProvider(options: LocalSandboxProviderOp
         home: SANDBOX_HOME,
         command,
       });
-      // bwrap itself gets an empty environment too; --clearenv/--setenv decide what the command sees.
-      return runProcess({ file: bwrapPath, args, cwd: root, env: {}, ...base });
+      // bwrap itself gets no host variables either; --clearenv/--setenv decide what the command sees.
+      return runProcess({ file: bwrapPath, args, cwd: root, env: { PATH: STANDARD_PATH }, ...base });
     }
     // Unsafe mode still hides the host environment and gives each command a throwaway home.
     const home = await mkdtemp(path.join(tmpdir(), 'patchbay-home-'));
@@ -153,5 +152,5 @@ function commandEnv(home: string, extra: Record<string, string> = {}): Record<st
       throw new PatchbayError('invalid_input', `invalid environment variable ${JSON.stringify(name)}`);
     }
   }
-  return { PATH: SANDBOX_PATH, HOME: home, LANG: 'C.UTF-8', ...extra };
+  return { PATH: STANDARD_PATH, HOME: home, LANG: 'C.UTF-8', ...extra };
 }

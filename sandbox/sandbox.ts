@@ -3,11 +3,13 @@
  * A sandbox gets no host environment variables and no credentials.
  */
 export type ExecOptions = {
-  /** Working directory, relative to the workspace root (default: the root). */
+  /** Working directory, relative to the workspace root or under `workdir` (default: the root); may not leave it. */
   cwd?: string;
   /** The only environment variables the command sees, on top of a minimal PATH/HOME/LANG. */
   env?: Record<string, string>;
+  /** Kills the whole process tree after this long and reports `timedOut` (local default: 10 minutes). */
   timeoutMs?: number;
+  /** Aborting kills the whole process tree and reports `aborted`. */
   signal?: AbortSignal;
   /** Bytes of stdout and of stderr kept; the rest is dropped and counted. Default 1 MiB each. */
   maxOutputBytes?: number;
@@ -16,6 +18,7 @@ export type ExecOptions = {
 };
 
 export type ExecResult = {
+  /** Null when the command was killed (timeout, abort). */
   exitCode: number | null;
   stdout: string;
   stderr: string;
@@ -37,8 +40,12 @@ export interface Sandbox {
   /** Paths are relative to the workspace; a path that leaves it is refused (PatchbayError 'path_refused'). */
   readFile(path: string): Promise<string>;
   writeFile(path: string, content: string): Promise<void>;
+  /**
+   * Entries under `path`, with paths relative to the workspace root, sorted. Symlinks are listed,
+   * never followed; `.git` is listed but not descended into. `limit` caps the count (local default 1000).
+   */
   listFiles(path: string, options?: { recursive?: boolean; limit?: number }): Promise<FileEntry[]>;
-  /** Lets go of the sandbox; the workspace stays for follow-ups until its TTL. */
+  /** Lets go of the sandbox; the workspace stays for follow-ups until its TTL. Later calls on this handle fail. */
   release(): Promise<void>;
   /** Removes the workspace now. */
   destroy(): Promise<void>;

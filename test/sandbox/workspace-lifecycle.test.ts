@@ -95,6 +95,8 @@ describe('TTL reaper', () => {
 describe('bubblewrap availability', () => {
   it('passes with the installed bubblewrap', async () => {
     await expect(checkBubblewrap('/usr/bin/bwrap')).resolves.toBeUndefined();
+    // The bare name is found on the standard PATH, not the host process's.
+    await expect(checkBubblewrap()).resolves.toBeUndefined();
   });
 
   it('fails creation with an actionable message when bwrap is missing', async () => {
