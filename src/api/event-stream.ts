@@ -1,0 +1,105 @@
+import type { ServerResponse } from 'node:http';
+import type { Logger } from 'pino';
+import type { StoredEvent } from '../core/events.ts';
+import type { EventBus } from '../sessions/event-bus.ts';
+import type { SessionStore } from '../sessions/session-store.ts';
+
+const PAGE = 500;
+
+export type EventStreamOptions = {
+  sessionId: string;
+  /** The last seq the client has; 0 replays the whole log. */
+  afterSeq: number;
+  store: Pick<SessionStore, 'events'>;
+  bus: Pick<EventBus, 'subscribe'>;
+  log: Logger;
+  keepAliveMs: number;
+};
+
+/** Formats one event as a Server-Sent Events frame. */
+export function sseFrame(stored: StoredEvent): string {
+  return `id: ${stored.seq}\nevent: ${stored.event.type}\ndata: ${JSON.stringify(stored)}\n\n`;
+}
+
+/**
+ * Streams a session's event log to `res` as Server-Sent Events: the backlog after `afterSeq`,
+ * then live events. The bus only says "something was written"; every notice triggers a read of
+ * the log after the last seq sent, one read at a time, so events arrive in order with no gaps and
+ * no duplicates even when notices are lost, repeated or arrive during the backlog read. The
+ * subscription is made before the first read so nothing written in between is missed.
+ * Returns a function that ends the stream.
+ */
+export function streamEvents(res: ServerResponse, options: EventStreamOptions): () => void {
+  const { sessionId, store, bus, log } = options;
+  let lastSeq = options.afterSeq;
+  let closed = false;
+  let reading = false;
+  let again = false;
+
+  const write = async (chunk: string): Promise<void> => {
+    if (closed) return;
+    if (!res.write(chunk)) await new Promise<void>((resolve) => {
+      const done = () => {
+        res.off('drain', done);
+        res.off('close', done);
+        resolve();
+      };
+      res.on('drain', done);
+      res.on('close', done);
+    });
+  };
+
+  const pump = async (): Promise<void> => {
+    if (reading) {
+      again = true;
+      return;
+    }
+    reading = true;
+    try {
+      do {
+        again = false;
+        for (;;) {
+          const page = await store.events(sessionId, { afterSeq: lastSeq, limit: PAGE });
+          for (const stored of page) {
+            if (closed) return;
+            await write(sseFrame(stored));
+            lastSeq = stored.seq;
+          }
+          if (page.length < PAGE) break;
+        }
+      } while (again && !closed);
+    } catch (error) {
+      // A failed read is retried on the next notice or keep-alive; the client keeps its place.
+      log.warn({ err: error, sessionId }, 'event stream read failed');
+    } finally {
+      reading = false;
+    }
+  };
+
+  const unsubscribe = bus.subscribe(sessionId, () => void pump());
+  // The keep-alive also re-reads the log, which covers notices lost while the bus reconnects.
+  const keepAlive = setInterval(() => {
+    void write(': keep-alive\n\n');
+    void pump();
+  }, options.keepAliveMs);
+  keepAlive.unref();
+
+  const close = () => {
+    if (closed) return;
+    closed = true;
+    clearInterval(keepAlive);
+    unsubscribe();
+    if (!res.writableEnded) res.end();
+  };
+  res.on('close', close);
+
+  res.writeHead(200, {
+    'content-type': 'text/event-stream; charset=utf-8',
+    'cache-control': 'no-cache, no-transform',
+    connection: 'keep-alive',
+    // Reverse proxies (nginx) buffer responses unless told not to.
+    'x-accel-buffering': 'no',
+  });
+  void write('retry: 3000\n\n').then(pump);
+  return close;
+}

@@ -1,0 +1,83 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import Fastify, { LogController, type FastifyInstance, type RawServerDefault } from 'fastify';
+import { sql } from 'kysely';
+import type { Logger } from 'pino';
+import type { EventBus } from '../sessions/event-bus.ts';
+import type { SessionService } from '../sessions/session-service.ts';
+import type { SessionStore } from '../sessions/session-store.ts';
+import { createBearerCheck } from './bearer-auth.ts';
+import { errorReply } from './error-reply.ts';
+import { registerSessionRoutes } from './session-routes.ts';
+import { registerWebPage } from './web-page.ts';
+
+/** The server type, with the app's pino logger as Fastify's logger. */
+export type ApiServer = FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, Logger>;
+
+export type ServerDeps = {
+  service: SessionService;
+  store: SessionStore;
+  bus: EventBus;
+  log: Logger;
+  /** When set, every /api route needs `Authorization: Bearer <apiToken>`. */
+  apiToken?: string;
+  /** Where people reach this server; session links are built from it. Defaults to the request's host. */
+  publicUrl?: string;
+  /** How often an idle event stream gets a keep-alive comment. */
+  keepAliveMs?: number;
+};
+
+/**
+ * Where to listen: without a token the API is open, so it only listens on loopback; with one it
+ * may be reached from elsewhere.
+ */
+export function listenAddress(apiToken?: string): string {
+  return apiToken ? '0.0.0.0' : '127.0.0.1';
+}
+
+/** Builds the HTTP server (REST, event streams, web page, health check). The caller listens. */
+export function createServer(deps: ServerDeps): ApiServer {
+  const { store, log } = deps;
+  const app = Fastify({
+    loggerInstance: log,
+    // Probes hit /healthz every few seconds; their request lines would drown the rest.
+    logController: new LogController({ disableRequestLogging: (request) => request.url === '/healthz' }),
+  });
+
+  app.setErrorHandler((error, request, reply) => errorReply(error, request, reply));
+  app.setNotFoundHandler((request, reply) =>
+    reply.code(404).send({ error: 'not_found', message: `no route for ${request.method} ${request.url.split('?')[0]}` }),
+  );
+
+  if (deps.apiToken) {
+    const check = createBearerCheck(deps.apiToken);
+    app.addHook('onRequest', async (request, reply) => {
+      if (!request.url.startsWith('/api/') && request.url !== '/api') return;
+      if (check(request.headers.authorization)) return;
+      return reply
+        .code(401)
+        .header('www-authenticate', 'Bearer realm="patchbay"')
+        .send({ error: 'unauthorized', message: 'send Authorization: Bearer <token> with the API token' });
+    });
+  }
+
+  app.get('/healthz', async (request, reply) => {
+    try {
+      await sql`select 1`.execute(store.db);
+      return { ok: true };
+    } catch (error) {
+      request.log.warn({ err: error }, 'health check failed');
+      return reply.code(503).send({ ok: false, error: 'database_unavailable' });
+    }
+  });
+
+  registerSessionRoutes(app, {
+    service: deps.service,
+    store,
+    bus: deps.bus,
+    log,
+    keepAliveMs: deps.keepAliveMs ?? 15_000,
+    ...(deps.publicUrl && { publicUrl: deps.publicUrl }),
+  });
+  registerWebPage(app);
+  return app;
+}

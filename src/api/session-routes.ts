@@ -1,0 +1,109 @@
+import type { FastifyRequest } from 'fastify';
+import type { Logger } from 'pino';
+import { PatchbayError } from '../core/errors.ts';
+import type { EventBus } from '../sessions/event-bus.ts';
+import type { SessionService } from '../sessions/session-service.ts';
+import type { SessionStore } from '../sessions/session-store.ts';
+import { actorFrom, CreateSessionBody, EventsQuery, ListQuery, SendMessageBody, SeqParam, StopBody } from './api-schemas.ts';
+import { streamEvents } from './event-stream.ts';
+import type { ApiServer } from './server.ts';
+
+export type SessionRoutesDeps = {
+  service: Pick<SessionService, 'start' | 'sendMessage' | 'stop'>;
+  store: Pick<SessionStore, 'get' | 'list' | 'threads' | 'events'>;
+  bus: Pick<EventBus, 'subscribe'>;
+  log: Logger;
+  publicUrl?: string;
+  keepAliveMs: number;
+};
+
+type IdParams = { Params: { id: string } };
+
+/** REST routes and the event stream under /api/sessions. */
+export function registerSessionRoutes(app: ApiServer, deps: SessionRoutesDeps): void {
+  const { service, store, bus, log } = deps;
+  const openStreams = new Set<() => void>();
+
+  // Open event streams would otherwise hold app.close() until every client leaves.
+  app.addHook('preClose', async () => {
+    for (const close of openStreams) close();
+  });
+
+  const sessionUrl = (request: FastifyRequest, id: string) => {
+    const base = deps.publicUrl?.replace(/\/+$/, '') ?? `${request.protocol}://${request.host}`;
+    return `${base}/sessions/${encodeURIComponent(id)}`;
+  };
+
+  const mustGet = async (id: string) => {
+    const session = await store.get(id);
+    if (!session) throw new PatchbayError('not_found', `session ${id} does not exist`);
+    return session;
+  };
+
+  app.post('/api/sessions', async (request, reply) => {
+    const body = CreateSessionBody.parse(request.body);
+    const result = await service.start({
+      thread: { source: 'web' },
+      actor: actorFrom(body.author),
+      text: body.prompt,
+      repo: body.repo,
+      ...(body.baseBranch && { baseBranch: body.baseBranch }),
+    });
+    if (result.kind !== 'started') throw new PatchbayError('internal', `unexpected start result ${result.kind}`);
+    const { session } = result;
+    return reply.code(201).send({ id: session.id, status: session.status, url: sessionUrl(request, session.id) });
+  });
+
+  app.get('/api/sessions', async (request) => {
+    const query = ListQuery.parse(request.query);
+    return { sessions: await store.list({ limit: query.limit ?? 50 }) };
+  });
+
+  app.get<IdParams>('/api/sessions/:id', async (request) => {
+    const session = await mustGet(request.params.id);
+    return { ...session, threads: await store.threads(session.id), url: sessionUrl(request, session.id) };
+  });
+
+  app.get<IdParams>('/api/sessions/:id/events', async (request, reply) => {
+    const query = EventsQuery.parse(request.query);
+    const header = request.headers['last-event-id'];
+    // A reconnecting EventSource sends Last-Event-ID and repeats the original URL, so the header wins.
+    const afterSeq = header !== undefined ? SeqParam.parse(header) : (query.after ?? 0);
+    const session = await mustGet(request.params.id);
+    if (query.format === 'json') return store.events(session.id, { afterSeq });
+
+    reply.hijack();
+    const close = streamEvents(reply.raw, {
+      sessionId: session.id,
+      afterSeq,
+      store,
+      bus,
+      log: log.child({ sessionId: session.id }),
+      keepAliveMs: deps.keepAliveMs,
+    });
+    openStreams.add(close);
+    reply.raw.on('close', () => openStreams.delete(close));
+    return reply;
+  });
+
+  app.post<IdParams>('/api/sessions/:id/messages', async (request, reply) => {
+    const body = SendMessageBody.parse(request.body);
+    const result = await service.sendMessage(request.params.id, actorFrom(body.author), body.text, body.questionId);
+    const status = 'session' in result ? result.session.status : undefined;
+    return reply.code(202).send({ id: request.params.id, status });
+  });
+
+  app.post<IdParams>('/api/sessions/:id/stop', async (request, reply) => {
+    const body = StopBody.parse(request.body ?? undefined);
+    const result = await service.stop(request.params.id, actorFrom(body?.author));
+    if (result.kind === 'not-running') {
+      return reply.code(409).send({
+        error: 'not_running',
+        message: `session is ${result.session.status}, so there is nothing to stop`,
+        status: result.session.status,
+      });
+    }
+    const status = 'session' in result ? result.session.status : undefined;
+    return reply.code(202).send({ id: request.params.id, status });
+  });
+}

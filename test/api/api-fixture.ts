@@ -1,0 +1,64 @@
+import pino from 'pino';
+import { createServer, type ApiServer } from '../../src/api/server.ts';
+import { createEventBus, type EventBus } from '../../src/sessions/event-bus.ts';
+import { createRunQueue, type RunQueue } from '../../src/sessions/run-queue.ts';
+import { createSessionService, type SessionService } from '../../src/sessions/session-service.ts';
+import { createSessionStore, type SessionStore } from '../../src/sessions/session-store.ts';
+import { createTestDatabase } from '../helpers/test-database.ts';
+
+export type ApiFixture = {
+  store: SessionStore;
+  service: SessionService;
+  bus: EventBus;
+  queue: RunQueue;
+  /** Live event-stream subscriptions on the bus, to see that disconnects clean up. */
+  subscriptions(): number;
+  server(options?: { apiToken?: string; publicUrl?: string; keepAliveMs?: number }): ApiServer;
+  close(): Promise<void>;
+};
+
+/**
+ * The real pieces the API sits on: a fresh PostgreSQL database, the session store, a pg-boss run
+ * queue (no worker, so runs stay queued) and the LISTEN/NOTIFY event bus.
+ */
+export async function createApiFixture(): Promise<ApiFixture> {
+  const log = pino({ level: 'silent' });
+  const handle = await createTestDatabase();
+  const store = createSessionStore(handle.db);
+  const queue = await createRunQueue({ url: handle.url, log });
+  const realBus = await createEventBus({ url: handle.url, log });
+  let live = 0;
+  const bus: EventBus = {
+    subscribe(sessionId, listener) {
+      live++;
+      const unsubscribe = realBus.subscribe(sessionId, listener);
+      let done = false;
+      return () => {
+        if (!done) live--;
+        done = true;
+        unsubscribe();
+      };
+    },
+    close: () => realBus.close(),
+  };
+  const service = createSessionService({ store, queue, log });
+  const servers: ApiServer[] = [];
+  return {
+    store,
+    service,
+    bus,
+    queue,
+    subscriptions: () => live,
+    server(options = {}) {
+      const app = createServer({ service, store, bus, log, ...options });
+      servers.push(app);
+      return app;
+    },
+    async close() {
+      for (const app of servers) await app.close();
+      await realBus.close();
+      await queue.stop();
+      await handle.close();
+    },
+  };
+}

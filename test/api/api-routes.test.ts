@@ -1,0 +1,185 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { listenAddress, type ApiServer } from '../../src/api/server.ts';
+import { createApiFixture, type ApiFixture } from './api-fixture.ts';
+
+describe('session API', () => {
+  let fx: ApiFixture;
+  let app: ApiServer;
+
+  beforeAll(async () => {
+    fx = await createApiFixture();
+    app = fx.server({ publicUrl: 'https://patchbay.example.com/' });
+  });
+  afterAll(() => fx.close());
+
+  const create = (body: unknown) => app.inject({ method: 'POST', url: '/api/sessions', payload: body as object });
+
+  it('starts a session from the web and returns its id, status and page url', async () => {
+    const res = await create({ repo: 'https://github.com/o/r', prompt: 'Fix the flaky test\nmore detail', author: { name: 'Ada', email: 'ada@example.com' } });
+    expect(res.statusCode).toBe(201);
+    const body = res.json();
+    expect(body).toEqual({ id: expect.any(String), status: 'queued', url: `https://patchbay.example.com/sessions/${body.id}` });
+    const session = await fx.store.get(body.id);
+    expect(session?.title).toBe('Fix the flaky test');
+    expect(session?.requester).toEqual({ source: 'web', id: 'ada@example.com', name: 'Ada', email: 'ada@example.com' });
+    expect(await fx.store.threads(body.id)).toEqual([{ source: 'web' }]);
+  });
+
+  it('names an anonymous caller "API user" and keeps the base branch', async () => {
+    const res = await create({ repo: 'o/r', prompt: 'p', baseBranch: 'develop' });
+    expect(res.statusCode).toBe(201);
+    const session = await fx.store.get(res.json().id);
+    expect(session?.requester).toEqual({ source: 'web', id: 'api', name: 'API user' });
+    expect(session?.baseBranch).toBe('develop');
+  });
+
+  it('rejects a bad body with the zod issues', async () => {
+    const res = await create({ repo: '', author: { name: 'x', email: 'not-an-email' } });
+    expect(res.statusCode).toBe(400);
+    const body = res.json();
+    expect(body.error).toBe('invalid_input');
+    const paths = body.issues.map((i: { path: string[] }) => i.path.join('.')).sort();
+    expect(paths).toEqual(['author.email', 'prompt', 'repo']);
+  });
+
+  it('rejects malformed JSON without leaking a stack', async () => {
+    const res = await app.inject({ method: 'POST', url: '/api/sessions', headers: { 'content-type': 'application/json' }, payload: '{"repo":' });
+    expect(res.statusCode).toBe(400);
+    expect(res.body).not.toMatch(/at .*\.(ts|js):\d+/);
+  });
+
+  it('lists sessions newest first and honours ?limit', async () => {
+    const ids: string[] = [];
+    for (const prompt of ['first', 'second', 'third']) ids.push((await create({ repo: 'o/list', prompt })).json().id);
+    const all = (await app.inject({ url: '/api/sessions' })).json().sessions as { id: string }[];
+    expect(all.slice(0, 3).map((s) => s.id)).toEqual(ids.reverse());
+    const limited = await app.inject({ url: '/api/sessions?limit=2' });
+    expect(limited.json().sessions).toHaveLength(2);
+    expect((await app.inject({ url: '/api/sessions?limit=0' })).statusCode).toBe(400);
+  });
+
+  it('returns one session with its threads and usage, and 404 JSON for an unknown id', async () => {
+    const { id } = (await create({ repo: 'o/r', prompt: 'get me' })).json();
+    const res = await app.inject({ url: `/api/sessions/${id}` });
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toMatchObject({
+      id,
+      status: 'queued',
+      title: 'get me',
+      threads: [{ source: 'web' }],
+      usage: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 },
+    });
+    const missing = await app.inject({ url: '/api/sessions/nope' });
+    expect(missing.statusCode).toBe(404);
+    expect(missing.json()).toEqual({ error: 'not_found', message: 'session nope does not exist' });
+    expect((await app.inject({ url: '/api/sessions/nope/events?format=json' })).statusCode).toBe(404);
+    expect((await app.inject({ url: '/api/nothing-here' })).statusCode).toBe(404);
+  });
+
+  it('returns the event log as JSON for scripts, optionally after a seq', async () => {
+    const { id } = (await create({ repo: 'o/r', prompt: 'events' })).json();
+    await fx.store.append(id, [{ event: { type: 'assistant-message', text: 'on it', turn: 0 } }]);
+    const all = (await app.inject({ url: `/api/sessions/${id}/events?format=json` })).json();
+    expect(all.map((e: { seq: number; event: { type: string } }) => [e.seq, e.event.type])).toEqual([
+      [1, 'session-created'],
+      [2, 'user-message'],
+      [3, 'assistant-message'],
+    ]);
+    const after = (await app.inject({ url: `/api/sessions/${id}/events?format=json&after=2` })).json();
+    expect(after.map((e: { seq: number }) => e.seq)).toEqual([3]);
+    expect((await app.inject({ url: `/api/sessions/${id}/events?format=json&after=-1` })).statusCode).toBe(400);
+  });
+
+  it('accepts a message with 202 and appends it with its author', async () => {
+    const { id } = (await create({ repo: 'o/r', prompt: 'p' })).json();
+    const res = await app.inject({ method: 'POST', url: `/api/sessions/${id}/messages`, payload: { text: 'also update the docs', author: { name: 'Bo' } } });
+    expect(res.statusCode).toBe(202);
+    const last = (await fx.store.events(id)).at(-1)?.event;
+    expect(last).toEqual({ type: 'user-message', actor: { source: 'web', id: 'api', name: 'Bo' }, text: 'also update the docs' });
+    expect((await app.inject({ method: 'POST', url: `/api/sessions/${id}/messages`, payload: { text: '' } })).statusCode).toBe(400);
+    expect((await app.inject({ method: 'POST', url: '/api/sessions/nope/messages', payload: { text: 'hi' } })).statusCode).toBe(404);
+  });
+
+  it('stops a queued session with 202 and answers 409 when there is nothing to stop', async () => {
+    const { id } = (await create({ repo: 'o/r', prompt: 'p' })).json();
+    const stop = await app.inject({ method: 'POST', url: `/api/sessions/${id}/stop` });
+    expect(stop.statusCode).toBe(202);
+    expect(stop.json()).toEqual({ id, status: 'cancelled' });
+    const again = await app.inject({ method: 'POST', url: `/api/sessions/${id}/stop`, payload: {} });
+    expect(again.statusCode).toBe(409);
+    expect(again.json()).toMatchObject({ error: 'not_running', status: 'cancelled', message: expect.stringContaining('cancelled') });
+    expect((await app.inject({ method: 'POST', url: '/api/sessions/nope/stop' })).statusCode).toBe(404);
+  });
+
+  it('reports health from the database', async () => {
+    const res = await app.inject({ url: '/healthz' });
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toEqual({ ok: true });
+  });
+
+  it('serves the page for the list and for a session, with a strict content security policy', async () => {
+    for (const url of ['/', '/sessions/abc']) {
+      const res = await app.inject({ url });
+      expect(res.statusCode).toBe(200);
+      expect(res.headers['content-type']).toMatch(/^text\/html/);
+      expect(res.body).toContain('<main id="app">');
+      expect(res.headers['content-security-policy']).toMatch(/script-src 'sha256-[^']+'/);
+      expect(res.body).not.toMatch(/<(script|link)[^>]+(src|href)="https?:/);
+    }
+  });
+});
+
+describe('API token', () => {
+  let fx: ApiFixture;
+  let app: ApiServer;
+  const token = 'pb_test_token_123';
+
+  beforeAll(async () => {
+    fx = await createApiFixture();
+    app = fx.server({ apiToken: token });
+  });
+  afterAll(() => fx.close());
+
+  it('refuses /api routes without the bearer token and accepts them with it', async () => {
+    const none = await app.inject({ url: '/api/sessions' });
+    expect(none.statusCode).toBe(401);
+    expect(none.json().error).toBe('unauthorized');
+    const wrong = await app.inject({ url: '/api/sessions', headers: { authorization: `Bearer ${token}x` } });
+    expect(wrong.statusCode).toBe(401);
+    const prefix = await app.inject({ url: '/api/sessions', headers: { authorization: `Bearer ${token.slice(0, -1)}` } });
+    expect(prefix.statusCode).toBe(401);
+    const basic = await app.inject({ url: '/api/sessions', headers: { authorization: `Basic ${token}` } });
+    expect(basic.statusCode).toBe(401);
+    const ok = await app.inject({ url: '/api/sessions', headers: { authorization: `Bearer ${token}` } });
+    expect(ok.statusCode).toBe(200);
+    expect(ok.json()).toEqual({ sessions: [] });
+    const post = await app.inject({ method: 'POST', url: '/api/sessions', payload: { repo: 'o/r', prompt: 'p' } });
+    expect(post.statusCode).toBe(401);
+    expect(await fx.store.list()).toEqual([]);
+  });
+
+  it('leaves the health check and the page open', async () => {
+    expect((await app.inject({ url: '/healthz' })).statusCode).toBe(200);
+    expect((await app.inject({ url: '/' })).statusCode).toBe(200);
+  });
+
+  it('listens on loopback only without a token', () => {
+    expect(listenAddress()).toBe('127.0.0.1');
+    expect(listenAddress('')).toBe('127.0.0.1');
+    expect(listenAddress(token)).toBe('0.0.0.0');
+  });
+});
+
+describe('health check with the database gone', () => {
+  it('answers 503', async () => {
+    const fx = await createApiFixture();
+    const app = fx.server();
+    await fx.store.db.destroy();
+    const res = await app.inject({ url: '/healthz' });
+    expect(res.statusCode).toBe(503);
+    expect(res.json()).toEqual({ ok: false, error: 'database_unavailable' });
+    await app.close();
+    await fx.bus.close();
+    await fx.queue.stop();
+  });
+});
