@@ -1,0 +1,71 @@
+import type { Logger } from 'pino';
+import { PatchbayError } from '../core/errors.ts';
+import type { ModelProvider } from './model-provider.ts';
+import { createAnthropicProvider } from './anthropic-provider.ts';
+import { createOpenAIChatProvider } from './openai-chat-provider.ts';
+import { createOpenAIResponsesProvider } from './openai-responses-provider.ts';
+import { createOpenCodeZenProvider, defaultZenBaseUrl } from './opencode-zen-provider.ts';
+import { createScriptedProvider } from './scripted-provider.ts';
+import type { Scenario } from './scripted-provider.ts';
+
+export const modelProviderNames = ['anthropic', 'openai', 'opencode-zen', 'openai-compatible', 'scripted'] as const;
+export type ModelProviderName = (typeof modelProviderNames)[number];
+
+/** Already-parsed config; the composition root builds it (see modelConfigFromEnv). */
+export type ModelProviderConfig = {
+  provider: ModelProviderName | (string & {});
+  model?: string;
+  apiKey?: string;
+  baseUrl?: string;
+  scenario?: Scenario;
+  maxRetries?: number;
+};
+
+export type ModelProviderDeps = { log: Logger; fetch?: typeof fetch };
+
+/** Used when MODEL is not set. */
+export const defaultModels: Record<Exclude<ModelProviderName, 'openai-compatible'>, string> = {
+  anthropic: 'claude-sonnet-4-6',
+  openai: 'gpt-5.1-codex',
+  'opencode-zen': 'gpt-5.1-codex',
+  scripted: 'scripted',
+};
+
+/**
+ * Builds the configured provider. Throws PatchbayError('config_invalid') with one actionable line
+ * for an unknown provider, a missing key or base URL, or a malformed base URL; it does no I/O, so
+ * a key the vendor refuses surfaces as the first turn's 'model_auth' error.
+ */
+export function createModelProvider(config: ModelProviderConfig, deps: ModelProviderDeps): ModelProvider {
+  const invalid = (message: string) => new PatchbayError('config_invalid', message);
+  const provider = config.provider as ModelProviderName;
+  if (!modelProviderNames.includes(provider)) {
+    throw invalid(`MODEL_PROVIDER "${config.provider}" is not known; use one of ${modelProviderNames.join(', ')}`);
+  }
+  if (config.baseUrl !== undefined && !URL.canParse(config.baseUrl)) {
+    throw invalid(`The base URL "${config.baseUrl}" for ${provider} is not a valid URL`);
+  }
+  const log = deps.log.child({ component: 'model' });
+  const common = { maxRetries: config.maxRetries, log, fetch: deps.fetch };
+  switch (provider) {
+    case 'anthropic':
+      if (!config.apiKey) throw invalid('MODEL_PROVIDER=anthropic needs ANTHROPIC_API_KEY (create one at console.anthropic.com)');
+      return createAnthropicProvider({ ...common, model: config.model ?? defaultModels.anthropic, apiKey: config.apiKey, baseUrl: config.baseUrl });
+    case 'openai':
+      if (!config.apiKey) throw invalid('MODEL_PROVIDER=openai needs OPENAI_API_KEY (create one at platform.openai.com)');
+      return createOpenAIResponsesProvider({ ...common, model: config.model ?? defaultModels.openai, apiKey: config.apiKey, baseUrl: config.baseUrl });
+    case 'opencode-zen':
+      if (!config.apiKey) log.warn('OPENCODE_ZEN_API_KEY is not set: using anonymous access, which only free models allow');
+      return createOpenCodeZenProvider({ ...common, model: config.model ?? defaultModels['opencode-zen'], apiKey: config.apiKey, baseUrl: config.baseUrl ?? defaultZenBaseUrl });
+    case 'openai-compatible':
+      if (!config.baseUrl) throw invalid('MODEL_PROVIDER=openai-compatible needs OPENAI_BASE_URL (for example http://localhost:11434/v1 for Ollama)');
+      if (!config.model) throw invalid('MODEL_PROVIDER=openai-compatible needs MODEL (the model name your server serves)');
+      return createOpenAIChatProvider({ ...common, model: config.model, apiKey: config.apiKey, baseUrl: config.baseUrl });
+    case 'scripted':
+      return createScriptedProvider({ scenario: config.scenario ?? [{ text: 'Scripted model: no scenario configured.' }], model: config.model });
+    default: {
+      const _never: never = provider;
+      throw invalid(`MODEL_PROVIDER "${String(_never)}" is not known`);
+    }
+  }
+}
