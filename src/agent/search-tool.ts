@@ -42,6 +42,9 @@ export function createSearchTool(options: SearchToolOptions = {}): Tool<SearchIn
       if (result.timedOut) return { content: `Search timed out after ${timeoutMs / 1000}s; narrow the path or glob.`, isError: true };
       const where = `${path}${input.glob ? ` (glob ${input.glob})` : ''}`;
       if (result.exitCode === 1) return { content: `No matches for /${input.pattern}/ in ${where}.` };
+      if (result.exitCode === 2 && result.stderr.includes('No files were searched')) {
+        return { content: `No files to search in ${where}: nothing there matches, or ripgrep skips it (hidden, .gitignored or binary).` };
+      }
       const lines = result.stdout.split('\n').filter((line) => line !== '');
       // rg exits 2 on a bad pattern or path, and also when some files were unreadable but others matched.
       if (result.exitCode !== 0 && lines.length === 0) {
