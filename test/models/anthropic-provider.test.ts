@@ -185,6 +185,16 @@ describe('anthropic provider', () => {
     expect(deltas.length).toBeGreaterThan(0);
   });
 
+  it('ends as aborted, not error, when the signal fires while waiting out a retry-after', async () => {
+    const { provider, fake } = await setup(
+      () => ({ kind: 'error', status: 429, type: 'rate_limit_error', message: 'slow down', headers: { 'retry-after-ms': '30000' } }),
+      { maxRetries: 2 },
+    );
+    const result = await provider.runTurn(request([{ role: 'user', content: 'hi' }], { signal: AbortSignal.timeout(200) }));
+    expect(result.stopReason).toBe('aborted');
+    expect(fake.calls).toHaveLength(1);
+  });
+
   it('reports a base URL that does not answer as one clear error', async () => {
     const provider = createAnthropicProvider({ model: 'claude-sonnet-4-6', apiKey: 'k', baseUrl: 'http://127.0.0.1:9', maxRetries: 0, log });
     const result = await provider.runTurn(request([{ role: 'user', content: 'hi' }]));
