@@ -30,7 +30,7 @@ export function createDefaultTools(options: DefaultToolsOptions = {}): AnyTool[]
     createWriteFileTool(),
     createEditFileTool(),
     createListFilesTool(),
-    createSearchTool({ maxResults: options.searchMaxResults }),
+    createSearchTool({ maxResults: options.searchMaxResults, maxOutputChars }),
     createShellTool({ policy: options.policy, timeoutMs: options.shellTimeoutMs, maxTimeoutMs: options.maxShellTimeoutMs, maxOutputChars }),
     createGitStatusTool(),
     createGitDiffTool({ maxOutputChars }),

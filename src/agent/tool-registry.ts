@@ -5,7 +5,7 @@ import { capText, DEFAULT_MAX_OUTPUT_CHARS } from './output-cap.ts';
 import type { AnyTool, ToolContext, ToolOutput } from './tool.ts';
 
 export type ToolRegistryOptions = {
-  /** Cap on any tool's content handed back to the model. */
+  /** Cap on any tool's content handed back to the model. Default 32,000 characters. */
   maxOutputChars?: number;
 };
 
@@ -21,7 +21,8 @@ export type ToolRegistry = {
 const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 
 export function createToolRegistry(tools: readonly AnyTool[], options: ToolRegistryOptions = {}): ToolRegistry {
-  const maxOutputChars = options.maxOutputChars ?? DEFAULT_MAX_OUTPUT_CHARS;
+  // A safety net above the tools' own caps, which cut more precisely and leave room for their notes.
+  const maxOutputChars = options.maxOutputChars ?? DEFAULT_MAX_OUTPUT_CHARS + 2_000;
   const byName = new Map<string, AnyTool>();
   for (const tool of tools) {
     if (!TOOL_NAME.test(tool.name)) throw new PatchbayError('config_invalid', `tool name ${JSON.stringify(tool.name)} must match ${TOOL_NAME}`);

@@ -85,9 +85,17 @@ describe('shell, search, git and ask_user tools on a real sandbox', () => {
       content: 'No matches for /$(touch pwned.txt)/ in . (glob *.ts).',
     });
     expect(await call('search', { pattern: 'x', glob: '`touch pwned2.txt`' })).toEqual({
-      content: 'No files to search in . (glob `touch pwned2.txt`): nothing there matches, or ripgrep skips it (hidden, .gitignored or binary).',
+      content: 'No files to search in . (glob `touch pwned2.txt`): nothing there matches, or ripgrep skips it (.gitignored or binary).',
     });
     expect(await box.sh('ls pwned.txt pwned2.txt 2>/dev/null || echo absent')).toBe('absent\n');
+  });
+
+  it('search looks into hidden files but not into .git', async () => {
+    await box.sh('mkdir -p .github && printf "name: Tool Test CI\n" > .github/ci.yml');
+    // .git/config holds user.name "Tool Test" too; only the workflow file may match.
+    expect(await call('search', { pattern: 'Tool Test' })).toEqual({ content: '.github/ci.yml:1:name: Tool Test CI' });
+    expect(await call('search', { pattern: 'Tool Test', glob: '*.yml' })).toEqual({ content: '.github/ci.yml:1:name: Tool Test CI' });
+    await box.sh('rm -r .github');
   });
 
   it('search with no match is not an error; a bad pattern is', async () => {
@@ -105,6 +113,11 @@ describe('shell, search, git and ask_user tools on a real sandbox', () => {
     expect(lines).toHaveLength(51);
     expect(lines[0]).toBe('needles.txt:1:needle 1');
     expect(lines[50]).toBe('(Showing 50 of 300 matching lines; narrow the pattern, path or glob to see the rest.)');
+    const narrow = createSearchTool({ maxResults: 50, maxOutputChars: 200 });
+    const byChars = (await narrow.execute({ pattern: 'needle', path: 'needles.txt' }, box.ctx())).content.split('\n');
+    // "needles.txt:1:needle 1" and its newline take 23 characters; eight such lines fit in 200, nine do not.
+    expect(byChars.slice(0, -1)).toEqual(Array.from({ length: 8 }, (_, i) => `needles.txt:${i + 1}:needle ${i + 1}`));
+    expect(byChars.at(-1)).toBe('(Showing 8 of 300 matching lines; narrow the pattern, path or glob to see the rest.)');
     await box.sh('rm needles.txt');
   });
 
