@@ -1,5 +1,5 @@
 import { constants } from 'node:fs';
-import { lstat, mkdir, open, readdir, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, open, readdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { z } from 'zod';
@@ -80,6 +80,21 @@ async function cloneInto(
   if ((await readdir(workspaceDir)).length > 0) {
     throw new PatchbayError('git_failed', `Workspace ${workspaceDir} is not empty and has no .git; refusing to clone into it`);
   }
+  try {
+    await cloneAndBranch(mirror, options);
+  } catch (error) {
+    // A half-made clone would pass for a follow-up workspace next time: empty the directory again.
+    const entries = await readdir(workspaceDir).catch(() => [] as string[]);
+    await Promise.all(entries.map((entry) => rm(join(workspaceDir, entry), { recursive: true, force: true })));
+    throw error;
+  }
+}
+
+async function cloneAndBranch(
+  mirror: Mirror,
+  options: PrepareWorkspaceOptions & { baseBranch: string; baseCommit: string },
+): Promise<void> {
+  const { workspaceDir, signal } = options;
   // --no-hardlinks: hardlinked object files would let the sandbox write into the mirror's objects.
   await runGit(
     ['clone', '--quiet', '--no-hardlinks', '--no-checkout', '--branch', options.baseBranch, '--', mirror.gitDir, workspaceDir],

@@ -128,6 +128,30 @@ describe('prepareWorkspace', () => {
     expect(await readdir(join(dataDir, 'mirrors'))).toHaveLength(1);
   });
 
+  it('stops with aborted when the signal fires, leaving no half-made workspace', async () => {
+    await prepare('warm');
+    const controller = new AbortController();
+    controller.abort();
+    const error = await prepareWorkspace({
+      repo: fixture.remote,
+      branch: 'patchbay/s1',
+      workspaceDir: join(dataDir, 'workspaces', 's1'),
+      dataDir,
+      log,
+      signal: controller.signal,
+    }).catch((e: unknown) => e);
+    expect(isPatchbayError(error, 'aborted')).toBe(true);
+    await expect(lstat(join(dataDir, 'workspaces', 's1', '.git'))).rejects.toThrow();
+  });
+
+  it('empties the workspace again when the clone fails part-way', async () => {
+    // The clone succeeds; creating patchbay/s1 then fails because the base branch `patchbay` exists.
+    await fixture.pushCommit('x.txt', 'x', 'Work', 'patchbay');
+    const error = await prepare('s1', { baseBranch: 'patchbay' }).catch((e: unknown) => e);
+    expect(isPatchbayError(error, 'git_failed')).toBe(true);
+    expect(await readdir(join(dataDir, 'workspaces', 's1'))).toEqual([]);
+  });
+
   it.each([
     ['a directory that is not a git repository', async (root: string) => {
       const dir = join(root, 'not-a-repo');
