@@ -34,6 +34,7 @@ export async function startEmbeddedPostgres(options: { dataDir: string; log: Log
   await stopStalePostmaster(databaseDir, log);
   const port = await freePort();
   const password = 'patchbay';
+  const recent: string[] = [];
   const server = new EmbeddedPostgres({
     databaseDir,
     port,
@@ -44,7 +45,11 @@ export async function startEmbeddedPostgres(options: { dataDir: string; log: Log
     createPostgresUser: asRoot,
     // No unix socket: several clusters (and a system PostgreSQL) may share this machine.
     postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories='],
-    onLog: (message) => log.trace({ postgres: message.trim() }, 'embedded postgres'),
+    onLog: (message) => {
+      recent.push(message.trim());
+      if (recent.length > 20) recent.shift();
+      log.trace({ postgres: message.trim() }, 'embedded postgres');
+    },
     onError: (error) => log.debug({ err: error }, 'embedded postgres stderr'),
   });
   try {
@@ -55,9 +60,9 @@ export async function startEmbeddedPostgres(options: { dataDir: string; log: Log
     }
     await server.start();
   } catch (error) {
-    throw new PatchbayError('config_invalid', `embedded PostgreSQL did not start in ${databaseDir}: ${String((error as Error)?.message ?? error)}`, {
-      cause: error,
-    });
+    const said = recent.filter((line) => /FATAL|ERROR|PANIC|failed/i.test(line)).join(' | ');
+    const reason = (error as Error | undefined)?.message || said || 'the server exited during startup';
+    throw new PatchbayError('config_invalid', `embedded PostgreSQL did not start in ${databaseDir}: ${reason}`, { cause: error });
   }
   log.info({ port }, 'embedded PostgreSQL is up');
   return {
@@ -94,7 +99,8 @@ async function searchableByOthers(dir: string): Promise<boolean> {
 
 /**
  * A process killed with SIGKILL leaves its PostgreSQL running, holding the data directory.
- * Shut that server down (fast shutdown) so this process can start its own.
+ * Shut that server down (fast shutdown) so this process can start its own. A server whose parent
+ * is still alive belongs to another running Patchbay: refuse rather than pull it from under it.
  */
 async function stopStalePostmaster(databaseDir: string, log: Logger): Promise<void> {
   const pidFile = join(databaseDir, 'postmaster.pid');
@@ -105,11 +111,28 @@ async function stopStalePostmaster(databaseDir: string, log: Logger): Promise<vo
     return;
   }
   if (!Number.isInteger(pid) || pid <= 0 || !alive(pid)) return;
+  const parent = await parentPid(pid);
+  if (parent !== undefined && parent > 1 && alive(parent)) {
+    throw new PatchbayError(
+      'conflict',
+      `another process (pid ${parent}) is running the embedded PostgreSQL in ${databaseDir}: stop it, or give this one its own DATA_DIR`,
+    );
+  }
   log.warn({ pid }, 'stopping a PostgreSQL left running by an earlier process');
   process.kill(pid, 'SIGINT');
   const deadline = Date.now() + 15_000;
   while (alive(pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
   if (alive(pid)) process.kill(pid, 'SIGKILL');
+}
+
+async function parentPid(pid: number): Promise<number | undefined> {
+  try {
+    // /proc/<pid>/stat: "pid (comm) state ppid ..."; comm may contain spaces, so split after ')'.
+    const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+  } catch {
+    return undefined;
+  }
 }
 
 function alive(pid: number): boolean {

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import pino from 'pino';
 import type { TestProject } from 'vitest/node';
 import { startEmbeddedPostgres, type EmbeddedServer } from '../db/embedded-postgres.ts';
+import { isPatchbayError } from '../src/core/errors.ts';
 
 let server: EmbeddedServer | undefined;
 
@@ -13,9 +14,17 @@ let server: EmbeddedServer | undefined;
  * run against that server as well.
  */
 export async function setup(project: TestProject): Promise<void> {
-  const dataDir = join(tmpdir(), 'patchbay-test-data');
-  await mkdir(dataDir, { recursive: true });
-  server = await startEmbeddedPostgres({ dataDir, log: pino({ level: 'warn' }) });
+  // Several test runs may share a machine: take the first data directory no live run is using.
+  for (let slot = 0; !server; slot++) {
+    const dataDir = join(tmpdir(), `patchbay-test-data-${slot}`);
+    await mkdir(dataDir, { recursive: true });
+    try {
+      server = await startEmbeddedPostgres({ dataDir, log: pino({ level: 'warn' }) });
+    } catch (error) {
+      // Another run holds this slot (or is starting in it right now): try the next one.
+      if (!isPatchbayError(error) || slot >= 16) throw error;
+    }
+  }
   project.provide('embeddedDatabaseUrl', server.url);
   project.provide('externalDatabaseUrl', process.env.DATABASE_URL ?? '');
 }

@@ -71,6 +71,22 @@ export function createSessionStore(db: Db) {
     return stored;
   }
 
+  async function hasUnreadMessages(trx: Trx, sessionId: string): Promise<boolean> {
+    const row = await trx
+      .selectFrom('session_events')
+      .select('seq')
+      .where('session_id', '=', sessionId)
+      .where('type', '=', 'user-message')
+      .where(
+        'seq',
+        '>',
+        trx.selectFrom('session_messages').select(sql<number>`coalesce(max(event_seq), 0)`.as('m')).where('session_id', '=', sessionId),
+      )
+      .limit(1)
+      .executeTakeFirst();
+    return row !== undefined;
+  }
+
   function patchColumns(patch: SessionPatch) {
     const json = (value: unknown) => (value == null ? null : JSON.stringify(value));
     return {
@@ -191,12 +207,17 @@ export function createSessionStore(db: Db) {
     async transition(
       sessionId: string,
       trigger: SessionTrigger,
-      options: { reason?: string; patch?: SessionPatch; events?: NewEvent[] } = {},
-    ): Promise<{ session: SessionRecord; applied: boolean; from: SessionStatus }> {
+      options: { reason?: string; patch?: SessionPatch; events?: NewEvent[]; unlessUnread?: boolean } = {},
+    ): Promise<{ session: SessionRecord; applied: boolean; from: SessionStatus; unread?: boolean }> {
       return db.transaction().execute(async (trx) => {
         const current = await lockSession(trx, sessionId);
         const to = nextStatus(current.status, trigger);
         if (!to) return { session: current, applied: false, from: current.status };
+        // Under the row lock a message is either in the log already (and refuses this) or lands
+        // after the transition (and re-queues the session): none slips between a run and its end.
+        if (options.unlessUnread && (await hasUnreadMessages(trx, sessionId))) {
+          return { session: current, applied: false, from: current.status, unread: true };
+        }
         await trx
           .updateTable('sessions')
           .set({ status: to, updated_at: sql`now()`, ...patchColumns(options.patch ?? {}) })

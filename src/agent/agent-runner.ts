@@ -1,0 +1,272 @@
+import type { Logger } from 'pino';
+import type { Sandbox } from '../../sandbox/sandbox.ts';
+import type { Actor } from '../core/actor.ts';
+import { describeError } from '../core/errors.ts';
+import type { EventOf, StoredEvent } from '../core/events.ts';
+import type { ModelMessage, ModelProvider, ToolCall, ToolSpec } from '../models/model-provider.ts';
+import type { PendingQuestion } from '../sessions/session-record.ts';
+import type { SessionStore } from '../sessions/session-store.ts';
+import { createLoopGuard } from './loop-guard.ts';
+import type { ToolContext, ToolOutput } from './tool.ts';
+
+/** The part of the store the runner writes through. */
+export type RunnerStore = Pick<SessionStore, 'get' | 'transcript' | 'events' | 'commitStep'>;
+
+export type ToolExecutor = {
+  specs(): ToolSpec[];
+  /** Must not throw: failures come back as error results. */
+  execute(call: ToolCall, ctx: ToolContext): Promise<ToolOutput>;
+};
+
+/** Safety limits for one run. They stop a runaway run; they are not how a run normally ends. */
+export type RunLimits = {
+  maxWallMs: number;
+  maxTokens: number;
+  maxToolCalls: number;
+  maxOutputTokens: number;
+  maxRepeatedFailures: number;
+};
+
+export const defaultRunLimits: RunLimits = {
+  maxWallMs: 60 * 60_000,
+  maxTokens: 5_000_000,
+  maxToolCalls: 500,
+  maxOutputTokens: 16_000,
+  maxRepeatedFailures: 3,
+};
+
+export type RunOutcome =
+  | { kind: 'finished'; summary: string }
+  | { kind: 'waiting'; question: PendingQuestion }
+  | { kind: 'cancelled' }
+  | { kind: 'failed'; code: string; message: string };
+
+export type RunInput = {
+  sessionId: string;
+  system: string;
+  model: ModelProvider;
+  tools: ToolExecutor;
+  sandbox: Sandbox;
+  store: RunnerStore;
+  signal: AbortSignal;
+  log: Logger;
+  limits?: Partial<RunLimits>;
+  now?: () => number;
+  onDelta?: (text: string) => void;
+};
+
+/**
+ * The agent loop: model turn, then its tool calls (several per turn), results back, next turn.
+ * Every step is written to the session's transcript and event log before the next one starts, so
+ * a run killed at any point resumes from the database: calls without results are executed again,
+ * and events carry dedupe keys so a replayed step writes no second copy.
+ *
+ * Stops on conditions: the model ends its turn, asks a question (waiting), the session is stopped,
+ * a safety limit is reached, the loop guard sees the same failure repeating, or the model fails.
+ */
+export async function runAgent(input: RunInput): Promise<RunOutcome> {
+  const { sessionId, model, tools, sandbox, store, signal, log } = input;
+  const limits = { ...defaultRunLimits, ...input.limits };
+  const now = input.now ?? Date.now;
+  const startedAt = now();
+  const guard = createLoopGuard({ maxRepeats: limits.maxRepeatedFailures });
+  const ctx: ToolContext = { sandbox, sessionId, signal, log };
+  let toolCallCount = 0;
+  let tokensUsed = 0;
+
+  const entries = await store.transcript(sessionId);
+  const messages: ModelMessage[] = entries.map((e) => e.message);
+  let consumedSeq = Math.max(0, ...entries.map((e) => e.eventSeq ?? 0));
+
+  const newUserMessages = async () =>
+    (await store.events(sessionId, { afterSeq: consumedSeq, types: ['user-message'] })) as (StoredEvent & {
+      event: EventOf<'user-message'>;
+    })[];
+
+  const record = async (step: Parameters<RunnerStore['commitStep']>[1]) => {
+    await store.commitStep(sessionId, step);
+    for (const m of step.messages ?? []) {
+      messages.push(m.message);
+      if (m.eventSeq) consumedSeq = Math.max(consumedSeq, m.eventSeq);
+    }
+  };
+
+  const executeCall = async (call: ToolCall): Promise<ToolOutput> => {
+    await record({ events: [{ event: { type: 'tool-start', callId: call.id, name: call.name, input: call.input }, dedupeKey: `tool-start:${call.id}` }] });
+    const started = now();
+    const output = await tools.execute(call, ctx);
+    toolCallCount += 1;
+    await record({
+      messages: [{ message: { role: 'tool', toolCallId: call.id, name: call.name, content: output.content, isError: output.isError ?? false } }],
+      events: [
+        {
+          event: {
+            type: 'tool-end',
+            callId: call.id,
+            name: call.name,
+            isError: output.isError ?? false,
+            output: clip(output.content, 4000),
+            durationMs: now() - started,
+          },
+          dedupeKey: `tool-end:${call.id}`,
+        },
+      ],
+    });
+    return output;
+  };
+
+  try {
+    // A resumed run: calls of the last turn that have no result yet.
+    for (const call of unresolvedCalls(messages)) {
+      if (call.name === 'ask_user') {
+        const answers = await newUserMessages();
+        const session = await store.get(sessionId);
+        const question = session?.pendingQuestion;
+        if (answers.length === 0) {
+          if (question) return { kind: 'waiting', question };
+          return { kind: 'failed', code: 'internal', message: 'a question is open but the session has no record of it' };
+        }
+        const text = answers.map((a) => quote(a.event.actor, a.at, a.event.text)).join('\n\n');
+        await record({
+          messages: [{ message: { role: 'tool', toolCallId: call.id, name: call.name, content: text, isError: false }, eventSeq: answers.at(-1)!.seq }],
+          events: answers.map((a) => ({
+            event: { type: 'question-answered' as const, questionId: question?.questionId ?? call.id, actor: a.event.actor, text: a.event.text },
+            dedupeKey: `answer:${a.seq}`,
+          })),
+          patch: { pendingQuestion: null },
+        });
+      } else {
+        await executeCall(call);
+      }
+    }
+
+    for (let turn = messages.filter((m) => m.role === 'assistant').length; ; turn++) {
+      if (signal.aborted || (await store.get(sessionId))?.status === 'cancelled') return { kind: 'cancelled' };
+
+      const inbox = await newUserMessages();
+      if (inbox.length > 0) {
+        await record({
+          messages: inbox.map((e) => ({
+            message: { role: 'user' as const, content: messages.length === 0 && e === inbox[0] ? taskMessage(e) : quote(e.event.actor, e.at, e.event.text) },
+            eventSeq: e.seq,
+          })),
+        });
+      }
+      const last = messages.at(-1);
+      if (!last) return { kind: 'failed', code: 'internal', message: 'the session has no task to work on' };
+      if (last.role === 'assistant') return { kind: 'finished', summary: last.content ?? '' };
+
+      const elapsed = now() - startedAt;
+      if (elapsed > limits.maxWallMs) return budget(`the run reached its time limit of ${Math.round(limits.maxWallMs / 60_000)} minutes`);
+      if (tokensUsed > limits.maxTokens) return budget(`the run used ${tokensUsed} tokens, over its limit of ${limits.maxTokens}`);
+      if (toolCallCount >= limits.maxToolCalls) return budget(`the run made ${toolCallCount} tool calls, its limit`);
+
+      const result = await model.runTurn({
+        system: input.system,
+        // A snapshot: the transcript keeps growing after the call, and the provider may hold on to it.
+        messages: [...messages],
+        tools: tools.specs(),
+        maxTokens: limits.maxOutputTokens,
+        signal,
+        ...(input.onDelta && { onDelta: input.onDelta }),
+      });
+      if (result.stopReason === 'aborted' || signal.aborted) return { kind: 'cancelled' };
+      if (result.stopReason === 'error') {
+        return { kind: 'failed', code: result.error?.code ?? 'model_error', message: result.error?.message ?? 'the model call failed' };
+      }
+      tokensUsed += result.usage.inputTokens + result.usage.outputTokens + result.usage.cacheReadTokens + result.usage.cacheWriteTokens;
+
+      const assistant: ModelMessage = {
+        role: 'assistant',
+        ...(result.content && { content: result.content }),
+        ...(result.toolCalls.length > 0 && { toolCalls: result.toolCalls }),
+        ...(result.providerState !== undefined && { providerState: result.providerState }),
+      };
+      await record({
+        messages: [{ message: assistant }],
+        events: [
+          ...(result.content ? [{ event: { type: 'assistant-message' as const, text: result.content, turn }, dedupeKey: `turn:${turn}` }] : []),
+          { event: { type: 'usage', turn, model: model.model, ...result.usage }, dedupeKey: `usage:${turn}` },
+        ],
+        usage: result.usage,
+      });
+
+      if (result.toolCalls.length === 0) {
+        switch (result.stopReason) {
+          case 'max_tokens':
+            await record({ messages: [{ message: { role: 'user', content: 'Your reply was cut off at the output limit. Continue where you stopped.' } }] });
+            continue;
+          case 'pause_turn':
+            await record({ messages: [{ message: { role: 'user', content: 'Continue.' } }] });
+            continue;
+          case 'refusal':
+            return { kind: 'failed', code: 'model_error', message: `the model declined the task${result.content ? `: ${clip(result.content, 300)}` : ''}` };
+          default:
+            return { kind: 'finished', summary: result.content ?? '' };
+        }
+      }
+
+      let question: PendingQuestion | undefined;
+      for (const call of result.toolCalls) {
+        if (call.name === 'ask_user') {
+          const output = await tools.execute(call, ctx);
+          if (output.control?.kind === 'ask') {
+            question = {
+              questionId: call.id,
+              toolCallId: call.id,
+              question: output.control.question,
+              ...(output.control.choices && { choices: output.control.choices }),
+              ...(output.control.recommended && { recommended: output.control.recommended }),
+            };
+            const { questionId, toolCallId: _, ...asked } = question;
+            await record({
+              events: [{ event: { type: 'question-asked', questionId, ...asked }, dedupeKey: `question:${call.id}` }],
+              patch: { pendingQuestion: question },
+            });
+            continue;
+          }
+        }
+        const output = await executeCall(call);
+        if (signal.aborted) return { kind: 'cancelled' };
+        const verdict = guard.record({ name: call.name, input: call.input, isError: output.isError ?? false, output: output.content });
+        if (verdict.stop) return { kind: 'failed', code: 'loop_guard', message: verdict.reason };
+      }
+      if (question) return { kind: 'waiting', question };
+    }
+  } catch (error) {
+    if (signal.aborted) return { kind: 'cancelled' };
+    log.error({ err: error }, 'agent run failed');
+    return { kind: 'failed', code: 'internal', message: describeError(error) };
+  }
+}
+
+function budget(message: string): RunOutcome {
+  return { kind: 'failed', code: 'budget_exhausted', message };
+}
+
+/** Calls of the last assistant turn that have no tool result after it. */
+export function unresolvedCalls(messages: readonly ModelMessage[]): ToolCall[] {
+  const lastAssistant = messages.findLastIndex((m) => m.role === 'assistant');
+  if (lastAssistant < 0) return [];
+  const assistant = messages[lastAssistant]!;
+  if (assistant.role !== 'assistant' || !assistant.toolCalls?.length) return [];
+  const answered = new Set(
+    messages.slice(lastAssistant + 1).flatMap((m) => (m.role === 'tool' ? [m.toolCallId] : [])),
+  );
+  return assistant.toolCalls.filter((c) => !answered.has(c.id));
+}
+
+/** People's words reach the model quoted, with author and time: user content, not instructions. */
+export function quote(actor: Actor, at: string, text: string): string {
+  const who = actor.email ? `${actor.name} <${actor.email}>` : actor.name;
+  const body = text.split('\n').map((line) => `> ${line}`).join('\n');
+  return `Message from ${who} via ${actor.source} at ${at}:\n${body}`;
+}
+
+function taskMessage(e: StoredEvent & { event: EventOf<'user-message'> }): string {
+  return `New task.\n\n${quote(e.event.actor, e.at, e.event.text)}`;
+}
+
+function clip(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, max)}\n[... ${text.length - max} more characters]`;
+}

@@ -1,0 +1,73 @@
+import { resolve } from 'node:path';
+import { z } from 'zod';
+import { PatchbayError } from './core/errors.ts';
+import type { ModelProviderConfig } from './models/create-model-provider.ts';
+import { modelConfigFromEnv, modelEnvSchema } from './models/model-config.ts';
+
+const emptyAsUndefined = (value: unknown) => (value === '' ? undefined : value);
+const optionalString = z.preprocess(emptyAsUndefined, z.string().optional());
+const positiveInt = (fallback: number) => z.preprocess(emptyAsUndefined, z.coerce.number().int().positive().default(fallback));
+
+/** Every setting Patchbay reads from the environment. Integrations add their own in their issues. */
+export const envSchema = z.object({
+  PORT: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(0).max(65535).default(3000)),
+  PUBLIC_URL: z.preprocess(emptyAsUndefined, z.url().optional()),
+  DATA_DIR: z.preprocess(emptyAsUndefined, z.string().default('./.patchbay')),
+  DATABASE_URL: z.preprocess(
+    emptyAsUndefined,
+    z
+      .string()
+      .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// connection string')
+      .optional(),
+  ),
+  PATCHBAY_API_TOKEN: z.preprocess(emptyAsUndefined, z.string().min(16, 'must be at least 16 characters').optional()),
+  /** For MODEL_PROVIDER=scripted: a JSON file with {"turns": [...]}. */
+  SCRIPTED_SCENARIO: optionalString,
+  SANDBOX: z.preprocess(emptyAsUndefined, z.enum(['local', 'unsafe-local']).default('local')),
+  SANDBOX_NETWORK: z.preprocess(emptyAsUndefined, z.enum(['none', 'host']).default('none')),
+  SANDBOX_TTL_MINUTES: positiveInt(24 * 60),
+  LOG_LEVEL: z.preprocess(emptyAsUndefined, z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info')),
+  WORKER_CONCURRENCY: positiveInt(2),
+  RUN_MAX_MINUTES: positiveInt(60),
+  RUN_MAX_TOKENS: positiveInt(5_000_000),
+  RUN_MAX_TOOL_CALLS: positiveInt(500),
+}).extend(modelEnvSchema.shape);
+export type Env = z.infer<typeof envSchema>;
+
+export type Config = {
+  port: number;
+  publicUrl: string;
+  dataDir: string;
+  databaseUrl?: string;
+  apiToken?: string;
+  logLevel: Env['LOG_LEVEL'];
+  model: ModelProviderConfig & { scenarioPath?: string };
+  sandbox: { kind: Env['SANDBOX']; network: Env['SANDBOX_NETWORK']; ttlMinutes: number };
+  worker: { concurrency: number };
+  limits: { maxWallMs: number; maxTokens: number; maxToolCalls: number };
+};
+
+/**
+ * Parses the environment. A bad or missing value fails here, at start, with one line per problem
+ * naming the variable, never later in the middle of a run.
+ */
+export function loadConfig(env: Record<string, string | undefined>): Config {
+  const parsed = envSchema.safeParse(env);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((issue) => `  ${issue.path.join('.') || '(environment)'}: ${issue.message}`);
+    throw new PatchbayError('config_invalid', `Invalid configuration:\n${lines.join('\n')}`);
+  }
+  const e = parsed.data;
+  return {
+    port: e.PORT,
+    publicUrl: (e.PUBLIC_URL ?? `http://localhost:${e.PORT}`).replace(/\/$/, ''),
+    dataDir: resolve(e.DATA_DIR),
+    ...(e.DATABASE_URL && { databaseUrl: e.DATABASE_URL }),
+    ...(e.PATCHBAY_API_TOKEN && { apiToken: e.PATCHBAY_API_TOKEN }),
+    logLevel: e.LOG_LEVEL,
+    model: { ...modelConfigFromEnv(e), ...(e.SCRIPTED_SCENARIO && { scenarioPath: resolve(e.SCRIPTED_SCENARIO) }) },
+    sandbox: { kind: e.SANDBOX, network: e.SANDBOX_NETWORK, ttlMinutes: e.SANDBOX_TTL_MINUTES },
+    worker: { concurrency: e.WORKER_CONCURRENCY },
+    limits: { maxWallMs: e.RUN_MAX_MINUTES * 60_000, maxTokens: e.RUN_MAX_TOKENS, maxToolCalls: e.RUN_MAX_TOOL_CALLS },
+  };
+}

@@ -1,0 +1,212 @@
+import type { Logger } from 'pino';
+import type { Sandbox, SandboxProvider } from '../../sandbox/sandbox.ts';
+import { commitIdentity, type Actor } from '../core/actor.ts';
+import { describeError, isPatchbayError } from '../core/errors.ts';
+import type { EventOf } from '../core/events.ts';
+import { runAgent, type RunLimits, type RunOutcome, type ToolExecutor } from '../agent/agent-runner.ts';
+import { systemPrompt } from '../agent/system-prompt.ts';
+import { branchName } from '../git/branch-name.ts';
+import { commitAll } from '../git/commit-all.ts';
+import { prepareWorkspace } from '../git/prepare-workspace.ts';
+import { pushBranch } from '../git/push-branch.ts';
+import type { ModelProvider } from '../models/model-provider.ts';
+import type { SessionRecord } from '../sessions/session-record.ts';
+import type { SessionStore } from '../sessions/session-store.ts';
+
+export type HarnessDeps = {
+  store: SessionStore;
+  sandboxes: SandboxProvider;
+  model: ModelProvider;
+  tools: ToolExecutor;
+  dataDir: string;
+  network: 'none' | 'host';
+  log: Logger;
+  limits?: Partial<RunLimits>;
+  /** Base URL of the web page, for links in commit messages. */
+  publicUrl?: string;
+};
+
+/**
+ * The blueprint around the agent: deterministic steps the harness owns, the agent in the middle.
+ * prepare workspace → run agent → commit → push → record. Runs are resumable: every step checks
+ * what the database already says before it acts.
+ */
+export async function runSession(sessionId: string, deps: HarnessDeps, signal: AbortSignal): Promise<void> {
+  const { store, log: rootLog } = deps;
+  const log = rootLog.child({ sessionId });
+  const session = await store.get(sessionId);
+  if (!session) {
+    log.warn('run requested for a session that does not exist');
+    return;
+  }
+  if (session.status !== 'queued' && session.status !== 'running') {
+    log.info({ status: session.status }, 'nothing to run');
+    return;
+  }
+  await store.transition(sessionId, 'start', { reason: session.status === 'running' ? 'resumed after an interrupted run' : undefined });
+
+  const sandbox = await deps.sandboxes.acquire(sessionId, { network: deps.network });
+  try {
+    const workspace = await ensureWorkspace(session, deps, signal);
+    for (;;) {
+      const outcome = await runAgent({
+        sessionId,
+        system: systemPrompt({ repo: session.repo, branch: workspace.branch, workdir: sandbox.workdir }),
+        model: deps.model,
+        tools: deps.tools,
+        sandbox,
+        store,
+        signal,
+        log,
+        ...(deps.limits && { limits: deps.limits }),
+      });
+      if (await settle({ session, outcome, workspace, sandbox, deps, signal, log })) break;
+      log.info('messages arrived as the run ended; continuing with them');
+    }
+  } catch (error) {
+    if (signal.aborted) {
+      await store.transition(sessionId, 'cancel', { reason: 'the run was stopped' });
+      return;
+    }
+    log.error({ err: error }, 'session run failed');
+    const code = isPatchbayError(error) ? error.code : 'internal';
+    await store.transition(sessionId, 'fail', {
+      reason: describeError(error),
+      patch: { error: describeError(error) },
+      events: [{ event: { type: 'error', code, message: describeError(error) } }],
+    });
+  } finally {
+    await sandbox.release().catch((error: unknown) => log.warn({ err: error }, 'sandbox release failed'));
+  }
+}
+
+type Workspace = { branch: string; baseCommit: string; workspaceDir: string };
+
+type SettleInput = {
+  session: SessionRecord;
+  outcome: RunOutcome;
+  workspace: Workspace;
+  sandbox: Sandbox;
+  deps: HarnessDeps;
+  signal: AbortSignal;
+  log: Logger;
+};
+
+/**
+ * Moves the session to where the run's outcome puts it; a finished run is committed and pushed
+ * first. Returns false when messages arrived that the run has not seen: the caller runs again.
+ * (A trigger that no longer applies, say a stop came first, leaves the session as it is.)
+ */
+async function settle({ session, outcome, workspace, sandbox, deps, signal, log }: SettleInput): Promise<boolean> {
+  const { store } = deps;
+  switch (outcome.kind) {
+    case 'waiting':
+      return !(await store.transition(session.id, 'ask', { reason: 'waiting for an answer', unlessUnread: true })).unread;
+    case 'cancelled':
+      await store.transition(session.id, 'cancel', { reason: 'the run was stopped' });
+      return true;
+    case 'failed':
+      return !(
+        await store.transition(session.id, 'fail', {
+          reason: outcome.message,
+          patch: { error: outcome.message },
+          events: [{ event: { type: 'error', code: outcome.code, message: outcome.message } }],
+          unlessUnread: true,
+        })
+      ).unread;
+    case 'finished': {
+      const delivered = await deliver(session, outcome.summary, workspace, sandbox, deps, signal, log);
+      const result = { summary: outcome.summary, branch: workspace.branch, ...(delivered.commit && { commit: delivered.commit }) };
+      return !(
+        await store.transition(session.id, 'finish', {
+          reason: delivered.commit ? `pushed ${delivered.commit.slice(0, 12)} to ${workspace.branch}` : 'finished with no changes to commit',
+          patch: { result, error: null },
+          unlessUnread: true,
+        })
+      ).unread;
+    }
+    default: {
+      const _never: never = outcome;
+      return _never;
+    }
+  }
+}
+
+async function ensureWorkspace(session: SessionRecord, deps: HarnessDeps, signal: AbortSignal): Promise<Workspace> {
+  const { store } = deps;
+  const workspaceDir = deps.sandboxes.hostPath?.(session.id);
+  if (!workspaceDir) throw new Error(`the ${deps.sandboxes.kind} sandbox has no host workspace for the harness's git work`);
+  const branch = session.branch ?? branchName(session.id, session.title);
+  const prepared = await prepareWorkspace({
+    repo: session.repo,
+    ...(session.baseBranch && { baseBranch: session.baseBranch }),
+    branch,
+    workspaceDir,
+    dataDir: deps.dataDir,
+    log: deps.log.child({ sessionId: session.id }),
+    signal,
+  });
+  await store.commitStep(session.id, {
+    patch: { branch, baseBranch: prepared.baseBranch },
+    events: [
+      {
+        event: { type: 'workspace-ready', branch, baseBranch: prepared.baseBranch, baseCommit: prepared.baseCommit },
+        dedupeKey: 'workspace-ready',
+      },
+    ],
+  });
+  return { branch, baseCommit: prepared.baseCommit, workspaceDir };
+}
+
+/** Commits what the agent changed with the requester as author and pushes the session branch. */
+async function deliver(
+  session: SessionRecord,
+  summary: string,
+  workspace: Workspace,
+  sandbox: Sandbox,
+  deps: HarnessDeps,
+  signal: AbortSignal,
+  log: Logger,
+): Promise<{ commit?: string }> {
+  const { store } = deps;
+  const messages = (await store.events(session.id, { types: ['user-message'] })).map((e) => e.event as EventOf<'user-message'>);
+  const coAuthors = uniqueActors(messages.map((m) => m.actor)).filter((a) => a.id !== session.requester.id || a.source !== session.requester.source);
+  const committed = await commitAll(sandbox, {
+    message: commitMessage(session, summary, deps.publicUrl),
+    author: commitIdentity(session.requester),
+    coAuthors: coAuthors.map(commitIdentity),
+    branch: workspace.branch,
+    signal,
+  });
+  const stat = await sandbox.exec(`git diff --stat ${workspace.baseCommit} HEAD`, { signal, timeoutMs: 60_000 });
+  const filesChanged = Number(/(\d+) files? changed/.exec(stat.stdout)?.[1] ?? 0);
+  if (filesChanged === 0 && !committed.commit) return {};
+  const pushed = await pushBranch({
+    sandbox,
+    workspaceDir: workspace.workspaceDir,
+    repo: session.repo,
+    branch: workspace.branch,
+    dataDir: deps.dataDir,
+    log,
+    signal,
+  });
+  await store.commitStep(session.id, {
+    events: [
+      { event: { type: 'diff-updated', stat: stat.stdout.trim(), filesChanged }, dedupeKey: `diff:${pushed.commit}` },
+      { event: { type: 'branch-pushed', branch: workspace.branch, commit: pushed.commit, remote: pushed.remote }, dedupeKey: `pushed:${pushed.commit}` },
+    ],
+  });
+  return { commit: pushed.commit };
+}
+
+function commitMessage(session: SessionRecord, summary: string, publicUrl?: string): string {
+  const body = summary.trim().slice(0, 4000);
+  const link = publicUrl ? `\n\nPatchbay session: ${publicUrl.replace(/\/$/, '')}/sessions/${session.id}` : `\n\nPatchbay session ${session.id}`;
+  return `${session.title}\n\n${body || 'Changes made by Patchbay.'}${link}`;
+}
+
+function uniqueActors(actors: Actor[]): Actor[] {
+  const seen = new Map<string, Actor>();
+  for (const actor of actors) seen.set(`${actor.source}:${actor.id}`, actor);
+  return [...seen.values()];
+}

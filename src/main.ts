@@ -1,0 +1,133 @@
+import { readFile } from 'node:fs/promises';
+import type { Logger } from 'pino';
+import { createLocalSandboxProvider } from '../sandbox/index.ts';
+import type { SandboxProvider } from '../sandbox/sandbox.ts';
+import { createDefaultTools } from './agent/default-tools.ts';
+import { createToolRegistry } from './agent/tool-registry.ts';
+import { createServer, listenAddress, type ApiServer } from './api/server.ts';
+import type { Config } from './config.ts';
+import { PatchbayError } from './core/errors.ts';
+import { openDatabase, type DatabaseHandle } from '../db/database.ts';
+import { createModelProvider } from './models/create-model-provider.ts';
+import type { ModelProvider } from './models/model-provider.ts';
+import { ScriptedScenario } from './models/scripted-provider.ts';
+import { createEventBus, type EventBus } from './sessions/event-bus.ts';
+import { createRunQueue, type RunQueue } from './sessions/run-queue.ts';
+import { createSessionService, type SessionService } from './sessions/session-service.ts';
+import { createSessionStore, type SessionStore } from './sessions/session-store.ts';
+import { startSessionWorker } from './sessions/session-worker.ts';
+
+export type Patchbay = {
+  config: Config;
+  log: Logger;
+  database: DatabaseHandle;
+  store: SessionStore;
+  service: SessionService;
+  bus: EventBus;
+  queue: RunQueue;
+  sandboxes: SandboxProvider;
+  model: ModelProvider;
+  server?: ApiServer;
+  /** Where the HTTP server listens, when it was started. */
+  url?: string;
+  close(): Promise<void>;
+};
+
+export type StartOptions = {
+  log: Logger;
+  /** Start the HTTP server. */
+  serve?: boolean;
+  /** Take runs from the queue in this process. */
+  work?: boolean;
+  /** Use this model instead of the configured one (tests, the demo). */
+  model?: ModelProvider;
+  /** Queue tuning, for tests that kill workers. */
+  queue?: { heartbeatSeconds?: number; monitorIntervalSeconds?: number; pollingIntervalSeconds?: number };
+};
+
+/** The composition root: builds every client from the config and wires the layers together. */
+export async function startPatchbay(config: Config, options: StartOptions): Promise<Patchbay> {
+  const { log } = options;
+  const cleanups: (() => Promise<unknown>)[] = [];
+  const close = async () => {
+    for (const cleanup of cleanups.reverse()) await cleanup().catch((error: unknown) => log.warn({ err: error }, 'shutdown step failed'));
+  };
+  try {
+    const model = options.model ?? (await buildModel(config, log));
+    const sandboxes = await createLocalSandboxProvider({
+      dataDir: config.dataDir,
+      log,
+      ttlMinutes: config.sandbox.ttlMinutes,
+      mode: config.sandbox.kind === 'local' ? 'bwrap' : 'unsafe-local',
+    });
+    const database = await openDatabase({ ...(config.databaseUrl && { url: config.databaseUrl }), dataDir: config.dataDir, log });
+    cleanups.push(() => database.close());
+    const store = createSessionStore(database.db);
+    const queue = await createRunQueue({ url: database.url, log, ...options.queue });
+    cleanups.push(() => queue.stop());
+    const bus = await createEventBus({ url: database.url, log });
+    cleanups.push(() => bus.close());
+    const service = createSessionService({ store, queue, log });
+
+    if (options.work) {
+      await startSessionWorker({
+        queue,
+        bus,
+        log,
+        concurrency: config.worker.concurrency,
+        harness: {
+          store,
+          sandboxes,
+          model,
+          tools: createToolRegistry(createDefaultTools()),
+          dataDir: config.dataDir,
+          network: config.sandbox.network,
+          log,
+          limits: config.limits,
+          publicUrl: config.publicUrl,
+        },
+      });
+      const reaper = setInterval(() => {
+        sandboxes.reap().then(
+          (removed) => removed.length && log.info({ removed }, 'removed idle workspaces'),
+          (error: unknown) => log.warn({ err: error }, 'workspace reaper failed'),
+        );
+      }, 10 * 60_000);
+      reaper.unref();
+      cleanups.push(async () => clearInterval(reaper));
+    }
+
+    const patchbay: Patchbay = { config, log, database, store, service, bus, queue, sandboxes, model, close };
+    if (options.serve) {
+      const server = createServer({ service, store, bus, log, publicUrl: config.publicUrl, ...(config.apiToken && { apiToken: config.apiToken }) });
+      cleanups.push(() => server.close());
+      patchbay.server = server;
+      patchbay.url = await server.listen({ port: config.port, host: listenAddress(config.apiToken) });
+    }
+    return patchbay;
+  } catch (error) {
+    await close();
+    throw error;
+  }
+}
+
+async function buildModel(config: Config, log: Logger): Promise<ModelProvider> {
+  const { scenarioPath, ...modelConfig } = config.model;
+  if (modelConfig.provider === 'scripted' && scenarioPath) {
+    let scenario;
+    try {
+      scenario = ScriptedScenario.parse(JSON.parse(await readFile(scenarioPath, 'utf8')));
+    } catch (error) {
+      throw new PatchbayError('config_invalid', `SCRIPTED_SCENARIO ${scenarioPath} is not a readable scenario file: ${(error as Error).message}`);
+    }
+    return createModelProvider({ ...modelConfig, scenario: scenario.turns }, { log });
+  }
+  if (modelConfig.provider === 'scripted') {
+    log.warn('MODEL_PROVIDER is not set: using the scripted model, which only replies that no model is configured');
+    return createModelProvider(
+      { ...modelConfig, scenario: [{ text: 'No model is configured on this Patchbay server. Set MODEL_PROVIDER and its API key (see the README).' }] },
+      { log },
+    );
+  }
+  return createModelProvider(modelConfig, { log });
+}

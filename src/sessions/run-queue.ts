@@ -1,0 +1,70 @@
+import { PgBoss } from 'pg-boss';
+import type { Logger } from 'pino';
+
+const QUEUE = 'run-session';
+
+export type RunJob = { sessionId: string };
+
+export interface RunQueue {
+  /** Asks for a run of the session. At most one runs and one waits per session at any time. */
+  enqueue(sessionId: string): Promise<void>;
+  /** Starts taking jobs. A handler that throws is retried; a crashed worker's job is retried after its heartbeat lapses. */
+  work(handler: (job: RunJob, signal: AbortSignal) => Promise<void>, options?: { concurrency?: number }): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export type RunQueueOptions = {
+  url: string;
+  log: Logger;
+  /** Seconds without a heartbeat before a running job counts as crashed (pg-boss minimum: 10). */
+  heartbeatSeconds?: number;
+  pollingIntervalSeconds?: number;
+  /** How often pg-boss looks for crashed jobs. */
+  monitorIntervalSeconds?: number;
+};
+
+/**
+ * The durable queue, on pg-boss. The queue is 'stately' keyed by session id: one run active and
+ * one queued per session, so runs of a session never overlap and a burst of messages costs one
+ * extra run, not one each. Jobs carry only the session id; everything else is in the database.
+ */
+export async function createRunQueue(options: RunQueueOptions): Promise<RunQueue> {
+  const { log } = options;
+  const heartbeatSeconds = options.heartbeatSeconds ?? 30;
+  const boss = new PgBoss({
+    connectionString: options.url,
+    max: 4,
+    monitorIntervalSeconds: options.monitorIntervalSeconds ?? 15,
+    superviseIntervalSeconds: options.monitorIntervalSeconds ?? 15,
+  });
+  boss.on('error', (error: unknown) => log.error({ err: error }, 'job queue error'));
+  await boss.start();
+  await boss.createQueue(QUEUE, {
+    policy: 'stately',
+    heartbeatSeconds,
+    // A run's length is bounded by the runner's own budget; the heartbeat detects crashes.
+    expireInSeconds: 24 * 3600,
+    retryLimit: 20,
+    retryDelay: 1,
+  }).catch(async (error: unknown) => {
+    if (!(await boss.getQueue(QUEUE))) throw error;
+  });
+
+  return {
+    async enqueue(sessionId) {
+      await boss.send(QUEUE, { sessionId } satisfies RunJob, { singletonKey: sessionId });
+    },
+    async work(handler, workOptions = {}) {
+      await boss.work<RunJob>(
+        QUEUE,
+        { localConcurrency: workOptions.concurrency ?? 2, pollingIntervalSeconds: options.pollingIntervalSeconds ?? 2 },
+        async (jobs) => {
+          for (const job of jobs) await handler(job.data, job.signal);
+        },
+      );
+    },
+    async stop() {
+      await boss.stop({ graceful: true, timeout: 10_000 });
+    },
+  };
+}

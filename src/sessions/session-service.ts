@@ -1,0 +1,106 @@
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { Actor } from '../core/actor.ts';
+import { PatchbayError } from '../core/errors.ts';
+import { Inbound } from '../core/inbound.ts';
+import type { ThreadRef } from '../core/thread-ref.ts';
+import type { RunQueue } from './run-queue.ts';
+import type { SessionRecord } from './session-record.ts';
+import type { SessionStore } from './session-store.ts';
+
+export type HandleResult =
+  | { kind: 'started'; session: SessionRecord }
+  | { kind: 'appended'; session: SessionRecord }
+  | { kind: 'stopped'; session: SessionRecord }
+  | { kind: 'not-running'; session: SessionRecord }
+  | { kind: 'duplicate' }
+  | { kind: 'no-session' };
+
+export type SessionService = ReturnType<typeof createSessionService>;
+
+/**
+ * Turns inbound commands into session state: find or create the session for the thread, append
+ * the message to the event log, and enqueue a run. Does no model or sandbox work itself, so
+ * webhook receivers can call it and acknowledge at once.
+ */
+export function createSessionService(deps: { store: SessionStore; queue: Pick<RunQueue, 'enqueue'>; log: Logger; newId?: () => string }) {
+  const { store, queue, log } = deps;
+  const newId = deps.newId ?? randomUUID;
+
+  async function message(session: SessionRecord, actor: Actor, text: string, questionId?: string): Promise<HandleResult> {
+    const event = { type: 'user-message' as const, actor, text, ...(questionId && { questionId }) };
+    const { session: after } = await store.transition(session.id, 'enqueue', { events: [{ event }] });
+    await queue.enqueue(session.id);
+    return { kind: 'appended', session: after };
+  }
+
+  async function stop(session: SessionRecord, actor: Actor): Promise<HandleResult> {
+    const { session: after, applied } = await store.transition(session.id, 'cancel', { reason: `stopped by ${actor.name}` });
+    return applied ? { kind: 'stopped', session: after } : { kind: 'not-running', session: after };
+  }
+
+  async function start(input: { thread: ThreadRef; actor: Actor; text: string; repo: string; baseBranch?: string }): Promise<HandleResult> {
+    const id = newId();
+    const { session } = await store.create({
+      id,
+      repo: input.repo,
+      prompt: input.text,
+      title: titleFrom(input.text),
+      requester: input.actor,
+      thread: input.thread,
+      ...(input.baseBranch && { baseBranch: input.baseBranch }),
+    });
+    await queue.enqueue(id);
+    log.info({ sessionId: id, repo: input.repo }, 'session started');
+    return { kind: 'started', session };
+  }
+
+  return {
+    async handle(input: Inbound): Promise<HandleResult> {
+      const inbound = Inbound.parse(input);
+      if (inbound.deliveryId && !(await store.recordDelivery(inbound.thread.source, inbound.deliveryId))) {
+        log.info({ deliveryId: inbound.deliveryId }, 'duplicate delivery ignored');
+        return { kind: 'duplicate' };
+      }
+      const existing = await store.findByThread(inbound.thread);
+      switch (inbound.kind) {
+        case 'start': {
+          if (existing) return message(existing, inbound.actor, inbound.text);
+          return start(inbound);
+        }
+        case 'message':
+          return existing ? message(existing, inbound.actor, inbound.text) : { kind: 'no-session' };
+        case 'answer':
+          return existing ? message(existing, inbound.actor, inbound.text, inbound.questionId) : { kind: 'no-session' };
+        case 'stop':
+          return existing ? stop(existing, inbound.actor) : { kind: 'no-session' };
+        default: {
+          const _never: never = inbound;
+          return _never;
+        }
+      }
+    },
+
+    start,
+
+    async sendMessage(sessionId: string, actor: Actor, text: string, questionId?: string): Promise<HandleResult> {
+      return message(await mustGet(sessionId), actor, text, questionId);
+    },
+
+    async stop(sessionId: string, actor: Actor): Promise<HandleResult> {
+      return stop(await mustGet(sessionId), actor);
+    },
+  };
+
+  async function mustGet(sessionId: string): Promise<SessionRecord> {
+    const session = await store.get(sessionId);
+    if (!session) throw new PatchbayError('not_found', `session ${sessionId} does not exist`);
+    return session;
+  }
+}
+
+/** A short title from the task's first line. */
+export function titleFrom(text: string): string {
+  const line = text.trim().split('\n')[0] ?? '';
+  return line.length > 72 ? `${line.slice(0, 69).trimEnd()}...` : line || 'Untitled task';
+}

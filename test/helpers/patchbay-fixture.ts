@@ -1,0 +1,58 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pino from 'pino';
+import { loadConfig } from '../../src/config.ts';
+import { startPatchbay, type Patchbay, type StartOptions } from '../../src/main.ts';
+import type { SessionStatus } from '../../src/core/session-status.ts';
+import { createTestDatabase } from './test-database.ts';
+
+export type PatchbayFixture = Patchbay & { dataDir: string; dispose(): Promise<void> };
+
+/** A whole Patchbay (database, queue, worker, real sandbox) on a fresh test database. */
+export async function startTestPatchbay(
+  options: Omit<StartOptions, 'log'> & { env?: Record<string, string> } = {},
+): Promise<PatchbayFixture> {
+  const dataDir = await mkdtemp(join(tmpdir(), 'patchbay-app-'));
+  const database = await createTestDatabase();
+  const config = loadConfig({ DATA_DIR: dataDir, DATABASE_URL: database.url, PORT: '0', LOG_LEVEL: 'silent', ...options.env });
+  const app = await startPatchbay(config, {
+    log: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
+    work: true,
+    queue: { pollingIntervalSeconds: 0.5 },
+    ...options,
+  });
+  return {
+    ...app,
+    dataDir,
+    async dispose() {
+      await app.close();
+      await database.close();
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Polls until the session reaches one of `statuses`, failing with its event log otherwise. */
+export async function waitForStatus(app: Patchbay, sessionId: string, statuses: SessionStatus[], timeoutMs = 30_000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const session = await app.store.get(sessionId);
+    if (session && statuses.includes(session.status)) return session;
+    if (Date.now() > deadline) {
+      const events = await app.store.events(sessionId);
+      throw new Error(`session ${sessionId} is ${session?.status}, not ${statuses.join('|')}; events:\n${events.map((e) => JSON.stringify(e.event)).join('\n')}`);
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+export async function waitFor<T>(check: () => Promise<T | undefined | false>, what: string, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
