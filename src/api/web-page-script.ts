@@ -149,6 +149,7 @@ var current = null;       // the session record shown in the header
 var lastSeq = 0;          // the last event rendered; the stream resumes after it
 var streamAbort = null;
 var tools = {};           // tool-start elements by call id
+var seen = {};            // branch and PR learned from events, ahead of the session record
 var refreshTimer = null;
 
 function stopStream() { if (streamAbort) { streamAbort.abort(); streamAbort = null; } }
@@ -218,14 +219,17 @@ function renderHeader(ctx, s) {
   document.title = s.title + ' \u00b7 Patchbay';
   clear(ctx.header);
   var u = s.usage;
+  var branch = s.branch || seen.branch;
+  var baseBranch = s.baseBranch || seen.baseBranch;
+  var prUrl = (s.result && s.result.prUrl) || seen.prUrl;
   var meta = h('dl', { class: 'meta' });
   function row(label, value) { if (value) append(meta, [h('dt', null, label), h('dd', null, value)]); }
   row('Repository', safeUrl(s.repo) ? h('a', { href: s.repo, target: '_blank', rel: 'noopener noreferrer' }, s.repo) : s.repo);
-  row('Branch', s.branch ? s.branch + (s.baseBranch ? ' (from ' + s.baseBranch + ')' : '') : (s.baseBranch ? 'from ' + s.baseBranch : null));
+  row('Branch', branch ? branch + (baseBranch ? ' (from ' + baseBranch + ')' : '') : (baseBranch ? 'from ' + baseBranch : null));
   row('Started by', s.requester.name + ' \u00b7 ' + dateText(s.createdAt));
   row('Usage', tokens(u.inputTokens) + ' in \u00b7 ' + tokens(u.outputTokens) + ' out' +
     (u.cacheReadTokens || u.cacheWriteTokens ? ' \u00b7 cache ' + tokens(u.cacheReadTokens) + ' read / ' + tokens(u.cacheWriteTokens) + ' written' : ''));
-  if (s.result && s.result.prUrl) row('Pull request', h('a', { href: s.result.prUrl, target: '_blank', rel: 'noopener noreferrer', id: 'pr-link' }, s.result.prUrl));
+  if (prUrl) row('Pull request', h('a', { href: prUrl, target: '_blank', rel: 'noopener noreferrer', id: 'pr-link' }, prUrl));
   if (s.error) row('Error', h('span', { class: 'notice' }, s.error));
   append(ctx.header, [
     h('div', { class: 'row' }, h('a', { href: '/', class: 'hint' }, '\u2190 All sessions')),
@@ -293,7 +297,7 @@ function onFrame(frame, ctx) {
 }
 
 function sys(stored, cls, parts) {
-  return h('div', { class: 'sys ' + (cls || '') + ' ev-' + stored.event.type }, parts, timeEl(stored.at));
+  return h('div', { class: 'sys ' + (cls || '') + ' ev-' + stored.event.type }, h('span', { class: 'body' }, parts), timeEl(stored.at));
 }
 function msg(stored, cls, who, text, extra) {
   return h('div', { class: 'msg ' + cls + ' ev-' + stored.event.type },
@@ -369,6 +373,7 @@ function renderEvent(stored, ctx) {
       return sys(stored, e.to === 'failed' ? 'bad' : e.to === 'completed' ? 'good' : '',
         ['Status ', badge(e.from), ' \u2192 ', badge(e.to), e.reason ? ' \u00b7 ' + e.reason : '']);
     case 'workspace-ready':
+      seen.branch = e.branch; seen.baseBranch = e.baseBranch;
       ctx.refresh();
       return sys(stored, '', ['Workspace ready on branch ' + e.branch + ' from ' + e.baseBranch + ' @ ' + shortSha(e.baseCommit)]);
     case 'diff-updated':
@@ -383,9 +388,11 @@ function renderEvent(stored, ctx) {
     case 'verification-finished':
       return sys(stored, e.passed ? 'good' : 'bad', ['Verification ' + (e.passed ? 'passed' : 'failed') + ': ' + e.summary]);
     case 'branch-pushed':
+      seen.branch = e.branch;
       ctx.refresh();
       return sys(stored, 'good', ['Pushed branch ' + e.branch + ' @ ' + shortSha(e.commit)]);
     case 'pr-opened':
+      seen.prUrl = e.url;
       ctx.refresh();
       return sys(stored, 'good', ['Opened pull request ',
         h('a', { href: e.url, target: '_blank', rel: 'noopener noreferrer', class: 'pr' }, '#' + e.number), ' for ' + e.branch]);

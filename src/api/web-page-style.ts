@@ -49,6 +49,7 @@ button:disabled { opacity: .5; cursor: default; }
 .sessions { list-style: none; margin: 0; padding: 0; }
 .sessions li { display: grid; grid-template-columns: 1fr auto; gap: 2px 12px; padding: 10px 0; border-top: 1px solid var(--line); }
 .sessions li:first-child { border-top: 0; }
+.sessions .badge { justify-self: end; align-self: center; }
 .sessions .sub { font-size: 12px; color: var(--muted); overflow-wrap: anywhere; }
 .empty { color: var(--muted); font-style: italic; }
 .transcript { display: flex; flex-direction: column; gap: 10px; }
@@ -59,7 +60,9 @@ button:disabled { opacity: .5; cursor: default; }
 .msg .who b { color: var(--text); }
 .text { white-space: pre-wrap; overflow-wrap: anywhere; }
 .sys { font-size: 13px; color: var(--muted); display: flex; gap: 8px; align-items: baseline; padding: 0 4px; }
-.sys time, .msg time { font-size: 12px; color: var(--muted); margin-left: auto; white-space: nowrap; }
+.sys .body { overflow-wrap: anywhere; }
+.sys .badge { font-size: 11px; }
+.sys time, .msg time, .question time { font-size: 12px; color: var(--muted); margin-left: auto; white-space: nowrap; }
 .sys.good { color: var(--ok); }
 .sys.bad { color: var(--bad); }
 details.tool { border: 1px solid var(--line); border-radius: 8px; background: var(--panel); font-size: 13px; }
@@ -77,10 +80,12 @@ pre { margin: 0; padding: 8px 10px; background: var(--code); border-top: 1px sol
   max-height: 360px; font: 12px/1.45 ui-monospace, SFMono-Regular, Menlo, monospace; white-space: pre-wrap; overflow-wrap: anywhere; }
 .question { border: 1px solid var(--warn); border-radius: var(--radius); padding: 10px 14px; background: var(--panel); }
 .question .who { color: var(--warn); font-size: 12px; font-weight: 600; margin-bottom: 4px; display: flex; }
+.question time { font-weight: 400; }
 .choices { display: flex; gap: 8px; flex-wrap: wrap; margin-top: 8px; }
 .error { border: 1px solid var(--bad); color: var(--bad); border-radius: var(--radius); padding: 8px 14px; }
 .error code { font-size: 12px; }
 .composer { position: sticky; bottom: 0; background: var(--bg); padding: 12px 0 4px; }
+form.panel .row { margin-top: 14px; }
 .composer .row { margin-top: 8px; }
 .composer .name { width: 180px; }
 .hint { font-size: 12px; color: var(--muted); }
