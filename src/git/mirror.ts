@@ -103,7 +103,11 @@ export async function ensureMirror(repo: string, deps: MirrorDeps & { updateHead
   const partial = `${gitDir}.partial-${randomBytes(4).toString('hex')}`;
   try {
     await runGit(['clone', '--bare', '--quiet', '--', source.location, partial], base);
-    await rename(partial, gitDir);
+    await rename(partial, gitDir).catch(async (error: NodeJS.ErrnoException) => {
+      // Another process made the mirror meanwhile; use theirs.
+      if (error.code !== 'ENOTEMPTY' && error.code !== 'EEXIST') throw error;
+      await rm(partial, { recursive: true, force: true });
+    });
   } catch (error) {
     await rm(partial, { recursive: true, force: true });
     if (source.kind === 'path' && isPatchbayError(error, 'git_failed')) {

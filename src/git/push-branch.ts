@@ -18,7 +18,9 @@ export type PushBranchOptions = {
   dataDir: string;
   log: Logger;
   signal: AbortSignal;
-  /** Never pushed to, on top of main, master and the repository's default branch. */
+  /** The branch the session started from: never pushed to, and its commits stay out of the bundle. */
+  baseBranch?: string;
+  /** Never pushed to, on top of main, master, the base and the repository's default branch. */
   protectedBranches?: string[];
   /** Extra environment for the network git calls (credentials). */
   env?: Record<string, string>;
@@ -57,18 +59,21 @@ git bundle create --quiet ${workspaceBundlePath} "refs/heads/$PATCHBAY_BRANCH" "
 export async function pushBranch(options: PushBranchOptions): Promise<PushBranchResult> {
   const { branch, log, signal } = options;
   assertValidBranchName(branch);
+  if (options.baseBranch !== undefined) assertValidBranchName(options.baseBranch, 'base branch');
   const gitDir = mirrorPath(options.dataDir, resolveRepo(options.repo));
   const refuseProtected = (): never => {
     throw new PatchbayError('invalid_input', `Refusing to push to protected branch ${branch}`);
   };
-  if (['main', 'master', ...(options.protectedBranches ?? [])].includes(branch)) refuseProtected();
+  const fixedProtected = ['main', 'master', ...(options.baseBranch ? [options.baseBranch] : []), ...(options.protectedBranches ?? [])];
+  if (fixedProtected.includes(branch)) refuseProtected();
   return withMirrorLock(gitDir, async () => {
     // updateHead: the default branch is protected even when the remote switched it lately.
     const mirror = await ensureMirror(options.repo, { ...options, updateHead: true });
     const headBranch = await defaultBranch(mirror, signal);
     if (headBranch === branch) refuseProtected();
 
-    const have = await commitsTheMirrorHas(mirror, [branch, ...(headBranch ? [headBranch] : [])], signal);
+    const known = [branch, options.baseBranch, headBranch].filter((b): b is string => b !== undefined);
+    const have = await commitsTheMirrorHas(mirror, known, signal);
     await createBundleInSandbox(options, have);
     let copy: string | undefined;
     try {
@@ -94,9 +99,10 @@ export async function pushBranch(options: PushBranchOptions): Promise<PushBranch
         }
         throw error;
       });
-      const commit = await resolveBranch(mirror, branch, signal);
-      if (commit === undefined) throw new PatchbayError('git_failed', `The bundle did not carry ${ref}`);
+      let commit: string | undefined;
       try {
+        commit = await resolveBranch(mirror, branch, signal);
+        if (commit === undefined) throw new PatchbayError('git_failed', `The bundle's ${ref} is not a commit`);
         await runGit(['push', '--no-verify', '--no-progress', 'origin', `${ref}:${ref}`], {
           gitDir: mirror.gitDir,
           signal,
@@ -104,7 +110,7 @@ export async function pushBranch(options: PushBranchOptions): Promise<PushBranch
           config: mirrorGitConfig,
         });
       } catch (error) {
-        await restoreRef(mirror, ref, previous, signal);
+        await restoreRef(mirror, ref, previous);
         throw error;
       }
       const remote = describeRepo(mirror.source);
@@ -135,10 +141,11 @@ async function createBundleInSandbox(options: PushBranchOptions, have: string[])
 }
 
 /** After a failed push the mirror's branch goes back to the remote's, so the next try starts clean. */
-async function restoreRef(mirror: Mirror, ref: string, previous: string | undefined, signal: AbortSignal): Promise<void> {
+async function restoreRef(mirror: Mirror, ref: string, previous: string | undefined): Promise<void> {
   const args = previous === undefined ? ['update-ref', '-d', ref] : ['update-ref', ref, previous];
   try {
-    await runGit(args, { gitDir: mirror.gitDir, signal });
+    // Its own deadline: this also runs after the caller's signal fired.
+    await runGit(args, { gitDir: mirror.gitDir, signal: AbortSignal.timeout(30_000) });
   } catch (error) {
     if (!isPatchbayError(error)) throw error;
     // The next ensureMirror refresh resets it anyway.

@@ -35,7 +35,10 @@ async function commitFile(s: SessionFixture, file: string, content: string): Pro
   return commit;
 }
 
-function push(s: SessionFixture, extra: { branch?: string; sandbox?: Sandbox; protectedBranches?: string[] } = {}) {
+function push(
+  s: SessionFixture,
+  extra: { branch?: string; sandbox?: Sandbox; protectedBranches?: string[]; baseBranch?: string } = {},
+) {
   return pushBranch({
     sandbox: extra.sandbox ?? s.sandbox,
     workspaceDir: s.workspaceDir,
@@ -45,6 +48,7 @@ function push(s: SessionFixture, extra: { branch?: string; sandbox?: Sandbox; pr
     log: silentLog,
     signal: signal(),
     ...(extra.protectedBranches ? { protectedBranches: extra.protectedBranches } : {}),
+    ...(extra.baseBranch ? { baseBranch: extra.baseBranch } : {}),
   });
 }
 
@@ -77,6 +81,29 @@ describe('pushBranch', () => {
     const result = await push(session);
     expect(result.commit).toBe(second);
     expect(await fixture.remoteBranch('patchbay/s1')).toBe(second);
+  });
+
+  it('pushes when the remote moved on meanwhile (commits the workspace lacks are left out of the bundle)', async () => {
+    const newerMain = await fixture.pushCommit('upstream.txt', 'u', 'Upstream moved on');
+    const commit = await commitFile(session, 'one.txt', '1');
+    const result = await push(session);
+    expect(result.commit).toBe(commit);
+    expect(await fixture.remoteBranch(session.branch)).toBe(commit);
+    expect(await fixture.remoteBranch('main')).toBe(newerMain);
+  });
+
+  it('pushes a session that started from another base branch', async () => {
+    const developTip = await fixture.pushCommit('dev.txt', 'dev', 'Develop work', 'develop');
+    const other = await startSession(provider, fixture, dataDir, 's2', 'patchbay/s2', 'develop');
+    try {
+      const commit = await commitFile(other, 'two.txt', '2');
+      const result = await push(other, { baseBranch: 'develop' });
+      expect(result.commit).toBe(commit);
+      expect(await git(fixture.root, '--git-dir', fixture.remote, 'rev-parse', 'patchbay/s2~1')).toBe(developTip);
+      expect(await fixture.remoteBranch('develop')).toBe(developTip);
+    } finally {
+      await other.sandbox.destroy();
+    }
   });
 
   it('refuses rewritten history (non-fast-forward) and leaves the remote branch as it was', async () => {
@@ -119,10 +146,10 @@ describe('pushBranch', () => {
     expect(await fixture.remoteBranch(session.branch)).toBe(result.commit);
   });
 
-  it.each([['main'], ['master'], ['release']])('refuses to push to protected branch %s', async (branch) => {
+  it.each([['main'], ['master'], ['release'], ['develop']])('refuses to push to protected branch %s', async (branch) => {
     await commitFile(session, 'one.txt', '1');
     const mainBefore = await fixture.remoteBranch('main');
-    const error = await push(session, { branch, protectedBranches: ['release'] }).catch((e: unknown) => e);
+    const error = await push(session, { branch, protectedBranches: ['release'], baseBranch: 'develop' }).catch((e: unknown) => e);
     expect(isPatchbayError(error, 'invalid_input')).toBe(true);
     expect(await fixture.remoteBranch('main')).toBe(mainBefore);
     if (branch !== 'main') expect(await fixture.remoteBranch(branch)).toBe('');

@@ -20,6 +20,7 @@ export async function startSession(
   dataDir: string,
   sessionId: string,
   branch = `patchbay/${sessionId}`,
+  baseBranch?: string,
 ): Promise<SessionFixture> {
   const workspaceDir = provider.hostPath(sessionId);
   const prepared = await prepareWorkspace({
@@ -29,6 +30,7 @@ export async function startSession(
     dataDir,
     log: silentLog,
     signal: AbortSignal.timeout(30_000),
+    ...(baseBranch ? { baseBranch } : {}),
   });
   const sandbox = await provider.acquire(sessionId, { network: 'none' });
   return { sandbox, workspaceDir, branch, prepared };
