@@ -10,6 +10,9 @@ import { errorReply } from './error-reply.ts';
 import { registerSessionRoutes } from './session-routes.ts';
 import { registerWebPage } from './web-page.ts';
 
+/** Per-route settings; `public` routes skip the API token check. */
+export type RouteConfig = { public?: boolean };
+
 /** The server type, with the app's pino logger as Fastify's logger. */
 export type ApiServer = FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, Logger>;
 
@@ -50,8 +53,10 @@ export function createServer(deps: ServerDeps): ApiServer {
 
   if (deps.apiToken) {
     const check = createBearerCheck(deps.apiToken);
+    // Decided by the matched route, not the raw URL: the router decodes paths, so '/%61pi/...'
+    // reaches /api routes too. Routes opt out with `config: { public: true }`; unknown paths do not.
     app.addHook('onRequest', async (request, reply) => {
-      if (!request.url.startsWith('/api/') && request.url !== '/api') return;
+      if ((request.routeOptions.config as RouteConfig).public === true) return;
       if (check(request.headers.authorization)) return;
       return reply
         .code(401)
@@ -60,7 +65,7 @@ export function createServer(deps: ServerDeps): ApiServer {
     });
   }
 
-  app.get('/healthz', async (request, reply) => {
+  app.get('/healthz', { config: { public: true } satisfies RouteConfig }, async (request, reply) => {
     try {
       await sql`select 1`.execute(store.db);
       return { ok: true };

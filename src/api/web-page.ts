@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { FastifyReply } from 'fastify';
-import type { ApiServer } from './server.ts';
+import type { ApiServer, RouteConfig } from './server.ts';
 import { pageScript } from './web-page-script.ts';
 import { pageStyle } from './web-page-style.ts';
 
@@ -46,6 +46,7 @@ export function registerWebPage(app: ApiServer): void {
       .header('referrer-policy', 'no-referrer')
       .header('cache-control', 'no-cache')
       .send(pageHtml);
-  app.get('/', send);
-  app.get('/sessions/:id', send);
+  // The page holds no data; it asks for the token and sends it with every API call.
+  app.get('/', { config: { public: true } satisfies RouteConfig }, send);
+  app.get('/sessions/:id', { config: { public: true } satisfies RouteConfig }, send);
 }

@@ -153,6 +153,10 @@ describe('API token', () => {
     const ok = await app.inject({ url: '/api/sessions', headers: { authorization: `Bearer ${token}` } });
     expect(ok.statusCode).toBe(200);
     expect(ok.json()).toEqual({ sessions: [] });
+    // The router decodes paths; the check must follow the route, not the raw URL.
+    expect((await app.inject({ url: '/%61pi/sessions' })).statusCode).toBe(401);
+    expect((await app.inject({ url: '/api/sessions/' })).statusCode).toBe(401);
+    expect((await app.inject({ url: '/no-such-page' })).statusCode).toBe(401);
     const post = await app.inject({ method: 'POST', url: '/api/sessions', payload: { repo: 'o/r', prompt: 'p' } });
     expect(post.statusCode).toBe(401);
     expect(await fx.store.list()).toEqual([]);
@@ -161,6 +165,7 @@ describe('API token', () => {
   it('leaves the health check and the page open', async () => {
     expect((await app.inject({ url: '/healthz' })).statusCode).toBe(200);
     expect((await app.inject({ url: '/' })).statusCode).toBe(200);
+    expect((await app.inject({ url: '/sessions/abc' })).statusCode).toBe(200);
   });
 
   it('listens on loopback only without a token', () => {
