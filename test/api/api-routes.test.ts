@@ -1,5 +1,7 @@
+import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { listenAddress, type ApiServer } from '../../src/api/server.ts';
+import { createServer, listenAddress, type ApiServer } from '../../src/api/server.ts';
+import { PatchbayError } from '../../src/core/errors.ts';
 import { createApiFixture, type ApiFixture } from './api-fixture.ts';
 
 describe('session API', () => {
@@ -183,8 +185,46 @@ describe('health check with the database gone', () => {
     const res = await app.inject({ url: '/healthz' });
     expect(res.statusCode).toBe(503);
     expect(res.json()).toEqual({ ok: false, error: 'database_unavailable' });
+    await fx.close();
+  });
+});
+
+describe('errors from below', () => {
+  let fx: ApiFixture;
+  beforeAll(async () => {
+    fx = await createApiFixture();
+  });
+  afterAll(() => fx.close());
+
+  const failingServer = (error: Error) =>
+    createServer({
+      service: { ...fx.service, start: async () => Promise.reject(error) },
+      store: fx.store,
+      bus: fx.bus,
+      log: pino({ level: 'silent' }),
+    });
+
+  it('turns an unexpected error into a short 500 without the stack or message', async () => {
+    const app = failingServer(new Error('password=hunter2 at /srv/internal/path.ts:12'));
+    const res = await app.inject({ method: 'POST', url: '/api/sessions', payload: { repo: 'o/r', prompt: 'p' } });
+    expect(res.statusCode).toBe(500);
+    expect(res.json()).toEqual({ error: 'internal', message: 'internal error' });
     await app.close();
-    await fx.bus.close();
-    await fx.queue.stop();
+  });
+
+  it('maps coded errors to their status', async () => {
+    const cases: [PatchbayError, number][] = [
+      [new PatchbayError('invalid_input', 'repo is not a GitHub URL'), 400],
+      [new PatchbayError('unauthorized', 'no access to o/r'), 401],
+      [new PatchbayError('not_found', 'repo o/r not found'), 404],
+      [new PatchbayError('sandbox_failed', 'bwrap: secret detail'), 500],
+    ];
+    for (const [error, status] of cases) {
+      const app = failingServer(error);
+      const res = await app.inject({ method: 'POST', url: '/api/sessions', payload: { repo: 'o/r', prompt: 'p' } });
+      expect(res.statusCode).toBe(status);
+      expect(res.json()).toEqual({ error: error.code, message: status === 500 ? 'internal error' : error.message });
+      await app.close();
+    }
   });
 });
