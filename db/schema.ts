@@ -45,6 +45,10 @@ export interface SessionThreadsTable {
   thread_key: string | null;
   thread: Json;
   created_at: Timestamp;
+  /** Highest event seq this thread has been told about. */
+  delivered_seq: Counter;
+  /** The integration's own memory for the thread (for example the status message it edits). */
+  state: Json | null;
 }
 
 export interface SessionEventsTable {

@@ -16,6 +16,8 @@ import { createRunQueue, type RunQueue } from './sessions/run-queue.ts';
 import { createSessionService, type SessionService } from './sessions/session-service.ts';
 import { createSessionStore, type SessionStore } from './sessions/session-store.ts';
 import { startSessionWorker } from './sessions/session-worker.ts';
+import { startThreadNotifier } from './sessions/thread-notifier.ts';
+import type { IntegrationContext, IntegrationModule } from '../integrations/integration.ts';
 
 export type Patchbay = {
   config: Config;
@@ -41,6 +43,8 @@ export type StartOptions = {
   work?: boolean;
   /** Use this model instead of the configured one (tests, the demo). */
   model?: ModelProvider;
+  /** Builds the integrations (Slack, GitHub, Linear) once the session service exists. */
+  integrations?: (context: IntegrationContext) => Promise<IntegrationModule[]>;
   /** Queue tuning, for tests that kill workers. */
   queue?: { heartbeatSeconds?: number; monitorIntervalSeconds?: number; pollingIntervalSeconds?: number };
 };
@@ -68,6 +72,18 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
     const bus = await createEventBus({ url: database.url, log });
     cleanups.push(() => bus.close());
     const service = createSessionService({ store, queue, log });
+    const modules = options.integrations
+      ? await options.integrations({
+          handle: (inbound) => service.handle(inbound),
+          getSession: (id) => store.get(id),
+          findSession: (thread) => store.findByThread(thread),
+          addThread: (id, thread) => store.addThread(id, thread),
+          recordDelivery: (source, id) => store.recordDelivery(source, id),
+          log,
+          publicUrl: config.publicUrl,
+        })
+      : [];
+    const hooks = Object.assign({}, ...modules.map((m) => m.harness ?? {})) as NonNullable<IntegrationModule['harness']>;
 
     if (options.work) {
       await startSessionWorker({
@@ -85,6 +101,7 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
           log,
           limits: config.limits,
           publicUrl: config.publicUrl,
+          ...hooks,
         },
       });
       const reaper = setInterval(() => {
@@ -97,12 +114,23 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
       cleanups.push(async () => clearInterval(reaper));
     }
 
+    if (modules.length > 0) {
+      const notifier = startThreadNotifier({ store, bus, integrations: modules.map((m) => m.integration), log });
+      cleanups.push(() => notifier.close());
+    }
+
     const patchbay: Patchbay = { config, log, database, store, service, bus, queue, sandboxes, model, close };
     if (options.serve) {
       const server = createServer({ service, store, bus, log, publicUrl: config.publicUrl, ...(config.apiToken && { apiToken: config.apiToken }) });
       cleanups.push(() => server.close());
+      for (const module of modules) if (module.routes) await server.register(module.routes);
       patchbay.server = server;
       patchbay.url = await server.listen({ port: config.port, host: listenAddress(config.apiToken) });
+    }
+    for (const module of modules) {
+      if (!module.start) continue;
+      await module.start();
+      if (module.stop) cleanups.push(module.stop);
     }
     return patchbay;
   } catch (error) {

@@ -24,6 +24,22 @@ export type HarnessDeps = {
   limits?: Partial<RunLimits>;
   /** Base URL of the web page, for links in commit messages. */
   publicUrl?: string;
+  /** Environment for the host's network git calls on this repo (credentials), if it needs any. */
+  gitEnv?: (repo: string, signal: AbortSignal) => Promise<Record<string, string> | undefined>;
+  /**
+   * Opens or updates the pull request for a pushed branch (the GitHub integration). Returns the PR,
+   * or undefined when the repo is not one it publishes to. Must be idempotent per branch.
+   */
+  publish?: (input: PublishInput) => Promise<{ url: string; number: number } | undefined>;
+};
+
+export type PublishInput = {
+  session: SessionRecord;
+  branch: string;
+  baseBranch: string;
+  commit: string;
+  summary: string;
+  signal: AbortSignal;
 };
 
 /**
@@ -80,7 +96,7 @@ export async function runSession(sessionId: string, deps: HarnessDeps, signal: A
   }
 }
 
-type Workspace = { branch: string; baseCommit: string; workspaceDir: string };
+type Workspace = { branch: string; baseBranch: string; baseCommit: string; workspaceDir: string };
 
 type SettleInput = {
   session: SessionRecord;
@@ -116,7 +132,12 @@ async function settle({ session, outcome, workspace, sandbox, deps, signal, log 
       ).unread;
     case 'finished': {
       const delivered = await deliver(session, outcome.summary, workspace, sandbox, deps, signal, log);
-      const result = { summary: outcome.summary, branch: workspace.branch, ...(delivered.commit && { commit: delivered.commit }) };
+      const result = {
+        summary: outcome.summary,
+        branch: workspace.branch,
+        ...(delivered.commit && { commit: delivered.commit }),
+        ...(delivered.prUrl && { prUrl: delivered.prUrl }),
+      };
       return !(
         await store.transition(session.id, 'finish', {
           reason: delivered.commit ? `pushed ${delivered.commit.slice(0, 12)} to ${workspace.branch}` : 'finished with no changes to commit',
@@ -137,7 +158,9 @@ async function ensureWorkspace(session: SessionRecord, deps: HarnessDeps, signal
   const workspaceDir = deps.sandboxes.hostPath?.(session.id);
   if (!workspaceDir) throw new Error(`the ${deps.sandboxes.kind} sandbox has no host workspace for the harness's git work`);
   const branch = session.branch ?? branchName(session.id, session.title);
+  const env = await deps.gitEnv?.(session.repo, signal);
   const prepared = await prepareWorkspace({
+    ...(env && { env }),
     repo: session.repo,
     ...(session.baseBranch && { baseBranch: session.baseBranch }),
     branch,
@@ -155,7 +178,7 @@ async function ensureWorkspace(session: SessionRecord, deps: HarnessDeps, signal
       },
     ],
   });
-  return { branch, baseCommit: prepared.baseCommit, workspaceDir };
+  return { branch, baseBranch: prepared.baseBranch, baseCommit: prepared.baseCommit, workspaceDir };
 }
 
 /** Commits what the agent changed with the requester as author and pushes the session branch. */
@@ -167,7 +190,7 @@ async function deliver(
   deps: HarnessDeps,
   signal: AbortSignal,
   log: Logger,
-): Promise<{ commit?: string }> {
+): Promise<{ commit?: string; prUrl?: string }> {
   const { store } = deps;
   const messages = (await store.events(session.id, { types: ['user-message'] })).map((e) => e.event as EventOf<'user-message'>);
   const coAuthors = uniqueActors(messages.map((m) => m.actor)).filter((a) => a.id !== session.requester.id || a.source !== session.requester.source);
@@ -181,7 +204,9 @@ async function deliver(
   const stat = await sandbox.exec(`git diff --stat ${workspace.baseCommit} HEAD`, { signal, timeoutMs: 60_000 });
   const filesChanged = Number(/(\d+) files? changed/.exec(stat.stdout)?.[1] ?? 0);
   if (filesChanged === 0 && !committed.commit) return {};
+  const env = await deps.gitEnv?.(session.repo, signal);
   const pushed = await pushBranch({
+    ...(env && { env }),
     sandbox,
     workspaceDir: workspace.workspaceDir,
     repo: session.repo,
@@ -196,7 +221,14 @@ async function deliver(
       { event: { type: 'branch-pushed', branch: workspace.branch, commit: pushed.commit, remote: pushed.remote }, dedupeKey: `pushed:${pushed.commit}` },
     ],
   });
-  return { commit: pushed.commit };
+  const current = (await store.get(session.id)) ?? session;
+  const pr = await deps.publish?.({ session: current, branch: workspace.branch, baseBranch: workspace.baseBranch, commit: pushed.commit, summary, signal });
+  if (pr) {
+    await store.commitStep(session.id, {
+      events: [{ event: { type: 'pr-opened', url: pr.url, number: pr.number, branch: workspace.branch, commit: pushed.commit }, dedupeKey: `pr:${pushed.commit}` }],
+    });
+  }
+  return { commit: pushed.commit, ...(pr && { prUrl: pr.url }) };
 }
 
 function commitMessage(session: SessionRecord, summary: string, publicUrl?: string): string {

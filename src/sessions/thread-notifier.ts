@@ -1,0 +1,110 @@
+import { sql } from 'kysely';
+import type { Logger } from 'pino';
+import type { Integration } from '../../integrations/integration.ts';
+import { ThreadRef } from '../core/thread-ref.ts';
+import type { EventBus } from './event-bus.ts';
+import type { SessionStore } from './session-store.ts';
+
+export type ThreadNotifier = { flush(sessionId: string): Promise<void>; close(): Promise<void> };
+
+/**
+ * Tells every thread of a session what happened, through the integration of the thread's source.
+ * Each thread has a delivery cursor in the database, advanced only after its integration accepted
+ * the events, so a crash or an outage delays a reply but never loses it; on start and on a timer
+ * it catches up with threads that are behind. Threads are locked while delivering (SKIP LOCKED),
+ * so several processes never reply twice.
+ */
+export function startThreadNotifier(deps: {
+  store: SessionStore;
+  bus: EventBus;
+  integrations: Integration[];
+  log: Logger;
+  sweepMs?: number;
+}): ThreadNotifier {
+  const { store, log } = deps;
+  const db = store.db;
+  const bySource = new Map(deps.integrations.map((i) => [i.source, i]));
+  const sources = [...bySource.keys()];
+  const controller = new AbortController();
+  const running = new Map<string, Promise<void>>();
+  const again = new Set<string>();
+
+  async function deliverSession(sessionId: string): Promise<void> {
+    if (sources.length === 0) return;
+    const session = await store.get(sessionId);
+    if (!session) return;
+    await db.transaction().execute(async (trx) => {
+      const threads = await trx
+        .selectFrom('session_threads')
+        .select(['id', 'thread', 'delivered_seq', 'state'])
+        .where('session_id', '=', sessionId)
+        .where('delivered_seq', '<', session.lastSeq)
+        .where(sql<string>`thread->>'source'`, 'in', sources)
+        .forUpdate()
+        .skipLocked()
+        .execute();
+      for (const row of threads) {
+        const thread = ThreadRef.parse(row.thread);
+        const integration = bySource.get(thread.source);
+        if (!integration) continue;
+        const events = await store.events(sessionId, { afterSeq: row.delivered_seq });
+        if (events.length === 0) continue;
+        try {
+          const { state } = await integration.deliver({ session, thread, events, state: row.state ?? undefined, signal: controller.signal });
+          await trx
+            .updateTable('session_threads')
+            .set({ delivered_seq: events.at(-1)!.seq, state: state === undefined ? null : JSON.stringify(state) })
+            .where('id', '=', row.id)
+            .execute();
+        } catch (error) {
+          log.warn({ err: error, sessionId, source: thread.source }, 'could not update the thread; will retry');
+        }
+      }
+    });
+  }
+
+  function flush(sessionId: string): Promise<void> {
+    const current = running.get(sessionId);
+    if (current) {
+      again.add(sessionId);
+      return current;
+    }
+    const next = deliverSession(sessionId)
+      .catch((error: unknown) => log.error({ err: error, sessionId }, 'thread delivery failed'))
+      .finally(() => {
+        running.delete(sessionId);
+        if (again.delete(sessionId) && !controller.signal.aborted) void flush(sessionId);
+      });
+    running.set(sessionId, next);
+    return next;
+  }
+
+  async function sweep(): Promise<void> {
+    if (sources.length === 0) return;
+    const behind = await db
+      .selectFrom('session_threads')
+      .innerJoin('sessions', 'sessions.id', 'session_threads.session_id')
+      .select('sessions.id')
+      .distinct()
+      .where(sql<boolean>`session_threads.delivered_seq < sessions.last_seq`)
+      .where(sql<string>`session_threads.thread->>'source'`, 'in', sources)
+      .limit(100)
+      .execute();
+    await Promise.all(behind.map((row) => flush(row.id)));
+  }
+
+  const unsubscribe = deps.bus.subscribe('*', (notice) => void flush(notice.sessionId));
+  const timer = setInterval(() => void sweep().catch((error: unknown) => log.warn({ err: error }, 'thread sweep failed')), deps.sweepMs ?? 15_000);
+  timer.unref();
+  void sweep().catch((error: unknown) => log.warn({ err: error }, 'thread sweep failed'));
+
+  return {
+    flush,
+    async close() {
+      unsubscribe();
+      clearInterval(timer);
+      controller.abort();
+      await Promise.allSettled([...running.values()]);
+    },
+  };
+}
