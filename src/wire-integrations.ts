@@ -1,0 +1,13 @@
+import type { IntegrationContext, IntegrationModule } from '../integrations/integration.ts';
+import type { Config } from './config.ts';
+
+/**
+ * Builds the integrations the config enables. Part of the composition root: each integration adds
+ * one block here, reading only its own part of the config.
+ */
+export async function buildIntegrations(config: Config, context: IntegrationContext): Promise<IntegrationModule[]> {
+  const modules: IntegrationModule[] = [];
+  void config;
+  void context;
+  return modules;
+}
