@@ -53,10 +53,13 @@ export function createServer(deps: ServerDeps): ApiServer {
 
   if (deps.apiToken) {
     const check = createBearerCheck(deps.apiToken);
-    // Decided by the matched route, not the raw URL: the router decodes paths, so '/%61pi/...'
-    // reaches /api routes too. Routes opt out with `config: { public: true }`; unknown paths do not.
+    // Decided by the matched route pattern, not the raw URL: the router decodes paths, so
+    // '/%61pi/...' reaches /api routes too. Webhook routes (Slack, GitHub) verify their own
+    // signatures and the page is public; everything under /api needs the token.
     app.addHook('onRequest', async (request, reply) => {
-      if ((request.routeOptions.config as RouteConfig).public === true) return;
+      const route = request.routeOptions.url;
+      const needsToken = route === undefined ? false : route === '/api' || route.startsWith('/api/');
+      if (!needsToken || (request.routeOptions.config as RouteConfig).public === true) return;
       if (check(request.headers.authorization)) return;
       return reply
         .code(401)
