@@ -157,8 +157,8 @@ describe('API token', () => {
     expect(ok.json()).toEqual({ sessions: [] });
     // The router decodes paths; the check must follow the route, not the raw URL.
     expect((await app.inject({ url: '/%61pi/sessions' })).statusCode).toBe(401);
+    expect((await app.inject({ url: '/api/sessions/' })).statusCode).toBe(401);
     // Paths with no route have nothing behind them to protect; webhook routes check their own signatures.
-    expect((await app.inject({ url: '/api/sessions/' })).statusCode).toBe(404);
     expect((await app.inject({ url: '/no-such-page' })).statusCode).toBe(404);
     const post = await app.inject({ method: 'POST', url: '/api/sessions', payload: { repo: 'o/r', prompt: 'p' } });
     expect(post.statusCode).toBe(401);
