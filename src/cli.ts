@@ -1,0 +1,101 @@
+#!/usr/bin/env node
+import { execFileSync } from 'node:child_process';
+import { userInfo } from 'node:os';
+import { parseArgs } from 'node:util';
+import type { Actor } from './core/actor.ts';
+import { isPatchbayError } from './core/errors.ts';
+import { loadConfig, type Config } from './config.ts';
+import { runDemo } from './cli/demo.ts';
+import { runTask } from './cli/run-task.ts';
+import { createLogger } from './logger.ts';
+import { startPatchbay } from './main.ts';
+import { buildIntegrations } from './wire-integrations.ts';
+
+const usage = `Patchbay: a self-hostable chat-ops coding agent.
+
+Usage:
+  patchbay serve                               start the HTTP API, web page, webhooks and worker
+  patchbay run --repo <url|path> [--base <branch>] "<task>"
+                                               run one task here and stream its progress
+  patchbay demo                                run a scripted session on a temporary repo (no keys needed)
+  patchbay help
+
+Configuration comes from the environment; see the README.`;
+
+async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  switch (command) {
+    case 'serve':
+      return serve(loadConfig(process.env));
+    case 'run': {
+      const { values, positionals } = parseArgs({
+        args: rest,
+        options: { repo: { type: 'string' }, base: { type: 'string' } },
+        allowPositionals: true,
+      });
+      const task = positionals.join(' ').trim();
+      if (!values.repo || !task) {
+        process.stderr.write(`patchbay run needs --repo and a task.\n\n${usage}\n`);
+        return 2;
+      }
+      return runTask({ config: loadConfig(process.env), repo: values.repo, task, baseBranch: values.base, actor: localActor() });
+    }
+    case 'demo':
+      return runDemo({ config: loadConfig(process.env), actor: localActor() });
+    case undefined:
+    case 'help':
+    case '--help':
+    case '-h':
+      process.stdout.write(`${usage}\n`);
+      return command === undefined ? 2 : 0;
+    default:
+      process.stderr.write(`Unknown command "${command}".\n\n${usage}\n`);
+      return 2;
+  }
+}
+
+async function serve(config: Config): Promise<number> {
+  const log = createLogger(config.logLevel);
+  const app = await startPatchbay(config, {
+    log,
+    serve: true,
+    work: true,
+    integrations: (context) => buildIntegrations(config, context),
+  });
+  log.info({ url: app.url, publicUrl: config.publicUrl, model: `${app.model.name}/${app.model.model}`, sandbox: app.sandboxes.kind }, 'Patchbay is up');
+  await new Promise<void>((resolve) => {
+    const stop = (signal: string) => {
+      log.info({ signal }, 'shutting down');
+      resolve();
+    };
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+  });
+  await app.close();
+  return 0;
+}
+
+/** Who is asking, for the commit author: git's user settings, else the OS account. */
+function localActor(): Actor {
+  const gitConfig = (key: string) => {
+    try {
+      return execFileSync('git', ['config', '--get', key], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim() || undefined;
+    } catch {
+      return undefined;
+    }
+  };
+  const account = userInfo().username;
+  const email = gitConfig('user.email');
+  return { source: 'cli', id: account, name: gitConfig('user.name') ?? account, ...(email && email.includes('@') && { email }) };
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    // Known problems (bad configuration, no bubblewrap, unreachable database) get one clear line.
+    process.stderr.write(isPatchbayError(error) ? `patchbay: ${error.message}\n` : `patchbay: ${(error as Error)?.stack ?? String(error)}\n`);
+    process.exitCode = 1;
+  },
+);

@@ -1,0 +1,79 @@
+import { execFile } from 'node:child_process';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import type { Actor } from '../core/actor.ts';
+import type { Config } from '../config.ts';
+import { createScriptedProvider, type ScriptedTurn } from '../models/scripted-provider.ts';
+import { runTask } from './run-task.ts';
+
+const run = promisify(execFile);
+
+const readme = `# greeter
+
+A tiny library that greets people.
+
+## Usage
+
+\`\`\`js
+import { greet } from './app.js';
+greet('Ada'); // 'Hello, Ada!'
+\`\`\`
+
+Written by Patchbay's demo.
+`;
+
+/** The demo model: look around, write a README, check git status, report. */
+export const demoScenario: ScriptedTurn[] = [
+  { text: 'Let me look at the project first.', toolCalls: [{ name: 'list_files', input: { path: '.' } }] },
+  { toolCalls: [{ name: 'read_file', input: { path: 'app.js' } }] },
+  { text: 'It exports greet(); I will document it.', toolCalls: [{ name: 'write_file', input: { path: 'README.md', content: readme } }] },
+  { toolCalls: [{ name: 'git_status', input: {} }] },
+  { text: 'Added README.md describing greet() with a usage example; git status shows it as the only change.' },
+];
+
+/**
+ * `patchbay demo`: a temporary git repository with a bare "remote", a scripted model, and the real
+ * runner, sandbox and harness; then the remote's log of the pushed branch. Needs no keys. Uses its
+ * own database under DATA_DIR/demo so it never disturbs a running server.
+ */
+export async function runDemo(options: { config: Config; actor: Actor }): Promise<number> {
+  const root = await mkdtemp(join(tmpdir(), 'patchbay-demo-'));
+  try {
+    const remote = join(root, 'greeter.git');
+    await makeRepo(root, remote);
+    process.stdout.write(`Demo repository: ${remote}\n\n`);
+    const config: Config = { ...options.config, dataDir: join(options.config.dataDir, 'demo') };
+    await mkdir(config.dataDir, { recursive: true });
+    const code = await runTask({
+      config,
+      repo: remote,
+      task: 'Write a README for this project',
+      actor: options.actor,
+      model: createScriptedProvider({ scenario: demoScenario, model: 'demo' }),
+    });
+    if (code === 0) {
+      const { stdout } = await git(root, '--git-dir', remote, 'log', '--stat', '--format=%ncommit %h on %D%nAuthor: %an <%ae>%n%n    %s%n', '--branches=patchbay/*', '-n', '1');
+      process.stdout.write(`\nThe remote now has:\n${stdout}`);
+    }
+    return code;
+  } finally {
+    await rm(root, { recursive: true, force: true });
+  }
+}
+
+async function makeRepo(root: string, remote: string): Promise<void> {
+  const work = join(root, 'work');
+  await git(root, 'init', '--quiet', '--bare', '--initial-branch=main', remote);
+  await git(root, 'init', '--quiet', '--initial-branch=main', work);
+  await writeFile(join(work, 'app.js'), "export function greet(name) {\n  return `Hello, ${name}!`;\n}\n");
+  await writeFile(join(work, 'package.json'), '{ "name": "greeter", "type": "module", "version": "1.0.0" }\n');
+  await git(work, 'add', '.');
+  await git(work, '-c', 'user.name=Demo', '-c', 'user.email=demo@example.com', 'commit', '--quiet', '-m', 'Initial commit');
+  await git(work, 'push', '--quiet', remote, 'main');
+}
+
+function git(cwd: string, ...args: string[]) {
+  return run('git', args, { cwd, env: { PATH: '/usr/local/bin:/usr/bin:/bin', HOME: cwd, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null' } });
+}

@@ -1,0 +1,66 @@
+import type { StoredEvent } from '../core/events.ts';
+
+/** One line (or a few) for a session event in a terminal; undefined for events not worth a line. */
+export function renderEvent({ event }: StoredEvent): string | undefined {
+  switch (event.type) {
+    case 'session-created':
+      return `● Session on ${event.repo}, requested by ${event.actor.name}`;
+    case 'thread-added':
+      return `  also followed in ${event.thread.source}`;
+    case 'user-message':
+      return `» ${event.actor.name}: ${indent(event.text)}`;
+    case 'assistant-message':
+      return `◆ ${indent(event.text)}`;
+    case 'tool-start':
+      return `  → ${event.name} ${describeInput(event.input)}`;
+    case 'tool-end':
+      return event.isError ? `  ✗ ${event.name} failed: ${firstLine(event.output)}` : `  ✓ ${event.name} (${Math.round(event.durationMs)} ms)`;
+    case 'question-asked': {
+      const choices = event.choices?.length ? `\n  choices: ${event.choices.join(' | ')}` : '';
+      const recommended = event.recommended ? ` (recommended: ${event.recommended})` : '';
+      return `? ${event.question}${choices}${recommended}`;
+    }
+    case 'question-answered':
+      return `  answered by ${event.actor.name}`;
+    case 'status-changed':
+      return `  status: ${event.from} → ${event.to}${event.reason ? ` (${event.reason})` : ''}`;
+    case 'workspace-ready':
+      return `  workspace on branch ${event.branch}, from ${event.baseBranch} at ${event.baseCommit.slice(0, 12)}`;
+    case 'diff-updated':
+      return event.stat ? `  ${indent(event.stat)}` : undefined;
+    case 'check-finished':
+      return `  check ${event.name}: ${event.passed ? 'passed' : 'failed'}`;
+    case 'verification-finished':
+      return `  verification ${event.passed ? 'passed' : 'failed'}: ${event.summary}`;
+    case 'branch-pushed':
+      return `✓ pushed ${event.branch} at ${event.commit.slice(0, 12)} to ${event.remote}`;
+    case 'pr-opened':
+      return `✓ pull request #${event.number}: ${event.url}`;
+    case 'usage':
+      return undefined;
+    case 'context-compacted':
+      return `  (compacted ${event.messagesReplaced} earlier messages into a summary)`;
+    case 'error':
+      return `✗ ${event.message} [${event.code}]`;
+    default: {
+      const _never: never = event;
+      return _never;
+    }
+  }
+}
+
+function describeInput(input: unknown): string {
+  if (!input || typeof input !== 'object') return '';
+  const fields = input as Record<string, unknown>;
+  const main = fields.command ?? fields.path ?? fields.pattern ?? fields.question;
+  return typeof main === 'string' ? firstLine(main) : '';
+}
+
+function firstLine(text: string): string {
+  const line = text.trim().split('\n')[0] ?? '';
+  return line.length > 120 ? `${line.slice(0, 117)}...` : line;
+}
+
+function indent(text: string, prefix = '  '): string {
+  return text.trim().split('\n').join(`\n${prefix}`);
+}
