@@ -1,0 +1,35 @@
+import { z } from 'zod';
+
+const emptyAsUndefined = (value: unknown) => (value === '' ? undefined : value);
+
+/** Slack's settings. The integration is on when SLACK_BOT_TOKEN is set. */
+export const slackEnvSchema = z.object({
+  SLACK_BOT_TOKEN: z.preprocess(emptyAsUndefined, z.string().startsWith('xoxb-', 'must be a bot token (xoxb-…)').optional()),
+  /** HTTP mode: verifies POST /slack/events. */
+  SLACK_SIGNING_SECRET: z.preprocess(emptyAsUndefined, z.string().min(1).optional()),
+  /** Socket Mode: no public URL needed. When set, events come over the WebSocket instead of HTTP. */
+  SLACK_APP_TOKEN: z.preprocess(emptyAsUndefined, z.string().startsWith('xapp-', 'must be an app-level token (xapp-…)').optional()),
+  SLACK_API_URL: z.preprocess(emptyAsUndefined, z.url().default('https://slack.com/api/')),
+});
+export type SlackEnv = z.infer<typeof slackEnvSchema>;
+
+export type SlackConfig = {
+  botToken: string;
+  signingSecret?: string;
+  appToken?: string;
+  apiUrl: string;
+};
+
+/** The Slack part of the config, or undefined when Slack is not configured. */
+export function slackConfigFromEnv(env: SlackEnv): SlackConfig | undefined {
+  if (!env.SLACK_BOT_TOKEN) return undefined;
+  if (!env.SLACK_SIGNING_SECRET && !env.SLACK_APP_TOKEN) {
+    throw new Error('SLACK_BOT_TOKEN is set but neither SLACK_SIGNING_SECRET (HTTP events) nor SLACK_APP_TOKEN (Socket Mode) is');
+  }
+  return {
+    botToken: env.SLACK_BOT_TOKEN,
+    ...(env.SLACK_SIGNING_SECRET && { signingSecret: env.SLACK_SIGNING_SECRET }),
+    ...(env.SLACK_APP_TOKEN && { appToken: env.SLACK_APP_TOKEN }),
+    apiUrl: env.SLACK_API_URL.endsWith('/') ? env.SLACK_API_URL : `${env.SLACK_API_URL}/`,
+  };
+}
