@@ -15,6 +15,8 @@ export const Inbound = z.discriminatedUnion('kind', [
     repo: z.string().min(1),
     /** Branch to start from; the repository's default branch when absent. */
     baseBranch: z.string().min(1).optional(),
+    /** An existing branch to work on (a pull request's head); a new session branch when absent. */
+    branch: z.string().min(1).optional(),
     /** Delivery id of the webhook or event that carried this, for dedupe. */
     deliveryId: z.string().min(1).optional(),
   }),

@@ -14,7 +14,7 @@ export type PrepareWorkspaceOptions = {
   repo: string;
   /** Branch to start from; the repository's default branch when omitted. */
   baseBranch?: string;
-  /** The session's branch, created from the base. */
+  /** The session's branch: created from the base, or checked out where it is when the remote has it. */
   branch: string;
   /** Host directory that becomes the repository root (the sandbox's /workspace). */
   workspaceDir: string;
@@ -64,9 +64,14 @@ export async function prepareWorkspace(options: PrepareWorkspaceOptions): Promis
     if (baseBranch === options.branch) {
       throw new PatchbayError('invalid_input', `The session branch must differ from the base branch ${baseBranch}`);
     }
-    const baseCommit = await requireBranch(mirror, baseBranch, signal);
+    const baseTip = await requireBranch(mirror, baseBranch, signal);
+    // A branch the remote already has (a pull request's head, or a session whose workspace was
+    // reaped) is continued where it is, so the harness's push stays a fast-forward. The session's
+    // own changes are then measured from that tip.
+    const existing = await resolveBranch(mirror, options.branch, signal);
+    const baseCommit = existing ?? baseTip;
     await cloneInto(mirror, { ...options, baseBranch, baseCommit });
-    log.info({ branch: options.branch, baseBranch, baseCommit }, 'workspace prepared');
+    log.info({ branch: options.branch, baseBranch, baseCommit, existingBranch: existing !== undefined }, 'workspace prepared');
     return { baseBranch, baseCommit, reused: false };
   });
 }

@@ -39,7 +39,7 @@ export function createSessionService(deps: { store: SessionStore; queue: Pick<Ru
     return applied ? { kind: 'stopped', session: after } : { kind: 'not-running', session: after };
   }
 
-  async function start(input: { thread: ThreadRef; actor: Actor; text: string; repo: string; baseBranch?: string }): Promise<HandleResult> {
+  async function start(input: { thread: ThreadRef; actor: Actor; text: string; repo: string; baseBranch?: string; branch?: string }): Promise<HandleResult> {
     const id = newId();
     const { session } = await store.create({
       id,
@@ -49,6 +49,7 @@ export function createSessionService(deps: { store: SessionStore; queue: Pick<Ru
       requester: input.actor,
       thread: input.thread,
       ...(input.baseBranch && { baseBranch: input.baseBranch }),
+      ...(input.branch && { branch: input.branch }),
     });
     await queue.enqueue(id);
     log.info({ sessionId: id, repo: input.repo }, 'session started');

@@ -109,6 +109,7 @@ export function createSessionStore(db: Db) {
       requester: Actor;
       thread: ThreadRef;
       baseBranch?: string;
+      branch?: string;
     }): Promise<{ session: SessionRecord; events: StoredEvent[] }> {
       return db.transaction().execute(async (trx) => {
         await trx
@@ -121,6 +122,7 @@ export function createSessionStore(db: Db) {
             title: input.title,
             requester: JSON.stringify(input.requester),
             base_branch: input.baseBranch ?? null,
+            branch: input.branch ?? null,
           })
           .execute();
         await trx
