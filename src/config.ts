@@ -28,6 +28,10 @@ export const envSchema = z.object({
   SANDBOX_TTL_MINUTES: positiveInt(24 * 60),
   LOG_LEVEL: z.preprocess(emptyAsUndefined, z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info')),
   WORKER_CONCURRENCY: positiveInt(2),
+  /** Seconds without a heartbeat before a run counts as crashed and is picked up again (at least 10). */
+  QUEUE_HEARTBEAT_SECONDS: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(10).default(30)),
+  /** How often the queue looks for crashed runs. */
+  QUEUE_MONITOR_SECONDS: positiveInt(15),
   RUN_MAX_MINUTES: positiveInt(60),
   RUN_MAX_TOKENS: positiveInt(5_000_000),
   RUN_MAX_TOOL_CALLS: positiveInt(500),
@@ -43,7 +47,7 @@ export type Config = {
   logLevel: Env['LOG_LEVEL'];
   model: ModelProviderConfig & { scenarioPath?: string };
   sandbox: { kind: Env['SANDBOX']; network: Env['SANDBOX_NETWORK']; ttlMinutes: number };
-  worker: { concurrency: number };
+  worker: { concurrency: number; heartbeatSeconds: number; monitorIntervalSeconds: number };
   limits: { maxWallMs: number; maxTokens: number; maxToolCalls: number };
 };
 
@@ -67,7 +71,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     logLevel: e.LOG_LEVEL,
     model: { ...modelConfigFromEnv(e), ...(e.SCRIPTED_SCENARIO && { scenarioPath: resolve(e.SCRIPTED_SCENARIO) }) },
     sandbox: { kind: e.SANDBOX, network: e.SANDBOX_NETWORK, ttlMinutes: e.SANDBOX_TTL_MINUTES },
-    worker: { concurrency: e.WORKER_CONCURRENCY },
+    worker: { concurrency: e.WORKER_CONCURRENCY, heartbeatSeconds: e.QUEUE_HEARTBEAT_SECONDS, monitorIntervalSeconds: e.QUEUE_MONITOR_SECONDS },
     limits: { maxWallMs: e.RUN_MAX_MINUTES * 60_000, maxTokens: e.RUN_MAX_TOKENS, maxToolCalls: e.RUN_MAX_TOOL_CALLS },
   };
 }

@@ -67,7 +67,13 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
     const database = await openDatabase({ ...(config.databaseUrl && { url: config.databaseUrl }), dataDir: config.dataDir, log });
     cleanups.push(() => database.close());
     const store = createSessionStore(database.db);
-    const queue = await createRunQueue({ url: database.url, log, ...options.queue });
+    const queue = await createRunQueue({
+      url: database.url,
+      log,
+      heartbeatSeconds: config.worker.heartbeatSeconds,
+      monitorIntervalSeconds: config.worker.monitorIntervalSeconds,
+      ...options.queue,
+    });
     cleanups.push(() => queue.stop());
     const bus = await createEventBus({ url: database.url, log });
     cleanups.push(() => bus.close());
@@ -79,6 +85,7 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
           findSession: (thread) => store.findByThread(thread),
           addThread: (id, thread) => store.addThread(id, thread),
           recordDelivery: (source, id) => store.recordDelivery(source, id),
+          db: database.db,
           log,
           publicUrl: config.publicUrl,
         })

@@ -1,0 +1,111 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createSessionStore, type SessionStore } from '../../src/sessions/session-store.ts';
+import { createRemote, git, type RemoteFixture } from '../git/git-fixture.ts';
+import { waitFor } from '../helpers/patchbay-fixture.ts';
+import { createTestDatabase } from '../helpers/test-database.ts';
+
+/** Starts `patchbay serve` as its own process and resolves with the URL it listens on. */
+function startServer(env: Record<string, string>): Promise<{ child: ChildProcess; url: string }> {
+  const child = spawn(process.execPath, ['src/cli.ts', 'serve'], { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  return new Promise((resolve, reject) => {
+    let output = '';
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      const match = /"url":"(http:\/\/[^"]+)"/.exec(output);
+      if (match) resolve({ child, url: match[1]! });
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.on('exit', (code) => reject(new Error(`patchbay serve exited with ${code}:\n${output}`)));
+  });
+}
+
+describe('a worker killed with SIGKILL mid-run', () => {
+  let remote: RemoteFixture;
+  let database: Awaited<ReturnType<typeof createTestDatabase>>;
+  let store: SessionStore;
+  let dir: string;
+  const children: ChildProcess[] = [];
+
+  beforeAll(async () => {
+    remote = await createRemote();
+    database = await createTestDatabase();
+    store = createSessionStore(database.db);
+    dir = await mkdtemp(join(tmpdir(), 'patchbay-crash-'));
+  });
+  afterAll(async () => {
+    for (const child of children) child.kill('SIGKILL');
+    await database.close();
+    await remote.cleanup();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('resumes after a restart and finishes with one copy of each event', { timeout: 120_000 }, async () => {
+    const scenario = {
+      turns: [
+        { text: 'Running the slow step.', toolCalls: [{ id: 'call_slow', name: 'run_shell', input: { command: 'echo run >> runs.log; sleep 3; echo slow step done' } }] },
+        { toolCalls: [{ id: 'call_write', name: 'write_file', input: { path: 'RESULT.md', content: 'survived a crash\n' } }] },
+        { text: 'Finished after the restart.' },
+      ],
+    };
+    const scenarioPath = join(dir, 'scenario.json');
+    await writeFile(scenarioPath, JSON.stringify(scenario));
+    const env = {
+      DATABASE_URL: database.url,
+      DATA_DIR: join(dir, 'data'),
+      PORT: '0',
+      MODEL_PROVIDER: 'scripted',
+      SCRIPTED_SCENARIO: scenarioPath,
+      LOG_LEVEL: 'info',
+      QUEUE_HEARTBEAT_SECONDS: '10',
+      QUEUE_MONITOR_SECONDS: '1',
+    };
+
+    const first = await startServer(env);
+    children.push(first.child);
+    const created = await fetch(`${first.url}/api/sessions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ repo: remote.remote, prompt: 'Survive a crash', author: { name: 'Alice', email: 'alice@example.com' } }),
+    });
+    expect(created.status).toBe(201);
+    const { id } = (await created.json()) as { id: string };
+
+    await waitFor(async () => (await store.events(id, { types: ['tool-start'] })).length > 0, 'the slow step to start');
+    first.child.kill('SIGKILL');
+    await new Promise((resolve) => first.child.once('exit', resolve));
+    expect((await store.get(id))?.status).toBe('running');
+
+    const second = await startServer(env);
+    children.push(second.child);
+    const done = await waitFor(async () => {
+      const session = await store.get(id);
+      return session && ['completed', 'failed'].includes(session.status) ? session : undefined;
+    }, 'the session to finish after the restart', 90_000);
+    expect(done.status).toBe('completed');
+    expect(done.result?.summary).toBe('Finished after the restart.');
+
+    const events = await store.events(id);
+    expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
+    const count = (type: string) => events.filter((e) => e.event.type === type).length;
+    expect(count('workspace-ready')).toBe(1);
+    expect(count('tool-start')).toBe(2);
+    expect(count('tool-end')).toBe(2);
+    expect(count('assistant-message')).toBe(2);
+    expect(count('usage')).toBe(3);
+    expect(count('branch-pushed')).toBe(1);
+    const transcript = await store.transcript(id);
+    expect(transcript.filter((m) => m.message.role === 'tool').map((m) => m.message.role === 'tool' && m.message.toolCallId)).toEqual(['call_slow', 'call_write']);
+
+    // The interrupted command ran again after the restart; its result was recorded once.
+    const tip = await remote.remoteBranch(done.branch!);
+    expect(await git(remote.remote, 'show', `${tip}:RESULT.md`)).toBe('survived a crash');
+    expect((await git(remote.remote, 'show', `${tip}:runs.log`)).split('\n')).toEqual(['run', 'run']);
+    second.child.kill('SIGTERM');
+    await new Promise((resolve) => second.child.once('exit', resolve));
+  });
+});
