@@ -3,14 +3,16 @@ import type { Sandbox } from '../../sandbox/sandbox.ts';
 import type { Actor } from '../core/actor.ts';
 import { describeError } from '../core/errors.ts';
 import type { EventOf, StoredEvent } from '../core/events.ts';
+import { truncateToolOutput } from '../models/context-budget.ts';
 import type { ModelMessage, ModelProvider, ToolCall, ToolSpec } from '../models/model-provider.ts';
 import type { PendingQuestion } from '../sessions/session-record.ts';
 import type { SessionStore } from '../sessions/session-store.ts';
+import { compactEntries } from './context-compaction.ts';
 import { createLoopGuard } from './loop-guard.ts';
 import type { ToolContext, ToolOutput } from './tool.ts';
 
 /** The part of the store the runner writes through. */
-export type RunnerStore = Pick<SessionStore, 'get' | 'transcript' | 'events' | 'commitStep'>;
+export type RunnerStore = Pick<SessionStore, 'get' | 'transcript' | 'events' | 'commitStep' | 'replaceTranscript'>;
 
 export type ToolExecutor = {
   specs(): ToolSpec[];
@@ -25,6 +27,14 @@ export type RunLimits = {
   maxToolCalls: number;
   maxOutputTokens: number;
   maxRepeatedFailures: number;
+  /**
+   * Tool output longer than this is cut (head and tail kept, with a note saying what was cut and
+   * how to see more) before it joins the transcript. The tool registry has its own, higher cap
+   * (about 32k); keep this one below it so this is the limit that applies.
+   */
+  maxToolOutputChars: number;
+  /** Compact older turns into a summary once the transcript uses this share of the model's window. */
+  compactAt: number;
 };
 
 export const defaultRunLimits: RunLimits = {
@@ -33,6 +43,8 @@ export const defaultRunLimits: RunLimits = {
   maxToolCalls: 500,
   maxOutputTokens: 16_000,
   maxRepeatedFailures: 3,
+  maxToolOutputChars: 30_000,
+  compactAt: 0.75,
 };
 
 export type RunOutcome =
@@ -76,17 +88,24 @@ export async function runAgent(input: RunInput): Promise<RunOutcome> {
 
   const entries = await store.transcript(sessionId);
   const messages: ModelMessage[] = entries.map((e) => e.message);
-  let consumedSeq = Math.max(0, ...entries.map((e) => e.eventSeq ?? 0));
+  // In step with `messages`: the user-message event each one consumed, kept through compaction.
+  const seqs: (number | null)[] = entries.map((e) => e.eventSeq);
+  let consumedSeq = Math.max(0, ...seqs.map((s) => s ?? 0));
+  // Turn numbers key events' dedupe; compaction removes assistant messages, so count from the log.
+  const turnsInLog = (await store.events(sessionId, { types: ['usage'] })).map((e) => (e.event.type === 'usage' ? e.event.turn + 1 : 0));
+  const firstTurn = Math.max(messages.filter((m) => m.role === 'assistant').length, ...turnsInLog);
 
-  const newUserMessages = async () =>
-    (await store.events(sessionId, { afterSeq: consumedSeq, types: ['user-message'] })) as (StoredEvent & {
+  const newUserMessagesAfter = async (afterSeq: number) =>
+    (await store.events(sessionId, { afterSeq, types: ['user-message'] })) as (StoredEvent & {
       event: EventOf<'user-message'>;
     })[];
+  const newUserMessages = () => newUserMessagesAfter(consumedSeq);
 
   const record = async (step: Parameters<RunnerStore['commitStep']>[1]) => {
     await store.commitStep(sessionId, step);
     for (const m of step.messages ?? []) {
       messages.push(m.message);
+      seqs.push(m.eventSeq ?? null);
       if (m.eventSeq) consumedSeq = Math.max(consumedSeq, m.eventSeq);
     }
   };
@@ -94,7 +113,8 @@ export async function runAgent(input: RunInput): Promise<RunOutcome> {
   const executeCall = async (call: ToolCall): Promise<ToolOutput> => {
     await record({ events: [{ event: { type: 'tool-start', callId: call.id, name: call.name, input: call.input }, dedupeKey: `tool-start:${call.id}` }] });
     const started = now();
-    const output = await tools.execute(call, ctx);
+    const raw = await tools.execute(call, ctx);
+    const output = { ...raw, content: truncateToolOutput(raw.content, limits.maxToolOutputChars) };
     toolCallCount += 1;
     await record({
       messages: [{ message: { role: 'tool', toolCallId: call.id, name: call.name, content: output.content, isError: output.isError ?? false } }],
@@ -113,6 +133,44 @@ export async function runAgent(input: RunInput): Promise<RunOutcome> {
       ],
     });
     return output;
+  };
+
+  /**
+   * Before a model turn: when the transcript nears the window, older turns become one summary turn.
+   * Transcript, context-compacted event and the summary call's usage land in one transaction, so a
+   * crash leaves either the old transcript or the new one. Returns false if the run was stopped.
+   */
+  const compact = async (turn: number): Promise<boolean> => {
+    const compaction = await compactEntries({
+      entries: messages.map((message, i) => ({ message, eventSeq: seqs[i] ?? null })),
+      model,
+      system: input.system,
+      tools: tools.specs(),
+      maxOutputTokens: limits.maxOutputTokens,
+      threshold: limits.compactAt,
+      peopleUpTo: async (seq) => (await newUserMessagesAfter(0)).filter((e) => e.seq <= seq),
+      quote: (e) => quote(e.event.actor, e.at, e.event.text),
+      signal,
+      log,
+    });
+    if (signal.aborted) return false;
+    if (!compaction) return true;
+    const { usage } = compaction;
+    const spent = usage.inputTokens + usage.outputTokens + usage.cacheReadTokens + usage.cacheWriteTokens;
+    tokensUsed += spent;
+    await store.replaceTranscript(
+      sessionId,
+      compaction.entries,
+      [
+        { event: { type: 'context-compacted', summary: compaction.summary, messagesReplaced: compaction.replaced } },
+        ...(spent > 0 ? [{ event: { type: 'usage' as const, turn, model: model.model, ...usage } }] : []),
+      ],
+      usage,
+    );
+    messages.splice(0, messages.length, ...compaction.entries.map((e) => e.message));
+    seqs.splice(0, seqs.length, ...compaction.entries.map((e) => e.eventSeq));
+    log.info({ replaced: compaction.replaced, kept: messages.length - 1, modelSummary: compaction.modelSummary }, 'context compacted');
+    return true;
   };
 
   try {
@@ -140,7 +198,7 @@ export async function runAgent(input: RunInput): Promise<RunOutcome> {
       }
     }
 
-    for (let turn = messages.filter((m) => m.role === 'assistant').length; ; turn++) {
+    for (let turn = firstTurn; ; turn++) {
       if (signal.aborted || (await store.get(sessionId))?.status === 'cancelled') return { kind: 'cancelled' };
 
       const inbox = await newUserMessages();
@@ -160,6 +218,8 @@ export async function runAgent(input: RunInput): Promise<RunOutcome> {
       if (elapsed > limits.maxWallMs) return budget(`the run reached its time limit of ${Math.round(limits.maxWallMs / 60_000)} minutes`);
       if (tokensUsed > limits.maxTokens) return budget(`the run used ${tokensUsed} tokens, over its limit of ${limits.maxTokens}`);
       if (toolCallCount >= limits.maxToolCalls) return budget(`the run made ${toolCallCount} tool calls, its limit`);
+
+      if (!(await compact(turn))) return { kind: 'cancelled' };
 
       const result = await model.runTurn({
         system: input.system,

@@ -282,8 +282,16 @@ export function createSessionStore(db: Db) {
       });
     },
 
-    /** Replaces the transcript (after compaction) in one transaction. */
-    async replaceTranscript(sessionId: string, messages: { message: ModelMessage; eventSeq?: number | null }[], events: NewEvent[]): Promise<void> {
+    /**
+     * Replaces the transcript (after compaction) in one transaction, with its events and the usage
+     * of the summarizing call, if any.
+     */
+    async replaceTranscript(
+      sessionId: string,
+      messages: { message: ModelMessage; eventSeq?: number | null }[],
+      events: NewEvent[],
+      usage?: Usage,
+    ): Promise<void> {
       await db.transaction().execute(async (trx) => {
         await lockSession(trx, sessionId);
         await trx.deleteFrom('session_messages').where('session_id', '=', sessionId).execute();
@@ -294,6 +302,18 @@ export function createSessionStore(db: Db) {
             .execute();
         }
         await appendEvents(trx, sessionId, events);
+        if (usage) {
+          await trx
+            .updateTable('sessions')
+            .set({
+              input_tokens: sql<number>`input_tokens + ${usage.inputTokens}`,
+              output_tokens: sql<number>`output_tokens + ${usage.outputTokens}`,
+              cache_read_tokens: sql<number>`cache_read_tokens + ${usage.cacheReadTokens}`,
+              cache_write_tokens: sql<number>`cache_write_tokens + ${usage.cacheWriteTokens}`,
+            })
+            .where('id', '=', sessionId)
+            .execute();
+        }
       });
     },
 
