@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { EventOf, StoredEvent } from '../core/events.ts';
-import { compactTranscript, estimateMessageTokens } from '../models/context-budget.ts';
+import { compactTranscript, estimateMessageTokens, summaryPrefix } from '../models/context-budget.ts';
 import { addUsage } from '../models/model-catalog.ts';
 import { zeroUsage, type ModelMessage, type ModelProvider, type ToolSpec, type Usage } from '../models/model-provider.ts';
 
@@ -119,7 +119,7 @@ export function renderTranscript(messages: readonly ModelMessage[]): string {
     .map((m) => {
       switch (m.role) {
         case 'user':
-          return `## User\n${clip(m.content, CLIP_OTHER)}`;
+          return `## User\n${clip(withoutPeople(m.content), CLIP_OTHER)}`;
         case 'assistant': {
           const calls = (m.toolCalls ?? []).map((c) => `- call ${c.name} ${clip(JSON.stringify(c.input) ?? '', 500)}`);
           return [`## Assistant`, m.content ? clip(m.content, CLIP_OTHER) : '', ...calls].filter(Boolean).join('\n');
@@ -143,8 +143,11 @@ export function extractiveSummary(messages: readonly ModelMessage[]): string {
   const counts = new Map<string, number>();
   for (const c of calls) counts.set(c.name, (counts.get(c.name) ?? 0) + 1);
   const lines = [`(An extract: the summary call failed. ${messages.length} earlier messages were replaced.)`];
-  const notes = messages.flatMap((m) => (m.role === 'user' && !m.content.startsWith('Message from ') ? [clip(m.content, 1_000)] : []));
-  if (notes.length) lines.push('', 'Earlier notes:', ...notes.map((n) => `- ${n}`));
+  // People's messages are added verbatim by the caller; what else is worth keeping is an earlier summary.
+  const earlier = messages.flatMap((m) =>
+    m.role === 'user' && m.content.startsWith(summaryPrefix) ? [clip(withoutPeople(m.content).slice(summaryPrefix.length).trim(), 4_000)] : [],
+  );
+  if (earlier.length) lines.push('', 'Earlier summary:', ...earlier);
   if (said.length) lines.push('', 'What you said (latest last):', ...said.slice(-10).map((s) => `- ${s}`));
   if (calls.length) {
     lines.push('', `Tool calls: ${[...counts].map(([name, n]) => `${name} ×${n}`).join(', ')}. The latest:`);
@@ -153,12 +156,21 @@ export function extractiveSummary(messages: readonly ModelMessage[]): string {
   return lines.join('\n');
 }
 
+const PEOPLE_HEADING = 'Messages from people up to this point, verbatim:';
+
+/** An earlier summary without its people section: the new summary repeats that section in full. */
+function withoutPeople(content: string): string {
+  if (!content.startsWith(summaryPrefix)) return content;
+  const at = content.indexOf(`\n\n${PEOPLE_HEADING}`);
+  return at < 0 ? content : content.slice(0, at);
+}
+
 function peopleSection(people: readonly PeopleMessage[], quote: (m: PeopleMessage) => string): string {
   const shown = people.length > MAX_PEOPLE ? [people[0]!, ...people.slice(-(MAX_PEOPLE - 1))] : [...people];
   const omitted = people.length - shown.length;
   const body = shown.map((m) => clip(quote(m), CLIP_PERSON));
   if (omitted > 0) body.splice(1, 0, `[${omitted} further message(s) from people are in the session log]`);
-  return `Messages from people up to this point, verbatim:\n\n${body.join('\n\n')}`;
+  return `${PEOPLE_HEADING}\n\n${body.join('\n\n')}`;
 }
 
 function clip(text: string, max: number): string {
