@@ -6,6 +6,7 @@ import type { SessionService } from '../sessions/session-service.ts';
 import type { SessionStore } from '../sessions/session-store.ts';
 import { actorFrom, CreateSessionBody, EventsQuery, ListQuery, SendMessageBody, SeqParam, StopBody } from './api-schemas.ts';
 import { streamEvents } from './event-stream.ts';
+import { sessionCost } from './session-cost.ts';
 import type { ApiServer } from './server.ts';
 
 export type SessionRoutesDeps = {
@@ -61,7 +62,8 @@ export function registerSessionRoutes(app: ApiServer, deps: SessionRoutesDeps): 
 
   app.get<IdParams>('/api/sessions/:id', async (request) => {
     const session = await mustGet(request.params.id);
-    return { ...session, threads: await store.threads(session.id), url: sessionUrl(request, session.id) };
+    const [threads, usageEvents] = await Promise.all([store.threads(session.id), store.events(session.id, { types: ['usage'] })]);
+    return { ...session, threads, cost: sessionCost(usageEvents), url: sessionUrl(request, session.id) };
   });
 
   app.get<IdParams>('/api/sessions/:id/events', async (request, reply) => {

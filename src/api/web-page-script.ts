@@ -46,6 +46,11 @@ function timeEl(iso) {
     d.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit', second: '2-digit' }));
 }
 function dateText(iso) { var d = new Date(iso); return isNaN(d.getTime()) ? '' : d.toLocaleString(); }
+// List-price estimate; null when a model's price is unknown.
+function costText(c) {
+  if (!c || c.usd === null || c.usd === undefined) return 'cost unknown';
+  return '\u2248 $' + (c.usd > 0 && c.usd < 0.01 ? c.usd.toFixed(4) : c.usd.toFixed(2));
+}
 function tokens(n) { return n >= 10000 ? (n / 1000).toFixed(1).replace(/\.0$/, '') + 'k' : String(n); }
 function badge(status) { return h('span', { class: 'badge s-' + status, 'data-status': status }, status); }
 function setConn(text) { connEl.textContent = text || ''; }
@@ -228,7 +233,8 @@ function renderHeader(ctx, s) {
   row('Branch', branch ? branch + (baseBranch ? ' (from ' + baseBranch + ')' : '') : (baseBranch ? 'from ' + baseBranch : null));
   row('Started by', s.requester.name + ' \u00b7 ' + dateText(s.createdAt));
   row('Usage', tokens(u.inputTokens) + ' in \u00b7 ' + tokens(u.outputTokens) + ' out' +
-    (u.cacheReadTokens || u.cacheWriteTokens ? ' \u00b7 cache ' + tokens(u.cacheReadTokens) + ' read / ' + tokens(u.cacheWriteTokens) + ' written' : ''));
+    (u.cacheReadTokens || u.cacheWriteTokens ? ' \u00b7 cache ' + tokens(u.cacheReadTokens) + ' read / ' + tokens(u.cacheWriteTokens) + ' written' : '') +
+    ' \u00b7 ' + costText(s.cost));
   if (prUrl) row('Pull request', h('a', { href: prUrl, target: '_blank', rel: 'noopener noreferrer', id: 'pr-link' }, prUrl));
   if (s.error) row('Error', h('span', { class: 'notice' }, s.error));
   append(ctx.header, [

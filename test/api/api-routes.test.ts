@@ -78,6 +78,29 @@ describe('session API', () => {
     expect((await app.inject({ url: '/api/nothing-here' })).statusCode).toBe(404);
   });
 
+  it('estimates the session cost from its usage events, per model, and gives null when a price is unknown', async () => {
+    const { id } = (await create({ repo: 'o/r', prompt: 'cost me' })).json();
+    expect((await app.inject({ url: `/api/sessions/${id}` })).json().cost).toEqual({ usd: 0, byModel: [] });
+
+    const usage = (turn: number, model: string, inputTokens: number, outputTokens: number, cacheReadTokens = 0) => ({
+      event: { type: 'usage' as const, turn, model, inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens: 0 },
+    });
+    // Sonnet 4.5 at $3 / $15 per million; GPT-5 at $1.25 in, $0.125 cached, $10 out.
+    await fx.store.commitStep(id, { events: [usage(0, 'claude-sonnet-4-5', 600_000, 60_000), usage(1, 'claude-sonnet-4-5', 400_000, 40_000)] });
+    await fx.store.commitStep(id, { events: [usage(2, 'openai/gpt-5', 200_000, 10_000, 100_000)] });
+    const cost = (await app.inject({ url: `/api/sessions/${id}` })).json().cost as { usd: number; byModel: { model: string; usd: number }[] };
+    expect(cost.usd).toBeCloseTo(4.5 + 0.125 + 0.0125 + 0.1, 9);
+    expect(cost.byModel.map((m) => [m.model, Number(m.usd.toFixed(4))])).toEqual([
+      ['claude-sonnet-4-5', 4.5],
+      ['openai/gpt-5', 0.2375],
+    ]);
+
+    await fx.store.commitStep(id, { events: [usage(3, 'my-local-llama', 1_000, 100)] });
+    const partial = (await app.inject({ url: `/api/sessions/${id}` })).json().cost as { usd: number | null; byModel: { model: string; usd: number | null }[] };
+    expect(partial.usd).toBeNull();
+    expect(partial.byModel.find((m) => m.model === 'my-local-llama')).toMatchObject({ usd: null, usage: { inputTokens: 1_000, outputTokens: 100 } });
+  });
+
   it('returns the event log as JSON for scripts, optionally after a seq', async () => {
     const { id } = (await create({ repo: 'o/r', prompt: 'events' })).json();
     await fx.store.append(id, [{ event: { type: 'assistant-message', text: 'on it', turn: 0 } }]);

@@ -69,7 +69,8 @@ describe.skipIf(!haveChromium)('web page in Chromium', () => {
       { event: { type: 'tool-end', callId: 'c1', name: 'shell', isError: true, output: 'FAIL utils/date.test.ts\n  expected 2024-03-10 to equal 2024-03-11', durationMs: 2340 } },
       { event: { type: 'question-asked', questionId: 'q1', question: 'Should I pin the timezone to UTC in the test setup?', choices: ['Pin to UTC', 'Mock the clock'], recommended: 'Pin to UTC' } },
     ]);
-    await fx.store.commitStep(id, { usage: { inputTokens: 12_400, outputTokens: 830, cacheReadTokens: 0, cacheWriteTokens: 0 } });
+    const usage = { inputTokens: 12_400, outputTokens: 830, cacheReadTokens: 0, cacheWriteTokens: 0 };
+    await fx.store.commitStep(id, { usage, events: [{ event: { type: 'usage', turn: 0, model: 'claude-sonnet-4-5', ...usage } }] });
     await fx.store.append(id, [
       { event: { type: 'branch-pushed', branch: 'patchbay/fix-flaky-date', commit: 'fedcba9876543210', remote: 'origin' } },
       { event: { type: 'pr-opened', url: 'https://github.com/acme/widgets/pull/42', number: 42, branch: 'patchbay/fix-flaky-date', commit: 'fedcba9876543210' } },
@@ -88,6 +89,8 @@ describe.skipIf(!haveChromium)('web page in Chromium', () => {
     await page.locator('.ev-question-asked button', { hasText: 'Pin to UTC' }).waitFor();
     await expect(page.locator('.ev-pr-opened a').getAttribute('href')).resolves.toBe('https://github.com/acme/widgets/pull/42');
     await page.locator('#header', { hasText: '12.4k in' }).waitFor();
+    // 12,400 in at $3 and 830 out at $15 per million tokens.
+    await page.locator('#header', { hasText: '830 out \u00b7 \u2248 $0.05' }).waitFor();
     await page.locator('#header', { hasText: 'patchbay/fix-flaky-date' }).waitFor();
 
     // A follow-up from the composer lands in the log with its author, and comes back on the stream.
