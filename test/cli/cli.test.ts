@@ -1,0 +1,99 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createRemote, git, type RemoteFixture } from '../git/git-fixture.ts';
+import { createTestDatabase } from '../helpers/test-database.ts';
+
+const exec = promisify(execFile);
+
+type Result = { code: number; stdout: string; stderr: string };
+
+async function patchbay(args: string[], env: Record<string, string>): Promise<Result> {
+  try {
+    const { stdout, stderr } = await exec(process.execPath, ['src/cli.ts', ...args], {
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: tmpdir(), ...env },
+      timeout: 60_000,
+    });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const e = error as { code: number; stdout: string; stderr: string };
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+  }
+}
+
+describe('the patchbay command', () => {
+  let database: Awaited<ReturnType<typeof createTestDatabase>>;
+  let dir: string;
+  let remote: RemoteFixture;
+  let env: Record<string, string>;
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    dir = await mkdtemp(join(tmpdir(), 'patchbay-cli-'));
+    remote = await createRemote();
+    env = { DATABASE_URL: database.url, DATA_DIR: join(dir, 'data') };
+  });
+  afterAll(async () => {
+    await database.close();
+    await remote.cleanup();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('demo: a scripted session writes a README, and the remote has the commit', async () => {
+    const result = await patchbay(['demo'], env);
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain('→ write_file README.md');
+    expect(result.stdout).toContain('→ git_status');
+    expect(result.stdout).toMatch(/✓ pushed patchbay\/[0-9a-f]{8}-write-a-readme-for-this-project at [0-9a-f]{12}/);
+    expect(result.stdout).toContain('The remote now has:');
+    expect(result.stdout).toMatch(/README\.md \| 12 \+{12}/);
+  });
+
+  it('run: streams the session and exits 0 with the pushed branch', async () => {
+    const scenario = join(dir, 'fix.json');
+    await writeFile(
+      scenario,
+      JSON.stringify({
+        turns: [
+          { toolCalls: [{ name: 'edit_file', input: { path: 'README.md', old_string: '# demo', new_string: '# Demo project' } }] },
+          { text: 'Capitalised the title.' },
+        ],
+      }),
+    );
+    const result = await patchbay(['run', '--repo', remote.remote, 'Capitalise the title'], { ...env, MODEL_PROVIDER: 'scripted', SCRIPTED_SCENARIO: scenario });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain('» ');
+    expect(result.stdout).toContain('◆ Capitalised the title.');
+    const branch = /Done\. Branch (\S+) at ([0-9a-f]{12})\./.exec(result.stdout);
+    expect(branch).not.toBeNull();
+    expect(await git(remote.remote, 'show', `${branch![1]}:README.md`)).toBe('# Demo project');
+  });
+
+  it('run: a question with no terminal to ask at exits 3 and leaves the session waiting', async () => {
+    const scenario = join(dir, 'ask.json');
+    await writeFile(scenario, JSON.stringify({ turns: [{ toolCalls: [{ name: 'ask_user', input: { question: 'Which license?', choices: ['MIT', 'Apache-2.0'] } }] }] }));
+    const result = await patchbay(['run', '--repo', remote.remote, 'Add a license'], { ...env, MODEL_PROVIDER: 'scripted', SCRIPTED_SCENARIO: scenario });
+    expect(result.code).toBe(3);
+    expect(result.stdout).toContain('? Which license?');
+    expect(result.stdout).toContain('choices: MIT | Apache-2.0');
+    expect(result.stdout).toContain('stays waiting');
+  });
+
+  it('refuses a bad configuration with one clear line per problem', async () => {
+    const result = await patchbay(['serve'], { ...env, PORT: 'abc', SANDBOX: 'docker' });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/^patchbay: Invalid configuration:\n {2}PORT: .+\n {2}SANDBOX: .+\n$/);
+  });
+
+  it('explains usage for a missing argument or an unknown command', async () => {
+    expect((await patchbay(['run', 'do something'], env)).code).toBe(2);
+    const unknown = await patchbay(['launch'], env);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain('Unknown command "launch"');
+    expect((await patchbay(['help'], env)).stdout).toContain('patchbay demo');
+  });
+});

@@ -1,0 +1,58 @@
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.ts';
+import { PatchbayError } from '../../src/core/errors.ts';
+
+describe('loadConfig', () => {
+  it('fills defaults for an empty environment', () => {
+    const config = loadConfig({});
+    expect(config).toMatchObject({
+      port: 3000,
+      publicUrl: 'http://localhost:3000',
+      logLevel: 'info',
+      model: { provider: 'scripted' },
+      sandbox: { kind: 'local', network: 'none', ttlMinutes: 1440 },
+      worker: { concurrency: 2, heartbeatSeconds: 30 },
+    });
+    expect(config.databaseUrl).toBeUndefined();
+    expect(config.apiToken).toBeUndefined();
+    expect(config.dataDir).toMatch(/\.patchbay$/);
+  });
+
+  it('reads the values given, treating empty strings as unset', () => {
+    const config = loadConfig({
+      PORT: '8080',
+      PUBLIC_URL: 'https://patchbay.example.com/',
+      DATABASE_URL: 'postgres://u@db:5432/patchbay',
+      PATCHBAY_API_TOKEN: 'a-long-enough-token',
+      SANDBOX: 'unsafe-local',
+      SANDBOX_NETWORK: 'host',
+      MODEL_PROVIDER: 'anthropic',
+      MODEL: 'claude-sonnet-4-6',
+      ANTHROPIC_API_KEY: 'sk-ant-test',
+      LOG_LEVEL: '',
+    });
+    expect(config).toMatchObject({
+      port: 8080,
+      publicUrl: 'https://patchbay.example.com',
+      databaseUrl: 'postgres://u@db:5432/patchbay',
+      apiToken: 'a-long-enough-token',
+      sandbox: { kind: 'unsafe-local', network: 'host' },
+      model: { provider: 'anthropic', model: 'claude-sonnet-4-6', apiKey: 'sk-ant-test' },
+      logLevel: 'info',
+    });
+  });
+
+  it('fails with one line per bad or missing value, naming each variable', () => {
+    let error: unknown;
+    try {
+      loadConfig({ PORT: 'eighty', DATABASE_URL: 'mysql://x', SANDBOX: 'docker', PATCHBAY_API_TOKEN: 'short', MODEL_PROVIDER: 'gpt' });
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).toBeInstanceOf(PatchbayError);
+    const lines = (error as PatchbayError).message.split('\n');
+    expect(lines[0]).toBe('Invalid configuration:');
+    expect(lines.slice(1).map((l) => l.trim().split(':')[0]).sort()).toEqual(['DATABASE_URL', 'MODEL_PROVIDER', 'PATCHBAY_API_TOKEN', 'PORT', 'SANDBOX']);
+    expect((error as PatchbayError).code).toBe('config_invalid');
+  });
+});
