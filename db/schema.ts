@@ -7,6 +7,8 @@ export interface Database {
   session_events: SessionEventsTable;
   session_messages: SessionMessagesTable;
   deliveries: DeliveriesTable;
+  slack_pending_tasks: SlackPendingTasksTable;
+  slack_posts: SlackPostsTable;
 }
 
 type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
@@ -74,4 +76,23 @@ export interface DeliveriesTable {
   source: string;
   delivery_id: string;
   received_at: Timestamp;
+}
+
+/** A Slack request waiting for its repository (no repo named, or several to choose from). */
+export interface SlackPendingTasksTable {
+  thread_key: string;
+  thread: Json;
+  text: string;
+  actor: Json;
+  /** The repos offered when the message named several; null when it named none. */
+  candidates: Json | null;
+  created_at: Timestamp;
+}
+
+/** Messages Patchbay posted in a Slack thread, by purpose (status, a question, the final reply). */
+export interface SlackPostsTable {
+  thread_key: string;
+  post_key: string;
+  ts: string;
+  created_at: Timestamp;
 }

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { PatchbayError } from './core/errors.ts';
 import type { ModelProviderConfig } from './models/create-model-provider.ts';
 import { modelConfigFromEnv, modelEnvSchema } from './models/model-config.ts';
+import { slackConfigFromEnv, slackEnvSchema, type SlackConfig } from '../integrations/slack/slack-env.ts';
 
 const emptyAsUndefined = (value: unknown) => (value === '' ? undefined : value);
 const optionalString = z.preprocess(emptyAsUndefined, z.string().optional());
@@ -35,7 +36,7 @@ export const envSchema = z.object({
   RUN_MAX_MINUTES: positiveInt(60),
   RUN_MAX_TOKENS: positiveInt(5_000_000),
   RUN_MAX_TOOL_CALLS: positiveInt(500),
-}).extend(modelEnvSchema.shape);
+}).extend(modelEnvSchema.shape).extend(slackEnvSchema.shape);
 export type Env = z.infer<typeof envSchema>;
 
 export type Config = {
@@ -49,6 +50,8 @@ export type Config = {
   sandbox: { kind: Env['SANDBOX']; network: Env['SANDBOX_NETWORK']; ttlMinutes: number };
   worker: { concurrency: number; heartbeatSeconds: number; monitorIntervalSeconds: number };
   limits: { maxWallMs: number; maxTokens: number; maxToolCalls: number };
+  /** Present when SLACK_BOT_TOKEN is set. */
+  slack?: SlackConfig;
 };
 
 /**
@@ -73,5 +76,10 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     sandbox: { kind: e.SANDBOX, network: e.SANDBOX_NETWORK, ttlMinutes: e.SANDBOX_TTL_MINUTES },
     worker: { concurrency: e.WORKER_CONCURRENCY, heartbeatSeconds: e.QUEUE_HEARTBEAT_SECONDS, monitorIntervalSeconds: e.QUEUE_MONITOR_SECONDS },
     limits: { maxWallMs: e.RUN_MAX_MINUTES * 60_000, maxTokens: e.RUN_MAX_TOKENS, maxToolCalls: e.RUN_MAX_TOOL_CALLS },
+    ...withSlack(slackConfigFromEnv(e)),
   };
+}
+
+function withSlack(slack: SlackConfig | undefined): { slack?: SlackConfig } {
+  return slack ? { slack } : {};
 }

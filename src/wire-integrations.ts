@@ -1,5 +1,6 @@
 import type { IntegrationContext, IntegrationModule } from '../integrations/integration.ts';
 import type { Config } from './config.ts';
+import { createSlackModule } from '../integrations/slack/slack-module.ts';
 
 /**
  * Builds the integrations the config enables. Part of the composition root: each integration adds
@@ -7,6 +8,7 @@ import type { Config } from './config.ts';
  */
 export async function buildIntegrations(config: Config, context: IntegrationContext): Promise<IntegrationModule[]> {
   const modules: IntegrationModule[] = [];
+  if (config.slack) modules.push(createSlackModule({ config: config.slack, context }));
   void config;
   void context;
   return modules;

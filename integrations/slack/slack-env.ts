@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { PatchbayError } from '../../src/core/errors.ts';
 
 const emptyAsUndefined = (value: unknown) => (value === '' ? undefined : value);
 
@@ -24,7 +25,7 @@ export type SlackConfig = {
 export function slackConfigFromEnv(env: SlackEnv): SlackConfig | undefined {
   if (!env.SLACK_BOT_TOKEN) return undefined;
   if (!env.SLACK_SIGNING_SECRET && !env.SLACK_APP_TOKEN) {
-    throw new Error('SLACK_BOT_TOKEN is set but neither SLACK_SIGNING_SECRET (HTTP events) nor SLACK_APP_TOKEN (Socket Mode) is');
+    throw new PatchbayError('config_invalid', 'SLACK_BOT_TOKEN is set but neither SLACK_SIGNING_SECRET (HTTP events) nor SLACK_APP_TOKEN (Socket Mode) is');
   }
   return {
     botToken: env.SLACK_BOT_TOKEN,

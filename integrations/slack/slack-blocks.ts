@@ -1,0 +1,71 @@
+import type { RepoMention } from './repo-mention.ts';
+import { repoLabel } from './repo-mention.ts';
+import { escapeMrkdwn } from './slack-normalize.ts';
+
+/** Action ids of our buttons; the listeners match on these prefixes. */
+export const ACTION = { answer: 'patchbay_answer', pickRepo: 'patchbay_pick_repo', stop: 'patchbay_stop' } as const;
+
+export const ASK_FOR_REPO = 'Please paste the public GitHub repository URL';
+
+export type SlackText = { text: string; blocks?: unknown[] };
+
+type Button = { type: 'button'; action_id: string; text: { type: 'plain_text'; text: string }; value: string; style?: 'primary' | 'danger' };
+
+function button(actionId: string, label: string, value: string, style?: Button['style']): Button {
+  return { type: 'button', action_id: actionId, text: { type: 'plain_text', text: truncate(label, 75) }, value: truncate(value, 2000), ...(style && { style }) };
+}
+
+function section(text: string) {
+  return { type: 'section', text: { type: 'mrkdwn', text: truncate(text, 3000) } };
+}
+
+/** Several repos named: list them, recommend one with the reason, and offer a button each. */
+export function candidatesMessage(candidates: RepoMention[], pick: RepoMention, why: string): SlackText {
+  const lines = candidates.map((c, i) => `${i + 1}. <https://github.com/${c.owner}/${c.repo}|${escapeMrkdwn(repoLabel(c))}>${c === pick ? ' (recommended)' : ''}`);
+  const text = `Your message names ${candidates.length} repositories:\n${lines.join('\n')}\nI recommend *${escapeMrkdwn(repoLabel(pick))}*: ${why}. Which one should I work on? Click one, or reply with its name or number.`;
+  const buttons = candidates.slice(0, 25).map((c, i) => button(`${ACTION.pickRepo}_${i}`, repoLabel(c), String(i), c === pick ? 'primary' : undefined));
+  return { text, blocks: [section(text), { type: 'actions', block_id: 'pick_repo', elements: buttons }] };
+}
+
+/** The agent's question as its own message, with a button per choice when it offered choices. */
+export function questionMessage(input: { questionId: string; question: string; choices?: string[]; recommended?: string }): SlackText {
+  const text = `:question: ${escapeMrkdwn(input.question)}`;
+  const hint = input.choices?.length ? 'Click a choice or reply in this thread.' : 'Reply in this thread to answer.';
+  const blocks: unknown[] = [section(text), { type: 'context', elements: [{ type: 'mrkdwn', text: hint }] }];
+  if (input.choices?.length) {
+    const elements = input.choices.slice(0, 25).map((choice, i) =>
+      button(`${ACTION.answer}_${i}`, choice === input.recommended ? `${choice} (recommended)` : choice, JSON.stringify({ q: input.questionId, c: choice }), choice === input.recommended ? 'primary' : undefined),
+    );
+    blocks.push({ type: 'actions', block_id: 'answer', elements });
+  }
+  return { text, blocks };
+}
+
+/** The question once answered: the buttons give way to who answered what. */
+export function answeredMessage(question: string, who: string, answer: string): SlackText {
+  const text = `:question: ${escapeMrkdwn(question)}\n:white_check_mark: ${escapeMrkdwn(who)} answered: ${escapeMrkdwn(truncate(answer, 500))}`;
+  return { text, blocks: [section(text)] };
+}
+
+/** The status message, edited in place: what the run is doing now and for how long, with a Stop button while it runs. */
+export function statusMessage(input: { repo: string; step: string; elapsed: string; link: string; active: boolean; icon: string }): SlackText {
+  const text = `${input.icon} *${escapeMrkdwn(input.repo)}*: ${input.step} · ${input.elapsed} · <${input.link}|session page>`;
+  const blocks: unknown[] = [section(text)];
+  if (input.active) blocks.push({ type: 'actions', block_id: 'status', elements: [button(ACTION.stop, 'Stop', 'stop', 'danger')] });
+  return { text, blocks };
+}
+
+export function truncate(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}
+
+/** "1m 05s" */
+export function formatElapsed(ms: number): string {
+  const total = Math.max(0, Math.round(ms / 1000));
+  const h = Math.floor(total / 3600);
+  const m = Math.floor((total % 3600) / 60);
+  const s = total % 60;
+  if (h > 0) return `${h}h ${String(m).padStart(2, '0')}m`;
+  if (m > 0) return `${m}m ${String(s).padStart(2, '0')}s`;
+  return `${s}s`;
+}

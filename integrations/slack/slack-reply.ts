@@ -1,0 +1,154 @@
+import type { Logger } from 'pino';
+import type { DeliveryInput, Integration } from '../integration.ts';
+import type { EventOf, StoredEvent } from '../../src/core/events.ts';
+import type { SessionRecord } from '../../src/sessions/session-record.ts';
+import { answeredMessage, formatElapsed, questionMessage, statusMessage, truncate, type SlackText } from './slack-blocks.ts';
+import type { SlackWeb } from './slack-inbound.ts';
+import { escapeMrkdwn } from './slack-normalize.ts';
+import type { SlackStore, SlackThread } from './slack-store.ts';
+
+/** What we remember per thread between deliveries (besides the posts table). */
+type ReplyState = { step?: string; statusText?: string };
+
+const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
+
+/**
+ * Slack's outbound half. One status message per thread, edited in place with the current step and
+ * elapsed time; each question as its own message with buttons; one final reply per finished run with
+ * the PR or pushed branch and the summary, or why it failed or stopped. Every post is recorded in
+ * slack_posts under its purpose before the next one, so a repeated batch edits instead of reposting.
+ */
+export function createSlackReply(deps: { web: SlackWeb; store: SlackStore; publicUrl: string; log: Logger; now?: () => number }): Integration {
+  const { web, store } = deps;
+  const now = deps.now ?? Date.now;
+
+  async function post(thread: SlackThread, posts: Map<string, string>, key: string, message: SlackText): Promise<string> {
+    const existing = posts.get(key);
+    if (existing) return existing;
+    const result = await web.chat.postMessage({
+      channel: thread.channel,
+      thread_ts: thread.threadTs,
+      text: message.text,
+      ...(message.blocks && { blocks: message.blocks as never }),
+      unfurl_links: false,
+    });
+    const ts = result.ts!;
+    await store.recordPost(thread, key, ts);
+    posts.set(key, ts);
+    return ts;
+  }
+
+  async function update(thread: SlackThread, ts: string, message: SlackText): Promise<void> {
+    await web.chat.update({ channel: thread.channel, ts, text: message.text, blocks: (message.blocks ?? []) as never });
+  }
+
+  return {
+    source: 'slack',
+    async deliver({ session, thread, events, state }: DeliveryInput) {
+      if (thread.source !== 'slack') return { state };
+      const previous = (state ?? {}) as ReplyState;
+      const posts = await store.posts(thread);
+
+      let step = previous.step ?? 'Queued';
+      for (const stored of events) step = stepAfter(stored, step);
+      const status = renderStatus(session, step, `${deps.publicUrl}/sessions/${session.id}`, now());
+      const statusTs = posts.get('status');
+      if (!statusTs) await post(thread, posts, 'status', status);
+      else if (status.text !== previous.statusText) await update(thread, statusTs, status);
+
+      for (const stored of events) {
+        const { event } = stored;
+        if (event.type === 'question-asked') {
+          await post(thread, posts, `question:${event.questionId}`, questionMessage(event));
+        } else if (event.type === 'question-answered') {
+          const questionTs = posts.get(`question:${event.questionId}`);
+          const asked = events.find((e) => e.event.type === 'question-asked' && e.event.questionId === event.questionId)?.event as EventOf<'question-asked'> | undefined;
+          const question = asked?.question ?? session.pendingQuestion?.question ?? 'Question';
+          if (questionTs && !posts.has(`answered:${event.questionId}`)) {
+            await update(thread, questionTs, answeredMessage(question, event.actor.name, event.text));
+            await store.recordPost(thread, `answered:${event.questionId}`, questionTs);
+            posts.set(`answered:${event.questionId}`, questionTs);
+          }
+        } else if (event.type === 'status-changed' && TERMINAL.has(event.to)) {
+          await post(thread, posts, `final:${stored.seq}`, finalMessage(session, event, events));
+        }
+      }
+      return { state: { step, statusText: status.text } satisfies ReplyState };
+    },
+  };
+}
+
+/** The status line's step after an event. */
+function stepAfter(stored: StoredEvent, step: string): string {
+  const { event } = stored;
+  switch (event.type) {
+    case 'status-changed':
+      if (event.to === 'running') return 'Starting';
+      if (event.to === 'waiting') return 'Waiting for an answer';
+      if (event.to === 'queued') return 'Queued';
+      return { completed: 'Done', failed: 'Failed', cancelled: 'Stopped' }[event.to as string] ?? step;
+    case 'workspace-ready':
+      return `Checked out \`${event.baseBranch}\` into \`${event.branch}\``;
+    case 'tool-start':
+      return `Running \`${event.name}\`${describeInput(event.input)}`;
+    case 'assistant-message':
+      return 'Thinking';
+    case 'user-message':
+      return `Read a message from ${escapeMrkdwn(event.actor.name)}`;
+    case 'diff-updated':
+      return `Committed ${event.filesChanged} changed file${event.filesChanged === 1 ? '' : 's'}`;
+    case 'branch-pushed':
+      return `Pushed \`${event.branch}\``;
+    case 'pr-opened':
+      return `Opened pull request #${event.number}`;
+    default:
+      return step;
+  }
+}
+
+function describeInput(input: unknown): string {
+  if (typeof input !== 'object' || input === null) return '';
+  const record = input as Record<string, unknown>;
+  const detail = typeof record.command === 'string' ? record.command : typeof record.path === 'string' ? record.path : undefined;
+  return detail ? `: \`${escapeMrkdwn(truncate(detail.replace(/`/g, "'").split('\n')[0]!, 60))}\`` : '';
+}
+
+function renderStatus(session: SessionRecord, step: string, link: string, nowMs: number): SlackText {
+  const done = TERMINAL.has(session.status);
+  const end = done ? Date.parse(session.updatedAt) : nowMs;
+  const icon = { completed: ':white_check_mark:', failed: ':x:', cancelled: ':octagonal_sign:', waiting: ':question:' }[session.status as string] ?? ':hourglass_flowing_sand:';
+  return statusMessage({
+    repo: repoName(session.repo),
+    step: done ? { completed: 'Done', failed: 'Failed', cancelled: 'Stopped' }[session.status as string]! : step,
+    elapsed: formatElapsed(end - Date.parse(session.createdAt)),
+    link,
+    active: !done,
+    icon,
+  });
+}
+
+/** The reply that ends a run: the PR, or the pushed branch, with the summary; or the reason it failed or stopped. */
+function finalMessage(session: SessionRecord, change: EventOf<'status-changed'>, events: StoredEvent[]): SlackText {
+  if (change.to === 'failed') return { text: `:x: The run failed: ${escapeMrkdwn(change.reason ?? session.error ?? 'unknown error')}` };
+  if (change.to === 'cancelled') return { text: `:octagonal_sign: Stopped: ${escapeMrkdwn(change.reason ?? 'the run was stopped')}.` };
+  const pr = [...events].reverse().find((e) => e.event.type === 'pr-opened')?.event as EventOf<'pr-opened'> | undefined;
+  const pushed = [...events].reverse().find((e) => e.event.type === 'branch-pushed')?.event as EventOf<'branch-pushed'> | undefined;
+  const result = session.result ?? {};
+  const summary = result.summary?.trim() ? `\n>${escapeMrkdwn(truncate(result.summary.trim(), 1500)).replace(/\n/g, '\n>')}` : '';
+  const prUrl = pr?.url ?? result.prUrl;
+  if (prUrl) return { text: `:white_check_mark: Pull request: ${prUrl}${summary}` };
+  const branch = pushed?.branch ?? (result.commit ? result.branch : undefined);
+  const commit = pushed?.commit ?? result.commit;
+  if (branch) return { text: `:white_check_mark: Pushed branch ${branchLink(session.repo, branch)}${commit ? ` (${commit.slice(0, 12)})` : ''}${summary}` };
+  return { text: `:white_check_mark: Finished with no changes to commit.${summary}` };
+}
+
+function branchLink(repo: string, branch: string): string {
+  const github = /^https:\/\/github\.com\/[^/]+\/[^/]+$/.test(repo);
+  return github ? `<${repo}/tree/${encodeURI(branch)}|${branch}>` : `\`${branch}\``;
+}
+
+function repoName(repo: string): string {
+  const match = /([^/:]+\/[^/]+?)(?:\.git)?\/?$/.exec(repo);
+  return match?.[1] ?? repo;
+}

@@ -1,0 +1,65 @@
+import type { Db } from '../../db/database.ts';
+import { Actor } from '../../src/core/actor.ts';
+import { ThreadRef, threadKey } from '../../src/core/thread-ref.ts';
+import type { RepoMention } from './repo-mention.ts';
+
+export type SlackThread = Extract<ThreadRef, { source: 'slack' }>;
+
+/** A request that waits for its repository. */
+export type PendingTask = { thread: SlackThread; text: string; actor: Actor; candidates: RepoMention[] | null };
+
+export type SlackStore = ReturnType<typeof createSlackStore>;
+
+/** Slack's durable memory: tasks waiting for a repo, and what was already posted in each thread. */
+export function createSlackStore(db: Db) {
+  return {
+    async savePending(task: PendingTask): Promise<void> {
+      const values = {
+        thread_key: key(task.thread),
+        thread: JSON.stringify(task.thread),
+        text: task.text,
+        actor: JSON.stringify(task.actor),
+        candidates: task.candidates ? JSON.stringify(task.candidates) : null,
+      };
+      await db
+        .insertInto('slack_pending_tasks')
+        .values(values)
+        .onConflict((oc) => oc.column('thread_key').doUpdateSet({ candidates: values.candidates }))
+        .execute();
+    },
+
+    async pending(thread: SlackThread): Promise<PendingTask | undefined> {
+      const row = await db.selectFrom('slack_pending_tasks').selectAll().where('thread_key', '=', key(thread)).executeTakeFirst();
+      if (!row) return undefined;
+      return {
+        thread: ThreadRef.parse(row.thread) as SlackThread,
+        text: row.text,
+        actor: Actor.parse(row.actor),
+        candidates: (row.candidates as RepoMention[] | null) ?? null,
+      };
+    },
+
+    /** Removes the pending task; false when another process took it first. */
+    async takePending(thread: SlackThread): Promise<boolean> {
+      const result = await db.deleteFrom('slack_pending_tasks').where('thread_key', '=', key(thread)).executeTakeFirst();
+      return Number(result.numDeletedRows) > 0;
+    },
+
+    async posts(thread: SlackThread): Promise<Map<string, string>> {
+      const rows = await db.selectFrom('slack_posts').select(['post_key', 'ts']).where('thread_key', '=', key(thread)).execute();
+      return new Map(rows.map((r) => [r.post_key, r.ts]));
+    },
+
+    async recordPost(thread: SlackThread, postKey: string, ts: string): Promise<void> {
+      await db
+        .insertInto('slack_posts')
+        .values({ thread_key: key(thread), post_key: postKey, ts })
+        .onConflict((oc) => oc.columns(['thread_key', 'post_key']).doNothing())
+        .execute();
+    },
+  };
+}
+
+function key(thread: SlackThread): string {
+  return threadKey(thread)!;
+}

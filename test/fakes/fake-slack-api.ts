@@ -1,0 +1,205 @@
+import { createServer } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/**
+ * A loopback Slack Web API (wire-formats §1.8): `POST /api/<method>`, form-encoded or JSON bodies,
+ * non-scalar arguments as JSON strings inside the form, errors as HTTP 200 `{ok:false, error}`,
+ * 429 with Retry-After on demand. It rejects unknown methods, missing or wrong tokens, the wrong
+ * token type, missing required arguments, malformed blocks and edits of messages it never saw.
+ */
+export type FakeSlackUser = { id: string; name: string; realName?: string; email?: string; isBot?: boolean };
+
+export type SlackCall = { method: string; args: Record<string, unknown>; token: string | undefined; at: number };
+
+export type SlackMessage = {
+  channel: string;
+  ts: string;
+  threadTs?: string;
+  text: string;
+  blocks?: unknown[];
+  /** How many times chat.update changed it. */
+  edits: number;
+};
+
+export type FakeSlackApi = {
+  /** slackApiUrl for the WebClient, ending in `/api/`. */
+  apiUrl: string;
+  calls: SlackCall[];
+  messages: SlackMessage[];
+  reactions: { channel: string; timestamp: string; name: string }[];
+  /** The bot's own identity, as auth.test reports it. */
+  bot: { userId: string; botId: string; teamId: string };
+  /** Messages posted in a thread (the parent excluded), oldest first. */
+  thread(channel: string, threadTs: string): SlackMessage[];
+  /** Answer the next `count` calls of `method` with 429 and this Retry-After. */
+  rateLimit(method: string, retryAfterSeconds: number, count?: number): void;
+  /** What apps.connections.open returns (Socket Mode). */
+  setSocketUrl(url: string): void;
+  close(): Promise<void>;
+};
+
+const required: Record<string, string[]> = {
+  'auth.test': [],
+  'chat.postMessage': ['channel'],
+  'chat.update': ['channel', 'ts'],
+  'reactions.add': ['channel', 'timestamp', 'name'],
+  'users.info': ['user'],
+  'apps.connections.open': [],
+};
+
+export async function startFakeSlackApi(options: { botToken: string; appToken?: string; users?: FakeSlackUser[] }): Promise<FakeSlackApi> {
+  const users = new Map((options.users ?? []).map((u) => [u.id, u]));
+  const calls: SlackCall[] = [];
+  const messages: SlackMessage[] = [];
+  const reactions: FakeSlackApi['reactions'] = [];
+  const limits = new Map<string, { retryAfter: number; count: number }>();
+  const bot = { userId: 'U0BOT0001', botId: 'B0BOT0001', teamId: 'T123ABC456' };
+  let socketUrl: string | undefined;
+  let clock = 0;
+  const nextTs = () => {
+    clock += 1;
+    return `${1_800_000_000 + clock}.${String(clock).padStart(6, '0')}`;
+  };
+
+  const server = createServer((req, res) => {
+    void handle(req, res).catch((error: unknown) => {
+      res.writeHead(500, { 'content-type': 'text/plain' }).end(String(error));
+    });
+  });
+
+  async function handle(req: IncomingMessage, res: ServerResponse) {
+    const match = /^\/api\/([A-Za-z.]+)$/.exec(req.url ?? '');
+    if (req.method !== 'POST' || !match) return res.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
+    const method = match[1]!;
+    const raw = await readBody(req);
+    const type = req.headers['content-type'] ?? '';
+    let args: Record<string, unknown>;
+    if (type.startsWith('application/json')) args = JSON.parse(raw || '{}') as Record<string, unknown>;
+    else if (type.startsWith('application/x-www-form-urlencoded') || raw === '') args = Object.fromEntries(new URLSearchParams(raw));
+    else return reply(res, { ok: false, error: 'invalid_form_data' });
+    const bearer = /^Bearer (\S+)$/.exec(req.headers.authorization ?? '')?.[1];
+    const token = bearer ?? (typeof args.token === 'string' ? args.token : undefined);
+    calls.push({ method, args, token, at: Date.now() });
+
+    const limit = limits.get(method);
+    if (limit && limit.count > 0) {
+      limit.count -= 1;
+      res.writeHead(429, { 'retry-after': String(limit.retryAfter), 'content-type': 'application/json' });
+      return res.end(JSON.stringify({ ok: false, error: 'ratelimited' }));
+    }
+    if (!(method in required)) return reply(res, { ok: false, error: 'unknown_method' });
+    if (!token) return reply(res, { ok: false, error: 'not_authed' });
+    const appMethod = method === 'apps.connections.open';
+    if (appMethod ? token !== options.appToken : token !== options.botToken) {
+      const wrongType = appMethod ? token === options.botToken : token === options.appToken;
+      return reply(res, { ok: false, error: wrongType ? 'not_allowed_token_type' : 'invalid_auth' });
+    }
+    for (const name of required[method]!) {
+      if (args[name] === undefined || args[name] === '') return reply(res, { ok: false, error: name === 'channel' ? 'channel_not_found' : `invalid_arguments`, detail: `missing ${name}` });
+    }
+    let blocks: unknown[] | undefined;
+    if (args.blocks !== undefined) {
+      const parsed: unknown = typeof args.blocks === 'string' ? safeJson(args.blocks) : args.blocks;
+      if (!Array.isArray(parsed) || parsed.some((b) => typeof b !== 'object' || b === null || typeof (b as { type?: unknown }).type !== 'string')) {
+        return reply(res, { ok: false, error: 'invalid_blocks' });
+      }
+      blocks = parsed;
+    }
+    const text = typeof args.text === 'string' ? args.text : '';
+
+    switch (method) {
+      case 'auth.test':
+        return reply(res, { ok: true, url: 'https://patchbay-test.slack.com/', team: 'Test', user: 'patchbay', team_id: bot.teamId, user_id: bot.userId, bot_id: bot.botId });
+      case 'apps.connections.open':
+        if (!socketUrl) return reply(res, { ok: false, error: 'internal_error' });
+        return reply(res, { ok: true, url: socketUrl });
+      case 'users.info': {
+        const user = users.get(String(args.user));
+        if (!user) return reply(res, { ok: false, error: 'user_not_found' });
+        return reply(res, {
+          ok: true,
+          user: {
+            id: user.id,
+            team_id: bot.teamId,
+            name: user.name,
+            real_name: user.realName ?? '',
+            is_bot: user.isBot ?? false,
+            profile: { real_name: user.realName ?? '', display_name: user.name, ...(user.email && { email: user.email }) },
+          },
+        });
+      }
+      case 'chat.postMessage': {
+        if (!text && !blocks) return reply(res, { ok: false, error: 'no_text' });
+        const threadTs = typeof args.thread_ts === 'string' && args.thread_ts ? args.thread_ts : undefined;
+        if (threadTs && messages.some((m) => m.ts === threadTs && m.threadTs && m.threadTs !== m.ts)) {
+          // Slack nests a reply-to-a-reply under the parent; posting it that way is our bug, not Slack's.
+          return reply(res, { ok: false, error: 'thread_ts_is_a_reply' });
+        }
+        const message: SlackMessage = { channel: String(args.channel), ts: nextTs(), text, edits: 0, ...(threadTs && { threadTs }), ...(blocks && { blocks }) };
+        messages.push(message);
+        return reply(res, { ok: true, channel: message.channel, ts: message.ts, message: { type: 'message', subtype: 'bot_message', text, ts: message.ts, bot_id: bot.botId } });
+      }
+      case 'chat.update': {
+        const message = messages.find((m) => m.channel === args.channel && m.ts === args.ts);
+        if (!message) return reply(res, { ok: false, error: 'message_not_found' });
+        if (!text && !blocks) return reply(res, { ok: false, error: 'no_text' });
+        message.text = text;
+        if (blocks) message.blocks = blocks;
+        else delete message.blocks;
+        message.edits += 1;
+        return reply(res, { ok: true, channel: message.channel, ts: message.ts, text, message: { type: 'message', text, ts: message.ts } });
+      }
+      case 'reactions.add': {
+        const name = String(args.name);
+        if (name.includes(':')) return reply(res, { ok: false, error: 'invalid_name' });
+        const seen = reactions.some((r) => r.channel === args.channel && r.timestamp === args.timestamp && r.name === name);
+        if (seen) return reply(res, { ok: false, error: 'already_reacted' });
+        reactions.push({ channel: String(args.channel), timestamp: String(args.timestamp), name });
+        return reply(res, { ok: true });
+      }
+      default:
+        return reply(res, { ok: false, error: 'unknown_method' });
+    }
+  }
+
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    apiUrl: `http://127.0.0.1:${port}/api/`,
+    calls,
+    messages,
+    reactions,
+    bot,
+    thread: (channel, threadTs) => messages.filter((m) => m.channel === channel && m.threadTs === threadTs),
+    rateLimit(method, retryAfter, count = 1) {
+      limits.set(method, { retryAfter, count });
+    },
+    setSocketUrl(url) {
+      socketUrl = url;
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+function reply(res: ServerResponse, body: Record<string, unknown>) {
+  res.writeHead(200, { 'content-type': 'application/json; charset=utf-8' }).end(JSON.stringify(body));
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+async function readBody(req: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
