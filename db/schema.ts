@@ -9,6 +9,11 @@ export interface Database {
   deliveries: DeliveriesTable;
   slack_pending_tasks: SlackPendingTasksTable;
   slack_posts: SlackPostsTable;
+  github_installations: GitHubInstallationsTable;
+  github_installation_repos: GitHubInstallationReposTable;
+  github_webhook_deliveries: GitHubWebhookDeliveriesTable;
+  github_requests: GitHubRequestsTable;
+  github_user_tokens: GitHubUserTokensTable;
 }
 
 type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
@@ -95,4 +100,57 @@ export interface SlackPostsTable {
   post_key: string;
   ts: string;
   created_at: Timestamp;
+}
+
+/** Bigint ids from GitHub; read back as numbers (see the pg type parser in database.ts). */
+type BigId = ColumnType<number, number | string, number | string>;
+
+export interface GitHubInstallationsTable {
+  id: BigId;
+  account_login: string;
+  account_type: string;
+  repository_selection: string;
+  suspended: ColumnType<boolean, boolean | undefined, boolean>;
+  updated_at: Timestamp;
+}
+
+export interface GitHubInstallationReposTable {
+  installation_id: BigId;
+  repo_id: BigId;
+  /** owner/name, lower-case. */
+  full_name: string;
+}
+
+export interface GitHubWebhookDeliveriesTable {
+  delivery_id: string;
+  event: string;
+  payload: Json;
+  received_at: Timestamp;
+  processed_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  attempts: Counter;
+  last_error: string | null;
+}
+
+export interface GitHubRequestsTable {
+  id: Generated<number>;
+  /** Null until the session service has taken the request (the row is made first, so no event is missed). */
+  session_id: string | null;
+  thread_key: string;
+  owner: string;
+  repo: string;
+  number: number;
+  comment_kind: string;
+  comment_id: BigId;
+  start_seq: number;
+  last_body: string | null;
+  finished: ColumnType<boolean, boolean | undefined, boolean>;
+  created_at: Timestamp;
+}
+
+export interface GitHubUserTokensTable {
+  actor_key: string;
+  github_login: string;
+  github_id: BigId;
+  token_ciphertext: string;
+  updated_at: Timestamp;
 }

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import type { Db } from '../db/database.ts';
 import type { Logger } from 'pino';
 import type { StoredEvent } from '../src/core/events.ts';
 import type { Inbound } from '../src/core/inbound.ts';
@@ -44,6 +45,8 @@ export type IntegrationContext = {
   addThread(sessionId: string, thread: ThreadRef): Promise<boolean>;
   /** Records a delivery id; false when it was seen before. */
   recordDelivery(source: string, deliveryId: string): Promise<boolean>;
+  /** The database, for an integration's own tables (installations, stored tokens, its work queue). */
+  db: Db;
   log: Logger;
   /** Base URL of the web page: session links are `${publicUrl}/sessions/<id>`. */
   publicUrl: string;
