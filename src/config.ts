@@ -4,6 +4,7 @@ import { PatchbayError } from './core/errors.ts';
 import type { ModelProviderConfig } from './models/create-model-provider.ts';
 import { modelConfigFromEnv, modelEnvSchema } from './models/model-config.ts';
 import { slackConfigFromEnv, slackEnvSchema, type SlackConfig } from '../integrations/slack/slack-env.ts';
+import { githubConfigFromEnv, githubEnvSchema, type GitHubConfig } from '../integrations/github/github-env.ts';
 
 const emptyAsUndefined = (value: unknown) => (value === '' ? undefined : value);
 const optionalString = z.preprocess(emptyAsUndefined, z.string().optional());
@@ -36,7 +37,7 @@ export const envSchema = z.object({
   RUN_MAX_MINUTES: positiveInt(60),
   RUN_MAX_TOKENS: positiveInt(5_000_000),
   RUN_MAX_TOOL_CALLS: positiveInt(500),
-}).extend(modelEnvSchema.shape).extend(slackEnvSchema.shape);
+}).extend(modelEnvSchema.shape).extend(slackEnvSchema.shape).extend(githubEnvSchema.shape);
 export type Env = z.infer<typeof envSchema>;
 
 export type Config = {
@@ -52,6 +53,7 @@ export type Config = {
   limits: { maxWallMs: number; maxTokens: number; maxToolCalls: number };
   /** Present when SLACK_BOT_TOKEN is set. */
   slack?: SlackConfig;
+  github?: GitHubConfig;
 };
 
 /**
@@ -77,9 +79,14 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     worker: { concurrency: e.WORKER_CONCURRENCY, heartbeatSeconds: e.QUEUE_HEARTBEAT_SECONDS, monitorIntervalSeconds: e.QUEUE_MONITOR_SECONDS },
     limits: { maxWallMs: e.RUN_MAX_MINUTES * 60_000, maxTokens: e.RUN_MAX_TOKENS, maxToolCalls: e.RUN_MAX_TOOL_CALLS },
     ...withSlack(slackConfigFromEnv(e)),
+    ...withGitHub(githubConfigFromEnv(e)),
   };
 }
 
 function withSlack(slack: SlackConfig | undefined): { slack?: SlackConfig } {
   return slack ? { slack } : {};
+}
+
+function withGitHub(github: GitHubConfig | undefined): { github?: GitHubConfig } {
+  return github ? { github } : {};
 }

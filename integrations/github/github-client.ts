@@ -1,0 +1,148 @@
+import { createPrivateKey } from 'node:crypto';
+import { App } from '@octokit/app';
+import { Octokit } from '@octokit/core';
+import { retry } from '@octokit/plugin-retry';
+import { throttling } from '@octokit/plugin-throttling';
+import type { Logger } from 'pino';
+import { PatchbayError } from '../../src/core/errors.ts';
+import { createExpiringTokenCache } from '../../src/git/expiring-token-cache.ts';
+import { gitBasicAuthEnv } from '../../src/git/git-auth-env.ts';
+import type { GitHubStore } from './github-store.ts';
+import { parseGitHubRepoUrl, type GitHubRepo } from './github-repo-url.ts';
+
+/** Octokit with GitHub's recommended retry and rate-limit handling. */
+export const PatchbayOctokit = Octokit.plugin(retry, throttling);
+export type PatchbayOctokit = InstanceType<typeof PatchbayOctokit>;
+
+export type BotIdentity = { slug: string; login: string; mention: string };
+
+export type GitHubClient = ReturnType<typeof createGitHubClient>;
+
+/**
+ * The GitHub App as Patchbay uses it: the App JWT client, installation clients per repository, the
+ * bot's identity (from GET /app), and installation tokens for host-side git, minted per repository
+ * with only the permissions git needs and cached until shortly before they expire.
+ */
+export function createGitHubClient(deps: {
+  appId: string;
+  privateKey: string;
+  apiUrl: string;
+  gitUrl: string;
+  oauth?: { clientId: string; clientSecret: string };
+  store: GitHubStore;
+  log: Logger;
+}) {
+  const { log, store } = deps;
+  const Client = PatchbayOctokit.defaults({
+    baseUrl: deps.apiUrl,
+    userAgent: 'patchbay',
+    log: {
+      debug: () => undefined,
+      info: () => undefined,
+      warn: (message: string) => log.warn({ github: true }, message),
+      error: (message: string) => log.error({ github: true }, message),
+    },
+    throttle: {
+      // GitHub: wait for the reset and retry a few times; back off on secondary limits.
+      onRateLimit: (retryAfter: number, _options: unknown, _octokit: unknown, retryCount: number) => {
+        log.warn({ retryAfter, retryCount }, 'GitHub rate limit hit');
+        return retryCount < 2;
+      },
+      onSecondaryRateLimit: (retryAfter: number, _options: unknown, _octokit: unknown, retryCount: number) => {
+        log.warn({ retryAfter, retryCount }, 'GitHub secondary rate limit hit');
+        return retryCount < 1;
+      },
+    },
+  });
+  const app = new App({
+    appId: deps.appId,
+    privateKey: toPkcs8(deps.privateKey),
+    Octokit: Client,
+    ...(deps.oauth && { oauth: deps.oauth }),
+  });
+
+  let identity: Promise<BotIdentity> | undefined;
+  const tokens = createExpiringTokenCache({
+    async mint(key) {
+      const [installationId, fullName] = splitKey(key);
+      const repo = fullName.split('/')[1]!;
+      const auth = (await app.octokit.auth({
+        type: 'installation',
+        installationId,
+        repositoryNames: [repo],
+        permissions: { contents: 'write' },
+        refresh: true,
+      })) as { token: string; expiresAt: string };
+      return { token: auth.token, expiresAt: new Date(auth.expiresAt) };
+    },
+  });
+
+  async function installationId(repo: GitHubRepo): Promise<number> {
+    const known = await store.installationFor(repo);
+    if (known !== undefined) return known;
+    try {
+      const { data } = await app.octokit.request('GET /repos/{owner}/{repo}/installation', { owner: repo.owner, repo: repo.repo });
+      return data.id;
+    } catch (error) {
+      throw new PatchbayError('unauthorized', `The GitHub App is not installed on ${repo.owner}/${repo.repo}`, { cause: error });
+    }
+  }
+
+  return {
+    app,
+    Client,
+
+    /** The App's handle, from GET /app: `@<slug>`, comments as `<slug>[bot]`. */
+    identity(): Promise<BotIdentity> {
+      identity ??= app.octokit.request('GET /app').then(({ data }) => {
+        const slug = data?.slug;
+        if (!slug) throw new PatchbayError('config_invalid', 'GET /app returned no slug: check GITHUB_APP_ID and the private key');
+        return { slug, login: `${slug}[bot]`, mention: `@${slug}` };
+      });
+      identity.catch(() => (identity = undefined));
+      return identity;
+    },
+
+    installationId,
+
+    async forRepo(repo: GitHubRepo): Promise<PatchbayOctokit> {
+      return (await app.getInstallationOctokit(await installationId(repo))) as unknown as PatchbayOctokit;
+    },
+
+    forInstallation(id: number): Promise<PatchbayOctokit> {
+      return app.getInstallationOctokit(id) as unknown as Promise<PatchbayOctokit>;
+    },
+
+    /** A client acting as a user, with their OAuth token. */
+    forUser(token: string): PatchbayOctokit {
+      return new Client({ auth: token });
+    },
+
+    /**
+     * Credentials for host-side git on a GitHub repository (clone, fetch, push), or undefined for
+     * any other repository. Only ever handed to git processes on the host.
+     */
+    async gitEnv(repoUrl: string): Promise<Record<string, string> | undefined> {
+      const repo = parseGitHubRepoUrl(deps.gitUrl, repoUrl);
+      if (!repo) return undefined;
+      const id = await installationId(repo);
+      const { token } = await tokens.get(`${id}:${repo.owner}/${repo.repo}`);
+      return gitBasicAuthEnv(deps.gitUrl, 'x-access-token', token);
+    },
+  };
+}
+
+function splitKey(key: string): [number, string] {
+  const colon = key.indexOf(':');
+  return [Number(key.slice(0, colon)), key.slice(colon + 1)];
+}
+
+/** GitHub downloads PKCS#1 keys; the JWT signer needs PKCS#8. Escaped newlines are accepted too. */
+export function toPkcs8(pem: string): string {
+  const text = pem.includes('\\n') ? pem.replace(/\\n/g, '\n') : pem;
+  try {
+    return createPrivateKey(text).export({ type: 'pkcs8', format: 'pem' }).toString();
+  } catch (error) {
+    throw new PatchbayError('config_invalid', 'GITHUB_APP_PRIVATE_KEY is not a readable PEM private key', { cause: error });
+  }
+}

@@ -1,0 +1,70 @@
+import { z } from 'zod';
+import { PatchbayError } from '../../src/core/errors.ts';
+
+const emptyAsUndefined = (value: unknown) => (value === '' ? undefined : value);
+const optional = <T extends z.ZodType>(schema: T) => z.preprocess(emptyAsUndefined, schema.optional());
+
+/** GitHub's environment variables, merged into the root schema by src/config.ts. */
+export const githubEnvSchema = z.object({
+  GITHUB_APP_ID: optional(z.string().regex(/^\d+$/, 'must be the numeric App ID')),
+  /** PEM text; PKCS#1 (as GitHub downloads it) or PKCS#8. `\n` escapes are accepted. */
+  GITHUB_APP_PRIVATE_KEY: optional(z.string().min(1)),
+  GITHUB_APP_PRIVATE_KEY_PATH: optional(z.string().min(1)),
+  GITHUB_WEBHOOK_SECRET: optional(z.string().min(1)),
+  GITHUB_API_URL: z.preprocess(emptyAsUndefined, z.url().default('https://api.github.com')),
+  GITHUB_GIT_URL: z.preprocess(emptyAsUndefined, z.url().default('https://github.com')),
+  GITHUB_OAUTH_CLIENT_ID: optional(z.string().min(1)),
+  GITHUB_OAUTH_CLIENT_SECRET: optional(z.string().min(1)),
+  /** Pull requests open as drafts unless this is "false". */
+  GITHUB_PR_DRAFT: z.preprocess(emptyAsUndefined, z.enum(['true', 'false']).default('true')),
+  /** Adding this label to an issue starts a session for it. */
+  GITHUB_TRIGGER_LABEL: z.preprocess(emptyAsUndefined, z.string().min(1).default('patchbay')),
+  /** Key for secrets stored at rest (users' GitHub tokens): at least 32 characters. */
+  PATCHBAY_SECRET_KEY: optional(z.string().min(32, 'must be at least 32 characters')),
+});
+export type GitHubEnv = z.infer<typeof githubEnvSchema>;
+
+export type GitHubConfig = {
+  appId: string;
+  privateKey?: string;
+  privateKeyPath?: string;
+  webhookSecret: string;
+  apiUrl: string;
+  gitUrl: string;
+  oauth?: { clientId: string; clientSecret: string };
+  secretKey?: string;
+  draft: boolean;
+  triggerLabel: string;
+};
+
+/**
+ * The GitHub part of the config, or undefined when GitHub is not configured. A half-configured App
+ * fails here with the names of what is missing, not at the first webhook.
+ */
+export function githubConfigFromEnv(e: GitHubEnv): GitHubConfig | undefined {
+  const any = e.GITHUB_APP_ID ?? e.GITHUB_APP_PRIVATE_KEY ?? e.GITHUB_APP_PRIVATE_KEY_PATH ?? e.GITHUB_WEBHOOK_SECRET;
+  if (any === undefined) return undefined;
+  const missing = [
+    !e.GITHUB_APP_ID && 'GITHUB_APP_ID',
+    !e.GITHUB_APP_PRIVATE_KEY && !e.GITHUB_APP_PRIVATE_KEY_PATH && 'GITHUB_APP_PRIVATE_KEY or GITHUB_APP_PRIVATE_KEY_PATH',
+    !e.GITHUB_WEBHOOK_SECRET && 'GITHUB_WEBHOOK_SECRET',
+  ].filter(Boolean);
+  if (missing.length) throw new PatchbayError('config_invalid', `GitHub is partly configured; also set ${missing.join(', ')}`);
+  const oauthParts = [e.GITHUB_OAUTH_CLIENT_ID, e.GITHUB_OAUTH_CLIENT_SECRET].filter(Boolean).length;
+  if (oauthParts === 1) throw new PatchbayError('config_invalid', 'Set both GITHUB_OAUTH_CLIENT_ID and GITHUB_OAUTH_CLIENT_SECRET, or neither');
+  if (oauthParts === 2 && !e.PATCHBAY_SECRET_KEY) {
+    throw new PatchbayError('config_invalid', 'GitHub sign-in stores user tokens encrypted: set PATCHBAY_SECRET_KEY (32+ random characters) to enable it');
+  }
+  return {
+    appId: e.GITHUB_APP_ID!,
+    ...(e.GITHUB_APP_PRIVATE_KEY && { privateKey: e.GITHUB_APP_PRIVATE_KEY }),
+    ...(e.GITHUB_APP_PRIVATE_KEY_PATH && { privateKeyPath: e.GITHUB_APP_PRIVATE_KEY_PATH }),
+    webhookSecret: e.GITHUB_WEBHOOK_SECRET!,
+    apiUrl: e.GITHUB_API_URL.replace(/\/+$/, ''),
+    gitUrl: e.GITHUB_GIT_URL.replace(/\/+$/, ''),
+    ...(oauthParts === 2 && { oauth: { clientId: e.GITHUB_OAUTH_CLIENT_ID!, clientSecret: e.GITHUB_OAUTH_CLIENT_SECRET! } }),
+    ...(e.PATCHBAY_SECRET_KEY && { secretKey: e.PATCHBAY_SECRET_KEY }),
+    draft: e.GITHUB_PR_DRAFT === 'true',
+    triggerLabel: e.GITHUB_TRIGGER_LABEL,
+  };
+}

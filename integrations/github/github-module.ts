@@ -1,0 +1,62 @@
+import { readFile } from 'node:fs/promises';
+import type { IntegrationContext, IntegrationModule } from '../integration.ts';
+import { PatchbayError } from '../../src/core/errors.ts';
+import { createGitHubClient } from './github-client.ts';
+import type { GitHubConfig } from './github-env.ts';
+import { createGitHubIntegration } from './github-integration.ts';
+import { createPublisher } from './github-publish.ts';
+import { githubRoutes } from './github-routes.ts';
+import { createGitHubStore } from './github-store.ts';
+import { createWebhookWorker } from './github-webhook-worker.ts';
+import { createSecretBox } from './secret-box.ts';
+
+/**
+ * GitHub as a surface of Patchbay: webhooks in (mentions, reviews, the trigger label,
+ * installations), progress comments out, installation-token git credentials for the host, and
+ * pull requests opened or updated after each run.
+ */
+export async function createGitHubModule(config: GitHubConfig, context: IntegrationContext, options: { sweepMs?: number } = {}): Promise<IntegrationModule> {
+  const log = context.log.child({ integration: 'github' });
+  let privateKey = config.privateKey;
+  if (!privateKey && config.privateKeyPath) {
+    privateKey = await readFile(config.privateKeyPath, 'utf8').catch((error: unknown) => {
+      throw new PatchbayError('config_invalid', `GITHUB_APP_PRIVATE_KEY_PATH ${config.privateKeyPath} cannot be read`, { cause: error });
+    });
+  }
+  if (!privateKey) throw new PatchbayError('config_invalid', 'Set GITHUB_APP_PRIVATE_KEY or GITHUB_APP_PRIVATE_KEY_PATH');
+  const store = createGitHubStore(context.db);
+  const client = createGitHubClient({
+    appId: config.appId,
+    privateKey,
+    apiUrl: config.apiUrl,
+    gitUrl: config.gitUrl,
+    ...(config.oauth && { oauth: config.oauth }),
+    store,
+    log,
+  });
+  const box = config.secretKey ? createSecretBox(config.secretKey) : undefined;
+  const worker = createWebhookWorker({ client, store, context, gitUrl: config.gitUrl, triggerLabel: config.triggerLabel, log, ...(options.sweepMs && { sweepMs: options.sweepMs }) });
+  const publish = createPublisher({ client, store, context, ...(box && { box }), gitUrl: config.gitUrl, draft: config.draft, log });
+  return {
+    integration: createGitHubIntegration({ client, store, context, log }),
+    routes: githubRoutes({
+      webhookSecret: config.webhookSecret,
+      store,
+      worker,
+      client,
+      ...(config.oauth && box && { oauth: { clientId: config.oauth.clientId, box, gitUrl: config.gitUrl, publicUrl: context.publicUrl } }),
+      log,
+    }),
+    async start() {
+      // Fails start-up on a wrong App ID or key, with one clear line, instead of at the first webhook.
+      const bot = await client.identity();
+      log.info({ bot: bot.login }, 'GitHub App ready');
+      worker.start();
+    },
+    stop: () => worker.stop(),
+    harness: {
+      gitEnv: (repo) => client.gitEnv(repo),
+      publish,
+    },
+  };
+}

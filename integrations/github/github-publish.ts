@@ -1,0 +1,87 @@
+import type { Logger } from 'pino';
+import type { PublishInput } from '../../src/harness/run-session.ts';
+import type { IntegrationContext } from '../integration.ts';
+import type { GitHubClient, PatchbayOctokit } from './github-client.ts';
+import { parseGitHubRepoUrl } from './github-repo-url.ts';
+import type { GitHubStore } from './github-store.ts';
+import { pullRequestBody, pullRequestTitle, sessionMarker } from './render-pull-request.ts';
+import type { SecretBox } from './secret-box.ts';
+
+/**
+ * The harness's publish hook for GitHub repositories: opens the session branch's pull request, or
+ * updates the one already open for that branch (so follow-up runs land in the same PR). It acts as
+ * the requester when they connected their GitHub account, else as the App. A PR Patchbay did not
+ * open (someone's own PR it was asked to work on) keeps its description. The PR becomes one of the
+ * session's threads, so comments on it reach the session.
+ */
+export function createPublisher(deps: {
+  client: GitHubClient;
+  store: GitHubStore;
+  context: IntegrationContext;
+  box?: SecretBox;
+  gitUrl: string;
+  draft: boolean;
+  log: Logger;
+}) {
+  const { client, store, context } = deps;
+
+  async function asRequester(input: PublishInput, log: Logger): Promise<PatchbayOctokit | undefined> {
+    if (!deps.box) return undefined;
+    const requester = input.session.requester;
+    const stored = await store.userToken(`${requester.source}:${requester.id}`);
+    if (!stored) return undefined;
+    try {
+      return client.forUser(deps.box.open(stored.ciphertext));
+    } catch (error) {
+      log.warn({ err: error }, "the requester's stored GitHub token could not be used; opening the PR as the App");
+      return undefined;
+    }
+  }
+
+  return async function publish(input: PublishInput): Promise<{ url: string; number: number } | undefined> {
+    const repo = parseGitHubRepoUrl(deps.gitUrl, input.session.repo);
+    if (!repo) return undefined;
+    const log = deps.log.child({ sessionId: input.session.id });
+    const where = { owner: repo.owner, repo: repo.repo };
+    const request = { signal: input.signal };
+    const appOctokit = await client.forRepo(repo);
+    const bot = await client.identity();
+    const events = await store.sessionEvents(input.session.id, ['diff-updated', 'tool-start', 'tool-end', 'check-finished', 'user-message']);
+    const fixes = (await store.issueThreads(input.session.id))
+      .filter((t) => t.owner.toLowerCase() === repo.owner.toLowerCase() && t.repo.toLowerCase() === repo.repo.toLowerCase())
+      .map((t) => t.number);
+    const body = pullRequestBody({ session: input.session, summary: input.summary, events, sessionUrl: `${context.publicUrl}/sessions/${input.session.id}`, fixes });
+
+    const { data: open } = await appOctokit.request('GET /repos/{owner}/{repo}/pulls', { ...where, head: `${repo.owner}:${input.branch}`, state: 'open', per_page: 10, request });
+    const existing = open.find((pr) => pr.head.ref === input.branch);
+    let pr: { url: string; number: number };
+    if (existing) {
+      if ((existing.body ?? '').includes(sessionMarker(input.session.id))) {
+        const user = await asRequester(input, log);
+        await (user ?? appOctokit)
+          .request('PATCH /repos/{owner}/{repo}/pulls/{pull_number}', { ...where, pull_number: existing.number, body, request })
+          .catch(async (error: unknown) => {
+            if (!user) throw error;
+            log.warn({ err: error }, 'could not update the PR as the requester; updating it as the App');
+            await appOctokit.request('PATCH /repos/{owner}/{repo}/pulls/{pull_number}', { ...where, pull_number: existing.number, body, request });
+          });
+      }
+      pr = { url: existing.html_url, number: existing.number };
+    } else {
+      const params = { ...where, title: pullRequestTitle(input.session, bot.mention), head: input.branch, base: input.baseBranch, body, draft: deps.draft, request };
+      const user = await asRequester(input, log);
+      let created;
+      try {
+        created = (await (user ?? appOctokit).request('POST /repos/{owner}/{repo}/pulls', params)).data;
+      } catch (error) {
+        if (!user) throw error;
+        log.warn({ err: error }, 'could not open the PR as the requester; opening it as the App');
+        created = (await appOctokit.request('POST /repos/{owner}/{repo}/pulls', params)).data;
+      }
+      pr = { url: created.html_url, number: created.number };
+      log.info({ pr: pr.url, asUser: user !== undefined }, 'pull request opened');
+    }
+    await context.addThread(input.session.id, { source: 'github', owner: repo.owner, repo: repo.repo, number: pr.number, kind: 'pull' });
+    return pr;
+  };
+}

@@ -1,0 +1,96 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import type { GitHubClient } from './github-client.ts';
+import type { GitHubStore } from './github-store.ts';
+import type { SecretBox } from './secret-box.ts';
+import type { WebhookWorker } from './github-webhook-worker.ts';
+
+/** Whether `signature` is `sha256=` + hex HMAC-SHA256 of the raw body under the webhook secret. */
+export function verifySignature(secret: string, body: Buffer, signature: string | undefined): boolean {
+  if (!signature?.startsWith('sha256=')) return false;
+  const expected = Buffer.from(`sha256=${createHmac('sha256', secret).update(body).digest('hex')}`);
+  const given = Buffer.from(signature);
+  return expected.length === given.length && timingSafeEqual(expected, given);
+}
+
+const header = (value: string | string[] | undefined) => (Array.isArray(value) ? value[0] : value);
+
+/**
+ * POST /github/webhooks: verifies the signature on the raw body (401 and nothing else when it is
+ * wrong), queues the delivery in the database (a redelivered id is acknowledged and dropped), and
+ * answers at once; the worker does the rest. Also the sign-in routes when OAuth is configured.
+ */
+export function githubRoutes(deps: {
+  webhookSecret: string;
+  store: GitHubStore;
+  worker: WebhookWorker;
+  client: GitHubClient;
+  oauth?: { clientId: string; box: SecretBox; gitUrl: string; publicUrl: string };
+  log: Logger;
+}) {
+  return async function routes(app: FastifyInstance): Promise<void> {
+    app.removeContentTypeParser('application/json');
+    app.addContentTypeParser('application/json', { parseAs: 'buffer', bodyLimit: 26 * 1024 * 1024 }, (_req, body, done) => done(null, body));
+
+    app.post('/github/webhooks', async (req, reply) => {
+      const body = req.body;
+      if (!Buffer.isBuffer(body) || !verifySignature(deps.webhookSecret, body, header(req.headers['x-hub-signature-256']))) {
+        deps.log.warn({ delivery: header(req.headers['x-github-delivery']) }, 'GitHub webhook with a bad signature refused: check GITHUB_WEBHOOK_SECRET against the App settings');
+        return reply.code(401).send();
+      }
+      const event = header(req.headers['x-github-event']);
+      const deliveryId = header(req.headers['x-github-delivery']);
+      if (!event || !deliveryId) return reply.code(400).send({ error: 'X-GitHub-Event and X-GitHub-Delivery are required' });
+      try {
+        JSON.parse(body.toString('utf8'));
+      } catch {
+        return reply.code(400).send({ error: 'body is not JSON' });
+      }
+      const fresh = await deps.store.enqueueDelivery(deliveryId, event, body.toString('utf8'));
+      if (!fresh) return reply.code(200).send({ ok: true, duplicate: true });
+      deps.worker.kick();
+      return reply.code(202).send({ ok: true });
+    });
+
+    const oauth = deps.oauth;
+    if (!oauth) return;
+    const callbackUrl = `${oauth.publicUrl}/github/oauth/callback`;
+
+    // The link is signed by Patchbay (see oauthStartLink), so nobody can bind their GitHub account
+    // to someone else's chat identity.
+    app.get('/github/oauth/start', async (req, reply) => {
+      const link = (req.query as { link?: string }).link;
+      const actor = link ? oauth.box.verify(link) : undefined;
+      if (!actor) return reply.code(400).type('text/plain').send('This sign-in link is invalid or expired. Ask Patchbay for a new one.');
+      const state = oauth.box.sign(actor, 10 * 60_000);
+      const url = new URL(`${oauth.gitUrl}/login/oauth/authorize`);
+      url.searchParams.set('client_id', oauth.clientId);
+      url.searchParams.set('redirect_uri', callbackUrl);
+      url.searchParams.set('state', state);
+      return reply.redirect(url.toString(), 302);
+    });
+
+    app.get('/github/oauth/callback', async (req, reply) => {
+      const { code, state } = req.query as { code?: string; state?: string };
+      const actorKey = state ? oauth.box.verify(state) : undefined;
+      if (!code || !actorKey) return reply.code(400).type('text/plain').send('Sign-in failed: the request is invalid or expired.');
+      try {
+        const { authentication } = await deps.client.app.oauth.createToken({ code, state: state!, redirectUrl: callbackUrl });
+        const user = deps.client.forUser(authentication.token);
+        const { data: me } = await user.request('GET /user');
+        await deps.store.saveUserToken({ actorKey, login: me.login, githubId: Number(me.id), ciphertext: oauth.box.seal(authentication.token) });
+        deps.log.info({ actorKey, login: me.login }, 'GitHub account connected');
+        return reply.type('text/plain').send(`Connected GitHub account @${me.login}. Pull requests you ask Patchbay for will be opened as you.`);
+      } catch (error) {
+        deps.log.warn({ err: error }, 'GitHub sign-in failed');
+        return reply.code(502).type('text/plain').send('Sign-in failed: GitHub did not accept the code. Try again.');
+      }
+    });
+  };
+}
+
+/** The sign-in link to send a person (in their chat): valid for an hour, bound to their actor. */
+export function oauthStartLink(box: SecretBox, publicUrl: string, actor: { source: string; id: string }): string {
+  return `${publicUrl}/github/oauth/start?link=${encodeURIComponent(box.sign(`${actor.source}:${actor.id}`, 60 * 60_000))}`;
+}

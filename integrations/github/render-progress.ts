@@ -1,0 +1,82 @@
+import type { StoredEvent } from '../../src/core/events.ts';
+import type { SessionRecord } from '../../src/sessions/session-record.ts';
+
+export type ProgressView = {
+  session: Pick<SessionRecord, 'status' | 'pendingQuestion' | 'error' | 'result'>;
+  /** The tool the agent ran last, if any since the request. */
+  step?: { name: string; input: unknown };
+  prUrl?: string;
+  sessionUrl: string;
+  mention: string;
+};
+
+const settledStatuses = new Set(['completed', 'failed', 'cancelled', 'waiting']);
+
+/** The text of a request's progress comment, edited in place as the run moves. */
+export function renderProgress(view: ProgressView): string {
+  const { session } = view;
+  const link = `[Session](${view.sessionUrl})`;
+  switch (session.status) {
+    case 'queued':
+      return `⏳ Queued. ${link}`;
+    case 'running':
+      return `🔄 Working on it.${view.step ? `\n\nCurrent step: ${describeStep(view.step)}` : ''}\n\n${link}`;
+    case 'waiting': {
+      const q = session.pendingQuestion;
+      const question = q ? quote(q.question) : '> (question unavailable)';
+      const choices = q?.choices?.length ? `\n\nChoices: ${q.choices.map((c) => `\`${c}\``).join(', ')}${q.recommended ? ` (I recommend \`${q.recommended}\`)` : ''}` : '';
+      return `❓ I need an answer to continue:\n\n${question}${choices}\n\nReply with a comment that mentions ${view.mention}. ${link}`;
+    }
+    case 'completed': {
+      const summary = session.result?.summary?.trim();
+      const pr = view.prUrl ?? session.result?.prUrl;
+      const outcome = pr ? `\n\nPull request: ${pr}` : session.result?.commit ? '' : '\n\nNo changes were needed.';
+      return `✅ Done.${summary ? `\n\n${clip(summary, 3000)}` : ''}${outcome}\n\n${link}`;
+    }
+    case 'failed':
+      return `❌ Failed: ${clip(session.error ?? 'the run failed', 1500)}\n\n${link}`;
+    case 'cancelled':
+      return `⏹️ Stopped. ${link}`;
+    default: {
+      const _never: never = session.status;
+      return _never;
+    }
+  }
+}
+
+/**
+ * Reads a delivery batch for one request (events after `startSeq`): the last tool step, the PR
+ * link, and whether the run reached a point where the request is answered (done, failed,
+ * stopped, or a question).
+ */
+export function readBatch(events: StoredEvent[], startSeq: number, status: SessionRecord['status']) {
+  let step: ProgressView['step'];
+  let prUrl: string | undefined;
+  let settled = false;
+  for (const { seq, event } of events) {
+    if (seq <= startSeq) continue;
+    if (event.type === 'tool-start') step = { name: event.name, input: event.input };
+    if (event.type === 'pr-opened') prUrl = event.url;
+    if (event.type === 'status-changed' && event.to === status && settledStatuses.has(event.to)) settled = true;
+  }
+  return { ...(step && { step }), ...(prUrl && { prUrl }), settled };
+}
+
+function describeStep(step: { name: string; input: unknown }): string {
+  const input = (step.input ?? {}) as Record<string, unknown>;
+  const detail = typeof input.command === 'string' ? input.command : typeof input.path === 'string' ? input.path : typeof input.query === 'string' ? input.query : '';
+  const line = detail.split('\n')[0]?.slice(0, 120) ?? '';
+  return line ? `\`${step.name}\` ${inlineCode(line)}` : `\`${step.name}\``;
+}
+
+function inlineCode(text: string): string {
+  return text.includes('`') ? `\`\` ${text} \`\`` : `\`${text}\``;
+}
+
+function quote(text: string): string {
+  return text.split('\n').map((l) => `> ${l}`).join('\n');
+}
+
+function clip(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}
