@@ -1,0 +1,118 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { appMention, blockAction, envelope, message, signBody } from '../fakes/fake-slack-events.ts';
+import { waitFor, waitForStatus } from '../helpers/patchbay-fixture.ts';
+import { SIGNING_SECRET, startSlackFixture, waitForPost, type SlackFixture } from './slack-fixture.ts';
+
+const CHANNEL = 'C123ABC456';
+
+describe('Slack events over HTTP (real Bolt app, signed requests, fake Web API)', () => {
+  let f: SlackFixture;
+  beforeAll(async () => {
+    f = await startSlackFixture();
+  });
+  afterAll(() => f.dispose());
+
+  it('answers url_verification with the challenge', async () => {
+    const res = await f.postEvent({ token: 'Jhj5dZrVaK7ZwHHjRyZWjbDl', challenge: '3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P', type: 'url_verification' });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ challenge: '3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P' });
+  });
+
+  it('refuses a bad signature, a stale or future timestamp and a missing one with 401, and creates nothing', async () => {
+    const before = f.slack.calls.length;
+    const mention = appMention({ user: 'U0ALICE01', text: 'fix it in <https://github.com/acme/widgets>' });
+    const body = JSON.stringify(envelope(mention));
+    const wrong = signBody('not-the-secret', body);
+    const old = signBody(SIGNING_SECRET, body, { timestamp: Math.floor(Date.now() / 1000) - 301 });
+    const future = signBody(SIGNING_SECRET, body, { timestamp: Math.floor(Date.now() / 1000) + 301 });
+    const tampered = signBody(SIGNING_SECRET, body);
+    const responses = await Promise.all([
+      f.post(body, wrong.headers),
+      f.post(body, old.headers),
+      f.post(body, future.headers),
+      f.post(body.replace('acme', 'evil'), tampered.headers),
+      f.post(body, { 'content-type': 'application/json' }),
+    ]);
+    expect(responses.map((r) => r.status)).toEqual([401, 401, 401, 401, 401]);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(f.slack.calls.length).toBe(before);
+    expect(await f.sessionFor(CHANNEL, mention.ts)).toBeUndefined();
+    expect(await f.app.store.list()).toHaveLength(0);
+  });
+
+  it('asks for the repository when a mention names none, and nothing else happens until a reply names one', async () => {
+    f.setScenario(() => ({ text: 'Looked at it; nothing needed changing.' }));
+    const mention = appMention({ user: 'U0ALICE01', text: 'please fix the flaky login test' });
+    const res = await f.postEvent(envelope(mention));
+    expect(res.status).toBe(200);
+    const reply = await waitForPost(f.slack, CHANNEL, mention.ts, () => true, 'the reply');
+    expect(reply.text).toBe('Please paste the public GitHub repository URL');
+    await new Promise((r) => setTimeout(r, 500));
+    expect(f.slack.thread(CHANNEL, mention.ts)).toHaveLength(1);
+    expect(await f.sessionFor(CHANNEL, mention.ts)).toBeUndefined();
+    expect(f.model.requests).toHaveLength(0);
+
+    // Someone else's chatter in the thread is not a repository and gets no answer.
+    await f.postEvent(envelope(message({ user: 'U0BOB0002', text: 'I think it is the auth one', threadTs: mention.ts })));
+    await f.postEvent(envelope(message({ user: 'U0ALICE01', text: 'it is <https://github.com/acme/auth/tree/main>', threadTs: mention.ts })));
+    const session = await waitFor(() => f.sessionFor(CHANNEL, mention.ts), 'the session');
+    expect(session.prompt).toBe('please fix the flaky login test');
+    expect(session.baseBranch).toBe('main');
+    expect(session.requester).toEqual({ source: 'slack', id: 'U0ALICE01', name: 'Alice Doe', email: 'alice@example.com' });
+    const done = await waitForStatus(f.app, session.id, ['completed', 'failed']);
+    expect(done.status).toBe('completed');
+    const final = await waitForPost(f.slack, CHANNEL, mention.ts, (t) => t.includes('Finished with no changes'), 'the final reply');
+    expect(final.text).toContain('Looked at it; nothing needed changing.');
+  });
+
+  it('takes a Slack retry of the same event once', async () => {
+    f.setScenario(() => ({ text: 'done' }));
+    const mention = appMention({ user: 'U0ALICE01', text: 'tidy up <https://github.com/acme/widgets>' });
+    const payload = envelope(mention);
+    const first = await f.postEvent(payload);
+    const retry = await f.postEvent(payload, { 'x-slack-retry-num': '1', 'x-slack-retry-reason': 'http_timeout' });
+    expect([first.status, retry.status]).toEqual([200, 200]);
+    const session = await waitFor(() => f.sessionFor(CHANNEL, mention.ts), 'the session');
+    await waitForStatus(f.app, session.id, ['completed', 'failed']);
+    await waitForPost(f.slack, CHANNEL, mention.ts, (t) => t.includes('Finished with no changes'), 'the final reply');
+    // The same message delivered again with a new event id (as app_mention and message both arrive) is one request too.
+    await f.postEvent(envelope({ ...mention }));
+    await new Promise((r) => setTimeout(r, 500));
+    const sessions = (await f.app.store.list()).filter((s) => s.prompt.includes('tidy up'));
+    expect(sessions).toHaveLength(1);
+    expect(f.slack.reactions.filter((r) => r.timestamp === mention.ts)).toEqual([{ channel: CHANNEL, timestamp: mention.ts, name: 'eyes' }]);
+    expect(f.slack.thread(CHANNEL, mention.ts).filter((m) => m.text.includes('/sessions/'))).toHaveLength(1);
+    expect((await f.app.store.events(session.id, { types: ['user-message'] })).length).toBe(1);
+  });
+
+  it('ignores messages from bots, the app itself included', async () => {
+    f.setScenario(() => ({ text: 'done' }));
+    const mention = appMention({ user: 'U0ALICE01', text: 'lint <https://github.com/acme/widgets>' });
+    await f.postEvent(envelope(mention));
+    const session = await waitFor(() => f.sessionFor(CHANNEL, mention.ts), 'the session');
+    await waitForStatus(f.app, session.id, ['completed', 'failed']);
+    await f.postEvent(envelope(message({ text: 'I am a bot', threadTs: mention.ts, botId: 'B0OTHER01' })));
+    await f.postEvent(envelope(message({ user: 'U0BOT0001', text: 'my own echo', threadTs: mention.ts })));
+    await f.postEvent(envelope(message({ user: 'U0ALICE01', text: 'edited', threadTs: mention.ts, subtype: 'message_changed' })));
+    await new Promise((r) => setTimeout(r, 500));
+    expect((await f.app.store.events(session.id, { types: ['user-message'] })).length).toBe(1);
+  });
+
+  it('lists several candidate repositories with a recommendation and starts on the one clicked', async () => {
+    f.setScenario(() => ({ text: 'done' }));
+    const mention = appMention({ user: 'U0ALICE01', text: 'bump deps in <https://github.com/acme/api> or <https://github.com/acme/web>' });
+    await f.postEvent(envelope(mention));
+    const list = await waitForPost(f.slack, CHANNEL, mention.ts, (t) => t.includes('names 2 repositories'), 'the candidate list');
+    expect(list.text).toMatch(/I recommend \*acme\/api\*: it is the first one your message names/);
+    const buttons = (list.blocks as { type: string; elements?: { action_id: string; value: string }[] }[]).find((b) => b.type === 'actions')!.elements!;
+    expect(buttons.map((b) => b.value)).toEqual(['0', '1']);
+    expect(await f.sessionFor(CHANNEL, mention.ts)).toBeUndefined();
+
+    const res = await f.postAction(blockAction({ user: 'U0BOB0002', actionId: buttons[1]!.action_id, value: '1', messageTs: list.ts, threadTs: mention.ts }));
+    expect(res.status).toBe(200);
+    const session = await waitFor(() => f.sessionFor(CHANNEL, mention.ts), 'the session');
+    expect(session.prompt).toContain('bump deps in https://github.com/acme/api or https://github.com/acme/web');
+    expect(session.requester.id).toBe('U0ALICE01');
+    await waitForStatus(f.app, session.id, ['completed', 'failed']);
+  });
+});
