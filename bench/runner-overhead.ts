@@ -26,7 +26,7 @@ import { isPatchbayError } from '../src/core/errors.ts';
 import type { ModelProvider } from '../src/models/model-provider.ts';
 import { createScriptedProvider } from '../src/models/scripted-provider.ts';
 import { createSessionStore, type SessionStore } from '../src/sessions/session-store.ts';
-import { createMemoryRunnerStore } from './runner-memory-store.ts';
+import { createMemoryRunnerStore } from './_runner-memory-store.ts';
 
 const TURNS = 300;
 const WARMUP_TURNS = 40;

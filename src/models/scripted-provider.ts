@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import type { ModelMessage, ModelProvider, ToolCall, TurnRequest, TurnResult } from './model-provider.ts';
 import { zeroUsage } from './model-provider.ts';
@@ -43,9 +44,9 @@ export function createScriptedProvider(options: ScriptedProviderOptions): Script
         const finished = await sleep(parsed.delayMs, request.signal);
         if (!finished) return aborted();
       }
-      const turnIndex = request.messages.filter((m) => m.role === 'assistant').length;
-      const toolCalls: ToolCall[] = parsed.toolCalls.map((call, i) => ({
-        id: call.id ?? `call_${turnIndex}_${i}`,
+      // Unique like a real provider's: after compaction the transcript no longer counts turns.
+      const toolCalls: ToolCall[] = parsed.toolCalls.map((call) => ({
+        id: call.id ?? `call_${randomUUID().replaceAll('-', '').slice(0, 16)}`,
         name: call.name,
         input: call.input ?? {},
       }));
