@@ -73,16 +73,17 @@ export function createSlackApp(options: SlackAppOptions): App {
 
 /** Socket Mode: events over a WebSocket opened with the app token, so no public URL is needed. */
 export function createSocketReceiver(options: { appToken: string; apiUrl: string; log: Logger }): SocketModeReceiver {
+  const logger = boltLogger(options.log);
   return new SocketModeReceiver({
     appToken: options.appToken,
-    logger: boltLogger(options.log),
+    logger,
     // Bolt builds this receiver's WebClient from installerOptions, not from App's clientOptions.
     installerOptions: { clientOptions: { slackApiUrl: options.apiUrl } },
   });
 }
 
-/** Bolt's logger interface over pino. */
-function boltLogger(log: Logger): BoltLogger {
+/** Slack's SDK logger interface over pino (the SDKs would otherwise write to the console). */
+export function boltLogger(log: Logger): BoltLogger {
   const child = log.child({ component: 'bolt' });
   let level = LogLevel.INFO;
   const join = (msg: unknown[]) => msg.map((m) => (typeof m === 'string' ? m : JSON.stringify(m))).join(' ');

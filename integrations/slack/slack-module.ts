@@ -3,7 +3,7 @@ import { WebClient, type RetryOptions } from '@slack/web-api';
 import type { IntegrationContext, IntegrationModule } from '../integration.ts';
 import { PatchbayError } from '../../src/core/errors.ts';
 import { createActorDirectory } from './slack-actors.ts';
-import { createSlackApp, createSocketReceiver } from './slack-app.ts';
+import { boltLogger, createSlackApp, createSocketReceiver } from './slack-app.ts';
 import type { SlackConfig } from './slack-env.ts';
 import { createSlackInbound } from './slack-inbound.ts';
 import { createFastifyReceiver } from './slack-receiver.ts';
@@ -30,7 +30,7 @@ export function createSlackModule(options: SlackModuleOptions): IntegrationModul
   const { config, context } = options;
   const log = context.log.child({ integration: 'slack' });
   const retryConfig = options.retryConfig ?? defaultRetry;
-  const web = new WebClient(config.botToken, { slackApiUrl: config.apiUrl, retryConfig, rejectRateLimitedCalls: false });
+  const web = new WebClient(config.botToken, { slackApiUrl: config.apiUrl, retryConfig, rejectRateLimitedCalls: false, logger: boltLogger(log) });
   const store = createSlackStore(context.db);
   const repoUrlFor = options.repoUrlFor ?? ((owner, repo) => `https://github.com/${owner}/${repo}`);
   const socketMode = Boolean(config.appToken);
