@@ -9,7 +9,11 @@ import { createGitHubModule } from '../integrations/github/github-module.ts';
  */
 export async function buildIntegrations(config: Config, context: IntegrationContext): Promise<IntegrationModule[]> {
   const modules: IntegrationModule[] = [];
-  if (config.slack) modules.push(createSlackModule({ config: config.slack, context }));
+  if (config.slack) {
+    // Slack sessions name repos the way the GitHub integration parses them (GITHUB_GIT_URL), so its PRs and tokens apply.
+    const gitUrl = config.github?.gitUrl ?? 'https://github.com';
+    modules.push(createSlackModule({ config: config.slack, context, repoUrlFor: (owner, repo) => `${gitUrl}/${owner}/${repo}` }));
+  }
   if (config.github) modules.push(await createGitHubModule(config.github, context));
   void config;
   void context;
