@@ -369,10 +369,19 @@ function renderEvent(stored, ctx) {
             choice + (choice === e.recommended ? ' (recommended)' : ''));
         })));
       }
+      seen.questions = seen.questions || {};
+      seen.questions[e.questionId] = box;
       return box;
     }
-    case 'question-answered':
+    case 'question-answered': {
+      // An answered question keeps its text but no longer offers its buttons.
+      var asked = seen.questions && seen.questions[e.questionId];
+      if (asked) {
+        asked.classList.add('answered');
+        asked.querySelectorAll('button').forEach(function (b) { b.disabled = true; });
+      }
       return sys(stored, '', [e.actor.name + ' answered: ' + e.text]);
+    }
     case 'status-changed':
       setStatus(ctx, e.to);
       ctx.refresh();

@@ -81,6 +81,8 @@ pre { margin: 0; padding: 8px 10px; background: var(--code); border-top: 1px sol
 .question { border: 1px solid var(--warn); border-radius: var(--radius); padding: 10px 14px; background: var(--panel); }
 .question .who { color: var(--warn); font-size: 12px; font-weight: 600; margin-bottom: 4px; display: flex; }
 .question time { font-weight: 400; }
+.question.answered { border-color: var(--line); }
+.question.answered button { opacity: .55; cursor: default; }
 .choices { display: flex; gap: 8px; flex-wrap: wrap; margin-top: 8px; }
 .error { border: 1px solid var(--bad); color: var(--bad); border-radius: var(--radius); padding: 8px 14px; }
 .error code { font-size: 12px; }

@@ -36,19 +36,26 @@ export async function createRunQueue(options: RunQueueOptions): Promise<RunQueue
     max: 4,
     monitorIntervalSeconds: options.monitorIntervalSeconds ?? 15,
     superviseIntervalSeconds: options.monitorIntervalSeconds ?? 15,
+    // Wake workers the moment a run is enqueued; polling stays as the floor.
+    useListenNotify: true,
   });
   boss.on('error', (error: unknown) => log.error({ err: error }, 'job queue error'));
   await boss.start();
-  await boss.createQueue(QUEUE, {
-    policy: 'stately',
+  const settings = {
     heartbeatSeconds,
     // A run's length is bounded by the runner's own budget; the heartbeat detects crashes.
     expireInSeconds: 24 * 3600,
     retryLimit: 20,
     retryDelay: 1,
-  }).catch(async (error: unknown) => {
-    if (!(await boss.getQueue(QUEUE))) throw error;
-  });
+    notify: true,
+  };
+  if (await boss.getQueue(QUEUE)) await boss.updateQueue(QUEUE, settings);
+  else {
+    // Another process may create it at the same moment; theirs is as good as ours.
+    await boss.createQueue(QUEUE, { policy: 'stately', ...settings }).catch(async (error: unknown) => {
+      if (!(await boss.getQueue(QUEUE))) throw error;
+    });
+  }
 
   return {
     async enqueue(sessionId) {
