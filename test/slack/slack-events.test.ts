@@ -115,4 +115,23 @@ describe('Slack events over HTTP (real Bolt app, signed requests, fake Web API)'
     expect(session.requester.id).toBe('U0ALICE01');
     await waitForStatus(f.app, session.id, ['completed', 'failed']);
   });
+
+  it('takes a DM like a mention, and a plain reply in the thread answers the open question', async () => {
+    f.setScenario((messages) =>
+      messages.some((m) => m.role === 'assistant')
+        ? { text: 'answered' }
+        : { toolCalls: [{ name: 'ask_user', input: { question: 'Which version?' } }] },
+    );
+    const dm = message({ user: 'U0BOB0002', text: 'upgrade node in acme/widgets', channel: 'D0BOBDM01', channelType: 'im' });
+    await f.postEvent(envelope(dm));
+    const session = await waitFor(() => f.sessionFor('D0BOBDM01', dm.ts), 'the DM session');
+    await waitForStatus(f.app, session.id, ['waiting']);
+    const question = await waitForPost(f.slack, 'D0BOBDM01', dm.ts, (t) => t.includes('Which version?'), 'the question');
+    expect(question.blocks?.some((b) => (b as { type: string }).type === 'actions')).toBe(false);
+    await f.postEvent(envelope(message({ user: 'U0BOB0002', text: 'node 24', channel: 'D0BOBDM01', channelType: 'im', threadTs: dm.ts })));
+    const done = await waitForStatus(f.app, session.id, ['completed', 'failed']);
+    expect(done.status).toBe('completed');
+    const answered = (await f.app.store.events(session.id, { types: ['question-answered'] })).map((e) => e.event);
+    expect(answered).toEqual([expect.objectContaining({ text: 'node 24', actor: expect.objectContaining({ id: 'U0BOB0002' }) })]);
+  });
 });
