@@ -15,7 +15,5 @@ export async function buildIntegrations(config: Config, context: IntegrationCont
     modules.push(createSlackModule({ config: config.slack, context, repoUrlFor: (owner, repo) => `${gitUrl}/${owner}/${repo}` }));
   }
   if (config.github) modules.push(await createGitHubModule(config.github, context));
-  void config;
-  void context;
   return modules;
 }
