@@ -1,0 +1,409 @@
+import { execFile } from 'node:child_process';
+import { createPublicKey, createVerify, generateKeyPairSync, randomBytes, type KeyObject } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { serveGit } from './fake-github-git.ts';
+import { loadGitHubSpec } from './fake-github-openapi.ts';
+
+const run = promisify(execFile);
+
+export type Permission = 'admin' | 'maintain' | 'write' | 'triage' | 'read';
+type User = { login: string; id: number; type: 'User' | 'Bot' };
+type Token = { kind: 'installation'; installationId: number; repos: string[] | 'all'; write: boolean; expiresAt: number } | { kind: 'user'; login: string };
+type Comment = { id: number; repo: string; number: number; body: string; user: User; reactions: string[] };
+type ReviewComment = Comment & { path: string; line: number; diff_hunk: string; in_reply_to_id?: number };
+type Pull = { number: number; repo: string; title: string; body: string; head: string; headRepo: string; base: string; draft: boolean; state: 'open' | 'closed'; user: User };
+type Repo = { owner: string; name: string; id: number; installationId: number; gitDir: string; collaborators: Map<string, Permission> };
+
+export type FakeGitHub = Awaited<ReturnType<typeof startFakeGitHub>>;
+
+/**
+ * A loopback GitHub: REST under `/api/v3` (like GitHub Enterprise), git over smart HTTP and OAuth at
+ * the root (like github.com). It checks the App JWT (RS256, iss, exp - iat <= 600), validates every
+ * REST call against GitHub's published OpenAPI description, enforces installation-token scope and
+ * expiry, and serves repositories with the real `git http-backend` behind a Basic auth challenge.
+ * Everything it refused is kept in `refused`, so a test can assert nothing was malformed.
+ */
+export async function startFakeGitHub(options: { appId?: number; slug?: string; tokenTtlMs?: number } = {}) {
+  const appId = options.appId ?? 4242;
+  const slug = options.slug ?? 'patchbay-test';
+  const { privateKey, publicKey } = generateKeyPairSync('rsa', {
+    modulusLength: 2048,
+    privateKeyEncoding: { type: 'pkcs1', format: 'pem' },
+    publicKeyEncoding: { type: 'spki', format: 'pem' },
+  });
+  const verifyKey: KeyObject = createPublicKey(publicKey);
+  const spec = loadGitHubSpec();
+  const root = await mkdtemp(join(tmpdir(), 'fake-github-'));
+  const bot: User = { login: `${slug}[bot]`, id: 9_000_001, type: 'Bot' };
+  const users = new Map<string, User>();
+  const repos = new Map<string, Repo>();
+  const tokens = new Map<string, Token>();
+  const oauthCodes = new Map<string, string>();
+  const comments = new Map<number, Comment>();
+  const reviewComments = new Map<number, ReviewComment>();
+  const pulls: Pull[] = [];
+  const issueReactions: { repo: string; number: number; content: string }[] = [];
+  const refused: { method: string; path: string; status: number; message: string }[] = [];
+  const calls: { method: string; path: string; operationId: string; as: string }[] = [];
+  const issuedTokens: string[] = [];
+  const gitRequests: { path: string; user: string; service: string }[] = [];
+  let nextId = 1000;
+  const oauthClient = { id: 'Iv1.fakeclient', secret: 'fake-client-secret' };
+
+  const key = (owner: string, name: string) => `${owner}/${name}`.toLowerCase();
+
+  function send(res: ServerResponse, status: number, body?: unknown): void {
+    res.statusCode = status;
+    if (body === undefined) {
+      res.end();
+      return;
+    }
+    res.setHeader('content-type', 'application/json; charset=utf-8');
+    res.end(JSON.stringify(body));
+  }
+
+  function refuse(req: IncomingMessage, res: ServerResponse, status: number, message: string): void {
+    refused.push({ method: req.method ?? '', path: req.url ?? '', status, message });
+    send(res, status, { message, documentation_url: 'https://docs.github.com/rest' });
+  }
+
+  function verifyJwt(token: string): string | undefined {
+    const parts = token.split('.');
+    if (parts.length !== 3) return 'not a JWT';
+    const [h, p, s] = parts as [string, string, string];
+    const header = JSON.parse(Buffer.from(h, 'base64url').toString());
+    if (header.alg !== 'RS256') return `alg ${header.alg} is not RS256`;
+    const verifier = createVerify('RSA-SHA256');
+    verifier.update(`${h}.${p}`);
+    if (!verifier.verify(verifyKey, Buffer.from(s, 'base64url'))) return 'bad JWT signature';
+    const claims = JSON.parse(Buffer.from(p, 'base64url').toString()) as { iat: number; exp: number; iss: unknown };
+    const now = Math.floor(Date.now() / 1000);
+    if (String(claims.iss) !== String(appId)) return `iss ${claims.iss} is not the App ID`;
+    if (claims.exp - claims.iat > 600) return "'Expiration time' claim ('exp') is too far in the future";
+    if (claims.exp <= now) return "'Expiration time' claim ('exp') must be a numeric value representing the future time";
+    if (claims.iat > now + 60) return "'Issued at' claim ('iat') must be an Integer representing a time in the past";
+    return undefined;
+  }
+
+  function tokenOf(req: IncomingMessage): { token: string; auth: Token } | { jwt: true } | { error: string } | undefined {
+    const header = req.headers.authorization;
+    if (!header) return undefined;
+    const [scheme, value] = header.split(' ', 2) as [string, string | undefined];
+    if (!value) return { error: 'malformed authorization' };
+    if (value.split('.').length === 3 && scheme.toLowerCase() === 'bearer') {
+      const problem = verifyJwt(value);
+      return problem ? { error: problem } : { jwt: true };
+    }
+    if (!['token', 'bearer'].includes(scheme.toLowerCase())) return { error: `unknown scheme ${scheme}` };
+    const auth = tokens.get(value);
+    if (!auth) return { error: 'Bad credentials' };
+    if (auth.kind === 'installation' && auth.expiresAt < Date.now()) return { error: 'Bad credentials (token expired)' };
+    return { token: value, auth };
+  }
+
+  function canUseRepo(auth: Token, repo: Repo, write: boolean): boolean {
+    if (auth.kind === 'user') {
+      const perm = repo.collaborators.get(auth.login);
+      return perm !== undefined && (!write || ['admin', 'maintain', 'write'].includes(perm));
+    }
+    if (auth.installationId !== repo.installationId) return false;
+    if (auth.repos !== 'all' && !auth.repos.includes(repo.name.toLowerCase())) return false;
+    return !write || auth.write;
+  }
+
+  async function readBody(req: IncomingMessage): Promise<Buffer> {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    return Buffer.concat(chunks);
+  }
+
+  function userOf(auth: Token): User {
+    return auth.kind === 'installation' ? bot : users.get(auth.login)!;
+  }
+
+  const htmlBase = () => `http://127.0.0.1:${port}`;
+  const commentJson = (c: Comment) => ({
+    id: c.id,
+    node_id: `IC_${c.id}`,
+    body: c.body,
+    user: c.user,
+    html_url: `${htmlBase()}/${c.repo}/issues/${c.number}#issuecomment-${c.id}`,
+    created_at: new Date().toISOString(),
+  });
+  const pullJson = (p: Pull) => ({
+    id: p.number + 50_000,
+    number: p.number,
+    state: p.state,
+    title: p.title,
+    body: p.body,
+    draft: p.draft,
+    user: p.user,
+    html_url: `${htmlBase()}/${p.repo}/pull/${p.number}`,
+    head: { ref: p.head, sha: '0'.repeat(40), repo: { full_name: p.headRepo } },
+    base: { ref: p.base, sha: '0'.repeat(40), repo: { full_name: p.repo } },
+  });
+
+  async function branchExists(repo: Repo, branch: string): Promise<boolean> {
+    try {
+      await run('git', ['--git-dir', repo.gitDir, 'rev-parse', '--verify', '--quiet', `refs/heads/${branch}`]);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  async function api(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
+    const path = url.pathname.slice('/api/v3'.length) || '/';
+    const raw = await readBody(req);
+    let body: Record<string, unknown> | undefined;
+    if (raw.length) {
+      try {
+        body = JSON.parse(raw.toString('utf8'));
+      } catch {
+        return refuse(req, res, 400, 'Problems parsing JSON');
+      }
+    }
+    const checked = spec.check(req.method ?? 'GET', path, url.searchParams, body);
+    if (!checked.ok) return refuse(req, res, checked.status, checked.message);
+    const { operationId, params } = checked.match;
+    const who = tokenOf(req);
+    if (!who) return refuse(req, res, 401, 'Requires authentication');
+    if ('error' in who) return refuse(req, res, 401, who.error);
+    const appOnly = ['apps/get-authenticated', 'apps/create-installation-access-token', 'apps/get-repo-installation'];
+    if ('jwt' in who !== appOnly.includes(operationId)) {
+      return refuse(req, res, 'jwt' in who ? 403 : 401, 'jwt' in who ? 'A JSON web token cannot be used to authenticate to this endpoint' : 'A JSON web token is required for this endpoint');
+    }
+    calls.push({ method: req.method!, path, operationId, as: 'jwt' in who ? 'app' : who.auth.kind === 'user' ? who.auth.login : bot.login });
+    const repo = params.owner && params.repo ? repos.get(key(params.owner, params.repo)) : undefined;
+    if (params.owner && params.repo && !repo) return refuse(req, res, 404, 'Not Found');
+    const auth = 'jwt' in who ? undefined : who.auth;
+    const write = req.method !== 'GET';
+    if (repo && auth && !canUseRepo(auth, repo, false)) return refuse(req, res, 404, 'Not Found');
+    const num = (name: string) => Number(params[name]);
+
+    switch (operationId) {
+      case 'apps/get-authenticated':
+        return send(res, 200, { id: appId, slug, name: 'Patchbay Test', owner: { login: 'octo-org', id: 1, type: 'Organization' }, permissions: { contents: 'write', pull_requests: 'write', issues: 'write' }, events: [] });
+      case 'apps/get-repo-installation':
+        return send(res, 200, { id: repo!.installationId, account: { login: repo!.owner, id: 1, type: 'Organization' }, app_id: appId, repository_selection: 'selected' });
+      case 'apps/create-installation-access-token': {
+        const installationId = num('installation_id');
+        const mine = [...repos.values()].filter((r) => r.installationId === installationId);
+        if (mine.length === 0) return refuse(req, res, 404, 'Not Found');
+        const names = (body?.repositories as string[] | undefined)?.map((n) => n.toLowerCase());
+        if (names?.some((n) => !mine.some((r) => r.name.toLowerCase() === n))) return refuse(req, res, 422, 'There is at least one repository that does not exist or is not accessible to the parent installation.');
+        const token = `ghs_${randomBytes(18).toString('base64url')}`;
+        const expiresAt = Date.now() + (options.tokenTtlMs ?? 3_600_000);
+        const permissions = (body?.permissions as Record<string, string> | undefined) ?? { contents: 'write', issues: 'write', pull_requests: 'write', metadata: 'read' };
+        tokens.set(token, { kind: 'installation', installationId, repos: names ?? 'all', write: permissions.contents === 'write' || permissions.pull_requests === 'write' || permissions.issues === 'write', expiresAt });
+        issuedTokens.push(token);
+        return send(res, 201, { token, expires_at: new Date(expiresAt).toISOString().replace(/\.\d+Z$/, 'Z'), permissions, repository_selection: names ? 'selected' : 'all' });
+      }
+      case 'repos/get-collaborator-permission-level': {
+        const user = users.get(params.username!);
+        if (!user) return refuse(req, res, 404, 'Not Found');
+        const perm = repo!.collaborators.get(user.login);
+        const permission = perm === 'maintain' ? 'write' : perm === 'triage' ? 'read' : (perm ?? 'none');
+        return send(res, 200, { permission, role_name: perm ?? 'none', user });
+      }
+      case 'reactions/create-for-issue-comment':
+      case 'reactions/create-for-pull-request-review-comment': {
+        const target = operationId === 'reactions/create-for-issue-comment' ? comments.get(num('comment_id')) : reviewComments.get(num('comment_id'));
+        if (!target || target.repo !== key(repo!.owner, repo!.name)) return refuse(req, res, 404, 'Not Found');
+        target.reactions.push(String(body!.content));
+        return send(res, 201, { id: nextId++, content: body!.content, user: userOf(auth!), created_at: new Date().toISOString() });
+      }
+      case 'reactions/create-for-issue': {
+        issueReactions.push({ repo: key(repo!.owner, repo!.name), number: num('issue_number'), content: String(body!.content) });
+        return send(res, 201, { id: nextId++, content: body!.content, user: userOf(auth!), created_at: new Date().toISOString() });
+      }
+      case 'issues/create-comment': {
+        const c: Comment = { id: nextId++, repo: key(repo!.owner, repo!.name), number: num('issue_number'), body: String(body!.body), user: userOf(auth!), reactions: [] };
+        comments.set(c.id, c);
+        return send(res, 201, commentJson(c));
+      }
+      case 'issues/update-comment': {
+        const c = comments.get(num('comment_id'));
+        if (!c || c.repo !== key(repo!.owner, repo!.name)) return refuse(req, res, 404, 'Not Found');
+        if (c.user.login !== userOf(auth!).login) return refuse(req, res, 403, 'Resource not accessible by integration');
+        c.body = String(body!.body);
+        return send(res, 200, commentJson(c));
+      }
+      case 'pulls/create-reply-for-review-comment': {
+        const parent = reviewComments.get(num('comment_id'));
+        if (!parent || parent.number !== num('pull_number')) return refuse(req, res, 404, 'Not Found');
+        if (parent.in_reply_to_id !== undefined) return refuse(req, res, 422, 'Replies to replies are not supported');
+        const c: ReviewComment = { ...parent, id: nextId++, body: String(body!.body), user: userOf(auth!), reactions: [], in_reply_to_id: parent.id };
+        reviewComments.set(c.id, c);
+        return send(res, 201, { ...commentJson(c), path: c.path, line: c.line, diff_hunk: c.diff_hunk, in_reply_to_id: parent.id, pull_request_review_id: 1 });
+      }
+      case 'pulls/update-review-comment': {
+        const c = reviewComments.get(num('comment_id'));
+        if (!c || c.user.login !== userOf(auth!).login) return refuse(req, res, 404, 'Not Found');
+        c.body = String(body!.body);
+        return send(res, 200, { ...commentJson(c), path: c.path, diff_hunk: c.diff_hunk, pull_request_review_id: 1 });
+      }
+      case 'pulls/list': {
+        const head = url.searchParams.get('head');
+        const state = url.searchParams.get('state') ?? 'open';
+        const list = pulls.filter((p) => p.repo === key(repo!.owner, repo!.name) && (state === 'all' || p.state === state) && (!head || `${p.headRepo.split('/')[0]}:${p.head}`.toLowerCase() === head.toLowerCase()));
+        return send(res, 200, list.map(pullJson));
+      }
+      case 'pulls/get': {
+        const p = pulls.find((x) => x.repo === key(repo!.owner, repo!.name) && x.number === num('pull_number'));
+        return p ? send(res, 200, pullJson(p)) : refuse(req, res, 404, 'Not Found');
+      }
+      case 'pulls/create': {
+        if (!canUseRepo(auth!, repo!, true)) return refuse(req, res, 403, 'Resource not accessible by integration');
+        const head = String(body!.head);
+        const base = String(body!.base);
+        if (!(await branchExists(repo!, head))) return refuse(req, res, 422, `Validation Failed: head ${head} does not exist`);
+        if (!(await branchExists(repo!, base))) return refuse(req, res, 422, `Validation Failed: base ${base} does not exist`);
+        if (head === base) return refuse(req, res, 422, 'Validation Failed: head and base are the same');
+        const repoKey = key(repo!.owner, repo!.name);
+        if (pulls.some((p) => p.repo === repoKey && p.head === head && p.state === 'open')) return refuse(req, res, 422, `A pull request already exists for ${repo!.owner}:${head}.`);
+        const p: Pull = { number: nextId++, repo: repoKey, title: String(body!.title), body: String(body!.body ?? ''), head, headRepo: repoKey, base, draft: body!.draft === true, state: 'open', user: userOf(auth!) };
+        pulls.push(p);
+        return send(res, 201, pullJson(p));
+      }
+      case 'pulls/update': {
+        if (!canUseRepo(auth!, repo!, true)) return refuse(req, res, 403, 'Resource not accessible by integration');
+        const p = pulls.find((x) => x.repo === key(repo!.owner, repo!.name) && x.number === num('pull_number'));
+        if (!p) return refuse(req, res, 404, 'Not Found');
+        if (typeof body?.body === 'string') p.body = body.body;
+        if (typeof body?.title === 'string') p.title = body.title;
+        return send(res, 200, pullJson(p));
+      }
+      case 'users/get-authenticated': {
+        if (auth!.kind !== 'user') return refuse(req, res, 403, 'Resource not accessible by integration');
+        const u = users.get(auth!.login)!;
+        return send(res, 200, { ...u, name: u.login, html_url: `${htmlBase()}/${u.login}` });
+      }
+      default:
+        void write;
+        return refuse(req, res, 501, `the fake does not implement ${operationId}`);
+    }
+  }
+
+  async function oauthToken(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const raw = (await readBody(req)).toString('utf8');
+    const type = req.headers['content-type'] ?? '';
+    const form: Record<string, string> = type.includes('json') ? JSON.parse(raw) : Object.fromEntries(new URLSearchParams(raw));
+    if (form.client_id !== oauthClient.id || form.client_secret !== oauthClient.secret) return send(res, 200, { error: 'incorrect_client_credentials', error_description: 'The client_id and/or client_secret passed are incorrect.', error_uri: 'https://docs.github.com' });
+    const login = form.code ? oauthCodes.get(form.code) : undefined;
+    if (!login) return send(res, 200, { error: 'bad_verification_code', error_description: 'The code passed is incorrect or expired.', error_uri: 'https://docs.github.com' });
+    oauthCodes.delete(form.code!);
+    const token = `ghu_${randomBytes(18).toString('base64url')}`;
+    tokens.set(token, { kind: 'user', login });
+    return send(res, 200, { access_token: token, token_type: 'bearer', scope: '' });
+  }
+
+  function git(req: IncomingMessage, res: ServerResponse, url: URL): void {
+    const m = /^\/([^/]+)\/([^/]+?)(?:\.git)?(\/(?:info\/refs|git-upload-pack|git-receive-pack))$/.exec(url.pathname);
+    const repo = m ? repos.get(key(m[1]!, m[2]!)) : undefined;
+    const service = url.searchParams.get('service') ?? m?.[3]?.slice(1) ?? '';
+    const header = req.headers.authorization;
+    if (!header?.startsWith('Basic ')) {
+      res.statusCode = 401;
+      res.setHeader('WWW-Authenticate', 'Basic realm="GitHub"');
+      return void res.end('Authentication required');
+    }
+    const [user, pass] = Buffer.from(header.slice(6), 'base64').toString().split(':', 2) as [string, string];
+    const auth = tokens.get(pass);
+    const receive = service === 'git-receive-pack';
+    const okUser = user === 'x-access-token' && auth?.kind === 'installation' && auth.expiresAt > Date.now();
+    if (!m || !repo || !okUser || !canUseRepo(auth!, repo, receive)) {
+      gitRequests.push({ path: url.pathname, user, service: `${service} (refused)` });
+      res.statusCode = okUser ? 404 : 401;
+      if (!okUser) res.setHeader('WWW-Authenticate', 'Basic realm="GitHub"');
+      return void res.end(okUser ? 'Repository not found.' : 'Invalid username or password.');
+    }
+    gitRequests.push({ path: url.pathname, user, service });
+    serveGit(req, res, { projectRoot: root, pathInfo: `/${repo.gitDir.slice(root.length + 1)}${m[3]}`, query: url.search.slice(1), remoteUser: user });
+  }
+
+  const server = createServer((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    const handle = url.pathname.startsWith('/api/v3/')
+      ? api(req, res, url)
+      : url.pathname === '/login/oauth/access_token' && req.method === 'POST'
+        ? oauthToken(req, res)
+        : Promise.resolve(git(req, res, url));
+    handle.catch((error: unknown) => {
+      refused.push({ method: req.method ?? '', path: req.url ?? '', status: 500, message: String(error) });
+      if (!res.headersSent) send(res, 500, { message: String(error) });
+      else res.end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+
+  return {
+    appId,
+    slug,
+    bot,
+    privateKey,
+    oauthClient,
+    apiUrl: `http://127.0.0.1:${port}/api/v3`,
+    gitUrl: `http://127.0.0.1:${port}`,
+    root,
+    refused,
+    calls,
+    issuedTokens,
+    gitRequests,
+    comments,
+    reviewComments,
+    pulls,
+    issueReactions,
+    addUser(login: string, type: 'User' | 'Bot' = 'User'): User {
+      const user = { login, id: nextId++, type };
+      users.set(login, user);
+      return user;
+    },
+    /** Adds a repository backed by a bare clone of `source` (a path), to installation `installationId`. */
+    async addRepo(owner: string, name: string, source: string, installationId: number, collaborators: Record<string, Permission> = {}): Promise<Repo> {
+      const gitDir = join(root, owner, `${name}.git`);
+      await run('git', ['clone', '--bare', '--quiet', source, gitDir], { env: { PATH: '/usr/bin:/bin', HOME: '/nonexistent', GIT_CONFIG_NOSYSTEM: '1' } });
+      const repo: Repo = { owner, name, id: nextId++, installationId, gitDir, collaborators: new Map(Object.entries(collaborators)) };
+      repos.set(key(owner, name), repo);
+      return repo;
+    },
+    repo(owner: string, name: string): Repo {
+      return repos.get(key(owner, name))!;
+    },
+    addPull(owner: string, name: string, input: { head: string; base: string; title: string; user: User; headRepo?: string }): Pull {
+      const p: Pull = { number: nextId++, repo: key(owner, name), title: input.title, body: 'A human PR.', head: input.head, headRepo: input.headRepo ?? key(owner, name), base: input.base, draft: false, state: 'open', user: input.user };
+      pulls.push(p);
+      return p;
+    },
+    addComment(owner: string, name: string, number: number, user: User, body: string): Comment {
+      const c: Comment = { id: nextId++, repo: key(owner, name), number, body, user, reactions: [] };
+      comments.set(c.id, c);
+      return c;
+    },
+    addReviewComment(owner: string, name: string, number: number, user: User, input: { body: string; path: string; line: number; diff_hunk: string }): ReviewComment {
+      const c: ReviewComment = { id: nextId++, repo: key(owner, name), number, user, reactions: [], ...input };
+      reviewComments.set(c.id, c);
+      return c;
+    },
+    /** What GitHub would send the user's browser back with after they authorized the OAuth App. */
+    authorizeCode(login: string): string {
+      const code = randomBytes(10).toString('hex');
+      oauthCodes.set(code, login);
+      return code;
+    },
+    commentsOn(owner: string, name: string, number: number): Comment[] {
+      return [...comments.values()].filter((c) => c.repo === key(owner, name) && c.number === number);
+    },
+    async close() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await rm(root, { recursive: true, force: true });
+    },
+  };
+}

@@ -1,0 +1,66 @@
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pino from 'pino';
+import { loadConfig } from '../../src/config.ts';
+import { startPatchbay, type Patchbay } from '../../src/main.ts';
+import type { ModelProvider } from '../../src/models/model-provider.ts';
+import { buildIntegrations } from '../../src/wire-integrations.ts';
+import type { FakeGitHub } from '../fakes/fake-github.ts';
+import { createTestDatabase } from '../helpers/test-database.ts';
+
+export const webhookSecret = 'fake-webhook-secret-for-tests';
+
+export type GitHubPatchbay = Patchbay & { url: string; dataDir: string; logLines: string[]; dispose(): Promise<void> };
+
+/** The whole Patchbay (real database, worker, sandbox, HTTP server) configured for the fake GitHub. */
+export async function startGitHubPatchbay(fake: FakeGitHub, model: ModelProvider, env: Record<string, string> = {}): Promise<GitHubPatchbay> {
+  const dataDir = await mkdtemp(join(tmpdir(), 'patchbay-gh-'));
+  const database = await createTestDatabase();
+  const logLines: string[] = [];
+  const log = pino({ level: 'debug' }, { write: (line: string) => void logLines.push(line) });
+  const config = loadConfig({
+    DATA_DIR: dataDir,
+    DATABASE_URL: database.url,
+    PORT: '0',
+    PUBLIC_URL: 'http://patchbay.test',
+    GITHUB_APP_ID: String(fake.appId),
+    GITHUB_APP_PRIVATE_KEY: fake.privateKey,
+    GITHUB_WEBHOOK_SECRET: webhookSecret,
+    GITHUB_API_URL: fake.apiUrl,
+    GITHUB_GIT_URL: fake.gitUrl,
+    ...env,
+  });
+  const app = await startPatchbay(config, {
+    log,
+    work: true,
+    serve: true,
+    model,
+    queue: { pollingIntervalSeconds: 0.5 },
+    integrations: (context) => buildIntegrations(config, context),
+  });
+  return {
+    ...app,
+    url: app.url!,
+    dataDir,
+    logLines,
+    async dispose() {
+      await app.close();
+      await database.close();
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Every file under `dir` that contains `needle` (symlinks not followed). */
+export async function filesContaining(dir: string, needle: string): Promise<string[]> {
+  const entries = await readdir(dir, { recursive: true, withFileTypes: true }).catch(() => []);
+  const hits: string[] = [];
+  for (const entry of entries) {
+    if (!entry.isFile()) continue;
+    const path = join(entry.parentPath, entry.name);
+    const content = await readFile(path).catch(() => undefined);
+    if (content?.includes(needle)) hits.push(path);
+  }
+  return hits;
+}
