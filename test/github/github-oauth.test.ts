@@ -1,0 +1,75 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { oauthStartLink } from '../../integrations/github/github-routes.ts';
+import { createSecretBox } from '../../integrations/github/secret-box.ts';
+import { createScriptedProvider } from '../../src/models/scripted-provider.ts';
+import type { ModelMessage } from '../../src/models/model-provider.ts';
+import { createRemote, type RemoteFixture } from '../git/git-fixture.ts';
+import { waitFor, waitForStatus } from '../helpers/patchbay-fixture.ts';
+import { startFakeGitHub, type FakeGitHub } from '../fakes/fake-github.ts';
+import { issueCommentEvent, sendWebhook } from '../fakes/fake-github-webhooks.ts';
+import { startGitHubPatchbay, webhookSecret, type GitHubPatchbay } from './github-fixture.ts';
+
+const secretKey = 'a-test-secret-key-of-at-least-32-characters';
+
+describe('GitHub sign-in: PRs opened as the person who asked', () => {
+  let fake: FakeGitHub;
+  let upstream: RemoteFixture;
+  let app: GitHubPatchbay;
+
+  beforeAll(async () => {
+    fake = await startFakeGitHub();
+    upstream = await createRemote();
+    const model = createScriptedProvider({
+      scenario: (messages: readonly ModelMessage[]) =>
+        messages.some((m) => m.role === 'tool') ? { text: 'Added notes.md.' } : { toolCalls: [{ name: 'write_file', input: { path: 'notes.md', content: 'notes\n' } }] },
+    });
+    app = await startGitHubPatchbay(fake, model, {
+      GITHUB_OAUTH_CLIENT_ID: fake.oauthClient.id,
+      GITHUB_OAUTH_CLIENT_SECRET: fake.oauthClient.secret,
+      PATCHBAY_SECRET_KEY: secretKey,
+      GITHUB_PR_DRAFT: 'false',
+    });
+  }, 60_000);
+  afterAll(async () => {
+    await app?.dispose();
+    await fake?.close();
+    await upstream?.cleanup();
+  });
+
+  it('refuses a start link Patchbay did not sign', async () => {
+    const response = await fetch(`${app.url}/github/oauth/start?link=forged`, { redirect: 'manual' });
+    expect(response.status).toBe(400);
+  });
+
+  it('stores the token encrypted and opens the PR with it', async () => {
+    const alice = fake.addUser('alice');
+    await fake.addRepo('octo-org', 'demo', upstream.remote, 31, { alice: 'write' });
+    const link = oauthStartLink(createSecretBox(secretKey), app.url, { source: 'github', id: String(alice.id) });
+
+    const start = await fetch(link, { redirect: 'manual' });
+    expect(start.status).toBe(302);
+    const authorize = new URL(start.headers.get('location')!);
+    expect(`${authorize.origin}${authorize.pathname}`).toBe(`${fake.gitUrl}/login/oauth/authorize`);
+    expect(authorize.searchParams.get('client_id')).toBe(fake.oauthClient.id);
+    // GitHub sends the browser back with a code and the state.
+    const code = fake.authorizeCode('alice');
+    const callback = await fetch(`${app.url}/github/oauth/callback?code=${code}&state=${encodeURIComponent(authorize.searchParams.get('state')!)}`);
+    expect(callback.status).toBe(200);
+    expect(await callback.text()).toContain('@alice');
+    const row = await app.database.db.selectFrom('github_user_tokens').selectAll().executeTakeFirstOrThrow();
+    expect(row).toMatchObject({ actor_key: `github:${alice.id}`, github_login: 'alice' });
+    expect(row.token_ciphertext).not.toMatch(/ghu_/);
+
+    const comment = fake.addComment('octo-org', 'demo', 12, alice, '@patchbay-test write notes');
+    const payload = issueCommentEvent({ owner: 'octo-org', repo: 'demo', installationId: 31 }, { number: 12, title: 'Notes', body: 'Write notes.', commentId: comment.id, user: alice, comment: comment.body });
+    expect((await sendWebhook(`${app.url}/github/webhooks`, webhookSecret, 'issue_comment', payload)).status).toBe(202);
+    const session = await waitFor(() => app.store.findByThread({ source: 'github', owner: 'octo-org', repo: 'demo', number: 12, kind: 'issue' }), 'the session');
+    const done = await waitForStatus(app, session.id, ['completed', 'failed'], 60_000);
+    expect(done.status).toBe('completed');
+    const pr = fake.pulls.find((p) => p.head === done.branch)!;
+    expect(pr.user.login).toBe('alice');
+    expect(pr.draft).toBe(false);
+    expect(fake.calls.find((c) => c.operationId === 'pulls/create')?.as).toBe('alice');
+    expect(fake.refused).toEqual([]);
+  }, 90_000);
+});
