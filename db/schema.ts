@@ -140,7 +140,8 @@ export interface GitHubRequestsTable {
   repo: string;
   number: number;
   comment_kind: string;
-  comment_id: BigId;
+  /** Null until the progress comment is posted (after the hand-off, so the run starts first). */
+  comment_id: BigId | null;
   start_seq: number;
   last_body: string | null;
   finished: ColumnType<boolean, boolean | undefined, boolean>;

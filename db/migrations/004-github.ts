@@ -51,7 +51,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('number', 'integer', (c) => c.notNull())
     /** 'issue': the progress comment is an issue comment; 'review': a reply in a review thread. */
     .addColumn('comment_kind', 'text', (c) => c.notNull())
-    .addColumn('comment_id', 'bigint', (c) => c.notNull())
+    .addColumn('comment_id', 'bigint')
     .addColumn('start_seq', 'integer', (c) => c.notNull())
     .addColumn('last_body', 'text')
     .addColumn('finished', 'boolean', (c) => c.notNull().defaultTo(false))

@@ -1,9 +1,10 @@
 import type { Logger } from 'pino';
+import { PatchbayError } from '../../src/core/errors.ts';
 import { threadKey } from '../../src/core/thread-ref.ts';
 import type { DeliveryInput, Integration, IntegrationContext } from '../integration.ts';
 import type { GitHubClient } from './github-client.ts';
 import { editComment } from './github-comments.ts';
-import type { GitHubStore } from './github-store.ts';
+import type { GitHubRequest, GitHubStore } from './github-store.ts';
 import { readBatch, renderProgress } from './render-progress.ts';
 
 /**
@@ -14,6 +15,18 @@ import { readBatch, renderProgress } from './render-progress.ts';
  */
 export function createGitHubIntegration(deps: { client: GitHubClient; store: GitHubStore; context: IntegrationContext; log: Logger }): Integration {
   const { client, store, context } = deps;
+
+  // The webhook worker posts the progress comment just after the hand-off (writes are throttled to
+  // one a second); wait for it briefly, then leave the batch for the notifier's retry.
+  async function withComment(request: GitHubRequest, signal: AbortSignal): Promise<GitHubRequest> {
+    for (let waited = 0; request.commentId === null; waited += 200) {
+      if (waited >= 10_000 || signal.aborted) throw new PatchbayError('conflict', 'the progress comment is not posted yet', { retryable: true });
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      request = (await store.openRequests(request.threadKey)).find((r) => r.id === request.id) ?? request;
+    }
+    return request;
+  }
+
   return {
     source: 'github',
     async deliver({ session, thread, events, state, signal }: DeliveryInput) {
@@ -22,7 +35,7 @@ export function createGitHubIntegration(deps: { client: GitHubClient; store: Git
       if (open.length === 0) return { state };
       // A request superseded by a newer one (an answer to the question it ended with) is done.
       for (const older of open.slice(0, -1)) await store.updateRequest(older.id, { finished: true });
-      const request = open.at(-1)!;
+      const request = await withComment(open.at(-1)!, signal);
       const fresh = (await context.getSession(session.id)) ?? session;
       const batch = readBatch(events, request.startSeq, fresh.status);
       const bot = await client.identity();
@@ -37,7 +50,7 @@ export function createGitHubIntegration(deps: { client: GitHubClient; store: Git
       });
       if (body !== request.lastBody) {
         const octokit = await client.forRepo({ owner: request.owner, repo: request.repo });
-        await editComment(octokit, { owner: request.owner, repo: request.repo }, { kind: request.commentKind, id: request.commentId }, body, signal);
+        await editComment(octokit, { owner: request.owner, repo: request.repo }, { kind: request.commentKind, id: request.commentId! }, body, signal);
         await store.updateRequest(request.id, { lastBody: body });
       }
       if (batch.settled) await store.updateRequest(request.id, { finished: true });

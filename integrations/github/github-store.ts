@@ -11,7 +11,7 @@ export type GitHubRequest = {
   repo: string;
   number: number;
   commentKind: 'issue' | 'review';
-  commentId: number;
+  commentId: number | null;
   startSeq: number;
   lastBody: string | null;
   finished: boolean;
@@ -176,13 +176,14 @@ export function createGitHubStore(db: Db) {
       }));
     },
 
-    async updateRequest(id: number, patch: { lastBody?: string; finished?: boolean; sessionId?: string }) {
+    async updateRequest(id: number, patch: { lastBody?: string; finished?: boolean; sessionId?: string; commentId?: number }) {
       await db
         .updateTable('github_requests')
         .set({
           ...(patch.lastBody !== undefined && { last_body: patch.lastBody }),
           ...(patch.finished !== undefined && { finished: patch.finished }),
           ...(patch.sessionId !== undefined && { session_id: patch.sessionId }),
+          ...(patch.commentId !== undefined && { comment_id: patch.commentId }),
         })
         .where('id', '=', id)
         .execute();

@@ -43,8 +43,9 @@ export function createWebhookWorker(deps: {
   let running: Promise<number> | undefined;
   let again = false;
   let timer: NodeJS.Timeout | undefined;
+  const acks = new Set<Promise<void>>();
 
-  async function process(delivery: PendingDelivery): Promise<void> {
+  async function workDelivery(delivery: PendingDelivery): Promise<void> {
     const dlog = log.child({ deliveryId: delivery.deliveryId, event: delivery.event });
     const bot = await client.identity();
     const classified = classifyWebhook(delivery.event, delivery.payload, bot, deps.triggerLabel);
@@ -99,8 +100,6 @@ export function createWebhookWorker(deps: {
       await postComment(octokit, place, `${who} Sorry, only people with write access to ${request.owner}/${request.repo} can ask me to make changes here.`);
       return;
     }
-    if (request.react) await addEyes(octokit, where, request.react).catch((error: unknown) => dlog.warn({ err: error }, 'could not add the reaction'));
-
     let pull: PullRequest | undefined;
     if (request.kind === 'pull') {
       pull = request.pull ?? PullRequest.parse((await octokit.request('GET /repos/{owner}/{repo}/pulls/{pull_number}', { ...where, pull_number: request.number })).data);
@@ -118,14 +117,16 @@ export function createWebhookWorker(deps: {
     const thread: ThreadRef = { source: 'github', owner: request.owner, repo: request.repo, number: request.number, kind: request.kind };
     const key = threadKey(thread)!;
     const existing = await context.findSession(thread);
-    const progress = await postComment(octokit, place, `👀 On it, ${who}.`);
+    // The request is recorded, then handed to the session service, and only then acknowledged on
+    // GitHub: comment writes are throttled (GitHub asks for a second between them), and the run
+    // should not wait for them. Deliveries wait for the progress comment (see the integration).
     const requestId = await store.createRequest({
       threadKey: key,
       owner: request.owner,
       repo: request.repo,
       number: request.number,
-      commentKind: progress.kind,
-      commentId: progress.id,
+      commentKind: place.in,
+      commentId: null,
       startSeq: existing?.lastSeq ?? 0,
       lastBody: `👀 On it, ${who}.`,
     });
@@ -150,13 +151,25 @@ export function createWebhookWorker(deps: {
             deliveryId,
           };
     const outcome = await context.handle(inbound);
-    if (outcome.kind === 'started' || outcome.kind === 'appended') {
-      await store.updateRequest(requestId, { sessionId: outcome.session.id });
-      dlog.info({ sessionId: outcome.session.id, outcome: outcome.kind }, 'GitHub request handed to the session');
-    } else {
+    if (outcome.kind !== 'started' && outcome.kind !== 'appended') {
       await store.updateRequest(requestId, { finished: true });
       dlog.info({ outcome: outcome.kind }, 'GitHub request not taken');
+      return;
     }
+    await store.updateRequest(requestId, { sessionId: outcome.session.id });
+    dlog.info({ sessionId: outcome.session.id, outcome: outcome.kind }, 'GitHub request handed to the session');
+    // Not awaited: the next delivery (another person's request) need not queue behind these
+    // throttled writes. A failure leaves the request without a progress comment, marked done.
+    const ack = (async () => {
+      if (request.react) await addEyes(octokit, where, request.react).catch((error: unknown) => dlog.warn({ err: error }, 'could not add the reaction'));
+      const progress = await postComment(octokit, place, `👀 On it, ${who}.`);
+      await store.updateRequest(requestId, { commentId: progress.id });
+    })().catch(async (error: unknown) => {
+      dlog.error({ err: error }, 'could not post the progress comment');
+      await store.updateRequest(requestId, { finished: true }).catch(() => undefined);
+    });
+    acks.add(ack);
+    void ack.finally(() => acks.delete(ack));
   }
 
   async function canWrite(octokit: PatchbayOctokit, request: WorkRequest): Promise<boolean> {
@@ -176,7 +189,7 @@ export function createWebhookWorker(deps: {
     running = store
       .workPending(async (delivery) => {
         try {
-          await process(delivery);
+          await workDelivery(delivery);
         } catch (error) {
           log.warn({ err: error, deliveryId: delivery.deliveryId }, 'webhook delivery failed; will retry');
           throw error;
@@ -205,6 +218,7 @@ export function createWebhookWorker(deps: {
     async stop() {
       if (timer) clearInterval(timer);
       await running?.catch(() => undefined);
+      await Promise.allSettled([...acks]);
     },
   };
 }

@@ -3,7 +3,7 @@ import { classifyWebhook, mentions } from '../../integrations/github/classify-we
 import { example } from '../fakes/fake-github-webhooks.ts';
 
 const bot = { slug: 'patchbay', login: 'patchbay[bot]', mention: '@patchbay' };
-const withInstallation = (p: Record<string, any>) => ({ ...p, installation: { id: 1, node_id: 'x' } });
+const withInstallation = (p: Record<string, any>): Record<string, any> => ({ ...p, installation: { id: 1, node_id: 'x' } });
 
 describe('mentions', () => {
   it.each([

@@ -1,0 +1,116 @@
+/**
+ * Session start time on GitHub: from the webhook request to the model's first call, for a cold
+ * repository (no mirror yet: Patchbay clones it from the git host) and for a mirrored one (it only
+ * fetches what is new, then clones the session workspace locally), next to a plain `git clone` of
+ * the same repository from the same host in the same run. The repository has a few thousand commits;
+ * the host is the loopback fake GitHub serving it with the real `git http-backend`.
+ * Run: npm exec -- node bench/github-start.ts [commits]
+ */
+import { execFile, execFileSync, spawnSync } from 'node:child_process';
+import { promisify } from 'node:util';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pino from 'pino';
+import { createGitHubClient } from '../integrations/github/github-client.ts';
+import type { GitHubStore } from '../integrations/github/github-store.ts';
+import { loadConfig } from '../src/config.ts';
+import { startPatchbay } from '../src/main.ts';
+import type { ModelProvider, TurnRequest } from '../src/models/model-provider.ts';
+import { createScriptedProvider } from '../src/models/scripted-provider.ts';
+import { buildIntegrations } from '../src/wire-integrations.ts';
+import { startFakeGitHub } from '../test/fakes/fake-github.ts';
+import { issueCommentEvent, sendWebhook } from '../test/fakes/fake-github-webhooks.ts';
+
+const COMMITS = Number(process.argv[2] ?? 3000);
+const FILES = 300;
+const secret = 'bench-webhook-secret';
+const gitEnv = { PATH: '/usr/bin:/bin', HOME: '/nonexistent', GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null' };
+
+function makeRepo(dir: string): void {
+  execFileSync('git', ['init', '--quiet', '--bare', '--initial-branch=main', dir], { env: gitEnv });
+  // fast-import: COMMITS commits, each rewriting one of FILES files, so history and tree both grow.
+  const parts: string[] = [];
+  for (let i = 1; i <= COMMITS; i++) {
+    const content = `file ${i % FILES}\n${'line of text for the benchmark repository\n'.repeat(20)}revision ${i}\n`;
+    const message = `commit ${i}\n`;
+    parts.push(
+      `commit refs/heads/main\ncommitter Bench <bench@example.com> ${1_700_000_000 + i} +0000\ndata ${Buffer.byteLength(message)}\n${message}`,
+      `M 644 inline src/file-${i % FILES}.txt\ndata ${Buffer.byteLength(content)}\n${content}\n`,
+    );
+  }
+  const result = spawnSync('git', ['--git-dir', dir, 'fast-import', '--quiet'], { input: parts.join(''), env: gitEnv, maxBuffer: 1 << 30 });
+  if (result.status !== 0) throw new Error(`fast-import failed: ${result.stderr}`);
+  execFileSync('git', ['--git-dir', dir, 'gc', '--quiet'], { env: gitEnv });
+}
+
+const work = await mkdtemp(join(tmpdir(), 'bench-github-'));
+const fake = await startFakeGitHub();
+try {
+  const source = join(work, 'source.git');
+  makeRepo(source);
+  const alice = fake.addUser('alice');
+  await fake.addRepo('bench', 'big', source, 1, { alice: 'write' });
+  const repoUrl = `${fake.gitUrl}/bench/big`;
+  const log = pino({ level: process.env.BENCH_LOG ?? 'silent' });
+  const size = execFileSync('du', ['-sh', fake.repo('bench', 'big').gitDir]).toString().split('\t')[0];
+
+  // Baseline: a plain clone of the same repository from the same host, with an installation token.
+  const client = createGitHubClient({ appId: String(fake.appId), privateKey: fake.privateKey, apiUrl: fake.apiUrl, gitUrl: fake.gitUrl, store: { installationFor: async () => undefined } as unknown as GitHubStore, log });
+  const credentials = (await client.gitEnv(repoUrl))!;
+  let started = performance.now();
+  // Async: the fake host runs in this process and must keep serving while git clones.
+  await promisify(execFile)('git', ['clone', '--quiet', repoUrl, join(work, 'plain')], { env: { ...gitEnv, ...credentials } });
+  const plainMs = performance.now() - started;
+
+  let firstCall: (() => void) | undefined;
+  const scripted = createScriptedProvider({ scenario: [{ text: 'Nothing to change.' }] });
+  const model: ModelProvider = {
+    name: scripted.name,
+    model: scripted.model,
+    contextWindow: scripted.contextWindow,
+    runTurn(request: TurnRequest) {
+      firstCall?.();
+      firstCall = undefined;
+      return scripted.runTurn(request);
+    },
+  };
+  const dataDir = join(work, 'patchbay');
+  const config = loadConfig({
+    DATA_DIR: dataDir,
+    PORT: '0',
+    LOG_LEVEL: 'silent',
+    GITHUB_APP_ID: String(fake.appId),
+    GITHUB_APP_PRIVATE_KEY: fake.privateKey,
+    GITHUB_WEBHOOK_SECRET: secret,
+    GITHUB_API_URL: fake.apiUrl,
+    GITHUB_GIT_URL: fake.gitUrl,
+  });
+  const app = await startPatchbay(config, { log, work: true, serve: true, model, queue: { pollingIntervalSeconds: 0.5 }, integrations: (context) => buildIntegrations(config, context) });
+  try {
+    const startSession = async (issue: number): Promise<number> => {
+      const comment = fake.addComment('bench', 'big', issue, alice, '@patchbay-test look at this');
+      const payload = issueCommentEvent({ owner: 'bench', repo: 'big', installationId: 1 }, { number: issue, title: `Issue ${issue}`, body: 'Please look.', commentId: comment.id, user: alice, comment: comment.body });
+      const called = new Promise<void>((resolve) => (firstCall = resolve));
+      const begin = performance.now();
+      const sent = await sendWebhook(`${app.url}/github/webhooks`, secret, 'issue_comment', payload);
+      if (sent.status !== 202) throw new Error(`webhook answered ${sent.status}`);
+      await called;
+      return performance.now() - begin;
+    };
+    const cold = await startSession(1);
+    const warm = [await startSession(2), await startSession(3), await startSession(4)].sort((a, b) => a - b);
+    const mirrored = warm[1]!;
+    const fmt = (ms: number) => `${ms.toFixed(0).padStart(6)} ms`;
+    console.log(`repository: ${COMMITS} commits, ${FILES} files, ${size} on the host`);
+    console.log(`plain git clone (baseline)            ${fmt(plainMs)}`);
+    console.log(`session start, cold (no mirror)       ${fmt(cold)}   ${(cold / plainMs).toFixed(2)}x the plain clone`);
+    console.log(`session start, mirrored (median of 3) ${fmt(mirrored)}   ${(mirrored / plainMs).toFixed(2)}x the plain clone, ${(cold / mirrored).toFixed(1)}x faster than cold`);
+    console.log(`(session start = webhook POST to the model's first call: verify and queue the delivery, permission check, hand-off, workspace from the mirror, sandbox; 👀 and the progress comment follow in parallel)`);
+  } finally {
+    await app.close();
+  }
+} finally {
+  await fake.close();
+  await rm(work, { recursive: true, force: true });
+}
