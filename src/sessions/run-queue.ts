@@ -64,7 +64,13 @@ export async function createRunQueue(options: RunQueueOptions): Promise<RunQueue
     async work(handler, workOptions = {}) {
       await boss.work<RunJob>(
         QUEUE,
-        { localConcurrency: workOptions.concurrency ?? 2, pollingIntervalSeconds: options.pollingIntervalSeconds ?? 2 },
+        {
+          localConcurrency: workOptions.concurrency ?? 2,
+          pollingIntervalSeconds: options.pollingIntervalSeconds ?? 2,
+          // NOTIFY wakes workers for new runs, but not for a crashed run put back by the monitor:
+          // keep polling at the normal pace so those resume promptly.
+          notifyPollingIntervalSeconds: options.pollingIntervalSeconds ?? 2,
+        },
         async (jobs) => {
           for (const job of jobs) await handler(job.data, job.signal);
         },
