@@ -9,11 +9,19 @@ import { createGitHubModule } from '../integrations/github/github-module.ts';
  */
 export async function buildIntegrations(config: Config, context: IntegrationContext): Promise<IntegrationModule[]> {
   const modules: IntegrationModule[] = [];
+  const github = config.github ? await createGitHubModule(config.github, context) : undefined;
+  if (github) modules.push(github);
   if (config.slack) {
     // Slack sessions name repos the way the GitHub integration parses them (GITHUB_GIT_URL), so its PRs and tokens apply.
     const gitUrl = config.github?.gitUrl ?? 'https://github.com';
-    modules.push(createSlackModule({ config: config.slack, context, repoUrlFor: (owner, repo) => `${gitUrl}/${owner}/${repo}` }));
+    modules.push(
+      createSlackModule({
+        config: config.slack,
+        context,
+        repoUrlFor: (owner, repo) => `${gitUrl}/${owner}/${repo}`,
+        ...(github?.signInLink && { signInLink: github.signInLink }),
+      }),
+    );
   }
-  if (config.github) modules.push(await createGitHubModule(config.github, context));
   return modules;
 }

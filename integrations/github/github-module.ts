@@ -5,7 +5,7 @@ import { createGitHubClient } from './github-client.ts';
 import type { GitHubConfig } from './github-env.ts';
 import { createGitHubIntegration } from './github-integration.ts';
 import { createPublisher } from './github-publish.ts';
-import { githubRoutes } from './github-routes.ts';
+import { githubRoutes, oauthStartLink } from './github-routes.ts';
 import { createGitHubStore } from './github-store.ts';
 import { createWebhookWorker } from './github-webhook-worker.ts';
 import { createSecretBox } from './secret-box.ts';
@@ -15,7 +15,12 @@ import { createSecretBox } from './secret-box.ts';
  * installations), progress comments out, installation-token git credentials for the host, and
  * pull requests opened or updated after each run.
  */
-export async function createGitHubModule(config: GitHubConfig, context: IntegrationContext, options: { sweepMs?: number } = {}): Promise<IntegrationModule> {
+export type GitHubModule = IntegrationModule & {
+  /** A one-hour sign-in link bound to this person, when GitHub sign-in is configured. */
+  signInLink?: (actor: { source: string; id: string }) => string;
+};
+
+export async function createGitHubModule(config: GitHubConfig, context: IntegrationContext, options: { sweepMs?: number } = {}): Promise<GitHubModule> {
   const log = context.log.child({ integration: 'github' });
   let privateKey = config.privateKey;
   if (!privateKey && config.privateKeyPath) {
@@ -37,7 +42,10 @@ export async function createGitHubModule(config: GitHubConfig, context: Integrat
   const box = config.secretKey ? createSecretBox(config.secretKey) : undefined;
   const worker = createWebhookWorker({ client, store, context, gitUrl: config.gitUrl, triggerLabel: config.triggerLabel, log, ...(options.sweepMs && { sweepMs: options.sweepMs }) });
   const publish = createPublisher({ client, store, context, ...(box && { box }), gitUrl: config.gitUrl, draft: config.draft, log });
+  const signInLink =
+    config.oauth && box ? (actor: { source: string; id: string }) => oauthStartLink(box, context.publicUrl, actor) : undefined;
   return {
+    ...(signInLink && { signInLink }),
     integration: createGitHubIntegration({ client, store, context, log }),
     routes: githubRoutes({
       webhookSecret: config.webhookSecret,

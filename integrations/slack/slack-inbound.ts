@@ -11,6 +11,9 @@ import type { PendingTask, SlackStore, SlackThread } from './slack-store.ts';
 
 export type SlackWeb = Pick<WebClient, 'chat' | 'reactions' | 'users'>;
 
+/** "connect github", said to the bot: the person gets a private sign-in link. */
+const CONNECT_GITHUB = /^(connect|link)\s+(my\s+)?github( account)?[.!]?$/i;
+
 export type SlackInboundDeps = {
   context: Pick<IntegrationContext, 'handle' | 'findSession' | 'recordDelivery'>;
   store: SlackStore;
@@ -20,6 +23,8 @@ export type SlackInboundDeps = {
   botUserId: string;
   /** The session's repo string for a GitHub repository (its clone URL). */
   repoUrlFor: (owner: string, repo: string) => string;
+  /** A GitHub sign-in link bound to a person, when GitHub sign-in is configured. */
+  signInLink?: (actor: Actor) => string;
 };
 
 export type SlackInbound = ReturnType<typeof createSlackInbound>;
@@ -80,6 +85,18 @@ export function createSlackInbound(deps: SlackInboundDeps) {
     }
   }
 
+  /**
+   * The link is bound to the person who asked, so it goes to them alone (ephemeral): whoever opens
+   * it attaches their GitHub account to that person, and pull requests they ask for open as them.
+   */
+  async function connectGitHub(event: SlackMessageEvent, thread: SlackThread): Promise<void> {
+    const user = event.user!;
+    const text = deps.signInLink
+      ? `Connect your GitHub account so the pull requests you ask for open under your name (the link works for an hour): ${deps.signInLink(await actors.get(user))}`
+      : 'GitHub sign-in is not set up on this Patchbay (GITHUB_OAUTH_CLIENT_ID, GITHUB_OAUTH_CLIENT_SECRET and PATCHBAY_SECRET_KEY); pull requests open as the Patchbay app.';
+    await web.chat.postEphemeral({ channel: thread.channel, user, text, ...(event.thread_ts && { thread_ts: event.thread_ts }) });
+  }
+
   /** A message in a thread that has a session: steer it, answer its open question, or stop it. */
   async function toSession(thread: SlackThread, actor: Actor, text: string, session: { pendingQuestion: { questionId: string } | null; status: string }) {
     if (isStopCommand(text)) {
@@ -113,6 +130,7 @@ export function createSlackInbound(deps: SlackInboundDeps) {
           if (session) return await toSession(thread, actor, text, session);
           return await resolvePending(pending!, actor, text);
         }
+        if (CONNECT_GITHUB.test(text)) return await connectGitHub(event, thread);
         await web.reactions.add({ channel: event.channel, timestamp: event.ts, name: 'eyes' }).catch((error: unknown) => log.warn({ err: error }, 'could not add the 👀 reaction'));
         const actor = await actors.get(event.user!);
         await routeRequest(thread, actor, text, findRepoMentions(text));

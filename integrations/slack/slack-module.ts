@@ -17,6 +17,8 @@ export type SlackModuleOptions = {
   repoUrlFor?: (owner: string, repo: string) => string;
   /** Web API retries: rate limits wait for Retry-After, other failures back off. */
   retryConfig?: RetryOptions;
+  /** A GitHub sign-in link for a person, when GitHub sign-in is configured ("connect github"). */
+  signInLink?: (actor: { source: string; id: string }) => string;
 };
 
 // Slack rate limits are per method and minute; a few retries over a couple of minutes ride them out.
@@ -48,7 +50,16 @@ export function createSlackModule(options: SlackModuleOptions): IntegrationModul
         throw new PatchbayError('config_invalid', `Slack refused SLACK_BOT_TOKEN (auth.test: ${(error as Error).message}): check the token on the app's OAuth & Permissions page`, { cause: error });
       }
       const botUserId = auth.user_id ?? '';
-      const inbound = createSlackInbound({ context, store, web, actors: createActorDirectory({ web, log }), log, botUserId, repoUrlFor });
+      const inbound = createSlackInbound({
+        context,
+        store,
+        web,
+        actors: createActorDirectory({ web, log }),
+        log,
+        botUserId,
+        repoUrlFor,
+        ...(options.signInLink && { signInLink: options.signInLink }),
+      });
       const receiver = httpReceiver ?? createSocketReceiver({ appToken: config.appToken!, apiUrl: config.apiUrl, log });
       app = createSlackApp({
         botToken: config.botToken,

@@ -28,6 +28,8 @@ export type FakeSlackApi = {
   calls: SlackCall[];
   messages: SlackMessage[];
   reactions: { channel: string; timestamp: string; name: string }[];
+  /** Messages only one person saw (chat.postEphemeral). */
+  ephemerals: { channel: string; user: string; text: string; threadTs?: string }[];
   /** The bot's own identity, as auth.test reports it. */
   bot: { userId: string; botId: string; teamId: string };
   /** Messages posted in a thread (the parent excluded), oldest first. */
@@ -43,6 +45,7 @@ const required: Record<string, string[]> = {
   'auth.test': [],
   'chat.postMessage': ['channel'],
   'chat.update': ['channel', 'ts'],
+  'chat.postEphemeral': ['channel', 'user'],
   'reactions.add': ['channel', 'timestamp', 'name'],
   'users.info': ['user'],
   'apps.connections.open': [],
@@ -53,6 +56,7 @@ export async function startFakeSlackApi(options: { botToken: string; appToken?: 
   const calls: SlackCall[] = [];
   const messages: SlackMessage[] = [];
   const reactions: FakeSlackApi['reactions'] = [];
+  const ephemerals: FakeSlackApi['ephemerals'] = [];
   const limits = new Map<string, { retryAfter: number; count: number }>();
   const bot = { userId: 'U0BOT0001', botId: 'B0BOT0001', teamId: 'T123ABC456' };
   let socketUrl: string | undefined;
@@ -140,6 +144,13 @@ export async function startFakeSlackApi(options: { botToken: string; appToken?: 
         messages.push(message);
         return reply(res, { ok: true, channel: message.channel, ts: message.ts, message: { type: 'message', subtype: 'bot_message', text, ts: message.ts, bot_id: bot.botId } });
       }
+      case 'chat.postEphemeral': {
+        if (!text && !blocks) return reply(res, { ok: false, error: 'no_text' });
+        if (!users.has(String(args.user))) return reply(res, { ok: false, error: 'user_not_in_channel' });
+        const threadTs = typeof args.thread_ts === 'string' && args.thread_ts ? args.thread_ts : undefined;
+        ephemerals.push({ channel: String(args.channel), user: String(args.user), text, ...(threadTs && { threadTs }) });
+        return reply(res, { ok: true, message_ts: nextTs() });
+      }
       case 'chat.update': {
         const message = messages.find((m) => m.channel === args.channel && m.ts === args.ts);
         if (!message) return reply(res, { ok: false, error: 'message_not_found' });
@@ -170,6 +181,7 @@ export async function startFakeSlackApi(options: { botToken: string; appToken?: 
     calls,
     messages,
     reactions,
+    ephemerals,
     bot,
     thread: (channel, threadTs) => messages.filter((m) => m.channel === channel && m.threadTs === threadTs),
     rateLimit(method, retryAfter, count = 1) {

@@ -31,7 +31,9 @@ export type SlackFixture = {
 };
 
 /** Patchbay with the Slack module over HTTP against the fake Web API, sessions cloning a local bare repo. */
-export async function startSlackFixture(options: { socket?: { url: string }; retryConfig?: RetryOptions } = {}): Promise<SlackFixture> {
+export async function startSlackFixture(
+  options: { socket?: { url: string }; retryConfig?: RetryOptions; signInLink?: (actor: { source: string; id: string }) => string } = {},
+): Promise<SlackFixture> {
   const remote = await createRemote();
   const slack = await startFakeSlackApi({ botToken: BOT_TOKEN, appToken: APP_TOKEN, users });
   if (options.socket) slack.setSocketUrl(options.socket.url);
@@ -46,6 +48,7 @@ export async function startSlackFixture(options: { socket?: { url: string }; ret
         context,
         repoUrlFor: () => remote.remote,
         retryConfig: options.retryConfig ?? { retries: 0 },
+        ...(options.signInLink && { signInLink: options.signInLink }),
       }),
     ],
   });
