@@ -83,7 +83,9 @@ export function githubRoutes(deps: {
         deps.log.info({ actorKey, login: me.login }, 'GitHub account connected');
         return reply.type('text/plain').send(`Connected GitHub account @${me.login}. Pull requests you ask Patchbay for will be opened as you.`);
       } catch (error) {
-        deps.log.warn({ err: error }, 'GitHub sign-in failed');
+        // Not the error object: octokit's OAuth errors carry the request, client_secret and code included.
+        const { status, message } = error as { status?: unknown; message?: unknown };
+        deps.log.warn({ status, reason: String(message) }, 'GitHub sign-in failed');
         return reply.code(502).type('text/plain').send('Sign-in failed: GitHub did not accept the code. Try again.');
       }
     });

@@ -41,6 +41,19 @@ describe('GitHub sign-in: PRs opened as the person who asked', () => {
     expect(response.status).toBe(400);
   });
 
+  it('refuses a code GitHub does not accept without writing the client secret to the log', async () => {
+    const bob = fake.addUser('bob');
+    const link = oauthStartLink(createSecretBox(secretKey), app.url, { source: 'github', id: String(bob.id) });
+    const start = await fetch(link, { redirect: 'manual' });
+    const state = new URL(start.headers.get('location')!).searchParams.get('state')!;
+    const callback = await fetch(`${app.url}/github/oauth/callback?code=not-a-real-code&state=${encodeURIComponent(state)}`);
+    expect(callback.status).toBe(502);
+    const failure = app.logLines.find((line) => line.includes('GitHub sign-in failed'));
+    expect(failure).toBeDefined();
+    expect(failure).toContain('bad_verification_code');
+    expect(app.logLines.filter((line) => line.includes(fake.oauthClient.secret))).toEqual([]);
+  });
+
   it('stores the token encrypted and opens the PR with it', async () => {
     const alice = fake.addUser('alice');
     await fake.addRepo('octo-org', 'demo', upstream.remote, 31, { alice: 'write' });
