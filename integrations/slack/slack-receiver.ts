@@ -56,7 +56,14 @@ export function createFastifyReceiver(options: {
           return reply.code(401).send({ error: 'invalid_signature', reason: check.reason });
         }
         const body = parseBody(rawBody, request.headers['content-type'] ?? '');
-        if (!body) return reply.code(400).send({ error: 'invalid_body' });
+        if (!body) {
+          // Signed by Slack yet unreadable: a retry would carry the same bytes, so take it and say so.
+          log.warn(
+            { contentType: request.headers['content-type'], bytes: rawBody.length, retryNum: header(request.headers['x-slack-retry-num']) },
+            'a signed Slack request body could not be read; acknowledged and dropped',
+          );
+          return reply.code(200).send();
+        }
         if (body.ssl_check) return reply.code(200).send();
         if (body.type === 'url_verification') return reply.code(200).send({ challenge: body.challenge });
         if (!bolt) return reply.code(503).header('retry-after', '5').send({ error: 'not_ready' });
