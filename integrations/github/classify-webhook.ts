@@ -80,7 +80,9 @@ export type WorkRequest = {
 export type Classified =
   | { kind: 'work'; request: WorkRequest }
   | { kind: 'installation' }
-  | { kind: 'ignore'; reason: string };
+  | { kind: 'ignore'; reason: string }
+  /** Signed by GitHub but not the shape its documentation gives: worth a warning, not a retry. */
+  | { kind: 'broken'; reason: string };
 
 /** Whether `text` mentions the bot (`@slug`, not `@slug-other` or `x@slug`). */
 export function mentions(text: string | null | undefined, bot: BotIdentity): boolean {
@@ -105,7 +107,7 @@ export function classifyWebhook(event: string, payload: unknown, bot: BotIdentit
       return { kind: 'installation' };
     case 'issue_comment': {
       const p = IssueComment.safeParse(payload);
-      if (!p.success) return { kind: 'ignore', reason: 'unreadable issue_comment payload' };
+      if (!p.success) return { kind: 'broken', reason: 'unreadable issue_comment payload' };
       const { issue, comment, repository } = p.data;
       if (p.data.action !== 'created') return { kind: 'ignore', reason: `issue_comment ${p.data.action}` };
       if (isBot(comment.user, bot) || isBot(p.data.sender, bot)) return { kind: 'ignore', reason: 'comment by a bot' };
@@ -125,7 +127,7 @@ export function classifyWebhook(event: string, payload: unknown, bot: BotIdentit
     }
     case 'pull_request_review_comment': {
       const p = ReviewComment.safeParse(payload);
-      if (!p.success) return { kind: 'ignore', reason: 'unreadable pull_request_review_comment payload' };
+      if (!p.success) return { kind: 'broken', reason: 'unreadable pull_request_review_comment payload' };
       const { comment, pull_request: pull } = p.data;
       if (p.data.action !== 'created') return { kind: 'ignore', reason: `pull_request_review_comment ${p.data.action}` };
       if (isBot(comment.user, bot) || isBot(p.data.sender, bot)) return { kind: 'ignore', reason: 'comment by a bot' };
@@ -147,7 +149,7 @@ export function classifyWebhook(event: string, payload: unknown, bot: BotIdentit
     }
     case 'pull_request_review': {
       const p = Review.safeParse(payload);
-      if (!p.success) return { kind: 'ignore', reason: 'unreadable pull_request_review payload' };
+      if (!p.success) return { kind: 'broken', reason: 'unreadable pull_request_review payload' };
       const { review, pull_request: pull } = p.data;
       if (p.data.action !== 'submitted') return { kind: 'ignore', reason: `pull_request_review ${p.data.action}` };
       if (isBot(review.user, bot) || isBot(p.data.sender, bot)) return { kind: 'ignore', reason: 'review by a bot' };
@@ -164,7 +166,7 @@ export function classifyWebhook(event: string, payload: unknown, bot: BotIdentit
     }
     case 'issues': {
       const p = IssueLabeled.safeParse(payload);
-      if (!p.success) return { kind: 'ignore', reason: 'unreadable issues payload' };
+      if (!p.success) return { kind: 'broken', reason: 'unreadable issues payload' };
       const { issue } = p.data;
       if (p.data.action !== 'labeled' || p.data.label?.name.toLowerCase() !== triggerLabel.toLowerCase()) {
         return { kind: 'ignore', reason: `issues ${p.data.action}` };

@@ -41,11 +41,16 @@ export function githubRoutes(deps: {
       }
       const event = header(req.headers['x-github-event']);
       const deliveryId = header(req.headers['x-github-delivery']);
-      if (!event || !deliveryId) return reply.code(400).send({ error: 'X-GitHub-Event and X-GitHub-Delivery are required' });
+      // Signed yet unusable: a redelivery would carry the same bytes, so it is logged and taken.
+      const drop = (reason: string) => {
+        deps.log.warn({ delivery: deliveryId, event, bytes: body.length, reason }, 'signed GitHub webhook could not be read; acknowledged and dropped');
+        return reply.code(200).send({ ok: false, ignored: reason });
+      };
+      if (!event || !deliveryId) return drop('X-GitHub-Event and X-GitHub-Delivery are required');
       try {
         JSON.parse(body.toString('utf8'));
       } catch {
-        return reply.code(400).send({ error: 'body is not JSON' });
+        return drop('body is not JSON');
       }
       const fresh = await deps.store.enqueueDelivery(deliveryId, event, body.toString('utf8'));
       if (!fresh) return reply.code(200).send({ ok: true, duplicate: true });

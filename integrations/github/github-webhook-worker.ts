@@ -53,8 +53,11 @@ export function createWebhookWorker(deps: {
       case 'ignore':
         dlog.debug({ reason: classified.reason }, 'webhook ignored');
         return;
+      case 'broken':
+        dlog.warn({ reason: classified.reason }, 'webhook payload not understood; dropped');
+        return;
       case 'installation':
-        await recordInstallation(delivery.event, delivery.payload);
+        await recordInstallation(delivery.event, delivery.payload, dlog);
         return;
       case 'work':
         await takeRequest(classified.request, delivery.deliveryId, dlog);
@@ -66,8 +69,14 @@ export function createWebhookWorker(deps: {
     }
   }
 
-  async function recordInstallation(event: string, payload: unknown): Promise<void> {
-    const p = InstallationEvent.parse(payload);
+  async function recordInstallation(event: string, payload: unknown, dlog: Logger): Promise<void> {
+    const parsed = InstallationEvent.safeParse(payload);
+    if (!parsed.success) {
+      // Retrying cannot fix the shape; one warning, and the delivery is done.
+      dlog.warn({ issues: parsed.error.issues.slice(0, 5) }, 'installation payload not understood; dropped');
+      return;
+    }
+    const p = parsed.data;
     const inst = p.installation;
     const upsert = (suspended: boolean) =>
       store.upsertInstallation({
