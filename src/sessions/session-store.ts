@@ -189,8 +189,9 @@ export function createSessionStore(db: Db) {
       });
     },
 
-    async events(sessionId: string, options: { afterSeq?: number; limit?: number; types?: string[] } = {}): Promise<StoredEvent[]> {
-      let query = db
+    /** A session's events in order. `trx` reads inside the caller's transaction, on its connection. */
+    async events(sessionId: string, options: { afterSeq?: number; limit?: number; types?: string[]; trx?: Trx } = {}): Promise<StoredEvent[]> {
+      let query = (options.trx ?? db)
         .selectFrom('session_events')
         .select(['seq', 'at', 'data'])
         .where('session_id', '=', sessionId)

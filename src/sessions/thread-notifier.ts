@@ -20,6 +20,8 @@ export function startThreadNotifier(deps: {
   integrations: Integration[];
   log: Logger;
   sweepMs?: number;
+  /** Sessions delivered at once; each holds a pooled connection for the length of its delivery. */
+  concurrency?: number;
 }): ThreadNotifier {
   const { store, log } = deps;
   const db = store.db;
@@ -28,6 +30,22 @@ export function startThreadNotifier(deps: {
   const controller = new AbortController();
   const running = new Map<string, Promise<void>>();
   const again = new Set<string>();
+  const limit = deps.concurrency ?? 3;
+  let active = 0;
+  const waiting: (() => void)[] = [];
+
+  /** Bounds the deliveries in flight, so a sweep of many sessions cannot take the whole pool. */
+  async function withSlot<T>(work: () => Promise<T>): Promise<T> {
+    if (active >= limit) await new Promise<void>((resolve) => waiting.push(resolve));
+    else active += 1;
+    try {
+      return await work();
+    } finally {
+      const next = waiting.shift();
+      if (next) next();
+      else active -= 1;
+    }
+  }
 
   async function deliverSession(sessionId: string): Promise<void> {
     if (sources.length === 0) return;
@@ -47,7 +65,9 @@ export function startThreadNotifier(deps: {
         const thread = ThreadRef.parse(row.thread);
         const integration = bySource.get(thread.source);
         if (!integration) continue;
-        const events = await store.events(sessionId, { afterSeq: row.delivered_seq });
+        // Read on the transaction's own connection: a second one from the pool, taken while this
+        // one is held, deadlocks once every pooled connection belongs to a waiting delivery.
+        const events = await store.events(sessionId, { afterSeq: row.delivered_seq, trx });
         if (events.length === 0) continue;
         try {
           const { state } = await integration.deliver({ session, thread, events, state: row.state ?? undefined, signal: controller.signal });
@@ -69,7 +89,7 @@ export function startThreadNotifier(deps: {
       again.add(sessionId);
       return current;
     }
-    const next = deliverSession(sessionId)
+    const next = withSlot(() => deliverSession(sessionId))
       .catch((error: unknown) => log.error({ err: error, sessionId }, 'thread delivery failed'))
       .finally(() => {
         running.delete(sessionId);

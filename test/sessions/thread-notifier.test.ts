@@ -1,0 +1,52 @@
+import pino from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { DeliveryInput, Integration } from '../../integrations/integration.ts';
+import type { Actor } from '../../src/core/actor.ts';
+import { createEventBus, type EventBus } from '../../src/sessions/event-bus.ts';
+import { createSessionStore, type SessionStore } from '../../src/sessions/session-store.ts';
+import { startThreadNotifier } from '../../src/sessions/thread-notifier.ts';
+import { waitFor } from '../helpers/patchbay-fixture.ts';
+import { createTestDatabase } from '../helpers/test-database.ts';
+
+const alice: Actor = { source: 'slack', id: 'U1', name: 'Alice' };
+const log = pino({ level: 'silent' });
+
+describe('thread notifier', () => {
+  let handle: Awaited<ReturnType<typeof createTestDatabase>>;
+  let store: SessionStore;
+  let bus: EventBus;
+
+  beforeAll(async () => {
+    handle = await createTestDatabase();
+    store = createSessionStore(handle.db);
+    bus = await createEventBus({ url: handle.url, log });
+  });
+  afterAll(async () => {
+    await bus.close();
+    await handle.close();
+  });
+
+  it('catches up with more sessions behind than the pool has connections', { timeout: 30_000 }, async () => {
+    // The test database's pool holds 5 connections; twice as many sessions are behind at start.
+    const ids = Array.from({ length: 10 }, (_, i) => `s-behind-${i}`);
+    for (const [i, id] of ids.entries()) {
+      await store.create({ id, repo: 'r', prompt: 'p', title: 't', requester: alice, thread: { source: 'slack', teamId: 'T1', channel: 'C1', threadTs: `${i}.0` } });
+    }
+    const delivered = new Map<string, number>();
+    const slack: Integration = {
+      source: 'slack',
+      async deliver(input: DeliveryInput) {
+        delivered.set(input.session.id, input.events.at(-1)!.seq);
+        return { state: undefined };
+      },
+    };
+    const notifier = startThreadNotifier({ store, bus, integrations: [slack], log, sweepMs: 60_000 });
+    try {
+      await waitFor(async () => delivered.size === ids.length, 'every session to be delivered', 15_000);
+      const cursors = await handle.db.selectFrom('session_threads').select(['session_id', 'delivered_seq']).where('session_id', 'in', ids).execute();
+      expect(cursors.map((c) => c.delivered_seq)).toEqual(ids.map(() => 2));
+    } finally {
+      await notifier.close();
+    }
+  });
+});
