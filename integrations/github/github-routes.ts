@@ -30,8 +30,10 @@ export function githubRoutes(deps: {
   log: Logger;
 }) {
   return async function routes(app: FastifyInstance): Promise<void> {
-    app.removeContentTypeParser('application/json');
-    app.addContentTypeParser('application/json', { parseAs: 'buffer', bodyLimit: 26 * 1024 * 1024 }, (_req, body, done) => done(null, body));
+    // Every body stays raw bytes in this scope, whatever its content type, so a request that is not
+    // GitHub's is refused by the signature check (401) rather than by Fastify's parsers (415).
+    app.removeAllContentTypeParsers();
+    app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: 26 * 1024 * 1024 }, (_req, body, done) => done(null, body));
 
     app.post('/github/webhooks', async (req, reply) => {
       const body = req.body;

@@ -35,11 +35,10 @@ export function createFastifyReceiver(options: {
     async stop() {},
 
     async routes(fastify: FastifyInstance) {
-      // Raw strings, in this scope only: the signature covers the exact bytes Slack sent.
+      // Raw strings, in this scope only: the signature covers the exact bytes Slack sent. Any content
+      // type, so a request that is not Slack's meets the signature check (401), not a 415.
       fastify.removeAllContentTypeParsers();
-      fastify.addContentTypeParser(['application/json', 'application/x-www-form-urlencoded'], { parseAs: 'string', bodyLimit: 4 * 1024 * 1024 }, (_req, body, done) =>
-        done(null, body),
-      );
+      fastify.addContentTypeParser('*', { parseAs: 'string', bodyLimit: 4 * 1024 * 1024 }, (_req, body, done) => done(null, body));
       fastify.post(options.path ?? '/slack/events', { config: { public: true } }, async (request, reply) => {
         const rawBody = typeof request.body === 'string' ? request.body : '';
         const check = verifySlackSignature({

@@ -44,6 +44,21 @@ describe('GitHub webhooks: a signed delivery that cannot be read is logged and a
     expect(await row(deliveryId)).toBeUndefined();
   });
 
+  it.each([['application/x-www-form-urlencoded'], ['text/plain'], ['application/octet-stream']])(
+    'refuses a badly signed %s delivery with 401 and nothing else',
+    async (contentType) => {
+      const deliveryId = randomUUID();
+      const response = await fetch(`${app.url}/github/webhooks`, {
+        method: 'POST',
+        headers: { 'content-type': contentType, 'x-github-event': 'issue_comment', 'x-github-delivery': deliveryId, 'x-hub-signature-256': `sha256=${'0'.repeat(64)}` },
+        body: 'payload=%7B%7D',
+      });
+      expect(response.status).toBe(401);
+      expect(await response.text()).toBe('');
+      expect(await row(deliveryId)).toBeUndefined();
+    },
+  );
+
   it('logs an issue_comment whose shape is wrong at warn level, once, and does not retry it', async () => {
     const sent = await sendWebhook(`${app.url}/github/webhooks`, webhookSecret, 'issue_comment', { action: 'created', comment: 'not an object' });
     expect(sent.status).toBe(202);

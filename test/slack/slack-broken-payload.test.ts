@@ -32,8 +32,8 @@ describe('Slack receiver: a signed request whose body cannot be read', () => {
     expect(logged.some((entry) => entry.level >= 40 && /Slack request body/.test(entry.msg))).toBe(true);
   });
 
-  it('still refuses the same body with a bad signature with 401', async () => {
-    const signed = signBody('not-the-secret', '{"type":"event_callback","event":');
+  it.each([['application/json'], ['text/plain'], ['application/octet-stream']])('refuses a %s body with a bad signature with 401', async (contentType) => {
+    const signed = signBody('not-the-secret', '{"type":"event_callback","event":', { contentType });
     const response = await fetch(url, { method: 'POST', headers: signed.headers, body: signed.body });
     expect(response.status).toBe(401);
   });
