@@ -81,7 +81,7 @@ export async function runSession(sessionId: string, deps: HarnessDeps, signal: A
     }
   } catch (error) {
     if (signal.aborted) {
-      await store.transition(sessionId, 'cancel', { reason: 'the run was stopped' });
+      await noteAbort(sessionId, store, log);
       return;
     }
     log.error({ err: error }, 'session run failed');
@@ -119,7 +119,7 @@ async function settle({ session, outcome, workspace, sandbox, deps, signal, log 
     case 'waiting':
       return !(await store.transition(session.id, 'ask', { reason: 'waiting for an answer', unlessUnread: true })).unread;
     case 'cancelled':
-      await store.transition(session.id, 'cancel', { reason: 'the run was stopped' });
+      await noteAbort(session.id, store, log);
       return true;
     case 'failed':
       return !(
@@ -151,6 +151,17 @@ async function settle({ session, outcome, workspace, sandbox, deps, signal, log 
       return _never;
     }
   }
+}
+
+/**
+ * A run ends 'cancelled' only because someone stopped the session, and the stop wrote that status
+ * before the run was aborted. Aborted with any other status, the worker is shutting down or lost
+ * its job to another worker: the status stays as it is (a message after a stop may have queued the
+ * session again), and the queue's retry resumes the run from the database.
+ */
+async function noteAbort(sessionId: string, store: SessionStore, log: Logger): Promise<void> {
+  const status = (await store.get(sessionId))?.status;
+  if (status !== 'cancelled') log.warn({ status }, 'run interrupted without a stop; leaving the session for the queue to resume');
 }
 
 async function ensureWorkspace(session: SessionRecord, deps: HarnessDeps, signal: AbortSignal): Promise<Workspace> {
