@@ -135,6 +135,25 @@ export async function runAgent(input: RunInput): Promise<RunOutcome> {
     return output;
   };
 
+  /** Records an ask_user call's question; undefined when the call is not a valid question. */
+  const ask = async (call: ToolCall): Promise<PendingQuestion | undefined> => {
+    const output = await tools.execute(call, ctx);
+    if (output.control?.kind !== 'ask') return undefined;
+    const question: PendingQuestion = {
+      questionId: call.id,
+      toolCallId: call.id,
+      question: output.control.question,
+      ...(output.control.choices && { choices: output.control.choices }),
+      ...(output.control.recommended && { recommended: output.control.recommended }),
+    };
+    const { questionId, toolCallId: _, ...asked } = question;
+    await record({
+      events: [{ event: { type: 'question-asked', questionId, ...asked }, dedupeKey: `question:${call.id}` }],
+      patch: { pendingQuestion: question },
+    });
+    return question;
+  };
+
   /**
    * Before a model turn: when the transcript nears the window, older turns become one summary turn.
    * Transcript, context-compacted event and the summary call's usage land in one transaction, so a
@@ -182,7 +201,11 @@ export async function runAgent(input: RunInput): Promise<RunOutcome> {
         const question = session?.pendingQuestion;
         if (answers.length === 0) {
           if (question) return { kind: 'waiting', question };
-          return { kind: 'failed', code: 'internal', message: 'a question is open but the session has no record of it' };
+          // Killed after the model's turn was recorded but before its question was: ask it now.
+          const asked = await ask(call);
+          if (asked) return { kind: 'waiting', question: asked };
+          await executeCall(call);
+          continue;
         }
         const text = answers.map((a) => quote(a.event.actor, a.at, a.event.text)).join('\n\n');
         await record({
@@ -269,20 +292,9 @@ export async function runAgent(input: RunInput): Promise<RunOutcome> {
       let question: PendingQuestion | undefined;
       for (const call of result.toolCalls) {
         if (call.name === 'ask_user') {
-          const output = await tools.execute(call, ctx);
-          if (output.control?.kind === 'ask') {
-            question = {
-              questionId: call.id,
-              toolCallId: call.id,
-              question: output.control.question,
-              ...(output.control.choices && { choices: output.control.choices }),
-              ...(output.control.recommended && { recommended: output.control.recommended }),
-            };
-            const { questionId, toolCallId: _, ...asked } = question;
-            await record({
-              events: [{ event: { type: 'question-asked', questionId, ...asked }, dedupeKey: `question:${call.id}` }],
-              patch: { pendingQuestion: question },
-            });
+          const asked = await ask(call);
+          if (asked) {
+            question = asked;
             continue;
           }
         }
