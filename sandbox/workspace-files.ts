@@ -1,9 +1,12 @@
 import { constants } from 'node:fs';
-import { lstat, open, readFile, readdir, realpath } from 'node:fs/promises';
+import { lstat, open, readdir, realpath } from 'node:fs/promises';
 import path from 'node:path';
 import { PatchbayError } from '../src/core/errors.ts';
 import type { FileEntry } from './sandbox.ts';
 import { relativeTo, resolveExisting, resolveForWrite, toWorkspaceRelative } from './workspace-path.ts';
+
+/** Largest file readFile returns whole. */
+export const MAX_READ_BYTES = 16 * 1024 ** 2;
 
 /** Default and hard ceiling for listFiles, so a node_modules tree cannot flood the caller. */
 export const DEFAULT_LIST_LIMIT = 1_000;
@@ -25,9 +28,22 @@ export function createWorkspaceFiles(root: string, workdir: string): WorkspaceFi
   return {
     async readFile(input) {
       const real = await resolveExisting(root, toWorkspaceRelative(input, workdir), input);
-      const stats = await lstat(real);
-      if (!stats.isFile()) throw new PatchbayError('invalid_input', `${input}: is not a regular file`);
-      return readFile(real, 'utf8');
+      // O_NOFOLLOW and checks on the open file: a symlink swapped in after resolving fails instead
+      // of escaping, and a huge file the model made cannot exhaust the host's memory.
+      const handle = await open(real, constants.O_RDONLY | constants.O_NOFOLLOW);
+      try {
+        const stats = await handle.stat();
+        if (!stats.isFile()) throw new PatchbayError('invalid_input', `${input}: is not a regular file`);
+        if (stats.size > MAX_READ_BYTES) {
+          throw new PatchbayError(
+            'invalid_input',
+            `${input}: is ${(stats.size / 1024 ** 2).toFixed(1)} MiB, over the ${MAX_READ_BYTES / 1024 ** 2} MiB a read returns; read parts of it with a command (head, sed -n, grep)`,
+          );
+        }
+        return await handle.readFile('utf8');
+      } finally {
+        await handle.close();
+      }
     },
 
     async writeFile(input, content) {

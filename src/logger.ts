@@ -6,14 +6,18 @@ export const redactPaths = [
   'req.headers.cookie',
   'req.headers["x-hub-signature-256"]',
   'req.headers["x-slack-signature"]',
-  '*.apiKey',
-  '*.token',
-  '*.accessToken',
-  '*.privateKey',
-  '*.password',
-  '*.secret',
-  '*.clientSecret',
   'headers.authorization',
+  // Secrets by name, at the top of a logged object and one or two levels down (an SDK error's
+  // `request` carries the call's credentials and body).
+  ...['apiKey', 'token', 'accessToken', 'privateKey', 'password', 'secret', 'clientSecret', 'client_secret', 'authorization'].flatMap((key) => [
+    key,
+    `*.${key}`,
+    `*.*.${key}`,
+  ]),
+  '*.headers.authorization',
+  '*.*.headers.authorization',
+  'err.request.body',
+  'err.config.data',
 ];
 
 /** The one root logger. Library code gets it (or a child) as a parameter. */

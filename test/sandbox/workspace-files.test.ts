@@ -66,6 +66,14 @@ describe('sandbox file operations', () => {
     expect(seenInside.stdout).toBe('replaced');
   });
 
+  it('refuses to read a file too large to hold in memory whole, and says how to read it instead', async () => {
+    const made = await sandbox.exec('head -c 17000000 /dev/zero > big.bin && echo ok');
+    expect(made.stdout.trim()).toBe('ok');
+    await expect(sandbox.readFile('big.bin')).rejects.toMatchObject({ code: 'invalid_input', message: expect.stringMatching(/16\.2 MiB, over the 16 MiB.*head, sed -n, grep/) });
+    await sandbox.exec('head -c 1000 /dev/zero | tr "\\0" x > small.bin');
+    expect(await sandbox.readFile('small.bin')).toBe('x'.repeat(1000));
+  });
+
   it('reports a missing file as not_found and a directory as invalid input', async () => {
     await expect(sandbox.readFile('nope.txt')).rejects.toMatchObject({ code: 'not_found' });
     await sandbox.writeFile('adir/x', '');
