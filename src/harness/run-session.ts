@@ -59,10 +59,17 @@ export async function runSession(sessionId: string, deps: HarnessDeps, signal: A
     log.info({ status: session.status }, 'nothing to run');
     return;
   }
-  await store.transition(sessionId, 'start', { reason: session.status === 'running' ? 'resumed after an interrupted run' : undefined });
+  const started = await store.transition(sessionId, 'start', { reason: session.status === 'running' ? 'resumed after an interrupted run' : undefined });
+  if (!started.applied) {
+    // Stopped between the read above and the transition.
+    log.info({ status: started.session.status }, 'nothing to run');
+    return;
+  }
 
-  const sandbox = await deps.sandboxes.acquire(sessionId, { network: deps.network });
+  let sandbox: Sandbox | undefined;
   try {
+    // Inside the try: a sandbox that cannot be had is a failure with a reason, not a silent retry loop.
+    sandbox = await deps.sandboxes.acquire(sessionId, { network: deps.network });
     const workspace = await ensureWorkspace(session, deps, signal);
     for (;;) {
       const outcome = await runAgent({
@@ -92,7 +99,7 @@ export async function runSession(sessionId: string, deps: HarnessDeps, signal: A
       events: [{ event: { type: 'error', code, message: describeError(error) } }],
     });
   } finally {
-    await sandbox.release().catch((error: unknown) => log.warn({ err: error }, 'sandbox release failed'));
+    await sandbox?.release().catch((error: unknown) => log.warn({ err: error }, 'sandbox release failed'));
   }
 }
 
