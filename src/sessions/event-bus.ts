@@ -38,20 +38,40 @@ export async function createEventBus(options: { url: string; log: Logger; reconn
     }
   };
 
-  const connect = async (): Promise<void> => {
+  const reconnect = () => {
+    if (!closed) setTimeout(() => void connect(true).catch(() => undefined), options.reconnectMs ?? 1000).unref();
+  };
+
+  /** With `retry`, a failure (to connect now, or of the connection later) schedules another attempt. */
+  const connect = async (retry: boolean): Promise<void> => {
     const next = new pg.Client({ connectionString: options.url });
-    next.on('notification', (message) => dispatch(message.payload));
-    next.on('error', (error) => {
-      log.warn({ err: error }, 'event bus connection lost; reconnecting');
+    let dropped = false;
+    const drop = (error: unknown) => {
+      if (dropped) return;
+      dropped = true;
+      if (retry) log.warn({ err: error }, 'event bus connection lost; reconnecting');
       next.end().catch(() => undefined);
       if (client === next) client = undefined;
-      if (!closed) setTimeout(() => void connect().catch(() => undefined), options.reconnectMs ?? 1000).unref();
-    });
-    await next.connect();
-    await next.query(`listen ${EVENTS_CHANNEL}`);
+      // Every failed attempt schedules the next: one refused reconnect must not end the bus for good.
+      if (retry) reconnect();
+    };
+    next.on('notification', (message) => dispatch(message.payload));
+    next.on('error', drop);
+    try {
+      await next.connect();
+      await next.query(`listen ${EVENTS_CHANNEL}`);
+    } catch (error) {
+      drop(error);
+      throw error;
+    }
+    if (closed) {
+      await next.end().catch(() => undefined);
+      return;
+    }
     client = next;
+    retry = true;
   };
-  await connect();
+  await connect(false);
 
   return {
     subscribe(sessionId, listener) {
