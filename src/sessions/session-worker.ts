@@ -20,9 +20,13 @@ export async function startSessionWorker(deps: {
       const controller = new AbortController();
       const unsubscribe = bus.subscribe(sessionId, (notice) => {
         if (notice.type !== 'status-changed') return;
-        void harness.store.get(sessionId).then((session) => {
-          if (session?.status === 'cancelled') controller.abort(new Error('stopped'));
-        });
+        // Caught: an unhandled rejection here (a database blip) would take the whole worker down.
+        harness.store.get(sessionId).then(
+          (session) => {
+            if (session?.status === 'cancelled') controller.abort(new Error('stopped'));
+          },
+          (error: unknown) => log.warn({ err: error, sessionId }, 'could not check for a stop; the run checks again before its next turn'),
+        );
       });
       const signal = jobSignal ? AbortSignal.any([controller.signal, jobSignal]) : controller.signal;
       try {
