@@ -93,7 +93,7 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
     const hooks = Object.assign({}, ...modules.map((m) => m.harness ?? {})) as NonNullable<IntegrationModule['harness']>;
 
     if (options.work) {
-      await startSessionWorker({
+      const stopSweeps = await startSessionWorker({
         queue,
         bus,
         log,
@@ -111,6 +111,7 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
           ...hooks,
         },
       });
+      cleanups.push(async () => stopSweeps());
       const reaper = setInterval(() => {
         sandboxes.reap().then(
           (removed) => removed.length && log.info({ removed }, 'removed idle workspaces'),

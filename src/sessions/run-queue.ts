@@ -2,6 +2,8 @@ import { PgBoss } from 'pg-boss';
 import type { Logger } from 'pino';
 
 const QUEUE = 'run-session';
+/** Runs that used up their retries land here, so their session can be told why it stopped. */
+const GIVEN_UP = 'run-session-given-up';
 
 export type RunJob = { sessionId: string };
 
@@ -10,6 +12,8 @@ export interface RunQueue {
   enqueue(sessionId: string): Promise<void>;
   /** Starts taking jobs. A handler that throws is retried; a crashed worker's job is retried after its heartbeat lapses. */
   work(handler: (job: RunJob, signal: AbortSignal) => Promise<void>, options?: { concurrency?: number }): Promise<void>;
+  /** Takes runs that failed or crashed on every attempt. */
+  workGivenUp(handler: (job: RunJob & { attempts: number }) => Promise<void>): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -21,6 +25,8 @@ export type RunQueueOptions = {
   pollingIntervalSeconds?: number;
   /** How often pg-boss looks for crashed jobs. */
   monitorIntervalSeconds?: number;
+  /** Attempts after the first before a run is given up. */
+  retryLimit?: number;
 };
 
 /**
@@ -45,10 +51,16 @@ export async function createRunQueue(options: RunQueueOptions): Promise<RunQueue
     heartbeatSeconds,
     // A run's length is bounded by the runner's own budget; the heartbeat detects crashes.
     expireInSeconds: 24 * 3600,
-    retryLimit: 20,
+    retryLimit: options.retryLimit ?? 20,
     retryDelay: 1,
     notify: true,
+    deadLetter: GIVEN_UP,
   };
+  if (!(await boss.getQueue(GIVEN_UP))) {
+    await boss.createQueue(GIVEN_UP, { notify: true }).catch(async (error: unknown) => {
+      if (!(await boss.getQueue(GIVEN_UP))) throw error;
+    });
+  }
   if (await boss.getQueue(QUEUE)) await boss.updateQueue(QUEUE, settings);
   else {
     // Another process may create it at the same moment; theirs is as good as ours.
@@ -75,6 +87,13 @@ export async function createRunQueue(options: RunQueueOptions): Promise<RunQueue
           for (const job of jobs) await handler(job.data, job.signal);
         },
       );
+    },
+    async workGivenUp(handler) {
+      const polling = options.pollingIntervalSeconds ?? 2;
+      // Dead-lettered jobs are moved by pg-boss, with no NOTIFY: poll at the normal pace.
+      await boss.work<RunJob>(GIVEN_UP, { pollingIntervalSeconds: polling, notifyPollingIntervalSeconds: polling }, async (jobs) => {
+        for (const job of jobs) await handler({ ...job.data, attempts: settings.retryLimit + 1 });
+      });
     },
     async stop() {
       await boss.stop({ graceful: true, timeout: 10_000 });

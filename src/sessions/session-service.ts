@@ -6,7 +6,7 @@ import { Inbound } from '../core/inbound.ts';
 import type { ThreadRef } from '../core/thread-ref.ts';
 import type { RunQueue } from './run-queue.ts';
 import type { SessionRecord } from './session-record.ts';
-import type { SessionStore } from './session-store.ts';
+import { DuplicateDelivery, type Delivery, type SessionStore } from './session-store.ts';
 
 export type HandleResult =
   | { kind: 'started'; session: SessionRecord }
@@ -27,21 +27,25 @@ export function createSessionService(deps: { store: SessionStore; queue: Pick<Ru
   const { store, queue, log } = deps;
   const newId = deps.newId ?? randomUUID;
 
-  async function message(session: SessionRecord, actor: Actor, text: string, questionId?: string): Promise<HandleResult> {
+  async function message(session: SessionRecord, actor: Actor, text: string, questionId?: string, delivery?: Delivery): Promise<HandleResult> {
     const event = { type: 'user-message' as const, actor, text, ...(questionId && { questionId }) };
-    const { session: after } = await store.transition(session.id, 'enqueue', { events: [{ event }] });
+    const { session: after } = await store.transition(session.id, 'enqueue', { events: [{ event }], ...(delivery && { delivery }) });
     await queue.enqueue(session.id);
     return { kind: 'appended', session: after };
   }
 
-  async function stop(session: SessionRecord, actor: Actor): Promise<HandleResult> {
-    const { session: after, applied } = await store.transition(session.id, 'cancel', { reason: `stopped by ${actor.name}` });
+  async function stop(session: SessionRecord, actor: Actor, delivery?: Delivery): Promise<HandleResult> {
+    const { session: after, applied } = await store.transition(session.id, 'cancel', { reason: `stopped by ${actor.name}`, ...(delivery && { delivery }) });
     return applied ? { kind: 'stopped', session: after } : { kind: 'not-running', session: after };
   }
 
-  async function start(input: { thread: ThreadRef; actor: Actor; text: string; repo: string; baseBranch?: string; branch?: string }): Promise<HandleResult> {
+  async function start(
+    input: { thread: ThreadRef; actor: Actor; text: string; repo: string; baseBranch?: string; branch?: string },
+    delivery?: Delivery,
+  ): Promise<HandleResult> {
     const id = newId();
     const { session } = await store.create({
+      ...(delivery && { delivery }),
       id,
       repo: input.repo,
       prompt: input.text,
@@ -59,30 +63,34 @@ export function createSessionService(deps: { store: SessionStore; queue: Pick<Ru
   return {
     async handle(input: Inbound): Promise<HandleResult> {
       const inbound = Inbound.parse(input);
-      if (inbound.deliveryId && !(await store.recordDelivery(inbound.thread.source, inbound.deliveryId))) {
+      // The delivery id is recorded in the same transaction as what the delivery writes, so a
+      // redelivery writes nothing twice and a failed write leaves the redelivery free to retry.
+      const delivery = inbound.deliveryId ? { source: inbound.thread.source, id: inbound.deliveryId } : undefined;
+      try {
+        const existing = await store.findByThread(inbound.thread);
+        switch (inbound.kind) {
+          case 'start':
+            if (existing) return await message(existing, inbound.actor, inbound.text, undefined, delivery);
+            return await start(inbound, delivery);
+          case 'message':
+            return existing ? await message(existing, inbound.actor, inbound.text, undefined, delivery) : { kind: 'no-session' };
+          case 'answer':
+            return existing ? await message(existing, inbound.actor, inbound.text, inbound.questionId, delivery) : { kind: 'no-session' };
+          case 'stop':
+            return existing ? await stop(existing, inbound.actor, delivery) : { kind: 'no-session' };
+          default: {
+            const _never: never = inbound;
+            return _never;
+          }
+        }
+      } catch (error) {
+        if (!(error instanceof DuplicateDelivery)) throw error;
         log.info({ deliveryId: inbound.deliveryId }, 'duplicate delivery ignored');
         return { kind: 'duplicate' };
       }
-      const existing = await store.findByThread(inbound.thread);
-      switch (inbound.kind) {
-        case 'start': {
-          if (existing) return message(existing, inbound.actor, inbound.text);
-          return start(inbound);
-        }
-        case 'message':
-          return existing ? message(existing, inbound.actor, inbound.text) : { kind: 'no-session' };
-        case 'answer':
-          return existing ? message(existing, inbound.actor, inbound.text, inbound.questionId) : { kind: 'no-session' };
-        case 'stop':
-          return existing ? stop(existing, inbound.actor) : { kind: 'no-session' };
-        default: {
-          const _never: never = inbound;
-          return _never;
-        }
-      }
     },
 
-    start,
+    start: (input: Parameters<typeof start>[0]) => start(input),
 
     async sendMessage(sessionId: string, actor: Actor, text: string, questionId?: string): Promise<HandleResult> {
       return message(await mustGet(sessionId), actor, text, questionId);

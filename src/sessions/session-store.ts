@@ -32,6 +32,19 @@ export type Step = {
 
 type Trx = Transaction<Database>;
 
+/** A webhook or event delivery, identified by its source's delivery id. */
+export type Delivery = { source: string; id: string };
+
+/** The delivery was recorded before: the write it came with was not made again. */
+export class DuplicateDelivery extends Error {
+  readonly delivery: Delivery;
+  constructor(delivery: Delivery) {
+    super(`delivery ${delivery.source}/${delivery.id} was handled before`);
+    this.name = 'DuplicateDelivery';
+    this.delivery = delivery;
+  }
+}
+
 export type SessionStore = ReturnType<typeof createSessionStore>;
 
 export function createSessionStore(db: Db) {
@@ -69,6 +82,17 @@ export function createSessionStore(db: Db) {
       stored.push({ sessionId, seq, at: row.at.toISOString(), event: parsed });
     }
     return stored;
+  }
+
+  /** Records a delivery id in the caller's transaction, or throws DuplicateDelivery when it was seen. */
+  async function claimDelivery(trx: Trx, delivery: Delivery): Promise<void> {
+    const row = await trx
+      .insertInto('deliveries')
+      .values({ source: delivery.source, delivery_id: delivery.id })
+      .onConflict((oc) => oc.columns(['source', 'delivery_id']).doNothing())
+      .returning('delivery_id')
+      .executeTakeFirst();
+    if (!row) throw new DuplicateDelivery(delivery);
   }
 
   async function hasUnreadMessages(trx: Trx, sessionId: string): Promise<boolean> {
@@ -110,8 +134,11 @@ export function createSessionStore(db: Db) {
       thread: ThreadRef;
       baseBranch?: string;
       branch?: string;
+      /** Recorded in the same transaction: a redelivery finds it and creates nothing. */
+      delivery?: Delivery;
     }): Promise<{ session: SessionRecord; events: StoredEvent[] }> {
       return db.transaction().execute(async (trx) => {
+        if (input.delivery) await claimDelivery(trx, input.delivery);
         await trx
           .insertInto('sessions')
           .values({
@@ -146,6 +173,18 @@ export function createSessionStore(db: Db) {
       let query = db.selectFrom('sessions').selectAll().orderBy('created_at', 'desc').limit(options.limit ?? 50);
       if (options.status) query = query.where('status', '=', options.status);
       return (await query.execute()).map(toSessionRecord);
+    },
+
+    /** Queued sessions untouched for `seconds`: their run may never have reached the queue. */
+    async idleQueued(seconds: number): Promise<string[]> {
+      const rows = await db
+        .selectFrom('sessions')
+        .select('id')
+        .where('status', '=', 'queued')
+        .where('updated_at', '<', sql<Date>`now() - make_interval(secs => ${seconds})`)
+        .limit(500)
+        .execute();
+      return rows.map((r) => r.id);
     },
 
     async findByThread(ref: ThreadRef): Promise<SessionRecord | undefined> {
@@ -210,9 +249,10 @@ export function createSessionStore(db: Db) {
     async transition(
       sessionId: string,
       trigger: SessionTrigger,
-      options: { reason?: string; patch?: SessionPatch; events?: NewEvent[]; unlessUnread?: boolean } = {},
+      options: { reason?: string; patch?: SessionPatch; events?: NewEvent[]; unlessUnread?: boolean; delivery?: Delivery } = {},
     ): Promise<{ session: SessionRecord; applied: boolean; from: SessionStatus; unread?: boolean }> {
       return db.transaction().execute(async (trx) => {
+        if (options.delivery) await claimDelivery(trx, options.delivery);
         const current = await lockSession(trx, sessionId);
         const to = nextStatus(current.status, trigger);
         if (!to) return { session: current, applied: false, from: current.status };

@@ -13,7 +13,7 @@ export async function startSessionWorker(deps: {
   harness: HarnessDeps;
   log: Logger;
   concurrency?: number;
-}): Promise<void> {
+}): Promise<() => void> {
   const { queue, bus, harness, log } = deps;
   await queue.work(
     async ({ sessionId }, jobSignal) => {
@@ -40,4 +40,26 @@ export async function startSessionWorker(deps: {
     },
     { concurrency: deps.concurrency ?? 2 },
   );
+
+  // A run that crashed or failed to record on every attempt: the session must not stay 'running'
+  // with nobody told. Its threads learn why from the status change.
+  await queue.workGivenUp(async ({ sessionId, attempts }) => {
+    const reason = `the run was given up after ${attempts} attempts (its worker kept crashing or could not reach the database); send a message to try again`;
+    log.error({ sessionId, attempts }, 'run given up');
+    await harness.store.transition(sessionId, 'fail', {
+      reason,
+      patch: { error: reason },
+      events: [{ event: { type: 'error', code: 'run_given_up', message: reason } }],
+    });
+  });
+
+  // A session whose run never reached the queue (the process died between writing the session and
+  // enqueueing it) is picked up here; the queue keeps a single run per session, so extra asks are free.
+  const sweep = async () => {
+    for (const sessionId of await harness.store.idleQueued(30)) await queue.enqueue(sessionId);
+  };
+  const timer = setInterval(() => void sweep().catch((error: unknown) => log.warn({ err: error }, 'queued-session sweep failed')), 60_000);
+  timer.unref();
+  await sweep();
+  return () => clearInterval(timer);
 }
