@@ -111,18 +111,31 @@ async function stopStalePostmaster(databaseDir: string, log: Logger): Promise<vo
     return;
   }
   if (!Number.isInteger(pid) || pid <= 0 || !alive(pid)) return;
+  // The pid may have been reused since: only a postgres serving this very directory is ours to stop.
+  const command = await commandLine(pid);
+  if (!command.includes('postgres') || !command.includes(databaseDir)) return;
   const parent = await parentPid(pid);
-  if (parent !== undefined && parent > 1 && alive(parent)) {
+  // Orphans are adopted by init or a subreaper (tini, systemd --user); a live Node parent is a
+  // Patchbay still using it.
+  if (parent !== undefined && parent > 1 && alive(parent) && /(^|\/)node\b/.test(await commandLine(parent))) {
     throw new PatchbayError(
       'conflict',
       `another process (pid ${parent}) is running the embedded PostgreSQL in ${databaseDir}: stop it, or give this one its own DATA_DIR`,
     );
   }
-  log.warn({ pid }, 'stopping a PostgreSQL left running by an earlier process');
+  log.warn({ postmasterPid: pid }, 'stopping a PostgreSQL left running by an earlier process');
   process.kill(pid, 'SIGINT');
   const deadline = Date.now() + 15_000;
   while (alive(pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
   if (alive(pid)) process.kill(pid, 'SIGKILL');
+}
+
+async function commandLine(pid: number): Promise<string> {
+  try {
+    return (await readFile(`/proc/${pid}/cmdline`, 'utf8')).replaceAll('\0', ' ');
+  } catch {
+    return '';
+  }
 }
 
 async function parentPid(pid: number): Promise<number | undefined> {

@@ -67,6 +67,9 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
     const database = await openDatabase({ ...(config.databaseUrl && { url: config.databaseUrl }), dataDir: config.dataDir, log });
     cleanups.push(() => database.close());
     const store = createSessionStore(database.db);
+    // The bus outlives the queue at shutdown, so a stop still reaches runs finishing their grace period.
+    const bus = await createEventBus({ url: database.url, log });
+    cleanups.push(() => bus.close());
     const queue = await createRunQueue({
       url: database.url,
       log,
@@ -75,8 +78,6 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
       ...options.queue,
     });
     cleanups.push(() => queue.stop());
-    const bus = await createEventBus({ url: database.url, log });
-    cleanups.push(() => bus.close());
     const service = createSessionService({ store, queue, log });
     const modules = options.integrations
       ? await options.integrations({

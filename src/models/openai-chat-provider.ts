@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type OpenAI from 'openai';
 import type { Logger } from 'pino';
 import type { ModelMessage, ModelProvider, StopReason, TurnRequest, TurnResult, Usage } from './model-provider.ts';
@@ -35,6 +36,7 @@ export function createOpenAIChatProvider(options: OpenAIChatProviderOptions): Mo
       const acc = createTurnAccumulator(request.onDelta);
       const usage: Usage = { ...zeroUsage };
       let finish: string | null | undefined;
+      const started = new Set<number>();
       try {
         const stream = await client.chat.completions.create(
           buildChatRequest(options.model, request) as unknown as OpenAI.Chat.ChatCompletionCreateParamsStreaming,
@@ -47,8 +49,13 @@ export function createOpenAIChatProvider(options: OpenAIChatProviderOptions): Mo
           const delta = choice.delta;
           if (delta?.content) acc.text(delta.content);
           for (const call of delta?.tool_calls ?? []) {
-            // The first delta of a call carries its id and name; later ones only argument text.
-            if (call.id) acc.startToolCall(call.index, call.id, call.function?.name ?? '');
+            // The first delta of a call carries its name (and usually an id); later ones only
+            // argument text. The id is ours: local servers often number calls per response, and the
+            // session keys events by call id, so a repeat across turns would lose events.
+            if (!started.has(call.index)) {
+              started.add(call.index);
+              acc.startToolCall(call.index, `call_${randomUUID().replaceAll('-', '').slice(0, 24)}`, call.function?.name ?? '');
+            }
             if (call.function?.arguments) acc.appendToolArguments(call.index, call.function.arguments);
           }
           if (choice.finish_reason) finish = choice.finish_reason;

@@ -20,11 +20,14 @@ export function startThreadNotifier(deps: {
   integrations: Integration[];
   log: Logger;
   sweepMs?: number;
+  /** How long one delivery may take before it is given up and retried later. */
+  deliveryTimeoutMs?: number;
   /** Sessions delivered at once; each holds a pooled connection for the length of its delivery. */
   concurrency?: number;
 }): ThreadNotifier {
   const { store, log } = deps;
   const db = store.db;
+  const deliveryTimeoutMs = deps.deliveryTimeoutMs ?? 120_000;
   const bySource = new Map(deps.integrations.map((i) => [i.source, i]));
   const sources = [...bySource.keys()];
   const controller = new AbortController();
@@ -70,7 +73,15 @@ export function startThreadNotifier(deps: {
         const events = await store.events(sessionId, { afterSeq: row.delivered_seq, trx });
         if (events.length === 0) continue;
         try {
-          const { state } = await integration.deliver({ session, thread, events, state: row.state ?? undefined, signal: controller.signal });
+          // Bounded: a hung integration must not hold the thread's lock and a connection for good.
+          // The batch is then retried later; deliveries are idempotent per batch.
+          const signal = AbortSignal.any([controller.signal, AbortSignal.timeout(deliveryTimeoutMs)]);
+          const { state } = await Promise.race([
+            integration.deliver({ session, thread, events, state: row.state ?? undefined, signal }),
+            new Promise<never>((_, reject) =>
+              signal.addEventListener('abort', () => reject(new Error(`${thread.source} did not take the update within ${deliveryTimeoutMs / 1000} s`)), { once: true }),
+            ),
+          ]);
           await trx
             .updateTable('session_threads')
             .set({ delivered_seq: events.at(-1)!.seq, state: state === undefined ? null : JSON.stringify(state) })

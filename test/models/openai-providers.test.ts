@@ -162,6 +162,17 @@ describe('openai chat completions provider', () => {
     expect(fake.calls[0]!.headers.authorization).toBeUndefined();
   });
 
+  it('gives every tool call an id of its own, even when the server repeats its ids across turns', async () => {
+    // Like some local servers: every response numbers its calls from call_0.
+    const { provider } = await setup('chat', () => ({ toolCalls: [{ name: 'read_file', arguments: { path: 'a' }, callId: 'call_0' }] }), { apiKey: undefined, serverKey: null });
+    const first = await provider.runTurn(request([{ role: 'user', content: 'read a' }]));
+    const second = await provider.runTurn(request([{ role: 'user', content: 'read a again' }]));
+    expect([first.toolCalls[0]?.name, second.toolCalls[0]?.name]).toEqual(['read_file', 'read_file']);
+    expect(first.toolCalls[0]?.id).toMatch(/^call_[0-9a-f]{24}$/);
+    expect(second.toolCalls[0]?.id).toMatch(/^call_[0-9a-f]{24}$/);
+    expect(second.toolCalls[0]?.id).not.toBe(first.toolCalls[0]?.id);
+  });
+
   it('reports a base URL that does not answer as one clear error', async () => {
     const provider = createOpenAIChatProvider({ model: 'qwen3', baseUrl: 'http://127.0.0.1:9/v1', maxRetries: 0, log });
     const result = await provider.runTurn(request([{ role: 'user', content: 'hi' }]));

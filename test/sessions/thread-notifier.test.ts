@@ -49,4 +49,27 @@ describe('thread notifier', () => {
       await notifier.close();
     }
   });
+
+  it('gives up on a delivery that hangs, keeps the cursor, and delivers the batch on a later try', { timeout: 30_000 }, async () => {
+    await store.create({ id: 's-hang', repo: 'r', prompt: 'p', title: 't', requester: alice, thread: { source: 'slack', teamId: 'T1', channel: 'C2', threadTs: '9.0' } });
+    let calls = 0;
+    const slack: Integration = {
+      source: 'slack',
+      async deliver() {
+        calls += 1;
+        if (calls === 1) await new Promise(() => {}); // never settles
+        return { state: { posted: true } };
+      },
+    };
+    const notifier = startThreadNotifier({ store, bus, integrations: [slack], log, sweepMs: 300, deliveryTimeoutMs: 500 });
+    try {
+      const cursor = async () =>
+        (await handle.db.selectFrom('session_threads').select(['delivered_seq', 'state']).where('session_id', '=', 's-hang').executeTakeFirstOrThrow());
+      await waitFor(async () => (await cursor()).delivered_seq === 2, 'the retried delivery', 10_000);
+      expect(calls).toBeGreaterThanOrEqual(2);
+      expect((await cursor()).state).toEqual({ posted: true });
+    } finally {
+      await notifier.close();
+    }
+  });
 });
