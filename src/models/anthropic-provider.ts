@@ -1,10 +1,9 @@
 import Anthropic from '@anthropic-ai/sdk';
 import type { Logger } from 'pino';
 import type { ModelMessage, ModelProvider, StopReason, ToolSpec, TurnRequest, TurnResult, Usage } from './model-provider.ts';
-import { zeroUsage } from './model-provider.ts';
 import { contextWindowFor } from './model-catalog.ts';
-import { isAbortError, toTurnError } from './provider-errors.ts';
-import { abortedTurn, createTurnAccumulator, errorTurn, finishTurn } from './turn-accumulator.ts';
+import { streamTurn } from './stream-turn.ts';
+import { finishTurn } from './turn-accumulator.ts';
 
 export type AnthropicProviderOptions = {
   model: string;
@@ -51,13 +50,10 @@ export function createAnthropicProvider(options: AnthropicProviderOptions): Mode
     name: 'anthropic',
     model: options.model,
     contextWindow: options.contextWindow ?? contextWindowFor(options.model),
-    async runTurn(request: TurnRequest): Promise<TurnResult> {
-      if (request.signal.aborted) return abortedTurn(undefined);
-      const acc = createTurnAccumulator(request.onDelta);
-      const usage: Usage = { ...zeroUsage };
-      let stopReason: StopReason = 'end_turn';
+    runTurn(request: TurnRequest): Promise<TurnResult> {
       const body = buildAnthropicRequest(options.model, request, options.promptCaching ?? true);
-      try {
+      return streamTurn(request, { ctx, log }, async (acc, usage) => {
+        let stopReason: StopReason = 'end_turn';
         const stream = await client.messages.create(
           { ...body, stream: true } as unknown as Anthropic.MessageCreateParamsStreaming,
           { signal: request.signal },
@@ -85,14 +81,8 @@ export function createAnthropicProvider(options: AnthropicProviderOptions): Mode
               break;
           }
         }
-      } catch (error) {
-        if (request.signal.aborted || isAbortError(error)) return abortedTurn(acc, usage);
-        const turnError = toTurnError(error, ctx);
-        log.warn({ code: turnError.code, err: error }, 'model turn failed');
-        return errorTurn(turnError, acc, usage);
-      }
-      if (request.signal.aborted) return abortedTurn(acc, usage);
-      return finishTurn(acc, stopReason, usage);
+        return () => finishTurn(acc, stopReason, usage);
+      });
     },
   };
 }

@@ -2,11 +2,10 @@ import { randomUUID } from 'node:crypto';
 import type OpenAI from 'openai';
 import type { Logger } from 'pino';
 import type { ModelMessage, ModelProvider, StopReason, TurnRequest, TurnResult, Usage } from './model-provider.ts';
-import { zeroUsage } from './model-provider.ts';
 import { contextWindowFor } from './model-catalog.ts';
 import { createOpenAIClient } from './openai-client.ts';
-import { isAbortError, toTurnError } from './provider-errors.ts';
-import { abortedTurn, createTurnAccumulator, errorTurn, finishTurn } from './turn-accumulator.ts';
+import { streamTurn } from './stream-turn.ts';
+import { finishTurn } from './turn-accumulator.ts';
 
 /** Chat Completions with tool_calls: Ollama, vLLM, LM Studio and gateways' chat routes. */
 export type OpenAIChatProviderOptions = {
@@ -31,13 +30,10 @@ export function createOpenAIChatProvider(options: OpenAIChatProviderOptions): Mo
     name: options.name ?? 'openai-compatible',
     model: options.model,
     contextWindow: options.contextWindow ?? contextWindowFor(options.model),
-    async runTurn(request: TurnRequest): Promise<TurnResult> {
-      if (request.signal.aborted) return abortedTurn(undefined);
-      const acc = createTurnAccumulator(request.onDelta);
-      const usage: Usage = { ...zeroUsage };
-      let finish: string | null | undefined;
-      const started = new Set<number>();
-      try {
+    runTurn(request: TurnRequest): Promise<TurnResult> {
+      return streamTurn(request, { ctx, log }, async (acc, usage) => {
+        let finish: string | null | undefined;
+        const started = new Set<number>();
         const stream = await client.chat.completions.create(
           buildChatRequest(options.model, request) as unknown as OpenAI.Chat.ChatCompletionCreateParamsStreaming,
           { signal: request.signal },
@@ -60,14 +56,8 @@ export function createOpenAIChatProvider(options: OpenAIChatProviderOptions): Mo
           }
           if (choice.finish_reason) finish = choice.finish_reason;
         }
-      } catch (error) {
-        if (request.signal.aborted || isAbortError(error)) return abortedTurn(acc, usage);
-        const turnError = toTurnError(error, ctx);
-        log.warn({ code: turnError.code, err: error }, 'model turn failed');
-        return errorTurn(turnError, acc, usage);
-      }
-      if (request.signal.aborted) return abortedTurn(acc, usage);
-      return finishTurn(acc, mapFinishReason(finish, acc.hasToolCalls()), usage);
+        return () => finishTurn(acc, mapFinishReason(finish, acc.hasToolCalls()), usage);
+      });
     },
   };
 }

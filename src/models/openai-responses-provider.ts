@@ -1,11 +1,10 @@
 import type OpenAI from 'openai';
 import type { Logger } from 'pino';
 import type { ModelMessage, ModelProvider, StopReason, TurnRequest, TurnResult, Usage } from './model-provider.ts';
-import { zeroUsage } from './model-provider.ts';
 import { contextWindowFor } from './model-catalog.ts';
 import { createOpenAIClient } from './openai-client.ts';
-import { isAbortError, toTurnError } from './provider-errors.ts';
-import { abortedTurn, createTurnAccumulator, errorTurn, finishTurn } from './turn-accumulator.ts';
+import { streamTurn } from './stream-turn.ts';
+import { errorTurn, finishTurn } from './turn-accumulator.ts';
 
 export type OpenAIResponsesProviderOptions = {
   model: string;
@@ -40,14 +39,11 @@ export function createOpenAIResponsesProvider(options: OpenAIResponsesProviderOp
     name: options.name ?? 'openai',
     model: options.model,
     contextWindow: options.contextWindow ?? contextWindowFor(options.model),
-    async runTurn(request: TurnRequest): Promise<TurnResult> {
-      if (request.signal.aborted) return abortedTurn(undefined);
-      const acc = createTurnAccumulator(request.onDelta);
-      const usage: Usage = { ...zeroUsage };
-      const items: InputItem[] = [];
-      let stopReason: StopReason = 'end_turn';
-      let refused = false;
-      try {
+    runTurn(request: TurnRequest): Promise<TurnResult> {
+      return streamTurn(request, { ctx, log }, async (acc, usage) => {
+        const items: InputItem[] = [];
+        let stopReason: StopReason = 'end_turn';
+        let refused = false;
         const stream = await client.responses.create(
           buildResponsesRequest(options.model, request) as unknown as OpenAI.Responses.ResponseCreateParamsStreaming,
           { signal: request.signal },
@@ -80,28 +76,20 @@ export function createOpenAIResponsesProvider(options: OpenAIResponsesProviderOp
                 stopReason = event.response.incomplete_details?.reason === 'content_filter' ? 'refusal' : 'max_tokens';
               }
               break;
-            case 'response.failed':
+            case 'response.failed': {
               readUsage(usage, event.response.usage);
-              return errorTurn(
-                { code: 'model_error', message: `OpenAI response failed: ${event.response.error?.message ?? 'unknown error'}`, retryable: true },
-                acc,
-                usage,
-              );
+              const message = `OpenAI response failed: ${event.response.error?.message ?? 'unknown error'}`;
+              return () => errorTurn({ code: 'model_error', message, retryable: true }, acc, usage);
+            }
             default:
               break;
           }
         }
-      } catch (error) {
-        if (request.signal.aborted || isAbortError(error)) return abortedTurn(acc, usage);
-        const turnError = toTurnError(error, ctx);
-        log.warn({ code: turnError.code, err: error }, 'model turn failed');
-        return errorTurn(turnError, acc, usage);
-      }
-      if (request.signal.aborted) return abortedTurn(acc, usage);
-      if (stopReason === 'end_turn' && acc.hasToolCalls()) stopReason = 'tool_use';
-      if (stopReason === 'end_turn' && refused) stopReason = 'refusal';
-      const state: ResponsesProviderState = { kind: 'openai-responses', items };
-      return finishTurn(acc, stopReason, usage, state);
+        if (stopReason === 'end_turn' && acc.hasToolCalls()) stopReason = 'tool_use';
+        if (stopReason === 'end_turn' && refused) stopReason = 'refusal';
+        const state: ResponsesProviderState = { kind: 'openai-responses', items };
+        return () => finishTurn(acc, stopReason, usage, state);
+      });
     },
   };
 }
