@@ -108,7 +108,7 @@ export function classifyWebhook(event: string, payload: unknown, bot: BotIdentit
     case 'issue_comment': {
       const p = IssueComment.safeParse(payload);
       if (!p.success) return { kind: 'broken', reason: 'unreadable issue_comment payload' };
-      const { issue, comment, repository } = p.data;
+      const { issue, comment } = p.data;
       if (p.data.action !== 'created') return { kind: 'ignore', reason: `issue_comment ${p.data.action}` };
       if (isBot(comment.user, bot) || isBot(p.data.sender, bot)) return { kind: 'ignore', reason: 'comment by a bot' };
       if (!mentions(comment.body, bot)) return { kind: 'ignore', reason: 'no mention' };

@@ -80,7 +80,7 @@ async function cloneInto(
   mirror: Mirror,
   options: PrepareWorkspaceOptions & { baseBranch: string; baseCommit: string },
 ): Promise<void> {
-  const { workspaceDir, signal } = options;
+  const { workspaceDir } = options;
   await mkdir(workspaceDir, { recursive: true });
   if ((await readdir(workspaceDir)).length > 0) {
     throw new PatchbayError('git_failed', `Workspace ${workspaceDir} is not empty and has no .git; refusing to clone into it`);
