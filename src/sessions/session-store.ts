@@ -54,32 +54,31 @@ export function createSessionStore(db: Db) {
     return toSessionRecord(row);
   }
 
+  /**
+   * Appends events under the session's row lock (callers hold it). One round trip per event: the
+   * dedupe check, the sequence number, the insert and the NOTIFY (delivered at commit) in one
+   * statement. An event whose dedupe key is already in the log writes nothing.
+   */
   async function appendEvents(trx: Trx, sessionId: string, events: NewEvent[]): Promise<StoredEvent[]> {
     const stored: StoredEvent[] = [];
     for (const { event, dedupeKey } of events) {
       const parsed = SessionEvent.parse(event);
-      if (dedupeKey) {
-        const seen = await trx
-          .selectFrom('session_events')
-          .select('seq')
-          .where('session_id', '=', sessionId)
-          .where('dedupe_key', '=', dedupeKey)
-          .executeTakeFirst();
-        if (seen) continue;
-      }
-      const { last_seq: seq } = await trx
-        .updateTable('sessions')
-        .set({ last_seq: sql`last_seq + 1`, updated_at: sql`now()` })
-        .where('id', '=', sessionId)
-        .returning('last_seq')
-        .executeTakeFirstOrThrow();
-      const row = await trx
-        .insertInto('session_events')
-        .values({ session_id: sessionId, seq, type: parsed.type, data: JSON.stringify(parsed), dedupe_key: dedupeKey ?? null })
-        .returning('at')
-        .executeTakeFirstOrThrow();
-      await sql`select pg_notify(${EVENTS_CHANNEL}, ${`${sessionId}:${seq}:${parsed.type}`})`.execute(trx);
-      stored.push({ sessionId, seq, at: row.at.toISOString(), event: parsed });
+      const key = dedupeKey ?? null;
+      const { rows } = await sql<{ seq: number; at: Date }>`
+        with next as (
+          update sessions set last_seq = last_seq + 1, updated_at = now()
+          where id = ${sessionId}
+            and (${key}::text is null
+              or not exists (select 1 from session_events where session_id = ${sessionId} and dedupe_key = ${key}::text))
+          returning last_seq
+        ), inserted as (
+          insert into session_events (session_id, seq, type, data, dedupe_key)
+          select ${sessionId}, last_seq, ${parsed.type}, ${JSON.stringify(parsed)}::jsonb, ${key}::text from next
+          returning seq, at
+        )
+        select seq, at, pg_notify(${EVENTS_CHANNEL}, ${sessionId} || ':' || seq || ':' || ${parsed.type}) from inserted`.execute(trx);
+      const row = rows[0];
+      if (row) stored.push({ sessionId, seq: row.seq, at: row.at.toISOString(), event: parsed });
     }
     return stored;
   }
