@@ -75,6 +75,8 @@ export type WorkRequest = {
   reply: { in: 'issue' } | { in: 'review'; id: number };
   /** The pull request, when the payload carried it. */
   pull?: PullRequest;
+  /** The comment only says stop (`@bot stop`): cancel the session's run instead of adding work. */
+  stop?: boolean;
 };
 
 export type Classified =
@@ -85,6 +87,13 @@ export type Classified =
   | { kind: 'broken'; reason: string };
 
 /** Whether `text` mentions the bot (`@slug`, not `@slug-other` or `x@slug`). */
+/** `@bot stop` (or cancel), alone in a comment. */
+export function isStopRequest(text: string, bot: BotIdentity): boolean {
+  const slug = bot.slug.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  const rest = text.replace(new RegExp(`@${slug}(?![\\w-])`, 'gi'), '').trim().toLowerCase();
+  return /^(stop|cancel)( please)?[.!]?$/.test(rest);
+}
+
 export function mentions(text: string | null | undefined, bot: BotIdentity): boolean {
   if (!text) return false;
   const slug = bot.slug.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
@@ -123,6 +132,7 @@ export function classifyWebhook(event: string, payload: unknown, bot: BotIdentit
         text,
         react: { on: 'issue-comment', id: comment.id },
         reply: { in: 'issue' },
+        ...(isStopRequest(comment.body, bot) && { stop: true }),
       });
     }
     case 'pull_request_review_comment': {

@@ -109,6 +109,28 @@ export function createWebhookWorker(deps: {
       await postComment(octokit, place, `${who} Sorry, only people with write access to ${request.owner}/${request.repo} can ask me to make changes here.`);
       return;
     }
+    const actor: Actor = {
+      source: 'github',
+      id: String(request.sender.id),
+      name: request.sender.login,
+      githubLogin: request.sender.login,
+      email: `${request.sender.id}+${request.sender.login}@users.noreply.github.com`,
+    };
+    if (request.stop) {
+      const thread: ThreadRef = { source: 'github', owner: request.owner, repo: request.repo, number: request.number, kind: request.kind };
+      const outcome = await context.handle({ kind: 'stop', thread, actor, deliveryId });
+      const said =
+        outcome.kind === 'stopped'
+          ? `${who} Stopped. Mention me again to pick it up.`
+          : outcome.kind === 'not-running'
+            ? `${who} Nothing is running here (the session is ${outcome.session.status}).`
+            : outcome.kind === 'no-session'
+              ? `${who} I have no work here to stop.`
+              : undefined;
+      dlog.info({ outcome: outcome.kind }, 'stop request');
+      if (said) await postComment(octokit, place, said);
+      return;
+    }
     let pull: PullRequest | undefined;
     if (request.kind === 'pull') {
       pull = request.pull ?? PullRequest.parse((await octokit.request('GET /repos/{owner}/{repo}/pulls/{pull_number}', { ...where, pull_number: request.number })).data);
@@ -140,13 +162,6 @@ export function createWebhookWorker(deps: {
       lastBody: `👀 On it, ${who}.`,
     });
 
-    const actor: Actor = {
-      source: 'github',
-      id: String(request.sender.id),
-      name: request.sender.login,
-      githubLogin: request.sender.login,
-      email: `${request.sender.id}+${request.sender.login}@users.noreply.github.com`,
-    };
     const inbound: Inbound =
       existing?.status === 'waiting' && existing.pendingQuestion
         ? { kind: 'answer', thread, actor, questionId: existing.pendingQuestion.questionId, text: request.text, deliveryId }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { classifyWebhook, mentions } from '../../integrations/github/classify-webhook.ts';
+import { classifyWebhook, isStopRequest, mentions } from '../../integrations/github/classify-webhook.ts';
 import { example } from '../fakes/fake-github-webhooks.ts';
 
 const bot = { slug: 'patchbay', login: 'patchbay[bot]', mention: '@patchbay' };
@@ -16,6 +16,30 @@ describe('mentions', () => {
     ['see org/@patchbay', false],
   ])('%j → %s', (text, expected) => {
     expect(mentions(text, bot)).toBe(expected);
+  });
+});
+
+describe('isStopRequest', () => {
+  it.each([
+    ['@patchbay stop', true],
+    ['@PatchBay Stop.', true],
+    ['stop @patchbay', true],
+    ['@patchbay cancel please', true],
+    ['@patchbay stop using var in utils.ts', false],
+    ['@patchbay please stop the flaky test from failing', false],
+    ['@patchbay-bot stop', false],
+  ])('%j → %s', (text, expected) => {
+    expect(isStopRequest(text, bot)).toBe(expected);
+  });
+
+  it('marks a stop comment on a pull request as a stop request', () => {
+    const p = withInstallation(example('issue_comment', 'created'));
+    p.issue.pull_request = { url: 'x', html_url: 'x', diff_url: 'x', patch_url: 'x', merged_at: null };
+    p.comment.body = '@patchbay stop';
+    expect(classifyWebhook('issue_comment', p, bot, 'patchbay')).toMatchObject({ kind: 'work', request: { kind: 'pull', stop: true } });
+    p.comment.body = '@patchbay add tests';
+    const work = classifyWebhook('issue_comment', p, bot, 'patchbay');
+    expect(work.kind === 'work' && work.request.stop).toBeFalsy();
   });
 });
 

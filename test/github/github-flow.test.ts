@@ -160,6 +160,18 @@ describe('GitHub end to end (fake GitHub with the REST spec and git http-backend
     expect(await tip('feature/login')).toBe(before);
   });
 
+  it('answers "@bot stop" on a PR whose session is not running, and changes nothing', async () => {
+    const session = (await app.store.findByThread(pullThread()))!;
+    const comment = fake.addComment(owner, repo, pullNumber, alice, '@patchbay-test stop');
+    const sent = await sendWebhook(webhooks(), webhookSecret, 'issue_comment', prCommentEvent(where, { number: pullNumber, commentId: comment.id, user: alice, body: comment.body }));
+    expect(sent.status).toBe(202);
+    const reply = await waitFor(async () => fake.commentsOn(owner, repo, pullNumber).find((c) => c.body.startsWith('@alice Nothing is running')), 'the reply');
+    expect(reply.body).toBe(`@alice Nothing is running here (the session is ${session.status}).`);
+    const after = (await app.store.get(session.id))!;
+    expect(after.status).toBe(session.status);
+    expect(await app.store.events(session.id, { afterSeq: session.lastSeq, types: ['user-message'] })).toEqual([]);
+  });
+
   it('ignores its own comments and other bots', async () => {
     const session = (await app.store.findByThread(pullThread()))!;
     const botComment = fake.addComment(owner, repo, pullNumber, fake.bot, '@patchbay-test please add a CHANGELOG entry');
