@@ -2,12 +2,12 @@ import { execFile } from 'node:child_process';
 import { createPublicKey, createVerify, generateKeyPairSync, randomBytes, type KeyObject } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { serveGit } from './fake-github-git.ts';
 import { loadGitHubSpec } from './fake-github-openapi.ts';
+import { listenOnLoopback } from './loopback.ts';
 
 const run = promisify(execFile);
 
@@ -340,8 +340,7 @@ export async function startFakeGitHub(options: { appId?: number; slug?: string; 
       else res.end();
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as AddressInfo).port;
+  const { port, close: closeServer } = await listenOnLoopback(server);
 
   return {
     appId,
@@ -401,8 +400,7 @@ export async function startFakeGitHub(options: { appId?: number; slug?: string; 
       return [...comments.values()].filter((c) => c.repo === key(owner, name) && c.number === number);
     },
     async close() {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await closeServer();
       await rm(root, { recursive: true, force: true });
     },
   };

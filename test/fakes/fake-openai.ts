@@ -1,6 +1,6 @@
 import { createServer } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { listenOnLoopback } from './loopback.ts';
 
 /**
  * A loopback OpenAI API (wire-formats §5): POST /v1/responses (Responses, SSE with event lines)
@@ -103,17 +103,12 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions): Promise<FakeO
     else writeChatStream(res, body, reply, n, inputTokens);
   }
 
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
+  const { port, close } = await listenOnLoopback(server);
   return {
     baseUrl: `http://127.0.0.1:${port}${prefix}`,
     calls,
     rejections,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    close,
   };
 }
 

@@ -1,6 +1,6 @@
 import { createServer } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { listenOnLoopback } from './loopback.ts';
 
 /**
  * A loopback Slack Web API (wire-formats §1.8): `POST /api/<method>`, form-encoded or JSON bodies,
@@ -174,8 +174,7 @@ export async function startFakeSlackApi(options: { botToken: string; appToken?: 
     }
   }
 
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
+  const { port, close } = await listenOnLoopback(server);
   return {
     apiUrl: `http://127.0.0.1:${port}/api/`,
     calls,
@@ -190,11 +189,7 @@ export async function startFakeSlackApi(options: { botToken: string; appToken?: 
     setSocketUrl(url) {
       socketUrl = url;
     },
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    close,
   };
 }
 
