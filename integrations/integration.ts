@@ -26,6 +26,12 @@ export type DeliveryInput = {
 export interface Integration {
   readonly source: ThreadSource;
   deliver(input: DeliveryInput): Promise<{ state: unknown }>;
+  /**
+   * Optional: called about once a minute for threads of running sessions that have had every event
+   * delivered, so live details that change without events (elapsed time) stay current. Same
+   * locking and state as deliver; it must not post new messages.
+   */
+  refresh?(input: Omit<DeliveryInput, 'events'>): Promise<{ state: unknown }>;
 }
 
 /** What the session service says about an inbound command, as much as an integration needs. */

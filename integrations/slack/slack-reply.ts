@@ -75,6 +75,18 @@ export function createSlackReply(deps: { web: SlackWeb; store: SlackStore; publi
       }
       return { state: { step, statusText: status.text } satisfies ReplyState };
     },
+
+    /** Keeps the elapsed time in the status message current while a long step runs. */
+    async refresh({ session, thread, state }) {
+      if (thread.source !== 'slack') return { state };
+      const previous = (state ?? {}) as ReplyState;
+      const statusTs = (await store.posts(thread)).get('status');
+      if (!statusTs) return { state };
+      const status = renderStatus(session, previous.step ?? 'Working', `${deps.publicUrl}/sessions/${session.id}`, now());
+      if (status.text === previous.statusText) return { state };
+      await update(thread, statusTs, status);
+      return { state: { ...previous, statusText: status.text } satisfies ReplyState };
+    },
   };
 }
 

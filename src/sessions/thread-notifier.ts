@@ -24,6 +24,8 @@ export function startThreadNotifier(deps: {
   deliveryTimeoutMs?: number;
   /** Sessions delivered at once; each holds a pooled connection for the length of its delivery. */
   concurrency?: number;
+  /** How often running sessions' threads are refreshed (integrations with `refresh`). */
+  refreshMs?: number;
 }): ThreadNotifier {
   const { store, log } = deps;
   const db = store.db;
@@ -75,13 +77,9 @@ export function startThreadNotifier(deps: {
         try {
           // Bounded: a hung integration must not hold the thread's lock and a connection for good.
           // The batch is then retried later; deliveries are idempotent per batch.
-          const signal = AbortSignal.any([controller.signal, AbortSignal.timeout(deliveryTimeoutMs)]);
-          const { state } = await Promise.race([
+          const { state } = await bounded(thread.source, (signal) =>
             integration.deliver({ session, thread, events, state: row.state ?? undefined, signal }),
-            new Promise<never>((_, reject) =>
-              signal.addEventListener('abort', () => reject(new Error(`${thread.source} did not take the update within ${deliveryTimeoutMs / 1000} s`)), { once: true }),
-            ),
-          ]);
+          );
           await trx
             .updateTable('session_threads')
             .set({ delivered_seq: events.at(-1)!.seq, state: state === undefined ? null : JSON.stringify(state) })
@@ -92,6 +90,61 @@ export function startThreadNotifier(deps: {
         }
       }
     });
+  }
+
+  /** Runs an integration call with a deadline, so a hung one cannot hold a thread's lock for good. */
+  function bounded<T>(source: string, call: (signal: AbortSignal) => Promise<T>): Promise<T> {
+    const signal = AbortSignal.any([controller.signal, AbortSignal.timeout(deliveryTimeoutMs)]);
+    return Promise.race([
+      call(signal),
+      new Promise<never>((_, reject) =>
+        signal.addEventListener('abort', () => reject(new Error(`${source} did not take the update within ${deliveryTimeoutMs / 1000} s`)), { once: true }),
+      ),
+    ]);
+  }
+
+  const refreshing = deps.integrations.filter((i) => i.refresh).map((i) => i.source);
+
+  /** Refreshes the caught-up threads of one running session; threads busy with a delivery are skipped. */
+  async function refreshSession(sessionId: string): Promise<void> {
+    const session = await store.get(sessionId);
+    if (!session || session.status !== 'running') return;
+    await db.transaction().execute(async (trx) => {
+      const threads = await trx
+        .selectFrom('session_threads')
+        .select(['id', 'thread', 'state'])
+        .where('session_id', '=', sessionId)
+        .where('delivered_seq', '>=', session.lastSeq)
+        .where(sql<string>`thread->>'source'`, 'in', refreshing)
+        .forUpdate()
+        .skipLocked()
+        .execute();
+      for (const row of threads) {
+        const thread = ThreadRef.parse(row.thread);
+        const refresh = bySource.get(thread.source)?.refresh;
+        if (!refresh) continue;
+        try {
+          const { state } = await bounded(thread.source, (signal) => refresh({ session, thread, state: row.state ?? undefined, signal }));
+          await trx.updateTable('session_threads').set({ state: state === undefined ? null : JSON.stringify(state) }).where('id', '=', row.id).execute();
+        } catch (error) {
+          log.warn({ err: error, sessionId, source: thread.source }, 'could not refresh the thread');
+        }
+      }
+    });
+  }
+
+  async function refreshRunning(): Promise<void> {
+    if (refreshing.length === 0) return;
+    const rows = await db
+      .selectFrom('session_threads')
+      .innerJoin('sessions', 'sessions.id', 'session_threads.session_id')
+      .select('sessions.id')
+      .distinct()
+      .where('sessions.status', '=', 'running')
+      .where(sql<string>`session_threads.thread->>'source'`, 'in', refreshing)
+      .limit(100)
+      .execute();
+    await Promise.all(rows.filter((row) => !running.has(row.id)).map((row) => withSlot(() => refreshSession(row.id))));
   }
 
   function flush(sessionId: string): Promise<void> {
@@ -128,12 +181,18 @@ export function startThreadNotifier(deps: {
   const timer = setInterval(() => void sweep().catch((error: unknown) => log.warn({ err: error }, 'thread sweep failed')), deps.sweepMs ?? 15_000);
   timer.unref();
   void sweep().catch((error: unknown) => log.warn({ err: error }, 'thread sweep failed'));
+  const refresher = setInterval(
+    () => void refreshRunning().catch((error: unknown) => log.warn({ err: error }, 'thread refresh failed')),
+    deps.refreshMs ?? 60_000,
+  );
+  refresher.unref();
 
   return {
     flush,
     async close() {
       unsubscribe();
       clearInterval(timer);
+      clearInterval(refresher);
       controller.abort();
       await Promise.allSettled([...running.values()]);
     },

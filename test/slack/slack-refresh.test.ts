@@ -1,0 +1,62 @@
+import { WebClient } from '@slack/web-api';
+import pino from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createSlackReply } from '../../integrations/slack/slack-reply.ts';
+import { createSlackStore } from '../../integrations/slack/slack-store.ts';
+import { createEventBus, type EventBus } from '../../src/sessions/event-bus.ts';
+import { createSessionStore, type SessionStore } from '../../src/sessions/session-store.ts';
+import { startThreadNotifier } from '../../src/sessions/thread-notifier.ts';
+import { startFakeSlackApi, type FakeSlackApi } from '../fakes/fake-slack-api.ts';
+import { waitFor } from '../helpers/patchbay-fixture.ts';
+import { createTestDatabase } from '../helpers/test-database.ts';
+
+const BOT_TOKEN = 'xoxb-test-refresh';
+const log = pino({ level: 'silent' });
+
+describe('the Slack status message while a long step runs', () => {
+  let database: Awaited<ReturnType<typeof createTestDatabase>>;
+  let store: SessionStore;
+  let bus: EventBus;
+  let slack: FakeSlackApi;
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    store = createSessionStore(database.db);
+    bus = await createEventBus({ url: database.url, log });
+    slack = await startFakeSlackApi({ botToken: BOT_TOKEN });
+  });
+  afterAll(async () => {
+    await bus.close();
+    await slack.close();
+    await database.close();
+  });
+
+  it('keeps its elapsed time current without new events, and stops once the session ends', { timeout: 20_000 }, async () => {
+    const thread = { source: 'slack' as const, teamId: 'T1', channel: 'C9', threadTs: '100.000001' };
+    const { session } = await store.create({ id: 's-long', repo: 'https://github.com/acme/widgets', prompt: 'p', title: 't', requester: { source: 'slack', id: 'U1', name: 'Alice' }, thread });
+    await store.transition(session.id, 'start');
+    let now = Date.parse(session.createdAt) + 5_000;
+    const web = new WebClient(BOT_TOKEN, { slackApiUrl: slack.apiUrl, retryConfig: { retries: 0 } });
+    const reply = createSlackReply({ web, store: createSlackStore(database.db), publicUrl: 'http://patchbay.test', log, now: () => now });
+    const notifier = startThreadNotifier({ store, bus, integrations: [reply], log, refreshMs: 100 });
+    try {
+      const status = await waitFor(async () => slack.messages.find((m) => m.channel === 'C9'), 'the status message');
+      expect(status.text).toContain('5s');
+      now += 90_000;
+      await waitFor(async () => status.text.includes('1m 35s'), 'the elapsed time to move on');
+      const edits = status.edits;
+      await new Promise((r) => setTimeout(r, 400));
+      expect(status.edits).toBe(edits); // nothing changed, nothing sent
+
+      await store.transition(session.id, 'finish', { patch: { result: { summary: 'done' } } });
+      await waitFor(async () => status.text.includes(':white_check_mark:'), 'the final status');
+      const final = status.text;
+      now += 600_000;
+      await new Promise((r) => setTimeout(r, 400));
+      expect(status.text).toBe(final);
+      expect(slack.messages.filter((m) => m.channel === 'C9')).toHaveLength(2); // the status and the final reply
+    } finally {
+      await notifier.close();
+    }
+  });
+});
