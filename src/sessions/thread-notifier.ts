@@ -1,9 +1,12 @@
-import { sql } from 'kysely';
+import { sql, type Transaction } from 'kysely';
 import type { Logger } from 'pino';
 import type { Integration } from '../../integrations/integration.ts';
 import { ThreadRef } from '../core/thread-ref.ts';
 import type { EventBus } from './event-bus.ts';
 import type { SessionStore } from './session-store.ts';
+import type { Database } from '../../db/schema.ts';
+
+type Trx = Transaction<Database>;
 
 export type ThreadNotifier = { flush(sessionId: string): Promise<void>; close(): Promise<void> };
 
@@ -52,41 +55,51 @@ export function startThreadNotifier(deps: {
     }
   }
 
+  /**
+   * Locks a session's threads of `from` sources: those behind the log (to deliver) or caught up
+   * with it (to refresh). Threads another process holds are skipped, not waited for.
+   */
+  async function lockThreads(trx: Trx, sessionId: string, from: string[], which: 'behind' | 'caught-up', lastSeq: number) {
+    const rows = await trx
+      .selectFrom('session_threads')
+      .select(['id', 'thread', 'delivered_seq', 'state'])
+      .where('session_id', '=', sessionId)
+      .where('delivered_seq', which === 'behind' ? '<' : '>=', lastSeq)
+      .where(sql<string>`thread->>'source'`, 'in', from)
+      .forUpdate()
+      .skipLocked()
+      .execute();
+    return rows.map((row) => ({ id: row.id, thread: ThreadRef.parse(row.thread), deliveredSeq: row.delivered_seq, state: row.state ?? undefined }));
+  }
+
+  async function saveThread(trx: Trx, id: number, state: unknown, deliveredSeq?: number): Promise<void> {
+    await trx
+      .updateTable('session_threads')
+      .set({ state: state === undefined ? null : JSON.stringify(state), ...(deliveredSeq !== undefined && { delivered_seq: deliveredSeq }) })
+      .where('id', '=', id)
+      .execute();
+  }
+
   async function deliverSession(sessionId: string): Promise<void> {
     if (sources.length === 0) return;
     const session = await store.get(sessionId);
     if (!session) return;
     await db.transaction().execute(async (trx) => {
-      const threads = await trx
-        .selectFrom('session_threads')
-        .select(['id', 'thread', 'delivered_seq', 'state'])
-        .where('session_id', '=', sessionId)
-        .where('delivered_seq', '<', session.lastSeq)
-        .where(sql<string>`thread->>'source'`, 'in', sources)
-        .forUpdate()
-        .skipLocked()
-        .execute();
-      for (const row of threads) {
-        const thread = ThreadRef.parse(row.thread);
-        const integration = bySource.get(thread.source);
-        if (!integration) continue;
+      for (const row of await lockThreads(trx, sessionId, sources, 'behind', session.lastSeq)) {
+        const integration = bySource.get(row.thread.source)!;
         // Read on the transaction's own connection: a second one from the pool, taken while this
         // one is held, deadlocks once every pooled connection belongs to a waiting delivery.
-        const events = await store.events(sessionId, { afterSeq: row.delivered_seq, trx });
+        const events = await store.events(sessionId, { afterSeq: row.deliveredSeq, trx });
         if (events.length === 0) continue;
         try {
           // Bounded: a hung integration must not hold the thread's lock and a connection for good.
           // The batch is then retried later; deliveries are idempotent per batch.
-          const { state } = await bounded(thread.source, (signal) =>
-            integration.deliver({ session, thread, events, state: row.state ?? undefined, signal }),
+          const { state } = await bounded(row.thread.source, (signal) =>
+            integration.deliver({ session, thread: row.thread, events, state: row.state, signal }),
           );
-          await trx
-            .updateTable('session_threads')
-            .set({ delivered_seq: events.at(-1)!.seq, state: state === undefined ? null : JSON.stringify(state) })
-            .where('id', '=', row.id)
-            .execute();
+          await saveThread(trx, row.id, state, events.at(-1)!.seq);
         } catch (error) {
-          log.warn({ err: error, sessionId, source: thread.source }, 'could not update the thread; will retry');
+          log.warn({ err: error, sessionId, source: row.thread.source }, 'could not update the thread; will retry');
         }
       }
     });
@@ -110,24 +123,13 @@ export function startThreadNotifier(deps: {
     const session = await store.get(sessionId);
     if (!session || session.status !== 'running') return;
     await db.transaction().execute(async (trx) => {
-      const threads = await trx
-        .selectFrom('session_threads')
-        .select(['id', 'thread', 'state'])
-        .where('session_id', '=', sessionId)
-        .where('delivered_seq', '>=', session.lastSeq)
-        .where(sql<string>`thread->>'source'`, 'in', refreshing)
-        .forUpdate()
-        .skipLocked()
-        .execute();
-      for (const row of threads) {
-        const thread = ThreadRef.parse(row.thread);
-        const refresh = bySource.get(thread.source)?.refresh;
-        if (!refresh) continue;
+      for (const row of await lockThreads(trx, sessionId, refreshing, 'caught-up', session.lastSeq)) {
+        const refresh = bySource.get(row.thread.source)!.refresh!;
         try {
-          const { state } = await bounded(thread.source, (signal) => refresh({ session, thread, state: row.state ?? undefined, signal }));
-          await trx.updateTable('session_threads').set({ state: state === undefined ? null : JSON.stringify(state) }).where('id', '=', row.id).execute();
+          const { state } = await bounded(row.thread.source, (signal) => refresh({ session, thread: row.thread, state: row.state, signal }));
+          await saveThread(trx, row.id, state);
         } catch (error) {
-          log.warn({ err: error, sessionId, source: thread.source }, 'could not refresh the thread');
+          log.warn({ err: error, sessionId, source: row.thread.source }, 'could not refresh the thread');
         }
       }
     });
