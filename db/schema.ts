@@ -14,6 +14,12 @@ export interface Database {
   github_webhook_deliveries: GitHubWebhookDeliveriesTable;
   github_requests: GitHubRequestsTable;
   github_user_tokens: GitHubUserTokensTable;
+  // harness gates (006)
+  repo_knowledge: RepoKnowledgeTable;
+  check_runs: CheckRunsTable;
+  verdicts: VerdictsTable;
+  ci_followups: CiFollowupsTable;
+  pull_settings: PullSettingsTable;
 }
 
 type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
@@ -153,5 +159,64 @@ export interface GitHubUserTokensTable {
   github_login: string;
   github_id: BigId;
   token_ciphertext: string;
+  updated_at: Timestamp;
+}
+
+// --- harness gates (006) ---
+
+export interface RepoKnowledgeTable {
+  /** The repository as sessions name it (normalised URL or path). */
+  repo: string;
+  built_from: string;
+  extracted: Json;
+  /** A person's edit; wins over `extracted` until the next edit. */
+  edited: Json | null;
+  edited_by: string | null;
+  edited_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  lessons: ColumnType<unknown, string | undefined, string>;
+  built_at: Timestamp;
+}
+
+export interface CheckRunsTable {
+  id: Generated<number>;
+  session_id: string;
+  commit_sha: string;
+  phase: string;
+  name: string;
+  command: string;
+  outcome: string;
+  exit_code: number | null;
+  duration_ms: number;
+  log_head: string;
+  log_tail: string;
+  reason: string | null;
+  started_at: Timestamp;
+  finished_at: Timestamp;
+}
+
+export interface VerdictsTable {
+  id: Generated<number>;
+  session_id: string;
+  commit_sha: string;
+  attempt: number;
+  outcome: string;
+  verdict: Json | null;
+  summary: string;
+  created_at: Timestamp;
+}
+
+export interface CiFollowupsTable {
+  id: Generated<number>;
+  session_id: string;
+  pull_key: string;
+  commit_sha: string;
+  signature: string;
+  started: boolean;
+  created_at: Timestamp;
+}
+
+export interface PullSettingsTable {
+  pull_key: string;
+  autofix: boolean;
   updated_at: Timestamp;
 }

@@ -37,6 +37,14 @@ export const envSchema = z.object({
   RUN_MAX_MINUTES: positiveInt(60),
   RUN_MAX_TOKENS: positiveInt(5_000_000),
   RUN_MAX_TOOL_CALLS: positiveInt(500),
+  // --- harness gates ---
+  /** Dollars (list prices) a task may spend before it pauses and asks to continue. */
+  RUN_MAX_COST_USD: z.preprocess(emptyAsUndefined, z.coerce.number().positive().default(10)),
+  /** Time limit of one setup or check command. */
+  CHECK_TIMEOUT_MINUTES: positiveInt(10),
+  /** The verifier's model name (same provider and key as MODEL); MODEL when unset. */
+  VERIFIER_MODEL: optionalString,
+  // --- end harness gates ---
 }).extend(modelEnvSchema.shape).extend(slackEnvSchema.shape).extend(githubEnvSchema.shape);
 export type Env = z.infer<typeof envSchema>;
 
@@ -51,6 +59,7 @@ export type Config = {
   sandbox: { kind: Env['SANDBOX']; network: Env['SANDBOX_NETWORK']; ttlMinutes: number };
   worker: { concurrency: number; heartbeatSeconds: number; monitorIntervalSeconds: number };
   limits: { maxWallMs: number; maxTokens: number; maxToolCalls: number };
+  gates: { maxCostUsd: number; maxMinutes: number; checkTimeoutMs: number; verifierModel?: string };
   /** Present when SLACK_BOT_TOKEN is set. */
   slack?: SlackConfig;
   github?: GitHubConfig;
@@ -78,6 +87,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     sandbox: { kind: e.SANDBOX, network: e.SANDBOX_NETWORK, ttlMinutes: e.SANDBOX_TTL_MINUTES },
     worker: { concurrency: e.WORKER_CONCURRENCY, heartbeatSeconds: e.QUEUE_HEARTBEAT_SECONDS, monitorIntervalSeconds: e.QUEUE_MONITOR_SECONDS },
     limits: { maxWallMs: e.RUN_MAX_MINUTES * 60_000, maxTokens: e.RUN_MAX_TOKENS, maxToolCalls: e.RUN_MAX_TOOL_CALLS },
+    gates: { maxCostUsd: e.RUN_MAX_COST_USD, maxMinutes: e.RUN_MAX_MINUTES, checkTimeoutMs: e.CHECK_TIMEOUT_MINUTES * 60_000, ...(e.VERIFIER_MODEL && { verifierModel: e.VERIFIER_MODEL }) },
     ...withSlack(slackConfigFromEnv(e)),
     ...withGitHub(githubConfigFromEnv(e)),
   };

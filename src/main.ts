@@ -10,7 +10,9 @@ import { PatchbayError } from './core/errors.ts';
 import { openDatabase, type DatabaseHandle } from '../db/database.ts';
 import { createModelProvider } from './models/create-model-provider.ts';
 import type { ModelProvider } from './models/model-provider.ts';
-import { ScriptedScenario } from './models/scripted-provider.ts';
+import { createSequenceProvider, ScriptedScenario } from './models/scripted-provider.ts';
+import { createCheckStore } from './harness/checks/check-store.ts';
+import { createKnowledgeStore } from './harness/knowledge/knowledge-store.ts';
 import { createEventBus, type EventBus } from './sessions/event-bus.ts';
 import { createRunQueue, type RunQueue } from './sessions/run-queue.ts';
 import { createSessionService, type SessionService } from './sessions/session-service.ts';
@@ -43,6 +45,8 @@ export type StartOptions = {
   work?: boolean;
   /** Use this model instead of the configured one (tests, the demo). */
   model?: ModelProvider;
+  /** The independent verifier's model; default: VERIFIER_MODEL, a scripted scenario's `verifier`, or the main model. */
+  verifierModel?: ModelProvider;
   /** Builds the integrations (Slack, GitHub, Linear) once the session service exists. */
   integrations?: (context: IntegrationContext) => Promise<IntegrationModule[]>;
   /** Queue tuning, for tests that kill workers. */
@@ -57,7 +61,9 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
     for (const cleanup of cleanups.reverse()) await cleanup().catch((error: unknown) => log.warn({ err: error }, 'shutdown step failed'));
   };
   try {
-    const model = options.model ?? (await buildModel(config, log));
+    const built = options.model ? { model: options.model } : await buildModel(config, log);
+    const model = built.model;
+    const verifierModel = options.verifierModel ?? built.verifier ?? (config.gates.verifierModel && !options.model ? createModelProvider({ ...config.model, model: config.gates.verifierModel }, { log }) : model);
     const sandboxes = await createLocalSandboxProvider({
       dataDir: config.dataDir,
       log,
@@ -109,6 +115,14 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
           log,
           limits: config.limits,
           publicUrl: config.publicUrl,
+          gates: {
+            knowledge: createKnowledgeStore(database.db),
+            checks: createCheckStore(database.db),
+            verifier: verifierModel,
+            checkTimeoutMs: config.gates.checkTimeoutMs,
+            maxCostUsd: config.gates.maxCostUsd,
+            maxMinutes: config.gates.maxMinutes,
+          },
           ...hooks,
         },
       });
@@ -148,7 +162,7 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
   }
 }
 
-async function buildModel(config: Config, log: Logger): Promise<ModelProvider> {
+async function buildModel(config: Config, log: Logger): Promise<{ model: ModelProvider; verifier?: ModelProvider }> {
   const { scenarioPath, ...modelConfig } = config.model;
   if (modelConfig.provider === 'scripted' && scenarioPath) {
     let scenario;
@@ -157,14 +171,19 @@ async function buildModel(config: Config, log: Logger): Promise<ModelProvider> {
     } catch (error) {
       throw new PatchbayError('config_invalid', `SCRIPTED_SCENARIO ${scenarioPath} is not a readable scenario file: ${(error as Error).message}`);
     }
-    return createModelProvider({ ...modelConfig, scenario: scenario.turns }, { log });
+    return {
+      model: createModelProvider({ ...modelConfig, scenario: scenario.turns }, { log }),
+      ...(scenario.verifier && { verifier: createSequenceProvider(scenario.verifier) }),
+    };
   }
   if (modelConfig.provider === 'scripted') {
     log.warn('MODEL_PROVIDER is not set: using the scripted model, which only replies that no model is configured');
-    return createModelProvider(
-      { ...modelConfig, scenario: [{ text: 'No model is configured on this Patchbay server. Set MODEL_PROVIDER and its API key (see the README).' }] },
-      { log },
-    );
+    return {
+      model: createModelProvider(
+        { ...modelConfig, scenario: [{ text: 'No model is configured on this Patchbay server. Set MODEL_PROVIDER and its API key (see the README).' }] },
+        { log },
+      ),
+    };
   }
-  return createModelProvider(modelConfig, { log });
+  return { model: createModelProvider(modelConfig, { log }) };
 }

@@ -4,6 +4,7 @@ import type { Actor } from '../core/actor.ts';
 import { describeError } from '../core/errors.ts';
 import type { EventOf, StoredEvent } from '../core/events.ts';
 import { truncateToolOutput } from '../models/context-budget.ts';
+import { estimateCostUsd } from '../models/model-catalog.ts';
 import type { ModelMessage, ModelProvider, ToolCall, ToolSpec } from '../models/model-provider.ts';
 import type { PendingQuestion } from '../sessions/session-record.ts';
 import type { SessionStore } from '../sessions/session-store.ts';
@@ -35,6 +36,8 @@ export type RunLimits = {
   maxToolOutputChars: number;
   /** Compact older turns into a summary once the transcript uses this share of the model's window. */
   compactAt: number;
+  /** US dollars this run may spend at list prices (models without a known price count as free). */
+  maxCostUsd: number;
 };
 
 export const defaultRunLimits: RunLimits = {
@@ -45,13 +48,14 @@ export const defaultRunLimits: RunLimits = {
   maxRepeatedFailures: 3,
   maxToolOutputChars: 30_000,
   compactAt: 0.75,
+  maxCostUsd: Number.POSITIVE_INFINITY,
 };
 
 export type RunOutcome =
   | { kind: 'finished'; summary: string }
   | { kind: 'waiting'; question: PendingQuestion }
   | { kind: 'cancelled' }
-  | { kind: 'failed'; code: string; message: string };
+  | { kind: 'failed'; code: string; message: string; budget?: { kind: 'cost' | 'time'; spent: number; limit: number } };
 
 export type RunInput = {
   sessionId: string;
@@ -85,6 +89,7 @@ export async function runAgent(input: RunInput): Promise<RunOutcome> {
   const ctx: ToolContext = { sandbox, sessionId, signal, log };
   let toolCallCount = 0;
   let tokensUsed = 0;
+  let costUsd = 0;
 
   const entries = await store.transcript(sessionId);
   const messages: ModelMessage[] = entries.map((e) => e.message);
@@ -177,6 +182,7 @@ export async function runAgent(input: RunInput): Promise<RunOutcome> {
     const { usage } = compaction;
     const spent = usage.inputTokens + usage.outputTokens + usage.cacheReadTokens + usage.cacheWriteTokens;
     tokensUsed += spent;
+    costUsd += estimateCostUsd(model.model, usage) ?? 0;
     await store.replaceTranscript(
       sessionId,
       compaction.entries,
@@ -238,7 +244,12 @@ export async function runAgent(input: RunInput): Promise<RunOutcome> {
       if (last.role === 'assistant') return { kind: 'finished', summary: last.content ?? '' };
 
       const elapsed = now() - startedAt;
-      if (elapsed > limits.maxWallMs) return budget(`the run reached its time limit of ${Math.round(limits.maxWallMs / 60_000)} minutes`);
+      if (elapsed > limits.maxWallMs) {
+        return { ...budget(`the run reached its time limit of ${Math.round(limits.maxWallMs / 60_000)} minutes`), budget: { kind: 'time', spent: elapsed / 60_000, limit: limits.maxWallMs / 60_000 } };
+      }
+      if (costUsd >= limits.maxCostUsd) {
+        return { ...budget(`the run spent $${costUsd.toFixed(2)} of its $${limits.maxCostUsd.toFixed(2)} budget`), budget: { kind: 'cost', spent: costUsd, limit: limits.maxCostUsd } };
+      }
       if (tokensUsed > limits.maxTokens) return budget(`the run used ${tokensUsed} tokens, over its limit of ${limits.maxTokens}`);
       if (toolCallCount >= limits.maxToolCalls) return budget(`the run made ${toolCallCount} tool calls, its limit`);
 
@@ -258,6 +269,7 @@ export async function runAgent(input: RunInput): Promise<RunOutcome> {
         return { kind: 'failed', code: result.error?.code ?? 'model_error', message: result.error?.message ?? 'the model call failed' };
       }
       tokensUsed += result.usage.inputTokens + result.usage.outputTokens + result.usage.cacheReadTokens + result.usage.cacheWriteTokens;
+      costUsd += estimateCostUsd(model.model, result.usage) ?? 0;
 
       const assistant: ModelMessage = {
         role: 'assistant',
@@ -312,7 +324,7 @@ export async function runAgent(input: RunInput): Promise<RunOutcome> {
   }
 }
 
-function budget(message: string): RunOutcome {
+function budget(message: string): Extract<RunOutcome, { kind: 'failed' }> {
   return { kind: 'failed', code: 'budget_exhausted', message };
 }
 

@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { Sandbox, SandboxProvider } from '../../sandbox/sandbox.ts';
 import { commitIdentity, type Actor } from '../core/actor.ts';
 import { describeError, isPatchbayError } from '../core/errors.ts';
-import type { EventOf } from '../core/events.ts';
+import type { EventOf, StoredEvent } from '../core/events.ts';
 import { runAgent, type RunLimits, type RunOutcome, type ToolExecutor } from '../agent/agent-runner.ts';
 import { systemPrompt } from '../agent/system-prompt.ts';
 import { branchName } from '../git/branch-name.ts';
@@ -12,6 +12,14 @@ import { pushBranch } from '../git/push-branch.ts';
 import type { ModelProvider } from '../models/model-provider.ts';
 import type { SessionRecord } from '../sessions/session-record.ts';
 import type { SessionStore } from '../sessions/session-store.ts';
+import { estimateCostUsd } from '../models/model-catalog.ts';
+import type { GateDecision } from './gates/evidence.ts';
+import type { GateDeps } from './gates/gate-deps.ts';
+import { harnessQuestionCall, isHuman } from './gates/harness-messages.ts';
+import { gateCommit, runSetup, type GateContext } from './gates/run-gates.ts';
+import { renderKnowledge } from './knowledge/knowledge-document.ts';
+import { loadKnowledge, type LoadedKnowledge } from './knowledge/load-knowledge.ts';
+import { routeTask, type Route } from './route-task.ts';
 
 export type HarnessDeps = {
   store: SessionStore;
@@ -31,6 +39,8 @@ export type HarnessDeps = {
    * or undefined when the repo is not one it publishes to. Must be idempotent per branch.
    */
   publish?: (input: PublishInput) => Promise<{ url: string; number: number } | undefined>;
+  /** Repo knowledge, setup, checks, verifier and budgets. Without it a finished run is pushed unchecked. */
+  gates?: GateDeps;
 };
 
 export type PublishInput = {
@@ -40,6 +50,11 @@ export type PublishInput = {
   commit: string;
   summary: string;
   signal: AbortSignal;
+  /**
+   * The gate's decision on `commit`: the publisher marks the PR ready only when `ready`, else keeps
+   * or turns it draft, publishes the commit status and the evidence. Absent when nothing was checked.
+   */
+  gate?: GateDecision;
 };
 
 /**
@@ -71,19 +86,21 @@ export async function runSession(sessionId: string, deps: HarnessDeps, signal: A
     // Inside the try: a sandbox that cannot be had is a failure with a reason, not a silent retry loop.
     sandbox = await deps.sandboxes.acquire(sessionId, { network: deps.network });
     const workspace = await ensureWorkspace(session, deps, signal);
+    if (await answerHarnessQuestion(sessionId, deps, log)) return;
+    const prepared = await prepareGates(sessionId, session, deps, sandbox, signal, log);
     for (;;) {
       const outcome = await runAgent({
         sessionId,
-        system: systemPrompt({ repo: session.repo, branch: workspace.branch, workdir: sandbox.workdir }),
+        system: [systemPrompt({ repo: session.repo, branch: workspace.branch, workdir: sandbox.workdir }), ...prepared.system].join('\n\n'),
         model: deps.model,
         tools: deps.tools,
         sandbox,
         store,
         signal,
         log,
-        ...(deps.limits && { limits: deps.limits }),
+        limits: { ...deps.limits, ...(await budgetLimits(sessionId, deps, prepared.route)) },
       });
-      if (await settle({ session, outcome, workspace, sandbox, deps, signal, log })) break;
+      if (await settle({ session, outcome, workspace, sandbox, deps, signal, log, gate: prepared.gate })) break;
       log.info('messages arrived as the run ended; continuing with them');
     }
   } catch (error) {
@@ -113,6 +130,7 @@ type SettleInput = {
   deps: HarnessDeps;
   signal: AbortSignal;
   log: Logger;
+  gate?: GateContext;
 };
 
 /**
@@ -120,7 +138,7 @@ type SettleInput = {
  * first. Returns false when messages arrived that the run has not seen: the caller runs again.
  * (A trigger that no longer applies, say a stop came first, leaves the session as it is.)
  */
-async function settle({ session, outcome, workspace, sandbox, deps, signal, log }: SettleInput): Promise<boolean> {
+async function settle({ session, outcome, workspace, sandbox, deps, signal, log, gate }: SettleInput): Promise<boolean> {
   const { store } = deps;
   switch (outcome.kind) {
     case 'waiting':
@@ -129,6 +147,7 @@ async function settle({ session, outcome, workspace, sandbox, deps, signal, log 
       await noteAbort(session.id, store, log);
       return true;
     case 'failed':
+      if (outcome.budget && deps.gates) return !(await pauseForBudget(session.id, outcome.budget, store)).unread;
       return !(
         await store.transition(session.id, 'fail', {
           reason: outcome.message,
@@ -138,16 +157,38 @@ async function settle({ session, outcome, workspace, sandbox, deps, signal, log 
         })
       ).unread;
     case 'finished': {
-      const delivered = await deliver(session, outcome.summary, workspace, sandbox, deps, signal, log);
+      const committed = await commitWork(session, outcome.summary, workspace, sandbox, deps, signal);
+      let decision: GateDecision | undefined;
+      let question: { text: string; choices: string[]; recommended: string } | undefined;
+      if (gate && committed.changed) {
+        const step = await gateCommit(gate, { commit: committed.head, baseCommit: workspace.baseCommit, summary: outcome.summary });
+        if (step.kind === 'run-again') return false;
+        decision = step.decision;
+        question = step.question;
+      }
+      const delivered = committed.changed ? await pushAndPublish(session, outcome.summary, workspace, sandbox, deps, signal, log, committed, decision) : {};
       const result = {
         summary: outcome.summary,
         branch: workspace.branch,
         ...(delivered.commit && { commit: delivered.commit }),
         ...(delivered.prUrl && { prUrl: delivered.prUrl }),
       };
+      if (question) {
+        const questionId = `gate:${delivered.commit ?? committed.head}`;
+        return !(
+          await store.transition(session.id, 'ask', {
+            reason: 'waiting for a decision on a change the gates did not pass',
+            patch: { result, pendingQuestion: { questionId, toolCallId: harnessQuestionCall, question: question.text, choices: question.choices, recommended: question.recommended } },
+            events: [{ event: { type: 'question-asked', questionId, question: question.text, choices: question.choices, recommended: question.recommended } }],
+            unlessUnread: true,
+          })
+        ).unread;
+      }
       return !(
         await store.transition(session.id, 'finish', {
-          reason: delivered.commit ? `pushed ${delivered.commit.slice(0, 12)} to ${workspace.branch}` : 'finished with no changes to commit',
+          reason: delivered.commit
+            ? `pushed ${delivered.commit.slice(0, 12)} to ${workspace.branch}${decision ? (decision.ready ? '; ready for review' : `; draft: ${decision.reasons.join('; ')}`) : ''}`
+            : 'finished with no changes to commit',
           patch: { result, error: null },
           unlessUnread: true,
         })
@@ -199,19 +240,13 @@ async function ensureWorkspace(session: SessionRecord, deps: HarnessDeps, signal
   return { branch, baseBranch: prepared.baseBranch, baseCommit: prepared.baseCommit, workspaceDir };
 }
 
-/** Commits what the agent changed with the requester as author and pushes the session branch. */
-async function deliver(
-  session: SessionRecord,
-  summary: string,
-  workspace: Workspace,
-  sandbox: Sandbox,
-  deps: HarnessDeps,
-  signal: AbortSignal,
-  log: Logger,
-): Promise<{ commit?: string; prUrl?: string }> {
+type Committed = { changed: boolean; head: string; stat: string; filesChanged: number };
+
+/** Commits what the agent changed with the requester as author (inside the sandbox). */
+async function commitWork(session: SessionRecord, summary: string, workspace: Workspace, sandbox: Sandbox, deps: HarnessDeps, signal: AbortSignal): Promise<Committed> {
   const { store } = deps;
   const messages = (await store.events(session.id, { types: ['user-message'] })).map((e) => e.event as EventOf<'user-message'>);
-  const coAuthors = uniqueActors(messages.map((m) => m.actor)).filter((a) => a.id !== session.requester.id || a.source !== session.requester.source);
+  const coAuthors = uniqueActors(messages.map((m) => m.actor).filter(isHuman)).filter((a) => a.id !== session.requester.id || a.source !== session.requester.source);
   const committed = await commitAll(sandbox, {
     message: commitMessage(session, summary, deps.publicUrl),
     author: commitIdentity(session.requester),
@@ -221,7 +256,23 @@ async function deliver(
   });
   const stat = await sandbox.exec(`git diff --stat ${workspace.baseCommit} HEAD`, { signal, timeoutMs: 60_000 });
   const filesChanged = Number(/(\d+) files? changed/.exec(stat.stdout)?.[1] ?? 0);
-  if (filesChanged === 0 && !committed.commit) return {};
+  const head = (await sandbox.exec('git rev-parse --verify HEAD', { signal, timeoutMs: 60_000 })).stdout.trim();
+  return { changed: filesChanged > 0 || committed.commit !== undefined, head, stat: stat.stdout.trim(), filesChanged };
+}
+
+/** Pushes the session branch and opens or updates its pull request with the gate's decision. */
+async function pushAndPublish(
+  session: SessionRecord,
+  summary: string,
+  workspace: Workspace,
+  sandbox: Sandbox,
+  deps: HarnessDeps,
+  signal: AbortSignal,
+  log: Logger,
+  committed: Committed,
+  gate: GateDecision | undefined,
+): Promise<{ commit?: string; prUrl?: string }> {
+  const { store } = deps;
   const env = await deps.gitEnv?.(session.repo, signal);
   const pushed = await pushBranch({
     ...(env && { env }),
@@ -235,15 +286,30 @@ async function deliver(
   });
   await store.commitStep(session.id, {
     events: [
-      { event: { type: 'diff-updated', stat: stat.stdout.trim(), filesChanged }, dedupeKey: `diff:${pushed.commit}` },
+      { event: { type: 'diff-updated', stat: committed.stat, filesChanged: committed.filesChanged }, dedupeKey: `diff:${pushed.commit}` },
       { event: { type: 'branch-pushed', branch: workspace.branch, commit: pushed.commit, remote: pushed.remote }, dedupeKey: `pushed:${pushed.commit}` },
     ],
   });
+  // The gate judged the workspace's HEAD; a decision about any other commit is no decision.
+  const decision = gate && gate.commit === pushed.commit ? gate : undefined;
   const current = (await store.get(session.id)) ?? session;
-  const pr = await deps.publish?.({ session: current, branch: workspace.branch, baseBranch: workspace.baseBranch, commit: pushed.commit, summary, signal });
+  const pr = await deps.publish?.({
+    session: current,
+    branch: workspace.branch,
+    baseBranch: workspace.baseBranch,
+    commit: pushed.commit,
+    summary,
+    signal,
+    ...(decision && { gate: decision }),
+  });
   if (pr) {
     await store.commitStep(session.id, {
       events: [{ event: { type: 'pr-opened', url: pr.url, number: pr.number, branch: workspace.branch, commit: pushed.commit }, dedupeKey: `pr:${pushed.commit}` }],
+    });
+  }
+  if (decision) {
+    await store.commitStep(session.id, {
+      events: [{ event: { type: 'review-gate', commit: decision.commit, ready: decision.ready && pr !== undefined, reasons: pr ? decision.reasons : [...decision.reasons, 'no pull request to mark ready'] } }],
     });
   }
   return { commit: pushed.commit, ...(pr && { prUrl: pr.url }) };
@@ -259,4 +325,142 @@ function uniqueActors(actors: Actor[]): Actor[] {
   const seen = new Map<string, Actor>();
   for (const actor of actors) seen.set(`${actor.source}:${actor.id}`, actor);
   return [...seen.values()];
+}
+
+type PreparedGates = { system: string[]; route?: Route; gate?: GateContext };
+
+/**
+ * Before the agent: the repo's knowledge document (built or reused), setup once per workspace, and
+ * the task's class, which sets the budgets and, for unclear or architecture-level work, asks for a
+ * question or a plan first.
+ */
+async function prepareGates(sessionId: string, session: SessionRecord, deps: HarnessDeps, sandbox: Sandbox, signal: AbortSignal, log: Logger): Promise<PreparedGates> {
+  const { gates, store } = deps;
+  if (!gates) return { system: [] };
+  let knowledge: LoadedKnowledge | undefined;
+  try {
+    knowledge = await loadKnowledge({ repo: session.repo, dataDir: deps.dataDir, store: gates.knowledge, log, signal });
+  } catch (error) {
+    if (signal.aborted) throw error;
+    log.warn({ err: error }, 'repository knowledge could not be built; running without it');
+  }
+  const knowledgeText = knowledge ? renderKnowledge(knowledge.document, knowledge.lessons) : '';
+  if (knowledge) {
+    await store.commitStep(sessionId, {
+      events: [
+        {
+          event: {
+            type: 'knowledge-loaded',
+            repo: knowledge.repo,
+            commit: knowledge.builtFrom,
+            source: knowledge.source,
+            rebuilt: knowledge.rebuilt,
+            setup: knowledge.document.setup.map((c) => c.command),
+            checks: knowledge.document.checks.map((c) => c.command),
+          },
+        },
+      ],
+    });
+  }
+  const gate: GateContext = { sessionId, store, gates, sandbox, knowledge, knowledgeText, log, signal };
+  await runSetup(gate);
+
+  const events = await store.events(sessionId, { types: ['task-routed', 'user-message'] });
+  const routed = events.find((e) => e.event.type === 'task-routed')?.event as EventOf<'task-routed'> | undefined;
+  let route: Route;
+  if (routed) {
+    route = { ...routeTask(session.prompt), taskClass: routed.taskClass, reason: routed.reason };
+  } else {
+    route = routeTask(session.prompt);
+    await store.commitStep(sessionId, {
+      events: [
+        {
+          event: { type: 'task-routed', taskClass: route.taskClass, reason: route.reason, maxCostUsd: gates.maxCostUsd * route.costShare, maxMinutes: gates.maxMinutes * route.timeShare },
+          dedupeKey: 'task-routed',
+        },
+      ],
+    });
+  }
+  // Plan or question first only while no person has answered since the request.
+  const humans = events.filter((e) => e.event.type === 'user-message' && isHuman((e.event as EventOf<'user-message'>).actor));
+  const guidance = route.guidance && humans.length <= 1 ? [route.guidance] : [];
+  return { system: [...guidance, ...(knowledgeText ? [knowledgeText] : [])], route, gate };
+}
+
+/** This run's budgets: the task class's share, extended once for every pause someone answered "continue" to. */
+async function budgetLimits(sessionId: string, deps: HarnessDeps, route: Route | undefined): Promise<Partial<RunLimits>> {
+  const { gates, store } = deps;
+  if (!gates || !route) return {};
+  const events = await store.events(sessionId, { types: ['usage', 'budget-reached'] });
+  const extensions = (kind: 'cost' | 'time') => events.filter((e) => e.event.type === 'budget-reached' && e.event.kind === kind).length;
+  const costLimit = gates.maxCostUsd * route.costShare * (1 + extensions('cost'));
+  const spent = costOf(events);
+  return {
+    maxCostUsd: Math.max(0, costLimit - spent),
+    maxWallMs: gates.maxMinutes * route.timeShare * 60_000,
+  };
+}
+
+/** A budget reached is a question, not a failure: "spent $X of $Y; continue?" */
+async function pauseForBudget(sessionId: string, budget: { kind: 'cost' | 'time'; spent: number; limit: number }, store: SessionStore) {
+  const events = await store.events(sessionId, { types: ['usage', 'budget-reached'] });
+  const total = costOf(events);
+  const previous = events.filter((e) => e.event.type === 'budget-reached').length;
+  const text =
+    budget.kind === 'cost'
+      ? `I have spent $${total.toFixed(2)} of this task's $${(total - budget.spent + budget.limit).toFixed(2)} budget. Continue?`
+      : `This run has worked for ${Math.round(budget.spent)} of its ${Math.round(budget.limit)} minutes. Continue?`;
+  const questionId = `budget:${previous + 1}`;
+  return store.transition(sessionId, 'ask', {
+    reason: `${budget.kind} budget reached`,
+    patch: { pendingQuestion: { questionId, toolCallId: harnessQuestionCall, question: text, choices: ['Continue', 'Stop'], recommended: 'Continue' } },
+    events: [
+      { event: { type: 'budget-reached', kind: budget.kind, spent: budget.kind === 'cost' ? total : budget.spent, limit: budget.kind === 'cost' ? total - budget.spent + budget.limit : budget.limit } },
+      { event: { type: 'question-asked', questionId, question: text, choices: ['Continue', 'Stop'], recommended: 'Continue' } },
+    ],
+    unlessUnread: true,
+  });
+}
+
+/**
+ * A question the harness asked (a budget pause, a change the gates did not pass) was answered.
+ * "Stop" or "keep it as a draft" ends the session here; anything else goes on to the agent, which
+ * reads the answer as a message. Returns true when the session ended.
+ */
+async function answerHarnessQuestion(sessionId: string, deps: HarnessDeps, log: Logger): Promise<boolean> {
+  const { store } = deps;
+  const session = await store.get(sessionId);
+  const question = session?.pendingQuestion;
+  if (!session || !question || question.toolCallId !== harnessQuestionCall) return false;
+  const events = await store.events(sessionId);
+  const asked = events.findLast((e) => e.event.type === 'question-asked' && e.event.questionId === question.questionId);
+  const answers = events.filter((e) => e.seq > (asked?.seq ?? 0) && e.event.type === 'user-message' && isHuman(e.event.actor)) as (StoredEvent & { event: EventOf<'user-message'> })[];
+  const answer = answers.at(-1);
+  if (!answer) return false;
+  const ends = /^\s*(stop|keep( it)?( as)?( a)? draft|no)\b/i.test(answer.event.text);
+  const answered = { event: { type: 'question-answered' as const, questionId: question.questionId, actor: answer.event.actor, text: answer.event.text }, dedupeKey: `answer:${answer.seq}` };
+  if (!ends) {
+    await store.commitStep(sessionId, { events: [answered], patch: { pendingQuestion: null } });
+    return false;
+  }
+  log.info({ answer: answer.event.text }, 'the harness question was answered with a stop');
+  // The answer joins the transcript (with the harness's acknowledgement), so it counts as read.
+  const ack = /draft/i.test(answer.event.text) ? 'Keeping the pull request as a draft, as asked.' : 'Stopped, as asked.';
+  await store.commitStep(sessionId, {
+    messages: [
+      { message: { role: 'user', content: `${answer.event.actor.name} answered: ${answer.event.text}` }, eventSeq: answer.seq },
+      { message: { role: 'assistant', content: ack } },
+    ],
+    events: [answered],
+    patch: { pendingQuestion: null },
+  });
+  await store.transition(sessionId, 'finish', { reason: ack, patch: { error: null }, unlessUnread: true });
+  return true;
+}
+
+/** Dollars spent so far at list prices (models without a known price count as free). */
+function costOf(events: readonly StoredEvent[]): number {
+  let usd = 0;
+  for (const { event } of events) if (event.type === 'usage') usd += estimateCostUsd(event.model, event) ?? 0;
+  return usd;
 }

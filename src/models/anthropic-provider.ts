@@ -102,7 +102,7 @@ export function buildAnthropicRequest(model: string, request: TurnRequest, cachi
     model,
     max_tokens: request.maxTokens,
     ...(system ? { system } : {}),
-    ...(tools.length > 0 ? { tools, tool_choice: { type: 'auto' } } : {}),
+    ...(tools.length > 0 ? { tools, tool_choice: request.toolChoice ? { type: 'tool', name: request.toolChoice.name } : { type: 'auto' } } : {}),
     messages,
   };
 }

@@ -61,6 +61,8 @@ export type TurnRequest = {
   tools: readonly ToolSpec[];
   maxTokens: number;
   signal: AbortSignal;
+  /** Force the model to call this one tool (the verifier's `record_verdict`); default: its choice. */
+  toolChoice?: { name: string };
   /** Text as it streams, for live views. The result still carries the merged whole. */
   onDelta?: (text: string) => void;
 };

@@ -69,7 +69,7 @@ export function buildChatRequest(model: string, request: TurnRequest): Record<st
     ...(request.tools.length > 0
       ? {
           tools: request.tools.map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: t.inputSchema } })),
-          tool_choice: 'auto',
+          tool_choice: request.toolChoice ? { type: 'function', function: { name: request.toolChoice.name } } : 'auto',
         }
       : {}),
     // max_tokens rather than max_completion_tokens: local servers understand only the older name.

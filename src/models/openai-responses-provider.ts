@@ -107,8 +107,8 @@ export function buildResponsesRequest(model: string, request: TurnRequest): Reco
     ...(request.tools.length > 0
       ? {
           tools: request.tools.map((t) => ({ type: 'function', name: t.name, description: t.description, parameters: t.inputSchema, strict: false })),
-          tool_choice: 'auto',
-          parallel_tool_calls: true,
+          tool_choice: request.toolChoice ? { type: 'function', name: request.toolChoice.name } : 'auto',
+          parallel_tool_calls: !request.toolChoice,
         }
       : {}),
     max_output_tokens: request.maxTokens,

@@ -14,7 +14,17 @@ export const ScriptedTurn = z.object({
 });
 export type ScriptedTurn = z.input<typeof ScriptedTurn>;
 
-export const ScriptedScenario = z.object({ turns: z.array(ScriptedTurn).min(1) });
+export const ScriptedScenario = z.object({
+  turns: z.array(ScriptedTurn).min(1),
+  /** Replies of the independent verifier, one per call in order (the last repeats). */
+  verifier: z.array(ScriptedTurn).min(1).optional(),
+});
+
+/** A scripted model that serves `turns` one per call, in order, the last one repeating. */
+export function createSequenceProvider(turns: readonly ScriptedTurn[], model = 'scripted-verifier'): ScriptedProvider {
+  let next = 0;
+  return createScriptedProvider({ model, scenario: () => turns[Math.min(next++, turns.length - 1)]! });
+}
 
 /**
  * A scenario is either a list of turns, served in order by counting the assistant messages already

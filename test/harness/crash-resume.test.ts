@@ -7,6 +7,7 @@ import { createSessionStore, type SessionStore } from '../../src/sessions/sessio
 import { createRemote, git, type RemoteFixture } from '../git/git-fixture.ts';
 import { waitFor } from '../helpers/patchbay-fixture.ts';
 import { createTestDatabase } from '../helpers/test-database.ts';
+import { passingVerdict } from '../helpers/scripted-verifier.ts';
 
 /** Starts `patchbay serve` as its own process and resolves with the URL it listens on. */
 function startServer(env: Record<string, string>): Promise<{ child: ChildProcess; url: string }> {
@@ -51,6 +52,7 @@ describe('a worker killed with SIGKILL mid-run', () => {
         { toolCalls: [{ id: 'call_write', name: 'write_file', input: { path: 'RESULT.md', content: 'survived a crash\n' } }] },
         { text: 'Finished after the restart.' },
       ],
+      verifier: [{ toolCalls: [{ name: 'record_verdict', input: passingVerdict }] }],
     };
     const scenarioPath = join(dir, 'scenario.json');
     await writeFile(scenarioPath, JSON.stringify(scenario));
@@ -96,7 +98,8 @@ describe('a worker killed with SIGKILL mid-run', () => {
     expect(count('tool-start')).toBe(2);
     expect(count('tool-end')).toBe(2);
     expect(count('assistant-message')).toBe(2);
-    expect(count('usage')).toBe(3);
+    expect(count('usage')).toBe(4); // three agent turns and the verifier's
+    expect(events.filter((e) => e.event.type === 'verification-finished').map((e) => e.event.type === 'verification-finished' && e.event.outcome)).toEqual(['passed']);
     expect(count('branch-pushed')).toBe(1);
     const transcript = await store.transcript(id);
     expect(transcript.filter((m) => m.message.role === 'tool').map((m) => m.message.role === 'tool' && m.message.toolCallId)).toEqual(['call_slow', 'call_write']);

@@ -59,6 +59,8 @@ describe('a session end to end (queue, worker, harness, runner, real sandbox and
       'user-message',
       'status-changed',
       'workspace-ready',
+      'knowledge-loaded',
+      'task-routed',
       'assistant-message',
       'usage',
       'tool-start',
@@ -67,9 +69,13 @@ describe('a session end to end (queue, worker, harness, runner, real sandbox and
       'tool-start',
       'tool-end',
       'assistant-message',
+      'usage',
+      // The repo names no checks; the verifier still judges the commit.
+      'verification-finished',
       'usage',
       'diff-updated',
       'branch-pushed',
+      'review-gate',
       'status-changed',
     ]);
   });

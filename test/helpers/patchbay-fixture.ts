@@ -6,6 +6,7 @@ import { loadConfig } from '../../src/config.ts';
 import { startPatchbay, type Patchbay, type StartOptions } from '../../src/main.ts';
 import type { SessionStatus } from '../../src/core/session-status.ts';
 import { createTestDatabase } from './test-database.ts';
+import { passingVerdict, scriptedVerifier } from './scripted-verifier.ts';
 
 export type PatchbayFixture = Patchbay & { dataDir: string; dispose(): Promise<void> };
 
@@ -21,6 +22,8 @@ export async function startTestPatchbay(
     work: true,
     queue: { pollingIntervalSeconds: 0.5 },
     ...options,
+    // A hand-built model serves the agent only; its verdicts come from a passing verifier unless given.
+    ...(options.model && !options.verifierModel && { verifierModel: scriptedVerifier(passingVerdict) }),
   });
   return {
     ...app,

@@ -1,0 +1,63 @@
+import type { Verdict } from '../../core/verdict.ts';
+import type { CheckRun } from '../checks/check-store.ts';
+
+/** What a pull request carries as evidence for one commit: checks, verdict, what could not be checked. */
+export type Evidence = {
+  commit: string;
+  checks: Pick<CheckRun, 'name' | 'command' | 'outcome' | 'exitCode' | 'durationMs' | 'reason'>[];
+  verdict?: { outcome: 'passed' | 'failed' | 'not-run'; total?: number; scores?: Omit<Verdict, 'summary'>; summary: string };
+};
+
+/** The gate's decision for one commit: ready for review, or draft with the reasons. */
+export type GateDecision = { commit: string; ready: boolean; reasons: string[]; evidence: Evidence };
+
+/**
+ * Ready only when every known check ran and passed and the verdict passed, all on this commit.
+ * A check that did not run is never a pass.
+ */
+export function decideGate(evidence: Evidence, extraReasons: readonly string[] = []): GateDecision {
+  const reasons: string[] = [...extraReasons];
+  for (const c of evidence.checks) {
+    if (c.outcome === 'not-run') reasons.push(`\`${c.command}\` could not run${c.reason ? `: ${c.reason}` : ''}`);
+    else if (c.outcome !== 'passed') reasons.push(`\`${c.command}\` ${c.outcome === 'timed-out' ? 'timed out' : `failed (exit ${c.exitCode})`}`);
+  }
+  if (!evidence.verdict) reasons.push('the change was not verified');
+  else if (evidence.verdict.outcome === 'not-run') reasons.push(`the verifier gave no verdict: ${evidence.verdict.summary}`);
+  else if (evidence.verdict.outcome === 'failed') reasons.push(`the verifier did not pass it (${evidence.verdict.total}/8)`);
+  return { commit: evidence.commit, ready: reasons.length === 0, reasons, evidence };
+}
+
+const icon = { passed: '✅', failed: '❌', 'timed-out': '⏱️', 'not-run': '⚪' } as const;
+
+/** The PR body's evidence section (Markdown), kept current across reworks. */
+export function renderEvidence(decision: GateDecision): string {
+  const { evidence } = decision;
+  const checks = evidence.checks.length
+    ? evidence.checks
+        .map((c) => `| ${icon[c.outcome]} ${c.outcome} | \`${c.command.replace(/\|/g, '\\|')}\` | ${c.outcome === 'not-run' ? '—' : `${(c.durationMs / 1000).toFixed(1)} s`} |`)
+        .join('\n')
+    : '';
+  const v = evidence.verdict;
+  const verdict = v?.scores
+    ? [
+        `Verifier: **${v.outcome}** (${v.total}/8). ${v.summary.replace(/\n/g, ' ')}`,
+        '',
+        '| criterion | score | reason |',
+        '|---|---|---|',
+        ...(['relevance', 'completeness', 'correctness', 'scope'] as const).map((k) => `| ${k} | ${v.scores![k].score}/2 | ${v.scores![k].reason.replace(/\n/g, ' ').replace(/\|/g, '\\|')} |`),
+      ].join('\n')
+    : v
+      ? `Verifier: **${v.outcome}**: ${v.summary}`
+      : 'Verifier: not run.';
+  const notChecked = evidence.checks.filter((c) => c.outcome === 'not-run');
+  return [
+    `## Evidence for ${evidence.commit.slice(0, 12)}`,
+    '',
+    decision.ready ? '**Ready for review**: every check passed and the verifier passed this commit.' : `**Draft**: ${decision.reasons.join('; ')}.`,
+    '',
+    ...(checks ? ['| result | check | duration |', '|---|---|---|', checks] : ['No checks are known for this repository.']),
+    '',
+    verdict,
+    ...(notChecked.length ? ['', '**Could not be checked:**', ...notChecked.map((c) => `- \`${c.command}\`: ${c.reason ?? 'did not run'}`)] : []),
+  ].join('\n');
+}

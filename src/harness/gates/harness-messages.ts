@@ -1,0 +1,28 @@
+import type { Actor } from '../../core/actor.ts';
+import type { StoredEvent } from '../../core/events.ts';
+
+/** The harness speaks to the agent as this actor; its messages never count as people's. */
+export const harnessActor: Actor = { source: 'system', id: 'patchbay-harness', name: 'Patchbay harness' };
+
+/** Questions the harness (not the agent) asks carry this tool-call id: no ask_user call waits on them. */
+export const harnessQuestionCall = 'harness';
+
+export const outsideTaskMarker = 'OUTSIDE-TASK:';
+
+export function isHuman(actor: Actor): boolean {
+  return actor.source !== 'system';
+}
+
+/** Seq of the latest message a person wrote: gates count attempts since then. */
+export function lastHumanSeq(events: readonly StoredEvent[]): number {
+  let seq = 0;
+  for (const e of events) if (e.event.type === 'user-message' && isHuman(e.event.actor)) seq = e.seq;
+  return seq;
+}
+
+/** People's messages, quoted, as the task the verifier judges against. */
+export function taskText(events: readonly StoredEvent[]): string {
+  return events
+    .flatMap((e) => (e.event.type === 'user-message' && isHuman(e.event.actor) ? [`${e.event.actor.name} (${e.at}):\n${e.event.text.split('\n').map((l) => `> ${l}`).join('\n')}`] : []))
+    .join('\n\n');
+}

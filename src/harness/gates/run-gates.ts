@@ -1,0 +1,227 @@
+import type { Logger } from 'pino';
+import type { Sandbox } from '../../../sandbox/sandbox.ts';
+import type { EventOf, StoredEvent } from '../../core/events.ts';
+import { verdictCriteria, verdictPassed, verdictTotal } from '../../core/verdict.ts';
+import type { SessionStore } from '../../sessions/session-store.ts';
+import type { CheckRun } from '../checks/check-store.ts';
+import { describeFailure, failureSignature, runCheckCommand, setupFailureReason } from '../checks/run-checks.ts';
+import type { KnownCommand } from '../knowledge/knowledge-document.ts';
+import type { LoadedKnowledge } from '../knowledge/load-knowledge.ts';
+import { verifyChange } from '../verify/verifier.ts';
+import { decideGate, type Evidence, type GateDecision } from './evidence.ts';
+import type { GateDeps } from './gate-deps.ts';
+import { harnessActor, lastHumanSeq, outsideTaskMarker, taskText } from './harness-messages.ts';
+
+export type GateContext = {
+  sessionId: string;
+  store: SessionStore;
+  gates: GateDeps;
+  sandbox: Sandbox;
+  knowledge: LoadedKnowledge | undefined;
+  knowledgeText: string;
+  log: Logger;
+  signal: AbortSignal;
+};
+
+async function recordRun(ctx: GateContext, run: CheckRun): Promise<void> {
+  await ctx.gates.checks.addRun(ctx.sessionId, run);
+  await ctx.store.commitStep(ctx.sessionId, {
+    events: [
+      {
+        event: {
+          type: 'check-finished',
+          commit: run.commit,
+          phase: run.phase,
+          name: run.name,
+          command: run.command,
+          outcome: run.outcome,
+          exitCode: run.exitCode,
+          durationMs: run.durationMs,
+          logHead: run.logHead,
+          logTail: run.logTail,
+          ...(run.reason && { reason: run.reason }),
+        },
+      },
+    ],
+  });
+}
+
+async function headCommit(sandbox: Sandbox, signal: AbortSignal): Promise<string> {
+  const r = await sandbox.exec('git rev-parse --verify HEAD', { signal, timeoutMs: 60_000 });
+  return r.stdout.trim();
+}
+
+/**
+ * Runs the knowledge document's setup commands once per workspace, before the agent. What they
+ * leave untracked (node_modules, virtualenvs) is excluded locally, so it is never committed.
+ */
+export async function runSetup(ctx: GateContext): Promise<void> {
+  const setup = ctx.knowledge?.document.setup ?? [];
+  if (setup.length === 0) return;
+  if ((await ctx.gates.checks.runs(ctx.sessionId, { phase: 'setup' })).length > 0) return;
+  const commit = await headCommit(ctx.sandbox, ctx.signal);
+  for (const command of setup) {
+    const run = await runCheckCommand(ctx.sandbox, { commit, phase: 'setup', command, timeoutMs: ctx.gates.checkTimeoutMs, signal: ctx.signal });
+    if (run.outcome !== 'passed') run.reason = setupFailureReason(run);
+    await recordRun(ctx, run);
+    ctx.log.info({ command: command.command, outcome: run.outcome, reason: run.reason }, 'setup command finished');
+    if (run.outcome !== 'passed') break;
+  }
+  await ctx.sandbox.exec("git ls-files --others --exclude-standard --directory | sed 's#^#/#' >> .git/info/exclude", { signal: ctx.signal, timeoutMs: 60_000 });
+}
+
+/** Why checks cannot run in this workspace (a setup command failed), if so. */
+async function setupBlocker(ctx: GateContext): Promise<string | undefined> {
+  const runs = await ctx.gates.checks.runs(ctx.sessionId, { phase: 'setup' });
+  const failed = runs.find((r) => r.outcome !== 'passed');
+  return failed ? (failed.reason ?? setupFailureReason(failed)) : undefined;
+}
+
+/** Runs every check on the workspace's HEAD (the exact commit to judge), then restores the tree. */
+export async function runChecks(ctx: GateContext, commit: string): Promise<CheckRun[]> {
+  const checks: KnownCommand[] = ctx.knowledge?.document.checks ?? [];
+  const blocker = await setupBlocker(ctx);
+  const runs: CheckRun[] = [];
+  for (const command of checks) {
+    let run: CheckRun;
+    if (blocker) {
+      const now = new Date();
+      run = { commit, phase: 'check', name: command.name, command: command.command, outcome: 'not-run', exitCode: null, durationMs: 0, logHead: '', logTail: '', reason: blocker, startedAt: now, finishedAt: now };
+    } else {
+      run = await runCheckCommand(ctx.sandbox, { commit, phase: 'check', command, timeoutMs: ctx.gates.checkTimeoutMs, signal: ctx.signal });
+      if (run.outcome === 'failed' && run.exitCode === 127) {
+        run = { ...run, outcome: 'not-run', reason: `\`${command.command.split(' ')[0]}\` is not installed in the sandbox` };
+      }
+    }
+    await recordRun(ctx, run);
+    runs.push(run);
+  }
+  // Checks may write files (coverage, caches): the agent continues from the exact commit.
+  await ctx.sandbox.exec('git checkout -q -- . && git clean -fdq', { signal: ctx.signal, timeoutMs: 60_000 });
+  return runs;
+}
+
+export type GateStep =
+  /** A harness message went to the agent; run it again. */
+  | { kind: 'run-again' }
+  /** Publish with this decision; ask the thread when `question` is set. */
+  | { kind: 'publish'; decision: GateDecision; question?: { text: string; choices: string[]; recommended: string } };
+
+/**
+ * The gates after the agent says it is done and its work is committed as `commit`: checks, then
+ * the verifier, then the decision. Failing checks go back to the agent while the set of failures
+ * changes; a failed verdict gets one rework; after that the humans decide.
+ */
+export async function gateCommit(ctx: GateContext, input: { commit: string; baseCommit: string; summary: string }): Promise<GateStep> {
+  const { commit } = input;
+  const events = await ctx.store.events(ctx.sessionId);
+  const since = lastHumanSeq(events);
+  const recent = events.filter((e) => e.seq > since);
+
+  const runs = await runChecks(ctx, commit);
+  const failures = runs.filter((r) => r.outcome === 'failed' || r.outcome === 'timed-out');
+  let stuck: string | undefined;
+  if (failures.length > 0) {
+    const signature = failureSignature(runs);
+    const earlier = previousSignatures(recent);
+    const outside = extractOutside(input.summary);
+    if (outside) stuck = `the agent says the failure is outside the task: ${outside}`;
+    else if (earlier.has(signature)) stuck = 'the same checks failed again with nothing new';
+    else {
+      await tellAgent(ctx, [
+        `The harness ran the repository's checks on your commit ${commit.slice(0, 12)} and ${failures.length === 1 ? 'one failed' : `${failures.length} failed`}:`,
+        '',
+        ...failures.map(describeFailure),
+        '',
+        `Fix the cause and finish again; the checks run again on your next commit. If the failure is outside your task (it fails on the base branch too, or needs something you cannot change), say so in your final reply on a line starting with \`${outsideTaskMarker}\` and the reason.`,
+      ].join('\n'));
+      return { kind: 'run-again' };
+    }
+  }
+
+  const attempt = recent.filter((e) => e.event.type === 'verification-finished').length + 1;
+  const diff = await ctx.sandbox.exec(`git diff ${input.baseCommit} ${commit}`, { signal: ctx.signal, timeoutMs: 60_000, maxOutputBytes: 256 * 1024 });
+  const result = await verifyChange(ctx.gates.verifier, { task: taskText(events), knowledge: ctx.knowledgeText, checks: runs, diff: diff.stdout, signal: ctx.signal });
+  let verdict: Evidence['verdict'];
+  if (result.kind === 'verdict') {
+    const { summary, ...scores } = result.verdict;
+    verdict = { outcome: verdictPassed(result.verdict) ? 'passed' : 'failed', total: verdictTotal(result.verdict), scores, summary };
+  } else {
+    verdict = { outcome: 'not-run', summary: result.reason };
+  }
+  await ctx.gates.checks.addVerdict(ctx.sessionId, { commit, attempt, outcome: verdict.outcome, verdict: result.kind === 'verdict' ? result.verdict : null, summary: verdict.summary });
+  await ctx.store.commitStep(ctx.sessionId, {
+    events: [
+      { event: { type: 'verification-finished', commit, attempt, outcome: verdict.outcome, ...(verdict.total !== undefined && { total: verdict.total }), ...(verdict.scores && { scores: verdict.scores }), summary: verdict.summary } },
+      ...(result.usage ? [{ event: { type: 'usage' as const, turn: 0, model: ctx.gates.verifier.model, ...result.usage } }] : []),
+    ],
+    ...(result.usage && { usage: result.usage }),
+  });
+
+  const decision = decideGate({ commit, checks: runs, verdict }, stuck ? [stuck] : []);
+  if (verdict.outcome === 'failed' && attempt === 1 && !stuck) {
+    await tellAgent(ctx, [
+      `An independent reviewer did not pass your change (${verdict.total}/8). Its critique:`,
+      '',
+      quoteVerdict(verdict),
+      '',
+      'Rework the change on this branch to address it, then finish again.',
+    ].join('\n'));
+    return { kind: 'run-again' };
+  }
+  if (verdict.outcome === 'failed') {
+    return {
+      kind: 'publish',
+      decision,
+      question: {
+        text: [`The reviewer did not pass the change after a rework (${verdict.total}/8), so the pull request stays a draft.`, '', quoteVerdict(verdict), '', 'Keep it as a draft, try another approach, or stop?'].join('\n'),
+        choices: ['Keep it as a draft', 'Try another approach', 'Stop'],
+        recommended: 'Keep it as a draft',
+      },
+    };
+  }
+  if (stuck) {
+    return {
+      kind: 'publish',
+      decision,
+      question: {
+        text: [`Checks still fail and I stopped: ${stuck}.`, '', ...failures.map((f) => `> \`${f.command}\` exit ${f.exitCode}`), '', 'The pull request stays a draft. Keep it as a draft, try another approach, or stop?'].join('\n'),
+        choices: ['Keep it as a draft', 'Try another approach', 'Stop'],
+        recommended: 'Keep it as a draft',
+      },
+    };
+  }
+  return { kind: 'publish', decision };
+}
+
+function quoteVerdict(verdict: NonNullable<Evidence['verdict']>): string {
+  const lines = [`> ${verdict.summary.replace(/\n/g, '\n> ')}`];
+  if (verdict.scores) {
+    for (const c of verdictCriteria) {
+      const s = verdict.scores[c];
+      if (s.score < 2) lines.push(`> - ${c} ${s.score}/2: ${s.reason.replace(/\n/g, ' ')}`);
+    }
+  }
+  return lines.join('\n');
+}
+
+function previousSignatures(events: readonly StoredEvent[]): Set<string> {
+  const byCommit = new Map<string, CheckRun[]>();
+  for (const { event } of events) {
+    if (event.type !== 'check-finished' || event.phase !== 'check') continue;
+    const e = event as EventOf<'check-finished'>;
+    const list = byCommit.get(e.commit) ?? [];
+    list.push({ ...e, startedAt: new Date(0), finishedAt: new Date(0) });
+    byCommit.set(e.commit, list);
+  }
+  return new Set([...byCommit.values()].map(failureSignature).filter(Boolean));
+}
+
+function extractOutside(summary: string): string | undefined {
+  const line = summary.split('\n').find((l) => l.trim().toUpperCase().startsWith(outsideTaskMarker));
+  return line ? line.trim().slice(outsideTaskMarker.length).trim() || 'no reason given' : undefined;
+}
+
+async function tellAgent(ctx: GateContext, text: string): Promise<void> {
+  await ctx.store.commitStep(ctx.sessionId, { events: [{ event: { type: 'user-message', actor: harnessActor, text } }] });
+}

@@ -1,0 +1,49 @@
+import { z } from 'zod';
+
+/** A command the knowledge document names, with the file it came from. */
+export const KnownCommand = z.object({
+  /** `install`, `test`, `lint`, `typecheck`, `build`, … */
+  name: z.string().min(1).max(60),
+  command: z.string().min(1).max(2000),
+  /** The repo file the command was read from (or `edited by <name>` for a person's edit). */
+  source: z.string().max(300),
+});
+export type KnownCommand = z.infer<typeof KnownCommand>;
+
+/**
+ * What Patchbay knows about a repository before a run: how to set it up and check it, its
+ * conventions, the instructions its files give agents, and lessons from earlier sessions.
+ */
+export const KnowledgeDocument = z.object({
+  setup: z.array(KnownCommand).max(20),
+  checks: z.array(KnownCommand).max(20),
+  /** Branch, commit and pull-request conventions (PR template, CONTRIBUTING excerpts). */
+  conventions: z.array(z.string().max(4000)).max(20),
+  /** Excerpts of AGENTS.md, CLAUDE.md, copilot instructions, README development sections. */
+  instructions: z.array(z.object({ source: z.string(), text: z.string().max(6000) })).max(20),
+  /** Files the document was built from. */
+  sources: z.array(z.string()).max(100),
+});
+export type KnowledgeDocument = z.infer<typeof KnowledgeDocument>;
+
+export const Lesson = z.object({ at: z.string(), text: z.string().max(1000) });
+export type Lesson = z.infer<typeof Lesson>;
+
+/** The document as the agent reads it: one system block, cached with the rest of the prompt. */
+export function renderKnowledge(doc: KnowledgeDocument, lessons: readonly Lesson[]): string {
+  const list = (commands: readonly KnownCommand[]) =>
+    commands.length ? commands.map((c) => `- ${c.name}: \`${c.command}\` (from ${c.source})`).join('\n') : '- (none found)';
+  return [
+    '# Repository knowledge',
+    'Built by Patchbay from the repository\'s own files; the harness runs these checks on your commit when you finish.',
+    '',
+    '## Setup (already run by the harness before you started)',
+    list(doc.setup),
+    '',
+    '## Checks (run by the harness on your final commit)',
+    list(doc.checks),
+    ...(doc.conventions.length ? ['', '## Conventions', ...doc.conventions] : []),
+    ...(doc.instructions.length ? ['', '## Instructions from the repository', ...doc.instructions.map((i) => `### ${i.source}\n${i.text}`)] : []),
+    ...(lessons.length ? ['', '## Lessons from earlier sessions', ...lessons.map((l) => `- ${l.text}`)] : []),
+  ].join('\n');
+}
