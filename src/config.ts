@@ -5,6 +5,7 @@ import type { ModelProviderConfig } from './models/create-model-provider.ts';
 import { modelConfigFromEnv, modelEnvSchema } from './models/model-config.ts';
 import { slackConfigFromEnv, slackEnvSchema, type SlackConfig } from '../integrations/slack/slack-env.ts';
 import { githubConfigFromEnv, githubEnvSchema, type GitHubConfig } from '../integrations/github/github-env.ts';
+import { linearConfigFromEnv, linearEnvSchema, type LinearConfig } from '../integrations/linear/linear-env.ts';
 
 const emptyAsUndefined = (value: unknown) => (value === '' ? undefined : value);
 const optionalString = z.preprocess(emptyAsUndefined, z.string().optional());
@@ -37,7 +38,7 @@ export const envSchema = z.object({
   RUN_MAX_MINUTES: positiveInt(60),
   RUN_MAX_TOKENS: positiveInt(5_000_000),
   RUN_MAX_TOOL_CALLS: positiveInt(500),
-}).extend(modelEnvSchema.shape).extend(slackEnvSchema.shape).extend(githubEnvSchema.shape);
+}).extend(modelEnvSchema.shape).extend(slackEnvSchema.shape).extend(githubEnvSchema.shape).extend(linearEnvSchema.shape);
 export type Env = z.infer<typeof envSchema>;
 
 export type Config = {
@@ -54,6 +55,8 @@ export type Config = {
   /** Present when SLACK_BOT_TOKEN is set. */
   slack?: SlackConfig;
   github?: GitHubConfig;
+  /** Present when LINEAR_WEBHOOK_SECRET (and a token or the OAuth client) is set. */
+  linear?: LinearConfig;
 };
 
 /**
@@ -80,6 +83,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     limits: { maxWallMs: e.RUN_MAX_MINUTES * 60_000, maxTokens: e.RUN_MAX_TOKENS, maxToolCalls: e.RUN_MAX_TOOL_CALLS },
     ...withSlack(slackConfigFromEnv(e)),
     ...withGitHub(githubConfigFromEnv(e)),
+    ...withLinear(linearConfigFromEnv(e)),
   };
 }
 
@@ -89,4 +93,8 @@ function withSlack(slack: SlackConfig | undefined): { slack?: SlackConfig } {
 
 function withGitHub(github: GitHubConfig | undefined): { github?: GitHubConfig } {
   return github ? { github } : {};
+}
+
+function withLinear(linear: LinearConfig | undefined): { linear?: LinearConfig } {
+  return linear ? { linear } : {};
 }
