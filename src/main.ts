@@ -108,6 +108,7 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
           network: config.sandbox.network,
           log,
           limits: config.limits,
+          protectedBranches: config.protectedBranches,
           publicUrl: config.publicUrl,
           ...hooks,
         },
