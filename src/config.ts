@@ -90,3 +90,28 @@ function withSlack(slack: SlackConfig | undefined): { slack?: SlackConfig } {
 function withGitHub(github: GitHubConfig | undefined): { github?: GitHubConfig } {
   return github ? { github } : {};
 }
+
+/**
+ * Every secret value in the config (tokens, keys, signing secrets, the database password), for the
+ * logger to redact by value. Found by name, so a setting added later is covered when named so.
+ */
+export function configuredSecrets(config: Config): string[] {
+  const found: string[] = [];
+  const walk = (value: unknown, key: string): void => {
+    if (typeof value === 'string') {
+      if (/(token|secret|key|password)$/i.test(key)) found.push(value);
+    } else if (value && typeof value === 'object') {
+      for (const [k, v] of Object.entries(value)) walk(v, k);
+    }
+  };
+  walk(config, '');
+  if (config.databaseUrl) {
+    try {
+      const password = decodeURIComponent(new URL(config.databaseUrl).password);
+      if (password) found.push(password);
+    } catch {
+      // An unparsable URL fails at connect; nothing to add.
+    }
+  }
+  return found;
+}
