@@ -41,9 +41,18 @@ export function renderActivities(input: {
   const { sessionUrl } = input;
   const state: LinearThreadState = { ...input.state, plan: input.state.plan.map((s) => ({ ...s })), openCalls: { ...input.state.openCalls } };
   const activities: (Activity & { seed: string })[] = [];
-  const setStep = (index: number, status: PlanStep['status']) => {
-    const step = state.plan[index];
-    if (step) step.status = status;
+  /** Sets a step's status; the checks and the verdict join the plan when the harness runs them. */
+  const markStep = (content: string, status: PlanStep['status'], onlyIfPresent = false) => {
+    let step = state.plan.find((s) => s.content === content);
+    if (!step) {
+      if (onlyIfPresent) return;
+      step = { content, status };
+      const at = state.plan.findIndex((s) => s.content === 'Commit and push the branch');
+      state.plan.splice(at < 0 ? state.plan.length : at, 0, step);
+      // Steps before a new one are behind it.
+      for (const before of state.plan.slice(0, state.plan.indexOf(step))) if (before.status === 'inProgress' || before.status === 'pending') before.status = 'completed';
+    }
+    step.status = status;
   };
   const finishPlan = (outcome: PlanStep['status']) => {
     for (const step of state.plan) if (step.status === 'pending' || step.status === 'inProgress') step.status = outcome;
@@ -66,7 +75,7 @@ export function renderActivities(input: {
         break;
       case 'status-changed':
         if (event.to === 'running') {
-          if (state.plan[0]?.status === 'pending') setStep(0, 'inProgress');
+          if (state.plan[0]?.status === 'pending') markStep('Prepare the workspace', 'inProgress');
           if (event.from === 'queued') add({ content: { type: 'thought', body: 'Working on it.' }, ephemeral: true });
         } else if (event.to === 'completed') {
           const pr = state.prUrl ?? input.session.result?.prUrl;
@@ -80,13 +89,14 @@ export function renderActivities(input: {
           add({ content: { type: 'error', body: `I could not finish: ${clip(event.reason ?? input.session.error ?? 'the run failed', 2000)}\n\n${sessionLink}` } });
         } else if (event.to === 'cancelled') {
           finishPlan('canceled');
-          const sofar = state.prUrl ? `So far: ${state.prUrl}` : state.plan[2]?.status === 'completed' ? 'So far the changes are pushed to the session branch.' : 'Nothing was pushed.';
+          const pushed = state.plan.find((p) => p.content === 'Commit and push the branch')?.status === 'completed';
+          const sofar = state.prUrl ? `So far: ${state.prUrl}` : pushed ? 'So far the changes are pushed to the session branch.' : 'Nothing was pushed.';
           add({ content: { type: 'response', body: `Stopped${event.reason ? ` (${event.reason})` : ''}. ${sofar}\n\n${sessionLink}` } });
         }
         break;
       case 'workspace-ready':
-        setStep(0, 'completed');
-        setStep(1, 'inProgress');
+        markStep('Prepare the workspace', 'completed');
+        markStep('Make the changes', 'inProgress');
         add({ content: { type: 'thought', body: `Workspace ready on branch \`${event.branch}\` (from \`${event.baseBranch}\`).` } });
         break;
       case 'tool-start':
@@ -106,20 +116,34 @@ export function renderActivities(input: {
         add({ content: { type: 'elicitation', body }, ...(choices.length > 0 && { options: choices.map((value) => ({ value })) }) });
         break;
       }
-      case 'check-finished':
-        add({ content: { type: 'action', action: 'Check', parameter: event.name, result: event.passed ? 'passed' : `failed: ${firstLines(event.output)}` } });
+      case 'check-finished': {
+        const step = event.phase === 'setup' ? 'Set up' : 'Check';
+        if (event.phase === 'check') markStep('Run the checks', 'inProgress');
+        const result = event.outcome === 'passed' ? 'passed' : `${event.outcome}${event.reason ? `: ${event.reason}` : ''}${event.logTail.trim() ? `\n${firstLines(lastLines(event.logTail))}` : ''}`;
+        add({ content: { type: 'action', action: step, parameter: `${event.name}: ${event.command}`, result } });
         break;
+      }
       case 'verification-finished':
-        add({ content: { type: 'thought', body: `Verification ${event.passed ? 'passed' : 'failed'}: ${clip(event.summary, 1000)}` } });
+        markStep('Run the checks', 'completed', true);
+        markStep('Verify the work', event.outcome === 'passed' ? 'completed' : 'inProgress');
+        add({ content: { type: 'thought', body: `Verification ${event.outcome === 'not-run' ? 'did not run' : event.outcome}: ${clip(event.summary, 1000)}` } });
+        break;
+      case 'review-gate':
+        if (!event.ready && event.reasons.length) add({ content: { type: 'thought', body: `Not marking the pull request ready: ${clip(event.reasons.join('; '), 1000)}` } });
+        break;
+      case 'budget-reached':
+        add({ content: { type: 'thought', body: `The ${event.kind} budget is spent (${event.spent} of ${event.limit}).` } });
+        break;
+      case 'ci-failed':
+        add({ content: { type: 'thought', body: `CI failed on the pull request: ${event.name}${event.url ? ` (${event.url})` : ''}.${event.followUp ? ' Working on a fix.' : event.reason ? ` ${event.reason}` : ''}` } });
         break;
       case 'branch-pushed':
-        setStep(1, 'completed');
-        setStep(2, 'completed');
-        setStep(3, 'inProgress');
+        for (const step of state.plan) if (step.content !== 'Open the pull request') step.status = 'completed';
+        markStep('Open the pull request', 'inProgress');
         add({ content: { type: 'thought', body: `Pushed \`${event.commit.slice(0, 12)}\` to \`${event.branch}\`.` } });
         break;
       case 'pr-opened':
-        setStep(3, 'completed');
+        markStep('Open the pull request', 'completed');
         state.prUrl = event.url;
         add({ content: { type: 'thought', body: `Pull request: ${event.url}` } });
         break;
@@ -155,6 +179,10 @@ export function describeInput(input: unknown): string {
   const value = (input ?? {}) as Record<string, unknown>;
   const detail = ['command', 'path', 'query', 'pattern', 'question'].map((k) => value[k]).find((v) => typeof v === 'string') as string | undefined;
   return clip((detail ?? '').split('\n')[0] ?? '', 200);
+}
+
+function lastLines(text: string): string {
+  return text.trim().split('\n').slice(-3).join('\n');
 }
 
 function firstLines(text: string): string {
