@@ -331,7 +331,7 @@ export async function startFakeLinear(options: { accessToken?: string; apiKey?: 
       return new Promise<T>((resolve, reject) => {
         const timer = setTimeout(() => {
           waiters.delete(waiter);
-          reject(new Error(`fake Linear: timed out waiting for ${what}; activities:\n${activities.map((a) => JSON.stringify(a.content)).join('\n')}\nrefused: ${JSON.stringify(refused)}`));
+          reject(new Error(`fake Linear: timed out waiting for ${what}; activities:\n${activities.map((a) => JSON.stringify(a.content)).join('\n')}\nsession updates: ${JSON.stringify(sessionUpdates)}\nrefused: ${JSON.stringify(refused)}`));
         }, timeoutMs);
         const waiter = () => {
           const value = check();
