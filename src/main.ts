@@ -109,6 +109,7 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
           log,
           limits: config.limits,
           publicUrl: config.publicUrl,
+          live: bus,
           ...hooks,
         },
       });
@@ -130,7 +131,16 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
 
     const patchbay: Patchbay = { config, log, database, store, service, bus, queue, sandboxes, model, close };
     if (options.serve) {
-      const server = createServer({ service, store, bus, log, publicUrl: config.publicUrl, ...(config.apiToken && { apiToken: config.apiToken }) });
+      const server = createServer({
+        service,
+        store,
+        bus,
+        log,
+        publicUrl: config.publicUrl,
+        dataDir: config.dataDir,
+        githubWebUrl: config.github?.gitUrl ?? 'https://github.com',
+        ...(config.apiToken && { apiToken: config.apiToken }),
+      });
       cleanups.push(() => server.close());
       for (const module of modules) if (module.routes) await server.register(module.routes);
       patchbay.server = server;
