@@ -108,6 +108,7 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
           network: config.sandbox.network,
           log,
           limits: config.limits,
+          protectedBranches: config.protectedBranches,
           publicUrl: config.publicUrl,
           live: bus,
           ...hooks,
@@ -139,6 +140,7 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
         publicUrl: config.publicUrl,
         dataDir: config.dataDir,
         githubWebUrl: config.github?.gitUrl ?? 'https://github.com',
+        allowLocalRepos: config.allowLocalRepos,
         ...(config.apiToken && { apiToken: config.apiToken }),
       });
       cleanups.push(() => server.close());

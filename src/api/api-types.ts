@@ -11,8 +11,9 @@ import type { SessionCost } from './session-cost.ts';
 
 export type { DiffCommit, DiffFile };
 
-/** Where the latest checks of a session stand: failing wins over running, which wins over passed. */
-export type CheckState = 'none' | 'passed' | 'failed';
+import type { CheckState } from '../sessions/session-summaries.ts';
+
+export type { CheckState };
 
 export type SessionSummary = {
   id: string;

@@ -4,7 +4,8 @@ import type { SessionStatus } from '../core/session-status.ts';
 import { ThreadRef, type ThreadSource } from '../core/thread-ref.ts';
 import { toSessionRecord, type SessionRecord } from './session-record.ts';
 
-export type CheckState = 'none' | 'passed' | 'failed';
+/** Where the latest commit's checks stand; `incomplete` when one could not run. */
+export type CheckState = 'none' | 'passed' | 'failed' | 'incomplete';
 
 export type SessionSummaryRow = SessionRecord & { surfaces: ThreadSource[]; prUrl: string | null; checks: CheckState };
 
@@ -74,13 +75,21 @@ export async function listSessionRepos(db: Db): Promise<string[]> {
   return rows.map((r) => r.repo);
 }
 
-/** Where the checks stand: each check's last result (and the verifier's), failed when any failed. */
+/**
+ * Where the checks of the latest checked commit stand: each check's last outcome on that commit
+ * (and the verifier's); failed when any failed, incomplete when any could not run.
+ */
 export function checkState(events: readonly SessionEvent[]): CheckState {
-  const latest = new Map<string, boolean>();
-  for (const event of events) {
-    if (event.type === 'check-finished') latest.set(`check:${event.name}`, event.passed);
-    if (event.type === 'verification-finished') latest.set('verdict', event.passed);
+  const checked = events.filter((e) => (e.type === 'check-finished' && e.phase === 'check') || e.type === 'verification-finished');
+  const commit = checked.at(-1);
+  if (!commit || (commit.type !== 'check-finished' && commit.type !== 'verification-finished')) return 'none';
+  const latest = new Map<string, string>();
+  for (const event of checked) {
+    if (event.type === 'check-finished' && event.commit === commit.commit) latest.set(`check:${event.name}`, event.outcome);
+    if (event.type === 'verification-finished' && event.commit === commit.commit) latest.set('verdict', event.outcome);
   }
-  if (latest.size === 0) return 'none';
-  return [...latest.values()].every(Boolean) ? 'passed' : 'failed';
+  const outcomes = [...latest.values()];
+  if (outcomes.some((o) => o === 'failed' || o === 'timed-out')) return 'failed';
+  if (outcomes.some((o) => o !== 'passed')) return 'incomplete';
+  return 'passed';
 }

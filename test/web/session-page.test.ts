@@ -56,7 +56,14 @@ describe('the session page in Chromium, against a running Patchbay with a script
     anthropic = await startFakeAnthropic({ script });
     app = await startTestPatchbay({
       serve: true,
-      env: { MODEL_PROVIDER: 'anthropic', MODEL: 'claude-sonnet-4-6', ANTHROPIC_API_KEY: 'test-anthropic-key', ANTHROPIC_BASE_URL: anthropic.baseUrl },
+      env: {
+        MODEL_PROVIDER: 'anthropic',
+        MODEL: 'claude-sonnet-4-6',
+        ANTHROPIC_API_KEY: 'test-anthropic-key',
+        ANTHROPIC_BASE_URL: anthropic.baseUrl,
+        // The remote is a bare repository on this machine.
+        PATCHBAY_ALLOW_LOCAL_REPOS: 'true',
+      },
     });
     base = app.url!;
     browser = await launchChromium();

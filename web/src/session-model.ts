@@ -4,7 +4,7 @@
  * knows what to do with it. Items are replaced, never mutated, so views can skip unchanged ones.
  */
 import type { Actor } from '../../src/core/actor.ts';
-import type { SessionEvent, StoredEvent } from '../../src/core/events.ts';
+import type { EventOf, SessionEvent, StoredEvent } from '../../src/core/events.ts';
 import type { LiveEvent } from '../../src/core/live-events.ts';
 import type { SessionStatus } from '../../src/core/session-status.ts';
 import type { ThreadRef } from '../../src/core/thread-ref.ts';
@@ -29,8 +29,10 @@ export type Item =
   | { kind: 'status'; key: string; at: string; from: SessionStatus; to: SessionStatus; reason?: string }
   | { kind: 'note'; key: string; at: string; tone: 'info' | 'good' | 'bad'; text: string; link?: { href: string; label: string } };
 
-export type CheckRun = { key: string; name: string; passed: boolean; output: string; at: string; commit?: string };
-export type Verdict = { key: string; passed: boolean; summary: string; at: string; commit?: string };
+export type CheckRun = Omit<EventOf<'check-finished'>, 'type'> & { key: string; at: string };
+export type Verdict = Omit<EventOf<'verification-finished'>, 'type'> & { key: string; at: string };
+export type ReviewGate = Omit<EventOf<'review-gate'>, 'type'> & { key: string; at: string };
+export type CiFailure = Omit<EventOf<'ci-failed'>, 'type'> & { key: string; at: string };
 export type Push = { branch: string; commit: string; remote: string; at: string };
 
 export class SessionModel {
@@ -44,6 +46,10 @@ export class SessionModel {
   pr: { url: string; number: number; commit: string } | undefined;
   checks: CheckRun[] = [];
   verdicts: Verdict[] = [];
+  gates: ReviewGate[] = [];
+  ciFailures: CiFailure[] = [];
+  knowledge: EventOf<'knowledge-loaded'> | undefined;
+  route: EventOf<'task-routed'> | undefined;
   participants = new Map<string, Actor>();
   threads: ThreadRef[] = [];
   models = new Set<string>();
@@ -185,14 +191,50 @@ export class SessionModel {
       case 'diff-updated':
         this.note(key, at, 'info', `${event.filesChanged} file${event.filesChanged === 1 ? '' : 's'} changed`);
         return;
-      case 'check-finished':
-        this.checks.push({ key, name: event.name, passed: event.passed, output: event.output, at, ...commitOf(event) });
-        this.note(key, at, event.passed ? 'good' : 'bad', `Check ${event.name} ${event.passed ? 'passed' : 'failed'}`);
+      case 'check-finished': {
+        const { type: _type, ...run } = event;
+        this.checks.push({ ...run, key, at });
+        const what = event.phase === 'setup' ? `Setup ${event.name}` : `Check ${event.name}`;
+        this.note(key, at, toneOf(event.outcome), `${what} ${event.outcome} on ${event.commit.slice(0, 10)}${event.reason ? `: ${event.reason}` : ''}`);
         return;
-      case 'verification-finished':
-        this.verdicts.push({ key, passed: event.passed, summary: event.summary, at, ...commitOf(event) });
-        this.note(key, at, event.passed ? 'good' : 'bad', `Verifier: ${event.passed ? 'passed' : 'failed'}. ${event.summary}`);
+      }
+      case 'verification-finished': {
+        const { type: _type, ...verdict } = event;
+        this.verdicts.push({ ...verdict, key, at });
+        const total = event.total === undefined ? '' : ` (${event.total}/8)`;
+        this.note(key, at, toneOf(event.outcome), `Verifier ${event.outcome}${total} on ${event.commit.slice(0, 10)}: ${event.summary}`);
         return;
+      }
+      case 'review-gate': {
+        const { type: _type, ...gate } = event;
+        this.gates.push({ ...gate, key, at });
+        this.note(key, at, event.ready ? 'good' : 'info', event.ready ? `Ready for review at ${event.commit.slice(0, 10)}` : `Kept as draft at ${event.commit.slice(0, 10)}: ${event.reasons.join('; ')}`);
+        return;
+      }
+      case 'knowledge-loaded':
+        this.knowledge = event;
+        this.note(key, at, 'info', `Repository knowledge ${event.rebuilt ? 'built' : 'loaded'} (${event.source}): setup ${event.setup.join(', ') || 'none'}; checks ${event.checks.join(', ') || 'none'}`);
+        return;
+      case 'task-routed':
+        this.route = event;
+        this.note(key, at, 'info', `Routed as ${event.taskClass}: ${event.reason} (budget $${event.maxCostUsd}, ${event.maxMinutes} min)`);
+        return;
+      case 'budget-reached':
+        this.note(key, at, 'bad', event.kind === 'cost' ? `Spent $${event.spent.toFixed(2)} of the $${event.limit.toFixed(2)} budget` : `Ran ${Math.round(event.spent)} of ${Math.round(event.limit)} minutes allowed`);
+        return;
+      case 'ci-failed': {
+        const { type: _type, ...failure } = event;
+        this.ciFailures.push({ ...failure, key, at });
+        const href = event.url;
+        this.note(
+          key,
+          at,
+          'bad',
+          `CI failed on #${event.pullNumber} at ${event.commit.slice(0, 10)}: ${event.name}${event.followUp ? ' (following up)' : event.reason ? ` (${event.reason})` : ''}`,
+          href ? { href, label: 'details' } : undefined,
+        );
+        return;
+      }
       case 'branch-pushed':
         this.pushes.push({ branch: event.branch, commit: event.commit, remote: event.remote, at });
         this.note(key, at, 'good', `Pushed ${event.branch} at ${event.commit.slice(0, 10)}`);
@@ -222,8 +264,6 @@ function actorKey(actor: Actor): string {
   return `${actor.source}:${actor.id}`;
 }
 
-/** The commit a check or verdict is about, when the event names one. */
-function commitOf(event: object): { commit?: string } {
-  const commit = (event as { commit?: unknown }).commit;
-  return typeof commit === 'string' ? { commit } : {};
+function toneOf(outcome: 'passed' | 'failed' | 'timed-out' | 'not-run'): 'good' | 'bad' | 'info' {
+  return outcome === 'passed' ? 'good' : outcome === 'not-run' ? 'info' : 'bad';
 }
