@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { Sandbox, SandboxProvider } from '../../sandbox/sandbox.ts';
+import type { Sandbox, SandboxProvider, SandboxSpec } from '../../sandbox/sandbox.ts';
 import { commitIdentity, type Actor } from '../core/actor.ts';
 import { describeError, isPatchbayError } from '../core/errors.ts';
 import type { EventOf } from '../core/events.ts';
@@ -19,7 +19,7 @@ export type HarnessDeps = {
   model: ModelProvider;
   tools: ToolExecutor;
   dataDir: string;
-  network: 'none' | 'host';
+  network: SandboxSpec['network'];
   log: Logger;
   limits?: Partial<RunLimits>;
   /** Branches no push may target, on top of main, master, the session's base and the default branch. */
