@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { Sandbox, SandboxProvider } from '../../sandbox/sandbox.ts';
+import type { Sandbox, SandboxProvider, SandboxSpec } from '../../sandbox/sandbox.ts';
 import { commitIdentity, type Actor } from '../core/actor.ts';
 import { describeError, isPatchbayError } from '../core/errors.ts';
 import type { EventOf } from '../core/events.ts';
@@ -21,7 +21,7 @@ export type HarnessDeps = {
   model: ModelProvider;
   tools: ToolExecutor;
   dataDir: string;
-  network: 'none' | 'host';
+  network: SandboxSpec['network'];
   log: Logger;
   limits?: Partial<RunLimits>;
   /** Where the model's text goes as it streams (the event bus), for people watching the session. */
