@@ -1,8 +1,9 @@
 import type { Logger } from 'pino';
-import type { Sandbox, SandboxProvider } from '../../sandbox/sandbox.ts';
+import type { Sandbox, SandboxProvider, SandboxSpec } from '../../sandbox/sandbox.ts';
 import { commitIdentity, type Actor } from '../core/actor.ts';
 import { describeError, isPatchbayError } from '../core/errors.ts';
 import type { EventOf, StoredEvent } from '../core/events.ts';
+import type { LivePublisher } from '../core/live-events.ts';
 import { runAgent, type RunLimits, type RunOutcome, type ToolExecutor } from '../agent/agent-runner.ts';
 import { systemPrompt } from '../agent/system-prompt.ts';
 import { branchName } from '../git/branch-name.ts';
@@ -12,6 +13,7 @@ import { pushBranch } from '../git/push-branch.ts';
 import type { ModelProvider } from '../models/model-provider.ts';
 import type { SessionRecord } from '../sessions/session-record.ts';
 import type { SessionStore } from '../sessions/session-store.ts';
+import { createLiveText } from './live-text.ts';
 import { estimateCostUsd } from '../models/model-catalog.ts';
 import type { GateDecision } from './gates/evidence.ts';
 import type { GateDeps } from './gates/gate-deps.ts';
@@ -27,9 +29,13 @@ export type HarnessDeps = {
   model: ModelProvider;
   tools: ToolExecutor;
   dataDir: string;
-  network: 'none' | 'host';
+  network: SandboxSpec['network'];
   log: Logger;
   limits?: Partial<RunLimits>;
+  /** Where the model's text goes as it streams (the event bus), for people watching the session. */
+  live?: LivePublisher;
+  /** Branches no push may target, on top of main, master, the session's base and the default branch. */
+  protectedBranches?: string[];
   /** Base URL of the web page, for links in commit messages. */
   publicUrl?: string;
   /** Environment for the host's network git calls on this repo (credentials), if it needs any. */
@@ -89,6 +95,7 @@ export async function runSession(sessionId: string, deps: HarnessDeps, signal: A
     if (await answerHarnessQuestion(sessionId, deps, log)) return;
     const prepared = await prepareGates(sessionId, session, deps, sandbox, signal, log);
     for (;;) {
+      const liveText = deps.live && createLiveText(sessionId, deps.live);
       const outcome = await runAgent({
         sessionId,
         system: [systemPrompt({ repo: session.repo, branch: workspace.branch, workdir: sandbox.workdir }), ...prepared.system].join('\n\n'),
@@ -99,7 +106,8 @@ export async function runSession(sessionId: string, deps: HarnessDeps, signal: A
         signal,
         log,
         limits: { ...deps.limits, ...(await budgetLimits(sessionId, deps, prepared.route)) },
-      });
+        ...(liveText && { onDelta: liveText.onDelta }),
+      }).finally(() => liveText?.flush());
       if (await settle({ session, outcome, workspace, sandbox, deps, signal, log, gate: prepared.gate })) break;
       log.info('messages arrived as the run ended; continuing with them');
     }
@@ -280,6 +288,9 @@ async function pushAndPublish(
     workspaceDir: workspace.workspaceDir,
     repo: session.repo,
     branch: workspace.branch,
+    // The rule, on every push: only the session's own branch; never its base or a protected one.
+    baseBranch: workspace.baseBranch,
+    protectedBranches: deps.protectedBranches ?? [],
     dataDir: deps.dataDir,
     log,
     signal,
