@@ -21,8 +21,6 @@ export interface Database {
   repo_knowledge: RepoKnowledgeTable;
   check_runs: CheckRunsTable;
   verdicts: VerdictsTable;
-  ci_followups: CiFollowupsTable;
-  pull_settings: PullSettingsTable;
 }
 
 type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
@@ -208,21 +206,6 @@ export interface VerdictsTable {
   created_at: Timestamp;
 }
 
-export interface CiFollowupsTable {
-  id: Generated<number>;
-  session_id: string;
-  pull_key: string;
-  commit_sha: string;
-  signature: string;
-  started: boolean;
-  created_at: Timestamp;
-}
-
-export interface PullSettingsTable {
-  pull_key: string;
-  autofix: boolean;
-  updated_at: Timestamp;
-}
 
 /** A Linear webhook waiting to be worked; the key says what it means (see linear-webhook.ts). */
 export interface LinearWebhookDeliveriesTable {

@@ -50,31 +50,10 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('created_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
     .execute();
   await db.schema.createIndex('verdicts_session_commit').on('verdicts').columns(['session_id', 'commit_sha']).execute();
-
-  await db.schema
-    .createTable('ci_followups')
-    .addColumn('id', 'bigserial', (c) => c.primaryKey())
-    .addColumn('session_id', 'text', (c) => c.notNull().references('sessions.id').onDelete('cascade'))
-    /** owner/name#number, lower-case. */
-    .addColumn('pull_key', 'text', (c) => c.notNull())
-    .addColumn('commit_sha', 'text', (c) => c.notNull())
-    /** What failed, normalised (job names and failing step), to see the same failure repeat. */
-    .addColumn('signature', 'text', (c) => c.notNull())
-    .addColumn('started', 'boolean', (c) => c.notNull())
-    .addColumn('created_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
-    .execute();
-  await db.schema.createIndex('ci_followups_pull').on('ci_followups').columns(['pull_key', 'commit_sha']).execute();
-
-  await db.schema
-    .createTable('pull_settings')
-    .addColumn('pull_key', 'text', (c) => c.primaryKey())
-    .addColumn('autofix', 'boolean', (c) => c.notNull())
-    .addColumn('updated_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
-    .execute();
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
-  for (const table of ['pull_settings', 'ci_followups', 'verdicts', 'check_runs', 'repo_knowledge']) {
+  for (const table of ['verdicts', 'check_runs', 'repo_knowledge']) {
     await db.schema.dropTable(table).ifExists().execute();
   }
 }

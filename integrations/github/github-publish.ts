@@ -5,6 +5,7 @@ import type { GitHubClient, PatchbayOctokit } from './github-client.ts';
 import { parseGitHubRepoUrl } from './github-repo-url.ts';
 import type { GitHubStore } from './github-store.ts';
 import { pullRequestBody, pullRequestTitle, sessionMarker } from './render-pull-request.ts';
+import { renderEvidence, type GateDecision } from '../../src/core/evidence.ts';
 import type { SecretBox } from './secret-box.ts';
 
 /**
@@ -50,11 +51,12 @@ export function createPublisher(deps: {
     const fixes = (await store.issueThreads(input.session.id))
       .filter((t) => t.owner.toLowerCase() === repo.owner.toLowerCase() && t.repo.toLowerCase() === repo.repo.toLowerCase())
       .map((t) => t.number);
-    const body = pullRequestBody({ session: input.session, summary: input.summary, events, sessionUrl: `${context.publicUrl}/sessions/${input.session.id}`, fixes });
+    const sessionUrl = `${context.publicUrl}/sessions/${input.session.id}`;
+    const body = pullRequestBody({ session: input.session, summary: input.summary, events, sessionUrl, fixes, ...(input.gate && { evidence: renderEvidence(input.gate) }) });
 
     const { data: open } = await appOctokit.request('GET /repos/{owner}/{repo}/pulls', { ...where, head: `${repo.owner}:${input.branch}`, state: 'open', per_page: 10, request });
     const existing = open.find((pr) => pr.head.ref === input.branch);
-    let pr: { url: string; number: number };
+    let pr: { url: string; number: number; nodeId: string; draft: boolean; ours: boolean };
     if (existing) {
       if ((existing.body ?? '').includes(sessionMarker(input.session.id))) {
         const user = await asRequester(input, log);
@@ -66,9 +68,9 @@ export function createPublisher(deps: {
             await appOctokit.request('PATCH /repos/{owner}/{repo}/pulls/{pull_number}', { ...where, pull_number: existing.number, body, request });
           });
       }
-      pr = { url: existing.html_url, number: existing.number };
+      pr = { url: existing.html_url, number: existing.number, nodeId: existing.node_id, draft: existing.draft ?? false, ours: (existing.body ?? '').includes(sessionMarker(input.session.id)) };
     } else {
-      const params = { ...where, title: pullRequestTitle(input.session, bot.mention), head: input.branch, base: input.baseBranch, body, draft: deps.draft, request };
+      const params = { ...where, title: pullRequestTitle(input.session, bot.mention), head: input.branch, base: input.baseBranch, body, draft: deps.draft || input.gate !== undefined, request };
       const user = await asRequester(input, log);
       let created;
       try {
@@ -78,10 +80,51 @@ export function createPublisher(deps: {
         log.warn({ err: error }, 'could not open the PR as the requester; opening it as the App');
         created = (await appOctokit.request('POST /repos/{owner}/{repo}/pulls', params)).data;
       }
-      pr = { url: created.html_url, number: created.number };
+      pr = { url: created.html_url, number: created.number, nodeId: created.node_id, draft: created.draft ?? false, ours: true };
       log.info({ pr: pr.url, asUser: user !== undefined }, 'pull request opened');
     }
     await context.addThread(input.session.id, { source: 'github', owner: repo.owner, repo: repo.repo, number: pr.number, kind: 'pull' });
-    return pr;
+    if (input.gate) await applyGate(appOctokit, { ...where, sha: input.commit, pr, gate: input.gate, sessionUrl, signal: input.signal, log });
+    return { url: pr.url, number: pr.number };
   };
 }
+
+/**
+ * The gate on GitHub: a `patchbay/verify` commit status on the exact head SHA (so branch protection
+ * can require it), and the draft state: ready for review only when this SHA passed, back to draft
+ * otherwise. REST cannot change draft state; GraphQL can. Only PRs Patchbay opened change state.
+ */
+async function applyGate(
+  octokit: PatchbayOctokit,
+  input: { owner: string; repo: string; sha: string; pr: { number: number; nodeId: string; draft: boolean; ours: boolean }; gate: GateDecision; sessionUrl: string; signal: AbortSignal; log: Logger },
+): Promise<void> {
+  const { gate, pr } = input;
+  const description = (gate.ready ? 'Checks and review passed' : gate.reasons.join('; ')).slice(0, 140);
+  await octokit.request('POST /repos/{owner}/{repo}/statuses/{sha}', {
+    owner: input.owner,
+    repo: input.repo,
+    sha: input.sha,
+    state: gate.ready ? 'success' : 'failure',
+    context: verifyStatusContext,
+    target_url: input.sessionUrl,
+    description,
+    request: { signal: input.signal },
+  });
+  if (!pr.ours) return;
+  if (gate.ready && pr.draft) {
+    await octokit.graphql(markReady, { id: pr.nodeId, request: { signal: input.signal } });
+    input.log.info({ pr: pr.number, sha: input.sha }, 'pull request marked ready for review');
+  } else if (!gate.ready && !pr.draft) {
+    await octokit.graphql(convertToDraft, { id: pr.nodeId, request: { signal: input.signal } });
+    input.log.info({ pr: pr.number, sha: input.sha }, 'pull request turned back to draft');
+  }
+}
+
+export const verifyStatusContext = 'patchbay/verify';
+
+const markReady = `mutation($id: ID!) {
+  markPullRequestReadyForReview(input: { pullRequestId: $id }) { pullRequest { id isDraft } }
+}`;
+export const convertToDraft = `mutation($id: ID!) {
+  convertPullRequestToDraft(input: { pullRequestId: $id }) { pullRequest { id isDraft } }
+}`;

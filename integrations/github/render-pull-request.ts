@@ -36,6 +36,8 @@ export function pullRequestBody(input: {
   events: StoredEvent[];
   sessionUrl: string;
   fixes: number[];
+  /** The gate's evidence section for the head commit (checks, verdict, what could not be checked). */
+  evidence?: string;
 }): string {
   const { session, events } = input;
   const stat = [...events].reverse().find((e) => e.event.type === 'diff-updated');
@@ -48,11 +50,10 @@ export function pullRequestBody(input: {
       if (typeof command === 'string') starts.set(event.callId, command.split('\n')[0]!.slice(0, 160));
     }
     if (event.type === 'tool-end' && starts.has(event.callId)) checks.push(`- ${event.isError ? '❌' : '✅'} \`${starts.get(event.callId)!.replace(/`/g, "'")}\``);
-    if (event.type === 'check-finished') checks.push(`- ${event.outcome === 'passed' ? '✅' : '❌'} \`${event.command}\``);
   }
   const steerers = new Map<string, Actor>();
   for (const { event } of events) {
-    if (event.type === 'user-message' && !(event.actor.source === session.requester.source && event.actor.id === session.requester.id)) {
+    if (event.type === 'user-message' && event.actor.source !== 'system' && !(event.actor.source === session.requester.source && event.actor.id === session.requester.id)) {
       steerers.set(`${event.actor.source}:${event.actor.id}`, event.actor);
     }
   }
@@ -72,6 +73,7 @@ export function pullRequestBody(input: {
     '',
     checks.length ? checks.slice(-12).join('\n') : 'The agent ran no commands to check this change; please review carefully.',
     '',
+    ...(input.evidence ? [input.evidence, ''] : []),
     ...(input.fixes.length ? [input.fixes.map((n) => `Fixes #${n}`).join('\n'), ''] : []),
     '---',
     `${requested} [Patchbay session](${input.sessionUrl})`,

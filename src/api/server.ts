@@ -9,6 +9,7 @@ import { errorReply } from './error-reply.ts';
 import { createAccessCheck, registerPageAuth } from './page-auth.ts';
 import { isLoopbackHost } from './host-check.ts';
 import { registerSessionRoutes } from './session-routes.ts';
+import { registerKnowledgeRoutes } from './knowledge-routes.ts';
 import { registerWebPage } from './web-page.ts';
 
 /** Per-route settings; `public` routes skip the API token check. */
@@ -103,6 +104,7 @@ export function createServer(deps: ServerDeps): ApiServer {
     }
   });
 
+  registerKnowledgeRoutes(app, { db: store.db });
   registerSessionRoutes(app, {
     service: deps.service,
     store,

@@ -15,7 +15,7 @@ import type { SessionRecord } from '../sessions/session-record.ts';
 import type { SessionStore } from '../sessions/session-store.ts';
 import { createLiveText } from './live-text.ts';
 import { estimateCostUsd } from '../models/model-catalog.ts';
-import type { GateDecision } from './gates/evidence.ts';
+import type { GateDecision } from '../core/evidence.ts';
 import type { GateDeps } from './gates/gate-deps.ts';
 import { harnessQuestionCall, isHuman } from './gates/harness-messages.ts';
 import { gateCommit, runSetup, type GateContext } from './gates/run-gates.ts';

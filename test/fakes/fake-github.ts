@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { serveGit } from './fake-github-git.ts';
 import { loadGitHubSpec } from './fake-github-openapi.ts';
+import { runGitHubGraphQL } from './fake-github-graphql.ts';
 import { listenOnLoopback } from './loopback.ts';
 
 const run = promisify(execFile);
@@ -52,6 +53,8 @@ export async function startFakeGitHub(options: { appId?: number; slug?: string; 
   const calls: { method: string; path: string; operationId: string; as: string }[] = [];
   const issuedTokens: string[] = [];
   const gitRequests: { path: string; user: string; service: string }[] = [];
+  const statuses: { repo: string; sha: string; state: string; context: string; target_url?: string; description?: string; as: string }[] = [];
+  const graphqlCalls: { operations: string[]; as: string }[] = [];
   let nextId = 1000;
   const oauthClient = { id: 'Iv1.fakeclient', secret: 'fake-client-secret' };
 
@@ -144,9 +147,63 @@ export async function startFakeGitHub(options: { appId?: number; slug?: string; 
     draft: p.draft,
     user: p.user,
     html_url: `${htmlBase()}/${p.repo}/pull/${p.number}`,
-    head: { ref: p.head, sha: '0'.repeat(40), repo: { full_name: p.headRepo } },
+    node_id: `PR_kw${p.number}`,
+    head: { ref: p.head, sha: headSha.get(p) ?? '0'.repeat(40), repo: { full_name: p.headRepo } },
     base: { ref: p.base, sha: '0'.repeat(40), repo: { full_name: p.repo } },
   });
+
+  // Head SHAs are read from git just before a pull is serialised (pullJson stays synchronous).
+  const headSha = new WeakMap<Pull, string>();
+  async function refreshHeads(list: Pull[]): Promise<void> {
+    for (const p of list) {
+      const r = repos.get(p.headRepo);
+      if (!r) continue;
+      try {
+        headSha.set(p, (await run('git', ['--git-dir', r.gitDir, 'rev-parse', '--verify', '--quiet', `refs/heads/${p.head}`])).stdout.trim());
+      } catch {
+        headSha.delete(p);
+      }
+    }
+  }
+
+  async function commitExists(repo: Repo, sha: string): Promise<boolean> {
+    try {
+      await run('git', ['--git-dir', repo.gitDir, 'cat-file', '-e', `${sha}^{commit}`]);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  async function graphqlRoute(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (req.method !== 'POST') return refuse(req, res, 404, 'Not Found');
+    const raw = await readBody(req);
+    let body: { query?: unknown; variables?: unknown };
+    try {
+      body = JSON.parse(raw.toString('utf8'));
+    } catch {
+      return refuse(req, res, 400, 'Problems parsing JSON');
+    }
+    const who = tokenOf(req);
+    if (!who || 'error' in who || 'jwt' in who) return refuse(req, res, 401, 'This endpoint requires you to be authenticated.');
+    const auth = who.auth;
+    const operations: string[] = [];
+    const setDraft = (draft: boolean) => (input: Record<string, unknown>) => {
+      operations.push(draft ? 'convertPullRequestToDraft' : 'markPullRequestReadyForReview');
+      const p = pulls.find((x) => `PR_kw${x.number}` === input.pullRequestId);
+      const repo = p && repos.get(p.repo);
+      if (!p || !repo || !canUseRepo(auth, repo, false)) throw new Error(`Could not resolve to a node with the global id of '${String(input.pullRequestId)}'`);
+      if (!canUseRepo(auth, repo, true)) throw new Error('Resource not accessible by integration');
+      if (p.state !== 'open') throw new Error('Pull request is closed');
+      if (p.draft === draft) throw new Error(draft ? 'Pull request is already a draft' : 'Pull request is not a draft');
+      p.draft = draft;
+      return { clientMutationId: input.clientMutationId ?? null, pullRequest: { id: `PR_kw${p.number}`, number: p.number, isDraft: p.draft, url: `${htmlBase()}/${p.repo}/pull/${p.number}` } };
+    };
+    const answer = await runGitHubGraphQL(body, { markPullRequestReadyForReview: setDraft(false), convertPullRequestToDraft: setDraft(true) });
+    graphqlCalls.push({ operations, as: auth.kind === 'user' ? auth.login : bot.login });
+    if (answer.body.errors?.length) refused.push({ method: 'POST', path: '/api/graphql', status: answer.status, message: answer.body.errors.map((e) => e.message).join('; ') });
+    return send(res, answer.status, answer.body);
+  }
 
   async function branchExists(repo: Repo, branch: string): Promise<boolean> {
     try {
@@ -248,14 +305,23 @@ export async function startFakeGitHub(options: { appId?: number; slug?: string; 
         c.body = String(body!.body);
         return send(res, 200, { ...commentJson(c), path: c.path, diff_hunk: c.diff_hunk, pull_request_review_id: 1 });
       }
+      case 'repos/create-commit-status': {
+        if (!canUseRepo(auth!, repo!, true)) return refuse(req, res, 403, 'Resource not accessible by integration');
+        if (!(await commitExists(repo!, params.sha!))) return refuse(req, res, 422, `No commit found for SHA: ${params.sha}`);
+        const status = { repo: key(repo!.owner, repo!.name), sha: params.sha!, state: String(body!.state), context: String(body!.context ?? 'default'), ...(typeof body!.target_url === 'string' && { target_url: body!.target_url }), ...(typeof body!.description === 'string' && { description: body!.description }), as: userOf(auth!).login };
+        statuses.push(status);
+        return send(res, 201, { id: nextId++, node_id: `SC_${nextId}`, url: '', state: status.state, context: status.context, description: status.description ?? null, target_url: status.target_url ?? null, creator: userOf(auth!), created_at: new Date().toISOString(), updated_at: new Date().toISOString() });
+      }
       case 'pulls/list': {
         const head = url.searchParams.get('head');
         const state = url.searchParams.get('state') ?? 'open';
         const list = pulls.filter((p) => p.repo === key(repo!.owner, repo!.name) && (state === 'all' || p.state === state) && (!head || `${p.headRepo.split('/')[0]}:${p.head}`.toLowerCase() === head.toLowerCase()));
+        await refreshHeads(list);
         return send(res, 200, list.map(pullJson));
       }
       case 'pulls/get': {
         const p = pulls.find((x) => x.repo === key(repo!.owner, repo!.name) && x.number === num('pull_number'));
+        if (p) await refreshHeads([p]);
         return p ? send(res, 200, pullJson(p)) : refuse(req, res, 404, 'Not Found');
       }
       case 'pulls/create': {
@@ -269,6 +335,7 @@ export async function startFakeGitHub(options: { appId?: number; slug?: string; 
         if (pulls.some((p) => p.repo === repoKey && p.head === head && p.state === 'open')) return refuse(req, res, 422, `A pull request already exists for ${repo!.owner}:${head}.`);
         const p: Pull = { number: nextId++, repo: repoKey, title: String(body!.title), body: String(body!.body ?? ''), head, headRepo: repoKey, base, draft: body!.draft === true, state: 'open', user: userOf(auth!) };
         pulls.push(p);
+        await refreshHeads([p]);
         return send(res, 201, pullJson(p));
       }
       case 'pulls/update': {
@@ -329,7 +396,9 @@ export async function startFakeGitHub(options: { appId?: number; slug?: string; 
 
   const server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
-    const handle = url.pathname.startsWith('/api/v3/')
+    const handle = url.pathname === '/api/graphql'
+      ? graphqlRoute(req, res)
+      : url.pathname.startsWith('/api/v3/')
       ? api(req, res, url)
       : url.pathname === '/login/oauth/access_token' && req.method === 'POST'
         ? oauthToken(req, res)
@@ -359,6 +428,8 @@ export async function startFakeGitHub(options: { appId?: number; slug?: string; 
     reviewComments,
     pulls,
     issueReactions,
+    statuses,
+    graphqlCalls,
     addUser(login: string, type: 'User' | 'Bot' = 'User'): User {
       const user = { login, id: nextId++, type };
       users.set(login, user);

@@ -87,7 +87,7 @@ describe('harness gates through the real worker, sandbox and git (no publisher)'
 
   it('builds the knowledge document once and reuses it until the default branch moves', { timeout: 180_000 }, async () => {
     const model = createScriptedProvider({ scenario: [{ text: 'Nothing to change.' }] });
-    app = await startTestPatchbay({ model });
+    app = await startTestPatchbay({ model, serve: true });
     const run = async () => {
       const started = await app!.service.start({ thread: { source: 'web' }, actor: alice, text: 'Look at the add function please', repo: remote.remote });
       if (started.kind !== 'started') throw new Error(started.kind);
@@ -103,6 +103,22 @@ describe('harness gates through the real worker, sandbox and git (no publisher)'
     expect(three.commit).toBe(moved);
     expect(one.checks).toEqual(['npm test']);
     expect(one.setup).toEqual([]);
+
+    // People read and edit it over the API; the edit wins over the extraction.
+    const url = `${app.url}/api/repos/${encodeURIComponent(remote.remote)}/knowledge`;
+    const got = await fetch(url);
+    expect(got.status).toBe(200);
+    const body = (await got.json()) as { source: string; document: { checks: { command: string; source: string }[] } };
+    expect(body.source).toBe('extracted');
+    expect(body.document.checks).toEqual([{ name: 'test', command: 'npm test', source: 'package.json scripts.test' }]);
+    const edited = { ...body.document, checks: [{ name: 'test', command: 'node test.js --edited', source: 'edited by Ada' }] };
+    const bad = await fetch(url, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ document: { checks: 'npm test' } }) });
+    expect(bad.status).toBe(400);
+    const put = await fetch(url, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ document: edited, author: { name: 'Ada' } }) });
+    expect(put.status).toBe(200);
+    const four = await run();
+    expect([four.source, four.rebuilt, four.checks]).toEqual(['edited', false, ['node test.js --edited']]);
+    expect((await fetch(`${app.url}/api/repos/${encodeURIComponent('/nowhere/repo')}/knowledge`)).status).toBe(404);
   });
 });
 

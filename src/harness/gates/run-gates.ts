@@ -8,7 +8,7 @@ import { describeFailure, failureSignature, runCheckCommand, setupFailureReason 
 import type { KnownCommand } from '../knowledge/knowledge-document.ts';
 import type { LoadedKnowledge } from '../knowledge/load-knowledge.ts';
 import { verifyChange } from '../verify/verifier.ts';
-import { decideGate, type Evidence, type GateDecision } from './evidence.ts';
+import { decideGate, type Evidence, type GateDecision } from '../../core/evidence.ts';
 import type { GateDeps } from './gate-deps.ts';
 import { harnessActor, lastHumanSeq, outsideTaskMarker, taskText } from './harness-messages.ts';
 

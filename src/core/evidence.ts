@@ -1,10 +1,9 @@
-import type { Verdict } from '../../core/verdict.ts';
-import type { CheckRun } from '../checks/check-store.ts';
+import type { CheckOutcome, Verdict } from './verdict.ts';
 
 /** What a pull request carries as evidence for one commit: checks, verdict, what could not be checked. */
 export type Evidence = {
   commit: string;
-  checks: Pick<CheckRun, 'name' | 'command' | 'outcome' | 'exitCode' | 'durationMs' | 'reason'>[];
+  checks: { name: string; command: string; outcome: CheckOutcome; exitCode: number | null; durationMs: number; reason?: string }[];
   verdict?: { outcome: 'passed' | 'failed' | 'not-run'; total?: number; scores?: Omit<Verdict, 'summary'>; summary: string };
 };
 

@@ -1,0 +1,132 @@
+import { describe, expect, it } from 'vitest';
+import { verdictPassed, type Verdict } from '../../src/core/verdict.ts';
+import { classify, extractKnowledge, workflowRunCommands } from '../../src/harness/knowledge/extract-knowledge.ts';
+import { decideGate, renderEvidence, type Evidence } from '../../src/core/evidence.ts';
+import { failureSignature, setupFailureReason } from '../../src/harness/checks/run-checks.ts';
+import { routeTask } from '../../src/harness/route-task.ts';
+import type { CheckRun } from '../../src/harness/checks/check-store.ts';
+import { verdict } from '../helpers/scripted-verifier.ts';
+
+describe('verdict threshold: total >= 6 of 8 and no zero', () => {
+  it.each([
+    [[2, 2, 2, 2], true],
+    [[2, 2, 1, 1], true],
+    [[2, 1, 1, 1], false],
+    [[2, 2, 2, 0], false],
+    [[0, 2, 2, 2], false],
+    [[1, 1, 1, 1], false],
+  ] as const)('%j passes: %s', (scores, passes) => {
+    expect(verdictPassed(verdict([...scores] as [0 | 1 | 2, 0 | 1 | 2, 0 | 1 | 2, 0 | 1 | 2], 's'))).toBe(passes);
+  });
+});
+
+const passedVerdict: Evidence['verdict'] = { outcome: 'passed', total: 8, summary: 'good' };
+const check = (outcome: CheckRun['outcome'], extra: Partial<CheckRun> = {}) => ({ name: 'test', command: 'npm test', outcome, exitCode: outcome === 'passed' ? 0 : outcome === 'failed' ? 1 : null, durationMs: 1200, ...extra });
+
+describe('the review gate', () => {
+  it.each([
+    ['every check passed and the verdict passed', [check('passed')], passedVerdict, true],
+    ['no checks known and the verdict passed', [], passedVerdict, true],
+    ['a check failed', [check('failed')], passedVerdict, false],
+    ['a check timed out', [check('timed-out')], passedVerdict, false],
+    ['a check did not run', [check('not-run', { reason: 'no network' })], passedVerdict, false],
+    ['the verdict failed', [check('passed')], { outcome: 'failed', total: 5, summary: 'no' }, false],
+    ['the verifier gave no verdict', [check('passed')], { outcome: 'not-run', summary: 'model down' }, false],
+    ['nothing was verified', [check('passed')], undefined, false],
+  ] as const)('%s → ready %s', (_name, checks, v, ready) => {
+    const decision = decideGate({ commit: 'a'.repeat(40), checks: [...checks], ...(v && { verdict: v }) });
+    expect(decision.ready).toBe(ready);
+    expect(decision.reasons.length === 0).toBe(ready);
+  });
+
+  it('lists what could not be checked in the evidence, never as passed', () => {
+    const body = renderEvidence(decideGate({ commit: 'b'.repeat(40), checks: [check('not-run', { reason: 'setup `npm ci` could not reach the network' })], verdict: passedVerdict }));
+    expect(body).toContain('⚪ not-run | `npm test`');
+    expect(body).toContain('**Could not be checked:**\n- `npm test`: setup `npm ci` could not reach the network');
+    expect(body).not.toContain('✅');
+  });
+});
+
+describe('knowledge extraction: commands only from the repo files', () => {
+  it('reads package scripts, lockfile, Makefile and workflow run steps', () => {
+    const files = new Map([
+      ['package.json', JSON.stringify({ scripts: { test: 'vitest run', lint: 'eslint .', build: 'tsc -b' }, devDependencies: { vitest: '1' } })],
+      ['package-lock.json', '{}'],
+      ['Makefile', 'check:\n\tnpm test\n'],
+      ['.github/workflows/ci.yml', 'jobs:\n  t:\n    steps:\n      - run: npm ci\n      - run: |\n          npm run typecheck\n          echo ${{ secrets.X }}\n'],
+      ['.github/pull_request_template.md', '## What\n\n## Why'],
+      ['AGENTS.md', 'Use tabs.'],
+    ]);
+    const doc = extractKnowledge(files);
+    expect(doc.setup).toEqual([{ name: 'install', command: 'npm ci', source: 'package.json' }]);
+    expect(doc.checks.map((c) => [c.name, c.command, c.source])).toEqual([
+      ['test', 'npm test', 'package.json scripts.test'],
+      ['lint', 'npm run lint', 'package.json scripts.lint'],
+      ['build', 'npm run build', 'package.json scripts.build'],
+      ['check', 'make check', 'Makefile'],
+      ['typecheck', 'npm run typecheck', '.github/workflows/ci.yml'],
+    ]);
+    expect(doc.conventions[0]).toContain('## What');
+    expect(doc.instructions).toEqual([{ source: 'AGENTS.md', text: 'Use tabs.' }]);
+  });
+
+  it('skips npm\'s placeholder test script and names no setup without dependencies', () => {
+    const doc = extractKnowledge(new Map([['package.json', JSON.stringify({ scripts: { test: 'echo "Error: no test specified" && exit 1' } })]]));
+    expect(doc).toMatchObject({ setup: [], checks: [] });
+  });
+
+  it.each([
+    ['npm ci', 'install'],
+    ['pip install -r requirements.txt', 'install'],
+    ['npx tsc --noEmit', 'typecheck'],
+    ['ruff check .', 'lint'],
+    ['pytest -q', 'test'],
+    ['cargo build --release', 'build'],
+    ['echo ${{ matrix.node }}', undefined],
+    ['docker push x', undefined],
+  ])('classifies %s as %s', (command, slot) => {
+    expect(classify(command)).toBe(slot);
+  });
+
+  it('reads single-line and block run steps', () => {
+    expect(workflowRunCommands('steps:\n  - run: "make test"\n  - name: x\n    run: |\n      a\n      # c\n      b\n  - uses: y\n')).toEqual(['make test', 'a', 'b']);
+  });
+});
+
+describe('setup failures in plain words', () => {
+  const run = (log: string, exitCode: number | null, outcome: CheckRun['outcome'] = 'failed'): CheckRun => ({
+    commit: 'c', phase: 'setup', name: 'install', command: 'npm ci', outcome, exitCode, durationMs: 1, logHead: log, logTail: '', startedAt: new Date(), finishedAt: new Date(),
+  });
+  it.each([
+    [run('npm error code EAI_AGAIN\nnpm error request to https://registry.npmjs.org/x failed', 1), 'setup `npm ci` could not reach the network'],
+    [run('sh: 1: pnpm: not found', 127), 'setup `npm ci` needs a tool the sandbox does not have'],
+    [run('', null, 'timed-out'), 'setup `npm ci` timed out'],
+    [run('npm error ERESOLVE', 1), 'setup `npm ci` failed with exit 1'],
+  ])('%#', (r, reason) => expect(setupFailureReason(r)).toBe(reason));
+
+  it('sees the same failures again through changing durations and ids', () => {
+    const failing = (tail: string): CheckRun => ({ ...run('', 1), phase: 'check', command: 'npm test', logTail: tail });
+    expect(failureSignature([failing('FAIL a.test.js (12 ms)\nat 10:00:01 id 3f2a9c1')])).toBe(failureSignature([failing('FAIL a.test.js (907 ms)\nat 11:20:41 id 77b1e0d')]));
+    expect(failureSignature([failing('FAIL a.test.js')])).not.toBe(failureSignature([failing('FAIL b.test.js')]));
+  });
+});
+
+describe('task routing', () => {
+  it.each([
+    ['Fix the off-by-one in pagination.ts', 'small-fix'],
+    ['Rename getUser to fetchUser everywhere', 'multi-file'],
+    ['Migrate from Express to Fastify', 'architecture'],
+    ['Redesign the architecture of the billing module', 'architecture'],
+    ['improve it', 'unclear'],
+    ['fix', 'unclear'],
+  ])('%s → %s', (text, taskClass) => {
+    expect(routeTask(text).taskClass).toBe(taskClass);
+  });
+  it('gives architecture and unclear requests a plan or a question first', () => {
+    expect(routeTask('Migrate from Express to Fastify').guidance).toContain('ask_user');
+    expect(routeTask('improve it').guidance).toContain('ask_user');
+    expect(routeTask('Fix the off-by-one in pagination.ts').guidance).toBeUndefined();
+  });
+});
+
+export type { Verdict };
