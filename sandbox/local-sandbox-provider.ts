@@ -3,10 +3,14 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import { PatchbayError } from '../src/core/errors.ts';
-import { buildBwrapArgs, STANDARD_PATH, type HostSystemEntry } from './bwrap-args.ts';
+import { STANDARD_PATH, USR_PATHS, type HostSystemEntry } from './bwrap-args.ts';
+import { runInBwrap } from './bwrap-launch.ts';
 import { checkBubblewrap } from './check-bubblewrap.ts';
+import { probeCgroups, type CgroupLayout } from './cgroup-limits.ts';
 import { probeHostSystem } from './probe-host-system.ts';
 import { runProcess } from './run-process.ts';
+import { buildSeccompFilter, seccompArchFor } from './seccomp-filter.ts';
+import { DEFAULT_SANDBOX_LIMITS, type SandboxLimits } from './sandbox-limits.ts';
 import type { ExecOptions, ExecResult, Sandbox, SandboxProvider, SandboxSpec } from './sandbox.ts';
 import { createWorkspaceFiles } from './workspace-files.ts';
 import { createWorkspaceStore } from './workspace-store.ts';
@@ -23,10 +27,23 @@ export type LocalSandboxProviderOptions = {
   mode: LocalSandboxMode;
   bwrapPath?: string;
   clock?: () => Date;
+  /** Resource limits of each command (bwrap mode). */
+  limits?: SandboxLimits;
+  /** 'auto' uses cgroups where this host lets Patchbay make them, else rlimits; the others insist. */
+  limitMode?: 'auto' | 'cgroup' | 'rlimit';
+  /** Also bind /usr/local read-only (off: host-installed software stays out). */
+  usrLocal?: boolean;
+  /** For tests: where cgroups are mounted. */
+  cgroupRoot?: string;
 };
+
+/** How limits are enforced on this host, as probed at start. */
+export type LimitEnforcement = 'cgroup v2' | 'cgroup v1' | 'rlimit';
 
 export type LocalSandboxProvider = SandboxProvider & {
   readonly kind: 'local' | 'unsafe-local';
+  /** Undefined in unsafe-local mode, which enforces no limits. */
+  readonly enforcement: LimitEnforcement | undefined;
   hostPath(sessionId: string): string;
 };
 
@@ -44,10 +61,21 @@ export async function createLocalSandboxProvider(options: LocalSandboxProviderOp
   const log = options.log.child({ component: 'sandbox', mode: options.mode });
   const clock = options.clock ?? (() => new Date());
   const bwrapPath = options.bwrapPath ?? 'bwrap';
+  const limits = options.limits ?? DEFAULT_SANDBOX_LIMITS;
   let hostSystem: HostSystemEntry[] = [];
+  let usr: HostSystemEntry[] = [];
+  let cgroups: CgroupLayout | undefined;
+  let seccomp: Buffer | undefined;
+  let enforcement: LimitEnforcement | undefined;
   if (options.mode === 'bwrap') {
     hostSystem = await probeHostSystem();
-    await checkBubblewrap(bwrapPath, hostSystem);
+    usr = await probeHostSystem(options.usrLocal ? [...USR_PATHS, '/usr/local'] : USR_PATHS);
+    const arch = seccompArchFor(process.arch);
+    if (arch) seccomp = buildSeccompFilter(arch);
+    else log.warn({ arch: process.arch }, 'no seccomp filter for this architecture: sandbox commands run without one');
+    ({ cgroups, enforcement } = await chooseEnforcement(options.limitMode ?? 'auto', log, options.cgroupRoot));
+    await checkBubblewrap(bwrapPath, { hostSystem, usr, limits, seccomp, cgroups });
+    log.info({ enforcement, limits }, `sandbox limits enforced with ${enforcement}`);
   } else {
     log.warn('SANDBOX=unsafe-local: commands run directly on this host without isolation; use only for local development');
   }
@@ -63,18 +91,22 @@ export async function createLocalSandboxProvider(options: LocalSandboxProviderOp
     if (options.mode === 'bwrap') {
       const env = commandEnv(SANDBOX_HOME, opts.env);
       const cwd = cwdRel === '.' ? SANDBOX_WORKDIR : `${SANDBOX_WORKDIR}/${cwdRel}`;
-      const args = buildBwrapArgs({
+      return runInBwrap({
+        bwrapPath,
         workspaceHostPath: root,
         workdir: SANDBOX_WORKDIR,
         cwd,
         network: spec.network,
         env,
         hostSystem,
+        usr,
         home: SANDBOX_HOME,
+        limits,
+        seccomp,
+        cgroups,
         command,
+        ...base,
       });
-      // bwrap itself gets no host variables either; --clearenv/--setenv decide what the command sees.
-      return runProcess({ file: bwrapPath, args, cwd: root, env: { PATH: STANDARD_PATH }, ...base });
     }
     // Unsafe mode still hides the host environment and gives each command a throwaway home.
     const home = await mkdtemp(path.join(tmpdir(), 'patchbay-home-'));
@@ -88,6 +120,7 @@ export async function createLocalSandboxProvider(options: LocalSandboxProviderOp
 
   return {
     kind: options.mode === 'bwrap' ? 'local' : 'unsafe-local',
+    enforcement,
     hostPath: (sessionId) => store.workspacePath(sessionId),
     reap: (now) => store.reap(now ?? clock()),
 
@@ -143,6 +176,30 @@ export async function createLocalSandboxProvider(options: LocalSandboxProviderOp
       return sandbox;
     },
   };
+}
+
+/**
+ * Cgroups when the host lets this process make them ('auto' or 'cgroup'), else rlimits. rlimits
+ * cannot hold a root server's sandboxes to a process count (the kernel exempts uid 0 from
+ * RLIMIT_NPROC), so that case is logged loudly: run Patchbay as a non-root user, or delegate a cgroup.
+ */
+async function chooseEnforcement(
+  mode: 'auto' | 'cgroup' | 'rlimit',
+  log: Logger,
+  cgroupRoot: string | undefined,
+): Promise<{ cgroups: CgroupLayout | undefined; enforcement: LimitEnforcement }> {
+  if (mode !== 'rlimit') {
+    const probe = await probeCgroups(cgroupRoot ? { cgroupRoot } : {});
+    if (probe.layout) return { cgroups: probe.layout, enforcement: probe.layout.version === 2 ? 'cgroup v2' : 'cgroup v1' };
+    if (mode === 'cgroup') {
+      throw new PatchbayError('sandbox_unavailable', `SANDBOX_LIMITS=cgroup, but no cgroup can be made here (${probe.reason}): delegate one (systemd Delegate=yes) or set SANDBOX_LIMITS=rlimit`);
+    }
+    log.info({ reason: probe.reason }, 'no usable cgroup: sandbox limits fall back to rlimits');
+  }
+  if (process.getuid?.() === 0) {
+    log.warn('running as root with rlimits only: the kernel does not apply RLIMIT_NPROC to uid 0, so only the limit watch stops a fork bomb; run Patchbay as a non-root user or delegate a cgroup');
+  }
+  return { cgroups: undefined, enforcement: 'rlimit' };
 }
 
 /** The complete environment of a command: a minimal base plus the caller's variables. */

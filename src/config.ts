@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import { z } from 'zod';
 import { PatchbayError } from './core/errors.ts';
+import { DEFAULT_SANDBOX_LIMITS, type SandboxLimits } from '../sandbox/sandbox-limits.ts';
 import type { ModelProviderConfig } from './models/create-model-provider.ts';
 import { modelConfigFromEnv, modelEnvSchema } from './models/model-config.ts';
 import { slackConfigFromEnv, slackEnvSchema, type SlackConfig } from '../integrations/slack/slack-env.ts';
@@ -28,6 +29,15 @@ export const envSchema = z.object({
   SANDBOX: z.preprocess(emptyAsUndefined, z.enum(['local', 'unsafe-local']).default('local')),
   SANDBOX_NETWORK: z.preprocess(emptyAsUndefined, z.enum(['none', 'host']).default('none')),
   SANDBOX_TTL_MINUTES: positiveInt(24 * 60),
+  // Resource limits of each sandbox command (see sandbox/sandbox-limits.ts and the README).
+  SANDBOX_LIMITS: z.preprocess(emptyAsUndefined, z.enum(['auto', 'cgroup', 'rlimit']).default('auto')),
+  SANDBOX_MAX_PROCS: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(16).default(DEFAULT_SANDBOX_LIMITS.maxProcs)),
+  SANDBOX_MEMORY_MB: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(64).default(DEFAULT_SANDBOX_LIMITS.memoryMb)),
+  SANDBOX_CPU_SECONDS: positiveInt(DEFAULT_SANDBOX_LIMITS.cpuSeconds),
+  SANDBOX_FILE_MB: positiveInt(DEFAULT_SANDBOX_LIMITS.fileMb),
+  SANDBOX_DISK_MB: positiveInt(DEFAULT_SANDBOX_LIMITS.diskMb),
+  SANDBOX_TMP_MB: positiveInt(DEFAULT_SANDBOX_LIMITS.tmpMb),
+  SANDBOX_USR_LOCAL: z.preprocess(emptyAsUndefined, z.enum(['true', 'false']).default('false')),
   LOG_LEVEL: z.preprocess(emptyAsUndefined, z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info')),
   WORKER_CONCURRENCY: positiveInt(2),
   /** Seconds without a heartbeat before a run counts as crashed and is picked up again (at least 10). */
@@ -48,7 +58,14 @@ export type Config = {
   apiToken?: string;
   logLevel: Env['LOG_LEVEL'];
   model: ModelProviderConfig & { scenarioPath?: string };
-  sandbox: { kind: Env['SANDBOX']; network: Env['SANDBOX_NETWORK']; ttlMinutes: number };
+  sandbox: {
+    kind: Env['SANDBOX'];
+    network: Env['SANDBOX_NETWORK'];
+    ttlMinutes: number;
+    limits: SandboxLimits;
+    limitMode: Env['SANDBOX_LIMITS'];
+    usrLocal: boolean;
+  };
   worker: { concurrency: number; heartbeatSeconds: number; monitorIntervalSeconds: number };
   limits: { maxWallMs: number; maxTokens: number; maxToolCalls: number };
   /** Present when SLACK_BOT_TOKEN is set. */
@@ -75,7 +92,21 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     ...(e.PATCHBAY_API_TOKEN && { apiToken: e.PATCHBAY_API_TOKEN }),
     logLevel: e.LOG_LEVEL,
     model: { ...modelConfigFromEnv(e), ...(e.SCRIPTED_SCENARIO && { scenarioPath: resolve(e.SCRIPTED_SCENARIO) }) },
-    sandbox: { kind: e.SANDBOX, network: e.SANDBOX_NETWORK, ttlMinutes: e.SANDBOX_TTL_MINUTES },
+    sandbox: {
+      kind: e.SANDBOX,
+      network: e.SANDBOX_NETWORK,
+      ttlMinutes: e.SANDBOX_TTL_MINUTES,
+      limits: {
+        maxProcs: e.SANDBOX_MAX_PROCS,
+        memoryMb: e.SANDBOX_MEMORY_MB,
+        cpuSeconds: e.SANDBOX_CPU_SECONDS,
+        fileMb: e.SANDBOX_FILE_MB,
+        diskMb: e.SANDBOX_DISK_MB,
+        tmpMb: e.SANDBOX_TMP_MB,
+      },
+      limitMode: e.SANDBOX_LIMITS,
+      usrLocal: e.SANDBOX_USR_LOCAL === 'true',
+    },
     worker: { concurrency: e.WORKER_CONCURRENCY, heartbeatSeconds: e.QUEUE_HEARTBEAT_SECONDS, monitorIntervalSeconds: e.QUEUE_MONITOR_SECONDS },
     limits: { maxWallMs: e.RUN_MAX_MINUTES * 60_000, maxTokens: e.RUN_MAX_TOKENS, maxToolCalls: e.RUN_MAX_TOOL_CALLS },
     ...withSlack(slackConfigFromEnv(e)),

@@ -63,6 +63,9 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
       log,
       ttlMinutes: config.sandbox.ttlMinutes,
       mode: config.sandbox.kind === 'local' ? 'bwrap' : 'unsafe-local',
+      limits: config.sandbox.limits,
+      limitMode: config.sandbox.limitMode,
+      usrLocal: config.sandbox.usrLocal,
     });
     const database = await openDatabase({ ...(config.databaseUrl && { url: config.databaseUrl }), dataDir: config.dataDir, log });
     cleanups.push(() => database.close());
