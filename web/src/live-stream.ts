@@ -72,6 +72,7 @@ const storedTypeMap: Record<StoredEvent['event']['type'], true> = {
   usage: true,
   'context-compacted': true,
   error: true,
+  'egress-blocked': true,
 };
 const storedTypes = Object.keys(storedTypeMap);
 

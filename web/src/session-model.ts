@@ -26,6 +26,7 @@ export type Item =
       recommended?: string;
       answer?: { actor: Actor; text: string };
     }
+  | { kind: 'egress'; key: string; at: string; host: string; port: number; reason: string }
   | { kind: 'status'; key: string; at: string; from: SessionStatus; to: SessionStatus; reason?: string }
   | { kind: 'note'; key: string; at: string; tone: 'info' | 'good' | 'bad'; text: string; link?: { href: string; label: string } };
 
@@ -251,6 +252,9 @@ export class SessionModel {
         return;
       case 'error':
         this.note(key, at, 'bad', `${event.message} [${event.code}]`);
+        return;
+      case 'egress-blocked':
+        this.push({ kind: 'egress', key, at, host: event.host, port: event.port, reason: event.reason });
         return;
       default: {
         const _never: never = event;

@@ -105,6 +105,12 @@ function renderItem(item: Item, sessionId: string, open: string | undefined) {
       return <ToolCall item={item} />;
     case 'question':
       return <Question item={item} sessionId={sessionId} isOpen={open === item.questionId} />;
+    case 'egress':
+      return (
+        <div class="note tone-bad egress" data-host={item.host}>
+          Blocked a connection to <code>{`${item.host}:${item.port}`}</code> ({item.reason}) <Time at={item.at} />
+        </div>
+      );
     case 'status':
       return (
         <div class="status-line">
