@@ -324,6 +324,11 @@ function pretty(value) { return typeof value === 'string' ? value : JSON.stringi
 function shortSha(sha) { return String(sha).slice(0, 8); }
 function sourceName(thread) { return thread && thread.source ? thread.source : 'somewhere'; }
 
+var EGRESS_REASONS = {
+  'not-allowed': 'not in SANDBOX_EGRESS_ALLOW', loopback: 'a loopback address', 'private': 'a private address',
+  'link-local': 'a link-local address (cloud metadata)', reserved: 'a reserved address', patchbay: "Patchbay's own server or database"
+};
+
 function renderEvent(stored, ctx) {
   var e = stored.event;
   switch (e.type) {
@@ -422,6 +427,9 @@ function renderEvent(stored, ctx) {
       return sys(stored, '', ['Context compacted: ' + e.messagesReplaced + ' message(s) summarized']);
     case 'error':
       return h('div', { class: 'error ev-error' }, h('code', null, e.code), ' ', e.message);
+    case 'egress-blocked':
+      return sys(stored, 'bad', ['Network access refused: ' + (e.host.indexOf(':') >= 0 ? '[' + e.host + ']' : e.host) + ':' + e.port +
+        ' (' + (EGRESS_REASONS[e.reason] || e.reason) + '). If the work needs it, an admin can add it to SANDBOX_EGRESS_ALLOW.']);
     default:
       return sys(stored, '', [String(e.type)]);
   }
