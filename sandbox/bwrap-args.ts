@@ -1,3 +1,4 @@
+import { SANDBOX_PROXY_SOCKET } from './egress-relay.ts';
 import type { SandboxSpec } from './sandbox.ts';
 import { prlimitOptions, type SandboxLimits } from './sandbox-limits.ts';
 
@@ -61,6 +62,8 @@ export type BwrapArgsInput = {
   /** Absolute working directory inside the sandbox (already confined to `workdir`). */
   cwd: string;
   network: SandboxSpec['network'];
+  /** For network 'proxy': host path of the egress proxy's unix socket, bound into the sandbox. */
+  egressSocket?: string;
   /** The complete environment of the command; nothing else is inherited. */
   env: Record<string, string>;
   hostSystem: readonly HostSystemEntry[];
@@ -90,7 +93,7 @@ export function buildBwrapArgs(input: BwrapArgsInput): { options: string[]; argv
     '--unshare-ipc',
     '--unshare-uts',
     '--unshare-cgroup-try',
-    ...(input.network === 'none' ? ['--unshare-net'] : []),
+    ...networkArgs(input),
     '--hostname',
     'patchbay-sandbox',
     // Run as the invoking uid but without capabilities, even when the host user is root.
@@ -152,4 +155,24 @@ function tmpArgs(limits: SandboxLimits): string[] {
  */
 function launchArgv(limits: SandboxLimits): string[] {
   return ['prlimit', ...prlimitOptions(limits), '--', '/bin/sh', COMMAND_PATH];
+}
+
+/**
+ * Network: 'none' and 'proxy' get a namespace of their own with only loopback. 'proxy' also gets
+ * the host egress proxy's socket, which a relay inside exposes on 127.0.0.1 (see egress-relay.ts).
+ */
+export function networkArgs(input: Pick<BwrapArgsInput, 'network' | 'egressSocket'>): string[] {
+  switch (input.network) {
+    case 'host':
+      return [];
+    case 'none':
+      return ['--unshare-net'];
+    case 'proxy':
+      if (!input.egressSocket) throw new Error("network 'proxy' needs the egress proxy's socket");
+      return ['--unshare-net', '--ro-bind', input.egressSocket, SANDBOX_PROXY_SOCKET];
+    default: {
+      const _never: never = input.network;
+      return _never;
+    }
+  }
 }

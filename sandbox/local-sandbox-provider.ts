@@ -7,6 +7,9 @@ import { STANDARD_PATH, USR_PATHS, type HostSystemEntry } from './bwrap-args.ts'
 import { runInBwrap } from './bwrap-launch.ts';
 import { checkBubblewrap } from './check-bubblewrap.ts';
 import { probeCgroups, type CgroupLayout } from './cgroup-limits.ts';
+import type { EgressPolicy } from './egress-policy.ts';
+import { startEgressProxy, type EgressBlock, type EgressProxy, type Resolve, type SecretRoute } from './egress-proxy.ts';
+import { checkSocat, proxyEnv, RELAY_HOST, RELAY_PORT, withEgressRelay } from './egress-relay.ts';
 import { probeHostSystem } from './probe-host-system.ts';
 import { runProcess } from './run-process.ts';
 import { buildSeccompFilter, seccompArchFor } from './seccomp-filter.ts';
@@ -35,6 +38,17 @@ export type LocalSandboxProviderOptions = {
   usrLocal?: boolean;
   /** For tests: where cgroups are mounted. */
   cgroupRoot?: string;
+  /** Needed for sandboxes with network 'proxy': the allowlist, brokered secrets, and who hears of refusals. */
+  egress?: EgressOptions;
+};
+
+export type EgressOptions = {
+  policy: EgressPolicy;
+  secrets?: readonly SecretRoute[];
+  /** Each refused host, once per sandbox handle. Must not throw. */
+  onBlocked?: (sessionId: string, block: EgressBlock) => void;
+  /** Host-side DNS (tests pin names to addresses). */
+  resolve?: Resolve;
 };
 
 /** How limits are enforced on this host, as probed at start. */
@@ -45,6 +59,8 @@ export type LocalSandboxProvider = SandboxProvider & {
   /** Undefined in unsafe-local mode, which enforces no limits. */
   readonly enforcement: LimitEnforcement | undefined;
   hostPath(sessionId: string): string;
+  /** Removes the directory of egress proxy sockets (after every sandbox was released). */
+  close(): Promise<void>;
 };
 
 export const SANDBOX_WORKDIR = '/workspace';
@@ -76,12 +92,33 @@ export async function createLocalSandboxProvider(options: LocalSandboxProviderOp
     ({ cgroups, enforcement } = await chooseEnforcement(options.limitMode ?? 'auto', log, options.cgroupRoot));
     await checkBubblewrap(bwrapPath, { hostSystem, usr, limits, seccomp, cgroups });
     log.info({ enforcement, limits }, `sandbox limits enforced with ${enforcement}`);
+    if (options.egress) checkSocat(STANDARD_PATH);
   } else {
     log.warn('SANDBOX=unsafe-local: commands run directly on this host without isolation; use only for local development');
   }
   const store = createWorkspaceStore({ dataDir: options.dataDir, ttlMinutes: options.ttlMinutes, clock, log });
+  // Sockets live in a short private directory: a unix socket path must stay under 108 bytes.
+  let egressDir: string | undefined;
+  let egressCount = 0;
+  const openEgress = async (sessionId: string, sessionLog: Logger): Promise<{ proxy: EgressProxy; socket: string } | undefined> => {
+    if (options.mode !== 'bwrap') return undefined;
+    const egress = options.egress;
+    if (!egress) throw new PatchbayError('sandbox_unavailable', "network 'proxy' needs the egress options (allowlist) on the sandbox provider");
+    egressDir ??= await mkdtemp(path.join(tmpdir(), 'patchbay-egress-'));
+    const socket = path.join(egressDir, `${++egressCount}.sock`);
+    const proxy = await startEgressProxy(socket, {
+      policy: egress.policy,
+      ...(egress.secrets && { secrets: egress.secrets }),
+      ...(egress.resolve && { resolve: egress.resolve }),
+      selfAuthority: { host: RELAY_HOST, port: RELAY_PORT },
+      onBlocked: (block) => egress.onBlocked?.(sessionId, block),
+      log: sessionLog.child({ component: 'egress-proxy' }),
+    });
+    return { proxy, socket };
+  };
+  const secretNames = (options.egress?.secrets ?? []).map((secret) => secret.name);
 
-  const runCommand = async (root: string, cwdRel: string, spec: SandboxSpec, command: string, opts: ExecOptions): Promise<ExecResult> => {
+  const runCommand = async (root: string, cwdRel: string, spec: SandboxSpec, egressSocket: string | undefined, command: string, opts: ExecOptions): Promise<ExecResult> => {
     const base = {
       timeoutMs: opts.timeoutMs ?? DEFAULT_EXEC_TIMEOUT_MS,
       maxOutputBytes: opts.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES,
@@ -89,7 +126,8 @@ export async function createLocalSandboxProvider(options: LocalSandboxProviderOp
       ...(opts.stdin !== undefined ? { stdin: opts.stdin } : {}),
     };
     if (options.mode === 'bwrap') {
-      const env = commandEnv(SANDBOX_HOME, opts.env);
+      const proxied = spec.network === 'proxy';
+      const env = commandEnv(SANDBOX_HOME, proxied ? { ...opts.env, ...proxyEnv(secretNames) } : opts.env);
       const cwd = cwdRel === '.' ? SANDBOX_WORKDIR : `${SANDBOX_WORKDIR}/${cwdRel}`;
       return runInBwrap({
         bwrapPath,
@@ -97,6 +135,7 @@ export async function createLocalSandboxProvider(options: LocalSandboxProviderOp
         workdir: SANDBOX_WORKDIR,
         cwd,
         network: spec.network,
+        ...(egressSocket && { egressSocket }),
         env,
         hostSystem,
         usr,
@@ -104,7 +143,7 @@ export async function createLocalSandboxProvider(options: LocalSandboxProviderOp
         limits,
         seccomp,
         cgroups,
-        command,
+        command: proxied ? withEgressRelay(command) : command,
         ...base,
       });
     }
@@ -123,11 +162,21 @@ export async function createLocalSandboxProvider(options: LocalSandboxProviderOp
     enforcement,
     hostPath: (sessionId) => store.workspacePath(sessionId),
     reap: (now) => store.reap(now ?? clock()),
+    async close() {
+      if (egressDir) await rm(egressDir, { recursive: true, force: true });
+    },
 
     async acquire(sessionId, spec) {
       const root = await store.open(sessionId);
       const files = createWorkspaceFiles(root, SANDBOX_WORKDIR);
       const sessionLog = log.child({ sessionId });
+      let egress: Awaited<ReturnType<typeof openEgress>>;
+      try {
+        egress = spec.network === 'proxy' ? await openEgress(sessionId, sessionLog) : undefined;
+      } catch (error) {
+        await store.close(sessionId);
+        throw error;
+      }
       sessionLog.debug({ root, network: spec.network }, 'sandbox acquired');
       let state: 'open' | 'released' | 'destroyed' = 'open';
       const assertOpen = (): void => {
@@ -142,7 +191,7 @@ export async function createLocalSandboxProvider(options: LocalSandboxProviderOp
           const { rel } = await files.resolveDir(opts.cwd ?? '.');
           await store.touch(sessionId);
           try {
-            return await runCommand(root, rel, spec, command, opts);
+            return await runCommand(root, rel, spec, egress?.socket, command, opts);
           } finally {
             await store.touch(sessionId).catch(() => {});
           }
@@ -162,12 +211,16 @@ export async function createLocalSandboxProvider(options: LocalSandboxProviderOp
         async release() {
           if (state !== 'open') return;
           state = 'released';
+          await egress?.proxy.close();
           await store.close(sessionId);
           sessionLog.debug('sandbox released');
         },
         async destroy() {
           if (state === 'destroyed') return;
-          if (state === 'open') await store.close(sessionId);
+          if (state === 'open') {
+            await egress?.proxy.close();
+            await store.close(sessionId);
+          }
           state = 'destroyed';
           await store.remove(sessionId);
           sessionLog.debug('sandbox destroyed');
