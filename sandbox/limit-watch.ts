@@ -40,7 +40,8 @@ export function watchLimits(input: LimitWatchInput): LimitWatch {
   let atProcessCap = 0;
   let lastRefusals = 0;
   let diskBaseline: number | undefined;
-  let nextDiskCheck = 0;
+  // Most commands end within a second: only longer ones pay for a look at the disk.
+  let nextDiskCheck = Date.now() + 1_000;
   let diskInterval = 1_000;
 
   const end = (next: LimitHit): void => {
@@ -76,7 +77,8 @@ export function watchLimits(input: LimitWatchInput): LimitWatch {
     nextDiskCheck = Date.now() + diskInterval;
     if (used === undefined) return;
     diskBaseline ??= used;
-    // A workspace already over quota may still be cleaned up; only growth past it is stopped.
+    // A workspace already over quota may still be cleaned up; only growth past it is stopped
+    // (the first look, a second in, is the baseline).
     if (used > limits.diskMb * MB && used > diskBaseline) end(limitHit('disk', limits));
   };
 
@@ -89,8 +91,7 @@ export function watchLimits(input: LimitWatchInput): LimitWatch {
     }
     if (!stopped && !hit) timer = setTimeout(() => void tick(), POLL_MS);
   };
-  // The first look at the disk sets the baseline right away.
-  void tick();
+  timer = setTimeout(() => void tick(), POLL_MS);
 
   return {
     get hit() {
