@@ -19,6 +19,8 @@ COPY src ./src
 COPY db ./db
 COPY sandbox ./sandbox
 COPY integrations ./integrations
+# The web page is bundled from web/ by esbuild (a runtime dependency) when the server starts.
+COPY web ./web
 
 USER patchbay
 ENV NODE_ENV=production DATA_DIR=/data PORT=3000

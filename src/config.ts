@@ -7,6 +7,7 @@ import type { ModelProviderConfig } from './models/create-model-provider.ts';
 import { modelConfigFromEnv, modelEnvSchema } from './models/model-config.ts';
 import { slackConfigFromEnv, slackEnvSchema, type SlackConfig } from '../integrations/slack/slack-env.ts';
 import { githubConfigFromEnv, githubEnvSchema, type GitHubConfig } from '../integrations/github/github-env.ts';
+import { linearConfigFromEnv, linearEnvSchema, type LinearConfig } from '../integrations/linear/linear-env.ts';
 
 const emptyAsUndefined = (value: unknown) => (value === '' ? undefined : value);
 const optionalString = z.preprocess(emptyAsUndefined, z.string().optional());
@@ -47,7 +48,7 @@ export const envSchema = z.object({
   PATCHBAY_ALLOW_LOCAL_REPOS: z.preprocess(emptyAsUndefined, z.enum(['true', 'false']).default('false')),
   /** Comma-separated branches never pushed to, on top of main, master, the base and the default branch. */
   PROTECTED_BRANCHES: z.preprocess(emptyAsUndefined, z.string().default('')),
-}).extend(modelEnvSchema.shape).extend(slackEnvSchema.shape).extend(githubEnvSchema.shape);
+}).extend(modelEnvSchema.shape).extend(slackEnvSchema.shape).extend(githubEnvSchema.shape).extend(linearEnvSchema.shape);
 export type Env = z.infer<typeof envSchema>;
 
 export type Config = {
@@ -74,6 +75,8 @@ export type Config = {
   /** Present when SLACK_BOT_TOKEN is set. */
   slack?: SlackConfig;
   github?: GitHubConfig;
+  /** Present when LINEAR_WEBHOOK_SECRET (and a token or the OAuth client) is set. */
+  linear?: LinearConfig;
 };
 
 /**
@@ -116,6 +119,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     protectedBranches: e.PROTECTED_BRANCHES.split(',').map((b) => b.trim()).filter(Boolean),
     ...withSlack(slackConfigFromEnv(e)),
     ...withGitHub(githubConfigFromEnv(e)),
+    ...withLinear(linearConfigFromEnv(e)),
   };
 }
 
@@ -163,6 +167,10 @@ function withSlack(slack: SlackConfig | undefined): { slack?: SlackConfig } {
 
 function withGitHub(github: GitHubConfig | undefined): { github?: GitHubConfig } {
   return github ? { github } : {};
+}
+
+function withLinear(linear: LinearConfig | undefined): { linear?: LinearConfig } {
+  return linear ? { linear } : {};
 }
 
 /**

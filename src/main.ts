@@ -118,6 +118,7 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
           limits: config.limits,
           protectedBranches: config.protectedBranches,
           publicUrl: config.publicUrl,
+          live: bus,
           ...hooks,
         },
       });
@@ -145,6 +146,8 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
         bus,
         log,
         publicUrl: config.publicUrl,
+        dataDir: config.dataDir,
+        githubWebUrl: config.github?.gitUrl ?? 'https://github.com',
         allowLocalRepos: config.allowLocalRepos,
         ...(config.apiToken && { apiToken: config.apiToken }),
       });
