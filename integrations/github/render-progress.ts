@@ -1,5 +1,5 @@
 import type { StoredEvent } from '../../src/core/events.ts';
-import type { SessionRecord } from '../../src/sessions/session-record.ts';
+import type { SessionRecord } from '../../src/core/session-record.ts';
 
 export type ProgressView = {
   session: Pick<SessionRecord, 'status' | 'pendingQuestion' | 'error' | 'result'>;
