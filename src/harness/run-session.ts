@@ -1,8 +1,9 @@
 import type { Logger } from 'pino';
-import type { Sandbox, SandboxProvider } from '../../sandbox/sandbox.ts';
+import type { Sandbox, SandboxProvider, SandboxSpec } from '../../sandbox/sandbox.ts';
 import { commitIdentity, type Actor } from '../core/actor.ts';
 import { describeError, isPatchbayError } from '../core/errors.ts';
 import type { EventOf } from '../core/events.ts';
+import type { LivePublisher } from '../core/live-events.ts';
 import type { GitCredentials, PublishedPullRequest, Publisher } from '../core/publisher.ts';
 import type { RunLog } from '../core/run-log.ts';
 import type { SessionRecord } from '../core/session-record.ts';
@@ -13,6 +14,7 @@ import { commitAll } from '../git/commit-all.ts';
 import { prepareWorkspace } from '../git/prepare-workspace.ts';
 import { pushBranch } from '../git/push-branch.ts';
 import type { ModelProvider } from '../models/model-provider.ts';
+import { createLiveText } from './live-text.ts';
 
 export type HarnessDeps = {
   /** Where the session is read and every step of its run is written (the session store). */
@@ -21,9 +23,13 @@ export type HarnessDeps = {
   model: ModelProvider;
   tools: ToolExecutor;
   dataDir: string;
-  network: 'none' | 'host';
+  network: SandboxSpec['network'];
   log: Logger;
   limits?: Partial<RunLimits>;
+  /** Where the model's text goes as it streams (the event bus), for people watching the session. */
+  live?: LivePublisher;
+  /** Branches no push may target, on top of main, master, the session's base and the default branch. */
+  protectedBranches?: string[];
   /** Base URL of the web page, for links in commit messages. */
   publicUrl?: string;
   /** Credentials for the host's network git calls, asked in order; the first that has some for a repo wins. */
@@ -62,6 +68,7 @@ export async function runSession(sessionId: string, deps: HarnessDeps, signal: A
     sandbox = await deps.sandboxes.acquire(sessionId, { network: deps.network });
     const workspace = await ensureWorkspace(session, deps, signal);
     for (;;) {
+      const liveText = deps.live && createLiveText(sessionId, deps.live);
       const outcome = await runAgent({
         sessionId,
         system: systemPrompt({ repo: session.repo, branch: workspace.branch, workdir: sandbox.workdir }),
@@ -72,7 +79,8 @@ export async function runSession(sessionId: string, deps: HarnessDeps, signal: A
         signal,
         log,
         ...(deps.limits && { limits: deps.limits }),
-      });
+        ...(liveText && { onDelta: liveText.onDelta }),
+      }).finally(() => liveText?.flush());
       const next = await settle({ session, outcome, workspace, sandbox, deps, signal, log });
       if (next === 'done') break;
       log.info('messages arrived as the run ended; continuing with them');
@@ -222,6 +230,9 @@ async function shipChanges(
     workspaceDir: workspace.workspaceDir,
     repo: session.repo,
     branch: workspace.branch,
+    // The rule, on every push: only the session's own branch; never its base or a protected one.
+    baseBranch: workspace.baseBranch,
+    protectedBranches: deps.protectedBranches ?? [],
     dataDir: deps.dataDir,
     log,
     signal,

@@ -28,7 +28,7 @@ describe('session API', () => {
   });
 
   it('names an anonymous caller "API user" and keeps the base branch', async () => {
-    const res = await create({ repo: 'o/r', prompt: 'p', baseBranch: 'develop' });
+    const res = await create({ repo: 'https://github.com/o/r', prompt: 'p', baseBranch: 'develop' });
     expect(res.statusCode).toBe(201);
     const session = await fx.store.get(res.json().id);
     expect(session?.requester).toEqual({ source: 'web', id: 'api', name: 'API user' });
@@ -52,7 +52,7 @@ describe('session API', () => {
 
   it('lists sessions newest first and honours ?limit', async () => {
     const ids: string[] = [];
-    for (const prompt of ['first', 'second', 'third']) ids.push((await create({ repo: 'o/list', prompt })).json().id);
+    for (const prompt of ['first', 'second', 'third']) ids.push((await create({ repo: 'https://github.com/o/list', prompt })).json().id);
     const all = (await app.inject({ url: '/api/sessions' })).json().sessions as { id: string }[];
     expect(all.slice(0, 3).map((s) => s.id)).toEqual(ids.reverse());
     const limited = await app.inject({ url: '/api/sessions?limit=2' });
@@ -61,7 +61,7 @@ describe('session API', () => {
   });
 
   it('returns one session with its threads and usage, and 404 JSON for an unknown id', async () => {
-    const { id } = (await create({ repo: 'o/r', prompt: 'get me' })).json();
+    const { id } = (await create({ repo: 'https://github.com/o/r', prompt: 'get me' })).json();
     const res = await app.inject({ url: `/api/sessions/${id}` });
     expect(res.statusCode).toBe(200);
     expect(res.json()).toMatchObject({
@@ -79,7 +79,7 @@ describe('session API', () => {
   });
 
   it('estimates the session cost from its usage events, per model, and gives null when a price is unknown', async () => {
-    const { id } = (await create({ repo: 'o/r', prompt: 'cost me' })).json();
+    const { id } = (await create({ repo: 'https://github.com/o/r', prompt: 'cost me' })).json();
     expect((await app.inject({ url: `/api/sessions/${id}` })).json().cost).toEqual({ usd: 0, byModel: [] });
 
     const usage = (turn: number, model: string, inputTokens: number, outputTokens: number, cacheReadTokens = 0) => ({
@@ -102,7 +102,7 @@ describe('session API', () => {
   });
 
   it('returns the event log as JSON for scripts, optionally after a seq', async () => {
-    const { id } = (await create({ repo: 'o/r', prompt: 'events' })).json();
+    const { id } = (await create({ repo: 'https://github.com/o/r', prompt: 'events' })).json();
     await fx.store.append(id, [{ event: { type: 'assistant-message', text: 'on it', turn: 0 } }]);
     const all = (await app.inject({ url: `/api/sessions/${id}/events?format=json` })).json();
     expect(all.map((e: { seq: number; event: { type: string } }) => [e.seq, e.event.type])).toEqual([
@@ -116,7 +116,7 @@ describe('session API', () => {
   });
 
   it('accepts a message with 202 and appends it with its author', async () => {
-    const { id } = (await create({ repo: 'o/r', prompt: 'p' })).json();
+    const { id } = (await create({ repo: 'https://github.com/o/r', prompt: 'p' })).json();
     const res = await app.inject({ method: 'POST', url: `/api/sessions/${id}/messages`, payload: { text: 'also update the docs', author: { name: 'Bo' } } });
     expect(res.statusCode).toBe(202);
     const last = (await fx.store.events(id)).at(-1)?.event;
@@ -126,7 +126,7 @@ describe('session API', () => {
   });
 
   it('stops a queued session with 202 and answers 409 when there is nothing to stop', async () => {
-    const { id } = (await create({ repo: 'o/r', prompt: 'p' })).json();
+    const { id } = (await create({ repo: 'https://github.com/o/r', prompt: 'p' })).json();
     const stop = await app.inject({ method: 'POST', url: `/api/sessions/${id}/stop` });
     expect(stop.statusCode).toBe(202);
     expect(stop.json()).toEqual({ id, status: 'cancelled' });
@@ -147,9 +147,22 @@ describe('session API', () => {
       const res = await app.inject({ url });
       expect(res.statusCode).toBe(200);
       expect(res.headers['content-type']).toMatch(/^text\/html/);
-      expect(res.body).toContain('<main id="app">');
-      expect(res.headers['content-security-policy']).toMatch(/script-src 'sha256-[^']+'/);
-      expect(res.body).not.toMatch(/<(script|link)[^>]+(src|href)="https?:/);
+      expect(res.body).toContain('<div id="app">');
+      expect(res.headers['content-security-policy']).toContain("default-src 'none'");
+      expect(res.headers['content-security-policy']).toContain("script-src 'self';");
+      expect(res.headers['content-security-policy']).not.toMatch(/unsafe-inline|unsafe-eval|https?:/);
+      // Nothing from another origin, and no inline script or style the CSP would have to allow.
+      expect(res.body).not.toMatch(/<(script|link)[^>]+(src|href)="(https?:)?\/\//);
+      expect(res.body).not.toMatch(/<script>|<style>|style="/);
+    }
+    const page = (await app.inject({ url: '/' })).body;
+    for (const [asset, type] of [['app.js', /^text\/javascript/], ['app.css', /^text\/css/]] as const) {
+      const path = new RegExp(`/assets/${asset.replace('.', '\\.')}\\?v=[0-9a-f]{12}`).exec(page)?.[0];
+      expect(path).toBeDefined();
+      const res = await app.inject({ url: path! });
+      expect(res.statusCode).toBe(200);
+      expect(res.headers['content-type']).toMatch(type);
+      expect(res.body.length).toBeGreaterThan(1000);
     }
   });
 });
@@ -177,15 +190,40 @@ describe('API token', () => {
     expect(basic.statusCode).toBe(401);
     const ok = await app.inject({ url: '/api/sessions', headers: { authorization: `Bearer ${token}` } });
     expect(ok.statusCode).toBe(200);
-    expect(ok.json()).toEqual({ sessions: [] });
+    expect(ok.json()).toEqual({ sessions: [], repos: [] });
     // The router decodes paths; the check must follow the route, not the raw URL.
     expect((await app.inject({ url: '/%61pi/sessions' })).statusCode).toBe(401);
     expect((await app.inject({ url: '/api/sessions/' })).statusCode).toBe(401);
     // Paths with no route have nothing behind them to protect; webhook routes check their own signatures.
     expect((await app.inject({ url: '/no-such-page' })).statusCode).toBe(404);
-    const post = await app.inject({ method: 'POST', url: '/api/sessions', payload: { repo: 'o/r', prompt: 'p' } });
+    const post = await app.inject({ method: 'POST', url: '/api/sessions', payload: { repo: 'https://github.com/o/r', prompt: 'p' } });
     expect(post.statusCode).toBe(401);
     expect(await fx.store.list()).toEqual([]);
+  });
+
+  it('trades the token for an HttpOnly, SameSite=Strict cookie that opens the API until sign-out', async () => {
+    expect((await app.inject({ url: '/api/auth' })).json()).toEqual({ required: true, signedIn: false });
+    const wrong = await app.inject({ method: 'POST', url: '/api/auth', payload: { token: `${token}x` } });
+    expect(wrong.statusCode).toBe(401);
+    expect(wrong.headers['set-cookie']).toBeUndefined();
+
+    const signIn = await app.inject({ method: 'POST', url: '/api/auth', payload: { token } });
+    expect(signIn.statusCode).toBe(204);
+    const setCookie = String(signIn.headers['set-cookie']);
+    expect(setCookie).toMatch(/^patchbay_session=[\w-]{20,}; Path=\/; HttpOnly; SameSite=Strict$/);
+    // A session cookie (no Max-Age or Expires), and never the token itself.
+    expect(setCookie).not.toContain(token);
+    const cookie = setCookie.split(';')[0]!;
+
+    expect((await app.inject({ url: '/api/sessions', headers: { cookie } })).statusCode).toBe(200);
+    expect((await app.inject({ url: '/api/sessions/nope/events?format=json', headers: { cookie } })).statusCode).toBe(404);
+    expect((await app.inject({ url: '/api/auth', headers: { cookie } })).json()).toEqual({ required: true, signedIn: true });
+    expect((await app.inject({ url: '/api/sessions', headers: { cookie: `patchbay_session=${token}` } })).statusCode).toBe(401);
+    expect((await app.inject({ url: '/api/sessions', headers: { cookie: `${cookie}x` } })).statusCode).toBe(401);
+
+    const signOut = await app.inject({ method: 'DELETE', url: '/api/auth', headers: { cookie } });
+    expect(signOut.statusCode).toBe(204);
+    expect(String(signOut.headers['set-cookie'])).toMatch(/^patchbay_session=; .*Max-Age=0/);
   });
 
   it('leaves the health check and the page open', async () => {
@@ -230,7 +268,7 @@ describe('errors from below', () => {
 
   it('turns an unexpected error into a short 500 without the stack or message', async () => {
     const app = failingServer(new Error('password=hunter2 at /srv/internal/path.ts:12'));
-    const res = await app.inject({ method: 'POST', url: '/api/sessions', payload: { repo: 'o/r', prompt: 'p' } });
+    const res = await app.inject({ method: 'POST', url: '/api/sessions', payload: { repo: 'https://github.com/o/r', prompt: 'p' } });
     expect(res.statusCode).toBe(500);
     expect(res.json()).toEqual({ error: 'internal', message: 'internal error' });
     await app.close();
@@ -245,7 +283,7 @@ describe('errors from below', () => {
     ];
     for (const [error, status] of cases) {
       const app = failingServer(error);
-      const res = await app.inject({ method: 'POST', url: '/api/sessions', payload: { repo: 'o/r', prompt: 'p' } });
+      const res = await app.inject({ method: 'POST', url: '/api/sessions', payload: { repo: 'https://github.com/o/r', prompt: 'p' } });
       expect(res.statusCode).toBe(status);
       expect(res.json()).toEqual({ error: error.code, message: status === 500 ? 'internal error' : error.message });
       await app.close();

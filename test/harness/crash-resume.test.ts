@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -63,6 +63,8 @@ describe('a worker killed with SIGKILL mid-run', () => {
       LOG_LEVEL: 'info',
       QUEUE_HEARTBEAT_SECONDS: '10',
       QUEUE_MONITOR_SECONDS: '1',
+      // The repository is a directory on this machine, which the API takes only when allowed.
+      PATCHBAY_ALLOW_LOCAL_REPOS: 'true',
     };
 
     const first = await startServer(env);
@@ -76,6 +78,8 @@ describe('a worker killed with SIGKILL mid-run', () => {
     const { id } = (await created.json()) as { id: string };
 
     await waitFor(async () => (await store.events(id, { types: ['tool-start'] })).length > 0, 'the slow step to start');
+    // The command itself has started (the sandbox's network setup comes first) once it wrote its mark.
+    await waitFor(async () => (await readFile(join(dir, 'data', 'workspaces', id, 'runs.log'), 'utf8').catch(() => '')).includes('run'), 'the slow command to run');
     first.child.kill('SIGKILL');
     await new Promise((resolve) => first.child.once('exit', resolve));
     expect((await store.get(id))?.status).toBe('running');
