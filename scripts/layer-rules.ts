@@ -23,7 +23,7 @@ export const layers: Layer[] = [
     packages: ['zod'],
   },
   { name: 'models', paths: ['src/models/'], holds: '`ModelProvider.runTurn` and its adapters (Anthropic, OpenAI Responses, Chat Completions, OpenCode Zen, scripted), context budget', mayImport: ['core'] },
-  { name: 'sandbox', paths: ['sandbox/'], holds: 'the `Sandbox` port, the local bubblewrap sandbox, the host process runner', mayImport: ['core'] },
+  { name: 'sandbox', paths: ['sandbox/'], holds: 'the `Sandbox` port, the local bubblewrap sandbox, the egress proxy and its allowlist policy, the host process runner', mayImport: ['core'] },
   { name: 'db', paths: ['db/'], holds: 'Kysely database, embedded PostgreSQL, migrations', mayImport: ['core'] },
   { name: 'agent', paths: ['src/agent/'], holds: 'the runner loop (writes to the `RunLog` it is given), tool registry, tools, command policy, loop guard', mayImport: ['core', 'models', 'sandbox'] },
   { name: 'git', paths: ['src/git/'], holds: 'host-side git: mirrors, workspaces, commits, pushes', mayImport: ['core', 'sandbox'] },

@@ -84,11 +84,11 @@ export function createLinearWorker(deps: {
     const row = await store.saveAgentSession({ agentSessionId, organizationId: event.organizationId, issueId, issueIdentifier: issue?.identifier ?? issueId });
     const thread: ThreadRef = { source: 'linear', agentSessionId, issueId };
     const actor = toActor(event.agentSession.creator);
-    const text = taskFromEvent(event);
     const details = await api.issue(issueId).catch((error: unknown) => {
       dlog.warn({ err: error }, 'could not read the issue from Linear; going on with the webhook alone');
       return undefined;
     });
+    const text = taskFromEvent(event, details?.authorName ?? undefined);
 
     // An issue linked to a pull request of an existing session joins that conversation.
     for (const url of details?.attachmentUrls ?? []) {
