@@ -23,7 +23,7 @@ describe('the Slack status message while a long step runs', () => {
     database = await createTestDatabase();
     store = createSessionStore(database.db);
     bus = await createEventBus({ url: database.url, log });
-    slack = await startFakeSlackApi({ botToken: BOT_TOKEN });
+    slack = await startFakeSlackApi({ botToken: BOT_TOKEN, channels: ['C9'] });
   });
   afterAll(async () => {
     await bus.close();
@@ -55,6 +55,7 @@ describe('the Slack status message while a long step runs', () => {
       await new Promise((r) => setTimeout(r, 400));
       expect(status.text).toBe(final);
       expect(slack.messages.filter((m) => m.channel === 'C9')).toHaveLength(2); // the status and the final reply
+      expect(slack.refused).toEqual([]);
     } finally {
       await notifier.close();
     }
