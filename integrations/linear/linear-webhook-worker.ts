@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { Actor } from '../../src/core/actor.ts';
 import type { ThreadRef } from '../../src/core/thread-ref.ts';
-import type { IntegrationContext } from '../integration.ts';
+import type { IntegrationContext } from '../integration-module.ts';
 import type { Activity, LinearApi } from './linear-api.ts';
 import { findRepos, fullName, parseRepoSetting, parseRepoUrl, type RepoName } from './linear-repo.ts';
 import type { LinearAgentSession, LinearStore, PendingDelivery, PendingTask } from './linear-store.ts';

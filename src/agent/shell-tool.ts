@@ -29,7 +29,7 @@ export function createShellTool(options: ShellToolOptions = {}): Tool<ShellInput
   return {
     name: 'run_shell',
     description:
-      'Run a shell command in the workspace (sh -c, working directory = workspace root, no network unless the session allows it). ' +
+      'Run a shell command in the workspace (sh -c, working directory = workspace root; network, if any, only through the HTTP(S) proxy in HTTP_PROXY to allowed hosts such as package registries; others answer 403). ' +
       `Returns the exit code, stdout and stderr. Default timeout ${timeoutMs / 1000}s, at most ${maxTimeoutMs / 1000}s. ` +
       'git push, publishing, sudo and destructive system commands are refused; the harness commits, pushes and opens the pull request.',
     inputSchema: ShellInput,

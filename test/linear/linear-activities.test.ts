@@ -1,6 +1,6 @@
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { IntegrationContext } from '../../integrations/integration.ts';
+import type { IntegrationContext } from '../../integrations/integration-module.ts';
 import { createLinearApi, linearClient } from '../../integrations/linear/linear-api.ts';
 import { createLinearIntegration } from '../../integrations/linear/linear-integration.ts';
 import { createLinearStore } from '../../integrations/linear/linear-store.ts';
@@ -8,7 +8,7 @@ import { createLinearWorker } from '../../integrations/linear/linear-webhook-wor
 import { agentSessionCreated } from '../fakes/linear/fake-linear-webhooks.ts';
 import { initialPlan, renderActivities, type LinearThreadState } from '../../integrations/linear/render-activities.ts';
 import type { SessionEvent, StoredEvent } from '../../src/core/events.ts';
-import type { SessionRecord } from '../../src/sessions/session-record.ts';
+import type { SessionRecord } from '../../src/core/session-record.ts';
 import { startFakeLinear, type FakeLinear } from '../fakes/linear/fake-linear.ts';
 import { createTestDatabase } from '../helpers/test-database.ts';
 
