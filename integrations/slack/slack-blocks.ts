@@ -34,11 +34,28 @@ export function questionMessage(input: { questionId: string; question: string; c
   const blocks: unknown[] = [section(text), { type: 'context', elements: [{ type: 'mrkdwn', text: hint }] }];
   if (input.choices?.length) {
     const elements = input.choices.slice(0, 25).map((choice, i) =>
-      button(`${ACTION.answer}_${i}`, choice === input.recommended ? `${choice} (recommended)` : choice, JSON.stringify({ q: input.questionId, c: choice }), choice === input.recommended ? 'primary' : undefined),
+      // The value names the question and the choice's index, never the choice itself: a choice may
+      // be longer than the 2,000 characters a value holds, and a cut value would not parse.
+      button(`${ACTION.answer}_${i}`, choice === input.recommended ? `${choice} (recommended)` : choice, answerValue(input.questionId, i), choice === input.recommended ? 'primary' : undefined),
     );
     blocks.push({ type: 'actions', block_id: 'answer', elements });
   }
   return { text, blocks };
+}
+
+/** A choice button's value: `{"q": questionId, "i": index}`. */
+export function answerValue(questionId: string, index: number): string {
+  return JSON.stringify({ q: questionId, i: index });
+}
+
+/** Reads a choice button's value; undefined when it is not one of ours. */
+export function parseAnswerValue(value: string): { q: string; i: number } | undefined {
+  try {
+    const parsed = JSON.parse(value) as { q?: unknown; i?: unknown };
+    return typeof parsed.q === 'string' && Number.isInteger(parsed.i) ? { q: parsed.q, i: parsed.i as number } : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The question once answered: the buttons give way to who answered what. */
@@ -48,9 +65,12 @@ export function answeredMessage(question: string, who: string, answer: string): 
 }
 
 /** The status message, edited in place: what the run is doing now and for how long, with a Stop button while it runs. */
-export function statusMessage(input: { repo: string; step: string; elapsed: string; link: string; active: boolean; icon: string }): SlackText {
-  const text = `${input.icon} *${escapeMrkdwn(input.repo)}*: ${input.step} · ${input.elapsed} · <${input.link}|session page>`;
-  const blocks: unknown[] = [section(text)];
+export function statusMessage(input: { repo: string; step: string; elapsed: string; link: string; active: boolean; icon: string; note?: string }): SlackText {
+  const line = `${input.icon} *${escapeMrkdwn(input.repo)}*: ${input.step} · ${input.elapsed} · <${input.link}|session page>`;
+  // The note (refused network access, already escaped) goes under the status line.
+  const text = input.note ? `${line}\n:no_entry_sign: ${input.note}` : line;
+  const blocks: unknown[] = [section(line)];
+  if (input.note) blocks.push({ type: 'context', elements: [{ type: 'mrkdwn', text: truncate(`:no_entry_sign: ${input.note}`, 3000) }] });
   if (input.active) blocks.push({ type: 'actions', block_id: 'status', elements: [button(ACTION.stop, 'Stop', 'stop', 'danger')] });
   return { text, blocks };
 }

@@ -26,3 +26,14 @@ export function describeEgressBlock(block: { host: string; port: number; reason:
   const host = block.host.includes(':') ? `[${block.host}]` : block.host;
   return `${host}:${block.port} (${describeEgressRefusal(block.reason)})`;
 }
+
+/**
+ * The line a thread's status shows for the hosts a session's sandbox was refused, so a person can
+ * allow them. `blocked` holds describeEgressBlock texts, oldest first.
+ */
+export function egressBlockedNote(blocked: readonly string[]): string | undefined {
+  if (blocked.length === 0) return undefined;
+  const shown = blocked.slice(0, 5).join(', ');
+  const more = blocked.length > 5 ? ` and ${blocked.length - 5} more` : '';
+  return `Network access refused: ${shown}${more}. If the work needs them, an admin can add them to SANDBOX_EGRESS_ALLOW.`;
+}

@@ -4,6 +4,9 @@ import { commitIdentity, type Actor } from '../core/actor.ts';
 import { describeError, isPatchbayError } from '../core/errors.ts';
 import type { EventOf, StoredEvent } from '../core/events.ts';
 import type { LivePublisher } from '../core/live-events.ts';
+import type { GitCredentials, PublishedPullRequest, Publisher } from '../core/publisher.ts';
+import type { RunLog } from '../core/run-log.ts';
+import type { SessionRecord } from '../core/session-record.ts';
 import { runAgent, type RunLimits, type RunOutcome, type ToolExecutor } from '../agent/agent-runner.ts';
 import { systemPrompt } from '../agent/system-prompt.ts';
 import { branchName } from '../git/branch-name.ts';
@@ -11,8 +14,6 @@ import { commitAll } from '../git/commit-all.ts';
 import { prepareWorkspace } from '../git/prepare-workspace.ts';
 import { pushBranch } from '../git/push-branch.ts';
 import type { ModelProvider } from '../models/model-provider.ts';
-import type { SessionRecord } from '../sessions/session-record.ts';
-import type { SessionStore } from '../sessions/session-store.ts';
 import { createLiveText } from './live-text.ts';
 import { estimateCostUsd } from '../models/model-catalog.ts';
 import type { GateDecision } from '../core/evidence.ts';
@@ -24,7 +25,8 @@ import { loadKnowledge, type LoadedKnowledge } from './knowledge/load-knowledge.
 import { routeTask, type Route } from './route-task.ts';
 
 export type HarnessDeps = {
-  store: SessionStore;
+  /** Where the session is read and every step of its run is written (the session store). */
+  store: RunLog;
   sandboxes: SandboxProvider;
   model: ModelProvider;
   tools: ToolExecutor;
@@ -38,29 +40,12 @@ export type HarnessDeps = {
   protectedBranches?: string[];
   /** Base URL of the web page, for links in commit messages. */
   publicUrl?: string;
-  /** Environment for the host's network git calls on this repo (credentials), if it needs any. */
-  gitEnv?: (repo: string, signal: AbortSignal) => Promise<Record<string, string> | undefined>;
-  /**
-   * Opens or updates the pull request for a pushed branch (the GitHub integration). Returns the PR,
-   * or undefined when the repo is not one it publishes to. Must be idempotent per branch.
-   */
-  publish?: (input: PublishInput) => Promise<{ url: string; number: number } | undefined>;
+  /** Credentials for the host's network git calls, asked in order; the first that has some for a repo wins. */
+  gitCredentials?: readonly GitCredentials[];
+  /** Called in order after a push (the GitHub integration opens or updates the pull request). */
+  publishers?: readonly Publisher[];
   /** Repo knowledge, setup, checks, verifier and budgets. Without it a finished run is pushed unchecked. */
   gates?: GateDeps;
-};
-
-export type PublishInput = {
-  session: SessionRecord;
-  branch: string;
-  baseBranch: string;
-  commit: string;
-  summary: string;
-  signal: AbortSignal;
-  /**
-   * The gate's decision on `commit`: the publisher marks the PR ready only when `ready`, else keeps
-   * or turns it draft, publishes the commit status and the evidence. Absent when nothing was checked.
-   */
-  gate?: GateDecision;
 };
 
 /**
@@ -102,7 +87,7 @@ export async function runSession(sessionId: string, deps: HarnessDeps, signal: A
         model: deps.model,
         tools: deps.tools,
         sandbox,
-        store,
+        runLog: store,
         signal,
         log,
         limits: { ...deps.limits, ...(await budgetLimits(sessionId, deps, prepared.route)) },
@@ -215,7 +200,7 @@ async function settle({ session, outcome, workspace, sandbox, deps, signal, log,
  * its job to another worker: the status stays as it is (a message after a stop may have queued the
  * session again), and the queue's retry resumes the run from the database.
  */
-async function noteAbort(sessionId: string, store: SessionStore, log: Logger): Promise<void> {
+async function noteAbort(sessionId: string, store: RunLog, log: Logger): Promise<void> {
   const status = (await store.get(sessionId))?.status;
   if (status !== 'cancelled') log.warn({ status }, 'run interrupted without a stop; leaving the session for the queue to resume');
 }
@@ -225,7 +210,7 @@ async function ensureWorkspace(session: SessionRecord, deps: HarnessDeps, signal
   const workspaceDir = deps.sandboxes.hostPath?.(session.id);
   if (!workspaceDir) throw new Error(`the ${deps.sandboxes.kind} sandbox has no host workspace for the harness's git work`);
   const branch = session.branch ?? branchName(session.id, session.title);
-  const env = await deps.gitEnv?.(session.repo, signal);
+  const env = await gitEnvFor(session.repo, deps, signal);
   const prepared = await prepareWorkspace({
     ...(env && { env }),
     repo: session.repo,
@@ -281,7 +266,7 @@ async function pushAndPublish(
   gate: GateDecision | undefined,
 ): Promise<{ commit?: string; prUrl?: string }> {
   const { store } = deps;
-  const env = await deps.gitEnv?.(session.repo, signal);
+  const env = await gitEnvFor(session.repo, deps, signal);
   const pushed = await pushBranch({
     ...(env && { env }),
     sandbox,
@@ -304,15 +289,19 @@ async function pushAndPublish(
   // The gate judged the workspace's HEAD; a decision about any other commit is no decision.
   const decision = gate && gate.commit === pushed.commit ? gate : undefined;
   const current = (await store.get(session.id)) ?? session;
-  const pr = await deps.publish?.({
-    session: current,
-    branch: workspace.branch,
-    baseBranch: workspace.baseBranch,
-    commit: pushed.commit,
-    summary,
-    signal,
-    ...(decision && { gate: decision }),
-  });
+  let pr: PublishedPullRequest | undefined;
+  for (const publisher of deps.publishers ?? []) {
+    const published = await publisher.publish({
+      session: current,
+      branch: workspace.branch,
+      baseBranch: workspace.baseBranch,
+      commit: pushed.commit,
+      summary,
+      signal,
+      ...(decision && { gate: decision }),
+    });
+    pr ??= published;
+  }
   if (pr) {
     await store.commitStep(session.id, {
       events: [{ event: { type: 'pr-opened', url: pr.url, number: pr.number, branch: workspace.branch, commit: pushed.commit }, dedupeKey: `pr:${pushed.commit}` }],
@@ -413,7 +402,7 @@ async function budgetLimits(sessionId: string, deps: HarnessDeps, route: Route |
 }
 
 /** A budget reached is a question, not a failure: "spent $X of $Y; continue?" */
-async function pauseForBudget(sessionId: string, budget: { kind: 'cost' | 'time'; spent: number; limit: number }, store: SessionStore) {
+async function pauseForBudget(sessionId: string, budget: { kind: 'cost' | 'time'; spent: number; limit: number }, store: RunLog) {
   const events = await store.events(sessionId, { types: ['usage', 'budget-reached'] });
   const total = costOf(events);
   const previous = events.filter((e) => e.event.type === 'budget-reached').length;
@@ -474,4 +463,13 @@ function costOf(events: readonly StoredEvent[]): number {
   let usd = 0;
   for (const { event } of events) if (event.type === 'usage') usd += estimateCostUsd(event.model, event) ?? 0;
   return usd;
+}
+
+/** The git environment of the first credentials provider that has one for this repository. */
+async function gitEnvFor(repo: string, deps: HarnessDeps, signal: AbortSignal): Promise<Record<string, string> | undefined> {
+  for (const credentials of deps.gitCredentials ?? []) {
+    const env = await credentials.gitEnv(repo, signal);
+    if (env) return env;
+  }
+  return undefined;
 }

@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { Sandbox } from '../../../sandbox/sandbox.ts';
 import type { EventOf, StoredEvent } from '../../core/events.ts';
 import { verdictCriteria, verdictPassed, verdictTotal } from '../../core/verdict.ts';
-import type { SessionStore } from '../../sessions/session-store.ts';
+import type { RunLog } from '../../core/run-log.ts';
 import type { CheckRun } from '../checks/check-store.ts';
 import { describeFailure, failureSignature, runCheckCommand, setupFailureReason } from '../checks/run-checks.ts';
 import type { KnownCommand } from '../knowledge/knowledge-document.ts';
@@ -14,7 +14,7 @@ import { harnessActor, lastHumanSeq, outsideTaskMarker, taskText } from './harne
 
 export type GateContext = {
   sessionId: string;
-  store: SessionStore;
+  store: RunLog;
   gates: GateDeps;
   sandbox: Sandbox;
   knowledge: LoadedKnowledge | undefined;

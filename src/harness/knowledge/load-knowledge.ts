@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { defaultBranch, mirrorPath, normalizeRepo, resolveBranch, resolveRepo, withMirrorLock } from '../../git/mirror.ts';
-import { runGit } from '../../git/run-git.ts';
+import { runHostGit as runGit } from '../../git/host-git.ts';
 import { extractKnowledge, wantsFile } from './extract-knowledge.ts';
 import type { KnowledgeDocument, Lesson } from './knowledge-document.ts';
 import { effectiveKnowledge, type KnowledgeStore } from './knowledge-store.ts';
