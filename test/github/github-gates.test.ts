@@ -6,7 +6,7 @@ import { startFakeGitHub, type FakeGitHub } from '../fakes/fake-github.ts';
 import { issueCommentEvent, prCommentEvent, sendWebhook } from '../fakes/fake-github-webhooks.ts';
 import { createRemote, git, type RemoteFixture } from '../git/git-fixture.ts';
 import { waitFor, waitForStatus } from '../helpers/patchbay-fixture.ts';
-import { passingVerdict, scriptedVerifier, verdict } from '../helpers/scripted-verifier.ts';
+import { passingVerdict, verdict } from '../helpers/scripted-verifier.ts';
 import { startGitHubPatchbay, webhookSecret, type GitHubPatchbay } from './github-fixture.ts';
 
 const owner = 'octo-org';
@@ -37,12 +37,19 @@ describe('the review gate on GitHub (fake GitHub REST + GraphQL schema, real Pat
   let app: GitHubPatchbay;
   let alice: ReturnType<FakeGitHub['addUser']>;
   const where = { owner, repo, installationId };
-  const verifier = scriptedVerifier(
-    passingVerdict, // the bug fix
-    verdict([2, 1, 2, 0], 'Rewrites add beyond the request.', { scope: 'rewrote add.js style that nobody asked about', completeness: 'the docs were not updated' }),
-    verdict([2, 1, 2, 0], 'Still rewrites more than asked.', { scope: 'still restyles add.js wholesale' }),
-    passingVerdict,
-  );
+  // Judges from what its prompt shows: the tidy-up task fails review twice, everything else passes.
+  const verifier = createScriptedProvider({
+    model: 'scripted-verifier',
+    scenario: (messages) => {
+      const prompt = (messages[0] as { content: string }).content;
+      const v = !prompt.includes('tidy')
+        ? passingVerdict
+        : prompt.includes('// reworked')
+          ? verdict([2, 1, 2, 0], 'Still rewrites more than asked.', { scope: 'still restyles add.js wholesale' })
+          : verdict([2, 1, 2, 0], 'Rewrites add beyond the request.', { scope: 'rewrote add.js style that nobody asked about', completeness: 'the docs were not updated' });
+      return { toolCalls: [{ name: 'record_verdict', input: v }] };
+    },
+  });
 
   beforeAll(async () => {
     fake = await startFakeGitHub();

@@ -169,23 +169,23 @@ export async function gateCommit(ctx: GateContext, input: { commit: string; base
     ].join('\n'));
     return { kind: 'run-again' };
   }
-  if (verdict.outcome === 'failed') {
-    return {
-      kind: 'publish',
-      decision,
-      question: {
-        text: [`The reviewer did not pass the change after a rework (${verdict.total}/8), so the pull request stays a draft.`, '', quoteVerdict(verdict), '', 'Keep it as a draft, try another approach, or stop?'].join('\n'),
-        choices: ['Keep it as a draft', 'Try another approach', 'Stop'],
-        recommended: 'Keep it as a draft',
-      },
-    };
-  }
   if (stuck) {
     return {
       kind: 'publish',
       decision,
       question: {
         text: [`Checks still fail and I stopped: ${stuck}.`, '', ...failures.map((f) => `> \`${f.command}\` exit ${f.exitCode}`), '', 'The pull request stays a draft. Keep it as a draft, try another approach, or stop?'].join('\n'),
+        choices: ['Keep it as a draft', 'Try another approach', 'Stop'],
+        recommended: 'Keep it as a draft',
+      },
+    };
+  }
+  if (verdict.outcome === 'failed') {
+    return {
+      kind: 'publish',
+      decision,
+      question: {
+        text: [`The reviewer did not pass the change after a rework (${verdict.total}/8), so the pull request stays a draft.`, '', quoteVerdict(verdict), '', 'Keep it as a draft, try another approach, or stop?'].join('\n'),
         choices: ['Keep it as a draft', 'Try another approach', 'Stop'],
         recommended: 'Keep it as a draft',
       },
