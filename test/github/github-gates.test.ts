@@ -22,7 +22,8 @@ function decide(messages: readonly ModelMessage[]): ScriptedTurn {
   const text = last >= 0 ? (messages[last] as { content: string }).content : '';
   const turn = messages.slice(last + 1).filter((m) => m.role === 'assistant').length;
   const step = (...turns: ScriptedTurn[]) => turns[Math.min(turn, turns.length - 1)]!;
-  if (text.includes('checks on your commit') && text.includes('multiply')) return step({ text: 'I could not make multiply work.' });
+  const asked = messages.flatMap((m) => (m.role === 'user' && !m.content.includes('checks on your commit') ? [m.content] : [])).at(-1) ?? '';
+  if (text.includes('checks on your commit') && asked.includes('multiply')) return step({ text: 'I could not make multiply work.' });
   if (text.includes('checks on your commit')) return step(write('add.js', 'module.exports = (a, b) => a + b;\n'), { text: 'Fixed add for real.' });
   if (text.includes('independent reviewer')) return step(write('add.js', 'module.exports = (a, b) => a + b; // reworked\n'), { text: 'Reworked as the reviewer asked.' });
   if (text.includes('multiply')) return step(write('add.js', 'module.exports = (a, b) => a * b;\n'), { text: 'Added multiply.' });
