@@ -219,7 +219,7 @@ export function createSlackInbound(deps: SlackInboundDeps) {
 
   return {
     /** An app_mention or a message event (DMs, thread replies). */
-    async onMessage(teamId: string, received: SlackMessageEvent): Promise<Normalized> {
+    async onMessage(teamId: string, received: SlackMessageEvent, attempt = 1): Promise<Normalized> {
       // A message that mentions the bot is a mention, whichever of its two events (message,
       // app_mention) arrived first: the pipeline keeps one per message.
       const event = received.type === 'message' && received.text?.includes(`<@${deps.botUserId}>`) ? { ...received, type: 'app_mention' } : received;
@@ -239,10 +239,10 @@ export function createSlackInbound(deps: SlackInboundDeps) {
         return resolvePending(pending!, actor, text);
       }
       if (CONNECT_GITHUB.test(text)) return connectGitHub(event, thread);
-      await web.reactions.add({ channel: event.channel, timestamp: event.ts, name: 'eyes' }).catch((error: unknown) => {
-        // A retry finds the reaction there already; anything else is worth a line but not a failure.
-        if ((error as { data?: { error?: string } }).data?.error !== 'already_reacted') deps.log.warn({ err: error }, 'could not add the 👀 reaction');
-      });
+      // The 👀 goes on with the first attempt only: a retry would find it there already.
+      if (attempt === 1) {
+        await web.reactions.add({ channel: event.channel, timestamp: event.ts, name: 'eyes' }).catch((error: unknown) => deps.log.warn({ err: error }, 'could not add the 👀 reaction'));
+      }
       const actor = await actors.get(event.user!);
       return routeRequest(thread, actor, text, findRepoMentions(text));
     },
@@ -306,7 +306,7 @@ export function createSlackSurface(deps: { inbound: () => SlackInbound | undefin
       if (body.type === 'event_callback') {
         const { event, team_id } = body as EventCallback;
         if (!event || (event.type !== 'message' && event.type !== 'app_mention')) return ignore(`event ${event?.type ?? 'without a type'} is not one Patchbay handles`);
-        return inbound.onMessage(team_id ?? event.team ?? 'unknown', event);
+        return inbound.onMessage(team_id ?? event.team ?? 'unknown', event, delivery.attempt);
       }
       if (body.type === 'block_actions') {
         const click = body as BlockActions;

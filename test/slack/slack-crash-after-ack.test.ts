@@ -44,7 +44,7 @@ describe('a Slack event acknowledged just before the server is killed', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  it('is worked after a restart: SIGKILL right after the ack loses nothing', { timeout: 120_000 }, async () => {
+  it('is worked after a restart: SIGKILL right after the ack loses nothing', { timeout: 300_000 }, async () => {
     const env = {
       DATABASE_URL: database.url,
       DATA_DIR: join(dir, 'data'),
@@ -72,7 +72,7 @@ describe('a Slack event acknowledged just before the server is killed', () => {
 
     const second = await startServer(env);
     children.push(second.child);
-    const reply = await waitFor(async () => slack.thread(CHANNEL, mention.ts)[0], 'the reply after the restart', 90_000);
+    const reply = await waitFor(async () => slack.thread(CHANNEL, mention.ts)[0], 'the reply after the restart', 240_000);
     expect(reply.text).toBe('Please paste the public GitHub repository URL');
     expect(slack.reactions.filter((r) => r.timestamp === mention.ts)).toHaveLength(1);
     second.child.kill('SIGTERM');
