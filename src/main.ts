@@ -71,6 +71,9 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
       log,
       ttlMinutes: config.sandbox.ttlMinutes,
       mode: config.sandbox.kind === 'local' ? 'bwrap' : 'unsafe-local',
+      limits: config.sandbox.limits,
+      limitMode: config.sandbox.limitMode,
+      usrLocal: config.sandbox.usrLocal,
       ...(config.sandbox.network === 'proxy' && { egress: egress.options }),
     });
     cleanups.push(() => sandboxes.close());
