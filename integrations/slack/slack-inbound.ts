@@ -1,6 +1,6 @@
 import type { WebClient } from '@slack/web-api';
 import type { Logger } from 'pino';
-import type { IntegrationContext } from '../integration.ts';
+import type { IntegrationContext } from '../integration-module.ts';
 import type { Actor } from '../../src/core/actor.ts';
 import { describeError } from '../../src/core/errors.ts';
 import { chooseCandidate, findRepoMentions, recommendRepo, type RepoMention } from './repo-mention.ts';
