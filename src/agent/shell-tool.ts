@@ -48,7 +48,9 @@ export function createShellTool(options: ShellToolOptions = {}): Tool<ShellInput
 function formatResult(result: ExecResult, timeoutMs: number, maxChars: number): string {
   const head = result.aborted
     ? 'Command aborted: the run was stopped and the command was killed.'
-    : result.timedOut
+    : result.limit
+      ? `Sandbox limit reached: ${result.limit.message}. Exit code: ${result.exitCode ?? 'none (killed)'}`
+      : result.timedOut
       ? `Command timed out after ${timeoutMs / 1000}s and was killed. Pass a larger timeout, or run it in the background with output to a file.`
       : `Exit code: ${result.exitCode ?? 'none (killed by a signal)'}`;
   // Each stream gets half the budget plus whatever the other leaves unused.

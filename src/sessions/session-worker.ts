@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import { runSession, type HarnessDeps } from '../harness/run-session.ts';
 import type { EventBus } from './event-bus.ts';
 import type { RunQueue } from './run-queue.ts';
+import type { SessionStore } from './session-store.ts';
 
 /**
  * Takes runs from the durable queue and drives each through the harness. A stop request reaches
@@ -10,18 +11,19 @@ import type { RunQueue } from './run-queue.ts';
 export async function startSessionWorker(deps: {
   queue: RunQueue;
   bus: EventBus;
+  store: SessionStore;
   harness: HarnessDeps;
   log: Logger;
   concurrency?: number;
 }): Promise<() => void> {
-  const { queue, bus, harness, log } = deps;
+  const { queue, bus, store, harness, log } = deps;
   await queue.work(
     async ({ sessionId }, jobSignal) => {
       const controller = new AbortController();
       const unsubscribe = bus.subscribe(sessionId, (notice) => {
         if (notice.type !== 'status-changed') return;
         // Caught: an unhandled rejection here (a database blip) would take the whole worker down.
-        harness.store.get(sessionId).then(
+        store.get(sessionId).then(
           (session) => {
             if (session?.status === 'cancelled') controller.abort(new Error('stopped'));
           },
@@ -46,7 +48,7 @@ export async function startSessionWorker(deps: {
   await queue.workGivenUp(async ({ sessionId, attempts }) => {
     const reason = `the run was given up after ${attempts} attempts (its worker kept crashing or could not reach the database); send a message to try again`;
     log.error({ sessionId, attempts }, 'run given up');
-    await harness.store.transition(sessionId, 'fail', {
+    await store.transition(sessionId, 'fail', {
       reason,
       patch: { error: reason },
       events: [{ event: { type: 'error', code: 'run_given_up', message: reason } }],
@@ -56,7 +58,7 @@ export async function startSessionWorker(deps: {
   // A session whose run never reached the queue (the process died between writing the session and
   // enqueueing it) is picked up here; the queue keeps a single run per session, so extra asks are free.
   const sweep = async () => {
-    for (const sessionId of await harness.store.idleQueued(30)) await queue.enqueue(sessionId);
+    for (const sessionId of await store.idleQueued(30)) await queue.enqueue(sessionId);
   };
   const timer = setInterval(() => void sweep().catch((error: unknown) => log.warn({ err: error }, 'queued-session sweep failed')), 60_000);
   timer.unref();

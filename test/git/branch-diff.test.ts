@@ -66,6 +66,8 @@ describe('the diff of a pushed branch, read from the host mirror', () => {
   it('gives one commit against its parent, and nothing for a commit not on the branch', async () => {
     const one = await read({ commit: first.slice(0, 12) });
     expect(one?.files.map((f) => f.path)).toEqual(['a.ts', 'new.py']);
+    const two = await read({ commit: head });
+    expect(two?.files.map((f) => [f.path, f.status])).toEqual([['logo.bin', 'added'], ['new-name.md', 'renamed']]);
     expect(await read({ commit: 'f'.repeat(40) })).toBeUndefined();
     expect(await read({ base: 'e'.repeat(40) })).toBeUndefined();
     // Not a SHA: never reaches git as an option or a revision expression.

@@ -64,6 +64,8 @@ describe('the page behind an API token, with checks per commit, in Chromium', ()
     if (started.kind !== 'started') throw new Error(started.kind);
     const id = started.session.id;
     await fx.store.transition(id, 'start');
+    // Signed in as the page does it (on its own, whether or not the test above ran).
+    expect((await browser.context.request.post(`${base}/api/auth`, { data: { token } })).status()).toBe(204);
     const { page, problems } = await openPage(browser.context, `${base}/sessions/${id}`);
     await page.locator('#status .badge[data-status="running"]').waitFor();
     await page.keyboard.press('3');
