@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import { loadConfig } from '../../src/config.ts';
-import { startPatchbay, type Patchbay } from '../../src/main.ts';
+import { startPatchbay, type Patchbay, type StartOptions } from '../../src/main.ts';
 import type { ModelProvider } from '../../src/models/model-provider.ts';
 import { buildIntegrations } from '../../src/wire-integrations.ts';
 import type { FakeGitHub } from '../fakes/fake-github.ts';
@@ -18,7 +18,7 @@ export async function startGitHubPatchbay(
   fake: FakeGitHub,
   model: ModelProvider | undefined,
   env: Record<string, string> = {},
-  options: { verifierModel?: ModelProvider } = {},
+  options: Pick<StartOptions, 'inbound'> & { verifierModel?: ModelProvider } = {},
 ): Promise<GitHubPatchbay> {
   const dataDir = await mkdtemp(join(tmpdir(), 'patchbay-gh-'));
   const database = await createTestDatabase();
@@ -44,6 +44,7 @@ export async function startGitHubPatchbay(
     ...(model && { model }),
     ...(options.verifierModel && { verifierModel: options.verifierModel }),
     queue: { pollingIntervalSeconds: 0.5 },
+    ...options,
     integrations: (context) => buildIntegrations(config, context),
   });
   return {
