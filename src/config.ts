@@ -34,6 +34,8 @@ export const envSchema = z.object({
   QUEUE_HEARTBEAT_SECONDS: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(10).default(30)),
   /** How often the queue looks for crashed runs. */
   QUEUE_MONITOR_SECONDS: positiveInt(15),
+  /** On SIGTERM, how long running steps get to finish before their runs are handed back to the queue. */
+  SHUTDOWN_GRACE_SECONDS: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(0).default(10)),
   RUN_MAX_MINUTES: positiveInt(60),
   RUN_MAX_TOKENS: positiveInt(5_000_000),
   RUN_MAX_TOOL_CALLS: positiveInt(500),
@@ -49,7 +51,7 @@ export type Config = {
   logLevel: Env['LOG_LEVEL'];
   model: ModelProviderConfig & { scenarioPath?: string };
   sandbox: { kind: Env['SANDBOX']; network: Env['SANDBOX_NETWORK']; ttlMinutes: number };
-  worker: { concurrency: number; heartbeatSeconds: number; monitorIntervalSeconds: number };
+  worker: { concurrency: number; heartbeatSeconds: number; monitorIntervalSeconds: number; shutdownGraceMs: number };
   limits: { maxWallMs: number; maxTokens: number; maxToolCalls: number };
   /** Present when SLACK_BOT_TOKEN is set. */
   slack?: SlackConfig;
@@ -76,7 +78,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     logLevel: e.LOG_LEVEL,
     model: { ...modelConfigFromEnv(e), ...(e.SCRIPTED_SCENARIO && { scenarioPath: resolve(e.SCRIPTED_SCENARIO) }) },
     sandbox: { kind: e.SANDBOX, network: e.SANDBOX_NETWORK, ttlMinutes: e.SANDBOX_TTL_MINUTES },
-    worker: { concurrency: e.WORKER_CONCURRENCY, heartbeatSeconds: e.QUEUE_HEARTBEAT_SECONDS, monitorIntervalSeconds: e.QUEUE_MONITOR_SECONDS },
+    worker: { concurrency: e.WORKER_CONCURRENCY, heartbeatSeconds: e.QUEUE_HEARTBEAT_SECONDS, monitorIntervalSeconds: e.QUEUE_MONITOR_SECONDS, shutdownGraceMs: e.SHUTDOWN_GRACE_SECONDS * 1000 },
     limits: { maxWallMs: e.RUN_MAX_MINUTES * 60_000, maxTokens: e.RUN_MAX_TOKENS, maxToolCalls: e.RUN_MAX_TOOL_CALLS },
     ...withSlack(slackConfigFromEnv(e)),
     ...withGitHub(githubConfigFromEnv(e)),

@@ -42,6 +42,8 @@ export function renderEvent({ event }: StoredEvent): string | undefined {
       return `  (compacted ${event.messagesReplaced} earlier messages into a summary)`;
     case 'error':
       return `✗ ${event.message} [${event.code}]`;
+    case 'run-resumed':
+      return `  (${event.reason})`;
     default: {
       const _never: never = event;
       return _never;

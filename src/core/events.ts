@@ -94,6 +94,8 @@ export const SessionEvent = z.discriminatedUnion('type', [
     messagesReplaced: z.number().int().nonnegative(),
   }),
   z.object({ type: z.literal('error'), code: z.string(), message: z.string() }),
+  /** A run that was interrupted (its worker crashed or shut down) and is taken up again from the log. */
+  z.object({ type: z.literal('run-resumed'), reason: z.string() }),
 ]);
 export type SessionEvent = z.infer<typeof SessionEvent>;
 export type SessionEventType = SessionEvent['type'];

@@ -1,5 +1,6 @@
 import pg from 'pg';
 import type { Logger } from 'pino';
+import { throttleLog } from '../core/log-throttle.ts';
 import { EVENTS_CHANNEL } from './session-store.ts';
 
 /** A note that an event was written. Readers fetch the event itself from the log. */
@@ -22,6 +23,7 @@ export async function createEventBus(options: { url: string; log: Logger; reconn
   const listeners = new Map<string, Set<EventListener>>();
   let client: pg.Client | undefined;
   let closed = false;
+  const lost = throttleLog((fields, message) => log.warn(fields, message));
 
   const dispatch = (payload: string | undefined) => {
     const match = /^(.+):(\d+):([a-z-]+)$/.exec(payload ?? '');
@@ -49,7 +51,7 @@ export async function createEventBus(options: { url: string; log: Logger; reconn
     const drop = (error: unknown) => {
       if (dropped) return;
       dropped = true;
-      if (retry) log.warn({ err: error }, 'event bus connection lost; reconnecting');
+      if (retry) lost({ err: error }, 'event bus connection lost; reconnecting');
       next.end().catch(() => undefined);
       if (client === next) client = undefined;
       // Every failed attempt schedules the next: one refused reconnect must not end the bus for good.

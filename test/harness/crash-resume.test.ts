@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -75,7 +75,9 @@ describe('a worker killed with SIGKILL mid-run', () => {
     expect(created.status).toBe(201);
     const { id } = (await created.json()) as { id: string };
 
-    await waitFor(async () => (await store.events(id, { types: ['tool-start'] })).length > 0, 'the slow step to start');
+    // Killed only once the command is proven to run: its first line is in the workspace.
+    const runsLog = join(env.DATA_DIR, 'workspaces', id, 'runs.log');
+    await waitFor(() => readFile(runsLog, 'utf8').then((text) => text === 'run\n', () => false), 'the slow command to start');
     first.child.kill('SIGKILL');
     await new Promise((resolve) => first.child.once('exit', resolve));
     expect((await store.get(id))?.status).toBe('running');
@@ -91,13 +93,21 @@ describe('a worker killed with SIGKILL mid-run', () => {
 
     const events = await store.events(id);
     expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
-    const count = (type: string) => events.filter((e) => e.event.type === type).length;
-    expect(count('workspace-ready')).toBe(1);
-    expect(count('tool-start')).toBe(2);
-    expect(count('tool-end')).toBe(2);
-    expect(count('assistant-message')).toBe(2);
-    expect(count('usage')).toBe(3);
-    expect(count('branch-pushed')).toBe(1);
+    const counts: Record<string, number> = {};
+    for (const e of events) counts[e.event.type] = (counts[e.event.type] ?? 0) + 1;
+    expect(counts).toEqual({
+      'session-created': 1,
+      'user-message': 1,
+      'status-changed': 2,
+      'workspace-ready': 1,
+      'run-resumed': 1,
+      'tool-start': 2,
+      'tool-end': 2,
+      'assistant-message': 2,
+      'usage': 3,
+      'diff-updated': 1,
+      'branch-pushed': 1,
+    });
     const transcript = await store.transcript(id);
     expect(transcript.filter((m) => m.message.role === 'tool').map((m) => m.message.role === 'tool' && m.message.toolCallId)).toEqual(['call_slow', 'call_write']);
 
