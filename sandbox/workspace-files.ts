@@ -1,4 +1,4 @@
-import { constants } from 'node:fs';
+import { constants, type Stats } from 'node:fs';
 import { lstat, open, readdir, realpath } from 'node:fs/promises';
 import path from 'node:path';
 import { PatchbayError } from '../src/core/errors.ts';
@@ -29,11 +29,13 @@ export function createWorkspaceFiles(root: string, workdir: string): WorkspaceFi
     async readFile(input) {
       const real = await resolveExisting(root, toWorkspaceRelative(input, workdir), input);
       // O_NOFOLLOW and checks on the open file: a symlink swapped in after resolving fails instead
-      // of escaping, and a huge file the model made cannot exhaust the host's memory.
-      const handle = await open(real, constants.O_RDONLY | constants.O_NOFOLLOW);
+      // of escaping, and a huge file the model made cannot exhaust the host's memory. O_NONBLOCK:
+      // opening a FIFO returns at once (a blocking open would hold a libuv thread until a writer
+      // came), and the type check below refuses it before anything is read.
+      const handle = await open(real, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
       try {
         const stats = await handle.stat();
-        if (!stats.isFile()) throw new PatchbayError('invalid_input', `${input}: is not a regular file`);
+        if (!stats.isFile()) throw new PatchbayError('invalid_input', `${input}: is not a regular file (${fileKind(stats)}); only regular files can be read`);
         if (stats.size > MAX_READ_BYTES) {
           throw new PatchbayError(
             'invalid_input',
@@ -49,8 +51,19 @@ export function createWorkspaceFiles(root: string, workdir: string): WorkspaceFi
     async writeFile(input, content) {
       const target = await resolveForWrite(root, toWorkspaceRelative(input, workdir), input);
       // O_NOFOLLOW: a symlink swapped in after the checks makes the open fail instead of escaping.
-      const handle = await open(target, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW, 0o644);
+      // O_NONBLOCK and no O_TRUNC: a FIFO or device opens at once (or fails with ENXIO), is refused
+      // by type, and is never truncated; a regular file is truncated only after that check.
+      let handle;
       try {
+        handle = await open(target, constants.O_WRONLY | constants.O_CREAT | constants.O_NOFOLLOW | constants.O_NONBLOCK, 0o644);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === 'ENXIO') throw new PatchbayError('invalid_input', `${input}: is not a regular file (fifo); only regular files can be written`);
+        throw error;
+      }
+      try {
+        const stats = await handle.stat();
+        if (!stats.isFile()) throw new PatchbayError('invalid_input', `${input}: is not a regular file (${fileKind(stats)}); only regular files can be written`);
+        await handle.truncate(0);
         await handle.writeFile(content, 'utf8');
       } finally {
         await handle.close();
@@ -91,4 +104,13 @@ export function createWorkspaceFiles(root: string, workdir: string): WorkspaceFi
       return { hostPath: real, rel: relativeTo(realRoot, real) };
     },
   };
+}
+
+function fileKind(stats: Stats): string {
+  if (stats.isFIFO()) return 'fifo';
+  if (stats.isCharacterDevice()) return 'character device';
+  if (stats.isBlockDevice()) return 'block device';
+  if (stats.isSocket()) return 'socket';
+  if (stats.isDirectory()) return 'directory';
+  return 'special file';
 }

@@ -4,7 +4,7 @@ import { userInfo } from 'node:os';
 import { parseArgs } from 'node:util';
 import type { Actor } from './core/actor.ts';
 import { isPatchbayError } from './core/errors.ts';
-import { loadConfig, type Config } from './config.ts';
+import { configuredSecrets, loadConfig, type Config } from './config.ts';
 import { runDemo } from './cli/demo.ts';
 import { runTask } from './cli/run-task.ts';
 import { createLogger } from './logger.ts';
@@ -55,7 +55,7 @@ async function main(argv: string[]): Promise<number> {
 }
 
 async function serve(config: Config): Promise<number> {
-  const log = createLogger(config.logLevel);
+  const log = createLogger(config.logLevel, process.stdout, configuredSecrets(config));
   const stopRequested = ownShutdownSignals(log);
   const app = await startPatchbay(config, {
     log,

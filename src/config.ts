@@ -39,6 +39,10 @@ export const envSchema = z.object({
   RUN_MAX_MINUTES: positiveInt(60),
   RUN_MAX_TOKENS: positiveInt(5_000_000),
   RUN_MAX_TOOL_CALLS: positiveInt(500),
+  /** Let the API take a path on the server's disk as a repository (the CLI always can). */
+  PATCHBAY_ALLOW_LOCAL_REPOS: z.preprocess(emptyAsUndefined, z.enum(['true', 'false']).default('false')),
+  /** Comma-separated branches never pushed to, on top of main, master, the base and the default branch. */
+  PROTECTED_BRANCHES: z.preprocess(emptyAsUndefined, z.string().default('')),
 }).extend(modelEnvSchema.shape).extend(slackEnvSchema.shape).extend(githubEnvSchema.shape);
 export type Env = z.infer<typeof envSchema>;
 
@@ -53,6 +57,10 @@ export type Config = {
   sandbox: { kind: Env['SANDBOX']; network: Env['SANDBOX_NETWORK']; ttlMinutes: number };
   worker: { concurrency: number; heartbeatSeconds: number; monitorIntervalSeconds: number; shutdownGraceMs: number };
   limits: { maxWallMs: number; maxTokens: number; maxToolCalls: number };
+  /** The API accepts a path on the server's disk as a repository (PATCHBAY_ALLOW_LOCAL_REPOS). */
+  allowLocalRepos: boolean;
+  /** Branches no push may target (PROTECTED_BRANCHES), on top of main, master, the base and the default. */
+  protectedBranches: string[];
   /** Present when SLACK_BOT_TOKEN is set. */
   slack?: SlackConfig;
   github?: GitHubConfig;
@@ -80,6 +88,8 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     sandbox: { kind: e.SANDBOX, network: e.SANDBOX_NETWORK, ttlMinutes: e.SANDBOX_TTL_MINUTES },
     worker: { concurrency: e.WORKER_CONCURRENCY, heartbeatSeconds: e.QUEUE_HEARTBEAT_SECONDS, monitorIntervalSeconds: e.QUEUE_MONITOR_SECONDS, shutdownGraceMs: e.SHUTDOWN_GRACE_SECONDS * 1000 },
     limits: { maxWallMs: e.RUN_MAX_MINUTES * 60_000, maxTokens: e.RUN_MAX_TOKENS, maxToolCalls: e.RUN_MAX_TOOL_CALLS },
+    allowLocalRepos: e.PATCHBAY_ALLOW_LOCAL_REPOS === 'true',
+    protectedBranches: e.PROTECTED_BRANCHES.split(',').map((b) => b.trim()).filter(Boolean),
     ...withSlack(slackConfigFromEnv(e)),
     ...withGitHub(githubConfigFromEnv(e)),
   };
@@ -91,4 +101,29 @@ function withSlack(slack: SlackConfig | undefined): { slack?: SlackConfig } {
 
 function withGitHub(github: GitHubConfig | undefined): { github?: GitHubConfig } {
   return github ? { github } : {};
+}
+
+/**
+ * Every secret value in the config (tokens, keys, signing secrets, the database password), for the
+ * logger to redact by value. Found by name, so a setting added later is covered when named so.
+ */
+export function configuredSecrets(config: Config): string[] {
+  const found: string[] = [];
+  const walk = (value: unknown, key: string): void => {
+    if (typeof value === 'string') {
+      if (/(token|secret|key|password)$/i.test(key)) found.push(value);
+    } else if (value && typeof value === 'object') {
+      for (const [k, v] of Object.entries(value)) walk(v, k);
+    }
+  };
+  walk(config, '');
+  if (config.databaseUrl) {
+    try {
+      const password = decodeURIComponent(new URL(config.databaseUrl).password);
+      if (password) found.push(password);
+    } catch {
+      // An unparsable URL fails at connect; nothing to add.
+    }
+  }
+  return found;
 }

@@ -20,7 +20,59 @@ export const redactPaths = [
   'err.config.data',
 ];
 
-/** The one root logger. Library code gets it (or a child) as a parameter. */
-export function createLogger(level: string, destination: NodeJS.WritableStream = process.stdout): Logger {
-  return pino({ level, redact: { paths: redactPaths, censor: '[redacted]' } }, destination as pino.DestinationStream);
+const CENSOR = '[redacted]';
+
+/**
+ * Token shapes replaced wherever they appear in a line (a message, an error's text, a URL), since
+ * redaction by key misses a token pasted into a string: Slack (`xoxb-`, `xoxp-`, … and `xapp-`),
+ * GitHub (`ghs_`, `gho_`, `ghp_`, `ghu_`, `ghr_`, `github_pat_`), OpenAI/Anthropic-style `sk-` keys,
+ * and PEM private keys.
+ */
+const TOKEN_PATTERNS = [
+  /\bxox[a-z]-[A-Za-z0-9-]{6,}/g,
+  /\bxapp-[A-Za-z0-9-]{6,}/g,
+  /\bgh[opsur]_[A-Za-z0-9]{8,}/g,
+  /\bgithub_pat_[A-Za-z0-9_]{8,}/g,
+  /\bsk-[A-Za-z0-9_-]{8,}/g,
+  /-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----/g,
+];
+
+/** `scheme://user:password@host`: the credentials go, the rest of the URL stays. */
+const URL_CREDENTIALS = /\b([a-z][a-z0-9+.-]*:\/\/)[^\s/?#@"'<>]+@/gi;
+
+/** Secret values shorter than this are not matched by value (they would match ordinary text). */
+const MIN_SECRET_LENGTH = 8;
+
+/**
+ * Replaces every known secret value, token-shaped string and URL credential in `text`. Values are
+ * matched raw and as they appear inside a JSON string (escaped), since log lines are JSON.
+ */
+export function createValueRedactor(secrets: readonly string[] = []): (text: string) => string {
+  const forms = new Set<string>();
+  for (const secret of secrets) {
+    if (secret.length < MIN_SECRET_LENGTH) continue;
+    forms.add(secret);
+    forms.add(JSON.stringify(secret).slice(1, -1));
+  }
+  // Longest first, so a secret that contains another is replaced whole.
+  const escaped = [...forms].sort((a, b) => b.length - a.length).map((f) => f.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
+  const byValue = escaped.length ? new RegExp(escaped.join('|'), 'g') : undefined;
+  return (text) => {
+    let out = byValue ? text.replace(byValue, CENSOR) : text;
+    for (const pattern of TOKEN_PATTERNS) out = out.replace(pattern, CENSOR);
+    return out.replace(URL_CREDENTIALS, `$1${CENSOR}@`);
+  };
+}
+
+/**
+ * The one root logger. Library code gets it (or a child) as a parameter. `secrets` are the
+ * configured secret values: they are replaced wherever they appear in a line, as are token-shaped
+ * strings and credentials inside URLs.
+ */
+export function createLogger(level: string, destination: NodeJS.WritableStream = process.stdout, secrets: readonly string[] = []): Logger {
+  const redactValues = createValueRedactor(secrets);
+  return pino(
+    { level, redact: { paths: redactPaths, censor: CENSOR }, hooks: { streamWrite: redactValues } },
+    destination as pino.DestinationStream,
+  );
 }

@@ -129,6 +129,7 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
           network: config.sandbox.network,
           log,
           limits: config.limits,
+          protectedBranches: config.protectedBranches,
           publicUrl: config.publicUrl,
           ...hooks,
         },
@@ -151,7 +152,15 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
 
     const patchbay: Patchbay = { config, log, database, store, service, bus, queue, sandboxes, model, close, lost: database.lost };
     if (options.serve) {
-      const server = createServer({ service, store, bus, log, publicUrl: config.publicUrl, ...(config.apiToken && { apiToken: config.apiToken }) });
+      const server = createServer({
+        service,
+        store,
+        bus,
+        log,
+        publicUrl: config.publicUrl,
+        allowLocalRepos: config.allowLocalRepos,
+        ...(config.apiToken && { apiToken: config.apiToken }),
+      });
       cleanups.push(() => server.close());
       for (const module of modules) if (module.routes) await server.register(module.routes);
       patchbay.server = server;

@@ -10,13 +10,14 @@ let server: EmbeddedServer | undefined;
 
 /**
  * One embedded PostgreSQL for the whole run (the same code path `patchbay serve` uses with no
- * DATABASE_URL); each test file makes its own database on it. When DATABASE_URL is set, store tests
+ * DATABASE_URL); each test file makes its own database on it, owned by the same non-superuser app
+ * role Patchbay uses, so tests run with the privileges production has. When DATABASE_URL is set, store tests
  * run against that server as well.
  */
 export async function setup(project: TestProject): Promise<void> {
   // Several test runs may share a machine: take the first data directory no live run is using.
   for (let slot = 0; !server; slot++) {
-    const dataDir = join(tmpdir(), `patchbay-test-data-${slot}`);
+    const dataDir = join(tmpdir(), `patchbay-test-db-${slot}`);
     await mkdir(dataDir, { recursive: true });
     try {
       server = await startEmbeddedPostgres({ dataDir, log: pino({ level: 'warn' }) });
@@ -26,6 +27,7 @@ export async function setup(project: TestProject): Promise<void> {
     }
   }
   project.provide('embeddedDatabaseUrl', server.url);
+  project.provide('embeddedAdminUrl', server.adminUrl);
   project.provide('externalDatabaseUrl', process.env.DATABASE_URL ?? '');
 }
 
@@ -35,7 +37,10 @@ export async function teardown(): Promise<void> {
 
 declare module 'vitest' {
   export interface ProvidedContext {
+    /** The app role (no superuser) on its database: what Patchbay connects with. */
     embeddedDatabaseUrl: string;
+    /** The embedded superuser, for creating the per-file test databases. */
+    embeddedAdminUrl: string;
     externalDatabaseUrl: string;
   }
 }

@@ -1,4 +1,4 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { GitHubClient } from './github-client.ts';
@@ -63,25 +63,43 @@ export function githubRoutes(deps: {
     const oauth = deps.oauth;
     if (!oauth) return;
     const callbackUrl = `${oauth.publicUrl}/github/oauth/callback`;
+    const secureCookie = oauth.publicUrl.startsWith('https:');
 
     // The link is signed by Patchbay (see oauthStartLink), so nobody can bind their GitHub account
-    // to someone else's chat identity.
+    // to someone else's chat identity. The state is bound to the browser that opened the link (a
+    // random cookie whose hash it carries), so a link forwarded to someone else, or a state fed to
+    // another person's browser, cannot attach their GitHub account to the sender.
     app.get('/github/oauth/start', async (req, reply) => {
       const link = (req.query as { link?: string }).link;
       const actor = link ? oauth.box.verify(link) : undefined;
       if (!actor) return reply.code(400).type('text/plain').send('This sign-in link is invalid or expired. Ask Patchbay for a new one.');
-      const state = oauth.box.sign(actor, 10 * 60_000);
+      const nonce = randomBytes(32).toString('base64url');
+      const state = oauth.box.sign(JSON.stringify({ kind: 'oauth-state', actor, browser: digest(nonce) } satisfies OAuthState), OAUTH_STATE_TTL_MS);
       const url = new URL(`${oauth.gitUrl}/login/oauth/authorize`);
       url.searchParams.set('client_id', oauth.clientId);
       url.searchParams.set('redirect_uri', callbackUrl);
       url.searchParams.set('state', state);
+      reply.header('set-cookie', browserCookie(nonce, secureCookie, OAUTH_STATE_TTL_MS / 1000));
       return reply.redirect(url.toString(), 302);
     });
 
-    app.get('/github/oauth/callback', async (req, reply) => {
+    // The request log shows the route without its query: the code and state are credentials.
+    const withoutQuery = { req: (req: { method: string }) => ({ method: req.method, url: '/github/oauth/callback?[redacted]' }) };
+    app.get('/github/oauth/callback', { logSerializers: withoutQuery }, async (req, reply) => {
       const { code, state } = req.query as { code?: string; state?: string };
-      const actorKey = state ? oauth.box.verify(state) : undefined;
-      if (!code || !actorKey) return reply.code(400).type('text/plain').send('Sign-in failed: the request is invalid or expired.');
+      const claim = state ? parseState(oauth.box.verify(state)) : undefined;
+      if (!code || !claim) return reply.code(400).type('text/plain').send('Sign-in failed: the request is invalid or expired.');
+      const nonce = cookieValue(req.headers.cookie, OAUTH_COOKIE);
+      // Spent either way: a state is good for one try in one browser.
+      reply.header('set-cookie', browserCookie('', secureCookie, 0));
+      if (!nonce || !safeEqual(digest(nonce), claim.browser)) {
+        deps.log.warn({ actorKey: claim.actor }, 'GitHub sign-in refused: the callback came to a browser that did not open the sign-in link');
+        return reply
+          .code(400)
+          .type('text/plain')
+          .send('Sign-in failed: finish signing in in the same browser where you opened the link Patchbay sent you. Ask Patchbay for a new link if you need one.');
+      }
+      const actorKey = claim.actor;
       try {
         const { authentication } = await deps.client.app.oauth.createToken({ code, state: state!, redirectUrl: callbackUrl });
         const user = deps.client.forUser(authentication.token);
@@ -97,6 +115,45 @@ export function githubRoutes(deps: {
       }
     });
   };
+}
+
+const OAUTH_COOKIE = 'patchbay_oauth_browser';
+const OAUTH_STATE_TTL_MS = 10 * 60_000;
+
+/** What the signed OAuth state carries: whose sign-in, and a hash of the browser's cookie. */
+type OAuthState = { kind: 'oauth-state'; actor: string; browser: string };
+
+function parseState(payload: string | undefined): OAuthState | undefined {
+  if (payload === undefined) return undefined;
+  try {
+    const value = JSON.parse(payload) as Partial<OAuthState>;
+    return value.kind === 'oauth-state' && typeof value.actor === 'string' && typeof value.browser === 'string' ? (value as OAuthState) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** HttpOnly, only sent to the sign-in routes; Lax, so GitHub's redirect back (a top-level GET) carries it. */
+function browserCookie(value: string, secure: boolean, maxAgeSeconds: number): string {
+  return `${OAUTH_COOKIE}=${value}; Path=/github/oauth; Max-Age=${maxAgeSeconds}; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`;
+}
+
+function cookieValue(header: string | undefined, name: string): string | undefined {
+  for (const part of (header ?? '').split(';')) {
+    const eq = part.indexOf('=');
+    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim() || undefined;
+  }
+  return undefined;
+}
+
+function digest(value: string): string {
+  return createHash('sha256').update(value).digest('base64url');
+}
+
+function safeEqual(a: string, b: string): boolean {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
 }
 
 /** The sign-in link to send a person (in their chat): valid for an hour, bound to their actor. */

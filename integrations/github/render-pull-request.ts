@@ -48,7 +48,7 @@ export function pullRequestBody(input: {
       if (typeof command === 'string') starts.set(event.callId, command.split('\n')[0]!.slice(0, 160));
     }
     if (event.type === 'tool-end' && starts.has(event.callId)) checks.push(`- ${event.isError ? '❌' : '✅'} \`${starts.get(event.callId)!.replace(/`/g, "'")}\``);
-    if (event.type === 'check-finished') checks.push(`- ${event.passed ? '✅' : '❌'} ${event.name}`);
+    if (event.type === 'check-finished') checks.push(`- ${event.outcome === 'passed' ? '✅' : '❌'} \`${event.command}\``);
   }
   const steerers = new Map<string, Actor>();
   for (const { event } of events) {

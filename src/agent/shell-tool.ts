@@ -33,6 +33,8 @@ export function createShellTool(options: ShellToolOptions = {}): Tool<ShellInput
       `Returns the exit code, stdout and stderr. Default timeout ${timeoutMs / 1000}s, at most ${maxTimeoutMs / 1000}s. ` +
       'git push, publishing, sudo and destructive system commands are refused; the harness commits, pushes and opens the pull request.',
     inputSchema: ShellInput,
+    // The command's own timeout kills it; the registry's limit is only a backstop past that.
+    timeLimitMs: (input) => Math.min(input.timeout === undefined ? timeoutMs : input.timeout * 1000, maxTimeoutMs) + 30_000,
     async execute(input, ctx) {
       const decision = policy(input.command);
       if (!decision.allowed) return { content: `Command refused: ${decision.reason}`, isError: true };

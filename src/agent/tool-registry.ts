@@ -7,6 +7,11 @@ import type { AnyTool, ToolContext, ToolOutput } from './tool.ts';
 export type ToolRegistryOptions = {
   /** Cap on any tool's content handed back to the model. Default 32,000 characters. */
   maxOutputChars?: number;
+  /**
+   * How long a call may take before it is abandoned with an error result (the tool's signal is
+   * aborted too), unless the tool sets its own limit. Default 2 minutes.
+   */
+  callTimeLimitMs?: number;
 };
 
 export type ToolRegistry = {
@@ -23,6 +28,7 @@ const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 export function createToolRegistry(tools: readonly AnyTool[], options: ToolRegistryOptions = {}): ToolRegistry {
   // A safety net above the tools' own caps, which cut more precisely and leave room for their notes.
   const maxOutputChars = options.maxOutputChars ?? DEFAULT_MAX_OUTPUT_CHARS + 2_000;
+  const callTimeLimitMs = options.callTimeLimitMs ?? 120_000;
   const byName = new Map<string, AnyTool>();
   for (const tool of tools) {
     if (!TOOL_NAME.test(tool.name)) throw new PatchbayError('config_invalid', `tool name ${JSON.stringify(tool.name)} must match ${TOOL_NAME}`);
@@ -46,11 +52,21 @@ export function createToolRegistry(tools: readonly AnyTool[], options: ToolRegis
       }
       const log = ctx.log.child({ tool: call.name, toolCallId: call.id });
       const started = Date.now();
+      const limitMs = tool.timeLimitMs?.(parsed.data) ?? callTimeLimitMs;
+      const timeout = AbortSignal.timeout(limitMs);
+      const signal = AbortSignal.any([ctx.signal, timeout]);
       let output: ToolOutput;
       try {
-        output = await tool.execute(parsed.data, { ...ctx, log });
+        output = await abandonOnAbort(tool.execute(parsed.data, { ...ctx, log, signal }), signal);
       } catch (error) {
-        output = errorOutput(call.name, error, log);
+        if (error === ABANDONED) {
+          output = ctx.signal.aborted
+            ? { content: `${call.name} was stopped before it finished: the run was stopped.`, isError: true }
+            : { content: `${call.name} did not finish within ${formatMs(limitMs)} and was abandoned.`, isError: true };
+          log.warn({ limitMs, stopped: ctx.signal.aborted }, 'tool call abandoned');
+        } else {
+          output = errorOutput(call.name, error, log);
+        }
       }
       log.debug({ ms: Date.now() - started, isError: output.isError ?? false, chars: output.content.length }, 'tool finished');
       return { ...output, content: capText(output.content, maxOutputChars, 'ask for a smaller part (a line range, a path, a narrower pattern)') };
@@ -94,4 +110,35 @@ function errorOutput(name: string, error: unknown, log: ToolContext['log']): Too
   const message = error instanceof Error ? error.message : String(error);
   const firstLine = (message.split('\n')[0] ?? '').slice(0, 300);
   return { content: `${name} failed unexpectedly: ${firstLine || 'unknown error'}`, isError: true };
+}
+
+const ABANDONED = Symbol('abandoned');
+
+/**
+ * Settles with `work`, or rejects with ABANDONED as soon as `signal` aborts: a call stuck in the
+ * kernel or an unresponsive service cannot hold the run. Its late outcome is dropped.
+ */
+function abandonOnAbort<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) {
+    work.catch(() => undefined);
+    return Promise.reject(ABANDONED);
+  }
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(ABANDONED);
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
+}
+
+function formatMs(ms: number): string {
+  return ms % 1000 === 0 ? `${ms / 1000} s` : `${ms} ms`;
 }

@@ -24,6 +24,11 @@ export type Tool<Input = unknown> = {
   name: string;
   description: string;
   inputSchema: z.ZodType<Input>;
+  /**
+   * How long one call may take before the registry abandons it with an error result, when the
+   * registry's own limit does not fit (a shell command's limit follows its requested timeout).
+   */
+  timeLimitMs?(input: Input): number;
   /** May throw; the registry turns a throw into an error result the model sees. */
   execute(input: Input, ctx: ToolContext): Promise<ToolOutput>;
 };

@@ -7,6 +7,7 @@ import type { SessionService } from '../sessions/session-service.ts';
 import type { SessionStore } from '../sessions/session-store.ts';
 import { createBearerCheck } from './bearer-auth.ts';
 import { errorReply } from './error-reply.ts';
+import { isLoopbackHost } from './host-check.ts';
 import { registerSessionRoutes } from './session-routes.ts';
 import { registerWebPage } from './web-page.ts';
 
@@ -27,6 +28,11 @@ export type ServerDeps = {
   publicUrl?: string;
   /** How often an idle event stream gets a keep-alive comment. */
   keepAliveMs?: number;
+  /**
+   * Accept a path on this server's disk as a session's repository (PATCHBAY_ALLOW_LOCAL_REPOS);
+   * otherwise the API takes only git URLs, and local paths are for the CLI.
+   */
+  allowLocalRepos?: boolean;
 };
 
 /**
@@ -50,6 +56,21 @@ export function createServer(deps: ServerDeps): ApiServer {
   app.setNotFoundHandler((request, reply) =>
     reply.code(404).send({ error: 'not_found', message: `no route for ${request.method} ${request.url.split('?')[0]}` }),
   );
+
+  if (!deps.apiToken) {
+    // No token: the API trusts loopback, so it must be loopback by name too (DNS rebinding).
+    const publicHost = deps.publicUrl ? [new URL(deps.publicUrl).host] : [];
+    app.addHook('onRequest', async (request, reply) => {
+      const route = request.routeOptions.url;
+      const isApi = route !== undefined && (route === '/api' || route.startsWith('/api/'));
+      if (!isApi || isLoopbackHost(request.headers.host, publicHost)) return;
+      request.log.warn({ host: request.headers.host }, 'API request refused: Host is not a loopback name and no API token is set');
+      return reply.code(403).send({
+        error: 'forbidden_host',
+        message: 'Without PATCHBAY_API_TOKEN the API answers only requests addressed to localhost, 127.0.0.1, [::1] or the PUBLIC_URL host',
+      });
+    });
+  }
 
   if (deps.apiToken) {
     const check = createBearerCheck(deps.apiToken);
@@ -84,6 +105,7 @@ export function createServer(deps: ServerDeps): ApiServer {
     bus: deps.bus,
     log,
     keepAliveMs: deps.keepAliveMs ?? 15_000,
+    allowLocalRepos: deps.allowLocalRepos ?? false,
     ...(deps.publicUrl && { publicUrl: deps.publicUrl }),
   });
   registerWebPage(app);

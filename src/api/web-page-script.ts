@@ -396,12 +396,16 @@ function renderEvent(stored, ctx) {
         h('summary', null, h('span', { class: 'name' }, 'diff'), h('span', { class: 'arg' }, e.filesChanged + ' file(s) changed')),
         h('pre', null, e.stat));
     case 'check-finished':
-      return h('details', { class: 'tool ev-check-finished ' + (e.passed ? 'ok' : 'err') },
-        h('summary', null, h('span', { class: 'name' }, 'check'), h('span', { class: 'arg' }, e.name),
-          h('span', { class: 'state' }, e.passed ? 'passed' : 'failed')),
-        h('pre', null, e.output || '(no output)'));
+      return h('details', { class: 'tool ev-check-finished ' + (e.outcome === 'passed' ? 'ok' : 'err'), 'data-commit': e.commit },
+        h('summary', null, h('span', { class: 'name' }, e.phase), h('span', { class: 'arg' }, e.command),
+          h('span', { class: 'state' }, e.outcome + (e.exitCode !== null ? ' \u00b7 exit ' + e.exitCode : '') +
+            ' \u00b7 ' + (e.durationMs / 1000).toFixed(1) + ' s \u00b7 ' + shortSha(e.commit))),
+        h('pre', null, e.reason || [e.logHead, e.logTail].filter(Boolean).join('\n\u2026\n') || '(no output)'));
     case 'verification-finished':
-      return sys(stored, e.passed ? 'good' : 'bad', ['Verification ' + (e.passed ? 'passed' : 'failed') + ': ' + e.summary]);
+      return sys(stored, e.outcome === 'passed' ? 'good' : 'bad', ['Verification of ' + shortSha(e.commit) + ' ' + e.outcome +
+        (e.total !== undefined ? ' (' + e.total + '/8)' : '') + ': ' + e.summary]);
+    case 'review-gate':
+      return sys(stored, e.ready ? 'good' : '', [e.ready ? 'Ready for review at ' + shortSha(e.commit) : 'Kept as draft at ' + shortSha(e.commit) + ': ' + e.reasons.join('; ')]);
     case 'branch-pushed':
       seen.branch = e.branch;
       ctx.refresh();

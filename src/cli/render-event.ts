@@ -29,9 +29,23 @@ export function renderEvent({ event }: StoredEvent): string | undefined {
     case 'diff-updated':
       return event.stat ? `  ${indent(event.stat)}` : undefined;
     case 'check-finished':
-      return `  check ${event.name}: ${event.passed ? 'passed' : 'failed'}`;
+      return `  ${event.phase} ${event.name} (${event.command}) on ${event.commit.slice(0, 12)}: ${event.outcome}${
+        event.exitCode !== null ? `, exit ${event.exitCode}` : ''
+      }${event.reason ? ` (${event.reason})` : ''}`;
     case 'verification-finished':
-      return `  verification ${event.passed ? 'passed' : 'failed'}: ${event.summary}`;
+      return `  verification of ${event.commit.slice(0, 12)}: ${event.outcome}${event.total !== undefined ? ` ${event.total}/8` : ''}: ${event.summary}`;
+    case 'review-gate':
+      return event.ready
+        ? `✓ ready for review at ${event.commit.slice(0, 12)}`
+        : `  kept as draft at ${event.commit.slice(0, 12)}: ${event.reasons.join('; ')}`;
+    case 'knowledge-loaded':
+      return `  repo knowledge (${event.source}${event.rebuilt ? ', rebuilt' : ''}): setup ${event.setup.join(', ') || 'none'}; checks ${event.checks.join(', ') || 'none'}`;
+    case 'task-routed':
+      return `  task class ${event.taskClass}: ${event.reason}`;
+    case 'budget-reached':
+      return `  ${event.kind} budget reached: ${event.spent} of ${event.limit}`;
+    case 'ci-failed':
+      return `  CI failed on ${event.commit.slice(0, 12)}: ${event.name}${event.followUp ? ' (follow-up started)' : event.reason ? ` (${event.reason})` : ''}`;
     case 'branch-pushed':
       return `✓ pushed ${event.branch} at ${event.commit.slice(0, 12)} to ${event.remote}`;
     case 'pr-opened':

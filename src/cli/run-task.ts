@@ -2,7 +2,7 @@ import { createInterface } from 'node:readline/promises';
 import type { Actor } from '../core/actor.ts';
 import type { StoredEvent } from '../core/events.ts';
 import { isTerminal, type SessionStatus } from '../core/session-status.ts';
-import type { Config } from '../config.ts';
+import { configuredSecrets, type Config } from '../config.ts';
 import { createLogger } from '../logger.ts';
 import { startPatchbay, type Patchbay } from '../main.ts';
 import type { ModelProvider } from '../models/model-provider.ts';
@@ -31,7 +31,7 @@ export type RunTaskOptions = {
 export async function runTask(options: RunTaskOptions): Promise<number> {
   const out = options.out ?? process.stdout;
   const input = options.input ?? process.stdin;
-  const log = createLogger(options.logLevel ?? process.env.LOG_LEVEL ?? 'warn', process.stderr);
+  const log = createLogger(options.logLevel ?? process.env.LOG_LEVEL ?? 'warn', process.stderr, configuredSecrets(options.config));
   const app = await startPatchbay(options.config, { log, work: true, ...(options.model && { model: options.model }) });
   try {
     const started = await app.service.start({

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { Actor } from './actor.ts';
 import { SessionStatus } from './session-status.ts';
 import { ThreadRef } from './thread-ref.ts';
+import { CheckOutcome, TaskClass, Verdict } from './verdict.ts';
 
 /**
  * The one vocabulary between layers, the API and the web page. Every event is appended to the
@@ -59,13 +60,84 @@ export const SessionEvent = z.discriminatedUnion('type', [
     baseCommit: z.string(),
   }),
   z.object({ type: z.literal('diff-updated'), stat: z.string(), filesChanged: z.number().int().nonnegative() }),
+  // --- harness gates (issue 9): checks, verdicts, review gate, knowledge, routing, CI follow-up ---
   z.object({
     type: z.literal('check-finished'),
+    /** The exact commit (full SHA) the command ran on; setup runs on the base commit. */
+    commit: z.string(),
+    /** `setup` installs dependencies before the agent; `check` is a test/lint/typecheck/build command. */
+    phase: z.enum(['setup', 'check']),
+    /** Short label from the knowledge document: `test`, `lint`, `typecheck`, `build`, `install`, … */
     name: z.string(),
-    passed: z.boolean(),
-    output: z.string(),
+    command: z.string(),
+    outcome: CheckOutcome,
+    /** Null when the command did not run or was killed. */
+    exitCode: z.number().int().nullable(),
+    durationMs: z.number().nonnegative(),
+    /** First and last lines of the combined output (each at most a few KiB). */
+    logHead: z.string(),
+    logTail: z.string(),
+    /** Why it did not run, for `not-run`. */
+    reason: z.string().optional(),
   }),
-  z.object({ type: z.literal('verification-finished'), passed: z.boolean(), summary: z.string() }),
+  z.object({
+    type: z.literal('verification-finished'),
+    commit: z.string(),
+    /** 1 for the first verdict on this session's work, 2 after the rework, … */
+    attempt: z.number().int().positive(),
+    /** `not-run`: the verifier model gave no verdict (the reason is in `summary`). */
+    outcome: z.enum(['passed', 'failed', 'not-run']),
+    /** Sum of the four scores, 0..8; absent when not run. */
+    total: z.number().int().min(0).max(8).optional(),
+    scores: Verdict.omit({ summary: true }).optional(),
+    summary: z.string(),
+  }),
+  z.object({
+    type: z.literal('review-gate'),
+    commit: z.string(),
+    /** True only when every check ran and passed and the verdict passed on exactly this commit. */
+    ready: z.boolean(),
+    /** What kept it from ready (failed or not-run checks, a failed verdict), empty when ready. */
+    reasons: z.array(z.string()),
+  }),
+  z.object({
+    type: z.literal('knowledge-loaded'),
+    repo: z.string(),
+    /** The default-branch commit the document was built from. */
+    commit: z.string(),
+    /** `edited`: a person's edit is in use; `extracted`: built from the repo's files. */
+    source: z.enum(['extracted', 'edited']),
+    /** True when this run built it (first use, or the default branch moved). */
+    rebuilt: z.boolean(),
+    setup: z.array(z.string()),
+    checks: z.array(z.string()),
+  }),
+  z.object({
+    type: z.literal('task-routed'),
+    taskClass: TaskClass,
+    reason: z.string(),
+    maxCostUsd: z.number().nonnegative(),
+    maxMinutes: z.number().nonnegative(),
+  }),
+  z.object({
+    type: z.literal('budget-reached'),
+    kind: z.enum(['cost', 'time']),
+    spent: z.number().nonnegative(),
+    limit: z.number().nonnegative(),
+  }),
+  z.object({
+    type: z.literal('ci-failed'),
+    commit: z.string(),
+    pullNumber: z.number().int().positive(),
+    /** The failing check run, check suite or workflow run as GitHub names it. */
+    name: z.string(),
+    url: z.string().optional(),
+    logExcerpt: z.string(),
+    /** Whether a follow-up run was started; when not, `reason` says why. */
+    followUp: z.boolean(),
+    reason: z.string().optional(),
+  }),
+  // --- end harness gates ---
   z.object({
     type: z.literal('branch-pushed'),
     branch: z.string(),

@@ -20,7 +20,10 @@ export type PushBranchOptions = {
   signal: AbortSignal;
   /** The branch the session started from: never pushed to, and its commits stay out of the bundle. */
   baseBranch?: string;
-  /** Never pushed to, on top of main, master, the base and the repository's default branch. */
+  /**
+   * Never pushed to, on top of main, master, the base and the repository's default branch. A `*`
+   * matches any run of characters (`release/*`).
+   */
   protectedBranches?: string[];
   /** Extra environment for the network git calls (credentials). */
   env?: Record<string, string>;
@@ -61,16 +64,18 @@ export async function pushBranch(options: PushBranchOptions): Promise<PushBranch
   assertValidBranchName(branch);
   if (options.baseBranch !== undefined) assertValidBranchName(options.baseBranch, 'base branch');
   const gitDir = mirrorPath(options.dataDir, resolveRepo(options.repo));
-  const refuseProtected = (): never => {
-    throw new PatchbayError('invalid_input', `Refusing to push to protected branch ${branch}`);
+  const refuseProtected = (why: string): never => {
+    throw new PatchbayError('invalid_input', `Refusing to push to protected branch ${branch}: ${why}. Patchbay pushes only a session's own branch.`);
   };
-  const fixedProtected = ['main', 'master', ...(options.baseBranch ? [options.baseBranch] : []), ...(options.protectedBranches ?? [])];
-  if (fixedProtected.includes(branch)) refuseProtected();
+  if (branch === 'main' || branch === 'master') refuseProtected('main and master are always protected');
+  if (branch === options.baseBranch) refuseProtected(`it is the session's base branch`);
+  const rule = (options.protectedBranches ?? []).find((pattern) => matchesBranchPattern(branch, pattern));
+  if (rule !== undefined) refuseProtected(`it matches PROTECTED_BRANCHES entry ${rule}`);
   return withMirrorLock(gitDir, async () => {
     // updateHead: the default branch is protected even when the remote switched it lately.
     const mirror = await ensureMirror(options.repo, { ...options, updateHead: true });
     const headBranch = await defaultBranch(mirror, signal);
-    if (headBranch === branch) refuseProtected();
+    if (headBranch === branch) refuseProtected(`it is the repository's default branch`);
 
     const known = [branch, options.baseBranch, headBranch].filter((b): b is string => b !== undefined);
     const have = await commitsTheMirrorHas(mirror, known, signal);
@@ -150,4 +155,10 @@ async function restoreRef(mirror: Mirror, ref: string, previous: string | undefi
     if (!isPatchbayError(error)) throw error;
     // The next ensureMirror refresh resets it anyway.
   }
+}
+
+/** `*` matches any run of characters, including `/`; everything else is literal. */
+export function matchesBranchPattern(branch: string, pattern: string): boolean {
+  const source = pattern.split('*').map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('.*');
+  return new RegExp(`^${source}$`).test(branch);
 }

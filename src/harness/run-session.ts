@@ -22,6 +22,8 @@ export type HarnessDeps = {
   network: 'none' | 'host';
   log: Logger;
   limits?: Partial<RunLimits>;
+  /** Branches no push may target, on top of main, master, the session's base and the default branch. */
+  protectedBranches?: string[];
   /** Base URL of the web page, for links in commit messages. */
   publicUrl?: string;
   /** Environment for the host's network git calls on this repo (credentials), if it needs any. */
@@ -234,6 +236,9 @@ async function deliver(
     workspaceDir: workspace.workspaceDir,
     repo: session.repo,
     branch: workspace.branch,
+    // The rule, on every push: only the session's own branch; never its base or a protected one.
+    baseBranch: workspace.baseBranch,
+    protectedBranches: deps.protectedBranches ?? [],
     dataDir: deps.dataDir,
     log,
     signal,

@@ -28,7 +28,7 @@ describe('session API', () => {
   });
 
   it('names an anonymous caller "API user" and keeps the base branch', async () => {
-    const res = await create({ repo: 'o/r', prompt: 'p', baseBranch: 'develop' });
+    const res = await create({ repo: 'https://github.com/o/r', prompt: 'p', baseBranch: 'develop' });
     expect(res.statusCode).toBe(201);
     const session = await fx.store.get(res.json().id);
     expect(session?.requester).toEqual({ source: 'web', id: 'api', name: 'API user' });
@@ -52,7 +52,7 @@ describe('session API', () => {
 
   it('lists sessions newest first and honours ?limit', async () => {
     const ids: string[] = [];
-    for (const prompt of ['first', 'second', 'third']) ids.push((await create({ repo: 'o/list', prompt })).json().id);
+    for (const prompt of ['first', 'second', 'third']) ids.push((await create({ repo: 'https://github.com/o/list', prompt })).json().id);
     const all = (await app.inject({ url: '/api/sessions' })).json().sessions as { id: string }[];
     expect(all.slice(0, 3).map((s) => s.id)).toEqual(ids.reverse());
     const limited = await app.inject({ url: '/api/sessions?limit=2' });
@@ -61,7 +61,7 @@ describe('session API', () => {
   });
 
   it('returns one session with its threads and usage, and 404 JSON for an unknown id', async () => {
-    const { id } = (await create({ repo: 'o/r', prompt: 'get me' })).json();
+    const { id } = (await create({ repo: 'https://github.com/o/r', prompt: 'get me' })).json();
     const res = await app.inject({ url: `/api/sessions/${id}` });
     expect(res.statusCode).toBe(200);
     expect(res.json()).toMatchObject({
@@ -79,7 +79,7 @@ describe('session API', () => {
   });
 
   it('estimates the session cost from its usage events, per model, and gives null when a price is unknown', async () => {
-    const { id } = (await create({ repo: 'o/r', prompt: 'cost me' })).json();
+    const { id } = (await create({ repo: 'https://github.com/o/r', prompt: 'cost me' })).json();
     expect((await app.inject({ url: `/api/sessions/${id}` })).json().cost).toEqual({ usd: 0, byModel: [] });
 
     const usage = (turn: number, model: string, inputTokens: number, outputTokens: number, cacheReadTokens = 0) => ({
@@ -102,7 +102,7 @@ describe('session API', () => {
   });
 
   it('returns the event log as JSON for scripts, optionally after a seq', async () => {
-    const { id } = (await create({ repo: 'o/r', prompt: 'events' })).json();
+    const { id } = (await create({ repo: 'https://github.com/o/r', prompt: 'events' })).json();
     await fx.store.append(id, [{ event: { type: 'assistant-message', text: 'on it', turn: 0 } }]);
     const all = (await app.inject({ url: `/api/sessions/${id}/events?format=json` })).json();
     expect(all.map((e: { seq: number; event: { type: string } }) => [e.seq, e.event.type])).toEqual([
@@ -116,7 +116,7 @@ describe('session API', () => {
   });
 
   it('accepts a message with 202 and appends it with its author', async () => {
-    const { id } = (await create({ repo: 'o/r', prompt: 'p' })).json();
+    const { id } = (await create({ repo: 'https://github.com/o/r', prompt: 'p' })).json();
     const res = await app.inject({ method: 'POST', url: `/api/sessions/${id}/messages`, payload: { text: 'also update the docs', author: { name: 'Bo' } } });
     expect(res.statusCode).toBe(202);
     const last = (await fx.store.events(id)).at(-1)?.event;
@@ -126,7 +126,7 @@ describe('session API', () => {
   });
 
   it('stops a queued session with 202 and answers 409 when there is nothing to stop', async () => {
-    const { id } = (await create({ repo: 'o/r', prompt: 'p' })).json();
+    const { id } = (await create({ repo: 'https://github.com/o/r', prompt: 'p' })).json();
     const stop = await app.inject({ method: 'POST', url: `/api/sessions/${id}/stop` });
     expect(stop.statusCode).toBe(202);
     expect(stop.json()).toEqual({ id, status: 'cancelled' });
@@ -183,7 +183,7 @@ describe('API token', () => {
     expect((await app.inject({ url: '/api/sessions/' })).statusCode).toBe(401);
     // Paths with no route have nothing behind them to protect; webhook routes check their own signatures.
     expect((await app.inject({ url: '/no-such-page' })).statusCode).toBe(404);
-    const post = await app.inject({ method: 'POST', url: '/api/sessions', payload: { repo: 'o/r', prompt: 'p' } });
+    const post = await app.inject({ method: 'POST', url: '/api/sessions', payload: { repo: 'https://github.com/o/r', prompt: 'p' } });
     expect(post.statusCode).toBe(401);
     expect(await fx.store.list()).toEqual([]);
   });
@@ -230,7 +230,7 @@ describe('errors from below', () => {
 
   it('turns an unexpected error into a short 500 without the stack or message', async () => {
     const app = failingServer(new Error('password=hunter2 at /srv/internal/path.ts:12'));
-    const res = await app.inject({ method: 'POST', url: '/api/sessions', payload: { repo: 'o/r', prompt: 'p' } });
+    const res = await app.inject({ method: 'POST', url: '/api/sessions', payload: { repo: 'https://github.com/o/r', prompt: 'p' } });
     expect(res.statusCode).toBe(500);
     expect(res.json()).toEqual({ error: 'internal', message: 'internal error' });
     await app.close();
@@ -245,7 +245,7 @@ describe('errors from below', () => {
     ];
     for (const [error, status] of cases) {
       const app = failingServer(error);
-      const res = await app.inject({ method: 'POST', url: '/api/sessions', payload: { repo: 'o/r', prompt: 'p' } });
+      const res = await app.inject({ method: 'POST', url: '/api/sessions', payload: { repo: 'https://github.com/o/r', prompt: 'p' } });
       expect(res.statusCode).toBe(status);
       expect(res.json()).toEqual({ error: error.code, message: status === 500 ? 'internal error' : error.message });
       await app.close();

@@ -27,7 +27,7 @@ describe('session event stream', () => {
   afterAll(() => fx.close());
 
   const start = async (prompt: string) => {
-    const res = await fetch(`${base}/api/sessions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ repo: 'o/r', prompt }) });
+    const res = await fetch(`${base}/api/sessions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ repo: 'https://github.com/o/r', prompt }) });
     return ((await res.json()) as { id: string }).id;
   };
 

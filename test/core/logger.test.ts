@@ -1,5 +1,6 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
+import { configuredSecrets, loadConfig } from '../../src/config.ts';
 import { createLogger } from '../../src/logger.ts';
 
 function capture() {
@@ -28,5 +29,61 @@ describe('the root logger', () => {
     expect(line.config.baseUrl).toBe('https://api.example');
     expect(line.err.message).toBe('bad_verification_code');
     expect(line.err.request.url).toBe('https://github.example/login/oauth/access_token');
+  });
+
+  it('redacts configured secret values, token shapes and URL credentials wherever they appear', () => {
+    // Secrets as a user configures them: from the environment, through loadConfig.
+    const config = loadConfig({
+      SLACK_BOT_TOKEN: 'xoxb-custom-bot-token',
+      SLACK_SIGNING_SECRET: 'signing-secret-value-1234',
+      GITHUB_APP_ID: '42',
+      GITHUB_APP_PRIVATE_KEY: 'not-a-pem-but-a-secret-key-value',
+      GITHUB_WEBHOOK_SECRET: 'hook "quoted" secret\\x',
+      PATCHBAY_API_TOKEN: 'api-token-0123456789abcdef',
+      DATABASE_URL: 'postgres://app:db-pass-w0rd@127.0.0.1:5432/patchbay',
+      MODEL_PROVIDER: 'anthropic',
+      ANTHROPIC_API_KEY: 'anthropic-key-without-sk-prefix',
+    });
+    const lines: string[] = [];
+    const stream = new Writable({
+      write(chunk, _encoding, done) {
+        lines.push(String(chunk));
+        done();
+      },
+    });
+    const log = createLogger('info', stream, configuredSecrets(config)).child({ sessionId: 's1' });
+    const leaks = [
+      'xoxb-custom-bot-token',
+      'signing-secret-value-1234',
+      'not-a-pem-but-a-secret-key-value',
+      'hook "quoted" secret\\x',
+      'api-token-0123456789abcdef',
+      'db-pass-w0rd',
+      'anthropic-key-without-sk-prefix',
+      'xoxb-1234-5678-abcdefgh',
+      'xoxp-99-abcdefghij',
+      'ghs_16C7e42F292c6912E7710c838347Ae178B4a',
+      'gho_abcdefghijklmnop',
+      'ghp_abcdefghijklmnop',
+      'sk-proj-abcdefghijkl',
+      'sk-ant-api03-abcdefgh',
+      'hunter2pass',
+    ];
+    log.info(`posting with xoxb-custom-bot-token and signing-secret-value-1234 to https://x-access-token:hunter2pass@github.example/o/r.git`);
+    log.warn({ detail: 'auth failed for xoxb-1234-5678-abcdefgh, xoxp-99-abcdefghij', note: ['ghs_16C7e42F292c6912E7710c838347Ae178B4a', 'gho_abcdefghijklmnop ghp_abcdefghijklmnop'] }, 'tokens in text');
+    log.error({ err: new Error('401 with key sk-proj-abcdefghijkl / sk-ant-api03-abcdefgh') }, 'model failed');
+    log.info({ url: 'postgres://app:db-pass-w0rd@127.0.0.1:5432/patchbay', key: 'x', text: 'anthropic-key-without-sk-prefix api-token-0123456789abcdef not-a-pem-but-a-secret-key-value' }, 'startup');
+    log.info({ body: 'hook "quoted" secret\\x' }, 'escaped');
+    const text = lines.join('');
+    for (const leak of leaks) expect(text, leak).not.toContain(leak);
+    // JSON-escaped forms are gone too, and every line is still JSON with the rest intact.
+    expect(text).not.toContain('hook \\"quoted\\" secret');
+    const parsed = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(parsed[0]!.msg).toBe('posting with [redacted] and [redacted] to https://[redacted]@github.example/o/r.git');
+    expect(parsed[3]!.url).toBe('postgres://[redacted]@127.0.0.1:5432/patchbay');
+    expect(parsed[3]!.sessionId).toBe('s1');
+    // Ordinary words are left alone.
+    log.info('sk-learn and ghs_ alone are not tokens; https://example.org/a@b stays');
+    expect(JSON.parse(lines.at(-1)!).msg).toBe('sk-learn and ghs_ alone are not tokens; https://example.org/a@b stays');
   });
 });

@@ -11,6 +11,16 @@ import { startGitHubPatchbay, webhookSecret, type GitHubPatchbay } from './githu
 
 const secretKey = 'a-test-secret-key-of-at-least-32-characters';
 
+/** Opens a sign-in link as a browser would: the state GitHub will get, and the cookie set for it. */
+async function openLink(link: string): Promise<{ authorize: URL; state: string; cookie: string }> {
+  const start = await fetch(link, { redirect: 'manual' });
+  expect(start.status).toBe(302);
+  const authorize = new URL(start.headers.get('location')!);
+  const setCookie = start.headers.get('set-cookie') ?? '';
+  expect(setCookie).toMatch(/HttpOnly/);
+  return { authorize, state: authorize.searchParams.get('state')!, cookie: setCookie.split(';')[0]! };
+}
+
 describe('GitHub sign-in: PRs opened as the person who asked', () => {
   let fake: FakeGitHub;
   let upstream: RemoteFixture;
@@ -44,9 +54,8 @@ describe('GitHub sign-in: PRs opened as the person who asked', () => {
   it('refuses a code GitHub does not accept without writing the client secret to the log', async () => {
     const bob = fake.addUser('bob');
     const link = oauthStartLink(createSecretBox(secretKey), app.url, { source: 'github', id: String(bob.id) });
-    const start = await fetch(link, { redirect: 'manual' });
-    const state = new URL(start.headers.get('location')!).searchParams.get('state')!;
-    const callback = await fetch(`${app.url}/github/oauth/callback?code=not-a-real-code&state=${encodeURIComponent(state)}`);
+    const { state, cookie } = await openLink(link);
+    const callback = await fetch(`${app.url}/github/oauth/callback?code=not-a-real-code&state=${encodeURIComponent(state)}`, { headers: { cookie } });
     expect(callback.status).toBe(502);
     const failure = app.logLines.find((line) => line.includes('GitHub sign-in failed'));
     expect(failure).toBeDefined();
@@ -59,15 +68,16 @@ describe('GitHub sign-in: PRs opened as the person who asked', () => {
     await fake.addRepo('octo-org', 'demo', upstream.remote, 31, { alice: 'write' });
     const link = oauthStartLink(createSecretBox(secretKey), app.url, { source: 'github', id: String(alice.id) });
 
-    const start = await fetch(link, { redirect: 'manual' });
-    expect(start.status).toBe(302);
-    const authorize = new URL(start.headers.get('location')!);
+    const { authorize, cookie } = await openLink(link);
     expect(`${authorize.origin}${authorize.pathname}`).toBe(`${fake.gitUrl}/login/oauth/authorize`);
     expect(authorize.searchParams.get('client_id')).toBe(fake.oauthClient.id);
     // GitHub sends the browser back with a code and the state.
     const code = fake.authorizeCode('alice');
-    const callback = await fetch(`${app.url}/github/oauth/callback?code=${code}&state=${encodeURIComponent(authorize.searchParams.get('state')!)}`);
+    const callback = await fetch(`${app.url}/github/oauth/callback?code=${code}&state=${encodeURIComponent(authorize.searchParams.get('state')!)}`, { headers: { cookie } });
     expect(callback.status).toBe(200);
+    // The code is a credential: not in the request log, nor anywhere else in the log.
+    expect(app.logLines.filter((line) => line.includes(code))).toEqual([]);
+    expect(app.logLines.some((line) => line.includes('/github/oauth/callback?[redacted]'))).toBe(true);
     expect(await callback.text()).toContain('@alice');
     const row = await app.database.db.selectFrom('github_user_tokens').selectAll().executeTakeFirstOrThrow();
     expect(row).toMatchObject({ actor_key: `github:${alice.id}`, github_login: 'alice' });
@@ -85,4 +95,29 @@ describe('GitHub sign-in: PRs opened as the person who asked', () => {
     expect(fake.calls.find((c) => c.operationId === 'pulls/create')?.as).toBe('alice');
     expect(fake.refused).toEqual([]);
   }, 90_000);
+
+  it('refuses a callback in a browser that did not open the link: a forwarded link attaches nobody', async () => {
+    // Mallory opens her own sign-in link and sends the GitHub authorize page to Carol. Carol signs
+    // in at GitHub, which sends Carol's browser back with Carol's code and Mallory's state.
+    const mallory = fake.addUser('mallory');
+    fake.addUser('carol');
+    const link = oauthStartLink(createSecretBox(secretKey), app.url, { source: 'slack', id: `U-${mallory.id}` });
+    const { state, cookie: malloryCookie } = await openLink(link);
+    const code = fake.authorizeCode('carol');
+    const url = `${app.url}/github/oauth/callback?code=${code}&state=${encodeURIComponent(state)}`;
+    const carolsBrowser = await fetch(url);
+    expect(carolsBrowser.status).toBe(400);
+    expect(await carolsBrowser.text()).toMatch(/same browser where you opened the link/);
+    // Another browser's cookie does not pass either.
+    const { cookie: otherCookie } = await openLink(link);
+    expect(otherCookie).not.toBe(malloryCookie);
+    expect((await fetch(url, { headers: { cookie: otherCookie } })).status).toBe(400);
+    const rows = await app.database.db.selectFrom('github_user_tokens').selectAll().where('actor_key', '=', `slack:U-${mallory.id}`).execute();
+    expect(rows).toEqual([]);
+    expect(await app.database.db.selectFrom('github_user_tokens').selectAll().where('github_login', '=', 'carol').execute()).toEqual([]);
+    // A sign-in link is not a state: it cannot skip the start.
+    const linkAsState = new URL(link).searchParams.get('link')!;
+    expect((await fetch(`${app.url}/github/oauth/callback?code=${code}&state=${encodeURIComponent(linkAsState)}`, { headers: { cookie: malloryCookie } })).status).toBe(400);
+    expect(app.logLines.filter((line) => line.includes(code))).toEqual([]);
+  });
 });

@@ -63,6 +63,8 @@ describe('a worker killed with SIGKILL mid-run', () => {
       LOG_LEVEL: 'info',
       QUEUE_HEARTBEAT_SECONDS: '10',
       QUEUE_MONITOR_SECONDS: '1',
+      // The repository is a directory on this machine, which the API takes only when allowed.
+      PATCHBAY_ALLOW_LOCAL_REPOS: 'true',
     };
 
     const first = await startServer(env);

@@ -19,9 +19,7 @@ describe('event bus', () => {
   beforeAll(async () => {
     handle = await createTestDatabase();
     store = createSessionStore(handle.db);
-    const url = new URL(handle.url);
-    url.pathname = '/postgres';
-    admin = new pg.Client({ connectionString: url.toString() });
+    admin = new pg.Client({ connectionString: handle.adminUrl });
     await admin.connect();
   });
   afterAll(async () => {

@@ -5,12 +5,12 @@ import { createTestDatabase, databaseTargets } from '../helpers/test-database.ts
 
 const alice: Actor = { source: 'web', id: 'alice', name: 'Alice', email: 'alice@example.com' };
 
-describe.each(databaseTargets())('session store on $name PostgreSQL', ({ url }) => {
+describe.each(databaseTargets())('session store on $name PostgreSQL', (target) => {
   let handle: Awaited<ReturnType<typeof createTestDatabase>>;
   let store: SessionStore;
 
   beforeAll(async () => {
-    handle = await createTestDatabase(url);
+    handle = await createTestDatabase(target);
     store = createSessionStore(handle.db);
   });
   afterAll(() => handle.close());

@@ -134,4 +134,26 @@ describe('file tools on a real sandbox', () => {
     const viaLink = await call('read_file', { path: 'escape-link' });
     expect(viaLink).toEqual({ isError: true, content: 'path refused: "escape-link" resolves outside the workspace through a symlink' });
   });
+
+  it('read_file, write_file and edit_file refuse a FIFO with an error, within the call time limit, without blocking', async () => {
+    // A FIFO nobody writes to: a blocking open would never return. The registry's limit is the
+    // backstop; the refusal must come from the type check, not from the limit.
+    await box.sh('mkfifo pipe');
+    const limited = createToolRegistry(createDefaultTools(), { callTimeLimitMs: 20_000 });
+    const run = (name: string, input: unknown) => limited.execute({ id: `fifo-${name}`, name, input }, box.ctx());
+    expect(await run('read_file', { path: 'pipe' })).toEqual({
+      isError: true,
+      content: 'pipe: is not a regular file (fifo); only regular files can be read',
+    });
+    expect(await run('edit_file', { path: 'pipe', old_string: 'a', new_string: 'b' })).toEqual({
+      isError: true,
+      content: 'pipe: is not a regular file (fifo); only regular files can be read',
+    });
+    expect(await run('write_file', { path: 'pipe', content: 'x' })).toEqual({
+      isError: true,
+      content: 'pipe: is not a regular file (fifo); only regular files can be written',
+    });
+    // Still a FIFO: nothing replaced or truncated it.
+    expect(await box.sh('test -p pipe && echo fifo')).toBe('fifo\n');
+  });
 });

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { PatchbayError } from '../../../src/core/errors.ts';
 import { createDefaultTools } from '../../../src/agent/default-tools.ts';
@@ -127,5 +127,32 @@ describe('tool registry', () => {
     const edit = specs.find((s) => s.name === 'edit_file')!;
     expect(edit.inputSchema.required).toEqual(['path', 'old_string', 'new_string']);
     expect(specs.find((s) => s.name === 'git_status')!.inputSchema).toEqual({ type: 'object', properties: {} });
+  });
+
+  it('abandons a call that outlives its time limit, and a stop ends a hanging call, each with an error result', async () => {
+    let seenSignal: AbortSignal | undefined;
+    const hanging: Tool<Record<string, never>> = {
+      name: 'hang',
+      description: 'Never returns.',
+      inputSchema: z.object({}),
+      execute: (_input, ctx) => {
+        seenSignal = ctx.signal;
+        return new Promise(() => undefined);
+      },
+    };
+    const registry = createToolRegistry([hanging], { callTimeLimitMs: 50 });
+    expect(await registry.execute({ id: 'h1', name: 'hang', input: {} }, box.ctx())).toEqual({
+      isError: true,
+      content: 'hang did not finish within 50 ms and was abandoned.',
+    });
+    // The tool's own signal was aborted too, so its work can stop.
+    expect(seenSignal?.aborted).toBe(true);
+
+    const patient = createToolRegistry([hanging], { callTimeLimitMs: 3_600_000 });
+    const stop = new AbortController();
+    const pending = patient.execute({ id: 'h2', name: 'hang', input: {} }, box.ctx(stop.signal));
+    await vi.waitFor(() => expect(seenSignal?.aborted).toBe(false));
+    stop.abort();
+    expect(await pending).toEqual({ isError: true, content: 'hang was stopped before it finished: the run was stopped.' });
   });
 });
