@@ -41,6 +41,7 @@ describe('patchbay serve on its embedded database, stopped and restarted mid-run
       QUEUE_HEARTBEAT_SECONDS: '600',
       QUEUE_MONITOR_SECONDS: '600',
       SHUTDOWN_GRACE_SECONDS: '1',
+      PATCHBAY_ALLOW_LOCAL_REPOS: 'true',
     };
   });
   afterAll(async () => {
