@@ -1,11 +1,11 @@
-# Patchbay server image: Node 24, git, bubblewrap and ripgrep, running as a non-root user.
+# Patchbay server image: Node 24, git, bubblewrap, socat and ripgrep, running as a non-root user.
 # bubblewrap needs unprivileged user namespaces inside the container: run with
 #   docker run --security-opt seccomp=unconfined --security-opt apparmor=unconfined ...
 # (or, on a trusted single-tenant host only, SANDBOX=unsafe-local).
 FROM node:24-bookworm-slim
 
 RUN apt-get update \
- && apt-get install -y --no-install-recommends git bubblewrap ripgrep ca-certificates tini \
+ && apt-get install -y --no-install-recommends git bubblewrap socat ripgrep ca-certificates tini \
  && rm -rf /var/lib/apt/lists/*
 
 RUN useradd --create-home --uid 10001 patchbay \
@@ -19,6 +19,8 @@ COPY src ./src
 COPY db ./db
 COPY sandbox ./sandbox
 COPY integrations ./integrations
+# The web page is bundled from web/ by esbuild (a runtime dependency) when the server starts.
+COPY web ./web
 
 USER patchbay
 ENV NODE_ENV=production DATA_DIR=/data PORT=3000

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Installs what Patchbay needs on a Debian or Ubuntu machine, then its npm packages.
-#   ./bootstrap.sh          git, bubblewrap (the sandbox), ripgrep (the search tool)
-#   ./bootstrap.sh --test   the same, plus Chromium for the browser tests
+#   ./bootstrap.sh          git, bubblewrap (the sandbox), socat (its egress relay), ripgrep (the search tool)
+#   ./bootstrap.sh --test   the same, plus Chromium for the browser tests and curl for the egress tests
 # Node.js >= 20 and npm must be there already; npm installs Node 24 for the project's own scripts.
 set -euo pipefail
 cd "$(dirname "$0")"
 
-want=(git:git bwrap:bubblewrap rg:ripgrep)
-if [[ "${1:-}" == "--test" ]]; then want+=(chromium:chromium); fi
+want=(git:git bwrap:bubblewrap rg:ripgrep socat:socat)
+if [[ "${1:-}" == "--test" ]]; then want+=(chromium:chromium curl:curl); fi
 
 missing=()
 for pair in "${want[@]}"; do

@@ -14,6 +14,9 @@ export interface Database {
   github_webhook_deliveries: GitHubWebhookDeliveriesTable;
   github_requests: GitHubRequestsTable;
   github_user_tokens: GitHubUserTokensTable;
+  linear_webhook_deliveries: LinearWebhookDeliveriesTable;
+  linear_agent_sessions: LinearAgentSessionsTable;
+  linear_installations: LinearInstallationsTable;
 }
 
 type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
@@ -153,5 +156,37 @@ export interface GitHubUserTokensTable {
   github_login: string;
   github_id: BigId;
   token_ciphertext: string;
+  updated_at: Timestamp;
+}
+
+/** A Linear webhook waiting to be worked; the key says what it means (see linear-webhook.ts). */
+export interface LinearWebhookDeliveriesTable {
+  dedupe_key: string;
+  delivery_id: string | null;
+  event: string;
+  payload: Json;
+  received_at: Timestamp;
+  processed_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  attempts: Counter;
+  last_error: string | null;
+}
+
+/** An agent session Linear opened for Patchbay, and the Patchbay session it became. */
+export interface LinearAgentSessionsTable {
+  agent_session_id: string;
+  organization_id: string;
+  issue_id: string;
+  issue_identifier: string;
+  session_id: string | null;
+  pending: Json | null;
+  created_at: Timestamp;
+}
+
+/** A workspace the app was installed in through OAuth (actor=app). */
+export interface LinearInstallationsTable {
+  organization_id: string;
+  app_user_id: string;
+  token_ciphertext: string;
+  scope: string;
   updated_at: Timestamp;
 }

@@ -1,3 +1,4 @@
+import { SANDBOX_PROXY_SOCKET } from './egress-relay.ts';
 import type { SandboxSpec } from './sandbox.ts';
 
 /** How a top-level system path looks on the host: a real directory, or a symlink (merged /usr). */
@@ -50,6 +51,8 @@ export type BwrapArgsInput = {
   /** Absolute working directory inside the sandbox (already confined to `workdir`). */
   cwd: string;
   network: SandboxSpec['network'];
+  /** For network 'proxy': host path of the egress proxy's unix socket, bound into the sandbox. */
+  egressSocket?: string;
   /** The complete environment of the command; nothing else is inherited. */
   env: Record<string, string>;
   hostSystem: readonly HostSystemEntry[];
@@ -68,7 +71,7 @@ export function buildBwrapArgs(input: BwrapArgsInput): string[] {
     '--unshare-ipc',
     '--unshare-uts',
     '--unshare-cgroup-try',
-    ...(input.network === 'none' ? ['--unshare-net'] : []),
+    ...networkArgs(input),
     '--hostname',
     'patchbay-sandbox',
     // Run as the invoking uid but without capabilities, even when the host user is root.
@@ -92,4 +95,24 @@ export function buildBwrapArgs(input: BwrapArgsInput): string[] {
   for (const [name, value] of Object.entries(input.env)) args.push('--setenv', name, value);
   args.push('--', '/bin/sh', '-c', input.command);
   return args;
+}
+
+/**
+ * Network: 'none' and 'proxy' get a namespace of their own with only loopback. 'proxy' also gets
+ * the host egress proxy's socket, which a relay inside exposes on 127.0.0.1 (see egress-relay.ts).
+ */
+export function networkArgs(input: Pick<BwrapArgsInput, 'network' | 'egressSocket'>): string[] {
+  switch (input.network) {
+    case 'host':
+      return [];
+    case 'none':
+      return ['--unshare-net'];
+    case 'proxy':
+      if (!input.egressSocket) throw new Error("network 'proxy' needs the egress proxy's socket");
+      return ['--unshare-net', '--ro-bind', input.egressSocket, SANDBOX_PROXY_SOCKET];
+    default: {
+      const _never: never = input.network;
+      return _never;
+    }
+  }
 }

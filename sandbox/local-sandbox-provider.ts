@@ -5,6 +5,9 @@ import type { Logger } from 'pino';
 import { PatchbayError } from '../src/core/errors.ts';
 import { buildBwrapArgs, STANDARD_PATH, type HostSystemEntry } from './bwrap-args.ts';
 import { checkBubblewrap } from './check-bubblewrap.ts';
+import type { EgressPolicy } from './egress-policy.ts';
+import { startEgressProxy, type EgressBlock, type EgressProxy, type Resolve, type SecretRoute } from './egress-proxy.ts';
+import { checkSocat, proxyEnv, RELAY_HOST, RELAY_PORT, withEgressRelay } from './egress-relay.ts';
 import { probeHostSystem } from './probe-host-system.ts';
 import { runProcess } from './run-process.ts';
 import type { ExecOptions, ExecResult, Sandbox, SandboxProvider, SandboxSpec } from './sandbox.ts';
@@ -23,11 +26,24 @@ export type LocalSandboxProviderOptions = {
   mode: LocalSandboxMode;
   bwrapPath?: string;
   clock?: () => Date;
+  /** Needed for sandboxes with network 'proxy': the allowlist, brokered secrets, and who hears of refusals. */
+  egress?: EgressOptions;
+};
+
+export type EgressOptions = {
+  policy: EgressPolicy;
+  secrets?: readonly SecretRoute[];
+  /** Each refused host, once per sandbox handle. Must not throw. */
+  onBlocked?: (sessionId: string, block: EgressBlock) => void;
+  /** Host-side DNS (tests pin names to addresses). */
+  resolve?: Resolve;
 };
 
 export type LocalSandboxProvider = SandboxProvider & {
   readonly kind: 'local' | 'unsafe-local';
   hostPath(sessionId: string): string;
+  /** Removes the directory of egress proxy sockets (after every sandbox was released). */
+  close(): Promise<void>;
 };
 
 export const SANDBOX_WORKDIR = '/workspace';
@@ -48,12 +64,33 @@ export async function createLocalSandboxProvider(options: LocalSandboxProviderOp
   if (options.mode === 'bwrap') {
     hostSystem = await probeHostSystem();
     await checkBubblewrap(bwrapPath, hostSystem);
+    if (options.egress) checkSocat(STANDARD_PATH);
   } else {
     log.warn('SANDBOX=unsafe-local: commands run directly on this host without isolation; use only for local development');
   }
   const store = createWorkspaceStore({ dataDir: options.dataDir, ttlMinutes: options.ttlMinutes, clock, log });
+  // Sockets live in a short private directory: a unix socket path must stay under 108 bytes.
+  let egressDir: string | undefined;
+  let egressCount = 0;
+  const openEgress = async (sessionId: string, sessionLog: Logger): Promise<{ proxy: EgressProxy; socket: string } | undefined> => {
+    if (options.mode !== 'bwrap') return undefined;
+    const egress = options.egress;
+    if (!egress) throw new PatchbayError('sandbox_unavailable', "network 'proxy' needs the egress options (allowlist) on the sandbox provider");
+    egressDir ??= await mkdtemp(path.join(tmpdir(), 'patchbay-egress-'));
+    const socket = path.join(egressDir, `${++egressCount}.sock`);
+    const proxy = await startEgressProxy(socket, {
+      policy: egress.policy,
+      ...(egress.secrets && { secrets: egress.secrets }),
+      ...(egress.resolve && { resolve: egress.resolve }),
+      selfAuthority: { host: RELAY_HOST, port: RELAY_PORT },
+      onBlocked: (block) => egress.onBlocked?.(sessionId, block),
+      log: sessionLog.child({ component: 'egress-proxy' }),
+    });
+    return { proxy, socket };
+  };
+  const secretNames = (options.egress?.secrets ?? []).map((secret) => secret.name);
 
-  const runCommand = async (root: string, cwdRel: string, spec: SandboxSpec, command: string, opts: ExecOptions): Promise<ExecResult> => {
+  const runCommand = async (root: string, cwdRel: string, spec: SandboxSpec, egressSocket: string | undefined, command: string, opts: ExecOptions): Promise<ExecResult> => {
     const base = {
       timeoutMs: opts.timeoutMs ?? DEFAULT_EXEC_TIMEOUT_MS,
       maxOutputBytes: opts.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES,
@@ -61,17 +98,19 @@ export async function createLocalSandboxProvider(options: LocalSandboxProviderOp
       ...(opts.stdin !== undefined ? { stdin: opts.stdin } : {}),
     };
     if (options.mode === 'bwrap') {
-      const env = commandEnv(SANDBOX_HOME, opts.env);
+      const proxied = spec.network === 'proxy';
+      const env = commandEnv(SANDBOX_HOME, proxied ? { ...opts.env, ...proxyEnv(secretNames) } : opts.env);
       const cwd = cwdRel === '.' ? SANDBOX_WORKDIR : `${SANDBOX_WORKDIR}/${cwdRel}`;
       const args = buildBwrapArgs({
         workspaceHostPath: root,
         workdir: SANDBOX_WORKDIR,
         cwd,
         network: spec.network,
+        ...(egressSocket && { egressSocket }),
         env,
         hostSystem,
         home: SANDBOX_HOME,
-        command,
+        command: proxied ? withEgressRelay(command) : command,
       });
       // bwrap itself gets no host variables either; --clearenv/--setenv decide what the command sees.
       return runProcess({ file: bwrapPath, args, cwd: root, env: { PATH: STANDARD_PATH }, ...base });
@@ -90,11 +129,21 @@ export async function createLocalSandboxProvider(options: LocalSandboxProviderOp
     kind: options.mode === 'bwrap' ? 'local' : 'unsafe-local',
     hostPath: (sessionId) => store.workspacePath(sessionId),
     reap: (now) => store.reap(now ?? clock()),
+    async close() {
+      if (egressDir) await rm(egressDir, { recursive: true, force: true });
+    },
 
     async acquire(sessionId, spec) {
       const root = await store.open(sessionId);
       const files = createWorkspaceFiles(root, SANDBOX_WORKDIR);
       const sessionLog = log.child({ sessionId });
+      let egress: Awaited<ReturnType<typeof openEgress>>;
+      try {
+        egress = spec.network === 'proxy' ? await openEgress(sessionId, sessionLog) : undefined;
+      } catch (error) {
+        await store.close(sessionId);
+        throw error;
+      }
       sessionLog.debug({ root, network: spec.network }, 'sandbox acquired');
       let state: 'open' | 'released' | 'destroyed' = 'open';
       const assertOpen = (): void => {
@@ -109,7 +158,7 @@ export async function createLocalSandboxProvider(options: LocalSandboxProviderOp
           const { rel } = await files.resolveDir(opts.cwd ?? '.');
           await store.touch(sessionId);
           try {
-            return await runCommand(root, rel, spec, command, opts);
+            return await runCommand(root, rel, spec, egress?.socket, command, opts);
           } finally {
             await store.touch(sessionId).catch(() => {});
           }
@@ -129,12 +178,16 @@ export async function createLocalSandboxProvider(options: LocalSandboxProviderOp
         async release() {
           if (state !== 'open') return;
           state = 'released';
+          await egress?.proxy.close();
           await store.close(sessionId);
           sessionLog.debug('sandbox released');
         },
         async destroy() {
           if (state === 'destroyed') return;
-          if (state === 'open') await store.close(sessionId);
+          if (state === 'open') {
+            await egress?.proxy.close();
+            await store.close(sessionId);
+          }
           state = 'destroyed';
           await store.remove(sessionId);
           sessionLog.debug('sandbox destroyed');

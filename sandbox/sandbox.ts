@@ -52,8 +52,11 @@ export interface Sandbox {
 }
 
 export type SandboxSpec = {
-  /** Network inside the sandbox: none, or the host's. */
-  network: 'none' | 'host';
+  /**
+   * Network inside the sandbox: 'proxy' (its own namespace; out only through the host's egress
+   * proxy and its allowlist), 'none', or 'host' (the host's own network: no isolation).
+   */
+  network: 'proxy' | 'none' | 'host';
 };
 
 export interface SandboxProvider {

@@ -1,10 +1,13 @@
 import { resolve } from 'node:path';
 import { z } from 'zod';
 import { PatchbayError } from './core/errors.ts';
+import { parseEgressAllow, type EgressRule } from '../sandbox/egress-policy.ts';
+import type { SecretRoute } from '../sandbox/egress-proxy.ts';
 import type { ModelProviderConfig } from './models/create-model-provider.ts';
 import { modelConfigFromEnv, modelEnvSchema } from './models/model-config.ts';
 import { slackConfigFromEnv, slackEnvSchema, type SlackConfig } from '../integrations/slack/slack-env.ts';
 import { githubConfigFromEnv, githubEnvSchema, type GitHubConfig } from '../integrations/github/github-env.ts';
+import { linearConfigFromEnv, linearEnvSchema, type LinearConfig } from '../integrations/linear/linear-env.ts';
 
 const emptyAsUndefined = (value: unknown) => (value === '' ? undefined : value);
 const optionalString = z.preprocess(emptyAsUndefined, z.string().optional());
@@ -26,7 +29,11 @@ export const envSchema = z.object({
   /** For MODEL_PROVIDER=scripted: a JSON file with {"turns": [...]}. */
   SCRIPTED_SCENARIO: optionalString,
   SANDBOX: z.preprocess(emptyAsUndefined, z.enum(['local', 'unsafe-local']).default('local')),
-  SANDBOX_NETWORK: z.preprocess(emptyAsUndefined, z.enum(['none', 'host']).default('none')),
+  SANDBOX_NETWORK: z.preprocess(emptyAsUndefined, z.enum(['proxy', 'none', 'host']).default('proxy')),
+  /** Comma-separated host patterns the egress proxy lets through; `default` is the registry list. */
+  SANDBOX_EGRESS_ALLOW: z.preprocess(emptyAsUndefined, z.string().default('default')),
+  /** JSON: {"<name>": {"url", "header", "env", "prefix"?}}, credentials the proxy adds for the sandbox. */
+  SANDBOX_SECRETS: optionalString,
   SANDBOX_TTL_MINUTES: positiveInt(24 * 60),
   LOG_LEVEL: z.preprocess(emptyAsUndefined, z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info')),
   WORKER_CONCURRENCY: positiveInt(2),
@@ -43,7 +50,7 @@ export const envSchema = z.object({
   PATCHBAY_ALLOW_LOCAL_REPOS: z.preprocess(emptyAsUndefined, z.enum(['true', 'false']).default('false')),
   /** Comma-separated branches never pushed to, on top of main, master, the base and the default branch. */
   PROTECTED_BRANCHES: z.preprocess(emptyAsUndefined, z.string().default('')),
-}).extend(modelEnvSchema.shape).extend(slackEnvSchema.shape).extend(githubEnvSchema.shape);
+}).extend(modelEnvSchema.shape).extend(slackEnvSchema.shape).extend(githubEnvSchema.shape).extend(linearEnvSchema.shape);
 export type Env = z.infer<typeof envSchema>;
 
 export type Config = {
@@ -54,7 +61,13 @@ export type Config = {
   apiToken?: string;
   logLevel: Env['LOG_LEVEL'];
   model: ModelProviderConfig & { scenarioPath?: string };
-  sandbox: { kind: Env['SANDBOX']; network: Env['SANDBOX_NETWORK']; ttlMinutes: number };
+  sandbox: {
+    kind: Env['SANDBOX'];
+    network: Env['SANDBOX_NETWORK'];
+    ttlMinutes: number;
+    /** The egress proxy's allowlist and brokered secrets (values read from the environment at start). */
+    egress: { allow: EgressRule[]; secrets: SecretRoute[] };
+  };
   worker: { concurrency: number; heartbeatSeconds: number; monitorIntervalSeconds: number; shutdownGraceMs: number };
   limits: { maxWallMs: number; maxTokens: number; maxToolCalls: number };
   /** The API accepts a path on the server's disk as a repository (PATCHBAY_ALLOW_LOCAL_REPOS). */
@@ -64,6 +77,8 @@ export type Config = {
   /** Present when SLACK_BOT_TOKEN is set. */
   slack?: SlackConfig;
   github?: GitHubConfig;
+  /** Present when LINEAR_WEBHOOK_SECRET (and a token or the OAuth client) is set. */
+  linear?: LinearConfig;
 };
 
 /**
@@ -77,6 +92,12 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     throw new PatchbayError('config_invalid', `Invalid configuration:\n${lines.join('\n')}`);
   }
   const e = parsed.data;
+  if (e.SANDBOX_NETWORK === 'host' && !e.PATCHBAY_API_TOKEN) {
+    throw new PatchbayError(
+      'config_invalid',
+      "SANDBOX_NETWORK=host gives sandboxed commands this host's network, Patchbay's API and database included: set PATCHBAY_API_TOKEN, or use SANDBOX_NETWORK=proxy",
+    );
+  }
   return {
     port: e.PORT,
     publicUrl: (e.PUBLIC_URL ?? `http://localhost:${e.PORT}`).replace(/\/$/, ''),
@@ -85,14 +106,61 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     ...(e.PATCHBAY_API_TOKEN && { apiToken: e.PATCHBAY_API_TOKEN }),
     logLevel: e.LOG_LEVEL,
     model: { ...modelConfigFromEnv(e), ...(e.SCRIPTED_SCENARIO && { scenarioPath: resolve(e.SCRIPTED_SCENARIO) }) },
-    sandbox: { kind: e.SANDBOX, network: e.SANDBOX_NETWORK, ttlMinutes: e.SANDBOX_TTL_MINUTES },
+    sandbox: {
+      kind: e.SANDBOX,
+      network: e.SANDBOX_NETWORK,
+      ttlMinutes: e.SANDBOX_TTL_MINUTES,
+      egress: {
+        allow: parseEgressAllow(e.SANDBOX_EGRESS_ALLOW, { githubHost: githubHostEntry(e.GITHUB_GIT_URL) }),
+        secrets: parseSandboxSecrets(e.SANDBOX_SECRETS, env),
+      },
+    },
     worker: { concurrency: e.WORKER_CONCURRENCY, heartbeatSeconds: e.QUEUE_HEARTBEAT_SECONDS, monitorIntervalSeconds: e.QUEUE_MONITOR_SECONDS, shutdownGraceMs: e.SHUTDOWN_GRACE_SECONDS * 1000 },
     limits: { maxWallMs: e.RUN_MAX_MINUTES * 60_000, maxTokens: e.RUN_MAX_TOKENS, maxToolCalls: e.RUN_MAX_TOOL_CALLS },
     allowLocalRepos: e.PATCHBAY_ALLOW_LOCAL_REPOS === 'true',
     protectedBranches: e.PROTECTED_BRANCHES.split(',').map((b) => b.trim()).filter(Boolean),
     ...withSlack(slackConfigFromEnv(e)),
     ...withGitHub(githubConfigFromEnv(e)),
+    ...withLinear(linearConfigFromEnv(e)),
   };
+}
+
+/** The GitHub git host as an allowlist entry: its name, with the port when it is not 80/443. */
+function githubHostEntry(gitUrl: string): string {
+  const url = new URL(gitUrl);
+  return url.port ? `${url.hostname}:${url.port}` : url.hostname;
+}
+
+const SandboxSecrets = z.record(
+  z.string().regex(/^[a-z0-9][a-z0-9_-]*$/, 'names are lower-case letters, digits, - and _'),
+  z.object({
+    url: z.url({ protocol: /^https?$/ }),
+    header: z.string().regex(/^[A-Za-z0-9-]+$/, 'must be a header name'),
+    env: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must name an environment variable'),
+    prefix: z.string().optional(),
+  }),
+);
+
+/** SANDBOX_SECRETS: each entry's header value is read from the host variable it names, here, once. */
+function parseSandboxSecrets(text: string | undefined, env: Record<string, string | undefined>): SecretRoute[] {
+  if (!text) return [];
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    throw new PatchbayError('config_invalid', 'SANDBOX_SECRETS: must be JSON like {"npm": {"url": "https://npm.example.com/", "header": "Authorization", "env": "NPM_TOKEN", "prefix": "Bearer "}}');
+  }
+  const parsed = SandboxSecrets.safeParse(json);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((issue) => `  SANDBOX_SECRETS.${issue.path.join('.')}: ${issue.message}`);
+    throw new PatchbayError('config_invalid', `Invalid configuration:\n${lines.join('\n')}`);
+  }
+  return Object.entries(parsed.data).map(([name, entry]) => {
+    const value = env[entry.env];
+    if (!value) throw new PatchbayError('config_invalid', `SANDBOX_SECRETS.${name}: the environment variable ${entry.env} is not set`);
+    if (/[\r\n]/.test(value)) throw new PatchbayError('config_invalid', `SANDBOX_SECRETS.${name}: ${entry.env} holds a line break`);
+    return { name, url: entry.url, header: entry.header, value: `${entry.prefix ?? ''}${value}` };
+  });
 }
 
 function withSlack(slack: SlackConfig | undefined): { slack?: SlackConfig } {
@@ -101,6 +169,10 @@ function withSlack(slack: SlackConfig | undefined): { slack?: SlackConfig } {
 
 function withGitHub(github: GitHubConfig | undefined): { github?: GitHubConfig } {
   return github ? { github } : {};
+}
+
+function withLinear(linear: LinearConfig | undefined): { linear?: LinearConfig } {
+  return linear ? { linear } : {};
 }
 
 /**

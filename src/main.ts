@@ -1,6 +1,9 @@
 import { readFile } from 'node:fs/promises';
+import { networkInterfaces } from 'node:os';
 import type { Logger } from 'pino';
 import { createLocalSandboxProvider } from '../sandbox/index.ts';
+import type { EgressPolicy, ProtectedEndpoint } from '../sandbox/egress-policy.ts';
+import type { EgressBlock } from '../sandbox/egress-proxy.ts';
 import type { SandboxProvider } from '../sandbox/sandbox.ts';
 import { createDefaultTools } from './agent/default-tools.ts';
 import { createToolRegistry } from './agent/tool-registry.ts';
@@ -60,12 +63,15 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
   };
   try {
     const model = options.model ?? (await buildModel(config, log));
+    const egress = egressWiring(config, log);
     const sandboxes = await createLocalSandboxProvider({
       dataDir: config.dataDir,
       log,
       ttlMinutes: config.sandbox.ttlMinutes,
       mode: config.sandbox.kind === 'local' ? 'bwrap' : 'unsafe-local',
+      ...(config.sandbox.network === 'proxy' && { egress: egress.options }),
     });
+    cleanups.push(() => sandboxes.close());
     let reclaim: () => void = () => undefined;
     const database = await openDatabase({
       ...(config.databaseUrl && { url: config.databaseUrl }),
@@ -75,7 +81,9 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
       onRestarted: () => reclaim(),
     });
     cleanups.push(() => database.close());
+    egress.protect(databaseEndpoint(database.url));
     const store = createSessionStore(database.db);
+    egress.recordTo(store);
     // The bus outlives the queue at shutdown, so a stop still reaches runs finishing their grace period.
     const bus = await createEventBus({ url: database.url, log });
     cleanups.push(() => bus.close());
@@ -131,6 +139,7 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
           limits: config.limits,
           protectedBranches: config.protectedBranches,
           publicUrl: config.publicUrl,
+          live: bus,
           ...hooks,
         },
       });
@@ -158,6 +167,8 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
         bus,
         log,
         publicUrl: config.publicUrl,
+        dataDir: config.dataDir,
+        githubWebUrl: config.github?.gitUrl ?? 'https://github.com',
         allowLocalRepos: config.allowLocalRepos,
         ...(config.apiToken && { apiToken: config.apiToken }),
       });
@@ -165,6 +176,7 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
       for (const module of modules) if (module.routes) await server.register(module.routes);
       patchbay.server = server;
       patchbay.url = await server.listen({ port: config.port, host: listenAddress(config.apiToken) });
+      egress.protect({ host: new URL(config.publicUrl).hostname, port: Number(new URL(patchbay.url).port) });
     }
     for (const module of modules) {
       if (!module.start) continue;
@@ -176,6 +188,49 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
     await close();
     throw error;
   }
+}
+
+/**
+ * The egress proxy's policy and where its refusals go. Patchbay's own endpoints (this host's
+ * addresses, the database, the server) are protected unless an entry names them exactly; the
+ * database and server are added once they are known. Refusals become `egress-blocked` events,
+ * one per host per session.
+ */
+function egressWiring(config: Config, log: Logger) {
+  if (config.sandbox.network === 'host') {
+    log.warn(
+      'SANDBOX_NETWORK=host: sandboxed commands share this host\'s network and can reach its database, its API and every service it can; use SANDBOX_NETWORK=proxy unless you trust every repository and prompt',
+    );
+  }
+  const protectedEndpoints: ProtectedEndpoint[] = ownAddresses().map((host) => ({ host }));
+  const policy: EgressPolicy = { rules: config.sandbox.egress.allow, protectedEndpoints };
+  let store: SessionStore | undefined;
+  const onBlocked = (sessionId: string, block: EgressBlock): void => {
+    if (!store) return;
+    store
+      .append(sessionId, [{ event: { type: 'egress-blocked', ...block }, dedupeKey: `egress-blocked:${block.host}` }])
+      .catch((error: unknown) => log.warn({ err: error, sessionId, host: block.host }, 'could not record a refused egress connection'));
+  };
+  return {
+    options: { policy, secrets: config.sandbox.egress.secrets, onBlocked },
+    protect: (endpoint: ProtectedEndpoint) => protectedEndpoints.push(endpoint),
+    recordTo: (sessionStore: SessionStore) => {
+      store = sessionStore;
+    },
+  };
+}
+
+/** This host's own non-loopback addresses: every service listening on all interfaces is behind them. */
+function ownAddresses(): string[] {
+  return Object.values(networkInterfaces())
+    .flatMap((entries) => entries ?? [])
+    .filter((entry) => !entry.internal)
+    .map((entry) => entry.address);
+}
+
+function databaseEndpoint(url: string): ProtectedEndpoint {
+  const parsed = new URL(url);
+  return { host: parsed.hostname || 'localhost', port: Number(parsed.port || 5432) };
 }
 
 async function buildModel(config: Config, log: Logger): Promise<ModelProvider> {

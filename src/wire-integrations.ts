@@ -2,6 +2,8 @@ import type { IntegrationContext, IntegrationModule } from '../integrations/inte
 import type { Config } from './config.ts';
 import { createSlackModule } from '../integrations/slack/slack-module.ts';
 import { createGitHubModule } from '../integrations/github/github-module.ts';
+import { createSecretBox } from '../integrations/github/secret-box.ts';
+import { createLinearModule } from '../integrations/linear/linear-module.ts';
 
 /**
  * Builds the integrations the config enables. Part of the composition root: each integration adds
@@ -20,6 +22,23 @@ export async function buildIntegrations(config: Config, context: IntegrationCont
         context,
         repoUrlFor: (owner, repo) => `${gitUrl}/${owner}/${repo}`,
         ...(github?.signInLink && { signInLink: github.signInLink }),
+      }),
+    );
+  }
+  if (config.linear) {
+    // Linear sessions name repos the way the GitHub integration parses them, so its PRs and tokens apply.
+    const gitUrl = config.github?.gitUrl ?? 'https://github.com';
+    const secretKey = config.linear.secretKey;
+    modules.push(
+      createLinearModule({
+        config: config.linear,
+        context,
+        repos: {
+          gitUrl,
+          repoUrl: (repo) => `${gitUrl}/${repo.owner}/${repo.repo}`,
+          installed: async () => (github ? github.installedRepos() : []),
+        },
+        ...(secretKey && { box: createSecretBox(secretKey) }),
       }),
     );
   }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { quoteUntrusted } from '../../src/core/quote-untrusted.ts';
 import type { BotIdentity } from './github-client.ts';
 
 const User = z.object({ login: z.string(), id: z.number(), type: z.string().optional() }).passthrough();
@@ -14,7 +15,7 @@ export type PullRequest = z.infer<typeof PullRequest>;
 
 const IssueComment = z.object({
   action: z.string(),
-  issue: z.object({ number: z.number(), title: z.string(), body: z.string().nullable().optional(), pull_request: z.unknown().optional() }).passthrough(),
+  issue: z.object({ number: z.number(), title: z.string(), body: z.string().nullable().optional(), user: User.optional(), pull_request: z.unknown().optional() }).passthrough(),
   comment: z.object({ id: z.number(), body: z.string(), user: User, html_url: z.string().optional() }).passthrough(),
   repository: Repository,
   sender: User,
@@ -50,7 +51,7 @@ const Review = z.object({
 });
 const IssueLabeled = z.object({
   action: z.string(),
-  issue: z.object({ number: z.number(), title: z.string(), body: z.string().nullable().optional(), pull_request: z.unknown().optional() }).passthrough(),
+  issue: z.object({ number: z.number(), title: z.string(), body: z.string().nullable().optional(), user: User.optional(), pull_request: z.unknown().optional() }).passthrough(),
   label: z.object({ name: z.string() }).passthrough().optional(),
   repository: Repository,
   sender: User,
@@ -122,9 +123,8 @@ export function classifyWebhook(event: string, payload: unknown, bot: BotIdentit
       if (isBot(comment.user, bot) || isBot(p.data.sender, bot)) return { kind: 'ignore', reason: 'comment by a bot' };
       if (!mentions(comment.body, bot)) return { kind: 'ignore', reason: 'no mention' };
       const isPull = issue.pull_request != null;
-      const text = isPull
-        ? comment.body
-        : `GitHub issue #${issue.number}: ${issue.title}\n\n${issue.body?.trim() || '(no description)'}\n\nComment from @${comment.user.login}:\n${comment.body}`;
+      // The comment is the requester's; the issue is its author's words, quoted as such.
+      const text = isPull ? comment.body : `${comment.body}\n\n${quoteIssue(issue)}`;
       return work(p.data, {
         kind: isPull ? 'pull' : 'issue',
         number: issue.number,
@@ -187,7 +187,7 @@ export function classifyWebhook(event: string, payload: unknown, bot: BotIdentit
         kind: 'issue',
         number: issue.number,
         sender: p.data.sender,
-        text: `GitHub issue #${issue.number}: ${issue.title}\n\n${issue.body?.trim() || '(no description)'}`,
+        text: `Work on GitHub issue #${issue.number} (labelled ${triggerLabel}).\n\n${quoteIssue(issue)}`,
         react: { on: 'issue', id: issue.number },
         reply: { in: 'issue' },
       });
@@ -195,6 +195,15 @@ export function classifyWebhook(event: string, payload: unknown, bot: BotIdentit
     default:
       return { kind: 'ignore', reason: `event ${event}` };
   }
+}
+
+function quoteIssue(issue: { number: number; title: string; body?: string | null; user?: { login: string } | undefined }): string {
+  return quoteUntrusted({
+    what: `GitHub issue #${issue.number}`,
+    author: issue.user ? `@${issue.user.login}` : 'an unknown GitHub user',
+    title: issue.title,
+    body: issue.body ?? '',
+  });
 }
 
 function work(

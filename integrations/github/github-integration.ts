@@ -39,12 +39,15 @@ export function createGitHubIntegration(deps: { client: GitHubClient; store: Git
       const fresh = (await context.getSession(session.id)) ?? session;
       const batch = readBatch(events, request.startSeq, fresh.status);
       const bot = await client.identity();
-      const previous = (state ?? {}) as { step?: { name: string; input: unknown }; requestId?: number };
-      const step = batch.step ?? (previous.requestId === request.id ? previous.step : undefined);
+      const previous = (state ?? {}) as { step?: { name: string; input: unknown }; requestId?: number; blocked?: string[] };
+      const sameRequest = previous.requestId === request.id;
+      const step = batch.step ?? (sameRequest ? previous.step : undefined);
+      const blocked = [...new Set([...(sameRequest ? (previous.blocked ?? []) : []), ...batch.blocked])];
       const body = renderProgress({
         session: fresh,
         ...(step && { step }),
         ...(batch.prUrl && { prUrl: batch.prUrl }),
+        ...(blocked.length > 0 && { blocked }),
         sessionUrl: `${context.publicUrl}/sessions/${session.id}`,
         mention: bot.mention,
       });
@@ -54,7 +57,7 @@ export function createGitHubIntegration(deps: { client: GitHubClient; store: Git
         await store.updateRequest(request.id, { lastBody: body });
       }
       if (batch.settled) await store.updateRequest(request.id, { finished: true });
-      return { state: { requestId: request.id, ...(step && { step }) } };
+      return { state: { requestId: request.id, ...(step && { step }), ...(blocked.length > 0 && { blocked }) } };
     },
   };
 }

@@ -18,6 +18,8 @@ import { createSecretBox } from './secret-box.ts';
 export type GitHubModule = IntegrationModule & {
   /** A one-hour sign-in link bound to this person, when GitHub sign-in is configured. */
   signInLink?: (actor: { source: string; id: string }) => string;
+  /** owner/name of every repository the App is installed on (candidates other surfaces offer). */
+  installedRepos: () => Promise<string[]>;
 };
 
 export async function createGitHubModule(config: GitHubConfig, context: IntegrationContext, options: { sweepMs?: number } = {}): Promise<GitHubModule> {
@@ -46,6 +48,7 @@ export async function createGitHubModule(config: GitHubConfig, context: Integrat
     config.oauth && box ? (actor: { source: string; id: string }) => oauthStartLink(box, context.publicUrl, actor) : undefined;
   return {
     ...(signInLink && { signInLink }),
+    installedRepos: () => store.installedRepos(),
     integration: createGitHubIntegration({ client, store, context, log }),
     routes: githubRoutes({
       webhookSecret: config.webhookSecret,

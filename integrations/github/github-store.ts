@@ -69,6 +69,19 @@ export function createGitHubStore(db: Db) {
       return rows.map((r) => r.full_name);
     },
 
+    /** owner/name (lower-case) of every repository of an active installation. */
+    async installedRepos(): Promise<string[]> {
+      const rows = await db
+        .selectFrom('github_installation_repos')
+        .innerJoin('github_installations', 'github_installations.id', 'github_installation_repos.installation_id')
+        .select('github_installation_repos.full_name')
+        .distinct()
+        .where('github_installations.suspended', '=', false)
+        .orderBy('github_installation_repos.full_name')
+        .execute();
+      return rows.map((r) => r.full_name);
+    },
+
     async installation(id: number) {
       return db.selectFrom('github_installations').selectAll().where('id', '=', id).executeTakeFirst();
     },

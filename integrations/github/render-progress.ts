@@ -1,3 +1,4 @@
+import { describeEgressBlock, egressBlockedNote } from '../../src/core/egress-block.ts';
 import type { StoredEvent } from '../../src/core/events.ts';
 import type { SessionRecord } from '../../src/sessions/session-record.ts';
 
@@ -6,6 +7,8 @@ export type ProgressView = {
   /** The tool the agent ran last, if any since the request. */
   step?: { name: string; input: unknown };
   prUrl?: string;
+  /** Hosts the sandbox was refused (describeEgressBlock texts), shown so a person can allow them. */
+  blocked?: string[];
   sessionUrl: string;
   mention: string;
 };
@@ -14,6 +17,12 @@ const settledStatuses = new Set(['completed', 'failed', 'cancelled', 'waiting'])
 
 /** The text of a request's progress comment, edited in place as the run moves. */
 export function renderProgress(view: ProgressView): string {
+  const note = egressBlockedNote(view.blocked ?? []);
+  const body = renderStatusBody(view);
+  return note ? `${body}\n\n> 🚫 ${note}` : body;
+}
+
+function renderStatusBody(view: ProgressView): string {
   const { session } = view;
   const link = `[Session](${view.sessionUrl})`;
   switch (session.status) {
@@ -51,15 +60,17 @@ export function renderProgress(view: ProgressView): string {
  */
 export function readBatch(events: StoredEvent[], startSeq: number, status: SessionRecord['status']) {
   let step: ProgressView['step'];
+  const blocked: string[] = [];
   let prUrl: string | undefined;
   let settled = false;
   for (const { seq, event } of events) {
     if (seq <= startSeq) continue;
     if (event.type === 'tool-start') step = { name: event.name, input: event.input };
     if (event.type === 'pr-opened') prUrl = event.url;
+    if (event.type === 'egress-blocked' && !blocked.includes(describeEgressBlock(event))) blocked.push(describeEgressBlock(event));
     if (event.type === 'status-changed' && event.to === status && settledStatuses.has(event.to)) settled = true;
   }
-  return { ...(step && { step }), ...(prUrl && { prUrl }), settled };
+  return { ...(step && { step }), ...(prUrl && { prUrl }), blocked, settled };
 }
 
 function describeStep(step: { name: string; input: unknown }): string {

@@ -48,9 +48,12 @@ export function answeredMessage(question: string, who: string, answer: string): 
 }
 
 /** The status message, edited in place: what the run is doing now and for how long, with a Stop button while it runs. */
-export function statusMessage(input: { repo: string; step: string; elapsed: string; link: string; active: boolean; icon: string }): SlackText {
-  const text = `${input.icon} *${escapeMrkdwn(input.repo)}*: ${input.step} · ${input.elapsed} · <${input.link}|session page>`;
-  const blocks: unknown[] = [section(text)];
+export function statusMessage(input: { repo: string; step: string; elapsed: string; link: string; active: boolean; icon: string; note?: string }): SlackText {
+  const line = `${input.icon} *${escapeMrkdwn(input.repo)}*: ${input.step} · ${input.elapsed} · <${input.link}|session page>`;
+  // The note (refused network access, already escaped) goes under the status line.
+  const text = input.note ? `${line}\n:no_entry_sign: ${input.note}` : line;
+  const blocks: unknown[] = [section(line)];
+  if (input.note) blocks.push({ type: 'context', elements: [{ type: 'mrkdwn', text: truncate(`:no_entry_sign: ${input.note}`, 3000) }] });
   if (input.active) blocks.push({ type: 'actions', block_id: 'status', elements: [button(ACTION.stop, 'Stop', 'stop', 'danger')] });
   return { text, blocks };
 }

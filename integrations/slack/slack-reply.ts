@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { DeliveryInput, Integration } from '../integration.ts';
+import { describeEgressBlock, egressBlockedNote } from '../../src/core/egress-block.ts';
 import type { EventOf, StoredEvent } from '../../src/core/events.ts';
 import type { SessionRecord } from '../../src/sessions/session-record.ts';
 import { answeredMessage, formatElapsed, questionMessage, statusMessage, truncate, type SlackText } from './slack-blocks.ts';
@@ -8,7 +9,7 @@ import { escapeMrkdwn } from './slack-normalize.ts';
 import type { SlackStore, SlackThread } from './slack-store.ts';
 
 /** What we remember per thread between deliveries (besides the posts table). */
-type ReplyState = { step?: string; statusText?: string };
+type ReplyState = { step?: string; statusText?: string; blocked?: string[] };
 
 const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
 
@@ -51,7 +52,8 @@ export function createSlackReply(deps: { web: SlackWeb; store: SlackStore; publi
 
       let step = previous.step ?? 'Queued';
       for (const stored of events) step = stepAfter(stored, step);
-      const status = renderStatus(session, step, `${deps.publicUrl}/sessions/${session.id}`, now());
+      const blocked = blockedAfter(previous.blocked ?? [], events);
+      const status = renderStatus(session, step, `${deps.publicUrl}/sessions/${session.id}`, now(), blocked);
       const statusTs = posts.get('status');
       if (!statusTs) await post(thread, posts, 'status', status);
       else if (status.text !== previous.statusText) await update(thread, statusTs, status);
@@ -73,7 +75,7 @@ export function createSlackReply(deps: { web: SlackWeb; store: SlackStore; publi
           await post(thread, posts, `final:${stored.seq}`, finalMessage(session, event, events));
         }
       }
-      return { state: { step, statusText: status.text } satisfies ReplyState };
+      return { state: { step, statusText: status.text, ...(blocked.length > 0 && { blocked }) } satisfies ReplyState };
     },
 
     /** Keeps the elapsed time in the status message current while a long step runs. */
@@ -82,7 +84,7 @@ export function createSlackReply(deps: { web: SlackWeb; store: SlackStore; publi
       const previous = (state ?? {}) as ReplyState;
       const statusTs = (await store.posts(thread)).get('status');
       if (!statusTs) return { state };
-      const status = renderStatus(session, previous.step ?? 'Working', `${deps.publicUrl}/sessions/${session.id}`, now());
+      const status = renderStatus(session, previous.step ?? 'Working', `${deps.publicUrl}/sessions/${session.id}`, now(), previous.blocked ?? []);
       if (status.text === previous.statusText) return { state };
       await update(thread, statusTs, status);
       return { state: { ...previous, statusText: status.text } satisfies ReplyState };
@@ -125,7 +127,18 @@ function describeInput(input: unknown): string {
   return detail ? `: \`${escapeMrkdwn(truncate(detail.replace(/`/g, "'").split('\n')[0]!, 60))}\`` : '';
 }
 
-function renderStatus(session: SessionRecord, step: string, link: string, nowMs: number): SlackText {
+/** The refused hosts shown in the status message: those seen before plus this batch's egress-blocked events. */
+function blockedAfter(previous: string[], events: StoredEvent[]): string[] {
+  const blocked = [...previous];
+  for (const { event } of events) {
+    if (event.type !== 'egress-blocked') continue;
+    const text = describeEgressBlock(event);
+    if (!blocked.includes(text)) blocked.push(text);
+  }
+  return blocked;
+}
+
+function renderStatus(session: SessionRecord, step: string, link: string, nowMs: number, blocked: string[]): SlackText {
   const done = TERMINAL.has(session.status);
   const end = done ? Date.parse(session.updatedAt) : nowMs;
   const icon = { completed: ':white_check_mark:', failed: ':x:', cancelled: ':octagonal_sign:', waiting: ':question:' }[session.status as string] ?? ':hourglass_flowing_sand:';
@@ -136,6 +149,7 @@ function renderStatus(session: SessionRecord, step: string, link: string, nowMs:
     link,
     active: !done,
     icon,
+    ...(blocked.length > 0 && { note: escapeMrkdwn(egressBlockedNote(blocked)!) }),
   });
 }
 

@@ -64,7 +64,8 @@ export type RunInput = {
   log: Logger;
   limits?: Partial<RunLimits>;
   now?: () => number;
-  onDelta?: (text: string) => void;
+  /** The model's text as it streams, with the turn it belongs to. Must not throw. */
+  onDelta?: (text: string, turn: number) => void;
 };
 
 /**
@@ -254,7 +255,7 @@ export async function runAgent(input: RunInput): Promise<RunOutcome> {
         tools: tools.specs(),
         maxTokens: limits.maxOutputTokens,
         signal,
-        ...(input.onDelta && { onDelta: input.onDelta }),
+        ...(input.onDelta && { onDelta: (text: string) => input.onDelta?.(text, turn) }),
       });
       if (result.stopReason === 'aborted' || signal.aborted) return { kind: 'cancelled' };
       if (result.stopReason === 'error') {

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { Actor } from '../core/actor.ts';
+import { SessionStatus } from '../core/session-status.ts';
 
 /** Who is speaking through the API. Without an author the caller is the anonymous "API user". */
 export const Author = z.object({
@@ -26,7 +27,11 @@ export const StopBody = z.object({ author: Author.optional() }).optional();
 
 export const ListQuery = z.object({
   limit: z.coerce.number().int().min(1).max(200).optional(),
+  status: SessionStatus.optional(),
+  repo: z.string().min(1).max(500).optional(),
 });
+
+export const DiffQuery = z.object({ commit: z.string().regex(/^[0-9a-f]{7,64}$/, 'a commit SHA').optional() });
 
 /** A sequence number to resume after: `?after=` or the `Last-Event-ID` header. */
 export const SeqParam = z.coerce.number().int().nonnegative();

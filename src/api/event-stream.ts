@@ -1,6 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
-import type { StoredEvent } from '../core/events.ts';
+import type { SessionEventType, StoredEvent } from '../core/events.ts';
+import type { LiveEvent } from '../core/live-events.ts';
 import type { EventBus } from '../sessions/event-bus.ts';
 import type { SessionStore } from '../sessions/session-store.ts';
 
@@ -11,14 +12,27 @@ export type EventStreamOptions = {
   /** The last seq the client has; 0 replays the whole log. */
   afterSeq: number;
   store: Pick<SessionStore, 'events'>;
-  bus: Pick<EventBus, 'subscribe'>;
+  bus: Pick<EventBus, 'subscribe' | 'subscribeLive'>;
   log: Logger;
   keepAliveMs: number;
+};
+
+const sseHeaders = {
+  'content-type': 'text/event-stream; charset=utf-8',
+  'cache-control': 'no-cache, no-transform',
+  connection: 'keep-alive',
+  // Reverse proxies (nginx) buffer responses unless told not to.
+  'x-accel-buffering': 'no',
 };
 
 /** Formats one event as a Server-Sent Events frame. */
 export function sseFrame(stored: StoredEvent): string {
   return `id: ${stored.seq}\nevent: ${stored.event.type}\ndata: ${JSON.stringify(stored)}\n\n`;
+}
+
+/** A transient event: no id, so it never moves the client's resume point. */
+export function liveFrame(event: LiveEvent): string {
+  return `event: live\ndata: ${JSON.stringify(event)}\n\n`;
 }
 
 /**
@@ -77,6 +91,9 @@ export function streamEvents(res: ServerResponse, options: EventStreamOptions): 
   };
 
   const unsubscribe = bus.subscribe(sessionId, () => void pump());
+  // Written as they come: each is a whole frame, and a lost one only leaves a gap the stored
+  // assistant message fills.
+  const unsubscribeLive = bus.subscribeLive(sessionId, (event) => void write(liveFrame(event)));
   // The keep-alive also re-reads the log, which covers notices lost while the bus reconnects.
   const keepAlive = setInterval(() => {
     void write(': keep-alive\n\n');
@@ -89,17 +106,41 @@ export function streamEvents(res: ServerResponse, options: EventStreamOptions): 
     closed = true;
     clearInterval(keepAlive);
     unsubscribe();
+    unsubscribeLive();
     if (!res.writableEnded) res.end();
   };
   res.on('close', close);
 
-  res.writeHead(200, {
-    'content-type': 'text/event-stream; charset=utf-8',
-    'cache-control': 'no-cache, no-transform',
-    connection: 'keep-alive',
-    // Reverse proxies (nginx) buffer responses unless told not to.
-    'x-accel-buffering': 'no',
-  });
+  res.writeHead(200, sseHeaders);
   void write('retry: 3000\n\n').then(pump);
+  return close;
+}
+
+/**
+ * Streams notices of events of `types` in any session (`event: notice`, data `{sessionId, seq,
+ * type}`), for pages that list sessions and re-read them when one changes. Notices may be lost
+ * while the bus reconnects; listeners re-read on reconnect.
+ */
+export function streamNotices(
+  res: ServerResponse,
+  options: { bus: Pick<EventBus, 'subscribe'>; types: readonly SessionEventType[]; keepAliveMs: number },
+): () => void {
+  const types = new Set<string>(options.types);
+  let closed = false;
+  const unsubscribe = options.bus.subscribe('*', (notice) => {
+    if (!closed && types.has(notice.type)) res.write(`event: notice\ndata: ${JSON.stringify(notice)}\n\n`);
+  });
+  const keepAlive = setInterval(() => res.write(': keep-alive\n\n'), options.keepAliveMs);
+  keepAlive.unref();
+  const close = () => {
+    if (closed) return;
+    closed = true;
+    clearInterval(keepAlive);
+    unsubscribe();
+    if (!res.writableEnded) res.end();
+  };
+  res.on('close', close);
+  res.writeHead(200, sseHeaders);
+  res.write('retry: 3000\n\n');
   return close;
 }

@@ -5,8 +5,8 @@ import type { Logger } from 'pino';
 import type { EventBus } from '../sessions/event-bus.ts';
 import type { SessionService } from '../sessions/session-service.ts';
 import type { SessionStore } from '../sessions/session-store.ts';
-import { createBearerCheck } from './bearer-auth.ts';
 import { errorReply } from './error-reply.ts';
+import { createAccessCheck, registerPageAuth } from './page-auth.ts';
 import { isLoopbackHost } from './host-check.ts';
 import { registerSessionRoutes } from './session-routes.ts';
 import { registerWebPage } from './web-page.ts';
@@ -28,6 +28,10 @@ export type ServerDeps = {
   publicUrl?: string;
   /** How often an idle event stream gets a keep-alive comment. */
   keepAliveMs?: number;
+  /** Where the git mirrors are: diffs are read from them. */
+  dataDir?: string;
+  /** Web address of the GitHub host, for links to pull requests and issues. */
+  githubWebUrl?: string;
   /**
    * Accept a path on this server's disk as a session's repository (PATCHBAY_ALLOW_LOCAL_REPOS);
    * otherwise the API takes only git URLs, and local paths are for the CLI.
@@ -72,8 +76,8 @@ export function createServer(deps: ServerDeps): ApiServer {
     });
   }
 
-  if (deps.apiToken) {
-    const check = createBearerCheck(deps.apiToken);
+  const check = deps.apiToken ? createAccessCheck(deps.apiToken) : undefined;
+  if (check) {
     // Decided by the matched route pattern, not the raw URL: the router decodes paths, so
     // '/%61pi/...' reaches /api routes too. Webhook routes (Slack, GitHub) verify their own
     // signatures and the page is public; everything under /api needs the token.
@@ -81,11 +85,11 @@ export function createServer(deps: ServerDeps): ApiServer {
       const route = request.routeOptions.url;
       const needsToken = route === undefined ? false : route === '/api' || route.startsWith('/api/');
       if (!needsToken || (request.routeOptions.config as RouteConfig).public === true) return;
-      if (check(request.headers.authorization)) return;
+      if (check(request)) return;
       return reply
         .code(401)
         .header('www-authenticate', 'Bearer realm="patchbay"')
-        .send({ error: 'unauthorized', message: 'send Authorization: Bearer <token> with the API token' });
+        .send({ error: 'unauthorized', message: 'send Authorization: Bearer <token> with the API token, or sign in on the page' });
     });
   }
 
@@ -105,9 +109,16 @@ export function createServer(deps: ServerDeps): ApiServer {
     bus: deps.bus,
     log,
     keepAliveMs: deps.keepAliveMs ?? 15_000,
+    githubWebUrl: deps.githubWebUrl ?? 'https://github.com',
     allowLocalRepos: deps.allowLocalRepos ?? false,
     ...(deps.publicUrl && { publicUrl: deps.publicUrl }),
+    ...(deps.dataDir && { dataDir: deps.dataDir }),
   });
-  registerWebPage(app);
+  registerPageAuth(app, {
+    ...(deps.apiToken && { apiToken: deps.apiToken }),
+    ...(check && { check }),
+    secureCookie: deps.publicUrl?.startsWith('https:') ?? false,
+  });
+  app.register(async (child) => registerWebPage(child as unknown as ApiServer, log));
   return app;
 }

@@ -5,18 +5,25 @@ import { resolveRepo } from '../git/mirror.ts';
 import type { EventBus } from '../sessions/event-bus.ts';
 import type { SessionService } from '../sessions/session-service.ts';
 import type { SessionStore } from '../sessions/session-store.ts';
-import { actorFrom, CreateSessionBody, EventsQuery, ListQuery, SendMessageBody, SeqParam, StopBody } from './api-schemas.ts';
-import { streamEvents } from './event-stream.ts';
+import { listSessionRepos, listSessionSummaries, summaryEventTypes } from '../sessions/session-summaries.ts';
+import { actorFrom, CreateSessionBody, DiffQuery, EventsQuery, ListQuery, SendMessageBody, SeqParam, StopBody } from './api-schemas.ts';
+import type { SessionDetail, SessionDiff, SessionList } from './api-types.ts';
+import { readSessionDiff } from './session-diff.ts';
+import { streamEvents, streamNotices } from './event-stream.ts';
 import { sessionCost } from './session-cost.ts';
 import type { ApiServer } from './server.ts';
+import { threadLink } from './thread-links.ts';
 
 export type SessionRoutesDeps = {
   service: Pick<SessionService, 'start' | 'sendMessage' | 'stop'>;
-  store: Pick<SessionStore, 'get' | 'list' | 'threads' | 'events'>;
-  bus: Pick<EventBus, 'subscribe'>;
+  store: Pick<SessionStore, 'db' | 'get' | 'list' | 'threads' | 'events'>;
+  bus: Pick<EventBus, 'subscribe' | 'subscribeLive'>;
   log: Logger;
   publicUrl?: string;
   keepAliveMs: number;
+  githubWebUrl: string;
+  /** Where the git mirrors are; without it the diff route answers that there is no diff. */
+  dataDir?: string;
   /** Accept a path on the server's disk as `repo`; otherwise only git URLs. */
   allowLocalRepos: boolean;
 };
@@ -64,15 +71,63 @@ export function registerSessionRoutes(app: ApiServer, deps: SessionRoutesDeps): 
     return reply.code(201).send({ id: session.id, status: session.status, url: sessionUrl(request, session.id) });
   });
 
-  app.get('/api/sessions', async (request) => {
+  app.get('/api/sessions', async (request): Promise<SessionList> => {
     const query = ListQuery.parse(request.query);
-    return { sessions: await store.list({ limit: query.limit ?? 50 }) };
+    const [rows, repos] = await Promise.all([
+      listSessionSummaries(store.db, {
+        limit: query.limit ?? 50,
+        ...(query.status && { status: query.status }),
+        ...(query.repo && { repo: query.repo }),
+      }),
+      listSessionRepos(store.db),
+    ]);
+    const sessions = rows.map((row) => ({
+      id: row.id,
+      createdAt: row.createdAt,
+      updatedAt: row.updatedAt,
+      status: row.status,
+      repo: row.repo,
+      title: row.title,
+      requester: row.requester,
+      branch: row.branch,
+      surfaces: row.surfaces,
+      prUrl: row.prUrl,
+      checks: row.checks,
+      url: sessionUrl(request, row.id),
+    }));
+    return { sessions, repos };
   });
 
-  app.get<IdParams>('/api/sessions/:id', async (request) => {
+  // Notices of changes to any session, for the live list; the list re-reads what it shows.
+  app.get('/api/sessions-stream', async (_request, reply) => {
+    reply.hijack();
+    const close = streamNotices(reply.raw, { bus, types: summaryEventTypes, keepAliveMs: deps.keepAliveMs });
+    openStreams.add(close);
+    reply.raw.on('close', () => openStreams.delete(close));
+    return reply;
+  });
+
+  app.get<IdParams>('/api/sessions/:id', async (request): Promise<SessionDetail> => {
     const session = await mustGet(request.params.id);
     const [threads, usageEvents] = await Promise.all([store.threads(session.id), store.events(session.id, { types: ['usage'] })]);
-    return { ...session, threads, cost: sessionCost(usageEvents), url: sessionUrl(request, session.id) };
+    return {
+      ...session,
+      threads: threads.map((t) => threadLink(t, { githubWebUrl: deps.githubWebUrl })),
+      cost: sessionCost(usageEvents),
+      url: sessionUrl(request, session.id),
+    };
+  });
+
+  app.get<IdParams>('/api/sessions/:id/diff', async (request): Promise<SessionDiff> => {
+    const query = DiffQuery.parse(request.query);
+    const session = await mustGet(request.params.id);
+    if (!deps.dataDir) return { state: 'none', reason: 'this server has no git mirrors to read diffs from' };
+    return readSessionDiff(session, {
+      store,
+      dataDir: deps.dataDir,
+      ...(query.commit && { commit: query.commit }),
+      signal: AbortSignal.timeout(60_000),
+    });
   });
 
   app.get<IdParams>('/api/sessions/:id/events', async (request, reply) => {

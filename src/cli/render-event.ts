@@ -1,3 +1,4 @@
+import { describeEgressBlock } from '../core/egress-block.ts';
 import type { StoredEvent } from '../core/events.ts';
 
 /** One line (or a few) for a session event in a terminal; undefined for events not worth a line. */
@@ -56,6 +57,8 @@ export function renderEvent({ event }: StoredEvent): string | undefined {
       return `  (compacted ${event.messagesReplaced} earlier messages into a summary)`;
     case 'error':
       return `✗ ${event.message} [${event.code}]`;
+    case 'egress-blocked':
+      return `  ⊘ network access refused: ${describeEgressBlock(event)}`;
     case 'run-resumed':
       return `  (${event.reason})`;
     default: {

@@ -166,6 +166,14 @@ export const SessionEvent = z.discriminatedUnion('type', [
     messagesReplaced: z.number().int().nonnegative(),
   }),
   z.object({ type: z.literal('error'), code: z.string(), message: z.string() }),
+  /** The sandbox's egress proxy refused a connection (once per host per session), so a person can allow it. */
+  z.object({
+    type: z.literal('egress-blocked'),
+    host: z.string(),
+    port: z.number().int().min(0).max(65535),
+    /** not-allowed | loopback | private | link-local | reserved | patchbay */
+    reason: z.string(),
+  }),
   /** A run that was interrupted (its worker crashed or shut down) and is taken up again from the log. */
   z.object({ type: z.literal('run-resumed'), reason: z.string() }),
 ]);

@@ -1,8 +1,9 @@
 import type { Logger } from 'pino';
-import type { Sandbox, SandboxProvider } from '../../sandbox/sandbox.ts';
+import type { Sandbox, SandboxProvider, SandboxSpec } from '../../sandbox/sandbox.ts';
 import { commitIdentity, type Actor } from '../core/actor.ts';
 import { describeError, isPatchbayError } from '../core/errors.ts';
 import type { EventOf } from '../core/events.ts';
+import type { LivePublisher } from '../core/live-events.ts';
 import { runAgent, type RunLimits, type RunOutcome, type ToolExecutor } from '../agent/agent-runner.ts';
 import { systemPrompt } from '../agent/system-prompt.ts';
 import { branchName } from '../git/branch-name.ts';
@@ -12,6 +13,7 @@ import { pushBranch } from '../git/push-branch.ts';
 import type { ModelProvider } from '../models/model-provider.ts';
 import type { SessionRecord } from '../sessions/session-record.ts';
 import type { SessionStore } from '../sessions/session-store.ts';
+import { createLiveText } from './live-text.ts';
 
 export type HarnessDeps = {
   store: SessionStore;
@@ -19,9 +21,11 @@ export type HarnessDeps = {
   model: ModelProvider;
   tools: ToolExecutor;
   dataDir: string;
-  network: 'none' | 'host';
+  network: SandboxSpec['network'];
   log: Logger;
   limits?: Partial<RunLimits>;
+  /** Where the model's text goes as it streams (the event bus), for people watching the session. */
+  live?: LivePublisher;
   /** Branches no push may target, on top of main, master, the session's base and the default branch. */
   protectedBranches?: string[];
   /** Base URL of the web page, for links in commit messages. */
@@ -78,6 +82,7 @@ export async function runSession(sessionId: string, deps: HarnessDeps, signal: A
     sandbox = await deps.sandboxes.acquire(sessionId, { network: deps.network });
     const workspace = await ensureWorkspace(session, deps, signal);
     for (;;) {
+      const liveText = deps.live && createLiveText(sessionId, deps.live);
       const outcome = await runAgent({
         sessionId,
         system: systemPrompt({ repo: session.repo, branch: workspace.branch, workdir: sandbox.workdir }),
@@ -88,7 +93,8 @@ export async function runSession(sessionId: string, deps: HarnessDeps, signal: A
         signal,
         log,
         ...(deps.limits && { limits: deps.limits }),
-      });
+        ...(liveText && { onDelta: liveText.onDelta }),
+      }).finally(() => liveText?.flush());
       if (await settle({ session, outcome, workspace, sandbox, deps, signal, log })) break;
       log.info('messages arrived as the run ended; continuing with them');
     }

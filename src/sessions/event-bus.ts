@@ -1,15 +1,22 @@
 import pg from 'pg';
 import type { Logger } from 'pino';
+import { LiveNotice, type LiveEvent, type LivePublisher } from '../core/live-events.ts';
 import { throttleLog } from '../core/log-throttle.ts';
 import { EVENTS_CHANNEL } from './session-store.ts';
+
+/** The channel transient events travel on; the payload is a LiveNotice as JSON. */
+export const LIVE_CHANNEL = 'patchbay_live';
 
 /** A note that an event was written. Readers fetch the event itself from the log. */
 export type EventNotice = { sessionId: string; seq: number; type: string };
 export type EventListener = (notice: EventNotice) => void;
+export type LiveListener = (event: LiveEvent) => void;
 
-export interface EventBus {
+export interface EventBus extends LivePublisher {
   /** Listens to one session's notices, or every session's with '*'. Returns an unsubscribe function. */
   subscribe(sessionId: string | '*', listener: EventListener): () => void;
+  /** Listens to one session's transient events (streaming text). Returns an unsubscribe function. */
+  subscribeLive(sessionId: string, listener: LiveListener): () => void;
   close(): Promise<void>;
 }
 
@@ -21,9 +28,26 @@ export interface EventBus {
 export async function createEventBus(options: { url: string; log: Logger; reconnectMs?: number }): Promise<EventBus> {
   const { log } = options;
   const listeners = new Map<string, Set<EventListener>>();
+  const liveListeners = new Map<string, Set<LiveListener>>();
   let client: pg.Client | undefined;
   let closed = false;
   const lost = throttleLog((fields, message) => log.warn(fields, message));
+
+  const dispatchLive = (payload: string | undefined) => {
+    let notice: LiveNotice;
+    try {
+      notice = LiveNotice.parse(JSON.parse(payload ?? ''));
+    } catch {
+      return;
+    }
+    for (const listener of liveListeners.get(notice.sessionId) ?? []) {
+      try {
+        listener(notice.event);
+      } catch (error) {
+        log.error({ err: error }, 'live listener failed');
+      }
+    }
+  };
 
   const dispatch = (payload: string | undefined) => {
     const match = /^(.+):(\d+):([a-z-]+)$/.exec(payload ?? '');
@@ -57,11 +81,12 @@ export async function createEventBus(options: { url: string; log: Logger; reconn
       // Every failed attempt schedules the next: one refused reconnect must not end the bus for good.
       if (retry) reconnect();
     };
-    next.on('notification', (message) => dispatch(message.payload));
+    next.on('notification', (message) => (message.channel === LIVE_CHANNEL ? dispatchLive(message.payload) : dispatch(message.payload)));
     next.on('error', drop);
     try {
       await next.connect();
       await next.query(`listen ${EVENTS_CHANNEL}`);
+      await next.query(`listen ${LIVE_CHANNEL}`);
     } catch (error) {
       drop(error);
       throw error;
@@ -76,19 +101,44 @@ export async function createEventBus(options: { url: string; log: Logger; reconn
   await connect(false);
 
   return {
-    subscribe(sessionId, listener) {
-      let set = listeners.get(sessionId);
-      if (!set) listeners.set(sessionId, (set = new Set()));
-      set.add(listener);
-      return () => {
-        set.delete(listener);
-        if (set.size === 0) listeners.delete(sessionId);
-      };
+    subscribe: (sessionId, listener) => addListener(listeners, sessionId, listener),
+    subscribeLive: (sessionId, listener) => addListener(liveListeners, sessionId, listener),
+    // Through the database, so watchers connected to any process see it; our own LISTEN brings it
+    // back to this process's listeners too. Dropped while disconnected: it is transient.
+    publishLive(sessionId, event) {
+      for (const chunk of liveChunks(event)) {
+        client?.query('select pg_notify($1, $2)', [LIVE_CHANNEL, JSON.stringify({ sessionId, event: chunk })]).catch((error: unknown) => {
+          log.debug({ err: error, sessionId }, 'live event not published');
+        });
+      }
     },
     async close() {
       closed = true;
       listeners.clear();
+      liveListeners.clear();
       await client?.end().catch(() => undefined);
     },
   };
+}
+
+function addListener<L>(map: Map<string, Set<L>>, key: string, listener: L): () => void {
+  let set = map.get(key);
+  if (!set) map.set(key, (set = new Set()));
+  set.add(listener);
+  return () => {
+    set.delete(listener);
+    if (set.size === 0) map.delete(key);
+  };
+}
+
+/** NOTIFY payloads stop at 8000 bytes: 1000 characters stay below that even when every one is escaped. */
+const LIVE_CHUNK_CHARS = 1000;
+
+function liveChunks(event: LiveEvent): LiveEvent[] {
+  if (event.text.length <= LIVE_CHUNK_CHARS) return [event];
+  const chunks: LiveEvent[] = [];
+  for (let at = 0; at < event.text.length; at += LIVE_CHUNK_CHARS) {
+    chunks.push({ ...event, offset: event.offset + at, text: event.text.slice(at, at + LIVE_CHUNK_CHARS) });
+  }
+  return chunks;
 }

@@ -39,6 +39,8 @@ export async function createApiFixture(): Promise<ApiFixture> {
         unsubscribe();
       };
     },
+    subscribeLive: (sessionId, listener) => realBus.subscribeLive(sessionId, listener),
+    publishLive: (sessionId, event) => realBus.publishLive(sessionId, event),
     close: () => realBus.close(),
   };
   const service = createSessionService({ store, queue, log });

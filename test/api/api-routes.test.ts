@@ -147,9 +147,22 @@ describe('session API', () => {
       const res = await app.inject({ url });
       expect(res.statusCode).toBe(200);
       expect(res.headers['content-type']).toMatch(/^text\/html/);
-      expect(res.body).toContain('<main id="app">');
-      expect(res.headers['content-security-policy']).toMatch(/script-src 'sha256-[^']+'/);
-      expect(res.body).not.toMatch(/<(script|link)[^>]+(src|href)="https?:/);
+      expect(res.body).toContain('<div id="app">');
+      expect(res.headers['content-security-policy']).toContain("default-src 'none'");
+      expect(res.headers['content-security-policy']).toContain("script-src 'self';");
+      expect(res.headers['content-security-policy']).not.toMatch(/unsafe-inline|unsafe-eval|https?:/);
+      // Nothing from another origin, and no inline script or style the CSP would have to allow.
+      expect(res.body).not.toMatch(/<(script|link)[^>]+(src|href)="(https?:)?\/\//);
+      expect(res.body).not.toMatch(/<script>|<style>|style="/);
+    }
+    const page = (await app.inject({ url: '/' })).body;
+    for (const [asset, type] of [['app.js', /^text\/javascript/], ['app.css', /^text\/css/]] as const) {
+      const path = new RegExp(`/assets/${asset.replace('.', '\\.')}\\?v=[0-9a-f]{12}`).exec(page)?.[0];
+      expect(path).toBeDefined();
+      const res = await app.inject({ url: path! });
+      expect(res.statusCode).toBe(200);
+      expect(res.headers['content-type']).toMatch(type);
+      expect(res.body.length).toBeGreaterThan(1000);
     }
   });
 });
@@ -177,7 +190,7 @@ describe('API token', () => {
     expect(basic.statusCode).toBe(401);
     const ok = await app.inject({ url: '/api/sessions', headers: { authorization: `Bearer ${token}` } });
     expect(ok.statusCode).toBe(200);
-    expect(ok.json()).toEqual({ sessions: [] });
+    expect(ok.json()).toEqual({ sessions: [], repos: [] });
     // The router decodes paths; the check must follow the route, not the raw URL.
     expect((await app.inject({ url: '/%61pi/sessions' })).statusCode).toBe(401);
     expect((await app.inject({ url: '/api/sessions/' })).statusCode).toBe(401);
@@ -186,6 +199,31 @@ describe('API token', () => {
     const post = await app.inject({ method: 'POST', url: '/api/sessions', payload: { repo: 'https://github.com/o/r', prompt: 'p' } });
     expect(post.statusCode).toBe(401);
     expect(await fx.store.list()).toEqual([]);
+  });
+
+  it('trades the token for an HttpOnly, SameSite=Strict cookie that opens the API until sign-out', async () => {
+    expect((await app.inject({ url: '/api/auth' })).json()).toEqual({ required: true, signedIn: false });
+    const wrong = await app.inject({ method: 'POST', url: '/api/auth', payload: { token: `${token}x` } });
+    expect(wrong.statusCode).toBe(401);
+    expect(wrong.headers['set-cookie']).toBeUndefined();
+
+    const signIn = await app.inject({ method: 'POST', url: '/api/auth', payload: { token } });
+    expect(signIn.statusCode).toBe(204);
+    const setCookie = String(signIn.headers['set-cookie']);
+    expect(setCookie).toMatch(/^patchbay_session=[\w-]{20,}; Path=\/; HttpOnly; SameSite=Strict$/);
+    // A session cookie (no Max-Age or Expires), and never the token itself.
+    expect(setCookie).not.toContain(token);
+    const cookie = setCookie.split(';')[0]!;
+
+    expect((await app.inject({ url: '/api/sessions', headers: { cookie } })).statusCode).toBe(200);
+    expect((await app.inject({ url: '/api/sessions/nope/events?format=json', headers: { cookie } })).statusCode).toBe(404);
+    expect((await app.inject({ url: '/api/auth', headers: { cookie } })).json()).toEqual({ required: true, signedIn: true });
+    expect((await app.inject({ url: '/api/sessions', headers: { cookie: `patchbay_session=${token}` } })).statusCode).toBe(401);
+    expect((await app.inject({ url: '/api/sessions', headers: { cookie: `${cookie}x` } })).statusCode).toBe(401);
+
+    const signOut = await app.inject({ method: 'DELETE', url: '/api/auth', headers: { cookie } });
+    expect(signOut.statusCode).toBe(204);
+    expect(String(signOut.headers['set-cookie'])).toMatch(/^patchbay_session=; .*Max-Age=0/);
   });
 
   it('leaves the health check and the page open', async () => {

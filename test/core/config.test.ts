@@ -10,7 +10,7 @@ describe('loadConfig', () => {
       publicUrl: 'http://localhost:3000',
       logLevel: 'info',
       model: { provider: 'scripted' },
-      sandbox: { kind: 'local', network: 'none', ttlMinutes: 1440 },
+      sandbox: { kind: 'local', network: 'proxy', ttlMinutes: 1440 },
       worker: { concurrency: 2, heartbeatSeconds: 30 },
     });
     expect(config.databaseUrl).toBeUndefined();
@@ -54,5 +54,32 @@ describe('loadConfig', () => {
     expect(lines[0]).toBe('Invalid configuration:');
     expect(lines.slice(1).map((l) => l.trim().split(':')[0]).sort()).toEqual(['DATABASE_URL', 'MODEL_PROVIDER', 'PATCHBAY_API_TOKEN', 'PORT', 'SANDBOX']);
     expect((error as PatchbayError).code).toBe('config_invalid');
+  });
+
+  it('lets SANDBOX_NETWORK=host start only with PATCHBAY_API_TOKEN', () => {
+    expect(() => loadConfig({ SANDBOX_NETWORK: 'host' })).toThrow(/SANDBOX_NETWORK=host .*set PATCHBAY_API_TOKEN/);
+    expect(loadConfig({ SANDBOX_NETWORK: 'host', PATCHBAY_API_TOKEN: 'a-long-enough-token' }).sandbox.network).toBe('host');
+    expect(loadConfig({ SANDBOX_NETWORK: 'none' }).sandbox.network).toBe('none');
+  });
+
+  it('reads the egress allowlist, with the GitHub git host in the default', () => {
+    const defaults = loadConfig({ GITHUB_GIT_URL: 'https://ghe.example.com:8443' }).sandbox.egress.allow;
+    expect(defaults).toContainEqual({ kind: 'domain', domain: 'registry.npmjs.org', wildcard: false });
+    expect(defaults).toContainEqual({ kind: 'domain', domain: 'ghe.example.com', wildcard: false, port: 8443 });
+    const custom = loadConfig({ SANDBOX_EGRESS_ALLOW: '*.corp.example, 10.1.2.3:8080' }).sandbox.egress.allow;
+    expect(custom).toEqual([
+      { kind: 'domain', domain: 'corp.example', wildcard: true },
+      { kind: 'address', address: '10.1.2.3', port: 8080 },
+    ]);
+    expect(() => loadConfig({ SANDBOX_EGRESS_ALLOW: 'https://x.example/' })).toThrow(/SANDBOX_EGRESS_ALLOW: "https:\/\/x.example\/"/);
+  });
+
+  it('takes each SANDBOX_SECRETS value from the variable it names, and says which one is missing', () => {
+    const secrets = JSON.stringify({ npm: { url: 'https://npm.corp.example/', header: 'Authorization', env: 'NPM_TOKEN', prefix: 'Bearer ' } });
+    expect(loadConfig({ SANDBOX_SECRETS: secrets, NPM_TOKEN: 'tok' }).sandbox.egress.secrets).toEqual([
+      { name: 'npm', url: 'https://npm.corp.example/', header: 'Authorization', value: 'Bearer tok' },
+    ]);
+    expect(() => loadConfig({ SANDBOX_SECRETS: secrets })).toThrow('SANDBOX_SECRETS.npm: the environment variable NPM_TOKEN is not set');
+    expect(() => loadConfig({ SANDBOX_SECRETS: '{"npm": {"url": "ftp://x"}}', NPM_TOKEN: 'tok' })).toThrow(/SANDBOX_SECRETS\.npm\.url/);
   });
 });

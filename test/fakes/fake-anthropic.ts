@@ -25,6 +25,8 @@ export type AnthropicReply =
       argChunk?: number;
       /** Stop writing after the first content delta and keep the connection open. */
       stall?: boolean;
+      /** After the first text delta, wait for this before streaming the rest (a slow model, held by the test). */
+      hold?: Promise<unknown>;
       /** After the first content block, send `event: error` with this error type. */
       midStreamError?: string;
     }
@@ -141,6 +143,10 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions): Promise
         for (const piece of split(block.text, 7)) {
           send({ type: 'content_block_delta', index, delta: { type: 'text_delta', text: piece } } as never);
           if (reply.stall) return; // the client's abort closes the socket
+          if (reply.hold) {
+            await reply.hold;
+            reply.hold = undefined;
+          }
         }
       } else {
         send({ type: 'content_block_start', index, content_block: { type: 'tool_use', id: block.id, name: block.name, input: {} } } as never);

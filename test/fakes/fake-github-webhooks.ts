@@ -35,9 +35,9 @@ export function prCommentEvent(where: Where, input: { number: number; commentId:
 }
 
 /** issue_comment.created on an issue: the published example #0 with our repo, user and text. */
-export function issueCommentEvent(where: Where, input: { number: number; title: string; body: string; commentId: number; user: User; comment: string }) {
+export function issueCommentEvent(where: Where, input: { number: number; title: string; body: string; commentId: number; user: User; comment: string; issueAuthor?: User }) {
   const p = place(example('issue_comment', 'created'), where, input.user);
-  p.issue = { ...p.issue, number: input.number, title: input.title, body: input.body };
+  p.issue = { ...p.issue, number: input.number, title: input.title, body: input.body, ...(input.issueAuthor && { user: { ...p.issue.user, ...input.issueAuthor } }) };
   delete p.issue.pull_request;
   p.comment = { ...p.comment, id: input.commentId, body: input.comment, user: { ...p.comment.user, ...input.user } };
   return p;

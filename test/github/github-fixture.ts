@@ -14,7 +14,7 @@ export const webhookSecret = 'fake-webhook-secret-for-tests';
 export type GitHubPatchbay = Patchbay & { url: string; dataDir: string; logLines: string[]; dispose(): Promise<void> };
 
 /** The whole Patchbay (real database, worker, sandbox, HTTP server) configured for the fake GitHub. */
-export async function startGitHubPatchbay(fake: FakeGitHub, model: ModelProvider, env: Record<string, string> = {}): Promise<GitHubPatchbay> {
+export async function startGitHubPatchbay(fake: FakeGitHub, model: ModelProvider | undefined, env: Record<string, string> = {}): Promise<GitHubPatchbay> {
   const dataDir = await mkdtemp(join(tmpdir(), 'patchbay-gh-'));
   const database = await createTestDatabase();
   const logLines: string[] = [];
@@ -35,7 +35,8 @@ export async function startGitHubPatchbay(fake: FakeGitHub, model: ModelProvider
     log,
     work: true,
     serve: true,
-    model,
+    // Without a model here, the one the environment configures (MODEL_PROVIDER, …) is built.
+    ...(model && { model }),
     queue: { pollingIntervalSeconds: 0.5 },
     integrations: (context) => buildIntegrations(config, context),
   });

@@ -28,6 +28,12 @@ describe('buildBwrapArgs', () => {
     { name: 'network none unshares the network', input: { network: 'none' }, present: [['--unshare-net']], absent: [] },
     { name: 'network host shares it', input: { network: 'host' }, present: [], absent: [['--unshare-net']] },
     {
+      name: 'network proxy unshares it and binds only the egress socket in',
+      input: { network: 'proxy', egressSocket: '/tmp/patchbay-egress-x/1.sock' },
+      present: [['--unshare-net'], ['--ro-bind', '/tmp/patchbay-egress-x/1.sock', '/run/patchbay/egress.sock']],
+      absent: [],
+    },
+    {
       name: 'namespaces, session and lifetime flags',
       input: {},
       present: [['--unshare-pid'], ['--unshare-ipc'], ['--unshare-uts'], ['--unshare-cgroup-try'], ['--unshare-user-try'], ['--die-with-parent'], ['--new-session'], ['--cap-drop', 'ALL'], ['--clearenv']],

@@ -1,0 +1,160 @@
+import { LinearClient, LinearError, parseLinearError, type LinearDocument } from '@linear/sdk';
+
+type AgentActivityCreateInput = LinearDocument.AgentActivityCreateInput;
+type AgentSessionUpdateInput = LinearDocument.AgentSessionUpdateInput;
+import type { Logger } from 'pino';
+import { PatchbayError } from '../../src/core/errors.ts';
+
+/** Content of an activity Patchbay posts (Linear validates these shapes server-side). */
+export type ActivityContent =
+  | { type: 'thought' | 'elicitation' | 'response' | 'error'; body: string }
+  | { type: 'action'; action: string; parameter: string; result?: string };
+
+export type Activity = {
+  content: ActivityContent;
+  /** Only thoughts and actions may be ephemeral. */
+  ephemeral?: boolean;
+  /** A select elicitation's choices. */
+  options?: { value: string; label?: string }[];
+  /** A stable UUID, so a repeated delivery does not post twice. */
+  id?: string;
+};
+
+export type PlanStep = { content: string; status: 'pending' | 'inProgress' | 'completed' | 'canceled' };
+
+export type IssueForWork = {
+  id: string;
+  identifier: string;
+  stateType: string;
+  delegateId: string | null;
+  teamKey: string;
+  /** The team's workflow states, by position. */
+  states: { id: string; type: string; position: number }[];
+  attachmentUrls: string[];
+};
+
+const issueQuery = `query patchbayIssue($id: String!) {
+  issue(id: $id) {
+    id
+    identifier
+    state { id type }
+    delegate { id }
+    team { id key states { nodes { id type position } } }
+    attachments { nodes { url } }
+  }
+}`;
+
+type IssueQueryResult = {
+  issue: {
+    id: string;
+    identifier: string;
+    state: { id: string; type: string };
+    delegate: { id: string } | null;
+    team: { id: string; key: string; states: { nodes: { id: string; type: string; position: number }[] } };
+    attachments: { nodes: { url: string }[] };
+  };
+};
+
+export type LinearApi = {
+  postActivity(agentSessionId: string, activity: Activity, signal?: AbortSignal): Promise<void>;
+  updateSession(agentSessionId: string, input: { externalUrls?: { label: string; url: string }[]; plan?: PlanStep[] }, signal?: AbortSignal): Promise<void>;
+  issue(issueId: string): Promise<IssueForWork>;
+  moveIssue(issueId: string, stateId: string): Promise<void>;
+  suggestRepositories(issueId: string, agentSessionId: string, candidates: { hostname: string; repositoryFullName: string }[]): Promise<{ repositoryFullName: string; confidence: number }[]>;
+  viewerId(): Promise<string>;
+};
+
+/** How Linear is reached for one workspace: the SDK client with its token. */
+export type LinearClientFactory = (organizationId: string) => Promise<LinearClient>;
+
+const retryableTypes = new Set(['Ratelimited', 'NetworkError', 'InternalError', 'LockTimeout']);
+
+/**
+ * The calls Patchbay makes to Linear, through `@linear/sdk`. Rate limits, network failures and
+ * Linear's internal errors are retried a few times (honouring `retry-after` up to 10 s); every
+ * failure is logged with its GraphQL errors and thrown as a PatchbayError (retryable when a later
+ * try may pass, so the caller's queue tries again).
+ */
+export function createLinearApi(deps: { client: LinearClient; log: Logger; sleep?: (ms: number) => Promise<void>; attempts?: number }): LinearApi {
+  const { client, log } = deps;
+  const sleep = deps.sleep ?? ((ms: number) => new Promise((resolve) => setTimeout(resolve, ms)));
+  const attempts = deps.attempts ?? 4;
+
+  async function call<T>(what: string, run: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await run();
+      } catch (raw) {
+        const error = raw instanceof LinearError ? raw : parseLinearError(raw as Parameters<typeof parseLinearError>[0]);
+        const type = error.type ?? 'Unknown';
+        const graphql = error.errors?.map((e) => ({ type: e.type, message: e.message }));
+        const retryable = retryableTypes.has(type);
+        log.warn({ call: what, linearErrorType: type, status: error.status, errors: graphql, attempt }, `Linear ${what} failed: ${error.message}`);
+        if (!retryable || attempt >= attempts || signal?.aborted) {
+          throw new PatchbayError(type === 'AuthenticationError' || type === 'Forbidden' ? 'unauthorized' : retryable ? 'internal' : 'invalid_input', `Linear ${what} failed (${type}): ${error.message}`, {
+            cause: error,
+            retryable,
+          });
+        }
+        const retryAfter = (error as { retryAfter?: number }).retryAfter;
+        await sleep(retryAfter !== undefined ? Math.min(retryAfter * 1000, 10_000) : 250 * 2 ** (attempt - 1));
+      }
+    }
+  }
+
+  async function request<T>(query: string, variables: Record<string, unknown>): Promise<T> {
+    // The SDK's own GraphQL client: same endpoint, headers and error parsing as its typed methods.
+    return client.client.request<T, Record<string, unknown>>(query, variables);
+  }
+
+  return {
+    async postActivity(agentSessionId, activity, signal) {
+      const input: AgentActivityCreateInput = {
+        agentSessionId,
+        content: activity.content,
+        ...(activity.id && { id: activity.id }),
+        ...(activity.ephemeral && { ephemeral: true }),
+        ...(activity.options?.length && { signal: 'select' as AgentActivityCreateInput['signal'], signalMetadata: { options: activity.options } }),
+      };
+      try {
+        await call(`agentActivityCreate (${activity.content.type})`, () => client.createAgentActivity(input), signal);
+      } catch (error) {
+        // A repeated delivery re-posts activities with the ids they already have: that is done.
+        if (activity.id && /already exists/i.test((error as Error).message)) return;
+        throw error;
+      }
+    },
+    async updateSession(agentSessionId, input, signal) {
+      await call('agentSessionUpdate', () => client.updateAgentSession(agentSessionId, input as AgentSessionUpdateInput), signal);
+    },
+    async issue(issueId) {
+      const { issue } = await call('issue', () => request<IssueQueryResult>(issueQuery, { id: issueId }));
+      return {
+        id: issue.id,
+        identifier: issue.identifier,
+        stateType: issue.state.type,
+        delegateId: issue.delegate?.id ?? null,
+        teamKey: issue.team.key,
+        states: [...issue.team.states.nodes].sort((a, b) => a.position - b.position),
+        attachmentUrls: issue.attachments.nodes.map((a) => a.url),
+      };
+    },
+    async moveIssue(issueId, stateId) {
+      await call('issueUpdate', () => client.updateIssue(issueId, { stateId }));
+    },
+    async suggestRepositories(issueId, agentSessionId, candidates) {
+      if (candidates.length === 0) return [];
+      const payload = await call('issueRepositorySuggestions', () => client.issueRepositorySuggestions(candidates, issueId, { agentSessionId }));
+      return payload.suggestions.map((s) => ({ repositoryFullName: s.repositoryFullName, confidence: s.confidence }));
+    },
+    async viewerId() {
+      const { viewer } = await call('viewer', () => request<{ viewer: { id: string } }>('query patchbayViewer { viewer { id } }', {}));
+      return viewer.id;
+    },
+  };
+}
+
+/** An SDK client for a token: an OAuth access token (Bearer) or a personal API key. */
+export function linearClient(apiUrl: string, token: { accessToken: string } | { apiKey: string }): LinearClient {
+  return new LinearClient({ apiUrl, ...token });
+}

@@ -1,0 +1,109 @@
+import { LinearWebhookClient } from '@linear/sdk/webhooks';
+import type { FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import { linearClient, createLinearApi } from './linear-api.ts';
+import type { LinearStore } from './linear-store.ts';
+import { dedupeKeyOf } from './linear-webhook.ts';
+import type { LinearWorker } from './linear-webhook-worker.ts';
+
+/** The part of the secret box (PATCHBAY_SECRET_KEY) the install flow uses. */
+export type Sealer = { seal(plaintext: string): string; sign(payload: string, ttlMs: number): string; verify(signed: string): string | undefined };
+
+export const installScopes = 'read,write,app:assignable,app:mentionable';
+
+const header = (value: string | string[] | undefined) => (Array.isArray(value) ? value[0] : value);
+
+/**
+ * POST /linear/webhooks: the SDK's LinearWebhookClient checks `Linear-Signature` (HMAC-SHA256 of
+ * the raw body) and the signed `webhookTimestamp` (within 60 s); anything else gets 401 and
+ * creates nothing. A verified delivery is stored under the key of what it means (a redelivery is
+ * acknowledged and dropped) and answered at once; the worker does the rest. With OAuth configured,
+ * also the install flow: /linear/oauth/start → Linear (actor=app) → /linear/oauth/callback.
+ */
+export function linearRoutes(deps: {
+  webhookSecret: string;
+  store: LinearStore;
+  worker: LinearWorker;
+  log: Logger;
+  oauth?: { clientId: string; clientSecret: string; authorizeUrl: string; tokenUrl: string; apiUrl: string; publicUrl: string; box: Sealer; fetch?: typeof fetch };
+}) {
+  const verifier = new LinearWebhookClient(deps.webhookSecret);
+  return async function routes(app: FastifyInstance): Promise<void> {
+    // Raw bytes for every content type: the signature is over the exact body, and a request that is
+    // not Linear's is refused by the signature check (401) rather than by a parser.
+    app.removeAllContentTypeParsers();
+    app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: 5 * 1024 * 1024 }, (_req, body, done) => done(null, body));
+
+    app.post('/linear/webhooks', async (req, reply) => {
+      const body = req.body;
+      const signature = header(req.headers['linear-signature']);
+      const deliveryId = header(req.headers['linear-delivery']);
+      let payload: Record<string, unknown>;
+      try {
+        if (!Buffer.isBuffer(body) || !signature) throw new Error('no signature');
+        payload = verifier.parseData(body, signature) as unknown as Record<string, unknown>;
+      } catch {
+        // parseData throws for a bad signature and for a missing or stale webhookTimestamp alike.
+        deps.log.warn({ delivery: deliveryId }, 'Linear webhook refused: bad signature or a webhookTimestamp outside 60 s; check LINEAR_WEBHOOK_SECRET against the app settings and the server clock');
+        return reply.code(401).send();
+      }
+      const event = typeof payload.type === 'string' ? payload.type : header(req.headers['linear-event']) ?? 'unknown';
+      const key = dedupeKeyOf(payload, deliveryId);
+      if (!key) {
+        deps.log.warn({ event }, 'signed Linear webhook without a delivery id or meaning; acknowledged and dropped');
+        return reply.code(200).send({ ok: false, ignored: 'no dedupe key' });
+      }
+      const fresh = await deps.store.enqueueDelivery({ dedupeKey: key, deliveryId: deliveryId ?? null, event, payload: body!.toString('utf8') });
+      if (!fresh) return reply.code(200).send({ ok: true, duplicate: true });
+      deps.worker.kick();
+      return reply.code(200).send({ ok: true });
+    });
+
+    const oauth = deps.oauth;
+    if (!oauth) return;
+    const callbackUrl = `${oauth.publicUrl}/linear/oauth/callback`;
+
+    app.get('/linear/oauth/start', async (_req, reply) => {
+      const url = new URL(oauth.authorizeUrl);
+      url.searchParams.set('client_id', oauth.clientId);
+      url.searchParams.set('redirect_uri', callbackUrl);
+      url.searchParams.set('response_type', 'code');
+      url.searchParams.set('scope', installScopes);
+      url.searchParams.set('actor', 'app');
+      url.searchParams.set('state', oauth.box.sign('linear-install', 10 * 60_000));
+      return reply.redirect(url.toString(), 302);
+    });
+
+    app.get('/linear/oauth/callback', async (req, reply) => {
+      const { code, state } = req.query as { code?: string; state?: string };
+      if (!code || !state || oauth.box.verify(state) !== 'linear-install') return reply.code(400).type('text/plain').send('Install failed: the request is invalid or expired. Start again.');
+      try {
+        const response = await (oauth.fetch ?? fetch)(oauth.tokenUrl, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body: new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: callbackUrl, client_id: oauth.clientId, client_secret: oauth.clientSecret }),
+          signal: AbortSignal.timeout(15_000),
+        });
+        const token = (await response.json().catch(() => ({}))) as { access_token?: string; scope?: string | string[] };
+        if (!response.ok || !token.access_token) throw new Error(`token exchange answered ${response.status}`);
+        const client = linearClient(oauth.apiUrl, { accessToken: token.access_token });
+        const { organizationId, appUserId } = await installationOf(client, deps.log);
+        const scope = Array.isArray(token.scope) ? token.scope.join(',') : (token.scope ?? installScopes);
+        await deps.store.saveInstallation({ organizationId, appUserId, ciphertext: oauth.box.seal(token.access_token), scope });
+        deps.log.info({ organizationId, appUserId }, 'Linear app installed');
+        return reply.type('text/plain').send('Patchbay is installed in your Linear workspace. Delegate an issue to it or mention it to start.');
+      } catch (error) {
+        // Not the error object: it may carry the code and the client secret.
+        deps.log.warn({ reason: String((error as Error).message) }, 'Linear install failed');
+        return reply.code(502).type('text/plain').send('Install failed: Linear did not accept the code. Try again.');
+      }
+    });
+  };
+}
+
+/** The app user's id and its workspace, as Linear recommends storing beside the token. */
+async function installationOf(client: ReturnType<typeof linearClient>, log: Logger): Promise<{ organizationId: string; appUserId: string }> {
+  const appUserId = await createLinearApi({ client, log }).viewerId();
+  const { organization } = await client.client.request<{ organization: { id: string } }, Record<string, unknown>>('query patchbayOrganization { organization { id } }', {});
+  return { organizationId: organization.id, appUserId };
+}

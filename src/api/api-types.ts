@@ -1,0 +1,53 @@
+/**
+ * The shapes the API answers with, shared by the routes and the typed web client (web/), which
+ * imports them as types only.
+ */
+import type { Actor } from '../core/actor.ts';
+import type { SessionStatus } from '../core/session-status.ts';
+import type { ThreadRef, ThreadSource } from '../core/thread-ref.ts';
+import type { DiffCommit, DiffFile } from '../git/branch-diff.ts';
+import type { SessionRecord } from '../sessions/session-record.ts';
+import type { SessionCost } from './session-cost.ts';
+
+export type { DiffCommit, DiffFile };
+
+import type { CheckState } from '../sessions/session-summaries.ts';
+
+export type { CheckState };
+
+export type SessionSummary = {
+  id: string;
+  createdAt: string;
+  updatedAt: string;
+  status: SessionStatus;
+  repo: string;
+  title: string;
+  requester: Actor;
+  branch: string | null;
+  surfaces: ThreadSource[];
+  prUrl: string | null;
+  checks: CheckState;
+  url: string;
+};
+
+export type SessionList = { sessions: SessionSummary[]; repos: string[] };
+
+/** A thread of the session with a link to it, when it has one people can open. */
+export type ThreadLink = ThreadRef & { url?: string; label: string };
+
+export type SessionDetail = SessionRecord & { threads: ThreadLink[]; cost: SessionCost; url: string };
+
+export type SessionDiff =
+  | { state: 'none'; reason: string }
+  | {
+      state: 'ready';
+      branch: string;
+      base: string;
+      head: string;
+      /** The commit this diff is for, when one commit was asked for (`?commit=`). */
+      commit?: string;
+      commits: DiffCommit[];
+      files: DiffFile[];
+      /** The patch was cut at the size limit; `files` holds what fit. */
+      truncated: boolean;
+    };

@@ -1,0 +1,350 @@
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { buildSchema, execute, parse, validate, type DocumentNode, type GraphQLSchema } from 'graphql';
+import { listenOnLoopback } from '../loopback.ts';
+
+let cachedSchema: GraphQLSchema | undefined;
+
+/** Linear's published schema (see README.md beside this file), built once per process. */
+export function linearSchema(): GraphQLSchema {
+  cachedSchema ??= buildSchema(readFileSync(new URL('./schema.graphql', import.meta.url), 'utf8'));
+  return cachedSchema;
+}
+
+export type FakeActivity = {
+  id: string;
+  agentSessionId: string;
+  content: Record<string, unknown>;
+  ephemeral?: boolean;
+  signal?: string;
+  signalMetadata?: Record<string, unknown>;
+  at: number;
+};
+export type FakeState = { id: string; name: string; type: 'triage' | 'backlog' | 'unstarted' | 'started' | 'completed' | 'canceled'; position: number };
+export type FakeTeam = { id: string; key: string; name: string; states: FakeState[] };
+export type FakeIssue = {
+  id: string;
+  identifier: string;
+  title: string;
+  description: string | null;
+  teamId: string;
+  stateId: string;
+  delegateId: string | null;
+  /** URLs attached to the issue (a linked pull request, say). */
+  attachments: string[];
+};
+export type FakeAgentSession = { id: string; issueId: string; externalUrls: { label: string; url: string }[]; plan: unknown };
+export type Suggestion = { repositoryFullName: string; hostname: string; confidence: number };
+
+const activityTypes = new Set(['thought', 'action', 'elicitation', 'response', 'error']);
+const planStatuses = new Set(['pending', 'inProgress', 'completed', 'canceled']);
+const uuidV4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i;
+
+class Refusal extends Error {
+  readonly type: string;
+  constructor(message: string, type = 'invalid input') {
+    super(message);
+    this.type = type;
+  }
+}
+
+/**
+ * A loopback Linear GraphQL API. Every document is parsed and validated against Linear's published
+ * schema and executed with `graphql`, so the SDK gets answers shaped exactly like its queries ask.
+ * Agent activities are checked the way Linear documents it validates them server-side (content by
+ * type, `parameter` a string on actions, `ephemeral` only on thoughts and actions, `select` options
+ * only on elicitations). Whatever it refused is kept in `refused`; tests assert it stays empty.
+ */
+export async function startFakeLinear(options: { accessToken?: string; apiKey?: string; appUserId?: string; organizationId?: string } = {}) {
+  const schema = linearSchema();
+  const accessToken = options.accessToken ?? 'lin_oauth_fake_access_token';
+  const apiKey = options.apiKey;
+  const appUserId = options.appUserId ?? 'a11ce000-0000-4000-8000-00000000a99e';
+  const organizationId = options.organizationId ?? 'bc6842cc-0000-4000-8000-000000000001';
+  const teams = new Map<string, FakeTeam>();
+  const issues = new Map<string, FakeIssue>();
+  const sessions = new Map<string, FakeAgentSession>();
+  const activities: FakeActivity[] = [];
+  const sessionUpdates: { id: string; input: Record<string, unknown> }[] = [];
+  const issueUpdates: { id: string; input: Record<string, unknown> }[] = [];
+  const refused: { operation: string; status: number; message: string }[] = [];
+  const operations: string[] = [];
+  const waiters = new Set<() => void>();
+  const documents = new Map<string, DocumentNode>();
+  let failures: { status: number; count: number; retryAfterSeconds?: number } | undefined;
+  let suggest: (issueId: string, candidates: { hostname: string; repositoryFullName: string }[]) => Suggestion[] = () => [];
+
+  const notify = () => {
+    for (const waiter of waiters) waiter();
+  };
+
+  function activityCreate({ input }: { input: Record<string, unknown> }) {
+    const agentSessionId = String(input.agentSessionId);
+    if (!sessions.has(agentSessionId)) throw new Refusal(`Entity not found: AgentSession ${agentSessionId}`, 'entity not found');
+    const content = input.content as Record<string, unknown>;
+    if (!content || typeof content !== 'object' || Array.isArray(content)) throw new Refusal('content must be an object');
+    const type = content.type;
+    if (typeof type !== 'string' || !activityTypes.has(type)) throw new Refusal(`content.type ${JSON.stringify(type)} is not an agent activity type an agent may create`);
+    const keys = Object.keys(content).filter((k) => k !== 'type');
+    if (type === 'action') {
+      if (typeof content.action !== 'string' || content.action.length === 0) throw new Refusal('action content needs a non-empty string action');
+      if (typeof content.parameter !== 'string') throw new Refusal('action content needs parameter as a string ("" when empty)');
+      if (content.result !== undefined && typeof content.result !== 'string') throw new Refusal('action result must be a string');
+      const extra = keys.filter((k) => !['action', 'parameter', 'result'].includes(k));
+      if (extra.length) throw new Refusal(`action content has unknown fields ${extra.join(', ')}`);
+    } else {
+      if (typeof content.body !== 'string' || content.body.trim().length === 0) throw new Refusal(`${type} content needs a non-empty string body`);
+      const extra = keys.filter((k) => k !== 'body');
+      if (extra.length) throw new Refusal(`${type} content has unknown fields ${extra.join(', ')}`);
+    }
+    if (input.ephemeral === true && type !== 'thought' && type !== 'action') throw new Refusal(`only thought and action activities can be ephemeral, not ${type}`);
+    const signal = input.signal as string | null | undefined;
+    if (signal === 'stop') throw new Refusal('the stop signal is sent by people, not agents');
+    if ((signal === 'select' || signal === 'auth') && type !== 'elicitation') throw new Refusal(`the ${signal} signal belongs on an elicitation, not a ${type}`);
+    if (signal === 'select') {
+      const options = (input.signalMetadata as { options?: unknown } | undefined)?.options;
+      if (!Array.isArray(options) || options.length === 0) throw new Refusal('a select elicitation needs signalMetadata.options');
+      for (const option of options) {
+        if (typeof option !== 'object' || option === null || typeof (option as { value?: unknown }).value !== 'string') throw new Refusal('each select option needs a string value');
+      }
+    }
+    const id = input.id === undefined || input.id === null ? randomUUID() : String(input.id);
+    if (!uuidV4.test(id)) throw new Refusal(`id ${id} is not a UUID v4`);
+    if (activities.some((a) => a.id === id)) throw new Refusal(`an agent activity with id ${id} already exists`, 'conflict');
+    const activity: FakeActivity = {
+      id,
+      agentSessionId,
+      content,
+      ...(typeof input.ephemeral === 'boolean' && { ephemeral: input.ephemeral }),
+      ...(signal && { signal }),
+      ...(input.signalMetadata ? { signalMetadata: input.signalMetadata as Record<string, unknown> } : {}),
+      at: Date.now(),
+    };
+    activities.push(activity);
+    notify();
+    return { agentActivity: { id }, lastSyncId: activities.length, success: true };
+  }
+
+  function sessionUpdate({ id, input }: { id: string; input: Record<string, unknown> }) {
+    const session = sessions.get(id);
+    if (!session) throw new Refusal(`Entity not found: AgentSession ${id}`, 'entity not found');
+    if (input.externalUrls !== undefined) {
+      const urls = input.externalUrls as { label: string; url: string }[];
+      for (const u of urls) if (!/^https?:\/\//.test(u.url)) throw new Refusal(`external URL ${u.url} is not an http(s) URL`);
+      session.externalUrls = urls;
+    }
+    if (input.plan !== undefined) {
+      const plan = input.plan;
+      if (!Array.isArray(plan)) throw new Refusal('plan must be a list of {content, status} steps');
+      for (const step of plan as Record<string, unknown>[]) {
+        if (typeof step?.content !== 'string' || !planStatuses.has(String(step.status))) throw new Refusal(`plan step ${JSON.stringify(step)} needs content and a status of ${[...planStatuses].join('|')}`);
+      }
+      session.plan = plan;
+    }
+    sessionUpdates.push({ id, input });
+    notify();
+    return { agentSession: { id }, lastSyncId: sessionUpdates.length, success: true };
+  }
+
+  function issueUpdate({ id, input }: { id: string; input: Record<string, unknown> }) {
+    const issue = issues.get(id);
+    if (!issue) throw new Refusal(`Entity not found: Issue ${id}`, 'entity not found');
+    if (input.stateId !== undefined) {
+      const team = teams.get(issue.teamId)!;
+      if (!team.states.some((s) => s.id === input.stateId)) throw new Refusal(`state ${String(input.stateId)} is not a state of team ${team.key}`);
+      issue.stateId = String(input.stateId);
+    }
+    if (input.delegateId !== undefined) issue.delegateId = input.delegateId === null ? null : String(input.delegateId);
+    issueUpdates.push({ id, input });
+    notify();
+    return { issue: { id }, lastSyncId: issueUpdates.length, success: true };
+  }
+
+  function issueView(issue: FakeIssue) {
+    const team = teams.get(issue.teamId)!;
+    const stateView = (s: FakeState) => ({ id: s.id, name: s.name, type: s.type, position: s.position });
+    return {
+      id: issue.id,
+      identifier: issue.identifier,
+      title: issue.title,
+      description: issue.description,
+      url: `https://linear.app/acme/issue/${issue.identifier}`,
+      state: stateView(team.states.find((s) => s.id === issue.stateId)!),
+      delegate: issue.delegateId ? { id: issue.delegateId } : null,
+      team: { id: team.id, key: team.key, name: team.name, states: () => ({ nodes: team.states.map(stateView) }) },
+      attachments: () => ({ nodes: issue.attachments.map((url, i) => ({ id: `${issue.id}-att-${i}`, url, title: url })) }),
+    };
+  }
+
+  const root = {
+    agentActivityCreate: activityCreate,
+    agentSessionUpdate: sessionUpdate,
+    issueUpdate,
+    issue: ({ id }: { id: string }) => {
+      const issue = issues.get(id) ?? [...issues.values()].find((i) => i.identifier === id);
+      if (!issue) throw new Refusal(`Entity not found: Issue ${id}`, 'entity not found');
+      return issueView(issue);
+    },
+    issueRepositorySuggestions: ({ issueId, candidateRepositories }: { issueId: string; candidateRepositories: { hostname: string; repositoryFullName: string }[] }) => {
+      if (!issues.has(issueId)) throw new Refusal(`Entity not found: Issue ${issueId}`, 'entity not found');
+      return { suggestions: suggest(issueId, candidateRepositories) };
+    },
+    viewer: () => ({ id: appUserId, name: 'Patchbay', displayName: 'patchbay' }),
+    organization: () => ({ id: organizationId, name: 'Acme' }),
+  };
+
+  /** OAuth: codes issued by `authorize` (what Linear's consent page does), exchanged at POST /oauth/token. */
+  const oauth = { clientId: 'linear-fake-client-id', clientSecret: 'linear-fake-client-secret', codes: new Map<string, { redirectUri: string; scope: string }>() };
+
+  async function tokenExchange(req: IncomingMessage, res: ServerResponse) {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const form = new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
+    const code = form.get('code') ?? '';
+    const issued = oauth.codes.get(code);
+    if (form.get('grant_type') !== 'authorization_code' || form.get('client_id') !== oauth.clientId || form.get('client_secret') !== oauth.clientSecret || !issued || form.get('redirect_uri') !== issued.redirectUri) {
+      refused.push({ operation: 'oauth/token', status: 400, message: 'invalid_grant' });
+      return send(res, 400, { error: 'invalid_grant' });
+    }
+    oauth.codes.delete(code);
+    send(res, 200, { access_token: accessToken, token_type: 'Bearer', expires_in: 315705599, scope: issued.scope.split(',') });
+  }
+
+  function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) {
+    res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', ...headers });
+    res.end(JSON.stringify(body));
+  }
+
+  function refuse(res: ServerResponse, operation: string, status: number, message: string, type = 'invalid input') {
+    refused.push({ operation, status, message });
+    send(res, status, { errors: [{ message, extensions: { type, userPresentableMessage: message } }] });
+  }
+
+  async function handle(req: IncomingMessage, res: ServerResponse) {
+    if (req.method === 'POST' && req.url === '/oauth/token') return tokenExchange(req, res);
+    if (req.method !== 'POST' || req.url !== '/graphql') return refuse(res, `${req.method} ${req.url}`, 404, 'not found');
+    const auth = req.headers.authorization;
+    const authorized = auth === `Bearer ${accessToken}` || (apiKey !== undefined && auth === apiKey);
+    if (!authorized) return refuse(res, 'auth', 400, 'Authentication required, not authenticated', 'authentication error');
+    if (!String(req.headers['content-type']).startsWith('application/json')) return refuse(res, 'content-type', 400, 'content-type must be application/json');
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    let body: { query?: unknown; variables?: unknown };
+    try {
+      body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+    } catch {
+      return refuse(res, 'body', 400, 'body is not JSON');
+    }
+    if (typeof body.query !== 'string') return refuse(res, 'body', 400, 'query must be a string');
+    let document = documents.get(body.query);
+    if (!document) {
+      try {
+        document = parse(body.query);
+      } catch (error) {
+        return refuse(res, 'parse', 400, `GraphQL syntax error: ${(error as Error).message}`, 'graphql error');
+      }
+      const problems = validate(schema, document);
+      if (problems.length > 0) return refuse(res, 'validate', 400, problems.map((p) => p.message).join('; '), 'graphql error');
+      documents.set(body.query, document);
+    }
+    const operation = document.definitions.map((d) => ('name' in d && d.name ? d.name.value : d.kind)).join(',');
+    if (failures && failures.count > 0) {
+      failures.count -= 1;
+      const headers: Record<string, string> = failures.retryAfterSeconds === undefined ? {} : { 'retry-after': String(failures.retryAfterSeconds) };
+      const type = failures.status === 429 ? 'ratelimited' : 'internal error';
+      return send(res, failures.status, { errors: [{ message: failures.status === 429 ? 'Rate limit exceeded' : 'Internal error', extensions: { type } }] }, headers);
+    }
+    operations.push(operation);
+    const result = await execute({ schema, document, rootValue: root, variableValues: (body.variables ?? {}) as Record<string, unknown> });
+    if (result.errors?.length) {
+      const first = result.errors[0]!;
+      const original = first.originalError;
+      const type = original instanceof Refusal ? original.type : 'invalid input';
+      refused.push({ operation, status: 200, message: result.errors.map((e) => e.message).join('; ') });
+      return send(res, 200, { data: result.data ?? null, errors: result.errors.map((e) => ({ message: e.message, path: e.path, extensions: { type, userPresentableMessage: e.message } })) });
+    }
+    send(res, 200, { data: result.data });
+  }
+
+  const server = createServer((req, res) => {
+    handle(req, res).catch((error: unknown) => {
+      refused.push({ operation: 'server', status: 500, message: String(error) });
+      if (!res.headersSent) send(res, 500, { errors: [{ message: 'internal error' }] });
+    });
+  });
+  const { port, close } = await listenOnLoopback(server);
+
+  return {
+    apiUrl: `http://127.0.0.1:${port}/graphql`,
+    accessToken,
+    appUserId,
+    organizationId,
+    activities,
+    sessionUpdates,
+    issueUpdates,
+    refused,
+    operations,
+    sessions,
+    issues,
+    teams,
+    addTeam(team: FakeTeam): FakeTeam {
+      teams.set(team.id, team);
+      return team;
+    },
+    addIssue(issue: Omit<FakeIssue, 'attachments' | 'delegateId'> & Partial<Pick<FakeIssue, 'attachments' | 'delegateId'>>): FakeIssue {
+      const full = { attachments: [], delegateId: null, ...issue };
+      issues.set(issue.id, full);
+      return full;
+    },
+    /** An agent session as Linear makes one when someone delegates or mentions the app. */
+    addSession(id: string, issueId: string): FakeAgentSession {
+      const session = { id, issueId, externalUrls: [], plan: null };
+      sessions.set(id, session);
+      return session;
+    },
+    oauth: { clientId: oauth.clientId, clientSecret: oauth.clientSecret },
+    /** What Linear's consent page does for an admin who approves: a code for the redirect URI. */
+    authorize(authorizeUrl: string): { redirect: string } {
+      const url = new URL(authorizeUrl);
+      if (url.searchParams.get('client_id') !== oauth.clientId) throw new Error('unknown client_id');
+      if (url.searchParams.get('actor') !== 'app') throw new Error('an agent installs with actor=app');
+      const code = randomUUID();
+      const redirectUri = url.searchParams.get('redirect_uri')!;
+      oauth.codes.set(code, { redirectUri, scope: url.searchParams.get('scope') ?? '' });
+      return { redirect: `${redirectUri}?code=${code}&state=${encodeURIComponent(url.searchParams.get('state') ?? '')}` };
+    },
+    setSuggestions(fn: typeof suggest) {
+      suggest = fn;
+    },
+    /** The next `count` requests fail with `status` (429 answers as Linear's rate limit does). */
+    failNext(count: number, status = 429, retryAfterSeconds?: number) {
+      failures = { status, count, ...(retryAfterSeconds !== undefined && { retryAfterSeconds }) };
+    },
+    activitiesOf(agentSessionId: string): FakeActivity[] {
+      return activities.filter((a) => a.agentSessionId === agentSessionId);
+    },
+    /** Resolves once `check` holds (checked after every change), or rejects after `timeoutMs`. */
+    async waitFor<T>(check: () => T | undefined | false, what: string, timeoutMs = 30_000): Promise<T> {
+      const first = check();
+      if (first) return first;
+      return new Promise<T>((resolve, reject) => {
+        const timer = setTimeout(() => {
+          waiters.delete(waiter);
+          reject(new Error(`fake Linear: timed out waiting for ${what}; activities:\n${activities.map((a) => JSON.stringify(a.content)).join('\n')}\nsession updates: ${JSON.stringify(sessionUpdates)}\nrefused: ${JSON.stringify(refused)}`));
+        }, timeoutMs);
+        const waiter = () => {
+          const value = check();
+          if (!value) return;
+          clearTimeout(timer);
+          waiters.delete(waiter);
+          resolve(value);
+        };
+        waiters.add(waiter);
+      });
+    },
+    close,
+  };
+}
+
+export type FakeLinear = Awaited<ReturnType<typeof startFakeLinear>>;

@@ -1,0 +1,68 @@
+/** The typed client of Patchbay's HTTP API. Types come from the server's own modules. */
+import type { SessionDetail, SessionDiff, SessionList } from '../../src/api/api-types.ts';
+import type { SessionStatus } from '../../src/core/session-status.ts';
+
+export type { SessionDetail, SessionDiff, SessionList };
+
+export type Author = { name: string; email?: string };
+
+/** An API answer that was not 2xx, with the server's message when it sent one. */
+export class ApiError extends Error {
+  readonly status: number;
+  constructor(status: number, message: string) {
+    super(message);
+    this.status = status;
+  }
+}
+
+async function request<T>(method: string, path: string, body?: unknown): Promise<T> {
+  const response = await fetch(path, {
+    method,
+    credentials: 'same-origin',
+    headers: body === undefined ? {} : { 'content-type': 'application/json' },
+    ...(body !== undefined && { body: JSON.stringify(body) }),
+  });
+  if (response.status === 204) return undefined as T;
+  const data = (await response.json().catch(() => ({}))) as { message?: string; error?: string; issues?: { message: string }[] };
+  if (response.status === 401) dispatchEvent(new Event('patchbay:unauthorized'));
+  if (!response.ok) {
+    const detail = data.message ?? data.issues?.map((i) => i.message).join('; ') ?? data.error ?? response.statusText;
+    throw new ApiError(response.status, detail);
+  }
+  return data as T;
+}
+
+export const api = {
+  auth: () => request<{ required: boolean; signedIn: boolean }>('GET', '/api/auth'),
+  signIn: (token: string) => request<void>('POST', '/api/auth', { token }),
+  signOut: () => request<void>('DELETE', '/api/auth'),
+  list: (filter: { status?: SessionStatus | undefined; repo?: string | undefined }) => {
+    const query = new URLSearchParams();
+    if (filter.status) query.set('status', filter.status);
+    if (filter.repo) query.set('repo', filter.repo);
+    const text = query.toString();
+    return request<SessionList>('GET', `/api/sessions${text ? `?${text}` : ''}`);
+  },
+  session: (id: string) => request<SessionDetail>('GET', `/api/sessions/${encodeURIComponent(id)}`),
+  diff: (id: string, commit?: string) =>
+    request<SessionDiff>('GET', `/api/sessions/${encodeURIComponent(id)}/diff${commit ? `?commit=${encodeURIComponent(commit)}` : ''}`),
+  start: (body: { repo: string; prompt: string; baseBranch?: string; author?: Author }) =>
+    request<{ id: string; status: SessionStatus; url: string }>('POST', '/api/sessions', body),
+  send: (id: string, body: { text: string; questionId?: string; author?: Author }) =>
+    request<{ id: string; status?: SessionStatus }>('POST', `/api/sessions/${encodeURIComponent(id)}/messages`, body),
+  stop: (id: string, author?: Author) =>
+    request<{ id: string; status?: SessionStatus }>('POST', `/api/sessions/${encodeURIComponent(id)}/stop`, author ? { author } : {}),
+};
+
+const NAME_KEY = 'patchbay.name';
+
+/** The name people sign their messages with on this browser (not a secret: kept in localStorage). */
+export function savedAuthor(): Author | undefined {
+  const name = localStorage.getItem(NAME_KEY)?.trim();
+  return name ? { name } : undefined;
+}
+
+export function saveAuthorName(name: string): void {
+  if (name.trim()) localStorage.setItem(NAME_KEY, name.trim());
+  else localStorage.removeItem(NAME_KEY);
+}

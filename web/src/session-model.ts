@@ -1,0 +1,273 @@
+/**
+ * What the session page shows, folded from the session's event log (and its live, unstored text).
+ * Every SessionEvent type is handled in `apply`: a new one fails `npm run typecheck` until the page
+ * knows what to do with it. Items are replaced, never mutated, so views can skip unchanged ones.
+ */
+import type { Actor } from '../../src/core/actor.ts';
+import type { EventOf, SessionEvent, StoredEvent } from '../../src/core/events.ts';
+import type { LiveEvent } from '../../src/core/live-events.ts';
+import type { SessionStatus } from '../../src/core/session-status.ts';
+import type { ThreadRef } from '../../src/core/thread-ref.ts';
+
+export type ToolEnd = { isError: boolean; output: string; durationMs: number; at: string };
+
+export type Item =
+  | { kind: 'user'; key: string; at: string; actor: Actor; text: string; answers?: string }
+  | { kind: 'assistant'; key: string; at: string; turn: number; text: string }
+  | { kind: 'streaming'; key: string; turn: number; text: string; partial: boolean }
+  | { kind: 'tool'; key: string; at: string; callId: string; name: string; input: unknown; end?: ToolEnd }
+  | {
+      kind: 'question';
+      key: string;
+      at: string;
+      questionId: string;
+      question: string;
+      choices: string[];
+      recommended?: string;
+      answer?: { actor: Actor; text: string };
+    }
+  | { kind: 'egress'; key: string; at: string; host: string; port: number; reason: string }
+  | { kind: 'status'; key: string; at: string; from: SessionStatus; to: SessionStatus; reason?: string }
+  | { kind: 'note'; key: string; at: string; tone: 'info' | 'good' | 'bad'; text: string; link?: { href: string; label: string } };
+
+export type CheckRun = Omit<EventOf<'check-finished'>, 'type'> & { key: string; at: string };
+export type Verdict = Omit<EventOf<'verification-finished'>, 'type'> & { key: string; at: string };
+export type ReviewGate = Omit<EventOf<'review-gate'>, 'type'> & { key: string; at: string };
+export type CiFailure = Omit<EventOf<'ci-failed'>, 'type'> & { key: string; at: string };
+export type Push = { branch: string; commit: string; remote: string; at: string };
+
+export class SessionModel {
+  lastSeq = 0;
+  /** Bumped on every change, so views know to render again. */
+  version = 0;
+  items: Item[] = [];
+  status: SessionStatus | undefined;
+  workspace: { branch: string; baseBranch: string; baseCommit: string } | undefined;
+  pushes: Push[] = [];
+  pr: { url: string; number: number; commit: string } | undefined;
+  checks: CheckRun[] = [];
+  verdicts: Verdict[] = [];
+  gates: ReviewGate[] = [];
+  ciFailures: CiFailure[] = [];
+  knowledge: EventOf<'knowledge-loaded'> | undefined;
+  route: EventOf<'task-routed'> | undefined;
+  participants = new Map<string, Actor>();
+  threads: ThreadRef[] = [];
+  models = new Set<string>();
+  openQuestion: string | undefined;
+  private tools = new Map<string, number>();
+  private questions = new Map<string, number>();
+  private streaming = new Map<number, number>();
+  private finishedTurns = new Set<number>();
+
+  /** Applies a stored event once: events at or below the last seq seen are ignored (replays, reconnects). */
+  apply(stored: StoredEvent): boolean {
+    if (stored.seq <= this.lastSeq) return false;
+    this.lastSeq = stored.seq;
+    this.version++;
+    this.fold(stored.event, `e${stored.seq}`, stored.at);
+    return true;
+  }
+
+  /** Applies streamed text. Ignored once the turn's stored message is in. */
+  applyLive(event: LiveEvent): boolean {
+    switch (event.type) {
+      case 'assistant-delta': {
+        if (this.finishedTurns.has(event.turn)) return false;
+        const index = this.streaming.get(event.turn);
+        const current = index === undefined ? undefined : this.items[index];
+        if (current?.kind === 'streaming') {
+          // A chunk may arrive twice or out of place after a reconnect: keep the text consistent.
+          if (event.offset > current.text.length) this.items[index!] = { ...current, text: `${current.text}…${event.text}`, partial: true };
+          else this.items[index!] = { ...current, text: current.text.slice(0, event.offset) + event.text };
+        } else {
+          this.streaming.set(event.turn, this.items.length);
+          this.items.push({ kind: 'streaming', key: `live${event.turn}`, turn: event.turn, text: event.text, partial: event.offset > 0 });
+        }
+        this.version++;
+        return true;
+      }
+      default: {
+        const _never: never = event.type;
+        return _never;
+      }
+    }
+  }
+
+  private push(item: Item) {
+    this.items.push(item);
+  }
+
+  private note(key: string, at: string, tone: 'info' | 'good' | 'bad', text: string, link?: { href: string; label: string }) {
+    this.push({ kind: 'note', key, at, tone, text, ...(link && { link }) });
+  }
+
+  private endTurn(turn: number) {
+    this.finishedTurns.add(turn);
+    const index = this.streaming.get(turn);
+    if (index === undefined) return;
+    this.streaming.delete(turn);
+    this.items.splice(index, 1);
+    this.shiftIndexes(index + 1, -1);
+  }
+
+  /** Items at or after `from` moved by `by` places. */
+  private shiftIndexes(from: number, by: number) {
+    const shift = <K,>(map: Map<K, number>) => {
+      for (const [k, v] of map) if (v >= from) map.set(k, v + by);
+    };
+    shift(this.tools);
+    shift(this.questions);
+    shift(this.streaming);
+  }
+
+  private fold(event: SessionEvent, key: string, at: string): void {
+    switch (event.type) {
+      case 'session-created':
+        this.participants.set(actorKey(event.actor), event.actor);
+        this.threads.push(event.thread);
+        this.note(key, at, 'info', `Session started by ${event.actor.name} from ${event.thread.source} on ${event.repo}`);
+        return;
+      case 'thread-added':
+        this.threads.push(event.thread);
+        this.note(key, at, 'info', `Also followed in ${event.thread.source}`);
+        return;
+      case 'user-message': {
+        this.participants.set(actorKey(event.actor), event.actor);
+        this.push({ kind: 'user', key, at, actor: event.actor, text: event.text, ...(event.questionId && { answers: event.questionId }) });
+        return;
+      }
+      case 'assistant-message': {
+        const index = this.streaming.get(event.turn);
+        this.endTurn(event.turn);
+        const item: Item = { kind: 'assistant', key, at, turn: event.turn, text: event.text };
+        // In the streamed text's place, so the page does not jump.
+        if (index !== undefined) {
+          this.shiftIndexes(index, 1);
+          this.items.splice(index, 0, item);
+        } else this.push(item);
+        return;
+      }
+      case 'tool-start':
+        this.tools.set(event.callId, this.items.length);
+        this.push({ kind: 'tool', key, at, callId: event.callId, name: event.name, input: event.input });
+        return;
+      case 'tool-end': {
+        const end = { isError: event.isError, output: event.output, durationMs: event.durationMs, at };
+        const index = this.tools.get(event.callId);
+        const item = index === undefined ? undefined : this.items[index];
+        if (item?.kind === 'tool') this.items[index!] = { ...item, end };
+        else this.push({ kind: 'tool', key, at, callId: event.callId, name: event.name, input: undefined, end });
+        return;
+      }
+      case 'question-asked':
+        this.openQuestion = event.questionId;
+        this.questions.set(event.questionId, this.items.length);
+        this.push({
+          kind: 'question',
+          key,
+          at,
+          questionId: event.questionId,
+          question: event.question,
+          choices: event.choices ?? [],
+          ...(event.recommended && { recommended: event.recommended }),
+        });
+        return;
+      case 'question-answered': {
+        if (this.openQuestion === event.questionId) this.openQuestion = undefined;
+        const index = this.questions.get(event.questionId);
+        const item = index === undefined ? undefined : this.items[index];
+        if (item?.kind === 'question') this.items[index!] = { ...item, answer: { actor: event.actor, text: event.text } };
+        return;
+      }
+      case 'status-changed':
+        this.status = event.to;
+        if (event.to === 'completed' || event.to === 'failed' || event.to === 'cancelled') this.openQuestion = undefined;
+        this.push({ kind: 'status', key, at, from: event.from, to: event.to, ...(event.reason && { reason: event.reason }) });
+        return;
+      case 'workspace-ready':
+        this.workspace = { branch: event.branch, baseBranch: event.baseBranch, baseCommit: event.baseCommit };
+        this.note(key, at, 'info', `Workspace ready on ${event.branch}, from ${event.baseBranch} at ${event.baseCommit.slice(0, 10)}`);
+        return;
+      case 'diff-updated':
+        this.note(key, at, 'info', `${event.filesChanged} file${event.filesChanged === 1 ? '' : 's'} changed`);
+        return;
+      case 'check-finished': {
+        const { type: _type, ...run } = event;
+        this.checks.push({ ...run, key, at });
+        const what = event.phase === 'setup' ? `Setup ${event.name}` : `Check ${event.name}`;
+        this.note(key, at, toneOf(event.outcome), `${what} ${event.outcome} on ${event.commit.slice(0, 10)}${event.reason ? `: ${event.reason}` : ''}`);
+        return;
+      }
+      case 'verification-finished': {
+        const { type: _type, ...verdict } = event;
+        this.verdicts.push({ ...verdict, key, at });
+        const total = event.total === undefined ? '' : ` (${event.total}/8)`;
+        this.note(key, at, toneOf(event.outcome), `Verifier ${event.outcome}${total} on ${event.commit.slice(0, 10)}: ${event.summary}`);
+        return;
+      }
+      case 'review-gate': {
+        const { type: _type, ...gate } = event;
+        this.gates.push({ ...gate, key, at });
+        this.note(key, at, event.ready ? 'good' : 'info', event.ready ? `Ready for review at ${event.commit.slice(0, 10)}` : `Kept as draft at ${event.commit.slice(0, 10)}: ${event.reasons.join('; ')}`);
+        return;
+      }
+      case 'knowledge-loaded':
+        this.knowledge = event;
+        this.note(key, at, 'info', `Repository knowledge ${event.rebuilt ? 'built' : 'loaded'} (${event.source}): setup ${event.setup.join(', ') || 'none'}; checks ${event.checks.join(', ') || 'none'}`);
+        return;
+      case 'task-routed':
+        this.route = event;
+        this.note(key, at, 'info', `Routed as ${event.taskClass}: ${event.reason} (budget $${event.maxCostUsd}, ${event.maxMinutes} min)`);
+        return;
+      case 'budget-reached':
+        this.note(key, at, 'bad', event.kind === 'cost' ? `Spent $${event.spent.toFixed(2)} of the $${event.limit.toFixed(2)} budget` : `Ran ${Math.round(event.spent)} of ${Math.round(event.limit)} minutes allowed`);
+        return;
+      case 'ci-failed': {
+        const { type: _type, ...failure } = event;
+        this.ciFailures.push({ ...failure, key, at });
+        const href = event.url;
+        this.note(
+          key,
+          at,
+          'bad',
+          `CI failed on #${event.pullNumber} at ${event.commit.slice(0, 10)}: ${event.name}${event.followUp ? ' (following up)' : event.reason ? ` (${event.reason})` : ''}`,
+          href ? { href, label: 'details' } : undefined,
+        );
+        return;
+      }
+      case 'branch-pushed':
+        this.pushes.push({ branch: event.branch, commit: event.commit, remote: event.remote, at });
+        this.note(key, at, 'good', `Pushed ${event.branch} at ${event.commit.slice(0, 10)}`);
+        return;
+      case 'pr-opened':
+        this.pr = { url: event.url, number: event.number, commit: event.commit };
+        this.note(key, at, 'good', `Pull request #${event.number}`, { href: event.url, label: event.url });
+        return;
+      case 'usage':
+        this.models.add(event.model);
+        return;
+      case 'context-compacted':
+        this.note(key, at, 'info', `Compacted ${event.messagesReplaced} earlier messages into a summary`);
+        return;
+      case 'error':
+        this.note(key, at, 'bad', `${event.message} [${event.code}]`);
+        return;
+      case 'egress-blocked':
+        this.push({ kind: 'egress', key, at, host: event.host, port: event.port, reason: event.reason });
+        return;
+      default: {
+        const _never: never = event;
+        return _never;
+      }
+    }
+  }
+}
+
+function actorKey(actor: Actor): string {
+  return `${actor.source}:${actor.id}`;
+}
+
+function toneOf(outcome: 'passed' | 'failed' | 'timed-out' | 'not-run'): 'good' | 'bad' | 'info' {
+  return outcome === 'passed' ? 'good' : outcome === 'not-run' ? 'info' : 'bad';
+}

@@ -1,0 +1,85 @@
+import { useEffect, useState } from 'preact/hooks';
+import { api, ApiError } from '../api.ts';
+import { ListPage } from './list-page.tsx';
+import { SessionPage } from './session-page.tsx';
+
+type Route = { page: 'list' } | { page: 'session'; id: string };
+
+function currentRoute(): Route {
+  const match = /^\/sessions\/([^/]+)\/?$/.exec(location.pathname);
+  return match ? { page: 'session', id: decodeURIComponent(match[1]!) } : { page: 'list' };
+}
+
+/** Client-side navigation between the list and a session, without reloading the page. */
+export function navigate(path: string): void {
+  history.pushState(null, '', path);
+  dispatchEvent(new PopStateEvent('popstate'));
+}
+
+export function App() {
+  const [route, setRoute] = useState(currentRoute);
+  const [access, setAccess] = useState<'checking' | 'ok' | 'ask'>('checking');
+
+  useEffect(() => {
+    const onPop = () => setRoute(currentRoute());
+    addEventListener('popstate', onPop);
+    return () => removeEventListener('popstate', onPop);
+  }, []);
+
+  useEffect(() => {
+    api.auth().then(
+      (auth) => setAccess(auth.signedIn ? 'ok' : 'ask'),
+      () => setAccess('ask'),
+    );
+    // Any API call that comes back 401 (the token changed, the cookie expired) asks again.
+    const onDenied = () => setAccess('ask');
+    addEventListener('patchbay:unauthorized', onDenied);
+    return () => removeEventListener('patchbay:unauthorized', onDenied);
+  }, []);
+
+  return (
+    <>
+      <header class="top">
+        <a class="brand" href="/" onClick={(e) => (e.preventDefault(), navigate('/'))}>
+          Patchbay
+        </a>
+        <span class="top-hint">
+          <kbd>/</kbd> message · <kbd>1</kbd>–<kbd>3</kbd> tabs
+        </span>
+      </header>
+      {access === 'checking' && <p class="muted pad">Loading…</p>}
+      {access === 'ask' && <TokenForm onDone={() => setAccess('ok')} />}
+      {access === 'ok' && (route.page === 'session' ? <SessionPage key={route.id} id={route.id} /> : <ListPage />)}
+    </>
+  );
+}
+
+/** Asks for PATCHBAY_API_TOKEN once; the server answers with an HttpOnly session cookie. */
+function TokenForm({ onDone }: { onDone: () => void }) {
+  const [token, setToken] = useState('');
+  const [error, setError] = useState('');
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    setError('');
+    try {
+      await api.signIn(token.trim());
+      onDone();
+    } catch (err) {
+      setError(err instanceof ApiError && err.status === 401 ? 'That is not the API token.' : String((err as Error).message));
+    }
+  };
+  return (
+    <form id="token-form" class="card token-form" onSubmit={submit}>
+      <h1>Sign in</h1>
+      <p>This Patchbay needs its API token (<code>PATCHBAY_API_TOKEN</code>). It is kept in a cookie for this browser session only.</p>
+      <label for="token">API token</label>
+      <input id="token" type="password" autocomplete="current-password" required value={token} onInput={(e) => setToken(e.currentTarget.value)} autoFocus />
+      {error && (
+        <p class="error" role="alert">
+          {error}
+        </p>
+      )}
+      <button type="submit">Sign in</button>
+    </form>
+  );
+}

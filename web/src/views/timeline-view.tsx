@@ -1,0 +1,216 @@
+import { Component } from 'preact';
+import { useLayoutEffect, useRef, useState } from 'preact/hooks';
+import { api, savedAuthor } from '../api.ts';
+import { bytes, dateTimeOf, duration, safeHref, timeOf, toolGist } from '../format.ts';
+import type { Item, SessionModel } from '../session-model.ts';
+
+/** How many of the latest items are on screen at first; older ones come in pages on request. */
+const FIRST_PAGE = 150;
+const PAGE = 500;
+
+/**
+ * The timeline. Only the latest items are rendered (earlier ones a page at a time), items the
+ * browser cannot see skip layout (`content-visibility`), and tool output is rendered only when
+ * opened: a session of thousands of events and megabytes of output stays responsive.
+ */
+export function TimelineView({ model, sessionId }: { model: SessionModel; version: number; sessionId: string }) {
+  const [shown, setShown] = useState(FIRST_PAGE);
+  const atBottom = useRef(true);
+  const count = model.items.length;
+  const start = Math.max(0, count - shown);
+
+  useLayoutEffect(() => {
+    const onScroll = () => {
+      atBottom.current = innerHeight + scrollY >= document.documentElement.scrollHeight - 80;
+    };
+    addEventListener('scroll', onScroll, { passive: true });
+    return () => removeEventListener('scroll', onScroll);
+  }, []);
+  // New items keep the page at the bottom when it was there: following a run needs no scrolling.
+  useLayoutEffect(() => {
+    if (atBottom.current) scrollTo({ top: document.documentElement.scrollHeight });
+  });
+
+  return (
+    <div class="timeline" aria-live="polite" aria-relevant="additions">
+      {start > 0 && (
+        <button class="earlier" onClick={() => (atBottom.current = false, setShown(shown + PAGE))}>
+          Show {Math.min(PAGE, start)} earlier ({start} hidden)
+        </button>
+      )}
+      <ol class="items">
+        {model.items.slice(start).map((item) => (
+          <ItemRow key={item.key} item={item} sessionId={sessionId} open={model.openQuestion} />
+        ))}
+      </ol>
+    </div>
+  );
+}
+
+type RowProps = { item: Item; sessionId: string; open: string | undefined };
+
+/** Renders again only when its item was replaced (items are immutable) or its question closed. */
+class ItemRow extends Component<RowProps> {
+  override shouldComponentUpdate(next: RowProps) {
+    return next.item !== this.props.item || (this.props.item.kind === 'question' && next.open !== this.props.open);
+  }
+  override render({ item, sessionId, open }: RowProps) {
+    return <li class={`item item-${item.kind}`}>{renderItem(item, sessionId, open)}</li>;
+  }
+}
+
+function Time({ at }: { at: string }) {
+  return (
+    <time dateTime={at} title={dateTimeOf(at)}>
+      {timeOf(at)}
+    </time>
+  );
+}
+
+function renderItem(item: Item, sessionId: string, open: string | undefined) {
+  switch (item.kind) {
+    case 'user':
+      return (
+        <div class="msg user">
+          <div class="who">
+            <b>{item.actor.name}</b> <span class="surface">via {item.actor.source}</span> <Time at={item.at} />
+            {item.answers && <span class="tag">answer</span>}
+          </div>
+          <div class="text">{item.text}</div>
+        </div>
+      );
+    case 'assistant':
+      return (
+        <div class="msg assistant">
+          <div class="who">
+            <b>Patchbay</b> <Time at={item.at} />
+          </div>
+          <div class="text">{item.text}</div>
+        </div>
+      );
+    case 'streaming':
+      return (
+        <div class="msg assistant streaming" aria-busy="true">
+          <div class="who">
+            <b>Patchbay</b> <span class="muted">writing…</span>
+          </div>
+          <div class="text">
+            {item.partial && '…'}
+            {item.text}
+            <span class="caret" />
+          </div>
+        </div>
+      );
+    case 'tool':
+      return <ToolCall item={item} />;
+    case 'question':
+      return <Question item={item} sessionId={sessionId} isOpen={open === item.questionId} />;
+    case 'egress':
+      return (
+        <div class="note tone-bad egress" data-host={item.host}>
+          Blocked a connection to <code>{`${item.host}:${item.port}`}</code> ({item.reason}) <Time at={item.at} />
+        </div>
+      );
+    case 'status':
+      return (
+        <div class="status-line">
+          <span class={`badge s-${item.to}`}>{item.to}</span>
+          {item.reason && <span class="reason">{item.reason}</span>} <Time at={item.at} />
+        </div>
+      );
+    case 'note': {
+      const href = safeHref(item.link?.href);
+      return (
+        <div class={`note tone-${item.tone}`}>
+          {item.text}
+          {href && (
+            <>
+              {' '}
+              <a href={href} rel="noreferrer" target="_blank">
+                {item.link!.label}
+              </a>
+            </>
+          )}{' '}
+          <Time at={item.at} />
+        </div>
+      );
+    }
+    default: {
+      const _never: never = item;
+      return _never;
+    }
+  }
+}
+
+const OUTPUT_PREVIEW = 20_000;
+
+function ToolCall({ item }: { item: Extract<Item, { kind: 'tool' }> }) {
+  const [open, setOpen] = useState(false);
+  const [full, setFull] = useState(false);
+  const state = !item.end ? 'running…' : `${item.end.isError ? 'failed' : 'ok'} · ${duration(item.end.durationMs)}`;
+  const output = item.end?.output ?? '';
+  return (
+    <details class={`tool${item.end?.isError ? ' failed' : ''}${item.end ? '' : ' running'}`} data-call={item.callId} onToggle={(e) => setOpen(e.currentTarget.open)}>
+      <summary>
+        <span class="name">{item.name}</span> <code class="gist">{toolGist(item.input)}</code> <span class="state">{state}</span>
+      </summary>
+      {open && (
+        <div class="tool-body">
+          {item.input !== undefined && <pre class="input">{JSON.stringify(item.input, null, 2)}</pre>}
+          {item.end && (
+            <>
+              <pre class="output">{full ? output : output.slice(0, OUTPUT_PREVIEW)}</pre>
+              {!full && output.length > OUTPUT_PREVIEW && (
+                <button class="link" onClick={() => setFull(true)}>
+                  Show all output ({bytes(output.length)})
+                </button>
+              )}
+            </>
+          )}
+        </div>
+      )}
+    </details>
+  );
+}
+
+function Question({ item, sessionId, isOpen }: { item: Extract<Item, { kind: 'question' }>; sessionId: string; isOpen: boolean }) {
+  const [sending, setSending] = useState<string | undefined>();
+  const [error, setError] = useState('');
+  const answer = async (text: string) => {
+    setSending(text);
+    setError('');
+    try {
+      const author = savedAuthor();
+      await api.send(sessionId, { text, questionId: item.questionId, ...(author && { author }) });
+    } catch (err) {
+      setError((err as Error).message);
+      setSending(undefined);
+    }
+  };
+  return (
+    <div class="question" data-question={item.questionId}>
+      <div class="who">
+        <b>Patchbay asks</b> <Time at={item.at} />
+      </div>
+      <div class="text">{item.question}</div>
+      {item.answer ? (
+        <div class="answered">
+          Answered by <b>{item.answer.actor.name}</b>: {item.answer.text}
+        </div>
+      ) : (
+        isOpen &&
+        item.choices.length > 0 && (
+          <div class="choices">
+            {item.choices.map((choice) => (
+              <button class={choice === item.recommended ? 'choice recommended' : 'choice'} disabled={sending !== undefined} onClick={() => answer(choice)}>
+                {choice}
+                {choice === item.recommended && <span class="rec"> (recommended)</span>}
+              </button>
+            ))}
+          </div>
+        )
+      )}
+      {error && <p class="error">{error}</p>}
+    </div>
+  );
+}
