@@ -34,6 +34,8 @@ const kinds: Kind[] = Array.from({ length: trialCount }, (_, i) => (i % 3 === 0 
 
 type Trial = {
   kind: Kind;
+  /** The server exited on its own during the trial (a crash), with its last lines above info. */
+  crashed?: string[];
   outcome: 'completed' | 'failed' | 'stuck' | 'cancelled' | 'queued' | 'running' | 'waiting';
   duplicates: string[];
   gaps: number;
@@ -171,6 +173,12 @@ async function runSession(target: ServerProcess): Promise<string> {
 
 for (const [index, kind] of kinds.entries()) {
   const id = await runSession(server);
+  let crashed: string[] | undefined;
+  let expectedExit = false;
+  const watched = server;
+  void watched.exited.then(() => {
+    if (!expectedExit) crashed = linesAboveInfo(watched.lines()).slice(-5).map((l) => l.raw ?? `${String(l.msg)} ${JSON.stringify(l.err ?? '').slice(0, 200)}`);
+  });
   const has = async (type: string) => (await events(server, id)).some((e) => e.event.type === type);
   let restartNeeded = true;
   let exitCode: number | null | undefined;
@@ -181,10 +189,12 @@ for (const [index, kind] of kinds.entries()) {
   switch (kind) {
     case 'random-kill':
       await sleep(random() * baselineMs);
+      expectedExit = true;
       victim.child.kill('SIGKILL');
       break;
     case 'kill-tool-running':
       await until(async () => readdirSync(join(dataDir, 'workspaces', id)).includes('part-a.txt'), 120_000);
+      expectedExit = true;
       victim.child.kill('SIGKILL');
       break;
     case 'kill-after-commit': {
@@ -196,12 +206,14 @@ for (const [index, kind] of kinds.entries()) {
         const head = workspaceHead(id, branch);
         return head !== '' && head !== baseHead && (await remote.remoteBranch(branch)) === '';
       }, 120_000, 5);
+      expectedExit = true;
       victim.child.kill('SIGKILL');
       break;
     }
     case 'kill-after-diff-updated':
       // Written with branch-pushed, before the PR step and the finish.
       await until(() => has('diff-updated'), 120_000, 5);
+      expectedExit = true;
       victim.child.kill('SIGKILL');
       break;
     case 'kill-database':
@@ -213,6 +225,7 @@ for (const [index, kind] of kinds.entries()) {
       await until(async () => readdirSync(join(dataDir, 'workspaces', id)).includes('part-a.txt'), 120_000);
       const signalled = Date.now();
       const shutdownFrom = victim.lines().length;
+      expectedExit = true;
       victim.child.kill('SIGTERM');
       exitCode = (await victim.exited).code;
       shutdownMs = Date.now() - signalled;
@@ -223,16 +236,26 @@ for (const [index, kind] of kinds.entries()) {
 
   let spawnedAt = Date.now();
   let bootMs: number | undefined;
+  // A server that died on its own (a crash) is restarted like a killed one, and counted.
+  if (!restartNeeded && victim.child.exitCode !== null) restartNeeded = true;
   if (restartNeeded) {
     await victim.exited;
     spawnedAt = Date.now();
     server = await startServer(env);
     bootMs = Date.now() - spawnedAt;
   }
-  const done = await until(async () => {
+  let done = await until(async () => {
     const s = await api<SessionRecord>(server, `/api/sessions/${id}`);
     return terminal(s) && s;
   }, 180_000, 100);
+  if (!done && server.child.exitCode !== null) {
+    // Crashed after the restart: restart once more so the table can still read the log.
+    server = await startServer(env);
+    done = await until(async () => {
+      const s = await api<SessionRecord>(server, `/api/sessions/${id}`);
+      return terminal(s) && s;
+    }, 180_000, 100);
+  }
   const session = done ?? (await api<SessionRecord>(server, `/api/sessions/${id}`));
   const log = await events(server, id);
   const resumed = log.find((e) => e.event.type === 'run-resumed' && Date.parse(e.at) >= spawnedAt - 1000);
@@ -244,6 +267,7 @@ for (const [index, kind] of kinds.entries()) {
   }
   trials.push({
     kind,
+    ...(crashed && { crashed }),
     outcome: done ? (session.status as Trial['outcome']) : 'stuck',
     duplicates: duplicatesIn(log),
     gaps: log.filter((e, i) => e.seq !== i + 1).length,
@@ -257,7 +281,8 @@ for (const [index, kind] of kinds.entries()) {
   });
   const t = trials.at(-1)!;
   process.stderr.write(
-    `trial ${index + 1}/${kinds.length} ${kind}: ${t.outcome}${t.recoveryMs !== undefined ? `, resumed ${t.recoveryMs} ms after the restart (boot ${t.bootMs ?? '-'} ms)` : ''}\n`,
+    `trial ${index + 1}/${kinds.length} ${kind}: ${t.outcome}${t.crashed ? ' (server crashed)' : ''}, ${t.duplicates.length} dup, ${t.gaps} gaps, work ${t.workComplete ? 'pushed' : 'MISSING'}` +
+      `${t.recoveryMs !== undefined ? `, resumed ${t.recoveryMs} ms after the restart (boot ${t.bootMs ?? '-'} ms)` : ''}${t.exitCode !== undefined ? `, SIGTERM exit ${t.exitCode} in ${t.shutdownMs} ms, ${t.aboveInfo} lines > info` : ''}\n`,
   );
 }
 
@@ -285,6 +310,7 @@ const rows = [...new Set(kinds)].map((kind) => {
     of.filter((t) => t.outcome === 'completed').length,
     of.filter((t) => t.outcome === 'failed').length,
     of.filter((t) => !['completed', 'failed'].includes(t.outcome)).length,
+    of.filter((t) => t.crashed).length,
     of.reduce((n, t) => n + t.duplicates.length, 0),
     of.reduce((n, t) => n + t.gaps, 0),
     of.filter((t) => t.workComplete).length,
@@ -298,7 +324,7 @@ const rows = [...new Set(kinds)].map((kind) => {
     sigterm.length ? fmt(percentile(sigterm.map((t) => t.shutdownMs!), 50)) : '-',
   ];
 });
-const header = ['kind', 'trials', 'completed', 'failed', 'stuck', 'dup events', 'seq gaps', 'work pushed', 'resumed', 'recovery p50', 'recovery max', 'boot p50', 'up→resumed p50', 'SIGTERM exits', 'lines > info', 'shutdown p50'];
+const header = ['kind', 'trials', 'completed', 'failed', 'stuck', 'crashes', 'dup events', 'seq gaps', 'work pushed', 'resumed', 'recovery p50', 'recovery max', 'boot p50', 'up→resumed p50', 'SIGTERM exits', 'lines > info', 'shutdown p50'];
 const all = trials.flatMap((t) => (t.recoveryMs === undefined ? [] : [t.recoveryMs]));
 const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => String(r[i]).length)));
 const line = (cells: (string | number)[]) => `| ${cells.map((c, i) => String(c).padEnd(widths[i]!)).join(' | ')} |`;
@@ -310,11 +336,12 @@ console.log(
   `all: ${trials.filter((t) => t.outcome === 'completed').length}/${trials.length} completed, ` +
     `${trials.reduce((n, t) => n + t.duplicates.length, 0)} duplicated events, ${trials.reduce((n, t) => n + t.gaps, 0)} seq gaps, ` +
     `${trials.filter((t) => t.workComplete).length}/${trials.length} with all work pushed, recovery p50 ${fmt(percentile(all, 50))} (max ${fmt(percentile(all, 100))}), ` +
-    `final shutdown exit ${finalExit} with ${finalAboveInfo} lines above info, ${left.length} orphaned processes`,
+    `${trials.filter((t) => t.crashed).length} server crashes, final shutdown exit ${finalExit} with ${finalAboveInfo} lines above info, ${left.length} orphaned processes`,
 );
 for (const t of trials.filter((t) => t.duplicates.length)) console.log(`  duplicates in a ${t.kind} trial: ${t.duplicates.join(', ')}`);
+for (const t of trials.filter((t) => t.crashed)) console.log(`  server crashed in a ${t.kind} trial: ${t.crashed!.join(' | ')}`);
 for (const o of left) console.log(`  orphan: ${o}`);
 
 await remote.cleanup();
 await rm(root, { recursive: true, force: true });
-process.exitCode = trials.every((t) => t.outcome === 'completed') && left.length === 0 ? 0 : 1;
+process.exitCode = trials.every((t) => t.outcome === 'completed' && !t.crashed) && left.length === 0 ? 0 : 1;

@@ -49,6 +49,10 @@ export async function openDatabase(options: {
   const pool = new pg.Pool({ connectionString: url, max: options.poolSize ?? 10, types });
   const idleFailed = throttleLog((fields, message) => options.log.warn(fields, message));
   pool.on('error', (error) => idleFailed({ err: error }, 'idle database connection failed'));
+  // The pool listens for errors only on idle clients: one that dies while checked out (between the
+  // statements of a transaction) would emit 'error' to nobody and crash the process. Its pending
+  // and next statements fail on their own, so noting it is enough.
+  pool.on('connect', (client) => client.on('error', (error) => idleFailed({ err: error }, 'database connection failed')));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   try {
     await migrate(db);
