@@ -23,6 +23,8 @@ export type SlackInboundDeps = {
   botUserId: string;
   /** The session's repo string for a GitHub repository (its clone URL). */
   repoUrlFor: (owner: string, repo: string) => string;
+  /** Hosts whose repository links count in a message (github.com by default). */
+  repoHosts?: readonly string[];
   /** A GitHub sign-in link bound to a person, when GitHub sign-in is configured. */
   signInLink?: (actor: Actor) => string;
 };
@@ -62,12 +64,12 @@ export function createSlackInbound(deps: SlackInboundDeps) {
     }
     await store.savePending({ thread, text: task, actor, candidates: repos });
     const { pick, why } = recommendRepo(task, repos);
-    return post(thread, candidatesMessage(repos, pick, why));
+    return post(thread, candidatesMessage(repos, pick, why, deps.repoUrlFor));
   }
 
   /** A reply in a thread whose task waits for its repository. */
   async function resolvePending(pending: PendingTask, from: Actor, text: string): Promise<void> {
-    const named = findRepoMentions(text);
+    const named = findRepoMentions(text, deps.repoHosts);
     const chosen = pending.candidates ? (chooseCandidate(text, pending.candidates) ?? (named.length === 1 ? named[0] : undefined)) : undefined;
     if (chosen || (!pending.candidates && named.length === 1)) {
       if (!(await store.takePending(pending.thread))) return;
@@ -79,7 +81,7 @@ export function createSlackInbound(deps: SlackInboundDeps) {
     if (from.id === pending.actor.id) {
       if (pending.candidates) {
         const { pick, why } = recommendRepo(pending.text, pending.candidates);
-        return post(pending.thread, candidatesMessage(pending.candidates, pick, why));
+        return post(pending.thread, candidatesMessage(pending.candidates, pick, why, deps.repoUrlFor));
       }
       return post(pending.thread, { text: ASK_FOR_REPO });
     }
@@ -133,7 +135,7 @@ export function createSlackInbound(deps: SlackInboundDeps) {
         if (CONNECT_GITHUB.test(text)) return await connectGitHub(event, thread);
         await web.reactions.add({ channel: event.channel, timestamp: event.ts, name: 'eyes' }).catch((error: unknown) => log.warn({ err: error }, 'could not add the 👀 reaction'));
         const actor = await actors.get(event.user!);
-        await routeRequest(thread, actor, text, findRepoMentions(text));
+        await routeRequest(thread, actor, text, findRepoMentions(text, deps.repoHosts));
       } catch (error) {
         log.error({ err: error, thread }, 'Slack message handling failed');
         await post(thread, { text: `Sorry, I could not take this request: ${describeError(error)}` }).catch(() => undefined);

@@ -15,6 +15,8 @@ export type SlackModuleOptions = {
   context: IntegrationContext;
   /** The session's repo string (clone URL) for a GitHub repository; `https://github.com/owner/repo` by default. */
   repoUrlFor?: (owner: string, repo: string) => string;
+  /** Hosts whose repository links count in a message; github.com by default. */
+  repoHosts?: readonly string[];
   /** Web API retries: rate limits wait for Retry-After, other failures back off. */
   retryConfig?: RetryOptions;
   /** A GitHub sign-in link for a person, when GitHub sign-in is configured ("connect github"). */
@@ -58,6 +60,7 @@ export function createSlackModule(options: SlackModuleOptions): IntegrationModul
         log,
         botUserId,
         repoUrlFor,
+        ...(options.repoHosts && { repoHosts: options.repoHosts }),
         ...(options.signInLink && { signInLink: options.signInLink }),
       });
       const receiver = httpReceiver ?? createSocketReceiver({ appToken: config.appToken!, apiUrl: config.apiUrl, log });
