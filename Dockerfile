@@ -1,11 +1,22 @@
 # Patchbay server image: Node 24, git, bubblewrap, socat and ripgrep, running as a non-root user.
-# bubblewrap needs unprivileged user namespaces inside the container: run with
-#   docker run --security-opt seccomp=unconfined --security-opt apparmor=unconfined ...
-# (or, on a trusted single-tenant host only, SANDBOX=unsafe-local).
+#
+# The server needs no `seccomp=unconfined`. bubblewrap, which it starts for every sandbox command,
+# makes user, mount, pid, ipc, uts and network namespaces and mounts inside them, which Docker's
+# default seccomp profile allows only to CAP_SYS_ADMIN. Run with Docker's default profile plus these
+# calls allowed for everyone (copy moby's profiles/seccomp/default.json and add them to the first
+# "SCMP_ACT_ALLOW" rule):
+#   unshare, clone, clone3 (namespace flags), setns, mount, umount2, pivot_root
+#   docker run --security-opt seccomp=patchbay-seccomp.json --security-opt apparmor=unconfined ...
+# AppArmor: Docker's default profile forbids mount; on Ubuntu 24.04 hosts user namespaces also need
+# kernel.apparmor_restrict_unprivileged_userns=0 (or an AppArmor profile that allows userns).
+# Inside, Patchbay applies its own, stricter seccomp filter to every sandbox command.
+# Limits: as uid 10001 RLIMIT_NPROC holds; with `--cgroupns=private` and the memory and pids
+# controllers delegated, each command also gets its own cgroup (SANDBOX_LIMITS, see README).
+# (On a trusted single-tenant host only: SANDBOX=unsafe-local, no isolation at all.)
 FROM node:24-bookworm-slim
 
 RUN apt-get update \
- && apt-get install -y --no-install-recommends git bubblewrap socat ripgrep ca-certificates tini \
+ && apt-get install -y --no-install-recommends git bubblewrap socat ripgrep util-linux ca-certificates tini \
  && rm -rf /var/lib/apt/lists/*
 
 RUN useradd --create-home --uid 10001 patchbay \

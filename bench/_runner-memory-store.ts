@@ -1,15 +1,15 @@
-import type { RunnerStore } from '../src/agent/agent-runner.ts';
+import type { RunnerLog } from '../src/agent/agent-runner.ts';
 import type { Actor } from '../src/core/actor.ts';
 import { SessionEvent, type StoredEvent } from '../src/core/events.ts';
-import type { SessionRecord } from '../src/sessions/session-record.ts';
-import type { NewEvent, TranscriptEntry } from '../src/sessions/session-store.ts';
+import type { SessionRecord } from '../src/core/session-record.ts';
+import type { NewEvent, TranscriptEntry } from '../src/core/run-log.ts';
 
 /**
  * The runner's store kept in process memory: the no-persistence baseline for bench/runner-overhead.ts.
  * It keeps the store's contract (events validated and numbered, dedupe keys honoured, steps applied
  * whole) so the runner does the same work against it; only the database round trips are gone.
  */
-export function createMemoryRunnerStore(): RunnerStore & { create(id: string, prompt: string, requester: Actor): void } {
+export function createMemoryRunnerStore(): RunnerLog & { create(id: string, prompt: string, requester: Actor): void } {
   const sessions = new Map<string, { record: SessionRecord; events: StoredEvent[]; keys: Set<string>; transcript: TranscriptEntry[] }>();
 
   const must = (id: string) => {

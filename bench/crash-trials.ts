@@ -18,7 +18,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { StoredEvent } from '../src/core/events.ts';
-import type { SessionRecord } from '../src/sessions/session-record.ts';
+import type { SessionRecord } from '../src/core/session-record.ts';
 import { createRemote, git } from '../test/git/git-fixture.ts';
 import { linesAboveInfo, startServer, type ServerProcess } from '../test/helpers/server-process.ts';
 

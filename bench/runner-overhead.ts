@@ -18,7 +18,7 @@ import { z } from 'zod';
 import { createLocalSandboxProvider, type LocalSandboxProvider } from '../sandbox/index.ts';
 import type { Sandbox } from '../sandbox/sandbox.ts';
 import { openDatabase } from '../db/database.ts';
-import { runAgent, type RunnerStore, type ToolExecutor } from '../src/agent/agent-runner.ts';
+import { runAgent, type RunnerLog, type ToolExecutor } from '../src/agent/agent-runner.ts';
 import { createToolRegistry } from '../src/agent/tool-registry.ts';
 import type { Tool } from '../src/agent/tool.ts';
 import type { Actor } from '../src/core/actor.ts';
@@ -46,7 +46,7 @@ const noop: Tool<{ n: number }> = {
 type Sample = { overheadMs: number[]; toolMs: number[] };
 
 /** One session of `turns` tool turns and a final answer; returns per-turn overhead and tool time. */
-async function measure(store: RunnerStore, sessionId: string, sandbox: Sandbox, turns: number): Promise<Sample> {
+async function measure(store: RunnerLog, sessionId: string, sandbox: Sandbox, turns: number): Promise<Sample> {
   const requestAt: number[] = [];
   const replyAt: number[] = [];
   const toolMs: number[] = [];
@@ -76,7 +76,7 @@ async function measure(store: RunnerStore, sessionId: string, sandbox: Sandbox, 
       return output;
     },
   };
-  const outcome = await runAgent({ sessionId, system: 'bench', model, tools, sandbox, store, signal: AbortSignal.timeout(120_000), log });
+  const outcome = await runAgent({ sessionId, system: 'bench', model, tools, sandbox, runLog: store, signal: AbortSignal.timeout(120_000), log });
   if (outcome.kind !== 'finished') throw new Error(`the bench session did not finish: ${JSON.stringify(outcome)}`);
   const overheadMs = replyAt.slice(0, -1).map((at, i) => requestAt[i + 1]! - at - (toolMs[i] ?? 0));
   return { overheadMs, toolMs };
@@ -121,7 +121,7 @@ async function main(): Promise<void> {
     memStore.create(id, 'bench', bench);
     return id;
   };
-  const run = async (store: RunnerStore, newSession: () => Promise<string>, turns: number) => {
+  const run = async (store: RunnerLog, newSession: () => Promise<string>, turns: number) => {
     const id = await newSession();
     const sandbox = await sandboxes.acquire(id, { network: 'none' });
     try {

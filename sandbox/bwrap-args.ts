@@ -1,5 +1,6 @@
 import { SANDBOX_PROXY_SOCKET } from './egress-relay.ts';
 import type { SandboxSpec } from './sandbox.ts';
+import { prlimitOptions, type SandboxLimits } from './sandbox-limits.ts';
 
 /** How a top-level system path looks on the host: a real directory, or a symlink (merged /usr). */
 export type HostSystemEntry = { path: string; kind: 'dir' } | { path: string; kind: 'symlink'; target: string };
@@ -10,8 +11,18 @@ export type HostSystemEntry = { path: string; kind: 'dir' } | { path: string; ki
  */
 export const STANDARD_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 
-/** Top-level system paths the sandbox needs, besides /usr which is always bound. */
+/** Top-level system paths the sandbox needs (merged-/usr symlinks or real directories). */
 export const SYSTEM_PATHS = ['/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32'] as const;
+
+/**
+ * The parts of /usr that tools need: programs, libraries, data (git templates, zoneinfo, CA
+ * bundles) and headers for compilers. Not /usr/local (host-installed software and its config, added
+ * only with SANDBOX_USR_LOCAL=true), /usr/src or /usr/games.
+ */
+export const USR_PATHS = ['/usr/bin', '/usr/sbin', '/usr/lib', '/usr/lib32', '/usr/lib64', '/usr/libx32', '/usr/libexec', '/usr/share', '/usr/include'] as const;
+
+/** Inside the sandbox: the command's script, copied in from a file descriptor (never in any argv). */
+export const COMMAND_PATH = '/run/patchbay/command';
 
 /**
  * The parts of /etc that git, sh and TLS clients need. Deliberately no /etc/ssl/private,
@@ -56,17 +67,28 @@ export type BwrapArgsInput = {
   /** The complete environment of the command; nothing else is inherited. */
   env: Record<string, string>;
   hostSystem: readonly HostSystemEntry[];
+  /** The parts of /usr bound read-only (see USR_PATHS). */
+  usr: readonly HostSystemEntry[];
   /** Fresh, per-command home inside the tmpfs /tmp. */
   home: string;
-  command: string;
+  limits: SandboxLimits;
+  /**
+   * File descriptors bubblewrap reads: the command's script (copied to COMMAND_PATH) and the
+   * compiled seccomp filter (none on an architecture the filter does not know).
+   */
+  fds: { command: number; seccomp?: number };
 };
 
-/** The argv after `bwrap` that runs `/bin/sh -c command` in a fresh, isolated sandbox. Pure. */
-export function buildBwrapArgs(input: BwrapArgsInput): string[] {
+/**
+ * What `bwrap` needs to run the command in a fresh, isolated sandbox. Pure. `options` are handed to
+ * bubblewrap through `--args FD`, not its argv, so the environment and host paths in them stay out
+ * of the host's process list and out of the sandbox's /proc/1/cmdline; `argv` (after `--` on
+ * bubblewrap's own command line) holds no command text, paths or values.
+ */
+export function buildBwrapArgs(input: BwrapArgsInput): { options: string[]; argv: string[] } {
   const args: string[] = [
-    // Namespaces: a user namespace where the kernel allows one (files keep the invoking uid),
-    // and our own pid/ipc/uts/cgroup so nothing on the host is visible or signalable.
-    '--unshare-user-try',
+    ...userNamespaceArgs(),
+    // Our own pid/ipc/uts/cgroup namespaces, so nothing on the host is visible or signalable.
     '--unshare-pid',
     '--unshare-ipc',
     '--unshare-uts',
@@ -81,20 +103,58 @@ export function buildBwrapArgs(input: BwrapArgsInput): string[] {
     // A new session stops the command from injecting keystrokes into a host terminal (TIOCSTI).
     '--new-session',
     '--clearenv',
-    '--ro-bind',
-    '/usr',
-    '/usr',
+    ...kernelSurfaceArgs(input.fds.seccomp),
   ];
+  args.push(...usrArgs(input.usr));
   for (const entry of input.hostSystem) {
     if (entry.kind === 'symlink') args.push('--symlink', entry.target, entry.path);
     else args.push('--ro-bind', entry.path, entry.path);
   }
   for (const path of ETC_PATHS) args.push('--ro-bind-try', path, path);
-  args.push('--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp', '--dir', input.home);
+  args.push('--proc', '/proc', '--dev', '/dev', ...tmpArgs(input.limits), '--dir', input.home);
   args.push('--bind', input.workspaceHostPath, input.workdir, '--chdir', input.cwd);
   for (const [name, value] of Object.entries(input.env)) args.push('--setenv', name, value);
-  args.push('--', '/bin/sh', '-c', input.command);
+  args.push('--ro-bind-data', String(input.fds.command), COMMAND_PATH);
+  return { options: args, argv: launchArgv(input.limits) };
+}
+
+/**
+ * Always a user namespace of the sandbox's own (the uid inside maps to the invoking one), and no
+ * further ones inside it: nested user namespaces are how unprivileged code reaches mount,
+ * network and other kernel interfaces that need capabilities.
+ */
+function userNamespaceArgs(): string[] {
+  return ['--unshare-user', '--disable-userns'];
+}
+
+/** The seccomp filter (seccomp-filter.ts), loaded by bubblewrap just before it runs the command. */
+function kernelSurfaceArgs(seccompFd: number | undefined): string[] {
+  return seccompFd === undefined ? [] : ['--seccomp', String(seccompFd)];
+}
+
+/** /usr holds only the parts tools need (USR_PATHS), each bound read-only, and is read-only itself. */
+function usrArgs(usr: readonly HostSystemEntry[]): string[] {
+  const args = ['--tmpfs', '/usr'];
+  for (const entry of usr) {
+    if (entry.kind === 'symlink') args.push('--symlink', entry.target, entry.path);
+    else args.push('--ro-bind', entry.path, entry.path);
+  }
+  args.push('--remount-ro', '/usr');
   return args;
+}
+
+/** A private /tmp of bounded size (tmpfs pages are memory). */
+function tmpArgs(limits: SandboxLimits): string[] {
+  return ['--size', String(limits.tmpMb * 1024 * 1024), '--tmpfs', '/tmp'];
+}
+
+/**
+ * The command's script arrives on a file descriptor and is run from a file, so it never appears in
+ * an argv (the host's `ps` shows `sh /run/patchbay/command`); `prlimit` sets the per-process
+ * limits first, inside the sandbox's user namespace (see prlimitOptions).
+ */
+function launchArgv(limits: SandboxLimits): string[] {
+  return ['prlimit', ...prlimitOptions(limits), '--', '/bin/sh', COMMAND_PATH];
 }
 
 /**

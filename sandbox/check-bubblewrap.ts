@@ -2,9 +2,22 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { PatchbayError } from '../src/core/errors.ts';
-import { buildBwrapArgs, STANDARD_PATH, type HostSystemEntry } from './bwrap-args.ts';
+import { STANDARD_PATH, USR_PATHS, type HostSystemEntry } from './bwrap-args.ts';
+import { runInBwrap } from './bwrap-launch.ts';
+import type { CgroupLayout } from './cgroup-limits.ts';
 import { probeHostSystem } from './probe-host-system.ts';
 import { runProcess } from './run-process.ts';
+import { buildSeccompFilter, seccompArchFor } from './seccomp-filter.ts';
+import { DEFAULT_SANDBOX_LIMITS, type SandboxLimits } from './sandbox-limits.ts';
+
+/** How the real sandboxes will be built; the check runs `true` in one built the same way. */
+export type BubblewrapCheckSetup = {
+  hostSystem: readonly HostSystemEntry[];
+  usr: readonly HostSystemEntry[];
+  limits: SandboxLimits;
+  seccomp: Buffer | undefined;
+  cgroups: CgroupLayout | undefined;
+};
 
 const FALLBACK_HINT = 'or set SANDBOX=unsafe-local to run commands without isolation';
 
@@ -13,23 +26,35 @@ const FALLBACK_HINT = 'or set SANDBOX=unsafe-local to run commands without isola
  * kernel that refuses namespaces is reported at startup with one actionable message
  * (PatchbayError 'sandbox_unavailable') instead of failing every command later.
  */
-export async function checkBubblewrap(bwrapPath = 'bwrap', hostSystem?: readonly HostSystemEntry[]): Promise<void> {
+export async function checkBubblewrap(bwrapPath = 'bwrap', setup?: BubblewrapCheckSetup): Promise<void> {
   const workspace = await mkdtemp(path.join(tmpdir(), 'patchbay-bwrap-check-'));
   try {
     const home = '/tmp/home';
-    const args = buildBwrapArgs({
-      workspaceHostPath: workspace,
-      workdir: '/workspace',
-      cwd: '/workspace',
-      network: 'none',
-      env: { PATH: STANDARD_PATH, HOME: home },
-      hostSystem: hostSystem ?? (await probeHostSystem()),
-      home,
-      command: 'true',
-    });
+    const arch = seccompArchFor(process.arch);
+    const built = setup ?? {
+      hostSystem: await probeHostSystem(),
+      usr: await probeHostSystem(USR_PATHS),
+      limits: DEFAULT_SANDBOX_LIMITS,
+      seccomp: arch && buildSeccompFilter(arch),
+      cgroups: undefined,
+    };
     let result;
     try {
-      result = await runProcess({ file: bwrapPath, args, cwd: workspace, env: { PATH: STANDARD_PATH }, timeoutMs: 15_000, maxOutputBytes: 4096 });
+      // Spawned directly first: a missing binary is an ENOENT here, not a launcher's exit 127.
+      await runProcess({ file: bwrapPath, args: ['--version'], cwd: workspace, env: { PATH: STANDARD_PATH }, timeoutMs: 15_000, maxOutputBytes: 4096 });
+      result = await runInBwrap({
+        ...built,
+        bwrapPath,
+        workspaceHostPath: workspace,
+        workdir: '/workspace',
+        cwd: '/workspace',
+        network: 'none',
+        env: { PATH: STANDARD_PATH, HOME: home },
+        home,
+        command: 'true',
+        timeoutMs: 15_000,
+        maxOutputBytes: 4096,
+      });
     } catch (error) {
       const code = (error as { cause?: NodeJS.ErrnoException }).cause?.code;
       const what = code === 'ENOENT' ? 'is not installed' : `cannot be started (${code ?? String(error)})`;
@@ -41,6 +66,9 @@ export async function checkBubblewrap(bwrapPath = 'bwrap', hostSystem?: readonly
     }
     if (result.exitCode !== 0) {
       const detail = result.stderr.trim() || (result.timedOut ? 'timed out' : `exit code ${result.exitCode}`);
+      if (/prlimit/.test(detail)) {
+        throw new PatchbayError('sandbox_unavailable', `the sandbox needs prlimit (${detail}): apt-get install util-linux, ${FALLBACK_HINT}`);
+      }
       throw new PatchbayError(
         'sandbox_unavailable',
         `bubblewrap (bwrap) cannot create its sandbox (${detail}): allow unprivileged user namespaces ` +

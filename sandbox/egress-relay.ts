@@ -38,9 +38,11 @@ export function secretUrlVariable(name: string): string {
  */
 export function withEgressRelay(command: string): string {
   const listening = ` ${hexIpv4(RELAY_HOST)}:${RELAY_PORT.toString(16).toUpperCase().padStart(4, '0')} 00000000:0000 0A`;
+  // The wait reads /proc/net/tcp with shell builtins only: no process per try, so it ends as soon
+  // as socat listens (a few milliseconds), bounded in case socat cannot start.
   return [
-    `(socat -lf /dev/null TCP4-LISTEN:${RELAY_PORT},bind=${RELAY_HOST},reuseaddr,fork UNIX-CONNECT:${SANDBOX_PROXY_SOCKET} </dev/null >/dev/null 2>&1 &)`,
-    `i=0; while ! grep -qs '${listening}' /proc/net/tcp && [ $i -lt 1000 ]; do i=$((i+1)); sleep 0.005; done; unset i`,
+    `(socat -lf /dev/null -b 65536 TCP4-LISTEN:${RELAY_PORT},bind=${RELAY_HOST},reuseaddr,fork UNIX-CONNECT:${SANDBOX_PROXY_SOCKET} </dev/null >/dev/null 2>&1 &)`,
+    `_pb_try=0; _pb_up=; while [ -z "$_pb_up" ] && [ $_pb_try -lt 20000 ]; do _pb_try=$((_pb_try+1)); while IFS= read -r _pb_line; do case "$_pb_line" in *'${listening}'*) _pb_up=1; break;; esac; done </proc/net/tcp; done; unset _pb_try _pb_up _pb_line`,
     `exec /bin/sh -c ${shellQuote(command)}`,
   ].join('\n');
 }

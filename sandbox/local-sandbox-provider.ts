@@ -3,13 +3,17 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import { PatchbayError } from '../src/core/errors.ts';
-import { buildBwrapArgs, STANDARD_PATH, type HostSystemEntry } from './bwrap-args.ts';
+import { STANDARD_PATH, USR_PATHS, type HostSystemEntry } from './bwrap-args.ts';
+import { runInBwrap } from './bwrap-launch.ts';
 import { checkBubblewrap } from './check-bubblewrap.ts';
+import { probeCgroups, type CgroupLayout } from './cgroup-limits.ts';
 import type { EgressPolicy } from './egress-policy.ts';
 import { startEgressProxy, type EgressBlock, type EgressProxy, type Resolve, type SecretRoute } from './egress-proxy.ts';
 import { checkSocat, proxyEnv, RELAY_HOST, RELAY_PORT, withEgressRelay } from './egress-relay.ts';
 import { probeHostSystem } from './probe-host-system.ts';
 import { runProcess } from './run-process.ts';
+import { buildSeccompFilter, seccompArchFor } from './seccomp-filter.ts';
+import { DEFAULT_SANDBOX_LIMITS, type SandboxLimits } from './sandbox-limits.ts';
 import type { ExecOptions, ExecResult, Sandbox, SandboxProvider, SandboxSpec } from './sandbox.ts';
 import { createWorkspaceFiles } from './workspace-files.ts';
 import { createWorkspaceStore } from './workspace-store.ts';
@@ -26,6 +30,14 @@ export type LocalSandboxProviderOptions = {
   mode: LocalSandboxMode;
   bwrapPath?: string;
   clock?: () => Date;
+  /** Resource limits of each command (bwrap mode). */
+  limits?: SandboxLimits;
+  /** 'auto' uses cgroups where this host lets Patchbay make them, else rlimits; the others insist. */
+  limitMode?: 'auto' | 'cgroup' | 'rlimit';
+  /** Also bind /usr/local read-only (off: host-installed software stays out). */
+  usrLocal?: boolean;
+  /** For tests: where cgroups are mounted. */
+  cgroupRoot?: string;
   /** Needed for sandboxes with network 'proxy': the allowlist, brokered secrets, and who hears of refusals. */
   egress?: EgressOptions;
 };
@@ -39,8 +51,13 @@ export type EgressOptions = {
   resolve?: Resolve;
 };
 
+/** How limits are enforced on this host, as probed at start. */
+export type LimitEnforcement = 'cgroup v2' | 'cgroup v1' | 'rlimit';
+
 export type LocalSandboxProvider = SandboxProvider & {
   readonly kind: 'local' | 'unsafe-local';
+  /** Undefined in unsafe-local mode, which enforces no limits. */
+  readonly enforcement: LimitEnforcement | undefined;
   hostPath(sessionId: string): string;
   /** Removes the directory of egress proxy sockets (after every sandbox was released). */
   close(): Promise<void>;
@@ -60,10 +77,21 @@ export async function createLocalSandboxProvider(options: LocalSandboxProviderOp
   const log = options.log.child({ component: 'sandbox', mode: options.mode });
   const clock = options.clock ?? (() => new Date());
   const bwrapPath = options.bwrapPath ?? 'bwrap';
+  const limits = options.limits ?? DEFAULT_SANDBOX_LIMITS;
   let hostSystem: HostSystemEntry[] = [];
+  let usr: HostSystemEntry[] = [];
+  let cgroups: CgroupLayout | undefined;
+  let seccomp: Buffer | undefined;
+  let enforcement: LimitEnforcement | undefined;
   if (options.mode === 'bwrap') {
     hostSystem = await probeHostSystem();
-    await checkBubblewrap(bwrapPath, hostSystem);
+    usr = await probeHostSystem(options.usrLocal ? [...USR_PATHS, '/usr/local'] : USR_PATHS);
+    const arch = seccompArchFor(process.arch);
+    if (arch) seccomp = buildSeccompFilter(arch);
+    else log.warn({ arch: process.arch }, 'no seccomp filter for this architecture: sandbox commands run without one');
+    ({ cgroups, enforcement } = await chooseEnforcement(options.limitMode ?? 'auto', log, options.cgroupRoot));
+    await checkBubblewrap(bwrapPath, { hostSystem, usr, limits, seccomp, cgroups });
+    log.info({ enforcement, limits }, `sandbox limits enforced with ${enforcement}`);
     if (options.egress) checkSocat(STANDARD_PATH);
   } else {
     log.warn('SANDBOX=unsafe-local: commands run directly on this host without isolation; use only for local development');
@@ -101,7 +129,8 @@ export async function createLocalSandboxProvider(options: LocalSandboxProviderOp
       const proxied = spec.network === 'proxy';
       const env = commandEnv(SANDBOX_HOME, proxied ? { ...opts.env, ...proxyEnv(secretNames) } : opts.env);
       const cwd = cwdRel === '.' ? SANDBOX_WORKDIR : `${SANDBOX_WORKDIR}/${cwdRel}`;
-      const args = buildBwrapArgs({
+      return runInBwrap({
+        bwrapPath,
         workspaceHostPath: root,
         workdir: SANDBOX_WORKDIR,
         cwd,
@@ -109,11 +138,14 @@ export async function createLocalSandboxProvider(options: LocalSandboxProviderOp
         ...(egressSocket && { egressSocket }),
         env,
         hostSystem,
+        usr,
         home: SANDBOX_HOME,
+        limits,
+        seccomp,
+        cgroups,
         command: proxied ? withEgressRelay(command) : command,
+        ...base,
       });
-      // bwrap itself gets no host variables either; --clearenv/--setenv decide what the command sees.
-      return runProcess({ file: bwrapPath, args, cwd: root, env: { PATH: STANDARD_PATH }, ...base });
     }
     // Unsafe mode still hides the host environment and gives each command a throwaway home.
     const home = await mkdtemp(path.join(tmpdir(), 'patchbay-home-'));
@@ -127,6 +159,7 @@ export async function createLocalSandboxProvider(options: LocalSandboxProviderOp
 
   return {
     kind: options.mode === 'bwrap' ? 'local' : 'unsafe-local',
+    enforcement,
     hostPath: (sessionId) => store.workspacePath(sessionId),
     reap: (now) => store.reap(now ?? clock()),
     async close() {
@@ -196,6 +229,30 @@ export async function createLocalSandboxProvider(options: LocalSandboxProviderOp
       return sandbox;
     },
   };
+}
+
+/**
+ * Cgroups when the host lets this process make them ('auto' or 'cgroup'), else rlimits. rlimits
+ * cannot hold a root server's sandboxes to a process count (the kernel exempts uid 0 from
+ * RLIMIT_NPROC), so that case is logged loudly: run Patchbay as a non-root user, or delegate a cgroup.
+ */
+async function chooseEnforcement(
+  mode: 'auto' | 'cgroup' | 'rlimit',
+  log: Logger,
+  cgroupRoot: string | undefined,
+): Promise<{ cgroups: CgroupLayout | undefined; enforcement: LimitEnforcement }> {
+  if (mode !== 'rlimit') {
+    const probe = await probeCgroups(cgroupRoot ? { cgroupRoot } : {});
+    if (probe.layout) return { cgroups: probe.layout, enforcement: probe.layout.version === 2 ? 'cgroup v2' : 'cgroup v1' };
+    if (mode === 'cgroup') {
+      throw new PatchbayError('sandbox_unavailable', `SANDBOX_LIMITS=cgroup, but no cgroup can be made here (${probe.reason}): delegate one (systemd Delegate=yes) or set SANDBOX_LIMITS=rlimit`);
+    }
+    log.info({ reason: probe.reason }, 'no usable cgroup: sandbox limits fall back to rlimits');
+  }
+  if (process.getuid?.() === 0) {
+    log.warn('running as root with rlimits only: the kernel does not apply RLIMIT_NPROC to uid 0, so only the limit watch stops a fork bomb; run Patchbay as a non-root user or delegate a cgroup');
+  }
+  return { cgroups: undefined, enforcement: 'rlimit' };
 }
 
 /** The complete environment of a command: a minimal base plus the caller's variables. */

@@ -11,6 +11,12 @@ export type RunProcessInput = {
   maxOutputBytes: number;
   signal?: AbortSignal;
   stdin?: string;
+  /** Contents of extra descriptors 3, 4, …: pipes the child reads to their end (bubblewrap's `--args FD` and kin). */
+  extraFds?: readonly Buffer[];
+  /** Program name the child sees as argv[0]. */
+  argv0?: string;
+  /** Called once the child runs, with a way to end its whole tree (the limit watch uses it). */
+  onSpawn?: (pid: number, kill: () => void) => void;
 };
 
 /** After the main process exits, how long stragglers holding stdout/stderr open may keep them. */
@@ -62,11 +68,13 @@ export function runProcess(input: RunProcessInput): Promise<ExecResult> {
   if (input.signal?.aborted) return Promise.resolve(result({ aborted: true }));
 
   return new Promise((resolve, reject) => {
+    const extraFds = input.extraFds ?? [];
     const child = spawn(input.file, [...input.args], {
       cwd: input.cwd,
       env: input.env,
       detached: true,
-      stdio: [input.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+      ...(input.argv0 !== undefined && { argv0: input.argv0 }),
+      stdio: [input.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe', ...extraFds.map(() => 'pipe' as const)],
     });
     const stdout = new CappedBuffer(input.maxOutputBytes);
     const stderr = new CappedBuffer(input.maxOutputBytes);
@@ -115,6 +123,13 @@ export function runProcess(input: RunProcessInput): Promise<ExecResult> {
       );
     };
 
+    extraFds.forEach((content, index) => {
+      const stream = child.stdio[3 + index] as NodeJS.WritableStream & { on(event: 'error', listener: () => void): void };
+      // A child that fails before reading is reported by its exit, not by a broken pipe.
+      stream.on('error', () => {});
+      stream.end(content);
+    });
+    if (child.pid !== undefined) input.onSpawn?.(child.pid, killTree);
     child.stdout?.on('data', (chunk: Buffer) => stdout.push(chunk));
     child.stderr?.on('data', (chunk: Buffer) => stderr.push(chunk));
     if (child.stdin) {

@@ -27,6 +27,8 @@ export type ExecResult = {
   timedOut: boolean;
   aborted: boolean;
   durationMs: number;
+  /** Set when a sandbox resource limit ended the command or made it fail; `message` is for the model. */
+  limit?: { kind: 'processes' | 'memory' | 'cpu' | 'file-size' | 'disk'; message: string };
 };
 
 export type FileEntry = { path: string; type: 'file' | 'dir' | 'symlink'; size: number };

@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import { z } from 'zod';
 import { PatchbayError } from './core/errors.ts';
+import { DEFAULT_SANDBOX_LIMITS, type SandboxLimits } from '../sandbox/sandbox-limits.ts';
 import { parseEgressAllow, type EgressRule } from '../sandbox/egress-policy.ts';
 import type { SecretRoute } from '../sandbox/egress-proxy.ts';
 import type { ModelProviderConfig } from './models/create-model-provider.ts';
@@ -35,6 +36,15 @@ export const envSchema = z.object({
   /** JSON: {"<name>": {"url", "header", "env", "prefix"?}}, credentials the proxy adds for the sandbox. */
   SANDBOX_SECRETS: optionalString,
   SANDBOX_TTL_MINUTES: positiveInt(24 * 60),
+  // Resource limits of each sandbox command (see sandbox/sandbox-limits.ts and the README).
+  SANDBOX_LIMITS: z.preprocess(emptyAsUndefined, z.enum(['auto', 'cgroup', 'rlimit']).default('auto')),
+  SANDBOX_MAX_PROCS: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(16).default(DEFAULT_SANDBOX_LIMITS.maxProcs)),
+  SANDBOX_MEMORY_MB: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(64).default(DEFAULT_SANDBOX_LIMITS.memoryMb)),
+  SANDBOX_CPU_SECONDS: positiveInt(DEFAULT_SANDBOX_LIMITS.cpuSeconds),
+  SANDBOX_FILE_MB: positiveInt(DEFAULT_SANDBOX_LIMITS.fileMb),
+  SANDBOX_DISK_MB: positiveInt(DEFAULT_SANDBOX_LIMITS.diskMb),
+  SANDBOX_TMP_MB: positiveInt(DEFAULT_SANDBOX_LIMITS.tmpMb),
+  SANDBOX_USR_LOCAL: z.preprocess(emptyAsUndefined, z.enum(['true', 'false']).default('false')),
   LOG_LEVEL: z.preprocess(emptyAsUndefined, z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info')),
   WORKER_CONCURRENCY: positiveInt(2),
   /** Seconds without a heartbeat before a run counts as crashed and is picked up again (at least 10). */
@@ -65,6 +75,9 @@ export type Config = {
     kind: Env['SANDBOX'];
     network: Env['SANDBOX_NETWORK'];
     ttlMinutes: number;
+    limits: SandboxLimits;
+    limitMode: Env['SANDBOX_LIMITS'];
+    usrLocal: boolean;
     /** The egress proxy's allowlist and brokered secrets (values read from the environment at start). */
     egress: { allow: EgressRule[]; secrets: SecretRoute[] };
   };
@@ -110,6 +123,16 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       kind: e.SANDBOX,
       network: e.SANDBOX_NETWORK,
       ttlMinutes: e.SANDBOX_TTL_MINUTES,
+      limits: {
+        maxProcs: e.SANDBOX_MAX_PROCS,
+        memoryMb: e.SANDBOX_MEMORY_MB,
+        cpuSeconds: e.SANDBOX_CPU_SECONDS,
+        fileMb: e.SANDBOX_FILE_MB,
+        diskMb: e.SANDBOX_DISK_MB,
+        tmpMb: e.SANDBOX_TMP_MB,
+      },
+      limitMode: e.SANDBOX_LIMITS,
+      usrLocal: e.SANDBOX_USR_LOCAL === 'true',
       egress: {
         allow: parseEgressAllow(e.SANDBOX_EGRESS_ALLOW, { githubHost: githubHostEntry(e.GITHUB_GIT_URL) }),
         secrets: parseSandboxSecrets(e.SANDBOX_SECRETS, env),

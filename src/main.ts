@@ -20,7 +20,7 @@ import { createSessionService, type SessionService } from './sessions/session-se
 import { createSessionStore, type SessionStore } from './sessions/session-store.ts';
 import { startSessionWorker } from './sessions/session-worker.ts';
 import { startThreadNotifier } from './sessions/thread-notifier.ts';
-import type { IntegrationContext, IntegrationModule } from '../integrations/integration.ts';
+import type { IntegrationContext, IntegrationModule } from '../integrations/integration-module.ts';
 
 export type Patchbay = {
   config: Config;
@@ -69,6 +69,9 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
       log,
       ttlMinutes: config.sandbox.ttlMinutes,
       mode: config.sandbox.kind === 'local' ? 'bwrap' : 'unsafe-local',
+      limits: config.sandbox.limits,
+      limitMode: config.sandbox.limitMode,
+      usrLocal: config.sandbox.usrLocal,
       ...(config.sandbox.network === 'proxy' && { egress: egress.options }),
     });
     cleanups.push(() => sandboxes.close());
@@ -110,22 +113,25 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
     const service = createSessionService({ store, queue, log });
     const modules = options.integrations
       ? await options.integrations({
-          handle: (inbound) => service.handle(inbound),
-          getSession: (id) => store.get(id),
-          findSession: (thread) => store.findByThread(thread),
-          addThread: (id, thread) => store.addThread(id, thread),
-          recordDelivery: (source, id) => store.recordDelivery(source, id),
+          handle: service.handle,
+          getSession: store.get,
+          findSession: store.findByThread,
+          addThread: store.addThread,
+          recordDelivery: store.recordDelivery,
           db: database.db,
           log,
           publicUrl: config.publicUrl,
         })
       : [];
-    const hooks = Object.assign({}, ...modules.map((m) => m.harness ?? {})) as NonNullable<IntegrationModule['harness']>;
+    // Each integration offers its hooks by name; the harness gets every one of a kind, in order.
+    const publishers = modules.flatMap((m) => (m.publisher ? [m.publisher] : []));
+    const gitCredentials = modules.flatMap((m) => (m.gitCredentials ? [m.gitCredentials] : []));
 
     if (options.work) {
       const worker = await startSessionWorker({
         queue,
         bus,
+        store,
         log,
         concurrency: config.worker.concurrency,
         harness: {
@@ -140,7 +146,8 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
           protectedBranches: config.protectedBranches,
           publicUrl: config.publicUrl,
           live: bus,
-          ...hooks,
+          publishers,
+          gitCredentials,
         },
       });
       cleanups.push(() => worker.stop(config.worker.shutdownGraceMs));
@@ -155,7 +162,7 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
     }
 
     if (modules.length > 0) {
-      const notifier = startThreadNotifier({ store, bus, integrations: modules.map((m) => m.integration), log });
+      const notifier = startThreadNotifier({ store, bus, repliers: modules.map((m) => m.replier), log });
       cleanups.push(() => notifier.close());
     }
 

@@ -1,4 +1,4 @@
-import type { IntegrationContext, IntegrationModule } from '../integrations/integration.ts';
+import type { IntegrationContext, IntegrationModule } from '../integrations/integration-module.ts';
 import type { Config } from './config.ts';
 import { createSlackModule } from '../integrations/slack/slack-module.ts';
 import { createGitHubModule } from '../integrations/github/github-module.ts';

@@ -1,9 +1,9 @@
 import { readFile } from 'node:fs/promises';
-import type { IntegrationContext, IntegrationModule } from '../integration.ts';
+import type { IntegrationContext, IntegrationModule } from '../integration-module.ts';
 import { PatchbayError } from '../../src/core/errors.ts';
 import { createGitHubClient } from './github-client.ts';
 import type { GitHubConfig } from './github-env.ts';
-import { createGitHubIntegration } from './github-integration.ts';
+import { createGitHubReplier } from './github-replier.ts';
 import { createPublisher } from './github-publish.ts';
 import { githubRoutes, oauthStartLink } from './github-routes.ts';
 import { createGitHubStore } from './github-store.ts';
@@ -49,7 +49,7 @@ export async function createGitHubModule(config: GitHubConfig, context: Integrat
   return {
     ...(signInLink && { signInLink }),
     installedRepos: () => store.installedRepos(),
-    integration: createGitHubIntegration({ client, store, context, log }),
+    replier: createGitHubReplier({ client, store, context, log }),
     routes: githubRoutes({
       webhookSecret: config.webhookSecret,
       store,
@@ -65,9 +65,7 @@ export async function createGitHubModule(config: GitHubConfig, context: Integrat
       worker.start();
     },
     stop: () => worker.stop(),
-    harness: {
-      gitEnv: (repo) => client.gitEnv(repo),
-      publish,
-    },
+    publisher: { name: 'github', publish },
+    gitCredentials: { name: 'github', gitEnv: (repo) => client.gitEnv(repo) },
   };
 }

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
-import type { PublishInput } from '../../src/harness/run-session.ts';
-import type { IntegrationContext } from '../integration.ts';
+import type { PublishInput, PublishedPullRequest } from '../../src/core/publisher.ts';
+import type { IntegrationContext } from '../integration-module.ts';
 import type { GitHubClient, PatchbayOctokit } from './github-client.ts';
 import { parseGitHubRepoUrl } from './github-repo-url.ts';
 import type { GitHubStore } from './github-store.ts';
@@ -38,7 +38,7 @@ export function createPublisher(deps: {
     }
   }
 
-  return async function publish(input: PublishInput): Promise<{ url: string; number: number } | undefined> {
+  return async function publish(input: PublishInput): Promise<PublishedPullRequest | undefined> {
     const repo = parseGitHubRepoUrl(deps.gitUrl, input.session.repo);
     if (!repo) return undefined;
     const log = deps.log.child({ sessionId: input.session.id });

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { Actor } from '../../src/core/actor.ts';
 import type { Inbound } from '../../src/core/inbound.ts';
 import { threadKey, type ThreadRef } from '../../src/core/thread-ref.ts';
-import type { IntegrationContext } from '../integration.ts';
+import type { IntegrationContext } from '../integration-module.ts';
 import { classifyWebhook, PullRequest, type WorkRequest } from './classify-webhook.ts';
 import type { GitHubClient, PatchbayOctokit } from './github-client.ts';
 import { addEyes, postComment, type CommentPlace } from './github-comments.ts';

@@ -1,6 +1,6 @@
 import { describeEgressBlock, egressBlockedNote } from '../../src/core/egress-block.ts';
 import type { StoredEvent } from '../../src/core/events.ts';
-import type { SessionRecord } from '../../src/sessions/session-record.ts';
+import type { SessionRecord } from '../../src/core/session-record.ts';
 
 export type ProgressView = {
   session: Pick<SessionRecord, 'status' | 'pendingQuestion' | 'error' | 'result'>;

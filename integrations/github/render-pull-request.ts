@@ -1,6 +1,6 @@
 import type { Actor } from '../../src/core/actor.ts';
 import type { StoredEvent } from '../../src/core/events.ts';
-import type { SessionRecord } from '../../src/sessions/session-record.ts';
+import type { SessionRecord } from '../../src/core/session-record.ts';
 
 export const sessionMarker = (sessionId: string) => `<!-- patchbay:session=${sessionId} -->`;
 

@@ -27,6 +27,8 @@ export type IssueForWork = {
   identifier: string;
   stateType: string;
   delegateId: string | null;
+  /** Who wrote the issue, when Linear knows (an integration may have made it). */
+  authorName: string | null;
   teamKey: string;
   /** The team's workflow states, by position. */
   states: { id: string; type: string; position: number }[];
@@ -39,6 +41,7 @@ const issueQuery = `query patchbayIssue($id: String!) {
     identifier
     state { id type }
     delegate { id }
+    creator { name }
     team { id key states { nodes { id type position } } }
     attachments { nodes { url } }
   }
@@ -50,6 +53,7 @@ type IssueQueryResult = {
     identifier: string;
     state: { id: string; type: string };
     delegate: { id: string } | null;
+    creator: { name: string } | null;
     team: { id: string; key: string; states: { nodes: { id: string; type: string; position: number }[] } };
     attachments: { nodes: { url: string }[] };
   };
@@ -134,6 +138,7 @@ export function createLinearApi(deps: { client: LinearClient; log: Logger; sleep
         identifier: issue.identifier,
         stateType: issue.state.type,
         delegateId: issue.delegate?.id ?? null,
+        authorName: issue.creator?.name ?? null,
         teamKey: issue.team.key,
         states: [...issue.team.states.nodes].sort((a, b) => a.position - b.position),
         attachmentUrls: issue.attachments.nodes.map((a) => a.url),

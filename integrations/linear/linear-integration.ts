@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { StoredEvent } from '../../src/core/events.ts';
-import type { DeliveryInput, Integration, IntegrationContext } from '../integration.ts';
+import type { ThreadReplier, ThreadUpdate } from '../../src/core/thread-replier.ts';
+import type { IntegrationContext } from '../integration-module.ts';
 import type { LinearApi } from './linear-api.ts';
 import type { LinearStore } from './linear-store.ts';
 import { initialPlan, renderActivities, type LinearThreadState } from './render-activities.ts';
@@ -15,7 +16,7 @@ const keepAliveMs = 20 * 60_000;
  * are derived from the event seq, so a batch delivered twice posts nothing twice. On long steps it
  * posts an ephemeral thought before Linear would call the session stale.
  */
-export function createLinearIntegration(deps: { store: LinearStore; api: (organizationId: string) => Promise<LinearApi>; context: IntegrationContext; log: Logger; now?: () => number }): Integration {
+export function createLinearIntegration(deps: { store: LinearStore; api: (organizationId: string) => Promise<LinearApi>; context: IntegrationContext; log: Logger; now?: () => number }): ThreadReplier {
   const { store, context } = deps;
   const now = deps.now ?? Date.now;
 
@@ -27,7 +28,7 @@ export function createLinearIntegration(deps: { store: LinearStore; api: (organi
 
   return {
     source: 'linear',
-    async deliver({ session, thread, events, state, signal }: DeliveryInput) {
+    async reply({ session, thread, events, state, signal }: ThreadUpdate) {
       if (thread.source !== 'linear') return { state };
       const row = await store.agentSession(thread.agentSessionId);
       if (!row) return { state };

@@ -1,4 +1,4 @@
-import type { IntegrationContext, IntegrationModule } from '../integration.ts';
+import type { IntegrationContext, IntegrationModule } from '../integration-module.ts';
 import { PatchbayError } from '../../src/core/errors.ts';
 import { createLinearApi, linearClient, type LinearApi } from './linear-api.ts';
 import type { LinearConfig } from './linear-env.ts';
@@ -39,7 +39,7 @@ export function createLinearModule(input: { config: LinearConfig; context: Integ
   const worker = createLinearWorker({ store, api: apiFor, context, repos: input.repos, teamRepos: config.teamRepos, log, ...(input.sweepMs && { sweepMs: input.sweepMs }) });
   if (config.oauth && !input.box) throw new PatchbayError('config_invalid', 'The Linear install flow stores tokens encrypted: set PATCHBAY_SECRET_KEY (32+ random characters) to use LINEAR_CLIENT_ID');
   return {
-    integration: createLinearIntegration({ store, api: apiFor, context, log }),
+    replier: createLinearIntegration({ store, api: apiFor, context, log }),
     routes: linearRoutes({
       webhookSecret: config.webhookSecret,
       store,

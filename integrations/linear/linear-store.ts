@@ -51,17 +51,20 @@ export function createLinearStore(db: Db) {
     /**
      * Works the oldest pending deliveries one at a time, each under a row lock (SKIP LOCKED, so
      * several processes share the queue). A throw records the error and leaves the delivery for a
-     * later try, up to `maxAttempts`.
+     * later pass (the next kick or sweep, not this one), up to `maxAttempts`.
      */
     async workPending(work: (delivery: PendingDelivery) => Promise<void>, options: { limit?: number; maxAttempts?: number } = {}): Promise<number> {
       let done = 0;
+      const failed: string[] = [];
       for (let i = 0; i < (options.limit ?? 20); i++) {
         const worked = await db.transaction().execute(async (trx) => {
-          const row = await trx
+          let query = trx
             .selectFrom('linear_webhook_deliveries')
             .select(['dedupe_key', 'delivery_id', 'event', 'payload', 'attempts'])
             .where('processed_at', 'is', null)
-            .where('attempts', '<', options.maxAttempts ?? 5)
+            .where('attempts', '<', options.maxAttempts ?? 5);
+          if (failed.length) query = query.where('dedupe_key', 'not in', failed);
+          const row = await query
             .orderBy('received_at')
             .limit(1)
             .forUpdate()
@@ -72,6 +75,7 @@ export function createLinearStore(db: Db) {
             await work({ dedupeKey: row.dedupe_key, deliveryId: row.delivery_id, event: row.event, payload: row.payload, attempts: row.attempts });
             await trx.updateTable('linear_webhook_deliveries').set({ processed_at: sql`now()`, attempts: row.attempts + 1, last_error: null }).where('dedupe_key', '=', row.dedupe_key).execute();
           } catch (error) {
+            failed.push(row.dedupe_key);
             await trx
               .updateTable('linear_webhook_deliveries')
               .set({ attempts: row.attempts + 1, last_error: String((error as Error).message ?? error).slice(0, 2000) })

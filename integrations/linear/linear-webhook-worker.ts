@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { Actor } from '../../src/core/actor.ts';
 import type { ThreadRef } from '../../src/core/thread-ref.ts';
-import type { IntegrationContext } from '../integration.ts';
+import type { IntegrationContext } from '../integration-module.ts';
 import type { Activity, LinearApi } from './linear-api.ts';
 import { findRepos, fullName, parseRepoSetting, parseRepoUrl, type RepoName } from './linear-repo.ts';
 import type { LinearAgentSession, LinearStore, PendingDelivery, PendingTask } from './linear-store.ts';
@@ -27,6 +27,8 @@ const toActor = (user: { id: string; name: string; email?: string | undefined } 
     : { source: 'linear', id: 'unknown', name: 'A Linear user' };
 
 const suggestionThreshold = 0.7;
+/** Tries of one delivery before it is given up (and the agent session told why). */
+const maxAttempts = 5;
 
 /**
  * Works Linear deliveries after they were acknowledged. `created`: a first thought at once, then
@@ -84,11 +86,11 @@ export function createLinearWorker(deps: {
     const row = await store.saveAgentSession({ agentSessionId, organizationId: event.organizationId, issueId, issueIdentifier: issue?.identifier ?? issueId });
     const thread: ThreadRef = { source: 'linear', agentSessionId, issueId };
     const actor = toActor(event.agentSession.creator);
-    const text = taskFromEvent(event);
     const details = await api.issue(issueId).catch((error: unknown) => {
       dlog.warn({ err: error }, 'could not read the issue from Linear; going on with the webhook alone');
       return undefined;
     });
+    const text = taskFromEvent(event, details?.authorName ?? undefined);
 
     // An issue linked to a pull request of an existing session joins that conversation.
     for (const url of details?.attachmentUrls ?? []) {
@@ -222,6 +224,19 @@ export function createLinearWorker(deps: {
     if (outcome.kind === 'appended') await post(api, agentSessionId, `${key}:ack`, { content: { type: 'thought', body: 'Got it.' }, ephemeral: true });
   }
 
+  /** The last try failed: say so in the agent session, so it is not left waiting for an answer. */
+  async function giveUp(delivery: PendingDelivery, error: unknown): Promise<void> {
+    const parsed = AgentSessionEvent.safeParse(delivery.payload);
+    if (!parsed.success) return;
+    const event = parsed.data;
+    try {
+      const api = await deps.api(event.organizationId);
+      await post(api, event.agentSession.id, `${delivery.dedupeKey}:gave-up`, { content: { type: 'error', body: `Patchbay could not take this request: ${(error as Error).message ?? String(error)}` } });
+    } catch (reportError) {
+      log.error({ err: reportError, dedupeKey: delivery.dedupeKey }, 'could not tell Linear that the request failed');
+    }
+  }
+
   async function drain(): Promise<number> {
     if (running) {
       again = true;
@@ -232,10 +247,12 @@ export function createLinearWorker(deps: {
         try {
           await work(delivery);
         } catch (error) {
-          log.warn({ err: error, dedupeKey: delivery.dedupeKey }, 'Linear delivery failed; will retry');
+          const last = delivery.attempts + 1 >= maxAttempts;
+          log.warn({ err: error, dedupeKey: delivery.dedupeKey, attempt: delivery.attempts + 1 }, last ? 'Linear delivery failed for the last time' : 'Linear delivery failed; will retry');
+          if (last) await giveUp(delivery, error);
           throw error;
         }
-      })
+      }, { maxAttempts })
       .finally(() => {
         running = undefined;
         if (again) {

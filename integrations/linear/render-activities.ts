@@ -1,5 +1,5 @@
 import type { StoredEvent } from '../../src/core/events.ts';
-import type { SessionRecord } from '../../src/sessions/session-record.ts';
+import type { SessionRecord } from '../../src/core/session-record.ts';
 import type { Activity, PlanStep } from './linear-api.ts';
 
 /** Tools whose steps are noise in the Linear timeline: shown while they run, then replaced. */

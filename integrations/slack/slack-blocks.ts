@@ -39,11 +39,28 @@ export function questionMessage(input: { questionId: string; question: string; c
   const blocks: unknown[] = [section(text), { type: 'context', elements: [{ type: 'mrkdwn', text: hint }] }];
   if (input.choices?.length) {
     const elements = input.choices.slice(0, 25).map((choice, i) =>
-      button(`${ACTION.answer}_${i}`, choice === input.recommended ? `${choice} (recommended)` : choice, JSON.stringify({ q: input.questionId, c: choice }), choice === input.recommended ? 'primary' : undefined),
+      // The value names the question and the choice's index, never the choice itself: a choice may
+      // be longer than the 2,000 characters a value holds, and a cut value would not parse.
+      button(`${ACTION.answer}_${i}`, choice === input.recommended ? `${choice} (recommended)` : choice, answerValue(input.questionId, i), choice === input.recommended ? 'primary' : undefined),
     );
     blocks.push({ type: 'actions', block_id: 'answer', elements });
   }
   return { text, blocks };
+}
+
+/** A choice button's value: `{"q": questionId, "i": index}`. */
+export function answerValue(questionId: string, index: number): string {
+  return JSON.stringify({ q: questionId, i: index });
+}
+
+/** Reads a choice button's value; undefined when it is not one of ours. */
+export function parseAnswerValue(value: string): { q: string; i: number } | undefined {
+  try {
+    const parsed = JSON.parse(value) as { q?: unknown; i?: unknown };
+    return typeof parsed.q === 'string' && Number.isInteger(parsed.i) ? { q: parsed.q, i: parsed.i as number } : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The question once answered: the buttons give way to who answered what. */

@@ -1,11 +1,11 @@
 import type { WebClient } from '@slack/web-api';
 import type { Logger } from 'pino';
-import type { IntegrationContext } from '../integration.ts';
+import type { IntegrationContext } from '../integration-module.ts';
 import type { Actor } from '../../src/core/actor.ts';
 import { describeError } from '../../src/core/errors.ts';
 import { chooseCandidate, findRepoMentions, recommendRepo, type RepoMention } from './repo-mention.ts';
 import type { ActorDirectory } from './slack-actors.ts';
-import { ASK_FOR_REPO, candidatesMessage, type SlackText } from './slack-blocks.ts';
+import { ASK_FOR_REPO, candidatesMessage, parseAnswerValue, type SlackText } from './slack-blocks.ts';
 import { classifyEvent, cleanText, isStopCommand, plainText, threadOf, type SlackMessageEvent } from './slack-normalize.ts';
 import type { PendingTask, SlackStore, SlackThread } from './slack-store.ts';
 
@@ -152,8 +152,14 @@ export function createSlackInbound(deps: SlackInboundDeps) {
         return;
       }
       if (input.actionId.startsWith('patchbay_answer')) {
-        const { q, c } = JSON.parse(input.value) as { q: string; c: string };
-        await context.handle({ kind: 'answer', thread, actor, questionId: q, text: c, deliveryId });
+        const picked = parseAnswerValue(input.value);
+        const session = picked && (await context.findSession(thread));
+        const choice = session && (await store.questionChoices(session.id, picked.q))?.[picked.i];
+        if (!picked || choice === undefined) {
+          log.warn({ thread, actionId: input.actionId }, 'a choice button that names no known question or choice; ignored');
+          return;
+        }
+        await context.handle({ kind: 'answer', thread, actor, questionId: picked.q, text: choice, deliveryId });
         return;
       }
       if (input.actionId.startsWith('patchbay_pick_repo')) {

@@ -1,13 +1,13 @@
 import type { App } from '@slack/bolt';
 import { WebClient, type RetryOptions } from '@slack/web-api';
-import type { IntegrationContext, IntegrationModule } from '../integration.ts';
+import type { IntegrationContext, IntegrationModule } from '../integration-module.ts';
 import { PatchbayError } from '../../src/core/errors.ts';
 import { createActorDirectory } from './slack-actors.ts';
 import { boltLogger, createSlackApp, createSocketReceiver } from './slack-app.ts';
 import type { SlackConfig } from './slack-env.ts';
 import { createSlackInbound } from './slack-inbound.ts';
 import { createFastifyReceiver } from './slack-receiver.ts';
-import { createSlackReply } from './slack-reply.ts';
+import { createSlackReplier } from './slack-replier.ts';
 import { createSlackStore } from './slack-store.ts';
 
 export type SlackModuleOptions = {
@@ -42,7 +42,7 @@ export function createSlackModule(options: SlackModuleOptions): IntegrationModul
   let app: App | undefined;
 
   return {
-    integration: createSlackReply({ web, store, publicUrl: context.publicUrl, log }),
+    replier: createSlackReplier({ web, store, publicUrl: context.publicUrl, log }),
     ...(httpReceiver && { routes: (fastify) => httpReceiver.routes(fastify) }),
     async start() {
       let auth;

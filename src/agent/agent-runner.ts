@@ -5,14 +5,14 @@ import { describeError } from '../core/errors.ts';
 import type { EventOf, StoredEvent } from '../core/events.ts';
 import { truncateToolOutput } from '../models/context-budget.ts';
 import type { ModelMessage, ModelProvider, ToolCall, ToolSpec } from '../models/model-provider.ts';
-import type { PendingQuestion } from '../sessions/session-record.ts';
-import type { SessionStore } from '../sessions/session-store.ts';
+import type { RunLog } from '../core/run-log.ts';
+import type { PendingQuestion } from '../core/session-record.ts';
 import { compactEntries } from './context-compaction.ts';
 import { createLoopGuard } from './loop-guard.ts';
 import type { ToolContext, ToolOutput } from './tool.ts';
 
-/** The part of the store the runner writes through. */
-export type RunnerStore = Pick<SessionStore, 'get' | 'transcript' | 'events' | 'commitStep' | 'replaceTranscript'>;
+/** The part of the run log the runner reads and writes: every step lands there before the next starts. */
+export type RunnerLog = Pick<RunLog, 'get' | 'transcript' | 'events' | 'commitStep' | 'replaceTranscript'>;
 
 export type ToolExecutor = {
   specs(): ToolSpec[];
@@ -59,7 +59,8 @@ export type RunInput = {
   model: ModelProvider;
   tools: ToolExecutor;
   sandbox: Sandbox;
-  store: RunnerStore;
+  /** The sink the runner writes each step to (the session store in production). */
+  runLog: RunnerLog;
   signal: AbortSignal;
   log: Logger;
   limits?: Partial<RunLimits>;
@@ -78,7 +79,7 @@ export type RunInput = {
  * a safety limit is reached, the loop guard sees the same failure repeating, or the model fails.
  */
 export async function runAgent(input: RunInput): Promise<RunOutcome> {
-  const { sessionId, model, tools, sandbox, store, signal, log } = input;
+  const { sessionId, model, tools, sandbox, runLog, signal, log } = input;
   const limits = { ...defaultRunLimits, ...input.limits };
   const now = input.now ?? Date.now;
   const startedAt = now();
@@ -87,23 +88,23 @@ export async function runAgent(input: RunInput): Promise<RunOutcome> {
   let toolCallCount = 0;
   let tokensUsed = 0;
 
-  const entries = await store.transcript(sessionId);
+  const entries = await runLog.transcript(sessionId);
   const messages: ModelMessage[] = entries.map((e) => e.message);
   // In step with `messages`: the user-message event each one consumed, kept through compaction.
   const seqs: (number | null)[] = entries.map((e) => e.eventSeq);
   let consumedSeq = Math.max(0, ...seqs.map((s) => s ?? 0));
   // Turn numbers key events' dedupe; compaction removes assistant messages, so count from the log.
-  const turnsInLog = (await store.events(sessionId, { types: ['usage'] })).map((e) => (e.event.type === 'usage' ? e.event.turn + 1 : 0));
+  const turnsInLog = (await runLog.events(sessionId, { types: ['usage'] })).map((e) => (e.event.type === 'usage' ? e.event.turn + 1 : 0));
   const firstTurn = Math.max(messages.filter((m) => m.role === 'assistant').length, ...turnsInLog);
 
   const newUserMessagesAfter = async (afterSeq: number) =>
-    (await store.events(sessionId, { afterSeq, types: ['user-message'] })) as (StoredEvent & {
+    (await runLog.events(sessionId, { afterSeq, types: ['user-message'] })) as (StoredEvent & {
       event: EventOf<'user-message'>;
     })[];
   const newUserMessages = () => newUserMessagesAfter(consumedSeq);
 
-  const record = async (step: Parameters<RunnerStore['commitStep']>[1]) => {
-    await store.commitStep(sessionId, step);
+  const record = async (step: Parameters<RunnerLog['commitStep']>[1]) => {
+    await runLog.commitStep(sessionId, step);
     for (const m of step.messages ?? []) {
       messages.push(m.message);
       seqs.push(m.eventSeq ?? null);
@@ -117,7 +118,7 @@ export async function runAgent(input: RunInput): Promise<RunOutcome> {
     const raw = await tools.execute(call, ctx);
     // Interrupted (not stopped): leave the call without a result, so the resumed run executes it
     // again from the start instead of handing the model a half-run command.
-    if (signal.aborted && (await store.get(sessionId))?.status !== 'cancelled') return raw;
+    if (signal.aborted && (await runLog.get(sessionId))?.status !== 'cancelled') return raw;
     const output = { ...raw, content: truncateToolOutput(raw.content, limits.maxToolOutputChars) };
     toolCallCount += 1;
     await record({
@@ -181,7 +182,7 @@ export async function runAgent(input: RunInput): Promise<RunOutcome> {
     const { usage } = compaction;
     const spent = usage.inputTokens + usage.outputTokens + usage.cacheReadTokens + usage.cacheWriteTokens;
     tokensUsed += spent;
-    await store.replaceTranscript(
+    await runLog.replaceTranscript(
       sessionId,
       compaction.entries,
       [
@@ -201,7 +202,7 @@ export async function runAgent(input: RunInput): Promise<RunOutcome> {
     for (const call of unresolvedCalls(messages)) {
       if (call.name === 'ask_user') {
         const answers = await newUserMessages();
-        const session = await store.get(sessionId);
+        const session = await runLog.get(sessionId);
         const question = session?.pendingQuestion;
         if (answers.length === 0) {
           if (question) return { kind: 'waiting', question };
@@ -226,7 +227,7 @@ export async function runAgent(input: RunInput): Promise<RunOutcome> {
     }
 
     for (let turn = firstTurn; ; turn++) {
-      if (signal.aborted || (await store.get(sessionId))?.status === 'cancelled') return { kind: 'cancelled' };
+      if (signal.aborted || (await runLog.get(sessionId))?.status === 'cancelled') return { kind: 'cancelled' };
 
       const inbox = await newUserMessages();
       if (inbox.length > 0) {

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { capText, DEFAULT_MAX_OUTPUT_CHARS } from './output-cap.ts';
-import { runGit } from './run-git.ts';
+import { runSandboxGit } from './sandbox-git.ts';
 import { shellQuote } from './shell-quote.ts';
 import type { Tool } from './tool.ts';
 import { toolPath } from './tool-path.ts';
@@ -26,7 +26,7 @@ export function createGitDiffTool(options: GitDiffToolOptions = {}): Tool<GitDif
       const args = ['diff', '--no-color', '--no-ext-diff'];
       if (input.staged) args.push('--staged');
       if (path !== undefined) args.push('--', shellQuote(path));
-      const result = await runGit(ctx, args.join(' '));
+      const result = await runSandboxGit(ctx, args.join(' '));
       if (result.isError) return result;
       if (result.content.trim() === '') {
         const which = input.staged ? 'staged' : 'unstaged';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { runGit } from './run-git.ts';
+import { runSandboxGit } from './sandbox-git.ts';
 import type { Tool } from './tool.ts';
 
 const GitStatusInput = z.object({});
@@ -11,7 +11,7 @@ export function createGitStatusTool(): Tool<GitStatusInput> {
     description: 'Show the branch and the changed, staged and untracked files in the workspace repository (git status --short --branch).',
     inputSchema: GitStatusInput,
     async execute(_input, ctx) {
-      const result = await runGit(ctx, 'status --short --branch --untracked-files=all');
+      const result = await runSandboxGit(ctx, 'status --short --branch --untracked-files=all');
       if (result.isError) return result;
       const lines = result.content.split('\n').filter((l) => l !== '');
       if (lines.length <= 1) return { content: `${lines[0] ?? ''}\nWorking tree clean.`.trim() };

@@ -29,7 +29,7 @@ export function createShellTool(options: ShellToolOptions = {}): Tool<ShellInput
   return {
     name: 'run_shell',
     description:
-      'Run a shell command in the workspace (sh -c, working directory = workspace root, no network unless the session allows it). ' +
+      'Run a shell command in the workspace (sh -c, working directory = workspace root; network, if any, only through the HTTP(S) proxy in HTTP_PROXY to allowed hosts such as package registries; others answer 403). ' +
       `Returns the exit code, stdout and stderr. Default timeout ${timeoutMs / 1000}s, at most ${maxTimeoutMs / 1000}s. ` +
       'git push, publishing, sudo and destructive system commands are refused; the harness commits, pushes and opens the pull request.',
     inputSchema: ShellInput,
@@ -48,7 +48,9 @@ export function createShellTool(options: ShellToolOptions = {}): Tool<ShellInput
 function formatResult(result: ExecResult, timeoutMs: number, maxChars: number): string {
   const head = result.aborted
     ? 'Command aborted: the run was stopped and the command was killed.'
-    : result.timedOut
+    : result.limit
+      ? `Sandbox limit reached: ${result.limit.message}. Exit code: ${result.exitCode ?? 'none (killed)'}`
+      : result.timedOut
       ? `Command timed out after ${timeoutMs / 1000}s and was killed. Pass a larger timeout, or run it in the background with output to a file.`
       : `Exit code: ${result.exitCode ?? 'none (killed by a signal)'}`;
   // Each stream gets half the budget plus whatever the other leaves unused.

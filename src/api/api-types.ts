@@ -6,7 +6,7 @@ import type { Actor } from '../core/actor.ts';
 import type { SessionStatus } from '../core/session-status.ts';
 import type { ThreadRef, ThreadSource } from '../core/thread-ref.ts';
 import type { DiffCommit, DiffFile } from '../git/branch-diff.ts';
-import type { SessionRecord } from '../sessions/session-record.ts';
+import type { SessionRecord } from '../core/session-record.ts';
 import type { SessionCost } from './session-cost.ts';
 
 export type { DiffCommit, DiffFile };

@@ -6,6 +6,8 @@ import type { EventBus } from '../sessions/event-bus.ts';
 import type { SessionStore } from '../sessions/session-store.ts';
 
 const PAGE = 500;
+/** The first read is small, so a page watching a long session shows something before the rest is read. */
+const FIRST_PAGE = 50;
 
 export type EventStreamOptions = {
   sessionId: string;
@@ -72,14 +74,14 @@ export function streamEvents(res: ServerResponse, options: EventStreamOptions): 
     try {
       do {
         again = false;
-        for (;;) {
-          const page = await store.events(sessionId, { afterSeq: lastSeq, limit: PAGE });
+        for (let limit = FIRST_PAGE; ; limit = PAGE) {
+          const page = await store.events(sessionId, { afterSeq: lastSeq, limit });
           for (const stored of page) {
             if (closed) return;
             await write(sseFrame(stored));
             lastSeq = stored.seq;
           }
-          if (page.length < PAGE) break;
+          if (page.length < limit) break;
         }
       } while (again && !closed);
     } catch (error) {

@@ -1,5 +1,5 @@
 import { branchDiff } from '../git/branch-diff.ts';
-import type { SessionRecord } from '../sessions/session-record.ts';
+import type { SessionRecord } from '../core/session-record.ts';
 import type { SessionStore } from '../sessions/session-store.ts';
 import type { SessionDiff } from './api-types.ts';
 

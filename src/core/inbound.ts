@@ -43,3 +43,8 @@ export const Inbound = z.discriminatedUnion('kind', [
   }),
 ]);
 export type Inbound = z.infer<typeof Inbound>;
+
+/** What the session service did with an inbound command, as much as an integration needs. */
+export type InboundOutcome =
+  | { kind: 'started' | 'appended' | 'stopped' | 'not-running'; session: { id: string; status: string; title: string } }
+  | { kind: 'duplicate' | 'no-session' };

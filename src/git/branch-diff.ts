@@ -1,6 +1,6 @@
 import { isPatchbayError } from '../core/errors.ts';
 import { mirrorPath, resolveRepo } from './mirror.ts';
-import { runGit } from './run-git.ts';
+import { runHostGit } from './host-git.ts';
 
 export type DiffFile = {
   path: string;
@@ -44,7 +44,7 @@ export async function branchDiff(options: BranchDiffOptions): Promise<BranchDiff
   const { base, head, signal } = options;
   if (!sha.test(base) || !sha.test(head) || (options.commit !== undefined && !sha.test(options.commit))) return undefined;
   const gitDir = mirrorPath(options.dataDir, resolveRepo(options.repo));
-  const git = (args: string[]) => runGit(args, { gitDir, signal });
+  const git = (args: string[]) => runHostGit(args, { gitDir, signal });
   try {
     await git(['cat-file', '-e', `${base}^{commit}`]);
     await git(['cat-file', '-e', `${head}^{commit}`]);

@@ -8,4 +8,4 @@ export {
   type PreparedWorkspace,
 } from './prepare-workspace.ts';
 export { pushBranch, type PushBranchOptions, type PushBranchResult } from './push-branch.ts';
-export { redactCredentials, runGit, type RunGitOptions } from './run-git.ts';
+export { redactCredentials, runHostGit, type HostGitOptions } from './host-git.ts';

@@ -4,7 +4,7 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from 'pino';
 import { PatchbayError, isPatchbayError } from '../core/errors.ts';
-import { redactCredentials, runGit } from './run-git.ts';
+import { redactCredentials, runHostGit } from './host-git.ts';
 
 /** A repository as the harness was given it: a git URL, or a directory on the host. */
 export type RepoSource = { kind: 'url' | 'path'; location: string };
@@ -90,7 +90,7 @@ export async function ensureMirror(repo: string, deps: MirrorDeps & { updateHead
   const base = { signal: deps.signal, env: deps.env, config: mirrorGitConfig };
   if (await exists(join(gitDir, 'HEAD'))) {
     deps.log.debug({ mirror: gitDir }, 'refreshing git mirror');
-    await runGit(['fetch', '--prune', '--quiet', 'origin', '+refs/heads/*:refs/heads/*'], { ...base, gitDir });
+    await runHostGit(['fetch', '--prune', '--quiet', 'origin', '+refs/heads/*:refs/heads/*'], { ...base, gitDir });
     if (deps.updateHead) await followRemoteHead(mirror, deps);
     return mirror;
   }
@@ -102,7 +102,7 @@ export async function ensureMirror(repo: string, deps: MirrorDeps & { updateHead
   // Clone beside the final path and rename, so a crash never leaves a half-made mirror in place.
   const partial = `${gitDir}.partial-${randomBytes(4).toString('hex')}`;
   try {
-    await runGit(['clone', '--bare', '--quiet', '--', source.location, partial], base);
+    await runHostGit(['clone', '--bare', '--quiet', '--', source.location, partial], base);
     await rename(partial, gitDir).catch(async (error: NodeJS.ErrnoException) => {
       // Another process made the mirror meanwhile; use theirs.
       if (error.code !== 'ENOTEMPTY' && error.code !== 'EEXIST') throw error;
@@ -122,7 +122,7 @@ export async function ensureMirror(repo: string, deps: MirrorDeps & { updateHead
 export async function defaultBranch(mirror: Mirror, signal: AbortSignal): Promise<string | undefined> {
   let ref: string;
   try {
-    ref = (await runGit(['symbolic-ref', '--quiet', 'HEAD'], { gitDir: mirror.gitDir, signal })).trim();
+    ref = (await runHostGit(['symbolic-ref', '--quiet', 'HEAD'], { gitDir: mirror.gitDir, signal })).trim();
   } catch (error) {
     if (isPatchbayError(error, 'git_failed')) return undefined;
     throw error;
@@ -135,7 +135,7 @@ export async function defaultBranch(mirror: Mirror, signal: AbortSignal): Promis
 /** The commit a branch of the mirror points at, or undefined when there is no such branch. */
 export async function resolveBranch(mirror: Mirror, branch: string, signal: AbortSignal): Promise<string | undefined> {
   try {
-    const out = await runGit(['rev-parse', '--verify', '--quiet', `refs/heads/${branch}^{commit}`], {
+    const out = await runHostGit(['rev-parse', '--verify', '--quiet', `refs/heads/${branch}^{commit}`], {
       gitDir: mirror.gitDir,
       signal,
     });
@@ -147,7 +147,7 @@ export async function resolveBranch(mirror: Mirror, branch: string, signal: Abor
 }
 
 async function followRemoteHead(mirror: Mirror, deps: MirrorDeps): Promise<void> {
-  const out = await runGit(['ls-remote', '--symref', 'origin', 'HEAD'], {
+  const out = await runHostGit(['ls-remote', '--symref', 'origin', 'HEAD'], {
     gitDir: mirror.gitDir,
     signal: deps.signal,
     env: deps.env,
@@ -155,7 +155,7 @@ async function followRemoteHead(mirror: Mirror, deps: MirrorDeps): Promise<void>
   });
   const match = /^ref: refs\/heads\/(\S+)\tHEAD$/m.exec(out);
   if (!match?.[1]) return;
-  await runGit(['symbolic-ref', 'HEAD', `refs/heads/${match[1]}`], { gitDir: mirror.gitDir, signal: deps.signal });
+  await runHostGit(['symbolic-ref', 'HEAD', `refs/heads/${match[1]}`], { gitDir: mirror.gitDir, signal: deps.signal });
 }
 
 function safeUrl(text: string): URL | undefined {

@@ -7,7 +7,7 @@ import { PatchbayError } from '../core/errors.ts';
 import { assertValidBranchName, isValidBranchName } from './branch-name.ts';
 import { defaultBranch, describeRepo, ensureMirror, resolveBranch, withMirrorLock, mirrorPath, resolveRepo } from './mirror.ts';
 import type { Mirror } from './mirror.ts';
-import { runGit } from './run-git.ts';
+import { runHostGit } from './host-git.ts';
 
 export type PrepareWorkspaceOptions = {
   /** A git URL or a path to a repository on the host. */
@@ -101,14 +101,14 @@ async function cloneAndBranch(
 ): Promise<void> {
   const { workspaceDir, signal } = options;
   // --no-hardlinks: hardlinked object files would let the sandbox write into the mirror's objects.
-  await runGit(
+  await runHostGit(
     ['clone', '--quiet', '--no-hardlinks', '--no-checkout', '--branch', options.baseBranch, '--', mirror.gitDir, workspaceDir],
     { signal },
   );
   // Fresh clone, nothing of the sandbox's in it yet: safe to run git here on the host.
   const inWorkspace = { signal, gitDir: join(workspaceDir, '.git'), cwd: workspaceDir };
-  await runGit(['remote', 'set-url', 'origin', workspaceOriginUrl], inWorkspace);
-  await runGit(['--work-tree', workspaceDir, 'checkout', '--quiet', '--no-track', '-b', options.branch, options.baseCommit], inWorkspace);
+  await runHostGit(['remote', 'set-url', 'origin', workspaceOriginUrl], inWorkspace);
+  await runHostGit(['--work-tree', workspaceDir, 'checkout', '--quiet', '--no-track', '-b', options.branch, options.baseCommit], inWorkspace);
   const record = { baseBranch: options.baseBranch, baseCommit: options.baseCommit };
   await writeFile(join(workspaceDir, '.git', baseFile), `${JSON.stringify(record)}\n`);
 }

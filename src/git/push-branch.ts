@@ -6,7 +6,7 @@ import { PatchbayError, isPatchbayError } from '../core/errors.ts';
 import { assertValidBranchName } from './branch-name.ts';
 import { defaultBranch, describeRepo, ensureMirror, mirrorGitConfig, mirrorPath, resolveBranch, resolveRepo, withMirrorLock } from './mirror.ts';
 import type { Mirror } from './mirror.ts';
-import { runGit } from './run-git.ts';
+import { runHostGit } from './host-git.ts';
 import { takeBundle, workspaceBundlePath } from './take-bundle.ts';
 
 export type PushBranchOptions = {
@@ -90,7 +90,7 @@ export async function pushBranch(options: PushBranchOptions): Promise<PushBranch
       const previous = await resolveBranch(mirror, branch, signal);
       const ref = `refs/heads/${branch}`;
       // Not forced: git refuses a bundle whose branch does not fast-forward the remote's.
-      await runGit(['fetch', '--no-tags', '--no-write-fetch-head', '--no-progress', copy, `${ref}:${ref}`], {
+      await runHostGit(['fetch', '--no-tags', '--no-write-fetch-head', '--no-progress', copy, `${ref}:${ref}`], {
         gitDir: mirror.gitDir,
         signal,
         config: { ...mirrorGitConfig, 'transfer.fsckObjects': 'true' },
@@ -108,7 +108,7 @@ export async function pushBranch(options: PushBranchOptions): Promise<PushBranch
       try {
         commit = await resolveBranch(mirror, branch, signal);
         if (commit === undefined) throw new PatchbayError('git_failed', `The bundle's ${ref} is not a commit`);
-        await runGit(['push', '--no-verify', '--no-progress', 'origin', `${ref}:${ref}`], {
+        await runHostGit(['push', '--no-verify', '--no-progress', 'origin', `${ref}:${ref}`], {
           gitDir: mirror.gitDir,
           signal,
           env: options.env,
@@ -150,7 +150,7 @@ async function restoreRef(mirror: Mirror, ref: string, previous: string | undefi
   const args = previous === undefined ? ['update-ref', '-d', ref] : ['update-ref', ref, previous];
   try {
     // Its own deadline: this also runs after the caller's signal fired.
-    await runGit(args, { gitDir: mirror.gitDir, signal: AbortSignal.timeout(30_000) });
+    await runHostGit(args, { gitDir: mirror.gitDir, signal: AbortSignal.timeout(30_000) });
   } catch (error) {
     if (!isPatchbayError(error)) throw error;
     // The next ensureMirror refresh resets it anyway.

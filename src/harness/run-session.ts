@@ -4,6 +4,9 @@ import { commitIdentity, type Actor } from '../core/actor.ts';
 import { describeError, isPatchbayError } from '../core/errors.ts';
 import type { EventOf } from '../core/events.ts';
 import type { LivePublisher } from '../core/live-events.ts';
+import type { GitCredentials, PublishedPullRequest, Publisher } from '../core/publisher.ts';
+import type { RunLog } from '../core/run-log.ts';
+import type { SessionRecord } from '../core/session-record.ts';
 import { runAgent, type RunLimits, type RunOutcome, type ToolExecutor } from '../agent/agent-runner.ts';
 import { systemPrompt } from '../agent/system-prompt.ts';
 import { branchName } from '../git/branch-name.ts';
@@ -11,12 +14,11 @@ import { commitAll } from '../git/commit-all.ts';
 import { prepareWorkspace } from '../git/prepare-workspace.ts';
 import { pushBranch } from '../git/push-branch.ts';
 import type { ModelProvider } from '../models/model-provider.ts';
-import type { SessionRecord } from '../sessions/session-record.ts';
-import type { SessionStore } from '../sessions/session-store.ts';
 import { createLiveText } from './live-text.ts';
 
 export type HarnessDeps = {
-  store: SessionStore;
+  /** Where the session is read and every step of its run is written (the session store). */
+  store: RunLog;
   sandboxes: SandboxProvider;
   model: ModelProvider;
   tools: ToolExecutor;
@@ -30,22 +32,10 @@ export type HarnessDeps = {
   protectedBranches?: string[];
   /** Base URL of the web page, for links in commit messages. */
   publicUrl?: string;
-  /** Environment for the host's network git calls on this repo (credentials), if it needs any. */
-  gitEnv?: (repo: string, signal: AbortSignal) => Promise<Record<string, string> | undefined>;
-  /**
-   * Opens or updates the pull request for a pushed branch (the GitHub integration). Returns the PR,
-   * or undefined when the repo is not one it publishes to. Must be idempotent per branch.
-   */
-  publish?: (input: PublishInput) => Promise<{ url: string; number: number } | undefined>;
-};
-
-export type PublishInput = {
-  session: SessionRecord;
-  branch: string;
-  baseBranch: string;
-  commit: string;
-  summary: string;
-  signal: AbortSignal;
+  /** Credentials for the host's network git calls, asked in order; the first that has some for a repo wins. */
+  gitCredentials?: readonly GitCredentials[];
+  /** Called in order after a push (the GitHub integration opens or updates the pull request). */
+  publishers?: readonly Publisher[];
 };
 
 /**
@@ -89,13 +79,14 @@ export async function runSession(sessionId: string, deps: HarnessDeps, signal: A
         model: deps.model,
         tools: deps.tools,
         sandbox,
-        store,
+        runLog: store,
         signal,
         log,
         ...(deps.limits && { limits: deps.limits }),
         ...(liveText && { onDelta: liveText.onDelta }),
       }).finally(() => liveText?.flush());
-      if (await settle({ session, outcome, workspace, sandbox, deps, signal, log })) break;
+      const next = await settle({ session, outcome, workspace, sandbox, deps, signal, log });
+      if (next === 'done') break;
       log.info('messages arrived as the run ended; continuing with them');
     }
   } catch (error) {
@@ -127,43 +118,42 @@ type SettleInput = {
   log: Logger;
 };
 
+/** What the harness does after settling a run: stop, or run the agent again for messages it has not seen. */
+export type AfterSettle = 'done' | 'run-again';
+
 /**
- * Moves the session to where the run's outcome puts it; a finished run is committed and pushed
- * first. Returns false when messages arrived that the run has not seen: the caller runs again.
- * (A trigger that no longer applies, say a stop came first, leaves the session as it is.)
+ * Moves the session to where the run's outcome puts it; a finished run's changes are shipped
+ * first. Says 'run-again' when messages arrived that the run has not seen. (A trigger that no
+ * longer applies, say a stop came first, leaves the session as it is.)
  */
-async function settle({ session, outcome, workspace, sandbox, deps, signal, log }: SettleInput): Promise<boolean> {
+async function settle({ session, outcome, workspace, sandbox, deps, signal, log }: SettleInput): Promise<AfterSettle> {
   const { store } = deps;
+  const unlessUnread = async (trigger: Parameters<RunLog['transition']>[1], options: Parameters<RunLog['transition']>[2]): Promise<AfterSettle> =>
+    (await store.transition(session.id, trigger, { ...options, unlessUnread: true })).unread ? 'run-again' : 'done';
   switch (outcome.kind) {
     case 'waiting':
-      return !(await store.transition(session.id, 'ask', { reason: 'waiting for an answer', unlessUnread: true })).unread;
+      return unlessUnread('ask', { reason: 'waiting for an answer' });
     case 'cancelled':
       await noteAbort(session.id, store, log);
-      return true;
+      return 'done';
     case 'failed':
-      return !(
-        await store.transition(session.id, 'fail', {
-          reason: outcome.message,
-          patch: { error: outcome.message },
-          events: [{ event: { type: 'error', code: outcome.code, message: outcome.message } }],
-          unlessUnread: true,
-        })
-      ).unread;
+      return unlessUnread('fail', {
+        reason: outcome.message,
+        patch: { error: outcome.message },
+        events: [{ event: { type: 'error', code: outcome.code, message: outcome.message } }],
+      });
     case 'finished': {
-      const delivered = await deliver(session, outcome.summary, workspace, sandbox, deps, signal, log);
+      const shipped = await shipChanges(session, outcome.summary, workspace, sandbox, deps, signal, log);
       const result = {
         summary: outcome.summary,
         branch: workspace.branch,
-        ...(delivered.commit && { commit: delivered.commit }),
-        ...(delivered.prUrl && { prUrl: delivered.prUrl }),
+        ...(shipped.commit && { commit: shipped.commit }),
+        ...(shipped.prUrl && { prUrl: shipped.prUrl }),
       };
-      return !(
-        await store.transition(session.id, 'finish', {
-          reason: delivered.commit ? `pushed ${delivered.commit.slice(0, 12)} to ${workspace.branch}` : 'finished with no changes to commit',
-          patch: { result, error: null },
-          unlessUnread: true,
-        })
-      ).unread;
+      return unlessUnread('finish', {
+        reason: shipped.commit ? `pushed ${shipped.commit.slice(0, 12)} to ${workspace.branch}` : 'finished with no changes to commit',
+        patch: { result, error: null },
+      });
     }
     default: {
       const _never: never = outcome;
@@ -178,7 +168,7 @@ async function settle({ session, outcome, workspace, sandbox, deps, signal, log 
  * its job to another worker: the status stays as it is (a message after a stop may have queued the
  * session again), and the queue's retry resumes the run from the database.
  */
-async function noteAbort(sessionId: string, store: SessionStore, log: Logger): Promise<void> {
+async function noteAbort(sessionId: string, store: RunLog, log: Logger): Promise<void> {
   const status = (await store.get(sessionId))?.status;
   // Info, not a warning: a shutdown interrupts runs on purpose, and the queue resumes them.
   if (status !== 'cancelled') log.info({ status }, 'run interrupted without a stop; leaving the session for the queue to resume');
@@ -189,7 +179,7 @@ async function ensureWorkspace(session: SessionRecord, deps: HarnessDeps, signal
   const workspaceDir = deps.sandboxes.hostPath?.(session.id);
   if (!workspaceDir) throw new Error(`the ${deps.sandboxes.kind} sandbox has no host workspace for the harness's git work`);
   const branch = session.branch ?? branchName(session.id, session.title);
-  const env = await deps.gitEnv?.(session.repo, signal);
+  const env = await gitEnvFor(session.repo, deps, signal);
   const prepared = await prepareWorkspace({
     ...(env && { env }),
     repo: session.repo,
@@ -212,8 +202,11 @@ async function ensureWorkspace(session: SessionRecord, deps: HarnessDeps, signal
   return { branch, baseBranch: prepared.baseBranch, baseCommit: prepared.baseCommit, workspaceDir };
 }
 
-/** Commits what the agent changed with the requester as author and pushes the session branch. */
-async function deliver(
+/**
+ * Ships what the agent changed: commits it with the requester as author, pushes the session branch
+ * and hands the push to the publishers (which open or update the pull request).
+ */
+async function shipChanges(
   session: SessionRecord,
   summary: string,
   workspace: Workspace,
@@ -235,7 +228,7 @@ async function deliver(
   const stat = await sandbox.exec(`git diff --stat ${workspace.baseCommit} HEAD`, { signal, timeoutMs: 60_000 });
   const filesChanged = Number(/(\d+) files? changed/.exec(stat.stdout)?.[1] ?? 0);
   if (filesChanged === 0 && !committed.commit) return {};
-  const env = await deps.gitEnv?.(session.repo, signal);
+  const env = await gitEnvFor(session.repo, deps, signal);
   const pushed = await pushBranch({
     ...(env && { env }),
     sandbox,
@@ -256,13 +249,26 @@ async function deliver(
     ],
   });
   const current = (await store.get(session.id)) ?? session;
-  const pr = await deps.publish?.({ session: current, branch: workspace.branch, baseBranch: workspace.baseBranch, commit: pushed.commit, summary, signal });
+  let pr: PublishedPullRequest | undefined;
+  for (const publisher of deps.publishers ?? []) {
+    const published = await publisher.publish({ session: current, branch: workspace.branch, baseBranch: workspace.baseBranch, commit: pushed.commit, summary, signal });
+    pr ??= published;
+  }
   if (pr) {
     await store.commitStep(session.id, {
       events: [{ event: { type: 'pr-opened', url: pr.url, number: pr.number, branch: workspace.branch, commit: pushed.commit }, dedupeKey: `pr:${pushed.commit}` }],
     });
   }
   return { commit: pushed.commit, ...(pr && { prUrl: pr.url }) };
+}
+
+/** The git environment of the first credentials provider that has one for this repository. */
+async function gitEnvFor(repo: string, deps: HarnessDeps, signal: AbortSignal): Promise<Record<string, string> | undefined> {
+  for (const credentials of deps.gitCredentials ?? []) {
+    const env = await credentials.gitEnv(repo, signal);
+    if (env) return env;
+  }
+  return undefined;
 }
 
 function commitMessage(session: SessionRecord, summary: string, publicUrl?: string): string {

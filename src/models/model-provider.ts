@@ -1,24 +1,9 @@
 import type { ErrorCode } from '../core/errors.ts';
+import type { ModelMessage, ToolCall, Usage } from '../core/transcript.ts';
 
-/**
- * The provider-neutral transcript. Adapters translate it to their vendor's format and back.
- * Tool results follow the assistant message that made the calls, one message per call, in order.
- */
-export type ToolCall = { id: string; name: string; input: unknown };
-
-export type ModelMessage =
-  | { role: 'user'; content: string }
-  | {
-      role: 'assistant';
-      content?: string;
-      toolCalls?: ToolCall[];
-      /**
-       * Opaque data the provider needs back on the next turn (for example OpenAI reasoning items).
-       * Only the provider that wrote it reads it; others ignore it.
-       */
-      providerState?: unknown;
-    }
-  | { role: 'tool'; toolCallId: string; name: string; content: string; isError: boolean };
+// The transcript vocabulary lives in core (the run log stores it); re-exported for the adapters.
+export type { ModelMessage, ToolCall, Usage } from '../core/transcript.ts';
+export { zeroUsage } from '../core/transcript.ts';
 
 /** A tool as the model sees it: JSON Schema for its input. */
 export type ToolSpec = { name: string; description: string; inputSchema: Record<string, unknown> };
@@ -31,17 +16,6 @@ export type StopReason =
   | 'refusal' // the model declined
   | 'error' // the turn failed; see `error`
   | 'aborted'; // the signal fired
-
-export type Usage = {
-  inputTokens: number;
-  outputTokens: number;
-  /** Input tokens served from the provider's prompt cache. */
-  cacheReadTokens: number;
-  /** Input tokens written to the provider's prompt cache. */
-  cacheWriteTokens: number;
-};
-
-export const zeroUsage: Usage = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 };
 
 export type TurnError = { code: ErrorCode; message: string; retryable: boolean };
 

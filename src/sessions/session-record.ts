@@ -1,44 +1,8 @@
-import { z } from 'zod';
 import { Actor } from '../core/actor.ts';
+import { PendingQuestion, SessionResult, type SessionRecord } from '../core/session-record.ts';
 import { SessionStatus } from '../core/session-status.ts';
 
-export const PendingQuestion = z.object({
-  questionId: z.string(),
-  /** The ask_user tool call that the answer will complete. */
-  toolCallId: z.string(),
-  question: z.string(),
-  choices: z.array(z.string()).optional(),
-  recommended: z.string().optional(),
-});
-export type PendingQuestion = z.infer<typeof PendingQuestion>;
-
-export const SessionResult = z.object({
-  summary: z.string().optional(),
-  branch: z.string().optional(),
-  commit: z.string().optional(),
-  prUrl: z.string().optional(),
-});
-export type SessionResult = z.infer<typeof SessionResult>;
-
-/** A session as the rest of Patchbay sees it. */
-export type SessionRecord = {
-  id: string;
-  createdAt: string;
-  updatedAt: string;
-  status: SessionStatus;
-  repo: string;
-  prompt: string;
-  title: string;
-  requester: Actor;
-  baseBranch: string | null;
-  branch: string | null;
-  lastSeq: number;
-  pendingQuestion: PendingQuestion | null;
-  result: SessionResult | null;
-  error: string | null;
-  usage: { inputTokens: number; outputTokens: number; cacheReadTokens: number; cacheWriteTokens: number };
-};
-
+/** A `sessions` row as the database returns it. */
 type Row = {
   id: string;
   created_at: Date;

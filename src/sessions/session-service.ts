@@ -5,7 +5,7 @@ import { PatchbayError } from '../core/errors.ts';
 import { Inbound } from '../core/inbound.ts';
 import type { ThreadRef } from '../core/thread-ref.ts';
 import type { RunQueue } from './run-queue.ts';
-import type { SessionRecord } from './session-record.ts';
+import type { SessionRecord } from '../core/session-record.ts';
 import { DuplicateDelivery, type Delivery, type SessionStore } from './session-store.ts';
 
 export type HandleResult =

@@ -6,29 +6,13 @@ import { PatchbayError } from '../core/errors.ts';
 import { SessionEvent, type StoredEvent } from '../core/events.ts';
 import { nextStatus, type SessionStatus, type SessionTrigger } from '../core/session-status.ts';
 import { ThreadRef, threadKey } from '../core/thread-ref.ts';
-import type { ModelMessage, Usage } from '../models/model-provider.ts';
-import { toSessionRecord, type PendingQuestion, type SessionRecord, type SessionResult } from './session-record.ts';
+import type { NewEvent, SessionPatch, Step, TranscriptEntry, TransitionOptions, TransitionResult } from '../core/run-log.ts';
+import type { ModelMessage, Usage } from '../core/transcript.ts';
+import type { SessionRecord } from '../core/session-record.ts';
+import { toSessionRecord } from './session-record.ts';
 
 /** The channel events are announced on; the payload is `<sessionId>:<seq>:<type>`. */
 export const EVENTS_CHANNEL = 'patchbay_events';
-
-export type NewEvent = { event: SessionEvent; dedupeKey?: string };
-export type TranscriptEntry = { idx: number; message: ModelMessage; eventSeq: number | null };
-export type SessionPatch = Partial<{
-  branch: string | null;
-  baseBranch: string | null;
-  pendingQuestion: PendingQuestion | null;
-  result: SessionResult | null;
-  error: string | null;
-}>;
-
-/** One atomic step of a run: transcript, events, usage and session fields land together or not at all. */
-export type Step = {
-  messages?: { message: ModelMessage; eventSeq?: number }[];
-  events?: NewEvent[];
-  usage?: Usage;
-  patch?: SessionPatch;
-};
 
 type Trx = Transaction<Database>;
 
@@ -248,8 +232,8 @@ export function createSessionStore(db: Db) {
     async transition(
       sessionId: string,
       trigger: SessionTrigger,
-      options: { reason?: string; patch?: SessionPatch; events?: NewEvent[]; unlessUnread?: boolean; delivery?: Delivery } = {},
-    ): Promise<{ session: SessionRecord; applied: boolean; from: SessionStatus; unread?: boolean }> {
+      options: TransitionOptions & { delivery?: Delivery } = {},
+    ): Promise<TransitionResult> {
       return db.transaction().execute(async (trx) => {
         if (options.delivery) await claimDelivery(trx, options.delivery);
         const current = await lockSession(trx, sessionId);

@@ -4,6 +4,7 @@ import { throttleLog } from '../core/log-throttle.ts';
 import { runSession, type HarnessDeps } from '../harness/run-session.ts';
 import type { EventBus } from './event-bus.ts';
 import type { RunQueue } from './run-queue.ts';
+import type { SessionStore } from './session-store.ts';
 
 export type SessionWorker = {
   /**
@@ -21,11 +22,12 @@ export type SessionWorker = {
 export async function startSessionWorker(deps: {
   queue: RunQueue;
   bus: EventBus;
+  store: SessionStore;
   harness: HarnessDeps;
   log: Logger;
   concurrency?: number;
 }): Promise<SessionWorker> {
-  const { queue, bus, harness, log } = deps;
+  const { queue, bus, store, harness, log } = deps;
   const running = new Map<string, { controller: AbortController; done: Promise<unknown> }>();
   let stopping = false;
   const notRecorded = throttleLog((fields, message) => log.error(fields, message));
@@ -36,7 +38,7 @@ export async function startSessionWorker(deps: {
       const unsubscribe = bus.subscribe(sessionId, (notice) => {
         if (notice.type !== 'status-changed') return;
         // Caught: an unhandled rejection here (a database blip) would take the whole worker down.
-        harness.store.get(sessionId).then(
+        store.get(sessionId).then(
           (session) => {
             if (session?.status === 'cancelled') controller.abort(new Error('stopped'));
           },
@@ -67,7 +69,7 @@ export async function startSessionWorker(deps: {
   await queue.workGivenUp(async ({ sessionId, attempts }) => {
     const reason = `the run was given up after ${attempts} attempts (its worker kept crashing or could not reach the database); send a message to try again`;
     log.error({ sessionId, attempts }, 'run given up');
-    await harness.store.transition(sessionId, 'fail', {
+    await store.transition(sessionId, 'fail', {
       reason,
       patch: { error: reason },
       events: [{ event: { type: 'error', code: 'run_given_up', message: reason } }],
@@ -77,7 +79,7 @@ export async function startSessionWorker(deps: {
   // A session whose run never reached the queue (the process died between writing the session and
   // enqueueing it) is picked up here; the queue keeps a single run per session, so extra asks are free.
   const sweep = async () => {
-    for (const sessionId of await harness.store.idleQueued(30)) await queue.enqueue(sessionId);
+    for (const sessionId of await store.idleQueued(30)) await queue.enqueue(sessionId);
   };
   const timer = setInterval(() => void sweep().catch((error: unknown) => log.warn({ err: error }, 'queued-session sweep failed')), 60_000);
   timer.unref();

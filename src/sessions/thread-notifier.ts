@@ -1,6 +1,6 @@
 import { sql, type Transaction } from 'kysely';
 import type { Logger } from 'pino';
-import type { Integration } from '../../integrations/integration.ts';
+import type { ThreadReplier } from '../core/thread-replier.ts';
 import { ThreadRef } from '../core/thread-ref.ts';
 import type { EventBus } from './event-bus.ts';
 import type { SessionStore } from './session-store.ts';
@@ -11,8 +11,8 @@ type Trx = Transaction<Database>;
 export type ThreadNotifier = { flush(sessionId: string): Promise<void>; close(): Promise<void> };
 
 /**
- * Tells every thread of a session what happened, through the integration of the thread's source.
- * Each thread has a delivery cursor in the database, advanced only after its integration accepted
+ * Tells every thread of a session what happened, through the thread replier of the thread's source.
+ * Each thread has a cursor in the database (`delivered_seq`), advanced only after its replier took
  * the events, so a crash or an outage delays a reply but never loses it; on start and on a timer
  * it catches up with threads that are behind. Threads are locked while delivering (SKIP LOCKED),
  * so several processes never reply twice.
@@ -20,20 +20,20 @@ export type ThreadNotifier = { flush(sessionId: string): Promise<void>; close():
 export function startThreadNotifier(deps: {
   store: SessionStore;
   bus: EventBus;
-  integrations: Integration[];
+  repliers: ThreadReplier[];
   log: Logger;
   sweepMs?: number;
-  /** How long one delivery may take before it is given up and retried later. */
-  deliveryTimeoutMs?: number;
+  /** How long one reply may take before it is given up and retried later. */
+  replyTimeoutMs?: number;
   /** Sessions delivered at once; each holds a pooled connection for the length of its delivery. */
   concurrency?: number;
-  /** How often running sessions' threads are refreshed (integrations with `refresh`). */
+  /** How often running sessions' threads are refreshed (repliers with `refresh`). */
   refreshMs?: number;
 }): ThreadNotifier {
   const { store, log } = deps;
   const db = store.db;
-  const deliveryTimeoutMs = deps.deliveryTimeoutMs ?? 120_000;
-  const bySource = new Map(deps.integrations.map((i) => [i.source, i]));
+  const replyTimeoutMs = deps.replyTimeoutMs ?? 120_000;
+  const bySource = new Map(deps.repliers.map((r) => [r.source, r]));
   const sources = [...bySource.keys()];
   const controller = new AbortController();
   const running = new Map<string, Promise<void>>();
@@ -86,16 +86,16 @@ export function startThreadNotifier(deps: {
     if (!session) return;
     await db.transaction().execute(async (trx) => {
       for (const row of await lockThreads(trx, sessionId, sources, 'behind', session.lastSeq)) {
-        const integration = bySource.get(row.thread.source)!;
+        const replier = bySource.get(row.thread.source)!;
         // Read on the transaction's own connection: a second one from the pool, taken while this
         // one is held, deadlocks once every pooled connection belongs to a waiting delivery.
         const events = await store.events(sessionId, { afterSeq: row.deliveredSeq, trx });
         if (events.length === 0) continue;
         try {
-          // Bounded: a hung integration must not hold the thread's lock and a connection for good.
+          // Bounded: a hung replier must not hold the thread's lock and a connection for good.
           // The batch is then retried later; deliveries are idempotent per batch.
           const { state } = await bounded(row.thread.source, (signal) =>
-            integration.deliver({ session, thread: row.thread, events, state: row.state, signal }),
+            replier.reply({ session, thread: row.thread, events, state: row.state, signal }),
           );
           await saveThread(trx, row.id, state, events.at(-1)!.seq);
         } catch (error) {
@@ -105,18 +105,18 @@ export function startThreadNotifier(deps: {
     });
   }
 
-  /** Runs an integration call with a deadline, so a hung one cannot hold a thread's lock for good. */
+  /** Runs a replier call with a deadline, so a hung one cannot hold a thread's lock for good. */
   function bounded<T>(source: string, call: (signal: AbortSignal) => Promise<T>): Promise<T> {
-    const signal = AbortSignal.any([controller.signal, AbortSignal.timeout(deliveryTimeoutMs)]);
+    const signal = AbortSignal.any([controller.signal, AbortSignal.timeout(replyTimeoutMs)]);
     return Promise.race([
       call(signal),
       new Promise<never>((_, reject) =>
-        signal.addEventListener('abort', () => reject(new Error(`${source} did not take the update within ${deliveryTimeoutMs / 1000} s`)), { once: true }),
+        signal.addEventListener('abort', () => reject(new Error(`${source} did not take the update within ${replyTimeoutMs / 1000} s`)), { once: true }),
       ),
     ]);
   }
 
-  const refreshing = deps.integrations.filter((i) => i.refresh).map((i) => i.source);
+  const refreshing = deps.repliers.filter((r) => r.refresh).map((r) => r.source);
 
   /** Refreshes the caught-up threads of one running session; threads busy with a delivery are skipped. */
   async function refreshSession(sessionId: string): Promise<void> {

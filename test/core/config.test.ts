@@ -42,6 +42,17 @@ describe('loadConfig', () => {
     });
   });
 
+  it('reads the sandbox limits, with defaults', () => {
+    expect(loadConfig({}).sandbox).toMatchObject({
+      limits: { maxProcs: 512, memoryMb: 3072, cpuSeconds: 600, fileMb: 4096, diskMb: 10240, tmpMb: 1024 },
+      limitMode: 'auto',
+      usrLocal: false,
+    });
+    const config = loadConfig({ SANDBOX_MAX_PROCS: '128', SANDBOX_MEMORY_MB: '1024', SANDBOX_DISK_MB: '500', SANDBOX_LIMITS: 'rlimit', SANDBOX_USR_LOCAL: 'true' });
+    expect(config.sandbox).toMatchObject({ limits: { maxProcs: 128, memoryMb: 1024, diskMb: 500 }, limitMode: 'rlimit', usrLocal: true });
+    expect(() => loadConfig({ SANDBOX_MAX_PROCS: '2' })).toThrow(/SANDBOX_MAX_PROCS/);
+  });
+
   it('fails with one line per bad or missing value, naming each variable', () => {
     let error: unknown;
     try {

@@ -1,12 +1,15 @@
 import { createServer } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { listenOnLoopback } from './loopback.ts';
+import { blockKitProblems, SLACK_LIMITS } from './slack-block-kit.ts';
 
 /**
  * A loopback Slack Web API (wire-formats §1.8): `POST /api/<method>`, form-encoded or JSON bodies,
  * non-scalar arguments as JSON strings inside the form, errors as HTTP 200 `{ok:false, error}`,
  * 429 with Retry-After on demand. It rejects unknown methods, missing or wrong tokens, the wrong
- * token type, missing required arguments, malformed blocks and edits of messages it never saw.
+ * token type, missing required arguments, unknown channels, blocks over Block Kit's limits
+ * (slack-block-kit.ts), text over 40,000 characters and edits of messages it never saw, and keeps
+ * every refusal in `refused` for the test to assert empty.
  */
 export type FakeSlackUser = { id: string; name: string; realName?: string; email?: string; isBot?: boolean };
 
@@ -22,10 +25,14 @@ export type SlackMessage = {
   edits: number;
 };
 
+export type SlackRefusal = { method: string; error: string; detail?: string };
+
 export type FakeSlackApi = {
   /** slackApiUrl for the WebClient, ending in `/api/`. */
   apiUrl: string;
   calls: SlackCall[];
+  /** Every call answered `ok: false` (rate limits on demand excepted), with why. */
+  refused: SlackRefusal[];
   messages: SlackMessage[];
   reactions: { channel: string; timestamp: string; name: string }[];
   /** Messages only one person saw (chat.postEphemeral). */
@@ -51,9 +58,20 @@ const required: Record<string, string[]> = {
   'apps.connections.open': [],
 };
 
-export async function startFakeSlackApi(options: { botToken: string; appToken?: string; users?: FakeSlackUser[] }): Promise<FakeSlackApi> {
+/** The channel of Slack's docs examples, where the event fakes post by default. */
+export const DEFAULT_CHANNELS = ['C123ABC456'];
+
+export async function startFakeSlackApi(options: {
+  botToken: string;
+  appToken?: string;
+  users?: FakeSlackUser[];
+  /** Channels (and DM conversations) the bot is in; others get channel_not_found. */
+  channels?: string[];
+}): Promise<FakeSlackApi> {
   const users = new Map((options.users ?? []).map((u) => [u.id, u]));
+  const channels = new Set(options.channels ?? DEFAULT_CHANNELS);
   const calls: SlackCall[] = [];
+  const refused: SlackRefusal[] = [];
   const messages: SlackMessage[] = [];
   const reactions: FakeSlackApi['reactions'] = [];
   const ephemerals: FakeSlackApi['ephemerals'] = [];
@@ -68,14 +86,22 @@ export async function startFakeSlackApi(options: { botToken: string; appToken?: 
 
   const server = createServer((req, res) => {
     void handle(req, res).catch((error: unknown) => {
+      refused.push({ method: req.url ?? '', error: 'fake_failed', detail: String(error) });
       res.writeHead(500, { 'content-type': 'text/plain' }).end(String(error));
     });
   });
 
   async function handle(req: IncomingMessage, res: ServerResponse) {
+    const method = /^\/api\/([A-Za-z.]+)$/.exec(req.url ?? '')?.[1] ?? req.url ?? '';
+    const reply = (r: ServerResponse, body: Record<string, unknown>) => {
+      if (body.ok === false) refused.push({ method, error: String(body.error), ...(body.detail !== undefined && { detail: String(body.detail) }) });
+      sendJson(r, body);
+    };
     const match = /^\/api\/([A-Za-z.]+)$/.exec(req.url ?? '');
-    if (req.method !== 'POST' || !match) return res.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
-    const method = match[1]!;
+    if (req.method !== 'POST' || !match) {
+      refused.push({ method, error: 'not_found' });
+      return res.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
+    }
     const raw = await readBody(req);
     const type = req.headers['content-type'] ?? '';
     let args: Record<string, unknown>;
@@ -102,15 +128,18 @@ export async function startFakeSlackApi(options: { botToken: string; appToken?: 
     for (const name of required[method]!) {
       if (args[name] === undefined || args[name] === '') return reply(res, { ok: false, error: name === 'channel' ? 'channel_not_found' : `invalid_arguments`, detail: `missing ${name}` });
     }
+    if (required[method]!.includes('channel') && !channels.has(String(args.channel))) {
+      return reply(res, { ok: false, error: 'channel_not_found', detail: `the bot is not in ${String(args.channel)}` });
+    }
     let blocks: unknown[] | undefined;
     if (args.blocks !== undefined) {
       const parsed: unknown = typeof args.blocks === 'string' ? safeJson(args.blocks) : args.blocks;
-      if (!Array.isArray(parsed) || parsed.some((b) => typeof b !== 'object' || b === null || typeof (b as { type?: unknown }).type !== 'string')) {
-        return reply(res, { ok: false, error: 'invalid_blocks' });
-      }
-      blocks = parsed;
+      const problems = blockKitProblems(parsed);
+      if (problems.length) return reply(res, { ok: false, error: 'invalid_blocks', detail: problems.join('; ') });
+      blocks = parsed as unknown[];
     }
     const text = typeof args.text === 'string' ? args.text : '';
+    if (text.length > SLACK_LIMITS.messageText) return reply(res, { ok: false, error: 'msg_too_long', detail: `${text.length} characters` });
 
     switch (method) {
       case 'auth.test':
@@ -178,6 +207,7 @@ export async function startFakeSlackApi(options: { botToken: string; appToken?: 
   return {
     apiUrl: `http://127.0.0.1:${port}/api/`,
     calls,
+    refused,
     messages,
     reactions,
     ephemerals,
@@ -193,7 +223,7 @@ export async function startFakeSlackApi(options: { botToken: string; appToken?: 
   };
 }
 
-function reply(res: ServerResponse, body: Record<string, unknown>) {
+function sendJson(res: ServerResponse, body: Record<string, unknown>) {
   res.writeHead(200, { 'content-type': 'application/json; charset=utf-8' }).end(JSON.stringify(body));
 }
 

@@ -6,7 +6,7 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGitHubClient } from '../../integrations/github/github-client.ts';
 import type { GitHubStore } from '../../integrations/github/github-store.ts';
-import { runGit } from '../../src/git/run-git.ts';
+import { runHostGit } from '../../src/git/host-git.ts';
 import { createRemote, type RemoteFixture } from '../git/git-fixture.ts';
 import { startFakeGitHub, type FakeGitHub } from '../fakes/fake-github.ts';
 
@@ -50,13 +50,13 @@ describe('GitHub App auth against the fake (real Octokit)', () => {
     const repoUrl = `${fake.gitUrl}/octo-org/demo`;
     const env = (await gh.gitEnv(repoUrl))!;
     expect(Object.keys(env).sort()).toEqual(['GIT_CONFIG_COUNT', 'GIT_CONFIG_KEY_0', 'GIT_CONFIG_VALUE_0']);
-    await runGit(['clone', '--bare', '--quiet', repoUrl, join(scratch, 'demo.git')], { env, signal: AbortSignal.timeout(30_000) });
+    await runHostGit(['clone', '--bare', '--quiet', repoUrl, join(scratch, 'demo.git')], { env, signal: AbortSignal.timeout(30_000) });
     expect(await gh.gitEnv(repoUrl)).toEqual(env);
     expect(fake.issuedTokens).toHaveLength(1);
     // The token was minted for demo only: it cannot read another repository of the App.
-    await expect(runGit(['ls-remote', `${fake.gitUrl}/octo-org/secret`], { env, signal: AbortSignal.timeout(30_000) })).rejects.toThrow(/git_failed|failed/);
+    await expect(runHostGit(['ls-remote', `${fake.gitUrl}/octo-org/secret`], { env, signal: AbortSignal.timeout(30_000) })).rejects.toThrow(/git_failed|failed/);
     // Without credentials git gets the Basic challenge and fails.
-    await expect(runGit(['ls-remote', repoUrl], { signal: AbortSignal.timeout(30_000) })).rejects.toThrow(/Authentication failed|could not read Username|terminal prompts/);
+    await expect(runHostGit(['ls-remote', repoUrl], { signal: AbortSignal.timeout(30_000) })).rejects.toThrow(/Authentication failed|could not read Username|terminal prompts/);
     expect(await gh.gitEnv('https://gitlab.example/octo-org/demo')).toBeUndefined();
     expect(fake.refused).toEqual([]);
   });

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StoredEvent } from '../../src/core/events.ts';
-import type { SessionRecord } from '../../src/sessions/session-record.ts';
+import type { SessionRecord } from '../../src/core/session-record.ts';
 import { createRemote, git, type RemoteFixture } from '../git/git-fixture.ts';
 import { waitFor } from '../helpers/patchbay-fixture.ts';
 import { linesAboveInfo, startServer, type ServerProcess } from '../helpers/server-process.ts';

@@ -97,6 +97,10 @@ describe("SANDBOX_NETWORK=proxy (the default), through Patchbay's own compositio
     expect(result.stdout).toContain('https_proxy=http://127.0.0.1:3128');
     expect(result.stdout).toMatch(/^NO_PROXY=$/m);
     expect(result.stdout).toContain('PATCHBAY_SECRET_REGISTRY_URL=http://127.0.0.1:3128/secrets/registry/');
+    // The relay is not the command's child: a bare `wait` returns once the command's own jobs end.
+    const waited = await sandbox.exec('sleep 0.2 & wait; echo waited', { timeoutMs: 20_000 });
+    expect(waited.timedOut).toBe(false);
+    expect(waited.stdout).toBe('waited\n');
   });
 
   it("cannot reach Patchbay's port, the database's port or another loopback service, directly or through the proxy", async () => {

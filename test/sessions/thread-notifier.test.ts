@@ -1,6 +1,6 @@
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DeliveryInput, Integration } from '../../integrations/integration.ts';
+import type { ThreadReplier, ThreadUpdate } from '../../src/core/thread-replier.ts';
 import type { Actor } from '../../src/core/actor.ts';
 import { createEventBus, type EventBus } from '../../src/sessions/event-bus.ts';
 import { createSessionStore, type SessionStore } from '../../src/sessions/session-store.ts';
@@ -33,14 +33,14 @@ describe('thread notifier', () => {
       await store.create({ id, repo: 'r', prompt: 'p', title: 't', requester: alice, thread: { source: 'slack', teamId: 'T1', channel: 'C1', threadTs: `${i}.0` } });
     }
     const delivered = new Map<string, number>();
-    const slack: Integration = {
+    const slack: ThreadReplier = {
       source: 'slack',
-      async deliver(input: DeliveryInput) {
+      async reply(input: ThreadUpdate) {
         delivered.set(input.session.id, input.events.at(-1)!.seq);
         return { state: undefined };
       },
     };
-    const notifier = startThreadNotifier({ store, bus, integrations: [slack], log, sweepMs: 60_000 });
+    const notifier = startThreadNotifier({ store, bus, repliers: [slack], log, sweepMs: 60_000 });
     try {
       await waitFor(async () => delivered.size === ids.length, 'every session to be delivered', 15_000);
       const cursors = await handle.db.selectFrom('session_threads').select(['session_id', 'delivered_seq']).where('session_id', 'in', ids).execute();
@@ -53,15 +53,15 @@ describe('thread notifier', () => {
   it('gives up on a delivery that hangs, keeps the cursor, and delivers the batch on a later try', { timeout: 30_000 }, async () => {
     await store.create({ id: 's-hang', repo: 'r', prompt: 'p', title: 't', requester: alice, thread: { source: 'slack', teamId: 'T1', channel: 'C2', threadTs: '9.0' } });
     let calls = 0;
-    const slack: Integration = {
+    const slack: ThreadReplier = {
       source: 'slack',
-      async deliver() {
+      async reply() {
         calls += 1;
         if (calls === 1) await new Promise(() => {}); // never settles
         return { state: { posted: true } };
       },
     };
-    const notifier = startThreadNotifier({ store, bus, integrations: [slack], log, sweepMs: 300, deliveryTimeoutMs: 500 });
+    const notifier = startThreadNotifier({ store, bus, repliers: [slack], log, sweepMs: 300, replyTimeoutMs: 500 });
     try {
       const cursor = async () =>
         (await handle.db.selectFrom('session_threads').select(['delivered_seq', 'state']).where('session_id', '=', 's-hang').executeTakeFirstOrThrow());

@@ -136,4 +136,27 @@ describe('Slack events over HTTP (real Bolt app, signed requests, fake Web API)'
     const answered = (await f.app.store.events(session.id, { types: ['question-answered'] })).map((e) => e.event);
     expect(answered).toEqual([expect.objectContaining({ text: 'node 24', actor: expect.objectContaining({ id: 'U0BOB0002' }) })]);
   });
+
+  it('a choice longer than a button value holds is answered whole when its button is clicked', async () => {
+    // A choice of 2,500 characters: Slack takes at most 2,000 in a button value and 75 in its label.
+    const long = `Rewrite the config loader: ${'keep every existing key, '.repeat(100)}end.`;
+    expect(long.length).toBeGreaterThan(2_000);
+    f.setScenario((messages) =>
+      messages.some((m) => m.role === 'assistant')
+        ? { text: 'done' }
+        : { toolCalls: [{ name: 'ask_user', input: { question: 'Which plan?', choices: ['Small fix', long], recommended: long } }] },
+    );
+    const mention = appMention({ user: 'U0ALICE01', text: 'plan something in github.com/acme/widgets' });
+    await f.postEvent(envelope(mention));
+    const session = await waitFor(() => f.sessionFor('C123ABC456', mention.ts), 'the session');
+    await waitForStatus(f.app, session.id, ['waiting']);
+    const question = await waitForPost(f.slack, 'C123ABC456', mention.ts, (t) => t.includes('Which plan?'), 'the question');
+    const buttons = (question.blocks as { type: string; elements?: { action_id: string; value: string; text: { text: string } }[] }[]).find((b) => b.type === 'actions')!.elements!;
+    expect(buttons[1]!.text.text.length).toBeLessThanOrEqual(75);
+    const click = await f.postAction(blockAction({ user: 'U0ALICE01', actionId: buttons[1]!.action_id, value: buttons[1]!.value, messageTs: question.ts, threadTs: mention.ts }));
+    expect(click.status).toBe(200);
+    expect((await waitForStatus(f.app, session.id, ['completed', 'failed'])).status).toBe('completed');
+    const answered = (await f.app.store.events(session.id, { types: ['question-answered'] })).map((e) => e.event);
+    expect(answered).toEqual([expect.objectContaining({ text: long, actor: expect.objectContaining({ id: 'U0ALICE01' }) })]);
+  });
 });

@@ -1,6 +1,7 @@
 import { createRemote, type RemoteFixture } from '../git/git-fixture.ts';
 import { startTestPatchbay, waitFor, type PatchbayFixture } from '../helpers/patchbay-fixture.ts';
-import { startFakeSlackApi, type FakeSlackApi } from '../fakes/fake-slack-api.ts';
+import { expect } from 'vitest';
+import { DEFAULT_CHANNELS, startFakeSlackApi, type FakeSlackApi } from '../fakes/fake-slack-api.ts';
 import { signBody, TEAM } from '../fakes/fake-slack-events.ts';
 import { createScriptedProvider, type ScriptedTurn } from '../../src/models/scripted-provider.ts';
 import type { ModelMessage } from '../../src/models/model-provider.ts';
@@ -35,7 +36,7 @@ export async function startSlackFixture(
   options: { socket?: { url: string }; retryConfig?: RetryOptions; signInLink?: (actor: { source: string; id: string }) => string } = {},
 ): Promise<SlackFixture> {
   const remote = await createRemote();
-  const slack = await startFakeSlackApi({ botToken: BOT_TOKEN, appToken: APP_TOKEN, users });
+  const slack = await startFakeSlackApi({ botToken: BOT_TOKEN, appToken: APP_TOKEN, users, channels: [...DEFAULT_CHANNELS, 'D0BOBDM01'] });
   if (options.socket) slack.setSocketUrl(options.socket.url);
   let decide: (messages: readonly ModelMessage[]) => ScriptedTurn = () => ({ text: 'nothing to do' });
   const model = createScriptedProvider({ scenario: (messages) => decide(messages) });
@@ -75,6 +76,8 @@ export async function startSlackFixture(
       await app.dispose();
       await slack.close();
       await remote.cleanup();
+      // Slack refused nothing Patchbay sent: no block over a limit, no unknown channel, no bad call.
+      expect(slack.refused).toEqual([]);
     },
   };
 }

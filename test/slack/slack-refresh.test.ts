@@ -1,7 +1,7 @@
 import { WebClient } from '@slack/web-api';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSlackReply } from '../../integrations/slack/slack-reply.ts';
+import { createSlackReplier } from '../../integrations/slack/slack-replier.ts';
 import { createSlackStore } from '../../integrations/slack/slack-store.ts';
 import { createEventBus, type EventBus } from '../../src/sessions/event-bus.ts';
 import { createSessionStore, type SessionStore } from '../../src/sessions/session-store.ts';
@@ -23,7 +23,7 @@ describe('the Slack status message while a long step runs', () => {
     database = await createTestDatabase();
     store = createSessionStore(database.db);
     bus = await createEventBus({ url: database.url, log });
-    slack = await startFakeSlackApi({ botToken: BOT_TOKEN });
+    slack = await startFakeSlackApi({ botToken: BOT_TOKEN, channels: ['C9'] });
   });
   afterAll(async () => {
     await bus.close();
@@ -37,8 +37,8 @@ describe('the Slack status message while a long step runs', () => {
     await store.transition(session.id, 'start');
     let now = Date.parse(session.createdAt) + 5_000;
     const web = new WebClient(BOT_TOKEN, { slackApiUrl: slack.apiUrl, retryConfig: { retries: 0 } });
-    const reply = createSlackReply({ web, store: createSlackStore(database.db), publicUrl: 'http://patchbay.test', log, now: () => now });
-    const notifier = startThreadNotifier({ store, bus, integrations: [reply], log, refreshMs: 100 });
+    const reply = createSlackReplier({ web, store: createSlackStore(database.db), publicUrl: 'http://patchbay.test', log, now: () => now });
+    const notifier = startThreadNotifier({ store, bus, repliers: [reply], log, refreshMs: 100 });
     try {
       const status = await waitFor(async () => slack.messages.find((m) => m.channel === 'C9'), 'the status message');
       expect(status.text).toContain('5s');
@@ -55,6 +55,7 @@ describe('the Slack status message while a long step runs', () => {
       await new Promise((r) => setTimeout(r, 400));
       expect(status.text).toBe(final);
       expect(slack.messages.filter((m) => m.channel === 'C9')).toHaveLength(2); // the status and the final reply
+      expect(slack.refused).toEqual([]);
     } finally {
       await notifier.close();
     }

@@ -58,7 +58,7 @@ export async function createRunnerFixture(): Promise<RunnerFixture> {
         model,
         tools,
         sandbox: await sandboxFor(sessionId),
-        store,
+        runLog: store,
         signal: options.signal ?? AbortSignal.timeout(60_000),
         log,
         ...(options.limits && { limits: options.limits }),

@@ -33,6 +33,7 @@ export type FakeIssue = {
   delegateId: string | null;
   /** URLs attached to the issue (a linked pull request, say). */
   attachments: string[];
+  creator: { id: string; name: string } | null;
 };
 export type FakeAgentSession = { id: string; issueId: string; externalUrls: { label: string; url: string }[]; plan: unknown };
 export type Suggestion = { repositoryFullName: string; hostname: string; confidence: number };
@@ -172,6 +173,7 @@ export async function startFakeLinear(options: { accessToken?: string; apiKey?: 
       url: `https://linear.app/acme/issue/${issue.identifier}`,
       state: stateView(team.states.find((s) => s.id === issue.stateId)!),
       delegate: issue.delegateId ? { id: issue.delegateId } : null,
+      creator: issue.creator,
       team: { id: team.id, key: team.key, name: team.name, states: () => ({ nodes: team.states.map(stateView) }) },
       attachments: () => ({ nodes: issue.attachments.map((url, i) => ({ id: `${issue.id}-att-${i}`, url, title: url })) }),
     };
@@ -292,8 +294,8 @@ export async function startFakeLinear(options: { accessToken?: string; apiKey?: 
       teams.set(team.id, team);
       return team;
     },
-    addIssue(issue: Omit<FakeIssue, 'attachments' | 'delegateId'> & Partial<Pick<FakeIssue, 'attachments' | 'delegateId'>>): FakeIssue {
-      const full = { attachments: [], delegateId: null, ...issue };
+    addIssue(issue: Omit<FakeIssue, 'attachments' | 'delegateId' | 'creator'> & Partial<Pick<FakeIssue, 'attachments' | 'delegateId' | 'creator'>>): FakeIssue {
+      const full = { attachments: [], delegateId: null, creator: null, ...issue };
       issues.set(issue.id, full);
       return full;
     },

@@ -1,14 +1,14 @@
 import type { Logger } from 'pino';
-import type { DeliveryInput, Integration } from '../integration.ts';
+import type { ThreadReplier, ThreadUpdate } from '../../src/core/thread-replier.ts';
 import { describeEgressBlock, egressBlockedNote } from '../../src/core/egress-block.ts';
 import type { EventOf, StoredEvent } from '../../src/core/events.ts';
-import type { SessionRecord } from '../../src/sessions/session-record.ts';
+import type { SessionRecord } from '../../src/core/session-record.ts';
 import { answeredMessage, formatElapsed, questionMessage, statusMessage, truncate, type SlackText } from './slack-blocks.ts';
 import type { SlackWeb } from './slack-inbound.ts';
 import { escapeMrkdwn } from './slack-normalize.ts';
 import type { SlackStore, SlackThread } from './slack-store.ts';
 
-/** What we remember per thread between deliveries (besides the posts table). */
+/** What we remember per thread between replies (besides the posts table). */
 type ReplyState = { step?: string; statusText?: string; blocked?: string[] };
 
 const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
@@ -19,7 +19,7 @@ const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
  * the PR or pushed branch and the summary, or why it failed or stopped. Every post is recorded in
  * slack_posts under its purpose before the next one, so a repeated batch edits instead of reposting.
  */
-export function createSlackReply(deps: { web: SlackWeb; store: SlackStore; publicUrl: string; log: Logger; now?: () => number }): Integration {
+export function createSlackReplier(deps: { web: SlackWeb; store: SlackStore; publicUrl: string; log: Logger; now?: () => number }): ThreadReplier {
   const { web, store } = deps;
   const now = deps.now ?? Date.now;
 
@@ -45,7 +45,7 @@ export function createSlackReply(deps: { web: SlackWeb; store: SlackStore; publi
 
   return {
     source: 'slack',
-    async deliver({ session, thread, events, state }: DeliveryInput) {
+    async reply({ session, thread, events, state }: ThreadUpdate) {
       if (thread.source !== 'slack') return { state };
       const previous = (state ?? {}) as ReplyState;
       const posts = await store.posts(thread);

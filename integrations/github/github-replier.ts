@@ -1,7 +1,8 @@
 import type { Logger } from 'pino';
 import { PatchbayError } from '../../src/core/errors.ts';
 import { threadKey } from '../../src/core/thread-ref.ts';
-import type { DeliveryInput, Integration, IntegrationContext } from '../integration.ts';
+import type { ThreadReplier, ThreadUpdate } from '../../src/core/thread-replier.ts';
+import type { IntegrationContext } from '../integration-module.ts';
 import type { GitHubClient } from './github-client.ts';
 import { editComment } from './github-comments.ts';
 import type { GitHubRequest, GitHubStore } from './github-store.ts';
@@ -13,7 +14,7 @@ import { readBatch, renderProgress } from './render-progress.ts';
  * the run moves, until it ends with the summary and PR link, the agent's question, or the reason
  * it failed. Edits are idempotent, so a repeated batch only rewrites the same text.
  */
-export function createGitHubIntegration(deps: { client: GitHubClient; store: GitHubStore; context: IntegrationContext; log: Logger }): Integration {
+export function createGitHubReplier(deps: { client: GitHubClient; store: GitHubStore; context: IntegrationContext; log: Logger }): ThreadReplier {
   const { client, store, context } = deps;
 
   // The webhook worker posts the progress comment just after the hand-off (writes are throttled to
@@ -29,7 +30,7 @@ export function createGitHubIntegration(deps: { client: GitHubClient; store: Git
 
   return {
     source: 'github',
-    async deliver({ session, thread, events, state, signal }: DeliveryInput) {
+    async reply({ session, thread, events, state, signal }: ThreadUpdate) {
       if (thread.source !== 'github') return { state };
       const open = (await store.openRequests(threadKey(thread)!)).filter((r) => r.sessionId === null || r.sessionId === session.id);
       if (open.length === 0) return { state };

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isPatchbayError } from '../../src/core/errors.ts';
-import { redactCredentials, runGit } from '../../src/git/run-git.ts';
+import { redactCredentials, runHostGit } from '../../src/git/host-git.ts';
 
 let dir: string;
 beforeAll(async () => {
@@ -15,17 +15,17 @@ afterAll(async () => {
 
 const signal = (): AbortSignal => AbortSignal.timeout(20_000);
 
-describe('runGit', () => {
+describe('runHostGit', () => {
   it('returns stdout', async () => {
-    expect(await runGit(['--version'], { signal: signal() })).toMatch(/^git version \d/);
+    expect(await runHostGit(['--version'], { signal: signal() })).toMatch(/^git version \d/);
   });
 
   it('does not pass the host environment to git', async () => {
     process.env.GIT_CONFIG_PARAMETERS = "'user.name=leaked-from-host'";
     try {
-      const error = await runGit(['config', '--get', 'user.name'], { cwd: dir, signal: signal() }).catch((e: unknown) => e);
+      const error = await runHostGit(['config', '--get', 'user.name'], { cwd: dir, signal: signal() }).catch((e: unknown) => e);
       expect(isPatchbayError(error, 'git_failed')).toBe(true);
-      expect(await runGit(['config', '--get', 'user.name'], { cwd: dir, signal: signal(), config: { 'user.name': 'given' } })).toBe(
+      expect(await runHostGit(['config', '--get', 'user.name'], { cwd: dir, signal: signal(), config: { 'user.name': 'given' } })).toBe(
         'given\n',
       );
     } finally {
@@ -34,7 +34,7 @@ describe('runGit', () => {
   });
 
   it('throws git_failed with the stderr tail and no credentials', async () => {
-    const error = await runGit(['ls-remote', 'https://someone:s3cret-token@127.0.0.1:1/repo.git'], { signal: signal() }).catch(
+    const error = await runHostGit(['ls-remote', 'https://someone:s3cret-token@127.0.0.1:1/repo.git'], { signal: signal() }).catch(
       (e: unknown) => e,
     );
     expect(isPatchbayError(error, 'git_failed')).toBe(true);
@@ -46,7 +46,7 @@ describe('runGit', () => {
   it('kills git and what it started when aborted', async () => {
     const marker = join(dir, 'alias-finished');
     const controller = new AbortController();
-    const running = runGit(['-c', `alias.slow=!sleep 1.5 && touch ${marker}`, 'slow'], { cwd: dir, signal: controller.signal });
+    const running = runHostGit(['-c', `alias.slow=!sleep 1.5 && touch ${marker}`, 'slow'], { cwd: dir, signal: controller.signal });
     setTimeout(() => controller.abort(), 200);
     const error = await running.catch((e: unknown) => e);
     expect(isPatchbayError(error, 'aborted')).toBe(true);

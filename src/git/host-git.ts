@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { PatchbayError } from '../core/errors.ts';
 
-export type RunGitOptions = {
+export type HostGitOptions = {
   /** Working directory of the git process. */
   cwd?: string;
   /** Passed as `--git-dir`, so git never looks for a repository (or its config) around `cwd`. */
@@ -28,7 +28,7 @@ const stderrTailBytes = 4096;
  * messages. Resolves with stdout; throws PatchbayError 'git_failed' on a non-zero exit and 'aborted'
  * when the signal fires (the whole process group is killed, helpers included).
  */
-export function runGit(args: readonly string[], options: RunGitOptions): Promise<string> {
+export function runHostGit(args: readonly string[], options: HostGitOptions): Promise<string> {
   const { signal } = options;
   if (signal.aborted) return Promise.reject(abortedError(args));
   const fullArgs: string[] = [];

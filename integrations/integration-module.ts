@@ -1,0 +1,42 @@
+import type { FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import type { Db } from '../db/database.ts';
+import type { Inbound, InboundOutcome } from '../src/core/inbound.ts';
+import type { GitCredentials, Publisher } from '../src/core/publisher.ts';
+import type { SessionRecord } from '../src/core/session-record.ts';
+import type { ThreadReplier } from '../src/core/thread-replier.ts';
+import type { ThreadRef } from '../src/core/thread-ref.ts';
+
+/** What every integration gets from the composition root. */
+export type IntegrationContext = {
+  /** Hands a normalized command to the session service. Fast: it only writes and enqueues. */
+  handle(inbound: Inbound): Promise<InboundOutcome>;
+  /** Reads a session (for replies that need its state). */
+  getSession(sessionId: string): Promise<SessionRecord | undefined>;
+  /** Finds the session a thread belongs to. */
+  findSession(thread: ThreadRef): Promise<SessionRecord | undefined>;
+  /** Binds another thread (say, the PR the session opened) to a session. */
+  addThread(sessionId: string, thread: ThreadRef): Promise<boolean>;
+  /** Records a delivery id; false when it was seen before. */
+  recordDelivery(source: string, deliveryId: string): Promise<boolean>;
+  /** The database, for an integration's own tables (installations, stored tokens, its work queue). */
+  db: Db;
+  log: Logger;
+  /** Base URL of the web page: session links are `${publicUrl}/sessions/<id>`. */
+  publicUrl: string;
+};
+
+/**
+ * An integration as the composition root wires it, by name: the thread replier (outbound), the
+ * inbound HTTP routes (registered in their own Fastify scope, so they may parse raw bodies for
+ * signatures), optional background connections (Slack Socket Mode), and the harness hooks it
+ * offers (a publisher, git credentials). The root lists each hook kind and passes the lists on.
+ */
+export type IntegrationModule = {
+  replier: ThreadReplier;
+  routes?: (app: FastifyInstance) => Promise<void>;
+  start?: () => Promise<void>;
+  stop?: () => Promise<void>;
+  publisher?: Publisher;
+  gitCredentials?: GitCredentials;
+};

@@ -1,0 +1,30 @@
+import type { StoredEvent } from './events.ts';
+import type { SessionRecord } from './session-record.ts';
+import type { ThreadRef, ThreadSource } from './thread-ref.ts';
+
+export type ThreadUpdate = {
+  session: SessionRecord;
+  thread: ThreadRef;
+  /** New events for this thread, in order, since the last successful reply. */
+  events: StoredEvent[];
+  /** What this replier returned for the thread last time (undefined the first time). */
+  state: unknown;
+  signal: AbortSignal;
+};
+
+/**
+ * The outbound half of an integration: it shows a session's progress in a thread of its own source.
+ * Called with events in order; must be idempotent for a batch it has partly posted before (a crash
+ * between posting and recording repeats the batch). Throwing leaves the thread's cursor where it
+ * was and the batch is retried with backoff.
+ */
+export interface ThreadReplier {
+  readonly source: ThreadSource;
+  reply(update: ThreadUpdate): Promise<{ state: unknown }>;
+  /**
+   * Optional: called about once a minute for threads of running sessions that have had every event
+   * replied to, so live details that change without events (elapsed time) stay current. Same
+   * locking and state as reply; it must not post new messages.
+   */
+  refresh?(update: Omit<ThreadUpdate, 'events'>): Promise<{ state: unknown }>;
+}

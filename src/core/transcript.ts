@@ -1,0 +1,31 @@
+/**
+ * The provider-neutral transcript. Model adapters translate it to their vendor's format and back;
+ * the run log stores it. Tool results follow the assistant message that made the calls, one
+ * message per call, in order.
+ */
+export type ToolCall = { id: string; name: string; input: unknown };
+
+export type ModelMessage =
+  | { role: 'user'; content: string }
+  | {
+      role: 'assistant';
+      content?: string;
+      toolCalls?: ToolCall[];
+      /**
+       * Opaque data the provider needs back on the next turn (for example OpenAI reasoning items).
+       * Only the provider that wrote it reads it; others ignore it.
+       */
+      providerState?: unknown;
+    }
+  | { role: 'tool'; toolCallId: string; name: string; content: string; isError: boolean };
+
+export type Usage = {
+  inputTokens: number;
+  outputTokens: number;
+  /** Input tokens served from the provider's prompt cache. */
+  cacheReadTokens: number;
+  /** Input tokens written to the provider's prompt cache. */
+  cacheWriteTokens: number;
+};
+
+export const zeroUsage: Usage = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 };
