@@ -32,19 +32,23 @@ export function secretUrlVariable(name: string): string {
 }
 
 /**
- * Wraps a command so the relay is listening before it starts. The relay is started from a subshell
- * and so belongs to the sandbox's init, not to the command's shell (a `wait` in the command does
- * not wait for it); it dies with the sandbox's pid namespace when the command ends.
+ * Prefixes a command so the relay is listening before it starts. The relay is started from a
+ * subshell and so belongs to the sandbox's init, not to the command's shell (a `wait` in the
+ * command does not wait for it); it dies with the sandbox's pid namespace when the command ends.
+ * The prefix shares the command's first line, so line numbers in its error messages stay the same,
+ * and the command is not copied into any argv (however the caller hands the script to the sandbox).
  */
 export function withEgressRelay(command: string): string {
   const listening = ` ${hexIpv4(RELAY_HOST)}:${RELAY_PORT.toString(16).toUpperCase().padStart(4, '0')} 00000000:0000 0A`;
   // The wait reads /proc/net/tcp with shell builtins only: no process per try, so it ends as soon
-  // as socat listens (a few milliseconds), bounded in case socat cannot start.
-  return [
+  // as socat listens, bounded in case socat cannot start.
+  const prelude = [
     `(socat -lf /dev/null -b 65536 TCP4-LISTEN:${RELAY_PORT},bind=${RELAY_HOST},reuseaddr,fork UNIX-CONNECT:${SANDBOX_PROXY_SOCKET} </dev/null >/dev/null 2>&1 &)`,
-    `_pb_try=0; _pb_up=; while [ -z "$_pb_up" ] && [ $_pb_try -lt 20000 ]; do _pb_try=$((_pb_try+1)); while IFS= read -r _pb_line; do case "$_pb_line" in *'${listening}'*) _pb_up=1; break;; esac; done </proc/net/tcp; done; unset _pb_try _pb_up _pb_line`,
-    `exec /bin/sh -c ${shellQuote(command)}`,
-  ].join('\n');
+    `_pb_try=0; _pb_up=''`,
+    `while [ -z "$_pb_up" ] && [ "$_pb_try" -lt 20000 ]; do _pb_try=$((_pb_try+1)); while IFS= read -r _pb_line; do case "$_pb_line" in *'${listening}'*) _pb_up=1; break;; esac; done </proc/net/tcp; done`,
+    `unset _pb_try _pb_up _pb_line`,
+  ].join('; ');
+  return `${prelude}; ${command}`;
 }
 
 /** socat must be on this host (its /usr is the sandbox's): fail at startup with what to do. */
@@ -56,10 +60,6 @@ export function checkSocat(path: string): void {
       'SANDBOX_NETWORK=proxy needs socat, which relays the egress proxy into the sandbox: install it (apt-get install socat, or ./bootstrap.sh), or set SANDBOX_NETWORK=none',
     );
   }
-}
-
-function shellQuote(value: string): string {
-  return `'${value.replace(/'/g, `'\\''`)}'`;
 }
 
 /** 127.0.0.1 as /proc/net/tcp writes it (little-endian hex). */

@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { PatchbayError } from '../../src/core/errors.ts';
 import type { PublishInput, PublishedPullRequest } from '../../src/core/publisher.ts';
 import type { IntegrationContext } from '../integration-module.ts';
 import type { GitHubClient, PatchbayOctokit } from './github-client.ts';
@@ -72,11 +73,21 @@ export function createPublisher(deps: {
       const user = await asRequester(input, log);
       let created;
       try {
-        created = (await (user ?? appOctokit).request('POST /repos/{owner}/{repo}/pulls', params)).data;
+        try {
+          created = (await (user ?? appOctokit).request('POST /repos/{owner}/{repo}/pulls', params)).data;
+        } catch (error) {
+          if (!user || noCommitsBetween(error)) throw error;
+          log.warn({ err: error }, 'could not open the PR as the requester; opening it as the App');
+          created = (await appOctokit.request('POST /repos/{owner}/{repo}/pulls', params)).data;
+        }
       } catch (error) {
-        if (!user) throw error;
-        log.warn({ err: error }, 'could not open the PR as the requester; opening it as the App');
-        created = (await appOctokit.request('POST /repos/{owner}/{repo}/pulls', params)).data;
+        if (!noCommitsBetween(error)) throw error;
+        // GitHub's 422 for a head its base already contains (merged meanwhile): nothing to review.
+        throw new PatchbayError(
+          'conflict',
+          `No pull request opened: ${repo.owner}/${repo.repo} branch ${input.branch} has no commits that ${input.baseBranch} does not already have (its changes are already in ${input.baseBranch}), so there is nothing to review.`,
+          { cause: error },
+        );
       }
       pr = { url: created.html_url, number: created.number };
       log.info({ pr: pr.url, asUser: user !== undefined }, 'pull request opened');
@@ -84,4 +95,10 @@ export function createPublisher(deps: {
     await context.addThread(input.session.id, { source: 'github', owner: repo.owner, repo: repo.repo, number: pr.number, kind: 'pull' });
     return pr;
   };
+}
+
+/** GitHub's 422 "No commits between <base> and <head>" when opening a pull request. */
+function noCommitsBetween(error: unknown): boolean {
+  const { status, response } = error as { status?: number; response?: { data?: { errors?: Array<{ message?: string }> } } };
+  return status === 422 && (response?.data?.errors ?? []).some((e) => /^No commits between /.test(e.message ?? ''));
 }

@@ -116,25 +116,34 @@ function errorOutput(name: string, error: unknown, log: ToolContext['log']): Too
 
 const ABANDONED = Symbol('abandoned');
 
+/** How long a tool whose signal fired may take to finish with its own result before it is abandoned. */
+const ABORT_GRACE_MS = 5_000;
+
 /**
- * Settles with `work`, or rejects with ABANDONED as soon as `signal` aborts: a call stuck in the
- * kernel or an unresponsive service cannot hold the run. Its late outcome is dropped.
+ * Settles with `work`; once `signal` aborts, the tool (which got the signal) has a short grace to
+ * settle with its own result (a killed command reports itself), after which this rejects with
+ * ABANDONED: a call stuck in the kernel or an unresponsive service cannot hold the run. A late
+ * outcome is dropped.
  */
 function abandonOnAbort<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) {
-    work.catch(() => undefined);
-    return Promise.reject(ABANDONED);
-  }
   return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(ABANDONED);
-    signal.addEventListener('abort', onAbort, { once: true });
+    let grace: NodeJS.Timeout | undefined;
+    const onAbort = () => {
+      grace = setTimeout(() => reject(ABANDONED), ABORT_GRACE_MS);
+    };
+    if (signal.aborted) onAbort();
+    else signal.addEventListener('abort', onAbort, { once: true });
+    const done = () => {
+      signal.removeEventListener('abort', onAbort);
+      clearTimeout(grace);
+    };
     work.then(
       (value) => {
-        signal.removeEventListener('abort', onAbort);
+        done();
         resolve(value);
       },
       (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
+        done();
         reject(error);
       },
     );

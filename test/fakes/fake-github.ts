@@ -13,7 +13,33 @@ const run = promisify(execFile);
 
 export type Permission = 'admin' | 'maintain' | 'write' | 'triage' | 'read';
 type User = { login: string; id: number; type: 'User' | 'Bot' };
-type Token = { kind: 'installation'; installationId: number; repos: string[] | 'all'; write: boolean; expiresAt: number } | { kind: 'user'; login: string };
+type Level = 'read' | 'write';
+type Token = { kind: 'installation'; installationId: number; repos: string[] | 'all'; permissions: Record<string, Level>; expiresAt: number } | { kind: 'user'; login: string };
+
+/** What the App itself was granted: an installation token can have these or fewer. */
+const APP_PERMISSIONS: Record<string, Level> = { contents: 'write', issues: 'write', pull_requests: 'write', metadata: 'read' };
+
+/**
+ * The installation-token permission each REST operation needs (GitHub's "Permissions required for
+ * GitHub Apps" reference). `issue-or-pull` operations on a pull request's number need
+ * pull_requests, on an issue's number issues (either is accepted for a PR conversation).
+ */
+const NEEDS: Record<string, { permission: string | 'issue-or-pull'; level: Level }> = {
+  'repos/get-collaborator-permission-level': { permission: 'metadata', level: 'read' },
+  'reactions/create-for-issue-comment': { permission: 'issue-or-pull', level: 'write' },
+  'reactions/create-for-issue': { permission: 'issue-or-pull', level: 'write' },
+  'reactions/create-for-pull-request-review-comment': { permission: 'pull_requests', level: 'write' },
+  'issues/create-comment': { permission: 'issue-or-pull', level: 'write' },
+  'issues/update-comment': { permission: 'issue-or-pull', level: 'write' },
+  'pulls/create-reply-for-review-comment': { permission: 'pull_requests', level: 'write' },
+  'pulls/update-review-comment': { permission: 'pull_requests', level: 'write' },
+  'pulls/list': { permission: 'pull_requests', level: 'read' },
+  'pulls/get': { permission: 'pull_requests', level: 'read' },
+  'pulls/create': { permission: 'pull_requests', level: 'write' },
+  'pulls/update': { permission: 'pull_requests', level: 'write' },
+};
+
+const grants = (have: Level | undefined, need: Level) => have === 'write' || (have === 'read' && need === 'read');
 type Comment = { id: number; repo: string; number: number; body: string; user: User; reactions: string[] };
 type ReviewComment = Comment & { path: string; line: number; diff_hunk: string; in_reply_to_id?: number };
 type Pull = { number: number; repo: string; title: string; body: string; head: string; headRepo: string; base: string; draft: boolean; state: 'open' | 'closed'; user: User };
@@ -54,6 +80,8 @@ export async function startFakeGitHub(options: { appId?: number; slug?: string; 
   const gitRequests: { path: string; user: string; service: string }[] = [];
   let nextId = 1000;
   const oauthClient = { id: 'Iv1.fakeclient', secret: 'fake-client-secret' };
+  /** Something another actor does on GitHub at a given moment (a merge queue merging the branch). */
+  const hooks: { beforePullCreate?: (pr: { gitDir: string; head: string; base: string }) => Promise<void> } = {};
 
   const key = (owner: string, name: string) => `${owner}/${name}`.toLowerCase();
 
@@ -106,14 +134,18 @@ export async function startFakeGitHub(options: { appId?: number; slug?: string; 
     return { token: value, auth };
   }
 
-  function canUseRepo(auth: Token, repo: Repo, write: boolean): boolean {
-    if (auth.kind === 'user') {
-      const perm = repo.collaborators.get(auth.login);
-      return perm !== undefined && (!write || ['admin', 'maintain', 'write'].includes(perm));
-    }
+  /** Whether the token reaches the repository at all (a user sees repos they collaborate on). */
+  function canSeeRepo(auth: Token, repo: Repo): boolean {
+    if (auth.kind === 'user') return repo.collaborators.has(auth.login);
     if (auth.installationId !== repo.installationId) return false;
-    if (auth.repos !== 'all' && !auth.repos.includes(repo.name.toLowerCase())) return false;
-    return !write || auth.write;
+    return auth.repos === 'all' || auth.repos.includes(repo.name.toLowerCase());
+  }
+
+  /** A user writes where they have write access; an installation token by its permissions. */
+  function mayUse(auth: Token, repo: Repo, permission: string, level: Level): boolean {
+    if (!canSeeRepo(auth, repo)) return false;
+    if (auth.kind === 'user') return level === 'read' || ['admin', 'maintain', 'write'].includes(repo.collaborators.get(auth.login)!);
+    return grants(auth.permissions[permission], level);
   }
 
   async function readBody(req: IncomingMessage): Promise<Buffer> {
@@ -147,6 +179,11 @@ export async function startFakeGitHub(options: { appId?: number; slug?: string; 
     head: { ref: p.head, sha: '0'.repeat(40), repo: { full_name: p.headRepo } },
     base: { ref: p.base, sha: '0'.repeat(40), repo: { full_name: p.repo } },
   });
+
+  async function commitsAhead(repo: Repo, base: string, head: string): Promise<number> {
+    const { stdout } = await run('git', ['--git-dir', repo.gitDir, 'rev-list', '--count', `refs/heads/${base}..refs/heads/${head}`]);
+    return Number(stdout.trim());
+  }
 
   async function branchExists(repo: Repo, branch: string): Promise<boolean> {
     try {
@@ -182,9 +219,17 @@ export async function startFakeGitHub(options: { appId?: number; slug?: string; 
     const repo = params.owner && params.repo ? repos.get(key(params.owner, params.repo)) : undefined;
     if (params.owner && params.repo && !repo) return refuse(req, res, 404, 'Not Found');
     const auth = 'jwt' in who ? undefined : who.auth;
-    const write = req.method !== 'GET';
-    if (repo && auth && !canUseRepo(auth, repo, false)) return refuse(req, res, 404, 'Not Found');
+    if (repo && auth && !canSeeRepo(auth, repo)) return refuse(req, res, 404, 'Not Found');
     const num = (name: string) => Number(params[name]);
+    const need = NEEDS[operationId];
+    if (repo && auth && need) {
+      const issueNumber = params.issue_number ?? (operationId === 'reactions/create-for-issue-comment' || operationId === 'issues/update-comment' ? String(comments.get(num('comment_id'))?.number) : undefined);
+      const isPull = issueNumber !== undefined && pulls.some((p) => p.repo === key(repo.owner, repo.name) && p.number === Number(issueNumber));
+      const permissions = need.permission === 'issue-or-pull' ? (isPull ? ['pull_requests', 'issues'] : ['issues']) : [need.permission];
+      if (!permissions.some((permission) => mayUse(auth, repo, permission, need.level))) {
+        return refuse(req, res, 403, 'Resource not accessible by integration');
+      }
+    }
 
     switch (operationId) {
       case 'apps/get-authenticated':
@@ -199,8 +244,12 @@ export async function startFakeGitHub(options: { appId?: number; slug?: string; 
         if (names?.some((n) => !mine.some((r) => r.name.toLowerCase() === n))) return refuse(req, res, 422, 'There is at least one repository that does not exist or is not accessible to the parent installation.');
         const token = `ghs_${randomBytes(18).toString('base64url')}`;
         const expiresAt = Date.now() + (options.tokenTtlMs ?? 3_600_000);
-        const permissions = (body?.permissions as Record<string, string> | undefined) ?? { contents: 'write', issues: 'write', pull_requests: 'write', metadata: 'read' };
-        tokens.set(token, { kind: 'installation', installationId, repos: names ?? 'all', write: permissions.contents === 'write' || permissions.pull_requests === 'write' || permissions.issues === 'write', expiresAt });
+        const asked = body?.permissions as Record<string, string> | undefined;
+        const beyond = Object.entries(asked ?? {}).find(([name, level]) => (level !== 'read' && level !== 'write') || !grants(APP_PERMISSIONS[name], level as Level));
+        if (beyond) return refuse(req, res, 422, `The permissions requested are not granted to this installation: ${beyond[0]}=${beyond[1]}`);
+        // Metadata read comes with every token.
+        const permissions: Record<string, Level> = asked ? { ...(asked as Record<string, Level>), metadata: 'read' } : { ...APP_PERMISSIONS };
+        tokens.set(token, { kind: 'installation', installationId, repos: names ?? 'all', permissions, expiresAt });
         issuedTokens.push(token);
         return send(res, 201, { token, expires_at: new Date(expiresAt).toISOString().replace(/\.\d+Z$/, 'Z'), permissions, repository_selection: names ? 'selected' : 'all' });
       }
@@ -259,7 +308,6 @@ export async function startFakeGitHub(options: { appId?: number; slug?: string; 
         return p ? send(res, 200, pullJson(p)) : refuse(req, res, 404, 'Not Found');
       }
       case 'pulls/create': {
-        if (!canUseRepo(auth!, repo!, true)) return refuse(req, res, 403, 'Resource not accessible by integration');
         const head = String(body!.head);
         const base = String(body!.base);
         if (!(await branchExists(repo!, head))) return refuse(req, res, 422, `Validation Failed: head ${head} does not exist`);
@@ -267,12 +315,21 @@ export async function startFakeGitHub(options: { appId?: number; slug?: string; 
         if (head === base) return refuse(req, res, 422, 'Validation Failed: head and base are the same');
         const repoKey = key(repo!.owner, repo!.name);
         if (pulls.some((p) => p.repo === repoKey && p.head === head && p.state === 'open')) return refuse(req, res, 422, `A pull request already exists for ${repo!.owner}:${head}.`);
+        await hooks.beforePullCreate?.({ gitDir: repo!.gitDir, head, base });
+        if ((await commitsAhead(repo!, base, head)) === 0) {
+          // GitHub's answer for a head with nothing its base lacks. Not a refusal of a malformed call.
+          return send(res, 422, {
+            message: 'Validation Failed',
+            errors: [{ resource: 'PullRequest', code: 'custom', message: `No commits between ${base} and ${head}` }],
+            documentation_url: 'https://docs.github.com/rest/pulls/pulls#create-a-pull-request',
+            status: '422',
+          });
+        }
         const p: Pull = { number: nextId++, repo: repoKey, title: String(body!.title), body: String(body!.body ?? ''), head, headRepo: repoKey, base, draft: body!.draft === true, state: 'open', user: userOf(auth!) };
         pulls.push(p);
         return send(res, 201, pullJson(p));
       }
       case 'pulls/update': {
-        if (!canUseRepo(auth!, repo!, true)) return refuse(req, res, 403, 'Resource not accessible by integration');
         const p = pulls.find((x) => x.repo === key(repo!.owner, repo!.name) && x.number === num('pull_number'));
         if (!p) return refuse(req, res, 404, 'Not Found');
         if (typeof body?.body === 'string') p.body = body.body;
@@ -285,7 +342,6 @@ export async function startFakeGitHub(options: { appId?: number; slug?: string; 
         return send(res, 200, { ...u, name: u.login, html_url: `${htmlBase()}/${u.login}` });
       }
       default:
-        void write;
         return refuse(req, res, 501, `the fake does not implement ${operationId}`);
     }
   }
@@ -317,7 +373,7 @@ export async function startFakeGitHub(options: { appId?: number; slug?: string; 
     const auth = tokens.get(pass);
     const receive = service === 'git-receive-pack';
     const okUser = user === 'x-access-token' && auth?.kind === 'installation' && auth.expiresAt > Date.now();
-    if (!m || !repo || !okUser || !canUseRepo(auth!, repo, receive)) {
+    if (!m || !repo || !okUser || !mayUse(auth!, repo, 'contents', receive ? 'write' : 'read')) {
       gitRequests.push({ path: url.pathname, user, service: `${service} (refused)` });
       res.statusCode = okUser ? 404 : 401;
       if (!okUser) res.setHeader('WWW-Authenticate', 'Basic realm="GitHub"');
@@ -353,6 +409,7 @@ export async function startFakeGitHub(options: { appId?: number; slug?: string; 
     root,
     refused,
     calls,
+    hooks,
     issuedTokens,
     gitRequests,
     comments,

@@ -101,6 +101,9 @@ describe("SANDBOX_NETWORK=proxy (the default), through Patchbay's own compositio
     const waited = await sandbox.exec('sleep 0.2 & wait; echo waited', { timeoutMs: 20_000 });
     expect(waited.timedOut).toBe(false);
     expect(waited.stdout).toBe('waited\n');
+    // The relay's set-up shares the command's first line: errors name the lines the command has.
+    const missing = await sandbox.exec('true\nno_such_command_zz');
+    expect(missing.stderr).toMatch(/: 2: no_such_command_zz: not found/);
   });
 
   it("cannot reach Patchbay's port, the database's port or another loopback service, directly or through the proxy", async () => {
