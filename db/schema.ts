@@ -11,12 +11,12 @@ export interface Database {
   slack_posts: SlackPostsTable;
   github_installations: GitHubInstallationsTable;
   github_installation_repos: GitHubInstallationReposTable;
-  github_webhook_deliveries: GitHubWebhookDeliveriesTable;
   github_requests: GitHubRequestsTable;
   github_user_tokens: GitHubUserTokensTable;
   linear_webhook_deliveries: LinearWebhookDeliveriesTable;
   linear_agent_sessions: LinearAgentSessionsTable;
   linear_installations: LinearInstallationsTable;
+  inbound_deliveries: InboundDeliveriesTable;
 }
 
 type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
@@ -124,16 +124,6 @@ export interface GitHubInstallationReposTable {
   full_name: string;
 }
 
-export interface GitHubWebhookDeliveriesTable {
-  delivery_id: string;
-  event: string;
-  payload: Json;
-  received_at: Timestamp;
-  processed_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
-  attempts: Counter;
-  last_error: string | null;
-}
-
 export interface GitHubRequestsTable {
   id: Generated<number>;
   /** Null until the session service has taken the request (the row is made first, so no event is missed). */
@@ -189,4 +179,21 @@ export interface LinearInstallationsTable {
   token_ciphertext: string;
   scope: string;
   updated_at: Timestamp;
+}
+
+/** Every surface's verified deliveries, stored before the ack and worked from the job queue (migration 005). */
+export interface InboundDeliveriesTable {
+  id: Generated<string>;
+  source: string;
+  dedupe_key: string;
+  delivery_id: string | null;
+  kind: string;
+  body: string;
+  received_at: Timestamp;
+  queued_at: Timestamp | null;
+  status: ColumnType<'pending' | 'done' | 'ignored' | 'failed', 'pending' | 'done' | 'ignored' | 'failed' | undefined, 'pending' | 'done' | 'ignored' | 'failed'>;
+  attempts: Counter;
+  last_error: string | null;
+  outcome: string | null;
+  finished_at: Timestamp | null;
 }

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { Db } from '../db/database.ts';
 import type { Inbound, InboundOutcome } from '../src/core/inbound.ts';
+import type { DeliveryInbox, InboundSurface } from '../src/core/inbound-surface.ts';
 import type { GitCredentials, Publisher } from '../src/core/publisher.ts';
 import type { SessionRecord } from '../src/core/session-record.ts';
 import type { ThreadReplier } from '../src/core/thread-replier.ts';
@@ -9,6 +10,8 @@ import type { ThreadRef } from '../src/core/thread-ref.ts';
 
 /** What every integration gets from the composition root. */
 export type IntegrationContext = {
+  /** Where a receiver stores a verified delivery before acknowledging it (the inbound pipeline). */
+  inbox: DeliveryInbox;
   /** Hands a normalized command to the session service. Fast: it only writes and enqueues. */
   handle(inbound: Inbound): Promise<InboundOutcome>;
   /** Reads a session (for replies that need its state). */
@@ -28,12 +31,15 @@ export type IntegrationContext = {
 
 /**
  * An integration as the composition root wires it, by name: the thread replier (outbound), the
- * inbound HTTP routes (registered in their own Fastify scope, so they may parse raw bodies for
- * signatures), optional background connections (Slack Socket Mode), and the harness hooks it
- * offers (a publisher, git credentials). The root lists each hook kind and passes the lists on.
+ * inbound surface the pipeline drives after the ack, the HTTP routes its receiver serves
+ * (registered in their own Fastify scope, so they may parse raw bodies for signatures), optional
+ * background connections (Slack Socket Mode), and the harness hooks it offers (a publisher, git
+ * credentials). The root lists each hook kind and passes the lists on.
  */
 export type IntegrationModule = {
   replier: ThreadReplier;
+  /** Turns this integration's stored deliveries into Inbounds (see InboundSurface). */
+  surface?: InboundSurface;
   routes?: (app: FastifyInstance) => Promise<void>;
   start?: () => Promise<void>;
   stop?: () => Promise<void>;

@@ -1,4 +1,5 @@
 import pino, { type Logger } from 'pino';
+import pretty from 'pino-pretty';
 
 /** Paths whose values never reach a log line, wherever they turn up. */
 export const redactPaths = [
@@ -65,14 +66,39 @@ export function createValueRedactor(secrets: readonly string[] = []): (text: str
 }
 
 /**
+ * An error as a log line shows it: its type, message, code (and HTTP status), stack and cause, and
+ * nothing else, so an SDK or database error never drags its client, request or socket into the log.
+ */
+export function serializeError(error: unknown, depth = 0): Record<string, unknown> {
+  if (!(error instanceof Error)) return { message: typeof error === 'string' ? error : JSON.stringify(error) ?? String(error) };
+  const { code, status } = error as { code?: unknown; status?: unknown };
+  return {
+    type: error.name,
+    message: error.message,
+    ...((typeof code === 'string' || typeof code === 'number') && { code }),
+    ...(typeof status === 'number' && { status }),
+    ...(error.stack && { stack: error.stack }),
+    ...(error.cause !== undefined && depth < 3 && { cause: serializeError(error.cause, depth + 1) }),
+  };
+}
+
+/**
  * The one root logger. Library code gets it (or a child) as a parameter. `secrets` are the
  * configured secret values: they are replaced wherever they appear in a line, as are token-shaped
- * strings and credentials inside URLs.
+ * strings and credentials inside URLs. On a terminal, lines are for people (pino-pretty: one
+ * colored line per event); anywhere else they are JSON, one object per line.
  */
 export function createLogger(level: string, destination: NodeJS.WritableStream = process.stdout, secrets: readonly string[] = []): Logger {
   const redactValues = createValueRedactor(secrets);
+  const tty = (destination as { isTTY?: boolean }).isTTY === true;
+  const stream = tty ? pretty({ destination, colorize: true, singleLine: true, translateTime: 'HH:MM:ss.l', ignore: 'pid,hostname' }) : destination;
   return pino(
-    { level, redact: { paths: redactPaths, censor: CENSOR }, hooks: { streamWrite: redactValues } },
-    destination as pino.DestinationStream,
+    {
+      level,
+      redact: { paths: redactPaths, censor: CENSOR },
+      serializers: { err: serializeError, error: serializeError },
+      hooks: { streamWrite: redactValues },
+    },
+    stream as pino.DestinationStream,
   );
 }

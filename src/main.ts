@@ -15,6 +15,7 @@ import { createModelProvider } from './models/create-model-provider.ts';
 import type { ModelProvider } from './models/model-provider.ts';
 import { ScriptedScenario } from './models/scripted-provider.ts';
 import { createEventBus, type EventBus } from './sessions/event-bus.ts';
+import { createInboundPipeline, type InboundPipeline, type RetryPolicy } from './sessions/inbound-pipeline.ts';
 import { createRunQueue, type RunQueue } from './sessions/run-queue.ts';
 import { createSessionService, type SessionService } from './sessions/session-service.ts';
 import { createSessionStore, type SessionStore } from './sessions/session-store.ts';
@@ -30,6 +31,7 @@ export type Patchbay = {
   service: SessionService;
   bus: EventBus;
   queue: RunQueue;
+  inbound: InboundPipeline;
   sandboxes: SandboxProvider;
   model: ModelProvider;
   server?: ApiServer;
@@ -52,6 +54,8 @@ export type StartOptions = {
   integrations?: (context: IntegrationContext) => Promise<IntegrationModule[]>;
   /** Queue tuning, for tests that kill workers. */
   queue?: { heartbeatSeconds?: number; monitorIntervalSeconds?: number; pollingIntervalSeconds?: number };
+  /** Inbound pipeline tuning, for tests of retries. */
+  inbound?: { retry?: RetryPolicy; pollingIntervalSeconds?: number };
 };
 
 /** The composition root: builds every client from the config and wires the layers together. */
@@ -111,8 +115,18 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
       if (reclaimed > 0) log.info({ runs: reclaimed }, 'took back runs of a server that stopped without finishing them');
     }
     const service = createSessionService({ store, queue, log });
+    const inbound = createInboundPipeline({
+      db: database.db,
+      boss: queue.boss,
+      handle: service.handle,
+      log,
+      heartbeatSeconds: options.queue?.heartbeatSeconds ?? config.worker.heartbeatSeconds,
+      ...(options.inbound?.retry && { retry: options.inbound.retry }),
+      pollingIntervalSeconds: options.inbound?.pollingIntervalSeconds ?? options.queue?.pollingIntervalSeconds ?? 2,
+    });
     const modules = options.integrations
       ? await options.integrations({
+          inbox: inbound,
           handle: service.handle,
           getSession: store.get,
           findSession: store.findByThread,
@@ -166,12 +180,13 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
       cleanups.push(() => notifier.close());
     }
 
-    const patchbay: Patchbay = { config, log, database, store, service, bus, queue, sandboxes, model, close, lost: database.lost };
+    const patchbay: Patchbay = { config, log, database, store, service, bus, queue, inbound, sandboxes, model, close, lost: database.lost };
     if (options.serve) {
       const server = createServer({
         service,
         store,
         bus,
+        deliveries: inbound,
         log,
         publicUrl: config.publicUrl,
         dataDir: config.dataDir,
@@ -189,6 +204,13 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
       if (!module.start) continue;
       await module.start();
       if (module.stop) cleanups.push(module.stop);
+    }
+    // Deliveries stored by any process (or before a crash) are worked by every process with surfaces,
+    // once those are connected; stopped before them at shutdown.
+    const surfaces = modules.flatMap((m) => (m.surface ? [m.surface] : []));
+    if (surfaces.length > 0) {
+      await inbound.start(surfaces);
+      cleanups.push(() => inbound.stop());
     }
     return patchbay;
   } catch (error) {

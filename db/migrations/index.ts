@@ -3,11 +3,12 @@ import * as m001 from './001-sessions.ts';
 import * as m002 from './002-thread-delivery.ts';
 import * as m003 from './003-slack.ts';
 import * as m004 from './004-github.ts';
+import * as m005 from './005-inbound-deliveries.ts';
 import * as m007 from './007-linear.ts';
 
 /** Migrations in order. Add new ones here; never edit one that has shipped. */
 export const migrationProvider: MigrationProvider = {
   async getMigrations(): Promise<Record<string, Migration>> {
-    return { '001-sessions': m001, '002-thread-delivery': m002, '003-slack': m003, '004-github': m004, '007-linear': m007 };
+    return { '001-sessions': m001, '002-thread-delivery': m002, '003-slack': m003, '004-github': m004, '005-inbound-deliveries': m005, '007-linear': m007 };
   },
 };

@@ -7,7 +7,7 @@ import { createGitHubReplier } from './github-replier.ts';
 import { createPublisher } from './github-publish.ts';
 import { githubRoutes, oauthStartLink } from './github-routes.ts';
 import { createGitHubStore } from './github-store.ts';
-import { createWebhookWorker } from './github-webhook-worker.ts';
+import { createGitHubSurface } from './github-surface.ts';
 import { createSecretBox } from './secret-box.ts';
 
 /**
@@ -22,7 +22,7 @@ export type GitHubModule = IntegrationModule & {
   installedRepos: () => Promise<string[]>;
 };
 
-export async function createGitHubModule(config: GitHubConfig, context: IntegrationContext, options: { sweepMs?: number } = {}): Promise<GitHubModule> {
+export async function createGitHubModule(config: GitHubConfig, context: IntegrationContext): Promise<GitHubModule> {
   const log = context.log.child({ integration: 'github' });
   let privateKey = config.privateKey;
   if (!privateKey && config.privateKeyPath) {
@@ -42,7 +42,7 @@ export async function createGitHubModule(config: GitHubConfig, context: Integrat
     log,
   });
   const box = config.secretKey ? createSecretBox(config.secretKey) : undefined;
-  const worker = createWebhookWorker({ client, store, context, gitUrl: config.gitUrl, triggerLabel: config.triggerLabel, log, ...(options.sweepMs && { sweepMs: options.sweepMs }) });
+  const surface = createGitHubSurface({ client, store, context, gitUrl: config.gitUrl, triggerLabel: config.triggerLabel, log });
   const publish = createPublisher({ client, store, context, ...(box && { box }), gitUrl: config.gitUrl, draft: config.draft, log });
   const signInLink =
     config.oauth && box ? (actor: { source: string; id: string }) => oauthStartLink(box, context.publicUrl, actor) : undefined;
@@ -53,7 +53,7 @@ export async function createGitHubModule(config: GitHubConfig, context: Integrat
     routes: githubRoutes({
       webhookSecret: config.webhookSecret,
       store,
-      worker,
+      inbox: context.inbox,
       client,
       ...(config.oauth && box && { oauth: { clientId: config.oauth.clientId, box, gitUrl: config.gitUrl, publicUrl: context.publicUrl } }),
       log,
@@ -62,9 +62,9 @@ export async function createGitHubModule(config: GitHubConfig, context: Integrat
       // Fails start-up on a wrong App ID or key, with one clear line, instead of at the first webhook.
       const bot = await client.identity();
       log.info({ bot: bot.login }, 'GitHub App ready');
-      worker.start();
     },
-    stop: () => worker.stop(),
+    stop: () => surface.stop(),
+    surface,
     publisher: { name: 'github', publish },
     gitCredentials: { name: 'github', gitEnv: (repo) => client.gitEnv(repo) },
   };

@@ -1,10 +1,11 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
+import type { DeliveryInbox } from '../../src/core/inbound-surface.ts';
 import type { GitHubClient } from './github-client.ts';
 import type { GitHubStore } from './github-store.ts';
+import { githubDedupeKey } from './github-surface.ts';
 import type { SecretBox } from './secret-box.ts';
-import type { WebhookWorker } from './github-webhook-worker.ts';
 
 /** Whether `signature` is `sha256=` + hex HMAC-SHA256 of the raw body under the webhook secret. */
 export function verifySignature(secret: string, body: Buffer, signature: string | undefined): boolean {
@@ -18,13 +19,14 @@ const header = (value: string | string[] | undefined) => (Array.isArray(value) ?
 
 /**
  * POST /github/webhooks: verifies the signature on the raw body (401 and nothing else when it is
- * wrong), queues the delivery in the database (a redelivered id is acknowledged and dropped), and
- * answers at once; the worker does the rest. Also the sign-in routes when OAuth is configured.
+ * wrong), stores the delivery in the inbound pipeline (a delivery whose meaning was stored before,
+ * a redelivery or a replay, is acknowledged and dropped), and answers at once; the pipeline and the
+ * GitHub surface do the rest. Also the sign-in routes when OAuth is configured.
  */
 export function githubRoutes(deps: {
   webhookSecret: string;
   store: GitHubStore;
-  worker: WebhookWorker;
+  inbox: DeliveryInbox;
   client: GitHubClient;
   oauth?: { clientId: string; box: SecretBox; gitUrl: string; publicUrl: string };
   log: Logger;
@@ -49,14 +51,16 @@ export function githubRoutes(deps: {
         return reply.code(200).send({ ok: false, ignored: reason });
       };
       if (!event || !deliveryId) return drop('X-GitHub-Event and X-GitHub-Delivery are required');
+      const text = body.toString('utf8');
+      let payload: unknown;
       try {
-        JSON.parse(body.toString('utf8'));
+        payload = JSON.parse(text);
       } catch {
         return drop('body is not JSON');
       }
-      const fresh = await deps.store.enqueueDelivery(deliveryId, event, body.toString('utf8'));
-      if (!fresh) return reply.code(200).send({ ok: true, duplicate: true });
-      deps.worker.kick();
+      if (typeof payload !== 'object' || payload === null) return drop('body is not a JSON object');
+      const stored = await deps.inbox.accept({ source: 'github', dedupeKey: githubDedupeKey(text, payload as Record<string, unknown>), deliveryId, kind: event, body: text });
+      if (stored === 'duplicate') return reply.code(200).send({ ok: true, duplicate: true });
       return reply.code(202).send({ ok: true });
     });
 

@@ -17,8 +17,6 @@ export type GitHubRequest = {
   finished: boolean;
 };
 
-export type PendingDelivery = { deliveryId: string; event: string; payload: unknown; attempts: number };
-
 export type GitHubStore = ReturnType<typeof createGitHubStore>;
 
 /** The GitHub integration's own tables (migration 004). */
@@ -96,55 +94,6 @@ export function createGitHubStore(db: Db) {
         .where('github_installations.suspended', '=', false)
         .executeTakeFirst();
       return row?.id;
-    },
-
-    /** Queues a webhook delivery; false when this delivery id was queued before (a redelivery). */
-    async enqueueDelivery(deliveryId: string, event: string, payload: string): Promise<boolean> {
-      const row = await db
-        .insertInto('github_webhook_deliveries')
-        .values({ delivery_id: deliveryId, event, payload })
-        .onConflict((oc) => oc.column('delivery_id').doNothing())
-        .returning('delivery_id')
-        .executeTakeFirst();
-      return row !== undefined;
-    },
-
-    /**
-     * Works the oldest pending deliveries one at a time, each under a row lock (SKIP LOCKED, so
-     * several processes share the queue). `work` returning normally marks the delivery done; a throw
-     * records the error and leaves it for a later try, up to `maxAttempts`.
-     */
-    async workPending(work: (delivery: PendingDelivery) => Promise<void>, options: { limit?: number; maxAttempts?: number } = {}): Promise<number> {
-      let done = 0;
-      for (let i = 0; i < (options.limit ?? 20); i++) {
-        const worked = await db.transaction().execute(async (trx) => {
-          const row = await trx
-            .selectFrom('github_webhook_deliveries')
-            .select(['delivery_id', 'event', 'payload', 'attempts'])
-            .where('processed_at', 'is', null)
-            .where('attempts', '<', options.maxAttempts ?? 5)
-            .orderBy('received_at')
-            .limit(1)
-            .forUpdate()
-            .skipLocked()
-            .executeTakeFirst();
-          if (!row) return false;
-          try {
-            await work({ deliveryId: row.delivery_id, event: row.event, payload: row.payload, attempts: row.attempts });
-            await trx.updateTable('github_webhook_deliveries').set({ processed_at: sql`now()`, attempts: row.attempts + 1, last_error: null }).where('delivery_id', '=', row.delivery_id).execute();
-          } catch (error) {
-            await trx
-              .updateTable('github_webhook_deliveries')
-              .set({ attempts: row.attempts + 1, last_error: String((error as Error).message ?? error).slice(0, 2000) })
-              .where('delivery_id', '=', row.delivery_id)
-              .execute();
-          }
-          return true;
-        });
-        if (!worked) break;
-        done++;
-      }
-      return done;
     },
 
     /** Made before the session service sees the request, so deliveries never run ahead of it. */

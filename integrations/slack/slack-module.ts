@@ -1,13 +1,12 @@
-import type { App } from '@slack/bolt';
 import { WebClient, type RetryOptions } from '@slack/web-api';
 import type { IntegrationContext, IntegrationModule } from '../integration-module.ts';
 import { PatchbayError } from '../../src/core/errors.ts';
 import { createActorDirectory } from './slack-actors.ts';
-import { boltLogger, createSlackApp, createSocketReceiver } from './slack-app.ts';
 import type { SlackConfig } from './slack-env.ts';
-import { createSlackInbound } from './slack-inbound.ts';
-import { createFastifyReceiver } from './slack-receiver.ts';
+import { createSlackInbound, createSlackSurface, slackRoutes, type SlackInbound } from './slack-inbound.ts';
+import { slackLogger } from './slack-logger.ts';
 import { createSlackReplier } from './slack-replier.ts';
+import { createSlackSocket } from './slack-socket.ts';
 import { createSlackStore } from './slack-store.ts';
 
 export type SlackModuleOptions = {
@@ -28,22 +27,24 @@ const defaultRetry: RetryOptions = { retries: 5, factor: 2, minTimeout: 1_000, m
 
 /**
  * Slack as Patchbay's front door: events over HTTP (POST /slack/events, signed) or Socket Mode
- * (SLACK_APP_TOKEN), thread replies out through the Web API at SLACK_API_URL.
+ * (SLACK_APP_TOKEN) into the inbound pipeline, worked by the Slack surface after the ack; thread
+ * replies out through the Web API at SLACK_API_URL.
  */
 export function createSlackModule(options: SlackModuleOptions): IntegrationModule {
   const { config, context } = options;
   const log = context.log.child({ integration: 'slack' });
   const retryConfig = options.retryConfig ?? defaultRetry;
-  const web = new WebClient(config.botToken, { slackApiUrl: config.apiUrl, retryConfig, rejectRateLimitedCalls: false, logger: boltLogger(log) });
+  const web = new WebClient(config.botToken, { slackApiUrl: config.apiUrl, retryConfig, rejectRateLimitedCalls: false, logger: slackLogger(log) });
   const store = createSlackStore(context.db);
   const repoUrlFor = options.repoUrlFor ?? ((owner, repo) => `https://github.com/${owner}/${repo}`);
   const socketMode = Boolean(config.appToken);
-  const httpReceiver = !socketMode ? createFastifyReceiver({ signingSecret: config.signingSecret!, log }) : undefined;
-  let app: App | undefined;
+  const socket = socketMode ? createSlackSocket({ appToken: config.appToken!, apiUrl: config.apiUrl, inbox: context.inbox, log }) : undefined;
+  let inbound: SlackInbound | undefined;
 
   return {
     replier: createSlackReplier({ web, store, publicUrl: context.publicUrl, log }),
-    ...(httpReceiver && { routes: (fastify) => httpReceiver.routes(fastify) }),
+    surface: createSlackSurface({ inbound: () => inbound, web }),
+    ...(!socketMode && { routes: slackRoutes({ signingSecret: config.signingSecret!, inbox: context.inbox, log }) }),
     async start() {
       let auth;
       try {
@@ -52,7 +53,7 @@ export function createSlackModule(options: SlackModuleOptions): IntegrationModul
         throw new PatchbayError('config_invalid', `Slack refused SLACK_BOT_TOKEN (auth.test: ${(error as Error).message}): check the token on the app's OAuth & Permissions page`, { cause: error });
       }
       const botUserId = auth.user_id ?? '';
-      const inbound = createSlackInbound({
+      inbound = createSlackInbound({
         context,
         store,
         web,
@@ -63,23 +64,11 @@ export function createSlackModule(options: SlackModuleOptions): IntegrationModul
         ...(options.repoHosts && { repoHosts: options.repoHosts }),
         ...(options.signInLink && { signInLink: options.signInLink }),
       });
-      const receiver = httpReceiver ?? createSocketReceiver({ appToken: config.appToken!, apiUrl: config.apiUrl, log });
-      app = createSlackApp({
-        botToken: config.botToken,
-        botId: auth.bot_id ?? '',
-        botUserId,
-        apiUrl: config.apiUrl,
-        retryConfig,
-        receiver,
-        inbound,
-        recordDelivery: (eventId) => context.recordDelivery('slack', eventId),
-        log,
-      });
-      if (socketMode) await app.start();
+      await socket?.start();
       log.info({ mode: socketMode ? 'socket' : 'http', botUserId }, 'Slack connected');
     },
     async stop() {
-      if (socketMode) await app?.stop();
+      await socket?.stop();
     },
   };
 }

@@ -3,8 +3,10 @@ import Fastify, { LogController, type FastifyInstance, type RawServerDefault } f
 import { sql } from 'kysely';
 import type { Logger } from 'pino';
 import type { EventBus } from '../sessions/event-bus.ts';
+import type { InboundPipeline } from '../sessions/inbound-pipeline.ts';
 import type { SessionService } from '../sessions/session-service.ts';
 import type { SessionStore } from '../sessions/session-store.ts';
+import { registerDeliveryRoutes } from './delivery-routes.ts';
 import { errorReply } from './error-reply.ts';
 import { createAccessCheck, registerPageAuth } from './page-auth.ts';
 import { isLoopbackHost } from './host-check.ts';
@@ -21,6 +23,8 @@ export type ServerDeps = {
   service: SessionService;
   store: SessionStore;
   bus: EventBus;
+  /** The inbound pipeline's stored deliveries, for GET /api/deliveries. */
+  deliveries?: Pick<InboundPipeline, 'list'>;
   log: Logger;
   /** When set, every /api route needs `Authorization: Bearer <apiToken>`. */
   apiToken?: string;
@@ -114,6 +118,7 @@ export function createServer(deps: ServerDeps): ApiServer {
     ...(deps.publicUrl && { publicUrl: deps.publicUrl }),
     ...(deps.dataDir && { dataDir: deps.dataDir }),
   });
+  if (deps.deliveries) registerDeliveryRoutes(app, deps.deliveries);
   registerPageAuth(app, {
     ...(deps.apiToken && { apiToken: deps.apiToken }),
     ...(check && { check }),

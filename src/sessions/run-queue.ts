@@ -42,7 +42,7 @@ export type RunQueueOptions = {
  * one queued per session, so runs of a session never overlap and a burst of messages costs one
  * extra run, not one each. Jobs carry only the session id; everything else is in the database.
  */
-export async function createRunQueue(options: RunQueueOptions): Promise<RunQueue> {
+export async function createRunQueue(options: RunQueueOptions): Promise<RunQueue & { boss: PgBoss }> {
   const { log } = options;
   const heartbeatSeconds = options.heartbeatSeconds ?? 30;
   const boss = new PgBoss({
@@ -79,6 +79,8 @@ export async function createRunQueue(options: RunQueueOptions): Promise<RunQueue
   }
 
   return {
+    /** The started pg-boss instance, shared with the inbound pipeline's queue (one pool, one monitor). */
+    boss,
     async enqueue(sessionId) {
       await boss.send(QUEUE, { sessionId } satisfies RunJob, { singletonKey: sessionId });
     },

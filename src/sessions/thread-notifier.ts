@@ -14,7 +14,7 @@ export type ThreadNotifier = { flush(sessionId: string): Promise<void>; close():
  * Tells every thread of a session what happened, through the thread replier of the thread's source.
  * Each thread has a cursor in the database (`delivered_seq`), advanced only after its replier took
  * the events, so a crash or an outage delays a reply but never loses it; on start and on a timer
- * it catches up with threads that are behind. Threads are locked while delivering (SKIP LOCKED),
+ * it catches up with threads that are behind. Threads are locked while replying (SKIP LOCKED),
  * so several processes never reply twice.
  */
 export function startThreadNotifier(deps: {
@@ -80,7 +80,7 @@ export function startThreadNotifier(deps: {
       .execute();
   }
 
-  async function deliverSession(sessionId: string): Promise<void> {
+  async function replyInThreads(sessionId: string): Promise<void> {
     if (sources.length === 0) return;
     const session = await store.get(sessionId);
     if (!session) return;
@@ -155,8 +155,8 @@ export function startThreadNotifier(deps: {
       again.add(sessionId);
       return current;
     }
-    const next = withSlot(() => deliverSession(sessionId))
-      .catch((error: unknown) => log.error({ err: error, sessionId }, 'thread delivery failed'))
+    const next = withSlot(() => replyInThreads(sessionId))
+      .catch((error: unknown) => log.error({ err: error, sessionId }, 'thread reply failed'))
       .finally(() => {
         running.delete(sessionId);
         if (again.delete(sessionId) && !controller.signal.aborted) void flush(sessionId);

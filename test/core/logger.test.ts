@@ -28,7 +28,9 @@ describe('the root logger', () => {
     expect(line.msg).toBe('failed');
     expect(line.config.baseUrl).toBe('https://api.example');
     expect(line.err.message).toBe('bad_verification_code');
-    expect(line.err.request.url).toBe('https://github.example/login/oauth/access_token');
+    expect(line.err.status).toBe(401);
+    // The error's message, code, status and stack; never the SDK's request object.
+    expect(line.err.request).toBeUndefined();
   });
 
   it('redacts configured secret values, token shapes and URL credentials wherever they appear', () => {
@@ -85,5 +87,39 @@ describe('the root logger', () => {
     // Ordinary words are left alone.
     log.info('sk-learn and ghs_ alone are not tokens; https://example.org/a@b stays');
     expect(JSON.parse(lines.at(-1)!).msg).toBe('sk-learn and ghs_ alone are not tokens; https://example.org/a@b stays');
+  });
+
+  it('logs an error as its message, code and stack, never the client it carries (a pg error at Ctrl-C)', () => {
+    const { log, lines } = capture();
+    const client = { connectionParameters: { user: 'patchbay', host: '127.0.0.1' }, _queryable: false, _ending: true, processID: 4242 };
+    const err = Object.assign(new Error('Connection terminated unexpectedly', { cause: new Error('read ECONNRESET') }), { code: '57P01', client });
+    log.warn({ err }, 'query failed');
+    const line = JSON.parse(lines.join('')) as { err: Record<string, unknown> };
+    expect(Object.keys(line.err).sort()).toEqual(['cause', 'code', 'message', 'stack', 'type']);
+    expect(line.err).toMatchObject({ type: 'Error', message: 'Connection terminated unexpectedly', code: '57P01', cause: { message: 'read ECONNRESET' } });
+    expect(String(line.err.stack)).toContain('logger.test.ts');
+    expect(lines.join('')).not.toContain('connectionParameters');
+  });
+
+  it('writes one pretty, colored line per event to a terminal, and JSON anywhere else', () => {
+    const lines: string[] = [];
+    const terminal = Object.assign(
+      new Writable({
+        write(chunk, _encoding, done) {
+          lines.push(String(chunk));
+          done();
+        },
+      }),
+      { isTTY: true },
+    );
+    const log = createLogger('info', terminal, ['terminal-secret-value']);
+    log.info({ sessionId: 's1', note: 'terminal-secret-value' }, 'session started');
+    expect(lines).toHaveLength(1);
+    const line = lines[0]!;
+    expect(() => JSON.parse(line)).toThrow();
+    expect(line).toContain('session started');
+    expect(line).toContain('\u001b[');
+    expect(line.trimEnd().split('\n')).toHaveLength(1);
+    expect(line).not.toContain('terminal-secret-value');
   });
 });

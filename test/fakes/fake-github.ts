@@ -75,6 +75,8 @@ export async function startFakeGitHub(options: { appId?: number; slug?: string; 
   const pulls: Pull[] = [];
   const issueReactions: { repo: string; number: number; content: string }[] = [];
   const refused: { method: string; path: string; status: number; message: string }[] = [];
+  /** Operations answered with an error until cleared (an App that lost a permission, an outage). */
+  const failures = new Map<string, { status: number; message: string }>();
   const calls: { method: string; path: string; operationId: string; as: string }[] = [];
   const issuedTokens: string[] = [];
   const gitRequests: { path: string; user: string; service: string }[] = [];
@@ -221,6 +223,8 @@ export async function startFakeGitHub(options: { appId?: number; slug?: string; 
     const auth = 'jwt' in who ? undefined : who.auth;
     if (repo && auth && !canSeeRepo(auth, repo)) return refuse(req, res, 404, 'Not Found');
     const num = (name: string) => Number(params[name]);
+    const failure = failures.get(operationId);
+    if (failure) return refuse(req, res, failure.status, failure.message);
     const need = NEEDS[operationId];
     if (repo && auth && need) {
       const issueNumber = params.issue_number ?? (operationId === 'reactions/create-for-issue-comment' || operationId === 'issues/update-comment' ? String(comments.get(num('comment_id'))?.number) : undefined);
@@ -416,6 +420,13 @@ export async function startFakeGitHub(options: { appId?: number; slug?: string; 
     reviewComments,
     pulls,
     issueReactions,
+    /** Answers every call of `operationId` with this status and message until `restore` (also recorded in `refused`). */
+    fail(operationId: string, status: number, message: string): void {
+      failures.set(operationId, { status, message });
+    },
+    restore(operationId: string): void {
+      failures.delete(operationId);
+    },
     addUser(login: string, type: 'User' | 'Bot' = 'User'): User {
       const user = { login, id: nextId++, type };
       users.set(login, user);

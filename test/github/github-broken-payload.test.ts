@@ -24,7 +24,7 @@ describe('GitHub webhooks: a signed delivery that cannot be read is logged and a
   const entries = () => app.logLines.map((line) => JSON.parse(line) as LogEntry);
   const warningsAbout = (deliveryId: string) => entries().filter((e) => e.level >= 40 && (e.deliveryId === deliveryId || e.delivery === deliveryId));
   const row = (deliveryId: string) =>
-    app.database.db.selectFrom('github_webhook_deliveries').select(['processed_at', 'attempts']).where('delivery_id', '=', deliveryId).executeTakeFirst();
+    app.database.db.selectFrom('inbound_deliveries').select(['finished_at as processed_at', 'attempts', 'status']).where('delivery_id', '=', deliveryId).executeTakeFirst();
 
   it('acknowledges a signed body that is not JSON with 200, logs it, and queues nothing', async () => {
     const body = '{"action":"created",';

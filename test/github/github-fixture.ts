@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import { loadConfig } from '../../src/config.ts';
-import { startPatchbay, type Patchbay } from '../../src/main.ts';
+import { startPatchbay, type Patchbay, type StartOptions } from '../../src/main.ts';
 import type { ModelProvider } from '../../src/models/model-provider.ts';
 import { buildIntegrations } from '../../src/wire-integrations.ts';
 import type { FakeGitHub } from '../fakes/fake-github.ts';
@@ -14,7 +14,12 @@ export const webhookSecret = 'fake-webhook-secret-for-tests';
 export type GitHubPatchbay = Patchbay & { url: string; dataDir: string; logLines: string[]; dispose(): Promise<void> };
 
 /** The whole Patchbay (real database, worker, sandbox, HTTP server) configured for the fake GitHub. */
-export async function startGitHubPatchbay(fake: FakeGitHub, model: ModelProvider | undefined, env: Record<string, string> = {}): Promise<GitHubPatchbay> {
+export async function startGitHubPatchbay(
+  fake: FakeGitHub,
+  model: ModelProvider | undefined,
+  env: Record<string, string> = {},
+  options: Pick<StartOptions, 'inbound'> = {},
+): Promise<GitHubPatchbay> {
   const dataDir = await mkdtemp(join(tmpdir(), 'patchbay-gh-'));
   const database = await createTestDatabase();
   const logLines: string[] = [];
@@ -38,6 +43,7 @@ export async function startGitHubPatchbay(fake: FakeGitHub, model: ModelProvider
     // Without a model here, the one the environment configures (MODEL_PROVIDER, …) is built.
     ...(model && { model }),
     queue: { pollingIntervalSeconds: 0.5 },
+    ...options,
     integrations: (context) => buildIntegrations(config, context),
   });
   return {

@@ -89,7 +89,7 @@ describe('GitHub end to end (fake GitHub with the REST spec and git http-backend
     const sent = await sendWebhook(webhooks(), webhookSecret, 'issue_comment', payload, { signature: `sha256=${'0'.repeat(64)}` });
     expect(sent.status).toBe(401);
     expect(sent.text).toBe('');
-    const rows = await app.database.db.selectFrom('github_webhook_deliveries').select('delivery_id').execute();
+    const rows = await app.database.db.selectFrom('inbound_deliveries').select('delivery_id').execute();
     expect(rows).toEqual([]);
   });
 

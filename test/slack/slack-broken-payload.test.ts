@@ -1,7 +1,8 @@
 import Fastify from 'fastify';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createFastifyReceiver } from '../../integrations/slack/slack-receiver.ts';
+import { slackRoutes } from '../../integrations/slack/slack-inbound.ts';
+import type { ReceivedDelivery } from '../../src/core/inbound-surface.ts';
 import { signBody } from '../fakes/fake-slack-events.ts';
 
 const SECRET = 'broken-payload-test-signing-secret';
@@ -10,11 +11,12 @@ describe('Slack receiver: a signed request whose body cannot be read', () => {
   const lines: string[] = [];
   const log = pino({ level: 'info' }, { write: (line: string) => void lines.push(line) });
   const server = Fastify();
+  const stored: ReceivedDelivery[] = [];
+  const inbox = { accept: async (delivery: ReceivedDelivery) => (stored.push(delivery), 'accepted' as const) };
   let url = '';
 
   beforeAll(async () => {
-    const receiver = createFastifyReceiver({ signingSecret: SECRET, log });
-    await server.register((scope) => receiver.routes(scope));
+    await server.register(slackRoutes({ signingSecret: SECRET, inbox, log }));
     url = `${await server.listen({ host: '127.0.0.1', port: 0 })}/slack/events`;
   });
   afterAll(() => server.close());
@@ -30,11 +32,13 @@ describe('Slack receiver: a signed request whose body cannot be read', () => {
     expect(response.status).toBe(200);
     const logged = lines.slice(before).map((line) => JSON.parse(line) as { level: number; msg: string });
     expect(logged.some((entry) => entry.level >= 40 && /Slack request body/.test(entry.msg))).toBe(true);
+    expect(stored).toEqual([]);
   });
 
   it.each([['application/json'], ['text/plain'], ['application/octet-stream']])('refuses a %s body with a bad signature with 401', async (contentType) => {
     const signed = signBody('not-the-secret', '{"type":"event_callback","event":', { contentType });
     const response = await fetch(url, { method: 'POST', headers: signed.headers, body: signed.body });
     expect(response.status).toBe(401);
+    expect(stored).toEqual([]);
   });
 });

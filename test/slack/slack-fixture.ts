@@ -7,6 +7,7 @@ import { createScriptedProvider, type ScriptedTurn } from '../../src/models/scri
 import type { ModelMessage } from '../../src/models/model-provider.ts';
 import { createSlackModule } from '../../integrations/slack/slack-module.ts';
 import type { RetryOptions } from '@slack/web-api';
+import type { StartOptions } from '../../src/main.ts';
 
 export const BOT_TOKEN = 'xoxb-test-0000-bot';
 export const APP_TOKEN = 'xapp-1-test-0000-app';
@@ -33,7 +34,13 @@ export type SlackFixture = {
 
 /** Patchbay with the Slack module over HTTP against the fake Web API, sessions cloning a local bare repo. */
 export async function startSlackFixture(
-  options: { socket?: { url: string }; retryConfig?: RetryOptions; signInLink?: (actor: { source: string; id: string }) => string } = {},
+  options: {
+    socket?: { url: string };
+    retryConfig?: RetryOptions;
+    signInLink?: (actor: { source: string; id: string }) => string;
+    /** Inbound pipeline tuning (retries), passed to startPatchbay. */
+    inbound?: StartOptions['inbound'];
+  } = {},
 ): Promise<SlackFixture> {
   const remote = await createRemote();
   const slack = await startFakeSlackApi({ botToken: BOT_TOKEN, appToken: APP_TOKEN, users, channels: [...DEFAULT_CHANNELS, 'D0BOBDM01'] });
@@ -43,6 +50,7 @@ export async function startSlackFixture(
   const app = await startTestPatchbay({
     model,
     serve: true,
+    ...(options.inbound && { inbound: options.inbound }),
     integrations: async (context) => [
       createSlackModule({
         config: { botToken: BOT_TOKEN, apiUrl: slack.apiUrl, ...(options.socket ? { appToken: APP_TOKEN } : { signingSecret: SIGNING_SECRET }) },

@@ -1,14 +1,16 @@
+import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import type { Actor } from '../../src/core/actor.ts';
 import type { Inbound } from '../../src/core/inbound.ts';
+import type { InboundSurface, Normalized, StoredDelivery } from '../../src/core/inbound-surface.ts';
 import { threadKey, type ThreadRef } from '../../src/core/thread-ref.ts';
 import type { IntegrationContext } from '../integration-module.ts';
 import { classifyWebhook, PullRequest, type WorkRequest } from './classify-webhook.ts';
 import type { GitHubClient, PatchbayOctokit } from './github-client.ts';
 import { addEyes, postComment, type CommentPlace } from './github-comments.ts';
 import { gitHubRepoUrl } from './github-repo-url.ts';
-import type { GitHubStore, PendingDelivery } from './github-store.ts';
+import type { GitHubStore } from './github-store.ts';
 
 const writeRoles = new Set(['admin', 'maintain', 'write']);
 
@@ -24,49 +26,78 @@ const InstallationEvent = z.object({
   repositories_removed: z.array(z.object({ id: z.number(), full_name: z.string() }).passthrough()).optional(),
 });
 
-export type WebhookWorker = { kick(): void; start(): void; stop(): Promise<void>; drain(): Promise<number> };
+/**
+ * What a GitHub webhook means, from its signed body alone: the comment and its action, the review,
+ * the issue and its label change; anything else by the body's hash. A redelivery, or the same body
+ * replayed under a new X-GitHub-Delivery or X-GitHub-Event, has the same key.
+ */
+export function githubDedupeKey(body: string, payload: Record<string, unknown>): string {
+  const action = typeof payload.action === 'string' ? payload.action : '';
+  const comment = payload.comment as { id?: unknown; updated_at?: unknown } | undefined;
+  const review = payload.review as { id?: unknown; submitted_at?: unknown } | undefined;
+  const issue = payload.issue as { id?: unknown; updated_at?: unknown } | undefined;
+  const label = payload.label as { name?: unknown } | undefined;
+  if (comment && typeof comment.id === 'number') return `${issue ? 'issue-comment' : 'review-comment'}:${comment.id}:${action}:${String(comment.updated_at ?? '')}`;
+  if (review && typeof review.id === 'number') return `review:${review.id}:${action}:${String(review.submitted_at ?? '')}`;
+  if (issue && typeof issue.id === 'number') return `issue:${issue.id}:${action}:${String(label?.name ?? '')}:${String(issue.updated_at ?? '')}`;
+  return `body:${createHash('sha256').update(body).digest('hex')}`;
+}
+
+export type GitHubSurface = InboundSurface & { stop(): Promise<void> };
 
 /**
- * Works queued webhook deliveries after they were acknowledged: installation bookkeeping, and
- * requests for work (permission check, 👀, progress comment, hand-off to the session service).
+ * GitHub's inbound half, as the pipeline drives it after the ack: installation bookkeeping, and
+ * requests for work (permission check, the request's progress comment, 👀, hand-off to the
+ * session service). Every step is safe to repeat on a retry.
  */
-export function createWebhookWorker(deps: {
+export function createGitHubSurface(deps: {
   client: GitHubClient;
   store: GitHubStore;
-  context: IntegrationContext;
+  context: Pick<IntegrationContext, 'findSession'>;
   gitUrl: string;
   triggerLabel: string;
   log: Logger;
-  sweepMs?: number;
-}): WebhookWorker {
+}): GitHubSurface {
   const { client, store, context, log } = deps;
-  let running: Promise<number> | undefined;
-  let again = false;
-  let timer: NodeJS.Timeout | undefined;
   const acks = new Set<Promise<void>>();
 
-  async function workDelivery(delivery: PendingDelivery): Promise<void> {
-    const dlog = log.child({ deliveryId: delivery.deliveryId, event: delivery.event });
+  function parse(delivery: StoredDelivery): Record<string, unknown> | undefined {
+    try {
+      const payload: unknown = JSON.parse(delivery.body);
+      return typeof payload === 'object' && payload !== null ? (payload as Record<string, unknown>) : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  async function normalize(delivery: StoredDelivery): Promise<Normalized> {
+    const dlog = log.child({ deliveryId: delivery.deliveryId, event: delivery.kind });
+    const payload = parse(delivery);
+    if (!payload) return { kind: 'ignore', reason: 'the body is not a JSON object' };
     const bot = await client.identity();
-    const classified = classifyWebhook(delivery.event, delivery.payload, bot, deps.triggerLabel);
+    const classified = classifyWebhook(delivery.kind, payload, bot, deps.triggerLabel);
     switch (classified.kind) {
       case 'ignore':
-        dlog.debug({ reason: classified.reason }, 'webhook ignored');
-        return;
+        return { kind: 'ignore', reason: classified.reason };
       case 'broken':
         dlog.warn({ reason: classified.reason }, 'webhook payload not understood; dropped');
-        return;
+        return { kind: 'ignore', reason: `payload not understood: ${classified.reason}` };
       case 'installation':
-        await recordInstallation(delivery.event, delivery.payload, dlog);
-        return;
+        await recordInstallation(delivery.kind, payload, dlog);
+        return { kind: 'ignore', reason: 'installation bookkeeping recorded' };
       case 'work':
-        await takeRequest(classified.request, delivery.deliveryId, dlog);
-        return;
+        return takeRequest(classified.request, dlog);
       default: {
         const _never: never = classified;
         return _never;
       }
     }
+  }
+
+  /** Where a request's replies go. */
+  function placeOf(request: WorkRequest): CommentPlace {
+    const where = { owner: request.owner, repo: request.repo };
+    return request.reply.in === 'review' ? { ...where, number: request.number, in: 'review', id: request.reply.id } : { ...where, number: request.number, in: 'issue' };
   }
 
   async function recordInstallation(event: string, payload: unknown, dlog: Logger): Promise<void> {
@@ -98,16 +129,16 @@ export function createWebhookWorker(deps: {
     if (p.action === 'removed') await store.removeRepos(inst.id, repos(p.repositories_removed).map((r) => r.id));
   }
 
-  async function takeRequest(request: WorkRequest, deliveryId: string, dlog: Logger): Promise<void> {
+  async function takeRequest(request: WorkRequest, dlog: Logger): Promise<Normalized> {
     const octokit = await client.forInstallation(request.installationId);
     const where = { owner: request.owner, repo: request.repo };
-    const place: CommentPlace = request.reply.in === 'review' ? { ...where, number: request.number, in: 'review', id: request.reply.id } : { ...where, number: request.number, in: 'issue' };
+    const place = placeOf(request);
     const who = `@${request.sender.login}`;
 
     if (!(await canWrite(octokit, request))) {
       dlog.info({ user: request.sender.login }, 'request from a user without write access refused');
       await postComment(octokit, place, `${who} Sorry, only people with write access to ${request.owner}/${request.repo} can ask me to make changes here.`);
-      return;
+      return { kind: 'ignore', reason: `${request.sender.login} has no write access` };
     }
     const actor: Actor = {
       source: 'github',
@@ -118,18 +149,22 @@ export function createWebhookWorker(deps: {
     };
     if (request.stop) {
       const thread: ThreadRef = { source: 'github', owner: request.owner, repo: request.repo, number: request.number, kind: request.kind };
-      const outcome = await context.handle({ kind: 'stop', thread, actor, deliveryId });
-      const said =
-        outcome.kind === 'stopped'
-          ? `${who} Stopped. Mention me again to pick it up.`
-          : outcome.kind === 'not-running'
-            ? `${who} Nothing is running here (the session is ${outcome.session.status}).`
-            : outcome.kind === 'no-session'
-              ? `${who} I have no work here to stop.`
-              : undefined;
-      dlog.info({ outcome: outcome.kind }, 'stop request');
-      if (said) await postComment(octokit, place, said);
-      return;
+      return {
+        kind: 'inbound',
+        inbound: { kind: 'stop', thread, actor },
+        async after(outcome) {
+          const said =
+            outcome.kind === 'stopped'
+              ? `${who} Stopped. Mention me again to pick it up.`
+              : outcome.kind === 'not-running'
+                ? `${who} Nothing is running here (the session is ${outcome.session.status}).`
+                : outcome.kind === 'no-session'
+                  ? `${who} I have no work here to stop.`
+                  : undefined;
+          dlog.info({ outcome: outcome.kind }, 'stop request');
+          if (said) await postComment(octokit, place, said);
+        },
+      };
     }
     let pull: PullRequest | undefined;
     if (request.kind === 'pull') {
@@ -141,7 +176,7 @@ export function createWebhookWorker(deps: {
           place,
           `${who} I can't work on this pull request: its branch lives in a fork (${pull.head.repo?.full_name ?? 'a deleted repository'}), and I only push to branches of ${request.owner}/${request.repo}. Push the branch here, or open an issue and mention me there.`,
         );
-        return;
+        return { kind: 'ignore', reason: 'the pull request comes from a fork' };
       }
     }
 
@@ -150,7 +185,7 @@ export function createWebhookWorker(deps: {
     const existing = await context.findSession(thread);
     // The request is recorded, then handed to the session service, and only then acknowledged on
     // GitHub: comment writes are throttled (GitHub asks for a second between them), and the run
-    // should not wait for them. Deliveries wait for the progress comment (see the integration).
+    // should not wait for them. Replies wait for the progress comment (see the replier).
     const requestId = await store.createRequest({
       threadKey: key,
       owner: request.owner,
@@ -164,7 +199,7 @@ export function createWebhookWorker(deps: {
 
     const inbound: Inbound =
       existing?.status === 'waiting' && existing.pendingQuestion
-        ? { kind: 'answer', thread, actor, questionId: existing.pendingQuestion.questionId, text: request.text, deliveryId }
+        ? { kind: 'answer', thread, actor, questionId: existing.pendingQuestion.questionId, text: request.text }
         : {
             kind: 'start',
             thread,
@@ -172,28 +207,31 @@ export function createWebhookWorker(deps: {
             text: request.text,
             repo: gitHubRepoUrl(deps.gitUrl, request),
             ...(pull && { baseBranch: pull.base.ref, branch: pull.head.ref }),
-            deliveryId,
           };
-    const outcome = await context.handle(inbound);
-    if (outcome.kind !== 'started' && outcome.kind !== 'appended') {
-      await store.updateRequest(requestId, { finished: true });
-      dlog.info({ outcome: outcome.kind }, 'GitHub request not taken');
-      return;
-    }
-    await store.updateRequest(requestId, { sessionId: outcome.session.id });
-    dlog.info({ sessionId: outcome.session.id, outcome: outcome.kind }, 'GitHub request handed to the session');
-    // Not awaited: the next delivery (another person's request) need not queue behind these
-    // throttled writes. A failure leaves the request without a progress comment, marked done.
-    const ack = (async () => {
-      if (request.react) await addEyes(octokit, where, request.react).catch((error: unknown) => dlog.warn({ err: error }, 'could not add the reaction'));
-      const progress = await postComment(octokit, place, `👀 On it, ${who}.`);
-      await store.updateRequest(requestId, { commentId: progress.id });
-    })().catch(async (error: unknown) => {
-      dlog.error({ err: error }, 'could not post the progress comment');
-      await store.updateRequest(requestId, { finished: true }).catch(() => undefined);
-    });
-    acks.add(ack);
-    void ack.finally(() => acks.delete(ack));
+    return {
+      kind: 'inbound',
+      inbound,
+      async after(outcome) {
+        if (outcome.kind !== 'started' && outcome.kind !== 'appended') {
+          await store.updateRequest(requestId, { finished: true });
+          dlog.info({ outcome: outcome.kind }, 'GitHub request not taken');
+          return;
+        }
+        await store.updateRequest(requestId, { sessionId: outcome.session.id });
+        // Not awaited: the next delivery (another person's request) need not queue behind these
+        // throttled writes. A failure leaves the request without a progress comment, marked done.
+        const ack = (async () => {
+          if (request.react) await addEyes(octokit, where, request.react).catch((error: unknown) => dlog.warn({ err: error }, 'could not add the reaction'));
+          const progress = await postComment(octokit, place, `👀 On it, ${who}.`);
+          await store.updateRequest(requestId, { commentId: progress.id });
+        })().catch(async (error: unknown) => {
+          dlog.error({ err: error }, 'could not post the progress comment');
+          await store.updateRequest(requestId, { finished: true }).catch(() => undefined);
+        });
+        acks.add(ack);
+        void ack.finally(() => acks.delete(ack));
+      },
+    };
   }
 
   async function canWrite(octokit: PatchbayOctokit, request: WorkRequest): Promise<boolean> {
@@ -205,43 +243,20 @@ export function createWebhookWorker(deps: {
     return writeRoles.has(data.role_name) || writeRoles.has(data.permission);
   }
 
-  async function drain(): Promise<number> {
-    if (running) {
-      again = true;
-      return running;
-    }
-    running = store
-      .workPending(async (delivery) => {
-        try {
-          await workDelivery(delivery);
-        } catch (error) {
-          log.warn({ err: error, deliveryId: delivery.deliveryId }, 'webhook delivery failed; will retry');
-          throw error;
-        }
-      })
-      .finally(() => {
-        running = undefined;
-        if (again) {
-          again = false;
-          void drain();
-        }
-      });
-    return running;
-  }
-
   return {
-    kick() {
-      void drain().catch((error: unknown) => log.error({ err: error }, 'webhook queue failed'));
-    },
-    drain,
-    start() {
-      timer = setInterval(() => void drain().catch((error: unknown) => log.warn({ err: error }, 'webhook sweep failed')), deps.sweepMs ?? 15_000);
-      timer.unref();
-      void drain().catch(() => undefined);
+    source: 'github',
+    normalize,
+    async tellFailure(delivery, reason, signal) {
+      const payload = parse(delivery);
+      if (!payload) return;
+      const classified = classifyWebhook(delivery.kind, payload, await client.identity(), deps.triggerLabel);
+      if (classified.kind !== 'work') return;
+      const request = classified.request;
+      const what = request.react?.on === 'issue' ? 'request' : 'comment';
+      const octokit = await client.forInstallation(request.installationId);
+      await postComment(octokit, placeOf(request), `@${request.sender.login} I could not process this ${what}: ${reason}`, signal);
     },
     async stop() {
-      if (timer) clearInterval(timer);
-      await running?.catch(() => undefined);
       await Promise.allSettled([...acks]);
     },
   };

@@ -1,0 +1,150 @@
+/**
+ * Webhook ack latency and throughput, Slack and GitHub, each next to a bare Fastify handler that
+ * only checks the signature, at the same concurrency, in the same run. The Patchbay routes are the
+ * real ones on the real inbound pipeline: verify, one insert into PostgreSQL (unique by meaning),
+ * ack; the pg-boss job is sent after the ack. No surface is attached, so the queued deliveries are
+ * worked as "ignored" in the background, as a process with the pipeline running would.
+ * Uses DATABASE_URL when set, otherwise an embedded PostgreSQL in a temporary directory.
+ * Run: npm exec -- node bench/webhook-ack.ts
+ */
+import { createHmac, randomUUID } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Fastify, { type FastifyInstance } from 'fastify';
+import pino from 'pino';
+import { openDatabase } from '../db/database.ts';
+import { githubRoutes, verifySignature } from '../integrations/github/github-routes.ts';
+import type { GitHubClient } from '../integrations/github/github-client.ts';
+import type { GitHubStore } from '../integrations/github/github-store.ts';
+import { slackRoutes } from '../integrations/slack/slack-inbound.ts';
+import { verifySlackSignature } from '../integrations/slack/slack-signature.ts';
+import { createInboundPipeline } from '../src/sessions/inbound-pipeline.ts';
+import { createRunQueue } from '../src/sessions/run-queue.ts';
+import { issueCommentEvent } from '../test/fakes/fake-github-webhooks.ts';
+import { appMention, envelope, signBody } from '../test/fakes/fake-slack-events.ts';
+
+const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 2_000);
+const CONCURRENCY = 16;
+const WARMUP = 200;
+const SLACK_SECRET = 'bench-signing-secret';
+const GITHUB_SECRET = 'bench-webhook-secret';
+const log = pino({ level: 'silent' });
+
+const dir = await mkdtemp(join(tmpdir(), 'patchbay-bench-ack-'));
+const database = await openDatabase({ ...(process.env.DATABASE_URL && { url: process.env.DATABASE_URL }), dataDir: dir, log });
+const queue = await createRunQueue({ url: database.url, log });
+const inbox = createInboundPipeline({ db: database.db, boss: queue.boss, handle: async () => ({ kind: 'no-session' }), log });
+await inbox.start([]);
+
+type Request = { headers: Record<string, string>; body: string };
+const header = (value: string | string[] | undefined) => (Array.isArray(value) ? value[0] : value);
+
+async function server(register: (app: FastifyInstance) => Promise<void>): Promise<{ url: string; close: () => Promise<void> }> {
+  const app = Fastify({ loggerInstance: log });
+  await app.register(register);
+  const url = await app.listen({ port: 0, host: '127.0.0.1' });
+  return { url, close: () => app.close() };
+}
+
+/** The baseline: a route in its own scope that reads the raw body and checks the signature, nothing else. */
+function bare(path: string, check: (headers: Record<string, string | string[] | undefined>, body: string) => boolean) {
+  return async (scope: FastifyInstance) => {
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser('*', { parseAs: 'string' }, (_req, body, done) => done(null, body));
+    scope.post(path, async (request, reply) => reply.code(check(request.headers, request.body as string) ? 200 : 401).send());
+  };
+}
+
+const surfaces = {
+  slack: {
+    path: '/slack/events',
+    patchbay: slackRoutes({ signingSecret: SLACK_SECRET, inbox, log }),
+    bare: bare('/slack/events', (h, body) =>
+      verifySlackSignature({ signingSecret: SLACK_SECRET, timestamp: header(h['x-slack-request-timestamp']), signature: header(h['x-slack-signature']), rawBody: body, nowSeconds: Math.floor(Date.now() / 1000) }).ok,
+    ),
+    request(): Request {
+      const event = appMention({ user: 'U0ALICE01', text: 'fix the docs in <https://github.com/acme/widgets>' });
+      return signBody(SLACK_SECRET, JSON.stringify(envelope(event)));
+    },
+  },
+  github: {
+    path: '/github/webhooks',
+    patchbay: githubRoutes({ webhookSecret: GITHUB_SECRET, inbox, store: {} as GitHubStore, client: {} as GitHubClient, log }),
+    bare: bare('/github/webhooks', (h, body) => verifySignature(GITHUB_SECRET, Buffer.from(body), header(h['x-hub-signature-256']))),
+    request(): Request {
+      const id = Math.floor(Math.random() * 2 ** 40);
+      const user = { login: 'alice', id: 5, type: 'User' };
+      const payload = issueCommentEvent({ owner: 'acme', repo: 'widgets', installationId: 1 }, { number: 7, title: 'Docs', body: 'Fix them.', commentId: id, user, comment: '@patchbay fix the docs' });
+      const body = JSON.stringify(payload);
+      return {
+        body,
+        headers: {
+          'content-type': 'application/json',
+          'x-github-event': 'issue_comment',
+          'x-github-delivery': randomUUID(),
+          'x-hub-signature-256': `sha256=${createHmac('sha256', GITHUB_SECRET).update(body).digest('hex')}`,
+        },
+      };
+    },
+  },
+};
+
+async function load(url: string, requests: Request[]): Promise<{ latencies: number[]; seconds: number }> {
+  const latencies: number[] = [];
+  let next = 0;
+  const begin = performance.now();
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (next < requests.length) {
+        const request = requests[next++]!;
+        const t0 = performance.now();
+        const res = await fetch(url, { method: 'POST', headers: request.headers, body: request.body });
+        await res.arrayBuffer();
+        if (res.status >= 300) throw new Error(`status ${res.status}`);
+        latencies.push(performance.now() - t0);
+      }
+    }),
+  );
+  return { latencies, seconds: (performance.now() - begin) / 1000 };
+}
+
+function summary(run: { latencies: number[]; seconds: number }) {
+  const sorted = [...run.latencies].sort((a, b) => a - b);
+  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
+  return { p50: at(0.5), p99: at(0.99), rps: run.latencies.length / run.seconds };
+}
+
+const rows: string[] = [];
+try {
+  for (const [name, surface] of Object.entries(surfaces)) {
+    const base = await server(surface.bare);
+    const real = await server(surface.patchbay);
+    const make = (n: number) => Array.from({ length: n }, () => surface.request());
+    await load(`${base.url}${surface.path}`, make(WARMUP));
+    await load(`${real.url}${surface.path}`, make(WARMUP));
+    // Interleaved halves, so a slow moment of a shared machine hits both sides alike.
+    const b1 = await load(`${base.url}${surface.path}`, make(REQUESTS / 2));
+    const r1 = await load(`${real.url}${surface.path}`, make(REQUESTS / 2));
+    const b2 = await load(`${base.url}${surface.path}`, make(REQUESTS / 2));
+    const r2 = await load(`${real.url}${surface.path}`, make(REQUESTS / 2));
+    const merge = (a: typeof b1, b: typeof b1) => ({ latencies: [...a.latencies, ...b.latencies], seconds: a.seconds + b.seconds });
+    const bareRun = summary(merge(b1, b2));
+    const realRun = summary(merge(r1, r2));
+    const fmt = (label: string, r: ReturnType<typeof summary>) =>
+      `${label.padEnd(44)} p50 ${r.p50.toFixed(2).padStart(6)} ms   p99 ${r.p99.toFixed(2).padStart(6)} ms   ${r.rps.toFixed(0).padStart(6)} req/s`;
+    rows.push(fmt(`${name}: bare signature check`, bareRun));
+    rows.push(fmt(`${name}: Patchbay route (verify + one insert)`, realRun));
+    rows.push(`${name}: ratio p99 ×${(realRun.p99 / bareRun.p99).toFixed(2)} (goal ≤ 1.20), throughput ×${(realRun.rps / bareRun.rps).toFixed(2)} (goal ≥ 0.80)`);
+    await base.close();
+    await real.close();
+  }
+  const stored = await database.db.selectFrom('inbound_deliveries').select(({ fn }) => fn.countAll<string>().as('n')).executeTakeFirstOrThrow();
+  console.log(`${REQUESTS} signed deliveries per handler and surface, ${CONCURRENCY} concurrent, loopback; ${stored.n} stored in PostgreSQL`);
+  for (const row of rows) console.log(row);
+} finally {
+  await inbox.stop();
+  await queue.stop();
+  await database.close();
+  await rm(dir, { recursive: true, force: true });
+}

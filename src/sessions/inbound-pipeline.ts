@@ -1,0 +1,315 @@
+import type { PgBoss } from 'pg-boss';
+import type { Logger } from 'pino';
+import { sql } from 'kysely';
+import type { Db } from '../../db/database.ts';
+import { describeError } from '../core/errors.ts';
+import type { Inbound, InboundOutcome } from '../core/inbound.ts';
+import type { DeliveryInbox, InboundSurface, ReceivedDelivery, StoredDelivery } from '../core/inbound-surface.ts';
+
+const QUEUE = 'inbound-delivery';
+/** Jobs whose worker crashed on every attempt land here, so their delivery still ends as failed. */
+const GIVEN_UP = 'inbound-delivery-given-up';
+
+type DeliveryJob = { id: string };
+
+/** One retry policy for every surface: exponential backoff with jitter (pg-boss's), capped. */
+export type RetryPolicy = {
+  /** Attempts after the first. */
+  retries: number;
+  /** Seconds before the first retry; each further one waits about twice as long, jittered. */
+  delaySeconds: number;
+  /** The longest wait between attempts. */
+  maxDelaySeconds: number;
+};
+
+export const defaultRetryPolicy: RetryPolicy = { retries: 8, delaySeconds: 2, maxDelaySeconds: 300 };
+
+export type DeliveryRecord = {
+  id: string;
+  source: string;
+  status: 'pending' | 'done' | 'ignored' | 'failed';
+  /** The session service's outcome, the reason it was ignored, or 'gave up'. */
+  outcome: string | null;
+  kind: string;
+  deliveryId: string | null;
+  dedupeKey: string;
+  receivedAt: string;
+  finishedAt: string | null;
+  attempts: number;
+  error: string | null;
+};
+
+export type InboundPipeline = DeliveryInbox & {
+  /** Starts working deliveries of these surfaces (one per source). */
+  start(surfaces: readonly InboundSurface[]): Promise<void>;
+  /** Stored deliveries, newest first; `failed` lists only those that failed on their last attempt. */
+  list(options?: { failed?: boolean; limit?: number }): Promise<DeliveryRecord[]>;
+  stop(): Promise<void>;
+};
+
+/**
+ * The one way in for every surface:
+ *
+ *   receiver: verify → accept() (one insert, unique by meaning) → ack
+ *   worker:   job → surface.normalize() → Inbound | ignore(reason) → handle() → after(outcome)
+ *
+ * A delivery is in the database before its sender hears back, so a crash after the ack loses
+ * nothing: the job is sent right after the insert, and a sweep sends one for any row a crash left
+ * without. Deliveries whose meaning was stored before are dropped at the insert. A failing delivery
+ * is retried with the one retry policy; on its last attempt its thread is told why and it is kept,
+ * listed by failed(). No row lock is held while a surface talks to its service.
+ */
+export function createInboundPipeline(deps: {
+  db: Db;
+  boss: PgBoss;
+  handle(inbound: Inbound): Promise<InboundOutcome>;
+  log: Logger;
+  retry?: RetryPolicy;
+  /** Seconds without a heartbeat before a worked delivery counts as crashed and is tried again (pg-boss minimum: 10). */
+  heartbeatSeconds?: number;
+  concurrency?: number;
+  pollingIntervalSeconds?: number;
+  /** How often rows without a job are looked for (after a crash between insert and send). */
+  sweepMs?: number;
+}): InboundPipeline {
+  const { db, boss, log } = deps;
+  const retry = deps.retry ?? defaultRetryPolicy;
+  const surfaces = new Map<string, InboundSurface>();
+  const controller = new AbortController();
+  const sending = new Set<Promise<void>>();
+  let ready: Promise<void> | undefined;
+  let timer: NodeJS.Timeout | undefined;
+
+  async function createQueues(): Promise<void> {
+    const settings = {
+      retryLimit: retry.retries,
+      retryDelay: retry.delaySeconds,
+      retryBackoff: true,
+      retryDelayMax: retry.maxDelaySeconds,
+      heartbeatSeconds: deps.heartbeatSeconds ?? 30,
+      expireInSeconds: 15 * 60,
+      deadLetter: GIVEN_UP,
+    };
+    const create = async (name: string, options: Parameters<PgBoss['createQueue']>[1]) =>
+      boss.createQueue(name, options).catch(async (error: unknown) => {
+        // Another process may create it at the same moment; theirs is as good as ours.
+        if (!(await boss.getQueue(name))) throw error;
+      });
+    if (!(await boss.getQueue(GIVEN_UP))) await create(GIVEN_UP, {});
+    if (await boss.getQueue(QUEUE)) await boss.updateQueue(QUEUE, settings);
+    else await create(QUEUE, { policy: 'stately', ...settings });
+  }
+
+  /**
+   * Sends the jobs for stored deliveries and notes that they have one, in batches (one job insert
+   * and one update for every delivery stored in the same moment). Off the ack path; a failure is
+   * left to the sweep.
+   */
+  const toSend: string[] = [];
+  function send(id: string): void {
+    toSend.push(id);
+    if (toSend.length > 1) return;
+    const sent = (async () => {
+      await ready;
+      await new Promise((resolve) => setImmediate(resolve));
+      const ids = toSend.splice(0);
+      // One job per delivery at a time: the queue is stately, keyed by the delivery's id.
+      await boss.insert(QUEUE, ids.map((id) => ({ data: { id } satisfies DeliveryJob, singletonKey: id })));
+      await db.updateTable('inbound_deliveries').set({ queued_at: sql`now()` }).where('id', 'in', ids).execute();
+    })().catch((error: unknown) => log.warn({ err: error }, 'could not queue stored deliveries; the sweep will'));
+    sending.add(sent);
+    void sent.finally(() => sending.delete(sent));
+  }
+
+  /**
+   * Stores deliveries in batches: every accept() of the same moment goes into one multi-row insert
+   * (unique by meaning, duplicates skipped), so a burst costs one round trip, not one each.
+   */
+  let batch: { delivery: ReceivedDelivery; settle: (stored: 'accepted' | 'duplicate') => void; fail: (error: unknown) => void }[] = [];
+  function store(delivery: ReceivedDelivery): Promise<'accepted' | 'duplicate'> {
+    return new Promise((settle, fail) => {
+      batch.push({ delivery, settle, fail });
+      if (batch.length > 1) return;
+      queueMicrotask(() => void flush());
+    });
+  }
+  async function flush(): Promise<void> {
+    const taken = batch;
+    batch = [];
+    // Two deliveries of one meaning in the same batch: the first is stored, the second is a duplicate.
+    const first = new Map<string, (typeof taken)[number]>();
+    for (const entry of taken) {
+      const key = `${entry.delivery.source}\u0000${entry.delivery.dedupeKey}`;
+      if (first.has(key)) entry.settle('duplicate');
+      else first.set(key, entry);
+    }
+    const entries = [...first.values()];
+    try {
+      const rows = await db
+        .insertInto('inbound_deliveries')
+        .values(entries.map(({ delivery: d }) => ({ source: d.source, dedupe_key: d.dedupeKey, delivery_id: d.deliveryId ?? null, kind: d.kind, body: d.body })))
+        .onConflict((oc) => oc.columns(['source', 'dedupe_key']).doNothing())
+        .returning(['id', 'source', 'dedupe_key'])
+        .execute();
+      const stored = new Map(rows.map((r) => [`${r.source}\u0000${r.dedupe_key}`, r.id]));
+      for (const entry of entries) {
+        const id = stored.get(`${entry.delivery.source}\u0000${entry.delivery.dedupeKey}`);
+        if (id) send(id);
+        entry.settle(id ? 'accepted' : 'duplicate');
+      }
+    } catch (error) {
+      for (const entry of entries) entry.fail(error);
+    }
+  }
+
+  async function sweep(olderThanSeconds: number): Promise<void> {
+    const rows = await db
+      .selectFrom('inbound_deliveries')
+      .select('id')
+      .where('queued_at', 'is', null)
+      .where('status', '=', 'pending')
+      .where('received_at', '<=', sql<Date>`now() - make_interval(secs => ${olderThanSeconds})`)
+      .orderBy('received_at')
+      .limit(500)
+      .execute();
+    for (const row of rows) send(row.id);
+    if (rows.length) log.info({ count: rows.length }, 'queued stored deliveries that had no job');
+  }
+
+  type Row = Awaited<ReturnType<typeof selectRow>>;
+  const selectRow = (id: string) => db.selectFrom('inbound_deliveries').selectAll().where('id', '=', id).executeTakeFirst();
+
+  function toDelivery(row: NonNullable<Row>, attempt: number): StoredDelivery {
+    return {
+      id: row.id,
+      source: row.source,
+      dedupeKey: row.dedupe_key,
+      ...(row.delivery_id && { deliveryId: row.delivery_id }),
+      kind: row.kind,
+      body: row.body,
+      receivedAt: row.received_at.toISOString(),
+      attempt,
+    };
+  }
+
+  /** Counts an attempt on a pending delivery and returns it; undefined when it is no longer pending. */
+  async function begin(id: string): Promise<StoredDelivery | undefined> {
+    const row = await db
+      .updateTable('inbound_deliveries')
+      .set({ attempts: sql`attempts + 1` })
+      .where('id', '=', id)
+      .where('status', '=', 'pending')
+      .returningAll()
+      .executeTakeFirst();
+    return row && toDelivery(row, row.attempts);
+  }
+
+  async function finish(id: string, status: 'done' | 'ignored' | 'failed', outcome: string, error?: string): Promise<void> {
+    await db
+      .updateTable('inbound_deliveries')
+      .set({ status, outcome, finished_at: sql`now()`, ...(error !== undefined && { last_error: error }) })
+      .where('id', '=', id)
+      .where('status', '=', 'pending')
+      .execute();
+  }
+
+  /** The last attempt failed: keep the delivery as failed and tell its thread why. */
+  async function giveUp(delivery: StoredDelivery, reason: string, dlog: Logger): Promise<void> {
+    await finish(delivery.id, 'failed', 'gave up', reason);
+    dlog.error({ attempts: delivery.attempt, reason }, 'delivery failed on its last attempt; telling its thread why');
+    const surface = surfaces.get(delivery.source);
+    await surface?.tellFailure(delivery, reason, AbortSignal.any([controller.signal, AbortSignal.timeout(60_000)])).catch((error: unknown) => {
+      dlog.warn({ err: error }, 'could not tell the thread why its delivery failed');
+    });
+  }
+
+  async function work(job: { data: DeliveryJob; retryCount: number; signal: AbortSignal }): Promise<void> {
+    const delivery = await begin(job.data.id);
+    if (!delivery) return;
+    const dlog = log.child({ inboundId: delivery.id, source: delivery.source, kind: delivery.kind, ...(delivery.deliveryId && { deliveryId: delivery.deliveryId }) });
+    const surface = surfaces.get(delivery.source);
+    if (!surface) {
+      await finish(delivery.id, 'ignored', `no surface for ${delivery.source} is configured`);
+      dlog.warn('delivery for a surface that is not configured; ignored');
+      return;
+    }
+    const signal = AbortSignal.any([controller.signal, job.signal]);
+    try {
+      const normalized = await surface.normalize(delivery, signal);
+      if (normalized.kind === 'ignore') {
+        await finish(delivery.id, 'ignored', normalized.reason);
+        dlog.debug({ reason: normalized.reason }, 'delivery ignored');
+        return;
+      }
+      // The session service records this key in the same transaction as what it writes, so a retry
+      // after a half-finished attempt writes nothing twice.
+      const inbound = { ...normalized.inbound, deliveryId: normalized.inbound.deliveryId ?? `${delivery.source}:${delivery.dedupeKey}` };
+      const outcome = await deps.handle(inbound);
+      await normalized.after?.(outcome);
+      await finish(delivery.id, 'done', outcome.kind);
+      dlog.info({ inbound: inbound.kind, outcome: outcome.kind, ...('session' in outcome && { sessionId: outcome.session.id }) }, 'delivery handed to the session service');
+    } catch (error) {
+      const reason = describeError(error);
+      await db.updateTable('inbound_deliveries').set({ last_error: reason.slice(0, 2000) }).where('id', '=', delivery.id).execute();
+      if (signal.aborted) throw error;
+      if (job.retryCount >= retry.retries) return giveUp(delivery, reason, dlog);
+      dlog.warn({ err: error, attempt: job.retryCount + 1, of: retry.retries + 1 }, 'delivery failed; will retry');
+      throw error;
+    }
+  }
+
+  return {
+    accept: store,
+
+    async start(list) {
+      for (const surface of list) surfaces.set(surface.source, surface);
+      ready = createQueues();
+      await ready;
+      const polling = deps.pollingIntervalSeconds ?? 2;
+      await boss.work<DeliveryJob>(
+        QUEUE,
+        { localConcurrency: deps.concurrency ?? 4, pollingIntervalSeconds: polling, notifyPollingIntervalSeconds: polling },
+        async (jobs) => {
+          for (const job of jobs) await work(job);
+        },
+      );
+      // A job whose worker died on every attempt (no throw reached the handler above).
+      await boss.work<DeliveryJob>(GIVEN_UP, { pollingIntervalSeconds: polling, notifyPollingIntervalSeconds: polling }, async (jobs) => {
+        for (const job of jobs) {
+          const row = await selectRow(job.data.id);
+          if (row?.status === 'pending') await giveUp(toDelivery(row, row.attempts), 'its worker stopped on every attempt', log.child({ inboundId: row.id }));
+        }
+      });
+      await sweep(0);
+      timer = setInterval(() => void sweep(30).catch((error: unknown) => log.warn({ err: error }, 'inbound sweep failed')), deps.sweepMs ?? 30_000);
+      timer.unref();
+    },
+
+    async list(options = {}) {
+      let query = db.selectFrom('inbound_deliveries').selectAll().orderBy('id', 'desc').limit(options.limit ?? 100);
+      if (options.failed) query = query.where('status', '=', 'failed');
+      const rows = await query.execute();
+      return rows.map((r) => ({
+        id: r.id,
+        source: r.source,
+        status: r.status,
+        outcome: r.outcome,
+        kind: r.kind,
+        deliveryId: r.delivery_id,
+        dedupeKey: r.dedupe_key,
+        receivedAt: r.received_at.toISOString(),
+        finishedAt: r.finished_at?.toISOString() ?? null,
+        attempts: r.attempts,
+        error: r.last_error,
+      }));
+    },
+
+    async stop() {
+      if (timer) clearInterval(timer);
+      controller.abort();
+      await Promise.allSettled([...sending]);
+      await boss.offWork(QUEUE).catch(() => undefined);
+      await boss.offWork(GIVEN_UP).catch(() => undefined);
+    },
+  };
+}
