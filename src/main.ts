@@ -39,6 +39,8 @@ export type Patchbay = {
   server?: ApiServer;
   /** Where the HTTP server listens, when it was started. */
   url?: string;
+  /** Resolves when the embedded database died for good: the process should exit non-zero. */
+  lost: Promise<Error>;
   close(): Promise<void>;
 };
 
@@ -83,7 +85,14 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
       ...(config.sandbox.network === 'proxy' && { egress: egress.options }),
     });
     cleanups.push(() => sandboxes.close());
-    const database = await openDatabase({ ...(config.databaseUrl && { url: config.databaseUrl }), dataDir: config.dataDir, log });
+    let reclaim: () => void = () => undefined;
+    const database = await openDatabase({
+      ...(config.databaseUrl && { url: config.databaseUrl }),
+      dataDir: config.dataDir,
+      log,
+      // Runs cut off while the database was down hold their queue jobs: hand them out again.
+      onRestarted: () => reclaim(),
+    });
     cleanups.push(() => database.close());
     egress.protect(databaseEndpoint(database.url));
     const store = createSessionStore(database.db);
@@ -99,6 +108,18 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
       ...options.queue,
     });
     cleanups.push(() => queue.stop());
+    // Our own embedded database has just started: no other process can be working on its runs, so
+    // runs still marked active belong to a predecessor that died. Take them back now rather than
+    // after the queue's heartbeat and monitor notice (tens of seconds).
+    if (database.exclusive && options.work) {
+      reclaim = () =>
+        void queue.reclaimActive().then(
+          (runs) => runs > 0 && log.info({ runs }, 'took back runs cut off by the database restart'),
+          (error: unknown) => log.warn({ err: error }, 'could not take back runs after the database restart; the queue heartbeat will'),
+        );
+      const reclaimed = await queue.reclaimActive();
+      if (reclaimed > 0) log.info({ runs: reclaimed }, 'took back runs of a server that stopped without finishing them');
+    }
     const service = createSessionService({ store, queue, log });
     const inbound = createInboundPipeline({
       db: database.db,
@@ -127,7 +148,7 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
     const gitCredentials = modules.flatMap((m) => (m.gitCredentials ? [m.gitCredentials] : []));
 
     if (options.work) {
-      const stopSweeps = await startSessionWorker({
+      const worker = await startSessionWorker({
         queue,
         bus,
         store,
@@ -157,7 +178,7 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
           gitCredentials,
         },
       });
-      cleanups.push(async () => stopSweeps());
+      cleanups.push(() => worker.stop(config.worker.shutdownGraceMs));
       const reaper = setInterval(() => {
         sandboxes.reap().then(
           (removed) => removed.length && log.info({ removed }, 'removed idle workspaces'),
@@ -173,7 +194,7 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
       cleanups.push(() => notifier.close());
     }
 
-    const patchbay: Patchbay = { config, log, database, store, service, bus, queue, inbound, sandboxes, model, close };
+    const patchbay: Patchbay = { config, log, database, store, service, bus, queue, inbound, sandboxes, model, close, lost: database.lost };
     if (options.serve) {
       const server = createServer({
         service,

@@ -21,6 +21,8 @@ export async function buildIntegrations(config: Config, context: IntegrationCont
         config: config.slack,
         context,
         repoUrlFor: (owner, repo) => `${gitUrl}/${owner}/${repo}`,
+        // Links people paste name that host (GitHub Enterprise, or github.com).
+        repoHosts: [new URL(gitUrl).host],
         ...(github?.signInLink && { signInLink: github.signInLink }),
       }),
     );

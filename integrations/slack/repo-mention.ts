@@ -2,11 +2,15 @@
 export type RepoMention = { owner: string; repo: string; baseBranch?: string };
 
 const END = String.raw`(?=$|[\s<>|?#,;)]|\.(?:\s|$))`;
-const URL_RE = new RegExp(
-  String.raw`(?:https?:\/\/)?(?:www\.)?github\.com\/([A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)\/([A-Za-z0-9._-]+?)(?:\.git)?` +
-    String.raw`(?:\/tree\/([^\s<>|]+?)\/?${END}|\/?${END}|(?=\/))`,
-  'gi',
-);
+/** A link to `owner/repo` (optionally `/tree/branch`) on one of `hosts`. */
+function urlPattern(hosts: readonly string[]): RegExp {
+  const host = hosts.map((h) => (h === 'github.com' ? String.raw`(?:www\.)?github\.com` : h.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))).join('|');
+  return new RegExp(
+    String.raw`(?:https?:\/\/)?(?:${host})\/([A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)\/([A-Za-z0-9._-]+?)(?:\.git)?` +
+      String.raw`(?:\/tree\/([^\s<>|]+?)\/?${END}|\/?${END}|(?=\/))`,
+    'gi',
+  );
+}
 const BARE_RE = /(?<=^|[\s(`'"])([A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)\/([A-Za-z0-9._-]*[A-Za-z0-9_-])(?=$|[\s)`'",;:!?]|\.(?:\s|$))/g;
 // A bare `owner/repo` is ambiguous with a file path; these endings mean a path.
 const FILE_ENDING = /\.(?:ts|tsx|js|jsx|mjs|cjs|md|json|py|go|rs|rb|java|kt|c|h|cc|cpp|cs|php|yml|yaml|toml|txt|css|scss|html|sh|lock|sql|xml|env)$/i;
@@ -15,15 +19,16 @@ const NOT_REPOS = new Set(['and/or', 'either/or', 'n/a', 'i/o', 'yes/no', 'on/of
 /**
  * Finds the GitHub repositories a message names, in order of first mention, without repeats:
  * `https://github.com/owner/repo` (Slack wraps links as `<url|label>`), `github.com/owner/repo/tree/branch`,
- * and, only when the message has no github.com link, a bare `owner/repo`.
+ * and, only when the message has no such link, a bare `owner/repo`. `hosts` are the git hosts whose
+ * links count (GitHub Enterprise: the host of GITHUB_GIT_URL).
  */
-export function findRepoMentions(text: string): RepoMention[] {
+export function findRepoMentions(text: string, hosts: readonly string[] = ['github.com']): RepoMention[] {
   const found = new Map<string, RepoMention>();
   const add = (owner: string, repo: string, branch?: string) => {
     const key = `${owner}/${repo}`.toLowerCase() + (branch ? `#${branch}` : '');
     if (!found.has(key)) found.set(key, { owner, repo, ...(branch && { baseBranch: decodeURIComponent(branch) }) });
   };
-  for (const m of text.matchAll(URL_RE)) add(m[1]!, m[2]!, m[3]);
+  for (const m of text.matchAll(urlPattern(hosts))) add(m[1]!, m[2]!, m[3]);
   if (found.size === 0) {
     const plain = text.replace(/<[^>]*>/g, ' ');
     for (const m of plain.matchAll(BARE_RE)) {

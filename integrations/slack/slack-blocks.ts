@@ -20,8 +20,13 @@ function section(text: string) {
 }
 
 /** Several repos named: list them, recommend one with the reason, and offer a button each. */
-export function candidatesMessage(candidates: RepoMention[], pick: RepoMention, why: string): SlackText {
-  const lines = candidates.map((c, i) => `${i + 1}. <https://github.com/${c.owner}/${c.repo}|${escapeMrkdwn(repoLabel(c))}>${c === pick ? ' (recommended)' : ''}`);
+export function candidatesMessage(
+  candidates: RepoMention[],
+  pick: RepoMention,
+  why: string,
+  urlFor: (owner: string, repo: string) => string = (owner, repo) => `https://github.com/${owner}/${repo}`,
+): SlackText {
+  const lines = candidates.map((c, i) => `${i + 1}. <${urlFor(c.owner, c.repo)}|${escapeMrkdwn(repoLabel(c))}>${c === pick ? ' (recommended)' : ''}`);
   const text = `Your message names ${candidates.length} repositories:\n${lines.join('\n')}\nI recommend *${escapeMrkdwn(repoLabel(pick))}*: ${why}. Which one should I work on? Click one, or reply with its name or number.`;
   const buttons = candidates.slice(0, 25).map((c, i) => button(`${ACTION.pickRepo}_${i}`, repoLabel(c), String(i), c === pick ? 'primary' : undefined));
   return { text, blocks: [section(text), { type: 'actions', block_id: 'pick_repo', elements: buttons }] };

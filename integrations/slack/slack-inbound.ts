@@ -115,6 +115,8 @@ export type SlackInboundDeps = {
   botUserId: string;
   /** The session's repo string for a GitHub repository (its clone URL). */
   repoUrlFor: (owner: string, repo: string) => string;
+  /** Hosts whose repository links count in a message (github.com by default). */
+  repoHosts?: readonly string[];
   /** A GitHub sign-in link bound to a person, when GitHub sign-in is configured. */
   signInLink?: (actor: Actor) => string;
 };
@@ -162,13 +164,13 @@ export function createSlackInbound(deps: SlackInboundDeps) {
     }
     await store.savePending({ thread, text: task, actor, candidates: repos });
     const { pick, why } = recommendRepo(task, repos);
-    await post(thread, candidatesMessage(repos, pick, why));
+    await post(thread, candidatesMessage(repos, pick, why, deps.repoUrlFor));
     return ignore('offered the repositories named to choose from');
   }
 
   /** A reply in a thread whose task waits for its repository. */
   async function resolvePending(pending: PendingTask, from: Actor, text: string): Promise<Normalized> {
-    const named = findRepoMentions(text);
+    const named = findRepoMentions(text, deps.repoHosts);
     const chosen = pending.candidates ? (chooseCandidate(text, pending.candidates) ?? (named.length === 1 ? named[0] : undefined)) : undefined;
     if (chosen || (!pending.candidates && named.length === 1)) {
       // The pending task is taken once the session exists, so a retry after a failed start still finds it.
@@ -179,7 +181,7 @@ export function createSlackInbound(deps: SlackInboundDeps) {
     if (from.id !== pending.actor.id) return ignore('a reply from someone else in a thread waiting for its repository');
     if (pending.candidates) {
       const { pick, why } = recommendRepo(pending.text, pending.candidates);
-      await post(pending.thread, candidatesMessage(pending.candidates, pick, why));
+      await post(pending.thread, candidatesMessage(pending.candidates, pick, why, deps.repoUrlFor));
     } else {
       await post(pending.thread, { text: ASK_FOR_REPO });
     }
@@ -244,7 +246,7 @@ export function createSlackInbound(deps: SlackInboundDeps) {
         await web.reactions.add({ channel: event.channel, timestamp: event.ts, name: 'eyes' }).catch((error: unknown) => deps.log.warn({ err: error }, 'could not add the 👀 reaction'));
       }
       const actor = await actors.get(event.user!);
-      return routeRequest(thread, actor, text, findRepoMentions(text));
+      return routeRequest(thread, actor, text, findRepoMentions(text, deps.repoHosts));
     },
 
     /** A button click on one of our messages. */

@@ -14,6 +14,8 @@ export type SlackModuleOptions = {
   context: IntegrationContext;
   /** The session's repo string (clone URL) for a GitHub repository; `https://github.com/owner/repo` by default. */
   repoUrlFor?: (owner: string, repo: string) => string;
+  /** Hosts whose repository links count in a message; github.com by default. */
+  repoHosts?: readonly string[];
   /** Web API retries: rate limits wait for Retry-After, other failures back off. */
   retryConfig?: RetryOptions;
   /** A GitHub sign-in link for a person, when GitHub sign-in is configured ("connect github"). */
@@ -59,6 +61,7 @@ export function createSlackModule(options: SlackModuleOptions): IntegrationModul
         log,
         botUserId,
         repoUrlFor,
+        ...(options.repoHosts && { repoHosts: options.repoHosts }),
         ...(options.signInLink && { signInLink: options.signInLink }),
       });
       await socket?.start();

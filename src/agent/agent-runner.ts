@@ -121,6 +121,9 @@ export async function runAgent(input: RunInput): Promise<RunOutcome> {
     await record({ events: [{ event: { type: 'tool-start', callId: call.id, name: call.name, input: call.input }, dedupeKey: `tool-start:${call.id}` }] });
     const started = now();
     const raw = await tools.execute(call, ctx);
+    // Interrupted (not stopped): leave the call without a result, so the resumed run executes it
+    // again from the start instead of handing the model a half-run command.
+    if (signal.aborted && (await runLog.get(sessionId))?.status !== 'cancelled') return raw;
     const output = { ...raw, content: truncateToolOutput(raw.content, limits.maxToolOutputChars) };
     toolCallCount += 1;
     await record({

@@ -63,7 +63,9 @@ export function createToolRegistry(tools: readonly AnyTool[], options: ToolRegis
           output = ctx.signal.aborted
             ? { content: `${call.name} was stopped before it finished: the run was stopped.`, isError: true }
             : { content: `${call.name} did not finish within ${formatMs(limitMs)} and was abandoned.`, isError: true };
-          log.warn({ limitMs, stopped: ctx.signal.aborted }, 'tool call abandoned');
+          // A stop or a shutdown abandons calls on purpose; only a call past its time limit is worth a warning.
+          if (ctx.signal.aborted) log.info({ limitMs, stopped: true }, 'tool call abandoned');
+          else log.warn({ limitMs, stopped: false }, 'tool call abandoned');
         } else {
           output = errorOutput(call.name, error, log);
         }

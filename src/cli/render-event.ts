@@ -59,6 +59,8 @@ export function renderEvent({ event }: StoredEvent): string | undefined {
       return `✗ ${event.message} [${event.code}]`;
     case 'egress-blocked':
       return `  ⊘ network access refused: ${describeEgressBlock(event)}`;
+    case 'run-resumed':
+      return `  (${event.reason})`;
     default: {
       const _never: never = event;
       return _never;

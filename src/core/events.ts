@@ -174,6 +174,8 @@ export const SessionEvent = z.discriminatedUnion('type', [
     /** not-allowed | loopback | private | link-local | reserved | patchbay */
     reason: z.string(),
   }),
+  /** A run that was interrupted (its worker crashed or shut down) and is taken up again from the log. */
+  z.object({ type: z.literal('run-resumed'), reason: z.string() }),
 ]);
 export type SessionEvent = z.infer<typeof SessionEvent>;
 export type SessionEventType = SessionEvent['type'];

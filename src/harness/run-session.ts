@@ -65,12 +65,16 @@ export async function runSession(sessionId: string, deps: HarnessDeps, signal: A
     log.info({ status: session.status }, 'nothing to run');
     return;
   }
-  const started = await store.transition(sessionId, 'start', { reason: session.status === 'running' ? 'resumed after an interrupted run' : undefined });
+  // 'running' with no live run means the last one was interrupted: its worker crashed or shut down.
+  const interrupted = session.status === 'running';
+  const resumed = 'the previous run was interrupted (its server stopped or crashed); resuming from the last recorded step';
+  const started = await store.transition(sessionId, 'start', interrupted ? { events: [{ event: { type: 'run-resumed', reason: resumed } }] } : {});
   if (!started.applied) {
     // Stopped between the read above and the transition.
     log.info({ status: started.session.status }, 'nothing to run');
     return;
   }
+  if (interrupted) log.info('run was interrupted and is resumed');
 
   let sandbox: Sandbox | undefined;
   try {
@@ -202,7 +206,8 @@ async function settle({ session, outcome, workspace, sandbox, deps, signal, log,
  */
 async function noteAbort(sessionId: string, store: RunLog, log: Logger): Promise<void> {
   const status = (await store.get(sessionId))?.status;
-  if (status !== 'cancelled') log.warn({ status }, 'run interrupted without a stop; leaving the session for the queue to resume');
+  // Info, not a warning: a shutdown interrupts runs on purpose, and the queue resumes them.
+  if (status !== 'cancelled') log.info({ status }, 'run interrupted without a stop; leaving the session for the queue to resume');
 }
 
 async function ensureWorkspace(session: SessionRecord, deps: HarnessDeps, signal: AbortSignal): Promise<Workspace> {

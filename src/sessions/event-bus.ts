@@ -1,6 +1,7 @@
 import pg from 'pg';
 import type { Logger } from 'pino';
 import { LiveNotice, type LiveEvent, type LivePublisher } from '../core/live-events.ts';
+import { throttleLog } from '../core/log-throttle.ts';
 import { EVENTS_CHANNEL } from './session-store.ts';
 
 /** The channel transient events travel on; the payload is a LiveNotice as JSON. */
@@ -30,6 +31,7 @@ export async function createEventBus(options: { url: string; log: Logger; reconn
   const liveListeners = new Map<string, Set<LiveListener>>();
   let client: pg.Client | undefined;
   let closed = false;
+  const lost = throttleLog((fields, message) => log.warn(fields, message));
 
   const dispatchLive = (payload: string | undefined) => {
     let notice: LiveNotice;
@@ -73,7 +75,7 @@ export async function createEventBus(options: { url: string; log: Logger; reconn
     const drop = (error: unknown) => {
       if (dropped) return;
       dropped = true;
-      if (retry) log.warn({ err: error }, 'event bus connection lost; reconnecting');
+      if (retry) lost({ err: error }, 'event bus connection lost; reconnecting');
       next.end().catch(() => undefined);
       if (client === next) client = undefined;
       // Every failed attempt schedules the next: one refused reconnect must not end the bus for good.

@@ -1,5 +1,6 @@
 import { PgBoss } from 'pg-boss';
 import type { Logger } from 'pino';
+import { throttleLog } from '../core/log-throttle.ts';
 
 const QUEUE = 'run-session';
 /** Runs that used up their retries land here, so their session can be told why it stopped. */
@@ -14,6 +15,13 @@ export interface RunQueue {
   work(handler: (job: RunJob, signal: AbortSignal) => Promise<void>, options?: { concurrency?: number }): Promise<void>;
   /** Takes runs that failed or crashed on every attempt. */
   workGivenUp(handler: (job: RunJob & { attempts: number }) => Promise<void>): Promise<void>;
+  /** Stops fetching runs; handlers already running carry on. */
+  stopTaking(): Promise<void>;
+  /**
+   * Puts every run marked active back in the queue, to start at once. Only for a process that
+   * knows no other worker can hold them: one that just started its own embedded database.
+   */
+  reclaimActive(): Promise<number>;
   stop(): Promise<void>;
 }
 
@@ -45,7 +53,8 @@ export async function createRunQueue(options: RunQueueOptions): Promise<RunQueue
     // Wake workers the moment a run is enqueued; polling stays as the floor.
     useListenNotify: true,
   });
-  boss.on('error', (error: unknown) => log.error({ err: error }, 'job queue error'));
+  const queueError = throttleLog((fields, message) => log.error(fields, message));
+  boss.on('error', (error: unknown) => queueError({ err: error }, 'job queue error'));
   await boss.start();
   const settings = {
     heartbeatSeconds,
@@ -96,6 +105,23 @@ export async function createRunQueue(options: RunQueueOptions): Promise<RunQueue
       await boss.work<RunJob>(GIVEN_UP, { pollingIntervalSeconds: polling, notifyPollingIntervalSeconds: polling }, async (jobs) => {
         for (const job of jobs) await handler({ ...job.data, attempts: settings.retryLimit + 1 });
       });
+    },
+    async stopTaking() {
+      await boss.offWork(QUEUE, { wait: false });
+      await boss.offWork(GIVEN_UP, { wait: false });
+    },
+    async reclaimActive() {
+      const active: string[] = [];
+      for (let after: string | undefined; ; ) {
+        const page = await boss.findJobs(QUEUE, { limit: 5000, ...(after && { after }) });
+        active.push(...page.filter((job) => job.state === 'active').map((job) => job.id));
+        if (page.length < 5000) break;
+        after = page.at(-1)!.id;
+      }
+      if (active.length === 0) return 0;
+      // A failed run is retried after `retryDelay` (1 s) by whichever worker polls first.
+      await boss.fail(QUEUE, active, { message: 'its worker process is gone' });
+      return active.length;
     },
     async stop() {
       await boss.stop({ graceful: true, timeout: 10_000 });

@@ -1,8 +1,19 @@
 import type { Logger } from 'pino';
+import { PatchbayError } from '../core/errors.ts';
+import { throttleLog } from '../core/log-throttle.ts';
 import { runSession, type HarnessDeps } from '../harness/run-session.ts';
 import type { EventBus } from './event-bus.ts';
 import type { RunQueue } from './run-queue.ts';
 import type { SessionStore } from './session-store.ts';
+
+export type SessionWorker = {
+  /**
+   * Stops taking runs, gives running ones `graceMs` to finish, then interrupts the rest and hands
+   * them back to the queue at once (the next worker resumes them from the log). Resolves when no
+   * run of this worker is left.
+   */
+  stop(graceMs: number): Promise<void>;
+};
 
 /**
  * Takes runs from the durable queue and drives each through the harness. A stop request reaches
@@ -15,8 +26,12 @@ export async function startSessionWorker(deps: {
   harness: HarnessDeps;
   log: Logger;
   concurrency?: number;
-}): Promise<() => void> {
+}): Promise<SessionWorker> {
   const { queue, bus, store, harness, log } = deps;
+  const running = new Map<string, { controller: AbortController; done: Promise<unknown> }>();
+  let stopping = false;
+  const notRecorded = throttleLog((fields, message) => log.error(fields, message));
+
   await queue.work(
     async ({ sessionId }, jobSignal) => {
       const controller = new AbortController();
@@ -31,14 +46,20 @@ export async function startSessionWorker(deps: {
         );
       });
       const signal = jobSignal ? AbortSignal.any([controller.signal, jobSignal]) : controller.signal;
+      const done = runSession(sessionId, harness, signal);
+      running.set(sessionId, { controller, done: done.catch(() => undefined) });
       try {
-        await runSession(sessionId, harness, signal);
+        await done;
       } catch (error) {
-        log.error({ err: error, sessionId }, 'run could not be recorded; the queue will retry it');
+        notRecorded({ err: error, sessionId }, 'run could not be recorded; the queue will retry it');
         throw error;
       } finally {
         unsubscribe();
+        running.delete(sessionId);
       }
+      // Interrupted by a shutdown: ask for the run again, so the next worker takes it at once
+      // (the queue keeps one waiting run per session beside this active one).
+      if (isShutdown(controller.signal.reason)) await queue.enqueue(sessionId);
     },
     { concurrency: deps.concurrency ?? 2 },
   );
@@ -63,5 +84,32 @@ export async function startSessionWorker(deps: {
   const timer = setInterval(() => void sweep().catch((error: unknown) => log.warn({ err: error }, 'queued-session sweep failed')), 60_000);
   timer.unref();
   await sweep();
-  return () => clearInterval(timer);
+
+  return {
+    async stop(graceMs) {
+      if (stopping) return;
+      stopping = true;
+      clearInterval(timer);
+      await queue.stopTaking();
+      if (running.size > 0) {
+        log.info({ runs: running.size, graceSeconds: graceMs / 1000 }, 'waiting for running steps to finish');
+        await settled([...running.values()].map((r) => r.done), graceMs);
+      }
+      if (running.size > 0) {
+        log.info({ sessions: [...running.keys()] }, 'interrupting runs; the queue hands them to the next worker');
+        for (const run of running.values()) run.controller.abort(SHUTDOWN);
+        // Aborted runs end within moments (tools and model calls follow the signal); bounded anyway.
+        await settled([...running.values()].map((r) => r.done), 15_000);
+      }
+    },
+  };
+}
+
+const SHUTDOWN = new PatchbayError('aborted', 'the server is shutting down', { retryable: true });
+const isShutdown = (reason: unknown) => reason === SHUTDOWN;
+
+async function settled(promises: Promise<unknown>[], timeoutMs: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([Promise.allSettled(promises), new Promise((resolve) => (timer = setTimeout(resolve, timeoutMs)))]);
+  clearTimeout(timer);
 }

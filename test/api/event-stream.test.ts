@@ -21,7 +21,9 @@ describe('session event stream', () => {
 
   beforeAll(async () => {
     fx = await createApiFixture();
-    app = fx.server({ keepAliveMs: 100 });
+    // The production keep-alive (15 s), which also re-reads the log: events that arrive within a
+    // test's time arrive through the live path (NOTIFY → bus → stream), not through a re-read.
+    app = fx.server();
     base = await app.listen({ host: '127.0.0.1', port: 0 });
   });
   afterAll(() => fx.close());
@@ -34,10 +36,12 @@ describe('session event stream', () => {
   it('replays the log, then streams an event appended while connected', async () => {
     const id = await start('stream me');
     const { status, headers, frames } = await readSse(`${base}/api/sessions/${id}/events`, {
-      until: (f) => seqs(f).includes(3),
+      // A later event marks the end: anything sent twice would arrive before it.
+      until: (f) => seqs(f).includes(4),
       onOpen: async () => {
         await until(() => fx.subscriptions() > 0, 'the stream to subscribe');
         await fx.store.append(id, [say('live hello')]);
+        await fx.store.append(id, [say('end mark', 1)]);
       },
     });
     expect(status).toBe(200);
@@ -47,6 +51,7 @@ describe('session event stream', () => {
       ['1', 'session-created'],
       ['2', 'user-message'],
       ['3', 'assistant-message'],
+      ['4', 'assistant-message'],
     ]);
     const live = JSON.parse(events[2]!.data!) as StoredEvent;
     expect(live).toMatchObject({ sessionId: id, seq: 3, event: { type: 'assistant-message', text: 'live hello' } });
@@ -64,14 +69,15 @@ describe('session event stream', () => {
 
     const second = await readSse(`${base}/api/sessions/${id}/events`, {
       headers: { 'last-event-id': '2' },
-      until: (f) => seqs(f).includes(8),
+      until: (f) => seqs(f).includes(9),
       onOpen: async () => {
         await until(() => fx.subscriptions() > 0, 'the stream to subscribe');
-        // A burst of concurrent writers while the backlog is being sent.
+        // A burst of concurrent writers while the backlog is being sent, then an end mark.
         await Promise.all([fx.store.append(id, [say('d', 3)]), fx.store.append(id, [say('e', 4)]), fx.store.append(id, [say('f', 5)])]);
+        await fx.store.append(id, [say('end mark', 6)]);
       },
     });
-    expect(seqs(second.frames)).toEqual([3, 4, 5, 6, 7, 8]);
+    expect(seqs(second.frames)).toEqual([3, 4, 5, 6, 7, 8, 9]);
   });
 
   it('lets ?after= pick the starting point, with Last-Event-ID taking precedence', async () => {
@@ -84,8 +90,10 @@ describe('session event stream', () => {
   });
 
   it('sends keep-alive comments on an idle stream', async () => {
+    const quick = fx.server({ keepAliveMs: 100 });
+    const url = await quick.listen({ host: '127.0.0.1', port: 0 });
     const id = await start('idle');
-    const { frames } = await readSse(`${base}/api/sessions/${id}/events`, { until: (f) => f.some((x) => x.comment === 'keep-alive') });
+    const { frames } = await readSse(`${url}/api/sessions/${id}/events`, { until: (f) => f.some((x) => x.comment === 'keep-alive') });
     expect(seqs(frames)).toEqual([1, 2]);
   });
 

@@ -207,6 +207,8 @@ export function validate(body: AnthropicRequest): string | undefined {
     const prev = body.messages[i - 1];
     const uses = prev && prev.role === 'assistant' && Array.isArray(prev.content) ? prev.content.filter((b) => b.type === 'tool_use') : [];
     const results = m.content.filter((b) => b.type === 'tool_result');
+    const badFlag = results.find((r) => r.is_error !== undefined && typeof r.is_error !== 'boolean');
+    if (badFlag) return `messages.${i}.content: tool_result.is_error: Input should be a valid boolean`;
     if (m.role === 'user') {
       for (const r of results) {
         if (!uses.some((u) => u.id === r.tool_use_id)) {
@@ -302,3 +304,25 @@ function readBody(req: IncomingMessage): Promise<string> {
     req.on('error', reject);
   });
 }
+
+/** A tool result as the model receives it, read from the wire format. */
+export type WireToolResult = { callId: string; isError: boolean; text: string };
+
+/**
+ * The tool results in a Messages request: Anthropic marks a failed call with `is_error: true` on
+ * its `tool_result` block, and that flag is what the model sees.
+ */
+export function toolResultsIn(body: AnthropicRequest): WireToolResult[] {
+  return body.messages.flatMap((m) =>
+    Array.isArray(m.content)
+      ? m.content
+          .filter((b) => b.type === 'tool_result')
+          .map((b) => ({
+            callId: String(b.tool_use_id),
+            isError: b.is_error === true,
+            text: typeof b.content === 'string' ? b.content : Array.isArray(b.content) ? (b.content as { text?: string }[]).map((c) => c.text ?? '').join('') : '',
+          }))
+      : [],
+  );
+}
+

@@ -6,8 +6,9 @@ import { listenOnLoopback } from './loopback.ts';
  * A loopback OpenAI API (wire-formats §5): POST /v1/responses (Responses, SSE with event lines)
  * and POST /v1/chat/completions (data-only SSE ending in [DONE]). It rejects what the API rejects:
  * a missing or wrong Bearer key, a function_call_output or tool message whose call id matches no
- * earlier call, a call left without its output, and (store:false) a function call replayed
- * without the reasoning item that preceded it.
+ * earlier call, a call left without its output, (store:false) a function call replayed without
+ * the reasoning item that preceded it or a reasoning item without its encrypted content, and an
+ * unknown `include` value. Reasoning comes back encrypted only when `include` asks for it.
  */
 export type OpenAIToolCall = { name: string; arguments: unknown; callId?: string };
 
@@ -113,6 +114,17 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions): Promise<FakeO
 }
 
 type Item = Record<string, unknown> & { type?: string };
+
+/** The Responses API's accepted `include` values. */
+const INCLUDABLE = [
+  'code_interpreter_call.outputs',
+  'computer_call_output.output.image_url',
+  'file_search_call.results',
+  'message.input_image.image_url',
+  'message.output_text.logprobs',
+  'reasoning.encrypted_content',
+  'web_search_call.action.sources',
+];
 type ReplyOptions = Extract<OpenAIReply, { toolCalls?: unknown }>;
 
 function validateResponses(body: OpenAIRequestBody, reasoningFor: Map<string, string>): string | undefined {
@@ -123,6 +135,10 @@ function validateResponses(body: OpenAIRequestBody, reasoningFor: Map<string, st
     }
     if ('function' in tool) return "Unknown parameter: 'tools[0].function'.";
   }
+  for (const value of (body.include as unknown[] | undefined) ?? []) {
+    if (!INCLUDABLE.includes(String(value))) return `Invalid value: '${String(value)}'. Supported values are: ${INCLUDABLE.map((v) => `'${v}'`).join(', ')}.`;
+  }
+  const stored = body.store !== false;
   if (typeof body.input === 'string') return undefined;
   if (!Array.isArray(body.input)) return "Missing required parameter: 'input'.";
   const input = body.input as Item[];
@@ -130,7 +146,10 @@ function validateResponses(body: OpenAIRequestBody, reasoningFor: Map<string, st
   const reasoningSeen = new Set<string>();
   for (const [i, item] of input.entries()) {
     if (item.type === 'reasoning') {
-      if (typeof item.encrypted_content !== 'string') return `Item ${i}: reasoning items need encrypted_content when store is false.`;
+      // Stored responses keep their reasoning server-side; with store:false only the encrypted copy can bring it back.
+      if (!stored && typeof item.encrypted_content !== 'string') {
+        return `Item with id '${String(item.id)}' not found. Items are not persisted when \`store\` is set to false. Try again with \`store\` set to true, or remove this item from your input.`;
+      }
       reasoningSeen.add(String(item.id));
     }
     if (item.type === 'function_call') {
@@ -201,7 +220,9 @@ function writeResponsesStream(res: ServerResponse, body: OpenAIRequestBody, repl
   let reasoningId: string | undefined;
   if (reply.reasoning) {
     reasoningId = `rs_fake_${n}`;
-    const item = { id: reasoningId, type: 'reasoning', encrypted_content: `enc_${n}`, summary: [{ type: 'summary_text', text: reply.reasoning }] };
+    // The API returns the encrypted reasoning only when asked for it, whatever `store` says.
+    const encrypted = ((body.include as unknown[] | undefined) ?? []).includes('reasoning.encrypted_content');
+    const item = { id: reasoningId, type: 'reasoning', ...(encrypted && { encrypted_content: `enc_${n}` }), summary: [{ type: 'summary_text', text: reply.reasoning }] };
     send({ type: 'response.output_item.added', output_index: output.length, item: { ...item, summary: [] } });
     send({ type: 'response.output_item.done', output_index: output.length, item });
     output.push(item);
@@ -294,3 +315,23 @@ function readBody(req: IncomingMessage): Promise<string> {
     req.on('error', reject);
   });
 }
+
+/** A tool result as the model receives it, read from the wire format. */
+export type WireToolResult = { callId: string; isError: boolean; text: string };
+
+/**
+ * The tool results in a Responses or Chat Completions request. Neither API has an error field on a
+ * tool output, so a failed call is marked in its text: Patchbay prefixes it with "Error: ", the
+ * convention OpenAI's own agents use, and that marker is what the model sees.
+ */
+export function toolResultsIn(endpoint: 'responses' | 'chat', body: OpenAIRequestBody): WireToolResult[] {
+  const read = (callId: unknown, text: unknown) => {
+    const value = typeof text === 'string' ? text : JSON.stringify(text);
+    return { callId: String(callId), isError: value.startsWith('Error: '), text: value };
+  };
+  if (endpoint === 'responses') {
+    return ((body.input as Item[] | undefined) ?? []).filter((i) => i.type === 'function_call_output').map((i) => read(i.call_id, i.output));
+  }
+  return ((body.messages as Item[] | undefined) ?? []).filter((m) => m.role === 'tool').map((m) => read(m.tool_call_id, m.content));
+}
+

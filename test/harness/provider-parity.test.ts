@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StoredEvent } from '../../src/core/events.ts';
-import { startFakeAnthropic, type AnthropicRequest, type FakeAnthropic } from '../fakes/fake-anthropic.ts';
-import { startFakeOpenAI, type FakeOpenAI, type OpenAIReply, type OpenAIRequestBody } from '../fakes/fake-openai.ts';
+import { startFakeAnthropic, toolResultsIn as anthropicResults, type AnthropicRequest, type FakeAnthropic } from '../fakes/fake-anthropic.ts';
+import { startFakeOpenAI, toolResultsIn as openaiResults, type FakeOpenAI, type OpenAIReply, type OpenAIRequestBody } from '../fakes/fake-openai.ts';
 import { createRemote, git, type RemoteFixture } from '../git/git-fixture.ts';
 import { startTestPatchbay, waitForStatus } from '../helpers/patchbay-fixture.ts';
 
@@ -19,6 +19,9 @@ function step(index: number, lastResult: string): Step {
     case 1:
       return { tool: { name: 'edit_file', input: { path: 'README.md', old_string: '# demo', new_string: '# Demo project' } } };
     case 2:
+      // Refused by the command policy: this result must reach the model flagged as an error.
+      return { tool: { name: 'run_shell', input: { command: 'git push --force origin main' } } };
+    case 3:
       return { tool: { name: 'run_shell', input: { command: 'head -n 1 README.md' } } };
     default: {
       // Quoting the last result proves it made the round trip in the vendor's format.
@@ -109,7 +112,7 @@ describe('the same session through every provider, end to end', () => {
     ['openai-compatible', () => ({ MODEL_PROVIDER: 'openai-compatible', MODEL: 'qwen3-coder', OPENAI_BASE_URL: local.baseUrl })],
   ];
 
-  it.each(providers)('%s', async (name, env) => {
+  it.each(providers)('%s', { timeout: 180_000 }, async (name, env) => {
     const app = await startTestPatchbay({ env: { ...env(), MODEL_MAX_RETRIES: '0' } });
     try {
       const started = await app.service.start({
@@ -123,6 +126,13 @@ describe('the same session through every provider, end to end', () => {
       expect(session.error).toBeNull();
       expect(session.status).toBe('completed');
       expect(session.usage.inputTokens).toBeGreaterThan(0);
+      // What the model last received, read in its vendor's wire format: only the refused push is an error.
+      // The agent's last call: the verifier's calls after it force its record_verdict tool.
+      const agentCall = (c: { body: unknown }) => !['tool', 'function'].includes(((c.body as { tool_choice?: { type?: string } }).tool_choice as { type?: string } | undefined)?.type ?? '');
+      const last = name === 'anthropic' ? anthropic.calls.filter(agentCall).at(-1)! : { openai, 'opencode-zen': zen, 'openai-compatible': local }[name]!.calls.filter(agentCall).at(-1)!;
+      const results = name === 'anthropic' ? anthropicResults(last.body as AnthropicRequest) : openaiResults((last as FakeOpenAI['calls'][number]).endpoint, last.body as OpenAIRequestBody);
+      expect(results.map((r) => r.isError)).toEqual([false, false, true, false]);
+      expect(results[2]!.text).toContain('Force-pushing (--force, -f, --force-with-lease, +refspec) rewrites shared history and is never allowed');
       const tree = await git(remote.remote, 'rev-parse', `${session.result!.commit}^{tree}`);
       outcomes.set(name, { events: normalize(await app.store.events(session.id)), tree, summary: session.result?.summary });
     } finally {
@@ -136,8 +146,8 @@ describe('the same session through every provider, end to end', () => {
     expect(first!.summary).toBe('Renamed the title; the README now starts with "# Demo project".');
     for (const other of rest) expect(other).toEqual(first);
     for (const fake of [anthropic, openai, zen, local]) expect(fake.rejections).toEqual([]);
-    // Four agent turns, then the verifier (the same model): its scripted reply is no verdict, so it is asked once more.
-    expect(anthropic.calls).toHaveLength(6);
-    expect(zen.calls.map((c) => c.endpoint)).toEqual(Array(6).fill('responses'));
+    // Five agent calls, then the verifier (the same model): its scripted reply is no verdict, so it is asked once more.
+    expect(anthropic.calls).toHaveLength(7);
+    expect(zen.calls.map((c) => c.endpoint)).toEqual(Array(7).fill('responses'));
   });
 });

@@ -158,7 +158,8 @@ describe('a session end to end (queue, worker, harness, runner, real sandbox and
     expect(done.error).toMatch(/repeated the same failing run_shell call 3 times/);
     const refused = toolResults(model.requests[1]!.messages)[0];
     expect(refused).toMatchObject({ role: 'tool', isError: true });
-    expect(refused?.role === 'tool' && refused.content).toMatch(/push/i);
+    // The policy's own reason, not git's failure text: the command never ran.
+    expect(refused?.role === 'tool' && refused.content).toContain('Force-pushing (--force, -f, --force-with-lease, +refspec) rewrites shared history and is never allowed');
     const errors = (await app.store.events(done.id, { types: ['error'] })).map((e) => e.event);
     expect(errors).toEqual([{ type: 'error', code: 'loop_guard', message: done.error }]);
     expect(await remote.remoteBranch(done.branch!)).toBe('');

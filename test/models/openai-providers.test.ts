@@ -77,6 +77,37 @@ describe('openai responses provider', () => {
     expect(fake.rejections.at(-1)).toContain("without its required 'reasoning' item");
   });
 
+  it('gets reasoning back encrypted only when it asks for it, as store:false needs (each store/include pair as the API answers)', async () => {
+    const { provider, fake } = await setup('responses', () => ({ reasoning: 'think', toolCalls: [{ name: 'read_file', arguments: { path: 'a' } }] }));
+    await provider.runTurn(request([{ role: 'user', content: 'read a' }]));
+    expect(fake.calls[0]!.body).toMatchObject({ store: false, include: ['reasoning.encrypted_content'] });
+
+    const post = async (body: Record<string, unknown>) => {
+      const response = await fetch(`${fake.baseUrl}/responses`, {
+        method: 'POST',
+        headers: { authorization: 'Bearer test-openai-key', 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'gpt-5.1-codex', stream: true, ...body }),
+      });
+      const text = await response.text();
+      const reasoning = /"type":"response\.output_item\.done"[^\n]*"type":"reasoning"[^\n]*/.exec(text)?.[0] ?? '';
+      return { status: response.status, encrypted: reasoning.includes('encrypted_content'), text };
+    };
+    const replay = (encrypted: boolean) => [
+      { type: 'message', role: 'user', content: 'read a' },
+      { type: 'reasoning', id: 'rs_earlier', summary: [], ...(encrypted && { encrypted_content: 'enc_earlier' }) },
+    ];
+    expect(await post({ input: 'hi', store: false, include: ['reasoning.encrypted_content'] })).toMatchObject({ status: 200, encrypted: true });
+    expect(await post({ input: 'hi', store: false })).toMatchObject({ status: 200, encrypted: false });
+    expect(await post({ input: 'hi' })).toMatchObject({ status: 200, encrypted: false });
+    expect(await post({ input: 'hi', include: ['reasoning.encrypted_content'] })).toMatchObject({ status: 200, encrypted: true });
+    // Replaying reasoning: with store:false only the encrypted copy is accepted; stored responses need none.
+    expect((await post({ input: replay(false), store: false })).status).toBe(400);
+    expect(fake.rejections.at(-1)).toMatch(/Items are not persisted when `store` is set to false/);
+    expect((await post({ input: replay(true), store: false })).status).toBe(200);
+    expect((await post({ input: replay(false) })).status).toBe(200);
+    expect((await post({ input: 'hi', include: ['reasoning.summary'] })).status).toBe(400);
+  });
+
   it('streams text deltas and maps an incomplete response to max_tokens', async () => {
     const { provider } = await setup('responses', () => ({ text: 'a fairly long answer', truncated: true }));
     const deltas: string[] = [];

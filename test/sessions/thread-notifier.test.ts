@@ -43,8 +43,10 @@ describe('thread notifier', () => {
     const notifier = startThreadNotifier({ store, bus, repliers: [slack], log, sweepMs: 60_000 });
     try {
       await waitFor(async () => delivered.size === ids.length, 'every session to be delivered', 15_000);
-      const cursors = await handle.db.selectFrom('session_threads').select(['session_id', 'delivered_seq']).where('session_id', 'in', ids).execute();
-      expect(cursors.map((c) => c.delivered_seq)).toEqual(ids.map(() => 2));
+      // A delivery's cursor is written after deliver() returns: wait for that mark, not for the call.
+      const cursors = () => handle.db.selectFrom('session_threads').select(['session_id', 'delivered_seq']).where('session_id', 'in', ids).execute();
+      await waitFor(async () => (await cursors()).every((c) => c.delivered_seq === 2), 'every cursor to be written', 15_000);
+      expect((await cursors()).map((c) => c.delivered_seq)).toEqual(ids.map(() => 2));
     } finally {
       await notifier.close();
     }

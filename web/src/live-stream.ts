@@ -50,6 +50,7 @@ export function openSessionStream(sessionId: string, handlers: StreamHandlers): 
 /** Every stored event type, as the SSE event names the server sends. Checked against the union. */
 const storedTypeMap: Record<StoredEvent['event']['type'], true> = {
   'session-created': true,
+  'run-resumed': true,
   'thread-added': true,
   'user-message': true,
   'assistant-message': true,

@@ -256,6 +256,9 @@ export class SessionModel {
       case 'egress-blocked':
         this.push({ kind: 'egress', key, at, host: event.host, port: event.port, reason: event.reason });
         return;
+      case 'run-resumed':
+        this.note(key, at, 'info', `Resumed: ${event.reason}`);
+        return;
       default: {
         const _never: never = event;
         return _never;

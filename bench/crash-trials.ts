@@ -1,0 +1,347 @@
+/**
+ * Crash trials: the real `patchbay serve` process, on its embedded PostgreSQL under one DATA_DIR,
+ * with a scripted model whose run writes, sleeps and writes again. Each trial starts a session,
+ * breaks something mid-run (SIGKILL of the server at a random moment or right after a short step,
+ * SIGKILL of the embedded PostgreSQL, SIGTERM of the server), restarts the server when it is gone,
+ * and records: completed / failed / stuck, duplicated events (per type and call id), gaps in `seq`,
+ * whether the pushed branch holds all the work, recovery time (new process spawned → run taken up
+ * again), SIGTERM exit codes and lines above info, and orphaned processes after the final shutdown.
+ *
+ *   node bench/crash-trials.ts [--trials 30] [--seed 1]
+ *
+ * Trials are spread over the kinds: a third random kills, the rest split between targeted kills,
+ * database kills and SIGTERMs. Loopback only; the script stops by itself.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import type { StoredEvent } from '../src/core/events.ts';
+import type { SessionRecord } from '../src/core/session-record.ts';
+import { createRemote, git } from '../test/git/git-fixture.ts';
+import { linesAboveInfo, startServer, type ServerProcess } from '../test/helpers/server-process.ts';
+
+const { values } = parseArgs({ options: { trials: { type: 'string', default: '30' }, seed: { type: 'string', default: '1' } } });
+const trialCount = Number(values.trials);
+let seed = Number(values.seed);
+const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+
+type Kind = 'random-kill' | 'kill-tool-running' | 'kill-after-commit' | 'kill-after-diff-updated' | 'kill-database' | 'sigterm';
+const targeted: Kind[] = ['kill-tool-running', 'kill-after-commit', 'kill-after-diff-updated', 'kill-database', 'sigterm'];
+let next = 0;
+const kinds: Kind[] = Array.from({ length: trialCount }, (_, i) => (i % 3 === 0 ? 'random-kill' : targeted[next++ % targeted.length]!));
+
+type Trial = {
+  kind: Kind;
+  /** The server exited on its own during the trial (a crash), with its last lines above info. */
+  crashed?: string[];
+  outcome: 'completed' | 'failed' | 'stuck' | 'cancelled' | 'queued' | 'running' | 'waiting';
+  duplicates: string[];
+  gaps: number;
+  workComplete: boolean;
+  /** Kill landed before the run ended: the run had to be taken up again. */
+  interrupted: boolean;
+  recoveryMs?: number;
+  /** Of the recovery: new process spawned → it serves (database up, migrations, queue). */
+  bootMs?: number;
+  exitCode?: number | null;
+  shutdownMs?: number;
+  aboveInfo?: number;
+};
+
+const token = `crashtrial${process.pid}`;
+const root = await mkdtemp(join(tmpdir(), 'patchbay-crash-trials-'));
+await chmod(root, 0o755);
+const remote = await createRemote();
+const dataDir = join(root, 'data');
+const scenarioPath = join(root, 'scenario.json');
+await writeFile(
+  scenarioPath,
+  JSON.stringify({
+    turns: [
+      { toolCalls: [{ id: 'call_work', name: 'run_shell', input: { command: `echo a > part-a.txt; sleep 2 # ${token}\necho b > part-b.txt`, timeout_seconds: 120 } }] },
+      { toolCalls: [{ id: 'call_more', name: 'write_file', input: { path: 'part-c.txt', content: 'c\n' } }] },
+      { text: 'All parts written.' },
+    ],
+  }),
+);
+const env = {
+  DATA_DIR: dataDir,
+  PORT: '0',
+  MODEL_PROVIDER: 'scripted',
+  SCRIPTED_SCENARIO: scenarioPath,
+  LOG_LEVEL: 'info',
+  PATCHBAY_ALLOW_LOCAL_REPOS: 'true',
+  SHUTDOWN_GRACE_SECONDS: '3',
+};
+
+const api = async <T>(server: ServerProcess, path: string, init?: RequestInit): Promise<T> => {
+  const response = await fetch(`${server.url}${path}`, { ...init, headers: { 'content-type': 'application/json' } });
+  if (!response.ok) throw new Error(`${path}: ${response.status} ${await response.text()}`);
+  return (await response.json()) as T;
+};
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const events = (server: ServerProcess, id: string) => api<StoredEvent[]>(server, `/api/sessions/${id}/events?format=json`);
+const terminal = (s: SessionRecord) => ['completed', 'failed', 'cancelled'].includes(s.status);
+
+async function until<T>(check: () => Promise<T | undefined | false>, timeoutMs: number, everyMs = 25): Promise<T | undefined> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const value = await check().catch(() => undefined);
+    if (value) return value;
+    await sleep(everyMs);
+  }
+  return undefined;
+}
+
+const postmasterPid = () => Number(readFileSync(join(dataDir, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[0]);
+const workspaceHead = (id: string, branch: string) => {
+  try {
+    return readFileSync(join(dataDir, 'workspaces', id, '.git', 'refs', 'heads', branch), 'utf8').trim();
+  } catch {
+    return '';
+  }
+};
+
+/** Processes left over: the database on our DATA_DIR, sandboxes and commands of our scenario. */
+function orphans(): string[] {
+  const found: string[] = [];
+  for (const pid of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
+    if (Number(pid) === process.pid) continue;
+    let command = '';
+    try {
+      command = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
+    } catch {
+      continue;
+    }
+    if (command.includes(dataDir) || command.includes(token)) found.push(`${pid} ${command.slice(0, 80)}`);
+  }
+  return found;
+}
+
+function duplicatesIn(log: StoredEvent[]): string[] {
+  const seen = new Map<string, number>();
+  for (const { event } of log) {
+    // What makes an event one of a kind: its type plus the step it records.
+    const identity = (() => {
+      switch (event.type) {
+        case 'tool-start':
+        case 'tool-end':
+          return event.callId;
+        case 'usage':
+        case 'assistant-message':
+          return String(event.turn);
+        case 'branch-pushed':
+        case 'pr-opened':
+          return event.commit;
+        case 'status-changed':
+          return `${event.from}>${event.to}`;
+        case 'run-resumed':
+        case 'user-message':
+          return undefined; // one per interruption, one per message: not duplicates
+        default:
+          return '';
+      }
+    })();
+    if (identity === undefined) continue;
+    const key = `${event.type}${identity ? `:${identity}` : ''}`;
+    seen.set(key, (seen.get(key) ?? 0) + 1);
+  }
+  return [...seen].filter(([key, n]) => n > 1 && !key.startsWith('status-changed')).map(([key, n]) => `${key}×${n}`);
+}
+
+let server = await startServer(env);
+const started = Date.now();
+const trials: Trial[] = [];
+
+// A run with no kill first: how long a session takes, for the random kill moments.
+const baseline = await runSession(server);
+const baselineDone = await until(async () => {
+  const s = await api<SessionRecord>(server, `/api/sessions/${baseline}`);
+  return terminal(s) && s;
+}, 180_000);
+const baselineMs = baselineDone ? Date.parse(baselineDone.updatedAt) - Date.parse(baselineDone.createdAt) : 15_000;
+
+async function runSession(target: ServerProcess): Promise<string> {
+  const { id } = await api<{ id: string }>(target, '/api/sessions', {
+    method: 'POST',
+    body: JSON.stringify({ repo: remote.remote, prompt: 'Write the three parts', author: { name: 'Trial', email: 'trial@example.com' } }),
+  });
+  return id;
+}
+
+for (const [index, kind] of kinds.entries()) {
+  const id = await runSession(server);
+  let crashed: string[] | undefined;
+  let expectedExit = false;
+  const watched = server;
+  void watched.exited.then(() => {
+    if (!expectedExit) crashed = linesAboveInfo(watched.lines()).slice(-5).map((l) => l.raw ?? `${String(l.msg)} ${JSON.stringify(l.err ?? '').slice(0, 200)}`);
+  });
+  const has = async (type: string) => (await events(server, id)).some((e) => e.event.type === type);
+  let restartNeeded = true;
+  let exitCode: number | null | undefined;
+  let shutdownMs: number | undefined;
+  let aboveInfo: number | undefined;
+  const victim = server;
+
+  switch (kind) {
+    case 'random-kill':
+      await sleep(random() * baselineMs);
+      expectedExit = true;
+      victim.child.kill('SIGKILL');
+      break;
+    case 'kill-tool-running':
+      await until(async () => readdirSync(join(dataDir, 'workspaces', id)).includes('part-a.txt'), 120_000);
+      expectedExit = true;
+      victim.child.kill('SIGKILL');
+      break;
+    case 'kill-after-commit': {
+      // The commit is made in the workspace before the push: kill when the branch moves there.
+      const base = await until(async () => (await events(server, id)).find((e) => e.event.type === 'workspace-ready'), 120_000);
+      const branch = base?.event.type === 'workspace-ready' ? base.event.branch : '';
+      const baseHead = workspaceHead(id, branch);
+      await until(async () => {
+        const head = workspaceHead(id, branch);
+        return head !== '' && head !== baseHead && (await remote.remoteBranch(branch)) === '';
+      }, 120_000, 5);
+      expectedExit = true;
+      victim.child.kill('SIGKILL');
+      break;
+    }
+    case 'kill-after-diff-updated':
+      // Written with branch-pushed, before the PR step and the finish.
+      await until(() => has('diff-updated'), 120_000, 5);
+      expectedExit = true;
+      victim.child.kill('SIGKILL');
+      break;
+    case 'kill-database':
+      await until(async () => readdirSync(join(dataDir, 'workspaces', id)).includes('part-a.txt'), 120_000);
+      process.kill(postmasterPid(), 'SIGKILL');
+      restartNeeded = false;
+      break;
+    case 'sigterm': {
+      await until(async () => readdirSync(join(dataDir, 'workspaces', id)).includes('part-a.txt'), 120_000);
+      const signalled = Date.now();
+      const shutdownFrom = victim.lines().length;
+      expectedExit = true;
+      victim.child.kill('SIGTERM');
+      exitCode = (await victim.exited).code;
+      shutdownMs = Date.now() - signalled;
+      aboveInfo = linesAboveInfo(victim.lines().slice(shutdownFrom)).length;
+      break;
+    }
+  }
+
+  let spawnedAt = Date.now();
+  let bootMs: number | undefined;
+  // A server that died on its own (a crash) is restarted like a killed one, and counted.
+  if (!restartNeeded && victim.child.exitCode !== null) restartNeeded = true;
+  if (restartNeeded) {
+    await victim.exited;
+    spawnedAt = Date.now();
+    server = await startServer(env);
+    bootMs = Date.now() - spawnedAt;
+  }
+  let done = await until(async () => {
+    const s = await api<SessionRecord>(server, `/api/sessions/${id}`);
+    return terminal(s) && s;
+  }, 180_000, 100);
+  if (!done && server.child.exitCode !== null) {
+    // Crashed after the restart: restart once more so the table can still read the log.
+    server = await startServer(env);
+    done = await until(async () => {
+      const s = await api<SessionRecord>(server, `/api/sessions/${id}`);
+      return terminal(s) && s;
+    }, 180_000, 100);
+  }
+  const session = done ?? (await api<SessionRecord>(server, `/api/sessions/${id}`));
+  const log = await events(server, id);
+  const resumed = log.find((e) => e.event.type === 'run-resumed' && Date.parse(e.at) >= spawnedAt - 1000);
+  let workComplete = false;
+  if (session.branch) {
+    const tip = await remote.remoteBranch(session.branch);
+    const show = (file: string) => git(remote.remote, 'show', `${tip}:${file}`).catch(() => '');
+    workComplete = tip !== '' && (await show('part-a.txt')) === 'a' && (await show('part-b.txt')) === 'b' && (await show('part-c.txt')) === 'c';
+  }
+  trials.push({
+    kind,
+    ...(crashed && { crashed }),
+    outcome: done ? (session.status as Trial['outcome']) : 'stuck',
+    duplicates: duplicatesIn(log),
+    gaps: log.filter((e, i) => e.seq !== i + 1).length,
+    workComplete,
+    interrupted: resumed !== undefined,
+    ...(resumed && { recoveryMs: Date.parse(resumed.at) - spawnedAt }),
+    ...(resumed && bootMs !== undefined && { bootMs }),
+    ...(exitCode !== undefined && { exitCode }),
+    ...(shutdownMs !== undefined && { shutdownMs }),
+    ...(aboveInfo !== undefined && { aboveInfo }),
+  });
+  const t = trials.at(-1)!;
+  process.stderr.write(
+    `trial ${index + 1}/${kinds.length} ${kind}: ${t.outcome}${t.crashed ? ' (server crashed)' : ''}, ${t.duplicates.length} dup, ${t.gaps} gaps, work ${t.workComplete ? 'pushed' : 'MISSING'}` +
+      `${t.recoveryMs !== undefined ? `, resumed ${t.recoveryMs} ms after the restart (boot ${t.bootMs ?? '-'} ms)` : ''}${t.exitCode !== undefined ? `, SIGTERM exit ${t.exitCode} in ${t.shutdownMs} ms, ${t.aboveInfo} lines > info` : ''}\n`,
+  );
+}
+
+// Final shutdown, then look for anything left behind.
+const finalFrom = server.lines().length;
+server.child.kill('SIGTERM');
+const finalExit = (await server.exited).code;
+const finalAboveInfo = linesAboveInfo(server.lines().slice(finalFrom)).length;
+await sleep(1000);
+const left = orphans();
+
+const percentile = (xs: number[], p: number) => {
+  if (xs.length === 0) return undefined;
+  const sorted = [...xs].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+};
+const fmt = (ms: number | undefined) => (ms === undefined ? '-' : `${(ms / 1000).toFixed(1)} s`);
+const rows = [...new Set(kinds)].map((kind) => {
+  const of = trials.filter((t) => t.kind === kind);
+  const recovery = of.flatMap((t) => (t.recoveryMs === undefined ? [] : [t.recoveryMs]));
+  const sigterm = of.filter((t) => t.exitCode !== undefined);
+  return [
+    kind,
+    of.length,
+    of.filter((t) => t.outcome === 'completed').length,
+    of.filter((t) => t.outcome === 'failed').length,
+    of.filter((t) => !['completed', 'failed'].includes(t.outcome)).length,
+    of.filter((t) => t.crashed).length,
+    of.reduce((n, t) => n + t.duplicates.length, 0),
+    of.reduce((n, t) => n + t.gaps, 0),
+    of.filter((t) => t.workComplete).length,
+    of.filter((t) => t.interrupted).length,
+    fmt(percentile(recovery, 50)),
+    fmt(percentile(recovery, 100)),
+    fmt(percentile(of.flatMap((t) => (t.bootMs === undefined ? [] : [t.bootMs])), 50)),
+    fmt(percentile(of.flatMap((t) => (t.bootMs === undefined || t.recoveryMs === undefined ? [] : [t.recoveryMs - t.bootMs])), 50)),
+    sigterm.length ? sigterm.map((t) => t.exitCode).join(',') : '-',
+    sigterm.length ? sigterm.reduce((n, t) => n + (t.aboveInfo ?? 0), 0) : '-',
+    sigterm.length ? fmt(percentile(sigterm.map((t) => t.shutdownMs!), 50)) : '-',
+  ];
+});
+const header = ['kind', 'trials', 'completed', 'failed', 'stuck', 'crashes', 'dup events', 'seq gaps', 'work pushed', 'resumed', 'recovery p50', 'recovery max', 'boot p50', 'up→resumed p50', 'SIGTERM exits', 'lines > info', 'shutdown p50'];
+const all = trials.flatMap((t) => (t.recoveryMs === undefined ? [] : [t.recoveryMs]));
+const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => String(r[i]).length)));
+const line = (cells: (string | number)[]) => `| ${cells.map((c, i) => String(c).padEnd(widths[i]!)).join(' | ')} |`;
+console.log(`\ncrash trials: ${trials.length} trials (+1 baseline run of ${fmt(baselineMs)}), ${fmt(Date.now() - started)} in all, seed ${values.seed}`);
+console.log(line(header));
+console.log(`|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`);
+for (const row of rows) console.log(line(row));
+console.log(
+  `all: ${trials.filter((t) => t.outcome === 'completed').length}/${trials.length} completed, ` +
+    `${trials.reduce((n, t) => n + t.duplicates.length, 0)} duplicated events, ${trials.reduce((n, t) => n + t.gaps, 0)} seq gaps, ` +
+    `${trials.filter((t) => t.workComplete).length}/${trials.length} with all work pushed, recovery p50 ${fmt(percentile(all, 50))} (max ${fmt(percentile(all, 100))}), ` +
+    `${trials.filter((t) => t.crashed).length} server crashes, final shutdown exit ${finalExit} with ${finalAboveInfo} lines above info, ${left.length} orphaned processes`,
+);
+for (const t of trials.filter((t) => t.duplicates.length)) console.log(`  duplicates in a ${t.kind} trial: ${t.duplicates.join(', ')}`);
+for (const t of trials.filter((t) => t.crashed)) console.log(`  server crashed in a ${t.kind} trial: ${t.crashed!.join(' | ')}`);
+for (const o of left) console.log(`  orphan: ${o}`);
+
+await remote.cleanup();
+await rm(root, { recursive: true, force: true });
+process.exitCode = trials.every((t) => t.outcome === 'completed' && !t.crashed) && left.length === 0 ? 0 : 1;

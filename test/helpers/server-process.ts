@@ -1,0 +1,88 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+
+/** One pino line of the server's output (or `{ raw }` for a line that is not JSON). */
+export type LogLine = { level?: number; msg?: string; raw?: string; [key: string]: unknown };
+
+export type ServerProcess = {
+  child: ChildProcess;
+  url: string;
+  pid: number;
+  /** Every line the server wrote so far, stdout and stderr. */
+  lines(): LogLine[];
+  /** Resolves with how the process ended. */
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** Resolves with the first line that matches, as soon as the server writes it. */
+  waitForLine(match: (line: LogLine) => boolean, timeoutMs?: number): Promise<LogLine>;
+};
+
+/** Starts `patchbay serve` as its own process with only `env`, as a user would, and waits until it listens. */
+export function startServer(env: Record<string, string>): Promise<ServerProcess> {
+  const child = spawn(process.execPath, ['src/cli.ts', 'serve'], {
+    cwd: root,
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const lines: LogLine[] = [];
+  const waiters = new Set<() => void>();
+  const take = (stream: NodeJS.ReadableStream) => {
+    let rest = '';
+    stream.on('data', (chunk: Buffer) => {
+      rest += chunk.toString();
+      const parts = rest.split('\n');
+      rest = parts.pop()!;
+      for (const part of parts) {
+        if (!part.trim()) continue;
+        try {
+          lines.push(JSON.parse(part) as LogLine);
+        } catch {
+          lines.push({ raw: part });
+        }
+      }
+      for (const wake of waiters) wake();
+    });
+  };
+  take(child.stdout!);
+  take(child.stderr!);
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => {
+      resolve({ code, signal });
+      for (const wake of waiters) wake();
+    }),
+  );
+  let ended = false;
+  void exited.then(() => (ended = true));
+  const waitForLine = (match: (line: LogLine) => boolean, timeoutMs = 180_000) =>
+    new Promise<LogLine>((resolve, reject) => {
+      const timer = setTimeout(() => finish(new Error(`timed out waiting for a server log line:\n${dump()}`)), timeoutMs);
+      const check = () => {
+        const found = lines.find(match);
+        if (found) finish(undefined, found);
+        else if (ended) finish(new Error(`the server exited before writing the line:\n${dump()}`));
+      };
+      const finish = (error?: Error, line?: LogLine) => {
+        clearTimeout(timer);
+        waiters.delete(check);
+        if (error) reject(error);
+        else resolve(line!);
+      };
+      waiters.add(check);
+      check();
+    });
+  const dump = () => lines.map((l) => l.raw ?? JSON.stringify(l)).join('\n');
+  return waitForLine((line) => typeof line.url === 'string' && line.msg === 'Patchbay is up').then((up) => ({
+    child,
+    url: up.url as string,
+    pid: child.pid!,
+    lines: () => [...lines],
+    exited,
+    waitForLine,
+  }));
+}
+
+/** Lines above pino's info level (warn, error, fatal) and anything that is not a log line. */
+export function linesAboveInfo(lines: LogLine[]): LogLine[] {
+  return lines.filter((l) => l.raw !== undefined || (l.level ?? 0) > 30);
+}
