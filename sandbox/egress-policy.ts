@@ -60,7 +60,8 @@ export function parseEgressAllow(text: string, options: { githubHost?: string } 
   const rules: EgressRule[] = [];
   for (const raw of text.split(',')) {
     const entry = raw.trim().toLowerCase();
-    if (!entry) continue;
+    // `none` lets nothing through: every connection is refused (and shows as an egress-blocked event).
+    if (!entry || entry === 'none') continue;
     if (entry === 'default') {
       rules.push(...defaultEgressRules(options));
       continue;

@@ -104,6 +104,13 @@ describe('setup failures in plain words', () => {
     [run('npm error ERESOLVE', 1), 'setup `npm ci` failed with exit 1'],
   ])('%#', (r, reason) => expect(setupFailureReason(r)).toBe(reason));
 
+  it('reads a plain HTTP 403 as no network only when the egress proxy refused a host the log names', () => {
+    const refused = run('npm error code E403\nnpm error 403 403 Forbidden - GET https://registry.npmjs.org/left-pad', 1);
+    expect(setupFailureReason(refused, ['registry.npmjs.org'])).toBe('setup `npm ci` could not reach the network');
+    expect(setupFailureReason(refused, ['pypi.org'])).toBe('setup `npm ci` failed with exit 1');
+    expect(setupFailureReason(refused)).toBe('setup `npm ci` failed with exit 1');
+  });
+
   it('sees the same failures again through changing durations and ids', () => {
     const failing = (tail: string): CheckRun => ({ ...run('', 1), phase: 'check', command: 'npm test', logTail: tail });
     expect(failureSignature([failing('FAIL a.test.js (12 ms)\nat 10:00:01 id 3f2a9c1')])).toBe(failureSignature([failing('FAIL a.test.js (907 ms)\nat 11:20:41 id 77b1e0d')]));

@@ -16,7 +16,7 @@ export async function startTestPatchbay(
 ): Promise<PatchbayFixture> {
   const dataDir = await mkdtemp(join(tmpdir(), 'patchbay-app-'));
   const database = await createTestDatabase();
-  const config = loadConfig({ DATA_DIR: dataDir, DATABASE_URL: database.url, PORT: '0', LOG_LEVEL: 'silent', ...options.env });
+  const config = loadConfig({ DATA_DIR: dataDir, DATABASE_URL: database.url, PORT: '0', LOG_LEVEL: 'silent', SANDBOX_EGRESS_ALLOW: 'none', ...options.env });
   const app = await startPatchbay(config, {
     log: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
     work: true,

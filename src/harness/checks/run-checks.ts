@@ -35,10 +35,13 @@ export async function runCheckCommand(
  * Why a failed setup command failed, in plain words: no network, a missing tool, or its own error.
  * Its checks are then reported as not run for this reason, never as passed or failed.
  */
-export function setupFailureReason(run: CheckRun): string {
+export function setupFailureReason(run: CheckRun, refusedHosts: readonly string[] = []): string {
   const log = `${run.logHead}\n${run.logTail}`;
   if (run.outcome === 'timed-out') return `setup \`${run.command}\` timed out`;
-  if (/ENOTFOUND|EAI_AGAIN|getaddrinfo|Could not resolve host|Temporary failure in name resolution|network is unreachable|ENETUNREACH|ECONNREFUSED|Failed to establish a new connection/i.test(log)) {
+  // Tools report a proxy refusal as a plain HTTP error (npm: "403 Forbidden - GET https://host/…"),
+  // so a host the egress proxy refused for this session, named in the log, means no network.
+  if (refusedHosts.some((host) => log.includes(host))) return `setup \`${run.command}\` could not reach the network`;
+  if (/ENOTFOUND|EAI_AGAIN|getaddrinfo|Could not resolve host|Temporary failure in name resolution|network is unreachable|ENETUNREACH|ECONNREFUSED|Failed to establish a new connection|egress proxy|tunneling socket could not be established/i.test(log)) {
     return `setup \`${run.command}\` could not reach the network`;
   }
   if (run.exitCode === 127 || /command not found|not found$/m.test(log)) return `setup \`${run.command}\` needs a tool the sandbox does not have`;

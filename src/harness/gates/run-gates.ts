@@ -62,12 +62,18 @@ export async function runSetup(ctx: GateContext): Promise<void> {
   const commit = await headCommit(ctx.sandbox, ctx.signal);
   for (const command of setup) {
     const run = await runCheckCommand(ctx.sandbox, { commit, phase: 'setup', command, timeoutMs: ctx.gates.checkTimeoutMs, signal: ctx.signal });
-    if (run.outcome !== 'passed') run.reason = setupFailureReason(run);
+    if (run.outcome !== 'passed') run.reason = setupFailureReason(run, await refusedHosts(ctx));
     await recordRun(ctx, run);
     ctx.log.info({ command: command.command, outcome: run.outcome, reason: run.reason }, 'setup command finished');
     if (run.outcome !== 'passed') break;
   }
   await ctx.sandbox.exec("git ls-files --others --exclude-standard --directory | sed 's#^#/#' >> .git/info/exclude", { signal: ctx.signal, timeoutMs: 60_000 });
+}
+
+/** Hosts the egress proxy refused for this session so far (from its `egress-blocked` events). */
+async function refusedHosts(ctx: GateContext): Promise<string[]> {
+  const events = await ctx.store.events(ctx.sessionId, { types: ['egress-blocked'] });
+  return events.flatMap(({ event }) => (event.type === 'egress-blocked' ? [event.host] : []));
 }
 
 /** Why checks cannot run in this workspace (a setup command failed), if so. */
