@@ -15,6 +15,8 @@ let server: EmbeddedServer | undefined;
  * run against that server as well.
  */
 export async function setup(project: TestProject): Promise<void> {
+  // Servers the tests start (in process or as child processes) let no sandbox traffic leave the machine.
+  process.env.SANDBOX_EGRESS_ALLOW ??= 'none';
   // Several test runs may share a machine: take the first data directory no live run is using.
   for (let slot = 0; !server; slot++) {
     const dataDir = join(tmpdir(), `patchbay-test-db-${slot}`);
