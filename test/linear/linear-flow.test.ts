@@ -139,6 +139,7 @@ describe('Linear end to end (real @linear/sdk against a schema-validating fake, 
     expect(linear.sessions.get('as-1')!.plan).toEqual([
       { content: 'Prepare the workspace', status: 'completed' },
       { content: 'Make the changes', status: 'completed' },
+      { content: 'Verify the work', status: 'completed' },
       { content: 'Commit and push the branch', status: 'completed' },
       { content: 'Open the pull request', status: 'completed' },
     ]);
