@@ -104,7 +104,7 @@ describe('Slack → GitHub, configured from the environment', () => {
     expect(pull?.repo).toBe(`${owner}/${repo}`);
     const link = `${github.gitUrl}/${owner}/${repo}/pull/${pull!.number}`;
     expect(done.result?.prUrl).toBe(link);
-    await waitFor(async () => slack.thread(CHANNEL, threadTs).some((m) => m.text.includes(link) || JSON.stringify(m.blocks ?? []).includes(link)), 'the PR link in the thread');
+    await waitFor(async () => slack.thread(CHANNEL, threadTs).some((m) => m.text.includes(link) || JSON.stringify(m.blocks ?? []).includes(link)), 'the PR link in the thread', 90_000);
   };
 
   it(`opens the PR on the repository a mention names as https://<GITHUB_GIT_URL host>/owner/repo and posts its link in the thread`, { timeout: 180_000 }, async () => {

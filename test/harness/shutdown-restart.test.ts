@@ -95,6 +95,11 @@ describe('patchbay serve on its embedded database, stopped and restarted mid-run
       'assistant-message': 1,
       'diff-updated': 1,
       'branch-pushed': 1,
+      // The harness's gates: routed once, knowledge loaded by each run, one verdict and one gate.
+      'task-routed': 1,
+      'knowledge-loaded': 2,
+      'verification-finished': 1,
+      'review-gate': 1,
     });
     // The interrupted command has one result, from its second execution: it was not recorded as a failure.
     const ends = events.flatMap((e) => (e.event.type === 'tool-end' ? [e.event] : []));
