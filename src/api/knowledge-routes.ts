@@ -2,7 +2,8 @@ import { z } from 'zod';
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.ts';
 import { KnowledgeDocument } from '../harness/knowledge/knowledge-document.ts';
-import { createKnowledgeStore, effectiveKnowledge } from '../harness/knowledge/knowledge-store.ts';
+import { effectiveKnowledge } from '../harness/knowledge/knowledge-store.ts';
+import { createKnowledgeStore } from '../sessions/knowledge-store.ts';
 import { knowledgeKey } from '../harness/knowledge/load-knowledge.ts';
 import type { ApiServer } from './server.ts';
 

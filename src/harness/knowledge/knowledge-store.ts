@@ -1,7 +1,4 @@
-import type { Kysely } from 'kysely';
-import { z } from 'zod';
-import type { Database } from '../../../db/schema.ts';
-import { KnowledgeDocument, Lesson } from './knowledge-document.ts';
+import type { KnowledgeDocument, Lesson } from './knowledge-document.ts';
 
 export type StoredKnowledge = {
   repo: string;
@@ -17,52 +14,14 @@ export function effectiveKnowledge(stored: StoredKnowledge): KnowledgeDocument {
   return stored.edited?.document ?? stored.extracted;
 }
 
-export type KnowledgeStore = ReturnType<typeof createKnowledgeStore>;
-
-/** Repository knowledge rows (`repo_knowledge`). JSON columns are validated on the way out. */
-export function createKnowledgeStore(db: Kysely<Database>) {
-  const read = async (repo: string): Promise<StoredKnowledge | undefined> => {
-    const row = await db.selectFrom('repo_knowledge').selectAll().where('repo', '=', repo).executeTakeFirst();
-    if (!row) return undefined;
-    return {
-      repo: row.repo,
-      builtFrom: row.built_from,
-      builtAt: new Date(row.built_at).toISOString(),
-      extracted: KnowledgeDocument.parse(row.extracted),
-      edited: row.edited ? { document: KnowledgeDocument.parse(row.edited), by: row.edited_by ?? '', at: new Date(row.edited_at ?? 0).toISOString() } : null,
-      lessons: z.array(Lesson).parse(row.lessons),
-    };
-  };
-  return {
-    get: read,
-    async list(): Promise<{ repo: string; builtFrom: string; edited: boolean }[]> {
-      const rows = await db.selectFrom('repo_knowledge').select(['repo', 'built_from', 'edited']).orderBy('repo').execute();
-      return rows.map((r) => ({ repo: r.repo, builtFrom: r.built_from, edited: r.edited !== null }));
-    },
-    /** Stores a fresh extraction; a person's edit and the lessons stay. */
-    async saveExtracted(repo: string, builtFrom: string, document: KnowledgeDocument): Promise<void> {
-      await db
-        .insertInto('repo_knowledge')
-        .values({ repo, built_from: builtFrom, extracted: JSON.stringify(document) })
-        .onConflict((oc) => oc.column('repo').doUpdateSet({ built_from: builtFrom, extracted: JSON.stringify(document), built_at: new Date() }))
-        .execute();
-    },
-    /** A person's edit. Undefined when the repo has no document yet (nothing to edit). */
-    async saveEdit(repo: string, document: KnowledgeDocument, by: string): Promise<StoredKnowledge | undefined> {
-      const updated = await db
-        .updateTable('repo_knowledge')
-        .set({ edited: JSON.stringify(document), edited_by: by, edited_at: new Date() })
-        .where('repo', '=', repo)
-        .executeTakeFirst();
-      return updated.numUpdatedRows > 0n ? read(repo) : undefined;
-    },
-    /** Remembers something an earlier session learned (newest 20 kept). */
-    async addLesson(repo: string, text: string): Promise<void> {
-      const current = await read(repo);
-      if (!current) return;
-      if (current.lessons.some((l) => l.text === text)) return;
-      const lessons = [...current.lessons, { at: new Date().toISOString(), text: text.slice(0, 1000) }].slice(-20);
-      await db.updateTable('repo_knowledge').set({ lessons: JSON.stringify(lessons) }).where('repo', '=', repo).execute();
-    },
-  };
+/** Where repository knowledge is kept (`repo_knowledge`); the sessions layer implements it. */
+export interface KnowledgeStore {
+  get(repo: string): Promise<StoredKnowledge | undefined>;
+  list(): Promise<{ repo: string; builtFrom: string; edited: boolean }[]>;
+  /** Stores a fresh extraction; a person's edit and the lessons stay. */
+  saveExtracted(repo: string, builtFrom: string, document: KnowledgeDocument): Promise<void>;
+  /** A person's edit. Undefined when the repo has no document yet (nothing to edit). */
+  saveEdit(repo: string, document: KnowledgeDocument, by: string): Promise<StoredKnowledge | undefined>;
+  /** Remembers something an earlier session learned (newest 20 kept). */
+  addLesson(repo: string, text: string): Promise<void>;
 }
