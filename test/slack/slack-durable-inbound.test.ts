@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { appMention, envelope, signBody } from '../fakes/fake-slack-events.ts';
-import { waitFor } from '../helpers/patchbay-fixture.ts';
+import { waitFor, waitForStatus } from '../helpers/patchbay-fixture.ts';
 import { SIGNING_SECRET, startSlackFixture, waitForPost, type SlackFixture } from './slack-fixture.ts';
 
 const CHANNEL = 'C123ABC456';
@@ -30,6 +30,14 @@ describe('Slack deliveries through the durable inbound pipeline', () => {
     await waitFor(async () => (await stored()).find((d) => d.id === rows[0]!.id && d.status === 'done'), 'the delivery worked');
     expect((await f.app.store.list()).filter((s) => s.prompt.startsWith('tidy'))).toHaveLength(1);
     expect(f.slack.reactions.filter((r) => r.timestamp === mention.ts)).toHaveLength(1);
+    // Let the session end and its thread hear every event, so its posts cannot take the next test's rate limits.
+    const session = (await f.sessionFor(CHANNEL, mention.ts))!;
+    await waitForStatus(f.app, session.id, ['completed', 'failed', 'cancelled'], 60_000);
+    await waitFor(async () => {
+      const last = (await f.app.store.events(session.id)).at(-1)!.seq;
+      const row = await f.app.database.db.selectFrom('session_threads').select('delivered_seq').where('session_id', '=', session.id).executeTakeFirst();
+      return row !== undefined && Number(row.delivered_seq) >= last;
+    }, 'every event replied in the thread', 60_000);
   });
 
   it('retries a delivery that fails, and after its last attempt says why in its thread and lists it at GET /api/deliveries?failed=true', async () => {
