@@ -13,7 +13,7 @@ describe('a Slack thread end to end (API, scripted model, real sandbox and git)'
   });
   afterAll(() => f.dispose());
 
-  it('mention → status → question answered in the thread → steered by a second person → pushed branch in the same thread', async () => {
+  it('mention → status → question answered in the thread → steered by a second person → pushed branch in the same thread', { timeout: 120_000 }, async () => {
     f.setScenario((messages) => {
       const turn = assistantTurns(messages);
       if (turn === 0) return { toolCalls: [{ name: 'ask_user', input: { question: 'Which file should hold the notes?', choices: ['NOTES.md', 'CHANGES.md'], recommended: 'NOTES.md' } }] };
