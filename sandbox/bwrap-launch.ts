@@ -1,9 +1,9 @@
 import { buildBwrapArgs, STANDARD_PATH, type BwrapArgsInput } from './bwrap-args.ts';
-import { createCommandCgroup, type CgroupLayout } from './cgroup-limits.ts';
+import { createCommandCgroup, type CgroupLayout, type CommandCgroup } from './cgroup-limits.ts';
 import { watchLimits, type LimitWatch } from './limit-watch.ts';
 import { runProcess } from './run-process.ts';
 import type { ExecResult } from './sandbox.ts';
-import { limitFromExit } from './sandbox-limits.ts';
+import { limitFromExit, limitHit, type LimitHit, type SandboxLimits } from './sandbox-limits.ts';
 
 export type BwrapLaunchInput = Omit<BwrapArgsInput, 'fds'> & {
   bwrapPath: string;
@@ -64,11 +64,23 @@ export async function runInBwrap(input: BwrapLaunchInput): Promise<ExecResult> {
       },
     });
     watch?.stop();
-    const limit = watch?.hit ?? (result.timedOut || result.aborted ? undefined : limitFromExit(result.exitCode, result.stderr, input.limits));
+    const limit = watch?.hit ?? (result.timedOut || result.aborted ? undefined : await limitAfterExit(result, input.limits, cgroup));
     return limit ? { ...result, limit } : result;
   } finally {
     watch?.stop();
     // Removal waits for the namespace's last processes to be reaped; the result need not.
     void cgroup?.dispose();
   }
+}
+
+/**
+ * The limit a finished command met, read after it ended: a fork bomb whose processes all give up
+ * when fork fails can end between two looks of the watch, so a failed command the cgroup refused
+ * forks to counts as stopped at the process cap too.
+ */
+async function limitAfterExit(result: ExecResult, limits: SandboxLimits, cgroup: CommandCgroup | undefined): Promise<LimitHit | undefined> {
+  const fromExit = limitFromExit(result.exitCode, result.stderr, limits);
+  if (fromExit || !cgroup || result.exitCode === 0) return fromExit;
+  const { forkRefusals } = await cgroup.read().catch(() => ({ forkRefusals: 0 }));
+  return forkRefusals > 0 ? limitHit('processes', limits) : undefined;
 }
