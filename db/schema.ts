@@ -231,4 +231,6 @@ export interface InboundDeliveriesTable {
   last_error: string | null;
   outcome: string | null;
   finished_at: Timestamp | null;
+  /** Deliveries with the same key are worked one at a time, in id order (migration 009-ordered-deliveries). */
+  order_key: ColumnType<string | null, string | null | undefined, string | null>;
 }

@@ -96,15 +96,15 @@ describe('GitHub end to end (fake GitHub with the REST spec and git http-backend
   it('records installations and their repositories from installation events', async () => {
     const created = installationCreatedEvent(installationId, owner, [{ id: 501, full_name: `${owner}/${repo}` }, { id: 502, full_name: `${owner}/other` }]);
     expect((await sendWebhook(webhooks(), webhookSecret, 'installation', created)).status).toBe(202);
-    // The pipeline works deliveries independently, so the removal is sent once the installation is recorded.
-    const rowsOf = () => app.database.db.selectFrom('github_installation_repos').select('full_name').where('installation_id', '=', installationId).execute();
-    await waitFor(async () => (await rowsOf()).length === 2, 'the installation recorded');
+    // Sent back to back: the pipeline works one installation's events in the order they came.
     const removed = installationReposRemovedEvent(installationId, owner, [{ id: 502, full_name: `${owner}/other` }]);
     expect((await sendWebhook(webhooks(), webhookSecret, 'installation_repositories', removed)).status).toBe(202);
-    const repos = await waitFor(async () => {
-      const rows = await app.database.db.selectFrom('github_installation_repos').select('full_name').where('installation_id', '=', installationId).execute();
-      return rows.length === 1 && rows.map((r) => r.full_name);
-    }, 'installation repos');
+    await waitFor(async () => {
+      const deliveries = (await app.inbound.list()).filter((d) => d.kind.startsWith('installation'));
+      return deliveries.length === 2 && deliveries.every((d) => d.status !== 'pending');
+    }, 'both installation deliveries worked');
+    const rows = await app.database.db.selectFrom('github_installation_repos').select('full_name').where('installation_id', '=', installationId).execute();
+    const repos = rows.map((r) => r.full_name);
     expect(repos).toEqual([`${owner}/${repo}`]);
   });
 
