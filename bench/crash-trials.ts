@@ -23,7 +23,7 @@ import { startFakeGitHub } from '../test/fakes/fake-github.ts';
 import { createRemote, git } from '../test/git/git-fixture.ts';
 import { linesAboveInfo, startServer, type ServerProcess } from '../test/helpers/server-process.ts';
 
-const { values } = parseArgs({ options: { trials: { type: 'string', default: '30' }, seed: { type: 'string', default: '1' }, kinds: { type: 'string' }, grace: { type: 'string', default: '3' } } });
+const { values } = parseArgs({ options: { trials: { type: 'string', default: '30' }, seed: { type: 'string', default: '1' }, kinds: { type: 'string' }, grace: { type: 'string', default: '3' }, verbose: { type: 'boolean', default: false } } });
 const trialCount = Number(values.trials);
 let seed = Number(values.seed);
 const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
@@ -181,9 +181,12 @@ function duplicatesIn(log: StoredEvent[]): string[] {
           return event.commit;
         case 'status-changed':
           return `${event.from}>${event.to}`;
+        case 'verification-finished':
+          return `${event.commit}#${event.attempt}`;
         case 'run-resumed':
+        case 'knowledge-loaded':
         case 'user-message':
-          return undefined; // one per interruption, one per message: not duplicates
+          return undefined; // one per interruption, one per run, one per message: not duplicates
         default:
           return '';
       }
@@ -253,6 +256,10 @@ for (const [index, kind] of kinds.entries()) {
     const above = linesAboveInfo(victim.lines().slice(shutdownFrom));
     aboveInfo = above.length;
     for (const l of above) process.stderr.write(`  above info at SIGTERM: ${l.raw ?? `${String(l.msg)} ${JSON.stringify(l.err ?? '').slice(0, 300)}`}\n`);
+    // A slow shutdown: say what it was doing.
+    if (shutdownMs > 10_000 || values.verbose) {
+      for (const l of victim.lines().slice(shutdownFrom)) process.stderr.write(`    ${typeof l.time === 'number' ? l.time - signalled : '?'} ms: ${l.raw ?? `${String(l.msg)}${l.sessions ? ` ${JSON.stringify(l.sessions)}` : ''}`}\n`);
+    }
   };
 
   switch (kind) {
