@@ -36,7 +36,10 @@ export function linearDelivery(payload: Record<string, unknown>, raw: string, de
   const dedupeKey = dedupeKeyOf(payload, deliveryId);
   if (!dedupeKey) return undefined;
   const kind = typeof payload.type === 'string' ? payload.type : (eventHeader ?? 'unknown');
-  return { source: 'linear', dedupeKey, kind, body: raw, ...(deliveryId && { deliveryId }) };
+  // One agent session's events in the order they came: its creation before the prompts in it.
+  const agentSessionId = (payload.agentSession as { id?: unknown } | undefined)?.id;
+  const orderKey = typeof agentSessionId === 'string' ? `agent-session:${agentSessionId}` : undefined;
+  return { source: 'linear', dedupeKey, kind, body: raw, ...(deliveryId && { deliveryId }), ...(orderKey && { orderKey }) };
 }
 
 const ignore = (reason: string): Normalized => ({ kind: 'ignore', reason });
