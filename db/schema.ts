@@ -20,6 +20,7 @@ export interface Database {
   check_runs: CheckRunsTable;
   verdicts: VerdictsTable;
   inbound_deliveries: InboundDeliveriesTable;
+  modal_sandboxes: ModalSandboxesTable;
 }
 
 type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
@@ -233,4 +234,16 @@ export interface InboundDeliveriesTable {
   finished_at: Timestamp | null;
   /** Deliveries with the same key are worked one at a time, in id order (migration 009-ordered-deliveries). */
   order_key: ColumnType<string | null, string | null | undefined, string | null>;
+}
+
+// --- Modal sandboxes (010) ---
+
+export interface ModalSandboxesTable {
+  session_id: string;
+  sandbox_id: string | null;
+  image_id: string | null;
+  snapshot_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  expires_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  used_at: Timestamp;
+  released: ColumnType<boolean, boolean | undefined, boolean>;
 }

@@ -9,7 +9,7 @@ import type { IntegrationContext } from '../integration-module.ts';
 import { classifyWebhook, PullRequest, type WorkRequest } from './classify-webhook.ts';
 import type { GitHubClient, PatchbayOctokit } from './github-client.ts';
 import { addEyes, postComment, type CommentPlace } from './github-comments.ts';
-import { gitHubRepoUrl } from './github-repo-url.ts';
+import { repoUrl } from '../../src/core/repo-ref.ts';
 import type { GitHubStore } from './github-store.ts';
 
 const writeRoles = new Set(['admin', 'maintain', 'write']);
@@ -219,7 +219,7 @@ export function createGitHubSurface(deps: {
             thread,
             actor,
             text: request.text,
-            repo: gitHubRepoUrl(deps.gitUrl, request),
+            repo: repoUrl(deps.gitUrl, request),
             ...(pull && { baseBranch: pull.base.ref, branch: pull.head.ref }),
           };
     return {

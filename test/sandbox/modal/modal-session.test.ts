@@ -1,0 +1,127 @@
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createRemote, git, type RemoteFixture } from '../../git/git-fixture.ts';
+import { startTestPatchbay, waitFor, waitForStatus, type PatchbayFixture } from '../../helpers/patchbay-fixture.ts';
+import { COVERED, startFakeModal, Status, type FakeModal } from '../../fakes/modal/fake-modal.ts';
+import { createScriptedProvider } from '../../../src/models/scripted-provider.ts';
+import { changelogModel, changelogRequester, expectChangelogPushed } from '../../harness/changelog-scenario.ts';
+
+/**
+ * SANDBOX=modal end to end: the real `modal` SDK (0.11.1) against the loopback fake Modal
+ * (test/fakes/modal), reached through MODAL_SERVER_URL with the token pair in the environment, and
+ * the whole Patchbay (queue, worker, harness, runner, host mirror and push) on a test database.
+ *
+ * What the fake covers, exactly (COVERED in fake-modal.ts; anything else is refused and fails the test):
+ * - control plane `modal.client.ModalClient`: AuthTokenGet, EnvironmentGetOrCreate, AppGetOrCreate,
+ *   ImageGetOrCreate, ImageJoinStreaming, ImageFromId, SandboxCreateV2, SandboxGetTaskIdV2,
+ *   SandboxGetCommandRouterAccess, SandboxWaitV2, SandboxTerminateV2, SandboxListV2, SandboxTagsGetV2;
+ * - command router `modal.task_command_router.TaskCommandRouter`: TaskExecStart, TaskExecStdioRead,
+ *   TaskExecStdinWrite, TaskExecWait, TaskExecPoll, TaskSnapshotFilesystem.
+ * Commands run for real in bubblewrap over a per-sandbox directory tree (/workspace, /tmp, /root);
+ * a filesystem snapshot is a copy of that tree, and an image made from it starts a sandbox with it.
+ */
+describe('Modal sandboxes through the real SDK and a loopback Modal', () => {
+  let remote: RemoteFixture;
+  let fake: FakeModal;
+  let app: PatchbayFixture | undefined;
+  let configDir: string;
+  const saved = { url: process.env.MODAL_SERVER_URL, config: process.env.MODAL_CONFIG_PATH };
+
+  beforeAll(async () => {
+    remote = await createRemote();
+    fake = await startFakeModal();
+    configDir = await mkdtemp(join(tmpdir(), 'modal-config-'));
+    // The SDK reads its endpoint and profile file from the environment only.
+    process.env.MODAL_SERVER_URL = fake.url;
+    process.env.MODAL_CONFIG_PATH = join(configDir, 'absent.toml');
+  });
+  afterEach(async () => {
+    await app?.dispose();
+    app = undefined;
+  });
+  afterAll(async () => {
+    if (saved.url === undefined) delete process.env.MODAL_SERVER_URL;
+    else process.env.MODAL_SERVER_URL = saved.url;
+    if (saved.config === undefined) delete process.env.MODAL_CONFIG_PATH;
+    else process.env.MODAL_CONFIG_PATH = saved.config;
+    await fake.close();
+    await remote.cleanup();
+    await rm(configDir, { recursive: true, force: true });
+  });
+
+  const modalEnv = () => ({ SANDBOX: 'modal', MODAL_TOKEN_ID: fake.tokenId, MODAL_TOKEN_SECRET: fake.tokenSecret, MODAL_APP_NAME: 'patchbay-test' });
+
+  it('covers exactly the calls listed above', () => {
+    expect(COVERED.controlPlane).toHaveLength(13);
+    expect(COVERED.router).toHaveLength(6);
+  });
+
+  it('runs the same tool-loop scenario as the local sandbox: writes, checks, commits and pushes, with no token in the sandbox', async () => {
+    const model = changelogModel();
+    app = await startTestPatchbay({ model, env: modalEnv() });
+    const started = await app.service.start({ thread: { source: 'web' }, actor: changelogRequester, text: 'Add a changelog', repo: remote.remote });
+    if (started.kind !== 'started') throw new Error(started.kind);
+    const session = await waitForStatus(app, started.session.id, ['completed', 'failed'], 60_000);
+    await expectChangelogPushed(app, remote, session, model);
+
+    const sandboxes = [...fake.sandboxes.values()].filter((sb) => sb.tags.some((t) => t.tagName === 'patchbay-session' && t.tagValue === session.id));
+    expect(sandboxes).toHaveLength(1);
+    const [sandbox] = sandboxes;
+    // Network blocked (SANDBOX_EGRESS_ALLOW=none leaves no domain to allow), the workspace as workdir.
+    expect(sandbox!.definition).toMatchObject({ networkAccess: { networkAccessType: 2, allowedDomains: [], allowedCidrs: [] }, workdir: '/workspace', timeoutSecs: 120 * 60, idleTimeoutSecs: 15 * 60 });
+    // The work happened in the Modal sandbox's own filesystem, which never held a credential.
+    expect(await readFile(join(sandbox!.fsDir, 'workspace', 'CHANGELOG.md'), 'utf8')).toBe('# Changes\n\n- first\n');
+    expect(await readFile(join(sandbox!.fsDir, 'workspace', '.git', 'config'), 'utf8')).toContain('url = https://patchbay.invalid/');
+    // Let go with a snapshot, which the session's record points at.
+    expect(fake.calls).toContain('TaskSnapshotFilesystem');
+    // The run lets go of the sandbox (with a snapshot) just after the session's status is written.
+    const record = await waitFor(async () => {
+      const row = await app!.database.db.selectFrom('modal_sandboxes').selectAll().where('session_id', '=', session.id).executeTakeFirst();
+      return row?.released && row;
+    }, 'the sandbox to be released');
+    expect(record).toMatchObject({ sandbox_id: sandbox!.sandboxId, released: true });
+    expect(fake.images.get(record.image_id!)).toMatchObject({ kind: 'snapshot', fromSandbox: sandbox!.sandboxId });
+    expect(fake.refusals).toEqual([]);
+  });
+
+  it('continues from the snapshot when a follow-up comes after the sandbox is gone: no work is lost', async () => {
+    // The agent drafts a file, then asks; while the session waits, Modal ends its sandbox (time limit).
+    const model = createScriptedProvider({
+      scenario: (messages) => {
+        const turn = messages.filter((m) => m.role === 'assistant').length;
+        if (turn === 0) return { toolCalls: [{ name: 'write_file', input: { path: 'NOTES.md', content: 'draft\n' } }, { name: 'ask_user', input: { question: 'Which title?', choices: ['Notes', 'Draft'] } }] };
+        if (turn === 1) return { toolCalls: [{ name: 'run_shell', input: { command: 'cat NOTES.md' } }] };
+        return { text: 'Kept the draft as Notes.' };
+      },
+    });
+    app = await startTestPatchbay({ model, env: modalEnv() });
+    const started = await app.service.start({ thread: { source: 'web' }, actor: changelogRequester, text: 'Write some notes', repo: remote.remote });
+    if (started.kind !== 'started') throw new Error(started.kind);
+    const id = started.session.id;
+    const waiting = await waitForStatus(app, id, ['waiting', 'failed', 'completed'], 60_000);
+    expect(waiting.status).toBe('waiting');
+    const first = await waitFor(async () => {
+      const row = await app!.database.db.selectFrom('modal_sandboxes').selectAll().where('session_id', '=', id).executeTakeFirst();
+      return row?.released && row;
+    }, 'the first sandbox to be released');
+    fake.kill(first.sandbox_id!, { status: Status.TIMEOUT, exception: 'Sandbox timed out' });
+
+    await app.service.sendMessage(id, changelogRequester, 'Notes', waiting.pendingQuestion!.questionId);
+    const done = await waitForStatus(app, id, ['completed', 'failed'], 60_000);
+    expect(done.status, done.error ?? '').toBe('completed');
+
+    const ours = [...fake.sandboxes.values()].filter((sb) => sb.tags.some((t) => t.tagValue === id));
+    expect(ours.map((sb) => sb.sandboxId)).toEqual([first.sandbox_id, expect.any(String)]);
+    // The draft written before the question was still there, because the second sandbox started
+    // from the first one's snapshot.
+    const shell = model.requests.at(-1)!.messages.find((m) => m.role === 'tool' && m.name === 'run_shell');
+    expect(shell?.role === 'tool' && shell.content).toContain('draft');
+    expect(await git(remote.remote, 'show', `${done.result!.commit}:NOTES.md`)).toBe('draft');
+    expect(ours[1]!.imageId).toBe(first.image_id);
+    // A clean hand-over: nothing to warn the agent about.
+    expect((await app.store.events(id, { types: ['run-resumed'] })).length).toBe(0);
+    expect(fake.refusals).toEqual([]);
+  });
+});
