@@ -21,6 +21,9 @@ export interface Database {
   check_runs: CheckRunsTable;
   verdicts: VerdictsTable;
   inbound_deliveries: InboundDeliveriesTable;
+  // GitHub CI follow-up (008)
+  github_ci_failures: GitHubCiFailuresTable;
+  github_pull_autofix: GitHubPullAutofixTable;
 }
 
 type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
@@ -244,4 +247,30 @@ export interface InboundDeliveriesTable {
   last_error: string | null;
   outcome: string | null;
   finished_at: Timestamp | null;
+}
+
+// --- GitHub CI follow-up (008) ---
+
+export interface GitHubCiFailuresTable {
+  id: Generated<string>;
+  owner: string;
+  repo: string;
+  number: number;
+  head_sha: string;
+  session_id: string;
+  claimed_by: string;
+  follow_up: boolean | null;
+  names: ColumnType<unknown, string | undefined, string>;
+  signature: string | null;
+  reason: string | null;
+  created_at: Timestamp;
+}
+
+export interface GitHubPullAutofixTable {
+  owner: string;
+  repo: string;
+  number: number;
+  enabled: boolean;
+  set_by: string;
+  updated_at: Timestamp;
 }
