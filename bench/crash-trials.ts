@@ -22,15 +22,19 @@ import type { SessionRecord } from '../src/core/session-record.ts';
 import { createRemote, git } from '../test/git/git-fixture.ts';
 import { linesAboveInfo, startServer, type ServerProcess } from '../test/helpers/server-process.ts';
 
-const { values } = parseArgs({ options: { trials: { type: 'string', default: '30' }, seed: { type: 'string', default: '1' } } });
+const { values } = parseArgs({ options: { trials: { type: 'string', default: '30' }, seed: { type: 'string', default: '1' }, kinds: { type: 'string' }, grace: { type: 'string', default: '3' } } });
 const trialCount = Number(values.trials);
 let seed = Number(values.seed);
 const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
 
 type Kind = 'random-kill' | 'kill-tool-running' | 'kill-after-commit' | 'kill-after-diff-updated' | 'kill-database' | 'sigterm';
 const targeted: Kind[] = ['kill-tool-running', 'kill-after-commit', 'kill-after-diff-updated', 'kill-database', 'sigterm'];
+// `--kinds sigterm,kill-database` runs only those kinds, in turn (to reproduce one kind of failure).
+const only = values.kinds?.split(',').map((k) => k.trim()) as Kind[] | undefined;
 let next = 0;
-const kinds: Kind[] = Array.from({ length: trialCount }, (_, i) => (i % 3 === 0 ? 'random-kill' : targeted[next++ % targeted.length]!));
+const kinds: Kind[] = Array.from({ length: trialCount }, (_, i) =>
+  only ? only[i % only.length]! : i % 3 === 0 ? 'random-kill' : targeted[next++ % targeted.length]!,
+);
 
 type Trial = {
   kind: Kind;
@@ -73,7 +77,7 @@ const env = {
   SCRIPTED_SCENARIO: scenarioPath,
   LOG_LEVEL: 'info',
   PATCHBAY_ALLOW_LOCAL_REPOS: 'true',
-  SHUTDOWN_GRACE_SECONDS: '3',
+  SHUTDOWN_GRACE_SECONDS: values.grace,
 };
 
 const api = async <T>(server: ServerProcess, path: string, init?: RequestInit): Promise<T> => {
@@ -229,7 +233,9 @@ for (const [index, kind] of kinds.entries()) {
       victim.child.kill('SIGTERM');
       exitCode = (await victim.exited).code;
       shutdownMs = Date.now() - signalled;
-      aboveInfo = linesAboveInfo(victim.lines().slice(shutdownFrom)).length;
+      const above = linesAboveInfo(victim.lines().slice(shutdownFrom));
+      aboveInfo = above.length;
+      for (const l of above) process.stderr.write(`  above info at SIGTERM: ${l.raw ?? `${String(l.msg)} ${JSON.stringify(l.err ?? '').slice(0, 300)}`}\n`);
       break;
     }
   }

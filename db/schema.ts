@@ -13,7 +13,6 @@ export interface Database {
   github_installation_repos: GitHubInstallationReposTable;
   github_requests: GitHubRequestsTable;
   github_user_tokens: GitHubUserTokensTable;
-  linear_webhook_deliveries: LinearWebhookDeliveriesTable;
   linear_agent_sessions: LinearAgentSessionsTable;
   linear_installations: LinearInstallationsTable;
   // harness gates (006)
@@ -200,18 +199,6 @@ export interface VerdictsTable {
 }
 
 
-/** A Linear webhook waiting to be worked; the key says what it means (see linear-webhook.ts). */
-export interface LinearWebhookDeliveriesTable {
-  dedupe_key: string;
-  delivery_id: string | null;
-  event: string;
-  payload: Json;
-  received_at: Timestamp;
-  processed_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
-  attempts: Counter;
-  last_error: string | null;
-}
-
 /** An agent session Linear opened for Patchbay, and the Patchbay session it became. */
 export interface LinearAgentSessionsTable {
   agent_session_id: string;
@@ -247,6 +234,8 @@ export interface InboundDeliveriesTable {
   last_error: string | null;
   outcome: string | null;
   finished_at: Timestamp | null;
+  /** Deliveries with the same key are worked one at a time, in id order (migration 009-ordered-deliveries). */
+  order_key: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 // --- GitHub CI follow-up (008) ---

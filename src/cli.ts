@@ -3,7 +3,7 @@ import { execFileSync } from 'node:child_process';
 import { userInfo } from 'node:os';
 import { parseArgs } from 'node:util';
 import type { Actor } from './core/actor.ts';
-import { isPatchbayError } from './core/errors.ts';
+import { isPatchbayError, PatchbayError } from './core/errors.ts';
 import { configuredSecrets, loadConfig, type Config } from './config.ts';
 import { runDemo } from './cli/demo.ts';
 import { runTask } from './cli/run-task.ts';
@@ -15,6 +15,9 @@ const usage = `Patchbay: a self-hostable chat-ops coding agent.
 
 Usage:
   patchbay serve                               start the HTTP API, web page, webhooks and worker
+  patchbay api                                 only the HTTP API, web page, webhooks and thread replies
+                                               (no runs); needs DATABASE_URL
+  patchbay worker                              only take runs from the queue (no HTTP); needs DATABASE_URL
   patchbay run --repo <url|path> [--base <branch>] "<task>"
                                                run one task here and stream its progress
   patchbay demo                                run a scripted session on a temporary repo (no keys needed)
@@ -26,7 +29,10 @@ async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   switch (command) {
     case 'serve':
-      return serve(loadConfig(process.env));
+      return serve(loadConfig(process.env), 'serve');
+    case 'api':
+    case 'worker':
+      return serve(loadConfig(process.env), command);
     case 'run': {
       const { values, positionals } = parseArgs({
         args: rest,
@@ -54,16 +60,34 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
-async function serve(config: Config): Promise<number> {
-  const log = createLogger(config.logLevel, process.stdout, configuredSecrets(config));
+/**
+ * `serve` is the whole of Patchbay in one process. `api` and `worker` are its two halves, for many
+ * processes (on many hosts) sharing one PostgreSQL: the queue hands each run to one worker, and
+ * events reach every API process through the database's NOTIFY.
+ */
+async function serve(config: Config, role: 'serve' | 'api' | 'worker'): Promise<number> {
+  if (role !== 'serve' && !config.databaseUrl) {
+    throw new PatchbayError(
+      'config_invalid',
+      `patchbay ${role} needs DATABASE_URL: its processes share one PostgreSQL server (the embedded database belongs to a single process; use patchbay serve for that)`,
+    );
+  }
+  const log = createLogger(config.logLevel, process.stdout, configuredSecrets(config)).child({ role });
   const stopRequested = ownShutdownSignals(log);
   const app = await startPatchbay(config, {
     log,
-    serve: true,
-    work: true,
+    serve: role !== 'worker',
+    work: role !== 'api',
+    surfaces: role !== 'worker',
     integrations: (context) => buildIntegrations(config, context),
   });
-  log.info({ url: app.url, publicUrl: config.publicUrl, model: `${app.model.name}/${app.model.model}`, sandbox: app.sandboxes.kind }, 'Patchbay is up');
+  log.info(
+    {
+      ...(app.url && { url: app.url, publicUrl: config.publicUrl }),
+      ...(app.sandboxes && { model: `${app.model.name}/${app.model.model}`, sandbox: app.sandboxes.kind, concurrency: config.worker.concurrency }),
+    },
+    'Patchbay is up',
+  );
   const lost = await Promise.race([stopRequested.then(() => undefined), app.lost]);
   if (lost) {
     // One clear line, and a non-zero exit so a supervisor starts the server again.

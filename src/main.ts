@@ -34,7 +34,8 @@ export type Patchbay = {
   bus: EventBus;
   queue: RunQueue;
   inbound: InboundPipeline;
-  sandboxes: SandboxProvider;
+  /** The sandboxes runs use: only in a process that takes runs. */
+  sandboxes?: SandboxProvider;
   model: ModelProvider;
   server?: ApiServer;
   /** Where the HTTP server listens, when it was started. */
@@ -50,6 +51,12 @@ export type StartOptions = {
   serve?: boolean;
   /** Take runs from the queue in this process. */
   work?: boolean;
+  /**
+   * Talk to the surfaces from this process: work stored webhook deliveries, keep background
+   * connections (Slack Socket Mode) and reply in threads. Default true; a `patchbay worker` only
+   * takes runs, and leaves these to the API processes sharing its database.
+   */
+  surfaces?: boolean;
   /** Use this model instead of the configured one (tests, the demo). */
   model?: ModelProvider;
   /** The independent verifier's model; default: VERIFIER_MODEL, a scripted scenario's `verifier`, or the main model. */
@@ -74,7 +81,7 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
     const model = built.model;
     const verifierModel = options.verifierModel ?? built.verifier ?? (config.gates.verifierModel && !options.model ? createModelProvider({ ...config.model, model: config.gates.verifierModel }, { log }) : model);
     const egress = egressWiring(config, log);
-    const sandboxes = await createLocalSandboxProvider({
+    const sandboxes = !options.work ? undefined : await createLocalSandboxProvider({
       dataDir: config.dataDir,
       log,
       ttlMinutes: config.sandbox.ttlMinutes,
@@ -84,7 +91,7 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
       usrLocal: config.sandbox.usrLocal,
       ...(config.sandbox.network === 'proxy' && { egress: egress.options }),
     });
-    cleanups.push(() => sandboxes.close());
+    if (sandboxes) cleanups.push(() => sandboxes.close());
     let reclaim: () => void = () => undefined;
     const database = await openDatabase({
       ...(config.databaseUrl && { url: config.databaseUrl }),
@@ -147,7 +154,8 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
     const publishers = modules.flatMap((m) => (m.publisher ? [m.publisher] : []));
     const gitCredentials = modules.flatMap((m) => (m.gitCredentials ? [m.gitCredentials] : []));
 
-    if (options.work) {
+    const surfacesHere = options.surfaces ?? true;
+    if (options.work && sandboxes) {
       const worker = await startSessionWorker({
         queue,
         bus,
@@ -189,7 +197,7 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
       cleanups.push(async () => clearInterval(reaper));
     }
 
-    if (modules.length > 0) {
+    if (modules.length > 0 && surfacesHere) {
       const notifier = startThreadNotifier({ store, bus, repliers: modules.map((m) => m.replier), log });
       cleanups.push(() => notifier.close());
     }
@@ -214,7 +222,7 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
       patchbay.url = await server.listen({ port: config.port, host: listenAddress(config.apiToken) });
       egress.protect({ host: new URL(config.publicUrl).hostname, port: Number(new URL(patchbay.url).port) });
     }
-    for (const module of modules) {
+    for (const module of surfacesHere ? modules : []) {
       if (!module.start) continue;
       await module.start();
       if (module.stop) cleanups.push(module.stop);
@@ -222,7 +230,7 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
     // Deliveries stored by any process (or before a crash) are worked by every process with surfaces,
     // once those are connected; stopped before them at shutdown.
     const surfaces = modules.flatMap((m) => (m.surface ? [m.surface] : []));
-    if (surfaces.length > 0) {
+    if (surfaces.length > 0 && surfacesHere) {
       await inbound.start(surfaces);
       cleanups.push(() => inbound.stop());
     }

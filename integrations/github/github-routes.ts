@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import type { DeliveryInbox } from '../../src/core/inbound-surface.ts';
 import type { GitHubClient } from './github-client.ts';
 import type { GitHubStore } from './github-store.ts';
-import { githubDedupeKey } from './github-surface.ts';
+import { githubDedupeKey, githubOrderKey } from './github-surface.ts';
 import type { SecretBox } from './secret-box.ts';
 
 /** Whether `signature` is `sha256=` + hex HMAC-SHA256 of the raw body under the webhook secret. */
@@ -59,7 +59,9 @@ export function githubRoutes(deps: {
         return drop('body is not JSON');
       }
       if (typeof payload !== 'object' || payload === null) return drop('body is not a JSON object');
-      const stored = await deps.inbox.accept({ source: 'github', dedupeKey: githubDedupeKey(text, payload as Record<string, unknown>), deliveryId, kind: event, body: text });
+      const fields = payload as Record<string, unknown>;
+      const orderKey = githubOrderKey(event, fields);
+      const stored = await deps.inbox.accept({ source: 'github', dedupeKey: githubDedupeKey(text, fields), deliveryId, kind: event, body: text, ...(orderKey && { orderKey }) });
       if (stored === 'duplicate') return reply.code(200).send({ ok: true, duplicate: true });
       return reply.code(202).send({ ok: true });
     });

@@ -45,6 +45,22 @@ export function githubDedupeKey(body: string, payload: Record<string, unknown>):
   return `body:${createHash('sha256').update(body).digest('hex')}`;
 }
 
+/**
+ * Which deliveries must be worked in the order they came: one installation's events (an
+ * installation and the repositories removed from it right after), one issue's or pull request's
+ * comments and reviews (a request, then `stop`). Others have none.
+ */
+export function githubOrderKey(event: string, payload: Record<string, unknown>): string | undefined {
+  const installation = payload.installation as { id?: unknown } | undefined;
+  if ((event === 'installation' || event === 'installation_repositories') && typeof installation?.id === 'number') return `installation:${installation.id}`;
+  const repository = payload.repository as { full_name?: unknown } | undefined;
+  // CI events name the pull requests of their head commit; the first orders them with that PR's comments.
+  const ci = (payload.check_run ?? payload.check_suite ?? payload.workflow_run) as { pull_requests?: { number?: unknown }[] } | undefined;
+  const number = (payload.issue as { number?: unknown } | undefined)?.number ?? (payload.pull_request as { number?: unknown } | undefined)?.number ?? ci?.pull_requests?.[0]?.number;
+  if (typeof repository?.full_name === 'string' && typeof number === 'number') return `thread:${repository.full_name.toLowerCase()}#${number}`;
+  return undefined;
+}
+
 export type GitHubSurface = InboundSurface & { stop(): Promise<void> };
 
 /**

@@ -67,7 +67,7 @@ describe("SANDBOX_NETWORK=proxy (the default), through Patchbay's own compositio
     });
     expect(created.status).toBe(201);
     sessionId = ((await created.json()) as { id: string }).id;
-    sandbox = await app.sandboxes.acquire(sessionId, { network: app.config.sandbox.network });
+    sandbox = await app.sandboxes!.acquire(sessionId, { network: app.config.sandbox.network });
   }, 120_000);
 
   afterAll(async () => {

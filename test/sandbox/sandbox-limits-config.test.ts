@@ -11,7 +11,7 @@ describe('sandbox limits from the environment, through startPatchbay', () => {
   });
 
   it("applies them to every command of a session's sandbox", async () => {
-    const sandbox = await app.sandboxes.acquire('limits-from-env', { network: 'none' });
+    const sandbox = await app.sandboxes!.acquire('limits-from-env', { network: 'none' });
     try {
       const result = await sandbox.exec('prlimit --noheadings --output RESOURCE,SOFT,HARD; df -m /tmp | tail -1');
       expect(result.exitCode).toBe(0);

@@ -1,8 +1,8 @@
 /** The typed client of Patchbay's HTTP API. Types come from the server's own modules. */
-import type { SessionDetail, SessionDiff, SessionList } from '../../src/api/api-types.ts';
+import type { KnowledgeDocument, RepoKnowledge, SessionDetail, SessionDiff, SessionList } from '../../src/api/api-types.ts';
 import type { SessionStatus } from '../../src/core/session-status.ts';
 
-export type { SessionDetail, SessionDiff, SessionList };
+export type { KnowledgeDocument, RepoKnowledge, SessionDetail, SessionDiff, SessionList };
 
 export type Author = { name: string; email?: string };
 
@@ -50,6 +50,9 @@ export const api = {
     request<{ id: string; status: SessionStatus; url: string }>('POST', '/api/sessions', body),
   send: (id: string, body: { text: string; questionId?: string; author?: Author }) =>
     request<{ id: string; status?: SessionStatus }>('POST', `/api/sessions/${encodeURIComponent(id)}/messages`, body),
+  knowledge: (repo: string) => request<RepoKnowledge>('GET', `/api/repos/${encodeURIComponent(repo)}/knowledge`),
+  saveKnowledge: (repo: string, document: KnowledgeDocument, author?: Author) =>
+    request<RepoKnowledge>('PUT', `/api/repos/${encodeURIComponent(repo)}/knowledge`, { document, ...(author && { author: { name: author.name } }) }),
   stop: (id: string, author?: Author) =>
     request<{ id: string; status?: SessionStatus }>('POST', `/api/sessions/${encodeURIComponent(id)}/stop`, author ? { author } : {}),
 };

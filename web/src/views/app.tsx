@@ -44,7 +44,7 @@ export function App() {
           Patchbay
         </a>
         <span class="top-hint">
-          <kbd>/</kbd> message · <kbd>1</kbd>–<kbd>3</kbd> tabs
+          <kbd>/</kbd> message · <kbd>1</kbd>–<kbd>4</kbd> tabs
         </span>
       </header>
       {access === 'checking' && <p class="muted pad">Loading…</p>}
