@@ -23,6 +23,7 @@ export interface Database {
   // GitHub CI follow-up (008)
   github_ci_failures: GitHubCiFailuresTable;
   github_pull_autofix: GitHubPullAutofixTable;
+  modal_sandboxes: ModalSandboxesTable;
 }
 
 type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
@@ -262,4 +263,16 @@ export interface GitHubPullAutofixTable {
   enabled: boolean;
   set_by: string;
   updated_at: Timestamp;
+}
+
+// --- Modal sandboxes (010) ---
+
+export interface ModalSandboxesTable {
+  session_id: string;
+  sandbox_id: string | null;
+  image_id: string | null;
+  snapshot_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  expires_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  used_at: Timestamp;
+  released: ColumnType<boolean, boolean | undefined, boolean>;
 }

@@ -317,6 +317,9 @@ export async function runAgent(input: RunInput): Promise<RunOutcome> {
         }
         const output = await executeCall(call);
         if (signal.aborted) return { kind: 'cancelled' };
+        // A remote sandbox that died ends the run with its reason; a message resumes the session.
+        const lost = sandbox.failure?.();
+        if (lost) return { kind: 'failed', code: 'sandbox_failed', message: lost.message };
         const verdict = guard.record({ name: call.name, input: call.input, isError: output.isError ?? false, output: output.content });
         if (verdict.stop) return { kind: 'failed', code: 'loop_guard', message: verdict.reason };
       }

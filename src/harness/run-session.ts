@@ -12,6 +12,7 @@ import { systemPrompt } from '../agent/system-prompt.ts';
 import { branchName } from '../git/branch-name.ts';
 import { commitAll } from '../git/commit-all.ts';
 import { prepareWorkspace } from '../git/prepare-workspace.ts';
+import { prepareRemoteWorkspace } from '../git/prepare-remote-workspace.ts';
 import { pushBranch } from '../git/push-branch.ts';
 import type { ModelProvider } from '../models/model-provider.ts';
 import { createLiveText } from './live-text.ts';
@@ -80,7 +81,8 @@ export async function runSession(sessionId: string, deps: HarnessDeps, signal: A
   try {
     // Inside the try: a sandbox that cannot be had is a failure with a reason, not a silent retry loop.
     sandbox = await deps.sandboxes.acquire(sessionId, { network: deps.network });
-    const workspace = await ensureWorkspace(session, deps, signal);
+    const workspace = await ensureWorkspace(session, deps, sandbox, signal);
+    if (sandbox.restoredNote) await noteRestored(sessionId, sandbox.restoredNote, store, log);
     if (await answerHarnessQuestion(sessionId, deps, log)) return;
     const prepared = await prepareGates(sessionId, session, deps, sandbox, signal, log);
     for (;;) {
@@ -117,7 +119,8 @@ export async function runSession(sessionId: string, deps: HarnessDeps, signal: A
   }
 }
 
-type Workspace = { branch: string; baseBranch: string; baseCommit: string; workspaceDir: string };
+/** `workspaceDir` is the host path of a local sandbox's workspace; remote sandboxes have none. */
+type Workspace = { branch: string; baseBranch: string; baseCommit: string; workspaceDir?: string };
 
 type SettleInput = {
   session: SessionRecord;
@@ -210,22 +213,23 @@ async function noteAbort(sessionId: string, store: RunLog, log: Logger): Promise
   if (status !== 'cancelled') log.info({ status }, 'run interrupted without a stop; leaving the session for the queue to resume');
 }
 
-async function ensureWorkspace(session: SessionRecord, deps: HarnessDeps, signal: AbortSignal): Promise<Workspace> {
+async function ensureWorkspace(session: SessionRecord, deps: HarnessDeps, sandbox: Sandbox, signal: AbortSignal): Promise<Workspace> {
   const { store } = deps;
+  // A local sandbox's workspace is a host directory the harness clones into; a remote one (Modal)
+  // gets the checkout as a bundle of the host's mirror. Either way only the host holds credentials.
   const workspaceDir = deps.sandboxes.hostPath?.(session.id);
-  if (!workspaceDir) throw new Error(`the ${deps.sandboxes.kind} sandbox has no host workspace for the harness's git work`);
   const branch = session.branch ?? branchName(session.id, session.title);
   const env = await gitEnvFor(session.repo, deps, signal);
-  const prepared = await prepareWorkspace({
+  const common = {
     ...(env && { env }),
     repo: session.repo,
     ...(session.baseBranch && { baseBranch: session.baseBranch }),
     branch,
-    workspaceDir,
     dataDir: deps.dataDir,
     log: deps.log.child({ sessionId: session.id }),
     signal,
-  });
+  };
+  const prepared = workspaceDir ? await prepareWorkspace({ ...common, workspaceDir }) : await prepareRemoteWorkspace({ ...common, sandbox });
   await store.commitStep(session.id, {
     patch: { branch, baseBranch: prepared.baseBranch },
     events: [
@@ -235,7 +239,20 @@ async function ensureWorkspace(session: SessionRecord, deps: HarnessDeps, signal
       },
     ],
   });
-  return { branch, baseBranch: prepared.baseBranch, baseCommit: prepared.baseCommit, workspaceDir };
+  return { branch, baseBranch: prepared.baseBranch, baseCommit: prepared.baseCommit, ...(workspaceDir && { workspaceDir }) };
+}
+
+/**
+ * The sandbox was lost and its workspace restored from an older snapshot: the transcript may say
+ * work was done that the workspace no longer has, so the agent is told before it goes on, and the
+ * thread sees why the run resumed.
+ */
+async function noteRestored(sessionId: string, note: string, store: RunLog, log: Logger): Promise<void> {
+  log.warn({ note }, 'workspace restored from an older snapshot');
+  await store.commitStep(sessionId, {
+    messages: [{ message: { role: 'user', content: `Patchbay: ${note}` } }],
+    events: [{ event: { type: 'run-resumed', reason: note } }],
+  });
 }
 
 type Committed = { changed: boolean; head: string; stat: string; filesChanged: number };
@@ -275,7 +292,7 @@ async function pushAndPublish(
   const pushed = await pushBranch({
     ...(env && { env }),
     sandbox,
-    workspaceDir: workspace.workspaceDir,
+    ...(workspace.workspaceDir && { workspaceDir: workspace.workspaceDir }),
     repo: session.repo,
     branch: workspace.branch,
     // The rule, on every push: only the session's own branch; never its base or a protected one.

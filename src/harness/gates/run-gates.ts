@@ -68,6 +68,8 @@ export async function runSetup(ctx: GateContext): Promise<void> {
     if (run.outcome !== 'passed') break;
   }
   await ctx.sandbox.exec("git ls-files --others --exclude-standard --directory | sed 's#^#/#' >> .git/info/exclude", { signal: ctx.signal, timeoutMs: 60_000 });
+  // A remote sandbox saves its set-up filesystem, so a lost sandbox never costs the setup again.
+  await ctx.sandbox.checkpoint?.();
 }
 
 /** Hosts the egress proxy refused for this session so far (from its `egress-blocked` events). */
