@@ -8,7 +8,7 @@ import { PatchbayError } from '../../src/core/errors.ts';
 import { createExpiringTokenCache } from '../../src/git/expiring-token-cache.ts';
 import { gitBasicAuthEnv } from '../../src/git/git-auth-env.ts';
 import type { GitHubStore } from './github-store.ts';
-import { parseGitHubRepoUrl, type GitHubRepo } from './github-repo-url.ts';
+import { parseRepoUrl, type RepoRef } from '../../src/core/repo-ref.ts';
 
 /** Octokit with GitHub's recommended retry and rate-limit handling. */
 export const PatchbayOctokit = Octokit.plugin(retry, throttling);
@@ -77,7 +77,7 @@ export function createGitHubClient(deps: {
     },
   });
 
-  async function installationId(repo: GitHubRepo): Promise<number> {
+  async function installationId(repo: RepoRef): Promise<number> {
     const known = await store.installationFor(repo);
     if (known !== undefined) return known;
     try {
@@ -105,7 +105,7 @@ export function createGitHubClient(deps: {
 
     installationId,
 
-    async forRepo(repo: GitHubRepo): Promise<PatchbayOctokit> {
+    async forRepo(repo: RepoRef): Promise<PatchbayOctokit> {
       return (await app.getInstallationOctokit(await installationId(repo))) as unknown as PatchbayOctokit;
     },
 
@@ -123,7 +123,7 @@ export function createGitHubClient(deps: {
      * any other repository. Only ever handed to git processes on the host.
      */
     async gitEnv(repoUrl: string): Promise<Record<string, string> | undefined> {
-      const repo = parseGitHubRepoUrl(deps.gitUrl, repoUrl);
+      const repo = parseRepoUrl(repoUrl, deps.gitUrl);
       if (!repo) return undefined;
       const id = await installationId(repo);
       const { token } = await tokens.get(`${id}:${repo.owner}/${repo.repo}`);

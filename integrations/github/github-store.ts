@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../../db/database.ts';
 import { SessionEvent, type StoredEvent } from '../../src/core/events.ts';
-import type { GitHubRepo } from './github-repo-url.ts';
+import type { RepoRef } from '../../src/core/repo-ref.ts';
 
 export type GitHubRequest = {
   id: number;
@@ -85,7 +85,7 @@ export function createGitHubStore(db: Db) {
     },
 
     /** The active installation that covers a repository, when the webhooks told us about it. */
-    async installationFor(repo: GitHubRepo): Promise<number | undefined> {
+    async installationFor(repo: RepoRef): Promise<number | undefined> {
       const row = await db
         .selectFrom('github_installation_repos')
         .innerJoin('github_installations', 'github_installations.id', 'github_installation_repos.installation_id')

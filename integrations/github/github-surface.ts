@@ -11,7 +11,7 @@ import { collectCiFailure, decideCiFollowUp, followUpMessage } from './ci-follow
 import { sessionMarker } from './render-pull-request.ts';
 import type { GitHubClient, PatchbayOctokit } from './github-client.ts';
 import { addEyes, postComment, type CommentPlace } from './github-comments.ts';
-import { gitHubRepoUrl } from './github-repo-url.ts';
+import { repoUrl } from '../../src/core/repo-ref.ts';
 import type { GitHubStore } from './github-store.ts';
 
 const writeRoles = new Set(['admin', 'maintain', 'write']);
@@ -227,7 +227,7 @@ export function createGitHubSurface(deps: {
             thread,
             actor,
             text: request.text,
-            repo: gitHubRepoUrl(deps.gitUrl, request),
+            repo: repoUrl(deps.gitUrl, request),
             ...(pull && { baseBranch: pull.base.ref, branch: pull.head.ref }),
           };
     return {

@@ -5,7 +5,8 @@ import type { InboundSurface, Normalized, ReceivedDelivery, StoredDelivery } fro
 import type { ThreadRef } from '../../src/core/thread-ref.ts';
 import type { IntegrationContext } from '../integration-module.ts';
 import type { Activity, LinearApi } from './linear-api.ts';
-import { findRepos, fullName, parseRepoSetting, parseRepoUrl, type RepoName } from './linear-repo.ts';
+import { findRepos, fullName, parseRepoLink, parseRepoSetting, type RepoName } from './linear-repo.ts';
+import { parseRepoName } from '../../src/core/repo-ref.ts';
 import type { LinearAgentSession, LinearStore, PendingTask } from './linear-store.ts';
 import { taskFromEvent } from './linear-task.ts';
 import { AgentSessionEvent, dedupeKeyOf } from './linear-webhook.ts';
@@ -192,7 +193,7 @@ export function createLinearSurface(deps: {
   }
 
   async function sessionOfPull(url: string) {
-    const repo = parseRepoUrl(url, deps.repos.gitUrl);
+    const repo = parseRepoLink(url, deps.repos.gitUrl);
     const number = /\/pull\/(\d+)/.exec(url)?.[1];
     if (!repo || !number) return undefined;
     return context.findSession({ source: 'github', owner: repo.owner, repo: repo.repo, number: Number(number), kind: 'pull' });
@@ -233,7 +234,7 @@ export function createLinearSurface(deps: {
     if (!body) return ignore('a prompt without text');
 
     if (row.pending) {
-      const choice = findRepos(body, deps.repos.gitUrl, row.pending.candidates.map((c) => fullName(parseRepoUrl(c, deps.repos.gitUrl) ?? splitName(c))))[0];
+      const choice = findRepos(body, deps.repos.gitUrl, row.pending.candidates.map((c) => fullName(parseRepoLink(c, deps.repos.gitUrl) ?? splitName(c))))[0];
       if (!choice) {
         await ask(api, row, row.pending, `${key}:ask-again`);
         return ignore('the answer named no offered repository; asked again');
@@ -275,6 +276,5 @@ export function createLinearSurface(deps: {
 }
 
 function splitName(name: string): RepoName {
-  const [owner = '', repo = ''] = name.split('/');
-  return { owner, repo };
+  return parseRepoName(name) ?? { owner: '', repo: '' };
 }
