@@ -80,6 +80,8 @@ export async function startFakeGitHub(options: { appId?: number; slug?: string; 
   const root = await mkdtemp(join(tmpdir(), 'fake-github-'));
   const bot: User = { login: `${slug}[bot]`, id: 9_000_001, type: 'Bot' };
   const users = new Map<string, User>();
+  /** Organization login → its members' logins, with their membership state. */
+  const orgMembers = new Map<string, Map<string, 'active' | 'pending'>>();
   const repos = new Map<string, Repo>();
   const tokens = new Map<string, Token>();
   const oauthCodes = new Map<string, string>();
@@ -506,6 +508,22 @@ export async function startFakeGitHub(options: { appId?: number; slug?: string; 
         const u = users.get(auth!.login)!;
         return send(res, 200, { ...u, name: u.login, html_url: `${htmlBase()}/${u.login}` });
       }
+      case 'orgs/get-membership-for-authenticated-user': {
+        // A user's own token (a GitHub App user token needs the org's Members: read); 404 to a non-member.
+        if (auth!.kind !== 'user') return refuse(req, res, 403, 'Resource not accessible by integration');
+        const state = orgMembers.get(params.org!.toLowerCase())?.get(auth!.login);
+        if (!state) return send(res, 404, { message: 'Not Found', documentation_url: 'https://docs.github.com/rest/orgs/members#get-an-organization-membership-for-the-authenticated-user', status: '404' });
+        const u = users.get(auth!.login)!;
+        const apiBase = `http://${req.headers.host}/api/v3`;
+        return send(res, 200, {
+          url: `${apiBase}/orgs/${params.org}/memberships/${u.login}`,
+          state,
+          role: 'member',
+          organization_url: `${apiBase}/orgs/${params.org}`,
+          organization: { login: params.org, id: 1, node_id: 'O_kgDOAAAAAQ', url: `${apiBase}/orgs/${params.org}`, repos_url: `${apiBase}/orgs/${params.org}/repos`, events_url: `${apiBase}/orgs/${params.org}/events`, hooks_url: `${apiBase}/orgs/${params.org}/hooks`, issues_url: `${apiBase}/orgs/${params.org}/issues`, members_url: `${apiBase}/orgs/${params.org}/members{/member}`, public_members_url: `${apiBase}/orgs/${params.org}/public_members{/member}`, avatar_url: '', description: null },
+          user: { ...u, node_id: `U_${u.id}`, avatar_url: '', gravatar_id: '', url: `${apiBase}/users/${u.login}`, html_url: `${htmlBase()}/${u.login}`, site_admin: false },
+        });
+      }
       default:
         return refuse(req, res, 501, `the fake does not implement ${operationId}`);
     }
@@ -617,6 +635,12 @@ export async function startFakeGitHub(options: { appId?: number; slug?: string; 
     },
     restore(operationId: string): void {
       failures.delete(operationId);
+    },
+    /** Makes `login` a member of `org` (pending: invited, not yet accepted). */
+    addOrgMember(org: string, login: string, state: 'active' | 'pending' = 'active'): void {
+      const members = orgMembers.get(org.toLowerCase()) ?? new Map<string, 'active' | 'pending'>();
+      members.set(login, state);
+      orgMembers.set(org.toLowerCase(), members);
     },
     addUser(login: string, type: 'User' | 'Bot' = 'User'): User {
       const user = { login, id: nextId++, type };
