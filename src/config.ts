@@ -41,7 +41,8 @@ export const envSchema = z.object({
   /** Modal's hard limit on a sandbox's life (at most 24 hours); the work is snapshotted before it. */
   MODAL_SANDBOX_TIMEOUT_MINUTES: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(10).max(24 * 60).default(120)),
   MODAL_IDLE_TIMEOUT_MINUTES: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(1).max(24 * 60).default(15)),
-  MODAL_SNAPSHOT_EVERY_MINUTES: positiveInt(10),
+  /** Snapshot a busy sandbox after a step when the last snapshot is older than this; 0: after every step. */
+  MODAL_SNAPSHOT_EVERY_MINUTES: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(0).default(10)),
   MODAL_SNAPSHOT_TTL_DAYS: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(1).max(365).default(30)),
   SANDBOX_NETWORK: z.preprocess(emptyAsUndefined, z.enum(['proxy', 'none', 'host']).default('proxy')),
   /** Comma-separated host patterns the egress proxy lets through; `default` is the registry list. */

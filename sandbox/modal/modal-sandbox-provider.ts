@@ -43,7 +43,7 @@ export type ModalSettings = {
   timeoutMinutes: number;
   /** Idle sandboxes end after this long; their work was snapshotted when their run let go. */
   idleTimeoutMinutes: number;
-  /** Snapshot a busy sandbox at least this often, so a lost one costs at most this much work. */
+  /** Snapshot a busy sandbox after a step when its last snapshot is older than this (0: after every step), so a lost sandbox costs at most this much work. */
   snapshotEveryMinutes: number;
   /** How long snapshots are kept (Modal deletes them after). */
   snapshotTtlDays: number;
@@ -68,7 +68,7 @@ export const SESSION_TAG = 'patchbay-session';
 const DEFAULT_TIMEOUT_MS = 10 * 60_000;
 const DEFAULT_MAX_OUTPUT_BYTES = 1024 * 1024;
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
-/** A sandbox this close to its time limit is snapshotted, then replaced on the next acquire. */
+/** A sandbox this close to its time limit (or a quarter of it) is snapshotted and replaced on the next acquire; a held one is snapshotted this long before it. */
 const EXPIRY_MARGIN_MS = 3 * 60_000;
 
 export type ModalSandboxProvider = SandboxProvider & { readonly kind: 'modal'; close(): Promise<void> };
@@ -138,7 +138,8 @@ export function createModalSandboxProvider(options: ModalSandboxProviderOptions)
       throw modalError(error, `checking sandbox ${record.sandboxId}`);
     }
     if (exit !== null) return undefined;
-    if (record.expiresAt && record.expiresAt.getTime() - clock().getTime() < EXPIRY_MARGIN_MS) {
+    const margin = Math.max(EXPIRY_MARGIN_MS, (settings.timeoutMinutes * 60_000) / 4);
+    if (record.expiresAt && record.expiresAt.getTime() - clock().getTime() < margin) {
       // Too close to Modal's limit for a run: save it and move on to a fresh one.
       const image = await sandbox.snapshotFilesystem({ ttlMs: settings.snapshotTtlDays * 86_400_000 }).catch(() => undefined);
       if (image) await store.save(sessionId, { imageId: image.imageId, snapshotAt: clock(), released: true });
@@ -188,7 +189,7 @@ export function createModalSandboxProvider(options: ModalSandboxProviderOptions)
         sessionLog.info({ sandboxId: sandbox.sandboxId }, 'session sandbox created');
       }
       held.add(sessionId);
-      return openHandle(sessionId, sandbox, restoredNote, sessionLog);
+      return openHandle(sessionId, sandbox, (await store.get(sessionId))?.expiresAt ?? null, restoredNote, sessionLog);
     },
 
     async reap(now = clock()) {
@@ -224,7 +225,7 @@ export function createModalSandboxProvider(options: ModalSandboxProviderOptions)
     },
   };
 
-  function openHandle(sessionId: string, sandbox: ModalSandboxLike, restoredNote: string | undefined, sessionLog: Logger): Sandbox {
+  function openHandle(sessionId: string, sandbox: ModalSandboxLike, expiresAt: Date | null, restoredNote: string | undefined, sessionLog: Logger): Sandbox {
     let state: 'open' | 'released' | 'destroyed' = 'open';
     let ended: PatchbayError | undefined;
     let endedResolve: (reason: string) => void = () => undefined;
@@ -233,6 +234,11 @@ export function createModalSandboxProvider(options: ModalSandboxProviderOptions)
     });
     let lastSnapshot = Date.now();
     let busy = 0;
+    // Modal ends the sandbox at its time limit whatever it is doing: save the work just before.
+    const expiryTimer = expiresAt
+      ? setTimeout(() => void snapshot('time limit near'), Math.max(0, expiresAt.getTime() - clock().getTime() - EXPIRY_MARGIN_MS))
+      : undefined;
+    expiryTimer?.unref();
 
     const markEnded = (reason: string) => {
       if (ended) return;
@@ -302,7 +308,7 @@ export function createModalSandboxProvider(options: ModalSandboxProviderOptions)
 
     const afterUse = async () => {
       await store.save(sessionId, { usedAt: clock() }).catch(() => undefined);
-      if (Date.now() - lastSnapshot > settings.snapshotEveryMinutes * 60_000) await snapshot('periodic');
+      if (Date.now() - lastSnapshot >= settings.snapshotEveryMinutes * 60_000) await snapshot('periodic');
     };
 
     const handle: Sandbox = {
@@ -353,6 +359,7 @@ export function createModalSandboxProvider(options: ModalSandboxProviderOptions)
         if (state !== 'open') return;
         state = 'released';
         stopWatch();
+        clearTimeout(expiryTimer);
         held.delete(sessionId);
         if (!ended) {
           // The work is saved before the sandbox is left to its idle limit, so nothing depends on it staying up.
@@ -366,6 +373,7 @@ export function createModalSandboxProvider(options: ModalSandboxProviderOptions)
         if (state === 'destroyed') return;
         state = 'destroyed';
         stopWatch();
+        clearTimeout(expiryTimer);
         held.delete(sessionId);
         await sandbox.terminate().catch((error: unknown) => sessionLog.warn({ err: error }, 'could not terminate the Modal sandbox'));
         await store.save(sessionId, { sandboxId: null, imageId: null, snapshotAt: null, released: true });

@@ -2,9 +2,10 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createRemote, type RemoteFixture } from '../../git/git-fixture.ts';
+import { createRemote, git, type RemoteFixture } from '../../git/git-fixture.ts';
 import { startTestPatchbay, waitFor, waitForStatus, type PatchbayFixture } from '../../helpers/patchbay-fixture.ts';
-import { COVERED, startFakeModal, type FakeModal } from '../../fakes/modal/fake-modal.ts';
+import { COVERED, startFakeModal, Status, type FakeModal } from '../../fakes/modal/fake-modal.ts';
+import { createScriptedProvider } from '../../../src/models/scripted-provider.ts';
 import { changelogModel, changelogRequester, expectChangelogPushed } from '../../harness/changelog-scenario.ts';
 
 /**
@@ -82,6 +83,45 @@ describe('Modal sandboxes through the real SDK and a loopback Modal', () => {
     }, 'the sandbox to be released');
     expect(record).toMatchObject({ sandbox_id: sandbox!.sandboxId, released: true });
     expect(fake.images.get(record.image_id!)).toMatchObject({ kind: 'snapshot', fromSandbox: sandbox!.sandboxId });
+    expect(fake.refusals).toEqual([]);
+  });
+
+  it('continues from the snapshot when a follow-up comes after the sandbox is gone: no work is lost', async () => {
+    // The agent drafts a file, then asks; while the session waits, Modal ends its sandbox (time limit).
+    const model = createScriptedProvider({
+      scenario: (messages) => {
+        const turn = messages.filter((m) => m.role === 'assistant').length;
+        if (turn === 0) return { toolCalls: [{ name: 'write_file', input: { path: 'NOTES.md', content: 'draft\n' } }, { name: 'ask_user', input: { question: 'Which title?', choices: ['Notes', 'Draft'] } }] };
+        if (turn === 1) return { toolCalls: [{ name: 'run_shell', input: { command: 'cat NOTES.md' } }] };
+        return { text: 'Kept the draft as Notes.' };
+      },
+    });
+    app = await startTestPatchbay({ model, env: modalEnv() });
+    const started = await app.service.start({ thread: { source: 'web' }, actor: changelogRequester, text: 'Write some notes', repo: remote.remote });
+    if (started.kind !== 'started') throw new Error(started.kind);
+    const id = started.session.id;
+    const waiting = await waitForStatus(app, id, ['waiting', 'failed', 'completed'], 60_000);
+    expect(waiting.status).toBe('waiting');
+    const first = await waitFor(async () => {
+      const row = await app!.database.db.selectFrom('modal_sandboxes').selectAll().where('session_id', '=', id).executeTakeFirst();
+      return row?.released && row;
+    }, 'the first sandbox to be released');
+    fake.kill(first.sandbox_id!, { status: Status.TIMEOUT, exception: 'Sandbox timed out' });
+
+    await app.service.sendMessage(id, changelogRequester, 'Notes', waiting.pendingQuestion!.questionId);
+    const done = await waitForStatus(app, id, ['completed', 'failed'], 60_000);
+    expect(done.status, done.error ?? '').toBe('completed');
+
+    const ours = [...fake.sandboxes.values()].filter((sb) => sb.tags.some((t) => t.tagValue === id));
+    expect(ours.map((sb) => sb.sandboxId)).toEqual([first.sandbox_id, expect.any(String)]);
+    // The draft written before the question was still there, because the second sandbox started
+    // from the first one's snapshot.
+    const shell = model.requests.at(-1)!.messages.find((m) => m.role === 'tool' && m.name === 'run_shell');
+    expect(shell?.role === 'tool' && shell.content).toContain('draft');
+    expect(await git(remote.remote, 'show', `${done.result!.commit}:NOTES.md`)).toBe('draft');
+    expect(ours[1]!.imageId).toBe(first.image_id);
+    // A clean hand-over: nothing to warn the agent about.
+    expect((await app.store.events(id, { types: ['run-resumed'] })).length).toBe(0);
     expect(fake.refusals).toEqual([]);
   });
 });
