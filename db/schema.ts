@@ -20,6 +20,9 @@ export interface Database {
   check_runs: CheckRunsTable;
   verdicts: VerdictsTable;
   inbound_deliveries: InboundDeliveriesTable;
+  // GitHub CI follow-up (008)
+  github_ci_failures: GitHubCiFailuresTable;
+  github_pull_autofix: GitHubPullAutofixTable;
   modal_sandboxes: ModalSandboxesTable;
 }
 
@@ -234,6 +237,32 @@ export interface InboundDeliveriesTable {
   finished_at: Timestamp | null;
   /** Deliveries with the same key are worked one at a time, in id order (migration 009-ordered-deliveries). */
   order_key: ColumnType<string | null, string | null | undefined, string | null>;
+}
+
+// --- GitHub CI follow-up (008) ---
+
+export interface GitHubCiFailuresTable {
+  id: Generated<string>;
+  owner: string;
+  repo: string;
+  number: number;
+  head_sha: string;
+  session_id: string;
+  claimed_by: string;
+  follow_up: boolean | null;
+  names: ColumnType<unknown, string | undefined, string>;
+  signature: string | null;
+  reason: string | null;
+  created_at: Timestamp;
+}
+
+export interface GitHubPullAutofixTable {
+  owner: string;
+  repo: string;
+  number: number;
+  enabled: boolean;
+  set_by: string;
+  updated_at: Timestamp;
 }
 
 // --- Modal sandboxes (010) ---

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { Db } from '../db/database.ts';
 import type { Inbound, InboundOutcome } from '../src/core/inbound.ts';
+import type { PageSessionIssuer, PageSignInProvider } from '../src/core/page-sign-in.ts';
 import type { DeliveryInbox, InboundSurface } from '../src/core/inbound-surface.ts';
 import type { GitCredentials, Publisher } from '../src/core/publisher.ts';
 import type { SessionRecord } from '../src/core/session-record.ts';
@@ -27,6 +28,8 @@ export type IntegrationContext = {
   log: Logger;
   /** Base URL of the web page: session links are `${publicUrl}/sessions/<id>`. */
   publicUrl: string;
+  /** Signs a person in to the web page once the integration knows who they are (set with PATCHBAY_API_TOKEN). */
+  pageSessions?: PageSessionIssuer;
 };
 
 /**
@@ -45,4 +48,6 @@ export type IntegrationModule = {
   stop?: () => Promise<void>;
   publisher?: Publisher;
   gitCredentials?: GitCredentials;
+  /** A way to sign in to the web page this integration offers (GitHub sign-in). */
+  pageSignIn?: PageSignInProvider;
 };

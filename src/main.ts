@@ -9,6 +9,7 @@ import type { SandboxProvider } from '../sandbox/sandbox.ts';
 import { createDefaultTools } from './agent/default-tools.ts';
 import { createToolRegistry } from './agent/tool-registry.ts';
 import { createServer, listenAddress, type ApiServer } from './api/server.ts';
+import { createPageSessions } from './api/page-auth.ts';
 import type { Config } from './config.ts';
 import { PatchbayError } from './core/errors.ts';
 import { openDatabase, type DatabaseHandle } from '../db/database.ts';
@@ -156,6 +157,7 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
           db: database.db,
           log,
           publicUrl: config.publicUrl,
+          ...(config.apiToken && { pageSessions: createPageSessions(config.apiToken, config.publicUrl.startsWith('https:')) }),
         })
       : [];
     // Each integration offers its hooks by name; the harness gets every one of a kind, in order.
@@ -223,6 +225,7 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
         githubWebUrl: config.github?.gitUrl ?? 'https://github.com',
         allowLocalRepos: config.allowLocalRepos,
         ...(config.apiToken && { apiToken: config.apiToken }),
+        signInProviders: modules.flatMap((m) => (m.pageSignIn ? [m.pageSignIn] : [])),
       });
       cleanups.push(() => server.close());
       for (const module of modules) if (module.routes) await server.register(module.routes);

@@ -73,6 +73,8 @@ export function createSlackReplier(deps: { web: SlackWeb; store: SlackStore; pub
             await store.recordPost(thread, `answered:${event.questionId}`, questionTs);
             posts.set(`answered:${event.questionId}`, questionTs);
           }
+        } else if (event.type === 'ci-failed') {
+          await post(thread, posts, `ci:${stored.seq}`, ciMessage(event));
         } else if (event.type === 'status-changed' && TERMINAL.has(event.to)) {
           await post(thread, posts, `final:${stored.seq}`, finalMessage(session, event, events, deps.repoBases ?? ['https://github.com']));
         }
@@ -151,6 +153,12 @@ function renderStatus(session: SessionRecord, step: string, link: string, nowMs:
     icon,
     ...(blocked.length > 0 && { note: escapeMrkdwn(egressBlockedNote(blocked)!) }),
   });
+}
+
+/** CI failed on the session's pull request: the follow-up it started, or why there is none. */
+function ciMessage(event: EventOf<'ci-failed'>): SlackText {
+  const what = `CI failed on pull request #${event.pullNumber} at \`${event.commit.slice(0, 12)}\`: ${escapeMrkdwn(event.name)}${event.url ? ` (<${event.url}|details>)` : ''}.`;
+  return { text: event.followUp ? `:wrench: ${what} Working on a fix.` : `:warning: ${what} I am not fixing it automatically: ${escapeMrkdwn(event.reason ?? 'no reason given')}.` };
 }
 
 /** The reply that ends a run: the PR, or the pushed branch, with the summary; or the reason it failed or stopped. */

@@ -1,5 +1,6 @@
 /** The typed client of Patchbay's HTTP API. Types come from the server's own modules. */
 import type { KnowledgeDocument, RepoKnowledge, SessionDetail, SessionDiff, SessionList } from '../../src/api/api-types.ts';
+import type { PageSignInProvider } from '../../src/core/page-sign-in.ts';
 import type { SessionStatus } from '../../src/core/session-status.ts';
 
 export type { KnowledgeDocument, RepoKnowledge, SessionDetail, SessionDiff, SessionList };
@@ -33,7 +34,7 @@ async function request<T>(method: string, path: string, body?: unknown): Promise
 }
 
 export const api = {
-  auth: () => request<{ required: boolean; signedIn: boolean }>('GET', '/api/auth'),
+  auth: () => request<{ required: boolean; signedIn: boolean; providers: PageSignInProvider[] }>('GET', '/api/auth'),
   signIn: (token: string) => request<void>('POST', '/api/auth', { token }),
   signOut: () => request<void>('DELETE', '/api/auth'),
   list: (filter: { status?: SessionStatus | undefined; repo?: string | undefined }) => {
