@@ -89,6 +89,8 @@ describe('the session page during a real harness run, in Chromium', () => {
       ['npm test', 'passed'],
     ]);
     const [failing, passing] = checks.map((c) => (c.type === 'check-finished' ? c.commit : ''));
+    // The only connection refused is the one the agent tried (npm's update check is off in the sandbox).
+    expect((await app.store.events(id, { types: ['egress-blocked'] })).map((e) => (e.event.type === 'egress-blocked' ? e.event.host : ''))).toEqual(['registry.example.com']);
     expect(passing).toBe(done.result?.commit);
 
     // The Checks tab: one group per commit, newest first, the log of the failure, the verdict on the passing commit.

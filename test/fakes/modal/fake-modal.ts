@@ -419,12 +419,12 @@ export async function startFakeModal(options: FakeModalOptions = {}): Promise<Fa
   const serve = (service: grpc.ServiceDefinition, unary: Record<string, Unary>, streams: Record<string, (request: any, call: grpc.ServerWritableStream<any, any>) => Promise<void>>, checkAuth?: (method: string, metadata: grpc.Metadata) => void) => {
     const handlers: grpc.UntypedServiceImplementation = {};
     for (const [name, method] of Object.entries(service)) {
+      const rpc = method.path.split('/').pop()!;
       const onError = (error: unknown): grpc.ServiceError => {
         const refusal = error instanceof Refusal ? error : new Refusal(grpc.status.INTERNAL, `${(error as Error).message}`);
-        if (refusal.record) refusals.push(`${method.originalName ?? name}: ${refusal.message}`);
+        if (refusal.record) refusals.push(`${rpc}: ${refusal.message}`);
         return Object.assign(new Error(refusal.message), { code: refusal.code, details: refusal.message, metadata: new grpc.Metadata() });
       };
-      const rpc = method.path.split('/').pop()!;
       if (method.requestStream) {
         handlers[name] = (call: any, callback?: grpc.sendUnaryData<unknown>) => {
           const error = onError(new Refusal(grpc.status.UNIMPLEMENTED, `${rpc} is not served by the fake`));
@@ -482,7 +482,7 @@ export async function startFakeModal(options: FakeModalOptions = {}): Promise<Fa
     kill(sandboxId, result = {}) {
       const sandbox = sandboxes.get(sandboxId);
       if (!sandbox) throw new Error(`no sandbox ${sandboxId}`);
-      finish(sandbox, { status: Status.FAILURE, exception: 'Sandbox container exited unexpectedly (worker lost)', exitcode: 137, ...result });
+      finish(sandbox, { status: Status.FAILURE, exception: 'Sandbox container exited unexpectedly (worker lost)', exitcode: 1, ...result });
     },
     failNextCreate(code, details) {
       nextCreateFailure = { code, details };

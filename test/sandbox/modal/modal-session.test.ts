@@ -1,6 +1,7 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { status as grpcStatus } from '@grpc/grpc-js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createRemote, git, type RemoteFixture } from '../../git/git-fixture.ts';
 import { startTestPatchbay, waitFor, waitForStatus, type PatchbayFixture } from '../../helpers/patchbay-fixture.ts';
@@ -123,5 +124,90 @@ describe('Modal sandboxes through the real SDK and a loopback Modal', () => {
     // A clean hand-over: nothing to warn the agent about.
     expect((await app.store.events(id, { types: ['run-resumed'] })).length).toBe(0);
     expect(fake.refusals).toEqual([]);
+  });
+
+  it('ends the run with a clear reason when the sandbox dies mid-command, and a message resumes it from the last snapshot', { timeout: 90_000 }, async () => {
+    const model = createScriptedProvider({
+      scenario: (messages) => {
+        const turn = messages.filter((m) => m.role === 'assistant').length;
+        if (turn === 0) return { toolCalls: [{ name: 'write_file', input: { path: 'ALPHA.md', content: 'alpha\n' } }] };
+        if (turn === 1) return { toolCalls: [{ name: 'run_shell', input: { command: 'sleep 30', timeout_seconds: 120 } }] };
+        if (turn === 2) return { toolCalls: [{ name: 'run_shell', input: { command: 'cat ALPHA.md' } }] };
+        return { text: 'ALPHA.md is in place.' };
+      },
+    });
+    // Snapshot after every step, so the death costs nothing done before the command.
+    app = await startTestPatchbay({ model, env: { ...modalEnv(), MODAL_SNAPSHOT_EVERY_MINUTES: '0' } });
+    const started = await app.service.start({ thread: { source: 'web' }, actor: changelogRequester, text: 'Add alpha', repo: remote.remote });
+    if (started.kind !== 'started') throw new Error(started.kind);
+    const id = started.session.id;
+    await waitFor(async () => (await app!.store.events(id, { types: ['tool-start'] })).length >= 2, 'the sleep to start');
+    const sandbox = [...fake.sandboxes.values()].find((sb) => sb.tags.some((t) => t.tagValue === id))!;
+    await waitFor(async () => [...sandbox.execs.values()].some((exec) => exec.args.includes('sleep 30') && !exec.exit), 'the sleep to run in the sandbox');
+    fake.kill(sandbox.sandboxId);
+
+    const failed = await waitForStatus(app, id, ['failed', 'completed'], 30_000);
+    expect(failed.status).toBe('failed');
+    const reason = /^The Modal sandbox sb-\S+ ended while this session was working in it: its container exited with code 1\. Send a message to resume: the session continues in a new sandbox from its last snapshot\.$/;
+    expect(failed.error).toMatch(reason);
+    const errors = (await app.store.events(id, { types: ['error'] })).map((e) => e.event);
+    expect(errors).toEqual([{ type: 'error', code: 'sandbox_failed', message: expect.stringMatching(reason) }]);
+
+    await app.service.sendMessage(id, changelogRequester, 'Please go on');
+    const done = await waitForStatus(app, id, ['completed', 'failed'], 60_000);
+    expect(done.status, done.error ?? '').toBe('completed');
+    // The agent was told its sandbox was lost, and the file it wrote before the death was restored.
+    const resumed = model.requests[2]!.messages;
+    expect(resumed.some((m) => m.role === 'user' && /^Patchbay: The sandbox this session worked in was lost before its work was saved\. The workspace was restored from a snapshot taken at /.test(m.content))).toBe(true);
+    const shell = model.requests.at(-1)!.messages.filter((m) => m.role === 'tool' && m.name === 'run_shell').at(-1);
+    expect(shell?.role === 'tool' && shell.content).toContain('alpha');
+    expect(await git(remote.remote, 'show', `${done.result!.commit}:ALPHA.md`)).toBe('alpha');
+    expect((await app.store.events(id, { types: ['run-resumed'] })).map((e) => e.event)).toEqual([{ type: 'run-resumed', reason: expect.stringContaining('was lost before its work was saved') }]);
+    expect(fake.refusals).toEqual([]);
+  });
+
+  it('ends a run with a clear reason for a quota error and for bad credentials, and resumes after a quota error with a message', { timeout: 90_000 }, async () => {
+    fake.failNextCreate(grpcStatus.RESOURCE_EXHAUSTED, 'Your workspace has reached its limit of running sandboxes');
+    const model = changelogModel();
+    app = await startTestPatchbay({ model, env: modalEnv() });
+    const started = await app.service.start({ thread: { source: 'web' }, actor: changelogRequester, text: 'Add a changelog', repo: remote.remote });
+    if (started.kind !== 'started') throw new Error(started.kind);
+    const failed = await waitForStatus(app, started.session.id, ['failed', 'completed'], 60_000);
+    expect(failed.error).toBe(
+      'Modal has no capacity or quota left while creating a sandbox (Your workspace has reached its limit of running sandboxes); try again later or raise the workspace\'s limits',
+    );
+    await app.service.sendMessage(started.session.id, changelogRequester, 'Try again');
+    const done = await waitForStatus(app, started.session.id, ['completed', 'failed'], 60_000);
+    expect(done.status, done.error ?? '').toBe('completed');
+    await app.dispose();
+    app = undefined;
+
+    app = await startTestPatchbay({ model: changelogModel(), env: { ...modalEnv(), MODAL_TOKEN_SECRET: 'as-not-the-secret' } });
+    const denied = await app.service.start({ thread: { source: 'web' }, actor: changelogRequester, text: 'Add a changelog', repo: remote.remote });
+    if (denied.kind !== 'started') throw new Error(denied.kind);
+    const refused = await waitForStatus(app, denied.session.id, ['failed', 'completed'], 60_000);
+    expect(refused.error).toMatch(/^Modal refused the credentials while (opening the Modal app patchbay-test|creating a sandbox) \(.*Token ID or secret is invalid.*\): check MODAL_TOKEN_ID and MODAL_TOKEN_SECRET$/);
+    // The fake refused exactly that (and nothing else, in this whole file).
+    expect(fake.refusals.length).toBeGreaterThan(0);
+    expect(fake.refusals.filter((r) => !r.startsWith('AuthTokenGet: Token ID or secret is invalid'))).toEqual([]);
+    fake.refusals.length = 0;
+  });
+
+  it('ends the run with a clear reason when the image fails to build', async () => {
+    const broken = await startFakeModal({ imageBuildFailure: 'E: Unable to locate package ripgrep' });
+    process.env.MODAL_SERVER_URL = broken.url;
+    try {
+      app = await startTestPatchbay({ model: changelogModel(), env: { ...modalEnv(), MODAL_TOKEN_ID: broken.tokenId, MODAL_TOKEN_SECRET: broken.tokenSecret } });
+      const started = await app.service.start({ thread: { source: 'web' }, actor: changelogRequester, text: 'Add a changelog', repo: remote.remote });
+      if (started.kind !== 'started') throw new Error(started.kind);
+      const failed = await waitForStatus(app, started.session.id, ['failed', 'completed'], 60_000);
+      expect(failed.error).toMatch(/^The Modal image failed to build while creating a sandbox \(Image build for im-\w+ failed with the exception:\s+E: Unable to locate package ripgrep\): check MODAL_IMAGE$/);
+      expect(broken.refusals).toEqual([]);
+    } finally {
+      await app?.dispose();
+      app = undefined;
+      process.env.MODAL_SERVER_URL = fake.url;
+      await broken.close();
+    }
   });
 });
