@@ -110,36 +110,60 @@ export function createInboundPipeline(deps: {
    * left to the sweep.
    */
   const toSend: string[] = [];
+  let sendingNow = false;
   function send(id: string): void {
     toSend.push(id);
-    if (toSend.length > 1) return;
+    if (sendingNow) return;
+    sendingNow = true;
+    // One send in flight at a time; whatever is stored meanwhile goes in the next one.
     const sent = (async () => {
       await ready;
       await new Promise((resolve) => setImmediate(resolve));
-      const ids = toSend.splice(0);
-      // One job per delivery at a time: the queue is stately, keyed by the delivery's id.
-      await boss.insert(QUEUE, ids.map((id) => ({ data: { id } satisfies DeliveryJob, singletonKey: id })));
-      await db.updateTable('inbound_deliveries').set({ queued_at: sql`now()` }).where('id', 'in', ids).execute();
-    })().catch((error: unknown) => log.warn({ err: error }, 'could not queue stored deliveries; the sweep will'));
+      while (toSend.length > 0) {
+        const ids = toSend.splice(0);
+        try {
+          // One job per delivery at a time: the queue is stately, keyed by the delivery's id.
+          await boss.insert(QUEUE, ids.map((id) => ({ data: { id } satisfies DeliveryJob, singletonKey: id })));
+          await db.updateTable('inbound_deliveries').set({ queued_at: sql`now()` }).where('id', 'in', ids).execute();
+        } catch (error) {
+          log.warn({ err: error, count: ids.length }, 'could not queue stored deliveries; the sweep will');
+        }
+      }
+    })().finally(() => {
+      sendingNow = false;
+    });
     sending.add(sent);
     void sent.finally(() => sending.delete(sent));
   }
 
   /**
-   * Stores deliveries in batches: every accept() of the same moment goes into one multi-row insert
-   * (unique by meaning, duplicates skipped), so a burst costs one round trip, not one each.
+   * Stores deliveries in batches (group commit): while one multi-row insert is on its way, the
+   * accept()s that arrive wait and go together in the next (unique by meaning, duplicates
+   * skipped), so a burst costs a few round trips and commits, not one each.
    */
-  let batch: { delivery: ReceivedDelivery; settle: (stored: 'accepted' | 'duplicate') => void; fail: (error: unknown) => void }[] = [];
+  type Pending = { delivery: ReceivedDelivery; settle: (stored: 'accepted' | 'duplicate') => void; fail: (error: unknown) => void };
+  let batch: Pending[] = [];
+  let flushing = false;
   function store(delivery: ReceivedDelivery): Promise<'accepted' | 'duplicate'> {
     return new Promise((settle, fail) => {
       batch.push({ delivery, settle, fail });
-      if (batch.length > 1) return;
-      queueMicrotask(() => void flush());
+      if (flushing) return;
+      flushing = true;
+      queueMicrotask(() => void drainBatches());
     });
   }
-  async function flush(): Promise<void> {
-    const taken = batch;
-    batch = [];
+  async function drainBatches(): Promise<void> {
+    try {
+      while (batch.length > 0) {
+        const taken = batch;
+        batch = [];
+        await flush(taken);
+      }
+    } finally {
+      flushing = false;
+    }
+  }
+  async function flush(taken: Pending[]): Promise<void> {
     // Two deliveries of one meaning in the same batch: the first is stored, the second is a duplicate.
     const first = new Map<string, (typeof taken)[number]>();
     for (const entry of taken) {
