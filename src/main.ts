@@ -15,6 +15,7 @@ import { createModelProvider } from './models/create-model-provider.ts';
 import type { ModelProvider } from './models/model-provider.ts';
 import { createSequenceProvider, ScriptedScenario } from './models/scripted-provider.ts';
 import { createCheckStore } from './sessions/check-store.ts';
+import { createCheckpointStore } from './sessions/checkpoint-store.ts';
 import { createKnowledgeStore } from './sessions/knowledge-store.ts';
 import { createEventBus, type EventBus } from './sessions/event-bus.ts';
 import { createInboundPipeline, type InboundPipeline, type RetryPolicy } from './sessions/inbound-pipeline.ts';
@@ -184,6 +185,7 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
           },
           publishers,
           gitCredentials,
+          checkpoints: { store: createCheckpointStore(database.db), maxBytes: config.worker.checkpointMaxBytes },
         },
       });
       cleanups.push(() => worker.stop(config.worker.shutdownGraceMs));
