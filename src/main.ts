@@ -20,6 +20,7 @@ import { createKnowledgeStore } from './sessions/knowledge-store.ts';
 import { createEventBus, type EventBus } from './sessions/event-bus.ts';
 import { createInboundPipeline, type InboundPipeline, type RetryPolicy } from './sessions/inbound-pipeline.ts';
 import { createRunQueue, type RunQueue } from './sessions/run-queue.ts';
+import { createRunSlots } from './sessions/run-slots.ts';
 import { createSessionService, type SessionService } from './sessions/session-service.ts';
 import { createSessionStore, type SessionStore } from './sessions/session-store.ts';
 import { startSessionWorker } from './sessions/session-worker.ts';
@@ -163,6 +164,7 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
         store,
         log,
         concurrency: config.worker.concurrency,
+        ...(config.worker.maxRunning !== undefined && { slots: createRunSlots({ url: database.url, max: config.worker.maxRunning, log }) }),
         harness: {
           store,
           sandboxes,
