@@ -19,18 +19,45 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { StoredEvent } from '../src/core/events.ts';
 import type { SessionRecord } from '../src/core/session-record.ts';
+import { startFakeGitHub } from '../test/fakes/fake-github.ts';
 import { createRemote, git } from '../test/git/git-fixture.ts';
 import { linesAboveInfo, startServer, type ServerProcess } from '../test/helpers/server-process.ts';
 
-const { values } = parseArgs({ options: { trials: { type: 'string', default: '30' }, seed: { type: 'string', default: '1' } } });
+const { values } = parseArgs({ options: { trials: { type: 'string', default: '30' }, seed: { type: 'string', default: '1' }, kinds: { type: 'string' }, grace: { type: 'string', default: '3' }, verbose: { type: 'boolean', default: false } } });
 const trialCount = Number(values.trials);
 let seed = Number(values.seed);
 const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
 
-type Kind = 'random-kill' | 'kill-tool-running' | 'kill-after-commit' | 'kill-after-diff-updated' | 'kill-database' | 'sigterm';
-const targeted: Kind[] = ['kill-tool-running', 'kill-after-commit', 'kill-after-diff-updated', 'kill-database', 'sigterm'];
+type Kind =
+  | 'random-kill'
+  | 'kill-tool-running'
+  | 'kill-after-commit'
+  | 'kill-after-push'
+  | 'kill-after-diff-updated'
+  | 'kill-in-pr-create'
+  | 'kill-database'
+  | 'sigterm'
+  | 'sigterm-random'
+  | 'sigterm-after-commit'
+  | 'kill-mid-git';
+const targeted: Kind[] = [
+  'kill-tool-running',
+  'kill-after-commit',
+  'kill-after-push',
+  'kill-after-diff-updated',
+  'kill-in-pr-create',
+  'kill-database',
+  'sigterm',
+  'sigterm-random',
+  'sigterm-after-commit',
+  'kill-mid-git',
+];
+// `--kinds sigterm,kill-database` runs only those kinds, in turn (to reproduce one kind of failure).
+const only = values.kinds?.split(',').map((k) => k.trim()) as Kind[] | undefined;
 let next = 0;
-const kinds: Kind[] = Array.from({ length: trialCount }, (_, i) => (i % 3 === 0 ? 'random-kill' : targeted[next++ % targeted.length]!));
+const kinds: Kind[] = Array.from({ length: trialCount }, (_, i) =>
+  only ? only[i % only.length]! : i % 3 === 0 ? 'random-kill' : targeted[next++ % targeted.length]!,
+);
 
 type Trial = {
   kind: Kind;
@@ -40,6 +67,12 @@ type Trial = {
   duplicates: string[];
   gaps: number;
   workComplete: boolean;
+  /** Pull requests GitHub holds for the session's branch (one is right). */
+  prs: number;
+  /** The log records the PR (pr-opened). */
+  prRecorded: boolean;
+  /** The session's error, when it did not complete. */
+  error?: string;
   /** Kill landed before the run ended: the run had to be taken up again. */
   interrupted: boolean;
   recoveryMs?: number;
@@ -54,6 +87,14 @@ const token = `crashtrial${process.pid}`;
 const root = await mkdtemp(join(tmpdir(), 'patchbay-crash-trials-'));
 await chmod(root, 0o755);
 const remote = await createRemote();
+// The repository lives on a loopback GitHub (REST, App auth, git over HTTP), so every run ends by
+// opening a pull request, and a kill between the push and the PR can show a missing or second PR.
+const github = await startFakeGitHub();
+const owner = 'trial-org';
+await github.addRepo(owner, 'work', remote.remote, 77);
+const bare = github.repo(owner, 'work').gitDir;
+const repoUrl = `${github.gitUrl}/${owner}/work`;
+const remoteBranch = async (branch: string) => (await git(bare, 'for-each-ref', '--format=%(objectname)', `refs/heads/${branch}`).catch(() => '')).trim();
 const dataDir = join(root, 'data');
 const scenarioPath = join(root, 'scenario.json');
 await writeFile(
@@ -73,7 +114,12 @@ const env = {
   SCRIPTED_SCENARIO: scenarioPath,
   LOG_LEVEL: 'info',
   PATCHBAY_ALLOW_LOCAL_REPOS: 'true',
-  SHUTDOWN_GRACE_SECONDS: '3',
+  SHUTDOWN_GRACE_SECONDS: values.grace,
+  GITHUB_APP_ID: String(github.appId),
+  GITHUB_APP_PRIVATE_KEY: github.privateKey,
+  GITHUB_WEBHOOK_SECRET: 'crash-trials-webhook-secret',
+  GITHUB_API_URL: github.apiUrl,
+  GITHUB_GIT_URL: github.gitUrl,
 };
 
 const api = async <T>(server: ServerProcess, path: string, init?: RequestInit): Promise<T> => {
@@ -137,9 +183,12 @@ function duplicatesIn(log: StoredEvent[]): string[] {
           return event.commit;
         case 'status-changed':
           return `${event.from}>${event.to}`;
+        case 'verification-finished':
+          return `${event.commit}#${event.attempt}`;
         case 'run-resumed':
+        case 'knowledge-loaded':
         case 'user-message':
-          return undefined; // one per interruption, one per message: not duplicates
+          return undefined; // one per interruption, one per run, one per message: not duplicates
         default:
           return '';
       }
@@ -166,7 +215,7 @@ const baselineMs = baselineDone ? Date.parse(baselineDone.updatedAt) - Date.pars
 async function runSession(target: ServerProcess): Promise<string> {
   const { id } = await api<{ id: string }>(target, '/api/sessions', {
     method: 'POST',
-    body: JSON.stringify({ repo: remote.remote, prompt: 'Write the three parts', author: { name: 'Trial', email: 'trial@example.com' } }),
+    body: JSON.stringify({ repo: repoUrl, prompt: 'Write the three parts', author: { name: 'Trial', email: 'trial@example.com' } }),
   });
   return id;
 }
@@ -186,6 +235,35 @@ for (const [index, kind] of kinds.entries()) {
   let aboveInfo: number | undefined;
   const victim = server;
 
+  const branchOf = async () => {
+    const ready = await until(async () => (await events(server, id)).find((e) => e.event.type === 'workspace-ready'), 120_000);
+    return ready?.event.type === 'workspace-ready' ? ready.event.branch : '';
+  };
+  /** Until the workspace's branch moved past its base but the push has not reached GitHub. */
+  const committedNotPushed = async () => {
+    const branch = await branchOf();
+    const baseHead = workspaceHead(id, branch);
+    await until(async () => {
+      const head = workspaceHead(id, branch);
+      return head !== '' && head !== baseHead && (await remoteBranch(branch)) === '';
+    }, 120_000, 5);
+  };
+  const sigterm = async () => {
+    const signalled = Date.now();
+    const shutdownFrom = victim.lines().length;
+    expectedExit = true;
+    victim.child.kill('SIGTERM');
+    exitCode = (await victim.exited).code;
+    shutdownMs = Date.now() - signalled;
+    const above = linesAboveInfo(victim.lines().slice(shutdownFrom));
+    aboveInfo = above.length;
+    for (const l of above) process.stderr.write(`  above info at SIGTERM: ${l.raw ?? `${String(l.msg)} ${JSON.stringify(l.err ?? '').slice(0, 300)}`}\n`);
+    // A slow shutdown: say what it was doing.
+    if (shutdownMs > 10_000 || values.verbose) {
+      for (const l of victim.lines().slice(shutdownFrom)) process.stderr.write(`    ${typeof l.time === 'number' ? l.time - signalled : '?'} ms: ${l.raw ?? `${String(l.msg)}${l.sessions ? ` ${JSON.stringify(l.sessions)}` : ''}`}\n`);
+    }
+  };
+
   switch (kind) {
     case 'random-kill':
       await sleep(random() * baselineMs);
@@ -197,17 +275,37 @@ for (const [index, kind] of kinds.entries()) {
       expectedExit = true;
       victim.child.kill('SIGKILL');
       break;
-    case 'kill-after-commit': {
+    case 'kill-after-commit':
       // The commit is made in the workspace before the push: kill when the branch moves there.
-      const base = await until(async () => (await events(server, id)).find((e) => e.event.type === 'workspace-ready'), 120_000);
-      const branch = base?.event.type === 'workspace-ready' ? base.event.branch : '';
-      const baseHead = workspaceHead(id, branch);
+      await committedNotPushed();
+      expectedExit = true;
+      victim.child.kill('SIGKILL');
+      break;
+    case 'kill-after-push': {
+      // GitHub has the branch, the log does not say so yet (branch-pushed is written after the push).
+      const branch = await branchOf();
       await until(async () => {
-        const head = workspaceHead(id, branch);
-        return head !== '' && head !== baseHead && (await remote.remoteBranch(branch)) === '';
+        const tip = await remoteBranch(branch);
+        return tip !== '' && tip === workspaceHead(id, branch);
       }, 120_000, 5);
       expectedExit = true;
       victim.child.kill('SIGKILL');
+      break;
+    }
+    case 'kill-in-pr-create': {
+      // GitHub takes the PR request and creates it, but the answer never reaches the server.
+      let killed: () => void = () => undefined;
+      const landed = new Promise<void>((resolve) => (killed = resolve));
+      github.hooks.beforePullCreate = async () => {
+        github.hooks.beforePullCreate = undefined;
+        expectedExit = true;
+        victim.child.kill('SIGKILL');
+        await victim.exited;
+        killed();
+      };
+      await Promise.race([landed, until(async () => terminal(await api<SessionRecord>(server, `/api/sessions/${id}`)), 180_000, 100)]);
+      github.hooks.beforePullCreate = undefined;
+      if (!expectedExit) restartNeeded = false;
       break;
     }
     case 'kill-after-diff-updated':
@@ -216,22 +314,32 @@ for (const [index, kind] of kinds.entries()) {
       expectedExit = true;
       victim.child.kill('SIGKILL');
       break;
+    case 'kill-mid-git':
+      // A git command killed with the server leaves its lock behind (git does not clean up after
+      // SIGKILL): kill while the agent's command runs, and leave the lock a killed `git commit` would.
+      await until(async () => readdirSync(join(dataDir, 'workspaces', id)).includes('part-a.txt'), 120_000);
+      expectedExit = true;
+      victim.child.kill('SIGKILL');
+      await victim.exited;
+      await writeFile(join(dataDir, 'workspaces', id, '.git', 'index.lock'), '');
+      break;
     case 'kill-database':
       await until(async () => readdirSync(join(dataDir, 'workspaces', id)).includes('part-a.txt'), 120_000);
       process.kill(postmasterPid(), 'SIGKILL');
       restartNeeded = false;
       break;
-    case 'sigterm': {
+    case 'sigterm':
       await until(async () => readdirSync(join(dataDir, 'workspaces', id)).includes('part-a.txt'), 120_000);
-      const signalled = Date.now();
-      const shutdownFrom = victim.lines().length;
-      expectedExit = true;
-      victim.child.kill('SIGTERM');
-      exitCode = (await victim.exited).code;
-      shutdownMs = Date.now() - signalled;
-      aboveInfo = linesAboveInfo(victim.lines().slice(shutdownFrom)).length;
+      await sigterm();
       break;
-    }
+    case 'sigterm-random':
+      await sleep(random() * baselineMs);
+      await sigterm();
+      break;
+    case 'sigterm-after-commit':
+      await committedNotPushed();
+      await sigterm();
+      break;
   }
 
   let spawnedAt = Date.now();
@@ -261,8 +369,8 @@ for (const [index, kind] of kinds.entries()) {
   const resumed = log.find((e) => e.event.type === 'run-resumed' && Date.parse(e.at) >= spawnedAt - 1000);
   let workComplete = false;
   if (session.branch) {
-    const tip = await remote.remoteBranch(session.branch);
-    const show = (file: string) => git(remote.remote, 'show', `${tip}:${file}`).catch(() => '');
+    const tip = await remoteBranch(session.branch);
+    const show = (file: string) => git(bare, 'show', `${tip}:${file}`).catch(() => '');
     workComplete = tip !== '' && (await show('part-a.txt')) === 'a' && (await show('part-b.txt')) === 'b' && (await show('part-c.txt')) === 'c';
   }
   trials.push({
@@ -272,6 +380,9 @@ for (const [index, kind] of kinds.entries()) {
     duplicates: duplicatesIn(log),
     gaps: log.filter((e, i) => e.seq !== i + 1).length,
     workComplete,
+    prs: github.pulls.filter((p) => session.branch && p.head === session.branch).length,
+    prRecorded: log.some((e) => e.event.type === 'pr-opened'),
+    ...(session.error && { error: session.error }),
     interrupted: resumed !== undefined,
     ...(resumed && { recoveryMs: Date.parse(resumed.at) - spawnedAt }),
     ...(resumed && bootMs !== undefined && { bootMs }),
@@ -280,8 +391,9 @@ for (const [index, kind] of kinds.entries()) {
     ...(aboveInfo !== undefined && { aboveInfo }),
   });
   const t = trials.at(-1)!;
+  if (values.verbose && t.outcome !== 'completed') for (const l of server.lines().filter((l) => JSON.stringify(l).includes(id) || JSON.stringify(l).includes('lock'))) process.stderr.write(`    ${JSON.stringify(l).slice(0, 400)}\n`);
   process.stderr.write(
-    `trial ${index + 1}/${kinds.length} ${kind}: ${t.outcome}${t.crashed ? ' (server crashed)' : ''}, ${t.duplicates.length} dup, ${t.gaps} gaps, work ${t.workComplete ? 'pushed' : 'MISSING'}` +
+    `trial ${index + 1}/${kinds.length} ${kind}: ${t.outcome}${t.crashed ? ' (server crashed)' : ''}, ${t.duplicates.length} dup, ${t.gaps} gaps, work ${t.workComplete ? 'pushed' : 'MISSING'}, ${t.prs} PR${t.prRecorded ? '' : ' (not in the log)'}` +
       `${t.recoveryMs !== undefined ? `, resumed ${t.recoveryMs} ms after the restart (boot ${t.bootMs ?? '-'} ms)` : ''}${t.exitCode !== undefined ? `, SIGTERM exit ${t.exitCode} in ${t.shutdownMs} ms, ${t.aboveInfo} lines > info` : ''}\n`,
   );
 }
@@ -314,6 +426,8 @@ const rows = [...new Set(kinds)].map((kind) => {
     of.reduce((n, t) => n + t.duplicates.length, 0),
     of.reduce((n, t) => n + t.gaps, 0),
     of.filter((t) => t.workComplete).length,
+    of.filter((t) => t.prs === 1 && t.prRecorded).length,
+    of.reduce((n, t) => n + Math.max(0, t.prs - 1), 0),
     of.filter((t) => t.interrupted).length,
     fmt(percentile(recovery, 50)),
     fmt(percentile(recovery, 100)),
@@ -324,7 +438,7 @@ const rows = [...new Set(kinds)].map((kind) => {
     sigterm.length ? fmt(percentile(sigterm.map((t) => t.shutdownMs!), 50)) : '-',
   ];
 });
-const header = ['kind', 'trials', 'completed', 'failed', 'stuck', 'crashes', 'dup events', 'seq gaps', 'work pushed', 'resumed', 'recovery p50', 'recovery max', 'boot p50', 'up→resumed p50', 'SIGTERM exits', 'lines > info', 'shutdown p50'];
+const header = ['kind', 'trials', 'completed', 'failed', 'stuck', 'crashes', 'dup events', 'seq gaps', 'work pushed', 'one PR', 'extra PRs', 'resumed', 'recovery p50', 'recovery max', 'boot p50', 'up→resumed p50', 'SIGTERM exits', 'lines > info', 'shutdown p50'];
 const all = trials.flatMap((t) => (t.recoveryMs === undefined ? [] : [t.recoveryMs]));
 const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => String(r[i]).length)));
 const line = (cells: (string | number)[]) => `| ${cells.map((c, i) => String(c).padEnd(widths[i]!)).join(' | ')} |`;
@@ -335,13 +449,18 @@ for (const row of rows) console.log(line(row));
 console.log(
   `all: ${trials.filter((t) => t.outcome === 'completed').length}/${trials.length} completed, ` +
     `${trials.reduce((n, t) => n + t.duplicates.length, 0)} duplicated events, ${trials.reduce((n, t) => n + t.gaps, 0)} seq gaps, ` +
-    `${trials.filter((t) => t.workComplete).length}/${trials.length} with all work pushed, recovery p50 ${fmt(percentile(all, 50))} (max ${fmt(percentile(all, 100))}), ` +
+    `${trials.filter((t) => t.workComplete).length}/${trials.length} with all work pushed, ` +
+    `${trials.filter((t) => t.prs === 1 && t.prRecorded).length}/${trials.length} with one PR (recorded), ${trials.reduce((n, t) => n + Math.max(0, t.prs - 1), 0)} extra PRs, recovery p50 ${fmt(percentile(all, 50))} (max ${fmt(percentile(all, 100))}), ` +
     `${trials.filter((t) => t.crashed).length} server crashes, final shutdown exit ${finalExit} with ${finalAboveInfo} lines above info, ${left.length} orphaned processes`,
 );
 for (const t of trials.filter((t) => t.duplicates.length)) console.log(`  duplicates in a ${t.kind} trial: ${t.duplicates.join(', ')}`);
 for (const t of trials.filter((t) => t.crashed)) console.log(`  server crashed in a ${t.kind} trial: ${t.crashed!.join(' | ')}`);
 for (const o of left) console.log(`  orphan: ${o}`);
 
+for (const t of trials.filter((t) => t.outcome !== 'completed' || !t.workComplete)) console.log(`  ${t.kind} trial ended ${t.outcome}${t.error ? `: ${t.error}` : ''}`);
+console.log(`  GitHub refused: ${github.refused.length === 0 ? 'nothing' : JSON.stringify(github.refused.slice(0, 5))}`);
+
+await github.close();
 await remote.cleanup();
 await rm(root, { recursive: true, force: true });
-process.exitCode = trials.every((t) => t.outcome === 'completed' && !t.crashed) && left.length === 0 ? 0 : 1;
+process.exitCode = trials.every((t) => t.outcome === 'completed' && !t.crashed && t.workComplete && t.prs === 1 && t.prRecorded) && left.length === 0 ? 0 : 1;

@@ -7,7 +7,8 @@
  */
 import pino from 'pino';
 import { createAnthropicProvider } from '../src/models/anthropic-provider.ts';
-import { compactTranscript, estimateMessageTokens, truncateToolOutput } from '../src/models/context-budget.ts';
+import { capText, GENERIC_CUT_HINT } from '../src/agent/output-cap.ts';
+import { compactTranscript, estimateMessageTokens } from '../src/models/context-budget.ts';
 import type { ModelMessage, ToolSpec, TurnResult } from '../src/models/model-provider.ts';
 import { estimateCostUsd } from '../src/models/model-catalog.ts';
 import { startFakeAnthropic } from '../test/fakes/fake-anthropic.ts';
@@ -56,7 +57,7 @@ async function run(label: string, opts: { caching: boolean; budget: boolean }): 
       execute: () => ({ content: commandOutput(n++) }),
       ...(opts.budget
         ? {
-            transformResult: (text: string) => truncateToolOutput(text, TRUNCATE_AT),
+            transformResult: (text: string) => capText(text, TRUNCATE_AT, GENERIC_CUT_HINT),
             beforeTurn: async (messages: ModelMessage[]) =>
               (await compactTranscript(messages, {
                 contextWindow: WINDOW,

@@ -1,5 +1,5 @@
 /**
- * Webhook ack latency and throughput, Slack and GitHub, each next to a bare Fastify handler that
+ * Webhook ack latency and throughput, Slack, GitHub and Linear, each next to a bare Fastify handler that
  * only checks the signature, at the same concurrency, in the same run. The Patchbay routes are the
  * real ones on the real inbound pipeline: verify, one insert into PostgreSQL (unique by meaning),
  * ack; the pg-boss job is sent after the ack. No surface is attached, so the queued deliveries are
@@ -9,12 +9,15 @@
  */
 import { createHmac, randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Fastify, { type FastifyInstance } from 'fastify';
 import pino from 'pino';
 import { openDatabase } from '../db/database.ts';
+import { LinearWebhookClient } from '@linear/sdk/webhooks';
 import { githubRoutes, verifySignature } from '../integrations/github/github-routes.ts';
+import { linearRoutes } from '../integrations/linear/linear-routes.ts';
+import type { LinearStore } from '../integrations/linear/linear-store.ts';
 import type { GitHubClient } from '../integrations/github/github-client.ts';
 import type { GitHubStore } from '../integrations/github/github-store.ts';
 import { slackRoutes } from '../integrations/slack/slack-inbound.ts';
@@ -23,12 +26,15 @@ import { createInboundPipeline } from '../src/sessions/inbound-pipeline.ts';
 import { createRunQueue } from '../src/sessions/run-queue.ts';
 import { issueCommentEvent } from '../test/fakes/fake-github-webhooks.ts';
 import { appMention, envelope, signBody } from '../test/fakes/fake-slack-events.ts';
+import { startFakeLinear } from '../test/fakes/linear/fake-linear.ts';
+import { agentSessionCreated } from '../test/fakes/linear/fake-linear-webhooks.ts';
 
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 2_000);
 const CONCURRENCY = 16;
 const WARMUP = 200;
 const SLACK_SECRET = 'bench-signing-secret';
 const GITHUB_SECRET = 'bench-webhook-secret';
+const LINEAR_SECRET = 'lin_wh_bench-signing-secret';
 const log = pino({ level: 'silent' });
 
 const dir = await mkdtemp(join(tmpdir(), 'patchbay-bench-ack-'));
@@ -36,6 +42,11 @@ const database = await openDatabase({ ...(process.env.DATABASE_URL && { url: pro
 const queue = await createRunQueue({ url: database.url, log });
 const inbox = createInboundPipeline({ db: database.db, boss: queue.boss, handle: async () => ({ kind: 'no-session' }), log });
 await inbox.start([]);
+// Only for building payloads that fit Linear's schema (its teams and issues); nothing calls it.
+const linear = await startFakeLinear();
+linear.addTeam({ id: 'team-eng', key: 'ENG', name: 'Engineering', states: [{ id: 'st-todo', name: 'Todo', type: 'unstarted', position: 0 }] });
+const linearIssue = linear.addIssue({ id: 'issue-eng-1', identifier: 'ENG-1', title: 'Fix the docs', description: 'In https://github.com/acme/widgets', teamId: 'team-eng', stateId: 'st-todo' });
+const linearVerifier = new LinearWebhookClient(LINEAR_SECRET);
 
 type Request = { headers: Record<string, string>; body: string };
 const header = (value: string | string[] | undefined) => (Array.isArray(value) ? value[0] : value);
@@ -48,11 +59,11 @@ async function server(register: (app: FastifyInstance) => Promise<void>): Promis
 }
 
 /** The baseline: a route in its own scope that reads the raw body and checks the signature, nothing else. */
-function bare(path: string, check: (headers: Record<string, string | string[] | undefined>, body: string) => boolean) {
+function bare(path: string, check: (headers: Record<string, string | string[] | undefined>, body: Buffer) => boolean) {
   return async (scope: FastifyInstance) => {
     scope.removeAllContentTypeParsers();
-    scope.addContentTypeParser('*', { parseAs: 'string' }, (_req, body, done) => done(null, body));
-    scope.post(path, async (request, reply) => reply.code(check(request.headers, request.body as string) ? 200 : 401).send());
+    scope.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
+    scope.post(path, async (request, reply) => reply.code(check(request.headers, request.body as Buffer) ? 200 : 401).send());
   };
 }
 
@@ -61,7 +72,7 @@ const surfaces = {
     path: '/slack/events',
     patchbay: slackRoutes({ signingSecret: SLACK_SECRET, inbox, log }),
     bare: bare('/slack/events', (h, body) =>
-      verifySlackSignature({ signingSecret: SLACK_SECRET, timestamp: header(h['x-slack-request-timestamp']), signature: header(h['x-slack-signature']), rawBody: body, nowSeconds: Math.floor(Date.now() / 1000) }).ok,
+      verifySlackSignature({ signingSecret: SLACK_SECRET, timestamp: header(h['x-slack-request-timestamp']), signature: header(h['x-slack-signature']), rawBody: body.toString('utf8'), nowSeconds: Math.floor(Date.now() / 1000) }).ok,
     ),
     request(): Request {
       const event = appMention({ user: 'U0ALICE01', text: 'fix the docs in <https://github.com/acme/widgets>' });
@@ -71,7 +82,7 @@ const surfaces = {
   github: {
     path: '/github/webhooks',
     patchbay: githubRoutes({ webhookSecret: GITHUB_SECRET, inbox, store: {} as GitHubStore, client: {} as GitHubClient, log }),
-    bare: bare('/github/webhooks', (h, body) => verifySignature(GITHUB_SECRET, Buffer.from(body), header(h['x-hub-signature-256']))),
+    bare: bare('/github/webhooks', (h, body) => verifySignature(GITHUB_SECRET, body, header(h['x-hub-signature-256']))),
     request(): Request {
       const id = Math.floor(Math.random() * 2 ** 40);
       const user = { login: 'alice', id: 5, type: 'User' };
@@ -84,6 +95,31 @@ const surfaces = {
           'x-github-event': 'issue_comment',
           'x-github-delivery': randomUUID(),
           'x-hub-signature-256': `sha256=${createHmac('sha256', GITHUB_SECRET).update(body).digest('hex')}`,
+        },
+      };
+    },
+  },
+  linear: {
+    path: '/linear/webhooks',
+    patchbay: linearRoutes({ webhookSecret: LINEAR_SECRET, store: {} as LinearStore, inbox, log }),
+    bare: bare('/linear/webhooks', (h, body) => {
+      try {
+        linearVerifier.parseData(body, header(h['linear-signature']) ?? '');
+        return true;
+      } catch {
+        return false;
+      }
+    }),
+    request(): Request {
+      const payload = agentSessionCreated(linear, { agentSessionId: randomUUID(), issue: linearIssue, creator: { id: 'u-ada', name: 'Ada', email: 'ada@acme.test' } });
+      const body = JSON.stringify({ ...payload, webhookTimestamp: Date.now() });
+      return {
+        body,
+        headers: {
+          'content-type': 'application/json; charset=utf-8',
+          'linear-delivery': randomUUID(),
+          'linear-event': 'AgentSessionEvent',
+          'linear-signature': createHmac('sha256', LINEAR_SECRET).update(body).digest('hex'),
         },
       };
     },
@@ -116,6 +152,7 @@ function summary(run: { latencies: number[]; seconds: number }) {
 }
 
 const rows: string[] = [];
+const loadBefore = loadavg()[0]!;
 try {
   for (const [name, surface] of Object.entries(surfaces)) {
     const base = await server(surface.bare);
@@ -140,11 +177,12 @@ try {
     await real.close();
   }
   const stored = await database.db.selectFrom('inbound_deliveries').select(({ fn }) => fn.countAll<string>().as('n')).executeTakeFirstOrThrow();
-  console.log(`${REQUESTS} signed deliveries per handler and surface, ${CONCURRENCY} concurrent, loopback; ${stored.n} stored in PostgreSQL`);
+  console.log(`${REQUESTS} signed deliveries per handler and surface, ${CONCURRENCY} concurrent, loopback; ${stored.n} stored in PostgreSQL; load average ${loadBefore.toFixed(2)} before, ${loadavg()[0]!.toFixed(2)} after`);
   for (const row of rows) console.log(row);
 } finally {
   await inbox.stop();
   await queue.stop();
+  await linear.close();
   await database.close();
   await rm(dir, { recursive: true, force: true });
 }

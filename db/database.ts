@@ -47,12 +47,24 @@ export async function openDatabase(options: {
     : await startEmbeddedPostgres({ dataDir: options.dataDir, log: options.log, ...(options.onRestarted && { onRestarted: options.onRestarted }) });
   const url = options.url ?? embedded!.url;
   const pool = new pg.Pool({ connectionString: url, max: options.poolSize ?? 10, types });
+  let closing = false;
   const idleFailed = throttleLog((fields, message) => options.log.warn(fields, message));
-  pool.on('error', (error) => idleFailed({ err: error }, 'idle database connection failed'));
+  pool.on('error', (error) => (closing ? undefined : idleFailed({ err: error }, 'idle database connection failed')));
   // The pool listens for errors only on idle clients: one that dies while checked out (between the
   // statements of a transaction) would emit 'error' to nobody and crash the process. Its pending
   // and next statements fail on their own, so noting it is enough.
-  pool.on('connect', (client) => client.on('error', (error) => idleFailed({ err: error }, 'database connection failed')));
+  //
+  // At close, pg-pool's end() resolves once it has asked its clients to end, before their
+  // connections are closed; stopping the embedded database right then terminates them (57P01) and
+  // every clean shutdown logged a warning. So clients are counted until their connection is gone,
+  // close() waits for that, and an error after close() began is expected and not worth a warning.
+  const live = new Set<pg.PoolClient>();
+  pool.on('connect', (client) => {
+    live.add(client);
+    client.on('end', () => live.delete(client));
+    client.on('error', (error) => (closing ? options.log.debug({ err: error }, 'database connection ended during shutdown') : idleFailed({ err: error }, 'database connection failed')));
+  });
+  pool.on('remove', (client) => live.delete(client));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   try {
     await migrate(db);
@@ -69,7 +81,10 @@ export async function openDatabase(options: {
     exclusive: embedded !== undefined,
     lost: embedded?.lost ?? new Promise<Error>(() => undefined),
     async close() {
+      closing = true;
       await db.destroy();
+      const deadline = Date.now() + 5_000;
+      while (live.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
       await embedded?.stop();
     },
   };

@@ -13,7 +13,6 @@ export interface Database {
   github_installation_repos: GitHubInstallationReposTable;
   github_requests: GitHubRequestsTable;
   github_user_tokens: GitHubUserTokensTable;
-  linear_webhook_deliveries: LinearWebhookDeliveriesTable;
   linear_agent_sessions: LinearAgentSessionsTable;
   linear_installations: LinearInstallationsTable;
   // harness gates (006)
@@ -21,6 +20,10 @@ export interface Database {
   check_runs: CheckRunsTable;
   verdicts: VerdictsTable;
   inbound_deliveries: InboundDeliveriesTable;
+  // GitHub CI follow-up (008)
+  github_ci_failures: GitHubCiFailuresTable;
+  github_pull_autofix: GitHubPullAutofixTable;
+  modal_sandboxes: ModalSandboxesTable;
   // scale-out (011)
   session_checkpoints: SessionCheckpointsTable;
 }
@@ -201,18 +204,6 @@ export interface VerdictsTable {
 }
 
 
-/** A Linear webhook waiting to be worked; the key says what it means (see linear-webhook.ts). */
-export interface LinearWebhookDeliveriesTable {
-  dedupe_key: string;
-  delivery_id: string | null;
-  event: string;
-  payload: Json;
-  received_at: Timestamp;
-  processed_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
-  attempts: Counter;
-  last_error: string | null;
-}
-
 /** An agent session Linear opened for Patchbay, and the Patchbay session it became. */
 export interface LinearAgentSessionsTable {
   agent_session_id: string;
@@ -248,6 +239,46 @@ export interface InboundDeliveriesTable {
   last_error: string | null;
   outcome: string | null;
   finished_at: Timestamp | null;
+  /** Deliveries with the same key are worked one at a time, in id order (migration 009-ordered-deliveries). */
+  order_key: ColumnType<string | null, string | null | undefined, string | null>;
+}
+
+// --- GitHub CI follow-up (008) ---
+
+export interface GitHubCiFailuresTable {
+  id: Generated<string>;
+  owner: string;
+  repo: string;
+  number: number;
+  head_sha: string;
+  session_id: string;
+  claimed_by: string;
+  follow_up: boolean | null;
+  names: ColumnType<unknown, string | undefined, string>;
+  signature: string | null;
+  reason: string | null;
+  created_at: Timestamp;
+}
+
+export interface GitHubPullAutofixTable {
+  owner: string;
+  repo: string;
+  number: number;
+  enabled: boolean;
+  set_by: string;
+  updated_at: Timestamp;
+}
+
+// --- Modal sandboxes (010) ---
+
+export interface ModalSandboxesTable {
+  session_id: string;
+  sandbox_id: string | null;
+  image_id: string | null;
+  snapshot_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  expires_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  used_at: Timestamp;
+  released: ColumnType<boolean, boolean | undefined, boolean>;
 }
 
 export interface SessionCheckpointsTable {

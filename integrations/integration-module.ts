@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { Db } from '../db/database.ts';
 import type { Inbound, InboundOutcome } from '../src/core/inbound.ts';
+import type { PageSessionIssuer, PageSignInProvider } from '../src/core/page-sign-in.ts';
 import type { DeliveryInbox, InboundSurface } from '../src/core/inbound-surface.ts';
 import type { GitCredentials, Publisher } from '../src/core/publisher.ts';
 import type { SessionRecord } from '../src/core/session-record.ts';
@@ -20,6 +21,12 @@ export type IntegrationContext = {
   findSession(thread: ThreadRef): Promise<SessionRecord | undefined>;
   /** Binds another thread (say, the PR the session opened) to a session. */
   addThread(sessionId: string, thread: ThreadRef): Promise<boolean>;
+  /**
+   * Remembers what a session on `repo` (the repository URL as the session names it) taught, say a
+   * pull request closed unmerged with its reason or a check that is flaky; later runs on the repo
+   * find it in the knowledge document. Nothing is kept for a repo that has no document yet.
+   */
+  addLesson(repo: string, text: string): Promise<void>;
   /** Records a delivery id; false when it was seen before. */
   recordDelivery(source: string, deliveryId: string): Promise<boolean>;
   /** The database, for an integration's own tables (installations, stored tokens, its work queue). */
@@ -27,6 +34,8 @@ export type IntegrationContext = {
   log: Logger;
   /** Base URL of the web page: session links are `${publicUrl}/sessions/<id>`. */
   publicUrl: string;
+  /** Signs a person in to the web page once the integration knows who they are (set with PATCHBAY_API_TOKEN). */
+  pageSessions?: PageSessionIssuer;
 };
 
 /**
@@ -45,4 +54,6 @@ export type IntegrationModule = {
   stop?: () => Promise<void>;
   publisher?: Publisher;
   gitCredentials?: GitCredentials;
+  /** A way to sign in to the web page this integration offers (GitHub sign-in). */
+  pageSignIn?: PageSignInProvider;
 };

@@ -262,5 +262,7 @@ function commandEnv(home: string, extra: Record<string, string> = {}): Record<st
       throw new PatchbayError('invalid_input', `invalid environment variable ${JSON.stringify(name)}`);
     }
   }
-  return { PATH: STANDARD_PATH, HOME: home, LANG: 'C.UTF-8', ...extra };
+  // npm would ask its registry for a newer npm on every `npm test`: a connection nobody asked for,
+  // reported as blocked wherever the allowlist leaves the registry out.
+  return { PATH: STANDARD_PATH, HOME: home, LANG: 'C.UTF-8', NPM_CONFIG_UPDATE_NOTIFIER: 'false', ...extra };
 }

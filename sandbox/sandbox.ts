@@ -51,6 +51,21 @@ export interface Sandbox {
   release(): Promise<void>;
   /** Removes the workspace now. */
   destroy(): Promise<void>;
+  /**
+   * Remote sandboxes (no `hostPath`): bytes in and out at absolute paths inside the sandbox, for
+   * the harness's git bundles. The sandbox's content is data to the host, never a path it opens.
+   */
+  putBytes?(path: string, data: Uint8Array): Promise<void>;
+  getBytes?(path: string, maxBytes: number): Promise<Uint8Array>;
+  /** Set once the sandbox is gone for good (a remote sandbox died): the run ends with this reason. */
+  failure?(): Error | undefined;
+  /** Remote sandboxes: save the filesystem now, so a later run on any worker continues from here. */
+  checkpoint?(): Promise<void>;
+  /**
+   * Set when this run's workspace was restored from a snapshot older than the last run's work
+   * (its sandbox was lost): what the agent should be told before it goes on.
+   */
+  readonly restoredNote?: string;
 }
 
 export type SandboxSpec = {

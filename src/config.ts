@@ -29,7 +29,21 @@ export const envSchema = z.object({
   PATCHBAY_API_TOKEN: z.preprocess(emptyAsUndefined, z.string().min(16, 'must be at least 16 characters').optional()),
   /** For MODEL_PROVIDER=scripted: a JSON file with {"turns": [...]}. */
   SCRIPTED_SCENARIO: optionalString,
-  SANDBOX: z.preprocess(emptyAsUndefined, z.enum(['local', 'unsafe-local']).default('local')),
+  SANDBOX: z.preprocess(emptyAsUndefined, z.enum(['local', 'unsafe-local', 'modal']).default('local')),
+  // --- Modal sandboxes (SANDBOX=modal); the SDK itself reads MODAL_SERVER_URL and ~/.modal.toml ---
+  MODAL_TOKEN_ID: z.preprocess(emptyAsUndefined, z.string().regex(/^ak-/, 'must be a Modal token id (ak-…)').optional()),
+  MODAL_TOKEN_SECRET: z.preprocess(emptyAsUndefined, z.string().regex(/^as-/, 'must be a Modal token secret (as-…)').optional()),
+  MODAL_APP_NAME: z.preprocess(emptyAsUndefined, z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, 'must be a Modal app name (letters, digits, . _ -)').default('patchbay')),
+  /** A registry image or an image id (im-…); unset: Node 22 on Debian with git, ripgrep and Python added. */
+  MODAL_IMAGE: optionalString,
+  MODAL_CPU: z.preprocess(emptyAsUndefined, z.coerce.number().positive().max(64).optional()),
+  MODAL_MEMORY_MIB: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(128).optional()),
+  /** Modal's hard limit on a sandbox's life (at most 24 hours); the work is snapshotted before it. */
+  MODAL_SANDBOX_TIMEOUT_MINUTES: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(10).max(24 * 60).default(120)),
+  MODAL_IDLE_TIMEOUT_MINUTES: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(1).max(24 * 60).default(15)),
+  /** Snapshot a busy sandbox after a step when the last snapshot is older than this; 0: after every step. */
+  MODAL_SNAPSHOT_EVERY_MINUTES: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(0).default(10)),
+  MODAL_SNAPSHOT_TTL_DAYS: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(1).max(365).default(30)),
   SANDBOX_NETWORK: z.preprocess(emptyAsUndefined, z.enum(['proxy', 'none', 'host']).default('proxy')),
   /** Comma-separated host patterns the egress proxy lets through; `default` is the registry list. */
   SANDBOX_EGRESS_ALLOW: z.preprocess(emptyAsUndefined, z.string().default('default')),
@@ -75,6 +89,27 @@ export const envSchema = z.object({
 }).extend(modelEnvSchema.shape).extend(slackEnvSchema.shape).extend(githubEnvSchema.shape).extend(linearEnvSchema.shape);
 export type Env = z.infer<typeof envSchema>;
 
+export type ModalConfig = {
+  tokenId?: string;
+  tokenSecret?: string;
+  appName: string;
+  image: string;
+  dockerfileCommands: string[];
+  cpu?: number;
+  memoryMiB?: number;
+  timeoutMinutes: number;
+  idleTimeoutMinutes: number;
+  snapshotEveryMinutes: number;
+  snapshotTtlDays: number;
+};
+
+/** The image sandboxes start from when MODAL_IMAGE is unset: what the harness and agent tools need. */
+export const DEFAULT_MODAL_IMAGE = 'node:22-bookworm-slim';
+export const DEFAULT_MODAL_IMAGE_COMMANDS = [
+  'RUN apt-get update && apt-get install -y --no-install-recommends git ripgrep python3 python3-venv ca-certificates && rm -rf /var/lib/apt/lists/*',
+  'RUN mkdir -p /workspace',
+];
+
 export type Config = {
   port: number;
   publicUrl: string;
@@ -92,6 +127,8 @@ export type Config = {
     usrLocal: boolean;
     /** The egress proxy's allowlist and brokered secrets (values read from the environment at start). */
     egress: { allow: EgressRule[]; secrets: SecretRoute[] };
+    /** Present with SANDBOX=modal. */
+    modal?: ModalConfig;
   };
   worker: { concurrency: number; maxRunning?: number; heartbeatSeconds: number; monitorIntervalSeconds: number; shutdownGraceMs: number; checkpointMaxBytes: number };
   limits: { maxWallMs: number; maxTokens: number; maxToolCalls: number };
@@ -150,6 +187,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
         allow: parseEgressAllow(e.SANDBOX_EGRESS_ALLOW, { githubHost: githubHostEntry(e.GITHUB_GIT_URL) }),
         secrets: parseSandboxSecrets(e.SANDBOX_SECRETS, env),
       },
+      ...(e.SANDBOX === 'modal' && { modal: modalConfig(e) }),
     },
     worker: {
       concurrency: e.WORKER_CONCURRENCY,
@@ -166,6 +204,28 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     ...withSlack(slackConfigFromEnv(e)),
     ...withGitHub(githubConfigFromEnv(e)),
     ...withLinear(linearConfigFromEnv(e)),
+  };
+}
+
+function modalConfig(e: Env): ModalConfig {
+  if (Boolean(e.MODAL_TOKEN_ID) !== Boolean(e.MODAL_TOKEN_SECRET)) {
+    throw new PatchbayError('config_invalid', 'MODAL_TOKEN_ID and MODAL_TOKEN_SECRET go together: set both (from modal.com → Settings → API Tokens), or neither to use ~/.modal.toml');
+  }
+  if (e.MODAL_IDLE_TIMEOUT_MINUTES > e.MODAL_SANDBOX_TIMEOUT_MINUTES) {
+    throw new PatchbayError('config_invalid', 'MODAL_IDLE_TIMEOUT_MINUTES must not exceed MODAL_SANDBOX_TIMEOUT_MINUTES');
+  }
+  return {
+    ...(e.MODAL_TOKEN_ID && { tokenId: e.MODAL_TOKEN_ID }),
+    ...(e.MODAL_TOKEN_SECRET && { tokenSecret: e.MODAL_TOKEN_SECRET }),
+    appName: e.MODAL_APP_NAME,
+    image: e.MODAL_IMAGE ?? DEFAULT_MODAL_IMAGE,
+    dockerfileCommands: e.MODAL_IMAGE ? [] : DEFAULT_MODAL_IMAGE_COMMANDS,
+    ...(e.MODAL_CPU !== undefined && { cpu: e.MODAL_CPU }),
+    ...(e.MODAL_MEMORY_MIB !== undefined && { memoryMiB: e.MODAL_MEMORY_MIB }),
+    timeoutMinutes: e.MODAL_SANDBOX_TIMEOUT_MINUTES,
+    idleTimeoutMinutes: e.MODAL_IDLE_TIMEOUT_MINUTES,
+    snapshotEveryMinutes: e.MODAL_SNAPSHOT_EVERY_MINUTES,
+    snapshotTtlDays: e.MODAL_SNAPSHOT_TTL_DAYS,
   };
 }
 

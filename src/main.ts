@@ -1,13 +1,15 @@
 import { readFile } from 'node:fs/promises';
 import { networkInterfaces } from 'node:os';
 import type { Logger } from 'pino';
-import { createLocalSandboxProvider } from '../sandbox/index.ts';
+import { ModalClient } from 'modal';
+import { createLocalSandboxProvider, createModalSandboxProvider, modalLogger, type ModalClientLike } from '../sandbox/index.ts';
 import type { EgressPolicy, ProtectedEndpoint } from '../sandbox/egress-policy.ts';
 import type { EgressBlock } from '../sandbox/egress-proxy.ts';
 import type { SandboxProvider } from '../sandbox/sandbox.ts';
 import { createDefaultTools } from './agent/default-tools.ts';
 import { createToolRegistry } from './agent/tool-registry.ts';
 import { createServer, listenAddress, type ApiServer } from './api/server.ts';
+import { createPageSessions } from './api/page-auth.ts';
 import type { Config } from './config.ts';
 import { PatchbayError } from './core/errors.ts';
 import { openDatabase, type DatabaseHandle } from '../db/database.ts';
@@ -16,7 +18,9 @@ import type { ModelProvider } from './models/model-provider.ts';
 import { createSequenceProvider, ScriptedScenario } from './models/scripted-provider.ts';
 import { createCheckStore } from './sessions/check-store.ts';
 import { createCheckpointStore } from './sessions/checkpoint-store.ts';
+import { createModalRecordStore } from './sessions/modal-record-store.ts';
 import { createKnowledgeStore } from './sessions/knowledge-store.ts';
+import { knowledgeKey } from './harness/knowledge/load-knowledge.ts';
 import { createEventBus, type EventBus } from './sessions/event-bus.ts';
 import { createInboundPipeline, type InboundPipeline, type RetryPolicy } from './sessions/inbound-pipeline.ts';
 import { createRunQueue, type RunQueue } from './sessions/run-queue.ts';
@@ -83,17 +87,22 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
     const model = built.model;
     const verifierModel = options.verifierModel ?? built.verifier ?? (config.gates.verifierModel && !options.model ? createModelProvider({ ...config.model, model: config.gates.verifierModel }, { log }) : model);
     const egress = egressWiring(config, log);
-    const sandboxes = !options.work ? undefined : await createLocalSandboxProvider({
-      dataDir: config.dataDir,
-      log,
-      ttlMinutes: config.sandbox.ttlMinutes,
-      mode: config.sandbox.kind === 'local' ? 'bwrap' : 'unsafe-local',
-      limits: config.sandbox.limits,
-      limitMode: config.sandbox.limitMode,
-      usrLocal: config.sandbox.usrLocal,
-      ...(config.sandbox.network === 'proxy' && { egress: egress.options }),
-    });
-    if (sandboxes) cleanups.push(() => sandboxes.close());
+    // The local sandbox is checked before the database starts, so a host that cannot sandbox fails
+    // fast; only a process that takes runs has sandboxes.
+    const local =
+      !options.work || config.sandbox.kind === 'modal'
+        ? undefined
+        : await createLocalSandboxProvider({
+            dataDir: config.dataDir,
+            log,
+            ttlMinutes: config.sandbox.ttlMinutes,
+            mode: config.sandbox.kind === 'local' ? 'bwrap' : 'unsafe-local',
+            limits: config.sandbox.limits,
+            limitMode: config.sandbox.limitMode,
+            usrLocal: config.sandbox.usrLocal,
+            ...(config.sandbox.network === 'proxy' && { egress: egress.options }),
+          });
+    if (local) cleanups.push(() => local.close());
     let reclaim: () => void = () => undefined;
     const database = await openDatabase({
       ...(config.databaseUrl && { url: config.databaseUrl }),
@@ -104,6 +113,7 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
     });
     cleanups.push(() => database.close());
     egress.protect(databaseEndpoint(database.url));
+    const sandboxes: SandboxProvider | undefined = local ?? (options.work && config.sandbox.kind === 'modal' ? modalProvider(config, database, log) : undefined);
     const store = createSessionStore(database.db);
     egress.recordTo(store);
     // The bus outlives the queue at shutdown, so a stop still reaches runs finishing their grace period.
@@ -130,6 +140,7 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
       if (reclaimed > 0) log.info({ runs: reclaimed }, 'took back runs of a server that stopped without finishing them');
     }
     const service = createSessionService({ store, queue, log });
+    const knowledge = createKnowledgeStore(database.db);
     const inbound = createInboundPipeline({
       db: database.db,
       boss: queue.boss,
@@ -147,9 +158,11 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
           findSession: store.findByThread,
           addThread: store.addThread,
           recordDelivery: store.recordDelivery,
+          addLesson: (repo, text) => knowledge.addLesson(knowledgeKey(repo), text),
           db: database.db,
           log,
           publicUrl: config.publicUrl,
+          ...(config.apiToken && { pageSessions: createPageSessions(config.apiToken, config.publicUrl.startsWith('https:')) }),
         })
       : [];
     // Each integration offers its hooks by name; the harness gets every one of a kind, in order.
@@ -178,7 +191,7 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
           publicUrl: config.publicUrl,
           live: bus,
           gates: {
-            knowledge: createKnowledgeStore(database.db),
+            knowledge,
             checks: createCheckStore(database.db),
             verifier: verifierModel,
             checkTimeoutMs: config.gates.checkTimeoutMs,
@@ -219,6 +232,7 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
         githubWebUrl: config.github?.gitUrl ?? 'https://github.com',
         allowLocalRepos: config.allowLocalRepos,
         ...(config.apiToken && { apiToken: config.apiToken }),
+        signInProviders: modules.flatMap((m) => (m.pageSignIn ? [m.pageSignIn] : [])),
       });
       cleanups.push(() => server.close());
       for (const module of modules) if (module.routes) await server.register(module.routes);
@@ -281,6 +295,31 @@ function ownAddresses(): string[] {
     .flatMap((entries) => entries ?? [])
     .filter((entry) => !entry.internal)
     .map((entry) => entry.address);
+}
+
+/** SANDBOX=modal: the Modal SDK's client (it reads MODAL_SERVER_URL itself) and the records in the database. */
+function modalProvider(config: Config, database: DatabaseHandle, log: Logger): SandboxProvider {
+  const modal = config.sandbox.modal;
+  if (!modal) throw new PatchbayError('config_invalid', 'SANDBOX=modal without its settings');
+  let client: ModalClientLike;
+  try {
+    client = new ModalClient({
+      ...(modal.tokenId && { tokenId: modal.tokenId }),
+      ...(modal.tokenSecret && { tokenSecret: modal.tokenSecret }),
+      logger: modalLogger(log),
+    });
+  } catch (error) {
+    throw new PatchbayError('config_invalid', `SANDBOX=modal: the Modal client could not be set up: ${(error as Error).message}`, { cause: error });
+  }
+  log.info({ app: modal.appName, image: modal.image, network: config.sandbox.network }, 'sandboxes run on Modal');
+  return createModalSandboxProvider({
+    client,
+    store: createModalRecordStore(database.db),
+    settings: modal,
+    egressRules: config.sandbox.egress.allow,
+    log,
+    ttlMinutes: config.sandbox.ttlMinutes,
+  });
 }
 
 function databaseEndpoint(url: string): ProtectedEndpoint {

@@ -1,5 +1,6 @@
 import type { IntegrationContext, IntegrationModule } from '../integrations/integration-module.ts';
 import type { Config } from './config.ts';
+import { repoUrl } from './core/repo-ref.ts';
 import { createSlackModule } from '../integrations/slack/slack-module.ts';
 import { createGitHubModule } from '../integrations/github/github-module.ts';
 import { createSecretBox } from '../integrations/github/secret-box.ts';
@@ -20,7 +21,8 @@ export async function buildIntegrations(config: Config, context: IntegrationCont
       createSlackModule({
         config: config.slack,
         context,
-        repoUrlFor: (owner, repo) => `${gitUrl}/${owner}/${repo}`,
+        gitUrl,
+        repoUrlFor: (owner, repo) => repoUrl(gitUrl, { owner, repo }),
         // Links people paste name that host (GitHub Enterprise, or github.com).
         repoHosts: [new URL(gitUrl).host],
         ...(github?.signInLink && { signInLink: github.signInLink }),
@@ -37,7 +39,7 @@ export async function buildIntegrations(config: Config, context: IntegrationCont
         context,
         repos: {
           gitUrl,
-          repoUrl: (repo) => `${gitUrl}/${repo.owner}/${repo.repo}`,
+          repoUrl: (repo) => repoUrl(gitUrl, repo),
           installed: async () => (github ? github.installedRepos() : []),
         },
         ...(secretKey && { box: createSecretBox(secretKey) }),

@@ -58,6 +58,79 @@ const IssueLabeled = z.object({
   installation: Installation.optional(),
 });
 
+const PullRefs = z.array(z.object({ number: z.number(), head: z.object({ sha: z.string() }).passthrough().optional() }).passthrough());
+const App = z.object({ slug: z.string().optional() }).passthrough().nullable().optional();
+const CheckRunEvent = z.object({
+  action: z.string(),
+  check_run: z
+    .object({
+      id: z.number(),
+      name: z.string(),
+      head_sha: z.string(),
+      html_url: z.string().nullable().optional(),
+      conclusion: z.string().nullable(),
+      output: z.object({ title: z.string().nullable().optional(), summary: z.string().nullable().optional(), text: z.string().nullable().optional() }).passthrough().optional(),
+      app: App,
+      pull_requests: PullRefs.optional(),
+      check_suite: z.object({ id: z.number(), head_branch: z.string().nullable().optional(), pull_requests: PullRefs.optional() }).passthrough().optional(),
+    })
+    .passthrough(),
+  repository: Repository,
+  installation: Installation.optional(),
+});
+const CheckSuiteEvent = z.object({
+  action: z.string(),
+  check_suite: z
+    .object({ id: z.number(), head_sha: z.string(), head_branch: z.string().nullable().optional(), conclusion: z.string().nullable(), app: App, pull_requests: PullRefs.optional() })
+    .passthrough(),
+  repository: Repository,
+  installation: Installation.optional(),
+});
+const WorkflowRunEvent = z.object({
+  action: z.string(),
+  workflow_run: z
+    .object({ id: z.number(), name: z.string().nullable().optional(), head_sha: z.string(), head_branch: z.string().nullable().optional(), conclusion: z.string().nullable(), html_url: z.string().optional(), pull_requests: PullRefs.optional(), run_attempt: z.number().optional() })
+    .passthrough(),
+  workflow: z.object({ name: z.string() }).passthrough().nullable().optional(),
+  repository: Repository,
+  installation: Installation.optional(),
+});
+
+const PullRequestEvent = z.object({
+  action: z.string(),
+  pull_request: z.object({ number: z.number(), title: z.string(), body: z.string().nullable().optional(), merged: z.boolean().nullable().optional() }).passthrough(),
+  repository: Repository,
+  sender: User,
+  installation: Installation.optional(),
+});
+
+/** A pull request closed without merging, by whom. */
+export type PullClosed = { installationId: number; owner: string; repo: string; number: number; title: string; body: string; sender: GitHubUser };
+
+/** A finished check suite, check run or workflow run, as the CI follow-up needs it. */
+export type CiReport = {
+  installationId: number;
+  owner: string;
+  repo: string;
+  event: 'check_suite' | 'check_run' | 'workflow_run';
+  /** The check suite, check run or workflow run id. */
+  id: number;
+  name: string;
+  url?: string;
+  headSha: string;
+  /** failure, timed_out, success, … */
+  conclusion: string;
+  /** Open pull requests GitHub lists for the head (empty for forks). */
+  pullNumbers: number[];
+  /** The App that made the check (`github-actions` for Actions jobs, whose check run id is the job id). */
+  appSlug?: string;
+  /** A check run's own output (title, summary, text), for checks that are not Actions jobs. */
+  output?: string;
+};
+
+/** `failure` and `timed_out` are failures a follow-up can act on; others (cancelled, neutral, skipped) are not. */
+export const failedConclusions = new Set(['failure', 'timed_out']);
+
 export type GitHubUser = { login: string; id: number };
 
 /** What a request asks for, where it lives, and where the reply goes. */
@@ -83,6 +156,12 @@ export type WorkRequest = {
 export type Classified =
   | { kind: 'work'; request: WorkRequest }
   | { kind: 'installation' }
+  /** A check suite, check run or workflow run completed (the CI follow-up decides what it means). */
+  | { kind: 'ci'; report: CiReport }
+  /** A pull request closed without merging (a lesson, when a session opened it). */
+  | { kind: 'pull-closed'; closed: PullClosed }
+  /** `@bot autofix off|on` in a pull request conversation, by a person. */
+  | { kind: 'autofix'; request: WorkRequest; enabled: boolean }
   | { kind: 'ignore'; reason: string }
   /** Signed by GitHub but not the shape its documentation gives: worth a warning, not a retry. */
   | { kind: 'broken'; reason: string };
@@ -93,6 +172,14 @@ export function isStopRequest(text: string, bot: BotIdentity): boolean {
   const slug = bot.slug.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
   const rest = text.replace(new RegExp(`@${slug}(?![\\w-])`, 'gi'), '').trim().toLowerCase();
   return /^(stop|cancel)( please)?[.!]?$/.test(rest);
+}
+
+/** `@bot autofix off` / `on`, alone in a comment: undefined when the comment says something else. */
+export function autofixRequest(text: string, bot: BotIdentity): boolean | undefined {
+  const slug = bot.slug.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  const rest = text.replace(new RegExp(`@${slug}(?![\\w-])`, 'gi'), '').trim().toLowerCase();
+  const m = /^autofix (off|on)[.!]?$/.exec(rest);
+  return m ? m[1] === 'on' : undefined;
 }
 
 export function mentions(text: string | null | undefined, bot: BotIdentity): boolean {
@@ -123,6 +210,11 @@ export function classifyWebhook(event: string, payload: unknown, bot: BotIdentit
       if (isBot(comment.user, bot) || isBot(p.data.sender, bot)) return { kind: 'ignore', reason: 'comment by a bot' };
       if (!mentions(comment.body, bot)) return { kind: 'ignore', reason: 'no mention' };
       const isPull = issue.pull_request != null;
+      const autofix = isPull ? autofixRequest(comment.body, bot) : undefined;
+      if (autofix !== undefined) {
+        const request = work(p.data, { kind: 'pull', number: issue.number, sender: comment.user, text: comment.body, react: { on: 'issue-comment', id: comment.id }, reply: { in: 'issue' } });
+        return request.kind === 'work' ? { kind: 'autofix', request: request.request, enabled: autofix } : request;
+      }
       // The comment is the requester's; the issue is its author's words, quoted as such.
       const text = isPull ? comment.body : `${comment.body}\n\n${quoteIssue(issue)}`;
       return work(p.data, {
@@ -192,9 +284,88 @@ export function classifyWebhook(event: string, payload: unknown, bot: BotIdentit
         reply: { in: 'issue' },
       });
     }
+    case 'pull_request': {
+      const p = PullRequestEvent.safeParse(payload);
+      if (!p.success) return { kind: 'broken', reason: 'unreadable pull_request payload' };
+      const pull = p.data.pull_request;
+      if (p.data.action !== 'closed') return { kind: 'ignore', reason: `pull_request ${p.data.action}` };
+      if (pull.merged) return { kind: 'ignore', reason: 'pull request merged' };
+      if (isBot(p.data.sender, bot)) return { kind: 'ignore', reason: 'closed by a bot' };
+      if (!p.data.installation) return { kind: 'ignore', reason: 'delivery without an installation (not an App webhook)' };
+      return {
+        kind: 'pull-closed',
+        closed: {
+          installationId: p.data.installation.id,
+          owner: p.data.repository.owner.login,
+          repo: p.data.repository.name,
+          number: pull.number,
+          title: pull.title,
+          body: pull.body ?? '',
+          sender: { login: p.data.sender.login, id: p.data.sender.id },
+        },
+      };
+    }
+    case 'check_run': {
+      const p = CheckRunEvent.safeParse(payload);
+      if (!p.success) return { kind: 'broken', reason: 'unreadable check_run payload' };
+      const run = p.data.check_run;
+      if (p.data.action !== 'completed' || !run.conclusion) return { kind: 'ignore', reason: `check_run ${p.data.action}` };
+      const output = [run.output?.title, run.output?.summary, run.output?.text].filter(Boolean).join('\n\n');
+      return ci(p.data, {
+        event: 'check_run',
+        id: run.id,
+        name: run.name,
+        ...(run.html_url && { url: run.html_url }),
+        headSha: run.head_sha,
+        conclusion: run.conclusion,
+        pullNumbers: pullNumbers(run.pull_requests, run.check_suite?.pull_requests),
+        ...(run.app?.slug && { appSlug: run.app.slug }),
+        ...(output && { output }),
+      });
+    }
+    case 'check_suite': {
+      const p = CheckSuiteEvent.safeParse(payload);
+      if (!p.success) return { kind: 'broken', reason: 'unreadable check_suite payload' };
+      const suite = p.data.check_suite;
+      if (p.data.action !== 'completed' || !suite.conclusion) return { kind: 'ignore', reason: `check_suite ${p.data.action}` };
+      return ci(p.data, {
+        event: 'check_suite',
+        id: suite.id,
+        name: suite.app?.slug ? `${suite.app.slug} check suite` : 'check suite',
+        headSha: suite.head_sha,
+        conclusion: suite.conclusion,
+        pullNumbers: pullNumbers(suite.pull_requests),
+        ...(suite.app?.slug && { appSlug: suite.app.slug }),
+      });
+    }
+    case 'workflow_run': {
+      const p = WorkflowRunEvent.safeParse(payload);
+      if (!p.success) return { kind: 'broken', reason: 'unreadable workflow_run payload' };
+      const run = p.data.workflow_run;
+      if (p.data.action !== 'completed' || !run.conclusion) return { kind: 'ignore', reason: `workflow_run ${p.data.action}` };
+      return ci(p.data, {
+        event: 'workflow_run',
+        id: run.id,
+        name: run.name || p.data.workflow?.name || `workflow run ${run.id}`,
+        ...(run.html_url && { url: run.html_url }),
+        headSha: run.head_sha,
+        conclusion: run.conclusion,
+        pullNumbers: pullNumbers(run.pull_requests),
+        appSlug: 'github-actions',
+      });
+    }
     default:
       return { kind: 'ignore', reason: `event ${event}` };
   }
+}
+
+function pullNumbers(...lists: (z.infer<typeof PullRefs> | undefined)[]): number[] {
+  return [...new Set(lists.flatMap((list) => (list ?? []).map((p) => p.number)))];
+}
+
+function ci(payload: { repository: z.infer<typeof Repository>; installation?: { id: number } | undefined }, report: Omit<CiReport, 'installationId' | 'owner' | 'repo'>): Classified {
+  if (!payload.installation) return { kind: 'ignore', reason: 'delivery without an installation (not an App webhook)' };
+  return { kind: 'ci', report: { ...report, installationId: payload.installation.id, owner: payload.repository.owner.login, repo: payload.repository.name } };
 }
 
 function quoteIssue(issue: { number: number; title: string; body?: string | null; user?: { login: string } | undefined }): string {

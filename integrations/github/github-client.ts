@@ -8,10 +8,24 @@ import { PatchbayError } from '../../src/core/errors.ts';
 import { createExpiringTokenCache } from '../../src/git/expiring-token-cache.ts';
 import { gitBasicAuthEnv } from '../../src/git/git-auth-env.ts';
 import type { GitHubStore } from './github-store.ts';
-import { parseGitHubRepoUrl, type GitHubRepo } from './github-repo-url.ts';
+import { parseRepoUrl, type RepoRef } from '../../src/core/repo-ref.ts';
+
+/**
+ * A request whose caller gave up (its signal aborted: a stop, a shutdown) is not retried. Octokit
+ * reports an aborted fetch as a 500, which the retry plugin retried three times over 14 s, so a
+ * shutdown during a GitHub call waited that long past its grace. Registered before the retry
+ * plugin, so its error hook runs first and sets the request's retries to none.
+ */
+function noRetryOnceAborted(octokit: Octokit): void {
+  octokit.hook.error('request', (error, options) => {
+    const request = options.request as { signal?: AbortSignal; retries?: number } | undefined;
+    if (request?.signal?.aborted) request.retries = 0;
+    throw error;
+  });
+}
 
 /** Octokit with GitHub's recommended retry and rate-limit handling. */
-export const PatchbayOctokit = Octokit.plugin(retry, throttling);
+export const PatchbayOctokit = Octokit.plugin(noRetryOnceAborted, retry, throttling);
 export type PatchbayOctokit = InstanceType<typeof PatchbayOctokit>;
 
 export type BotIdentity = { slug: string; login: string; mention: string };
@@ -77,7 +91,7 @@ export function createGitHubClient(deps: {
     },
   });
 
-  async function installationId(repo: GitHubRepo): Promise<number> {
+  async function installationId(repo: RepoRef): Promise<number> {
     const known = await store.installationFor(repo);
     if (known !== undefined) return known;
     try {
@@ -105,7 +119,7 @@ export function createGitHubClient(deps: {
 
     installationId,
 
-    async forRepo(repo: GitHubRepo): Promise<PatchbayOctokit> {
+    async forRepo(repo: RepoRef): Promise<PatchbayOctokit> {
       return (await app.getInstallationOctokit(await installationId(repo))) as unknown as PatchbayOctokit;
     },
 
@@ -123,7 +137,7 @@ export function createGitHubClient(deps: {
      * any other repository. Only ever handed to git processes on the host.
      */
     async gitEnv(repoUrl: string): Promise<Record<string, string> | undefined> {
-      const repo = parseGitHubRepoUrl(deps.gitUrl, repoUrl);
+      const repo = parseRepoUrl(repoUrl, deps.gitUrl);
       if (!repo) return undefined;
       const id = await installationId(repo);
       const { token } = await tokens.get(`${id}:${repo.owner}/${repo.repo}`);

@@ -19,6 +19,10 @@ export const githubEnvSchema = z.object({
   GITHUB_PR_DRAFT: z.preprocess(emptyAsUndefined, z.enum(['true', 'false']).default('true')),
   /** Adding this label to an issue starts a session for it. */
   GITHUB_TRIGGER_LABEL: z.preprocess(emptyAsUndefined, z.string().min(1).default('patchbay')),
+  /** GitHub logins (comma-separated) that may sign in to the web page with GitHub. */
+  WEB_SIGNIN_GITHUB_USERS: optional(z.string().min(1)),
+  /** Members of this GitHub organization may sign in to the web page with GitHub. */
+  WEB_SIGNIN_GITHUB_ORG: optional(z.string().regex(/^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})$/, 'must be an organization login')),
   /** Key for secrets stored at rest (users' GitHub tokens): at least 32 characters. */
   PATCHBAY_SECRET_KEY: optional(z.string().min(32, 'must be at least 32 characters')),
 });
@@ -32,6 +36,8 @@ export type GitHubConfig = {
   apiUrl: string;
   gitUrl: string;
   oauth?: { clientId: string; clientSecret: string };
+  /** Who may sign in to the web page with GitHub: these logins (lower case) and this org's members. */
+  pageSignIn?: { users: string[]; org?: string };
   secretKey?: string;
   draft: boolean;
   triggerLabel: string;
@@ -55,6 +61,11 @@ export function githubConfigFromEnv(e: GitHubEnv): GitHubConfig | undefined {
   if (oauthParts === 2 && !e.PATCHBAY_SECRET_KEY) {
     throw new PatchbayError('config_invalid', 'GitHub sign-in stores user tokens encrypted: set PATCHBAY_SECRET_KEY (32+ random characters) to enable it');
   }
+  const users = (e.WEB_SIGNIN_GITHUB_USERS ?? '').split(',').map((u) => u.trim().toLowerCase()).filter(Boolean);
+  const pageSignIn = users.length || e.WEB_SIGNIN_GITHUB_ORG ? { users, ...(e.WEB_SIGNIN_GITHUB_ORG && { org: e.WEB_SIGNIN_GITHUB_ORG }) } : undefined;
+  if (pageSignIn && oauthParts !== 2) {
+    throw new PatchbayError('config_invalid', 'WEB_SIGNIN_GITHUB_USERS / WEB_SIGNIN_GITHUB_ORG need GitHub sign-in: set GITHUB_OAUTH_CLIENT_ID and GITHUB_OAUTH_CLIENT_SECRET');
+  }
   return {
     appId: e.GITHUB_APP_ID!,
     ...(e.GITHUB_APP_PRIVATE_KEY && { privateKey: e.GITHUB_APP_PRIVATE_KEY }),
@@ -63,6 +74,7 @@ export function githubConfigFromEnv(e: GitHubEnv): GitHubConfig | undefined {
     apiUrl: e.GITHUB_API_URL.replace(/\/+$/, ''),
     gitUrl: e.GITHUB_GIT_URL.replace(/\/+$/, ''),
     ...(oauthParts === 2 && { oauth: { clientId: e.GITHUB_OAUTH_CLIENT_ID!, clientSecret: e.GITHUB_OAUTH_CLIENT_SECRET! } }),
+    ...(pageSignIn && { pageSignIn }),
     ...(e.PATCHBAY_SECRET_KEY && { secretKey: e.PATCHBAY_SECRET_KEY }),
     draft: e.GITHUB_PR_DRAFT === 'true',
     triggerLabel: e.GITHUB_TRIGGER_LABEL,

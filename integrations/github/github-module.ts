@@ -5,7 +5,7 @@ import { createGitHubClient } from './github-client.ts';
 import type { GitHubConfig } from './github-env.ts';
 import { createGitHubReplier } from './github-replier.ts';
 import { createPublisher } from './github-publish.ts';
-import { githubRoutes, oauthStartLink } from './github-routes.ts';
+import { githubRoutes, oauthStartLink, PAGE_SIGN_IN_PATH } from './github-routes.ts';
 import { createGitHubStore } from './github-store.ts';
 import { createGitHubSurface } from './github-surface.ts';
 import { createSecretBox } from './secret-box.ts';
@@ -46,8 +46,12 @@ export async function createGitHubModule(config: GitHubConfig, context: Integrat
   const publish = createPublisher({ client, store, context, ...(box && { box }), gitUrl: config.gitUrl, draft: config.draft, log });
   const signInLink =
     config.oauth && box ? (actor: { source: string; id: string }) => oauthStartLink(box, context.publicUrl, actor) : undefined;
+  // The page's GitHub sign-in, when allowed people are named and the page has a token to guard it.
+  const page = config.pageSignIn && context.pageSessions ? { ...config.pageSignIn, sessions: context.pageSessions } : undefined;
+  if (config.pageSignIn && !context.pageSessions) log.warn('WEB_SIGNIN_GITHUB_* is set but PATCHBAY_API_TOKEN is not: the page is open without sign-in, so GitHub sign-in to it is off');
   return {
     ...(signInLink && { signInLink }),
+    ...(page && config.oauth && box && { pageSignIn: { name: 'GitHub', url: PAGE_SIGN_IN_PATH } }),
     installedRepos: () => store.installedRepos(),
     replier: createGitHubReplier({ client, store, context, log }),
     routes: githubRoutes({
@@ -55,7 +59,7 @@ export async function createGitHubModule(config: GitHubConfig, context: Integrat
       store,
       inbox: context.inbox,
       client,
-      ...(config.oauth && box && { oauth: { clientId: config.oauth.clientId, box, gitUrl: config.gitUrl, publicUrl: context.publicUrl } }),
+      ...(config.oauth && box && { oauth: { clientId: config.oauth.clientId, box, gitUrl: config.gitUrl, publicUrl: context.publicUrl, ...(page && { page }) } }),
       log,
     }),
     async start() {

@@ -3,7 +3,7 @@ import { PatchbayError } from '../../src/core/errors.ts';
 import type { PublishInput, PublishedPullRequest } from '../../src/core/publisher.ts';
 import type { IntegrationContext } from '../integration-module.ts';
 import type { GitHubClient, PatchbayOctokit } from './github-client.ts';
-import { parseGitHubRepoUrl } from './github-repo-url.ts';
+import { parseRepoUrl } from '../../src/core/repo-ref.ts';
 import type { GitHubStore } from './github-store.ts';
 import { pullRequestBody, pullRequestTitle, sessionMarker } from './render-pull-request.ts';
 import { renderEvidence, type GateDecision } from '../../src/core/evidence.ts';
@@ -41,7 +41,7 @@ export function createPublisher(deps: {
   }
 
   return async function publish(input: PublishInput): Promise<PublishedPullRequest | undefined> {
-    const repo = parseGitHubRepoUrl(deps.gitUrl, input.session.repo);
+    const repo = parseRepoUrl(input.session.repo, deps.gitUrl);
     if (!repo) return undefined;
     const log = deps.log.child({ sessionId: input.session.id });
     const where = { owner: repo.owner, repo: repo.repo };

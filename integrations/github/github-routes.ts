@@ -1,10 +1,11 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { Logger } from 'pino';
 import type { DeliveryInbox } from '../../src/core/inbound-surface.ts';
+import type { PageSessionIssuer } from '../../src/core/page-sign-in.ts';
 import type { GitHubClient } from './github-client.ts';
 import type { GitHubStore } from './github-store.ts';
-import { githubDedupeKey } from './github-surface.ts';
+import { githubDedupeKey, githubOrderKey } from './github-surface.ts';
 import type { SecretBox } from './secret-box.ts';
 
 /** Whether `signature` is `sha256=` + hex HMAC-SHA256 of the raw body under the webhook secret. */
@@ -28,7 +29,7 @@ export function githubRoutes(deps: {
   store: GitHubStore;
   inbox: DeliveryInbox;
   client: GitHubClient;
-  oauth?: { clientId: string; box: SecretBox; gitUrl: string; publicUrl: string };
+  oauth?: { clientId: string; box: SecretBox; gitUrl: string; publicUrl: string; page?: PageSignInRule };
   log: Logger;
 }) {
   return async function routes(app: FastifyInstance): Promise<void> {
@@ -59,7 +60,9 @@ export function githubRoutes(deps: {
         return drop('body is not JSON');
       }
       if (typeof payload !== 'object' || payload === null) return drop('body is not a JSON object');
-      const stored = await deps.inbox.accept({ source: 'github', dedupeKey: githubDedupeKey(text, payload as Record<string, unknown>), deliveryId, kind: event, body: text });
+      const fields = payload as Record<string, unknown>;
+      const orderKey = githubOrderKey(event, fields);
+      const stored = await deps.inbox.accept({ source: 'github', dedupeKey: githubDedupeKey(text, fields), deliveryId, kind: event, body: text, ...(orderKey && { orderKey }) });
       if (stored === 'duplicate') return reply.code(200).send({ ok: true, duplicate: true });
       return reply.code(202).send({ ok: true });
     });
@@ -73,19 +76,26 @@ export function githubRoutes(deps: {
     // to someone else's chat identity. The state is bound to the browser that opened the link (a
     // random cookie whose hash it carries), so a link forwarded to someone else, or a state fed to
     // another person's browser, cannot attach their GitHub account to the sender.
-    app.get('/github/oauth/start', async (req, reply) => {
-      const link = (req.query as { link?: string }).link;
-      const actor = link ? oauth.box.verify(link) : undefined;
-      if (!actor) return reply.code(400).type('text/plain').send('This sign-in link is invalid or expired. Ask Patchbay for a new one.');
+    const authorize = (reply: FastifyReply, claim: Omit<OAuthState, 'browser'> | Omit<PageState, 'browser'>) => {
       const nonce = randomBytes(32).toString('base64url');
-      const state = oauth.box.sign(JSON.stringify({ kind: 'oauth-state', actor, browser: digest(nonce) } satisfies OAuthState), OAUTH_STATE_TTL_MS);
+      const state = oauth.box.sign(JSON.stringify({ ...claim, browser: digest(nonce) }), OAUTH_STATE_TTL_MS);
       const url = new URL(`${oauth.gitUrl}/login/oauth/authorize`);
       url.searchParams.set('client_id', oauth.clientId);
       url.searchParams.set('redirect_uri', callbackUrl);
       url.searchParams.set('state', state);
       reply.header('set-cookie', browserCookie(nonce, secureCookie, OAUTH_STATE_TTL_MS / 1000));
       return reply.redirect(url.toString(), 302);
+    };
+
+    app.get('/github/oauth/start', async (req, reply) => {
+      const link = (req.query as { link?: string }).link;
+      const actor = link ? oauth.box.verify(link) : undefined;
+      if (!actor) return reply.code(400).type('text/plain').send('This sign-in link is invalid or expired. Ask Patchbay for a new one.');
+      return authorize(reply, { kind: 'oauth-state', actor });
     });
+
+    // Signing in to the web page: anyone may start; the callback lets in only the allowed people.
+    if (oauth.page) app.get(PAGE_SIGN_IN_PATH, async (_req, reply) => authorize(reply, { kind: 'page-sign-in' }));
 
     // The request log shows the route without its query: the code and state are credentials.
     const withoutQuery = { req: (req: { method: string }) => ({ method: req.method, url: '/github/oauth/callback?[redacted]' }) };
@@ -97,12 +107,13 @@ export function githubRoutes(deps: {
       // Spent either way: a state is good for one try in one browser.
       reply.header('set-cookie', browserCookie('', secureCookie, 0));
       if (!nonce || !safeEqual(digest(nonce), claim.browser)) {
-        deps.log.warn({ actorKey: claim.actor }, 'GitHub sign-in refused: the callback came to a browser that did not open the sign-in link');
+        deps.log.warn({ ...(claim.kind === 'oauth-state' && { actorKey: claim.actor }) }, 'GitHub sign-in refused: the callback came to a browser that did not open the sign-in link');
         return reply
           .code(400)
           .type('text/plain')
           .send('Sign-in failed: finish signing in in the same browser where you opened the link Patchbay sent you. Ask Patchbay for a new link if you need one.');
       }
+      if (claim.kind === 'page-sign-in') return signInToPage(code, state!, reply);
       const actorKey = claim.actor;
       try {
         const { authentication } = await deps.client.app.oauth.createToken({ code, state: state!, redirectUrl: callbackUrl });
@@ -118,7 +129,54 @@ export function githubRoutes(deps: {
         return reply.code(502).type('text/plain').send('Sign-in failed: GitHub did not accept the code. Try again.');
       }
     });
+
+    /** The page's sign-in: who the code belongs to, whether they are allowed, then the page's cookie. */
+    async function signInToPage(code: string, state: string, reply: FastifyReply) {
+      const page = oauth!.page;
+      if (!page) return reply.code(400).type('text/plain').send('Sign-in to the page with GitHub is not set up here.');
+      let login: string;
+      try {
+        const { authentication } = await deps.client.app.oauth.createToken({ code, state, redirectUrl: callbackUrl });
+        const user = deps.client.forUser(authentication.token);
+        login = (await user.request('GET /user')).data.login;
+        if (!(await allowedOnPage(page, login, user))) {
+          deps.log.warn({ login }, 'GitHub sign-in to the page refused: not an allowed user or organization member');
+          return reply
+            .code(403)
+            .type('text/plain')
+            .send(`@${login} may not open this Patchbay's page. Ask the person who runs it to add you to WEB_SIGNIN_GITHUB_USERS${page.org ? ` or the ${page.org} organization` : ''}.`);
+        }
+      } catch (error) {
+        const { status, message } = error as { status?: unknown; message?: unknown };
+        deps.log.warn({ status, reason: String(message) }, 'GitHub sign-in to the page failed');
+        return reply.code(502).type('text/plain').send('Sign-in failed: GitHub did not accept the code. Try again.');
+      }
+      deps.log.info({ login }, 'signed in to the page with GitHub');
+      return reply.header('set-cookie', page.sessions.cookieFor(`github:${login}`)).header('cache-control', 'no-store').redirect('/', 302);
+    }
   };
+}
+
+/** Who may sign in to the page with GitHub, and how their page session is made. */
+export type PageSignInRule = { users: readonly string[]; org?: string; sessions: PageSessionIssuer };
+
+/** The route that starts signing in to the page with GitHub. */
+export const PAGE_SIGN_IN_PATH = '/github/oauth/page';
+
+/**
+ * A listed login, or an active member of the organization (asked with the person's own token:
+ * GitHub answers 404 to a non-member, and 403 when the App lacks the Members permission).
+ */
+async function allowedOnPage(page: PageSignInRule, login: string, user: ReturnType<GitHubClient['forUser']>): Promise<boolean> {
+  if (page.users.includes(login.toLowerCase())) return true;
+  if (!page.org) return false;
+  try {
+    const { data } = await user.request('GET /user/memberships/orgs/{org}', { org: page.org });
+    return data.state === 'active';
+  } catch (error) {
+    if ((error as { status?: number }).status === 404) return false;
+    throw error;
+  }
 }
 
 const OAUTH_COOKIE = 'patchbay_oauth_browser';
@@ -126,12 +184,16 @@ const OAUTH_STATE_TTL_MS = 10 * 60_000;
 
 /** What the signed OAuth state carries: whose sign-in, and a hash of the browser's cookie. */
 type OAuthState = { kind: 'oauth-state'; actor: string; browser: string };
+/** A sign-in to the web page: nobody's chat identity, only the browser. */
+type PageState = { kind: 'page-sign-in'; browser: string };
 
-function parseState(payload: string | undefined): OAuthState | undefined {
+function parseState(payload: string | undefined): OAuthState | PageState | undefined {
   if (payload === undefined) return undefined;
   try {
-    const value = JSON.parse(payload) as Partial<OAuthState>;
-    return value.kind === 'oauth-state' && typeof value.actor === 'string' && typeof value.browser === 'string' ? (value as OAuthState) : undefined;
+    const value = JSON.parse(payload) as Partial<OAuthState | PageState>;
+    if (typeof value.browser !== 'string') return undefined;
+    if (value.kind === 'page-sign-in') return value as PageState;
+    return value.kind === 'oauth-state' && typeof value.actor === 'string' ? (value as OAuthState) : undefined;
   } catch {
     return undefined;
   }

@@ -6,10 +6,12 @@ import type { Inbound } from '../../src/core/inbound.ts';
 import type { InboundSurface, Normalized, StoredDelivery } from '../../src/core/inbound-surface.ts';
 import { threadKey, type ThreadRef } from '../../src/core/thread-ref.ts';
 import type { IntegrationContext } from '../integration-module.ts';
-import { classifyWebhook, PullRequest, type WorkRequest } from './classify-webhook.ts';
+import { classifyWebhook, failedConclusions, PullRequest, type CiReport, type PullClosed, type WorkRequest } from './classify-webhook.ts';
+import { collectCiFailure, decideCiFollowUp, followUpMessage } from './ci-follow-up.ts';
+import { sessionMarker } from './render-pull-request.ts';
 import type { GitHubClient, PatchbayOctokit } from './github-client.ts';
 import { addEyes, postComment, type CommentPlace } from './github-comments.ts';
-import { gitHubRepoUrl } from './github-repo-url.ts';
+import { repoUrl } from '../../src/core/repo-ref.ts';
 import type { GitHubStore } from './github-store.ts';
 
 const writeRoles = new Set(['admin', 'maintain', 'write']);
@@ -43,6 +45,26 @@ export function githubDedupeKey(body: string, payload: Record<string, unknown>):
   return `body:${createHash('sha256').update(body).digest('hex')}`;
 }
 
+/**
+ * Which deliveries must be worked in the order they came: one installation's events (an
+ * installation and the repositories removed from it right after), one issue's or pull request's
+ * comments and reviews (a request, then `stop`). Others have none.
+ */
+export function githubOrderKey(event: string, payload: Record<string, unknown>): string | undefined {
+  const installation = payload.installation as { id?: unknown } | undefined;
+  if ((event === 'installation' || event === 'installation_repositories') && typeof installation?.id === 'number') return `installation:${installation.id}`;
+  const repository = payload.repository as { full_name?: unknown } | undefined;
+  // CI events name the pull requests of their head commit; the first orders them with that PR's comments.
+  const ci = (payload.check_run ?? payload.check_suite ?? payload.workflow_run) as { pull_requests?: { number?: unknown }[] } | undefined;
+  const number = (payload.issue as { number?: unknown } | undefined)?.number ?? (payload.pull_request as { number?: unknown } | undefined)?.number ?? ci?.pull_requests?.[0]?.number;
+  if (typeof repository?.full_name === 'string' && typeof number === 'number') return `thread:${repository.full_name.toLowerCase()}#${number}`;
+  return undefined;
+}
+
+function clipText(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}
+
 export type GitHubSurface = InboundSurface & { stop(): Promise<void> };
 
 /**
@@ -53,7 +75,7 @@ export type GitHubSurface = InboundSurface & { stop(): Promise<void> };
 export function createGitHubSurface(deps: {
   client: GitHubClient;
   store: GitHubStore;
-  context: Pick<IntegrationContext, 'findSession'>;
+  context: Pick<IntegrationContext, 'findSession' | 'publicUrl' | 'addLesson'>;
   gitUrl: string;
   triggerLabel: string;
   log: Logger;
@@ -70,7 +92,7 @@ export function createGitHubSurface(deps: {
     }
   }
 
-  async function normalize(delivery: StoredDelivery): Promise<Normalized> {
+  async function normalize(delivery: StoredDelivery, signal: AbortSignal): Promise<Normalized> {
     const dlog = log.child({ deliveryId: delivery.deliveryId, event: delivery.kind });
     const payload = parse(delivery);
     if (!payload) return { kind: 'ignore', reason: 'the body is not a JSON object' };
@@ -87,6 +109,12 @@ export function createGitHubSurface(deps: {
         return { kind: 'ignore', reason: 'installation bookkeeping recorded' };
       case 'work':
         return takeRequest(classified.request, dlog);
+      case 'autofix':
+        return setAutofix(classified.request, classified.enabled, dlog);
+      case 'ci':
+        return classified.report.conclusion === 'success' ? noteFlaky(classified.report, dlog) : takeCiReport(classified.report, delivery, signal, dlog);
+      case 'pull-closed':
+        return notePullClosed(classified.closed, signal, dlog);
       default: {
         const _never: never = classified;
         return _never;
@@ -205,7 +233,7 @@ export function createGitHubSurface(deps: {
             thread,
             actor,
             text: request.text,
-            repo: gitHubRepoUrl(deps.gitUrl, request),
+            repo: repoUrl(deps.gitUrl, request),
             ...(pull && { baseBranch: pull.base.ref, branch: pull.head.ref }),
           };
     return {
@@ -232,6 +260,132 @@ export function createGitHubSurface(deps: {
         void ack.finally(() => acks.delete(ack));
       },
     };
+  }
+
+  /** `@bot autofix off|on` on a pull request: whether CI failures start follow-up runs there. */
+  async function setAutofix(request: WorkRequest, enabled: boolean, dlog: Logger): Promise<Normalized> {
+    const octokit = await client.forInstallation(request.installationId);
+    const place = placeOf(request);
+    const who = `@${request.sender.login}`;
+    if (!(await canWrite(octokit, request))) {
+      await postComment(octokit, place, `${who} Sorry, only people with write access to ${request.owner}/${request.repo} can change that.`);
+      return { kind: 'ignore', reason: `${request.sender.login} has no write access` };
+    }
+    await store.setAutofix(request.owner, request.repo, request.number, enabled, request.sender.login);
+    const bot = await client.identity();
+    dlog.info({ pull: request.number, enabled }, 'CI autofix switched');
+    await postComment(
+      octokit,
+      place,
+      enabled
+        ? `${who} Automatic CI fixes are on for this pull request: when CI fails on a commit I pushed, I try to fix it (at most twice).`
+        : `${who} Automatic CI fixes are off for this pull request. \`${bot.mention} autofix on\` turns them back on.`,
+    );
+    return { kind: 'ignore', reason: `autofix ${enabled ? 'on' : 'off'} for #${request.number}` };
+  }
+
+  /**
+   * A finished check suite, check run or workflow run. A failure on the head commit of a pull
+   * request a session opened becomes a `ci-failed` inbound: a follow-up run with the failing jobs'
+   * log excerpts, or the reason there is none (said on the PR here and in the session's other
+   * threads by their repliers).
+   */
+  async function takeCiReport(report: CiReport, delivery: StoredDelivery, signal: AbortSignal, dlog: Logger): Promise<Normalized> {
+    if (!failedConclusions.has(report.conclusion)) return { kind: 'ignore', reason: `${report.event} ${report.conclusion}` };
+    for (const number of report.pullNumbers) {
+      const thread: ThreadRef = { source: 'github', owner: report.owner, repo: report.repo, number, kind: 'pull' };
+      const session = await context.findSession(thread);
+      if (!session) continue;
+      const octokit = await client.forInstallation(report.installationId);
+      const where = { owner: report.owner, repo: report.repo };
+      const pull = (await octokit.request('GET /repos/{owner}/{repo}/pulls/{pull_number}', { ...where, pull_number: number, request: { signal } })).data;
+      if (!(pull.body ?? '').includes(sessionMarker(session.id))) return { kind: 'ignore', reason: `#${number} is not a pull request the session opened` };
+      if (pull.state !== 'open') return { kind: 'ignore', reason: `#${number} is ${pull.state}` };
+      if (pull.head.sha !== report.headSha) return { kind: 'ignore', reason: `${report.headSha.slice(0, 12)} is no longer the head of #${number}` };
+      if (!(await store.autofix(report.owner, report.repo, number))) return { kind: 'ignore', reason: `automatic CI fixes are off for #${number}` };
+      const claimed = await store.claimCiFailure({ ...where, number, headSha: report.headSha, sessionId: session.id, claimedBy: delivery.dedupeKey });
+      if (!claimed) return { kind: 'ignore', reason: `the CI failure on ${report.headSha.slice(0, 12)} was handled by another delivery` };
+
+      const failure = await collectCiFailure(octokit, report, signal);
+      const earlier = await store.ciFailures(report.owner, report.repo, number, report.headSha);
+      const pushed = await store.sessionEvents(session.id, ['branch-pushed']);
+      const headIsOurs = pushed.some((e) => e.event.type === 'branch-pushed' && e.event.commit === report.headSha);
+      const decision = decideCiFollowUp({ headIsOurs, sessionStatus: session.status, earlier, signature: failure.signature });
+      const names = failure.jobs.map((j) => j.name);
+      await store.decideCiFailure({ ...where, number, headSha: report.headSha, followUp: decision.followUp, names, signature: failure.signature, ...(!decision.followUp && { reason: decision.reason }) });
+      const attempt = earlier.filter((f) => f.followUp).length + 1;
+      const name = names.join(', ') || report.name;
+      const url = failure.jobs[0]?.url ?? report.url;
+      dlog.info({ pull: number, commit: report.headSha, followUp: decision.followUp, reason: decision.followUp ? undefined : decision.reason }, 'CI failure on a session pull request');
+      const startSeq = session.lastSeq;
+      return {
+        kind: 'inbound',
+        inbound: {
+          kind: 'ci-failed',
+          thread,
+          failure: {
+            commit: report.headSha,
+            pullNumber: number,
+            name,
+            ...(url && { url }),
+            logExcerpt: failure.jobs.map((j) => `${j.name}:\n${j.excerpt}`).join('\n\n'),
+            followUp: decision.followUp,
+            ...(!decision.followUp && { reason: decision.reason }),
+          },
+          text: followUpMessage({ number, commit: report.headSha, failure, attempt }),
+        },
+        async after(outcome) {
+          if (outcome.kind !== 'appended') return;
+          const place = { ...where, number, in: 'issue' as const };
+          const what = `CI failed on \`${report.headSha.slice(0, 12)}\` (${name}).`;
+          if (!decision.followUp) {
+            await postComment(octokit, place, `${what} I am not fixing it automatically: ${decision.reason}. [Session](${context.publicUrl}/sessions/${session.id})`);
+            return;
+          }
+          const body = `🔧 ${what} Working on a fix (automatic follow-up ${attempt} of 2).`;
+          const requestId = await store.createRequest({ threadKey: threadKey(thread)!, ...where, number, commentKind: 'issue', commentId: null, startSeq, lastBody: body });
+          await store.updateRequest(requestId, { sessionId: session.id });
+          const progress = await postComment(octokit, place, body);
+          await store.updateRequest(requestId, { commentId: progress.id });
+        },
+      };
+    }
+    return { kind: 'ignore', reason: 'not on a pull request a Patchbay session opened' };
+  }
+
+  /**
+   * A check that failed on a session's pull request passed on the same commit (a re-run, nothing
+   * changed): a lesson that it is flaky, for later runs on the repository.
+   */
+  async function noteFlaky(report: CiReport, dlog: Logger): Promise<Normalized> {
+    for (const number of report.pullNumbers) {
+      const session = await context.findSession({ source: 'github', owner: report.owner, repo: report.repo, number, kind: 'pull' });
+      if (!session) continue;
+      const failed = await store.ciFailureAt(report.owner, report.repo, number, report.headSha);
+      if (!failed) continue;
+      const names = report.event === 'check_run' ? failed.names.filter((n) => n === report.name) : failed.names;
+      if (names.length === 0) continue;
+      const text = `${names.map((n) => `\`${n}\``).join(', ')} in GitHub CI failed and then passed on the same commit with nothing changed, so it is likely flaky: check a re-run before changing code for its failures.`;
+      await context.addLesson(session.repo, text);
+      dlog.info({ pull: number, commit: report.headSha, names }, 'flaky CI check recorded as a lesson');
+      return { kind: 'ignore', reason: `flaky check recorded: ${names.join(', ')}` };
+    }
+    return { kind: 'ignore', reason: `${report.event} success` };
+  }
+
+  /** A pull request a session opened was closed unmerged: a lesson with the closer's reason. */
+  async function notePullClosed(closed: PullClosed, signal: AbortSignal, dlog: Logger): Promise<Normalized> {
+    const session = await context.findSession({ source: 'github', owner: closed.owner, repo: closed.repo, number: closed.number, kind: 'pull' });
+    if (!session || !closed.body.includes(sessionMarker(session.id))) return { kind: 'ignore', reason: 'not a pull request a Patchbay session opened' };
+    const octokit = await client.forInstallation(closed.installationId);
+    const { data: comments } = await octokit.request('GET /repos/{owner}/{repo}/issues/{issue_number}/comments', { owner: closed.owner, repo: closed.repo, issue_number: closed.number, per_page: 100, request: { signal } });
+    // Only the closer's words: they had the right to close it, and their reason is the lesson.
+    const said = comments.filter((c) => c.user?.login === closed.sender.login).at(-1)?.body?.trim();
+    const reason = said ? `, who said: "${clipText(said.replace(/\s+/g, ' '), 400)}"` : ', with no reason given';
+    const text = `A pull request Patchbay opened ("${clipText(closed.title, 120)}") was closed without merging by @${closed.sender.login}${reason}`;
+    await context.addLesson(session.repo, text);
+    dlog.info({ pull: closed.number, by: closed.sender.login }, 'pull request closed unmerged; lesson recorded');
+    return { kind: 'ignore', reason: 'pull request closed unmerged; lesson recorded' };
   }
 
   async function canWrite(octokit: PatchbayOctokit, request: WorkRequest): Promise<boolean> {

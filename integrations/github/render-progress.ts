@@ -1,4 +1,5 @@
 import { describeEgressBlock, egressBlockedNote } from '../../src/core/egress-block.ts';
+import { describeToolCall } from '../../src/core/tool-call.ts';
 import type { StoredEvent } from '../../src/core/events.ts';
 import { queueNotice } from '../../src/core/queue-notice.ts';
 import type { SessionRecord } from '../../src/core/session-record.ts';
@@ -79,10 +80,8 @@ export function readBatch(events: StoredEvent[], startSeq: number, status: Sessi
 }
 
 function describeStep(step: { name: string; input: unknown }): string {
-  const input = (step.input ?? {}) as Record<string, unknown>;
-  const detail = typeof input.command === 'string' ? input.command : typeof input.path === 'string' ? input.path : typeof input.query === 'string' ? input.query : '';
-  const line = detail.split('\n')[0]?.slice(0, 120) ?? '';
-  return line ? `\`${step.name}\` ${inlineCode(line)}` : `\`${step.name}\``;
+  const { detail } = describeToolCall(step.name, step.input, { maxDetail: 120 });
+  return detail ? `\`${step.name}\` ${inlineCode(detail)}` : `\`${step.name}\``;
 }
 
 function inlineCode(text: string): string {

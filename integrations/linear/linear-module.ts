@@ -5,7 +5,7 @@ import type { LinearConfig } from './linear-env.ts';
 import { createLinearIntegration } from './linear-integration.ts';
 import { linearRoutes, type Sealer } from './linear-routes.ts';
 import { createLinearStore } from './linear-store.ts';
-import { createLinearWorker, type RepoSource } from './linear-webhook-worker.ts';
+import { createLinearSurface, type RepoSource } from './linear-surface.ts';
 
 /** The secret box, for the OAuth install flow's signed state and stored tokens. */
 export type SecretBox = Sealer & { open(sealed: string): string };
@@ -16,7 +16,7 @@ export type SecretBox = Sealer & { open(sealed: string): string };
  * goes back as agent activities and the session plan. Tokens: the workspace's from the OAuth install
  * when there is one, else LINEAR_ACCESS_TOKEN or LINEAR_API_KEY.
  */
-export function createLinearModule(input: { config: LinearConfig; context: IntegrationContext; repos: RepoSource; box?: SecretBox; sweepMs?: number }): IntegrationModule {
+export function createLinearModule(input: { config: LinearConfig; context: IntegrationContext; repos: RepoSource; box?: SecretBox }): IntegrationModule {
   const { config, context } = input;
   const log = context.log.child({ integration: 'linear' });
   const store = createLinearStore(context.db);
@@ -36,21 +36,19 @@ export function createLinearModule(input: { config: LinearConfig; context: Integ
     return api;
   }
 
-  const worker = createLinearWorker({ store, api: apiFor, context, repos: input.repos, teamRepos: config.teamRepos, log, ...(input.sweepMs && { sweepMs: input.sweepMs }) });
   if (config.oauth && !input.box) throw new PatchbayError('config_invalid', 'The Linear install flow stores tokens encrypted: set PATCHBAY_SECRET_KEY (32+ random characters) to use LINEAR_CLIENT_ID');
   return {
     replier: createLinearIntegration({ store, api: apiFor, context, log }),
     routes: linearRoutes({
       webhookSecret: config.webhookSecret,
       store,
-      worker,
+      inbox: context.inbox,
       log,
       ...(config.oauth && input.box && { oauth: { ...config.oauth, apiUrl: config.apiUrl, publicUrl: context.publicUrl, box: input.box } }),
     }),
+    surface: createLinearSurface({ store, api: apiFor, context, repos: input.repos, teamRepos: config.teamRepos, log }),
     async start() {
-      worker.start();
       log.info('Linear agent ready');
     },
-    stop: () => worker.stop(),
   };
 }

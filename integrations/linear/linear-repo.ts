@@ -1,33 +1,14 @@
-/** A GitHub repository as `owner/repo`. */
-export type RepoName = { owner: string; repo: string };
+import { parseRepoName, parseRepoUrl, repoFullName, type RepoRef } from '../../src/core/repo-ref.ts';
 
-const namePart = /^[A-Za-z0-9_.-]+$/;
+/** A GitHub repository as `owner/repo`. */
+export type RepoName = RepoRef;
+
 const bare = /(?<=^|[\s(`'"])([A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)\/([A-Za-z0-9._-]*[A-Za-z0-9_-])(?=$|[\s)`'",;:!?]|\.(?:\s|$))/g;
 
-export const fullName = (r: RepoName) => `${r.owner}/${r.repo}`;
+export const fullName = repoFullName;
 
-/**
- * Reads a repository URL on github.com or on the configured git host (`gitUrl`, for GitHub
- * Enterprise), with or without `.git`, trailing path (`/tree/x`, `/pull/1`) or slash.
- */
-export function parseRepoUrl(text: string, gitUrl: string): RepoName | undefined {
-  let url: URL;
-  try {
-    url = new URL(text.trim().replace(/[.,;:)>\]]+$/, ''));
-  } catch {
-    return undefined;
-  }
-  for (const base of [gitUrl, 'https://github.com']) {
-    const b = new URL(base);
-    if (url.host.toLowerCase() !== b.host.toLowerCase() && !(b.host === 'github.com' && url.host.toLowerCase() === 'www.github.com')) continue;
-    const prefix = b.pathname.replace(/\/+$/, '');
-    if (!url.pathname.startsWith(`${prefix}/`)) continue;
-    const [owner, name] = url.pathname.slice(prefix.length + 1).split('/') as [string?, string?];
-    const repo = name?.replace(/\.git$/i, '');
-    if (owner && repo && namePart.test(owner) && namePart.test(repo) && repo !== '.' && repo !== '..') return { owner, repo };
-  }
-  return undefined;
-}
+/** A repository link people wrote: on the configured git host (GitHub Enterprise) or github.com, deeper links included. */
+const parseLink = (text: string, gitUrl: string) => parseRepoUrl(text, [gitUrl, 'https://github.com'], { trailingPath: true });
 
 /**
  * The repositories a text names, first mention first: URLs on GitHub (or the configured host), and
@@ -37,7 +18,7 @@ export function findRepos(text: string, gitUrl: string, known: string[] = []): R
   const found = new Map<string, RepoName>();
   const add = (r: RepoName) => found.has(fullName(r).toLowerCase()) || found.set(fullName(r).toLowerCase(), r);
   for (const m of text.matchAll(/https?:\/\/[^\s<>()"'`]+/g)) {
-    const repo = parseRepoUrl(m[0], gitUrl);
+    const repo = parseLink(m[0], gitUrl);
     if (repo) add(repo);
   }
   const knownSet = new Set(known.map((k) => k.toLowerCase()));
@@ -48,10 +29,12 @@ export function findRepos(text: string, gitUrl: string, known: string[] = []): R
   return [...found.values()];
 }
 
+/** A repository URL (or a link into one) as a repository. */
+export function parseRepoLink(text: string, gitUrl: string): RepoName | undefined {
+  return parseLink(text, gitUrl);
+}
+
 /** A LINEAR_TEAM_REPOS value (`owner/repo` or a URL) as a repository. */
 export function parseRepoSetting(value: string, gitUrl: string): RepoName | undefined {
-  const url = parseRepoUrl(value, gitUrl);
-  if (url) return url;
-  const [owner, repo, ...rest] = value.trim().split('/');
-  return owner && repo && rest.length === 0 && namePart.test(owner) && namePart.test(repo) ? { owner, repo } : undefined;
+  return parseLink(value, gitUrl) ?? parseRepoName(value);
 }

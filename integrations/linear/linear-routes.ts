@@ -2,9 +2,9 @@ import { LinearWebhookClient } from '@linear/sdk/webhooks';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { linearClient, createLinearApi } from './linear-api.ts';
+import type { DeliveryInbox } from '../../src/core/inbound-surface.ts';
 import type { LinearStore } from './linear-store.ts';
-import { dedupeKeyOf } from './linear-webhook.ts';
-import type { LinearWorker } from './linear-webhook-worker.ts';
+import { linearDelivery } from './linear-surface.ts';
 
 /** The part of the secret box (PATCHBAY_SECRET_KEY) the install flow uses. */
 export type Sealer = { seal(plaintext: string): string; sign(payload: string, ttlMs: number): string; verify(signed: string): string | undefined };
@@ -16,14 +16,15 @@ const header = (value: string | string[] | undefined) => (Array.isArray(value) ?
 /**
  * POST /linear/webhooks: the SDK's LinearWebhookClient checks `Linear-Signature` (HMAC-SHA256 of
  * the raw body) and the signed `webhookTimestamp` (within 60 s); anything else gets 401 and
- * creates nothing. A verified delivery is stored under the key of what it means (a redelivery is
- * acknowledged and dropped) and answered at once; the worker does the rest. With OAuth configured,
+ * creates nothing. A verified delivery is stored in the inbound pipeline under the key of what it
+ * means (a redelivery is acknowledged and dropped) and answered at once; the pipeline and the
+ * Linear surface do the rest. With OAuth configured,
  * also the install flow: /linear/oauth/start → Linear (actor=app) → /linear/oauth/callback.
  */
 export function linearRoutes(deps: {
   webhookSecret: string;
   store: LinearStore;
-  worker: LinearWorker;
+  inbox: DeliveryInbox;
   log: Logger;
   oauth?: { clientId: string; clientSecret: string; authorizeUrl: string; tokenUrl: string; apiUrl: string; publicUrl: string; box: Sealer; fetch?: typeof fetch };
 }) {
@@ -47,15 +48,12 @@ export function linearRoutes(deps: {
         deps.log.warn({ delivery: deliveryId }, 'Linear webhook refused: bad signature or a webhookTimestamp outside 60 s; check LINEAR_WEBHOOK_SECRET against the app settings and the server clock');
         return reply.code(401).send();
       }
-      const event = typeof payload.type === 'string' ? payload.type : header(req.headers['linear-event']) ?? 'unknown';
-      const key = dedupeKeyOf(payload, deliveryId);
-      if (!key) {
-        deps.log.warn({ event }, 'signed Linear webhook without a delivery id or meaning; acknowledged and dropped');
+      const delivery = linearDelivery(payload, body!.toString('utf8'), deliveryId, header(req.headers['linear-event']));
+      if (!delivery) {
+        deps.log.warn({ event: payload.type }, 'signed Linear webhook without a delivery id or meaning; acknowledged and dropped');
         return reply.code(200).send({ ok: false, ignored: 'no dedupe key' });
       }
-      const fresh = await deps.store.enqueueDelivery({ dedupeKey: key, deliveryId: deliveryId ?? null, event, payload: body!.toString('utf8') });
-      if (!fresh) return reply.code(200).send({ ok: true, duplicate: true });
-      deps.worker.kick();
+      if ((await deps.inbox.accept(delivery)) === 'duplicate') return reply.code(200).send({ ok: true, duplicate: true });
       return reply.code(200).send({ ok: true });
     });
 

@@ -21,11 +21,9 @@ export type LinearAgentSession = {
   pending: PendingTask | null;
 };
 
-export type PendingDelivery = { dedupeKey: string; deliveryId: string | null; event: string; payload: unknown; attempts: number };
-
 export type LinearStore = ReturnType<typeof createLinearStore>;
 
-/** The Linear integration's own tables (migration 007). */
+/** The Linear integration's own tables (migration 007): its agent sessions and installations. */
 export function createLinearStore(db: Db) {
   const toSession = (row: { agent_session_id: string; organization_id: string; issue_id: string; issue_identifier: string; session_id: string | null; pending: unknown }): LinearAgentSession => ({
     agentSessionId: row.agent_session_id,
@@ -37,59 +35,6 @@ export function createLinearStore(db: Db) {
   });
 
   return {
-    /** Queues a delivery under the key of what it means; false when that was queued before (a redelivery). */
-    async enqueueDelivery(input: { dedupeKey: string; deliveryId: string | null; event: string; payload: string }): Promise<boolean> {
-      const row = await db
-        .insertInto('linear_webhook_deliveries')
-        .values({ dedupe_key: input.dedupeKey, delivery_id: input.deliveryId, event: input.event, payload: input.payload })
-        .onConflict((oc) => oc.column('dedupe_key').doNothing())
-        .returning('dedupe_key')
-        .executeTakeFirst();
-      return row !== undefined;
-    },
-
-    /**
-     * Works the oldest pending deliveries one at a time, each under a row lock (SKIP LOCKED, so
-     * several processes share the queue). A throw records the error and leaves the delivery for a
-     * later pass (the next kick or sweep, not this one), up to `maxAttempts`.
-     */
-    async workPending(work: (delivery: PendingDelivery) => Promise<void>, options: { limit?: number; maxAttempts?: number } = {}): Promise<number> {
-      let done = 0;
-      const failed: string[] = [];
-      for (let i = 0; i < (options.limit ?? 20); i++) {
-        const worked = await db.transaction().execute(async (trx) => {
-          let query = trx
-            .selectFrom('linear_webhook_deliveries')
-            .select(['dedupe_key', 'delivery_id', 'event', 'payload', 'attempts'])
-            .where('processed_at', 'is', null)
-            .where('attempts', '<', options.maxAttempts ?? 5);
-          if (failed.length) query = query.where('dedupe_key', 'not in', failed);
-          const row = await query
-            .orderBy('received_at')
-            .limit(1)
-            .forUpdate()
-            .skipLocked()
-            .executeTakeFirst();
-          if (!row) return false;
-          try {
-            await work({ dedupeKey: row.dedupe_key, deliveryId: row.delivery_id, event: row.event, payload: row.payload, attempts: row.attempts });
-            await trx.updateTable('linear_webhook_deliveries').set({ processed_at: sql`now()`, attempts: row.attempts + 1, last_error: null }).where('dedupe_key', '=', row.dedupe_key).execute();
-          } catch (error) {
-            failed.push(row.dedupe_key);
-            await trx
-              .updateTable('linear_webhook_deliveries')
-              .set({ attempts: row.attempts + 1, last_error: String((error as Error).message ?? error).slice(0, 2000) })
-              .where('dedupe_key', '=', row.dedupe_key)
-              .execute();
-          }
-          return true;
-        });
-        if (!worked) break;
-        done++;
-      }
-      return done;
-    },
-
     async saveAgentSession(input: Omit<LinearAgentSession, 'sessionId' | 'pending'>): Promise<LinearAgentSession> {
       await db
         .insertInto('linear_agent_sessions')

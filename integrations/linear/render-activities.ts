@@ -1,5 +1,6 @@
 import { queueNotice } from '../../src/core/queue-notice.ts';
 import type { StoredEvent } from '../../src/core/events.ts';
+import { describeToolCall } from '../../src/core/tool-call.ts';
 import type { SessionRecord } from '../../src/core/session-record.ts';
 import type { Activity, PlanStep } from './linear-api.ts';
 
@@ -105,14 +106,15 @@ export function renderActivities(input: {
         add({ content: { type: 'thought', body: `Workspace ready on branch \`${event.branch}\` (from \`${event.baseBranch}\`).` } });
         break;
       case 'tool-start':
-        state.openCalls[event.callId] = { name: event.name, parameter: describeInput(event.input) };
-        if (!noisyTools.has(event.name)) add({ content: { type: 'action', action: actionName(event.name), parameter: describeInput(event.input) }, ephemeral: true });
+        const call = describeToolCall(event.name, event.input);
+        state.openCalls[event.callId] = { name: event.name, parameter: call.detail };
+        if (!noisyTools.has(event.name)) add({ content: { type: 'action', action: call.action, parameter: call.detail }, ephemeral: true });
         break;
       case 'tool-end': {
         const call = state.openCalls[event.callId];
         delete state.openCalls[event.callId];
         const result = event.isError ? `Failed: ${firstLines(event.output)}` : firstLines(event.output) || 'done';
-        add({ content: { type: 'action', action: actionName(event.name), parameter: call?.parameter ?? '', result }, ...(noisyTools.has(event.name) && { ephemeral: true }) });
+        add({ content: { type: 'action', action: describeToolCall(event.name, undefined).action, parameter: call?.parameter ?? '', result }, ...(noisyTools.has(event.name) && { ephemeral: true }) });
         break;
       }
       case 'question-asked': {
@@ -164,27 +166,6 @@ function sourceName(source: string): string {
   return source === 'github' ? 'GitHub' : source === 'slack' ? 'Slack' : source === 'web' ? 'the web page' : source;
 }
 
-function actionName(tool: string): string {
-  const names: Record<string, string> = {
-    run_shell: 'Ran',
-    read_file: 'Read',
-    write_file: 'Wrote',
-    edit_file: 'Edited',
-    list_files: 'Listed',
-    search: 'Searched',
-    git_status: 'Git status',
-    git_diff: 'Git diff',
-    ask_user: 'Asked',
-  };
-  return names[tool] ?? tool;
-}
-
-/** The one string Linear shows beside an action: the command, path or query (always a string). */
-export function describeInput(input: unknown): string {
-  const value = (input ?? {}) as Record<string, unknown>;
-  const detail = ['command', 'path', 'query', 'pattern', 'question'].map((k) => value[k]).find((v) => typeof v === 'string') as string | undefined;
-  return clip((detail ?? '').split('\n')[0] ?? '', 200);
-}
 
 function lastLines(text: string): string {
   return text.trim().split('\n').slice(-3).join('\n');

@@ -1,5 +1,7 @@
-/** A GitHub repository named in a message. */
-export type RepoMention = { owner: string; repo: string; baseBranch?: string };
+import type { RepoRef } from '../../src/core/repo-ref.ts';
+
+/** A GitHub repository named in a message, with the branch its link named. */
+export type RepoMention = RepoRef & { baseBranch?: string };
 
 const END = String.raw`(?=$|[\s<>|?#,;)]|\.(?:\s|$))`;
 /** A link to `owner/repo` (optionally `/tree/branch`) on one of `hosts`. */
@@ -52,11 +54,6 @@ function* dedupeBranchless(mentions: Iterable<RepoMention>): Iterable<RepoMentio
 
 export function repoLabel(mention: RepoMention): string {
   return `${mention.owner}/${mention.repo}${mention.baseBranch ? ` (branch ${mention.baseBranch})` : ''}`;
-}
-
-/** The session's repo string for a mention: always the canonical https URL. */
-export function githubRepoUrl(mention: RepoMention): string {
-  return `https://github.com/${mention.owner}/${mention.repo}`;
 }
 
 /**

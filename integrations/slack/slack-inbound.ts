@@ -26,16 +26,22 @@ const CONNECT_GITHUB = /^(connect|link)\s+(my\s+)?github( account)?[.!]?$/i;
 export function slackDelivery(body: Record<string, unknown>, raw: string, deliveryId?: string): ReceivedDelivery {
   const kind = typeof body.type === 'string' ? body.type : 'unknown';
   const base = { source: 'slack', kind, body: raw, ...(deliveryId && { deliveryId }) };
-  const event = body.event as { type?: unknown; channel?: unknown; ts?: unknown } | undefined;
+  const event = body.event as { type?: unknown; channel?: unknown; ts?: unknown; thread_ts?: unknown } | undefined;
   if (kind === 'event_callback' && (event?.type === 'message' || event?.type === 'app_mention') && typeof event.channel === 'string' && typeof event.ts === 'string') {
-    return { ...base, dedupeKey: `msg:${event.channel}:${event.ts}` };
+    // One thread's messages in the order they came (a request, then "stop").
+    const threadTs = typeof event.thread_ts === 'string' ? event.thread_ts : event.ts;
+    return { ...base, dedupeKey: `msg:${event.channel}:${event.ts}`, orderKey: `thread:${event.channel}:${threadTs}` };
   }
   if (kind === 'event_callback' && typeof body.event_id === 'string') return { ...base, dedupeKey: `event:${body.event_id}` };
   if (kind === 'block_actions') {
-    const container = body.container as { message_ts?: unknown } | undefined;
+    const container = body.container as { message_ts?: unknown; channel_id?: unknown } | undefined;
     const action = (body.actions as { action_ts?: unknown }[] | undefined)?.[0];
     const user = body.user as { id?: unknown } | undefined;
-    if (container?.message_ts && action?.action_ts && user?.id) return { ...base, dedupeKey: `action:${String(container.message_ts)}:${String(action.action_ts)}:${String(user.id)}` };
+    const message = body.message as { ts?: unknown; thread_ts?: unknown } | undefined;
+    const channel = (body.channel as { id?: unknown } | undefined)?.id ?? container?.channel_id;
+    const threadTs = message?.thread_ts ?? message?.ts ?? container?.message_ts;
+    const orderKey = typeof channel === 'string' && typeof threadTs === 'string' ? { orderKey: `thread:${channel}:${threadTs}` } : {};
+    if (container?.message_ts && action?.action_ts && user?.id) return { ...base, ...orderKey, dedupeKey: `action:${String(container.message_ts)}:${String(action.action_ts)}:${String(user.id)}` };
   }
   return { ...base, dedupeKey: `body:${createHash('sha256').update(raw).digest('hex')}` };
 }

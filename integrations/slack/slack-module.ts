@@ -14,6 +14,8 @@ export type SlackModuleOptions = {
   context: IntegrationContext;
   /** The session's repo string (clone URL) for a GitHub repository; `https://github.com/owner/repo` by default. */
   repoUrlFor?: (owner: string, repo: string) => string;
+  /** The git host the session repos are on (GITHUB_GIT_URL), for branch links; github.com by default. */
+  gitUrl?: string;
   /** Hosts whose repository links count in a message; github.com by default. */
   repoHosts?: readonly string[];
   /** Web API retries: rate limits wait for Retry-After, other failures back off. */
@@ -42,7 +44,7 @@ export function createSlackModule(options: SlackModuleOptions): IntegrationModul
   let inbound: SlackInbound | undefined;
 
   return {
-    replier: createSlackReplier({ web, store, publicUrl: context.publicUrl, log }),
+    replier: createSlackReplier({ web, store, publicUrl: context.publicUrl, log, repoBases: [options.gitUrl ?? 'https://github.com'] }),
     surface: createSlackSurface({ inbound: () => inbound, web }),
     ...(!socketMode && { routes: slackRoutes({ signingSecret: config.signingSecret!, inbox: context.inbox, log }) }),
     async start() {

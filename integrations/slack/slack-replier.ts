@@ -1,4 +1,6 @@
 import type { Logger } from 'pino';
+import { parseRepoUrl } from '../../src/core/repo-ref.ts';
+import { describeToolCall } from '../../src/core/tool-call.ts';
 import type { ThreadReplier, ThreadUpdate } from '../../src/core/thread-replier.ts';
 import { describeEgressBlock, egressBlockedNote } from '../../src/core/egress-block.ts';
 import { queueNotice } from '../../src/core/queue-notice.ts';
@@ -20,7 +22,7 @@ const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
  * the PR or pushed branch and the summary, or why it failed or stopped. Every post is recorded in
  * slack_posts under its purpose before the next one, so a repeated batch edits instead of reposting.
  */
-export function createSlackReplier(deps: { web: SlackWeb; store: SlackStore; publicUrl: string; log: Logger; now?: () => number }): ThreadReplier {
+export function createSlackReplier(deps: { web: SlackWeb; store: SlackStore; publicUrl: string; log: Logger; now?: () => number; /** Git hosts whose repositories have web pages to link (github.com, GitHub Enterprise). */ repoBases?: readonly string[] }): ThreadReplier {
   const { web, store } = deps;
   const now = deps.now ?? Date.now;
 
@@ -74,8 +76,10 @@ export function createSlackReplier(deps: { web: SlackWeb; store: SlackStore; pub
           }
         } else if (event.type === 'queue-waiting' || event.type === 'queue-started') {
           await post(thread, posts, `queue:${stored.seq}`, { text: queueNotice(event) });
+        } else if (event.type === 'ci-failed') {
+          await post(thread, posts, `ci:${stored.seq}`, ciMessage(event));
         } else if (event.type === 'status-changed' && TERMINAL.has(event.to)) {
-          await post(thread, posts, `final:${stored.seq}`, finalMessage(session, event, events));
+          await post(thread, posts, `final:${stored.seq}`, finalMessage(session, event, events, deps.repoBases ?? ['https://github.com']));
         }
       }
       return { state: { step, statusText: status.text, ...(blocked.length > 0 && { blocked }) } satisfies ReplyState };
@@ -107,7 +111,7 @@ function stepAfter(stored: StoredEvent, step: string): string {
     case 'workspace-ready':
       return `Checked out \`${event.baseBranch}\` into \`${event.branch}\``;
     case 'tool-start':
-      return `Running \`${event.name}\`${describeInput(event.input)}`;
+      return `Running \`${event.name}\`${describeInput(event.name, event.input)}`;
     case 'assistant-message':
       return 'Thinking';
     case 'user-message':
@@ -125,11 +129,9 @@ function stepAfter(stored: StoredEvent, step: string): string {
   }
 }
 
-function describeInput(input: unknown): string {
-  if (typeof input !== 'object' || input === null) return '';
-  const record = input as Record<string, unknown>;
-  const detail = typeof record.command === 'string' ? record.command : typeof record.path === 'string' ? record.path : undefined;
-  return detail ? `: \`${escapeMrkdwn(truncate(detail.replace(/`/g, "'").split('\n')[0]!, 60))}\`` : '';
+function describeInput(name: string, input: unknown): string {
+  const { detail } = describeToolCall(name, input, { maxDetail: 60 });
+  return detail ? `: \`${escapeMrkdwn(detail.replace(/`/g, "'"))}\`` : '';
 }
 
 /** The refused hosts shown in the status message: those seen before plus this batch's egress-blocked events. */
@@ -158,8 +160,14 @@ function renderStatus(session: SessionRecord, step: string, link: string, nowMs:
   });
 }
 
+/** CI failed on the session's pull request: the follow-up it started, or why there is none. */
+function ciMessage(event: EventOf<'ci-failed'>): SlackText {
+  const what = `CI failed on pull request #${event.pullNumber} at \`${event.commit.slice(0, 12)}\`: ${escapeMrkdwn(event.name)}${event.url ? ` (<${event.url}|details>)` : ''}.`;
+  return { text: event.followUp ? `:wrench: ${what} Working on a fix.` : `:warning: ${what} I am not fixing it automatically: ${escapeMrkdwn(event.reason ?? 'no reason given')}.` };
+}
+
 /** The reply that ends a run: the PR, or the pushed branch, with the summary; or the reason it failed or stopped. */
-function finalMessage(session: SessionRecord, change: EventOf<'status-changed'>, events: StoredEvent[]): SlackText {
+function finalMessage(session: SessionRecord, change: EventOf<'status-changed'>, events: StoredEvent[], repoBases: readonly string[]): SlackText {
   if (change.to === 'failed') return { text: `:x: The run failed: ${escapeMrkdwn(change.reason ?? session.error ?? 'unknown error')}` };
   if (change.to === 'cancelled') return { text: `:octagonal_sign: Stopped: ${escapeMrkdwn(change.reason ?? 'the run was stopped')}.` };
   const pr = [...events].reverse().find((e) => e.event.type === 'pr-opened')?.event as EventOf<'pr-opened'> | undefined;
@@ -170,13 +178,14 @@ function finalMessage(session: SessionRecord, change: EventOf<'status-changed'>,
   if (prUrl) return { text: `:white_check_mark: Pull request: ${prUrl}${summary}` };
   const branch = pushed?.branch ?? (result.commit ? result.branch : undefined);
   const commit = pushed?.commit ?? result.commit;
-  if (branch) return { text: `:white_check_mark: Pushed branch ${branchLink(session.repo, branch)}${commit ? ` (${commit.slice(0, 12)})` : ''}${summary}` };
+  if (branch) return { text: `:white_check_mark: Pushed branch ${branchLink(session.repo, branch, repoBases)}${commit ? ` (${commit.slice(0, 12)})` : ''}${summary}` };
   return { text: `:white_check_mark: Finished with no changes to commit.${summary}` };
 }
 
-function branchLink(repo: string, branch: string): string {
-  const github = /^https:\/\/github\.com\/[^/]+\/[^/]+$/.test(repo);
-  return github ? `<${repo}/tree/${encodeURI(branch)}|${branch}>` : `\`${branch}\``;
+/** A link to the branch on the repository's host (github.com or GitHub Enterprise); the bare name elsewhere. */
+function branchLink(repo: string, branch: string, repoBases: readonly string[]): string {
+  const ref = parseRepoUrl(repo, repoBases);
+  return ref ? `<${repo.replace(/\/+$/, '').replace(/\.git$/i, '')}/tree/${encodeURI(branch)}|${branch}>` : `\`${branch}\``;
 }
 
 function repoName(repo: string): string {

@@ -3,7 +3,6 @@ import type { Sandbox } from '../../sandbox/sandbox.ts';
 import type { Actor } from '../core/actor.ts';
 import { describeError } from '../core/errors.ts';
 import type { EventOf, StoredEvent } from '../core/events.ts';
-import { truncateToolOutput } from '../models/context-budget.ts';
 import { estimateCostUsd } from '../models/model-catalog.ts';
 import type { ModelMessage, ModelProvider, ToolCall, ToolSpec } from '../models/model-provider.ts';
 import type { RunLog } from '../core/run-log.ts';
@@ -88,7 +87,7 @@ export async function runAgent(input: RunInput): Promise<RunOutcome> {
   const now = input.now ?? Date.now;
   const startedAt = now();
   const guard = createLoopGuard({ maxRepeats: limits.maxRepeatedFailures });
-  const ctx: ToolContext = { sandbox, sessionId, signal, log };
+  const ctx: ToolContext = { sandbox, sessionId, signal, log, maxOutputChars: limits.maxToolOutputChars };
   let toolCallCount = 0;
   let tokensUsed = 0;
   let costUsd = 0;
@@ -124,7 +123,8 @@ export async function runAgent(input: RunInput): Promise<RunOutcome> {
     // Interrupted (not stopped): leave the call without a result, so the resumed run executes it
     // again from the start instead of handing the model a half-run command.
     if (signal.aborted && (await runLog.get(sessionId))?.status !== 'cancelled') return raw;
-    const output = { ...raw, content: truncateToolOutput(raw.content, limits.maxToolOutputChars) };
+    // Already within limits.maxToolOutputChars: the registry cut it, once, if it had to.
+    const output = raw;
     toolCallCount += 1;
     await record({
       messages: [{ message: { role: 'tool', toolCallId: call.id, name: call.name, content: output.content, isError: output.isError ?? false } }],
@@ -317,6 +317,9 @@ export async function runAgent(input: RunInput): Promise<RunOutcome> {
         }
         const output = await executeCall(call);
         if (signal.aborted) return { kind: 'cancelled' };
+        // A remote sandbox that died ends the run with its reason; a message resumes the session.
+        const lost = sandbox.failure?.();
+        if (lost) return { kind: 'failed', code: 'sandbox_failed', message: lost.message };
         const verdict = guard.record({ name: call.name, input: call.input, isError: output.isError ?? false, output: output.content });
         if (verdict.stop) return { kind: 'failed', code: 'loop_guard', message: verdict.reason };
       }

@@ -33,7 +33,7 @@ export function createDefaultTools(options: DefaultToolsOptions = {}): AnyTool[]
     createSearchTool({ maxResults: options.searchMaxResults, maxOutputChars }),
     createShellTool({ policy: options.policy, timeoutMs: options.shellTimeoutMs, maxTimeoutMs: options.maxShellTimeoutMs, maxOutputChars }),
     createGitStatusTool(),
-    createGitDiffTool({ maxOutputChars }),
+    createGitDiffTool(),
   ];
   if (!options.withoutAskUser) tools.push(createAskUserTool());
   return tools;

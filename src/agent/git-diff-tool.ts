@@ -1,11 +1,8 @@
 import { z } from 'zod';
-import { capText, DEFAULT_MAX_OUTPUT_CHARS } from './output-cap.ts';
 import { runSandboxGit } from './sandbox-git.ts';
 import { shellQuote } from './shell-quote.ts';
 import type { Tool } from './tool.ts';
 import { toolPath } from './tool-path.ts';
-
-export type GitDiffToolOptions = { maxOutputChars?: number };
 
 const GitDiffInput = z.object({
   path: z.string().optional().describe('Limit the diff to this file or directory, relative to the workspace root.'),
@@ -13,8 +10,7 @@ const GitDiffInput = z.object({
 });
 type GitDiffInput = z.infer<typeof GitDiffInput>;
 
-export function createGitDiffTool(options: GitDiffToolOptions = {}): Tool<GitDiffInput> {
-  const maxOutputChars = options.maxOutputChars ?? DEFAULT_MAX_OUTPUT_CHARS;
+export function createGitDiffTool(): Tool<GitDiffInput> {
   return {
     name: 'git_diff',
     description:
@@ -32,7 +28,8 @@ export function createGitDiffTool(options: GitDiffToolOptions = {}): Tool<GitDif
         const which = input.staged ? 'staged' : 'unstaged';
         return { content: `No ${which} changes${path ? ` in ${path}` : ''}. Untracked files are not diffed; see git_status.` };
       }
-      return { content: capText(result.content, maxOutputChars, 'pass path to diff one file or directory at a time') };
+      // Cut once, by the registry, at the run's limit.
+      return { content: result.content, cutHint: 'pass path to diff one file or directory at a time' };
     },
   };
 }

@@ -42,13 +42,15 @@ export function createReadFileTool(options: ReadFileToolOptions = {}): Tool<Read
       const last = Math.min(lines.length, first - 1 + (input.limit ?? defaultLimit));
       const width = String(last).length;
       const out: string[] = [];
+      // Whole lines only, within the run's limit less room for the footer, so nothing cuts it again.
+      const budget = ctx.maxOutputChars === undefined ? maxOutputChars : Math.min(maxOutputChars, ctx.maxOutputChars - 200);
       let size = 0;
       let shownLast = first - 1;
       for (let n = first; n <= last; n++) {
         let line = lines[n - 1]!;
         if (line.length > maxLineChars) line = `${line.slice(0, maxLineChars)} [... line cut: ${line.length - maxLineChars} more characters]`;
         const numbered = `${String(n).padStart(width)}\t${line}`;
-        if (size + numbered.length + 1 > maxOutputChars && out.length > 0) break;
+        if (size + numbered.length + 1 > budget && out.length > 0) break;
         out.push(numbered);
         size += numbered.length + 1;
         shownLast = n;

@@ -57,10 +57,12 @@ export function createSearchTool(options: SearchToolOptions = {}): Tool<SearchIn
       if (result.exitCode !== 0 && lines.length === 0) {
         return { content: `Search failed (rg exit ${result.exitCode}): ${result.stderr.trim() || 'no output'}`, isError: true };
       }
+      // Whole lines only, within the run's limit less room for the notes, so nothing cuts it again.
+      const budget = ctx.maxOutputChars === undefined ? maxOutputChars : Math.min(maxOutputChars, ctx.maxOutputChars - 400);
       const shown: string[] = [];
       let size = 0;
       for (const line of lines.slice(0, maxResults)) {
-        if (size + line.length + 1 > maxOutputChars) break;
+        if (size + line.length + 1 > budget) break;
         shown.push(line);
         size += line.length + 1;
       }

@@ -40,7 +40,7 @@ export function createShellTool(options: ShellToolOptions = {}): Tool<ShellInput
       if (!decision.allowed) return { content: `Command refused: ${decision.reason}`, isError: true };
       const timeout = Math.min(input.timeout === undefined ? timeoutMs : input.timeout * 1000, maxTimeoutMs);
       const result = await ctx.sandbox.exec(input.command, { timeoutMs: timeout, signal: ctx.signal });
-      return { content: formatResult(result, timeout, maxOutputChars), isError: result.exitCode !== 0 };
+      return { content: formatResult(result, timeout, Math.min(maxOutputChars, ctx.maxOutputChars ?? maxOutputChars)), isError: result.exitCode !== 0 };
     },
   };
 }
@@ -53,21 +53,20 @@ function formatResult(result: ExecResult, timeoutMs: number, maxChars: number): 
       : result.timedOut
       ? `Command timed out after ${timeoutMs / 1000}s and was killed. Pass a larger timeout, or run it in the background with output to a file.`
       : `Exit code: ${result.exitCode ?? 'none (killed by a signal)'}`;
-  // Each stream gets half the budget plus whatever the other leaves unused.
-  const half = Math.floor(maxChars / 2);
-  const outBudget = Math.max(half, maxChars - result.stderr.length);
-  const errBudget = Math.max(half, maxChars - result.stdout.length);
   const hint = 'redirect the output to a file and read parts of it with read_file or search';
-  const parts = [
-    head,
-    section('stdout', result.stdout, outBudget, result.truncatedBytes.stdout, hint),
-    section('stderr', result.stderr, errBudget, result.truncatedBytes.stderr, hint),
-  ];
+  const dropped = (name: string, bytes: number) => (bytes > 0 ? `\n[... a further ${bytes} bytes of ${name} were not captured; ${hint} ...]` : '');
+  const shown = (text: string, bytes: number) => text !== '' || bytes > 0;
+  // The whole answer stays within maxChars (so nothing cuts it again): the streams share what the
+  // head, their labels and notes leave, each half of it plus whatever the other leaves unused.
+  const overhead =
+    head.length +
+    (shown(result.stdout, result.truncatedBytes.stdout) ? '\nstdout:\n'.length + dropped('stdout', result.truncatedBytes.stdout).length : 0) +
+    (shown(result.stderr, result.truncatedBytes.stderr) ? '\nstderr:\n'.length + dropped('stderr', result.truncatedBytes.stderr).length : 0);
+  const streams = Math.max(0, maxChars - overhead);
+  const half = Math.floor(streams / 2);
+  const outBudget = Math.max(half, streams - result.stderr.length);
+  const errBudget = Math.max(half, streams - result.stdout.length);
+  const section = (name: string, text: string, budget: number, bytes: number) => (shown(text, bytes) ? `${name}:\n${capText(text, budget, hint)}${dropped(name, bytes)}` : '');
+  const parts = [head, section('stdout', result.stdout, outBudget, result.truncatedBytes.stdout), section('stderr', result.stderr, errBudget, result.truncatedBytes.stderr)];
   return parts.filter((p) => p !== '').join('\n');
-}
-
-function section(name: string, text: string, budget: number, droppedBytes: number, hint: string): string {
-  if (text === '' && droppedBytes === 0) return '';
-  const dropped = droppedBytes > 0 ? `\n[... a further ${droppedBytes} bytes of ${name} were not captured; ${hint} ...]` : '';
-  return `${name}:\n${capText(text, budget, hint)}${dropped}`;
 }

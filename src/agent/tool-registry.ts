@@ -1,11 +1,11 @@
 import { z } from 'zod';
 import { PatchbayError } from '../core/errors.ts';
 import type { ToolCall, ToolSpec } from '../models/model-provider.ts';
-import { capText, DEFAULT_MAX_OUTPUT_CHARS } from './output-cap.ts';
+import { capText, DEFAULT_MAX_OUTPUT_CHARS, GENERIC_CUT_HINT } from './output-cap.ts';
 import type { AnyTool, ToolContext, ToolOutput } from './tool.ts';
 
 export type ToolRegistryOptions = {
-  /** Cap on any tool's content handed back to the model. Default 32,000 characters. */
+  /** Cap on any tool's content handed back to the model, when the context names none. Default 30,000 characters. */
   maxOutputChars?: number;
   /**
    * How long a call may take before it is abandoned with an error result (the tool's signal is
@@ -26,8 +26,7 @@ export type ToolRegistry = {
 const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 
 export function createToolRegistry(tools: readonly AnyTool[], options: ToolRegistryOptions = {}): ToolRegistry {
-  // A safety net above the tools' own caps, which cut more precisely and leave room for their notes.
-  const maxOutputChars = options.maxOutputChars ?? DEFAULT_MAX_OUTPUT_CHARS + 2_000;
+  const maxOutputChars = options.maxOutputChars ?? DEFAULT_MAX_OUTPUT_CHARS;
   const callTimeLimitMs = options.callTimeLimitMs ?? 120_000;
   const byName = new Map<string, AnyTool>();
   for (const tool of tools) {
@@ -53,11 +52,12 @@ export function createToolRegistry(tools: readonly AnyTool[], options: ToolRegis
       const log = ctx.log.child({ tool: call.name, toolCallId: call.id });
       const started = Date.now();
       const limitMs = tool.timeLimitMs?.(parsed.data) ?? callTimeLimitMs;
+      const limit = ctx.maxOutputChars ?? maxOutputChars;
       const timeout = AbortSignal.timeout(limitMs);
       const signal = AbortSignal.any([ctx.signal, timeout]);
       let output: ToolOutput;
       try {
-        output = await abandonOnAbort(tool.execute(parsed.data, { ...ctx, log, signal }), signal);
+        output = await abandonOnAbort(tool.execute(parsed.data, { ...ctx, log, signal, maxOutputChars: limit }), signal);
       } catch (error) {
         if (error === ABANDONED) {
           output = ctx.signal.aborted
@@ -71,7 +71,9 @@ export function createToolRegistry(tools: readonly AnyTool[], options: ToolRegis
         }
       }
       log.debug({ ms: Date.now() - started, isError: output.isError ?? false, chars: output.content.length }, 'tool finished');
-      return { ...output, content: capText(output.content, maxOutputChars, 'ask for a smaller part (a line range, a path, a narrower pattern)') };
+      // The one cut of a tool's output: tools that cut for themselves stay within the limit.
+      const { cutHint, ...rest } = output;
+      return { ...rest, content: capText(output.content, limit, cutHint ?? GENERIC_CUT_HINT) };
     },
   };
 }

@@ -8,6 +8,11 @@ export type ToolContext = {
   sessionId: string;
   signal: AbortSignal;
   log: Logger;
+  /**
+   * The most characters of content the run hands the model from one call. The registry cuts
+   * anything longer, once (capText); tools that cut with more care (per output stream) stay within it.
+   */
+  maxOutputChars?: number;
 };
 
 /**
@@ -17,6 +22,8 @@ export type ToolContext = {
 export type ToolOutput = {
   content: string;
   isError?: boolean;
+  /** How the model can see the rest when the content is too long and the registry cuts it. */
+  cutHint?: string;
   control?: { kind: 'ask'; question: string; choices?: string[]; recommended?: string };
 };
 

@@ -8,6 +8,7 @@ import type { ThreadRef, ThreadSource } from '../core/thread-ref.ts';
 import type { DiffCommit, DiffFile } from '../git/branch-diff.ts';
 import type { SessionRecord } from '../core/session-record.ts';
 import type { SessionCost } from './session-cost.ts';
+import type { KnowledgeDocument, Lesson } from '../harness/knowledge/knowledge-document.ts';
 
 export type { DiffCommit, DiffFile };
 
@@ -51,3 +52,17 @@ export type SessionDiff =
       /** The patch was cut at the size limit; `files` holds what fit. */
       truncated: boolean;
     };
+
+/** `GET/PUT /api/repos/:repo/knowledge`: the document in use, what was extracted, a person's edit, lessons. */
+export type RepoKnowledge = {
+  repo: string;
+  builtFrom: string;
+  builtAt: string;
+  source: 'edited' | 'extracted';
+  document: KnowledgeDocument;
+  extracted: KnowledgeDocument;
+  edited: { document: KnowledgeDocument; by: string; at: string } | null;
+  lessons: Lesson[];
+};
+
+export type { KnowledgeDocument, Lesson };

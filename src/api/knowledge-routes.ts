@@ -5,6 +5,7 @@ import { KnowledgeDocument } from '../harness/knowledge/knowledge-document.ts';
 import { effectiveKnowledge } from '../harness/knowledge/knowledge-store.ts';
 import { createKnowledgeStore } from '../sessions/knowledge-store.ts';
 import { knowledgeKey } from '../harness/knowledge/load-knowledge.ts';
+import type { RepoKnowledge } from './api-types.ts';
 import type { ApiServer } from './server.ts';
 
 const PutKnowledgeBody = z.object({
@@ -21,7 +22,7 @@ type RepoParams = { Params: { repo: string } };
  */
 export function registerKnowledgeRoutes(app: ApiServer, deps: { db: Kysely<Database> }): void {
   const store = createKnowledgeStore(deps.db);
-  const view = (k: NonNullable<Awaited<ReturnType<typeof store.get>>>) => ({
+  const view = (k: NonNullable<Awaited<ReturnType<typeof store.get>>>): RepoKnowledge => ({
     repo: k.repo,
     builtFrom: k.builtFrom,
     builtAt: k.builtAt,

@@ -8,6 +8,7 @@ import type { SessionService } from '../sessions/session-service.ts';
 import type { SessionStore } from '../sessions/session-store.ts';
 import { registerDeliveryRoutes } from './delivery-routes.ts';
 import { errorReply } from './error-reply.ts';
+import type { PageSignInProvider } from '../core/page-sign-in.ts';
 import { createAccessCheck, registerPageAuth } from './page-auth.ts';
 import { isLoopbackHost } from './host-check.ts';
 import { registerSessionRoutes } from './session-routes.ts';
@@ -42,6 +43,8 @@ export type ServerDeps = {
    * otherwise the API takes only git URLs, and local paths are for the CLI.
    */
   allowLocalRepos?: boolean;
+  /** Other ways to sign in to the page than the token, offered by integrations (GitHub sign-in). */
+  signInProviders?: readonly PageSignInProvider[];
 };
 
 /**
@@ -125,6 +128,7 @@ export function createServer(deps: ServerDeps): ApiServer {
     ...(deps.apiToken && { apiToken: deps.apiToken }),
     ...(check && { check }),
     secureCookie: deps.publicUrl?.startsWith('https:') ?? false,
+    ...(deps.signInProviders && { providers: deps.signInProviders }),
   });
   app.register(async (child) => registerWebPage(child as unknown as ApiServer, log));
   return app;

@@ -1,6 +1,7 @@
 import { queueNotice } from '../core/queue-notice.ts';
 import { describeEgressBlock } from '../core/egress-block.ts';
 import type { StoredEvent } from '../core/events.ts';
+import { describeToolCall } from '../core/tool-call.ts';
 
 /** One line (or a few) for a session event in a terminal; undefined for events not worth a line. */
 export function renderEvent({ event }: StoredEvent): string | undefined {
@@ -14,7 +15,7 @@ export function renderEvent({ event }: StoredEvent): string | undefined {
     case 'assistant-message':
       return `◆ ${indent(event.text)}`;
     case 'tool-start':
-      return `  → ${event.name} ${describeInput(event.input)}`;
+      return `  → ${event.name} ${describeToolCall(event.name, event.input, { maxDetail: 120 }).detail}`;
     case 'tool-end':
       return event.isError ? `  ✗ ${event.name} failed: ${firstLine(event.output)}` : `  ✓ ${event.name} (${Math.round(event.durationMs)} ms)`;
     case 'question-asked': {
@@ -70,13 +71,6 @@ export function renderEvent({ event }: StoredEvent): string | undefined {
       return _never;
     }
   }
-}
-
-function describeInput(input: unknown): string {
-  if (!input || typeof input !== 'object') return '';
-  const fields = input as Record<string, unknown>;
-  const main = fields.command ?? fields.path ?? fields.pattern ?? fields.question;
-  return typeof main === 'string' ? firstLine(main) : '';
 }
 
 function firstLine(text: string): string {

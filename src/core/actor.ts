@@ -12,6 +12,9 @@ export type Actor = z.infer<typeof Actor>;
 
 export const systemActor: Actor = { source: 'system', id: 'patchbay', name: 'Patchbay' };
 
+/** A CI failure handed to the agent speaks as this actor: not a person, but a new request to the gates. */
+export const ciActor: Actor = { source: 'system', id: 'patchbay-ci', name: 'CI (GitHub)' };
+
 /** The name and email a commit is authored with. Falls back to a noreply address. */
 export function commitIdentity(actor: Actor): { name: string; email: string } {
   const email =

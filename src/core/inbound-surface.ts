@@ -19,6 +19,12 @@ export type ReceivedDelivery = {
   kind: string;
   /** The body exactly as received (the bytes the signature covered), as text. */
   body: string;
+  /**
+   * Deliveries with the same order key are worked one at a time, in the order they were stored
+   * (a retry of the first holds back the second): one GitHub installation's events, one thread's
+   * messages. Without one a delivery is worked independently of all others.
+   */
+  orderKey?: string;
 };
 
 export type StoredDelivery = ReceivedDelivery & {

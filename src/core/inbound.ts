@@ -35,6 +35,27 @@ export const Inbound = z.discriminatedUnion('kind', [
     text: z.string().min(1),
     deliveryId: z.string().min(1).optional(),
   }),
+  /**
+   * CI failed on the head commit of a pull request the session opened (GitHub check suite, check
+   * run or workflow run). Always recorded as a `ci-failed` event; with `followUp`, the failure
+   * (job log excerpt included) goes to the agent as a message from `ciActor` and a run is queued.
+   */
+  z.object({
+    kind: z.literal('ci-failed'),
+    thread: ThreadRef,
+    failure: z.object({
+      commit: z.string().min(1),
+      pullNumber: z.number().int().positive(),
+      name: z.string().min(1),
+      url: z.string().optional(),
+      logExcerpt: z.string(),
+      followUp: z.boolean(),
+      reason: z.string().optional(),
+    }),
+    /** The message the agent gets when `followUp`. */
+    text: z.string().min(1),
+    deliveryId: z.string().min(1).optional(),
+  }),
   z.object({
     kind: z.literal('stop'),
     thread: ThreadRef,

@@ -34,8 +34,8 @@ export type PreparedWorkspace = { baseBranch: string; baseCommit: string; reused
 export const workspaceOriginUrl = 'https://patchbay.invalid/the-harness-pushes-this-branch.git';
 
 /** Written by the host when the branch is made; read back on follow-ups as data, never trusted. */
-const baseFile = 'patchbay-base';
-const BaseRecord = z.object({
+export const baseFile = 'patchbay-base';
+export const BaseRecord = z.object({
   baseBranch: z.string().refine(isValidBranchName),
   baseCommit: z.string().regex(/^[0-9a-f]{40,64}$/),
 });
@@ -143,7 +143,7 @@ async function readBaseRecord(workspaceDir: string, log: Logger): Promise<Omit<P
   return undefined;
 }
 
-async function requireDefaultBranch(mirror: Mirror, signal: AbortSignal): Promise<string> {
+export async function requireDefaultBranch(mirror: Mirror, signal: AbortSignal): Promise<string> {
   const branch = await defaultBranch(mirror, signal);
   if (branch === undefined) {
     throw new PatchbayError('git_failed', `Repository ${describeRepo(mirror.source)} has no default branch (is it empty?)`);
@@ -151,7 +151,7 @@ async function requireDefaultBranch(mirror: Mirror, signal: AbortSignal): Promis
   return branch;
 }
 
-async function requireBranch(mirror: Mirror, branch: string, signal: AbortSignal): Promise<string> {
+export async function requireBranch(mirror: Mirror, branch: string, signal: AbortSignal): Promise<string> {
   const commit = await resolveBranch(mirror, branch, signal);
   if (commit === undefined) {
     throw new PatchbayError('git_failed', `Branch ${branch} does not exist in ${describeRepo(mirror.source)}`);

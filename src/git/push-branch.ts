@@ -7,12 +7,12 @@ import { assertValidBranchName } from './branch-name.ts';
 import { defaultBranch, describeRepo, ensureMirror, mirrorGitConfig, mirrorPath, resolveBranch, resolveRepo, withMirrorLock } from './mirror.ts';
 import type { Mirror } from './mirror.ts';
 import { runHostGit } from './host-git.ts';
-import { takeBundle, workspaceBundlePath } from './take-bundle.ts';
+import { takeBundle, takeBundleFromSandbox, workspaceBundlePath } from './take-bundle.ts';
 
 export type PushBranchOptions = {
   sandbox: Sandbox;
-  /** Host path of the sandbox's workspace (the repository root). */
-  workspaceDir: string;
+  /** Host path of the sandbox's workspace (the repository root); absent for a remote sandbox. */
+  workspaceDir?: string;
   repo: string;
   branch: string;
   dataDir: string;
@@ -82,11 +82,11 @@ export async function pushBranch(options: PushBranchOptions): Promise<PushBranch
     await createBundleInSandbox(options, have);
     let copy: string | undefined;
     try {
-      copy = await takeBundle({
-        workspaceDir: options.workspaceDir,
-        scratchDir: join(options.dataDir, 'tmp'),
-        maxBytes: options.maxBundleBytes ?? defaultMaxBundleBytes,
-      });
+      const scratchDir = join(options.dataDir, 'tmp');
+      const maxBytes = options.maxBundleBytes ?? defaultMaxBundleBytes;
+      copy = options.workspaceDir
+        ? await takeBundle({ workspaceDir: options.workspaceDir, scratchDir, maxBytes })
+        : await takeBundleFromSandbox({ sandbox: options.sandbox, scratchDir, maxBytes });
       const previous = await resolveBranch(mirror, branch, signal);
       const ref = `refs/heads/${branch}`;
       // Not forced: git refuses a bundle whose branch does not fast-forward the remote's.

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
-import { lstat, mkdir, open, readlink, realpath, rm } from 'node:fs/promises';
+import { lstat, mkdir, open, readlink, realpath, rm, writeFile } from 'node:fs/promises';
+import type { Sandbox } from '../../sandbox/sandbox.ts';
 import { join } from 'node:path';
 import { PatchbayError } from '../core/errors.ts';
 
@@ -62,4 +63,26 @@ export async function takeBundle(options: { workspaceDir: string; scratchDir: st
   } finally {
     await handle.close();
   }
+}
+
+/**
+ * The same, for a sandbox the host cannot see into: the sandbox hands the bundle over as bytes
+ * (never a path the host opens), capped at `maxBytes`, and the host writes its own private copy.
+ */
+export async function takeBundleFromSandbox(options: { sandbox: Sandbox; scratchDir: string; maxBytes: number }): Promise<string> {
+  if (!options.sandbox.getBytes) refuse('this sandbox cannot hand files over');
+  let bytes: Uint8Array;
+  try {
+    bytes = await options.sandbox.getBytes(`${options.sandbox.workdir}/${workspaceBundlePath}`, options.maxBytes);
+  } catch (error) {
+    refuse((error as Error).message);
+  }
+  await mkdir(options.scratchDir, { recursive: true, mode: 0o700 });
+  const copyPath = join(options.scratchDir, `push-${randomBytes(8).toString('hex')}.bundle`);
+  await writeFile(copyPath, bytes, { mode: 0o600, flag: 'wx' });
+  return copyPath;
+}
+
+function refuse(reason: string): never {
+  throw new PatchbayError('git_failed', `Refusing the push bundle ${workspaceBundlePath}: ${reason}`);
 }

@@ -12,6 +12,7 @@ import { systemPrompt } from '../agent/system-prompt.ts';
 import { branchName } from '../git/branch-name.ts';
 import { commitAll } from '../git/commit-all.ts';
 import { prepareWorkspace } from '../git/prepare-workspace.ts';
+import { prepareRemoteWorkspace } from '../git/prepare-remote-workspace.ts';
 import { pushBranch } from '../git/push-branch.ts';
 import type { ModelProvider } from '../models/model-provider.ts';
 import { createLiveText } from './live-text.ts';
@@ -87,14 +88,15 @@ export async function runSession(sessionId: string, deps: HarnessDeps, signal: A
   try {
     // Inside the try: a sandbox that cannot be had is a failure with a reason, not a silent retry loop.
     sandbox = await deps.sandboxes.acquire(sessionId, { network: deps.network });
-    const prepared0 = await ensureWorkspace(session, deps, signal);
+    const prepared0 = await ensureWorkspace(session, deps, sandbox, signal);
+    if (sandbox.restoredNote) await noteRestored(sessionId, sandbox.restoredNote, store, log);
     let workspace: Workspace = prepared0;
     let checkpoints: SessionCheckpoints | undefined;
     if (deps.checkpoints) {
       checkpoints = await resumeWork({
         sessionId,
         sandbox,
-        workspaceDir: prepared0.workspaceDir,
+        ...(prepared0.workspaceDir && { workspaceDir: prepared0.workspaceDir }),
         reused: prepared0.reused,
         base: prepared0,
         deps: { store: deps.checkpoints.store, runLog: store, dataDir: deps.dataDir, maxBytes: deps.checkpoints.maxBytes, log },
@@ -138,7 +140,8 @@ export async function runSession(sessionId: string, deps: HarnessDeps, signal: A
   }
 }
 
-type Workspace = { branch: string; baseBranch: string; baseCommit: string; workspaceDir: string; reused: boolean };
+/** `workspaceDir` is the host path of a local sandbox's workspace; remote sandboxes have none. */
+type Workspace = { branch: string; baseBranch: string; baseCommit: string; workspaceDir?: string; reused: boolean };
 
 type SettleInput = {
   session: SessionRecord;
@@ -234,22 +237,24 @@ async function noteAbort(sessionId: string, store: RunLog, log: Logger): Promise
   if (status !== 'cancelled') log.info({ status }, 'run interrupted without a stop; leaving the session for the queue to resume');
 }
 
-async function ensureWorkspace(session: SessionRecord, deps: HarnessDeps, signal: AbortSignal): Promise<Workspace> {
+async function ensureWorkspace(session: SessionRecord, deps: HarnessDeps, sandbox: Sandbox, signal: AbortSignal): Promise<Workspace> {
   const { store } = deps;
+  // A local sandbox's workspace is a host directory the harness clones into; a remote one (Modal)
+  // gets the checkout as a bundle of the host's mirror. Either way only the host holds credentials.
   const workspaceDir = deps.sandboxes.hostPath?.(session.id);
-  if (!workspaceDir) throw new Error(`the ${deps.sandboxes.kind} sandbox has no host workspace for the harness's git work`);
   const branch = session.branch ?? branchName(session.id, session.title);
   const env = await gitEnvFor(session.repo, deps, signal);
-  const prepared = await prepareWorkspace({
+  const common = {
     ...(env && { env }),
     repo: session.repo,
     ...(session.baseBranch && { baseBranch: session.baseBranch }),
     branch,
-    workspaceDir,
     dataDir: deps.dataDir,
     log: deps.log.child({ sessionId: session.id }),
     signal,
-  });
+  };
+  const prepared = workspaceDir ? await prepareWorkspace({ ...common, workspaceDir }) : await prepareRemoteWorkspace({ ...common, sandbox });
+  if (prepared.reused) await clearStaleGitLocks(sandbox, deps.log.child({ sessionId: session.id }), signal);
   await store.commitStep(session.id, {
     patch: { branch, baseBranch: prepared.baseBranch },
     events: [
@@ -259,7 +264,34 @@ async function ensureWorkspace(session: SessionRecord, deps: HarnessDeps, signal
       },
     ],
   });
-  return { branch, baseBranch: prepared.baseBranch, baseCommit: prepared.baseCommit, workspaceDir, reused: prepared.reused };
+  return { branch, baseBranch: prepared.baseBranch, baseCommit: prepared.baseCommit, ...(workspaceDir && { workspaceDir }), reused: prepared.reused };
+}
+
+/**
+ * The sandbox was lost and its workspace restored from an older snapshot: the transcript may say
+ * work was done that the workspace no longer has, so the agent is told before it goes on, and the
+ * thread sees why the run resumed.
+ */
+async function noteRestored(sessionId: string, note: string, store: RunLog, log: Logger): Promise<void> {
+  log.warn({ note }, 'workspace restored from an older snapshot');
+  await store.commitStep(sessionId, {
+    messages: [{ message: { role: 'user', content: `Patchbay: ${note}` } }],
+    events: [{ event: { type: 'run-resumed', reason: note } }],
+  });
+}
+
+/**
+ * A git command killed mid-way (the server killed, or a run interrupted at shutdown or by a stop)
+ * leaves its lock file, and every later `git commit` in the workspace fails with "index.lock: File
+ * exists": the resumed run failed with its work unpushed. A session has one run at a time, so at the
+ * start of a run no git process of its own holds a lock: remove them. Inside the sandbox, since the
+ * workspace is the sandbox's to shape (the host never follows paths in it).
+ */
+async function clearStaleGitLocks(sandbox: Sandbox, log: Logger, signal: AbortSignal): Promise<void> {
+  const found = await sandbox.exec("find .git -type f -name '*.lock' -not -path '.git/objects/*' -print -delete", { signal, timeoutMs: 60_000 });
+  if (found.exitCode !== 0) log.warn({ exitCode: found.exitCode, stderr: found.stderr.slice(0, 500) }, 'could not look for git lock files left in the workspace');
+  const removed = found.stdout.split('\n').filter(Boolean);
+  if (removed.length > 0) log.info({ removed }, 'removed git lock files an interrupted run left in the workspace');
 }
 
 type Committed = { changed: boolean; head: string; stat: string; filesChanged: number };
@@ -299,7 +331,7 @@ async function pushAndPublish(
   const pushed = await pushBranch({
     ...(env && { env }),
     sandbox,
-    workspaceDir: workspace.workspaceDir,
+    ...(workspace.workspaceDir && { workspaceDir: workspace.workspaceDir }),
     repo: session.repo,
     branch: workspace.branch,
     // The rule, on every push: only the session's own branch; never its base or a protected one.

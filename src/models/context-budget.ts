@@ -1,24 +1,9 @@
 import type { ModelMessage } from './model-provider.ts';
 
 /**
- * Pure context-budget helpers the runner calls: cut oversized tool output with a note the model
- * can act on, and replace old turns by a summary when the transcript nears the model's window.
+ * Pure context-budget helpers the runner calls: replace old turns by a summary when the transcript
+ * nears the model's window. (Oversized tool output is cut once, by the tool registry: capText.)
  */
-
-/**
- * Keeps the head and the tail (errors usually come last) and says what was cut. The result is at
- * most `limitChars` long unless the note alone is longer.
- */
-export function truncateToolOutput(text: string, limitChars: number): string {
-  if (text.length <= limitChars) return text;
-  const note = (cut: number) => `\n[... ${cut.toLocaleString('en-US')} characters cut; re-run with a narrower command or read the file in ranges]\n`;
-  const budget = Math.max(0, limitChars - note(text.length).length);
-  const headLen = Math.ceil(budget * 0.6);
-  const tailLen = budget - headLen;
-  const head = text.slice(0, headLen);
-  const tail = tailLen > 0 ? text.slice(text.length - tailLen) : '';
-  return `${head}${note(text.length - head.length - tail.length)}${tail}`;
-}
 
 export type CompactOptions = {
   contextWindow: number;

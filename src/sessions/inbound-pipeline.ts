@@ -1,7 +1,8 @@
 import type { PgBoss } from 'pg-boss';
 import type { Logger } from 'pino';
-import { sql } from 'kysely';
+import { sql, type Transaction } from 'kysely';
 import type { Db } from '../../db/database.ts';
+import type { Database } from '../../db/schema.ts';
 import { describeError } from '../core/errors.ts';
 import type { Inbound, InboundOutcome } from '../core/inbound.ts';
 import type { DeliveryInbox, InboundSurface, ReceivedDelivery, StoredDelivery } from '../core/inbound-surface.ts';
@@ -57,7 +58,10 @@ export type InboundPipeline = DeliveryInbox & {
  * nothing: the job is sent right after the insert, and a sweep sends one for any row a crash left
  * without. Deliveries whose meaning was stored before are dropped at the insert. A failing delivery
  * is retried with the one retry policy; on its last attempt its thread is told why and it is kept,
- * listed by failed(). No row lock is held while a surface talks to its service.
+ * listed by failed(). No row lock is held while a surface talks to its service. Deliveries that
+ * share an order key (one installation, one thread) are worked one at a time in the order they
+ * were stored: a later one is parked while an earlier one is pending, retries included, and sent
+ * on when that one ends.
  */
 export function createInboundPipeline(deps: {
   db: Db;
@@ -106,36 +110,60 @@ export function createInboundPipeline(deps: {
    * left to the sweep.
    */
   const toSend: string[] = [];
+  let sendingNow = false;
   function send(id: string): void {
     toSend.push(id);
-    if (toSend.length > 1) return;
+    if (sendingNow) return;
+    sendingNow = true;
+    // One send in flight at a time; whatever is stored meanwhile goes in the next one.
     const sent = (async () => {
       await ready;
       await new Promise((resolve) => setImmediate(resolve));
-      const ids = toSend.splice(0);
-      // One job per delivery at a time: the queue is stately, keyed by the delivery's id.
-      await boss.insert(QUEUE, ids.map((id) => ({ data: { id } satisfies DeliveryJob, singletonKey: id })));
-      await db.updateTable('inbound_deliveries').set({ queued_at: sql`now()` }).where('id', 'in', ids).execute();
-    })().catch((error: unknown) => log.warn({ err: error }, 'could not queue stored deliveries; the sweep will'));
+      while (toSend.length > 0) {
+        const ids = toSend.splice(0);
+        try {
+          // One job per delivery at a time: the queue is stately, keyed by the delivery's id.
+          await boss.insert(QUEUE, ids.map((id) => ({ data: { id } satisfies DeliveryJob, singletonKey: id })));
+          await db.updateTable('inbound_deliveries').set({ queued_at: sql`now()` }).where('id', 'in', ids).execute();
+        } catch (error) {
+          log.warn({ err: error, count: ids.length }, 'could not queue stored deliveries; the sweep will');
+        }
+      }
+    })().finally(() => {
+      sendingNow = false;
+    });
     sending.add(sent);
     void sent.finally(() => sending.delete(sent));
   }
 
   /**
-   * Stores deliveries in batches: every accept() of the same moment goes into one multi-row insert
-   * (unique by meaning, duplicates skipped), so a burst costs one round trip, not one each.
+   * Stores deliveries in batches (group commit): while one multi-row insert is on its way, the
+   * accept()s that arrive wait and go together in the next (unique by meaning, duplicates
+   * skipped), so a burst costs a few round trips and commits, not one each.
    */
-  let batch: { delivery: ReceivedDelivery; settle: (stored: 'accepted' | 'duplicate') => void; fail: (error: unknown) => void }[] = [];
+  type Pending = { delivery: ReceivedDelivery; settle: (stored: 'accepted' | 'duplicate') => void; fail: (error: unknown) => void };
+  let batch: Pending[] = [];
+  let flushing = false;
   function store(delivery: ReceivedDelivery): Promise<'accepted' | 'duplicate'> {
     return new Promise((settle, fail) => {
       batch.push({ delivery, settle, fail });
-      if (batch.length > 1) return;
-      queueMicrotask(() => void flush());
+      if (flushing) return;
+      flushing = true;
+      queueMicrotask(() => void drainBatches());
     });
   }
-  async function flush(): Promise<void> {
-    const taken = batch;
-    batch = [];
+  async function drainBatches(): Promise<void> {
+    try {
+      while (batch.length > 0) {
+        const taken = batch;
+        batch = [];
+        await flush(taken);
+      }
+    } finally {
+      flushing = false;
+    }
+  }
+  async function flush(taken: Pending[]): Promise<void> {
     // Two deliveries of one meaning in the same batch: the first is stored, the second is a duplicate.
     const first = new Map<string, (typeof taken)[number]>();
     for (const entry of taken) {
@@ -147,7 +175,7 @@ export function createInboundPipeline(deps: {
     try {
       const rows = await db
         .insertInto('inbound_deliveries')
-        .values(entries.map(({ delivery: d }) => ({ source: d.source, dedupe_key: d.dedupeKey, delivery_id: d.deliveryId ?? null, kind: d.kind, body: d.body })))
+        .values(entries.map(({ delivery: d }) => ({ source: d.source, dedupe_key: d.dedupeKey, delivery_id: d.deliveryId ?? null, kind: d.kind, body: d.body, order_key: d.orderKey ?? null })))
         .onConflict((oc) => oc.columns(['source', 'dedupe_key']).doNothing())
         .returning(['id', 'source', 'dedupe_key'])
         .execute();
@@ -187,14 +215,18 @@ export function createInboundPipeline(deps: {
       ...(row.delivery_id && { deliveryId: row.delivery_id }),
       kind: row.kind,
       body: row.body,
+      ...(row.order_key && { orderKey: row.order_key }),
       receivedAt: row.received_at.toISOString(),
       attempt,
     };
   }
 
+  /** Serialises the ordering decisions of one order key across processes, for one transaction. */
+  const lockOrder = (trx: Transaction<Database>, key: string) => sql`select pg_advisory_xact_lock(hashtextextended(${`inbound-order:${key}`}, 0))`.execute(trx);
+
   /** Counts an attempt on a pending delivery and returns it; undefined when it is no longer pending. */
-  async function begin(id: string): Promise<StoredDelivery | undefined> {
-    const row = await db
+  async function countAttempt(on: Db | Transaction<Database>, id: string): Promise<StoredDelivery | undefined> {
+    const row = await on
       .updateTable('inbound_deliveries')
       .set({ attempts: sql`attempts + 1` })
       .where('id', '=', id)
@@ -204,18 +236,56 @@ export function createInboundPipeline(deps: {
     return row && toDelivery(row, row.attempts);
   }
 
-  async function finish(id: string, status: 'done' | 'ignored' | 'failed', outcome: string, error?: string): Promise<void> {
-    await db
-      .updateTable('inbound_deliveries')
-      .set({ status, outcome, finished_at: sql`now()`, ...(error !== undefined && { last_error: error }) })
-      .where('id', '=', id)
-      .where('status', '=', 'pending')
-      .execute();
+  /**
+   * Starts an attempt, unless an earlier delivery of the same order key is still pending: then this
+   * one is parked (left without a job) until that one finishes and sends it on (see finish()).
+   */
+  async function begin(id: string): Promise<StoredDelivery | 'parked' | undefined> {
+    const row = await db.selectFrom('inbound_deliveries').select(['order_key', 'status']).where('id', '=', id).executeTakeFirst();
+    if (!row || row.status !== 'pending') return undefined;
+    const key = row.order_key;
+    if (!key) return countAttempt(db, id);
+    return db.transaction().execute(async (trx) => {
+      await lockOrder(trx, key);
+      const earlier = await trx
+        .selectFrom('inbound_deliveries')
+        .select('id')
+        .where('order_key', '=', key)
+        .where('status', '=', 'pending')
+        .where('id', '<', id)
+        .limit(1)
+        .executeTakeFirst();
+      if (!earlier) return countAttempt(trx, id);
+      await trx.updateTable('inbound_deliveries').set({ queued_at: null }).where('id', '=', id).where('status', '=', 'pending').execute();
+      return 'parked' as const;
+    });
+  }
+
+  /** Ends a delivery; the next parked delivery of its order key, if any, gets its job. */
+  async function finish(delivery: Pick<StoredDelivery, 'id' | 'orderKey'>, status: 'done' | 'ignored' | 'failed', outcome: string, error?: string): Promise<void> {
+    const end = (on: Db | Transaction<Database>) =>
+      on
+        .updateTable('inbound_deliveries')
+        .set({ status, outcome, finished_at: sql`now()`, ...(error !== undefined && { last_error: error }) })
+        .where('id', '=', delivery.id)
+        .where('status', '=', 'pending')
+        .execute();
+    const key = delivery.orderKey;
+    if (!key) {
+      await end(db);
+      return;
+    }
+    const next = await db.transaction().execute(async (trx) => {
+      await lockOrder(trx, key);
+      await end(trx);
+      return trx.selectFrom('inbound_deliveries').select(['id', 'queued_at']).where('order_key', '=', key).where('status', '=', 'pending').orderBy('id').limit(1).executeTakeFirst();
+    });
+    if (next && next.queued_at === null) send(next.id);
   }
 
   /** The last attempt failed: keep the delivery as failed and tell its thread why. */
   async function giveUp(delivery: StoredDelivery, reason: string, dlog: Logger): Promise<void> {
-    await finish(delivery.id, 'failed', 'gave up', reason);
+    await finish(delivery, 'failed', 'gave up', reason);
     dlog.error({ attempts: delivery.attempt, reason }, 'delivery failed on its last attempt; telling its thread why');
     const surface = surfaces.get(delivery.source);
     await surface?.tellFailure(delivery, reason, AbortSignal.any([controller.signal, AbortSignal.timeout(60_000)])).catch((error: unknown) => {
@@ -225,11 +295,15 @@ export function createInboundPipeline(deps: {
 
   async function work(job: { data: DeliveryJob; retryCount: number; signal: AbortSignal }): Promise<void> {
     const delivery = await begin(job.data.id);
+    if (delivery === 'parked') {
+      log.debug({ inboundId: job.data.id }, 'delivery waits for an earlier one of its order key');
+      return;
+    }
     if (!delivery) return;
     const dlog = log.child({ inboundId: delivery.id, source: delivery.source, kind: delivery.kind, ...(delivery.deliveryId && { deliveryId: delivery.deliveryId }) });
     const surface = surfaces.get(delivery.source);
     if (!surface) {
-      await finish(delivery.id, 'ignored', `no surface for ${delivery.source} is configured`);
+      await finish(delivery, 'ignored', `no surface for ${delivery.source} is configured`);
       dlog.warn('delivery for a surface that is not configured; ignored');
       return;
     }
@@ -237,7 +311,7 @@ export function createInboundPipeline(deps: {
     try {
       const normalized = await surface.normalize(delivery, signal);
       if (normalized.kind === 'ignore') {
-        await finish(delivery.id, 'ignored', normalized.reason);
+        await finish(delivery, 'ignored', normalized.reason);
         dlog.debug({ reason: normalized.reason }, 'delivery ignored');
         return;
       }
@@ -246,7 +320,7 @@ export function createInboundPipeline(deps: {
       const inbound = { ...normalized.inbound, deliveryId: normalized.inbound.deliveryId ?? `${delivery.source}:${delivery.dedupeKey}` };
       const outcome = await deps.handle(inbound);
       await normalized.after?.(outcome);
-      await finish(delivery.id, 'done', outcome.kind);
+      await finish(delivery, 'done', outcome.kind);
       dlog.info({ inbound: inbound.kind, outcome: outcome.kind, ...('session' in outcome && { sessionId: outcome.session.id }) }, 'delivery handed to the session service');
     } catch (error) {
       const reason = describeError(error);

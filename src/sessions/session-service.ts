@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { Actor } from '../core/actor.ts';
+import { ciActor, type Actor } from '../core/actor.ts';
 import { PatchbayError } from '../core/errors.ts';
 import { Inbound } from '../core/inbound.ts';
 import type { ThreadRef } from '../core/thread-ref.ts';
@@ -37,6 +37,20 @@ export function createSessionService(deps: { store: SessionStore; queue: Pick<Ru
   async function stop(session: SessionRecord, actor: Actor, delivery?: Delivery): Promise<HandleResult> {
     const { session: after, applied } = await store.transition(session.id, 'cancel', { reason: `stopped by ${actor.name}`, ...(delivery && { delivery }) });
     return applied ? { kind: 'stopped', session: after } : { kind: 'not-running', session: after };
+  }
+
+  /** Records the CI failure; a follow-up also hands it to the agent and queues a run. */
+  async function ciFailed(session: SessionRecord, inbound: Extract<Inbound, { kind: 'ci-failed' }>, delivery?: Delivery): Promise<HandleResult> {
+    const failed = { event: { type: 'ci-failed' as const, ...inbound.failure } };
+    if (!inbound.failure.followUp) {
+      await store.append(session.id, [failed], delivery);
+      return { kind: 'appended', session: (await store.get(session.id)) ?? session };
+    }
+    const message = { event: { type: 'user-message' as const, actor: ciActor, text: inbound.text } };
+    const { session: after } = await store.transition(session.id, 'enqueue', { events: [failed, message], ...(delivery && { delivery }) });
+    await queue.enqueue(session.id);
+    log.info({ sessionId: session.id, commit: inbound.failure.commit }, 'CI follow-up queued');
+    return { kind: 'appended', session: after };
   }
 
   async function start(
@@ -78,6 +92,8 @@ export function createSessionService(deps: { store: SessionStore; queue: Pick<Ru
             return existing ? await message(existing, inbound.actor, inbound.text, inbound.questionId, delivery) : { kind: 'no-session' };
           case 'stop':
             return existing ? await stop(existing, inbound.actor, delivery) : { kind: 'no-session' };
+          case 'ci-failed':
+            return existing ? await ciFailed(existing, inbound, delivery) : { kind: 'no-session' };
           default: {
             const _never: never = inbound;
             return _never;

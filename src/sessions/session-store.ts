@@ -204,8 +204,10 @@ export function createSessionStore(db: Db) {
       return rows.map((r) => ThreadRef.parse(r.thread));
     },
 
-    async append(sessionId: string, events: NewEvent[]): Promise<StoredEvent[]> {
+    /** Appends events; with `delivery`, only once per delivery (DuplicateDelivery the second time). */
+    async append(sessionId: string, events: NewEvent[], delivery?: Delivery): Promise<StoredEvent[]> {
       return db.transaction().execute(async (trx) => {
+        if (delivery) await claimDelivery(trx, delivery);
         await lockSession(trx, sessionId);
         return appendEvents(trx, sessionId, events);
       });

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { Logger } from 'pino';
 import { PatchbayError } from '../core/errors.ts';
 import { throttleLog } from '../core/log-throttle.ts';
@@ -39,6 +40,32 @@ export async function startSessionWorker(deps: {
   let stopping = false;
   const notRecorded = throttleLog((fields, message) => log.error(fields, message));
 
+  const databaseLost = throttleLog((fields, message) => log.warn(fields, message));
+  const answers = () => sql`select 1`.execute(store.db).then(
+    () => true,
+    () => false,
+  );
+  /**
+   * Runs the session; a run that failed because the database went away (it does not answer right
+   * after) waits for it with backoff and carries on from the log once it is back. This worker still
+   * holds the run's job, so nobody else takes it meanwhile, and no queue retry is spent on an outage.
+   */
+  const runThroughOutages = async (sessionId: string, signal: AbortSignal): Promise<void> => {
+    for (;;) {
+      try {
+        return await runSession(sessionId, harness, signal);
+      } catch (error) {
+        if (signal.aborted || stopping || (await answers())) throw error;
+        databaseLost({ err: error, sessionId }, 'a run lost the database; it carries on once the database answers again');
+        for (let waitMs = 250; !(await answers()); waitMs = Math.min(waitMs * 2, MAX_OUTAGE_BACKOFF_MS)) {
+          await abortableSleep(waitMs, signal);
+          if (signal.aborted || stopping) throw error;
+        }
+        log.info({ sessionId }, 'the database is back; resuming the run');
+      }
+    }
+  };
+
   await queue.work(
     async ({ sessionId }, jobSignal) => {
       const controller = new AbortController();
@@ -58,7 +85,7 @@ export async function startSessionWorker(deps: {
         if (deps.slots && !slot) return;
         try {
           await line.started(sessionId).catch((error: unknown) => log.warn({ err: error, sessionId }, 'could not tell the session it starts'));
-          await runSession(sessionId, harness, signal);
+          await runThroughOutages(sessionId, signal);
         } finally {
           await slot?.release();
         }
@@ -155,6 +182,21 @@ export async function startSessionWorker(deps: {
       }
     },
   };
+}
+
+/** The longest wait between two looks for a database that went away. */
+const MAX_OUTAGE_BACKOFF_MS = 10_000;
+
+function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener('abort', done, { once: true });
+  });
 }
 
 const SHUTDOWN = new PatchbayError('aborted', 'the server is shutting down', { retryable: true });

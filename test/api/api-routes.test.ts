@@ -202,7 +202,7 @@ describe('API token', () => {
   });
 
   it('trades the token for an HttpOnly, SameSite=Strict cookie that opens the API until sign-out', async () => {
-    expect((await app.inject({ url: '/api/auth' })).json()).toEqual({ required: true, signedIn: false });
+    expect((await app.inject({ url: '/api/auth' })).json()).toEqual({ required: true, signedIn: false, providers: [] });
     const wrong = await app.inject({ method: 'POST', url: '/api/auth', payload: { token: `${token}x` } });
     expect(wrong.statusCode).toBe(401);
     expect(wrong.headers['set-cookie']).toBeUndefined();
@@ -217,7 +217,7 @@ describe('API token', () => {
 
     expect((await app.inject({ url: '/api/sessions', headers: { cookie } })).statusCode).toBe(200);
     expect((await app.inject({ url: '/api/sessions/nope/events?format=json', headers: { cookie } })).statusCode).toBe(404);
-    expect((await app.inject({ url: '/api/auth', headers: { cookie } })).json()).toEqual({ required: true, signedIn: true });
+    expect((await app.inject({ url: '/api/auth', headers: { cookie } })).json()).toEqual({ required: true, signedIn: true, providers: [] });
     expect((await app.inject({ url: '/api/sessions', headers: { cookie: `patchbay_session=${token}` } })).statusCode).toBe(401);
     expect((await app.inject({ url: '/api/sessions', headers: { cookie: `${cookie}x` } })).statusCode).toBe(401);
 

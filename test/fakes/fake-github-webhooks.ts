@@ -95,3 +95,88 @@ export async function sendWebhook(url: string, secret: string, event: string, pa
   });
   return { status: response.status, text: await response.text(), deliveryId };
 }
+
+type Run = { id: number; name: string; headSha: string; headBranch: string; checkSuiteId: number; jobs: { id: number; name: string; conclusion: string }[] };
+const pullRef = (where: Where, number: number, run: { headSha: string; headBranch: string }) => ({
+  url: `https://api.github.com/repos/${where.owner}/${where.repo}/pulls/${number}`,
+  id: number + 50_000,
+  number,
+  head: { ref: run.headBranch, sha: run.headSha, repo: { id: 1, url: `https://api.github.com/repos/${where.owner}/${where.repo}`, name: where.repo } },
+  base: { ref: 'main', sha: '0'.repeat(40), repo: { id: 1, url: `https://api.github.com/repos/${where.owner}/${where.repo}`, name: where.repo } },
+});
+const sender = { login: 'github-actions[bot]', id: 41898282, type: 'Bot' };
+
+/**
+ * workflow_run.completed: the published example #0 (a run that had not finished yet, conclusion
+ * null) with our run's ids, head and conclusion, and the pull request GitHub lists for the head.
+ */
+export function workflowRunCompletedEvent(where: Where, input: { run: Run; pullNumber: number; conclusion?: string }) {
+  const p = place(example('workflow_run', 'completed'), where, sender);
+  const { run } = input;
+  p.workflow = { ...p.workflow, name: run.name };
+  p.workflow_run = {
+    ...p.workflow_run,
+    id: run.id,
+    name: run.name,
+    head_sha: run.headSha,
+    head_branch: run.headBranch,
+    head_commit: { ...p.workflow_run.head_commit, id: run.headSha },
+    check_suite_id: run.checkSuiteId,
+    status: 'completed',
+    conclusion: input.conclusion ?? 'failure',
+    html_url: `https://github.com/${where.owner}/${where.repo}/actions/runs/${run.id}`,
+    pull_requests: [pullRef(where, input.pullNumber, run)],
+  };
+  return p;
+}
+
+/** check_run.completed: the published failure example (#0 of completed) for one of our run's jobs (an Actions check run's id is the job's id). */
+export function checkRunCompletedEvent(where: Where, input: { run: Run; job: { id: number; name: string; conclusion: string }; pullNumber: number }) {
+  const p = place(example('check_run', 'completed'), where, sender);
+  const { run, job } = input;
+  p.check_run = {
+    ...p.check_run,
+    id: job.id,
+    name: job.name,
+    head_sha: run.headSha,
+    conclusion: job.conclusion,
+    html_url: `https://github.com/${where.owner}/${where.repo}/runs/${job.id}`,
+    check_suite: { ...p.check_run.check_suite, id: run.checkSuiteId, head_sha: run.headSha, head_branch: run.headBranch, pull_requests: [pullRef(where, input.pullNumber, run)] },
+    pull_requests: [pullRef(where, input.pullNumber, run)],
+  };
+  return p;
+}
+
+/** check_suite.completed: the published example #0 (conclusion success) with our suite, head and conclusion. */
+export function checkSuiteCompletedEvent(where: Where, input: { run: Run; pullNumber: number; conclusion?: string }) {
+  const p = place(example('check_suite', 'completed'), where, sender);
+  const { run } = input;
+  p.check_suite = {
+    ...p.check_suite,
+    id: run.checkSuiteId,
+    head_sha: run.headSha,
+    head_branch: run.headBranch,
+    after: run.headSha,
+    conclusion: input.conclusion ?? 'failure',
+    app: { ...p.check_suite.app, slug: 'github-actions' },
+    pull_requests: [pullRef(where, input.pullNumber, run)],
+  };
+  return p;
+}
+
+/** pull_request.closed: the published example #0 (closed, not merged) with our PR, its body and who closed it. */
+export function pullRequestClosedEvent(where: Where, input: { pull: { number: number; title: string; body: string; head: string; base: string }; user: User; merged?: boolean }) {
+  const p = place(example('pull_request', 'closed'), where, input.user);
+  p.number = input.pull.number;
+  p.pull_request = {
+    ...p.pull_request,
+    number: input.pull.number,
+    title: input.pull.title,
+    body: input.pull.body,
+    state: 'closed',
+    merged: input.merged ?? false,
+    head: { ...p.pull_request.head, ref: input.pull.head },
+    base: { ...p.pull_request.base, ref: input.pull.base },
+  };
+  return p;
+}

@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { createRequire } from 'node:module';
 import { createPublicKey, createVerify, generateKeyPairSync, randomBytes, type KeyObject } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -18,7 +19,10 @@ type Level = 'read' | 'write';
 type Token = { kind: 'installation'; installationId: number; repos: string[] | 'all'; permissions: Record<string, Level>; expiresAt: number } | { kind: 'user'; login: string };
 
 /** What the App itself was granted: an installation token can have these or fewer. */
-const APP_PERMISSIONS: Record<string, Level> = { contents: 'write', issues: 'write', pull_requests: 'write', statuses: 'write', metadata: 'read' };
+const DEFAULT_APP_PERMISSIONS: Record<string, Level> = { contents: 'write', issues: 'write', pull_requests: 'write', statuses: 'write', metadata: 'read', checks: 'read', actions: 'read' };
+
+/** GitHub's documented example bodies (@octokit/openapi components.examples), the templates for jobs and check runs. */
+const specExamples = (createRequire(import.meta.url)('@octokit/openapi/generated/api.github.com.json') as { components: { examples: Record<string, { value: unknown }> } }).components.examples;
 
 /**
  * The installation-token permission each REST operation needs (GitHub's "Permissions required for
@@ -32,6 +36,7 @@ const NEEDS: Record<string, { permission: string | 'issue-or-pull'; level: Level
   'reactions/create-for-issue': { permission: 'issue-or-pull', level: 'write' },
   'reactions/create-for-pull-request-review-comment': { permission: 'pull_requests', level: 'write' },
   'issues/create-comment': { permission: 'issue-or-pull', level: 'write' },
+  'issues/list-comments': { permission: 'issue-or-pull', level: 'read' },
   'issues/update-comment': { permission: 'issue-or-pull', level: 'write' },
   'pulls/create-reply-for-review-comment': { permission: 'pull_requests', level: 'write' },
   'pulls/update-review-comment': { permission: 'pull_requests', level: 'write' },
@@ -39,12 +44,18 @@ const NEEDS: Record<string, { permission: string | 'issue-or-pull'; level: Level
   'pulls/get': { permission: 'pull_requests', level: 'read' },
   'pulls/create': { permission: 'pull_requests', level: 'write' },
   'pulls/update': { permission: 'pull_requests', level: 'write' },
+  'actions/list-jobs-for-workflow-run': { permission: 'actions', level: 'read' },
+  'actions/download-job-logs-for-workflow-run': { permission: 'actions', level: 'read' },
+  'checks/list-for-suite': { permission: 'checks', level: 'read' },
 };
 
 const grants = (have: Level | undefined, need: Level) => have === 'write' || (have === 'read' && need === 'read');
 type Comment = { id: number; repo: string; number: number; body: string; user: User; reactions: string[] };
 type ReviewComment = Comment & { path: string; line: number; diff_hunk: string; in_reply_to_id?: number };
 type Pull = { number: number; repo: string; title: string; body: string; head: string; headRepo: string; base: string; draft: boolean; state: 'open' | 'closed'; user: User };
+type Job = { id: number; runId: number; name: string; conclusion: 'success' | 'failure' | 'cancelled' | 'skipped'; log: string };
+type WorkflowRun = { id: number; repo: string; name: string; headSha: string; headBranch: string; checkSuiteId: number; jobs: Job[] };
+type CheckRunRecord = { id: number; repo: string; suiteId: number; name: string; headSha: string; conclusion: string; appSlug: string; output: { title: string | null; summary: string | null; text: string | null } };
 type Repo = { owner: string; name: string; id: number; installationId: number; gitDir: string; collaborators: Map<string, Permission> };
 
 export type FakeGitHub = Awaited<ReturnType<typeof startFakeGitHub>>;
@@ -56,7 +67,8 @@ export type FakeGitHub = Awaited<ReturnType<typeof startFakeGitHub>>;
  * expiry, and serves repositories with the real `git http-backend` behind a Basic auth challenge.
  * Everything it refused is kept in `refused`, so a test can assert nothing was malformed.
  */
-export async function startFakeGitHub(options: { appId?: number; slug?: string; tokenTtlMs?: number } = {}) {
+export async function startFakeGitHub(options: { appId?: number; slug?: string; tokenTtlMs?: number; appPermissions?: Record<string, Level> } = {}) {
+  const APP_PERMISSIONS = options.appPermissions ?? DEFAULT_APP_PERMISSIONS;
   const appId = options.appId ?? 4242;
   const slug = options.slug ?? 'patchbay-test';
   const { privateKey, publicKey } = generateKeyPairSync('rsa', {
@@ -69,6 +81,8 @@ export async function startFakeGitHub(options: { appId?: number; slug?: string; 
   const root = await mkdtemp(join(tmpdir(), 'fake-github-'));
   const bot: User = { login: `${slug}[bot]`, id: 9_000_001, type: 'Bot' };
   const users = new Map<string, User>();
+  /** Organization login → its members' logins, with their membership state. */
+  const orgMembers = new Map<string, Map<string, 'active' | 'pending'>>();
   const repos = new Map<string, Repo>();
   const tokens = new Map<string, Token>();
   const oauthCodes = new Map<string, string>();
@@ -79,6 +93,11 @@ export async function startFakeGitHub(options: { appId?: number; slug?: string; 
   const refused: { method: string; path: string; status: number; message: string }[] = [];
   /** Operations answered with an error until cleared (an App that lost a permission, an outage). */
   const failures = new Map<string, { status: number; message: string }>();
+  const workflowRuns: WorkflowRun[] = [];
+  const checkRuns: CheckRunRecord[] = [];
+  /** Short-lived log download links (GitHub answers the job-logs call with a 302 to one). */
+  const logLinks = new Map<string, { jobId: number; expiresAt: number }>();
+  const logDownloads: { jobId: number; authorization: boolean }[] = [];
   const calls: { method: string; path: string; operationId: string; as: string }[] = [];
   const issuedTokens: string[] = [];
   const gitRequests: { path: string; user: string; service: string }[] = [];
@@ -186,6 +205,62 @@ export async function startFakeGitHub(options: { appId?: number; slug?: string; 
     head: { ref: p.head, sha: headSha.get(p) ?? '0'.repeat(40), repo: { full_name: p.headRepo } },
     base: { ref: p.base, sha: '0'.repeat(40), repo: { full_name: p.repo } },
   });
+
+  const jobJson = (run: WorkflowRun, j: Job) => {
+    const template = structuredClone(specExamples.job!.value) as Record<string, unknown>;
+    return {
+      ...template,
+      id: j.id,
+      run_id: run.id,
+      run_url: `${htmlBase()}/api/v3/repos/${run.repo}/actions/runs/${run.id}`,
+      node_id: `J_${j.id}`,
+      head_sha: run.headSha,
+      head_branch: run.headBranch,
+      url: `${htmlBase()}/api/v3/repos/${run.repo}/actions/jobs/${j.id}`,
+      html_url: `${htmlBase()}/${run.repo}/actions/runs/${run.id}/job/${j.id}`,
+      status: 'completed',
+      conclusion: j.conclusion,
+      name: j.name,
+      workflow_name: run.name,
+      check_run_url: `${htmlBase()}/api/v3/repos/${run.repo}/check-runs/${j.id}`,
+      steps: [
+        { name: 'Set up job', status: 'completed', conclusion: 'success', number: 1, started_at: '2026-01-01T00:00:00Z', completed_at: '2026-01-01T00:00:01Z' },
+        { name: `Run ${j.name}`, status: 'completed', conclusion: j.conclusion, number: 2, started_at: '2026-01-01T00:00:01Z', completed_at: '2026-01-01T00:00:09Z' },
+      ],
+    };
+  };
+  const checkRunJson = (c: CheckRunRecord) => {
+    const template = structuredClone(specExamples['check-run']!.value) as Record<string, unknown>;
+    return {
+      ...template,
+      id: c.id,
+      node_id: `CR_${c.id}`,
+      head_sha: c.headSha,
+      external_id: '',
+      url: `${htmlBase()}/api/v3/repos/${c.repo}/check-runs/${c.id}`,
+      html_url: `${htmlBase()}/${c.repo}/runs/${c.id}`,
+      details_url: `${htmlBase()}/${c.repo}/runs/${c.id}`,
+      status: 'completed',
+      conclusion: c.conclusion,
+      name: c.name,
+      output: { ...c.output, annotations_count: 0, annotations_url: `${htmlBase()}/api/v3/repos/${c.repo}/check-runs/${c.id}/annotations` },
+      check_suite: { id: c.suiteId },
+      app: { ...((template.app as Record<string, unknown>) ?? {}), slug: c.appSlug },
+      pull_requests: [],
+    };
+  };
+
+  /** The download behind the job-logs redirect: a signed, short-lived link, as GitHub's blob storage serves it. */
+  function blob(req: IncomingMessage, res: ServerResponse, url: URL): void {
+    const m = /^\/_blob\/job-logs\/(\d+)$/.exec(url.pathname);
+    const link = logLinks.get(url.searchParams.get('sig') ?? '');
+    if (req.method !== 'GET' || !m || !link || link.jobId !== Number(m[1]) || link.expiresAt < Date.now()) return refuse(req, res, 403, 'AuthenticationFailed: the signature is not valid or has expired');
+    const job = workflowRuns.flatMap((r) => r.jobs).find((j) => j.id === link.jobId)!;
+    logDownloads.push({ jobId: job.id, authorization: req.headers.authorization !== undefined });
+    res.statusCode = 200;
+    res.setHeader('content-type', 'text/plain; charset=utf-8');
+    res.end(job.log);
+  }
 
   // Head SHAs are read from git just before a pull is serialised (pullJson stays synchronous).
   const headSha = new WeakMap<Pull, string>();
@@ -338,6 +413,12 @@ export async function startFakeGitHub(options: { appId?: number; slug?: string; 
         comments.set(c.id, c);
         return send(res, 201, commentJson(c));
       }
+      case 'issues/list-comments': {
+        const perPage = Number(url.searchParams.get('per_page') ?? 30);
+        const page = Number(url.searchParams.get('page') ?? 1);
+        const list = [...comments.values()].filter((c) => c.repo === key(repo!.owner, repo!.name) && c.number === num('issue_number'));
+        return send(res, 200, list.slice((page - 1) * perPage, page * perPage).map(commentJson));
+      }
       case 'issues/update-comment': {
         const c = comments.get(num('comment_id'));
         if (!c || c.repo !== key(repo!.owner, repo!.name)) return refuse(req, res, 404, 'Not Found');
@@ -407,10 +488,48 @@ export async function startFakeGitHub(options: { appId?: number; slug?: string; 
         if (typeof body?.title === 'string') p.title = body.title;
         return send(res, 200, pullJson(p));
       }
+      case 'actions/list-jobs-for-workflow-run': {
+        const run = workflowRuns.find((r) => r.repo === key(repo!.owner, repo!.name) && r.id === num('run_id'));
+        if (!run) return refuse(req, res, 404, 'Not Found');
+        const filter = url.searchParams.get('filter') ?? 'latest';
+        if (!['latest', 'all'].includes(filter)) return refuse(req, res, 422, 'filter must be latest or all');
+        return send(res, 200, { total_count: run.jobs.length, jobs: run.jobs.map((j) => jobJson(run, j)) });
+      }
+      case 'actions/download-job-logs-for-workflow-run': {
+        const job = workflowRuns.filter((r) => r.repo === key(repo!.owner, repo!.name)).flatMap((r) => r.jobs).find((j) => j.id === num('job_id'));
+        if (!job) return refuse(req, res, 404, 'Not Found');
+        const sig = randomBytes(12).toString('hex');
+        logLinks.set(sig, { jobId: job.id, expiresAt: Date.now() + 60_000 });
+        res.statusCode = 302;
+        res.setHeader('location', `${htmlBase()}/_blob/job-logs/${job.id}?sig=${sig}`);
+        return void res.end();
+      }
+      case 'checks/list-for-suite': {
+        const list = checkRuns.filter((c) => c.repo === key(repo!.owner, repo!.name) && c.suiteId === num('check_suite_id'));
+        const status = url.searchParams.get('status');
+        const shown = status === 'completed' || status === null ? list : [];
+        return send(res, 200, { total_count: shown.length, check_runs: shown.map(checkRunJson) });
+      }
       case 'users/get-authenticated': {
         if (auth!.kind !== 'user') return refuse(req, res, 403, 'Resource not accessible by integration');
         const u = users.get(auth!.login)!;
         return send(res, 200, { ...u, name: u.login, html_url: `${htmlBase()}/${u.login}` });
+      }
+      case 'orgs/get-membership-for-authenticated-user': {
+        // A user's own token (a GitHub App user token needs the org's Members: read); 404 to a non-member.
+        if (auth!.kind !== 'user') return refuse(req, res, 403, 'Resource not accessible by integration');
+        const state = orgMembers.get(params.org!.toLowerCase())?.get(auth!.login);
+        if (!state) return send(res, 404, { message: 'Not Found', documentation_url: 'https://docs.github.com/rest/orgs/members#get-an-organization-membership-for-the-authenticated-user', status: '404' });
+        const u = users.get(auth!.login)!;
+        const apiBase = `http://${req.headers.host}/api/v3`;
+        return send(res, 200, {
+          url: `${apiBase}/orgs/${params.org}/memberships/${u.login}`,
+          state,
+          role: 'member',
+          organization_url: `${apiBase}/orgs/${params.org}`,
+          organization: { login: params.org, id: 1, node_id: 'O_kgDOAAAAAQ', url: `${apiBase}/orgs/${params.org}`, repos_url: `${apiBase}/orgs/${params.org}/repos`, events_url: `${apiBase}/orgs/${params.org}/events`, hooks_url: `${apiBase}/orgs/${params.org}/hooks`, issues_url: `${apiBase}/orgs/${params.org}/issues`, members_url: `${apiBase}/orgs/${params.org}/members{/member}`, public_members_url: `${apiBase}/orgs/${params.org}/public_members{/member}`, avatar_url: '', description: null },
+          user: { ...u, node_id: `U_${u.id}`, avatar_url: '', gravatar_id: '', url: `${apiBase}/users/${u.login}`, html_url: `${htmlBase()}/${u.login}`, site_admin: false },
+        });
       }
       default:
         return refuse(req, res, 501, `the fake does not implement ${operationId}`);
@@ -458,6 +577,8 @@ export async function startFakeGitHub(options: { appId?: number; slug?: string; 
     const url = new URL(req.url ?? '/', 'http://localhost');
     const handle = url.pathname === '/api/graphql'
       ? graphqlRoute(req, res)
+      : url.pathname.startsWith('/_blob/')
+      ? Promise.resolve(blob(req, res, url))
       : url.pathname.startsWith('/api/v3/')
       ? api(req, res, url)
       : url.pathname === '/login/oauth/access_token' && req.method === 'POST'
@@ -490,6 +611,30 @@ export async function startFakeGitHub(options: { appId?: number; slug?: string; 
     pulls,
     issueReactions,
     statuses,
+    workflowRuns,
+    checkRuns,
+    logDownloads,
+    /**
+     * A finished GitHub Actions workflow run on `headSha` with its jobs and their logs (lines as
+     * Actions writes them, each with its timestamp). Its check suite holds one check run per job,
+     * with the job's id, as on GitHub.
+     */
+    addWorkflowRun(owner: string, name: string, input: { name: string; headSha: string; headBranch: string; jobs: { name: string; conclusion: Job['conclusion']; log: string[] }[] }): WorkflowRun {
+      const id = nextId++;
+      const suiteId = nextId++;
+      const run: WorkflowRun = {
+        id,
+        repo: key(owner, name),
+        name: input.name,
+        headSha: input.headSha,
+        headBranch: input.headBranch,
+        checkSuiteId: suiteId,
+        jobs: input.jobs.map((j) => ({ id: nextId++, runId: id, name: j.name, conclusion: j.conclusion, log: j.log.map((line, i) => `2026-01-01T00:00:${String(i % 60).padStart(2, '0')}.0000000Z ${line}`).join('\n') + '\n' })),
+      };
+      workflowRuns.push(run);
+      for (const j of run.jobs) checkRuns.push({ id: j.id, repo: run.repo, suiteId, name: j.name, headSha: run.headSha, conclusion: j.conclusion, appSlug: 'github-actions', output: { title: null, summary: null, text: null } });
+      return run;
+    },
     graphqlCalls,
     /** Answers every call of `operationId` with this status and message until `restore` (also recorded in `refused`). */
     fail(operationId: string, status: number, message: string): void {
@@ -497,6 +642,12 @@ export async function startFakeGitHub(options: { appId?: number; slug?: string; 
     },
     restore(operationId: string): void {
       failures.delete(operationId);
+    },
+    /** Makes `login` a member of `org` (pending: invited, not yet accepted). */
+    addOrgMember(org: string, login: string, state: 'active' | 'pending' = 'active'): void {
+      const members = orgMembers.get(org.toLowerCase()) ?? new Map<string, 'active' | 'pending'>();
+      members.set(login, state);
+      orgMembers.set(org.toLowerCase(), members);
     },
     addUser(login: string, type: 'User' | 'Bot' = 'User'): User {
       const user = { login, id: nextId++, type };
@@ -517,6 +668,12 @@ export async function startFakeGitHub(options: { appId?: number; slug?: string; 
     addPull(owner: string, name: string, input: { head: string; base: string; title: string; user: User; headRepo?: string }): Pull {
       const p: Pull = { number: nextId++, repo: key(owner, name), title: input.title, body: 'A human PR.', head: input.head, headRepo: input.headRepo ?? key(owner, name), base: input.base, draft: false, state: 'open', user: input.user };
       pulls.push(p);
+      return p;
+    },
+    /** Closes a pull request (as a person does on GitHub), without merging it. */
+    closePull(owner: string, name: string, number: number): Pull {
+      const p = pulls.find((x) => x.repo === key(owner, name) && x.number === number)!;
+      p.state = 'closed';
       return p;
     },
     addComment(owner: string, name: string, number: number, user: User, body: string): Comment {

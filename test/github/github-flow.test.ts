@@ -3,7 +3,7 @@ import { createScriptedProvider, type ScriptedTurn } from '../../src/models/scri
 import type { ModelMessage } from '../../src/models/model-provider.ts';
 import type { ThreadRef } from '../../src/core/thread-ref.ts';
 import { createRemote, git, type RemoteFixture } from '../git/git-fixture.ts';
-import { waitFor, waitForStatus } from '../helpers/patchbay-fixture.ts';
+import { deliveriesWorked, waitFor, waitForStatus } from '../helpers/patchbay-fixture.ts';
 import { startFakeGitHub, type FakeGitHub } from '../fakes/fake-github.ts';
 import { installationCreatedEvent, installationReposRemovedEvent, issueCommentEvent, prCommentEvent, reviewCommentEvent, sendWebhook } from '../fakes/fake-github-webhooks.ts';
 import { filesContaining, startGitHubPatchbay, webhookSecret, type GitHubPatchbay } from './github-fixture.ts';
@@ -96,15 +96,15 @@ describe('GitHub end to end (fake GitHub with the REST spec and git http-backend
   it('records installations and their repositories from installation events', async () => {
     const created = installationCreatedEvent(installationId, owner, [{ id: 501, full_name: `${owner}/${repo}` }, { id: 502, full_name: `${owner}/other` }]);
     expect((await sendWebhook(webhooks(), webhookSecret, 'installation', created)).status).toBe(202);
-    // The pipeline works deliveries independently, so the removal is sent once the installation is recorded.
-    const rowsOf = () => app.database.db.selectFrom('github_installation_repos').select('full_name').where('installation_id', '=', installationId).execute();
-    await waitFor(async () => (await rowsOf()).length === 2, 'the installation recorded');
+    // Sent back to back: the pipeline works one installation's events in the order they came.
     const removed = installationReposRemovedEvent(installationId, owner, [{ id: 502, full_name: `${owner}/other` }]);
     expect((await sendWebhook(webhooks(), webhookSecret, 'installation_repositories', removed)).status).toBe(202);
-    const repos = await waitFor(async () => {
-      const rows = await app.database.db.selectFrom('github_installation_repos').select('full_name').where('installation_id', '=', installationId).execute();
-      return rows.length === 1 && rows.map((r) => r.full_name);
-    }, 'installation repos');
+    await waitFor(async () => {
+      const deliveries = (await app.inbound.list()).filter((d) => d.kind.startsWith('installation'));
+      return deliveries.length === 2 && deliveries.every((d) => d.status !== 'pending');
+    }, 'both installation deliveries worked');
+    const rows = await app.database.db.selectFrom('github_installation_repos').select('full_name').where('installation_id', '=', installationId).execute();
+    const repos = rows.map((r) => r.full_name);
     expect(repos).toEqual([`${owner}/${repo}`]);
   });
 
@@ -144,7 +144,7 @@ describe('GitHub end to end (fake GitHub with the REST spec and git http-backend
     const commentsBefore = fake.commentsOn(owner, repo, pullNumber).length;
     const sent = await sendWebhook(webhooks(), webhookSecret, 'issue_comment', firstDelivery.payload, { deliveryId: firstDelivery.deliveryId });
     expect(sent.status).toBe(200);
-    await new Promise((r) => setTimeout(r, 1500));
+    await deliveriesWorked(app);
     expect((await app.store.get(session.id))!.lastSeq).toBe(session.lastSeq);
     expect(fake.commentsOn(owner, repo, pullNumber)).toHaveLength(commentsBefore);
   });
@@ -179,7 +179,7 @@ describe('GitHub end to end (fake GitHub with the REST spec and git http-backend
     const session = (await app.store.findByThread(pullThread()))!;
     const botComment = fake.addComment(owner, repo, pullNumber, fake.bot, '@patchbay-test please add a CHANGELOG entry');
     await sendWebhook(webhooks(), webhookSecret, 'issue_comment', prCommentEvent(where, { number: pullNumber, commentId: botComment.id, user: fake.bot, body: botComment.body }));
-    await new Promise((r) => setTimeout(r, 1000));
+    await deliveriesWorked(app);
     expect(botComment.reactions).toEqual([]);
     expect((await app.store.get(session.id))!.lastSeq).toBe(session.lastSeq);
   });

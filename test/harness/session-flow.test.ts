@@ -4,6 +4,7 @@ import { startTestPatchbay, waitFor, waitForStatus, type PatchbayFixture } from 
 import { createScriptedProvider, type ScriptedTurn } from '../../src/models/scripted-provider.ts';
 import type { ModelMessage } from '../../src/models/model-provider.ts';
 import type { Actor } from '../../src/core/actor.ts';
+import { changelogModel, changelogRequester, expectChangelogPushed } from './changelog-scenario.ts';
 
 const alice: Actor = { source: 'web', id: 'alice', name: 'Alice Doe', email: 'alice@example.com' };
 const bob: Actor = { source: 'slack', id: 'U2', name: 'Bob Roe', email: 'bob@example.com' };
@@ -30,54 +31,13 @@ describe('a session end to end (queue, worker, harness, runner, real sandbox and
   afterAll(() => remote.cleanup());
 
   it('writes, checks and commits on a session branch pushed to the remote, with the requester as author', async () => {
-    const model = modelFrom((messages) =>
-      [
-        { text: 'I will add a changelog.', toolCalls: [{ name: 'write_file', input: { path: 'CHANGELOG.md', content: '# Changes\n\n- first\n' } }] },
-        { toolCalls: [{ name: 'run_shell', input: { command: 'cat CHANGELOG.md && git status --short' } }] },
-        { text: 'Added CHANGELOG.md and checked it with git status.' },
-      ][assistantTurns(messages)] ?? { text: 'done' },
-    );
+    // The same scenario runs on Modal in test/sandbox/modal/modal-session.test.ts.
+    const model = changelogModel();
     app = await startTestPatchbay({ model });
-    const started = await app.service.start({ thread: { source: 'web' }, actor: alice, text: 'Add a changelog', repo: remote.remote });
+    const started = await app.service.start({ thread: { source: 'web' }, actor: changelogRequester, text: 'Add a changelog', repo: remote.remote });
     if (started.kind !== 'started') throw new Error(started.kind);
     const session = await waitForStatus(app, started.session.id, ['completed', 'failed']);
-    expect(session.status).toBe('completed');
-    expect(session.branch).toMatch(/^patchbay\/[0-9a-f]{8}-add-a-changelog$/);
-
-    const tip = await remote.remoteBranch(session.branch!);
-    expect(tip).toBe(session.result?.commit);
-    expect(await git(remote.remote, 'show', `${tip}:CHANGELOG.md`)).toBe('# Changes\n\n- first');
-    expect(await git(remote.remote, 'log', '-1', '--format=%an <%ae>|%cn', tip)).toBe('Alice Doe <alice@example.com>|Patchbay');
-    expect(await remote.remoteBranch('main')).toBe(await git(remote.remote, 'rev-parse', `${tip}~1`));
-
-    const shell = toolResults(model.requests.at(-1)!.messages).find((m) => m.role === 'tool' && m.name === 'run_shell');
-    expect(shell && shell.role === 'tool' && shell.content).toContain('?? CHANGELOG.md');
-
-    const types = (await app.store.events(session.id)).map((e) => e.event.type);
-    expect(types).toEqual([
-      'session-created',
-      'user-message',
-      'status-changed',
-      'workspace-ready',
-      'knowledge-loaded',
-      'task-routed',
-      'assistant-message',
-      'usage',
-      'tool-start',
-      'tool-end',
-      'usage',
-      'tool-start',
-      'tool-end',
-      'assistant-message',
-      'usage',
-      // The repo names no checks; the verifier still judges the commit.
-      'verification-finished',
-      'usage',
-      'diff-updated',
-      'branch-pushed',
-      'review-gate',
-      'status-changed',
-    ]);
+    await expectChangelogPushed(app, remote, session, model);
   });
 
   it('asks a question, waits, and resumes with the answer as the tool result', async () => {

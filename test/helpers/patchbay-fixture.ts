@@ -59,3 +59,22 @@ export async function waitFor<T>(check: () => Promise<T | undefined | false>, wh
     await new Promise((r) => setTimeout(r, 50));
   }
 }
+
+/**
+ * Waits until the inbound pipeline has worked every delivery it stored (none is left pending) and
+ * returns them. A delivery is stored before its sender is acked, and its mark is set only after its
+ * handling and replies: once every mark is set, whatever the deliveries cause has happened, so a
+ * test can assert what did not happen without waiting a fixed time.
+ */
+export async function deliveriesWorked(app: Pick<Patchbay, 'inbound'>, timeoutMs = 20_000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const all = await app.inbound.list({ limit: 1000 });
+    const pending = all.filter((d) => d.status === 'pending');
+    if (pending.length === 0) return all;
+    if (Date.now() > deadline) {
+      throw new Error(`deliveries still pending after ${timeoutMs} ms: ${pending.map((d) => `${d.source} ${d.kind} (${d.attempts} attempts${d.error ? `, last error: ${d.error}` : ''})`).join('; ')}`);
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}

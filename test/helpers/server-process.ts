@@ -55,14 +55,15 @@ export function startPatchbayProcess(command: 'serve' | 'api' | 'worker', env: R
   };
   take(child.stdout!);
   take(child.stderr!);
+  let ended = false;
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
     child.once('exit', (code, signal) => {
+      // Set before waking the waiters, so one waiting for a line that never came fails now, not at its timeout.
+      ended = true;
       resolve({ code, signal });
       for (const wake of waiters) wake();
     }),
   );
-  let ended = false;
-  void exited.then(() => (ended = true));
   const waitForLine = (match: (line: LogLine) => boolean, timeoutMs = 180_000) =>
     new Promise<LogLine>((resolve, reject) => {
       const timer = setTimeout(() => finish(new Error(`timed out waiting for a server log line:\n${dump()}`)), timeoutMs);

@@ -4,8 +4,6 @@ import type { IntegrationContext } from '../../integrations/integration-module.t
 import { createLinearApi, linearClient } from '../../integrations/linear/linear-api.ts';
 import { createLinearIntegration } from '../../integrations/linear/linear-integration.ts';
 import { createLinearStore } from '../../integrations/linear/linear-store.ts';
-import { createLinearWorker } from '../../integrations/linear/linear-webhook-worker.ts';
-import { agentSessionCreated } from '../fakes/linear/fake-linear-webhooks.ts';
 import { initialPlan, renderActivities, type LinearThreadState } from '../../integrations/linear/render-activities.ts';
 import type { SessionEvent, StoredEvent } from '../../src/core/events.ts';
 import type { SessionRecord } from '../../src/core/session-record.ts';
@@ -97,7 +95,7 @@ describe('renderActivities: session events as Linear agent activities', () => {
   });
 });
 
-describe('Linear keep-alive on long steps, and a request that keeps failing', () => {
+describe('Linear keep-alive on long steps', () => {
   let linear: FakeLinear;
   let database: Awaited<ReturnType<typeof createTestDatabase>>;
 
@@ -134,33 +132,5 @@ describe('Linear keep-alive on long steps, and a request that keeps failing', ()
     expect(linear.activitiesOf('as-long').map((a) => [a.content.type, a.ephemeral, a.content.body])).toEqual([['thought', true, 'Still working (21 min on this step).']]);
     expect((after.state as LinearThreadState).lastPostedAt).toBe(clock);
     expect(linear.refused).toEqual([]);
-  });
-
-  it('tells the agent session why after the last failed try of a delivery', async () => {
-    const log = pino({ level: 'silent' });
-    const store = createLinearStore(database.db);
-    const api = createLinearApi({ client: linearClient(linear.apiUrl, { accessToken: linear.accessToken }), log });
-    const issue = linear.issues.get('i1')!;
-    const payload = agentSessionCreated(linear, { agentSessionId: 'as-doomed', issue, creator: { id: 'u1', name: 'Ada', email: 'ada@acme.test' } });
-    const context = {
-      publicUrl: 'http://p',
-      log,
-      handle: async () => {
-        throw new Error('the session store is down');
-      },
-      findSession: async () => undefined,
-    } as unknown as IntegrationContext;
-    const worker = createLinearWorker({ store, api: async () => api, context, repos: { gitUrl: 'https://github.com', repoUrl: (r) => `https://github.com/${r.owner}/${r.repo}`, installed: async () => [] }, teamRepos: { ENG: 'acme/shop' }, log });
-    await store.enqueueDelivery({ dedupeKey: 'agent-session:as-doomed:created', deliveryId: 'd1', event: 'AgentSessionEvent', payload: JSON.stringify(payload) });
-    for (let i = 0; i < 4; i++) await worker.drain();
-    expect(linear.activitiesOf('as-doomed').some((a) => a.content.type === 'error')).toBe(false);
-    await worker.drain();
-    const errors = linear.activitiesOf('as-doomed').filter((a) => a.content.type === 'error');
-    expect(errors.map((a) => a.content.body)).toEqual(['Patchbay could not take this request: the session store is down']);
-    await worker.drain();
-    expect(linear.activitiesOf('as-doomed').filter((a) => a.content.type === 'error')).toHaveLength(1);
-    // Each try re-posts its first thought with the same id; the fake refuses the repeats as Linear would.
-    expect(linear.activitiesOf('as-doomed').filter((a) => a.content.type === 'thought' && String(a.content.body).startsWith('Looking at'))).toHaveLength(1);
-    linear.refused.length = 0;
   });
 });

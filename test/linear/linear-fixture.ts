@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import { loadConfig } from '../../src/config.ts';
-import { startPatchbay, type Patchbay } from '../../src/main.ts';
+import { startPatchbay, type Patchbay, type StartOptions } from '../../src/main.ts';
 import type { ModelProvider } from '../../src/models/model-provider.ts';
 import { buildIntegrations } from '../../src/wire-integrations.ts';
 import type { FakeGitHub } from '../fakes/fake-github.ts';
@@ -19,7 +19,7 @@ export type LinearPatchbay = Patchbay & { url: string; logLines: string[]; dispo
  * The whole Patchbay (real database, worker, sandbox, HTTP server) configured from the environment
  * alone for the fake Linear and, when given, the fake GitHub.
  */
-export async function startLinearPatchbay(fakes: { linear: FakeLinear; github?: FakeGitHub }, model: ModelProvider, env: Record<string, string> = {}): Promise<LinearPatchbay> {
+export async function startLinearPatchbay(fakes: { linear: FakeLinear; github?: FakeGitHub }, model: ModelProvider, env: Record<string, string> = {}, options: Pick<StartOptions, 'inbound'> = {}): Promise<LinearPatchbay> {
   const dataDir = await mkdtemp(join(tmpdir(), 'patchbay-linear-'));
   const database = await createTestDatabase();
   const logLines: string[] = [];
@@ -48,6 +48,7 @@ export async function startLinearPatchbay(fakes: { linear: FakeLinear; github?: 
     serve: true,
     model,
     queue: { pollingIntervalSeconds: 0.5 },
+    ...options,
     integrations: (context) => buildIntegrations(config, context),
   });
   return {

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ModelMessage } from '../../src/models/model-provider.ts';
 import { createScriptedProvider, type ScriptedTurn } from '../../src/models/scripted-provider.ts';
 import { createRemote, git, type RemoteFixture } from '../git/git-fixture.ts';
-import { waitFor, waitForStatus } from '../helpers/patchbay-fixture.ts';
+import { deliveriesWorked, waitFor, waitForStatus } from '../helpers/patchbay-fixture.ts';
 import { startFakeGitHub, type FakeGitHub } from '../fakes/fake-github.ts';
 import { installationCreatedEvent, issueCommentEvent, prCommentEvent, sendWebhook } from '../fakes/fake-github-webhooks.ts';
 import { startFakeLinear, type FakeIssue, type FakeLinear } from '../fakes/linear/fake-linear.ts';
@@ -93,7 +93,7 @@ describe('Linear end to end (real @linear/sdk against a schema-validating fake, 
     // Signed correctly, but its webhookTimestamp is two minutes old (a replay).
     const stale = await sendLinearWebhook(hook(), linearSecret, payload, { timestamp: Date.now() - 120_000 });
     expect(stale.status).toBe(401);
-    expect(await app.database.db.selectFrom('linear_webhook_deliveries').selectAll().execute()).toEqual([]);
+    expect((await app.inbound.list()).filter((d) => d.source === 'linear')).toEqual([]);
     expect(await sessionCount()).toBe(0);
     expect(linear.activities).toEqual([]);
   });
@@ -154,7 +154,7 @@ describe('Linear end to end (real @linear/sdk against a schema-validating fake, 
     const again = await sendLinearWebhook(hook(), linearSecret, firstCreated);
     expect(again.status).toBe(200);
     expect(JSON.parse(again.text)).toEqual({ ok: true, duplicate: true });
-    await new Promise((r) => setTimeout(r, 1500));
+    await deliveriesWorked(app);
     expect(await sessionCount()).toBe(sessions);
     expect(linear.activities).toHaveLength(before);
   });

@@ -1,24 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { compactTranscript, estimateMessageTokens, summaryPrefix, truncateToolOutput } from '../../src/models/context-budget.ts';
+import { compactTranscript, estimateMessageTokens, summaryPrefix } from '../../src/models/context-budget.ts';
 import type { ModelMessage } from '../../src/models/model-provider.ts';
-
-describe('truncateToolOutput', () => {
-  it('leaves short output alone', () => {
-    expect(truncateToolOutput('ok\n', 100)).toBe('ok\n');
-  });
-
-  it('keeps head and tail within the limit and says how much was cut and what to do', () => {
-    const text = `${'a'.repeat(10_000)}MIDDLE${'z'.repeat(10_000)}`;
-    const out = truncateToolOutput(text, 2_000);
-    expect(out.length).toBeLessThanOrEqual(2_000);
-    expect(out.startsWith('aaa')).toBe(true);
-    expect(out.endsWith('zzz')).toBe(true);
-    expect(out).not.toContain('MIDDLE');
-    const cut = Number(/\[\.\.\. ([\d,]+) characters cut; re-run with a narrower command or read the file in ranges\]/.exec(out)?.[1]?.replaceAll(',', ''));
-    const kept = out.replace(/\n\[\.\.\..*\]\n/, '').length;
-    expect(cut + kept).toBe(text.length);
-  });
-});
 
 const user = (content: string): ModelMessage => ({ role: 'user', content });
 const assistantCall = (id: string): ModelMessage => ({ role: 'assistant', content: 'calling', toolCalls: [{ id, name: 'run', input: {} }] });

@@ -34,8 +34,8 @@ describe('local bubblewrap sandbox isolation', () => {
         .filter((line) => /^[A-Za-z_][A-Za-z0-9_]*=/.test(line))
         .map((line) => line.split('=')[0])
         .sort();
-      // dash adds PWD itself; nothing else comes from the host.
-      expect(names).toEqual(['GIVEN', 'HOME', 'LANG', 'PATH', 'PWD']);
+      // dash adds PWD itself; NPM_CONFIG_UPDATE_NOTIFIER is Patchbay's own; nothing else comes from the host.
+      expect(names).toEqual(['GIVEN', 'HOME', 'LANG', 'NPM_CONFIG_UPDATE_NOTIFIER', 'PATH', 'PWD']);
       await sandbox.release();
     } finally {
       delete process.env.PATCHBAY_TEST_SECRET;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { chooseCandidate, findRepoMentions, githubRepoUrl, recommendRepo } from '../../integrations/slack/repo-mention.ts';
+import { chooseCandidate, findRepoMentions, recommendRepo } from '../../integrations/slack/repo-mention.ts';
 
 describe('findRepoMentions', () => {
   const cases: [string, string, { owner: string; repo: string; baseBranch?: string }[]][] = [
@@ -25,10 +25,6 @@ describe('findRepoMentions', () => {
   ];
   it.each(cases)('%s', (_name, text, expected) => {
     expect(findRepoMentions(text)).toEqual(expected);
-  });
-
-  it('maps a mention to the canonical repo URL', () => {
-    expect(githubRepoUrl({ owner: 'acme', repo: 'widgets', baseBranch: 'dev' })).toBe('https://github.com/acme/widgets');
   });
 });
 

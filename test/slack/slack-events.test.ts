@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { appMention, blockAction, envelope, message, signBody } from '../fakes/fake-slack-events.ts';
-import { waitFor, waitForStatus } from '../helpers/patchbay-fixture.ts';
+import { deliveriesWorked, waitFor, waitForStatus } from '../helpers/patchbay-fixture.ts';
 import { SIGNING_SECRET, startSlackFixture, waitForPost, type SlackFixture } from './slack-fixture.ts';
 
 const CHANNEL = 'C123ABC456';
@@ -20,6 +20,7 @@ describe('Slack events over HTTP (real Bolt app, signed requests, fake Web API)'
 
   it('refuses a bad signature, a stale or future timestamp and a missing one with 401, and creates nothing', async () => {
     const before = f.slack.calls.length;
+    const stored = (await f.app.inbound.list()).length;
     const mention = appMention({ user: 'U0ALICE01', text: 'fix it in <https://github.com/acme/widgets>' });
     const body = JSON.stringify(envelope(mention));
     const wrong = signBody('not-the-secret', body);
@@ -36,7 +37,9 @@ describe('Slack events over HTTP (real Bolt app, signed requests, fake Web API)'
       f.post(body, { 'content-type': 'application/json' }),
     ]);
     expect(responses.map((r) => r.status)).toEqual([401, 401, 401, 401, 401]);
-    await new Promise((r) => setTimeout(r, 300));
+    // A delivery is stored before its ack: a refused one left no row, so nothing can come of it later.
+    expect(await f.app.inbound.list()).toHaveLength(stored);
+    await deliveriesWorked(f.app);
     expect(f.slack.calls.length).toBe(before);
     expect(await f.sessionFor(CHANNEL, mention.ts)).toBeUndefined();
     expect(await f.app.store.list()).toHaveLength(0);
@@ -49,7 +52,7 @@ describe('Slack events over HTTP (real Bolt app, signed requests, fake Web API)'
     expect(res.status).toBe(200);
     const reply = await waitForPost(f.slack, CHANNEL, mention.ts, () => true, 'the reply');
     expect(reply.text).toBe('Please paste the public GitHub repository URL');
-    await new Promise((r) => setTimeout(r, 500));
+    await deliveriesWorked(f.app);
     expect(f.slack.thread(CHANNEL, mention.ts)).toHaveLength(1);
     expect(await f.sessionFor(CHANNEL, mention.ts)).toBeUndefined();
     expect(f.model.requests).toHaveLength(0);
@@ -79,7 +82,7 @@ describe('Slack events over HTTP (real Bolt app, signed requests, fake Web API)'
     await waitForPost(f.slack, CHANNEL, mention.ts, (t) => t.includes('Finished with no changes'), 'the final reply');
     // The same message delivered again with a new event id (as app_mention and message both arrive) is one request too.
     await f.postEvent(envelope({ ...mention }));
-    await new Promise((r) => setTimeout(r, 500));
+    await deliveriesWorked(f.app);
     const sessions = (await f.app.store.list()).filter((s) => s.prompt.includes('tidy up'));
     expect(sessions).toHaveLength(1);
     expect(f.slack.reactions.filter((r) => r.timestamp === mention.ts)).toEqual([{ channel: CHANNEL, timestamp: mention.ts, name: 'eyes' }]);
@@ -96,7 +99,7 @@ describe('Slack events over HTTP (real Bolt app, signed requests, fake Web API)'
     await f.postEvent(envelope(message({ text: 'I am a bot', threadTs: mention.ts, botId: 'B0OTHER01' })));
     await f.postEvent(envelope(message({ user: 'U0BOT0001', text: 'my own echo', threadTs: mention.ts })));
     await f.postEvent(envelope(message({ user: 'U0ALICE01', text: 'edited', threadTs: mention.ts, subtype: 'message_changed' })));
-    await new Promise((r) => setTimeout(r, 500));
+    await deliveriesWorked(f.app);
     expect((await f.app.store.events(session.id, { types: ['user-message'] })).length).toBe(1);
   });
 

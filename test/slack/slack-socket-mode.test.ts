@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { appMention, envelope } from '../fakes/fake-slack-events.ts';
 import { startFakeSlackSocket, type FakeSlackSocket } from '../fakes/fake-slack-socket.ts';
-import { waitFor } from '../helpers/patchbay-fixture.ts';
+import { deliveriesWorked, waitFor } from '../helpers/patchbay-fixture.ts';
 import { startSlackFixture, waitForPost, type SlackFixture } from './slack-fixture.ts';
 
 const CHANNEL = 'C123ABC456';
@@ -38,7 +38,7 @@ describe('Slack over Socket Mode (real SocketModeReceiver, loopback WebSocket)',
     await socket.sendEvent(payload);
     await socket.sendEvent(payload, { attempt: 1, reason: 'timeout' });
     await waitFor(() => f.sessionFor(CHANNEL, mention.ts), 'the session');
-    await new Promise((r) => setTimeout(r, 500));
+    await deliveriesWorked(f.app);
     expect((await f.app.store.list()).filter((s) => s.prompt.startsWith('tidy'))).toHaveLength(1);
     expect(f.slack.reactions.filter((r) => r.timestamp === mention.ts)).toHaveLength(1);
   });

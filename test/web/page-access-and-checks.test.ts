@@ -14,9 +14,10 @@ function check(commit: string, outcome: EventOf<'check-finished'>['outcome'], ta
 }
 
 /**
- * The page behind PATCHBAY_API_TOKEN, and what it shows of the harness's gates. The server is the
- * real API on a real database; the harness's writes (checks, verdicts, the review gate, a blocked
- * connection) are appended to the log as the worker appends them.
+ * The page behind PATCHBAY_API_TOKEN, and how it renders each of the harness's gate events. The
+ * server is the real API on a real database; the gate events (checks, verdicts, the review gate on a
+ * PR, a blocked connection) are appended to the log as the worker appends them, so every shape is
+ * shown, a ready PR included. page-harness-run.test.ts watches the same events come from a real run.
  */
 describe('the page behind an API token, with checks per commit, in Chromium', () => {
   let fx: ApiFixture;

@@ -1,8 +1,9 @@
 /** The typed client of Patchbay's HTTP API. Types come from the server's own modules. */
-import type { SessionDetail, SessionDiff, SessionList } from '../../src/api/api-types.ts';
+import type { KnowledgeDocument, RepoKnowledge, SessionDetail, SessionDiff, SessionList } from '../../src/api/api-types.ts';
+import type { PageSignInProvider } from '../../src/core/page-sign-in.ts';
 import type { SessionStatus } from '../../src/core/session-status.ts';
 
-export type { SessionDetail, SessionDiff, SessionList };
+export type { KnowledgeDocument, RepoKnowledge, SessionDetail, SessionDiff, SessionList };
 
 export type Author = { name: string; email?: string };
 
@@ -33,7 +34,7 @@ async function request<T>(method: string, path: string, body?: unknown): Promise
 }
 
 export const api = {
-  auth: () => request<{ required: boolean; signedIn: boolean }>('GET', '/api/auth'),
+  auth: () => request<{ required: boolean; signedIn: boolean; providers: PageSignInProvider[] }>('GET', '/api/auth'),
   signIn: (token: string) => request<void>('POST', '/api/auth', { token }),
   signOut: () => request<void>('DELETE', '/api/auth'),
   list: (filter: { status?: SessionStatus | undefined; repo?: string | undefined }) => {
@@ -50,6 +51,9 @@ export const api = {
     request<{ id: string; status: SessionStatus; url: string }>('POST', '/api/sessions', body),
   send: (id: string, body: { text: string; questionId?: string; author?: Author }) =>
     request<{ id: string; status?: SessionStatus }>('POST', `/api/sessions/${encodeURIComponent(id)}/messages`, body),
+  knowledge: (repo: string) => request<RepoKnowledge>('GET', `/api/repos/${encodeURIComponent(repo)}/knowledge`),
+  saveKnowledge: (repo: string, document: KnowledgeDocument, author?: Author) =>
+    request<RepoKnowledge>('PUT', `/api/repos/${encodeURIComponent(repo)}/knowledge`, { document, ...(author && { author: { name: author.name } }) }),
   stop: (id: string, author?: Author) =>
     request<{ id: string; status?: SessionStatus }>('POST', `/api/sessions/${encodeURIComponent(id)}/stop`, author ? { author } : {}),
 };

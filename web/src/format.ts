@@ -1,4 +1,5 @@
 /** Small formatting helpers shared by the views. */
+import { describeToolCall } from '../../src/core/tool-call.ts';
 
 export function timeOf(iso: string): string {
   const d = new Date(iso);
@@ -51,9 +52,6 @@ export function safeHref(value: string | undefined): string | undefined {
 }
 
 /** The one-line gist of a tool call's input: its command, path or pattern. */
-export function toolGist(input: unknown): string {
-  if (!input || typeof input !== 'object') return '';
-  const fields = input as Record<string, unknown>;
-  const main = fields.command ?? fields.path ?? fields.pattern ?? fields.question ?? fields.query;
-  return typeof main === 'string' ? (main.split('\n')[0] ?? '').slice(0, 200) : '';
+export function toolGist(name: string, input: unknown): string {
+  return describeToolCall(name, input).detail;
 }

@@ -39,8 +39,9 @@ export type CheckpointDeps = {
 export async function resumeWork(input: {
   sessionId: string;
   sandbox: Sandbox;
-  workspaceDir: string;
-  /** False when the workspace was just cloned for this run. */
+  /** Host path of a local sandbox's workspace; remote sandboxes hand the bundle over as bytes. */
+  workspaceDir?: string;
+  /** False when the workspace was just made for this run. */
   reused: boolean;
   base: WorkBase;
   deps: CheckpointDeps;
@@ -80,7 +81,7 @@ export async function resumeWork(input: {
     last = await checkpointWork({
       sessionId,
       sandbox,
-      workspaceDir: input.workspaceDir,
+      ...(input.workspaceDir && { workspaceDir: input.workspaceDir }),
       scratchDir: checkpointScratchDir(deps.dataDir),
       store: deps.store,
       base,

@@ -44,7 +44,7 @@ echo bundled
 // tree (untracked files not in it are removed; ignored ones stay), the index at HEAD.
 const restoreScript = `set -eu
 b=.git/patchbay-restore.bundle
-base64 -d > "$b"
+[ "\${PATCHBAY_PUT:-0}" = 1 ] || base64 -d > "$b"
 git bundle verify --quiet "$b" >/dev/null 2>&1 || { echo "the checkpoint needs commits this workspace does not have (was the base branch rewritten?)" >&2; rm -f "$b"; exit 3; }
 git fetch --quiet --no-tags --no-write-fetch-head "$b" "+refs/patchbay/checkpoint:refs/patchbay/checkpoint"
 rm -f "$b"
@@ -80,8 +80,8 @@ export async function readWorkState(sandbox: Sandbox, signal: AbortSignal): Prom
 export type CheckpointOptions = {
   sessionId: string;
   sandbox: Sandbox;
-  /** Host path of the workspace, to copy the bundle out safely. */
-  workspaceDir: string;
+  /** Host path of a local workspace, to copy the bundle out safely; without it the sandbox hands it over as bytes. */
+  workspaceDir?: string;
   scratchDir: string;
   store: CheckpointStore;
   base: { branch: string; baseBranch: string; baseCommit: string };
@@ -120,8 +120,15 @@ export async function checkpointWork(options: CheckpointOptions): Promise<Pick<W
   }
   let copy: string | undefined;
   try {
-    copy = await takeBundle({ workspaceDir: options.workspaceDir, scratchDir: options.scratchDir, maxBytes: options.maxBytes, name: bundleName });
-    const bundle = await readFile(copy);
+    let bundle: Buffer;
+    if (options.workspaceDir) {
+      copy = await takeBundle({ workspaceDir: options.workspaceDir, scratchDir: options.scratchDir, maxBytes: options.maxBytes, name: bundleName });
+      bundle = await readFile(copy);
+    } else if (sandbox.getBytes) {
+      bundle = Buffer.from(await sandbox.getBytes(`${sandbox.workdir}/.git/${bundleName}`, options.maxBytes));
+    } else {
+      throw new PatchbayError('git_failed', 'this sandbox can hand no files over');
+    }
     await options.store.save(options.sessionId, { ...meta, head: state.head, tree: state.tree, bundle, ...(state.branch && { branch: state.branch }) });
   } catch (error) {
     if (signal.aborted) throw error;
@@ -139,11 +146,14 @@ export async function restoreWork(sandbox: Sandbox, checkpoint: WorkCheckpoint, 
   if (!checkpoint.bundle) {
     throw new PatchbayError('git_failed', `the previous run's work cannot be restored here: ${checkpoint.unavailable ?? 'its checkpoint has no bundle'}`);
   }
+  // Remote sandboxes take bytes at a path; a local one reads them from the command's stdin.
+  const put = sandbox.putBytes !== undefined;
+  if (put) await sandbox.putBytes!(`${sandbox.workdir}/.git/patchbay-restore.bundle`, checkpoint.bundle);
   const result = await sandbox.exec(restoreScript, {
     signal,
     timeoutMs: 10 * 60_000,
-    stdin: checkpoint.bundle.toString('base64'),
-    env: { PATCHBAY_BRANCH: checkpoint.branch, PATCHBAY_HEAD: checkpoint.head, PATCHBAY_TREE: checkpoint.tree },
+    ...(!put && { stdin: checkpoint.bundle.toString('base64') }),
+    env: { PATCHBAY_BRANCH: checkpoint.branch, PATCHBAY_HEAD: checkpoint.head, PATCHBAY_TREE: checkpoint.tree, PATCHBAY_PUT: put ? '1' : '0' },
   });
   if (result.exitCode !== 0) throw failed("restoring the previous run's work from its checkpoint failed", result);
 }

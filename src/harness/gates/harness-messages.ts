@@ -1,4 +1,4 @@
-import type { Actor } from '../../core/actor.ts';
+import { ciActor, type Actor } from '../../core/actor.ts';
 import type { StoredEvent } from '../../core/events.ts';
 
 /** The harness speaks to the agent as this actor; its messages never count as people's. */
@@ -13,10 +13,13 @@ export function isHuman(actor: Actor): boolean {
   return actor.source !== 'system';
 }
 
-/** Seq of the latest message a person wrote: gates count attempts since then. */
+/**
+ * Seq of the latest request: a message a person wrote, or a CI failure handed to the agent (a
+ * follow-up gets its own check rounds and its own verifier rework). Gates count attempts since then.
+ */
 export function lastHumanSeq(events: readonly StoredEvent[]): number {
   let seq = 0;
-  for (const e of events) if (e.event.type === 'user-message' && isHuman(e.event.actor)) seq = e.seq;
+  for (const e of events) if (e.event.type === 'user-message' && (isHuman(e.event.actor) || e.event.actor.id === ciActor.id)) seq = e.seq;
   return seq;
 }
 

@@ -30,7 +30,9 @@ describe('the runner cuts long tool output before it joins the transcript', () =
 
     const seen = toolResult(model.requests[1]!.messages, 'big');
     expect(seen.content.length).toBeLessThanOrEqual(5_000);
-    expect(seen.content).toMatch(/\[\.\.\. [\d,]+ characters cut; re-run with a narrower command or read the file in ranges\]/);
+    // Cut once, by the shell tool at the run's limit: one note, saying how to see the rest.
+    expect(seen.content.match(/cut from the middle of/g)).toHaveLength(1);
+    expect(seen.content).toMatch(/\[\.\.\. \d+ characters \(\d+ lines\) cut from the middle of \d+; redirect the output to a file and read parts of it with read_file or search \.\.\.\]/);
     // Head and tail both survive: the start of the output and its last line.
     expect(seen.content.startsWith('Exit code: 0\nstdout:\n1\n2\n3\n')).toBe(true);
     expect(seen.content.trimEnd().endsWith('60000')).toBe(true);
@@ -48,7 +50,8 @@ describe('the runner cuts long tool output before it joins the transcript', () =
     expect((await fx.run(sessionId, model)).kind).toBe('finished');
     const seen = toolResult(model.requests[1]!.messages, 'big2');
     expect(seen.content.length).toBeLessThanOrEqual(30_000);
-    expect(seen.content).toContain('characters cut; re-run with a narrower command');
+    expect(seen.content.match(/cut from the middle of/g)).toHaveLength(2);
+    expect(seen.content).toContain('stderr:\n1\n2\n3');
     const end = (await fx.store.events(sessionId, { types: ['tool-end'] })).at(-1)?.event;
     expect(end?.type === 'tool-end' && end.output.length).toBeLessThanOrEqual(4_100);
   });

@@ -46,13 +46,18 @@ describe('shell, search, git and ask_user tools on a real sandbox', () => {
     const shell = createShellTool({ maxOutputChars: 2_000 });
     const output = await shell.execute({ command: 'seq 1 5000; echo done >&2' }, box.ctx());
     expect(output.isError).toBe(false);
-    // stderr ("done\n") keeps its 5 characters, stdout gets the other 1,995.
+    // The whole answer fits the limit: stderr ("done\n") keeps its 5 characters, stdout the rest,
+    // its cut note included, and the cut it reports is exactly what is missing.
+    expect(output.content.length).toBeLessThanOrEqual(2_000);
     const stdout = Array.from({ length: 5_000 }, (_, i) => `${i + 1}\n`).join('');
-    const cut = stdout.slice(798, stdout.length - 1197);
-    const cutLines = cut.split('\n').length - 1;
-    expect(output.content).toContain(
-      `[... ${cut.length} characters (${cutLines} lines) cut from the middle of ${stdout.length}; redirect the output to a file`,
-    );
+    const note = /\n\[\.\.\. (\d+) characters \((\d+) lines\) cut from the middle of (\d+); redirect the output to a file[^\]]*\]\n/.exec(output.content)!;
+    expect(Number(note[3])).toBe(stdout.length);
+    const shown = output.content.slice('Exit code: 0\nstdout:\n'.length, output.content.indexOf('\nstderr:'));
+    const [head, tail] = shown.split(note[0]) as [string, string];
+    expect(stdout.startsWith(head) && stdout.endsWith(tail)).toBe(true);
+    const cut = stdout.slice(head.length, stdout.length - tail.length);
+    expect(Number(note[1])).toBe(cut.length);
+    expect(Number(note[2])).toBe(cut.split('\n').length - 1);
     expect(output.content).toMatch(/^Exit code: 0\nstdout:\n1\n2\n3\n/);
     expect(output.content).toMatch(/4999\n5000\n\nstderr:\ndone\n$/);
   });
@@ -142,6 +147,22 @@ describe('shell, search, git and ask_user tools on a real sandbox', () => {
     expect((await call('git_diff', { path: 'src/a.ts' })).content).toBe(
       'No unstaged changes in src/a.ts. Untracked files are not diffed; see git_status.',
     );
+  });
+
+  it('git_diff output past the run\'s limit is cut once, with one note naming how to see the rest', async () => {
+    await box.sh('seq 1 5000 > big.txt && git add big.txt && git commit -qm big && seq 1 5000 | sed s/$/x/ > big.txt');
+    try {
+      const diff = await registry.execute({ id: 'big-diff', name: 'git_diff', input: {} }, { ...box.ctx(), maxOutputChars: 3_000 });
+      expect(diff.content.length).toBeLessThanOrEqual(3_000);
+      expect(diff.content.match(/cut from the middle of/g)).toHaveLength(1);
+      // The note speaks of the whole diff: nothing cut it before the one cut.
+      const whole = (await box.sh('git diff --no-color --no-ext-diff')).length;
+      expect(diff.content).toMatch(new RegExp(`\\[\\.\\.\\. \\d+ characters \\(\\d+ lines\\) cut from the middle of ${whole}; pass path to diff one file or directory at a time \\.\\.\\.\\]`));
+      expect(diff.content.startsWith('diff --git a/big.txt b/big.txt')).toBe(true);
+      expect(diff).not.toHaveProperty('cutHint');
+    } finally {
+      await box.sh('git reset -q --hard HEAD~1');
+    }
   });
 
   it('git tools report a workspace that is not a repository as an error', async () => {

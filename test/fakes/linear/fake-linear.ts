@@ -74,6 +74,8 @@ export async function startFakeLinear(options: { accessToken?: string; apiKey?: 
   const waiters = new Set<() => void>();
   const documents = new Map<string, DocumentNode>();
   let failures: { status: number; count: number; retryAfterSeconds?: number } | undefined;
+  /** Operations Linear refuses on every call (by GraphQL operation name), with the error it answers. */
+  const failing = new Map<string, string>();
   let suggest: (issueId: string, candidates: { hostname: string; repositoryFullName: string }[]) => Suggestion[] = () => [];
 
   const notify = () => {
@@ -257,6 +259,13 @@ export async function startFakeLinear(options: { accessToken?: string; apiKey?: 
       const type = failures.status === 429 ? 'ratelimited' : 'internal error';
       return send(res, failures.status, { errors: [{ message: failures.status === 429 ? 'Rate limit exceeded' : 'Internal error', extensions: { type } }] }, headers);
     }
+    const named = operation.split(',')[0]!;
+    const failure = failing.get(named);
+    if (failure !== undefined) {
+      // As Linear answers a refused mutation: HTTP 200 with a GraphQL error and no data.
+      refused.push({ operation: named, status: 200, message: failure });
+      return send(res, 200, { data: null, errors: [{ message: failure, path: [named], extensions: { type: 'invalid input', userPresentableMessage: failure } }] });
+    }
     operations.push(operation);
     const result = await execute({ schema, document, rootValue: root, variableValues: (body.variables ?? {}) as Record<string, unknown> });
     if (result.errors?.length) {
@@ -322,6 +331,13 @@ export async function startFakeLinear(options: { accessToken?: string; apiKey?: 
     /** The next `count` requests fail with `status` (429 answers as Linear's rate limit does). */
     failNext(count: number, status = 429, retryAfterSeconds?: number) {
       failures = { status, count, ...(retryAfterSeconds !== undefined && { retryAfterSeconds }) };
+    },
+    /** Every call of this operation (its GraphQL operation name, e.g. `updateAgentSession`) is refused with `message` until restore(). */
+    fail(operation: string, message: string) {
+      failing.set(operation, message);
+    },
+    restore(operation: string) {
+      failing.delete(operation);
     },
     activitiesOf(agentSessionId: string): FakeActivity[] {
       return activities.filter((a) => a.agentSessionId === agentSessionId);

@@ -1,4 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
+import type { PageSignInProvider } from '../../../src/core/page-sign-in.ts';
 import { api, ApiError } from '../api.ts';
 import { ListPage } from './list-page.tsx';
 import { SessionPage } from './session-page.tsx';
@@ -19,6 +20,7 @@ export function navigate(path: string): void {
 export function App() {
   const [route, setRoute] = useState(currentRoute);
   const [access, setAccess] = useState<'checking' | 'ok' | 'ask'>('checking');
+  const [providers, setProviders] = useState<PageSignInProvider[]>([]);
 
   useEffect(() => {
     const onPop = () => setRoute(currentRoute());
@@ -28,7 +30,10 @@ export function App() {
 
   useEffect(() => {
     api.auth().then(
-      (auth) => setAccess(auth.signedIn ? 'ok' : 'ask'),
+      (auth) => {
+        setProviders(auth.providers ?? []);
+        setAccess(auth.signedIn ? 'ok' : 'ask');
+      },
       () => setAccess('ask'),
     );
     // Any API call that comes back 401 (the token changed, the cookie expired) asks again.
@@ -44,18 +49,18 @@ export function App() {
           Patchbay
         </a>
         <span class="top-hint">
-          <kbd>/</kbd> message · <kbd>1</kbd>–<kbd>3</kbd> tabs
+          <kbd>/</kbd> message · <kbd>1</kbd>–<kbd>4</kbd> tabs
         </span>
       </header>
       {access === 'checking' && <p class="muted pad">Loading…</p>}
-      {access === 'ask' && <TokenForm onDone={() => setAccess('ok')} />}
+      {access === 'ask' && <TokenForm providers={providers} onDone={() => setAccess('ok')} />}
       {access === 'ok' && (route.page === 'session' ? <SessionPage key={route.id} id={route.id} /> : <ListPage />)}
     </>
   );
 }
 
 /** Asks for PATCHBAY_API_TOKEN once; the server answers with an HttpOnly session cookie. */
-function TokenForm({ onDone }: { onDone: () => void }) {
+function TokenForm({ onDone, providers }: { onDone: () => void; providers: readonly PageSignInProvider[] }) {
   const [token, setToken] = useState('');
   const [error, setError] = useState('');
   const submit = async (event: Event) => {
@@ -80,6 +85,14 @@ function TokenForm({ onDone }: { onDone: () => void }) {
         </p>
       )}
       <button type="submit">Sign in</button>
+      {providers.map((p) => (
+        <p key={p.url}>
+          or{' '}
+          <a class="sign-in-with" href={p.url}>
+            sign in with {p.name}
+          </a>
+        </p>
+      ))}
     </form>
   );
 }

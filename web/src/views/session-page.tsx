@@ -6,15 +6,17 @@ import { SessionModel } from '../session-model.ts';
 import { ChecksView } from './checks-view.tsx';
 import { Composer } from './composer.tsx';
 import { DiffView } from './diff-view.tsx';
+import { KnowledgeView } from './knowledge-view.tsx';
 import { SidePanel } from './side-panel.tsx';
 import { StatusBadge } from './status-badge.tsx';
 import { TimelineView } from './timeline-view.tsx';
 
-type Tab = 'timeline' | 'diff' | 'checks';
+type Tab = 'timeline' | 'diff' | 'checks' | 'knowledge';
 const tabs: { id: Tab; label: string }[] = [
   { id: 'timeline', label: 'Timeline' },
   { id: 'diff', label: 'Diff' },
   { id: 'checks', label: 'Checks' },
+  { id: 'knowledge', label: 'Repo' },
 ];
 
 /** Event types after which the side panel (usage, cost, threads, result) is read again. */
@@ -95,7 +97,7 @@ export function SessionPage({ id }: { id: string }) {
         setTab('timeline');
         requestAnimationFrame(() => document.getElementById('message')?.focus());
       }
-      const index = ['1', '2', '3'].indexOf(event.key);
+      const index = ['1', '2', '3', '4'].indexOf(event.key);
       if (index >= 0) setTab(tabs[index]!.id);
     };
     addEventListener('keydown', onKey);
@@ -162,6 +164,7 @@ export function SessionPage({ id }: { id: string }) {
           )}
           {tab === 'diff' && <DiffView sessionId={id} pushes={model.pushes.length} />}
           {tab === 'checks' && <ChecksView model={model} version={version} />}
+          {tab === 'knowledge' && <KnowledgeView repo={detail?.repo} />}
         </section>
         <SidePanel detail={detail} model={model} version={version} />
       </div>

@@ -152,7 +152,7 @@ function ToolCall({ item }: { item: Extract<Item, { kind: 'tool' }> }) {
   return (
     <details class={`tool${item.end?.isError ? ' failed' : ''}${item.end ? '' : ' running'}`} data-call={item.callId} onToggle={(e) => setOpen(e.currentTarget.open)}>
       <summary>
-        <span class="name">{item.name}</span> <code class="gist">{toolGist(item.input)}</code> <span class="state">{state}</span>
+        <span class="name">{item.name}</span> <code class="gist">{toolGist(item.name, item.input)}</code> <span class="state">{state}</span>
       </summary>
       {open && (
         <div class="tool-body">

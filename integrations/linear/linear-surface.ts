@@ -1,15 +1,16 @@
 import type { Logger } from 'pino';
 import type { Actor } from '../../src/core/actor.ts';
+import type { Inbound } from '../../src/core/inbound.ts';
+import type { InboundSurface, Normalized, ReceivedDelivery, StoredDelivery } from '../../src/core/inbound-surface.ts';
 import type { ThreadRef } from '../../src/core/thread-ref.ts';
 import type { IntegrationContext } from '../integration-module.ts';
 import type { Activity, LinearApi } from './linear-api.ts';
-import { findRepos, fullName, parseRepoSetting, parseRepoUrl, type RepoName } from './linear-repo.ts';
-import type { LinearAgentSession, LinearStore, PendingDelivery, PendingTask } from './linear-store.ts';
+import { findRepos, fullName, parseRepoLink, parseRepoSetting, type RepoName } from './linear-repo.ts';
+import { parseRepoName } from '../../src/core/repo-ref.ts';
+import type { LinearAgentSession, LinearStore, PendingTask } from './linear-store.ts';
 import { taskFromEvent } from './linear-task.ts';
-import { AgentSessionEvent } from './linear-webhook.ts';
+import { AgentSessionEvent, dedupeKeyOf } from './linear-webhook.ts';
 import { stableUuid } from './stable-uuid.ts';
-
-export type LinearWorker = { kick(): void; start(): void; stop(): Promise<void>; drain(): Promise<number> };
 
 /** What the Linear integration knows of repositories: the git host and the GitHub App's installed repos. */
 export type RepoSource = {
@@ -27,59 +28,74 @@ const toActor = (user: { id: string; name: string; email?: string | undefined } 
     : { source: 'linear', id: 'unknown', name: 'A Linear user' };
 
 const suggestionThreshold = 0.7;
-/** Tries of one delivery before it is given up (and the agent session told why). */
-const maxAttempts = 5;
 
 /**
- * Works Linear deliveries after they were acknowledged. `created`: a first thought at once, then
- * the task built from the issue, a repository (named in the issue or comment, the team's setting,
- * Linear's suggestion, or asked for with a select elicitation), the session started, its page
- * linked from Linear and a delegated issue moved to the team's first started state. `prompted`:
- * the person's message steers the session, answers its question (or the repository question), or
- * with the stop signal stops the run.
+ * A verified Linear webhook as the inbound pipeline stores it, under the key of what it means (an
+ * agent session is created once; a prompt is one agent activity); undefined when it has none.
  */
-export function createLinearWorker(deps: {
+export function linearDelivery(payload: Record<string, unknown>, raw: string, deliveryId: string | undefined, eventHeader: string | undefined): ReceivedDelivery | undefined {
+  const dedupeKey = dedupeKeyOf(payload, deliveryId);
+  if (!dedupeKey) return undefined;
+  const kind = typeof payload.type === 'string' ? payload.type : (eventHeader ?? 'unknown');
+  // One agent session's events in the order they came: its creation before the prompts in it.
+  const agentSessionId = (payload.agentSession as { id?: unknown } | undefined)?.id;
+  const orderKey = typeof agentSessionId === 'string' ? `agent-session:${agentSessionId}` : undefined;
+  return { source: 'linear', dedupeKey, kind, body: raw, ...(deliveryId && { deliveryId }), ...(orderKey && { orderKey }) };
+}
+
+const ignore = (reason: string): Normalized => ({ kind: 'ignore', reason });
+
+/**
+ * Linear's inbound half, as the pipeline drives it after the ack. `created`: a first thought at
+ * once, then the task built from the issue, a repository (named in the issue or comment, the team's
+ * setting, Linear's suggestion, or asked for with a select elicitation), the session started, its
+ * page linked from Linear and a delegated issue moved to the team's first started state.
+ * `prompted`: the person's message steers the session, answers its question (or the repository
+ * question), or with the stop signal stops the run. Every activity carries an id derived from the
+ * delivery, so a retry re-posts nothing.
+ */
+export function createLinearSurface(deps: {
   store: LinearStore;
   api: (organizationId: string) => Promise<LinearApi>;
-  context: IntegrationContext;
+  context: Pick<IntegrationContext, 'publicUrl' | 'addThread' | 'findSession' | 'getSession'>;
   repos: RepoSource;
   teamRepos: Record<string, string>;
   log: Logger;
-  sweepMs?: number;
-}): LinearWorker {
+}): InboundSurface {
   const { store, context, log } = deps;
-  let running: Promise<number> | undefined;
-  let again = false;
-  let timer: NodeJS.Timeout | undefined;
   const sessionUrl = (id: string) => `${context.publicUrl}/sessions/${id}`;
 
-  async function work(delivery: PendingDelivery): Promise<void> {
-    const dlog = log.child({ dedupeKey: delivery.dedupeKey, deliveryId: delivery.deliveryId });
-    if (delivery.event !== 'AgentSessionEvent') {
-      dlog.debug({ event: delivery.event }, 'Linear webhook ignored');
-      return;
+  function parse(delivery: StoredDelivery): AgentSessionEvent | string {
+    if (delivery.kind !== 'AgentSessionEvent') return `event ${delivery.kind} is not one Patchbay handles`;
+    let payload: unknown;
+    try {
+      payload = JSON.parse(delivery.body);
+    } catch {
+      return 'the body is not JSON';
     }
-    const parsed = AgentSessionEvent.safeParse(delivery.payload);
-    if (!parsed.success) {
-      // Retrying cannot fix the shape; one warning, and the delivery is done.
-      dlog.warn({ issues: parsed.error.issues.slice(0, 5) }, 'Linear AgentSessionEvent not understood; acknowledged and dropped');
-      return;
-    }
-    const event = parsed.data;
+    const parsed = AgentSessionEvent.safeParse(payload);
+    // Retrying cannot fix the shape: ignored, with the first problems as the reason.
+    if (!parsed.success) return `AgentSessionEvent not understood: ${parsed.error.issues.slice(0, 3).map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`;
+    return parsed.data;
+  }
+
+  async function normalize(delivery: StoredDelivery): Promise<Normalized> {
+    const event = parse(delivery);
+    if (typeof event === 'string') return ignore(event);
+    const dlog = log.child({ agentSessionId: event.agentSession.id, action: event.action });
     const api = await deps.api(event.organizationId);
-    if (event.action === 'created') await created(event, api, delivery.dedupeKey, dlog);
-    else await prompted(event, api, delivery.dedupeKey, dlog);
+    return event.action === 'created' ? created(event, api, delivery.dedupeKey, dlog) : prompted(event, api, delivery.dedupeKey, dlog);
   }
 
   const post = (api: LinearApi, agentSessionId: string, seed: string, activity: Activity) => api.postActivity(agentSessionId, { ...activity, id: stableUuid(`${agentSessionId}:${seed}`) });
 
-  async function created(event: AgentSessionEvent, api: LinearApi, key: string, dlog: Logger): Promise<void> {
+  async function created(event: AgentSessionEvent, api: LinearApi, key: string, dlog: Logger): Promise<Normalized> {
     const agentSessionId = event.agentSession.id;
     const issue = event.agentSession.issue;
     const issueId = issue?.id ?? event.agentSession.issueId;
     if (!issueId) {
       await post(api, agentSessionId, `${key}:no-issue`, { content: { type: 'error', body: 'I can only work from an issue: mention me on an issue or delegate one to me.' } });
-      return;
+      return ignore('the agent session has no issue');
     }
     // The acknowledgement comes first: Linear shows a session without an activity in 10 s as unresponsive.
     await post(api, agentSessionId, `${key}:ack`, { content: { type: 'thought', body: `Looking at ${issue?.identifier ?? 'the issue'}${issue ? ` "${issue.title}"` : ''}.` } });
@@ -97,31 +113,44 @@ export function createLinearWorker(deps: {
       const linked = await sessionOfPull(url);
       if (!linked) continue;
       await context.addThread(linked.id, thread);
-      await context.handle({ kind: 'message', thread, actor, text, deliveryId: key });
-      await store.update(agentSessionId, { sessionId: linked.id });
-      await api.updateSession(agentSessionId, { externalUrls: [{ label: 'Patchbay session', url: sessionUrl(linked.id) }] });
-      dlog.info({ sessionId: linked.id }, 'Linear session joined the session of its linked pull request');
-      return;
+      return {
+        kind: 'inbound',
+        inbound: { kind: 'message', thread, actor, text, deliveryId: key },
+        async after() {
+          await store.update(agentSessionId, { sessionId: linked.id });
+          await api.updateSession(agentSessionId, { externalUrls: [{ label: 'Patchbay session', url: sessionUrl(linked.id) }] });
+          dlog.info({ sessionId: linked.id }, 'Linear session joined the session of its linked pull request');
+        },
+      };
     }
 
     const installed = await deps.repos.installed().catch(() => [] as string[]);
     const resolved = await resolveRepo(event, api, installed, details?.teamKey ?? issue?.team.key, dlog);
     if (!resolved) {
       await ask(api, row, { text, actor, candidates: installed.map((r) => deps.repos.repoUrl(splitName(r))) }, `${key}:ask`);
-      return;
+      return ignore('asked which repository to work in');
     }
     await post(api, agentSessionId, `${key}:repo`, { content: { type: 'thought', body: `Working in ${fullName(resolved.repo)} (${resolved.why}).` } });
-    await start(api, row, { thread, actor, text, repo: resolved.repo, key }, dlog);
-    if (details && details.delegateId === event.appUserId) await moveToStarted(api, details, dlog);
+    return start(api, row, { thread, actor, text, repo: resolved.repo, key }, dlog, async () => {
+      if (details && details.delegateId === event.appUserId) await moveToStarted(api, details, dlog);
+    });
   }
 
-  async function start(api: LinearApi, row: LinearAgentSession, input: { thread: ThreadRef; actor: Actor; text: string; repo: RepoName; key: string }, dlog: Logger): Promise<void> {
-    const outcome = await context.handle({ kind: 'start', thread: input.thread, actor: input.actor, text: input.text, repo: deps.repos.repoUrl(input.repo), deliveryId: input.key });
-    const session = 'session' in outcome ? outcome.session : await context.findSession(input.thread);
-    if (!session) throw new Error(`the session service did not take the Linear session (${outcome.kind})`);
-    await store.update(row.agentSessionId, { sessionId: session.id, pending: null });
-    await api.updateSession(row.agentSessionId, { externalUrls: [{ label: 'Patchbay session', url: sessionUrl(session.id) }] });
-    dlog.info({ sessionId: session.id, outcome: outcome.kind }, 'Linear session handed to the session service');
+  /** Starts the session; once the service took it, binds the agent session to it and links its page. */
+  function start(api: LinearApi, row: LinearAgentSession, input: { thread: ThreadRef; actor: Actor; text: string; repo: RepoName; key: string }, dlog: Logger, then?: () => Promise<void>): Normalized {
+    return {
+      kind: 'inbound',
+      inbound: { kind: 'start', thread: input.thread, actor: input.actor, text: input.text, repo: deps.repos.repoUrl(input.repo), deliveryId: input.key },
+      async after(outcome) {
+        // A retry after a half-finished attempt finds the session the first one started.
+        const session = 'session' in outcome ? outcome.session : await context.findSession(input.thread);
+        if (!session) throw new Error(`the session service did not take the Linear session (${outcome.kind})`);
+        await store.update(row.agentSessionId, { sessionId: session.id, pending: null });
+        await api.updateSession(row.agentSessionId, { externalUrls: [{ label: 'Patchbay session', url: sessionUrl(session.id) }] });
+        dlog.info({ sessionId: session.id, outcome: outcome.kind }, 'Linear session handed to the session service');
+        await then?.();
+      },
+    };
   }
 
   async function ask(api: LinearApi, row: LinearAgentSession, pending: PendingTask, seed: string): Promise<void> {
@@ -164,13 +193,13 @@ export function createLinearWorker(deps: {
   }
 
   async function sessionOfPull(url: string) {
-    const repo = parseRepoUrl(url, deps.repos.gitUrl);
+    const repo = parseRepoLink(url, deps.repos.gitUrl);
     const number = /\/pull\/(\d+)/.exec(url)?.[1];
     if (!repo || !number) return undefined;
     return context.findSession({ source: 'github', owner: repo.owner, repo: repo.repo, number: Number(number), kind: 'pull' });
   }
 
-  async function prompted(event: AgentSessionEvent, api: LinearApi, key: string, dlog: Logger): Promise<void> {
+  async function prompted(event: AgentSessionEvent, api: LinearApi, key: string, dlog: Logger): Promise<Normalized> {
     const agentSessionId = event.agentSession.id;
     const activity = event.agentActivity;
     const body = activity?.content.body?.trim() ?? '';
@@ -180,107 +209,72 @@ export function createLinearWorker(deps: {
     const row = (await store.agentSession(agentSessionId)) ?? (issueId ? await store.saveAgentSession({ agentSessionId, organizationId: event.organizationId, issueId, issueIdentifier: event.agentSession.issue?.identifier ?? issueId }) : undefined);
     if (!row) {
       await post(api, agentSessionId, `${key}:no-issue`, { content: { type: 'error', body: 'I can only work from an issue: mention me on an issue or delegate one to me.' } });
-      return;
+      return ignore('the agent session has no issue');
     }
 
     if (activity?.signal === 'stop') {
       if (row.pending) {
         await store.update(agentSessionId, { pending: null });
         await post(api, agentSessionId, `${key}:stopped`, { content: { type: 'response', body: 'Stopped. I had not started any work yet.' } });
-        return;
+        return ignore('stopped before any work started');
       }
-      const outcome = await context.handle({ kind: 'stop', thread, actor, deliveryId: key });
-      dlog.info({ outcome: outcome.kind }, 'Linear stop request');
-      // A stopped run reports itself (the thread's final response); otherwise say why nothing stopped.
-      if (outcome.kind === 'not-running' || outcome.kind === 'no-session') {
-        const why = outcome.kind === 'not-running' ? `Nothing is running: the session is ${outcome.session.status}.` : 'Nothing is running here.';
-        await post(api, agentSessionId, `${key}:stopped`, { content: { type: 'response', body: why } });
-      }
-      return;
+      return {
+        kind: 'inbound',
+        inbound: { kind: 'stop', thread, actor, deliveryId: key },
+        async after(outcome) {
+          dlog.info({ outcome: outcome.kind }, 'Linear stop request');
+          // A stopped run reports itself (the thread's final response); otherwise say why nothing stopped.
+          if (outcome.kind === 'not-running' || outcome.kind === 'no-session') {
+            const why = outcome.kind === 'not-running' ? `Nothing is running: the session is ${outcome.session.status}.` : 'Nothing is running here.';
+            await post(api, agentSessionId, `${key}:stopped`, { content: { type: 'response', body: why } });
+          }
+        },
+      };
     }
-    if (!body) return;
+    if (!body) return ignore('a prompt without text');
 
     if (row.pending) {
-      const choice = findRepos(body, deps.repos.gitUrl, row.pending.candidates.map((c) => fullName(parseRepoUrl(c, deps.repos.gitUrl) ?? splitName(c))))[0];
+      const choice = findRepos(body, deps.repos.gitUrl, row.pending.candidates.map((c) => fullName(parseRepoLink(c, deps.repos.gitUrl) ?? splitName(c))))[0];
       if (!choice) {
         await ask(api, row, row.pending, `${key}:ask-again`);
-        return;
+        return ignore('the answer named no offered repository; asked again');
       }
       await post(api, agentSessionId, `${key}:repo`, { content: { type: 'thought', body: `Working in ${fullName(choice)} (${actor.name}'s choice).` } });
-      await start(api, row, { thread, actor: row.pending.actor, text: row.pending.text, repo: choice, key }, dlog);
-      return;
+      return start(api, row, { thread, actor: row.pending.actor, text: row.pending.text, repo: choice, key }, dlog);
     }
 
     const session = row.sessionId ? await context.getSession(row.sessionId) : await context.findSession(thread);
     if (!session) {
       await post(api, agentSessionId, `${key}:lost`, { content: { type: 'error', body: 'I have no work for this session any more. Mention me again on the issue to start over.' } });
-      return;
+      return ignore('no session for this agent session');
     }
-    const outcome =
+    const inbound: Inbound =
       session.status === 'waiting' && session.pendingQuestion
-        ? await context.handle({ kind: 'answer', thread, actor, questionId: session.pendingQuestion.questionId, text: body, deliveryId: key })
-        : await context.handle({ kind: 'message', thread, actor, text: body, deliveryId: key });
-    dlog.info({ sessionId: session.id, outcome: outcome.kind }, 'Linear prompt handed to the session');
-    if (outcome.kind === 'appended') await post(api, agentSessionId, `${key}:ack`, { content: { type: 'thought', body: 'Got it.' }, ephemeral: true });
-  }
-
-  /** The last try failed: say so in the agent session, so it is not left waiting for an answer. */
-  async function giveUp(delivery: PendingDelivery, error: unknown): Promise<void> {
-    const parsed = AgentSessionEvent.safeParse(delivery.payload);
-    if (!parsed.success) return;
-    const event = parsed.data;
-    try {
-      const api = await deps.api(event.organizationId);
-      await post(api, event.agentSession.id, `${delivery.dedupeKey}:gave-up`, { content: { type: 'error', body: `Patchbay could not take this request: ${(error as Error).message ?? String(error)}` } });
-    } catch (reportError) {
-      log.error({ err: reportError, dedupeKey: delivery.dedupeKey }, 'could not tell Linear that the request failed');
-    }
-  }
-
-  async function drain(): Promise<number> {
-    if (running) {
-      again = true;
-      return running;
-    }
-    running = store
-      .workPending(async (delivery) => {
-        try {
-          await work(delivery);
-        } catch (error) {
-          const last = delivery.attempts + 1 >= maxAttempts;
-          log.warn({ err: error, dedupeKey: delivery.dedupeKey, attempt: delivery.attempts + 1 }, last ? 'Linear delivery failed for the last time' : 'Linear delivery failed; will retry');
-          if (last) await giveUp(delivery, error);
-          throw error;
-        }
-      }, { maxAttempts })
-      .finally(() => {
-        running = undefined;
-        if (again) {
-          again = false;
-          void drain();
-        }
-      });
-    return running;
+        ? { kind: 'answer', thread, actor, questionId: session.pendingQuestion.questionId, text: body, deliveryId: key }
+        : { kind: 'message', thread, actor, text: body, deliveryId: key };
+    return {
+      kind: 'inbound',
+      inbound,
+      async after(outcome) {
+        dlog.info({ sessionId: session.id, outcome: outcome.kind }, 'Linear prompt handed to the session');
+        if (outcome.kind === 'appended') await post(api, agentSessionId, `${key}:ack`, { content: { type: 'thought', body: 'Got it.' }, ephemeral: true });
+      },
+    };
   }
 
   return {
-    kick() {
-      void drain().catch((error: unknown) => log.error({ err: error }, 'Linear webhook queue failed'));
-    },
-    drain,
-    start() {
-      timer = setInterval(() => void drain().catch((error: unknown) => log.warn({ err: error }, 'Linear webhook sweep failed')), deps.sweepMs ?? 15_000);
-      timer.unref();
-      void drain().catch(() => undefined);
-    },
-    async stop() {
-      if (timer) clearInterval(timer);
-      await running?.catch(() => undefined);
+    source: 'linear',
+    normalize,
+    /** The last try failed: say so in the agent session, so it is not left waiting for an answer. */
+    async tellFailure(delivery, reason, signal) {
+      const event = parse(delivery);
+      if (typeof event === 'string') return;
+      const api = await deps.api(event.organizationId);
+      await api.postActivity(event.agentSession.id, { id: stableUuid(`${event.agentSession.id}:${delivery.dedupeKey}:gave-up`), content: { type: 'error', body: `I could not process this request: ${reason}` } }, signal);
     },
   };
 }
 
 function splitName(name: string): RepoName {
-  const [owner = '', repo = ''] = name.split('/');
-  return { owner, repo };
+  return parseRepoName(name) ?? { owner: '', repo: '' };
 }

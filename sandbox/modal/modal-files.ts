@@ -1,0 +1,122 @@
+import { posix } from 'node:path';
+import { PatchbayError } from '../../src/core/errors.ts';
+import type { FileEntry } from '../sandbox.ts';
+import { toWorkspaceRelative } from '../workspace-path.ts';
+import { DEFAULT_LIST_LIMIT, MAX_READ_BYTES } from '../workspace-files.ts';
+import type { ModalExecOutput } from './modal-exec.ts';
+
+/** Runs argv in the sandbox (no shell of ours around it) with optional stdin. */
+export type RunInSandbox = (args: string[], options: { stdin?: Uint8Array; maxOutputBytes: number; timeoutMs?: number }) => Promise<ModalExecOutput>;
+
+// Exit codes the scripts use to say why they refused.
+const NOT_FOUND = 90;
+const OUTSIDE = 91;
+const NOT_REGULAR = 92;
+const TOO_BIG = 93;
+const IS_DIR = 94;
+const NOT_DIR_PARENT = 95;
+const NOT_DIR = 96;
+
+// Every path is checked lexically on the host first, then by its real path inside the sandbox, so
+// `..` and symlinks that point out of the workspace are refused the way the local sandbox does.
+const inside = (root: string) => `case "$r" in ${root}|${root}/*) ;; *) exit ${OUTSIDE};; esac`;
+const readScript = (root: string) => `r=$(realpath -e -- "$1" 2>/dev/null) || exit ${NOT_FOUND}
+${inside(root)}
+[ -d "$r" ] && exit ${IS_DIR}
+[ -f "$r" ] || exit ${NOT_REGULAR}
+[ "$(stat -c %s -- "$r")" -le ${MAX_READ_BYTES} ] || exit ${TOO_BIG}
+exec cat -- "$r"`;
+const writeScript = (root: string) => `d=$(dirname -- "$1")
+if [ ! -e "$d" ]; then r=$(realpath -m -- "$d"); ${inside(root)}; mkdir -p -- "$d" 2>/dev/null || exit ${NOT_DIR_PARENT}; fi
+r=$(realpath -e -- "$d" 2>/dev/null) || exit ${NOT_DIR_PARENT}
+${inside(root)}
+[ -d "$r" ] || exit ${NOT_DIR_PARENT}
+if [ -L "$1" ]; then r=$(realpath -m -- "$1"); ${inside(root)}; fi
+[ -d "$1" ] && exit ${IS_DIR}
+if [ -e "$1" ] && [ ! -f "$1" ]; then exit ${NOT_REGULAR}; fi
+exec cat > "$1"`;
+const listScript = (root: string) => `r=$(realpath -e -- "$1" 2>/dev/null) || exit ${NOT_FOUND}
+${inside(root)}
+if [ ! -d "$r" ]; then printf '%s\\t%s\\t%s\\0' f "$(stat -c %s -- "$r")" "$r"; exit 0; fi
+depth=""; [ "$2" = 1 ] || depth="-maxdepth 1"
+find "$r" -mindepth 1 $depth \\( -name .git -prune -printf '%y\\t%s\\t%p\\0' \\) -o -printf '%y\\t%s\\t%p\\0' | head -z -n "$3"`;
+
+export function createModalFiles(run: RunInSandbox, workdir: string) {
+  const absolute = (input: string): string => {
+    const rel = toWorkspaceRelative(input, workdir);
+    return rel === '.' ? workdir : posix.join(workdir, rel);
+  };
+  const refused = (input: string, code: number | null, stderr: Uint8Array, what: string): never => {
+    switch (code) {
+      case NOT_FOUND:
+        throw new PatchbayError('not_found', `${input}: no such file or directory in the workspace`);
+      case OUTSIDE:
+        throw new PatchbayError('path_refused', `path refused: ${JSON.stringify(input)} resolves outside the workspace through a symlink`);
+      case NOT_REGULAR:
+        throw new PatchbayError('invalid_input', `${input}: is not a regular file; only regular files can be ${what}`);
+      case TOO_BIG:
+        throw new PatchbayError('invalid_input', `${input}: is over the ${MAX_READ_BYTES / 1024 ** 2} MiB a read returns; read parts of it with a command (head, sed -n, grep)`);
+      case IS_DIR:
+        throw new PatchbayError('invalid_input', `${input}: is a directory`);
+      case NOT_DIR_PARENT:
+        throw new PatchbayError('invalid_input', `${input}: a parent is not a directory`);
+      default:
+        throw new PatchbayError('sandbox_failed', `${what === 'read' ? 'reading' : 'writing'} ${input} in the sandbox failed (exit ${code ?? 'none'}): ${Buffer.from(stderr).toString('utf8').trim().slice(0, 500)}`);
+    }
+  };
+
+  return {
+    async readFile(input: string): Promise<string> {
+      const out = await run(['sh', '-c', readScript(workdir), 'sh', absolute(input)], { maxOutputBytes: MAX_READ_BYTES + 1 });
+      if (out.exitCode !== 0) refused(input, out.exitCode, out.stderr, 'read');
+      return Buffer.from(out.stdout).toString('utf8');
+    },
+
+    async writeFile(input: string, content: string): Promise<void> {
+      const target = absolute(input);
+      if (target === workdir) throw new PatchbayError('invalid_input', `${input}: is the workspace directory, not a file`);
+      const out = await run(['sh', '-c', writeScript(workdir), 'sh', target], { stdin: Buffer.from(content, 'utf8'), maxOutputBytes: 64 * 1024 });
+      if (out.exitCode !== 0) refused(input, out.exitCode, out.stderr, 'written');
+    },
+
+    async listFiles(input: string, options: { recursive?: boolean; limit?: number } = {}): Promise<FileEntry[]> {
+      const limit = Math.max(0, Math.min(options.limit ?? DEFAULT_LIST_LIMIT, DEFAULT_LIST_LIMIT * 100));
+      // find's order is the directory's; ask for more than the limit so the sorted head is stable.
+      const fetch = options.recursive ? limit * 20 + 1000 : 1_000_000;
+      const out = await run(['sh', '-c', listScript(workdir), 'sh', absolute(input), options.recursive ? '1' : '0', String(fetch)], { maxOutputBytes: 64 * 1024 ** 2 });
+      if (out.exitCode !== 0) refused(input, out.exitCode, out.stderr, 'listed');
+      const entries: FileEntry[] = [];
+      for (const record of Buffer.from(out.stdout).toString('utf8').split('\0')) {
+        if (!record) continue;
+        const [kind, size, path] = record.split('\t') as [string, string, string];
+        const rel = path === workdir ? '.' : path.startsWith(`${workdir}/`) ? path.slice(workdir.length + 1) : undefined;
+        if (rel === undefined) continue;
+        entries.push({ path: rel, type: kind === 'l' ? 'symlink' : kind === 'd' ? 'dir' : 'file', size: Number(size) });
+      }
+      return entries.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0)).slice(0, limit);
+    },
+
+    /** The absolute path of a directory in the workspace, for a command's working directory. */
+    async resolveDir(input: string): Promise<string> {
+      const out = await run(['sh', '-c', `r=$(realpath -e -- "$1" 2>/dev/null) || exit ${NOT_FOUND}\n${inside(workdir)}\n[ -d "$r" ] || exit ${NOT_DIR}\nprintf %s "$r"`, 'sh', absolute(input)], { maxOutputBytes: 64 * 1024 });
+      if (out.exitCode === NOT_DIR) throw new PatchbayError('invalid_input', `${input}: is not a directory`);
+      if (out.exitCode !== 0) refused(input, out.exitCode, out.stderr, 'used');
+      return Buffer.from(out.stdout).toString('utf8');
+    },
+
+    /** Writes bytes to an absolute path inside the sandbox (the harness's git bundles). */
+    async putBytes(path: string, data: Uint8Array): Promise<void> {
+      const out = await run(['sh', '-c', 'mkdir -p -- "$(dirname -- "$1")" && exec cat > "$1"', 'sh', path], { stdin: data, maxOutputBytes: 64 * 1024, timeoutMs: 30 * 60_000 });
+      if (out.exitCode !== 0) throw new PatchbayError('sandbox_failed', `writing ${path} into the sandbox failed: ${Buffer.from(out.stderr).toString('utf8').trim().slice(0, 500)}`);
+    },
+
+    /** Reads a regular file (not a symlink) at an absolute path inside the sandbox, refusing one over `maxBytes`. */
+    async getBytes(path: string, maxBytes: number): Promise<Uint8Array> {
+      const out = await run(['sh', '-c', `[ -f "$1" ] && [ ! -L "$1" ] || exit ${NOT_REGULAR}; exec cat -- "$1"`, 'sh', path], { maxOutputBytes: maxBytes + 1, timeoutMs: 30 * 60_000 });
+      if (out.exitCode === NOT_REGULAR) throw new PatchbayError('git_failed', `${path} in the sandbox is missing or not a regular file`);
+      if (out.exitCode !== 0) throw new PatchbayError('sandbox_failed', `reading ${path} from the sandbox failed: ${Buffer.from(out.stderr).toString('utf8').trim().slice(0, 500)}`);
+      if (out.stdout.length > maxBytes || out.truncatedBytes.stdout > 0) throw new PatchbayError('git_failed', `${path} in the sandbox is larger than ${maxBytes} bytes`);
+      return out.stdout;
+    },
+  };
+}

@@ -1,0 +1,26 @@
+/**
+ * Where the Modal provider keeps what a session's sandbox is, so any worker (on any host) can
+ * reattach to it or restore it: the live sandbox's id and the newest filesystem snapshot. The
+ * database implementation lives in src/sessions (table `modal_sandboxes`, migration 010).
+ */
+export type ModalSessionRecord = {
+  /** The live sandbox (`sb-…`), or null when it was terminated or lost. */
+  sandboxId: string | null;
+  /** The newest filesystem snapshot of the session's sandbox (`im-…`). */
+  imageId: string | null;
+  snapshotAt: Date | null;
+  /** When the live sandbox reaches Modal's time limit. */
+  expiresAt: Date | null;
+  /** Last time a run used the sandbox. */
+  usedAt: Date;
+  /** True when the last run let go of the sandbox cleanly (and snapshotted it first). */
+  released: boolean;
+};
+
+export interface ModalRecordStore {
+  get(sessionId: string): Promise<ModalSessionRecord | undefined>;
+  /** Creates the record or updates the given fields. Must not throw for a session that exists. */
+  save(sessionId: string, patch: Partial<ModalSessionRecord>): Promise<void>;
+  /** Every record that names a live sandbox, by sandbox id (for the reaper). */
+  bySandbox(): Promise<Map<string, { sessionId: string } & ModalSessionRecord>>;
+}

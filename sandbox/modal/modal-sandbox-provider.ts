@@ -1,0 +1,386 @@
+import type { Logger } from 'pino';
+import { PatchbayError } from '../../src/core/errors.ts';
+import type { EgressRule } from '../egress-policy.ts';
+import type { Sandbox, SandboxProvider, SandboxSpec } from '../sandbox.ts';
+import { assertSessionId } from '../workspace-store.ts';
+import { describeSandboxEnd, modalError } from './modal-errors.ts';
+import { runModalExec, toExecResult, type ModalExecTarget } from './modal-exec.ts';
+import { createModalFiles, type RunInSandbox } from './modal-files.ts';
+import { modalNetwork } from './modal-network.ts';
+import type { ModalRecordStore, ModalSessionRecord } from './modal-records.ts';
+
+/** The part of `ModalClient` (modal 0.11.1) the provider uses; the composition root passes the real one. */
+export type ModalClientLike = {
+  apps: { fromName(name: string, params?: { createIfMissing?: boolean }): Promise<{ appId: string }> };
+  images: {
+    fromRegistry(tag: string): ModalImageLike;
+    fromId(imageId: string): Promise<ModalImageLike>;
+  };
+  sandboxes: {
+    create(app: { appId: string }, image: ModalImageLike, params: Record<string, unknown>): Promise<ModalSandboxLike>;
+    fromId(sandboxId: string): Promise<ModalSandboxLike>;
+    list(params: { appId?: string; tags?: Record<string, string> }): AsyncGenerator<ModalSandboxLike, void, unknown>;
+  };
+};
+export type ModalImageLike = { readonly imageId: string; dockerfileCommands(commands: string[]): ModalImageLike };
+export type ModalSandboxLike = ModalExecTarget & {
+  readonly sandboxId: string;
+  poll(): Promise<number | null>;
+  terminate(): Promise<void>;
+  snapshotFilesystem(params?: { timeoutMs?: number; ttlMs?: number | null }): Promise<{ imageId: string }>;
+  getTags(): Promise<Record<string, string>>;
+  detach(): void;
+};
+
+export type ModalSettings = {
+  appName: string;
+  /** A registry image (`node:22-bookworm-slim`) or an image id (`im-…`). */
+  image: string;
+  /** Added to a registry image (the default image gets git, ripgrep, Node and Python this way). */
+  dockerfileCommands: string[];
+  cpu?: number;
+  memoryMiB?: number;
+  timeoutMinutes: number;
+  /** Idle sandboxes end after this long; their work was snapshotted when their run let go. */
+  idleTimeoutMinutes: number;
+  /** Snapshot a busy sandbox after a step when its last snapshot is older than this (0: after every step), so a lost sandbox costs at most this much work. */
+  snapshotEveryMinutes: number;
+  /** How long snapshots are kept (Modal deletes them after). */
+  snapshotTtlDays: number;
+};
+
+export type ModalSandboxProviderOptions = {
+  client: ModalClientLike;
+  store: ModalRecordStore;
+  settings: ModalSettings;
+  /** The egress allowlist, for SANDBOX_NETWORK=proxy. */
+  egressRules: readonly EgressRule[];
+  log: Logger;
+  /** Sandboxes whose last run ended longer ago than this are terminated by reap(). */
+  ttlMinutes: number;
+  clock?: () => Date;
+  /** How often a sandbox is checked while a command runs in it (default 3 s). */
+  watchIntervalMs?: number;
+};
+
+export const MODAL_WORKDIR = '/workspace';
+export const SESSION_TAG = 'patchbay-session';
+const DEFAULT_TIMEOUT_MS = 10 * 60_000;
+const DEFAULT_MAX_OUTPUT_BYTES = 1024 * 1024;
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+/** A sandbox this close to its time limit (or a quarter of it) is snapshotted and replaced on the next acquire; a held one is snapshotted this long before it. */
+const EXPIRY_MARGIN_MS = 3 * 60_000;
+
+export type ModalSandboxProvider = SandboxProvider & { readonly kind: 'modal'; close(): Promise<void> };
+
+/**
+ * The Modal SandboxProvider: one Modal sandbox per session, tagged with the session id, its id and
+ * newest filesystem snapshot kept in the database. A follow-up reattaches to the live sandbox by id;
+ * when it is gone (timed out, idle, died) the session continues in a new sandbox made from its
+ * snapshot. Sandboxes run with no credentials and no host environment; the host does every
+ * authenticated git step and moves the work in and out as bundles (putBytes/getBytes).
+ */
+export function createModalSandboxProvider(options: ModalSandboxProviderOptions): ModalSandboxProvider {
+  const { client, store, settings } = options;
+  const log = options.log.child({ component: 'sandbox', provider: 'modal' });
+  const clock = options.clock ?? (() => new Date());
+  const watchIntervalMs = options.watchIntervalMs ?? 3_000;
+  let app: Promise<{ appId: string }> | undefined;
+  const appHandle = () => {
+    app ??= client.apps.fromName(settings.appName, { createIfMissing: true }).catch((error: unknown) => {
+      app = undefined;
+      throw modalError(error, `opening the Modal app ${settings.appName}`);
+    });
+    return app;
+  };
+  const baseImage = async (): Promise<ModalImageLike> => {
+    if (/^im-/.test(settings.image)) return client.images.fromId(settings.image).catch((error: unknown) => Promise.reject(modalError(error, `looking up MODAL_IMAGE ${settings.image}`)));
+    return client.images.fromRegistry(settings.image).dockerfileCommands(settings.dockerfileCommands);
+  };
+  const networkFor = (spec: SandboxSpec) => {
+    const { params, dropped } = modalNetwork(spec.network, options.egressRules);
+    if (dropped.length > 0) log.warn({ dropped }, 'some SANDBOX_EGRESS_ALLOW entries cannot be expressed on Modal');
+    return params;
+  };
+  const held = new Set<string>();
+
+  const createSandbox = async (sessionId: string, spec: SandboxSpec, image: ModalImageLike): Promise<ModalSandboxLike> => {
+    const timeoutMs = settings.timeoutMinutes * 60_000;
+    // The record exists (with a fresh use time) before the sandbox does, so a reaper on another
+    // worker never takes the new sandbox for an orphan.
+    await store.save(sessionId, { usedAt: clock() });
+    try {
+      const sandbox = await client.sandboxes.create(await appHandle(), image, {
+        timeoutMs,
+        idleTimeoutMs: settings.idleTimeoutMinutes * 60_000,
+        workdir: MODAL_WORKDIR,
+        ...(settings.cpu !== undefined && { cpu: settings.cpu }),
+        ...(settings.memoryMiB !== undefined && { memoryMiB: settings.memoryMiB }),
+        tags: { [SESSION_TAG]: sessionId },
+        ...networkFor(spec),
+      });
+      await store.save(sessionId, { sandboxId: sandbox.sandboxId, expiresAt: new Date(clock().getTime() + timeoutMs), usedAt: clock(), released: false });
+      return sandbox;
+    } catch (error) {
+      throw modalError(error, 'creating a sandbox');
+    }
+  };
+
+  /** The session's live sandbox, or undefined when it has ended (or is about to reach its limit). */
+  const liveSandbox = async (sessionId: string, record: ModalSessionRecord | undefined): Promise<ModalSandboxLike | undefined> => {
+    if (!record?.sandboxId) return undefined;
+    const sandbox = await client.sandboxes.fromId(record.sandboxId);
+    let exit: number | null;
+    try {
+      exit = await sandbox.poll();
+    } catch (error) {
+      if ((error as { code?: number }).code === 5 || (error as Error).name === 'NotFoundError') return undefined;
+      throw modalError(error, `checking sandbox ${record.sandboxId}`);
+    }
+    if (exit !== null) return undefined;
+    const margin = Math.max(EXPIRY_MARGIN_MS, (settings.timeoutMinutes * 60_000) / 4);
+    if (record.expiresAt && record.expiresAt.getTime() - clock().getTime() < margin) {
+      // Too close to Modal's limit for a run: save it and move on to a fresh one.
+      const image = await sandbox.snapshotFilesystem({ ttlMs: settings.snapshotTtlDays * 86_400_000 }).catch(() => undefined);
+      if (image) await store.save(sessionId, { imageId: image.imageId, snapshotAt: clock(), released: true });
+      await sandbox.terminate().catch(() => undefined);
+      await store.save(sessionId, { sandboxId: null });
+      return undefined;
+    }
+    return sandbox;
+  };
+
+  return {
+    kind: 'modal',
+    async close() {
+      // Handles detach on release; nothing process-wide to close.
+    },
+
+    async acquire(sessionId, spec) {
+      assertSessionId(sessionId);
+      const sessionLog = log.child({ sessionId });
+      const record = await store.get(sessionId);
+      let sandbox = await liveSandbox(sessionId, record);
+      let restoredNote: string | undefined;
+      if (sandbox) {
+        sessionLog.info({ sandboxId: sandbox.sandboxId }, 'reattached to the session sandbox');
+      } else if (record?.imageId) {
+        let image: ModalImageLike;
+        try {
+          image = await client.images.fromId(record.imageId);
+        } catch (error) {
+          throw new PatchbayError(
+            'sandbox_failed',
+            `The snapshot of this session's sandbox (${record.imageId}) can no longer be loaded (${modalError(error, 'loading it').message}); its unpushed work cannot be restored`,
+            { cause: error },
+          );
+        }
+        sandbox = await createSandbox(sessionId, spec, image);
+        if (!record.released) {
+          const at = record.snapshotAt?.toISOString() ?? 'an earlier point';
+          restoredNote = `The sandbox this session worked in was lost before its work was saved. The workspace was restored from a snapshot taken at ${at}: changes made after that are not in it. Check the workspace (git status, git log) and redo what is missing before going on.`;
+        }
+        sessionLog.info({ sandboxId: sandbox.sandboxId, imageId: record.imageId, lost: !record.released }, 'session sandbox restored from its snapshot');
+      } else {
+        if (record?.sandboxId || (record && !record.released)) {
+          restoredNote = 'The sandbox this session worked in was lost before any of its work was saved. The workspace starts again from the branch as it was pushed (or its base): check it and redo what is missing.';
+        }
+        sandbox = await createSandbox(sessionId, spec, await baseImage());
+        sessionLog.info({ sandboxId: sandbox.sandboxId }, 'session sandbox created');
+      }
+      held.add(sessionId);
+      return openHandle(sessionId, sandbox, (await store.get(sessionId))?.expiresAt ?? null, restoredNote, sessionLog);
+    },
+
+    async reap(now = clock()) {
+      const removed: string[] = [];
+      const tracked = await store.bySandbox();
+      const { appId } = await appHandle();
+      for await (const sandbox of client.sandboxes.list({ appId })) {
+        const record = tracked.get(sandbox.sandboxId);
+        let sessionId = record?.sessionId;
+        let reason: string | undefined;
+        if (!record) {
+          const tags = await sandbox.getTags().catch(() => ({}) as Record<string, string>);
+          sessionId = tags[SESSION_TAG];
+          if (!sessionId) continue; // not one of ours
+          const current = await store.get(sessionId);
+          // A session whose record moved on (or never existed) left this one behind; a record used
+          // in the last minutes may belong to a sandbox being created right now.
+          if (!current || now.getTime() - current.usedAt.getTime() > 5 * 60_000) reason = 'orphaned';
+        } else if (record.released && !held.has(record.sessionId) && now.getTime() - record.usedAt.getTime() > options.ttlMinutes * 60_000) {
+          reason = 'idle';
+        }
+        if (!reason || !sessionId) continue;
+        try {
+          await sandbox.terminate();
+          if (record) await store.save(sessionId, { sandboxId: null });
+          removed.push(sessionId);
+          log.info({ sessionId, sandboxId: sandbox.sandboxId, reason }, 'terminated a Modal sandbox');
+        } catch (error) {
+          log.warn({ err: error, sandboxId: sandbox.sandboxId }, 'could not terminate a Modal sandbox');
+        }
+      }
+      return removed;
+    },
+  };
+
+  function openHandle(sessionId: string, sandbox: ModalSandboxLike, expiresAt: Date | null, restoredNote: string | undefined, sessionLog: Logger): Sandbox {
+    let state: 'open' | 'released' | 'destroyed' = 'open';
+    let ended: PatchbayError | undefined;
+    let endedResolve: (reason: string) => void = () => undefined;
+    const endedPromise = new Promise<string>((resolve) => {
+      endedResolve = resolve;
+    });
+    let lastSnapshot = Date.now();
+    let busy = 0;
+    // Modal ends the sandbox at its time limit whatever it is doing: save the work just before.
+    const expiryTimer = expiresAt
+      ? setTimeout(() => void snapshot('time limit near'), Math.max(0, expiresAt.getTime() - clock().getTime() - EXPIRY_MARGIN_MS))
+      : undefined;
+    expiryTimer?.unref();
+
+    const markEnded = (reason: string) => {
+      if (ended) return;
+      ended = new PatchbayError(
+        'sandbox_failed',
+        `The Modal sandbox ${sandbox.sandboxId} ended while this session was working in it: ${reason}. Send a message to resume: the session continues in a new sandbox from its last snapshot.`,
+      );
+      endedResolve(reason);
+      sessionLog.warn({ sandboxId: sandbox.sandboxId, reason }, 'Modal sandbox ended under a run');
+      void store.save(sessionId, { sandboxId: null }).catch(() => undefined);
+    };
+    // While commands run, look at the sandbox itself: the SDK keeps retrying calls to a task that is
+    // gone, so its death is seen here rather than as a hang.
+    let watch: NodeJS.Timeout | undefined;
+    const startWatch = () => {
+      if (watch || ended) return;
+      watch = setInterval(() => {
+        sandbox.poll().then(
+          (exit) => exit !== null && markEnded(describeSandboxEnd(exit)),
+          () => undefined,
+        );
+      }, watchIntervalMs);
+    };
+    const stopWatch = () => {
+      clearInterval(watch);
+      watch = undefined;
+    };
+    const assertUsable = () => {
+      if (ended) throw ended;
+      if (state !== 'open') throw new PatchbayError('sandbox_failed', `sandbox for session ${sessionId} was ${state}`);
+    };
+
+    const snapshot = async (why: string): Promise<void> => {
+      const started = Date.now();
+      try {
+        const image = await sandbox.snapshotFilesystem({ ttlMs: settings.snapshotTtlDays * 86_400_000 });
+        lastSnapshot = Date.now();
+        await store.save(sessionId, { imageId: image.imageId, snapshotAt: clock() });
+        sessionLog.info({ imageId: image.imageId, why, ms: Date.now() - started }, 'session sandbox snapshotted');
+      } catch (error) {
+        sessionLog.warn({ err: error, why }, 'could not snapshot the session sandbox');
+      }
+    };
+
+    const run: RunInSandbox = async (args, opts) => {
+      assertUsable();
+      busy++;
+      startWatch();
+      try {
+        const output = await runModalExec(sandbox, {
+          args,
+          workdir: MODAL_WORKDIR,
+          env: { LANG: 'C.UTF-8' },
+          timeoutMs: opts.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+          maxOutputBytes: opts.maxOutputBytes,
+          sandboxEnded: endedPromise,
+          ...(opts.stdin && { stdin: opts.stdin }),
+        });
+        if (output.sandboxEnded) markEnded(output.sandboxEnded);
+        assertUsable();
+        return output;
+      } finally {
+        if (--busy === 0) stopWatch();
+      }
+    };
+    const files = createModalFiles(run, MODAL_WORKDIR);
+
+    const afterUse = async () => {
+      await store.save(sessionId, { usedAt: clock() }).catch(() => undefined);
+      if (Date.now() - lastSnapshot >= settings.snapshotEveryMinutes * 60_000) await snapshot('periodic');
+    };
+
+    const handle: Sandbox = {
+      sessionId,
+      workdir: MODAL_WORKDIR,
+      ...(restoredNote && { restoredNote }),
+      async exec(command, opts = {}) {
+        assertUsable();
+        for (const [name, value] of Object.entries(opts.env ?? {})) {
+          if (!ENV_NAME.test(name) || value.includes('\0')) throw new PatchbayError('invalid_input', `invalid environment variable ${JSON.stringify(name)}`);
+        }
+        const cwd = opts.cwd && opts.cwd !== '.' ? await files.resolveDir(opts.cwd) : MODAL_WORKDIR;
+        busy++;
+        startWatch();
+        try {
+          const output = await runModalExec(sandbox, {
+            args: ['sh', '-c', command],
+            workdir: cwd,
+            env: { LANG: 'C.UTF-8', ...opts.env },
+            timeoutMs: opts.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+            maxOutputBytes: opts.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES,
+            sandboxEnded: endedPromise,
+            ...(opts.signal && { signal: opts.signal }),
+            ...(opts.stdin !== undefined && { stdin: Buffer.from(opts.stdin, 'utf8') }),
+          });
+          if (output.sandboxEnded) markEnded(output.sandboxEnded);
+          assertUsable();
+          return toExecResult(output);
+        } finally {
+          if (--busy === 0) stopWatch();
+          if (!ended) await afterUse();
+        }
+      },
+      readFile: (path) => files.readFile(path),
+      async writeFile(path, content) {
+        await files.writeFile(path, content);
+        await afterUse();
+      },
+      listFiles: (path, listOptions) => files.listFiles(path, listOptions),
+      putBytes: (path, data) => files.putBytes(path, data),
+      getBytes: (path, maxBytes) => files.getBytes(path, maxBytes),
+      failure: () => ended,
+      async checkpoint() {
+        assertUsable();
+        await snapshot('checkpoint');
+      },
+      async release() {
+        if (state !== 'open') return;
+        state = 'released';
+        stopWatch();
+        clearTimeout(expiryTimer);
+        held.delete(sessionId);
+        if (!ended) {
+          // The work is saved before the sandbox is left to its idle limit, so nothing depends on it staying up.
+          await snapshot('release');
+          await store.save(sessionId, { released: true, usedAt: clock() });
+        }
+        sandbox.detach();
+        sessionLog.debug('sandbox released');
+      },
+      async destroy() {
+        if (state === 'destroyed') return;
+        state = 'destroyed';
+        stopWatch();
+        clearTimeout(expiryTimer);
+        held.delete(sessionId);
+        await sandbox.terminate().catch((error: unknown) => sessionLog.warn({ err: error }, 'could not terminate the Modal sandbox'));
+        await store.save(sessionId, { sandboxId: null, imageId: null, snapshotAt: null, released: true });
+        sandbox.detach();
+      },
+    };
+    return handle;
+
+  }
+}

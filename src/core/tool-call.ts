@@ -1,0 +1,35 @@
+/**
+ * What a tool call does, in the words every surface shows it with (Slack's status line, GitHub's
+ * progress comment, the CLI, Linear's action activities, the web page's timeline): the verb for
+ * the tool and the first line of its main argument (the command, path, query, pattern or question).
+ */
+export type ToolCallDescription = {
+  /** The tool's name as the model called it (`run_shell`). */
+  name: string;
+  /** A past-tense verb for the step (`Ran`, `Read`); the tool's name for tools without one. */
+  action: string;
+  /** The main argument's first line, clipped to `maxDetail` characters with `…`; '' when there is none. */
+  detail: string;
+};
+
+const actions: Record<string, string> = {
+  run_shell: 'Ran',
+  read_file: 'Read',
+  write_file: 'Wrote',
+  edit_file: 'Edited',
+  list_files: 'Listed',
+  search: 'Searched',
+  git_status: 'Git status',
+  git_diff: 'Git diff',
+  ask_user: 'Asked',
+};
+
+const detailFields = ['command', 'path', 'query', 'pattern', 'question'] as const;
+
+export function describeToolCall(name: string, input: unknown, options: { maxDetail?: number } = {}): ToolCallDescription {
+  const fields = typeof input === 'object' && input !== null ? (input as Record<string, unknown>) : {};
+  const main = detailFields.map((k) => fields[k]).find((v): v is string => typeof v === 'string') ?? '';
+  const line = main.trim().split('\n')[0] ?? '';
+  const max = options.maxDetail ?? 200;
+  return { name, action: actions[name] ?? name, detail: line.length > max ? `${line.slice(0, max - 1)}…` : line };
+}

@@ -1,0 +1,94 @@
+import { randomBytes } from 'node:crypto';
+import { mkdir, readFile, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Sandbox } from '../../sandbox/sandbox.ts';
+import { PatchbayError } from '../core/errors.ts';
+import { assertValidBranchName } from './branch-name.ts';
+import { runHostGit } from './host-git.ts';
+import { ensureMirror, mirrorPath, resolveBranch, resolveRepo, withMirrorLock } from './mirror.ts';
+import { BaseRecord, baseFile, requireBranch, requireDefaultBranch, workspaceOriginUrl, type PrepareWorkspaceOptions, type PreparedWorkspace } from './prepare-workspace.ts';
+
+export type PrepareRemoteWorkspaceOptions = Omit<PrepareWorkspaceOptions, 'workspaceDir'> & { sandbox: Sandbox };
+
+/** Where the seed bundle is written inside the sandbox, outside the workspace. */
+const seedPath = '/tmp/patchbay-seed.bundle';
+
+// Runs in the sandbox, in its empty workspace: the same checkout `prepareWorkspace` makes with
+// `git clone`, made from a bundle of the host's mirror (the sandbox has no token and no network).
+const seedScript = `set -eu
+if [ -n "$(ls -A . 2>/dev/null)" ]; then echo "the workspace is not empty and has no .git; refusing to check out into it" >&2; exit 3; fi
+git init -q -b "$PATCHBAY_BASE_BRANCH" .
+git fetch -q --no-tags ${seedPath} "+refs/heads/*:refs/remotes/origin/*"
+git remote add origin "$PATCHBAY_ORIGIN"
+git branch -q "$PATCHBAY_BASE_BRANCH" "refs/remotes/origin/$PATCHBAY_BASE_BRANCH"
+git checkout -q --no-track -b "$PATCHBAY_BRANCH" "$PATCHBAY_BASE_COMMIT"
+printf '%s\\n' "$PATCHBAY_RECORD" > .git/${baseFile}
+rm -f ${seedPath}
+`;
+
+/**
+ * `prepareWorkspace` for a sandbox the host cannot see into (Modal): the host refreshes its mirror
+ * (with the credentials), bundles the base branch (and the session branch when the remote already
+ * has it) and writes the bundle into the sandbox, which checks it out. A sandbox that already has
+ * `.git` is a follow-up and is left as it is; its base record is read back as data.
+ */
+export async function prepareRemoteWorkspace(options: PrepareRemoteWorkspaceOptions): Promise<PreparedWorkspace> {
+  const { sandbox, signal, log } = options;
+  assertValidBranchName(options.branch);
+  if (options.baseBranch !== undefined) assertValidBranchName(options.baseBranch, 'base branch');
+  if (!sandbox.putBytes) throw new PatchbayError('sandbox_unavailable', 'this sandbox has neither a host workspace nor a way to receive files');
+  const gitDir = mirrorPath(options.dataDir, resolveRepo(options.repo));
+  return withMirrorLock(gitDir, async () => {
+    const mirror = await ensureMirror(options.repo, { ...options, updateHead: options.baseBranch === undefined });
+    const probe = await sandbox.exec(`if [ -e .git ]; then echo git; head -c 4096 .git/${baseFile} 2>/dev/null || true; else echo none; fi`, { signal, timeoutMs: 60_000 });
+    if (probe.exitCode !== 0) throw new PatchbayError('sandbox_failed', `could not look at the sandbox workspace: ${(probe.stderr || probe.stdout).trim().slice(0, 500)}`);
+    const [kind, ...rest] = probe.stdout.split('\n');
+    if (kind === 'git') {
+      const parsed = parseRecord(rest.join('\n'));
+      if (parsed) return { ...parsed, reused: true };
+      log.warn('workspace base record missing or invalid; reporting the current base branch instead');
+      const baseBranch = options.baseBranch ?? (await requireDefaultBranch(mirror, signal));
+      return { baseBranch, baseCommit: await requireBranch(mirror, baseBranch, signal), reused: true };
+    }
+    const baseBranch = options.baseBranch ?? (await requireDefaultBranch(mirror, signal));
+    if (baseBranch === options.branch) throw new PatchbayError('invalid_input', `The session branch must differ from the base branch ${baseBranch}`);
+    const baseTip = await requireBranch(mirror, baseBranch, signal);
+    const existing = await resolveBranch(mirror, options.branch, signal);
+    const baseCommit = existing ?? baseTip;
+    const scratch = join(options.dataDir, 'tmp');
+    await mkdir(scratch, { recursive: true, mode: 0o700 });
+    const bundle = join(scratch, `seed-${randomBytes(8).toString('hex')}.bundle`);
+    try {
+      const refs = [`refs/heads/${baseBranch}`, ...(existing ? [`refs/heads/${options.branch}`] : [])];
+      await runHostGit(['bundle', 'create', '--quiet', bundle, ...refs], { gitDir: mirror.gitDir, signal });
+      await sandbox.putBytes!(seedPath, await readFile(bundle));
+    } finally {
+      await rm(bundle, { force: true });
+    }
+    const seeded = await sandbox.exec(seedScript, {
+      signal,
+      timeoutMs: 30 * 60_000,
+      env: {
+        PATCHBAY_BASE_BRANCH: baseBranch,
+        PATCHBAY_BRANCH: options.branch,
+        PATCHBAY_BASE_COMMIT: baseCommit,
+        PATCHBAY_ORIGIN: workspaceOriginUrl,
+        PATCHBAY_RECORD: JSON.stringify({ baseBranch, baseCommit }),
+      },
+    });
+    if (seeded.exitCode !== 0) {
+      throw new PatchbayError('git_failed', `checking out the workspace in the sandbox failed (exit ${seeded.exitCode ?? 'none'}): ${(seeded.stderr || seeded.stdout).trim().slice(-2000)}`);
+    }
+    log.info({ branch: options.branch, baseBranch, baseCommit, existingBranch: existing !== undefined }, 'remote workspace prepared');
+    return { baseBranch, baseCommit, reused: false };
+  });
+}
+
+function parseRecord(text: string): { baseBranch: string; baseCommit: string } | undefined {
+  try {
+    const parsed = BaseRecord.safeParse(JSON.parse(text));
+    return parsed.success ? parsed.data : undefined;
+  } catch {
+    return undefined;
+  }
+}

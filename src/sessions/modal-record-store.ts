@@ -1,0 +1,40 @@
+import type { Kysely, Selectable } from 'kysely';
+import type { Database, ModalSandboxesTable } from '../../db/schema.ts';
+import type { ModalRecordStore, ModalSessionRecord } from '../../sandbox/modal/modal-records.ts';
+
+/** The Modal provider's per-session records (`modal_sandboxes`). */
+export function createModalRecordStore(db: Kysely<Database>): ModalRecordStore {
+  const toRecord = (row: Selectable<ModalSandboxesTable>): ModalSessionRecord => ({
+    sandboxId: row.sandbox_id,
+    imageId: row.image_id,
+    snapshotAt: row.snapshot_at ? new Date(row.snapshot_at) : null,
+    expiresAt: row.expires_at ? new Date(row.expires_at) : null,
+    usedAt: new Date(row.used_at),
+    released: row.released,
+  });
+  return {
+    async get(sessionId) {
+      const row = await db.selectFrom('modal_sandboxes').selectAll().where('session_id', '=', sessionId).executeTakeFirst();
+      return row ? toRecord(row) : undefined;
+    },
+    async save(sessionId, patch) {
+      const values = {
+        ...(patch.sandboxId !== undefined && { sandbox_id: patch.sandboxId }),
+        ...(patch.imageId !== undefined && { image_id: patch.imageId }),
+        ...(patch.snapshotAt !== undefined && { snapshot_at: patch.snapshotAt }),
+        ...(patch.expiresAt !== undefined && { expires_at: patch.expiresAt }),
+        ...(patch.usedAt !== undefined && { used_at: patch.usedAt }),
+        ...(patch.released !== undefined && { released: patch.released }),
+      };
+      await db
+        .insertInto('modal_sandboxes')
+        .values({ session_id: sessionId, ...values })
+        .onConflict((oc) => (Object.keys(values).length > 0 ? oc.column('session_id').doUpdateSet(values) : oc.column('session_id').doNothing()))
+        .execute();
+    },
+    async bySandbox() {
+      const rows = await db.selectFrom('modal_sandboxes').selectAll().where('sandbox_id', 'is not', null).execute();
+      return new Map(rows.map((row) => [row.sandbox_id!, { sessionId: row.session_id, ...toRecord(row) }]));
+    },
+  };
+}

@@ -1,0 +1,516 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import type { ChildProcess } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import * as grpc from '@grpc/grpc-js';
+import * as protoLoader from '@grpc/proto-loader';
+import { copyContainerFs, killMarked, makeContainerFs, removeContainerFs, startInContainer } from './fake-modal-container.ts';
+
+/**
+ * A loopback Modal: the control plane (`modal.client.ModalClient`) and the task command router
+ * (`modal.task_command_router.TaskCommandRouter`) from Modal's own protos (protos/, see README),
+ * served with @grpc/grpc-js in plaintext HTTP/2. The SDK reaches the control plane through
+ * MODAL_SERVER_URL=http://127.0.0.1:P; the router is announced as https://127.0.0.1:Q, which the
+ * SDK dials without TLS because the profile's server is a loopback address (modal 0.11.1
+ * `TaskCommandRouterClientImpl.tryInit`).
+ *
+ * It serves exactly the calls in COVERED below. Every other method, a call without the token
+ * pair or the auth token it issued, a router call without the sandbox's JWT, and a request naming
+ * an unknown app, image, sandbox, task or exec is refused with the gRPC status the real service
+ * uses and recorded in `refusals`, which tests assert empty.
+ */
+export const COVERED = {
+  controlPlane: [
+    'AuthTokenGet',
+    'EnvironmentGetOrCreate',
+    'AppGetOrCreate',
+    'ImageGetOrCreate',
+    'ImageJoinStreaming',
+    'ImageFromId',
+    'SandboxCreateV2',
+    'SandboxGetTaskIdV2',
+    'SandboxGetCommandRouterAccess',
+    'SandboxWaitV2',
+    'SandboxTerminateV2',
+    'SandboxListV2',
+    'SandboxTagsGetV2',
+  ],
+  router: ['TaskExecStart', 'TaskExecStdioRead', 'TaskExecStdinWrite', 'TaskExecWait', 'TaskExecPoll', 'TaskSnapshotFilesystem'],
+} as const;
+
+const protoDir = join(dirname(fileURLToPath(import.meta.url)), 'protos');
+
+// GenericResult.GenericStatus
+export const Status = { SUCCESS: 1, FAILURE: 2, TERMINATED: 3, TIMEOUT: 4, INIT_FAILURE: 5, INTERNAL_FAILURE: 6, IDLE_TIMEOUT: 7 } as const;
+
+type GenericResult = { status: number; exception: string; exitcode: number };
+type Tag = { tagName: string; tagValue: string };
+
+export type FakeSandboxRecord = {
+  sandboxId: string;
+  taskId: string;
+  appId: string;
+  imageId: string;
+  tags: Tag[];
+  /** The definition as the SDK sent it (decoded), for tests to check settings. */
+  definition: Record<string, unknown>;
+  fsDir: string;
+  createdAt: number;
+  result?: GenericResult;
+  jwt: string;
+  execs: Map<string, FakeExec>;
+  timer?: NodeJS.Timeout;
+};
+
+type FakeExec = {
+  proc: ChildProcess;
+  out: [Buffer[], Buffer[]];
+  exit?: { code: number } | { signal: number };
+  listeners: Set<() => void>;
+  stdinOffset: number;
+  args: string[];
+};
+
+type FakeImage = { imageId: string; kind: 'registry'; dockerfileCommands: string[] } | { imageId: string; kind: 'snapshot'; fsDir: string; fromSandbox: string };
+
+export type FakeModalOptions = {
+  tokenId?: string;
+  tokenSecret?: string;
+  /** Image builds end with this failure instead of success. */
+  imageBuildFailure?: string;
+};
+
+export type FakeModal = {
+  /** For MODAL_SERVER_URL. */
+  url: string;
+  tokenId: string;
+  tokenSecret: string;
+  /** Every call the fake refused, as "<Method>: <why>". */
+  refusals: string[];
+  /** Every call served, in order, by method name. */
+  calls: string[];
+  sandboxes: Map<string, FakeSandboxRecord>;
+  images: Map<string, FakeImage>;
+  /** Ends the sandbox as Modal does when its container dies: its commands are killed, its result set. */
+  kill(sandboxId: string, result?: Partial<GenericResult>): void;
+  /** The next SandboxCreateV2 fails with this status (for example RESOURCE_EXHAUSTED for a quota). */
+  failNextCreate(code: grpc.status, details: string): void;
+  close(): Promise<void>;
+};
+
+export async function startFakeModal(options: FakeModalOptions = {}): Promise<FakeModal> {
+  const tokenId = options.tokenId ?? `ak-${randomBytes(8).toString('hex')}`;
+  const tokenSecret = options.tokenSecret ?? `as-${randomBytes(8).toString('hex')}`;
+  const definition = protoLoader.loadSync(['modal_proto/api.proto', 'modal_proto/task_command_router.proto'], {
+    includeDirs: [protoDir],
+    keepCase: false,
+    longs: Number,
+    enums: Number,
+    defaults: true,
+    oneofs: true,
+  });
+  const loaded = grpc.loadPackageDefinition(definition) as unknown as {
+    modal: { client: { ModalClient: grpc.ServiceClientConstructor }; task_command_router: { TaskCommandRouter: grpc.ServiceClientConstructor } };
+  };
+  const root = await mkdtemp(join(tmpdir(), 'fake-modal-'));
+  const refusals: string[] = [];
+  const calls: string[] = [];
+  const apps = new Map<string, { appId: string; name: string }>();
+  const images = new Map<string, FakeImage>();
+  const sandboxes = new Map<string, FakeSandboxRecord>();
+  const authTokens = new Set<string>();
+  let nextCreateFailure: { code: grpc.status; details: string } | undefined;
+  let routerPort = 0;
+
+  class Refusal extends Error {
+    readonly code: grpc.status;
+    readonly record: boolean;
+    constructor(code: grpc.status, message: string, record = true) {
+      super(message);
+      this.code = code;
+      this.record = record;
+    }
+  }
+  const refuse = (code: grpc.status, message: string): never => {
+    throw new Refusal(code, message);
+  };
+  /** A failure the real service gives in normal operation (not a malformed call): not a refusal. */
+  const fail = (code: grpc.status, message: string): never => {
+    throw new Refusal(code, message, false);
+  };
+
+  const checkControlPlaneAuth = (method: string, metadata: grpc.Metadata) => {
+    const id = metadata.get('x-modal-token-id')[0];
+    const secret = metadata.get('x-modal-token-secret')[0];
+    if (id !== tokenId || secret !== tokenSecret) refuse(grpc.status.UNAUTHENTICATED, 'Token ID or secret is invalid: check MODAL_TOKEN_ID and MODAL_TOKEN_SECRET');
+    if (metadata.get('x-modal-client-type').length === 0) refuse(grpc.status.FAILED_PRECONDITION, 'x-modal-client-type is missing');
+    if (method !== 'AuthTokenGet' && !authTokens.has(String(metadata.get('x-modal-auth-token')[0] ?? ''))) {
+      refuse(grpc.status.UNAUTHENTICATED, 'x-modal-auth-token is missing or was not issued by this server');
+    }
+  };
+
+  const sandboxOf = (method: string, id: string): FakeSandboxRecord => {
+    const sandbox = sandboxes.get(id);
+    if (!sandbox) return refuse(grpc.status.NOT_FOUND, `${method}: sandbox ${JSON.stringify(id)} not found`);
+    return sandbox;
+  };
+
+  const jwtFor = (claims: Record<string, unknown>): string => {
+    const part = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url');
+    return `${part({ alg: 'HS256', typ: 'JWT' })}.${part({ ...claims, exp: Math.floor(Date.now() / 1000) + 3600 })}.${randomBytes(16).toString('base64url')}`;
+  };
+
+  const finish = (sandbox: FakeSandboxRecord, result: GenericResult) => {
+    if (sandbox.result) return;
+    sandbox.result = result;
+    clearTimeout(sandbox.timer);
+    void killMarked(`FAKE_MODAL_SANDBOX=${sandbox.sandboxId}`);
+    for (const exec of sandbox.execs.values()) {
+      if (!exec.exit) killTree(exec.proc);
+    }
+  };
+
+  // --- control plane ---------------------------------------------------------------------------
+  type Unary = (request: any, metadata: grpc.Metadata) => Promise<unknown> | unknown;
+  const controlPlane: Record<string, Unary> = {
+    AuthTokenGet: () => {
+      const token = jwtFor({ sub: tokenId });
+      authTokens.add(token);
+      return { token };
+    },
+    EnvironmentGetOrCreate: (request: { deploymentName: string }) => ({
+      environmentId: 'en-fake',
+      metadata: { name: request.deploymentName || 'main', settings: { imageBuilderVersion: '2025.06', webhookSuffix: '' } },
+    }),
+    AppGetOrCreate: (request: { appName: string; objectCreationType: number }) => {
+      if (!request.appName) refuse(grpc.status.INVALID_ARGUMENT, 'app_name is required');
+      const existing = [...apps.values()].find((app) => app.name === request.appName);
+      if (existing) return { appId: existing.appId };
+      // OBJECT_CREATION_TYPE_CREATE_IF_MISSING = 1
+      if (request.objectCreationType !== 1) fail(grpc.status.NOT_FOUND, `App '${request.appName}' not found`);
+      const app = { appId: `ap-${randomBytes(8).toString('hex')}`, name: request.appName };
+      apps.set(app.appId, app);
+      return { appId: app.appId };
+    },
+    ImageGetOrCreate: (request: { appId: string; image: { dockerfileCommands: string[]; baseImages: { imageId: string }[] } }) => {
+      if (!apps.has(request.appId)) refuse(grpc.status.NOT_FOUND, `app ${request.appId} not found`);
+      const commands = request.image?.dockerfileCommands ?? [];
+      if (!/^FROM \S+/.test(commands[0] ?? '')) refuse(grpc.status.INVALID_ARGUMENT, 'the image has no FROM line');
+      for (const base of request.image.baseImages) if (!images.has(base.imageId)) refuse(grpc.status.NOT_FOUND, `base image ${base.imageId} not found`);
+      const existing = [...images.values()].find((image) => image.kind === 'registry' && image.dockerfileCommands.join('\n') === commands.join('\n'));
+      const image = existing ?? { imageId: `im-${randomBytes(8).toString('hex')}`, kind: 'registry' as const, dockerfileCommands: commands };
+      images.set(image.imageId, image);
+      return { imageId: image.imageId };
+    },
+    ImageFromId: (request: { imageId: string }) => {
+      if (!images.has(request.imageId)) fail(grpc.status.NOT_FOUND, `Image ${request.imageId} not found`);
+      return { imageId: request.imageId, metadata: {} };
+    },
+    SandboxCreateV2: (request: { appId: string; definition: Record<string, any>; tags: Tag[] }) => {
+      if (!apps.has(request.appId)) refuse(grpc.status.NOT_FOUND, `app ${request.appId} not found`);
+      const def = request.definition;
+      if (!def) return refuse(grpc.status.INVALID_ARGUMENT, 'definition is required');
+      const image = images.get(def.imageId);
+      if (!image) return refuse(grpc.status.NOT_FOUND, `image ${def.imageId} not found`);
+      if (!(def.timeoutSecs > 0)) refuse(grpc.status.INVALID_ARGUMENT, 'timeout_secs must be positive');
+      const access = def.networkAccess?.networkAccessType;
+      if (def.blockNetwork && access !== 2) refuse(grpc.status.INVALID_ARGUMENT, 'block_network without network_access BLOCKED');
+      if ((request as { secretSources?: unknown[] }).secretSources?.length) refuse(grpc.status.INVALID_ARGUMENT, 'the fake serves no sandbox-wide secrets or env');
+      if (nextCreateFailure) {
+        const failure = nextCreateFailure;
+        nextCreateFailure = undefined;
+        fail(failure.code, failure.details);
+      }
+      const sandboxId = `sb-${randomUUID()}`;
+      const taskId = `ta-${randomBytes(11).toString('hex')}`;
+      return (async () => {
+        const fsDir = join(root, sandboxId);
+        await makeContainerFs(fsDir, image.kind === 'snapshot' ? image.fsDir : undefined);
+        const sandbox: FakeSandboxRecord = {
+          sandboxId,
+          taskId,
+          appId: request.appId,
+          imageId: image.imageId,
+          tags: request.tags ?? [],
+          definition: def,
+          fsDir,
+          createdAt: Date.now() / 1000,
+          jwt: jwtFor({ sandbox_id: sandboxId, task_id: taskId }),
+          execs: new Map(),
+        };
+        sandbox.timer = setTimeout(() => finish(sandbox, { status: Status.TIMEOUT, exception: 'Sandbox timed out', exitcode: 0 }), def.timeoutSecs * 1000);
+        sandbox.timer.unref();
+        sandboxes.set(sandboxId, sandbox);
+        return {
+          sandboxId,
+          taskId,
+          tunnels: [],
+          metadata: { appId: request.appId },
+          commandRouterAccess: { jwt: sandbox.jwt, url: `https://127.0.0.1:${routerPort}` },
+        };
+      })();
+    },
+    SandboxGetTaskIdV2: (request: { sandboxId: string }) => {
+      const sandbox = sandboxOf('SandboxGetTaskIdV2', request.sandboxId);
+      return sandbox.result ? { taskResult: sandbox.result } : { taskId: sandbox.taskId };
+    },
+    SandboxGetCommandRouterAccess: (request: { sandboxId?: string; target?: string }) => {
+      if (request.target !== 'sandboxId') refuse(grpc.status.INVALID_ARGUMENT, 'target must be sandbox_id for a V2 sandbox');
+      const sandbox = sandboxOf('SandboxGetCommandRouterAccess', request.sandboxId!);
+      if (sandbox.result) fail(grpc.status.FAILED_PRECONDITION, `Sandbox ${sandbox.sandboxId} has finished`);
+      return { jwt: sandbox.jwt, url: `https://127.0.0.1:${routerPort}`, workerIpv4Address: '' };
+    },
+    SandboxWaitV2: async (request: { sandboxId: string; timeout: number }) => {
+      const sandbox = sandboxOf('SandboxWaitV2', request.sandboxId);
+      const deadline = Date.now() + Math.min(request.timeout, 50) * 1000;
+      while (!sandbox.result && Date.now() < deadline) await sleep(50);
+      return { ...(sandbox.result && { result: sandbox.result }), metadata: { appId: sandbox.appId, ...(sandbox.result && { result: sandbox.result }) } };
+    },
+    SandboxTerminateV2: (request: { sandboxId: string }) => {
+      const sandbox = sandboxOf('SandboxTerminateV2', request.sandboxId);
+      finish(sandbox, { status: Status.TERMINATED, exception: 'Sandbox was terminated', exitcode: 0 });
+      return {};
+    },
+    SandboxListV2: (request: { appId: string; beforeTimestamp: number; includeFinished: boolean; tags: Tag[] }) => {
+      if (request.appId && !apps.has(request.appId)) refuse(grpc.status.NOT_FOUND, `app ${request.appId} not found`);
+      const matches = [...sandboxes.values()]
+        .filter((sb) => (!request.appId || sb.appId === request.appId) && (request.includeFinished || !sb.result))
+        .filter((sb) => !request.beforeTimestamp || sb.createdAt < request.beforeTimestamp)
+        .filter((sb) => request.tags.every((tag) => sb.tags.some((t) => t.tagName === tag.tagName && t.tagValue === tag.tagValue)))
+        .sort((a, b) => b.createdAt - a.createdAt)
+        .slice(0, 100);
+      return { sandboxes: matches.map((sb) => ({ id: sb.sandboxId, createdAt: sb.createdAt, appId: sb.appId, tags: sb.tags, imageId: sb.imageId })) };
+    },
+    SandboxTagsGetV2: (request: { sandboxId: string }) => ({ tags: sandboxOf('SandboxTagsGetV2', request.sandboxId).tags }),
+  };
+
+  const controlPlaneStreams: Record<string, (request: any, call: grpc.ServerWritableStream<any, any>) => Promise<void>> = {
+    ImageJoinStreaming: async (request: { imageId: string }, call) => {
+      if (!images.has(request.imageId)) refuse(grpc.status.NOT_FOUND, `image ${request.imageId} not found`);
+      const result = options.imageBuildFailure
+        ? { status: Status.FAILURE, exception: options.imageBuildFailure, exitcode: 1 }
+        : { status: Status.SUCCESS, exception: '', exitcode: 0 };
+      call.write({ taskLogs: [{ data: 'Building image (fake)\n', fileDescriptor: 1 }], entryId: '1-0' });
+      call.write({ result, entryId: '2-0', eof: true, ...(result.status === Status.SUCCESS && { metadata: { imageBuilderVersion: '2025.06' } }) });
+    },
+  };
+
+  // --- command router --------------------------------------------------------------------------
+  const routerSandbox = (method: string, metadata: grpc.Metadata, taskId: string): FakeSandboxRecord => {
+    const auth = String(metadata.get('authorization')[0] ?? '');
+    const sandbox = [...sandboxes.values()].find((sb) => `Bearer ${sb.jwt}` === auth);
+    if (!sandbox) return refuse(grpc.status.UNAUTHENTICATED, `${method}: no valid Bearer JWT`);
+    if (sandbox.taskId !== taskId) refuse(grpc.status.PERMISSION_DENIED, `${method}: the JWT is not for task ${taskId}`);
+    // A finished task's router is gone; the SDK sees the call fail (not a malformed call).
+    if (sandbox.result) fail(grpc.status.NOT_FOUND, `Task ${taskId} has finished: ${sandbox.result.exception}`);
+    return sandbox;
+  };
+  const execOf = (method: string, sandbox: FakeSandboxRecord, execId: string): FakeExec => {
+    const exec = sandbox.execs.get(execId);
+    if (!exec) return refuse(grpc.status.NOT_FOUND, `${method}: exec ${execId} not found`);
+    return exec;
+  };
+  const notify = (exec: FakeExec) => {
+    for (const listener of exec.listeners) listener();
+  };
+
+  const router: Record<string, Unary> = {
+    TaskExecStart: (
+      request: { taskId: string; execId: string; commandArgs: string[]; timeoutSecs?: number; workdir?: string; env: Record<string, string>; secretSources: { secretId?: string; env?: { contents: Record<string, string> } }[]; ptyInfo?: unknown; containerId: string },
+      metadata,
+    ) => {
+      const sandbox = routerSandbox('TaskExecStart', metadata, request.taskId);
+      if (request.containerId) refuse(grpc.status.INVALID_ARGUMENT, 'the fake has no sidecar containers');
+      // modal 0.11.1 sends an exec's env as a secret source; named Modal secrets are not served.
+      const env: Record<string, string> = { ...request.env };
+      for (const source of request.secretSources) {
+        if (source.secretId) refuse(grpc.status.NOT_FOUND, `secret ${source.secretId} not found (the fake serves no named secrets)`);
+        Object.assign(env, source.env?.contents ?? {});
+      }
+      if (!request.execId) refuse(grpc.status.INVALID_ARGUMENT, 'exec_id is required');
+      if (sandbox.execs.has(request.execId)) return {}; // idempotent by exec id
+      if (request.commandArgs.length === 0) refuse(grpc.status.INVALID_ARGUMENT, 'command_args is empty');
+      if (request.ptyInfo) refuse(grpc.status.INVALID_ARGUMENT, 'the fake does not serve PTYs');
+      const workdir = request.workdir ?? (sandbox.definition.workdir as string | undefined) ?? '/';
+      const proc = startInContainer({ fsDir: sandbox.fsDir, args: request.commandArgs, workdir, env: { ...env, FAKE_MODAL_SANDBOX: sandbox.sandboxId, FAKE_MODAL_EXEC: request.execId } });
+      const exec: FakeExec = { proc, out: [[], []], listeners: new Set(), stdinOffset: 0, args: request.commandArgs };
+      sandbox.execs.set(request.execId, exec);
+      proc.stdout!.on('data', (chunk: Buffer) => {
+        exec.out[0].push(chunk);
+        notify(exec);
+      });
+      proc.stderr!.on('data', (chunk: Buffer) => {
+        exec.out[1].push(chunk);
+        notify(exec);
+      });
+      proc.stdin!.on('error', () => undefined);
+      proc.on('close', (code, signal) => {
+        exec.exit = code !== null ? { code } : { signal: signal ? (osSignal(signal) ?? 9) : 9 };
+        notify(exec);
+      });
+      if (request.timeoutSecs) setTimeout(() => exec.exit || void killMarked(`FAKE_MODAL_EXEC=${request.execId}`), request.timeoutSecs * 1000).unref();
+      return {};
+    },
+    TaskExecStdinWrite: (request: { taskId: string; execId: string; offset: number; data: Buffer; eof: boolean }, metadata) => {
+      const sandbox = routerSandbox('TaskExecStdinWrite', metadata, request.taskId);
+      const exec = execOf('TaskExecStdinWrite', sandbox, request.execId);
+      if (request.offset > exec.stdinOffset) refuse(grpc.status.OUT_OF_RANGE, `stdin offset ${request.offset} is past ${exec.stdinOffset}`);
+      const fresh = request.data.subarray(exec.stdinOffset - request.offset);
+      if (fresh.length > 0 && !exec.exit) exec.proc.stdin!.write(fresh);
+      exec.stdinOffset += fresh.length;
+      if (request.eof) exec.proc.stdin!.end();
+      return {};
+    },
+    TaskExecWait: async (request: { taskId: string; execId: string }, metadata) => {
+      const sandbox = routerSandbox('TaskExecWait', metadata, request.taskId);
+      const exec = execOf('TaskExecWait', sandbox, request.execId);
+      while (!exec.exit) {
+        await new Promise<void>((resolve) => {
+          exec.listeners.add(resolve);
+          setTimeout(resolve, 200).unref();
+        });
+        if (sandbox.result) fail(grpc.status.UNAVAILABLE, `Task ${sandbox.taskId} is gone: ${sandbox.result.exception}`);
+      }
+      if (sandbox.result) fail(grpc.status.UNAVAILABLE, `Task ${sandbox.taskId} is gone: ${sandbox.result.exception}`);
+      return exec.exit;
+    },
+    TaskExecPoll: (request: { taskId: string; execId: string }, metadata) => {
+      const sandbox = routerSandbox('TaskExecPoll', metadata, request.taskId);
+      return execOf('TaskExecPoll', sandbox, request.execId).exit ?? {};
+    },
+    TaskSnapshotFilesystem: async (request: { taskId: string; snapshotId: string; ttlSeconds?: number; containerId: string }, metadata) => {
+      const sandbox = routerSandbox('TaskSnapshotFilesystem', metadata, request.taskId);
+      if (request.containerId) refuse(grpc.status.INVALID_ARGUMENT, 'the fake has no sidecar containers');
+      if (!request.snapshotId) refuse(grpc.status.INVALID_ARGUMENT, 'snapshot_id is required');
+      if (request.ttlSeconds === undefined || (request.ttlSeconds <= 0 && request.ttlSeconds !== -1)) refuse(grpc.status.INVALID_ARGUMENT, 'ttl_seconds must be set: positive, or -1');
+      const imageId = `im-${randomBytes(8).toString('hex')}`;
+      const fsDir = join(root, 'images', imageId);
+      await copyContainerFs(sandbox.fsDir, fsDir);
+      images.set(imageId, { imageId, kind: 'snapshot', fsDir, fromSandbox: sandbox.sandboxId });
+      return { imageId };
+    },
+  };
+
+  const routerStreams: Record<string, (request: any, call: grpc.ServerWritableStream<any, any>) => Promise<void>> = {
+    TaskExecStdioRead: async (request: { taskId: string; execId: string; offset: number; fileDescriptor: number }, call) => {
+      const sandbox = routerSandbox('TaskExecStdioRead', call.metadata, request.taskId);
+      const exec = execOf('TaskExecStdioRead', sandbox, request.execId);
+      if (request.fileDescriptor !== 0 && request.fileDescriptor !== 1) refuse(grpc.status.INVALID_ARGUMENT, `file_descriptor ${request.fileDescriptor}`);
+      let offset = request.offset;
+      for (;;) {
+        const all = Buffer.concat(exec.out[request.fileDescriptor as 0 | 1]);
+        if (all.length > offset) {
+          for (let at = offset; at < all.length; at += 64 * 1024) call.write({ data: all.subarray(at, Math.min(all.length, at + 64 * 1024)) });
+          offset = all.length;
+          continue;
+        }
+        if (sandbox.result) fail(grpc.status.UNAVAILABLE, `Task ${sandbox.taskId} is gone: ${sandbox.result.exception}`);
+        if (exec.exit || call.cancelled) return;
+        await new Promise<void>((resolve) => {
+          exec.listeners.add(resolve);
+          setTimeout(resolve, 200).unref();
+        });
+      }
+    },
+  };
+
+  // --- wiring ----------------------------------------------------------------------------------
+  const serve = (service: grpc.ServiceDefinition, unary: Record<string, Unary>, streams: Record<string, (request: any, call: grpc.ServerWritableStream<any, any>) => Promise<void>>, checkAuth?: (method: string, metadata: grpc.Metadata) => void) => {
+    const handlers: grpc.UntypedServiceImplementation = {};
+    for (const [name, method] of Object.entries(service)) {
+      const rpc = method.path.split('/').pop()!;
+      const onError = (error: unknown): grpc.ServiceError => {
+        const refusal = error instanceof Refusal ? error : new Refusal(grpc.status.INTERNAL, `${(error as Error).message}`);
+        if (refusal.record) refusals.push(`${rpc}: ${refusal.message}`);
+        return Object.assign(new Error(refusal.message), { code: refusal.code, details: refusal.message, metadata: new grpc.Metadata() });
+      };
+      if (method.requestStream) {
+        handlers[name] = (call: any, callback?: grpc.sendUnaryData<unknown>) => {
+          const error = onError(new Refusal(grpc.status.UNIMPLEMENTED, `${rpc} is not served by the fake`));
+          if (callback) callback(error);
+          else call.destroy(error);
+        };
+      } else if (method.responseStream) {
+        handlers[name] = (call: grpc.ServerWritableStream<any, any>) => {
+          void (async () => {
+            checkAuth?.(rpc, call.metadata);
+            const handler = streams[rpc];
+            if (!handler) refuse(grpc.status.UNIMPLEMENTED, `${rpc} is not served by the fake`);
+            calls.push(rpc);
+            await handler!(call.request, call);
+          })().then(
+            () => call.end(),
+            (error: unknown) => call.destroy(onError(error)),
+          );
+        };
+      } else {
+        handlers[name] = (call: grpc.ServerUnaryCall<any, any>, callback: grpc.sendUnaryData<unknown>) => {
+          void (async () => {
+            checkAuth?.(rpc, call.metadata);
+            const handler = unary[rpc];
+            if (!handler) refuse(grpc.status.UNIMPLEMENTED, `${rpc} is not served by the fake`);
+            calls.push(rpc);
+            return handler!(call.request, call.metadata);
+          })().then(
+            (response) => callback(null, response),
+            (error: unknown) => callback(onError(error)),
+          );
+        };
+      }
+    }
+    return handlers;
+  };
+
+  const listen = async (server: grpc.Server) =>
+    new Promise<number>((resolve, reject) => server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (error, port) => (error ? reject(error) : resolve(port))));
+  const cpServer = new grpc.Server();
+  cpServer.addService(loaded.modal.client.ModalClient.service, serve(loaded.modal.client.ModalClient.service, controlPlane, controlPlaneStreams, checkControlPlaneAuth));
+  const routerServer = new grpc.Server();
+  routerServer.addService(loaded.modal.task_command_router.TaskCommandRouter.service, serve(loaded.modal.task_command_router.TaskCommandRouter.service, router, routerStreams));
+  const cpPort = await listen(cpServer);
+  routerPort = await listen(routerServer);
+
+  return {
+    url: `http://127.0.0.1:${cpPort}`,
+    tokenId,
+    tokenSecret,
+    refusals,
+    calls,
+    sandboxes,
+    images,
+    kill(sandboxId, result = {}) {
+      const sandbox = sandboxes.get(sandboxId);
+      if (!sandbox) throw new Error(`no sandbox ${sandboxId}`);
+      finish(sandbox, { status: Status.FAILURE, exception: 'Sandbox container exited unexpectedly (worker lost)', exitcode: 1, ...result });
+    },
+    failNextCreate(code, details) {
+      nextCreateFailure = { code, details };
+    },
+    async close() {
+      for (const sandbox of sandboxes.values()) finish(sandbox, { status: Status.TERMINATED, exception: 'fake closed', exitcode: 0 });
+      cpServer.forceShutdown();
+      routerServer.forceShutdown();
+      for (const sandbox of sandboxes.values()) await removeContainerFs(sandbox.fsDir);
+      await rm(root, { recursive: true, force: true });
+    },
+  };
+}
+
+function killTree(proc: ChildProcess): void {
+  try {
+    if (proc.pid) process.kill(-proc.pid, 'SIGKILL');
+  } catch {
+    proc.kill('SIGKILL');
+  }
+}
+
+function osSignal(name: NodeJS.Signals): number | undefined {
+  const signals: Partial<Record<NodeJS.Signals, number>> = { SIGKILL: 9, SIGTERM: 15, SIGINT: 2, SIGHUP: 1 };
+  return signals[name];
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

@@ -1,0 +1,284 @@
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { status as grpcStatus } from '@grpc/grpc-js';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createRemote, git, type RemoteFixture } from '../../git/git-fixture.ts';
+import { startTestPatchbay, waitFor, waitForStatus, type PatchbayFixture } from '../../helpers/patchbay-fixture.ts';
+import { COVERED, startFakeModal, Status, type FakeModal } from '../../fakes/modal/fake-modal.ts';
+import { createScriptedProvider } from '../../../src/models/scripted-provider.ts';
+import { changelogModel, changelogRequester, expectChangelogPushed } from '../../harness/changelog-scenario.ts';
+
+/**
+ * SANDBOX=modal end to end: the real `modal` SDK (0.11.1) against the loopback fake Modal
+ * (test/fakes/modal), reached through MODAL_SERVER_URL with the token pair in the environment, and
+ * the whole Patchbay (queue, worker, harness, runner, host mirror and push) on a test database.
+ *
+ * What the fake covers, exactly (COVERED in fake-modal.ts; anything else is refused and fails the test):
+ * - control plane `modal.client.ModalClient`: AuthTokenGet, EnvironmentGetOrCreate, AppGetOrCreate,
+ *   ImageGetOrCreate, ImageJoinStreaming, ImageFromId, SandboxCreateV2, SandboxGetTaskIdV2,
+ *   SandboxGetCommandRouterAccess, SandboxWaitV2, SandboxTerminateV2, SandboxListV2, SandboxTagsGetV2;
+ * - command router `modal.task_command_router.TaskCommandRouter`: TaskExecStart, TaskExecStdioRead,
+ *   TaskExecStdinWrite, TaskExecWait, TaskExecPoll, TaskSnapshotFilesystem.
+ * Commands run for real in bubblewrap over a per-sandbox directory tree (/workspace, /tmp, /root);
+ * a filesystem snapshot is a copy of that tree, and an image made from it starts a sandbox with it.
+ */
+describe('Modal sandboxes through the real SDK and a loopback Modal', () => {
+  let remote: RemoteFixture;
+  let fake: FakeModal;
+  let app: PatchbayFixture | undefined;
+  let configDir: string;
+  const saved = { url: process.env.MODAL_SERVER_URL, config: process.env.MODAL_CONFIG_PATH };
+
+  beforeAll(async () => {
+    remote = await createRemote();
+    fake = await startFakeModal();
+    configDir = await mkdtemp(join(tmpdir(), 'modal-config-'));
+    // The SDK reads its endpoint and profile file from the environment only.
+    process.env.MODAL_SERVER_URL = fake.url;
+    process.env.MODAL_CONFIG_PATH = join(configDir, 'absent.toml');
+  });
+  afterEach(async () => {
+    await app?.dispose();
+    app = undefined;
+  });
+  afterAll(async () => {
+    if (saved.url === undefined) delete process.env.MODAL_SERVER_URL;
+    else process.env.MODAL_SERVER_URL = saved.url;
+    if (saved.config === undefined) delete process.env.MODAL_CONFIG_PATH;
+    else process.env.MODAL_CONFIG_PATH = saved.config;
+    await fake.close();
+    await remote.cleanup();
+    await rm(configDir, { recursive: true, force: true });
+  });
+
+  const modalEnv = () => ({ SANDBOX: 'modal', MODAL_TOKEN_ID: fake.tokenId, MODAL_TOKEN_SECRET: fake.tokenSecret, MODAL_APP_NAME: 'patchbay-test' });
+
+  it('covers exactly the calls listed above', () => {
+    expect(COVERED.controlPlane).toHaveLength(13);
+    expect(COVERED.router).toHaveLength(6);
+  });
+
+  it('runs the same tool-loop scenario as the local sandbox: writes, checks, commits and pushes, with no token in the sandbox', async () => {
+    const model = changelogModel();
+    app = await startTestPatchbay({ model, env: modalEnv() });
+    const started = await app.service.start({ thread: { source: 'web' }, actor: changelogRequester, text: 'Add a changelog', repo: remote.remote });
+    if (started.kind !== 'started') throw new Error(started.kind);
+    const session = await waitForStatus(app, started.session.id, ['completed', 'failed'], 60_000);
+    await expectChangelogPushed(app, remote, session, model);
+
+    const sandboxes = [...fake.sandboxes.values()].filter((sb) => sb.tags.some((t) => t.tagName === 'patchbay-session' && t.tagValue === session.id));
+    expect(sandboxes).toHaveLength(1);
+    const [sandbox] = sandboxes;
+    // Network blocked (SANDBOX_EGRESS_ALLOW=none leaves no domain to allow), the workspace as workdir.
+    expect(sandbox!.definition).toMatchObject({ networkAccess: { networkAccessType: 2, allowedDomains: [], allowedCidrs: [] }, workdir: '/workspace', timeoutSecs: 120 * 60, idleTimeoutSecs: 15 * 60 });
+    // The work happened in the Modal sandbox's own filesystem, which never held a credential.
+    expect(await readFile(join(sandbox!.fsDir, 'workspace', 'CHANGELOG.md'), 'utf8')).toBe('# Changes\n\n- first\n');
+    expect(await readFile(join(sandbox!.fsDir, 'workspace', '.git', 'config'), 'utf8')).toContain('url = https://patchbay.invalid/');
+    // Let go with a snapshot, which the session's record points at.
+    expect(fake.calls).toContain('TaskSnapshotFilesystem');
+    // The run lets go of the sandbox (with a snapshot) just after the session's status is written.
+    const record = await waitFor(async () => {
+      const row = await app!.database.db.selectFrom('modal_sandboxes').selectAll().where('session_id', '=', session.id).executeTakeFirst();
+      return row?.released && row;
+    }, 'the sandbox to be released');
+    expect(record).toMatchObject({ sandbox_id: sandbox!.sandboxId, released: true });
+    expect(fake.images.get(record.image_id!)).toMatchObject({ kind: 'snapshot', fromSandbox: sandbox!.sandboxId });
+    expect(fake.refusals).toEqual([]);
+  });
+
+  it('continues from the snapshot when a follow-up comes after the sandbox is gone: no work is lost', async () => {
+    // The agent drafts a file, then asks; while the session waits, Modal ends its sandbox (time limit).
+    const model = createScriptedProvider({
+      scenario: (messages) => {
+        const turn = messages.filter((m) => m.role === 'assistant').length;
+        if (turn === 0) return { toolCalls: [{ name: 'write_file', input: { path: 'NOTES.md', content: 'draft\n' } }, { name: 'ask_user', input: { question: 'Which title?', choices: ['Notes', 'Draft'] } }] };
+        if (turn === 1) return { toolCalls: [{ name: 'run_shell', input: { command: 'cat NOTES.md' } }] };
+        return { text: 'Kept the draft as Notes.' };
+      },
+    });
+    app = await startTestPatchbay({ model, env: modalEnv() });
+    const started = await app.service.start({ thread: { source: 'web' }, actor: changelogRequester, text: 'Write some notes', repo: remote.remote });
+    if (started.kind !== 'started') throw new Error(started.kind);
+    const id = started.session.id;
+    const waiting = await waitForStatus(app, id, ['waiting', 'failed', 'completed'], 60_000);
+    expect(waiting.status).toBe('waiting');
+    const first = await waitFor(async () => {
+      const row = await app!.database.db.selectFrom('modal_sandboxes').selectAll().where('session_id', '=', id).executeTakeFirst();
+      return row?.released && row;
+    }, 'the first sandbox to be released');
+    fake.kill(first.sandbox_id!, { status: Status.TIMEOUT, exception: 'Sandbox timed out' });
+
+    await app.service.sendMessage(id, changelogRequester, 'Notes', waiting.pendingQuestion!.questionId);
+    const done = await waitForStatus(app, id, ['completed', 'failed'], 60_000);
+    expect(done.status, done.error ?? '').toBe('completed');
+
+    const ours = [...fake.sandboxes.values()].filter((sb) => sb.tags.some((t) => t.tagValue === id));
+    expect(ours.map((sb) => sb.sandboxId)).toEqual([first.sandbox_id, expect.any(String)]);
+    // The draft written before the question was still there, because the second sandbox started
+    // from the first one's snapshot.
+    const shell = model.requests.at(-1)!.messages.find((m) => m.role === 'tool' && m.name === 'run_shell');
+    expect(shell?.role === 'tool' && shell.content).toContain('draft');
+    expect(await git(remote.remote, 'show', `${done.result!.commit}:NOTES.md`)).toBe('draft');
+    expect(ours[1]!.imageId).toBe(first.image_id);
+    // A clean hand-over: nothing to warn the agent about.
+    expect((await app.store.events(id, { types: ['run-resumed'] })).length).toBe(0);
+    expect(fake.refusals).toEqual([]);
+  });
+
+  it('ends the run with a clear reason when the sandbox dies mid-command, and a message resumes it from the last snapshot', { timeout: 90_000 }, async () => {
+    const model = createScriptedProvider({
+      scenario: (messages) => {
+        const turn = messages.filter((m) => m.role === 'assistant').length;
+        if (turn === 0) return { toolCalls: [{ name: 'write_file', input: { path: 'ALPHA.md', content: 'alpha\n' } }] };
+        if (turn === 1) return { toolCalls: [{ name: 'run_shell', input: { command: 'sleep 30', timeout_seconds: 120 } }] };
+        if (turn === 2) return { toolCalls: [{ name: 'run_shell', input: { command: 'cat ALPHA.md' } }] };
+        return { text: 'ALPHA.md is in place.' };
+      },
+    });
+    // Snapshot after every step, so the death costs nothing done before the command.
+    app = await startTestPatchbay({ model, env: { ...modalEnv(), MODAL_SNAPSHOT_EVERY_MINUTES: '0' } });
+    const started = await app.service.start({ thread: { source: 'web' }, actor: changelogRequester, text: 'Add alpha', repo: remote.remote });
+    if (started.kind !== 'started') throw new Error(started.kind);
+    const id = started.session.id;
+    await waitFor(async () => (await app!.store.events(id, { types: ['tool-start'] })).length >= 2, 'the sleep to start');
+    const sandbox = [...fake.sandboxes.values()].find((sb) => sb.tags.some((t) => t.tagValue === id))!;
+    await waitFor(async () => [...sandbox.execs.values()].some((exec) => exec.args.includes('sleep 30') && !exec.exit), 'the sleep to run in the sandbox');
+    fake.kill(sandbox.sandboxId);
+
+    const failed = await waitForStatus(app, id, ['failed', 'completed'], 30_000);
+    expect(failed.status).toBe('failed');
+    const reason = /^The Modal sandbox sb-\S+ ended while this session was working in it: its container exited with code 1\. Send a message to resume: the session continues in a new sandbox from its last snapshot\.$/;
+    expect(failed.error).toMatch(reason);
+    const errors = (await app.store.events(id, { types: ['error'] })).map((e) => e.event);
+    expect(errors).toEqual([{ type: 'error', code: 'sandbox_failed', message: expect.stringMatching(reason) }]);
+
+    await app.service.sendMessage(id, changelogRequester, 'Please go on');
+    const done = await waitForStatus(app, id, ['completed', 'failed'], 60_000);
+    expect(done.status, done.error ?? '').toBe('completed');
+    // The agent was told its sandbox was lost, and the file it wrote before the death was restored.
+    const resumed = model.requests[2]!.messages;
+    expect(resumed.some((m) => m.role === 'user' && /^Patchbay: The sandbox this session worked in was lost before its work was saved\. The workspace was restored from a snapshot taken at /.test(m.content))).toBe(true);
+    const shell = model.requests.at(-1)!.messages.filter((m) => m.role === 'tool' && m.name === 'run_shell').at(-1);
+    expect(shell?.role === 'tool' && shell.content).toContain('alpha');
+    expect(await git(remote.remote, 'show', `${done.result!.commit}:ALPHA.md`)).toBe('alpha');
+    expect((await app.store.events(id, { types: ['run-resumed'] })).map((e) => e.event)).toEqual([{ type: 'run-resumed', reason: expect.stringContaining('was lost before its work was saved') }]);
+    expect(fake.refusals).toEqual([]);
+  });
+
+  it('ends a run with a clear reason for a quota error and for bad credentials, and resumes after a quota error with a message', { timeout: 90_000 }, async () => {
+    fake.failNextCreate(grpcStatus.RESOURCE_EXHAUSTED, 'Your workspace has reached its limit of running sandboxes');
+    const model = changelogModel();
+    app = await startTestPatchbay({ model, env: modalEnv() });
+    const started = await app.service.start({ thread: { source: 'web' }, actor: changelogRequester, text: 'Add a changelog', repo: remote.remote });
+    if (started.kind !== 'started') throw new Error(started.kind);
+    const failed = await waitForStatus(app, started.session.id, ['failed', 'completed'], 60_000);
+    expect(failed.error).toBe(
+      'Modal has no capacity or quota left while creating a sandbox (Your workspace has reached its limit of running sandboxes); try again later or raise the workspace\'s limits',
+    );
+    await app.service.sendMessage(started.session.id, changelogRequester, 'Try again');
+    const done = await waitForStatus(app, started.session.id, ['completed', 'failed'], 60_000);
+    expect(done.status, done.error ?? '').toBe('completed');
+    await app.dispose();
+    app = undefined;
+
+    app = await startTestPatchbay({ model: changelogModel(), env: { ...modalEnv(), MODAL_TOKEN_SECRET: 'as-not-the-secret' } });
+    const denied = await app.service.start({ thread: { source: 'web' }, actor: changelogRequester, text: 'Add a changelog', repo: remote.remote });
+    if (denied.kind !== 'started') throw new Error(denied.kind);
+    const refused = await waitForStatus(app, denied.session.id, ['failed', 'completed'], 60_000);
+    expect(refused.error).toMatch(/^Modal refused the credentials while (opening the Modal app patchbay-test|creating a sandbox) \(.*Token ID or secret is invalid.*\): check MODAL_TOKEN_ID and MODAL_TOKEN_SECRET$/);
+    // The fake refused exactly that (and nothing else, in this whole file).
+    expect(fake.refusals.length).toBeGreaterThan(0);
+    expect(fake.refusals.filter((r) => !r.startsWith('AuthTokenGet: Token ID or secret is invalid'))).toEqual([]);
+    fake.refusals.length = 0;
+  });
+
+  it('ends the run with a clear reason when the image fails to build', async () => {
+    const broken = await startFakeModal({ imageBuildFailure: 'E: Unable to locate package ripgrep' });
+    process.env.MODAL_SERVER_URL = broken.url;
+    try {
+      app = await startTestPatchbay({ model: changelogModel(), env: { ...modalEnv(), MODAL_TOKEN_ID: broken.tokenId, MODAL_TOKEN_SECRET: broken.tokenSecret } });
+      const started = await app.service.start({ thread: { source: 'web' }, actor: changelogRequester, text: 'Add a changelog', repo: remote.remote });
+      if (started.kind !== 'started') throw new Error(started.kind);
+      const failed = await waitForStatus(app, started.session.id, ['failed', 'completed'], 60_000);
+      expect(failed.error).toMatch(/^The Modal image failed to build while creating a sandbox \(Image build for im-\w+ failed with the exception:\s+E: Unable to locate package ripgrep\): check MODAL_IMAGE$/);
+      expect(broken.refusals).toEqual([]);
+    } finally {
+      await app?.dispose();
+      app = undefined;
+      process.env.MODAL_SERVER_URL = fake.url;
+      await broken.close();
+    }
+  });
+
+  it('execs with exit codes, time limits, aborts, output caps and stdin, confines files to the workspace, and reaps orphans by tag', { timeout: 90_000 }, async () => {
+    app = await startTestPatchbay({ model: changelogModel(), env: { ...modalEnv(), SANDBOX_EGRESS_ALLOW: 'registry.npmjs.org,*.pythonhosted.org,10.0.0.1:8080' } });
+    const started = await app.service.start({ thread: { source: 'web' }, actor: changelogRequester, text: 'Add a changelog', repo: remote.remote });
+    if (started.kind !== 'started') throw new Error(started.kind);
+    const id = started.session.id;
+    expect((await waitForStatus(app, id, ['completed', 'failed'], 60_000)).status).toBe('completed');
+    const first = [...fake.sandboxes.values()].find((sb) => sb.tags.some((t) => t.tagValue === id))!;
+    // The egress allowlist's domains (not its addresses) became Modal's domain allowlist, with no CIDRs.
+    expect(first.definition).toMatchObject({ networkAccess: { networkAccessType: 3, allowedDomains: ['registry.npmjs.org', '*.pythonhosted.org'], allowedCidrs: [] } });
+    await waitFor(async () => (await app!.database.db.selectFrom('modal_sandboxes').select('released').where('session_id', '=', id).executeTakeFirst())?.released, 'the release');
+
+    // A follow-up reattaches to the live sandbox by its stored id.
+    const sandboxes = app.sandboxes!;
+    const sandbox = await sandboxes.acquire(id, { network: 'proxy' });
+    expect([...fake.sandboxes.values()].filter((sb) => sb.tags.some((t) => t.tagValue === id))).toHaveLength(1);
+    try {
+      expect(await sandbox.readFile('CHANGELOG.md')).toBe('# Changes\n\n- first\n');
+      const plain = await sandbox.exec('echo out; echo err >&2; exit 3');
+      expect(plain).toMatchObject({ exitCode: 3, stdout: 'out\n', stderr: 'err\n', timedOut: false, aborted: false });
+      expect((await sandbox.exec('cat', { stdin: 'from stdin' })).stdout).toBe('from stdin');
+      expect((await sandbox.exec('echo "$GREETING"', { env: { GREETING: 'hi' } })).stdout).toBe('hi\n');
+
+      const timed = await sandbox.exec('echo started; sleep 30', { timeoutMs: 1_500 });
+      expect(timed).toMatchObject({ exitCode: null, timedOut: true, aborted: false, stdout: 'started\n' });
+      expect(timed.durationMs).toBeLessThan(15_000);
+      const controller = new AbortController();
+      setTimeout(() => controller.abort(), 1_000);
+      const aborted = await sandbox.exec('sleep 30', { signal: controller.signal });
+      expect(aborted).toMatchObject({ exitCode: null, timedOut: false, aborted: true });
+      // Both sleeps were killed inside the sandbox, not left running.
+      await waitFor(async () => [...fake.sandboxes.get(first.sandboxId)!.execs.values()].filter((e) => e.args.some((a) => a.includes('sleep 30'))).every((e) => e.exit), 'the sleeps to be killed', 10_000);
+
+      const capped = await sandbox.exec('head -c 300000 /dev/zero | tr "\\0" a', { maxOutputBytes: 1000 });
+      expect(capped.stdout).toBe('a'.repeat(1000));
+      expect(capped.truncatedBytes).toEqual({ stdout: 299_000, stderr: 0 });
+
+      await sandbox.writeFile('notes/deep/a.txt', 'A');
+      expect((await sandbox.exec('pwd', { cwd: 'notes/deep' })).stdout).toBe('/workspace/notes/deep\n');
+      expect(await sandbox.listFiles('notes', { recursive: true })).toEqual([
+        { path: 'notes/deep', type: 'dir', size: expect.any(Number) },
+        { path: 'notes/deep/a.txt', type: 'file', size: 1 },
+      ]);
+      await sandbox.exec('ln -s /etc/hostname leak');
+      await expect(sandbox.readFile('leak')).rejects.toMatchObject({ code: 'path_refused' });
+      await expect(sandbox.readFile('../etc/hostname')).rejects.toMatchObject({ code: 'path_refused' });
+      await expect(sandbox.exec('pwd', { cwd: '..' })).rejects.toMatchObject({ code: 'path_refused' });
+      await expect(sandbox.readFile('missing.txt')).rejects.toMatchObject({ code: 'not_found' });
+    } finally {
+      await sandbox.release();
+    }
+
+    // An orphan: a sandbox of this app tagged with a session that has no record.
+    const { ModalClient } = await import('modal');
+    const modal = new ModalClient({ tokenId: fake.tokenId, tokenSecret: fake.tokenSecret, logger: { debug() {}, info() {}, warn() {}, error() {} } });
+    const modalApp = await modal.apps.fromName('patchbay-test', { createIfMissing: true });
+    const orphan = await modal.sandboxes.create(modalApp, modal.images.fromRegistry('debian:bookworm-slim'), { tags: { 'patchbay-session': 'gone-session' } });
+    // Sandboxes the earlier tests left running belong to sessions this database never had: orphans too.
+    const orphans = [...fake.sandboxes.values()]
+      .filter((sb) => !sb.result)
+      .flatMap((sb) => sb.tags.filter((t) => t.tagName === 'patchbay-session' && t.tagValue !== id).map((t) => t.tagValue));
+    expect(orphans).toContain('gone-session');
+    expect((await sandboxes.reap()).sort()).toEqual(orphans.sort());
+    expect(await orphan.poll()).toBe(137);
+    expect(await (await modal.sandboxes.fromId(first.sandboxId)).poll()).toBeNull();
+    // Past the TTL, the session's own idle sandbox goes too (its work is in its snapshot).
+    expect(await sandboxes.reap(new Date(Date.now() + 2 * 24 * 60 * 60_000))).toEqual([id]);
+    expect(fake.sandboxes.get(first.sandboxId)!.result).toMatchObject({ status: Status.TERMINATED });
+    expect((await app.database.db.selectFrom('modal_sandboxes').selectAll().where('session_id', '=', id).executeTakeFirstOrThrow()).sandbox_id).toBeNull();
+    expect(fake.refusals).toEqual([]);
+  });
+});

@@ -1,0 +1,182 @@
+import { useEffect, useState } from 'preact/hooks';
+import type { KnowledgeDocument, RepoKnowledge } from '../api.ts';
+import { api, ApiError, saveAuthorName, savedAuthor } from '../api.ts';
+import { dateTimeOf } from '../format.ts';
+
+type Row = { name: string; command: string; source: string };
+type Kind = 'setup' | 'checks';
+
+const kinds: { kind: Kind; title: string; hint: string; placeholder: string }[] = [
+  { kind: 'setup', title: 'Setup', hint: 'Run once per workspace before the agent starts (installing dependencies).', placeholder: 'npm ci' },
+  { kind: 'checks', title: 'Checks', hint: 'Run on the exact commit the agent produced; a PR is ready only when they pass.', placeholder: 'npm test' },
+];
+
+/** What a person typed, as the document the API takes; undefined with the reason when it cannot be. */
+function toDocument(base: KnowledgeDocument, rows: Record<Kind, Row[]>, conventions: string, editor: string): KnowledgeDocument | string {
+  const commands = (kind: Kind) => {
+    const original = new Map(base[kind].map((c) => [`${c.name}\u0000${c.command}`, c.source]));
+    const kept = rows[kind].filter((r) => r.name.trim() || r.command.trim());
+    const incomplete = kept.find((r) => !r.name.trim() || !r.command.trim());
+    if (incomplete) return `Every ${kind === 'setup' ? 'setup step' : 'check'} needs a name and a command.`;
+    return kept.map((r) => {
+      const name = r.name.trim();
+      const command = r.command.trim();
+      // A command read from a repo file keeps its source; one a person wrote or changed says who.
+      return { name, command, source: original.get(`${name}\u0000${command}`) ?? `edited by ${editor}` };
+    });
+  };
+  const setup = commands('setup');
+  if (typeof setup === 'string') return setup;
+  const checks = commands('checks');
+  if (typeof checks === 'string') return checks;
+  const paragraphs = conventions
+    .split(/\n\s*\n/)
+    .map((p) => p.trim())
+    .filter(Boolean);
+  return { ...base, setup, checks, conventions: paragraphs };
+}
+
+const rowsOf = (doc: KnowledgeDocument): Record<Kind, Row[]> => ({ setup: doc.setup.map((c) => ({ ...c })), checks: doc.checks.map((c) => ({ ...c })) });
+
+/**
+ * The repository's knowledge document, readable and editable: the setup steps and checks the
+ * harness runs, the conventions the agent follows, the instructions read from the repo's files and
+ * the lessons of earlier sessions. A saved edit wins over the extraction until the next edit.
+ */
+export function KnowledgeView({ repo }: { repo: string | undefined }) {
+  const [stored, setStored] = useState<RepoKnowledge | undefined>();
+  const [missing, setMissing] = useState('');
+  const [rows, setRows] = useState<Record<Kind, Row[]>>({ setup: [], checks: [] });
+  const [conventions, setConventions] = useState('');
+  const [name, setName] = useState(savedAuthor()?.name ?? '');
+  const [state, setState] = useState<'idle' | 'saving' | 'saved'>('idle');
+  const [error, setError] = useState('');
+
+  const show = (k: RepoKnowledge) => {
+    setStored(k);
+    setRows(rowsOf(k.document));
+    setConventions(k.document.conventions.join('\n\n'));
+  };
+
+  useEffect(() => {
+    if (!repo) return;
+    api.knowledge(repo).then(show, (err: Error) => {
+      if (err instanceof ApiError && err.status === 404) setMissing(err.message);
+      else setError(err.message);
+    });
+  }, [repo]);
+
+  if (!repo || (!stored && !missing && !error)) return <p class="muted card">Loading…</p>;
+  if (missing) return <p class="muted card" id="knowledge">{missing}</p>;
+  if (!stored)
+    return (
+      <p class="error card" role="alert">
+        {error}
+      </p>
+    );
+
+  const edit = (kind: Kind, index: number, patch: Partial<Row>) => {
+    setState('idle');
+    setRows({ ...rows, [kind]: rows[kind].map((r, i) => (i === index ? { ...r, ...patch } : r)) });
+  };
+  const save = async (event: Event) => {
+    event.preventDefault();
+    setError('');
+    if (!name.trim()) return setError('Give your name: the edit is signed with it.');
+    const document = toDocument(stored.document, rows, conventions, name.trim());
+    if (typeof document === 'string') return setError(document);
+    saveAuthorName(name);
+    setState('saving');
+    try {
+      show(await api.saveKnowledge(repo, document, { name: name.trim() }));
+      setState('saved');
+    } catch (err) {
+      setState('idle');
+      setError((err as Error).message);
+    }
+  };
+
+  return (
+    <form class="knowledge-view" id="knowledge" onSubmit={save}>
+      <div class="card">
+        <h3>Repository knowledge</h3>
+        <p class="muted">
+          <code>{stored.repo}</code> · built from <code>{stored.builtFrom.slice(0, 10)}</code> on {dateTimeOf(stored.builtAt)} ·{' '}
+          <span id="knowledge-source" data-source={stored.source}>
+            {stored.edited ? `edited by ${stored.edited.by} on ${dateTimeOf(stored.edited.at)}` : "extracted from the repository's files"}
+          </span>
+        </p>
+        <p class="muted">Every run starts with this document. An edit here wins over what Patchbay reads from the repository until the next edit.</p>
+      </div>
+      {kinds.map(({ kind, title, hint, placeholder }) => (
+        <section class="card commands" data-kind={kind} key={kind}>
+          <h3>{title}</h3>
+          <p class="muted">{hint}</p>
+          {rows[kind].length === 0 && <p class="muted">None.</p>}
+          {rows[kind].map((row, i) => (
+            <div class="command-row" key={`${kind}-${i}`}>
+              <input aria-label={`${title} ${i + 1} name`} class="command-name" value={row.name} placeholder="test" onInput={(e) => edit(kind, i, { name: e.currentTarget.value })} />
+              <input aria-label={`${title} ${i + 1} command`} class="command-text" value={row.command} placeholder={placeholder} onInput={(e) => edit(kind, i, { command: e.currentTarget.value })} />
+              <button type="button" class="link" aria-label={`Remove ${title.toLowerCase()} ${i + 1}`} onClick={() => (setState('idle'), setRows({ ...rows, [kind]: rows[kind].filter((_, j) => j !== i) }))}>
+                Remove
+              </button>
+              {row.source && <small class="muted source">from {row.source.replace(/^edited by /, 'an edit by ')}</small>}
+            </div>
+          ))}
+          <button type="button" class="link add" onClick={() => (setState('idle'), setRows({ ...rows, [kind]: [...rows[kind], { name: '', command: '', source: '' }] }))}>
+            Add {kind === 'setup' ? 'a setup step' : 'a check'}
+          </button>
+        </section>
+      ))}
+      <section class="card">
+        <h3>Conventions</h3>
+        <label for="conventions" class="muted">
+          Branch, commit and pull-request conventions; a blank line between entries.
+        </label>
+        <textarea id="conventions" rows={5} value={conventions} onInput={(e) => (setState('idle'), setConventions(e.currentTarget.value))} />
+      </section>
+      {stored.document.instructions.length > 0 && (
+        <section class="card">
+          <h3>Instructions from the repository</h3>
+          {stored.document.instructions.map((i) => (
+            <details key={i.source}>
+              <summary>{i.source}</summary>
+              <pre class="output">{i.text}</pre>
+            </details>
+          ))}
+        </section>
+      )}
+      <section class="card" id="lessons">
+        <h3>Lessons from earlier sessions</h3>
+        {stored.lessons.length === 0 ? (
+          <p class="muted">None yet.</p>
+        ) : (
+          <ul>
+            {stored.lessons.map((l) => (
+              <li key={l.at + l.text}>
+                {l.text} <small class="muted">{dateTimeOf(l.at)}</small>
+              </li>
+            ))}
+          </ul>
+        )}
+      </section>
+      <div class="card composer-row">
+        <label for="knowledge-name">Name</label>
+        <input id="knowledge-name" value={name} placeholder="your name" onInput={(e) => setName(e.currentTarget.value)} />
+        <button id="save-knowledge" type="submit" disabled={state === 'saving'}>
+          {state === 'saving' ? 'Saving…' : 'Save'}
+        </button>
+        {state === 'saved' && (
+          <span class="saved" role="status">
+            Saved
+          </span>
+        )}
+      </div>
+      {error && (
+        <p class="error" role="alert">
+          {error}
+        </p>
+      )}
+    </form>
+  );
+}
