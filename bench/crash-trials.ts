@@ -38,7 +38,8 @@ type Kind =
   | 'kill-database'
   | 'sigterm'
   | 'sigterm-random'
-  | 'sigterm-after-commit';
+  | 'sigterm-after-commit'
+  | 'kill-mid-git';
 const targeted: Kind[] = [
   'kill-tool-running',
   'kill-after-commit',
@@ -49,6 +50,7 @@ const targeted: Kind[] = [
   'sigterm',
   'sigterm-random',
   'sigterm-after-commit',
+  'kill-mid-git',
 ];
 // `--kinds sigterm,kill-database` runs only those kinds, in turn (to reproduce one kind of failure).
 const only = values.kinds?.split(',').map((k) => k.trim()) as Kind[] | undefined;
@@ -312,6 +314,15 @@ for (const [index, kind] of kinds.entries()) {
       expectedExit = true;
       victim.child.kill('SIGKILL');
       break;
+    case 'kill-mid-git':
+      // A git command killed with the server leaves its lock behind (git does not clean up after
+      // SIGKILL): kill while the agent's command runs, and leave the lock a killed `git commit` would.
+      await until(async () => readdirSync(join(dataDir, 'workspaces', id)).includes('part-a.txt'), 120_000);
+      expectedExit = true;
+      victim.child.kill('SIGKILL');
+      await victim.exited;
+      await writeFile(join(dataDir, 'workspaces', id, '.git', 'index.lock'), '');
+      break;
     case 'kill-database':
       await until(async () => readdirSync(join(dataDir, 'workspaces', id)).includes('part-a.txt'), 120_000);
       process.kill(postmasterPid(), 'SIGKILL');
@@ -380,6 +391,7 @@ for (const [index, kind] of kinds.entries()) {
     ...(aboveInfo !== undefined && { aboveInfo }),
   });
   const t = trials.at(-1)!;
+  if (values.verbose && t.outcome !== 'completed') for (const l of server.lines().filter((l) => JSON.stringify(l).includes(id) || JSON.stringify(l).includes('lock'))) process.stderr.write(`    ${JSON.stringify(l).slice(0, 400)}\n`);
   process.stderr.write(
     `trial ${index + 1}/${kinds.length} ${kind}: ${t.outcome}${t.crashed ? ' (server crashed)' : ''}, ${t.duplicates.length} dup, ${t.gaps} gaps, work ${t.workComplete ? 'pushed' : 'MISSING'}, ${t.prs} PR${t.prRecorded ? '' : ' (not in the log)'}` +
       `${t.recoveryMs !== undefined ? `, resumed ${t.recoveryMs} ms after the restart (boot ${t.bootMs ?? '-'} ms)` : ''}${t.exitCode !== undefined ? `, SIGTERM exit ${t.exitCode} in ${t.shutdownMs} ms, ${t.aboveInfo} lines > info` : ''}\n`,

@@ -21,6 +21,12 @@ export type IntegrationContext = {
   findSession(thread: ThreadRef): Promise<SessionRecord | undefined>;
   /** Binds another thread (say, the PR the session opened) to a session. */
   addThread(sessionId: string, thread: ThreadRef): Promise<boolean>;
+  /**
+   * Remembers what a session on `repo` (the repository URL as the session names it) taught, say a
+   * pull request closed unmerged with its reason or a check that is flaky; later runs on the repo
+   * find it in the knowledge document. Nothing is kept for a repo that has no document yet.
+   */
+  addLesson(repo: string, text: string): Promise<void>;
   /** Records a delivery id; false when it was seen before. */
   recordDelivery(source: string, deliveryId: string): Promise<boolean>;
   /** The database, for an integration's own tables (installations, stored tokens, its work queue). */

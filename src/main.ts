@@ -19,6 +19,7 @@ import { createSequenceProvider, ScriptedScenario } from './models/scripted-prov
 import { createCheckStore } from './sessions/check-store.ts';
 import { createModalRecordStore } from './sessions/modal-record-store.ts';
 import { createKnowledgeStore } from './sessions/knowledge-store.ts';
+import { knowledgeKey } from './harness/knowledge/load-knowledge.ts';
 import { createEventBus, type EventBus } from './sessions/event-bus.ts';
 import { createInboundPipeline, type InboundPipeline, type RetryPolicy } from './sessions/inbound-pipeline.ts';
 import { createRunQueue, type RunQueue } from './sessions/run-queue.ts';
@@ -137,6 +138,7 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
       if (reclaimed > 0) log.info({ runs: reclaimed }, 'took back runs of a server that stopped without finishing them');
     }
     const service = createSessionService({ store, queue, log });
+    const knowledge = createKnowledgeStore(database.db);
     const inbound = createInboundPipeline({
       db: database.db,
       boss: queue.boss,
@@ -154,6 +156,7 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
           findSession: store.findByThread,
           addThread: store.addThread,
           recordDelivery: store.recordDelivery,
+          addLesson: (repo, text) => knowledge.addLesson(knowledgeKey(repo), text),
           db: database.db,
           log,
           publicUrl: config.publicUrl,
@@ -185,7 +188,7 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
           publicUrl: config.publicUrl,
           live: bus,
           gates: {
-            knowledge: createKnowledgeStore(database.db),
+            knowledge,
             checks: createCheckStore(database.db),
             verifier: verifierModel,
             checkTimeoutMs: config.gates.checkTimeoutMs,

@@ -96,6 +96,17 @@ const WorkflowRunEvent = z.object({
   installation: Installation.optional(),
 });
 
+const PullRequestEvent = z.object({
+  action: z.string(),
+  pull_request: z.object({ number: z.number(), title: z.string(), body: z.string().nullable().optional(), merged: z.boolean().nullable().optional() }).passthrough(),
+  repository: Repository,
+  sender: User,
+  installation: Installation.optional(),
+});
+
+/** A pull request closed without merging, by whom. */
+export type PullClosed = { installationId: number; owner: string; repo: string; number: number; title: string; body: string; sender: GitHubUser };
+
 /** A finished check suite, check run or workflow run, as the CI follow-up needs it. */
 export type CiReport = {
   installationId: number;
@@ -147,6 +158,8 @@ export type Classified =
   | { kind: 'installation' }
   /** A check suite, check run or workflow run completed (the CI follow-up decides what it means). */
   | { kind: 'ci'; report: CiReport }
+  /** A pull request closed without merging (a lesson, when a session opened it). */
+  | { kind: 'pull-closed'; closed: PullClosed }
   /** `@bot autofix off|on` in a pull request conversation, by a person. */
   | { kind: 'autofix'; request: WorkRequest; enabled: boolean }
   | { kind: 'ignore'; reason: string }
@@ -270,6 +283,27 @@ export function classifyWebhook(event: string, payload: unknown, bot: BotIdentit
         react: { on: 'issue', id: issue.number },
         reply: { in: 'issue' },
       });
+    }
+    case 'pull_request': {
+      const p = PullRequestEvent.safeParse(payload);
+      if (!p.success) return { kind: 'broken', reason: 'unreadable pull_request payload' };
+      const pull = p.data.pull_request;
+      if (p.data.action !== 'closed') return { kind: 'ignore', reason: `pull_request ${p.data.action}` };
+      if (pull.merged) return { kind: 'ignore', reason: 'pull request merged' };
+      if (isBot(p.data.sender, bot)) return { kind: 'ignore', reason: 'closed by a bot' };
+      if (!p.data.installation) return { kind: 'ignore', reason: 'delivery without an installation (not an App webhook)' };
+      return {
+        kind: 'pull-closed',
+        closed: {
+          installationId: p.data.installation.id,
+          owner: p.data.repository.owner.login,
+          repo: p.data.repository.name,
+          number: pull.number,
+          title: pull.title,
+          body: pull.body ?? '',
+          sender: { login: p.data.sender.login, id: p.data.sender.id },
+        },
+      };
     }
     case 'check_run': {
       const p = CheckRunEvent.safeParse(payload);

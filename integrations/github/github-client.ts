@@ -10,8 +10,22 @@ import { gitBasicAuthEnv } from '../../src/git/git-auth-env.ts';
 import type { GitHubStore } from './github-store.ts';
 import { parseRepoUrl, type RepoRef } from '../../src/core/repo-ref.ts';
 
+/**
+ * A request whose caller gave up (its signal aborted: a stop, a shutdown) is not retried. Octokit
+ * reports an aborted fetch as a 500, which the retry plugin retried three times over 14 s, so a
+ * shutdown during a GitHub call waited that long past its grace. Registered before the retry
+ * plugin, so its error hook runs first and sets the request's retries to none.
+ */
+function noRetryOnceAborted(octokit: Octokit): void {
+  octokit.hook.error('request', (error, options) => {
+    const request = options.request as { signal?: AbortSignal; retries?: number } | undefined;
+    if (request?.signal?.aborted) request.retries = 0;
+    throw error;
+  });
+}
+
 /** Octokit with GitHub's recommended retry and rate-limit handling. */
-export const PatchbayOctokit = Octokit.plugin(retry, throttling);
+export const PatchbayOctokit = Octokit.plugin(noRetryOnceAborted, retry, throttling);
 export type PatchbayOctokit = InstanceType<typeof PatchbayOctokit>;
 
 export type BotIdentity = { slug: string; login: string; mention: string };

@@ -220,6 +220,12 @@ export function createGitHubStore(db: Db) {
       return rows.map((r) => ({ headSha: r.head_sha, followUp: r.follow_up === true, signature: r.signature, names: Array.isArray(r.names) ? (r.names as string[]) : [] }));
     },
 
+    /** The failing jobs recorded for a pull request's commit, if CI failed on it before. */
+    async ciFailureAt(owner: string, repo: string, number: number, headSha: string): Promise<{ names: string[] } | undefined> {
+      const row = await db.selectFrom('github_ci_failures').select('names').where('owner', '=', owner.toLowerCase()).where('repo', '=', repo.toLowerCase()).where('number', '=', number).where('head_sha', '=', headSha).where('follow_up', 'is not', null).executeTakeFirst();
+      return row && { names: Array.isArray(row.names) ? (row.names as string[]) : [] };
+    },
+
     /** Whether CI failures start follow-ups on this pull request (on unless someone said `autofix off`). */
     async autofix(owner: string, repo: string, number: number): Promise<boolean> {
       const row = await db.selectFrom('github_pull_autofix').select('enabled').where('owner', '=', owner.toLowerCase()).where('repo', '=', repo.toLowerCase()).where('number', '=', number).executeTakeFirst();

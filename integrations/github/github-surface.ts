@@ -6,7 +6,7 @@ import type { Inbound } from '../../src/core/inbound.ts';
 import type { InboundSurface, Normalized, StoredDelivery } from '../../src/core/inbound-surface.ts';
 import { threadKey, type ThreadRef } from '../../src/core/thread-ref.ts';
 import type { IntegrationContext } from '../integration-module.ts';
-import { classifyWebhook, failedConclusions, PullRequest, type CiReport, type WorkRequest } from './classify-webhook.ts';
+import { classifyWebhook, failedConclusions, PullRequest, type CiReport, type PullClosed, type WorkRequest } from './classify-webhook.ts';
 import { collectCiFailure, decideCiFollowUp, followUpMessage } from './ci-follow-up.ts';
 import { sessionMarker } from './render-pull-request.ts';
 import type { GitHubClient, PatchbayOctokit } from './github-client.ts';
@@ -61,6 +61,10 @@ export function githubOrderKey(event: string, payload: Record<string, unknown>):
   return undefined;
 }
 
+function clipText(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}
+
 export type GitHubSurface = InboundSurface & { stop(): Promise<void> };
 
 /**
@@ -71,7 +75,7 @@ export type GitHubSurface = InboundSurface & { stop(): Promise<void> };
 export function createGitHubSurface(deps: {
   client: GitHubClient;
   store: GitHubStore;
-  context: Pick<IntegrationContext, 'findSession' | 'publicUrl'>;
+  context: Pick<IntegrationContext, 'findSession' | 'publicUrl' | 'addLesson'>;
   gitUrl: string;
   triggerLabel: string;
   log: Logger;
@@ -108,7 +112,9 @@ export function createGitHubSurface(deps: {
       case 'autofix':
         return setAutofix(classified.request, classified.enabled, dlog);
       case 'ci':
-        return takeCiReport(classified.report, delivery, signal, dlog);
+        return classified.report.conclusion === 'success' ? noteFlaky(classified.report, dlog) : takeCiReport(classified.report, delivery, signal, dlog);
+      case 'pull-closed':
+        return notePullClosed(classified.closed, signal, dlog);
       default: {
         const _never: never = classified;
         return _never;
@@ -345,6 +351,41 @@ export function createGitHubSurface(deps: {
       };
     }
     return { kind: 'ignore', reason: 'not on a pull request a Patchbay session opened' };
+  }
+
+  /**
+   * A check that failed on a session's pull request passed on the same commit (a re-run, nothing
+   * changed): a lesson that it is flaky, for later runs on the repository.
+   */
+  async function noteFlaky(report: CiReport, dlog: Logger): Promise<Normalized> {
+    for (const number of report.pullNumbers) {
+      const session = await context.findSession({ source: 'github', owner: report.owner, repo: report.repo, number, kind: 'pull' });
+      if (!session) continue;
+      const failed = await store.ciFailureAt(report.owner, report.repo, number, report.headSha);
+      if (!failed) continue;
+      const names = report.event === 'check_run' ? failed.names.filter((n) => n === report.name) : failed.names;
+      if (names.length === 0) continue;
+      const text = `${names.map((n) => `\`${n}\``).join(', ')} in GitHub CI failed and then passed on the same commit with nothing changed, so it is likely flaky: check a re-run before changing code for its failures.`;
+      await context.addLesson(session.repo, text);
+      dlog.info({ pull: number, commit: report.headSha, names }, 'flaky CI check recorded as a lesson');
+      return { kind: 'ignore', reason: `flaky check recorded: ${names.join(', ')}` };
+    }
+    return { kind: 'ignore', reason: `${report.event} success` };
+  }
+
+  /** A pull request a session opened was closed unmerged: a lesson with the closer's reason. */
+  async function notePullClosed(closed: PullClosed, signal: AbortSignal, dlog: Logger): Promise<Normalized> {
+    const session = await context.findSession({ source: 'github', owner: closed.owner, repo: closed.repo, number: closed.number, kind: 'pull' });
+    if (!session || !closed.body.includes(sessionMarker(session.id))) return { kind: 'ignore', reason: 'not a pull request a Patchbay session opened' };
+    const octokit = await client.forInstallation(closed.installationId);
+    const { data: comments } = await octokit.request('GET /repos/{owner}/{repo}/issues/{issue_number}/comments', { owner: closed.owner, repo: closed.repo, issue_number: closed.number, per_page: 100, request: { signal } });
+    // Only the closer's words: they had the right to close it, and their reason is the lesson.
+    const said = comments.filter((c) => c.user?.login === closed.sender.login).at(-1)?.body?.trim();
+    const reason = said ? `, who said: "${clipText(said.replace(/\s+/g, ' '), 400)}"` : ', with no reason given';
+    const text = `A pull request Patchbay opened ("${clipText(closed.title, 120)}") was closed without merging by @${closed.sender.login}${reason}`;
+    await context.addLesson(session.repo, text);
+    dlog.info({ pull: closed.number, by: closed.sender.login }, 'pull request closed unmerged; lesson recorded');
+    return { kind: 'ignore', reason: 'pull request closed unmerged; lesson recorded' };
   }
 
   async function canWrite(octokit: PatchbayOctokit, request: WorkRequest): Promise<boolean> {

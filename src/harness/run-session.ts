@@ -230,6 +230,7 @@ async function ensureWorkspace(session: SessionRecord, deps: HarnessDeps, sandbo
     signal,
   };
   const prepared = workspaceDir ? await prepareWorkspace({ ...common, workspaceDir }) : await prepareRemoteWorkspace({ ...common, sandbox });
+  if (prepared.reused) await clearStaleGitLocks(sandbox, deps.log.child({ sessionId: session.id }), signal);
   await store.commitStep(session.id, {
     patch: { branch, baseBranch: prepared.baseBranch },
     events: [
@@ -253,6 +254,20 @@ async function noteRestored(sessionId: string, note: string, store: RunLog, log:
     messages: [{ message: { role: 'user', content: `Patchbay: ${note}` } }],
     events: [{ event: { type: 'run-resumed', reason: note } }],
   });
+}
+
+/**
+ * A git command killed mid-way (the server killed, or a run interrupted at shutdown or by a stop)
+ * leaves its lock file, and every later `git commit` in the workspace fails with "index.lock: File
+ * exists": the resumed run failed with its work unpushed. A session has one run at a time, so at the
+ * start of a run no git process of its own holds a lock: remove them. Inside the sandbox, since the
+ * workspace is the sandbox's to shape (the host never follows paths in it).
+ */
+async function clearStaleGitLocks(sandbox: Sandbox, log: Logger, signal: AbortSignal): Promise<void> {
+  const found = await sandbox.exec("find .git -type f -name '*.lock' -not -path '.git/objects/*' -print -delete", { signal, timeoutMs: 60_000 });
+  if (found.exitCode !== 0) log.warn({ exitCode: found.exitCode, stderr: found.stderr.slice(0, 500) }, 'could not look for git lock files left in the workspace');
+  const removed = found.stdout.split('\n').filter(Boolean);
+  if (removed.length > 0) log.info({ removed }, 'removed git lock files an interrupted run left in the workspace');
 }
 
 type Committed = { changed: boolean; head: string; stat: string; filesChanged: number };

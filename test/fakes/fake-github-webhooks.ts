@@ -163,3 +163,20 @@ export function checkSuiteCompletedEvent(where: Where, input: { run: Run; pullNu
   };
   return p;
 }
+
+/** pull_request.closed: the published example #0 (closed, not merged) with our PR, its body and who closed it. */
+export function pullRequestClosedEvent(where: Where, input: { pull: { number: number; title: string; body: string; head: string; base: string }; user: User; merged?: boolean }) {
+  const p = place(example('pull_request', 'closed'), where, input.user);
+  p.number = input.pull.number;
+  p.pull_request = {
+    ...p.pull_request,
+    number: input.pull.number,
+    title: input.pull.title,
+    body: input.pull.body,
+    state: 'closed',
+    merged: input.merged ?? false,
+    head: { ...p.pull_request.head, ref: input.pull.head },
+    base: { ...p.pull_request.base, ref: input.pull.base },
+  };
+  return p;
+}

@@ -36,6 +36,7 @@ const NEEDS: Record<string, { permission: string | 'issue-or-pull'; level: Level
   'reactions/create-for-issue': { permission: 'issue-or-pull', level: 'write' },
   'reactions/create-for-pull-request-review-comment': { permission: 'pull_requests', level: 'write' },
   'issues/create-comment': { permission: 'issue-or-pull', level: 'write' },
+  'issues/list-comments': { permission: 'issue-or-pull', level: 'read' },
   'issues/update-comment': { permission: 'issue-or-pull', level: 'write' },
   'pulls/create-reply-for-review-comment': { permission: 'pull_requests', level: 'write' },
   'pulls/update-review-comment': { permission: 'pull_requests', level: 'write' },
@@ -412,6 +413,12 @@ export async function startFakeGitHub(options: { appId?: number; slug?: string; 
         comments.set(c.id, c);
         return send(res, 201, commentJson(c));
       }
+      case 'issues/list-comments': {
+        const perPage = Number(url.searchParams.get('per_page') ?? 30);
+        const page = Number(url.searchParams.get('page') ?? 1);
+        const list = [...comments.values()].filter((c) => c.repo === key(repo!.owner, repo!.name) && c.number === num('issue_number'));
+        return send(res, 200, list.slice((page - 1) * perPage, page * perPage).map(commentJson));
+      }
       case 'issues/update-comment': {
         const c = comments.get(num('comment_id'));
         if (!c || c.repo !== key(repo!.owner, repo!.name)) return refuse(req, res, 404, 'Not Found');
@@ -661,6 +668,12 @@ export async function startFakeGitHub(options: { appId?: number; slug?: string; 
     addPull(owner: string, name: string, input: { head: string; base: string; title: string; user: User; headRepo?: string }): Pull {
       const p: Pull = { number: nextId++, repo: key(owner, name), title: input.title, body: 'A human PR.', head: input.head, headRepo: input.headRepo ?? key(owner, name), base: input.base, draft: false, state: 'open', user: input.user };
       pulls.push(p);
+      return p;
+    },
+    /** Closes a pull request (as a person does on GitHub), without merging it. */
+    closePull(owner: string, name: string, number: number): Pull {
+      const p = pulls.find((x) => x.repo === key(owner, name) && x.number === number)!;
+      p.state = 'closed';
       return p;
     },
     addComment(owner: string, name: string, number: number, user: User, body: string): Comment {

@@ -64,4 +64,13 @@ describe('classifyWebhook for CI events (published examples)', () => {
   ])('autofixRequest(%j) → %s', (text, expected) => {
     expect(autofixRequest(text, bot)).toBe(expected);
   });
+  it('reads a pull request closed unmerged (published example), and ignores a merged one or one a bot closed', () => {
+    const closed = withInstallation(example('pull_request', 'closed'));
+    expect(classifyWebhook('pull_request', closed, bot, 'patchbay')).toEqual({
+      kind: 'pull-closed',
+      closed: { installationId: 7, owner: 'Codertocat', repo: 'Hello-World', number: 2, title: closed.pull_request.title, body: closed.pull_request.body ?? '', sender: { login: closed.sender.login, id: closed.sender.id } },
+    });
+    expect(classifyWebhook('pull_request', { ...closed, pull_request: { ...closed.pull_request, merged: true } }, bot, 'patchbay')).toEqual({ kind: 'ignore', reason: 'pull request merged' });
+    expect(classifyWebhook('pull_request', { ...closed, sender: { login: 'patchbay[bot]', id: 1, type: 'Bot' } }, bot, 'patchbay')).toEqual({ kind: 'ignore', reason: 'closed by a bot' });
+  });
 });

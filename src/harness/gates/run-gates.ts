@@ -90,6 +90,7 @@ export async function runChecks(ctx: GateContext, commit: string): Promise<Check
   const checks: KnownCommand[] = ctx.knowledge?.document.checks ?? [];
   const blocker = await setupBlocker(ctx);
   const runs: CheckRun[] = [];
+  const before = await ctx.gates.checks.runs(ctx.sessionId, { commit, phase: 'check' });
   for (const command of checks) {
     let run: CheckRun;
     if (blocker) {
@@ -103,6 +104,12 @@ export async function runChecks(ctx: GateContext, commit: string): Promise<Check
     }
     await recordRun(ctx, run);
     runs.push(run);
+    const failedBefore = before.some((r) => r.command === command.command && (r.outcome === 'failed' || r.outcome === 'timed-out'));
+    if (run.outcome === 'passed' && failedBefore && ctx.knowledge) {
+      // Same commit, nothing changed, and now it passes: the check is flaky, worth knowing next time.
+      await ctx.gates.knowledge.addLesson(ctx.knowledge.repo, `\`${command.command}\` failed and then passed on the same commit with nothing changed, so it is likely flaky: run it again before changing code for its failures.`);
+      ctx.log.info({ command: command.command, commit }, 'flaky check recorded as a lesson');
+    }
   }
   // Checks may write files (coverage, caches): the agent continues from the exact commit.
   await ctx.sandbox.exec('git checkout -q -- . && git clean -fdq', { signal: ctx.signal, timeoutMs: 60_000 });
