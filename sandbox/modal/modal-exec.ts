@@ -129,7 +129,7 @@ export async function runModalExec(sandbox: ModalExecTarget, input: ModalExecInp
 /** Kills the process group the wrapper recorded; quiet when it is already gone. */
 async function killGroup(sandbox: ModalExecTarget, pidFile: string): Promise<void> {
   try {
-    const killer = await sandbox.exec(['sh', '-c', 'pg=$(cat "$1" 2>/dev/null) && kill -KILL -- "-$pg" 2>/dev/null; rm -f "$1"; true', 'sh', pidFile], {
+    const killer = await sandbox.exec(['sh', '-c', 'pg=$(cat "$1" 2>/dev/null) && kill -KILL "-$pg" 2>/dev/null; rm -f "$1"; true', 'sh', pidFile], {
       mode: 'binary',
       stdout: 'ignore',
       stderr: 'ignore',

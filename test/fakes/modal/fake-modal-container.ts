@@ -1,14 +1,14 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { cp, mkdir, rm } from 'node:fs/promises';
+import { cp, mkdir, readdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 
 /**
  * The fake Modal's "container": a directory tree holding the writable parts of a sandbox's
  * filesystem (/workspace, /tmp, /root), and commands run for real in bubblewrap with the host's
- * system directories read-only (standing in for the image's git, sh and coreutils), no network,
- * and their own PID namespace, so killing the bwrap process ends the whole tree. A filesystem
- * snapshot is a copy of that tree.
+ * system directories read-only (standing in for the image's git, sh and coreutils) and no network.
+ * Every process carries its sandbox and exec in its environment, which is how the fake finds
+ * and kills them. A filesystem snapshot is a copy of that tree.
  */
 export const CONTAINER_DIRS = ['workspace', 'tmp', 'root'] as const;
 const SYSTEM_DIRS = ['/usr', '/bin', '/sbin', '/lib', '/lib64', '/lib32', '/etc'];
@@ -30,6 +30,24 @@ export async function removeContainerFs(dir: string): Promise<void> {
   await rm(dir, { recursive: true, force: true });
 }
 
+/**
+ * Kills every process that carries `marker` (NAME=value) in its environment: the fake tags each
+ * command with its sandbox and exec, and a command's children inherit that however they detach.
+ */
+export async function killMarked(marker: string): Promise<void> {
+  const needle = Buffer.from(`\0${marker}\0`);
+  for (const entry of await readdir('/proc').catch(() => [] as string[])) {
+    if (!/^\d+$/.test(entry)) continue;
+    const environ = await readFile(`/proc/${entry}/environ`).catch(() => undefined);
+    if (!environ || !Buffer.concat([Buffer.from([0]), environ]).includes(needle)) continue;
+    try {
+      process.kill(Number(entry), 'SIGKILL');
+    } catch {
+      // Gone already.
+    }
+  }
+}
+
 export type ContainerProcessSpec = {
   fsDir: string;
   args: string[];
@@ -37,7 +55,7 @@ export type ContainerProcessSpec = {
   env: Record<string, string>;
 };
 
-/** Starts `args` inside the container; the caller owns the process (kill with SIGKILL ends the tree). */
+/** Starts `args` inside the container; `env` should carry markers for killMarked. */
 export function startInContainer(spec: ContainerProcessSpec): ChildProcess {
   const binds = SYSTEM_DIRS.filter((dir) => existsSync(dir)).flatMap((dir) => ['--ro-bind', dir, dir]);
   const env = { PATH: DEFAULT_PATH, HOME: '/root', LANG: 'C.UTF-8', ...spec.env };
@@ -48,7 +66,8 @@ export function startInContainer(spec: ContainerProcessSpec): ChildProcess {
     '/dev',
     '--proc',
     '/proc',
-    '--unshare-pid',
+    // No PID namespace of its own: a container's commands see and signal each other (Patchbay kills
+    // a command's process group from a second exec), as they do in one Modal container.
     '--unshare-net',
     '--unshare-ipc',
     '--unshare-uts',

@@ -6,7 +6,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
-import { copyContainerFs, makeContainerFs, removeContainerFs, startInContainer } from './fake-modal-container.ts';
+import { copyContainerFs, killMarked, makeContainerFs, removeContainerFs, startInContainer } from './fake-modal-container.ts';
 
 /**
  * A loopback Modal: the control plane (`modal.client.ModalClient`) and the task command router
@@ -166,6 +166,7 @@ export async function startFakeModal(options: FakeModalOptions = {}): Promise<Fa
     if (sandbox.result) return;
     sandbox.result = result;
     clearTimeout(sandbox.timer);
+    void killMarked(`FAKE_MODAL_SANDBOX=${sandbox.sandboxId}`);
     for (const exec of sandbox.execs.values()) {
       if (!exec.exit) killTree(exec.proc);
     }
@@ -333,7 +334,7 @@ export async function startFakeModal(options: FakeModalOptions = {}): Promise<Fa
       if (request.commandArgs.length === 0) refuse(grpc.status.INVALID_ARGUMENT, 'command_args is empty');
       if (request.ptyInfo) refuse(grpc.status.INVALID_ARGUMENT, 'the fake does not serve PTYs');
       const workdir = request.workdir ?? (sandbox.definition.workdir as string | undefined) ?? '/';
-      const proc = startInContainer({ fsDir: sandbox.fsDir, args: request.commandArgs, workdir, env });
+      const proc = startInContainer({ fsDir: sandbox.fsDir, args: request.commandArgs, workdir, env: { ...env, FAKE_MODAL_SANDBOX: sandbox.sandboxId, FAKE_MODAL_EXEC: request.execId } });
       const exec: FakeExec = { proc, out: [[], []], listeners: new Set(), stdinOffset: 0, args: request.commandArgs };
       sandbox.execs.set(request.execId, exec);
       proc.stdout!.on('data', (chunk: Buffer) => {
@@ -349,7 +350,7 @@ export async function startFakeModal(options: FakeModalOptions = {}): Promise<Fa
         exec.exit = code !== null ? { code } : { signal: signal ? (osSignal(signal) ?? 9) : 9 };
         notify(exec);
       });
-      if (request.timeoutSecs) setTimeout(() => exec.exit || killTree(proc), request.timeoutSecs * 1000).unref();
+      if (request.timeoutSecs) setTimeout(() => exec.exit || void killMarked(`FAKE_MODAL_EXEC=${request.execId}`), request.timeoutSecs * 1000).unref();
       return {};
     },
     TaskExecStdinWrite: (request: { taskId: string; execId: string; offset: number; data: Buffer; eof: boolean }, metadata) => {

@@ -210,4 +210,75 @@ describe('Modal sandboxes through the real SDK and a loopback Modal', () => {
       await broken.close();
     }
   });
+
+  it('execs with exit codes, time limits, aborts, output caps and stdin, confines files to the workspace, and reaps orphans by tag', { timeout: 90_000 }, async () => {
+    app = await startTestPatchbay({ model: changelogModel(), env: { ...modalEnv(), SANDBOX_EGRESS_ALLOW: 'registry.npmjs.org,*.pythonhosted.org,10.0.0.1:8080' } });
+    const started = await app.service.start({ thread: { source: 'web' }, actor: changelogRequester, text: 'Add a changelog', repo: remote.remote });
+    if (started.kind !== 'started') throw new Error(started.kind);
+    const id = started.session.id;
+    expect((await waitForStatus(app, id, ['completed', 'failed'], 60_000)).status).toBe('completed');
+    const first = [...fake.sandboxes.values()].find((sb) => sb.tags.some((t) => t.tagValue === id))!;
+    // The egress allowlist's domains (not its addresses) became Modal's domain allowlist, with no CIDRs.
+    expect(first.definition).toMatchObject({ networkAccess: { networkAccessType: 3, allowedDomains: ['registry.npmjs.org', '*.pythonhosted.org'], allowedCidrs: [] } });
+    await waitFor(async () => (await app!.database.db.selectFrom('modal_sandboxes').select('released').where('session_id', '=', id).executeTakeFirst())?.released, 'the release');
+
+    // A follow-up reattaches to the live sandbox by its stored id.
+    const sandboxes = app.sandboxes!;
+    const sandbox = await sandboxes.acquire(id, { network: 'proxy' });
+    expect([...fake.sandboxes.values()].filter((sb) => sb.tags.some((t) => t.tagValue === id))).toHaveLength(1);
+    try {
+      expect(await sandbox.readFile('CHANGELOG.md')).toBe('# Changes\n\n- first\n');
+      const plain = await sandbox.exec('echo out; echo err >&2; exit 3');
+      expect(plain).toMatchObject({ exitCode: 3, stdout: 'out\n', stderr: 'err\n', timedOut: false, aborted: false });
+      expect((await sandbox.exec('cat', { stdin: 'from stdin' })).stdout).toBe('from stdin');
+      expect((await sandbox.exec('echo "$GREETING"', { env: { GREETING: 'hi' } })).stdout).toBe('hi\n');
+
+      const timed = await sandbox.exec('echo started; sleep 30', { timeoutMs: 1_500 });
+      expect(timed).toMatchObject({ exitCode: null, timedOut: true, aborted: false, stdout: 'started\n' });
+      expect(timed.durationMs).toBeLessThan(15_000);
+      const controller = new AbortController();
+      setTimeout(() => controller.abort(), 1_000);
+      const aborted = await sandbox.exec('sleep 30', { signal: controller.signal });
+      expect(aborted).toMatchObject({ exitCode: null, timedOut: false, aborted: true });
+      // Both sleeps were killed inside the sandbox, not left running.
+      await waitFor(async () => [...fake.sandboxes.get(first.sandboxId)!.execs.values()].filter((e) => e.args.some((a) => a.includes('sleep 30'))).every((e) => e.exit), 'the sleeps to be killed', 10_000);
+
+      const capped = await sandbox.exec('head -c 300000 /dev/zero | tr "\\0" a', { maxOutputBytes: 1000 });
+      expect(capped.stdout).toBe('a'.repeat(1000));
+      expect(capped.truncatedBytes).toEqual({ stdout: 299_000, stderr: 0 });
+
+      await sandbox.writeFile('notes/deep/a.txt', 'A');
+      expect((await sandbox.exec('pwd', { cwd: 'notes/deep' })).stdout).toBe('/workspace/notes/deep\n');
+      expect(await sandbox.listFiles('notes', { recursive: true })).toEqual([
+        { path: 'notes/deep', type: 'dir', size: expect.any(Number) },
+        { path: 'notes/deep/a.txt', type: 'file', size: 1 },
+      ]);
+      await sandbox.exec('ln -s /etc/hostname leak');
+      await expect(sandbox.readFile('leak')).rejects.toMatchObject({ code: 'path_refused' });
+      await expect(sandbox.readFile('../etc/hostname')).rejects.toMatchObject({ code: 'path_refused' });
+      await expect(sandbox.exec('pwd', { cwd: '..' })).rejects.toMatchObject({ code: 'path_refused' });
+      await expect(sandbox.readFile('missing.txt')).rejects.toMatchObject({ code: 'not_found' });
+    } finally {
+      await sandbox.release();
+    }
+
+    // An orphan: a sandbox of this app tagged with a session that has no record.
+    const { ModalClient } = await import('modal');
+    const modal = new ModalClient({ tokenId: fake.tokenId, tokenSecret: fake.tokenSecret, logger: { debug() {}, info() {}, warn() {}, error() {} } });
+    const modalApp = await modal.apps.fromName('patchbay-test', { createIfMissing: true });
+    const orphan = await modal.sandboxes.create(modalApp, modal.images.fromRegistry('debian:bookworm-slim'), { tags: { 'patchbay-session': 'gone-session' } });
+    // Sandboxes the earlier tests left running belong to sessions this database never had: orphans too.
+    const orphans = [...fake.sandboxes.values()]
+      .filter((sb) => !sb.result)
+      .flatMap((sb) => sb.tags.filter((t) => t.tagName === 'patchbay-session' && t.tagValue !== id).map((t) => t.tagValue));
+    expect(orphans).toContain('gone-session');
+    expect((await sandboxes.reap()).sort()).toEqual(orphans.sort());
+    expect(await orphan.poll()).toBe(137);
+    expect(await (await modal.sandboxes.fromId(first.sandboxId)).poll()).toBeNull();
+    // Past the TTL, the session's own idle sandbox goes too (its work is in its snapshot).
+    expect(await sandboxes.reap(new Date(Date.now() + 2 * 24 * 60 * 60_000))).toEqual([id]);
+    expect(fake.sandboxes.get(first.sandboxId)!.result).toMatchObject({ status: Status.TERMINATED });
+    expect((await app.database.db.selectFrom('modal_sandboxes').selectAll().where('session_id', '=', id).executeTakeFirstOrThrow()).sandbox_id).toBeNull();
+    expect(fake.refusals).toEqual([]);
+  });
 });
