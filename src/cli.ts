@@ -4,6 +4,7 @@ import { lstatSync, mkdirSync } from 'node:fs';
 import { enableCompileCache } from 'node:module';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
+import { releaseExitHooks } from '../db/embedded-postgres.ts';
 import { parseArgs } from 'node:util';
 import type { Actor } from './core/actor.ts';
 import { isPatchbayError, PatchbayError } from './core/errors.ts';
@@ -137,8 +138,8 @@ function ownShutdownSignals(log: ReturnType<typeof createLogger>): Promise<void>
   const signals = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
   return new Promise((resolve) => {
     let stopping = false;
+    releaseExitHooks(signals);
     for (const signal of signals) {
-      process.removeAllListeners(signal);
       process.on(signal, () => {
         if (stopping) {
           process.stderr.write(`patchbay: ${signal} again; exiting without finishing the shutdown\n`);
