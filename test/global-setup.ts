@@ -1,10 +1,9 @@
 import { mkdir } from 'node:fs/promises';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import type { TestProject } from 'vitest/node';
-import { startEmbeddedPostgres, type EmbeddedServer } from '../db/embedded-postgres.ts';
+import { releaseExitHooks, startEmbeddedPostgres, type EmbeddedServer } from '../db/embedded-postgres.ts';
 import { isPatchbayError } from '../src/core/errors.ts';
 
 let server: EmbeddedServer | undefined;
@@ -18,12 +17,9 @@ let server: EmbeddedServer | undefined;
 export async function setup(project: TestProject): Promise<void> {
   // Servers the tests start (in process or as child processes) let no sandbox traffic leave the machine.
   process.env.SANDBOX_EGRESS_ALLOW ??= 'none';
-  // embedded-postgres hooks 'beforeExit' and 'exit' through async-exit-hook, which turns the end of
-  // the run into process.exit(0) and so erased vitest's failure exit code: a run with failing tests
-  // exited 0. Unhook both; teardown() stops the database (signals stay hooked).
-  const exitHook = createRequire(import.meta.url)('async-exit-hook') as { unhookEvent(event: string): void };
-  exitHook.unhookEvent('beforeExit');
-  exitHook.unhookEvent('exit');
+  // embedded-postgres's 'beforeExit' and 'exit' hooks turn the end of the run into process.exit(0),
+  // which erased vitest's failure exit code; teardown() stops the database (signals stay hooked).
+  releaseExitHooks(['beforeExit', 'exit']);
   // Several test runs may share a machine: take the first data directory no live run is using.
   for (let slot = 0; !server; slot++) {
     const dataDir = join(tmpdir(), `patchbay-test-db-${slot}`);

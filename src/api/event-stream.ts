@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { SessionEventType, StoredEvent } from '../core/events.ts';
 import type { LiveEvent } from '../core/live-events.ts';
 import type { EventBus } from '../sessions/event-bus.ts';
+import { coalesceOne } from '../core/coalesce.ts';
 import type { SessionStore } from '../sessions/session-store.ts';
 
 const PAGE = 500;
@@ -38,6 +39,45 @@ export function liveFrame(event: LiveEvent): string {
 }
 
 /**
+ * One Server-Sent Events response: the headers and the reconnect delay, a comment every
+ * `keepAliveMs` (so proxies keep the connection; `onKeepAlive` runs beside it), writes that wait
+ * for the socket to drain, and one close sequence (stop the keep-alive, run `onClose`, end the
+ * response) whether the client leaves or the server ends it.
+ */
+export function openSse(res: ServerResponse, options: { keepAliveMs: number; onKeepAlive?: () => void; onClose: () => void }) {
+  let closed = false;
+  const write = async (chunk: string): Promise<void> => {
+    if (closed) return;
+    if (!res.write(chunk))
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          res.off('drain', done);
+          res.off('close', done);
+          resolve();
+        };
+        res.on('drain', done);
+        res.on('close', done);
+      });
+  };
+  const keepAlive = setInterval(() => {
+    void write(': keep-alive\n\n');
+    options.onKeepAlive?.();
+  }, options.keepAliveMs);
+  keepAlive.unref();
+  const close = () => {
+    if (closed) return;
+    closed = true;
+    clearInterval(keepAlive);
+    options.onClose();
+    if (!res.writableEnded) res.end();
+  };
+  res.on('close', close);
+  res.writeHead(200, sseHeaders);
+  const opened = write('retry: 3000\n\n');
+  return { write, close, opened, isClosed: () => closed };
+}
+
+/**
  * Streams a session's event log to `res` as Server-Sent Events: the backlog after `afterSeq`,
  * then live events. The bus only says "something was written"; every notice triggers a read of
  * the log after the last seq sent, one read at a time, so events arrive in order with no gaps and
@@ -48,74 +88,42 @@ export function liveFrame(event: LiveEvent): string {
 export function streamEvents(res: ServerResponse, options: EventStreamOptions): () => void {
   const { sessionId, store, bus, log } = options;
   let lastSeq = options.afterSeq;
-  let closed = false;
-  let reading = false;
-  let again = false;
 
-  const write = async (chunk: string): Promise<void> => {
-    if (closed) return;
-    if (!res.write(chunk)) await new Promise<void>((resolve) => {
-      const done = () => {
-        res.off('drain', done);
-        res.off('close', done);
-        resolve();
-      };
-      res.on('drain', done);
-      res.on('close', done);
-    });
-  };
-
-  const pump = async (): Promise<void> => {
-    if (reading) {
-      again = true;
-      return;
-    }
-    reading = true;
+  const read = async (): Promise<void> => {
     try {
-      do {
-        again = false;
-        for (let limit = FIRST_PAGE; ; limit = PAGE) {
-          const page = await store.events(sessionId, { afterSeq: lastSeq, limit });
-          for (const stored of page) {
-            if (closed) return;
-            await write(sseFrame(stored));
-            lastSeq = stored.seq;
-          }
-          if (page.length < limit) break;
+      for (let limit = FIRST_PAGE; ; limit = PAGE) {
+        const page = await store.events(sessionId, { afterSeq: lastSeq, limit });
+        for (const stored of page) {
+          if (sse.isClosed()) return;
+          await sse.write(sseFrame(stored));
+          lastSeq = stored.seq;
         }
-      } while (again && !closed);
+        if (page.length < limit) break;
+      }
     } catch (error) {
       // A failed read is retried on the next notice or keep-alive; the client keeps its place.
       log.warn({ err: error, sessionId }, 'event stream read failed');
-    } finally {
-      reading = false;
     }
   };
+  // One read at a time; a notice during one asks for one more after it.
+  const pump = coalesceOne(read, { rerunIf: () => !sse.isClosed() });
 
-  const unsubscribe = bus.subscribe(sessionId, () => void pump());
+  const sse = openSse(res, {
+    keepAliveMs: options.keepAliveMs,
+    // The keep-alive also re-reads the log, which covers notices lost while the bus reconnects.
+    onKeepAlive: () => void pump.run(),
+    onClose: () => {
+      unsubscribe();
+      unsubscribeLive();
+    },
+  });
+  // Subscribed before the first read (below), so nothing written in between is missed.
+  const unsubscribe = bus.subscribe(sessionId, () => void pump.run());
   // Written as they come: each is a whole frame, and a lost one only leaves a gap the stored
   // assistant message fills.
-  const unsubscribeLive = bus.subscribeLive(sessionId, (event) => void write(liveFrame(event)));
-  // The keep-alive also re-reads the log, which covers notices lost while the bus reconnects.
-  const keepAlive = setInterval(() => {
-    void write(': keep-alive\n\n');
-    void pump();
-  }, options.keepAliveMs);
-  keepAlive.unref();
-
-  const close = () => {
-    if (closed) return;
-    closed = true;
-    clearInterval(keepAlive);
-    unsubscribe();
-    unsubscribeLive();
-    if (!res.writableEnded) res.end();
-  };
-  res.on('close', close);
-
-  res.writeHead(200, sseHeaders);
-  void write('retry: 3000\n\n').then(pump);
-  return close;
+  const unsubscribeLive = bus.subscribeLive(sessionId, (event) => void sse.write(liveFrame(event)));
+  void sse.opened.then(() => pump.run());
+  return sse.close;
 }
 
 /**
@@ -128,21 +136,9 @@ export function streamNotices(
   options: { bus: Pick<EventBus, 'subscribe'>; types: readonly SessionEventType[]; keepAliveMs: number },
 ): () => void {
   const types = new Set<string>(options.types);
-  let closed = false;
+  const sse = openSse(res, { keepAliveMs: options.keepAliveMs, onClose: () => unsubscribe() });
   const unsubscribe = options.bus.subscribe('*', (notice) => {
-    if (!closed && types.has(notice.type)) res.write(`event: notice\ndata: ${JSON.stringify(notice)}\n\n`);
+    if (types.has(notice.type)) void sse.write(`event: notice\ndata: ${JSON.stringify(notice)}\n\n`);
   });
-  const keepAlive = setInterval(() => res.write(': keep-alive\n\n'), options.keepAliveMs);
-  keepAlive.unref();
-  const close = () => {
-    if (closed) return;
-    closed = true;
-    clearInterval(keepAlive);
-    unsubscribe();
-    if (!res.writableEnded) res.end();
-  };
-  res.on('close', close);
-  res.writeHead(200, sseHeaders);
-  res.write('retry: 3000\n\n');
-  return close;
+  return sse.close;
 }

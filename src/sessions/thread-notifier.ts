@@ -1,4 +1,5 @@
 import { sql, type Transaction } from 'kysely';
+import { coalesce } from '../core/coalesce.ts';
 import type { Logger } from 'pino';
 import type { ThreadReplier } from '../core/thread-replier.ts';
 import { ThreadRef } from '../core/thread-ref.ts';
@@ -36,8 +37,6 @@ export function startThreadNotifier(deps: {
   const bySource = new Map(deps.repliers.map((r) => [r.source, r]));
   const sources = [...bySource.keys()];
   const controller = new AbortController();
-  const running = new Map<string, Promise<void>>();
-  const again = new Set<string>();
   const limit = deps.concurrency ?? 3;
   let active = 0;
   const waiting: (() => void)[] = [];
@@ -89,7 +88,9 @@ export function startThreadNotifier(deps: {
         const replier = bySource.get(row.thread.source)!;
         // Read on the transaction's own connection: a second one from the pool, taken while this
         // one is held, deadlocks once every pooled connection belongs to a waiting delivery.
-        const events = await store.events(sessionId, { afterSeq: row.deliveredSeq, trx });
+        // Only up to the session as read above: a later event (the run's end) seen with this older
+        // session would be told with stale fields (no result yet: "no changes"). It comes next flush.
+        const events = (await store.events(sessionId, { afterSeq: row.deliveredSeq, trx })).filter((e) => e.seq <= session.lastSeq);
         if (events.length === 0) continue;
         try {
           // Bounded: a hung replier must not hold the thread's lock and a connection for good.
@@ -146,24 +147,15 @@ export function startThreadNotifier(deps: {
       .where(sql<string>`session_threads.thread->>'source'`, 'in', refreshing)
       .limit(100)
       .execute();
-    await Promise.all(rows.filter((row) => !running.has(row.id)).map((row) => withSlot(() => refreshSession(row.id))));
+    await Promise.all(rows.filter((row) => !deliveries.running(row.id)).map((row) => withSlot(() => refreshSession(row.id))));
   }
 
-  function flush(sessionId: string): Promise<void> {
-    const current = running.get(sessionId);
-    if (current) {
-      again.add(sessionId);
-      return current;
-    }
-    const next = withSlot(() => replyInThreads(sessionId))
-      .catch((error: unknown) => log.error({ err: error, sessionId }, 'thread reply failed'))
-      .finally(() => {
-        running.delete(sessionId);
-        if (again.delete(sessionId) && !controller.signal.aborted) void flush(sessionId);
-      });
-    running.set(sessionId, next);
-    return next;
-  }
+  /** One delivery per session at a time; a notice during one asks for one more after it. */
+  const deliveries = coalesce(
+    (sessionId: string) => withSlot(() => replyInThreads(sessionId)).catch((error: unknown) => log.error({ err: error, sessionId }, 'thread reply failed')),
+    { rerunIf: () => !controller.signal.aborted },
+  );
+  const flush = (sessionId: string) => deliveries.run(sessionId);
 
   async function sweep(): Promise<void> {
     if (sources.length === 0) return;
@@ -196,7 +188,7 @@ export function startThreadNotifier(deps: {
       clearInterval(timer);
       clearInterval(refresher);
       controller.abort();
-      await Promise.allSettled([...running.values()]);
+      await deliveries.settled();
     },
   };
 }

@@ -7,7 +7,7 @@ import type { CheckRun } from '../checks/check-store.ts';
 import { describeFailure, failureSignature, runCheckCommand, setupFailureReason } from '../checks/run-checks.ts';
 import type { KnownCommand } from '../knowledge/knowledge-document.ts';
 import type { LoadedKnowledge } from '../knowledge/load-knowledge.ts';
-import { verifyChange } from '../verify/verifier.ts';
+import { verifierDiffCommand, verifyChange } from '../verify/verifier.ts';
 import { decideGate, type Evidence, type GateDecision } from '../../core/evidence.ts';
 import type { GateDeps } from './gate-deps.ts';
 import { harnessActor, lastHumanSeq, outsideTaskMarker, taskText } from './harness-messages.ts';
@@ -160,7 +160,7 @@ export async function gateCommit(ctx: GateContext, input: { commit: string; base
   }
 
   const attempt = recent.filter((e) => e.event.type === 'verification-finished').length + 1;
-  const diff = await ctx.sandbox.exec(`git diff ${input.baseCommit} ${commit}`, { signal: ctx.signal, timeoutMs: 60_000, maxOutputBytes: 256 * 1024 });
+  const diff = await ctx.sandbox.exec(verifierDiffCommand(input.baseCommit, commit), { signal: ctx.signal, timeoutMs: 60_000, maxOutputBytes: 256 * 1024 });
   const result = await verifyChange(ctx.gates.verifier, { task: taskText(events), knowledge: ctx.knowledgeText, checks: runs, diff: diff.stdout, signal: ctx.signal });
   let verdict: Evidence['verdict'];
   if (result.kind === 'verdict') {
