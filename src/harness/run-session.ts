@@ -22,7 +22,7 @@ import type { GateDeps } from './gates/gate-deps.ts';
 import { harnessQuestionCall, isHuman } from './gates/harness-messages.ts';
 import { gateCommit, runSetup, type GateContext } from './gates/run-gates.ts';
 import { renderKnowledge } from './knowledge/knowledge-document.ts';
-import { loadKnowledge, type LoadedKnowledge } from './knowledge/load-knowledge.ts';
+import { knowledgeKey, loadKnowledge, type LoadedKnowledge } from './knowledge/load-knowledge.ts';
 import { routeTask, type Route } from './route-task.ts';
 import type { CheckpointStore } from './checkpoint/checkpoint-store.ts';
 import { resumeWork, type SessionCheckpoints } from './checkpoint/session-checkpoints.ts';
@@ -87,7 +87,7 @@ export async function runSession(sessionId: string, deps: HarnessDeps, signal: A
   let sandbox: Sandbox | undefined;
   try {
     // Inside the try: a sandbox that cannot be had is a failure with a reason, not a silent retry loop.
-    sandbox = await deps.sandboxes.acquire(sessionId, { network: deps.network });
+    sandbox = await deps.sandboxes.acquire(sessionId, { network: deps.network, repo: knowledgeKey(session.repo) });
     const prepared0 = await ensureWorkspace(session, deps, sandbox, signal);
     if (sandbox.restoredNote) await noteRestored(sessionId, sandbox.restoredNote, store, log);
     let workspace: Workspace = prepared0;
