@@ -8,7 +8,9 @@
  * (prompt with task, checks and diff; forced record_verdict) and the gate decision.
  *
  * The verifier's model here is a scripted reviewer that scores only from what its prompt shows
- * (check results; which files the diff touches against the files the task names; diff size). It
+ * (check results; which files the diff touches against the files the task names; and, as the
+ * verifier's instructions ask, behaviour the change drops: a parameter the old code used that the
+ * changed function no longer uses, read from the diff, which shows changed functions whole). It
  * is a stand-in for a real model, so the verifier row measures the plumbing and a simple reviewer,
  * not a frontier model's judgement. Prints per gate how many wrong results it caught and how many
  * results reached "ready" with a hidden test failing (target: 0).
@@ -25,7 +27,7 @@ import { verdictPassed, verdictTotal, type Verdict } from '../src/core/verdict.t
 import { runCheckCommand } from '../src/harness/checks/run-checks.ts';
 import { extractKnowledge, wantsFile } from '../src/harness/knowledge/extract-knowledge.ts';
 import { renderKnowledge } from '../src/harness/knowledge/knowledge-document.ts';
-import { verifyChange } from '../src/harness/verify/verifier.ts';
+import { verifierDiffCommand, verifyChange } from '../src/harness/verify/verifier.ts';
 import { createScriptedProvider } from '../src/models/scripted-provider.ts';
 import type { ModelMessage } from '../src/models/model-provider.ts';
 
@@ -68,7 +70,32 @@ const tasks: Task[] = [
   { name: 'add-rewrite', mistake: 'unrelated rewrite', task: 'Fix add in add.js: add(2, 3) must be 5', files: { ...base.add, ...util }, hidden: testOf('add.js', ['assert.strictEqual(m(10, 5), 15);']), change: { 'util.js': 'export const id = (x) => x;\nexport const compose = (...fs) => (x) => fs.reduceRight((v, f) => f(v), x);\n', 'README.md': '# sample (rewritten)\n' } },
 ];
 
-/** Scores only from what the verifier prompt shows: check results, touched files vs named files, diff size. */
+/**
+ * Parameters a changed function stops using: read from the diff alone (each file's old and new side,
+ * which --function-context shows whole), a parameter of a new-side signature that is absent from
+ * the new body but was used in the old one.
+ */
+function droppedParameters(diff: string): string[] {
+  const dropped: string[] = [];
+  for (const file of diff.split(/^diff --git /m).slice(1)) {
+    const lines = file.split('\n').filter((l) => /^[ +-]/.test(l) && !l.startsWith('+++') && !l.startsWith('---'));
+    const side = (mark: string) => lines.filter((l) => l[0] === ' ' || l[0] === mark).map((l) => l.slice(1)).join('\n');
+    const before = side('-');
+    const after = side('+');
+    for (const m of after.matchAll(/(?:function\s*[\w$]*\s*)?\(([^()]*)\)\s*(?:=>|\{)/g)) {
+      const body = after.slice(m.index + m[0].length);
+      const oldAt = before.indexOf(m[0]);
+      const oldBody = oldAt >= 0 ? before.slice(oldAt + m[0].length) : '';
+      for (const param of m[1]!.split(',').map((p) => p.trim()).filter((p) => /^[A-Za-z_$][\w$]*$/.test(p))) {
+        const used = (text: string) => new RegExp(`(^|[^\\w$])${param.replace(/\$/g, '\\$')}([^\\w$]|$)`).test(text);
+        if (!used(body) && used(oldBody)) dropped.push(param);
+      }
+    }
+  }
+  return dropped;
+}
+
+/** Scores only from what the verifier prompt shows: check results, touched files vs named files, what the diff drops. */
 function reviewer(messages: readonly ModelMessage[]) {
   const prompt = (messages[0] as { content: string }).content;
   const task = prompt.slice(0, prompt.indexOf('# Repository knowledge'));
@@ -78,11 +105,15 @@ function reviewer(messages: readonly ModelMessage[]) {
   const failed = /: (failed|timed-out)/.test(checks);
   const notRun = /: not-run/.test(checks);
   const outside = touched.filter((f) => !named.has(f));
+  const dropped = droppedParameters(prompt.slice(prompt.indexOf('# Diff against the base')));
   const onTarget = touched.some((f) => named.has(f));
   const v: Verdict = {
     relevance: { score: onTarget ? 2 : 0, reason: onTarget ? 'changes the file the task names' : 'does not touch the file the task names' },
     completeness: { score: touched.length ? 2 : 0, reason: touched.length ? 'a change was made' : 'nothing changed' },
-    correctness: { score: failed ? 0 : notRun ? 1 : 2, reason: failed ? 'the repository checks fail' : notRun ? 'checks could not run' : 'the checks pass' },
+    correctness: {
+      score: failed || dropped.length ? 0 : notRun ? 1 : 2,
+      reason: failed ? 'the repository checks fail' : dropped.length ? `the change stops using ${dropped.join(', ')}, behaviour the task did not ask to drop` : notRun ? 'checks could not run' : 'the checks pass',
+    },
     scope: { score: outside.length === 0 ? 2 : outside.length === 1 && onTarget ? 1 : 0, reason: outside.length ? `also changes ${outside.join(', ')}` : 'only what was asked' },
     summary: 'scripted reviewer',
   };
@@ -126,7 +157,7 @@ async function main() {
       const signal = AbortSignal.timeout(120_000);
       const checks = [];
       for (const command of knowledge.checks) checks.push(await runCheckCommand(sandbox, { commit, phase: 'check', command, timeoutMs: 60_000, signal }));
-      const diff = (await sandbox.exec(`git diff ${baseCommit} ${commit}`, { signal })).stdout;
+      const diff = (await sandbox.exec(verifierDiffCommand(baseCommit, commit), { signal })).stdout;
       const result = await verifyChange(verifier, { task: `Ada:\n> ${t.task}`, knowledge: renderKnowledge(knowledge, []), checks, diff, signal });
       const verdict = result.kind === 'verdict' ? result.verdict : undefined;
       const decision = decideGate({

@@ -19,8 +19,17 @@ const verifierSystem = [
   'You are an independent reviewer of a code change made by a coding agent. You did not write it and you do not see how it was made.',
   'You get the task as people wrote it, what the repository says about itself, the results of the checks the harness ran on the exact commit, and the diff against the base.',
   'Judge only from this evidence. A check that did not run is not evidence that the code works. Failing checks mean correctness is at most 1.',
+  'Passing checks are not proof: they may not cover the change. Read each changed function whole (the diff shows them with their full bodies) and look for behaviour the change drops that the task did not ask to drop, such as a parameter or a branch that is no longer used; that makes correctness 0.',
   'Answer by calling record_verdict once.',
 ].join('\n');
+
+/**
+ * The diff the verifier reads: the change against the base with every changed function shown whole
+ * (`--function-context`), so a reviewer sees what a change leaves out, not only the lines it touched.
+ */
+export function verifierDiffCommand(baseCommit: string, commit: string): string {
+  return `git diff --function-context ${baseCommit} ${commit}`;
+}
 
 export type VerifierInput = {
   task: string;
