@@ -5,11 +5,12 @@
  * the same repository from the same host in the same run. The repository has a few thousand commits;
  * the host is the loopback fake GitHub serving it with the real `git http-backend`.
  * Run: npm exec -- node bench/github-start.ts [commits]
+ *      npm exec -- node bench/github-start.ts --large   (50,000 commits, 20,000 files)
  */
 import { execFile, execFileSync, spawnSync } from 'node:child_process';
 import { promisify } from 'node:util';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import { createGitHubClient } from '../integrations/github/github-client.ts';
@@ -22,22 +23,36 @@ import { buildIntegrations } from '../src/wire-integrations.ts';
 import { startFakeGitHub } from '../test/fakes/fake-github.ts';
 import { issueCommentEvent, sendWebhook } from '../test/fakes/fake-github-webhooks.ts';
 
-const COMMITS = Number(process.argv[2] ?? 3000);
-const FILES = 300;
+// `--large`: at least 50,000 commits over 20,000 files in 200 directories (the issue's large repository).
+const LARGE = process.argv.includes('--large');
+const COMMITS = LARGE ? 50_000 : Number(process.argv.find((a) => /^\d+$/.test(a)) ?? 3000);
+const FILES = LARGE ? 20_000 : 300;
+const DIRS = LARGE ? 200 : 1;
 const secret = 'bench-webhook-secret';
 const gitEnv = { PATH: '/usr/bin:/bin', HOME: '/nonexistent', GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null' };
+
+/** Where file n lives: FILES files spread over DIRS directories, so no tree is huge. */
+const filePath = (n: number) => (DIRS > 1 ? `src/dir-${n % DIRS}/file-${n}.txt` : `src/file-${n}.txt`);
 
 function makeRepo(dir: string): void {
   execFileSync('git', ['init', '--quiet', '--bare', '--initial-branch=main', dir], { env: gitEnv });
   // fast-import: COMMITS commits, each rewriting one of FILES files, so history and tree both grow.
+  // The first commit adds every file, so the tree has FILES files from the start.
   const parts: string[] = [];
-  for (let i = 1; i <= COMMITS; i++) {
-    const content = `file ${i % FILES}\n${'line of text for the benchmark repository\n'.repeat(20)}revision ${i}\n`;
+  const body = (n: number, revision: number) => `file ${n}\n${'line of text for the benchmark repository\n'.repeat(20)}revision ${revision}\n`;
+  const commit = (i: number) => {
     const message = `commit ${i}\n`;
-    parts.push(
-      `commit refs/heads/main\ncommitter Bench <bench@example.com> ${1_700_000_000 + i} +0000\ndata ${Buffer.byteLength(message)}\n${message}`,
-      `M 644 inline src/file-${i % FILES}.txt\ndata ${Buffer.byteLength(content)}\n${content}\n`,
-    );
+    parts.push(`commit refs/heads/main\ncommitter Bench <bench@example.com> ${1_700_000_000 + i} +0000\ndata ${Buffer.byteLength(message)}\n${message}`);
+  };
+  const modify = (n: number, revision: number) => {
+    const content = body(n, revision);
+    parts.push(`M 644 inline ${filePath(n)}\ndata ${Buffer.byteLength(content)}\n${content}\n`);
+  };
+  commit(1);
+  for (let n = 0; n < FILES; n++) modify(n, 1);
+  for (let i = 2; i <= COMMITS; i++) {
+    commit(i);
+    modify(i % FILES, i);
   }
   const result = spawnSync('git', ['--git-dir', dir, 'fast-import', '--quiet'], { input: parts.join(''), env: gitEnv, maxBuffer: 1 << 30 });
   if (result.status !== 0) throw new Error(`fast-import failed: ${result.stderr}`);
@@ -102,7 +117,7 @@ try {
     const warm = [await startSession(2), await startSession(3), await startSession(4)].sort((a, b) => a - b);
     const mirrored = warm[1]!;
     const fmt = (ms: number) => `${ms.toFixed(0).padStart(6)} ms`;
-    console.log(`repository: ${COMMITS} commits, ${FILES} files, ${size} on the host`);
+    console.log(`repository: ${COMMITS} commits, ${FILES} files, ${size} on the host; load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
     console.log(`plain git clone (baseline)            ${fmt(plainMs)}`);
     console.log(`session start, cold (no mirror)       ${fmt(cold)}   ${(cold / plainMs).toFixed(2)}x the plain clone`);
     console.log(`session start, mirrored (median of 3) ${fmt(mirrored)}   ${(mirrored / plainMs).toFixed(2)}x the plain clone, ${(cold / mirrored).toFixed(1)}x faster than cold`);

@@ -24,6 +24,9 @@ export interface Database {
   github_ci_failures: GitHubCiFailuresTable;
   github_pull_autofix: GitHubPullAutofixTable;
   modal_sandboxes: ModalSandboxesTable;
+  modal_templates: ModalTemplatesTable;
+  // scale-out (011)
+  session_checkpoints: SessionCheckpointsTable;
 }
 
 type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
@@ -53,6 +56,8 @@ export interface SessionsTable {
   output_tokens: Counter;
   cache_read_tokens: Counter;
   cache_write_tokens: Counter;
+  /** When the session last became queued (a trigger keeps it); null until then. */
+  queued_at: ColumnType<Date | null, never, never>;
 }
 
 export interface SessionThreadsTable {
@@ -275,4 +280,26 @@ export interface ModalSandboxesTable {
   expires_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
   used_at: Timestamp;
   released: ColumnType<boolean, boolean | undefined, boolean>;
+}
+
+export interface ModalTemplatesTable {
+  repo: string;
+  image_id: string;
+  base_commit: string;
+  created_at: Timestamp;
+}
+
+export interface SessionCheckpointsTable {
+  session_id: string;
+  /** Grows with every checkpoint of the session: an older one never replaces a newer one. */
+  step: ColumnType<string, number | string, number | string>;
+  head: string;
+  tree: string;
+  branch: string;
+  base_branch: string;
+  base_commit: string;
+  /** A git bundle of the work against base_commit; null when it could not be taken (see unavailable). */
+  bundle: Buffer | null;
+  unavailable: string | null;
+  created_at: Timestamp;
 }

@@ -59,8 +59,12 @@ export interface Sandbox {
   getBytes?(path: string, maxBytes: number): Promise<Uint8Array>;
   /** Set once the sandbox is gone for good (a remote sandbox died): the run ends with this reason. */
   failure?(): Error | undefined;
-  /** Remote sandboxes: save the filesystem now, so a later run on any worker continues from here. */
-  checkpoint?(): Promise<void>;
+  /**
+   * Remote sandboxes: save the filesystem now, so a later run on any worker continues from here.
+   * With `template`, the saved image also becomes where new sessions of that repository start
+   * (call it only while the workspace is the repository at `commit` plus setup output).
+   */
+  checkpoint?(options?: { template?: { repo: string; commit: string } }): Promise<void>;
   /**
    * Set when this run's workspace was restored from a snapshot older than the last run's work
    * (its sandbox was lost): what the agent should be told before it goes on.
@@ -74,6 +78,8 @@ export type SandboxSpec = {
    * proxy and its allowlist), 'none', or 'host' (the host's own network: no isolation).
    */
   network: 'proxy' | 'none' | 'host';
+  /** Remote sandboxes: a new session's sandbox starts from this repository's setup image, if any. */
+  repo?: string;
 };
 
 export interface SandboxProvider {

@@ -61,6 +61,10 @@ export const envSchema = z.object({
   SANDBOX_USR_LOCAL: z.preprocess(emptyAsUndefined, z.enum(['true', 'false']).default('false')),
   LOG_LEVEL: z.preprocess(emptyAsUndefined, z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info')),
   WORKER_CONCURRENCY: positiveInt(2),
+  /** Runs at once over every worker process sharing the database; unset: no limit beyond each worker's. */
+  MAX_RUNNING_SESSIONS: z.preprocess(emptyAsUndefined, z.coerce.number().int().positive().optional()),
+  /** Largest checkpoint of a session's work kept in the database, in MiB. */
+  CHECKPOINT_MAX_MB: positiveInt(256),
   /** Seconds without a heartbeat before a run counts as crashed and is picked up again (at least 10). */
   QUEUE_HEARTBEAT_SECONDS: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(10).default(30)),
   /** How often the queue looks for crashed runs. */
@@ -126,7 +130,7 @@ export type Config = {
     /** Present with SANDBOX=modal. */
     modal?: ModalConfig;
   };
-  worker: { concurrency: number; heartbeatSeconds: number; monitorIntervalSeconds: number; shutdownGraceMs: number };
+  worker: { concurrency: number; maxRunning?: number; heartbeatSeconds: number; monitorIntervalSeconds: number; shutdownGraceMs: number; checkpointMaxBytes: number };
   limits: { maxWallMs: number; maxTokens: number; maxToolCalls: number };
   /** The API accepts a path on the server's disk as a repository (PATCHBAY_ALLOW_LOCAL_REPOS). */
   allowLocalRepos: boolean;
@@ -185,7 +189,14 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       },
       ...(e.SANDBOX === 'modal' && { modal: modalConfig(e) }),
     },
-    worker: { concurrency: e.WORKER_CONCURRENCY, heartbeatSeconds: e.QUEUE_HEARTBEAT_SECONDS, monitorIntervalSeconds: e.QUEUE_MONITOR_SECONDS, shutdownGraceMs: e.SHUTDOWN_GRACE_SECONDS * 1000 },
+    worker: {
+      concurrency: e.WORKER_CONCURRENCY,
+      ...(e.MAX_RUNNING_SESSIONS !== undefined && { maxRunning: e.MAX_RUNNING_SESSIONS }),
+      heartbeatSeconds: e.QUEUE_HEARTBEAT_SECONDS,
+      monitorIntervalSeconds: e.QUEUE_MONITOR_SECONDS,
+      shutdownGraceMs: e.SHUTDOWN_GRACE_SECONDS * 1000,
+      checkpointMaxBytes: e.CHECKPOINT_MAX_MB * 1024 * 1024,
+    },
     limits: { maxWallMs: e.RUN_MAX_MINUTES * 60_000, maxTokens: e.RUN_MAX_TOKENS, maxToolCalls: e.RUN_MAX_TOOL_CALLS },
     allowLocalRepos: e.PATCHBAY_ALLOW_LOCAL_REPOS === 'true',
     protectedBranches: e.PROTECTED_BRANCHES.split(',').map((b) => b.trim()).filter(Boolean),

@@ -40,15 +40,17 @@ export function createGitHubReplier(deps: { client: GitHubClient; store: GitHubS
       const fresh = (await context.getSession(session.id)) ?? session;
       const batch = readBatch(events, request.startSeq, fresh.status);
       const bot = await client.identity();
-      const previous = (state ?? {}) as { step?: { name: string; input: unknown }; requestId?: number; blocked?: string[] };
+      const previous = (state ?? {}) as { step?: { name: string; input: unknown }; requestId?: number; blocked?: string[]; queue?: string };
       const sameRequest = previous.requestId === request.id;
       const step = batch.step ?? (sameRequest ? previous.step : undefined);
       const blocked = [...new Set([...(sameRequest ? (previous.blocked ?? []) : []), ...batch.blocked])];
+      const queue = batch.queue ?? (sameRequest ? previous.queue : undefined);
       const body = renderProgress({
         session: fresh,
         ...(step && { step }),
         ...(batch.prUrl && { prUrl: batch.prUrl }),
         ...(blocked.length > 0 && { blocked }),
+        ...(queue && { queue }),
         sessionUrl: `${context.publicUrl}/sessions/${session.id}`,
         mention: bot.mention,
       });
@@ -58,7 +60,7 @@ export function createGitHubReplier(deps: { client: GitHubClient; store: GitHubS
         await store.updateRequest(request.id, { lastBody: body });
       }
       if (batch.settled) await store.updateRequest(request.id, { finished: true });
-      return { state: { requestId: request.id, ...(step && { step }), ...(blocked.length > 0 && { blocked }) } };
+      return { state: { requestId: request.id, ...(step && { step }), ...(blocked.length > 0 && { blocked }), ...(queue && { queue }) } };
     },
   };
 }

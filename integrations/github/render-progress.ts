@@ -1,6 +1,7 @@
 import { describeEgressBlock, egressBlockedNote } from '../../src/core/egress-block.ts';
 import { describeToolCall } from '../../src/core/tool-call.ts';
 import type { StoredEvent } from '../../src/core/events.ts';
+import { queueNotice } from '../../src/core/queue-notice.ts';
 import type { SessionRecord } from '../../src/core/session-record.ts';
 
 export type ProgressView = {
@@ -10,6 +11,8 @@ export type ProgressView = {
   prUrl?: string;
   /** Hosts the sandbox was refused (describeEgressBlock texts), shown so a person can allow them. */
   blocked?: string[];
+  /** The last queue notice since the request: where it stands in line, or that it started after waiting. */
+  queue?: string;
   sessionUrl: string;
   mention: string;
 };
@@ -28,9 +31,9 @@ function renderStatusBody(view: ProgressView): string {
   const link = `[Session](${view.sessionUrl})`;
   switch (session.status) {
     case 'queued':
-      return `⏳ Queued. ${link}`;
+      return `⏳ ${view.queue ?? 'Queued.'} ${link}`;
     case 'running':
-      return `🔄 Working on it.${view.step ? `\n\nCurrent step: ${describeStep(view.step)}` : ''}\n\n${link}`;
+      return `🔄 Working on it.${view.queue ? ` ${view.queue}` : ''}${view.step ? `\n\nCurrent step: ${describeStep(view.step)}` : ''}\n\n${link}`;
     case 'waiting': {
       const q = session.pendingQuestion;
       const question = q ? quote(q.question) : '> (question unavailable)';
@@ -63,15 +66,17 @@ export function readBatch(events: StoredEvent[], startSeq: number, status: Sessi
   let step: ProgressView['step'];
   const blocked: string[] = [];
   let prUrl: string | undefined;
+  let queue: string | undefined;
   let settled = false;
   for (const { seq, event } of events) {
     if (seq <= startSeq) continue;
     if (event.type === 'tool-start') step = { name: event.name, input: event.input };
     if (event.type === 'pr-opened') prUrl = event.url;
+    if (event.type === 'queue-waiting' || event.type === 'queue-started') queue = queueNotice(event);
     if (event.type === 'egress-blocked' && !blocked.includes(describeEgressBlock(event))) blocked.push(describeEgressBlock(event));
     if (event.type === 'status-changed' && event.to === status && settledStatuses.has(event.to)) settled = true;
   }
-  return { ...(step && { step }), ...(prUrl && { prUrl }), blocked, settled };
+  return { ...(step && { step }), ...(prUrl && { prUrl }), ...(queue && { queue }), blocked, settled };
 }
 
 function describeStep(step: { name: string; input: unknown }): string {

@@ -1,3 +1,4 @@
+import { queueNotice } from '../../src/core/queue-notice.ts';
 import type { StoredEvent } from '../../src/core/events.ts';
 import { describeToolCall } from '../../src/core/tool-call.ts';
 import type { SessionRecord } from '../../src/core/session-record.ts';
@@ -94,6 +95,10 @@ export function renderActivities(input: {
           const sofar = state.prUrl ? `So far: ${state.prUrl}` : pushed ? 'So far the changes are pushed to the session branch.' : 'Nothing was pushed.';
           add({ content: { type: 'response', body: `Stopped${event.reason ? ` (${event.reason})` : ''}. ${sofar}\n\n${sessionLink}` } });
         }
+        break;
+      case 'queue-waiting':
+      case 'queue-started':
+        add({ content: { type: 'thought', body: queueNotice(event) } });
         break;
       case 'workspace-ready':
         markStep('Prepare the workspace', 'completed');

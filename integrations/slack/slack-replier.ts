@@ -3,6 +3,7 @@ import { parseRepoUrl } from '../../src/core/repo-ref.ts';
 import { describeToolCall } from '../../src/core/tool-call.ts';
 import type { ThreadReplier, ThreadUpdate } from '../../src/core/thread-replier.ts';
 import { describeEgressBlock, egressBlockedNote } from '../../src/core/egress-block.ts';
+import { queueNotice } from '../../src/core/queue-notice.ts';
 import type { EventOf, StoredEvent } from '../../src/core/events.ts';
 import type { SessionRecord } from '../../src/core/session-record.ts';
 import { answeredMessage, formatElapsed, questionMessage, statusMessage, truncate, type SlackText } from './slack-blocks.ts';
@@ -73,6 +74,8 @@ export function createSlackReplier(deps: { web: SlackWeb; store: SlackStore; pub
             await store.recordPost(thread, `answered:${event.questionId}`, questionTs);
             posts.set(`answered:${event.questionId}`, questionTs);
           }
+        } else if (event.type === 'queue-waiting' || event.type === 'queue-started') {
+          await post(thread, posts, `queue:${stored.seq}`, { text: queueNotice(event) });
         } else if (event.type === 'ci-failed') {
           await post(thread, posts, `ci:${stored.seq}`, ciMessage(event));
         } else if (event.type === 'status-changed' && TERMINAL.has(event.to)) {
@@ -119,6 +122,8 @@ function stepAfter(stored: StoredEvent, step: string): string {
       return `Pushed \`${event.branch}\``;
     case 'pr-opened':
       return `Opened pull request #${event.number}`;
+    case 'queue-waiting':
+      return event.ahead === 0 ? 'Queued: next in line' : `Queued: ${event.ahead} ahead`;
     default:
       return step;
   }

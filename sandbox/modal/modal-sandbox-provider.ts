@@ -103,6 +103,17 @@ export function createModalSandboxProvider(options: ModalSandboxProviderOptions)
     return params;
   };
   const held = new Set<string>();
+  /** The repository's setup image, when one was saved and Modal still has it. */
+  const templateImage = async (repo: string, sessionLog: Logger): Promise<ModalImageLike | undefined> => {
+    const template = await store.getTemplate(repo);
+    if (!template) return undefined;
+    try {
+      return await client.images.fromId(template.imageId);
+    } catch (error) {
+      sessionLog.info({ err: error, imageId: template.imageId }, 'the setup image is gone; starting from the base image');
+      return undefined;
+    }
+  };
 
   const createSandbox = async (sessionId: string, spec: SandboxSpec, image: ModalImageLike): Promise<ModalSandboxLike> => {
     const timeoutMs = settings.timeoutMinutes * 60_000;
@@ -185,8 +196,9 @@ export function createModalSandboxProvider(options: ModalSandboxProviderOptions)
         if (record?.sandboxId || (record && !record.released)) {
           restoredNote = 'The sandbox this session worked in was lost before any of its work was saved. The workspace starts again from the branch as it was pushed (or its base): check it and redo what is missing.';
         }
-        sandbox = await createSandbox(sessionId, spec, await baseImage());
-        sessionLog.info({ sandboxId: sandbox.sandboxId }, 'session sandbox created');
+        const template = spec.repo ? await templateImage(spec.repo, sessionLog) : undefined;
+        sandbox = await createSandbox(sessionId, spec, template ?? (await baseImage()));
+        sessionLog.info({ sandboxId: sandbox.sandboxId, template: template?.imageId }, 'session sandbox created');
       }
       held.add(sessionId);
       return openHandle(sessionId, sandbox, (await store.get(sessionId))?.expiresAt ?? null, restoredNote, sessionLog);
@@ -271,15 +283,17 @@ export function createModalSandboxProvider(options: ModalSandboxProviderOptions)
       if (state !== 'open') throw new PatchbayError('sandbox_failed', `sandbox for session ${sessionId} was ${state}`);
     };
 
-    const snapshot = async (why: string): Promise<void> => {
+    const snapshot = async (why: string): Promise<string | undefined> => {
       const started = Date.now();
       try {
         const image = await sandbox.snapshotFilesystem({ ttlMs: settings.snapshotTtlDays * 86_400_000 });
         lastSnapshot = Date.now();
         await store.save(sessionId, { imageId: image.imageId, snapshotAt: clock() });
         sessionLog.info({ imageId: image.imageId, why, ms: Date.now() - started }, 'session sandbox snapshotted');
+        return image.imageId;
       } catch (error) {
         sessionLog.warn({ err: error, why }, 'could not snapshot the session sandbox');
+        return undefined;
       }
     };
 
@@ -351,9 +365,12 @@ export function createModalSandboxProvider(options: ModalSandboxProviderOptions)
       putBytes: (path, data) => files.putBytes(path, data),
       getBytes: (path, maxBytes) => files.getBytes(path, maxBytes),
       failure: () => ended,
-      async checkpoint() {
+      async checkpoint(checkpointOptions) {
         assertUsable();
-        await snapshot('checkpoint');
+        const imageId = await snapshot(checkpointOptions?.template ? 'setup' : 'checkpoint');
+        if (imageId && checkpointOptions?.template) {
+          await store.saveTemplate(checkpointOptions.template.repo, { imageId, baseCommit: checkpointOptions.template.commit });
+        }
       },
       async release() {
         if (state !== 'open') return;

@@ -1,3 +1,4 @@
+import { queueNotice } from '../core/queue-notice.ts';
 import { describeEgressBlock } from '../core/egress-block.ts';
 import type { StoredEvent } from '../core/events.ts';
 import { describeToolCall } from '../core/tool-call.ts';
@@ -62,6 +63,9 @@ export function renderEvent({ event }: StoredEvent): string | undefined {
       return `  ⊘ network access refused: ${describeEgressBlock(event)}`;
     case 'run-resumed':
       return `  (${event.reason})`;
+    case 'queue-waiting':
+    case 'queue-started':
+      return `  ${queueNotice(event)}`;
     default: {
       const _never: never = event;
       return _never;

@@ -176,6 +176,20 @@ export const SessionEvent = z.discriminatedUnion('type', [
   }),
   /** A run that was interrupted (its worker crashed or shut down) and is taken up again from the log. */
   z.object({ type: z.literal('run-resumed'), reason: z.string() }),
+  /**
+   * The session is queued and no worker has started it yet: `ahead` sessions were queued before it,
+   * `running` are running, of at most `limit` (MAX_RUNNING_SESSIONS) when set. `since` is when it
+   * was queued; once per wait.
+   */
+  z.object({
+    type: z.literal('queue-waiting'),
+    ahead: z.number().int().nonnegative(),
+    running: z.number().int().nonnegative(),
+    limit: z.number().int().positive().optional(),
+    since: z.string(),
+  }),
+  /** A session that was told it waits has been taken by a worker, after `waitedMs`. */
+  z.object({ type: z.literal('queue-started'), waitedMs: z.number().int().nonnegative(), since: z.string() }),
 ]);
 export type SessionEvent = z.infer<typeof SessionEvent>;
 export type SessionEventType = SessionEvent['type'];

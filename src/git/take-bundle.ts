@@ -12,13 +12,18 @@ export const workspaceBundlePath = '.git/patchbay-push.bundle';
  * Copies the bundle the sandbox wrote into a host-private file, refusing anything that is not a
  * regular file inside `<workspaceDir>/.git`: the sandbox could have put a symlink to a host file, a
  * FIFO, or swapped `.git` itself. The copy is what git reads, so later swaps in the workspace do
- * not matter. Returns the copy's path; the caller removes it.
+ * not matter. Returns the copy's path; the caller removes it. `name` is the file in `.git`
+ * (default: the push bundle).
  */
-export async function takeBundle(options: { workspaceDir: string; scratchDir: string; maxBytes: number }): Promise<string> {
+export async function takeBundle(options: { workspaceDir: string; scratchDir: string; maxBytes: number; name?: string }): Promise<string> {
+  const name = options.name ?? 'patchbay-push.bundle';
+  const refuse: (reason: string) => never = (reason) => {
+    throw new PatchbayError('git_failed', `Refusing the bundle .git/${name}: ${reason}`);
+  };
   const gitDir = join(options.workspaceDir, '.git');
   const gitStat = await lstat(gitDir).catch(() => undefined);
   if (!gitStat?.isDirectory()) refuse('the workspace .git is not a directory');
-  const expected = join(await realpath(gitDir), 'patchbay-push.bundle');
+  const expected = join(await realpath(gitDir), name);
 
   let handle;
   try {

@@ -22,8 +22,10 @@ import type { GateDeps } from './gates/gate-deps.ts';
 import { harnessQuestionCall, isHuman } from './gates/harness-messages.ts';
 import { gateCommit, runSetup, type GateContext } from './gates/run-gates.ts';
 import { renderKnowledge } from './knowledge/knowledge-document.ts';
-import { loadKnowledge, type LoadedKnowledge } from './knowledge/load-knowledge.ts';
+import { knowledgeKey, loadKnowledge, type LoadedKnowledge } from './knowledge/load-knowledge.ts';
 import { routeTask, type Route } from './route-task.ts';
+import type { CheckpointStore } from './checkpoint/checkpoint-store.ts';
+import { resumeWork, type SessionCheckpoints } from './checkpoint/session-checkpoints.ts';
 
 export type HarnessDeps = {
   /** Where the session is read and every step of its run is written (the session store). */
@@ -47,6 +49,11 @@ export type HarnessDeps = {
   publishers?: readonly Publisher[];
   /** Repo knowledge, setup, checks, verifier and budgets. Without it a finished run is pushed unchecked. */
   gates?: GateDeps;
+  /**
+   * Where the work is checkpointed after every file-changing step, so another worker can resume it.
+   * Without it, a run resumed on a workspace that lacks the work goes on without it.
+   */
+  checkpoints?: { store: CheckpointStore; maxBytes: number };
 };
 
 /**
@@ -80,9 +87,23 @@ export async function runSession(sessionId: string, deps: HarnessDeps, signal: A
   let sandbox: Sandbox | undefined;
   try {
     // Inside the try: a sandbox that cannot be had is a failure with a reason, not a silent retry loop.
-    sandbox = await deps.sandboxes.acquire(sessionId, { network: deps.network });
-    const workspace = await ensureWorkspace(session, deps, sandbox, signal);
+    sandbox = await deps.sandboxes.acquire(sessionId, { network: deps.network, repo: knowledgeKey(session.repo) });
+    const prepared0 = await ensureWorkspace(session, deps, sandbox, signal);
     if (sandbox.restoredNote) await noteRestored(sessionId, sandbox.restoredNote, store, log);
+    let workspace: Workspace = prepared0;
+    let checkpoints: SessionCheckpoints | undefined;
+    if (deps.checkpoints) {
+      checkpoints = await resumeWork({
+        sessionId,
+        sandbox,
+        ...(prepared0.workspaceDir && { workspaceDir: prepared0.workspaceDir }),
+        reused: prepared0.reused,
+        base: prepared0,
+        deps: { store: deps.checkpoints.store, runLog: store, dataDir: deps.dataDir, maxBytes: deps.checkpoints.maxBytes, log },
+        signal,
+      });
+      workspace = { ...prepared0, ...checkpoints.base };
+    }
     if (await answerHarnessQuestion(sessionId, deps, log)) return;
     const prepared = await prepareGates(sessionId, session, deps, sandbox, signal, log);
     for (;;) {
@@ -91,7 +112,7 @@ export async function runSession(sessionId: string, deps: HarnessDeps, signal: A
         sessionId,
         system: [systemPrompt({ repo: session.repo, branch: workspace.branch, workdir: sandbox.workdir }), ...prepared.system].join('\n\n'),
         model: deps.model,
-        tools: deps.tools,
+        tools: checkpoints ? checkpoints.tools(deps.tools) : deps.tools,
         sandbox,
         runLog: store,
         signal,
@@ -99,7 +120,7 @@ export async function runSession(sessionId: string, deps: HarnessDeps, signal: A
         limits: { ...deps.limits, ...(await budgetLimits(sessionId, deps, prepared.route)) },
         ...(liveText && { onDelta: liveText.onDelta }),
       }).finally(() => liveText?.flush());
-      if (await settle({ session, outcome, workspace, sandbox, deps, signal, log, gate: prepared.gate })) break;
+      if (await settle({ session, outcome, workspace, sandbox, deps, signal, log, gate: prepared.gate, checkpoints })) break;
       log.info('messages arrived as the run ended; continuing with them');
     }
   } catch (error) {
@@ -120,7 +141,7 @@ export async function runSession(sessionId: string, deps: HarnessDeps, signal: A
 }
 
 /** `workspaceDir` is the host path of a local sandbox's workspace; remote sandboxes have none. */
-type Workspace = { branch: string; baseBranch: string; baseCommit: string; workspaceDir?: string };
+type Workspace = { branch: string; baseBranch: string; baseCommit: string; workspaceDir?: string; reused: boolean };
 
 type SettleInput = {
   session: SessionRecord;
@@ -131,6 +152,7 @@ type SettleInput = {
   signal: AbortSignal;
   log: Logger;
   gate?: GateContext;
+  checkpoints?: SessionCheckpoints;
 };
 
 /**
@@ -138,7 +160,7 @@ type SettleInput = {
  * first. Returns false when messages arrived that the run has not seen: the caller runs again.
  * (A trigger that no longer applies, say a stop came first, leaves the session as it is.)
  */
-async function settle({ session, outcome, workspace, sandbox, deps, signal, log, gate }: SettleInput): Promise<boolean> {
+async function settle({ session, outcome, workspace, sandbox, deps, signal, log, gate, checkpoints }: SettleInput): Promise<boolean> {
   const { store } = deps;
   switch (outcome.kind) {
     case 'waiting':
@@ -158,6 +180,8 @@ async function settle({ session, outcome, workspace, sandbox, deps, signal, log,
       ).unread;
     case 'finished': {
       const committed = await commitWork(session, outcome.summary, workspace, sandbox, deps, signal);
+      // The commit moved HEAD: a resume elsewhere must push this commit, not make another.
+      await checkpoints?.take(signal);
       let decision: GateDecision | undefined;
       let question: { text: string; choices: string[]; recommended: string } | undefined;
       if (gate && committed.changed) {
@@ -240,7 +264,7 @@ async function ensureWorkspace(session: SessionRecord, deps: HarnessDeps, sandbo
       },
     ],
   });
-  return { branch, baseBranch: prepared.baseBranch, baseCommit: prepared.baseCommit, ...(workspaceDir && { workspaceDir }) };
+  return { branch, baseBranch: prepared.baseBranch, baseCommit: prepared.baseCommit, ...(workspaceDir && { workspaceDir }), reused: prepared.reused };
 }
 
 /**

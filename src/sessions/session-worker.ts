@@ -5,7 +5,9 @@ import { throttleLog } from '../core/log-throttle.ts';
 import { runSession, type HarnessDeps } from '../harness/run-session.ts';
 import type { EventBus } from './event-bus.ts';
 import type { RunQueue } from './run-queue.ts';
+import type { RunSlot, RunSlots } from './run-slots.ts';
 import type { SessionStore } from './session-store.ts';
+import { createWaitingLine } from './waiting-line.ts';
 
 export type SessionWorker = {
   /**
@@ -27,8 +29,13 @@ export async function startSessionWorker(deps: {
   harness: HarnessDeps;
   log: Logger;
   concurrency?: number;
+  /** MAX_RUNNING_SESSIONS over every worker: a run waits for a slot before it starts. */
+  slots?: RunSlots;
+  /** How often a waiting run tries for a slot again (between notices of sessions ending). */
+  slotRetryMs?: number;
 }): Promise<SessionWorker> {
   const { queue, bus, store, harness, log } = deps;
+  const line = createWaitingLine({ store, log, ...(deps.slots && { limit: deps.slots.max }) });
   const running = new Map<string, { controller: AbortController; done: Promise<unknown> }>();
   let stopping = false;
   const notRecorded = throttleLog((fields, message) => log.error(fields, message));
@@ -73,7 +80,16 @@ export async function startSessionWorker(deps: {
         );
       });
       const signal = jobSignal ? AbortSignal.any([controller.signal, jobSignal]) : controller.signal;
-      const done = runThroughOutages(sessionId, signal);
+      const done = (async () => {
+        const slot = deps.slots ? await waitForSlot(sessionId, deps.slots, signal) : undefined;
+        if (deps.slots && !slot) return;
+        try {
+          await line.started(sessionId).catch((error: unknown) => log.warn({ err: error, sessionId }, 'could not tell the session it starts'));
+          await runThroughOutages(sessionId, signal);
+        } finally {
+          await slot?.release();
+        }
+      })();
       running.set(sessionId, { controller, done: done.catch(() => undefined) });
       try {
         await done;
@@ -103,6 +119,41 @@ export async function startSessionWorker(deps: {
     });
   });
 
+  /**
+   * Waits until one of the slots is free, telling the session where it stands once. Returns
+   * undefined when the run is no longer wanted meanwhile (stopped, or this worker shuts down).
+   */
+  async function waitForSlot(sessionId: string, slots: RunSlots, signal: AbortSignal): Promise<RunSlot | undefined> {
+    let told = false;
+    for (;;) {
+      if (signal.aborted) return undefined;
+      const slot = await slots.tryAcquire();
+      if (slot) return slot;
+      const session = await store.get(sessionId);
+      if (!session || (session.status !== 'queued' && session.status !== 'running')) return undefined;
+      if (!told) {
+        told = true;
+        await line.tell(sessionId).catch((error: unknown) => log.warn({ err: error, sessionId }, 'could not tell a queued session where it stands'));
+      }
+      // Woken early when any session changes status (one may have ended and freed its slot).
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          clearTimeout(timer);
+          unsubscribe();
+          signal.removeEventListener('abort', done);
+          resolve();
+        };
+        const timer = setTimeout(done, deps.slotRetryMs ?? 1000);
+        const unsubscribe = bus.subscribe('*', (notice) => notice.type === 'status-changed' && done());
+        signal.addEventListener('abort', done, { once: true });
+      });
+    }
+  }
+
+  // Sessions no worker has taken for a few seconds (every worker is busy) hear where they stand.
+  const teller = setInterval(() => void line.tellWaiting(5).catch((error: unknown) => log.warn({ err: error }, 'queue position sweep failed')), 5_000);
+  teller.unref();
+
   // A session whose run never reached the queue (the process died between writing the session and
   // enqueueing it) is picked up here; the queue keeps a single run per session, so extra asks are free.
   const sweep = async () => {
@@ -117,6 +168,7 @@ export async function startSessionWorker(deps: {
       if (stopping) return;
       stopping = true;
       clearInterval(timer);
+      clearInterval(teller);
       await queue.stopTaking();
       if (running.size > 0) {
         log.info({ runs: running.size, graceSeconds: graceMs / 1000 }, 'waiting for running steps to finish');

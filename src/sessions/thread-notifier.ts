@@ -88,7 +88,9 @@ export function startThreadNotifier(deps: {
         const replier = bySource.get(row.thread.source)!;
         // Read on the transaction's own connection: a second one from the pool, taken while this
         // one is held, deadlocks once every pooled connection belongs to a waiting delivery.
-        const events = await store.events(sessionId, { afterSeq: row.deliveredSeq, trx });
+        // Only up to the session as read above: a later event (the run's end) seen with this older
+        // session would be told with stale fields (no result yet: "no changes"). It comes next flush.
+        const events = (await store.events(sessionId, { afterSeq: row.deliveredSeq, trx })).filter((e) => e.seq <= session.lastSeq);
         if (events.length === 0) continue;
         try {
           // Bounded: a hung replier must not hold the thread's lock and a connection for good.

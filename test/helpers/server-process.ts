@@ -19,8 +19,17 @@ export type ServerProcess = {
 };
 
 /** Starts `patchbay serve` as its own process with only `env`, as a user would, and waits until it listens. */
-export function startServer(env: Record<string, string>): Promise<ServerProcess> {
-  const child = spawn(process.execPath, ['src/cli.ts', 'serve'], {
+export async function startServer(env: Record<string, string>): Promise<ServerProcess> {
+  const started = await startPatchbayProcess('serve', env);
+  return { ...started, url: started.url! };
+}
+
+/**
+ * Starts `patchbay <command>` as its own process with only `env` and waits for its "Patchbay is up"
+ * line; `url` is where it listens (a worker has none).
+ */
+export function startPatchbayProcess(command: 'serve' | 'api' | 'worker', env: Record<string, string>): Promise<Omit<ServerProcess, 'url'> & { url?: string }> {
+  const child = spawn(process.execPath, ['src/cli.ts', command], {
     cwd: root,
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -73,9 +82,9 @@ export function startServer(env: Record<string, string>): Promise<ServerProcess>
       check();
     });
   const dump = () => lines.map((l) => l.raw ?? JSON.stringify(l)).join('\n');
-  return waitForLine((line) => typeof line.url === 'string' && line.msg === 'Patchbay is up').then((up) => ({
+  return waitForLine((line) => line.msg === 'Patchbay is up').then((up) => ({
     child,
-    url: up.url as string,
+    ...(typeof up.url === 'string' && { url: up.url }),
     pid: child.pid!,
     lines: () => [...lines],
     exited,

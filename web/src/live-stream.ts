@@ -51,6 +51,8 @@ export function openSessionStream(sessionId: string, handlers: StreamHandlers): 
 const storedTypeMap: Record<StoredEvent['event']['type'], true> = {
   'session-created': true,
   'run-resumed': true,
+  'queue-waiting': true,
+  'queue-started': true,
   'thread-added': true,
   'user-message': true,
   'assistant-message': true,

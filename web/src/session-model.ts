@@ -3,6 +3,7 @@
  * Every SessionEvent type is handled in `apply`: a new one fails `npm run typecheck` until the page
  * knows what to do with it. Items are replaced, never mutated, so views can skip unchanged ones.
  */
+import { queueNotice } from '../../src/core/queue-notice.ts';
 import type { Actor } from '../../src/core/actor.ts';
 import type { EventOf, SessionEvent, StoredEvent } from '../../src/core/events.ts';
 import type { LiveEvent } from '../../src/core/live-events.ts';
@@ -258,6 +259,10 @@ export class SessionModel {
         return;
       case 'run-resumed':
         this.note(key, at, 'info', `Resumed: ${event.reason}`);
+        return;
+      case 'queue-waiting':
+      case 'queue-started':
+        this.note(key, at, 'info', queueNotice(event));
         return;
       default: {
         const _never: never = event;

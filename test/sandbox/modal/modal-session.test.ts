@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { status as grpcStatus } from '@grpc/grpc-js';
@@ -280,5 +280,62 @@ describe('Modal sandboxes through the real SDK and a loopback Modal', () => {
     expect(fake.sandboxes.get(first.sandboxId)!.result).toMatchObject({ status: Status.TERMINATED });
     expect((await app.database.db.selectFrom('modal_sandboxes').selectAll().where('session_id', '=', id).executeTakeFirstOrThrow()).sandbox_id).toBeNull();
     expect(fake.refusals).toEqual([]);
+  });
+
+  it("starts a repository's next session from its setup image, fetching only what is new", { timeout: 120_000 }, async () => {
+    const repo = await createRemote();
+    try {
+      await repo.pushCommit('package.json', '{"name":"demo","version":"1.0.0"}\n', 'package');
+      await mkdir(join(repo.root, 'scratch', '.github', 'workflows'), { recursive: true });
+      await repo.pushCommit(
+        '.github/workflows/ci.yml',
+        'on: push\njobs:\n  build:\n    runs-on: ubuntu-latest\n    steps:\n      - run: npm install --offline --no-audit --no-fund && echo ran >> .setup-runs\n',
+        'ci',
+      );
+      // One Patchbay (one database) for both sessions; each session's turns follow its own transcript.
+      const lookAround = (messages: readonly { role: string }[]) =>
+        messages.filter((m) => m.role === 'assistant').length === 0
+          ? { toolCalls: [{ name: 'run_shell', input: { command: 'git log --format=%s | head -3; cat .setup-runs' } }] }
+          : { text: 'Looked around.' };
+      const scripted = createScriptedProvider({ scenario: (messages) => lookAround(messages) });
+      app = await startTestPatchbay({ model: scripted, env: modalEnv() });
+      const run = async (text: string) => {
+        const started = await app!.service.start({ thread: { source: 'web' }, actor: changelogRequester, text, repo: repo.remote });
+        if (started.kind !== 'started') throw new Error(started.kind);
+        const done = await waitForStatus(app!, started.session.id, ['completed', 'failed'], 90_000);
+        expect(done.status, done.error ?? '').toBe('completed');
+        const setupRuns = await app!.store.events(done.id, { types: ['check-finished'] });
+        const shell = scripted.requests.at(-1)!.messages.find((m) => m.role === 'tool' && m.name === 'run_shell');
+        const sandbox = [...fake.sandboxes.values()].find((sb) => sb.tags.some((t) => t.tagValue === done.id))!;
+        const template = await app!.database.db.selectFrom('modal_templates').selectAll().executeTakeFirst();
+        return { setupRuns, shell: shell?.role === 'tool' ? shell.content : '', sandbox, template };
+      };
+
+      const first = await run('Look around');
+      expect(first.setupRuns.map((e) => e.event)).toEqual([expect.objectContaining({ phase: 'setup', outcome: 'passed' })]);
+      expect(first.shell).toContain('ran\n');
+      expect(first.template).toMatchObject({ base_commit: await repo.remoteBranch('main') });
+      const setupImage = fake.images.get(first.template!.image_id);
+      expect(setupImage).toMatchObject({ kind: 'snapshot', fromSandbox: first.sandbox.sandboxId });
+
+      // The default branch moves on; the next session starts from the setup image and fetches the new commit.
+      await repo.pushCommit('NEWS.md', 'news\n', 'news arrived');
+      const second = await run('Look around again');
+      expect(second.sandbox.imageId).toBe(first.template!.image_id);
+      // Its checkout is at the new base, and the setup output of the image was there before its own setup ran.
+      expect(second.shell).toContain('news arrived\nci\npackage\n');
+      expect(second.shell).toContain('ran\nran\n');
+      // The bundle written into the second sandbox held only the new commit, not the whole history.
+      const seedBytes = (sandbox: typeof first.sandbox) =>
+        [...sandbox.execs.values()].filter((e) => e.args.includes('/tmp/patchbay-seed.bundle')).map((e) => e.stdinOffset);
+      const [full] = seedBytes(first.sandbox);
+      const [incremental] = seedBytes(second.sandbox);
+      expect(incremental).toBeLessThan(full! * 0.7);
+      expect(second.template).toMatchObject({ base_commit: await repo.remoteBranch('main') });
+      expect(second.template!.image_id).not.toBe(first.template!.image_id);
+      expect(fake.refusals).toEqual([]);
+    } finally {
+      await repo.cleanup();
+    }
   });
 });

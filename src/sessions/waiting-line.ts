@@ -1,0 +1,73 @@
+import { sql } from 'kysely';
+import type { Logger } from 'pino';
+import type { EventOf } from '../core/events.ts';
+import type { SessionStore } from './session-store.ts';
+
+/**
+ * The line of queued sessions, in the order they were queued (`sessions.queued_at`, migration 011),
+ * which is the order the queue hands their runs out. A session that has to wait is told once per
+ * wait where it stands, and told again when a worker takes it.
+ */
+export function createWaitingLine(deps: { store: SessionStore; log: Logger; limit?: number }) {
+  const { store, log } = deps;
+  const db = store.db;
+
+  async function standing(sessionId: string): Promise<{ since: Date; ahead: number; running: number } | undefined> {
+    const row = await db
+      .selectFrom('sessions as s')
+      .select([
+        's.queued_at',
+        sql<string>`(select count(*) from sessions q where q.status = 'queued' and q.queued_at < s.queued_at)`.as('ahead'),
+        sql<string>`(select count(*) from sessions r where r.status = 'running')`.as('running'),
+      ])
+      .where('s.id', '=', sessionId)
+      .where('s.status', '=', 'queued')
+      .executeTakeFirst();
+    if (!row?.queued_at) return undefined;
+    return { since: new Date(row.queued_at), ahead: Number(row.ahead), running: Number(row.running) };
+  }
+
+  return {
+    /** Tells a queued session where it stands, once per wait. */
+    async tell(sessionId: string): Promise<void> {
+      const place = await standing(sessionId);
+      if (!place) return;
+      const since = place.since.toISOString();
+      await store.append(sessionId, [
+        {
+          event: { type: 'queue-waiting', ahead: place.ahead, running: place.running, ...(deps.limit !== undefined && { limit: deps.limit }), since },
+          dedupeKey: `queue-waiting:${since}`,
+        },
+      ]);
+    },
+
+    /** Tells a session that was told it waits that a worker has taken it (before its run starts). */
+    async started(sessionId: string): Promise<void> {
+      const place = await standing(sessionId);
+      if (!place) return;
+      const since = place.since.toISOString();
+      const told = await store.events(sessionId, { types: ['queue-waiting'] });
+      if (!told.some((e) => (e.event as EventOf<'queue-waiting'>).since === since)) return;
+      await store.append(sessionId, [{ event: { type: 'queue-started', waitedMs: Math.max(0, Date.now() - place.since.getTime()), since }, dedupeKey: `queue-started:${since}` }]);
+    },
+
+    /** Tells every session queued for longer than `seconds` (no worker has taken it) where it stands. */
+    async tellWaiting(seconds: number): Promise<void> {
+      const rows = await db
+        .selectFrom('sessions')
+        .select('id')
+        .where('status', '=', 'queued')
+        .where('queued_at', '<', sql<Date>`now() - make_interval(secs => ${seconds})`)
+        // Told already in this wait: nothing new to say.
+        .where(sql<boolean>`not exists (select 1 from session_events e where e.session_id = sessions.id and e.type = 'queue-waiting' and e.at >= sessions.queued_at)`)
+        .orderBy('queued_at')
+        .limit(200)
+        .execute();
+      for (const { id } of rows) {
+        await this.tell(id).catch((error: unknown) => log.warn({ err: error, sessionId: id }, 'could not tell a queued session where it stands'));
+      }
+    },
+  };
+}
+
+export type WaitingLine = ReturnType<typeof createWaitingLine>;
