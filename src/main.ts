@@ -1,7 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { networkInterfaces } from 'node:os';
 import type { Logger } from 'pino';
-import { ModalClient } from 'modal';
 import { createLocalSandboxProvider, createModalSandboxProvider, modalLogger, type ModalClientLike } from '../sandbox/index.ts';
 import type { EgressPolicy, ProtectedEndpoint } from '../sandbox/egress-policy.ts';
 import type { EgressBlock } from '../sandbox/egress-proxy.ts';
@@ -113,7 +112,7 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
     });
     cleanups.push(() => database.close());
     egress.protect(databaseEndpoint(database.url));
-    const sandboxes: SandboxProvider | undefined = local ?? (options.work && config.sandbox.kind === 'modal' ? modalProvider(config, database, log) : undefined);
+    const sandboxes: SandboxProvider | undefined = local ?? (options.work && config.sandbox.kind === 'modal' ? await modalProvider(config, database, log) : undefined);
     const store = createSessionStore(database.db);
     egress.recordTo(store);
     // The bus outlives the queue at shutdown, so a stop still reaches runs finishing their grace period.
@@ -298,9 +297,11 @@ function ownAddresses(): string[] {
 }
 
 /** SANDBOX=modal: the Modal SDK's client (it reads MODAL_SERVER_URL itself) and the records in the database. */
-function modalProvider(config: Config, database: DatabaseHandle, log: Logger): SandboxProvider {
+async function modalProvider(config: Config, database: DatabaseHandle, log: Logger): Promise<SandboxProvider> {
   const modal = config.sandbox.modal;
   if (!modal) throw new PatchbayError('config_invalid', 'SANDBOX=modal without its settings');
+  // Loaded only when configured: the SDK takes a quarter of a second to load, on every restart.
+  const { ModalClient } = await import('modal');
   let client: ModalClientLike;
   try {
     client = new ModalClient({

@@ -78,6 +78,16 @@ export async function createRunQueue(options: RunQueueOptions): Promise<RunQueue
     });
   }
 
+  let workerId: string | undefined;
+  let wakeAt: number | undefined;
+  /** Wakes this process's run worker at `at` (once it works), so it fetches without waiting for its poll. */
+  const wakeWorkerAt = (at: number) => {
+    wakeAt = at;
+    if (!workerId) return;
+    const id = workerId;
+    setTimeout(() => boss.notifyWorker(id), Math.max(0, at - Date.now())).unref();
+  };
+
   return {
     /** The started pg-boss instance, shared with the inbound pipeline's queue (one pool, one monitor). */
     boss,
@@ -85,7 +95,7 @@ export async function createRunQueue(options: RunQueueOptions): Promise<RunQueue
       await boss.send(QUEUE, { sessionId } satisfies RunJob, { singletonKey: sessionId });
     },
     async work(handler, workOptions = {}) {
-      await boss.work<RunJob>(
+      workerId = await boss.work<RunJob>(
         QUEUE,
         {
           localConcurrency: workOptions.concurrency ?? 2,
@@ -98,6 +108,7 @@ export async function createRunQueue(options: RunQueueOptions): Promise<RunQueue
           for (const job of jobs) await handler(job.data, job.signal);
         },
       );
+      if (wakeAt !== undefined) wakeWorkerAt(wakeAt);
     },
     async workGivenUp(handler) {
       const polling = options.pollingIntervalSeconds ?? 2;
@@ -119,8 +130,11 @@ export async function createRunQueue(options: RunQueueOptions): Promise<RunQueue
         after = page.at(-1)!.id;
       }
       if (active.length === 0) return 0;
-      // A failed run is retried after `retryDelay` (1 s) by whichever worker polls first.
+      // A failed run is retried after `retryDelay` (1 s) by whichever worker polls first. Ours is
+      // woken right then rather than at its next poll (up to 2 s later): a restarted server
+      // resumes its runs as soon as the queue hands them out.
       await boss.fail(QUEUE, active, { message: 'its worker process is gone' });
+      wakeWorkerAt(Date.now() + settings.retryDelay * 1000 + 50);
       return active.length;
     },
     async stop() {
