@@ -141,6 +141,8 @@ describe('CI follow-up on pull requests a session opened', () => {
     expect(deliveries.filter((d) => d.kind === 'check_run' || d.kind === 'check_suite').map((d) => d.status)).toEqual(['ignored', 'ignored']);
     expect(await ciMessages(session.id)).toHaveLength(1);
     expect(fake.logDownloads.map((d) => d.jobId)).toEqual([failing.id]);
+    // The follow-up's progress comment on the PR ends with its result.
+    await waitFor(async () => fake.commentsOn(owner, repo, pr.number).find((c) => c.body.startsWith('✅ Done.') && c.body.includes('Fixed CI (1).')), 'the follow-up progress comment to end with the result');
 
     // Second failure, on the follow-up's push: the second follow-up.
     await failRun(pr, second, "TypeError: Cannot read properties of undefined (reading 'total')");
