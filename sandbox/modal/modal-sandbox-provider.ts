@@ -29,6 +29,7 @@ export type ModalSandboxLike = ModalExecTarget & {
   terminate(): Promise<void>;
   snapshotFilesystem(params?: { timeoutMs?: number; ttlMs?: number | null }): Promise<{ imageId: string }>;
   getTags(): Promise<Record<string, string>>;
+  experimentalGetExitSnapshot(params?: { timeoutMs?: number }): Promise<{ imageId: string }>;
   detach(): void;
 };
 
@@ -47,6 +48,8 @@ export type ModalSettings = {
   snapshotEveryMinutes: number;
   /** How long snapshots are kept (Modal deletes them after). */
   snapshotTtlDays: number;
+  /** Create sandboxes with Modal's exit snapshots (experimental in the SDK), taken when one ends. */
+  exitSnapshots: boolean;
 };
 
 export type ModalSandboxProviderOptions = {
@@ -129,12 +132,32 @@ export function createModalSandboxProvider(options: ModalSandboxProviderOptions)
         ...(settings.memoryMiB !== undefined && { memoryMiB: settings.memoryMiB }),
         tags: { [SESSION_TAG]: sessionId },
         ...networkFor(spec),
+        ...(settings.exitSnapshots && { experimentalOptions: { enable_exit_snapshot: true } }),
       });
       await store.save(sessionId, { sandboxId: sandbox.sandboxId, expiresAt: new Date(clock().getTime() + timeoutMs), usedAt: clock(), released: false });
       return sandbox;
     } catch (error) {
       throw modalError(error, 'creating a sandbox');
     }
+  };
+
+  /**
+   * A sandbox that ended (time or idle limit, a lost container, terminated) leaves an exit snapshot
+   * of its filesystem at that moment when it was created with them on: the session continues from
+   * it with nothing lost. When Modal could not make one, the last snapshot of our own stands.
+   */
+  const takeExitSnapshot = async (sessionId: string, sandbox: ModalSandboxLike): Promise<void> => {
+    if (settings.exitSnapshots) {
+      try {
+        const image = await sandbox.experimentalGetExitSnapshot({ timeoutMs: 60_000 });
+        await store.save(sessionId, { sandboxId: null, imageId: image.imageId, snapshotAt: clock(), released: true });
+        log.info({ sessionId, sandboxId: sandbox.sandboxId, imageId: image.imageId }, 'took the exit snapshot of an ended sandbox');
+        return;
+      } catch (error) {
+        log.warn({ sessionId, sandboxId: sandbox.sandboxId, err: error }, 'no exit snapshot of the ended sandbox; continuing from the last snapshot');
+      }
+    }
+    await store.save(sessionId, { sandboxId: null });
   };
 
   /** The session's live sandbox, or undefined when it has ended (or is about to reach its limit). */
@@ -148,7 +171,10 @@ export function createModalSandboxProvider(options: ModalSandboxProviderOptions)
       if ((error as { code?: number }).code === 5 || (error as Error).name === 'NotFoundError') return undefined;
       throw modalError(error, `checking sandbox ${record.sandboxId}`);
     }
-    if (exit !== null) return undefined;
+    if (exit !== null) {
+      await takeExitSnapshot(sessionId, sandbox);
+      return undefined;
+    }
     const margin = Math.max(EXPIRY_MARGIN_MS, (settings.timeoutMinutes * 60_000) / 4);
     if (record.expiresAt && record.expiresAt.getTime() - clock().getTime() < margin) {
       // Too close to Modal's limit for a run: save it and move on to a fresh one.
@@ -170,8 +196,10 @@ export function createModalSandboxProvider(options: ModalSandboxProviderOptions)
     async acquire(sessionId, spec) {
       assertSessionId(sessionId);
       const sessionLog = log.child({ sessionId });
-      const record = await store.get(sessionId);
+      let record = await store.get(sessionId);
       let sandbox = await liveSandbox(sessionId, record);
+      // An ended sandbox may have just left its exit snapshot in the record.
+      if (!sandbox && record?.sandboxId) record = await store.get(sessionId);
       let restoredNote: string | undefined;
       if (sandbox) {
         sessionLog.info({ sandboxId: sandbox.sandboxId }, 'reattached to the session sandbox');
@@ -256,11 +284,11 @@ export function createModalSandboxProvider(options: ModalSandboxProviderOptions)
       if (ended) return;
       ended = new PatchbayError(
         'sandbox_failed',
-        `The Modal sandbox ${sandbox.sandboxId} ended while this session was working in it: ${reason}. Send a message to resume: the session continues in a new sandbox from its last snapshot.`,
+        `The Modal sandbox ${sandbox.sandboxId} ended while this session was working in it: ${reason}. Send a message to resume: the session continues in a new sandbox from the sandbox's last snapshot.`,
       );
       endedResolve(reason);
+      // The record keeps the sandbox's id: the next acquire takes its exit snapshot.
       sessionLog.warn({ sandboxId: sandbox.sandboxId, reason }, 'Modal sandbox ended under a run');
-      void store.save(sessionId, { sandboxId: null }).catch(() => undefined);
     };
     // While commands run, look at the sandbox itself: the SDK keeps retrying calls to a task that is
     // gone, so its death is seen here rather than as a hang.
