@@ -167,6 +167,19 @@ describe('CI follow-up on pull requests a session opened', () => {
     expect(slack.refused).toEqual([]);
   });
 
+  it('stops when the same failure comes back after a follow-up, and says so on the PR', { timeout: 240_000 }, async () => {
+    const { session, pr, head } = await sessionWithPr('add a sixth lib');
+    const error = 'AssertionError [ERR_ASSERTION]: the same failure every time';
+    await failRun(pr, head, error);
+    expect(await nthCiFailure(session.id, 1)).toMatchObject({ commit: head, followUp: true });
+    const next = await tip(pr.head);
+    await failRun(pr, next, error);
+    expect(await nthCiFailure(session.id, 2)).toMatchObject({ commit: next, followUp: false, reason: 'the same failure came back after my last attempt to fix it' });
+    expect(await ciMessages(session.id)).toHaveLength(1);
+    await waitFor(async () => fake.commentsOn(owner, repo, pr.number).find((c) => c.body.includes(`CI failed on \`${next.slice(0, 12)}\``) && c.body.includes('the same failure came back')), 'the PR comment saying why');
+    expect(fake.refused).toEqual([]);
+  });
+
   it("starts none when a person's commit is the PR's head", { timeout: 200_000 }, async () => {
     const { session, pr } = await sessionWithPr('add a second lib');
     // Alice pushes her own commit onto the branch.
