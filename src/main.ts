@@ -103,6 +103,9 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
           });
     if (local) cleanups.push(() => local.close());
     let reclaim: () => void = () => undefined;
+    // Runs this process is running when its database comes back are not cut off: they wait for it
+    // and carry on (session-worker), so only the others are handed out again.
+    let runningHere: () => ReadonlySet<string> = () => new Set();
     const database = await openDatabase({
       ...(config.databaseUrl && { url: config.databaseUrl }),
       dataDir: config.dataDir,
@@ -131,7 +134,7 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
     // after the queue's heartbeat and monitor notice (tens of seconds).
     if (database.exclusive && options.work) {
       reclaim = () =>
-        void queue.reclaimActive().then(
+        void queue.reclaimActive({ except: runningHere() }).then(
           (runs) => runs > 0 && log.info({ runs }, 'took back runs cut off by the database restart'),
           (error: unknown) => log.warn({ err: error }, 'could not take back runs after the database restart; the queue heartbeat will'),
         );
@@ -202,6 +205,7 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
           checkpoints: { store: createCheckpointStore(database.db), maxBytes: config.worker.checkpointMaxBytes },
         },
       });
+      runningHere = () => worker.running();
       cleanups.push(() => worker.stop(config.worker.shutdownGraceMs));
       const reaper = setInterval(() => {
         sandboxes.reap().then(

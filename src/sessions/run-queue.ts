@@ -21,7 +21,7 @@ export interface RunQueue {
    * Puts every run marked active back in the queue, to start at once. Only for a process that
    * knows no other worker can hold them: one that just started its own embedded database.
    */
-  reclaimActive(): Promise<number>;
+  reclaimActive(options?: { except?: ReadonlySet<string> }): Promise<number>;
   stop(): Promise<void>;
 }
 
@@ -121,11 +121,11 @@ export async function createRunQueue(options: RunQueueOptions): Promise<RunQueue
       await boss.offWork(QUEUE, { wait: false });
       await boss.offWork(GIVEN_UP, { wait: false });
     },
-    async reclaimActive() {
+    async reclaimActive(reclaimOptions = {}) {
       const active: string[] = [];
       for (let after: string | undefined; ; ) {
-        const page = await boss.findJobs(QUEUE, { limit: 5000, ...(after && { after }) });
-        active.push(...page.filter((job) => job.state === 'active').map((job) => job.id));
+        const page = await boss.findJobs<RunJob>(QUEUE, { limit: 5000, ...(after && { after }) });
+        active.push(...page.filter((job) => job.state === 'active' && !reclaimOptions.except?.has(job.data.sessionId)).map((job) => job.id));
         if (page.length < 5000) break;
         after = page.at(-1)!.id;
       }
