@@ -14,14 +14,14 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { StoredEvent } from '../src/core/events.ts';
 import type { SessionRecord } from '../src/core/session-record.ts';
 import { startFakeGitHub } from '../test/fakes/fake-github.ts';
 import { createRemote, git } from '../test/git/git-fixture.ts';
-import { linesAboveInfo, startServer, type ServerProcess } from '../test/helpers/server-process.ts';
+import { linesAboveInfo, startServer, type LogLine, type ServerProcess } from '../test/helpers/server-process.ts';
 
 const { values } = parseArgs({ options: { trials: { type: 'string', default: '30' }, seed: { type: 'string', default: '1' }, kinds: { type: 'string' }, grace: { type: 'string', default: '3' }, verbose: { type: 'boolean', default: false } } });
 const trialCount = Number(values.trials);
@@ -78,6 +78,8 @@ type Trial = {
   recoveryMs?: number;
   /** Of the recovery: new process spawned → it serves (database up, migrations, queue). */
   bootMs?: number;
+  /** Of the boot: spawned → first log line (Node start, module loading), → database up, → listening. */
+  phases?: { loaded: number; database: number; listening: number };
   exitCode?: number | null;
   shutdownMs?: number;
   aboveInfo?: number;
@@ -202,6 +204,7 @@ function duplicatesIn(log: StoredEvent[]): string[] {
 
 let server = await startServer(env);
 const started = Date.now();
+const loadAtStart = loadavg().map((x) => x.toFixed(1)).join(' ');
 const trials: Trial[] = [];
 
 // A run with no kill first: how long a session takes, for the random kill moments.
@@ -344,6 +347,7 @@ for (const [index, kind] of kinds.entries()) {
 
   let spawnedAt = Date.now();
   let bootMs: number | undefined;
+  let phases: Trial['phases'];
   // A server that died on its own (a crash) is restarted like a killed one, and counted.
   if (!restartNeeded && victim.child.exitCode !== null) restartNeeded = true;
   if (restartNeeded) {
@@ -351,6 +355,15 @@ for (const [index, kind] of kinds.entries()) {
     spawnedAt = Date.now();
     server = await startServer(env);
     bootMs = Date.now() - spawnedAt;
+    const at = (match: (l: LogLine) => boolean) => {
+      const line = server.lines().find((l) => typeof l.time === 'number' && match(l));
+      return line ? (line.time as number) - spawnedAt : NaN;
+    };
+    phases = {
+      loaded: at(() => true),
+      database: at((l) => l.msg === 'embedded PostgreSQL is up'),
+      listening: at((l) => String(l.msg).startsWith('Server listening')),
+    };
   }
   let done = await until(async () => {
     const s = await api<SessionRecord>(server, `/api/sessions/${id}`);
@@ -386,6 +399,7 @@ for (const [index, kind] of kinds.entries()) {
     interrupted: resumed !== undefined,
     ...(resumed && { recoveryMs: Date.parse(resumed.at) - spawnedAt }),
     ...(resumed && bootMs !== undefined && { bootMs }),
+    ...(resumed && phases && { phases }),
     ...(exitCode !== undefined && { exitCode }),
     ...(shutdownMs !== undefined && { shutdownMs }),
     ...(aboveInfo !== undefined && { aboveInfo }),
@@ -394,7 +408,7 @@ for (const [index, kind] of kinds.entries()) {
   if (values.verbose && t.outcome !== 'completed') for (const l of server.lines().filter((l) => JSON.stringify(l).includes(id) || JSON.stringify(l).includes('lock'))) process.stderr.write(`    ${JSON.stringify(l).slice(0, 400)}\n`);
   process.stderr.write(
     `trial ${index + 1}/${kinds.length} ${kind}: ${t.outcome}${t.crashed ? ' (server crashed)' : ''}, ${t.duplicates.length} dup, ${t.gaps} gaps, work ${t.workComplete ? 'pushed' : 'MISSING'}, ${t.prs} PR${t.prRecorded ? '' : ' (not in the log)'}` +
-      `${t.recoveryMs !== undefined ? `, resumed ${t.recoveryMs} ms after the restart (boot ${t.bootMs ?? '-'} ms)` : ''}${t.exitCode !== undefined ? `, SIGTERM exit ${t.exitCode} in ${t.shutdownMs} ms, ${t.aboveInfo} lines > info` : ''}\n`,
+      `${t.recoveryMs !== undefined ? `, resumed ${t.recoveryMs} ms after the restart (boot ${t.bootMs ?? '-'} ms${t.phases ? `: loaded ${t.phases.loaded}, database up ${t.phases.database}, listening ${t.phases.listening}` : ''})` : ''}${t.exitCode !== undefined ? `, SIGTERM exit ${t.exitCode} in ${t.shutdownMs} ms, ${t.aboveInfo} lines > info` : ''}\n`,
   );
 }
 
@@ -442,7 +456,7 @@ const header = ['kind', 'trials', 'completed', 'failed', 'stuck', 'crashes', 'du
 const all = trials.flatMap((t) => (t.recoveryMs === undefined ? [] : [t.recoveryMs]));
 const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => String(r[i]).length)));
 const line = (cells: (string | number)[]) => `| ${cells.map((c, i) => String(c).padEnd(widths[i]!)).join(' | ')} |`;
-console.log(`\ncrash trials: ${trials.length} trials (+1 baseline run of ${fmt(baselineMs)}), ${fmt(Date.now() - started)} in all, seed ${values.seed}`);
+console.log(`\ncrash trials: ${trials.length} trials (+1 baseline run of ${fmt(baselineMs)}), ${fmt(Date.now() - started)} in all, seed ${values.seed}, load average ${loadAtStart} at the start`);
 console.log(line(header));
 console.log(`|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`);
 for (const row of rows) console.log(line(row));
@@ -453,6 +467,14 @@ console.log(
     `${trials.filter((t) => t.prs === 1 && t.prRecorded).length}/${trials.length} with one PR (recorded), ${trials.reduce((n, t) => n + Math.max(0, t.prs - 1), 0)} extra PRs, recovery p50 ${fmt(percentile(all, 50))} (max ${fmt(percentile(all, 100))}), ` +
     `${trials.filter((t) => t.crashed).length} server crashes, final shutdown exit ${finalExit} with ${finalAboveInfo} lines above info, ${left.length} orphaned processes`,
 );
+{
+  const booted = trials.flatMap((t) => (t.phases ? [t.phases] : []));
+  const p50 = (pick: (p: NonNullable<Trial['phases']>) => number) => fmt(percentile(booted.map(pick).filter((x) => !Number.isNaN(x)), 50));
+  if (booted.length)
+    console.log(
+      `restarts: spawned → first log line (Node, modules) p50 ${p50((p) => p.loaded)}, → embedded database up ${p50((p) => p.database - p.loaded)}, → listening (migrations, queue, server) ${p50((p) => p.listening - p.database)}; load average ${loadavg().map((x) => x.toFixed(1)).join(' ')}`,
+    );
+}
 for (const t of trials.filter((t) => t.duplicates.length)) console.log(`  duplicates in a ${t.kind} trial: ${t.duplicates.join(', ')}`);
 for (const t of trials.filter((t) => t.crashed)) console.log(`  server crashed in a ${t.kind} trial: ${t.crashed!.join(' | ')}`);
 for (const o of left) console.log(`  orphan: ${o}`);

@@ -91,7 +91,9 @@ export async function openDatabase(options: {
 }
 
 export async function migrate(db: Kysely<Database>): Promise<void> {
-  const migrator = new Migrator({ db, provider: migrationProvider });
+  // Migration numbers are handed out to parallel work (009 and 009b, 010 and 010b, 011), so one can
+  // land after a higher-numbered one has already run somewhere: run it anyway instead of refusing.
+  const migrator = new Migrator({ db, provider: migrationProvider, allowUnorderedMigrations: true });
   const { error, results } = await migrator.migrateToLatest();
   if (error) {
     const failed = results?.find((r) => r.status === 'Error');

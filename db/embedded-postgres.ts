@@ -1,7 +1,7 @@
 import { execFile, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { chown, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
+import { connect, createServer } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { createHash } from 'node:crypto';
@@ -77,8 +77,22 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
     log.warn({ databaseDir, fallback }, 'the postgres user cannot reach DATA_DIR; keeping the embedded database in a temp directory');
     databaseDir = fallback;
   }
-  await stopStalePostmaster(databaseDir, log);
-  const port = await freePort();
+  // A server killed with SIGKILL leaves its PostgreSQL running and healthy: take it over rather
+  // than stop it and start another (seconds of a restart on a busy host, before any run resumes).
+  const stale = await findStalePostmaster(databaseDir);
+  let adopted: { pid: number } | undefined;
+  let port: number;
+  if (stale?.port !== undefined && stale.ready && (await accepts(stale.port))) {
+    log.warn({ postmasterPid: stale.pid, port: stale.port }, 'taking over the PostgreSQL an earlier process left running');
+    adopted = { pid: stale.pid };
+    port = stale.port;
+  } else {
+    if (stale) {
+      log.warn({ postmasterPid: stale.pid }, 'stopping a PostgreSQL left running by an earlier process');
+      await stopPostmaster(stale.pid);
+    }
+    port = await freePort();
+  }
   await mkdir(options.dataDir, { recursive: true });
   const { credentials } = await loadOrCreateCredentials(options.dataDir);
   const password = credentials.superuserPassword;
@@ -101,12 +115,12 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
     onError: (error) => log.debug({ err: error }, 'embedded postgres stderr'),
   });
   try {
-    if (!existsSync(join(databaseDir, 'PG_VERSION'))) {
+    if (!adopted && !existsSync(join(databaseDir, 'PG_VERSION'))) {
       if (asRoot) await prepareDirForPostgresUser(databaseDir);
       log.info({ databaseDir }, 'initialising embedded PostgreSQL');
       await server.initialise();
     }
-    await server.start();
+    if (!adopted) await server.start();
   } catch (error) {
     const said = recent.filter((line) => /FATAL|ERROR|PANIC|failed/i.test(line)).join(' | ');
     const reason = (error as Error | undefined)?.message || said || 'the server exited during startup';
@@ -115,7 +129,7 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
   try {
     await ensureLeastPrivilege({ host: '127.0.0.1', port }, credentials, log);
   } catch (error) {
-    await server.stop().catch(() => {});
+    await (adopted ? stopPostmaster(adopted.pid) : server.stop()).catch(() => {});
     const hint = (error as { code?: string }).code === '28P01' ? `: its password is not the one in ${credentialsPath(options.dataDir)}` : '';
     throw new PatchbayError('config_invalid', `embedded PostgreSQL in ${databaseDir} could not be set up${hint} (${(error as Error).message})`, { cause: error });
   }
@@ -129,7 +143,20 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
   const process_ = () => (server as unknown as { process?: ChildProcess }).process;
   let markLost: (error: PatchbayError) => void = () => undefined;
   const lost = new Promise<PatchbayError>((resolveLost) => (markLost = resolveLost));
-  const watch = () => process_()?.once('exit', (code, signal) => void (stopping || revive(code, signal)));
+  const watch = () => {
+    const child = process_();
+    if (child) {
+      child.once('exit', (code, signal) => void (stopping || revive(code, signal)));
+      return;
+    }
+    // A server taken over is not our child: no 'exit' comes, so look for it now and then.
+    const timer = setInterval(() => {
+      if (adopted && alive(adopted.pid)) return;
+      clearInterval(timer);
+      if (!stopping) void revive(null, null);
+    }, 500);
+    timer.unref();
+  };
   const revive = async (code: number | null, signal: NodeJS.Signals | null) => {
     log.error({ code, signal }, 'embedded PostgreSQL stopped unexpectedly; restarting it');
     let reason = '';
@@ -157,6 +184,10 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
     async stop() {
       stopping = true;
       const child = process_();
+      if (!child && adopted) {
+        if (alive(adopted.pid)) await stopPostmaster(adopted.pid);
+        return;
+      }
       // The package waits for an 'exit' that a server which already died never sends again.
       if (!child || child.exitCode !== null || child.signalCode !== null) return;
       await server.stop();
@@ -191,22 +222,24 @@ async function searchableByOthers(dir: string): Promise<boolean> {
 }
 
 /**
- * A process killed with SIGKILL leaves its PostgreSQL running, holding the data directory.
- * Shut that server down (fast shutdown) so this process can start its own. A server whose parent
- * is still alive belongs to another running Patchbay: refuse rather than pull it from under it.
+ * A process killed with SIGKILL leaves its PostgreSQL running, holding the data directory: that
+ * server, with the port it listens on and whether it said it is ready (from postmaster.pid). A
+ * server whose parent is still alive belongs to another running Patchbay: refuse rather than take
+ * it from under it.
  */
-async function stopStalePostmaster(databaseDir: string, log: Logger): Promise<void> {
+async function findStalePostmaster(databaseDir: string): Promise<{ pid: number; port?: number; ready: boolean } | undefined> {
   const pidFile = join(databaseDir, 'postmaster.pid');
-  let pid: number;
+  let lines: string[];
   try {
-    pid = Number((await readFile(pidFile, 'utf8')).split('\n')[0]);
+    lines = (await readFile(pidFile, 'utf8')).split('\n');
   } catch {
-    return;
+    return undefined;
   }
-  if (!Number.isInteger(pid) || pid <= 0 || !alive(pid)) return;
-  // The pid may have been reused since: only a postgres serving this very directory is ours to stop.
+  const pid = Number(lines[0]);
+  if (!Number.isInteger(pid) || pid <= 0 || !alive(pid)) return undefined;
+  // The pid may have been reused since: only a postgres serving this very directory is ours.
   const command = await commandLine(pid);
-  if (!command.includes('postgres') || !command.includes(databaseDir)) return;
+  if (!command.includes('postgres') || !command.includes(databaseDir)) return undefined;
   const parent = await parentPid(pid);
   // Orphans are adopted by init or a subreaper (tini, systemd --user, a test runner), which may be
   // a Node process itself: only the process that started this database still owns it.
@@ -218,11 +251,32 @@ async function stopStalePostmaster(databaseDir: string, log: Logger): Promise<vo
       `another process (pid ${parent}) is running the embedded PostgreSQL in ${databaseDir}: stop it, or give this one its own DATA_DIR`,
     );
   }
-  log.warn({ postmasterPid: pid }, 'stopping a PostgreSQL left running by an earlier process');
+  // postmaster.pid: pid, data directory, start time, port, socket directory, listen address, shared memory key, status.
+  const port = Number(lines[3]);
+  return { pid, ...(Number.isInteger(port) && port > 0 && { port }), ready: lines[7]?.trim() === 'ready' };
+}
+
+/** Fast shutdown of a postmaster that is not our child, waited for (bounded). */
+async function stopPostmaster(pid: number): Promise<void> {
   process.kill(pid, 'SIGINT');
   const deadline = Date.now() + 15_000;
   while (alive(pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
   if (alive(pid)) process.kill(pid, 'SIGKILL');
+}
+
+/** Whether something accepts TCP connections on the loopback port. */
+function accepts(port: number): Promise<boolean> {
+  return new Promise((resolveAccepts) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.setTimeout(2_000);
+    const done = (ok: boolean) => {
+      socket.destroy();
+      resolveAccepts(ok);
+    };
+    socket.once('connect', () => done(true));
+    socket.once('error', () => done(false));
+    socket.once('timeout', () => done(false));
+  });
 }
 
 function ownerFile(databaseDir: string): string {

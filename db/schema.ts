@@ -24,6 +24,7 @@ export interface Database {
   github_ci_failures: GitHubCiFailuresTable;
   github_pull_autofix: GitHubPullAutofixTable;
   modal_sandboxes: ModalSandboxesTable;
+  modal_templates: ModalTemplatesTable;
   // scale-out (011)
   session_checkpoints: SessionCheckpointsTable;
 }
@@ -279,6 +280,13 @@ export interface ModalSandboxesTable {
   expires_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
   used_at: Timestamp;
   released: ColumnType<boolean, boolean | undefined, boolean>;
+}
+
+export interface ModalTemplatesTable {
+  repo: string;
+  image_id: string;
+  base_commit: string;
+  created_at: Timestamp;
 }
 
 export interface SessionCheckpointsTable {

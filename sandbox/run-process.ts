@@ -5,10 +5,19 @@ import type { ExecResult } from './sandbox.ts';
 export type RunProcessInput = {
   file: string;
   args: readonly string[];
-  cwd: string;
+  /** The caller's working directory when absent. */
+  cwd?: string;
   env: Record<string, string>;
-  timeoutMs: number;
+  /** No time limit when absent (the signal still ends it). */
+  timeoutMs?: number;
   maxOutputBytes: number;
+  /**
+   * Kill what the main process left running in its group when it exits (default), since background
+   * children would keep the pipes open; false leaves them (git's background maintenance).
+   */
+  killGroupOnExit?: boolean;
+  /** Which end of stderr is kept past maxOutputBytes: the head (default) or the tail (where a failing tool's reason is). */
+  stderrKeeps?: 'head' | 'tail';
   signal?: AbortSignal;
   stdin?: string;
   /** Contents of extra descriptors 3, 4, …: pipes the child reads to their end (bubblewrap's `--args FD` and kin). */
@@ -22,18 +31,32 @@ export type RunProcessInput = {
 /** After the main process exits, how long stragglers holding stdout/stderr open may keep them. */
 const CLOSE_GRACE_MS = 2_000;
 
-/** Keeps the head of a stream up to a byte limit and counts the rest exactly. */
+/** Keeps the head (or the tail) of a stream up to a byte limit and counts the rest exactly. */
 class CappedBuffer {
   readonly #limit: number;
-  readonly #chunks: Buffer[] = [];
+  readonly #keep: 'head' | 'tail';
+  #chunks: Buffer[] = [];
   #kept = 0;
   dropped = 0;
 
-  constructor(limit: number) {
+  constructor(limit: number, keep: 'head' | 'tail' = 'head') {
     this.#limit = limit;
+    this.#keep = keep;
   }
 
   push(chunk: Buffer): void {
+    if (this.#keep === 'tail') {
+      this.#chunks.push(chunk);
+      this.#kept += chunk.length;
+      if (this.#kept > this.#limit) {
+        const all = Buffer.concat(this.#chunks);
+        const over = all.length - this.#limit;
+        this.#chunks = [all.subarray(over)];
+        this.#kept = this.#limit;
+        this.dropped += over;
+      }
+      return;
+    }
     const room = Math.max(0, this.#limit - this.#kept);
     const take = Math.min(room, chunk.length);
     if (take > 0) {
@@ -49,9 +72,12 @@ class CappedBuffer {
 }
 
 /**
- * Spawns a process in its own process group and collects capped output. Timeout and abort kill the
- * whole group with SIGKILL (for bwrap that takes its pid namespace down too, via --die-with-parent).
- * A non-zero exit is a result, not an error; only a failure to start rejects ('sandbox_failed').
+ * The one way Patchbay runs a process on the host (the sandbox's bubblewrap and shell, host git):
+ * spawned in its own process group, output collected up to a byte cap with the rest counted.
+ * Timeout and abort kill the whole group with SIGKILL (git's ssh and remote helpers; for bwrap its
+ * pid namespace too, via --die-with-parent), and by default so does the main process's exit
+ * (background children would keep the pipes open); stragglers get CLOSE_GRACE_MS to close them. A non-zero exit is a result, not an error; only a failure
+ * to start rejects ('sandbox_failed').
  */
 export function runProcess(input: RunProcessInput): Promise<ExecResult> {
   const started = performance.now();
@@ -77,7 +103,7 @@ export function runProcess(input: RunProcessInput): Promise<ExecResult> {
       stdio: [input.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe', ...extraFds.map(() => 'pipe' as const)],
     });
     const stdout = new CappedBuffer(input.maxOutputBytes);
-    const stderr = new CappedBuffer(input.maxOutputBytes);
+    const stderr = new CappedBuffer(input.maxOutputBytes, input.stderrKeeps);
     let timedOut = false;
     let aborted = false;
     let exitCode: number | null = null;
@@ -96,10 +122,13 @@ export function runProcess(input: RunProcessInput): Promise<ExecResult> {
       aborted = true;
       killTree();
     };
-    const timer = setTimeout(() => {
-      timedOut = true;
-      killTree();
-    }, input.timeoutMs);
+    const timer =
+      input.timeoutMs === undefined
+        ? undefined
+        : setTimeout(() => {
+            timedOut = true;
+            killTree();
+          }, input.timeoutMs);
     input.signal?.addEventListener('abort', onAbort, { once: true });
 
     const cleanup = (): void => {
@@ -146,7 +175,7 @@ export function runProcess(input: RunProcessInput): Promise<ExecResult> {
     child.on('exit', (code) => {
       exitCode = code;
       // Background children left in the group would keep the pipes open: end them too.
-      killTree();
+      if (input.killGroupOnExit ?? true) killTree();
       graceTimer = setTimeout(() => {
         child.stdout?.destroy();
         child.stderr?.destroy();

@@ -59,8 +59,12 @@ export interface Sandbox {
   getBytes?(path: string, maxBytes: number): Promise<Uint8Array>;
   /** Set once the sandbox is gone for good (a remote sandbox died): the run ends with this reason. */
   failure?(): Error | undefined;
-  /** Remote sandboxes: save the filesystem now, so a later run on any worker continues from here. */
-  checkpoint?(): Promise<void>;
+  /**
+   * Remote sandboxes: save the filesystem now, so a later run on any worker continues from here.
+   * With `template`, the saved image also becomes where new sessions of that repository start
+   * (call it only while the workspace is the repository at `commit` plus setup output).
+   */
+  checkpoint?(options?: { template?: { repo: string; commit: string } }): Promise<void>;
   /**
    * Set when this run's workspace was restored from a snapshot older than the last run's work
    * (its sandbox was lost): what the agent should be told before it goes on.
@@ -80,6 +84,8 @@ export type SandboxSpec = {
    * holding a copy. Only for providers with `sharesObjects`.
    */
   sharedObjects?: string;
+  /** Remote sandboxes: a new session's sandbox starts from this repository's setup image, if any. */
+  repo?: string;
 };
 
 /** Where SandboxSpec.sharedObjects appears inside the sandbox (the workspace's git alternates point here). */

@@ -44,6 +44,8 @@ export const envSchema = z.object({
   /** Snapshot a busy sandbox after a step when the last snapshot is older than this; 0: after every step. */
   MODAL_SNAPSHOT_EVERY_MINUTES: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(0).default(10)),
   MODAL_SNAPSHOT_TTL_DAYS: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(1).max(365).default(30)),
+  /** Modal's exit snapshots (experimental in the SDK): the filesystem as it was when a sandbox ended. */
+  MODAL_EXIT_SNAPSHOTS: z.preprocess(emptyAsUndefined, z.enum(['true', 'false']).default('true')),
   SANDBOX_NETWORK: z.preprocess(emptyAsUndefined, z.enum(['proxy', 'none', 'host']).default('proxy')),
   /** Comma-separated host patterns the egress proxy lets through; `default` is the registry list. */
   SANDBOX_EGRESS_ALLOW: z.preprocess(emptyAsUndefined, z.string().default('default')),
@@ -101,6 +103,7 @@ export type ModalConfig = {
   idleTimeoutMinutes: number;
   snapshotEveryMinutes: number;
   snapshotTtlDays: number;
+  exitSnapshots: boolean;
 };
 
 /** The image sandboxes start from when MODAL_IMAGE is unset: what the harness and agent tools need. */
@@ -226,6 +229,7 @@ function modalConfig(e: Env): ModalConfig {
     idleTimeoutMinutes: e.MODAL_IDLE_TIMEOUT_MINUTES,
     snapshotEveryMinutes: e.MODAL_SNAPSHOT_EVERY_MINUTES,
     snapshotTtlDays: e.MODAL_SNAPSHOT_TTL_DAYS,
+    exitSnapshots: e.MODAL_EXIT_SNAPSHOTS === 'true',
   };
 }
 

@@ -1,7 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { networkInterfaces } from 'node:os';
 import type { Logger } from 'pino';
-import { ModalClient } from 'modal';
 import { createLocalSandboxProvider, createModalSandboxProvider, modalLogger, type ModalClientLike } from '../sandbox/index.ts';
 import type { EgressPolicy, ProtectedEndpoint } from '../sandbox/egress-policy.ts';
 import type { EgressBlock } from '../sandbox/egress-proxy.ts';
@@ -104,6 +103,9 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
           });
     if (local) cleanups.push(() => local.close());
     let reclaim: () => void = () => undefined;
+    // Runs this process is running when its database comes back are not cut off: they wait for it
+    // and carry on (session-worker), so only the others are handed out again.
+    let runningHere: () => ReadonlySet<string> = () => new Set();
     const database = await openDatabase({
       ...(config.databaseUrl && { url: config.databaseUrl }),
       dataDir: config.dataDir,
@@ -113,7 +115,7 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
     });
     cleanups.push(() => database.close());
     egress.protect(databaseEndpoint(database.url));
-    const sandboxes: SandboxProvider | undefined = local ?? (options.work && config.sandbox.kind === 'modal' ? modalProvider(config, database, log) : undefined);
+    const sandboxes: SandboxProvider | undefined = local ?? (options.work && config.sandbox.kind === 'modal' ? await modalProvider(config, database, log) : undefined);
     const store = createSessionStore(database.db);
     egress.recordTo(store);
     // The bus outlives the queue at shutdown, so a stop still reaches runs finishing their grace period.
@@ -132,7 +134,7 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
     // after the queue's heartbeat and monitor notice (tens of seconds).
     if (database.exclusive && options.work) {
       reclaim = () =>
-        void queue.reclaimActive().then(
+        void queue.reclaimActive({ except: runningHere() }).then(
           (runs) => runs > 0 && log.info({ runs }, 'took back runs cut off by the database restart'),
           (error: unknown) => log.warn({ err: error }, 'could not take back runs after the database restart; the queue heartbeat will'),
         );
@@ -203,6 +205,7 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
           checkpoints: { store: createCheckpointStore(database.db), maxBytes: config.worker.checkpointMaxBytes },
         },
       });
+      runningHere = () => worker.running();
       cleanups.push(() => worker.stop(config.worker.shutdownGraceMs));
       const reaper = setInterval(() => {
         sandboxes.reap().then(
@@ -298,9 +301,11 @@ function ownAddresses(): string[] {
 }
 
 /** SANDBOX=modal: the Modal SDK's client (it reads MODAL_SERVER_URL itself) and the records in the database. */
-function modalProvider(config: Config, database: DatabaseHandle, log: Logger): SandboxProvider {
+async function modalProvider(config: Config, database: DatabaseHandle, log: Logger): Promise<SandboxProvider> {
   const modal = config.sandbox.modal;
   if (!modal) throw new PatchbayError('config_invalid', 'SANDBOX=modal without its settings');
+  // Loaded only when configured: the SDK takes a quarter of a second to load, on every restart.
+  const { ModalClient } = await import('modal');
   let client: ModalClientLike;
   try {
     client = new ModalClient({

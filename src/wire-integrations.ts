@@ -1,10 +1,6 @@
 import type { IntegrationContext, IntegrationModule } from '../integrations/integration-module.ts';
 import type { Config } from './config.ts';
 import { repoUrl } from './core/repo-ref.ts';
-import { createSlackModule } from '../integrations/slack/slack-module.ts';
-import { createGitHubModule } from '../integrations/github/github-module.ts';
-import { createSecretBox } from '../integrations/github/secret-box.ts';
-import { createLinearModule } from '../integrations/linear/linear-module.ts';
 
 /**
  * Builds the integrations the config enables. Part of the composition root: each integration adds
@@ -12,9 +8,12 @@ import { createLinearModule } from '../integrations/linear/linear-module.ts';
  */
 export async function buildIntegrations(config: Config, context: IntegrationContext): Promise<IntegrationModule[]> {
   const modules: IntegrationModule[] = [];
-  const github = config.github ? await createGitHubModule(config.github, context) : undefined;
+  // Each integration (and its vendor SDK) is loaded only when configured: loading them all took
+  // about half a second of every start, more on a busy host, before a restarted server could resume.
+  const github = config.github ? await (await import('../integrations/github/github-module.ts')).createGitHubModule(config.github, context) : undefined;
   if (github) modules.push(github);
   if (config.slack) {
+    const { createSlackModule } = await import('../integrations/slack/slack-module.ts');
     // Slack sessions name repos the way the GitHub integration parses them (GITHUB_GIT_URL), so its PRs and tokens apply.
     const gitUrl = config.github?.gitUrl ?? 'https://github.com';
     modules.push(
@@ -30,6 +29,8 @@ export async function buildIntegrations(config: Config, context: IntegrationCont
     );
   }
   if (config.linear) {
+    const { createLinearModule } = await import('../integrations/linear/linear-module.ts');
+    const { createSecretBox } = await import('../integrations/github/secret-box.ts');
     // Linear sessions name repos the way the GitHub integration parses them, so its PRs and tokens apply.
     const gitUrl = config.github?.gitUrl ?? 'https://github.com';
     const secretKey = config.linear.secretKey;

@@ -23,4 +23,7 @@ export interface ModalRecordStore {
   save(sessionId: string, patch: Partial<ModalSessionRecord>): Promise<void>;
   /** Every record that names a live sandbox, by sandbox id (for the reaper). */
   bySandbox(): Promise<Map<string, { sessionId: string } & ModalSessionRecord>>;
+  /** The newest setup image of a repository (its sandbox right after setup), when there is one. */
+  getTemplate(repo: string): Promise<{ imageId: string; baseCommit: string } | undefined>;
+  saveTemplate(repo: string, template: { imageId: string; baseCommit: string }): Promise<void>;
 }

@@ -29,6 +29,7 @@ export type ModalSandboxLike = ModalExecTarget & {
   terminate(): Promise<void>;
   snapshotFilesystem(params?: { timeoutMs?: number; ttlMs?: number | null }): Promise<{ imageId: string }>;
   getTags(): Promise<Record<string, string>>;
+  experimentalGetExitSnapshot(params?: { timeoutMs?: number }): Promise<{ imageId: string }>;
   detach(): void;
 };
 
@@ -47,6 +48,8 @@ export type ModalSettings = {
   snapshotEveryMinutes: number;
   /** How long snapshots are kept (Modal deletes them after). */
   snapshotTtlDays: number;
+  /** Create sandboxes with Modal's exit snapshots (experimental in the SDK), taken when one ends. */
+  exitSnapshots: boolean;
 };
 
 export type ModalSandboxProviderOptions = {
@@ -103,6 +106,17 @@ export function createModalSandboxProvider(options: ModalSandboxProviderOptions)
     return params;
   };
   const held = new Set<string>();
+  /** The repository's setup image, when one was saved and Modal still has it. */
+  const templateImage = async (repo: string, sessionLog: Logger): Promise<ModalImageLike | undefined> => {
+    const template = await store.getTemplate(repo);
+    if (!template) return undefined;
+    try {
+      return await client.images.fromId(template.imageId);
+    } catch (error) {
+      sessionLog.info({ err: error, imageId: template.imageId }, 'the setup image is gone; starting from the base image');
+      return undefined;
+    }
+  };
 
   const createSandbox = async (sessionId: string, spec: SandboxSpec, image: ModalImageLike): Promise<ModalSandboxLike> => {
     const timeoutMs = settings.timeoutMinutes * 60_000;
@@ -118,12 +132,32 @@ export function createModalSandboxProvider(options: ModalSandboxProviderOptions)
         ...(settings.memoryMiB !== undefined && { memoryMiB: settings.memoryMiB }),
         tags: { [SESSION_TAG]: sessionId },
         ...networkFor(spec),
+        ...(settings.exitSnapshots && { experimentalOptions: { enable_exit_snapshot: true } }),
       });
       await store.save(sessionId, { sandboxId: sandbox.sandboxId, expiresAt: new Date(clock().getTime() + timeoutMs), usedAt: clock(), released: false });
       return sandbox;
     } catch (error) {
       throw modalError(error, 'creating a sandbox');
     }
+  };
+
+  /**
+   * A sandbox that ended (time or idle limit, a lost container, terminated) leaves an exit snapshot
+   * of its filesystem at that moment when it was created with them on: the session continues from
+   * it with nothing lost. When Modal could not make one, the last snapshot of our own stands.
+   */
+  const takeExitSnapshot = async (sessionId: string, sandbox: ModalSandboxLike): Promise<void> => {
+    if (settings.exitSnapshots) {
+      try {
+        const image = await sandbox.experimentalGetExitSnapshot({ timeoutMs: 60_000 });
+        await store.save(sessionId, { sandboxId: null, imageId: image.imageId, snapshotAt: clock(), released: true });
+        log.info({ sessionId, sandboxId: sandbox.sandboxId, imageId: image.imageId }, 'took the exit snapshot of an ended sandbox');
+        return;
+      } catch (error) {
+        log.warn({ sessionId, sandboxId: sandbox.sandboxId, err: error }, 'no exit snapshot of the ended sandbox; continuing from the last snapshot');
+      }
+    }
+    await store.save(sessionId, { sandboxId: null });
   };
 
   /** The session's live sandbox, or undefined when it has ended (or is about to reach its limit). */
@@ -137,7 +171,10 @@ export function createModalSandboxProvider(options: ModalSandboxProviderOptions)
       if ((error as { code?: number }).code === 5 || (error as Error).name === 'NotFoundError') return undefined;
       throw modalError(error, `checking sandbox ${record.sandboxId}`);
     }
-    if (exit !== null) return undefined;
+    if (exit !== null) {
+      await takeExitSnapshot(sessionId, sandbox);
+      return undefined;
+    }
     const margin = Math.max(EXPIRY_MARGIN_MS, (settings.timeoutMinutes * 60_000) / 4);
     if (record.expiresAt && record.expiresAt.getTime() - clock().getTime() < margin) {
       // Too close to Modal's limit for a run: save it and move on to a fresh one.
@@ -159,8 +196,10 @@ export function createModalSandboxProvider(options: ModalSandboxProviderOptions)
     async acquire(sessionId, spec) {
       assertSessionId(sessionId);
       const sessionLog = log.child({ sessionId });
-      const record = await store.get(sessionId);
+      let record = await store.get(sessionId);
       let sandbox = await liveSandbox(sessionId, record);
+      // An ended sandbox may have just left its exit snapshot in the record.
+      if (!sandbox && record?.sandboxId) record = await store.get(sessionId);
       let restoredNote: string | undefined;
       if (sandbox) {
         sessionLog.info({ sandboxId: sandbox.sandboxId }, 'reattached to the session sandbox');
@@ -185,8 +224,9 @@ export function createModalSandboxProvider(options: ModalSandboxProviderOptions)
         if (record?.sandboxId || (record && !record.released)) {
           restoredNote = 'The sandbox this session worked in was lost before any of its work was saved. The workspace starts again from the branch as it was pushed (or its base): check it and redo what is missing.';
         }
-        sandbox = await createSandbox(sessionId, spec, await baseImage());
-        sessionLog.info({ sandboxId: sandbox.sandboxId }, 'session sandbox created');
+        const template = spec.repo ? await templateImage(spec.repo, sessionLog) : undefined;
+        sandbox = await createSandbox(sessionId, spec, template ?? (await baseImage()));
+        sessionLog.info({ sandboxId: sandbox.sandboxId, template: template?.imageId }, 'session sandbox created');
       }
       held.add(sessionId);
       return openHandle(sessionId, sandbox, (await store.get(sessionId))?.expiresAt ?? null, restoredNote, sessionLog);
@@ -244,11 +284,11 @@ export function createModalSandboxProvider(options: ModalSandboxProviderOptions)
       if (ended) return;
       ended = new PatchbayError(
         'sandbox_failed',
-        `The Modal sandbox ${sandbox.sandboxId} ended while this session was working in it: ${reason}. Send a message to resume: the session continues in a new sandbox from its last snapshot.`,
+        `The Modal sandbox ${sandbox.sandboxId} ended while this session was working in it: ${reason}. Send a message to resume: the session continues in a new sandbox from the sandbox's last snapshot.`,
       );
       endedResolve(reason);
+      // The record keeps the sandbox's id: the next acquire takes its exit snapshot.
       sessionLog.warn({ sandboxId: sandbox.sandboxId, reason }, 'Modal sandbox ended under a run');
-      void store.save(sessionId, { sandboxId: null }).catch(() => undefined);
     };
     // While commands run, look at the sandbox itself: the SDK keeps retrying calls to a task that is
     // gone, so its death is seen here rather than as a hang.
@@ -271,15 +311,17 @@ export function createModalSandboxProvider(options: ModalSandboxProviderOptions)
       if (state !== 'open') throw new PatchbayError('sandbox_failed', `sandbox for session ${sessionId} was ${state}`);
     };
 
-    const snapshot = async (why: string): Promise<void> => {
+    const snapshot = async (why: string): Promise<string | undefined> => {
       const started = Date.now();
       try {
         const image = await sandbox.snapshotFilesystem({ ttlMs: settings.snapshotTtlDays * 86_400_000 });
         lastSnapshot = Date.now();
         await store.save(sessionId, { imageId: image.imageId, snapshotAt: clock() });
         sessionLog.info({ imageId: image.imageId, why, ms: Date.now() - started }, 'session sandbox snapshotted');
+        return image.imageId;
       } catch (error) {
         sessionLog.warn({ err: error, why }, 'could not snapshot the session sandbox');
+        return undefined;
       }
     };
 
@@ -351,9 +393,12 @@ export function createModalSandboxProvider(options: ModalSandboxProviderOptions)
       putBytes: (path, data) => files.putBytes(path, data),
       getBytes: (path, maxBytes) => files.getBytes(path, maxBytes),
       failure: () => ended,
-      async checkpoint() {
+      async checkpoint(checkpointOptions) {
         assertUsable();
-        await snapshot('checkpoint');
+        const imageId = await snapshot(checkpointOptions?.template ? 'setup' : 'checkpoint');
+        if (imageId && checkpointOptions?.template) {
+          await store.saveTemplate(checkpointOptions.template.repo, { imageId, baseCommit: checkpointOptions.template.commit });
+        }
       },
       async release() {
         if (state !== 'open') return;

@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { runProcess } from '../../sandbox/run-process.ts';
 import { PatchbayError } from '../core/errors.ts';
 
 export type HostGitOptions = {
@@ -26,7 +26,8 @@ const stderrTailBytes = 4096;
  * Runs git on the host with a minimal environment: no system or global config (so an operator's
  * ~/.gitconfig, credential helpers or hooks never leak in), no terminal prompts, C locale for stable
  * messages. Resolves with stdout; throws PatchbayError 'git_failed' on a non-zero exit and 'aborted'
- * when the signal fires (the whole process group is killed, helpers included).
+ * when the signal fires (the whole process group is killed, helpers included: see runProcess, the
+ * host process runner the sandbox uses too).
  */
 export function runHostGit(args: readonly string[], options: HostGitOptions): Promise<string> {
   const { signal } = options;
@@ -47,51 +48,18 @@ export function runHostGit(args: readonly string[], options: HostGitOptions): Pr
     ...options.env,
   };
 
-  return new Promise((resolve, reject) => {
-    const child = spawn('git', fullArgs, {
-      cwd: options.cwd,
-      env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-      // Own process group, so an abort also ends ssh / remote helpers git started.
-      detached: true,
-    });
-    const stdout: Buffer[] = [];
-    let stdoutBytes = 0;
-    let stderr = '';
-    let settled = false;
-
-    const onAbort = (): void => {
-      killGroup(child.pid);
-      finish(() => reject(abortedError(args)));
-    };
-    const finish = (action: () => void): void => {
-      if (settled) return;
-      settled = true;
-      signal.removeEventListener('abort', onAbort);
-      action();
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
-
-    child.stdout.on('data', (chunk: Buffer) => {
-      if (stdoutBytes >= maxStdoutBytes) return;
-      stdout.push(chunk);
-      stdoutBytes += chunk.length;
-    });
-    child.stderr.on('data', (chunk: Buffer) => {
-      stderr = (stderr + chunk.toString('utf8')).slice(-stderrTailBytes);
-    });
-    child.on('error', (error) => {
-      finish(() => reject(new PatchbayError('git_failed', `Could not start git: ${error.message}`, { cause: error })));
-    });
-    child.on('close', (code, killedBy) => {
-      finish(() => {
-        if (code === 0) return resolve(Buffer.concat(stdout).toString('utf8'));
-        const status = code === null ? `signal ${killedBy ?? 'unknown'}` : `exit ${code}`;
-        const detail = redactCredentials(stderr.trim()) || '(no output)';
-        reject(new PatchbayError('git_failed', `${describeCommand(args)} failed (${status}): ${detail}`));
-      });
-    });
-  });
+  return runProcess({ file: 'git', args: fullArgs, ...(options.cwd !== undefined && { cwd: options.cwd }), env, signal, maxOutputBytes: maxStdoutBytes, stderrKeeps: 'tail', killGroupOnExit: false }).then(
+    (result) => {
+      if (result.aborted) throw abortedError(args);
+      if (result.exitCode === 0) return result.stdout;
+      const status = result.exitCode === null ? 'killed by a signal' : `exit ${result.exitCode}`;
+      const detail = redactCredentials(result.stderr.slice(-stderrTailBytes).trim()) || '(no output)';
+      throw new PatchbayError('git_failed', `${describeCommand(args)} failed (${status}): ${detail}`);
+    },
+    (error: unknown) => {
+      throw new PatchbayError('git_failed', `Could not start git: ${(error as Error).message}`, { cause: error });
+    },
+  );
 }
 
 /** Removes user:password@ from URLs so errors and logs never carry a token. */
@@ -106,13 +74,4 @@ function describeCommand(args: readonly string[]): string {
 
 function abortedError(args: readonly string[]): PatchbayError {
   return new PatchbayError('aborted', `${describeCommand(args)} was aborted`);
-}
-
-function killGroup(pid: number | undefined): void {
-  if (pid === undefined) return;
-  try {
-    process.kill(-pid, 'SIGKILL');
-  } catch {
-    // Already gone.
-  }
 }

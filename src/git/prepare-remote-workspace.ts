@@ -5,7 +5,9 @@ import type { Sandbox } from '../../sandbox/sandbox.ts';
 import { PatchbayError } from '../core/errors.ts';
 import { assertValidBranchName } from './branch-name.ts';
 import { runHostGit } from './host-git.ts';
-import { ensureMirror, mirrorPath, resolveBranch, resolveRepo, withMirrorLock } from './mirror.ts';
+import { z } from 'zod';
+import { isValidBranchName } from './branch-name.ts';
+import { ensureMirror, mirrorPath, resolveBranch, resolveRepo, withMirrorLock, type Mirror } from './mirror.ts';
 import { BaseRecord, baseFile, requireBranch, requireDefaultBranch, workspaceOriginUrl, type PrepareWorkspaceOptions, type PreparedWorkspace } from './prepare-workspace.ts';
 
 export type PrepareRemoteWorkspaceOptions = Omit<PrepareWorkspaceOptions, 'workspaceDir'> & { sandbox: Sandbox };
@@ -43,8 +45,13 @@ export async function prepareRemoteWorkspace(options: PrepareRemoteWorkspaceOpti
     const probe = await sandbox.exec(`if [ -e .git ]; then echo git; head -c 4096 .git/${baseFile} 2>/dev/null || true; else echo none; fi`, { signal, timeoutMs: 60_000 });
     if (probe.exitCode !== 0) throw new PatchbayError('sandbox_failed', `could not look at the sandbox workspace: ${(probe.stderr || probe.stdout).trim().slice(0, 500)}`);
     const [kind, ...rest] = probe.stdout.split('\n');
+    const found = kind === 'git' ? parseRecord(rest.join('\n')) : undefined;
+    if (found?.branch !== undefined && found.branch !== options.branch) {
+      // Another session's set-up checkout (the repository's setup image): take it over.
+      return adoptTemplate(options, mirror, found);
+    }
     if (kind === 'git') {
-      const parsed = parseRecord(rest.join('\n'));
+      const parsed = found && { baseBranch: found.baseBranch, baseCommit: found.baseCommit };
       if (parsed) return { ...parsed, reused: true };
       log.warn('workspace base record missing or invalid; reporting the current base branch instead');
       const baseBranch = options.baseBranch ?? (await requireDefaultBranch(mirror, signal));
@@ -55,16 +62,7 @@ export async function prepareRemoteWorkspace(options: PrepareRemoteWorkspaceOpti
     const baseTip = await requireBranch(mirror, baseBranch, signal);
     const existing = await resolveBranch(mirror, options.branch, signal);
     const baseCommit = existing ?? baseTip;
-    const scratch = join(options.dataDir, 'tmp');
-    await mkdir(scratch, { recursive: true, mode: 0o700 });
-    const bundle = join(scratch, `seed-${randomBytes(8).toString('hex')}.bundle`);
-    try {
-      const refs = [`refs/heads/${baseBranch}`, ...(existing ? [`refs/heads/${options.branch}`] : [])];
-      await runHostGit(['bundle', 'create', '--quiet', bundle, ...refs], { gitDir: mirror.gitDir, signal });
-      await sandbox.putBytes!(seedPath, await readFile(bundle));
-    } finally {
-      await rm(bundle, { force: true });
-    }
+    await shipBundle(options, mirror, [`refs/heads/${baseBranch}`, ...(existing ? [`refs/heads/${options.branch}`] : [])]);
     const seeded = await sandbox.exec(seedScript, {
       signal,
       timeoutMs: 30 * 60_000,
@@ -73,7 +71,7 @@ export async function prepareRemoteWorkspace(options: PrepareRemoteWorkspaceOpti
         PATCHBAY_BRANCH: options.branch,
         PATCHBAY_BASE_COMMIT: baseCommit,
         PATCHBAY_ORIGIN: workspaceOriginUrl,
-        PATCHBAY_RECORD: JSON.stringify({ baseBranch, baseCommit }),
+        PATCHBAY_RECORD: JSON.stringify({ baseBranch, baseCommit, branch: options.branch }),
       },
     });
     if (seeded.exitCode !== 0) {
@@ -84,9 +82,75 @@ export async function prepareRemoteWorkspace(options: PrepareRemoteWorkspaceOpti
   });
 }
 
-function parseRecord(text: string): { baseBranch: string; baseCommit: string } | undefined {
+/** The base record a remote workspace keeps also names the session branch it was made for. */
+const RemoteRecord = BaseRecord.extend({ branch: z.string().refine(isValidBranchName).optional() });
+type RemoteRecord = z.infer<typeof RemoteRecord>;
+
+// Runs in the sandbox, in a checkout another session set up: fetch what is new from the bundle, move
+// to this session's branch at its base (discarding nothing but that session's branch), keep the
+// setup output (node_modules and the like, excluded from git by the setup step).
+const adoptScript = `set -eu
+git fetch -q --no-tags ${seedPath} "+refs/heads/*:refs/remotes/origin/*"
+git checkout -q -f --no-track -B "$PATCHBAY_BRANCH" "$PATCHBAY_BASE_COMMIT"
+git branch -q -f "$PATCHBAY_BASE_BRANCH" "refs/remotes/origin/$PATCHBAY_BASE_BRANCH"
+git for-each-ref --format='%(refname:short)' refs/heads/ | while read -r b; do
+  [ "$b" = "$PATCHBAY_BRANCH" ] || [ "$b" = "$PATCHBAY_BASE_BRANCH" ] || git branch -q -D "$b"
+done
+printf '%s\\n' "$PATCHBAY_RECORD" > .git/${baseFile}
+rm -f ${seedPath}
+`;
+
+/**
+ * A new session whose sandbox started from the repository's setup image: the host bundles only the
+ * commits the image's checkout lacks (everything, when its commit is no longer in the mirror).
+ */
+async function adoptTemplate(options: PrepareRemoteWorkspaceOptions, mirror: Mirror, found: RemoteRecord): Promise<PreparedWorkspace> {
+  const { sandbox, signal, log } = options;
+  const baseBranch = options.baseBranch ?? (await requireDefaultBranch(mirror, signal));
+  if (baseBranch === options.branch) throw new PatchbayError('invalid_input', `The session branch must differ from the base branch ${baseBranch}`);
+  const baseTip = await requireBranch(mirror, baseBranch, signal);
+  const existing = await resolveBranch(mirror, options.branch, signal);
+  const baseCommit = existing ?? baseTip;
+  const refs = [`refs/heads/${baseBranch}`, ...(existing ? [`refs/heads/${options.branch}`] : [])];
+  const have = await runHostGit(['cat-file', '-e', `${found.baseCommit}^{commit}`], { gitDir: mirror.gitDir, signal }).then(
+    () => true,
+    () => false,
+  );
+  // A bundle needs at least one new commit; with nothing new the full refs are sent (still small).
+  const upToDate = have && refs.length === 1 && found.baseCommit === baseTip;
+  await shipBundle(options, mirror, have && !upToDate ? [...refs, `^${found.baseCommit}`] : refs);
+  const adopted = await sandbox.exec(adoptScript, {
+    signal,
+    timeoutMs: 30 * 60_000,
+    env: {
+      PATCHBAY_BASE_BRANCH: baseBranch,
+      PATCHBAY_BRANCH: options.branch,
+      PATCHBAY_BASE_COMMIT: baseCommit,
+      PATCHBAY_RECORD: JSON.stringify({ baseBranch, baseCommit, branch: options.branch }),
+    },
+  });
+  if (adopted.exitCode !== 0) {
+    throw new PatchbayError('git_failed', `taking over the set-up workspace in the sandbox failed (exit ${adopted.exitCode ?? 'none'}): ${(adopted.stderr || adopted.stdout).trim().slice(-2000)}`);
+  }
+  log.info({ branch: options.branch, baseBranch, baseCommit, templateCommit: found.baseCommit, incremental: have && !upToDate }, 'remote workspace taken over from the setup image');
+  return { baseBranch, baseCommit, reused: false };
+}
+
+async function shipBundle(options: PrepareRemoteWorkspaceOptions, mirror: Mirror, revs: string[]): Promise<void> {
+  const scratch = join(options.dataDir, 'tmp');
+  await mkdir(scratch, { recursive: true, mode: 0o700 });
+  const bundle = join(scratch, `seed-${randomBytes(8).toString('hex')}.bundle`);
   try {
-    const parsed = BaseRecord.safeParse(JSON.parse(text));
+    await runHostGit(['bundle', 'create', '--quiet', bundle, ...revs], { gitDir: mirror.gitDir, signal: options.signal });
+    await options.sandbox.putBytes!(seedPath, await readFile(bundle));
+  } finally {
+    await rm(bundle, { force: true });
+  }
+}
+
+function parseRecord(text: string): RemoteRecord | undefined {
+  try {
+    const parsed = RemoteRecord.safeParse(JSON.parse(text));
     return parsed.success ? parsed.data : undefined;
   } catch {
     return undefined;

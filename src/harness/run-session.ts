@@ -24,7 +24,7 @@ import type { GateDeps } from './gates/gate-deps.ts';
 import { harnessQuestionCall, isHuman } from './gates/harness-messages.ts';
 import { gateCommit, runSetup, type GateContext } from './gates/run-gates.ts';
 import { renderKnowledge } from './knowledge/knowledge-document.ts';
-import { loadKnowledge, type LoadedKnowledge } from './knowledge/load-knowledge.ts';
+import { knowledgeKey, loadKnowledge, type LoadedKnowledge } from './knowledge/load-knowledge.ts';
 import { routeTask, type Route } from './route-task.ts';
 import type { CheckpointStore } from './checkpoint/checkpoint-store.ts';
 import { resumeWork, type SessionCheckpoints } from './checkpoint/session-checkpoints.ts';
@@ -92,7 +92,7 @@ export async function runSession(sessionId: string, deps: HarnessDeps, signal: A
     // Where the provider can show it, the mirror's object store is the workspace's history (a
     // shared clone): a session on a mirrored repository writes only its checkout.
     const sharedObjects = deps.sandboxes.sharesObjects && deps.sandboxes.hostPath ? join(mirrorPath(deps.dataDir, resolveRepo(session.repo)), 'objects') : undefined;
-    sandbox = await deps.sandboxes.acquire(sessionId, { network: deps.network, ...(sharedObjects && { sharedObjects }) });
+    sandbox = await deps.sandboxes.acquire(sessionId, { network: deps.network, repo: knowledgeKey(session.repo), ...(sharedObjects && { sharedObjects }) });
     const prepared0 = await ensureWorkspace(session, deps, sandbox, signal);
     if (sandbox.restoredNote) await noteRestored(sessionId, sandbox.restoredNote, store, log);
     let workspace: Workspace = prepared0;

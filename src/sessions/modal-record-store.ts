@@ -32,6 +32,14 @@ export function createModalRecordStore(db: Kysely<Database>): ModalRecordStore {
         .onConflict((oc) => (Object.keys(values).length > 0 ? oc.column('session_id').doUpdateSet(values) : oc.column('session_id').doNothing()))
         .execute();
     },
+    async getTemplate(repo) {
+      const row = await db.selectFrom('modal_templates').select(['image_id', 'base_commit']).where('repo', '=', repo).executeTakeFirst();
+      return row ? { imageId: row.image_id, baseCommit: row.base_commit } : undefined;
+    },
+    async saveTemplate(repo, template) {
+      const values = { image_id: template.imageId, base_commit: template.baseCommit, created_at: new Date() };
+      await db.insertInto('modal_templates').values({ repo, ...values }).onConflict((oc) => oc.column('repo').doUpdateSet(values)).execute();
+    },
     async bySandbox() {
       const rows = await db.selectFrom('modal_sandboxes').selectAll().where('sandbox_id', 'is not', null).execute();
       return new Map(rows.map((row) => [row.sandbox_id!, { sessionId: row.session_id, ...toRecord(row) }]));

@@ -21,7 +21,7 @@ export interface RunQueue {
    * Puts every run marked active back in the queue, to start at once. Only for a process that
    * knows no other worker can hold them: one that just started its own embedded database.
    */
-  reclaimActive(): Promise<number>;
+  reclaimActive(options?: { except?: ReadonlySet<string> }): Promise<number>;
   stop(): Promise<void>;
 }
 
@@ -78,6 +78,16 @@ export async function createRunQueue(options: RunQueueOptions): Promise<RunQueue
     });
   }
 
+  let workerId: string | undefined;
+  let wakeAt: number | undefined;
+  /** Wakes this process's run worker at `at` (once it works), so it fetches without waiting for its poll. */
+  const wakeWorkerAt = (at: number) => {
+    wakeAt = at;
+    if (!workerId) return;
+    const id = workerId;
+    setTimeout(() => boss.notifyWorker(id), Math.max(0, at - Date.now())).unref();
+  };
+
   return {
     /** The started pg-boss instance, shared with the inbound pipeline's queue (one pool, one monitor). */
     boss,
@@ -85,7 +95,7 @@ export async function createRunQueue(options: RunQueueOptions): Promise<RunQueue
       await boss.send(QUEUE, { sessionId } satisfies RunJob, { singletonKey: sessionId });
     },
     async work(handler, workOptions = {}) {
-      await boss.work<RunJob>(
+      workerId = await boss.work<RunJob>(
         QUEUE,
         {
           localConcurrency: workOptions.concurrency ?? 2,
@@ -98,6 +108,7 @@ export async function createRunQueue(options: RunQueueOptions): Promise<RunQueue
           for (const job of jobs) await handler(job.data, job.signal);
         },
       );
+      if (wakeAt !== undefined) wakeWorkerAt(wakeAt);
     },
     async workGivenUp(handler) {
       const polling = options.pollingIntervalSeconds ?? 2;
@@ -110,17 +121,20 @@ export async function createRunQueue(options: RunQueueOptions): Promise<RunQueue
       await boss.offWork(QUEUE, { wait: false });
       await boss.offWork(GIVEN_UP, { wait: false });
     },
-    async reclaimActive() {
+    async reclaimActive(reclaimOptions = {}) {
       const active: string[] = [];
       for (let after: string | undefined; ; ) {
-        const page = await boss.findJobs(QUEUE, { limit: 5000, ...(after && { after }) });
-        active.push(...page.filter((job) => job.state === 'active').map((job) => job.id));
+        const page = await boss.findJobs<RunJob>(QUEUE, { limit: 5000, ...(after && { after }) });
+        active.push(...page.filter((job) => job.state === 'active' && !reclaimOptions.except?.has(job.data.sessionId)).map((job) => job.id));
         if (page.length < 5000) break;
         after = page.at(-1)!.id;
       }
       if (active.length === 0) return 0;
-      // A failed run is retried after `retryDelay` (1 s) by whichever worker polls first.
+      // A failed run is retried after `retryDelay` (1 s) by whichever worker polls first. Ours is
+      // woken right then rather than at its next poll (up to 2 s later): a restarted server
+      // resumes its runs as soon as the queue hands them out.
       await boss.fail(QUEUE, active, { message: 'its worker process is gone' });
+      wakeWorkerAt(Date.now() + settings.retryDelay * 1000 + 50);
       return active.length;
     },
     async stop() {

@@ -16,6 +16,8 @@ export type SessionWorker = {
    * run of this worker is left.
    */
   stop(graceMs: number): Promise<void>;
+  /** Sessions whose runs this worker is running now (they hold their queue jobs). */
+  running(): ReadonlySet<string>;
 };
 
 /**
@@ -164,6 +166,7 @@ export async function startSessionWorker(deps: {
   await sweep();
 
   return {
+    running: () => new Set(running.keys()),
     async stop(graceMs) {
       if (stopping) return;
       stopping = true;

@@ -141,6 +141,8 @@ describe('CI follow-up on pull requests a session opened', () => {
     expect(deliveries.filter((d) => d.kind === 'check_run' || d.kind === 'check_suite').map((d) => d.status)).toEqual(['ignored', 'ignored']);
     expect(await ciMessages(session.id)).toHaveLength(1);
     expect(fake.logDownloads.map((d) => d.jobId)).toEqual([failing.id]);
+    // The follow-up's progress comment on the PR ends with its result.
+    await waitFor(async () => fake.commentsOn(owner, repo, pr.number).find((c) => c.body.startsWith('✅ Done.') && c.body.includes('Fixed CI (1).')), 'the follow-up progress comment to end with the result');
 
     // Second failure, on the follow-up's push: the second follow-up.
     await failRun(pr, second, "TypeError: Cannot read properties of undefined (reading 'total')");
@@ -163,6 +165,19 @@ describe('CI follow-up on pull requests a session opened', () => {
     expect(slack.thread(CHANNEL, threadTs).filter((m) => m.text.includes(':wrench: CI failed'))).toHaveLength(2);
     expect(fake.refused).toEqual([]);
     expect(slack.refused).toEqual([]);
+  });
+
+  it('stops when the same failure comes back after a follow-up, and says so on the PR', { timeout: 240_000 }, async () => {
+    const { session, pr, head } = await sessionWithPr('add a sixth lib');
+    const error = 'AssertionError [ERR_ASSERTION]: the same failure every time';
+    await failRun(pr, head, error);
+    expect(await nthCiFailure(session.id, 1)).toMatchObject({ commit: head, followUp: true });
+    const next = await tip(pr.head);
+    await failRun(pr, next, error);
+    expect(await nthCiFailure(session.id, 2)).toMatchObject({ commit: next, followUp: false, reason: 'the same failure came back after my last attempt to fix it' });
+    expect(await ciMessages(session.id)).toHaveLength(1);
+    await waitFor(async () => fake.commentsOn(owner, repo, pr.number).find((c) => c.body.includes(`CI failed on \`${next.slice(0, 12)}\``) && c.body.includes('the same failure came back')), 'the PR comment saying why');
+    expect(fake.refused).toEqual([]);
   });
 
   it("starts none when a person's commit is the PR's head", { timeout: 200_000 }, async () => {

@@ -2,6 +2,8 @@ import { execFile } from 'node:child_process';
 import { createSign } from 'node:crypto';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Octokit } from '@octokit/core';
+import { collectCiFailure } from '../../integrations/github/ci-follow-up.ts';
 import { createScriptedProvider } from '../../src/models/scripted-provider.ts';
 import type { ModelMessage } from '../../src/models/model-provider.ts';
 import { createRemote, type RemoteFixture } from '../git/git-fixture.ts';
@@ -70,6 +72,32 @@ describe('the GitHub fake holds installation tokens to their permissions, per en
     await expect(run('git', ['ls-remote', '--heads', remote])).rejects.toThrow();
     const full = ((await (await mint()).json()) as { token: string }).token;
     expect((await api('/repos/octo-org/perm/pulls?state=open', { token: full })).status).toBe(200);
+  });
+
+  it('job logs need actions:read: the call answers 302 to a signed, short-lived link; without the permission both Actions calls are refused', async () => {
+    const run = fake.addWorkflowRun('octo-org', 'perm', { name: 'CI', headSha: 'a'.repeat(40), headBranch: 'main', jobs: [{ name: 'test', conclusion: 'failure', log: ['boom', '##[error]Process completed with exit code 1.'] }] });
+    const job = run.jobs[0]!;
+    const withActions = ((await (await mint({ actions: 'read' })).json()) as { token: string }).token;
+    const jobs = await api(`/repos/octo-org/perm/actions/runs/${run.id}/jobs`, { token: withActions });
+    expect(jobs.status).toBe(200);
+    expect(((await jobs.json()) as { jobs: { id: number; name: string; conclusion: string; steps: unknown[] }[] }).jobs.map((j) => [j.id, j.name, j.conclusion])).toEqual([[job.id, 'test', 'failure']]);
+    const logs = await fetch(`${fake.apiUrl}/repos/octo-org/perm/actions/jobs/${job.id}/logs`, { headers: { authorization: `token ${withActions}` }, redirect: 'manual' });
+    expect(logs.status).toBe(302);
+    const location = logs.headers.get('location')!;
+    // The link works without a token (as GitHub's blob storage does), and a forged one does not.
+    expect(await (await fetch(location)).text()).toBe('2026-01-01T00:00:00.0000000Z boom\n2026-01-01T00:00:01.0000000Z ##[error]Process completed with exit code 1.\n');
+    const refusedBefore = fake.refused.length;
+    expect((await fetch(location.replace(/sig=[0-9a-f]+/, 'sig=forged'))).status).toBe(403);
+    const contentsOnly = ((await (await mint({ contents: 'read' })).json()) as { token: string }).token;
+    expect((await api(`/repos/octo-org/perm/actions/runs/${run.id}/jobs`, { token: contentsOnly })).status).toBe(403);
+    expect((await fetch(`${fake.apiUrl}/repos/octo-org/perm/actions/jobs/${job.id}/logs`, { headers: { authorization: `token ${contentsOnly}` }, redirect: 'manual' })).status).toBe(403);
+    expect(fake.refused.slice(refusedBefore).map((r) => r.status)).toEqual([403, 403, 403]);
+
+    // What the CI follow-up makes of a missing permission: the excerpt says so, nothing throws.
+    const octokit = new Octokit({ baseUrl: fake.apiUrl, auth: contentsOnly });
+    const report = { installationId: 9, owner: 'octo-org', repo: 'perm', event: 'check_run' as const, id: job.id, name: 'test', headSha: 'a'.repeat(40), conclusion: 'failure', pullNumbers: [], appSlug: 'github-actions' };
+    const collected = await collectCiFailure(octokit, report, AbortSignal.timeout(10_000));
+    expect(collected.jobs[0]!.excerpt).toContain('GitHub answered 403; the GitHub App needs the Actions: read permission');
   });
 
   it('refuses a token asking for more than the App was granted', async () => {

@@ -1,6 +1,8 @@
 import { createServer as createHttpServer, type IncomingHttpHeaders } from 'node:http';
 import { createServer as createTcpServer, type Server as TcpServer } from 'node:net';
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createScriptedProvider } from '../../src/models/scripted-provider.ts';
 import type { EventOf } from '../../src/core/events.ts';
 import type { Sandbox } from '../../sandbox/index.ts';
 import { listenOnLoopback } from '../fakes/loopback.ts';
@@ -50,9 +52,12 @@ describe("SANDBOX_NETWORK=proxy (the default), through Patchbay's own compositio
       }),
     );
 
+    // A process that takes runs has the sandboxes; its worker never sees this session, which is
+    // written to the store without a queued run, so the test holds the session's sandbox alone.
     app = await startTestPatchbay({
       serve: true,
-      work: false,
+      work: true,
+      model: createScriptedProvider({ scenario: [{ text: 'Nothing to do.' }] }),
       env: {
         SANDBOX_EGRESS_ALLOW: `127.0.0.1:${allowed.port},localhost:${otherPort}`,
         SANDBOX_SECRETS: JSON.stringify({ registry: { url: `http://127.0.0.1:${registry.port}/npm/`, header: 'Authorization', env: 'TEST_REGISTRY_TOKEN', prefix: 'Bearer ' } }),
@@ -60,13 +65,9 @@ describe("SANDBOX_NETWORK=proxy (the default), through Patchbay's own compositio
       },
     });
     expect(app.config.sandbox.network).toBe('proxy');
-    const created = await fetch(`${app.url}/api/sessions`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ repo: 'https://github.com/acme/shop', prompt: 'install the dependencies' }),
-    });
-    expect(created.status).toBe(201);
-    sessionId = ((await created.json()) as { id: string }).id;
+    sessionId = randomUUID();
+    const actor = { source: 'web' as const, id: 'tester', name: 'Tester' };
+    await app.store.create({ id: sessionId, repo: 'https://github.com/acme/shop', prompt: 'install the dependencies', title: 'install the dependencies', requester: actor, thread: { source: 'web' } });
     sandbox = await app.sandboxes!.acquire(sessionId, { network: app.config.sandbox.network });
   }, 120_000);
 

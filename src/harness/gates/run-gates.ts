@@ -60,16 +60,21 @@ export async function runSetup(ctx: GateContext): Promise<void> {
   if (setup.length === 0) return;
   if ((await ctx.gates.checks.runs(ctx.sessionId, { phase: 'setup' })).length > 0) return;
   const commit = await headCommit(ctx.sandbox, ctx.signal);
+  let passed = true;
   for (const command of setup) {
     const run = await runCheckCommand(ctx.sandbox, { commit, phase: 'setup', command, timeoutMs: ctx.gates.checkTimeoutMs, signal: ctx.signal });
     if (run.outcome !== 'passed') run.reason = setupFailureReason(run, await refusedHosts(ctx));
     await recordRun(ctx, run);
     ctx.log.info({ command: command.command, outcome: run.outcome, reason: run.reason }, 'setup command finished');
-    if (run.outcome !== 'passed') break;
+    if (run.outcome !== 'passed') {
+      passed = false;
+      break;
+    }
   }
   await ctx.sandbox.exec("git ls-files --others --exclude-standard --directory | sed 's#^#/#' >> .git/info/exclude", { signal: ctx.signal, timeoutMs: 60_000 });
-  // A remote sandbox saves its set-up filesystem, so a lost sandbox never costs the setup again.
-  await ctx.sandbox.checkpoint?.();
+  // A remote sandbox saves its set-up filesystem, so a lost sandbox never costs the setup again; a
+  // setup that passed on the untouched checkout also becomes where the repo's next sessions start.
+  await ctx.sandbox.checkpoint?.(passed && ctx.knowledge ? { template: { repo: ctx.knowledge.repo, commit } } : undefined);
 }
 
 /** Hosts the egress proxy refused for this session so far (from its `egress-blocked` events). */

@@ -36,6 +36,7 @@ export const COVERED = {
     'SandboxTerminateV2',
     'SandboxListV2',
     'SandboxTagsGetV2',
+    'SandboxGetExitSnapshotV2',
   ],
   router: ['TaskExecStart', 'TaskExecStdioRead', 'TaskExecStdinWrite', 'TaskExecWait', 'TaskExecPoll', 'TaskSnapshotFilesystem'],
 } as const;
@@ -62,6 +63,8 @@ export type FakeSandboxRecord = {
   jwt: string;
   execs: Map<string, FakeExec>;
   timer?: NodeJS.Timeout;
+  /** Created with `enable_exit_snapshot`: its filesystem is saved when it ends. */
+  exitSnapshot?: { state: 'pending' } | { state: 'done'; imageId: string } | { state: 'failed'; message: string };
 };
 
 type FakeExec = {
@@ -93,8 +96,11 @@ export type FakeModal = {
   calls: string[];
   sandboxes: Map<string, FakeSandboxRecord>;
   images: Map<string, FakeImage>;
-  /** Ends the sandbox as Modal does when its container dies: its commands are killed, its result set. */
-  kill(sandboxId: string, result?: Partial<GenericResult>): void;
+  /**
+   * Ends the sandbox as Modal does when its container dies: its commands are killed, its result set,
+   * and its exit snapshot (when enabled) taken, unless `exitSnapshot: false` (the worker was lost).
+   */
+  kill(sandboxId: string, result?: Partial<GenericResult>, options?: { exitSnapshot?: boolean }): void;
   /** The next SandboxCreateV2 fails with this status (for example RESOURCE_EXHAUSTED for a quota). */
   failNextCreate(code: grpc.status, details: string): void;
   close(): Promise<void>;
@@ -162,13 +168,31 @@ export async function startFakeModal(options: FakeModalOptions = {}): Promise<Fa
     return `${part({ alg: 'HS256', typ: 'JWT' })}.${part({ ...claims, exp: Math.floor(Date.now() / 1000) + 3600 })}.${randomBytes(16).toString('base64url')}`;
   };
 
-  const finish = (sandbox: FakeSandboxRecord, result: GenericResult) => {
+  const finish = (sandbox: FakeSandboxRecord, result: GenericResult, exitSnapshot = true) => {
     if (sandbox.result) return;
     sandbox.result = result;
     clearTimeout(sandbox.timer);
     void killMarked(`FAKE_MODAL_SANDBOX=${sandbox.sandboxId}`);
     for (const exec of sandbox.execs.values()) {
       if (!exec.exit) killTree(exec.proc);
+    }
+    if (sandbox.exitSnapshot) {
+      if (!exitSnapshot) {
+        sandbox.exitSnapshot = { state: 'failed', message: 'the container was lost before its filesystem could be saved' };
+        return;
+      }
+      const imageId = `im-${randomBytes(8).toString('hex')}`;
+      const fsDir = join(root, 'images', imageId);
+      const state = sandbox.exitSnapshot;
+      void copyContainerFs(sandbox.fsDir, fsDir).then(
+        () => {
+          images.set(imageId, { imageId, kind: 'snapshot', fsDir, fromSandbox: sandbox.sandboxId });
+          if (sandbox.exitSnapshot === state) sandbox.exitSnapshot = { state: 'done', imageId };
+        },
+        (error: unknown) => {
+          sandbox.exitSnapshot = { state: 'failed', message: String(error) };
+        },
+      );
     }
   };
 
@@ -239,6 +263,7 @@ export async function startFakeModal(options: FakeModalOptions = {}): Promise<Fa
           createdAt: Date.now() / 1000,
           jwt: jwtFor({ sandbox_id: sandboxId, task_id: taskId }),
           execs: new Map(),
+          ...(def.experimentalOptionsV2?.enable_exit_snapshot === 'true' && { exitSnapshot: { state: 'pending' as const } }),
         };
         sandbox.timer = setTimeout(() => finish(sandbox, { status: Status.TIMEOUT, exception: 'Sandbox timed out', exitcode: 0 }), def.timeoutSecs * 1000);
         sandbox.timer.unref();
@@ -284,6 +309,17 @@ export async function startFakeModal(options: FakeModalOptions = {}): Promise<Fa
       return { sandboxes: matches.map((sb) => ({ id: sb.sandboxId, createdAt: sb.createdAt, appId: sb.appId, tags: sb.tags, imageId: sb.imageId })) };
     },
     SandboxTagsGetV2: (request: { sandboxId: string }) => ({ tags: sandboxOf('SandboxTagsGetV2', request.sandboxId).tags }),
+    SandboxGetExitSnapshotV2: async (request: { sandboxId: string; timeout: number }) => {
+      const sandbox = sandboxOf('SandboxGetExitSnapshotV2', request.sandboxId);
+      if (!sandbox.exitSnapshot) fail(grpc.status.INVALID_ARGUMENT, 'exit snapshots were not enabled when the sandbox was created');
+      const deadline = Date.now() + Math.min(request.timeout, 50) * 1000;
+      while ((!sandbox.result || sandbox.exitSnapshot!.state === 'pending') && Date.now() < deadline) await sleep(50);
+      const state = sandbox.exitSnapshot!;
+      if (!sandbox.result || state.state === 'pending') return { pending: {} };
+      // ERROR_CODE_INTERNAL = 2
+      if (state.state === 'failed') return { error: { errorCode: 2, message: state.message } };
+      return { success: { imageId: state.imageId } };
+    },
   };
 
   const controlPlaneStreams: Record<string, (request: any, call: grpc.ServerWritableStream<any, any>) => Promise<void>> = {
@@ -480,10 +516,10 @@ export async function startFakeModal(options: FakeModalOptions = {}): Promise<Fa
     calls,
     sandboxes,
     images,
-    kill(sandboxId, result = {}) {
+    kill(sandboxId, result = {}, options = {}) {
       const sandbox = sandboxes.get(sandboxId);
       if (!sandbox) throw new Error(`no sandbox ${sandboxId}`);
-      finish(sandbox, { status: Status.FAILURE, exception: 'Sandbox container exited unexpectedly (worker lost)', exitcode: 1, ...result });
+      finish(sandbox, { status: Status.FAILURE, exception: 'Sandbox container exited unexpectedly (worker lost)', exitcode: 1, ...result }, options.exitSnapshot ?? true);
     },
     failNextCreate(code, details) {
       nextCreateFailure = { code, details };

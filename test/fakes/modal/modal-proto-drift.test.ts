@@ -50,6 +50,8 @@ const messages = [
   'modal.client.SandboxInfo',
   'modal.client.SandboxTagsGetRequest',
   'modal.client.SandboxTagsGetResponse',
+  'modal.client.SandboxGetExitSnapshotRequest',
+  'modal.client.SandboxGetExitSnapshotResponse',
   'modal.client.TaskLogs',
   'modal.client.ImageMetadata',
   'modal.task_command_router.TaskExecStartRequest',

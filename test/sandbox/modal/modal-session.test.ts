@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { status as grpcStatus } from '@grpc/grpc-js';
@@ -17,11 +17,13 @@ import { changelogModel, changelogRequester, expectChangelogPushed } from '../..
  * What the fake covers, exactly (COVERED in fake-modal.ts; anything else is refused and fails the test):
  * - control plane `modal.client.ModalClient`: AuthTokenGet, EnvironmentGetOrCreate, AppGetOrCreate,
  *   ImageGetOrCreate, ImageJoinStreaming, ImageFromId, SandboxCreateV2, SandboxGetTaskIdV2,
- *   SandboxGetCommandRouterAccess, SandboxWaitV2, SandboxTerminateV2, SandboxListV2, SandboxTagsGetV2;
+ *   SandboxGetCommandRouterAccess, SandboxWaitV2, SandboxTerminateV2, SandboxListV2, SandboxTagsGetV2,
+ *   SandboxGetExitSnapshotV2;
  * - command router `modal.task_command_router.TaskCommandRouter`: TaskExecStart, TaskExecStdioRead,
  *   TaskExecStdinWrite, TaskExecWait, TaskExecPoll, TaskSnapshotFilesystem.
  * Commands run for real in bubblewrap over a per-sandbox directory tree (/workspace, /tmp, /root);
- * a filesystem snapshot is a copy of that tree, and an image made from it starts a sandbox with it.
+ * a filesystem snapshot is a copy of that tree, and an image made from it starts a sandbox with it;
+ * a sandbox created with exit snapshots gets one when it ends, unless the test says it was lost.
  */
 describe('Modal sandboxes through the real SDK and a loopback Modal', () => {
   let remote: RemoteFixture;
@@ -55,7 +57,7 @@ describe('Modal sandboxes through the real SDK and a loopback Modal', () => {
   const modalEnv = () => ({ SANDBOX: 'modal', MODAL_TOKEN_ID: fake.tokenId, MODAL_TOKEN_SECRET: fake.tokenSecret, MODAL_APP_NAME: 'patchbay-test' });
 
   it('covers exactly the calls listed above', () => {
-    expect(COVERED.controlPlane).toHaveLength(13);
+    expect(COVERED.controlPlane).toHaveLength(14);
     expect(COVERED.router).toHaveLength(6);
   });
 
@@ -116,17 +118,17 @@ describe('Modal sandboxes through the real SDK and a loopback Modal', () => {
     const ours = [...fake.sandboxes.values()].filter((sb) => sb.tags.some((t) => t.tagValue === id));
     expect(ours.map((sb) => sb.sandboxId)).toEqual([first.sandbox_id, expect.any(String)]);
     // The draft written before the question was still there, because the second sandbox started
-    // from the first one's snapshot.
+    // from a snapshot of the first (its exit snapshot, newer than the one taken at release).
     const shell = model.requests.at(-1)!.messages.find((m) => m.role === 'tool' && m.name === 'run_shell');
     expect(shell?.role === 'tool' && shell.content).toContain('draft');
     expect(await git(remote.remote, 'show', `${done.result!.commit}:NOTES.md`)).toBe('draft');
-    expect(ours[1]!.imageId).toBe(first.image_id);
+    expect(fake.images.get(ours[1]!.imageId)).toMatchObject({ kind: 'snapshot', fromSandbox: first.sandbox_id });
     // A clean hand-over: nothing to warn the agent about.
     expect((await app.store.events(id, { types: ['run-resumed'] })).length).toBe(0);
     expect(fake.refusals).toEqual([]);
   });
 
-  it('ends the run with a clear reason when the sandbox dies mid-command, and a message resumes it from the last snapshot', { timeout: 90_000 }, async () => {
+  it('ends the run with a clear reason when the sandbox and its worker die mid-command, and a message resumes it from the last snapshot', { timeout: 90_000 }, async () => {
     const model = createScriptedProvider({
       scenario: (messages) => {
         const turn = messages.filter((m) => m.role === 'assistant').length;
@@ -144,11 +146,12 @@ describe('Modal sandboxes through the real SDK and a loopback Modal', () => {
     await waitFor(async () => (await app!.store.events(id, { types: ['tool-start'] })).length >= 2, 'the sleep to start');
     const sandbox = [...fake.sandboxes.values()].find((sb) => sb.tags.some((t) => t.tagValue === id))!;
     await waitFor(async () => [...sandbox.execs.values()].some((exec) => exec.args.includes('sleep 30') && !exec.exit), 'the sleep to run in the sandbox');
-    fake.kill(sandbox.sandboxId);
+    // The worker is lost with it: Modal has no exit snapshot to offer.
+    fake.kill(sandbox.sandboxId, {}, { exitSnapshot: false });
 
     const failed = await waitForStatus(app, id, ['failed', 'completed'], 30_000);
     expect(failed.status).toBe('failed');
-    const reason = /^The Modal sandbox sb-\S+ ended while this session was working in it: its container exited with code 1\. Send a message to resume: the session continues in a new sandbox from its last snapshot\.$/;
+    const reason = /^The Modal sandbox sb-\S+ ended while this session was working in it: its container exited with code 1\. Send a message to resume: the session continues in a new sandbox from the sandbox's last snapshot\.$/;
     expect(failed.error).toMatch(reason);
     const errors = (await app.store.events(id, { types: ['error'] })).map((e) => e.event);
     expect(errors).toEqual([{ type: 'error', code: 'sandbox_failed', message: expect.stringMatching(reason) }]);
@@ -279,6 +282,96 @@ describe('Modal sandboxes through the real SDK and a loopback Modal', () => {
     expect(await sandboxes.reap(new Date(Date.now() + 2 * 24 * 60 * 60_000))).toEqual([id]);
     expect(fake.sandboxes.get(first.sandboxId)!.result).toMatchObject({ status: Status.TERMINATED });
     expect((await app.database.db.selectFrom('modal_sandboxes').selectAll().where('session_id', '=', id).executeTakeFirstOrThrow()).sandbox_id).toBeNull();
+    expect(fake.refusals).toEqual([]);
+  });
+
+  it("starts a repository's next session from its setup image, fetching only what is new", { timeout: 120_000 }, async () => {
+    const repo = await createRemote();
+    try {
+      await repo.pushCommit('package.json', '{"name":"demo","version":"1.0.0"}\n', 'package');
+      await mkdir(join(repo.root, 'scratch', '.github', 'workflows'), { recursive: true });
+      await repo.pushCommit(
+        '.github/workflows/ci.yml',
+        'on: push\njobs:\n  build:\n    runs-on: ubuntu-latest\n    steps:\n      - run: npm install --offline --no-audit --no-fund && echo ran >> .setup-runs\n',
+        'ci',
+      );
+      // One Patchbay (one database) for both sessions; each session's turns follow its own transcript.
+      const lookAround = (messages: readonly { role: string }[]) =>
+        messages.filter((m) => m.role === 'assistant').length === 0
+          ? { toolCalls: [{ name: 'run_shell', input: { command: 'git log --format=%s | head -3; cat .setup-runs' } }] }
+          : { text: 'Looked around.' };
+      const scripted = createScriptedProvider({ scenario: (messages) => lookAround(messages) });
+      app = await startTestPatchbay({ model: scripted, env: modalEnv() });
+      const run = async (text: string) => {
+        const started = await app!.service.start({ thread: { source: 'web' }, actor: changelogRequester, text, repo: repo.remote });
+        if (started.kind !== 'started') throw new Error(started.kind);
+        const done = await waitForStatus(app!, started.session.id, ['completed', 'failed'], 90_000);
+        expect(done.status, done.error ?? '').toBe('completed');
+        const setupRuns = await app!.store.events(done.id, { types: ['check-finished'] });
+        const shell = scripted.requests.at(-1)!.messages.find((m) => m.role === 'tool' && m.name === 'run_shell');
+        const sandbox = [...fake.sandboxes.values()].find((sb) => sb.tags.some((t) => t.tagValue === done.id))!;
+        const template = await app!.database.db.selectFrom('modal_templates').selectAll().executeTakeFirst();
+        return { setupRuns, shell: shell?.role === 'tool' ? shell.content : '', sandbox, template };
+      };
+
+      const first = await run('Look around');
+      expect(first.setupRuns.map((e) => e.event)).toEqual([expect.objectContaining({ phase: 'setup', outcome: 'passed' })]);
+      expect(first.shell).toContain('ran\n');
+      expect(first.template).toMatchObject({ base_commit: await repo.remoteBranch('main') });
+      const setupImage = fake.images.get(first.template!.image_id);
+      expect(setupImage).toMatchObject({ kind: 'snapshot', fromSandbox: first.sandbox.sandboxId });
+
+      // The default branch moves on; the next session starts from the setup image and fetches the new commit.
+      await repo.pushCommit('NEWS.md', 'news\n', 'news arrived');
+      const second = await run('Look around again');
+      expect(second.sandbox.imageId).toBe(first.template!.image_id);
+      // Its checkout is at the new base, and the setup output of the image was there before its own setup ran.
+      expect(second.shell).toContain('news arrived\nci\npackage\n');
+      expect(second.shell).toContain('ran\nran\n');
+      // The bundle written into the second sandbox held only the new commit, not the whole history.
+      const seedBytes = (sandbox: typeof first.sandbox) =>
+        [...sandbox.execs.values()].filter((e) => e.args.includes('/tmp/patchbay-seed.bundle')).map((e) => e.stdinOffset);
+      const [full] = seedBytes(first.sandbox);
+      const [incremental] = seedBytes(second.sandbox);
+      expect(incremental).toBeLessThan(full! * 0.7);
+      expect(second.template).toMatchObject({ base_commit: await repo.remoteBranch('main') });
+      expect(second.template!.image_id).not.toBe(first.template!.image_id);
+      expect(fake.refusals).toEqual([]);
+    } finally {
+      await repo.cleanup();
+    }
+  });
+
+  it("resumes a sandbox that died mid-command from Modal's exit snapshot, with nothing lost", { timeout: 90_000 }, async () => {
+    const model = createScriptedProvider({
+      scenario: (messages) => {
+        const turn = messages.filter((m) => m.role === 'assistant').length;
+        if (turn === 0) return { toolCalls: [{ name: 'write_file', input: { path: 'BETA.md', content: 'beta\n' } }] };
+        if (turn === 1) return { toolCalls: [{ name: 'run_shell', input: { command: 'sleep 30', timeout_seconds: 120 } }] };
+        if (turn === 2) return { toolCalls: [{ name: 'run_shell', input: { command: 'cat BETA.md' } }] };
+        return { text: 'BETA.md is in place.' };
+      },
+    });
+    // Default snapshot interval: no snapshot of ours holds BETA.md when the sandbox dies.
+    app = await startTestPatchbay({ model, env: modalEnv() });
+    const started = await app.service.start({ thread: { source: 'web' }, actor: changelogRequester, text: 'Add beta', repo: remote.remote });
+    if (started.kind !== 'started') throw new Error(started.kind);
+    const id = started.session.id;
+    await waitFor(async () => (await app!.store.events(id, { types: ['tool-start'] })).length >= 2, 'the sleep to start');
+    const sandbox = [...fake.sandboxes.values()].find((sb) => sb.tags.some((t) => t.tagValue === id))!;
+    expect(sandbox.definition).toMatchObject({ experimentalOptionsV2: { enable_exit_snapshot: 'true' } });
+    await waitFor(async () => [...sandbox.execs.values()].some((exec) => exec.args.includes('sleep 30') && !exec.exit), 'the sleep to run in the sandbox');
+    fake.kill(sandbox.sandboxId);
+    expect((await waitForStatus(app, id, ['failed', 'completed'], 30_000)).status).toBe('failed');
+
+    await app.service.sendMessage(id, changelogRequester, 'Please go on');
+    const done = await waitForStatus(app, id, ['completed', 'failed'], 60_000);
+    expect(done.status, done.error ?? '').toBe('completed');
+    expect(await git(remote.remote, 'show', `${done.result!.commit}:BETA.md`)).toBe('beta');
+    const second = [...fake.sandboxes.values()].filter((sb) => sb.tags.some((t) => t.tagValue === id))[1]!;
+    expect(fake.images.get(second.imageId)).toMatchObject({ kind: 'snapshot', fromSandbox: sandbox.sandboxId });
+    // Nothing was lost, so the agent is not told to redo anything.
+    expect((await app.store.events(id, { types: ['run-resumed'] })).length).toBe(0);
     expect(fake.refusals).toEqual([]);
   });
 });
