@@ -8,6 +8,8 @@ import { assertValidBranchName, isValidBranchName } from './branch-name.ts';
 import { defaultBranch, describeRepo, ensureMirror, resolveBranch, withMirrorLock, mirrorPath, resolveRepo } from './mirror.ts';
 import type { Mirror } from './mirror.ts';
 import { runHostGit } from './host-git.ts';
+import { makeSpare, sparePath, takeSpare } from './spare-checkout.ts';
+import type { Logger as PinoLogger } from 'pino';
 
 export type PrepareWorkspaceOptions = {
   /** A git URL or a path to a repository on the host. */
@@ -75,10 +77,31 @@ export async function prepareWorkspace(options: PrepareWorkspaceOptions): Promis
     // own changes are then measured from that tip.
     const existing = await resolveBranch(mirror, options.branch, signal);
     const baseCommit = existing ?? baseTip;
-    await cloneInto(mirror, { ...options, baseBranch, baseCommit });
-    log.info({ branch: options.branch, baseBranch, baseCommit, existingBranch: existing !== undefined }, 'workspace prepared');
+    const spared = options.sharedObjectsPath !== undefined && (await fromSpare(mirror, { ...options, baseBranch, baseCommit }));
+    if (!spared) await cloneInto(mirror, { ...options, baseBranch, baseCommit });
+    log.info({ branch: options.branch, baseBranch, baseCommit, existingBranch: existing !== undefined, spare: spared }, 'workspace prepared');
     return { baseBranch, baseCommit, reused: false };
   });
+}
+
+/** A fresh workspace from the spare checkout, when there is one of `baseCommit`: its branch made, its base recorded. */
+async function fromSpare(mirror: Mirror, options: PrepareWorkspaceOptions & { baseBranch: string; baseCommit: string }): Promise<boolean> {
+  const { workspaceDir, signal } = options;
+  if ((await readdir(workspaceDir).catch(() => [] as string[])).length > 0) return false;
+  if (!(await takeSpare(sparePath(options.dataDir, mirror, options.baseBranch), workspaceDir, options.baseCommit))) return false;
+  try {
+    // Nothing of the sandbox's in it yet: safe to run git here on the host.
+    const inWorkspace = { signal, gitDir: join(workspaceDir, '.git'), cwd: workspaceDir };
+    await runHostGit(['--work-tree', workspaceDir, 'checkout', '--quiet', '--no-track', '-b', options.branch, options.baseCommit], inWorkspace);
+    await writeFile(join(workspaceDir, '.git', 'objects', 'info', 'alternates'), `${options.sharedObjectsPath}\n`);
+    await writeFile(join(workspaceDir, '.git', baseFile), `${JSON.stringify({ baseBranch: options.baseBranch, baseCommit: options.baseCommit })}\n`);
+    return true;
+  } catch (error) {
+    const entries = await readdir(workspaceDir).catch(() => [] as string[]);
+    await Promise.all(entries.map((entry) => rm(join(workspaceDir, entry), { recursive: true, force: true })));
+    options.log.warn({ err: error }, 'the spare checkout could not be used; cloning instead');
+    return false;
+  }
 }
 
 async function cloneInto(
@@ -169,4 +192,23 @@ export async function requireBranch(mirror: Mirror, branch: string, signal: Abor
     throw new PatchbayError('git_failed', `Branch ${branch} does not exist in ${describeRepo(mirror.source)}`);
   }
   return commit;
+}
+
+/**
+ * Makes the spare checkout the next fresh workspace on `repo` and `baseBranch` starts from (see
+ * spare-checkout.ts), at the mirror's current tip of the branch. Call when a run ends, off every
+ * session's start; never throws.
+ */
+export async function prepareSpareCheckout(options: { repo: string; baseBranch: string; dataDir: string; log: PinoLogger }): Promise<void> {
+  try {
+    const source = resolveRepo(options.repo);
+    const mirror: Mirror = { source, gitDir: mirrorPath(options.dataDir, source) };
+    const commit = await resolveBranch(mirror, options.baseBranch, AbortSignal.timeout(60_000));
+    if (!commit) return;
+    await withMirrorLock(`${mirror.gitDir}:spare`, () =>
+      makeSpare({ mirror, dataDir: options.dataDir, baseBranch: options.baseBranch, commit, originUrl: workspaceOriginUrl, log: options.log }),
+    );
+  } catch (error) {
+    options.log.debug({ err: error }, 'no spare checkout made');
+  }
 }

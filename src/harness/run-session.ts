@@ -13,7 +13,7 @@ import { runAgent, type RunLimits, type RunOutcome, type ToolExecutor } from '..
 import { systemPrompt } from '../agent/system-prompt.ts';
 import { branchName } from '../git/branch-name.ts';
 import { commitAll } from '../git/commit-all.ts';
-import { prepareWorkspace } from '../git/prepare-workspace.ts';
+import { prepareSpareCheckout, prepareWorkspace } from '../git/prepare-workspace.ts';
 import { prepareRemoteWorkspace } from '../git/prepare-remote-workspace.ts';
 import { pushBranch } from '../git/push-branch.ts';
 import type { ModelProvider } from '../models/model-provider.ts';
@@ -142,6 +142,11 @@ export async function runSession(sessionId: string, deps: HarnessDeps, signal: A
     });
   } finally {
     await sandbox?.release().catch((error: unknown) => log.warn({ err: error }, 'sandbox release failed'));
+    // The next session on this repository and base starts from a checkout made now, not at its start.
+    const baseBranch = (await store.get(sessionId).catch(() => undefined))?.baseBranch;
+    if (deps.sandboxes.sharesObjects && baseBranch && !signal.aborted) {
+      await prepareSpareCheckout({ repo: session.repo, baseBranch, dataDir: deps.dataDir, log });
+    }
   }
 }
 

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -7,7 +7,7 @@ import { SHARED_OBJECTS_PATH } from '../../sandbox/sandbox.ts';
 import type { Actor } from '../../src/core/actor.ts';
 import { createScriptedProvider } from '../../src/models/scripted-provider.ts';
 import { createRemote, git, type RemoteFixture } from '../git/git-fixture.ts';
-import { startTestPatchbay, waitForStatus, type PatchbayFixture } from '../helpers/patchbay-fixture.ts';
+import { startTestPatchbay, waitFor, waitForStatus, type PatchbayFixture } from '../helpers/patchbay-fixture.ts';
 
 const alice: Actor = { source: 'web', id: 'alice', name: 'Alice Doe', email: 'alice@example.com' };
 const run = promisify(execFile);
@@ -59,5 +59,23 @@ describe('a workspace sharing the mirror\'s objects', () => {
     const tip = await remote.remoteBranch(done.branch!);
     expect(await git(remote.remote, 'show', `${tip}:COUNT.txt`)).toBe('21\n# demo');
     expect(await git(remote.remote, 'show', `${tip}:NEW.md`)).toBe('new');
+
+    // When the run ended, a spare checkout of the base was made; the next session takes it over
+    // (its files moved in, not written again) and works as any other.
+    // (Made after the run's end is recorded: wait for it.)
+    const spares = await waitFor(async () => {
+      const entries = await readdir(join(app.dataDir, 'spares')).catch(() => [] as string[]);
+      return entries.length === 1 && !entries[0]!.includes('.partial-') ? entries : undefined;
+    }, 'the spare checkout', 30_000);
+    const spareReadme = await stat(join(app.dataDir, 'spares', spares[0]!, 'README.md'));
+    const second = await app.service.start({ thread: { source: 'web' }, actor: alice, text: 'Count the history again', repo: remote.remote });
+    if (second.kind !== 'started') throw new Error(second.kind);
+    const again = await waitForStatus(app, second.session.id, ['completed', 'failed'], 90_000);
+    expect(again.error).toBeNull();
+    expect(again.status).toBe('completed');
+    expect((await stat(join(app.dataDir, 'workspaces', again.id, 'README.md'))).ino).toBe(spareReadme.ino);
+    const secondTip = await remote.remoteBranch(again.branch!);
+    expect(await git(remote.remote, 'show', `${secondTip}:COUNT.txt`)).toBe('21\n# demo');
+    expect(await git(remote.remote, 'log', '--format=%s', `${secondTip}`, '-1')).toBe('Count the history again');
   });
 });
