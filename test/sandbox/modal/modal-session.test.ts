@@ -196,6 +196,17 @@ describe('Modal sandboxes through the real SDK and a loopback Modal', () => {
     fake.refusals.length = 0;
   });
 
+  it('ends the run saying what a custom MODAL_IMAGE lacks', async () => {
+    app = await startTestPatchbay({ model: changelogModel(), env: { ...modalEnv(), MODAL_IMAGE: 'scratch' } });
+    const started = await app.service.start({ thread: { source: 'web' }, actor: changelogRequester, text: 'Add a changelog', repo: remote.remote });
+    if (started.kind !== 'started') throw new Error(started.kind);
+    const failed = await waitForStatus(app, started.session.id, ['failed', 'completed'], 60_000);
+    expect(failed.error).toMatch(/^The Modal image scratch cannot run Patchbay's commands \(sh -c failed with exit \d+: .*sh.*\): MODAL_IMAGE needs sh, git, coreutils and setsid$/);
+    const sandbox = [...fake.sandboxes.values()].find((sb) => sb.tags.some((t) => t.tagValue === started.session.id))!;
+    expect(sandbox.result).toMatchObject({ status: Status.TERMINATED });
+    expect(fake.refusals).toEqual([]);
+  });
+
   it('ends the run with a clear reason when the image fails to build', async () => {
     const broken = await startFakeModal({ imageBuildFailure: 'E: Unable to locate package ripgrep' });
     process.env.MODAL_SERVER_URL = broken.url;
