@@ -121,6 +121,7 @@ try {
     console.log(`plain git clone (baseline)            ${fmt(plainMs)}`);
     console.log(`session start, cold (no mirror)       ${fmt(cold)}   ${(cold / plainMs).toFixed(2)}x the plain clone`);
     console.log(`session start, mirrored (median of 3) ${fmt(mirrored)}   ${(mirrored / plainMs).toFixed(2)}x the plain clone, ${(cold / mirrored).toFixed(1)}x faster than cold`);
+    console.log(`second-session start / cold clone: ${((mirrored / plainMs) * 100).toFixed(1)}% (goal: at most 10%)`);
     console.log(`(session start = webhook POST to the model's first call: verify and queue the delivery, permission check, hand-off, workspace from the mirror, sandbox; 👀 and the progress comment follow in parallel)`);
   } finally {
     await app.close();

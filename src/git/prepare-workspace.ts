@@ -23,6 +23,11 @@ export type PrepareWorkspaceOptions = {
   signal: AbortSignal;
   /** Extra environment for network git calls (credentials). */
   env?: Record<string, string>;
+  /**
+   * Where the sandbox shows the mirror's objects (read-only). With it, the workspace is a `--shared`
+   * clone whose git alternates point there: no copy of the history, only the checkout is written.
+   */
+  sharedObjectsPath?: string;
 };
 
 export type PreparedWorkspace = { baseBranch: string; baseCommit: string; reused: boolean };
@@ -101,14 +106,21 @@ async function cloneAndBranch(
 ): Promise<void> {
   const { workspaceDir, signal } = options;
   // --no-hardlinks: hardlinked object files would let the sandbox write into the mirror's objects.
-  await runHostGit(
-    ['clone', '--quiet', '--no-hardlinks', '--no-checkout', '--branch', options.baseBranch, '--', mirror.gitDir, workspaceDir],
-    { signal },
-  );
+  // --shared links nothing: the workspace reads the mirror's objects (read-only inside the sandbox)
+  // and writes new ones to its own store.
+  const objects = options.sharedObjectsPath ? '--shared' : '--no-hardlinks';
+  if (options.sharedObjectsPath) {
+    // Workspaces borrow these objects: pruning unreachable ones (a branch deleted upstream) could
+    // take a base commit from under a workspace.
+    await runHostGit(['config', 'gc.pruneExpire', 'never'], { signal, gitDir: mirror.gitDir });
+  }
+  await runHostGit(['clone', '--quiet', objects, '--no-checkout', '--branch', options.baseBranch, '--', mirror.gitDir, workspaceDir], { signal });
   // Fresh clone, nothing of the sandbox's in it yet: safe to run git here on the host.
   const inWorkspace = { signal, gitDir: join(workspaceDir, '.git'), cwd: workspaceDir };
   await runHostGit(['remote', 'set-url', 'origin', workspaceOriginUrl], inWorkspace);
   await runHostGit(['--work-tree', workspaceDir, 'checkout', '--quiet', '--no-track', '-b', options.branch, options.baseCommit], inWorkspace);
+  // From here on git runs only inside the sandbox, where the mirror's objects are at this path.
+  if (options.sharedObjectsPath) await writeFile(join(workspaceDir, '.git', 'objects', 'info', 'alternates'), `${options.sharedObjectsPath}\n`);
   const record = { baseBranch: options.baseBranch, baseCommit: options.baseCommit };
   await writeFile(join(workspaceDir, '.git', baseFile), `${JSON.stringify(record)}\n`);
 }

@@ -1,5 +1,7 @@
 import type { Logger } from 'pino';
-import type { Sandbox, SandboxProvider, SandboxSpec } from '../../sandbox/sandbox.ts';
+import { SHARED_OBJECTS_PATH, type Sandbox, type SandboxProvider, type SandboxSpec } from '../../sandbox/sandbox.ts';
+import { join } from 'node:path';
+import { mirrorPath, resolveRepo } from '../git/mirror.ts';
 import { commitIdentity, type Actor } from '../core/actor.ts';
 import { describeError, isPatchbayError } from '../core/errors.ts';
 import type { EventOf, StoredEvent } from '../core/events.ts';
@@ -87,7 +89,10 @@ export async function runSession(sessionId: string, deps: HarnessDeps, signal: A
   let sandbox: Sandbox | undefined;
   try {
     // Inside the try: a sandbox that cannot be had is a failure with a reason, not a silent retry loop.
-    sandbox = await deps.sandboxes.acquire(sessionId, { network: deps.network, repo: knowledgeKey(session.repo) });
+    // Where the provider can show it, the mirror's object store is the workspace's history (a
+    // shared clone): a session on a mirrored repository writes only its checkout.
+    const sharedObjects = deps.sandboxes.sharesObjects && deps.sandboxes.hostPath ? join(mirrorPath(deps.dataDir, resolveRepo(session.repo)), 'objects') : undefined;
+    sandbox = await deps.sandboxes.acquire(sessionId, { network: deps.network, repo: knowledgeKey(session.repo), ...(sharedObjects && { sharedObjects }) });
     const prepared0 = await ensureWorkspace(session, deps, sandbox, signal);
     if (sandbox.restoredNote) await noteRestored(sessionId, sandbox.restoredNote, store, log);
     let workspace: Workspace = prepared0;
@@ -253,7 +258,8 @@ async function ensureWorkspace(session: SessionRecord, deps: HarnessDeps, sandbo
     log: deps.log.child({ sessionId: session.id }),
     signal,
   };
-  const prepared = workspaceDir ? await prepareWorkspace({ ...common, workspaceDir }) : await prepareRemoteWorkspace({ ...common, sandbox });
+  const shared = deps.sandboxes.sharesObjects ? { sharedObjectsPath: SHARED_OBJECTS_PATH } : {};
+  const prepared = workspaceDir ? await prepareWorkspace({ ...common, workspaceDir, ...shared }) : await prepareRemoteWorkspace({ ...common, sandbox });
   if (prepared.reused) await clearStaleGitLocks(sandbox, deps.log.child({ sessionId: session.id }), signal);
   await store.commitStep(session.id, {
     patch: { branch, baseBranch: prepared.baseBranch },
