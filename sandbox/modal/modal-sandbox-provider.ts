@@ -68,6 +68,8 @@ export type ModalSandboxProviderOptions = {
 
 export const MODAL_WORKDIR = '/workspace';
 export const SESSION_TAG = 'patchbay-session';
+/** On every sandbox Patchbay makes, so the reaper lists only its own in a shared app. */
+export const KIND_TAG = { patchbay: 'session-sandbox' } as const;
 const DEFAULT_TIMEOUT_MS = 10 * 60_000;
 const DEFAULT_MAX_OUTPUT_BYTES = 1024 * 1024;
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -130,7 +132,7 @@ export function createModalSandboxProvider(options: ModalSandboxProviderOptions)
         workdir: MODAL_WORKDIR,
         ...(settings.cpu !== undefined && { cpu: settings.cpu }),
         ...(settings.memoryMiB !== undefined && { memoryMiB: settings.memoryMiB }),
-        tags: { [SESSION_TAG]: sessionId },
+        tags: { ...KIND_TAG, [SESSION_TAG]: sessionId },
         ...networkFor(spec),
         ...(settings.exitSnapshots && { experimentalOptions: { enable_exit_snapshot: true } }),
       });
@@ -263,7 +265,7 @@ export function createModalSandboxProvider(options: ModalSandboxProviderOptions)
       const removed: string[] = [];
       const tracked = await store.bySandbox();
       const { appId } = await appHandle();
-      for await (const sandbox of client.sandboxes.list({ appId })) {
+      for await (const sandbox of client.sandboxes.list({ appId, tags: KIND_TAG })) {
         const record = tracked.get(sandbox.sandboxId);
         let sessionId = record?.sessionId;
         let reason: string | undefined;

@@ -276,18 +276,21 @@ describe('Modal sandboxes through the real SDK and a loopback Modal', () => {
       await sandbox.release();
     }
 
-    // An orphan: a sandbox of this app tagged with a session that has no record.
+    // An orphan: a sandbox of this app tagged with a session that has no record; and a sandbox of
+    // someone else's in the same app, without Patchbay's tag, which the reaper leaves alone.
     const { ModalClient } = await import('modal');
     const modal = new ModalClient({ tokenId: fake.tokenId, tokenSecret: fake.tokenSecret, logger: { debug() {}, info() {}, warn() {}, error() {} } });
     const modalApp = await modal.apps.fromName('patchbay-test', { createIfMissing: true });
-    const orphan = await modal.sandboxes.create(modalApp, modal.images.fromRegistry('debian:bookworm-slim'), { tags: { 'patchbay-session': 'gone-session' } });
+    const orphan = await modal.sandboxes.create(modalApp, modal.images.fromRegistry('debian:bookworm-slim'), { tags: { patchbay: 'session-sandbox', 'patchbay-session': 'gone-session' } });
+    const foreign = await modal.sandboxes.create(modalApp, modal.images.fromRegistry('debian:bookworm-slim'), { tags: { 'patchbay-session': 'not-ours' } });
     // Sandboxes the earlier tests left running belong to sessions this database never had: orphans too.
     const orphans = [...fake.sandboxes.values()]
-      .filter((sb) => !sb.result)
+      .filter((sb) => !sb.result && sb.tags.some((t) => t.tagName === 'patchbay' && t.tagValue === 'session-sandbox'))
       .flatMap((sb) => sb.tags.filter((t) => t.tagName === 'patchbay-session' && t.tagValue !== id).map((t) => t.tagValue));
     expect(orphans).toContain('gone-session');
     expect((await sandboxes.reap()).sort()).toEqual(orphans.sort());
     expect(await orphan.poll()).toBe(137);
+    expect(await foreign.poll()).toBeNull();
     expect(await (await modal.sandboxes.fromId(first.sandboxId)).poll()).toBeNull();
     // Past the TTL, the session's own idle sandbox goes too (its work is in its snapshot).
     expect(await sandboxes.reap(new Date(Date.now() + 2 * 24 * 60 * 60_000))).toEqual([id]);
