@@ -76,6 +76,8 @@ type FakeExec = {
   listeners: Set<() => void>;
   stdinOffset: number;
   args: string[];
+  /** The environment the SDK sent for the command. */
+  env: Record<string, string>;
 };
 
 type FakeImage = { imageId: string; kind: 'registry'; dockerfileCommands: string[] } | { imageId: string; kind: 'snapshot'; fsDir: string; fromSandbox: string; bare?: boolean };
@@ -374,7 +376,7 @@ export async function startFakeModal(options: FakeModalOptions = {}): Promise<Fa
       if (request.ptyInfo) refuse(grpc.status.INVALID_ARGUMENT, 'the fake does not serve PTYs');
       const workdir = request.workdir ?? (sandbox.definition.workdir as string | undefined) ?? '/';
       const proc = startInContainer({ fsDir: sandbox.fsDir, args: request.commandArgs, workdir, bare: sandbox.bare, env: { ...env, FAKE_MODAL_SANDBOX: sandbox.sandboxId, FAKE_MODAL_EXEC: request.execId } });
-      const exec: FakeExec = { proc, out: [[], []], listeners: new Set(), stdinOffset: 0, args: request.commandArgs };
+      const exec: FakeExec = { proc, out: [[], []], listeners: new Set(), stdinOffset: 0, args: request.commandArgs, env };
       sandbox.execs.set(request.execId, exec);
       proc.stdout!.on('data', (chunk: Buffer) => {
         exec.out[0].push(chunk);

@@ -1,4 +1,5 @@
-import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { mkdir, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { status as grpcStatus } from '@grpc/grpc-js';
@@ -87,6 +88,37 @@ describe('Modal sandboxes through the real SDK and a loopback Modal', () => {
     expect(record).toMatchObject({ sandbox_id: sandbox!.sandboxId, released: true });
     expect(fake.images.get(record.image_id!)).toMatchObject({ kind: 'snapshot', fromSandbox: sandbox!.sandboxId });
     expect(fake.refusals).toEqual([]);
+  });
+
+  it('keeps the git token on the host: it is used for the mirror and the push, and never reaches the sandbox', async () => {
+    const token = `ghs_${randomBytes(12).toString('hex')}`;
+    let asked = 0;
+    const credentials = {
+      name: 'test-credentials',
+      async gitEnv() {
+        asked++;
+        return { GIT_CONFIG_COUNT: '1', GIT_CONFIG_KEY_0: 'http.extraHeader', GIT_CONFIG_VALUE_0: `Authorization: Bearer ${token}` };
+      },
+    };
+    const model = changelogModel();
+    app = await startTestPatchbay({
+      model,
+      env: modalEnv(),
+      integrations: async () => [{ replier: { source: 'slack', reply: async () => ({ state: null }) }, gitCredentials: credentials }],
+    });
+    const started = await app.service.start({ thread: { source: 'web' }, actor: changelogRequester, text: 'Add a changelog', repo: remote.remote });
+    if (started.kind !== 'started') throw new Error(started.kind);
+    const session = await waitForStatus(app, started.session.id, ['completed', 'failed'], 60_000);
+    await expectChangelogPushed(app, remote, session, model);
+    expect(asked).toBeGreaterThanOrEqual(2); // the workspace's mirror refresh and the push
+    const sandbox = [...fake.sandboxes.values()].find((sb) => sb.tags.some((t) => t.tagValue === session.id))!;
+    const sent = [...sandbox.execs.values()].map((exec) => JSON.stringify([exec.args, exec.env]));
+    expect(sent.length).toBeGreaterThan(5);
+    expect(sent.filter((line) => line.includes(token))).toEqual([]);
+    const files = await readdir(sandbox.fsDir, { recursive: true, withFileTypes: true });
+    for (const file of files.filter((f) => f.isFile())) {
+      expect(await readFile(join(file.parentPath, file.name), 'latin1'), join(file.parentPath, file.name)).not.toContain(token);
+    }
   });
 
   it('continues from the snapshot when a follow-up comes after the sandbox is gone: no work is lost', async () => {
