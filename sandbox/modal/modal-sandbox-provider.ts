@@ -129,7 +129,8 @@ export function createModalSandboxProvider(options: ModalSandboxProviderOptions)
       const sandbox = await client.sandboxes.create(await appHandle(), image, {
         timeoutMs,
         idleTimeoutMs: settings.idleTimeoutMinutes * 60_000,
-        workdir: MODAL_WORKDIR,
+        // No sandbox workdir: an image without /workspace would fail to start; every command names its
+        // own, and the probe makes the directory.
         ...(settings.cpu !== undefined && { cpu: settings.cpu }),
         ...(settings.memoryMiB !== undefined && { memoryMiB: settings.memoryMiB }),
         tags: { ...KIND_TAG, [SESSION_TAG]: sessionId },

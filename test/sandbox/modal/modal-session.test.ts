@@ -73,8 +73,10 @@ describe('Modal sandboxes through the real SDK and a loopback Modal', () => {
     const sandboxes = [...fake.sandboxes.values()].filter((sb) => sb.tags.some((t) => t.tagName === 'patchbay-session' && t.tagValue === session.id));
     expect(sandboxes).toHaveLength(1);
     const [sandbox] = sandboxes;
-    // Network blocked (SANDBOX_EGRESS_ALLOW=none leaves no domain to allow), the workspace as workdir.
-    expect(sandbox!.definition).toMatchObject({ networkAccess: { networkAccessType: 2, allowedDomains: [], allowedCidrs: [] }, workdir: '/workspace', timeoutSecs: 120 * 60, idleTimeoutSecs: 15 * 60 });
+    // Network blocked (SANDBOX_EGRESS_ALLOW=none leaves no domain to allow).
+    expect(sandbox!.definition).toMatchObject({ networkAccess: { networkAccessType: 2, allowedDomains: [], allowedCidrs: [] }, timeoutSecs: 120 * 60, idleTimeoutSecs: 15 * 60 });
+    // Every command ran in the workspace (or a directory under it), or at / for the image probe.
+    expect([...sandbox!.execs.values()].filter((e) => e.args.includes('mkdir -p /workspace && for tool in git setsid; do command -v "$tool" >/dev/null 2>&1 || { echo "$tool"; exit 3; }; done'))).toHaveLength(1);
     // The work happened in the Modal sandbox's own filesystem, which never held a credential.
     expect(await readFile(join(sandbox!.fsDir, 'workspace', 'CHANGELOG.md'), 'utf8')).toBe('# Changes\n\n- first\n');
     expect(await readFile(join(sandbox!.fsDir, 'workspace', '.git', 'config'), 'utf8')).toContain('url = https://patchbay.invalid/');
