@@ -66,6 +66,8 @@ export type BwrapArgsInput = {
   egressSocket?: string;
   /** The complete environment of the command; nothing else is inherited. */
   env: Record<string, string>;
+  /** Host directories shown read-only inside (the mirror's objects, for a shared clone). */
+  readOnlyBinds?: readonly { hostPath: string; sandboxPath: string }[];
   hostSystem: readonly HostSystemEntry[];
   /** The parts of /usr bound read-only (see USR_PATHS). */
   usr: readonly HostSystemEntry[];
@@ -112,6 +114,7 @@ export function buildBwrapArgs(input: BwrapArgsInput): { options: string[]; argv
   }
   for (const path of ETC_PATHS) args.push('--ro-bind-try', path, path);
   args.push('--proc', '/proc', '--dev', '/dev', ...tmpArgs(input.limits), '--dir', input.home);
+  for (const bind of input.readOnlyBinds ?? []) args.push('--ro-bind', bind.hostPath, bind.sandboxPath);
   args.push('--bind', input.workspaceHostPath, input.workdir, '--chdir', input.cwd);
   for (const [name, value] of Object.entries(input.env)) args.push('--setenv', name, value);
   args.push('--ro-bind-data', String(input.fds.command), COMMAND_PATH);

@@ -15,6 +15,7 @@ import { runProcess } from './run-process.ts';
 import { buildSeccompFilter, seccompArchFor } from './seccomp-filter.ts';
 import { DEFAULT_SANDBOX_LIMITS, type SandboxLimits } from './sandbox-limits.ts';
 import type { ExecOptions, ExecResult, Sandbox, SandboxProvider, SandboxSpec } from './sandbox.ts';
+import { SHARED_OBJECTS_PATH } from './sandbox.ts';
 import { createWorkspaceFiles } from './workspace-files.ts';
 import { createWorkspaceStore } from './workspace-store.ts';
 
@@ -136,6 +137,7 @@ export async function createLocalSandboxProvider(options: LocalSandboxProviderOp
         cwd,
         network: spec.network,
         ...(egressSocket && { egressSocket }),
+        ...(spec.sharedObjects && { readOnlyBinds: [{ hostPath: spec.sharedObjects, sandboxPath: SHARED_OBJECTS_PATH }] }),
         env,
         hostSystem,
         usr,
@@ -159,6 +161,8 @@ export async function createLocalSandboxProvider(options: LocalSandboxProviderOp
 
   return {
     kind: options.mode === 'bwrap' ? 'local' : 'unsafe-local',
+    // Without bubblewrap there is no mount to show the mirror's objects at SHARED_OBJECTS_PATH.
+    sharesObjects: options.mode === 'bwrap',
     enforcement,
     hostPath: (sessionId) => store.workspacePath(sessionId),
     reap: (now) => store.reap(now ?? clock()),

@@ -78,12 +78,23 @@ export type SandboxSpec = {
    * proxy and its allowlist), 'none', or 'host' (the host's own network: no isolation).
    */
   network: 'proxy' | 'none' | 'host';
+  /**
+   * Host path of a git object directory (the repository's mirror) shown read-only inside at
+   * SHARED_OBJECTS_PATH, so a workspace cloned with `--shared` reads its history there instead of
+   * holding a copy. Only for providers with `sharesObjects`.
+   */
+  sharedObjects?: string;
   /** Remote sandboxes: a new session's sandbox starts from this repository's setup image, if any. */
   repo?: string;
 };
 
+/** Where SandboxSpec.sharedObjects appears inside the sandbox (the workspace's git alternates point here). */
+export const SHARED_OBJECTS_PATH = '/patchbay/objects';
+
 export interface SandboxProvider {
   readonly kind: string;
+  /** Honours SandboxSpec.sharedObjects: workspaces may borrow the mirror's objects (local bubblewrap). */
+  readonly sharesObjects?: boolean;
   /** Creates the session's workspace, or resumes it when it exists. */
   acquire(sessionId: string, spec: SandboxSpec): Promise<Sandbox>;
   /**

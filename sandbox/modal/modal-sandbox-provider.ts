@@ -68,6 +68,8 @@ export type ModalSandboxProviderOptions = {
 
 export const MODAL_WORKDIR = '/workspace';
 export const SESSION_TAG = 'patchbay-session';
+/** On every sandbox Patchbay makes, so the reaper lists only its own in a shared app. */
+export const KIND_TAG = { patchbay: 'session-sandbox' } as const;
 const DEFAULT_TIMEOUT_MS = 10 * 60_000;
 const DEFAULT_MAX_OUTPUT_BYTES = 1024 * 1024;
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -127,18 +129,46 @@ export function createModalSandboxProvider(options: ModalSandboxProviderOptions)
       const sandbox = await client.sandboxes.create(await appHandle(), image, {
         timeoutMs,
         idleTimeoutMs: settings.idleTimeoutMinutes * 60_000,
-        workdir: MODAL_WORKDIR,
+        // No sandbox workdir: an image without /workspace would fail to start; every command names its
+        // own, and the probe makes the directory.
         ...(settings.cpu !== undefined && { cpu: settings.cpu }),
         ...(settings.memoryMiB !== undefined && { memoryMiB: settings.memoryMiB }),
-        tags: { [SESSION_TAG]: sessionId },
+        tags: { ...KIND_TAG, [SESSION_TAG]: sessionId },
         ...networkFor(spec),
         ...(settings.exitSnapshots && { experimentalOptions: { enable_exit_snapshot: true } }),
       });
       await store.save(sessionId, { sandboxId: sandbox.sandboxId, expiresAt: new Date(clock().getTime() + timeoutMs), usedAt: clock(), released: false });
+      try {
+        await probeImage(sandbox);
+      } catch (error) {
+        // Nothing ran in it: no work to take over from it next time.
+        await store.save(sessionId, { sandboxId: null, released: true });
+        throw error;
+      }
       return sandbox;
     } catch (error) {
       throw modalError(error, 'creating a sandbox');
     }
+  };
+
+  /**
+   * A new sandbox must be able to run what Patchbay runs in it (sh, git, and setsid to end a
+   * command's whole process tree), with the workspace directory there: a custom MODAL_IMAGE that
+   * lacks one fails the run here, saying what is missing, instead of every command failing later.
+   */
+  const probeImage = async (sandbox: ModalSandboxLike): Promise<void> => {
+    const script = `mkdir -p ${MODAL_WORKDIR} && for tool in git setsid; do command -v "$tool" >/dev/null 2>&1 || { echo "$tool"; exit 3; }; done`;
+    let detail: string;
+    try {
+      const proc = await sandbox.exec(['sh', '-c', script], { mode: 'binary', stdout: 'pipe', stderr: 'pipe', workdir: '/', timeoutMs: 120_000 });
+      const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.wait()]);
+      if (code === 0) return;
+      detail = code === 3 ? `it has no ${out.trim()}` : `sh -c failed with exit ${code}: ${(err || out).trim().slice(0, 300)}`;
+    } catch (error) {
+      detail = modalError(error, 'probing the image').message;
+    }
+    await sandbox.terminate().catch(() => undefined);
+    throw new PatchbayError('sandbox_unavailable', `The Modal image ${settings.image} cannot run Patchbay's commands (${detail}): MODAL_IMAGE needs sh, git, coreutils and setsid`);
   };
 
   /**
@@ -236,7 +266,7 @@ export function createModalSandboxProvider(options: ModalSandboxProviderOptions)
       const removed: string[] = [];
       const tracked = await store.bySandbox();
       const { appId } = await appHandle();
-      for await (const sandbox of client.sandboxes.list({ appId })) {
+      for await (const sandbox of client.sandboxes.list({ appId, tags: KIND_TAG })) {
         const record = tracked.get(sandbox.sandboxId);
         let sessionId = record?.sessionId;
         let reason: string | undefined;

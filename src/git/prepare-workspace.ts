@@ -8,6 +8,8 @@ import { assertValidBranchName, isValidBranchName } from './branch-name.ts';
 import { defaultBranch, describeRepo, ensureMirror, resolveBranch, withMirrorLock, mirrorPath, resolveRepo } from './mirror.ts';
 import type { Mirror } from './mirror.ts';
 import { runHostGit } from './host-git.ts';
+import { makeSpare, sparePath, takeSpare } from './spare-checkout.ts';
+import type { Logger as PinoLogger } from 'pino';
 
 export type PrepareWorkspaceOptions = {
   /** A git URL or a path to a repository on the host. */
@@ -23,6 +25,11 @@ export type PrepareWorkspaceOptions = {
   signal: AbortSignal;
   /** Extra environment for network git calls (credentials). */
   env?: Record<string, string>;
+  /**
+   * Where the sandbox shows the mirror's objects (read-only). With it, the workspace is a `--shared`
+   * clone whose git alternates point there: no copy of the history, only the checkout is written.
+   */
+  sharedObjectsPath?: string;
 };
 
 export type PreparedWorkspace = { baseBranch: string; baseCommit: string; reused: boolean };
@@ -70,10 +77,31 @@ export async function prepareWorkspace(options: PrepareWorkspaceOptions): Promis
     // own changes are then measured from that tip.
     const existing = await resolveBranch(mirror, options.branch, signal);
     const baseCommit = existing ?? baseTip;
-    await cloneInto(mirror, { ...options, baseBranch, baseCommit });
-    log.info({ branch: options.branch, baseBranch, baseCommit, existingBranch: existing !== undefined }, 'workspace prepared');
+    const spared = options.sharedObjectsPath !== undefined && (await fromSpare(mirror, { ...options, baseBranch, baseCommit }));
+    if (!spared) await cloneInto(mirror, { ...options, baseBranch, baseCommit });
+    log.info({ branch: options.branch, baseBranch, baseCommit, existingBranch: existing !== undefined, spare: spared }, 'workspace prepared');
     return { baseBranch, baseCommit, reused: false };
   });
+}
+
+/** A fresh workspace from the spare checkout, when there is one of `baseCommit`: its branch made, its base recorded. */
+async function fromSpare(mirror: Mirror, options: PrepareWorkspaceOptions & { baseBranch: string; baseCommit: string }): Promise<boolean> {
+  const { workspaceDir, signal } = options;
+  if ((await readdir(workspaceDir).catch(() => [] as string[])).length > 0) return false;
+  if (!(await takeSpare(sparePath(options.dataDir, mirror, options.baseBranch), workspaceDir, options.baseCommit))) return false;
+  try {
+    // Nothing of the sandbox's in it yet: safe to run git here on the host.
+    const inWorkspace = { signal, gitDir: join(workspaceDir, '.git'), cwd: workspaceDir };
+    await runHostGit(['--work-tree', workspaceDir, 'checkout', '--quiet', '--no-track', '-b', options.branch, options.baseCommit], inWorkspace);
+    await writeFile(join(workspaceDir, '.git', 'objects', 'info', 'alternates'), `${options.sharedObjectsPath}\n`);
+    await writeFile(join(workspaceDir, '.git', baseFile), `${JSON.stringify({ baseBranch: options.baseBranch, baseCommit: options.baseCommit })}\n`);
+    return true;
+  } catch (error) {
+    const entries = await readdir(workspaceDir).catch(() => [] as string[]);
+    await Promise.all(entries.map((entry) => rm(join(workspaceDir, entry), { recursive: true, force: true })));
+    options.log.warn({ err: error }, 'the spare checkout could not be used; cloning instead');
+    return false;
+  }
 }
 
 async function cloneInto(
@@ -101,14 +129,21 @@ async function cloneAndBranch(
 ): Promise<void> {
   const { workspaceDir, signal } = options;
   // --no-hardlinks: hardlinked object files would let the sandbox write into the mirror's objects.
-  await runHostGit(
-    ['clone', '--quiet', '--no-hardlinks', '--no-checkout', '--branch', options.baseBranch, '--', mirror.gitDir, workspaceDir],
-    { signal },
-  );
+  // --shared links nothing: the workspace reads the mirror's objects (read-only inside the sandbox)
+  // and writes new ones to its own store.
+  const objects = options.sharedObjectsPath ? '--shared' : '--no-hardlinks';
+  if (options.sharedObjectsPath) {
+    // Workspaces borrow these objects: pruning unreachable ones (a branch deleted upstream) could
+    // take a base commit from under a workspace.
+    await runHostGit(['config', 'gc.pruneExpire', 'never'], { signal, gitDir: mirror.gitDir });
+  }
+  await runHostGit(['clone', '--quiet', objects, '--no-checkout', '--branch', options.baseBranch, '--', mirror.gitDir, workspaceDir], { signal });
   // Fresh clone, nothing of the sandbox's in it yet: safe to run git here on the host.
   const inWorkspace = { signal, gitDir: join(workspaceDir, '.git'), cwd: workspaceDir };
   await runHostGit(['remote', 'set-url', 'origin', workspaceOriginUrl], inWorkspace);
   await runHostGit(['--work-tree', workspaceDir, 'checkout', '--quiet', '--no-track', '-b', options.branch, options.baseCommit], inWorkspace);
+  // From here on git runs only inside the sandbox, where the mirror's objects are at this path.
+  if (options.sharedObjectsPath) await writeFile(join(workspaceDir, '.git', 'objects', 'info', 'alternates'), `${options.sharedObjectsPath}\n`);
   const record = { baseBranch: options.baseBranch, baseCommit: options.baseCommit };
   await writeFile(join(workspaceDir, '.git', baseFile), `${JSON.stringify(record)}\n`);
 }
@@ -157,4 +192,23 @@ export async function requireBranch(mirror: Mirror, branch: string, signal: Abor
     throw new PatchbayError('git_failed', `Branch ${branch} does not exist in ${describeRepo(mirror.source)}`);
   }
   return commit;
+}
+
+/**
+ * Makes the spare checkout the next fresh workspace on `repo` and `baseBranch` starts from (see
+ * spare-checkout.ts), at the mirror's current tip of the branch. Call when a run ends, off every
+ * session's start; never throws.
+ */
+export async function prepareSpareCheckout(options: { repo: string; baseBranch: string; dataDir: string; log: PinoLogger }): Promise<void> {
+  try {
+    const source = resolveRepo(options.repo);
+    const mirror: Mirror = { source, gitDir: mirrorPath(options.dataDir, source) };
+    const commit = await resolveBranch(mirror, options.baseBranch, AbortSignal.timeout(60_000));
+    if (!commit) return;
+    await withMirrorLock(`${mirror.gitDir}:spare`, () =>
+      makeSpare({ mirror, dataDir: options.dataDir, baseBranch: options.baseBranch, commit, originUrl: workspaceOriginUrl, log: options.log }),
+    );
+  } catch (error) {
+    options.log.debug({ err: error }, 'no spare checkout made');
+  }
 }

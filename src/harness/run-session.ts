@@ -1,5 +1,7 @@
 import type { Logger } from 'pino';
-import type { Sandbox, SandboxProvider, SandboxSpec } from '../../sandbox/sandbox.ts';
+import { SHARED_OBJECTS_PATH, type Sandbox, type SandboxProvider, type SandboxSpec } from '../../sandbox/sandbox.ts';
+import { join } from 'node:path';
+import { mirrorPath, resolveRepo } from '../git/mirror.ts';
 import { commitIdentity, type Actor } from '../core/actor.ts';
 import { describeError, isPatchbayError } from '../core/errors.ts';
 import type { EventOf, StoredEvent } from '../core/events.ts';
@@ -11,7 +13,7 @@ import { runAgent, type RunLimits, type RunOutcome, type ToolExecutor } from '..
 import { systemPrompt } from '../agent/system-prompt.ts';
 import { branchName } from '../git/branch-name.ts';
 import { commitAll } from '../git/commit-all.ts';
-import { prepareWorkspace } from '../git/prepare-workspace.ts';
+import { prepareSpareCheckout, prepareWorkspace } from '../git/prepare-workspace.ts';
 import { prepareRemoteWorkspace } from '../git/prepare-remote-workspace.ts';
 import { pushBranch } from '../git/push-branch.ts';
 import type { ModelProvider } from '../models/model-provider.ts';
@@ -87,7 +89,10 @@ export async function runSession(sessionId: string, deps: HarnessDeps, signal: A
   let sandbox: Sandbox | undefined;
   try {
     // Inside the try: a sandbox that cannot be had is a failure with a reason, not a silent retry loop.
-    sandbox = await deps.sandboxes.acquire(sessionId, { network: deps.network, repo: knowledgeKey(session.repo) });
+    // Where the provider can show it, the mirror's object store is the workspace's history (a
+    // shared clone): a session on a mirrored repository writes only its checkout.
+    const sharedObjects = deps.sandboxes.sharesObjects && deps.sandboxes.hostPath ? join(mirrorPath(deps.dataDir, resolveRepo(session.repo)), 'objects') : undefined;
+    sandbox = await deps.sandboxes.acquire(sessionId, { network: deps.network, repo: knowledgeKey(session.repo), ...(sharedObjects && { sharedObjects }) });
     const prepared0 = await ensureWorkspace(session, deps, sandbox, signal);
     if (sandbox.restoredNote) await noteRestored(sessionId, sandbox.restoredNote, store, log);
     let workspace: Workspace = prepared0;
@@ -137,6 +142,11 @@ export async function runSession(sessionId: string, deps: HarnessDeps, signal: A
     });
   } finally {
     await sandbox?.release().catch((error: unknown) => log.warn({ err: error }, 'sandbox release failed'));
+    // The next session on this repository and base starts from a checkout made now, not at its start.
+    const baseBranch = (await store.get(sessionId).catch(() => undefined))?.baseBranch;
+    if (deps.sandboxes.sharesObjects && baseBranch && !signal.aborted) {
+      await prepareSpareCheckout({ repo: session.repo, baseBranch, dataDir: deps.dataDir, log });
+    }
   }
 }
 
@@ -253,7 +263,8 @@ async function ensureWorkspace(session: SessionRecord, deps: HarnessDeps, sandbo
     log: deps.log.child({ sessionId: session.id }),
     signal,
   };
-  const prepared = workspaceDir ? await prepareWorkspace({ ...common, workspaceDir }) : await prepareRemoteWorkspace({ ...common, sandbox });
+  const shared = deps.sandboxes.sharesObjects ? { sharedObjectsPath: SHARED_OBJECTS_PATH } : {};
+  const prepared = workspaceDir ? await prepareWorkspace({ ...common, workspaceDir, ...shared }) : await prepareRemoteWorkspace({ ...common, sandbox });
   if (prepared.reused) await clearStaleGitLocks(sandbox, deps.log.child({ sessionId: session.id }), signal);
   await store.commitStep(session.id, {
     patch: { branch, baseBranch: prepared.baseBranch },

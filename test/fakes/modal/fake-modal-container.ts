@@ -53,11 +53,13 @@ export type ContainerProcessSpec = {
   args: string[];
   workdir: string;
   env: Record<string, string>;
+  /** An image with nothing in it (FROM scratch): no system directories, so not even sh. */
+  bare?: boolean;
 };
 
 /** Starts `args` inside the container; `env` should carry markers for killMarked. */
 export function startInContainer(spec: ContainerProcessSpec): ChildProcess {
-  const binds = SYSTEM_DIRS.filter((dir) => existsSync(dir)).flatMap((dir) => ['--ro-bind', dir, dir]);
+  const binds = spec.bare ? [] : SYSTEM_DIRS.filter((dir) => existsSync(dir)).flatMap((dir) => ['--ro-bind', dir, dir]);
   const env = { PATH: DEFAULT_PATH, HOME: '/root', LANG: 'C.UTF-8', ...spec.env };
   const bwrapArgs = [
     ...binds,

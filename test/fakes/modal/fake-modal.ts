@@ -58,6 +58,8 @@ export type FakeSandboxRecord = {
   /** The definition as the SDK sent it (decoded), for tests to check settings. */
   definition: Record<string, unknown>;
   fsDir: string;
+  /** Made from a registry image `FROM scratch`: its commands find no system files. */
+  bare: boolean;
   createdAt: number;
   result?: GenericResult;
   jwt: string;
@@ -74,9 +76,11 @@ type FakeExec = {
   listeners: Set<() => void>;
   stdinOffset: number;
   args: string[];
+  /** The environment the SDK sent for the command. */
+  env: Record<string, string>;
 };
 
-type FakeImage = { imageId: string; kind: 'registry'; dockerfileCommands: string[] } | { imageId: string; kind: 'snapshot'; fsDir: string; fromSandbox: string };
+type FakeImage = { imageId: string; kind: 'registry'; dockerfileCommands: string[] } | { imageId: string; kind: 'snapshot'; fsDir: string; fromSandbox: string; bare?: boolean };
 
 export type FakeModalOptions = {
   tokenId?: string;
@@ -186,7 +190,7 @@ export async function startFakeModal(options: FakeModalOptions = {}): Promise<Fa
       const state = sandbox.exitSnapshot;
       void copyContainerFs(sandbox.fsDir, fsDir).then(
         () => {
-          images.set(imageId, { imageId, kind: 'snapshot', fsDir, fromSandbox: sandbox.sandboxId });
+          images.set(imageId, { imageId, kind: 'snapshot', fsDir, fromSandbox: sandbox.sandboxId, bare: sandbox.bare });
           if (sandbox.exitSnapshot === state) sandbox.exitSnapshot = { state: 'done', imageId };
         },
         (error: unknown) => {
@@ -260,6 +264,7 @@ export async function startFakeModal(options: FakeModalOptions = {}): Promise<Fa
           tags: request.tags ?? [],
           definition: def,
           fsDir,
+          bare: image.kind === 'registry' ? /^FROM scratch$/i.test(image.dockerfileCommands[0] ?? '') : image.bare === true,
           createdAt: Date.now() / 1000,
           jwt: jwtFor({ sandbox_id: sandboxId, task_id: taskId }),
           execs: new Map(),
@@ -370,8 +375,8 @@ export async function startFakeModal(options: FakeModalOptions = {}): Promise<Fa
       if (request.commandArgs.length === 0) refuse(grpc.status.INVALID_ARGUMENT, 'command_args is empty');
       if (request.ptyInfo) refuse(grpc.status.INVALID_ARGUMENT, 'the fake does not serve PTYs');
       const workdir = request.workdir ?? (sandbox.definition.workdir as string | undefined) ?? '/';
-      const proc = startInContainer({ fsDir: sandbox.fsDir, args: request.commandArgs, workdir, env: { ...env, FAKE_MODAL_SANDBOX: sandbox.sandboxId, FAKE_MODAL_EXEC: request.execId } });
-      const exec: FakeExec = { proc, out: [[], []], listeners: new Set(), stdinOffset: 0, args: request.commandArgs };
+      const proc = startInContainer({ fsDir: sandbox.fsDir, args: request.commandArgs, workdir, bare: sandbox.bare, env: { ...env, FAKE_MODAL_SANDBOX: sandbox.sandboxId, FAKE_MODAL_EXEC: request.execId } });
+      const exec: FakeExec = { proc, out: [[], []], listeners: new Set(), stdinOffset: 0, args: request.commandArgs, env };
       sandbox.execs.set(request.execId, exec);
       proc.stdout!.on('data', (chunk: Buffer) => {
         exec.out[0].push(chunk);
@@ -424,7 +429,7 @@ export async function startFakeModal(options: FakeModalOptions = {}): Promise<Fa
       const imageId = `im-${randomBytes(8).toString('hex')}`;
       const fsDir = join(root, 'images', imageId);
       await copyContainerFs(sandbox.fsDir, fsDir);
-      images.set(imageId, { imageId, kind: 'snapshot', fsDir, fromSandbox: sandbox.sandboxId });
+      images.set(imageId, { imageId, kind: 'snapshot', fsDir, fromSandbox: sandbox.sandboxId, bare: sandbox.bare });
       return { imageId };
     },
   };

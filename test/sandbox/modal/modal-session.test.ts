@@ -1,4 +1,5 @@
-import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { mkdir, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { status as grpcStatus } from '@grpc/grpc-js';
@@ -72,8 +73,10 @@ describe('Modal sandboxes through the real SDK and a loopback Modal', () => {
     const sandboxes = [...fake.sandboxes.values()].filter((sb) => sb.tags.some((t) => t.tagName === 'patchbay-session' && t.tagValue === session.id));
     expect(sandboxes).toHaveLength(1);
     const [sandbox] = sandboxes;
-    // Network blocked (SANDBOX_EGRESS_ALLOW=none leaves no domain to allow), the workspace as workdir.
-    expect(sandbox!.definition).toMatchObject({ networkAccess: { networkAccessType: 2, allowedDomains: [], allowedCidrs: [] }, workdir: '/workspace', timeoutSecs: 120 * 60, idleTimeoutSecs: 15 * 60 });
+    // Network blocked (SANDBOX_EGRESS_ALLOW=none leaves no domain to allow).
+    expect(sandbox!.definition).toMatchObject({ networkAccess: { networkAccessType: 2, allowedDomains: [], allowedCidrs: [] }, timeoutSecs: 120 * 60, idleTimeoutSecs: 15 * 60 });
+    // Every command ran in the workspace (or a directory under it), or at / for the image probe.
+    expect([...sandbox!.execs.values()].filter((e) => e.args.includes('mkdir -p /workspace && for tool in git setsid; do command -v "$tool" >/dev/null 2>&1 || { echo "$tool"; exit 3; }; done'))).toHaveLength(1);
     // The work happened in the Modal sandbox's own filesystem, which never held a credential.
     expect(await readFile(join(sandbox!.fsDir, 'workspace', 'CHANGELOG.md'), 'utf8')).toBe('# Changes\n\n- first\n');
     expect(await readFile(join(sandbox!.fsDir, 'workspace', '.git', 'config'), 'utf8')).toContain('url = https://patchbay.invalid/');
@@ -87,6 +90,37 @@ describe('Modal sandboxes through the real SDK and a loopback Modal', () => {
     expect(record).toMatchObject({ sandbox_id: sandbox!.sandboxId, released: true });
     expect(fake.images.get(record.image_id!)).toMatchObject({ kind: 'snapshot', fromSandbox: sandbox!.sandboxId });
     expect(fake.refusals).toEqual([]);
+  });
+
+  it('keeps the git token on the host: it is used for the mirror and the push, and never reaches the sandbox', async () => {
+    const token = `ghs_${randomBytes(12).toString('hex')}`;
+    let asked = 0;
+    const credentials = {
+      name: 'test-credentials',
+      async gitEnv() {
+        asked++;
+        return { GIT_CONFIG_COUNT: '1', GIT_CONFIG_KEY_0: 'http.extraHeader', GIT_CONFIG_VALUE_0: `Authorization: Bearer ${token}` };
+      },
+    };
+    const model = changelogModel();
+    app = await startTestPatchbay({
+      model,
+      env: modalEnv(),
+      integrations: async () => [{ replier: { source: 'slack', reply: async () => ({ state: null }) }, gitCredentials: credentials }],
+    });
+    const started = await app.service.start({ thread: { source: 'web' }, actor: changelogRequester, text: 'Add a changelog', repo: remote.remote });
+    if (started.kind !== 'started') throw new Error(started.kind);
+    const session = await waitForStatus(app, started.session.id, ['completed', 'failed'], 60_000);
+    await expectChangelogPushed(app, remote, session, model);
+    expect(asked).toBeGreaterThanOrEqual(2); // the workspace's mirror refresh and the push
+    const sandbox = [...fake.sandboxes.values()].find((sb) => sb.tags.some((t) => t.tagValue === session.id))!;
+    const sent = [...sandbox.execs.values()].map((exec) => JSON.stringify([exec.args, exec.env]));
+    expect(sent.length).toBeGreaterThan(5);
+    expect(sent.filter((line) => line.includes(token))).toEqual([]);
+    const files = await readdir(sandbox.fsDir, { recursive: true, withFileTypes: true });
+    for (const file of files.filter((f) => f.isFile())) {
+      expect(await readFile(join(file.parentPath, file.name), 'latin1'), join(file.parentPath, file.name)).not.toContain(token);
+    }
   });
 
   it('continues from the snapshot when a follow-up comes after the sandbox is gone: no work is lost', async () => {
@@ -196,6 +230,17 @@ describe('Modal sandboxes through the real SDK and a loopback Modal', () => {
     fake.refusals.length = 0;
   });
 
+  it('ends the run saying what a custom MODAL_IMAGE lacks', async () => {
+    app = await startTestPatchbay({ model: changelogModel(), env: { ...modalEnv(), MODAL_IMAGE: 'scratch' } });
+    const started = await app.service.start({ thread: { source: 'web' }, actor: changelogRequester, text: 'Add a changelog', repo: remote.remote });
+    if (started.kind !== 'started') throw new Error(started.kind);
+    const failed = await waitForStatus(app, started.session.id, ['failed', 'completed'], 60_000);
+    expect(failed.error).toMatch(/^The Modal image scratch cannot run Patchbay's commands \(sh -c failed with exit \d+: .*sh.*\): MODAL_IMAGE needs sh, git, coreutils and setsid$/);
+    const sandbox = [...fake.sandboxes.values()].find((sb) => sb.tags.some((t) => t.tagValue === started.session.id))!;
+    expect(sandbox.result).toMatchObject({ status: Status.TERMINATED });
+    expect(fake.refusals).toEqual([]);
+  });
+
   it('ends the run with a clear reason when the image fails to build', async () => {
     const broken = await startFakeModal({ imageBuildFailure: 'E: Unable to locate package ripgrep' });
     process.env.MODAL_SERVER_URL = broken.url;
@@ -265,18 +310,21 @@ describe('Modal sandboxes through the real SDK and a loopback Modal', () => {
       await sandbox.release();
     }
 
-    // An orphan: a sandbox of this app tagged with a session that has no record.
+    // An orphan: a sandbox of this app tagged with a session that has no record; and a sandbox of
+    // someone else's in the same app, without Patchbay's tag, which the reaper leaves alone.
     const { ModalClient } = await import('modal');
     const modal = new ModalClient({ tokenId: fake.tokenId, tokenSecret: fake.tokenSecret, logger: { debug() {}, info() {}, warn() {}, error() {} } });
     const modalApp = await modal.apps.fromName('patchbay-test', { createIfMissing: true });
-    const orphan = await modal.sandboxes.create(modalApp, modal.images.fromRegistry('debian:bookworm-slim'), { tags: { 'patchbay-session': 'gone-session' } });
+    const orphan = await modal.sandboxes.create(modalApp, modal.images.fromRegistry('debian:bookworm-slim'), { tags: { patchbay: 'session-sandbox', 'patchbay-session': 'gone-session' } });
+    const foreign = await modal.sandboxes.create(modalApp, modal.images.fromRegistry('debian:bookworm-slim'), { tags: { 'patchbay-session': 'not-ours' } });
     // Sandboxes the earlier tests left running belong to sessions this database never had: orphans too.
     const orphans = [...fake.sandboxes.values()]
-      .filter((sb) => !sb.result)
+      .filter((sb) => !sb.result && sb.tags.some((t) => t.tagName === 'patchbay' && t.tagValue === 'session-sandbox'))
       .flatMap((sb) => sb.tags.filter((t) => t.tagName === 'patchbay-session' && t.tagValue !== id).map((t) => t.tagValue));
     expect(orphans).toContain('gone-session');
     expect((await sandboxes.reap()).sort()).toEqual(orphans.sort());
     expect(await orphan.poll()).toBe(137);
+    expect(await foreign.poll()).toBeNull();
     expect(await (await modal.sandboxes.fromId(first.sandboxId)).poll()).toBeNull();
     // Past the TTL, the session's own idle sandbox goes too (its work is in its snapshot).
     expect(await sandboxes.reap(new Date(Date.now() + 2 * 24 * 60 * 60_000))).toEqual([id]);

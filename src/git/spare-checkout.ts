@@ -1,0 +1,74 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdir, readFile, readdir, rename, rm } from 'node:fs/promises';
+import { basename, join } from 'node:path';
+import type { Logger } from 'pino';
+import { runHostGit } from './host-git.ts';
+import type { Mirror } from './mirror.ts';
+
+/**
+ * A checkout of a mirror's base branch made ahead of time, when a run ends: the next fresh workspace on that repository and base takes it over with a few
+ * renames instead of writing every file again (on a repository of 20,000 files the checkout is
+ * most of a session's start). One per mirror and base branch, under `DATA_DIR/spares`; never seen by
+ * a sandbox before it is taken, so the host may still run git in it.
+ */
+export function sparePath(dataDir: string, mirror: Mirror, baseBranch: string): string {
+  const branchKey = createHash('sha256').update(baseBranch).digest('hex').slice(0, 12);
+  return join(dataDir, 'spares', `${basename(mirror.gitDir, '.git')}-${branchKey}`);
+}
+
+/**
+ * Moves the spare's files into the empty `workspaceDir` when it is a checkout of `commit`; false
+ * when there is none (or a stale one, which is removed). Two sessions never get the same spare: it
+ * is claimed by renaming it first.
+ */
+export async function takeSpare(spare: string, workspaceDir: string, commit: string): Promise<boolean> {
+  const claimed = `${spare}.taken-${randomBytes(4).toString('hex')}`;
+  try {
+    await rename(spare, claimed);
+  } catch {
+    return false;
+  }
+  try {
+    const head = (await readFile(join(claimed, '.git', 'HEAD'), 'utf8')).trim();
+    if (head !== commit) return false;
+    await mkdir(workspaceDir, { recursive: true });
+    for (const entry of await readdir(claimed)) await rename(join(claimed, entry), join(workspaceDir, entry));
+    return true;
+  } finally {
+    await rm(claimed, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Makes the spare for `baseBranch` at `commit` unless one is there, beside its final path first so a
+ * half-made one is never taken. Prepares it as a fresh workspace is (a shared clone, the harmless
+ * origin) except the session branch and the sandbox's path to the objects, which the taker sets.
+ */
+export async function makeSpare(options: {
+  mirror: Mirror;
+  dataDir: string;
+  baseBranch: string;
+  commit: string;
+  originUrl: string;
+  log: Logger;
+}): Promise<void> {
+  const spare = sparePath(options.dataDir, options.mirror, options.baseBranch);
+  const partial = `${spare}.partial-${randomBytes(4).toString('hex')}`;
+  const signal = AbortSignal.timeout(10 * 60_000);
+  try {
+    if ((await readdir(join(options.dataDir, 'spares')).catch(() => [] as string[])).includes(basename(spare))) return;
+    // Not recursive: a data directory removed meanwhile is not made again.
+    await mkdir(join(options.dataDir, 'spares')).catch((error: NodeJS.ErrnoException) => {
+      if (error.code !== 'EEXIST') throw error;
+    });
+    await runHostGit(['clone', '--quiet', '--shared', '--no-checkout', '--', options.mirror.gitDir, partial], { signal });
+    const inSpare = { signal, gitDir: join(partial, '.git'), cwd: partial };
+    await runHostGit(['remote', 'set-url', 'origin', options.originUrl], inSpare);
+    await runHostGit(['--work-tree', partial, 'checkout', '--quiet', '--detach', options.commit], inSpare);
+    await rename(partial, spare);
+  } catch (error) {
+    options.log.debug({ err: error }, 'no spare checkout made');
+  } finally {
+    await rm(partial, { recursive: true, force: true });
+  }
+}
