@@ -135,7 +135,7 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
     if (database.exclusive && options.work) {
       reclaim = () =>
         void queue.reclaimActive({ except: runningHere() }).then(
-          (runs) => runs > 0 && log.info({ runs }, 'took back runs cut off by the database restart'),
+          (runs) => log.info({ runs }, runs > 0 ? 'took back runs cut off by the database restart' : 'looked for runs cut off by the database restart: none'),
           (error: unknown) => log.warn({ err: error }, 'could not take back runs after the database restart; the queue heartbeat will'),
         );
       const reclaimed = await queue.reclaimActive();
