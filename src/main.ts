@@ -24,6 +24,7 @@ import { createEventBus, type EventBus } from './sessions/event-bus.ts';
 import { createInboundPipeline, type InboundPipeline, type RetryPolicy } from './sessions/inbound-pipeline.ts';
 import { createRunQueue, type RunQueue } from './sessions/run-queue.ts';
 import { createRunSlots } from './sessions/run-slots.ts';
+import { ensureMirror, mirrorPath, resolveRepo, withMirrorLock } from './git/mirror.ts';
 import { createSessionService, type SessionService } from './sessions/session-service.ts';
 import { createSessionStore, type SessionStore } from './sessions/session-store.ts';
 import { startSessionWorker } from './sessions/session-worker.ts';
@@ -232,6 +233,12 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
         log,
         publicUrl: config.publicUrl,
         dataDir: config.dataDir,
+        // An API process holds no mirror its workers pushed through: it fetches one to show a diff.
+        refreshMirror: async (repo: string, signal: AbortSignal) => {
+          let env: Record<string, string> | undefined;
+          for (const credentials of gitCredentials) if ((env = await credentials.gitEnv(repo, signal))) break;
+          await withMirrorLock(mirrorPath(config.dataDir, resolveRepo(repo)), () => ensureMirror(repo, { dataDir: config.dataDir, log, signal, ...(env && { env }) }));
+        },
         githubWebUrl: config.github?.gitUrl ?? 'https://github.com',
         allowLocalRepos: config.allowLocalRepos,
         ...(config.apiToken && { apiToken: config.apiToken }),

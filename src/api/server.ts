@@ -36,6 +36,8 @@ export type ServerDeps = {
   keepAliveMs?: number;
   /** Where the git mirrors are: diffs are read from them. */
   dataDir?: string;
+  /** Fetches a repository into this host's mirror (an API process whose workers pushed elsewhere). */
+  refreshMirror?: (repo: string, signal: AbortSignal) => Promise<void>;
   /** Web address of the GitHub host, for links to pull requests and issues. */
   githubWebUrl?: string;
   /**
@@ -122,6 +124,7 @@ export function createServer(deps: ServerDeps): ApiServer {
     allowLocalRepos: deps.allowLocalRepos ?? false,
     ...(deps.publicUrl && { publicUrl: deps.publicUrl }),
     ...(deps.dataDir && { dataDir: deps.dataDir }),
+    ...(deps.refreshMirror && { refreshMirror: deps.refreshMirror }),
   });
   if (deps.deliveries) registerDeliveryRoutes(app, deps.deliveries);
   registerPageAuth(app, {

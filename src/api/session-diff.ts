@@ -10,7 +10,14 @@ import type { SessionDiff } from './api-types.ts';
  */
 export async function readSessionDiff(
   session: SessionRecord,
-  deps: { store: Pick<SessionStore, 'events'>; dataDir: string; commit?: string; signal: AbortSignal },
+  deps: {
+    store: Pick<SessionStore, 'events'>;
+    dataDir: string;
+    commit?: string;
+    signal: AbortSignal;
+    /** Fetches the repository into this host's mirror: the branch was pushed by a worker on another host. */
+    refreshMirror?: (repo: string, signal: AbortSignal) => Promise<void>;
+  },
 ): Promise<SessionDiff> {
   const events = await deps.store.events(session.id, { types: ['workspace-ready', 'branch-pushed'] });
   const ready = events.findLast((e) => e.event.type === 'workspace-ready')?.event;
@@ -18,14 +25,20 @@ export async function readSessionDiff(
   if (ready?.type !== 'workspace-ready' || pushed?.type !== 'branch-pushed') {
     return { state: 'none', reason: 'nothing has been pushed yet' };
   }
-  const diff = await branchDiff({
-    repo: session.repo,
-    dataDir: deps.dataDir,
-    base: ready.baseCommit,
-    head: pushed.commit,
-    ...(deps.commit && { commit: deps.commit }),
-    signal: deps.signal,
-  });
+  const read = () =>
+    branchDiff({
+      repo: session.repo,
+      dataDir: deps.dataDir,
+      base: ready.baseCommit,
+      head: pushed.commit,
+      ...(deps.commit && { commit: deps.commit }),
+      signal: deps.signal,
+    });
+  let diff = await read();
+  if (!diff && deps.refreshMirror) {
+    await deps.refreshMirror(session.repo, deps.signal);
+    diff = await read();
+  }
   if (!diff) {
     return { state: 'none', reason: deps.commit ? `commit ${deps.commit} is not on the pushed branch` : 'the pushed commits are not in this server’s mirror' };
   }

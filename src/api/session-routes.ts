@@ -24,6 +24,8 @@ export type SessionRoutesDeps = {
   githubWebUrl: string;
   /** Where the git mirrors are; without it the diff route answers that there is no diff. */
   dataDir?: string;
+  /** Fetches a repository into the mirror when the pushed commits are not there yet. */
+  refreshMirror?: (repo: string, signal: AbortSignal) => Promise<void>;
   /** Accept a path on the server's disk as `repo`; otherwise only git URLs. */
   allowLocalRepos: boolean;
 };
@@ -125,6 +127,7 @@ export function registerSessionRoutes(app: ApiServer, deps: SessionRoutesDeps): 
     return readSessionDiff(session, {
       store,
       dataDir: deps.dataDir,
+      ...(deps.refreshMirror && { refreshMirror: deps.refreshMirror }),
       ...(query.commit && { commit: query.commit }),
       signal: AbortSignal.timeout(60_000),
     });

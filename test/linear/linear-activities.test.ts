@@ -95,6 +95,19 @@ describe('renderActivities: session events as Linear agent activities', () => {
   });
 });
 
+describe('renderActivities: a session waiting for a worker', () => {
+  it('tells where it stands, then that it starts, as thoughts', () => {
+    const events = stored([
+      { type: 'queue-waiting', ahead: 0, running: 2, since: new Date(0).toISOString() },
+      { type: 'queue-started', waitedMs: 5_000, since: new Date(0).toISOString() },
+      { type: 'status-changed', from: 'queued', to: 'running' },
+    ]);
+    const { activities } = renderActivities({ events, state: fresh(), session: session(), sessionUrl: 'http://p/sessions/s' });
+    const thoughts = activities.filter((a) => a.content.type === 'thought').map((a) => (a.content as { body: string }).body);
+    expect(thoughts.slice(0, 2)).toEqual(['Queued: you are next (2 running). I will start as soon as a worker is free.', 'Starting now, after waiting 5 s in the queue.']);
+  });
+});
+
 describe('Linear keep-alive on long steps', () => {
   let linear: FakeLinear;
   let database: Awaited<ReturnType<typeof createTestDatabase>>;

@@ -216,6 +216,11 @@ describe('two API and two worker processes on one PostgreSQL', () => {
     streams.abort();
     noticeStream.abort();
 
+    // An API process holds no mirror the workers pushed through; it fetches one to show the diff.
+    const diff = (await (await fetch(`${api2.url}/api/sessions/${victim}/diff`)).json()) as { state: string; files?: { path: string; status: string }[] };
+    expect(diff.state).toBe('ready');
+    expect(diff.files!.map((f) => `${f.status} ${f.path}`).sort()).toEqual(['added A.md', 'added B.md', 'added C.md', 'added progress.log', 'deleted OLD.md']);
+
     // Runs happened only in workers: the API processes never took one.
     for (const api of [api1, api2]) expect(api.lines().some((l) => l.msg === 'workspace prepared')).toBe(false);
     expect(worker2.lines().some((l) => l.msg === 'restoring the work of an earlier run from its checkpoint')).toBe(true);
