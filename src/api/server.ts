@@ -8,6 +8,7 @@ import type { SessionService } from '../sessions/session-service.ts';
 import type { SessionStore } from '../sessions/session-store.ts';
 import { registerDeliveryRoutes } from './delivery-routes.ts';
 import { errorReply } from './error-reply.ts';
+import { throttleLog } from '../core/log-throttle.ts';
 import type { PageSignInProvider } from '../core/page-sign-in.ts';
 import { createAccessCheck, registerPageAuth } from './page-auth.ts';
 import { isLoopbackHost } from './host-check.ts';
@@ -103,12 +104,14 @@ export function createServer(deps: ServerDeps): ApiServer {
     });
   }
 
-  app.get('/healthz', { config: { public: true } satisfies RouteConfig }, async (request, reply) => {
+  // Probes ask every few seconds: while the database is away, say so once per window, not per probe.
+  const healthFailed = throttleLog((fields, message) => log.warn(fields, message));
+  app.get('/healthz', { config: { public: true } satisfies RouteConfig }, async (_request, reply) => {
     try {
       await sql`select 1`.execute(store.db);
       return { ok: true };
     } catch (error) {
-      request.log.warn({ err: error }, 'health check failed');
+      healthFailed({ err: error }, 'health check failed');
       return reply.code(503).send({ ok: false, error: 'database_unavailable' });
     }
   });

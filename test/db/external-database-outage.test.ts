@@ -81,8 +81,9 @@ describe('patchbay serve when its external database goes away mid-run', () => {
     proxy.cut();
     const outageFrom = server.lines().length;
     await writeFile(join(workspace, '.git', 'cut'), '');
-    // The database is gone for the server: its health says so, and it keeps trying to get back.
+    // The database is gone for the server: its health says so (to every probe), and it keeps trying to get back.
     await waitFor(async () => (await health()) === 503, 'the health check to see the database gone', 30_000);
+    for (let probe = 0; probe < 5; probe++) expect(await health()).toBe(503);
     await waitFor(() => access(join(workspace, 'part-b.txt')).then(() => true, () => false), 'the command to end during the outage', 60_000);
     await waitFor(async () => proxy.refused >= 10, 'ten refused connection attempts', 60_000);
     const refusedDuringOutage = proxy.refused;
