@@ -93,6 +93,8 @@ export function createInboundPipeline(deps: {
       heartbeatSeconds: deps.heartbeatSeconds ?? 30,
       expireInSeconds: 15 * 60,
       deadLetter: GIVEN_UP,
+      // A stored delivery wakes a worker at once (pg-boss's LISTEN/NOTIFY) instead of at its next poll.
+      notify: true,
     };
     const create = async (name: string, options: Parameters<PgBoss['createQueue']>[1]) =>
       boss.createQueue(name, options).catch(async (error: unknown) => {
