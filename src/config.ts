@@ -4,6 +4,7 @@ import { PatchbayError } from './core/errors.ts';
 import { DEFAULT_SANDBOX_LIMITS, type SandboxLimits } from '../sandbox/sandbox-limits.ts';
 import { parseEgressAllow, type EgressRule } from '../sandbox/egress-policy.ts';
 import type { SecretRoute } from '../sandbox/egress-proxy.ts';
+import type { ModalSettings } from '../sandbox/modal/modal-sandbox-provider.ts';
 import type { ModelProviderConfig } from './models/create-model-provider.ts';
 import { modelConfigFromEnv, modelEnvSchema } from './models/model-config.ts';
 import { slackConfigFromEnv, slackEnvSchema, type SlackConfig } from '../integrations/slack/slack-env.ts';
@@ -91,20 +92,8 @@ export const envSchema = z.object({
 }).extend(modelEnvSchema.shape).extend(slackEnvSchema.shape).extend(githubEnvSchema.shape).extend(linearEnvSchema.shape);
 export type Env = z.infer<typeof envSchema>;
 
-export type ModalConfig = {
-  tokenId?: string;
-  tokenSecret?: string;
-  appName: string;
-  image: string;
-  dockerfileCommands: string[];
-  cpu?: number;
-  memoryMiB?: number;
-  timeoutMinutes: number;
-  idleTimeoutMinutes: number;
-  snapshotEveryMinutes: number;
-  snapshotTtlDays: number;
-  exitSnapshots: boolean;
-};
+/** The Modal provider's settings, and the SDK's credentials when they come from the environment. */
+export type ModalConfig = ModalSettings & { tokenId?: string; tokenSecret?: string };
 
 /** The image sandboxes start from when MODAL_IMAGE is unset: what the harness and agent tools need. */
 export const DEFAULT_MODAL_IMAGE = 'node:22-bookworm-slim';
