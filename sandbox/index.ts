@@ -11,6 +11,6 @@ export {
 export { checkBubblewrap } from './check-bubblewrap.ts';
 export { buildBwrapArgs, ETC_PATHS, STANDARD_PATH, SYSTEM_PATHS, type BwrapArgsInput, type HostSystemEntry } from './bwrap-args.ts';
 export { assertSessionId } from './workspace-store.ts';
-export { createModalSandboxProvider, MODAL_WORKDIR, SESSION_TAG, type ModalClientLike, type ModalSandboxProvider, type ModalSettings } from './modal/modal-sandbox-provider.ts';
+export { createModalSandboxProvider, MODAL_WORKDIR, SESSION_TAG, type ModalClientLike, type ModalSandboxProvider, type ModalSettings, type SetupImage, type SetupImageRefresh } from './modal/modal-sandbox-provider.ts';
 export type { ModalRecordStore, ModalSessionRecord } from './modal/modal-records.ts';
 export { modalLogger } from './modal/modal-logger.ts';

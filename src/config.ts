@@ -47,6 +47,10 @@ export const envSchema = z.object({
   MODAL_SNAPSHOT_TTL_DAYS: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(1).max(365).default(30)),
   /** Modal's exit snapshots (experimental in the SDK): the filesystem as it was when a sandbox ended. */
   MODAL_EXIT_SNAPSHOTS: z.preprocess(emptyAsUndefined, z.enum(['true', 'false']).default('true')),
+  /** Minutes between a worker's looks at the repositories' setup images; 0: never refreshed in the background. */
+  MODAL_TEMPLATE_REFRESH_MINUTES: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(0).max(7 * 24 * 60).default(60)),
+  /** How many commits the default branch must be ahead of a setup image's base before it is refreshed. */
+  MODAL_TEMPLATE_REFRESH_COMMITS: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(1).default(50)),
   SANDBOX_NETWORK: z.preprocess(emptyAsUndefined, z.enum(['proxy', 'none', 'host']).default('proxy')),
   /** Comma-separated host patterns the egress proxy lets through; `default` is the registry list. */
   SANDBOX_EGRESS_ALLOW: z.preprocess(emptyAsUndefined, z.string().default('default')),
@@ -93,7 +97,12 @@ export const envSchema = z.object({
 export type Env = z.infer<typeof envSchema>;
 
 /** The Modal provider's settings, and the SDK's credentials when they come from the environment. */
-export type ModalConfig = ModalSettings & { tokenId?: string; tokenSecret?: string };
+export type ModalConfig = ModalSettings & {
+  tokenId?: string;
+  tokenSecret?: string;
+  /** The background refresh of setup images (absent: off). */
+  setupImageRefresh?: { everyMinutes: number; minCommits: number };
+};
 
 /** The image sandboxes start from when MODAL_IMAGE is unset: what the harness and agent tools need. */
 export const DEFAULT_MODAL_IMAGE = 'node:22-bookworm-slim';
@@ -219,6 +228,7 @@ function modalConfig(e: Env): ModalConfig {
     snapshotEveryMinutes: e.MODAL_SNAPSHOT_EVERY_MINUTES,
     snapshotTtlDays: e.MODAL_SNAPSHOT_TTL_DAYS,
     exitSnapshots: e.MODAL_EXIT_SNAPSHOTS === 'true',
+    ...(e.MODAL_TEMPLATE_REFRESH_MINUTES > 0 && { setupImageRefresh: { everyMinutes: e.MODAL_TEMPLATE_REFRESH_MINUTES, minCommits: e.MODAL_TEMPLATE_REFRESH_COMMITS } }),
   };
 }
 

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { networkInterfaces } from 'node:os';
 import type { Logger } from 'pino';
-import { createLocalSandboxProvider, createModalSandboxProvider, modalLogger, type ModalClientLike } from '../sandbox/index.ts';
+import { createLocalSandboxProvider, createModalSandboxProvider, modalLogger, type ModalClientLike, type ModalSandboxProvider } from '../sandbox/index.ts';
 import type { EgressPolicy, ProtectedEndpoint } from '../sandbox/egress-policy.ts';
 import type { EgressBlock } from '../sandbox/egress-proxy.ts';
 import type { SandboxProvider } from '../sandbox/sandbox.ts';
@@ -26,6 +26,7 @@ import { createRunQueue, type RunQueue } from './sessions/run-queue.ts';
 import { createRunSlots } from './sessions/run-slots.ts';
 import { ensureMirror, mirrorPath, resolveRepo, withMirrorLock } from './git/mirror.ts';
 import { createSessionService, type SessionService } from './sessions/session-service.ts';
+import { createSetupImageRefresher, type SetupImageRefresher } from './sessions/setup-image-refresher.ts';
 import { createSessionStore, type SessionStore } from './sessions/session-store.ts';
 import { startSessionWorker } from './sessions/session-worker.ts';
 import { startThreadNotifier } from './sessions/thread-notifier.ts';
@@ -42,6 +43,8 @@ export type Patchbay = {
   inbound: InboundPipeline;
   /** The sandboxes runs use: only in a process that takes runs. */
   sandboxes?: SandboxProvider;
+  /** SANDBOX=modal workers with MODAL_TEMPLATE_REFRESH_MINUTES above 0: the background refresh of setup images. */
+  setupImageRefresher?: SetupImageRefresher;
   model: ModelProvider;
   server?: ApiServer;
   /** Where the HTTP server listens, when it was started. */
@@ -116,7 +119,8 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
     });
     cleanups.push(() => database.close());
     egress.protect(databaseEndpoint(database.url));
-    const sandboxes: SandboxProvider | undefined = local ?? (options.work && config.sandbox.kind === 'modal' ? await modalProvider(config, database, log) : undefined);
+    const modal = options.work && config.sandbox.kind === 'modal' ? await modalProvider(config, database, log) : undefined;
+    const sandboxes: SandboxProvider | undefined = local ?? modal;
     const store = createSessionStore(database.db);
     egress.recordTo(store);
     // The bus outlives the queue at shutdown, so a stop still reaches runs finishing their grace period.
@@ -217,13 +221,32 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
       reaper.unref();
       cleanups.push(async () => clearInterval(reaper));
     }
+    let setupImageRefresher: SetupImageRefresher | undefined;
+    const refresh = config.sandbox.modal?.setupImageRefresh;
+    if (modal && refresh) {
+      // Setup images follow the default branch: a worker refreshes one that fell far behind, with
+      // the harness's git credentials for the mirror.
+      setupImageRefresher = createSetupImageRefresher({
+        images: modal,
+        databaseUrl: database.url,
+        dataDir: config.dataDir,
+        knowledge,
+        gitCredentials,
+        network: config.sandbox.network,
+        minCommits: refresh.minCommits,
+        everyMinutes: refresh.everyMinutes,
+        setupTimeoutMs: config.gates.checkTimeoutMs,
+        log,
+      });
+      cleanups.push(() => setupImageRefresher!.stop());
+    }
 
     if (modules.length > 0 && surfacesHere) {
       const notifier = startThreadNotifier({ store, bus, repliers: modules.map((m) => m.replier), log });
       cleanups.push(() => notifier.close());
     }
 
-    const patchbay: Patchbay = { config, log, database, store, service, bus, queue, inbound, sandboxes, model, close, lost: database.lost };
+    const patchbay: Patchbay = { config, log, database, store, service, bus, queue, inbound, sandboxes, ...(setupImageRefresher && { setupImageRefresher }), model, close, lost: database.lost };
     if (options.serve) {
       const server = createServer({
         service,
@@ -308,7 +331,7 @@ function ownAddresses(): string[] {
 }
 
 /** SANDBOX=modal: the Modal SDK's client (it reads MODAL_SERVER_URL itself) and the records in the database. */
-async function modalProvider(config: Config, database: DatabaseHandle, log: Logger): Promise<SandboxProvider> {
+async function modalProvider(config: Config, database: DatabaseHandle, log: Logger): Promise<ModalSandboxProvider> {
   const modal = config.sandbox.modal;
   if (!modal) throw new PatchbayError('config_invalid', 'SANDBOX=modal without its settings');
   // Loaded only when configured: the SDK takes a quarter of a second to load, on every restart.

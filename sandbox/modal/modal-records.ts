@@ -26,4 +26,11 @@ export interface ModalRecordStore {
   /** The newest setup image of a repository (its sandbox right after setup), when there is one. */
   getTemplate(repo: string): Promise<{ imageId: string; baseCommit: string } | undefined>;
   saveTemplate(repo: string, template: { imageId: string; baseCommit: string }): Promise<void>;
+  /** Every repository's setup image. */
+  listTemplates(): Promise<{ repo: string; imageId: string; baseCommit: string }[]>;
+  /**
+   * Records `template` as the repository's setup image only while its image is still `fromImageId`
+   * (a session that saved a newer one meanwhile wins). True when it was recorded.
+   */
+  replaceTemplate(repo: string, fromImageId: string, template: { imageId: string; baseCommit: string }): Promise<boolean>;
 }

@@ -76,7 +76,29 @@ const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 /** A sandbox this close to its time limit (or a quarter of it) is snapshotted and replaced on the next acquire; a held one is snapshotted this long before it. */
 const EXPIRY_MARGIN_MS = 3 * 60_000;
 
-export type ModalSandboxProvider = SandboxProvider & { readonly kind: 'modal'; close(): Promise<void> };
+export type ModalSandboxProvider = SandboxProvider & { readonly kind: 'modal'; close(): Promise<void> } & SetupImageRefresh;
+
+/** A repository's setup image: a snapshot of a sandbox just after the repository's setup ran at `baseCommit`. */
+export type SetupImage = { repo: string; imageId: string; baseCommit: string };
+
+/** What the background refresher of setup images needs from the provider (it never sees Modal itself). */
+export type SetupImageRefresh = {
+  setupImages(): Promise<SetupImage[]>;
+  /**
+   * Starts a sandbox (no session's) from `image`, lets `work` bring its workspace up to date, and,
+   * when work returns a commit, snapshots the sandbox and records the snapshot as the repository's
+   * setup image for that commit, unless a newer image was recorded meanwhile ('superseded'). The
+   * old image stays recorded until then; when work throws, nothing is recorded. The sandbox is
+   * terminated either way.
+   */
+  refreshSetupImage(
+    image: SetupImage,
+    spec: Pick<SandboxSpec, 'network'>,
+    work: (sandbox: Sandbox) => Promise<{ commit: string }>,
+  ): Promise<{ outcome: 'recorded' | 'superseded'; imageId: string }>;
+};
+/** On the sandboxes the setup-image refresher makes (the reaper leaves them alone; they end with their run or at Modal's time limit). */
+export const REFRESH_TAG = { patchbay: 'setup-image-refresh' } as const;
 
 /**
  * The Modal SandboxProvider: one Modal sandbox per session, tagged with the session id, its id and
@@ -262,6 +284,40 @@ export function createModalSandboxProvider(options: ModalSandboxProviderOptions)
       return openHandle(sessionId, sandbox, (await store.get(sessionId))?.expiresAt ?? null, restoredNote, sessionLog);
     },
 
+    setupImages: () => store.listTemplates(),
+
+    async refreshSetupImage(template, spec, work) {
+      let image: ModalImageLike;
+      try {
+        image = await client.images.fromId(template.imageId);
+      } catch (error) {
+        throw modalError(error, `loading the setup image ${template.imageId}`);
+      }
+      let sandbox: ModalSandboxLike;
+      try {
+        sandbox = await client.sandboxes.create(await appHandle(), image, {
+          timeoutMs: settings.timeoutMinutes * 60_000,
+          idleTimeoutMs: settings.idleTimeoutMinutes * 60_000,
+          ...(settings.cpu !== undefined && { cpu: settings.cpu }),
+          ...(settings.memoryMiB !== undefined && { memoryMiB: settings.memoryMiB }),
+          tags: { ...REFRESH_TAG },
+          ...networkFor({ network: spec.network }),
+        });
+      } catch (error) {
+        throw modalError(error, 'creating a sandbox to refresh a setup image');
+      }
+      try {
+        await probeImage(sandbox);
+        const { commit } = await work(refreshHandle(sandbox));
+        const snapshot = await sandbox.snapshotFilesystem({ ttlMs: settings.snapshotTtlDays * 86_400_000 }).catch((error: unknown) => Promise.reject(modalError(error, 'snapshotting the refreshed setup image')));
+        const recorded = await store.replaceTemplate(template.repo, template.imageId, { imageId: snapshot.imageId, baseCommit: commit });
+        return { outcome: recorded ? 'recorded' : 'superseded', imageId: snapshot.imageId };
+      } finally {
+        await sandbox.terminate().catch((error: unknown) => log.warn({ err: error, sandboxId: sandbox.sandboxId }, 'could not terminate a setup-image refresh sandbox'));
+        sandbox.detach();
+      }
+    },
+
     async reap(now = clock()) {
       const removed: string[] = [];
       const tracked = await store.bySandbox();
@@ -294,6 +350,41 @@ export function createModalSandboxProvider(options: ModalSandboxProviderOptions)
       return removed;
     },
   };
+
+  /** A plain handle on a refresh sandbox: commands and files, no session record, no snapshots of its own. */
+  function refreshHandle(sandbox: ModalSandboxLike): Sandbox {
+    const never = new Promise<string>(() => undefined);
+    const run: RunInSandbox = (args, opts) =>
+      runModalExec(sandbox, { args, workdir: MODAL_WORKDIR, env: { LANG: 'C.UTF-8' }, timeoutMs: opts.timeoutMs ?? DEFAULT_TIMEOUT_MS, maxOutputBytes: opts.maxOutputBytes, sandboxEnded: never, ...(opts.stdin && { stdin: opts.stdin }) });
+    const files = createModalFiles(run, MODAL_WORKDIR);
+    return {
+      sessionId: 'setup-image-refresh',
+      workdir: MODAL_WORKDIR,
+      async exec(command, opts = {}) {
+        for (const [name, value] of Object.entries(opts.env ?? {})) {
+          if (!ENV_NAME.test(name) || value.includes('\0')) throw new PatchbayError('invalid_input', `invalid environment variable ${JSON.stringify(name)}`);
+        }
+        const output = await runModalExec(sandbox, {
+          args: ['sh', '-c', command],
+          workdir: MODAL_WORKDIR,
+          env: { LANG: 'C.UTF-8', ...opts.env },
+          timeoutMs: opts.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+          maxOutputBytes: opts.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES,
+          sandboxEnded: never,
+          ...(opts.signal && { signal: opts.signal }),
+          ...(opts.stdin !== undefined && { stdin: Buffer.from(opts.stdin, 'utf8') }),
+        });
+        return toExecResult(output);
+      },
+      readFile: (path) => files.readFile(path),
+      writeFile: (path, content) => files.writeFile(path, content),
+      listFiles: (path, listOptions) => files.listFiles(path, listOptions),
+      putBytes: (path, data) => files.putBytes(path, data),
+      getBytes: (path, maxBytes) => files.getBytes(path, maxBytes),
+      release: async () => undefined,
+      destroy: async () => undefined,
+    };
+  }
 
   function openHandle(sessionId: string, sandbox: ModalSandboxLike, expiresAt: Date | null, restoredNote: string | undefined, sessionLog: Logger): Sandbox {
     let state: 'open' | 'released' | 'destroyed' = 'open';

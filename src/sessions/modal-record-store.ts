@@ -40,6 +40,19 @@ export function createModalRecordStore(db: Kysely<Database>): ModalRecordStore {
       const values = { image_id: template.imageId, base_commit: template.baseCommit, created_at: new Date() };
       await db.insertInto('modal_templates').values({ repo, ...values }).onConflict((oc) => oc.column('repo').doUpdateSet(values)).execute();
     },
+    async listTemplates() {
+      const rows = await db.selectFrom('modal_templates').select(['repo', 'image_id', 'base_commit']).orderBy('repo').execute();
+      return rows.map((row) => ({ repo: row.repo, imageId: row.image_id, baseCommit: row.base_commit }));
+    },
+    async replaceTemplate(repo, fromImageId, template) {
+      const result = await db
+        .updateTable('modal_templates')
+        .set({ image_id: template.imageId, base_commit: template.baseCommit, created_at: new Date() })
+        .where('repo', '=', repo)
+        .where('image_id', '=', fromImageId)
+        .executeTakeFirst();
+      return result.numUpdatedRows > 0n;
+    },
     async bySandbox() {
       const rows = await db.selectFrom('modal_sandboxes').selectAll().where('sandbox_id', 'is not', null).execute();
       return new Map(rows.map((row) => [row.sandbox_id!, { sessionId: row.session_id, ...toRecord(row) }]));

@@ -1,0 +1,201 @@
+import pg from 'pg';
+import type { Logger } from 'pino';
+import type { SetupImage, SetupImageRefresh } from '../../sandbox/modal/modal-sandbox-provider.ts';
+import type { SandboxSpec } from '../../sandbox/sandbox.ts';
+import type { GitCredentials } from '../core/publisher.ts';
+import { runHostGit } from '../git/host-git.ts';
+import { defaultBranch, ensureMirror, mirrorPath, resolveBranch, resolveRepo, withMirrorLock } from '../git/mirror.ts';
+import { prepareRemoteWorkspace } from '../git/prepare-remote-workspace.ts';
+import { runCheckCommand } from '../harness/checks/run-checks.ts';
+import type { KnowledgeStore } from '../harness/knowledge/knowledge-store.ts';
+import { loadKnowledge } from '../harness/knowledge/load-knowledge.ts';
+
+/** The advisory-lock class of setup-image refreshes (an arbitrary constant, "PB" + 2). */
+const REFRESH_LOCK_CLASS = 0x5042_0002;
+/** The branch the refreshed checkout is on; a session taking the image over moves to its own. */
+const REFRESH_BRANCH = 'patchbay/setup-image';
+
+export type RefreshOutcome =
+  | { repo: string; outcome: 'fresh'; behind: number }
+  | { repo: string; outcome: 'refreshed'; from: string; to: string; imageId: string }
+  | { repo: string; outcome: 'superseded' | 'busy' }
+  | { repo: string; outcome: 'skipped' | 'failed'; reason: string };
+
+export type SetupImageRefresher = {
+  /** One pass over every setup image; resolves when it is done (the timer drives these in production). */
+  refreshOnce(): Promise<RefreshOutcome[]>;
+  /** Stops the timer and aborts a pass under way. */
+  stop(): Promise<void>;
+};
+
+export type SetupImageRefresherOptions = {
+  images: SetupImageRefresh;
+  /** For the per-repository advisory lock, held on a connection of its own while a refresh runs. */
+  databaseUrl: string;
+  dataDir: string;
+  knowledge: KnowledgeStore;
+  gitCredentials: readonly GitCredentials[];
+  network: SandboxSpec['network'];
+  /** How far (in commits) the default branch must be ahead of an image's base to refresh it. */
+  minCommits: number;
+  /** Minutes between passes; the timer runs only when this is above 0. */
+  everyMinutes: number;
+  setupTimeoutMs: number;
+  log: Logger;
+};
+
+/**
+ * Keeps each repository's Modal setup image near its default branch: when the branch is
+ * `minCommits` or more ahead of an image's base, a sandbox started from the image takes only the new
+ * commits (as a session would), runs the repository's setup commands, and is snapshotted as the new
+ * image. One process refreshes a repository at a time (an advisory lock on the shared database);
+ * a refresh that fails leaves the old image in place and logs one line.
+ */
+export function createSetupImageRefresher(options: SetupImageRefresherOptions): SetupImageRefresher {
+  const log = options.log.child({ component: 'setup-image-refresher' });
+  const controller = new AbortController();
+  /** Repositories whose mirror could not be refreshed, with the reason already logged. */
+  const unreachable = new Map<string, string>();
+  let pass: Promise<RefreshOutcome[]> | undefined;
+
+  const gitEnv = async (repo: string, signal: AbortSignal) => {
+    for (const credentials of options.gitCredentials) {
+      const env = await credentials.gitEnv(repo, signal);
+      if (env) return env;
+    }
+    return undefined;
+  };
+
+  const refreshOne = async (image: SetupImage, signal: AbortSignal): Promise<RefreshOutcome> => {
+    const { repo } = image;
+    const repoLog = log.child({ repo });
+    let env: Record<string, string> | undefined;
+    let tip: string | undefined;
+    let behind: number;
+    try {
+      env = await gitEnv(repo, signal);
+      const mirror = await withMirrorLock(mirrorPath(options.dataDir, resolveRepo(repo)), () =>
+        ensureMirror(repo, { dataDir: options.dataDir, log: repoLog, signal, updateHead: true, ...(env && { env }) }),
+      );
+      const branch = await defaultBranch(mirror, signal);
+      tip = branch ? await resolveBranch(mirror, branch, signal) : undefined;
+      if (!tip) throw new Error('the repository has no default branch');
+      // An image whose commit is gone from the mirror (a force-push) is as far behind as can be.
+      const counted = await runHostGit(['rev-list', '--count', tip, `^${image.baseCommit}`], { gitDir: mirror.gitDir, signal }).catch(() => undefined);
+      behind = counted === undefined ? Number.POSITIVE_INFINITY : Number(counted.trim());
+    } catch (error) {
+      if (signal.aborted) throw error;
+      const reason = `its mirror could not be refreshed: ${(error as Error).message}`;
+      if (unreachable.get(repo) !== reason) repoLog.warn({ reason }, 'skipping the setup-image refresh of a repository');
+      unreachable.set(repo, reason);
+      return { repo, outcome: 'skipped', reason };
+    }
+    unreachable.delete(repo);
+    if (behind < options.minCommits) return { repo, outcome: 'fresh', behind };
+
+    try {
+      const knowledge = await loadKnowledge({ repo, dataDir: options.dataDir, store: options.knowledge, log: repoLog, signal });
+      const setup = knowledge?.document.setup ?? [];
+      let to = tip;
+      const result = await options.images.refreshSetupImage(image, { network: options.network }, async (sandbox) => {
+        await prepareRemoteWorkspace({ repo, branch: REFRESH_BRANCH, dataDir: options.dataDir, log: repoLog, signal, sandbox, ...(env && { env }) });
+        const head = await sandbox.exec('git rev-parse --verify HEAD', { signal, timeoutMs: 60_000 });
+        const commit = head.stdout.trim();
+        if (head.exitCode !== 0 || !/^[0-9a-f]{40,64}$/.test(commit)) throw new Error(`the refreshed checkout has no HEAD: ${(head.stderr || head.stdout).trim().slice(0, 300)}`);
+        for (const command of setup) {
+          const run = await runCheckCommand(sandbox, { commit, phase: 'setup', command, timeoutMs: options.setupTimeoutMs, signal });
+          if (run.outcome !== 'passed') {
+            throw new Error(`setup command \`${command.command}\` ${run.outcome === 'timed-out' ? 'timed out' : `failed with exit ${run.exitCode}`}: ${(run.logTail || run.logHead).trim().slice(-300)}`);
+          }
+        }
+        // As after a session's setup: what setup left untracked is never committed by a session.
+        await sandbox.exec("git ls-files --others --exclude-standard --directory | sed 's#^#/#' >> .git/info/exclude", { signal, timeoutMs: 60_000 });
+        to = commit;
+        return { commit };
+      });
+      if (result.outcome === 'superseded') {
+        repoLog.info({ imageId: result.imageId }, 'a session recorded a newer setup image while this one was refreshed; kept that one');
+        return { repo, outcome: 'superseded' };
+      }
+      repoLog.info({ from: image.baseCommit, imageId: result.imageId, behind }, 'refreshed the setup image');
+      return { repo, outcome: 'refreshed', from: image.baseCommit, to, imageId: result.imageId };
+    } catch (error) {
+      if (signal.aborted) throw error;
+      const reason = (error as Error).message;
+      repoLog.warn({ imageId: image.imageId, baseCommit: image.baseCommit, reason }, 'could not refresh the setup image; the old one stays in use');
+      return { repo, outcome: 'failed', reason };
+    }
+  };
+
+  const runPass = async (): Promise<RefreshOutcome[]> => {
+    const signal = controller.signal;
+    const outcomes: RefreshOutcome[] = [];
+    for (const listed of await options.images.setupImages()) {
+      if (signal.aborted) break;
+      const lock = await tryLock(options.databaseUrl, listed.repo, log);
+      if (!lock) {
+        outcomes.push({ repo: listed.repo, outcome: 'busy' });
+        continue;
+      }
+      try {
+        // Another worker may have refreshed it between the listing and the lock.
+        const current = (await options.images.setupImages()).find((image) => image.repo === listed.repo);
+        if (current) outcomes.push(await refreshOne(current, signal));
+      } finally {
+        await lock.release();
+      }
+    }
+    return outcomes;
+  };
+
+  const refreshOnce = () => {
+    // One pass at a time in this process; a second caller waits for the one under way.
+    pass ??= runPass().finally(() => {
+      pass = undefined;
+    });
+    return pass;
+  };
+
+  const timer =
+    options.everyMinutes > 0
+      ? setInterval(() => {
+          if (pass) return;
+          refreshOnce().catch((error: unknown) => {
+            if (!controller.signal.aborted) log.warn({ err: error }, 'setup-image refresh pass failed');
+          });
+        }, options.everyMinutes * 60_000)
+      : undefined;
+  timer?.unref();
+
+  return {
+    refreshOnce,
+    async stop() {
+      clearInterval(timer);
+      controller.abort();
+      await pass?.catch(() => undefined);
+    },
+  };
+}
+
+/** The repository's refresh lock, when no other process holds it: a session-level advisory lock on a connection of its own, given back if the process dies. */
+async function tryLock(url: string, repo: string, log: Logger): Promise<{ release(): Promise<void> } | undefined> {
+  const client = new pg.Client({ connectionString: url });
+  client.on('error', (error) => log.warn({ err: error }, 'setup-image refresh lock connection lost'));
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ locked: boolean }>('select pg_try_advisory_lock($1, hashtext($2)) as locked', [REFRESH_LOCK_CLASS, repo]);
+    if (rows[0]?.locked) {
+      return {
+        async release() {
+          await client.query('select pg_advisory_unlock($1, hashtext($2))', [REFRESH_LOCK_CLASS, repo]).catch(() => undefined);
+          await client.end().catch(() => undefined);
+        },
+      };
+    }
+  } catch (error) {
+    await client.end().catch(() => undefined);
+    throw error;
+  }
+  await client.end().catch(() => undefined);
+  return undefined;
+}

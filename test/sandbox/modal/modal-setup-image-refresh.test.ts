@@ -1,0 +1,170 @@
+import { randomBytes } from 'node:crypto';
+import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createRemote, git, type RemoteFixture } from '../../git/git-fixture.ts';
+import { startTestPatchbay, waitForStatus, type PatchbayFixture } from '../../helpers/patchbay-fixture.ts';
+import { startFakeModal, Status, type FakeModal, type FakeSandboxRecord } from '../../fakes/modal/fake-modal.ts';
+import { createScriptedProvider } from '../../../src/models/scripted-provider.ts';
+import { changelogRequester } from '../../harness/changelog-scenario.ts';
+
+/**
+ * The background refresh of Modal setup images (MODAL_TEMPLATE_REFRESH_MINUTES / _COMMITS), through
+ * the real `modal` SDK against the loopback fake Modal (test/fakes/modal; the calls it covers are
+ * listed in modal-session.test.ts: this file adds none) and the whole Patchbay on a test database.
+ * The timer is left at its default (60 minutes, never firing here); each pass is `refreshOnce()`.
+ */
+describe('Modal setup images are refreshed in the background when the default branch moved far', () => {
+  let fake: FakeModal;
+  let app: PatchbayFixture | undefined;
+  let configDir: string;
+  const repos: RemoteFixture[] = [];
+  const saved = { url: process.env.MODAL_SERVER_URL, config: process.env.MODAL_CONFIG_PATH };
+
+  beforeAll(async () => {
+    fake = await startFakeModal();
+    configDir = await mkdtemp(join(tmpdir(), 'modal-config-'));
+    process.env.MODAL_SERVER_URL = fake.url;
+    process.env.MODAL_CONFIG_PATH = join(configDir, 'absent.toml');
+  });
+  afterEach(async () => {
+    await app?.dispose();
+    app = undefined;
+  });
+  afterAll(async () => {
+    if (saved.url === undefined) delete process.env.MODAL_SERVER_URL;
+    else process.env.MODAL_SERVER_URL = saved.url;
+    if (saved.config === undefined) delete process.env.MODAL_CONFIG_PATH;
+    else process.env.MODAL_CONFIG_PATH = saved.config;
+    await fake.close();
+    for (const repo of repos) await repo.cleanup();
+    await rm(configDir, { recursive: true, force: true });
+  });
+
+  const modalEnv = () => ({
+    SANDBOX: 'modal',
+    MODAL_TOKEN_ID: fake.tokenId,
+    MODAL_TOKEN_SECRET: fake.tokenSecret,
+    MODAL_APP_NAME: 'patchbay-test',
+    MODAL_TEMPLATE_REFRESH_COMMITS: '3',
+  });
+  /** Incompressible text, so a bundle's size says which commits it carries. */
+  const noise = (bytes: number) => `${randomBytes(bytes).toString('base64')}\n`;
+
+  /** A repository whose setup (from its CI workflow) installs and counts its runs in `.setup-runs`. */
+  const setUpRepo = async () => {
+    const repo = await createRemote();
+    repos.push(repo);
+    await repo.pushCommit('big.txt', noise(384 * 1024), 'a large history');
+    await repo.pushCommit('package.json', '{"name":"demo","version":"1.0.0"}\n', 'package');
+    await mkdir(join(repo.root, 'scratch', '.github', 'workflows'), { recursive: true });
+    await repo.pushCommit(
+      '.github/workflows/ci.yml',
+      'on: push\njobs:\n  build:\n    runs-on: ubuntu-latest\n    steps:\n      - run: npm install --offline --no-audit --no-fund && echo ran >> .setup-runs\n',
+      'ci',
+    );
+    return repo;
+  };
+
+  const start = async () => {
+    const model = createScriptedProvider({
+      scenario: (messages) =>
+        messages.filter((m) => m.role === 'assistant').length === 0
+          ? { toolCalls: [{ name: 'run_shell', input: { command: 'git log --format=%s | head -2; cat .setup-runs' } }] }
+          : { text: 'Looked around.' },
+    });
+    app = await startTestPatchbay({ model, env: modalEnv() });
+    return model;
+  };
+
+  const runSession = async (repo: RemoteFixture) => {
+    const started = await app!.service.start({ thread: { source: 'web' }, actor: changelogRequester, text: 'Look around', repo: repo.remote });
+    if (started.kind !== 'started') throw new Error(started.kind);
+    const done = await waitForStatus(app!, started.session.id, ['completed', 'failed'], 90_000);
+    expect(done.status, done.error ?? '').toBe('completed');
+    return [...fake.sandboxes.values()].find((sb) => sb.tags.some((t) => t.tagValue === done.id))!;
+  };
+  const template = async (repo: RemoteFixture) =>
+    app!.database.db.selectFrom('modal_templates').selectAll().where('repo', '=', repo.remote).executeTakeFirstOrThrow();
+  /** Bytes of the seed bundle the host wrote into a sandbox. */
+  const seedBytes = (sandbox: FakeSandboxRecord) => [...sandbox.execs.values()].filter((e) => e.args.includes('/tmp/patchbay-seed.bundle')).map((e) => e.stdinOffset);
+  const refreshSandboxes = () => [...fake.sandboxes.values()].filter((sb) => sb.tags.some((t) => t.tagName === 'patchbay' && t.tagValue === 'setup-image-refresh'));
+
+  it('leaves an image whose branch moved less than the threshold, refreshes it from the old image with only the new commits once it moved that far, and the next session starts from the new one', { timeout: 180_000 }, async () => {
+    const repo = await setUpRepo();
+    await start();
+    const first = await runSession(repo);
+    const a = await repo.remoteBranch('main');
+    const old = await template(repo);
+    expect(old).toMatchObject({ base_commit: a });
+    const [full] = seedBytes(first);
+    expect(full).toBeGreaterThan(380_000);
+
+    // Two commits ahead of a threshold of three: left alone, no sandbox started.
+    await repo.pushCommit('move-1.txt', noise(48 * 1024), 'move 1');
+    await repo.pushCommit('move-2.txt', noise(48 * 1024), 'move 2');
+    expect(await app!.setupImageRefresher!.refreshOnce()).toEqual([{ repo: repo.remote, outcome: 'fresh', behind: 2 }]);
+    expect(await template(repo)).toEqual(old);
+    expect(refreshSandboxes()).toEqual([]);
+
+    // Three ahead; while another process holds the repository's refresh lock, this one stays out.
+    const b = await repo.pushCommit('move-3.txt', noise(48 * 1024), 'move 3');
+    const other = new pg.Client({ connectionString: app!.database.url });
+    await other.connect();
+    try {
+      expect((await other.query('select pg_try_advisory_lock($1, hashtext($2)) as locked', [0x5042_0002, repo.remote])).rows[0].locked).toBe(true);
+      expect(await app!.setupImageRefresher!.refreshOnce()).toEqual([{ repo: repo.remote, outcome: 'busy' }]);
+      expect(refreshSandboxes()).toEqual([]);
+    } finally {
+      await other.end();
+    }
+
+    const outcomes = await app!.setupImageRefresher!.refreshOnce();
+    expect(outcomes).toEqual([{ repo: repo.remote, outcome: 'refreshed', from: a, to: b, imageId: expect.stringMatching(/^im-/) }]);
+    const refreshed = await template(repo);
+    expect(refreshed).toMatchObject({ base_commit: b, image_id: (outcomes[0] as { imageId: string }).imageId });
+    const [refresher] = refreshSandboxes();
+    // Started from the old image, sent only the three new commits (not the large history), set up
+    // again on the new tip, snapshotted into the new image, and terminated.
+    expect(refresher!.imageId).toBe(old.image_id);
+    const [sent] = seedBytes(refresher!);
+    expect(sent).toBeGreaterThan(140_000);
+    expect(sent).toBeLessThan(260_000);
+    expect(fake.images.get(refreshed.image_id)).toMatchObject({ kind: 'snapshot', fromSandbox: refresher!.sandboxId });
+    expect(await git(join(refresher!.fsDir, 'workspace'), 'rev-parse', 'HEAD')).toBe(b);
+    expect(await readFile(join(refresher!.fsDir, 'workspace', '.setup-runs'), 'utf8')).toBe('ran\nran\n');
+    expect(refresher!.result).toMatchObject({ status: Status.TERMINATED });
+
+    // One more small commit: the next session starts from the new image and is sent only that.
+    await repo.pushCommit('NEWS.md', 'news\n', 'news arrived');
+    const next = await runSession(repo);
+    expect(next.imageId).toBe(refreshed.image_id);
+    const [incremental] = seedBytes(next);
+    expect(incremental).toBeLessThan(30_000);
+    expect(fake.refusals).toEqual([]);
+  });
+
+  it('keeps the old image when the setup fails during a refresh, and skips a repository whose mirror cannot be refreshed', { timeout: 180_000 }, async () => {
+    const repo = await setUpRepo();
+    await start();
+    await runSession(repo);
+    const old = await template(repo);
+    // A repository this worker cannot reach any more (its mirror cannot be refreshed).
+    await app!.database.db.insertInto('modal_templates').values({ repo: join(repo.root, 'gone.git'), image_id: old.image_id, base_commit: old.base_commit }).execute();
+
+    await repo.pushCommit('move-1.txt', 'one\n', 'move 1');
+    await repo.pushCommit('package.json', '{ not json\n', 'break the package');
+    await repo.pushCommit('move-3.txt', 'three\n', 'move 3');
+    const outcomes = await app!.setupImageRefresher!.refreshOnce();
+    expect(outcomes).toEqual([
+      { repo: join(repo.root, 'gone.git'), outcome: 'skipped', reason: expect.stringMatching(/^its mirror could not be refreshed: Repository \S+gone\.git does not exist/) },
+      { repo: repo.remote, outcome: 'failed', reason: expect.stringMatching(/^setup command `npm install --offline --no-audit --no-fund && echo ran >> \.setup-runs` failed with exit [1-9]/) },
+    ]);
+    expect(await template(repo)).toEqual(old);
+    const [refresher] = refreshSandboxes().filter((sb) => sb.imageId === old.image_id);
+    expect(refresher!.result).toMatchObject({ status: Status.TERMINATED });
+    expect(fake.refusals).toEqual([]);
+  });
+});
