@@ -13,7 +13,10 @@ describe('SANDBOX=modal settings', () => {
       snapshotEveryMinutes: 10,
       snapshotTtlDays: 30,
       exitSnapshots: true,
+      setupImageRefresh: { everyMinutes: 60, minCommits: 50 },
     });
+    // 0 minutes: no background refresh of setup images.
+    expect(loadConfig({ SANDBOX: 'modal', MODAL_TEMPLATE_REFRESH_MINUTES: '0' }).sandbox.modal).not.toHaveProperty('setupImageRefresh');
   });
 
   it('reads every setting; a custom image gets no extra commands; the token secret is redacted', () => {
@@ -30,6 +33,8 @@ describe('SANDBOX=modal settings', () => {
       MODAL_SNAPSHOT_EVERY_MINUTES: '0',
       MODAL_SNAPSHOT_TTL_DAYS: '7',
       MODAL_EXIT_SNAPSHOTS: 'false',
+      MODAL_TEMPLATE_REFRESH_MINUTES: '15',
+      MODAL_TEMPLATE_REFRESH_COMMITS: '200',
     });
     expect(config.sandbox.modal).toEqual({
       tokenId: 'ak-123',
@@ -44,6 +49,7 @@ describe('SANDBOX=modal settings', () => {
       snapshotEveryMinutes: 0,
       snapshotTtlDays: 7,
       exitSnapshots: false,
+      setupImageRefresh: { everyMinutes: 15, minCommits: 200 },
     });
     expect(configuredSecrets(config)).toContain('as-456');
   });
@@ -57,6 +63,9 @@ describe('SANDBOX=modal settings', () => {
     [{ MODAL_MEMORY_MIB: '64' }, /MODAL_MEMORY_MIB/],
     [{ MODAL_APP_NAME: 'has spaces' }, /MODAL_APP_NAME: must be a Modal app name/],
     [{ MODAL_EXIT_SNAPSHOTS: 'yes' }, /MODAL_EXIT_SNAPSHOTS/],
+    [{ MODAL_TEMPLATE_REFRESH_MINUTES: '-5' }, /MODAL_TEMPLATE_REFRESH_MINUTES/],
+    [{ MODAL_TEMPLATE_REFRESH_MINUTES: 'hourly' }, /MODAL_TEMPLATE_REFRESH_MINUTES/],
+    [{ MODAL_TEMPLATE_REFRESH_COMMITS: '0' }, /MODAL_TEMPLATE_REFRESH_COMMITS/],
   ])('refuses %o with a line naming the setting', (env, message) => {
     expect(() => loadConfig({ SANDBOX: 'modal', ...env })).toThrow(message);
   });
