@@ -68,14 +68,14 @@ describe('Modal setup images are refreshed in the background when the default br
     return repo;
   };
 
-  const start = async () => {
+  const start = async (extra: Pick<Parameters<typeof startTestPatchbay>[0] & object, 'integrations'> = {}) => {
     const model = createScriptedProvider({
       scenario: (messages) =>
         messages.filter((m) => m.role === 'assistant').length === 0
           ? { toolCalls: [{ name: 'run_shell', input: { command: 'git log --format=%s | head -2; cat .setup-runs' } }] }
           : { text: 'Looked around.' },
     });
-    app = await startTestPatchbay({ model, env: modalEnv() });
+    app = await startTestPatchbay({ model, env: modalEnv(), ...extra });
     return model;
   };
 
@@ -165,6 +165,38 @@ describe('Modal setup images are refreshed in the background when the default br
     expect(await template(repo)).toEqual(old);
     const [refresher] = refreshSandboxes().filter((sb) => sb.imageId === old.image_id);
     expect(refresher!.result).toMatchObject({ status: Status.TERMINATED });
+    expect(fake.refusals).toEqual([]);
+  });
+
+  it('refreshes the mirror with the git credentials the harness uses, and keeps a newer image a session recorded while the refresh ran', { timeout: 180_000 }, async () => {
+    const repo = await setUpRepo();
+    const asked: string[] = [];
+    const credentials = {
+      name: 'test-credentials',
+      async gitEnv(url: string) {
+        asked.push(url);
+        return { GIT_CONFIG_COUNT: '1', GIT_CONFIG_KEY_0: 'http.extraHeader', GIT_CONFIG_VALUE_0: 'Authorization: Bearer not-a-real-token' };
+      },
+    };
+    await start({ integrations: async () => [{ replier: { source: 'slack', reply: async () => ({ state: null }) }, gitCredentials: credentials }] });
+    await runSession(repo);
+    const old = await template(repo);
+    for (const n of [1, 2, 3]) await repo.pushCommit(`move-${n}.txt`, `${n}\n`, `move ${n}`);
+    const before = new Set(refreshSandboxes().map((sb) => sb.sandboxId));
+    asked.length = 0;
+    const pass = app!.setupImageRefresher!.refreshOnce();
+    // While the refresh sandbox works, a session records its own (newer) setup image.
+    const started = Date.now();
+    while (!refreshSandboxes().some((sb) => !before.has(sb.sandboxId))) {
+      if (Date.now() - started > 30_000) throw new Error('no refresh sandbox started');
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    const newer = { image_id: old.image_id.replace(/^im-/, 'im-session'), base_commit: await repo.remoteBranch('main') };
+    await app!.database.db.updateTable('modal_templates').set(newer).where('repo', '=', repo.remote).execute();
+    expect(await pass).toEqual([{ repo: repo.remote, outcome: 'superseded' }]);
+    expect(await template(repo)).toMatchObject(newer);
+    expect(asked.length).toBeGreaterThanOrEqual(1);
+    expect(new Set(asked)).toEqual(new Set([repo.remote]));
     expect(fake.refusals).toEqual([]);
   });
 });
