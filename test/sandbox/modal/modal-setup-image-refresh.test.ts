@@ -3,11 +3,13 @@ import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
+import pino from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createRemote, git, type RemoteFixture } from '../../git/git-fixture.ts';
 import { startTestPatchbay, waitForStatus, type PatchbayFixture } from '../../helpers/patchbay-fixture.ts';
 import { startFakeModal, Status, type FakeModal, type FakeSandboxRecord } from '../../fakes/modal/fake-modal.ts';
 import { createScriptedProvider } from '../../../src/models/scripted-provider.ts';
+import { startPatchbay } from '../../../src/main.ts';
 import { changelogRequester } from '../../harness/changelog-scenario.ts';
 
 /**
@@ -198,5 +200,48 @@ describe('Modal setup images are refreshed in the background when the default br
     expect(asked.length).toBeGreaterThanOrEqual(1);
     expect(new Set(asked)).toEqual(new Set([repo.remote]));
     expect(fake.refusals).toEqual([]);
+  });
+
+  it('two workers on one database (separate data directories) refresh a repository once, and a repository a worker cannot reach is logged once', { timeout: 180_000 }, async () => {
+    const repo = await setUpRepo();
+    await start();
+    await runSession(repo);
+    const old = await template(repo);
+    const gone = join(repo.root, 'gone.git');
+    await app!.database.db.insertInto('modal_templates').values({ repo: gone, image_id: old.image_id, base_commit: old.base_commit }).execute();
+    const otherDir = await mkdtemp(join(tmpdir(), 'patchbay-worker-'));
+    const lines: string[] = [];
+    const other = await startPatchbay({ ...app!.config, dataDir: otherDir }, {
+      log: pino({ level: 'info' }, { write: (line: string) => void lines.push(line) }),
+      work: true,
+      surfaces: false,
+      model: createScriptedProvider({ scenario: () => ({ text: 'unused' }) }),
+      queue: { pollingIntervalSeconds: 0.5 },
+    });
+    try {
+      for (const n of [1, 2, 3]) await repo.pushCommit(`move-${n}.txt`, `${n}\n`, `move ${n}`);
+      const before = refreshSandboxes().length;
+      const [mine, theirs] = await Promise.all([app!.setupImageRefresher!.refreshOnce(), other.setupImageRefresher!.refreshOnce()]);
+      const forRepo = [...mine, ...theirs].filter((o) => o.repo === repo.remote).map((o) => o.outcome).sort();
+      // The one that waited on the lock found the image busy, or already fresh once it got the lock.
+      expect(forRepo[1]).toBe('refreshed');
+      expect(['busy', 'fresh']).toContain(forRepo[0]);
+      expect(refreshSandboxes().length - before).toBe(1);
+      expect(await template(repo)).toMatchObject({ base_commit: await repo.remoteBranch('main') });
+
+      // Two more passes, both skipping it: said once.
+      for (const _ of [1, 2]) {
+        expect(await other.setupImageRefresher!.refreshOnce()).toEqual([
+          { repo: gone, outcome: 'skipped', reason: expect.stringContaining('does not exist') },
+          { repo: repo.remote, outcome: 'fresh', behind: 0 },
+        ]);
+      }
+      const skipped = lines.map((line) => JSON.parse(line) as { msg: string; repo?: string }).filter((entry) => entry.msg === 'skipping the setup-image refresh of a repository');
+      expect(skipped).toEqual([expect.objectContaining({ repo: gone, level: 40 })]);
+      expect(fake.refusals).toEqual([]);
+    } finally {
+      await other.close();
+      await rm(otherDir, { recursive: true, force: true });
+    }
   });
 });
