@@ -19,7 +19,7 @@ export type RefreshOutcome =
   | { repo: string; outcome: 'fresh'; behind: number }
   | { repo: string; outcome: 'refreshed'; from: string; to: string; imageId: string }
   | { repo: string; outcome: 'superseded' | 'busy' }
-  | { repo: string; outcome: 'skipped' | 'failed'; reason: string };
+  | { repo: string; outcome: 'skipped' | 'failed' | 'held'; reason: string };
 
 export type SetupImageRefresher = {
   /** One pass over every setup image; resolves when it is done (the timer drives these in production). */
@@ -56,6 +56,8 @@ export function createSetupImageRefresher(options: SetupImageRefresherOptions): 
   const controller = new AbortController();
   /** Repositories whose mirror could not be refreshed, with the reason already logged. */
   const unreachable = new Map<string, string>();
+  /** The tip whose refresh failed, per repository: not tried again (every pass) until the branch moves. */
+  const failedAt = new Map<string, string>();
   let pass: Promise<RefreshOutcome[]> | undefined;
 
   const gitEnv = async (repo: string, signal: AbortSignal) => {
@@ -92,6 +94,7 @@ export function createSetupImageRefresher(options: SetupImageRefresherOptions): 
     }
     unreachable.delete(repo);
     if (behind < options.minCommits) return { repo, outcome: 'fresh', behind };
+    if (failedAt.get(repo) === tip) return { repo, outcome: 'held', reason: `its refresh at ${tip.slice(0, 12)} failed; it is tried again once the default branch moves` };
 
     try {
       const knowledge = await loadKnowledge({ repo, dataDir: options.dataDir, store: options.knowledge, log: repoLog, signal });
@@ -117,11 +120,13 @@ export function createSetupImageRefresher(options: SetupImageRefresherOptions): 
         repoLog.info({ imageId: result.imageId }, 'a session recorded a newer setup image while this one was refreshed; kept that one');
         return { repo, outcome: 'superseded' };
       }
+      failedAt.delete(repo);
       repoLog.info({ from: image.baseCommit, imageId: result.imageId, behind }, 'refreshed the setup image');
       return { repo, outcome: 'refreshed', from: image.baseCommit, to, imageId: result.imageId };
     } catch (error) {
       if (signal.aborted) throw error;
       const reason = (error as Error).message;
+      failedAt.set(repo, tip);
       repoLog.warn({ imageId: image.imageId, baseCommit: image.baseCommit, reason }, 'could not refresh the setup image; the old one stays in use');
       return { repo, outcome: 'failed', reason };
     }

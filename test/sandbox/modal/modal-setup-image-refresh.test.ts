@@ -167,6 +167,11 @@ describe('Modal setup images are refreshed in the background when the default br
     expect(await template(repo)).toEqual(old);
     const [refresher] = refreshSandboxes().filter((sb) => sb.imageId === old.image_id);
     expect(refresher!.result).toMatchObject({ status: Status.TERMINATED });
+    // The same tip is not tried again on every pass; once the branch moves, it is.
+    expect((await app!.setupImageRefresher!.refreshOnce())[1]).toEqual({ repo: repo.remote, outcome: 'held', reason: expect.stringContaining('tried again once the default branch moves') });
+    expect(refreshSandboxes().filter((sb) => sb.imageId === old.image_id)).toHaveLength(1);
+    await repo.pushCommit('package.json', '{"name":"demo","version":"1.0.1"}\n', 'mend the package');
+    expect((await app!.setupImageRefresher!.refreshOnce())[1]).toMatchObject({ repo: repo.remote, outcome: 'refreshed' });
     expect(fake.refusals).toEqual([]);
   });
 
