@@ -2,6 +2,7 @@ import pg from 'pg';
 import type { Logger } from 'pino';
 import type { SetupImage, SetupImageRefresh } from '../../sandbox/modal/modal-sandbox-provider.ts';
 import type { SandboxSpec } from '../../sandbox/sandbox.ts';
+import { PatchbayError } from '../core/errors.ts';
 import type { GitCredentials } from '../core/publisher.ts';
 import { runHostGit } from '../git/host-git.ts';
 import { defaultBranch, ensureMirror, mirrorPath, resolveBranch, resolveRepo, withMirrorLock } from '../git/mirror.ts';
@@ -86,7 +87,7 @@ export function createSetupImageRefresher(options: SetupImageRefresherOptions): 
       const counted = await runHostGit(['rev-list', '--count', tip, `^${image.baseCommit}`], { gitDir: mirror.gitDir, signal }).catch(() => undefined);
       behind = counted === undefined ? Number.POSITIVE_INFINITY : Number(counted.trim());
     } catch (error) {
-      if (signal.aborted) throw error;
+      if (signal.aborted) throw new PatchbayError('aborted', `the refresh of ${repo}'s setup image was stopped`, { cause: error });
       const reason = `its mirror could not be refreshed: ${(error as Error).message}`;
       if (unreachable.get(repo) !== reason) repoLog.warn({ reason }, 'skipping the setup-image refresh of a repository');
       unreachable.set(repo, reason);
@@ -124,7 +125,7 @@ export function createSetupImageRefresher(options: SetupImageRefresherOptions): 
       repoLog.info({ from: image.baseCommit, imageId: result.imageId, behind }, 'refreshed the setup image');
       return { repo, outcome: 'refreshed', from: image.baseCommit, to, imageId: result.imageId };
     } catch (error) {
-      if (signal.aborted) throw error;
+      if (signal.aborted) throw new PatchbayError('aborted', `the refresh of ${repo}'s setup image was stopped`, { cause: error });
       const reason = (error as Error).message;
       failedAt.set(repo, tip);
       repoLog.warn({ imageId: image.imageId, baseCommit: image.baseCommit, reason }, 'could not refresh the setup image; the old one stays in use');

@@ -249,4 +249,33 @@ describe('Modal setup images are refreshed in the background when the default br
       await rm(otherDir, { recursive: true, force: true });
     }
   });
+
+  it('stops a refresh under way when the worker shuts down: its sandbox is terminated and the old image stays', { timeout: 180_000 }, async () => {
+    const repo = await setUpRepo();
+    await start();
+    await runSession(repo);
+    const old = await template(repo);
+    await repo.pushCommit('move-1.txt', '1\n', 'move 1');
+    await repo.pushCommit('move-2.txt', '2\n', 'move 2');
+    await repo.pushCommit(
+      '.github/workflows/ci.yml',
+      'on: push\njobs:\n  build:\n    runs-on: ubuntu-latest\n    steps:\n      - run: npm install --offline --no-audit --no-fund && sleep 60 && echo ran >> .setup-runs\n',
+      'a slow setup',
+    );
+    const before = new Set(refreshSandboxes().map((sb) => sb.sandboxId));
+    const pass = app!.setupImageRefresher!.refreshOnce();
+    const started = Date.now();
+    let refresher: FakeSandboxRecord | undefined;
+    while (!(refresher = refreshSandboxes().find((sb) => !before.has(sb.sandboxId) && [...sb.execs.values()].some((e) => e.args.some((a) => a.includes('sleep 60')))))) {
+      if (Date.now() - started > 30_000) throw new Error(`the slow setup did not start in a refresh sandbox (the pass: ${JSON.stringify(await Promise.race([pass, 'running']))})`);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    const stopping = Date.now();
+    await app!.setupImageRefresher!.stop();
+    expect(Date.now() - stopping).toBeLessThan(30_000);
+    await expect(pass).rejects.toMatchObject({ code: 'aborted', message: `the refresh of ${repo.remote}'s setup image was stopped` });
+    expect(refresher.result).toMatchObject({ status: Status.TERMINATED });
+    expect(await template(repo)).toEqual(old);
+    expect(fake.refusals).toEqual([]);
+  });
 });
