@@ -1,5 +1,5 @@
-import pg from 'pg';
 import type { Logger } from 'pino';
+import { tryAdvisoryLock } from '../../db/advisory-lock.ts';
 
 /** The advisory-lock class of run slots (an arbitrary constant, "PB" + 1). */
 const SLOT_LOCK_CLASS = 0x5042_0001;
@@ -23,31 +23,10 @@ export function createRunSlots(options: { url: string; max: number; log: Logger 
   return {
     max: options.max,
     async tryAcquire() {
-      const client = new pg.Client({ connectionString: options.url });
-      // A dropped connection loses the slot; the run goes on (briefly over the limit) rather than stop.
-      client.on('error', (error) => log.warn({ err: error }, 'run slot connection lost'));
-      await client.connect();
-      try {
-        // Starting at a random slot spreads the tries of many waiting workers.
-        const first = Math.floor(Math.random() * options.max);
-        for (let i = 0; i < options.max; i++) {
-          const slot = (first + i) % options.max;
-          const { rows } = await client.query<{ locked: boolean }>('select pg_try_advisory_lock($1, $2) as locked', [SLOT_LOCK_CLASS, slot]);
-          if (rows[0]?.locked) {
-            return {
-              async release() {
-                await client.query('select pg_advisory_unlock($1, $2)', [SLOT_LOCK_CLASS, slot]).catch(() => undefined);
-                await client.end().catch(() => undefined);
-              },
-            };
-          }
-        }
-      } catch (error) {
-        await client.end().catch(() => undefined);
-        throw error;
-      }
-      await client.end().catch(() => undefined);
-      return undefined;
+      // Starting at a random slot spreads the tries of many waiting workers.
+      const first = Math.floor(Math.random() * options.max);
+      const slots = Array.from({ length: options.max }, (_, i) => (first + i) % options.max);
+      return tryAdvisoryLock({ url: options.url, classId: SLOT_LOCK_CLASS, keys: slots, log, what: 'run slot' });
     },
   };
 }

@@ -1,5 +1,5 @@
-import pg from 'pg';
 import type { Logger } from 'pino';
+import { tryAdvisoryLock } from '../../db/advisory-lock.ts';
 import type { SetupImage, SetupImageRefresh } from '../../sandbox/modal/modal-sandbox-provider.ts';
 import type { SandboxSpec } from '../../sandbox/sandbox.ts';
 import { PatchbayError } from '../core/errors.ts';
@@ -138,7 +138,7 @@ export function createSetupImageRefresher(options: SetupImageRefresherOptions): 
     const outcomes: RefreshOutcome[] = [];
     for (const listed of await options.images.setupImages()) {
       if (signal.aborted) break;
-      const lock = await tryLock(options.databaseUrl, listed.repo, log);
+      const lock = await tryAdvisoryLock({ url: options.databaseUrl, classId: REFRESH_LOCK_CLASS, keys: [listed.repo], log, what: 'setup-image refresh' });
       if (!lock) {
         outcomes.push({ repo: listed.repo, outcome: 'busy' });
         continue;
@@ -183,25 +183,3 @@ export function createSetupImageRefresher(options: SetupImageRefresherOptions): 
   };
 }
 
-/** The repository's refresh lock, when no other process holds it: a session-level advisory lock on a connection of its own, given back if the process dies. */
-async function tryLock(url: string, repo: string, log: Logger): Promise<{ release(): Promise<void> } | undefined> {
-  const client = new pg.Client({ connectionString: url });
-  client.on('error', (error) => log.warn({ err: error }, 'setup-image refresh lock connection lost'));
-  await client.connect();
-  try {
-    const { rows } = await client.query<{ locked: boolean }>('select pg_try_advisory_lock($1, hashtext($2)) as locked', [REFRESH_LOCK_CLASS, repo]);
-    if (rows[0]?.locked) {
-      return {
-        async release() {
-          await client.query('select pg_advisory_unlock($1, hashtext($2))', [REFRESH_LOCK_CLASS, repo]).catch(() => undefined);
-          await client.end().catch(() => undefined);
-        },
-      };
-    }
-  } catch (error) {
-    await client.end().catch(() => undefined);
-    throw error;
-  }
-  await client.end().catch(() => undefined);
-  return undefined;
-}
