@@ -124,9 +124,17 @@ export function createInboundPipeline(deps: {
       while (toSend.length > 0) {
         const ids = toSend.splice(0);
         try {
-          // One job per delivery at a time: the queue is stately, keyed by the delivery's id.
-          await boss.insert(QUEUE, ids.map((id) => ({ data: { id } satisfies DeliveryJob, singletonKey: id })));
-          await db.updateTable('inbound_deliveries').set({ queued_at: sql`now()` }).where('id', 'in', ids).execute();
+          // Marked before the jobs exist: a job is worked the moment it is inserted (NOTIFY), and
+          // one that parks its delivery (queued_at back to null, see begin()) must not have that
+          // overwritten by this mark, or nothing would send it on.
+          await db.updateTable('inbound_deliveries').set({ queued_at: sql`now()` }).where('id', 'in', ids).where('status', '=', 'pending').execute();
+          try {
+            // One job per delivery at a time: the queue is stately, keyed by the delivery's id.
+            await boss.insert(QUEUE, ids.map((id) => ({ data: { id } satisfies DeliveryJob, singletonKey: id })));
+          } catch (error) {
+            await db.updateTable('inbound_deliveries').set({ queued_at: null }).where('id', 'in', ids).where('attempts', '=', 0).execute();
+            throw error;
+          }
         } catch (error) {
           log.warn({ err: error, count: ids.length }, 'could not queue stored deliveries; the sweep will');
         }
@@ -196,9 +204,14 @@ export function createInboundPipeline(deps: {
     const rows = await db
       .selectFrom('inbound_deliveries')
       .select('id')
-      .where('queued_at', 'is', null)
       .where('status', '=', 'pending')
       .where('received_at', '<=', sql<Date>`now() - make_interval(secs => ${olderThanSeconds})`)
+      // Never sent (or parked, which a resend parks again), or marked by a process that died before
+      // its job was inserted: never attempted since the mark (a job of it still queued is deduped by
+      // the stately queue; one being worked has counted its attempt).
+      .where((eb) =>
+        eb.or([eb('queued_at', 'is', null), eb.and([eb('attempts', '=', 0), eb('queued_at', '<=', sql<Date>`now() - make_interval(secs => ${olderThanSeconds})`)])]),
+      )
       .orderBy('received_at')
       .limit(500)
       .execute();
