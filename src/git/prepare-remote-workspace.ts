@@ -57,26 +57,9 @@ export async function prepareRemoteWorkspace(options: PrepareRemoteWorkspaceOpti
       const baseBranch = options.baseBranch ?? (await requireDefaultBranch(mirror, signal));
       return { baseBranch, baseCommit: await requireBranch(mirror, baseBranch, signal), reused: true };
     }
-    const baseBranch = options.baseBranch ?? (await requireDefaultBranch(mirror, signal));
-    if (baseBranch === options.branch) throw new PatchbayError('invalid_input', `The session branch must differ from the base branch ${baseBranch}`);
-    const baseTip = await requireBranch(mirror, baseBranch, signal);
-    const existing = await resolveBranch(mirror, options.branch, signal);
-    const baseCommit = existing ?? baseTip;
-    await shipBundle(options, mirror, [`refs/heads/${baseBranch}`, ...(existing ? [`refs/heads/${options.branch}`] : [])]);
-    const seeded = await sandbox.exec(seedScript, {
-      signal,
-      timeoutMs: 30 * 60_000,
-      env: {
-        PATCHBAY_BASE_BRANCH: baseBranch,
-        PATCHBAY_BRANCH: options.branch,
-        PATCHBAY_BASE_COMMIT: baseCommit,
-        PATCHBAY_ORIGIN: workspaceOriginUrl,
-        PATCHBAY_RECORD: JSON.stringify({ baseBranch, baseCommit, branch: options.branch }),
-      },
-    });
-    if (seeded.exitCode !== 0) {
-      throw new PatchbayError('git_failed', `checking out the workspace in the sandbox failed (exit ${seeded.exitCode ?? 'none'}): ${(seeded.stderr || seeded.stdout).trim().slice(-2000)}`);
-    }
+    const { baseBranch, baseCommit, existing, refs } = await resolveBase(options, mirror);
+    await shipBundle(options, mirror, refs);
+    await runInSandbox(options, seedScript, 'checking out the workspace in the sandbox', { baseBranch, baseCommit, PATCHBAY_ORIGIN: workspaceOriginUrl });
     log.info({ branch: options.branch, baseBranch, baseCommit, existingBranch: existing !== undefined }, 'remote workspace prepared');
     return { baseBranch, baseCommit, reused: false };
   });
@@ -105,13 +88,8 @@ rm -f ${seedPath}
  * commits the image's checkout lacks (everything, when its commit is no longer in the mirror).
  */
 async function adoptTemplate(options: PrepareRemoteWorkspaceOptions, mirror: Mirror, found: RemoteRecord): Promise<PreparedWorkspace> {
-  const { sandbox, signal, log } = options;
-  const baseBranch = options.baseBranch ?? (await requireDefaultBranch(mirror, signal));
-  if (baseBranch === options.branch) throw new PatchbayError('invalid_input', `The session branch must differ from the base branch ${baseBranch}`);
-  const baseTip = await requireBranch(mirror, baseBranch, signal);
-  const existing = await resolveBranch(mirror, options.branch, signal);
-  const baseCommit = existing ?? baseTip;
-  const refs = [`refs/heads/${baseBranch}`, ...(existing ? [`refs/heads/${options.branch}`] : [])];
+  const { signal, log } = options;
+  const { baseBranch, baseCommit, baseTip, refs } = await resolveBase(options, mirror);
   const have = await runHostGit(['cat-file', '-e', `${found.baseCommit}^{commit}`], { gitDir: mirror.gitDir, signal }).then(
     () => true,
     () => false,
@@ -119,21 +97,46 @@ async function adoptTemplate(options: PrepareRemoteWorkspaceOptions, mirror: Mir
   // A bundle needs at least one new commit; with nothing new the full refs are sent (still small).
   const upToDate = have && refs.length === 1 && found.baseCommit === baseTip;
   await shipBundle(options, mirror, have && !upToDate ? [...refs, `^${found.baseCommit}`] : refs);
-  const adopted = await sandbox.exec(adoptScript, {
-    signal,
+  await runInSandbox(options, adoptScript, 'taking over the set-up workspace in the sandbox', { baseBranch, baseCommit });
+  log.info({ branch: options.branch, baseBranch, baseCommit, templateCommit: found.baseCommit, incremental: have && !upToDate }, 'remote workspace taken over from the setup image');
+  return { baseBranch, baseCommit, reused: false };
+}
+
+/**
+ * The session's base branch and the commit its branch starts from (the remote's session branch when
+ * it already exists, for a follow-up on a pushed branch), and the refs a bundle must carry.
+ */
+async function resolveBase(options: PrepareRemoteWorkspaceOptions, mirror: Mirror) {
+  const baseBranch = options.baseBranch ?? (await requireDefaultBranch(mirror, options.signal));
+  if (baseBranch === options.branch) throw new PatchbayError('invalid_input', `The session branch must differ from the base branch ${baseBranch}`);
+  const baseTip = await requireBranch(mirror, baseBranch, options.signal);
+  const existing = await resolveBranch(mirror, options.branch, options.signal);
+  const refs = [`refs/heads/${baseBranch}`, ...(existing ? [`refs/heads/${options.branch}`] : [])];
+  return { baseBranch, baseTip, existing, baseCommit: existing ?? baseTip, refs };
+}
+
+/** Runs one of the checkout scripts above in the sandbox with the session's branches, failing with `what`. */
+async function runInSandbox(
+  options: PrepareRemoteWorkspaceOptions,
+  script: string,
+  what: string,
+  base: { baseBranch: string; baseCommit: string; PATCHBAY_ORIGIN?: string },
+): Promise<void> {
+  const { baseBranch, baseCommit, ...extra } = base;
+  const result = await options.sandbox.exec(script, {
+    signal: options.signal,
     timeoutMs: 30 * 60_000,
     env: {
       PATCHBAY_BASE_BRANCH: baseBranch,
       PATCHBAY_BRANCH: options.branch,
       PATCHBAY_BASE_COMMIT: baseCommit,
       PATCHBAY_RECORD: JSON.stringify({ baseBranch, baseCommit, branch: options.branch }),
+      ...extra,
     },
   });
-  if (adopted.exitCode !== 0) {
-    throw new PatchbayError('git_failed', `taking over the set-up workspace in the sandbox failed (exit ${adopted.exitCode ?? 'none'}): ${(adopted.stderr || adopted.stdout).trim().slice(-2000)}`);
+  if (result.exitCode !== 0) {
+    throw new PatchbayError('git_failed', `${what} failed (exit ${result.exitCode ?? 'none'}): ${(result.stderr || result.stdout).trim().slice(-2000)}`);
   }
-  log.info({ branch: options.branch, baseBranch, baseCommit, templateCommit: found.baseCommit, incremental: have && !upToDate }, 'remote workspace taken over from the setup image');
-  return { baseBranch, baseCommit, reused: false };
 }
 
 async function shipBundle(options: PrepareRemoteWorkspaceOptions, mirror: Mirror, revs: string[]): Promise<void> {
