@@ -1,6 +1,7 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { Logger } from 'pino';
+import { readCookie } from '../../src/core/cookies.ts';
 import type { DeliveryInbox } from '../../src/core/inbound-surface.ts';
 import type { PageSessionIssuer } from '../../src/core/page-sign-in.ts';
 import type { GitHubClient } from './github-client.ts';
@@ -103,7 +104,7 @@ export function githubRoutes(deps: {
       const { code, state } = req.query as { code?: string; state?: string };
       const claim = state ? parseState(oauth.box.verify(state)) : undefined;
       if (!code || !claim) return reply.code(400).type('text/plain').send('Sign-in failed: the request is invalid or expired.');
-      const nonce = cookieValue(req.headers.cookie, OAUTH_COOKIE);
+      const nonce = readCookie(req.headers.cookie, OAUTH_COOKIE);
       // Spent either way: a state is good for one try in one browser.
       reply.header('set-cookie', browserCookie('', secureCookie, 0));
       if (!nonce || !safeEqual(digest(nonce), claim.browser)) {
@@ -202,14 +203,6 @@ function parseState(payload: string | undefined): OAuthState | PageState | undef
 /** HttpOnly, only sent to the sign-in routes; Lax, so GitHub's redirect back (a top-level GET) carries it. */
 function browserCookie(value: string, secure: boolean, maxAgeSeconds: number): string {
   return `${OAUTH_COOKIE}=${value}; Path=/github/oauth; Max-Age=${maxAgeSeconds}; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`;
-}
-
-function cookieValue(header: string | undefined, name: string): string | undefined {
-  for (const part of (header ?? '').split(';')) {
-    const eq = part.indexOf('=');
-    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim() || undefined;
-  }
-  return undefined;
 }
 
 function digest(value: string): string {

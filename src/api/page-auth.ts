@@ -1,6 +1,7 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
+import { readCookie } from '../core/cookies.ts';
 import type { PageSessionIssuer, PageSignInProvider } from '../core/page-sign-in.ts';
 import { createBearerCheck } from './bearer-auth.ts';
 import type { ApiServer, RouteConfig } from './server.ts';
@@ -105,12 +106,4 @@ function cookieHeader(value: string, secure: boolean, maxAge?: number): string {
 
 function cookieValue(token: string): string {
   return createHash('sha256').update(`patchbay-page-session:${token}`, 'utf8').digest('base64url');
-}
-
-export function readCookie(header: string | undefined, name: string): string | undefined {
-  for (const part of (header ?? '').split(';')) {
-    const eq = part.indexOf('=');
-    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
-  }
-  return undefined;
 }
