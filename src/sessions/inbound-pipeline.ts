@@ -75,6 +75,8 @@ export function createInboundPipeline(deps: {
   pollingIntervalSeconds?: number;
   /** How often rows without a job are looked for (after a crash between insert and send). */
   sweepMs?: number;
+  /** While deliveries keep arriving, the longest their jobs wait to be sent together. */
+  sendWindowMs?: number;
 }): InboundPipeline {
   const { db, boss, log } = deps;
   const retry = deps.retry ?? defaultRetryPolicy;
@@ -107,14 +109,17 @@ export function createInboundPipeline(deps: {
   }
 
   /**
-   * Sends the jobs for stored deliveries and notes that they have one, in batches (one job insert
-   * and one update for every delivery stored in the same moment). Off the ack path; a failure is
-   * left to the sweep.
+   * Sends the jobs for stored deliveries, in batches: one job insert for the deliveries of a burst
+   * (see arrivalsPaused()), at once for a lone one. Off the ack path; a failure is left to the sweep. Deliveries stored by
+   * accept() are marked as sent by their insert; the others (the sweep's, a parked one sent on)
+   * are marked here first, for the same reason (see flush()).
    */
   const toSend: string[] = [];
+  const toMark = new Set<string>();
   let sendingNow = false;
-  function send(id: string): void {
+  function send(id: string, options: { marked: boolean }): void {
     toSend.push(id);
+    if (!options.marked) toMark.add(id);
     if (sendingNow) return;
     sendingNow = true;
     // One send in flight at a time; whatever is stored meanwhile goes in the next one.
@@ -122,20 +127,30 @@ export function createInboundPipeline(deps: {
       await ready;
       await new Promise((resolve) => setImmediate(resolve));
       while (toSend.length > 0) {
-        const ids = toSend.splice(0);
-        try {
-          // Marked before the jobs exist: a job is worked the moment it is inserted (NOTIFY), and
-          // one that parks its delivery (queued_at back to null, see begin()) must not have that
-          // overwritten by this mark, or nothing would send it on.
-          await db.updateTable('inbound_deliveries').set({ queued_at: sql`now()` }).where('id', 'in', ids).where('status', '=', 'pending').execute();
+        // While a burst is being stored, its jobs go in one insert per window instead of one per batch.
+        await arrivalsPaused(deps.sendWindowMs ?? 50);
+        let ids = toSend.splice(0);
+        const mark = ids.filter((id) => toMark.delete(id));
+        if (mark.length > 0) {
           try {
-            // One job per delivery at a time: the queue is stately, keyed by the delivery's id.
-            await boss.insert(QUEUE, ids.map((id) => ({ data: { id } satisfies DeliveryJob, singletonKey: id })));
+            await db.updateTable('inbound_deliveries').set({ queued_at: sql`now()` }).where('id', 'in', mark).where('status', '=', 'pending').execute();
           } catch (error) {
-            await db.updateTable('inbound_deliveries').set({ queued_at: null }).where('id', 'in', ids).where('attempts', '=', 0).execute();
-            throw error;
+            log.warn({ err: error, count: mark.length }, 'could not queue stored deliveries; the sweep will');
+            ids = ids.filter((id) => !mark.includes(id));
+            if (ids.length === 0) continue;
           }
+        }
+        try {
+          // One job per delivery at a time: the queue is stately, keyed by the delivery's id.
+          await boss.insert(QUEUE, ids.map((id) => ({ data: { id } satisfies DeliveryJob, singletonKey: id })));
         } catch (error) {
+          await db
+            .updateTable('inbound_deliveries')
+            .set({ queued_at: null })
+            .where('id', 'in', ids)
+            .where('attempts', '=', 0)
+            .execute()
+            .catch(() => undefined);
           log.warn({ err: error, count: ids.length }, 'could not queue stored deliveries; the sweep will');
         }
       }
@@ -147,19 +162,23 @@ export function createInboundPipeline(deps: {
   }
 
   /**
-   * Stores deliveries in batches (group commit): while one multi-row insert is on its way, the
-   * accept()s that arrive wait and go together in the next (unique by meaning, duplicates
-   * skipped), so a burst costs a few round trips and commits, not one each.
+   * Stores deliveries in batches (group commit): the accept()s of one turn of the event loop go in
+   * one multi-row insert (unique by meaning, duplicates skipped), and while it is on its way the
+   * next ones wait and go together in the next. A lone delivery is stored at once; a burst costs a
+   * few round trips and commits, not one each.
    */
   type Pending = { delivery: ReceivedDelivery; settle: (stored: 'accepted' | 'duplicate') => void; fail: (error: unknown) => void };
   let batch: Pending[] = [];
   let flushing = false;
+  let lastAccept = 0;
   function store(delivery: ReceivedDelivery): Promise<'accepted' | 'duplicate'> {
+    lastAccept = performance.now();
     return new Promise((settle, fail) => {
       batch.push({ delivery, settle, fail });
       if (flushing) return;
       flushing = true;
-      queueMicrotask(() => void drainBatches());
+      // After the requests read in this turn have joined the batch.
+      setImmediate(() => void drainBatches());
     });
   }
   async function drainBatches(): Promise<void> {
@@ -173,6 +192,21 @@ export function createInboundPipeline(deps: {
       flushing = false;
     }
   }
+
+  /**
+   * Resolves once no accept() has come for a few milliseconds, or after `maxMs`: while a burst is
+   * arriving, the acks go first and the jobs of its deliveries wait to be sent together.
+   */
+  async function arrivalsPaused(maxMs: number, quietMs = 3): Promise<void> {
+    const start = performance.now();
+    for (;;) {
+      const now = performance.now();
+      const wait = Math.min(quietMs - (now - lastAccept), maxMs - (now - start));
+      if (wait <= 0) return;
+      await new Promise((resolve) => setTimeout(resolve, wait));
+    }
+  }
+
   async function flush(taken: Pending[]): Promise<void> {
     // Two deliveries of one meaning in the same batch: the first is stored, the second is a duplicate.
     const first = new Map<string, (typeof taken)[number]>();
@@ -183,16 +217,21 @@ export function createInboundPipeline(deps: {
     }
     const entries = [...first.values()];
     try {
-      const rows = await db
-        .insertInto('inbound_deliveries')
-        .values(entries.map(({ delivery: d }) => ({ source: d.source, dedupe_key: d.dedupeKey, delivery_id: d.deliveryId ?? null, kind: d.kind, body: d.body, order_key: d.orderKey ?? null })))
-        .onConflict((oc) => oc.columns(['source', 'dedupe_key']).doNothing())
-        .returning(['id', 'source', 'dedupe_key'])
-        .execute();
+      // One statement of fixed text whatever the batch size: the rows travel as one JSON parameter.
+      // Each is marked as sent (queued_at) as it is stored, before its job exists: a job is worked
+      // the moment it is inserted, and one that parks its delivery (queued_at back to null, see
+      // begin()) must not have that overwritten afterwards, or nothing would send it on. A row
+      // whose job never got inserted (the process died first) is sent again by the sweep.
+      const values = JSON.stringify(entries.map(({ delivery: d }) => [d.source, d.dedupeKey, d.deliveryId ?? null, d.kind, d.body, d.orderKey ?? null]));
+      const { rows } = await sql<{ id: string; source: string; dedupe_key: string }>`
+        insert into inbound_deliveries (source, dedupe_key, delivery_id, kind, body, order_key, queued_at)
+        select d->>0, d->>1, d->>2, d->>3, d->>4, d->>5, now() from json_array_elements(${values}::json) as d
+        on conflict (source, dedupe_key) do nothing
+        returning id, source, dedupe_key`.execute(db);
       const stored = new Map(rows.map((r) => [`${r.source}\u0000${r.dedupe_key}`, r.id]));
       for (const entry of entries) {
         const id = stored.get(`${entry.delivery.source}\u0000${entry.delivery.dedupeKey}`);
-        if (id) send(id);
+        if (id) send(id, { marked: true });
         entry.settle(id ? 'accepted' : 'duplicate');
       }
     } catch (error) {
@@ -215,7 +254,7 @@ export function createInboundPipeline(deps: {
       .orderBy('received_at')
       .limit(500)
       .execute();
-    for (const row of rows) send(row.id);
+    for (const row of rows) send(row.id, { marked: false });
     if (rows.length) log.info({ count: rows.length }, 'queued stored deliveries that had no job');
   }
 
@@ -295,7 +334,7 @@ export function createInboundPipeline(deps: {
       await end(trx);
       return trx.selectFrom('inbound_deliveries').select(['id', 'queued_at']).where('order_key', '=', key).where('status', '=', 'pending').orderBy('id').limit(1).executeTakeFirst();
     });
-    if (next && next.queued_at === null) send(next.id);
+    if (next && next.queued_at === null) send(next.id, { marked: false });
   }
 
   /** The last attempt failed: keep the delivery as failed and tell its thread why. */
