@@ -1,6 +1,6 @@
 import type { PgBoss } from 'pg-boss';
 import type { Logger } from 'pino';
-import { sql, type Transaction } from 'kysely';
+import { CompiledQuery, sql, type Transaction } from 'kysely';
 import type { Db } from '../../db/database.ts';
 import type { Database } from '../../db/schema.ts';
 import { describeError } from '../core/errors.ts';
@@ -77,6 +77,8 @@ export function createInboundPipeline(deps: {
   sweepMs?: number;
   /** While deliveries keep arriving, the longest their jobs wait to be sent together. */
   sendWindowMs?: number;
+  /** While deliveries keep arriving, the longest a worker waits before working the next one. */
+  workWindowMs?: number;
 }): InboundPipeline {
   const { db, boss, log } = deps;
   const retry = deps.retry ?? defaultRetryPolicy;
@@ -217,17 +219,20 @@ export function createInboundPipeline(deps: {
     }
     const entries = [...first.values()];
     try {
-      // One statement of fixed text whatever the batch size: the rows travel as one JSON parameter.
-      // Each is marked as sent (queued_at) as it is stored, before its job exists: a job is worked
-      // the moment it is inserted, and one that parks its delivery (queued_at back to null, see
-      // begin()) must not have that overwritten afterwards, or nothing would send it on. A row
-      // whose job never got inserted (the process died first) is sent again by the sweep.
-      const values = JSON.stringify(entries.map(({ delivery: d }) => [d.source, d.dedupeKey, d.deliveryId ?? null, d.kind, d.body, d.orderKey ?? null]));
-      const { rows } = await sql<{ id: string; source: string; dedupe_key: string }>`
-        insert into inbound_deliveries (source, dedupe_key, delivery_id, kind, body, order_key, queued_at)
-        select d->>0, d->>1, d->>2, d->>3, d->>4, d->>5, now() from json_array_elements(${values}::json) as d
-        on conflict (source, dedupe_key) do nothing
-        returning id, source, dedupe_key`.execute(db);
+      // Each row is marked as sent (queued_at) as it is stored, before its job exists: a job is
+      // worked the moment it is inserted, and one that parks its delivery (queued_at back to null,
+      // see begin()) must not have that overwritten afterwards, or nothing would send it on. A row
+      // whose job never got inserted (the process died first) is sent again by the sweep. Plain
+      // bind parameters: the bodies are neither built into a query nor parsed again by PostgreSQL.
+      const params = entries.flatMap(({ delivery: d }) => [d.source, d.dedupeKey, d.deliveryId ?? null, d.kind, d.body, d.orderKey ?? null]);
+      const tuples = entries.map((_, i) => `($${i * 6 + 1}, $${i * 6 + 2}, $${i * 6 + 3}, $${i * 6 + 4}, $${i * 6 + 5}, $${i * 6 + 6}, now())`);
+      const { rows } = await db.executeQuery<{ id: string; source: string; dedupe_key: string }>(
+        CompiledQuery.raw(
+          `insert into inbound_deliveries (source, dedupe_key, delivery_id, kind, body, order_key, queued_at) values ${tuples.join(', ')}
+           on conflict (source, dedupe_key) do nothing returning id, source, dedupe_key`,
+          params,
+        ),
+      );
       const stored = new Map(rows.map((r) => [`${r.source}\u0000${r.dedupe_key}`, r.id]));
       for (const entry of entries) {
         const id = stored.get(`${entry.delivery.source}\u0000${entry.delivery.dedupeKey}`);
@@ -398,7 +403,11 @@ export function createInboundPipeline(deps: {
         QUEUE,
         { localConcurrency: deps.concurrency ?? 4, pollingIntervalSeconds: polling, notifyPollingIntervalSeconds: polling },
         async (jobs) => {
-          for (const job of jobs) await work(job);
+          for (const job of jobs) {
+            // Acks first: while a burst is arriving, working its deliveries waits (a little).
+            await arrivalsPaused(deps.workWindowMs ?? 250);
+            await work(job);
+          }
         },
       );
       // A job whose worker died on every attempt (no throw reached the handler above).
