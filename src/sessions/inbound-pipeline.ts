@@ -71,6 +71,7 @@ export function createInboundPipeline(deps: {
   retry?: RetryPolicy;
   /** Seconds without a heartbeat before a worked delivery counts as crashed and is tried again (pg-boss minimum: 10). */
   heartbeatSeconds?: number;
+  /** Deliveries worked at once (default 8). */
   concurrency?: number;
   pollingIntervalSeconds?: number;
   /** How often rows without a job are looked for (after a crash between insert and send). */
@@ -399,15 +400,30 @@ export function createInboundPipeline(deps: {
       ready = createQueues();
       await ready;
       const polling = deps.pollingIntervalSeconds ?? 2;
+      // Each worker takes a few jobs at a time and works them together; while its fetches come back
+      // full there is a backlog, and it fetches again at once instead of at its next poll.
+      const batchSize = 4;
       await boss.work<DeliveryJob>(
         QUEUE,
-        { localConcurrency: deps.concurrency ?? 4, pollingIntervalSeconds: polling, notifyPollingIntervalSeconds: polling },
+        {
+          batchSize,
+          burstWhenBatchFull: true,
+          perJobResults: true,
+          localConcurrency: Math.max(1, Math.ceil((deps.concurrency ?? 8) / batchSize)),
+          pollingIntervalSeconds: polling,
+          notifyPollingIntervalSeconds: polling,
+        },
         async (jobs) => {
-          for (const job of jobs) {
-            // Acks first: while a burst is arriving, working its deliveries waits (a little).
-            await arrivalsPaused(deps.workWindowMs ?? 250);
-            await work(job);
-          }
+          // Acks first: while a burst is arriving, working its deliveries waits (a little).
+          await arrivalsPaused(deps.workWindowMs ?? 250);
+          return Promise.all(
+            jobs.map((job) =>
+              work(job).then(
+                () => ({ id: job.id, status: 'completed' as const }),
+                (error: unknown) => ({ id: job.id, status: 'failed' as const, output: { message: describeError(error) } }),
+              ),
+            ),
+          );
         },
       );
       // A job whose worker died on every attempt (no throw reached the handler above).

@@ -1,0 +1,53 @@
+import pino from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { InboundSurface } from '../../src/core/inbound-surface.ts';
+import { createInboundPipeline, type InboundPipeline } from '../../src/sessions/inbound-pipeline.ts';
+import { createRunQueue } from '../../src/sessions/run-queue.ts';
+import { waitFor } from '../helpers/patchbay-fixture.ts';
+import { createTestDatabase } from '../helpers/test-database.ts';
+
+/**
+ * A burst of deliveries (a busy Slack channel, a GitHub redelivery of a day's events) against real
+ * PostgreSQL and pg-boss, with polling set far beyond the test's length: every delivery must be
+ * worked on the queue's wake-ups alone. A pipeline whose workers take a few jobs per wake-up and
+ * then wait for their next poll leaves most of the burst waiting, a poll interval per few deliveries.
+ */
+describe('inbound pipeline under a burst', () => {
+  let database: Awaited<ReturnType<typeof createTestDatabase>>;
+  let queue: Awaited<ReturnType<typeof createRunQueue>>;
+  let pipeline: InboundPipeline;
+  const worked = new Map<string, number>();
+
+  const surface: InboundSurface = {
+    source: 'test',
+    async normalize(delivery) {
+      worked.set(delivery.body, (worked.get(delivery.body) ?? 0) + 1);
+      return { kind: 'ignore', reason: 'worked' };
+    },
+    async tellFailure() {},
+  };
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    const log = pino({ level: 'silent' });
+    queue = await createRunQueue({ url: database.url, log, pollingIntervalSeconds: 300 });
+    pipeline = createInboundPipeline({ db: database.db, boss: queue.boss, handle: async () => ({ kind: 'no-session' }), log, pollingIntervalSeconds: 300 });
+    await pipeline.start([surface]);
+  }, 60_000);
+  afterAll(async () => {
+    await pipeline?.stop();
+    await queue?.stop();
+    await database?.close();
+  });
+
+  it('works every delivery of a burst without waiting for a poll, each once', async () => {
+    const bodies = Array.from({ length: 120 }, (_, i) => `delivery-${i}`);
+    // Arriving together, as concurrent webhook requests do, and some in a second wave while the first is worked.
+    const first = await Promise.all(bodies.slice(0, 80).map((body, i) => pipeline.accept({ source: 'test', dedupeKey: body, kind: 'event', body, orderKey: `thread-${i % 10}` })));
+    const second = await Promise.all(bodies.slice(80).map((body) => pipeline.accept({ source: 'test', dedupeKey: body, kind: 'event', body })));
+    expect([...first, ...second].every((stored) => stored === 'accepted')).toBe(true);
+    await waitFor(async () => (await pipeline.list({ limit: 500 })).every((d) => d.status === 'ignored'), 'every delivery of the burst worked', 30_000);
+    expect([...worked.keys()].sort()).toEqual([...bodies].sort());
+    expect([...worked.values()].every((times) => times === 1)).toBe(true);
+  }, 60_000);
+});
