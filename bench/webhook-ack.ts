@@ -2,14 +2,26 @@
  * Webhook ack latency and throughput, Slack, GitHub and Linear, each next to a bare Fastify handler that
  * only checks the signature, at the same concurrency, in the same run. The Patchbay routes are the
  * real ones on the real inbound pipeline: verify, one insert into PostgreSQL (unique by meaning),
- * ack; the pg-boss job is sent after the ack. No surface is attached, so the queued deliveries are
- * worked as "ignored" in the background, as a process with the pipeline running would.
- * Uses DATABASE_URL when set, otherwise an embedded PostgreSQL in a temporary directory.
+ * ack; the pg-boss job is sent after the ack. No surface is attached, so the stored deliveries are
+ * worked as "ignored" by this process's pipeline workers, as `patchbay serve` and `patchbay api`
+ * work theirs (begin, finish, the queue's fetch and completion: more database work per delivery
+ * than its ack). The workers let a burst's acks go first (see arrivalsPaused() in
+ * src/sessions/inbound-pipeline.ts); after each burst the bench waits until every delivery of it
+ * is worked, reports how long that took, and only then measures the next half, so no burst's work
+ * lands in another's figures.
+ *
+ * Client, servers, pipeline and (embedded) PostgreSQL share this machine; the client runs in this
+ * process, as in the baseline. Payloads are spread over threads and issues as real traffic is.
+ * Uses DATABASE_URL when set (a scratch database: the bench leaves its deliveries there),
+ * otherwise an embedded PostgreSQL in a temporary directory.
  * Run: npm exec -- node bench/webhook-ack.ts
+ *   BENCH_REQUESTS=4000 per side and surface; BENCH_SURFACES=slack,github,linear to measure only some.
  */
-import { createHmac, randomUUID } from 'node:crypto';
+import { createHmac, randomInt, randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
+import { once } from 'node:events';
 import { loadavg, tmpdir } from 'node:os';
+import { Worker } from 'node:worker_threads';
 import { join } from 'node:path';
 import Fastify, { type FastifyInstance } from 'fastify';
 import pino from 'pino';
@@ -29,18 +41,20 @@ import { appMention, envelope, signBody } from '../test/fakes/fake-slack-events.
 import { startFakeLinear } from '../test/fakes/linear/fake-linear.ts';
 import { agentSessionCreated } from '../test/fakes/linear/fake-linear-webhooks.ts';
 
-const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 2_000);
+const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 4_000);
+const ROUNDS = 4;
 const CONCURRENCY = 16;
 const WARMUP = 200;
 const SLACK_SECRET = 'bench-signing-secret';
 const GITHUB_SECRET = 'bench-webhook-secret';
 const LINEAR_SECRET = 'lin_wh_bench-signing-secret';
 const log = pino({ level: 'silent' });
+const pipelineLog = pino({ level: process.env.LOG_LEVEL ?? 'silent' });
 
 const dir = await mkdtemp(join(tmpdir(), 'patchbay-bench-ack-'));
 const database = await openDatabase({ ...(process.env.DATABASE_URL && { url: process.env.DATABASE_URL }), dataDir: dir, log });
 const queue = await createRunQueue({ url: database.url, log });
-const inbox = createInboundPipeline({ db: database.db, boss: queue.boss, handle: async () => ({ kind: 'no-session' }), log });
+const inbox = createInboundPipeline({ db: database.db, boss: queue.boss, handle: async () => ({ kind: 'no-session' }), log: pipelineLog });
 await inbox.start([]);
 // Only for building payloads that fit Linear's schema (its teams and issues); nothing calls it.
 const linear = await startFakeLinear();
@@ -75,7 +89,9 @@ const surfaces = {
       verifySlackSignature({ signingSecret: SLACK_SECRET, timestamp: header(h['x-slack-request-timestamp']), signature: header(h['x-slack-signature']), rawBody: body.toString('utf8'), nowSeconds: Math.floor(Date.now() / 1000) }).ok,
     ),
     request(): Request {
-      const event = appMention({ user: 'U0ALICE01', text: 'fix the docs in <https://github.com/acme/widgets>' });
+      // A fresh ts each time: its own thread, and unique against deliveries of earlier runs.
+      const ts = `${Math.floor(Date.now() / 1000)}.${randomInt(1e6).toString().padStart(6, '0')}${randomInt(1e6)}`;
+      const event = appMention({ user: 'U0ALICE01', text: 'fix the docs in <https://github.com/acme/widgets>', ts });
       return signBody(SLACK_SECRET, JSON.stringify(envelope(event)));
     },
   },
@@ -86,7 +102,8 @@ const surfaces = {
     request(): Request {
       const id = Math.floor(Math.random() * 2 ** 40);
       const user = { login: 'alice', id: 5, type: 'User' };
-      const payload = issueCommentEvent({ owner: 'acme', repo: 'widgets', installationId: 1 }, { number: 7, title: 'Docs', body: 'Fix them.', commentId: id, user, comment: '@patchbay fix the docs' });
+      const number = 1 + randomInt(5_000);
+      const payload = issueCommentEvent({ owner: 'acme', repo: 'widgets', installationId: 1 }, { number, title: 'Docs', body: 'Fix them.', commentId: id, user, comment: '@patchbay fix the docs' });
       const body = JSON.stringify(payload);
       return {
         body,
@@ -126,23 +143,18 @@ const surfaces = {
   },
 };
 
+/**
+ * Sends the requests from a worker thread, CONCURRENCY at a time: the sender has its own event loop,
+ * as Slack, GitHub and Linear do, instead of taking turns with the server it measures. One sender
+ * for the whole run, so both sides meet the same warmed-up client.
+ */
+const sender = new Worker(new URL('./_webhook-sender.ts', import.meta.url));
+sender.unref();
 async function load(url: string, requests: Request[]): Promise<{ latencies: number[]; seconds: number }> {
-  const latencies: number[] = [];
-  let next = 0;
-  const begin = performance.now();
-  await Promise.all(
-    Array.from({ length: CONCURRENCY }, async () => {
-      while (next < requests.length) {
-        const request = requests[next++]!;
-        const t0 = performance.now();
-        const res = await fetch(url, { method: 'POST', headers: request.headers, body: request.body });
-        await res.arrayBuffer();
-        if (res.status >= 300) throw new Error(`status ${res.status}`);
-        latencies.push(performance.now() - t0);
-      }
-    }),
-  );
-  return { latencies, seconds: (performance.now() - begin) / 1000 };
+  sender.postMessage({ url, requests, concurrency: CONCURRENCY });
+  const [result] = (await once(sender, 'message')) as [{ latencies: number[]; seconds: number } | { error: string }];
+  if ('error' in result) throw new Error(result.error);
+  return result;
 }
 
 function summary(run: { latencies: number[]; seconds: number }) {
@@ -151,35 +163,56 @@ function summary(run: { latencies: number[]; seconds: number }) {
   return { p50: at(0.5), p99: at(0.99), rps: run.latencies.length / run.seconds };
 }
 
+/** Waits until every stored delivery has been worked (at most a minute); returns how long that took. */
+async function drained(): Promise<number> {
+  const begin = performance.now();
+  while (performance.now() - begin < 60_000) {
+    const pending = await database.db.selectFrom('inbound_deliveries').select(({ fn }) => fn.countAll<string>().as('n')).where('status', '=', 'pending').executeTakeFirstOrThrow();
+    if (Number(pending.n) === 0) return performance.now() - begin;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  return Number.POSITIVE_INFINITY;
+}
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 const rows: string[] = [];
 const loadBefore = loadavg()[0]!;
 try {
-  for (const [name, surface] of Object.entries(surfaces)) {
+  const only = process.env.BENCH_SURFACES?.split(',');
+  for (const [name, surface] of Object.entries(surfaces).filter(([name]) => !only || only.includes(name))) {
     const base = await server(surface.bare);
     const real = await server(surface.patchbay);
     const make = (n: number) => Array.from({ length: n }, () => surface.request());
     await load(`${base.url}${surface.path}`, make(WARMUP));
     await load(`${real.url}${surface.path}`, make(WARMUP));
-    // Interleaved halves, so a slow moment of a shared machine hits both sides alike.
-    const b1 = await load(`${base.url}${surface.path}`, make(REQUESTS / 2));
-    const r1 = await load(`${real.url}${surface.path}`, make(REQUESTS / 2));
-    const b2 = await load(`${base.url}${surface.path}`, make(REQUESTS / 2));
-    const r2 = await load(`${real.url}${surface.path}`, make(REQUESTS / 2));
-    const merge = (a: typeof b1, b: typeof b1) => ({ latencies: [...a.latencies, ...b.latencies], seconds: a.seconds + b.seconds });
-    const bareRun = summary(merge(b1, b2));
-    const realRun = summary(merge(r1, r2));
+    await drained();
+    // Interleaved rounds, so a slow moment of a shared machine hits both sides alike.
+    const bareRuns: Awaited<ReturnType<typeof load>>[] = [];
+    const realRuns: Awaited<ReturnType<typeof load>>[] = [];
+    const drains: number[] = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      bareRuns.push(await load(`${base.url}${surface.path}`, make(REQUESTS / ROUNDS)));
+      realRuns.push(await load(`${real.url}${surface.path}`, make(REQUESTS / ROUNDS)));
+      drains.push(await drained());
+    }
+    const merge = (runs: typeof bareRuns) => ({ latencies: runs.flatMap((r) => r.latencies), seconds: runs.reduce((sum, r) => sum + r.seconds, 0) });
+    const bareRun = summary(merge(bareRuns));
+    const realRun = summary(merge(realRuns));
     const fmt = (label: string, r: ReturnType<typeof summary>) =>
       `${label.padEnd(44)} p50 ${r.p50.toFixed(2).padStart(6)} ms   p99 ${r.p99.toFixed(2).padStart(6)} ms   ${r.rps.toFixed(0).padStart(6)} req/s`;
     rows.push(fmt(`${name}: bare signature check`, bareRun));
     rows.push(fmt(`${name}: Patchbay route (verify + one insert)`, realRun));
     rows.push(`${name}: ratio p99 ×${(realRun.p99 / bareRun.p99).toFixed(2)} (goal ≤ 1.20), throughput ×${(realRun.rps / bareRun.rps).toFixed(2)} (goal ≥ 0.80)`);
+    const drain = median(drains);
+    rows.push(`${name}: each burst of ${REQUESTS / ROUNDS} all worked ${Number.isFinite(drain) ? `${drain.toFixed(0)} ms` : 'not within a minute'} (median) after its last ack`);
     await base.close();
     await real.close();
   }
   const stored = await database.db.selectFrom('inbound_deliveries').select(({ fn }) => fn.countAll<string>().as('n')).executeTakeFirstOrThrow();
-  console.log(`${REQUESTS} signed deliveries per handler and surface, ${CONCURRENCY} concurrent, loopback; ${stored.n} stored in PostgreSQL; load average ${loadBefore.toFixed(2)} before, ${loadavg()[0]!.toFixed(2)} after`);
+  console.log(`${REQUESTS} signed deliveries per handler and surface in ${ROUNDS} rounds, ${CONCURRENCY} concurrent, loopback; ${stored.n} stored in PostgreSQL; load average ${loadBefore.toFixed(2)} before, ${loadavg()[0]!.toFixed(2)} after`);
   for (const row of rows) console.log(row);
 } finally {
+  await sender.terminate();
   await inbox.stop();
   await queue.stop();
   await linear.close();
