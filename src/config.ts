@@ -70,6 +70,8 @@ export const envSchema = z.object({
   WORKER_CONCURRENCY: positiveInt(2),
   /** Runs at once over every worker process sharing the database; unset: no limit beyond each worker's. */
   MAX_RUNNING_SESSIONS: z.preprocess(emptyAsUndefined, z.coerce.number().int().positive().optional()),
+  /** Days a finished webhook delivery is kept (0: forever). */
+  DELIVERY_RETENTION_DAYS: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(0).default(30)),
   /** Largest checkpoint of a session's work kept in the database, in MiB. */
   CHECKPOINT_MAX_MB: positiveInt(256),
   /** Seconds without a heartbeat before a run counts as crashed and is picked up again (at least 10). */
@@ -132,6 +134,8 @@ export type Config = {
     modal?: ModalConfig;
   };
   worker: { concurrency: number; maxRunning?: number; heartbeatSeconds: number; monitorIntervalSeconds: number; shutdownGraceMs: number; checkpointMaxBytes: number };
+  /** Days a finished inbound delivery is kept; unset: forever. */
+  deliveryRetentionDays?: number;
   limits: { maxWallMs: number; maxTokens: number; maxToolCalls: number };
   /** The API accepts a path on the server's disk as a repository (PATCHBAY_ALLOW_LOCAL_REPOS). */
   allowLocalRepos: boolean;
@@ -190,6 +194,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       },
       ...(e.SANDBOX === 'modal' && { modal: modalConfig(e) }),
     },
+    ...(e.DELIVERY_RETENTION_DAYS > 0 && { deliveryRetentionDays: e.DELIVERY_RETENTION_DAYS }),
     worker: {
       concurrency: e.WORKER_CONCURRENCY,
       ...(e.MAX_RUNNING_SESSIONS !== undefined && { maxRunning: e.MAX_RUNNING_SESSIONS }),

@@ -156,6 +156,7 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
       heartbeatSeconds: options.queue?.heartbeatSeconds ?? config.worker.heartbeatSeconds,
       ...(options.inbound?.retry && { retry: options.inbound.retry }),
       pollingIntervalSeconds: options.inbound?.pollingIntervalSeconds ?? options.queue?.pollingIntervalSeconds ?? 2,
+      ...(config.deliveryRetentionDays !== undefined && { retentionDays: config.deliveryRetentionDays }),
     });
     const modules = options.integrations
       ? await options.integrations({

@@ -76,6 +76,11 @@ export function createInboundPipeline(deps: {
   pollingIntervalSeconds?: number;
   /** How often rows without a job are looked for (after a crash between insert and send). */
   sweepMs?: number;
+  /**
+   * Finished deliveries (done, ignored, failed) older than this many days are deleted, at start
+   * and then hourly; unset: kept. Longer than any sender retries, so a late retry is still a duplicate.
+   */
+  retentionDays?: number;
   /** While deliveries keep arriving, the longest their jobs wait to be sent together. */
   sendWindowMs?: number;
   /** While deliveries keep arriving, the longest a worker waits before working the next one. */
@@ -264,6 +269,28 @@ export function createInboundPipeline(deps: {
     if (rows.length) log.info({ count: rows.length }, 'queued stored deliveries that had no job');
   }
 
+  /** Deletes finished deliveries past the retention, a thousand at a time. */
+  async function prune(): Promise<void> {
+    const days = deps.retentionDays;
+    if (days === undefined) return;
+    let deleted = 0;
+    try {
+      for (;;) {
+        const result = await sql`
+          delete from inbound_deliveries where id in (
+            select id from inbound_deliveries
+            where status <> 'pending' and finished_at < now() - make_interval(days => ${days})
+            limit 1000)`.execute(db);
+        const count = Number(result.numAffectedRows ?? 0);
+        deleted += count;
+        if (count < 1000 || controller.signal.aborted) break;
+      }
+    } catch (error) {
+      log.warn({ err: error }, 'could not delete old inbound deliveries; will try again in an hour');
+    }
+    if (deleted > 0) log.info({ count: deleted, olderThanDays: days }, 'deleted finished inbound deliveries past their retention');
+  }
+
   type Row = Awaited<ReturnType<typeof selectRow>>;
   const selectRow = (id: string) => db.selectFrom('inbound_deliveries').selectAll().where('id', '=', id).executeTakeFirst();
 
@@ -434,7 +461,14 @@ export function createInboundPipeline(deps: {
         }
       });
       await sweep(0);
-      timer = setInterval(() => void sweep(30).catch((error: unknown) => log.warn({ err: error }, 'inbound sweep failed')), deps.sweepMs ?? 30_000);
+      await prune();
+      let pruned = Date.now();
+      timer = setInterval(() => {
+        void sweep(30).catch((error: unknown) => log.warn({ err: error }, 'inbound sweep failed'));
+        if (Date.now() - pruned < 3_600_000) return;
+        pruned = Date.now();
+        void prune();
+      }, deps.sweepMs ?? 30_000);
       timer.unref();
     },
 
