@@ -1,10 +1,8 @@
-import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { InboundSurface } from '../../src/core/inbound-surface.ts';
-import { createInboundPipeline, type InboundPipeline } from '../../src/sessions/inbound-pipeline.ts';
-import { createRunQueue } from '../../src/sessions/run-queue.ts';
+import type { InboundPipeline } from '../../src/sessions/inbound-pipeline.ts';
 import { waitFor } from '../helpers/patchbay-fixture.ts';
-import { createTestDatabase } from '../helpers/test-database.ts';
+import { startTestPipeline } from '../helpers/test-pipeline.ts';
 
 /**
  * A burst of deliveries (a busy Slack channel, a GitHub redelivery of a day's events) against real
@@ -13,8 +11,6 @@ import { createTestDatabase } from '../helpers/test-database.ts';
  * then wait for their next poll leaves most of the burst waiting, a poll interval per few deliveries.
  */
 describe('inbound pipeline under a burst', () => {
-  let database: Awaited<ReturnType<typeof createTestDatabase>>;
-  let queue: Awaited<ReturnType<typeof createRunQueue>>;
   let pipeline: InboundPipeline;
   const worked = new Map<string, number>();
 
@@ -27,18 +23,12 @@ describe('inbound pipeline under a burst', () => {
     async tellFailure() {},
   };
 
+  let fixture: Awaited<ReturnType<typeof startTestPipeline>> | undefined;
   beforeAll(async () => {
-    database = await createTestDatabase();
-    const log = pino({ level: 'silent' });
-    queue = await createRunQueue({ url: database.url, log, pollingIntervalSeconds: 300 });
-    pipeline = createInboundPipeline({ db: database.db, boss: queue.boss, handle: async () => ({ kind: 'no-session' }), log, pollingIntervalSeconds: 300 });
-    await pipeline.start([surface]);
+    fixture = await startTestPipeline(surface, { pollingIntervalSeconds: 300 });
+    pipeline = fixture.pipeline;
   }, 60_000);
-  afterAll(async () => {
-    await pipeline?.stop();
-    await queue?.stop();
-    await database?.close();
-  });
+  afterAll(() => fixture?.dispose());
 
   it('works every delivery of a burst without waiting for a poll, each once', async () => {
     const bodies = Array.from({ length: 120 }, (_, i) => `delivery-${i}`);

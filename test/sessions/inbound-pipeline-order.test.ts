@@ -1,18 +1,14 @@
-import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { InboundSurface } from '../../src/core/inbound-surface.ts';
-import { createInboundPipeline, type InboundPipeline } from '../../src/sessions/inbound-pipeline.ts';
-import { createRunQueue } from '../../src/sessions/run-queue.ts';
+import type { InboundPipeline } from '../../src/sessions/inbound-pipeline.ts';
 import { waitFor } from '../helpers/patchbay-fixture.ts';
-import { createTestDatabase } from '../helpers/test-database.ts';
+import { startTestPipeline } from '../helpers/test-pipeline.ts';
 
 /**
  * The pipeline against real PostgreSQL and pg-boss: deliveries of one order key are worked in the
  * order they were stored, even when the first one needs a retry; other keys do not wait.
  */
 describe('inbound pipeline ordering', () => {
-  let database: Awaited<ReturnType<typeof createTestDatabase>>;
-  let queue: Awaited<ReturnType<typeof createRunQueue>>;
   let pipeline: InboundPipeline;
   const attempts: string[] = [];
 
@@ -28,25 +24,12 @@ describe('inbound pipeline ordering', () => {
     async tellFailure() {},
   };
 
+  let fixture: Awaited<ReturnType<typeof startTestPipeline>> | undefined;
   beforeAll(async () => {
-    database = await createTestDatabase();
-    const log = pino({ level: 'silent' });
-    queue = await createRunQueue({ url: database.url, log, pollingIntervalSeconds: 0.5 });
-    pipeline = createInboundPipeline({
-      db: database.db,
-      boss: queue.boss,
-      handle: async () => ({ kind: 'no-session' }),
-      log,
-      retry: { retries: 2, delaySeconds: 1, maxDelaySeconds: 1 },
-      pollingIntervalSeconds: 0.5,
-    });
-    await pipeline.start([surface]);
+    fixture = await startTestPipeline(surface, { pollingIntervalSeconds: 0.5, retry: { retries: 2, delaySeconds: 1, maxDelaySeconds: 1 } });
+    pipeline = fixture.pipeline;
   }, 60_000);
-  afterAll(async () => {
-    await pipeline?.stop();
-    await queue?.stop();
-    await database?.close();
-  });
+  afterAll(() => fixture?.dispose());
 
   it('holds a delivery back while an earlier one of its key is retried, and lets other keys through', async () => {
     const delivery = (body: string, orderKey: string) => ({ source: 'test', dedupeKey: body, kind: 'event', body, orderKey });
