@@ -118,9 +118,9 @@ export function createInboundPipeline(deps: {
 
   /**
    * Sends the jobs for stored deliveries, in batches: one job insert for the deliveries of a burst
-   * (see arrivalsPaused()), at once for a lone one. Off the ack path; a failure is left to the sweep. Deliveries stored by
-   * accept() are marked as sent by their insert; the others (the sweep's, a parked one sent on)
-   * are marked here first, for the same reason (see flush()).
+   * (see arrivalsPaused()), at once for a lone one. Off the ack path; a failure is left to the
+   * sweep. Deliveries stored by accept() are marked as sent by their insert; the others (the
+   * sweep's, a parked one sent on) are marked here first, for the same reason (see flush()).
    */
   const toSend: string[] = [];
   const toMark = new Set<string>();
@@ -176,7 +176,7 @@ export function createInboundPipeline(deps: {
    * few round trips and commits, not one each.
    */
   type Pending = { delivery: ReceivedDelivery; settle: (stored: 'accepted' | 'duplicate') => void; fail: (error: unknown) => void };
-  let batch: Pending[] = [];
+  const batch: Pending[] = [];
   let flushing = false;
   let lastAccept = 0;
   function store(delivery: ReceivedDelivery): Promise<'accepted' | 'duplicate'> {
@@ -192,9 +192,8 @@ export function createInboundPipeline(deps: {
   async function drainBatches(): Promise<void> {
     try {
       while (batch.length > 0) {
-        const taken = batch;
-        batch = [];
-        await flush(taken);
+        // Well under PostgreSQL's 65,535 parameters a statement.
+        await flush(batch.splice(0, 1000));
       }
     } finally {
       flushing = false;
