@@ -111,6 +111,7 @@ async function serve(config: Config, role: 'serve' | 'api' | 'worker'): Promise<
   log.info(
     {
       ...(app.url && { url: app.url, publicUrl: config.publicUrl }),
+      ...(app.healthUrl && { health: `${app.healthUrl}/healthz` }),
       ...(app.sandboxes && { model: `${app.model.name}/${app.model.model}`, sandbox: app.sandboxes.kind, concurrency: config.worker.concurrency }),
     },
     'Patchbay is up',

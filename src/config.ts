@@ -70,6 +70,8 @@ export const envSchema = z.object({
   WORKER_CONCURRENCY: positiveInt(2),
   /** Runs at once over every worker process sharing the database; unset: no limit beyond each worker's. */
   MAX_RUNNING_SESSIONS: z.preprocess(emptyAsUndefined, z.coerce.number().int().positive().optional()),
+  /** `patchbay worker` serves GET /healthz on this port (it has no API); unset: none. */
+  WORKER_HEALTH_PORT: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(0).max(65535).optional()),
   /** Days a finished webhook delivery is kept (0: forever). */
   DELIVERY_RETENTION_DAYS: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(0).default(30)),
   /** Largest checkpoint of a session's work kept in the database, in MiB. */
@@ -136,6 +138,8 @@ export type Config = {
   worker: { concurrency: number; maxRunning?: number; heartbeatSeconds: number; monitorIntervalSeconds: number; shutdownGraceMs: number; checkpointMaxBytes: number };
   /** Days a finished inbound delivery is kept; unset: forever. */
   deliveryRetentionDays?: number;
+  /** Where a process without the API serves its health check (WORKER_HEALTH_PORT). */
+  workerHealthPort?: number;
   limits: { maxWallMs: number; maxTokens: number; maxToolCalls: number };
   /** The API accepts a path on the server's disk as a repository (PATCHBAY_ALLOW_LOCAL_REPOS). */
   allowLocalRepos: boolean;
@@ -195,6 +199,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       ...(e.SANDBOX === 'modal' && { modal: modalConfig(e) }),
     },
     ...(e.DELIVERY_RETENTION_DAYS > 0 && { deliveryRetentionDays: e.DELIVERY_RETENTION_DAYS }),
+    ...(e.WORKER_HEALTH_PORT !== undefined && { workerHealthPort: e.WORKER_HEALTH_PORT }),
     worker: {
       concurrency: e.WORKER_CONCURRENCY,
       ...(e.MAX_RUNNING_SESSIONS !== undefined && { maxRunning: e.MAX_RUNNING_SESSIONS }),

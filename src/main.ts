@@ -9,6 +9,7 @@ import { createDefaultTools } from './agent/default-tools.ts';
 import { createToolRegistry } from './agent/tool-registry.ts';
 import { createServer, listenAddress, type ApiServer } from './api/server.ts';
 import { createPageSessions } from './api/page-auth.ts';
+import { startWorkerHealth } from './api/health.ts';
 import type { Config } from './config.ts';
 import { PatchbayError } from './core/errors.ts';
 import { openDatabase, type DatabaseHandle } from '../db/database.ts';
@@ -49,6 +50,8 @@ export type Patchbay = {
   server?: ApiServer;
   /** Where the HTTP server listens, when it was started. */
   url?: string;
+  /** Where a process without the HTTP server answers health probes (WORKER_HEALTH_PORT). */
+  healthUrl?: string;
   /** Resolves when the embedded database died for good: the process should exit non-zero. */
   lost: Promise<Error>;
   close(): Promise<void>;
@@ -273,6 +276,11 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
       patchbay.server = server;
       patchbay.url = await server.listen({ port: config.port, host: listenAddress(config.apiToken) });
       egress.protect({ host: new URL(config.publicUrl).hostname, port: Number(new URL(patchbay.url).port) });
+    }
+    if (!options.serve && config.workerHealthPort !== undefined) {
+      const health = await startWorkerHealth({ port: config.workerHealthPort, db: database.db, log });
+      cleanups.push(health.close);
+      patchbay.healthUrl = health.url;
     }
     for (const module of surfacesHere ? modules : []) {
       if (!module.start) continue;

@@ -1,6 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import Fastify, { LogController, type FastifyInstance, type RawServerDefault } from 'fastify';
-import { sql } from 'kysely';
 import type { Logger } from 'pino';
 import type { EventBus } from '../sessions/event-bus.ts';
 import type { InboundPipeline } from '../sessions/inbound-pipeline.ts';
@@ -8,7 +7,7 @@ import type { SessionService } from '../sessions/session-service.ts';
 import type { SessionStore } from '../sessions/session-store.ts';
 import { registerDeliveryRoutes } from './delivery-routes.ts';
 import { errorReply } from './error-reply.ts';
-import { throttleLog } from '../core/log-throttle.ts';
+import { databaseHealth } from './health.ts';
 import type { PageSignInProvider } from '../core/page-sign-in.ts';
 import { createAccessCheck, registerPageAuth } from './page-auth.ts';
 import { isLoopbackHost } from './host-check.ts';
@@ -104,16 +103,10 @@ export function createServer(deps: ServerDeps): ApiServer {
     });
   }
 
-  // Probes ask every few seconds: while the database is away, say so once per window, not per probe.
-  const healthFailed = throttleLog((fields, message) => log.warn(fields, message));
+  const health = databaseHealth(store.db, log);
   app.get('/healthz', { config: { public: true } satisfies RouteConfig }, async (_request, reply) => {
-    try {
-      await sql`select 1`.execute(store.db);
-      return { ok: true };
-    } catch (error) {
-      healthFailed({ err: error }, 'health check failed');
-      return reply.code(503).send({ ok: false, error: 'database_unavailable' });
-    }
+    const { status, body } = await health();
+    return reply.code(status).send(body);
   });
 
   registerKnowledgeRoutes(app, { db: store.db });

@@ -26,9 +26,9 @@ export async function startServer(env: Record<string, string>): Promise<ServerPr
 
 /**
  * Starts `patchbay <command>` as its own process with only `env` and waits for its "Patchbay is up"
- * line; `url` is where it listens (a worker has none).
+ * line; `url` is where it listens (a worker has none), `health` its health check (WORKER_HEALTH_PORT).
  */
-export function startPatchbayProcess(command: 'serve' | 'api' | 'worker', env: Record<string, string>): Promise<Omit<ServerProcess, 'url'> & { url?: string }> {
+export function startPatchbayProcess(command: 'serve' | 'api' | 'worker', env: Record<string, string>): Promise<Omit<ServerProcess, 'url'> & { url?: string; health?: string }> {
   const child = spawn(process.execPath, ['src/cli.ts', command], {
     cwd: root,
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env },
@@ -85,6 +85,7 @@ export function startPatchbayProcess(command: 'serve' | 'api' | 'worker', env: R
   return waitForLine((line) => line.msg === 'Patchbay is up').then((up) => ({
     child,
     ...(typeof up.url === 'string' && { url: up.url }),
+    ...(typeof up.health === 'string' && { health: up.health }),
     pid: child.pid!,
     lines: () => [...lines],
     exited,

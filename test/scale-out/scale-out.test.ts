@@ -102,13 +102,19 @@ describe('two API and two worker processes on one PostgreSQL', () => {
       WORKER_CONCURRENCY: '3',
     };
     const start = async (command: 'api' | 'worker', name: string) => {
-      const proc = await startPatchbayProcess(command, { ...shared, DATA_DIR: join(dir, name), ...(command === 'api' && { PORT: '0' }) });
+      const proc = await startPatchbayProcess(command, { ...shared, DATA_DIR: join(dir, name), ...(command === 'api' ? { PORT: '0' } : { WORKER_HEALTH_PORT: '0' }) });
       procs.push(proc);
       return proc;
     };
     const [api1, api2, worker1, worker2] = await Promise.all([start('api', 'api1'), start('api', 'api2'), start('worker', 'worker1'), start('worker', 'worker2')]);
     expect(api1.url && api2.url).toBeTruthy();
     expect(worker1.url).toBeUndefined();
+    // A worker serves no API, only its health check, for a container's or an orchestrator's probe.
+    for (const worker of [worker1, worker2]) {
+      const health = await fetch(worker.health!);
+      expect([health.status, await health.json()]).toEqual([200, { ok: true }]);
+      expect((await fetch(worker.health!.replace('/healthz', '/api/sessions'))).status).toBe(404);
+    }
 
     // Notices of every session's changes, on API #1 only: they come through PostgreSQL's NOTIFY
     // from the workers (the stream never re-reads the log, so nothing else could bring them).
