@@ -3,10 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StoredEvent } from '../../src/core/events.ts';
-import type { SessionRecord } from '../../src/core/session-record.ts';
 import { createRemote, git, type RemoteFixture } from '../git/git-fixture.ts';
 import { waitFor } from '../helpers/patchbay-fixture.ts';
-import { startServer, type ServerProcess } from '../helpers/server-process.ts';
+import { serverApi, sessionEnded, startServer, type ServerProcess } from '../helpers/server-process.ts';
 
 /**
  * `patchbay serve` whose embedded PostgreSQL is killed mid-run: the server starts it again and the
@@ -41,11 +40,7 @@ describe('patchbay serve when its embedded database is killed mid-run', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  const api = async <T>(path: string): Promise<T> => {
-    const response = await fetch(`${server!.url}${path}`, { headers: { 'content-type': 'application/json' } });
-    if (!response.ok) throw new Error(`${path}: ${response.status} ${await response.text()}`);
-    return (await response.json()) as T;
-  };
+  const api = <T>(path: string) => serverApi<T>(server!, path);
 
   it('starts it again, and the run carries on once, with one copy of every step', { timeout: 300_000 }, async () => {
     const dataDir = join(dir, 'data');
@@ -59,12 +54,10 @@ describe('patchbay serve when its embedded database is killed mid-run', () => {
       QUEUE_MONITOR_SECONDS: '600',
       PATCHBAY_ALLOW_LOCAL_REPOS: 'true',
     });
-    const created = await fetch(`${server.url}/api/sessions`, {
+    const { id } = await serverApi<{ id: string }>(server, '/api/sessions', {
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ repo: remote.remote, prompt: 'Write the three parts', author: { name: 'Alice', email: 'alice@example.com' } }),
     });
-    const { id } = (await created.json()) as { id: string };
     const workspace = join(dataDir, 'workspaces', id);
     await waitFor(() => access(join(workspace, 'part-a.txt')).then(() => true, () => false), 'the command to start', 120_000);
 
@@ -75,10 +68,7 @@ describe('patchbay serve when its embedded database is killed mid-run', () => {
     await server.waitForLine((l) => l.msg === 'took back runs cut off by the database restart' || l.msg === 'looked for runs cut off by the database restart: none', 60_000);
     await writeFile(join(workspace, '.git', 'back'), '');
 
-    const done = await waitFor(async () => {
-      const session = await api<SessionRecord>(`/api/sessions/${id}`);
-      return ['completed', 'failed', 'cancelled'].includes(session.status) && session;
-    }, 'the session to end', 120_000);
+    const done = await sessionEnded(server, id);
     expect(done.error).toBeNull();
     expect(done.status).toBe('completed');
     const tip = await remote.remoteBranch(done.branch!);

@@ -3,10 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StoredEvent } from '../../src/core/events.ts';
-import type { SessionRecord } from '../../src/core/session-record.ts';
 import { createRemote, git, type RemoteFixture } from '../git/git-fixture.ts';
 import { waitFor } from '../helpers/patchbay-fixture.ts';
-import { linesAboveInfo, startServer, type LogLine, type ServerProcess } from '../helpers/server-process.ts';
+import { linesAboveInfo, serverApi, sessionEnded, startServer, type LogLine, type ServerProcess } from '../helpers/server-process.ts';
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.ts';
 import { createTestDatabase } from '../helpers/test-database.ts';
 
@@ -51,11 +50,7 @@ describe('patchbay serve when its external database goes away mid-run', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  const api = async <T>(path: string, init?: RequestInit): Promise<T> => {
-    const response = await fetch(`${server!.url}${path}`, { ...init, headers: { 'content-type': 'application/json' } });
-    if (!response.ok) throw new Error(`${path}: ${response.status} ${await response.text()}`);
-    return (await response.json()) as T;
-  };
+  const api = <T>(path: string, init?: RequestInit) => serverApi<T>(server!, path, init);
   const health = async () => (await fetch(`${server!.url}/healthz`)).status;
 
   it('reconnects when it is back, the run carries on with all its work, and repeated errors are rate-limited', { timeout: 300_000 }, async () => {
@@ -90,10 +85,7 @@ describe('patchbay serve when its external database goes away mid-run', () => {
     proxy.restore();
 
     await waitFor(async () => (await health()) === 200, 'the health check to see the database back', 60_000);
-    const done = await waitFor(async () => {
-      const session = await api<SessionRecord>(`/api/sessions/${id}`);
-      return ['completed', 'failed', 'cancelled'].includes(session.status) && session;
-    }, 'the session to end', 120_000);
+    const done = await sessionEnded(server, id);
     expect(done.error).toBeNull();
     expect(done.status).toBe('completed');
     const tip = await remote.remoteBranch(done.branch!);

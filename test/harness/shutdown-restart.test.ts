@@ -3,10 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StoredEvent } from '../../src/core/events.ts';
-import type { SessionRecord } from '../../src/core/session-record.ts';
 import { createRemote, git, type RemoteFixture } from '../git/git-fixture.ts';
 import { waitFor } from '../helpers/patchbay-fixture.ts';
-import { linesAboveInfo, startServer, type ServerProcess } from '../helpers/server-process.ts';
+import { linesAboveInfo, serverApi, sessionEnded, startServer, type ServerProcess } from '../helpers/server-process.ts';
 
 /**
  * `patchbay serve` as a user runs it: environment only, its own embedded PostgreSQL under DATA_DIR.
@@ -56,13 +55,8 @@ describe('patchbay serve on its embedded database, stopped and restarted mid-run
     servers.push(server);
     return server;
   };
-  const api = async <T>(server: ServerProcess, path: string, init?: RequestInit): Promise<T> => {
-    const response = await fetch(`${server.url}${path}`, { ...init, headers: { 'content-type': 'application/json' } });
-    if (!response.ok) throw new Error(`${path}: ${response.status} ${await response.text()}`);
-    return (await response.json()) as T;
-  };
   const startSession = async (server: ServerProcess) => {
-    const { id } = await api<{ id: string }>(server, '/api/sessions', {
+    const { id } = await serverApi<{ id: string }>(server, '/api/sessions', {
       method: 'POST',
       body: JSON.stringify({ repo: remote.remote, prompt: 'Survive a restart', author: { name: 'Alice', email: 'alice@example.com' } }),
     });
@@ -70,18 +64,14 @@ describe('patchbay serve on its embedded database, stopped and restarted mid-run
     await waitFor(() => access(join(env.DATA_DIR!, 'workspaces', id, '.git', 'started')).then(() => true, () => false), 'the slow command to start');
     return id;
   };
-  const finished = (server: ServerProcess, id: string) =>
-    waitFor(async () => {
-      const session = await api<SessionRecord>(server, `/api/sessions/${id}`);
-      return ['completed', 'failed', 'cancelled'].includes(session.status) && session;
-    }, 'the session to end', 180_000);
+  const finished = (server: ServerProcess, id: string) => sessionEnded(server, id, 180_000);
   const countTypes = (events: StoredEvent[]) => {
     const counts: Record<string, number> = {};
     for (const e of events) counts[e.event.type] = (counts[e.event.type] ?? 0) + 1;
     return counts;
   };
   const expectOneCopyOfEverything = async (server: ServerProcess, id: string) => {
-    const events = await api<StoredEvent[]>(server, `/api/sessions/${id}/events?format=json`);
+    const events = await serverApi<StoredEvent[]>(server, `/api/sessions/${id}/events?format=json`);
     expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
     expect(countTypes(events)).toEqual({
       'session-created': 1,

@@ -1,5 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import type { SessionRecord } from '../../src/core/session-record.ts';
+import { waitFor } from './patchbay-fixture.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -96,4 +98,19 @@ export function startPatchbayProcess(command: 'serve' | 'api' | 'worker', env: R
 /** Lines above pino's info level (warn, error, fatal) and anything that is not a log line. */
 export function linesAboveInfo(lines: LogLine[]): LogLine[] {
   return lines.filter((l) => l.raw !== undefined || (l.level ?? 0) > 30);
+}
+
+/** A JSON call to a server process's API; throws with the status and body when it is not a success. */
+export async function serverApi<T>(server: { url: string }, path: string, init?: RequestInit): Promise<T> {
+  const response = await fetch(`${server.url}${path}`, { ...init, headers: { 'content-type': 'application/json' } });
+  if (!response.ok) throw new Error(`${path}: ${response.status} ${await response.text()}`);
+  return (await response.json()) as T;
+}
+
+/** Asks the server for the session until it has ended (completed, failed or cancelled). */
+export function sessionEnded(server: { url: string }, id: string, timeoutMs = 120_000): Promise<SessionRecord> {
+  return waitFor(async () => {
+    const session = await serverApi<SessionRecord>(server, `/api/sessions/${id}`);
+    return ['completed', 'failed', 'cancelled'].includes(session.status) && session;
+  }, 'the session to end', timeoutMs);
 }
