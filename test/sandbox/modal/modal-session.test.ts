@@ -1,12 +1,12 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { status as grpcStatus } from '@grpc/grpc-js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createRemote, git, type RemoteFixture } from '../../git/git-fixture.ts';
 import { startTestPatchbay, waitFor, waitForStatus, type PatchbayFixture } from '../../helpers/patchbay-fixture.ts';
 import { COVERED, startFakeModal, Status, type FakeModal } from '../../fakes/modal/fake-modal.ts';
+import { startFakeModalForSdk } from '../../fakes/modal/fake-modal-sdk.ts';
 import { createScriptedProvider } from '../../../src/models/scripted-provider.ts';
 import { changelogModel, changelogRequester, expectChangelogPushed } from '../../harness/changelog-scenario.ts';
 
@@ -30,32 +30,23 @@ describe('Modal sandboxes through the real SDK and a loopback Modal', () => {
   let remote: RemoteFixture;
   let fake: FakeModal;
   let app: PatchbayFixture | undefined;
-  let configDir: string;
-  const saved = { url: process.env.MODAL_SERVER_URL, config: process.env.MODAL_CONFIG_PATH };
+  let modal: Awaited<ReturnType<typeof startFakeModalForSdk>>;
 
   beforeAll(async () => {
     remote = await createRemote();
-    fake = await startFakeModal();
-    configDir = await mkdtemp(join(tmpdir(), 'modal-config-'));
-    // The SDK reads its endpoint and profile file from the environment only.
-    process.env.MODAL_SERVER_URL = fake.url;
-    process.env.MODAL_CONFIG_PATH = join(configDir, 'absent.toml');
+    modal = await startFakeModalForSdk();
+    fake = modal.fake;
   });
   afterEach(async () => {
     await app?.dispose();
     app = undefined;
   });
   afterAll(async () => {
-    if (saved.url === undefined) delete process.env.MODAL_SERVER_URL;
-    else process.env.MODAL_SERVER_URL = saved.url;
-    if (saved.config === undefined) delete process.env.MODAL_CONFIG_PATH;
-    else process.env.MODAL_CONFIG_PATH = saved.config;
-    await fake.close();
+    await modal.close();
     await remote.cleanup();
-    await rm(configDir, { recursive: true, force: true });
   });
 
-  const modalEnv = () => ({ SANDBOX: 'modal', MODAL_TOKEN_ID: fake.tokenId, MODAL_TOKEN_SECRET: fake.tokenSecret, MODAL_APP_NAME: 'patchbay-test' });
+  const modalEnv = () => modal.env();
 
   it('covers exactly the calls listed above', () => {
     expect(COVERED.controlPlane).toHaveLength(14);

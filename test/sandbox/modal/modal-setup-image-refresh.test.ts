@@ -7,7 +7,8 @@ import pino from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createRemote, git, type RemoteFixture } from '../../git/git-fixture.ts';
 import { startTestPatchbay, waitForStatus, type PatchbayFixture } from '../../helpers/patchbay-fixture.ts';
-import { startFakeModal, Status, type FakeModal, type FakeSandboxRecord } from '../../fakes/modal/fake-modal.ts';
+import { Status, type FakeModal, type FakeSandboxRecord } from '../../fakes/modal/fake-modal.ts';
+import { startFakeModalForSdk } from '../../fakes/modal/fake-modal-sdk.ts';
 import { createScriptedProvider } from '../../../src/models/scripted-provider.ts';
 import { startPatchbay } from '../../../src/main.ts';
 import { changelogRequester } from '../../harness/changelog-scenario.ts';
@@ -21,37 +22,23 @@ import { changelogRequester } from '../../harness/changelog-scenario.ts';
 describe('Modal setup images are refreshed in the background when the default branch moved far', () => {
   let fake: FakeModal;
   let app: PatchbayFixture | undefined;
-  let configDir: string;
+  let modal: Awaited<ReturnType<typeof startFakeModalForSdk>>;
   const repos: RemoteFixture[] = [];
-  const saved = { url: process.env.MODAL_SERVER_URL, config: process.env.MODAL_CONFIG_PATH };
 
   beforeAll(async () => {
-    fake = await startFakeModal();
-    configDir = await mkdtemp(join(tmpdir(), 'modal-config-'));
-    process.env.MODAL_SERVER_URL = fake.url;
-    process.env.MODAL_CONFIG_PATH = join(configDir, 'absent.toml');
+    modal = await startFakeModalForSdk();
+    fake = modal.fake;
   });
   afterEach(async () => {
     await app?.dispose();
     app = undefined;
   });
   afterAll(async () => {
-    if (saved.url === undefined) delete process.env.MODAL_SERVER_URL;
-    else process.env.MODAL_SERVER_URL = saved.url;
-    if (saved.config === undefined) delete process.env.MODAL_CONFIG_PATH;
-    else process.env.MODAL_CONFIG_PATH = saved.config;
-    await fake.close();
+    await modal.close();
     for (const repo of repos) await repo.cleanup();
-    await rm(configDir, { recursive: true, force: true });
   });
 
-  const modalEnv = () => ({
-    SANDBOX: 'modal',
-    MODAL_TOKEN_ID: fake.tokenId,
-    MODAL_TOKEN_SECRET: fake.tokenSecret,
-    MODAL_APP_NAME: 'patchbay-test',
-    MODAL_TEMPLATE_REFRESH_COMMITS: '3',
-  });
+  const modalEnv = () => ({ ...modal.env(), MODAL_TEMPLATE_REFRESH_COMMITS: '3' });
   /** Incompressible text, so a bundle's size says which commits it carries. */
   const noise = (bytes: number) => `${randomBytes(bytes).toString('base64')}\n`;
 
