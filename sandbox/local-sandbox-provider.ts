@@ -15,7 +15,7 @@ import { runProcess } from './run-process.ts';
 import { buildSeccompFilter, seccompArchFor } from './seccomp-filter.ts';
 import { DEFAULT_SANDBOX_LIMITS, type SandboxLimits } from './sandbox-limits.ts';
 import type { ExecOptions, ExecResult, Sandbox, SandboxProvider, SandboxSpec } from './sandbox.ts';
-import { SHARED_OBJECTS_PATH } from './sandbox.ts';
+import { assertCommandEnv, SHARED_OBJECTS_PATH } from './sandbox.ts';
 import { createWorkspaceFiles } from './workspace-files.ts';
 import { createWorkspaceStore } from './workspace-store.ts';
 
@@ -68,7 +68,6 @@ export const SANDBOX_WORKDIR = '/workspace';
 export const DEFAULT_EXEC_TIMEOUT_MS = 10 * 60_000;
 export const DEFAULT_MAX_OUTPUT_BYTES = 1024 * 1024;
 const SANDBOX_HOME = '/tmp/home';
-const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /**
  * The local SandboxProvider. In 'bwrap' mode bubblewrap is checked once here, so a host that
@@ -261,11 +260,7 @@ async function chooseEnforcement(
 
 /** The complete environment of a command: a minimal base plus the caller's variables. */
 function commandEnv(home: string, extra: Record<string, string> = {}): Record<string, string> {
-  for (const [name, value] of Object.entries(extra)) {
-    if (!ENV_NAME.test(name) || value.includes('\0')) {
-      throw new PatchbayError('invalid_input', `invalid environment variable ${JSON.stringify(name)}`);
-    }
-  }
+  assertCommandEnv(extra);
   // npm would ask its registry for a newer npm on every `npm test`: a connection nobody asked for,
   // reported as blocked wherever the allowlist leaves the registry out.
   return { PATH: STANDARD_PATH, HOME: home, LANG: 'C.UTF-8', NPM_CONFIG_UPDATE_NOTIFIER: 'false', ...extra };

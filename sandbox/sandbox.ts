@@ -1,3 +1,5 @@
+import { PatchbayError } from '../src/core/errors.ts';
+
 /**
  * The sandbox port. Tools act only through a Sandbox; the model never touches the host.
  * A sandbox gets no host environment variables and no credentials.
@@ -16,6 +18,15 @@ export type ExecOptions = {
   /** Written to the command's stdin, then closed. */
   stdin?: string;
 };
+
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** Refuses an `ExecOptions.env` whose names are not shell names or whose values hold a NUL. */
+export function assertCommandEnv(env: Record<string, string> = {}): void {
+  for (const [name, value] of Object.entries(env)) {
+    if (!ENV_NAME.test(name) || value.includes('\0')) throw new PatchbayError('invalid_input', `invalid environment variable ${JSON.stringify(name)}`);
+  }
+}
 
 export type ExecResult = {
   /** Null when the command was killed (timeout, abort). */

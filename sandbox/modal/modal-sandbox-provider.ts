@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { PatchbayError } from '../../src/core/errors.ts';
 import type { EgressRule } from '../egress-policy.ts';
-import type { Sandbox, SandboxProvider, SandboxSpec } from '../sandbox.ts';
+import { assertCommandEnv, type ExecOptions, type Sandbox, type SandboxProvider, type SandboxSpec } from '../sandbox.ts';
 import { assertSessionId } from '../workspace-store.ts';
 import { describeSandboxEnd, modalError } from './modal-errors.ts';
 import { runModalExec, toExecResult, type ModalExecTarget } from './modal-exec.ts';
@@ -72,7 +72,6 @@ export const SESSION_TAG = 'patchbay-session';
 export const KIND_TAG = { patchbay: 'session-sandbox' } as const;
 const DEFAULT_TIMEOUT_MS = 10 * 60_000;
 const DEFAULT_MAX_OUTPUT_BYTES = 1024 * 1024;
-const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 /** A sandbox this close to its time limit (or a quarter of it) is snapshotted and replaced on the next acquire; a held one is snapshotted this long before it. */
 const EXPIRY_MARGIN_MS = 3 * 60_000;
 
@@ -361,20 +360,8 @@ export function createModalSandboxProvider(options: ModalSandboxProviderOptions)
       sessionId: 'setup-image-refresh',
       workdir: MODAL_WORKDIR,
       async exec(command, opts = {}) {
-        for (const [name, value] of Object.entries(opts.env ?? {})) {
-          if (!ENV_NAME.test(name) || value.includes('\0')) throw new PatchbayError('invalid_input', `invalid environment variable ${JSON.stringify(name)}`);
-        }
-        const output = await runModalExec(sandbox, {
-          args: ['sh', '-c', command],
-          workdir: MODAL_WORKDIR,
-          env: { LANG: 'C.UTF-8', ...opts.env },
-          timeoutMs: opts.timeoutMs ?? DEFAULT_TIMEOUT_MS,
-          maxOutputBytes: opts.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES,
-          sandboxEnded: never,
-          ...(opts.signal && { signal: opts.signal }),
-          ...(opts.stdin !== undefined && { stdin: Buffer.from(opts.stdin, 'utf8') }),
-        });
-        return toExecResult(output);
+        assertCommandEnv(opts.env);
+        return toExecResult(await shellExec(sandbox, command, opts, { workdir: MODAL_WORKDIR, sandboxEnded: never }));
       },
       readFile: (path) => files.readFile(path),
       writeFile: (path, content) => files.writeFile(path, content),
@@ -480,23 +467,12 @@ export function createModalSandboxProvider(options: ModalSandboxProviderOptions)
       ...(restoredNote && { restoredNote }),
       async exec(command, opts = {}) {
         assertUsable();
-        for (const [name, value] of Object.entries(opts.env ?? {})) {
-          if (!ENV_NAME.test(name) || value.includes('\0')) throw new PatchbayError('invalid_input', `invalid environment variable ${JSON.stringify(name)}`);
-        }
+        assertCommandEnv(opts.env);
         const cwd = opts.cwd && opts.cwd !== '.' ? await files.resolveDir(opts.cwd) : MODAL_WORKDIR;
         busy++;
         startWatch();
         try {
-          const output = await runModalExec(sandbox, {
-            args: ['sh', '-c', command],
-            workdir: cwd,
-            env: { LANG: 'C.UTF-8', ...opts.env },
-            timeoutMs: opts.timeoutMs ?? DEFAULT_TIMEOUT_MS,
-            maxOutputBytes: opts.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES,
-            sandboxEnded: endedPromise,
-            ...(opts.signal && { signal: opts.signal }),
-            ...(opts.stdin !== undefined && { stdin: Buffer.from(opts.stdin, 'utf8') }),
-          });
+          const output = await shellExec(sandbox, command, opts, { workdir: cwd, sandboxEnded: endedPromise });
           if (output.sandboxEnded) markEnded(output.sandboxEnded);
           assertUsable();
           return toExecResult(output);
@@ -549,4 +525,18 @@ export function createModalSandboxProvider(options: ModalSandboxProviderOptions)
     return handle;
 
   }
+}
+
+/** Runs `command` with `sh -c` in the sandbox as `opts` ask (its env already checked). */
+function shellExec(sandbox: ModalSandboxLike, command: string, opts: ExecOptions, at: { workdir: string; sandboxEnded: Promise<string> }) {
+  return runModalExec(sandbox, {
+    args: ['sh', '-c', command],
+    workdir: at.workdir,
+    env: { LANG: 'C.UTF-8', ...opts.env },
+    timeoutMs: opts.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+    maxOutputBytes: opts.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES,
+    sandboxEnded: at.sandboxEnded,
+    ...(opts.signal && { signal: opts.signal }),
+    ...(opts.stdin !== undefined && { stdin: Buffer.from(opts.stdin, 'utf8') }),
+  });
 }
