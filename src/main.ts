@@ -12,6 +12,7 @@ import { createPageSessions } from './api/page-auth.ts';
 import { startWorkerHealth } from './api/health.ts';
 import type { Config } from './config.ts';
 import { PatchbayError } from './core/errors.ts';
+import { firstGitEnv } from './core/publisher.ts';
 import { openDatabase, type DatabaseHandle } from '../db/database.ts';
 import { createModelProvider } from './models/create-model-provider.ts';
 import type { ModelProvider } from './models/model-provider.ts';
@@ -262,8 +263,7 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
         dataDir: config.dataDir,
         // An API process holds no mirror its workers pushed through: it fetches one to show a diff.
         refreshMirror: async (repo: string, signal: AbortSignal) => {
-          let env: Record<string, string> | undefined;
-          for (const credentials of gitCredentials) if ((env = await credentials.gitEnv(repo, signal))) break;
+          const env = await firstGitEnv(gitCredentials, repo, signal);
           await withMirrorLock(mirrorPath(config.dataDir, resolveRepo(repo)), () => ensureMirror(repo, { dataDir: config.dataDir, log, signal, ...(env && { env }) }));
         },
         githubWebUrl: config.github?.gitUrl ?? 'https://github.com',

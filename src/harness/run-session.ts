@@ -6,7 +6,7 @@ import { commitIdentity, type Actor } from '../core/actor.ts';
 import { describeError, isPatchbayError } from '../core/errors.ts';
 import type { EventOf, StoredEvent } from '../core/events.ts';
 import type { LivePublisher } from '../core/live-events.ts';
-import type { GitCredentials, PublishedPullRequest, Publisher } from '../core/publisher.ts';
+import { firstGitEnv, type GitCredentials, type PublishedPullRequest, type Publisher } from '../core/publisher.ts';
 import type { RunLog } from '../core/run-log.ts';
 import type { SessionRecord } from '../core/session-record.ts';
 import { runAgent, type RunLimits, type RunOutcome, type ToolExecutor } from '../agent/agent-runner.ts';
@@ -253,7 +253,7 @@ async function ensureWorkspace(session: SessionRecord, deps: HarnessDeps, sandbo
   // gets the checkout as a bundle of the host's mirror. Either way only the host holds credentials.
   const workspaceDir = deps.sandboxes.hostPath?.(session.id);
   const branch = session.branch ?? branchName(session.id, session.title);
-  const env = await gitEnvFor(session.repo, deps, signal);
+  const env = await firstGitEnv(deps.gitCredentials ?? [], session.repo, signal);
   const common = {
     ...(env && { env }),
     repo: session.repo,
@@ -338,7 +338,7 @@ async function pushAndPublish(
   gate: GateDecision | undefined,
 ): Promise<{ commit?: string; prUrl?: string }> {
   const { store } = deps;
-  const env = await gitEnvFor(session.repo, deps, signal);
+  const env = await firstGitEnv(deps.gitCredentials ?? [], session.repo, signal);
   const pushed = await pushBranch({
     ...(env && { env }),
     sandbox,
@@ -535,13 +535,4 @@ function costOf(events: readonly StoredEvent[]): number {
   let usd = 0;
   for (const { event } of events) if (event.type === 'usage') usd += estimateCostUsd(event.model, event) ?? 0;
   return usd;
-}
-
-/** The git environment of the first credentials provider that has one for this repository. */
-async function gitEnvFor(repo: string, deps: HarnessDeps, signal: AbortSignal): Promise<Record<string, string> | undefined> {
-  for (const credentials of deps.gitCredentials ?? []) {
-    const env = await credentials.gitEnv(repo, signal);
-    if (env) return env;
-  }
-  return undefined;
 }

@@ -3,7 +3,7 @@ import { tryAdvisoryLock } from '../../db/advisory-lock.ts';
 import type { SetupImage, SetupImageRefresh } from '../../sandbox/modal/modal-sandbox-provider.ts';
 import type { SandboxSpec } from '../../sandbox/sandbox.ts';
 import { PatchbayError } from '../core/errors.ts';
-import type { GitCredentials } from '../core/publisher.ts';
+import { firstGitEnv, type GitCredentials } from '../core/publisher.ts';
 import { runHostGit } from '../git/host-git.ts';
 import { defaultBranch, ensureMirror, mirrorPath, resolveBranch, resolveRepo, withMirrorLock } from '../git/mirror.ts';
 import { prepareRemoteWorkspace } from '../git/prepare-remote-workspace.ts';
@@ -61,14 +61,6 @@ export function createSetupImageRefresher(options: SetupImageRefresherOptions): 
   const failedAt = new Map<string, string>();
   let pass: Promise<RefreshOutcome[]> | undefined;
 
-  const gitEnv = async (repo: string, signal: AbortSignal) => {
-    for (const credentials of options.gitCredentials) {
-      const env = await credentials.gitEnv(repo, signal);
-      if (env) return env;
-    }
-    return undefined;
-  };
-
   const refreshOne = async (image: SetupImage, signal: AbortSignal): Promise<RefreshOutcome> => {
     const { repo } = image;
     const repoLog = log.child({ repo });
@@ -76,7 +68,7 @@ export function createSetupImageRefresher(options: SetupImageRefresherOptions): 
     let tip: string | undefined;
     let behind: number;
     try {
-      env = await gitEnv(repo, signal);
+      env = await firstGitEnv(options.gitCredentials, repo, signal);
       const mirror = await withMirrorLock(mirrorPath(options.dataDir, resolveRepo(repo)), () =>
         ensureMirror(repo, { dataDir: options.dataDir, log: repoLog, signal, updateHead: true, ...(env && { env }) }),
       );
