@@ -7,8 +7,8 @@ import { assertValidBranchName } from './branch-name.ts';
 import { runHostGit } from './host-git.ts';
 import { z } from 'zod';
 import { isValidBranchName } from './branch-name.ts';
-import { ensureMirror, mirrorPath, resolveBranch, resolveRepo, withMirrorLock, type Mirror } from './mirror.ts';
-import { BaseRecord, baseFile, requireBranch, requireDefaultBranch, workspaceOriginUrl, type PrepareWorkspaceOptions, type PreparedWorkspace } from './prepare-workspace.ts';
+import { ensureMirror, mirrorPath, resolveRepo, withMirrorLock, type Mirror } from './mirror.ts';
+import { BaseRecord, baseFile, requireBranch, requireDefaultBranch, resolveSessionBase, workspaceOriginUrl, type PrepareWorkspaceOptions, type PreparedWorkspace } from './prepare-workspace.ts';
 
 export type PrepareRemoteWorkspaceOptions = Omit<PrepareWorkspaceOptions, 'workspaceDir'> & { sandbox: Sandbox };
 
@@ -102,17 +102,10 @@ async function adoptTemplate(options: PrepareRemoteWorkspaceOptions, mirror: Mir
   return { baseBranch, baseCommit, reused: false };
 }
 
-/**
- * The session's base branch and the commit its branch starts from (the remote's session branch when
- * it already exists, for a follow-up on a pushed branch), and the refs a bundle must carry.
- */
+/** The session's base (see resolveSessionBase) and the refs a bundle of it must carry. */
 async function resolveBase(options: PrepareRemoteWorkspaceOptions, mirror: Mirror) {
-  const baseBranch = options.baseBranch ?? (await requireDefaultBranch(mirror, options.signal));
-  if (baseBranch === options.branch) throw new PatchbayError('invalid_input', `The session branch must differ from the base branch ${baseBranch}`);
-  const baseTip = await requireBranch(mirror, baseBranch, options.signal);
-  const existing = await resolveBranch(mirror, options.branch, options.signal);
-  const refs = [`refs/heads/${baseBranch}`, ...(existing ? [`refs/heads/${options.branch}`] : [])];
-  return { baseBranch, baseTip, existing, baseCommit: existing ?? baseTip, refs };
+  const base = await resolveSessionBase(options, mirror);
+  return { ...base, refs: [`refs/heads/${base.baseBranch}`, ...(base.existing ? [`refs/heads/${options.branch}`] : [])] };
 }
 
 /** Runs one of the checkout scripts above in the sandbox with the session's branches, failing with `what`. */

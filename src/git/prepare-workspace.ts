@@ -67,21 +67,26 @@ export async function prepareWorkspace(options: PrepareWorkspaceOptions): Promis
       const baseBranch = options.baseBranch ?? (await requireDefaultBranch(mirror, signal));
       return { baseBranch, baseCommit: await requireBranch(mirror, baseBranch, signal), reused: true };
     }
-    const baseBranch = options.baseBranch ?? (await requireDefaultBranch(mirror, signal));
-    if (baseBranch === options.branch) {
-      throw new PatchbayError('invalid_input', `The session branch must differ from the base branch ${baseBranch}`);
-    }
-    const baseTip = await requireBranch(mirror, baseBranch, signal);
-    // A branch the remote already has (a pull request's head, or a session whose workspace was
-    // reaped) is continued where it is, so the harness's push stays a fast-forward. The session's
-    // own changes are then measured from that tip.
-    const existing = await resolveBranch(mirror, options.branch, signal);
-    const baseCommit = existing ?? baseTip;
+    const { baseBranch, baseCommit, existing } = await resolveSessionBase(options, mirror);
     const spared = options.sharedObjectsPath !== undefined && (await fromSpare(mirror, { ...options, baseBranch, baseCommit }));
     if (!spared) await cloneInto(mirror, { ...options, baseBranch, baseCommit });
     log.info({ branch: options.branch, baseBranch, baseCommit, existingBranch: existing !== undefined, spare: spared }, 'workspace prepared');
     return { baseBranch, baseCommit, reused: false };
   });
+}
+
+/**
+ * The session's base branch, its tip, and the commit the session's branch starts from. A branch the
+ * remote already has (a pull request's head, or a session whose workspace was reaped) is continued
+ * where it is, so the harness's push stays a fast-forward; the session's own changes are then
+ * measured from that tip.
+ */
+export async function resolveSessionBase(options: Pick<PrepareWorkspaceOptions, 'baseBranch' | 'branch' | 'signal'>, mirror: Mirror) {
+  const baseBranch = options.baseBranch ?? (await requireDefaultBranch(mirror, options.signal));
+  if (baseBranch === options.branch) throw new PatchbayError('invalid_input', `The session branch must differ from the base branch ${baseBranch}`);
+  const baseTip = await requireBranch(mirror, baseBranch, options.signal);
+  const existing = await resolveBranch(mirror, options.branch, options.signal);
+  return { baseBranch, baseTip, existing, baseCommit: existing ?? baseTip };
 }
 
 /** A fresh workspace from the spare checkout, when there is one of `baseCommit`: its branch made, its base recorded. */
