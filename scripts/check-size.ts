@@ -33,7 +33,7 @@ const Report = z.object({ diagnostics: z.array(Diagnostic) });
 /** What Biome reports over budget under `root`, per file. */
 export function measure(root: string): Budget {
   const here = dirname(fileURLToPath(import.meta.url));
-  const biome = join(root, 'node_modules/.bin/biome');
+  const biome = join(here, '../node_modules/.bin/biome');
   const roots = productionRoots.filter((dir) => existsSync(join(root, dir)));
   let output: string;
   try {

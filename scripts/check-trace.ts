@@ -54,6 +54,7 @@ export function declares(source: string, symbol: string): boolean {
     new RegExp(`\\b(?:function\\*?|class|const|let|var|interface|type|enum)\\s+${name}\\b`),
     new RegExp(`^\\s*(?:export\\s+)?(?:(?:public|private|protected|static|readonly|async|get|set)\\s+)*${name}\\s*(?:<[^>]*>)?\\s*[(:=?]`, 'm'),
     new RegExp(`[{,]\\s*${name}\\s*[,}]`),
+    new RegExp(`[{,]\\s*(?:async\\s+)?${name}\\s*\\(`),
     new RegExp(`\\bexport\\s*\\{[^}]*\\b${name}\\b`),
   ].some((pattern) => pattern.test(source));
 }
