@@ -17,7 +17,7 @@ export const maxFilesPerTrace = 10;
 export type Trace = { name: string; steps: { line: number; files: string[]; symbols: string[] }[] };
 
 const filePattern = /^[\w.-]+(?:\/[\w.-]+)+\.(?:ts|tsx)$/;
-const symbolPattern = /^[A-Za-z_$][\w$]*(?:(?:\.|\(\)\.)[A-Za-z_$][\w$]*)*(?:\(\))?$/;
+const symbolPattern = /^#?[A-Za-z_$][\w$]*(?:(?:\.|\(\)\.)#?[A-Za-z_$][\w$]*)*(?:\(\))?$/;
 
 /** The traces of an architecture document, with each step's files and symbols. */
 export function parseTraces(markdown: string): Trace[] {
@@ -50,13 +50,15 @@ export function parseTraces(markdown: string): Trace[] {
 /** Whether `source` declares `symbol`: a function, class, variable, type, method or property. */
 export function declares(source: string, symbol: string): boolean {
   const name = symbol.replace(/[$]/g, '\\$');
+  // A name a file only imports is declared elsewhere.
+  const code = source.replace(/^\s*import\s[^;]*;/gm, '');
   return [
     new RegExp(`\\b(?:function\\*?|class|const|let|var|interface|type|enum)\\s+${name}\\b`),
     new RegExp(`^\\s*(?:export\\s+)?(?:(?:public|private|protected|static|readonly|async|get|set)\\s+)*${name}\\s*(?:<[^>]*>)?\\s*[(:=?]`, 'm'),
     new RegExp(`[{,]\\s*${name}\\s*[,}]`),
     new RegExp(`[{,]\\s*(?:async\\s+)?${name}\\s*\\(`),
     new RegExp(`\\bexport\\s*\\{[^}]*\\b${name}\\b`),
-  ].some((pattern) => pattern.test(source));
+  ].some((pattern) => pattern.test(code));
 }
 
 /** One line per missing file, undeclared symbol or over-long trace. */

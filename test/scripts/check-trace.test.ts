@@ -36,6 +36,9 @@ describe('the trace check', () => {
     expect(declares('  private async flush(rows: Row[]) {', 'flush')).toBe(true);
     expect(declares('return { accept, send };', 'accept')).toBe(true);
     expect(declares('export interface Inbox {\n  accept(d: D): Promise<void>;\n}', 'accept')).toBe(true);
+    expect(declares('  async #work(job: Job): Promise<void> {', '#work')).toBe(true);
     expect(declares('const x = accept(1);', 'accept')).toBe(false);
+    // A file that only imports a name does not declare it.
+    expect(declares("import { accept, type Inbox } from './inbox.ts';\nexport const y = 1;", 'accept')).toBe(false);
   });
 });

@@ -1,0 +1,209 @@
+import { CompiledQuery, sql, type Selectable, type Transaction } from 'kysely';
+import type { Db } from '../../db/database.ts';
+import type { Database } from '../../db/schema.ts';
+import type { ReceivedDelivery, StoredDelivery } from '../core/inbound-surface.ts';
+
+export type DeliveryRecord = {
+  id: string;
+  source: string;
+  status: 'pending' | 'done' | 'ignored' | 'failed';
+  /** The session service's outcome, the reason it was ignored, or 'gave up'. */
+  outcome: string | null;
+  kind: string;
+  deliveryId: string | null;
+  dedupeKey: string;
+  receivedAt: string;
+  finishedAt: string | null;
+  attempts: number;
+  error: string | null;
+};
+
+type Row = Selectable<Database['inbound_deliveries']>;
+// The bigserial ids come back as numbers (db/database.ts parses int8); outside this file they are strings.
+type On = Db | Transaction<Database>;
+
+/** A delivery's identity within its source: the same meaning twice is stored once. */
+export const meaningKey = (delivery: Pick<ReceivedDelivery, 'source' | 'dedupeKey'>) => `${delivery.source}\u0000${delivery.dedupeKey}`;
+
+/**
+ * All SQL of `inbound_deliveries`: the raw deliveries as received, their attempts, the order of
+ * deliveries that share an order key, and their end. Knows nothing of queues or surfaces.
+ */
+export class PgInboundDeliveryStore {
+  readonly #db: Db;
+
+  constructor(db: Db) {
+    this.#db = db;
+  }
+
+  /**
+   * Stores deliveries in one multi-row insert, skipping meanings stored before; returns the ids of
+   * those stored, by meaning. Each row is marked as sent (queued_at) as it is stored, before its job
+   * exists: a job is worked the moment it is inserted, and one that parks its delivery (queued_at
+   * back to null, see begin()) must not have that overwritten afterwards, or nothing would send it
+   * on. Plain bind parameters: the bodies are neither built into a query nor parsed again by PostgreSQL.
+   */
+  async insertMarked(deliveries: readonly ReceivedDelivery[]): Promise<Map<string, string>> {
+    const params = deliveries.flatMap((d) => [d.source, d.dedupeKey, d.deliveryId ?? null, d.kind, d.body, d.orderKey ?? null]);
+    const tuples = deliveries.map((_, i) => `($${i * 6 + 1}, $${i * 6 + 2}, $${i * 6 + 3}, $${i * 6 + 4}, $${i * 6 + 5}, $${i * 6 + 6}, now())`);
+    const { rows } = await this.#db.executeQuery<{ id: string; source: string; dedupe_key: string }>(
+      CompiledQuery.raw(
+        `insert into inbound_deliveries (source, dedupe_key, delivery_id, kind, body, order_key, queued_at) values ${tuples.join(', ')}
+         on conflict (source, dedupe_key) do nothing returning id, source, dedupe_key`,
+        params,
+      ),
+    );
+    return new Map(rows.map((r) => [meaningKey({ source: r.source, dedupeKey: r.dedupe_key }), String(r.id)]));
+  }
+
+  /** Marks pending deliveries as sent, before their jobs are inserted (see insertMarked()). */
+  async markQueued(ids: readonly string[]): Promise<void> {
+    await this.#db.updateTable('inbound_deliveries').set({ queued_at: sql`now()` }).where('id', 'in', ids).where('status', '=', 'pending').execute();
+  }
+
+  /** Their jobs could not be inserted: leaves the never-attempted ones for the sweep. */
+  async unmarkQueued(ids: readonly string[]): Promise<void> {
+    await this.#db.updateTable('inbound_deliveries').set({ queued_at: null }).where('id', 'in', ids).where('attempts', '=', 0).execute();
+  }
+
+  /**
+   * Pending deliveries older than this that have no job: never sent (or parked, which a resend
+   * parks again), or marked by a process that died before its job was inserted (never attempted
+   * since the mark; a job of it still queued is deduped by the stately queue, one being worked
+   * has counted its attempt).
+   */
+  async unsent(olderThanSeconds: number, limit = 500): Promise<string[]> {
+    const age = sql<Date>`now() - make_interval(secs => ${olderThanSeconds})`;
+    const rows = await this.#db
+      .selectFrom('inbound_deliveries')
+      .select('id')
+      .where('status', '=', 'pending')
+      .where('received_at', '<=', age)
+      .where((eb) => eb.or([eb('queued_at', 'is', null), eb.and([eb('attempts', '=', 0), eb('queued_at', '<=', age)])]))
+      .orderBy('received_at')
+      .limit(limit)
+      .execute();
+    return rows.map((row) => String(row.id));
+  }
+
+  /** Deletes up to `limit` finished deliveries older than `days`; returns how many. */
+  async deleteFinished(days: number, limit = 1000): Promise<number> {
+    const result = await sql`
+      delete from inbound_deliveries where id in (
+        select id from inbound_deliveries
+        where status <> 'pending' and finished_at < now() - make_interval(days => ${days})
+        limit ${limit})`.execute(this.#db);
+    return Number(result.numAffectedRows ?? 0);
+  }
+
+  /** A pending delivery as stored, with the attempts counted so far; undefined once it has ended. */
+  async pending(id: string): Promise<StoredDelivery | undefined> {
+    const row = await this.#db.selectFrom('inbound_deliveries').selectAll().where('id', '=', id).executeTakeFirst();
+    return row?.status === 'pending' ? toDelivery(row, row.attempts) : undefined;
+  }
+
+  /**
+   * Starts an attempt (counts it and returns the delivery), unless an earlier delivery of the same
+   * order key is still pending: then this one is parked (left without a job) until that one
+   * finishes and sends it on (see finish()). Undefined when it is no longer pending.
+   */
+  async begin(id: string): Promise<StoredDelivery | 'parked' | undefined> {
+    const row = await this.#db.selectFrom('inbound_deliveries').select(['order_key', 'status']).where('id', '=', id).executeTakeFirst();
+    if (!row || row.status !== 'pending') return undefined;
+    const key = row.order_key;
+    if (!key) return countAttempt(this.#db, id);
+    return this.#db.transaction().execute(async (trx) => {
+      await lockOrder(trx, key);
+      const earlier = await trx
+        .selectFrom('inbound_deliveries')
+        .select('id')
+        .where('order_key', '=', key)
+        .where('status', '=', 'pending')
+        .where('id', '<', id)
+        .limit(1)
+        .executeTakeFirst();
+      if (!earlier) return countAttempt(trx, id);
+      await trx.updateTable('inbound_deliveries').set({ queued_at: null }).where('id', '=', id).where('status', '=', 'pending').execute();
+      return 'parked' as const;
+    });
+  }
+
+  /**
+   * Ends a pending delivery. Returns the next delivery of its order key that is parked (pending
+   * with no job), which the caller must send on.
+   */
+  async finish(delivery: Pick<StoredDelivery, 'id' | 'orderKey'>, status: 'done' | 'ignored' | 'failed', outcome: string, error?: string): Promise<string | undefined> {
+    const end = (on: On) =>
+      on
+        .updateTable('inbound_deliveries')
+        .set({ status, outcome, finished_at: sql`now()`, ...(error !== undefined && { last_error: error }) })
+        .where('id', '=', delivery.id)
+        .where('status', '=', 'pending')
+        .execute();
+    const key = delivery.orderKey;
+    if (!key) {
+      await end(this.#db);
+      return undefined;
+    }
+    const next = await this.#db.transaction().execute(async (trx) => {
+      await lockOrder(trx, key);
+      await end(trx);
+      return trx.selectFrom('inbound_deliveries').select(['id', 'queued_at']).where('order_key', '=', key).where('status', '=', 'pending').orderBy('id').limit(1).executeTakeFirst();
+    });
+    return next && next.queued_at === null ? String(next.id) : undefined;
+  }
+
+  /** Keeps why the last attempt failed. */
+  async recordError(id: string, reason: string): Promise<void> {
+    await this.#db.updateTable('inbound_deliveries').set({ last_error: reason.slice(0, 2000) }).where('id', '=', id).execute();
+  }
+
+  /** Stored deliveries, newest first; `failed` lists only those that failed on their last attempt. */
+  async list(options: { failed?: boolean; limit?: number } = {}): Promise<DeliveryRecord[]> {
+    let query = this.#db.selectFrom('inbound_deliveries').selectAll().orderBy('id', 'desc').limit(options.limit ?? 100);
+    if (options.failed) query = query.where('status', '=', 'failed');
+    const rows = await query.execute();
+    return rows.map((r) => ({
+      id: r.id,
+      source: r.source,
+      status: r.status,
+      outcome: r.outcome,
+      kind: r.kind,
+      deliveryId: r.delivery_id,
+      dedupeKey: r.dedupe_key,
+      receivedAt: r.received_at.toISOString(),
+      finishedAt: r.finished_at?.toISOString() ?? null,
+      attempts: r.attempts,
+      error: r.last_error,
+    }));
+  }
+}
+
+function toDelivery(row: Row, attempt: number): StoredDelivery {
+  return {
+    id: String(row.id),
+    source: row.source,
+    dedupeKey: row.dedupe_key,
+    ...(row.delivery_id && { deliveryId: row.delivery_id }),
+    kind: row.kind,
+    body: row.body,
+    ...(row.order_key && { orderKey: row.order_key }),
+    receivedAt: row.received_at.toISOString(),
+    attempt,
+  };
+}
+
+/** Serialises the ordering decisions of one order key across processes, for one transaction. */
+const lockOrder = (trx: Transaction<Database>, key: string) => sql`select pg_advisory_xact_lock(hashtextextended(${`inbound-order:${key}`}, 0))`.execute(trx);
+
+/** Counts an attempt on a pending delivery and returns it; undefined when it is no longer pending. */
+async function countAttempt(on: On, id: string): Promise<StoredDelivery | undefined> {
+  const row = await on
+    .updateTable('inbound_deliveries')
+    .set({ attempts: sql`attempts + 1` })
+    .where('id', '=', id)
+    .where('status', '=', 'pending')
+    .returningAll()
+    .executeTakeFirst();
+  return row && toDelivery(row, row.attempts);
+}
