@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { Db } from '../db/database.ts';
-import type { Inbound, InboundOutcome } from '../src/core/inbound.ts';
+import type { SessionEvent, StoredEvent } from '../src/core/events.ts';
 import type { PageSessionIssuer, PageSignInProvider } from '../src/core/page-sign-in.ts';
 import type { DeliveryInbox, InboundSurface } from '../src/core/inbound-surface.ts';
 import type { GitCredentials, Publisher } from '../src/core/publisher.ts';
@@ -13,23 +13,26 @@ import type { ThreadRef } from '../src/core/thread-ref.ts';
 export type IntegrationContext = {
   /** Where a receiver stores a verified delivery before acknowledging it (the inbound pipeline). */
   inbox: DeliveryInbox;
-  /** Hands a normalized command to the session service. Fast: it only writes and enqueues. */
-  handle(inbound: Inbound): Promise<InboundOutcome>;
   /** Reads a session (for replies that need its state). */
   getSession(sessionId: string): Promise<SessionRecord | undefined>;
   /** Finds the session a thread belongs to. */
   findSession(thread: ThreadRef): Promise<SessionRecord | undefined>;
   /** Binds another thread (say, the PR the session opened) to a session. */
   addThread(sessionId: string, thread: ThreadRef): Promise<boolean>;
+  /** The threads a session lives in, oldest first. */
+  sessionThreads(sessionId: string): Promise<ThreadRef[]>;
+  /** A session's events of these types, in log order (a question's choices, a pushed commit, a PR description). */
+  sessionEvents(sessionId: string, types: SessionEvent['type'][]): Promise<StoredEvent[]>;
   /**
    * Remembers what a session on `repo` (the repository URL as the session names it) taught, say a
    * pull request closed unmerged with its reason or a check that is flaky; later runs on the repo
    * find it in the knowledge document. Nothing is kept for a repo that has no document yet.
    */
   addLesson(repo: string, text: string): Promise<void>;
-  /** Records a delivery id; false when it was seen before. */
-  recordDelivery(source: string, deliveryId: string): Promise<boolean>;
-  /** The database, for an integration's own tables (installations, stored tokens, its work queue). */
+  /**
+   * The database, for an integration's own tables (installations, stored tokens, its work queue)
+   * and nothing else: sessions, their threads and events are read through the functions above.
+   */
   db: Db;
   log: Logger;
   /** Base URL of the web page: session links are `${publicUrl}/sessions/<id>`. */

@@ -165,11 +165,11 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
     const modules = options.integrations
       ? await options.integrations({
           inbox: inbound,
-          handle: service.handle,
           getSession: store.get,
           findSession: store.findByThread,
           addThread: store.addThread,
-          recordDelivery: store.recordDelivery,
+          sessionThreads: store.threads,
+          sessionEvents: (sessionId, types) => store.events(sessionId, { types }),
           addLesson: (repo, text) => knowledge.addLesson(knowledgeKey(repo), text),
           db: database.db,
           log,

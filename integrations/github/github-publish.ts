@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import { PatchbayError } from '../../src/core/errors.ts';
 import type { PublishInput, PublishedPullRequest } from '../../src/core/publisher.ts';
+import type { ThreadRef } from '../../src/core/thread-ref.ts';
 import type { IntegrationContext } from '../integration-module.ts';
 import type { GitHubClient, PatchbayOctokit } from './github-client.ts';
 import { parseRepoUrl } from '../../src/core/repo-ref.ts';
@@ -48,8 +49,9 @@ export function createPublisher(deps: {
     const request = { signal: input.signal };
     const appOctokit = await client.forRepo(repo);
     const bot = await client.identity();
-    const events = await store.sessionEvents(input.session.id, ['diff-updated', 'tool-start', 'tool-end', 'check-finished', 'user-message']);
-    const fixes = (await store.issueThreads(input.session.id))
+    const events = await context.sessionEvents(input.session.id, ['diff-updated', 'tool-start', 'tool-end', 'check-finished', 'user-message']);
+    const fixes = (await context.sessionThreads(input.session.id))
+      .filter((t): t is Extract<ThreadRef, { source: 'github' }> => t.source === 'github' && t.kind === 'issue')
       .filter((t) => t.owner.toLowerCase() === repo.owner.toLowerCase() && t.repo.toLowerCase() === repo.repo.toLowerCase())
       .map((t) => t.number);
     const sessionUrl = `${context.publicUrl}/sessions/${input.session.id}`;

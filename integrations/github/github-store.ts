@@ -1,6 +1,5 @@
 import { sql } from 'kysely';
 import type { Db } from '../../db/database.ts';
-import { SessionEvent, type StoredEvent } from '../../src/core/events.ts';
 import type { RepoRef } from '../../src/core/repo-ref.ts';
 
 export type GitHubRequest = {
@@ -166,19 +165,6 @@ export function createGitHubStore(db: Db) {
       return row && { login: row.github_login, githubId: row.github_id, ciphertext: row.token_ciphertext };
     },
 
-    /** The GitHub issues a session's threads point at (for "Fixes #N"). */
-    async issueThreads(sessionId: string): Promise<{ owner: string; repo: string; number: number }[]> {
-      const rows = await db
-        .selectFrom('session_threads')
-        .select('thread')
-        .where('session_id', '=', sessionId)
-        .where(sql<string>`thread->>'source'`, '=', 'github')
-        .where(sql<string>`thread->>'kind'`, '=', 'issue')
-        .orderBy('id')
-        .execute();
-      return rows.map((r) => r.thread as { owner: string; repo: string; number: number });
-    },
-
     /**
      * Claims the CI failure on a pull request's head commit for one delivery. True when this
      * delivery holds it (first, or its own retry); false when another delivery took it.
@@ -238,18 +224,6 @@ export function createGitHubStore(db: Db) {
         .values({ owner: owner.toLowerCase(), repo: repo.toLowerCase(), number, enabled, set_by: by })
         .onConflict((oc) => oc.columns(['owner', 'repo', 'number']).doUpdateSet({ enabled, set_by: by, updated_at: sql`now()` }))
         .execute();
-    },
-
-    /** A session's events of the given types (for the PR description). */
-    async sessionEvents(sessionId: string, types: string[]): Promise<StoredEvent[]> {
-      const rows = await db
-        .selectFrom('session_events')
-        .select(['seq', 'at', 'data'])
-        .where('session_id', '=', sessionId)
-        .where('type', 'in', types)
-        .orderBy('seq')
-        .execute();
-      return rows.map((r) => ({ sessionId, seq: r.seq, at: r.at.toISOString(), event: SessionEvent.parse(r.data) }));
     },
   };
 }

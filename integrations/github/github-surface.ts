@@ -75,7 +75,7 @@ export type GitHubSurface = InboundSurface & { stop(): Promise<void> };
 export function createGitHubSurface(deps: {
   client: GitHubClient;
   store: GitHubStore;
-  context: Pick<IntegrationContext, 'findSession' | 'publicUrl' | 'addLesson'>;
+  context: Pick<IntegrationContext, 'findSession' | 'publicUrl' | 'addLesson' | 'sessionEvents'>;
   gitUrl: string;
   triggerLabel: string;
   log: Logger;
@@ -308,7 +308,7 @@ export function createGitHubSurface(deps: {
 
       const failure = await collectCiFailure(octokit, report, signal);
       const earlier = await store.ciFailures(report.owner, report.repo, number, report.headSha);
-      const pushed = await store.sessionEvents(session.id, ['branch-pushed']);
+      const pushed = await context.sessionEvents(session.id, ['branch-pushed']);
       const headIsOurs = pushed.some((e) => e.event.type === 'branch-pushed' && e.event.commit === report.headSha);
       const decision = decideCiFollowUp({ headIsOurs, sessionStatus: session.status, earlier, signature: failure.signature });
       const names = failure.jobs.map((j) => j.name);

@@ -113,7 +113,7 @@ function parseBody(raw: string, contentType: string): { body: Record<string, unk
 }
 
 export type SlackInboundDeps = {
-  context: Pick<IntegrationContext, 'findSession'>;
+  context: Pick<IntegrationContext, 'findSession' | 'sessionEvents'>;
   store: SlackStore;
   web: SlackWeb;
   actors: ActorDirectory;
@@ -263,7 +263,7 @@ export function createSlackInbound(deps: SlackInboundDeps) {
       if (input.actionId.startsWith('patchbay_answer')) {
         const picked = parseAnswerValue(input.value);
         const session = picked && (await context.findSession(thread));
-        const choice = session && (await store.questionChoices(session.id, picked.q))?.[picked.i];
+        const choice = session && (await questionChoices(context, session.id, picked.q))?.[picked.i];
         if (!picked || choice === undefined) return ignore('a choice button that names no known question or choice');
         return { kind: 'inbound', inbound: { kind: 'answer', thread, actor, questionId: picked.q, text: choice } };
       }
@@ -340,4 +340,12 @@ export function createSlackSurface(deps: { inbound: () => SlackInbound | undefin
       await deps.web.chat.postMessage({ channel: thread.channel, thread_ts: thread.threadTs, text: `Sorry, I could not process this message: ${reason}`, unfurl_links: false });
     },
   };
+}
+
+/** The choices the agent offered with a question, from the session's log. */
+async function questionChoices(context: Pick<IntegrationContext, 'sessionEvents'>, sessionId: string, questionId: string): Promise<string[] | undefined> {
+  for (const { event } of await context.sessionEvents(sessionId, ['question-asked'])) {
+    if (event.type === 'question-asked' && event.questionId === questionId) return event.choices;
+  }
+  return undefined;
 }

@@ -1,4 +1,3 @@
-import { sql } from 'kysely';
 import type { Db } from '../../db/database.ts';
 import { Actor } from '../../src/core/actor.ts';
 import { ThreadRef, threadKey } from '../../src/core/thread-ref.ts';
@@ -44,19 +43,6 @@ export function createSlackStore(db: Db) {
     async takePending(thread: SlackThread): Promise<boolean> {
       const result = await db.deleteFrom('slack_pending_tasks').where('thread_key', '=', key(thread)).executeTakeFirst();
       return Number(result.numDeletedRows) > 0;
-    },
-
-    /** The choices the agent offered with a question, from the session's log. */
-    async questionChoices(sessionId: string, questionId: string): Promise<string[] | undefined> {
-      const row = await db
-        .selectFrom('session_events')
-        .select('data')
-        .where('session_id', '=', sessionId)
-        .where('type', '=', 'question-asked')
-        .where(sql<string>`data->>'questionId'`, '=', questionId)
-        .executeTakeFirst();
-      const choices = (row?.data as { choices?: unknown } | undefined)?.choices;
-      return Array.isArray(choices) ? choices.map(String) : undefined;
     },
 
     async posts(thread: SlackThread): Promise<Map<string, string>> {
