@@ -197,12 +197,15 @@ describe('Modal at real sizes', () => {
   });
 
   // Last: it moves the fake's clock past every snapshot's TTL.
-  it('continues a session whose snapshot expired from its database checkpoint', { timeout: 120_000 }, async () => {
+  it('continues a session whose snapshot expired from its database checkpoint, a chain of increments', { timeout: 120_000 }, async () => {
+    // Three steps that change files, so the checkpoint is a bundle and two increments, then a question.
     const model = createScriptedProvider({
       scenario: (messages) => {
         const turn = messages.filter((m) => m.role === 'assistant').length;
-        if (turn === 0) return { toolCalls: [{ name: 'write_file', input: { path: 'NOTES.md', content: 'draft\n' } }, { name: 'ask_user', input: { question: 'Which title?', choices: ['Notes', 'Draft'] } }] };
-        if (turn === 1) return { toolCalls: [{ name: 'run_shell', input: { command: 'cat NOTES.md' } }] };
+        if (turn === 0) return { toolCalls: [{ name: 'write_file', input: { path: 'NOTES.md', content: 'draft\n' } }] };
+        if (turn === 1) return { toolCalls: [{ name: 'run_shell', input: { command: 'mkdir -p deep && printf x > deep/x.txt && rm README.md' } }] };
+        if (turn === 2) return { toolCalls: [{ name: 'write_file', input: { path: 'MORE.md', content: 'more\n' } }, { name: 'ask_user', input: { question: 'Which title?', choices: ['Notes', 'Draft'] } }] };
+        if (turn === 3) return { toolCalls: [{ name: 'run_shell', input: { command: 'cat NOTES.md' } }] };
         return { text: 'Kept the draft as Notes.' };
       },
     });
@@ -217,6 +220,8 @@ describe('Modal at real sizes', () => {
         const row = await second.database.db.selectFrom('modal_sandboxes').selectAll().where('session_id', '=', id).executeTakeFirst();
         return row?.released && row;
       }, 'the sandbox to be released');
+      const increments = await second.database.db.selectFrom('session_checkpoint_increments').select('step').where('session_id', '=', id).execute();
+      expect(increments.length).toBeGreaterThanOrEqual(2);
       // The container is lost with no exit snapshot, and 31 days pass: Modal has deleted the release snapshot.
       fake.kill(first.sandbox_id!, {}, { exitSnapshot: false });
       fake.advance(31 * 86_400_000);
@@ -225,7 +230,10 @@ describe('Modal at real sizes', () => {
       const done = await waitForStatus(second, id, ['completed', 'failed'], 60_000);
       expect(done.status, done.error ?? '').toBe('completed');
       expect(await git(remote.remote, 'show', `${done.result!.commit}:NOTES.md`)).toBe('draft');
-      const shell = model.requests.at(-1)!.messages.find((m) => m.role === 'tool' && m.name === 'run_shell');
+      expect(await git(remote.remote, 'show', `${done.result!.commit}:MORE.md`)).toBe('more');
+      expect(await git(remote.remote, 'show', `${done.result!.commit}:deep/x.txt`)).toBe('x');
+      await expect(git(remote.remote, 'show', `${done.result!.commit}:README.md`)).rejects.toThrow();
+      const shell = model.requests.at(-1)!.messages.findLast((m) => m.role === 'tool' && m.name === 'run_shell');
       expect(shell?.role === 'tool' && shell.content).toContain('draft');
     } finally {
       await second.dispose();
