@@ -178,7 +178,7 @@ export async function checkpointWork(options: CheckpointOptions): Promise<Checkp
       copy = await takeBundle({ workspaceDir: options.workspaceDir, scratchDir: options.scratchDir, maxBytes: options.maxBytes, name: bundleName });
       bundle = await readFile(copy);
     } else if (sandbox.getBytes) {
-      bundle = Buffer.from(await sandbox.getBytes(`${sandbox.workdir}/.git/${bundleName}`, options.maxBytes));
+      bundle = await bundleFromSandbox(sandbox, options.maxBytes);
     } else {
       throw new PatchbayError('git_failed', 'this sandbox can hand no files over');
     }
@@ -200,6 +200,21 @@ export async function checkpointWork(options: CheckpointOptions): Promise<Checkp
   } finally {
     if (copy) await rm(copy, { force: true });
     await sandbox.exec(`rm -f .git/${bundleName}`, { signal: AbortSignal.timeout(30_000) }).catch(() => undefined);
+  }
+}
+
+/**
+ * The bundle from a sandbox the host cannot see into. A transfer that broke (a stream cut, bytes
+ * short of what the sandbox said it holds) is tried once more while the file is still there, so a
+ * passing fault does not record the work as lost.
+ */
+async function bundleFromSandbox(sandbox: Sandbox, maxBytes: number): Promise<Buffer> {
+  const path = `${sandbox.workdir}/.git/${bundleName}`;
+  try {
+    return Buffer.from(await sandbox.getBytes!(path, maxBytes));
+  } catch (error) {
+    if ((error as { code?: unknown }).code !== 'sandbox_failed') throw error;
+    return Buffer.from(await sandbox.getBytes!(path, maxBytes));
   }
 }
 

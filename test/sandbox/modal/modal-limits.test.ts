@@ -9,6 +9,8 @@ import type { FakeModal } from '../../fakes/modal/fake-modal.ts';
 import { startFakeModalForSdk } from '../../fakes/modal/fake-modal-sdk.ts';
 import { createScriptedProvider } from '../../../src/models/scripted-provider.ts';
 import { changelogModel, changelogRequester, expectChangelogPushed } from '../../harness/changelog-scenario.ts';
+import { checkpointWork } from '../../../src/harness/checkpoint/work-checkpoint.ts';
+import { createCheckpointStore } from '../../../src/sessions/checkpoint-store.ts';
 
 const MiB = 1024 * 1024;
 const sha256 = (data: Uint8Array) => createHash('sha256').update(data).digest('hex');
@@ -91,6 +93,25 @@ describe('Modal at real sizes', () => {
       await expect(sandbox.getBytes!('/tmp/cut.bin', 32 * MiB)).rejects.toMatchObject({ code: 'sandbox_failed' });
       // The file itself is fine: read again, it arrives whole.
       expect((await sandbox.getBytes!('/tmp/cut.bin', 32 * MiB)).length).toBe(3 * MiB);
+    } finally {
+      await sandbox.release();
+    }
+    expect(fake.refusals).toEqual([]);
+  });
+
+  it('takes a checkpoint bundle again when its transfer broke, instead of recording the work as lost', { timeout: 60_000 }, async () => {
+    const sandbox = await acquire();
+    try {
+      await sandbox.writeFile('CUT.md', `${randomBytes(6000).toString('base64')}\n`);
+      const baseCommit = (await sandbox.exec('git rev-parse main')).stdout.trim();
+      const store = createCheckpointStore(app.database.db);
+      // The checkpoint's bundle read (only it names the bundle by its absolute path) ends early once.
+      fake.faultStdio('/workspace/.git/patchbay-checkpoint.bundle', { afterBytes: 1000, kind: 'end' });
+      const stored = await checkpointWork({ sessionId, sandbox, scratchDir: join(app.dataDir, 'tmp'), store, base: { branch: 'unused', baseBranch: 'main', baseCommit }, step: 1_000_000, maxBytes: 64 * MiB, signal: AbortSignal.timeout(50_000) });
+      const latest = await store.latest(sessionId);
+      expect(latest).toMatchObject({ step: 1_000_000, tree: stored.tree });
+      expect(latest?.unavailable).toBeUndefined();
+      expect(latest?.bundle?.length).toBeGreaterThan(1000);
     } finally {
       await sandbox.release();
     }
