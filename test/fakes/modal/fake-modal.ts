@@ -79,6 +79,8 @@ type FakeExec = {
   outBytes: [number, number];
   /** Breaks this exec's stdout stream once (see faultStdio). */
   fault?: StdioFault;
+  /** Fails this exec's stdin writes (see failStdin). */
+  stdinFault?: { code: grpc.status; details: string };
   exit?: { code: number } | { signal: number };
   listeners: Set<() => void>;
   stdinOffset: number;
@@ -126,6 +128,8 @@ export type FakeModal = {
   failSnapshots(count: number, code: grpc.status, details: string): void;
   /** Streams of commands whose arguments contain `match` break as `fault` says, once each. */
   faultStdio(match: string, fault: StdioFault): void;
+  /** Stdin writes to the next command whose arguments contain `match` fail with this status. */
+  failStdin(match: string, code: grpc.status, details: string): void;
   /** Output streams deliver at most this many bytes per second from now on (undefined: as fast as loopback). */
   throttleStdio(bytesPerSecond: number | undefined): void;
   /** Moves the fake's clock on (snapshot TTLs, sandbox time limits and idle timeouts count on it). */
@@ -158,6 +162,7 @@ export async function startFakeModal(options: FakeModalOptions = {}): Promise<Fa
   let nextCreateFailure: { code: grpc.status; details: string } | undefined;
   let snapshotFailures: { count: number; code: grpc.status; details: string } = { count: 0, code: grpc.status.OK, details: '' };
   const stdioFaults: { match: string; fault: StdioFault }[] = [];
+  const stdinFaults: { match: string; code: grpc.status; details: string }[] = [];
   let routerPort = 0;
   let clockOffset = 0;
   let stdioRate = options.stdioBytesPerSecond;
@@ -430,7 +435,9 @@ export async function startFakeModal(options: FakeModalOptions = {}): Promise<Fa
       const proc = startInContainer({ fsDir: sandbox.fsDir, args: request.commandArgs, workdir, bare: sandbox.bare, env: { ...env, FAKE_MODAL_SANDBOX: sandbox.sandboxId, FAKE_MODAL_EXEC: request.execId } });
       const faultAt = stdioFaults.findIndex((f) => request.commandArgs.some((arg) => arg.includes(f.match)));
       const fault = faultAt >= 0 ? stdioFaults.splice(faultAt, 1)[0]!.fault : undefined;
-      const exec: FakeExec = { proc, out: [[], []], outBytes: [0, 0], listeners: new Set(), stdinOffset: 0, args: request.commandArgs, env, ...(fault && { fault }) };
+      const stdinAt = stdinFaults.findIndex((f) => request.commandArgs.some((arg) => arg.includes(f.match)));
+      const stdinFault = stdinAt >= 0 ? stdinFaults.splice(stdinAt, 1)[0] : undefined;
+      const exec: FakeExec = { proc, out: [[], []], outBytes: [0, 0], listeners: new Set(), stdinOffset: 0, args: request.commandArgs, env, ...(fault && { fault }), ...(stdinFault && { stdinFault: { code: stdinFault.code, details: stdinFault.details } }) };
       sandbox.execs.set(request.execId, exec);
       proc.stdout!.on('data', (chunk: Buffer) => {
         exec.out[0].push(chunk);
@@ -456,6 +463,7 @@ export async function startFakeModal(options: FakeModalOptions = {}): Promise<Fa
       const exec = execOf('TaskExecStdinWrite', sandbox, request.execId);
       if (request.offset > exec.stdinOffset) refuse(grpc.status.OUT_OF_RANGE, `stdin offset ${request.offset} is past ${exec.stdinOffset}`);
       sandbox.activeAt = now();
+      if (exec.stdinFault) fail(exec.stdinFault.code, exec.stdinFault.details);
       const fresh = request.data.subarray(exec.stdinOffset - request.offset);
       if (fresh.length > 0 && !exec.exit) exec.proc.stdin!.write(fresh);
       exec.stdinOffset += fresh.length;
@@ -634,6 +642,9 @@ export async function startFakeModal(options: FakeModalOptions = {}): Promise<Fa
     },
     faultStdio(match, fault) {
       stdioFaults.push({ match, fault });
+    },
+    failStdin(match, code, details) {
+      stdinFaults.push({ match, code, details });
     },
     throttleStdio(bytesPerSecond) {
       stdioRate = bytesPerSecond;

@@ -83,7 +83,7 @@ describe('Modal at real sizes', () => {
     expect(fake.refusals).toEqual([]);
   });
 
-  it('fails loudly when an output stream ends early or breaks, instead of returning part of a file', { timeout: 60_000 }, async () => {
+  it('fails loudly when an output stream ends early or breaks, or input is refused, instead of returning part of a file or waiting', { timeout: 60_000 }, async () => {
     const sandbox = await acquire();
     try {
       await sandbox.putBytes!('/tmp/cut.bin', randomBytes(3 * MiB));
@@ -93,6 +93,11 @@ describe('Modal at real sizes', () => {
       await expect(sandbox.getBytes!('/tmp/cut.bin', 32 * MiB)).rejects.toMatchObject({ code: 'sandbox_failed' });
       // The file itself is fine: read again, it arrives whole.
       expect((await sandbox.getBytes!('/tmp/cut.bin', 32 * MiB)).length).toBe(3 * MiB);
+      // Input Modal refuses fails the write at once, saying so, rather than leaving `cat` waiting for it.
+      fake.failStdin('/tmp/refused.bin', grpcStatus.FAILED_PRECONDITION, 'stdin is closed');
+      const started = Date.now();
+      await expect(sandbox.putBytes!('/tmp/refused.bin', randomBytes(MiB))).rejects.toMatchObject({ code: 'sandbox_failed', message: expect.stringMatching(/sending input to a command in the Modal sandbox failed: .*stdin is closed/) });
+      expect(Date.now() - started).toBeLessThan(20_000);
     } finally {
       await sandbox.release();
     }
