@@ -44,14 +44,14 @@ const KILL_GRACE_MS = 5_000;
  * Bytes per stdin message: the SDK's own streaming size. Modal refuses a request message over gRPC's
  * 4 MiB, so one write of a whole bundle would be refused and the command left waiting for input.
  */
-export const STDIN_CHUNK_BYTES = 256 * 1024;
+const STDIN_CHUNK_BYTES = 256 * 1024;
 /**
  * A command's output keeps arriving after it exits (Modal streams far slower than a pipe): it is read
  * to the end of its stream, and only a stream that stays silent this long counts as broken.
  */
 const OUTPUT_STALL_MS = 60_000;
 /** Modal refuses a command over 64 KiB; anything near that goes into the sandbox as a script file. */
-export const MAX_INLINE_COMMAND_BYTES = 48 * 1024;
+const MAX_INLINE_COMMAND_BYTES = 48 * 1024;
 
 /**
  * Runs one command in a Modal sandbox. The command runs as the leader of its own session (setsid),
