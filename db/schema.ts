@@ -27,6 +27,7 @@ export interface Database {
   modal_templates: ModalTemplatesTable;
   // scale-out (011)
   session_checkpoints: SessionCheckpointsTable;
+  session_checkpoint_increments: SessionCheckpointIncrementsTable;
 }
 
 type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
@@ -301,5 +302,18 @@ export interface SessionCheckpointsTable {
   /** A git bundle of the work against base_commit; null when it could not be taken (see unavailable). */
   bundle: Buffer | null;
   unavailable: string | null;
+  /** The checkpoint commit the chain (bundle, then its increments) ends at; null for one stored before chains. */
+  wip: ColumnType<string | null, string | null | undefined, string | null>;
+  created_at: Timestamp;
+}
+
+/** Checkpoints after the one in session_checkpoints.bundle, each a bundle against the one before (migration 013). */
+export interface SessionCheckpointIncrementsTable {
+  session_id: string;
+  step: ColumnType<string, number | string, number | string>;
+  /** The checkpoint commit this bundle needs (the chain's end before it). */
+  parent: string;
+  wip: string;
+  bundle: Buffer;
   created_at: Timestamp;
 }

@@ -222,6 +222,11 @@ function modalConfig(e: Env): ModalConfig {
   if (Boolean(e.MODAL_TOKEN_ID) !== Boolean(e.MODAL_TOKEN_SECRET)) {
     throw new PatchbayError('config_invalid', 'MODAL_TOKEN_ID and MODAL_TOKEN_SECRET go together: set both (from modal.com → Settings → API Tokens), or neither to use ~/.modal.toml');
   }
+  // The egress proxy that brokers SANDBOX_SECRETS runs on this host, where a Modal sandbox cannot reach it:
+  // the credentials would never be added, and each request would fail in the sandbox for no reason it can see.
+  if (e.SANDBOX_SECRETS) {
+    throw new PatchbayError('config_invalid', 'SANDBOX_SECRETS cannot be used with SANDBOX=modal: the proxy that adds those credentials runs on this host, which Modal sandboxes cannot reach; unset SANDBOX_SECRETS, or use SANDBOX=local');
+  }
   if (e.MODAL_IDLE_TIMEOUT_MINUTES > e.MODAL_SANDBOX_TIMEOUT_MINUTES) {
     throw new PatchbayError('config_invalid', 'MODAL_IDLE_TIMEOUT_MINUTES must not exceed MODAL_SANDBOX_TIMEOUT_MINUTES');
   }

@@ -363,6 +363,7 @@ async function modalProvider(config: Config, database: DatabaseHandle, log: Logg
     egressRules: config.sandbox.egress.allow,
     log,
     ttlMinutes: config.sandbox.ttlMinutes,
+    runMaxMs: config.limits.maxWallMs,
   });
 }
 

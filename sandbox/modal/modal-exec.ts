@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { PatchbayError } from '../../src/core/errors.ts';
 import type { ExecResult } from '../sandbox.ts';
 import { modalError } from './modal-errors.ts';
 
@@ -39,6 +40,18 @@ export type ModalExecOutput = {
 
 /** Time the process gets to report its exit after it was killed, before the result is given up on. */
 const KILL_GRACE_MS = 5_000;
+/**
+ * Bytes per stdin message: the SDK's own streaming size. Modal refuses a request message over gRPC's
+ * 4 MiB, so one write of a whole bundle would be refused and the command left waiting for input.
+ */
+const STDIN_CHUNK_BYTES = 256 * 1024;
+/**
+ * A command's output keeps arriving after it exits (Modal streams far slower than a pipe): it is read
+ * to the end of its stream, and only a stream that stays silent this long counts as broken.
+ */
+const OUTPUT_STALL_MS = 60_000;
+/** Modal refuses a command over 64 KiB; anything near that goes into the sandbox as a script file. */
+const MAX_INLINE_COMMAND_BYTES = 48 * 1024;
 
 /**
  * Runs one command in a Modal sandbox. The command runs as the leader of its own session (setsid),
@@ -49,7 +62,8 @@ const KILL_GRACE_MS = 5_000;
 export async function runModalExec(sandbox: ModalExecTarget, input: ModalExecInput): Promise<ModalExecOutput> {
   const started = performance.now();
   const pidFile = `/tmp/.patchbay-exec-${randomBytes(6).toString('hex')}`;
-  const wrapper = ['setsid', '-w', 'sh', '-c', 'echo $$ > "$1"; shift; exec "$@"', 'sh', pidFile, ...input.args];
+  const args = commandBytes(input.args) > MAX_INLINE_COMMAND_BYTES ? await commandAsFile(sandbox, input) : input.args;
+  const wrapper = ['setsid', '-w', 'sh', '-c', 'echo $$ > "$1"; shift; exec "$@"', 'sh', pidFile, ...args];
   const backstopMs = (Math.ceil(input.timeoutMs / 1000) + 30) * 1000;
   let proc: ModalProcess;
   try {
@@ -59,9 +73,15 @@ export async function runModalExec(sandbox: ModalExecTarget, input: ModalExecInp
   }
   const stdout = capture(proc.stdout, input.maxOutputBytes);
   const stderr = capture(proc.stderr, input.maxOutputBytes);
-  void feedStdin(proc.stdin, input.stdin).catch(() => undefined);
+  const feeding = feedStdin(proc.stdin, input.stdin);
 
-  type End = { kind: 'exit'; code: number } | { kind: 'error'; error: unknown } | { kind: 'timeout' } | { kind: 'abort' } | { kind: 'ended'; reason: string };
+  type End =
+    | { kind: 'exit'; code: number }
+    | { kind: 'error'; error: unknown }
+    | { kind: 'stdin'; error: unknown }
+    | { kind: 'timeout' }
+    | { kind: 'abort' }
+    | { kind: 'ended'; reason: string };
   let timer: NodeJS.Timeout | undefined;
   let onAbort: (() => void) | undefined;
   const ends: Promise<End>[] = [
@@ -73,6 +93,11 @@ export async function runModalExec(sandbox: ModalExecTarget, input: ModalExecInp
       timer = setTimeout(() => resolve({ kind: 'timeout' }), input.timeoutMs);
     }),
     input.sandboxEnded.then((reason): End => ({ kind: 'ended', reason })),
+    // Input that cannot be delivered would leave the command waiting for it until its time limit.
+    feeding.then(
+      () => new Promise<End>(() => undefined),
+      (error: unknown): End => ({ kind: 'stdin', error }),
+    ),
   ];
   if (input.signal) {
     const signal = input.signal;
@@ -103,8 +128,28 @@ export async function runModalExec(sandbox: ModalExecTarget, input: ModalExecInp
   };
 
   switch (end.kind) {
-    case 'exit':
-      return finish({ exitCode: end.code });
+    case 'exit': {
+      // Exited: everything it wrote is still to come, however slowly; a broken stream fails loudly.
+      const [out, err] = await Promise.all([stdout.complete(OUTPUT_STALL_MS), stderr.complete(OUTPUT_STALL_MS)]).catch((error: unknown) => {
+        throw new PatchbayError('sandbox_failed', `the output of a command in the Modal sandbox did not arrive in full: ${modalError(error, 'reading its output').message}`, { cause: error });
+      });
+      return {
+        exitCode: end.code,
+        timedOut: false,
+        aborted: false,
+        stdout: out.bytes,
+        stderr: err.bytes,
+        truncatedBytes: { stdout: out.dropped, stderr: err.dropped },
+        durationMs: Math.round(performance.now() - started),
+      };
+    }
+    case 'stdin': {
+      // A command that exited without reading all of its input is not a failed delivery.
+      const code = await Promise.race([proc.wait().catch(() => undefined), new Promise<undefined>((r) => setTimeout(r, 2_000, undefined))]);
+      if (code !== undefined) return finish({ exitCode: code });
+      await killGroup(sandbox, pidFile);
+      throw new PatchbayError('sandbox_failed', `sending input to a command in the Modal sandbox failed: ${modalError(end.error, 'writing its stdin').message}`, { cause: end.error });
+    }
     case 'ended':
       return finish({ sandboxEnded: end.reason });
     case 'error': {
@@ -142,14 +187,48 @@ async function killGroup(sandbox: ModalExecTarget, pidFile: string): Promise<voi
   }
 }
 
+/** Sends `data` as stdin in messages under Modal's size limit, then EOF; rejects when a write is refused. */
 async function feedStdin(stdin: WritableStream<Uint8Array>, data: Uint8Array | undefined): Promise<void> {
   const writer = stdin.getWriter();
   try {
-    if (data && data.length > 0) await writer.write(data);
+    for (let at = 0; data && at < data.length; at += STDIN_CHUNK_BYTES) await writer.write(data.subarray(at, at + STDIN_CHUNK_BYTES));
     await writer.close();
   } finally {
     writer.releaseLock();
   }
+}
+
+/** The size Modal counts for a command: its arguments' bytes, each with a separator. */
+function commandBytes(args: readonly string[]): number {
+  return args.reduce((sum, arg) => sum + Buffer.byteLength(arg, 'utf8') + 1, 0);
+}
+
+const shellQuote = (arg: string) => `'${arg.replaceAll("'", `'\\''`)}'`;
+
+/**
+ * Puts a command too large for Modal into a script in the sandbox (through stdin, in chunks) and
+ * returns the arguments that run it. `sh -c <text>` runs the text itself as the script (no single
+ * argument of that size could be passed to exec), anything else is exec'd from it. The script
+ * removes itself once the shell has it open.
+ */
+async function commandAsFile(sandbox: ModalExecTarget, input: ModalExecInput): Promise<string[]> {
+  const path = `/tmp/.patchbay-cmd-${randomBytes(6).toString('hex')}`;
+  const [first, flag, text, ...rest] = input.args;
+  const script = first === 'sh' && flag === '-c' && text !== undefined && rest.length === 0 ? text : `exec ${input.args.map(shellQuote).join(' ')}`;
+  const upload = await runModalExec(sandbox, {
+    args: ['sh', '-c', 'umask 077 && cat > "$1"', 'sh', path],
+    workdir: '/',
+    env: {},
+    timeoutMs: 120_000,
+    maxOutputBytes: 64 * 1024,
+    sandboxEnded: input.sandboxEnded,
+    stdin: Buffer.from(`rm -f -- "$0"\n${script}`, 'utf8'),
+    ...(input.signal && { signal: input.signal }),
+  });
+  if (upload.exitCode !== 0) {
+    throw new PatchbayError('sandbox_failed', `putting a ${commandBytes(input.args)}-byte command into the Modal sandbox failed (exit ${upload.exitCode ?? 'none'}): ${Buffer.from(upload.stderr).toString('utf8').trim().slice(0, 500)}`);
+  }
+  return ['sh', path];
 }
 
 /** Reads a stream as it arrives, keeping the first `limit` bytes and counting the rest. */
@@ -157,22 +236,43 @@ function capture(stream: ReadableStream<Uint8Array>, limit: number) {
   const chunks: Uint8Array[] = [];
   let kept = 0;
   let dropped = 0;
+  let progressAt = Date.now();
+  let failure: { error: unknown } | undefined;
   const reader = stream.getReader();
   const reading = (async () => {
     for (;;) {
       const { done, value } = await reader.read();
       if (done) return;
+      progressAt = Date.now();
       const take = Math.min(Math.max(0, limit - kept), value.length);
       if (take > 0) chunks.push(value.subarray(0, take));
       kept += take;
       dropped += value.length - take;
     }
-  })().catch(() => undefined);
+  })().catch((error: unknown) => {
+    failure = { error };
+  });
   return {
-    /** What arrived, once the stream ended or `graceMs` passed. */
+    /** What arrived, once the stream ended or `graceMs` passed (a command that was killed or lost). */
     async done(graceMs: number): Promise<{ bytes: Uint8Array; dropped: number }> {
       await Promise.race([reading, new Promise((r) => setTimeout(r, graceMs))]);
       reader.cancel().catch(() => undefined);
+      return { bytes: Buffer.concat(chunks), dropped };
+    },
+    /** Everything, once the stream has ended; rejects when it broke or went silent for `stallMs`. */
+    async complete(stallMs: number): Promise<{ bytes: Uint8Array; dropped: number }> {
+      for (;;) {
+        const left = stallMs - (Date.now() - progressAt);
+        if (left <= 0) {
+          reader.cancel().catch(() => undefined);
+          throw new Error(`the stream stopped for ${Math.round(stallMs / 1000)} s after ${kept + dropped} bytes`);
+        }
+        let timer: NodeJS.Timeout | undefined;
+        const ended = await Promise.race([reading.then(() => true), new Promise<boolean>((r) => (timer = setTimeout(r, left, false)))]);
+        clearTimeout(timer);
+        if (ended) break;
+      }
+      if (failure) throw failure.error;
       return { bytes: Buffer.concat(chunks), dropped };
     },
   };

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { posix } from 'node:path';
 import { PatchbayError } from '../../src/core/errors.ts';
 import type { FileEntry } from '../sandbox.ts';
@@ -40,6 +41,16 @@ ${inside(root)}
 if [ ! -d "$r" ]; then printf '%s\\t%s\\t%s\\0' f "$(stat -c %s -- "$r")" "$r"; exit 0; fi
 depth=""; [ "$2" = 1 ] || depth="-maxdepth 1"
 find "$r" -mindepth 1 $depth \\( -name .git -prune -printf '%y\\t%s\\t%p\\0' \\) -o -printf '%y\\t%s\\t%p\\0' | head -z -n "$3"`;
+
+/** Prints `patchbay-digest <size> <sha256>` for the file "$1" (coreutils' stat and sha256sum). */
+const digestLine = `printf 'patchbay-digest %s %s\\n' "$(stat -c %s -- "$1")" "$(sha256sum < "$1" | cut -d' ' -f1)"`;
+
+function parseDigest(output: Uint8Array): { size: number; sha256: string } | undefined {
+  const match = /^patchbay-digest (\d+) ([0-9a-f]{64})$/m.exec(Buffer.from(output).toString('utf8'));
+  return match ? { size: Number(match[1]), sha256: match[2]! } : undefined;
+}
+
+const sha256 = (data: Uint8Array) => createHash('sha256').update(data).digest('hex');
 
 export function createModalFiles(run: RunInSandbox, workdir: string) {
   const absolute = (input: string): string => {
@@ -104,18 +115,36 @@ export function createModalFiles(run: RunInSandbox, workdir: string) {
       return Buffer.from(out.stdout).toString('utf8');
     },
 
-    /** Writes bytes to an absolute path inside the sandbox (the harness's git bundles). */
+    /**
+     * Writes bytes to an absolute path inside the sandbox (the harness's git bundles), and checks
+     * what landed there by its size and SHA-256: a bundle that arrived short must not be used.
+     */
     async putBytes(path: string, data: Uint8Array): Promise<void> {
-      const out = await run(['sh', '-c', 'mkdir -p -- "$(dirname -- "$1")" && exec cat > "$1"', 'sh', path], { stdin: data, maxOutputBytes: 64 * 1024, timeoutMs: 30 * 60_000 });
+      const out = await run(['sh', '-c', `mkdir -p -- "$(dirname -- "$1")" && cat > "$1" && ${digestLine}`, 'sh', path], { stdin: data, maxOutputBytes: 64 * 1024, timeoutMs: 30 * 60_000 });
       if (out.exitCode !== 0) throw new PatchbayError('sandbox_failed', `writing ${path} into the sandbox failed: ${Buffer.from(out.stderr).toString('utf8').trim().slice(0, 500)}`);
+      const landed = parseDigest(out.stdout);
+      if (landed?.size !== data.length || landed.sha256 !== sha256(data)) {
+        throw new PatchbayError('sandbox_failed', `writing ${path} into the sandbox arrived incomplete: ${landed?.size ?? 'an unknown number of'} of ${data.length} bytes landed${landed?.size === data.length ? ', with other content' : ''}`);
+      }
     },
 
-    /** Reads a regular file (not a symlink) at an absolute path inside the sandbox, refusing one over `maxBytes`. */
+    /**
+     * Reads a regular file (not a symlink) at an absolute path inside the sandbox, refusing one over
+     * `maxBytes`. The sandbox states the file's size and SHA-256 first, and the bytes must match them.
+     */
     async getBytes(path: string, maxBytes: number): Promise<Uint8Array> {
-      const out = await run(['sh', '-c', `[ -f "$1" ] && [ ! -L "$1" ] || exit ${NOT_REGULAR}; exec cat -- "$1"`, 'sh', path], { maxOutputBytes: maxBytes + 1, timeoutMs: 30 * 60_000 });
+      const script = `[ -f "$1" ] && [ ! -L "$1" ] || exit ${NOT_REGULAR}
+[ "$(stat -c %s -- "$1")" -le "$2" ] || exit ${TOO_BIG}
+${digestLine} >&2
+exec cat -- "$1"`;
+      const out = await run(['sh', '-c', script, 'sh', path, String(maxBytes)], { maxOutputBytes: maxBytes + 1, timeoutMs: 30 * 60_000 });
       if (out.exitCode === NOT_REGULAR) throw new PatchbayError('git_failed', `${path} in the sandbox is missing or not a regular file`);
+      if (out.exitCode === TOO_BIG || out.stdout.length > maxBytes || out.truncatedBytes.stdout > 0) throw new PatchbayError('git_failed', `${path} in the sandbox is larger than ${maxBytes} bytes`);
       if (out.exitCode !== 0) throw new PatchbayError('sandbox_failed', `reading ${path} from the sandbox failed: ${Buffer.from(out.stderr).toString('utf8').trim().slice(0, 500)}`);
-      if (out.stdout.length > maxBytes || out.truncatedBytes.stdout > 0) throw new PatchbayError('git_failed', `${path} in the sandbox is larger than ${maxBytes} bytes`);
+      const stated = parseDigest(out.stderr);
+      if (stated?.size !== out.stdout.length || stated.sha256 !== sha256(out.stdout)) {
+        throw new PatchbayError('sandbox_failed', `reading ${path} from the sandbox arrived incomplete: ${out.stdout.length} bytes of the ${stated?.size ?? 'unknown number'} it holds${stated?.size === out.stdout.length ? ', with other content' : ''}; it was not used`);
+      }
       return out.stdout;
     },
   };

@@ -64,6 +64,10 @@ export type ModalSandboxProviderOptions = {
   clock?: () => Date;
   /** How often a sandbox is checked while a command runs in it (default 3 s). */
   watchIntervalMs?: number;
+  /** The longest a run may take (RUN_MAX_MINUTES): a sandbox with less time left than that is not reattached. */
+  runMaxMs?: number;
+  /** Pause before each retry of a snapshot that failed when a run let go (default 1 s, then 3 s). */
+  snapshotRetryDelaysMs?: readonly number[];
 };
 
 export const MODAL_WORKDIR = '/workspace';
@@ -74,6 +78,7 @@ const DEFAULT_TIMEOUT_MS = 10 * 60_000;
 const DEFAULT_MAX_OUTPUT_BYTES = 1024 * 1024;
 /** A sandbox this close to its time limit (or a quarter of it) is snapshotted and replaced on the next acquire; a held one is snapshotted this long before it. */
 const EXPIRY_MARGIN_MS = 3 * 60_000;
+const DEFAULT_SNAPSHOT_RETRY_DELAYS_MS = [1_000, 3_000];
 
 export type ModalSandboxProvider = SandboxProvider & { readonly kind: 'modal'; close(): Promise<void> } & SetupImageRefresh;
 
@@ -211,6 +216,25 @@ export function createModalSandboxProvider(options: ModalSandboxProviderOptions)
     await store.save(sessionId, { sandboxId: null });
   };
 
+  /**
+   * The session's snapshot, or undefined when Modal no longer has it (its TTL, MODAL_SNAPSHOT_TTL_DAYS,
+   * ran out): the session then starts again from the repository, where the harness restores its
+   * database checkpoint or its pushed branch. Any other failure to load it ends the run.
+   */
+  const sessionSnapshot = async (sessionId: string, imageId: string, sessionLog: Logger): Promise<ModalImageLike | undefined> => {
+    try {
+      return await client.images.fromId(imageId);
+    } catch (error) {
+      const err = error as { code?: unknown; name?: string };
+      if (err.code !== 5 && err.name !== 'NotFoundError') {
+        throw new PatchbayError('sandbox_failed', `The snapshot of this session's sandbox (${imageId}) could not be loaded: ${modalError(error, 'loading it').message}`, { cause: error });
+      }
+      sessionLog.warn({ imageId }, "the session's snapshot is gone (past MODAL_SNAPSHOT_TTL_DAYS?); starting from the repository, the stored checkpoint and the pushed branch");
+      await store.save(sessionId, { imageId: null, snapshotAt: null });
+      return undefined;
+    }
+  };
+
   /** The session's live sandbox, or undefined when it has ended (or is about to reach its limit). */
   const liveSandbox = async (sessionId: string, record: ModalSessionRecord | undefined): Promise<ModalSandboxLike | undefined> => {
     if (!record?.sandboxId) return undefined;
@@ -226,13 +250,22 @@ export function createModalSandboxProvider(options: ModalSandboxProviderOptions)
       await takeExitSnapshot(sessionId, sandbox);
       return undefined;
     }
-    const margin = Math.max(EXPIRY_MARGIN_MS, (settings.timeoutMinutes * 60_000) / 4);
+    // A run must fit in what is left, or Modal ends the sandbox under it.
+    const margin = Math.max(EXPIRY_MARGIN_MS, (settings.timeoutMinutes * 60_000) / 4, (options.runMaxMs ?? 0) + EXPIRY_MARGIN_MS);
     if (record.expiresAt && record.expiresAt.getTime() - clock().getTime() < margin) {
       // Too close to Modal's limit for a run: save it and move on to a fresh one.
-      const image = await sandbox.snapshotFilesystem({ ttlMs: settings.snapshotTtlDays * 86_400_000 }).catch(() => undefined);
-      if (image) await store.save(sessionId, { imageId: image.imageId, snapshotAt: clock(), released: true });
+      let image: { imageId: string };
+      try {
+        image = await sandbox.snapshotFilesystem({ ttlMs: settings.snapshotTtlDays * 86_400_000 });
+      } catch (error) {
+        // Ending it now would lose whatever only it holds: use it once more rather.
+        log.warn({ sessionId, sandboxId: sandbox.sandboxId, err: error }, 'could not snapshot a sandbox near its time limit; reattaching to it instead of replacing it');
+        return sandbox;
+      }
+      await store.save(sessionId, { imageId: image.imageId, snapshotAt: clock(), released: true });
       await sandbox.terminate().catch(() => undefined);
       await store.save(sessionId, { sandboxId: null });
+      log.info({ sessionId, sandboxId: sandbox.sandboxId, leftMs: record.expiresAt.getTime() - clock().getTime(), neededMs: margin }, 'the session sandbox has too little time left for a run; continuing in a new one from its snapshot');
       return undefined;
     }
     return sandbox;
@@ -252,19 +285,11 @@ export function createModalSandboxProvider(options: ModalSandboxProviderOptions)
       // An ended sandbox may have just left its exit snapshot in the record.
       if (!sandbox && record?.sandboxId) record = await store.get(sessionId);
       let restoredNote: string | undefined;
+      let snapshotImage: ModalImageLike | undefined;
       if (sandbox) {
         sessionLog.info({ sandboxId: sandbox.sandboxId }, 'reattached to the session sandbox');
-      } else if (record?.imageId) {
-        let image: ModalImageLike;
-        try {
-          image = await client.images.fromId(record.imageId);
-        } catch (error) {
-          throw new PatchbayError(
-            'sandbox_failed',
-            `The snapshot of this session's sandbox (${record.imageId}) can no longer be loaded (${modalError(error, 'loading it').message}); its unpushed work cannot be restored`,
-            { cause: error },
-          );
-        }
+      } else if (record?.imageId && (snapshotImage = await sessionSnapshot(sessionId, record.imageId, sessionLog))) {
+        const image = snapshotImage;
         sandbox = await createSandbox(sessionId, spec, image);
         if (!record.released) {
           const at = record.snapshotAt?.toISOString() ?? 'an earlier point';
@@ -505,8 +530,20 @@ export function createModalSandboxProvider(options: ModalSandboxProviderOptions)
         held.delete(sessionId);
         if (!ended) {
           // The work is saved before the sandbox is left to its idle limit, so nothing depends on it staying up.
-          await snapshot('release');
-          await store.save(sessionId, { released: true, usedAt: clock() });
+          let imageId = await snapshot('release');
+          for (const delay of options.snapshotRetryDelaysMs ?? DEFAULT_SNAPSHOT_RETRY_DELAYS_MS) {
+            if (imageId) break;
+            await new Promise((resolve) => setTimeout(resolve, delay));
+            imageId = await snapshot('release, again');
+          }
+          if (imageId) {
+            await store.save(sessionId, { released: true, usedAt: clock() });
+          } else {
+            // Not released: the sandbox alone holds the latest work, so the reaper leaves it, the next
+            // run reattaches to it, and its release snapshots again.
+            await store.save(sessionId, { released: false, usedAt: clock() });
+            sessionLog.warn({ sandboxId: sandbox.sandboxId }, 'the session sandbox could not be snapshotted; it stays unreleased and its next run snapshots it again');
+          }
         }
         sandbox.detach();
         sessionLog.debug('sandbox released');

@@ -66,6 +66,7 @@ describe('SANDBOX=modal settings', () => {
     [{ MODAL_TEMPLATE_REFRESH_MINUTES: '-5' }, /MODAL_TEMPLATE_REFRESH_MINUTES/],
     [{ MODAL_TEMPLATE_REFRESH_MINUTES: 'hourly' }, /MODAL_TEMPLATE_REFRESH_MINUTES/],
     [{ MODAL_TEMPLATE_REFRESH_COMMITS: '0' }, /MODAL_TEMPLATE_REFRESH_COMMITS/],
+    [{ SANDBOX_SECRETS: '{"npm": {"url": "https://npm.example.com/", "header": "Authorization", "env": "NPM_TOKEN"}}', NPM_TOKEN: 'x' }, /SANDBOX_SECRETS cannot be used with SANDBOX=modal: .*unset SANDBOX_SECRETS, or use SANDBOX=local/],
   ])('refuses %o with a line naming the setting', (env, message) => {
     expect(() => loadConfig({ SANDBOX: 'modal', ...env })).toThrow(message);
   });

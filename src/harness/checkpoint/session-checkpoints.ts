@@ -4,7 +4,7 @@ import { PatchbayError } from '../../core/errors.ts';
 import type { RunLog } from '../../core/run-log.ts';
 import type { ToolExecutor } from '../../agent/agent-runner.ts';
 import type { CheckpointStore, WorkCheckpoint } from './checkpoint-store.ts';
-import { checkpointScratchDir, checkpointWork, readWorkState, restoreWork } from './work-checkpoint.ts';
+import { chainOf, checkpointScratchDir, checkpointWork, readWorkState, restoreWork, type CheckpointChain } from './work-checkpoint.ts';
 
 /** Tools that never change the workspace's files: no checkpoint after them. Any other tool gets one. */
 const readOnlyTools = new Set(['read_file', 'list_files', 'search', 'git_status', 'git_diff', 'ask_user']);
@@ -52,6 +52,8 @@ export async function resumeWork(input: {
   const checkpoint = await deps.store.latest(sessionId);
   let base = input.base;
   let last: Pick<WorkCheckpoint, 'head' | 'tree'> | undefined;
+  // The workspace holds the stored chain's last commit (it matched or was restored): checkpoints go on it.
+  let chain: CheckpointChain | undefined;
 
   if (checkpoint?.bundle) {
     const state = await readWorkState(sandbox, signal);
@@ -62,6 +64,7 @@ export async function resumeWork(input: {
       await restoreWork(sandbox, checkpoint, signal);
     }
     last = { head: checkpoint.head, tree: checkpoint.tree };
+    chain = chainOf(checkpoint);
     base = { branch: checkpoint.branch, baseBranch: checkpoint.baseBranch, baseCommit: checkpoint.baseCommit };
   } else if (!input.reused) {
     if (checkpoint?.unavailable) throw new PatchbayError('git_failed', `the previous run's work cannot be restored on this worker: ${checkpoint.unavailable}`);
@@ -78,7 +81,7 @@ export async function resumeWork(input: {
 
   const take = async (signal: AbortSignal) => {
     const session = await deps.runLog.get(sessionId);
-    last = await checkpointWork({
+    const stored = await checkpointWork({
       sessionId,
       sandbox,
       ...(input.workspaceDir && { workspaceDir: input.workspaceDir }),
@@ -87,9 +90,12 @@ export async function resumeWork(input: {
       base,
       step: session?.lastSeq ?? 0,
       ...(last && { last }),
+      ...(chain && { chain }),
       maxBytes: deps.maxBytes,
       signal,
     });
+    last = { head: stored.head, tree: stored.tree };
+    chain = stored.chain;
   };
 
   return {

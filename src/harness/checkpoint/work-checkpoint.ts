@@ -14,8 +14,10 @@ const identity = { GIT_AUTHOR_NAME: 'Patchbay', GIT_AUTHOR_EMAIL: 'checkpoint@pa
 // Runs in the sandbox (the workspace is the model's: git runs there, never on the host). The tree of
 // everything in the worktree is written through a scratch index (a copy of the real one, so only
 // changed files are hashed again), leaving the index, HEAD and files as they are. With
-// PATCHBAY_BUNDLE=1 and a state other than PATCHBAY_LAST, a commit of that tree on top of HEAD is
-// bundled against the base.
+// PATCHBAY_BUNDLE=1 and a state other than PATCHBAY_LAST, a checkpoint commit of that tree on top of
+// HEAD is bundled. With PATCHBAY_PARENT (the stored chain's last checkpoint commit, when this
+// workspace has it) the commit also descends from it and the bundle is an increment against it,
+// holding only what changed since; otherwise the bundle holds everything since the base.
 const stateScript = `set -eu
 idx=.git/patchbay-checkpoint-index
 rm -f "$idx" .git/${bundleName}
@@ -30,24 +32,42 @@ echo "tree $tree"
 echo "branch $branch"
 [ "\${PATCHBAY_BUNDLE:-0}" = 1 ] || exit 0
 [ "$head $tree" != "\${PATCHBAY_LAST:-}" ] || { echo unchanged; exit 0; }
-wip=$(git commit-tree "$tree" -p "$head" -m "Patchbay checkpoint")
+parent=\${PATCHBAY_PARENT:-}
+if [ -n "$parent" ] && ! git cat-file -e "$parent^{commit}" 2>/dev/null; then parent=; fi
+if [ -n "$parent" ]; then
+  wip=$(git commit-tree "$tree" -p "$head" -p "$parent" -m "Patchbay checkpoint")
+else
+  wip=$(git commit-tree "$tree" -p "$head" -m "Patchbay checkpoint")
+fi
 git update-ref refs/patchbay/checkpoint "$wip"
-if git merge-base --is-ancestor "$PATCHBAY_BASE" "$wip" 2>/dev/null; then
+if [ -n "$parent" ]; then
+  git bundle create --quiet .git/${bundleName} refs/patchbay/checkpoint "^$parent"
+  echo "bundled increment $wip"
+elif git merge-base --is-ancestor "$PATCHBAY_BASE" "$wip" 2>/dev/null; then
   git bundle create --quiet .git/${bundleName} refs/patchbay/checkpoint "^$PATCHBAY_BASE"
+  echo "bundled full $wip"
 else
   git bundle create --quiet .git/${bundleName} refs/patchbay/checkpoint
+  echo "bundled full $wip"
 fi
-echo bundled
 `;
 
 // Puts the workspace where the checkpoint says: the session branch at its HEAD, the files of its
-// tree (untracked files not in it are removed; ignored ones stay), the index at HEAD.
+// tree (untracked files not in it are removed; ignored ones stay), the index at HEAD. The chain's
+// bundles are fetched in order (each needs the commits of the one before), from files the host put
+// in .git/patchbay-restore or from stdin, one base64 line per bundle.
+const restoreDir = '.git/patchbay-restore';
 const restoreScript = `set -eu
-b=.git/patchbay-restore.bundle
-[ "\${PATCHBAY_PUT:-0}" = 1 ] || base64 -d > "$b"
-git bundle verify --quiet "$b" >/dev/null 2>&1 || { echo "the checkpoint needs commits this workspace does not have (was the base branch rewritten?)" >&2; rm -f "$b"; exit 3; }
-git fetch --quiet --no-tags --no-write-fetch-head "$b" "+refs/patchbay/checkpoint:refs/patchbay/checkpoint"
-rm -f "$b"
+d=${restoreDir}
+if [ "\${PATCHBAY_PUT:-0}" != 1 ]; then
+  rm -rf "$d"; mkdir -p "$d"; cat > "$d/all"
+  (cd "$d" && split -l 1 -a 5 -d all line- && rm all && for f in line-*; do base64 -d "$f" > "part-\${f#line-}.bundle"; rm "$f"; done)
+fi
+for b in "$d"/part-*.bundle; do
+  git bundle verify --quiet "$b" >/dev/null 2>&1 || { echo "the checkpoint needs commits this workspace does not have (was the base branch rewritten?)" >&2; rm -rf "$d"; exit 3; }
+  git fetch --quiet --no-tags --no-write-fetch-head "$b" "+refs/patchbay/checkpoint:refs/patchbay/checkpoint"
+done
+rm -rf "$d"
 wip=$(git rev-parse --verify 'refs/patchbay/checkpoint^{commit}')
 [ "$(git rev-parse "$wip^{tree}")" = "$PATCHBAY_TREE" ] || { echo "the checkpoint's tree is not the one recorded" >&2; exit 3; }
 git symbolic-ref HEAD "refs/heads/$PATCHBAY_BRANCH"
@@ -77,6 +97,28 @@ export async function readWorkState(sandbox: Sandbox, signal: AbortSignal): Prom
   return parseState(result.stdout);
 }
 
+/** Where a session's checkpoint chain stands, as this run last stored or restored it. */
+export type CheckpointChain = { wip: string; increments: number; incrementBytes: number; baseBytes: number };
+
+/**
+ * When the next checkpoint is stored whole instead (a compaction): once the increments weigh as
+ * much as the bundle they follow (after a few, so early small steps do not compact every time), or
+ * are many (a restore fetches each). Compacting at a size proportional to the chain keeps the
+ * average cost of a step near what it changed, and a restore's chain short.
+ */
+const MIN_INCREMENTS_TO_COMPACT = 32;
+const MAX_INCREMENTS = 64;
+export function compactionDue(chain: CheckpointChain): boolean {
+  return chain.increments >= MAX_INCREMENTS || (chain.increments >= MIN_INCREMENTS_TO_COMPACT && chain.incrementBytes >= chain.baseBytes);
+}
+
+/** The chain a restored (or matching) checkpoint ends, for the run's next increment; none for a checkpoint stored before chains. */
+export function chainOf(checkpoint: WorkCheckpoint): CheckpointChain | undefined {
+  if (!checkpoint.wip || !checkpoint.bundle) return undefined;
+  const increments = checkpoint.increments ?? [];
+  return { wip: checkpoint.wip, increments: increments.length, incrementBytes: increments.reduce((sum, part) => sum + part.length, 0), baseBytes: checkpoint.bundle.length };
+}
+
 export type CheckpointOptions = {
   sessionId: string;
   sandbox: Sandbox;
@@ -89,35 +131,46 @@ export type CheckpointOptions = {
   step: number;
   /** The last checkpoint this run stored or restored: an unchanged workspace is not stored again. */
   last?: Pick<WorkCheckpoint, 'head' | 'tree'>;
+  /** The stored chain this workspace continues: the checkpoint is stored as an increment on it unless a compaction is due. */
+  chain?: CheckpointChain;
   maxBytes: number;
   signal: AbortSignal;
 };
 
+export type CheckpointResult = Pick<WorkCheckpoint, 'head' | 'tree'> & { chain?: CheckpointChain };
+
 /**
  * Stores the workspace's work as a checkpoint, before the step that changed it is recorded, so the
- * transcript never says more was done than the checkpoint holds. A workspace that cannot be
+ * transcript never says more was done than the checkpoint holds: an increment on the stored chain
+ * when the workspace continues it, else the whole work since the base. A workspace that cannot be
  * checkpointed (too large a bundle, git failing in it) is recorded as such, so a resume elsewhere
  * fails with that reason instead of going on without the work. Returns what was stored.
  */
-export async function checkpointWork(options: CheckpointOptions): Promise<Pick<WorkCheckpoint, 'head' | 'tree'>> {
+export async function checkpointWork(options: CheckpointOptions): Promise<CheckpointResult> {
   const { sandbox, signal } = options;
   const meta = { step: options.step, branch: options.base.branch, baseBranch: options.base.baseBranch, baseCommit: options.base.baseCommit };
+  const parent = options.chain && !compactionDue(options.chain) ? options.chain.wip : undefined;
   let state: WorkState;
+  let bundled: { kind: string; wip: string } | undefined;
   try {
     const result = await sandbox.exec(stateScript, {
       signal,
       timeoutMs: 10 * 60_000,
-      env: { ...identity, PATCHBAY_BUNDLE: '1', PATCHBAY_BASE: options.base.baseCommit, PATCHBAY_LAST: options.last ? `${options.last.head} ${options.last.tree}` : '' },
+      env: { ...identity, PATCHBAY_BUNDLE: '1', PATCHBAY_BASE: options.base.baseCommit, PATCHBAY_PARENT: parent ?? '', PATCHBAY_LAST: options.last ? `${options.last.head} ${options.last.tree}` : '' },
     });
     if (result.exitCode !== 0) throw failed('git in the workspace failed', result);
     state = parseState(result.stdout);
-    if (/^unchanged$/m.test(result.stdout)) return state;
+    if (/^unchanged$/m.test(result.stdout)) return { ...state, ...(options.chain && { chain: options.chain }) };
+    const match = /^bundled (increment|full) ([0-9a-f]{40,64})$/m.exec(result.stdout);
+    if (!match) throw failed('the checkpoint bundle was not made', result);
+    bundled = { kind: match[1]!, wip: match[2]! };
   } catch (error) {
     if (signal.aborted) throw error;
     const reason = `the work could not be checkpointed: ${(error as Error).message}`;
     await options.store.save(options.sessionId, { ...meta, head: '', tree: '', bundle: null, unavailable: reason });
     return { head: '', tree: '' };
   }
+  const stored = { ...meta, head: state.head, tree: state.tree, wip: bundled.wip, ...(state.branch && { branch: state.branch }) };
   let copy: string | undefined;
   try {
     let bundle: Buffer;
@@ -125,34 +178,63 @@ export async function checkpointWork(options: CheckpointOptions): Promise<Pick<W
       copy = await takeBundle({ workspaceDir: options.workspaceDir, scratchDir: options.scratchDir, maxBytes: options.maxBytes, name: bundleName });
       bundle = await readFile(copy);
     } else if (sandbox.getBytes) {
-      bundle = Buffer.from(await sandbox.getBytes(`${sandbox.workdir}/.git/${bundleName}`, options.maxBytes));
+      bundle = await bundleFromSandbox(sandbox, options.maxBytes);
     } else {
       throw new PatchbayError('git_failed', 'this sandbox can hand no files over');
     }
-    await options.store.save(options.sessionId, { ...meta, head: state.head, tree: state.tree, bundle, ...(state.branch && { branch: state.branch }) });
+    if (bundled.kind === 'increment' && parent && options.chain) {
+      if (await options.store.append(options.sessionId, stored, { parent, bundle })) {
+        const chain = options.chain;
+        return { ...state, chain: { wip: bundled.wip, increments: chain.increments + 1, incrementBytes: chain.incrementBytes + bundle.length, baseBytes: chain.baseBytes } };
+      }
+      // The stored chain is not the one this workspace continues (another run stored since): start a new one.
+      return await checkpointWork({ ...options, chain: undefined, last: undefined });
+    }
+    await options.store.save(options.sessionId, { ...stored, bundle });
+    return { ...state, chain: { wip: bundled.wip, increments: 0, incrementBytes: 0, baseBytes: bundle.length } };
   } catch (error) {
     if (signal.aborted) throw error;
     const reason = `the work could not be checkpointed: ${(error as Error).message}`;
     await options.store.save(options.sessionId, { ...meta, head: state.head, tree: state.tree, bundle: null, unavailable: reason });
+    return state;
   } finally {
     if (copy) await rm(copy, { force: true });
     await sandbox.exec(`rm -f .git/${bundleName}`, { signal: AbortSignal.timeout(30_000) }).catch(() => undefined);
   }
-  return state;
 }
 
-/** Puts the checkpoint's work into the workspace. Throws when it cannot: the caller fails the run. */
+/**
+ * The bundle from a sandbox the host cannot see into. A transfer that broke (a stream cut, bytes
+ * short of what the sandbox said it holds) is tried once more while the file is still there, so a
+ * passing fault does not record the work as lost.
+ */
+async function bundleFromSandbox(sandbox: Sandbox, maxBytes: number): Promise<Buffer> {
+  const path = `${sandbox.workdir}/.git/${bundleName}`;
+  try {
+    return Buffer.from(await sandbox.getBytes!(path, maxBytes));
+  } catch (error) {
+    if ((error as { code?: unknown }).code !== 'sandbox_failed') throw error;
+    return Buffer.from(await sandbox.getBytes!(path, maxBytes));
+  }
+}
+
+/** Puts the checkpoint's work (its bundle, then each increment) into the workspace. Throws when it cannot: the caller fails the run. */
 export async function restoreWork(sandbox: Sandbox, checkpoint: WorkCheckpoint, signal: AbortSignal): Promise<void> {
   if (!checkpoint.bundle) {
     throw new PatchbayError('git_failed', `the previous run's work cannot be restored here: ${checkpoint.unavailable ?? 'its checkpoint has no bundle'}`);
   }
+  const parts = [checkpoint.bundle, ...(checkpoint.increments ?? [])];
   // Remote sandboxes take bytes at a path; a local one reads them from the command's stdin.
   const put = sandbox.putBytes !== undefined;
-  if (put) await sandbox.putBytes!(`${sandbox.workdir}/.git/patchbay-restore.bundle`, checkpoint.bundle);
+  if (put) {
+    const cleared = await sandbox.exec(`rm -rf ${restoreDir}`, { signal, timeoutMs: 60_000 });
+    if (cleared.exitCode !== 0) throw failed('clearing an earlier restore failed', cleared);
+    for (const [i, part] of parts.entries()) await sandbox.putBytes!(`${sandbox.workdir}/${restoreDir}/part-${String(i).padStart(5, '0')}.bundle`, part);
+  }
   const result = await sandbox.exec(restoreScript, {
     signal,
     timeoutMs: 10 * 60_000,
-    ...(!put && { stdin: checkpoint.bundle.toString('base64') }),
+    ...(!put && { stdin: `${parts.map((part) => part.toString('base64')).join('\n')}\n` }),
     env: { PATCHBAY_BRANCH: checkpoint.branch, PATCHBAY_HEAD: checkpoint.head, PATCHBAY_TREE: checkpoint.tree, PATCHBAY_PUT: put ? '1' : '0' },
   });
   if (result.exitCode !== 0) throw failed("restoring the previous run's work from its checkpoint failed", result);

@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import { copyContainerFs, killMarked, makeContainerFs, removeContainerFs, startInContainer } from './fake-modal-container.ts';
+import { commandTooLarge, MAX_MESSAGE_BYTES, messageTooLarge, networkRefusal } from './fake-modal-limits.ts';
 
 /**
  * A loopback Modal: the control plane (`modal.client.ModalClient`) and the task command router
@@ -61,10 +62,13 @@ export type FakeSandboxRecord = {
   /** Made from a registry image `FROM scratch`: its commands find no system files. */
   bare: boolean;
   createdAt: number;
+  /** Fake-clock time (ms) of the last command, input or output: the idle timeout counts from it. */
+  activeAt: number;
+  /** Fake-clock time (ms) of the sandbox's time limit (`timeout_secs`). */
+  deadline: number;
   result?: GenericResult;
   jwt: string;
   execs: Map<string, FakeExec>;
-  timer?: NodeJS.Timeout;
   /** Created with `enable_exit_snapshot`: its filesystem is saved when it ends. */
   exitSnapshot?: { state: 'pending' } | { state: 'done'; imageId: string } | { state: 'failed'; message: string };
 };
@@ -72,6 +76,11 @@ export type FakeSandboxRecord = {
 type FakeExec = {
   proc: ChildProcess;
   out: [Buffer[], Buffer[]];
+  outBytes: [number, number];
+  /** Breaks this exec's stdout stream once (see faultStdio). */
+  fault?: StdioFault;
+  /** Fails this exec's stdin writes (see failStdin). */
+  stdinFault?: { code: grpc.status; details: string };
   exit?: { code: number } | { signal: number };
   listeners: Set<() => void>;
   stdinOffset: number;
@@ -80,13 +89,21 @@ type FakeExec = {
   env: Record<string, string>;
 };
 
-type FakeImage = { imageId: string; kind: 'registry'; dockerfileCommands: string[] } | { imageId: string; kind: 'snapshot'; fsDir: string; fromSandbox: string; bare?: boolean };
+type FakeImage =
+  | { imageId: string; kind: 'registry'; dockerfileCommands: string[] }
+  /** `expiresAt`: fake-clock ms after which Modal has deleted the snapshot (its TTL), absent for no TTL. */
+  | { imageId: string; kind: 'snapshot'; fsDir: string; fromSandbox: string; bare?: boolean; expiresAt?: number };
+
+/** A fault in the next exec's output stream (stdout), as a dropped connection or a broken server sends it. */
+export type StdioFault = { afterBytes: number; kind: 'end' | 'error' };
 
 export type FakeModalOptions = {
   tokenId?: string;
   tokenSecret?: string;
   /** Image builds end with this failure instead of success. */
   imageBuildFailure?: string;
+  /** Output streams deliver at most this many bytes per second (Modal's streams are far slower than loopback). */
+  stdioBytesPerSecond?: number;
 };
 
 export type FakeModal = {
@@ -107,6 +124,16 @@ export type FakeModal = {
   kill(sandboxId: string, result?: Partial<GenericResult>, options?: { exitSnapshot?: boolean }): void;
   /** The next SandboxCreateV2 fails with this status (for example RESOURCE_EXHAUSTED for a quota). */
   failNextCreate(code: grpc.status, details: string): void;
+  /** The next `count` TaskSnapshotFilesystem calls fail with this status. */
+  failSnapshots(count: number, code: grpc.status, details: string): void;
+  /** Streams of commands whose arguments contain `match` break as `fault` says, once each. */
+  faultStdio(match: string, fault: StdioFault): void;
+  /** Stdin writes to the next command whose arguments contain `match` fail with this status. */
+  failStdin(match: string, code: grpc.status, details: string): void;
+  /** Output streams deliver at most this many bytes per second from now on (undefined: as fast as loopback). */
+  throttleStdio(bytesPerSecond: number | undefined): void;
+  /** Moves the fake's clock on (snapshot TTLs, sandbox time limits and idle timeouts count on it). */
+  advance(ms: number): void;
   close(): Promise<void>;
 };
 
@@ -131,8 +158,15 @@ export async function startFakeModal(options: FakeModalOptions = {}): Promise<Fa
   const images = new Map<string, FakeImage>();
   const sandboxes = new Map<string, FakeSandboxRecord>();
   const authTokens = new Set<string>();
+  const messageSizes = new WeakMap<object, number>();
   let nextCreateFailure: { code: grpc.status; details: string } | undefined;
+  let snapshotFailures: { count: number; code: grpc.status; details: string } = { count: 0, code: grpc.status.OK, details: '' };
+  const stdioFaults: { match: string; fault: StdioFault }[] = [];
+  const stdinFaults: { match: string; code: grpc.status; details: string }[] = [];
   let routerPort = 0;
+  let clockOffset = 0;
+  let stdioRate = options.stdioBytesPerSecond;
+  const now = () => Date.now() + clockOffset;
 
   class Refusal extends Error {
     readonly code: grpc.status;
@@ -175,7 +209,6 @@ export async function startFakeModal(options: FakeModalOptions = {}): Promise<Fa
   const finish = (sandbox: FakeSandboxRecord, result: GenericResult, exitSnapshot = true) => {
     if (sandbox.result) return;
     sandbox.result = result;
-    clearTimeout(sandbox.timer);
     void killMarked(`FAKE_MODAL_SANDBOX=${sandbox.sandboxId}`);
     for (const exec of sandbox.execs.values()) {
       if (!exec.exit) killTree(exec.proc);
@@ -199,6 +232,25 @@ export async function startFakeModal(options: FakeModalOptions = {}): Promise<Fa
       );
     }
   };
+
+  /** The image, unless it is unknown or its snapshot's TTL has run out (Modal deletes it then). */
+  const liveImage = (imageId: string): FakeImage | undefined => {
+    const image = images.get(imageId);
+    if (image?.kind === 'snapshot' && image.expiresAt !== undefined && image.expiresAt <= now()) return undefined;
+    return image;
+  };
+  /** Ends sandboxes past their time limit, and idle ones (no command running) past their idle timeout. */
+  const sweep = () => {
+    for (const sandbox of sandboxes.values()) {
+      if (sandbox.result) continue;
+      const idleSecs = Number(sandbox.definition.idleTimeoutSecs ?? 0);
+      const running = [...sandbox.execs.values()].some((exec) => !exec.exit);
+      if (now() >= sandbox.deadline) finish(sandbox, { status: Status.TIMEOUT, exception: 'Sandbox timed out', exitcode: 0 });
+      else if (idleSecs > 0 && !running && now() - sandbox.activeAt >= idleSecs * 1000) finish(sandbox, { status: Status.IDLE_TIMEOUT, exception: 'Sandbox idle timeout', exitcode: 0 });
+    }
+  };
+  const sweeper = setInterval(sweep, 250);
+  sweeper.unref();
 
   // --- control plane ---------------------------------------------------------------------------
   type Unary = (request: any, metadata: grpc.Metadata) => Promise<unknown> | unknown;
@@ -233,15 +285,17 @@ export async function startFakeModal(options: FakeModalOptions = {}): Promise<Fa
       return { imageId: image.imageId };
     },
     ImageFromId: (request: { imageId: string }) => {
-      if (!images.has(request.imageId)) fail(grpc.status.NOT_FOUND, `Image ${request.imageId} not found`);
+      if (!liveImage(request.imageId)) fail(grpc.status.NOT_FOUND, `Image ${request.imageId} not found`);
       return { imageId: request.imageId, metadata: {} };
     },
     SandboxCreateV2: (request: { appId: string; definition: Record<string, any>; tags: Tag[] }) => {
       if (!apps.has(request.appId)) refuse(grpc.status.NOT_FOUND, `app ${request.appId} not found`);
       const def = request.definition;
       if (!def) return refuse(grpc.status.INVALID_ARGUMENT, 'definition is required');
-      const image = images.get(def.imageId);
-      if (!image) return refuse(grpc.status.NOT_FOUND, `image ${def.imageId} not found`);
+      const image = liveImage(def.imageId);
+      if (!image) return fail(grpc.status.NOT_FOUND, `Image ${def.imageId} not found`);
+      const network = networkRefusal(def.networkAccess);
+      if (network) refuse(grpc.status.INVALID_ARGUMENT, network);
       if (!(def.timeoutSecs > 0)) refuse(grpc.status.INVALID_ARGUMENT, 'timeout_secs must be positive');
       const access = def.networkAccess?.networkAccessType;
       if (def.blockNetwork && access !== 2) refuse(grpc.status.INVALID_ARGUMENT, 'block_network without network_access BLOCKED');
@@ -266,12 +320,12 @@ export async function startFakeModal(options: FakeModalOptions = {}): Promise<Fa
           fsDir,
           bare: image.kind === 'registry' ? /^FROM scratch$/i.test(image.dockerfileCommands[0] ?? '') : image.bare === true,
           createdAt: Date.now() / 1000,
+          activeAt: now(),
+          deadline: now() + def.timeoutSecs * 1000,
           jwt: jwtFor({ sandbox_id: sandboxId, task_id: taskId }),
           execs: new Map(),
           ...(def.experimentalOptionsV2?.enable_exit_snapshot === 'true' && { exitSnapshot: { state: 'pending' as const } }),
         };
-        sandbox.timer = setTimeout(() => finish(sandbox, { status: Status.TIMEOUT, exception: 'Sandbox timed out', exitcode: 0 }), def.timeoutSecs * 1000);
-        sandbox.timer.unref();
         sandboxes.set(sandboxId, sandbox);
         return {
           sandboxId,
@@ -373,22 +427,32 @@ export async function startFakeModal(options: FakeModalOptions = {}): Promise<Fa
       if (!request.execId) refuse(grpc.status.INVALID_ARGUMENT, 'exec_id is required');
       if (sandbox.execs.has(request.execId)) return {}; // idempotent by exec id
       if (request.commandArgs.length === 0) refuse(grpc.status.INVALID_ARGUMENT, 'command_args is empty');
+      const tooLarge = commandTooLarge(request.commandArgs);
+      if (tooLarge) refuse(grpc.status.INVALID_ARGUMENT, tooLarge);
+      sandbox.activeAt = now();
       if (request.ptyInfo) refuse(grpc.status.INVALID_ARGUMENT, 'the fake does not serve PTYs');
       const workdir = request.workdir ?? (sandbox.definition.workdir as string | undefined) ?? '/';
       const proc = startInContainer({ fsDir: sandbox.fsDir, args: request.commandArgs, workdir, bare: sandbox.bare, env: { ...env, FAKE_MODAL_SANDBOX: sandbox.sandboxId, FAKE_MODAL_EXEC: request.execId } });
-      const exec: FakeExec = { proc, out: [[], []], listeners: new Set(), stdinOffset: 0, args: request.commandArgs, env };
+      const faultAt = stdioFaults.findIndex((f) => request.commandArgs.some((arg) => arg.includes(f.match)));
+      const fault = faultAt >= 0 ? stdioFaults.splice(faultAt, 1)[0]!.fault : undefined;
+      const stdinAt = stdinFaults.findIndex((f) => request.commandArgs.some((arg) => arg.includes(f.match)));
+      const stdinFault = stdinAt >= 0 ? stdinFaults.splice(stdinAt, 1)[0] : undefined;
+      const exec: FakeExec = { proc, out: [[], []], outBytes: [0, 0], listeners: new Set(), stdinOffset: 0, args: request.commandArgs, env, ...(fault && { fault }), ...(stdinFault && { stdinFault: { code: stdinFault.code, details: stdinFault.details } }) };
       sandbox.execs.set(request.execId, exec);
       proc.stdout!.on('data', (chunk: Buffer) => {
         exec.out[0].push(chunk);
+        exec.outBytes[0] += chunk.length;
         notify(exec);
       });
       proc.stderr!.on('data', (chunk: Buffer) => {
         exec.out[1].push(chunk);
+        exec.outBytes[1] += chunk.length;
         notify(exec);
       });
       proc.stdin!.on('error', () => undefined);
       proc.on('close', (code, signal) => {
         exec.exit = code !== null ? { code } : { signal: signal ? (osSignal(signal) ?? 9) : 9 };
+        sandbox.activeAt = now();
         notify(exec);
       });
       if (request.timeoutSecs) setTimeout(() => exec.exit || void killMarked(`FAKE_MODAL_EXEC=${request.execId}`), request.timeoutSecs * 1000).unref();
@@ -398,6 +462,8 @@ export async function startFakeModal(options: FakeModalOptions = {}): Promise<Fa
       const sandbox = routerSandbox('TaskExecStdinWrite', metadata, request.taskId);
       const exec = execOf('TaskExecStdinWrite', sandbox, request.execId);
       if (request.offset > exec.stdinOffset) refuse(grpc.status.OUT_OF_RANGE, `stdin offset ${request.offset} is past ${exec.stdinOffset}`);
+      sandbox.activeAt = now();
+      if (exec.stdinFault) fail(exec.stdinFault.code, exec.stdinFault.details);
       const fresh = request.data.subarray(exec.stdinOffset - request.offset);
       if (fresh.length > 0 && !exec.exit) exec.proc.stdin!.write(fresh);
       exec.stdinOffset += fresh.length;
@@ -426,10 +492,16 @@ export async function startFakeModal(options: FakeModalOptions = {}): Promise<Fa
       if (request.containerId) refuse(grpc.status.INVALID_ARGUMENT, 'the fake has no sidecar containers');
       if (!request.snapshotId) refuse(grpc.status.INVALID_ARGUMENT, 'snapshot_id is required');
       if (request.ttlSeconds === undefined || (request.ttlSeconds <= 0 && request.ttlSeconds !== -1)) refuse(grpc.status.INVALID_ARGUMENT, 'ttl_seconds must be set: positive, or -1');
+      if (snapshotFailures.count > 0) {
+        snapshotFailures.count--;
+        fail(snapshotFailures.code, snapshotFailures.details);
+      }
       const imageId = `im-${randomBytes(8).toString('hex')}`;
       const fsDir = join(root, 'images', imageId);
       await copyContainerFs(sandbox.fsDir, fsDir);
-      images.set(imageId, { imageId, kind: 'snapshot', fsDir, fromSandbox: sandbox.sandboxId, bare: sandbox.bare });
+      const ttlSeconds = request.ttlSeconds ?? -1;
+      const expiresAt = ttlSeconds === -1 ? undefined : now() + ttlSeconds * 1000;
+      images.set(imageId, { imageId, kind: 'snapshot', fsDir, fromSandbox: sandbox.sandboxId, bare: sandbox.bare, ...(expiresAt !== undefined && { expiresAt }) });
       return { imageId };
     },
   };
@@ -439,12 +511,32 @@ export async function startFakeModal(options: FakeModalOptions = {}): Promise<Fa
       const sandbox = routerSandbox('TaskExecStdioRead', call.metadata, request.taskId);
       const exec = execOf('TaskExecStdioRead', sandbox, request.execId);
       if (request.fileDescriptor !== 0 && request.fileDescriptor !== 1) refuse(grpc.status.INVALID_ARGUMENT, `file_descriptor ${request.fileDescriptor}`);
+      const fd = request.fileDescriptor as 0 | 1;
+      const fault = fd === 0 ? exec.fault : undefined;
+      if (fault) delete exec.fault;
+      const rate = stdioRate;
       let offset = request.offset;
       for (;;) {
-        const all = Buffer.concat(exec.out[request.fileDescriptor as 0 | 1]);
-        if (all.length > offset) {
-          for (let at = offset; at < all.length; at += 64 * 1024) call.write({ data: all.subarray(at, Math.min(all.length, at + 64 * 1024)) });
-          offset = all.length;
+        if (exec.outBytes[fd] > offset) {
+          // Chunks as Modal sends them (64 KiB), found by walking the list: output of any size costs one pass.
+          let at = 0;
+          for (const chunk of exec.out[fd]) {
+            const end = at + chunk.length;
+            for (let from = Math.max(offset, at); from < end; ) {
+              const to = Math.min(end, from + 64 * 1024);
+              if (fault && to - request.offset > fault.afterBytes) {
+                if (fault.kind === 'end') return;
+                return fail(grpc.status.FAILED_PRECONDITION, `stdio stream for exec ${request.execId} was reset`);
+              }
+              if (!call.write({ data: chunk.subarray(from - at, to - at) })) await new Promise((resolve) => call.once('drain', resolve));
+              if (rate) await sleep(((to - from) / rate) * 1000);
+              if (call.cancelled) return;
+              sandbox.activeAt = now();
+              offset = to;
+              from = to;
+            }
+            at = end;
+          }
           continue;
         }
         if (sandbox.result) fail(grpc.status.UNAVAILABLE, `Task ${sandbox.taskId} is gone: ${sandbox.result.exception}`);
@@ -461,6 +553,18 @@ export async function startFakeModal(options: FakeModalOptions = {}): Promise<Fa
   const serve = (service: grpc.ServiceDefinition, unary: Record<string, Unary>, streams: Record<string, (request: any, call: grpc.ServerWritableStream<any, any>) => Promise<void>>, checkAuth?: (method: string, metadata: grpc.Metadata) => void) => {
     const handlers: grpc.UntypedServiceImplementation = {};
     for (const [name, method] of Object.entries(service)) {
+      // The service refuses a request message over gRPC's 4 MiB; the fake measures each one as it is
+      // decoded so the refusal is recorded (grpc-js's own limit, raised below, would not record it).
+      const decode = method.requestDeserialize;
+      method.requestDeserialize = (bytes: Buffer) => {
+        const message = decode(bytes);
+        if (message && typeof message === 'object') messageSizes.set(message, bytes.length);
+        return message;
+      };
+      const checkSize = (request: object) => {
+        const tooLarge = messageTooLarge(messageSizes.get(request) ?? 0);
+        if (tooLarge) refuse(grpc.status.RESOURCE_EXHAUSTED, tooLarge);
+      };
       const rpc = method.path.split('/').pop()!;
       const onError = (error: unknown): grpc.ServiceError => {
         const refusal = error instanceof Refusal ? error : new Refusal(grpc.status.INTERNAL, `${(error as Error).message}`);
@@ -477,19 +581,22 @@ export async function startFakeModal(options: FakeModalOptions = {}): Promise<Fa
         handlers[name] = (call: grpc.ServerWritableStream<any, any>) => {
           void (async () => {
             checkAuth?.(rpc, call.metadata);
+            checkSize(call.request);
             const handler = streams[rpc];
             if (!handler) refuse(grpc.status.UNIMPLEMENTED, `${rpc} is not served by the fake`);
             calls.push(rpc);
             await handler!(call.request, call);
           })().then(
             () => call.end(),
-            (error: unknown) => call.destroy(onError(error)),
+            // grpc-js sends a stream's status from its error event; destroy() would leave the client waiting.
+            (error: unknown) => call.emit('error', onError(error)),
           );
         };
       } else {
         handlers[name] = (call: grpc.ServerUnaryCall<any, any>, callback: grpc.sendUnaryData<unknown>) => {
           void (async () => {
             checkAuth?.(rpc, call.metadata);
+            checkSize(call.request);
             const handler = unary[rpc];
             if (!handler) refuse(grpc.status.UNIMPLEMENTED, `${rpc} is not served by the fake`);
             calls.push(rpc);
@@ -506,9 +613,10 @@ export async function startFakeModal(options: FakeModalOptions = {}): Promise<Fa
 
   const listen = async (server: grpc.Server) =>
     new Promise<number>((resolve, reject) => server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (error, port) => (error ? reject(error) : resolve(port))));
-  const cpServer = new grpc.Server();
+  const serverOptions = { 'grpc.max_receive_message_length': 16 * MAX_MESSAGE_BYTES };
+  const cpServer = new grpc.Server(serverOptions);
   cpServer.addService(loaded.modal.client.ModalClient.service, serve(loaded.modal.client.ModalClient.service, controlPlane, controlPlaneStreams, checkControlPlaneAuth));
-  const routerServer = new grpc.Server();
+  const routerServer = new grpc.Server(serverOptions);
   routerServer.addService(loaded.modal.task_command_router.TaskCommandRouter.service, serve(loaded.modal.task_command_router.TaskCommandRouter.service, router, routerStreams));
   const cpPort = await listen(cpServer);
   routerPort = await listen(routerServer);
@@ -529,7 +637,24 @@ export async function startFakeModal(options: FakeModalOptions = {}): Promise<Fa
     failNextCreate(code, details) {
       nextCreateFailure = { code, details };
     },
+    failSnapshots(count, code, details) {
+      snapshotFailures = { count, code, details };
+    },
+    faultStdio(match, fault) {
+      stdioFaults.push({ match, fault });
+    },
+    failStdin(match, code, details) {
+      stdinFaults.push({ match, code, details });
+    },
+    throttleStdio(bytesPerSecond) {
+      stdioRate = bytesPerSecond;
+    },
+    advance(ms) {
+      clockOffset += ms;
+      sweep();
+    },
     async close() {
+      clearInterval(sweeper);
       for (const sandbox of sandboxes.values()) finish(sandbox, { status: Status.TERMINATED, exception: 'fake closed', exitcode: 0 });
       cpServer.forceShutdown();
       routerServer.forceShutdown();

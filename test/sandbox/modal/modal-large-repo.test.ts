@@ -1,0 +1,62 @@
+import { randomBytes } from 'node:crypto';
+import { stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createRemote, git, type RemoteFixture } from '../../git/git-fixture.ts';
+import { startTestPatchbay, waitForStatus, type PatchbayFixture } from '../../helpers/patchbay-fixture.ts';
+import type { FakeModal } from '../../fakes/modal/fake-modal.ts';
+import { startFakeModalForSdk } from '../../fakes/modal/fake-modal-sdk.ts';
+import { changelogModel, changelogRequester, expectChangelogPushed } from '../../harness/changelog-scenario.ts';
+
+const MB = 1000 * 1000;
+
+/**
+ * A repository the size of a real one: over 50 MB of history that does not compress (random
+ * bytes, so git's zlib cannot shrink it), which a fresh Modal workspace receives as one bundle of
+ * the base branch, far over the 4 MiB a gRPC message may carry.
+ */
+describe('a Modal session on a repository with over 50 MB of history', () => {
+  let remote: RemoteFixture;
+  let modal: Awaited<ReturnType<typeof startFakeModalForSdk>>;
+  let fake: FakeModal;
+  let app: PatchbayFixture | undefined;
+
+  beforeAll(async () => {
+    remote = await createRemote();
+    const scratch = join(remote.root, 'big');
+    await git(remote.root, 'clone', '--quiet', remote.remote, scratch);
+    for (let i = 0; i < 4; i++) {
+      await writeFile(join(scratch, `blob-${i}.bin`), randomBytes(14 * MB));
+      await git(scratch, 'add', '.');
+      await git(scratch, 'commit', '--quiet', '-m', `Add blob ${i}`);
+    }
+    await git(scratch, 'push', '--quiet', 'origin', 'HEAD:refs/heads/main');
+    modal = await startFakeModalForSdk();
+    fake = modal.fake;
+  }, 120_000);
+  afterAll(async () => {
+    await app?.dispose();
+    await modal.close();
+    await remote.cleanup();
+  });
+
+  it('prepares the workspace, runs, checkpoints and pushes, with nothing refused', { timeout: 180_000 }, async () => {
+    const history = await git(remote.remote, 'count-objects', '-v');
+    // Loose objects and packs, in KiB.
+    const kib = (field: string) => Number(new RegExp(`^${field}: (\\d+)$`, 'm').exec(history)![1]);
+    expect((kib('size') + kib('size-pack')) * 1024).toBeGreaterThan(50 * MB);
+
+    const model = changelogModel();
+    app = await startTestPatchbay({ model, env: modal.env() });
+    const started = await app.service.start({ thread: { source: 'web' }, actor: changelogRequester, text: 'Add a changelog', repo: remote.remote });
+    if (started.kind !== 'started') throw new Error(started.kind);
+    const session = await waitForStatus(app, started.session.id, ['completed', 'failed'], 150_000);
+    await expectChangelogPushed(app, remote, session, model);
+
+    // The whole history reached the sandbox's checkout, byte for byte.
+    const sandbox = [...fake.sandboxes.values()].find((sb) => sb.tags.some((t) => t.tagValue === session.id))!;
+    for (let i = 0; i < 4; i++) expect((await stat(join(sandbox.fsDir, 'workspace', `blob-${i}.bin`))).size).toBe(14 * MB);
+    expect(await git(join(sandbox.fsDir, 'workspace'), 'rev-parse', 'main')).toBe(await remote.remoteBranch('main'));
+    expect(fake.refusals).toEqual([]);
+  });
+});
