@@ -42,7 +42,7 @@ describe('local bubblewrap sandbox isolation', () => {
     }
   });
 
-  it('runs in /workspace backed by the session host directory, with files owned by the invoking user', async () => {
+  it('runs in /workspace backed by the session host directory, with files owned by the sandbox user (the invoking one unless that is root)', async () => {
     const sandbox = await provider.acquire('owner-check', { network: 'none' });
     expect(sandbox.workdir).toBe('/workspace');
     const result = await sandbox.exec('pwd; echo made > made.txt; mkdir -p sub && echo x > sub/y');
@@ -51,8 +51,8 @@ describe('local bubblewrap sandbox isolation', () => {
     expect(host).toMatch(/workspaces[/\\]owner-check$/);
     for (const file of ['made.txt', 'sub', 'sub/y']) {
       const stats = await stat(path.join(host, file));
-      expect(stats.uid).toBe(process.getuid?.());
-      expect(stats.gid).toBe(process.getgid?.());
+      expect(stats.uid).toBe(provider.sandboxUser?.uid ?? process.getuid?.());
+      expect(stats.gid).toBe(provider.sandboxUser?.gid ?? process.getgid?.());
     }
     await sandbox.release();
   });
