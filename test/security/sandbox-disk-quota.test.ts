@@ -65,21 +65,28 @@ describe('security probes: the disk quota holds from the first byte', () => {
     expect(used(dir)).toBeLessThanOrEqual(limits.diskMb * MB + MB);
   });
 
-  it('holds many small files written by quick commands, each over before the first look at the disk', { timeout: 120_000 }, async () => {
+  it('holds many small files written by quick commands, and tells the command that crossed the quota', { timeout: 120_000 }, async () => {
     const { sandbox, dir } = await open('quota-small-files');
     const results = [];
+    const usage: number[] = [];
     // Ten commands of 10 MB each, in 10 kB files; each takes a fraction of a second.
-    for (let i = 0; i < 10; i++) results.push(await run(sandbox, burst(`batch${i}`, 1000, 10)));
+    for (let i = 0; i < 10; i++) {
+      results.push(await run(sandbox, burst(`batch${i}`, 1000, 10)));
+      usage.push(used(dir));
+    }
     const stopped = results.findIndex((result) => QUOTA_MESSAGE.test(result.content));
-    expect(stopped, results.map((r) => r.content.slice(0, 80)).join('\n')).toBeGreaterThan(0);
+    // The command that took the workspace past the quota is the one told so.
+    expect(stopped, results.map((r) => r.content.slice(0, 80)).join('\n')).toBe(usage.findIndex((bytes) => bytes > limits.diskMb * MB));
+    expect(stopped).toBeGreaterThan(0);
     // Every command after the one that crossed the quota is stopped too, and adds nothing.
     expect(results.slice(stopped).every((result) => QUOTA_MESSAGE.test(result.content))).toBe(true);
     // At most one command's burst past the quota (10 MB, plus directory blocks).
     expect(used(dir)).toBeLessThanOrEqual((limits.diskMb + 12) * MB);
   });
 
-  it('lets a workspace over its quota be cleaned up, and counts again from there', { timeout: 120_000 }, async () => {
+  it('tells a command that ended before the first look at the disk, lets the workspace be cleaned up, and counts again from there', { timeout: 120_000 }, async () => {
     const { sandbox, dir } = await open('quota-cleanup');
+    // 80 MB in 2 MB files: each file fits in what is left, all of them do not.
     expect((await run(sandbox, burst('out', 40, 2048))).content).toMatch(QUOTA_MESSAGE);
     expect((await run(sandbox, 'echo more > more.txt')).content).toMatch(QUOTA_MESSAGE);
     expect((await run(sandbox, 'rm -rf out more.txt && echo cleaned')).content).toBe('Exit code: 0\nstdout:\ncleaned\n');
