@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # Installs what Patchbay needs on a Debian or Ubuntu machine, then its npm packages.
 #   ./bootstrap.sh          git, bubblewrap (the sandbox), socat (its egress relay), ripgrep (the search tool),
-#                           prlimit and du (sandbox limits)
+#                           prlimit and du (sandbox limits), setpriv, unshare and mount (a root server's sandbox user)
 #   ./bootstrap.sh --test   the same, plus Chromium for the browser tests, curl for the egress tests and
 #                           python3 for the sandbox kernel-surface and limit tests
 # Node.js >= 20 and npm must be there already; npm installs Node 24 for the project's own scripts.
 set -euo pipefail
 cd "$(dirname "$0")"
 
-want=(git:git bwrap:bubblewrap rg:ripgrep socat:socat prlimit:util-linux du:coreutils)
+want=(git:git bwrap:bubblewrap rg:ripgrep socat:socat prlimit:util-linux du:coreutils setpriv:util-linux unshare:util-linux mount:mount)
 if [[ "${1:-}" == "--test" ]]; then want+=(chromium:chromium curl:curl python3:python3); fi
 
 missing=()

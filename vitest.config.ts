@@ -7,5 +7,7 @@ export default defineConfig({
     hookTimeout: 60_000,
     pool: 'forks',
     globalSetup: ['test/global-setup.ts'],
+    // The security suite's count of probes tried and held, after the usual output.
+    reporters: ['default', './test/security/probe-reporter.ts'],
   },
 });

@@ -74,6 +74,8 @@ export type BwrapArgsInput = {
   /** Fresh, per-command home inside the tmpfs /tmp. */
   home: string;
   limits: SandboxLimits;
+  /** The file size cap when less than limits.fileMb (the disk quota left: see diskFileCap). */
+  fileBytes?: number;
   /**
    * File descriptors bubblewrap reads: the command's script (copied to COMMAND_PATH) and the
    * compiled seccomp filter (none on an architecture the filter does not know).
@@ -113,12 +115,12 @@ export function buildBwrapArgs(input: BwrapArgsInput): { options: string[]; argv
     else args.push('--ro-bind', entry.path, entry.path);
   }
   for (const path of ETC_PATHS) args.push('--ro-bind-try', path, path);
-  args.push('--proc', '/proc', '--dev', '/dev', ...tmpArgs(input.limits), '--dir', input.home);
+  args.push('--proc', '/proc', ...procSysArgs(), '--dev', '/dev', ...tmpArgs(input.limits), '--dir', input.home);
   for (const bind of input.readOnlyBinds ?? []) args.push('--ro-bind', bind.hostPath, bind.sandboxPath);
   args.push('--bind', input.workspaceHostPath, input.workdir, '--chdir', input.cwd);
   for (const [name, value] of Object.entries(input.env)) args.push('--setenv', name, value);
   args.push('--ro-bind-data', String(input.fds.command), COMMAND_PATH);
-  return { options: args, argv: launchArgv(input.limits) };
+  return { options: args, argv: launchArgv(input.limits, input.fileBytes) };
 }
 
 /**
@@ -133,6 +135,15 @@ function userNamespaceArgs(): string[] {
 /** The seccomp filter (seccomp-filter.ts), loaded by bubblewrap just before it runs the command. */
 function kernelSurfaceArgs(seccompFd: number | undefined): string[] {
   return seccompFd === undefined ? [] : ['--seccomp', String(seccompFd)];
+}
+
+/**
+ * /proc/sys read-only: bubblewrap covers it only when the directory itself is writable, which it
+ * never is, so its 700-odd files (kernel.core_pattern among them) stay as writable as the uid
+ * allows. The source is the host's /proc/sys; sysctl files answer for the reader's own namespaces.
+ */
+function procSysArgs(): string[] {
+  return ['--ro-bind', '/proc/sys', '/proc/sys'];
 }
 
 /** /usr holds only the parts tools need (USR_PATHS), each bound read-only, and is read-only itself. */
@@ -156,8 +167,8 @@ function tmpArgs(limits: SandboxLimits): string[] {
  * an argv (the host's `ps` shows `sh /run/patchbay/command`); `prlimit` sets the per-process
  * limits first, inside the sandbox's user namespace (see prlimitOptions).
  */
-function launchArgv(limits: SandboxLimits): string[] {
-  return ['prlimit', ...prlimitOptions(limits), '--', '/bin/sh', COMMAND_PATH];
+function launchArgv(limits: SandboxLimits, fileBytes: number | undefined): string[] {
+  return ['prlimit', ...prlimitOptions(limits, fileBytes), '--', '/bin/sh', COMMAND_PATH];
 }
 
 /**

@@ -1,57 +1,81 @@
 import { buildBwrapArgs, STANDARD_PATH, type BwrapArgsInput } from './bwrap-args.ts';
 import { createCommandCgroup, type CgroupLayout, type CommandCgroup } from './cgroup-limits.ts';
-import { watchLimits, type LimitWatch } from './limit-watch.ts';
+import { diskUsage, watchLimits, type LimitWatch } from './limit-watch.ts';
 import { runProcess } from './run-process.ts';
 import type { ExecResult } from './sandbox.ts';
-import { limitFromExit, limitHit, type LimitHit, type SandboxLimits } from './sandbox-limits.ts';
+import { dropPrivilegesArgv, stageBinds, type SandboxIdentity } from './sandbox-user.ts';
+import { diskFileCap, limitFromExit, limitHit, type LimitHit, type SandboxLimits } from './sandbox-limits.ts';
 
 export type BwrapLaunchInput = Omit<BwrapArgsInput, 'fds'> & {
   bwrapPath: string;
   command: string;
   /** The compiled seccomp filter; undefined on an architecture it does not cover. */
   seccomp: Buffer | undefined;
+  /** As root: the host uid bubblewrap and the command run as, and the stage of its bind sources. */
+  identity?: SandboxIdentity;
   /** Per-command cgroups, when the host allows them; rlimits and the watch act either way. */
   cgroups: CgroupLayout | undefined;
+  /**
+   * The workspace's disk use as last measured (after this sandbox's previous command); updated when
+   * this one ends. Measured now when unknown.
+   */
+  disk?: DiskAccount;
   timeoutMs: number;
   maxOutputBytes: number;
   signal?: AbortSignal;
   stdin?: string;
 };
 
+/** Bytes a workspace takes, carried from one command to the next. */
+export type DiskAccount = { usedBytes: number | undefined };
+
+const MB = 1024 * 1024;
 const ARGS_FD = 3;
 const COMMAND_FD = 4;
 const SECCOMP_FD = 5;
 
 /**
+ * The launcher: joins the command's cgroups (the cgroup.procs files up to the first '--'), binds
+ * the (source, mount point) pairs up to the second, then execs the rest, which becomes bubblewrap.
+ */
+const LAUNCHER =
+  'while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; ' +
+  'while [ "$1" != -- ]; do mount --bind "$1" "$2" || exit 125; shift 2; done; shift; exec "$@"';
+
+/**
  * Runs one command under bubblewrap. Its arguments, script and seccomp filter go in through pipes
  * (fds 3, 4, 5), so the host's process list shows `bwrap --args 3 -- prlimit … sh /run/patchbay/command`,
  * never the command or its environment. With cgroups, a two-line launcher joins the command's
- * cgroup before it execs bubblewrap, so every process of the command is born inside it.
+ * cgroup before it execs bubblewrap, so every process of the command is born inside it. As root,
+ * the launcher runs in a private mount namespace (unshare), shows the binds on the stage, and
+ * drops to the sandbox user (setpriv) before bubblewrap starts.
  */
 export async function runInBwrap(input: BwrapLaunchInput): Promise<ExecResult> {
-  const { options, argv } = buildBwrapArgs({ ...input, fds: { command: COMMAND_FD, ...(input.seccomp && { seccomp: SECCOMP_FD }) } });
+  const disk = input.disk ?? { usedBytes: undefined };
+  const startBytes = disk.usedBytes ?? (await diskUsage(input.workspaceHostPath)) ?? 0;
+  const fileBytes = diskFileCap(input.limits, startBytes);
+  const staged = input.identity && stageBinds(input.identity.stageDir, input.workspaceHostPath, input.readOnlyBinds ?? []);
+  const { options, argv } = buildBwrapArgs({
+    ...input,
+    ...(staged && { workspaceHostPath: staged.workspaceHostPath, readOnlyBinds: staged.readOnlyBinds }),
+    fileBytes,
+    fds: { command: COMMAND_FD, ...(input.seccomp && { seccomp: SECCOMP_FD }) },
+  });
   const extraFds = [Buffer.from(`${options.join('\0')}\0`), Buffer.from(input.command), ...(input.seccomp ? [input.seccomp] : [])];
   const cgroup = input.cgroups ? await createCommandCgroup(input.cgroups, input.limits) : undefined;
   let watch: LimitWatch | undefined;
   try {
-    const launch = cgroup
-      ? {
-          file: '/bin/sh',
-          // $1: bwrap; then the cgroup.procs files up to '--'; then bwrap's argv.
-          args: [
-            '-c',
-            `b=$1; shift; while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; exec "$b" --args ${ARGS_FD} -- "$@"`,
-            'patchbay-launch',
-            input.bwrapPath,
-            ...cgroup.procsFiles,
-            '--',
-            ...argv,
-          ],
-        }
-      : { file: input.bwrapPath, args: ['--args', String(ARGS_FD), '--', ...argv], argv0: 'bwrap' };
+    const bwrap = [...(input.identity ? dropPrivilegesArgv(input.identity.user) : []), input.bwrapPath, '--args', String(ARGS_FD), '--', ...argv];
+    const script = ['/bin/sh', '-c', LAUNCHER, 'patchbay-launch', ...(cgroup?.procsFiles ?? []), '--', ...(staged?.mounts ?? []), '--', ...bwrap];
+    const launch = staged
+      ? { file: 'unshare', args: ['--mount', '--propagation', 'private', '--', ...script] }
+      : cgroup
+        ? { file: script[0]!, args: script.slice(1) }
+        : { file: input.bwrapPath, args: bwrap.slice(1), argv0: 'bwrap' };
     const result = await runProcess({
       ...launch,
-      cwd: input.workspaceHostPath,
+      // Not the workspace: bubblewrap's own cwd and PWD are what the sandbox's /proc/1 shows.
+      cwd: '/',
       // bwrap itself gets no host variables either; --clearenv/--setenv decide what the command sees.
       env: { PATH: STANDARD_PATH },
       extraFds,
@@ -60,17 +84,31 @@ export async function runInBwrap(input: BwrapLaunchInput): Promise<ExecResult> {
       ...(input.signal && { signal: input.signal }),
       ...(input.stdin !== undefined && { stdin: input.stdin }),
       onSpawn: (pid, kill) => {
-        watch = watchLimits({ rootPid: pid, limits: input.limits, workspace: input.workspaceHostPath, kill, ...(cgroup && { cgroup }) });
+        watch = watchLimits({ rootPid: pid, limits: input.limits, workspace: input.workspaceHostPath, diskStartBytes: startBytes, kill, ...(cgroup && { cgroup }) });
       },
     });
     watch?.stop();
+    disk.usedBytes = await diskUsage(input.workspaceHostPath);
     const limit = watch?.hit ?? (result.timedOut || result.aborted ? undefined : await limitAfterExit(result, input.limits, cgroup));
-    return limit ? { ...result, limit } : result;
+    const quota = diskLimitOf(limit, { startBytes, endBytes: disk.usedBytes, fileBytes }, input.limits);
+    return quota ? { ...result, limit: quota } : result;
   } finally {
     watch?.stop();
     // Removal waits for the namespace's last processes to be reaped; the result need not.
     void cgroup?.dispose();
   }
+}
+
+/**
+ * The disk quota over the other limits: a file stopped at a cap lowered to the quota left, or a
+ * command that ended before the watch looked (many small files in a fraction of a second) with the
+ * workspace grown past the quota. The next command then cannot grow any file (diskFileCap).
+ */
+function diskLimitOf(limit: LimitHit | undefined, disk: { startBytes: number; endBytes: number | undefined; fileBytes: number }, limits: SandboxLimits): LimitHit | undefined {
+  if (limit?.kind === 'file-size' && disk.fileBytes < limits.fileMb * MB) return limitHit('disk', limits);
+  if (limit) return limit;
+  const grew = disk.endBytes !== undefined && disk.endBytes > Math.max(limits.diskMb * MB, disk.startBytes);
+  return grew ? limitHit('disk', limits) : undefined;
 }
 
 /**

@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { chown, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { PatchbayError } from '../src/core/errors.ts';
@@ -9,6 +9,7 @@ import { probeHostSystem } from './probe-host-system.ts';
 import { runProcess } from './run-process.ts';
 import { buildSeccompFilter, seccompArchFor } from './seccomp-filter.ts';
 import { DEFAULT_SANDBOX_LIMITS, type SandboxLimits } from './sandbox-limits.ts';
+import type { SandboxIdentity } from './sandbox-user.ts';
 
 /** How the real sandboxes will be built; the check runs `true` in one built the same way. */
 export type BubblewrapCheckSetup = {
@@ -17,6 +18,7 @@ export type BubblewrapCheckSetup = {
   limits: SandboxLimits;
   seccomp: Buffer | undefined;
   cgroups: CgroupLayout | undefined;
+  identity?: SandboxIdentity;
 };
 
 const FALLBACK_HINT = 'or set SANDBOX=unsafe-local to run commands without isolation';
@@ -38,12 +40,16 @@ export async function checkBubblewrap(bwrapPath = 'bwrap', setup?: BubblewrapChe
       seccomp: arch && buildSeccompFilter(arch),
       cgroups: undefined,
     };
+    if (built.identity) await chown(workspace, built.identity.user.uid, built.identity.user.gid);
     let result;
+    let starting = bwrapPath;
     try {
       // Spawned directly first: a missing binary is an ENOENT here, not a launcher's exit 127.
       await runProcess({ file: bwrapPath, args: ['--version'], cwd: workspace, env: { PATH: STANDARD_PATH }, timeoutMs: 15_000, maxOutputBytes: 4096 });
+      if (built.identity) starting = 'unshare';
       result = await runInBwrap({
         ...built,
+        ...(built.identity && { identity: built.identity }),
         bwrapPath,
         workspaceHostPath: workspace,
         workdir: '/workspace',
@@ -57,6 +63,9 @@ export async function checkBubblewrap(bwrapPath = 'bwrap', setup?: BubblewrapChe
       });
     } catch (error) {
       const code = (error as { cause?: NodeJS.ErrnoException }).cause?.code;
+      if (starting === 'unshare') {
+        throw new PatchbayError('sandbox_unavailable', `as root the sandbox starts with unshare, mount and setpriv, and unshare cannot be started (${code ?? String(error)}): apt-get install util-linux, ${FALLBACK_HINT}`, { cause: error });
+      }
       const what = code === 'ENOENT' ? 'is not installed' : `cannot be started (${code ?? String(error)})`;
       throw new PatchbayError(
         'sandbox_unavailable',
@@ -66,6 +75,13 @@ export async function checkBubblewrap(bwrapPath = 'bwrap', setup?: BubblewrapChe
     }
     if (result.exitCode !== 0) {
       const detail = result.stderr.trim() || (result.timedOut ? 'timed out' : `exit code ${result.exitCode}`);
+      if (built.identity && /unshare|mount|setpriv/.test(detail)) {
+        throw new PatchbayError(
+          'sandbox_unavailable',
+          `as root, sandbox commands run as uid ${built.identity.user.uid} from a private mount namespace, which this host refuses (${detail}): ` +
+            `run Patchbay as a non-root user (recommended), or give it CAP_SYS_ADMIN and util-linux (unshare, mount, setpriv), ${FALLBACK_HINT}`,
+        );
+      }
       if (/prlimit/.test(detail)) {
         throw new PatchbayError('sandbox_unavailable', `the sandbox needs prlimit (${detail}): apt-get install util-linux, ${FALLBACK_HINT}`);
       }

@@ -21,6 +21,8 @@ export type LimitWatchInput = {
   cgroup?: CommandCgroup;
   /** Host path of the workspace, for the disk quota. */
   workspace: string;
+  /** Bytes the workspace took when the command started (see diskUsage). */
+  diskStartBytes: number;
   /** Ends the command (kills its process tree). */
   kill: () => void;
 };
@@ -39,10 +41,10 @@ export function watchLimits(input: LimitWatchInput): LimitWatch {
   let timer: NodeJS.Timeout | undefined;
   let atProcessCap = 0;
   let lastRefusals = 0;
-  let diskBaseline: number | undefined;
-  // Most commands end within a second: only longer ones pay for a look at the disk.
-  let nextDiskCheck = Date.now() + 1_000;
-  let diskInterval = 1_000;
+  let nextDiskCheck = 0;
+  // The whole workspace counts, from its first byte; one already over quota when the command
+  // started (a command stopped at it) may still shrink, so only growth past that is stopped.
+  const diskCap = Math.max(limits.diskMb * MB, input.diskStartBytes);
 
   const end = (next: LimitHit): void => {
     if (hit || stopped) return;
@@ -73,13 +75,8 @@ export function watchLimits(input: LimitWatchInput): LimitWatch {
     const started = Date.now();
     const used = await diskUsage(input.workspace);
     // Walking a big tree costs: look less often the longer a look takes.
-    diskInterval = Math.max(1_000, (Date.now() - started) * 10);
-    nextDiskCheck = Date.now() + diskInterval;
-    if (used === undefined) return;
-    diskBaseline ??= used;
-    // A workspace already over quota may still be cleaned up; only growth past it is stopped
-    // (the first look, a second in, is the baseline).
-    if (used > limits.diskMb * MB && used > diskBaseline) end(limitHit('disk', limits));
+    nextDiskCheck = Date.now() + Math.max(POLL_MS, (Date.now() - started) * 10);
+    if (used !== undefined && used > diskCap) end(limitHit('disk', limits));
   };
 
   const tick = async (): Promise<void> => {
@@ -128,7 +125,7 @@ export async function processTree(rootPid: number): Promise<{ tasks: number; rss
 }
 
 /** Bytes the workspace takes on disk (`du`, in a child process so the server's loop stays free). */
-function diskUsage(path: string): Promise<number | undefined> {
+export function diskUsage(path: string): Promise<number | undefined> {
   return new Promise((resolve) => {
     execFile('du', ['-s', '-B1', '-x', path], { timeout: 60_000 }, (_error, stdout) => {
       const bytes = Number(stdout.split(/\s/)[0]);

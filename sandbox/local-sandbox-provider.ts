@@ -1,10 +1,10 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { chmod, chown, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import { PatchbayError } from '../src/core/errors.ts';
 import { STANDARD_PATH, USR_PATHS, type HostSystemEntry } from './bwrap-args.ts';
-import { runInBwrap } from './bwrap-launch.ts';
+import { runInBwrap, type DiskAccount } from './bwrap-launch.ts';
 import { checkBubblewrap } from './check-bubblewrap.ts';
 import { probeCgroups, type CgroupLayout } from './cgroup-limits.ts';
 import type { EgressPolicy } from './egress-policy.ts';
@@ -16,6 +16,8 @@ import { buildSeccompFilter, seccompArchFor } from './seccomp-filter.ts';
 import { DEFAULT_SANDBOX_LIMITS, type SandboxLimits } from './sandbox-limits.ts';
 import type { ExecOptions, ExecResult, Sandbox, SandboxProvider, SandboxSpec } from './sandbox.ts';
 import { assertCommandEnv, SHARED_OBJECTS_PATH } from './sandbox.ts';
+import { handOverTree, makePrivateDir, makeStageDir, sandboxUserFor, type SandboxIdentity, type SandboxUser } from './sandbox-user.ts';
+import { secureDataDir } from './secure-data-dir.ts';
 import { createWorkspaceFiles } from './workspace-files.ts';
 import { createWorkspaceStore } from './workspace-store.ts';
 
@@ -41,6 +43,8 @@ export type LocalSandboxProviderOptions = {
   cgroupRoot?: string;
   /** Needed for sandboxes with network 'proxy': the allowlist, brokered secrets, and who hears of refusals. */
   egress?: EgressOptions;
+  /** When the server runs as root: the host uid and gid commands run as (DEFAULT_SANDBOX_USER if absent). */
+  sandboxUser?: SandboxUser;
 };
 
 export type EgressOptions = {
@@ -59,6 +63,8 @@ export type LocalSandboxProvider = SandboxProvider & {
   readonly kind: 'local' | 'unsafe-local';
   /** Undefined in unsafe-local mode, which enforces no limits. */
   readonly enforcement: LimitEnforcement | undefined;
+  /** The host uid commands run as, when not the server's own (the server is root). */
+  readonly sandboxUser: SandboxUser | undefined;
   hostPath(sessionId: string): string;
   /** Removes the directory of egress proxy sockets (after every sandbox was released). */
   close(): Promise<void>;
@@ -83,6 +89,9 @@ export async function createLocalSandboxProvider(options: LocalSandboxProviderOp
   let cgroups: CgroupLayout | undefined;
   let seccomp: Buffer | undefined;
   let enforcement: LimitEnforcement | undefined;
+  const runAs = options.mode === 'bwrap' ? sandboxUserFor(process.getuid?.(), options.sandboxUser) : undefined;
+  await secureDataDir(options.dataDir, { serverUid: process.getuid?.() });
+  const identity: SandboxIdentity | undefined = runAs && { user: runAs, stageDir: await makeStageDir(tmpdir()) };
   if (options.mode === 'bwrap') {
     hostSystem = await probeHostSystem();
     usr = await probeHostSystem(options.usrLocal ? [...USR_PATHS, '/usr/local'] : USR_PATHS);
@@ -90,13 +99,13 @@ export async function createLocalSandboxProvider(options: LocalSandboxProviderOp
     if (arch) seccomp = buildSeccompFilter(arch);
     else log.warn({ arch: process.arch }, 'no seccomp filter for this architecture: sandbox commands run without one');
     ({ cgroups, enforcement } = await chooseEnforcement(options.limitMode ?? 'auto', log, options.cgroupRoot));
-    await checkBubblewrap(bwrapPath, { hostSystem, usr, limits, seccomp, cgroups });
-    log.info({ enforcement, limits }, `sandbox limits enforced with ${enforcement}`);
+    await checkBubblewrap(bwrapPath, { hostSystem, usr, limits, seccomp, cgroups, ...(identity && { identity }) });
+    log.info({ enforcement, limits, sandboxUid: runAs?.uid ?? process.getuid?.() }, `sandbox limits enforced with ${enforcement}`);
     if (options.egress) checkSocat(STANDARD_PATH);
   } else {
     log.warn('SANDBOX=unsafe-local: commands run directly on this host without isolation; use only for local development');
   }
-  const store = createWorkspaceStore({ dataDir: options.dataDir, ttlMinutes: options.ttlMinutes, clock, log });
+  const store = createWorkspaceStore({ dataDir: options.dataDir, ttlMinutes: options.ttlMinutes, clock, log, ...(runAs && { owner: runAs }) });
   // Sockets live in a short private directory: a unix socket path must stay under 108 bytes.
   let egressDir: string | undefined;
   let egressCount = 0;
@@ -104,7 +113,10 @@ export async function createLocalSandboxProvider(options: LocalSandboxProviderOp
     if (options.mode !== 'bwrap') return undefined;
     const egress = options.egress;
     if (!egress) throw new PatchbayError('sandbox_unavailable', "network 'proxy' needs the egress options (allowlist) on the sandbox provider");
-    egressDir ??= await mkdtemp(path.join(tmpdir(), 'patchbay-egress-'));
+    if (!egressDir) {
+      egressDir = await mkdtemp(path.join(tmpdir(), 'patchbay-egress-'));
+      await makePrivateDir(egressDir, runAs);
+    }
     const socket = path.join(egressDir, `${++egressCount}.sock`);
     const proxy = await startEgressProxy(socket, {
       policy: egress.policy,
@@ -114,11 +126,16 @@ export async function createLocalSandboxProvider(options: LocalSandboxProviderOp
       onBlocked: (block) => egress.onBlocked?.(sessionId, block),
       log: sessionLog.child({ component: 'egress-proxy' }),
     });
+    // Connecting needs write permission on the socket: the sandbox user's group has it, nobody else.
+    if (runAs) {
+      await chown(socket, 0, runAs.gid);
+      await chmod(socket, 0o660);
+    }
     return { proxy, socket };
   };
   const secretNames = (options.egress?.secrets ?? []).map((secret) => secret.name);
 
-  const runCommand = async (root: string, cwdRel: string, spec: SandboxSpec, egressSocket: string | undefined, command: string, opts: ExecOptions): Promise<ExecResult> => {
+  const runCommand = async (root: string, cwdRel: string, spec: SandboxSpec, egressSocket: string | undefined, disk: DiskAccount, command: string, opts: ExecOptions): Promise<ExecResult> => {
     const base = {
       timeoutMs: opts.timeoutMs ?? DEFAULT_EXEC_TIMEOUT_MS,
       maxOutputBytes: opts.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES,
@@ -144,6 +161,8 @@ export async function createLocalSandboxProvider(options: LocalSandboxProviderOp
         limits,
         seccomp,
         cgroups,
+        ...(identity && { identity }),
+        disk,
         command: proxied ? withEgressRelay(command) : command,
         ...base,
       });
@@ -163,15 +182,22 @@ export async function createLocalSandboxProvider(options: LocalSandboxProviderOp
     // Without bubblewrap there is no mount to show the mirror's objects at SHARED_OBJECTS_PATH.
     sharesObjects: options.mode === 'bwrap',
     enforcement,
+    sandboxUser: runAs,
     hostPath: (sessionId) => store.workspacePath(sessionId),
     reap: (now) => store.reap(now ?? clock()),
     async close() {
       if (egressDir) await rm(egressDir, { recursive: true, force: true });
+      // Only empty mount points: every bind on them lived in a command's own mount namespace.
+      if (identity) await rm(identity.stageDir, { recursive: true, force: true });
     },
 
     async acquire(sessionId, spec) {
       const root = await store.open(sessionId);
-      const files = createWorkspaceFiles(root, SANDBOX_WORKDIR);
+      const files = createWorkspaceFiles(root, SANDBOX_WORKDIR, runAs);
+      // What the host put in the workspace before the first command (the clone) becomes the sandbox user's.
+      let handedOver = !runAs;
+      // Measured before this handle's first command, then after each (see runInBwrap).
+      const disk: DiskAccount = { usedBytes: undefined };
       const sessionLog = log.child({ sessionId });
       let egress: Awaited<ReturnType<typeof openEgress>>;
       try {
@@ -193,8 +219,12 @@ export async function createLocalSandboxProvider(options: LocalSandboxProviderOp
           assertOpen();
           const { rel } = await files.resolveDir(opts.cwd ?? '.');
           await store.touch(sessionId);
+          if (!handedOver && runAs) {
+            await handOverTree(root, runAs, opts.signal);
+            handedOver = true;
+          }
           try {
-            return await runCommand(root, rel, spec, egress?.socket, command, opts);
+            return await runCommand(root, rel, spec, egress?.socket, disk, command, opts);
           } finally {
             await store.touch(sessionId).catch(() => {});
           }
@@ -235,9 +265,8 @@ export async function createLocalSandboxProvider(options: LocalSandboxProviderOp
 }
 
 /**
- * Cgroups when the host lets this process make them ('auto' or 'cgroup'), else rlimits. rlimits
- * cannot hold a root server's sandboxes to a process count (the kernel exempts uid 0 from
- * RLIMIT_NPROC), so that case is logged loudly: run Patchbay as a non-root user, or delegate a cgroup.
+ * Cgroups when the host lets this process make them ('auto' or 'cgroup'), else rlimits. RLIMIT_NPROC
+ * holds as root too: commands then run as the sandbox user, never as uid 0 (which the kernel exempts).
  */
 async function chooseEnforcement(
   mode: 'auto' | 'cgroup' | 'rlimit',
@@ -251,9 +280,6 @@ async function chooseEnforcement(
       throw new PatchbayError('sandbox_unavailable', `SANDBOX_LIMITS=cgroup, but no cgroup can be made here (${probe.reason}): delegate one (systemd Delegate=yes) or set SANDBOX_LIMITS=rlimit`);
     }
     log.info({ reason: probe.reason }, 'no usable cgroup: sandbox limits fall back to rlimits');
-  }
-  if (process.getuid?.() === 0) {
-    log.warn('running as root with rlimits only: the kernel does not apply RLIMIT_NPROC to uid 0, so only the limit watch stops a fork bomb; run Patchbay as a non-root user or delegate a cgroup');
   }
   return { cgroups: undefined, enforcement: 'rlimit' };
 }

@@ -62,16 +62,26 @@ export function limitHit(kind: LimitKind, limits: SandboxLimits): LimitHit {
  * options. They are set inside, after bubblewrap made the user namespace: since Linux 5.14
  * RLIMIT_NPROC counts the processes of a uid per user namespace, so the count is this command's
  * alone, not every process the server's user runs on the host. Soft and hard are equal (the command
- * cannot raise them); CPU gets a few seconds between SIGXCPU and SIGKILL.
+ * cannot raise them); CPU gets a few seconds between SIGXCPU and SIGKILL. `fileBytes` is the file
+ * size cap when the disk quota left is below SANDBOX_FILE_MB (see diskFileCap).
  */
-export function prlimitOptions(limits: SandboxLimits): string[] {
+export function prlimitOptions(limits: SandboxLimits, fileBytes = limits.fileMb * MB): string[] {
   return [
     `--nproc=${limits.maxProcs}`,
     `--data=${limits.memoryMb * MB}`,
     `--cpu=${limits.cpuSeconds}:${limits.cpuSeconds + 5}`,
-    `--fsize=${limits.fileMb * MB}`,
+    `--fsize=${fileBytes}`,
     '--core=0',
   ];
+}
+
+/**
+ * The largest file a command may write: SANDBOX_FILE_MB, or what is left of the workspace's disk
+ * quota when that is less, so one large file stops at the quota from its first byte (the kernel
+ * refuses the write past it) and a workspace at its quota cannot grow a file at all.
+ */
+export function diskFileCap(limits: SandboxLimits, usedBytes: number): number {
+  return Math.max(0, Math.min(limits.fileMb * MB, limits.diskMb * MB - usedBytes));
 }
 
 /** Signals the per-process rlimits send, as the shell's exit status reports them (128 + signal). */
@@ -81,12 +91,15 @@ const SIGXFSZ_EXIT = 128 + 25;
 const ALLOCATION_FAILED = /MemoryError|Cannot allocate memory|std::bad_alloc|out of memory|memory allocation of \d+ bytes failed|OutOfMemoryError|allocation failed/i;
 
 /** What shells print when fork fails at RLIMIT_NPROC or pids.max (dash, bash, busybox). */
+/** What a program that ignores SIGXFSZ (Python) prints when the write fails with EFBIG instead. */
+const FILE_TOO_LARGE = /File too large/;
+
 const FORK_FAILED = /Cannot fork|fork: (retry: )?Resource temporarily unavailable|can't fork/i;
 
 /** Reads a finished command's exit for the per-process limits the kernel enforced by itself. */
 export function limitFromExit(exitCode: number | null, stderr: string, limits: SandboxLimits): LimitHit | undefined {
   if (exitCode === SIGXCPU_EXIT) return limitHit('cpu', limits);
-  if (exitCode === SIGXFSZ_EXIT) return limitHit('file-size', limits);
+  if (exitCode === SIGXFSZ_EXIT || (exitCode !== 0 && exitCode !== null && FILE_TOO_LARGE.test(stderr))) return limitHit('file-size', limits);
   if (exitCode !== 0 && exitCode !== null && FORK_FAILED.test(stderr)) {
     return { kind: 'processes', message: `a process could not be started: the sandbox allows ${limits.maxProcs} processes and threads per command` };
   }

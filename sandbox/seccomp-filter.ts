@@ -18,6 +18,9 @@ export const DENIED_SYSCALLS = {
   bpf: ['bpf'],
   userfaultfd: ['userfaultfd'],
   perf: ['perf_event_open'],
+  // io_uring runs file and socket operations in kernel workers that seccomp never sees, and has been
+  // a steady source of kernel exploits; libraries fall back to plain calls when setup is refused.
+  io_uring: ['io_uring_setup', 'io_uring_enter', 'io_uring_register'],
   'host administration': ['kexec_load', 'kexec_file_load', 'reboot', 'swapon', 'swapoff', 'acct', 'syslog', 'quotactl', 'open_by_handle_at', 'lookup_dcookie', 'iopl', 'ioperm'],
 } as const;
 
@@ -38,6 +41,7 @@ const ARCHES: Record<SeccompArch, { audit: number; numbers: Partial<Record<Sysca
       mount: 165, umount2: 166, pivot_root: 155, fsopen: 430, fsconfig: 431, fsmount: 432, fspick: 433, move_mount: 429, open_tree: 428, mount_setattr: 442,
       ptrace: 101, process_vm_readv: 310, process_vm_writev: 311, pidfd_getfd: 438,
       bpf: 321, userfaultfd: 323, perf_event_open: 298,
+      io_uring_setup: 425, io_uring_enter: 426, io_uring_register: 427,
       kexec_load: 246, kexec_file_load: 320, reboot: 169, swapon: 167, swapoff: 168, acct: 163, syslog: 103, quotactl: 179,
       open_by_handle_at: 304, lookup_dcookie: 212, iopl: 172, ioperm: 173,
     },
@@ -50,6 +54,7 @@ const ARCHES: Record<SeccompArch, { audit: number; numbers: Partial<Record<Sysca
       mount: 40, umount2: 39, pivot_root: 41, fsopen: 430, fsconfig: 431, fsmount: 432, fspick: 433, move_mount: 429, open_tree: 428, mount_setattr: 442,
       ptrace: 117, process_vm_readv: 270, process_vm_writev: 271, pidfd_getfd: 438,
       bpf: 280, userfaultfd: 282, perf_event_open: 241,
+      io_uring_setup: 425, io_uring_enter: 426, io_uring_register: 427,
       kexec_load: 104, kexec_file_load: 294, reboot: 142, swapon: 224, swapoff: 225, acct: 89, syslog: 116, quotactl: 60,
       open_by_handle_at: 265, lookup_dcookie: 18,
     },

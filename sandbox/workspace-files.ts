@@ -3,6 +3,7 @@ import { lstat, open, readdir, realpath } from 'node:fs/promises';
 import path from 'node:path';
 import { PatchbayError } from '../src/core/errors.ts';
 import type { FileEntry } from './sandbox.ts';
+import type { SandboxUser } from './sandbox-user.ts';
 import { relativeTo, resolveExisting, resolveForWrite, toWorkspaceRelative } from './workspace-path.ts';
 
 /** Largest file readFile returns whole. */
@@ -24,7 +25,8 @@ export type WorkspaceFiles = {
   resolveDir(path: string): Promise<{ hostPath: string; rel: string }>;
 };
 
-export function createWorkspaceFiles(root: string, workdir: string): WorkspaceFiles {
+/** `owner`: who files written from the host belong to (the sandbox user, when the server is root). */
+export function createWorkspaceFiles(root: string, workdir: string, owner?: SandboxUser): WorkspaceFiles {
   return {
     async readFile(input) {
       const real = await resolveExisting(root, toWorkspaceRelative(input, workdir), input);
@@ -49,7 +51,7 @@ export function createWorkspaceFiles(root: string, workdir: string): WorkspaceFi
     },
 
     async writeFile(input, content) {
-      const target = await resolveForWrite(root, toWorkspaceRelative(input, workdir), input);
+      const target = await resolveForWrite(root, toWorkspaceRelative(input, workdir), input, owner);
       // O_NOFOLLOW: a symlink swapped in after the checks makes the open fail instead of escaping.
       // O_NONBLOCK and no O_TRUNC: a FIFO or device opens at once (or fails with ENXIO), is refused
       // by type, and is never truncated; a regular file is truncated only after that check.
@@ -63,6 +65,8 @@ export function createWorkspaceFiles(root: string, workdir: string): WorkspaceFi
       try {
         const stats = await handle.stat();
         if (!stats.isFile()) throw new PatchbayError('invalid_input', `${input}: is not a regular file (${fileKind(stats)}); only regular files can be written`);
+        // On the open file, not the path: the sandbox must be able to change what the host wrote.
+        if (owner) await handle.chown(owner.uid, owner.gid);
         await handle.truncate(0);
         await handle.writeFile(content, 'utf8');
       } finally {

@@ -1,6 +1,7 @@
-import { lstat, mkdir, realpath, stat } from 'node:fs/promises';
+import { lchown, lstat, mkdir, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { PatchbayError } from '../src/core/errors.ts';
+import type { SandboxUser } from './sandbox-user.ts';
 
 /**
  * Turns a caller's path into a normalized path relative to the workspace, without touching the
@@ -48,8 +49,9 @@ export async function resolveExisting(root: string, rel: string, input: string):
  * Host path to write `rel` to: parents are created (only below an ancestor whose real path is
  * inside the workspace) and a symlink at the target is followed only when its real target is
  * inside too. A dangling symlink is refused, since writing through it would create its target.
+ * Parents made here belong to `owner` when given.
  */
-export async function resolveForWrite(root: string, rel: string, input: string): Promise<string> {
+export async function resolveForWrite(root: string, rel: string, input: string, owner?: SandboxUser): Promise<string> {
   if (rel === '.') throw new PatchbayError('invalid_input', `${input}: is the workspace directory, not a file`);
   const realRoot = await realpath(root);
   const parentRel = path.posix.dirname(rel);
@@ -73,7 +75,10 @@ export async function resolveForWrite(root: string, rel: string, input: string):
     throw new PatchbayError('invalid_input', `${input}: a parent is not a directory`);
   }
   const realParent = path.join(realAncestor, ...missing);
-  if (missing.length > 0) await mkdir(realParent, { recursive: true });
+  if (missing.length > 0) {
+    await mkdir(realParent, { recursive: true });
+    for (let i = 1; owner && i <= missing.length; i++) await lchown(path.join(realAncestor, ...missing.slice(0, i)), owner.uid, owner.gid);
+  }
 
   const target = path.join(realParent, path.posix.basename(rel));
   const stats = await lstat(target).catch(() => undefined);

@@ -1,7 +1,8 @@
-import { mkdir, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { chmod, chown, mkdir, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import { PatchbayError } from '../src/core/errors.ts';
+import type { SandboxUser } from './sandbox-user.ts';
 
 const SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$/;
 
@@ -40,6 +41,8 @@ export function createWorkspaceStore(options: {
   ttlMinutes: number;
   clock: () => Date;
   log: Logger;
+  /** Owner of each new workspace (the sandbox user, when the server is root). */
+  owner?: SandboxUser;
 }): WorkspaceStore {
   const workspacesDir = path.join(path.resolve(options.dataDir), 'workspaces');
   const metaDir = path.join(path.resolve(options.dataDir), 'workspace-meta');
@@ -77,7 +80,10 @@ export function createWorkspaceStore(options: {
       const dir = workspacePath(sessionId);
       inUse.set(sessionId, (inUse.get(sessionId) ?? 0) + 1);
       try {
-        await mkdir(dir, { recursive: true });
+        await mkdir(dir, { recursive: true, mode: 0o700 });
+        // The sandbox's uid writes here; other local users neither read nor list it.
+        if (options.owner) await chown(dir, options.owner.uid, options.owner.gid);
+        await chmod(dir, 0o700);
         await touch(sessionId);
       } catch (error) {
         await this.close(sessionId);

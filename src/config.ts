@@ -2,6 +2,7 @@ import { resolve } from 'node:path';
 import { z } from 'zod';
 import { PatchbayError } from './core/errors.ts';
 import { DEFAULT_SANDBOX_LIMITS, type SandboxLimits } from '../sandbox/sandbox-limits.ts';
+import { DEFAULT_SANDBOX_USER, type SandboxUser } from '../sandbox/sandbox-user.ts';
 import { parseEgressAllow, type EgressRule } from '../sandbox/egress-policy.ts';
 import type { SecretRoute } from '../sandbox/egress-proxy.ts';
 import type { ModalSettings } from '../sandbox/modal/modal-sandbox-provider.ts';
@@ -66,6 +67,8 @@ export const envSchema = z.object({
   SANDBOX_DISK_MB: positiveInt(DEFAULT_SANDBOX_LIMITS.diskMb),
   SANDBOX_TMP_MB: positiveInt(DEFAULT_SANDBOX_LIMITS.tmpMb),
   SANDBOX_USR_LOCAL: z.preprocess(emptyAsUndefined, z.enum(['true', 'false']).default('false')),
+  SANDBOX_UID: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(1).max(4_294_967_294).default(DEFAULT_SANDBOX_USER.uid)),
+  SANDBOX_GID: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(1).max(4_294_967_294).optional()),
   LOG_LEVEL: z.preprocess(emptyAsUndefined, z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info')),
   WORKER_CONCURRENCY: positiveInt(2),
   /** Runs at once over every worker process sharing the database; unset: no limit beyond each worker's. */
@@ -130,6 +133,8 @@ export type Config = {
     limits: SandboxLimits;
     limitMode: Env['SANDBOX_LIMITS'];
     usrLocal: boolean;
+    /** The host uid and gid commands run as when Patchbay runs as root. */
+    user: SandboxUser;
     /** The egress proxy's allowlist and brokered secrets (values read from the environment at start). */
     egress: { allow: EgressRule[]; secrets: SecretRoute[] };
     /** Present with SANDBOX=modal. */
@@ -192,6 +197,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       },
       limitMode: e.SANDBOX_LIMITS,
       usrLocal: e.SANDBOX_USR_LOCAL === 'true',
+      user: { uid: e.SANDBOX_UID, gid: e.SANDBOX_GID ?? e.SANDBOX_UID },
       egress: {
         allow: parseEgressAllow(e.SANDBOX_EGRESS_ALLOW, { githubHost: githubHostEntry(e.GITHUB_GIT_URL) }),
         secrets: parseSandboxSecrets(e.SANDBOX_SECRETS, env),

@@ -5,6 +5,7 @@ import { createLocalSandboxProvider, createModalSandboxProvider, modalLogger, ty
 import type { EgressPolicy, ProtectedEndpoint } from '../sandbox/egress-policy.ts';
 import type { EgressBlock } from '../sandbox/egress-proxy.ts';
 import type { SandboxProvider } from '../sandbox/sandbox.ts';
+import { secureDataDir } from '../sandbox/secure-data-dir.ts';
 import { createDefaultTools } from './agent/default-tools.ts';
 import { createToolRegistry } from './agent/tool-registry.ts';
 import { createServer, listenAddress, type ApiServer } from './api/server.ts';
@@ -94,6 +95,8 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
     const model = built.model;
     const verifierModel = options.verifierModel ?? built.verifier ?? (config.gates.verifierModel && !options.model ? createModelProvider({ ...config.model, model: config.gates.verifierModel }, { log }) : model);
     const egress = egressWiring(config, log);
+    // DATA_DIR closed to other local users, by whichever process starts first (API-only ones too).
+    await secureDataDir(config.dataDir, { serverUid: process.getuid?.() });
     // The local sandbox is checked before the database starts, so a host that cannot sandbox fails
     // fast; only a process that takes runs has sandboxes.
     const local =
@@ -107,6 +110,7 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
             limits: config.sandbox.limits,
             limitMode: config.sandbox.limitMode,
             usrLocal: config.sandbox.usrLocal,
+            sandboxUser: config.sandbox.user,
             ...(config.sandbox.network === 'proxy' && { egress: egress.options }),
           });
     if (local) cleanups.push(() => local.close());

@@ -98,7 +98,8 @@ export async function ensureMirror(repo: string, deps: MirrorDeps & { updateHead
     throw new PatchbayError('git_failed', `Repository ${source.location} does not exist or is not a directory`);
   }
   deps.log.info({ repo: describeRepo(source), mirror: gitDir }, 'creating git mirror');
-  await mkdir(join(deps.dataDir, 'mirrors'), { recursive: true });
+  // Private to the server (see secure-data-dir.ts), whoever makes it first.
+  await mkdir(join(deps.dataDir, 'mirrors'), { recursive: true, mode: 0o700 });
   // Clone beside the final path and rename, so a crash never leaves a half-made mirror in place.
   const partial = `${gitDir}.partial-${randomBytes(4).toString('hex')}`;
   try {

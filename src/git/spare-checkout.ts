@@ -58,7 +58,7 @@ export async function makeSpare(options: {
   try {
     if ((await readdir(join(options.dataDir, 'spares')).catch(() => [] as string[])).includes(basename(spare))) return;
     // Not recursive: a data directory removed meanwhile is not made again.
-    await mkdir(join(options.dataDir, 'spares')).catch((error: NodeJS.ErrnoException) => {
+    await mkdir(join(options.dataDir, 'spares'), { mode: 0o700 }).catch((error: NodeJS.ErrnoException) => {
       if (error.code !== 'EEXIST') throw error;
     });
     await runHostGit(['clone', '--quiet', '--shared', '--no-checkout', '--', options.mirror.gitDir, partial], { signal });

@@ -19,7 +19,8 @@ const fixtureEnv = {
 
 /** Runs git for the test itself (setting up and inspecting repositories), outside the code under test. */
 export async function git(cwd: string, ...args: string[]): Promise<string> {
-  const { stdout } = await run('git', ['-c', 'protocol.file.allow=always', ...args], { cwd, env: fixtureEnv });
+  // safe.directory: as root, a workspace belongs to the sandbox user, and the test inspects it anyway.
+  const { stdout } = await run('git', ['-c', 'protocol.file.allow=always', '-c', 'safe.directory=*', ...args], { cwd, env: fixtureEnv });
   return stdout.trim();
 }
 

@@ -1,4 +1,4 @@
-import { stat, writeFile, rm } from 'node:fs/promises';
+import { mkdir, stat, writeFile, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -42,7 +42,7 @@ describe('local bubblewrap sandbox isolation', () => {
     }
   });
 
-  it('runs in /workspace backed by the session host directory, with files owned by the invoking user', async () => {
+  it('runs in /workspace backed by the session host directory, with files owned by the sandbox user (the invoking one unless that is root)', async () => {
     const sandbox = await provider.acquire('owner-check', { network: 'none' });
     expect(sandbox.workdir).toBe('/workspace');
     const result = await sandbox.exec('pwd; echo made > made.txt; mkdir -p sub && echo x > sub/y');
@@ -51,10 +51,24 @@ describe('local bubblewrap sandbox isolation', () => {
     expect(host).toMatch(/workspaces[/\\]owner-check$/);
     for (const file of ['made.txt', 'sub', 'sub/y']) {
       const stats = await stat(path.join(host, file));
-      expect(stats.uid).toBe(process.getuid?.());
-      expect(stats.gid).toBe(process.getgid?.());
+      expect(stats.uid).toBe(provider.sandboxUser?.uid ?? process.getuid?.());
+      expect(stats.gid).toBe(provider.sandboxUser?.gid ?? process.getgid?.());
     }
     await sandbox.release();
+  });
+
+  it('can change what the host wrote into its workspace: a file the tools wrote, in folders they made, and a host clone', async () => {
+    const sandbox = await provider.acquire('host-writes', { network: 'none' });
+    const host = provider.hostPath('host-writes');
+    // Written by the server (root here) before the first command, as the harness's clone is.
+    await mkdir(path.join(host, 'cloned', 'deep'), { recursive: true });
+    await writeFile(path.join(host, 'cloned', 'deep', 'file.txt'), 'clone\n');
+    expect((await sandbox.exec('echo more >> cloned/deep/file.txt && rm -r cloned/deep && echo ok')).stdout).toBe('ok\n');
+    // Written through the sandbox's own writeFile (the model's write tool) after commands ran.
+    await sandbox.writeFile('new/dir/tool.txt', 'tool\n');
+    const result = await sandbox.exec('echo more >> new/dir/tool.txt && touch new/dir/sibling && cat new/dir/tool.txt');
+    expect(result).toMatchObject({ exitCode: 0, stdout: 'tool\nmore\n' });
+    await sandbox.destroy();
   });
 
   it('cannot read files outside its workspace, the host home, or private system files', async () => {

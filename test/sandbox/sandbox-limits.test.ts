@@ -32,8 +32,9 @@ describe('sandbox resource limits, through the real sandbox and the shell tool',
   });
 
   it('holds this host to a process count it can enforce', () => {
-    // The kernel exempts uid 0 from RLIMIT_NPROC: as root, only a cgroup holds a fork bomb.
-    expect(provider.enforcement === 'rlimit' && process.getuid?.() === 0, `enforcement ${provider.enforcement} as uid ${process.getuid?.()}`).toBe(false);
+    // The kernel exempts uid 0 from RLIMIT_NPROC: commands must not run as it (as root they run as the sandbox user).
+    const commandUid = provider.sandboxUser?.uid ?? process.getuid?.();
+    expect(provider.enforcement === 'rlimit' && commandUid === 0, `enforcement ${provider.enforcement} as uid ${commandUid}`).toBe(false);
   });
 
   it('ends a fork bomb with a clear message while another session completes its own work', { timeout: 120_000 }, async () => {

@@ -1,0 +1,105 @@
+import { chown, chmod, mkdir, mkdtemp } from 'node:fs/promises';
+import path from 'node:path';
+import { PatchbayError } from '../src/core/errors.ts';
+import { runProcess } from './run-process.ts';
+
+/**
+ * The host uid and gid sandbox commands run as when Patchbay itself runs as root. Without one,
+ * bubblewrap maps the sandbox's uid to the invoking uid: as root that is host uid 0, which owns
+ * /proc/sys (kernel.core_pattern: a workspace script run by the kernel as root), every root-owned
+ * file a bind shows, and is exempt from RLIMIT_NPROC. With one, bubblewrap itself is started as
+ * this uid (setpriv), so it builds an unprivileged user namespace and nothing inside is host root.
+ */
+export type SandboxUser = { uid: number; gid: number };
+
+/**
+ * Below nobody (65534), above systemd's dynamic users (61184-65519) and in Debian's reserved block,
+ * so no distribution account has it; SANDBOX_UID picks another (a dedicated `useradd -r` user).
+ */
+export const DEFAULT_SANDBOX_USER: SandboxUser = { uid: 65533, gid: 65533 };
+
+/**
+ * The uid sandbox commands run as on this host: `configured` (or the default) when the server is
+ * root, none (bubblewrap maps to the server's own unprivileged uid) otherwise. Uid or gid 0 is refused.
+ */
+export function sandboxUserFor(serverUid: number | undefined, configured: SandboxUser | undefined): SandboxUser | undefined {
+  if (serverUid !== 0) return undefined;
+  const user = configured ?? DEFAULT_SANDBOX_USER;
+  if (user.uid === 0 || user.gid === 0) {
+    throw new PatchbayError('config_invalid', 'SANDBOX_UID and SANDBOX_GID must not be 0: sandbox commands never run as host root');
+  }
+  return user;
+}
+
+/**
+ * As root: the user commands run as, and the stage where each command's private mount namespace
+ * shows bubblewrap its bind sources. bubblewrap, started as that user, resolves every bind source
+ * with the user's permissions, and DATA_DIR (or a parent: /root, a temp dir) is not theirs to
+ * search; the stage is, and it shows only this command's workspace and mirror objects.
+ */
+export type SandboxIdentity = { user: SandboxUser; stageDir: string };
+
+/** Read-only binds a command may have (the mirror's objects): one mount point each on the stage. */
+const STAGE_READ_ONLY_SLOTS = 2;
+
+/** Makes the stage: searchable, not listable, by everyone; mount points private to root. */
+export async function makeStageDir(tmp: string): Promise<string> {
+  const stage = await mkdtemp(path.join(tmp, 'patchbay-stage-'));
+  await chmod(stage, 0o711);
+  for (const name of ['workspace', ...Array.from({ length: STAGE_READ_ONLY_SLOTS }, (_, i) => `ro-${i}`)]) await mkdir(path.join(stage, name), { mode: 0o700 });
+  return stage;
+}
+
+/**
+ * The binds of one command moved onto the stage: `mounts` (source, mount point pairs) for the
+ * launcher to bind as root, and the staged paths bubblewrap is given instead of the host ones.
+ */
+export function stageBinds(
+  stageDir: string,
+  workspaceHostPath: string,
+  readOnlyBinds: readonly { hostPath: string; sandboxPath: string }[],
+): { mounts: string[]; workspaceHostPath: string; readOnlyBinds: { hostPath: string; sandboxPath: string }[] } {
+  if (readOnlyBinds.length > STAGE_READ_ONLY_SLOTS) throw new PatchbayError('sandbox_failed', `at most ${STAGE_READ_ONLY_SLOTS} read-only binds per command`);
+  const workspace = path.join(stageDir, 'workspace');
+  const staged = readOnlyBinds.map((bind, i) => ({ hostPath: path.join(stageDir, `ro-${i}`), sandboxPath: bind.sandboxPath }));
+  const mounts = [workspaceHostPath, workspace, ...readOnlyBinds.flatMap((bind, i) => [bind.hostPath, staged[i]!.hostPath])];
+  return { mounts, workspaceHostPath: workspace, readOnlyBinds: staged };
+}
+
+/**
+ * The launcher's prefix that drops to the sandbox user before bubblewrap starts: real and effective
+ * ids, no supplementary groups (root's would follow), no capabilities to inherit or regain.
+ */
+export function dropPrivilegesArgv(user: SandboxUser): string[] {
+  return ['setpriv', `--reuid=${user.uid}`, `--regid=${user.gid}`, '--clear-groups', '--inh-caps=-all', '--bounding-set=-all', '--'];
+}
+
+/**
+ * Gives the workspace tree to the sandbox user: what the host wrote there as root (the clone, a
+ * spare checkout) must be writable inside. `chown -R -h` never follows a symlink the sandbox made,
+ * and walks with openat, so a directory swapped for a symlink mid-walk is not followed either.
+ */
+export async function handOverTree(dir: string, user: SandboxUser, signal?: AbortSignal): Promise<void> {
+  const result = await runProcess({
+    file: 'chown',
+    args: ['-R', '-h', `${user.uid}:${user.gid}`, '--', dir],
+    env: { PATH: '/usr/bin:/bin' },
+    timeoutMs: 120_000,
+    maxOutputBytes: 4096,
+    ...(signal && { signal }),
+  });
+  // chown exits 1 when a file vanished under it (a command deleting its build output): harmless.
+  if (result.exitCode !== 0 && !/No such file/.test(result.stderr)) {
+    throw new PatchbayError('sandbox_failed', `could not give the workspace to the sandbox user ${user.uid}: ${result.stderr.trim() || `exit ${result.exitCode}`}`);
+  }
+}
+
+/**
+ * A directory only its owner can use, or, with a sandbox user, also searchable (not listable) by
+ * the sandbox's group: bubblewrap, started as that user, resolves bind sources below it.
+ */
+export async function makePrivateDir(dir: string, user: SandboxUser | undefined): Promise<void> {
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  if (user) await chown(dir, 0, user.gid);
+  await chmod(dir, user ? 0o710 : 0o700);
+}

@@ -1,0 +1,82 @@
+import { describe, expect, it } from 'vitest';
+import { buildBwrapArgs, type BwrapArgsInput } from '../../sandbox/index.ts';
+import { DEFAULT_SANDBOX_LIMITS, diskFileCap, prlimitOptions } from '../../sandbox/sandbox-limits.ts';
+import { DEFAULT_SANDBOX_USER, dropPrivilegesArgv, sandboxUserFor, stageBinds } from '../../sandbox/sandbox-user.ts';
+import { buildSeccompFilter, DENIED_SYSCALLS } from '../../sandbox/seccomp-filter.ts';
+
+const MB = 1024 * 1024;
+
+describe('the sandbox user, the stage and the quota cap (pure decisions)', () => {
+  it.each([
+    { name: 'a non-root server keeps its own uid', serverUid: 1000, configured: undefined, expected: undefined },
+    { name: 'a root server gets the default sandbox user', serverUid: 0, configured: undefined, expected: DEFAULT_SANDBOX_USER },
+    { name: 'a root server gets the configured one', serverUid: 0, configured: { uid: 4000, gid: 4001 }, expected: { uid: 4000, gid: 4001 } },
+  ])('$name', ({ serverUid, configured, expected }) => {
+    expect(sandboxUserFor(serverUid, configured)).toEqual(expected);
+  });
+
+  it('never lets uid or gid 0 be the sandbox user', () => {
+    expect(() => sandboxUserFor(0, { uid: 0, gid: 5 })).toThrow(/must not be 0/);
+    expect(() => sandboxUserFor(0, { uid: 5, gid: 0 })).toThrow(/must not be 0/);
+    expect(DEFAULT_SANDBOX_USER.uid).not.toBe(0);
+  });
+
+  it('drops ids, groups and every capability before bubblewrap', () => {
+    expect(dropPrivilegesArgv({ uid: 4000, gid: 4001 })).toEqual(['setpriv', '--reuid=4000', '--regid=4001', '--clear-groups', '--inh-caps=-all', '--bounding-set=-all', '--']);
+  });
+
+  it('moves the workspace and read-only binds onto the stage and nothing else', () => {
+    const staged = stageBinds('/tmp/stage', '/root/.patchbay/workspaces/s1', [{ hostPath: '/root/.patchbay/mirrors/r.git/objects', sandboxPath: '/patchbay/objects' }]);
+    expect(staged).toEqual({
+      mounts: ['/root/.patchbay/workspaces/s1', '/tmp/stage/workspace', '/root/.patchbay/mirrors/r.git/objects', '/tmp/stage/ro-0'],
+      workspaceHostPath: '/tmp/stage/workspace',
+      readOnlyBinds: [{ hostPath: '/tmp/stage/ro-0', sandboxPath: '/patchbay/objects' }],
+    });
+    const three = Array.from({ length: 3 }, (_, i) => ({ hostPath: `/h${i}`, sandboxPath: `/s${i}` }));
+    expect(() => stageBinds('/tmp/stage', '/w', three)).toThrow(/at most 2/);
+  });
+
+  it.each([
+    { used: 0, expected: 64 * MB },
+    { used: 40 * MB, expected: 24 * MB },
+    { used: 64 * MB, expected: 0 },
+    { used: 90 * MB, expected: 0 },
+  ])('caps files at what is left of a 64 MB quota when $used bytes are used', ({ used, expected }) => {
+    const limits = { ...DEFAULT_SANDBOX_LIMITS, diskMb: 64, fileMb: 4096 };
+    expect(diskFileCap(limits, used)).toBe(expected);
+    expect(prlimitOptions(limits, expected)).toContain(`--fsize=${expected}`);
+  });
+
+  it('keeps SANDBOX_FILE_MB when the quota leaves more', () => {
+    const limits = { ...DEFAULT_SANDBOX_LIMITS, diskMb: 10240, fileMb: 50 };
+    expect(diskFileCap(limits, 0)).toBe(50 * MB);
+  });
+
+  it('makes /proc/sys read-only after mounting /proc', () => {
+    const input: BwrapArgsInput = {
+      workspaceHostPath: '/tmp/stage/workspace',
+      workdir: '/workspace',
+      cwd: '/workspace',
+      network: 'none',
+      env: { PATH: '/usr/bin:/bin' },
+      hostSystem: [],
+      usr: [],
+      home: '/tmp/home',
+      limits: DEFAULT_SANDBOX_LIMITS,
+      fds: { command: 4 },
+    };
+    const { options } = buildBwrapArgs(input);
+    const proc = options.indexOf('--proc');
+    const sys = options.findIndex((arg, i) => arg === '--ro-bind' && options[i + 1] === '/proc/sys' && options[i + 2] === '/proc/sys');
+    expect(proc).toBeGreaterThan(-1);
+    expect(sys).toBeGreaterThan(proc);
+  });
+
+  it('lists io_uring among the denied calls and compiles them into the filter', () => {
+    expect(DENIED_SYSCALLS.io_uring).toEqual(['io_uring_setup', 'io_uring_enter', 'io_uring_register']);
+    // JEQ io_uring_setup (425) appears as an instruction of the x86_64 program.
+    const program = buildSeccompFilter('x64');
+    const jumps = Array.from({ length: program.length / 8 }, (_, i) => ({ code: program.readUInt16LE(i * 8), k: program.readUInt32LE(i * 8 + 4) }));
+    for (const nr of [425, 426, 427]) expect(jumps).toContainEqual({ code: 0x15, k: nr });
+  });
+});

@@ -1,0 +1,43 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { LocalSandboxProvider, Sandbox } from '../../sandbox/index.ts';
+import { makeProvider } from '../sandbox/sandbox-test-helpers.ts';
+
+/**
+ * The review found the workspace's host path inside the sandbox (PWD in /proc/1/environ): these
+ * probes read every process's environment and command line, and the working directories, and look
+ * for the data directory's host path, with and without the cgroup launcher in between.
+ */
+describe('security probes: host paths stay out of the sandbox', () => {
+  for (const limitMode of ['auto', 'rlimit'] as const) {
+    describe(`with limits by ${limitMode}`, () => {
+      let provider: LocalSandboxProvider;
+      let dataDir: string;
+      let cleanup: () => Promise<void>;
+      let sandbox: Sandbox;
+
+      beforeAll(async () => {
+        ({ provider, dataDir, cleanup } = await makeProvider({ limitMode }));
+        sandbox = await provider.acquire('security-host-paths', { network: 'none' });
+      });
+      afterAll(async () => {
+        await sandbox.destroy();
+        await cleanup();
+      });
+
+      it('shows no host path in any process environment or command line', async () => {
+        const result = await sandbox.exec('for p in /proc/[0-9]*; do tr "\\0" "\\n" < $p/environ; tr "\\0" " " < $p/cmdline; echo; done 2>/dev/null');
+        expect(result.exitCode).toBe(0);
+        expect(result.stdout).toContain('HOME=/tmp/home');
+        expect(result.stdout).not.toContain(dataDir);
+        // The launcher's own PWD is '/', and the command's is inside the sandbox.
+        expect(result.stdout).not.toMatch(/^(PWD|OLDPWD)=(?!\/workspace|\/$)/m);
+      });
+
+      it('shows no host path as any process working directory or root', async () => {
+        const result = await sandbox.exec('for p in /proc/[0-9]*; do readlink $p/cwd $p/root; done 2>/dev/null; pwd -P');
+        expect(result.stdout).not.toContain(dataDir);
+        expect(result.stdout.trim().split('\n').every((line) => line === '/' || line.startsWith('/workspace'))).toBe(true);
+      });
+    });
+  }
+});
