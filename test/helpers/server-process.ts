@@ -23,8 +23,8 @@ export type ServerProcess = {
 };
 
 /** Starts `patchbay serve` as its own process with only `env`, as a user would, and waits until it listens. */
-export async function startServer(env: Record<string, string>): Promise<ServerProcess> {
-  const started = await startPatchbayProcess('serve', env);
+export async function startServer(env: Record<string, string>, options: SpawnOptions = {}): Promise<ServerProcess> {
+  const started = await startPatchbayProcess('serve', env, options);
   return { ...started, url: started.url! };
 }
 
