@@ -1,7 +1,8 @@
 import type { Logger } from 'pino';
 import type { IntegrationContext, IntegrationModule } from '../integration-module.ts';
+import type { LinearClient } from '@linear/sdk';
 import { PatchbayError } from '../../src/core/errors.ts';
-import { createLinearApi, linearClient, type LinearApi } from './linear-api.ts';
+import { createLinearApi, linearClient, type LinearApi, type LinearClientSource } from './linear-api.ts';
 import type { LinearConfig } from './linear-env.ts';
 import { createLinearIntegration } from './linear-integration.ts';
 import { linearRoutes, type Sealer } from './linear-routes.ts';
@@ -25,7 +26,7 @@ export function createLinearModule(input: { config: LinearConfig; context: Integ
   const log = context.log.child({ integration: 'linear' });
   const store = createLinearStore(context.db);
   const fallback = config.accessToken ? { accessToken: config.accessToken } : config.apiKey ? { apiKey: config.apiKey } : undefined;
-  const fallbackApi = fallback && createLinearApi({ client: linearClient(config.apiUrl, fallback), log });
+  const fallbackApi = fallback && createLinearApi({ client: unrenewable(linearClient(config.apiUrl, fallback), 'accessToken' in fallback ? 'LINEAR_ACCESS_TOKEN' : 'LINEAR_API_KEY', log), log });
   const installUrl = `${context.publicUrl}/linear/oauth/start`;
   const tokens =
     config.oauth && input.box
@@ -87,4 +88,19 @@ async function tellRefreshFailed(input: { failure: RefreshFailure; store: Linear
     const id = stableUuid(`${session.agentSessionId}:token-refresh-failed:${failure.refreshCiphertext ?? 'none'}`);
     await api.postActivity(session.agentSessionId, { content: { type: 'error', body }, id }).catch((error: unknown) => log.warn({ err: error, agentSessionId: session.agentSessionId }, 'could not tell a Linear session that the token cannot be refreshed'));
   }
+}
+
+/** A token from the environment: nothing to renew it with, so a refusal is said once, with what to do. */
+function unrenewable(client: LinearClient, variable: string, log: Logger): LinearClientSource {
+  let said = false;
+  return {
+    current: async () => client,
+    async refused() {
+      if (!said) {
+        said = true;
+        log.error(`Linear refused ${variable} (expired or revoked; Linear's OAuth access tokens last about a day): set a new one, or use the install flow (LINEAR_CLIENT_ID, LINEAR_CLIENT_SECRET), which renews its tokens`);
+      }
+      return undefined;
+    },
+  };
 }
