@@ -18,7 +18,7 @@ import {
   loadOrCreateCredentials,
 } from './embedded-credentials.ts';
 import { ensureLeastPrivilege } from './embedded-roles.ts';
-import { startPostmaster, type Postmaster } from './embedded-postmaster.ts';
+import { guardAdopted, startPostmaster, type Postmaster } from './embedded-postmaster.ts';
 
 const run = promisify(execFile);
 
@@ -83,11 +83,11 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
   // A server killed with SIGKILL leaves its PostgreSQL running and healthy: take it over rather
   // than stop it and start another (seconds of a restart on a busy host, before any run resumes).
   const stale = await findStalePostmaster(databaseDir);
-  let adopted: { pid: number } | undefined;
+  let adopted: { pid: number; release: () => void } | undefined;
   let port: number;
   if (stale?.port !== undefined && stale.ready && (await accepts(stale.port))) {
     log.warn({ postmasterPid: stale.pid, port: stale.port }, 'taking over the PostgreSQL an earlier process left running');
-    adopted = { pid: stale.pid };
+    adopted = { pid: stale.pid, release: await guardAdopted(stale.pid) };
     port = stale.port;
   } else {
     if (stale) {
@@ -141,7 +141,7 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
   try {
     await ensureLeastPrivilege({ host: '127.0.0.1', port }, credentials, log);
   } catch (error) {
-    await (adopted ? stopPostmaster(adopted.pid) : postmaster!.stop()).catch(() => {});
+    await (adopted ? stopPostmaster(adopted.pid).finally(adopted.release) : postmaster!.stop()).catch(() => {});
     const hint = (error as { code?: string }).code === '28P01' ? `: its password is not the one in ${credentialsPath(options.dataDir)}` : '';
     throw new PatchbayError('config_invalid', `embedded PostgreSQL in ${databaseDir} could not be set up${hint} (${(error as Error).message})`, { cause: error });
   }
@@ -198,9 +198,12 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
       stopping = true;
       if (!postmaster && adopted) {
         if (alive(adopted.pid)) await stopPostmaster(adopted.pid);
+        adopted.release();
         return;
       }
       await postmaster?.stop();
+      // A server taken over and then started again (it died under us) is our child now; its first lifeline goes too.
+      adopted?.release();
     },
   };
 }

@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ORPHAN_GRACE_SECONDS } from '../../db/embedded-postmaster.ts';
 import { createRemote, type RemoteFixture } from '../git/git-fixture.ts';
 import { waitFor } from '../helpers/patchbay-fixture.ts';
 import { linesAboveInfo, serverApi, spawnPatchbay, startPatchbayProcess, type ServerProcess } from '../helpers/server-process.ts';
@@ -116,14 +117,26 @@ describe('signals to the whole process group', () => {
     expect(await exists(join(env.DATA_DIR, 'postgres', 'postmaster.pid'))).toBe(false);
   });
 
-  it('patchbay serve killed outright (SIGKILL to its process alone, as the OOM killer does): its database stops on its own', { timeout: 300_000 }, async () => {
+  it('patchbay serve killed outright (SIGKILL to its process alone, as the OOM killer does): a restart takes its database over, else it stops on its own', { timeout: 300_000 }, async () => {
     const env = { ...baseEnv('serve-killed'), PORT: '0' };
-    const server = await start('serve', env);
+    const first = await start('serve', env);
     const postmaster = await postmasterOf(env.DATA_DIR);
-    process.kill(server.pid, 'SIGKILL');
-    await server.exited;
-    // An orphan would hold the data directory and its port until someone noticed.
-    await waitFor(async () => !alive(postmaster), 'the orphaned PostgreSQL to stop', 30_000);
+    process.kill(first.pid, 'SIGKILL');
+    await first.exited;
+    // A supervisor restarts it at once: the new server takes the running database over...
+    const second = await start('serve', env);
+    expect(linesAboveInfo(second.lines()).map((l) => l.msg)).toEqual(['taking over the PostgreSQL an earlier process left running']);
+    expect(await postmasterOf(env.DATA_DIR)).toBe(postmaster);
+    // ...and keeps it past the grace the dead server's lifeline would have given it.
+    await new Promise((r) => setTimeout(r, (ORPHAN_GRACE_SECONDS + 3) * 1000));
+    expect(alive(postmaster)).toBe(true);
+    expect((await fetch(`${second.url}/healthz`)).status).toBe(200);
+    expect(linesAboveInfo(second.lines()).map((l) => l.msg)).toEqual(['taking over the PostgreSQL an earlier process left running']);
+    // Killed as well, with nobody to take over: an orphan would hold the data directory and its
+    // port until someone noticed; this one stops once its grace is over.
+    process.kill(second.pid, 'SIGKILL');
+    await second.exited;
+    await waitFor(async () => !alive(postmaster), 'the orphaned PostgreSQL to stop', (ORPHAN_GRACE_SECONDS + 30) * 1000);
     expect(await exists(join(env.DATA_DIR, 'postgres', 'postmaster.pid'))).toBe(false);
   });
 
