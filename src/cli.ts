@@ -10,6 +10,7 @@ import type { Actor } from './core/actor.ts';
 import { isPatchbayError, PatchbayError } from './core/errors.ts';
 import { configuredSecrets, loadConfig, type Config } from './config.ts';
 import { createLogger } from './logger.ts';
+import { repeatedSignals } from './cli/repeated-signals.ts';
 
 const usage = `Patchbay: a self-hostable chat-ops coding agent.
 
@@ -143,15 +144,16 @@ async function serve(config: Config, role: 'serve' | 'api' | 'worker'): Promise<
 function ownShutdownSignals(log: ReturnType<typeof createLogger>): Promise<void> {
   const signals = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
   return new Promise((resolve) => {
-    let stopping = false;
+    const again = repeatedSignals();
     releaseExitHooks(signals);
     for (const signal of signals) {
       process.on(signal, () => {
-        if (stopping) {
+        const seen = again(signal);
+        if (seen === 'echo') return;
+        if (seen === 'again') {
           process.stderr.write(`patchbay: ${signal} again; exiting without finishing the shutdown\n`);
           process.exit(0);
         }
-        stopping = true;
         log.info({ signal }, 'shutting down; send the signal again to exit at once');
         resolve();
       });

@@ -7,6 +7,7 @@ import { createLogger } from '../logger.ts';
 import { startPatchbay, type Patchbay } from '../main.ts';
 import type { ModelProvider } from '../models/model-provider.ts';
 import { followSession } from './follow-session.ts';
+import { repeatedSignals } from './repeated-signals.ts';
 import { renderEvent } from './render-event.ts';
 import { createStatusLine } from './status-line.ts';
 
@@ -40,7 +41,9 @@ export async function runTask(options: RunTaskOptions): Promise<number> {
   const input = options.input ?? process.stdin;
   const log = createLogger(options.logLevel ?? process.env.LOG_LEVEL ?? 'warn', process.stderr, configuredSecrets(options.config));
   const stop: StopRequest = { count: 0 };
+  const again = repeatedSignals();
   const onSignal = (signal: NodeJS.Signals) => {
+    if (again(signal) === 'echo') return;
     stop.count += 1;
     if (stop.count > 1) {
       process.stderr.write(`patchbay: ${signal} again; exiting without finishing the shutdown\n`);

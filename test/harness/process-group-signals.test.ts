@@ -103,6 +103,21 @@ describe('signals to the whole process group', () => {
     });
   }
 
+  it('npm start with a run going: Ctrl-C to the group (npm forwards it to the server, which the terminal signalled too) exits 0, quietly', { timeout: 300_000 }, async () => {
+    const env = { ...baseEnv('npm-start'), PORT: '0', HOME: dir, npm_config_update_notifier: 'false', npm_config_fund: 'false' };
+    const npm = await startPatchbayProcess('start', env, { detached: true, command: ['npm', 'start'] });
+    procs.push(npm);
+    const postmaster = await postmasterOf(env.DATA_DIR);
+    await startSession({ url: npm.url! }, env.DATA_DIR);
+    signalGroup(npm, 'SIGINT');
+    expect(await npm.exited).toEqual({ code: 0, signal: null });
+    // npm's own banner (the script it runs) is not the server's output.
+    const banner = (l: { raw?: string }) => l.raw !== undefined && /^> (patchbay@|(exec )?node src\/cli\.ts serve)/.test(l.raw);
+    expect(linesAboveInfo(npm.lines().filter((l) => !banner(l)))).toEqual([]);
+    expect(npm.lines().some((l) => l.msg === 'Patchbay stopped')).toBe(true);
+    expect(alive(postmaster)).toBe(false);
+  });
+
   it('patchbay serve with a run going: a second Ctrl-C exits 0 at once with one line, and the database goes too', { timeout: 300_000 }, async () => {
     const env = { ...baseEnv('serve-force'), PORT: '0', SHUTDOWN_GRACE_SECONDS: '60' };
     const server = await start('serve', env);
@@ -110,6 +125,8 @@ describe('signals to the whole process group', () => {
     await startSession(server, env.DATA_DIR);
     signalGroup(server, 'SIGINT');
     await server.waitForLine((l) => l.msg?.startsWith('shutting down') === true);
+    // A person pressing Ctrl-C again, not the same press heard twice (see repeated-signals.ts).
+    await new Promise((r) => setTimeout(r, 800));
     signalGroup(server, 'SIGINT');
     expect(await server.exited).toEqual({ code: 0, signal: null });
     expect(linesAboveInfo(fromShutdown(server)).map((l) => l.raw ?? l.msg)).toEqual(['patchbay: SIGINT again; exiting without finishing the shutdown']);

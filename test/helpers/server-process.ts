@@ -33,11 +33,11 @@ export async function startServer(env: Record<string, string>, options: SpawnOpt
  * line; `url` is where it listens (a worker has none), `health` its health check (WORKER_HEALTH_PORT).
  */
 export function startPatchbayProcess(
-  command: 'serve' | 'api' | 'worker',
+  command: 'serve' | 'api' | 'worker' | 'start',
   env: Record<string, string>,
   options: SpawnOptions = {},
 ): Promise<Omit<ServerProcess, 'url'> & { url?: string; health?: string }> {
-  const started = spawnPatchbay([command], env, options);
+  const started = spawnPatchbay(command === 'start' ? [] : [command], env, options);
   return started.waitForLine((line) => line.msg === 'Patchbay is up').then((up) => ({
     ...started,
     ...(typeof up.url === 'string' && { url: up.url }),
@@ -51,11 +51,14 @@ export type SpawnOptions = {
    * then reaches the whole group, the way a terminal's Ctrl-C or a supervisor's group kill does.
    */
   detached?: boolean;
+  /** Run this instead of `node src/cli.ts` (say `npm start`, as a user types it); the args are appended. */
+  command?: [string, ...string[]];
 };
 
 /** Starts `patchbay <args>` as its own process with only `env`, collecting its output lines. */
 export function spawnPatchbay(args: string[], env: Record<string, string>, options: SpawnOptions = {}): Omit<ServerProcess, 'url'> {
-  const child = spawn(process.execPath, ['src/cli.ts', ...args], {
+  const [file, ...before] = options.command ?? [process.execPath, 'src/cli.ts'];
+  const child = spawn(file, [...before, ...args], {
     cwd: root,
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
