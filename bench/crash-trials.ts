@@ -2,10 +2,13 @@
  * Crash trials: the real `patchbay serve` process, on its embedded PostgreSQL under one DATA_DIR,
  * with a scripted model whose run writes, sleeps and writes again. Each trial starts a session,
  * breaks something mid-run (SIGKILL of the server at a random moment or right after a short step,
- * SIGKILL of the embedded PostgreSQL, SIGTERM of the server), restarts the server when it is gone,
+ * SIGKILL of the embedded PostgreSQL, SIGTERM of the server, Ctrl-C to the server's whole process
+ * group as a terminal sends it, idle or mid-run), restarts the server when it is gone,
  * and records: completed / failed / stuck, duplicated events (per type and call id), gaps in `seq`,
  * whether the pushed branch holds all the work, recovery time (new process spawned → run taken up
- * again), SIGTERM exit codes and lines above info, and orphaned processes after the final shutdown.
+ * again), exit codes and lines above info of SIGTERM and Ctrl-C, whether the embedded database
+ * outlived a stopped server, and orphaned processes after the final shutdown. Servers are spawned
+ * leading their own process group, as a shell's job does.
  *
  *   node bench/crash-trials.ts [--trials 30] [--seed 1]
  *
@@ -21,7 +24,7 @@ import type { StoredEvent } from '../src/core/events.ts';
 import type { SessionRecord } from '../src/core/session-record.ts';
 import { startFakeGitHub } from '../test/fakes/fake-github.ts';
 import { createRemote, git } from '../test/git/git-fixture.ts';
-import { linesAboveInfo, startServer, type LogLine, type ServerProcess } from '../test/helpers/server-process.ts';
+import { linesAboveInfo, startServer as startServerProcess, type LogLine, type ServerProcess } from '../test/helpers/server-process.ts';
 
 const { values } = parseArgs({ options: { trials: { type: 'string', default: '30' }, seed: { type: 'string', default: '1' }, kinds: { type: 'string' }, grace: { type: 'string', default: '3' }, verbose: { type: 'boolean', default: false } } });
 const trialCount = Number(values.trials);
@@ -39,7 +42,9 @@ type Kind =
   | 'sigterm'
   | 'sigterm-random'
   | 'sigterm-after-commit'
-  | 'kill-mid-git';
+  | 'kill-mid-git'
+  | 'ctrl-c-idle'
+  | 'ctrl-c-busy';
 const targeted: Kind[] = [
   'kill-tool-running',
   'kill-after-commit',
@@ -51,6 +56,8 @@ const targeted: Kind[] = [
   'sigterm-random',
   'sigterm-after-commit',
   'kill-mid-git',
+  'ctrl-c-idle',
+  'ctrl-c-busy',
 ];
 // `--kinds sigterm,kill-database` runs only those kinds, in turn (to reproduce one kind of failure).
 const only = values.kinds?.split(',').map((k) => k.trim()) as Kind[] | undefined;
@@ -83,6 +90,8 @@ type Trial = {
   exitCode?: number | null;
   shutdownMs?: number;
   aboveInfo?: number;
+  /** The embedded PostgreSQL still ran after the signalled server exited. */
+  databaseLeft?: boolean;
 };
 
 const token = `crashtrial${process.pid}`;
@@ -122,6 +131,17 @@ const env = {
   GITHUB_WEBHOOK_SECRET: 'crash-trials-webhook-secret',
   GITHUB_API_URL: github.apiUrl,
   GITHUB_GIT_URL: github.gitUrl,
+};
+
+// Each server leads its own process group, so a Ctrl-C can reach all of it as a terminal's does.
+const startServer = (serverEnv: Record<string, string>) => startServerProcess(serverEnv, { detached: true });
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return !/^\S+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return false;
+  }
 };
 
 const api = async <T>(server: ServerProcess, path: string, init?: RequestInit): Promise<T> => {
@@ -236,6 +256,7 @@ for (const [index, kind] of kinds.entries()) {
   let exitCode: number | null | undefined;
   let shutdownMs: number | undefined;
   let aboveInfo: number | undefined;
+  let databaseLeft: boolean | undefined;
   const victim = server;
 
   const branchOf = async () => {
@@ -251,13 +272,17 @@ for (const [index, kind] of kinds.entries()) {
       return head !== '' && head !== baseHead && (await remoteBranch(branch)) === '';
     }, 120_000, 5);
   };
-  const sigterm = async () => {
+  /** SIGTERM to the server (an orchestrator), or SIGINT to its whole group (a terminal's Ctrl-C). */
+  const sigterm = async (how: 'sigterm' | 'ctrl-c' = 'sigterm') => {
     const signalled = Date.now();
     const shutdownFrom = victim.lines().length;
+    const database = postmasterPid();
     expectedExit = true;
-    victim.child.kill('SIGTERM');
+    if (how === 'ctrl-c') process.kill(-victim.pid, 'SIGINT');
+    else victim.child.kill('SIGTERM');
     exitCode = (await victim.exited).code;
     shutdownMs = Date.now() - signalled;
+    databaseLeft = alive(database);
     const above = linesAboveInfo(victim.lines().slice(shutdownFrom));
     aboveInfo = above.length;
     for (const l of above) process.stderr.write(`  above info at SIGTERM: ${l.raw ?? `${String(l.msg)} ${JSON.stringify(l.err ?? '').slice(0, 300)}`}\n`);
@@ -343,6 +368,15 @@ for (const [index, kind] of kinds.entries()) {
       await committedNotPushed();
       await sigterm();
       break;
+    case 'ctrl-c-idle':
+      // Nothing running: the session has ended before the Ctrl-C.
+      await until(async () => terminal(await api<SessionRecord>(server, `/api/sessions/${id}`)), 180_000, 100);
+      await sigterm('ctrl-c');
+      break;
+    case 'ctrl-c-busy':
+      await until(async () => readdirSync(join(dataDir, 'workspaces', id)).includes('part-a.txt'), 120_000);
+      await sigterm('ctrl-c');
+      break;
   }
 
   let spawnedAt = Date.now();
@@ -403,12 +437,13 @@ for (const [index, kind] of kinds.entries()) {
     ...(exitCode !== undefined && { exitCode }),
     ...(shutdownMs !== undefined && { shutdownMs }),
     ...(aboveInfo !== undefined && { aboveInfo }),
+    ...(databaseLeft !== undefined && { databaseLeft }),
   });
   const t = trials.at(-1)!;
   if (values.verbose && t.outcome !== 'completed') for (const l of server.lines().filter((l) => JSON.stringify(l).includes(id) || JSON.stringify(l).includes('lock'))) process.stderr.write(`    ${JSON.stringify(l).slice(0, 400)}\n`);
   process.stderr.write(
     `trial ${index + 1}/${kinds.length} ${kind}: ${t.outcome}${t.crashed ? ' (server crashed)' : ''}, ${t.duplicates.length} dup, ${t.gaps} gaps, work ${t.workComplete ? 'pushed' : 'MISSING'}, ${t.prs} PR${t.prRecorded ? '' : ' (not in the log)'}` +
-      `${t.recoveryMs !== undefined ? `, resumed ${t.recoveryMs} ms after the restart (boot ${t.bootMs ?? '-'} ms${t.phases ? `: loaded ${t.phases.loaded}, database up ${t.phases.database}, listening ${t.phases.listening}` : ''})` : ''}${t.exitCode !== undefined ? `, SIGTERM exit ${t.exitCode} in ${t.shutdownMs} ms, ${t.aboveInfo} lines > info` : ''}\n`,
+      `${t.recoveryMs !== undefined ? `, resumed ${t.recoveryMs} ms after the restart (boot ${t.bootMs ?? '-'} ms${t.phases ? `: loaded ${t.phases.loaded}, database up ${t.phases.database}, listening ${t.phases.listening}` : ''})` : ''}${t.exitCode !== undefined ? `, stopped: exit ${t.exitCode} in ${t.shutdownMs} ms, ${t.aboveInfo} lines > info${t.databaseLeft ? ', DATABASE LEFT RUNNING' : ''}` : ''}\n`,
   );
 }
 
@@ -450,9 +485,10 @@ const rows = [...new Set(kinds)].map((kind) => {
     sigterm.length ? sigterm.map((t) => t.exitCode).join(',') : '-',
     sigterm.length ? sigterm.reduce((n, t) => n + (t.aboveInfo ?? 0), 0) : '-',
     sigterm.length ? fmt(percentile(sigterm.map((t) => t.shutdownMs!), 50)) : '-',
+    sigterm.length ? sigterm.filter((t) => t.databaseLeft).length : '-',
   ];
 });
-const header = ['kind', 'trials', 'completed', 'failed', 'stuck', 'crashes', 'dup events', 'seq gaps', 'work pushed', 'one PR', 'extra PRs', 'resumed', 'recovery p50', 'recovery max', 'boot p50', 'up→resumed p50', 'SIGTERM exits', 'lines > info', 'shutdown p50'];
+const header = ['kind', 'trials', 'completed', 'failed', 'stuck', 'crashes', 'dup events', 'seq gaps', 'work pushed', 'one PR', 'extra PRs', 'resumed', 'recovery p50', 'recovery max', 'boot p50', 'up→resumed p50', 'stop exits', 'lines > info', 'shutdown p50', 'db left'];
 const all = trials.flatMap((t) => (t.recoveryMs === undefined ? [] : [t.recoveryMs]));
 const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => String(r[i]).length)));
 const line = (cells: (string | number)[]) => `| ${cells.map((c, i) => String(c).padEnd(widths[i]!)).join(' | ')} |`;
@@ -465,7 +501,7 @@ console.log(
     `${trials.reduce((n, t) => n + t.duplicates.length, 0)} duplicated events, ${trials.reduce((n, t) => n + t.gaps, 0)} seq gaps, ` +
     `${trials.filter((t) => t.workComplete).length}/${trials.length} with all work pushed, ` +
     `${trials.filter((t) => t.prs === 1 && t.prRecorded).length}/${trials.length} with one PR (recorded), ${trials.reduce((n, t) => n + Math.max(0, t.prs - 1), 0)} extra PRs, recovery p50 ${fmt(percentile(all, 50))} (max ${fmt(percentile(all, 100))}), ` +
-    `${trials.filter((t) => t.crashed).length} server crashes, final shutdown exit ${finalExit} with ${finalAboveInfo} lines above info, ${left.length} orphaned processes`,
+    `${trials.filter((t) => t.crashed).length} server crashes, ${trials.filter((t) => t.databaseLeft).length} databases left running by a stopped server, final shutdown exit ${finalExit} with ${finalAboveInfo} lines above info, ${left.length} orphaned processes`,
 );
 {
   const booted = trials.flatMap((t) => (t.phases ? [t.phases] : []));
@@ -485,4 +521,5 @@ console.log(`  GitHub refused: ${github.refused.length === 0 ? 'nothing' : JSON.
 await github.close();
 await remote.cleanup();
 await rm(root, { recursive: true, force: true });
-process.exitCode = trials.every((t) => t.outcome === 'completed' && !t.crashed && t.workComplete && t.prs === 1 && t.prRecorded) && left.length === 0 ? 0 : 1;
+process.exitCode =
+  trials.every((t) => t.outcome === 'completed' && !t.crashed && t.workComplete && t.prs === 1 && t.prRecorded && !t.databaseLeft && (t.exitCode ?? 0) === 0 && !t.aboveInfo) && left.length === 0 ? 0 : 1;

@@ -19,6 +19,11 @@ export type DatabaseHandle = {
   exclusive: boolean;
   /** Resolves when the embedded database died and could not be started again (never for a DATABASE_URL). */
   lost: Promise<Error>;
+  /**
+   * Shutdown has begun (the rest of the process closes before the database): connection errors
+   * from now on are expected, and an embedded database that dies is not started again.
+   */
+  beginClose(): void;
   close(): Promise<void>;
 };
 
@@ -80,6 +85,10 @@ export async function openDatabase(options: {
     url,
     exclusive: embedded !== undefined,
     lost: embedded?.lost ?? new Promise<Error>(() => undefined),
+    beginClose() {
+      closing = true;
+      embedded?.quiesce();
+    },
     async close() {
       closing = true;
       await db.destroy();

@@ -1,4 +1,4 @@
-import { execFile, type ChildProcess } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { chown, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { connect, createServer } from 'node:net';
@@ -18,6 +18,7 @@ import {
   loadOrCreateCredentials,
 } from './embedded-credentials.ts';
 import { ensureLeastPrivilege } from './embedded-roles.ts';
+import { guardAdopted, startPostmaster, type Postmaster } from './embedded-postmaster.ts';
 
 const run = promisify(execFile);
 
@@ -27,6 +28,8 @@ export type EmbeddedServer = {
   /** The superuser on the `postgres` database: setup only (tests use it to create their databases). */
   adminUrl: string;
   stop(): Promise<void>;
+  /** Shutdown has begun: a server that dies from now on is not started again. */
+  quiesce(): void;
   /** Resolves when the server died on its own and could not be started again. */
   lost: Promise<PatchbayError>;
 };
@@ -80,15 +83,17 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
   // A server killed with SIGKILL leaves its PostgreSQL running and healthy: take it over rather
   // than stop it and start another (seconds of a restart on a busy host, before any run resumes).
   const stale = await findStalePostmaster(databaseDir);
-  let adopted: { pid: number } | undefined;
+  let adopted: { pid: number; release: () => void } | undefined;
   let port: number;
   if (stale?.port !== undefined && stale.ready && (await accepts(stale.port))) {
     log.warn({ postmasterPid: stale.pid, port: stale.port }, 'taking over the PostgreSQL an earlier process left running');
-    adopted = { pid: stale.pid };
+    adopted = { pid: stale.pid, release: await guardAdopted(stale.pid) };
     port = stale.port;
   } else {
     if (stale) {
-      log.warn({ postmasterPid: stale.pid }, 'stopping a PostgreSQL left running by an earlier process');
+      // A server whose Patchbay died stops on its own (its lifeline closed, embedded-postmaster.ts): expected, so not a warning.
+      if (stale.stopping) log.info({ postmasterPid: stale.pid }, 'waiting for the PostgreSQL of an earlier process to finish stopping');
+      else log.warn({ postmasterPid: stale.pid }, 'stopping a PostgreSQL left running by an earlier process');
       await stopPostmaster(stale.pid);
     }
     port = await freePort();
@@ -97,7 +102,15 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
   const { credentials } = await loadOrCreateCredentials(options.dataDir);
   const password = credentials.superuserPassword;
   const recent: string[] = [];
-  const server = new EmbeddedPostgres({
+  const onLog = (message: string) => {
+    recent.push(message.trim());
+    if (recent.length > 20) recent.shift();
+    log.trace({ postgres: message.trim() }, 'embedded postgres');
+  };
+  // No unix socket: several clusters (and a system PostgreSQL) may share this machine.
+  const postgresFlags = ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories='];
+  // The package creates the cluster; the server itself runs under Patchbay (embedded-postmaster.ts).
+  const cluster = new EmbeddedPostgres({
     databaseDir,
     port,
     user: EMBEDDED_SUPERUSER,
@@ -105,22 +118,21 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
     authMethod: 'scram-sha-256',
     persistent: true,
     createPostgresUser: asRoot,
-    // No unix socket: several clusters (and a system PostgreSQL) may share this machine.
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories='],
-    onLog: (message) => {
-      recent.push(message.trim());
-      if (recent.length > 20) recent.shift();
-      log.trace({ postgres: message.trim() }, 'embedded postgres');
-    },
+    postgresFlags,
+    onLog,
     onError: (error) => log.debug({ err: error }, 'embedded postgres stderr'),
   });
+  let postmaster: Postmaster | undefined;
+  const startServer = async () => {
+    postmaster = await startPostmaster({ databaseDir, port, flags: postgresFlags, onLog });
+  };
   try {
     if (!adopted && !existsSync(join(databaseDir, 'PG_VERSION'))) {
       if (asRoot) await prepareDirForPostgresUser(databaseDir);
       log.info({ databaseDir }, 'initialising embedded PostgreSQL');
-      await server.initialise();
+      await cluster.initialise();
     }
-    if (!adopted) await server.start();
+    if (!adopted) await startServer();
   } catch (error) {
     const said = recent.filter((line) => /FATAL|ERROR|PANIC|failed/i.test(line)).join(' | ');
     const reason = (error as Error | undefined)?.message || said || 'the server exited during startup';
@@ -129,7 +141,7 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
   try {
     await ensureLeastPrivilege({ host: '127.0.0.1', port }, credentials, log);
   } catch (error) {
-    await (adopted ? stopPostmaster(adopted.pid) : server.stop()).catch(() => {});
+    await (adopted ? stopPostmaster(adopted.pid).finally(adopted.release) : postmaster!.stop()).catch(() => {});
     const hint = (error as { code?: string }).code === '28P01' ? `: its password is not the one in ${credentialsPath(options.dataDir)}` : '';
     throw new PatchbayError('config_invalid', `embedded PostgreSQL in ${databaseDir} could not be set up${hint} (${(error as Error).message})`, { cause: error });
   }
@@ -140,13 +152,11 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
   // The database is ours: if it dies under us (killed, out of memory), start it again on the same
   // port, and give up with one clear reason if it will not come back.
   let stopping = false;
-  const process_ = () => (server as unknown as { process?: ChildProcess }).process;
   let markLost: (error: PatchbayError) => void = () => undefined;
   const lost = new Promise<PatchbayError>((resolveLost) => (markLost = resolveLost));
   const watch = () => {
-    const child = process_();
-    if (child) {
-      child.once('exit', (code, signal) => void (stopping || revive(code, signal)));
+    if (postmaster) {
+      void postmaster.exited.then(({ code, signal }) => void (stopping || revive(code, signal)));
       return;
     }
     // A server taken over is not our child: no 'exit' comes, so look for it now and then.
@@ -165,7 +175,7 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
       await new Promise((r) => setTimeout(r, Math.min(250 * 2 ** attempt, 8000)));
       if (stopping) return;
       try {
-        await server.start();
+        await startServer();
         watch();
         log.info({ port }, 'embedded PostgreSQL is back');
         options.onRestarted?.();
@@ -181,16 +191,19 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
     url: `postgres://${EMBEDDED_APP_ROLE}:${credentials.appPassword}@127.0.0.1:${port}/${EMBEDDED_APP_DATABASE}`,
     adminUrl: `postgres://${EMBEDDED_SUPERUSER}:${password}@127.0.0.1:${port}/postgres`,
     lost,
+    quiesce() {
+      stopping = true;
+    },
     async stop() {
       stopping = true;
-      const child = process_();
-      if (!child && adopted) {
+      if (!postmaster && adopted) {
         if (alive(adopted.pid)) await stopPostmaster(adopted.pid);
+        adopted.release();
         return;
       }
-      // The package waits for an 'exit' that a server which already died never sends again.
-      if (!child || child.exitCode !== null || child.signalCode !== null) return;
-      await server.stop();
+      await postmaster?.stop();
+      // A server taken over and then started again (it died under us) is our child now; its first lifeline goes too.
+      adopted?.release();
     },
   };
 }
@@ -227,7 +240,7 @@ async function searchableByOthers(dir: string): Promise<boolean> {
  * server whose parent is still alive belongs to another running Patchbay: refuse rather than take
  * it from under it.
  */
-async function findStalePostmaster(databaseDir: string): Promise<{ pid: number; port?: number; ready: boolean } | undefined> {
+async function findStalePostmaster(databaseDir: string): Promise<{ pid: number; port?: number; ready: boolean; stopping: boolean } | undefined> {
   const pidFile = join(databaseDir, 'postmaster.pid');
   let lines: string[];
   try {
@@ -253,7 +266,8 @@ async function findStalePostmaster(databaseDir: string): Promise<{ pid: number; 
   }
   // postmaster.pid: pid, data directory, start time, port, socket directory, listen address, shared memory key, status.
   const port = Number(lines[3]);
-  return { pid, ...(Number.isInteger(port) && port > 0 && { port }), ready: lines[7]?.trim() === 'ready' };
+  const status = lines[7]?.trim();
+  return { pid, ...(Number.isInteger(port) && port > 0 && { port }), ready: status === 'ready', stopping: status === 'stopping' };
 }
 
 /** Fast shutdown of a postmaster that is not our child, waited for (bounded). */

@@ -224,6 +224,10 @@ export interface LinearInstallationsTable {
   token_ciphertext: string;
   scope: string;
   updated_at: Timestamp;
+  /** The refresh token, sealed like the access token; null for installs from before refresh tokens (013). */
+  refresh_token_ciphertext: string | null;
+  /** When the access token stops working; null when Linear did not say (013). */
+  expires_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
 }
 
 /** Every surface's verified deliveries, stored before the ack and worked from the job queue (migration 005). */

@@ -10,6 +10,7 @@ import type { Actor } from './core/actor.ts';
 import { isPatchbayError, PatchbayError } from './core/errors.ts';
 import { configuredSecrets, loadConfig, type Config } from './config.ts';
 import { createLogger } from './logger.ts';
+import { repeatedSignals } from './cli/repeated-signals.ts';
 
 const usage = `Patchbay: a self-hostable chat-ops coding agent.
 
@@ -67,10 +68,13 @@ async function main(argv: string[]): Promise<number> {
         return 2;
       }
       const { runTask } = await import('./cli/run-task.ts');
+      // runTask stops the session on these and closes in order; the package would exit mid-run.
+      releaseExitHooks(['SIGINT', 'SIGTERM', 'SIGHUP']);
       return runTask({ config: loadConfig(process.env), repo: values.repo, task, baseBranch: values.base, actor: localActor() });
     }
     case 'demo':
       const { runDemo } = await import('./cli/demo.ts');
+      releaseExitHooks(['SIGINT', 'SIGTERM', 'SIGHUP']);
       return runDemo({ config: loadConfig(process.env), actor: localActor() });
     case undefined:
     case 'help':
@@ -133,20 +137,23 @@ async function serve(config: Config, role: 'serve' | 'api' | 'worker'): Promise<
  * database and exit the process while Patchbay is still closing (runs cut mid-call, pg clients
  * erroring): those hooks are removed, and the first signal starts an orderly close instead
  * (stop taking work, grace for running steps, hand the rest back, close queue, bus and pool, then
- * the database). A second signal exits at once. The package's 'exit' hook stays as a last resort.
+ * the database). A second signal exits at once, still with 0: the person asked for it, and the
+ * embedded database stops on its own when its lifeline to this process closes (embedded-postmaster.ts).
+ * The package's 'exit' hook stays as a last resort.
  */
 function ownShutdownSignals(log: ReturnType<typeof createLogger>): Promise<void> {
   const signals = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
   return new Promise((resolve) => {
-    let stopping = false;
+    const again = repeatedSignals();
     releaseExitHooks(signals);
     for (const signal of signals) {
       process.on(signal, () => {
-        if (stopping) {
+        const seen = again(signal);
+        if (seen === 'echo') return;
+        if (seen === 'again') {
           process.stderr.write(`patchbay: ${signal} again; exiting without finishing the shutdown\n`);
-          process.exit(130);
+          process.exit(0);
         }
-        stopping = true;
         log.info({ signal }, 'shutting down; send the signal again to exit at once');
         resolve();
       });

@@ -87,7 +87,9 @@ export type StartOptions = {
 export async function startPatchbay(config: Config, options: StartOptions): Promise<Patchbay> {
   const { log } = options;
   const cleanups: (() => Promise<unknown>)[] = [];
+  let beginClose: () => void = () => undefined;
   const close = async () => {
+    beginClose();
     for (const cleanup of cleanups.reverse()) await cleanup().catch((error: unknown) => log.warn({ err: error }, 'shutdown step failed'));
   };
   try {
@@ -126,6 +128,7 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
       onRestarted: () => reclaim(),
     });
     cleanups.push(() => database.close());
+    beginClose = () => database.beginClose();
     egress.protect(databaseEndpoint(database.url));
     const modal = options.work && config.sandbox.kind === 'modal' ? await modalProvider(config, database, log) : undefined;
     const sandboxes: SandboxProvider | undefined = local ?? modal;

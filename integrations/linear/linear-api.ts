@@ -71,26 +71,51 @@ export type LinearApi = {
 /** How Linear is reached for one workspace: the SDK client with its token. */
 export type LinearClientFactory = (organizationId: string) => Promise<LinearClient>;
 
+/**
+ * Where the SDK client comes from when tokens expire: the client for the workspace's current token
+ * (refreshed first when it is due), and after Linear refused a client's token, a client with a
+ * fresh one, or undefined when there is none to be had (nothing to refresh with).
+ */
+export type LinearClientSource = {
+  current(signal?: AbortSignal): Promise<LinearClient>;
+  refused(client: LinearClient, signal?: AbortSignal): Promise<LinearClient | undefined>;
+};
+
 const retryableTypes = new Set(['Ratelimited', 'NetworkError', 'InternalError', 'LockTimeout']);
 
 /**
  * The calls Patchbay makes to Linear, through `@linear/sdk`. Rate limits, network failures and
- * Linear's internal errors are retried a few times (honouring `retry-after` up to 10 s); every
- * failure is logged with its GraphQL errors and thrown as a PatchbayError (retryable when a later
- * try may pass, so the caller's queue tries again).
+ * Linear's internal errors are retried a few times (honouring `retry-after` up to 10 s); a token
+ * Linear refuses (it expired, about a day after it was issued) is refreshed through the client
+ * source and the call made once more. Every failure is logged with its GraphQL errors and thrown as
+ * a PatchbayError (retryable when a later try may pass, so the caller's queue tries again).
  */
-export function createLinearApi(deps: { client: LinearClient; log: Logger; sleep?: (ms: number) => Promise<void>; attempts?: number }): LinearApi {
-  const { client, log } = deps;
+export function createLinearApi(deps: { client: LinearClient | LinearClientSource; log: Logger; sleep?: (ms: number) => Promise<void>; attempts?: number }): LinearApi {
+  const { log } = deps;
+  const source: LinearClientSource = deps.client instanceof LinearClient ? fixedClient(deps.client) : deps.client;
   const sleep = deps.sleep ?? ((ms: number) => new Promise((resolve) => setTimeout(resolve, ms)));
   const attempts = deps.attempts ?? 4;
 
-  async function call<T>(what: string, run: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+  async function call<T>(what: string, run: (client: LinearClient) => Promise<T>, signal?: AbortSignal): Promise<T> {
+    let client = await source.current(signal);
+    let refreshed = false;
     for (let attempt = 1; ; attempt++) {
       try {
-        return await run();
+        return await run(client);
       } catch (raw) {
         const error = raw instanceof LinearError ? raw : parseLinearError(raw as Parameters<typeof parseLinearError>[0]);
         const type = error.type ?? 'Unknown';
+        if (type === 'AuthenticationError' && !refreshed) {
+          // Once per call: a token refused right after a refresh is not going to be taken on a retry.
+          refreshed = true;
+          const next = await source.refused(client, signal);
+          if (next) {
+            log.info({ call: what }, 'Linear refused the access token; refreshed it and trying again');
+            client = next;
+            attempt -= 1;
+            continue;
+          }
+        }
         const graphql = error.errors?.map((e) => ({ type: e.type, message: e.message }));
         const retryable = retryableTypes.has(type);
         log.warn({ call: what, linearErrorType: type, status: error.status, errors: graphql, attempt }, `Linear ${what} failed: ${error.message}`);
@@ -106,9 +131,19 @@ export function createLinearApi(deps: { client: LinearClient; log: Logger; sleep
     }
   }
 
-  async function request<T>(query: string, variables: Record<string, unknown>): Promise<T> {
+  function request<T>(query: string, variables: Record<string, unknown>): (client: LinearClient) => Promise<T> {
     // The SDK's own GraphQL client: same endpoint, headers and error parsing as its typed methods.
-    return client.client.request<T, Record<string, unknown>>(query, variables);
+    return (client) => client.client.request<T, Record<string, unknown>>(query, variables);
+  }
+
+  /** Whether Linear holds the activity `id` in this agent session (a create answered with an error may still have landed). */
+  async function holdsActivity(agentSessionId: string, id: string, signal?: AbortSignal): Promise<boolean> {
+    const found = await call(
+      'agentActivity',
+      request<{ agentActivity: { id: string; agentSession: { id: string } } }>('query patchbayActivity($id: String!) { agentActivity(id: $id) { id agentSession { id } } }', { id }),
+      signal,
+    ).catch(() => undefined);
+    return found?.agentActivity.agentSession.id === agentSessionId;
   }
 
   return {
@@ -121,18 +156,19 @@ export function createLinearApi(deps: { client: LinearClient; log: Logger; sleep
         ...(activity.options?.length && { signal: 'select' as AgentActivityCreateInput['signal'], signalMetadata: { options: activity.options } }),
       };
       try {
-        await call(`agentActivityCreate (${activity.content.type})`, () => client.createAgentActivity(input), signal);
+        await call(`agentActivityCreate (${activity.content.type})`, (client) => client.createAgentActivity(input), signal);
       } catch (error) {
-        // A repeated delivery re-posts activities with the ids they already have: that is done.
-        if (activity.id && /already exists/i.test((error as Error).message)) return;
+        // A repeated delivery re-posts activities with the ids they already have: if Linear holds
+        // that id in this session, it is done. Asked by id, not read from the refusal's wording.
+        if (activity.id && (await holdsActivity(agentSessionId, activity.id, signal))) return;
         throw error;
       }
     },
     async updateSession(agentSessionId, input, signal) {
-      await call('agentSessionUpdate', () => client.updateAgentSession(agentSessionId, input as AgentSessionUpdateInput), signal);
+      await call('agentSessionUpdate', (client) => client.updateAgentSession(agentSessionId, input as AgentSessionUpdateInput), signal);
     },
     async issue(issueId) {
-      const { issue } = await call('issue', () => request<IssueQueryResult>(issueQuery, { id: issueId }));
+      const { issue } = await call('issue', request<IssueQueryResult>(issueQuery, { id: issueId }));
       return {
         id: issue.id,
         identifier: issue.identifier,
@@ -145,18 +181,23 @@ export function createLinearApi(deps: { client: LinearClient; log: Logger; sleep
       };
     },
     async moveIssue(issueId, stateId) {
-      await call('issueUpdate', () => client.updateIssue(issueId, { stateId }));
+      await call('issueUpdate', (client) => client.updateIssue(issueId, { stateId }));
     },
     async suggestRepositories(issueId, agentSessionId, candidates) {
       if (candidates.length === 0) return [];
-      const payload = await call('issueRepositorySuggestions', () => client.issueRepositorySuggestions(candidates, issueId, { agentSessionId }));
+      const payload = await call('issueRepositorySuggestions', (client) => client.issueRepositorySuggestions(candidates, issueId, { agentSessionId }));
       return payload.suggestions.map((s) => ({ repositoryFullName: s.repositoryFullName, confidence: s.confidence }));
     },
     async viewerId() {
-      const { viewer } = await call('viewer', () => request<{ viewer: { id: string } }>('query patchbayViewer { viewer { id } }', {}));
+      const { viewer } = await call('viewer', request<{ viewer: { id: string } }>('query patchbayViewer { viewer { id } }', {}));
       return viewer.id;
     },
   };
+}
+
+/** A client whose token cannot be refreshed (LINEAR_ACCESS_TOKEN, LINEAR_API_KEY, a test's). */
+function fixedClient(client: LinearClient): LinearClientSource {
+  return { current: async () => client, refused: async () => undefined };
 }
 
 /** An SDK client for a token: an OAuth access token (Bearer) or a personal API key. */

@@ -1,11 +1,15 @@
+import type { Logger } from 'pino';
 import type { IntegrationContext, IntegrationModule } from '../integration-module.ts';
+import type { LinearClient } from '@linear/sdk';
 import { PatchbayError } from '../../src/core/errors.ts';
-import { createLinearApi, linearClient, type LinearApi } from './linear-api.ts';
+import { createLinearApi, linearClient, type LinearApi, type LinearClientSource } from './linear-api.ts';
 import type { LinearConfig } from './linear-env.ts';
 import { createLinearIntegration } from './linear-integration.ts';
 import { linearRoutes, type Sealer } from './linear-routes.ts';
-import { createLinearStore } from './linear-store.ts';
+import { createLinearStore, type LinearStore } from './linear-store.ts';
 import { createLinearSurface, type RepoSource } from './linear-surface.ts';
+import { createLinearTokens, linearClientsFor, type RefreshFailure } from './linear-tokens.ts';
+import { stableUuid } from './stable-uuid.ts';
 
 /** The secret box, for the OAuth install flow's signed state and stored tokens. */
 export type SecretBox = Sealer & { open(sealed: string): string };
@@ -14,26 +18,39 @@ export type SecretBox = Sealer & { open(sealed: string): string };
  * Linear as a surface of Patchbay, on Linear's Agent API: delegating an issue to the app or
  * mentioning it opens an agent session (AgentSessionEvent webhooks in), and the session's progress
  * goes back as agent activities and the session plan. Tokens: the workspace's from the OAuth install
- * when there is one, else LINEAR_ACCESS_TOKEN or LINEAR_API_KEY.
+ * when there is one (refreshed as they expire, see linear-tokens.ts), else LINEAR_ACCESS_TOKEN or
+ * LINEAR_API_KEY.
  */
 export function createLinearModule(input: { config: LinearConfig; context: IntegrationContext; repos: RepoSource; box?: SecretBox }): IntegrationModule {
   const { config, context } = input;
   const log = context.log.child({ integration: 'linear' });
   const store = createLinearStore(context.db);
-  const apis = new Map<string, LinearApi>();
   const fallback = config.accessToken ? { accessToken: config.accessToken } : config.apiKey ? { apiKey: config.apiKey } : undefined;
+  const fallbackApi = fallback && createLinearApi({ client: unrenewable(linearClient(config.apiUrl, fallback), 'accessToken' in fallback ? 'LINEAR_ACCESS_TOKEN' : 'LINEAR_API_KEY', log), log });
+  const installUrl = `${context.publicUrl}/linear/oauth/start`;
+  const tokens =
+    config.oauth && input.box
+      ? createLinearTokens({
+          store,
+          box: input.box,
+          endpoint: { tokenUrl: config.oauth.tokenUrl, clientId: config.oauth.clientId, clientSecret: config.oauth.clientSecret },
+          log,
+          onRefreshFailed: (failure) => tellRefreshFailed({ failure, store, apiUrl: config.apiUrl, installUrl, log }),
+        })
+      : undefined;
+  const installedApis = new Map<string, LinearApi>();
 
   async function apiFor(organizationId: string): Promise<LinearApi> {
-    const installed = input.box ? await store.installation(organizationId) : undefined;
-    const token = installed && input.box ? { accessToken: input.box.open(installed.ciphertext) } : fallback;
-    if (!token) throw new PatchbayError('unauthorized', `Patchbay is not installed in Linear workspace ${organizationId}: install it through ${context.publicUrl}/linear/oauth/start`);
-    const cacheKey = 'accessToken' in token ? `t:${token.accessToken}` : `k:${token.apiKey}`;
-    let api = apis.get(cacheKey);
-    if (!api) {
-      api = createLinearApi({ client: linearClient(config.apiUrl, token), log });
-      apis.set(cacheKey, api);
+    if (tokens && (await tokens.installed(organizationId))) {
+      let api = installedApis.get(organizationId);
+      if (!api) {
+        api = createLinearApi({ client: linearClientsFor(tokens, organizationId, config.apiUrl), log });
+        installedApis.set(organizationId, api);
+      }
+      return api;
     }
-    return api;
+    if (!fallbackApi) throw new PatchbayError('unauthorized', `Patchbay is not installed in Linear workspace ${organizationId}: install it through ${installUrl}`);
+    return fallbackApi;
   }
 
   if (config.oauth && !input.box) throw new PatchbayError('config_invalid', 'The Linear install flow stores tokens encrypted: set PATCHBAY_SECRET_KEY (32+ random characters) to use LINEAR_CLIENT_ID');
@@ -49,6 +66,41 @@ export function createLinearModule(input: { config: LinearConfig; context: Integ
     surface: createLinearSurface({ store, api: apiFor, context, repos: input.repos, teamRepos: config.teamRepos, log }),
     async start() {
       log.info('Linear agent ready');
+    },
+  };
+}
+
+/**
+ * A workspace whose token Linear will not refresh any more: one line in the log saying what to do,
+ * and the same in the thread of each of its sessions still going, as an error activity, while the
+ * access token it has still works (it may have hours left; afterwards nothing reaches Linear).
+ */
+async function tellRefreshFailed(input: { failure: RefreshFailure; store: LinearStore; apiUrl: string; installUrl: string; log: Logger }): Promise<void> {
+  const { failure, log } = input;
+  const open = await input.store.openAgentSessions(failure.organizationId);
+  log.error(
+    { organizationId: failure.organizationId, reason: failure.reason, openSessions: open.length },
+    `Linear will not refresh the access token of workspace ${failure.organizationId} (${failure.reason}): a workspace admin must install Patchbay again at ${input.installUrl}; until then Patchbay cannot answer there once the current token expires`,
+  );
+  const api = createLinearApi({ client: linearClient(input.apiUrl, { accessToken: failure.accessToken }), log, attempts: 1 });
+  const body = `Patchbay's access to this Linear workspace is ending: Linear would not renew its token (${failure.reason}). A workspace admin needs to install Patchbay again (${input.installUrl}); the work here carries on meanwhile, but its updates may stop reaching Linear.`;
+  for (const session of open) {
+    const id = stableUuid(`${session.agentSessionId}:token-refresh-failed:${failure.refreshCiphertext ?? 'none'}`);
+    await api.postActivity(session.agentSessionId, { content: { type: 'error', body }, id }).catch((error: unknown) => log.warn({ err: error, agentSessionId: session.agentSessionId }, 'could not tell a Linear session that the token cannot be refreshed'));
+  }
+}
+
+/** A token from the environment: nothing to renew it with, so a refusal is said once, with what to do. */
+function unrenewable(client: LinearClient, variable: string, log: Logger): LinearClientSource {
+  let said = false;
+  return {
+    current: async () => client,
+    async refused() {
+      if (!said) {
+        said = true;
+        log.error(`Linear refused ${variable} (expired or revoked; Linear's OAuth access tokens last about a day): set a new one, or use the install flow (LINEAR_CLIENT_ID, LINEAR_CLIENT_SECRET), which renews its tokens`);
+      }
+      return undefined;
     },
   };
 }

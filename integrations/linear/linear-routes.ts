@@ -5,9 +5,10 @@ import { linearClient, createLinearApi } from './linear-api.ts';
 import type { DeliveryInbox } from '../../src/core/inbound-surface.ts';
 import type { LinearStore } from './linear-store.ts';
 import { linearDelivery } from './linear-surface.ts';
+import { tokensToStore } from './linear-tokens.ts';
 
 /** The part of the secret box (PATCHBAY_SECRET_KEY) the install flow uses. */
-export type Sealer = { seal(plaintext: string): string; sign(payload: string, ttlMs: number): string; verify(signed: string): string | undefined };
+export type Sealer = { seal(plaintext: string): string; open(sealed: string): string; sign(payload: string, ttlMs: number): string; verify(signed: string): string | undefined };
 
 export const installScopes = 'read,write,app:assignable,app:mentionable';
 
@@ -82,13 +83,16 @@ export function linearRoutes(deps: {
           body: new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: callbackUrl, client_id: oauth.clientId, client_secret: oauth.clientSecret }),
           signal: AbortSignal.timeout(15_000),
         });
-        const token = (await response.json().catch(() => ({}))) as { access_token?: string; scope?: string | string[] };
-        if (!response.ok || !token.access_token) throw new Error(`token exchange answered ${response.status}`);
-        const client = linearClient(oauth.apiUrl, { accessToken: token.access_token });
+        const answer = (await response.json().catch(() => ({}))) as { scope?: string | string[] };
+        // The access token (about a day) with its refresh token and expiry, sealed for the table.
+        const tokens = response.ok ? tokensToStore(answer, oauth.box, Date.now()) : undefined;
+        if (!tokens) throw new Error(`token exchange answered ${response.status}`);
+        const client = linearClient(oauth.apiUrl, { accessToken: tokens.accessToken });
         const { organizationId, appUserId } = await installationOf(client, deps.log);
-        const scope = Array.isArray(token.scope) ? token.scope.join(',') : (token.scope ?? installScopes);
-        await deps.store.saveInstallation({ organizationId, appUserId, ciphertext: oauth.box.seal(token.access_token), scope });
-        deps.log.info({ organizationId, appUserId }, 'Linear app installed');
+        const scope = Array.isArray(answer.scope) ? answer.scope.join(',') : (answer.scope ?? installScopes);
+        const { accessToken: _plain, ...sealed } = tokens;
+        await deps.store.saveInstallation({ organizationId, appUserId, scope, ...sealed });
+        deps.log.info({ organizationId, appUserId, expiresAt: tokens.expiresAt?.toISOString(), refreshable: tokens.refreshCiphertext !== null }, 'Linear app installed');
         return reply.type('text/plain').send('Patchbay is installed in your Linear workspace. Delegate an issue to it or mention it to start.');
       } catch (error) {
         // Not the error object: it may carry the code and the client secret.

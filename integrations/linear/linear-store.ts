@@ -60,19 +60,59 @@ export function createLinearStore(db: Db) {
         .execute();
     },
 
-    async saveInstallation(input: { organizationId: string; appUserId: string; ciphertext: string; scope: string }): Promise<void> {
+    async saveInstallation(input: InstallationTokens & { organizationId: string; appUserId: string; scope: string }): Promise<void> {
+      const tokens = { token_ciphertext: input.ciphertext, refresh_token_ciphertext: input.refreshCiphertext ?? null, expires_at: input.expiresAt ?? null };
       await db
         .insertInto('linear_installations')
-        .values({ organization_id: input.organizationId, app_user_id: input.appUserId, token_ciphertext: input.ciphertext, scope: input.scope })
-        .onConflict((oc) =>
-          oc.column('organization_id').doUpdateSet({ app_user_id: input.appUserId, token_ciphertext: input.ciphertext, scope: input.scope, updated_at: sql`now()` }),
-        )
+        .values({ organization_id: input.organizationId, app_user_id: input.appUserId, scope: input.scope, ...tokens })
+        .onConflict((oc) => oc.column('organization_id').doUpdateSet({ app_user_id: input.appUserId, scope: input.scope, ...tokens, updated_at: sql`now()` }))
         .execute();
     },
 
-    async installation(organizationId: string): Promise<{ appUserId: string; ciphertext: string } | undefined> {
+    async installation(organizationId: string): Promise<Installation | undefined> {
       const row = await db.selectFrom('linear_installations').selectAll().where('organization_id', '=', organizationId).executeTakeFirst();
-      return row && { appUserId: row.app_user_id, ciphertext: row.token_ciphertext };
+      return row && toInstallation(row);
+    },
+
+    /**
+     * Runs `work` holding the installation's row (SELECT … FOR UPDATE): every process sharing the
+     * database refreshes a workspace's token one at a time, and the next one sees the token the
+     * first stored. `work` returns the tokens to store, or undefined to leave them.
+     */
+    async withInstallationLocked<T>(organizationId: string, work: (installation: Installation | undefined) => Promise<{ save?: InstallationTokens; result: T }>): Promise<T> {
+      return db.transaction().execute(async (trx) => {
+        const row = await trx.selectFrom('linear_installations').selectAll().where('organization_id', '=', organizationId).forUpdate().executeTakeFirst();
+        const { save, result } = await work(row && toInstallation(row));
+        if (save) {
+          await trx
+            .updateTable('linear_installations')
+            .set({ token_ciphertext: save.ciphertext, refresh_token_ciphertext: save.refreshCiphertext ?? null, expires_at: save.expiresAt ?? null, updated_at: sql`now()` })
+            .where('organization_id', '=', organizationId)
+            .execute();
+        }
+        return result;
+      });
+    },
+
+    /** The workspace's agent sessions whose Patchbay session is still going (not completed, failed or cancelled). */
+    async openAgentSessions(organizationId: string): Promise<LinearAgentSession[]> {
+      const rows = await db
+        .selectFrom('linear_agent_sessions')
+        .innerJoin('sessions', 'sessions.id', 'linear_agent_sessions.session_id')
+        .selectAll('linear_agent_sessions')
+        .where('linear_agent_sessions.organization_id', '=', organizationId)
+        .where('sessions.status', 'not in', ['completed', 'failed', 'cancelled'])
+        .execute();
+      return rows.map(toSession);
     },
   };
+}
+
+/** The tokens of an installation as stored: sealed (see secret-box), with the access token's expiry. */
+export type InstallationTokens = { ciphertext: string; refreshCiphertext?: string | null; expiresAt?: Date | null };
+
+export type Installation = { appUserId: string; ciphertext: string; refreshCiphertext: string | null; expiresAt: Date | null; updatedAt: Date };
+
+function toInstallation(row: { app_user_id: string; token_ciphertext: string; refresh_token_ciphertext: string | null; expires_at: Date | null; updated_at: Date }): Installation {
+  return { appUserId: row.app_user_id, ciphertext: row.token_ciphertext, refreshCiphertext: row.refresh_token_ciphertext, expiresAt: row.expires_at, updatedAt: row.updated_at };
 }

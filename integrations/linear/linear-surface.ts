@@ -8,7 +8,7 @@ import type { Activity, LinearApi } from './linear-api.ts';
 import { findRepos, fullName, parseRepoLink, parseRepoSetting, type RepoName } from './linear-repo.ts';
 import { parseRepoName } from '../../src/core/repo-ref.ts';
 import type { LinearAgentSession, LinearStore, PendingTask } from './linear-store.ts';
-import { taskFromEvent } from './linear-task.ts';
+import { mentionOf, taskFromEvent, threadContextOf } from './linear-task.ts';
 import { AgentSessionEvent, dedupeKeyOf } from './linear-webhook.ts';
 import { stableUuid } from './stable-uuid.ts';
 
@@ -164,8 +164,12 @@ export function createLinearSurface(deps: {
 
   async function resolveRepo(event: AgentSessionEvent, api: LinearApi, installed: string[], teamKey: string | undefined, dlog: Logger): Promise<{ repo: RepoName; why: string } | undefined> {
     const session = event.agentSession;
-    const fromComment = findRepos(session.comment?.body ?? '', deps.repos.gitUrl, installed)[0];
-    if (fromComment) return { repo: fromComment, why: 'named in the comment' };
+    // The mention first (the requester's own words), then the rest of its thread.
+    const mention = mentionOf(event);
+    const fromMention = mention && findRepos(mention.body, deps.repos.gitUrl, installed)[0];
+    if (fromMention) return { repo: fromMention, why: 'named in the comment' };
+    const fromThread = findRepos(threadContextOf(event, mention).map((c) => c.body).join('\n'), deps.repos.gitUrl, installed)[0];
+    if (fromThread) return { repo: fromThread, why: 'named in the comment thread' };
     const fromIssue = findRepos(`${session.issue?.title ?? ''}\n${session.issue?.description ?? ''}`, deps.repos.gitUrl, installed)[0];
     if (fromIssue) return { repo: fromIssue, why: 'named in the issue' };
     const setting = teamKey ? deps.teamRepos[teamKey.toUpperCase()] : undefined;

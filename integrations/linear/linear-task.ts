@@ -1,30 +1,76 @@
 import { quoteUntrusted } from '../../src/core/quote-untrusted.ts';
 import type { AgentSessionEvent } from './linear-webhook.ts';
 
+/** A comment of the issue's thread as the webhook carries it. */
+export type ThreadComment = { id?: string; body: string; userId?: string | null };
+
+/**
+ * The comment that mentioned the agent, from a `created` event. Linear's types say where each part
+ * of a comment thread is: `agentSession.comment` is the thread's ROOT comment ("The root comment of
+ * the thread this agent session is attached to"), `previousComments` the thread's comments before
+ * the mention ("Present only for created events where the session was initiated by mentioning the
+ * agent in a child comment of a thread"), and `agentActivity` the session's first prompt, the
+ * mention itself, linked to its comment by `sourceCommentId`. Without that activity the root is the
+ * mention only when nothing came before it; a delegation has no mention at all.
+ */
+export function mentionOf(event: AgentSessionEvent): ThreadComment | undefined {
+  const activity = event.agentActivity;
+  const prompt = activity?.content.type === 'prompt' ? activity.content.body?.trim() : undefined;
+  if (event.action === 'created' && activity && prompt) {
+    return { body: prompt, userId: activity.userId ?? activity.user?.id ?? null, ...(activity.sourceCommentId && { id: activity.sourceCommentId }) };
+  }
+  const root = event.agentSession.comment;
+  if (root?.body.trim() && !event.previousComments?.length) return { id: root.id, body: root.body.trim(), userId: root.userId ?? null };
+  return undefined;
+}
+
+/** The thread's other comments, the root first: context for the mention, never the request. */
+export function threadContextOf(event: AgentSessionEvent, mention: ThreadComment | undefined): ThreadComment[] {
+  const root = event.agentSession.comment;
+  const comments: ThreadComment[] = [...(root ? [{ id: root.id, body: root.body, userId: root.userId ?? null }] : []), ...(event.previousComments ?? []).map((c) => ({ ...(c.id !== undefined && { id: String(c.id) }), body: c.body, userId: c.userId ?? null }))];
+  const seen = new Set<string>();
+  return comments.filter((c) => {
+    if (!c.body.trim()) return false;
+    if (mention && ((mention.id !== undefined && c.id === mention.id) || (mention.id === undefined && c.body.trim() === mention.body))) return false;
+    if (c.id !== undefined) {
+      if (seen.has(c.id)) return false;
+      seen.add(c.id);
+    }
+    return true;
+  });
+}
+
 /**
  * The task for a `created` agent session: who asked and how (delegation or a mention), the issue
- * (identifier, title, link) and then, quoted as their authors' words, the mentioning comment,
- * the issue description and the context Linear assembled (`promptContext`, team guidance).
+ * (identifier, title, link), the mentioning comment as the request when the requester wrote it, and
+ * then, quoted as their authors' words, the rest of the comment thread, the issue description and
+ * the context Linear assembled (`promptContext`, team guidance).
  */
 export function taskFromEvent(event: AgentSessionEvent, issueAuthor?: string): string {
   const session = event.agentSession;
   const issue = session.issue;
   const requester = session.creator?.name ?? 'Someone';
   const parts: string[] = [];
-  const comment = session.comment?.body?.trim();
-  const byRequester = comment !== undefined && session.comment?.userId != null && session.comment.userId === session.creator?.id;
+  const mention = mentionOf(event);
+  const byRequester = mention !== undefined && mention.userId != null && mention.userId === session.creator?.id;
   if (issue) {
     parts.push(
-      comment && byRequester
-        ? `${requester} mentioned you on Linear issue ${issue.identifier} "${issue.title}" (${issue.url}). Their request:\n\n${comment}`
+      mention && byRequester
+        ? `${requester} mentioned you on Linear issue ${issue.identifier} "${issue.title}" (${issue.url}). Their request:\n\n${mention.body}`
         : `${requester} delegated Linear issue ${issue.identifier} "${issue.title}" (${issue.url}) to you. Resolve the issue.`,
     );
-    if (comment && !byRequester) parts.push(quoteUntrusted({ what: `The comment on ${issue.identifier} that started this session`, author: 'another Linear user', body: comment }));
-    if (issue.description?.trim()) {
-      parts.push(quoteUntrusted({ what: `The description of Linear issue ${issue.identifier}`, author: issueAuthor ? `${issueAuthor} (Linear)` : "the issue's author (Linear)", body: issue.description }));
-    }
+    if (mention && !byRequester) parts.push(quoteUntrusted({ what: `The comment on ${issue.identifier} that started this session`, author: 'another Linear user', body: mention.body }));
   } else {
-    parts.push(comment ? `${requester} asked on Linear:\n\n${comment}` : `${requester} started a Linear agent session.`);
+    parts.push(mention ? `${requester} asked on Linear:\n\n${mention.body}` : `${requester} started a Linear agent session.`);
+  }
+  const thread = threadContextOf(event, mention);
+  if (thread.length) {
+    const where = issue ? ` on ${issue.identifier}` : '';
+    const body = thread.map((c) => `${c.userId != null && c.userId === session.creator?.id ? `${requester}` : 'Another Linear user'} wrote:\n${c.body.trim()}`).join('\n\n');
+    parts.push(quoteUntrusted({ what: `The earlier comments of the thread${where} (the root comment first)`, author: 'the thread\'s participants (Linear)', body }));
+  }
+  if (issue?.description?.trim()) {
+    parts.push(quoteUntrusted({ what: `The description of Linear issue ${issue.identifier}`, author: issueAuthor ? `${issueAuthor} (Linear)` : "the issue's author (Linear)", body: issue.description }));
   }
   if (event.promptContext?.trim()) {
     parts.push(quoteUntrusted({ what: 'The context Linear assembled for this session (issue details and comments)', author: 'various Linear users', body: event.promptContext }));

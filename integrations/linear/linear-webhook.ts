@@ -34,6 +34,8 @@ export const AgentSessionEvent = z
       .object({
         id: z.string().min(1),
         content: z.object({ type: z.string(), body: z.string().optional() }).passthrough(),
+        /** The comment the activity came from: on a `created` event, the comment that mentioned the agent. */
+        sourceCommentId: z.string().nullish(),
         signal: z.string().nullish(),
         user: User.nullish(),
         userId: z.string().nullish(),
@@ -41,7 +43,7 @@ export const AgentSessionEvent = z
       .passthrough()
       .nullish(),
     promptContext: z.string().nullish(),
-    previousComments: z.array(z.object({ body: z.string(), userId: z.string().nullish() }).passthrough()).nullish(),
+    previousComments: z.array(z.object({ id: z.string().optional(), body: z.string(), userId: z.string().nullish() }).passthrough()).nullish(),
     guidance: z.array(z.object({ body: z.string() }).passthrough()).nullish(),
   })
   .passthrough();

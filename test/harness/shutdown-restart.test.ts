@@ -137,8 +137,9 @@ describe('patchbay serve on its embedded database, stopped and restarted mid-run
 
     second.child.kill('SIGTERM');
     expect(await second.exited).toEqual({ code: 0, signal: null });
-    // Taking over the dead server's database is worth a warning; nothing else is. And the database
-    // taken over is stopped with the server that took it: nothing of it is left running.
+    // Taking over the dead server's database (within its grace, before its lifeline stops it) is
+    // worth a warning; nothing else is. And the database taken over is stopped with the server
+    // that took it: nothing of it is left running.
     expect(linesAboveInfo(second.lines()).map((l) => l.msg)).toEqual(['taking over the PostgreSQL an earlier process left running']);
     const pidFile = join(env.DATA_DIR!, 'postgres', 'postmaster.pid');
     await expect(access(pidFile)).rejects.toThrow();

@@ -14,6 +14,8 @@ export type ServerProcess = {
   pid: number;
   /** Every line the server wrote so far, stdout and stderr. */
   lines(): LogLine[];
+  /** What it wrote to stderr alone (the CLI's log goes there; its stdout is the session's progress). */
+  stderr(): string;
   /** Resolves with how the process ended. */
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   /** Resolves with the first line that matches, as soon as the server writes it. */
@@ -21,8 +23,8 @@ export type ServerProcess = {
 };
 
 /** Starts `patchbay serve` as its own process with only `env`, as a user would, and waits until it listens. */
-export async function startServer(env: Record<string, string>): Promise<ServerProcess> {
-  const started = await startPatchbayProcess('serve', env);
+export async function startServer(env: Record<string, string>, options: SpawnOptions = {}): Promise<ServerProcess> {
+  const started = await startPatchbayProcess('serve', env, options);
   return { ...started, url: started.url! };
 }
 
@@ -30,11 +32,37 @@ export async function startServer(env: Record<string, string>): Promise<ServerPr
  * Starts `patchbay <command>` as its own process with only `env` and waits for its "Patchbay is up"
  * line; `url` is where it listens (a worker has none), `health` its health check (WORKER_HEALTH_PORT).
  */
-export function startPatchbayProcess(command: 'serve' | 'api' | 'worker', env: Record<string, string>): Promise<Omit<ServerProcess, 'url'> & { url?: string; health?: string }> {
-  const child = spawn(process.execPath, ['src/cli.ts', command], {
+export function startPatchbayProcess(
+  command: 'serve' | 'api' | 'worker' | 'start',
+  env: Record<string, string>,
+  options: SpawnOptions = {},
+): Promise<Omit<ServerProcess, 'url'> & { url?: string; health?: string }> {
+  const started = spawnPatchbay(command === 'start' ? [] : [command], env, options);
+  return started.waitForLine((line) => line.msg === 'Patchbay is up').then((up) => ({
+    ...started,
+    ...(typeof up.url === 'string' && { url: up.url }),
+    ...(typeof up.health === 'string' && { health: up.health }),
+  }));
+}
+
+export type SpawnOptions = {
+  /**
+   * Lead a process group of its own, as a shell's foreground job does: `process.kill(-pid, signal)`
+   * then reaches the whole group, the way a terminal's Ctrl-C or a supervisor's group kill does.
+   */
+  detached?: boolean;
+  /** Run this instead of `node src/cli.ts` (say `npm start`, as a user types it); the args are appended. */
+  command?: [string, ...string[]];
+};
+
+/** Starts `patchbay <args>` as its own process with only `env`, collecting its output lines. */
+export function spawnPatchbay(args: string[], env: Record<string, string>, options: SpawnOptions = {}): Omit<ServerProcess, 'url'> {
+  const [file, ...before] = options.command ?? [process.execPath, 'src/cli.ts'];
+  const child = spawn(file, [...before, ...args], {
     cwd: root,
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
+    detached: options.detached ?? false,
   });
   const lines: LogLine[] = [];
   const waiters = new Set<() => void>();
@@ -57,6 +85,8 @@ export function startPatchbayProcess(command: 'serve' | 'api' | 'worker', env: R
   };
   take(child.stdout!);
   take(child.stderr!);
+  let stderr = '';
+  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   let ended = false;
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
     child.once('exit', (code, signal) => {
@@ -84,15 +114,7 @@ export function startPatchbayProcess(command: 'serve' | 'api' | 'worker', env: R
       check();
     });
   const dump = () => lines.map((l) => l.raw ?? JSON.stringify(l)).join('\n');
-  return waitForLine((line) => line.msg === 'Patchbay is up').then((up) => ({
-    child,
-    ...(typeof up.url === 'string' && { url: up.url }),
-    ...(typeof up.health === 'string' && { health: up.health }),
-    pid: child.pid!,
-    lines: () => [...lines],
-    exited,
-    waitForLine,
-  }));
+  return { child, pid: child.pid!, lines: () => [...lines], stderr: () => stderr, exited, waitForLine };
 }
 
 /** Lines above pino's info level (warn, error, fatal) and anything that is not a log line. */

@@ -72,6 +72,10 @@ describe('Linear API through @linear/sdk', () => {
     await api().postActivity('s-api', { content: { type: 'thought', body: 'once' }, id });
     await api().postActivity('s-api', { content: { type: 'thought', body: 'once' }, id });
     expect(linear.activitiesOf('s-api').filter((a) => a.id === id)).toHaveLength(1);
+    // Known by its id, not by the refusal's wording: the same id in another session is no repeat.
+    linear.addSession('s-other', 'i1');
+    await expect(api().postActivity('s-other', { content: { type: 'thought', body: 'once' }, id })).rejects.toThrow(/Argument Validation Error/);
+    expect(linear.activitiesOf('s-other')).toEqual([]);
     linear.refused.length = 0;
   });
 });

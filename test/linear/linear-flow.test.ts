@@ -202,6 +202,35 @@ describe('Linear end to end (real @linear/sdk against a schema-validating fake, 
     expect(linear.refused).toEqual([]);
   }, 120_000);
 
+  it('takes the task from the reply that mentioned it, with the thread\'s root and earlier comments quoted as context', async () => {
+    const issue = addIssue('ENG-60', 'Changelog for the login fix');
+    const grace: LinearUser = { id: 'u-grace-0002', name: 'Grace', email: 'grace@acme.test' };
+    const bob: LinearUser = { id: 'u-bob-0003', name: 'Bob', email: 'bob@acme.test' };
+    // Ada replies in a thread Grace started: agentSession.comment is Grace's root, the mention is Ada's reply.
+    const created = agentSessionCreated(linear, {
+      agentSessionId: 'as-reply',
+      issue,
+      creator: ada,
+      thread: {
+        root: { id: 'c-root', body: 'The changelog does not mention the login fix.', user: grace },
+        previous: [{ id: 'c-bob', body: 'Agreed, and ignore the old CHANGES file.', user: bob }],
+        mention: { id: 'c-ada', body: `@patchbay please add a CHANGELOG entry in ${repoUrl()}` },
+      },
+    });
+    expect((await sendLinearWebhook(hook(), linearSecret, created)).status).toBe(200);
+    const session = await waitFor(() => app.store.findByThread({ source: 'linear', agentSessionId: 'as-reply', issueId: issue.id }), 'the session');
+    // The repository named in the reply, not a question.
+    expect(session.repo).toBe(repoUrl());
+    expect(linear.activitiesOf('as-reply').some((a) => a.content.body === `Working in ${owner}/${repo} (named in the comment).`)).toBe(true);
+    const [request, ...context] = session.prompt.split('\n\nThe earlier comments');
+    expect(request).toBe(`Ada mentioned you on Linear issue ENG-60 "Changelog for the login fix" (https://linear.app/acme/issue/ENG-60). Their request:\n\n@patchbay please add a CHANGELOG entry in ${repoUrl()}`);
+    expect(context.join('')).toContain("of the thread on ENG-60 (the root comment first), written by the thread's participants (Linear).");
+    expect(context.join('')).toContain('> Another Linear user wrote:\n> The changelog does not mention the login fix.\n>\n> Another Linear user wrote:\n> Agreed, and ignore the old CHANGES file.');
+    const done = await waitForStatus(app, session.id, ['completed', 'failed'], 90_000);
+    expect(done.status).toBe('completed');
+    expect(linear.refused).toEqual([]);
+  }, 120_000);
+
   it('stops the run on a prompt with the stop signal and posts a final response', async () => {
     const slow = addIssue('ENG-9', 'SLOW-TASK', `Take your time in ${repoUrl()}`);
     const created = agentSessionCreated(linear, { agentSessionId: 'as-3', issue: slow, creator: ada });

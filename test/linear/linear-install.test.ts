@@ -44,8 +44,17 @@ describe('Linear OAuth install', () => {
     expect(rows).toHaveLength(1);
     expect(rows[0]!.organization_id).toBe(linear.organizationId);
     expect(rows[0]!.app_user_id).toBe(linear.appUserId);
-    expect(rows[0]!.token_ciphertext).not.toContain(linear.accessToken);
-    expect(app.logLines.join('\n')).not.toContain(linear.accessToken);
+    // The access token lives about a day; its refresh token and expiry are kept beside it, and
+    // neither token is in the table or the log in plain text.
+    expect(linear.grants.map((g) => g.grantType)).toEqual(['authorization_code']);
+    expect(rows[0]!.refresh_token_ciphertext).toEqual(expect.any(String));
+    expect(rows[0]!.expires_at!.getTime() - Date.now()).toBeGreaterThan(86_000_000);
+    expect(rows[0]!.expires_at!.getTime() - Date.now()).toBeLessThanOrEqual(86_399_000);
+    expect(linear.secretsIssued).toHaveLength(2);
+    for (const secret of linear.secretsIssued) {
+      expect(JSON.stringify(rows)).not.toContain(secret);
+      expect(app.logLines.join('\n')).not.toContain(secret);
+    }
 
     // A delegation in that workspace is answered with the installed token.
     const issue = linear.addIssue({ id: 'i-1', identifier: 'ENG-1', title: 'Fix it', description: null, teamId: 't1', stateId: 's1' });

@@ -47,14 +47,36 @@ function userPayload(user: LinearUser) {
   return { id: user.id, name: user.name, email: user.email, url: `https://linear.app/acme/profiles/${user.name.toLowerCase()}` };
 }
 
+/** A comment in an issue's thread, by whom. */
+export type ThreadComment = { id: string; body: string; user: LinearUser };
+
 /**
  * `AgentSessionEvent` `created`, as Linear sends it when someone delegates an issue to the app or
- * mentions it (then `comment` is the mentioning comment). Shape: Linear's documented example and the
- * schema's AgentSessionEventWebhookPayload (checked here).
+ * mentions it. Shape: Linear's documented example and the schema's AgentSessionEventWebhookPayload
+ * (checked here). A mention in a new top-level comment (`comment`): that comment is the session's
+ * root comment. A mention in a reply (`thread`): `agentSession.comment` is the thread's ROOT comment
+ * ("The root comment of the thread this agent session is attached to"), `previousComments` the
+ * thread's comments before the mention ("Present only for created events where the session was
+ * initiated by mentioning the agent in a child comment of a thread"). Either way the mention
+ * itself arrives as the session's first `prompt` activity, `agentActivity`, linked to its comment
+ * by `sourceCommentId`.
  */
-export function agentSessionCreated(fake: FakeLinear, input: { agentSessionId: string; issue: FakeIssue; creator: LinearUser; comment?: { id: string; body: string }; promptContext?: string; guidance?: string }) {
+export function agentSessionCreated(
+  fake: FakeLinear,
+  input: {
+    agentSessionId: string;
+    issue: FakeIssue;
+    creator: LinearUser;
+    comment?: { id: string; body: string };
+    thread?: { root: ThreadComment; previous?: ThreadComment[]; mention: { id: string; body: string } };
+    promptContext?: string;
+    guidance?: string;
+  },
+) {
   const team = fake.teams.get(input.issue.teamId)!;
   const now = new Date().toISOString();
+  const root = input.thread ? { id: input.thread.root.id, body: input.thread.root.body, userId: input.thread.root.user.id, issueId: input.issue.id } : input.comment && { id: input.comment.id, body: input.comment.body, userId: input.creator.id, issueId: input.issue.id };
+  const mention = input.thread?.mention ?? input.comment;
   const payload = {
     type: 'AgentSessionEvent',
     action: 'created',
@@ -80,7 +102,7 @@ export function agentSessionCreated(fake: FakeLinear, input: { agentSessionId: s
         teamId: team.id,
         team: { id: team.id, key: team.key, name: team.name },
       },
-      ...(input.comment && { commentId: input.comment.id, comment: { id: input.comment.id, body: input.comment.body, userId: input.creator.id, issueId: input.issue.id } }),
+      ...(root && { commentId: root.id, comment: root }),
       creatorId: input.creator.id,
       creator: userPayload(input.creator),
       createdAt: now,
@@ -88,6 +110,20 @@ export function agentSessionCreated(fake: FakeLinear, input: { agentSessionId: s
       archivedAt: null,
     },
     promptContext: input.promptContext ?? `<issue identifier="${input.issue.identifier}">\n<title>${input.issue.title}</title>\n<description>${input.issue.description ?? ''}</description>\n<team name="${team.name}"/>\n</issue>`,
+    ...(input.thread?.previous?.length && { previousComments: input.thread.previous.map((c) => ({ id: c.id, body: c.body, userId: c.user.id, issueId: input.issue.id })) }),
+    ...(mention && {
+      agentActivity: {
+        id: randomUUID(),
+        agentSessionId: input.agentSessionId,
+        content: { type: 'prompt', body: mention.body },
+        sourceCommentId: mention.id,
+        signal: null,
+        user: userPayload(input.creator),
+        userId: input.creator.id,
+        createdAt: now,
+        updatedAt: now,
+      },
+    }),
     ...(input.guidance && { guidance: [{ body: input.guidance, origin: { __typename: 'TeamOriginWebhookPayload', type: 'team', team: { id: team.id, key: team.key, name: team.name } } }] }),
   };
   if (!fake.sessions.has(input.agentSessionId)) fake.addSession(input.agentSessionId, input.issue.id);

@@ -50,16 +50,46 @@ class Refusal extends Error {
   }
 }
 
+/** Linear's answer to a request whose token it does not take (unknown, expired or revoked), with HTTP 401. */
+export const authenticationError = {
+  errors: [
+    {
+      message: 'Authentication required, not authenticated',
+      extensions: { type: 'authentication error', code: 'AUTHENTICATION_ERROR', userPresentableMessage: 'You need to authenticate to access this operation.' },
+    },
+  ],
+};
+
 /**
  * A loopback Linear GraphQL API. Every document is parsed and validated against Linear's published
  * schema and executed with `graphql`, so the SDK gets answers shaped exactly like its queries ask.
  * Agent activities are checked the way Linear documents it validates them server-side (content by
  * type, `parameter` a string on actions, `ephemeral` only on thoughts and actions, `select` options
  * only on elicitations). Whatever it refused is kept in `refused`; tests assert it stays empty.
+ *
+ * OAuth as Linear runs it for apps since October 2025 (all apps since April 2026): the install's
+ * code exchange and every `refresh_token` grant hand out an access token that expires after
+ * `tokenLifetimeSeconds` (Linear: about a day) and a new refresh token; the refresh token used is
+ * spent (rotation), so presenting it again is `invalid_grant`. An expired token gets 401 with
+ * Linear's authentication error. `advance(ms)` moves the fake's clock, so expiry can be had without
+ * waiting. `accessToken` (the one a test puts in LINEAR_ACCESS_TOKEN) does not expire.
  */
-export async function startFakeLinear(options: { accessToken?: string; apiKey?: string; appUserId?: string; organizationId?: string } = {}) {
+export async function startFakeLinear(
+  options: { accessToken?: string; apiKey?: string; appUserId?: string; organizationId?: string; tokenLifetimeSeconds?: number } = {},
+) {
   const schema = linearSchema();
   const accessToken = options.accessToken ?? 'lin_oauth_fake_access_token';
+  const tokenLifetimeSeconds = options.tokenLifetimeSeconds ?? 86_399;
+  let skewMs = 0;
+  const now = () => Date.now() + skewMs;
+  /** OAuth-issued access tokens, with when they stop working. */
+  const issuedTokens = new Map<string, { expiresAt: number; scope: string[] }>();
+  /** Refresh tokens that can still be used once. */
+  const liveRefreshTokens = new Map<string, { scope: string[] }>();
+  /** Every grant the token endpoint served, in order. */
+  const grants: { grantType: 'authorization_code' | 'refresh_token'; at: number }[] = [];
+  /** Every access and refresh token it ever handed out: none may show up in a log or in plain text in a table. */
+  const secretsIssued: string[] = [];
   const apiKey = options.apiKey;
   const appUserId = options.appUserId ?? 'a11ce000-0000-4000-8000-00000000a99e';
   const organizationId = options.organizationId ?? 'bc6842cc-0000-4000-8000-000000000001';
@@ -114,7 +144,8 @@ export async function startFakeLinear(options: { accessToken?: string; apiKey?: 
     }
     const id = input.id === undefined || input.id === null ? randomUUID() : String(input.id);
     if (!uuidV4.test(id)) throw new Refusal(`id ${id} is not a UUID v4`);
-    if (activities.some((a) => a.id === id)) throw new Refusal(`an agent activity with id ${id} already exists`, 'conflict');
+    // Linear's wording for this is not documented: a client must not depend on it (it looks the id up).
+    if (activities.some((a) => a.id === id)) throw new Refusal(`Argument Validation Error: id ${id}`, 'invalid input');
     const activity: FakeActivity = {
       id,
       agentSessionId,
@@ -194,6 +225,11 @@ export async function startFakeLinear(options: { accessToken?: string; apiKey?: 
       if (!issues.has(issueId)) throw new Refusal(`Entity not found: Issue ${issueId}`, 'entity not found');
       return { suggestions: suggest(issueId, candidateRepositories) };
     },
+    agentActivity: ({ id }: { id: string }) => {
+      const activity = activities.find((a) => a.id === id);
+      if (!activity) throw new Refusal(`Entity not found: AgentActivity ${id}`, 'entity not found');
+      return { id: activity.id, agentSession: { id: activity.agentSessionId }, ephemeral: activity.ephemeral ?? false, createdAt: new Date(activity.at).toISOString() };
+    },
     viewer: () => ({ id: appUserId, name: 'Patchbay', displayName: 'patchbay' }),
     organization: () => ({ id: organizationId, name: 'Acme' }),
   };
@@ -201,18 +237,48 @@ export async function startFakeLinear(options: { accessToken?: string; apiKey?: 
   /** OAuth: codes issued by `authorize` (what Linear's consent page does), exchanged at POST /oauth/token. */
   const oauth = { clientId: 'linear-fake-client-id', clientSecret: 'linear-fake-client-secret', codes: new Map<string, { redirectUri: string; scope: string }>() };
 
+  /** POST /oauth/token: the authorization code of an install, or a refresh token (rotated on use). */
   async function tokenExchange(req: IncomingMessage, res: ServerResponse) {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const form = new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
-    const code = form.get('code') ?? '';
-    const issued = oauth.codes.get(code);
-    if (form.get('grant_type') !== 'authorization_code' || form.get('client_id') !== oauth.clientId || form.get('client_secret') !== oauth.clientSecret || !issued || form.get('redirect_uri') !== issued.redirectUri) {
-      refused.push({ operation: 'oauth/token', status: 400, message: 'invalid_grant' });
-      return send(res, 400, { error: 'invalid_grant' });
+    const grantType = form.get('grant_type');
+    const invalid = (error: string, description: string) => {
+      refused.push({ operation: `oauth/token ${grantType}`, status: 400, message: error });
+      send(res, 400, { error, error_description: description });
+    };
+    if (!String(req.headers['content-type']).startsWith('application/x-www-form-urlencoded')) return invalid('invalid_request', 'the body must be form-encoded');
+    if (form.get('client_id') !== oauth.clientId || form.get('client_secret') !== oauth.clientSecret) return invalid('invalid_client', 'unknown client or wrong secret');
+    let scope: string[];
+    if (grantType === 'authorization_code') {
+      const code = form.get('code') ?? '';
+      const issued = oauth.codes.get(code);
+      if (!issued || form.get('redirect_uri') !== issued.redirectUri) return invalid('invalid_grant', 'the code is invalid, used or for another redirect_uri');
+      oauth.codes.delete(code);
+      scope = issued.scope.split(',');
+    } else if (grantType === 'refresh_token') {
+      const presented = form.get('refresh_token') ?? '';
+      const live = liveRefreshTokens.get(presented);
+      if (!live) return invalid('invalid_grant', 'the refresh token is invalid, revoked or already used');
+      liveRefreshTokens.delete(presented);
+      scope = live.scope;
+    } else {
+      return invalid('unsupported_grant_type', `grant_type ${String(grantType)} is not supported`);
     }
-    oauth.codes.delete(code);
-    send(res, 200, { access_token: accessToken, token_type: 'Bearer', expires_in: 315705599, scope: issued.scope.split(',') });
+    grants.push({ grantType, at: now() });
+    const access = `lin_oat_${randomUUID().replaceAll('-', '')}`;
+    const refresh = `lin_ort_${randomUUID().replaceAll('-', '')}`;
+    issuedTokens.set(access, { expiresAt: now() + tokenLifetimeSeconds * 1000, scope });
+    liveRefreshTokens.set(refresh, { scope });
+    secretsIssued.push(access, refresh);
+    send(res, 200, { access_token: access, token_type: 'Bearer', expires_in: tokenLifetimeSeconds, refresh_token: refresh, scope });
+  }
+
+  /** Whether the request's Authorization is a token Linear takes right now. */
+  function authorized(auth: string | undefined): boolean {
+    if (auth === `Bearer ${accessToken}` || (apiKey !== undefined && auth === apiKey)) return true;
+    const issued = auth?.startsWith('Bearer ') ? issuedTokens.get(auth.slice('Bearer '.length)) : undefined;
+    return issued !== undefined && issued.expiresAt > now();
   }
 
   function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) {
@@ -228,9 +294,10 @@ export async function startFakeLinear(options: { accessToken?: string; apiKey?: 
   async function handle(req: IncomingMessage, res: ServerResponse) {
     if (req.method === 'POST' && req.url === '/oauth/token') return tokenExchange(req, res);
     if (req.method !== 'POST' || req.url !== '/graphql') return refuse(res, `${req.method} ${req.url}`, 404, 'not found');
-    const auth = req.headers.authorization;
-    const authorized = auth === `Bearer ${accessToken}` || (apiKey !== undefined && auth === apiKey);
-    if (!authorized) return refuse(res, 'auth', 400, 'Authentication required, not authenticated', 'authentication error');
+    if (!authorized(req.headers.authorization)) {
+      refused.push({ operation: 'auth', status: 401, message: authenticationError.errors[0]!.message });
+      return send(res, 401, authenticationError);
+    }
     if (!String(req.headers['content-type']).startsWith('application/json')) return refuse(res, 'content-type', 400, 'content-type must be application/json');
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
@@ -315,6 +382,17 @@ export async function startFakeLinear(options: { accessToken?: string; apiKey?: 
       return session;
     },
     oauth: { clientId: oauth.clientId, clientSecret: oauth.clientSecret },
+    /** Every grant the token endpoint served (installs and refreshes), in order. */
+    grants,
+    secretsIssued,
+    /** Moves the fake's clock forward: tokens issued before expire as if that time had passed. */
+    advance(ms: number) {
+      skewMs += ms;
+    },
+    /** Every refresh token stops working (an admin removed the app, or Linear revoked them). */
+    revokeRefreshTokens() {
+      liveRefreshTokens.clear();
+    },
     /** What Linear's consent page does for an admin who approves: a code for the redirect URI. */
     authorize(authorizeUrl: string): { redirect: string } {
       const url = new URL(authorizeUrl);

@@ -1,0 +1,182 @@
+import type { LinearClient } from '@linear/sdk';
+import type { Logger } from 'pino';
+import { PatchbayError } from '../../src/core/errors.ts';
+import { linearClient, type LinearClientSource } from './linear-api.ts';
+import { z } from 'zod';
+import type { Installation, InstallationTokens, LinearStore } from './linear-store.ts';
+
+/** Sealing of tokens at rest (PATCHBAY_SECRET_KEY's secret box). */
+export type TokenSealer = { seal(plaintext: string): string; open(sealed: string): string };
+
+/** Linear's token endpoint and the app's credentials, for the `refresh_token` grant. */
+export type TokenEndpoint = { tokenUrl: string; clientId: string; clientSecret: string; fetch?: typeof fetch };
+
+/** Why a workspace's token could not be refreshed; `permanent` when only a new install helps. */
+export type RefreshFailure = { organizationId: string; reason: string; permanent: boolean; accessToken: string; refreshCiphertext: string | null };
+
+/** The answer of Linear's token endpoint (RFC 6749 §5.1): the refresh token rotates on every grant. */
+const TokenAnswer = z.object({
+  access_token: z.string().min(1),
+  refresh_token: z.string().min(1).optional(),
+  expires_in: z.coerce.number().positive().optional(),
+});
+
+/** What an install or a refresh grant answered, ready to store. */
+export function tokensToStore(answer: unknown, box: TokenSealer, now: number): (InstallationTokens & { accessToken: string }) | undefined {
+  const parsed = TokenAnswer.safeParse(answer);
+  if (!parsed.success) return undefined;
+  const { access_token, refresh_token, expires_in } = parsed.data;
+  return {
+    accessToken: access_token,
+    ciphertext: box.seal(access_token),
+    refreshCiphertext: refresh_token ? box.seal(refresh_token) : null,
+    expiresAt: expires_in ? new Date(now + expires_in * 1000) : null,
+  };
+}
+
+export type LinearTokens = ReturnType<typeof createLinearTokens>;
+
+const transientBackoffMs = 30_000;
+
+/**
+ * The access tokens of workspaces installed through OAuth. Linear's access tokens expire (about a
+ * day) and come with a refresh token that is spent by its use: a token due to expire is refreshed
+ * before it is used (in the last quarter of its life, at most five minutes before it ends), and one
+ * Linear refuses is refreshed at once. One refresh per workspace is in flight at a time, in this
+ * process (callers join it) and across processes (the installation's row is locked while Linear is
+ * asked, and whoever comes next finds the new token). A refresh Linear refuses for good
+ * (`invalid_grant`: the app was removed or the refresh token revoked) is reported once, through
+ * `onRefreshFailed`, and not asked again with the same refresh token; a passing failure (Linear
+ * down) is logged and retried after 30 s, the current token used meanwhile.
+ */
+export function createLinearTokens(deps: {
+  store: LinearStore;
+  box: TokenSealer;
+  endpoint: TokenEndpoint;
+  log: Logger;
+  onRefreshFailed: (failure: RefreshFailure) => Promise<void>;
+  now?: () => number;
+}) {
+  const { store, box, log } = deps;
+  const now = deps.now ?? Date.now;
+  const inflight = new Map<string, Promise<string | undefined>>();
+  /** Refresh tokens Linear refused for good, per workspace: asking again cannot help. */
+  const refusedRefresh = new Map<string, string>();
+  const retryAt = new Map<string, number>();
+
+  function due(installation: Installation): boolean {
+    if (!installation.expiresAt) return false;
+    const expires = installation.expiresAt.getTime();
+    const margin = Math.min(5 * 60_000, (expires - installation.updatedAt.getTime()) / 4);
+    return now() >= expires - margin;
+  }
+
+  function refresh(organizationId: string, refusedToken: string | undefined, signal?: AbortSignal): Promise<string | undefined> {
+    const running = inflight.get(organizationId);
+    if (running) return running;
+    const started = refreshHoldingRow(organizationId, refusedToken, signal).finally(() => inflight.delete(organizationId));
+    inflight.set(organizationId, started);
+    return started;
+  }
+
+  async function refreshHoldingRow(organizationId: string, refusedToken: string | undefined, signal?: AbortSignal): Promise<string | undefined> {
+    let failure: RefreshFailure | undefined;
+    const token = await store.withInstallationLocked(organizationId, async (installation) => {
+      if (!installation) return { result: undefined };
+      const stored = box.open(installation.ciphertext);
+      // Someone (another flight, another process) refreshed it since the caller looked: take theirs.
+      if (refusedToken !== undefined ? stored !== refusedToken : !due(installation)) return { result: stored };
+      const fallback = refusedToken !== undefined ? undefined : stored;
+      if (!installation.refreshCiphertext) {
+        failure = { organizationId, reason: 'no refresh token is stored for it (installed before Linear issued refresh tokens)', permanent: true, accessToken: stored, refreshCiphertext: null };
+        return { result: fallback };
+      }
+      if (refusedRefresh.get(organizationId) === installation.refreshCiphertext) return { result: fallback };
+      if (refusedToken === undefined && now() < (retryAt.get(organizationId) ?? 0)) return { result: fallback };
+      const answer = await grant(box.open(installation.refreshCiphertext), signal);
+      if ('failed' in answer) {
+        if (answer.permanent) refusedRefresh.set(organizationId, installation.refreshCiphertext);
+        else retryAt.set(organizationId, now() + transientBackoffMs);
+        failure = { organizationId, reason: answer.failed, permanent: answer.permanent, accessToken: stored, refreshCiphertext: installation.refreshCiphertext };
+        return { result: fallback };
+      }
+      retryAt.delete(organizationId);
+      // A grant that did not rotate the refresh token leaves the one there is.
+      const save = { ...answer.tokens, refreshCiphertext: answer.tokens.refreshCiphertext ?? installation.refreshCiphertext };
+      log.info({ organizationId, expiresAt: save.expiresAt?.toISOString() }, refusedToken !== undefined ? 'refreshed the Linear access token Linear refused' : 'refreshed the Linear access token before it expires');
+      return { save, result: answer.tokens.accessToken };
+    });
+    if (failure) {
+      if (failure.permanent) await deps.onRefreshFailed(failure).catch((error: unknown) => log.warn({ err: error, organizationId }, 'could not tell the workspace that its Linear token cannot be refreshed'));
+      else log.warn({ organizationId, reason: failure.reason }, 'could not refresh the Linear access token; trying again in 30 s');
+    }
+    return token;
+  }
+
+  /** The `refresh_token` grant at Linear's token endpoint. */
+  async function grant(refreshToken: string, signal?: AbortSignal): Promise<{ tokens: InstallationTokens & { accessToken: string } } | { failed: string; permanent: boolean }> {
+    const { tokenUrl, clientId, clientSecret } = deps.endpoint;
+    let response: Response;
+    try {
+      response = await (deps.endpoint.fetch ?? fetch)(tokenUrl, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: refreshToken, client_id: clientId, client_secret: clientSecret }),
+        signal: signal ? AbortSignal.any([signal, AbortSignal.timeout(15_000)]) : AbortSignal.timeout(15_000),
+      });
+    } catch (error) {
+      return { failed: `the token endpoint could not be reached (${(error as Error).message})`, permanent: false };
+    }
+    const body = (await response.json().catch(() => ({}))) as { error?: unknown };
+    const tokens = response.ok ? tokensToStore(body, box, now()) : undefined;
+    if (tokens) return { tokens };
+    const reason = typeof body.error === 'string' ? body.error : `HTTP ${response.status}`;
+    // 4xx (invalid_grant, invalid_client): this refresh token or app will not be taken again.
+    return { failed: reason, permanent: response.status >= 400 && response.status < 500 };
+  }
+
+  return {
+    /** Whether the workspace was installed through OAuth (its tokens are kept here). */
+    async installed(organizationId: string): Promise<boolean> {
+      return (await store.installation(organizationId)) !== undefined;
+    },
+    /** The access token to use now (refreshed first when it is due), or undefined when not installed. */
+    async current(organizationId: string, signal?: AbortSignal): Promise<string | undefined> {
+      const installation = await store.installation(organizationId);
+      if (!installation) return undefined;
+      const stored = box.open(installation.ciphertext);
+      if (!due(installation)) return stored;
+      // A refresh that fails leaves the token there is: it may still have minutes to live.
+      return (await refresh(organizationId, undefined, signal)) ?? stored;
+    },
+    /** Linear refused `token`: a fresh access token, or undefined when none can be had. */
+    refused(organizationId: string, token: string, signal?: AbortSignal): Promise<string | undefined> {
+      return refresh(organizationId, token, signal);
+    },
+  };
+}
+
+/** SDK clients for a workspace's current token, a new one whenever the token changes. */
+export function linearClientsFor(tokens: LinearTokens, organizationId: string, apiUrl: string): LinearClientSource {
+  let latest: { token: string; client: LinearClient } | undefined;
+  const tokenOf = new WeakMap<LinearClient, string>();
+  const clientFor = (token: string) => {
+    if (latest?.token !== token) {
+      latest = { token, client: linearClient(apiUrl, { accessToken: token }) };
+      tokenOf.set(latest.client, token);
+    }
+    return latest.client;
+  };
+  return {
+    async current(signal) {
+      const token = await tokens.current(organizationId, signal);
+      if (!token) throw new PatchbayError('unauthorized', `Patchbay is no longer installed in Linear workspace ${organizationId}`);
+      return clientFor(token);
+    },
+    async refused(client, signal) {
+      const refused = tokenOf.get(client);
+      const fresh = refused === undefined ? undefined : await tokens.refused(organizationId, refused, signal);
+      return fresh === undefined || fresh === refused ? undefined : clientFor(fresh);
+    },
+  };
+}
