@@ -305,7 +305,7 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
  * The egress proxy's policy and where its refusals go. Patchbay's own endpoints (this host's
  * addresses, the database, the server) are protected unless an entry names them exactly; the
  * database and server are added once they are known. Refusals become `egress-blocked` events,
- * one per host per session.
+ * one per host and port per session.
  */
 function egressWiring(config: Config, log: Logger) {
   if (config.sandbox.network === 'host') {
@@ -319,7 +319,7 @@ function egressWiring(config: Config, log: Logger) {
   const onBlocked = (sessionId: string, block: EgressBlock): void => {
     if (!store) return;
     store
-      .append(sessionId, [{ event: { type: 'egress-blocked', ...block }, dedupeKey: `egress-blocked:${block.host}` }])
+      .append(sessionId, [{ event: { type: 'egress-blocked', ...block }, dedupeKey: `egress-blocked:${block.host}:${block.port}` }])
       .catch((error: unknown) => log.warn({ err: error, sessionId, host: block.host }, 'could not record a refused egress connection'));
   };
   return {
