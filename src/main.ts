@@ -8,7 +8,7 @@ import type { SandboxProvider } from '../sandbox/sandbox.ts';
 import { createDefaultTools } from './agent/default-tools.ts';
 import { createToolRegistry } from './agent/tool-registry.ts';
 import { createServer, listenAddress, type ApiServer } from './api/server.ts';
-import { createPageSessions } from './api/page-auth.ts';
+import { createPageSessions } from './api/page-sessions.ts';
 import { startWorkerHealth } from './api/health.ts';
 import type { Config } from './config.ts';
 import { PatchbayError } from './core/errors.ts';
@@ -162,6 +162,10 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
       pollingIntervalSeconds: options.inbound?.pollingIntervalSeconds ?? options.queue?.pollingIntervalSeconds ?? 2,
       ...(config.deliveryRetentionDays !== undefined && { retentionDays: config.deliveryRetentionDays }),
     });
+    // One set of page sessions for the server and the integrations that sign people in (GitHub).
+    const pageSessions = config.apiToken
+      ? createPageSessions({ db: database.db, token: config.apiToken, secure: config.publicUrl.startsWith('https:'), ttlMs: config.webSessionHours * 60 * 60_000 })
+      : undefined;
     const modules = options.integrations
       ? await options.integrations({
           inbox: inbound,
@@ -174,7 +178,7 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
           db: database.db,
           log,
           publicUrl: config.publicUrl,
-          ...(config.apiToken && { pageSessions: createPageSessions(config.apiToken, config.publicUrl.startsWith('https:')) }),
+          ...(pageSessions && { pageSessions }),
         })
       : [];
     // Each integration offers its hooks by name; the harness gets every one of a kind, in order.
@@ -269,6 +273,7 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
         githubWebUrl: config.github?.gitUrl ?? 'https://github.com',
         allowLocalRepos: config.allowLocalRepos,
         ...(config.apiToken && { apiToken: config.apiToken }),
+        ...(pageSessions && { pageSessions }),
         signInProviders: modules.flatMap((m) => (m.pageSignIn ? [m.pageSignIn] : [])),
       });
       cleanups.push(() => server.close());

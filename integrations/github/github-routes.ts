@@ -153,7 +153,7 @@ export function githubRoutes(deps: {
         return reply.code(502).type('text/plain').send('Sign-in failed: GitHub did not accept the code. Try again.');
       }
       deps.log.info({ login }, 'signed in to the page with GitHub');
-      return reply.header('set-cookie', page.sessions.cookieFor(`github:${login}`)).header('cache-control', 'no-store').redirect('/', 302);
+      return reply.header('set-cookie', await page.sessions.cookieFor(`github:${login}`)).header('cache-control', 'no-store').redirect('/', 302);
     }
   };
 }
