@@ -1,5 +1,5 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { readCookie } from '../../src/core/cookies.ts';
 import type { DeliveryInbox } from '../../src/core/inbound-surface.ts';
@@ -16,6 +16,9 @@ export function verifySignature(secret: string, body: Buffer, signature: string 
   const given = Buffer.from(signature);
   return expected.length === given.length && timingSafeEqual(expected, given);
 }
+
+/** GitHub's documented payload cap (it does not deliver a larger one). */
+export const GITHUB_WEBHOOK_MAX_BYTES = 25 * 1024 * 1024;
 
 const header = (value: string | string[] | undefined) => (Array.isArray(value) ? value[0] : value);
 
@@ -37,9 +40,17 @@ export function githubRoutes(deps: {
     // Every body stays raw bytes in this scope, whatever its content type, so a request that is not
     // GitHub's is refused by the signature check (401) rather than by Fastify's parsers (415).
     app.removeAllContentTypeParsers();
-    app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: 26 * 1024 * 1024 }, (_req, body, done) => done(null, body));
+    app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: GITHUB_WEBHOOK_MAX_BYTES }, (_req, body, done) => done(null, body));
 
-    app.post('/github/webhooks', async (req, reply) => {
+    // A request with no signature header at all is refused before a byte of its body is read;
+    // a body past GitHub's cap is refused while it streams (413), never buffered whole.
+    const signed = async (req: FastifyRequest, reply: FastifyReply) => {
+      if (/^sha256=[0-9a-f]{64}$/.test(header(req.headers['x-hub-signature-256']) ?? '')) return;
+      deps.log.warn({ delivery: header(req.headers['x-github-delivery']) }, 'GitHub webhook without a signature refused before its body was read');
+      return reply.code(401).header('connection', 'close').send();
+    };
+
+    app.post('/github/webhooks', { onRequest: signed }, async (req, reply) => {
       const body = req.body;
       if (!Buffer.isBuffer(body) || !verifySignature(deps.webhookSecret, body, header(req.headers['x-hub-signature-256']))) {
         deps.log.warn({ delivery: header(req.headers['x-github-delivery']) }, 'GitHub webhook with a bad signature refused: check GITHUB_WEBHOOK_SECRET against the App settings');

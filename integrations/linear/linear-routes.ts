@@ -1,5 +1,5 @@
 import { LinearWebhookClient } from '@linear/sdk/webhooks';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { linearClient, createLinearApi } from './linear-api.ts';
 import type { DeliveryInbox } from '../../src/core/inbound-surface.ts';
@@ -12,6 +12,12 @@ export type Sealer = { seal(plaintext: string): string; sign(payload: string, tt
 export const installScopes = 'read,write,app:assignable,app:mentionable';
 
 const header = (value: string | string[] | undefined) => (Array.isArray(value) ? value[0] : value);
+
+/**
+ * The most a Linear webhook body may be. Linear documents no maximum; its events carry one entity
+ * (an issue, a comment, an agent activity) and stay far below this.
+ */
+export const LINEAR_WEBHOOK_MAX_BYTES = 5 * 1024 * 1024;
 
 /**
  * POST /linear/webhooks: the SDK's LinearWebhookClient checks `Linear-Signature` (HMAC-SHA256 of
@@ -33,9 +39,16 @@ export function linearRoutes(deps: {
     // Raw bytes for every content type: the signature is over the exact body, and a request that is
     // not Linear's is refused by the signature check (401) rather than by a parser.
     app.removeAllContentTypeParsers();
-    app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: 5 * 1024 * 1024 }, (_req, body, done) => done(null, body));
+    app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: LINEAR_WEBHOOK_MAX_BYTES }, (_req, body, done) => done(null, body));
 
-    app.post('/linear/webhooks', async (req, reply) => {
+    // No signature header: refused before a byte of the body is read.
+    const signed = async (req: FastifyRequest, reply: FastifyReply) => {
+      if (/^[0-9a-f]{64}$/.test(header(req.headers['linear-signature']) ?? '')) return;
+      deps.log.warn({ delivery: header(req.headers['linear-delivery']) }, 'Linear webhook without a signature refused before its body was read');
+      return reply.code(401).header('connection', 'close').send();
+    };
+
+    app.post('/linear/webhooks', { onRequest: signed }, async (req, reply) => {
       const body = req.body;
       const signature = header(req.headers['linear-signature']);
       const deliveryId = header(req.headers['linear-delivery']);

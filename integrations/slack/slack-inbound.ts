@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { WebClient } from '@slack/web-api';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import type { IntegrationContext } from '../integration-module.ts';
 import type { Actor } from '../../src/core/actor.ts';
@@ -9,7 +9,7 @@ import { chooseCandidate, findRepoMentions, recommendRepo, type RepoMention } fr
 import type { ActorDirectory } from './slack-actors.ts';
 import { ASK_FOR_REPO, candidatesMessage, parseAnswerValue, type SlackText } from './slack-blocks.ts';
 import { classifyEvent, cleanText, isStopCommand, plainText, threadOf, type SlackMessageEvent } from './slack-normalize.ts';
-import { verifySlackSignature } from './slack-signature.ts';
+import { MAX_SKEW_SECONDS, verifySlackSignature } from './slack-signature.ts';
 import type { PendingTask, SlackStore, SlackThread } from './slack-store.ts';
 
 export type SlackWeb = Pick<WebClient, 'chat' | 'reactions' | 'users'>;
@@ -47,6 +47,12 @@ export function slackDelivery(body: Record<string, unknown>, raw: string, delive
 }
 
 /**
+ * The most a Slack request body may be. Slack documents no maximum for Events API or
+ * interactivity requests; this is Bolt's own receiver limit, far above any real event.
+ */
+export const SLACK_REQUEST_MAX_BYTES = 4 * 1024 * 1024;
+
+/**
  * POST /slack/events (events and interactivity) in Patchbay's one Fastify server: verifies Slack's
  * signature on the raw body (401 otherwise), answers url_verification and ssl_check itself, stores
  * everything else in the inbound pipeline, and acknowledges once it is stored. The work happens
@@ -61,8 +67,17 @@ export function slackRoutes(options: { signingSecret: string; inbox: DeliveryInb
     // Raw strings, in this scope only: the signature covers the exact bytes Slack sent. Any content
     // type, so a request that is not Slack's meets the signature check (401), not a 415.
     fastify.removeAllContentTypeParsers();
-    fastify.addContentTypeParser('*', { parseAs: 'string', bodyLimit: 4 * 1024 * 1024 }, (_req, body, done) => done(null, body));
-    fastify.post(options.path ?? '/slack/events', { config: { public: true } }, async (request, reply) => {
+    fastify.addContentTypeParser('*', { parseAs: 'string', bodyLimit: SLACK_REQUEST_MAX_BYTES }, (_req, body, done) => done(null, body));
+    // Missing or stale signing headers are refused before the body is read (the HMAC needs it all).
+    const signedAndFresh = async (request: FastifyRequest, reply: FastifyReply) => {
+      const timestamp = header(request.headers['x-slack-request-timestamp']);
+      const signature = header(request.headers['x-slack-signature']);
+      if (!timestamp || !/^\d+$/.test(timestamp) || !/^v0=[0-9a-f]{64}$/.test(signature ?? '')) {
+        return reply.code(401).header('connection', 'close').send({ error: 'invalid_signature', reason: 'missing' });
+      }
+      if (Math.abs(nowSeconds() - Number(timestamp)) > MAX_SKEW_SECONDS) return reply.code(401).header('connection', 'close').send({ error: 'invalid_signature', reason: 'stale' });
+    };
+    fastify.post(options.path ?? '/slack/events', { config: { public: true }, onRequest: signedAndFresh }, async (request, reply) => {
       const rawBody = typeof request.body === 'string' ? request.body : '';
       const check = verifySlackSignature({
         signingSecret: options.signingSecret,
