@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { PatchbayError } from '../../src/core/errors.ts';
+import { parseAllowedTeams } from './slack-teams.ts';
 
 const emptyAsUndefined = (value: unknown) => (value === '' ? undefined : value);
 
@@ -11,6 +12,8 @@ export const slackEnvSchema = z.object({
   /** Socket Mode: no public URL needed. When set, events come over the WebSocket instead of HTTP. */
   SLACK_APP_TOKEN: z.preprocess(emptyAsUndefined, z.string().startsWith('xapp-', 'must be an app-level token (xapp-…)').optional()),
   SLACK_API_URL: z.preprocess(emptyAsUndefined, z.url().default('https://slack.com/api/')),
+  /** Other organisations (Slack Connect) whose people may ask: comma-separated team ids. */
+  SLACK_ALLOWED_TEAMS: z.preprocess(emptyAsUndefined, z.string().regex(/^\s*T[A-Z0-9]+\s*(,\s*T[A-Z0-9]+\s*)*$/, 'must be comma-separated Slack team ids (T…)').optional()),
 });
 export type SlackEnv = z.infer<typeof slackEnvSchema>;
 
@@ -19,6 +22,8 @@ export type SlackConfig = {
   signingSecret?: string;
   appToken?: string;
   apiUrl: string;
+  /** Teams other than the installing workspace whose people may ask (SLACK_ALLOWED_TEAMS). */
+  allowedTeams?: readonly string[];
 };
 
 /** The Slack part of the config, or undefined when Slack is not configured. */
@@ -32,5 +37,6 @@ export function slackConfigFromEnv(env: SlackEnv): SlackConfig | undefined {
     ...(env.SLACK_SIGNING_SECRET && { signingSecret: env.SLACK_SIGNING_SECRET }),
     ...(env.SLACK_APP_TOKEN && { appToken: env.SLACK_APP_TOKEN }),
     apiUrl: env.SLACK_API_URL.endsWith('/') ? env.SLACK_API_URL : `${env.SLACK_API_URL}/`,
+    ...(env.SLACK_ALLOWED_TEAMS && { allowedTeams: parseAllowedTeams(env.SLACK_ALLOWED_TEAMS) }),
   };
 }

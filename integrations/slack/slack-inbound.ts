@@ -10,6 +10,7 @@ import type { ActorDirectory } from './slack-actors.ts';
 import { ASK_FOR_REPO, candidatesMessage, parseAnswerValue, type SlackText } from './slack-blocks.ts';
 import { classifyEvent, cleanText, isStopCommand, plainText, threadOf, type SlackMessageEvent } from './slack-normalize.ts';
 import { MAX_SKEW_SECONDS, verifySlackSignature } from './slack-signature.ts';
+import { foreignTeamText, type SlackTeams, teamAllowed, userTeamOf } from './slack-teams.ts';
 import type { PendingTask, SlackStore, SlackThread } from './slack-store.ts';
 
 export type SlackWeb = Pick<WebClient, 'chat' | 'reactions' | 'users'>;
@@ -140,11 +141,13 @@ export type SlackInboundDeps = {
   repoHosts?: readonly string[];
   /** A GitHub sign-in link bound to a person, when GitHub sign-in is configured. */
   signInLink?: (actor: Actor) => string;
+  /** The installing workspace and the other organisations allowed in (Slack Connect). */
+  teams?: SlackTeams;
 };
 
 export type SlackInbound = ReturnType<typeof createSlackInbound>;
 
-type SlackAction = { teamId: string; channel: string; messageTs: string; threadTs?: string; user: string; actionId: string; value: string };
+type SlackAction = { teamId: string; channel: string; messageTs: string; threadTs?: string; user: string; userTeam?: string; actionId: string; value: string };
 
 const ignore = (reason: string): Normalized => ({ kind: 'ignore', reason });
 
@@ -222,6 +225,13 @@ export function createSlackInbound(deps: SlackInboundDeps) {
     return ignore('sent a GitHub sign-in link');
   }
 
+  /** Slack Connect: a person of another organisation is told, privately, and nothing else happens. */
+  async function refuseForeign(channel: string, user: string, userTeam: string, threadTs: string | undefined): Promise<Normalized> {
+    deps.log.info({ userTeam, user }, 'Slack request from another organisation refused (not in SLACK_ALLOWED_TEAMS)');
+    await web.chat.postEphemeral({ channel, user, text: foreignTeamText(userTeam), ...(threadTs && { thread_ts: threadTs }) });
+    return ignore(`from team ${userTeam}, which is not this workspace nor in SLACK_ALLOWED_TEAMS`);
+  }
+
   /** A message in a thread that has a session: steer it, answer its open question, or stop it. */
   function toSession(thread: SlackThread, actor: Actor, text: string, session: { pendingQuestion: { questionId: string } | null; status: string }): Normalized {
     if (isStopCommand(text)) {
@@ -249,6 +259,8 @@ export function createSlackInbound(deps: SlackInboundDeps) {
       const kind = classifyEvent(event);
       if (kind === 'ignore') return ignore('not a person writing to Patchbay (a bot, an edit, or a channel message without a mention)');
       if (event.user === deps.botUserId) return ignore('its own message');
+      const userTeam = userTeamOf(event);
+      if (deps.teams && !teamAllowed(deps.teams, userTeam)) return refuseForeign(event.channel, event.user!, userTeam!, event.thread_ts);
       const thread = threadOf(teamId, event);
       const text = cleanText(event.text, deps.botUserId);
       const session = await context.findSession(thread);
@@ -272,6 +284,7 @@ export function createSlackInbound(deps: SlackInboundDeps) {
 
     /** A button click on one of our messages. */
     async onAction(input: SlackAction): Promise<Normalized> {
+      if (deps.teams && !teamAllowed(deps.teams, input.userTeam)) return refuseForeign(input.channel, input.user, input.userTeam!, input.threadTs);
       const thread: SlackThread = { source: 'slack', teamId: input.teamId, channel: input.channel, threadTs: input.threadTs ?? input.messageTs };
       const actor = await actors.get(input.user);
       if (input.actionId.startsWith('patchbay_stop')) return { kind: 'inbound', inbound: { kind: 'stop', thread, actor } };
@@ -343,6 +356,7 @@ export function createSlackSurface(deps: { inbound: () => SlackInbound | undefin
           messageTs,
           ...(click.message?.thread_ts && { threadTs: click.message.thread_ts }),
           user: click.user.id,
+          ...(click.user.team_id && { userTeam: click.user.team_id }),
           actionId: action.action_id,
           value: action.value ?? '',
         });
