@@ -45,7 +45,7 @@ describe('tenancy: Slack Connect users of other organisations', () => {
     await waitFor(async () => f.slack.ephemerals.filter((e) => e.user === 'U0ALICE01').length >= 3 || undefined, 'both refusals');
     expect((await f.app.store.events(session.id, { types: ['user-message'] })).length).toBe(before);
     const stopped = await f.app.store.events(session.id, { types: ['status-changed'] });
-    expect(stopped.map(({ event }) => event).filter((e) => e.type === 'status-changed' && e.status === 'cancelled')).toEqual([]);
+    expect(stopped.map(({ event }) => event).filter((e) => e.type === 'status-changed' && e.to === 'cancelled')).toEqual([]);
   });
 
   it('takes a request from a team in SLACK_ALLOWED_TEAMS', async () => {
