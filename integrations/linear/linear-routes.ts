@@ -33,7 +33,10 @@ export function linearRoutes(deps: {
   inbox: DeliveryInbox;
   log: Logger;
   oauth?: { clientId: string; clientSecret: string; authorizeUrl: string; tokenUrl: string; apiUrl: string; publicUrl: string; box: Sealer; fetch?: typeof fetch };
+  /** LINEAR_ALLOWED_ORGS; unset: every workspace that installs the app is served. */
+  allowedOrgs?: readonly string[];
 }) {
+  const allowed = (organizationId: unknown) => !deps.allowedOrgs || (typeof organizationId === 'string' && deps.allowedOrgs.includes(organizationId));
   const verifier = new LinearWebhookClient(deps.webhookSecret);
   return async function routes(app: FastifyInstance): Promise<void> {
     // Raw bytes for every content type: the signature is over the exact body, and a request that is
@@ -60,6 +63,11 @@ export function linearRoutes(deps: {
         // parseData throws for a bad signature and for a missing or stale webhookTimestamp alike.
         deps.log.warn({ delivery: deliveryId }, 'Linear webhook refused: bad signature or a webhookTimestamp outside 60 s; check LINEAR_WEBHOOK_SECRET against the app settings and the server clock');
         return reply.code(401).send();
+      }
+      if (!allowed(payload.organizationId)) {
+        // Signed by Linear, from a workspace this Patchbay does not work for: taken, and nothing else.
+        deps.log.warn({ organizationId: payload.organizationId, delivery: deliveryId }, 'Linear webhook from a workspace not in LINEAR_ALLOWED_ORGS; acknowledged and dropped');
+        return reply.code(200).send({ ok: false, ignored: 'workspace not in LINEAR_ALLOWED_ORGS' });
       }
       const delivery = linearDelivery(payload, body!.toString('utf8'), deliveryId, header(req.headers['linear-event']));
       if (!delivery) {
@@ -99,10 +107,20 @@ export function linearRoutes(deps: {
         if (!response.ok || !token.access_token) throw new Error(`token exchange answered ${response.status}`);
         const client = linearClient(oauth.apiUrl, { accessToken: token.access_token });
         const { organizationId, appUserId } = await installationOf(client, deps.log);
+        if (!allowed(organizationId)) {
+          deps.log.warn({ organizationId }, 'Linear install refused: the workspace is not in LINEAR_ALLOWED_ORGS');
+          return reply.code(403).type('text/plain').send(`This Patchbay works only for the Linear workspaces its operator listed (LINEAR_ALLOWED_ORGS); yours (${organizationId}) is not one of them. Nothing was installed.`);
+        }
         const scope = Array.isArray(token.scope) ? token.scope.join(',') : (token.scope ?? installScopes);
         await deps.store.saveInstallation({ organizationId, appUserId, ciphertext: oauth.box.seal(token.access_token), scope });
         deps.log.info({ organizationId, appUserId }, 'Linear app installed');
-        return reply.type('text/plain').send('Patchbay is installed in your Linear workspace. Delegate an issue to it or mention it to start.');
+        if (!deps.allowedOrgs) {
+          deps.log.warn({ organizationId }, `LINEAR_ALLOWED_ORGS is not set: any Linear workspace that installs the app runs sessions on this Patchbay's model budget; set LINEAR_ALLOWED_ORGS=${organizationId} to serve this one only`);
+        }
+        const note = deps.allowedOrgs
+          ? ''
+          : `\n\nNote for the person who runs Patchbay: LINEAR_ALLOWED_ORGS is not set, so any Linear workspace that installs this app runs sessions here. To serve only this workspace, set LINEAR_ALLOWED_ORGS=${organizationId}.`;
+        return reply.type('text/plain').send(`Patchbay is installed in your Linear workspace. Delegate an issue to it or mention it to start.${note}`);
       } catch (error) {
         // Not the error object: it may carry the code and the client secret.
         deps.log.warn({ reason: String((error as Error).message) }, 'Linear install failed');
