@@ -14,15 +14,22 @@ export function taskFromEvent(event: AgentSessionEvent, issueAuthor?: string): s
   const comment = session.comment?.body?.trim();
   const byRequester = comment !== undefined && session.comment?.userId != null && session.comment.userId === session.creator?.id;
   if (issue) {
+    // The title is the issue author's words, not the requester's: it goes in the quote below, never
+    // inside this sentence.
     parts.push(
       comment && byRequester
-        ? `${requester} mentioned you on Linear issue ${issue.identifier} "${issue.title}" (${issue.url}). Their request:\n\n${comment}`
-        : `${requester} delegated Linear issue ${issue.identifier} "${issue.title}" (${issue.url}) to you. Resolve the issue.`,
+        ? `${requester} mentioned you on Linear issue ${issue.identifier} (${issue.url}). Their request:\n\n${comment}`
+        : `${requester} delegated Linear issue ${issue.identifier} (${issue.url}) to you. Resolve the issue.`,
     );
     if (comment && !byRequester) parts.push(quoteUntrusted({ what: `The comment on ${issue.identifier} that started this session`, author: 'another Linear user', body: comment }));
-    if (issue.description?.trim()) {
-      parts.push(quoteUntrusted({ what: `The description of Linear issue ${issue.identifier}`, author: issueAuthor ? `${issueAuthor} (Linear)` : "the issue's author (Linear)", body: issue.description }));
-    }
+    parts.push(
+      quoteUntrusted({
+        what: `The title and description of Linear issue ${issue.identifier}`,
+        author: issueAuthor ? `${issueAuthor} (Linear)` : "the issue's author (Linear)",
+        title: issue.title,
+        body: issue.description ?? '',
+      }),
+    );
   } else {
     parts.push(comment ? `${requester} asked on Linear:\n\n${comment}` : `${requester} started a Linear agent session.`);
   }
