@@ -220,7 +220,7 @@ export function createSlackInbound(deps: SlackInboundDeps) {
     const user = event.user!;
     const text = deps.signInLink
       ? `Connect your GitHub account so the pull requests you ask for open under your name (the link works for an hour): ${deps.signInLink(await actors.get(user))}`
-      : 'GitHub sign-in is not set up on this Patchbay (GITHUB_OAUTH_CLIENT_ID, GITHUB_OAUTH_CLIENT_SECRET and PATCHBAY_SECRET_KEY); pull requests open as the Patchbay app.';
+      : 'GitHub sign-in is not set up on this Patchbay (GITHUB_OAUTH_CLIENT_ID, GITHUB_OAUTH_CLIENT_SECRET and PATCHBAY_SECRET_KEY, and Sign in with Slack: SLACK_CLIENT_ID and SLACK_CLIENT_SECRET); pull requests open as the Patchbay app.';
     await web.chat.postEphemeral({ channel: thread.channel, user, text, ...(event.thread_ts && { thread_ts: event.thread_ts }) });
     return ignore('sent a GitHub sign-in link');
   }
