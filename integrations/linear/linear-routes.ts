@@ -1,4 +1,6 @@
+import { createHash, randomBytes } from 'node:crypto';
 import { LinearWebhookClient } from '@linear/sdk/webhooks';
+import { readCookie } from '../../src/core/cookies.ts';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { linearClient, createLinearApi } from './linear-api.ts';
@@ -81,6 +83,7 @@ export function linearRoutes(deps: {
     const oauth = deps.oauth;
     if (!oauth) return;
     const callbackUrl = `${oauth.publicUrl}/linear/oauth/callback`;
+    const secure = oauth.publicUrl.startsWith('https:');
 
     app.get('/linear/oauth/start', async (_req, reply) => {
       const url = new URL(oauth.authorizeUrl);
@@ -89,13 +92,24 @@ export function linearRoutes(deps: {
       url.searchParams.set('response_type', 'code');
       url.searchParams.set('scope', installScopes);
       url.searchParams.set('actor', 'app');
-      url.searchParams.set('state', oauth.box.sign('linear-install', 10 * 60_000));
+      // Bound to this browser (a random cookie whose hash the state carries): a state fed to
+      // someone else's browser, or a callback there, installs nothing.
+      const nonce = randomBytes(32).toString('base64url');
+      url.searchParams.set('state', oauth.box.sign(JSON.stringify({ kind: 'linear-install', browser: digest(nonce) }), INSTALL_TTL_MS));
+      reply.header('set-cookie', installCookie(nonce, secure, INSTALL_TTL_MS / 1000));
       return reply.redirect(url.toString(), 302);
     });
 
     app.get('/linear/oauth/callback', async (req, reply) => {
       const { code, state } = req.query as { code?: string; state?: string };
-      if (!code || !state || oauth.box.verify(state) !== 'linear-install') return reply.code(400).type('text/plain').send('Install failed: the request is invalid or expired. Start again.');
+      const browser = installBrowser(state ? oauth.box.verify(state) : undefined);
+      const nonce = readCookie(req.headers.cookie, INSTALL_COOKIE);
+      reply.header('set-cookie', installCookie('', secure, 0));
+      if (!code || !browser) return reply.code(400).type('text/plain').send('Install failed: the request is invalid or expired. Start again.');
+      if (!nonce || digest(nonce) !== browser) {
+        deps.log.warn('Linear install refused: the callback came to a browser that did not start the install');
+        return reply.code(400).type('text/plain').send('Install failed: finish the install in the browser where you started it (/linear/oauth/start). Start again.');
+      }
       try {
         const response = await (oauth.fetch ?? fetch)(oauth.tokenUrl, {
           method: 'POST',
@@ -128,6 +142,28 @@ export function linearRoutes(deps: {
       }
     });
   };
+}
+
+const INSTALL_COOKIE = 'patchbay_linear_install';
+const INSTALL_TTL_MS = 10 * 60_000;
+
+/** HttpOnly, sent only to the install routes; Lax, so Linear's redirect back (a top-level GET) carries it. */
+function installCookie(value: string, secure: boolean, maxAgeSeconds: number): string {
+  return `${INSTALL_COOKIE}=${value}; Path=/linear/oauth; Max-Age=${maxAgeSeconds}; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`;
+}
+
+/** The browser hash an install state carries, when it is one. */
+function installBrowser(payload: string | undefined): string | undefined {
+  try {
+    const value = payload === undefined ? undefined : (JSON.parse(payload) as { kind?: unknown; browser?: unknown });
+    return value?.kind === 'linear-install' && typeof value.browser === 'string' ? value.browser : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function digest(value: string): string {
+  return createHash('sha256').update(value).digest('base64url');
 }
 
 /** The app user's id and its workspace, as Linear recommends storing beside the token. */

@@ -17,7 +17,7 @@ const oauthEnv = (linear: FakeLinear) => ({
 async function install(app: LinearPatchbay, linear: FakeLinear): Promise<Response> {
   const start = await fetch(`${app.url}/linear/oauth/start`, { redirect: 'manual' });
   const back = new URL(linear.authorize(start.headers.get('location')!).redirect);
-  return fetch(`${app.url}/linear/oauth/callback${back.search}`);
+  return fetch(`${app.url}/linear/oauth/callback${back.search}`, { headers: { cookie: (start.headers.get('set-cookie') ?? '').split(';')[0]! } });
 }
 
 // Any Linear workspace that installs the app would run sessions on the operator's model budget:
@@ -74,6 +74,19 @@ describe('tenancy: without LINEAR_ALLOWED_ORGS the installer is told', () => {
   afterAll(async () => {
     await app?.dispose();
     await linear?.close();
+  });
+
+  it('binds the install to the browser that started it: a callback elsewhere installs nothing', async () => {
+    const start = await fetch(`${app.url}/linear/oauth/start`, { redirect: 'manual' });
+    const back = new URL(linear.authorize(start.headers.get('location')!).redirect);
+    // The admin's authorize link (or Linear's redirect back) opened in another browser.
+    const elsewhere = await fetch(`${app.url}/linear/oauth/callback${back.search}`);
+    expect(elsewhere.status).toBe(400);
+    expect(await elsewhere.text()).toMatch(/browser where you started it/);
+    const other = await fetch(`${app.url}/linear/oauth/start`, { redirect: 'manual' });
+    const otherCookie = (other.headers.get('set-cookie') ?? '').split(';')[0]!;
+    expect((await fetch(`${app.url}/linear/oauth/callback${back.search}`, { headers: { cookie: otherCookie } })).status).toBe(400);
+    expect(await app.database.db.selectFrom('linear_installations').selectAll().execute()).toEqual([]);
   });
 
   it('warns at start and on install, naming the setting with this workspace’s id', async () => {
