@@ -28,6 +28,8 @@ export interface Database {
   // scale-out (011)
   session_checkpoints: SessionCheckpointsTable;
   session_checkpoint_increments: SessionCheckpointIncrementsTable;
+  // web page sessions (015)
+  page_sessions: PageSessionsTable;
 }
 
 type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
@@ -320,4 +322,18 @@ export interface SessionCheckpointIncrementsTable {
   wip: string;
   bundle: Buffer;
   created_at: Timestamp;
+}
+
+// --- web page sessions (015) ---
+
+export interface PageSessionsTable {
+  /** SHA-256 of the cookie's random id (base64url); the id itself is never stored. */
+  id_digest: string;
+  /** Who signed in: `token` or `github:<login>`. */
+  who: string;
+  /** Digest of the API token the session was made under. */
+  key_digest: string;
+  created_at: ColumnType<Date, Date | undefined, never>;
+  expires_at: ColumnType<Date, Date, Date>;
+  revoked_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
 }

@@ -30,7 +30,7 @@ export type EgressProxyOptions = {
   secrets?: readonly SecretRoute[];
   /** Where the sandbox reaches this proxy (its relay), so absolute-form requests to it are served locally. */
   selfAuthority: { host: string; port: number };
-  /** Called once per refused host (per proxy instance); must not throw. */
+  /** Called once per refused host and port (per proxy instance); must not throw. */
   onBlocked: (block: EgressBlock) => void;
   log: Logger;
   resolve?: Resolve;
@@ -61,8 +61,10 @@ export async function startEgressProxy(socketPath: string, options: EgressProxyO
   const sockets = new Set<Duplex>();
 
   const refuse = (host: string, port: number, reason: EgressRefusal): Decision => {
-    if (!reported.has(host)) {
-      reported.add(host);
+    // Per host AND port: an allowed host refused on another port is a different thing to allow.
+    const key = `${host}:${port}`;
+    if (!reported.has(key)) {
+      reported.add(key);
       log.info({ host, port, reason }, 'egress refused');
       options.onBlocked({ host, port, reason });
     }
@@ -158,7 +160,7 @@ export async function startEgressProxy(socketPath: string, options: EgressProxyO
     }
     const port = Number(url.port || 80);
     if (raw.startsWith('/') || isSelf(url.hostname, port)) {
-      await serveSecretRoute(url, req, res);
+      await serveSecretRoute(url, rawPath(raw), req, res);
       return;
     }
     const decision = await authorize(url.hostname, port, options.policy);
@@ -166,10 +168,19 @@ export async function startEgressProxy(socketPath: string, options: EgressProxyO
       sendText(res, decision.status, decision.message);
       return;
     }
-    forward(req, res, { protocol: 'http:', hostname: url.hostname, port, path: `${url.pathname}${url.search}`, decision, headers: forwardHeaders(req.headers) });
+    // The upstream sees the host that was checked, never a Host header the sandbox chose (a
+    // virtual host behind an allowed address is not allowed by it).
+    const headers = forwardHeaders(req.headers);
+    headers.host = url.host;
+    forward(req, res, { protocol: 'http:', hostname: url.hostname, port, path: `${url.pathname}${url.search}`, decision, headers });
   }
 
-  async function serveSecretRoute(url: URL, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  async function serveSecretRoute(url: URL, raw: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const traversal = secretPathRefusal(raw);
+    if (traversal) {
+      sendText(res, 400, `Patchbay egress proxy refused the secrets path: ${traversal}`);
+      return;
+    }
     const match = /^\/secrets\/([A-Za-z0-9_-]+)(\/.*)?$/.exec(url.pathname);
     const route = match && options.secrets?.find((secret) => secret.name === match[1]);
     if (!match || !route) {
@@ -183,7 +194,7 @@ export async function startEgressProxy(socketPath: string, options: EgressProxyO
       sendText(res, decision.status, decision.message);
       return;
     }
-    const path = `${upstream.pathname.replace(/\/$/, '')}${match[2] ?? '/'}${url.search}`;
+    const path = `${upstream.pathname.replace(/\/$/, '')}${(match[2] ?? '/').replace(/\/{2,}/g, '/')}${url.search}`;
     const headers = forwardHeaders(req.headers);
     delete headers[route.header.toLowerCase()];
     headers.host = upstream.host;
@@ -275,6 +286,28 @@ function withUpstream(policy: EgressPolicy, hostname: string, port: number): Egr
   const address = canonicalIp(host);
   const rule: EgressRule = address ? { kind: 'address', address, port } : { kind: 'domain', domain: host, wildcard: false, port };
   return { ...policy, rules: [...policy.rules, rule] };
+}
+
+/** The path of a request target, as the client sent it (origin form, or absolute form without scheme and authority). */
+function rawPath(raw: string): string {
+  const path = raw.startsWith('/') ? raw : raw.replace(/^[a-z][a-z0-9+.-]*:\/\/[^/?#]*/i, '');
+  return path.split(/[?#]/, 1)[0] || '/';
+}
+
+/**
+ * Why a secrets-route path must not be forwarded with its credential, if so. URL parsing already
+ * resolves literal and `%2e` dot segments; what it keeps (`..%2f`, `%5c`, double encoding) an upstream
+ * may decode into a climb out of the route's base path, so anything encoded that could become a
+ * separator or a dot segment is refused outright rather than guessed at.
+ */
+export function secretPathRefusal(raw: string): string | undefined {
+  if (raw.includes('\\')) return 'backslashes are not allowed';
+  if (/%(?:2e|2f|5c|25|00)/i.test(raw)) return 'encoded dots, slashes, backslashes, percent signs or NUL are not allowed';
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is refused
+  if (/[\u0000-\u001f\u007f]/.test(raw)) return 'control characters are not allowed';
+  const segments = raw.split('/');
+  if (segments.some((segment) => segment === '.' || segment === '..')) return 'dot segments are not allowed';
+  return undefined;
 }
 
 function parseAuthority(authority: string): { host: string; port: number } | undefined {

@@ -77,6 +77,7 @@ export const envSchema = z.object({
   WORKER_HEALTH_PORT: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(0).max(65535).optional()),
   /** Days a finished webhook delivery is kept (0: forever). */
   DELIVERY_RETENTION_DAYS: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(0).default(30)),
+  WEB_SESSION_HOURS: z.preprocess(emptyAsUndefined, z.coerce.number().positive().max(24 * 90).default(12)),
   /** Largest checkpoint of a session's work kept in the database, in MiB. */
   CHECKPOINT_MAX_MB: positiveInt(256),
   /** Seconds without a heartbeat before a run counts as crashed and is picked up again (at least 10). */
@@ -124,6 +125,8 @@ export type Config = {
   dataDir: string;
   databaseUrl?: string;
   apiToken?: string;
+  /** How long a web page sign-in lasts (WEB_SESSION_HOURS). */
+  webSessionHours: number;
   logLevel: Env['LOG_LEVEL'];
   model: ModelProviderConfig & { scenarioPath?: string };
   sandbox: {
@@ -181,6 +184,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     dataDir: resolve(e.DATA_DIR),
     ...(e.DATABASE_URL && { databaseUrl: e.DATABASE_URL }),
     ...(e.PATCHBAY_API_TOKEN && { apiToken: e.PATCHBAY_API_TOKEN }),
+    webSessionHours: e.WEB_SESSION_HOURS,
     logLevel: e.LOG_LEVEL,
     model: { ...modelConfigFromEnv(e), ...(e.SCRIPTED_SCENARIO && { scenarioPath: resolve(e.SCRIPTED_SCENARIO) }) },
     sandbox: {

@@ -9,7 +9,7 @@ import { secureDataDir } from '../sandbox/secure-data-dir.ts';
 import { createDefaultTools } from './agent/default-tools.ts';
 import { createToolRegistry } from './agent/tool-registry.ts';
 import { createServer, listenAddress, type ApiServer } from './api/server.ts';
-import { createPageSessions } from './api/page-auth.ts';
+import { createPageSessions } from './api/page-sessions.ts';
 import { startWorkerHealth } from './api/health.ts';
 import type { Config } from './config.ts';
 import { PatchbayError } from './core/errors.ts';
@@ -169,6 +169,10 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
       pollingIntervalSeconds: options.inbound?.pollingIntervalSeconds ?? options.queue?.pollingIntervalSeconds ?? 2,
       ...(config.deliveryRetentionDays !== undefined && { retentionDays: config.deliveryRetentionDays }),
     });
+    // One set of page sessions for the server and the integrations that sign people in (GitHub).
+    const pageSessions = config.apiToken
+      ? createPageSessions({ db: database.db, token: config.apiToken, secure: config.publicUrl.startsWith('https:'), ttlMs: config.webSessionHours * 60 * 60_000 })
+      : undefined;
     const modules = options.integrations
       ? await options.integrations({
           inbox: inbound,
@@ -181,7 +185,7 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
           db: database.db,
           log,
           publicUrl: config.publicUrl,
-          ...(config.apiToken && { pageSessions: createPageSessions(config.apiToken, config.publicUrl.startsWith('https:')) }),
+          ...(pageSessions && { pageSessions }),
         })
       : [];
     // Each integration offers its hooks by name; the harness gets every one of a kind, in order.
@@ -276,6 +280,7 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
         githubWebUrl: config.github?.gitUrl ?? 'https://github.com',
         allowLocalRepos: config.allowLocalRepos,
         ...(config.apiToken && { apiToken: config.apiToken }),
+        ...(pageSessions && { pageSessions }),
         signInProviders: modules.flatMap((m) => (m.pageSignIn ? [m.pageSignIn] : [])),
       });
       cleanups.push(() => server.close());
@@ -312,7 +317,7 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
  * The egress proxy's policy and where its refusals go. Patchbay's own endpoints (this host's
  * addresses, the database, the server) are protected unless an entry names them exactly; the
  * database and server are added once they are known. Refusals become `egress-blocked` events,
- * one per host per session.
+ * one per host and port per session.
  */
 function egressWiring(config: Config, log: Logger) {
   if (config.sandbox.network === 'host') {
@@ -326,7 +331,7 @@ function egressWiring(config: Config, log: Logger) {
   const onBlocked = (sessionId: string, block: EgressBlock): void => {
     if (!store) return;
     store
-      .append(sessionId, [{ event: { type: 'egress-blocked', ...block }, dedupeKey: `egress-blocked:${block.host}` }])
+      .append(sessionId, [{ event: { type: 'egress-blocked', ...block }, dedupeKey: `egress-blocked:${block.host}:${block.port}` }])
       .catch((error: unknown) => log.warn({ err: error, sessionId, host: block.host }, 'could not record a refused egress connection'));
   };
   return {

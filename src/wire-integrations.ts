@@ -10,7 +10,11 @@ export async function buildIntegrations(config: Config, context: IntegrationCont
   const modules: IntegrationModule[] = [];
   // Each integration (and its vendor SDK) is loaded only when configured: loading them all took
   // about half a second of every start, more on a busy host, before a restarted server could resume.
-  const github = config.github ? await (await import('../integrations/github/github-module.ts')).createGitHubModule(config.github, context) : undefined;
+  // Sign in with Slack proves who opens a Slack person's "connect github" link (GitHub asks it first).
+  const slackProof = config.slack?.oidc
+    ? (await import('../integrations/slack/slack-oidc.ts')).createSlackIdentityProof({ ...config.slack.oidc, apiUrl: config.slack.apiUrl, log: context.log.child({ integration: 'slack' }) })
+    : undefined;
+  const github = config.github ? await (await import('../integrations/github/github-module.ts')).createGitHubModule(config.github, context, slackProof ? [slackProof] : []) : undefined;
   if (github) modules.push(github);
   if (config.slack) {
     const { createSlackModule } = await import('../integrations/slack/slack-module.ts');
@@ -24,7 +28,8 @@ export async function buildIntegrations(config: Config, context: IntegrationCont
         repoUrlFor: (owner, repo) => repoUrl(gitUrl, { owner, repo }),
         // Links people paste name that host (GitHub Enterprise, or github.com).
         repoHosts: [new URL(gitUrl).host],
-        ...(github?.signInLink && { signInLink: github.signInLink }),
+        // Without Sign in with Slack a link could not be checked: Slack then says sign-in is not set up.
+        ...(github?.signInLink && slackProof && { signInLink: github.signInLink }),
       }),
     );
   }

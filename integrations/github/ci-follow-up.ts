@@ -1,3 +1,4 @@
+import { fenceUntrusted } from '../../src/core/quote-untrusted.ts';
 import type { PatchbayOctokit } from './github-client.ts';
 import { failedConclusions, type CiReport } from './classify-webhook.ts';
 
@@ -126,7 +127,12 @@ export function followUpMessage(input: { number: number; commit: string; failure
   return [
     `CI failed on pull request #${input.number} at your commit ${input.commit.slice(0, 12)} (the branch's head).`,
     '',
-    ...input.failure.jobs.flatMap((j) => [`Failing job \`${j.name}\`${j.url ? ` (${j.url})` : ''}, the end of its log:`, '~~~~', j.excerpt, '~~~~', '']),
+    // The job's name and log are the repository's (its workflows, its tests' output): quoted, fenced
+    // so that no log line can close the block and speak as CI.
+    ...input.failure.jobs.flatMap((j, i) => [
+      fenceUntrusted({ what: `Failing job ${i + 1}${j.url ? ` (${j.url})` : ''}: its name, then the end of its log`, author: "the repository's CI (its workflows and check apps)", title: `Job: ${j.name}`, body: j.excerpt }),
+      '',
+    ]),
     `Fix the cause on this branch and finish again; the harness checks your commit again, and CI runs again on the push. This is automatic CI follow-up ${input.attempt} of ${maxCiFollowUps}.`,
   ].join('\n');
 }

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import type { IntegrationContext, IntegrationModule } from '../integration-module.ts';
 import { PatchbayError } from '../../src/core/errors.ts';
+import type { IdentityProof } from '../../src/core/identity-proof.ts';
 import { createGitHubClient } from './github-client.ts';
 import type { GitHubConfig } from './github-env.ts';
 import { createGitHubReplier } from './github-replier.ts';
@@ -22,7 +23,8 @@ export type GitHubModule = IntegrationModule & {
   installedRepos: () => Promise<string[]>;
 };
 
-export async function createGitHubModule(config: GitHubConfig, context: IntegrationContext): Promise<GitHubModule> {
+/** `proofs`: the identity proofs other integrations offer (Sign in with Slack), asked before GitHub's sign-in. */
+export async function createGitHubModule(config: GitHubConfig, context: IntegrationContext, proofs: readonly IdentityProof[] = []): Promise<GitHubModule> {
   const log = context.log.child({ integration: 'github' });
   let privateKey = config.privateKey;
   if (!privateKey && config.privateKeyPath) {
@@ -59,7 +61,7 @@ export async function createGitHubModule(config: GitHubConfig, context: Integrat
       store,
       inbox: context.inbox,
       client,
-      ...(config.oauth && box && { oauth: { clientId: config.oauth.clientId, box, gitUrl: config.gitUrl, publicUrl: context.publicUrl, ...(page && { page }) } }),
+      ...(config.oauth && box && { oauth: { clientId: config.oauth.clientId, box, gitUrl: config.gitUrl, publicUrl: context.publicUrl, proofs, ...(page && { page }) } }),
       log,
     }),
     async start() {

@@ -1,8 +1,9 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { readCookie } from '../../src/core/cookies.ts';
 import type { DeliveryInbox } from '../../src/core/inbound-surface.ts';
+import type { IdentityProof } from '../../src/core/identity-proof.ts';
 import type { PageSessionIssuer } from '../../src/core/page-sign-in.ts';
 import type { GitHubClient } from './github-client.ts';
 import type { GitHubStore } from './github-store.ts';
@@ -17,6 +18,9 @@ export function verifySignature(secret: string, body: Buffer, signature: string 
   return expected.length === given.length && timingSafeEqual(expected, given);
 }
 
+/** GitHub's documented payload cap (it does not deliver a larger one). */
+export const GITHUB_WEBHOOK_MAX_BYTES = 25 * 1024 * 1024;
+
 const header = (value: string | string[] | undefined) => (Array.isArray(value) ? value[0] : value);
 
 /**
@@ -30,16 +34,24 @@ export function githubRoutes(deps: {
   store: GitHubStore;
   inbox: DeliveryInbox;
   client: GitHubClient;
-  oauth?: { clientId: string; box: SecretBox; gitUrl: string; publicUrl: string; page?: PageSignInRule };
+  oauth?: { clientId: string; box: SecretBox; gitUrl: string; publicUrl: string; page?: PageSignInRule; proofs?: readonly IdentityProof[] };
   log: Logger;
 }) {
   return async function routes(app: FastifyInstance): Promise<void> {
     // Every body stays raw bytes in this scope, whatever its content type, so a request that is not
     // GitHub's is refused by the signature check (401) rather than by Fastify's parsers (415).
     app.removeAllContentTypeParsers();
-    app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: 26 * 1024 * 1024 }, (_req, body, done) => done(null, body));
+    app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: GITHUB_WEBHOOK_MAX_BYTES }, (_req, body, done) => done(null, body));
 
-    app.post('/github/webhooks', async (req, reply) => {
+    // A request with no signature header at all is refused before a byte of its body is read;
+    // a body past GitHub's cap is refused while it streams (413), never buffered whole.
+    const signed = async (req: FastifyRequest, reply: FastifyReply) => {
+      if (/^sha256=[0-9a-f]{64}$/.test(header(req.headers['x-hub-signature-256']) ?? '')) return;
+      deps.log.warn({ delivery: header(req.headers['x-github-delivery']) }, 'GitHub webhook without a signature refused before its body was read');
+      return reply.code(401).header('connection', 'close').send();
+    };
+
+    app.post('/github/webhooks', { onRequest: signed }, async (req, reply) => {
       const body = req.body;
       if (!Buffer.isBuffer(body) || !verifySignature(deps.webhookSecret, body, header(req.headers['x-hub-signature-256']))) {
         deps.log.warn({ delivery: header(req.headers['x-github-delivery']) }, 'GitHub webhook with a bad signature refused: check GITHUB_WEBHOOK_SECRET against the App settings');
@@ -88,11 +100,48 @@ export function githubRoutes(deps: {
       return reply.redirect(url.toString(), 302);
     };
 
+    // Before GitHub: the browser proves it is the person the link was made for (Sign in with Slack
+    // for a Slack identity; for a GitHub identity, GitHub's own sign-in must name that account).
+    const proveUrl = `${oauth.publicUrl}/github/oauth/prove`;
     app.get('/github/oauth/start', async (req, reply) => {
       const link = (req.query as { link?: string }).link;
       const actor = link ? oauth.box.verify(link) : undefined;
       if (!actor) return reply.code(400).type('text/plain').send('This sign-in link is invalid or expired. Ask Patchbay for a new one.');
-      return authorize(reply, { kind: 'oauth-state', actor });
+      if (actor.startsWith('github:')) return authorize(reply, { kind: 'oauth-state', actor });
+      const proof = oauth.proofs?.find((p) => actor.startsWith(`${p.source}:`));
+      if (!proof) {
+        deps.log.warn({ actorKey: actor }, 'GitHub sign-in link refused: nothing here can prove who opened it (Sign in with Slack needs SLACK_CLIENT_ID and SLACK_CLIENT_SECRET)');
+        return reply.code(400).type('text/plain').send('This Patchbay cannot check who opened this link, so it connects no GitHub account from it. Ask the person who runs Patchbay to set up Sign in with Slack.');
+      }
+      const nonce = randomBytes(32).toString('base64url');
+      const state = oauth.box.sign(JSON.stringify({ kind: 'identity-proof', actor, browser: digest(nonce) } satisfies ProofState), OAUTH_STATE_TTL_MS);
+      reply.header('set-cookie', browserCookie(nonce, secureCookie, OAUTH_STATE_TTL_MS / 1000));
+      return reply.redirect(proof.authorizeUrl({ state, redirectUri: proveUrl, nonce: randomBytes(16).toString('base64url') }), 302);
+    });
+
+    app.get('/github/oauth/prove', { logSerializers: { req: (req: { method: string }) => ({ method: req.method, url: '/github/oauth/prove?[redacted]' }) } }, async (req, reply) => {
+      const { code, state } = req.query as { code?: string; state?: string };
+      const claim = state ? parseProofState(oauth.box.verify(state)) : undefined;
+      const nonce = readCookie(req.headers.cookie, OAUTH_COOKIE);
+      // Every way out but the next step (which sets its own cookie) spends the browser's cookie.
+      const fail = (status: number, text: string) => reply.header('set-cookie', browserCookie('', secureCookie, 0)).code(status).type('text/plain').send(text);
+      if (!code || !claim || !nonce || !safeEqual(digest(nonce), claim.browser)) {
+        return fail(400, 'Sign-in failed: the request is invalid or expired, or came to another browser than the one that opened the link. Ask Patchbay for a new link.');
+      }
+      const proof = oauth.proofs?.find((p) => claim.actor.startsWith(`${p.source}:`));
+      if (!proof) return fail(400, 'Sign-in failed: the request is invalid or expired.');
+      let proven: string;
+      try {
+        proven = await proof.provenActor({ code, redirectUri: proveUrl, signal: AbortSignal.timeout(20_000) });
+      } catch (error) {
+        deps.log.warn({ reason: String((error as Error).message) }, `Sign in with ${proof.name} failed`);
+        return fail(502, `Sign-in failed: ${proof.name} did not accept the sign-in. Ask Patchbay for a new link.`);
+      }
+      if (proven !== claim.actor) {
+        deps.log.warn({ actorKey: claim.actor, proven }, 'GitHub sign-in link refused: it was opened by another person than the one it was made for (a forwarded link)');
+        return fail(403, `This link was made for another ${proof.name} user. Nothing was connected. Ask Patchbay for your own link ("connect github").`);
+      }
+      return authorize(reply, { kind: 'oauth-state', actor: claim.actor });
     });
 
     // Signing in to the web page: anyone may start; the callback lets in only the allowed people.
@@ -120,6 +169,10 @@ export function githubRoutes(deps: {
         const { authentication } = await deps.client.app.oauth.createToken({ code, state: state!, redirectUrl: callbackUrl });
         const user = deps.client.forUser(authentication.token);
         const { data: me } = await user.request('GET /user');
+        if (actorKey.startsWith('github:') && actorKey !== `github:${me.id}`) {
+          deps.log.warn({ actorKey, login: me.login }, 'GitHub sign-in refused: the link was made for another GitHub account');
+          return reply.code(403).type('text/plain').send(`This link was made for another GitHub account than @${me.login}. Nothing was connected.`);
+        }
         await deps.store.saveUserToken({ actorKey, login: me.login, githubId: Number(me.id), ciphertext: oauth.box.seal(authentication.token) });
         deps.log.info({ actorKey, login: me.login }, 'GitHub account connected');
         return reply.type('text/plain').send(`Connected GitHub account @${me.login}. Pull requests you ask Patchbay for will be opened as you.`);
@@ -153,7 +206,7 @@ export function githubRoutes(deps: {
         return reply.code(502).type('text/plain').send('Sign-in failed: GitHub did not accept the code. Try again.');
       }
       deps.log.info({ login }, 'signed in to the page with GitHub');
-      return reply.header('set-cookie', page.sessions.cookieFor(`github:${login}`)).header('cache-control', 'no-store').redirect('/', 302);
+      return reply.header('set-cookie', await page.sessions.cookieFor(`github:${login}`)).header('cache-control', 'no-store').redirect('/', 302);
     }
   };
 }
@@ -187,6 +240,17 @@ const OAUTH_STATE_TTL_MS = 10 * 60_000;
 type OAuthState = { kind: 'oauth-state'; actor: string; browser: string };
 /** A sign-in to the web page: nobody's chat identity, only the browser. */
 type PageState = { kind: 'page-sign-in'; browser: string };
+/** The step before GitHub: proving (Sign in with Slack) that this browser is `actor`. */
+type ProofState = { kind: 'identity-proof'; actor: string; browser: string };
+
+function parseProofState(payload: string | undefined): ProofState | undefined {
+  try {
+    const value = payload === undefined ? undefined : (JSON.parse(payload) as Partial<ProofState>);
+    return value?.kind === 'identity-proof' && typeof value.actor === 'string' && typeof value.browser === 'string' ? (value as ProofState) : undefined;
+  } catch {
+    return undefined;
+  }
+}
 
 function parseState(payload: string | undefined): OAuthState | PageState | undefined {
   if (payload === undefined) return undefined;

@@ -16,6 +16,8 @@ export const linearEnvSchema = z.object({
   LINEAR_CLIENT_SECRET: optional(z.string().min(1)),
   /** Team key → repository: `ENG=https://github.com/acme/shop,WEB=acme/web`. */
   LINEAR_TEAM_REPOS: optional(z.string().min(1)),
+  /** The Linear workspaces (organization ids) this Patchbay works for; unset: any that installs it. */
+  LINEAR_ALLOWED_ORGS: optional(z.string().regex(/^[\s,]*[A-Za-z0-9-]+(\s*,\s*[A-Za-z0-9-]+)*[\s,]*$/, 'must be comma-separated Linear organization ids')),
 });
 export type LinearEnv = z.infer<typeof linearEnvSchema>;
 
@@ -29,6 +31,8 @@ export type LinearConfig = {
   teamRepos: Record<string, string>;
   /** PATCHBAY_SECRET_KEY, which encrypts the tokens the install flow stores. */
   secretKey?: string;
+  /** LINEAR_ALLOWED_ORGS: the only workspaces whose webhooks and installs are taken; unset: any. */
+  allowedOrgs?: readonly string[];
 };
 
 /**
@@ -68,6 +72,7 @@ export function linearConfigFromEnv(e: LinearEnv & { PATCHBAY_SECRET_KEY?: strin
     }),
     teamRepos: parseTeamRepos(e.LINEAR_TEAM_REPOS),
     ...(e.PATCHBAY_SECRET_KEY && { secretKey: e.PATCHBAY_SECRET_KEY }),
+    ...(e.LINEAR_ALLOWED_ORGS && { allowedOrgs: e.LINEAR_ALLOWED_ORGS.split(',').map((id) => id.trim()).filter(Boolean) }),
   };
 }
 

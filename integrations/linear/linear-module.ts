@@ -62,10 +62,14 @@ export function createLinearModule(input: { config: LinearConfig; context: Integ
       inbox: context.inbox,
       log,
       ...(config.oauth && input.box && { oauth: { ...config.oauth, apiUrl: config.apiUrl, publicUrl: context.publicUrl, box: input.box } }),
+      ...(config.allowedOrgs && { allowedOrgs: config.allowedOrgs }),
     }),
     surface: createLinearSurface({ store, api: apiFor, context, repos: input.repos, teamRepos: config.teamRepos, log }),
     async start() {
-      log.info('Linear agent ready');
+      if (config.oauth && !config.allowedOrgs) {
+        log.warn(`LINEAR_ALLOWED_ORGS is not set: any Linear workspace that installs the app through ${context.publicUrl}/linear/oauth/start runs sessions on this Patchbay's model budget; set it to the organization ids to serve`);
+      }
+      log.info({ ...(config.allowedOrgs && { allowedOrgs: config.allowedOrgs }) }, 'Linear agent ready');
     },
   };
 }

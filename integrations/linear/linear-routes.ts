@@ -1,5 +1,7 @@
+import { createHash, randomBytes } from 'node:crypto';
 import { LinearWebhookClient } from '@linear/sdk/webhooks';
-import type { FastifyInstance } from 'fastify';
+import { readCookie } from '../../src/core/cookies.ts';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { linearClient, createLinearApi } from './linear-api.ts';
 import type { DeliveryInbox } from '../../src/core/inbound-surface.ts';
@@ -15,6 +17,12 @@ export const installScopes = 'read,write,app:assignable,app:mentionable';
 const header = (value: string | string[] | undefined) => (Array.isArray(value) ? value[0] : value);
 
 /**
+ * The most a Linear webhook body may be. Linear documents no maximum; its events carry one entity
+ * (an issue, a comment, an agent activity) and stay far below this.
+ */
+export const LINEAR_WEBHOOK_MAX_BYTES = 5 * 1024 * 1024;
+
+/**
  * POST /linear/webhooks: the SDK's LinearWebhookClient checks `Linear-Signature` (HMAC-SHA256 of
  * the raw body) and the signed `webhookTimestamp` (within 60 s); anything else gets 401 and
  * creates nothing. A verified delivery is stored in the inbound pipeline under the key of what it
@@ -28,15 +36,25 @@ export function linearRoutes(deps: {
   inbox: DeliveryInbox;
   log: Logger;
   oauth?: { clientId: string; clientSecret: string; authorizeUrl: string; tokenUrl: string; apiUrl: string; publicUrl: string; box: Sealer; fetch?: typeof fetch };
+  /** LINEAR_ALLOWED_ORGS; unset: every workspace that installs the app is served. */
+  allowedOrgs?: readonly string[];
 }) {
+  const allowed = (organizationId: unknown) => !deps.allowedOrgs || (typeof organizationId === 'string' && deps.allowedOrgs.includes(organizationId));
   const verifier = new LinearWebhookClient(deps.webhookSecret);
   return async function routes(app: FastifyInstance): Promise<void> {
     // Raw bytes for every content type: the signature is over the exact body, and a request that is
     // not Linear's is refused by the signature check (401) rather than by a parser.
     app.removeAllContentTypeParsers();
-    app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: 5 * 1024 * 1024 }, (_req, body, done) => done(null, body));
+    app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: LINEAR_WEBHOOK_MAX_BYTES }, (_req, body, done) => done(null, body));
 
-    app.post('/linear/webhooks', async (req, reply) => {
+    // No signature header: refused before a byte of the body is read.
+    const signed = async (req: FastifyRequest, reply: FastifyReply) => {
+      if (/^[0-9a-f]{64}$/.test(header(req.headers['linear-signature']) ?? '')) return;
+      deps.log.warn({ delivery: header(req.headers['linear-delivery']) }, 'Linear webhook without a signature refused before its body was read');
+      return reply.code(401).header('connection', 'close').send();
+    };
+
+    app.post('/linear/webhooks', { onRequest: signed }, async (req, reply) => {
       const body = req.body;
       const signature = header(req.headers['linear-signature']);
       const deliveryId = header(req.headers['linear-delivery']);
@@ -48,6 +66,11 @@ export function linearRoutes(deps: {
         // parseData throws for a bad signature and for a missing or stale webhookTimestamp alike.
         deps.log.warn({ delivery: deliveryId }, 'Linear webhook refused: bad signature or a webhookTimestamp outside 60 s; check LINEAR_WEBHOOK_SECRET against the app settings and the server clock');
         return reply.code(401).send();
+      }
+      if (!allowed(payload.organizationId)) {
+        // Signed by Linear, from a workspace this Patchbay does not work for: taken, and nothing else.
+        deps.log.warn({ organizationId: payload.organizationId, delivery: deliveryId }, 'Linear webhook from a workspace not in LINEAR_ALLOWED_ORGS; acknowledged and dropped');
+        return reply.code(200).send({ ok: false, ignored: 'workspace not in LINEAR_ALLOWED_ORGS' });
       }
       const delivery = linearDelivery(payload, body!.toString('utf8'), deliveryId, header(req.headers['linear-event']));
       if (!delivery) {
@@ -61,6 +84,7 @@ export function linearRoutes(deps: {
     const oauth = deps.oauth;
     if (!oauth) return;
     const callbackUrl = `${oauth.publicUrl}/linear/oauth/callback`;
+    const secure = oauth.publicUrl.startsWith('https:');
 
     app.get('/linear/oauth/start', async (_req, reply) => {
       const url = new URL(oauth.authorizeUrl);
@@ -69,13 +93,24 @@ export function linearRoutes(deps: {
       url.searchParams.set('response_type', 'code');
       url.searchParams.set('scope', installScopes);
       url.searchParams.set('actor', 'app');
-      url.searchParams.set('state', oauth.box.sign('linear-install', 10 * 60_000));
+      // Bound to this browser (a random cookie whose hash the state carries): a state fed to
+      // someone else's browser, or a callback there, installs nothing.
+      const nonce = randomBytes(32).toString('base64url');
+      url.searchParams.set('state', oauth.box.sign(JSON.stringify({ kind: 'linear-install', browser: digest(nonce) }), INSTALL_TTL_MS));
+      reply.header('set-cookie', installCookie(nonce, secure, INSTALL_TTL_MS / 1000));
       return reply.redirect(url.toString(), 302);
     });
 
     app.get('/linear/oauth/callback', async (req, reply) => {
       const { code, state } = req.query as { code?: string; state?: string };
-      if (!code || !state || oauth.box.verify(state) !== 'linear-install') return reply.code(400).type('text/plain').send('Install failed: the request is invalid or expired. Start again.');
+      const browser = installBrowser(state ? oauth.box.verify(state) : undefined);
+      const nonce = readCookie(req.headers.cookie, INSTALL_COOKIE);
+      reply.header('set-cookie', installCookie('', secure, 0));
+      if (!code || !browser) return reply.code(400).type('text/plain').send('Install failed: the request is invalid or expired. Start again.');
+      if (!nonce || digest(nonce) !== browser) {
+        deps.log.warn('Linear install refused: the callback came to a browser that did not start the install');
+        return reply.code(400).type('text/plain').send('Install failed: finish the install in the browser where you started it (/linear/oauth/start). Start again.');
+      }
       try {
         const response = await (oauth.fetch ?? fetch)(oauth.tokenUrl, {
           method: 'POST',
@@ -89,11 +124,21 @@ export function linearRoutes(deps: {
         if (!tokens) throw new Error(`token exchange answered ${response.status}`);
         const client = linearClient(oauth.apiUrl, { accessToken: tokens.accessToken });
         const { organizationId, appUserId } = await installationOf(client, deps.log);
+        if (!allowed(organizationId)) {
+          deps.log.warn({ organizationId }, 'Linear install refused: the workspace is not in LINEAR_ALLOWED_ORGS');
+          return reply.code(403).type('text/plain').send(`This Patchbay works only for the Linear workspaces its operator listed (LINEAR_ALLOWED_ORGS); yours (${organizationId}) is not one of them. Nothing was installed.`);
+        }
         const scope = Array.isArray(answer.scope) ? answer.scope.join(',') : (answer.scope ?? installScopes);
         const { accessToken: _plain, ...sealed } = tokens;
         await deps.store.saveInstallation({ organizationId, appUserId, scope, ...sealed });
         deps.log.info({ organizationId, appUserId, expiresAt: tokens.expiresAt?.toISOString(), refreshable: tokens.refreshCiphertext !== null }, 'Linear app installed');
-        return reply.type('text/plain').send('Patchbay is installed in your Linear workspace. Delegate an issue to it or mention it to start.');
+        if (!deps.allowedOrgs) {
+          deps.log.warn({ organizationId }, `LINEAR_ALLOWED_ORGS is not set: any Linear workspace that installs the app runs sessions on this Patchbay's model budget; set LINEAR_ALLOWED_ORGS=${organizationId} to serve this one only`);
+        }
+        const note = deps.allowedOrgs
+          ? ''
+          : `\n\nNote for the person who runs Patchbay: LINEAR_ALLOWED_ORGS is not set, so any Linear workspace that installs this app runs sessions here. To serve only this workspace, set LINEAR_ALLOWED_ORGS=${organizationId}.`;
+        return reply.type('text/plain').send(`Patchbay is installed in your Linear workspace. Delegate an issue to it or mention it to start.${note}`);
       } catch (error) {
         // Not the error object: it may carry the code and the client secret.
         deps.log.warn({ reason: String((error as Error).message) }, 'Linear install failed');
@@ -101,6 +146,28 @@ export function linearRoutes(deps: {
       }
     });
   };
+}
+
+const INSTALL_COOKIE = 'patchbay_linear_install';
+const INSTALL_TTL_MS = 10 * 60_000;
+
+/** HttpOnly, sent only to the install routes; Lax, so Linear's redirect back (a top-level GET) carries it. */
+function installCookie(value: string, secure: boolean, maxAgeSeconds: number): string {
+  return `${INSTALL_COOKIE}=${value}; Path=/linear/oauth; Max-Age=${maxAgeSeconds}; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`;
+}
+
+/** The browser hash an install state carries, when it is one. */
+function installBrowser(payload: string | undefined): string | undefined {
+  try {
+    const value = payload === undefined ? undefined : (JSON.parse(payload) as { kind?: unknown; browser?: unknown });
+    return value?.kind === 'linear-install' && typeof value.browser === 'string' ? value.browser : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function digest(value: string): string {
+  return createHash('sha256').update(value).digest('base64url');
 }
 
 /** The app user's id and its workspace, as Linear recommends storing beside the token. */

@@ -54,12 +54,22 @@ export function taskFromEvent(event: AgentSessionEvent, issueAuthor?: string): s
   const mention = mentionOf(event);
   const byRequester = mention !== undefined && mention.userId != null && mention.userId === session.creator?.id;
   if (issue) {
+    // The title is the issue author's words, not the requester's: it goes in the quote below, never
+    // inside this sentence.
     parts.push(
       mention && byRequester
-        ? `${requester} mentioned you on Linear issue ${issue.identifier} "${issue.title}" (${issue.url}). Their request:\n\n${mention.body}`
-        : `${requester} delegated Linear issue ${issue.identifier} "${issue.title}" (${issue.url}) to you. Resolve the issue.`,
+        ? `${requester} mentioned you on Linear issue ${issue.identifier} (${issue.url}). Their request:\n\n${mention.body}`
+        : `${requester} delegated Linear issue ${issue.identifier} (${issue.url}) to you. Resolve the issue.`,
     );
     if (mention && !byRequester) parts.push(quoteUntrusted({ what: `The comment on ${issue.identifier} that started this session`, author: 'another Linear user', body: mention.body }));
+    parts.push(
+      quoteUntrusted({
+        what: `The title and description of Linear issue ${issue.identifier}`,
+        author: issueAuthor ? `${issueAuthor} (Linear)` : "the issue's author (Linear)",
+        title: issue.title,
+        body: issue.description ?? '',
+      }),
+    );
   } else {
     parts.push(mention ? `${requester} asked on Linear:\n\n${mention.body}` : `${requester} started a Linear agent session.`);
   }
@@ -68,9 +78,6 @@ export function taskFromEvent(event: AgentSessionEvent, issueAuthor?: string): s
     const where = issue ? ` on ${issue.identifier}` : '';
     const body = thread.map((c) => `${c.userId != null && c.userId === session.creator?.id ? `${requester}` : 'Another Linear user'} wrote:\n${c.body.trim()}`).join('\n\n');
     parts.push(quoteUntrusted({ what: `The earlier comments of the thread${where} (the root comment first)`, author: 'the thread\'s participants (Linear)', body }));
-  }
-  if (issue?.description?.trim()) {
-    parts.push(quoteUntrusted({ what: `The description of Linear issue ${issue.identifier}`, author: issueAuthor ? `${issueAuthor} (Linear)` : "the issue's author (Linear)", body: issue.description }));
   }
   if (event.promptContext?.trim()) {
     parts.push(quoteUntrusted({ what: 'The context Linear assembled for this session (issue details and comments)', author: 'various Linear users', body: event.promptContext }));

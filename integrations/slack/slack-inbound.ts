@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { WebClient } from '@slack/web-api';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import type { IntegrationContext } from '../integration-module.ts';
 import type { Actor } from '../../src/core/actor.ts';
@@ -9,7 +9,8 @@ import { chooseCandidate, findRepoMentions, recommendRepo, type RepoMention } fr
 import type { ActorDirectory } from './slack-actors.ts';
 import { ASK_FOR_REPO, candidatesMessage, parseAnswerValue, type SlackText } from './slack-blocks.ts';
 import { classifyEvent, cleanText, isStopCommand, plainText, threadOf, type SlackMessageEvent } from './slack-normalize.ts';
-import { verifySlackSignature } from './slack-signature.ts';
+import { MAX_SKEW_SECONDS, verifySlackSignature } from './slack-signature.ts';
+import { foreignTeamText, type SlackTeams, teamAllowed, userTeamOf } from './slack-teams.ts';
 import type { PendingTask, SlackStore, SlackThread } from './slack-store.ts';
 
 export type SlackWeb = Pick<WebClient, 'chat' | 'reactions' | 'users'>;
@@ -47,6 +48,12 @@ export function slackDelivery(body: Record<string, unknown>, raw: string, delive
 }
 
 /**
+ * The most a Slack request body may be. Slack documents no maximum for Events API or
+ * interactivity requests; this is Bolt's own receiver limit, far above any real event.
+ */
+export const SLACK_REQUEST_MAX_BYTES = 4 * 1024 * 1024;
+
+/**
  * POST /slack/events (events and interactivity) in Patchbay's one Fastify server: verifies Slack's
  * signature on the raw body (401 otherwise), answers url_verification and ssl_check itself, stores
  * everything else in the inbound pipeline, and acknowledges once it is stored. The work happens
@@ -61,8 +68,17 @@ export function slackRoutes(options: { signingSecret: string; inbox: DeliveryInb
     // Raw strings, in this scope only: the signature covers the exact bytes Slack sent. Any content
     // type, so a request that is not Slack's meets the signature check (401), not a 415.
     fastify.removeAllContentTypeParsers();
-    fastify.addContentTypeParser('*', { parseAs: 'string', bodyLimit: 4 * 1024 * 1024 }, (_req, body, done) => done(null, body));
-    fastify.post(options.path ?? '/slack/events', { config: { public: true } }, async (request, reply) => {
+    fastify.addContentTypeParser('*', { parseAs: 'string', bodyLimit: SLACK_REQUEST_MAX_BYTES }, (_req, body, done) => done(null, body));
+    // Missing or stale signing headers are refused before the body is read (the HMAC needs it all).
+    const signedAndFresh = async (request: FastifyRequest, reply: FastifyReply) => {
+      const timestamp = header(request.headers['x-slack-request-timestamp']);
+      const signature = header(request.headers['x-slack-signature']);
+      if (!timestamp || !/^\d+$/.test(timestamp) || !/^v0=[0-9a-f]{64}$/.test(signature ?? '')) {
+        return reply.code(401).header('connection', 'close').send({ error: 'invalid_signature', reason: 'missing' });
+      }
+      if (Math.abs(nowSeconds() - Number(timestamp)) > MAX_SKEW_SECONDS) return reply.code(401).header('connection', 'close').send({ error: 'invalid_signature', reason: 'stale' });
+    };
+    fastify.post(options.path ?? '/slack/events', { config: { public: true }, onRequest: signedAndFresh }, async (request, reply) => {
       const rawBody = typeof request.body === 'string' ? request.body : '';
       const check = verifySlackSignature({
         signingSecret: options.signingSecret,
@@ -125,11 +141,13 @@ export type SlackInboundDeps = {
   repoHosts?: readonly string[];
   /** A GitHub sign-in link bound to a person, when GitHub sign-in is configured. */
   signInLink?: (actor: Actor) => string;
+  /** The installing workspace and the other organisations allowed in (Slack Connect). */
+  teams?: SlackTeams;
 };
 
 export type SlackInbound = ReturnType<typeof createSlackInbound>;
 
-type SlackAction = { teamId: string; channel: string; messageTs: string; threadTs?: string; user: string; actionId: string; value: string };
+type SlackAction = { teamId: string; channel: string; messageTs: string; threadTs?: string; user: string; userTeam?: string; actionId: string; value: string };
 
 const ignore = (reason: string): Normalized => ({ kind: 'ignore', reason });
 
@@ -202,9 +220,16 @@ export function createSlackInbound(deps: SlackInboundDeps) {
     const user = event.user!;
     const text = deps.signInLink
       ? `Connect your GitHub account so the pull requests you ask for open under your name (the link works for an hour): ${deps.signInLink(await actors.get(user))}`
-      : 'GitHub sign-in is not set up on this Patchbay (GITHUB_OAUTH_CLIENT_ID, GITHUB_OAUTH_CLIENT_SECRET and PATCHBAY_SECRET_KEY); pull requests open as the Patchbay app.';
+      : 'GitHub sign-in is not set up on this Patchbay (GITHUB_OAUTH_CLIENT_ID, GITHUB_OAUTH_CLIENT_SECRET and PATCHBAY_SECRET_KEY, and Sign in with Slack: SLACK_CLIENT_ID and SLACK_CLIENT_SECRET); pull requests open as the Patchbay app.';
     await web.chat.postEphemeral({ channel: thread.channel, user, text, ...(event.thread_ts && { thread_ts: event.thread_ts }) });
     return ignore('sent a GitHub sign-in link');
+  }
+
+  /** Slack Connect: a person of another organisation is told, privately, and nothing else happens. */
+  async function refuseForeign(channel: string, user: string, userTeam: string, threadTs: string | undefined): Promise<Normalized> {
+    deps.log.info({ userTeam, user }, 'Slack request from another organisation refused (not in SLACK_ALLOWED_TEAMS)');
+    await web.chat.postEphemeral({ channel, user, text: foreignTeamText(userTeam), ...(threadTs && { thread_ts: threadTs }) });
+    return ignore(`from team ${userTeam}, which is not this workspace nor in SLACK_ALLOWED_TEAMS`);
   }
 
   /** A message in a thread that has a session: steer it, answer its open question, or stop it. */
@@ -234,6 +259,8 @@ export function createSlackInbound(deps: SlackInboundDeps) {
       const kind = classifyEvent(event);
       if (kind === 'ignore') return ignore('not a person writing to Patchbay (a bot, an edit, or a channel message without a mention)');
       if (event.user === deps.botUserId) return ignore('its own message');
+      const userTeam = userTeamOf(event);
+      if (deps.teams && !teamAllowed(deps.teams, userTeam)) return refuseForeign(event.channel, event.user!, userTeam!, event.thread_ts);
       const thread = threadOf(teamId, event);
       const text = cleanText(event.text, deps.botUserId);
       const session = await context.findSession(thread);
@@ -257,6 +284,7 @@ export function createSlackInbound(deps: SlackInboundDeps) {
 
     /** A button click on one of our messages. */
     async onAction(input: SlackAction): Promise<Normalized> {
+      if (deps.teams && !teamAllowed(deps.teams, input.userTeam)) return refuseForeign(input.channel, input.user, input.userTeam!, input.threadTs);
       const thread: SlackThread = { source: 'slack', teamId: input.teamId, channel: input.channel, threadTs: input.threadTs ?? input.messageTs };
       const actor = await actors.get(input.user);
       if (input.actionId.startsWith('patchbay_stop')) return { kind: 'inbound', inbound: { kind: 'stop', thread, actor } };
@@ -328,6 +356,7 @@ export function createSlackSurface(deps: { inbound: () => SlackInbound | undefin
           messageTs,
           ...(click.message?.thread_ts && { threadTs: click.message.thread_ts }),
           user: click.user.id,
+          ...(click.user.team_id && { userTeam: click.user.team_id }),
           actionId: action.action_id,
           value: action.value ?? '',
         });

@@ -55,6 +55,8 @@ export function createSlackModule(options: SlackModuleOptions): IntegrationModul
         throw new PatchbayError('config_invalid', `Slack refused SLACK_BOT_TOKEN (auth.test: ${(error as Error).message}): check the token on the app's OAuth & Permissions page`, { cause: error });
       }
       const botUserId = auth.user_id ?? '';
+      // The workspace the bot token belongs to is home; Slack Connect guests need SLACK_ALLOWED_TEAMS.
+      const teams = { home: auth.team_id ?? '', allowed: config.allowedTeams ?? [] };
       inbound = createSlackInbound({
         context,
         store,
@@ -65,9 +67,10 @@ export function createSlackModule(options: SlackModuleOptions): IntegrationModul
         repoUrlFor,
         ...(options.repoHosts && { repoHosts: options.repoHosts }),
         ...(options.signInLink && { signInLink: options.signInLink }),
+        teams,
       });
       await socket?.start();
-      log.info({ mode: socketMode ? 'socket' : 'http', botUserId }, 'Slack connected');
+      log.info({ mode: socketMode ? 'socket' : 'http', botUserId, team: teams.home, allowedTeams: teams.allowed }, 'Slack connected');
     },
     async stop() {
       await socket?.stop();

@@ -12,6 +12,8 @@ export type SlackMessageEvent = {
   channel: string;
   channel_type?: string;
   team?: string;
+  /** The author's team, in Slack Connect channels (app_mention). */
+  user_team?: string;
 };
 
 /** What a message or mention means to Patchbay. */

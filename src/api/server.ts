@@ -10,6 +10,8 @@ import { errorReply } from './error-reply.ts';
 import { databaseHealth } from './health.ts';
 import type { PageSignInProvider } from '../core/page-sign-in.ts';
 import { createAccessCheck, registerPageAuth } from './page-auth.ts';
+import { crossSiteRefusal } from './cross-site.ts';
+import { createPageSessions, type PageSessions } from './page-sessions.ts';
 import { isLoopbackHost } from './host-check.ts';
 import { registerSessionRoutes } from './session-routes.ts';
 import { registerKnowledgeRoutes } from './knowledge-routes.ts';
@@ -47,6 +49,8 @@ export type ServerDeps = {
   allowLocalRepos?: boolean;
   /** Other ways to sign in to the page than the token, offered by integrations (GitHub sign-in). */
   signInProviders?: readonly PageSignInProvider[];
+  /** The page's server-side sessions (with apiToken); built on the store's database when not given. */
+  pageSessions?: PageSessions;
 };
 
 /**
@@ -86,7 +90,21 @@ export function createServer(deps: ServerDeps): ApiServer {
     });
   }
 
-  const check = deps.apiToken ? createAccessCheck(deps.apiToken) : undefined;
+  // With or without a token: a page on another site must not change anything here (CSRF).
+  const publicHosts = deps.publicUrl ? [new URL(deps.publicUrl).host] : [];
+  app.addHook('onRequest', async (request, reply) => {
+    const route = request.routeOptions.url;
+    if (route === undefined || !(route === '/api' || route.startsWith('/api/'))) return;
+    const refusal = crossSiteRefusal({ method: request.method, headers: request.headers, ownHosts: [...(request.headers.host ? [request.headers.host] : []), ...publicHosts] });
+    if (!refusal) return;
+    request.log.warn({ method: request.method, route, origin: request.headers.origin, site: request.headers['sec-fetch-site'] }, 'API request refused as cross-site');
+    return reply.code(403).send({ error: 'cross_site', message: `refused: ${refusal}` });
+  });
+
+  const sessions = deps.apiToken
+    ? (deps.pageSessions ?? createPageSessions({ db: store.db, token: deps.apiToken, secure: deps.publicUrl?.startsWith('https:') ?? false }))
+    : undefined;
+  const check = deps.apiToken && sessions ? createAccessCheck(deps.apiToken, sessions) : undefined;
   if (check) {
     // Decided by the matched route pattern, not the raw URL: the router decodes paths, so
     // '/%61pi/...' reaches /api routes too. Webhook routes (Slack, GitHub) verify their own
@@ -95,7 +113,7 @@ export function createServer(deps: ServerDeps): ApiServer {
       const route = request.routeOptions.url;
       const needsToken = route === undefined ? false : route === '/api' || route.startsWith('/api/');
       if (!needsToken || (request.routeOptions.config as RouteConfig).public === true) return;
-      if (check(request)) return;
+      if (await check(request)) return;
       return reply
         .code(401)
         .header('www-authenticate', 'Bearer realm="patchbay"')
@@ -126,7 +144,7 @@ export function createServer(deps: ServerDeps): ApiServer {
   registerPageAuth(app, {
     ...(deps.apiToken && { apiToken: deps.apiToken }),
     ...(check && { check }),
-    secureCookie: deps.publicUrl?.startsWith('https:') ?? false,
+    ...(sessions && { sessions }),
     ...(deps.signInProviders && { providers: deps.signInProviders }),
   });
   app.register(async (child) => registerWebPage(child as unknown as ApiServer, log));

@@ -1,7 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { PatchbayError } from '../core/errors.ts';
-import { resolveRepo } from '../git/mirror.ts';
+import { checkRepoInput } from '../git/repo-input.ts';
 import type { EventBus } from '../sessions/event-bus.ts';
 import type { SessionService } from '../sessions/session-service.ts';
 import type { SessionStore } from '../sessions/session-store.ts';
@@ -55,12 +55,15 @@ export function registerSessionRoutes(app: ApiServer, deps: SessionRoutesDeps): 
 
   app.post('/api/sessions', async (request, reply) => {
     const body = CreateSessionBody.parse(request.body);
-    if (!deps.allowLocalRepos && resolveRepo(body.repo).kind === 'path') {
-      throw new PatchbayError(
-        'invalid_input',
-        `repo must be a git URL (https://…, ssh://…, git@host:owner/repo): ${JSON.stringify(body.repo)} is a path on the server's disk, which the API accepts only with PATCHBAY_ALLOW_LOCAL_REPOS=true (the CLI always can)`,
-      );
-    }
+    // Before any session exists: a bad repository is this request's 400, not a failed session.
+    await checkRepoInput(
+      body.repo,
+      deps.allowLocalRepos
+        ? 'absolute'
+        : {
+            refused: `repo must be a git URL (https://…, ssh://…, git@host:owner/repo): ${JSON.stringify(body.repo)} is a path on the server's disk, which the API accepts only with PATCHBAY_ALLOW_LOCAL_REPOS=true (the CLI always can)`,
+          },
+    );
     const result = await service.start({
       thread: { source: 'web' },
       actor: actorFrom(body.author),

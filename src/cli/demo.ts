@@ -75,5 +75,5 @@ async function makeRepo(root: string, remote: string): Promise<void> {
 }
 
 function git(cwd: string, ...args: string[]) {
-  return run('git', args, { cwd, env: { PATH: '/usr/local/bin:/usr/bin:/bin', HOME: cwd, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null' } });
+  return run('git', args, { cwd, env: { PATH: '/usr/local/bin:/usr/bin:/bin', HOME: cwd, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', GIT_ALLOW_PROTOCOL: 'file' } });
 }

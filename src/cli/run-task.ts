@@ -3,6 +3,7 @@ import type { Actor } from '../core/actor.ts';
 import type { StoredEvent } from '../core/events.ts';
 import { isTerminal, type SessionStatus } from '../core/session-status.ts';
 import { configuredSecrets, type Config } from '../config.ts';
+import { checkRepoInput } from '../git/repo-input.ts';
 import { createLogger } from '../logger.ts';
 import { startPatchbay, type Patchbay } from '../main.ts';
 import type { ModelProvider } from '../models/model-provider.ts';
@@ -39,6 +40,8 @@ const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 export async function runTask(options: RunTaskOptions): Promise<number> {
   const out = options.out ?? process.stdout;
   const input = options.input ?? process.stdin;
+  // A repository that is no URL and no directory here is said before the database even starts.
+  await checkRepoInput(options.repo, 'existing');
   const log = createLogger(options.logLevel ?? process.env.LOG_LEVEL ?? 'warn', process.stderr, configuredSecrets(options.config));
   const stop: StopRequest = { count: 0 };
   const again = repeatedSignals();

@@ -4,8 +4,8 @@
  * the cookie, and offers its start route on the sign-in form.
  */
 export type PageSessionIssuer = {
-  /** The `Set-Cookie` header value that signs `who` (say `github:octocat`) in for this browser session. */
-  cookieFor(who: string): string;
+  /** Starts a server-side page session for `who` (say `github:octocat`); resolves to its `Set-Cookie` header value. */
+  cookieFor(who: string): Promise<string>;
 };
 
 /** A way to sign in to the page that an integration offers: a label and the route that starts it. */

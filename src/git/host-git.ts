@@ -16,6 +16,9 @@ export type HostGitOptions = {
   config?: Record<string, string>;
 };
 
+/** The transports host-side git may use (GIT_ALLOW_PROTOCOL): mirrors clone from local paths too. */
+export const HOST_GIT_PROTOCOLS = 'https:ssh:http:file';
+
 /** Where git and the helpers it starts (ssh, git-remote-https) are looked up, unless env.PATH says otherwise. */
 export const defaultGitPath = '/usr/local/bin:/usr/bin:/bin';
 
@@ -46,6 +49,9 @@ export function runHostGit(args: readonly string[], options: HostGitOptions): Pr
     GIT_ASKPASS: '/bin/false',
     SSH_ASKPASS: '/bin/false',
     ...options.env,
+    // Last, so no caller's env widens it: git speaks only these (no fd::, ext:: or other remote
+    // helpers, for a repository URL, a submodule or a redirect alike).
+    GIT_ALLOW_PROTOCOL: HOST_GIT_PROTOCOLS,
   };
 
   return runProcess({ file: 'git', args: fullArgs, ...(options.cwd !== undefined && { cwd: options.cwd }), env, signal, maxOutputBytes: maxStdoutBytes, stderrKeeps: 'tail', killGroupOnExit: false }).then(

@@ -29,9 +29,45 @@ export const mirrorGitConfig = { 'protocol.file.allow': 'always', 'protocol.ext.
 export function resolveRepo(repo: string): RepoSource {
   const trimmed = repo.trim();
   if (trimmed.length === 0) throw new PatchbayError('invalid_input', 'Repository must not be empty');
+  const refusal = repoUrlRefusal(trimmed);
+  if (refusal) throw new PatchbayError('invalid_input', `${JSON.stringify(trimmed.slice(0, 200))} is not a repository: ${refusal}. ${REPO_FORMS}`);
   if (/^file:\/\//i.test(trimmed)) return { kind: 'path', location: fileURLToPath(trimmed) };
   if (urlPattern.test(trimmed) || scpPattern.test(trimmed)) return { kind: 'url', location: trimmed };
   return { kind: 'path', location: resolve(trimmed) };
+}
+
+const REPO_FORMS = 'Use https://host/owner/repo, ssh://git@host/owner/repo or git@host:owner/repo';
+
+/**
+ * Why a repository text that looks like a URL must not reach git, if so. Git reads `fd::17` and
+ * `ext::cmd` as transport helpers (a clone that waits on a file descriptor forever, or runs a
+ * command), and any other scheme starts a remote helper too, so only https, ssh, git@ (scp form),
+ * file (a local path) and plain http to loopback (a local git server) are taken. Pure.
+ */
+export function repoUrlRefusal(text: string): string | undefined {
+  if (/^[A-Za-z0-9][A-Za-z0-9+.-]*::/.test(text)) return 'git transport helpers (fd::, ext::) are not accepted';
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is refused
+  if (/[\u0000-\u001f\u007f]/.test(text)) return 'it contains control characters';
+  if (urlPattern.test(text)) {
+    const scheme = text.slice(0, text.indexOf(':')).toLowerCase();
+    if (scheme === 'https' || scheme === 'ssh' || scheme === 'file') return /\s/.test(text) ? 'a URL has no spaces' : undefined;
+    if (scheme === 'http' && isLoopbackUrl(text)) return undefined;
+    return scheme === 'http' ? 'plain http:// is accepted only for a git server on this machine (loopback)' : `${scheme}:// is not accepted`;
+  }
+  if (scpPattern.test(text) && !scpUrl.test(text)) return 'the only host:path form accepted is user@host:owner/repo';
+  return undefined;
+}
+
+// git@github.com:owner/repo.git: a user, a host name, a colon, and a path that is no second colon.
+const scpUrl = /^[A-Za-z0-9._-]+@[A-Za-z0-9.-]+:[^:\s][^\s]*$/;
+
+function isLoopbackUrl(text: string): boolean {
+  try {
+    const host = new URL(text).hostname.toLowerCase();
+    return host === 'localhost' || host === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(host);
+  } catch {
+    return false;
+  }
 }
 
 /** The cache key: same repository, same mirror, whatever the spelling of its URL or credentials. */

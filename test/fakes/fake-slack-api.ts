@@ -1,6 +1,7 @@
 import { createServer } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { listenOnLoopback } from './loopback.ts';
+import { createFakeSlackOidc, type FakeSlackOidc } from './fake-slack-oidc.ts';
 import { blockKitProblems, SLACK_LIMITS } from './slack-block-kit.ts';
 
 /**
@@ -45,6 +46,8 @@ export type FakeSlackApi = {
   rateLimit(method: string, retryAfterSeconds: number, count?: number): void;
   /** What apps.connections.open returns (Socket Mode). */
   setSocketUrl(url: string): void;
+  /** Sign in with Slack: the app's client credentials and the browser's authorize step. */
+  oidc: Pick<FakeSlackOidc, 'client' | 'authorize'>;
   close(): Promise<void>;
 };
 
@@ -56,7 +59,11 @@ const required: Record<string, string[]> = {
   'reactions.add': ['channel', 'timestamp', 'name'],
   'users.info': ['user'],
   'apps.connections.open': [],
+  'openid.connect.token': [],
+  'openid.connect.userInfo': [],
 };
+/** Methods called with the app's client credentials or a user's Sign in with Slack token, not the bot token. */
+const OIDC_METHODS = new Set(['openid.connect.token', 'openid.connect.userInfo']);
 
 /** The channel of Slack's docs examples, where the event fakes post by default. */
 export const DEFAULT_CHANNELS = ['C123ABC456'];
@@ -78,6 +85,7 @@ export async function startFakeSlackApi(options: {
   const limits = new Map<string, { retryAfter: number; count: number }>();
   const bot = { userId: 'U0BOT0001', botId: 'B0BOT0001', teamId: 'T123ABC456' };
   let socketUrl: string | undefined;
+  const oidc = createFakeSlackOidc({ users, teamId: bot.teamId });
   let clock = 0;
   const nextTs = () => {
     clock += 1;
@@ -119,6 +127,7 @@ export async function startFakeSlackApi(options: {
       return res.end(JSON.stringify({ ok: false, error: 'ratelimited' }));
     }
     if (!(method in required)) return reply(res, { ok: false, error: 'unknown_method' });
+    if (OIDC_METHODS.has(method)) return reply(res, oidc.call(method, args, bearer));
     if (!token) return reply(res, { ok: false, error: 'not_authed' });
     const appMethod = method === 'apps.connections.open';
     if (appMethod ? token !== options.appToken : token !== options.botToken) {
@@ -218,6 +227,14 @@ export async function startFakeSlackApi(options: {
     },
     setSocketUrl(url) {
       socketUrl = url;
+    },
+    oidc: {
+      client: oidc.client,
+      authorize(url, userId) {
+        const result = oidc.authorize(url, userId);
+        if ('error' in result) refused.push({ method: 'openid/connect/authorize', error: result.error });
+        return result;
+      },
     },
     close,
   };

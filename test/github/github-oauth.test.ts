@@ -102,7 +102,8 @@ describe('GitHub sign-in: PRs opened as the person who asked', () => {
     // in at GitHub, which sends Carol's browser back with Carol's code and Mallory's state.
     const mallory = fake.addUser('mallory');
     fake.addUser('carol');
-    const link = oauthStartLink(createSecretBox(secretKey), app.url, { source: 'slack', id: `U-${mallory.id}` });
+    // (A GitHub identity's link: a Slack one first passes Sign in with Slack, see test/security/identity-links.test.ts.)
+    const link = oauthStartLink(createSecretBox(secretKey), app.url, { source: 'github', id: String(mallory.id) });
     const { state, cookie: malloryCookie } = await openLink(link);
     const code = fake.authorizeCode('carol');
     const url = `${app.url}/github/oauth/callback?code=${code}&state=${encodeURIComponent(state)}`;
@@ -113,7 +114,7 @@ describe('GitHub sign-in: PRs opened as the person who asked', () => {
     const { cookie: otherCookie } = await openLink(link);
     expect(otherCookie).not.toBe(malloryCookie);
     expect((await fetch(url, { headers: { cookie: otherCookie } })).status).toBe(400);
-    const rows = await app.database.db.selectFrom('github_user_tokens').selectAll().where('actor_key', '=', `slack:U-${mallory.id}`).execute();
+    const rows = await app.database.db.selectFrom('github_user_tokens').selectAll().where('actor_key', '=', `github:${mallory.id}`).execute();
     expect(rows).toEqual([]);
     expect(await app.database.db.selectFrom('github_user_tokens').selectAll().where('github_login', '=', 'carol').execute()).toEqual([]);
     // A sign-in link is not a state: it cannot skip the start.

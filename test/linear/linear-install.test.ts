@@ -36,9 +36,11 @@ describe('Linear OAuth install', () => {
 
     // The admin approves on Linear; Linear redirects back with a code (here to the test server's address).
     const back = new URL(linear.authorize(authorize.toString()).redirect);
-    const forged = await fetch(`${app.url}/linear/oauth/callback?code=${back.searchParams.get('code')}&state=forged`);
+    // The install is bound to the browser that started it (its cookie).
+    const cookie = (start.headers.get('set-cookie') ?? '').split(';')[0]!;
+    const forged = await fetch(`${app.url}/linear/oauth/callback?code=${back.searchParams.get('code')}&state=forged`, { headers: { cookie } });
     expect(forged.status).toBe(400);
-    const callback = await fetch(`${app.url}/linear/oauth/callback${back.search}`);
+    const callback = await fetch(`${app.url}/linear/oauth/callback${back.search}`, { headers: { cookie } });
     expect(callback.status).toBe(200);
     const rows = await app.database.db.selectFrom('linear_installations').selectAll().execute();
     expect(rows).toHaveLength(1);

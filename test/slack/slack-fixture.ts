@@ -40,6 +40,8 @@ export async function startSlackFixture(
     signInLink?: (actor: { source: string; id: string }) => string;
     /** Inbound pipeline tuning (retries), passed to startPatchbay. */
     inbound?: StartOptions['inbound'];
+    /** SLACK_ALLOWED_TEAMS, parsed. */
+    allowedTeams?: readonly string[];
   } = {},
 ): Promise<SlackFixture> {
   const remote = await createRemote();
@@ -53,7 +55,12 @@ export async function startSlackFixture(
     ...(options.inbound && { inbound: options.inbound }),
     integrations: async (context) => [
       createSlackModule({
-        config: { botToken: BOT_TOKEN, apiUrl: slack.apiUrl, ...(options.socket ? { appToken: APP_TOKEN } : { signingSecret: SIGNING_SECRET }) },
+        config: {
+          botToken: BOT_TOKEN,
+          apiUrl: slack.apiUrl,
+          ...(options.socket ? { appToken: APP_TOKEN } : { signingSecret: SIGNING_SECRET }),
+          ...(options.allowedTeams && { allowedTeams: options.allowedTeams }),
+        },
         context,
         repoUrlFor: () => remote.remote,
         retryConfig: options.retryConfig ?? { retries: 0 },

@@ -20,7 +20,9 @@ async function request<T>(method: string, path: string, body?: unknown): Promise
   const response = await fetch(path, {
     method,
     credentials: 'same-origin',
-    headers: body === undefined ? {} : { 'content-type': 'application/json' },
+    // The server refuses state-changing browser requests without this header (another site's page
+    // cannot add it without a CORS preflight the server never grants).
+    headers: { 'x-patchbay-request': '1', ...(body !== undefined && { 'content-type': 'application/json' }) },
     ...(body !== undefined && { body: JSON.stringify(body) }),
   });
   if (response.status === 204) return undefined as T;

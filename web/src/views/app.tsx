@@ -21,6 +21,7 @@ export function App() {
   const [route, setRoute] = useState(currentRoute);
   const [access, setAccess] = useState<'checking' | 'ok' | 'ask'>('checking');
   const [providers, setProviders] = useState<PageSignInProvider[]>([]);
+  const [required, setRequired] = useState(false);
 
   useEffect(() => {
     const onPop = () => setRoute(currentRoute());
@@ -32,6 +33,7 @@ export function App() {
     api.auth().then(
       (auth) => {
         setProviders(auth.providers ?? []);
+        setRequired(auth.required);
         setAccess(auth.signedIn ? 'ok' : 'ask');
       },
       () => setAccess('ask'),
@@ -51,11 +53,38 @@ export function App() {
         <span class="top-hint">
           <kbd>/</kbd> message · <kbd>1</kbd>–<kbd>4</kbd> tabs
         </span>
+        {required && access === 'ok' && <SignOutButton onDone={() => setAccess('ask')} />}
       </header>
       {access === 'checking' && <p class="muted pad">Loading…</p>}
       {access === 'ask' && <TokenForm providers={providers} onDone={() => setAccess('ok')} />}
       {access === 'ok' && (route.page === 'session' ? <SessionPage key={route.id} id={route.id} /> : <ListPage />)}
     </>
+  );
+}
+
+/** Ends this browser's session on the server (not only the cookie), then asks for the token again. */
+function SignOutButton({ onDone }: { onDone: () => void }) {
+  const [error, setError] = useState('');
+  const signOut = async () => {
+    setError('');
+    try {
+      await api.signOut();
+      onDone();
+    } catch (err) {
+      setError(String((err as Error).message));
+    }
+  };
+  return (
+    <span class="sign-out">
+      <button id="sign-out" type="button" onClick={signOut}>
+        Sign out
+      </button>
+      {error && (
+        <span class="error" role="alert">
+          {error}
+        </span>
+      )}
+    </span>
   );
 }
 
@@ -76,7 +105,7 @@ function TokenForm({ onDone, providers }: { onDone: () => void; providers: reado
   return (
     <form id="token-form" class="card token-form" onSubmit={submit}>
       <h1>Sign in</h1>
-      <p>This Patchbay needs its API token (<code>PATCHBAY_API_TOKEN</code>). It is kept in a cookie for this browser session only.</p>
+      <p>This Patchbay needs its API token (<code>PATCHBAY_API_TOKEN</code>). Signing in lasts until you sign out or it expires (12 hours unless <code>WEB_SESSION_HOURS</code> says otherwise).</p>
       <label for="token">API token</label>
       <input id="token" type="password" autocomplete="current-password" required value={token} onInput={(e) => setToken(e.currentTarget.value)} autoFocus />
       {error && (
