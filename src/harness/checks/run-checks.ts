@@ -91,7 +91,7 @@ export function failureSignature(runs: readonly CheckRun[]): string {
  * identical failure, so they are replaced before comparing.
  */
 export function normaliseLog(log: string): string {
-  return log
+  const lines = log
     .replace(/\x1b\[[0-9;?]*[ -\/]*[@-~]/g, '')
     .replace(/\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?/g, '<time>')
     .replace(/\b\d{1,2}:\d{2}:\d{2}(\.\d+)?\b/g, '<time>')
@@ -104,9 +104,11 @@ export function normaliseLog(log: string): string {
     .replace(/\b[0-9a-f]{7,64}\b/g, '<id>')
     .split('\n')
     .map((l) => l.trim())
-    .filter(Boolean)
-    .slice(-20)
-    .join('\n');
+    .filter(Boolean);
+  // The lines that say what failed (a stack trace's end is the same for many different failures),
+  // then the end of the log.
+  const telling = lines.filter((l) => /error|exception|assert|fail|cannot|expected|not found|panic/i.test(l)).slice(0, 10);
+  return [...telling, '…', ...lines.slice(-20)].join('\n');
 }
 
 /** The part of a failure the agent needs: command, exit code and the end of its log. */
