@@ -19,7 +19,7 @@ import { pushBranch } from '../git/push-branch.ts';
 import type { ModelProvider } from '../models/model-provider.ts';
 import { createLiveText } from './live-text.ts';
 import { estimateCostUsd } from '../models/model-catalog.ts';
-import type { GateDecision } from '../core/evidence.ts';
+import { unjudgedCommit, type GateDecision } from '../core/evidence.ts';
 import type { GateDeps } from './gates/gate-deps.ts';
 import { harnessQuestionCall, isHuman } from './gates/harness-messages.ts';
 import { gateCommit, runSetup, type GateContext } from './gates/run-gates.ts';
@@ -200,7 +200,9 @@ async function settle({ session, outcome, workspace, sandbox, deps, signal, log,
         decision = step.decision;
         question = step.question;
       }
-      const delivered = committed.changed ? await pushAndPublish(session, outcome.summary, workspace, sandbox, deps, signal, log, committed, decision) : {};
+      const delivered: { commit?: string; prUrl?: string; decision?: GateDecision } = committed.changed ? await pushAndPublish(session, outcome.summary, workspace, sandbox, deps, signal, log, committed, decision) : {};
+      // What the thread is told is what was published, for the commit that was pushed.
+      decision = delivered.decision ?? decision;
       const result = {
         summary: outcome.summary,
         branch: workspace.branch,
@@ -336,7 +338,7 @@ async function pushAndPublish(
   log: Logger,
   committed: Committed,
   gate: GateDecision | undefined,
-): Promise<{ commit?: string; prUrl?: string }> {
+): Promise<{ commit?: string; prUrl?: string; decision?: GateDecision }> {
   const { store } = deps;
   const env = await firstGitEnv(deps.gitCredentials ?? [], session.repo, signal);
   const pushed = await pushBranch({
@@ -358,8 +360,10 @@ async function pushAndPublish(
       { event: { type: 'branch-pushed', branch: workspace.branch, commit: pushed.commit, remote: pushed.remote }, dedupeKey: `pushed:${pushed.commit}` },
     ],
   });
-  // The gate judged the workspace's HEAD; a decision about any other commit is no decision.
-  const decision = gate && gate.commit === pushed.commit ? gate : undefined;
+  // The gate judged one commit. Anything else that got pushed (the branch moved after the checks)
+  // is published as not verified: draft, a failing status on it, never the judged commit's verdict.
+  const decision = gate && (gate.commit === pushed.commit ? gate : unjudgedCommit(pushed.commit, gate.commit));
+  if (gate && decision !== gate) log.warn({ judged: gate.commit, pushed: pushed.commit }, 'the pushed commit is not the judged one; publishing it as not verified');
   const current = (await store.get(session.id)) ?? session;
   let pr: PublishedPullRequest | undefined;
   for (const publisher of deps.publishers ?? []) {
@@ -384,7 +388,7 @@ async function pushAndPublish(
       events: [{ event: { type: 'review-gate', commit: decision.commit, ready: decision.ready && pr !== undefined, reasons: pr ? decision.reasons : [...decision.reasons, 'no pull request to mark ready'] } }],
     });
   }
-  return { commit: pushed.commit, ...(pr && { prUrl: pr.url }) };
+  return { commit: pushed.commit, ...(pr && { prUrl: pr.url }), ...(decision && { decision }) };
 }
 
 function commitMessage(session: SessionRecord, summary: string, publicUrl?: string): string {

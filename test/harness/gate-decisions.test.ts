@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { verdictPassed, type Verdict } from '../../src/core/verdict.ts';
 import { classify, extractKnowledge, workflowRunCommands } from '../../src/harness/knowledge/extract-knowledge.ts';
-import { decideGate, renderEvidence, type Evidence } from '../../src/core/evidence.ts';
-import { failureSignature, setupFailureReason } from '../../src/harness/checks/run-checks.ts';
+import { decideGate, renderEvidence, unjudgedCommit, type Evidence } from '../../src/core/evidence.ts';
+import { failureSignature, missingCommandReason, setupFailureReason } from '../../src/harness/checks/run-checks.ts';
 import { routeTask } from '../../src/harness/route-task.ts';
 import type { CheckRun } from '../../src/harness/checks/check-store.ts';
 import { verdict } from '../helpers/scripted-verifier.ts';
@@ -26,7 +26,7 @@ const check = (outcome: CheckRun['outcome'], extra: Partial<CheckRun> = {}) => (
 describe('the review gate', () => {
   it.each([
     ['every check passed and the verdict passed', [check('passed')], passedVerdict, true],
-    ['no checks known and the verdict passed', [], passedVerdict, true],
+    ['no checks known and the verdict passed', [], passedVerdict, false],
     ['a check failed', [check('failed')], passedVerdict, false],
     ['a check timed out', [check('timed-out')], passedVerdict, false],
     ['a check did not run', [check('not-run', { reason: 'no network' })], passedVerdict, false],
@@ -99,7 +99,8 @@ describe('setup failures in plain words', () => {
   });
   it.each([
     [run('npm error code EAI_AGAIN\nnpm error request to https://registry.npmjs.org/x failed', 1), 'setup `npm ci` could not reach the network'],
-    [run('sh: 1: pnpm: not found', 127), 'setup `npm ci` needs a tool the sandbox does not have'],
+    [run('sh: 1: pnpm: not found', 127), 'setup `npm ci` needs `pnpm`, which the sandbox does not have'],
+    [run('npm error code 127', 127), 'setup `npm ci` needs a tool the sandbox does not have'],
     [run('', null, 'timed-out'), 'setup `npm ci` timed out'],
     [run('npm error ERESOLVE', 1), 'setup `npm ci` failed with exit 1'],
   ])('%#', (r, reason) => expect(setupFailureReason(r)).toBe(reason));
@@ -137,3 +138,22 @@ describe('task routing', () => {
 });
 
 export type { Verdict };
+
+describe('a missing command is named as the command that is missing', () => {
+  const run = (log: string): CheckRun => ({ commit: 'c', phase: 'check', name: 'test', command: 'npm test', outcome: 'failed', exitCode: 127, durationMs: 1, logHead: log, logTail: '', startedAt: new Date(0), finishedAt: new Date(0) });
+  it.each([
+    ['> test\n> vitest run\n\nsh: 1: vitest: not found', '`vitest` is not installed in the sandbox (`npm test` exited with 127)'],
+    ['bash: line 1: jest: command not found', '`jest` is not installed in the sandbox (`npm test` exited with 127)'],
+    ["/usr/bin/env: 'node': No such file or directory", '`node` is not installed in the sandbox (`npm test` exited with 127)'],
+    ['sh: 1: npm: not found', '`npm` is not installed in the sandbox (`npm test` exited with 127)'],
+    ['exit 127', '`npm test` exited with 127: a command it runs was not found'],
+  ])('%j', (log, reason) => expect(missingCommandReason(run(log))).toBe(reason));
+});
+
+describe('unjudged commits are never ready', () => {
+  it('a pushed commit that is not the judged one gets a decision of its own: draft, saying why', () => {
+    const d = unjudgedCommit('b'.repeat(40), 'a'.repeat(40));
+    expect(d).toMatchObject({ commit: 'b'.repeat(40), ready: false });
+    expect(d.reasons[0]).toBe(`${'b'.repeat(12)} is not the commit the checks and the verifier judged (${'a'.repeat(12)}), so it is not verified`);
+  });
+});
