@@ -46,7 +46,7 @@ function createVerifier() {
       requests.push(request);
       const prompt = (request.messages[0] as { content: string }).content;
       if (prompt.includes('verifier down')) {
-        return { toolCalls: [], stopReason: 'error', usage: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 }, error: { code: 'provider_unavailable', message: 'overloaded', retryable: true } };
+        return { toolCalls: [], stopReason: 'error', usage: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 }, error: { code: 'model_unavailable', message: 'overloaded', retryable: true } };
       }
       return scripted.runTurn(request);
     },
