@@ -18,10 +18,10 @@ import { prepareRemoteWorkspace } from '../git/prepare-remote-workspace.ts';
 import { pushBranch } from '../git/push-branch.ts';
 import type { ModelProvider } from '../models/model-provider.ts';
 import { createLiveText } from './live-text.ts';
-import { estimateCostUsd } from '../models/model-catalog.ts';
+import { budgetCostUsd, modelInfo, unknownModelPrice } from '../models/model-catalog.ts';
 import { unjudgedCommit, type GateDecision } from '../core/evidence.ts';
 import type { GateDeps } from './gates/gate-deps.ts';
-import { harnessQuestionCall, isHuman } from './gates/harness-messages.ts';
+import { answerEndsSession, harnessQuestionCall, isHuman } from './gates/harness-messages.ts';
 import { gateCommit, runSetup, type GateContext } from './gates/run-gates.ts';
 import { renderKnowledge } from './knowledge/knowledge-document.ts';
 import { knowledgeKey, loadKnowledge, type LoadedKnowledge } from './knowledge/load-knowledge.ts';
@@ -111,7 +111,10 @@ export async function runSession(sessionId: string, deps: HarnessDeps, signal: A
     }
     if (await answerHarnessQuestion(sessionId, deps, log)) return;
     const prepared = await prepareGates(sessionId, session, deps, sandbox, signal, log);
+    // One time budget for every round of this run (agent, checks, rework), not one per round.
+    const startedAt = Date.now();
     for (;;) {
+      const limits = await budgetLimits(sessionId, deps, prepared.route, startedAt);
       const liveText = deps.live && createLiveText(sessionId, deps.live);
       const outcome = await runAgent({
         sessionId,
@@ -122,10 +125,10 @@ export async function runSession(sessionId: string, deps: HarnessDeps, signal: A
         runLog: store,
         signal,
         log,
-        limits: { ...deps.limits, ...(await budgetLimits(sessionId, deps, prepared.route)) },
+        limits: { ...deps.limits, ...limits },
         ...(liveText && { onDelta: liveText.onDelta }),
       }).finally(() => liveText?.flush());
-      if (await settle({ session, outcome, workspace, sandbox, deps, signal, log, gate: prepared.gate, checkpoints })) break;
+      if (await settle({ session, outcome, workspace, sandbox, deps, signal, log, gate: prepared.gate, checkpoints, ...(limits.timeLimitMinutes !== undefined && { timeLimitMinutes: limits.timeLimitMinutes }) })) break;
       log.info('messages arrived as the run ended; continuing with them');
     }
   } catch (error) {
@@ -163,6 +166,8 @@ type SettleInput = {
   log: Logger;
   gate?: GateContext;
   checkpoints?: SessionCheckpoints;
+  /** The whole run's time budget, which the runner's own figures are the rest of. */
+  timeLimitMinutes?: number;
 };
 
 /**
@@ -170,7 +175,7 @@ type SettleInput = {
  * first. Returns false when messages arrived that the run has not seen: the caller runs again.
  * (A trigger that no longer applies, say a stop came first, leaves the session as it is.)
  */
-async function settle({ session, outcome, workspace, sandbox, deps, signal, log, gate, checkpoints }: SettleInput): Promise<boolean> {
+async function settle({ session, outcome, workspace, sandbox, deps, signal, log, gate, checkpoints, timeLimitMinutes }: SettleInput): Promise<boolean> {
   const { store } = deps;
   switch (outcome.kind) {
     case 'waiting':
@@ -179,7 +184,11 @@ async function settle({ session, outcome, workspace, sandbox, deps, signal, log,
       await noteAbort(session.id, store, log);
       return true;
     case 'failed':
-      if (outcome.budget && deps.gates) return !(await pauseForBudget(session.id, outcome.budget, store)).unread;
+      if (outcome.budget && deps.gates) {
+        // The runner counted from its own start against what was left: the thread gets the run's figures.
+        const budget = outcome.budget.kind === 'time' && timeLimitMinutes !== undefined ? { kind: 'time' as const, spent: timeLimitMinutes - outcome.budget.limit + outcome.budget.spent, limit: timeLimitMinutes } : outcome.budget;
+        return !(await pauseForBudget(session.id, budget, store)).unread;
+      }
       return !(
         await store.transition(session.id, 'fail', {
           reason: outcome.message,
@@ -413,6 +422,11 @@ type PreparedGates = { system: string[]; route?: Route; gate?: GateContext };
 async function prepareGates(sessionId: string, session: SessionRecord, deps: HarnessDeps, sandbox: Sandbox, signal: AbortSignal, log: Logger): Promise<PreparedGates> {
   const { gates, store } = deps;
   if (!gates) return { system: [] };
+  for (const model of new Set([deps.model.model, gates.verifier.model])) {
+    if (!modelInfo(model)) {
+      log.warn({ model, price: unknownModelPrice }, `the price of ${model} is not known: budgets count it at $${unknownModelPrice.input} input and $${unknownModelPrice.output} output per million tokens`);
+    }
+  }
   let knowledge: LoadedKnowledge | undefined;
   try {
     knowledge = await loadKnowledge({ repo: session.repo, dataDir: deps.dataDir, store: gates.knowledge, log, signal });
@@ -463,17 +477,22 @@ async function prepareGates(sessionId: string, session: SessionRecord, deps: Har
   return { system: [...guidance, ...(knowledgeText ? [knowledgeText] : [])], route, gate };
 }
 
-/** This run's budgets: the task class's share, extended once for every pause someone answered "continue" to. */
-async function budgetLimits(sessionId: string, deps: HarnessDeps, route: Route | undefined): Promise<Partial<RunLimits>> {
+/**
+ * This round's budgets: the task class's share, the cost extended once for every pause someone
+ * answered "continue" to; the time is what is left of the run's, which spans every round.
+ */
+async function budgetLimits(sessionId: string, deps: HarnessDeps, route: Route | undefined, startedAt: number): Promise<Partial<RunLimits> & { timeLimitMinutes?: number }> {
   const { gates, store } = deps;
   if (!gates || !route) return {};
   const events = await store.events(sessionId, { types: ['usage', 'budget-reached'] });
   const extensions = (kind: 'cost' | 'time') => events.filter((e) => e.event.type === 'budget-reached' && e.event.kind === kind).length;
   const costLimit = gates.maxCostUsd * route.costShare * (1 + extensions('cost'));
   const spent = costOf(events);
+  const timeLimitMinutes = gates.maxMinutes * route.timeShare;
   return {
     maxCostUsd: Math.max(0, costLimit - spent),
-    maxWallMs: gates.maxMinutes * route.timeShare * 60_000,
+    maxWallMs: Math.max(0, timeLimitMinutes * 60_000 - (Date.now() - startedAt)),
+    timeLimitMinutes,
   };
 }
 
@@ -513,7 +532,7 @@ async function answerHarnessQuestion(sessionId: string, deps: HarnessDeps, log: 
   const answers = events.filter((e) => e.seq > (asked?.seq ?? 0) && e.event.type === 'user-message' && isHuman(e.event.actor)) as (StoredEvent & { event: EventOf<'user-message'> })[];
   const answer = answers.at(-1);
   if (!answer) return false;
-  const ends = /^\s*(stop|keep( it)?( as)?( a)? draft|no)\b/i.test(answer.event.text);
+  const ends = answerEndsSession(answer.event.text);
   const answered = { event: { type: 'question-answered' as const, questionId: question.questionId, actor: answer.event.actor, text: answer.event.text }, dedupeKey: `answer:${answer.seq}` };
   if (!ends) {
     await store.commitStep(sessionId, { events: [answered], patch: { pendingQuestion: null } });
@@ -534,9 +553,9 @@ async function answerHarnessQuestion(sessionId: string, deps: HarnessDeps, log: 
   return true;
 }
 
-/** Dollars spent so far at list prices (models without a known price count as free). */
+/** Dollars spent so far at list prices (a model without a known price at `unknownModelPrice`). */
 function costOf(events: readonly StoredEvent[]): number {
   let usd = 0;
-  for (const { event } of events) if (event.type === 'usage') usd += estimateCostUsd(event.model, event) ?? 0;
+  for (const { event } of events) if (event.type === 'usage') usd += budgetCostUsd(event.model, event);
   return usd;
 }

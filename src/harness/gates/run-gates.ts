@@ -178,8 +178,11 @@ export async function gateCommit(ctx: GateContext, input: { commit: string; base
     const signature = failureSignature(runs);
     const earlier = previousSignatures(recent);
     const outside = extractOutside(input.summary);
+    const rounds = checkRounds(recent) + 1;
+    const maxRounds = ctx.gates.maxCheckRounds ?? defaultMaxCheckRounds;
     if (outside) stuck = `the agent says the failure is outside the task: ${outside}`;
     else if (earlier.has(signature)) stuck = 'the same checks failed again with nothing new';
+    else if (rounds >= maxRounds) stuck = `the checks failed in ${rounds} rounds of fixes, the most a request gets before people decide`;
     else {
       await tellAgent(ctx, [
         `The harness ran the repository's checks on your commit ${commit.slice(0, 12)} and ${failures.length === 1 ? 'one failed' : `${failures.length} failed`}:`,
@@ -256,6 +259,16 @@ function quoteVerdict(verdict: NonNullable<Evidence['verdict']>): string {
     }
   }
   return lines.join('\n');
+}
+
+/** Check-fix rounds a request gets before the session asks people instead of trying again. */
+export const defaultMaxCheckRounds = 5;
+
+/** Commits whose checks already ran (and failed) since the latest request. */
+function checkRounds(events: readonly StoredEvent[]): number {
+  const commits = new Set<string>();
+  for (const { event } of events) if (event.type === 'check-finished' && event.phase === 'check' && (event.outcome === 'failed' || event.outcome === 'timed-out')) commits.add(event.commit);
+  return commits.size;
 }
 
 function previousSignatures(events: readonly StoredEvent[]): Set<string> {
