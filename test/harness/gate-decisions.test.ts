@@ -157,3 +157,26 @@ describe('unjudged commits are never ready', () => {
     expect(d.reasons[0]).toBe(`${'b'.repeat(12)} is not the commit the checks and the verifier judged (${'a'.repeat(12)}), so it is not verified`);
   });
 });
+
+describe('the repeat detector sees the same failure through what changes between runs', () => {
+  const failing = (log: string): CheckRun => ({ commit: 'c', phase: 'check', name: 'test', command: 'npm test', outcome: 'failed', exitCode: 1, durationMs: 1, logHead: log, logTail: '', startedAt: new Date(0), finishedAt: new Date(0) });
+  const same = (a: string, b: string) => failureSignature([failing(a)]) === failureSignature([failing(b)]);
+  it.each([
+    ['seeds', 'Randomized with seed 48213\nFAIL adds', 'Randomized with seed 9917\nFAIL adds'],
+    ['seeds as options', 'pytest -p randomly --randomly-seed=12345\nAssertionError', 'pytest -p randomly --randomly-seed=777\nAssertionError'],
+    ['ports', 'Error: connect ECONNREFUSED 127.0.0.1:45123', 'Error: connect ECONNREFUSED 127.0.0.1:38011'],
+    ['listening ports', 'server listening on port 51234\nFAIL', 'server listening on port 40001\nFAIL'],
+    ['ISO timestamps', '2026-12-01T09:31:12.345Z ERROR boom', '2026-12-01T10:02:59.001Z ERROR boom'],
+    ['clock times', '[09:31:12] FAIL boom', '[10:02:59] FAIL boom'],
+    ['durations', 'FAIL adds (12 ms)\nTests: 1 failed, 2.31s', 'FAIL adds (431 ms)\nTests: 1 failed, 0.98s'],
+    ['temp paths', "ENOENT: no such file, open '/tmp/vitest-a8Zx1/out.json'", "ENOENT: no such file, open '/tmp/vitest-Q02pk/out.json'"],
+    ['ANSI colours', '\x1b[31mFAIL\x1b[39m adds', '\x1b[1m\x1b[31mFAIL\x1b[39m\x1b[22m adds'],
+    ['pids', 'worker pid 4123 exited: AssertionError', 'worker pid 977 exited: AssertionError'],
+  ])('%s', (_what, a, b) => expect(same(a, b)).toBe(true));
+
+  it('still tells different failures apart, even under the same stack trace', () => {
+    const trace = Array.from({ length: 25 }, (_, i) => `    at frame${i} (node:internal/x:${i}:1)`).join('\n');
+    expect(same(`Error: Cannot find module './a.js'\n${trace}`, `Error: Cannot find module './b.js'\n${trace}`)).toBe(false);
+    expect(same('expected 5, got 4', 'expected 5, got 6')).toBe(false);
+  });
+});
