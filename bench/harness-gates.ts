@@ -158,7 +158,7 @@ async function main() {
       const checks = [];
       for (const command of knowledge.checks) checks.push(await runCheckCommand(sandbox, { commit, phase: 'check', command, timeoutMs: 60_000, signal }));
       const diff = (await sandbox.exec(verifierDiffCommand(baseCommit, commit), { signal })).stdout;
-      const result = await verifyChange(verifier, { task: `Ada:\n> ${t.task}`, knowledge: renderKnowledge(knowledge, []), checks, diff, signal });
+      const result = await verifyChange(verifier, { task: `Ada:\n> ${t.task}`, knowledge: renderKnowledge(knowledge), checks, diff, signal });
       const verdict = result.kind === 'verdict' ? result.verdict : undefined;
       const decision = decideGate({
         commit,

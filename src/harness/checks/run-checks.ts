@@ -1,4 +1,5 @@
 import type { ExecOptions, ExecResult, Sandbox } from '../../../sandbox/sandbox.ts';
+import { quoteUntrusted } from '../../core/quote-untrusted.ts';
 import type { KnownCommand } from '../knowledge/knowledge-document.ts';
 import type { CheckRun } from './check-store.ts';
 
@@ -111,8 +112,12 @@ export function normaliseLog(log: string): string {
   return [...telling, '…', ...lines.slice(-20)].join('\n');
 }
 
-/** The part of a failure the agent needs: command, exit code and the end of its log. */
+/**
+ * The part of a failure the agent needs: command, exit code and the end of its log, quoted as the
+ * check's output (a log can hold any text, a code fence's end included: it is data, not instructions).
+ */
 export function describeFailure(run: CheckRun): string {
   const log = run.logTail || run.logHead;
-  return `\`${run.command}\` ${run.outcome === 'timed-out' ? 'timed out' : `exited with ${run.exitCode}`}:\n\`\`\`\n${log.slice(-3000)}\n\`\`\``;
+  const status = `\`${run.command}\` ${run.outcome === 'timed-out' ? 'timed out' : `exited with ${run.exitCode}`}`;
+  return `${status}:\n${quoteUntrusted({ what: `The output of \`${run.command}\``, author: "the repository's code and tests", body: log.slice(-3000) })}`;
 }
