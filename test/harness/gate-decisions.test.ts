@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { verdictPassed, type Verdict } from '../../src/core/verdict.ts';
-import { classify, extractKnowledge, workflowRunCommands } from '../../src/harness/knowledge/extract-knowledge.ts';
+import { extractKnowledge } from '../../src/harness/knowledge/extract-knowledge.ts';
+import { classifyCommand } from '../../src/harness/knowledge/workflow-checks.ts';
 import { decideGate, renderEvidence, unjudgedCommit, type Evidence } from '../../src/core/evidence.ts';
 import { failureSignature, missingCommandReason, setupFailureReason } from '../../src/harness/checks/run-checks.ts';
 import { routeTask } from '../../src/harness/route-task.ts';
@@ -53,7 +54,7 @@ describe('knowledge extraction: commands only from the repo files', () => {
       ['package.json', JSON.stringify({ scripts: { test: 'vitest run', lint: 'eslint .', build: 'tsc -b' }, devDependencies: { vitest: '1' } })],
       ['package-lock.json', '{}'],
       ['Makefile', 'check:\n\tnpm test\n'],
-      ['.github/workflows/ci.yml', 'jobs:\n  t:\n    steps:\n      - run: npm ci\n      - run: |\n          npm run typecheck\n          echo ${{ secrets.X }}\n'],
+      ['.github/workflows/ci.yml', 'on: [pull_request]\njobs:\n  t:\n    steps:\n      - run: npm ci\n      - run: |\n          npm run typecheck\n          echo ${{ secrets.X }}\n'],
       ['.github/pull_request_template.md', '## What\n\n## Why'],
       ['AGENTS.md', 'Use tabs.'],
     ]);
@@ -85,11 +86,7 @@ describe('knowledge extraction: commands only from the repo files', () => {
     ['echo ${{ matrix.node }}', undefined],
     ['docker push x', undefined],
   ])('classifies %s as %s', (command, slot) => {
-    expect(classify(command)).toBe(slot);
-  });
-
-  it('reads single-line and block run steps', () => {
-    expect(workflowRunCommands('steps:\n  - run: "make test"\n  - name: x\n    run: |\n      a\n      # c\n      b\n  - uses: y\n')).toEqual(['make test', 'a', 'b']);
+    expect(classifyCommand(command)).toBe(slot);
   });
 });
 
