@@ -74,7 +74,7 @@ export function classifyCommand(line: string): WorkflowCommand['name'] | undefin
   if (install.test(command) || /^if \[ -f [\w.-]+ \]; then (pip3? install|npm ci)/.test(command)) return 'install';
   if (/\b(tsc|type-?check|check-types|typecheck|mypy|pyright)\b/.test(command)) return 'typecheck';
   if (/\b(lint|eslint|ruff|flake8|pylint|clippy|golangci-lint|go vet|rubocop|shellcheck|prettier --check|black --check|biome (check|ci)|composer validate|cargo fmt\b.*--check)/.test(command)) return 'lint';
-  if (/\b((npm|yarn|pnpm|bun)( run)? test|pytest|python3? -m (pytest|unittest)|manage\.py test|go test|cargo test|mix test|deno test|node --test|jest|vitest|mocha|tox|nox|rspec|rake|phpunit|ctest|make (\S*test\S*|check|distcheck)|meson test|mvn\b.*\b(test|verify)|gradlew?\b.*\b(test|check))\b/.test(command)) return 'test';
+  if (/\b((npm|yarn|pnpm|bun)( run)? test|pytest|python3? -m (pytest|unittest)|manage\.py test|go test|cargo test|mix test|deno test|node --test|jest|vitest|mocha|tox|nox|rspec|rake|phpunit|ctest|make (\S*test\S*|check|distcheck)|meson test|node [\w./-]*test[\w.-]*\.[cm]?[jt]s|mvn\b.*\b(test|verify)|gradlew?\b.*\b(test|check))\b/.test(command)) return 'test';
   if (/\b((npm|yarn|pnpm|bun) run build|cargo build|go build|mvn\b.*\bpackage|gradlew?\b.*\bbuild|make|ninja)\b/.test(command) || /^(\.\/configure|meson (setup )?[\w./-]+$)/.test(command)) return 'build';
   return undefined;
 }
