@@ -3,7 +3,7 @@ import type { EventOf, StoredEvent } from '../../src/core/events.ts';
 import type { ModelMessage, ModelProvider, TurnRequest } from '../../src/models/model-provider.ts';
 import { createScriptedProvider, type ScriptedTurn } from '../../src/models/scripted-provider.ts';
 import { startFakeGitHub, type FakeGitHub } from '../fakes/fake-github.ts';
-import { issueCommentEvent, sendWebhook } from '../fakes/fake-github-webhooks.ts';
+import { example, issueCommentEvent, sendWebhook } from '../fakes/fake-github-webhooks.ts';
 import { createRemote, git, type RemoteFixture } from '../git/git-fixture.ts';
 import { waitFor, waitForStatus } from '../helpers/patchbay-fixture.ts';
 import { passingVerdict, verdict } from '../helpers/scripted-verifier.ts';
@@ -157,6 +157,30 @@ describe('the gate fails closed (fake GitHub, real Patchbay, sandbox and git)', 
     const passing = await run('calc', 'add(2, 3) should be 5, fix add.js');
     expect(passing.pr.draft).toBe(false);
     expect(passing.statuses.map((s) => [s.state, s.description])).toEqual([['success', 'Checks and review passed']]);
+    readyPr = { pr: passing.pr, branch: passing.done.branch! };
+  });
+
+  let readyPr: { pr: FakeGitHub['pulls'][number]; branch: string } | undefined;
+  it('marks a person\'s push to a ready PR as not verified and turns the PR back to draft', { timeout: 120_000 }, async () => {
+    const { pr, branch } = readyPr!;
+    const gitDir = fake.repo(owner, 'calc').gitDir;
+    // Alice pushes a commit of her own to the PR's branch.
+    const tree = await git(gitDir, 'rev-parse', `${branch}^{tree}`);
+    const parent = await git(gitDir, 'rev-parse', branch);
+    const pushed = await git(gitDir, '-c', 'user.name=Alice', '-c', 'user.email=alice@example.com', 'commit-tree', tree, '-p', parent, '-m', 'my own tweak');
+    await git(gitDir, 'update-ref', `refs/heads/${branch}`, pushed, parent);
+    const payload = example('pull_request', 'synchronize');
+    payload.repository = { ...payload.repository, name: 'calc', full_name: `${owner}/calc`, owner: { ...payload.repository.owner, login: owner } };
+    payload.sender = { ...payload.sender, login: alice.login, id: alice.id, type: 'User' };
+    payload.installation = { id: installationId, node_id: 'MDIzOkludGVncmF0aW9uSW5zdGFsbGF0aW9uMQ==' };
+    payload.number = pr.number;
+    payload.pull_request = { ...payload.pull_request, number: pr.number, node_id: `PR_kw${pr.number}`, draft: false, body: pr.body, head: { ...payload.pull_request.head, ref: branch, sha: pushed } };
+    expect((await sendWebhook(`${app.url}/github/webhooks`, webhookSecret, 'pull_request', payload)).status).toBe(202);
+    const status = await waitFor(async () => fake.statuses.find((s) => s.sha === pushed && s.context === 'patchbay/verify'), 'a status on the pushed commit');
+    expect(status.state).toBe('failure');
+    expect(status.description).toBe('Not verified: pushed by @alice; Patchbay did not check this commit');
+    await waitFor(async () => fake.pulls.find((p) => p.number === pr.number && p.repo === pr.repo)?.draft || undefined, 'the PR to be a draft again');
+    expect(fake.refused).toEqual([]);
   });
 
   it('shows the verifier no implementer transcript or tool output', () => {
