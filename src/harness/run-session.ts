@@ -505,6 +505,8 @@ async function budgetLimits(sessionId: string, deps: HarnessDeps, route: Route |
   };
 }
 
+const minutes = (m: number) => (m < 10 ? m.toFixed(1) : String(Math.round(m)));
+
 /** A budget reached is a question, not a failure: "spent $X of $Y; continue?" */
 async function pauseForBudget(sessionId: string, budget: { kind: 'cost' | 'time'; spent: number; limit: number }, store: RunLog) {
   const events = await store.events(sessionId, { types: ['usage', 'budget-reached'] });
@@ -513,7 +515,7 @@ async function pauseForBudget(sessionId: string, budget: { kind: 'cost' | 'time'
   const text =
     budget.kind === 'cost'
       ? `I have spent $${total.toFixed(2)} of this task's $${(total - budget.spent + budget.limit).toFixed(2)} budget. Continue?`
-      : `This run has worked for ${Math.round(budget.spent)} of its ${Math.round(budget.limit)} minutes. Continue?`;
+      : `This run has worked for ${minutes(budget.spent)} of its ${minutes(budget.limit)} minutes. Continue?`;
   const questionId = `budget:${previous + 1}`;
   return store.transition(sessionId, 'ask', {
     reason: `${budget.kind} budget reached`,

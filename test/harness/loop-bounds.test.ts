@@ -168,3 +168,30 @@ describe('budgets: the class\'s share, an unknown model price, pause and ask', (
     expect(of(await app.store.events(id), 'question-answered').map((a) => a.text)).toEqual(['Continue']);
   });
 });
+
+describe('the time budget spans every round of a run', () => {
+  let slowFail: RemoteFixture;
+  let app: PatchbayFixture;
+
+  beforeAll(async () => {
+    // Each round's check takes 12 s and fails anew (the agent's attempt changes the assertion).
+    slowFail = await repoWith('sleep 12 && node test.js');
+    app = await startTestPatchbay({ model: createScriptedProvider({ scenario: agent }), env: { RUN_MAX_MINUTES: '1', GATE_MAX_CHECK_ROUNDS: '20' } });
+  }, 120_000);
+  afterAll(async () => {
+    await app?.dispose();
+    await slowFail?.cleanup();
+  });
+
+  it('pauses a small fix once its rounds together pass its 30 s share, though no round alone does', { timeout: 300_000 }, async () => {
+    const id = await start(app, slowFail, 'Fix add in add.js so 2 + 3 is 5, rounds please');
+    const waiting = await waitForStatus(app, id, ['waiting', 'completed', 'failed'], 240_000);
+    expect(waiting.status).toBe('waiting');
+    const events = await app.store.events(id);
+    expect(of(events, 'budget-reached').map((b) => b.kind)).toEqual(['time']);
+    expect(of(events, 'budget-reached')[0]!.limit).toBe(0.5);
+    expect(waiting.pendingQuestion?.question).toMatch(/^This run has worked for 0\.\d of its 0\.5 minutes\. Continue\?$/);
+    // More than one round ran before the pause: the budget was not one round's.
+    expect(new Set(of(events, 'check-finished').filter((c) => c.phase === 'check').map((c) => c.commit)).size).toBeGreaterThan(1);
+  });
+});
