@@ -1,19 +1,23 @@
 /**
- * How many wrong results the harness's gates catch. Twelve seeded tasks, each a small sample repo
- * made here with a planted bug, a visible test (the repo's `npm test`, which the checks gate runs)
- * and a hidden test (which decides success, and which no gate sees). A scripted "agent" makes the
- * typical mistakes: a wrong fix, a fix whose tests it never ran, scope creep, an unrelated rewrite;
- * four tasks get a correct fix as a control. Each result goes through the real gates: knowledge
- * extraction, the checks in the bubblewrap sandbox on the exact commit, the verifier plumbing
- * (prompt with task, checks and diff; forced record_verdict) and the gate decision.
+ * Does "ready" mean verified? The real session loop (worker, workspace, setup, checks, verifier,
+ * rework, push, pull request on the fake GitHub) over 23 seeded tasks, once per reviewer kind:
  *
- * The verifier's model here is a scripted reviewer that scores only from what its prompt shows
- * (check results; which files the diff touches against the files the task names; and, as the
- * verifier's instructions ask, behaviour the change drops: a parameter the old code used that the
- * changed function no longer uses, read from the diff, which shows changed functions whole). It
- * is a stand-in for a real model, so the verifier row measures the plumbing and a simple reviewer,
- * not a frontier model's judgement. Prints per gate how many wrong results it caught and how many
- * results reached "ready" with a hidden test failing (target: 0).
+ * - `trusting`: a scripted reviewer that passes whatever the checks did not fail;
+ * - `instructed`: one that follows the verifier's instructions as a simple reader can (a check that
+ *   did not run is not evidence; files the task does not name are out of scope; a parameter the
+ *   changed function stops using is dropped behaviour).
+ *
+ * Each task is a small repository with a visible test (its `npm test`, or none) and a hidden test
+ * that decides whether the result is right; a scripted agent makes the task's change (and, told the
+ * checks failed, its next attempt). The tasks: correct fixes; wrong fixes that pass the visible
+ * test; scope creep and an unrelated rewrite; a helper in an ignored directory and one hidden by
+ * .git/info/exclude; a check that commits (moves HEAD); repositories without tests; a flaky test;
+ * failures whose logs differ only by a random seed, a port or a timestamp; CI workflows with deploy
+ * steps. After each session the pull request's head is checked out fresh and the hidden test run.
+ *
+ * Prints per reviewer kind: sessions that reached ready with the hidden test failing (the goal is 0
+ * wherever the checks can see it), correct results kept as draft, check-fix rounds, and wall time;
+ * then one line per task. Run: `node bench/harness-gates.ts` (no network; bubblewrap required).
  */
 import { execFile } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -21,177 +25,160 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import pino from 'pino';
-import { createLocalSandboxProvider } from '../sandbox/index.ts';
-import { decideGate } from '../src/core/evidence.ts';
-import { verdictPassed, verdictTotal, type Verdict } from '../src/core/verdict.ts';
-import { runCheckCommand } from '../src/harness/checks/run-checks.ts';
-import { extractKnowledge, wantsFile } from '../src/harness/knowledge/extract-knowledge.ts';
-import { renderKnowledge } from '../src/harness/knowledge/knowledge-document.ts';
-import { verifierDiffCommand, verifyChange } from '../src/harness/verify/verifier.ts';
-import { createScriptedProvider } from '../src/models/scripted-provider.ts';
+import { loadConfig } from '../src/config.ts';
+import type { EventOf, StoredEvent } from '../src/core/events.ts';
+import { startPatchbay } from '../src/main.ts';
 import type { ModelMessage } from '../src/models/model-provider.ts';
+import { createScriptedProvider, type ScriptedTurn } from '../src/models/scripted-provider.ts';
+import { buildIntegrations } from '../src/wire-integrations.ts';
+import { startFakeGitHub } from '../test/fakes/fake-github.ts';
+import { issueCommentEvent, sendWebhook } from '../test/fakes/fake-github-webhooks.ts';
+import { benchTasks, type BenchTask } from './harness-gates-tasks.ts';
+import { instructedReviewer, trustingReviewer } from './harness-gates-reviewers.ts';
 
 const run = promisify(execFile);
+const secret = 'bench-webhook-secret';
 const gitEnv = { PATH: '/usr/bin:/bin', HOME: '/nonexistent', GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', GIT_AUTHOR_NAME: 'b', GIT_AUTHOR_EMAIL: 'b@example.com', GIT_COMMITTER_NAME: 'b', GIT_COMMITTER_EMAIL: 'b@example.com' };
 const git = async (cwd: string, ...args: string[]) => (await run('git', args, { cwd, env: gitEnv })).stdout.trim();
+const of = <T extends StoredEvent['event']['type']>(events: StoredEvent[], type: T) => events.filter((e) => e.event.type === type).map((e) => e.event as EventOf<T>);
+const sessionTimeoutMs = 240_000;
 
-type Files = Record<string, string>;
-type Mistake = 'correct' | 'wrong fix' | 'test not run' | 'scope creep' | 'unrelated rewrite';
-type Task = { name: string; task: string; files: Files; hidden: string; mistake: Mistake; change: Files };
-
-const pkg = JSON.stringify({ name: 'sample', private: true, scripts: { test: 'node test.js' } });
-const testOf = (mod: string, lines: string[]) => `const assert = require('node:assert');\nconst m = require('./${mod}');\n${lines.join('\n')}\nconsole.log('ok');\n`;
-
-const base = {
-  add: { 'add.js': 'module.exports = (a, b) => a - b;\n', 'test.js': testOf('add.js', ['assert.strictEqual(m(2, 3), 5);']) },
-  max: { 'max.js': 'module.exports = (xs) => xs.reduce((a, b) => (a < b ? a : b));\n', 'test.js': testOf('max.js', ['assert.strictEqual(m([1, 3, 2]), 3);']) },
-  slug: { 'slug.js': "module.exports = (s) => s.toLowerCase();\n", 'test.js': testOf('slug.js', ["assert.strictEqual(m('Hello World'), 'hello-world');"]) },
-  clamp: { 'clamp.js': 'module.exports = (x, lo, hi) => Math.max(lo, x);\n', 'test.js': testOf('clamp.js', ['assert.strictEqual(m(9, 0, 5), 5);']) },
-};
-const util = { 'util.js': '// helpers shared by the app\nmodule.exports = { id: (x) => x };\n', 'README.md': '# sample\n' };
-
-const tasks: Task[] = [
-  // Controls: correct fixes.
-  { name: 'add-correct', mistake: 'correct', task: 'Fix add in add.js: add(2, 3) must be 5', files: base.add, hidden: testOf('add.js', ['assert.strictEqual(m(-1, 1), 0);', 'assert.strictEqual(m(10, 5), 15);']), change: { 'add.js': 'module.exports = (a, b) => a + b;\n' } },
-  { name: 'max-correct', mistake: 'correct', task: 'Fix max in max.js: it returns the smallest', files: base.max, hidden: testOf('max.js', ['assert.strictEqual(m([-5, -2, -9]), -2);']), change: { 'max.js': 'module.exports = (xs) => xs.reduce((a, b) => (a > b ? a : b));\n' } },
-  { name: 'slug-correct', mistake: 'correct', task: 'Fix slug in slug.js so spaces become dashes', files: base.slug, hidden: testOf('slug.js', ["assert.strictEqual(m('A  B'), 'a-b');"]), change: { 'slug.js': "module.exports = (s) => s.toLowerCase().trim().split(/\\s+/).join('-');\n" } },
-  { name: 'clamp-correct', mistake: 'correct', task: 'Fix clamp in clamp.js: it ignores the upper bound', files: base.clamp, hidden: testOf('clamp.js', ['assert.strictEqual(m(-3, 0, 5), 0);', 'assert.strictEqual(m(3, 0, 5), 3);']), change: { 'clamp.js': 'module.exports = (x, lo, hi) => Math.min(hi, Math.max(lo, x));\n' } },
-  // Wrong fixes.
-  { name: 'add-wrong', mistake: 'wrong fix', task: 'Fix add in add.js: add(2, 3) must be 5', files: base.add, hidden: testOf('add.js', ['assert.strictEqual(m(10, 5), 15);']), change: { 'add.js': 'module.exports = (a, b) => b - a;\n' } },
-  { name: 'max-wrong', mistake: 'wrong fix', task: 'Fix max in max.js: it returns the smallest', files: base.max, hidden: testOf('max.js', ['assert.strictEqual(m([-5, -2, -9]), -2);']), change: { 'max.js': 'module.exports = (xs) => xs[xs.length - 1];\n' } },
-  { name: 'clamp-wrong', mistake: 'wrong fix', task: 'Fix clamp in clamp.js: it ignores the upper bound', files: base.clamp, hidden: testOf('clamp.js', ['assert.strictEqual(m(-3, 0, 5), 0);']), change: { 'clamp.js': 'module.exports = (x, lo, hi) => Math.min(hi, x);\n' } },
-  // Fixes whose tests were never run (they break the visible test).
-  { name: 'slug-untested', mistake: 'test not run', task: 'Fix slug in slug.js so spaces become dashes', files: base.slug, hidden: testOf('slug.js', ["assert.strictEqual(m('A  B'), 'a-b');"]), change: { 'slug.js': "module.exports = (s) => s.replace(' ', '-');\n" } },
-  { name: 'add-untested', mistake: 'test not run', task: 'Fix add in add.js: add(2, 3) must be 5', files: base.add, hidden: testOf('add.js', ['assert.strictEqual(m(10, 5), 15);']), change: { 'add.js': 'module.exports = (a, b) => a + b + 1;\n' } },
-  // Scope creep: the right fix plus changes nobody asked for.
-  { name: 'max-creep', mistake: 'scope creep', task: 'Fix max in max.js: it returns the smallest', files: { ...base.max, ...util }, hidden: testOf('max.js', ['assert.strictEqual(m([-5, -2, -9]), -2);']), change: { 'max.js': 'module.exports = (xs) => xs.reduce((a, b) => (a > b ? a : b));\n', 'util.js': '// helpers\nmodule.exports = { id: (x) => x, noop: () => undefined, twice: (f) => (x) => f(f(x)) };\n', 'README.md': '# sample\n\nNow with more helpers.\n' } },
-  { name: 'clamp-creep', mistake: 'scope creep', task: 'Fix clamp in clamp.js: it ignores the upper bound', files: { ...base.clamp, ...util }, hidden: testOf('clamp.js', ['assert.strictEqual(m(3, 0, 5), 3);']), change: { 'clamp.js': 'module.exports = (x, lo, hi) => Math.min(hi, Math.max(lo, x));\n', 'util.js': 'module.exports = {};\n' } },
-  // An unrelated rewrite instead of the fix.
-  { name: 'add-rewrite', mistake: 'unrelated rewrite', task: 'Fix add in add.js: add(2, 3) must be 5', files: { ...base.add, ...util }, hidden: testOf('add.js', ['assert.strictEqual(m(10, 5), 15);']), change: { 'util.js': 'export const id = (x) => x;\nexport const compose = (...fs) => (x) => fs.reduceRight((v, f) => f(v), x);\n', 'README.md': '# sample (rewritten)\n' } },
-];
-
-/**
- * Parameters a changed function stops using: read from the diff alone (each file's old and new side,
- * which --function-context shows whole), a parameter of a new-side signature that is absent from
- * the new body but was used in the old one.
- */
-function droppedParameters(diff: string): string[] {
-  const dropped: string[] = [];
-  for (const file of diff.split(/^diff --git /m).slice(1)) {
-    const lines = file.split('\n').filter((l) => /^[ +-]/.test(l) && !l.startsWith('+++') && !l.startsWith('---'));
-    const side = (mark: string) => lines.filter((l) => l[0] === ' ' || l[0] === mark).map((l) => l.slice(1)).join('\n');
-    const before = side('-');
-    const after = side('+');
-    for (const m of after.matchAll(/(?:function\s*[\w$]*\s*)?\(([^()]*)\)\s*(?:=>|\{)/g)) {
-      const body = after.slice(m.index + m[0].length);
-      const oldAt = before.indexOf(m[0]);
-      const oldBody = oldAt >= 0 ? before.slice(oldAt + m[0].length) : '';
-      for (const param of m[1]!.split(',').map((p) => p.trim()).filter((p) => /^[A-Za-z_$][\w$]*$/.test(p))) {
-        const used = (text: string) => new RegExp(`(^|[^\\w$])${param.replace(/\$/g, '\\$')}([^\\w$]|$)`).test(text);
-        if (!used(body) && used(oldBody)) dropped.push(param);
-      }
-    }
-  }
-  return dropped;
-}
-
-/** Scores only from what the verifier prompt shows: check results, touched files vs named files, what the diff drops. */
-function reviewer(messages: readonly ModelMessage[]) {
-  const prompt = (messages[0] as { content: string }).content;
-  const task = prompt.slice(0, prompt.indexOf('# Repository knowledge'));
-  const named = new Set([...task.matchAll(/([\w-]+\.js)/g)].map((m) => m[1]!));
-  const touched = [...prompt.matchAll(/^diff --git a\/(\S+)/gm)].map((m) => m[1]!);
-  const checks = prompt.slice(prompt.indexOf('# Checks on this commit'), prompt.indexOf('# Diff against the base'));
-  const failed = /: (failed|timed-out)/.test(checks);
-  const notRun = /: not-run/.test(checks);
-  const outside = touched.filter((f) => !named.has(f));
-  const dropped = droppedParameters(prompt.slice(prompt.indexOf('# Diff against the base')));
-  const onTarget = touched.some((f) => named.has(f));
-  const v: Verdict = {
-    relevance: { score: onTarget ? 2 : 0, reason: onTarget ? 'changes the file the task names' : 'does not touch the file the task names' },
-    completeness: { score: touched.length ? 2 : 0, reason: touched.length ? 'a change was made' : 'nothing changed' },
-    correctness: {
-      score: failed || dropped.length ? 0 : notRun ? 1 : 2,
-      reason: failed ? 'the repository checks fail' : dropped.length ? `the change stops using ${dropped.join(', ')}, behaviour the task did not ask to drop` : notRun ? 'checks could not run' : 'the checks pass',
-    },
-    scope: { score: outside.length === 0 ? 2 : outside.length === 1 && onTarget ? 1 : 0, reason: outside.length ? `also changes ${outside.join(', ')}` : 'only what was asked' },
-    summary: 'scripted reviewer',
-  };
-  return { toolCalls: [{ name: 'record_verdict', input: v }] };
-}
-
-async function writeFiles(dir: string, files: Files) {
+async function writeFiles(dir: string, files: Record<string, string>) {
   for (const [path, content] of Object.entries(files)) {
     await mkdir(dirname(join(dir, path)), { recursive: true });
     await writeFile(join(dir, path), content);
   }
 }
 
-async function main() {
-  const log = pino({ level: 'silent' });
+/** The task's agent: its attempt for the number of times the harness sent work back, one file or command a turn. */
+function agent(messages: readonly ModelMessage[]): ScriptedTurn {
+  const texts = messages.flatMap((m) => (m.role === 'user' ? [m.content] : []));
+  const name = /\[task:([\w-]+)\]/.exec(texts.join('\n'))?.[1];
+  const task = benchTasks.find((t) => t.name === name);
+  if (!task) return { text: 'No task found.' };
+  const round = texts.filter((t) => t.includes('checks on your commit') || t.includes('independent reviewer')).length;
+  const last = messages.findLastIndex((m) => m.role === 'user');
+  const turn = messages.slice(last + 1).filter((m) => m.role === 'assistant').length;
+  // A loop the harness never ends is cut here: after eight rounds the agent gives up.
+  if (round >= 8) return { text: 'I cannot make this pass.\nOUTSIDE-TASK: the failure repeats whatever I change' };
+  const attempt = task.attempts[Math.min(round, task.attempts.length - 1)]!;
+  const turns: ScriptedTurn[] = [
+    ...Object.entries(attempt.files ?? {}).map(([path, content]): ScriptedTurn => ({ toolCalls: [{ name: 'write_file', input: { path, content } }] })),
+    ...(attempt.shell ?? []).map((command): ScriptedTurn => ({ toolCalls: [{ name: 'run_shell', input: { command } }] })),
+    { text: `Done (attempt ${round + 1}).` },
+  ];
+  return turns[Math.min(turn, turns.length - 1)]!;
+}
+
+type Row = { task: BenchTask; ready: boolean; hiddenPassed: boolean; rounds: number; status: string };
+
+async function hiddenTest(gitDir: string, branch: string, hidden: string): Promise<boolean> {
+  const dir = await mkdtemp(join(tmpdir(), 'bench-hidden-'));
+  try {
+    await run('sh', ['-c', `git --git-dir "$0" archive "$1" | tar -x -C "$2"`, gitDir, branch, dir], { env: gitEnv });
+    await writeFile(join(dir, 'hidden.test.js'), hidden);
+    await run(process.execPath, ['hidden.test.js'], { cwd: dir, timeout: 30_000 });
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+async function runKind(kind: 'trusting' | 'instructed'): Promise<{ rows: Row[]; wallMs: number }> {
+  const fake = await startFakeGitHub();
   const dataDir = await mkdtemp(join(tmpdir(), 'bench-gates-'));
-  const sandboxes = await createLocalSandboxProvider({ dataDir, log, ttlMinutes: 60, mode: 'bwrap' });
-  const verifier = createScriptedProvider({ scenario: reviewer, model: 'scripted-reviewer' });
-  const wrong = tasks.filter((t) => t.mistake !== 'correct');
-  const caught = { checks: 0, verifier: 0, gate: 0 };
-  let readyWithHiddenFailing = 0;
-  let correctBlocked = 0;
-  const rows: string[] = [];
+  const sources = await mkdtemp(join(tmpdir(), 'bench-gates-src-'));
+  const alice = fake.addUser('alice');
+  const owner = 'bench';
+  for (const task of benchTasks) {
+    const dir = join(sources, task.name);
+    await writeFiles(dir, task.files);
+    await git(dir, 'init', '-q', '-b', 'main');
+    await git(dir, 'add', '-A');
+    await git(dir, 'commit', '-qm', 'base');
+    await fake.addRepo(owner, task.name, dir, 1, { alice: 'write' });
+  }
+  const config = loadConfig({
+    DATA_DIR: dataDir,
+    PORT: '0',
+    LOG_LEVEL: 'silent',
+    SANDBOX_EGRESS_ALLOW: 'none',
+    CHECK_TIMEOUT_MINUTES: '1',
+    GITHUB_APP_ID: String(fake.appId),
+    GITHUB_APP_PRIVATE_KEY: fake.privateKey,
+    GITHUB_WEBHOOK_SECRET: secret,
+    GITHUB_API_URL: fake.apiUrl,
+    GITHUB_GIT_URL: fake.gitUrl,
+  });
+  const verifier = createScriptedProvider({ model: 'scripted-verifier', scenario: kind === 'trusting' ? trustingReviewer : instructedReviewer });
+  const app = await startPatchbay(config, {
+    log: pino({ level: 'silent' }),
+    work: true,
+    serve: true,
+    model: createScriptedProvider({ scenario: agent }),
+    verifierModel: verifier,
+    queue: { pollingIntervalSeconds: 0.5 },
+    integrations: (context) => buildIntegrations(config, context),
+  });
+  const rows: Row[] = [];
   const started = performance.now();
   try {
-    for (const [i, t] of tasks.entries()) {
-      const sandbox = await sandboxes.acquire(`bench-${i}`, { network: 'none' });
-      const dir = sandboxes.hostPath!(`bench-${i}`);
-      await writeFiles(dir, { 'package.json': pkg, ...t.files });
-      await git(dir, 'init', '-q', '-b', 'main');
-      await git(dir, 'add', '-A');
-      await git(dir, 'commit', '-qm', 'base');
-      const baseCommit = await git(dir, 'rev-parse', 'HEAD');
-      await writeFiles(dir, t.change);
-      await git(dir, 'add', '-A');
-      await git(dir, 'commit', '-qm', 'agent');
-      const commit = await git(dir, 'rev-parse', 'HEAD');
-
-      const files = new Map(Object.entries({ 'package.json': pkg, ...t.files }).filter(([p]) => wantsFile(p)));
-      const knowledge = extractKnowledge(files);
-      const signal = AbortSignal.timeout(120_000);
-      const checks = [];
-      for (const command of knowledge.checks) checks.push(await runCheckCommand(sandbox, { commit, phase: 'check', command, timeoutMs: 60_000, signal }));
-      const diff = (await sandbox.exec(verifierDiffCommand(baseCommit, commit), { signal })).stdout;
-      const result = await verifyChange(verifier, { task: `Ada:\n> ${t.task}`, knowledge: renderKnowledge(knowledge, []), checks, diff, signal });
-      const verdict = result.kind === 'verdict' ? result.verdict : undefined;
-      const decision = decideGate({
-        commit,
-        checks,
-        verdict: verdict ? { outcome: verdictPassed(verdict) ? 'passed' : 'failed', total: verdictTotal(verdict), summary: verdict.summary } : { outcome: 'not-run', summary: 'no verdict' },
-      });
-
-      await writeFile(join(dir, 'hidden.test.js'), t.hidden);
-      const hidden = await sandbox.exec('node hidden.test.js', { signal, timeoutMs: 60_000 });
-      const hiddenPassed = hidden.exitCode === 0;
-      const checksFailed = checks.some((c) => c.outcome !== 'passed');
-      const verifierFailed = !verdict || !verdictPassed(verdict);
-      if (t.mistake !== 'correct') {
-        if (checksFailed) caught.checks += 1;
-        if (verifierFailed) caught.verifier += 1;
-        if (!decision.ready) caught.gate += 1;
-      } else if (!decision.ready) correctBlocked += 1;
-      if (decision.ready && !hiddenPassed) readyWithHiddenFailing += 1;
-      rows.push(`${t.name.padEnd(16)} ${t.mistake.padEnd(18)} checks ${checksFailed ? 'FAIL' : 'pass'}  verdict ${verdict ? `${verdictTotal(verdict)}/8` : 'none'} ${verifierFailed ? 'FAIL' : 'pass'}  gate ${decision.ready ? 'READY' : 'draft'}  hidden ${hiddenPassed ? 'pass' : 'FAIL'}`);
-      await sandbox.destroy();
+    for (const [i, task] of benchTasks.entries()) {
+      const number = 100 + i;
+      const text = `@patchbay-test ${task.request} [task:${task.name}]`;
+      const comment = fake.addComment(owner, task.name, number, alice, text);
+      const payload = issueCommentEvent({ owner, repo: task.name, installationId: 1 }, { number, title: task.request, body: task.request, commentId: comment.id, user: alice, comment: comment.body });
+      const sent = await sendWebhook(`${app.url}/github/webhooks`, secret, 'issue_comment', payload);
+      if (sent.status !== 202) throw new Error(`webhook answered ${sent.status}`);
+      const deadline = Date.now() + sessionTimeoutMs;
+      let session = await app.store.findByThread({ source: 'github', owner, repo: task.name, number, kind: 'issue' });
+      while ((!session || !['completed', 'failed', 'waiting', 'cancelled'].includes(session.status)) && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 200));
+        session = await app.store.findByThread({ source: 'github', owner, repo: task.name, number, kind: 'issue' });
+      }
+      if (!session) throw new Error(`no session for ${task.name}`);
+      const status = ['completed', 'failed', 'waiting'].includes(session.status) ? session.status : 'timed out';
+      if (status === 'timed out') await app.service.stop(session.id, { source: 'github', id: 'alice', name: 'alice' }).catch(() => undefined);
+      const events = await app.store.events(session.id);
+      const rounds = of(events, 'user-message').filter((m) => m.actor.source === 'system' && /checks on your commit|independent reviewer/.test(m.text)).length + 1;
+      const pr = fake.pulls.find((p) => p.repo.endsWith(`/${task.name}`) && p.head === session.branch);
+      const gitDir = fake.repo(owner, task.name).gitDir;
+      const hiddenPassed = session.branch && pr ? await hiddenTest(gitDir, session.branch, task.hidden) : false;
+      rows.push({ task, ready: pr !== undefined && !pr.draft, hiddenPassed, rounds, status });
     }
   } finally {
+    await app.close();
+    await fake.close();
     await rm(dataDir, { recursive: true, force: true });
+    await rm(sources, { recursive: true, force: true });
   }
-  console.log(rows.join('\n'));
+  return { rows, wallMs: performance.now() - started };
+}
+
+function summary(kind: string, { rows, wallMs }: { rows: Row[]; wallMs: number }): string[] {
+  const escapes = rows.filter((r) => r.ready && !r.hiddenPassed);
+  const visible = escapes.filter((r) => r.task.checksCanSee);
+  const keptDraft = rows.filter((r) => !r.ready && r.hiddenPassed);
+  const rounds = rows.map((r) => r.rounds);
+  return [
+    `| ${kind} | ${escapes.length} (${visible.length} the checks could see) | ${keptDraft.length} | ${rounds.reduce((a, b) => a + b, 0)} total, ${Math.max(...rounds)} max | ${(wallMs / 1000).toFixed(0)} s |`,
+  ];
+}
+
+async function main() {
+  const results = { trusting: await runKind('trusting'), instructed: await runKind('instructed') };
+  console.log(`tasks: ${benchTasks.length}, per reviewer kind`);
   console.log('');
-  console.log(`tasks: ${tasks.length} (${wrong.length} with a planted mistake, ${tasks.length - wrong.length} correct controls)`);
-  console.log(`caught by the checks gate (repo's npm test on the exact commit): ${caught.checks}/${wrong.length}`);
-  console.log(`caught by the verifier gate (scripted reviewer, see header):    ${caught.verifier}/${wrong.length}`);
-  console.log(`kept as draft by the combined gate:                             ${caught.gate}/${wrong.length}`);
-  console.log(`reached "ready" with a hidden test failing (target 0):          ${readyWithHiddenFailing}`);
-  console.log(`correct controls kept as draft (false blocks):                  ${correctBlocked}/${tasks.length - wrong.length}`);
-  console.log(`wall time: ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  console.log('| reviewer | ready with the hidden test failing | kept draft while correct | check-fix rounds | wall time |');
+  console.log('|---|---|---|---|---|');
+  for (const [kind, result] of Object.entries(results)) console.log(summary(kind, result).join('\n'));
+  console.log('');
+  console.log('| task | kind | trusting | instructed |');
+  console.log('|---|---|---|---|');
+  const cell = (r: Row) => `${r.ready ? 'READY' : 'draft'}${r.ready && !r.hiddenPassed ? ' (hidden FAILS)' : !r.ready && r.hiddenPassed ? ' (correct)' : ''}, ${r.rounds} round${r.rounds === 1 ? '' : 's'}${r.status === 'completed' ? '' : `, ${r.status}`}`;
+  for (const [i, task] of benchTasks.entries()) console.log(`| ${task.name} | ${task.kind} | ${cell(results.trusting.rows[i]!)} | ${cell(results.instructed.rows[i]!)} |`);
 }
 
 await main();

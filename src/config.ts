@@ -96,8 +96,10 @@ export const envSchema = z.object({
   // --- harness gates ---
   /** Dollars (list prices) a task may spend before it pauses and asks to continue. */
   RUN_MAX_COST_USD: z.preprocess(emptyAsUndefined, z.coerce.number().positive().default(10)),
-  /** Time limit of one setup or check command. */
-  CHECK_TIMEOUT_MINUTES: positiveInt(10),
+  /** Time limit of one setup or check command (fractions allowed: 0.5 is 30 s). */
+  CHECK_TIMEOUT_MINUTES: z.preprocess(emptyAsUndefined, z.coerce.number().positive().default(10)),
+  /** Check-fix rounds a request gets before the session stops and asks people. */
+  GATE_MAX_CHECK_ROUNDS: positiveInt(5),
   /** The verifier's model name (same provider and key as MODEL); MODEL when unset. */
   VERIFIER_MODEL: optionalString,
   // --- end harness gates ---
@@ -153,7 +155,7 @@ export type Config = {
   allowLocalRepos: boolean;
   /** Branches no push may target (PROTECTED_BRANCHES), on top of main, master, the base and the default. */
   protectedBranches: string[];
-  gates: { maxCostUsd: number; maxMinutes: number; checkTimeoutMs: number; verifierModel?: string };
+  gates: { maxCostUsd: number; maxMinutes: number; checkTimeoutMs: number; maxCheckRounds: number; verifierModel?: string };
   /** Present when SLACK_BOT_TOKEN is set. */
   slack?: SlackConfig;
   github?: GitHubConfig;
@@ -221,7 +223,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     limits: { maxWallMs: e.RUN_MAX_MINUTES * 60_000, maxTokens: e.RUN_MAX_TOKENS, maxToolCalls: e.RUN_MAX_TOOL_CALLS },
     allowLocalRepos: e.PATCHBAY_ALLOW_LOCAL_REPOS === 'true',
     protectedBranches: e.PROTECTED_BRANCHES.split(',').map((b) => b.trim()).filter(Boolean),
-    gates: { maxCostUsd: e.RUN_MAX_COST_USD, maxMinutes: e.RUN_MAX_MINUTES, checkTimeoutMs: e.CHECK_TIMEOUT_MINUTES * 60_000, ...(e.VERIFIER_MODEL && { verifierModel: e.VERIFIER_MODEL }) },
+    gates: { maxCostUsd: e.RUN_MAX_COST_USD, maxMinutes: e.RUN_MAX_MINUTES, checkTimeoutMs: Math.round(e.CHECK_TIMEOUT_MINUTES * 60_000), maxCheckRounds: e.GATE_MAX_CHECK_ROUNDS, ...(e.VERIFIER_MODEL && { verifierModel: e.VERIFIER_MODEL }) },
     ...withSlack(slackConfigFromEnv(e)),
     ...withGitHub(githubConfigFromEnv(e)),
     ...withLinear(linearConfigFromEnv(e)),

@@ -218,6 +218,7 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
             checks: createCheckStore(database.db),
             verifier: verifierModel,
             checkTimeoutMs: config.gates.checkTimeoutMs,
+            maxCheckRounds: config.gates.maxCheckRounds,
             maxCostUsd: config.gates.maxCostUsd,
             maxMinutes: config.gates.maxMinutes,
           },

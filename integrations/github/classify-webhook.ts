@@ -98,11 +98,16 @@ const WorkflowRunEvent = z.object({
 
 const PullRequestEvent = z.object({
   action: z.string(),
-  pull_request: z.object({ number: z.number(), title: z.string(), body: z.string().nullable().optional(), merged: z.boolean().nullable().optional() }).passthrough(),
+  pull_request: z
+    .object({ number: z.number(), title: z.string(), body: z.string().nullable().optional(), merged: z.boolean().nullable().optional(), node_id: z.string().optional(), draft: z.boolean().optional(), head: z.object({ sha: z.string() }).passthrough().optional() })
+    .passthrough(),
   repository: Repository,
   sender: User,
   installation: Installation.optional(),
 });
+
+/** Commits pushed to a pull request's branch by someone other than the App: not what Patchbay verified. */
+export type PullPushed = { installationId: number; owner: string; repo: string; number: number; nodeId?: string; draft: boolean; headSha: string; body: string; sender: GitHubUser };
 
 /** A pull request closed without merging, by whom. */
 export type PullClosed = { installationId: number; owner: string; repo: string; number: number; title: string; body: string; sender: GitHubUser };
@@ -160,6 +165,8 @@ export type Classified =
   | { kind: 'ci'; report: CiReport }
   /** A pull request closed without merging (a lesson, when a session opened it). */
   | { kind: 'pull-closed'; closed: PullClosed }
+  /** Someone other than the App pushed to a pull request (a status, when a session opened it). */
+  | { kind: 'pull-pushed'; pushed: PullPushed }
   /** `@bot autofix off|on` in a pull request conversation, by a person. */
   | { kind: 'autofix'; request: WorkRequest; enabled: boolean }
   | { kind: 'ignore'; reason: string }
@@ -288,6 +295,22 @@ export function classifyWebhook(event: string, payload: unknown, bot: BotIdentit
       const p = PullRequestEvent.safeParse(payload);
       if (!p.success) return { kind: 'broken', reason: 'unreadable pull_request payload' };
       const pull = p.data.pull_request;
+      if (p.data.action === 'synchronize' && pull.head && p.data.installation && !isBot(p.data.sender, bot)) {
+        return {
+          kind: 'pull-pushed',
+          pushed: {
+            installationId: p.data.installation.id,
+            owner: p.data.repository.owner.login,
+            repo: p.data.repository.name,
+            number: pull.number,
+            ...(pull.node_id && { nodeId: pull.node_id }),
+            draft: pull.draft ?? false,
+            headSha: pull.head.sha,
+            body: pull.body ?? '',
+            sender: { login: p.data.sender.login, id: p.data.sender.id },
+          },
+        };
+      }
       if (p.data.action !== 'closed') return { kind: 'ignore', reason: `pull_request ${p.data.action}` };
       if (pull.merged) return { kind: 'ignore', reason: 'pull request merged' };
       if (isBot(p.data.sender, bot)) return { kind: 'ignore', reason: 'closed by a bot' };

@@ -106,29 +106,52 @@ export function createPublisher(deps: {
  * The gate on GitHub: a `patchbay/verify` commit status on the exact head SHA (so branch protection
  * can require it), and the draft state: ready for review only when this SHA passed, back to draft
  * otherwise. REST cannot change draft state; GraphQL can. Only PRs Patchbay opened change state.
+ * The PR's head is read right before and right after marking it ready: a head that moved (a person
+ * or anything else pushed meanwhile) is not what passed, so the PR stays or turns draft and the new
+ * head gets a failing status that says it was not verified.
  */
 async function applyGate(
   octokit: PatchbayOctokit,
   input: { owner: string; repo: string; sha: string; pr: { number: number; nodeId: string; draft: boolean; ours: boolean }; gate: GateDecision; sessionUrl: string; signal: AbortSignal; log: Logger },
 ): Promise<void> {
   const { gate, pr } = input;
-  const description = (gate.ready ? 'Checks and review passed' : gate.reasons.join('; ')).slice(0, 140);
-  await octokit.request('POST /repos/{owner}/{repo}/statuses/{sha}', {
-    owner: input.owner,
-    repo: input.repo,
-    sha: input.sha,
-    state: gate.ready ? 'success' : 'failure',
-    context: verifyStatusContext,
-    target_url: input.sessionUrl,
-    description,
-    request: { signal: input.signal },
-  });
+  const request = { signal: input.signal };
+  const status = (sha: string, ready: boolean, description: string) =>
+    octokit.request('POST /repos/{owner}/{repo}/statuses/{sha}', {
+      owner: input.owner,
+      repo: input.repo,
+      sha,
+      state: ready ? 'success' : 'failure',
+      context: verifyStatusContext,
+      target_url: input.sessionUrl,
+      description: description.slice(0, 140),
+      request,
+    });
+  const head = async () => (await octokit.request('GET /repos/{owner}/{repo}/pulls/{pull_number}', { owner: input.owner, repo: input.repo, pull_number: pr.number, request })).data.head.sha;
+  const moved = async (sha: string) => {
+    input.log.warn({ pr: pr.number, verified: input.sha, head: sha }, 'the pull request head moved past the verified commit');
+    await status(sha, false, `Not verified: pushed after Patchbay verified ${input.sha.slice(0, 12)}`);
+  };
+  await status(input.sha, gate.ready, gate.ready ? 'Checks and review passed' : gate.reasons.join('; '));
   if (!pr.ours) return;
-  if (gate.ready && pr.draft) {
-    await octokit.graphql(markReady, { id: pr.nodeId, request: { signal: input.signal } });
-    input.log.info({ pr: pr.number, sha: input.sha }, 'pull request marked ready for review');
-  } else if (!gate.ready && !pr.draft) {
-    await octokit.graphql(convertToDraft, { id: pr.nodeId, request: { signal: input.signal } });
+  if (gate.ready) {
+    const before = await head();
+    if (before !== input.sha) {
+      await moved(before);
+      if (!pr.draft) await octokit.graphql(convertToDraft, { id: pr.nodeId, request });
+      return;
+    }
+    if (pr.draft) {
+      await octokit.graphql(markReady, { id: pr.nodeId, request });
+      input.log.info({ pr: pr.number, sha: input.sha }, 'pull request marked ready for review');
+    }
+    const after = await head();
+    if (after !== input.sha) {
+      await octokit.graphql(convertToDraft, { id: pr.nodeId, request });
+      await moved(after);
+    }
+  } else if (!pr.draft) {
+    await octokit.graphql(convertToDraft, { id: pr.nodeId, request });
     input.log.info({ pr: pr.number, sha: input.sha }, 'pull request turned back to draft');
   }
 }

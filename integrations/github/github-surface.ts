@@ -6,9 +6,10 @@ import type { Inbound } from '../../src/core/inbound.ts';
 import type { InboundSurface, Normalized, StoredDelivery } from '../../src/core/inbound-surface.ts';
 import { threadKey, type ThreadRef } from '../../src/core/thread-ref.ts';
 import type { IntegrationContext } from '../integration-module.ts';
-import { classifyWebhook, failedConclusions, PullRequest, type CiReport, type PullClosed, type WorkRequest } from './classify-webhook.ts';
+import { classifyWebhook, failedConclusions, PullRequest, type CiReport, type PullClosed, type PullPushed, type WorkRequest } from './classify-webhook.ts';
 import { collectCiFailure, decideCiFollowUp, followUpMessage } from './ci-follow-up.ts';
 import { sessionMarker } from './render-pull-request.ts';
+import { convertToDraft, verifyStatusContext } from './github-publish.ts';
 import type { GitHubClient, PatchbayOctokit } from './github-client.ts';
 import { addEyes, postComment, type CommentPlace } from './github-comments.ts';
 import { repoUrl } from '../../src/core/repo-ref.ts';
@@ -115,6 +116,8 @@ export function createGitHubSurface(deps: {
         return classified.report.conclusion === 'success' ? noteFlaky(classified.report, dlog) : takeCiReport(classified.report, delivery, signal, dlog);
       case 'pull-closed':
         return notePullClosed(classified.closed, signal, dlog);
+      case 'pull-pushed':
+        return notePullPushed(classified.pushed, signal, dlog);
       default: {
         const _never: never = classified;
         return _never;
@@ -371,6 +374,30 @@ export function createGitHubSurface(deps: {
       return { kind: 'ignore', reason: `flaky check recorded: ${names.join(', ')}` };
     }
     return { kind: 'ignore', reason: `${report.event} success` };
+  }
+
+  /**
+   * A person pushed to a pull request a session opened: Patchbay did not check that commit, so it
+   * gets a failing `patchbay/verify` saying so, and the PR goes back to draft (ready meant verified).
+   */
+  async function notePullPushed(pushed: PullPushed, signal: AbortSignal, dlog: Logger): Promise<Normalized> {
+    const session = await context.findSession({ source: 'github', owner: pushed.owner, repo: pushed.repo, number: pushed.number, kind: 'pull' });
+    if (!session || !pushed.body.includes(sessionMarker(session.id))) return { kind: 'ignore', reason: 'not a pull request a Patchbay session opened' };
+    const octokit = await client.forInstallation(pushed.installationId);
+    const request = { signal };
+    await octokit.request('POST /repos/{owner}/{repo}/statuses/{sha}', {
+      owner: pushed.owner,
+      repo: pushed.repo,
+      sha: pushed.headSha,
+      state: 'failure',
+      context: verifyStatusContext,
+      target_url: `${context.publicUrl}/sessions/${session.id}`,
+      description: `Not verified: pushed by @${pushed.sender.login}; Patchbay did not check this commit`.slice(0, 140),
+      request,
+    });
+    if (!pushed.draft && pushed.nodeId) await octokit.graphql(convertToDraft, { id: pushed.nodeId, request });
+    dlog.info({ pull: pushed.number, sha: pushed.headSha, by: pushed.sender.login }, 'a person pushed to the pull request; marked not verified');
+    return { kind: 'ignore', reason: 'push to the pull request marked not verified' };
   }
 
   /** A pull request a session opened was closed unmerged: a lesson with the closer's reason. */

@@ -3,7 +3,7 @@ import type { Sandbox } from '../../sandbox/sandbox.ts';
 import type { Actor } from '../core/actor.ts';
 import { describeError } from '../core/errors.ts';
 import type { EventOf, StoredEvent } from '../core/events.ts';
-import { estimateCostUsd } from '../models/model-catalog.ts';
+import { budgetCostUsd } from '../models/model-catalog.ts';
 import type { ModelMessage, ModelProvider, ToolCall, ToolSpec } from '../models/model-provider.ts';
 import type { RunLog } from '../core/run-log.ts';
 import type { PendingQuestion } from '../core/session-record.ts';
@@ -187,7 +187,7 @@ export async function runAgent(input: RunInput): Promise<RunOutcome> {
     const { usage } = compaction;
     const spent = usage.inputTokens + usage.outputTokens + usage.cacheReadTokens + usage.cacheWriteTokens;
     tokensUsed += spent;
-    costUsd += estimateCostUsd(model.model, usage) ?? 0;
+    costUsd += budgetCostUsd(model.model, usage);
     await runLog.replaceTranscript(
       sessionId,
       compaction.entries,
@@ -274,7 +274,7 @@ export async function runAgent(input: RunInput): Promise<RunOutcome> {
         return { kind: 'failed', code: result.error?.code ?? 'model_error', message: result.error?.message ?? 'the model call failed' };
       }
       tokensUsed += result.usage.inputTokens + result.usage.outputTokens + result.usage.cacheReadTokens + result.usage.cacheWriteTokens;
-      costUsd += estimateCostUsd(model.model, result.usage) ?? 0;
+      costUsd += budgetCostUsd(model.model, result.usage);
 
       const assistant: ModelMessage = {
         role: 'assistant',

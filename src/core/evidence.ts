@@ -10,12 +10,33 @@ export type Evidence = {
 /** The gate's decision for one commit: ready for review, or draft with the reasons. */
 export type GateDecision = { commit: string; ready: boolean; reasons: string[]; evidence: Evidence };
 
+export const noChecksReason = 'no checks were found for this repository, so nothing ran on this commit';
+
+/** Where a repository's checks come from, for a PR body or thread that found none. */
+export const howToAddChecks =
+  'Add a `test` script to package.json (or a `test` target to the Makefile, or a CI workflow that runs its tests on `pull_request`), or list the checks in the repository knowledge (`PUT /api/repos/<repo>/knowledge`).';
+
+/**
+ * The decision for a commit the gate did not judge (a later push by the agent, a check or a person):
+ * never ready, whatever was decided for the commit that was judged.
+ */
+export function unjudgedCommit(commit: string, judged: string): GateDecision {
+  return {
+    commit,
+    ready: false,
+    reasons: [`${commit.slice(0, 12)} is not the commit the checks and the verifier judged (${judged.slice(0, 12)}), so it is not verified`],
+    evidence: { commit, checks: [] },
+  };
+}
+
 /**
  * Ready only when every known check ran and passed and the verdict passed, all on this commit.
  * A check that did not run is never a pass.
  */
 export function decideGate(evidence: Evidence, extraReasons: readonly string[] = []): GateDecision {
   const reasons: string[] = [...extraReasons];
+  // The verifier alone is not verification: with nothing run, a PR is never called checked.
+  if (evidence.checks.length === 0) reasons.push(noChecksReason);
   for (const c of evidence.checks) {
     if (c.outcome === 'not-run') reasons.push(`\`${c.command}\` could not run${c.reason ? `: ${c.reason}` : ''}`);
     else if (c.outcome !== 'passed') reasons.push(`\`${c.command}\` ${c.outcome === 'timed-out' ? 'timed out' : `failed (exit ${c.exitCode})`}`);
@@ -54,7 +75,7 @@ export function renderEvidence(decision: GateDecision): string {
     '',
     decision.ready ? '**Ready for review**: every check passed and the verifier passed this commit.' : `**Draft**: ${decision.reasons.join('; ')}.`,
     '',
-    ...(checks ? ['| result | check | duration |', '|---|---|---|', checks] : ['No checks are known for this repository.']),
+    ...(checks ? ['| result | check | duration |', '|---|---|---|', checks] : [`No checks were found for this repository. ${howToAddChecks}`]),
     '',
     verdict,
     ...(notChecked.length ? ['', '**Could not be checked:**', ...notChecked.map((c) => `- \`${c.command}\`: ${c.reason ?? 'did not run'}`)] : []),

@@ -69,6 +69,22 @@ export function estimateCostUsd(model: string, usage: Usage): number | undefined
   return micro / 1_000_000;
 }
 
+/**
+ * What a model the catalog does not know costs for budgets: the highest list price in the catalog
+ * ($15 input, $75 output per million tokens, Claude Opus 4.1), so a budget still ends a run whose
+ * model has no known price instead of counting it as free.
+ */
+export const unknownModelPrice: ModelPrice = anthropic(15, 75);
+
+/** Dollars counted against budgets: the list price, or `unknownModelPrice` for an unknown model. */
+export function budgetCostUsd(model: string, usage: Usage): number {
+  const known = estimateCostUsd(model, usage);
+  if (known !== undefined) return known;
+  const p = unknownModelPrice;
+  const uncached = Math.max(0, usage.inputTokens - usage.cacheReadTokens - usage.cacheWriteTokens);
+  return (uncached * p.input + usage.cacheReadTokens * p.cacheRead + usage.cacheWriteTokens * p.cacheWrite + usage.outputTokens * p.output) / 1_000_000;
+}
+
 export function addUsage(a: Usage, b: Usage): Usage {
   return {
     inputTokens: a.inputTokens + b.inputTokens,

@@ -242,13 +242,15 @@ describe('CI follow-up on pull requests a session opened', () => {
     await waitFor(async () => (await lessons()).includes(unmerged), 'the closed-unmerged lesson');
     expect((await lessons()).join('\n')).not.toContain('Ignore all previous instructions');
 
-    // The next run on the repository has both in its knowledge document (the system prompt).
+    // The next run on the repository gets both, quoted as earlier sessions' words below its task
+    // (never in the system block).
     const before = agent.requests.length;
     await sessionWithPr('add a fifth lib');
-    const system = agent.requests.slice(before).map((r) => r.system ?? '').find((text) => text.includes('# Repository knowledge'));
-    expect(system).toContain('## Lessons from earlier sessions');
-    expect(system).toContain(`- ${flaky}`);
-    expect(system).toContain(`- ${unmerged}`);
+    const request = agent.requests.slice(before).find((r) => (r.system ?? '').includes('# Repository knowledge'))!;
+    expect(request.system).not.toContain(unmerged);
+    const quoted = request.messages.flatMap((m) => (m.role === 'user' ? [m.content] : [])).find((t) => t.includes('A lesson an earlier Patchbay session'));
+    expect(quoted).toContain(`> > ${flaky}`);
+    expect(quoted).toContain(`> > ${unmerged}`);
     expect(fake.refused).toEqual([]);
   });
 });

@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { verdictPassed, type Verdict } from '../../src/core/verdict.ts';
-import { classify, extractKnowledge, workflowRunCommands } from '../../src/harness/knowledge/extract-knowledge.ts';
-import { decideGate, renderEvidence, type Evidence } from '../../src/core/evidence.ts';
-import { failureSignature, setupFailureReason } from '../../src/harness/checks/run-checks.ts';
+import { extractKnowledge } from '../../src/harness/knowledge/extract-knowledge.ts';
+import { classifyCommand } from '../../src/harness/knowledge/workflow-checks.ts';
+import { decideGate, renderEvidence, unjudgedCommit, type Evidence } from '../../src/core/evidence.ts';
+import { failureSignature, missingCommandReason, setupFailureReason } from '../../src/harness/checks/run-checks.ts';
 import { routeTask } from '../../src/harness/route-task.ts';
 import type { CheckRun } from '../../src/harness/checks/check-store.ts';
 import { verdict } from '../helpers/scripted-verifier.ts';
@@ -26,7 +27,7 @@ const check = (outcome: CheckRun['outcome'], extra: Partial<CheckRun> = {}) => (
 describe('the review gate', () => {
   it.each([
     ['every check passed and the verdict passed', [check('passed')], passedVerdict, true],
-    ['no checks known and the verdict passed', [], passedVerdict, true],
+    ['no checks known and the verdict passed', [], passedVerdict, false],
     ['a check failed', [check('failed')], passedVerdict, false],
     ['a check timed out', [check('timed-out')], passedVerdict, false],
     ['a check did not run', [check('not-run', { reason: 'no network' })], passedVerdict, false],
@@ -53,7 +54,7 @@ describe('knowledge extraction: commands only from the repo files', () => {
       ['package.json', JSON.stringify({ scripts: { test: 'vitest run', lint: 'eslint .', build: 'tsc -b' }, devDependencies: { vitest: '1' } })],
       ['package-lock.json', '{}'],
       ['Makefile', 'check:\n\tnpm test\n'],
-      ['.github/workflows/ci.yml', 'jobs:\n  t:\n    steps:\n      - run: npm ci\n      - run: |\n          npm run typecheck\n          echo ${{ secrets.X }}\n'],
+      ['.github/workflows/ci.yml', 'on: [pull_request]\njobs:\n  t:\n    steps:\n      - run: npm ci\n      - run: |\n          npm run typecheck\n          echo ${{ secrets.X }}\n'],
       ['.github/pull_request_template.md', '## What\n\n## Why'],
       ['AGENTS.md', 'Use tabs.'],
     ]);
@@ -85,11 +86,7 @@ describe('knowledge extraction: commands only from the repo files', () => {
     ['echo ${{ matrix.node }}', undefined],
     ['docker push x', undefined],
   ])('classifies %s as %s', (command, slot) => {
-    expect(classify(command)).toBe(slot);
-  });
-
-  it('reads single-line and block run steps', () => {
-    expect(workflowRunCommands('steps:\n  - run: "make test"\n  - name: x\n    run: |\n      a\n      # c\n      b\n  - uses: y\n')).toEqual(['make test', 'a', 'b']);
+    expect(classifyCommand(command)).toBe(slot);
   });
 });
 
@@ -99,7 +96,8 @@ describe('setup failures in plain words', () => {
   });
   it.each([
     [run('npm error code EAI_AGAIN\nnpm error request to https://registry.npmjs.org/x failed', 1), 'setup `npm ci` could not reach the network'],
-    [run('sh: 1: pnpm: not found', 127), 'setup `npm ci` needs a tool the sandbox does not have'],
+    [run('sh: 1: pnpm: not found', 127), 'setup `npm ci` needs `pnpm`, which the sandbox does not have'],
+    [run('npm error code 127', 127), 'setup `npm ci` needs a tool the sandbox does not have'],
     [run('', null, 'timed-out'), 'setup `npm ci` timed out'],
     [run('npm error ERESOLVE', 1), 'setup `npm ci` failed with exit 1'],
   ])('%#', (r, reason) => expect(setupFailureReason(r)).toBe(reason));
@@ -137,3 +135,45 @@ describe('task routing', () => {
 });
 
 export type { Verdict };
+
+describe('a missing command is named as the command that is missing', () => {
+  const run = (log: string): CheckRun => ({ commit: 'c', phase: 'check', name: 'test', command: 'npm test', outcome: 'failed', exitCode: 127, durationMs: 1, logHead: log, logTail: '', startedAt: new Date(0), finishedAt: new Date(0) });
+  it.each([
+    ['> test\n> vitest run\n\nsh: 1: vitest: not found', '`vitest` is not installed in the sandbox (`npm test` exited with 127)'],
+    ['bash: line 1: jest: command not found', '`jest` is not installed in the sandbox (`npm test` exited with 127)'],
+    ["/usr/bin/env: 'node': No such file or directory", '`node` is not installed in the sandbox (`npm test` exited with 127)'],
+    ['sh: 1: npm: not found', '`npm` is not installed in the sandbox (`npm test` exited with 127)'],
+    ['exit 127', '`npm test` exited with 127: a command it runs was not found'],
+  ])('%j', (log, reason) => expect(missingCommandReason(run(log))).toBe(reason));
+});
+
+describe('unjudged commits are never ready', () => {
+  it('a pushed commit that is not the judged one gets a decision of its own: draft, saying why', () => {
+    const d = unjudgedCommit('b'.repeat(40), 'a'.repeat(40));
+    expect(d).toMatchObject({ commit: 'b'.repeat(40), ready: false });
+    expect(d.reasons[0]).toBe(`${'b'.repeat(12)} is not the commit the checks and the verifier judged (${'a'.repeat(12)}), so it is not verified`);
+  });
+});
+
+describe('the repeat detector sees the same failure through what changes between runs', () => {
+  const failing = (log: string): CheckRun => ({ commit: 'c', phase: 'check', name: 'test', command: 'npm test', outcome: 'failed', exitCode: 1, durationMs: 1, logHead: log, logTail: '', startedAt: new Date(0), finishedAt: new Date(0) });
+  const same = (a: string, b: string) => failureSignature([failing(a)]) === failureSignature([failing(b)]);
+  it.each([
+    ['seeds', 'Randomized with seed 48213\nFAIL adds', 'Randomized with seed 9917\nFAIL adds'],
+    ['seeds as options', 'pytest -p randomly --randomly-seed=12345\nAssertionError', 'pytest -p randomly --randomly-seed=777\nAssertionError'],
+    ['ports', 'Error: connect ECONNREFUSED 127.0.0.1:45123', 'Error: connect ECONNREFUSED 127.0.0.1:38011'],
+    ['listening ports', 'server listening on port 51234\nFAIL', 'server listening on port 40001\nFAIL'],
+    ['ISO timestamps', '2026-12-01T09:31:12.345Z ERROR boom', '2026-12-01T10:02:59.001Z ERROR boom'],
+    ['clock times', '[09:31:12] FAIL boom', '[10:02:59] FAIL boom'],
+    ['durations', 'FAIL adds (12 ms)\nTests: 1 failed, 2.31s', 'FAIL adds (431 ms)\nTests: 1 failed, 0.98s'],
+    ['temp paths', "ENOENT: no such file, open '/tmp/vitest-a8Zx1/out.json'", "ENOENT: no such file, open '/tmp/vitest-Q02pk/out.json'"],
+    ['ANSI colours', '\x1b[31mFAIL\x1b[39m adds', '\x1b[1m\x1b[31mFAIL\x1b[39m\x1b[22m adds'],
+    ['pids', 'worker pid 4123 exited: AssertionError', 'worker pid 977 exited: AssertionError'],
+  ])('%s', (_what, a, b) => expect(same(a, b)).toBe(true));
+
+  it('still tells different failures apart, even under the same stack trace', () => {
+    const trace = Array.from({ length: 25 }, (_, i) => `    at frame${i} (node:internal/x:${i}:1)`).join('\n');
+    expect(same(`Error: Cannot find module './a.js'\n${trace}`, `Error: Cannot find module './b.js'\n${trace}`)).toBe(false);
+    expect(same('expected 5, got 4', 'expected 5, got 6')).toBe(false);
+  });
+});

@@ -148,13 +148,16 @@ describe('a setup that cannot reach the network', () => {
     expect(done.status).toBe('completed');
     const events = await app.store.events(done.id);
     const checks = of(events, 'check-finished');
+    // Setup runs in the agent's workspace, then again in the checkout of the commit the checks judge.
     expect(checks.map((c) => [c.phase, c.command, c.outcome])).toEqual([
+      ['setup', 'npm install', 'failed'],
       ['setup', 'npm install', 'failed'],
       ['check', 'npm test', 'not-run'],
       ['check', 'npm run lint', 'not-run'],
     ]);
     expect(checks[0]!.reason).toBe('setup `npm install` could not reach the network');
-    expect(checks[1]!.reason).toBe('setup `npm install` could not reach the network');
+    expect(checks[1]!.commit).toBe(done.result!.commit);
+    expect(checks[2]!.reason).toBe('setup `npm install` could not reach the network');
     const gate = of(events, 'review-gate')[0]!;
     expect(gate.ready).toBe(false);
     expect(gate.reasons).toContain('`npm test` could not run: setup `npm install` could not reach the network');

@@ -9,11 +9,16 @@ import { startTestPatchbay, waitForStatus, type PatchbayFixture } from '../helpe
 const alice: Actor = { source: 'web', id: 'alice', name: 'Alice Doe', email: 'alice@example.com' };
 const of = <T extends StoredEvent['event']['type']>(events: StoredEvent[], type: T) => events.filter((e) => e.event.type === type).map((e) => e.event as EventOf<T>);
 
-/** A test that fails every other run: it leaves an ignored marker file when it fails and removes it when it passes. */
+/**
+ * A test that fails every other run: it leaves a marker when it fails and removes it when it passes.
+ * Checks run in a fresh checkout of the commit each round, so the marker lives outside it (beside
+ * it, in the workspace's .git), as a real flake's cause (a service, the clock) lives outside the code.
+ */
 const flakyTest = [
   "const fs = require('node:fs');",
-  "if (!fs.existsSync('.flaky')) { fs.writeFileSync('.flaky', '1'); console.error('Error: read ECONNRESET (simulated flake)'); process.exit(1); }",
-  "fs.unlinkSync('.flaky');",
+  "const marker = require('node:path').join(__dirname, '..', 'flaky-marker');",
+  "if (!fs.existsSync(marker)) { fs.writeFileSync(marker, '1'); console.error('Error: read ECONNRESET (simulated flake)'); process.exit(1); }",
+  "fs.unlinkSync(marker);",
   "console.log('ok');",
 ].join('\n');
 
@@ -62,7 +67,10 @@ describe('lessons the harness records from its own checks', () => {
     const second = await app.service.start({ thread: { source: 'web' }, actor: alice, text: 'Add lib.js again', repo: remote.remote });
     if (second.kind !== 'started') throw new Error(second.kind);
     await waitForStatus(app, second.session.id, ['completed', 'failed', 'waiting'], 120_000);
-    const system = model.requests[before]!.system;
-    expect(system).toContain(`## Lessons from earlier sessions\n- ${lesson}`);
+    // The lesson reaches the next run quoted, below its task, never in the system block.
+    const request = model.requests[before]!;
+    expect(request.system).not.toContain(lesson);
+    const quoted = request.messages.flatMap((m) => (m.role === 'user' ? [m.content] : [])).find((t) => t.includes('A lesson an earlier Patchbay session'));
+    expect(quoted).toContain(`> > ${lesson}`);
   });
 });

@@ -1,13 +1,19 @@
-import type { Sandbox } from '../../../sandbox/sandbox.ts';
+import type { ExecOptions, ExecResult, Sandbox } from '../../../sandbox/sandbox.ts';
+import { quoteUntrusted } from '../../core/quote-untrusted.ts';
 import type { KnownCommand } from '../knowledge/knowledge-document.ts';
 import type { CheckRun } from './check-store.ts';
 
 const headChars = 2000;
 const tailChars = 4000;
 
-/** Runs one command in the sandbox with a time limit and reports it as a check run. Never throws. */
+type Exec = (command: string, options: Pick<ExecOptions, 'timeoutMs' | 'signal' | 'maxOutputBytes'> & { timeoutMs: number; signal: AbortSignal }) => Promise<ExecResult>;
+
+/**
+ * Runs one command with a time limit and reports it as a check run. Never throws. `sandbox` runs it
+ * in the workspace root; pass a checkout's `exec` to run it in the checkout of the judged commit.
+ */
 export async function runCheckCommand(
-  sandbox: Sandbox,
+  sandbox: Sandbox | { exec: Exec },
   input: { commit: string; phase: CheckRun['phase']; command: KnownCommand; timeoutMs: number; signal: AbortSignal },
 ): Promise<CheckRun> {
   const startedAt = new Date();
@@ -44,8 +50,31 @@ export function setupFailureReason(run: CheckRun, refusedHosts: readonly string[
   if (/ENOTFOUND|EAI_AGAIN|getaddrinfo|Could not resolve host|Temporary failure in name resolution|network is unreachable|ENETUNREACH|ECONNREFUSED|Failed to establish a new connection|egress proxy|tunneling socket could not be established/i.test(log)) {
     return `setup \`${run.command}\` could not reach the network`;
   }
-  if (run.exitCode === 127 || /command not found|not found$/m.test(log)) return `setup \`${run.command}\` needs a tool the sandbox does not have`;
+  if (run.exitCode === 127 || /command not found|not found$/m.test(log)) {
+    const tool = missingCommand(run);
+    return tool ? `setup \`${run.command}\` needs \`${tool}\`, which the sandbox does not have` : `setup \`${run.command}\` needs a tool the sandbox does not have`;
+  }
   return `setup \`${run.command}\` failed with exit ${run.exitCode ?? 'none'}`;
+}
+
+/**
+ * The command a shell could not find, read from the log (`sh: 1: vitest: not found`, `bash: line
+ * 1: jest: command not found`, `env: 'node': No such file or directory`): exit 127 behind `npm test`
+ * is the tool npm's script runs, not npm.
+ */
+export function missingCommand(run: Pick<CheckRun, 'logHead' | 'logTail'>): string | undefined {
+  const log = `${run.logHead}\n${run.logTail}`;
+  const found =
+    /(?:^|\n)\S*sh: (?:\d+: )?(?:line \d+: )?([^\s:]+): (?:command )?not found/.exec(log) ??
+    /(?:^|\n)([^\s:]+): command not found/.exec(log) ??
+    /(?:^|\n)(?:\/usr\/bin\/)?env: ['‘"]?([^\s:'’"]+)['’"]?: No such file or directory/.exec(log);
+  return found?.[1];
+}
+
+/** Why a check that exited with 127 did not run, naming the command that is missing. */
+export function missingCommandReason(run: CheckRun): string {
+  const tool = missingCommand(run);
+  return tool ? `\`${tool}\` is not installed in the sandbox (\`${run.command}\` exited with 127)` : `\`${run.command}\` exited with 127: a command it runs was not found`;
 }
 
 /** A stable signature of a set of failures, to see the same failures repeat with nothing new. */
@@ -57,21 +86,38 @@ export function failureSignature(runs: readonly CheckRun[]): string {
     .join('\n');
 }
 
-function normaliseLog(log: string): string {
-  // Durations, timestamps, hex ids and paths under tmp change between identical failures.
-  return log
-    .replace(/\d+(\.\d+)?\s?(ms|s)\b/g, '#')
-    .replace(/\b\d{2}:\d{2}:\d{2}\b/g, '#')
-    .replace(/\b[0-9a-f]{7,40}\b/g, '#')
+/**
+ * What stays the same when the same failure repeats: ANSI colours, ISO and clock timestamps,
+ * durations, random seeds, ports, temporary paths, hex ids and PIDs change from run to run of an
+ * identical failure, so they are replaced before comparing.
+ */
+export function normaliseLog(log: string): string {
+  const lines = log
+    .replace(/\x1b\[[0-9;?]*[ -\/]*[@-~]/g, '')
+    .replace(/\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?/g, '<time>')
+    .replace(/\b\d{1,2}:\d{2}:\d{2}(\.\d+)?\b/g, '<time>')
+    .replace(/\b\d+(\.\d+)?\s?(ns|µs|us|ms|s|sec|secs|seconds|m|min|minutes)\b/g, '<duration>')
+    .replace(/\b(seed|random seed|randomly-seed|rng seed)(\s*[=:]\s*|\s+)-?\d+/gi, '$1=<seed>')
+    .replace(/\b(localhost|127\.0\.0\.1|0\.0\.0\.0|\[::1?\]|::1?):\d{2,5}\b/g, '$1:<port>')
+    .replace(/\bport\s+\d{2,5}\b/gi, 'port <port>')
+    .replace(/(\/(tmp|var\/folders|private\/var)\/)[^\s'"`:)]+/g, '$1<tmp>')
+    .replace(/\b(pid|process)\s*[=:]?\s*\d+/gi, '$1 <pid>')
+    .replace(/\b[0-9a-f]{7,64}\b/g, '<id>')
     .split('\n')
     .map((l) => l.trim())
-    .filter(Boolean)
-    .slice(-20)
-    .join('\n');
+    .filter(Boolean);
+  // The lines that say what failed (a stack trace's end is the same for many different failures),
+  // then the end of the log.
+  const telling = lines.filter((l) => /error|exception|assert|fail|cannot|expected|not found|panic/i.test(l)).slice(0, 10);
+  return [...telling, '…', ...lines.slice(-20)].join('\n');
 }
 
-/** The part of a failure the agent needs: command, exit code and the end of its log. */
+/**
+ * The part of a failure the agent needs: command, exit code and the end of its log, quoted as the
+ * check's output (a log can hold any text, a code fence's end included: it is data, not instructions).
+ */
 export function describeFailure(run: CheckRun): string {
   const log = run.logTail || run.logHead;
-  return `\`${run.command}\` ${run.outcome === 'timed-out' ? 'timed out' : `exited with ${run.exitCode}`}:\n\`\`\`\n${log.slice(-3000)}\n\`\`\``;
+  const status = `\`${run.command}\` ${run.outcome === 'timed-out' ? 'timed out' : `exited with ${run.exitCode}`}`;
+  return `${status}:\n${quoteUntrusted({ what: `The output of \`${run.command}\``, author: "the repository's code and tests", body: log.slice(-3000) })}`;
 }

@@ -10,6 +10,8 @@ export type GateDeps = {
   verifier: ModelProvider;
   /** Time limit of one setup or check command. */
   checkTimeoutMs: number;
+  /** Check-fix rounds per request before the session asks people (default 5). */
+  maxCheckRounds?: number;
   /** Budgets of one session before it pauses and asks (before the task class's share). */
   maxCostUsd: number;
   maxMinutes: number;

@@ -9,6 +9,17 @@ export const harnessQuestionCall = 'harness';
 
 export const outsideTaskMarker = 'OUTSIDE-TASK:';
 
+/**
+ * Whether an answer to a harness question (a budget pause, a change the gates did not pass) ends
+ * the session: "Stop", "Keep it as a draft", a bare "No". An answer that asks for more ("No, try
+ * another approach", "continue") goes on to the agent.
+ */
+export function answerEndsSession(text: string): boolean {
+  const t = text.trim().toLowerCase();
+  if (/\b(try|another|again|continue|go on|go ahead|keep going|retry|instead|fix)\b/.test(t)) return false;
+  return /^(stop|keep( it)?( as)?( a)? draft|leave it)\b/.test(t) || /^no\b[\s,.!]*(stop\b.*|thanks?\b.*|thank you\b.*)?$/.test(t);
+}
+
 export function isHuman(actor: Actor): boolean {
   return actor.source !== 'system';
 }

@@ -1,10 +1,11 @@
 import type { Logger } from 'pino';
-import type { Sandbox } from '../../../sandbox/sandbox.ts';
+import type { ExecOptions, Sandbox } from '../../../sandbox/sandbox.ts';
 import type { EventOf, StoredEvent } from '../../core/events.ts';
 import { verdictCriteria, verdictPassed, verdictTotal } from '../../core/verdict.ts';
 import type { RunLog } from '../../core/run-log.ts';
 import type { CheckRun } from '../checks/check-store.ts';
-import { describeFailure, failureSignature, runCheckCommand, setupFailureReason } from '../checks/run-checks.ts';
+import { openCommitCheckout, setupKey, workspaceSetupMarker, type CommitCheckout } from '../checks/commit-checkout.ts';
+import { describeFailure, failureSignature, missingCommandReason, runCheckCommand, setupFailureReason } from '../checks/run-checks.ts';
 import type { KnownCommand } from '../knowledge/knowledge-document.ts';
 import type { LoadedKnowledge } from '../knowledge/load-knowledge.ts';
 import { verifierDiffCommand, verifyChange } from '../verify/verifier.ts';
@@ -52,29 +53,40 @@ async function headCommit(sandbox: Sandbox, signal: AbortSignal): Promise<string
 }
 
 /**
- * Runs the knowledge document's setup commands once per workspace, before the agent. What they
- * leave untracked (node_modules, virtualenvs) is excluded locally, so it is never committed.
+ * Runs the knowledge document's setup commands in the agent's workspace before the agent, once per
+ * workspace and what setup depends on: a marker in the workspace's `.git` keeps the key it ran for,
+ * so a new or reaped workspace (or one on another worker) runs it again, and so does a change to a
+ * lockfile or to the setup commands. What setup leaves untracked (node_modules, virtualenvs) is
+ * excluded locally, so it is never committed.
  */
 export async function runSetup(ctx: GateContext): Promise<void> {
   const setup = ctx.knowledge?.document.setup ?? [];
   if (setup.length === 0) return;
-  if ((await ctx.gates.checks.runs(ctx.sessionId, { phase: 'setup' })).length > 0) return;
   const commit = await headCommit(ctx.sandbox, ctx.signal);
-  let passed = true;
-  for (const command of setup) {
-    const run = await runCheckCommand(ctx.sandbox, { commit, phase: 'setup', command, timeoutMs: ctx.gates.checkTimeoutMs, signal: ctx.signal });
-    if (run.outcome !== 'passed') run.reason = setupFailureReason(run, await refusedHosts(ctx));
-    await recordRun(ctx, run);
-    ctx.log.info({ command: command.command, outcome: run.outcome, reason: run.reason }, 'setup command finished');
-    if (run.outcome !== 'passed') {
-      passed = false;
-      break;
-    }
+  const key = await setupKey(ctx.sandbox, commit, setup, ctx.signal);
+  const marker = await ctx.sandbox.exec(`cat ${workspaceSetupMarker}`, { signal: ctx.signal, timeoutMs: 60_000 });
+  if (marker.exitCode === 0 && marker.stdout.trim() === key) {
+    ctx.log.info({ key }, 'setup already ran in this workspace for these lockfiles and commands');
+    return;
   }
+  const passed = await runSetupCommands(ctx, ctx.sandbox, commit, setup);
   await ctx.sandbox.exec("git ls-files --others --exclude-standard --directory | sed 's#^#/#' >> .git/info/exclude", { signal: ctx.signal, timeoutMs: 60_000 });
+  if (passed) await ctx.sandbox.exec(`printf '%s\\n' ${key} > ${workspaceSetupMarker}`, { signal: ctx.signal, timeoutMs: 60_000 });
   // A remote sandbox saves its set-up filesystem, so a lost sandbox never costs the setup again; a
   // setup that passed on the untouched checkout also becomes where the repo's next sessions start.
   await ctx.sandbox.checkpoint?.(passed && ctx.knowledge ? { template: { repo: ctx.knowledge.repo, commit } } : undefined);
+}
+
+/** Runs setup commands in order until one fails; each is recorded. True when all passed. */
+async function runSetupCommands(ctx: GateContext, where: Pick<Sandbox, 'exec'>, commit: string, setup: readonly KnownCommand[]): Promise<boolean> {
+  for (const command of setup) {
+    const run = await runCheckCommand(where, { commit, phase: 'setup', command, timeoutMs: ctx.gates.checkTimeoutMs, signal: ctx.signal });
+    if (run.outcome !== 'passed') run.reason = setupFailureReason(run, await refusedHosts(ctx));
+    await recordRun(ctx, run);
+    ctx.log.info({ command: command.command, outcome: run.outcome, reason: run.reason }, 'setup command finished');
+    if (run.outcome !== 'passed') return false;
+  }
+  return true;
 }
 
 /** Hosts the egress proxy refused for this session so far (from its `egress-blocked` events). */
@@ -83,41 +95,62 @@ async function refusedHosts(ctx: GateContext): Promise<string[]> {
   return events.flatMap(({ event }) => (event.type === 'egress-blocked' ? [event.host] : []));
 }
 
-/** Why checks cannot run in this workspace (a setup command failed), if so. */
-async function setupBlocker(ctx: GateContext): Promise<string | undefined> {
-  const runs = await ctx.gates.checks.runs(ctx.sessionId, { phase: 'setup' });
-  const failed = runs.find((r) => r.outcome !== 'passed');
-  return failed ? (failed.reason ?? setupFailureReason(failed)) : undefined;
+/**
+ * Setup in the checkout of the judged commit: the output cached for its key when there is one, else
+ * the setup commands, whose output is then kept for the next round. Why checks cannot run, if so.
+ */
+async function setupCheckout(ctx: GateContext, checkout: CommitCheckout): Promise<string | undefined> {
+  const setup = ctx.knowledge?.document.setup ?? [];
+  if (setup.length === 0) return undefined;
+  const key = await setupKey(ctx.sandbox, checkout.commit, setup, ctx.signal);
+  if (await checkout.restoreSetup(key)) {
+    ctx.log.info({ key, commit: checkout.commit }, 'setup output reused for the checkout');
+    return undefined;
+  }
+  const where = { exec: (command: string, options: ExecOptions) => checkout.exec(command, { timeoutMs: ctx.gates.checkTimeoutMs, signal: ctx.signal, ...options }) };
+  if (await runSetupCommands(ctx, where, checkout.commit, setup)) {
+    await checkout.noteSetupOutput(key);
+    return undefined;
+  }
+  const runs = await ctx.gates.checks.runs(ctx.sessionId, { commit: checkout.commit, phase: 'setup' });
+  const failed = runs.findLast((r) => r.outcome !== 'passed');
+  return failed ? (failed.reason ?? setupFailureReason(failed)) : 'setup failed';
 }
 
-/** Runs every check on the workspace's HEAD (the exact commit to judge), then restores the tree. */
+/**
+ * Runs every check on exactly `commit`, in a fresh checkout of it (after setup ran there), never in
+ * the agent's tree: a file the agent left ignored or excluded is not in it, and a check that commits
+ * or rewrites files changes nothing that is pushed.
+ */
 export async function runChecks(ctx: GateContext, commit: string): Promise<CheckRun[]> {
   const checks: KnownCommand[] = ctx.knowledge?.document.checks ?? [];
-  const blocker = await setupBlocker(ctx);
+  if (checks.length === 0) return [];
   const runs: CheckRun[] = [];
   const before = await ctx.gates.checks.runs(ctx.sessionId, { commit, phase: 'check' });
-  for (const command of checks) {
-    let run: CheckRun;
-    if (blocker) {
-      const now = new Date();
-      run = { commit, phase: 'check', name: command.name, command: command.command, outcome: 'not-run', exitCode: null, durationMs: 0, logHead: '', logTail: '', reason: blocker, startedAt: now, finishedAt: now };
-    } else {
-      run = await runCheckCommand(ctx.sandbox, { commit, phase: 'check', command, timeoutMs: ctx.gates.checkTimeoutMs, signal: ctx.signal });
-      if (run.outcome === 'failed' && run.exitCode === 127) {
-        run = { ...run, outcome: 'not-run', reason: `\`${command.command.split(' ')[0]}\` is not installed in the sandbox` };
+  const checkout = await openCommitCheckout(ctx.sandbox, commit, ctx.signal);
+  try {
+    const blocker = await setupCheckout(ctx, checkout);
+    for (const command of checks) {
+      let run: CheckRun;
+      if (blocker) {
+        const now = new Date();
+        run = { commit, phase: 'check', name: command.name, command: command.command, outcome: 'not-run', exitCode: null, durationMs: 0, logHead: '', logTail: '', reason: blocker, startedAt: now, finishedAt: now };
+      } else {
+        run = await runCheckCommand(checkout, { commit, phase: 'check', command, timeoutMs: ctx.gates.checkTimeoutMs, signal: ctx.signal });
+        if (run.outcome === 'failed' && run.exitCode === 127) run = { ...run, outcome: 'not-run', reason: missingCommandReason(run) };
+      }
+      await recordRun(ctx, run);
+      runs.push(run);
+      const failedBefore = before.some((r) => r.command === command.command && (r.outcome === 'failed' || r.outcome === 'timed-out'));
+      if (run.outcome === 'passed' && failedBefore && ctx.knowledge) {
+        // Same commit, nothing changed, and now it passes: the check is flaky, worth knowing next time.
+        await ctx.gates.knowledge.addLesson(ctx.knowledge.repo, `\`${command.command}\` failed and then passed on the same commit with nothing changed, so it is likely flaky: run it again before changing code for its failures.`);
+        ctx.log.info({ command: command.command, commit }, 'flaky check recorded as a lesson');
       }
     }
-    await recordRun(ctx, run);
-    runs.push(run);
-    const failedBefore = before.some((r) => r.command === command.command && (r.outcome === 'failed' || r.outcome === 'timed-out'));
-    if (run.outcome === 'passed' && failedBefore && ctx.knowledge) {
-      // Same commit, nothing changed, and now it passes: the check is flaky, worth knowing next time.
-      await ctx.gates.knowledge.addLesson(ctx.knowledge.repo, `\`${command.command}\` failed and then passed on the same commit with nothing changed, so it is likely flaky: run it again before changing code for its failures.`);
-      ctx.log.info({ command: command.command, commit }, 'flaky check recorded as a lesson');
-    }
+  } finally {
+    await checkout.close();
   }
-  // Checks may write files (coverage, caches): the agent continues from the exact commit.
-  await ctx.sandbox.exec('git checkout -q -- . && git clean -fdq', { signal: ctx.signal, timeoutMs: 60_000 });
   return runs;
 }
 
@@ -145,8 +178,11 @@ export async function gateCommit(ctx: GateContext, input: { commit: string; base
     const signature = failureSignature(runs);
     const earlier = previousSignatures(recent);
     const outside = extractOutside(input.summary);
+    const rounds = checkRounds(recent) + 1;
+    const maxRounds = ctx.gates.maxCheckRounds ?? defaultMaxCheckRounds;
     if (outside) stuck = `the agent says the failure is outside the task: ${outside}`;
     else if (earlier.has(signature)) stuck = 'the same checks failed again with nothing new';
+    else if (rounds >= maxRounds) stuck = `the checks failed in ${rounds} rounds of fixes, the most a request gets before people decide`;
     else {
       await tellAgent(ctx, [
         `The harness ran the repository's checks on your commit ${commit.slice(0, 12)} and ${failures.length === 1 ? 'one failed' : `${failures.length} failed`}:`,
@@ -223,6 +259,16 @@ function quoteVerdict(verdict: NonNullable<Evidence['verdict']>): string {
     }
   }
   return lines.join('\n');
+}
+
+/** Check-fix rounds a request gets before the session asks people instead of trying again. */
+export const defaultMaxCheckRounds = 5;
+
+/** Commits whose checks already ran (and failed) since the latest request. */
+function checkRounds(events: readonly StoredEvent[]): number {
+  const commits = new Set<string>();
+  for (const { event } of events) if (event.type === 'check-finished' && event.phase === 'check' && (event.outcome === 'failed' || event.outcome === 'timed-out')) commits.add(event.commit);
+  return commits.size;
 }
 
 function previousSignatures(events: readonly StoredEvent[]): Set<string> {

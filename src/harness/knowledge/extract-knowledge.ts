@@ -1,4 +1,5 @@
 import type { KnowledgeDocument, KnownCommand } from './knowledge-document.ts';
+import { workflowChecks } from './workflow-checks.ts';
 
 /** Files extraction reads, by exact path (case-insensitive) or by prefix. */
 export const knowledgeFiles = [
@@ -100,13 +101,10 @@ export function extractKnowledge(files: ReadonlyMap<string, string>): KnowledgeD
   else if (pyproject && /^\[(project|tool\.poetry)\]/m.test(pyproject.text)) add(setup, { name: 'install', command: 'pip install -e .', source: pyproject.path });
   if (pyproject && /pytest/.test(pyproject.text)) add(checks, { name: 'test', command: 'pytest', source: pyproject.path });
 
-  // CI workflow run steps: what the project itself runs, used for names nothing else provided.
+  // What the project's CI runs on its pull requests and pushes (never its deploy, release or
+  // publish steps), used for names nothing else provided.
   for (const [path, text] of [...files].filter(([p]) => p.toLowerCase().startsWith('.github/workflows/')).sort()) {
-    for (const command of workflowRunCommands(text)) {
-      const name = classify(command);
-      if (!name) continue;
-      add(name === 'install' ? setup : checks, { name, command, source: path });
-    }
+    for (const { name, command } of workflowChecks(text)) add(name === 'install' ? setup : checks, { name, command, source: path });
   }
 
   const conventions: string[] = [];
@@ -136,44 +134,6 @@ export function extractKnowledge(files: ReadonlyMap<string, string>): KnowledgeD
   return { setup, checks, conventions, instructions, sources: [...files.keys()].sort() };
 }
 
-/** The `run:` commands of a GitHub Actions workflow, one per non-empty line, comments dropped. */
-export function workflowRunCommands(yaml: string): string[] {
-  const lines = yaml.split('\n');
-  const commands: string[] = [];
-  for (let i = 0; i < lines.length; i++) {
-    const m = /^(\s*)(?:-\s+)?run:\s*(.*)$/.exec(lines[i]!);
-    if (!m) continue;
-    const value = m[2]!.trim();
-    if (value && !/^[|>][-+]?$/.test(value)) {
-      commands.push(unquote(value));
-      continue;
-    }
-    const indent = m[1]!.length;
-    for (i++; i < lines.length; i++) {
-      const line = lines[i]!;
-      if (line.trim() === '') continue;
-      if (line.length - line.trimStart().length <= indent) {
-        i--;
-        break;
-      }
-      const text = line.trim();
-      if (!text.startsWith('#')) commands.push(text);
-    }
-  }
-  return commands;
-}
-
-/** Which knowledge slot a CI command fills, if any. */
-export function classify(command: string): 'install' | (typeof checkNames)[number] | undefined {
-  if (/\$\{\{/.test(command)) return undefined; // needs the Actions context
-  if (/^(npm (ci|install)|pnpm install|yarn( install)?$|yarn install|pip install|poetry install|bundle install|go mod download)\b/.test(command)) return 'install';
-  if (/\b(typecheck|type-check|tsc\b|mypy)/.test(command)) return 'typecheck';
-  if (/\b(lint|eslint|ruff|clippy|golangci|flake8|go vet)\b/.test(command)) return 'lint';
-  if (/\b(test|pytest|jest|vitest)\b/.test(command)) return 'test';
-  if (/\bbuild\b/.test(command)) return 'build';
-  return undefined;
-}
-
 function sectionsMatching(markdown: string, heading: RegExp): string {
   const parts = markdown.split(/^(?=#{1,4}\s)/m);
   return parts.filter((p) => /^#{1,4}\s/.test(p) && heading.test(p.split('\n')[0]!)).join('\n').trim();
@@ -182,8 +142,4 @@ function sectionsMatching(markdown: string, heading: RegExp): string {
 function clip(text: string): string {
   const t = text.trim();
   return t.length <= excerptChars ? t : `${t.slice(0, excerptChars)}\n[…]`;
-}
-
-function unquote(value: string): string {
-  return /^(['"]).*\1$/.test(value) ? value.slice(1, -1) : value;
 }

@@ -29,8 +29,11 @@ export type KnowledgeDocument = z.infer<typeof KnowledgeDocument>;
 export const Lesson = z.object({ at: z.string(), text: z.string().max(1000) });
 export type Lesson = z.infer<typeof Lesson>;
 
-/** The document as the agent reads it: one system block, cached with the rest of the prompt. */
-export function renderKnowledge(doc: KnowledgeDocument, lessons: readonly Lesson[]): string {
+/**
+ * The harness's gates from the document (setup it ran, checks it runs), for the system block. What
+ * the repository's files say in their own words is `renderRepositoryText`, quoted, never here.
+ */
+export function renderKnowledge(doc: KnowledgeDocument): string {
   const list = (commands: readonly KnownCommand[]) =>
     commands.length ? commands.map((c) => `- ${c.name}: \`${c.command}\` (from ${c.source})`).join('\n') : '- (none found)';
   return [
@@ -42,8 +45,5 @@ export function renderKnowledge(doc: KnowledgeDocument, lessons: readonly Lesson
     '',
     '## Checks (run by the harness on your final commit)',
     list(doc.checks),
-    ...(doc.conventions.length ? ['', '## Conventions', ...doc.conventions] : []),
-    ...(doc.instructions.length ? ['', '## Instructions from the repository', ...doc.instructions.map((i) => `### ${i.source}\n${i.text}`)] : []),
-    ...(lessons.length ? ['', '## Lessons from earlier sessions', ...lessons.map((l) => `- ${l.text}`)] : []),
   ].join('\n');
 }
