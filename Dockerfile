@@ -26,6 +26,7 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 # The image's own Node 24 runs the server, so the `node` devDependency and the test tools stay out.
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+COPY bin ./bin
 COPY src ./src
 COPY db ./db
 COPY sandbox ./sandbox
