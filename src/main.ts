@@ -17,6 +17,7 @@ import { openDatabase, type DatabaseHandle } from '../db/database.ts';
 import { createModelProvider } from './models/create-model-provider.ts';
 import type { ModelProvider } from './models/model-provider.ts';
 import { createSequenceProvider, ScriptedScenario } from './models/scripted-provider.ts';
+import { createUnconfiguredProvider } from './models/unconfigured-provider.ts';
 import { createCheckStore } from './sessions/check-store.ts';
 import { createCheckpointStore } from './sessions/checkpoint-store.ts';
 import { createModalRecordStore } from './sessions/modal-record-store.ts';
@@ -385,14 +386,10 @@ async function buildModel(config: Config, log: Logger): Promise<{ model: ModelPr
       ...(scenario.verifier && { verifier: createSequenceProvider(scenario.verifier) }),
     };
   }
+  // The scripted model with no scenario is what an unset MODEL_PROVIDER means: no model at all.
   if (modelConfig.provider === 'scripted') {
-    log.warn('MODEL_PROVIDER is not set: using the scripted model, which only replies that no model is configured');
-    return {
-      model: createModelProvider(
-        { ...modelConfig, scenario: [{ text: 'No model is configured on this Patchbay server. Set MODEL_PROVIDER and its API key (see the README).' }] },
-        { log },
-      ),
-    };
+    log.warn('MODEL_PROVIDER is not set: sessions fail with "no model is configured" until it is set with its API key (see the README, model settings)');
+    return { model: createUnconfiguredProvider() };
   }
   return { model: createModelProvider(modelConfig, { log }) };
 }

@@ -83,6 +83,13 @@ describe('the patchbay command', () => {
     expect(result.stdout).toContain('stays waiting');
   });
 
+  it('run: with no model configured, the session fails with the reason and the command exits 1', async () => {
+    const result = await patchbay(['run', '--repo', remote.remote, 'Add a license'], env);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toContain('Failed: No model is configured on this Patchbay server: set MODEL_PROVIDER and its API key');
+    expect(result.stdout).not.toContain('Done.');
+  });
+
   it('refuses a bad configuration with one clear line per problem', async () => {
     const result = await patchbay(['serve'], { ...env, PORT: 'abc', SANDBOX: 'docker' });
     expect(result.code).toBe(1);
