@@ -17,6 +17,8 @@ export type RunTaskOptions = {
   baseBranch?: string | undefined;
   actor: Actor;
   model?: ModelProvider;
+  /** The independent verifier's model, when `model` is given (the demo's scripted reviewer). */
+  verifierModel?: ModelProvider;
   /** Log level for this command's own logger (to stderr). */
   logLevel?: string;
   out?: NodeJS.WriteStream;
@@ -32,7 +34,7 @@ export async function runTask(options: RunTaskOptions): Promise<number> {
   const out = options.out ?? process.stdout;
   const input = options.input ?? process.stdin;
   const log = createLogger(options.logLevel ?? process.env.LOG_LEVEL ?? 'warn', process.stderr, configuredSecrets(options.config));
-  const app = await startPatchbay(options.config, { log, work: true, ...(options.model && { model: options.model }) });
+  const app = await startPatchbay(options.config, { log, work: true, ...(options.model && { model: options.model }), ...(options.verifierModel && { verifierModel: options.verifierModel }) });
   try {
     const started = await app.service.start({
       thread: { source: 'cli' },

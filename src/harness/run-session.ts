@@ -19,7 +19,7 @@ import { pushBranch } from '../git/push-branch.ts';
 import type { ModelProvider } from '../models/model-provider.ts';
 import { createLiveText } from './live-text.ts';
 import { estimateCostUsd } from '../models/model-catalog.ts';
-import type { GateDecision } from '../core/evidence.ts';
+import { describeGate, publishedGate, type GateDecision } from '../core/evidence.ts';
 import type { GateDeps } from './gates/gate-deps.ts';
 import { harnessQuestionCall, isHuman } from './gates/harness-messages.ts';
 import { gateCommit, runSetup, type GateContext } from './gates/run-gates.ts';
@@ -221,7 +221,7 @@ async function settle({ session, outcome, workspace, sandbox, deps, signal, log,
       return !(
         await store.transition(session.id, 'finish', {
           reason: delivered.commit
-            ? `pushed ${delivered.commit.slice(0, 12)} to ${workspace.branch}${decision ? (decision.ready ? '; ready for review' : `; draft: ${decision.reasons.join('; ')}`) : ''}`
+            ? `pushed ${delivered.commit.slice(0, 12)} to ${workspace.branch}${decision ? `; ${describeGate(publishedGate(decision, delivered.prUrl !== undefined))}` : ''}`
             : 'finished with no changes to commit',
           patch: { result, error: null },
           unlessUnread: true,
@@ -381,7 +381,7 @@ async function pushAndPublish(
   }
   if (decision) {
     await store.commitStep(session.id, {
-      events: [{ event: { type: 'review-gate', commit: decision.commit, ready: decision.ready && pr !== undefined, reasons: pr ? decision.reasons : [...decision.reasons, 'no pull request to mark ready'] } }],
+      events: [{ event: { type: 'review-gate', ...publishedGate(decision, pr !== undefined) } }],
     });
   }
   return { commit: pushed.commit, ...(pr && { prUrl: pr.url }) };

@@ -51,6 +51,10 @@ describe('the patchbay command', () => {
     expect(result.stdout).toMatch(/✓ pushed patchbay\/[0-9a-f]{8}-write-a-readme-for-this-project at [0-9a-f]{12}/);
     expect(result.stdout).toContain('The remote now has:');
     expect(result.stdout).toMatch(/README\.md \| 12 \+{12}/);
+    // The demo's reviewer gives a verdict, and with no pull request nothing claims to be a draft.
+    expect(result.stdout).toMatch(/verification of [0-9a-f]{12}: passed 8\/8/);
+    expect(result.stdout).toMatch(/passed its gates at [0-9a-f]{12}; no pull request to mark ready/);
+    expect(result.stdout).not.toMatch(/draft|ready for review/);
   });
 
   it('run: streams the session and exits 0 with the pushed branch', async () => {
