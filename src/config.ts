@@ -1,4 +1,5 @@
-import { resolve } from 'node:path';
+import { homedir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import { PatchbayError } from './core/errors.ts';
 import { DEFAULT_SANDBOX_LIMITS, type SandboxLimits } from '../sandbox/sandbox-limits.ts';
@@ -104,6 +105,8 @@ export type Env = z.infer<typeof envSchema>;
 export type ModalConfig = ModalSettings & {
   tokenId?: string;
   tokenSecret?: string;
+  /** Where the SDK looks for credentials when the tokens are not set (MODAL_CONFIG_PATH, else ~/.modal.toml). */
+  configFile: string;
   /** The background refresh of setup images (absent: off). */
   setupImageRefresh?: { everyMinutes: number; minCommits: number };
 };
@@ -196,7 +199,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
         allow: parseEgressAllow(e.SANDBOX_EGRESS_ALLOW, { githubHost: githubHostEntry(e.GITHUB_GIT_URL) }),
         secrets: parseSandboxSecrets(e.SANDBOX_SECRETS, env),
       },
-      ...(e.SANDBOX === 'modal' && { modal: modalConfig(e) }),
+      ...(e.SANDBOX === 'modal' && { modal: modalConfig(e, env) }),
     },
     ...(e.DELIVERY_RETENTION_DAYS > 0 && { deliveryRetentionDays: e.DELIVERY_RETENTION_DAYS }),
     ...(e.WORKER_HEALTH_PORT !== undefined && { workerHealthPort: e.WORKER_HEALTH_PORT }),
@@ -218,7 +221,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   };
 }
 
-function modalConfig(e: Env): ModalConfig {
+function modalConfig(e: Env, env: Record<string, string | undefined>): ModalConfig {
   if (Boolean(e.MODAL_TOKEN_ID) !== Boolean(e.MODAL_TOKEN_SECRET)) {
     throw new PatchbayError('config_invalid', 'MODAL_TOKEN_ID and MODAL_TOKEN_SECRET go together: set both (from modal.com → Settings → API Tokens), or neither to use ~/.modal.toml');
   }
@@ -226,6 +229,7 @@ function modalConfig(e: Env): ModalConfig {
     throw new PatchbayError('config_invalid', 'MODAL_IDLE_TIMEOUT_MINUTES must not exceed MODAL_SANDBOX_TIMEOUT_MINUTES');
   }
   return {
+    configFile: env.MODAL_CONFIG_PATH || join(homedir(), '.modal.toml'),
     ...(e.MODAL_TOKEN_ID && { tokenId: e.MODAL_TOKEN_ID }),
     ...(e.MODAL_TOKEN_SECRET && { tokenSecret: e.MODAL_TOKEN_SECRET }),
     appName: e.MODAL_APP_NAME,

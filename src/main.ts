@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { networkInterfaces } from 'node:os';
 import type { Logger } from 'pino';
@@ -8,9 +9,10 @@ import type { SandboxProvider } from '../sandbox/sandbox.ts';
 import { createDefaultTools } from './agent/default-tools.ts';
 import { createToolRegistry } from './agent/tool-registry.ts';
 import { createServer, listenAddress, type ApiServer } from './api/server.ts';
+import { assertPortFree, listenError } from './api/port-check.ts';
 import { createPageSessions } from './api/page-auth.ts';
 import { startWorkerHealth } from './api/health.ts';
-import type { Config } from './config.ts';
+import type { Config, ModalConfig } from './config.ts';
 import { PatchbayError } from './core/errors.ts';
 import { firstGitEnv } from './core/publisher.ts';
 import { openDatabase, type DatabaseHandle } from '../db/database.ts';
@@ -91,6 +93,8 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
     for (const cleanup of cleanups.reverse()) await cleanup().catch((error: unknown) => log.warn({ err: error }, 'shutdown step failed'));
   };
   try {
+    if (options.serve) await assertPortFree(config.port, listenAddress(config.apiToken));
+    if (options.work && config.sandbox.modal) assertModalCredentials(config.sandbox.modal);
     const built = options.model ? { model: options.model } : await buildModel(config, log);
     const model = built.model;
     const verifierModel = options.verifierModel ?? built.verifier ?? (config.gates.verifierModel && !options.model ? createModelProvider({ ...config.model, model: config.gates.verifierModel }, { log }) : model);
@@ -275,7 +279,9 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
       cleanups.push(() => server.close());
       for (const module of modules) if (module.routes) await server.register(module.routes);
       patchbay.server = server;
-      patchbay.url = await server.listen({ port: config.port, host: listenAddress(config.apiToken) });
+      patchbay.url = await server.listen({ port: config.port, host: listenAddress(config.apiToken) }).catch((error: unknown) => {
+        throw listenError(config.port, error);
+      });
       egress.protect({ host: new URL(config.publicUrl).hostname, port: Number(new URL(patchbay.url).port) });
     }
     if (!options.serve && config.workerHealthPort !== undefined) {
@@ -338,6 +344,18 @@ function ownAddresses(): string[] {
     .flatMap((entries) => entries ?? [])
     .filter((entry) => !entry.internal)
     .map((entry) => entry.address);
+}
+
+/**
+ * SANDBOX=modal with no credentials at all: refused at start, before the database, rather than a
+ * worker that starts cleanly and fails every session when it first asks Modal for a sandbox.
+ */
+function assertModalCredentials(modal: ModalConfig): void {
+  if (modal.tokenId || existsSync(modal.configFile)) return;
+  throw new PatchbayError(
+    'config_invalid',
+    `SANDBOX=modal needs Modal credentials: set MODAL_TOKEN_ID and MODAL_TOKEN_SECRET (modal.com → Settings → API Tokens), or run \`modal token new\` to write ${modal.configFile}`,
+  );
 }
 
 /** SANDBOX=modal: the Modal SDK's client (it reads MODAL_SERVER_URL itself) and the records in the database. */

@@ -3,7 +3,7 @@ import { SHARED_OBJECTS_PATH, type Sandbox, type SandboxProvider, type SandboxSp
 import { join } from 'node:path';
 import { mirrorPath, resolveRepo } from '../git/mirror.ts';
 import { commitIdentity, type Actor } from '../core/actor.ts';
-import { describeError, isPatchbayError } from '../core/errors.ts';
+import { describeError, isPatchbayError, type ErrorCode } from '../core/errors.ts';
 import type { EventOf, StoredEvent } from '../core/events.ts';
 import type { LivePublisher } from '../core/live-events.ts';
 import { firstGitEnv, type GitCredentials, type PublishedPullRequest, type Publisher } from '../core/publisher.ts';
@@ -133,8 +133,11 @@ export async function runSession(sessionId: string, deps: HarnessDeps, signal: A
       await noteAbort(sessionId, store, log);
       return;
     }
-    log.error({ err: error }, 'session run failed');
     const code = isPatchbayError(error) ? error.code : 'internal';
+    // A request Patchbay cannot carry out (a repository that does not exist, a refused path) is
+    // told to its thread; the log gets one line without a stack. Anything else is a fault here.
+    if (userMistakes.has(code)) log.warn({ code, reason: describeError(error) }, 'session failed');
+    else log.error({ err: error }, 'session run failed');
     await store.transition(sessionId, 'fail', {
       reason: describeError(error),
       patch: { error: describeError(error) },
@@ -149,6 +152,9 @@ export async function runSession(sessionId: string, deps: HarnessDeps, signal: A
     }
   }
 }
+
+/** Error codes that say what a request got wrong, not that Patchbay broke. */
+const userMistakes: ReadonlySet<ErrorCode> = new Set(['config_invalid', 'invalid_input', 'not_found', 'unauthorized', 'conflict', 'git_failed', 'path_refused', 'command_refused', 'model_auth', 'model_not_found']);
 
 /** `workspaceDir` is the host path of a local sandbox's workspace; remote sandboxes have none. */
 type Workspace = { branch: string; baseBranch: string; baseCommit: string; workspaceDir?: string; reused: boolean };

@@ -1,4 +1,6 @@
 import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -98,6 +100,36 @@ describe('the patchbay command', () => {
     const result = await patchbay(['serve'], { ...env, PORT: 'abc', SANDBOX: 'docker' });
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(/^patchbay: Invalid configuration:\n {2}PORT: .+\n {2}SANDBOX: .+\n$/);
+  });
+
+  it('serve on a port another process holds: one line, before the database or sandboxes start', async () => {
+    const holder = createNetServer();
+    await new Promise<void>((resolve) => holder.listen({ port: 0, host: '127.0.0.1' }, resolve));
+    const port = (holder.address() as AddressInfo).port;
+    try {
+      const dataDir = join(dir, 'busy-port');
+      const result = await patchbay(['serve'], { PORT: String(port), DATA_DIR: dataDir });
+      expect(result.code).toBe(1);
+      expect(result.stderr).toBe(`patchbay: PORT ${port} is already in use (another Patchbay or another server is listening there): stop it, or set PORT to a free port\n`);
+      expect(result.stdout).not.toMatch(/EADDRINUSE|PostgreSQL|database/i);
+      // Nothing was started: the embedded database never made its directory.
+      expect(existsSync(dataDir)).toBe(false);
+    } finally {
+      holder.close();
+    }
+  });
+
+  it('a worker with SANDBOX=modal and no Modal credentials is refused at start in one line', async () => {
+    const home = await mkdtemp(join(tmpdir(), 'patchbay-no-modal-'));
+    try {
+      const result = await patchbay(['worker'], { ...env, HOME: home, SANDBOX: 'modal' });
+      expect(result.code).toBe(1);
+      expect(result.stderr).toBe(
+        `patchbay: SANDBOX=modal needs Modal credentials: set MODAL_TOKEN_ID and MODAL_TOKEN_SECRET (modal.com → Settings → API Tokens), or run \`modal token new\` to write ${join(home, '.modal.toml')}\n`,
+      );
+    } finally {
+      await rm(home, { recursive: true, force: true });
+    }
   });
 
   it('explains usage for a missing argument or an unknown command', async () => {
