@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -129,6 +129,33 @@ describe('the patchbay command', () => {
       );
     } finally {
       await rm(home, { recursive: true, force: true });
+    }
+  });
+
+  it('run while a server holds the embedded database says why in one line, and leaves the server running', { timeout: 90_000 }, async () => {
+    const dataDir = join(dir, 'shared-data');
+    const server = spawn(process.execPath, ['src/cli.ts', 'serve'], { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: tmpdir(), DATA_DIR: dataDir, PORT: '0' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    try {
+      let out = '';
+      await new Promise<void>((resolve, reject) => {
+        server.stdout.on('data', (chunk: Buffer) => {
+          out += String(chunk);
+          if (out.includes('Patchbay is up')) resolve();
+        });
+        server.once('exit', (code) => reject(new Error(`the server exited (${code}): ${out}`)));
+      });
+      const result = await patchbay(['run', '--repo', remote.remote, 'Add a license'], { DATA_DIR: dataDir });
+      expect(result.code).toBe(1);
+      // Its last line says why (warnings before it are the command's own log, at LOG_LEVEL=warn); no stack.
+      expect(result.stderr).not.toMatch(/\n\s+at /);
+      expect(result.stderr.split('\n').at(-2)).toMatch(
+        /^patchbay: another Patchbay \(pid \d+, such as a running npm start\) holds the embedded PostgreSQL in \S+, which one process at a time can use: stop it, give this command its own DATA_DIR, or run both on one PostgreSQL server with DATABASE_URL$/,
+      );
+      expect(server.exitCode).toBeNull();
+    } finally {
+      const exited = new Promise((resolve) => server.once('exit', resolve));
+      server.kill('SIGTERM');
+      await exited;
     }
   });
 
