@@ -10,6 +10,7 @@ import { createDefaultTools } from './agent/default-tools.ts';
 import { createToolRegistry } from './agent/tool-registry.ts';
 import { createServer, listenAddress, type ApiServer } from './api/server.ts';
 import { assertPortFree, listenError } from './api/port-check.ts';
+import { startIntegrations, type IntegrationState, type StartedIntegrations, type StartRetry } from './api/integration-health.ts';
 import { createPageSessions } from './api/page-auth.ts';
 import { startWorkerHealth } from './api/health.ts';
 import type { Config, ModalConfig } from './config.ts';
@@ -56,6 +57,8 @@ export type Patchbay = {
   url?: string;
   /** Where a process without the HTTP server answers health probes (WORKER_HEALTH_PORT). */
   healthUrl?: string;
+  /** The integrations this process connects (Slack, GitHub, Linear), with their health. */
+  integrations?: StartedIntegrations;
   /** Resolves when the embedded database died for good: the process should exit non-zero. */
   lost: Promise<Error>;
   close(): Promise<void>;
@@ -81,6 +84,8 @@ export type StartOptions = {
   integrations?: (context: IntegrationContext) => Promise<IntegrationModule[]>;
   /** Queue tuning, for tests that kill workers. */
   queue?: { heartbeatSeconds?: number; monitorIntervalSeconds?: number; pollingIntervalSeconds?: number };
+  /** How an integration unreachable at start is retried (tests shorten it). */
+  integrationRetry?: StartRetry;
   /** Inbound pipeline tuning, for tests of retries. */
   inbound?: { retry?: RetryPolicy; pollingIntervalSeconds?: number };
 };
@@ -256,6 +261,8 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
       cleanups.push(() => notifier.close());
     }
 
+    // Filled in once the integrations start (after the server listens): /healthz reports each one.
+    let integrationHealth: () => Record<string, IntegrationState> = () => ({});
     const patchbay: Patchbay = { config, log, database, store, service, bus, queue, inbound, sandboxes, ...(setupImageRefresher && { setupImageRefresher }), model, close, lost: database.lost };
     if (options.serve) {
       const server = createServer({
@@ -275,6 +282,7 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
         allowLocalRepos: config.allowLocalRepos,
         ...(config.apiToken && { apiToken: config.apiToken }),
         signInProviders: modules.flatMap((m) => (m.pageSignIn ? [m.pageSignIn] : [])),
+        integrationHealth: () => integrationHealth(),
       });
       cleanups.push(() => server.close());
       for (const module of modules) if (module.routes) await server.register(module.routes);
@@ -289,10 +297,11 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
       cleanups.push(health.close);
       patchbay.healthUrl = health.url;
     }
-    for (const module of surfacesHere ? modules : []) {
-      if (!module.start) continue;
-      await module.start();
-      if (module.stop) cleanups.push(module.stop);
+    if (surfacesHere) {
+      const integrations = await startIntegrations(modules, { log, ...(options.integrationRetry && { retry: options.integrationRetry }) });
+      cleanups.push(() => integrations.stop());
+      integrationHealth = integrations.health;
+      patchbay.integrations = integrations;
     }
     // Deliveries stored by any process (or before a crash) are worked by every process with surfaces,
     // once those are connected; stopped before them at shutdown.

@@ -11,6 +11,7 @@ import { databaseHealth } from './health.ts';
 import type { PageSignInProvider } from '../core/page-sign-in.ts';
 import { createAccessCheck, registerPageAuth } from './page-auth.ts';
 import { isLoopbackHost } from './host-check.ts';
+import type { IntegrationState } from './integration-health.ts';
 import { registerSessionRoutes } from './session-routes.ts';
 import { registerKnowledgeRoutes } from './knowledge-routes.ts';
 import { registerWebPage } from './web-page.ts';
@@ -47,6 +48,8 @@ export type ServerDeps = {
   allowLocalRepos?: boolean;
   /** Other ways to sign in to the page than the token, offered by integrations (GitHub sign-in). */
   signInProviders?: readonly PageSignInProvider[];
+  /** Each integration's state, reported by /healthz beside the database's. */
+  integrationHealth?: () => Record<string, IntegrationState>;
 };
 
 /**
@@ -111,7 +114,9 @@ export function createServer(deps: ServerDeps): ApiServer {
   const health = databaseHealth(store.db, log);
   app.get('/healthz', { config: { public: true } satisfies RouteConfig }, async (_request, reply) => {
     const { status, body } = await health();
-    return reply.code(status).send(body);
+    // An unreachable integration does not fail the probe: the rest of Patchbay serves without it.
+    const integrations = deps.integrationHealth?.() ?? {};
+    return reply.code(status).send(Object.keys(integrations).length > 0 ? { ...body, integrations } : body);
   });
 
   registerKnowledgeRoutes(app, { db: store.db });
