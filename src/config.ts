@@ -98,6 +98,8 @@ export const envSchema = z.object({
   /** The verifier's model name (same provider and key as MODEL); MODEL when unset. */
   VERIFIER_MODEL: optionalString,
   // --- end harness gates ---
+  /** OpenTelemetry: where traces go (OTLP over HTTP, JSON); unset: no traces. */
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.preprocess(emptyAsUndefined, z.url().optional()),
 }).extend(modelEnvSchema.shape).extend(slackEnvSchema.shape).extend(githubEnvSchema.shape).extend(linearEnvSchema.shape);
 export type Env = z.infer<typeof envSchema>;
 
@@ -149,6 +151,8 @@ export type Config = {
   /** Branches no push may target (PROTECTED_BRANCHES), on top of main, master, the base and the default. */
   protectedBranches: string[];
   gates: { maxCostUsd: number; maxMinutes: number; checkTimeoutMs: number; verifierModel?: string };
+  /** OTEL_EXPORTER_OTLP_ENDPOINT: traces of runs are exported there. */
+  otlpEndpoint?: string;
   /** Present when SLACK_BOT_TOKEN is set. */
   slack?: SlackConfig;
   github?: GitHubConfig;
@@ -178,6 +182,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     publicUrl: (e.PUBLIC_URL ?? `http://localhost:${e.PORT}`).replace(/\/$/, ''),
     dataDir: resolve(e.DATA_DIR),
     ...(e.DATABASE_URL && { databaseUrl: e.DATABASE_URL }),
+    ...(e.OTEL_EXPORTER_OTLP_ENDPOINT && { otlpEndpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT.replace(/\/$/, '') }),
     ...(e.PATCHBAY_API_TOKEN && { apiToken: e.PATCHBAY_API_TOKEN }),
     logLevel: e.LOG_LEVEL,
     model: { ...modelConfigFromEnv(e), ...(e.SCRIPTED_SCENARIO && { scenarioPath: resolve(e.SCRIPTED_SCENARIO) }) },

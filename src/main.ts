@@ -10,6 +10,9 @@ import { createDefaultTools } from './agent/default-tools.ts';
 import { createToolRegistry } from './agent/tool-registry.ts';
 import { createServer, listenAddress, type ApiServer } from './api/server.ts';
 import { assertPortFree, listenError } from './api/port-check.ts';
+import { createMetrics, type Metrics } from './api/metrics.ts';
+import { observeStore } from './api/observed-store.ts';
+import { startRunTracer } from './api/run-tracer.ts';
 import { startIntegrations, type IntegrationState, type StartedIntegrations, type StartRetry } from './api/integration-health.ts';
 import { createPageSessions } from './api/page-auth.ts';
 import { startWorkerHealth } from './api/health.ts';
@@ -57,6 +60,8 @@ export type Patchbay = {
   url?: string;
   /** Where a process without the HTTP server answers health probes (WORKER_HEALTH_PORT). */
   healthUrl?: string;
+  /** Prometheus metrics of this process (GET /metrics on the API, and on WORKER_HEALTH_PORT). */
+  metrics: Metrics;
   /** The integrations this process connects (Slack, GitHub, Linear), with their health. */
   integrations?: StartedIntegrations;
   /** Resolves when the embedded database died for good: the process should exit non-zero. */
@@ -135,7 +140,11 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
     egress.protect(databaseEndpoint(database.url));
     const modal = options.work && config.sandbox.kind === 'modal' ? await modalProvider(config, database, log) : undefined;
     const sandboxes: SandboxProvider | undefined = local ?? modal;
-    const store = createSessionStore(database.db);
+    // Metrics (and traces, with OTEL_EXPORTER_OTLP_ENDPOINT) see what this process writes to the event log.
+    const metrics = createMetrics({ db: database.db, provider: String(config.model.provider), role: options.serve ? (options.work ? 'serve' : 'api') : 'worker' });
+    const tracer = config.otlpEndpoint ? await startRunTracer({ endpoint: config.otlpEndpoint, log }) : undefined;
+    if (tracer) cleanups.push(() => tracer.shutdown());
+    const store = observeStore(createSessionStore(database.db), tracer ? [metrics, tracer] : [metrics]);
     egress.recordTo(store);
     // The bus outlives the queue at shutdown, so a stop still reaches runs finishing their grace period.
     const bus = await createEventBus({ url: database.url, log });
@@ -263,7 +272,7 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
 
     // Filled in once the integrations start (after the server listens): /healthz reports each one.
     let integrationHealth: () => Record<string, IntegrationState> = () => ({});
-    const patchbay: Patchbay = { config, log, database, store, service, bus, queue, inbound, sandboxes, ...(setupImageRefresher && { setupImageRefresher }), model, close, lost: database.lost };
+    const patchbay: Patchbay = { config, log, database, store, service, bus, queue, inbound, sandboxes, metrics, ...(setupImageRefresher && { setupImageRefresher }), model, close, lost: database.lost };
     if (options.serve) {
       const server = createServer({
         service,
@@ -283,6 +292,7 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
         ...(config.apiToken && { apiToken: config.apiToken }),
         signInProviders: modules.flatMap((m) => (m.pageSignIn ? [m.pageSignIn] : [])),
         integrationHealth: () => integrationHealth(),
+        metrics,
       });
       cleanups.push(() => server.close());
       for (const module of modules) if (module.routes) await server.register(module.routes);
@@ -293,7 +303,7 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
       egress.protect({ host: new URL(config.publicUrl).hostname, port: Number(new URL(patchbay.url).port) });
     }
     if (!options.serve && config.workerHealthPort !== undefined) {
-      const health = await startWorkerHealth({ port: config.workerHealthPort, db: database.db, log });
+      const health = await startWorkerHealth({ port: config.workerHealthPort, db: database.db, log, metrics });
       cleanups.push(health.close);
       patchbay.healthUrl = health.url;
     }

@@ -12,6 +12,7 @@ import type { PageSignInProvider } from '../core/page-sign-in.ts';
 import { createAccessCheck, registerPageAuth } from './page-auth.ts';
 import { isLoopbackHost } from './host-check.ts';
 import type { IntegrationState } from './integration-health.ts';
+import type { Metrics } from './metrics.ts';
 import { registerSessionRoutes } from './session-routes.ts';
 import { registerKnowledgeRoutes } from './knowledge-routes.ts';
 import { registerWebPage } from './web-page.ts';
@@ -50,6 +51,8 @@ export type ServerDeps = {
   signInProviders?: readonly PageSignInProvider[];
   /** Each integration's state, reported by /healthz beside the database's. */
   integrationHealth?: () => Record<string, IntegrationState>;
+  /** Served at GET /metrics (Prometheus text format); behind the API token when one is set. */
+  metrics?: Pick<Metrics, 'render' | 'contentType'>;
 };
 
 /**
@@ -118,6 +121,15 @@ export function createServer(deps: ServerDeps): ApiServer {
     const integrations = deps.integrationHealth?.() ?? {};
     return reply.code(status).send(Object.keys(integrations).length > 0 ? { ...body, integrations } : body);
   });
+
+  const metrics = deps.metrics;
+  if (metrics) {
+    app.get('/metrics', { config: { public: true } satisfies RouteConfig }, async (request, reply) => {
+      // Prometheus sends the token as `bearer_token`; without one configured the API is loopback-only.
+      if (check && !check(request)) return reply.code(401).header('www-authenticate', 'Bearer realm="patchbay"').send({ error: 'unauthorized', message: 'send Authorization: Bearer <PATCHBAY_API_TOKEN>' });
+      return reply.header('content-type', metrics.contentType).send(await metrics.render());
+    });
+  }
 
   registerKnowledgeRoutes(app, { db: store.db });
   registerSessionRoutes(app, {
