@@ -3,7 +3,7 @@ import type { IntegrationModule } from '../../integrations/integration-module.ts
 import { describeError, isPatchbayError } from '../core/errors.ts';
 
 /** One integration's state, as `/healthz` reports it. */
-export type IntegrationState = { ok: true } | { ok: false; status: 'unreachable'; error: string; attempts: number; retryInSeconds: number };
+export type IntegrationState = { ok: true } | { ok: false; status: 'unreachable' | 'refused'; error: string; attempts: number; retryInSeconds: number };
 
 export type StartRetry = { firstDelayMs: number; maxDelayMs: number };
 
@@ -13,8 +13,6 @@ export const defaultStartRetry: StartRetry = { firstDelayMs: 2_000, maxDelayMs: 
 export type StartedIntegrations = {
   /** Every started integration by name, for `/healthz`. */
   health(): Record<string, IntegrationState>;
-  /** Resolves once every integration has connected (tests, and the surfaces that wait for them). */
-  allConnected(): Promise<void>;
   /** Stops retrying, then stops every integration it started or tried to. */
   stop(): Promise<void>;
 };
@@ -30,7 +28,6 @@ export async function startIntegrations(modules: readonly IntegrationModule[], o
   const states = new Map<string, IntegrationState>();
   const timers = new Set<NodeJS.Timeout>();
   const attempted: IntegrationModule[] = [];
-  const connections: Promise<void>[] = [];
   let stopped = false;
 
   /** One attempt; true when connected, false when it will be tried again; throws when it never will. */
@@ -51,37 +48,33 @@ export async function startIntegrations(modules: readonly IntegrationModule[], o
     return true;
   };
 
-  /** Tries again after the state's delay until connected or stopped; a later fatal failure is logged. */
-  const retryInBackground = (module: IntegrationModule, name: string): Promise<void> =>
-    new Promise<void>((connected) => {
-      const again = (n: number) => {
-        const state = states.get(name);
-        const delay = state && !state.ok ? state.retryInSeconds * 1000 : retry.firstDelayMs;
-        const timer = setTimeout(() => {
-          timers.delete(timer);
-          if (stopped) return;
-          attempt(module, name, n).then(
-            (ok) => (ok ? connected() : again(n + 1)),
-            (error: unknown) => options.log.error({ integration: name, err: error }, `${name} refused the connection after being unreachable at start; it stays off until restarted`),
-          );
-        }, delay);
-        timer.unref();
-        timers.add(timer);
-      };
-      again(2);
-    });
+  /** Tries again after the state's delay until connected or stopped; a later refusal stays on /healthz. */
+  const retryInBackground = (module: IntegrationModule, name: string, n: number): void => {
+    const state = states.get(name);
+    const delay = state && !state.ok ? state.retryInSeconds * 1000 : retry.firstDelayMs;
+    const timer = setTimeout(() => {
+      timers.delete(timer);
+      if (stopped) return;
+      attempt(module, name, n).then(
+        (connected) => connected || retryInBackground(module, name, n + 1),
+        (error: unknown) => {
+          states.set(name, { ok: false, status: 'refused', error: describeError(error), attempts: n, retryInSeconds: 0 });
+          options.log.error({ integration: name, err: error }, `${name} refused the connection once it could be reached; it stays off until Patchbay restarts`);
+        },
+      );
+    }, delay);
+    timer.unref();
+    timers.add(timer);
+  };
 
   for (const [index, module] of modules.entries()) {
     if (!module.start) continue;
     const name = module.name ?? `integration-${index + 1}`;
     attempted.push(module);
-    if (!(await attempt(module, name, 1))) connections.push(retryInBackground(module, name));
+    if (!(await attempt(module, name, 1))) retryInBackground(module, name, 2);
   }
   return {
     health: () => Object.fromEntries(states),
-    allConnected: async () => {
-      await Promise.all(connections);
-    },
     async stop() {
       stopped = true;
       for (const timer of timers) clearTimeout(timer);
