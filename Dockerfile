@@ -26,6 +26,7 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 # The image's own Node 24 runs the server, so the `node` devDependency and the test tools stay out.
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+COPY bin ./bin
 COPY src ./src
 COPY db ./db
 COPY sandbox ./sandbox
@@ -34,7 +35,10 @@ COPY integrations ./integrations
 COPY web ./web
 
 USER patchbay
-ENV NODE_ENV=production DATA_DIR=/data PORT=3000
+# The image's Node and npm live in /usr/local (the node base image puts them there), and sandboxed
+# checks of a JavaScript repository need them: show /usr/local in the sandbox (read-only). It holds
+# nothing else here; on a host install the default stays off (host software and its config).
+ENV NODE_ENV=production DATA_DIR=/data PORT=3000 SANDBOX_USR_LOCAL=true
 VOLUME ["/data"]
 EXPOSE 3000
 # Without PATCHBAY_API_TOKEN the server listens on loopback only; set it to reach the API from outside.

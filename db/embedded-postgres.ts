@@ -261,7 +261,7 @@ async function findStalePostmaster(databaseDir: string): Promise<{ pid: number; 
   if (parent !== undefined && parent > 1 && alive(parent) && ownedByParent) {
     throw new PatchbayError(
       'conflict',
-      `another process (pid ${parent}) is running the embedded PostgreSQL in ${databaseDir}: stop it, or give this one its own DATA_DIR`,
+      `another Patchbay (pid ${parent}, such as a running npm start) holds the embedded PostgreSQL in ${databaseDir}, which one process at a time can use: stop it, give this command its own DATA_DIR, or run both on one PostgreSQL server with DATABASE_URL`,
     );
   }
   // postmaster.pid: pid, data directory, start time, port, socket directory, listen address, shared memory key, status.

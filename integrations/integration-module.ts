@@ -49,10 +49,16 @@ export type IntegrationContext = {
  * credentials). The root lists each hook kind and passes the lists on.
  */
 export type IntegrationModule = {
+  /** The service, as /healthz and the start-up log name it. */
+  name?: 'slack' | 'github' | 'linear';
   replier: ThreadReplier;
   /** Turns this integration's stored deliveries into Inbounds (see InboundSurface). */
   surface?: InboundSurface;
   routes?: (app: FastifyInstance) => Promise<void>;
+  /**
+   * Connects to the service. A retryable PatchbayError (`service_unavailable`) means it could not
+   * be reached: the root retries with backoff while the rest serves. Anything else fails the start.
+   */
   start?: () => Promise<void>;
   stop?: () => Promise<void>;
   publisher?: Publisher;

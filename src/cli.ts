@@ -22,6 +22,7 @@ Usage:
   patchbay run --repo <url|path> [--base <branch>] "<task>"
                                                run one task here and stream its progress
   patchbay demo                                run a scripted session on a temporary repo (no keys needed)
+  patchbay doctor                              check the configuration and every configured service
   patchbay help
 
 Configuration comes from the environment; see the README.`;
@@ -71,6 +72,11 @@ async function main(argv: string[]): Promise<number> {
       // runTask stops the session on these and closes in order; the package would exit mid-run.
       releaseExitHooks(['SIGINT', 'SIGTERM', 'SIGHUP']);
       return runTask({ config: loadConfig(process.env), repo: values.repo, task, baseBranch: values.base, actor: localActor() });
+    }
+    case 'doctor': {
+      const { runDoctor } = await import('./cli/doctor.ts');
+      // The checks' own SDK logs stay out of the table unless LOG_LEVEL asks for them.
+      return runDoctor({ env: process.env, log: createLogger(process.env.LOG_LEVEL || 'silent', process.stderr), out: process.stdout });
     }
     case 'demo':
       const { runDemo } = await import('./cli/demo.ts');

@@ -1,4 +1,5 @@
-import { resolve } from 'node:path';
+import { homedir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import { PatchbayError } from './core/errors.ts';
 import { DEFAULT_SANDBOX_LIMITS, type SandboxLimits } from '../sandbox/sandbox-limits.ts';
@@ -103,6 +104,8 @@ export const envSchema = z.object({
   /** The verifier's model name (same provider and key as MODEL); MODEL when unset. */
   VERIFIER_MODEL: optionalString,
   // --- end harness gates ---
+  /** OpenTelemetry: where traces go (OTLP over HTTP, JSON); unset: no traces. */
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.preprocess(emptyAsUndefined, z.url().optional()),
 }).extend(modelEnvSchema.shape).extend(slackEnvSchema.shape).extend(githubEnvSchema.shape).extend(linearEnvSchema.shape);
 export type Env = z.infer<typeof envSchema>;
 
@@ -110,6 +113,8 @@ export type Env = z.infer<typeof envSchema>;
 export type ModalConfig = ModalSettings & {
   tokenId?: string;
   tokenSecret?: string;
+  /** Where the SDK looks for credentials when the tokens are not set (MODAL_CONFIG_PATH, else ~/.modal.toml). */
+  configFile: string;
   /** The background refresh of setup images (absent: off). */
   setupImageRefresh?: { everyMinutes: number; minCommits: number };
 };
@@ -156,6 +161,8 @@ export type Config = {
   /** Branches no push may target (PROTECTED_BRANCHES), on top of main, master, the base and the default. */
   protectedBranches: string[];
   gates: { maxCostUsd: number; maxMinutes: number; checkTimeoutMs: number; maxCheckRounds: number; verifierModel?: string };
+  /** OTEL_EXPORTER_OTLP_ENDPOINT: traces of runs are exported there. */
+  otlpEndpoint?: string;
   /** Present when SLACK_BOT_TOKEN is set. */
   slack?: SlackConfig;
   github?: GitHubConfig;
@@ -185,6 +192,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     publicUrl: (e.PUBLIC_URL ?? `http://localhost:${e.PORT}`).replace(/\/$/, ''),
     dataDir: resolve(e.DATA_DIR),
     ...(e.DATABASE_URL && { databaseUrl: e.DATABASE_URL }),
+    ...(e.OTEL_EXPORTER_OTLP_ENDPOINT && { otlpEndpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT.replace(/\/$/, '') }),
     ...(e.PATCHBAY_API_TOKEN && { apiToken: e.PATCHBAY_API_TOKEN }),
     webSessionHours: e.WEB_SESSION_HOURS,
     logLevel: e.LOG_LEVEL,
@@ -208,7 +216,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
         allow: parseEgressAllow(e.SANDBOX_EGRESS_ALLOW, { githubHost: githubHostEntry(e.GITHUB_GIT_URL) }),
         secrets: parseSandboxSecrets(e.SANDBOX_SECRETS, env),
       },
-      ...(e.SANDBOX === 'modal' && { modal: modalConfig(e) }),
+      ...(e.SANDBOX === 'modal' && { modal: modalConfig(e, env) }),
     },
     ...(e.DELIVERY_RETENTION_DAYS > 0 && { deliveryRetentionDays: e.DELIVERY_RETENTION_DAYS }),
     ...(e.WORKER_HEALTH_PORT !== undefined && { workerHealthPort: e.WORKER_HEALTH_PORT }),
@@ -230,7 +238,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   };
 }
 
-function modalConfig(e: Env): ModalConfig {
+function modalConfig(e: Env, env: Record<string, string | undefined>): ModalConfig {
   if (Boolean(e.MODAL_TOKEN_ID) !== Boolean(e.MODAL_TOKEN_SECRET)) {
     throw new PatchbayError('config_invalid', 'MODAL_TOKEN_ID and MODAL_TOKEN_SECRET go together: set both (from modal.com → Settings → API Tokens), or neither to use ~/.modal.toml');
   }
@@ -243,6 +251,7 @@ function modalConfig(e: Env): ModalConfig {
     throw new PatchbayError('config_invalid', 'MODAL_IDLE_TIMEOUT_MINUTES must not exceed MODAL_SANDBOX_TIMEOUT_MINUTES');
   }
   return {
+    configFile: env.MODAL_CONFIG_PATH || join(homedir(), '.modal.toml'),
     ...(e.MODAL_TOKEN_ID && { tokenId: e.MODAL_TOKEN_ID }),
     ...(e.MODAL_TOKEN_SECRET && { tokenSecret: e.MODAL_TOKEN_SECRET }),
     appName: e.MODAL_APP_NAME,

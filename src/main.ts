@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { networkInterfaces } from 'node:os';
 import type { Logger } from 'pino';
@@ -10,14 +11,20 @@ import { createDefaultTools } from './agent/default-tools.ts';
 import { createToolRegistry } from './agent/tool-registry.ts';
 import { createServer, listenAddress, type ApiServer } from './api/server.ts';
 import { createPageSessions } from './api/page-sessions.ts';
+import { assertPortFree, listenError } from './api/port-check.ts';
+import { createMetrics, type Metrics } from './api/metrics.ts';
+import { observeStore } from './api/observed-store.ts';
+import { startRunTracer } from './api/run-tracer.ts';
+import { startIntegrations, type IntegrationState, type StartedIntegrations, type StartRetry } from './api/integration-health.ts';
 import { startWorkerHealth } from './api/health.ts';
-import type { Config } from './config.ts';
+import type { Config, ModalConfig } from './config.ts';
 import { PatchbayError } from './core/errors.ts';
 import { firstGitEnv } from './core/publisher.ts';
 import { openDatabase, type DatabaseHandle } from '../db/database.ts';
 import { createModelProvider } from './models/create-model-provider.ts';
 import type { ModelProvider } from './models/model-provider.ts';
 import { createSequenceProvider, ScriptedScenario } from './models/scripted-provider.ts';
+import { createUnconfiguredProvider } from './models/unconfigured-provider.ts';
 import { createCheckStore } from './sessions/check-store.ts';
 import { createCheckpointStore } from './sessions/checkpoint-store.ts';
 import { createModalRecordStore } from './sessions/modal-record-store.ts';
@@ -54,6 +61,10 @@ export type Patchbay = {
   url?: string;
   /** Where a process without the HTTP server answers health probes (WORKER_HEALTH_PORT). */
   healthUrl?: string;
+  /** Prometheus metrics of this process (GET /metrics on the API, and on WORKER_HEALTH_PORT). */
+  metrics: Metrics;
+  /** The integrations this process connects (Slack, GitHub, Linear), with their health. */
+  integrations?: StartedIntegrations;
   /** Resolves when the embedded database died for good: the process should exit non-zero. */
   lost: Promise<Error>;
   close(): Promise<void>;
@@ -79,6 +90,8 @@ export type StartOptions = {
   integrations?: (context: IntegrationContext) => Promise<IntegrationModule[]>;
   /** Queue tuning, for tests that kill workers. */
   queue?: { heartbeatSeconds?: number; monitorIntervalSeconds?: number; pollingIntervalSeconds?: number };
+  /** How an integration unreachable at start is retried (tests shorten it). */
+  integrationRetry?: StartRetry;
   /** Inbound pipeline tuning, for tests of retries. */
   inbound?: { retry?: RetryPolicy; pollingIntervalSeconds?: number };
 };
@@ -93,6 +106,8 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
     for (const cleanup of cleanups.reverse()) await cleanup().catch((error: unknown) => log.warn({ err: error }, 'shutdown step failed'));
   };
   try {
+    if (options.serve) await assertPortFree(config.port, listenAddress(config.apiToken));
+    if (options.work && config.sandbox.modal) assertModalCredentials(config.sandbox.modal);
     const built = options.model ? { model: options.model } : await buildModel(config, log);
     const model = built.model;
     const verifierModel = options.verifierModel ?? built.verifier ?? (config.gates.verifierModel && !options.model ? createModelProvider({ ...config.model, model: config.gates.verifierModel }, { log }) : model);
@@ -132,7 +147,11 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
     egress.protect(databaseEndpoint(database.url));
     const modal = options.work && config.sandbox.kind === 'modal' ? await modalProvider(config, database, log) : undefined;
     const sandboxes: SandboxProvider | undefined = local ?? modal;
-    const store = createSessionStore(database.db);
+    // Metrics (and traces, with OTEL_EXPORTER_OTLP_ENDPOINT) see what this process writes to the event log.
+    const metrics = createMetrics({ db: database.db, provider: String(config.model.provider), role: options.serve ? (options.work ? 'serve' : 'api') : 'worker' });
+    const tracer = config.otlpEndpoint ? await startRunTracer({ endpoint: config.otlpEndpoint, log }) : undefined;
+    if (tracer) cleanups.push(() => tracer.shutdown());
+    const store = observeStore(createSessionStore(database.db), tracer ? [metrics, tracer] : [metrics]);
     egress.recordTo(store);
     // The bus outlives the queue at shutdown, so a stop still reaches runs finishing their grace period.
     const bus = await createEventBus({ url: database.url, log });
@@ -263,7 +282,9 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
       cleanups.push(() => notifier.close());
     }
 
-    const patchbay: Patchbay = { config, log, database, store, service, bus, queue, inbound, sandboxes, ...(setupImageRefresher && { setupImageRefresher }), model, close, lost: database.lost };
+    // Filled in once the integrations start (after the server listens): /healthz reports each one.
+    let integrationHealth: () => Record<string, IntegrationState> = () => ({});
+    const patchbay: Patchbay = { config, log, database, store, service, bus, queue, inbound, sandboxes, metrics, ...(setupImageRefresher && { setupImageRefresher }), model, close, lost: database.lost };
     if (options.serve) {
       const server = createServer({
         service,
@@ -283,22 +304,27 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
         ...(config.apiToken && { apiToken: config.apiToken }),
         ...(pageSessions && { pageSessions }),
         signInProviders: modules.flatMap((m) => (m.pageSignIn ? [m.pageSignIn] : [])),
+        integrationHealth: () => integrationHealth(),
+        metrics,
       });
       cleanups.push(() => server.close());
       for (const module of modules) if (module.routes) await server.register(module.routes);
       patchbay.server = server;
-      patchbay.url = await server.listen({ port: config.port, host: listenAddress(config.apiToken) });
+      patchbay.url = await server.listen({ port: config.port, host: listenAddress(config.apiToken) }).catch((error: unknown) => {
+        throw listenError(config.port, error);
+      });
       egress.protect({ host: new URL(config.publicUrl).hostname, port: Number(new URL(patchbay.url).port) });
     }
     if (!options.serve && config.workerHealthPort !== undefined) {
-      const health = await startWorkerHealth({ port: config.workerHealthPort, db: database.db, log });
+      const health = await startWorkerHealth({ port: config.workerHealthPort, db: database.db, log, metrics });
       cleanups.push(health.close);
       patchbay.healthUrl = health.url;
     }
-    for (const module of surfacesHere ? modules : []) {
-      if (!module.start) continue;
-      await module.start();
-      if (module.stop) cleanups.push(module.stop);
+    if (surfacesHere) {
+      const integrations = await startIntegrations(modules, { log, ...(options.integrationRetry && { retry: options.integrationRetry }) });
+      cleanups.push(() => integrations.stop());
+      integrationHealth = integrations.health;
+      patchbay.integrations = integrations;
     }
     // Deliveries stored by any process (or before a crash) are worked by every process with surfaces,
     // once those are connected; stopped before them at shutdown.
@@ -352,6 +378,18 @@ function ownAddresses(): string[] {
     .map((entry) => entry.address);
 }
 
+/**
+ * SANDBOX=modal with no credentials at all: refused at start, before the database, rather than a
+ * worker that starts cleanly and fails every session when it first asks Modal for a sandbox.
+ */
+function assertModalCredentials(modal: ModalConfig): void {
+  if (modal.tokenId || existsSync(modal.configFile)) return;
+  throw new PatchbayError(
+    'config_invalid',
+    `SANDBOX=modal needs Modal credentials: set MODAL_TOKEN_ID and MODAL_TOKEN_SECRET (modal.com → Settings → API Tokens), or run \`modal token new\` to write ${modal.configFile}`,
+  );
+}
+
 /** SANDBOX=modal: the Modal SDK's client (it reads MODAL_SERVER_URL itself) and the records in the database. */
 async function modalProvider(config: Config, database: DatabaseHandle, log: Logger): Promise<ModalSandboxProvider> {
   const modal = config.sandbox.modal;
@@ -399,14 +437,10 @@ async function buildModel(config: Config, log: Logger): Promise<{ model: ModelPr
       ...(scenario.verifier && { verifier: createSequenceProvider(scenario.verifier) }),
     };
   }
+  // The scripted model with no scenario is what an unset MODEL_PROVIDER means: no model at all.
   if (modelConfig.provider === 'scripted') {
-    log.warn('MODEL_PROVIDER is not set: using the scripted model, which only replies that no model is configured');
-    return {
-      model: createModelProvider(
-        { ...modelConfig, scenario: [{ text: 'No model is configured on this Patchbay server. Set MODEL_PROVIDER and its API key (see the README).' }] },
-        { log },
-      ),
-    };
+    log.warn('MODEL_PROVIDER is not set: sessions fail with "no model is configured" until it is set with its API key (see the README, model settings)');
+    return { model: createUnconfiguredProvider() };
   }
   return { model: createModelProvider(modelConfig, { log }) };
 }

@@ -107,8 +107,8 @@ export function createGitHubClient(deps: {
     Client,
 
     /** The App's handle, from GET /app: `@<slug>`, comments as `<slug>[bot]`. */
-    identity(): Promise<BotIdentity> {
-      identity ??= app.octokit.request('GET /app').then(({ data }) => {
+    identity(options: { retries?: number } = {}): Promise<BotIdentity> {
+      identity ??= app.octokit.request('GET /app', { ...(options.retries !== undefined && { request: { retries: options.retries } }) }).then(({ data }) => {
         const slug = data?.slug;
         if (!slug) throw new PatchbayError('config_invalid', 'GET /app returned no slug: check GITHUB_APP_ID and the private key');
         return { slug, login: `${slug}[bot]`, mention: `@${slug}` };

@@ -55,6 +55,7 @@ export async function createGitHubModule(config: GitHubConfig, context: Integrat
     ...(signInLink && { signInLink }),
     ...(page && config.oauth && box && { pageSignIn: { name: 'GitHub', url: PAGE_SIGN_IN_PATH } }),
     installedRepos: () => store.installedRepos(),
+    name: 'github',
     replier: createGitHubReplier({ client, store, context, log }),
     routes: githubRoutes({
       webhookSecret: config.webhookSecret,
@@ -65,8 +66,11 @@ export async function createGitHubModule(config: GitHubConfig, context: Integrat
       log,
     }),
     async start() {
-      // Fails start-up on a wrong App ID or key, with one clear line, instead of at the first webhook.
-      const bot = await client.identity();
+      // Fails start-up on a wrong App ID or key, with one clear line, instead of at the first webhook;
+      // an unreachable GitHub is retried by the caller, without the client's own retries first.
+      const bot = await client.identity({ retries: 0 }).catch((error: unknown) => {
+        throw githubStartError(error, config.apiUrl);
+      });
       log.info({ bot: bot.login }, 'GitHub App ready');
     },
     stop: () => surface.stop(),
@@ -74,4 +78,18 @@ export async function createGitHubModule(config: GitHubConfig, context: Integrat
     publisher: { name: 'github', publish },
     gitCredentials: { name: 'github', gitEnv: (repo) => client.gitEnv(repo) },
   };
+}
+
+/**
+ * Why GET /app failed at start: GitHub answered and refused the App (its id or key), or it could
+ * not be reached or failed itself (Octokit reports a failed fetch as a 500; retryable).
+ */
+export function githubStartError(error: unknown, apiUrl: string): unknown {
+  const status = (error as { status?: unknown }).status;
+  if (error instanceof PatchbayError || typeof status !== 'number') return error;
+  const message = (error as Error).message;
+  if (status >= 500) {
+    return new PatchbayError('service_unavailable', `GitHub cannot be reached at ${apiUrl} (${message}): check this host's network and GITHUB_API_URL`, { cause: error, retryable: true });
+  }
+  return new PatchbayError('config_invalid', `GitHub refused the App (GET /app: ${status} ${message}): check GITHUB_APP_ID and the private key`, { cause: error });
 }

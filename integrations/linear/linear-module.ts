@@ -55,6 +55,7 @@ export function createLinearModule(input: { config: LinearConfig; context: Integ
 
   if (config.oauth && !input.box) throw new PatchbayError('config_invalid', 'The Linear install flow stores tokens encrypted: set PATCHBAY_SECRET_KEY (32+ random characters) to use LINEAR_CLIENT_ID');
   return {
+    name: 'linear',
     replier: createLinearIntegration({ store, api: apiFor, context, log }),
     routes: linearRoutes({
       webhookSecret: config.webhookSecret,

@@ -1,4 +1,4 @@
-import { WebClient, type RetryOptions } from '@slack/web-api';
+import { ErrorCode, WebClient, type RetryOptions } from '@slack/web-api';
 import type { IntegrationContext, IntegrationModule } from '../integration-module.ts';
 import { PatchbayError } from '../../src/core/errors.ts';
 import { createActorDirectory } from './slack-actors.ts';
@@ -37,6 +37,10 @@ export function createSlackModule(options: SlackModuleOptions): IntegrationModul
   const log = context.log.child({ integration: 'slack' });
   const retryConfig = options.retryConfig ?? defaultRetry;
   const web = new WebClient(config.botToken, { slackApiUrl: config.apiUrl, retryConfig, rejectRateLimitedCalls: false, logger: slackLogger(log) });
+  // The start's auth.test: no retries, and the SDK's own line per failed request only at debug
+  // (the caller says once what failed and what to check).
+  const sdkLog = slackLogger(log);
+  const probe = new WebClient(config.botToken, { slackApiUrl: config.apiUrl, retryConfig: { retries: 0 }, logger: { ...sdkLog, warn: sdkLog.debug, error: sdkLog.debug } });
   const store = createSlackStore(context.db);
   const repoUrlFor = options.repoUrlFor ?? ((owner, repo) => `https://github.com/${owner}/${repo}`);
   const socketMode = Boolean(config.appToken);
@@ -44,15 +48,18 @@ export function createSlackModule(options: SlackModuleOptions): IntegrationModul
   let inbound: SlackInbound | undefined;
 
   return {
+    name: 'slack',
     replier: createSlackReplier({ web, store, publicUrl: context.publicUrl, log, repoBases: [options.gitUrl ?? 'https://github.com'] }),
     surface: createSlackSurface({ inbound: () => inbound, web }),
     ...(!socketMode && { routes: slackRoutes({ signingSecret: config.signingSecret!, inbox: context.inbox, log }) }),
     async start() {
       let auth;
       try {
-        auth = await web.auth.test();
+        // Without the SDK's retries: an unreachable Slack is the caller's to retry (with backoff,
+        // the rest of Patchbay serving), not a start that hangs for half a minute and then dies.
+        auth = await probe.auth.test();
       } catch (error) {
-        throw new PatchbayError('config_invalid', `Slack refused SLACK_BOT_TOKEN (auth.test: ${(error as Error).message}): check the token on the app's OAuth & Permissions page`, { cause: error });
+        throw slackStartError(error, config.apiUrl);
       }
       const botUserId = auth.user_id ?? '';
       // The workspace the bot token belongs to is home; Slack Connect guests need SLACK_ALLOWED_TEAMS.
@@ -76,4 +83,17 @@ export function createSlackModule(options: SlackModuleOptions): IntegrationModul
       await socket?.stop();
     },
   };
+}
+
+/**
+ * Why auth.test failed at start: Slack answered and refused the token (fix the configuration), or
+ * Slack could not be reached or failed itself (retryable: the network, SLACK_API_URL, Slack's status).
+ */
+export function slackStartError(error: unknown, apiUrl: string): PatchbayError {
+  const { code, statusCode } = error as { code?: string; statusCode?: number };
+  const message = (error as Error).message;
+  if (code === ErrorCode.RequestError || (code === ErrorCode.HTTPError && (statusCode ?? 500) >= 500)) {
+    return new PatchbayError('service_unavailable', `Slack cannot be reached at ${apiUrl} (${message}): check this host's network and SLACK_API_URL`, { cause: error, retryable: true });
+  }
+  return new PatchbayError('config_invalid', `Slack refused SLACK_BOT_TOKEN (auth.test: ${message}): check the token on the app's OAuth & Permissions page`, { cause: error });
 }

@@ -28,9 +28,13 @@ const sseHeaders = {
   'x-accel-buffering': 'no',
 };
 
-/** Formats one event as a Server-Sent Events frame. */
+/**
+ * Formats one stored event as a Server-Sent Events frame: an unnamed (`message`) event whose data
+ * carries the type. Not named after the type: a stored `error` event sent as `event: error` fires
+ * the browser's EventSource `onerror` on a healthy stream, and the page showed "reconnecting…".
+ */
 export function sseFrame(stored: StoredEvent): string {
-  return `id: ${stored.seq}\nevent: ${stored.event.type}\ndata: ${JSON.stringify(stored)}\n\n`;
+  return `id: ${stored.seq}\ndata: ${JSON.stringify(stored)}\n\n`;
 }
 
 /** A transient event: no id, so it never moves the client's resume point. */

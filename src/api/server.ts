@@ -13,6 +13,8 @@ import { createAccessCheck, registerPageAuth } from './page-auth.ts';
 import { crossSiteRefusal } from './cross-site.ts';
 import { createPageSessions, type PageSessions } from './page-sessions.ts';
 import { isLoopbackHost } from './host-check.ts';
+import type { IntegrationState } from './integration-health.ts';
+import type { Metrics } from './metrics.ts';
 import { registerSessionRoutes } from './session-routes.ts';
 import { registerKnowledgeRoutes } from './knowledge-routes.ts';
 import { registerWebPage } from './web-page.ts';
@@ -51,6 +53,10 @@ export type ServerDeps = {
   signInProviders?: readonly PageSignInProvider[];
   /** The page's server-side sessions (with apiToken); built on the store's database when not given. */
   pageSessions?: PageSessions;
+  /** Each integration's state, reported by /healthz beside the database's. */
+  integrationHealth?: () => Record<string, IntegrationState>;
+  /** Served at GET /metrics (Prometheus text format); behind the API token when one is set. */
+  metrics?: Pick<Metrics, 'render' | 'contentType'>;
 };
 
 /**
@@ -66,8 +72,13 @@ export function createServer(deps: ServerDeps): ApiServer {
   const { store, log } = deps;
   const app = Fastify({
     loggerInstance: log,
-    // Probes hit /healthz every few seconds; their request lines would drown the rest.
-    logController: new LogController({ disableRequestLogging: (request) => request.url === '/healthz' }),
+    // Fastify's two info lines per request were most of an operator's terminal: one debug line
+    // per request instead (LOG_LEVEL=debug shows them), none for the probes of /healthz.
+    logController: new LogController({ disableRequestLogging: true }),
+  });
+  app.addHook('onResponse', async (request, reply) => {
+    if (request.url === '/healthz') return;
+    request.log.debug({ method: request.method, url: request.url.split('?')[0], status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request');
   });
 
   app.setErrorHandler((error, request, reply) => errorReply(error, request, reply));
@@ -124,8 +135,19 @@ export function createServer(deps: ServerDeps): ApiServer {
   const health = databaseHealth(store.db, log);
   app.get('/healthz', { config: { public: true } satisfies RouteConfig }, async (_request, reply) => {
     const { status, body } = await health();
-    return reply.code(status).send(body);
+    // An unreachable integration does not fail the probe: the rest of Patchbay serves without it.
+    const integrations = deps.integrationHealth?.() ?? {};
+    return reply.code(status).send(Object.keys(integrations).length > 0 ? { ...body, integrations } : body);
   });
+
+  const metrics = deps.metrics;
+  if (metrics) {
+    app.get('/metrics', { config: { public: true } satisfies RouteConfig }, async (request, reply) => {
+      // Prometheus sends the token as `bearer_token`; without one configured the API is loopback-only.
+      if (check && !check(request)) return reply.code(401).header('www-authenticate', 'Bearer realm="patchbay"').send({ error: 'unauthorized', message: 'send Authorization: Bearer <PATCHBAY_API_TOKEN>' });
+      return reply.header('content-type', metrics.contentType).send(await metrics.render());
+    });
+  }
 
   registerKnowledgeRoutes(app, { db: store.db });
   registerSessionRoutes(app, {

@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { Actor } from '../core/actor.ts';
 import type { Config } from '../config.ts';
-import { createScriptedProvider, type ScriptedTurn } from '../models/scripted-provider.ts';
+import type { Verdict } from '../core/verdict.ts';
+import { createScriptedProvider, createSequenceProvider, type ScriptedTurn } from '../models/scripted-provider.ts';
 import { runTask } from './run-task.ts';
 
 const run = promisify(execFile);
@@ -33,6 +34,15 @@ export const demoScenario: ScriptedTurn[] = [
   { text: 'Added README.md describing greet() with a usage example; git status shows it as the only change.' },
 ];
 
+/** The demo's independent reviewer, through its forced record_verdict tool like a real one. */
+const demoVerdict: Verdict = {
+  relevance: { score: 2, reason: 'A README is what was asked for.' },
+  completeness: { score: 2, reason: 'It says what the library does and shows a usage example.' },
+  correctness: { score: 2, reason: 'The example matches greet() in app.js.' },
+  scope: { score: 2, reason: 'Only README.md changed.' },
+  summary: 'Adds a README that documents greet() with a correct example.',
+};
+
 /**
  * `patchbay demo`: a temporary git repository with a bare "remote", a scripted model, and the real
  * runner, sandbox and harness; then the remote's log of the pushed branch. Needs no keys. Uses its
@@ -52,6 +62,7 @@ export async function runDemo(options: { config: Config; actor: Actor }): Promis
       task: 'Write a README for this project',
       actor: options.actor,
       model: createScriptedProvider({ scenario: demoScenario, model: 'demo' }),
+      verifierModel: createSequenceProvider([{ toolCalls: [{ name: 'record_verdict', input: demoVerdict }] }], 'demo-verifier'),
     });
     if (code === 0) {
       const { stdout } = await git(root, '--git-dir', remote, 'log', '--stat', '--format=%ncommit %h on %D%nAuthor: %an <%ae>%n%n    %s%n', '--branches=patchbay/*', '-n', '1');

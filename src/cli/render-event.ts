@@ -2,6 +2,7 @@ import { queueNotice } from '../core/queue-notice.ts';
 import { describeEgressBlock } from '../core/egress-block.ts';
 import type { StoredEvent } from '../core/events.ts';
 import { describeToolCall } from '../core/tool-call.ts';
+import { describeGate } from '../core/evidence.ts';
 
 /** One line (or a few) for a session event in a terminal; undefined for events not worth a line. */
 export function renderEvent({ event }: StoredEvent): string | undefined {
@@ -38,9 +39,7 @@ export function renderEvent({ event }: StoredEvent): string | undefined {
     case 'verification-finished':
       return `  verification of ${event.commit.slice(0, 12)}: ${event.outcome}${event.total !== undefined ? ` ${event.total}/8` : ''}: ${event.summary}`;
     case 'review-gate':
-      return event.ready
-        ? `✓ ready for review at ${event.commit.slice(0, 12)}`
-        : `  kept as draft at ${event.commit.slice(0, 12)}: ${event.reasons.join('; ')}`;
+      return `${event.ready ? '✓ ' : '  '}${describeGate(event)}`;
     case 'knowledge-loaded':
       return `  repo knowledge (${event.source}${event.rebuilt ? ', rebuilt' : ''}): setup ${event.setup.join(', ') || 'none'}; checks ${event.checks.join(', ') || 'none'}`;
     case 'task-routed':

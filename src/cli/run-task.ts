@@ -19,6 +19,8 @@ export type RunTaskOptions = {
   baseBranch?: string | undefined;
   actor: Actor;
   model?: ModelProvider;
+  /** The independent verifier's model, when `model` is given (the demo's scripted reviewer). */
+  verifierModel?: ModelProvider;
   /** Log level for this command's own logger (to stderr). */
   logLevel?: string;
   out?: NodeJS.WriteStream;
@@ -66,7 +68,7 @@ export async function runTask(options: RunTaskOptions): Promise<number> {
 type StopRequest = { count: number; onFirst?: () => void };
 
 async function startAndFollow(options: RunTaskOptions, log: ReturnType<typeof createLogger>, stop: StopRequest, out: NodeJS.WriteStream, input: NodeJS.ReadStream): Promise<number> {
-  const app = await startPatchbay(options.config, { log, work: true, ...(options.model && { model: options.model }) });
+  const app = await startPatchbay(options.config, { log, work: true, ...(options.model && { model: options.model }), ...(options.verifierModel && { verifierModel: options.verifierModel }) });
   try {
     // Stopped while starting: nothing was asked of the agent yet.
     if (stop.count > 0) return 0;

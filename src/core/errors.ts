@@ -23,6 +23,7 @@ export type ErrorCode =
   | 'model_error'
   | 'git_failed'
   | 'budget_exhausted'
+  | 'service_unavailable'
   | 'internal';
 
 export class PatchbayError extends Error {

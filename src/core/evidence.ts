@@ -47,6 +47,26 @@ export function decideGate(evidence: Evidence, extraReasons: readonly string[] =
   return { commit: evidence.commit, ready: reasons.length === 0, reasons, evidence };
 }
 
+/** The reason a commit that passed its gates is not "ready": there is no pull request to mark. */
+export const NO_PULL_REQUEST = 'no pull request to mark ready';
+
+/** The gate as published (the `review-gate` event): ready only when a pull request was marked so. */
+export function publishedGate(decision: GateDecision, hasPullRequest: boolean): { commit: string; ready: boolean; reasons: string[] } {
+  return { commit: decision.commit, ready: decision.ready && hasPullRequest, reasons: hasPullRequest ? decision.reasons : [...decision.reasons, NO_PULL_REQUEST] };
+}
+
+/**
+ * A published gate in words, the same on every surface (status line, timeline, terminal), so no
+ * page says "kept as draft" beside "ready for review": with no pull request nothing is a draft.
+ */
+export function describeGate(gate: { commit: string; ready: boolean; reasons: readonly string[] }, shaLength = 12): string {
+  const at = gate.commit.slice(0, shaLength);
+  if (gate.ready) return `ready for review at ${at}`;
+  const others = gate.reasons.filter((r) => r !== NO_PULL_REQUEST);
+  if (others.length === gate.reasons.length) return `kept as draft at ${at}: ${others.join('; ')}`;
+  return others.length === 0 ? `passed its gates at ${at}; ${NO_PULL_REQUEST}` : `not ready at ${at} (no pull request): ${others.join('; ')}`;
+}
+
 const icon = { passed: '✅', failed: '❌', 'timed-out': '⏱️', 'not-run': '⚪' } as const;
 
 /** The PR body's evidence section (Markdown), kept current across reworks. */

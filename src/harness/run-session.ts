@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { mirrorPath, resolveRepo } from '../git/mirror.ts';
 import { commitIdentity, type Actor } from '../core/actor.ts';
-import { describeError, isPatchbayError } from '../core/errors.ts';
+import { describeError, isPatchbayError, type ErrorCode } from '../core/errors.ts';
 import type { EventOf, StoredEvent } from '../core/events.ts';
 import type { LivePublisher } from '../core/live-events.ts';
 import { firstGitEnv, type GitCredentials, type PublishedPullRequest, type Publisher } from '../core/publisher.ts';
@@ -20,7 +20,7 @@ import { pushBranch } from '../git/push-branch.ts';
 import type { ModelProvider } from '../models/model-provider.ts';
 import { createLiveText } from './live-text.ts';
 import { budgetCostUsd, modelInfo, unknownModelPrice } from '../models/model-catalog.ts';
-import { unjudgedCommit, type GateDecision } from '../core/evidence.ts';
+import { describeGate, publishedGate, unjudgedCommit, type GateDecision } from '../core/evidence.ts';
 import type { GateDeps } from './gates/gate-deps.ts';
 import { answerEndsSession, harnessActor, harnessQuestionCall, isHuman } from './gates/harness-messages.ts';
 import { renderRepositoryText } from './knowledge/repository-text.ts';
@@ -138,8 +138,11 @@ export async function runSession(sessionId: string, deps: HarnessDeps, signal: A
       await noteAbort(sessionId, store, log);
       return;
     }
-    log.error({ err: error }, 'session run failed');
     const code = isPatchbayError(error) ? error.code : 'internal';
+    // A request Patchbay cannot carry out (a repository that does not exist, a refused path) is
+    // told to its thread; the log gets one line without a stack. Anything else is a fault here.
+    if (userMistakes.has(code)) log.warn({ code, reason: describeError(error) }, 'session failed');
+    else log.error({ err: error }, 'session run failed');
     await store.transition(sessionId, 'fail', {
       reason: describeError(error),
       patch: { error: describeError(error) },
@@ -154,6 +157,9 @@ export async function runSession(sessionId: string, deps: HarnessDeps, signal: A
     }
   }
 }
+
+/** Error codes that say what a request got wrong, not that Patchbay broke. */
+const userMistakes: ReadonlySet<ErrorCode> = new Set(['config_invalid', 'invalid_input', 'not_found', 'unauthorized', 'conflict', 'git_failed', 'path_refused', 'command_refused', 'model_auth', 'model_not_found']);
 
 /** `workspaceDir` is the host path of a local sandbox's workspace; remote sandboxes have none. */
 type Workspace = { branch: string; baseBranch: string; baseCommit: string; workspaceDir?: string; reused: boolean };
@@ -234,7 +240,7 @@ async function settle({ session, outcome, workspace, sandbox, deps, signal, log,
       return !(
         await store.transition(session.id, 'finish', {
           reason: delivered.commit
-            ? `pushed ${delivered.commit.slice(0, 12)} to ${workspace.branch}${decision ? (decision.ready ? '; ready for review' : `; draft: ${decision.reasons.join('; ')}`) : ''}`
+            ? `pushed ${delivered.commit.slice(0, 12)} to ${workspace.branch}${decision ? `; ${describeGate(publishedGate(decision, delivered.prUrl !== undefined))}` : ''}`
             : 'finished with no changes to commit',
           patch: { result, error: null },
           unlessUnread: true,
@@ -396,7 +402,7 @@ async function pushAndPublish(
   }
   if (decision) {
     await store.commitStep(session.id, {
-      events: [{ event: { type: 'review-gate', commit: decision.commit, ready: decision.ready && pr !== undefined, reasons: pr ? decision.reasons : [...decision.reasons, 'no pull request to mark ready'] } }],
+      events: [{ event: { type: 'review-gate', ...publishedGate(decision, pr !== undefined) } }],
     });
   }
   return { commit: pushed.commit, ...(pr && { prUrl: pr.url }), ...(decision && { decision }) };

@@ -47,11 +47,13 @@ describe('session event stream', () => {
     expect(status).toBe(200);
     expect(headers.get('content-type')).toMatch(/^text\/event-stream/);
     const events = eventFrames(frames);
-    expect(events.map((f) => [f.id, f.event])).toEqual([
-      ['1', 'session-created'],
-      ['2', 'user-message'],
-      ['3', 'assistant-message'],
-      ['4', 'assistant-message'],
+    // Unnamed frames, the type in the data: a frame named after a stored `error` event would fire
+    // the browser's EventSource onerror on this healthy stream.
+    expect(events.map((f) => [f.id, f.event, (JSON.parse(f.data!) as StoredEvent).event.type])).toEqual([
+      ['1', undefined, 'session-created'],
+      ['2', undefined, 'user-message'],
+      ['3', undefined, 'assistant-message'],
+      ['4', undefined, 'assistant-message'],
     ]);
     const live = JSON.parse(events[2]!.data!) as StoredEvent;
     expect(live).toMatchObject({ sessionId: id, seq: 3, event: { type: 'assistant-message', text: 'live hello' } });

@@ -1,4 +1,6 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -51,6 +53,10 @@ describe('the patchbay command', () => {
     expect(result.stdout).toMatch(/✓ pushed patchbay\/[0-9a-f]{8}-write-a-readme-for-this-project at [0-9a-f]{12}/);
     expect(result.stdout).toContain('The remote now has:');
     expect(result.stdout).toMatch(/README\.md \| 12 \+{12}/);
+    // The demo's reviewer gives a verdict, and with no pull request nothing claims to be a draft.
+    expect(result.stdout).toMatch(/verification of [0-9a-f]{12}: passed 8\/8/);
+    expect(result.stdout).toMatch(/passed its gates at [0-9a-f]{12}; no pull request to mark ready/);
+    expect(result.stdout).not.toMatch(/draft|ready for review/);
   });
 
   it('run: streams the session and exits 0 with the pushed branch', async () => {
@@ -83,10 +89,74 @@ describe('the patchbay command', () => {
     expect(result.stdout).toContain('stays waiting');
   });
 
+  it('run: with no model configured, the session fails with the reason and the command exits 1', async () => {
+    const result = await patchbay(['run', '--repo', remote.remote, 'Add a license'], env);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toContain('Failed: No model is configured on this Patchbay server: set MODEL_PROVIDER and its API key');
+    expect(result.stdout).not.toContain('Done.');
+  });
+
   it('refuses a bad configuration with one clear line per problem', async () => {
     const result = await patchbay(['serve'], { ...env, PORT: 'abc', SANDBOX: 'docker' });
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(/^patchbay: Invalid configuration:\n {2}PORT: .+\n {2}SANDBOX: .+\n$/);
+  });
+
+  it('serve on a port another process holds: one line, before the database or sandboxes start', async () => {
+    const holder = createNetServer();
+    await new Promise<void>((resolve) => holder.listen({ port: 0, host: '127.0.0.1' }, resolve));
+    const port = (holder.address() as AddressInfo).port;
+    try {
+      const dataDir = join(dir, 'busy-port');
+      const result = await patchbay(['serve'], { PORT: String(port), DATA_DIR: dataDir });
+      expect(result.code).toBe(1);
+      expect(result.stderr).toBe(`patchbay: PORT ${port} is already in use (another Patchbay or another server is listening there): stop it, or set PORT to a free port\n`);
+      expect(result.stdout).not.toMatch(/EADDRINUSE|PostgreSQL|database/i);
+      // Nothing was started: the embedded database never made its directory.
+      expect(existsSync(dataDir)).toBe(false);
+    } finally {
+      holder.close();
+    }
+  });
+
+  it('a worker with SANDBOX=modal and no Modal credentials is refused at start in one line', async () => {
+    const home = await mkdtemp(join(tmpdir(), 'patchbay-no-modal-'));
+    try {
+      const result = await patchbay(['worker'], { ...env, HOME: home, SANDBOX: 'modal' });
+      expect(result.code).toBe(1);
+      expect(result.stderr).toBe(
+        `patchbay: SANDBOX=modal needs Modal credentials: set MODAL_TOKEN_ID and MODAL_TOKEN_SECRET (modal.com → Settings → API Tokens), or run \`modal token new\` to write ${join(home, '.modal.toml')}\n`,
+      );
+    } finally {
+      await rm(home, { recursive: true, force: true });
+    }
+  });
+
+  it('run while a server holds the embedded database says why in one line, and leaves the server running', { timeout: 90_000 }, async () => {
+    const dataDir = join(dir, 'shared-data');
+    const server = spawn(process.execPath, ['src/cli.ts', 'serve'], { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: tmpdir(), DATA_DIR: dataDir, PORT: '0' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    try {
+      let out = '';
+      await new Promise<void>((resolve, reject) => {
+        server.stdout.on('data', (chunk: Buffer) => {
+          out += String(chunk);
+          if (out.includes('Patchbay is up')) resolve();
+        });
+        server.once('exit', (code) => reject(new Error(`the server exited (${code}): ${out}`)));
+      });
+      const result = await patchbay(['run', '--repo', remote.remote, 'Add a license'], { DATA_DIR: dataDir });
+      expect(result.code).toBe(1);
+      // Its last line says why (warnings before it are the command's own log, at LOG_LEVEL=warn); no stack.
+      expect(result.stderr).not.toMatch(/\n\s+at /);
+      expect(result.stderr.split('\n').at(-2)).toMatch(
+        /^patchbay: another Patchbay \(pid \d+, such as a running npm start\) holds the embedded PostgreSQL in \S+, which one process at a time can use: stop it, give this command its own DATA_DIR, or run both on one PostgreSQL server with DATABASE_URL$/,
+      );
+      expect(server.exitCode).toBeNull();
+    } finally {
+      const exited = new Promise((resolve) => server.once('exit', resolve));
+      server.kill('SIGTERM');
+      await exited;
+    }
   });
 
   it('explains usage for a missing argument or an unknown command', async () => {

@@ -5,6 +5,7 @@ describe('SANDBOX=modal settings', () => {
   it('has no Modal settings unless SANDBOX=modal, and fills the defaults with it', () => {
     expect(loadConfig({}).sandbox.modal).toBeUndefined();
     expect(loadConfig({ SANDBOX: 'modal' }).sandbox.modal).toEqual({
+      configFile: expect.stringMatching(/\/\.modal\.toml$/),
       appName: 'patchbay',
       image: 'node:22-bookworm-slim',
       dockerfileCommands: [expect.stringMatching(/apt-get install .*git ripgrep python3/), 'RUN mkdir -p /workspace'],
@@ -24,6 +25,7 @@ describe('SANDBOX=modal settings', () => {
       SANDBOX: 'modal',
       MODAL_TOKEN_ID: 'ak-123',
       MODAL_TOKEN_SECRET: 'as-456',
+      MODAL_CONFIG_PATH: '/etc/patchbay/modal.toml',
       MODAL_APP_NAME: 'patchbay-prod',
       MODAL_IMAGE: 'ghcr.io/acme/dev:1',
       MODAL_CPU: '2.5',
@@ -37,6 +39,7 @@ describe('SANDBOX=modal settings', () => {
       MODAL_TEMPLATE_REFRESH_COMMITS: '200',
     });
     expect(config.sandbox.modal).toEqual({
+      configFile: '/etc/patchbay/modal.toml',
       tokenId: 'ak-123',
       tokenSecret: 'as-456',
       appName: 'patchbay-prod',

@@ -346,7 +346,7 @@ export async function startFakeGitHub(options: { appId?: number; slug?: string; 
     const who = tokenOf(req);
     if (!who) return refuse(req, res, 401, 'Requires authentication');
     if ('error' in who) return refuse(req, res, 401, who.error);
-    const appOnly = ['apps/get-authenticated', 'apps/create-installation-access-token', 'apps/get-repo-installation'];
+    const appOnly = ['apps/get-authenticated', 'apps/list-installations', 'apps/create-installation-access-token', 'apps/get-repo-installation'];
     if ('jwt' in who !== appOnly.includes(operationId)) {
       return refuse(req, res, 'jwt' in who ? 403 : 401, 'jwt' in who ? 'A JSON web token cannot be used to authenticate to this endpoint' : 'A JSON web token is required for this endpoint');
     }
@@ -370,7 +370,12 @@ export async function startFakeGitHub(options: { appId?: number; slug?: string; 
 
     switch (operationId) {
       case 'apps/get-authenticated':
-        return send(res, 200, { id: appId, slug, name: 'Patchbay Test', owner: { login: 'octo-org', id: 1, type: 'Organization' }, permissions: { contents: 'write', pull_requests: 'write', issues: 'write' }, events: [] });
+        return send(res, 200, { id: appId, slug, name: 'Patchbay Test', owner: { login: 'octo-org', id: 1, type: 'Organization' }, permissions: APP_PERMISSIONS, events: [] });
+      case 'apps/list-installations': {
+        const ids = [...new Set([...repos.values()].map((r) => r.installationId))];
+        const ownerOf = (id: number) => [...repos.values()].find((r) => r.installationId === id)!.owner;
+        return send(res, 200, ids.map((id) => ({ id, account: { login: ownerOf(id), id: 1, type: 'Organization' }, app_id: appId, target_type: 'Organization', permissions: APP_PERMISSIONS, repository_selection: 'selected', events: [] })));
+      }
       case 'apps/get-repo-installation':
         return send(res, 200, { id: repo!.installationId, account: { login: repo!.owner, id: 1, type: 'Organization' }, app_id: appId, repository_selection: 'selected' });
       case 'apps/create-installation-access-token': {

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { listenOnLoopback } from './loopback.ts';
@@ -74,7 +75,10 @@ export async function startFakeSlackApi(options: {
   users?: FakeSlackUser[];
   /** Channels (and DM conversations) the bot is in; others get channel_not_found. */
   channels?: string[];
+  /** The bot token's scopes, sent as Slack sends them (x-oauth-scopes); default: the app manifest's. */
+  scopes?: string[];
 }): Promise<FakeSlackApi> {
+  const scopes = options.scopes ?? manifestBotScopes();
   const users = new Map((options.users ?? []).map((u) => [u.id, u]));
   const channels = new Set(options.channels ?? DEFAULT_CHANNELS);
   const calls: SlackCall[] = [];
@@ -101,6 +105,8 @@ export async function startFakeSlackApi(options: {
 
   async function handle(req: IncomingMessage, res: ServerResponse) {
     const method = /^\/api\/([A-Za-z.]+)$/.exec(req.url ?? '')?.[1] ?? req.url ?? '';
+    // Slack names the calling token's scopes on every Web API response.
+    if (req.headers.authorization === `Bearer ${options.botToken}`) res.setHeader('x-oauth-scopes', scopes.join(','));
     const reply = (r: ServerResponse, body: Record<string, unknown>) => {
       if (body.ok === false) refused.push({ method, error: String(body.error), ...(body.detail !== undefined && { detail: String(body.detail) }) });
       sendJson(r, body);
@@ -238,6 +244,14 @@ export async function startFakeSlackApi(options: {
     },
     close,
   };
+}
+
+/** The bot scopes slack-app-manifest.yaml asks for: what an installed app's bot token holds. */
+function manifestBotScopes(): string[] {
+  const manifest = readFileSync(new URL('../../slack-app-manifest.yaml', import.meta.url), 'utf8');
+  const bot = /\n {4}bot:\n((?: {6}- .+\n)+)/.exec(manifest);
+  if (!bot) throw new Error('slack-app-manifest.yaml lists no bot scopes');
+  return [...bot[1]!.matchAll(/- ([a-z_:.]+)/g)].map((m) => m[1]!);
 }
 
 function sendJson(res: ServerResponse, body: Record<string, unknown>) {

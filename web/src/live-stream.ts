@@ -24,7 +24,8 @@ export function openSessionStream(sessionId: string, handlers: StreamHandlers): 
     const after = handlers.lastSeq();
     source = new EventSource(`/api/sessions/${encodeURIComponent(sessionId)}/events${after ? `?after=${after}` : ''}`);
     source.onopen = () => handlers.onState('open');
-    source.onmessage = () => undefined;
+    // Stored events are unnamed frames (their type is in the data); transient text is `live`.
+    source.onmessage = (message: MessageEvent<string>) => handlers.onEvent(JSON.parse(message.data) as StoredEvent);
     source.onerror = () => {
       handlers.onState('reconnecting');
       if (source?.readyState === EventSource.CLOSED && !closed) {
@@ -32,12 +33,7 @@ export function openSessionStream(sessionId: string, handlers: StreamHandlers): 
         retry = window.setTimeout(connect, 3000);
       }
     };
-    // Every stored event comes with its type as the SSE event name; one listener per name is
-    // what EventSource offers, so the stream is read through a catch-all below.
     source.addEventListener('live', (message) => handlers.onLive(JSON.parse((message as MessageEvent<string>).data) as LiveEvent));
-    for (const type of storedTypes) {
-      source.addEventListener(type, (message) => handlers.onEvent(JSON.parse((message as MessageEvent<string>).data) as StoredEvent));
-    }
   };
   connect();
   return () => {
@@ -46,38 +42,6 @@ export function openSessionStream(sessionId: string, handlers: StreamHandlers): 
     source?.close();
   };
 }
-
-/** Every stored event type, as the SSE event names the server sends. Checked against the union. */
-const storedTypeMap: Record<StoredEvent['event']['type'], true> = {
-  'session-created': true,
-  'run-resumed': true,
-  'queue-waiting': true,
-  'queue-started': true,
-  'thread-added': true,
-  'user-message': true,
-  'assistant-message': true,
-  'tool-start': true,
-  'tool-end': true,
-  'question-asked': true,
-  'question-answered': true,
-  'status-changed': true,
-  'workspace-ready': true,
-  'diff-updated': true,
-  'check-finished': true,
-  'verification-finished': true,
-  'review-gate': true,
-  'knowledge-loaded': true,
-  'task-routed': true,
-  'budget-reached': true,
-  'ci-failed': true,
-  'branch-pushed': true,
-  'pr-opened': true,
-  usage: true,
-  'context-compacted': true,
-  error: true,
-  'egress-blocked': true,
-};
-const storedTypes = Object.keys(storedTypeMap);
 
 /** Notices of changes to any session, for the list. */
 export function openListStream(onChange: () => void): () => void {

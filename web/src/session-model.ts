@@ -4,6 +4,7 @@
  * knows what to do with it. Items are replaced, never mutated, so views can skip unchanged ones.
  */
 import { queueNotice } from '../../src/core/queue-notice.ts';
+import { describeGate } from '../../src/core/evidence.ts';
 import type { Actor } from '../../src/core/actor.ts';
 import type { EventOf, SessionEvent, StoredEvent } from '../../src/core/events.ts';
 import type { LiveEvent } from '../../src/core/live-events.ts';
@@ -210,7 +211,7 @@ export class SessionModel {
       case 'review-gate': {
         const { type: _type, ...gate } = event;
         this.gates.push({ ...gate, key, at });
-        this.note(key, at, event.ready ? 'good' : 'info', event.ready ? `Ready for review at ${event.commit.slice(0, 10)}` : `Kept as draft at ${event.commit.slice(0, 10)}: ${event.reasons.join('; ')}`);
+        this.note(key, at, event.ready ? 'good' : 'info', describeGate(event, 10).replace(/^./, (c) => c.toUpperCase()));
         return;
       }
       case 'knowledge-loaded':

@@ -53,7 +53,7 @@ export function ChecksView({ model }: { model: SessionModel; version: number }) 
           <h3>
             Commit <code>{g.commit.slice(0, 10)}</code>
             {g.gates.at(-1) && (
-              <span class={`badge gate ${g.gates.at(-1)!.ready ? 's-completed' : 's-queued'}`}>{g.gates.at(-1)!.ready ? 'ready' : 'kept as draft'}</span>
+              <span class={`badge gate ${g.gates.at(-1)!.ready ? 's-completed' : 's-queued'}`}>{g.gates.at(-1)!.ready ? 'ready' : model.pr ? 'kept as draft' : 'not ready'}</span>
             )}
           </h3>
           {g.gates.at(-1) && !g.gates.at(-1)!.ready && g.gates.at(-1)!.reasons.length > 0 && (

@@ -1,0 +1,12 @@
+/** The bot scopes Patchbay uses, as slack-app-manifest.yaml asks for them (a test keeps the two equal). */
+export const SLACK_BOT_SCOPES = [
+  'app_mentions:read',
+  'chat:write',
+  'reactions:write',
+  'users:read',
+  'users:read.email',
+  'channels:history',
+  'groups:history',
+  'im:history',
+  'mpim:history',
+] as const;

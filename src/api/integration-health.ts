@@ -1,0 +1,84 @@
+import type { Logger } from 'pino';
+import type { IntegrationModule } from '../../integrations/integration-module.ts';
+import { describeError, isPatchbayError } from '../core/errors.ts';
+
+/** One integration's state, as `/healthz` reports it. */
+export type IntegrationState = { ok: true } | { ok: false; status: 'unreachable' | 'refused'; error: string; attempts: number; retryInSeconds: number };
+
+export type StartRetry = { firstDelayMs: number; maxDelayMs: number };
+
+/** About a minute between attempts at most: a service back from an outage is noticed soon. */
+export const defaultStartRetry: StartRetry = { firstDelayMs: 2_000, maxDelayMs: 60_000 };
+
+export type StartedIntegrations = {
+  /** Every started integration by name, for `/healthz`. */
+  health(): Record<string, IntegrationState>;
+  /** Stops retrying, then stops every integration it started or tried to. */
+  stop(): Promise<void>;
+};
+
+/**
+ * Starts each integration. One that cannot reach its service (a retryable `service_unavailable`)
+ * does not stop Patchbay: it is logged once, with the service and the variable to check, reported
+ * by `/healthz`, and retried with doubling delays until it connects; the rest serves meanwhile.
+ * Any other failure (a refused token, a bad key) fails the start, as before.
+ */
+export async function startIntegrations(modules: readonly IntegrationModule[], options: { log: Logger; retry?: StartRetry }): Promise<StartedIntegrations> {
+  const retry = options.retry ?? defaultStartRetry;
+  const states = new Map<string, IntegrationState>();
+  const timers = new Set<NodeJS.Timeout>();
+  const attempted: IntegrationModule[] = [];
+  let stopped = false;
+
+  /** One attempt; true when connected, false when it will be tried again; throws when it never will. */
+  const attempt = async (module: IntegrationModule, name: string, n: number): Promise<boolean> => {
+    try {
+      await module.start!();
+    } catch (error) {
+      if (!isPatchbayError(error, 'service_unavailable') || !error.retryable) throw error;
+      const delay = Math.min(retry.firstDelayMs * 2 ** (n - 1), retry.maxDelayMs);
+      // Said once: later attempts only update /healthz (and log at debug).
+      if (n === 1) options.log.warn({ integration: name, retryInSeconds: delay / 1000 }, `${describeError(error)}; retrying in the background while the rest of Patchbay serves`);
+      else options.log.debug({ integration: name, attempts: n, err: error }, 'integration still unreachable');
+      states.set(name, { ok: false, status: 'unreachable', error: describeError(error), attempts: n, retryInSeconds: delay / 1000 });
+      return false;
+    }
+    if (n > 1) options.log.info({ integration: name, attempts: n }, `${name} connected after ${n} attempts`);
+    states.set(name, { ok: true });
+    return true;
+  };
+
+  /** Tries again after the state's delay until connected or stopped; a later refusal stays on /healthz. */
+  const retryInBackground = (module: IntegrationModule, name: string, n: number): void => {
+    const state = states.get(name);
+    const delay = state && !state.ok ? state.retryInSeconds * 1000 : retry.firstDelayMs;
+    const timer = setTimeout(() => {
+      timers.delete(timer);
+      if (stopped) return;
+      attempt(module, name, n).then(
+        (connected) => connected || retryInBackground(module, name, n + 1),
+        (error: unknown) => {
+          states.set(name, { ok: false, status: 'refused', error: describeError(error), attempts: n, retryInSeconds: 0 });
+          options.log.error({ integration: name, err: error }, `${name} refused the connection once it could be reached; it stays off until Patchbay restarts`);
+        },
+      );
+    }, delay);
+    timer.unref();
+    timers.add(timer);
+  };
+
+  for (const [index, module] of modules.entries()) {
+    if (!module.start) continue;
+    const name = module.name ?? `integration-${index + 1}`;
+    attempted.push(module);
+    if (!(await attempt(module, name, 1))) retryInBackground(module, name, 2);
+  }
+  return {
+    health: () => Object.fromEntries(states),
+    async stop() {
+      stopped = true;
+      for (const timer of timers) clearTimeout(timer);
+      for (const module of attempted.reverse()) await module.stop?.().catch((error: unknown) => options.log.warn({ integration: module.name, err: error }, 'integration stop failed'));
+    },
+  };
+}

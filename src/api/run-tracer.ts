@@ -1,0 +1,87 @@
+import { context, SpanStatusCode, trace, type Attributes, type Context, type Span } from '@opentelemetry/api';
+import type { Logger } from 'pino';
+import type { StoredEvent } from '../core/events.ts';
+import type { SessionStatus } from '../core/session-status.ts';
+import type { StoreObserver } from './observed-store.ts';
+
+export type RunTracer = StoreObserver & { shutdown(): Promise<void> };
+
+type OpenRun = { span: Span; ctx: Context; lastStep: number };
+
+/**
+ * OpenTelemetry traces of session runs (OTEL_EXPORTER_OTLP_ENDPOINT, OTLP over HTTP): one trace per
+ * run of a session in this process, `session.run` from the start to where it ended, with a child
+ * span per model turn, tool call, check, verdict and push, each at the times the event log records
+ * and each with `patchbay.session_id`. Built from the events the run writes, so no layer below the
+ * composition root knows of tracing. The SDK is loaded only when an endpoint is set.
+ */
+export async function startRunTracer(options: { endpoint: string; log: Logger; serviceName?: string }): Promise<RunTracer> {
+  const [{ NodeSDK }, { OTLPTraceExporter }] = await Promise.all([import('@opentelemetry/sdk-node'), import('@opentelemetry/exporter-trace-otlp-http')]);
+  const sdk = new NodeSDK({
+    serviceName: options.serviceName ?? 'patchbay',
+    traceExporter: new OTLPTraceExporter({ url: `${options.endpoint}/v1/traces` }),
+    instrumentations: [],
+    resourceDetectors: [],
+  });
+  sdk.start();
+  const tracer = trace.getTracer('patchbay');
+  const runs = new Map<string, OpenRun>();
+  options.log.info({ endpoint: options.endpoint }, 'OpenTelemetry traces are exported');
+
+  const child = (run: OpenRun, name: string, start: number, end: number, attributes: Attributes, failed = false) => {
+    const span = tracer.startSpan(name, { startTime: start, attributes }, run.ctx);
+    if (failed) span.setStatus({ code: SpanStatusCode.ERROR });
+    span.end(Math.max(start, end));
+  };
+
+  const onEvent = (stored: StoredEvent) => {
+    const run = runs.get(stored.sessionId);
+    if (!run) return;
+    const at = Date.parse(stored.at);
+    const { event } = stored;
+    const session = { 'patchbay.session_id': stored.sessionId };
+    switch (event.type) {
+      case 'usage':
+        child(run, 'model.turn', run.lastStep, at, { ...session, 'patchbay.turn': event.turn, 'gen_ai.request.model': event.model, 'gen_ai.usage.input_tokens': event.inputTokens, 'gen_ai.usage.output_tokens': event.outputTokens });
+        break;
+      case 'tool-end':
+        child(run, `tool ${event.name}`, at - event.durationMs, at, { ...session, 'patchbay.tool': event.name }, event.isError);
+        break;
+      case 'check-finished':
+        child(run, `check ${event.name}`, at - event.durationMs, at, { ...session, 'patchbay.check.phase': event.phase, 'patchbay.check.outcome': event.outcome, 'patchbay.commit': event.commit }, event.outcome !== 'passed');
+        break;
+      case 'verification-finished':
+        child(run, 'verify', run.lastStep, at, { ...session, 'patchbay.verdict': event.outcome, 'patchbay.commit': event.commit }, event.outcome !== 'passed');
+        break;
+      case 'branch-pushed':
+        child(run, 'git.push', run.lastStep, at, { ...session, 'patchbay.branch': event.branch, 'patchbay.commit': event.commit });
+        break;
+      default:
+        return;
+    }
+    run.lastStep = at;
+  };
+
+  return {
+    onEvents: (events) => events.forEach(onEvent),
+    onStatus(sessionId: string, from: SessionStatus, to: SessionStatus) {
+      const now = Date.now();
+      if (to === 'running') {
+        const span = tracer.startSpan('session.run', { startTime: now, attributes: { 'patchbay.session_id': sessionId, 'patchbay.resumed_from': from } });
+        runs.set(sessionId, { span, ctx: trace.setSpan(context.active(), span), lastStep: now });
+        return;
+      }
+      const run = runs.get(sessionId);
+      if (!run || from !== 'running') return;
+      run.span.setAttribute('patchbay.outcome', to);
+      if (to === 'failed') run.span.setStatus({ code: SpanStatusCode.ERROR });
+      run.span.end(now);
+      runs.delete(sessionId);
+    },
+    async shutdown() {
+      for (const run of runs.values()) run.span.end();
+      runs.clear();
+      await sdk.shutdown().catch((error: unknown) => options.log.warn({ err: error }, 'could not flush the last traces'));
+    },
+  };
+}

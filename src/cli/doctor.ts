@@ -1,0 +1,60 @@
+import { existsSync } from 'node:fs';
+import type { Logger } from 'pino';
+import { loadConfig, type Config } from '../config.ts';
+import { describeError } from '../core/errors.ts';
+import { checkDatabase, checkDisk, checkGitHub, checkLinear, checkModel, checkSandbox, checkSlack, type DoctorDeps, type DoctorRow } from './doctor-checks.ts';
+
+export type DoctorOptions = { env: Record<string, string | undefined>; log: Logger; out: NodeJS.WritableStream; signal?: AbortSignal };
+
+/**
+ * `patchbay doctor`: the configuration, then one real read call to each configured service, the
+ * sandbox, the database and the disk; a table of what works and what to do about what does not.
+ * Exit code 0 when every row is green, 1 otherwise.
+ */
+export async function runDoctor(options: DoctorOptions): Promise<number> {
+  const rows = await doctorRows(options);
+  options.out.write(`${renderTable(rows)}\n`);
+  const red = rows.filter((r) => !r.ok).length;
+  options.out.write(red === 0 ? '\nEverything Patchbay needs works.\n' : `\n${red} of ${rows.length} checks need attention (see "fix" above).\n`);
+  return red === 0 ? 0 : 1;
+}
+
+/** Every row, in the order a new operator sets things up. Checks run one after another: they are few and each is one call. */
+export async function doctorRows(options: DoctorOptions): Promise<DoctorRow[]> {
+  let config: Config;
+  try {
+    config = loadConfig(options.env);
+  } catch (error) {
+    return [{ check: 'configuration', ok: false, detail: describeError(error).replace(/\n\s*/g, '; '), fix: 'fix the variables named (README, configuration table)' }];
+  }
+  const deps: DoctorDeps = { config, log: options.log, signal: options.signal ?? AbortSignal.timeout(60_000) };
+  const rows: DoctorRow[] = [{ check: 'configuration', ok: true, detail: configSummary(config) }];
+  const checks = [checkModel, checkSlack, checkGitHub, checkLinear, checkModal, checkSandbox, checkDatabase, checkDisk];
+  for (const check of checks) {
+    const row = await check(deps).catch((error: unknown): DoctorRow => ({ check: check.name.replace(/^check/, '').toLowerCase(), ok: false, detail: describeError(error), fix: 'see the message' }));
+    if (row) rows.push(row);
+  }
+  return rows;
+}
+
+function configSummary(config: Config): string {
+  const surfaces = [config.slack && 'Slack', config.github && 'GitHub', config.linear && 'Linear'].filter(Boolean);
+  return `valid; surfaces: web, CLI${surfaces.length ? `, ${surfaces.join(', ')}` : ''}; PUBLIC_URL ${config.publicUrl}${config.apiToken ? '' : ' (no PATCHBAY_API_TOKEN: the API listens on loopback only)'}`;
+}
+
+/** Modal credentials are present (the SDK reads them); a call to Modal is made by the first sandbox. */
+async function checkModal({ config }: DoctorDeps): Promise<DoctorRow | undefined> {
+  const modal = config.sandbox.modal;
+  if (!modal) return undefined;
+  if (modal.tokenId) return { check: 'modal', ok: true, detail: `token ${modal.tokenId} set for app ${modal.appName}` };
+  if (existsSync(modal.configFile)) return { check: 'modal', ok: true, detail: `credentials from ${modal.configFile} for app ${modal.appName}` };
+  return { check: 'modal', ok: false, detail: 'SANDBOX=modal with no Modal credentials', fix: `set MODAL_TOKEN_ID and MODAL_TOKEN_SECRET, or run \`modal token new\` to write ${modal.configFile}` };
+}
+
+/** Two columns and a status mark; a red row's fix on the line below it. */
+export function renderTable(rows: readonly DoctorRow[]): string {
+  const width = Math.max(...rows.map((r) => r.check.length));
+  return rows
+    .map((r) => `${r.ok ? '✓' : '✗'} ${r.check.padEnd(width)}  ${r.detail}${r.ok || !r.fix ? '' : `\n  ${' '.repeat(width)}  fix: ${r.fix}`}`)
+    .join('\n');
+}
