@@ -11,10 +11,6 @@ export function parseIp(text: string): Uint8Array | undefined {
   return parseIpv4(text) ?? parseIpv6(text);
 }
 
-export function isIpLiteral(text: string): boolean {
-  return parseIp(text) !== undefined;
-}
-
 /** The canonical text of an address (lower-case IPv6, IPv4-mapped IPv6 as IPv4), for comparisons. */
 export function canonicalIp(text: string): string | undefined {
   const bytes = parseIp(text);

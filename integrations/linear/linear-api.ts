@@ -68,9 +68,6 @@ export type LinearApi = {
   viewerId(): Promise<string>;
 };
 
-/** How Linear is reached for one workspace: the SDK client with its token. */
-export type LinearClientFactory = (organizationId: string) => Promise<LinearClient>;
-
 /**
  * Where the SDK client comes from when tokens expire: the client for the workspace's current token
  * (refreshed first when it is due), and after Linear refused a client's token, a client with a

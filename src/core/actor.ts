@@ -10,8 +10,6 @@ export const Actor = z.object({
 });
 export type Actor = z.infer<typeof Actor>;
 
-export const systemActor: Actor = { source: 'system', id: 'patchbay', name: 'Patchbay' };
-
 /** A CI failure handed to the agent speaks as this actor: not a person, but a new request to the gates. */
 export const ciActor: Actor = { source: 'system', id: 'patchbay-ci', name: 'CI (GitHub)' };
 

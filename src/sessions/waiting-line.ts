@@ -69,5 +69,3 @@ export function createWaitingLine(deps: { store: SessionStore; log: Logger; limi
     },
   };
 }
-
-export type WaitingLine = ReturnType<typeof createWaitingLine>;

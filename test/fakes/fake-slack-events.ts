@@ -96,7 +96,3 @@ export function blockAction(input: { user: string; actionId: string; value: stri
   };
 }
 
-/** Interactivity posts are form-encoded with the JSON in `payload`. */
-export function formPayload(payload: unknown): string {
-  return new URLSearchParams({ payload: JSON.stringify(payload) }).toString();
-}
