@@ -50,6 +50,8 @@ export function measure(root: string): Budget {
   const report = Report.parse(JSON.parse(output));
   const budget: Budget = {};
   for (const diagnostic of report.diagnostics) {
+    // A suppression comment for another rule is "unused" under this configuration's two rules.
+    if (diagnostic.category.startsWith('suppressions/')) continue;
     const lines = Number(/\((\d+)\)/.exec(diagnostic.message)?.[1]);
     if (!Number.isInteger(lines)) throw new Error(`check-size: cannot read a line count from Biome's "${diagnostic.message}"`);
     const entry = (budget[diagnostic.location.path] ??= { functionLines: [] });
