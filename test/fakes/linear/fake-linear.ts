@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { buildSchema, execute, parse, validate, type DocumentNode, type GraphQLSchema } from 'graphql';
 import { listenOnLoopback } from '../loopback.ts';
+import { createFakeLinearOAuth } from './fake-linear-oauth.ts';
 
 let cachedSchema: GraphQLSchema | undefined;
 
@@ -67,29 +68,14 @@ export const authenticationError = {
  * type, `parameter` a string on actions, `ephemeral` only on thoughts and actions, `select` options
  * only on elicitations). Whatever it refused is kept in `refused`; tests assert it stays empty.
  *
- * OAuth as Linear runs it for apps since October 2025 (all apps since April 2026): the install's
- * code exchange and every `refresh_token` grant hand out an access token that expires after
- * `tokenLifetimeSeconds` (Linear: about a day) and a new refresh token; the refresh token used is
- * spent (rotation), so presenting it again is `invalid_grant`. An expired token gets 401 with
- * Linear's authentication error. `advance(ms)` moves the fake's clock, so expiry can be had without
- * waiting. `accessToken` (the one a test puts in LINEAR_ACCESS_TOKEN) does not expire.
+ * Tokens expire and refresh tokens rotate as Linear's do (fake-linear-oauth.ts); a token it does
+ * not take gets HTTP 401 with Linear's authentication error.
  */
 export async function startFakeLinear(
   options: { accessToken?: string; apiKey?: string; appUserId?: string; organizationId?: string; tokenLifetimeSeconds?: number } = {},
 ) {
   const schema = linearSchema();
   const accessToken = options.accessToken ?? 'lin_oauth_fake_access_token';
-  const tokenLifetimeSeconds = options.tokenLifetimeSeconds ?? 86_399;
-  let skewMs = 0;
-  const now = () => Date.now() + skewMs;
-  /** OAuth-issued access tokens, with when they stop working. */
-  const issuedTokens = new Map<string, { expiresAt: number; scope: string[] }>();
-  /** Refresh tokens that can still be used once. */
-  const liveRefreshTokens = new Map<string, { scope: string[] }>();
-  /** Every grant the token endpoint served, in order. */
-  const grants: { grantType: 'authorization_code' | 'refresh_token'; at: number }[] = [];
-  /** Every access and refresh token it ever handed out: none may show up in a log or in plain text in a table. */
-  const secretsIssued: string[] = [];
   const apiKey = options.apiKey;
   const appUserId = options.appUserId ?? 'a11ce000-0000-4000-8000-00000000a99e';
   const organizationId = options.organizationId ?? 'bc6842cc-0000-4000-8000-000000000001';
@@ -100,6 +86,7 @@ export async function startFakeLinear(
   const sessionUpdates: { id: string; input: Record<string, unknown> }[] = [];
   const issueUpdates: { id: string; input: Record<string, unknown> }[] = [];
   const refused: { operation: string; status: number; message: string }[] = [];
+  const oauth = createFakeLinearOAuth({ staticTokens: [`Bearer ${accessToken}`, ...(apiKey === undefined ? [] : [apiKey])], tokenLifetimeSeconds: options.tokenLifetimeSeconds ?? 86_399, refused });
   const operations: string[] = [];
   const waiters = new Set<() => void>();
   const documents = new Map<string, DocumentNode>();
@@ -234,53 +221,6 @@ export async function startFakeLinear(
     organization: () => ({ id: organizationId, name: 'Acme' }),
   };
 
-  /** OAuth: codes issued by `authorize` (what Linear's consent page does), exchanged at POST /oauth/token. */
-  const oauth = { clientId: 'linear-fake-client-id', clientSecret: 'linear-fake-client-secret', codes: new Map<string, { redirectUri: string; scope: string }>() };
-
-  /** POST /oauth/token: the authorization code of an install, or a refresh token (rotated on use). */
-  async function tokenExchange(req: IncomingMessage, res: ServerResponse) {
-    const chunks: Buffer[] = [];
-    for await (const chunk of req) chunks.push(chunk as Buffer);
-    const form = new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
-    const grantType = form.get('grant_type');
-    const invalid = (error: string, description: string) => {
-      refused.push({ operation: `oauth/token ${grantType}`, status: 400, message: error });
-      send(res, 400, { error, error_description: description });
-    };
-    if (!String(req.headers['content-type']).startsWith('application/x-www-form-urlencoded')) return invalid('invalid_request', 'the body must be form-encoded');
-    if (form.get('client_id') !== oauth.clientId || form.get('client_secret') !== oauth.clientSecret) return invalid('invalid_client', 'unknown client or wrong secret');
-    let scope: string[];
-    if (grantType === 'authorization_code') {
-      const code = form.get('code') ?? '';
-      const issued = oauth.codes.get(code);
-      if (!issued || form.get('redirect_uri') !== issued.redirectUri) return invalid('invalid_grant', 'the code is invalid, used or for another redirect_uri');
-      oauth.codes.delete(code);
-      scope = issued.scope.split(',');
-    } else if (grantType === 'refresh_token') {
-      const presented = form.get('refresh_token') ?? '';
-      const live = liveRefreshTokens.get(presented);
-      if (!live) return invalid('invalid_grant', 'the refresh token is invalid, revoked or already used');
-      liveRefreshTokens.delete(presented);
-      scope = live.scope;
-    } else {
-      return invalid('unsupported_grant_type', `grant_type ${String(grantType)} is not supported`);
-    }
-    grants.push({ grantType, at: now() });
-    const access = `lin_oat_${randomUUID().replaceAll('-', '')}`;
-    const refresh = `lin_ort_${randomUUID().replaceAll('-', '')}`;
-    issuedTokens.set(access, { expiresAt: now() + tokenLifetimeSeconds * 1000, scope });
-    liveRefreshTokens.set(refresh, { scope });
-    secretsIssued.push(access, refresh);
-    send(res, 200, { access_token: access, token_type: 'Bearer', expires_in: tokenLifetimeSeconds, refresh_token: refresh, scope });
-  }
-
-  /** Whether the request's Authorization is a token Linear takes right now. */
-  function authorized(auth: string | undefined): boolean {
-    if (auth === `Bearer ${accessToken}` || (apiKey !== undefined && auth === apiKey)) return true;
-    const issued = auth?.startsWith('Bearer ') ? issuedTokens.get(auth.slice('Bearer '.length)) : undefined;
-    return issued !== undefined && issued.expiresAt > now();
-  }
-
   function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) {
     res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', ...headers });
     res.end(JSON.stringify(body));
@@ -292,9 +232,9 @@ export async function startFakeLinear(
   }
 
   async function handle(req: IncomingMessage, res: ServerResponse) {
-    if (req.method === 'POST' && req.url === '/oauth/token') return tokenExchange(req, res);
+    if (req.method === 'POST' && req.url === '/oauth/token') return oauth.tokenExchange(req, res);
     if (req.method !== 'POST' || req.url !== '/graphql') return refuse(res, `${req.method} ${req.url}`, 404, 'not found');
-    if (!authorized(req.headers.authorization)) {
+    if (!oauth.authorized(req.headers.authorization)) {
       refused.push({ operation: 'auth', status: 401, message: authenticationError.errors[0]!.message });
       return send(res, 401, authenticationError);
     }
@@ -383,26 +323,11 @@ export async function startFakeLinear(
     },
     oauth: { clientId: oauth.clientId, clientSecret: oauth.clientSecret },
     /** Every grant the token endpoint served (installs and refreshes), in order. */
-    grants,
-    secretsIssued,
-    /** Moves the fake's clock forward: tokens issued before expire as if that time had passed. */
-    advance(ms: number) {
-      skewMs += ms;
-    },
-    /** Every refresh token stops working (an admin removed the app, or Linear revoked them). */
-    revokeRefreshTokens() {
-      liveRefreshTokens.clear();
-    },
-    /** What Linear's consent page does for an admin who approves: a code for the redirect URI. */
-    authorize(authorizeUrl: string): { redirect: string } {
-      const url = new URL(authorizeUrl);
-      if (url.searchParams.get('client_id') !== oauth.clientId) throw new Error('unknown client_id');
-      if (url.searchParams.get('actor') !== 'app') throw new Error('an agent installs with actor=app');
-      const code = randomUUID();
-      const redirectUri = url.searchParams.get('redirect_uri')!;
-      oauth.codes.set(code, { redirectUri, scope: url.searchParams.get('scope') ?? '' });
-      return { redirect: `${redirectUri}?code=${code}&state=${encodeURIComponent(url.searchParams.get('state') ?? '')}` };
-    },
+    grants: oauth.grants,
+    secretsIssued: oauth.secretsIssued,
+    advance: oauth.advance,
+    revokeRefreshTokens: oauth.revokeRefreshTokens,
+    authorize: oauth.authorize,
     setSuggestions(fn: typeof suggest) {
       suggest = fn;
     },
