@@ -171,7 +171,8 @@ function ownShutdownSignals(log: ReturnType<typeof createLogger>): Promise<void>
 function localActor(): Actor {
   const gitConfig = (key: string) => {
     try {
-      return execFileSync('git', ['config', '--get', key], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim() || undefined;
+      // Like every git Patchbay runs on the host: no transport helpers (this one needs none at all).
+      return execFileSync('git', ['config', '--get', key], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], env: { ...process.env, GIT_ALLOW_PROTOCOL: 'file' } }).trim() || undefined;
     } catch {
       return undefined;
     }

@@ -259,14 +259,15 @@ export function createSlackInbound(deps: SlackInboundDeps) {
       const kind = classifyEvent(event);
       if (kind === 'ignore') return ignore('not a person writing to Patchbay (a bot, an edit, or a channel message without a mention)');
       if (event.user === deps.botUserId) return ignore('its own message');
-      const userTeam = userTeamOf(event);
-      if (deps.teams && !teamAllowed(deps.teams, userTeam)) return refuseForeign(event.channel, event.user!, userTeam!, event.thread_ts);
       const thread = threadOf(teamId, event);
       const text = cleanText(event.text, deps.botUserId);
       const session = await context.findSession(thread);
       const pending = !session && kind === 'thread-reply' ? await store.pending(thread) : undefined;
       // Replies in threads that are not ours are not addressed to us (unless they mention us).
       if (!session && !pending && kind === 'thread-reply' && event.type !== 'app_mention') return ignore('a reply in a thread that is not a session');
+      // Addressed to Patchbay: from this workspace (or an allowed organisation), or refused.
+      const userTeam = userTeamOf(event);
+      if (deps.teams && !teamAllowed(deps.teams, userTeam)) return refuseForeign(event.channel, event.user!, userTeam!, event.thread_ts);
       if (session || pending) {
         if (!text) return ignore('an empty message');
         const actor = await actors.get(event.user!);

@@ -15,7 +15,10 @@ const UserInfo = z.object({ ok: z.literal(true), sub: z.string().min(1), 'https:
  * Web API's host (`https://slack.com/openid/connect/authorize` beside `https://slack.com/api/`).
  */
 export function createSlackIdentityProof(options: { clientId: string; clientSecret: string; apiUrl: string; log: Logger }): IdentityProof {
-  const logger = slackLogger(options.log);
+  // The SDK's debug lines carry each request's body: here the client secret and the code. Only
+  // its warnings and errors (which name Slack's error code) reach the log.
+  const sdk = slackLogger(options.log);
+  const logger = { ...sdk, debug: () => undefined, info: () => undefined };
   const authorizeBase = new URL('/openid/connect/authorize', options.apiUrl);
   return {
     source: 'slack',

@@ -1,3 +1,5 @@
+import type { ApiServer } from './server.ts';
+
 /**
  * Cross-site request refusal for state-changing API routes (CSRF). Without PATCHBAY_API_TOKEN the
  * API trusts loopback, and with it the page's cookie is an ambient credential; either way a page on
@@ -50,4 +52,18 @@ function isOwnOrigin(origin: string, ownHosts: readonly string[]): boolean {
 function header(headers: CrossSiteInput['headers'], name: string): string | undefined {
   const value = headers[name];
   return Array.isArray(value) ? value[0] : value;
+}
+
+/** The hook: every /api route (by its matched pattern, as the token check) answers a cross-site request with 403. */
+export function refuseCrossSite(app: ApiServer, publicUrl: string | undefined): void {
+  const publicHosts = publicUrl ? [new URL(publicUrl).host] : [];
+  app.addHook('onRequest', async (request, reply) => {
+    const route = request.routeOptions.url;
+    if (route === undefined || !(route === '/api' || route.startsWith('/api/'))) return;
+    const ownHosts = [...(request.headers.host ? [request.headers.host] : []), ...publicHosts];
+    const refusal = crossSiteRefusal({ method: request.method, headers: request.headers, ownHosts });
+    if (!refusal) return;
+    request.log.warn({ method: request.method, route, origin: request.headers.origin, site: request.headers['sec-fetch-site'] }, 'API request refused as cross-site');
+    return reply.code(403).send({ error: 'cross_site', message: `refused: ${refusal}` });
+  });
 }

@@ -10,7 +10,7 @@ import { errorReply } from './error-reply.ts';
 import { databaseHealth } from './health.ts';
 import type { PageSignInProvider } from '../core/page-sign-in.ts';
 import { createAccessCheck, registerPageAuth } from './page-auth.ts';
-import { crossSiteRefusal } from './cross-site.ts';
+import { refuseCrossSite } from './cross-site.ts';
 import { createPageSessions, type PageSessions } from './page-sessions.ts';
 import { isLoopbackHost } from './host-check.ts';
 import type { IntegrationState } from './integration-health.ts';
@@ -102,15 +102,7 @@ export function createServer(deps: ServerDeps): ApiServer {
   }
 
   // With or without a token: a page on another site must not change anything here (CSRF).
-  const publicHosts = deps.publicUrl ? [new URL(deps.publicUrl).host] : [];
-  app.addHook('onRequest', async (request, reply) => {
-    const route = request.routeOptions.url;
-    if (route === undefined || !(route === '/api' || route.startsWith('/api/'))) return;
-    const refusal = crossSiteRefusal({ method: request.method, headers: request.headers, ownHosts: [...(request.headers.host ? [request.headers.host] : []), ...publicHosts] });
-    if (!refusal) return;
-    request.log.warn({ method: request.method, route, origin: request.headers.origin, site: request.headers['sec-fetch-site'] }, 'API request refused as cross-site');
-    return reply.code(403).send({ error: 'cross_site', message: `refused: ${refusal}` });
-  });
+  refuseCrossSite(app, deps.publicUrl);
 
   const sessions = deps.apiToken
     ? (deps.pageSessions ?? createPageSessions({ db: store.db, token: deps.apiToken, secure: deps.publicUrl?.startsWith('https:') ?? false }))

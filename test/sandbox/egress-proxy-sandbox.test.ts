@@ -138,7 +138,7 @@ describe("SANDBOX_NETWORK=proxy (the default), through Patchbay's own compositio
     expect(allowedRequests).toBe(2);
   });
 
-  it('records each refused host once as an egress-blocked event, with the reason', async () => {
+  it('records each refused host and port once as an egress-blocked event, with the reason', async () => {
     const result = await sandbox.exec(
       'for i in 1 2; do curl -s -o /dev/null -w "%{http_code} " http://blocked.example/pkg; curl -s -o /dev/null https://evil.example/; done; echo',
       { timeoutMs: 60_000 },
@@ -146,12 +146,12 @@ describe("SANDBOX_NETWORK=proxy (the default), through Patchbay's own compositio
     expect(result.stdout.trim()).toBe('403 403');
     const blocked = await waitFor(async () => {
       const events = (await app.store.events(sessionId, { types: ['egress-blocked'] })).map((e) => e.event as EventOf<'egress-blocked'>);
-      return events.length >= 4 && events;
+      return events.length >= 6 && events;
     }, 'egress-blocked events');
-    // 127.0.0.1 is refused by the allowlist first (its ports are not on it); localhost is on it but
-    // resolves to loopback, which the address check refuses.
-    expect(blocked.map(({ host, port, reason }) => ({ host, port, reason })).sort((a, b) => a.host.localeCompare(b.host))).toEqual([
-      { host: '127.0.0.1', port: ports().patchbay, reason: 'not-allowed' },
+    // 127.0.0.1 is refused by the allowlist first (its ports are not on it), once per port the test
+    // above tried; localhost is on it but resolves to loopback, which the address check refuses.
+    expect(blocked.map(({ host, port, reason }) => ({ host, port, reason })).sort((a, b) => a.host.localeCompare(b.host) || a.port - b.port)).toEqual([
+      ...[ports().patchbay, ports().database, ports().other].sort((a, b) => a - b).map((port) => ({ host: '127.0.0.1', port, reason: 'not-allowed' })),
       { host: 'blocked.example', port: 80, reason: 'not-allowed' },
       { host: 'evil.example', port: 443, reason: 'not-allowed' },
       { host: 'localhost', port: otherPort, reason: 'loopback' },

@@ -117,6 +117,10 @@ describe('identity links: the person who opens the link is the person it was mad
     const again = await fetch(here(back.redirect), { headers: { cookie }, redirect: 'manual' });
     expect(again.status).toBe(502);
     expect(again.headers.get('location')).toBeNull();
+    // Slack's code is a credential too: not in the request log, nor anywhere else in the log.
+    const slackCode = new URL(back.redirect).searchParams.get('code')!;
+    expect(app.logLines.filter((line) => line.includes(slackCode) || line.includes(slack.oidc.client.secret)).map((line) => line.slice(0, 400))).toEqual([]);
+    expect(app.logLines.some((line) => line.includes('/github/oauth/prove?[redacted]'))).toBe(true);
   });
 
   it('refuses a link for an identity nothing here can prove, and a GitHub link signed in as someone else', async () => {

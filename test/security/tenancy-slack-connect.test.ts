@@ -16,6 +16,7 @@ const shared = (event: Record<string, unknown>) => ({ ...envelope(event), is_ext
 // installing workspace's app. They are refused unless their team is in SLACK_ALLOWED_TEAMS.
 describe('tenancy: Slack Connect users of other organisations', () => {
   let f: SlackFixture;
+  const slack = { ephemeralsCount: () => f.slack.ephemerals.length };
 
   beforeAll(async () => {
     f = await startSlackFixture({ allowedTeams: [PARTNER] });
@@ -46,6 +47,14 @@ describe('tenancy: Slack Connect users of other organisations', () => {
     expect((await f.app.store.events(session.id, { types: ['user-message'] })).length).toBe(before);
     const stopped = await f.app.store.events(session.id, { types: ['status-changed'] });
     expect(stopped.map(({ event }) => event).filter((e) => e.type === 'status-changed' && e.to === 'cancelled')).toEqual([]);
+  });
+
+  it('says nothing to another organisation chatting in a thread that is not a session', async () => {
+    const before = slack.ephemeralsCount();
+    const chatter = fromTeam(message({ user: 'U0ALICE01', text: 'lunch?', threadTs: '1700009999.000100' }), OTHER);
+    expect((await f.postEvent(shared(chatter))).status).toBe(200);
+    await waitFor(async () => ((await f.app.database.db.selectFrom('inbound_deliveries').select('status').where('status', '=', 'pending').execute()).length === 0 ? true : undefined), 'the delivery worked');
+    expect(slack.ephemeralsCount()).toBe(before);
   });
 
   it('takes a request from a team in SLACK_ALLOWED_TEAMS', async () => {
