@@ -73,7 +73,7 @@ try {
   // Baseline: a plain clone of the same repository from the same host, with an installation token.
   const client = createGitHubClient({ appId: String(fake.appId), privateKey: fake.privateKey, apiUrl: fake.apiUrl, gitUrl: fake.gitUrl, store: { installationFor: async () => undefined } as unknown as GitHubStore, log });
   const credentials = (await client.gitEnv(repoUrl))!;
-  let started = performance.now();
+  const started = performance.now();
   // Async: the fake host runs in this process and must keep serving while git clones.
   await promisify(execFile)('git', ['clone', '--quiet', repoUrl, join(work, 'plain')], { env: { ...gitEnv, ...credentials } });
   const plainMs = performance.now() - started;

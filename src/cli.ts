@@ -78,10 +78,11 @@ async function main(argv: string[]): Promise<number> {
       // The checks' own SDK logs stay out of the table unless LOG_LEVEL asks for them.
       return runDoctor({ env: process.env, log: createLogger(process.env.LOG_LEVEL || 'silent', process.stderr), out: process.stdout });
     }
-    case 'demo':
+    case 'demo': {
       const { runDemo } = await import('./cli/demo.ts');
       releaseExitHooks(['SIGINT', 'SIGTERM', 'SIGHUP']);
       return runDemo({ config: loadConfig(process.env), actor: localActor() });
+    }
     case undefined:
     case 'help':
     case '--help':

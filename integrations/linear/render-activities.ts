@@ -105,11 +105,12 @@ export function renderActivities(input: {
         markStep('Make the changes', 'inProgress');
         add({ content: { type: 'thought', body: `Workspace ready on branch \`${event.branch}\` (from \`${event.baseBranch}\`).` } });
         break;
-      case 'tool-start':
+      case 'tool-start': {
         const call = describeToolCall(event.name, event.input);
         state.openCalls[event.callId] = { name: event.name, parameter: call.detail };
         if (!noisyTools.has(event.name)) add({ content: { type: 'action', action: call.action, parameter: call.detail }, ephemeral: true });
         break;
+      }
       case 'tool-end': {
         const call = state.openCalls[event.callId];
         delete state.openCalls[event.callId];

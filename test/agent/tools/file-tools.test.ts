@@ -34,7 +34,7 @@ describe('file tools on a real sandbox', () => {
     const output = await call('read_file', { path: 'big.txt' });
     expect(output.isError).toBeUndefined();
     expect(output.content.length).toBeLessThanOrEqual(30_000 + 200);
-    expect(output.content).toMatch(/^   1\tline number 1 x/);
+    expect(output.content).toMatch(/^ {3}1\tline number 1 x/);
     const footer = output.content.split('\n').at(-1)!;
     const shown = Number(/Showing lines 1-(\d+) of 5000 in big\.txt\. Use offset=(\d+) to read on\./.exec(footer)?.[1]);
     expect(shown).toBeGreaterThan(400);
