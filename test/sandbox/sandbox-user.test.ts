@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { buildBwrapArgs, type BwrapArgsInput } from '../../sandbox/index.ts';
-import { DEFAULT_SANDBOX_LIMITS, diskFileCap, prlimitOptions } from '../../sandbox/sandbox-limits.ts';
+import { DEFAULT_SANDBOX_LIMITS, diskFileCap, limitFromExit, prlimitOptions } from '../../sandbox/sandbox-limits.ts';
 import { DEFAULT_SANDBOX_USER, dropPrivilegesArgv, sandboxUserFor, stageBinds } from '../../sandbox/sandbox-user.ts';
 import { buildSeccompFilter, DENIED_SYSCALLS } from '../../sandbox/seccomp-filter.ts';
 
@@ -45,6 +45,20 @@ describe('the sandbox user, the stage and the quota cap (pure decisions)', () =>
     const limits = { ...DEFAULT_SANDBOX_LIMITS, diskMb: 64, fileMb: 4096 };
     expect(diskFileCap(limits, used)).toBe(expected);
     expect(prlimitOptions(limits, expected)).toContain(`--fsize=${expected}`);
+  });
+
+  it.each([
+    ['Python', 'Traceback (most recent call last):\n  File "<string>", line 2, in <module>\nBlockingIOError: [Errno 11] Resource temporarily unavailable\n'],
+    ['Node', 'Error: spawn /bin/sh EAGAIN\n'],
+    ['Go', 'fork/exec /usr/bin/true: resource temporarily unavailable\n'],
+    ['dash', 'sh: 1: Cannot fork\n'],
+  ])('reads a refused fork from %s as the process limit (RLIMIT_NPROC may refuse before the cgroup counts)', (_tool, stderr) => {
+    expect(limitFromExit(1, stderr, DEFAULT_SANDBOX_LIMITS)?.kind).toBe('processes');
+  });
+
+  it('reads a write past the file size cap from a program that ignores SIGXFSZ', () => {
+    expect(limitFromExit(1, "OSError: [Errno 27] File too large\n", DEFAULT_SANDBOX_LIMITS)?.kind).toBe('file-size');
+    expect(limitFromExit(0, 'File too large, but handled\n', DEFAULT_SANDBOX_LIMITS)).toBeUndefined();
   });
 
   it('keeps SANDBOX_FILE_MB when the quota leaves more', () => {
