@@ -1,7 +1,11 @@
+import { spawnSync } from 'node:child_process';
+import { access, mkdir, rm, stat } from 'node:fs/promises';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { buildBwrapArgs, type BwrapArgsInput } from '../../sandbox/index.ts';
 import { DEFAULT_SANDBOX_LIMITS, diskFileCap, limitFromExit, prlimitOptions } from '../../sandbox/sandbox-limits.ts';
-import { DEFAULT_SANDBOX_USER, dropPrivilegesArgv, sandboxUserFor, stageBinds } from '../../sandbox/sandbox-user.ts';
+import { DEFAULT_SANDBOX_USER, dropPrivilegesArgv, makeStageDir, sandboxUserFor, stageBinds } from '../../sandbox/sandbox-user.ts';
+import { makeTempDir } from './sandbox-test-helpers.ts';
 import { buildSeccompFilter, DENIED_SYSCALLS } from '../../sandbox/seccomp-filter.ts';
 
 const MB = 1024 * 1024;
@@ -92,5 +96,24 @@ describe('the sandbox user, the stage and the quota cap (pure decisions)', () =>
     const program = buildSeccompFilter('x64');
     const jumps = Array.from({ length: program.length / 8 }, (_, i) => ({ code: program.readUInt16LE(i * 8), k: program.readUInt32LE(i * 8 + 4) }));
     for (const nr of [425, 426, 427]) expect(jumps).toContainEqual({ code: 0x15, k: nr });
+  });
+
+  it('makes a stage searchable but not listable, and removes the stages of servers that are gone', async () => {
+    const tmp = await makeTempDir('stages');
+    try {
+      // A pid that existed and is gone, and this process's own.
+      const gone = spawnSync('true').pid!;
+      for (const pid of [gone, process.pid]) {
+        for (const slot of ['workspace', 'ro-0', 'ro-1']) await mkdir(path.join(tmp, `patchbay-stage-${pid}-old`, slot), { recursive: true });
+      }
+      const stage = await makeStageDir(tmp);
+      expect(path.basename(stage)).toMatch(new RegExp(`^patchbay-stage-${process.pid}-`));
+      expect((await stat(stage)).mode & 0o777).toBe(0o711);
+      for (const slot of ['workspace', 'ro-0', 'ro-1']) expect((await stat(path.join(stage, slot))).mode & 0o777).toBe(0o700);
+      await expect(access(path.join(tmp, `patchbay-stage-${gone}-old`))).rejects.toThrow();
+      await access(path.join(tmp, `patchbay-stage-${process.pid}-old`));
+    } finally {
+      await rm(tmp, { recursive: true, force: true });
+    }
   });
 });
