@@ -90,11 +90,15 @@ const SIGXFSZ_EXIT = 128 + 25;
 /** What programs print when an allocation fails under RLIMIT_DATA (Python, C/C++, Node, Rust, Go, the JVM). */
 const ALLOCATION_FAILED = /MemoryError|Cannot allocate memory|std::bad_alloc|out of memory|memory allocation of \d+ bytes failed|OutOfMemoryError|allocation failed/i;
 
-/** What shells print when fork fails at RLIMIT_NPROC or pids.max (dash, bash, busybox). */
 /** What a program that ignores SIGXFSZ (Python) prints when the write fails with EFBIG instead. */
 const FILE_TOO_LARGE = /File too large/;
 
-const FORK_FAILED = /Cannot fork|fork: (retry: )?Resource temporarily unavailable|can't fork/i;
+/**
+ * What shells (dash, bash, busybox), Python, Node and Go print when fork fails at RLIMIT_NPROC or
+ * pids.max. RLIMIT_NPROC holds a root server's commands too (they run as the sandbox user), and it
+ * may refuse before the cgroup counts a refusal of its own.
+ */
+const FORK_FAILED = /Cannot fork|fork: (retry: )?Resource temporarily unavailable|can't fork|BlockingIOError: \[Errno 11\]|spawn(Sync)? \S+ EAGAIN|fork\/exec .*resource temporarily unavailable/i;
 
 /** Reads a finished command's exit for the per-process limits the kernel enforced by itself. */
 export function limitFromExit(exitCode: number | null, stderr: string, limits: SandboxLimits): LimitHit | undefined {

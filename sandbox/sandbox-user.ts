@@ -1,4 +1,4 @@
-import { chown, chmod, mkdir, mkdtemp } from 'node:fs/promises';
+import { chown, chmod, lstat, mkdir, mkdtemp, readdir, rmdir } from 'node:fs/promises';
 import path from 'node:path';
 import { PatchbayError } from '../src/core/errors.ts';
 import { runProcess } from './run-process.ts';
@@ -42,12 +42,40 @@ export type SandboxIdentity = { user: SandboxUser; stageDir: string };
 /** Read-only binds a command may have (the mirror's objects): one mount point each on the stage. */
 const STAGE_READ_ONLY_SLOTS = 2;
 
-/** Makes the stage: searchable, not listable, by everyone; mount points private to root. */
+const STAGE_SLOTS = ['workspace', ...Array.from({ length: STAGE_READ_ONLY_SLOTS }, (_, i) => `ro-${i}`)];
+
+/**
+ * Makes the stage: searchable, not listable, by everyone; mount points private to root. Named
+ * after this process, so stages of servers that are gone (killed before close) are removed here.
+ */
 export async function makeStageDir(tmp: string): Promise<string> {
-  const stage = await mkdtemp(path.join(tmp, 'patchbay-stage-'));
+  await removeStaleStages(tmp);
+  const stage = await mkdtemp(path.join(tmp, `patchbay-stage-${process.pid}-`));
   await chmod(stage, 0o711);
-  for (const name of ['workspace', ...Array.from({ length: STAGE_READ_ONLY_SLOTS }, (_, i) => `ro-${i}`)]) await mkdir(path.join(stage, name), { mode: 0o700 });
+  for (const name of STAGE_SLOTS) await mkdir(path.join(stage, name), { mode: 0o700 });
   return stage;
+}
+
+/** Only empty mount points, owned by this uid, of processes that are gone; rmdir, never a recursive remove. */
+async function removeStaleStages(tmp: string): Promise<void> {
+  for (const name of await readdir(tmp).catch(() => [] as string[])) {
+    const pid = /^patchbay-stage-(\d+)-/.exec(name)?.[1];
+    if (!pid || isAlive(Number(pid))) continue;
+    const stage = path.join(tmp, name);
+    const stats = await lstat(stage).catch(() => undefined);
+    if (!stats?.isDirectory() || stats.uid !== process.getuid?.()) continue;
+    for (const slot of STAGE_SLOTS) await rmdir(path.join(stage, slot)).catch(() => {});
+    await rmdir(stage).catch(() => {});
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }
 
 /**

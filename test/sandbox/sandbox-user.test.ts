@@ -1,7 +1,11 @@
+import { spawnSync } from 'node:child_process';
+import { access, mkdir, rm, stat } from 'node:fs/promises';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { buildBwrapArgs, type BwrapArgsInput } from '../../sandbox/index.ts';
-import { DEFAULT_SANDBOX_LIMITS, diskFileCap, prlimitOptions } from '../../sandbox/sandbox-limits.ts';
-import { DEFAULT_SANDBOX_USER, dropPrivilegesArgv, sandboxUserFor, stageBinds } from '../../sandbox/sandbox-user.ts';
+import { DEFAULT_SANDBOX_LIMITS, diskFileCap, limitFromExit, prlimitOptions } from '../../sandbox/sandbox-limits.ts';
+import { DEFAULT_SANDBOX_USER, dropPrivilegesArgv, makeStageDir, sandboxUserFor, stageBinds } from '../../sandbox/sandbox-user.ts';
+import { makeTempDir } from './sandbox-test-helpers.ts';
 import { buildSeccompFilter, DENIED_SYSCALLS } from '../../sandbox/seccomp-filter.ts';
 
 const MB = 1024 * 1024;
@@ -47,6 +51,20 @@ describe('the sandbox user, the stage and the quota cap (pure decisions)', () =>
     expect(prlimitOptions(limits, expected)).toContain(`--fsize=${expected}`);
   });
 
+  it.each([
+    ['Python', 'Traceback (most recent call last):\n  File "<string>", line 2, in <module>\nBlockingIOError: [Errno 11] Resource temporarily unavailable\n'],
+    ['Node', 'Error: spawn /bin/sh EAGAIN\n'],
+    ['Go', 'fork/exec /usr/bin/true: resource temporarily unavailable\n'],
+    ['dash', 'sh: 1: Cannot fork\n'],
+  ])('reads a refused fork from %s as the process limit (RLIMIT_NPROC may refuse before the cgroup counts)', (_tool, stderr) => {
+    expect(limitFromExit(1, stderr, DEFAULT_SANDBOX_LIMITS)?.kind).toBe('processes');
+  });
+
+  it('reads a write past the file size cap from a program that ignores SIGXFSZ', () => {
+    expect(limitFromExit(1, "OSError: [Errno 27] File too large\n", DEFAULT_SANDBOX_LIMITS)?.kind).toBe('file-size');
+    expect(limitFromExit(0, 'File too large, but handled\n', DEFAULT_SANDBOX_LIMITS)).toBeUndefined();
+  });
+
   it('keeps SANDBOX_FILE_MB when the quota leaves more', () => {
     const limits = { ...DEFAULT_SANDBOX_LIMITS, diskMb: 10240, fileMb: 50 };
     expect(diskFileCap(limits, 0)).toBe(50 * MB);
@@ -78,5 +96,24 @@ describe('the sandbox user, the stage and the quota cap (pure decisions)', () =>
     const program = buildSeccompFilter('x64');
     const jumps = Array.from({ length: program.length / 8 }, (_, i) => ({ code: program.readUInt16LE(i * 8), k: program.readUInt32LE(i * 8 + 4) }));
     for (const nr of [425, 426, 427]) expect(jumps).toContainEqual({ code: 0x15, k: nr });
+  });
+
+  it('makes a stage searchable but not listable, and removes the stages of servers that are gone', async () => {
+    const tmp = await makeTempDir('stages');
+    try {
+      // A pid that existed and is gone, and this process's own.
+      const gone = spawnSync('true').pid!;
+      for (const pid of [gone, process.pid]) {
+        for (const slot of ['workspace', 'ro-0', 'ro-1']) await mkdir(path.join(tmp, `patchbay-stage-${pid}-old`, slot), { recursive: true });
+      }
+      const stage = await makeStageDir(tmp);
+      expect(path.basename(stage)).toMatch(new RegExp(`^patchbay-stage-${process.pid}-`));
+      expect((await stat(stage)).mode & 0o777).toBe(0o711);
+      for (const slot of ['workspace', 'ro-0', 'ro-1']) expect((await stat(path.join(stage, slot))).mode & 0o777).toBe(0o700);
+      await expect(access(path.join(tmp, `patchbay-stage-${gone}-old`))).rejects.toThrow();
+      await access(path.join(tmp, `patchbay-stage-${process.pid}-old`));
+    } finally {
+      await rm(tmp, { recursive: true, force: true });
+    }
   });
 });
