@@ -73,15 +73,64 @@ export async function runModalExec(sandbox: ModalExecTarget, input: ModalExecInp
   }
   const stdout = capture(proc.stdout, input.maxOutputBytes);
   const stderr = capture(proc.stderr, input.maxOutputBytes);
-  const feeding = feedStdin(proc.stdin, input.stdin);
+  const end = await firstEnd(proc, input, feedStdin(proc.stdin, input.stdin));
 
-  type End =
-    | { kind: 'exit'; code: number }
-    | { kind: 'error'; error: unknown }
-    | { kind: 'stdin'; error: unknown }
-    | { kind: 'timeout' }
-    | { kind: 'abort' }
-    | { kind: 'ended'; reason: string };
+  const finish = async (partial: Partial<ModalExecOutput>, read: 'to-the-end' | 'with-grace' = 'with-grace'): Promise<ModalExecOutput> => {
+    const [out, err] = read === 'to-the-end' ? await wholeOutput(stdout, stderr) : await Promise.all([stdout.done(KILL_GRACE_MS), stderr.done(KILL_GRACE_MS)]);
+    return {
+      exitCode: null,
+      timedOut: false,
+      aborted: false,
+      ...partial,
+      stdout: out.bytes,
+      stderr: err.bytes,
+      truncatedBytes: { stdout: out.dropped, stderr: err.dropped },
+      durationMs: Math.round(performance.now() - started),
+    };
+  };
+
+  switch (end.kind) {
+    case 'exit':
+      // Exited: everything it wrote is still to come, however slowly.
+      return finish({ exitCode: end.code }, 'to-the-end');
+    case 'stdin': {
+      // A command that exited without reading all of its input is not a failed delivery.
+      const code = await Promise.race([proc.wait().catch(() => undefined), new Promise<undefined>((r) => setTimeout(r, 2_000, undefined))]);
+      if (code !== undefined) return finish({ exitCode: code });
+      await killGroup(sandbox, pidFile);
+      throw new PatchbayError('sandbox_failed', `sending input to a command in the Modal sandbox failed: ${modalError(end.error, 'writing its stdin').message}`, { cause: end.error });
+    }
+    case 'ended':
+      return finish({ sandboxEnded: end.reason });
+    case 'error': {
+      // The SDK gives up on a command whose sandbox went away; the caller's watch says why.
+      const reason = await Promise.race([input.sandboxEnded, new Promise<undefined>((r) => setTimeout(r, 3_000, undefined))]);
+      if (reason) return finish({ sandboxEnded: reason });
+      throw modalError(end.error, 'waiting for a command');
+    }
+    case 'timeout':
+    case 'abort': {
+      await killGroup(sandbox, pidFile);
+      await Promise.race([proc.wait().catch(() => undefined), new Promise((r) => setTimeout(r, KILL_GRACE_MS))]);
+      return finish(end.kind === 'timeout' ? { timedOut: true } : { aborted: true });
+    }
+    default: {
+      const _never: never = end;
+      return _never;
+    }
+  }
+}
+
+type End =
+  | { kind: 'exit'; code: number }
+  | { kind: 'error'; error: unknown }
+  | { kind: 'stdin'; error: unknown }
+  | { kind: 'timeout' }
+  | { kind: 'abort' }
+  | { kind: 'ended'; reason: string };
+
+/** What happens first to a running command: it exits, fails, runs out of time, is aborted, loses its sandbox or its input. */
+async function firstEnd(proc: ModalProcess, input: ModalExecInput, feeding: Promise<void>): Promise<End> {
   let timer: NodeJS.Timeout | undefined;
   let onAbort: (() => void) | undefined;
   const ends: Promise<End>[] = [
@@ -112,62 +161,15 @@ export async function runModalExec(sandbox: ModalExecTarget, input: ModalExecInp
   const end = await Promise.race(ends);
   clearTimeout(timer);
   if (onAbort) input.signal?.removeEventListener('abort', onAbort);
+  return end;
+}
 
-  const finish = async (partial: Partial<ModalExecOutput>): Promise<ModalExecOutput> => {
-    const [out, err] = await Promise.all([stdout.done(KILL_GRACE_MS), stderr.done(KILL_GRACE_MS)]);
-    return {
-      exitCode: null,
-      timedOut: false,
-      aborted: false,
-      ...partial,
-      stdout: out.bytes,
-      stderr: err.bytes,
-      truncatedBytes: { stdout: out.dropped, stderr: err.dropped },
-      durationMs: Math.round(performance.now() - started),
-    };
-  };
-
-  switch (end.kind) {
-    case 'exit': {
-      // Exited: everything it wrote is still to come, however slowly; a broken stream fails loudly.
-      const [out, err] = await Promise.all([stdout.complete(OUTPUT_STALL_MS), stderr.complete(OUTPUT_STALL_MS)]).catch((error: unknown) => {
-        throw new PatchbayError('sandbox_failed', `the output of a command in the Modal sandbox did not arrive in full: ${modalError(error, 'reading its output').message}`, { cause: error });
-      });
-      return {
-        exitCode: end.code,
-        timedOut: false,
-        aborted: false,
-        stdout: out.bytes,
-        stderr: err.bytes,
-        truncatedBytes: { stdout: out.dropped, stderr: err.dropped },
-        durationMs: Math.round(performance.now() - started),
-      };
-    }
-    case 'stdin': {
-      // A command that exited without reading all of its input is not a failed delivery.
-      const code = await Promise.race([proc.wait().catch(() => undefined), new Promise<undefined>((r) => setTimeout(r, 2_000, undefined))]);
-      if (code !== undefined) return finish({ exitCode: code });
-      await killGroup(sandbox, pidFile);
-      throw new PatchbayError('sandbox_failed', `sending input to a command in the Modal sandbox failed: ${modalError(end.error, 'writing its stdin').message}`, { cause: end.error });
-    }
-    case 'ended':
-      return finish({ sandboxEnded: end.reason });
-    case 'error': {
-      // The SDK gives up on a command whose sandbox went away; the caller's watch says why.
-      const reason = await Promise.race([input.sandboxEnded, new Promise<undefined>((r) => setTimeout(r, 3_000, undefined))]);
-      if (reason) return finish({ sandboxEnded: reason });
-      throw modalError(end.error, 'waiting for a command');
-    }
-    case 'timeout':
-    case 'abort': {
-      await killGroup(sandbox, pidFile);
-      await Promise.race([proc.wait().catch(() => undefined), new Promise((r) => setTimeout(r, KILL_GRACE_MS))]);
-      return finish(end.kind === 'timeout' ? { timedOut: true } : { aborted: true });
-    }
-    default: {
-      const _never: never = end;
-      return _never;
-    }
+/** Both streams read to their end; a stream that broke or went silent fails the command loudly. */
+async function wholeOutput(stdout: ReturnType<typeof capture>, stderr: ReturnType<typeof capture>) {
+  try {
+    return await Promise.all([stdout.complete(OUTPUT_STALL_MS), stderr.complete(OUTPUT_STALL_MS)]);
+  } catch (error) {
+    throw new PatchbayError('sandbox_failed', `the output of a command in the Modal sandbox did not arrive in full: ${modalError(error, 'reading its output').message}`, { cause: error });
   }
 }
 

@@ -439,6 +439,15 @@ export function createModalSandboxProvider(options: ModalSandboxProviderOptions)
       clearInterval(watch);
       watch = undefined;
     };
+    // A command whose start, input or output failed may have failed because the sandbox ended under
+    // it (its router is gone): say that, which a message resumes from, rather than what the SDK saw.
+    const explain = async (error: unknown): Promise<never> => {
+      if (!ended) {
+        const exit = await sandbox.poll().catch(() => null);
+        if (exit !== null) markEnded(describeSandboxEnd(exit));
+      }
+      throw ended ?? error;
+    };
     const assertUsable = () => {
       if (ended) throw ended;
       if (state !== 'open') throw new PatchbayError('sandbox_failed', `sandbox for session ${sessionId} was ${state}`);
@@ -471,7 +480,7 @@ export function createModalSandboxProvider(options: ModalSandboxProviderOptions)
           maxOutputBytes: opts.maxOutputBytes,
           sandboxEnded: endedPromise,
           ...(opts.stdin && { stdin: opts.stdin }),
-        });
+        }).catch(explain);
         if (output.sandboxEnded) markEnded(output.sandboxEnded);
         assertUsable();
         return output;
@@ -497,7 +506,7 @@ export function createModalSandboxProvider(options: ModalSandboxProviderOptions)
         busy++;
         startWatch();
         try {
-          const output = await shellExec(sandbox, command, opts, { workdir: cwd, sandboxEnded: endedPromise });
+          const output = await shellExec(sandbox, command, opts, { workdir: cwd, sandboxEnded: endedPromise }).catch(explain);
           if (output.sandboxEnded) markEnded(output.sandboxEnded);
           assertUsable();
           return toExecResult(output);
