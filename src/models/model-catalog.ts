@@ -38,6 +38,8 @@ const catalog: Record<string, ModelInfo> = {
   'gpt-4.1': { contextWindow: 1_047_576, price: openai(2, 8, 0.5) },
   'gpt-4o-mini': { contextWindow: 128_000, price: openai(0.15, 0.6, 0.075) },
   'gpt-4o': { contextWindow: 128_000, price: openai(2.5, 10, 1.25) },
+  // Patchbay's own scripted provider (the demo, tests, benches) calls no model: it costs nothing.
+  scripted: { contextWindow: 128_000, price: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 } },
 };
 
 const keys = Object.keys(catalog).sort((a, b) => b.length - a.length);

@@ -139,8 +139,8 @@ describe('budgets: the class\'s share, an unknown model price, pause and ask', (
 
   beforeAll(async () => {
     calc = await repoWith('node test.js');
-    // The scripted model has no list price: it counts at the conservative default ($15/$75 per million).
-    app = await startTestPatchbay({ model: createScriptedProvider({ scenario: agent }), env: { RUN_MAX_COST_USD: '0.05' } });
+    // A model the price catalog does not know: it counts at the conservative default ($15/$75 per million).
+    app = await startTestPatchbay({ model: createScriptedProvider({ scenario: agent, model: 'unlisted-model-1' }), env: { RUN_MAX_COST_USD: '0.05' } });
   }, 120_000);
   afterAll(async () => {
     await app?.dispose();

@@ -4,7 +4,7 @@ import { isPatchbayError } from '../../src/core/errors.ts';
 import { createModelProvider } from '../../src/models/create-model-provider.ts';
 import type { ModelProviderConfig } from '../../src/models/create-model-provider.ts';
 import { modelConfigFromEnv, modelEnvSchema } from '../../src/models/model-config.ts';
-import { estimateCostUsd, contextWindowFor } from '../../src/models/model-catalog.ts';
+import { budgetCostUsd, estimateCostUsd, contextWindowFor, unknownModelPrice } from '../../src/models/model-catalog.ts';
 import { zenRouteFor } from '../../src/models/opencode-zen-provider.ts';
 import { startFakeAnthropic } from '../fakes/fake-anthropic.ts';
 import type { FakeAnthropic } from '../fakes/fake-anthropic.ts';
@@ -107,5 +107,15 @@ describe('estimateCostUsd', () => {
     expect(estimateCostUsd('qwen3-coder', usage)).toBeUndefined();
     expect(estimateCostUsd('claude-opus-4-8', usage)).toBeUndefined();
     expect(contextWindowFor('qwen3-coder')).toBe(128_000);
+  });
+});
+
+describe('budgetCostUsd', () => {
+  it('counts a model without a known price at the conservative default, and the scripted provider as free', () => {
+    const usage = { inputTokens: 1_000_000, outputTokens: 100_000, cacheReadTokens: 0, cacheWriteTokens: 0 };
+    expect(budgetCostUsd('qwen3-coder', usage)).toBeCloseTo(unknownModelPrice.input + 0.1 * unknownModelPrice.output, 6);
+    expect(budgetCostUsd('qwen3-coder', usage)).toBeCloseTo(22.5, 6);
+    expect(budgetCostUsd('claude-sonnet-4-6', usage)).toBeCloseTo(estimateCostUsd('claude-sonnet-4-6', usage)!, 6);
+    expect(budgetCostUsd('scripted-verifier', usage)).toBe(0);
   });
 });
