@@ -177,11 +177,13 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
       if (reclaimed > 0) log.info({ runs: reclaimed }, 'took back runs of a server that stopped without finishing them');
     }
     const service = createSessionService({ store, queue, log });
+    // What every delivery goes through; traced when traces are on.
+    const handle = tracer ? tracer.traceInbound(service.handle) : service.handle;
     const knowledge = createKnowledgeStore(database.db);
     const inbound = createInboundPipeline({
       db: database.db,
       boss: queue.boss,
-      handle: service.handle,
+      handle,
       log,
       heartbeatSeconds: options.queue?.heartbeatSeconds ?? config.worker.heartbeatSeconds,
       ...(options.inbound?.retry && { retry: options.inbound.retry }),

@@ -25,19 +25,35 @@ export function createMetrics(options: { db: Db; provider: string; role: string 
   registry.setDefaultLabels({ role: options.role });
   collectDefaultMetrics({ register: registry, prefix: 'patchbay_process_' });
   const { db, provider } = options;
-  const tokens = new Counter({ name: 'patchbay_model_tokens_total', help: 'Model tokens by provider, model and kind (input, output, cache_read, cache_write).', labelNames: ['provider', 'model', 'kind'], registers: [registry] });
-  const cost = new Counter({ name: 'patchbay_model_cost_usd_total', help: 'Estimated model cost in US dollars (list prices) by provider and model.', labelNames: ['provider', 'model'], registers: [registry] });
-  const turns = new Histogram({ name: 'patchbay_turn_duration_seconds', help: 'Time of one agent turn (model call and the step it records), by model.', labelNames: ['model'], buckets: seconds, registers: [registry] });
-  const tools = new Counter({ name: 'patchbay_tool_calls_total', help: 'Tool calls by tool name and outcome (ok, error).', labelNames: ['tool', 'outcome'], registers: [registry] });
-  const toolTime = new Histogram({ name: 'patchbay_tool_duration_seconds', help: 'Tool call durations by tool name.', labelNames: ['tool'], buckets: seconds, registers: [registry] });
-  const checks = new Counter({ name: 'patchbay_checks_total', help: 'Setup and check commands by phase, name and outcome.', labelNames: ['phase', 'name', 'outcome'], registers: [registry] });
-  const checkTime = new Histogram({ name: 'patchbay_check_duration_seconds', help: 'Setup and check command durations by phase.', labelNames: ['phase'], buckets: seconds, registers: [registry] });
-  const verdicts = new Counter({ name: 'patchbay_verdicts_total', help: 'Independent verifier verdicts by outcome (passed, failed, not-run).', labelNames: ['outcome'], registers: [registry] });
-  const egress = new Counter({ name: 'patchbay_egress_refusals_total', help: 'Connections from sandboxes the egress proxy refused, by reason.', labelNames: ['reason'], registers: [registry] });
-  const limits = new Counter({ name: 'patchbay_sandbox_limit_hits_total', help: 'Sandbox commands ended or failed by a resource limit, by kind.', labelNames: ['kind'], registers: [registry] });
-  const queueWait = new Histogram({ name: 'patchbay_queue_wait_seconds', help: 'Time a session waited for a run slot before a worker took it.', buckets: seconds, registers: [registry] });
   const runs = new Histogram({ name: 'patchbay_run_duration_seconds', help: 'Time of one run of a session, by how it ended (completed, failed, cancelled, waiting).', labelNames: ['outcome'], buckets: seconds, registers: [registry] });
 
+  databaseGauges(registry, db);
+
+  const runStarts = new Map<string, number>();
+  const lastStep = new Map<string, number>();
+  const onEvent = eventCounters(registry, provider, lastStep);
+
+  return {
+    contentType: registry.contentType,
+    render: () => registry.metrics(),
+    onEvents: (events) => events.forEach(onEvent),
+    onStatus(sessionId: string, from: SessionStatus, to: SessionStatus) {
+      if (to === 'running') {
+        runStarts.set(sessionId, Date.now());
+        lastStep.set(sessionId, Date.now());
+        return;
+      }
+      const started = runStarts.get(sessionId);
+      if (from !== 'running' || started === undefined) return;
+      runs.observe({ outcome: to }, (Date.now() - started) / 1000);
+      runStarts.delete(sessionId);
+      lastStep.delete(sessionId);
+    },
+  };
+}
+
+/** Gauges read from the database at scrape time: the same in every process sharing it. */
+function databaseGauges(registry: Registry, db: Db): void {
   new Gauge({
     name: 'patchbay_sessions',
     help: 'Sessions by status and the surface they were started from.',
@@ -69,11 +85,26 @@ export function createMetrics(options: { db: Db; provider: string; role: string 
       for (const row of rows) this.set({ source: row.source, status: row.status }, Number(row.n));
     },
   });
+}
 
-  const runStarts = new Map<string, number>();
-  const lastStep = new Map<string, number>();
+/**
+ * The counters and histograms of what the event log records; `lastStep` (per session, the time of
+ * the run's last step) is shared with the run bookkeeping for turn durations.
+ */
+function eventCounters(registry: Registry, provider: string, lastStep: Map<string, number>): (stored: StoredEvent) => void {
+  const tokens = new Counter({ name: 'patchbay_model_tokens_total', help: 'Model tokens by provider, model and kind (input, output, cache_read, cache_write).', labelNames: ['provider', 'model', 'kind'], registers: [registry] });
+  const cost = new Counter({ name: 'patchbay_model_cost_usd_total', help: 'Estimated model cost in US dollars (list prices) by provider and model.', labelNames: ['provider', 'model'], registers: [registry] });
+  const turns = new Histogram({ name: 'patchbay_turn_duration_seconds', help: 'Time of one agent turn (model call and the step it records), by model.', labelNames: ['model'], buckets: seconds, registers: [registry] });
+  const tools = new Counter({ name: 'patchbay_tool_calls_total', help: 'Tool calls by tool name and outcome (ok, error).', labelNames: ['tool', 'outcome'], registers: [registry] });
+  const toolTime = new Histogram({ name: 'patchbay_tool_duration_seconds', help: 'Tool call durations by tool name.', labelNames: ['tool'], buckets: seconds, registers: [registry] });
+  const checks = new Counter({ name: 'patchbay_checks_total', help: 'Setup and check commands by phase, name and outcome.', labelNames: ['phase', 'name', 'outcome'], registers: [registry] });
+  const checkTime = new Histogram({ name: 'patchbay_check_duration_seconds', help: 'Setup and check command durations by phase.', labelNames: ['phase'], buckets: seconds, registers: [registry] });
+  const verdicts = new Counter({ name: 'patchbay_verdicts_total', help: 'Independent verifier verdicts by outcome (passed, failed, not-run).', labelNames: ['outcome'], registers: [registry] });
+  const egress = new Counter({ name: 'patchbay_egress_refusals_total', help: 'Connections from sandboxes the egress proxy refused, by reason.', labelNames: ['reason'], registers: [registry] });
+  const limits = new Counter({ name: 'patchbay_sandbox_limit_hits_total', help: 'Sandbox commands ended or failed by a resource limit, by kind.', labelNames: ['kind'], registers: [registry] });
+  const queueWait = new Histogram({ name: 'patchbay_queue_wait_seconds', help: 'Time a session waited for a run slot before a worker took it.', buckets: seconds, registers: [registry] });
 
-  const onEvent = (stored: StoredEvent): void => {
+  return (stored: StoredEvent): void => {
     const { event } = stored;
     switch (event.type) {
       case 'usage': {
@@ -112,23 +143,5 @@ export function createMetrics(options: { db: Db; provider: string; role: string 
       default:
         return;
     }
-  };
-
-  return {
-    contentType: registry.contentType,
-    render: () => registry.metrics(),
-    onEvents: (events) => events.forEach(onEvent),
-    onStatus(sessionId: string, from: SessionStatus, to: SessionStatus) {
-      if (to === 'running') {
-        runStarts.set(sessionId, Date.now());
-        lastStep.set(sessionId, Date.now());
-        return;
-      }
-      const started = runStarts.get(sessionId);
-      if (from !== 'running' || started === undefined) return;
-      runs.observe({ outcome: to }, (Date.now() - started) / 1000);
-      runStarts.delete(sessionId);
-      lastStep.delete(sessionId);
-    },
   };
 }

@@ -1,16 +1,25 @@
 import { context, SpanStatusCode, trace, type Attributes, type Context, type Span } from '@opentelemetry/api';
 import type { Logger } from 'pino';
 import type { StoredEvent } from '../core/events.ts';
+import type { Inbound, InboundOutcome } from '../core/inbound.ts';
 import type { SessionStatus } from '../core/session-status.ts';
 import type { StoreObserver } from './observed-store.ts';
 
-export type RunTracer = StoreObserver & { shutdown(): Promise<void> };
+export type RunTracer = StoreObserver & {
+  /**
+   * Wraps the session service's `handle`, which every webhook delivery goes through: a span per
+   * inbound command, the parent of the run it queues when that run starts in this process.
+   */
+  traceInbound(handle: (inbound: Inbound) => Promise<InboundOutcome>): (inbound: Inbound) => Promise<InboundOutcome>;
+  shutdown(): Promise<void>;
+};
 
 type OpenRun = { span: Span; ctx: Context; lastStep: number };
 
 /**
  * OpenTelemetry traces of session runs (OTEL_EXPORTER_OTLP_ENDPOINT, OTLP over HTTP): one trace per
- * run of a session in this process, `session.run` from the start to where it ended, with a child
+ * inbound command (a delivery) and the run it queues when that runs in this process, else one per
+ * run; `session.run` from the start to where it ended, with a child
  * span per model turn, tool call, check, verdict and push, each at the times the event log records
  * and each with `patchbay.session_id`. Built from the events the run writes, so no layer below the
  * composition root knows of tracing. The SDK is loaded only when an endpoint is set.
@@ -26,6 +35,8 @@ export async function startRunTracer(options: { endpoint: string; log: Logger; s
   sdk.start();
   const tracer = trace.getTracer('patchbay');
   const runs = new Map<string, OpenRun>();
+  /** The inbound command (a delivery) that queued a session's next run, by session. */
+  const origins = new Map<string, Context>();
   options.log.info({ endpoint: options.endpoint }, 'OpenTelemetry traces are exported');
 
   const child = (run: OpenRun, name: string, start: number, end: number, attributes: Attributes, failed = false) => {
@@ -67,8 +78,10 @@ export async function startRunTracer(options: { endpoint: string; log: Logger; s
     onStatus(sessionId: string, from: SessionStatus, to: SessionStatus) {
       const now = Date.now();
       if (to === 'running') {
-        const span = tracer.startSpan('session.run', { startTime: now, attributes: { 'patchbay.session_id': sessionId, 'patchbay.resumed_from': from } });
-        runs.set(sessionId, { span, ctx: trace.setSpan(context.active(), span), lastStep: now });
+        const parent = origins.get(sessionId) ?? context.active();
+        origins.delete(sessionId);
+        const span = tracer.startSpan('session.run', { startTime: now, attributes: { 'patchbay.session_id': sessionId, 'patchbay.resumed_from': from } }, parent);
+        runs.set(sessionId, { span, ctx: trace.setSpan(parent, span), lastStep: now });
         return;
       }
       const run = runs.get(sessionId);
@@ -77,6 +90,25 @@ export async function startRunTracer(options: { endpoint: string; log: Logger; s
       if (to === 'failed') run.span.setStatus({ code: SpanStatusCode.ERROR });
       run.span.end(now);
       runs.delete(sessionId);
+    },
+    traceInbound(handle) {
+      return async (inbound) => {
+        const span = tracer.startSpan(`inbound ${inbound.kind}`, { attributes: { 'patchbay.surface': inbound.thread.source, ...('deliveryId' in inbound && inbound.deliveryId && { 'patchbay.delivery_id': inbound.deliveryId }) } });
+        try {
+          const outcome = await handle(inbound);
+          span.setAttribute('patchbay.outcome', outcome.kind);
+          if ('session' in outcome) {
+            span.setAttribute('patchbay.session_id', outcome.session.id);
+            if (outcome.session.status === 'queued') origins.set(outcome.session.id, trace.setSpan(context.active(), span));
+          }
+          return outcome;
+        } catch (error) {
+          span.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error).message });
+          throw error;
+        } finally {
+          span.end();
+        }
+      };
     },
     async shutdown() {
       for (const run of runs.values()) run.span.end();

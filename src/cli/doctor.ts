@@ -2,6 +2,8 @@ import { existsSync } from 'node:fs';
 import type { Logger } from 'pino';
 import { loadConfig, type Config } from '../config.ts';
 import { describeError } from '../core/errors.ts';
+import { modalLogger } from '../../sandbox/index.ts';
+import { modalError } from '../../sandbox/modal/modal-errors.ts';
 import { checkDatabase, checkDisk, checkGitHub, checkLinear, checkModel, checkSandbox, checkSlack, type DoctorDeps, type DoctorRow } from './doctor-checks.ts';
 
 export type DoctorOptions = { env: Record<string, string | undefined>; log: Logger; out: NodeJS.WritableStream; signal?: AbortSignal };
@@ -42,13 +44,36 @@ function configSummary(config: Config): string {
   return `valid; surfaces: web, CLI${surfaces.length ? `, ${surfaces.join(', ')}` : ''}; PUBLIC_URL ${config.publicUrl}${config.apiToken ? '' : ' (no PATCHBAY_API_TOKEN: the API listens on loopback only)'}`;
 }
 
-/** Modal credentials are present (the SDK reads them); a call to Modal is made by the first sandbox. */
-async function checkModal({ config }: DoctorDeps): Promise<DoctorRow | undefined> {
+/**
+ * Modal: the credentials (tokens or the SDK's profile file), then one read through the SDK: the app
+ * by name, not created (a missing app is fine: the first sandbox creates it).
+ */
+async function checkModal({ config, log }: DoctorDeps): Promise<DoctorRow | undefined> {
   const modal = config.sandbox.modal;
   if (!modal) return undefined;
-  if (modal.tokenId) return { check: 'modal', ok: true, detail: `token ${modal.tokenId} set for app ${modal.appName}` };
-  if (existsSync(modal.configFile)) return { check: 'modal', ok: true, detail: `credentials from ${modal.configFile} for app ${modal.appName}` };
-  return { check: 'modal', ok: false, detail: 'SANDBOX=modal with no Modal credentials', fix: `set MODAL_TOKEN_ID and MODAL_TOKEN_SECRET, or run \`modal token new\` to write ${modal.configFile}` };
+  if (!modal.tokenId && !existsSync(modal.configFile)) {
+    return { check: 'modal', ok: false, detail: 'SANDBOX=modal with no Modal credentials', fix: `set MODAL_TOKEN_ID and MODAL_TOKEN_SECRET, or run \`modal token new\` to write ${modal.configFile}` };
+  }
+  const { ModalClient } = await import('modal');
+  const client = new ModalClient({ ...(modal.tokenId && { tokenId: modal.tokenId }), ...(modal.tokenSecret && { tokenSecret: modal.tokenSecret }), logger: modalLogger(log) });
+  try {
+    const found = await Promise.race([
+      client.apps.fromName(modal.appName, { createIfMissing: false }).then(
+        () => true,
+        (error: unknown) => {
+          if ((error as { code?: unknown; name?: string }).code === 5 || (error as { name?: string }).name === 'NotFoundError') return false;
+          throw error;
+        },
+      ),
+      new Promise<never>((_, reject) => setTimeout(() => reject(Object.assign(new Error('no answer in 20 s'), { name: 'TimeoutError' })), 20_000).unref()),
+    ]);
+    return { check: 'modal', ok: true, detail: found ? `credentials accepted; app ${modal.appName} exists` : `credentials accepted; app ${modal.appName} is created by the first sandbox` };
+  } catch (error) {
+    const reason = modalError(error, `looking up the Modal app ${modal.appName}`);
+    return { check: 'modal', ok: false, detail: reason.message, fix: /credentials/.test(reason.message) ? 'create a token at modal.com → Settings → API Tokens and set MODAL_TOKEN_ID and MODAL_TOKEN_SECRET' : "check this host's network (and MODAL_SERVER_URL when set)" };
+  } finally {
+    client.close();
+  }
 }
 
 /** Two columns and a status mark; a red row's fix on the line below it. */

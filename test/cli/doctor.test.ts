@@ -12,6 +12,7 @@ import { startFakeLinear } from '../fakes/linear/fake-linear.ts';
 import { startFakeSlackApi, type FakeSlackApi } from '../fakes/fake-slack-api.ts';
 import { createRemote, type RemoteFixture } from '../git/git-fixture.ts';
 import { createTestDatabase } from '../helpers/test-database.ts';
+import { startFakeModalForSdk } from '../fakes/modal/fake-modal-sdk.ts';
 
 const BOT_TOKEN = 'xoxb-doctor-0000000001';
 type FakeGitHub = Awaited<ReturnType<typeof startFakeGitHub>>;
@@ -137,5 +138,35 @@ describe('patchbay doctor', () => {
     expect(rows.map((r) => r.check)).toEqual([check]);
     expect(rows[0]!.detail).toMatch(cause);
     expect(rows[0]!.fix).toMatch(fix);
+  });
+});
+
+/** SANDBOX=modal: the doctor's Modal row against the fake Modal, through the SDK. */
+describe('patchbay doctor with SANDBOX=modal', () => {
+  let modal: Awaited<ReturnType<typeof startFakeModalForSdk>>;
+  let database: Awaited<ReturnType<typeof createTestDatabase>>;
+  let dir: string;
+  const log = pino({ level: 'silent' });
+
+  beforeAll(async () => {
+    modal = await startFakeModalForSdk();
+    database = await createTestDatabase();
+    dir = await mkdtemp(join(tmpdir(), 'patchbay-doctor-modal-'));
+  });
+  afterAll(async () => {
+    await modal?.close();
+    await database?.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  const modalRow = async (env: Record<string, string>) => {
+    const rows = await doctorRows({ env: { DATA_DIR: join(dir, 'data'), DATABASE_URL: database.url, SCRIPTED_SCENARIO: '/dev/null', MODEL_PROVIDER: 'scripted', ...modal.env(), ...env }, log, out: process.stdout });
+    return rows.find((r) => r.check === 'modal');
+  };
+
+  it('accepts the credentials when Modal does, and names the fix when it refuses them', { timeout: 60_000 }, async () => {
+    expect(await modalRow({})).toEqual({ check: 'modal', ok: true, detail: 'credentials accepted; app patchbay-test is created by the first sandbox' });
+    const refused = await modalRow({ MODAL_TOKEN_SECRET: 'as-not-the-secret' });
+    expect(refused).toMatchObject({ ok: false, detail: expect.stringMatching(/^Modal refused the credentials while looking up the Modal app patchbay-test \(.*\): check MODAL_TOKEN_ID and MODAL_TOKEN_SECRET$/), fix: expect.stringContaining('API Tokens') });
   });
 });
