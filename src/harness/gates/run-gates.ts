@@ -20,6 +20,8 @@ export type GateContext = {
   sandbox: Sandbox;
   knowledge: LoadedKnowledge | undefined;
   knowledgeText: string;
+  /** The commit the session's branch started from: a workspace still there, untouched, may become a setup image. */
+  baseCommit?: string;
   log: Logger;
   signal: AbortSignal;
 };
@@ -67,6 +69,11 @@ export async function runSetup(ctx: GateContext): Promise<void> {
   const marker = await ctx.sandbox.exec(`cat ${workspaceSetupMarker}`, { signal: ctx.signal, timeoutMs: 60_000 });
   if (marker.exitCode === 0 && marker.stdout.trim() === key) {
     ctx.log.info({ key }, 'setup already ran in this workspace for these lockfiles and commands');
+    // A workspace from a setup image that is still at its (newer) base, untouched: where the
+    // repo's next sessions start. One the agent has worked in never is.
+    if (ctx.knowledge && ctx.sandbox.checkpoint && commit === ctx.baseCommit && (await untouched(ctx))) {
+      await ctx.sandbox.checkpoint({ template: { repo: ctx.knowledge.repo, commit } });
+    }
     return;
   }
   const passed = await runSetupCommands(ctx, ctx.sandbox, commit, setup);
@@ -75,6 +82,12 @@ export async function runSetup(ctx: GateContext): Promise<void> {
   // A remote sandbox saves its set-up filesystem, so a lost sandbox never costs the setup again; a
   // setup that passed on the untouched checkout also becomes where the repo's next sessions start.
   await ctx.sandbox.checkpoint?.(passed && ctx.knowledge ? { template: { repo: ctx.knowledge.repo, commit } } : undefined);
+}
+
+/** No change in the workspace beside what setup left (which is excluded). */
+async function untouched(ctx: GateContext): Promise<boolean> {
+  const status = await ctx.sandbox.exec('git status --porcelain', { signal: ctx.signal, timeoutMs: 60_000 });
+  return status.exitCode === 0 && status.stdout.trim() === '';
 }
 
 /** Runs setup commands in order until one fails; each is recorded. True when all passed. */
