@@ -106,7 +106,11 @@ export async function startFakeGitHub(options: { appId?: number; slug?: string; 
   let nextId = 1000;
   const oauthClient = { id: 'Iv1.fakeclient', secret: 'fake-client-secret' };
   /** Something another actor does on GitHub at a given moment (a merge queue merging the branch). */
-  const hooks: { beforePullCreate?: (pr: { gitDir: string; head: string; base: string }) => Promise<void> } = {};
+  const hooks: {
+    beforePullCreate?: (pr: { gitDir: string; head: string; base: string }) => Promise<void>;
+    /** Runs after a GraphQL request's mutations and before its answer (say, a push that lands meanwhile). */
+    afterGraphql?: (operations: readonly string[]) => Promise<void>;
+  } = {};
 
   const key = (owner: string, name: string) => `${owner}/${name}`.toLowerCase();
 
@@ -311,6 +315,7 @@ export async function startFakeGitHub(options: { appId?: number; slug?: string; 
     };
     const answer = await runGitHubGraphQL(body, { markPullRequestReadyForReview: setDraft(false), convertPullRequestToDraft: setDraft(true) });
     graphqlCalls.push({ operations, as: auth.kind === 'user' ? auth.login : bot.login });
+    await hooks.afterGraphql?.(operations);
     if (answer.body.errors?.length) refused.push({ method: 'POST', path: '/api/graphql', status: answer.status, message: answer.body.errors.map((e) => e.message).join('; ') });
     return send(res, answer.status, answer.body);
   }

@@ -160,6 +160,35 @@ describe('the gate fails closed (fake GitHub, real Patchbay, sandbox and git)', 
     readyPr = { pr: passing.pr, branch: passing.done.branch! };
   });
 
+  it('undoes ready when the PR head moves while it is marked ready: draft again, a failing status on the new head', { timeout: 240_000 }, async () => {
+    let moved: string | undefined;
+    fake.hooks.afterGraphql = async (operations) => {
+      if (!operations.includes('markPullRequestReadyForReview') || moved) return;
+      // A person's push lands right as the PR is marked ready.
+      const pr = fake.pulls.at(-1)!;
+      const gitDir = fake.repo(owner, 'calc').gitDir;
+      const parent = await git(gitDir, 'rev-parse', pr.head);
+      moved = await git(gitDir, '-c', 'user.name=Alice', '-c', 'user.email=alice@example.com', 'commit-tree', `${parent}^{tree}`, '-p', parent, '-m', 'pushed meanwhile');
+      await git(gitDir, 'update-ref', `refs/heads/${pr.head}`, moved, parent);
+    };
+    try {
+      const { pr, events } = await run('calc', 'add(2, 3) should be 5, fix add.js (moving head)');
+      const judged = of(events, 'review-gate')[0]!;
+      expect(judged.ready).toBe(true);
+      expect(moved).toBeDefined();
+      expect(pr.draft).toBe(true);
+      const statuses = fake.statuses.filter((s) => s.context === 'patchbay/verify' && (s.sha === judged.commit || s.sha === moved));
+      expect(statuses.map((s) => [s.sha, s.state])).toEqual([
+        [judged.commit, 'success'],
+        [moved, 'failure'],
+      ]);
+      expect(statuses[1]!.description).toBe(`Not verified: pushed after Patchbay verified ${judged.commit.slice(0, 12)}`);
+      expect(fake.refused).toEqual([]);
+    } finally {
+      fake.hooks.afterGraphql = undefined;
+    }
+  });
+
   let readyPr: { pr: FakeGitHub['pulls'][number]; branch: string } | undefined;
   it('marks a person\'s push to a ready PR as not verified and turns the PR back to draft', { timeout: 120_000 }, async () => {
     const { pr, branch } = readyPr!;
