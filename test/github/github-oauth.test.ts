@@ -77,7 +77,8 @@ describe('GitHub sign-in: PRs opened as the person who asked', () => {
     expect(callback.status).toBe(200);
     // The code is a credential: not in the request log, nor anywhere else in the log.
     expect(app.logLines.filter((line) => line.includes(code))).toEqual([]);
-    expect(app.logLines.some((line) => line.includes('/github/oauth/callback?[redacted]'))).toBe(true);
+    // The request is logged (at debug), by its path only: no query string reaches the log.
+    expect(app.logLines.some((line) => line.includes('"url":"/github/oauth/callback"'))).toBe(true);
     expect(await callback.text()).toContain('@alice');
     const row = await app.database.db.selectFrom('github_user_tokens').selectAll().executeTakeFirstOrThrow();
     expect(row).toMatchObject({ actor_key: `github:${alice.id}`, github_login: 'alice' });
