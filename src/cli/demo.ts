@@ -61,8 +61,8 @@ export async function runDemo(options: { config: Config; actor: Actor }): Promis
       repo: remote,
       task: 'Write a README for this project',
       actor: options.actor,
-      model: createScriptedProvider({ scenario: demoScenario, model: 'demo' }),
-      verifierModel: createSequenceProvider([{ toolCalls: [{ name: 'record_verdict', input: demoVerdict }] }], 'demo-verifier'),
+      model: createScriptedProvider({ scenario: demoScenario, model: 'scripted' }),
+      verifierModel: createSequenceProvider([{ toolCalls: [{ name: 'record_verdict', input: demoVerdict }] }], 'scripted'),
     });
     if (code === 0) {
       const { stdout } = await git(root, '--git-dir', remote, 'log', '--stat', '--format=%ncommit %h on %D%nAuthor: %an <%ae>%n%n    %s%n', '--branches=patchbay/*', '-n', '1');
@@ -80,6 +80,14 @@ async function makeRepo(root: string, remote: string): Promise<void> {
   await git(root, 'init', '--quiet', '--initial-branch=main', work);
   await writeFile(join(work, 'app.js'), "export function greet(name) {\n  return `Hello, ${name}!`;\n}\n");
   await writeFile(join(work, 'package.json'), '{ "name": "greeter", "type": "module", "version": "1.0.0" }\n');
+  // A check the harness reads from CI configuration and runs on the pushed commit (a shell script,
+  // so the demo needs no toolchain inside the sandbox).
+  await writeFile(join(work, 'test.sh'), "#!/bin/sh\ngrep -q 'export function greet' app.js && echo 'greet() is exported'\n", { mode: 0o755 });
+  await mkdir(join(work, '.github', 'workflows'), { recursive: true });
+  await writeFile(
+    join(work, '.github', 'workflows', 'ci.yml'),
+    'on: [push, pull_request]\njobs:\n  test:\n    runs-on: ubuntu-latest\n    steps:\n      - uses: actions/checkout@v4\n      - name: Run tests\n        run: ./test.sh\n',
+  );
   await git(work, 'add', '.');
   await git(work, '-c', 'user.name=Demo', '-c', 'user.email=demo@example.com', 'commit', '--quiet', '-m', 'Initial commit');
   await git(work, 'push', '--quiet', remote, 'main');
