@@ -58,6 +58,11 @@ export interface SessionsTable {
   cache_write_tokens: Counter;
   /** When the session last became queued (a trigger keeps it); null until then. */
   queued_at: ColumnType<Date | null, never, never>;
+  /** Grows by one each time a run of the session starts or is taken over (migration 013). */
+  run_epoch: ColumnType<string, number | undefined, number>;
+  /** The process holding the run's lease, and until when (null: nobody). */
+  lease_owner: string | null;
+  lease_expires_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
 }
 
 export interface SessionThreadsTable {
@@ -81,6 +86,8 @@ export interface SessionEventsTable {
   at: Timestamp;
   /** Makes a replayed write (a resumed run) a no-op instead of a duplicate. */
   dedupe_key: string | null;
+  /** The run epoch that wrote it (migration 013); null when no run did. */
+  run_epoch: ColumnType<string | null, number | null | undefined, number | null>;
 }
 
 export interface SessionMessagesTable {
@@ -280,6 +287,8 @@ export interface ModalSandboxesTable {
   expires_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
   used_at: Timestamp;
   released: ColumnType<boolean, boolean | undefined, boolean>;
+  /** The run epoch that wrote it (migration 013); null when no run did. */
+  run_epoch: ColumnType<string | null, number | null | undefined, number | null>;
 }
 
 export interface ModalTemplatesTable {
@@ -302,4 +311,6 @@ export interface SessionCheckpointsTable {
   bundle: Buffer | null;
   unavailable: string | null;
   created_at: Timestamp;
+  /** The run epoch that wrote it (migration 013); null when no run did. */
+  run_epoch: ColumnType<string | null, number | null | undefined, number | null>;
 }

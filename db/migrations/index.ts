@@ -13,10 +13,11 @@ import * as m010 from './010-modal-sandboxes.ts';
 import * as m011 from './011-scale-out.ts';
 import * as m010b from './010-modal-templates.ts';
 import * as m012 from './012-delivery-retention.ts';
+import * as m013 from './013-run-leases.ts';
 
 /** Migrations in order. Add new ones here; never edit one that has shipped. */
 export const migrationProvider: MigrationProvider = {
   async getMigrations(): Promise<Record<string, Migration>> {
-    return { '001-sessions': m001, '002-thread-delivery': m002, '003-slack': m003, '004-github': m004, '005-inbound-deliveries': m005, '006-harness': m006, '007-linear': m007, '008-github-ci': m008, '009-linear-inbound': m009, '009-ordered-deliveries': m009b, '010-modal-sandboxes': m010, '010-modal-templates': m010b, '011-scale-out': m011, '012-delivery-retention': m012 };
+    return { '001-sessions': m001, '002-thread-delivery': m002, '003-slack': m003, '004-github': m004, '005-inbound-deliveries': m005, '006-harness': m006, '007-linear': m007, '008-github-ci': m008, '009-linear-inbound': m009, '009-ordered-deliveries': m009b, '010-modal-sandboxes': m010, '010-modal-templates': m010b, '011-scale-out': m011, '012-delivery-retention': m012, '013-run-leases': m013 };
   },
 };

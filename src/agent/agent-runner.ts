@@ -18,6 +18,13 @@ export type ToolExecutor = {
   specs(): ToolSpec[];
   /** Must not throw: failures come back as error results. */
   execute(call: ToolCall, ctx: ToolContext): Promise<ToolOutput>;
+  /**
+   * Whether a call that an earlier run started (its tool-start is in the log) and left without a
+   * result may run again: it changes nothing, or the workspace was put back to where it was before
+   * the call. When false, the call is reported to the model as interrupted instead, never applied
+   * twice. Absent: such calls run again.
+   */
+  rerunsInterrupted?(call: ToolCall): boolean;
 };
 
 /** Safety limits for one run. They stop a runaway run; they are not how a run normally ends. */
@@ -127,6 +134,8 @@ export async function runAgent(input: RunInput): Promise<RunOutcome> {
     const output = raw;
     toolCallCount += 1;
     await record({
+      // The result and the checkpoint of the work after it land together, or neither does.
+      ...(output.checkpoint && { checkpoint: output.checkpoint }),
       messages: [{ message: { role: 'tool', toolCallId: call.id, name: call.name, content: output.content, isError: output.isError ?? false } }],
       events: [
         {
@@ -143,6 +152,19 @@ export async function runAgent(input: RunInput): Promise<RunOutcome> {
       ],
     });
     return output;
+  };
+
+  const startedBefore = async (call: ToolCall) =>
+    (await runLog.events(sessionId, { types: ['tool-start'] })).some((e) => e.event.type === 'tool-start' && e.event.callId === call.id);
+
+  /** A call that may have been applied in part, in a workspace that could not be put back: the model decides. */
+  const reportInterrupted = async (call: ToolCall) => {
+    const content = `This call was interrupted: the worker running it stopped before it finished, and the workspace could not be put back to where it was before the call, so it may hold part of the call's effect. It was not run again. Check the workspace before you repeat it.`;
+    log.warn({ callId: call.id, name: call.name }, 'a call interrupted by the previous run is reported to the model instead of run again');
+    await record({
+      messages: [{ message: { role: 'tool', toolCallId: call.id, name: call.name, content, isError: true } }],
+      events: [{ event: { type: 'tool-end', callId: call.id, name: call.name, isError: true, output: content, durationMs: 0 }, dedupeKey: `tool-end:${call.id}` }],
+    });
   };
 
   /** Records an ask_user call's question; undefined when the call is not a valid question. */
@@ -227,6 +249,8 @@ export async function runAgent(input: RunInput): Promise<RunOutcome> {
           })),
           patch: { pendingQuestion: null },
         });
+      } else if (tools.rerunsInterrupted && !tools.rerunsInterrupted(call) && (await startedBefore(call))) {
+        await reportInterrupted(call);
       } else {
         await executeCall(call);
       }

@@ -23,6 +23,8 @@ export type ErrorCode =
   | 'model_error'
   | 'git_failed'
   | 'budget_exhausted'
+  /** A write of a run whose lease another run took over: the run stops. */
+  | 'lease_lost'
   | 'internal';
 
 export class PatchbayError extends Error {

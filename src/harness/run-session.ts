@@ -133,6 +133,8 @@ export async function runSession(sessionId: string, deps: HarnessDeps, signal: A
       await noteAbort(sessionId, store, log);
       return;
     }
+    // Taken over by another run (this one's lease lapsed): that run owns the session; say nothing.
+    if (isPatchbayError(error, 'lease_lost')) throw error;
     log.error({ err: error }, 'session run failed');
     const code = isPatchbayError(error) ? error.code : 'internal';
     await store.transition(sessionId, 'fail', {
@@ -339,6 +341,8 @@ async function pushAndPublish(
 ): Promise<{ commit?: string; prUrl?: string }> {
   const { store } = deps;
   const env = await firstGitEnv(deps.gitCredentials ?? [], session.repo, signal);
+  // A push cannot be undone by a refused write: it goes out only while this run holds the session.
+  await store.assertCurrent?.(session.id);
   const pushed = await pushBranch({
     ...(env && { env }),
     sandbox,
@@ -363,6 +367,7 @@ async function pushAndPublish(
   const current = (await store.get(session.id)) ?? session;
   let pr: PublishedPullRequest | undefined;
   for (const publisher of deps.publishers ?? []) {
+    await store.assertCurrent?.(session.id);
     const published = await publisher.publish({
       session: current,
       branch: workspace.branch,

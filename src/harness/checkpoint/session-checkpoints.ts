@@ -14,7 +14,13 @@ export type WorkBase = { branch: string; baseBranch: string; baseCommit: string 
 export type SessionCheckpoints = {
   /** The base the work is measured from: the checkpoint's when one was restored or matched. */
   base: WorkBase;
-  /** Wraps the tool executor: after a call that may have changed files, the work is checkpointed before the call's result is recorded. */
+  /**
+   * Wraps the tool executor. A call that may change files runs only once a checkpoint of the work
+   * before it is stored (one is taken first when none is), and the checkpoint after it comes back
+   * with its result (`ToolOutput.checkpoint`), to be stored together with it: a resumed run never
+   * finds a call's work without its result. A call that started and has no result may run again
+   * only when the workspace was put back to the checkpoint before it (`rerunsInterrupted`).
+   */
   tools(executor: ToolExecutor): ToolExecutor;
   /** Checkpoints now (after the harness committed). */
   take(signal: AbortSignal): Promise<void>;
@@ -52,6 +58,9 @@ export async function resumeWork(input: {
   const checkpoint = await deps.store.latest(sessionId);
   let base = input.base;
   let last: Pick<WorkCheckpoint, 'head' | 'tree'> | undefined;
+  // The workspace is the latest checkpoint's (or no file-changing call ever ran: there is none),
+  // so a call that started and has no result finds the workspace as it was before the call.
+  let atCheckpoint = checkpoint === undefined;
 
   if (checkpoint?.bundle) {
     const state = await readWorkState(sandbox, signal);
@@ -63,6 +72,7 @@ export async function resumeWork(input: {
     }
     last = { head: checkpoint.head, tree: checkpoint.tree };
     base = { branch: checkpoint.branch, baseBranch: checkpoint.baseBranch, baseCommit: checkpoint.baseCommit };
+    atCheckpoint = true;
   } else if (!input.reused) {
     if (checkpoint?.unavailable) throw new PatchbayError('git_failed', `the previous run's work cannot be restored on this worker: ${checkpoint.unavailable}`);
     const unsaved = await unpushedWork(sessionId, deps.runLog);
@@ -76,20 +86,27 @@ export async function resumeWork(input: {
     log.warn({ reason: checkpoint.unavailable }, 'the latest checkpoint could not be stored; going on with this worker\'s own workspace');
   }
 
-  const take = async (signal: AbortSignal) => {
+  const checkpointInto = async (store: CheckpointStore, signal: AbortSignal) => {
     const session = await deps.runLog.get(sessionId);
     last = await checkpointWork({
       sessionId,
       sandbox,
       ...(input.workspaceDir && { workspaceDir: input.workspaceDir }),
       scratchDir: checkpointScratchDir(deps.dataDir),
-      store: deps.store,
+      store,
       base,
       step: session?.lastSeq ?? 0,
       ...(last && { last }),
       maxBytes: deps.maxBytes,
       signal,
     });
+  };
+  const take = (signal: AbortSignal) => checkpointInto(deps.store, signal);
+  /** The checkpoint of the work now, not stored: the caller stores it with the step it follows. */
+  const takeForStep = async (signal: AbortSignal): Promise<WorkCheckpoint | undefined> => {
+    let taken: WorkCheckpoint | undefined;
+    await checkpointInto({ latest: (id) => deps.store.latest(id), save: async (_id, checkpoint) => void (taken = checkpoint) }, signal);
+    return taken;
   };
 
   return {
@@ -98,11 +115,15 @@ export async function resumeWork(input: {
     tools: (executor) => ({
       specs: () => executor.specs(),
       async execute(call, ctx) {
+        if (readOnlyTools.has(call.name)) return executor.execute(call, ctx);
+        // No checkpoint yet: store the work as it is, the state a resume puts back before a rerun.
+        if (!last) await take(ctx.signal);
         const output = await executor.execute(call, ctx);
-        if (readOnlyTools.has(call.name) || ctx.signal.aborted) return output;
-        await take(ctx.signal);
-        return output;
+        if (ctx.signal.aborted) return output;
+        const checkpoint = await takeForStep(ctx.signal);
+        return checkpoint ? { ...output, checkpoint } : output;
       },
+      rerunsInterrupted: (call) => readOnlyTools.has(call.name) || atCheckpoint,
     }),
   };
 }
