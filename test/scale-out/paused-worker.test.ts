@@ -45,10 +45,6 @@ describe('a worker paused past its lease', () => {
   }, 60_000);
 
   afterAll(async () => {
-    if (process.env.DUMP_DIR) {
-      const { writeFileSync } = await import('node:fs');
-      procs.forEach((p, i) => writeFileSync(join(process.env.DUMP_DIR!, `proc${i}.log`), p.lines().map((l) => JSON.stringify(l)).join('\n')));
-    }
     for (const proc of procs) {
       proc.child.kill('SIGCONT');
       proc.child.kill('SIGKILL');
