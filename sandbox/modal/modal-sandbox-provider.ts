@@ -145,7 +145,7 @@ export function createModalSandboxProvider(options: ModalSandboxProviderOptions)
     const timeoutMs = settings.timeoutMinutes * 60_000;
     // The record exists (with a fresh use time) before the sandbox does, so a reaper on another
     // worker never takes the new sandbox for an orphan.
-    await store.save(sessionId, { usedAt: clock() });
+    await store.save(sessionId, { usedAt: clock() }, spec.epoch);
     try {
       const sandbox = await client.sandboxes.create(await appHandle(), image, {
         timeoutMs,
@@ -158,12 +158,12 @@ export function createModalSandboxProvider(options: ModalSandboxProviderOptions)
         ...networkFor(spec),
         ...(settings.exitSnapshots && { experimentalOptions: { enable_exit_snapshot: true } }),
       });
-      await store.save(sessionId, { sandboxId: sandbox.sandboxId, expiresAt: new Date(clock().getTime() + timeoutMs), usedAt: clock(), released: false });
+      await store.save(sessionId, { sandboxId: sandbox.sandboxId, expiresAt: new Date(clock().getTime() + timeoutMs), usedAt: clock(), released: false }, spec.epoch);
       try {
         await probeImage(sandbox);
       } catch (error) {
         // Nothing ran in it: no work to take over from it next time.
-        await store.save(sessionId, { sandboxId: null, released: true });
+        await store.save(sessionId, { sandboxId: null, released: true }, spec.epoch);
         throw error;
       }
       return sandbox;
@@ -197,22 +197,22 @@ export function createModalSandboxProvider(options: ModalSandboxProviderOptions)
    * of its filesystem at that moment when it was created with them on: the session continues from
    * it with nothing lost. When Modal could not make one, the last snapshot of our own stands.
    */
-  const takeExitSnapshot = async (sessionId: string, sandbox: ModalSandboxLike): Promise<void> => {
+  const takeExitSnapshot = async (sessionId: string, sandbox: ModalSandboxLike, epoch: number | undefined): Promise<void> => {
     if (settings.exitSnapshots) {
       try {
         const image = await sandbox.experimentalGetExitSnapshot({ timeoutMs: 60_000 });
-        await store.save(sessionId, { sandboxId: null, imageId: image.imageId, snapshotAt: clock(), released: true });
+        await store.save(sessionId, { sandboxId: null, imageId: image.imageId, snapshotAt: clock(), released: true }, epoch);
         log.info({ sessionId, sandboxId: sandbox.sandboxId, imageId: image.imageId }, 'took the exit snapshot of an ended sandbox');
         return;
       } catch (error) {
         log.warn({ sessionId, sandboxId: sandbox.sandboxId, err: error }, 'no exit snapshot of the ended sandbox; continuing from the last snapshot');
       }
     }
-    await store.save(sessionId, { sandboxId: null });
+    await store.save(sessionId, { sandboxId: null }, epoch);
   };
 
   /** The session's live sandbox, or undefined when it has ended (or is about to reach its limit). */
-  const liveSandbox = async (sessionId: string, record: ModalSessionRecord | undefined): Promise<ModalSandboxLike | undefined> => {
+  const liveSandbox = async (sessionId: string, record: ModalSessionRecord | undefined, epoch: number | undefined): Promise<ModalSandboxLike | undefined> => {
     if (!record?.sandboxId) return undefined;
     const sandbox = await client.sandboxes.fromId(record.sandboxId);
     let exit: number | null;
@@ -223,16 +223,16 @@ export function createModalSandboxProvider(options: ModalSandboxProviderOptions)
       throw modalError(error, `checking sandbox ${record.sandboxId}`);
     }
     if (exit !== null) {
-      await takeExitSnapshot(sessionId, sandbox);
+      await takeExitSnapshot(sessionId, sandbox, epoch);
       return undefined;
     }
     const margin = Math.max(EXPIRY_MARGIN_MS, (settings.timeoutMinutes * 60_000) / 4);
     if (record.expiresAt && record.expiresAt.getTime() - clock().getTime() < margin) {
       // Too close to Modal's limit for a run: save it and move on to a fresh one.
       const image = await sandbox.snapshotFilesystem({ ttlMs: settings.snapshotTtlDays * 86_400_000 }).catch(() => undefined);
-      if (image) await store.save(sessionId, { imageId: image.imageId, snapshotAt: clock(), released: true });
+      if (image) await store.save(sessionId, { imageId: image.imageId, snapshotAt: clock(), released: true }, epoch);
       await sandbox.terminate().catch(() => undefined);
-      await store.save(sessionId, { sandboxId: null });
+      await store.save(sessionId, { sandboxId: null }, epoch);
       return undefined;
     }
     return sandbox;
@@ -248,11 +248,13 @@ export function createModalSandboxProvider(options: ModalSandboxProviderOptions)
       assertSessionId(sessionId);
       const sessionLog = log.child({ sessionId });
       let record = await store.get(sessionId);
-      let sandbox = await liveSandbox(sessionId, record);
+      let sandbox = await liveSandbox(sessionId, record, spec.epoch);
       // An ended sandbox may have just left its exit snapshot in the record.
       if (!sandbox && record?.sandboxId) record = await store.get(sessionId);
       let restoredNote: string | undefined;
       if (sandbox) {
+        // Under the run's lease: a run that was taken over meanwhile gets no sandbox (lease_lost).
+        await store.save(sessionId, { usedAt: clock() }, spec.epoch);
         sessionLog.info({ sandboxId: sandbox.sandboxId }, 'reattached to the session sandbox');
       } else if (record?.imageId) {
         let image: ModalImageLike;
@@ -280,7 +282,7 @@ export function createModalSandboxProvider(options: ModalSandboxProviderOptions)
         sessionLog.info({ sandboxId: sandbox.sandboxId, template: template?.imageId }, 'session sandbox created');
       }
       held.add(sessionId);
-      return openHandle(sessionId, sandbox, (await store.get(sessionId))?.expiresAt ?? null, restoredNote, sessionLog);
+      return openHandle(sessionId, sandbox, (await store.get(sessionId))?.expiresAt ?? null, restoredNote, sessionLog, spec.epoch);
     },
 
     setupImages: () => store.listTemplates(),
@@ -373,7 +375,7 @@ export function createModalSandboxProvider(options: ModalSandboxProviderOptions)
     };
   }
 
-  function openHandle(sessionId: string, sandbox: ModalSandboxLike, expiresAt: Date | null, restoredNote: string | undefined, sessionLog: Logger): Sandbox {
+  function openHandle(sessionId: string, sandbox: ModalSandboxLike, expiresAt: Date | null, restoredNote: string | undefined, sessionLog: Logger, epoch: number | undefined): Sandbox {
     let state: 'open' | 'released' | 'destroyed' = 'open';
     let ended: PatchbayError | undefined;
     let endedResolve: (reason: string) => void = () => undefined;
@@ -424,7 +426,7 @@ export function createModalSandboxProvider(options: ModalSandboxProviderOptions)
       try {
         const image = await sandbox.snapshotFilesystem({ ttlMs: settings.snapshotTtlDays * 86_400_000 });
         lastSnapshot = Date.now();
-        await store.save(sessionId, { imageId: image.imageId, snapshotAt: clock() });
+        await store.save(sessionId, { imageId: image.imageId, snapshotAt: clock() }, epoch);
         sessionLog.info({ imageId: image.imageId, why, ms: Date.now() - started }, 'session sandbox snapshotted');
         return image.imageId;
       } catch (error) {
@@ -457,7 +459,7 @@ export function createModalSandboxProvider(options: ModalSandboxProviderOptions)
     const files = createModalFiles(run, MODAL_WORKDIR);
 
     const afterUse = async () => {
-      await store.save(sessionId, { usedAt: clock() }).catch(() => undefined);
+      await store.save(sessionId, { usedAt: clock() }, epoch).catch(() => undefined);
       if (Date.now() - lastSnapshot >= settings.snapshotEveryMinutes * 60_000) await snapshot('periodic');
     };
 
@@ -506,7 +508,7 @@ export function createModalSandboxProvider(options: ModalSandboxProviderOptions)
         if (!ended) {
           // The work is saved before the sandbox is left to its idle limit, so nothing depends on it staying up.
           await snapshot('release');
-          await store.save(sessionId, { released: true, usedAt: clock() });
+          await store.save(sessionId, { released: true, usedAt: clock() }, epoch);
         }
         sandbox.detach();
         sessionLog.debug('sandbox released');
@@ -518,7 +520,7 @@ export function createModalSandboxProvider(options: ModalSandboxProviderOptions)
         clearTimeout(expiryTimer);
         held.delete(sessionId);
         await sandbox.terminate().catch((error: unknown) => sessionLog.warn({ err: error }, 'could not terminate the Modal sandbox'));
-        await store.save(sessionId, { sandboxId: null, imageId: null, snapshotAt: null, released: true });
+        await store.save(sessionId, { sandboxId: null, imageId: null, snapshotAt: null, released: true }, epoch);
         sandbox.detach();
       },
     };

@@ -56,6 +56,8 @@ export type HarnessDeps = {
    * Without it, a run resumed on a workspace that lacks the work goes on without it.
    */
   checkpoints?: { store: CheckpointStore; maxBytes: number };
+  /** The run's lease epoch: the sandbox is acquired (and recorded, on Modal) under it. */
+  runEpoch?: number;
 };
 
 /**
@@ -92,7 +94,12 @@ export async function runSession(sessionId: string, deps: HarnessDeps, signal: A
     // Where the provider can show it, the mirror's object store is the workspace's history (a
     // shared clone): a session on a mirrored repository writes only its checkout.
     const sharedObjects = deps.sandboxes.sharesObjects && deps.sandboxes.hostPath ? join(mirrorPath(deps.dataDir, resolveRepo(session.repo)), 'objects') : undefined;
-    sandbox = await deps.sandboxes.acquire(sessionId, { network: deps.network, repo: knowledgeKey(session.repo), ...(sharedObjects && { sharedObjects }) });
+    sandbox = await deps.sandboxes.acquire(sessionId, {
+      network: deps.network,
+      repo: knowledgeKey(session.repo),
+      ...(sharedObjects && { sharedObjects }),
+      ...(deps.runEpoch !== undefined && { epoch: deps.runEpoch }),
+    });
     const prepared0 = await ensureWorkspace(session, deps, sandbox, signal);
     if (sandbox.restoredNote) await noteRestored(sessionId, sandbox.restoredNote, store, log);
     let workspace: Workspace = prepared0;

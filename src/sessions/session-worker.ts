@@ -68,6 +68,7 @@ export async function startSessionWorker(deps: {
     const fenced: HarnessDeps = {
       ...harness,
       store: fencedRunLog(store, lease, log),
+      runEpoch: lease.epoch,
       ...(harness.checkpoints && { checkpoints: { ...harness.checkpoints, store: createCheckpointStore(store.db, lease) } }),
     };
     for (;;) {

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IDLE_IN_TRANSACTION_MS, openDatabase } from '../../db/database.ts';
 import type { Actor } from '../../src/core/actor.ts';
 import { createCheckpointStore } from '../../src/sessions/checkpoint-store.ts';
+import { createModalRecordStore } from '../../src/sessions/modal-record-store.ts';
 import { fencedRunLog } from '../../src/sessions/fenced-run-log.ts';
 import { createRunLeases, type RunLease } from '../../src/sessions/run-leases.ts';
 import { createSessionStore, type SessionStore } from '../../src/sessions/session-store.ts';
@@ -94,6 +95,22 @@ describe.each(databaseTargets())('run leases on $name PostgreSQL', (target) => {
     const second = await taken(leases, 's-release');
     expect(second.epoch).toBe(first.epoch + 1);
     await leases.release(second);
+  });
+
+  it('records a Modal sandbox only under the current epoch: a run that was taken over cannot release or repoint it', async () => {
+    await create('s-modal');
+    const records = createModalRecordStore(handle.db);
+    const first = createRunLeases({ db: handle.db, owner: 'worker-1', leaseMs: 1_000 });
+    const a = await taken(first, 's-modal');
+    await records.save('s-modal', { sandboxId: 'sb-first', usedAt: new Date(), released: false }, a.epoch);
+    await sleep(1_100);
+    const b = await taken(createRunLeases({ db: handle.db, owner: 'worker-2', leaseMs: 1_000 }), 's-modal');
+    // The new run reattaches under its epoch; the old one wakes and tries to let go of the sandbox.
+    await records.save('s-modal', { usedAt: new Date() }, b.epoch);
+    await expect(records.save('s-modal', { sandboxId: null, imageId: 'im-stale', released: true }, a.epoch)).rejects.toMatchObject({ code: 'lease_lost' });
+    expect(await records.get('s-modal')).toMatchObject({ sandboxId: 'sb-first', imageId: null, released: false });
+    const row = await handle.db.selectFrom('modal_sandboxes').select('run_epoch').where('session_id', '=', 's-modal').executeTakeFirstOrThrow();
+    expect(Number(row.run_epoch)).toBe(b.epoch);
   });
 
   // Run last but one: every other test's lease is given back or lapsed, so the slots are this test's.
