@@ -82,8 +82,9 @@ export type RunInput = {
 /**
  * The agent loop: model turn, then its tool calls (several per turn), results back, next turn.
  * Every step is written to the session's transcript and event log before the next one starts, so
- * a run killed at any point resumes from the database: calls without results are executed again,
- * and events carry dedupe keys so a replayed step writes no second copy.
+ * a run killed at any point resumes from the database: calls without results are executed again
+ * (or reported as interrupted when the tools cannot vouch for the workspace, see
+ * ToolExecutor.rerunsInterrupted), and events carry dedupe keys so a replayed step writes no second copy.
  *
  * Stops on conditions: the model ends its turn, asks a question (waiting), the session is stopped,
  * a safety limit is reached, the loop guard sees the same failure repeating, or the model fails.
