@@ -134,11 +134,16 @@ export async function resumeWork(input: {
       specs: () => executor.specs(),
       async execute(call, ctx) {
         if (readOnlyTools.has(call.name)) return executor.execute(call, ctx);
+        // The executor must not throw: a checkpoint cut short by a stop is an error result.
+        const stopped = (error: unknown) => {
+          if (!ctx.signal.aborted) throw error;
+          return undefined;
+        };
         // No checkpoint yet: store the work as it is, the state a resume puts back before a rerun.
-        if (!last) await take(ctx.signal);
+        if (!last && (await take(ctx.signal).then(() => true, stopped)) === undefined) return { content: 'The call was stopped before it ran.', isError: true };
         const output = await executor.execute(call, ctx);
         if (ctx.signal.aborted) return output;
-        const checkpoint = await takeForStep(ctx.signal);
+        const checkpoint = await takeForStep(ctx.signal).catch(stopped);
         return checkpoint ? { ...output, checkpoint } : output;
       },
       rerunsInterrupted: (call) => readOnlyTools.has(call.name) || atCheckpoint,
