@@ -445,6 +445,16 @@ export function createModalSandboxProvider(options: ModalSandboxProviderOptions)
       if (ended) throw ended;
       if (state !== 'open') throw new PatchbayError('sandbox_failed', `sandbox for session ${sessionId} was ${state}`);
     };
+    /**
+     * A command that failed because the container went away (its stdin or its start refused by a
+     * task that has finished) is the sandbox ending, even before the watch saw it: said as such.
+     */
+    const endedOr = async (error: unknown): Promise<never> => {
+      const exit = await sandbox.poll().catch(() => null);
+      if (exit !== null) markEnded(describeSandboxEnd(exit));
+      assertUsable();
+      throw error;
+    };
 
     const snapshot = async (why: string): Promise<string | undefined> => {
       const started = Date.now();
@@ -473,7 +483,7 @@ export function createModalSandboxProvider(options: ModalSandboxProviderOptions)
           maxOutputBytes: opts.maxOutputBytes,
           sandboxEnded: endedPromise,
           ...(opts.stdin && { stdin: opts.stdin }),
-        });
+        }).catch(endedOr);
         if (output.sandboxEnded) markEnded(output.sandboxEnded);
         assertUsable();
         return output;
@@ -499,7 +509,7 @@ export function createModalSandboxProvider(options: ModalSandboxProviderOptions)
         busy++;
         startWatch();
         try {
-          const output = await shellExec(sandbox, command, opts, { workdir: cwd, sandboxEnded: endedPromise });
+          const output = await shellExec(sandbox, command, opts, { workdir: cwd, sandboxEnded: endedPromise }).catch(endedOr);
           if (output.sandboxEnded) markEnded(output.sandboxEnded);
           assertUsable();
           return toExecResult(output);
