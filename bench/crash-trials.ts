@@ -13,7 +13,11 @@
  *   node bench/crash-trials.ts [--trials 30] [--seed 1]
  *
  * Trials are spread over the kinds: a third random kills, the rest split between targeted kills,
- * database kills and SIGTERMs. Loopback only; the script stops by itself.
+ * database kills and SIGTERMs, a kill between a tool call's checkpoint and its recorded result, and
+ * two kinds on a fleet (one API, two workers, one external PostgreSQL; see crash-trials-fleet.ts): a
+ * worker paused past its lease while the other takes over, then resumed, and a database outage
+ * longer than the heartbeat. The command of the scenario appends to its files, so a call applied
+ * twice shows as a doubled line ("effects twice"). Loopback only; the script stops by itself.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -22,6 +26,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { StoredEvent } from '../src/core/events.ts';
 import type { SessionRecord } from '../src/core/session-record.ts';
+import { startFleet, type FleetKind } from './crash-trials-fleet.ts';
 import { startFakeGitHub } from '../test/fakes/fake-github.ts';
 import { createRemote, git } from '../test/git/git-fixture.ts';
 import { linesAboveInfo, startServer as startServerProcess, type LogLine, type ServerProcess } from '../test/helpers/server-process.ts';
@@ -44,7 +49,9 @@ type Kind =
   | 'sigterm-after-commit'
   | 'kill-mid-git'
   | 'ctrl-c-idle'
-  | 'ctrl-c-busy';
+  | 'ctrl-c-busy'
+  | 'kill-after-checkpoint'
+  | FleetKind;
 const targeted: Kind[] = [
   'kill-tool-running',
   'kill-after-commit',
@@ -58,7 +65,11 @@ const targeted: Kind[] = [
   'kill-mid-git',
   'ctrl-c-idle',
   'ctrl-c-busy',
+  'kill-after-checkpoint',
+  'pause-past-lease',
+  'database-outage',
 ];
+const fleetKinds: readonly Kind[] = ['pause-past-lease', 'database-outage'];
 // `--kinds sigterm,kill-database` runs only those kinds, in turn (to reproduce one kind of failure).
 const only = values.kinds?.split(',').map((k) => k.trim()) as Kind[] | undefined;
 let next = 0;
@@ -74,6 +85,10 @@ type Trial = {
   duplicates: string[];
   gaps: number;
   workComplete: boolean;
+  /** Files of the pushed branch whose line was written more than once: a call applied twice. */
+  effectsTwice: number;
+  /** Pause trials: events that landed after the paused worker was resumed (0 is right). */
+  landedAfterResume?: number;
   /** Pull requests GitHub holds for the session's branch (one is right). */
   prs: number;
   /** The log records the PR (pr-opened). */
@@ -112,7 +127,7 @@ await writeFile(
   scenarioPath,
   JSON.stringify({
     turns: [
-      { toolCalls: [{ id: 'call_work', name: 'run_shell', input: { command: `echo a > part-a.txt; sleep 2 # ${token}\necho b > part-b.txt`, timeout_seconds: 120 } }] },
+      { toolCalls: [{ id: 'call_work', name: 'run_shell', input: { command: `echo a >> part-a.txt; sleep 2 # ${token}\necho b >> part-b.txt`, timeout_seconds: 120 } }] },
       { toolCalls: [{ id: 'call_more', name: 'write_file', input: { path: 'part-c.txt', content: 'c\n' } }] },
       { text: 'All parts written.' },
     ],
@@ -243,7 +258,46 @@ async function runSession(target: ServerProcess): Promise<string> {
   return id;
 }
 
+/** Whether the pushed branch holds every part once, and how many parts were written twice or more. */
+async function pushedWork(branch: string | null): Promise<{ workComplete: boolean; effectsTwice: number }> {
+  if (!branch) return { workComplete: false, effectsTwice: 0 };
+  const tip = await remoteBranch(branch);
+  if (!tip) return { workComplete: false, effectsTwice: 0 };
+  const shown = await Promise.all(['part-a.txt', 'part-b.txt', 'part-c.txt'].map((file) => git(bare, 'show', `${tip}:${file}`).catch(() => '')));
+  return {
+    workComplete: shown[0] === 'a' && shown[1] === 'b' && shown[2] === 'c',
+    effectsTwice: shown.filter((text) => text.split('\n').filter(Boolean).length > 1).length,
+  };
+}
+
+let fleet: Awaited<ReturnType<typeof startFleet>> | undefined;
+const fleetEnv = Object.fromEntries(Object.entries(env).filter(([key]) => !['DATA_DIR', 'PORT', 'SHUTDOWN_GRACE_SECONDS'].includes(key)));
+
 for (const [index, kind] of kinds.entries()) {
+  if (fleetKinds.includes(kind)) {
+    fleet ??= await startFleet({ root, env: fleetEnv });
+    const ran = await fleet.trial(kind as FleetKind, repoUrl);
+    const work = await pushedWork(ran.session.branch);
+    trials.push({
+      kind,
+      outcome: ran.outcome as Trial['outcome'],
+      duplicates: duplicatesIn(ran.events),
+      gaps: ran.events.filter((e, i) => e.seq !== i + 1).length,
+      ...work,
+      prs: github.pulls.filter((p) => ran.session.branch && p.head === ran.session.branch).length,
+      prRecorded: ran.events.some((e) => e.event.type === 'pr-opened'),
+      ...(ran.error && { error: ran.error }),
+      interrupted: ran.events.some((e) => e.event.type === 'run-resumed'),
+      ...(ran.recoveryMs !== undefined && { recoveryMs: ran.recoveryMs }),
+      ...(ran.landedAfterResume !== undefined && { landedAfterResume: ran.landedAfterResume }),
+    });
+    const t = trials.at(-1)!;
+    process.stderr.write(
+      `trial ${index + 1}/${kinds.length} ${kind}: ${t.outcome}, ${t.duplicates.length} dup, ${t.gaps} gaps, work ${t.workComplete ? 'pushed' : 'MISSING'}, ${t.effectsTwice} effects twice, ${t.prs} PR${t.prRecorded ? '' : ' (not in the log)'}` +
+        `${t.recoveryMs !== undefined ? `, ${kind === 'pause-past-lease' ? 'taken over' : 'first new event'} ${t.recoveryMs} ms after the ${kind === 'pause-past-lease' ? 'pause' : 'database came back'}` : ''}${t.landedAfterResume !== undefined ? `, ${t.landedAfterResume} events landed after SIGCONT` : ''}\n`,
+    );
+    continue;
+  }
   const id = await runSession(server);
   let crashed: string[] | undefined;
   let expectedExit = false;
@@ -351,6 +405,25 @@ for (const [index, kind] of kinds.entries()) {
       await victim.exited;
       await writeFile(join(dataDir, 'workspaces', id, '.git', 'index.lock'), '');
       break;
+    case 'kill-after-checkpoint': {
+      // The command has finished and the checkpoint after it is being taken (the workspace's
+      // checkpoint ref moves): kill a moment later, before the call's result is recorded.
+      const ref = join(dataDir, 'workspaces', id, '.git', 'refs', 'patchbay', 'checkpoint');
+      const read = () => {
+        try {
+          return readFileSync(ref, 'utf8');
+        } catch {
+          return '';
+        }
+      };
+      await until(async () => readdirSync(join(dataDir, 'workspaces', id)).includes('part-b.txt'), 120_000, 2);
+      const before = read();
+      await until(async () => read() !== before, 30_000, 2);
+      await sleep(random() * 100);
+      expectedExit = true;
+      victim.child.kill('SIGKILL');
+      break;
+    }
     case 'kill-database':
       await until(async () => readdirSync(join(dataDir, 'workspaces', id)).includes('part-a.txt'), 120_000);
       process.kill(postmasterPid(), 'SIGKILL');
@@ -414,12 +487,7 @@ for (const [index, kind] of kinds.entries()) {
   const session = done ?? (await api<SessionRecord>(server, `/api/sessions/${id}`));
   const log = await events(server, id);
   const resumed = log.find((e) => e.event.type === 'run-resumed' && Date.parse(e.at) >= spawnedAt - 1000);
-  let workComplete = false;
-  if (session.branch) {
-    const tip = await remoteBranch(session.branch);
-    const show = (file: string) => git(bare, 'show', `${tip}:${file}`).catch(() => '');
-    workComplete = tip !== '' && (await show('part-a.txt')) === 'a' && (await show('part-b.txt')) === 'b' && (await show('part-c.txt')) === 'c';
-  }
+  const { workComplete, effectsTwice } = await pushedWork(session.branch);
   trials.push({
     kind,
     ...(crashed && { crashed }),
@@ -427,6 +495,7 @@ for (const [index, kind] of kinds.entries()) {
     duplicates: duplicatesIn(log),
     gaps: log.filter((e, i) => e.seq !== i + 1).length,
     workComplete,
+    effectsTwice,
     prs: github.pulls.filter((p) => session.branch && p.head === session.branch).length,
     prRecorded: log.some((e) => e.event.type === 'pr-opened'),
     ...(session.error && { error: session.error }),
@@ -442,12 +511,14 @@ for (const [index, kind] of kinds.entries()) {
   const t = trials.at(-1)!;
   if (values.verbose && t.outcome !== 'completed') for (const l of server.lines().filter((l) => JSON.stringify(l).includes(id) || JSON.stringify(l).includes('lock'))) process.stderr.write(`    ${JSON.stringify(l).slice(0, 400)}\n`);
   process.stderr.write(
-    `trial ${index + 1}/${kinds.length} ${kind}: ${t.outcome}${t.crashed ? ' (server crashed)' : ''}, ${t.duplicates.length} dup, ${t.gaps} gaps, work ${t.workComplete ? 'pushed' : 'MISSING'}, ${t.prs} PR${t.prRecorded ? '' : ' (not in the log)'}` +
+    `trial ${index + 1}/${kinds.length} ${kind}: ${t.outcome}${t.crashed ? ' (server crashed)' : ''}, ${t.duplicates.length} dup, ${t.gaps} gaps, work ${t.workComplete ? 'pushed' : 'MISSING'}, ${t.effectsTwice} effects twice, ${t.prs} PR${t.prRecorded ? '' : ' (not in the log)'}` +
       `${t.recoveryMs !== undefined ? `, resumed ${t.recoveryMs} ms after the restart (boot ${t.bootMs ?? '-'} ms${t.phases ? `: loaded ${t.phases.loaded}, database up ${t.phases.database}, listening ${t.phases.listening}` : ''})` : ''}${t.exitCode !== undefined ? `, stopped: exit ${t.exitCode} in ${t.shutdownMs} ms, ${t.aboveInfo} lines > info${t.databaseLeft ? ', DATABASE LEFT RUNNING' : ''}` : ''}\n`,
   );
 }
 
 // Final shutdown, then look for anything left behind.
+const fleetCrashes = fleet?.crashed() ?? [];
+await fleet?.stop();
 const finalFrom = server.lines().length;
 server.child.kill('SIGTERM');
 const finalExit = (await server.exited).code;
@@ -475,6 +546,8 @@ const rows = [...new Set(kinds)].map((kind) => {
     of.reduce((n, t) => n + t.duplicates.length, 0),
     of.reduce((n, t) => n + t.gaps, 0),
     of.filter((t) => t.workComplete).length,
+    of.reduce((n, t) => n + t.effectsTwice, 0),
+    of.some((t) => t.landedAfterResume !== undefined) ? of.reduce((n, t) => n + (t.landedAfterResume ?? 0), 0) : '-',
     of.filter((t) => t.prs === 1 && t.prRecorded).length,
     of.reduce((n, t) => n + Math.max(0, t.prs - 1), 0),
     of.filter((t) => t.interrupted).length,
@@ -488,8 +561,9 @@ const rows = [...new Set(kinds)].map((kind) => {
     sigterm.length ? sigterm.filter((t) => t.databaseLeft).length : '-',
   ];
 });
-const header = ['kind', 'trials', 'completed', 'failed', 'stuck', 'crashes', 'dup events', 'seq gaps', 'work pushed', 'one PR', 'extra PRs', 'resumed', 'recovery p50', 'recovery max', 'boot p50', 'up→resumed p50', 'stop exits', 'lines > info', 'shutdown p50', 'db left'];
-const all = trials.flatMap((t) => (t.recoveryMs === undefined ? [] : [t.recoveryMs]));
+const header = ['kind', 'trials', 'completed', 'failed', 'stuck', 'crashes', 'dup events', 'seq gaps', 'work pushed', 'effects twice', 'landed after SIGCONT', 'one PR', 'extra PRs', 'resumed', 'recovery p50', 'recovery max', 'boot p50', 'up→resumed p50', 'stop exits', 'lines > info', 'shutdown p50', 'db left'];
+// Resume after a restart (spawned → the run's first new event); the fleet kinds measure a take-over instead.
+const all = trials.filter((t) => !fleetKinds.includes(t.kind)).flatMap((t) => (t.recoveryMs === undefined ? [] : [t.recoveryMs]));
 const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => String(r[i]).length)));
 const line = (cells: (string | number)[]) => `| ${cells.map((c, i) => String(c).padEnd(widths[i]!)).join(' | ')} |`;
 console.log(`\ncrash trials: ${trials.length} trials (+1 baseline run of ${fmt(baselineMs)}), ${fmt(Date.now() - started)} in all, seed ${values.seed}, load average ${loadAtStart} at the start`);
@@ -499,9 +573,10 @@ for (const row of rows) console.log(line(row));
 console.log(
   `all: ${trials.filter((t) => t.outcome === 'completed').length}/${trials.length} completed, ` +
     `${trials.reduce((n, t) => n + t.duplicates.length, 0)} duplicated events, ${trials.reduce((n, t) => n + t.gaps, 0)} seq gaps, ` +
-    `${trials.filter((t) => t.workComplete).length}/${trials.length} with all work pushed, ` +
-    `${trials.filter((t) => t.prs === 1 && t.prRecorded).length}/${trials.length} with one PR (recorded), ${trials.reduce((n, t) => n + Math.max(0, t.prs - 1), 0)} extra PRs, recovery p50 ${fmt(percentile(all, 50))} (max ${fmt(percentile(all, 100))}), ` +
-    `${trials.filter((t) => t.crashed).length} server crashes, ${trials.filter((t) => t.databaseLeft).length} databases left running by a stopped server, final shutdown exit ${finalExit} with ${finalAboveInfo} lines above info, ${left.length} orphaned processes`,
+    `${trials.filter((t) => t.workComplete).length}/${trials.length} with all work pushed, ${trials.reduce((n, t) => n + t.effectsTwice, 0)} effects applied twice, ` +
+    `${trials.reduce((n, t) => n + (t.landedAfterResume ?? 0), 0)} events landed after a paused worker resumed, ` +
+    `${trials.filter((t) => t.prs === 1 && t.prRecorded).length}/${trials.length} with one PR (recorded), ${trials.reduce((n, t) => n + Math.max(0, t.prs - 1), 0)} extra PRs, resume after restart p50 ${fmt(percentile(all, 50))} (max ${fmt(percentile(all, 100))}, time to the session's first new event), ` +
+    `${trials.filter((t) => t.crashed).length + fleetCrashes.length} server crashes, ${trials.filter((t) => t.databaseLeft).length} databases left running by a stopped server, final shutdown exit ${finalExit} with ${finalAboveInfo} lines above info, ${left.length} orphaned processes`,
 );
 {
   const booted = trials.flatMap((t) => (t.phases ? [t.phases] : []));
@@ -514,6 +589,7 @@ console.log(
 for (const t of trials.filter((t) => t.duplicates.length)) console.log(`  duplicates in a ${t.kind} trial: ${t.duplicates.join(', ')}`);
 for (const t of trials.filter((t) => t.crashed)) console.log(`  server crashed in a ${t.kind} trial: ${t.crashed!.join(' | ')}`);
 for (const o of left) console.log(`  orphan: ${o}`);
+for (const c of fleetCrashes) console.log(`  fleet process crashed: ${c}`);
 
 for (const t of trials.filter((t) => t.outcome !== 'completed' || !t.workComplete)) console.log(`  ${t.kind} trial ended ${t.outcome}${t.error ? `: ${t.error}` : ''}`);
 console.log(`  GitHub refused: ${github.refused.length === 0 ? 'nothing' : JSON.stringify(github.refused.slice(0, 5))}`);
@@ -522,4 +598,20 @@ await github.close();
 await remote.cleanup();
 await rm(root, { recursive: true, force: true });
 process.exitCode =
-  trials.every((t) => t.outcome === 'completed' && !t.crashed && t.workComplete && t.prs === 1 && t.prRecorded && !t.databaseLeft && (t.exitCode ?? 0) === 0 && !t.aboveInfo) && left.length === 0 ? 0 : 1;
+  trials.every(
+    (t) =>
+      t.outcome === 'completed' &&
+      !t.crashed &&
+      t.workComplete &&
+      t.effectsTwice === 0 &&
+      (t.landedAfterResume ?? 0) === 0 &&
+      t.prs === 1 &&
+      t.prRecorded &&
+      !t.databaseLeft &&
+      (t.exitCode ?? 0) === 0 &&
+      !t.aboveInfo,
+  ) &&
+  left.length === 0 &&
+  fleetCrashes.length === 0
+    ? 0
+    : 1;

@@ -27,6 +27,9 @@ export type DatabaseHandle = {
   close(): Promise<void>;
 };
 
+/** How long a connection may sit idle inside a transaction before PostgreSQL ends it (see openDatabase). */
+export const IDLE_IN_TRANSACTION_MS = 10_000;
+
 // Counters are bigint columns; they fit a JS number for any real session.
 const types = {
   getTypeParser(oid: number, format?: 'text' | 'binary') {
@@ -51,7 +54,12 @@ export async function openDatabase(options: {
     ? undefined
     : await startEmbeddedPostgres({ dataDir: options.dataDir, log: options.log, ...(options.onRestarted && { onRestarted: options.onRestarted }) });
   const url = options.url ?? embedded!.url;
-  const pool = new pg.Pool({ connectionString: url, max: options.poolSize ?? 10, types });
+  // A client that stops between the statements of a transaction (its process paused by SIGSTOP, a
+  // long GC pause, a frozen VM) keeps its connection open and its row locks held: every other
+  // worker's write to that session, a run take-over included, would wait for it for as long as it
+  // is paused. PostgreSQL ends such a session after this long idle in a transaction, which frees
+  // its locks; Patchbay's transactions are a few statements with no waiting between them.
+  const pool = new pg.Pool({ connectionString: url, max: options.poolSize ?? 10, types, idle_in_transaction_session_timeout: IDLE_IN_TRANSACTION_MS });
   let closing = false;
   const idleFailed = throttleLog((fields, message) => options.log.warn(fields, message));
   pool.on('error', (error) => (closing ? undefined : idleFailed({ err: error }, 'idle database connection failed')));

@@ -61,6 +61,11 @@ export interface SessionsTable {
   cache_write_tokens: Counter;
   /** When the session last became queued (a trigger keeps it); null until then. */
   queued_at: ColumnType<Date | null, never, never>;
+  /** Grows by one each time a run of the session starts or is taken over (migration 016). */
+  run_epoch: ColumnType<string, number | undefined, number>;
+  /** The process holding the run's lease, and until when (null: nobody). */
+  lease_owner: string | null;
+  lease_expires_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
 }
 
 export interface SessionThreadsTable {
@@ -84,6 +89,8 @@ export interface SessionEventsTable {
   at: Timestamp;
   /** Makes a replayed write (a resumed run) a no-op instead of a duplicate. */
   dedupe_key: string | null;
+  /** The run epoch that wrote it (migration 016); null when no run did. */
+  run_epoch: ColumnType<string | null, number | null | undefined, number | null>;
 }
 
 export interface SessionMessagesTable {
@@ -287,6 +294,8 @@ export interface ModalSandboxesTable {
   expires_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
   used_at: Timestamp;
   released: ColumnType<boolean, boolean | undefined, boolean>;
+  /** The run epoch that wrote it (migration 016); null when no run did. */
+  run_epoch: ColumnType<string | null, number | null | undefined, number | null>;
 }
 
 export interface ModalTemplatesTable {
@@ -311,6 +320,8 @@ export interface SessionCheckpointsTable {
   /** The checkpoint commit the chain (bundle, then its increments) ends at; null for one stored before chains. */
   wip: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: Timestamp;
+  /** The run epoch that wrote it (migration 016); null when no run did. */
+  run_epoch: ColumnType<string | null, number | null | undefined, number | null>;
 }
 
 /** Checkpoints after the one in session_checkpoints.bundle, each a bundle against the one before (migration 013). */
@@ -322,6 +333,8 @@ export interface SessionCheckpointIncrementsTable {
   wip: string;
   bundle: Buffer;
   created_at: Timestamp;
+  /** The run epoch that wrote it (migration 016); null when no run did. */
+  run_epoch: ColumnType<string | null, number | null | undefined, number | null>;
 }
 
 // --- web page sessions (015) ---

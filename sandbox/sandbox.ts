@@ -97,6 +97,12 @@ export type SandboxSpec = {
   sharedObjects?: string;
   /** Remote sandboxes: a new session's sandbox starts from this repository's setup image, if any. */
   repo?: string;
+  /**
+   * The lease epoch of the run acquiring the sandbox. A provider that records sandboxes in the
+   * database (Modal) writes those records under it: a run that was taken over gets no sandbox and
+   * cannot record or release one.
+   */
+  epoch?: number;
 };
 
 /** Where SandboxSpec.sharedObjects appears inside the sandbox (the workspace's git alternates point here). */

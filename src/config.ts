@@ -83,6 +83,8 @@ export const envSchema = z.object({
   CHECKPOINT_MAX_MB: positiveInt(256),
   /** Seconds without a heartbeat before a run counts as crashed and is picked up again (at least 10). */
   QUEUE_HEARTBEAT_SECONDS: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(10).default(30)),
+  /** Seconds a run's lease lasts unless renewed: a paused or cut-off worker's run is taken over after it. */
+  RUN_LEASE_SECONDS: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(3).default(30)),
   /** How often the queue looks for crashed runs. */
   QUEUE_MONITOR_SECONDS: positiveInt(15),
   /** On SIGTERM, how long running steps get to finish before their runs are handed back to the queue. */
@@ -150,7 +152,7 @@ export type Config = {
     /** Present with SANDBOX=modal. */
     modal?: ModalConfig;
   };
-  worker: { concurrency: number; maxRunning?: number; heartbeatSeconds: number; monitorIntervalSeconds: number; shutdownGraceMs: number; checkpointMaxBytes: number };
+  worker: { concurrency: number; maxRunning?: number; heartbeatSeconds: number; leaseSeconds: number; monitorIntervalSeconds: number; shutdownGraceMs: number; checkpointMaxBytes: number };
   /** Days a finished inbound delivery is kept; unset: forever. */
   deliveryRetentionDays?: number;
   /** Where a process without the API serves its health check (WORKER_HEALTH_PORT). */
@@ -224,6 +226,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       concurrency: e.WORKER_CONCURRENCY,
       ...(e.MAX_RUNNING_SESSIONS !== undefined && { maxRunning: e.MAX_RUNNING_SESSIONS }),
       heartbeatSeconds: e.QUEUE_HEARTBEAT_SECONDS,
+      leaseSeconds: e.RUN_LEASE_SECONDS,
       monitorIntervalSeconds: e.QUEUE_MONITOR_SECONDS,
       shutdownGraceMs: e.SHUTDOWN_GRACE_SECONDS * 1000,
       checkpointMaxBytes: e.CHECKPOINT_MAX_MB * 1024 * 1024,

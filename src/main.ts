@@ -1,6 +1,7 @@
+import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { networkInterfaces } from 'node:os';
+import { hostname, networkInterfaces } from 'node:os';
 import type { Logger } from 'pino';
 import { createLocalSandboxProvider, createModalSandboxProvider, modalLogger, type ModalClientLike, type ModalSandboxProvider } from '../sandbox/index.ts';
 import type { EgressPolicy, ProtectedEndpoint } from '../sandbox/egress-policy.ts';
@@ -33,7 +34,7 @@ import { knowledgeKey } from './harness/knowledge/load-knowledge.ts';
 import { createEventBus, type EventBus } from './sessions/event-bus.ts';
 import { createInboundPipeline, type InboundPipeline, type RetryPolicy } from './sessions/inbound-pipeline.ts';
 import { createRunQueue, type RunQueue } from './sessions/run-queue.ts';
-import { createRunSlots } from './sessions/run-slots.ts';
+import { createRunLeases } from './sessions/run-leases.ts';
 import { ensureMirror, mirrorPath, resolveRepo, withMirrorLock } from './git/mirror.ts';
 import { createSessionService, type SessionService } from './sessions/session-service.ts';
 import { createSetupImageRefresher, type SetupImageRefresher } from './sessions/setup-image-refresher.ts';
@@ -221,7 +222,13 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
         store,
         log,
         concurrency: config.worker.concurrency,
-        ...(config.worker.maxRunning !== undefined && { slots: createRunSlots({ url: database.url, max: config.worker.maxRunning, log }) }),
+        leases: createRunLeases({
+          db: database.db,
+          owner: `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`,
+          leaseMs: config.worker.leaseSeconds * 1000,
+          ...(config.worker.maxRunning !== undefined && { max: config.worker.maxRunning }),
+        }),
+        exclusive: database.exclusive,
         harness: {
           store,
           sandboxes,

@@ -19,8 +19,13 @@ export type ModalSessionRecord = {
 
 export interface ModalRecordStore {
   get(sessionId: string): Promise<ModalSessionRecord | undefined>;
-  /** Creates the record or updates the given fields. Must not throw for a session that exists. */
-  save(sessionId: string, patch: Partial<ModalSessionRecord>): Promise<void>;
+  /**
+   * Creates the record or updates the given fields. Must not throw for a session that exists,
+   * except with `epoch` (the writing run's lease epoch, SandboxSpec.epoch): then the write lands
+   * only while that epoch is the session's, and is refused (code `lease_lost`) once another run
+   * took the session over, so a run that lost its lease cannot record or release the sandbox.
+   */
+  save(sessionId: string, patch: Partial<ModalSessionRecord>, epoch?: number): Promise<void>;
   /** Every record that names a live sandbox, by sandbox id (for the reaper). */
   bySandbox(): Promise<Map<string, { sessionId: string } & ModalSessionRecord>>;
   /** The newest setup image of a repository (its sandbox right after setup), when there is one. */

@@ -150,7 +150,7 @@ export function createModalSandboxProvider(options: ModalSandboxProviderOptions)
     const timeoutMs = settings.timeoutMinutes * 60_000;
     // The record exists (with a fresh use time) before the sandbox does, so a reaper on another
     // worker never takes the new sandbox for an orphan.
-    await store.save(sessionId, { usedAt: clock() });
+    await store.save(sessionId, { usedAt: clock() }, spec.epoch);
     try {
       const sandbox = await client.sandboxes.create(await appHandle(), image, {
         timeoutMs,
@@ -163,12 +163,12 @@ export function createModalSandboxProvider(options: ModalSandboxProviderOptions)
         ...networkFor(spec),
         ...(settings.exitSnapshots && { experimentalOptions: { enable_exit_snapshot: true } }),
       });
-      await store.save(sessionId, { sandboxId: sandbox.sandboxId, expiresAt: new Date(clock().getTime() + timeoutMs), usedAt: clock(), released: false });
+      await store.save(sessionId, { sandboxId: sandbox.sandboxId, expiresAt: new Date(clock().getTime() + timeoutMs), usedAt: clock(), released: false }, spec.epoch);
       try {
         await probeImage(sandbox);
       } catch (error) {
         // Nothing ran in it: no work to take over from it next time.
-        await store.save(sessionId, { sandboxId: null, released: true });
+        await store.save(sessionId, { sandboxId: null, released: true }, spec.epoch);
         throw error;
       }
       return sandbox;
@@ -202,18 +202,18 @@ export function createModalSandboxProvider(options: ModalSandboxProviderOptions)
    * of its filesystem at that moment when it was created with them on: the session continues from
    * it with nothing lost. When Modal could not make one, the last snapshot of our own stands.
    */
-  const takeExitSnapshot = async (sessionId: string, sandbox: ModalSandboxLike): Promise<void> => {
+  const takeExitSnapshot = async (sessionId: string, sandbox: ModalSandboxLike, epoch: number | undefined): Promise<void> => {
     if (settings.exitSnapshots) {
       try {
         const image = await sandbox.experimentalGetExitSnapshot({ timeoutMs: 60_000 });
-        await store.save(sessionId, { sandboxId: null, imageId: image.imageId, snapshotAt: clock(), released: true });
+        await store.save(sessionId, { sandboxId: null, imageId: image.imageId, snapshotAt: clock(), released: true }, epoch);
         log.info({ sessionId, sandboxId: sandbox.sandboxId, imageId: image.imageId }, 'took the exit snapshot of an ended sandbox');
         return;
       } catch (error) {
         log.warn({ sessionId, sandboxId: sandbox.sandboxId, err: error }, 'no exit snapshot of the ended sandbox; continuing from the last snapshot');
       }
     }
-    await store.save(sessionId, { sandboxId: null });
+    await store.save(sessionId, { sandboxId: null }, epoch);
   };
 
   /**
@@ -221,7 +221,7 @@ export function createModalSandboxProvider(options: ModalSandboxProviderOptions)
    * ran out): the session then starts again from the repository, where the harness restores its
    * database checkpoint or its pushed branch. Any other failure to load it ends the run.
    */
-  const sessionSnapshot = async (sessionId: string, imageId: string, sessionLog: Logger): Promise<ModalImageLike | undefined> => {
+  const sessionSnapshot = async (sessionId: string, imageId: string, sessionLog: Logger, epoch: number | undefined): Promise<ModalImageLike | undefined> => {
     try {
       return await client.images.fromId(imageId);
     } catch (error) {
@@ -230,13 +230,13 @@ export function createModalSandboxProvider(options: ModalSandboxProviderOptions)
         throw new PatchbayError('sandbox_failed', `The snapshot of this session's sandbox (${imageId}) could not be loaded: ${modalError(error, 'loading it').message}`, { cause: error });
       }
       sessionLog.warn({ imageId }, "the session's snapshot is gone (past MODAL_SNAPSHOT_TTL_DAYS?); starting from the repository, the stored checkpoint and the pushed branch");
-      await store.save(sessionId, { imageId: null, snapshotAt: null });
+      await store.save(sessionId, { imageId: null, snapshotAt: null }, epoch);
       return undefined;
     }
   };
 
   /** The session's live sandbox, or undefined when it has ended (or is about to reach its limit). */
-  const liveSandbox = async (sessionId: string, record: ModalSessionRecord | undefined): Promise<ModalSandboxLike | undefined> => {
+  const liveSandbox = async (sessionId: string, record: ModalSessionRecord | undefined, epoch: number | undefined): Promise<ModalSandboxLike | undefined> => {
     if (!record?.sandboxId) return undefined;
     const sandbox = await client.sandboxes.fromId(record.sandboxId);
     let exit: number | null;
@@ -247,7 +247,7 @@ export function createModalSandboxProvider(options: ModalSandboxProviderOptions)
       throw modalError(error, `checking sandbox ${record.sandboxId}`);
     }
     if (exit !== null) {
-      await takeExitSnapshot(sessionId, sandbox);
+      await takeExitSnapshot(sessionId, sandbox, epoch);
       return undefined;
     }
     // A run must fit in what is left, or Modal ends the sandbox under it.
@@ -262,9 +262,9 @@ export function createModalSandboxProvider(options: ModalSandboxProviderOptions)
         log.warn({ sessionId, sandboxId: sandbox.sandboxId, err: error }, 'could not snapshot a sandbox near its time limit; reattaching to it instead of replacing it');
         return sandbox;
       }
-      await store.save(sessionId, { imageId: image.imageId, snapshotAt: clock(), released: true });
+      await store.save(sessionId, { imageId: image.imageId, snapshotAt: clock(), released: true }, epoch);
       await sandbox.terminate().catch(() => undefined);
-      await store.save(sessionId, { sandboxId: null });
+      await store.save(sessionId, { sandboxId: null }, epoch);
       log.info({ sessionId, sandboxId: sandbox.sandboxId, leftMs: record.expiresAt.getTime() - clock().getTime(), neededMs: margin }, 'the session sandbox has too little time left for a run; continuing in a new one from its snapshot');
       return undefined;
     }
@@ -281,14 +281,16 @@ export function createModalSandboxProvider(options: ModalSandboxProviderOptions)
       assertSessionId(sessionId);
       const sessionLog = log.child({ sessionId });
       let record = await store.get(sessionId);
-      let sandbox = await liveSandbox(sessionId, record);
+      let sandbox = await liveSandbox(sessionId, record, spec.epoch);
       // An ended sandbox may have just left its exit snapshot in the record.
       if (!sandbox && record?.sandboxId) record = await store.get(sessionId);
       let restoredNote: string | undefined;
       let snapshotImage: ModalImageLike | undefined;
       if (sandbox) {
+        // Under the run's lease: a run that was taken over meanwhile gets no sandbox (lease_lost).
+        await store.save(sessionId, { usedAt: clock() }, spec.epoch);
         sessionLog.info({ sandboxId: sandbox.sandboxId }, 'reattached to the session sandbox');
-      } else if (record?.imageId && (snapshotImage = await sessionSnapshot(sessionId, record.imageId, sessionLog))) {
+      } else if (record?.imageId && (snapshotImage = await sessionSnapshot(sessionId, record.imageId, sessionLog, spec.epoch))) {
         const image = snapshotImage;
         sandbox = await createSandbox(sessionId, spec, image);
         if (!record.released) {
@@ -305,7 +307,7 @@ export function createModalSandboxProvider(options: ModalSandboxProviderOptions)
         sessionLog.info({ sandboxId: sandbox.sandboxId, template: template?.imageId }, 'session sandbox created');
       }
       held.add(sessionId);
-      return openHandle(sessionId, sandbox, (await store.get(sessionId))?.expiresAt ?? null, restoredNote, sessionLog);
+      return openHandle(sessionId, sandbox, (await store.get(sessionId))?.expiresAt ?? null, restoredNote, sessionLog, spec.epoch);
     },
 
     setupImages: () => store.listTemplates(),
@@ -398,7 +400,7 @@ export function createModalSandboxProvider(options: ModalSandboxProviderOptions)
     };
   }
 
-  function openHandle(sessionId: string, sandbox: ModalSandboxLike, expiresAt: Date | null, restoredNote: string | undefined, sessionLog: Logger): Sandbox {
+  function openHandle(sessionId: string, sandbox: ModalSandboxLike, expiresAt: Date | null, restoredNote: string | undefined, sessionLog: Logger, epoch: number | undefined): Sandbox {
     let state: 'open' | 'released' | 'destroyed' = 'open';
     let ended: PatchbayError | undefined;
     let endedResolve: (reason: string) => void = () => undefined;
@@ -458,7 +460,7 @@ export function createModalSandboxProvider(options: ModalSandboxProviderOptions)
       try {
         const image = await sandbox.snapshotFilesystem({ ttlMs: settings.snapshotTtlDays * 86_400_000 });
         lastSnapshot = Date.now();
-        await store.save(sessionId, { imageId: image.imageId, snapshotAt: clock() });
+        await store.save(sessionId, { imageId: image.imageId, snapshotAt: clock() }, epoch);
         sessionLog.info({ imageId: image.imageId, why, ms: Date.now() - started }, 'session sandbox snapshotted');
         return image.imageId;
       } catch (error) {
@@ -491,7 +493,7 @@ export function createModalSandboxProvider(options: ModalSandboxProviderOptions)
     const files = createModalFiles(run, MODAL_WORKDIR);
 
     const afterUse = async () => {
-      await store.save(sessionId, { usedAt: clock() }).catch(() => undefined);
+      await store.save(sessionId, { usedAt: clock() }, epoch).catch(() => undefined);
       if (Date.now() - lastSnapshot >= settings.snapshotEveryMinutes * 60_000) await snapshot('periodic');
     };
 
@@ -546,11 +548,11 @@ export function createModalSandboxProvider(options: ModalSandboxProviderOptions)
             imageId = await snapshot('release, again');
           }
           if (imageId) {
-            await store.save(sessionId, { released: true, usedAt: clock() });
+            await store.save(sessionId, { released: true, usedAt: clock() }, epoch);
           } else {
             // Not released: the sandbox alone holds the latest work, so the reaper leaves it, the next
             // run reattaches to it, and its release snapshots again.
-            await store.save(sessionId, { released: false, usedAt: clock() });
+            await store.save(sessionId, { released: false, usedAt: clock() }, epoch);
             sessionLog.warn({ sandboxId: sandbox.sandboxId }, 'the session sandbox could not be snapshotted; it stays unreleased and its next run snapshots it again');
           }
         }
@@ -564,7 +566,7 @@ export function createModalSandboxProvider(options: ModalSandboxProviderOptions)
         clearTimeout(expiryTimer);
         held.delete(sessionId);
         await sandbox.terminate().catch((error: unknown) => sessionLog.warn({ err: error }, 'could not terminate the Modal sandbox'));
-        await store.save(sessionId, { sandboxId: null, imageId: null, snapshotAt: null, released: true });
+        await store.save(sessionId, { sandboxId: null, imageId: null, snapshotAt: null, released: true }, epoch);
         sandbox.detach();
       },
     };

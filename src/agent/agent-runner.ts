@@ -18,6 +18,13 @@ export type ToolExecutor = {
   specs(): ToolSpec[];
   /** Must not throw: failures come back as error results. */
   execute(call: ToolCall, ctx: ToolContext): Promise<ToolOutput>;
+  /**
+   * Whether a call that an earlier run started (its tool-start is in the log) and left without a
+   * result may run again: it changes nothing, or the workspace was put back to where it was before
+   * the call. When false, the call is reported to the model as interrupted instead, never applied
+   * twice. Absent: such calls run again.
+   */
+  rerunsInterrupted?(call: ToolCall): boolean;
 };
 
 /** Safety limits for one run. They stop a runaway run; they are not how a run normally ends. */
@@ -75,8 +82,9 @@ export type RunInput = {
 /**
  * The agent loop: model turn, then its tool calls (several per turn), results back, next turn.
  * Every step is written to the session's transcript and event log before the next one starts, so
- * a run killed at any point resumes from the database: calls without results are executed again,
- * and events carry dedupe keys so a replayed step writes no second copy.
+ * a run killed at any point resumes from the database: calls without results are executed again
+ * (or reported as interrupted when the tools cannot vouch for the workspace, see
+ * ToolExecutor.rerunsInterrupted), and events carry dedupe keys so a replayed step writes no second copy.
  *
  * Stops on conditions: the model ends its turn, asks a question (waiting), the session is stopped,
  * a safety limit is reached, the loop guard sees the same failure repeating, or the model fails.
@@ -127,6 +135,8 @@ export async function runAgent(input: RunInput): Promise<RunOutcome> {
     const output = raw;
     toolCallCount += 1;
     await record({
+      // The result and the checkpoint of the work after it land together, or neither does.
+      ...(output.checkpoint && { checkpoint: output.checkpoint }),
       messages: [{ message: { role: 'tool', toolCallId: call.id, name: call.name, content: output.content, isError: output.isError ?? false } }],
       events: [
         {
@@ -143,6 +153,19 @@ export async function runAgent(input: RunInput): Promise<RunOutcome> {
       ],
     });
     return output;
+  };
+
+  const startedBefore = async (call: ToolCall) =>
+    (await runLog.events(sessionId, { types: ['tool-start'] })).some((e) => e.event.type === 'tool-start' && e.event.callId === call.id);
+
+  /** A call that may have been applied in part, in a workspace that could not be put back: the model decides. */
+  const reportInterrupted = async (call: ToolCall) => {
+    const content = `This call was interrupted: the worker running it stopped before it finished, and the workspace could not be put back to where it was before the call, so it may hold part of the call's effect. It was not run again. Check the workspace before you repeat it.`;
+    log.warn({ callId: call.id, name: call.name }, 'a call interrupted by the previous run is reported to the model instead of run again');
+    await record({
+      messages: [{ message: { role: 'tool', toolCallId: call.id, name: call.name, content, isError: true } }],
+      events: [{ event: { type: 'tool-end', callId: call.id, name: call.name, isError: true, output: content, durationMs: 0 }, dedupeKey: `tool-end:${call.id}` }],
+    });
   };
 
   /** Records an ask_user call's question; undefined when the call is not a valid question. */
@@ -227,6 +250,8 @@ export async function runAgent(input: RunInput): Promise<RunOutcome> {
           })),
           patch: { pendingQuestion: null },
         });
+      } else if (tools.rerunsInterrupted && !tools.rerunsInterrupted(call) && (await startedBefore(call))) {
+        await reportInterrupted(call);
       } else {
         await executeCall(call);
       }

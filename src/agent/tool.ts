@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { z } from 'zod';
 import type { Sandbox } from '../../sandbox/sandbox.ts';
+import type { StepCheckpoint } from '../core/work-checkpoint.ts';
 
 /** What a tool may touch. Tools act only through the sandbox. */
 export type ToolContext = {
@@ -25,6 +26,8 @@ export type ToolOutput = {
   /** How the model can see the rest when the content is too long and the registry cuts it. */
   cutHint?: string;
   control?: { kind: 'ask'; question: string; choices?: string[]; recommended?: string };
+  /** The work after the call, checkpointed by the harness: the runner stores it with the call's result. */
+  checkpoint?: StepCheckpoint;
 };
 
 export type Tool<Input = unknown> = {

@@ -27,8 +27,9 @@ export function observeStore(store: SessionStore, observers: readonly StoreObser
       tell(stored);
       return stored;
     },
-    async commitStep(sessionId, step) {
-      const stored = await store.commitStep(sessionId, step);
+    // Every argument goes through: a run's lease (`fence`) is what makes its step conditional.
+    async commitStep(sessionId, step, fence) {
+      const stored = await store.commitStep(sessionId, step, fence);
       tell(stored);
       return stored;
     },

@@ -24,6 +24,8 @@ export type ErrorCode =
   | 'git_failed'
   | 'budget_exhausted'
   | 'service_unavailable'
+  /** A write of a run whose lease another run took over: the run stops. */
+  | 'lease_lost'
   | 'internal';
 
 export class PatchbayError extends Error {

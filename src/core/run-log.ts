@@ -2,6 +2,7 @@ import type { SessionEvent, StoredEvent } from './events.ts';
 import type { PendingQuestion, SessionRecord, SessionResult } from './session-record.ts';
 import type { SessionStatus, SessionTrigger } from './session-status.ts';
 import type { ModelMessage, Usage } from './transcript.ts';
+import type { StepCheckpoint } from './work-checkpoint.ts';
 
 /** An event to append; one whose dedupe key is already in the session's log is not written again. */
 export type NewEvent = { event: SessionEvent; dedupeKey?: string };
@@ -22,6 +23,11 @@ export type Step = {
   events?: NewEvent[];
   usage?: Usage;
   patch?: SessionPatch;
+  /**
+   * The checkpoint of the work after the step's tool call, stored with its result: a resumed run
+   * never finds the work of a call whose result is missing (it restores the checkpoint before it).
+   */
+  checkpoint?: StepCheckpoint;
 };
 
 export type TransitionOptions = {
@@ -49,4 +55,10 @@ export interface RunLog {
   replaceTranscript(sessionId: string, messages: { message: ModelMessage; eventSeq?: number | null }[], events: NewEvent[], usage?: Usage): Promise<void>;
   /** Applies a lifecycle trigger under the session's lock; a trigger that does not apply changes nothing. */
   transition(sessionId: string, trigger: SessionTrigger, options?: TransitionOptions): Promise<TransitionResult>;
+  /**
+   * Throws (code `lease_lost`) when the run writing here was taken over by another run of the
+   * session. The writes above check that themselves; this is for an effect outside the database
+   * (a push, a pull request), checked right before it. Absent where no lease is held.
+   */
+  assertCurrent?(sessionId: string): Promise<void>;
 }

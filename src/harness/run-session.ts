@@ -58,6 +58,8 @@ export type HarnessDeps = {
    * Without it, a run resumed on a workspace that lacks the work goes on without it.
    */
   checkpoints?: { store: CheckpointStore; maxBytes: number };
+  /** The run's lease epoch: the sandbox is acquired (and recorded, on Modal) under it. */
+  runEpoch?: number;
 };
 
 /**
@@ -94,7 +96,12 @@ export async function runSession(sessionId: string, deps: HarnessDeps, signal: A
     // Where the provider can show it, the mirror's object store is the workspace's history (a
     // shared clone): a session on a mirrored repository writes only its checkout.
     const sharedObjects = deps.sandboxes.sharesObjects && deps.sandboxes.hostPath ? join(mirrorPath(deps.dataDir, resolveRepo(session.repo)), 'objects') : undefined;
-    sandbox = await deps.sandboxes.acquire(sessionId, { network: deps.network, repo: knowledgeKey(session.repo), ...(sharedObjects && { sharedObjects }) });
+    sandbox = await deps.sandboxes.acquire(sessionId, {
+      network: deps.network,
+      repo: knowledgeKey(session.repo),
+      ...(sharedObjects && { sharedObjects }),
+      ...(deps.runEpoch !== undefined && { epoch: deps.runEpoch }),
+    });
     const prepared0 = await ensureWorkspace(session, deps, sandbox, signal);
     if (sandbox.restoredNote) await noteRestored(sessionId, sandbox.restoredNote, store, log);
     let workspace: Workspace = prepared0;
@@ -138,6 +145,8 @@ export async function runSession(sessionId: string, deps: HarnessDeps, signal: A
       await noteAbort(sessionId, store, log);
       return;
     }
+    // Taken over by another run (this one's lease lapsed): that run owns the session; say nothing.
+    if (isPatchbayError(error, 'lease_lost')) throw error;
     const code = isPatchbayError(error) ? error.code : 'internal';
     // A request Patchbay cannot carry out (a repository that does not exist, a refused path) is
     // told to its thread; the log gets one line without a stack. Anything else is a fault here.
@@ -358,6 +367,8 @@ async function pushAndPublish(
 ): Promise<{ commit?: string; prUrl?: string; decision?: GateDecision }> {
   const { store } = deps;
   const env = await firstGitEnv(deps.gitCredentials ?? [], session.repo, signal);
+  // A push cannot be undone by a refused write: it goes out only while this run holds the session.
+  await store.assertCurrent?.(session.id);
   const pushed = await pushBranch({
     ...(env && { env }),
     sandbox,
@@ -384,6 +395,7 @@ async function pushAndPublish(
   const current = (await store.get(session.id)) ?? session;
   let pr: PublishedPullRequest | undefined;
   for (const publisher of deps.publishers ?? []) {
+    await store.assertCurrent?.(session.id);
     const published = await publisher.publish({
       session: current,
       branch: workspace.branch,

@@ -1,6 +1,7 @@
-import type { Kysely, Selectable } from 'kysely';
+import type { Kysely, Selectable, Transaction } from 'kysely';
 import type { Database, ModalSandboxesTable } from '../../db/schema.ts';
 import type { ModalRecordStore, ModalSessionRecord } from '../../sandbox/modal/modal-records.ts';
+import { PatchbayError } from '../core/errors.ts';
 
 /** The Modal provider's per-session records (`modal_sandboxes`). */
 export function createModalRecordStore(db: Kysely<Database>): ModalRecordStore {
@@ -12,25 +13,37 @@ export function createModalRecordStore(db: Kysely<Database>): ModalRecordStore {
     usedAt: new Date(row.used_at),
     released: row.released,
   });
+  const upsert = async (to: Kysely<Database> | Transaction<Database>, sessionId: string, patch: Partial<ModalSessionRecord>, epoch?: number) => {
+    const values = {
+      ...(patch.sandboxId !== undefined && { sandbox_id: patch.sandboxId }),
+      ...(patch.imageId !== undefined && { image_id: patch.imageId }),
+      ...(patch.snapshotAt !== undefined && { snapshot_at: patch.snapshotAt }),
+      ...(patch.expiresAt !== undefined && { expires_at: patch.expiresAt }),
+      ...(patch.usedAt !== undefined && { used_at: patch.usedAt }),
+      ...(patch.released !== undefined && { released: patch.released }),
+      ...(epoch !== undefined && { run_epoch: epoch }),
+    };
+    await to
+      .insertInto('modal_sandboxes')
+      .values({ session_id: sessionId, ...values })
+      .onConflict((oc) => (Object.keys(values).length > 0 ? oc.column('session_id').doUpdateSet(values) : oc.column('session_id').doNothing()))
+      .execute();
+  };
   return {
     async get(sessionId) {
       const row = await db.selectFrom('modal_sandboxes').selectAll().where('session_id', '=', sessionId).executeTakeFirst();
       return row ? toRecord(row) : undefined;
     },
-    async save(sessionId, patch) {
-      const values = {
-        ...(patch.sandboxId !== undefined && { sandbox_id: patch.sandboxId }),
-        ...(patch.imageId !== undefined && { image_id: patch.imageId }),
-        ...(patch.snapshotAt !== undefined && { snapshot_at: patch.snapshotAt }),
-        ...(patch.expiresAt !== undefined && { expires_at: patch.expiresAt }),
-        ...(patch.usedAt !== undefined && { used_at: patch.usedAt }),
-        ...(patch.released !== undefined && { released: patch.released }),
-      };
-      await db
-        .insertInto('modal_sandboxes')
-        .values({ session_id: sessionId, ...values })
-        .onConflict((oc) => (Object.keys(values).length > 0 ? oc.column('session_id').doUpdateSet(values) : oc.column('session_id').doNothing()))
-        .execute();
+    async save(sessionId, patch, epoch) {
+      if (epoch === undefined) return upsert(db, sessionId, patch);
+      // Under the session's row lock, which a take-over (a new epoch) waits for.
+      await db.transaction().execute(async (trx) => {
+        const row = await trx.selectFrom('sessions').select('run_epoch').where('id', '=', sessionId).forUpdate().executeTakeFirst();
+        if (Number(row?.run_epoch) !== epoch) {
+          throw new PatchbayError('lease_lost', `a sandbox record was refused: run epoch ${epoch} of session ${sessionId} was taken over (now ${row?.run_epoch ?? 'unknown'})`);
+        }
+        await upsert(trx, sessionId, patch, epoch);
+      });
     },
     async getTemplate(repo) {
       const row = await db.selectFrom('modal_templates').select(['image_id', 'base_commit']).where('repo', '=', repo).executeTakeFirst();

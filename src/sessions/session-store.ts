@@ -9,6 +9,8 @@ import { ThreadRef, threadKey } from '../core/thread-ref.ts';
 import type { NewEvent, SessionPatch, Step, TranscriptEntry, TransitionOptions, TransitionResult } from '../core/run-log.ts';
 import type { ModelMessage, Usage } from '../core/transcript.ts';
 import type { SessionRecord } from '../core/session-record.ts';
+import { storeStepCheckpoint } from './checkpoint-store.ts';
+import { leaseLost, type RunLease } from './run-leases.ts';
 import { toSessionRecord } from './session-record.ts';
 
 /** The channel events are announced on; the payload is `<sessionId>:<seq>:<type>`. */
@@ -32,9 +34,15 @@ export class DuplicateDelivery extends Error {
 export type SessionStore = ReturnType<typeof createSessionStore>;
 
 export function createSessionStore(db: Db) {
-  async function lockSession(trx: Trx, sessionId: string) {
+  /**
+   * Takes the session's row lock. With `fence` (a run's lease), refuses when another run took the
+   * session over: the lease's epoch is no longer the session's. A take-over moves the epoch under
+   * this same row lock, so a write that passed the check lands before the take-over, never after.
+   */
+  async function lockSession(trx: Trx, sessionId: string, fence?: RunLease, what = 'a write') {
     const row = await trx.selectFrom('sessions').selectAll().where('id', '=', sessionId).forUpdate().executeTakeFirst();
     if (!row) throw new PatchbayError('not_found', `session ${sessionId} does not exist`);
+    if (fence && Number(row.run_epoch) !== fence.epoch) throw leaseLost(fence, Number(row.run_epoch), what);
     return toSessionRecord(row);
   }
 
@@ -43,7 +51,7 @@ export function createSessionStore(db: Db) {
    * dedupe check, the sequence number, the insert and the NOTIFY (delivered at commit) in one
    * statement. An event whose dedupe key is already in the log writes nothing.
    */
-  async function appendEvents(trx: Trx, sessionId: string, events: NewEvent[]): Promise<StoredEvent[]> {
+  async function appendEvents(trx: Trx, sessionId: string, events: NewEvent[], epoch?: number): Promise<StoredEvent[]> {
     const stored: StoredEvent[] = [];
     for (const { event, dedupeKey } of events) {
       const parsed = SessionEvent.parse(event);
@@ -56,8 +64,8 @@ export function createSessionStore(db: Db) {
               or not exists (select 1 from session_events where session_id = ${sessionId} and dedupe_key = ${key}::text))
           returning last_seq
         ), inserted as (
-          insert into session_events (session_id, seq, type, data, dedupe_key)
-          select ${sessionId}, last_seq, ${parsed.type}, ${JSON.stringify(parsed)}::jsonb, ${key}::text from next
+          insert into session_events (session_id, seq, type, data, dedupe_key, run_epoch)
+          select ${sessionId}, last_seq, ${parsed.type}, ${JSON.stringify(parsed)}::jsonb, ${key}::text, ${epoch ?? null}::bigint from next
           returning seq, at
         )
         select seq, at, pg_notify(${EVENTS_CHANNEL}, ${sessionId} || ':' || seq || ':' || ${parsed.type}) from inserted`.execute(trx);
@@ -234,11 +242,11 @@ export function createSessionStore(db: Db) {
     async transition(
       sessionId: string,
       trigger: SessionTrigger,
-      options: TransitionOptions & { delivery?: Delivery } = {},
+      options: TransitionOptions & { delivery?: Delivery; fence?: RunLease } = {},
     ): Promise<TransitionResult> {
       return db.transaction().execute(async (trx) => {
         if (options.delivery) await claimDelivery(trx, options.delivery);
-        const current = await lockSession(trx, sessionId);
+        const current = await lockSession(trx, sessionId, options.fence, `the transition '${trigger}'`);
         const to = nextStatus(current.status, trigger);
         if (!to) return { session: current, applied: false, from: current.status };
         // Under the row lock a message is either in the log already (and refuses this) or lands
@@ -255,7 +263,7 @@ export function createSessionStore(db: Db) {
         if (to !== current.status) {
           events.push({ event: { type: 'status-changed', from: current.status, to, ...(options.reason && { reason: options.reason }) } });
         }
-        await appendEvents(trx, sessionId, events);
+        await appendEvents(trx, sessionId, events, options.fence?.epoch);
         return { session: await lockSession(trx, sessionId), applied: true, from: current.status };
       });
     },
@@ -270,10 +278,11 @@ export function createSessionStore(db: Db) {
       return rows.map((r) => ({ idx: r.idx, message: r.message as ModelMessage, eventSeq: r.event_seq }));
     },
 
-    /** Writes one step of a run atomically. */
-    async commitStep(sessionId: string, step: Step): Promise<StoredEvent[]> {
+    /** Writes one step of a run atomically, with the checkpoint after its tool call, if any. */
+    async commitStep(sessionId: string, step: Step, fence?: RunLease): Promise<StoredEvent[]> {
       return db.transaction().execute(async (trx) => {
-        await lockSession(trx, sessionId);
+        await lockSession(trx, sessionId, fence, 'a step');
+        if (step.checkpoint) await storeStepCheckpoint(trx, sessionId, step.checkpoint, fence);
         if (step.messages?.length) {
           const { next } = await trx
             .selectFrom('session_messages')
@@ -292,7 +301,7 @@ export function createSessionStore(db: Db) {
             )
             .execute();
         }
-        const stored = await appendEvents(trx, sessionId, step.events ?? []);
+        const stored = await appendEvents(trx, sessionId, step.events ?? [], fence?.epoch);
         const usage = step.usage;
         const set = {
           ...patchColumns(step.patch ?? {}),
@@ -317,9 +326,10 @@ export function createSessionStore(db: Db) {
       messages: { message: ModelMessage; eventSeq?: number | null }[],
       events: NewEvent[],
       usage?: Usage,
+      fence?: RunLease,
     ): Promise<void> {
       await db.transaction().execute(async (trx) => {
-        await lockSession(trx, sessionId);
+        await lockSession(trx, sessionId, fence, 'a compaction');
         await trx.deleteFrom('session_messages').where('session_id', '=', sessionId).execute();
         if (messages.length) {
           await trx
@@ -327,7 +337,7 @@ export function createSessionStore(db: Db) {
             .values(messages.map((m, idx) => ({ session_id: sessionId, idx, message: JSON.stringify(m.message), event_seq: m.eventSeq ?? null })))
             .execute();
         }
-        await appendEvents(trx, sessionId, events);
+        await appendEvents(trx, sessionId, events, fence?.epoch);
         if (usage) {
           await trx
             .updateTable('sessions')

@@ -1,11 +1,13 @@
 import { sql } from 'kysely';
 import type { Logger } from 'pino';
-import { PatchbayError } from '../core/errors.ts';
+import { isPatchbayError, PatchbayError } from '../core/errors.ts';
 import { throttleLog } from '../core/log-throttle.ts';
 import { runSession, type HarnessDeps } from '../harness/run-session.ts';
+import { createCheckpointStore } from './checkpoint-store.ts';
 import type { EventBus } from './event-bus.ts';
+import { fencedRunLog } from './fenced-run-log.ts';
 import type { RunQueue } from './run-queue.ts';
-import type { RunSlot, RunSlots } from './run-slots.ts';
+import type { RunLease, RunLeases } from './run-leases.ts';
 import type { SessionStore } from './session-store.ts';
 import { createWaitingLine } from './waiting-line.ts';
 
@@ -22,7 +24,10 @@ export type SessionWorker = {
 
 /**
  * Takes runs from the durable queue and drives each through the harness. A stop request reaches
- * the run through the event bus (any process may have handled it) and aborts it.
+ * the run through the event bus (any process may have handled it) and aborts it. Each run holds
+ * its session's lease (run-leases.ts) and writes only under it: the queue decides who should run a
+ * session, the lease's epoch decides whose writes land, so a worker that was paused past its lease
+ * and wakes up cannot write over the run that took its place.
  */
 export async function startSessionWorker(deps: {
   queue: RunQueue;
@@ -31,18 +36,24 @@ export async function startSessionWorker(deps: {
   harness: HarnessDeps;
   log: Logger;
   concurrency?: number;
-  /** MAX_RUNNING_SESSIONS over every worker: a run waits for a slot before it starts. */
-  slots?: RunSlots;
+  /** Run leases, which are also the run slots of MAX_RUNNING_SESSIONS (`leases.max`). */
+  leases: RunLeases;
+  /**
+   * No other process can hold a lease that is not this worker's: it has just started its own
+   * embedded database. A predecessor's leases are taken over at once instead of after they lapse.
+   */
+  exclusive?: boolean;
   /** How often a waiting run tries for a slot again (between notices of sessions ending). */
   slotRetryMs?: number;
 }): Promise<SessionWorker> {
-  const { queue, bus, store, harness, log } = deps;
-  const line = createWaitingLine({ store, log, ...(deps.slots && { limit: deps.slots.max }) });
+  const { queue, bus, store, harness, log, leases } = deps;
+  const line = createWaitingLine({ store, log, ...(leases.max !== undefined && { limit: leases.max }) });
   const running = new Map<string, { controller: AbortController; done: Promise<unknown> }>();
   let stopping = false;
   const notRecorded = throttleLog((fields, message) => log.error(fields, message));
 
   const databaseLost = throttleLog((fields, message) => log.warn(fields, message));
+  const renewFailed = throttleLog((fields, message) => log.warn(fields, message));
   const answers = () => sql`select 1`.execute(store.db).then(
     () => true,
     () => false,
@@ -52,12 +63,19 @@ export async function startSessionWorker(deps: {
    * after) waits for it with backoff and carries on from the log once it is back. This worker still
    * holds the run's job, so nobody else takes it meanwhile, and no queue retry is spent on an outage.
    */
-  const runThroughOutages = async (sessionId: string, signal: AbortSignal): Promise<void> => {
+  const runThroughOutages = async (sessionId: string, lease: RunLease, signal: AbortSignal): Promise<void> => {
+    // Every write of the run goes through the lease: the run log, and the checkpoints.
+    const fenced: HarnessDeps = {
+      ...harness,
+      store: fencedRunLog(store, lease, log),
+      runEpoch: lease.epoch,
+      ...(harness.checkpoints && { checkpoints: { ...harness.checkpoints, store: createCheckpointStore(store.db, lease) } }),
+    };
     for (;;) {
       try {
-        return await runSession(sessionId, harness, signal);
+        return await runSession(sessionId, fenced, signal);
       } catch (error) {
-        if (signal.aborted || stopping || (await answers())) throw error;
+        if (signal.aborted || stopping || isPatchbayError(error, 'lease_lost') || (await answers())) throw error;
         databaseLost({ err: error, sessionId }, 'a run lost the database; it carries on once the database answers again');
         for (let waitMs = 250; !(await answers()); waitMs = Math.min(waitMs * 2, MAX_OUTAGE_BACKOFF_MS)) {
           await abortableSleep(waitMs, signal);
@@ -83,13 +101,18 @@ export async function startSessionWorker(deps: {
       });
       const signal = jobSignal ? AbortSignal.any([controller.signal, jobSignal]) : controller.signal;
       const done = (async () => {
-        const slot = deps.slots ? await waitForSlot(sessionId, deps.slots, signal) : undefined;
-        if (deps.slots && !slot) return;
+        const lease = await waitForLease(sessionId, signal);
+        if (!lease) return;
+        const kept = keepLease(lease, controller);
         try {
           await line.started(sessionId).catch((error: unknown) => log.warn({ err: error, sessionId }, 'could not tell the session it starts'));
-          await runThroughOutages(sessionId, signal);
+          await runThroughOutages(sessionId, lease, signal);
+        } catch (error) {
+          // The run is another worker's now: nothing to retry, nothing to record.
+          if (!isPatchbayError(error, 'lease_lost')) throw error;
         } finally {
-          await slot?.release();
+          kept.stop();
+          if (!kept.lost()) await leases.release(lease).catch((error: unknown) => log.warn({ err: error, sessionId }, 'could not give the run lease back; it lapses on its own'));
         }
       })();
       running.set(sessionId, { controller, done: done.catch(() => undefined) });
@@ -122,17 +145,29 @@ export async function startSessionWorker(deps: {
   });
 
   /**
-   * Waits until one of the slots is free, telling the session where it stands once. Returns
-   * undefined when the run is no longer wanted meanwhile (stopped, or this worker shuts down).
+   * Takes the session's run lease: at once when nobody holds it, after it lapses when a run that is
+   * gone (crashed, paused, cut off) still holds it, and only while a run slot is free. Tells the
+   * session where it stands once when the slots are full. Returns undefined when the run is no
+   * longer wanted meanwhile (stopped, ended, or this worker shuts down).
    */
-  async function waitForSlot(sessionId: string, slots: RunSlots, signal: AbortSignal): Promise<RunSlot | undefined> {
+  async function waitForLease(sessionId: string, signal: AbortSignal): Promise<RunLease | undefined> {
     let told = false;
+    let waited = false;
     for (;;) {
       if (signal.aborted) return undefined;
-      const slot = await slots.tryAcquire();
-      if (slot) return slot;
+      const taken = await leases.take(sessionId, { breakForeign: deps.exclusive ?? false });
+      if (taken.kind === 'taken') {
+        if (waited) log.info({ sessionId, epoch: taken.lease.epoch }, 'took over the run after its lease lapsed');
+        return taken.lease;
+      }
       const session = await store.get(sessionId);
       if (!session || (session.status !== 'queued' && session.status !== 'running')) return undefined;
+      if (taken.kind === 'held') {
+        if (!waited) log.info({ sessionId, owner: taken.owner, until: taken.until.toISOString() }, 'another run holds the session\'s lease; taking it over once it lapses');
+        waited = true;
+        await abortableSleep(Math.min(Math.max(50, taken.until.getTime() - Date.now() + 50), leases.leaseMs), signal);
+        continue;
+      }
       if (!told) {
         told = true;
         await line.tell(sessionId).catch((error: unknown) => log.warn({ err: error, sessionId }, 'could not tell a queued session where it stands'));
@@ -150,6 +185,28 @@ export async function startSessionWorker(deps: {
         signal.addEventListener('abort', done, { once: true });
       });
     }
+  }
+
+  /**
+   * Renews the lease a few times per lease period while the run works. When a renewal finds the
+   * epoch moved on (this worker was paused or cut off past the lease and another took over), the
+   * run is aborted: it stops at once instead of at its next refused write. A renewal that fails
+   * (the database is away) is tried again; the lease lapses on its own if it stays away.
+   */
+  function keepLease(lease: RunLease, controller: AbortController): { stop(): void; lost(): boolean } {
+    let lost = false;
+    const timer = setInterval(() => {
+      leases.renew(lease).then(
+        (renewed) => {
+          if (renewed || lost) return;
+          lost = true;
+          log.warn({ sessionId: lease.sessionId, epoch: lease.epoch }, 'this run was taken over by another run after its lease lapsed; it stops here and writes nothing more');
+          controller.abort(LEASE_LOST);
+        },
+        (error: unknown) => renewFailed({ err: error, sessionId: lease.sessionId }, 'could not renew a run lease; trying again'),
+      );
+    }, Math.max(250, leases.leaseMs / 3));
+    return { stop: () => clearInterval(timer), lost: () => lost };
   }
 
   // Sessions no worker has taken for a few seconds (every worker is busy) hear where they stand.
@@ -203,6 +260,7 @@ function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
 }
 
 const SHUTDOWN = new PatchbayError('aborted', 'the server is shutting down', { retryable: true });
+const LEASE_LOST = new PatchbayError('lease_lost', 'the run was taken over by another run');
 const isShutdown = (reason: unknown) => reason === SHUTDOWN;
 
 async function settled(promises: Promise<unknown>[], timeoutMs: number): Promise<void> {

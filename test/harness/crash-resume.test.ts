@@ -121,10 +121,11 @@ describe('a worker killed with SIGKILL mid-run', () => {
     const transcript = await store.transcript(id);
     expect(transcript.filter((m) => m.message.role === 'tool').map((m) => m.message.role === 'tool' && m.message.toolCallId)).toEqual(['call_slow', 'call_write']);
 
-    // The interrupted command ran again after the restart; its result was recorded once.
+    // The interrupted command ran again after the restart, on the workspace as it was before the
+    // call (restored from the checkpoint taken before it): applied once, its result recorded once.
     const tip = await remote.remoteBranch(done.branch!);
     expect(await git(remote.remote, 'show', `${tip}:RESULT.md`)).toBe('survived a crash');
-    expect((await git(remote.remote, 'show', `${tip}:runs.log`)).split('\n')).toEqual(['run', 'run']);
+    expect((await git(remote.remote, 'show', `${tip}:runs.log`)).split('\n')).toEqual(['run']);
     second.child.kill('SIGTERM');
     await new Promise((resolve) => second.child.once('exit', resolve));
   });

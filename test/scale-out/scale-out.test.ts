@@ -196,8 +196,9 @@ describe('two API and two worker processes on one PostgreSQL', () => {
       for (const [path, content] of Object.entries(expectedFiles)) expect(await show(path), `${path} on ${session.branch}`).toBe(content);
       await expect(show('OLD.md')).rejects.toThrow();
       const progress = (await show('progress.log')).trim().split('\n');
-      // An interrupted command runs again on resume; each finished one is there once.
-      expect(new Set(progress)).toEqual(new Set(['one', 'two']));
+      // An interrupted command runs again on resume, on the workspace as it was before it: each
+      // command's line is there exactly once (a multiset: a command applied twice shows).
+      expect([...progress].sort()).toEqual(['one', 'two']);
 
       // Exactly one pull request per session, and one final reply in its Slack thread.
       expect(github.pulls.filter((p) => p.head === session.branch)).toHaveLength(1);

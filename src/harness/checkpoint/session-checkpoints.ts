@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { Sandbox } from '../../../sandbox/sandbox.ts';
 import { PatchbayError } from '../../core/errors.ts';
 import type { RunLog } from '../../core/run-log.ts';
+import type { StepCheckpoint } from '../../core/work-checkpoint.ts';
 import type { ToolExecutor } from '../../agent/agent-runner.ts';
 import type { CheckpointStore, WorkCheckpoint } from './checkpoint-store.ts';
 import { chainOf, checkpointScratchDir, checkpointWork, readWorkState, restoreWork, type CheckpointChain } from './work-checkpoint.ts';
@@ -14,7 +15,13 @@ export type WorkBase = { branch: string; baseBranch: string; baseCommit: string 
 export type SessionCheckpoints = {
   /** The base the work is measured from: the checkpoint's when one was restored or matched. */
   base: WorkBase;
-  /** Wraps the tool executor: after a call that may have changed files, the work is checkpointed before the call's result is recorded. */
+  /**
+   * Wraps the tool executor. A call that may change files runs only once a checkpoint of the work
+   * before it is stored (one is taken first when none is), and the checkpoint after it comes back
+   * with its result (`ToolOutput.checkpoint`), to be stored together with it: a resumed run never
+   * finds a call's work without its result. A call that started and has no result may run again
+   * only when the workspace was put back to the checkpoint before it (`rerunsInterrupted`).
+   */
   tools(executor: ToolExecutor): ToolExecutor;
   /** Checkpoints now (after the harness committed). */
   take(signal: AbortSignal): Promise<void>;
@@ -54,6 +61,9 @@ export async function resumeWork(input: {
   let last: Pick<WorkCheckpoint, 'head' | 'tree'> | undefined;
   // The workspace holds the stored chain's last commit (it matched or was restored): checkpoints go on it.
   let chain: CheckpointChain | undefined;
+  // The workspace is the latest checkpoint's (or no file-changing call ever ran: there is none),
+  // so a call that started and has no result finds the workspace as it was before the call.
+  let atCheckpoint = checkpoint === undefined;
 
   if (checkpoint?.bundle) {
     const state = await readWorkState(sandbox, signal);
@@ -66,6 +76,7 @@ export async function resumeWork(input: {
     last = { head: checkpoint.head, tree: checkpoint.tree };
     chain = chainOf(checkpoint);
     base = { branch: checkpoint.branch, baseBranch: checkpoint.baseBranch, baseCommit: checkpoint.baseCommit };
+    atCheckpoint = true;
   } else if (!input.reused) {
     if (checkpoint?.unavailable) throw new PatchbayError('git_failed', `the previous run's work cannot be restored on this worker: ${checkpoint.unavailable}`);
     const unsaved = await unpushedWork(sessionId, deps.runLog);
@@ -79,14 +90,14 @@ export async function resumeWork(input: {
     log.warn({ reason: checkpoint.unavailable }, 'the latest checkpoint could not be stored; going on with this worker\'s own workspace');
   }
 
-  const take = async (signal: AbortSignal) => {
+  const checkpointInto = async (store: CheckpointStore, signal: AbortSignal) => {
     const session = await deps.runLog.get(sessionId);
     const stored = await checkpointWork({
       sessionId,
       sandbox,
       ...(input.workspaceDir && { workspaceDir: input.workspaceDir }),
       scratchDir: checkpointScratchDir(deps.dataDir),
-      store: deps.store,
+      store,
       base,
       step: session?.lastSeq ?? 0,
       ...(last && { last }),
@@ -97,6 +108,24 @@ export async function resumeWork(input: {
     last = { head: stored.head, tree: stored.tree };
     chain = stored.chain;
   };
+  const take = (signal: AbortSignal) => checkpointInto(deps.store, signal);
+  /**
+   * The checkpoint of the work now, not stored: the caller stores it with the step it follows
+   * (commitStep), an increment only while the stored chain still ends at its parent. The chain is
+   * taken to go on from it; if the step does not land, the run ends and the next one reads the chain.
+   */
+  const takeForStep = async (signal: AbortSignal): Promise<StepCheckpoint | undefined> => {
+    let taken: StepCheckpoint | undefined;
+    await checkpointInto(
+      {
+        latest: (id) => deps.store.latest(id),
+        save: async (_id, checkpoint) => void (taken = { kind: 'whole', checkpoint }),
+        append: async (_id, checkpoint, increment) => ((taken = { kind: 'increment', checkpoint, increment }), true),
+      },
+      signal,
+    );
+    return taken;
+  };
 
   return {
     base,
@@ -104,11 +133,20 @@ export async function resumeWork(input: {
     tools: (executor) => ({
       specs: () => executor.specs(),
       async execute(call, ctx) {
+        if (readOnlyTools.has(call.name)) return executor.execute(call, ctx);
+        // The executor must not throw: a checkpoint cut short by a stop is an error result.
+        const stopped = (error: unknown) => {
+          if (!ctx.signal.aborted) throw error;
+          return undefined;
+        };
+        // No checkpoint yet: store the work as it is, the state a resume puts back before a rerun.
+        if (!last && (await take(ctx.signal).then(() => true, stopped)) === undefined) return { content: 'The call was stopped before it ran.', isError: true };
         const output = await executor.execute(call, ctx);
-        if (readOnlyTools.has(call.name) || ctx.signal.aborted) return output;
-        await take(ctx.signal);
-        return output;
+        if (ctx.signal.aborted) return output;
+        const checkpoint = await takeForStep(ctx.signal).catch(stopped);
+        return checkpoint ? { ...output, checkpoint } : output;
       },
+      rerunsInterrupted: (call) => readOnlyTools.has(call.name) || atCheckpoint,
     }),
   };
 }

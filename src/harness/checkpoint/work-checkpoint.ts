@@ -140,9 +140,10 @@ export type CheckpointOptions = {
 export type CheckpointResult = Pick<WorkCheckpoint, 'head' | 'tree'> & { chain?: CheckpointChain };
 
 /**
- * Stores the workspace's work as a checkpoint, before the step that changed it is recorded, so the
- * transcript never says more was done than the checkpoint holds: an increment on the stored chain
- * when the workspace continues it, else the whole work since the base. A workspace that cannot be
+ * Stores the workspace's work as a checkpoint (into `store`; after a tool call the harness hands a
+ * store that keeps it for the call's recorded result, so both land together), so the transcript
+ * never says more was done than the checkpoint holds: an increment on the stored chain when the
+ * workspace continues it, else the whole work since the base. A workspace that cannot be
  * checkpointed (too large a bundle, git failing in it) is recorded as such, so a resume elsewhere
  * fails with that reason instead of going on without the work. Returns what was stored.
  */

@@ -246,8 +246,11 @@ describe('Modal at real sizes', () => {
         const row = await second.database.db.selectFrom('modal_sandboxes').selectAll().where('session_id', '=', id).executeTakeFirst();
         return row?.released && row;
       }, 'the sandbox to be released');
-      const increments = await second.database.db.selectFrom('session_checkpoint_increments').select('step').where('session_id', '=', id).execute();
+      const increments = await second.database.db.selectFrom('session_checkpoint_increments').select(['step', 'run_epoch']).where('session_id', '=', id).execute();
       expect(increments.length).toBeGreaterThanOrEqual(2);
+      // Stored with their steps, under the run's lease.
+      const { run_epoch: epoch } = await second.database.db.selectFrom('sessions').select('run_epoch').where('id', '=', id).executeTakeFirstOrThrow();
+      expect(increments.map((part) => part.run_epoch)).toEqual(increments.map(() => epoch));
       // The container is lost with no exit snapshot, and 31 days pass: Modal has deleted the release snapshot.
       fake.kill(first.sandbox_id!, {}, { exitSnapshot: false });
       fake.advance(31 * 86_400_000);
