@@ -65,7 +65,9 @@ describe('Linear access tokens that expire', () => {
     // A workspace admin installs the app: Linear's consent page, then the callback with the code.
     const start = await fetch(`${app.url}/linear/oauth/start`, { redirect: 'manual' });
     const back = new URL(linear.authorize(start.headers.get('location')!).redirect);
-    expect((await fetch(`${app.url}/linear/oauth/callback${back.search}`)).status).toBe(200);
+    // In the browser that started it: the install is bound to its cookie.
+    const cookie = (start.headers.get('set-cookie') ?? '').split(';')[0]!;
+    expect((await fetch(`${app.url}/linear/oauth/callback${back.search}`, { headers: { cookie } })).status).toBe(200);
   }, 90_000);
   afterAll(async () => {
     await app?.dispose();
