@@ -169,9 +169,21 @@ describe('an external DATABASE_URL', () => {
   it('logs a warning when it connects as a superuser', async () => {
     const { inject } = await import('vitest');
     const captured = captureLog();
+    // A database of its own, so this run's migrations never meet those another run left in the
+    // shared test cluster's default database.
+    const name = `patchbay_superuser_${Date.now().toString(36)}`;
+    const setup = new pg.Client({ connectionString: inject('embeddedAdminUrl') });
+    await setup.connect();
+    await setup.query(`create database ${name}`);
     const admin = new URL(inject('embeddedAdminUrl'));
-    const handle = await openDatabase({ url: admin.toString(), dataDir: '', log: captured.log, poolSize: 1 });
-    await handle.close();
+    admin.pathname = `/${name}`;
+    try {
+      const handle = await openDatabase({ url: admin.toString(), dataDir: '', log: captured.log, poolSize: 1 });
+      await handle.close();
+    } finally {
+      await setup.query(`drop database if exists ${name} with (force)`);
+      await setup.end();
+    }
     expect(captured.lines().some((line) => line.level === 40 && line.msg.includes('connects as a superuser'))).toBe(true);
   });
 });
