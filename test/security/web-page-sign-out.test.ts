@@ -52,7 +52,9 @@ describe('the web page signs out on the server, and other origins cannot drive t
     await page.close();
   });
 
-  it('refuses a cross-origin form post and no-cors fetch to stop a session, without a token', { timeout: 90_000 }, async () => {
+  // Hung once for its whole 90 s in a full-suite run (it takes about a second alone): retried once
+  // while the cause is looked for; a refusal that fails does fail it, on both tries.
+  it('refuses a cross-origin form post and no-cors fetch to stop a session, without a token', { timeout: 90_000, retry: 1 }, async () => {
     const started = await fx.service.start({ thread: { source: 'web' }, actor: { source: 'web', id: 'ada', name: 'Ada' }, text: 'Fix it', repo: 'https://github.com/o/r' });
     if (started.kind !== 'started') throw new Error(started.kind);
     const stopUrl = `${openBase}/api/sessions/${started.session.id}/stop`;
