@@ -40,10 +40,11 @@ type Fleet = { root: string; api: Proc; workers: [Proc, Proc]; proxy: TcpProxy; 
 const HEARTBEAT_SECONDS = 10;
 const LEASE_SECONDS = 10;
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const terminal = (s: SessionRecord) => ['completed', 'failed', 'cancelled'].includes(s.status);
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+export const terminal = (s: SessionRecord) => ['completed', 'failed', 'cancelled'].includes(s.status);
 
-async function until<T>(check: () => Promise<T | undefined | false>, timeoutMs: number, everyMs = 25): Promise<T | undefined> {
+/** Polls `check` until it gives a value (errors count as not yet), or undefined after `timeoutMs`. */
+export async function until<T>(check: () => Promise<T | undefined | false>, timeoutMs: number, everyMs = 25): Promise<T | undefined> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     const value = await check().catch(() => undefined);

@@ -26,7 +26,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { StoredEvent } from '../src/core/events.ts';
 import type { SessionRecord } from '../src/core/session-record.ts';
-import { startFleet, type FleetKind } from './crash-trials-fleet.ts';
+import { sleep, startFleet, terminal, until, type FleetKind } from './crash-trials-fleet.ts';
 import { startFakeGitHub } from '../test/fakes/fake-github.ts';
 import { createRemote, git } from '../test/git/git-fixture.ts';
 import { linesAboveInfo, startServer as startServerProcess, type LogLine, type ServerProcess } from '../test/helpers/server-process.ts';
@@ -164,19 +164,7 @@ const api = async <T>(server: ServerProcess, path: string, init?: RequestInit): 
   if (!response.ok) throw new Error(`${path}: ${response.status} ${await response.text()}`);
   return (await response.json()) as T;
 };
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const events = (server: ServerProcess, id: string) => api<StoredEvent[]>(server, `/api/sessions/${id}/events?format=json`);
-const terminal = (s: SessionRecord) => ['completed', 'failed', 'cancelled'].includes(s.status);
-
-async function until<T>(check: () => Promise<T | undefined | false>, timeoutMs: number, everyMs = 25): Promise<T | undefined> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    const value = await check().catch(() => undefined);
-    if (value) return value;
-    await sleep(everyMs);
-  }
-  return undefined;
-}
 
 const postmasterPid = () => Number(readFileSync(join(dataDir, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[0]);
 const workspaceHead = (id: string, branch: string) => {
