@@ -120,14 +120,14 @@ export async function migrate(db: Kysely<Database>): Promise<void> {
 
 /**
  * A superuser can run programs on the database host (`COPY ... TO PROGRAM`), so anything that
- * gets Patchbay's connection gets that host. Say so once at start; the README shows the setup.
+ * gets Patchbay's connection gets that host. Say so once at start; docs/configuration.md shows the setup.
  */
 async function warnIfSuperuser(pool: pg.Pool, url: string, log: Logger): Promise<void> {
   const { rows } = await pool.query<{ rolsuper: boolean }>('select rolsuper from pg_roles where rolname = current_user');
   if (rows[0]?.rolsuper) {
     log.warn(
       { database: redactUrl(url) },
-      'DATABASE_URL connects as a superuser: give Patchbay a role that owns only its database (see README, "Database")',
+      'DATABASE_URL connects as a superuser: give Patchbay a role that owns only its database (see docs/configuration.md, "Database")',
     );
   }
 }

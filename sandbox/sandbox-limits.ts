@@ -1,6 +1,6 @@
 /**
  * Resource limits of one sandbox command, and how a breach is reported to the model.
- * Enforcement is layered (see README, "Sandbox limits"): rlimits set inside the sandbox always act
+ * Enforcement is layered (see docs/configuration.md, "Sandbox limits"): rlimits set inside the sandbox always act
  * per process; a cgroup, where the host lets Patchbay make one, caps the whole command; a watch on
  * the command (limit-watch.ts) ends it when it reaches a cap and says which.
  */

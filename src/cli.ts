@@ -25,7 +25,7 @@ Usage:
   patchbay doctor                              check the configuration and every configured service
   patchbay help
 
-Configuration comes from the environment; see the README.`;
+Configuration comes from the environment; see docs/configuration.md.`;
 
 /**
  * V8's compile cache for the modules loaded from here on (the composition root and everything it

@@ -59,7 +59,7 @@ export const envSchema = z.object({
   /** JSON: {"<name>": {"url", "header", "env", "prefix"?}}, credentials the proxy adds for the sandbox. */
   SANDBOX_SECRETS: optionalString,
   SANDBOX_TTL_MINUTES: positiveInt(24 * 60),
-  // Resource limits of each sandbox command (see sandbox/sandbox-limits.ts and the README).
+  // Resource limits of each sandbox command (see sandbox/sandbox-limits.ts and docs/configuration.md).
   SANDBOX_LIMITS: z.preprocess(emptyAsUndefined, z.enum(['auto', 'cgroup', 'rlimit']).default('auto')),
   SANDBOX_MAX_PROCS: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(16).default(DEFAULT_SANDBOX_LIMITS.maxProcs)),
   SANDBOX_MEMORY_MB: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(64).default(DEFAULT_SANDBOX_LIMITS.memoryMb)),

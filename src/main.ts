@@ -448,7 +448,7 @@ async function buildModel(config: Config, log: Logger): Promise<{ model: ModelPr
   }
   // The scripted model with no scenario is what an unset MODEL_PROVIDER means: no model at all.
   if (modelConfig.provider === 'scripted') {
-    log.warn('MODEL_PROVIDER is not set: sessions fail with "no model is configured" until it is set with its API key (see the README, model settings)');
+    log.warn('MODEL_PROVIDER is not set: sessions fail with "no model is configured" until it is set with its API key (see the README, "Connect a model")');
     return { model: createUnconfiguredProvider() };
   }
   return { model: createModelProvider(modelConfig, { log }) };

@@ -50,7 +50,7 @@ export async function checkDatabase({ config }: DoctorDeps): Promise<DoctorRow> 
     await client.connect();
     const { rows } = await client.query<{ version: string; superuser: boolean }>("select current_setting('server_version') as version, rolsuper as superuser from pg_roles where rolname = current_user");
     const row = rows[0]!;
-    if (row.superuser) return bad('database', `PostgreSQL ${row.version}, connected as a superuser`, 'connect as a role that owns only the Patchbay database (README, "Database"): a superuser can run programs on the database host');
+    if (row.superuser) return bad('database', `PostgreSQL ${row.version}, connected as a superuser`, 'connect as a role that owns only the Patchbay database (docs/configuration.md, "Database"): a superuser can run programs on the database host');
     return ok('database', `PostgreSQL ${row.version}, role is not a superuser`);
   } catch (error) {
     return bad('database', `cannot connect: ${describeError(error)}`, 'check DATABASE_URL (host, port, user, password) and that the server accepts connections from here');
@@ -77,7 +77,7 @@ export async function checkSandbox({ config, log }: DoctorDeps): Promise<DoctorR
     await provider.close();
     return ok('sandbox', `bubblewrap with user namespaces; limits by ${provider.enforcement}; network ${config.sandbox.network}`);
   } catch (error) {
-    return bad('sandbox', describeError(error), 'install bubblewrap (and socat for SANDBOX_NETWORK=proxy), allow unprivileged user namespaces, or see the README, "Sandbox"');
+    return bad('sandbox', describeError(error), 'install bubblewrap (and socat for SANDBOX_NETWORK=proxy), allow unprivileged user namespaces, or see docs/configuration.md, "Sandbox limits"');
   }
 }
 
@@ -95,7 +95,7 @@ export async function checkModel({ config, log, signal }: DoctorDeps): Promise<D
     if (result.stopReason === 'error') return bad('model', `${model.name}/${model.model}: ${result.error?.message ?? 'the call failed'}`, modelFix(result.error?.code));
     return ok('model', `${model.name}/${model.model} answered a one-token call`);
   } catch (error) {
-    return bad('model', describeError(error), 'set MODEL_PROVIDER and its API key (README, model settings)');
+    return bad('model', describeError(error), 'set MODEL_PROVIDER and its API key (README, "Connect a model")');
   }
 }
 
@@ -108,7 +108,7 @@ function modelFix(code: string | undefined): string {
     case 'model_unavailable':
       return "the provider cannot be reached: check this host's network and the provider's base URL setting";
     default:
-      return 'check the provider settings (README, model settings)';
+      return 'check the provider settings (README, "Connect a model")';
   }
 }
 

@@ -27,7 +27,7 @@ export async function doctorRows(options: DoctorOptions): Promise<DoctorRow[]> {
   try {
     config = loadConfig(options.env);
   } catch (error) {
-    return [{ check: 'configuration', ok: false, detail: describeError(error).replace(/\n\s*/g, '; '), fix: 'fix the variables named (README, configuration table)' }];
+    return [{ check: 'configuration', ok: false, detail: describeError(error).replace(/\n\s*/g, '; '), fix: 'fix the variables named (docs/configuration.md)' }];
   }
   const deps: DoctorDeps = { config, log: options.log, signal: options.signal ?? AbortSignal.timeout(60_000) };
   const rows: DoctorRow[] = [{ check: 'configuration', ok: true, detail: configSummary(config) }];
