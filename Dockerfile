@@ -6,14 +6,20 @@
 # calls allowed for everyone (copy moby's profiles/seccomp/default.json and add them to the first
 # "SCMP_ACT_ALLOW" rule):
 #   unshare, clone, clone3 (namespace flags), setns, mount, umount2, pivot_root
-#   docker run --security-opt seccomp=patchbay-seccomp.json --security-opt apparmor=unconfined ...
+#   docker run --security-opt seccomp=patchbay-seccomp.json --security-opt apparmor=unconfined --security-opt systempaths=unconfined ...
+# /proc: bubblewrap mounts a fresh proc in its pid namespace, which the kernel refuses while the
+# container's /proc has paths masked over: --security-opt systempaths=unconfined (podman: unmask=ALL);
+# without it the server stops at start with "bwrap: Can't mount proc on /newroot/proc".
 # AppArmor: Docker's default profile forbids mount; on Ubuntu 24.04 hosts user namespaces also need
 # kernel.apparmor_restrict_unprivileged_userns=0 (or an AppArmor profile that allows userns).
 # Inside, Patchbay applies its own, stricter seccomp filter to every sandbox command.
 # Limits: as uid 10001 RLIMIT_NPROC holds; with `--cgroupns=private` and the memory and pids
-# controllers delegated, each command also gets its own cgroup (SANDBOX_LIMITS, see README).
+# controllers delegated, each command also gets its own cgroup (SANDBOX_LIMITS, see docs/configuration.md).
 # (On a trusted single-tenant host only: SANDBOX=unsafe-local, no isolation at all.)
-FROM node:24-bookworm-slim
+# BASE_IMAGE: any Debian bookworm with Node 24 and npm in /usr/local (scripts/container-smoke.sh builds
+# one with debootstrap where no registry is reachable).
+ARG BASE_IMAGE=node:24-bookworm-slim
+FROM ${BASE_IMAGE}
 
 RUN apt-get update \
  && apt-get install -y --no-install-recommends git bubblewrap socat ripgrep util-linux ca-certificates tini \
