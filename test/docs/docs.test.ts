@@ -97,6 +97,13 @@ describe('the README and docs/', () => {
     expect(text('README.md').split('\n').length).toBeLessThanOrEqual(250);
   });
 
+  it("give CI's test command as the README's second command", () => {
+    const ci = text('.ci/run').split('\n').find((line) => /^[^#].*\bnpm test\b/.test(line));
+    const commands = /^```sh\n([\s\S]*?)^```/m.exec(text('README.md'))![1]!.split('\n').map((line) => line.replace(/\s+#.*$/, ''));
+    expect(ci).toBeDefined();
+    expect(commands[1]).toBe(ci);
+  });
+
   it('describe every environment variable Patchbay reads, and each exactly once', () => {
     const defined = definitions();
     const read = variablesReadBySource();
