@@ -30,7 +30,7 @@ import { createCheckStore } from './sessions/check-store.ts';
 import { createCheckpointStore } from './sessions/checkpoint-store.ts';
 import { createModalRecordStore } from './sessions/modal-record-store.ts';
 import { createKnowledgeStore } from './sessions/knowledge-store.ts';
-import { knowledgeKey } from './harness/knowledge/load-knowledge.ts';
+import { integrationContext } from './integration-context.ts';
 import { createEventBus, type EventBus } from './sessions/event-bus.ts';
 import { createInboundPipeline, type InboundPipeline, type RetryPolicy } from './sessions/inbound-pipeline.ts';
 import { createRunQueue, type RunQueue } from './sessions/run-queue.ts';
@@ -196,19 +196,7 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
       ? createPageSessions({ db: database.db, token: config.apiToken, secure: config.publicUrl.startsWith('https:'), ttlMs: config.webSessionHours * 60 * 60_000 })
       : undefined;
     const modules = options.integrations
-      ? await options.integrations({
-          inbox: inbound,
-          getSession: store.get,
-          findSession: store.findByThread,
-          addThread: store.addThread,
-          sessionThreads: store.threads,
-          sessionEvents: (sessionId, types) => store.events(sessionId, { types }),
-          addLesson: (repo, text) => knowledge.addLesson(knowledgeKey(repo), text),
-          db: database.db,
-          log,
-          publicUrl: config.publicUrl,
-          ...(pageSessions && { pageSessions }),
-        })
+      ? await options.integrations(integrationContext({ inbox: inbound, store, knowledge, db: database.db, log, publicUrl: config.publicUrl, ...(pageSessions && { pageSessions }) }))
       : [];
     // Each integration offers its hooks by name; the harness gets every one of a kind, in order.
     const publishers = modules.flatMap((m) => (m.publisher ? [m.publisher] : []));

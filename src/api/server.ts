@@ -17,6 +17,7 @@ import type { IntegrationState } from './integration-health.ts';
 import type { Metrics } from './metrics.ts';
 import { registerSessionRoutes } from './session-routes.ts';
 import { registerKnowledgeRoutes } from './knowledge-routes.ts';
+import { registerInsightsRoutes } from './insights-routes.ts';
 import { registerWebPage } from './web-page.ts';
 
 /** Per-route settings; `public` routes skip the API token check. */
@@ -142,6 +143,7 @@ export function createServer(deps: ServerDeps): ApiServer {
   }
 
   registerKnowledgeRoutes(app, { db: store.db });
+  registerInsightsRoutes(app, { db: store.db });
   registerSessionRoutes(app, {
     service: deps.service,
     store,
