@@ -68,6 +68,12 @@ export function listenAddress(apiToken?: string): string {
   return apiToken ? '0.0.0.0' : '127.0.0.1';
 }
 
+/** The routes that read across sessions: repository knowledge (editable) and insights. */
+function registerReportRoutes(app: ApiServer, store: Pick<SessionStore, 'db'>): void {
+  registerKnowledgeRoutes(app, { db: store.db });
+  registerInsightsRoutes(app, { db: store.db });
+}
+
 /** Builds the HTTP server (REST, event streams, web page, health check). The caller listens. */
 export function createServer(deps: ServerDeps): ApiServer {
   const { store, log } = deps;
@@ -142,8 +148,7 @@ export function createServer(deps: ServerDeps): ApiServer {
     });
   }
 
-  registerKnowledgeRoutes(app, { db: store.db });
-  registerInsightsRoutes(app, { db: store.db });
+  registerReportRoutes(app, store);
   registerSessionRoutes(app, {
     service: deps.service,
     store,
