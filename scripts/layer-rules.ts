@@ -49,7 +49,7 @@ export const layers: Layer[] = [
   },
   {
     name: 'root',
-    paths: ['src/main.ts', 'src/cli.ts', 'src/cli/', 'src/config.ts', 'src/logger.ts', 'src/wire-integrations.ts', 'src/integration-context.ts'],
+    paths: ['src/main.ts', 'src/cli.ts', 'src/cli/', 'src/config.ts', 'src/logger.ts', 'src/wire-integrations.ts'],
     holds: 'composition root: the only place that reads the environment, builds clients and wires ports by name',
     mayImport: ['core', 'models', 'sandbox', 'db', 'agent', 'git', 'harness', 'sessions', 'integrations', 'integrations/<name>', 'api'],
   },
