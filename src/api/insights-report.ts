@@ -27,12 +27,33 @@ export type InsightMetrics = {
 };
 
 export type CalibrationRow = { decided: number; merged: number; mergeRate: number | null };
+
+/** One pull request a session opened, as the report lists it (newest session first). */
+export type PullRow = {
+  sessionId: string;
+  repo: string;
+  model: string;
+  taskClass: string;
+  number: number;
+  url: string;
+  state: string;
+  openedAt: string;
+  finishedAt: string | null;
+  finishedBy: string | null;
+  humanCommits: number;
+  reviewRounds: number;
+  reverted: boolean;
+  mergeCi: string | null;
+  verdictTotal: number | null;
+  costUsd: number | null;
+};
 export type InsightsReport = {
   from: string;
   to: string;
   groupBy: Grouping;
   totals: InsightMetrics;
   groups: (InsightMetrics & { key: string })[];
+  pulls: PullRow[];
   /**
    * Whether the verifier's score predicts a merge: merge rate of decided pull requests by the last
    * verdict's total (bands of 0..8) and by each dimension's score (0, 1, 2).
@@ -100,10 +121,32 @@ export function insightsReport(facts: readonly SessionFacts[], query: { from: Da
     groupBy: query.groupBy,
     totals: metricsOf(facts),
     groups: [...groups].sort(([a], [b]) => a.localeCompare(b)).map(([key, list]) => ({ key, ...metricsOf(list) })),
+    pulls: facts.flatMap((f) => (f.pull ? [pullRow(f, f.pull)] : [])).reverse(),
     calibration: {
       byBand: scoreBands.map(({ band, min, max }) => ({ band, ...calibrationRow(decided.filter((f) => f.verdict!.total >= min && f.verdict!.total <= max)) })),
       byDimension: verdictCriteria.flatMap((dimension) => [0, 1, 2].map((score) => ({ dimension, score, ...calibrationRow(decided.filter((f) => f.verdict!.scores[dimension] === score)) }))),
     },
+  };
+}
+
+function pullRow(f: SessionFacts, p: NonNullable<SessionFacts['pull']>): PullRow {
+  return {
+    sessionId: f.id,
+    repo: f.repo,
+    model: f.model,
+    taskClass: f.taskClass,
+    number: p.number,
+    url: p.url,
+    state: p.state,
+    openedAt: p.openedAt.toISOString(),
+    finishedAt: p.finishedAt?.toISOString() ?? null,
+    finishedBy: p.finishedBy,
+    humanCommits: p.humanCommits,
+    reviewRounds: p.reviewRounds,
+    reverted: p.reverted,
+    mergeCi: p.mergeCi,
+    verdictTotal: f.verdict?.total ?? null,
+    costUsd: f.costUsd,
   };
 }
 

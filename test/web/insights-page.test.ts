@@ -142,6 +142,11 @@ describe('Insights: what became of the pull requests sessions opened', () => {
       { band: '7', decided: 1, merged: 0, mergeRate: 0 },
       { band: '8', decided: 2, merged: 2, mergeRate: 1 },
     ]);
+    const row = (name: string) => report.pulls.find((p) => p.sessionId === pulls[name]!.sessionId);
+    expect(report.pulls).toHaveLength(4);
+    expect(row('alpha')).toMatchObject({ number: pulls.alpha!.number, state: 'merged', finishedBy: 'alice', humanCommits: 1, reviewRounds: 1, reverted: false, mergeCi: 'success', verdictTotal: 8 });
+    expect(row('beta')).toMatchObject({ state: 'closed', finishedBy: 'alice', humanCommits: 0, verdictTotal: 7 });
+    expect(row('gamma')).toMatchObject({ state: 'merged', reverted: true, mergeCi: 'failure', verdictTotal: 6 });
     const dimension = (d: string, score: number) => report.calibration.byDimension.find((r) => r.dimension === d && r.score === score);
     expect(dimension('correctness', 1)).toMatchObject({ decided: 2, merged: 1, mergeRate: 0.5 });
     expect(dimension('completeness', 2)).toMatchObject({ decided: 3, merged: 2 });
@@ -175,6 +180,10 @@ describe('Insights: what became of the pull requests sessions opened', () => {
     expect(await page.locator('#calibration-bands td[data-band="7"]').textContent()).toBe('0% (0 of 1)');
     expect(await page.locator('#calibration-bands td[data-band="8"]').textContent()).toBe('100% (2 of 2)');
     expect(await page.locator('#calibration-dimensions tr[data-dimension="correctness"] td[data-score="1"]').textContent()).toBe('50% (1 of 2)');
+    const gamma = page.locator(`#insights-pulls tr[data-session="${pulls.gamma!.sessionId}"]`);
+    expect(await gamma.locator('td[data-col="state"]').textContent()).toBe('merged');
+    expect(await gamma.locator('td[data-col="reverted"]').textContent()).toBe('yes');
+    expect(await page.locator(`#insights-pulls tr[data-session="${pulls.beta!.sessionId}"] td[data-col="by"]`).textContent()).toBe('alice');
     // Chart.js drew on each canvas: some pixels are not transparent.
     for (const id of ['chart-merge-rate', 'chart-prs', 'chart-calibration']) {
       const painted = await page.evaluate((canvasId) => {

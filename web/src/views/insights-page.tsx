@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import type { CalibrationRow, Grouping, InsightMetrics, InsightsReport } from '../../../src/api/insights-report.ts';
 import { api, type InsightsFilter } from '../api.ts';
+import { safeHref } from '../format.ts';
 import { BarChart } from './insights-chart.tsx';
 
 const groupings: { value: Grouping; label: string }[] = [
@@ -79,6 +80,7 @@ export function InsightsPage() {
         {report && <Groups report={report} />}
       </section>
       {report && <Calibration report={report} />}
+      {report && report.pulls.length > 0 && <Pulls report={report} />}
     </main>
   );
 }
@@ -195,6 +197,56 @@ function Calibration({ report }: { report: InsightsReport }) {
           ))}
         </tbody>
       </table>
+    </section>
+  );
+}
+
+/** Every pull request of the period: what became of it, next to the session's model, class, verdict and cost. */
+function Pulls({ report }: { report: InsightsReport }) {
+  return (
+    <section class="card">
+      <h2>Pull requests</h2>
+      <div class="table-scroll">
+        <table id="insights-pulls" class="insights-table">
+          <thead>
+            <tr>
+              <th>Pull request</th>
+              <th>State</th>
+              <th>By</th>
+              <th>Human commits</th>
+              <th>Reviews</th>
+              <th>Reverted</th>
+              <th>CI after merge</th>
+              <th>Verdict</th>
+              <th>Model</th>
+              <th>Task class</th>
+              <th>Cost</th>
+            </tr>
+          </thead>
+          <tbody>
+            {report.pulls.map((p) => (
+              <tr data-session={p.sessionId}>
+                <th>
+                  <a href={safeHref(p.url)} rel="noreferrer" target="_blank">
+                    #{p.number}
+                  </a>{' '}
+                  <a href={`/sessions/${encodeURIComponent(p.sessionId)}`}>session</a>
+                </th>
+                <td data-col="state">{p.state}</td>
+                <td data-col="by">{p.finishedBy ?? '–'}</td>
+                <td data-col="humanCommits">{p.humanCommits}</td>
+                <td data-col="reviewRounds">{p.reviewRounds}</td>
+                <td data-col="reverted">{p.reverted ? 'yes' : 'no'}</td>
+                <td data-col="mergeCi">{p.mergeCi ?? '–'}</td>
+                <td data-col="verdict">{p.verdictTotal === null ? '–' : `${p.verdictTotal}/8`}</td>
+                <td>{p.model}</td>
+                <td>{p.taskClass}</td>
+                <td>{usd(p.costUsd)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
     </section>
   );
 }
