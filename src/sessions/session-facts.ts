@@ -49,7 +49,7 @@ export type SessionFacts = {
   pull: PullFacts | null;
 };
 
-const factTypes = ['session-created', 'task-routed', 'usage', 'check-finished', 'verification-finished', 'question-asked', 'assistant-message', 'pr-opened', 'status-changed'] as const;
+const factTypes = ['session-created', 'task-routed', 'usage', 'check-finished', 'verification-finished', 'question-asked', 'pr-opened', 'status-changed'] as const;
 const ended = new Set(['completed', 'failed', 'cancelled']);
 
 /** Facts of every session created in [from, to), with their pull request's outcome. */
@@ -64,14 +64,25 @@ export async function loadSessionFacts(db: Kysely<Database>, period: { from: Dat
     .orderBy('s.created_at')
     .execute();
   if (sessions.length === 0) return [];
+  const ids = sessions.map((s) => s.id);
   const rows = await db
     .selectFrom('session_events')
-    .select(['session_id', 'data', 'at'])
-    .where('session_id', 'in', sessions.map((s) => s.id))
+    .select(['session_id', 'seq', 'data', 'at'])
+    .where('session_id', 'in', ids)
     .where('type', 'in', [...factTypes])
+    .execute();
+  // Of the model's text only the first message matters (the first reply), not every turn's.
+  const firstTexts = await db
+    .selectFrom('session_events')
+    .distinctOn('session_id')
+    .select(['session_id', 'seq', 'data', 'at'])
+    .where('session_id', 'in', ids)
+    .where('type', '=', 'assistant-message')
     .orderBy('session_id')
     .orderBy('seq')
     .execute();
+  rows.push(...firstTexts);
+  rows.sort((a, b) => a.seq - b.seq);
   const eventsOf = new Map<string, { event: SessionEvent; at: Date }[]>();
   for (const r of rows) {
     const parsed = SessionEvent.safeParse(r.data);
