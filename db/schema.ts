@@ -30,6 +30,8 @@ export interface Database {
   session_checkpoint_increments: SessionCheckpointIncrementsTable;
   // web page sessions (015)
   page_sessions: PageSessionsTable;
+  // pull request outcomes (017)
+  pull_outcomes: PullOutcomesTable;
 }
 
 type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
@@ -349,4 +351,35 @@ export interface PageSessionsTable {
   created_at: ColumnType<Date, Date | undefined, never>;
   expires_at: ColumnType<Date, Date, Date>;
   revoked_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+}
+
+// --- pull request outcomes (017) ---
+
+export interface PullOutcomesTable {
+  /** Lower case, as the key. */
+  owner: string;
+  repo: string;
+  number: number;
+  session_id: string;
+  url: string;
+  branch: string;
+  base_branch: string;
+  /** Patchbay's latest commit on the PR's branch. */
+  patchbay_commit: string;
+  opened_at: Timestamp;
+  /** open | merged | closed */
+  state: ColumnType<string, string | undefined, string>;
+  finished_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  finished_by: string | null;
+  merge_commit: string | null;
+  /** SHAs people pushed after Patchbay's latest commit (a JSON array). */
+  human_commits: ColumnType<string[], string | undefined, string>;
+  /** Ids of the reviews people submitted (a JSON array): one review round each. */
+  review_ids: ColumnType<number[], string | undefined, string>;
+  reverted_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  revert_commit: string | null;
+  /** The conclusion of CI on the merge commit (the default branch after the merge). */
+  merge_ci: string | null;
+  merge_ci_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  updated_at: Timestamp;
 }

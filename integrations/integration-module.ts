@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { Db } from '../db/database.ts';
 import type { SessionEvent, StoredEvent } from '../src/core/events.ts';
 import type { PageSessionIssuer, PageSignInProvider } from '../src/core/page-sign-in.ts';
+import type { OutcomeLedger } from '../src/core/pull-outcome.ts';
 import type { DeliveryInbox, InboundSurface } from '../src/core/inbound-surface.ts';
 import type { GitCredentials, Publisher } from '../src/core/publisher.ts';
 import type { SessionRecord } from '../src/core/session-record.ts';
@@ -29,6 +30,8 @@ export type IntegrationContext = {
    * find it in the knowledge document. Nothing is kept for a repo that has no document yet.
    */
   addLesson(repo: string, text: string): Promise<void>;
+  /** Where what became of a session's pull request is recorded (merged, closed, reverted, …). */
+  outcomes: OutcomeLedger;
   /**
    * The database, for an integration's own tables (installations, stored tokens, its work queue)
    * and nothing else: sessions, their threads and events are read through the functions above.

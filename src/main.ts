@@ -11,7 +11,7 @@ import { secureDataDir } from '../sandbox/secure-data-dir.ts';
 import { createDefaultTools } from './agent/default-tools.ts';
 import { createToolRegistry } from './agent/tool-registry.ts';
 import { createServer, listenAddress, type ApiServer } from './api/server.ts';
-import { createPageSessions } from './api/page-sessions.ts';
+import { pageSessionsFor } from './api/page-sessions.ts';
 import { assertPortFree, listenError } from './api/port-check.ts';
 import { createMetrics, type Metrics } from './api/metrics.ts';
 import { observeStore } from './api/observed-store.ts';
@@ -30,6 +30,7 @@ import { createCheckStore } from './sessions/check-store.ts';
 import { createCheckpointStore } from './sessions/checkpoint-store.ts';
 import { createModalRecordStore } from './sessions/modal-record-store.ts';
 import { createKnowledgeStore } from './sessions/knowledge-store.ts';
+import { createOutcomeStore } from './sessions/outcome-store.ts';
 import { knowledgeKey } from './harness/knowledge/load-knowledge.ts';
 import { createEventBus, type EventBus } from './sessions/event-bus.ts';
 import { createInboundPipeline, type InboundPipeline, type RetryPolicy } from './sessions/inbound-pipeline.ts';
@@ -192,9 +193,7 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
       ...(config.deliveryRetentionDays !== undefined && { retentionDays: config.deliveryRetentionDays }),
     });
     // One set of page sessions for the server and the integrations that sign people in (GitHub).
-    const pageSessions = config.apiToken
-      ? createPageSessions({ db: database.db, token: config.apiToken, secure: config.publicUrl.startsWith('https:'), ttlMs: config.webSessionHours * 60 * 60_000 })
-      : undefined;
+    const pageSessions = pageSessionsFor({ db: database.db, apiToken: config.apiToken, publicUrl: config.publicUrl, hours: config.webSessionHours });
     const modules = options.integrations
       ? await options.integrations({
           inbox: inbound,
@@ -204,6 +203,7 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
           sessionThreads: store.threads,
           sessionEvents: (sessionId, types) => store.events(sessionId, { types }),
           addLesson: (repo, text) => knowledge.addLesson(knowledgeKey(repo), text),
+          outcomes: createOutcomeStore(database.db),
           db: database.db,
           log,
           publicUrl: config.publicUrl,

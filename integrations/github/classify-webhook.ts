@@ -195,7 +195,7 @@ export function mentions(text: string | null | undefined, bot: BotIdentity): boo
   return new RegExp(`(^|[^\\w@/-])@${slug}(?![\\w-])`, 'i').test(text);
 }
 
-function isBot(user: { login: string; type?: string | undefined }, bot: BotIdentity): boolean {
+export function isBot(user: { login: string; type?: string | undefined }, bot: BotIdentity): boolean {
   return user.type === 'Bot' || user.login.toLowerCase() === bot.login.toLowerCase() || user.login.endsWith('[bot]');
 }
 

@@ -10,6 +10,8 @@ import { githubRoutes, oauthStartLink, PAGE_SIGN_IN_PATH } from './github-routes
 import { createGitHubStore } from './github-store.ts';
 import { createGitHubSurface } from './github-surface.ts';
 import { createSecretBox } from './secret-box.ts';
+import { classifyOutcome } from './classify-outcome.ts';
+import { backfillOutcomes, recordOutcome } from './outcome-tracker.ts';
 
 /**
  * GitHub as a surface of Patchbay: webhooks in (mentions, reviews, the trigger label,
@@ -46,6 +48,8 @@ export async function createGitHubModule(config: GitHubConfig, context: Integrat
   const box = config.secretKey ? createSecretBox(config.secretKey) : undefined;
   const surface = createGitHubSurface({ client, store, context, gitUrl: config.gitUrl, triggerLabel: config.triggerLabel, log });
   const publish = createPublisher({ client, store, context, ...(box && { box }), gitUrl: config.gitUrl, draft: config.draft, log });
+  const stopping = new AbortController();
+  const backfills = new Set<Promise<unknown>>();
   const signInLink =
     config.oauth && box ? (actor: { source: string; id: string }) => oauthStartLink(box, context.publicUrl, actor) : undefined;
   // The page's GitHub sign-in, when allowed people are named and the page has a token to guard it.
@@ -72,9 +76,28 @@ export async function createGitHubModule(config: GitHubConfig, context: Integrat
         throw githubStartError(error, config.apiUrl);
       });
       log.info({ bot: bot.login }, 'GitHub App ready');
+      // In the background: start-up does not wait for a read of every earlier pull request.
+      backfills.add(
+        backfillOutcomes({ client, ledger: context.outcomes, log, signal: stopping.signal })
+          .then((done) => done.read > 0 && log.info(done, 'outcomes of earlier pull requests read from GitHub'))
+          .catch((error: unknown) => log.warn({ err: error }, 'could not read the outcomes of earlier pull requests')),
+      );
     },
-    stop: () => surface.stop(),
-    surface,
+    async stop() {
+      stopping.abort();
+      await Promise.allSettled([...backfills]);
+      await surface.stop();
+    },
+    surface: {
+      ...surface,
+      // What a delivery says of the outcome of sessions' pull requests is recorded first; then the
+      // delivery means what it always meant (a request, a lesson, a CI follow-up, or nothing).
+      async normalize(delivery, signal) {
+        const payload = parseJson(delivery.body);
+        if (payload !== undefined) await recordOutcome(classifyOutcome(delivery.kind, payload, await client.identity()), context.outcomes, log);
+        return surface.normalize(delivery, signal);
+      },
+    },
     publisher: { name: 'github', publish },
     gitCredentials: { name: 'github', gitEnv: (repo) => client.gitEnv(repo) },
   };
@@ -92,4 +115,12 @@ export function githubStartError(error: unknown, apiUrl: string): unknown {
     return new PatchbayError('service_unavailable', `GitHub cannot be reached at ${apiUrl} (${message}): check this host's network and GITHUB_API_URL`, { cause: error, retryable: true });
   }
   return new PatchbayError('config_invalid', `GitHub refused the App (GET /app: ${status} ${message}): check GITHUB_APP_ID and the private key`, { cause: error });
+}
+
+function parseJson(body: string): unknown {
+  try {
+    return JSON.parse(body);
+  } catch {
+    return undefined;
+  }
 }

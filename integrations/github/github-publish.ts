@@ -97,6 +97,7 @@ export function createPublisher(deps: {
       log.info({ pr: pr.url, asUser: user !== undefined }, 'pull request opened');
     }
     await context.addThread(input.session.id, { source: 'github', owner: repo.owner, repo: repo.repo, number: pr.number, kind: 'pull' });
+    if (pr.ours) await context.outcomes.opened({ ...where, number: pr.number, sessionId: input.session.id, url: pr.url, branch: input.branch, baseBranch: input.baseBranch, commit: input.commit, at: new Date() });
     if (input.gate) await applyGate(appOctokit, { ...where, sha: input.commit, pr, gate: input.gate, sessionUrl, signal: input.signal, log });
     return { url: pr.url, number: pr.number };
   };

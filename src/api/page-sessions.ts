@@ -32,6 +32,11 @@ export type PageSessionsOptions = {
   now?: () => number;
 };
 
+/** The page's sessions when an API token guards the page (none without one): secure cookies behind https, `hours` long. */
+export function pageSessionsFor(input: { db: Kysely<Database>; apiToken?: string | undefined; publicUrl: string; hours: number }): PageSessions | undefined {
+  return input.apiToken ? createPageSessions({ db: input.db, token: input.apiToken, secure: input.publicUrl.startsWith('https:'), ttlMs: input.hours * 60 * 60_000 }) : undefined;
+}
+
 export function createPageSessions(options: PageSessionsOptions): PageSessions {
   const { db, secure } = options;
   const ttlMs = options.ttlMs ?? DEFAULT_PAGE_SESSION_HOURS * 60 * 60_000;

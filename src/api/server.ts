@@ -17,6 +17,7 @@ import type { IntegrationState } from './integration-health.ts';
 import type { Metrics } from './metrics.ts';
 import { registerSessionRoutes } from './session-routes.ts';
 import { registerKnowledgeRoutes } from './knowledge-routes.ts';
+import { registerInsightsRoutes } from './insights-routes.ts';
 import { registerWebPage } from './web-page.ts';
 
 /** Per-route settings; `public` routes skip the API token check. */
@@ -65,6 +66,12 @@ export type ServerDeps = {
  */
 export function listenAddress(apiToken?: string): string {
   return apiToken ? '0.0.0.0' : '127.0.0.1';
+}
+
+/** The routes that read across sessions: repository knowledge (editable) and insights. */
+function registerReportRoutes(app: ApiServer, store: Pick<SessionStore, 'db'>): void {
+  registerKnowledgeRoutes(app, { db: store.db });
+  registerInsightsRoutes(app, { db: store.db });
 }
 
 /** Builds the HTTP server (REST, event streams, web page, health check). The caller listens. */
@@ -141,7 +148,7 @@ export function createServer(deps: ServerDeps): ApiServer {
     });
   }
 
-  registerKnowledgeRoutes(app, { db: store.db });
+  registerReportRoutes(app, store);
   registerSessionRoutes(app, {
     service: deps.service,
     store,

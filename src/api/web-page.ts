@@ -55,7 +55,7 @@ const securityHeaders = (reply: FastifyReply) =>
     .header('referrer-policy', 'no-referrer')
     .header('cross-origin-opener-policy', 'same-origin');
 
-/** `/` and `/sessions/:id` (the same shell; the client routes) and the built assets. */
+/** `/`, `/sessions/:id` and `/insights` (the same shell; the client routes) and the built assets. */
 export async function registerWebPage(app: ApiServer, log: Logger): Promise<void> {
   const built = await webBundle(log);
   const html = pageHtml(built.version);
@@ -64,6 +64,7 @@ export async function registerWebPage(app: ApiServer, log: Logger): Promise<void
     securityHeaders(reply).type('text/html; charset=utf-8').header('cache-control', 'no-cache').send(html);
   app.get('/', open, page);
   app.get('/sessions/:id', open, page);
+  app.get('/insights', open, page);
   // The query string carries the version, so a new build is a new URL and these may be cached.
   const asset = (type: string, body: string) => async (_request: unknown, reply: FastifyReply) =>
     securityHeaders(reply).type(type).header('cache-control', 'public, max-age=31536000, immutable').send(body);

@@ -42,6 +42,7 @@ const NEEDS: Record<string, { permission: string | 'issue-or-pull'; level: Level
   'pulls/update-review-comment': { permission: 'pull_requests', level: 'write' },
   'pulls/list': { permission: 'pull_requests', level: 'read' },
   'pulls/get': { permission: 'pull_requests', level: 'read' },
+  'pulls/list-reviews': { permission: 'pull_requests', level: 'read' },
   'pulls/create': { permission: 'pull_requests', level: 'write' },
   'pulls/update': { permission: 'pull_requests', level: 'write' },
   'actions/list-jobs-for-workflow-run': { permission: 'actions', level: 'read' },
@@ -52,7 +53,23 @@ const NEEDS: Record<string, { permission: string | 'issue-or-pull'; level: Level
 const grants = (have: Level | undefined, need: Level) => have === 'write' || (have === 'read' && need === 'read');
 type Comment = { id: number; repo: string; number: number; body: string; user: User; reactions: string[] };
 type ReviewComment = Comment & { path: string; line: number; diff_hunk: string; in_reply_to_id?: number };
-type Pull = { number: number; repo: string; title: string; body: string; head: string; headRepo: string; base: string; draft: boolean; state: 'open' | 'closed'; user: User };
+type Review = { id: number; user: User; state: string; body: string; submittedAt: string };
+type Pull = {
+  number: number;
+  repo: string;
+  title: string;
+  body: string;
+  head: string;
+  headRepo: string;
+  base: string;
+  draft: boolean;
+  state: 'open' | 'closed';
+  user: User;
+  /** Set when it was merged: the merge commit on the base branch, who merged it and when. */
+  merged?: { sha: string; by: User; at: string };
+  closedAt?: string;
+  reviews?: Review[];
+};
 type Job = { id: number; runId: number; name: string; conclusion: 'success' | 'failure' | 'cancelled' | 'skipped'; log: string };
 type WorkflowRun = { id: number; repo: string; name: string; headSha: string; headBranch: string; checkSuiteId: number; jobs: Job[] };
 type CheckRunRecord = { id: number; repo: string; suiteId: number; name: string; headSha: string; conclusion: string; appSlug: string; output: { title: string | null; summary: string | null; text: string | null } };
@@ -206,6 +223,11 @@ export async function startFakeGitHub(options: { appId?: number; slug?: string; 
     user: p.user,
     html_url: `${htmlBase()}/${p.repo}/pull/${p.number}`,
     node_id: `PR_kw${p.number}`,
+    merged: p.merged !== undefined,
+    merged_at: p.merged?.at ?? null,
+    merged_by: p.merged?.by ?? null,
+    merge_commit_sha: p.merged?.sha ?? null,
+    closed_at: p.closedAt ?? null,
     head: { ref: p.head, sha: headSha.get(p) ?? '0'.repeat(40), repo: { full_name: p.headRepo } },
     base: { ref: p.base, sha: '0'.repeat(40), repo: { full_name: p.repo } },
   });
@@ -468,6 +490,12 @@ export async function startFakeGitHub(options: { appId?: number; slug?: string; 
         if (p) await refreshHeads([p]);
         return p ? send(res, 200, pullJson(p)) : refuse(req, res, 404, 'Not Found');
       }
+      case 'pulls/list-reviews': {
+        const p = pulls.find((x) => x.repo === key(repo!.owner, repo!.name) && x.number === num('pull_number'));
+        if (!p) return refuse(req, res, 404, 'Not Found');
+        const at = `${htmlBase()}/${p.repo}/pull/${p.number}`;
+        return send(res, 200, (p.reviews ?? []).map((r) => ({ id: r.id, node_id: `PRR_${r.id}`, user: r.user, body: r.body, state: r.state, html_url: `${at}#pullrequestreview-${r.id}`, pull_request_url: at, submitted_at: r.submittedAt, commit_id: headSha.get(p) ?? '0'.repeat(40), author_association: 'COLLABORATOR', _links: { html: { href: at }, pull_request: { href: at } } })));
+      }
       case 'pulls/create': {
         const head = String(body!.head);
         const base = String(body!.base);
@@ -672,6 +700,8 @@ export async function startFakeGitHub(options: { appId?: number; slug?: string; 
       repos.set(key(owner, name), repo);
       return repo;
     },
+    /** A unique id, as GitHub gives reviews, commits statuses and check runs. */
+    nextId: () => nextId++,
     repo(owner: string, name: string): Repo {
       return repos.get(key(owner, name))!;
     },
@@ -684,6 +714,7 @@ export async function startFakeGitHub(options: { appId?: number; slug?: string; 
     closePull(owner: string, name: string, number: number): Pull {
       const p = pulls.find((x) => x.repo === key(owner, name) && x.number === number)!;
       p.state = 'closed';
+      p.closedAt = new Date().toISOString();
       return p;
     },
     addComment(owner: string, name: string, number: number, user: User, body: string): Comment {

@@ -1,11 +1,15 @@
 /** The typed client of Patchbay's HTTP API. Types come from the server's own modules. */
 import type { KnowledgeDocument, RepoKnowledge, SessionDetail, SessionDiff, SessionList } from '../../src/api/api-types.ts';
+import type { Grouping, InsightsReport } from '../../src/api/insights-report.ts';
 import type { PageSignInProvider } from '../../src/core/page-sign-in.ts';
 import type { SessionStatus } from '../../src/core/session-status.ts';
 
 export type { KnowledgeDocument, RepoKnowledge, SessionDetail, SessionDiff, SessionList };
 
 export type Author = { name: string; email?: string };
+
+/** The Insights page's period (dates, `to` exclusive) and grouping. */
+export type InsightsFilter = { from: string; to: string; groupBy: Grouping };
 
 /** An API answer that was not 2xx, with the server's message when it sent one. */
 export class ApiError extends Error {
@@ -56,6 +60,7 @@ export const api = {
   knowledge: (repo: string) => request<RepoKnowledge>('GET', `/api/repos/${encodeURIComponent(repo)}/knowledge`),
   saveKnowledge: (repo: string, document: KnowledgeDocument, author?: Author) =>
     request<RepoKnowledge>('PUT', `/api/repos/${encodeURIComponent(repo)}/knowledge`, { document, ...(author && { author: { name: author.name } }) }),
+  insights: (filter: InsightsFilter) => request<InsightsReport>('GET', `/api/insights?${new URLSearchParams(filter)}`),
   stop: (id: string, author?: Author) =>
     request<{ id: string; status?: SessionStatus }>('POST', `/api/sessions/${encodeURIComponent(id)}/stop`, author ? { author } : {}),
 };

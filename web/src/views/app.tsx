@@ -1,12 +1,14 @@
 import { useEffect, useState } from 'preact/hooks';
 import type { PageSignInProvider } from '../../../src/core/page-sign-in.ts';
 import { api, ApiError } from '../api.ts';
+import { InsightsPage } from './insights-page.tsx';
 import { ListPage } from './list-page.tsx';
 import { SessionPage } from './session-page.tsx';
 
-type Route = { page: 'list' } | { page: 'session'; id: string };
+type Route = { page: 'list' } | { page: 'session'; id: string } | { page: 'insights' };
 
 function currentRoute(): Route {
+  if (/^\/insights\/?$/.test(location.pathname)) return { page: 'insights' };
   const match = /^\/sessions\/([^/]+)\/?$/.exec(location.pathname);
   return match ? { page: 'session', id: decodeURIComponent(match[1]!) } : { page: 'list' };
 }
@@ -57,7 +59,7 @@ export function App() {
       </header>
       {access === 'checking' && <p class="muted pad">Loading…</p>}
       {access === 'ask' && <TokenForm providers={providers} onDone={() => setAccess('ok')} />}
-      {access === 'ok' && (route.page === 'session' ? <SessionPage key={route.id} id={route.id} /> : <ListPage />)}
+      {access === 'ok' && (route.page === 'session' ? <SessionPage key={route.id} id={route.id} /> : route.page === 'insights' ? <InsightsPage /> : <ListPage />)}
     </>
   );
 }

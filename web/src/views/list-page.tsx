@@ -64,6 +64,9 @@ export function ListPage() {
       <section class="card">
         <div class="list-head">
           <h2>Sessions</h2>
+          <a id="insights-link" href="/insights" onClick={(e) => (e.preventDefault(), navigate('/insights'))}>
+            Insights
+          </a>
           <label>
             Status{' '}
             <select id="filter-status" value={filter.status ?? ''} onChange={(e) => change({ ...filter, status: (e.currentTarget.value || undefined) as SessionStatus | undefined })}>
