@@ -435,7 +435,7 @@ function databaseEndpoint(url: string): ProtectedEndpoint {
 async function buildModel(config: Config, log: Logger): Promise<{ model: ModelProvider; verifier?: ModelProvider }> {
   const { scenarioPath, ...modelConfig } = config.model;
   if (modelConfig.provider === 'scripted' && scenarioPath) {
-    let scenario;
+    let scenario: ReturnType<typeof ScriptedScenario.parse>;
     try {
       scenario = ScriptedScenario.parse(JSON.parse(await readFile(scenarioPath, 'utf8')));
     } catch (error) {

@@ -116,7 +116,7 @@ function markHistoryBreakpoints(messages: WireMessage[]): void {
   let marked = 0;
   for (let i = messages.length - 1; i >= 0 && marked < 2; i--) {
     const message = messages[i];
-    if (!message || message.role !== 'user') continue;
+    if (message?.role !== 'user') continue;
     const last = message.content[message.content.length - 1];
     if (last) last.cache_control = ephemeral;
     marked++;

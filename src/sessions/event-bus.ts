@@ -123,7 +123,10 @@ export async function createEventBus(options: { url: string; log: Logger; reconn
 
 function addListener<L>(map: Map<string, Set<L>>, key: string, listener: L): () => void {
   let set = map.get(key);
-  if (!set) map.set(key, (set = new Set()));
+  if (!set) {
+    set = new Set();
+    map.set(key, set);
+  }
   set.add(listener);
   return () => {
     set.delete(listener);
