@@ -53,9 +53,9 @@ export type Patchbay = {
   queue: RunQueue;
   inbound: InboundPipeline;
   /** The sandboxes runs use: only in a process that takes runs. */
-  sandboxes?: SandboxProvider;
+  sandboxes?: SandboxProvider | undefined;
   /** SANDBOX=modal workers with MODAL_TEMPLATE_REFRESH_MINUTES above 0: the background refresh of setup images. */
-  setupImageRefresher?: SetupImageRefresher;
+  setupImageRefresher?: SetupImageRefresher | undefined;
   model: ModelProvider;
   server?: ApiServer;
   /** Where the HTTP server listens, when it was started. */

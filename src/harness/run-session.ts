@@ -182,8 +182,8 @@ type SettleInput = {
   deps: HarnessDeps;
   signal: AbortSignal;
   log: Logger;
-  gate?: GateContext;
-  checkpoints?: SessionCheckpoints;
+  gate?: GateContext | undefined;
+  checkpoints?: SessionCheckpoints | undefined;
   /** The whole run's time budget, which the runner's own figures are the rest of. */
   timeLimitMinutes?: number;
 };

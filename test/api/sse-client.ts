@@ -1,5 +1,5 @@
 /** A frame of a Server-Sent Events stream, as a client sees it. */
-export type SseFrame = { id?: string; event?: string; data?: string; comment?: string };
+export type SseFrame = { id?: string | undefined; event?: string | undefined; data?: string | undefined; comment?: string };
 
 /**
  * Opens an event stream with fetch and collects its frames until `until` says enough or the

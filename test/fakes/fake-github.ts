@@ -107,9 +107,9 @@ export async function startFakeGitHub(options: { appId?: number; slug?: string; 
   const oauthClient = { id: 'Iv1.fakeclient', secret: 'fake-client-secret' };
   /** Something another actor does on GitHub at a given moment (a merge queue merging the branch). */
   const hooks: {
-    beforePullCreate?: (pr: { gitDir: string; head: string; base: string }) => Promise<void>;
+    beforePullCreate?: ((pr: { gitDir: string; head: string; base: string }) => Promise<void>) | undefined;
     /** Runs after a GraphQL request's mutations and before its answer (say, a push that lands meanwhile). */
-    afterGraphql?: (operations: readonly string[]) => Promise<void>;
+    afterGraphql?: ((operations: readonly string[]) => Promise<void>) | undefined;
   } = {};
 
   const key = (owner: string, name: string) => `${owner}/${name}`.toLowerCase();
