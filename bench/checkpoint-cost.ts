@@ -47,8 +47,14 @@ async function session(mode: 'whole' | 'chain'): Promise<Sample[]> {
   let stored = 0;
   const store: CheckpointStore = {
     latest: (sessionId) => dbStore.latest(sessionId),
-    save: (sessionId, checkpoint) => ((stored = checkpoint.bundle?.length ?? 0), dbStore.save(sessionId, checkpoint)),
-    append: (sessionId, checkpoint, increment) => ((stored = increment.bundle.length), dbStore.append(sessionId, checkpoint, increment)),
+    save: (sessionId, checkpoint) => {
+      stored = checkpoint.bundle?.length ?? 0;
+      return dbStore.save(sessionId, checkpoint);
+    },
+    append: (sessionId, checkpoint, increment) => {
+      stored = increment.bundle.length;
+      return dbStore.append(sessionId, checkpoint, increment);
+    },
   };
   let chain: CheckpointChain | undefined;
   let last: { head: string; tree: string } | undefined;

@@ -34,7 +34,10 @@ import { linesAboveInfo, startServer as startServerProcess, type LogLine, type S
 const { values } = parseArgs({ options: { trials: { type: 'string', default: '30' }, seed: { type: 'string', default: '1' }, kinds: { type: 'string' }, grace: { type: 'string', default: '3' }, verbose: { type: 'boolean', default: false } } });
 const trialCount = Number(values.trials);
 let seed = Number(values.seed);
-const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+const random = () => {
+  seed = (seed * 1103515245 + 12345) % 2 ** 31;
+  return seed / 2 ** 31;
+};
 
 type Kind =
   | 'random-kill'

@@ -41,7 +41,7 @@ export async function checkBubblewrap(bwrapPath = 'bwrap', setup?: BubblewrapChe
       cgroups: undefined,
     };
     if (built.identity) await chown(workspace, built.identity.user.uid, built.identity.user.gid);
-    let result;
+    let result: Awaited<ReturnType<typeof runInBwrap>>;
     let starting = bwrapPath;
     try {
       // Spawned directly first: a missing binary is an ENOENT here, not a launcher's exit 127.

@@ -1,5 +1,5 @@
 import { constants, type Stats } from 'node:fs';
-import { lstat, open, readdir, realpath } from 'node:fs/promises';
+import { type FileHandle, lstat, open, readdir, realpath } from 'node:fs/promises';
 import path from 'node:path';
 import { PatchbayError } from '../src/core/errors.ts';
 import type { FileEntry } from './sandbox.ts';
@@ -55,7 +55,7 @@ export function createWorkspaceFiles(root: string, workdir: string, owner?: Sand
       // O_NOFOLLOW: a symlink swapped in after the checks makes the open fail instead of escaping.
       // O_NONBLOCK and no O_TRUNC: a FIFO or device opens at once (or fails with ENXIO), is refused
       // by type, and is never truncated; a regular file is truncated only after that check.
-      let handle;
+      let handle: FileHandle;
       try {
         handle = await open(target, constants.O_WRONLY | constants.O_CREAT | constants.O_NOFOLLOW | constants.O_NONBLOCK, 0o644);
       } catch (error) {

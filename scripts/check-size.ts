@@ -54,7 +54,8 @@ export function measure(root: string): Budget {
     if (diagnostic.category.startsWith('suppressions/')) continue;
     const lines = Number(/\((\d+)\)/.exec(diagnostic.message)?.[1]);
     if (!Number.isInteger(lines)) throw new Error(`check-size: cannot read a line count from Biome's "${diagnostic.message}"`);
-    const entry = (budget[diagnostic.location.path] ??= { functionLines: [] });
+    budget[diagnostic.location.path] ??= { functionLines: [] };
+    const entry = budget[diagnostic.location.path]!;
     if (diagnostic.category.endsWith('noExcessiveLinesPerFile')) entry.fileLines = lines;
     else if (diagnostic.category.endsWith('noExcessiveLinesPerFunction')) entry.functionLines.push(lines);
     else throw new Error(`check-size: unexpected rule ${diagnostic.category}`);

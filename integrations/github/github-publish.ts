@@ -75,16 +75,16 @@ export function createPublisher(deps: {
     } else {
       const params = { ...where, title: pullRequestTitle(input.session, bot.mention), head: input.branch, base: input.baseBranch, body, draft: deps.draft || input.gate !== undefined, request };
       const user = await asRequester(input, log);
-      let created;
-      try {
+      const openAsRequesterOrApp = async () => {
         try {
-          created = (await (user ?? appOctokit).request('POST /repos/{owner}/{repo}/pulls', params)).data;
+          return (await (user ?? appOctokit).request('POST /repos/{owner}/{repo}/pulls', params)).data;
         } catch (error) {
           if (!user || noCommitsBetween(error)) throw error;
           log.warn({ err: error }, 'could not open the PR as the requester; opening it as the App');
-          created = (await appOctokit.request('POST /repos/{owner}/{repo}/pulls', params)).data;
+          return (await appOctokit.request('POST /repos/{owner}/{repo}/pulls', params)).data;
         }
-      } catch (error) {
+      };
+      const created = await openAsRequesterOrApp().catch((error: unknown) => {
         if (!noCommitsBetween(error)) throw error;
         // GitHub's 422 for a head its base already contains (merged meanwhile): nothing to review.
         throw new PatchbayError(
@@ -92,7 +92,7 @@ export function createPublisher(deps: {
           `No pull request opened: ${repo.owner}/${repo.repo} branch ${input.branch} has no commits that ${input.baseBranch} does not already have (its changes are already in ${input.baseBranch}), so there is nothing to review.`,
           { cause: error },
         );
-      }
+      });
       pr = { url: created.html_url, number: created.number, nodeId: created.node_id, draft: created.draft ?? false, ours: true };
       log.info({ pr: pr.url, asUser: user !== undefined }, 'pull request opened');
     }

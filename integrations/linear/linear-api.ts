@@ -150,7 +150,7 @@ export function createLinearApi(deps: { client: LinearClient | LinearClientSourc
         content: activity.content,
         ...(activity.id && { id: activity.id }),
         ...(activity.ephemeral && { ephemeral: true }),
-        ...(activity.options?.length && { signal: 'select' as AgentActivityCreateInput['signal'], signalMetadata: { options: activity.options } }),
+        ...(activity.options?.length && { signal: 'select' as NonNullable<AgentActivityCreateInput['signal']>, signalMetadata: { options: activity.options } }),
       };
       try {
         await call(`agentActivityCreate (${activity.content.type})`, (client) => client.createAgentActivity(input), signal);

@@ -33,7 +33,7 @@ export function candidatesMessage(
 }
 
 /** The agent's question as its own message, with a button per choice when it offered choices. */
-export function questionMessage(input: { questionId: string; question: string; choices?: string[]; recommended?: string }): SlackText {
+export function questionMessage(input: { questionId: string; question: string; choices?: string[] | undefined; recommended?: string | undefined }): SlackText {
   const text = `:question: ${escapeMrkdwn(input.question)}`;
   const hint = input.choices?.length ? 'Click a choice or reply in this thread.' : 'Reply in this thread to answer.';
   const blocks: unknown[] = [section(text), { type: 'context', elements: [{ type: 'mrkdwn', text: hint }] }];

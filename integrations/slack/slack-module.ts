@@ -53,7 +53,7 @@ export function createSlackModule(options: SlackModuleOptions): IntegrationModul
     surface: createSlackSurface({ inbound: () => inbound, web }),
     ...(!socketMode && { routes: slackRoutes({ signingSecret: config.signingSecret!, inbox: context.inbox, log }) }),
     async start() {
-      let auth;
+      let auth: Awaited<ReturnType<typeof probe.auth.test>>;
       try {
         // Without the SDK's retries: an unreachable Slack is the caller's to retry (with backoff,
         // the rest of Patchbay serving), not a start that hangs for half a minute and then dies.

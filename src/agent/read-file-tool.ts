@@ -5,10 +5,10 @@ import { toolPath } from './tool-path.ts';
 
 export type ReadFileToolOptions = {
   /** Lines returned when the call gives no limit. */
-  defaultLineLimit?: number;
+  defaultLineLimit?: number | undefined;
   /** Longer lines are cut, so one minified line cannot fill the context. */
-  maxLineChars?: number;
-  maxOutputChars?: number;
+  maxLineChars?: number | undefined;
+  maxOutputChars?: number | undefined;
 };
 
 const ReadFileInput = z.object({

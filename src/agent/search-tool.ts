@@ -6,10 +6,10 @@ import { shellQuote } from './shell-quote.ts';
 
 export type SearchToolOptions = {
   /** Matching lines returned at most. */
-  maxResults?: number;
+  maxResults?: number | undefined;
   /** Characters of matching lines returned at most; whole lines only. */
-  maxOutputChars?: number;
-  timeoutMs?: number;
+  maxOutputChars?: number | undefined;
+  timeoutMs?: number | undefined;
 };
 
 const SearchInput = z.object({

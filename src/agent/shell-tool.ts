@@ -6,13 +6,13 @@ import { capText, DEFAULT_MAX_OUTPUT_CHARS } from './output-cap.ts';
 import type { Tool } from './tool.ts';
 
 export type ShellToolOptions = {
-  policy?: CommandPolicy;
+  policy?: CommandPolicy | undefined;
   /** Timeout when the call names none. */
-  timeoutMs?: number;
+  timeoutMs?: number | undefined;
   /** Ceiling for the timeout a call may ask for. */
-  maxTimeoutMs?: number;
+  maxTimeoutMs?: number | undefined;
   /** Characters of stdout and stderr together handed back to the model. */
-  maxOutputChars?: number;
+  maxOutputChars?: number | undefined;
 };
 
 const ShellInput = z.object({

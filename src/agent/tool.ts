@@ -43,5 +43,6 @@ export type Tool<Input = unknown> = {
   execute(input: Input, ctx: ToolContext): Promise<ToolOutput>;
 };
 
-// Tools of different input types live in one list.
+// Tools of different input types live in one list (a tool's input type is erased there; each tool parses its own input).
+// biome-ignore lint/suspicious/noExplicitAny: Tool<unknown> would make every concrete tool unassignable (input is contravariant).
 export type AnyTool = Tool<any>;

@@ -78,6 +78,7 @@ async function makeRepo(root: string, remote: string): Promise<void> {
   const work = join(root, 'work');
   await git(root, 'init', '--quiet', '--bare', '--initial-branch=main', remote);
   await git(root, 'init', '--quiet', '--initial-branch=main', work);
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: the demo repository's own JavaScript source.
   await writeFile(join(work, 'app.js'), "export function greet(name) {\n  return `Hello, ${name}!`;\n}\n");
   await writeFile(join(work, 'package.json'), '{ "name": "greeter", "type": "module", "version": "1.0.0" }\n');
   // A check the harness reads from CI configuration and runs on the pushed commit (a shell script,

@@ -3,7 +3,7 @@ import type { CheckOutcome, Verdict } from './verdict.ts';
 /** What a pull request carries as evidence for one commit: checks, verdict, what could not be checked. */
 export type Evidence = {
   commit: string;
-  checks: { name: string; command: string; outcome: CheckOutcome; exitCode: number | null; durationMs: number; reason?: string }[];
+  checks: { name: string; command: string; outcome: CheckOutcome; exitCode: number | null; durationMs: number; reason?: string | undefined }[];
   verdict?: { outcome: 'passed' | 'failed' | 'not-run'; total?: number; scores?: Omit<Verdict, 'summary'>; summary: string };
 };
 

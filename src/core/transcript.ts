@@ -9,7 +9,7 @@ export type ModelMessage =
   | { role: 'user'; content: string }
   | {
       role: 'assistant';
-      content?: string;
+      content?: string | undefined;
       toolCalls?: ToolCall[];
       /**
        * Opaque data the provider needs back on the next turn (for example OpenAI reasoning items).

@@ -40,6 +40,7 @@ export function isValidBranchName(name: string): boolean {
   if (name.startsWith('/') || name.endsWith('/') || name.endsWith('.')) return false;
   if (name.includes('..') || name.includes('//') || name.includes('@{')) return false;
   // Control characters, DEL, space and the characters git reserves for revision syntax.
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point.
   if (/[\x00-\x20\x7f~^:?*[\\]/.test(name)) return false;
   return name.split('/').every((part) => part.length > 0 && !part.startsWith('.') && !part.endsWith('.lock'));
 }

@@ -96,6 +96,7 @@ export function withCoAuthors(message: string, author: GitIdentity, coAuthors: r
 
 /** Names and emails end up in commit headers and trailers: no line breaks or angle brackets. */
 function cleanIdentity(identity: GitIdentity, what: string): GitIdentity {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: removing control characters is the point.
   const name = identity.name.replace(/[\x00-\x1f\x7f<>]+/g, ' ').replace(/\s+/g, ' ').trim();
   const email = identity.email.trim();
   if (!name || !/^[^\s<>@]+@[^\s<>@]+$/.test(email)) {

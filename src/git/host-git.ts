@@ -11,7 +11,7 @@ export type HostGitOptions = {
    * Added on top of the minimal environment (credentials helpers, a different PATH or HOME).
    * Nothing from the host's environment reaches git unless it is passed here.
    */
-  env?: Record<string, string>;
+  env?: Record<string, string> | undefined;
   /** `-c key=value` settings for this one call. */
   config?: Record<string, string>;
 };

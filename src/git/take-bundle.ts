@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
-import { lstat, mkdir, open, readlink, realpath, rm, writeFile } from 'node:fs/promises';
+import { type FileHandle, lstat, mkdir, open, readlink, realpath, rm, writeFile } from 'node:fs/promises';
 import type { Sandbox } from '../../sandbox/sandbox.ts';
 import { join } from 'node:path';
 import { PatchbayError } from '../core/errors.ts';
@@ -25,7 +25,7 @@ export async function takeBundle(options: { workspaceDir: string; scratchDir: st
   if (!gitStat?.isDirectory()) refuse('the workspace .git is not a directory');
   const expected = join(await realpath(gitDir), name);
 
-  let handle;
+  let handle: FileHandle;
   try {
     handle = await open(expected, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   } catch (error) {

@@ -137,8 +137,9 @@ export async function runSession(sessionId: string, deps: HarnessDeps, signal: A
         limits: { ...deps.limits, ...limits },
         ...(liveText && { onDelta: liveText.onDelta }),
       }).finally(() => liveText?.flush());
-      if (await settle({ session, outcome, workspace, sandbox, deps, signal, log, gate: prepared.gate, checkpoints, ...(limits.timeLimitMinutes !== undefined && { timeLimitMinutes: limits.timeLimitMinutes }) })) break;
-      log.info('messages arrived as the run ended; continuing with them');
+      const next = await settle({ session, outcome, workspace, sandbox, deps, signal, log, gate: prepared.gate, checkpoints, ...(limits.timeLimitMinutes !== undefined && { timeLimitMinutes: limits.timeLimitMinutes }) });
+      if (next === 'done') break;
+      log.info('running the agent again: messages arrived as the run ended, or the gate asked for rework');
     }
   } catch (error) {
     if (signal.aborted) {
@@ -181,39 +182,46 @@ type SettleInput = {
   deps: HarnessDeps;
   signal: AbortSignal;
   log: Logger;
-  gate?: GateContext;
-  checkpoints?: SessionCheckpoints;
+  gate?: GateContext | undefined;
+  checkpoints?: SessionCheckpoints | undefined;
   /** The whole run's time budget, which the runner's own figures are the rest of. */
   timeLimitMinutes?: number;
 };
 
+/** What the harness does after settling a run: stop here, or run the agent again in the same run. */
+type AfterSettle = 'done' | 'run-again';
+
+/** 'run-again' when messages arrived that the run has not seen (the transition waited for them). */
+function nextAfter(transition: { unread?: boolean }): AfterSettle {
+  return transition.unread ? 'run-again' : 'done';
+}
+
 /**
  * Moves the session to where the run's outcome puts it; a finished run is committed and pushed
- * first. Returns false when messages arrived that the run has not seen: the caller runs again.
- * (A trigger that no longer applies, say a stop came first, leaves the session as it is.)
+ * first. Says 'run-again' when messages arrived that the run has not seen, or when the gate asks for
+ * another round (rework); 'done' otherwise. (A trigger that no longer applies, say a stop came
+ * first, leaves the session as it is.)
  */
-async function settle({ session, outcome, workspace, sandbox, deps, signal, log, gate, checkpoints, timeLimitMinutes }: SettleInput): Promise<boolean> {
+async function settle({ session, outcome, workspace, sandbox, deps, signal, log, gate, checkpoints, timeLimitMinutes }: SettleInput): Promise<AfterSettle> {
   const { store } = deps;
   switch (outcome.kind) {
     case 'waiting':
-      return !(await store.transition(session.id, 'ask', { reason: 'waiting for an answer', unlessUnread: true })).unread;
+      return nextAfter(await store.transition(session.id, 'ask', { reason: 'waiting for an answer', unlessUnread: true }));
     case 'cancelled':
       await noteAbort(session.id, store, log);
-      return true;
+      return 'done';
     case 'failed':
       if (outcome.budget && deps.gates) {
         // The runner counted from its own start against what was left: the thread gets the run's figures.
         const budget = outcome.budget.kind === 'time' && timeLimitMinutes !== undefined ? { kind: 'time' as const, spent: timeLimitMinutes - outcome.budget.limit + outcome.budget.spent, limit: timeLimitMinutes } : outcome.budget;
-        return !(await pauseForBudget(session.id, budget, store)).unread;
+        return nextAfter(await pauseForBudget(session.id, budget, store));
       }
-      return !(
-        await store.transition(session.id, 'fail', {
+      return nextAfter(await store.transition(session.id, 'fail', {
           reason: outcome.message,
           patch: { error: outcome.message },
           events: [{ event: { type: 'error', code: outcome.code, message: outcome.message } }],
           unlessUnread: true,
-        })
-      ).unread;
+        }));
     case 'finished': {
       const committed = await commitWork(session, outcome.summary, workspace, sandbox, deps, signal);
       // The commit moved HEAD: a resume elsewhere must push this commit, not make another.
@@ -222,7 +230,7 @@ async function settle({ session, outcome, workspace, sandbox, deps, signal, log,
       let question: { text: string; choices: string[]; recommended: string } | undefined;
       if (gate && committed.changed) {
         const step = await gateCommit(gate, { commit: committed.head, baseCommit: workspace.baseCommit, summary: outcome.summary });
-        if (step.kind === 'run-again') return false;
+        if (step.kind === 'run-again') return 'run-again';
         decision = step.decision;
         question = step.question;
       }
@@ -237,24 +245,20 @@ async function settle({ session, outcome, workspace, sandbox, deps, signal, log,
       };
       if (question) {
         const questionId = `gate:${delivered.commit ?? committed.head}`;
-        return !(
-          await store.transition(session.id, 'ask', {
+        return nextAfter(await store.transition(session.id, 'ask', {
             reason: 'waiting for a decision on a change the gates did not pass',
             patch: { result, pendingQuestion: { questionId, toolCallId: harnessQuestionCall, question: question.text, choices: question.choices, recommended: question.recommended } },
             events: [{ event: { type: 'question-asked', questionId, question: question.text, choices: question.choices, recommended: question.recommended } }],
             unlessUnread: true,
-          })
-        ).unread;
+          }));
       }
-      return !(
-        await store.transition(session.id, 'finish', {
+      return nextAfter(await store.transition(session.id, 'finish', {
           reason: delivered.commit
             ? `pushed ${delivered.commit.slice(0, 12)} to ${workspace.branch}${decision ? `; ${describeGate(publishedGate(decision, delivered.prUrl !== undefined))}` : ''}`
             : 'finished with no changes to commit',
           patch: { result, error: null },
           unlessUnread: true,
-        })
-      ).unread;
+        }));
     }
     default: {
       const _never: never = outcome;

@@ -9,9 +9,9 @@ export type AnthropicProviderOptions = {
   model: string;
   apiKey: string;
   /** Without `/v1`; the SDK appends `/v1/messages`. */
-  baseUrl?: string;
+  baseUrl?: string | undefined;
   /** SDK retries on 408/409/429/5xx, honouring retry-after and retry-after-ms. */
-  maxRetries?: number;
+  maxRetries?: number | undefined;
   /**
    * 'bearer' is what @anthropic-ai/sdk 1.14 sends; 'x-api-key' is for gateways that read only that
    * header (OpenCode Zen's /messages route).
@@ -22,7 +22,7 @@ export type AnthropicProviderOptions = {
   contextWindow?: number;
   vendorLabel?: string;
   log: Logger;
-  fetch?: typeof fetch;
+  fetch?: typeof fetch | undefined;
 };
 
 type Block = Record<string, unknown> & { type: string };
@@ -116,7 +116,7 @@ function markHistoryBreakpoints(messages: WireMessage[]): void {
   let marked = 0;
   for (let i = messages.length - 1; i >= 0 && marked < 2; i--) {
     const message = messages[i];
-    if (!message || message.role !== 'user') continue;
+    if (message?.role !== 'user') continue;
     const last = message.content[message.content.length - 1];
     if (last) last.cache_control = ephemeral;
     marked++;

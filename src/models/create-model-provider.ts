@@ -14,11 +14,11 @@ export type ModelProviderName = (typeof modelProviderNames)[number];
 /** Already-parsed config; the composition root builds it (see modelConfigFromEnv). */
 export type ModelProviderConfig = {
   provider: ModelProviderName | (string & {});
-  model?: string;
-  apiKey?: string;
-  baseUrl?: string;
-  scenario?: Scenario;
-  maxRetries?: number;
+  model?: string | undefined;
+  apiKey?: string | undefined;
+  baseUrl?: string | undefined;
+  scenario?: Scenario | undefined;
+  maxRetries?: number | undefined;
 };
 
 export type ModelProviderDeps = { log: Logger; fetch?: typeof fetch };

@@ -20,7 +20,7 @@ export type StopReason =
 export type TurnError = { code: ErrorCode; message: string; retryable: boolean };
 
 export type TurnResult = {
-  content?: string;
+  content?: string | undefined;
   toolCalls: ToolCall[];
   stopReason: StopReason;
   usage: Usage;

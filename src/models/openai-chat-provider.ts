@@ -10,15 +10,15 @@ import { finishTurn } from './turn-accumulator.ts';
 /** Chat Completions with tool_calls: Ollama, vLLM, LM Studio and gateways' chat routes. */
 export type OpenAIChatProviderOptions = {
   model: string;
-  apiKey?: string;
+  apiKey?: string | undefined;
   /** Includes `/v1`. */
   baseUrl: string;
-  maxRetries?: number;
+  maxRetries?: number | undefined;
   contextWindow?: number;
   vendorLabel?: string;
   name?: string;
   log: Logger;
-  fetch?: typeof fetch;
+  fetch?: typeof fetch | undefined;
 };
 
 export function createOpenAIChatProvider(options: OpenAIChatProviderOptions): ModelProvider {

@@ -2,11 +2,11 @@ import OpenAI from 'openai';
 
 export type OpenAIClientOptions = {
   /** Absent for keyless local servers (Ollama, LM Studio): no Authorization header is sent. */
-  apiKey?: string;
+  apiKey?: string | undefined;
   /** Includes `/v1`. */
   baseUrl: string;
-  maxRetries?: number;
-  fetch?: typeof fetch;
+  maxRetries?: number | undefined;
+  fetch?: typeof fetch | undefined;
 };
 
 /**

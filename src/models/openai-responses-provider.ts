@@ -8,16 +8,16 @@ import { errorTurn, finishTurn } from './turn-accumulator.ts';
 
 export type OpenAIResponsesProviderOptions = {
   model: string;
-  apiKey?: string;
+  apiKey?: string | undefined;
   /** Includes `/v1` (or `/zen/v1`). */
-  baseUrl?: string;
-  maxRetries?: number;
+  baseUrl?: string | undefined;
+  maxRetries?: number | undefined;
   contextWindow?: number;
   vendorLabel?: string;
   /** Reported as the provider's name; 'openai' unless a gateway wraps this adapter. */
   name?: string;
   log: Logger;
-  fetch?: typeof fetch;
+  fetch?: typeof fetch | undefined;
 };
 
 type InputItem = Record<string, unknown>;

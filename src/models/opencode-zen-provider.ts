@@ -23,12 +23,12 @@ export function zenRouteFor(model: string): ZenRoute {
 export type OpenCodeZenProviderOptions = {
   model: string;
   /** Absent: Zen's anonymous access ('public'), which its free models allow. */
-  apiKey?: string;
+  apiKey?: string | undefined;
   /** Ends in /v1, e.g. https://opencode.ai/zen/v1. */
-  baseUrl?: string;
-  maxRetries?: number;
+  baseUrl?: string | undefined;
+  maxRetries?: number | undefined;
   log: Logger;
-  fetch?: typeof fetch;
+  fetch?: typeof fetch | undefined;
 };
 
 export function createOpenCodeZenProvider(options: OpenCodeZenProviderOptions): ModelProvider {

@@ -32,7 +32,7 @@ export function createSequenceProvider(turns: readonly ScriptedTurn[], model = '
  */
 export type Scenario = readonly ScriptedTurn[] | ((messages: readonly ModelMessage[]) => ScriptedTurn);
 
-export type ScriptedProviderOptions = { scenario: Scenario; model?: string; contextWindow?: number };
+export type ScriptedProviderOptions = { scenario: Scenario; model?: string | undefined; contextWindow?: number };
 
 export type ScriptedProvider = ModelProvider & { readonly requests: TurnRequest[] };
 

@@ -1,14 +1,10 @@
 import pg from 'pg';
 import type { Logger } from 'pino';
-import { LiveNotice, type LiveEvent, type LivePublisher } from '../core/live-events.ts';
+import type { LiveEvent, LivePublisher } from '../core/live-events.ts';
 import { throttleLog } from '../core/log-throttle.ts';
-import { EVENTS_CHANNEL } from './session-store.ts';
+import { type EventNotice, liveEventsChannel, parseNotice, sessionEventsChannel } from './notify-channels.ts';
 
-/** The channel transient events travel on; the payload is a LiveNotice as JSON. */
-export const LIVE_CHANNEL = 'patchbay_live';
-
-/** A note that an event was written. Readers fetch the event itself from the log. */
-export type EventNotice = { sessionId: string; seq: number; type: string };
+export type { EventNotice };
 export type EventListener = (notice: EventNotice) => void;
 export type LiveListener = (event: LiveEvent) => void;
 
@@ -34,12 +30,8 @@ export async function createEventBus(options: { url: string; log: Logger; reconn
   const lost = throttleLog((fields, message) => log.warn(fields, message));
 
   const dispatchLive = (payload: string | undefined) => {
-    let notice: LiveNotice;
-    try {
-      notice = LiveNotice.parse(JSON.parse(payload ?? ''));
-    } catch {
-      return;
-    }
+    const notice = parseNotice(liveEventsChannel, payload);
+    if (!notice) return;
     for (const listener of liveListeners.get(notice.sessionId) ?? []) {
       try {
         listener(notice.event);
@@ -50,9 +42,8 @@ export async function createEventBus(options: { url: string; log: Logger; reconn
   };
 
   const dispatch = (payload: string | undefined) => {
-    const match = /^(.+):(\d+):([a-z-]+)$/.exec(payload ?? '');
-    if (!match) return;
-    const notice: EventNotice = { sessionId: match[1]!, seq: Number(match[2]), type: match[3]! };
+    const notice = parseNotice(sessionEventsChannel, payload);
+    if (!notice) return;
     for (const key of [notice.sessionId, '*']) {
       for (const listener of listeners.get(key) ?? []) {
         try {
@@ -81,12 +72,12 @@ export async function createEventBus(options: { url: string; log: Logger; reconn
       // Every failed attempt schedules the next: one refused reconnect must not end the bus for good.
       if (retry) reconnect();
     };
-    next.on('notification', (message) => (message.channel === LIVE_CHANNEL ? dispatchLive(message.payload) : dispatch(message.payload)));
+    next.on('notification', (message) => (message.channel === liveEventsChannel.name ? dispatchLive(message.payload) : dispatch(message.payload)));
     next.on('error', drop);
     try {
       await next.connect();
-      await next.query(`listen ${EVENTS_CHANNEL}`);
-      await next.query(`listen ${LIVE_CHANNEL}`);
+      await next.query(`listen ${sessionEventsChannel.name}`);
+      await next.query(`listen ${liveEventsChannel.name}`);
     } catch (error) {
       drop(error);
       throw error;
@@ -107,7 +98,7 @@ export async function createEventBus(options: { url: string; log: Logger; reconn
     // back to this process's listeners too. Dropped while disconnected: it is transient.
     publishLive(sessionId, event) {
       for (const chunk of liveChunks(event)) {
-        client?.query('select pg_notify($1, $2)', [LIVE_CHANNEL, JSON.stringify({ sessionId, event: chunk })]).catch((error: unknown) => {
+        client?.query('select pg_notify($1, $2)', [liveEventsChannel.name, JSON.stringify({ sessionId, event: chunk })]).catch((error: unknown) => {
           log.debug({ err: error, sessionId }, 'live event not published');
         });
       }
@@ -123,7 +114,10 @@ export async function createEventBus(options: { url: string; log: Logger; reconn
 
 function addListener<L>(map: Map<string, Set<L>>, key: string, listener: L): () => void {
   let set = map.get(key);
-  if (!set) map.set(key, (set = new Set()));
+  if (!set) {
+    set = new Set();
+    map.set(key, set);
+  }
   set.add(listener);
   return () => {
     set.delete(listener);

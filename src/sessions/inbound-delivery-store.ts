@@ -109,7 +109,7 @@ export class PgInboundDeliveryStore {
    */
   async begin(id: string): Promise<StoredDelivery | 'parked' | undefined> {
     const row = await this.#db.selectFrom('inbound_deliveries').select(['order_key', 'status']).where('id', '=', id).executeTakeFirst();
-    if (!row || row.status !== 'pending') return undefined;
+    if (row?.status !== 'pending') return undefined;
     const key = row.order_key;
     if (!key) return countAttempt(this.#db, id);
     return this.#db.transaction().execute(async (trx) => {

@@ -1,12 +1,17 @@
 import { PgBoss } from 'pg-boss';
 import type { Logger } from 'pino';
+import { z } from 'zod';
 import { throttleLog } from '../core/log-throttle.ts';
+import { defineQueue, ensureQueue } from './job-queue.ts';
 
-const QUEUE = 'run-session';
+/** A job carries only the session id; everything else is in the database. */
+const RunJob = z.object({ sessionId: z.string().min(1) });
+export type RunJob = z.infer<typeof RunJob>;
+
+/** Runs of sessions; the handler is what `RunQueue.work` is given (startSessionWorker's `runJob`). */
+const runQueue = defineQueue('run-session', RunJob);
 /** Runs that used up their retries land here, so their session can be told why it stopped. */
-const GIVEN_UP = 'run-session-given-up';
-
-export type RunJob = { sessionId: string };
+const givenUpQueue = defineQueue('run-session-given-up', RunJob);
 
 export interface RunQueue {
   /** Asks for a run of the session. At most one runs and one waits per session at any time. */
@@ -63,20 +68,10 @@ export async function createRunQueue(options: RunQueueOptions): Promise<RunQueue
     retryLimit: options.retryLimit ?? 20,
     retryDelay: 1,
     notify: true,
-    deadLetter: GIVEN_UP,
+    deadLetter: givenUpQueue.name,
   };
-  if (!(await boss.getQueue(GIVEN_UP))) {
-    await boss.createQueue(GIVEN_UP, { notify: true }).catch(async (error: unknown) => {
-      if (!(await boss.getQueue(GIVEN_UP))) throw error;
-    });
-  }
-  if (await boss.getQueue(QUEUE)) await boss.updateQueue(QUEUE, settings);
-  else {
-    // Another process may create it at the same moment; theirs is as good as ours.
-    await boss.createQueue(QUEUE, { policy: 'stately', ...settings }).catch(async (error: unknown) => {
-      if (!(await boss.getQueue(QUEUE))) throw error;
-    });
-  }
+  await ensureQueue(boss, givenUpQueue, { notify: true });
+  await ensureQueue(boss, runQueue, { policy: 'stately', ...settings });
 
   let workerId: string | undefined;
   let wakeAt: number | undefined;
@@ -92,11 +87,11 @@ export async function createRunQueue(options: RunQueueOptions): Promise<RunQueue
     /** The started pg-boss instance, shared with the inbound pipeline's queue (one pool, one monitor). */
     boss,
     async enqueue(sessionId) {
-      await boss.send(QUEUE, { sessionId } satisfies RunJob, { singletonKey: sessionId });
+      await boss.send(runQueue.name, { sessionId } satisfies RunJob, { singletonKey: sessionId });
     },
     async work(handler, workOptions = {}) {
-      workerId = await boss.work<RunJob>(
-        QUEUE,
+      workerId = await boss.work(
+        runQueue.name,
         {
           localConcurrency: workOptions.concurrency ?? 2,
           pollingIntervalSeconds: options.pollingIntervalSeconds ?? 2,
@@ -105,7 +100,7 @@ export async function createRunQueue(options: RunQueueOptions): Promise<RunQueue
           notifyPollingIntervalSeconds: options.pollingIntervalSeconds ?? 2,
         },
         async (jobs) => {
-          for (const job of jobs) await handler(job.data, job.signal);
+          for (const job of jobs) await handler(runQueue.parse(job.data), job.signal);
         },
       );
       if (wakeAt !== undefined) wakeWorkerAt(wakeAt);
@@ -113,18 +108,18 @@ export async function createRunQueue(options: RunQueueOptions): Promise<RunQueue
     async workGivenUp(handler) {
       const polling = options.pollingIntervalSeconds ?? 2;
       // Dead-lettered jobs are moved by pg-boss, with no NOTIFY: poll at the normal pace.
-      await boss.work<RunJob>(GIVEN_UP, { pollingIntervalSeconds: polling, notifyPollingIntervalSeconds: polling }, async (jobs) => {
-        for (const job of jobs) await handler({ ...job.data, attempts: settings.retryLimit + 1 });
+      await boss.work(givenUpQueue.name, { pollingIntervalSeconds: polling, notifyPollingIntervalSeconds: polling }, async (jobs) => {
+        for (const job of jobs) await handler({ ...givenUpQueue.parse(job.data), attempts: settings.retryLimit + 1 });
       });
     },
     async stopTaking() {
-      await boss.offWork(QUEUE, { wait: false });
-      await boss.offWork(GIVEN_UP, { wait: false });
+      await boss.offWork(runQueue.name, { wait: false });
+      await boss.offWork(givenUpQueue.name, { wait: false });
     },
     async reclaimActive(reclaimOptions = {}) {
       const active: string[] = [];
       for (let after: string | undefined; ; ) {
-        const page = await boss.findJobs<RunJob>(QUEUE, { limit: 5000, ...(after && { after }) });
+        const page = await boss.findJobs<RunJob>(runQueue.name, { limit: 5000, ...(after && { after }) });
         active.push(...page.filter((job) => job.state === 'active' && !reclaimOptions.except?.has(job.data.sessionId)).map((job) => job.id));
         if (page.length < 5000) break;
         after = page.at(-1)!.id;
@@ -133,7 +128,7 @@ export async function createRunQueue(options: RunQueueOptions): Promise<RunQueue
       // A failed run is retried after `retryDelay` (1 s) by whichever worker polls first. Ours is
       // woken right then rather than at its next poll (up to 2 s later): a restarted server
       // resumes its runs as soon as the queue hands them out.
-      await boss.fail(QUEUE, active, { message: 'its worker process is gone' });
+      await boss.fail(runQueue.name, active, { message: 'its worker process is gone' });
       wakeWorkerAt(Date.now() + settings.retryDelay * 1000 + 50);
       return active.length;
     },

@@ -54,7 +54,7 @@ export function createSessionService(deps: { store: SessionStore; queue: Pick<Ru
   }
 
   async function start(
-    input: { thread: ThreadRef; actor: Actor; text: string; repo: string; baseBranch?: string; branch?: string },
+    input: { thread: ThreadRef; actor: Actor; text: string; repo: string; baseBranch?: string | undefined; branch?: string | undefined },
     delivery?: Delivery,
   ): Promise<HandleResult> {
     const id = newId();

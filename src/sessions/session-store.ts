@@ -12,9 +12,9 @@ import type { SessionRecord } from '../core/session-record.ts';
 import { storeStepCheckpoint } from './checkpoint-store.ts';
 import { leaseLost, type RunLease } from './run-leases.ts';
 import { toSessionRecord } from './session-record.ts';
+import { sessionEventsChannel } from './notify-channels.ts';
 
 /** The channel events are announced on; the payload is `<sessionId>:<seq>:<type>`. */
-export const EVENTS_CHANNEL = 'patchbay_events';
 
 type Trx = Transaction<Database>;
 
@@ -68,7 +68,7 @@ export function createSessionStore(db: Db) {
           select ${sessionId}, last_seq, ${parsed.type}, ${JSON.stringify(parsed)}::jsonb, ${key}::text, ${epoch ?? null}::bigint from next
           returning seq, at
         )
-        select seq, at, pg_notify(${EVENTS_CHANNEL}, ${sessionId} || ':' || seq || ':' || ${parsed.type}) from inserted`.execute(trx);
+        select seq, at, pg_notify(${sessionEventsChannel.name}, json_build_object('sessionId', ${sessionId}::text, 'seq', seq, 'type', ${parsed.type}::text)::text) from inserted`.execute(trx);
       const row = rows[0];
       if (row) stored.push({ sessionId, seq: row.seq, at: row.at.toISOString(), event: parsed });
     }

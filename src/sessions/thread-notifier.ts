@@ -122,7 +122,7 @@ export function startThreadNotifier(deps: {
   /** Refreshes the caught-up threads of one running session; threads busy with a delivery are skipped. */
   async function refreshSession(sessionId: string): Promise<void> {
     const session = await store.get(sessionId);
-    if (!session || session.status !== 'running') return;
+    if (session?.status !== 'running') return;
     await db.transaction().execute(async (trx) => {
       for (const row of await lockThreads(trx, sessionId, refreshing, 'caught-up', session.lastSeq)) {
         const refresh = bySource.get(row.thread.source)!.refresh!;

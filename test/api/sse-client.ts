@@ -1,5 +1,5 @@
 /** A frame of a Server-Sent Events stream, as a client sees it. */
-export type SseFrame = { id?: string; event?: string; data?: string; comment?: string };
+export type SseFrame = { id?: string | undefined; event?: string | undefined; data?: string | undefined; comment?: string };
 
 /**
  * Opens an event stream with fetch and collects its frames until `until` says enough or the
@@ -23,8 +23,7 @@ export async function readSse(
       const { value, done } = await reader.read();
       if (done) throw new Error('stream ended early');
       buffer += value;
-      let end: number;
-      while ((end = buffer.indexOf('\n\n')) >= 0) {
+      for (let end = buffer.indexOf('\n\n'); end >= 0; end = buffer.indexOf('\n\n')) {
         frames.push(parseFrame(buffer.slice(0, end)));
         buffer = buffer.slice(end + 2);
       }

@@ -26,7 +26,7 @@ export type AnthropicReply =
       /** Stop writing after the first content delta and keep the connection open. */
       stall?: boolean;
       /** After the first text delta, wait for this before streaming the rest (a slow model, held by the test). */
-      hold?: Promise<unknown>;
+      hold?: Promise<unknown> | undefined;
       /** After the first content block, send `event: error` with this error type. */
       midStreamError?: string;
     }

@@ -22,7 +22,7 @@ export async function runGitHubGraphQL(
   mutations: Record<string, (input: Record<string, unknown>) => unknown>,
 ): Promise<GraphQLAnswer> {
   if (typeof body.query !== 'string') return { status: 400, body: { errors: [{ message: 'A query attribute must be specified and must be a string.' }] } };
-  let document;
+  let document: ReturnType<typeof parse>;
   try {
     document = parse(body.query);
   } catch (error) {

@@ -124,9 +124,9 @@ export async function startFakeGitHub(options: { appId?: number; slug?: string; 
   const oauthClient = { id: 'Iv1.fakeclient', secret: 'fake-client-secret' };
   /** Something another actor does on GitHub at a given moment (a merge queue merging the branch). */
   const hooks: {
-    beforePullCreate?: (pr: { gitDir: string; head: string; base: string }) => Promise<void>;
+    beforePullCreate?: ((pr: { gitDir: string; head: string; base: string }) => Promise<void>) | undefined;
     /** Runs after a GraphQL request's mutations and before its answer (say, a push that lands meanwhile). */
-    afterGraphql?: (operations: readonly string[]) => Promise<void>;
+    afterGraphql?: ((operations: readonly string[]) => Promise<void>) | undefined;
   } = {};
 
   const key = (owner: string, name: string) => `${owner}/${name}`.toLowerCase();
@@ -280,7 +280,10 @@ export async function startFakeGitHub(options: { appId?: number; slug?: string; 
   function blob(req: IncomingMessage, res: ServerResponse, url: URL): void {
     const m = /^\/_blob\/job-logs\/(\d+)$/.exec(url.pathname);
     const link = logLinks.get(url.searchParams.get('sig') ?? '');
-    if (req.method !== 'GET' || !m || !link || link.jobId !== Number(m[1]) || link.expiresAt < Date.now()) return refuse(req, res, 403, 'AuthenticationFailed: the signature is not valid or has expired');
+    if (req.method !== 'GET' || !m || !link || link.jobId !== Number(m[1]) || link.expiresAt < Date.now()) {
+      refuse(req, res, 403, 'AuthenticationFailed: the signature is not valid or has expired');
+      return;
+    }
     const job = workflowRuns.flatMap((r) => r.jobs).find((j) => j.id === link.jobId)!;
     logDownloads.push({ jobId: job.id, authorization: req.headers.authorization !== undefined });
     res.statusCode = 200;
@@ -667,7 +670,7 @@ export async function startFakeGitHub(options: { appId?: number; slug?: string; 
         headSha: input.headSha,
         headBranch: input.headBranch,
         checkSuiteId: suiteId,
-        jobs: input.jobs.map((j) => ({ id: nextId++, runId: id, name: j.name, conclusion: j.conclusion, log: j.log.map((line, i) => `2026-01-01T00:00:${String(i % 60).padStart(2, '0')}.0000000Z ${line}`).join('\n') + '\n' })),
+        jobs: input.jobs.map((j) => ({ id: nextId++, runId: id, name: j.name, conclusion: j.conclusion, log: `${j.log.map((line, i) => `2026-01-01T00:00:${String(i % 60).padStart(2, '0')}.0000000Z ${line}`).join('\n')}\n` })),
       };
       workflowRuns.push(run);
       for (const j of run.jobs) checkRuns.push({ id: j.id, repo: run.repo, suiteId, name: j.name, headSha: run.headSha, conclusion: j.conclusion, appSlug: 'github-actions', output: { title: null, summary: null, text: null } });

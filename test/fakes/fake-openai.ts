@@ -15,10 +15,10 @@ export type OpenAIToolCall = { name: string; arguments: unknown; callId?: string
 export type OpenAIReply =
   | {
       kind?: 'reply';
-      text?: string;
+      text?: string | undefined;
       toolCalls?: OpenAIToolCall[];
       /** Responses only: emit a reasoning item (with encrypted_content) before the output. */
-      reasoning?: string;
+      reasoning?: string | undefined;
       /** 'length' (chat) / incomplete max_output_tokens (responses). */
       truncated?: boolean;
       /** Send these as the argument deltas of tool call N instead of splitting its JSON. */
@@ -37,7 +37,7 @@ export type FakeOpenAIOptions = {
   responses?: OpenAIScript;
   chat?: OpenAIScript;
   /** undefined: any request without a key is refused; null: keyless server (Ollama-like). */
-  apiKey?: string | null;
+  apiKey?: string | null | undefined;
   /** '/v1' by default; '/zen/v1' for OpenCode Zen. */
   pathPrefix?: string;
 };

@@ -11,7 +11,7 @@ export type SignedRequest = { headers: Record<string, string>; body: string };
 
 export function signBody(secret: string, body: string, options: { timestamp?: number; contentType?: string } = {}): SignedRequest {
   const ts = String(options.timestamp ?? Math.floor(Date.now() / 1000));
-  const signature = 'v0=' + createHmac('sha256', secret).update(`v0:${ts}:${body}`).digest('hex');
+  const signature = `v0=${createHmac('sha256', secret).update(`v0:${ts}:${body}`).digest('hex')}`;
   return {
     body,
     headers: {

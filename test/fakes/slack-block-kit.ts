@@ -35,7 +35,10 @@ export function blockKitProblems(blocks: unknown): string[] {
   const actionIds = new Set<string>();
   blocks.forEach((block, i) => {
     const at = `blocks[${i}]`;
-    if (!isObj(block) || typeof block.type !== 'string') return void problems.push(`${at}: not a block`);
+    if (!isObj(block) || typeof block.type !== 'string') {
+      problems.push(`${at}: not a block`);
+      return;
+    }
     if (block.block_id !== undefined) {
       if (typeof block.block_id !== 'string' || block.block_id.length === 0 || block.block_id.length > SLACK_LIMITS.blockId) problems.push(`${at}.block_id: 1-${SLACK_LIMITS.blockId} characters`);
       else if (blockIds.has(block.block_id)) problems.push(`${at}.block_id: ${block.block_id} is not unique in the message`);
@@ -47,7 +50,7 @@ export function blockKitProblems(blocks: unknown): string[] {
         if (block.text !== undefined) textObject(block.text, `${at}.text`, SLACK_LIMITS.sectionText, problems);
         if (block.fields !== undefined) {
           if (!Array.isArray(block.fields) || block.fields.length > SLACK_LIMITS.sectionFields) problems.push(`${at}.fields: at most ${SLACK_LIMITS.sectionFields}`);
-          else block.fields.forEach((f, j) => textObject(f, `${at}.fields[${j}]`, SLACK_LIMITS.sectionFieldText, problems));
+          else for (const [j, f] of block.fields.entries()) textObject(f, `${at}.fields[${j}]`, SLACK_LIMITS.sectionFieldText, problems);
         }
         if (block.accessory !== undefined) element(block.accessory, `${at}.accessory`, actionIds, problems);
         break;
@@ -63,7 +66,7 @@ export function blockKitProblems(blocks: unknown): string[] {
           problems.push(`${at}.elements: 1-${SLACK_LIMITS.actionsElements} elements`);
           break;
         }
-        elements.forEach((e, j) => element(e, `${at}.elements[${j}]`, actionIds, problems));
+        for (const [j, e] of elements.entries()) element(e, `${at}.elements[${j}]`, actionIds, problems);
         break;
       }
       case 'context': {

@@ -92,11 +92,26 @@ describe('classifyWebhook (payloads from @octokit/webhooks-examples)', () => {
   });
 
   it.each([
-    ['its own comment', (p: any) => ((p.comment.user = { ...p.comment.user, login: 'patchbay[bot]', type: 'Bot' }), p)],
-    ['another bot', (p: any) => ((p.comment.user = { ...p.comment.user, login: 'dependabot[bot]', type: 'Bot' }), p)],
-    ['an edit', (p: any) => ((p.action = 'edited'), p)],
-    ['no mention', (p: any) => ((p.comment.body = 'thanks!'), p)],
-    ['no installation', (p: any) => (delete p.installation, p)],
+    ['its own comment', (p: any) => {
+      p.comment.user = { ...p.comment.user, login: 'patchbay[bot]', type: 'Bot' };
+      return p;
+    }],
+    ['another bot', (p: any) => {
+      p.comment.user = { ...p.comment.user, login: 'dependabot[bot]', type: 'Bot' };
+      return p;
+    }],
+    ['an edit', (p: any) => {
+      p.action = 'edited';
+      return p;
+    }],
+    ['no mention', (p: any) => {
+      p.comment.body = 'thanks!';
+      return p;
+    }],
+    ['no installation', (p: any) => {
+      delete p.installation;
+      return p;
+    }],
   ])('ignores %s', (_name, change) => {
     const p = withInstallation(example('issue_comment', 'created'));
     p.comment.body = '@patchbay go';

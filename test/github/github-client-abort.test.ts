@@ -57,7 +57,7 @@ describe('the GitHub client when its request is aborted', () => {
       throttle,
       retry: { retryAfterBaseValue: 0 },
       request: {
-        fetch: async (input: string | URL | Request) => {
+        fetch: async (_input: string | URL | Request) => {
           answered += 1;
           return new Response(JSON.stringify({ message: 'Bad Gateway' }), { status: answered === 1 ? 502 : 200, headers: { 'content-type': 'application/json' } });
         },

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { verdictPassed, type Verdict } from '../../src/core/verdict.ts';
+import { verdictPassed } from '../../src/core/verdict.ts';
 import { extractKnowledge } from '../../src/harness/knowledge/extract-knowledge.ts';
 import { classifyCommand } from '../../src/harness/knowledge/workflow-checks.ts';
 import { decideGate, renderEvidence, unjudgedCommit, type Evidence } from '../../src/core/evidence.ts';
@@ -54,6 +54,7 @@ describe('knowledge extraction: commands only from the repo files', () => {
       ['package.json', JSON.stringify({ scripts: { test: 'vitest run', lint: 'eslint .', build: 'tsc -b' }, devDependencies: { vitest: '1' } })],
       ['package-lock.json', '{}'],
       ['Makefile', 'check:\n\tnpm test\n'],
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: GitHub Actions expression syntax under test.
       ['.github/workflows/ci.yml', 'on: [pull_request]\njobs:\n  t:\n    steps:\n      - run: npm ci\n      - run: |\n          npm run typecheck\n          echo ${{ secrets.X }}\n'],
       ['.github/pull_request_template.md', '## What\n\n## Why'],
       ['AGENTS.md', 'Use tabs.'],
@@ -83,6 +84,7 @@ describe('knowledge extraction: commands only from the repo files', () => {
     ['ruff check .', 'lint'],
     ['pytest -q', 'test'],
     ['cargo build --release', 'build'],
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: GitHub Actions expression syntax under test.
     ['echo ${{ matrix.node }}', undefined],
     ['docker push x', undefined],
   ])('classifies %s as %s', (command, slot) => {
@@ -134,7 +136,6 @@ describe('task routing', () => {
   });
 });
 
-export type { Verdict };
 
 describe('a missing command is named as the command that is missing', () => {
   const run = (log: string): CheckRun => ({ commit: 'c', phase: 'check', name: 'test', command: 'npm test', outcome: 'failed', exitCode: 127, durationMs: 1, logHead: log, logTail: '', startedAt: new Date(0), finishedAt: new Date(0) });

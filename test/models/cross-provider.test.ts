@@ -14,7 +14,7 @@ import { driveSession } from './drive-session.ts';
  * Each fake decides its step from the transcript it receives and quotes the last tool result, so
  * the test also proves that results made the round trip in each vendor's format.
  */
-type Step = { tool?: { name: string; input: Record<string, unknown> }; text?: string; reasoning?: string };
+type Step = { tool?: { name: string; input: Record<string, unknown> }; text?: string; reasoning?: string | undefined };
 
 function step(index: number, lastResult: string): Step {
   switch (index) {

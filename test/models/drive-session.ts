@@ -21,7 +21,7 @@ export type DriveOptions = {
 
 export type DriveResult = {
   calls: Array<{ name: string; input: unknown }>;
-  finalText?: string;
+  finalText?: string | undefined;
   turns: TurnResult[];
   usage: Usage;
   messages: ModelMessage[];

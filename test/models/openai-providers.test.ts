@@ -24,7 +24,7 @@ function request(messages: ModelMessage[], extra: Partial<TurnRequest> = {}): Tu
 }
 
 type Kind = 'responses' | 'chat';
-async function setup(kind: Kind, script: OpenAIScript, extra: { maxRetries?: number; apiKey?: string; serverKey?: string | null } = {}) {
+async function setup(kind: Kind, script: OpenAIScript, extra: { maxRetries?: number; apiKey?: string | undefined; serverKey?: string | null } = {}) {
   fake = await startFakeOpenAI({ [kind]: script, apiKey: extra.serverKey });
   const common = { model: 'gpt-5.1-codex', apiKey: 'apiKey' in extra ? extra.apiKey : 'test-openai-key', baseUrl: fake.baseUrl, maxRetries: extra.maxRetries ?? 0, log };
   const provider: ModelProvider = kind === 'responses' ? createOpenAIResponsesProvider(common) : createOpenAIChatProvider(common);

@@ -162,6 +162,7 @@ describe("SANDBOX_NETWORK=proxy (the default), through Patchbay's own compositio
     // The value to look for comes in on stdin, so it is in no command line the sandbox can read
     // (and the markers are split by quotes, so the listed command lines do not match them).
     const result = await sandbox.exec(
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell variable inside the sandbox.
       'cat > /tmp/needle; curl -sS --max-time 20 "${PATCHBAY_SECRET_REGISTRY_URL}left-pad?write=false"; echo; ' +
         "env; cat /proc/*/environ /proc/*/cmdline 2>/dev/null | tr '\\0' '\\n'; " +
         "grep -rlsF -D skip --exclude=needle -f /tmp/needle /run /tmp /workspace /etc | sed 's/^/found''-in: /'; " +

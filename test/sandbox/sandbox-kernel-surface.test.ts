@@ -3,7 +3,7 @@ import type { LocalSandboxProvider, Sandbox } from '../../sandbox/index.ts';
 import { makeProvider } from './sandbox-test-helpers.ts';
 
 /** Each denied call, made from Python with ctypes; prints "name errno" (0 when it succeeded). */
-const PROBE = String.raw`
+const PROBE = `
 import ctypes, os, sys
 libc = ctypes.CDLL(None, use_errno=True)
 libc.syscall.restype = ctypes.c_long

@@ -124,7 +124,10 @@ describe('MAX_RUNNING_SESSIONS across worker processes', () => {
     edges.sort((a, b) => a.at - b.at || a.delta - b.delta);
     let running = 0;
     let peak = 0;
-    for (const edge of edges) peak = Math.max(peak, (running += edge.delta));
+    for (const edge of edges) {
+      running += edge.delta;
+      peak = Math.max(peak, running);
+    }
     expect(peak).toBeLessThanOrEqual(LIMIT);
 
     // Those that waited were told where they stood, then told that they started, in that order.

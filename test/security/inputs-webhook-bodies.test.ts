@@ -85,7 +85,10 @@ describe('webhook bodies: refused unsigned before they are read, and capped whil
   beforeAll(async () => {
     fx = await createApiFixture();
     app = fx.server({});
-    const inbox = { accept: async (delivery: ReceivedDelivery) => (accepted.push(delivery), 'accepted' as const) };
+    const inbox = { accept: async (delivery: ReceivedDelivery) => {
+        accepted.push(delivery);
+        return 'accepted' as const;
+      } };
     const log = pino({ level: 'silent' });
     await app.register(githubRoutes({ webhookSecret: secret, store: {} as never, inbox, client: {} as never, log }));
     await app.register(slackRoutes({ signingSecret: secret, inbox, log }));

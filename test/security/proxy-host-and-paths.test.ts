@@ -14,7 +14,7 @@ describe('egress proxy: the checked Host, a secrets path that cannot climb, refu
   let dir: string;
   let proxy: EgressProxy;
   let upstream: { port: number; close(): Promise<void> };
-  const hits: Array<{ host?: string; url?: string; key?: string }> = [];
+  const hits: Array<{ host?: string | undefined; url?: string | undefined; key?: string | undefined }> = [];
   const blocks: EgressBlock[] = [];
 
   beforeAll(async () => {

@@ -12,7 +12,10 @@ describe('Slack receiver: a signed request whose body cannot be read', () => {
   const log = pino({ level: 'info' }, { write: (line: string) => void lines.push(line) });
   const server = Fastify();
   const stored: ReceivedDelivery[] = [];
-  const inbox = { accept: async (delivery: ReceivedDelivery) => (stored.push(delivery), 'accepted' as const) };
+  const inbox = { accept: async (delivery: ReceivedDelivery) => {
+      stored.push(delivery);
+      return 'accepted' as const;
+    } };
   let url = '';
 
   beforeAll(async () => {

@@ -133,7 +133,7 @@ describe('the session page in Chromium, against a running Patchbay with a script
     expect(diff).toMatchObject({ state: 'ready', head: pushed, branch: session.branch, commits: [{ sha: pushed }] });
     if (diff.state !== 'ready') throw new Error('no diff');
     expect(diff.files.map((f) => [f.path, f.status, f.additions, f.deletions])).toEqual([['README.md', 'modified', 1, 1]]);
-    expect(diff.files[0]!.patch).toBe((await git(remote.remote, 'diff', '--full-index', diff.base, pushed)).split('\n').slice(4).join('\n') + '\n');
+    expect(diff.files[0]!.patch).toBe(`${(await git(remote.remote, 'diff', '--full-index', diff.base, pushed)).split('\n').slice(4).join('\n')}\n`);
     // One commit of it.
     await page.locator('.chip', { hasText: pushed.slice(0, 7) }).click();
     await page.locator('.chip.active', { hasText: pushed.slice(0, 7) }).waitFor();

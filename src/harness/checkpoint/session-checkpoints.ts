@@ -119,8 +119,13 @@ export async function resumeWork(input: {
     await checkpointInto(
       {
         latest: (id) => deps.store.latest(id),
-        save: async (_id, checkpoint) => void (taken = { kind: 'whole', checkpoint }),
-        append: async (_id, checkpoint, increment) => ((taken = { kind: 'increment', checkpoint, increment }), true),
+        save: async (_id, checkpoint) => {
+          taken = { kind: 'whole', checkpoint };
+        },
+        append: async (_id, checkpoint, increment) => {
+          taken = { kind: 'increment', checkpoint, increment };
+          return true;
+        },
       },
       signal,
     );

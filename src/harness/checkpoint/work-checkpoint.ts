@@ -130,9 +130,9 @@ export type CheckpointOptions = {
   /** The session's log position now: checkpoints of one session are ordered by it. */
   step: number;
   /** The last checkpoint this run stored or restored: an unchanged workspace is not stored again. */
-  last?: Pick<WorkCheckpoint, 'head' | 'tree'>;
+  last?: Pick<WorkCheckpoint, 'head' | 'tree'> | undefined;
   /** The stored chain this workspace continues: the checkpoint is stored as an increment on it unless a compaction is due. */
-  chain?: CheckpointChain;
+  chain?: CheckpointChain | undefined;
   maxBytes: number;
   signal: AbortSignal;
 };

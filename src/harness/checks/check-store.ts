@@ -10,7 +10,7 @@ export type CheckRun = {
   durationMs: number;
   logHead: string;
   logTail: string;
-  reason?: string;
+  reason?: string | undefined;
   startedAt: Date;
   finishedAt: Date;
 };

@@ -93,6 +93,7 @@ export function failureSignature(runs: readonly CheckRun[]): string {
  */
 export function normaliseLog(log: string): string {
   const lines = log
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: ANSI escape sequences start with ESC.
     .replace(/\x1b\[[0-9;?]*[ -/]*[@-~]/g, '')
     .replace(/\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?/g, '<time>')
     .replace(/\b\d{1,2}:\d{2}:\d{2}(\.\d+)?\b/g, '<time>')

@@ -66,7 +66,8 @@ function parseMapping(lines: Line[], state: { i: number }, indent: number): { [k
     state.i++;
     if (/^[|>][-+]?\d*$/.test(value)) map[key] = blockScalar(lines, state, indent, value);
     else if (value === '') {
-      const next = (skipBlank(lines, state), lines[state.i]);
+      skipBlank(lines, state);
+      const next = lines[state.i];
       // A sequence may sit at the same indentation as its key.
       if (next && next.indent === indent && next.text.startsWith('- ')) map[key] = parseSequence(lines, state, indent);
       else map[key] = parseBlock(lines, state, indent);

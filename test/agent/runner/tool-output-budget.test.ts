@@ -5,7 +5,7 @@ import { createRunnerFixture, type RunnerFixture } from './runner-fixture.ts';
 
 const toolResult = (messages: readonly ModelMessage[], id: string) => {
   const found = messages.find((m) => m.role === 'tool' && m.toolCallId === id);
-  if (!found || found.role !== 'tool') throw new Error(`no result for ${id}`);
+  if (found?.role !== 'tool') throw new Error(`no result for ${id}`);
   return found;
 };
 

@@ -21,6 +21,7 @@ const refused: Array<[string, RegExp]> = [
   ['rm -rf ~/*', /home directory/],
   ['rm -rf $HOME', /home directory/],
   ['rm -rf "$HOME"', /home directory/],
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: shell syntax under test.
   ['rm -rf ${HOME}/', /home directory/],
   ['rm -rf /etc', /system directory/],
   ['rm -rf /usr/lib/node_modules', /system directory/],

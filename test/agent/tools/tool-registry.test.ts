@@ -6,7 +6,7 @@ import type { Tool } from '../../../src/agent/tool.ts';
 import { createToolRegistry } from '../../../src/agent/tool-registry.ts';
 import { createToolTestSandbox, type ToolTestSandbox } from './tool-test-sandbox.ts';
 
-const echoTool: Tool<{ text: string; times?: number; nested: { flag: boolean } }> = {
+const echoTool: Tool<{ text: string; times?: number | undefined; nested: { flag: boolean } }> = {
   name: 'echo',
   description: 'Repeats text.',
   inputSchema: z.object({

@@ -22,7 +22,7 @@ export function checkPayloadShape(typeName: string, value: unknown): string[] {
     if (v === undefined || v === null) return;
     if (isListType(t)) {
       if (!Array.isArray(v)) problems.push(`${path} must be a list`);
-      else v.forEach((item, i) => walk(t.ofType, item, `${path}[${i}]`));
+      else for (const [i, item] of v.entries()) walk(t.ofType, item, `${path}[${i}]`);
       return;
     }
     const named = getNamedType(t);

@@ -252,8 +252,9 @@ describe('Modal setup images are refreshed in the background when the default br
     const before = new Set(refreshSandboxes().map((sb) => sb.sandboxId));
     const pass = app!.setupImageRefresher!.refreshOnce();
     const started = Date.now();
-    let refresher: FakeSandboxRecord | undefined;
-    while (!(refresher = refreshSandboxes().find((sb) => !before.has(sb.sandboxId) && [...sb.execs.values()].some((e) => e.args.some((a) => a.includes('sleep 60')))))) {
+    const findRefresher = () => refreshSandboxes().find((sb) => !before.has(sb.sandboxId) && [...sb.execs.values()].some((e) => e.args.some((a) => a.includes('sleep 60'))));
+    let refresher: FakeSandboxRecord | undefined = findRefresher();
+    for (; !refresher; refresher = findRefresher()) {
       if (Date.now() - started > 30_000) throw new Error(`the slow setup did not start in a refresh sandbox (the pass: ${JSON.stringify(await Promise.race([pass, 'running']))})`);
       await new Promise((resolve) => setTimeout(resolve, 20));
     }

@@ -9,7 +9,7 @@ import { StatusBadge } from './status-badge.tsx';
 
 const statuses: SessionStatus[] = ['queued', 'running', 'waiting', 'completed', 'failed', 'cancelled'];
 
-function filterFromUrl(): { status?: SessionStatus; repo?: string } {
+function filterFromUrl(): { status?: SessionStatus | undefined; repo?: string | undefined } {
   const query = new URLSearchParams(location.search);
   const status = query.get('status') as SessionStatus | null;
   const repo = query.get('repo');
@@ -50,7 +50,7 @@ export function ListPage() {
     };
   }, []);
 
-  const change = (next: { status?: SessionStatus; repo?: string }) => {
+  const change = (next: { status?: SessionStatus | undefined; repo?: string | undefined }) => {
     const query = new URLSearchParams();
     if (next.status) query.set('status', next.status);
     if (next.repo) query.set('repo', next.repo);
