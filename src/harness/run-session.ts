@@ -137,8 +137,7 @@ export async function runSession(sessionId: string, deps: HarnessDeps, signal: A
         limits: { ...deps.limits, ...limits },
         ...(liveText && { onDelta: liveText.onDelta }),
       }).finally(() => liveText?.flush());
-      const next = await settle({ session, outcome, workspace, sandbox, deps, signal, log, gate: prepared.gate, checkpoints, ...(limits.timeLimitMinutes !== undefined && { timeLimitMinutes: limits.timeLimitMinutes }) });
-      if (next === 'done') break;
+      if ((await settle({ session, outcome, workspace, sandbox, deps, signal, log, gate: prepared.gate, checkpoints, ...(limits.timeLimitMinutes !== undefined && { timeLimitMinutes: limits.timeLimitMinutes }) })) === 'done') break;
       log.info('running the agent again: messages arrived as the run ended, or the gate asked for rework');
     }
   } catch (error) {
@@ -188,13 +187,10 @@ type SettleInput = {
   timeLimitMinutes?: number;
 };
 
-/** What the harness does after settling a run: stop here, or run the agent again in the same run. */
+/** After settling: stop here, or run the agent again in this run. */
 type AfterSettle = 'done' | 'run-again';
-
 /** 'run-again' when messages arrived that the run has not seen (the transition waited for them). */
-function nextAfter(transition: { unread?: boolean }): AfterSettle {
-  return transition.unread ? 'run-again' : 'done';
-}
+const nextAfter = (transition: { unread?: boolean }): AfterSettle => (transition.unread ? 'run-again' : 'done');
 
 /**
  * Moves the session to where the run's outcome puts it; a finished run is committed and pushed
