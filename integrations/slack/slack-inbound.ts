@@ -8,7 +8,8 @@ import type { DeliveryInbox, InboundSurface, Normalized, ReceivedDelivery, Store
 import { chooseCandidate, findRepoMentions, recommendRepo, type RepoMention } from './repo-mention.ts';
 import type { ActorDirectory } from './slack-actors.ts';
 import { ASK_FOR_REPO, candidatesMessage, parseAnswerValue, type SlackText } from './slack-blocks.ts';
-import { classifyEvent, cleanText, isStopCommand, plainText, threadOf, type SlackMessageEvent } from './slack-normalize.ts';
+import { classifyEvent, cleanText, isStopCommand, plainText, threadOf } from './slack-normalize.ts';
+import { BlockActions, EventCallback, messageEventOf, parseSlackPayload, type SlackMessageEvent, type SlackPayload } from './slack-payloads.ts';
 import { MAX_SKEW_SECONDS, verifySlackSignature } from './slack-signature.ts';
 import { foreignTeamText, type SlackTeams, teamAllowed, userTeamOf } from './slack-teams.ts';
 import type { PendingTask, SlackStore, SlackThread } from './slack-store.ts';
@@ -27,22 +28,24 @@ const CONNECT_GITHUB = /^(connect|link)\s+(my\s+)?github( account)?[.!]?$/i;
 export function slackDelivery(body: Record<string, unknown>, raw: string, deliveryId?: string): ReceivedDelivery {
   const kind = typeof body.type === 'string' ? body.type : 'unknown';
   const base = { source: 'slack', kind, body: raw, ...(deliveryId && { deliveryId }) };
-  const event = body.event as { type?: unknown; channel?: unknown; ts?: unknown; thread_ts?: unknown } | undefined;
-  if (kind === 'event_callback' && (event?.type === 'message' || event?.type === 'app_mention') && typeof event.channel === 'string' && typeof event.ts === 'string') {
-    // One thread's messages in the order they came (a request, then "stop").
-    const threadTs = typeof event.thread_ts === 'string' ? event.thread_ts : event.ts;
-    return { ...base, dedupeKey: `msg:${event.channel}:${event.ts}`, orderKey: `thread:${event.channel}:${threadTs}` };
+  const envelope = kind === 'event_callback' ? EventCallback.safeParse(body) : undefined;
+  if (envelope?.success) {
+    const message = messageEventOf(envelope.data);
+    if (message && 'event' in message) {
+      // One thread's messages in the order they came (a request, then "stop").
+      const { channel, ts, thread_ts: threadTs = ts } = message.event;
+      return { ...base, dedupeKey: `msg:${channel}:${ts}`, orderKey: `thread:${channel}:${threadTs}` };
+    }
+    if (envelope.data.event_id) return { ...base, dedupeKey: `event:${envelope.data.event_id}` };
   }
-  if (kind === 'event_callback' && typeof body.event_id === 'string') return { ...base, dedupeKey: `event:${body.event_id}` };
-  if (kind === 'block_actions') {
-    const container = body.container as { message_ts?: unknown; channel_id?: unknown } | undefined;
-    const action = (body.actions as { action_ts?: unknown }[] | undefined)?.[0];
-    const user = body.user as { id?: unknown } | undefined;
-    const message = body.message as { ts?: unknown; thread_ts?: unknown } | undefined;
-    const channel = (body.channel as { id?: unknown } | undefined)?.id ?? container?.channel_id;
+  const click = kind === 'block_actions' ? BlockActions.safeParse(body) : undefined;
+  if (click?.success) {
+    const { container, message, user } = click.data;
+    const action = click.data.actions?.[0];
+    const channel = click.data.channel?.id ?? container?.channel_id;
     const threadTs = message?.thread_ts ?? message?.ts ?? container?.message_ts;
-    const orderKey = typeof channel === 'string' && typeof threadTs === 'string' ? { orderKey: `thread:${channel}:${threadTs}` } : {};
-    if (container?.message_ts && action?.action_ts && user?.id) return { ...base, ...orderKey, dedupeKey: `action:${String(container.message_ts)}:${String(action.action_ts)}:${String(user.id)}` };
+    const orderKey = channel && threadTs ? { orderKey: `thread:${channel}:${threadTs}` } : {};
+    if (container?.message_ts && action?.action_ts) return { ...base, ...orderKey, dedupeKey: `action:${container.message_ts}:${action.action_ts}:${user.id}` };
   }
   return { ...base, dedupeKey: `body:${createHash('sha256').update(raw).digest('hex')}` };
 }
@@ -307,26 +310,19 @@ export function createSlackInbound(deps: SlackInboundDeps) {
   };
 }
 
-type EventCallback = { type: 'event_callback'; team_id?: string; event?: SlackMessageEvent & { team?: string } };
-type BlockActions = {
-  type: 'block_actions';
-  team?: { id?: string } | null;
-  user: { id: string; team_id?: string };
-  channel?: { id?: string };
-  container?: { channel_id?: string; message_ts?: string };
-  message?: { ts?: string; thread_ts?: string };
-  actions?: { type?: string; action_id?: string; value?: string }[];
-};
-
 /**
  * Slack's inbound half for the pipeline: reads a stored event or button click and hands it to the
  * inbound logic above. `inbound` is undefined until the module started (it needs the bot's user
  * id); a delivery worked before that is retried.
  */
 export function createSlackSurface(deps: { inbound: () => SlackInbound | undefined; web: SlackWeb }): InboundSurface {
-  const threadOfDelivery = (body: EventCallback | BlockActions): SlackThread | undefined => {
-    if (body.type === 'event_callback' && body.event?.channel && body.event.ts) return threadOf(body.team_id ?? body.event.team ?? 'unknown', body.event);
-    if (body.type === 'block_actions') {
+  const threadOfDelivery = (payload: SlackPayload): SlackThread | undefined => {
+    if (payload.kind === 'event') {
+      const message = messageEventOf(payload.body);
+      return message && 'event' in message ? threadOf(payload.body.team_id ?? message.event.team ?? 'unknown', message.event) : undefined;
+    }
+    if (payload.kind === 'click') {
+      const body = payload.body;
       const channel = body.channel?.id ?? body.container?.channel_id;
       const ts = body.message?.thread_ts ?? body.message?.ts ?? body.container?.message_ts;
       if (channel && ts) return { source: 'slack', teamId: body.team?.id ?? 'unknown', channel, threadTs: ts };
@@ -339,14 +335,17 @@ export function createSlackSurface(deps: { inbound: () => SlackInbound | undefin
     async normalize(delivery: StoredDelivery): Promise<Normalized> {
       const inbound = deps.inbound();
       if (!inbound) throw new Error('the Slack integration has not connected yet');
-      const body = JSON.parse(delivery.body) as EventCallback | BlockActions | { type?: string };
-      if (body.type === 'event_callback') {
-        const { event, team_id } = body as EventCallback;
-        if (!event || (event.type !== 'message' && event.type !== 'app_mention')) return ignore(`event ${event?.type ?? 'without a type'} is not one Patchbay handles`);
-        return inbound.onMessage(team_id ?? event.team ?? 'unknown', event, delivery.attempt);
+      const payload = parseSlackPayload(delivery.body);
+      if (payload.kind === 'invalid') return ignore(payload.problem);
+      if (payload.kind === 'event') {
+        const { event, team_id } = payload.body;
+        const message = messageEventOf(payload.body);
+        if (!message) return ignore(`event ${event?.type ?? 'without a type'} is not one Patchbay handles`);
+        if ('problem' in message) return ignore(message.problem);
+        return inbound.onMessage(team_id ?? message.event.team ?? 'unknown', message.event, delivery.attempt);
       }
-      if (body.type === 'block_actions') {
-        const click = body as BlockActions;
+      if (payload.kind === 'click') {
+        const click = payload.body;
         const action = click.actions?.[0];
         const channel = click.channel?.id ?? click.container?.channel_id;
         const messageTs = click.message?.ts ?? click.container?.message_ts;
@@ -362,10 +361,10 @@ export function createSlackSurface(deps: { inbound: () => SlackInbound | undefin
           value: action.value ?? '',
         });
       }
-      return ignore(`payload type ${body.type ?? 'unknown'} is not one Patchbay handles`);
+      return ignore(`payload type ${payload.type} is not one Patchbay handles`);
     },
     async tellFailure(delivery, reason) {
-      const thread = threadOfDelivery(JSON.parse(delivery.body) as EventCallback | BlockActions);
+      const thread = threadOfDelivery(parseSlackPayload(delivery.body));
       if (!thread) return;
       await deps.web.chat.postMessage({ channel: thread.channel, thread_ts: thread.threadTs, text: `Sorry, I could not process this message: ${reason}`, unfurl_links: false });
     },

@@ -1,20 +1,5 @@
+import type { SlackMessageEvent } from './slack-payloads.ts';
 import type { SlackThread } from './slack-store.ts';
-
-/** The fields of Slack's message and app_mention events we read (wire-formats §1.4–1.5). */
-export type SlackMessageEvent = {
-  type: string;
-  subtype?: string;
-  user?: string;
-  bot_id?: string;
-  text?: string;
-  ts: string;
-  thread_ts?: string;
-  channel: string;
-  channel_type?: string;
-  team?: string;
-  /** The author's team, in Slack Connect channels (app_mention). */
-  user_team?: string;
-};
 
 /** What a message or mention means to Patchbay. */
 export type MessageKind = 'request' | 'thread-reply' | 'ignore';

@@ -14,7 +14,7 @@ export function teamAllowed(teams: SlackTeams, userTeam: string | undefined): bo
 }
 
 /** The person's team as the event names it (Slack Connect events carry it; plain ones may not). */
-export function userTeamOf(event: { user_team?: string; team?: string }): string | undefined {
+export function userTeamOf(event: { user_team?: string | undefined; team?: string | undefined }): string | undefined {
   return event.user_team ?? event.team;
 }
 
