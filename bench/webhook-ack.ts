@@ -31,7 +31,7 @@ import { CompiledQuery, sql } from 'kysely';
 import pino from 'pino';
 import { openDatabase } from '../db/database.ts';
 import { LinearWebhookClient } from '@linear/sdk/webhooks';
-import { githubRoutes, verifySignature } from '../integrations/github/github-routes.ts';
+import { githubRoutes, signatureVerifier } from '../integrations/github/github-routes.ts';
 import { linearRoutes } from '../integrations/linear/linear-routes.ts';
 import type { LinearStore } from '../integrations/linear/linear-store.ts';
 import type { GitHubClient } from '../integrations/github/github-client.ts';
@@ -51,6 +51,7 @@ const CONCURRENCY = 16;
 const WARMUP = 200;
 const SLACK_SECRET = 'bench-signing-secret';
 const GITHUB_SECRET = 'bench-webhook-secret';
+const verifyGitHub = signatureVerifier(GITHUB_SECRET);
 const LINEAR_SECRET = 'lin_wh_bench-signing-secret';
 const log = pino({ level: 'silent' });
 const pipelineLog = pino({ level: process.env.LOG_LEVEL ?? 'silent' });
@@ -78,11 +79,11 @@ async function server(register: (app: FastifyInstance) => Promise<void>): Promis
 }
 
 /** The baseline: a route in its own scope that reads the raw body and checks the signature, nothing else. */
-function bare(path: string, check: (headers: Headers, body: Buffer) => boolean) {
+function bare(path: string, check: (headers: Headers, body: Buffer) => boolean | Promise<boolean>) {
   return async (scope: FastifyInstance) => {
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
-    scope.post(path, async (request, reply) => reply.code(check(request.headers, request.body as Buffer) ? 200 : 401).send());
+    scope.post(path, async (request, reply) => reply.code((await check(request.headers, request.body as Buffer)) ? 200 : 401).send());
   };
 }
 
@@ -90,12 +91,12 @@ function bare(path: string, check: (headers: Headers, body: Buffer) => boolean) 
 await sql`create table if not exists bench_durable_floor (id bigserial primary key, body text not null)`.execute(database.db);
 
 /** The durable floor: checks the signature, then commits one insert of the raw body, then answers. */
-function durable(path: string, check: (headers: Headers, body: Buffer) => boolean) {
+function durable(path: string, check: (headers: Headers, body: Buffer) => boolean | Promise<boolean>) {
   return async (scope: FastifyInstance) => {
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
     scope.post(path, async (request, reply) => {
-      if (!check(request.headers, request.body as Buffer)) return reply.code(401).send();
+      if (!(await check(request.headers, request.body as Buffer))) return reply.code(401).send();
       await database.db.executeQuery(CompiledQuery.raw('insert into bench_durable_floor (body) values ($1)', [(request.body as Buffer).toString('utf8')]));
       return reply.code(200).send();
     });
@@ -118,7 +119,7 @@ const surfaces = {
   github: {
     path: '/github/webhooks',
     patchbay: githubRoutes({ webhookSecret: GITHUB_SECRET, inbox, store: {} as GitHubStore, client: {} as GitHubClient, log }),
-    check: (h: Headers, body: Buffer) => verifySignature(GITHUB_SECRET, body, header(h['x-hub-signature-256'])),
+    check: (h: Headers, body: Buffer) => verifyGitHub(body, header(h['x-hub-signature-256'])),
     request(): Request {
       const id = Math.floor(Math.random() * 2 ** 40);
       const user = { login: 'alice', id: 5, type: 'User' };

@@ -1,4 +1,5 @@
-import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { Webhooks } from '@octokit/webhooks';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { readCookie } from '../../src/core/cookies.ts';
@@ -10,12 +11,15 @@ import type { GitHubStore } from './github-store.ts';
 import { githubDedupeKey, githubOrderKey } from './github-surface.ts';
 import type { SecretBox } from './secret-box.ts';
 
-/** Whether `signature` is `sha256=` + hex HMAC-SHA256 of the raw body under the webhook secret. */
-export function verifySignature(secret: string, body: Buffer, signature: string | undefined): boolean {
-  if (!signature?.startsWith('sha256=')) return false;
-  const expected = Buffer.from(`sha256=${createHmac('sha256', secret).update(body).digest('hex')}`);
-  const given = Buffer.from(signature);
-  return expected.length === given.length && timingSafeEqual(expected, given);
+/**
+ * The webhook signature check, by @octokit/webhooks (GitHub's SDK): whether `signature` is
+ * `sha256=` + hex HMAC-SHA256 of the body under the webhook secret, compared in constant time.
+ * Only the verifier is used: deliveries are stored and worked by the inbound pipeline, not by the
+ * SDK's event emitter (see docs/architecture.md, "Vendor SDKs").
+ */
+export function signatureVerifier(secret: string): (body: Buffer, signature: string | undefined) => Promise<boolean> {
+  const webhooks = new Webhooks({ secret });
+  return async (body, signature) => (signature?.startsWith('sha256=') ? webhooks.verify(body.toString('utf8'), signature) : false);
 }
 
 /** GitHub's documented payload cap (it does not deliver a larger one). */
@@ -37,6 +41,7 @@ export function githubRoutes(deps: {
   oauth?: { clientId: string; box: SecretBox; gitUrl: string; publicUrl: string; page?: PageSignInRule; proofs?: readonly IdentityProof[] };
   log: Logger;
 }) {
+  const verify = signatureVerifier(deps.webhookSecret);
   return async function routes(app: FastifyInstance): Promise<void> {
     // Every body stays raw bytes in this scope, whatever its content type, so a request that is not
     // GitHub's is refused by the signature check (401) rather than by Fastify's parsers (415).
@@ -53,7 +58,7 @@ export function githubRoutes(deps: {
 
     app.post('/github/webhooks', { onRequest: signed }, async (req, reply) => {
       const body = req.body;
-      if (!Buffer.isBuffer(body) || !verifySignature(deps.webhookSecret, body, header(req.headers['x-hub-signature-256']))) {
+      if (!Buffer.isBuffer(body) || !(await verify(body, header(req.headers['x-hub-signature-256'])))) {
         deps.log.warn({ delivery: header(req.headers['x-github-delivery']) }, 'GitHub webhook with a bad signature refused: check GITHUB_WEBHOOK_SECRET against the App settings');
         return reply.code(401).send();
       }
