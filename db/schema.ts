@@ -32,6 +32,7 @@ export interface Database {
   page_sessions: PageSessionsTable;
   // pull request outcomes (017)
   pull_outcomes: PullOutcomesTable;
+  commit_signals: CommitSignalsTable;
 }
 
 type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
@@ -382,4 +383,20 @@ export interface PullOutcomesTable {
   merge_ci: string | null;
   merge_ci_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
   updated_at: Timestamp;
+}
+
+/**
+ * What the default branch's webhooks said about a commit (CI, a revert of it), kept for a merge
+ * commit whose pull request's merge is recorded after them: webhooks of a repository are not
+ * ordered with those of a pull request, so a status can be worked before the PR's `closed`.
+ */
+export interface CommitSignalsTable {
+  owner: string;
+  repo: string;
+  /** As the signal named it: a full SHA, or the prefix a revert message gave. */
+  commit: string;
+  ci: string | null;
+  ci_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  revert_commit: string | null;
+  reverted_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
 }

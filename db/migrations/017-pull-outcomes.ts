@@ -34,8 +34,21 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   await sql`create index pull_outcomes_session on pull_outcomes (session_id)`.execute(db);
   await sql`create index pull_outcomes_branch on pull_outcomes (owner, repo, branch)`.execute(db);
   await sql`create index pull_outcomes_merge on pull_outcomes (owner, repo, merge_commit) where merge_commit is not null`.execute(db);
+  // CI and reverts of default-branch commits, for a merge recorded after them (see CommitSignalsTable).
+  await db.schema
+    .createTable('commit_signals')
+    .addColumn('owner', 'text', (c) => c.notNull())
+    .addColumn('repo', 'text', (c) => c.notNull())
+    .addColumn('commit', 'text', (c) => c.notNull())
+    .addColumn('ci', 'text')
+    .addColumn('ci_at', 'timestamptz')
+    .addColumn('revert_commit', 'text')
+    .addColumn('reverted_at', 'timestamptz')
+    .addPrimaryKeyConstraint('commit_signals_pkey', ['owner', 'repo', 'commit'])
+    .execute();
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
+  await db.schema.dropTable('commit_signals').execute();
   await db.schema.dropTable('pull_outcomes').execute();
 }

@@ -28,6 +28,18 @@ export const GITHUB_WEBHOOK_MAX_BYTES = 25 * 1024 * 1024;
 const header = (value: string | string[] | undefined) => (Array.isArray(value) ? value[0] : value);
 
 /**
+ * An onRequest hook: a webhook with no signature header at all is refused (401) before a byte of
+ * its body is read.
+ */
+function refuseUnsigned(log: Logger) {
+  return async (req: FastifyRequest, reply: FastifyReply) => {
+    if (/^sha256=[0-9a-f]{64}$/.test(header(req.headers['x-hub-signature-256']) ?? '')) return;
+    log.warn({ delivery: header(req.headers['x-github-delivery']) }, 'GitHub webhook without a signature refused before its body was read');
+    return reply.code(401).header('connection', 'close').send();
+  };
+}
+
+/**
  * POST /github/webhooks: verifies the signature on the raw body (401 and nothing else when it is
  * wrong), stores the delivery in the inbound pipeline (a delivery whose meaning was stored before,
  * a redelivery or a replay, is acknowledged and dropped), and answers at once; the pipeline and the
@@ -48,14 +60,8 @@ export function githubRoutes(deps: {
     app.removeAllContentTypeParsers();
     app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: GITHUB_WEBHOOK_MAX_BYTES }, (_req, body, done) => done(null, body));
 
-    // A request with no signature header at all is refused before a byte of its body is read;
-    // a body past GitHub's cap is refused while it streams (413), never buffered whole.
-    const signed = async (req: FastifyRequest, reply: FastifyReply) => {
-      if (/^sha256=[0-9a-f]{64}$/.test(header(req.headers['x-hub-signature-256']) ?? '')) return;
-      deps.log.warn({ delivery: header(req.headers['x-github-delivery']) }, 'GitHub webhook without a signature refused before its body was read');
-      return reply.code(401).header('connection', 'close').send();
-    };
-
+    // A body past GitHub's cap is refused while it streams (413), never buffered whole.
+    const signed = refuseUnsigned(deps.log);
     app.post('/github/webhooks', { onRequest: signed }, async (req, reply) => {
       const body = req.body;
       if (!Buffer.isBuffer(body) || !(await verify(body, header(req.headers['x-hub-signature-256'])))) {

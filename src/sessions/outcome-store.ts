@@ -16,7 +16,7 @@ export function pullKeyOfUrl(url: string): PullKey | undefined {
  */
 export function createOutcomeStore(db: Kysely<Database>): OutcomeLedger {
   const row = (pull: PullKey) => db.updateTable('pull_outcomes').where('owner', '=', pull.owner.toLowerCase()).where('repo', '=', pull.repo.toLowerCase()).where('number', '=', pull.number);
-  return {
+  const ledger: OutcomeLedger = {
     async opened(pull) {
       const values = { ...lower(pull), number: pull.number, session_id: pull.sessionId, url: pull.url, branch: pull.branch, base_branch: pull.baseBranch, patchbay_commit: pull.commit, opened_at: pull.at };
       await db
@@ -36,6 +36,7 @@ export function createOutcomeStore(db: Kysely<Database>): OutcomeLedger {
       await row(pull)
         .set({ state: pull.state, finished_at: pull.at, finished_by: pull.by ?? null, merge_commit: pull.mergeCommit ?? null, updated_at: sql`now()` })
         .execute();
+      if (pull.state === 'merged' && pull.mergeCommit) await applyEarlierSignals(db, ledger, pull, pull.mergeCommit);
     },
     async humanCommits(where, shas) {
       if (shas.length === 0) return;
@@ -59,6 +60,7 @@ export function createOutcomeStore(db: Kysely<Database>): OutcomeLedger {
     },
     async reverted(where, reverted, revertCommit, at) {
       const { owner, repo } = lower(where);
+      await keepSignal(db, where, reverted.toLowerCase(), { revert_commit: revertCommit, reverted_at: at });
       const since = new Date(at.getTime() - revertWindowMs);
       const marked = await db
         .updateTable('pull_outcomes')
@@ -75,6 +77,7 @@ export function createOutcomeStore(db: Kysely<Database>): OutcomeLedger {
     },
     async mergeCi(where, commit, conclusion, at) {
       const { owner, repo } = lower(where);
+      await keepSignal(db, where, commit, { ci: conclusion, ci_at: at });
       // A failure is not undone by a later success of another check on the same commit.
       await db
         .updateTable('pull_outcomes')
@@ -89,6 +92,7 @@ export function createOutcomeStore(db: Kysely<Database>): OutcomeLedger {
       return db.selectFrom('pull_outcomes').select(['owner', 'repo', 'number']).where('state', '=', 'open').orderBy('opened_at').execute();
     },
   };
+  return ledger;
 }
 
 /** Rows for the pull requests sessions opened before outcome tracking (their first `pr-opened` event). */
@@ -112,5 +116,50 @@ async function trackEarlierPulls(db: Kysely<Database>): Promise<void> {
       // A later pr-opened of the same PR (a follow-up run) carries Patchbay's latest commit.
       .onConflict((c) => c.columns(['owner', 'repo', 'number']).doUpdateSet((eb) => ({ patchbay_commit: eb.ref('excluded.patchbay_commit') })))
       .execute();
+  }
+}
+
+/**
+ * Kept for a merge recorded later, only in repositories with a Patchbay PR open or merged within
+ * the revert window, and for that window; a CI failure is not undone by a later success.
+ */
+async function keepSignal(db: Kysely<Database>, where: { owner: string; repo: string }, commit: string, values: { ci: string; ci_at: Date } | { revert_commit: string; reverted_at: Date }): Promise<void> {
+  const { owner, repo } = lower(where);
+  const since = new Date(Date.now() - revertWindowMs);
+  await db.deleteFrom('commit_signals').where('owner', '=', owner).where('repo', '=', repo).where(sql<boolean>`coalesce(ci_at, reverted_at) < ${since}`).execute();
+  const tracked = await db
+    .selectFrom('pull_outcomes')
+    .select('number')
+    .where('owner', '=', owner)
+    .where('repo', '=', repo)
+    .where((eb) => eb.or([eb('state', '=', 'open'), eb('finished_at', '>=', since)]))
+    .limit(1)
+    .executeTakeFirst();
+  if (!tracked) return;
+  await db
+    .insertInto('commit_signals')
+    .values({ owner, repo, commit, ...values })
+    .onConflict((c) =>
+      c.columns(['owner', 'repo', 'commit']).doUpdateSet(
+        'ci' in values
+          ? { ci: sql`case when commit_signals.ci = 'failure' then commit_signals.ci else ${values.ci} end`, ci_at: values.ci_at }
+          : { revert_commit: sql`coalesce(commit_signals.revert_commit, ${values.revert_commit})`, reverted_at: sql`coalesce(commit_signals.reverted_at, ${values.reverted_at})` },
+      ),
+    )
+    .execute();
+}
+/** CI and a revert of the merge commit that were worked before the merge itself. */
+async function applyEarlierSignals(db: Kysely<Database>, ledger: OutcomeLedger, pull: PullKey, mergeCommit: string): Promise<void> {
+  const { owner, repo } = lower(pull);
+  const signals = await db
+    .selectFrom('commit_signals')
+    .selectAll()
+    .where('owner', '=', owner)
+    .where('repo', '=', repo)
+    .where(sql<boolean>`${mergeCommit.toLowerCase()} like commit || '%'`)
+    .execute();
+  for (const signal of signals) {
+    if (signal.ci && signal.ci_at) await ledger.mergeCi(pull, mergeCommit, signal.ci, signal.ci_at);
+    if (signal.revert_commit && signal.reverted_at) await ledger.reverted(pull, signal.commit, signal.revert_commit, signal.reverted_at);
   }
 }

@@ -44,6 +44,21 @@ describe.each(databaseTargets())('the outcome ledger on $name PostgreSQL', (targ
     expect((await row(1)).patchbay_commit).toBe('p2');
   });
 
+  it('keeps CI and a revert of a merge commit that are worked before the merge itself, and applies them when it is recorded', async () => {
+    await opened(41);
+    const where = { owner: 'octo', repo: 'shop' };
+    const mergedAt = new Date(Date.now() - day);
+    // The default branch's webhooks are not ordered with the pull request's: these came first.
+    await ledger.mergeCi(where, merge(4), 'failure', new Date(mergedAt.getTime() + 1000));
+    await ledger.mergeCi(where, merge(4), 'success', new Date(mergedAt.getTime() + 2000));
+    expect(await ledger.reverted(where, merge(4).slice(0, 12), 'r41', new Date(mergedAt.getTime() + 3000))).toEqual([]);
+    await ledger.finished({ owner: 'octo', repo: 'shop', number: 41, state: 'merged', at: mergedAt, by: 'carol', mergeCommit: merge(4) });
+    expect(await row(41)).toMatchObject({ state: 'merged', merge_commit: merge(4), merge_ci: 'failure', revert_commit: 'r41' });
+    // Nothing is kept for a repository with no Patchbay pull request.
+    await ledger.mergeCi({ owner: 'else', repo: 'where' }, merge(5), 'success', new Date());
+    expect(await handle.db.selectFrom('commit_signals').select('commit').where('owner', '=', 'else').execute()).toEqual([]);
+  });
+
   it('marks a revert of the merge commit within 14 days, not later, and ignores PRs no session opened', async () => {
     await opened(2);
     await opened(3);
