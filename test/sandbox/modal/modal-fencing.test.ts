@@ -61,7 +61,7 @@ describe('a Modal sandbox under run leases', () => {
     const images = fake.images.size;
     await expect(stale.exec('echo stale > STALE.md')).rejects.toMatchObject({ code: 'lease_lost' });
     await expect(stale.writeFile('STALE.md', 'stale\n')).rejects.toMatchObject({ code: 'lease_lost' });
-    await expect(stale.getBytes('FIRST.md')).rejects.toMatchObject({ code: 'lease_lost' });
+    await expect(stale.getBytes!('FIRST.md', 1024)).rejects.toMatchObject({ code: 'lease_lost' });
     await stale.checkpoint!();
     await expect(stale.destroy()).rejects.toMatchObject({ code: 'lease_lost' });
     // A new acquire under the old epoch: with the sandbox near its time limit it would otherwise
