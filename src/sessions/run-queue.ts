@@ -134,8 +134,7 @@ export async function createRunQueue(options: RunQueueOptions): Promise<RunQueue
       // their retries start now, and ours is woken at once rather than at its next poll (up to 2 s
       // later): a restarted server resumes its runs as soon as it works.
       await boss.fail(QUEUE, active, { message: 'its worker process is gone' });
-      const now = new Date();
-      for (const id of active) await boss.update(QUEUE, undefined, { id, startAfter: now });
+      for (const id of active) await boss.update(QUEUE, undefined, { id, startAfter: new Date() });
       wakeWorkerAt(Date.now());
       return active.length;
     },
