@@ -26,6 +26,8 @@ export interface ModalRecordStore {
    * took the session over, so a run that lost its lease cannot record or release the sandbox.
    */
   save(sessionId: string, patch: Partial<ModalSessionRecord>, epoch?: number): Promise<void>;
+  /** Resolves while `epoch` is the session's run epoch; refused (code `lease_lost`) once another run took the session over. */
+  assertEpoch(sessionId: string, epoch: number): Promise<void>;
   /** Every record that names a live sandbox, by sandbox id (for the reaper). */
   bySandbox(): Promise<Map<string, { sessionId: string } & ModalSessionRecord>>;
   /** The newest setup image of a repository (its sandbox right after setup), when there is one. */

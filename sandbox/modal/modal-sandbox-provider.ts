@@ -6,6 +6,7 @@ import { assertSessionId } from '../workspace-store.ts';
 import { describeSandboxEnd, modalError } from './modal-errors.ts';
 import { runModalExec, toExecResult, type ModalExecTarget } from './modal-exec.ts';
 import { createModalFiles, type RunInSandbox } from './modal-files.ts';
+import { fenceModalSandbox } from './fenced-modal-sandbox.ts';
 import { modalNetwork } from './modal-network.ts';
 import type { ModalRecordStore, ModalSessionRecord } from './modal-records.ts';
 
@@ -171,7 +172,7 @@ export function createModalSandboxProvider(options: ModalSandboxProviderOptions)
         await store.save(sessionId, { sandboxId: null, released: true }, spec.epoch);
         throw error;
       }
-      return sandbox;
+      return fenceModalSandbox(sandbox, { store, sessionId, epoch: spec.epoch });
     } catch (error) {
       throw modalError(error, 'creating a sandbox');
     }
@@ -238,7 +239,7 @@ export function createModalSandboxProvider(options: ModalSandboxProviderOptions)
   /** The session's live sandbox, or undefined when it has ended (or is about to reach its limit). */
   const liveSandbox = async (sessionId: string, record: ModalSessionRecord | undefined, epoch: number | undefined): Promise<ModalSandboxLike | undefined> => {
     if (!record?.sandboxId) return undefined;
-    const sandbox = await client.sandboxes.fromId(record.sandboxId);
+    const sandbox = fenceModalSandbox(await client.sandboxes.fromId(record.sandboxId), { store, sessionId, epoch });
     let exit: number | null;
     try {
       exit = await sandbox.poll();
@@ -273,19 +274,17 @@ export function createModalSandboxProvider(options: ModalSandboxProviderOptions)
 
   return {
     kind: 'modal',
-    async close() {
-      // Handles detach on release; nothing process-wide to close.
-    },
+    close: async () => undefined, // handles detach on release; nothing process-wide to close
 
     async acquire(sessionId, spec) {
       assertSessionId(sessionId);
       const sessionLog = log.child({ sessionId });
+      if (spec.epoch !== undefined) await store.assertEpoch(sessionId, spec.epoch);
       let record = await store.get(sessionId);
       let sandbox = await liveSandbox(sessionId, record, spec.epoch);
       // An ended sandbox may have just left its exit snapshot in the record.
       if (!sandbox && record?.sandboxId) record = await store.get(sessionId);
-      let restoredNote: string | undefined;
-      let snapshotImage: ModalImageLike | undefined;
+      let restoredNote: string | undefined, snapshotImage: ModalImageLike | undefined;
       if (sandbox) {
         // Under the run's lease: a run that was taken over meanwhile gets no sandbox (lease_lost).
         await store.save(sessionId, { usedAt: clock() }, spec.epoch);

@@ -3,7 +3,7 @@ import type { Database } from '../../db/schema.ts';
 import { PatchbayError } from '../core/errors.ts';
 import type { StepCheckpoint } from '../core/work-checkpoint.ts';
 import type { ChainedCheckpoint, CheckpointIncrement, CheckpointStore, WorkCheckpoint } from '../harness/checkpoint/checkpoint-store.ts';
-import { leaseLost, type RunLease } from './run-leases.ts';
+import { underLease, type RunLease } from './run-leases.ts';
 
 type Writer = Kysely<Database> | Transaction<Database>;
 
@@ -81,15 +81,7 @@ function chainMoved(sessionId: string, parent: string, fence: RunLease | undefin
  * work, and an increment on a chain that moved on is refused like a lost lease.
  */
 export function createCheckpointStore(db: Kysely<Database>, lease?: RunLease): CheckpointStore {
-  /** Runs `write` in a transaction, under the lease when there is one. */
-  const fenced = <T>(sessionId: string, what: string, write: (trx: Transaction<Database>) => Promise<T>): Promise<T> =>
-    db.transaction().execute(async (trx) => {
-      if (lease) {
-        const row = await trx.selectFrom('sessions').select('run_epoch').where('id', '=', sessionId).forUpdate().executeTakeFirst();
-        if (Number(row?.run_epoch) !== lease.epoch) throw leaseLost(lease, row && Number(row.run_epoch), what);
-      }
-      return write(trx);
-    });
+  const fenced = <T>(sessionId: string, what: string, write: (trx: Transaction<Database>) => Promise<T>): Promise<T> => underLease(db, lease, sessionId, what, write);
   return {
     async latest(sessionId) {
       return db.transaction().execute(async (trx) => {

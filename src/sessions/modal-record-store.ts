@@ -40,10 +40,14 @@ export function createModalRecordStore(db: Kysely<Database>): ModalRecordStore {
       await db.transaction().execute(async (trx) => {
         const row = await trx.selectFrom('sessions').select('run_epoch').where('id', '=', sessionId).forUpdate().executeTakeFirst();
         if (Number(row?.run_epoch) !== epoch) {
-          throw new PatchbayError('lease_lost', `a sandbox record was refused: run epoch ${epoch} of session ${sessionId} was taken over (now ${row?.run_epoch ?? 'unknown'})`);
+          throw epochRefusal('a sandbox record', sessionId, epoch, row?.run_epoch);
         }
         await upsert(trx, sessionId, patch, epoch);
       });
+    },
+    async assertEpoch(sessionId, epoch) {
+      const row = await db.selectFrom('sessions').select('run_epoch').where('id', '=', sessionId).executeTakeFirst();
+      if (Number(row?.run_epoch) !== epoch) throw epochRefusal('a call to the sandbox', sessionId, epoch, row?.run_epoch);
     },
     async getTemplate(repo) {
       const row = await db.selectFrom('modal_templates').select(['image_id', 'base_commit']).where('repo', '=', repo).executeTakeFirst();
@@ -71,4 +75,8 @@ export function createModalRecordStore(db: Kysely<Database>): ModalRecordStore {
       return new Map(rows.map((row) => [row.sandbox_id!, { sessionId: row.session_id, ...toRecord(row) }]));
     },
   };
+}
+
+function epochRefusal(what: string, sessionId: string, epoch: number, current: string | number | undefined): PatchbayError {
+  return new PatchbayError('lease_lost', `${what} was refused: run epoch ${epoch} of session ${sessionId} was taken over (now ${current ?? 'unknown'})`);
 }

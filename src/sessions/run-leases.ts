@@ -1,5 +1,6 @@
-import { sql } from 'kysely';
+import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Db } from '../../db/database.ts';
+import type { Database } from '../../db/schema.ts';
 import { PatchbayError } from '../core/errors.ts';
 
 /** The advisory-lock class that serializes taking leases when the run slots are limited ("PB" + 1). */
@@ -30,6 +31,21 @@ export type RunLeases = {
 /** The error a write of a run that was taken over fails with. Not retryable: the run is someone else's. */
 export function leaseLost(lease: RunLease, current: number | undefined, what: string): PatchbayError {
   return new PatchbayError('lease_lost', `${what} was refused: run epoch ${lease.epoch} of session ${lease.sessionId} was taken over (now ${current ?? 'unknown'})`);
+}
+
+/**
+ * Runs `write` in a transaction, under `lease` when there is one: the write lands only while the
+ * lease's epoch is the session's, checked under the session's row lock (which a take-over waits
+ * for), and is refused with `lease_lost` (naming `what`) once another run took the session over.
+ */
+export function underLease<T>(db: Kysely<Database>, lease: RunLease | undefined, sessionId: string, what: string, write: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
+  return db.transaction().execute(async (trx) => {
+    if (lease) {
+      const row = await trx.selectFrom('sessions').select('run_epoch').where('id', '=', sessionId).forUpdate().executeTakeFirst();
+      if (Number(row?.run_epoch) !== lease.epoch) throw leaseLost(lease, row && Number(row.run_epoch), what);
+    }
+    return write(trx);
+  });
 }
 
 /**

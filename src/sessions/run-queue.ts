@@ -125,11 +125,12 @@ export async function createRunQueue(options: RunQueueOptions): Promise<RunQueue
         after = page.at(-1)!.id;
       }
       if (active.length === 0) return 0;
-      // A failed run is retried after `retryDelay` (1 s) by whichever worker polls first. Ours is
-      // woken right then rather than at its next poll (up to 2 s later): a restarted server
-      // resumes its runs as soon as the queue hands them out.
+      // A failed run waits `retryDelay` (1 s) before its retry; these were cut off, not failing, so
+      // their retries start now, and ours is woken at once rather than at its next poll (up to 2 s
+      // later): a restarted server resumes its runs as soon as it works.
       await boss.fail(runQueue.name, active, { message: 'its worker process is gone' });
-      wakeWorkerAt(Date.now() + settings.retryDelay * 1000 + 50);
+      for (const id of active) await boss.update(runQueue.name, undefined, { id, startAfter: new Date() });
+      wakeWorkerAt(Date.now());
       return active.length;
     },
     async stop() {

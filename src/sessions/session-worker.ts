@@ -3,9 +3,8 @@ import type { Logger } from 'pino';
 import { isPatchbayError, PatchbayError } from '../core/errors.ts';
 import { throttleLog } from '../core/log-throttle.ts';
 import { runSession, type HarnessDeps } from '../harness/run-session.ts';
-import { createCheckpointStore } from './checkpoint-store.ts';
 import type { EventBus } from './event-bus.ts';
-import { fencedRunLog } from './fenced-run-log.ts';
+import { fencedHarness } from './fenced-harness.ts';
 import type { RunQueue } from './run-queue.ts';
 import type { RunLease, RunLeases } from './run-leases.ts';
 import type { SessionStore } from './session-store.ts';
@@ -64,13 +63,8 @@ export async function startSessionWorker(deps: {
    * holds the run's job, so nobody else takes it meanwhile, and no queue retry is spent on an outage.
    */
   const runThroughOutages = async (sessionId: string, lease: RunLease, signal: AbortSignal): Promise<void> => {
-    // Every write of the run goes through the lease: the run log, and the checkpoints.
-    const fenced: HarnessDeps = {
-      ...harness,
-      store: fencedRunLog(store, lease, log),
-      runEpoch: lease.epoch,
-      ...(harness.checkpoints && { checkpoints: { ...harness.checkpoints, store: createCheckpointStore(store.db, lease) } }),
-    };
+    // Every write of the run goes through the lease.
+    const fenced = fencedHarness(harness, store, lease, log);
     for (;;) {
       try {
         return await runSession(sessionId, fenced, signal);

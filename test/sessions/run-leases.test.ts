@@ -3,7 +3,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IDLE_IN_TRANSACTION_MS, openDatabase } from '../../db/database.ts';
 import type { Actor } from '../../src/core/actor.ts';
 import type { StepCheckpoint } from '../../src/core/work-checkpoint.ts';
+import type { HarnessDeps } from '../../src/harness/run-session.ts';
+import { createCheckStore } from '../../src/sessions/check-store.ts';
 import { createCheckpointStore } from '../../src/sessions/checkpoint-store.ts';
+import { fencedHarness } from '../../src/sessions/fenced-harness.ts';
+import { createKnowledgeStore } from '../../src/sessions/knowledge-store.ts';
 import { createModalRecordStore } from '../../src/sessions/modal-record-store.ts';
 import { fencedRunLog } from '../../src/sessions/fenced-run-log.ts';
 import { createRunLeases, type RunLease } from '../../src/sessions/run-leases.ts';
@@ -122,6 +126,30 @@ describe.each(databaseTargets())('run leases on $name PostgreSQL', (target) => {
     const epochs = await handle.db.selectFrom('session_checkpoints').select('run_epoch').where('session_id', '=', 's-chain').executeTakeFirstOrThrow();
     expect(Number(epochs.run_epoch)).toBe(lease.epoch);
     await leases.release(lease);
+  });
+
+  it("records a run's checks, verdicts and lessons only under its lease, through the harness a worker gives the run", async () => {
+    await create('s-gates');
+    // What the composition root gives the worker; the worker gives each run fencedHarness of it.
+    const harness = { store, gates: { checks: createCheckStore(handle.db), knowledge: createKnowledgeStore(handle.db) } } as unknown as HarnessDeps;
+    const a = await taken(createRunLeases({ db: handle.db, owner: 'worker-1', leaseMs: 1_000 }), 's-gates');
+    const runA = fencedHarness(harness, store, a, silent).gates!;
+    const check = (commit: string) => ({ commit, phase: 'check' as const, name: 'test', command: 'npm test', outcome: 'passed' as const, exitCode: 0, durationMs: 5, logHead: '', logTail: '', startedAt: new Date(), finishedAt: new Date() });
+    const verdict = (commit: string) => ({ commit, attempt: 1, outcome: 'passed' as const, verdict: null, summary: 'ok' });
+    await runA.checks.addRun('s-gates', check('c-a'));
+    await sleep(1_100);
+    const b = await taken(createRunLeases({ db: handle.db, owner: 'worker-2', leaseMs: 1_000 }), 's-gates');
+    const runB = fencedHarness(harness, store, b, silent).gates!;
+    await runB.checks.addRun('s-gates', check('c-b'));
+    await runB.checks.addVerdict('s-gates', verdict('c-b'));
+    await runB.knowledge.addLesson('r', 'learned by the current run');
+
+    // The first run wakes up with what it saw on a workspace that is no longer its own.
+    await expect(runA.checks.addRun('s-gates', check('c-stale'))).rejects.toMatchObject({ code: 'lease_lost' });
+    await expect(runA.checks.addVerdict('s-gates', verdict('c-stale'))).rejects.toMatchObject({ code: 'lease_lost' });
+    await expect(runA.knowledge.addLesson('r', 'stale')).rejects.toMatchObject({ code: 'lease_lost' });
+    expect((await runB.checks.runs('s-gates')).map((run) => run.commit)).toEqual(['c-a', 'c-b']);
+    expect((await runB.checks.verdicts('s-gates')).map((v) => v.commit)).toEqual(['c-b']);
   });
 
   it('takes a lease at once after the run that held it gave it back', async () => {

@@ -48,6 +48,29 @@ describe('the run queue', () => {
     }
   });
 
+  it('hands a run taken back from a worker that is gone out again at once, not after the retry delay', async () => {
+    // Worker 1 takes the run and is then gone (its handler never ends; its process would be dead).
+    const gone = await createRunQueue({ url: database.url, log, pollingIntervalSeconds: 0.5 });
+    const taken: string[] = [];
+    await gone.work(async (job) => {
+      taken.push(job.sessionId);
+      await new Promise(() => undefined);
+    });
+    await gone.enqueue('s-cut-off');
+    await waitFor(async () => taken.length > 0, 'worker 1 to take the run');
+    await gone.stopTaking();
+    const restarted = await createRunQueue({ url: database.url, log, pollingIntervalSeconds: 0.5 });
+    try {
+      expect(await restarted.reclaimActive()).toBe(1);
+      const { rows } = await sql<{ state: string; due: boolean }>`
+        select state, start_after <= now() as due from pgboss.job where name = 'run-session' and singleton_key = 's-cut-off'`.execute(database.db);
+      expect(rows).toEqual([{ state: 'retry', due: true }]);
+    } finally {
+      await restarted.stop();
+      await gone.stop().catch(() => undefined);
+    }
+  });
+
   it('picks up a queued session whose run never reached the queue', async () => {
     const config = loadConfig({ DATA_DIR: dataDir, DATABASE_URL: database.url, LOG_LEVEL: 'silent' });
     const writer = await startPatchbay(config, { log });

@@ -1,4 +1,4 @@
-import { isIP } from 'node:net';
+import { BlockList, isIP } from 'node:net';
 
 /**
  * The limits the real Modal service holds a client to, as the fake enforces them (pure checks; the
@@ -44,4 +44,38 @@ export function networkRefusal(networkAccess: { networkAccessType?: number; allo
     if (!family || extra !== undefined || bits === undefined || !/^\d+$/.test(bits) || Number(bits) > max) return `allowed CIDR ${JSON.stringify(cidr)} is not a CIDR block`;
   }
   return undefined;
+}
+
+/** Modal's `NetworkAccess.network_access_type` values (api.proto). */
+const OPEN = 1;
+const BLOCKED = 2;
+const ALLOWLIST = 3;
+
+/** One outbound connection from a sandbox: the host name it asked for (when it went by name) and the address. */
+export type OutboundTarget = { host?: string; address: string };
+
+/**
+ * Whether Modal lets a sandbox's outbound connection out, by the network part of its definition as
+ * the SDK sends it (`buildOutboundNetworkAccess`): no `networkAccess` or OPEN lets everything out;
+ * BLOCKED (`blockNetwork`) lets nothing out; ALLOWLIST (`outboundDomainAllowlist`,
+ * `outboundCidrAllowlist`) lets out a connection to a listed host name (`*.example.com` for its
+ * subdomains, not itself) or to an address inside a listed CIDR block, and nothing else: an empty
+ * CIDR list allows no addresses (the SDK sends an unset list as an empty one). Ports do not matter.
+ */
+export function outboundAllowed(networkAccess: { networkAccessType?: number; allowedDomains?: string[]; allowedCidrs?: string[] } | undefined, target: OutboundTarget): boolean {
+  const type = networkAccess?.networkAccessType ?? OPEN;
+  if (type === BLOCKED) return false;
+  if (type !== ALLOWLIST) return true;
+  const host = target.host?.toLowerCase().replace(/\.$/, '');
+  const byName = host !== undefined && (networkAccess?.allowedDomains ?? []).some((domain) => (domain.startsWith('*.') ? host.endsWith(domain.slice(1)) : host === domain));
+  return byName || (networkAccess?.allowedCidrs ?? []).some((cidr) => inCidr(target.address, cidr));
+}
+
+function inCidr(address: string, cidr: string): boolean {
+  const [network = '', bits = ''] = cidr.split('/');
+  const family = isIP(address);
+  if (family === 0 || family !== isIP(network)) return false;
+  const list = new BlockList();
+  list.addSubnet(network, Number(bits), family === 4 ? 'ipv4' : 'ipv6');
+  return list.check(address, family === 4 ? 'ipv4' : 'ipv6');
 }

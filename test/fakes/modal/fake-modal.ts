@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import { copyContainerFs, killMarked, makeContainerFs, removeContainerFs, startInContainer } from './fake-modal-container.ts';
-import { commandTooLarge, MAX_MESSAGE_BYTES, messageTooLarge, networkRefusal } from './fake-modal-limits.ts';
+import { commandTooLarge, MAX_MESSAGE_BYTES, messageTooLarge, networkRefusal, outboundAllowed, type OutboundTarget } from './fake-modal-limits.ts';
 
 /**
  * A loopback Modal: the control plane (`modal.client.ModalClient`) and the task command router
@@ -134,6 +134,12 @@ export type FakeModal = {
   throttleStdio(bytesPerSecond: number | undefined): void;
   /** Moves the fake's clock on (snapshot TTLs, sandbox time limits and idle timeouts count on it). */
   advance(ms: number): void;
+  /**
+   * Whether Modal would let an outbound connection from the sandbox to `target` out, by the network
+   * policy it was created with (outboundAllowed); one it would block is recorded in `refusals`.
+   * The fake's sandboxes themselves have no network (see README), so this is where the policy is held.
+   */
+  connect(sandboxId: string, target: OutboundTarget): boolean;
   close(): Promise<void>;
 };
 
@@ -629,6 +635,13 @@ export async function startFakeModal(options: FakeModalOptions = {}): Promise<Fa
     calls,
     sandboxes,
     images,
+    connect(sandboxId, target) {
+      const sandbox = sandboxes.get(sandboxId);
+      if (!sandbox) throw new Error(`no sandbox ${sandboxId}`);
+      const allowed = outboundAllowed(sandbox.definition.networkAccess as Parameters<typeof outboundAllowed>[0], target);
+      if (!allowed) refusals.push(`outbound: ${sandboxId} may not connect to ${target.host ?? target.address} (${target.address})`);
+      return allowed;
+    },
     kill(sandboxId, result = {}, options = {}) {
       const sandbox = sandboxes.get(sandboxId);
       if (!sandbox) throw new Error(`no sandbox ${sandboxId}`);

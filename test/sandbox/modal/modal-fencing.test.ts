@@ -1,0 +1,83 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createRemote, type RemoteFixture } from '../../git/git-fixture.ts';
+import { startTestPatchbay, waitFor, waitForStatus, type PatchbayFixture } from '../../helpers/patchbay-fixture.ts';
+import type { FakeModal } from '../../fakes/modal/fake-modal.ts';
+import { startFakeModalForSdk } from '../../fakes/modal/fake-modal-sdk.ts';
+import { changelogModel, changelogRequester, expectChangelogPushed } from '../../harness/changelog-scenario.ts';
+import { createRunLeases, type RunLease } from '../../../src/sessions/run-leases.ts';
+
+/**
+ * On Modal a take-over gets the session's sandbox only through the run lease: a worker whose lease
+ * lapsed (it was paused) and was taken over cannot run commands in, snapshot, end or reattach the
+ * sandbox the new run works in. Through the provider Patchbay builds from the environment, the
+ * real SDK and the loopback fake Modal, with leases taken through the lease API as two workers do.
+ */
+describe('a Modal sandbox under run leases', () => {
+  let remote: RemoteFixture;
+  let fake: FakeModal;
+  let app: PatchbayFixture;
+  let modal: Awaited<ReturnType<typeof startFakeModalForSdk>>;
+  let sessionId: string;
+
+  const record = async () => app.database.db.selectFrom('modal_sandboxes').selectAll().where('session_id', '=', sessionId).executeTakeFirstOrThrow();
+  const take = async (owner: string): Promise<RunLease> => {
+    const taken = await createRunLeases({ db: app.database.db, owner, leaseMs: 60_000 }).take(sessionId);
+    if (taken.kind !== 'taken') throw new Error(`lease ${taken.kind}`);
+    return taken.lease;
+  };
+
+  beforeAll(async () => {
+    remote = await createRemote();
+    modal = await startFakeModalForSdk();
+    fake = modal.fake;
+    const model = changelogModel();
+    app = await startTestPatchbay({ model, env: modal.env() });
+    const started = await app.service.start({ thread: { source: 'web' }, actor: changelogRequester, text: 'Add a changelog', repo: remote.remote });
+    if (started.kind !== 'started') throw new Error(started.kind);
+    sessionId = started.session.id;
+    await expectChangelogPushed(app, remote, await waitForStatus(app, sessionId, ['completed', 'failed'], 60_000), model);
+    await waitFor(async () => (await record()).released, 'the sandbox to be released');
+  }, 90_000);
+  afterAll(async () => {
+    await app?.dispose();
+    await modal.close();
+    await remote.cleanup();
+  });
+
+  it('refuses every call of a run that was taken over, while the run that took over works on', { timeout: 60_000 }, async () => {
+    const first = await take('worker-1');
+    const stale = await app.sandboxes!.acquire(sessionId, { network: 'proxy', epoch: first.epoch });
+    await stale.exec('echo one > FIRST.md');
+
+    // Worker 1 pauses past its lease; worker 2 takes the run over and reattaches to the same sandbox.
+    await app.database.db.updateTable('sessions').set({ lease_expires_at: new Date(Date.now() - 1_000) }).where('id', '=', sessionId).execute();
+    const second = await take('worker-2');
+    expect(second.epoch).toBe(first.epoch + 1);
+    const sandboxId = (await record()).sandbox_id!;
+    const current = await app.sandboxes!.acquire(sessionId, { network: 'proxy', epoch: second.epoch });
+    expect((await record()).sandbox_id).toBe(sandboxId);
+
+    // Worker 1 wakes up.
+    const images = fake.images.size;
+    await expect(stale.exec('echo stale > STALE.md')).rejects.toMatchObject({ code: 'lease_lost' });
+    await expect(stale.writeFile('STALE.md', 'stale\n')).rejects.toMatchObject({ code: 'lease_lost' });
+    await expect(stale.getBytes!('FIRST.md', 1024)).rejects.toMatchObject({ code: 'lease_lost' });
+    await stale.checkpoint!();
+    await expect(stale.destroy()).rejects.toMatchObject({ code: 'lease_lost' });
+    // A new acquire under the old epoch: with the sandbox near its time limit it would otherwise
+    // snapshot the sandbox and end it under the run that took over.
+    await app.database.db.updateTable('modal_sandboxes').set({ expires_at: new Date(Date.now() + 60_000) }).where('session_id', '=', sessionId).execute();
+    await expect(app.sandboxes!.acquire(sessionId, { network: 'proxy', epoch: first.epoch })).rejects.toMatchObject({ code: 'lease_lost' });
+    expect(fake.images.size).toBe(images);
+    expect(fake.sandboxes.get(sandboxId)!.result).toBeUndefined();
+
+    // The run that took over has the sandbox as it left it, and nothing of the stale run's.
+    try {
+      expect((await current.exec('cat FIRST.md; ls STALE.md 2>&1 || true')).stdout).toMatch(/^one\n.*No such file/s);
+    } finally {
+      await current.release();
+    }
+    expect(await record()).toMatchObject({ sandbox_id: sandboxId, released: true });
+    expect(fake.refusals).toEqual([]);
+  });
+});
