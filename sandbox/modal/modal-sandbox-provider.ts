@@ -284,14 +284,14 @@ export function createModalSandboxProvider(options: ModalSandboxProviderOptions)
       let sandbox = await liveSandbox(sessionId, record, spec.epoch);
       // An ended sandbox may have just left its exit snapshot in the record.
       if (!sandbox && record?.sandboxId) record = await store.get(sessionId);
-      let restoredNote: string | undefined, snapshotImage: ModalImageLike | undefined;
+      let restoredNote: string | undefined;
+      const snapshotImage = !sandbox && record?.imageId ? await sessionSnapshot(sessionId, record.imageId, sessionLog, spec.epoch) : undefined;
       if (sandbox) {
         // Under the run's lease: a run that was taken over meanwhile gets no sandbox (lease_lost).
         await store.save(sessionId, { usedAt: clock() }, spec.epoch);
         sessionLog.info({ sandboxId: sandbox.sandboxId }, 'reattached to the session sandbox');
-      } else if (record?.imageId && (snapshotImage = await sessionSnapshot(sessionId, record.imageId, sessionLog, spec.epoch))) {
-        const image = snapshotImage;
-        sandbox = await createSandbox(sessionId, spec, image);
+      } else if (record?.imageId && snapshotImage) {
+        sandbox = await createSandbox(sessionId, spec, snapshotImage);
         if (!record.released) {
           const at = record.snapshotAt?.toISOString() ?? 'an earlier point';
           restoredNote = `The sandbox this session worked in was lost before its work was saved. The workspace was restored from a snapshot taken at ${at}: changes made after that are not in it. Check the workspace (git status, git log) and redo what is missing before going on.`;
