@@ -74,7 +74,7 @@ export type LocalSandboxProvider = SandboxProvider & {
   /** How the disk quota holds; undefined in unsafe-local mode. */
   readonly diskQuota: DiskQuota['kind'] | undefined;
   hostPath(sessionId: string): string;
-  /** Removes the directory of egress proxy sockets (after every sandbox was released). */
+  /** Unmounts the workspaces' file systems and removes the egress sockets' directory (after every sandbox was released). */
   close(): Promise<void>;
 };
 
@@ -191,6 +191,7 @@ export async function createLocalSandboxProvider(options: LocalSandboxProviderOp
     hostPath: (sessionId) => store.workspacePath(sessionId),
     reap: (now) => store.reap(now ?? clock()),
     async close() {
+      await store.detachAll();
       if (egressDir) await rm(egressDir, { recursive: true, force: true });
       // Only empty mount points: every bind on them lived in a command's own mount namespace.
       if (identity) await rm(identity.stageDir, { recursive: true, force: true });

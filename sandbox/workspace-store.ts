@@ -28,6 +28,11 @@ export type WorkspaceStore = {
   close(sessionId: string): Promise<void>;
   remove(sessionId: string): Promise<void>;
   isInUse(sessionId: string): boolean;
+  /**
+   * Unmounts every workspace file system this store mounted (at shutdown); each is mounted again
+   * when next opened. Call after every sandbox was released.
+   */
+  detachAll(): Promise<void>;
   reap(now: Date): Promise<string[]>;
 };
 
@@ -46,7 +51,8 @@ export function createWorkspaceStore(options: {
   owner?: SandboxUser;
   /**
    * Each workspace its own file system of `sizeMb` (see workspace-image.ts), its image in `dir`:
-   * mounted while this process holds the workspace, unmounted when the last holder closes it.
+   * mounted when opened (so the host's git work between runs sees it too), unmounted when removed
+   * (reaped, destroyed) or at detachAll. One left mounted by a server that crashed is used as it is.
    */
   images?: { dir: string; sizeMb: number };
 }): WorkspaceStore {
@@ -87,17 +93,18 @@ export function createWorkspaceStore(options: {
     inTurn(sessionId, async () => {
       if (images) {
         await detachWorkspaceImage(workspacePath(sessionId));
+        attached.delete(sessionId);
         await removeWorkspaceImage(path.join(images.dir, `${sessionId}.ext4`));
       }
       await rm(workspacePath(sessionId), { recursive: true, force: true, maxRetries: 3 });
       await rm(markerPath(sessionId), { force: true });
     });
-  // The first holder mounts the workspace's file system, the last one unmounts it.
+  // Mounted on first open (again after a restart) and kept so until removed or detachAll.
+  const attached = new Set<string>();
   const attach = async (sessionId: string, dir: string): Promise<void> => {
-    if (images && inUse.get(sessionId) === 1) await attachWorkspaceImage(path.join(images.dir, `${sessionId}.ext4`), dir, images.sizeMb);
-  };
-  const detach = async (sessionId: string): Promise<void> => {
-    if (images && !inUse.has(sessionId)) await detachWorkspaceImage(workspacePath(sessionId));
+    if (!images) return;
+    await attachWorkspaceImage(path.join(images.dir, `${sessionId}.ext4`), dir, images.sizeMb);
+    attached.add(sessionId);
   };
 
   return {
@@ -115,7 +122,6 @@ export function createWorkspaceStore(options: {
           await touch(sessionId);
         } catch (error) {
           release(sessionId);
-          await detach(sessionId).catch(() => {});
           throw new PatchbayError('sandbox_failed', `could not create workspace ${dir}: ${String(error)}`, { cause: error });
         }
         return dir;
@@ -126,8 +132,13 @@ export function createWorkspaceStore(options: {
       return inTurn(sessionId, async () => {
         release(sessionId);
         await touch(sessionId).catch(() => {});
-        await detach(sessionId);
       });
+    },
+    async detachAll() {
+      for (const sessionId of [...attached]) {
+        await inTurn(sessionId, () => detachWorkspaceImage(workspacePath(sessionId)));
+        attached.delete(sessionId);
+      }
     },
     remove,
     isInUse: (sessionId) => (inUse.get(sessionId) ?? 0) > 0,
