@@ -41,9 +41,18 @@ export async function makeProvider(
  */
 export async function removeDataDir(dataDir: string): Promise<void> {
   const mountinfo = await readFile('/proc/self/mountinfo', 'utf8');
-  const points = mountinfo.split('\n').map((line) => line.split(' ')[4] ?? '').filter((point) => point.startsWith(`${dataDir}/`));
+  const points = mountinfo.split('\n').map((line) => line.split(' ')[4] ?? '').filter((point) => point === dataDir || point.startsWith(`${dataDir}/`));
   for (const point of points.reverse()) execFileSync('umount', ['--lazy', '--', point]);
   await rm(dataDir, { recursive: true, force: true });
+}
+
+/**
+ * A session's workspace gone as if its host were lost: unmounted, and its file system image (a
+ * root server's, see sandbox/workspace-image.ts) and folder removed.
+ */
+export async function loseWorkspace(dataDir: string, sessionId: string): Promise<void> {
+  await removeDataDir(path.join(dataDir, 'workspaces', sessionId));
+  await rm(path.join(dataDir, 'workspace-images', `${sessionId}.ext4`), { force: true });
 }
 
 /** Host pids whose command line contains `marker` (to prove a process tree is really gone). */
