@@ -161,6 +161,8 @@ async function main(): Promise<void> {
     console.log(`total bench time ${((performance.now() - started) / 1000).toFixed(1)} s`);
   } finally {
     if (external) await database.db.deleteFrom('sessions').where('id', 'in', created).execute().catch(() => undefined);
+    // Unmounts the workspaces' file systems (as root) before their folder goes.
+    await sandboxes.close();
     await database.close();
     await rm(dir, { recursive: true, force: true });
   }

@@ -1,10 +1,11 @@
 import { buildBwrapArgs, STANDARD_PATH, type BwrapArgsInput } from './bwrap-args.ts';
 import { createCommandCgroup, type CgroupLayout, type CommandCgroup } from './cgroup-limits.ts';
-import { diskUsage, watchLimits, type LimitWatch } from './limit-watch.ts';
+import { diskUsage, watchLimits, type DiskStart, type LimitWatch } from './limit-watch.ts';
 import { runProcess } from './run-process.ts';
 import type { ExecResult } from './sandbox.ts';
 import { dropPrivilegesArgv, stageBinds, type SandboxIdentity } from './sandbox-user.ts';
 import { diskFileCap, limitFromExit, limitHit, type LimitHit, type SandboxLimits } from './sandbox-limits.ts';
+import { imageUsage, metFullImage } from './workspace-image.ts';
 
 export type BwrapLaunchInput = Omit<BwrapArgsInput, 'fds'> & {
   bwrapPath: string;
@@ -15,19 +16,21 @@ export type BwrapLaunchInput = Omit<BwrapArgsInput, 'fds'> & {
   identity?: SandboxIdentity;
   /** Per-command cgroups, when the host allows them; rlimits and the watch act either way. */
   cgroups: CgroupLayout | undefined;
-  /**
-   * The workspace's disk use as last measured (after this sandbox's previous command); updated when
-   * this one ends. Measured now when unknown.
-   */
-  disk?: DiskAccount;
+  /** How the workspace's disk quota holds (see DiskQuota); measured now when unknown. */
+  disk: DiskQuota;
   timeoutMs: number;
   maxOutputBytes: number;
   signal?: AbortSignal;
   stdin?: string;
 };
 
-/** Bytes a workspace takes, carried from one command to the next. */
-export type DiskAccount = { usedBytes: number | undefined };
+/**
+ * How a workspace's disk quota holds. 'filesystem': the workspace is a file system of its own,
+ * SANDBOX_DISK_MB large (workspace-image.ts); the kernel refuses the byte past it and Patchbay only
+ * tells the command why. 'watch': Patchbay counts the workspace with `du` and stops a command that
+ * grows it past the quota; `usedBytes` is carried from one command to the next.
+ */
+export type DiskQuota = { kind: 'filesystem' } | { kind: 'watch'; usedBytes: number | undefined };
 
 const MB = 1024 * 1024;
 const ARGS_FD = 3;
@@ -51,9 +54,8 @@ const LAUNCHER =
  * drops to the sandbox user (setpriv) before bubblewrap starts.
  */
 export async function runInBwrap(input: BwrapLaunchInput): Promise<ExecResult> {
-  const disk = input.disk ?? { usedBytes: undefined };
-  const startBytes = disk.usedBytes ?? (await diskUsage(input.workspaceHostPath)) ?? 0;
-  const fileBytes = diskFileCap(input.limits, startBytes);
+  const disk = await diskStart(input.disk, input.workspaceHostPath, input.limits);
+  const { fileBytes } = disk;
   const staged = input.identity && stageBinds(input.identity.stageDir, input.workspaceHostPath, input.readOnlyBinds ?? []);
   const { options, argv } = buildBwrapArgs({
     ...input,
@@ -84,13 +86,13 @@ export async function runInBwrap(input: BwrapLaunchInput): Promise<ExecResult> {
       ...(input.signal && { signal: input.signal }),
       ...(input.stdin !== undefined && { stdin: input.stdin }),
       onSpawn: (pid, kill) => {
-        watch = watchLimits({ rootPid: pid, limits: input.limits, workspace: input.workspaceHostPath, diskStartBytes: startBytes, kill, ...(cgroup && { cgroup }) });
+        watch = watchLimits({ rootPid: pid, limits: input.limits, workspace: input.workspaceHostPath, disk, kill, ...(cgroup && { cgroup }) });
       },
     });
     watch?.stop();
-    disk.usedBytes = await diskUsage(input.workspaceHostPath);
+    const overQuota = await diskOverQuota(input.disk, disk, input.workspaceHostPath, result, input.limits);
     const limit = watch?.hit ?? (result.timedOut || result.aborted ? undefined : await limitAfterExit(result, input.limits, cgroup));
-    const quota = diskLimitOf(limit, { startBytes, endBytes: disk.usedBytes, fileBytes }, input.limits);
+    const quota = diskLimitOf(limit, { overQuota, fileBytes }, input.limits);
     return quota ? { ...result, limit: quota } : result;
   } finally {
     watch?.stop();
@@ -100,15 +102,39 @@ export async function runInBwrap(input: BwrapLaunchInput): Promise<ExecResult> {
 }
 
 /**
- * The disk quota over the other limits: a file stopped at a cap lowered to the quota left, or a
- * command that ended before the watch looked (many small files in a fraction of a second) with the
- * workspace grown past the quota. The next command then cannot grow any file (diskFileCap).
+ * The workspace's use when a command starts, and the largest file it may write: with a file system
+ * of its own, SANDBOX_FILE_MB (the kernel holds the quota); watched, what is left of the quota, so
+ * one large file stops at it from its first byte (see diskFileCap).
  */
-function diskLimitOf(limit: LimitHit | undefined, disk: { startBytes: number; endBytes: number | undefined; fileBytes: number }, limits: SandboxLimits): LimitHit | undefined {
+async function diskStart(quota: DiskQuota, workspace: string, limits: SandboxLimits): Promise<DiskStart & { fileBytes: number }> {
+  if (quota.kind === 'filesystem') return { kind: 'filesystem', startBytes: (await imageUsage(workspace)).usedBytes, fileBytes: limits.fileMb * MB };
+  const startBytes = quota.usedBytes ?? (await diskUsage(workspace)) ?? 0;
+  return { kind: 'watch', startBytes, fileBytes: diskFileCap(limits, startBytes) };
+}
+
+/**
+ * Whether the command ended with the workspace at its quota: a file system of its own that it
+ * filled, or that refused it a write (see metFullImage); watched, grown past the quota (many small
+ * files in less than one look of the watch). Updates the watched count for the next command.
+ */
+async function diskOverQuota(quota: DiskQuota, start: DiskStart, workspace: string, result: ExecResult, limits: SandboxLimits): Promise<boolean> {
+  if (quota.kind === 'filesystem') {
+    const usage = await imageUsage(workspace).catch(() => undefined);
+    return usage !== undefined && metFullImage(usage, start.startBytes, result);
+  }
+  quota.usedBytes = await diskUsage(workspace);
+  return quota.usedBytes !== undefined && quota.usedBytes > Math.max(limits.diskMb * MB, start.startBytes);
+}
+
+/**
+ * The disk quota over the other limits: a file stopped at a cap lowered to the quota left, or a
+ * command that ended at the quota (see diskOverQuota). The next watched command then cannot grow
+ * any file (diskFileCap); on a file system of its own none can either (the kernel has no room).
+ */
+function diskLimitOf(limit: LimitHit | undefined, disk: { overQuota: boolean; fileBytes: number }, limits: SandboxLimits): LimitHit | undefined {
   if (limit?.kind === 'file-size' && disk.fileBytes < limits.fileMb * MB) return limitHit('disk', limits);
   if (limit) return limit;
-  const grew = disk.endBytes !== undefined && disk.endBytes > Math.max(limits.diskMb * MB, disk.startBytes);
-  return grew ? limitHit('disk', limits) : undefined;
+  return disk.overQuota ? limitHit('disk', limits) : undefined;
 }
 
 /**

@@ -58,6 +58,7 @@ export async function checkBubblewrap(bwrapPath = 'bwrap', setup?: BubblewrapChe
         env: { PATH: STANDARD_PATH, HOME: home },
         home,
         command: 'true',
+        disk: { kind: 'watch', usedBytes: 0 },
         timeoutMs: 15_000,
         maxOutputBytes: 4096,
       });

@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import { readdir, readFile } from 'node:fs/promises';
 import type { CommandCgroup } from './cgroup-limits.ts';
 import { limitHit, type LimitHit, type SandboxLimits } from './sandbox-limits.ts';
+import { FULL_BELOW_BYTES, imageUsage } from './workspace-image.ts';
 
 const POLL_MS = 250;
 const PAGE_BYTES = 4096;
@@ -13,6 +14,12 @@ export type LimitWatch = {
   stop(): void;
 };
 
+/**
+ * The workspace when a command started: a file system of its own (statfs says how full it is, in
+ * one system call) or a folder counted with `du` (see DiskQuota in bwrap-launch.ts).
+ */
+export type DiskStart = { kind: 'filesystem' | 'watch'; startBytes: number };
+
 export type LimitWatchInput = {
   /** Host pid of the bubblewrap process: every process of the command descends from it. */
   rootPid: number;
@@ -21,8 +28,8 @@ export type LimitWatchInput = {
   cgroup?: CommandCgroup;
   /** Host path of the workspace, for the disk quota. */
   workspace: string;
-  /** Bytes the workspace took when the command started (see diskUsage). */
-  diskStartBytes: number;
+  /** How the quota holds, and the bytes the workspace took when the command started. */
+  disk: DiskStart;
   /** Ends the command (kills its process tree). */
   kill: () => void;
 };
@@ -44,7 +51,7 @@ export function watchLimits(input: LimitWatchInput): LimitWatch {
   let nextDiskCheck = 0;
   // The whole workspace counts, from its first byte; one already over quota when the command
   // started (a command stopped at it) may still shrink, so only growth past that is stopped.
-  const diskCap = Math.max(limits.diskMb * MB, input.diskStartBytes);
+  const diskCap = Math.max(limits.diskMb * MB, input.disk.startBytes);
 
   const end = (next: LimitHit): void => {
     if (hit || stopped) return;
@@ -71,6 +78,12 @@ export function watchLimits(input: LimitWatchInput): LimitWatch {
   };
 
   const checkDisk = async (): Promise<void> => {
+    if (input.disk.kind === 'filesystem') {
+      // The kernel holds the quota; a command that filled the file system is stopped, not left retrying.
+      const usage = await imageUsage(input.workspace);
+      if (usage.freeBytes < FULL_BELOW_BYTES && usage.usedBytes > input.disk.startBytes) end(limitHit('disk', limits));
+      return;
+    }
     if (Date.now() < nextDiskCheck) return;
     const started = Date.now();
     const used = await diskUsage(input.workspace);

@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { Logger } from 'pino';
 import { PatchbayError } from '../src/core/errors.ts';
 import { STANDARD_PATH, USR_PATHS, type HostSystemEntry } from './bwrap-args.ts';
-import { runInBwrap, type DiskAccount } from './bwrap-launch.ts';
+import { runInBwrap, type DiskQuota } from './bwrap-launch.ts';
 import { checkBubblewrap } from './check-bubblewrap.ts';
 import { probeCgroups, type CgroupLayout } from './cgroup-limits.ts';
 import type { EgressPolicy } from './egress-policy.ts';
@@ -19,6 +19,7 @@ import { assertCommandEnv, SHARED_OBJECTS_PATH } from './sandbox.ts';
 import { handOverTree, makePrivateDir, makeStageDir, sandboxUserFor, type SandboxIdentity, type SandboxUser } from './sandbox-user.ts';
 import { secureDataDir } from './secure-data-dir.ts';
 import { createWorkspaceFiles } from './workspace-files.ts';
+import { probeWorkspaceImages } from './workspace-image.ts';
 import { createWorkspaceStore } from './workspace-store.ts';
 
 export type LocalSandboxMode = 'bwrap' | 'unsafe-local';
@@ -45,6 +46,11 @@ export type LocalSandboxProviderOptions = {
   egress?: EgressOptions;
   /** When the server runs as root: the host uid and gid commands run as (DEFAULT_SANDBOX_USER if absent). */
   sandboxUser?: SandboxUser;
+  /**
+   * How SANDBOX_DISK_MB holds (see DiskQuota): 'auto' gives each workspace a file system of its
+   * own where this host can (root, loop devices), else watches it; the others insist.
+   */
+  diskQuota?: 'auto' | DiskQuota['kind'];
 };
 
 export type EgressOptions = {
@@ -65,8 +71,10 @@ export type LocalSandboxProvider = SandboxProvider & {
   readonly enforcement: LimitEnforcement | undefined;
   /** The host uid commands run as, when not the server's own (the server is root). */
   readonly sandboxUser: SandboxUser | undefined;
+  /** How the disk quota holds; undefined in unsafe-local mode. */
+  readonly diskQuota: DiskQuota['kind'] | undefined;
   hostPath(sessionId: string): string;
-  /** Removes the directory of egress proxy sockets (after every sandbox was released). */
+  /** Unmounts the workspaces' file systems and removes the egress sockets' directory (after every sandbox was released). */
   close(): Promise<void>;
 };
 
@@ -89,6 +97,7 @@ export async function createLocalSandboxProvider(options: LocalSandboxProviderOp
   let cgroups: CgroupLayout | undefined;
   let seccomp: Buffer | undefined;
   let enforcement: LimitEnforcement | undefined;
+  let diskQuota: DiskQuota['kind'] | undefined;
   const runAs = options.mode === 'bwrap' ? sandboxUserFor(process.getuid?.(), options.sandboxUser) : undefined;
   await secureDataDir(options.dataDir, { serverUid: process.getuid?.() });
   const identity: SandboxIdentity | undefined = runAs && { user: runAs, stageDir: await makeStageDir(tmpdir()) };
@@ -100,12 +109,14 @@ export async function createLocalSandboxProvider(options: LocalSandboxProviderOp
     else log.warn({ arch: process.arch }, 'no seccomp filter for this architecture: sandbox commands run without one');
     ({ cgroups, enforcement } = await chooseEnforcement(options.limitMode ?? 'auto', log, options.cgroupRoot));
     await checkBubblewrap(bwrapPath, { hostSystem, usr, limits, seccomp, cgroups, ...(identity && { identity }) });
-    log.info({ enforcement, limits, sandboxUid: runAs?.uid ?? process.getuid?.() }, `sandbox limits enforced with ${enforcement}`);
+    diskQuota = await chooseDiskQuota(options.diskQuota ?? 'auto', options.dataDir, log);
+    log.info({ enforcement, diskQuota, limits, sandboxUid: runAs?.uid ?? process.getuid?.() }, `sandbox limits enforced with ${enforcement}`);
     if (options.egress) checkSocat(STANDARD_PATH);
   } else {
     log.warn('SANDBOX=unsafe-local: commands run directly on this host without isolation; use only for local development');
   }
-  const store = createWorkspaceStore({ dataDir: options.dataDir, ttlMinutes: options.ttlMinutes, clock, log, ...(runAs && { owner: runAs }) });
+  const images = diskQuota === 'filesystem' ? { images: { dir: path.join(options.dataDir, 'workspace-images'), sizeMb: limits.diskMb } } : {};
+  const store = createWorkspaceStore({ dataDir: options.dataDir, ttlMinutes: options.ttlMinutes, clock, log, ...(runAs && { owner: runAs }), ...images });
   // Sockets live in a short private directory: a unix socket path must stay under 108 bytes.
   let egressDir: string | undefined;
   let egressCount = 0;
@@ -118,14 +129,7 @@ export async function createLocalSandboxProvider(options: LocalSandboxProviderOp
       await makePrivateDir(egressDir, runAs);
     }
     const socket = path.join(egressDir, `${++egressCount}.sock`);
-    const proxy = await startEgressProxy(socket, {
-      policy: egress.policy,
-      ...(egress.secrets && { secrets: egress.secrets }),
-      ...(egress.resolve && { resolve: egress.resolve }),
-      selfAuthority: { host: RELAY_HOST, port: RELAY_PORT },
-      onBlocked: (block) => egress.onBlocked?.(sessionId, block),
-      log: sessionLog.child({ component: 'egress-proxy' }),
-    });
+    const proxy = await startSessionProxy(socket, egress, sessionId, sessionLog);
     // Connecting needs write permission on the socket: the sandbox user's group has it, nobody else.
     if (runAs) {
       await chown(socket, 0, runAs.gid);
@@ -135,7 +139,7 @@ export async function createLocalSandboxProvider(options: LocalSandboxProviderOp
   };
   const secretNames = (options.egress?.secrets ?? []).map((secret) => secret.name);
 
-  const runCommand = async (root: string, cwdRel: string, spec: SandboxSpec, egressSocket: string | undefined, disk: DiskAccount, command: string, opts: ExecOptions): Promise<ExecResult> => {
+  const runCommand = async (root: string, cwdRel: string, spec: SandboxSpec, egressSocket: string | undefined, disk: DiskQuota, command: string, opts: ExecOptions): Promise<ExecResult> => {
     const base = {
       timeoutMs: opts.timeoutMs ?? DEFAULT_EXEC_TIMEOUT_MS,
       maxOutputBytes: opts.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES,
@@ -183,9 +187,11 @@ export async function createLocalSandboxProvider(options: LocalSandboxProviderOp
     sharesObjects: options.mode === 'bwrap',
     enforcement,
     sandboxUser: runAs,
+    diskQuota,
     hostPath: (sessionId) => store.workspacePath(sessionId),
     reap: (now) => store.reap(now ?? clock()),
     async close() {
+      await store.detachAll();
       if (egressDir) await rm(egressDir, { recursive: true, force: true });
       // Only empty mount points: every bind on them lived in a command's own mount namespace.
       if (identity) await rm(identity.stageDir, { recursive: true, force: true });
@@ -196,8 +202,8 @@ export async function createLocalSandboxProvider(options: LocalSandboxProviderOp
       const files = createWorkspaceFiles(root, SANDBOX_WORKDIR, runAs);
       // What the host put in the workspace before the first command (the clone) becomes the sandbox user's.
       let handedOver = !runAs;
-      // Measured before this handle's first command, then after each (see runInBwrap).
-      const disk: DiskAccount = { usedBytes: undefined };
+      // Watched: measured before this handle's first command, then after each (see runInBwrap).
+      const disk: DiskQuota = diskQuota === 'filesystem' ? { kind: 'filesystem' } : { kind: 'watch', usedBytes: undefined };
       const sessionLog = log.child({ sessionId });
       let egress: Awaited<ReturnType<typeof openEgress>>;
       try {
@@ -282,6 +288,33 @@ async function chooseEnforcement(
     log.info({ reason: probe.reason }, 'no usable cgroup: sandbox limits fall back to rlimits');
   }
   return { cgroups: undefined, enforcement: 'rlimit' };
+}
+
+/** The egress proxy of one sandbox handle, on its own socket; refusals are reported with the session's id. */
+function startSessionProxy(socket: string, egress: EgressOptions, sessionId: string, sessionLog: Logger): Promise<EgressProxy> {
+  return startEgressProxy(socket, {
+    policy: egress.policy,
+    ...(egress.secrets && { secrets: egress.secrets }),
+    ...(egress.resolve && { resolve: egress.resolve }),
+    selfAuthority: { host: RELAY_HOST, port: RELAY_PORT },
+    onBlocked: (block) => egress.onBlocked?.(sessionId, block),
+    log: sessionLog.child({ component: 'egress-proxy' }),
+  });
+}
+
+/**
+ * A file system per workspace where this host can make one ('auto' or 'filesystem'), else the
+ * watch: as a non-root server, or where loop devices are missing (most containers).
+ */
+async function chooseDiskQuota(mode: 'auto' | DiskQuota['kind'], dataDir: string, log: Logger): Promise<DiskQuota['kind']> {
+  if (mode === 'watch') return 'watch';
+  const probe = await probeWorkspaceImages(path.join(dataDir, 'tmp'), process.getuid?.());
+  if (probe.ok) return 'filesystem';
+  if (mode === 'filesystem') {
+    throw new PatchbayError('sandbox_unavailable', `SANDBOX_DISK_QUOTA=filesystem, but workspaces cannot have file systems of their own here (${probe.reason}): run as root with /dev/loop-control, or set SANDBOX_DISK_QUOTA=watch`);
+  }
+  log.info({ reason: probe.reason }, 'workspaces cannot have file systems of their own: the disk quota is watched');
+  return 'watch';
 }
 
 /** The complete environment of a command: a minimal base plus the caller's variables. */

@@ -49,7 +49,7 @@ export function limitHit(kind: LimitKind, limits: SandboxLimits): LimitHit {
     case 'file-size':
       return { kind, message: `a process tried to write a file larger than the sandbox's ${limits.fileMb} MB limit and was killed` };
     case 'disk':
-      return { kind, message: `the workspace grew past its ${limits.diskMb} MB disk quota and the command was stopped: delete build output or caches you do not need` };
+      return { kind, message: `the workspace reached its ${limits.diskMb} MB disk quota and the command was stopped: delete build output or caches you do not need` };
     default: {
       const never: never = kind;
       return never;

@@ -2,7 +2,7 @@ import { chmod, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 
 /** Folders of repository contents and run state under DATA_DIR. */
-const PRIVATE_FOLDERS = ['workspaces', 'mirrors', 'workspace-meta', 'spares', 'tmp'] as const;
+const PRIVATE_FOLDERS = ['workspaces', 'workspace-images', 'mirrors', 'workspace-meta', 'spares', 'tmp'] as const;
 
 /**
  * Closes DATA_DIR to other local users: repository checkouts, mirrors and run state are not theirs

@@ -66,6 +66,8 @@ export const envSchema = z.object({
   SANDBOX_CPU_SECONDS: positiveInt(DEFAULT_SANDBOX_LIMITS.cpuSeconds),
   SANDBOX_FILE_MB: positiveInt(DEFAULT_SANDBOX_LIMITS.fileMb),
   SANDBOX_DISK_MB: positiveInt(DEFAULT_SANDBOX_LIMITS.diskMb),
+  // 'auto': as root, each workspace a file system of SANDBOX_DISK_MB (a hard cap); else watched.
+  SANDBOX_DISK_QUOTA: z.preprocess(emptyAsUndefined, z.enum(['auto', 'filesystem', 'watch']).default('auto')),
   SANDBOX_TMP_MB: positiveInt(DEFAULT_SANDBOX_LIMITS.tmpMb),
   SANDBOX_USR_LOCAL: z.preprocess(emptyAsUndefined, z.enum(['true', 'false']).default('false')),
   SANDBOX_UID: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(1).max(4_294_967_294).default(DEFAULT_SANDBOX_USER.uid)),
@@ -144,6 +146,7 @@ export type Config = {
     ttlMinutes: number;
     limits: SandboxLimits;
     limitMode: Env['SANDBOX_LIMITS'];
+    diskQuota: Env['SANDBOX_DISK_QUOTA'];
     usrLocal: boolean;
     /** The host uid and gid commands run as when Patchbay runs as root. */
     user: SandboxUser;
@@ -212,6 +215,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
         tmpMb: e.SANDBOX_TMP_MB,
       },
       limitMode: e.SANDBOX_LIMITS,
+      diskQuota: e.SANDBOX_DISK_QUOTA,
       usrLocal: e.SANDBOX_USR_LOCAL === 'true',
       user: { uid: e.SANDBOX_UID, gid: e.SANDBOX_GID ?? e.SANDBOX_UID },
       egress: {

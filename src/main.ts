@@ -127,7 +127,7 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
             ttlMinutes: config.sandbox.ttlMinutes,
             mode: config.sandbox.kind === 'local' ? 'bwrap' : 'unsafe-local',
             limits: config.sandbox.limits,
-            limitMode: config.sandbox.limitMode,
+            limitMode: config.sandbox.limitMode, diskQuota: config.sandbox.diskQuota,
             usrLocal: config.sandbox.usrLocal,
             sandboxUser: config.sandbox.user,
             ...(config.sandbox.network === 'proxy' && { egress: egress.options }),

@@ -71,11 +71,12 @@ export async function checkSandbox({ config, log }: DoctorDeps): Promise<DoctorR
       mode: 'bwrap',
       limits: config.sandbox.limits,
       limitMode: config.sandbox.limitMode,
+      diskQuota: config.sandbox.diskQuota,
       usrLocal: config.sandbox.usrLocal,
       ...(config.sandbox.network === 'proxy' && { egress: { policy: { rules: config.sandbox.egress.allow, protectedEndpoints: [] }, secrets: [], onBlocked: () => undefined } }),
     });
     await provider.close();
-    return ok('sandbox', `bubblewrap with user namespaces; limits by ${provider.enforcement}; network ${config.sandbox.network}`);
+    return ok('sandbox', `bubblewrap with user namespaces; limits by ${provider.enforcement}; disk quota by ${provider.diskQuota === 'filesystem' ? 'a file system per workspace' : 'a watch'}; network ${config.sandbox.network}`);
   } catch (error) {
     return bad('sandbox', describeError(error), 'install bubblewrap (and socat for SANDBOX_NETWORK=proxy), allow unprivileged user namespaces, or see docs/configuration.md, "Sandbox limits"');
   }

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdir, readFile, readdir, rename, rm } from 'node:fs/promises';
+import { cp, mkdir, readFile, readdir, rename, rm } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import type { Logger } from 'pino';
 import { runHostGit } from './host-git.ts';
@@ -32,10 +32,23 @@ export async function takeSpare(spare: string, workspaceDir: string, commit: str
     const head = (await readFile(join(claimed, '.git', 'HEAD'), 'utf8')).trim();
     if (head !== commit) return false;
     await mkdir(workspaceDir, { recursive: true });
-    for (const entry of await readdir(claimed)) await rename(join(claimed, entry), join(workspaceDir, entry));
+    for (const entry of await readdir(claimed)) await moveEntry(join(claimed, entry), join(workspaceDir, entry));
     return true;
   } finally {
     await rm(claimed, { recursive: true, force: true });
+  }
+}
+
+/**
+ * A rename, or a copy where the workspace is a file system of its own (a root server's workspace
+ * image, see sandbox/workspace-image.ts): symlinks are copied as they are, never followed.
+ */
+async function moveEntry(from: string, to: string): Promise<void> {
+  try {
+    await rename(from, to);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EXDEV') throw error;
+    await cp(from, to, { recursive: true, verbatimSymlinks: true, errorOnExist: true, force: false });
   }
 }
 

@@ -46,11 +46,13 @@ describe('loadConfig', () => {
     expect(loadConfig({}).sandbox).toMatchObject({
       limits: { maxProcs: 512, memoryMb: 3072, cpuSeconds: 600, fileMb: 4096, diskMb: 10240, tmpMb: 1024 },
       limitMode: 'auto',
+      diskQuota: 'auto',
       usrLocal: false,
     });
-    const config = loadConfig({ SANDBOX_MAX_PROCS: '128', SANDBOX_MEMORY_MB: '1024', SANDBOX_DISK_MB: '500', SANDBOX_LIMITS: 'rlimit', SANDBOX_USR_LOCAL: 'true' });
-    expect(config.sandbox).toMatchObject({ limits: { maxProcs: 128, memoryMb: 1024, diskMb: 500 }, limitMode: 'rlimit', usrLocal: true });
+    const config = loadConfig({ SANDBOX_MAX_PROCS: '128', SANDBOX_MEMORY_MB: '1024', SANDBOX_DISK_MB: '500', SANDBOX_LIMITS: 'rlimit', SANDBOX_DISK_QUOTA: 'watch', SANDBOX_USR_LOCAL: 'true' });
+    expect(config.sandbox).toMatchObject({ limits: { maxProcs: 128, memoryMb: 1024, diskMb: 500 }, limitMode: 'rlimit', diskQuota: 'watch', usrLocal: true });
     expect(() => loadConfig({ SANDBOX_MAX_PROCS: '2' })).toThrow(/SANDBOX_MAX_PROCS/);
+    expect(() => loadConfig({ SANDBOX_DISK_QUOTA: 'xfs' })).toThrow(/SANDBOX_DISK_QUOTA/);
   });
 
   it('fails with one line per bad or missing value, naming each variable', () => {

@@ -1,8 +1,9 @@
 import { execFile } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { removeDataDir } from '../sandbox/sandbox-test-helpers.ts';
 
 const run = promisify(execFile);
 
@@ -60,7 +61,7 @@ export async function createRemote(): Promise<RemoteFixture> {
       const out = await git(root, 'ls-remote', '--heads', remote, branch);
       return out.split('\t')[0] ?? '';
     },
-    cleanup: () => rm(root, { recursive: true, force: true }),
+    cleanup: () => removeDataDir(root),
   };
   await fixture.pushCommit('README.md', '# demo\n', 'Initial commit');
   return fixture;

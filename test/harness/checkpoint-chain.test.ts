@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
@@ -9,6 +9,7 @@ import type { CheckpointStore } from '../../src/harness/checkpoint/checkpoint-st
 import { checkpointWork, readWorkState, restoreWork, type CheckpointChain } from '../../src/harness/checkpoint/work-checkpoint.ts';
 import { createCheckpointStore } from '../../src/sessions/checkpoint-store.ts';
 import { createTestDatabase } from '../helpers/test-database.ts';
+import { removeDataDir } from '../sandbox/sandbox-test-helpers.ts';
 
 const log = pino({ level: 'silent' });
 const dates = { GIT_AUTHOR_DATE: '2026-01-01T00:00:00Z', GIT_COMMITTER_DATE: '2026-01-01T00:00:00Z', GIT_AUTHOR_NAME: 'Base', GIT_AUTHOR_EMAIL: 'base@example.com', GIT_COMMITTER_NAME: 'Base', GIT_COMMITTER_EMAIL: 'base@example.com' };
@@ -43,7 +44,7 @@ describe('checkpoint chains', () => {
   });
   afterAll(async () => {
     await database?.close();
-    await rm(dataDir, { recursive: true, force: true });
+    await removeDataDir(dataDir);
   });
 
   const session = async (id: string) => {

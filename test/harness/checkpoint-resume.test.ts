@@ -1,10 +1,9 @@
-import { rm } from 'node:fs/promises';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Actor } from '../../src/core/actor.ts';
 import { createScriptedProvider } from '../../src/models/scripted-provider.ts';
 import { createRemote, git, type RemoteFixture } from '../git/git-fixture.ts';
 import { startTestPatchbay, waitForStatus, type PatchbayFixture } from '../helpers/patchbay-fixture.ts';
+import { loseWorkspace } from '../sandbox/sandbox-test-helpers.ts';
 
 const alice: Actor = { source: 'web', id: 'alice', name: 'Alice Doe', email: 'alice@example.com' };
 
@@ -45,7 +44,7 @@ describe('continuing a session in a workspace that lacks its work', () => {
     if (started.kind !== 'started') throw new Error(started.kind);
     const id = started.session.id;
     expect((await waitForStatus(app, id, ['waiting', 'failed', 'completed'], 60_000)).status).toBe('waiting');
-    await rm(join(app.dataDir, 'workspaces', id), { recursive: true, force: true });
+    await loseWorkspace(app.dataDir, id);
     if (dropCheckpoint) await app.database.db.deleteFrom('session_checkpoints').where('session_id', '=', id).execute();
     await app.service.sendMessage(id, alice, 'yes');
     return waitForStatus(app, id, ['completed', 'failed'], 60_000);

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
@@ -15,6 +15,7 @@ import { createCheckpointStore } from '../../src/sessions/checkpoint-store.ts';
 import { createSessionStore, type SessionStore } from '../../src/sessions/session-store.ts';
 import { createRemote, git, type RemoteFixture } from '../git/git-fixture.ts';
 import { createTestDatabase } from '../helpers/test-database.ts';
+import { removeDataDir } from '../sandbox/sandbox-test-helpers.ts';
 
 const alice: Actor = { source: 'web', id: 'alice', name: 'Alice Doe', email: 'alice@example.com' };
 const log = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
@@ -45,7 +46,7 @@ describe('a kill between a tool call and its recorded result', () => {
   afterAll(async () => {
     await database?.close();
     await remote?.cleanup();
-    await rm(dataDir, { recursive: true, force: true });
+    await removeDataDir(dataDir);
   });
 
   /** The run log of a process that dies as it writes the result of `callId`. */

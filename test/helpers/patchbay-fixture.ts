@@ -1,10 +1,11 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import { loadConfig } from '../../src/config.ts';
 import { startPatchbay, type Patchbay, type StartOptions } from '../../src/main.ts';
 import type { SessionStatus } from '../../src/core/session-status.ts';
+import { removeDataDir } from '../sandbox/sandbox-test-helpers.ts';
 import { createTestDatabase } from './test-database.ts';
 import { passingVerdict, scriptedVerifier } from './scripted-verifier.ts';
 
@@ -31,7 +32,7 @@ export async function startTestPatchbay(
     async dispose() {
       await app.close();
       await database.close();
-      await rm(dataDir, { recursive: true, force: true });
+      await removeDataDir(dataDir);
     },
   };
 }

@@ -40,6 +40,7 @@ describe('the sandbox cannot see where a deployment keeps its data', () => {
     }
   });
   afterAll(async () => {
+    await provider.close();
     await rm(root, { recursive: true, force: true });
   });
 

@@ -63,7 +63,7 @@ describe('sandbox resource limits, through the real sandbox and the shell tool',
       run(victim, 'i=0; while head -c 10485760 /dev/zero > fill-$i.bin; do i=$((i+1)); done'),
       run(neighbour, HEALTHY),
     ]);
-    expect(filler.content).toMatch(/^Sandbox limit reached: the workspace grew past its 200 MB disk quota/);
+    expect(filler.content).toMatch(/^Sandbox limit reached: the workspace reached its 200 MB disk quota/);
     expect(healthy.isError).toBe(false);
     // Cleaning up is still possible in a workspace over its quota.
     expect((await run(victim, 'rm -f fill-*.bin && echo cleaned')).content).toContain('cleaned');

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -30,7 +31,28 @@ export async function makeProvider(
     bwrapPath: '/usr/bin/bwrap',
     ...overrides,
   });
-  return { provider, dataDir, cleanup: () => rm(dataDir, { recursive: true, force: true }) };
+  return { provider, dataDir, cleanup: () => removeDataDir(dataDir) };
+}
+
+/**
+ * Removes a test's data dir, first unmounting any workspace file system a test left mounted (it
+ * neither released nor destroyed its sandbox), so the loop device is freed and rm does not meet a
+ * busy mount point.
+ */
+export async function removeDataDir(dataDir: string): Promise<void> {
+  const mountinfo = await readFile('/proc/self/mountinfo', 'utf8');
+  const points = mountinfo.split('\n').map((line) => line.split(' ')[4] ?? '').filter((point) => point === dataDir || point.startsWith(`${dataDir}/`));
+  for (const point of points.reverse()) execFileSync('umount', ['--lazy', '--', point]);
+  await rm(dataDir, { recursive: true, force: true });
+}
+
+/**
+ * A session's workspace gone as if its host were lost: unmounted, and its file system image (a
+ * root server's, see sandbox/workspace-image.ts) and folder removed.
+ */
+export async function loseWorkspace(dataDir: string, sessionId: string): Promise<void> {
+  await removeDataDir(path.join(dataDir, 'workspaces', sessionId));
+  await rm(path.join(dataDir, 'workspace-images', `${sessionId}.ext4`), { force: true });
 }
 
 /** Host pids whose command line contains `marker` (to prove a process tree is really gone). */

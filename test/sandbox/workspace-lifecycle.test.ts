@@ -3,7 +3,7 @@ import path from 'node:path';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { checkBubblewrap, createLocalSandboxProvider } from '../../sandbox/index.ts';
-import { captureLog, makeProvider, makeTempDir } from './sandbox-test-helpers.ts';
+import { captureLog, makeProvider, makeTempDir, removeDataDir } from './sandbox-test-helpers.ts';
 
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -101,7 +101,7 @@ describe('bubblewrap availability', () => {
 
   it('fails creation with an actionable message when bwrap is missing', async () => {
     const dataDir = await makeTempDir('no-bwrap');
-    cleanups.push(() => rm(dataDir, { recursive: true, force: true }));
+    cleanups.push(() => removeDataDir(dataDir));
     const attempt = createLocalSandboxProvider({
       dataDir,
       log: pino({ level: 'silent' }),

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
@@ -12,6 +12,7 @@ import type { Actor } from '../../../src/core/actor.ts';
 import type { ModelMessage, ModelProvider } from '../../../src/models/model-provider.ts';
 import { createSessionStore, type SessionStore } from '../../../src/sessions/session-store.ts';
 import { createTestDatabase } from '../../helpers/test-database.ts';
+import { removeDataDir } from '../../sandbox/sandbox-test-helpers.ts';
 
 export const alice: Actor = { source: 'web', id: 'alice', name: 'Alice Doe', email: 'alice@example.com' };
 export const bob: Actor = { source: 'slack', id: 'U2', name: 'Bob Roe' };
@@ -67,7 +68,7 @@ export async function createRunnerFixture(): Promise<RunnerFixture> {
     async close() {
       for (const sandbox of acquired.values()) await sandbox.release();
       await database.close();
-      await rm(dataDir, { recursive: true, force: true });
+      await removeDataDir(dataDir);
     },
   };
 }

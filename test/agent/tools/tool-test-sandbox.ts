@@ -1,10 +1,11 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pino from 'pino';
 import { expect } from 'vitest';
 import { createLocalSandboxProvider, type Sandbox } from '../../../sandbox/index.ts';
 import type { ToolContext } from '../../../src/agent/tool.ts';
+import { removeDataDir } from '../../sandbox/sandbox-test-helpers.ts';
 
 export type ToolTestSandbox = {
   sandbox: Sandbox;
@@ -32,7 +33,7 @@ export async function createToolTestSandbox(sessionId: string): Promise<ToolTest
     sh,
     cleanup: async () => {
       await sandbox.destroy();
-      await rm(dataDir, { recursive: true, force: true });
+      await removeDataDir(dataDir);
     },
   };
 }
