@@ -6,11 +6,15 @@ const QUEUE = 'run-session';
 /** Runs that used up their retries land here, so their session can be told why it stopped. */
 const GIVEN_UP = 'run-session-given-up';
 
-export type RunJob = { sessionId: string };
+/**
+ * A run's job. `traceparent` is the W3C trace context of the delivery that asked for the run, when
+ * traces are on, so the run joins that delivery's trace on whichever worker takes it.
+ */
+export type RunJob = { sessionId: string; traceparent?: string };
 
 export interface RunQueue {
   /** Asks for a run of the session. At most one runs and one waits per session at any time. */
-  enqueue(sessionId: string): Promise<void>;
+  enqueue(sessionId: string, options?: { traceparent?: string | undefined }): Promise<void>;
   /** Starts taking jobs. A handler that throws is retried; a crashed worker's job is retried after its heartbeat lapses. */
   work(handler: (job: RunJob, signal: AbortSignal) => Promise<void>, options?: { concurrency?: number }): Promise<void>;
   /** Takes runs that failed or crashed on every attempt. */
@@ -40,7 +44,7 @@ export type RunQueueOptions = {
 /**
  * The durable queue, on pg-boss. The queue is 'stately' keyed by session id: one run active and
  * one queued per session, so runs of a session never overlap and a burst of messages costs one
- * extra run, not one each. Jobs carry only the session id; everything else is in the database.
+ * extra run, not one each. Jobs carry only the session id (and a trace context); everything else is in the database.
  */
 export async function createRunQueue(options: RunQueueOptions): Promise<RunQueue & { boss: PgBoss }> {
   const { log } = options;
@@ -91,8 +95,9 @@ export async function createRunQueue(options: RunQueueOptions): Promise<RunQueue
   return {
     /** The started pg-boss instance, shared with the inbound pipeline's queue (one pool, one monitor). */
     boss,
-    async enqueue(sessionId) {
-      await boss.send(QUEUE, { sessionId } satisfies RunJob, { singletonKey: sessionId });
+    async enqueue(sessionId, enqueueOptions) {
+      const traceparent = enqueueOptions?.traceparent;
+      await boss.send(QUEUE, { sessionId, ...(traceparent && { traceparent }) } satisfies RunJob, { singletonKey: sessionId });
     },
     async work(handler, workOptions = {}) {
       workerId = await boss.work<RunJob>(

@@ -83,7 +83,10 @@ export function useSessionLog(id: string): SessionLog {
 
   const loadDetail = useCallback(() => {
     api.session(id).then(
-      (next) => (setDetail(next), setError('')),
+      (next) => {
+        setDetail(next);
+        setError('');
+      },
       (err: Error) => setError(err.message),
     );
   }, [id]);
