@@ -1,8 +1,9 @@
 /**
  * The session page with a long session, in Chromium: time to first render (the first events on
- * screen), time to interactive (the whole log in and the page answering a click), and the page's
- * JS heap after it. A 5,000-event session with 10 MB of tool output against a 50-event baseline
- * measured in the same run. Goal: first render under 1 s.
+ * screen), time to interactive (the page caught up with the log and answering a click), and the
+ * page's JS heap after it. Sessions of 5,000 events (10 MB of tool output) and 50,000 events
+ * (100 MB) against a 50-event baseline measured in the same run. Goal: interactive under 500 ms at
+ * 5,000 events and under 1 s at 50,000.
  *
  *   node bench/web-render.ts
  */
@@ -53,7 +54,7 @@ async function measure(context: BrowserContext, url: string): Promise<Figures> {
   const cdp = await context.newCDPSession(page);
   const begin = Date.now();
   await page.goto(url);
-  await page.locator('body[data-caught-up="true"]').waitFor({ timeout: 120_000 });
+  await page.locator('body[data-caught-up="true"]').waitFor({ timeout: 300_000 });
   // Interactive: the page answers a click (switch to the Checks tab and back) once the log is in.
   const clickMs = await page.evaluate(async () => {
     const start = performance.now();
@@ -87,8 +88,9 @@ const context = await chromium.launchPersistentContext(profile, {
 try {
   const small = await seedSession(app.store, 12, 800);
   const big = await seedSession(app.store, 1250, 8 * 1024);
+  const huge = await seedSession(app.store, 12_500, 8 * 1024);
   const results: Record<string, Figures> = {};
-  for (const [name, session] of [['baseline', small], ['long', big]] as const) {
+  for (const [name, session] of [['baseline', small], ['long', big], ['huge', huge]] as const) {
     const runs: Figures[] = [];
     for (let i = 0; i < RUNS; i++) runs.push(await measure(context, `${app.url}/sessions/${session.id}`));
     results[name] = {
@@ -101,18 +103,26 @@ try {
   }
   const base = results.baseline!;
   const long = results.long!;
+  const longest = results.huge!;
+  const cell = (value: number, unit: string, digits: number) => `${value.toFixed(digits).padStart(8)} ${unit}`;
   const row = (label: string, key: keyof Figures, unit: string, digits = 0) =>
     console.log(
-      `${label.padEnd(34)} ${base[key].toFixed(digits).padStart(8)} ${unit}   ${long[key].toFixed(digits).padStart(8)} ${unit}   ${(long[key] / base[key]).toFixed(2)}x`,
+      `${label.padEnd(36)} ${cell(base[key], unit, digits)}   ${cell(long[key], unit, digits)} ${`(${(long[key] / base[key]).toFixed(1)}x)`.padStart(8)}   ${cell(longest[key], unit, digits)} ${`(${(longest[key] / base[key]).toFixed(1)}x)`.padStart(8)}`,
     );
-  console.log(`sessions: baseline ${small.events} events, ${(small.bytes / 1024).toFixed(0)} KB of tool output; long ${big.events} events, ${(big.bytes / 1024 / 1024).toFixed(1)} MB (median of ${RUNS} loads each)`);
-  console.log(`${''.padEnd(34)} ${'baseline'.padStart(11)}   ${'long'.padStart(11)}   long/baseline`);
+  const mb = (n: number) => `${(n / 1024 / 1024).toFixed(1)} MB`;
+  console.log(
+    `sessions: baseline ${small.events} events, ${(small.bytes / 1024).toFixed(0)} KB of tool output; long ${big.events} events, ${mb(big.bytes)}; longest ${huge.events} events, ${mb(huge.bytes)} (median of ${RUNS} loads each)`,
+  );
+  console.log(`${''.padEnd(36)} ${'baseline'.padStart(11)}   ${'long'.padStart(11)} ${'vs base'.padStart(8)}   ${'longest'.padStart(11)} ${'vs base'.padStart(8)}`);
   row('first render (first events shown)', 'firstRenderMs', 'ms');
   row('first contentful paint', 'firstPaintMs', 'ms');
-  row('interactive (log in, click served)', 'interactiveMs', 'ms');
+  row('interactive (caught up, click served)', 'interactiveMs', 'ms');
   row('click to next frame, after load', 'clickMs', 'ms', 1);
   row('JS heap after load (after GC)', 'heapMb', 'MB', 1);
-  console.log(`goal: first render under 1000 ms for the long session: ${long.firstRenderMs < 1000 ? 'met' : 'NOT met'} (${long.firstRenderMs.toFixed(0)} ms)`);
+  const goal = (label: string, figure: number, limit: number) =>
+    console.log(`goal: interactive under ${limit} ms at ${label}: ${figure < limit ? 'PASS' : 'MISS'} (${figure.toFixed(0)} ms)`);
+  goal(`${big.events} events`, long.interactiveMs, 500);
+  goal(`${huge.events} events`, longest.interactiveMs, 1000);
 } finally {
   await context.close();
   await app.close();

@@ -15,7 +15,7 @@ import { pageSessionsFor } from './api/page-sessions.ts';
 import { assertPortFree, listenError } from './api/port-check.ts';
 import { createMetrics, type Metrics } from './api/metrics.ts';
 import { observeStore } from './api/observed-store.ts';
-import { startRunTracer } from './api/run-tracer.ts';
+import { startRunTracer, traceRunQueue } from './api/run-tracer.ts';
 import { startIntegrations, type IntegrationState, type StartedIntegrations, type StartRetry } from './api/integration-health.ts';
 import { startWorkerHealth } from './api/health.ts';
 import type { Config, ModalConfig } from './config.ts';
@@ -158,13 +158,8 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
     // The bus outlives the queue at shutdown, so a stop still reaches runs finishing their grace period.
     const bus = await createEventBus({ url: database.url, log });
     cleanups.push(() => bus.close());
-    const queue = await createRunQueue({
-      url: database.url,
-      log,
-      heartbeatSeconds: config.worker.heartbeatSeconds,
-      monitorIntervalSeconds: config.worker.monitorIntervalSeconds,
-      ...options.queue,
-    });
+    // With traces on, each run's job carries the trace context of the delivery that queued it.
+    const queue = traceRunQueue(await createRunQueue({ url: database.url, log, heartbeatSeconds: config.worker.heartbeatSeconds, monitorIntervalSeconds: config.worker.monitorIntervalSeconds, ...options.queue }), tracer);
     cleanups.push(() => queue.stop());
     // Our own embedded database has just started: no other process can be working on its runs, so
     // runs still marked active belong to a predecessor that died. Take them back now rather than

@@ -13,8 +13,9 @@ import type { KnowledgeDocument, Lesson } from '../harness/knowledge/knowledge-d
 export type { DiffCommit, DiffFile };
 
 import type { CheckState } from '../sessions/session-summaries.ts';
+import type { EventPage } from '../sessions/event-pages.ts';
 
-export type { CheckState };
+export type { CheckState, EventPage };
 
 export type SessionSummary = {
   id: string;

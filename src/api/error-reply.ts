@@ -18,7 +18,8 @@ const statusByCode: Partial<Record<ErrorCode, number>> = {
  */
 export function errorReply(error: unknown, request: FastifyRequest, reply: FastifyReply): FastifyReply {
   if (error instanceof ZodError) {
-    return reply.code(400).send({ error: 'invalid_input', issues: error.issues } satisfies ErrorBody);
+    const message = error.issues.map((issue) => (issue.path.length ? `${issue.path.join('.')}: ${issue.message}` : issue.message)).join('; ');
+    return reply.code(400).send({ error: 'invalid_input', message, issues: error.issues } satisfies ErrorBody);
   }
   if (isPatchbayError(error)) {
     const status = statusByCode[error.code];

@@ -1,8 +1,9 @@
-import { context, SpanStatusCode, trace, type Attributes, type Context, type Span } from '@opentelemetry/api';
+import { context, propagation, ROOT_CONTEXT, SpanStatusCode, trace, type Attributes, type Context, type Span } from '@opentelemetry/api';
 import type { Logger } from 'pino';
 import type { StoredEvent } from '../core/events.ts';
 import type { Inbound, InboundOutcome } from '../core/inbound.ts';
 import type { SessionStatus } from '../core/session-status.ts';
+import type { RunQueue } from '../sessions/run-queue.ts';
 import type { StoreObserver } from './observed-store.ts';
 
 export type RunTracer = StoreObserver & {
@@ -11,15 +12,56 @@ export type RunTracer = StoreObserver & {
    * inbound command, the parent of the run it queues when that run starts in this process.
    */
   traceInbound(handle: (inbound: Inbound) => Promise<InboundOutcome>): (inbound: Inbound) => Promise<InboundOutcome>;
+  /**
+   * The run queue with the trace context carried in its jobs: a run enqueued under a span (an
+   * inbound command) stores its `traceparent`, and the run of that job, in any process, is that
+   * span's child.
+   */
+  traceQueue<Q extends RunQueue>(queue: Q): Q;
   shutdown(): Promise<void>;
 };
+
+/** The queue as it is without traces (nothing added per job), else with the trace context in its jobs. */
+export function traceRunQueue<Q extends RunQueue>(queue: Q, tracer: RunTracer | undefined): Q {
+  return tracer ? tracer.traceQueue(queue) : queue;
+}
+
+/**
+ * `queue` with the active span's `traceparent` stored in each job it enqueues, and each job it
+ * works run under the context its job carries, recorded in `origins` for the run span to start from.
+ */
+function carryTraceContext<Q extends RunQueue>(queue: Q, origins: Map<string, Context>): Q {
+  return {
+    ...queue,
+    enqueue: (sessionId, options) => queue.enqueue(sessionId, { traceparent: options?.traceparent ?? activeTraceparent() }),
+    work: (handler, options) =>
+      queue.work(async (job, signal) => {
+        const origin = job.traceparent ? propagation.extract(ROOT_CONTEXT, { traceparent: job.traceparent }) : undefined;
+        if (!origin) return handler(job, signal);
+        origins.set(job.sessionId, origin);
+        try {
+          // Active while it runs, so a run put back in the queue (at shutdown) keeps its trace.
+          return await context.with(origin, () => handler(job, signal));
+        } finally {
+          origins.delete(job.sessionId);
+        }
+      }, options),
+  };
+}
+
+/** The W3C `traceparent` of the active span, if there is one. */
+function activeTraceparent(): string | undefined {
+  const carrier: { traceparent?: string } = {};
+  propagation.inject(context.active(), carrier);
+  return carrier.traceparent;
+}
 
 type OpenRun = { span: Span; ctx: Context; lastStep: number };
 
 /**
  * OpenTelemetry traces of session runs (OTEL_EXPORTER_OTLP_ENDPOINT, OTLP over HTTP): one trace per
- * inbound command (a delivery) and the run it queues when that runs in this process, else one per
- * run; `session.run` from the start to where it ended, with a child
+ * inbound command (a delivery) and the run it queues, in whichever process takes the run's job (the
+ * job carries the trace context), else one per run; `session.run` from the start to where it ended, with a child
  * span per model turn, tool call, check, verdict and push, each at the times the event log records
  * and each with `patchbay.session_id`. Built from the events the run writes, so no layer below the
  * composition root knows of tracing. The SDK is loaded only when an endpoint is set.
@@ -35,7 +77,7 @@ export async function startRunTracer(options: { endpoint: string; log: Logger; s
   sdk.start();
   const tracer = trace.getTracer('patchbay');
   const runs = new Map<string, OpenRun>();
-  /** The inbound command (a delivery) that queued a session's next run, by session. */
+  /** The trace context of the job being run for a session (its delivery's span), by session. */
   const origins = new Map<string, Context>();
   options.log.info({ endpoint: options.endpoint }, 'OpenTelemetry traces are exported');
 
@@ -79,7 +121,6 @@ export async function startRunTracer(options: { endpoint: string; log: Logger; s
       const now = Date.now();
       if (to === 'running') {
         const parent = origins.get(sessionId) ?? context.active();
-        origins.delete(sessionId);
         const span = tracer.startSpan('session.run', { startTime: now, attributes: { 'patchbay.session_id': sessionId, 'patchbay.resumed_from': from } }, parent);
         runs.set(sessionId, { span, ctx: trace.setSpan(parent, span), lastStep: now });
         return;
@@ -95,12 +136,10 @@ export async function startRunTracer(options: { endpoint: string; log: Logger; s
       return async (inbound) => {
         const span = tracer.startSpan(`inbound ${inbound.kind}`, { attributes: { 'patchbay.surface': inbound.thread.source, ...('deliveryId' in inbound && inbound.deliveryId && { 'patchbay.delivery_id': inbound.deliveryId }) } });
         try {
-          const outcome = await handle(inbound);
+          // Active while the command is handled, so the run it enqueues carries it (traceQueue).
+          const outcome = await context.with(trace.setSpan(context.active(), span), () => handle(inbound));
           span.setAttribute('patchbay.outcome', outcome.kind);
-          if ('session' in outcome) {
-            span.setAttribute('patchbay.session_id', outcome.session.id);
-            if (outcome.session.status === 'queued') origins.set(outcome.session.id, trace.setSpan(context.active(), span));
-          }
+          if ('session' in outcome) span.setAttribute('patchbay.session_id', outcome.session.id);
           return outcome;
         } catch (error) {
           span.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error).message });
@@ -110,6 +149,7 @@ export async function startRunTracer(options: { endpoint: string; log: Logger; s
         }
       };
     },
+    traceQueue: (queue) => carryTraceContext(queue, origins),
     async shutdown() {
       for (const run of runs.values()) run.span.end();
       runs.clear();

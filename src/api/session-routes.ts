@@ -5,11 +5,13 @@ import { checkRepoInput } from '../git/repo-input.ts';
 import type { EventBus } from '../sessions/event-bus.ts';
 import type { SessionService } from '../sessions/session-service.ts';
 import type { SessionStore } from '../sessions/session-store.ts';
+import { readUsageByModel } from '../sessions/event-pages.ts';
 import { listSessionRepos, listSessionSummaries, summaryEventTypes } from '../sessions/session-summaries.ts';
-import { actorFrom, CreateSessionBody, DiffQuery, EventsQuery, ListQuery, SendMessageBody, SeqParam, StopBody } from './api-schemas.ts';
+import { actorFrom, CreateSessionBody, DiffQuery, ListQuery, SendMessageBody, StopBody } from './api-schemas.ts';
 import type { SessionDetail, SessionDiff, SessionList } from './api-types.ts';
 import { readSessionDiff } from './session-diff.ts';
-import { streamEvents, streamNotices } from './event-stream.ts';
+import { streamNotices } from './event-stream.ts';
+import { registerSessionEventRoutes } from './session-event-routes.ts';
 import { sessionCost } from './session-cost.ts';
 import type { ApiServer } from './server.ts';
 import { threadLink } from './thread-links.ts';
@@ -114,11 +116,11 @@ export function registerSessionRoutes(app: ApiServer, deps: SessionRoutesDeps): 
 
   app.get<IdParams>('/api/sessions/:id', async (request): Promise<SessionDetail> => {
     const session = await mustGet(request.params.id);
-    const [threads, usageEvents] = await Promise.all([store.threads(session.id), store.events(session.id, { types: ['usage'] })]);
+    const [threads, usage] = await Promise.all([store.threads(session.id), readUsageByModel(store.db, session.id)]);
     return {
       ...session,
       threads: threads.map((t) => threadLink(t, { githubWebUrl: deps.githubWebUrl })),
-      cost: sessionCost(usageEvents),
+      cost: sessionCost(usage),
       url: sessionUrl(request, session.id),
     };
   });
@@ -136,27 +138,7 @@ export function registerSessionRoutes(app: ApiServer, deps: SessionRoutesDeps): 
     });
   });
 
-  app.get<IdParams>('/api/sessions/:id/events', async (request, reply) => {
-    const query = EventsQuery.parse(request.query);
-    const header = request.headers['last-event-id'];
-    // A reconnecting EventSource sends Last-Event-ID and repeats the original URL, so the header wins.
-    const afterSeq = header !== undefined ? SeqParam.parse(header) : (query.after ?? 0);
-    const session = await mustGet(request.params.id);
-    if (query.format === 'json') return store.events(session.id, { afterSeq });
-
-    reply.hijack();
-    const close = streamEvents(reply.raw, {
-      sessionId: session.id,
-      afterSeq,
-      store,
-      bus,
-      log: log.child({ sessionId: session.id }),
-      keepAliveMs: deps.keepAliveMs,
-    });
-    openStreams.add(close);
-    reply.raw.on('close', () => openStreams.delete(close));
-    return reply;
-  });
+  registerSessionEventRoutes(app, { store, bus, log, keepAliveMs: deps.keepAliveMs, mustGet, openStreams });
 
   app.post<IdParams>('/api/sessions/:id/messages', async (request, reply) => {
     const body = SendMessageBody.parse(request.body);

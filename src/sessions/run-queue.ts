@@ -4,8 +4,12 @@ import { z } from 'zod';
 import { throttleLog } from '../core/log-throttle.ts';
 import { defineQueue, ensureQueue } from './job-queue.ts';
 
-/** A job carries only the session id; everything else is in the database. */
-const RunJob = z.object({ sessionId: z.string().min(1) });
+/**
+ * A run's job: the session id (everything else is in the database) and, when traces are on,
+ * `traceparent`, the W3C trace context of the delivery that asked for the run, so the run joins
+ * that delivery's trace on whichever worker takes it.
+ */
+const RunJob = z.object({ sessionId: z.string().min(1), traceparent: z.string().optional() });
 export type RunJob = z.infer<typeof RunJob>;
 
 /** Runs of sessions; the handler is what `RunQueue.work` is given (startSessionWorker's `runJob`). */
@@ -15,7 +19,7 @@ const givenUpQueue = defineQueue('run-session-given-up', RunJob);
 
 export interface RunQueue {
   /** Asks for a run of the session. At most one runs and one waits per session at any time. */
-  enqueue(sessionId: string): Promise<void>;
+  enqueue(sessionId: string, options?: { traceparent?: string | undefined }): Promise<void>;
   /** Starts taking jobs. A handler that throws is retried; a crashed worker's job is retried after its heartbeat lapses. */
   work(handler: (job: RunJob, signal: AbortSignal) => Promise<void>, options?: { concurrency?: number }): Promise<void>;
   /** Takes runs that failed or crashed on every attempt. */
@@ -45,7 +49,7 @@ export type RunQueueOptions = {
 /**
  * The durable queue, on pg-boss. The queue is 'stately' keyed by session id: one run active and
  * one queued per session, so runs of a session never overlap and a burst of messages costs one
- * extra run, not one each. Jobs carry only the session id; everything else is in the database.
+ * extra run, not one each. Jobs carry only the session id (and a trace context); everything else is in the database.
  */
 export async function createRunQueue(options: RunQueueOptions): Promise<RunQueue & { boss: PgBoss }> {
   const { log } = options;
@@ -86,8 +90,9 @@ export async function createRunQueue(options: RunQueueOptions): Promise<RunQueue
   return {
     /** The started pg-boss instance, shared with the inbound pipeline's queue (one pool, one monitor). */
     boss,
-    async enqueue(sessionId) {
-      await boss.send(runQueue.name, { sessionId } satisfies RunJob, { singletonKey: sessionId });
+    async enqueue(sessionId, enqueueOptions) {
+      const traceparent = enqueueOptions?.traceparent;
+      await boss.send(runQueue.name, { sessionId, ...(traceparent && { traceparent }) } satisfies RunJob, { singletonKey: sessionId });
     },
     async work(handler, workOptions = {}) {
       workerId = await boss.work(

@@ -42,6 +42,8 @@ export async function startSlackFixture(
     inbound?: StartOptions['inbound'];
     /** SLACK_ALLOWED_TEAMS, parsed. */
     allowedTeams?: readonly string[];
+    /** More settings for the server, as environment variables. */
+    env?: Record<string, string>;
   } = {},
 ): Promise<SlackFixture> {
   const remote = await createRemote();
@@ -53,6 +55,7 @@ export async function startSlackFixture(
     model,
     serve: true,
     ...(options.inbound && { inbound: options.inbound }),
+    ...(options.env && { env: options.env }),
     integrations: async (context) => [
       createSlackModule({
         config: {

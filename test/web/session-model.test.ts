@@ -67,4 +67,34 @@ describe('the session page model', () => {
     expect(model.gates.at(-1)).toMatchObject({ commit: 'b2', ready: true });
     expect(model.items.filter((i) => i.kind === 'note').map((i) => i.kind === 'note' && i.tone)).toEqual(['bad', 'good', 'good']);
   });
+
+  it('joins a page read later to the events after it: the call and its result, the question and its answer', () => {
+    seq = 0;
+    const log = [
+      stored({ type: 'user-message', actor, text: 'go' }),
+      stored({ type: 'tool-start', callId: 'c1', name: 'run_shell', input: { command: 'npm test' } }),
+      stored({ type: 'question-asked', questionId: 'q1', question: 'Tabs?', choices: ['tabs', 'spaces'] }),
+      stored({ type: 'tool-end', callId: 'c1', name: 'run_shell', isError: false, output: 'ok', durationMs: 3 }),
+      stored({ type: 'question-answered', questionId: 'q1', actor, text: 'tabs' }),
+      stored({ type: 'assistant-message', turn: 1, text: 'Done.' }),
+    ];
+    const model = new SessionModel();
+    for (const e of log.slice(3)) model.apply(e);
+    model.applyLive(delta(2, 0, 'Still writing'));
+    expect(model.firstSeq).toBe(4);
+    expect(model.prepend(log.slice(1, 3))).toBe(true);
+    // Already held, so nothing changes.
+    expect(model.prepend(log.slice(2, 5))).toBe(false);
+    model.prepend(log.slice(0, 1));
+    expect(model.firstSeq).toBe(1);
+    expect(model.lastSeq).toBe(6);
+    expect(kinds(model)).toEqual(['user', 'tool', 'question', 'assistant', 'streaming']);
+    expect(model.items[1]).toMatchObject({ kind: 'tool', input: { command: 'npm test' }, end: { output: 'ok' } });
+    expect(model.items[2]).toMatchObject({ kind: 'question', answer: { text: 'tabs' } });
+    // The streamed turn still takes its text and gives way to its stored message.
+    model.applyLive(delta(2, 13, ' more'));
+    expect(model.items[4]).toMatchObject({ kind: 'streaming', text: 'Still writing more' });
+    model.apply(stored({ type: 'assistant-message', turn: 2, text: 'Written.' }));
+    expect(kinds(model)).toEqual(['user', 'tool', 'question', 'assistant', 'assistant']);
+  });
 });

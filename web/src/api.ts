@@ -1,6 +1,7 @@
 /** The typed client of Patchbay's HTTP API. Types come from the server's own modules. */
-import type { KnowledgeDocument, RepoKnowledge, SessionDetail, SessionDiff, SessionList } from '../../src/api/api-types.ts';
+import type { EventPage, KnowledgeDocument, RepoKnowledge, SessionDetail, SessionDiff, SessionList } from '../../src/api/api-types.ts';
 import type { Grouping, InsightsReport } from '../../src/api/insights-report.ts';
+import type { SessionEventType } from '../../src/core/events.ts';
 import type { PageSignInProvider } from '../../src/core/page-sign-in.ts';
 import type { SessionStatus } from '../../src/core/session-status.ts';
 
@@ -51,6 +52,13 @@ export const api = {
     return request<SessionList>('GET', `/api/sessions${text ? `?${text}` : ''}`);
   },
   session: (id: string) => request<SessionDetail>('GET', `/api/sessions/${encodeURIComponent(id)}`),
+  /** The `limit` events before seq `before` (the newest without it), with the cursor of the page before. */
+  events: (id: string, page: { before?: number | null; limit: number; types?: readonly SessionEventType[] }) => {
+    const query = new URLSearchParams({ limit: String(page.limit) });
+    if (page.before) query.set('before', String(page.before));
+    if (page.types) query.set('types', page.types.join(','));
+    return request<EventPage>('GET', `/api/sessions/${encodeURIComponent(id)}/events?${query}`);
+  },
   diff: (id: string, commit?: string) =>
     request<SessionDiff>('GET', `/api/sessions/${encodeURIComponent(id)}/diff${commit ? `?commit=${encodeURIComponent(commit)}` : ''}`),
   start: (body: { repo: string; prompt: string; baseBranch?: string; author?: Author }) =>

@@ -61,13 +61,44 @@ export class SessionModel {
   private questions = new Map<string, number>();
   private streaming = new Map<number, number>();
   private finishedTurns = new Set<number>();
+  /** The stored events folded so far, oldest first: a page before them folds everything again. */
+  private log: StoredEvent[] = [];
 
   /** Applies a stored event once: events at or below the last seq seen are ignored (replays, reconnects). */
   apply(stored: StoredEvent): boolean {
     if (stored.seq <= this.lastSeq) return false;
     this.lastSeq = stored.seq;
     this.version++;
+    this.log.push(stored);
     this.fold(stored.event, `e${stored.seq}`, stored.at);
+    return true;
+  }
+
+  /** The seq of the oldest stored event folded, if any. */
+  get firstSeq(): number | undefined {
+    return this.log[0]?.seq;
+  }
+
+  /**
+   * Adds events from before the oldest one held (a page read as the reader scrolls up) and folds
+   * the whole log again, so a tool call or a question whose start was on the older page joins its
+   * end. Text still streaming stays at the end. Events not older than the oldest held are ignored.
+   */
+  prepend(older: readonly StoredEvent[]): boolean {
+    const first = this.firstSeq ?? Number.POSITIVE_INFINITY;
+    const earlier = older.filter((stored) => stored.seq < first);
+    if (earlier.length === 0) return false;
+    const log = [...earlier, ...this.log];
+    const streaming = this.items.filter((item) => item.kind === 'streaming');
+    const version = this.version;
+    // Every field back to where a new model starts, then the log folded in order.
+    Object.assign(this, new SessionModel());
+    for (const stored of log) this.apply(stored);
+    for (const item of streaming) {
+      this.streaming.set(item.turn, this.items.length);
+      this.items.push(item);
+    }
+    this.version = version + 1;
     return true;
   }
 

@@ -1,8 +1,5 @@
-import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
-import type { SessionDetail } from '../../../src/api/api-types.ts';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, savedAuthor } from '../api.ts';
-import { openSessionStream } from '../live-stream.ts';
-import { SessionModel } from '../session-model.ts';
 import { ChecksView } from './checks-view.tsx';
 import { Composer } from './composer.tsx';
 import { DiffView } from './diff-view.tsx';
@@ -10,6 +7,7 @@ import { KnowledgeView } from './knowledge-view.tsx';
 import { SidePanel } from './side-panel.tsx';
 import { StatusBadge } from './status-badge.tsx';
 import { TimelineView } from './timeline-view.tsx';
+import { useSessionLog } from './use-session-log.ts';
 
 type Tab = 'timeline' | 'diff' | 'checks' | 'knowledge';
 const tabs: { id: Tab; label: string }[] = [
@@ -19,68 +17,20 @@ const tabs: { id: Tab; label: string }[] = [
   { id: 'knowledge', label: 'Repo' },
 ];
 
-/** Event types after which the side panel (usage, cost, threads, result) is read again. */
-const detailTriggers = new Set(['status-changed', 'usage', 'thread-added', 'pr-opened', 'branch-pushed', 'workspace-ready']);
-
 /** `/sessions/:id`: the live timeline, the diff, checks, the side panel and the message box. */
 export function SessionPage({ id }: { id: string }) {
-  const model = useRef(new SessionModel()).current;
-  const [version, setVersion] = useState(0);
-  const [detail, setDetail] = useState<SessionDetail | undefined>();
-  const [error, setError] = useState('');
-  const [connection, setConnection] = useState<'open' | 'reconnecting'>('reconnecting');
+  const log = useSessionLog(id);
+  const { timeline, facts: model, version, detail, error, setError, connection } = log;
   const [tab, setTab] = useState<Tab>('timeline');
-  const frame = useRef<number | undefined>(undefined);
-  const detailTimer = useRef<number | undefined>(undefined);
   const marked = useRef({ first: false, caughtUp: false });
 
-  const loadDetail = useCallback(() => {
-    api.session(id).then(
-      (next) => {
-        setDetail(next);
-        setError('');
-      },
-      (err: Error) => setError(err.message),
-    );
-  }, [id]);
-
-  // Many events arrive together (the backlog, a busy run): render once per frame.
-  const schedule = useCallback(() => {
-    frame.current ??= requestAnimationFrame(() => {
-      frame.current = undefined;
-      setVersion(model.version);
-    });
-  }, []);
-
+  // Marks for bench/web-render.ts and the browser tests: first events on screen, caught up with the log.
   useEffect(() => {
-    loadDetail();
-    const close = openSessionStream(id, {
-      lastSeq: () => model.lastSeq,
-      onState: setConnection,
-      onLive: (event) => model.applyLive(event) && schedule(),
-      onEvent: (stored) => {
-        if (!model.apply(stored)) return;
-        schedule();
-        if (detailTriggers.has(stored.event.type)) {
-          clearTimeout(detailTimer.current);
-          detailTimer.current = window.setTimeout(loadDetail, 250);
-        }
-      },
-    });
-    return () => {
-      close();
-      clearTimeout(detailTimer.current);
-      if (frame.current !== undefined) cancelAnimationFrame(frame.current);
-    };
-  }, [id]);
-
-  // Marks for bench/web-render.ts and the browser tests: first events on screen, whole log in.
-  useEffect(() => {
-    if (!marked.current.first && model.items.length > 0) {
+    if (!marked.current.first && timeline.items.length > 0) {
       marked.current.first = true;
       performance.mark('patchbay:first-render');
     }
-    if (!marked.current.caughtUp && detail && model.lastSeq >= detail.lastSeq) {
+    if (!marked.current.caughtUp && detail && timeline.lastSeq >= detail.lastSeq) {
       marked.current.caughtUp = true;
       performance.mark('patchbay:caught-up');
       document.body.dataset.caughtUp = 'true';
@@ -158,7 +108,7 @@ export function SessionPage({ id }: { id: string }) {
         <section class="main-col" role="tabpanel" aria-labelledby={`tab-${tab}`}>
           {tab === 'timeline' && (
             <>
-              <TimelineView model={model} version={version} sessionId={id} />
+              <TimelineView model={timeline} facts={model} version={version} sessionId={id} older={log.older} loadOlder={log.loadOlder} />
               <Composer sessionId={id} model={model} version={version} status={status} />
             </>
           )}

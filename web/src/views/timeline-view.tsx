@@ -1,23 +1,33 @@
 import { Component } from 'preact';
-import { useLayoutEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { api, savedAuthor } from '../api.ts';
 import { bytes, dateTimeOf, duration, safeHref, timeOf, toolGist } from '../format.ts';
 import type { Item, SessionModel } from '../session-model.ts';
 
-/** How many of the latest items are on screen at first; older ones come in pages on request. */
-const FIRST_PAGE = 150;
-const PAGE = 500;
+type TimelineProps = {
+  /** The pages of the log read so far. */
+  model: SessionModel;
+  /** The whole log's facts: which question is open. */
+  facts: SessionModel;
+  version: number;
+  sessionId: string;
+  older: { more: boolean; loading: boolean };
+  loadOlder: () => void;
+};
 
 /**
- * The timeline. Only the latest items are rendered (earlier ones a page at a time), items the
- * browser cannot see skip layout (`content-visibility`), and tool output is rendered only when
- * opened: a session of thousands of events and megabytes of output stays responsive.
+ * The timeline: the newest page of the log, and older pages read as the reader scrolls up to the
+ * top (the page stays where it was as they come in). Items the browser cannot see skip layout
+ * (`content-visibility`) and tool output is rendered only when opened, so a session of thousands
+ * of events and megabytes of output stays responsive.
  */
-export function TimelineView({ model, sessionId }: { model: SessionModel; version: number; sessionId: string }) {
-  const [shown, setShown] = useState(FIRST_PAGE);
+export function TimelineView({ model, facts, sessionId, older, loadOlder }: TimelineProps) {
   const atBottom = useRef(true);
-  const count = model.items.length;
-  const start = Math.max(0, count - shown);
+  const top = useRef<HTMLButtonElement>(null);
+  /** Distance from the document's end before an older page went in, to put the reader back. */
+  const fromEnd = useRef<number | undefined>(undefined);
+  const first = model.firstSeq;
+  const shownFirst = useRef(first);
 
   useLayoutEffect(() => {
     const onScroll = () => {
@@ -27,20 +37,43 @@ export function TimelineView({ model, sessionId }: { model: SessionModel; versio
     return () => removeEventListener('scroll', onScroll);
   }, []);
   // New items keep the page at the bottom when it was there: following a run needs no scrolling.
+  // Older items above keep what the reader was looking at where it was.
   useLayoutEffect(() => {
-    if (atBottom.current) scrollTo({ top: document.documentElement.scrollHeight });
+    const prepended = first !== shownFirst.current;
+    shownFirst.current = first;
+    if (prepended && fromEnd.current !== undefined) {
+      scrollTo({ top: document.documentElement.scrollHeight - fromEnd.current });
+      fromEnd.current = undefined;
+    } else if (atBottom.current) scrollTo({ top: document.documentElement.scrollHeight });
   });
+  // The top of the timeline in view asks for the page before it.
+  useEffect(() => {
+    const button = top.current;
+    if (!button || !older.more) return;
+    const observer = new IntersectionObserver((entries) => {
+      if (entries.some((entry) => entry.isIntersecting)) load();
+    });
+    observer.observe(button);
+    return () => observer.disconnect();
+  }, [older.more, first]);
+
+  const load = () => {
+    if (older.loading) return;
+    atBottom.current = false;
+    fromEnd.current = document.documentElement.scrollHeight - scrollY;
+    loadOlder();
+  };
 
   return (
     <div class="timeline" aria-live="polite" aria-relevant="additions">
-      {start > 0 && (
-        <button class="earlier" onClick={() => (atBottom.current = false, setShown(shown + PAGE))}>
-          Show {Math.min(PAGE, start)} earlier ({start} hidden)
+      {older.more && (
+        <button class="earlier" ref={top} onClick={load} disabled={older.loading}>
+          {older.loading ? 'Reading earlier events…' : 'Show earlier events'}
         </button>
       )}
       <ol class="items">
-        {model.items.slice(start).map((item) => (
-          <ItemRow key={item.key} item={item} sessionId={sessionId} open={model.openQuestion} />
+        {model.items.map((item) => (
+          <ItemRow key={item.key} item={item} sessionId={sessionId} open={facts.openQuestion} />
         ))}
       </ol>
     </div>
