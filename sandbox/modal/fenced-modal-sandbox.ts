@@ -22,12 +22,24 @@ export function fenceModalSandbox(sandbox: ModalSandboxLike, fence: { store: Mod
     get sandboxId() {
       return sandbox.sandboxId;
     },
-    exec: async (command, params) => (await check(), sandbox.exec(command, params)),
+    exec: async (command, params) => {
+      await check();
+      return sandbox.exec(command, params);
+    },
     poll: () => sandbox.poll(),
-    terminate: async () => (await check(), sandbox.terminate()),
-    snapshotFilesystem: async (params) => (await check(), sandbox.snapshotFilesystem(params)),
+    terminate: async () => {
+      await check();
+      return sandbox.terminate();
+    },
+    snapshotFilesystem: async (params) => {
+      await check();
+      return sandbox.snapshotFilesystem(params);
+    },
     getTags: () => sandbox.getTags(),
-    experimentalGetExitSnapshot: async (params) => (await check(), sandbox.experimentalGetExitSnapshot(params)),
+    experimentalGetExitSnapshot: async (params) => {
+      await check();
+      return sandbox.experimentalGetExitSnapshot(params);
+    },
     detach: () => sandbox.detach(),
   };
 }

@@ -32,8 +32,14 @@ function fencedKnowledge(knowledge: KnowledgeStore, current: () => Promise<void>
   return {
     get: (repo) => knowledge.get(repo),
     list: () => knowledge.list(),
-    saveExtracted: async (repo, builtFrom, document) => (await current(), knowledge.saveExtracted(repo, builtFrom, document)),
+    saveExtracted: async (repo, builtFrom, document) => {
+      await current();
+      return knowledge.saveExtracted(repo, builtFrom, document);
+    },
     saveEdit: (repo, document, by) => knowledge.saveEdit(repo, document, by),
-    addLesson: async (repo, text) => (await current(), knowledge.addLesson(repo, text)),
+    addLesson: async (repo, text) => {
+      await current();
+      return knowledge.addLesson(repo, text);
+    },
   };
 }

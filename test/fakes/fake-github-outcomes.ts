@@ -123,7 +123,8 @@ export function pullActions(fake: FakeGitHub, hook: { url: () => string; secret:
       const pull = pullOf(number);
       const id = fake.nextId();
       const submittedAt = new Date().toISOString();
-      (pull.reviews ??= []).push({ id, user: { login: by.login, id: by.id, type: 'User' }, state: state.toUpperCase(), body: 'Looks fine.', submittedAt });
+      pull.reviews ??= [];
+      pull.reviews.push({ id, user: { login: by.login, id: by.id, type: 'User' }, state: state.toUpperCase(), body: 'Looks fine.', submittedAt });
       const p = example('pull_request_review', 'submitted');
       p.repository = { ...p.repository, name: where.repo, full_name: `${where.owner}/${where.repo}`, owner: { ...p.repository.owner, login: where.owner } };
       p.installation = { id: where.installationId, node_id: 'MDIzOkludGVncmF0aW9uSW5zdGFsbGF0aW9uMQ==' };

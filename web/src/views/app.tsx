@@ -49,7 +49,10 @@ export function App() {
   return (
     <>
       <header class="top">
-        <a class="brand" href="/" onClick={(e) => (e.preventDefault(), navigate('/'))}>
+        <a class="brand" href="/" onClick={(e) => {
+            e.preventDefault();
+            navigate('/');
+          }}>
           Patchbay
         </a>
         <span class="top-hint">
@@ -109,6 +112,7 @@ function TokenForm({ onDone, providers }: { onDone: () => void; providers: reado
       <h1>Sign in</h1>
       <p>This Patchbay needs its API token (<code>PATCHBAY_API_TOKEN</code>). Signing in lasts until you sign out or it expires (12 hours unless <code>WEB_SESSION_HOURS</code> says otherwise).</p>
       <label for="token">API token</label>
+      {/* biome-ignore lint/a11y/noAutofocus: the sign-in page has this one field, and typing the token is all there is to do there. */}
       <input id="token" type="password" autocomplete="current-password" required value={token} onInput={(e) => setToken(e.currentTarget.value)} autoFocus />
       {error && (
         <p class="error" role="alert">

@@ -18,7 +18,10 @@ export function ChecksView({ model }: { model: SessionModel; version: number }) 
   const groups = new Map<string, Group>();
   const group = (commit: string, key: string) => {
     let g = groups.get(commit);
-    if (!g) groups.set(commit, (g = { commit, checks: [], verdicts: [], gates: [], ci: [], last: key }));
+    if (!g) {
+      g = { commit, checks: [], verdicts: [], gates: [], ci: [], last: key };
+      groups.set(commit, g);
+    }
     g.last = key;
     return g;
   };

@@ -18,7 +18,11 @@ export function DiffView({ sessionId, pushes }: { sessionId: string; pushes: num
   useEffect(() => {
     let current = true;
     api.diff(sessionId, commit).then(
-      (next) => current && (setDiff(next), setError('')),
+      (next) => {
+        if (!current) return;
+        setDiff(next);
+        setError('');
+      },
       (err: Error) => current && setError(err.message),
     );
     return () => {
@@ -38,16 +42,16 @@ export function DiffView({ sessionId, pushes }: { sessionId: string; pushes: num
           <code>{diff.branch}</code> at <code>{diff.head.slice(0, 10)}</code> against <code>{diff.base.slice(0, 10)}</code>: {diff.files.length} file
           {diff.files.length === 1 ? '' : 's'}, <span class="add">+{additions}</span> <span class="del">−{deletions}</span>
         </div>
-        <div class="commits" role="group" aria-label="Commits">
-          <button class={commit === undefined ? 'chip active' : 'chip'} onClick={() => setCommit(undefined)}>
+        <fieldset class="commits" aria-label="Commits">
+          <button type="button" class={commit === undefined ? 'chip active' : 'chip'} onClick={() => setCommit(undefined)}>
             All changes
           </button>
           {diff.commits.map((c) => (
-            <button class={commit === c.sha ? 'chip active' : 'chip'} title={`${c.author}, ${timeOf(c.at)}`} onClick={() => setCommit(c.sha)}>
+            <button type="button" class={commit === c.sha ? 'chip active' : 'chip'} title={`${c.author}, ${timeOf(c.at)}`} onClick={() => setCommit(c.sha)}>
               <code>{c.sha.slice(0, 7)}</code> {c.subject}
             </button>
           ))}
-        </div>
+        </fieldset>
         {diff.truncated && <p class="muted">The diff is too large to show whole; the files after these are left out.</p>}
       </div>
       {diff.files.map((file) => (
@@ -63,7 +67,7 @@ function FileDiff({ file }: { file: DiffFile }) {
   const lang = languageOf(file.path);
   return (
     <section class="file card" data-path={file.path}>
-      <button class="file-head" aria-expanded={open} onClick={() => setOpen(!open)}>
+      <button type="button" class="file-head" aria-expanded={open} onClick={() => setOpen(!open)}>
         <span class={`fstatus f-${file.status}`}>{file.status}</span>{' '}
         <code class="path">{file.oldPath ? `${file.oldPath} → ${file.path}` : file.path}</code>{' '}
         <span class="add">+{file.additions}</span> <span class="del">−{file.deletions}</span>

@@ -117,13 +117,19 @@ export function KnowledgeView({ repo }: { repo: string | undefined }) {
             <div class="command-row" key={`${kind}-${i}`}>
               <input aria-label={`${title} ${i + 1} name`} class="command-name" value={row.name} placeholder="test" onInput={(e) => edit(kind, i, { name: e.currentTarget.value })} />
               <input aria-label={`${title} ${i + 1} command`} class="command-text" value={row.command} placeholder={placeholder} onInput={(e) => edit(kind, i, { command: e.currentTarget.value })} />
-              <button type="button" class="link" aria-label={`Remove ${title.toLowerCase()} ${i + 1}`} onClick={() => (setState('idle'), setRows({ ...rows, [kind]: rows[kind].filter((_, j) => j !== i) }))}>
+              <button type="button" class="link" aria-label={`Remove ${title.toLowerCase()} ${i + 1}`} onClick={() => {
+                setState('idle');
+                setRows({ ...rows, [kind]: rows[kind].filter((_, j) => j !== i) });
+              }}>
                 Remove
               </button>
               {row.source && <small class="muted source">from {row.source.replace(/^edited by /, 'an edit by ')}</small>}
             </div>
           ))}
-          <button type="button" class="link add" onClick={() => (setState('idle'), setRows({ ...rows, [kind]: [...rows[kind], { name: '', command: '', source: '' }] }))}>
+          <button type="button" class="link add" onClick={() => {
+                setState('idle');
+                setRows({ ...rows, [kind]: [...rows[kind], { name: '', command: '', source: '' }] });
+              }}>
             Add {kind === 'setup' ? 'a setup step' : 'a check'}
           </button>
         </section>
@@ -133,7 +139,10 @@ export function KnowledgeView({ repo }: { repo: string | undefined }) {
         <label for="conventions" class="muted">
           Branch, commit and pull-request conventions; a blank line between entries.
         </label>
-        <textarea id="conventions" rows={5} value={conventions} onInput={(e) => (setState('idle'), setConventions(e.currentTarget.value))} />
+        <textarea id="conventions" rows={5} value={conventions} onInput={(e) => {
+          setState('idle');
+          setConventions(e.currentTarget.value);
+        }} />
       </section>
       {stored.document.instructions.length > 0 && (
         <section class="card">

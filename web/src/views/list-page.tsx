@@ -64,7 +64,10 @@ export function ListPage() {
       <section class="card">
         <div class="list-head">
           <h2>Sessions</h2>
-          <a id="insights-link" href="/insights" onClick={(e) => (e.preventDefault(), navigate('/insights'))}>
+          <a id="insights-link" href="/insights" onClick={(e) => {
+            e.preventDefault();
+            navigate('/insights');
+          }}>
             Insights
           </a>
           <label>
@@ -92,7 +95,10 @@ export function ListPage() {
         <ul id="sessions" class="sessions">
           {list?.sessions.map((s) => (
             <li key={s.id} data-id={s.id}>
-              <a class="title" href={`/sessions/${encodeURIComponent(s.id)}`} onClick={(e) => (e.preventDefault(), navigate(`/sessions/${encodeURIComponent(s.id)}`))}>
+              <a class="title" href={`/sessions/${encodeURIComponent(s.id)}`} onClick={(e) => {
+            e.preventDefault();
+            navigate(`/sessions/${encodeURIComponent(s.id)}`);
+          }}>
                 {s.title}
               </a>
               <StatusBadge status={s.status} />

@@ -77,7 +77,7 @@ export function SessionPage({ id }: { id: string }) {
             {connection === 'open' ? 'live' : 'reconnecting…'}
           </span>
           {stoppable && (
-            <button id="stop" class="danger" onClick={stop}>
+            <button type="button" id="stop" class="danger" onClick={stop}>
               Stop
             </button>
           )}
@@ -90,6 +90,7 @@ export function SessionPage({ id }: { id: string }) {
         <div class="tabs" role="tablist">
           {tabs.map((t, i) => (
             <button
+              type="button"
               role="tab"
               id={`tab-${t.id}`}
               aria-selected={tab === t.id}

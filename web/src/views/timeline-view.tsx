@@ -67,7 +67,7 @@ export function TimelineView({ model, facts, sessionId, older, loadOlder }: Time
   return (
     <div class="timeline" aria-live="polite" aria-relevant="additions">
       {older.more && (
-        <button class="earlier" ref={top} onClick={load} disabled={older.loading}>
+        <button type="button" class="earlier" ref={top} onClick={load} disabled={older.loading}>
           {older.loading ? 'Reading earlier events…' : 'Show earlier events'}
         </button>
       )}
@@ -194,7 +194,7 @@ function ToolCall({ item }: { item: Extract<Item, { kind: 'tool' }> }) {
             <>
               <pre class="output">{full ? output : output.slice(0, OUTPUT_PREVIEW)}</pre>
               {!full && output.length > OUTPUT_PREVIEW && (
-                <button class="link" onClick={() => setFull(true)}>
+                <button type="button" class="link" onClick={() => setFull(true)}>
                   Show all output ({bytes(output.length)})
                 </button>
               )}
@@ -235,7 +235,7 @@ function Question({ item, sessionId, isOpen }: { item: Extract<Item, { kind: 'qu
         item.choices.length > 0 && (
           <div class="choices">
             {item.choices.map((choice) => (
-              <button class={choice === item.recommended ? 'choice recommended' : 'choice'} disabled={sending !== undefined} onClick={() => answer(choice)}>
+              <button type="button" class={choice === item.recommended ? 'choice recommended' : 'choice'} disabled={sending !== undefined} onClick={() => answer(choice)}>
                 {choice}
                 {choice === item.recommended && <span class="rec"> (recommended)</span>}
               </button>
