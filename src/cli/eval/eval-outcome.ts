@@ -24,7 +24,12 @@ export type TaskOutcome = {
   hidden: HiddenTestResult;
   /** Made ready although a hidden test fails: the figure a team most needs to be low. */
   readyWithHiddenFailing: boolean;
+  /** Questions the agent asked (ask_user); the harness's own (a draft to keep, a budget spent) are not counted. */
   questions: number;
+  /** The harness's questions: checks or the verifier still failing, a budget reached. */
+  harnessQuestions: number;
+  /** What the agent and the harness were told in reply, in order. */
+  answers: string[];
   usage: Usage;
   /** List price of every model call (agent and verifier); null when a model's price is unknown. */
   costUsd: number | null;
@@ -39,6 +44,9 @@ export function taskOutcome(input: { task: EvalTask; status: SessionStatus; erro
   let verifiedCommit: string | null = null;
   let readyCommit: string | null = null;
   let questions = 0;
+  let harnessQuestions = 0;
+  const askCalls = new Set<string>();
+  const answers: string[] = [];
   let usage: Usage = { ...zeroUsage };
   let costUsd: number | null = 0;
   for (const { event } of events) {
@@ -52,8 +60,16 @@ export function taskOutcome(input: { task: EvalTask; status: SessionStatus; erro
       case 'review-gate':
         readyCommit = event.reasons.every((reason) => reason === NO_PULL_REQUEST) ? event.commit : null;
         break;
+      case 'tool-start':
+        if (event.name === 'ask_user') askCalls.add(event.callId);
+        break;
       case 'question-asked':
-        questions += 1;
+        // The agent's question is its ask_user call's id; the harness's are its own.
+        if (askCalls.has(event.questionId)) questions += 1;
+        else harnessQuestions += 1;
+        break;
+      case 'question-answered':
+        answers.push(event.text);
         break;
       case 'usage': {
         usage = addUsage(usage, event);
@@ -76,9 +92,11 @@ export function taskOutcome(input: { task: EvalTask; status: SessionStatus; erro
     hidden,
     readyWithHiddenFailing: ready && hidden.outcome !== 'passed',
     questions,
+    harnessQuestions,
+    answers,
     usage,
     costUsd,
-    wallMs: input.wallMs,
+    wallMs: Math.round(input.wallMs),
     error: input.error,
   };
 }
@@ -87,6 +105,7 @@ export function taskOutcome(input: { task: EvalTask; status: SessionStatus; erro
 export type ModelTotals = {
   tasks: number;
   verified: number;
+  ready: number;
   hiddenPassed: number;
   readyWithHiddenFailing: number;
   questions: number;
@@ -100,6 +119,7 @@ export function modelTotals(outcomes: readonly TaskOutcome[]): ModelTotals {
   return {
     tasks: outcomes.length,
     verified: count((o) => o.verified),
+    ready: count((o) => o.ready),
     hiddenPassed: count((o) => o.hidden.outcome === 'passed'),
     readyWithHiddenFailing: count((o) => o.readyWithHiddenFailing),
     questions: outcomes.reduce((sum, o) => sum + o.questions, 0),

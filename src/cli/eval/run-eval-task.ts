@@ -1,6 +1,8 @@
 import { join } from 'node:path';
 import type { Actor } from '../../core/actor.ts';
 import { isTerminal, type SessionStatus } from '../../core/session-status.ts';
+import type { PendingQuestion } from '../../core/session-record.ts';
+import { harnessQuestionCall } from '../../harness/gates/harness-messages.ts';
 import type { Patchbay } from '../../main.ts';
 import { followSession } from '../follow-session.ts';
 import { makeTaskRemote } from './eval-repo.ts';
@@ -46,6 +48,7 @@ export async function runEvalTask(options: { app: Patchbay; task: EvalTask; root
 async function followToEnd(app: Patchbay, sessionId: string, task: EvalTask, actor: Actor, signal: AbortSignal | undefined): Promise<SessionStatus> {
   let final: SessionStatus = 'failed';
   let answers = 0;
+  let budgetReached = false;
   const onAbort = () => void app.service.stop(sessionId, actor);
   signal?.addEventListener('abort', onAbort, { once: true });
   try {
@@ -54,6 +57,7 @@ async function followToEnd(app: Patchbay, sessionId: string, task: EvalTask, act
       store: app.store,
       bus: app.bus,
       onEvent: async ({ event }) => {
+        if (event.type === 'budget-reached') budgetReached = true;
         if (event.type !== 'status-changed') return;
         if (isTerminal(event.to)) final = event.to;
         if (event.to !== 'waiting') return;
@@ -64,7 +68,8 @@ async function followToEnd(app: Patchbay, sessionId: string, task: EvalTask, act
           await app.service.stop(sessionId, actor);
           return;
         }
-        await app.service.sendMessage(sessionId, actor, task.answer ?? question.recommended ?? fallbackAnswer, question.questionId);
+        await app.service.sendMessage(sessionId, actor, answerTo(question, task, budgetReached), question.questionId);
+        budgetReached = false;
       },
       until: ({ event }) => event.type === 'status-changed' && isTerminal(event.to),
     });
@@ -72,4 +77,15 @@ async function followToEnd(app: Patchbay, sessionId: string, task: EvalTask, act
     signal?.removeEventListener('abort', onAbort);
   }
   return final;
+}
+
+/**
+ * The agent's question gets the task's `answer`. The harness's own get what an evaluation wants:
+ * a spent budget stops the task (the budget is part of what is measured), and a change the gates
+ * did not pass is kept as a draft (the recommended choice), so the figures show it as not ready.
+ */
+function answerTo(question: PendingQuestion, task: EvalTask, budgetReached: boolean): string {
+  if (question.toolCallId !== harnessQuestionCall) return task.answer ?? question.recommended ?? fallbackAnswer;
+  if (budgetReached) return 'Stop';
+  return question.recommended ?? fallbackAnswer;
 }
