@@ -94,7 +94,7 @@ describe('patchbay eval', () => {
     expect(result.stdout).toMatch(/^fix-leap-year +bug-fix +yes +yes +failed +YES +0 +\d+ +\$0\.0000 +\d+\.\d s$/m);
     expect(result.stdout).toMatch(/^add-median +feature +no +no +failed +no +0 +\d+ +\$0\.0000 +\d+\.\d s$/m);
     expect(result.stdout).toMatch(/^question-license +needs-question +yes +yes +passed +no +1 +\d+ /m);
-    expect(result.stdout).toMatch(/^total +16 +13\/16 +13\/16 +13\/16 passed +1 +2 +\d+ +\$0\.0000 /m);
+    expect(result.stdout).toMatch(/^total +16 +14\/16 +14\/16 +13\/16 passed +1 +2 +\d+ +\$0\.0000 /m);
     expect(result.stdout).toContain(`Wrote ${json}`);
   });
 

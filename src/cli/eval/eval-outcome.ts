@@ -37,15 +37,25 @@ export type TaskOutcome = {
   error: string | null;
 };
 
-/** Reads one finished session's log into the task's figures. Pure. */
-export function taskOutcome(input: { task: EvalTask; status: SessionStatus; error: string | null; events: readonly StoredEvent[]; hidden: HiddenTestResult; wallMs: number }): TaskOutcome {
+/**
+ * Reads one finished session's log into the task's figures. Pure. `agentQuestionIds`: the questions
+ * that came from the agent's ask_user (the log's question events do not say who asked).
+ */
+export function taskOutcome(input: {
+  task: EvalTask;
+  status: SessionStatus;
+  error: string | null;
+  events: readonly StoredEvent[];
+  agentQuestionIds: ReadonlySet<string>;
+  hidden: HiddenTestResult;
+  wallMs: number;
+}): TaskOutcome {
   const { events, hidden } = input;
   let commit: string | null = null;
   let verifiedCommit: string | null = null;
   let readyCommit: string | null = null;
   let questions = 0;
   let harnessQuestions = 0;
-  const askCalls = new Set<string>();
   const answers: string[] = [];
   let usage: Usage = { ...zeroUsage };
   let costUsd: number | null = 0;
@@ -60,12 +70,8 @@ export function taskOutcome(input: { task: EvalTask; status: SessionStatus; erro
       case 'review-gate':
         readyCommit = event.reasons.every((reason) => reason === NO_PULL_REQUEST) ? event.commit : null;
         break;
-      case 'tool-start':
-        if (event.name === 'ask_user') askCalls.add(event.callId);
-        break;
       case 'question-asked':
-        // The agent's question is its ask_user call's id; the harness's are its own.
-        if (askCalls.has(event.questionId)) questions += 1;
+        if (input.agentQuestionIds.has(event.questionId)) questions += 1;
         else harnessQuestions += 1;
         break;
       case 'question-answered':

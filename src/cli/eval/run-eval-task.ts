@@ -28,7 +28,7 @@ export async function runEvalTask(options: { app: Patchbay; task: EvalTask; root
   const started = await app.service.start({ thread: { source: 'cli' }, actor, text: task.request, repo: remote });
   if (started.kind !== 'started') throw new Error(`could not start a session for eval task ${task.name} (${started.kind})`);
   const sessionId = started.session.id;
-  const status = await followToEnd(app, sessionId, task, actor, options.signal);
+  const { status, agentQuestionIds } = await followToEnd(app, sessionId, task, actor, options.signal);
   const wallMs = performance.now() - startedAt;
   const session = await app.store.get(sessionId);
   const events = await app.store.events(sessionId);
@@ -41,13 +41,14 @@ export async function runEvalTask(options: { app: Patchbay; task: EvalTask; root
     task,
     ...(options.signal && { signal: options.signal }),
   });
-  return taskOutcome({ task, status, error: session?.error ?? null, events, hidden, wallMs });
+  return taskOutcome({ task, status, error: session?.error ?? null, events, agentQuestionIds, hidden, wallMs });
 }
 
-/** Follows the session to its end, answering its questions; the status it ended in. */
-async function followToEnd(app: Patchbay, sessionId: string, task: EvalTask, actor: Actor, signal: AbortSignal | undefined): Promise<SessionStatus> {
+/** Follows the session to its end, answering its questions; the status it ended in, and which questions were the agent's. */
+async function followToEnd(app: Patchbay, sessionId: string, task: EvalTask, actor: Actor, signal: AbortSignal | undefined): Promise<{ status: SessionStatus; agentQuestionIds: Set<string> }> {
   let final: SessionStatus = 'failed';
   let answers = 0;
+  const agentQuestionIds = new Set<string>();
   let budgetReached = false;
   const onAbort = () => void app.service.stop(sessionId, actor);
   signal?.addEventListener('abort', onAbort, { once: true });
@@ -63,6 +64,7 @@ async function followToEnd(app: Patchbay, sessionId: string, task: EvalTask, act
         if (event.to !== 'waiting') return;
         const question = (await app.store.get(sessionId))?.pendingQuestion;
         if (!question) return;
+        if (question.toolCallId !== harnessQuestionCall) agentQuestionIds.add(question.questionId);
         answers += 1;
         if (answers > maxAnswers) {
           await app.service.stop(sessionId, actor);
@@ -76,7 +78,7 @@ async function followToEnd(app: Patchbay, sessionId: string, task: EvalTask, act
   } finally {
     signal?.removeEventListener('abort', onAbort);
   }
-  return final;
+  return { status: final, agentQuestionIds };
 }
 
 /**
