@@ -1,9 +1,10 @@
 import { execFile } from 'node:child_process';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startFakeAnthropic, type AnthropicReply, type AnthropicRequest } from '../fakes/fake-anthropic.ts';
 import { createTestDatabase } from '../helpers/test-database.ts';
 
 const exec = promisify(execFile);
@@ -48,6 +49,31 @@ const expected: Record<string, [boolean, boolean, string, boolean, number, numbe
   'refactor-extract-price': [true, true, 'passed', false, 0, 0],
   'refactor-rename-getuser': [true, true, 'passed', false, 0, 0],
 };
+
+const verdict = (summary: string) => ({
+  relevance: { score: 2, reason: 'As asked.' },
+  completeness: { score: 2, reason: 'All of it.' },
+  correctness: { score: 2, reason: 'The check passes and the rule is whole.' },
+  scope: { score: 2, reason: 'Only dates.js.' },
+  summary,
+});
+
+/** A model that fixes isLeapYear() whole, and as the verifier passes it. */
+function leapYearModel(request: AnthropicRequest): AnthropicReply {
+  if (request.tools?.some((t) => t.name === 'record_verdict')) {
+    return { content: [{ type: 'tool_use', name: 'record_verdict', input: verdict('Implements the Gregorian rule.') }] };
+  }
+  const turn = request.messages.filter((m) => m.role === 'assistant').length;
+  if (turn === 0) {
+    return {
+      content: [
+        { type: 'text', text: 'The Gregorian rule has century exceptions.' },
+        { type: 'tool_use', name: 'edit_file', input: { path: 'dates.js', old_string: 'return year > 0;', new_string: 'return year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);' } },
+      ],
+    };
+  }
+  return { content: [{ type: 'text', text: 'isLeapYear() now follows the Gregorian calendar, centuries included.' }] };
+}
 
 describe('patchbay eval', () => {
   let database: Awaited<ReturnType<typeof createTestDatabase>>;
@@ -96,6 +122,35 @@ describe('patchbay eval', () => {
     expect(result.stdout).toMatch(/^question-license +needs-question +yes +yes +passed +no +1 +\d+ /m);
     expect(result.stdout).toMatch(/^total +16 +14\/16 +14\/16 +13\/16 passed +1 +2 +\d+ +\$0\.0000 /m);
     expect(result.stdout).toContain(`Wrote ${json}`);
+  });
+
+  it('compares models named with --model: a real provider adapter against the Anthropic API\'s loopback fake, priced, never shown the hidden tests', { timeout: 180_000 }, async () => {
+    const suite = join(dir, 'one-task');
+    await cp('eval/tasks/fix-leap-year', join(suite, 'fix-leap-year'), { recursive: true });
+    const fake = await startFakeAnthropic({ script: leapYearModel, apiKey: 'test-anthropic-key' });
+    try {
+      const json = join(dir, 'two-models.json');
+      const result = await patchbay(['eval', '--suite', suite, '--model', 'scripted', '--model', 'anthropic:claude-sonnet-4-6', '--json', json], { ...env, ANTHROPIC_API_KEY: 'test-anthropic-key', ANTHROPIC_BASE_URL: fake.baseUrl }, 160_000);
+      expect(result.stderr).toBe('');
+      expect(result.code).toBe(0);
+      expect(fake.rejections).toEqual([]);
+      const report = JSON.parse(await readFile(json, 'utf8')) as Report;
+      expect(report.models.map((m) => m.model)).toEqual(['scripted', 'anthropic:claude-sonnet-4-6']);
+      const [scripted, claude] = report.models.map((m) => m.tasks[0]!);
+      // The scripted play misses the century rule; this model's fix does not.
+      expect([scripted!.ready, scripted!.hidden.outcome, scripted!.readyWithHiddenFailing]).toEqual([true, 'failed', true]);
+      expect([claude!.verified, claude!.ready, claude!.hidden.outcome, claude!.readyWithHiddenFailing]).toEqual([true, true, 'passed', false]);
+      // Every call went to the named model, and its list price is counted.
+      expect(new Set(fake.calls.map((c) => c.body.model))).toEqual(new Set(['claude-sonnet-4-6']));
+      expect(claude!.costUsd).toBeGreaterThan(0);
+      expect(claude!.usage.inputTokens).toBe(fake.calls.reduce((sum, c) => sum + (c.usage?.input_tokens ?? 0) + (c.usage?.cache_read_input_tokens ?? 0) + (c.usage?.cache_creation_input_tokens ?? 0), 0));
+      // Neither the agent nor the verifier ever saw the hidden tests.
+      expect(JSON.stringify(fake.calls.map((c) => c.body))).not.toContain('unless divisible by 400');
+      expect(result.stdout).toContain('Models compared');
+      expect(result.stdout).toMatch(/^anthropic:claude-sonnet-4-6 +1 +1\/1 +1\/1 +1\/1 passed +0 +0 +\d+ +\$\d+\.\d{4} /m);
+    } finally {
+      await fake.close();
+    }
   });
 
   it('refuses a malformed task with its path and what is wrong, before anything runs', async () => {
