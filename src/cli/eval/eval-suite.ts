@@ -23,9 +23,8 @@ export type EvalTask = z.infer<typeof TaskFile> & {
   /** Host path of the task's directory (`repo/`, `hidden/`, `task.json`, `scenario.json`). */
   dir: string;
   /** The scripted model's play for this task (`scenario.json`), when the task ships one. */
-  scenario?: ScriptedScenario;
+  scenario?: z.infer<typeof ScriptedScenario>;
 };
-type ScriptedScenario = z.infer<typeof ScriptedScenario>;
 
 const TASK_NAME = /^[a-z0-9][a-z0-9-]{0,63}$/;
 
