@@ -3,7 +3,8 @@ import { execFileSync } from 'node:child_process';
 import { lstatSync, mkdirSync } from 'node:fs';
 import { enableCompileCache } from 'node:module';
 import { tmpdir, userInfo } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { releaseExitHooks } from '../db/embedded-postgres.ts';
 import { parseArgs } from 'node:util';
 import type { Actor } from './core/actor.ts';
@@ -22,6 +23,9 @@ Usage:
   patchbay run --repo <url|path> [--base <branch>] "<task>"
                                                run one task here and stream its progress
   patchbay demo                                run a scripted session on a temporary repo (no keys needed)
+  patchbay eval [--model <provider[:model]>]... [--suite <dir>] [--json <file>]
+                                               run a suite of tasks with hidden tests and compare models
+                                               (see docs/eval.md)
   patchbay doctor                              check the configuration and every configured service
   patchbay help
 
@@ -83,6 +87,8 @@ async function main(argv: string[]): Promise<number> {
       releaseExitHooks(['SIGINT', 'SIGTERM', 'SIGHUP']);
       return runDemo({ config: loadConfig(process.env), actor: localActor() });
     }
+    case 'eval':
+      return evalCommand(rest);
     case undefined:
     case 'help':
     case '--help':
@@ -93,6 +99,59 @@ async function main(argv: string[]): Promise<number> {
       process.stderr.write(`Unknown command "${command}".\n\n${usage}\n`);
       return 2;
   }
+}
+
+/** `patchbay eval`: each `--model` selects MODEL_PROVIDER and MODEL over the environment; none: the configured model. */
+async function evalCommand(args: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args,
+    options: { model: { type: 'string', multiple: true }, suite: { type: 'string' }, json: { type: 'string' } },
+    allowPositionals: true,
+  });
+  if (positionals.length > 0) {
+    process.stderr.write(`patchbay eval takes no task text (the suite holds the tasks); got "${positionals.join(' ')}".\n\n${usage}\n`);
+    return 2;
+  }
+  const { parseModelSpec, modelEnv } = await import('./cli/eval/model-spec.ts');
+  const { runEval } = await import('./cli/eval/run-eval.ts');
+  const specs = (values.model ?? []).map(parseModelSpec);
+  const models = specs.length
+    ? specs.map((spec) => ({ label: spec.model ? `${spec.provider}:${spec.model}` : spec.provider, config: loadConfig(modelEnv(process.env, spec)) }))
+    : [{ label: process.env.MODEL ? `${process.env.MODEL_PROVIDER ?? 'scripted'}:${process.env.MODEL}` : (process.env.MODEL_PROVIDER ?? 'scripted'), config: loadConfig(process.env) }];
+  const config = models[0]!.config;
+  return runEval({
+    signal: stopOnSignal(),
+    models,
+    suiteDir: values.suite ? resolve(values.suite) : fileURLToPath(new URL('../eval/tasks', import.meta.url)),
+    ...(values.json && { jsonPath: resolve(values.json) }),
+    actor: localActor(),
+    log: createLogger(process.env.LOG_LEVEL ?? 'warn', process.stderr, configuredSecrets(config)),
+    out: process.stdout,
+  });
+}
+
+/**
+ * The first Ctrl-C (or SIGTERM, SIGHUP) stops the running task and prints the figures so far;
+ * a second one exits at once. embedded-postgres would otherwise exit mid-task.
+ */
+function stopOnSignal(): AbortSignal {
+  const stop = new AbortController();
+  const signals = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+  releaseExitHooks(signals);
+  const again = repeatedSignals();
+  for (const signal of signals) {
+    process.on(signal, () => {
+      const seen = again(signal);
+      if (seen === 'echo') return;
+      if (seen === 'again') {
+        process.stderr.write(`patchbay: ${signal} again; exiting without the figures\n`);
+        process.exit(130);
+      }
+      process.stderr.write('patchbay: stopping the running task; the figures so far follow (send the signal again to exit at once)\n');
+      stop.abort();
+    });
+  }
+  return stop.signal;
 }
 
 /**

@@ -21,6 +21,7 @@ function agent(messages: readonly ModelMessage[]): ScriptedTurn {
   const all = texts.join('\n');
   if (all.includes('try another approach')) return step(write('add.js', 'module.exports = (a, b) => a + b;\n'), { text: 'Fixed add another way.' });
   if (all.includes('outside please')) return step(write('add.js', 'module.exports = (a, b) => b - a;\n'), { text: 'I could not fix it.\nOUTSIDE-TASK: the test needs a database this sandbox does not have' });
+  if (all.includes('nothing new please')) return rounds === 0 ? step(write('add.js', 'module.exports = (a, b) => b - a;\n'), { text: 'Fixed add.' }) : { text: 'I have nothing more to change.' };
   if (all.includes('rounds please')) return step(write('add.js', `module.exports = (a, b) => a - b + ${Math.min(rounds, 3)};\n`), { text: `Attempt ${rounds}.` });
   if (all.includes('Redesign')) return step({ text: 'Plan: split add.js into a module per operation. Shall I go ahead?' });
   if (all.includes('budget please')) return step(...Array.from({ length: 8 }, (_, i) => write(`notes-${i}.md`, `note ${i}\n`)), { text: 'Wrote notes.' });
@@ -64,6 +65,7 @@ describe('bounded check-fix loops, gate answers, plan-first and check time limit
   let slow: RemoteFixture;
   let app: PatchbayFixture;
   const model = recording();
+  const cleanups: (() => Promise<void>)[] = [];
 
   beforeAll(async () => {
     calc = await repoWith('node test.js');
@@ -74,6 +76,7 @@ describe('bounded check-fix loops, gate answers, plan-first and check time limit
     await app?.dispose();
     await calc?.cleanup();
     await slow?.cleanup();
+    for (const cleanup of cleanups) await cleanup();
   });
 
   it('asks at once when the agent says the failure is outside the task, and goes on after "No, try another approach"', { timeout: 240_000 }, async () => {
@@ -109,6 +112,21 @@ describe('bounded check-fix loops, gate answers, plan-first and check time limit
     expect(waiting.pendingQuestion?.question).toContain('the checks failed in 2 rounds of fixes');
     const events = await app.store.events(id);
     expect(of(events, 'check-finished').filter((c) => c.phase === 'check').map((c) => c.outcome)).toEqual(['failed', 'failed']);
+    expect(fromHarness(events, 'checks on your commit')).toHaveLength(1);
+  });
+
+  it('asks people when the agent finishes again with no new commit and the same checks fail, instead of sending it back again', { timeout: 240_000 }, async () => {
+    // Each run of its check prints something new (as node --test's timings do), so only the commit tells.
+    const varying = await repoWith(`node -e "console.log('run', Math.random().toString(36).replace(/[0-9a-f.]/g, ''))" && node test.js`);
+    cleanups.push(() => varying.cleanup());
+    const id = await start(app, varying, 'Fix add in add.js so 2 + 3 is 5, nothing new please');
+    const waiting = await waitForStatus(app, id, ['waiting', 'completed', 'failed'], 200_000);
+    expect(waiting.status).toBe('waiting');
+    expect(waiting.pendingQuestion?.question).toContain('the same checks failed again with nothing new');
+    const events = await app.store.events(id);
+    const checks = of(events, 'check-finished').filter((c) => c.phase === 'check');
+    expect(checks.map((c) => c.outcome)).toEqual(['failed', 'failed']);
+    expect(checks[1]!.commit).toBe(checks[0]!.commit);
     expect(fromHarness(events, 'checks on your commit')).toHaveLength(1);
   });
 

@@ -193,8 +193,10 @@ export async function gateCommit(ctx: GateContext, input: { commit: string; base
     const outside = extractOutside(input.summary);
     const rounds = checkRounds(recent) + 1;
     const maxRounds = ctx.gates.maxCheckRounds ?? defaultMaxCheckRounds;
+    // The same commit again: the agent finished without committing anything, however its log differs.
+    const again = recent.some(({ event }) => event.type === 'check-finished' && event.phase === 'check' && event.commit === commit && event.outcome !== 'passed');
     if (outside) stuck = `the agent says the failure is outside the task: ${outside}`;
-    else if (earlier.has(signature)) stuck = 'the same checks failed again with nothing new';
+    else if (again || earlier.has(signature)) stuck = 'the same checks failed again with nothing new';
     else if (rounds >= maxRounds) stuck = `the checks failed in ${rounds} rounds of fixes, the most a request gets before people decide`;
     else {
       await tellAgent(ctx, [

@@ -1,0 +1,2 @@
+#!/bin/sh
+grep -q '^# Changelog' CHANGELOG.md && echo 'changelog has its title'

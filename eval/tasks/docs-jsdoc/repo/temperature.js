@@ -1,0 +1,3 @@
+export function toCelsius(fahrenheit) {
+  return ((fahrenheit - 32) * 5) / 9;
+}

@@ -1,0 +1,2 @@
+#!/bin/sh
+grep -q 'export function greet' app.js && echo 'greet() is exported'

@@ -1,0 +1,2 @@
+#!/bin/sh
+grep -q version index.js && echo 'index.js is there'

@@ -1,0 +1,5 @@
+import { getUsr } from './users.js';
+
+export function greetUser(id) {
+  return `Hello, ${getUsr(id)}!`;
+}
