@@ -2,7 +2,13 @@ import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts', 'src/**/*.test.ts', 'integrations/**/*.test.ts', 'sandbox/**/*.test.ts', 'db/**/*.test.ts'],
+    include: [
+      'test/**/*.test.ts',
+      'src/**/*.test.ts',
+      'integrations/**/*.test.ts',
+      'sandbox/**/*.test.ts',
+      'db/**/*.test.ts',
+    ],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',

@@ -10,7 +10,10 @@ import type { NewEvent, TranscriptEntry } from '../src/core/run-log.ts';
  * whole) so the runner does the same work against it; only the database round trips are gone.
  */
 export function createMemoryRunnerStore(): RunnerLog & { create(id: string, prompt: string, requester: Actor): void } {
-  const sessions = new Map<string, { record: SessionRecord; events: StoredEvent[]; keys: Set<string>; transcript: TranscriptEntry[] }>();
+  const sessions = new Map<
+    string,
+    { record: SessionRecord; events: StoredEvent[]; keys: Set<string>; transcript: TranscriptEntry[] }
+  >();
 
   const must = (id: string) => {
     const s = sessions.get(id);
@@ -68,11 +71,16 @@ export function createMemoryRunnerStore(): RunnerLog & { create(id: string, prom
     async events(id, options = {}) {
       const after = options.afterSeq ?? 0;
       const types = options.types?.length ? new Set(options.types) : undefined;
-      return copy(must(id).events.filter((e) => e.seq > after && (!types || types.has(e.event.type))).slice(0, options.limit ?? 10_000));
+      return copy(
+        must(id)
+          .events.filter((e) => e.seq > after && (!types || types.has(e.event.type)))
+          .slice(0, options.limit ?? 10_000),
+      );
     },
     async commitStep(id, step) {
       const s = must(id);
-      for (const m of step.messages ?? []) s.transcript.push({ idx: s.transcript.length, message: copy(m.message), eventSeq: m.eventSeq ?? null });
+      for (const m of step.messages ?? [])
+        s.transcript.push({ idx: s.transcript.length, message: copy(m.message), eventSeq: m.eventSeq ?? null });
       const stored = append(id, step.events ?? []);
       if (step.usage) {
         const u = s.record.usage;

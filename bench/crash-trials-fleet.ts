@@ -44,7 +44,11 @@ export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export const terminal = (s: SessionRecord) => ['completed', 'failed', 'cancelled'].includes(s.status);
 
 /** Polls `check` until it gives a value (errors count as not yet), or undefined after `timeoutMs`. */
-export async function until<T>(check: () => Promise<T | undefined | false>, timeoutMs: number, everyMs = 25): Promise<T | undefined> {
+export async function until<T>(
+  check: () => Promise<T | undefined | false>,
+  timeoutMs: number,
+  everyMs = 25,
+): Promise<T | undefined> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     const value = await check().catch(() => undefined);
@@ -77,14 +81,26 @@ export async function startFleet(options: { root: string; env: Record<string, st
     QUEUE_MONITOR_SECONDS: '1',
     RUN_LEASE_SECONDS: String(LEASE_SECONDS),
   };
-  const start = (command: 'api' | 'worker', name: string) => startPatchbayProcess(command, { ...env, DATA_DIR: join(options.root, name), ...(command === 'api' && { PORT: '0' }) });
-  const [api, worker1, worker2] = await Promise.all([start('api', 'fleet-api'), start('worker', 'fleet-worker1'), start('worker', 'fleet-worker2')]);
+  const start = (command: 'api' | 'worker', name: string) =>
+    startPatchbayProcess(command, {
+      ...env,
+      DATA_DIR: join(options.root, name),
+      ...(command === 'api' && { PORT: '0' }),
+    });
+  const [api, worker1, worker2] = await Promise.all([
+    start('api', 'fleet-api'),
+    start('worker', 'fleet-worker1'),
+    start('worker', 'fleet-worker2'),
+  ]);
   const fleet: Fleet = { root: options.root, api, workers: [worker1, worker2], proxy, database };
   const all = [api, worker1, worker2];
   return {
     trial: (kind: FleetKind, repoUrl: string) => fleetTrial(fleet, kind, repoUrl),
     /** Processes that ended on their own during the trials, with their last lines. */
-    crashed: () => all.filter((p) => p.child.exitCode !== null || p.child.signalCode !== null).map((p) => `pid ${p.pid}: ${JSON.stringify(p.lines().slice(-3))}`),
+    crashed: () =>
+      all
+        .filter((p) => p.child.exitCode !== null || p.child.signalCode !== null)
+        .map((p) => `pid ${p.pid}: ${JSON.stringify(p.lines().slice(-3))}`),
     async stop() {
       for (const p of all) {
         p.child.kill('SIGCONT');
@@ -102,30 +118,63 @@ export async function startFleet(options: { root: string; env: Record<string, st
 async function fleetTrial(fleet: Fleet, kind: FleetKind, repoUrl: string): Promise<FleetTrial> {
   const { id } = await call<{ id: string }>(fleet, '/api/sessions', {
     method: 'POST',
-    body: JSON.stringify({ repo: repoUrl, prompt: 'Write the three parts', author: { name: 'Trial', email: 'trial@example.com' } }),
+    body: JSON.stringify({
+      repo: repoUrl,
+      prompt: 'Write the three parts',
+      author: { name: 'Trial', email: 'trial@example.com' },
+    }),
   });
   // The worker whose workspace the long command is writing in.
-  const holder = await until(async () => [1, 2].find((n) => existsSync(join(fleet.root, `fleet-worker${n}`, 'workspaces', id, 'part-a.txt'))), 120_000, 5);
+  const holder = await until(
+    async () => [1, 2].find((n) => existsSync(join(fleet.root, `fleet-worker${n}`, 'workspaces', id, 'part-a.txt'))),
+    120_000,
+    5,
+  );
   if (holder === undefined) throw new Error(`the session ${id} never ran its command on a worker`);
-  const measured = kind === 'pause-past-lease' ? await pausePastLease(fleet, id, fleet.workers[holder - 1]!) : await databaseOutage(fleet, id);
-  const done = await until(async () => {
-    const s = await sessionOf(fleet, id);
-    return terminal(s) && s;
-  }, 180_000, 100);
+  const measured =
+    kind === 'pause-past-lease'
+      ? await pausePastLease(fleet, id, fleet.workers[holder - 1]!)
+      : await databaseOutage(fleet, id);
+  const done = await until(
+    async () => {
+      const s = await sessionOf(fleet, id);
+      return terminal(s) && s;
+    },
+    180_000,
+    100,
+  );
   const session = done ?? (await sessionOf(fleet, id));
-  return { kind, outcome: done ? session.status : 'stuck', events: await eventsOf(fleet, id), session, ...measured, ...(session.error && { error: session.error }) };
+  return {
+    kind,
+    outcome: done ? session.status : 'stuck',
+    events: await eventsOf(fleet, id),
+    session,
+    ...measured,
+    ...(session.error && { error: session.error }),
+  };
 }
 
-async function pausePastLease(fleet: Fleet, id: string, paused: Proc): Promise<Pick<FleetTrial, 'recoveryMs' | 'landedAfterResume'>> {
+async function pausePastLease(
+  fleet: Fleet,
+  id: string,
+  paused: Proc,
+): Promise<Pick<FleetTrial, 'recoveryMs' | 'landedAfterResume'>> {
   process.kill(paused.pid, 'SIGSTOP');
   const pausedAt = Date.now();
-  const resumed = await until(async () => (await eventsOf(fleet, id)).find((e) => e.event.type === 'run-resumed'), (LEASE_SECONDS + 60) * 1000, 100);
+  const resumed = await until(
+    async () => (await eventsOf(fleet, id)).find((e) => e.event.type === 'run-resumed'),
+    (LEASE_SECONDS + 60) * 1000,
+    100,
+  );
   await until(async () => terminal(await sessionOf(fleet, id)), 180_000, 100);
   const before = (await eventsOf(fleet, id)).length;
   process.kill(paused.pid, 'SIGCONT');
   // Long enough for the woken worker to try its next steps (the result, next turns, push, PR).
   await sleep(8_000);
-  return { ...(resumed && { recoveryMs: Date.parse(resumed.at) - pausedAt }), landedAfterResume: (await eventsOf(fleet, id)).length - before };
+  return {
+    ...(resumed && { recoveryMs: Date.parse(resumed.at) - pausedAt }),
+    landedAfterResume: (await eventsOf(fleet, id)).length - before,
+  };
 }
 
 async function databaseOutage(fleet: Fleet, id: string): Promise<Pick<FleetTrial, 'recoveryMs'>> {
@@ -133,6 +182,10 @@ async function databaseOutage(fleet: Fleet, id: string): Promise<Pick<FleetTrial
   await sleep((Math.max(HEARTBEAT_SECONDS, LEASE_SECONDS) + 5) * 1000);
   fleet.proxy.restore();
   const backAt = Date.now();
-  const first = await until(async () => (await eventsOf(fleet, id)).find((e) => Date.parse(e.at) >= backAt - 200), 120_000, 100);
+  const first = await until(
+    async () => (await eventsOf(fleet, id)).find((e) => Date.parse(e.at) >= backAt - 200),
+    120_000,
+    100,
+  );
   return first ? { recoveryMs: Date.parse(first.at) - backAt } : {};
 }

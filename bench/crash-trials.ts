@@ -29,9 +29,22 @@ import type { SessionRecord } from '../src/core/session-record.ts';
 import { sleep, startFleet, terminal, until, type FleetKind } from './crash-trials-fleet.ts';
 import { startFakeGitHub } from '../test/fakes/fake-github.ts';
 import { createRemote, git } from '../test/git/git-fixture.ts';
-import { linesAboveInfo, startServer as startServerProcess, type LogLine, type ServerProcess } from '../test/helpers/server-process.ts';
+import {
+  linesAboveInfo,
+  startServer as startServerProcess,
+  type LogLine,
+  type ServerProcess,
+} from '../test/helpers/server-process.ts';
 
-const { values } = parseArgs({ options: { trials: { type: 'string', default: '30' }, seed: { type: 'string', default: '1' }, kinds: { type: 'string' }, grace: { type: 'string', default: '3' }, verbose: { type: 'boolean', default: false } } });
+const { values } = parseArgs({
+  options: {
+    trials: { type: 'string', default: '30' },
+    seed: { type: 'string', default: '1' },
+    kinds: { type: 'string' },
+    grace: { type: 'string', default: '3' },
+    verbose: { type: 'boolean', default: false },
+  },
+});
 const trialCount = Number(values.trials);
 let seed = Number(values.seed);
 const random = () => {
@@ -123,14 +136,23 @@ const owner = 'trial-org';
 await github.addRepo(owner, 'work', remote.remote, 77);
 const bare = github.repo(owner, 'work').gitDir;
 const repoUrl = `${github.gitUrl}/${owner}/work`;
-const remoteBranch = async (branch: string) => (await git(bare, 'for-each-ref', '--format=%(objectname)', `refs/heads/${branch}`).catch(() => '')).trim();
+const remoteBranch = async (branch: string) =>
+  (await git(bare, 'for-each-ref', '--format=%(objectname)', `refs/heads/${branch}`).catch(() => '')).trim();
 const dataDir = join(root, 'data');
 const scenarioPath = join(root, 'scenario.json');
 await writeFile(
   scenarioPath,
   JSON.stringify({
     turns: [
-      { toolCalls: [{ id: 'call_work', name: 'run_shell', input: { command: `echo a >> part-a.txt; sleep 2 # ${token}\necho b >> part-b.txt`, timeout_seconds: 120 } }] },
+      {
+        toolCalls: [
+          {
+            id: 'call_work',
+            name: 'run_shell',
+            input: { command: `echo a >> part-a.txt; sleep 2 # ${token}\necho b >> part-b.txt`, timeout_seconds: 120 },
+          },
+        ],
+      },
       { toolCalls: [{ id: 'call_more', name: 'write_file', input: { path: 'part-c.txt', content: 'c\n' } }] },
       { text: 'All parts written.' },
     ],
@@ -167,7 +189,8 @@ const api = async <T>(server: ServerProcess, path: string, init?: RequestInit): 
   if (!response.ok) throw new Error(`${path}: ${response.status} ${await response.text()}`);
   return (await response.json()) as T;
 };
-const events = (server: ServerProcess, id: string) => api<StoredEvent[]>(server, `/api/sessions/${id}/events?format=json`);
+const events = (server: ServerProcess, id: string) =>
+  api<StoredEvent[]>(server, `/api/sessions/${id}/events?format=json`);
 
 const postmasterPid = () => Number(readFileSync(join(dataDir, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[0]);
 const workspaceHead = (id: string, branch: string) => {
@@ -230,7 +253,9 @@ function duplicatesIn(log: StoredEvent[]): string[] {
 
 let server = await startServer(env);
 const started = Date.now();
-const loadAtStart = loadavg().map((x) => x.toFixed(1)).join(' ');
+const loadAtStart = loadavg()
+  .map((x) => x.toFixed(1))
+  .join(' ');
 const trials: Trial[] = [];
 
 // A run with no kill first: how long a session takes, for the random kill moments.
@@ -244,7 +269,11 @@ const baselineMs = baselineDone ? Date.parse(baselineDone.updatedAt) - Date.pars
 async function runSession(target: ServerProcess): Promise<string> {
   const { id } = await api<{ id: string }>(target, '/api/sessions', {
     method: 'POST',
-    body: JSON.stringify({ repo: repoUrl, prompt: 'Write the three parts', author: { name: 'Trial', email: 'trial@example.com' } }),
+    body: JSON.stringify({
+      repo: repoUrl,
+      prompt: 'Write the three parts',
+      author: { name: 'Trial', email: 'trial@example.com' },
+    }),
   });
   return id;
 }
@@ -254,7 +283,9 @@ async function pushedWork(branch: string | null): Promise<{ workComplete: boolea
   if (!branch) return { workComplete: false, effectsTwice: 0 };
   const tip = await remoteBranch(branch);
   if (!tip) return { workComplete: false, effectsTwice: 0 };
-  const shown = await Promise.all(['part-a.txt', 'part-b.txt', 'part-c.txt'].map((file) => git(bare, 'show', `${tip}:${file}`).catch(() => '')));
+  const shown = await Promise.all(
+    ['part-a.txt', 'part-b.txt', 'part-c.txt'].map((file) => git(bare, 'show', `${tip}:${file}`).catch(() => '')),
+  );
   return {
     workComplete: shown[0] === 'a' && shown[1] === 'b' && shown[2] === 'c',
     effectsTwice: shown.filter((text) => text.split('\n').filter(Boolean).length > 1).length,
@@ -262,7 +293,9 @@ async function pushedWork(branch: string | null): Promise<{ workComplete: boolea
 }
 
 let fleet: Awaited<ReturnType<typeof startFleet>> | undefined;
-const fleetEnv = Object.fromEntries(Object.entries(env).filter(([key]) => !['DATA_DIR', 'PORT', 'SHUTDOWN_GRACE_SECONDS'].includes(key)));
+const fleetEnv = Object.fromEntries(
+  Object.entries(env).filter(([key]) => !['DATA_DIR', 'PORT', 'SHUTDOWN_GRACE_SECONDS'].includes(key)),
+);
 
 for (const [index, kind] of kinds.entries()) {
   if (fleetKinds.includes(kind)) {
@@ -294,7 +327,10 @@ for (const [index, kind] of kinds.entries()) {
   let expectedExit = false;
   const watched = server;
   void watched.exited.then(() => {
-    if (!expectedExit) crashed = linesAboveInfo(watched.lines()).slice(-5).map((l) => l.raw ?? `${String(l.msg)} ${JSON.stringify(l.err ?? '').slice(0, 200)}`);
+    if (!expectedExit)
+      crashed = linesAboveInfo(watched.lines())
+        .slice(-5)
+        .map((l) => l.raw ?? `${String(l.msg)} ${JSON.stringify(l.err ?? '').slice(0, 200)}`);
   });
   const has = async (type: string) => (await events(server, id)).some((e) => e.event.type === type);
   let restartNeeded = true;
@@ -305,17 +341,24 @@ for (const [index, kind] of kinds.entries()) {
   const victim = server;
 
   const branchOf = async () => {
-    const ready = await until(async () => (await events(server, id)).find((e) => e.event.type === 'workspace-ready'), 120_000);
+    const ready = await until(
+      async () => (await events(server, id)).find((e) => e.event.type === 'workspace-ready'),
+      120_000,
+    );
     return ready?.event.type === 'workspace-ready' ? ready.event.branch : '';
   };
   /** Until the workspace's branch moved past its base but the push has not reached GitHub. */
   const committedNotPushed = async () => {
     const branch = await branchOf();
     const baseHead = workspaceHead(id, branch);
-    await until(async () => {
-      const head = workspaceHead(id, branch);
-      return head !== '' && head !== baseHead && (await remoteBranch(branch)) === '';
-    }, 120_000, 5);
+    await until(
+      async () => {
+        const head = workspaceHead(id, branch);
+        return head !== '' && head !== baseHead && (await remoteBranch(branch)) === '';
+      },
+      120_000,
+      5,
+    );
   };
   /** SIGTERM to the server (an orchestrator), or SIGINT to its whole group (a terminal's Ctrl-C). */
   const sigterm = async (how: 'sigterm' | 'ctrl-c' = 'sigterm') => {
@@ -330,10 +373,16 @@ for (const [index, kind] of kinds.entries()) {
     databaseLeft = alive(database);
     const above = linesAboveInfo(victim.lines().slice(shutdownFrom));
     aboveInfo = above.length;
-    for (const l of above) process.stderr.write(`  above info at SIGTERM: ${l.raw ?? `${String(l.msg)} ${JSON.stringify(l.err ?? '').slice(0, 300)}`}\n`);
+    for (const l of above)
+      process.stderr.write(
+        `  above info at SIGTERM: ${l.raw ?? `${String(l.msg)} ${JSON.stringify(l.err ?? '').slice(0, 300)}`}\n`,
+      );
     // A slow shutdown: say what it was doing.
     if (shutdownMs > 10_000 || values.verbose) {
-      for (const l of victim.lines().slice(shutdownFrom)) process.stderr.write(`    ${typeof l.time === 'number' ? l.time - signalled : '?'} ms: ${l.raw ?? `${String(l.msg)}${l.sessions ? ` ${JSON.stringify(l.sessions)}` : ''}`}\n`);
+      for (const l of victim.lines().slice(shutdownFrom))
+        process.stderr.write(
+          `    ${typeof l.time === 'number' ? l.time - signalled : '?'} ms: ${l.raw ?? `${String(l.msg)}${l.sessions ? ` ${JSON.stringify(l.sessions)}` : ''}`}\n`,
+        );
     }
   };
 
@@ -357,10 +406,14 @@ for (const [index, kind] of kinds.entries()) {
     case 'kill-after-push': {
       // GitHub has the branch, the log does not say so yet (branch-pushed is written after the push).
       const branch = await branchOf();
-      await until(async () => {
-        const tip = await remoteBranch(branch);
-        return tip !== '' && tip === workspaceHead(id, branch);
-      }, 120_000, 5);
+      await until(
+        async () => {
+          const tip = await remoteBranch(branch);
+          return tip !== '' && tip === workspaceHead(id, branch);
+        },
+        120_000,
+        5,
+      );
       expectedExit = true;
       victim.child.kill('SIGKILL');
       break;
@@ -376,7 +429,10 @@ for (const [index, kind] of kinds.entries()) {
         await victim.exited;
         killed();
       };
-      await Promise.race([landed, until(async () => terminal(await api<SessionRecord>(server, `/api/sessions/${id}`)), 180_000, 100)]);
+      await Promise.race([
+        landed,
+        until(async () => terminal(await api<SessionRecord>(server, `/api/sessions/${id}`)), 180_000, 100),
+      ]);
       github.hooks.beforePullCreate = undefined;
       if (!expectedExit) restartNeeded = false;
       break;
@@ -463,17 +519,25 @@ for (const [index, kind] of kinds.entries()) {
       listening: at((l) => String(l.msg).startsWith('Server listening')),
     };
   }
-  let done = await until(async () => {
-    const s = await api<SessionRecord>(server, `/api/sessions/${id}`);
-    return terminal(s) && s;
-  }, 180_000, 100);
+  let done = await until(
+    async () => {
+      const s = await api<SessionRecord>(server, `/api/sessions/${id}`);
+      return terminal(s) && s;
+    },
+    180_000,
+    100,
+  );
   if (!done && server.child.exitCode !== null) {
     // Crashed after the restart: restart once more so the table can still read the log.
     server = await startServer(env);
-    done = await until(async () => {
-      const s = await api<SessionRecord>(server, `/api/sessions/${id}`);
-      return terminal(s) && s;
-    }, 180_000, 100);
+    done = await until(
+      async () => {
+        const s = await api<SessionRecord>(server, `/api/sessions/${id}`);
+        return terminal(s) && s;
+      },
+      180_000,
+      100,
+    );
   }
   const session = done ?? (await api<SessionRecord>(server, `/api/sessions/${id}`));
   const log = await events(server, id);
@@ -500,7 +564,9 @@ for (const [index, kind] of kinds.entries()) {
     ...(databaseLeft !== undefined && { databaseLeft }),
   });
   const t = trials.at(-1)!;
-  if (values.verbose && t.outcome !== 'completed') for (const l of server.lines().filter((l) => JSON.stringify(l).includes(id) || JSON.stringify(l).includes('lock'))) process.stderr.write(`    ${JSON.stringify(l).slice(0, 400)}\n`);
+  if (values.verbose && t.outcome !== 'completed')
+    for (const l of server.lines().filter((l) => JSON.stringify(l).includes(id) || JSON.stringify(l).includes('lock')))
+      process.stderr.write(`    ${JSON.stringify(l).slice(0, 400)}\n`);
   process.stderr.write(
     `trial ${index + 1}/${kinds.length} ${kind}: ${t.outcome}${t.crashed ? ' (server crashed)' : ''}, ${t.duplicates.length} dup, ${t.gaps} gaps, work ${t.workComplete ? 'pushed' : 'MISSING'}, ${t.effectsTwice} effects twice, ${t.prs} PR${t.prRecorded ? '' : ' (not in the log)'}` +
       `${t.recoveryMs !== undefined ? `, resumed ${t.recoveryMs} ms after the restart (boot ${t.bootMs ?? '-'} ms${t.phases ? `: loaded ${t.phases.loaded}, database up ${t.phases.database}, listening ${t.phases.listening}` : ''})` : ''}${t.exitCode !== undefined ? `, stopped: exit ${t.exitCode} in ${t.shutdownMs} ms, ${t.aboveInfo} lines > info${t.databaseLeft ? ', DATABASE LEFT RUNNING' : ''}` : ''}\n`,
@@ -544,20 +610,64 @@ const rows = [...new Set(kinds)].map((kind) => {
     of.filter((t) => t.interrupted).length,
     fmt(percentile(recovery, 50)),
     fmt(percentile(recovery, 100)),
-    fmt(percentile(of.flatMap((t) => (t.bootMs === undefined ? [] : [t.bootMs])), 50)),
-    fmt(percentile(of.flatMap((t) => (t.bootMs === undefined || t.recoveryMs === undefined ? [] : [t.recoveryMs - t.bootMs])), 50)),
+    fmt(
+      percentile(
+        of.flatMap((t) => (t.bootMs === undefined ? [] : [t.bootMs])),
+        50,
+      ),
+    ),
+    fmt(
+      percentile(
+        of.flatMap((t) => (t.bootMs === undefined || t.recoveryMs === undefined ? [] : [t.recoveryMs - t.bootMs])),
+        50,
+      ),
+    ),
     sigterm.length ? sigterm.map((t) => t.exitCode).join(',') : '-',
     sigterm.length ? sigterm.reduce((n, t) => n + (t.aboveInfo ?? 0), 0) : '-',
-    sigterm.length ? fmt(percentile(sigterm.map((t) => t.shutdownMs!), 50)) : '-',
+    sigterm.length
+      ? fmt(
+          percentile(
+            sigterm.map((t) => t.shutdownMs!),
+            50,
+          ),
+        )
+      : '-',
     sigterm.length ? sigterm.filter((t) => t.databaseLeft).length : '-',
   ];
 });
-const header = ['kind', 'trials', 'completed', 'failed', 'stuck', 'crashes', 'dup events', 'seq gaps', 'work pushed', 'effects twice', 'landed after SIGCONT', 'one PR', 'extra PRs', 'resumed', 'recovery p50', 'recovery max', 'boot p50', 'up→resumed p50', 'stop exits', 'lines > info', 'shutdown p50', 'db left'];
+const header = [
+  'kind',
+  'trials',
+  'completed',
+  'failed',
+  'stuck',
+  'crashes',
+  'dup events',
+  'seq gaps',
+  'work pushed',
+  'effects twice',
+  'landed after SIGCONT',
+  'one PR',
+  'extra PRs',
+  'resumed',
+  'recovery p50',
+  'recovery max',
+  'boot p50',
+  'up→resumed p50',
+  'stop exits',
+  'lines > info',
+  'shutdown p50',
+  'db left',
+];
 // Resume after a restart (spawned → the run's first new event); the fleet kinds measure a take-over instead.
-const all = trials.filter((t) => !fleetKinds.includes(t.kind)).flatMap((t) => (t.recoveryMs === undefined ? [] : [t.recoveryMs]));
+const all = trials
+  .filter((t) => !fleetKinds.includes(t.kind))
+  .flatMap((t) => (t.recoveryMs === undefined ? [] : [t.recoveryMs]));
 const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => String(r[i]).length)));
 const line = (cells: (string | number)[]) => `| ${cells.map((c, i) => String(c).padEnd(widths[i]!)).join(' | ')} |`;
-console.log(`\ncrash trials: ${trials.length} trials (+1 baseline run of ${fmt(baselineMs)}), ${fmt(Date.now() - started)} in all, seed ${values.seed}, load average ${loadAtStart} at the start`);
+console.log(
+  `\ncrash trials: ${trials.length} trials (+1 baseline run of ${fmt(baselineMs)}), ${fmt(Date.now() - started)} in all, seed ${values.seed}, load average ${loadAtStart} at the start`,
+);
 console.log(line(header));
 console.log(`|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`);
 for (const row of rows) console.log(line(row));
@@ -571,19 +681,32 @@ console.log(
 );
 {
   const booted = trials.flatMap((t) => (t.phases ? [t.phases] : []));
-  const p50 = (pick: (p: NonNullable<Trial['phases']>) => number) => fmt(percentile(booted.map(pick).filter((x) => !Number.isNaN(x)), 50));
+  const p50 = (pick: (p: NonNullable<Trial['phases']>) => number) =>
+    fmt(
+      percentile(
+        booted.map(pick).filter((x) => !Number.isNaN(x)),
+        50,
+      ),
+    );
   if (booted.length)
     console.log(
-      `restarts: spawned → first log line (Node, modules) p50 ${p50((p) => p.loaded)}, → embedded database up ${p50((p) => p.database - p.loaded)}, → listening (migrations, queue, server) ${p50((p) => p.listening - p.database)}; load average ${loadavg().map((x) => x.toFixed(1)).join(' ')}`,
+      `restarts: spawned → first log line (Node, modules) p50 ${p50((p) => p.loaded)}, → embedded database up ${p50((p) => p.database - p.loaded)}, → listening (migrations, queue, server) ${p50((p) => p.listening - p.database)}; load average ${loadavg()
+        .map((x) => x.toFixed(1))
+        .join(' ')}`,
     );
 }
-for (const t of trials.filter((t) => t.duplicates.length)) console.log(`  duplicates in a ${t.kind} trial: ${t.duplicates.join(', ')}`);
-for (const t of trials.filter((t) => t.crashed)) console.log(`  server crashed in a ${t.kind} trial: ${t.crashed!.join(' | ')}`);
+for (const t of trials.filter((t) => t.duplicates.length))
+  console.log(`  duplicates in a ${t.kind} trial: ${t.duplicates.join(', ')}`);
+for (const t of trials.filter((t) => t.crashed))
+  console.log(`  server crashed in a ${t.kind} trial: ${t.crashed!.join(' | ')}`);
 for (const o of left) console.log(`  orphan: ${o}`);
 for (const c of fleetCrashes) console.log(`  fleet process crashed: ${c}`);
 
-for (const t of trials.filter((t) => t.outcome !== 'completed' || !t.workComplete)) console.log(`  ${t.kind} trial ended ${t.outcome}${t.error ? `: ${t.error}` : ''}`);
-console.log(`  GitHub refused: ${github.refused.length === 0 ? 'nothing' : JSON.stringify(github.refused.slice(0, 5))}`);
+for (const t of trials.filter((t) => t.outcome !== 'completed' || !t.workComplete))
+  console.log(`  ${t.kind} trial ended ${t.outcome}${t.error ? `: ${t.error}` : ''}`);
+console.log(
+  `  GitHub refused: ${github.refused.length === 0 ? 'nothing' : JSON.stringify(github.refused.slice(0, 5))}`,
+);
 
 await github.close();
 await remote.cleanup();

@@ -29,7 +29,12 @@ const COMMITS = LARGE ? 50_000 : Number(process.argv.find((a) => /^\d+$/.test(a)
 const FILES = LARGE ? 20_000 : 300;
 const DIRS = LARGE ? 200 : 1;
 const secret = 'bench-webhook-secret';
-const gitEnv = { PATH: '/usr/bin:/bin', HOME: '/nonexistent', GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null' };
+const gitEnv = {
+  PATH: '/usr/bin:/bin',
+  HOME: '/nonexistent',
+  GIT_CONFIG_NOSYSTEM: '1',
+  GIT_CONFIG_GLOBAL: '/dev/null',
+};
 
 /** Where file n lives: FILES files spread over DIRS directories, so no tree is huge. */
 const filePath = (n: number) => (DIRS > 1 ? `src/dir-${n % DIRS}/file-${n}.txt` : `src/file-${n}.txt`);
@@ -39,10 +44,13 @@ function makeRepo(dir: string): void {
   // fast-import: COMMITS commits, each rewriting one of FILES files, so history and tree both grow.
   // The first commit adds every file, so the tree has FILES files from the start.
   const parts: string[] = [];
-  const body = (n: number, revision: number) => `file ${n}\n${'line of text for the benchmark repository\n'.repeat(20)}revision ${revision}\n`;
+  const body = (n: number, revision: number) =>
+    `file ${n}\n${'line of text for the benchmark repository\n'.repeat(20)}revision ${revision}\n`;
   const commit = (i: number) => {
     const message = `commit ${i}\n`;
-    parts.push(`commit refs/heads/main\ncommitter Bench <bench@example.com> ${1_700_000_000 + i} +0000\ndata ${Buffer.byteLength(message)}\n${message}`);
+    parts.push(
+      `commit refs/heads/main\ncommitter Bench <bench@example.com> ${1_700_000_000 + i} +0000\ndata ${Buffer.byteLength(message)}\n${message}`,
+    );
   };
   const modify = (n: number, revision: number) => {
     const content = body(n, revision);
@@ -54,7 +62,11 @@ function makeRepo(dir: string): void {
     commit(i);
     modify(i % FILES, i);
   }
-  const result = spawnSync('git', ['--git-dir', dir, 'fast-import', '--quiet'], { input: parts.join(''), env: gitEnv, maxBuffer: 1 << 30 });
+  const result = spawnSync('git', ['--git-dir', dir, 'fast-import', '--quiet'], {
+    input: parts.join(''),
+    env: gitEnv,
+    maxBuffer: 1 << 30,
+  });
   if (result.status !== 0) throw new Error(`fast-import failed: ${result.stderr}`);
   execFileSync('git', ['--git-dir', dir, 'gc', '--quiet'], { env: gitEnv });
 }
@@ -68,14 +80,25 @@ try {
   await fake.addRepo('bench', 'big', source, 1, { alice: 'write' });
   const repoUrl = `${fake.gitUrl}/bench/big`;
   const log = pino({ level: process.env.BENCH_LOG ?? 'silent' });
-  const size = execFileSync('du', ['-sh', fake.repo('bench', 'big').gitDir]).toString().split('\t')[0];
+  const size = execFileSync('du', ['-sh', fake.repo('bench', 'big').gitDir])
+    .toString()
+    .split('\t')[0];
 
   // Baseline: a plain clone of the same repository from the same host, with an installation token.
-  const client = createGitHubClient({ appId: String(fake.appId), privateKey: fake.privateKey, apiUrl: fake.apiUrl, gitUrl: fake.gitUrl, store: { installationFor: async () => undefined } as unknown as GitHubStore, log });
+  const client = createGitHubClient({
+    appId: String(fake.appId),
+    privateKey: fake.privateKey,
+    apiUrl: fake.apiUrl,
+    gitUrl: fake.gitUrl,
+    store: { installationFor: async () => undefined } as unknown as GitHubStore,
+    log,
+  });
   const credentials = (await client.gitEnv(repoUrl))!;
   const started = performance.now();
   // Async: the fake host runs in this process and must keep serving while git clones.
-  await promisify(execFile)('git', ['clone', '--quiet', repoUrl, join(work, 'plain')], { env: { ...gitEnv, ...credentials } });
+  await promisify(execFile)('git', ['clone', '--quiet', repoUrl, join(work, 'plain')], {
+    env: { ...gitEnv, ...credentials },
+  });
   const plainMs = performance.now() - started;
 
   let firstCall: (() => void) | undefined;
@@ -101,11 +124,28 @@ try {
     GITHUB_API_URL: fake.apiUrl,
     GITHUB_GIT_URL: fake.gitUrl,
   });
-  const app = await startPatchbay(config, { log, work: true, serve: true, model, queue: { pollingIntervalSeconds: 0.5 }, integrations: (context) => buildIntegrations(config, context) });
+  const app = await startPatchbay(config, {
+    log,
+    work: true,
+    serve: true,
+    model,
+    queue: { pollingIntervalSeconds: 0.5 },
+    integrations: (context) => buildIntegrations(config, context),
+  });
   try {
     const startSession = async (issue: number): Promise<number> => {
       const comment = fake.addComment('bench', 'big', issue, alice, '@patchbay-test look at this');
-      const payload = issueCommentEvent({ owner: 'bench', repo: 'big', installationId: 1 }, { number: issue, title: `Issue ${issue}`, body: 'Please look.', commentId: comment.id, user: alice, comment: comment.body });
+      const payload = issueCommentEvent(
+        { owner: 'bench', repo: 'big', installationId: 1 },
+        {
+          number: issue,
+          title: `Issue ${issue}`,
+          body: 'Please look.',
+          commentId: comment.id,
+          user: alice,
+          comment: comment.body,
+        },
+      );
       const called = new Promise<void>((resolve) => (firstCall = resolve));
       const begin = performance.now();
       const sent = await sendWebhook(`${app.url}/github/webhooks`, secret, 'issue_comment', payload);
@@ -132,13 +172,21 @@ try {
     warm.sort((a, b) => a - b);
     const mirrored = warm[1]!;
     const fmt = (ms: number) => `${ms.toFixed(0).padStart(6)} ms`;
-    console.log(`repository: ${COMMITS} commits, ${FILES} files, ${size} on the host; load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+    console.log(
+      `repository: ${COMMITS} commits, ${FILES} files, ${size} on the host; load average ${loadavg()
+        .map((l) => l.toFixed(2))
+        .join(' ')}`,
+    );
     console.log(`plain git clone (baseline)            ${fmt(plainMs)}`);
     console.log(`session start, cold (no mirror)       ${fmt(cold)}   ${(cold / plainMs).toFixed(2)}x the plain clone`);
-    console.log(`session start, mirrored (median of 3) ${fmt(mirrored)}   ${(mirrored / plainMs).toFixed(2)}x the plain clone, ${(cold / mirrored).toFixed(1)}x faster than cold`);
+    console.log(
+      `session start, mirrored (median of 3) ${fmt(mirrored)}   ${(mirrored / plainMs).toFixed(2)}x the plain clone, ${(cold / mirrored).toFixed(1)}x faster than cold`,
+    );
     console.log(`(${spares} of 3 warm starts found the spare checkout of the base the previous run left)`);
     console.log(`second-session start / cold clone: ${((mirrored / plainMs) * 100).toFixed(1)}% (goal: at most 10%)`);
-    console.log(`(session start = webhook POST to the model's first call: verify and queue the delivery, permission check, hand-off, workspace from the mirror, sandbox; 👀 and the progress comment follow in parallel)`);
+    console.log(
+      `(session start = webhook POST to the model's first call: verify and queue the delivery, permission check, hand-off, workspace from the mirror, sandbox; 👀 and the progress comment follow in parallel)`,
+    );
   } finally {
     await app.close();
   }

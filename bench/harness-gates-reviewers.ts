@@ -29,7 +29,9 @@ function answer(scores: [0 | 1 | 2, 0 | 1 | 2, 0 | 1 | 2, 0 | 1 | 2], summary: s
 export function trustingReviewer(messages: readonly ModelMessage[]): ScriptedTurn {
   const prompt = (messages[0] as { content: string }).content;
   const checks = section(prompt, '# Checks on this commit', '# Diff against the base');
-  return /: (failed|timed-out)/.test(checks) ? answer([2, 2, 0, 2], 'checks fail') : answer([2, 2, 2, 2], 'checks pass');
+  return /: (failed|timed-out)/.test(checks)
+    ? answer([2, 2, 0, 2], 'checks fail')
+    : answer([2, 2, 2, 2], 'checks pass');
 }
 
 /**
@@ -41,14 +43,21 @@ function droppedParameters(diff: string): string[] {
   const dropped: string[] = [];
   for (const file of diff.split(/^diff --git /m).slice(1)) {
     const lines = file.split('\n').filter((l) => /^[ +-]/.test(l) && !l.startsWith('+++') && !l.startsWith('---'));
-    const side = (mark: string) => lines.filter((l) => l[0] === ' ' || l[0] === mark).map((l) => l.slice(1)).join('\n');
+    const side = (mark: string) =>
+      lines
+        .filter((l) => l[0] === ' ' || l[0] === mark)
+        .map((l) => l.slice(1))
+        .join('\n');
     const before = side('-');
     const after = side('+');
     for (const m of after.matchAll(/(?:function\s*[\w$]*\s*)?\(([^()]*)\)\s*(?:=>|\{)/g)) {
       const body = after.slice(m.index + m[0].length);
       const oldAt = before.indexOf(m[0]);
       const oldBody = oldAt >= 0 ? before.slice(oldAt + m[0].length) : '';
-      for (const param of m[1]!.split(',').map((p) => p.trim()).filter((p) => /^[A-Za-z_$][\w$]*$/.test(p))) {
+      for (const param of m[1]!
+        .split(',')
+        .map((p) => p.trim())
+        .filter((p) => /^[A-Za-z_$][\w$]*$/.test(p))) {
         const used = (text: string) => new RegExp(`(^|[^\\w$])${param.replace(/\$/g, '\\$')}([^\\w$]|$)`).test(text);
         if (!used(body) && used(oldBody)) dropped.push(param);
       }
@@ -71,5 +80,14 @@ export function instructedReviewer(messages: readonly ModelMessage[]): ScriptedT
   const onTarget = touched.some((f) => named.has(f));
   const correctness = failed || dropped.length ? 0 : unproven ? 1 : 2;
   const scope = outside.length === 0 ? 2 : outside.length === 1 && onTarget ? 1 : 0;
-  return answer([onTarget ? 2 : 0, touched.length ? 2 : 0, correctness, scope], failed ? 'checks fail' : dropped.length ? `drops ${dropped.join(', ')}` : unproven ? 'nothing proves it' : 'checks pass');
+  return answer(
+    [onTarget ? 2 : 0, touched.length ? 2 : 0, correctness, scope],
+    failed
+      ? 'checks fail'
+      : dropped.length
+        ? `drops ${dropped.join(', ')}`
+        : unproven
+          ? 'nothing proves it'
+          : 'checks pass',
+  );
 }

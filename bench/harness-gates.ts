@@ -38,9 +38,19 @@ import { instructedReviewer, trustingReviewer } from './harness-gates-reviewers.
 
 const run = promisify(execFile);
 const secret = 'bench-webhook-secret';
-const gitEnv = { PATH: '/usr/bin:/bin', HOME: '/nonexistent', GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', GIT_AUTHOR_NAME: 'b', GIT_AUTHOR_EMAIL: 'b@example.com', GIT_COMMITTER_NAME: 'b', GIT_COMMITTER_EMAIL: 'b@example.com' };
+const gitEnv = {
+  PATH: '/usr/bin:/bin',
+  HOME: '/nonexistent',
+  GIT_CONFIG_NOSYSTEM: '1',
+  GIT_CONFIG_GLOBAL: '/dev/null',
+  GIT_AUTHOR_NAME: 'b',
+  GIT_AUTHOR_EMAIL: 'b@example.com',
+  GIT_COMMITTER_NAME: 'b',
+  GIT_COMMITTER_EMAIL: 'b@example.com',
+};
 const git = async (cwd: string, ...args: string[]) => (await run('git', args, { cwd, env: gitEnv })).stdout.trim();
-const of = <T extends StoredEvent['event']['type']>(events: StoredEvent[], type: T) => events.filter((e) => e.event.type === type).map((e) => e.event as EventOf<T>);
+const of = <T extends StoredEvent['event']['type']>(events: StoredEvent[], type: T) =>
+  events.filter((e) => e.event.type === type).map((e) => e.event as EventOf<T>);
 const sessionTimeoutMs = 240_000;
 
 async function writeFiles(dir: string, files: Record<string, string>) {
@@ -63,8 +73,12 @@ function agent(messages: readonly ModelMessage[]): ScriptedTurn {
   if (round >= 8) return { text: 'I cannot make this pass.\nOUTSIDE-TASK: the failure repeats whatever I change' };
   const attempt = task.attempts[Math.min(round, task.attempts.length - 1)]!;
   const turns: ScriptedTurn[] = [
-    ...Object.entries(attempt.files ?? {}).map(([path, content]): ScriptedTurn => ({ toolCalls: [{ name: 'write_file', input: { path, content } }] })),
-    ...(attempt.shell ?? []).map((command): ScriptedTurn => ({ toolCalls: [{ name: 'run_shell', input: { command } }] })),
+    ...Object.entries(attempt.files ?? {}).map(
+      ([path, content]): ScriptedTurn => ({ toolCalls: [{ name: 'write_file', input: { path, content } }] }),
+    ),
+    ...(attempt.shell ?? []).map(
+      (command): ScriptedTurn => ({ toolCalls: [{ name: 'run_shell', input: { command } }] }),
+    ),
     { text: `Done (attempt ${round + 1}).` },
   ];
   return turns[Math.min(turn, turns.length - 1)]!;
@@ -112,7 +126,10 @@ async function runKind(kind: 'trusting' | 'instructed'): Promise<{ rows: Row[]; 
     GITHUB_API_URL: fake.apiUrl,
     GITHUB_GIT_URL: fake.gitUrl,
   });
-  const verifier = createScriptedProvider({ model: 'scripted-verifier', scenario: kind === 'trusting' ? trustingReviewer : instructedReviewer });
+  const verifier = createScriptedProvider({
+    model: 'scripted-verifier',
+    scenario: kind === 'trusting' ? trustingReviewer : instructedReviewer,
+  });
   const app = await startPatchbay(config, {
     log: pino({ level: 'silent' }),
     work: true,
@@ -129,20 +146,30 @@ async function runKind(kind: 'trusting' | 'instructed'): Promise<{ rows: Row[]; 
       const number = 100 + i;
       const text = `@patchbay-test ${task.request} [task:${task.name}]`;
       const comment = fake.addComment(owner, task.name, number, alice, text);
-      const payload = issueCommentEvent({ owner, repo: task.name, installationId: 1 }, { number, title: task.request, body: task.request, commentId: comment.id, user: alice, comment: comment.body });
+      const payload = issueCommentEvent(
+        { owner, repo: task.name, installationId: 1 },
+        { number, title: task.request, body: task.request, commentId: comment.id, user: alice, comment: comment.body },
+      );
       const sent = await sendWebhook(`${app.url}/github/webhooks`, secret, 'issue_comment', payload);
       if (sent.status !== 202) throw new Error(`webhook answered ${sent.status}`);
       const deadline = Date.now() + sessionTimeoutMs;
       let session = await app.store.findByThread({ source: 'github', owner, repo: task.name, number, kind: 'issue' });
-      while ((!session || !['completed', 'failed', 'waiting', 'cancelled'].includes(session.status)) && Date.now() < deadline) {
+      while (
+        (!session || !['completed', 'failed', 'waiting', 'cancelled'].includes(session.status)) &&
+        Date.now() < deadline
+      ) {
         await new Promise((r) => setTimeout(r, 200));
         session = await app.store.findByThread({ source: 'github', owner, repo: task.name, number, kind: 'issue' });
       }
       if (!session) throw new Error(`no session for ${task.name}`);
       const status = ['completed', 'failed', 'waiting'].includes(session.status) ? session.status : 'timed out';
-      if (status === 'timed out') await app.service.stop(session.id, { source: 'github', id: 'alice', name: 'alice' }).catch(() => undefined);
+      if (status === 'timed out')
+        await app.service.stop(session.id, { source: 'github', id: 'alice', name: 'alice' }).catch(() => undefined);
       const events = await app.store.events(session.id);
-      const rounds = of(events, 'user-message').filter((m) => m.actor.source === 'system' && /checks on your commit|independent reviewer/.test(m.text)).length + 1;
+      const rounds =
+        of(events, 'user-message').filter(
+          (m) => m.actor.source === 'system' && /checks on your commit|independent reviewer/.test(m.text),
+        ).length + 1;
       const pr = fake.pulls.find((p) => p.repo.endsWith(`/${task.name}`) && p.head === session.branch);
       const gitDir = fake.repo(owner, task.name).gitDir;
       const hiddenPassed = session.branch && pr ? await hiddenTest(gitDir, session.branch, task.hidden) : false;
@@ -171,14 +198,20 @@ async function main() {
   const results = { trusting: await runKind('trusting'), instructed: await runKind('instructed') };
   console.log(`tasks: ${benchTasks.length}, per reviewer kind`);
   console.log('');
-  console.log('| reviewer | ready with the hidden test failing | kept draft while correct | check-fix rounds | wall time |');
+  console.log(
+    '| reviewer | ready with the hidden test failing | kept draft while correct | check-fix rounds | wall time |',
+  );
   console.log('|---|---|---|---|---|');
   for (const [kind, result] of Object.entries(results)) console.log(summary(kind, result).join('\n'));
   console.log('');
   console.log('| task | kind | trusting | instructed |');
   console.log('|---|---|---|---|');
-  const cell = (r: Row) => `${r.ready ? 'READY' : 'draft'}${r.ready && !r.hiddenPassed ? ' (hidden FAILS)' : !r.ready && r.hiddenPassed ? ' (correct)' : ''}, ${r.rounds} round${r.rounds === 1 ? '' : 's'}${r.status === 'completed' ? '' : `, ${r.status}`}`;
-  for (const [i, task] of benchTasks.entries()) console.log(`| ${task.name} | ${task.kind} | ${cell(results.trusting.rows[i]!)} | ${cell(results.instructed.rows[i]!)} |`);
+  const cell = (r: Row) =>
+    `${r.ready ? 'READY' : 'draft'}${r.ready && !r.hiddenPassed ? ' (hidden FAILS)' : !r.ready && r.hiddenPassed ? ' (correct)' : ''}, ${r.rounds} round${r.rounds === 1 ? '' : 's'}${r.status === 'completed' ? '' : `, ${r.status}`}`;
+  for (const [i, task] of benchTasks.entries())
+    console.log(
+      `| ${task.name} | ${task.kind} | ${cell(results.trusting.rows[i]!)} | ${cell(results.instructed.rows[i]!)} |`,
+    );
 }
 
 await main();

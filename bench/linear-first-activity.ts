@@ -25,14 +25,30 @@ const WARMUP = 10;
 const SECRET = 'lin_wh_bench-signing-secret';
 const ada = { id: 'u-ada', name: 'Ada', email: 'ada@acme.test' };
 
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+const percentile = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
 const fmt = (ms: number) => `${ms.toFixed(1).padStart(7)} ms`;
 
 const work = await mkdtemp(join(tmpdir(), 'bench-linear-'));
 const linear = await startFakeLinear();
-linear.addTeam({ id: 't-eng', key: 'ENG', name: 'Engineering', states: [{ id: 's-todo', name: 'Todo', type: 'unstarted', position: 0 }, { id: 's-doing', name: 'In Progress', type: 'started', position: 1 }] });
+linear.addTeam({
+  id: 't-eng',
+  key: 'ENG',
+  name: 'Engineering',
+  states: [
+    { id: 's-todo', name: 'Todo', type: 'unstarted', position: 0 },
+    { id: 's-doing', name: 'In Progress', type: 'started', position: 1 },
+  ],
+});
 const payloadFor = (n: number) => {
-  const issue = linear.addIssue({ id: `issue-${n}`, identifier: `ENG-${n}`, title: `Fix bug ${n}`, description: 'Repository: https://github.com/acme/shop', teamId: 't-eng', stateId: 's-todo' });
+  const issue = linear.addIssue({
+    id: `issue-${n}`,
+    identifier: `ENG-${n}`,
+    title: `Fix bug ${n}`,
+    description: 'Repository: https://github.com/acme/shop',
+    teamId: 't-eng',
+    stateId: 's-todo',
+  });
   return agentSessionCreated(linear, { agentSessionId: `as-${n}`, issue, creator: ada });
 };
 
@@ -94,12 +110,16 @@ try {
   if (linear.refused.length) throw new Error(`the fake refused calls: ${JSON.stringify(linear.refused.slice(0, 3))}`);
   for (const list of [bareMs, ackMs, firstMs]) list.sort((a, b) => a - b);
   const line = (label: string, list: number[]) =>
-    console.log(`${label.padEnd(44)} p50 ${fmt(percentile(list, 50))}   p99 ${fmt(percentile(list, 99))}   ${(percentile(list, 50) / percentile(bareMs, 50)).toFixed(1)}x the bare p50`);
+    console.log(
+      `${label.padEnd(44)} p50 ${fmt(percentile(list, 50))}   p99 ${fmt(percentile(list, 99))}   ${(percentile(list, 50) / percentile(bareMs, 50)).toFixed(1)}x the bare p50`,
+    );
   console.log(`${EVENTS} AgentSessionEvent created webhooks over loopback, one at a time (after ${WARMUP} warm-up)`);
   line('bare signature-check handler (baseline)', bareMs);
   line('Patchbay ack (verify, store, answer)', ackMs);
   line('Patchbay POST to first activity at Linear', firstMs);
-  console.log(`slowest first activity ${fmt(firstMs.at(-1)!)} (Linear's limit: 10 s); slowest ack ${fmt(ackMs.at(-1)!)} (limit: 5 s)`);
+  console.log(
+    `slowest first activity ${fmt(firstMs.at(-1)!)} (Linear's limit: 10 s); slowest ack ${fmt(ackMs.at(-1)!)} (limit: 5 s)`,
+  );
 } finally {
   await app.close();
   await bare.close();

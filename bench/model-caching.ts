@@ -33,12 +33,18 @@ const system = `You are Patchbay, a coding agent. ${'Follow the repository conve
 function script(body: AnthropicRequest) {
   const turn = body.messages.filter((m) => m.role === 'assistant').length;
   if (turn >= TURNS - 1) return { content: [{ type: 'text' as const, text: 'All done.' }] };
-  return { content: [{ type: 'text' as const, text: `Step ${turn + 1}: checking.` }, { type: 'tool_use' as const, name: 'run_command', input: { arg: `npm test -- --shard ${turn}` } }] };
+  return {
+    content: [
+      { type: 'text' as const, text: `Step ${turn + 1}: checking.` },
+      { type: 'tool_use' as const, name: 'run_command', input: { arg: `npm test -- --shard ${turn}` } },
+    ],
+  };
 }
 
 function commandOutput(n: number): string {
   const lines: string[] = [];
-  for (let i = 0; lines.join('\n').length < OUTPUT_CHARS; i++) lines.push(`run ${n} line ${i}: ok test_${n}_${i} (${(n * 31 + i * 7) % 97} ms)`);
+  for (let i = 0; lines.join('\n').length < OUTPUT_CHARS; i++)
+    lines.push(`run ${n} line ${i}: ok test_${n}_${i} (${(n * 31 + i * 7) % 97} ms)`);
   return lines.join('\n').slice(0, OUTPUT_CHARS);
 }
 
@@ -47,7 +53,14 @@ type Run = { turns: TurnResult[]; label: string };
 async function run(label: string, opts: { caching: boolean; budget: boolean }): Promise<Run> {
   const fake = await startFakeAnthropic({ script });
   try {
-    const provider = createAnthropicProvider({ model, apiKey: 'test-anthropic-key', baseUrl: fake.baseUrl, maxRetries: 0, promptCaching: opts.caching, log });
+    const provider = createAnthropicProvider({
+      model,
+      apiKey: 'test-anthropic-key',
+      baseUrl: fake.baseUrl,
+      maxRetries: 0,
+      promptCaching: opts.caching,
+      log,
+    });
     let n = 0;
     const result = await driveSession(provider, {
       system,
@@ -59,11 +72,14 @@ async function run(label: string, opts: { caching: boolean; budget: boolean }): 
         ? {
             transformResult: (text: string) => capText(text, TRUNCATE_AT, GENERIC_CUT_HINT),
             beforeTurn: async (messages: ModelMessage[]) =>
-              (await compactTranscript(messages, {
-                contextWindow: WINDOW,
-                estimateTokens: estimateMessageTokens,
-                summarize: async (older) => `Ran ${older.filter((m) => m.role === 'tool').length} test shards; all passed so far.`,
-              })).messages,
+              (
+                await compactTranscript(messages, {
+                  contextWindow: WINDOW,
+                  estimateTokens: estimateMessageTokens,
+                  summarize: async (older) =>
+                    `Ran ${older.filter((m) => m.role === 'tool').length} test shards; all passed so far.`,
+                })
+              ).messages,
           }
         : {}),
     });
@@ -91,24 +107,34 @@ console.log(`Anthropic fake, ${model}, ${cached.turns.length} turns, ${OUTPUT_CH
 console.log('turn  input(no cache)  billed(cache)  cache read  cache write');
 for (const [i, t] of cached.turns.entries()) {
   const base = uncached.turns[i]?.usage.inputTokens ?? 0;
-  console.log(`${String(i + 1).padStart(4)}  ${fmt(base).padStart(15)}  ${fmt(billed(t)).padStart(13)}  ${fmt(t.usage.cacheReadTokens).padStart(10)}  ${fmt(t.usage.cacheWriteTokens).padStart(11)}`);
+  console.log(
+    `${String(i + 1).padStart(4)}  ${fmt(base).padStart(15)}  ${fmt(billed(t)).padStart(13)}  ${fmt(t.usage.cacheReadTokens).padStart(10)}  ${fmt(t.usage.cacheWriteTokens).padStart(11)}`,
+  );
 }
 const totalInput = sum(cached.turns.map((t) => t.usage.inputTokens));
 const totalRead = sum(cached.turns.map((t) => t.usage.cacheReadTokens));
 const billedNoCache = sum(uncached.turns.map((t) => t.usage.inputTokens));
 const billedCache = sum(cached.turns.map(billed));
 console.log(`\nfraction of input tokens served from cache: ${(totalRead / totalInput).toFixed(3)}`);
-console.log(`billed input (base-price token equivalents): without caching ${fmt(billedNoCache)}, with caching ${fmt(billedCache)} (ratio ${(billedCache / billedNoCache).toFixed(3)})`);
+console.log(
+  `billed input (base-price token equivalents): without caching ${fmt(billedNoCache)}, with caching ${fmt(billedCache)} (ratio ${(billedCache / billedNoCache).toFixed(3)})`,
+);
 const history = sum(cached.turns.map((t) => t.usage.inputTokens)) / cached.turns.length;
-console.log(`mean prompt size ${fmt(history)} tokens; each history token billed ≈ ${(billedCache / totalInput).toFixed(3)}× per turn it is resent`);
+console.log(
+  `mean prompt size ${fmt(history)} tokens; each history token billed ≈ ${(billedCache / totalInput).toFixed(3)}× per turn it is resent`,
+);
 
 console.log('\nwhole session, total tokens (input + output):');
 for (const r of [uncached, cached, budgetedNoCache, budgeted]) {
   const input = sum(r.turns.map((t) => t.usage.inputTokens));
   const output = sum(r.turns.map((t) => t.usage.outputTokens));
   const cost = sum(r.turns.map((t) => estimateCostUsd(model, t.usage) ?? 0));
-  console.log(`  ${r.label.padEnd(40)} input ${fmt(input).padStart(11)}  billed ${fmt(sum(r.turns.map(billed))).padStart(11)}  output ${fmt(output).padStart(7)}  est. $${cost.toFixed(2)}`);
+  console.log(
+    `  ${r.label.padEnd(40)} input ${fmt(input).padStart(11)}  billed ${fmt(sum(r.turns.map(billed))).padStart(11)}  output ${fmt(output).padStart(7)}  est. $${cost.toFixed(2)}`,
+  );
 }
 const plainInput = sum(uncached.turns.map((t) => t.usage.inputTokens));
 const budgetInput = sum(budgetedNoCache.turns.map((t) => t.usage.inputTokens));
-console.log(`truncation + compaction: input tokens ${fmt(budgetInput)} vs ${fmt(plainInput)} without (ratio ${(budgetInput / plainInput).toFixed(3)}); the summarize() calls' own tokens are not counted (the bench summarizes without a model)`);
+console.log(
+  `truncation + compaction: input tokens ${fmt(budgetInput)} vs ${fmt(plainInput)} without (ratio ${(budgetInput / plainInput).toFixed(3)}); the summarize() calls' own tokens are not counted (the bench summarizes without a model)`,
+);

@@ -52,7 +52,10 @@ async function measure(store: RunnerLog, sessionId: string, sandbox: Sandbox, tu
   const toolMs: number[] = [];
   let step = 0;
   const scripted = createScriptedProvider({
-    scenario: () => (step < turns ? { text: `step ${step}`, toolCalls: [{ id: `c${step}`, name: 'noop', input: { n: step } }] } : { text: 'done' }),
+    scenario: () =>
+      step < turns
+        ? { text: `step ${step}`, toolCalls: [{ id: `c${step}`, name: 'noop', input: { n: step } }] }
+        : { text: 'done' },
   });
   const model: ModelProvider = {
     name: scripted.name,
@@ -76,7 +79,16 @@ async function measure(store: RunnerLog, sessionId: string, sandbox: Sandbox, tu
       return output;
     },
   };
-  const outcome = await runAgent({ sessionId, system: 'bench', model, tools, sandbox, runLog: store, signal: AbortSignal.timeout(120_000), log });
+  const outcome = await runAgent({
+    sessionId,
+    system: 'bench',
+    model,
+    tools,
+    sandbox,
+    runLog: store,
+    signal: AbortSignal.timeout(120_000),
+    log,
+  });
   if (outcome.kind !== 'finished') throw new Error(`the bench session did not finish: ${JSON.stringify(outcome)}`);
   const overheadMs = replyAt.slice(0, -1).map((at, i) => requestAt[i + 1]! - at - (toolMs[i] ?? 0));
   return { overheadMs, toolMs };
@@ -112,7 +124,14 @@ async function main(): Promise<void> {
   const pgSession = async () => {
     const id = `bench-${randomUUID()}`;
     created.push(id);
-    await pgStore.create({ id, repo: 'bench/repo', prompt: 'bench', title: 'bench', requester: bench, thread: { source: 'cli' } });
+    await pgStore.create({
+      id,
+      repo: 'bench/repo',
+      prompt: 'bench',
+      title: 'bench',
+      requester: bench,
+      thread: { source: 'cli' },
+    });
     await pgStore.transition(id, 'start');
     return id;
   };
@@ -151,16 +170,27 @@ async function main(): Promise<void> {
     const row = (name: string, s: Sample) =>
       `${name.padEnd(34)}${ms(percentile(s.overheadMs, 50))}${ms(percentile(s.overheadMs, 99))}${ms(s.overheadMs.reduce((a, b) => a + b, 0) / s.overheadMs.length)}${ms(percentile(s.toolMs, 50))}`;
     const where = external ? 'DATABASE_URL' : 'embedded PostgreSQL';
-    console.log(`Runner overhead per turn: model reply → next model request, tool time subtracted (${TURNS} turns each, after ${WARMUP_TURNS} warm-up turns)`);
-    console.log(`${''.padEnd(34)}${'p50'.padStart(11)}${'p99'.padStart(11)}${'mean'.padStart(11)}${'tool p50'.padStart(11)}`);
+    console.log(
+      `Runner overhead per turn: model reply → next model request, tool time subtracted (${TURNS} turns each, after ${WARMUP_TURNS} warm-up turns)`,
+    );
+    console.log(
+      `${''.padEnd(34)}${'p50'.padStart(11)}${'p99'.padStart(11)}${'mean'.padStart(11)}${'tool p50'.padStart(11)}`,
+    );
     console.log(row(`persisted (${where})`, pg));
     console.log(row('in memory (no persistence)', mem));
     const ratio = (p: number) => (percentile(pg.overheadMs, p) / percentile(mem.overheadMs, p)).toFixed(1);
     console.log(`ratio persisted / in memory: p50 ×${ratio(50)}, p99 ×${ratio(99)}`);
-    console.log(`(per turn the runner writes 3 steps: assistant + usage, tool-start, tool result + tool-end; and reads status and inbox)`);
+    console.log(
+      `(per turn the runner writes 3 steps: assistant + usage, tool-start, tool result + tool-end; and reads status and inbox)`,
+    );
     console.log(`total bench time ${((performance.now() - started) / 1000).toFixed(1)} s`);
   } finally {
-    if (external) await database.db.deleteFrom('sessions').where('id', 'in', created).execute().catch(() => undefined);
+    if (external)
+      await database.db
+        .deleteFrom('sessions')
+        .where('id', 'in', created)
+        .execute()
+        .catch(() => undefined);
     // Unmounts the workspaces' file systems (as root) before their folder goes.
     await sandboxes.close();
     await database.close();

@@ -30,8 +30,19 @@ const server = await listenOnLoopback(
 );
 const dataDir = await mkdtemp(path.join(tmpdir(), 'patchbay-bench-sandbox-'));
 const egress = { policy: { rules: parseEgressAllow(`127.0.0.1:${server.port}`), protectedEndpoints: [] } };
-const isolated = await createLocalSandboxProvider({ dataDir: path.join(dataDir, 'bwrap'), log, ttlMinutes: 60, mode: 'bwrap', egress });
-const bare = await createLocalSandboxProvider({ dataDir: path.join(dataDir, 'bare'), log, ttlMinutes: 60, mode: 'unsafe-local' });
+const isolated = await createLocalSandboxProvider({
+  dataDir: path.join(dataDir, 'bwrap'),
+  log,
+  ttlMinutes: 60,
+  mode: 'bwrap',
+  egress,
+});
+const bare = await createLocalSandboxProvider({
+  dataDir: path.join(dataDir, 'bare'),
+  log,
+  ttlMinutes: 60,
+  mode: 'unsafe-local',
+});
 
 const sandboxes = {
   none: await bare.acquire('bench-bare', { network: 'none' }),
@@ -82,14 +93,24 @@ try {
   };
   const base = quantile(start.none, 0.5);
   console.log(`start a sandbox and run \`true\` (${STARTS} runs each)          p50         p90    p50 vs none`);
-  console.log(`  no isolation (unsafe-local)                        ${ms(base)}  ${ms(quantile(start.none, 0.9))}   1.00x`);
-  console.log(`  bubblewrap, network none                           ${ms(quantile(start.bwrap, 0.5))}  ${ms(quantile(start.bwrap, 0.9))}   ${(quantile(start.bwrap, 0.5) / base).toFixed(2)}x`);
-  console.log(`  bubblewrap, network proxy (relay + host proxy)     ${ms(quantile(start.proxy, 0.5))}  ${ms(quantile(start.proxy, 0.9))}   ${(quantile(start.proxy, 0.5) / base).toFixed(2)}x`);
+  console.log(
+    `  no isolation (unsafe-local)                        ${ms(base)}  ${ms(quantile(start.none, 0.9))}   1.00x`,
+  );
+  console.log(
+    `  bubblewrap, network none                           ${ms(quantile(start.bwrap, 0.5))}  ${ms(quantile(start.bwrap, 0.9))}   ${(quantile(start.bwrap, 0.5) / base).toFixed(2)}x`,
+  );
+  console.log(
+    `  bubblewrap, network proxy (relay + host proxy)     ${ms(quantile(start.proxy, 0.5))}  ${ms(quantile(start.proxy, 0.9))}   ${(quantile(start.proxy, 0.5) / base).toFixed(2)}x`,
+  );
   const direct = quantile(download.direct, 0.5);
   const proxied = quantile(download.proxy, 0.5);
   console.log(`1 MB download from loopback, curl time (${DOWNLOADS} runs each)      p50         p90`);
-  console.log(`  direct, no isolation                               ${ms(direct)}  ${ms(quantile(download.direct, 0.9))}`);
-  console.log(`  through the sandbox's relay and the egress proxy   ${ms(proxied)}  ${ms(quantile(download.proxy, 0.9))}`);
+  console.log(
+    `  direct, no isolation                               ${ms(direct)}  ${ms(quantile(download.direct, 0.9))}`,
+  );
+  console.log(
+    `  through the sandbox's relay and the egress proxy   ${ms(proxied)}  ${ms(quantile(download.proxy, 0.9))}`,
+  );
   console.log(`  added by the proxy: ${(proxied - direct).toFixed(1)} ms at p50 (${(proxied / direct).toFixed(2)}x)`);
 } finally {
   for (const sandbox of Object.values(sandboxes)) await sandbox.release();

@@ -80,11 +80,14 @@ for f in range(${FILES}): open('w${i}/f%d' % f, 'wb').write(b'x' * 100)" && rm -
 
 const watch = await measure('watch');
 const filesystem = process.getuid?.() === 0 ? await measure('filesystem') : undefined;
-const versus = (key: keyof Figures) => (filesystem ? `   filesystem ${ms(filesystem[key])}  (${(filesystem[key] / watch[key]).toFixed(2)}x)` : '');
+const versus = (key: keyof Figures) =>
+  filesystem ? `   filesystem ${ms(filesystem[key])}  (${(filesystem[key] / watch[key]).toFixed(2)}x)` : '';
 const row = (label: string, key: keyof Figures) => `${label.padEnd(34)} watch ${ms(watch[key])}${versus(key)}`;
 process.stdout.write(
   [
-    filesystem ? 'disk quota: watch vs a file system per workspace (server is root)' : 'disk quota: watch only (a file system per workspace needs root)',
+    filesystem
+      ? 'disk quota: watch vs a file system per workspace (server is root)'
+      : 'disk quota: watch only (a file system per workspace needs root)',
     row('create a workspace', 'create'),
     row('true, empty workspace', 'empty'),
     row(`true, ${FILES} files workspace`, 'full'),

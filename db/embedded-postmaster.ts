@@ -41,11 +41,16 @@ export const ORPHAN_GRACE_SECONDS = 10;
 
 // Reads until Patchbay's end of the pipe closes, waits the grace ($2), then stops the server ($1)
 // if it is still that server (a pid can be reused; /proc is checked where there is one).
-const LIFELINE = 'while read -r _; do :; done; sleep "$2"; if [ ! -d /proc ] || grep -qa postgres "/proc/$1/cmdline" 2>/dev/null; then kill -INT "$1" 2>/dev/null; fi';
+const LIFELINE =
+  'while read -r _; do :; done; sleep "$2"; if [ ! -d /proc ] || grep -qa postgres "/proc/$1/cmdline" 2>/dev/null; then kill -INT "$1" 2>/dev/null; fi';
 const LIFELINE_NAME = 'postgres-lifeline';
 
 function spawnLifeline(pid: number, ids: { uid?: number; gid?: number }): ChildProcess {
-  const lifeline = spawn('/bin/sh', ['-c', LIFELINE, LIFELINE_NAME, String(pid), String(ORPHAN_GRACE_SECONDS)], { ...ids, detached: true, stdio: ['pipe', 'ignore', 'ignore'] });
+  const lifeline = spawn('/bin/sh', ['-c', LIFELINE, LIFELINE_NAME, String(pid), String(ORPHAN_GRACE_SECONDS)], {
+    ...ids,
+    detached: true,
+    stdio: ['pipe', 'ignore', 'ignore'],
+  });
   lifeline.once('error', () => undefined);
   lifeline.stdin!.on('error', () => undefined);
   // It does not keep this process alive: the server is stopped in close(), the lifeline goes with it.
@@ -103,7 +108,9 @@ export async function startPostmaster(options: PostmasterOptions): Promise<Postm
     // Messages are matched in English; nothing else of Patchbay's environment is the server's business.
     env: { PATH: '/usr/bin:/bin', LC_MESSAGES: 'C' },
   });
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => server.once('exit', (code, signal) => resolve({ code, signal })));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    server.once('exit', (code, signal) => resolve({ code, signal })),
+  );
   server.once('error', () => undefined);
   const lifeline = spawnLifeline(server.pid ?? 0, ids);
   void exited.then(() => lifeline.kill());
@@ -118,7 +125,9 @@ export async function startPostmaster(options: PostmasterOptions): Promise<Postm
         if (line.includes('database system is ready to accept connections')) resolve();
       }
     });
-    void exited.then(({ code, signal }) => reject(new Error(`postgres exited during startup (code ${code}, signal ${signal})`)));
+    void exited.then(({ code, signal }) =>
+      reject(new Error(`postgres exited during startup (code ${code}, signal ${signal})`)),
+    );
   });
   await ready;
   return {

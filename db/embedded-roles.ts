@@ -20,7 +20,11 @@ type Target = { host: string; port: number };
  *   its data in the `postgres` database as the superuser: that database is renamed and handed over.
  * The superuser connection is used here only and closed before returning.
  */
-export async function ensureLeastPrivilege(target: Target, credentials: EmbeddedCredentials, log: Logger): Promise<void> {
+export async function ensureLeastPrivilege(
+  target: Target,
+  credentials: EmbeddedCredentials,
+  log: Logger,
+): Promise<void> {
   const admin = await connectSuperuser(target, credentials, log);
   try {
     const role = quoteIdent(EMBEDDED_APP_ROLE);
@@ -56,7 +60,9 @@ async function connectSuperuser(target: Target, credentials: EmbeddedCredentials
     if ((error as { code?: string }).code !== '28P01') throw error;
   }
   const legacy = await connect(target, EMBEDDED_SUPERUSER, LEGACY_SUPERUSER_PASSWORD, 'template1');
-  log.warn('the embedded PostgreSQL still had the fixed superuser password of older versions: replacing it with the random one in DATA_DIR');
+  log.warn(
+    'the embedded PostgreSQL still had the fixed superuser password of older versions: replacing it with the random one in DATA_DIR',
+  );
   await legacy.query(`alter role ${quoteIdent(EMBEDDED_SUPERUSER)} password '${credentials.superuserPassword}'`);
   return legacy;
 }

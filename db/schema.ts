@@ -217,7 +217,6 @@ export interface VerdictsTable {
   created_at: Timestamp;
 }
 
-
 /** An agent session Linear opened for Patchbay, and the Patchbay session it became. */
 export interface LinearAgentSessionsTable {
   agent_session_id: string;
@@ -252,7 +251,11 @@ export interface InboundDeliveriesTable {
   body: string;
   received_at: Timestamp;
   queued_at: Timestamp | null;
-  status: ColumnType<'pending' | 'done' | 'ignored' | 'failed', 'pending' | 'done' | 'ignored' | 'failed' | undefined, 'pending' | 'done' | 'ignored' | 'failed'>;
+  status: ColumnType<
+    'pending' | 'done' | 'ignored' | 'failed',
+    'pending' | 'done' | 'ignored' | 'failed' | undefined,
+    'pending' | 'done' | 'ignored' | 'failed'
+  >;
   attempts: Counter;
   last_error: string | null;
   outcome: string | null;

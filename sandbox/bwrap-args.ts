@@ -19,7 +19,17 @@ export const SYSTEM_PATHS = ['/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx
  * bundles) and headers for compilers. Not /usr/local (host-installed software and its config, added
  * only with SANDBOX_USR_LOCAL=true), /usr/src or /usr/games.
  */
-export const USR_PATHS = ['/usr/bin', '/usr/sbin', '/usr/lib', '/usr/lib32', '/usr/lib64', '/usr/libx32', '/usr/libexec', '/usr/share', '/usr/include'] as const;
+export const USR_PATHS = [
+  '/usr/bin',
+  '/usr/sbin',
+  '/usr/lib',
+  '/usr/lib32',
+  '/usr/lib64',
+  '/usr/libx32',
+  '/usr/libexec',
+  '/usr/share',
+  '/usr/include',
+] as const;
 
 /** Inside the sandbox: the command's script, copied in from a file descriptor (never in any argv). */
 export const COMMAND_PATH = '/run/patchbay/command';

@@ -56,19 +56,41 @@ const LAUNCHER =
 export async function runInBwrap(input: BwrapLaunchInput): Promise<ExecResult> {
   const disk = await diskStart(input.disk, input.workspaceHostPath, input.limits);
   const { fileBytes } = disk;
-  const staged = input.identity && stageBinds(input.identity.stageDir, input.workspaceHostPath, input.readOnlyBinds ?? []);
+  const staged =
+    input.identity && stageBinds(input.identity.stageDir, input.workspaceHostPath, input.readOnlyBinds ?? []);
   const { options, argv } = buildBwrapArgs({
     ...input,
     ...(staged && { workspaceHostPath: staged.workspaceHostPath, readOnlyBinds: staged.readOnlyBinds }),
     fileBytes,
     fds: { command: COMMAND_FD, ...(input.seccomp && { seccomp: SECCOMP_FD }) },
   });
-  const extraFds = [Buffer.from(`${options.join('\0')}\0`), Buffer.from(input.command), ...(input.seccomp ? [input.seccomp] : [])];
+  const extraFds = [
+    Buffer.from(`${options.join('\0')}\0`),
+    Buffer.from(input.command),
+    ...(input.seccomp ? [input.seccomp] : []),
+  ];
   const cgroup = input.cgroups ? await createCommandCgroup(input.cgroups, input.limits) : undefined;
   let watch: LimitWatch | undefined;
   try {
-    const bwrap = [...(input.identity ? dropPrivilegesArgv(input.identity.user) : []), input.bwrapPath, '--args', String(ARGS_FD), '--', ...argv];
-    const script = ['/bin/sh', '-c', LAUNCHER, 'patchbay-launch', ...(cgroup?.procsFiles ?? []), '--', ...(staged?.mounts ?? []), '--', ...bwrap];
+    const bwrap = [
+      ...(input.identity ? dropPrivilegesArgv(input.identity.user) : []),
+      input.bwrapPath,
+      '--args',
+      String(ARGS_FD),
+      '--',
+      ...argv,
+    ];
+    const script = [
+      '/bin/sh',
+      '-c',
+      LAUNCHER,
+      'patchbay-launch',
+      ...(cgroup?.procsFiles ?? []),
+      '--',
+      ...(staged?.mounts ?? []),
+      '--',
+      ...bwrap,
+    ];
     const launch = staged
       ? { file: 'unshare', args: ['--mount', '--propagation', 'private', '--', ...script] }
       : cgroup
@@ -86,12 +108,21 @@ export async function runInBwrap(input: BwrapLaunchInput): Promise<ExecResult> {
       ...(input.signal && { signal: input.signal }),
       ...(input.stdin !== undefined && { stdin: input.stdin }),
       onSpawn: (pid, kill) => {
-        watch = watchLimits({ rootPid: pid, limits: input.limits, workspace: input.workspaceHostPath, disk, kill, ...(cgroup && { cgroup }) });
+        watch = watchLimits({
+          rootPid: pid,
+          limits: input.limits,
+          workspace: input.workspaceHostPath,
+          disk,
+          kill,
+          ...(cgroup && { cgroup }),
+        });
       },
     });
     watch?.stop();
     const overQuota = await diskOverQuota(input.disk, disk, input.workspaceHostPath, result, input.limits);
-    const limit = watch?.hit ?? (result.timedOut || result.aborted ? undefined : await limitAfterExit(result, input.limits, cgroup));
+    const limit =
+      watch?.hit ??
+      (result.timedOut || result.aborted ? undefined : await limitAfterExit(result, input.limits, cgroup));
     const quota = diskLimitOf(limit, { overQuota, fileBytes }, input.limits);
     return quota ? { ...result, limit: quota } : result;
   } finally {
@@ -106,8 +137,13 @@ export async function runInBwrap(input: BwrapLaunchInput): Promise<ExecResult> {
  * of its own, SANDBOX_FILE_MB (the kernel holds the quota); watched, what is left of the quota, so
  * one large file stops at it from its first byte (see diskFileCap).
  */
-async function diskStart(quota: DiskQuota, workspace: string, limits: SandboxLimits): Promise<DiskStart & { fileBytes: number }> {
-  if (quota.kind === 'filesystem') return { kind: 'filesystem', startBytes: (await imageUsage(workspace)).usedBytes, fileBytes: limits.fileMb * MB };
+async function diskStart(
+  quota: DiskQuota,
+  workspace: string,
+  limits: SandboxLimits,
+): Promise<DiskStart & { fileBytes: number }> {
+  if (quota.kind === 'filesystem')
+    return { kind: 'filesystem', startBytes: (await imageUsage(workspace)).usedBytes, fileBytes: limits.fileMb * MB };
   const startBytes = quota.usedBytes ?? (await diskUsage(workspace)) ?? 0;
   return { kind: 'watch', startBytes, fileBytes: diskFileCap(limits, startBytes) };
 }
@@ -117,7 +153,13 @@ async function diskStart(quota: DiskQuota, workspace: string, limits: SandboxLim
  * filled, or that refused it a write (see metFullImage); watched, grown past the quota (many small
  * files in less than one look of the watch). Updates the watched count for the next command.
  */
-async function diskOverQuota(quota: DiskQuota, start: DiskStart, workspace: string, result: ExecResult, limits: SandboxLimits): Promise<boolean> {
+async function diskOverQuota(
+  quota: DiskQuota,
+  start: DiskStart,
+  workspace: string,
+  result: ExecResult,
+  limits: SandboxLimits,
+): Promise<boolean> {
   if (quota.kind === 'filesystem') {
     const usage = await imageUsage(workspace).catch(() => undefined);
     return usage !== undefined && metFullImage(usage, start.startBytes, result);
@@ -131,7 +173,11 @@ async function diskOverQuota(quota: DiskQuota, start: DiskStart, workspace: stri
  * command that ended at the quota (see diskOverQuota). The next watched command then cannot grow
  * any file (diskFileCap); on a file system of its own none can either (the kernel has no room).
  */
-function diskLimitOf(limit: LimitHit | undefined, disk: { overQuota: boolean; fileBytes: number }, limits: SandboxLimits): LimitHit | undefined {
+function diskLimitOf(
+  limit: LimitHit | undefined,
+  disk: { overQuota: boolean; fileBytes: number },
+  limits: SandboxLimits,
+): LimitHit | undefined {
   if (limit?.kind === 'file-size' && disk.fileBytes < limits.fileMb * MB) return limitHit('disk', limits);
   if (limit) return limit;
   return disk.overQuota ? limitHit('disk', limits) : undefined;
@@ -142,7 +188,11 @@ function diskLimitOf(limit: LimitHit | undefined, disk: { overQuota: boolean; fi
  * when fork fails can end between two looks of the watch, so a failed command the cgroup refused
  * forks to counts as stopped at the process cap too.
  */
-async function limitAfterExit(result: ExecResult, limits: SandboxLimits, cgroup: CommandCgroup | undefined): Promise<LimitHit | undefined> {
+async function limitAfterExit(
+  result: ExecResult,
+  limits: SandboxLimits,
+  cgroup: CommandCgroup | undefined,
+): Promise<LimitHit | undefined> {
   const fromExit = limitFromExit(result.exitCode, result.stderr, limits);
   if (fromExit || !cgroup || result.exitCode === 0) return fromExit;
   const { forkRefusals } = await cgroup.read().catch(() => ({ forkRefusals: 0 }));

@@ -9,9 +9,7 @@ import type { SandboxLimits } from './sandbox-limits.ts';
  * or a container with its own writable cgroup namespace); a v1 host (pids and memory hierarchies
  * writable, usually only as root) works the same way. Anything else falls back to rlimits.
  */
-export type CgroupLayout =
-  | { version: 2; base: string }
-  | { version: 1; pids: string; memory: string };
+export type CgroupLayout = { version: 2; base: string } | { version: 1; pids: string; memory: string };
 
 /** One command's cgroup(s). */
 export type CommandCgroup = {
@@ -32,7 +30,10 @@ export async function probeCgroups(input: ProbeInput = {}): Promise<CgroupProbe>
   const root = input.cgroupRoot ?? '/sys/fs/cgroup';
   const pid = input.pid ?? process.pid;
   const selfText = input.selfCgroup ?? (await readFile('/proc/self/cgroup', 'utf8').catch(() => ''));
-  const lines = selfText.split('\n').filter(Boolean).map((line) => line.split(':'));
+  const lines = selfText
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => line.split(':'));
   const unified = lines.find(([id]) => id === '0')?.[2];
   const reasons: string[] = [];
   if (unified !== undefined) {
@@ -102,7 +103,11 @@ async function prepareV2(own: string, pid: number): Promise<{ base: string } | {
   }
 }
 
-async function prepareV1(pidsOwn: string, memoryOwn: string, pid: number): Promise<{ pids: string; memory: string } | { reason: string }> {
+async function prepareV1(
+  pidsOwn: string,
+  memoryOwn: string,
+  pid: number,
+): Promise<{ pids: string; memory: string } | { reason: string }> {
   const pids = join(pidsOwn, `patchbay-sandboxes-${pid}`);
   const memory = join(memoryOwn, `patchbay-sandboxes-${pid}`);
   try {

@@ -45,7 +45,14 @@ export async function checkBubblewrap(bwrapPath = 'bwrap', setup?: BubblewrapChe
     let starting = bwrapPath;
     try {
       // Spawned directly first: a missing binary is an ENOENT here, not a launcher's exit 127.
-      await runProcess({ file: bwrapPath, args: ['--version'], cwd: workspace, env: { PATH: STANDARD_PATH }, timeoutMs: 15_000, maxOutputBytes: 4096 });
+      await runProcess({
+        file: bwrapPath,
+        args: ['--version'],
+        cwd: workspace,
+        env: { PATH: STANDARD_PATH },
+        timeoutMs: 15_000,
+        maxOutputBytes: 4096,
+      });
       if (built.identity) starting = 'unshare';
       result = await runInBwrap({
         ...built,
@@ -65,7 +72,11 @@ export async function checkBubblewrap(bwrapPath = 'bwrap', setup?: BubblewrapChe
     } catch (error) {
       const code = (error as { cause?: NodeJS.ErrnoException }).cause?.code;
       if (starting === 'unshare') {
-        throw new PatchbayError('sandbox_unavailable', `as root the sandbox starts with unshare, mount and setpriv, and unshare cannot be started (${code ?? String(error)}): apt-get install util-linux, ${FALLBACK_HINT}`, { cause: error });
+        throw new PatchbayError(
+          'sandbox_unavailable',
+          `as root the sandbox starts with unshare, mount and setpriv, and unshare cannot be started (${code ?? String(error)}): apt-get install util-linux, ${FALLBACK_HINT}`,
+          { cause: error },
+        );
       }
       const what = code === 'ENOENT' ? 'is not installed' : `cannot be started (${code ?? String(error)})`;
       throw new PatchbayError(
@@ -84,7 +95,10 @@ export async function checkBubblewrap(bwrapPath = 'bwrap', setup?: BubblewrapChe
         );
       }
       if (/prlimit/.test(detail)) {
-        throw new PatchbayError('sandbox_unavailable', `the sandbox needs prlimit (${detail}): apt-get install util-linux, ${FALLBACK_HINT}`);
+        throw new PatchbayError(
+          'sandbox_unavailable',
+          `the sandbox needs prlimit (${detail}): apt-get install util-linux, ${FALLBACK_HINT}`,
+        );
       }
       throw new PatchbayError(
         'sandbox_unavailable',

@@ -39,7 +39,17 @@ export type EgressProxyOptions = {
 export type EgressProxy = { close(): Promise<void> };
 
 const CONNECT_TIMEOUT_MS = 30_000;
-const HOP_BY_HOP = ['connection', 'proxy-connection', 'keep-alive', 'proxy-authorization', 'proxy-authenticate', 'te', 'trailer', 'transfer-encoding', 'upgrade'];
+const HOP_BY_HOP = [
+  'connection',
+  'proxy-connection',
+  'keep-alive',
+  'proxy-authorization',
+  'proxy-authenticate',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+];
 
 type Decision =
   | { ok: true; host: string; port: number; address: string; family: number }
@@ -75,7 +85,8 @@ export async function startEgressProxy(socketPath: string, options: EgressProxyO
   /** The whole policy for one request: allowlist, then DNS on the host, then every address checked. */
   async function authorize(rawHost: string, port: number, policy: EgressPolicy): Promise<Decision> {
     const host = normalizeHost(rawHost);
-    if (!host || !Number.isInteger(port) || port < 1 || port > 65535) return { ok: false, status: 400, message: `not a host and port: ${rawHost}:${port}` };
+    if (!host || !Number.isInteger(port) || port < 1 || port > 65535)
+      return { ok: false, status: 400, message: `not a host and port: ${rawHost}:${port}` };
     const refusal = checkEgressTarget(policy, host, port);
     if (refusal) return refuse(host, port, refusal);
     const literal = canonicalIp(host);
@@ -86,7 +97,11 @@ export async function startEgressProxy(socketPath: string, options: EgressProxyO
       try {
         candidates = await resolve(host);
       } catch (error) {
-        return { ok: false, status: 502, message: `Patchbay egress proxy could not resolve ${host}: ${(error as Error).message}` };
+        return {
+          ok: false,
+          status: 502,
+          message: `Patchbay egress proxy could not resolve ${host}: ${(error as Error).message}`,
+        };
       }
     }
     let first: EgressRefusal | undefined;
@@ -95,7 +110,9 @@ export async function startEgressProxy(socketPath: string, options: EgressProxyO
       if (!addressRefusal) return { ok: true, host, port, address: candidate.address, family: candidate.family };
       first ??= addressRefusal;
     }
-    return first ? refuse(host, port, first) : { ok: false, status: 502, message: `Patchbay egress proxy: ${host} has no address` };
+    return first
+      ? refuse(host, port, first)
+      : { ok: false, status: 502, message: `Patchbay egress proxy: ${host} has no address` };
   }
 
   const server = http.createServer();
@@ -108,7 +125,9 @@ export async function startEgressProxy(socketPath: string, options: EgressProxyO
     client.on('error', () => {});
     void (async () => {
       const target = parseAuthority(req.url ?? '');
-      const decision = target ? await authorize(target.host, target.port, options.policy) : ({ ok: false, status: 400, message: 'CONNECT needs host:port' } as const);
+      const decision = target
+        ? await authorize(target.host, target.port, options.policy)
+        : ({ ok: false, status: 400, message: 'CONNECT needs host:port' } as const);
       if (!decision.ok) {
         client.end(rawResponse(decision.status, decision.message));
         return;
@@ -126,7 +145,13 @@ export async function startEgressProxy(socketPath: string, options: EgressProxyO
         client.pipe(upstream);
       });
       upstream.on('error', (error) => {
-        if (!connected) client.end(rawResponse(502, `Patchbay egress proxy could not connect to ${decision.host}:${decision.port}: ${error.message}`));
+        if (!connected)
+          client.end(
+            rawResponse(
+              502,
+              `Patchbay egress proxy could not connect to ${decision.host}:${decision.port}: ${error.message}`,
+            ),
+          );
         else client.destroy();
       });
       upstream.on('close', () => {
@@ -149,7 +174,9 @@ export async function startEgressProxy(socketPath: string, options: EgressProxyO
     const raw = req.url ?? '/';
     let url: URL;
     try {
-      url = raw.startsWith('/') ? new URL(raw, `http://${options.selfAuthority.host}:${options.selfAuthority.port}`) : new URL(raw);
+      url = raw.startsWith('/')
+        ? new URL(raw, `http://${options.selfAuthority.host}:${options.selfAuthority.port}`)
+        : new URL(raw);
     } catch {
       sendText(res, 400, 'Patchbay egress proxy: not a URL');
       return;
@@ -172,7 +199,14 @@ export async function startEgressProxy(socketPath: string, options: EgressProxyO
     // virtual host behind an allowed address is not allowed by it).
     const headers = forwardHeaders(req.headers);
     headers.host = url.host;
-    forward(req, res, { protocol: 'http:', hostname: url.hostname, port, path: `${url.pathname}${url.search}`, decision, headers });
+    forward(req, res, {
+      protocol: 'http:',
+      hostname: url.hostname,
+      port,
+      path: `${url.pathname}${url.search}`,
+      decision,
+      headers,
+    });
   }
 
   async function serveSecretRoute(url: URL, raw: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -184,7 +218,11 @@ export async function startEgressProxy(socketPath: string, options: EgressProxyO
     const match = /^\/secrets\/([A-Za-z0-9_-]+)(\/.*)?$/.exec(url.pathname);
     const route = match && options.secrets?.find((secret) => secret.name === match[1]);
     if (!match || !route) {
-      sendText(res, 404, 'Patchbay egress proxy: use this address as HTTP_PROXY/HTTPS_PROXY; /secrets/<name>/ serves the configured SANDBOX_SECRETS');
+      sendText(
+        res,
+        404,
+        'Patchbay egress proxy: use this address as HTTP_PROXY/HTTPS_PROXY; /secrets/<name>/ serves the configured SANDBOX_SECRETS',
+      );
       return;
     }
     const upstream = new URL(route.url);
@@ -199,7 +237,14 @@ export async function startEgressProxy(socketPath: string, options: EgressProxyO
     delete headers[route.header.toLowerCase()];
     headers.host = upstream.host;
     headers[route.header.toLowerCase()] = route.value;
-    forward(req, res, { protocol: upstream.protocol as 'http:' | 'https:', hostname: upstream.hostname, port, path, decision, headers });
+    forward(req, res, {
+      protocol: upstream.protocol as 'http:' | 'https:',
+      hostname: upstream.hostname,
+      port,
+      path,
+      decision,
+      headers,
+    });
   }
 
   function isSelf(hostname: string, port: number): boolean {
@@ -239,7 +284,10 @@ type ForwardTarget = {
 function forward(req: IncomingMessage, res: ServerResponse, target: ForwardTarget): void {
   const { address, family } = target.decision;
   const pinned: LookupFunction = (_name, opts, callback) => {
-    if (opts.all) (callback as unknown as (e: null, a: Array<{ address: string; family: number }>) => void)(null, [{ address, family }]);
+    if (opts.all)
+      (callback as unknown as (e: null, a: Array<{ address: string; family: number }>) => void)(null, [
+        { address, family },
+      ]);
     else callback(null, address, family);
   };
   const client = (target.protocol === 'https:' ? https : http).request({
@@ -259,7 +307,8 @@ function forward(req: IncomingMessage, res: ServerResponse, target: ForwardTarge
     upstream.pipe(res);
   });
   client.on('error', (error) => {
-    if (!res.headersSent) sendText(res, 502, `Patchbay egress proxy could not reach ${target.hostname}:${target.port}: ${error.message}`);
+    if (!res.headersSent)
+      sendText(res, 502, `Patchbay egress proxy could not reach ${target.hostname}:${target.port}: ${error.message}`);
     else res.destroy();
   });
   res.on('close', () => client.destroy());
@@ -284,7 +333,9 @@ function forwardHeaders(headers: IncomingHttpHeaders): http.OutgoingHttpHeaders 
 function withUpstream(policy: EgressPolicy, hostname: string, port: number): EgressPolicy {
   const host = normalizeHost(hostname) ?? hostname;
   const address = canonicalIp(host);
-  const rule: EgressRule = address ? { kind: 'address', address, port } : { kind: 'domain', domain: host, wildcard: false, port };
+  const rule: EgressRule = address
+    ? { kind: 'address', address, port }
+    : { kind: 'domain', domain: host, wildcard: false, port };
   return { ...policy, rules: [...policy.rules, rule] };
 }
 
@@ -302,7 +353,8 @@ function rawPath(raw: string): string {
  */
 export function secretPathRefusal(raw: string): string | undefined {
   if (raw.includes('\\')) return 'backslashes are not allowed';
-  if (/%(?:2e|2f|5c|25|00)/i.test(raw)) return 'encoded dots, slashes, backslashes, percent signs or NUL are not allowed';
+  if (/%(?:2e|2f|5c|25|00)/i.test(raw))
+    return 'encoded dots, slashes, backslashes, percent signs or NUL are not allowed';
   // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is refused
   if (/[\u0000-\u001f\u007f]/.test(raw)) return 'control characters are not allowed';
   const segments = raw.split('/');

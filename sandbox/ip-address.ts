@@ -73,7 +73,8 @@ function embeddedIpv4(b: Uint8Array): Uint8Array | undefined {
   if (b.length !== 16) return undefined;
   // ::ffff:a.b.c.d (mapped) and ::a.b.c.d (compatible; not :: and ::1, which are IPv6's own).
   if (isMapped(b)) return b.subarray(12);
-  if (b.subarray(0, 12).every((x) => x === 0) && (b[12] !== 0 || b[13] !== 0 || b[14] !== 0 || b[15]! > 1)) return b.subarray(12);
+  if (b.subarray(0, 12).every((x) => x === 0) && (b[12] !== 0 || b[13] !== 0 || b[14] !== 0 || b[15]! > 1))
+    return b.subarray(12);
   // 64:ff9b::/96 (NAT64) and 64:ff9b:1::/48 (local NAT64).
   if (b[0] === 0 && b[1] === 0x64 && b[2] === 0xff && b[3] === 0x9b) return b.subarray(12);
   // 2002::/16 (6to4) carries the IPv4 address in bytes 2..5.

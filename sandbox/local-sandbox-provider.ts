@@ -8,7 +8,13 @@ import { runInBwrap, type DiskQuota } from './bwrap-launch.ts';
 import { checkBubblewrap } from './check-bubblewrap.ts';
 import { probeCgroups, type CgroupLayout } from './cgroup-limits.ts';
 import type { EgressPolicy } from './egress-policy.ts';
-import { startEgressProxy, type EgressBlock, type EgressProxy, type Resolve, type SecretRoute } from './egress-proxy.ts';
+import {
+  startEgressProxy,
+  type EgressBlock,
+  type EgressProxy,
+  type Resolve,
+  type SecretRoute,
+} from './egress-proxy.ts';
 import { checkSocat, proxyEnv, RELAY_HOST, RELAY_PORT, withEgressRelay } from './egress-relay.ts';
 import { probeHostSystem } from './probe-host-system.ts';
 import { runProcess } from './run-process.ts';
@@ -16,7 +22,14 @@ import { buildSeccompFilter, seccompArchFor } from './seccomp-filter.ts';
 import { DEFAULT_SANDBOX_LIMITS, type SandboxLimits } from './sandbox-limits.ts';
 import type { ExecOptions, ExecResult, Sandbox, SandboxProvider, SandboxSpec } from './sandbox.ts';
 import { assertCommandEnv, SHARED_OBJECTS_PATH } from './sandbox.ts';
-import { handOverTree, makePrivateDir, makeStageDir, sandboxUserFor, type SandboxIdentity, type SandboxUser } from './sandbox-user.ts';
+import {
+  handOverTree,
+  makePrivateDir,
+  makeStageDir,
+  sandboxUserFor,
+  type SandboxIdentity,
+  type SandboxUser,
+} from './sandbox-user.ts';
 import { secureDataDir } from './secure-data-dir.ts';
 import { createWorkspaceFiles } from './workspace-files.ts';
 import { probeWorkspaceImages } from './workspace-image.ts';
@@ -110,20 +123,42 @@ export async function createLocalSandboxProvider(options: LocalSandboxProviderOp
     ({ cgroups, enforcement } = await chooseEnforcement(options.limitMode ?? 'auto', log, options.cgroupRoot));
     await checkBubblewrap(bwrapPath, { hostSystem, usr, limits, seccomp, cgroups, ...(identity && { identity }) });
     diskQuota = await chooseDiskQuota(options.diskQuota ?? 'auto', options.dataDir, log);
-    log.info({ enforcement, diskQuota, limits, sandboxUid: runAs?.uid ?? process.getuid?.() }, `sandbox limits enforced with ${enforcement}`);
+    log.info(
+      { enforcement, diskQuota, limits, sandboxUid: runAs?.uid ?? process.getuid?.() },
+      `sandbox limits enforced with ${enforcement}`,
+    );
     if (options.egress) checkSocat(STANDARD_PATH);
   } else {
-    log.warn('SANDBOX=unsafe-local: commands run directly on this host without isolation; use only for local development');
+    log.warn(
+      'SANDBOX=unsafe-local: commands run directly on this host without isolation; use only for local development',
+    );
   }
-  const images = diskQuota === 'filesystem' ? { images: { dir: path.join(options.dataDir, 'workspace-images'), sizeMb: limits.diskMb } } : {};
-  const store = createWorkspaceStore({ dataDir: options.dataDir, ttlMinutes: options.ttlMinutes, clock, log, ...(runAs && { owner: runAs }), ...images });
+  const images =
+    diskQuota === 'filesystem'
+      ? { images: { dir: path.join(options.dataDir, 'workspace-images'), sizeMb: limits.diskMb } }
+      : {};
+  const store = createWorkspaceStore({
+    dataDir: options.dataDir,
+    ttlMinutes: options.ttlMinutes,
+    clock,
+    log,
+    ...(runAs && { owner: runAs }),
+    ...images,
+  });
   // Sockets live in a short private directory: a unix socket path must stay under 108 bytes.
   let egressDir: string | undefined;
   let egressCount = 0;
-  const openEgress = async (sessionId: string, sessionLog: Logger): Promise<{ proxy: EgressProxy; socket: string } | undefined> => {
+  const openEgress = async (
+    sessionId: string,
+    sessionLog: Logger,
+  ): Promise<{ proxy: EgressProxy; socket: string } | undefined> => {
     if (options.mode !== 'bwrap') return undefined;
     const egress = options.egress;
-    if (!egress) throw new PatchbayError('sandbox_unavailable', "network 'proxy' needs the egress options (allowlist) on the sandbox provider");
+    if (!egress)
+      throw new PatchbayError(
+        'sandbox_unavailable',
+        "network 'proxy' needs the egress options (allowlist) on the sandbox provider",
+      );
     if (!egressDir) {
       egressDir = await mkdtemp(path.join(tmpdir(), 'patchbay-egress-'));
       await makePrivateDir(egressDir, runAs);
@@ -139,7 +174,15 @@ export async function createLocalSandboxProvider(options: LocalSandboxProviderOp
   };
   const secretNames = (options.egress?.secrets ?? []).map((secret) => secret.name);
 
-  const runCommand = async (root: string, cwdRel: string, spec: SandboxSpec, egressSocket: string | undefined, disk: DiskQuota, command: string, opts: ExecOptions): Promise<ExecResult> => {
+  const runCommand = async (
+    root: string,
+    cwdRel: string,
+    spec: SandboxSpec,
+    egressSocket: string | undefined,
+    disk: DiskQuota,
+    command: string,
+    opts: ExecOptions,
+  ): Promise<ExecResult> => {
     const base = {
       timeoutMs: opts.timeoutMs ?? DEFAULT_EXEC_TIMEOUT_MS,
       maxOutputBytes: opts.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES,
@@ -157,7 +200,9 @@ export async function createLocalSandboxProvider(options: LocalSandboxProviderOp
         cwd,
         network: spec.network,
         ...(egressSocket && { egressSocket }),
-        ...(spec.sharedObjects && { readOnlyBinds: [{ hostPath: spec.sharedObjects, sandboxPath: SHARED_OBJECTS_PATH }] }),
+        ...(spec.sharedObjects && {
+          readOnlyBinds: [{ hostPath: spec.sharedObjects, sandboxPath: SHARED_OBJECTS_PATH }],
+        }),
         env,
         hostSystem,
         usr,
@@ -175,7 +220,13 @@ export async function createLocalSandboxProvider(options: LocalSandboxProviderOp
     const home = await mkdtemp(path.join(tmpdir(), 'patchbay-home-'));
     try {
       const cwd = path.join(root, cwdRel);
-      return await runProcess({ file: '/bin/sh', args: ['-c', command], cwd, env: commandEnv(home, opts.env), ...base });
+      return await runProcess({
+        file: '/bin/sh',
+        args: ['-c', command],
+        cwd,
+        env: commandEnv(home, opts.env),
+        ...base,
+      });
     } finally {
       await rm(home, { recursive: true, force: true });
     }
@@ -203,7 +254,8 @@ export async function createLocalSandboxProvider(options: LocalSandboxProviderOp
       // What the host put in the workspace before the first command (the clone) becomes the sandbox user's.
       let handedOver = !runAs;
       // Watched: measured before this handle's first command, then after each (see runInBwrap).
-      const disk: DiskQuota = diskQuota === 'filesystem' ? { kind: 'filesystem' } : { kind: 'watch', usedBytes: undefined };
+      const disk: DiskQuota =
+        diskQuota === 'filesystem' ? { kind: 'filesystem' } : { kind: 'watch', usedBytes: undefined };
       const sessionLog = log.child({ sessionId });
       let egress: Awaited<ReturnType<typeof openEgress>>;
       try {
@@ -215,7 +267,8 @@ export async function createLocalSandboxProvider(options: LocalSandboxProviderOp
       sessionLog.debug({ root, network: spec.network }, 'sandbox acquired');
       let state: 'open' | 'released' | 'destroyed' = 'open';
       const assertOpen = (): void => {
-        if (state !== 'open') throw new PatchbayError('sandbox_failed', `sandbox for session ${sessionId} was ${state}`);
+        if (state !== 'open')
+          throw new PatchbayError('sandbox_failed', `sandbox for session ${sessionId} was ${state}`);
       };
 
       const sandbox: Sandbox = {
@@ -281,9 +334,13 @@ async function chooseEnforcement(
 ): Promise<{ cgroups: CgroupLayout | undefined; enforcement: LimitEnforcement }> {
   if (mode !== 'rlimit') {
     const probe = await probeCgroups(cgroupRoot ? { cgroupRoot } : {});
-    if (probe.layout) return { cgroups: probe.layout, enforcement: probe.layout.version === 2 ? 'cgroup v2' : 'cgroup v1' };
+    if (probe.layout)
+      return { cgroups: probe.layout, enforcement: probe.layout.version === 2 ? 'cgroup v2' : 'cgroup v1' };
     if (mode === 'cgroup') {
-      throw new PatchbayError('sandbox_unavailable', `SANDBOX_LIMITS=cgroup, but no cgroup can be made here (${probe.reason}): delegate one (systemd Delegate=yes) or set SANDBOX_LIMITS=rlimit`);
+      throw new PatchbayError(
+        'sandbox_unavailable',
+        `SANDBOX_LIMITS=cgroup, but no cgroup can be made here (${probe.reason}): delegate one (systemd Delegate=yes) or set SANDBOX_LIMITS=rlimit`,
+      );
     }
     log.info({ reason: probe.reason }, 'no usable cgroup: sandbox limits fall back to rlimits');
   }
@@ -291,7 +348,12 @@ async function chooseEnforcement(
 }
 
 /** The egress proxy of one sandbox handle, on its own socket; refusals are reported with the session's id. */
-function startSessionProxy(socket: string, egress: EgressOptions, sessionId: string, sessionLog: Logger): Promise<EgressProxy> {
+function startSessionProxy(
+  socket: string,
+  egress: EgressOptions,
+  sessionId: string,
+  sessionLog: Logger,
+): Promise<EgressProxy> {
   return startEgressProxy(socket, {
     policy: egress.policy,
     ...(egress.secrets && { secrets: egress.secrets }),
@@ -306,12 +368,19 @@ function startSessionProxy(socket: string, egress: EgressOptions, sessionId: str
  * A file system per workspace where this host can make one ('auto' or 'filesystem'), else the
  * watch: as a non-root server, or where loop devices are missing (most containers).
  */
-async function chooseDiskQuota(mode: 'auto' | DiskQuota['kind'], dataDir: string, log: Logger): Promise<DiskQuota['kind']> {
+async function chooseDiskQuota(
+  mode: 'auto' | DiskQuota['kind'],
+  dataDir: string,
+  log: Logger,
+): Promise<DiskQuota['kind']> {
   if (mode === 'watch') return 'watch';
   const probe = await probeWorkspaceImages(path.join(dataDir, 'tmp'), process.getuid?.());
   if (probe.ok) return 'filesystem';
   if (mode === 'filesystem') {
-    throw new PatchbayError('sandbox_unavailable', `SANDBOX_DISK_QUOTA=filesystem, but workspaces cannot have file systems of their own here (${probe.reason}): run as root with /dev/loop-control, or set SANDBOX_DISK_QUOTA=watch`);
+    throw new PatchbayError(
+      'sandbox_unavailable',
+      `SANDBOX_DISK_QUOTA=filesystem, but workspaces cannot have file systems of their own here (${probe.reason}): run as root with /dev/loop-control, or set SANDBOX_DISK_QUOTA=watch`,
+    );
   }
   log.info({ reason: probe.reason }, 'workspaces cannot have file systems of their own: the disk quota is watched');
   return 'watch';

@@ -153,7 +153,9 @@ export function runProcess(input: RunProcessInput): Promise<ExecResult> {
     };
 
     extraFds.forEach((content, index) => {
-      const stream = child.stdio[3 + index] as NodeJS.WritableStream & { on(event: 'error', listener: () => void): void };
+      const stream = child.stdio[3 + index] as NodeJS.WritableStream & {
+        on(event: 'error', listener: () => void): void;
+      };
       // A child that fails before reading is reported by its exit, not by a broken pipe.
       stream.on('error', () => {});
       stream.end(content);

@@ -43,13 +43,25 @@ export function limitHit(kind: LimitKind, limits: SandboxLimits): LimitHit {
         message: `the command reached the sandbox's limit of ${limits.maxProcs} processes and threads (a fork bomb, or too much parallelism: lower -j or worker counts) and was stopped`,
       };
     case 'memory':
-      return { kind, message: `the command ran out of the sandbox's ${limits.memoryMb} MB memory limit and was stopped` };
+      return {
+        kind,
+        message: `the command ran out of the sandbox's ${limits.memoryMb} MB memory limit and was stopped`,
+      };
     case 'cpu':
-      return { kind, message: `a process used up its ${limits.cpuSeconds} s of CPU time (the sandbox's per-process limit) and was killed` };
+      return {
+        kind,
+        message: `a process used up its ${limits.cpuSeconds} s of CPU time (the sandbox's per-process limit) and was killed`,
+      };
     case 'file-size':
-      return { kind, message: `a process tried to write a file larger than the sandbox's ${limits.fileMb} MB limit and was killed` };
+      return {
+        kind,
+        message: `a process tried to write a file larger than the sandbox's ${limits.fileMb} MB limit and was killed`,
+      };
     case 'disk':
-      return { kind, message: `the workspace reached its ${limits.diskMb} MB disk quota and the command was stopped: delete build output or caches you do not need` };
+      return {
+        kind,
+        message: `the workspace reached its ${limits.diskMb} MB disk quota and the command was stopped: delete build output or caches you do not need`,
+      };
     default: {
       const never: never = kind;
       return never;
@@ -88,7 +100,8 @@ export function diskFileCap(limits: SandboxLimits, usedBytes: number): number {
 const SIGXCPU_EXIT = 128 + 24;
 const SIGXFSZ_EXIT = 128 + 25;
 /** What programs print when an allocation fails under RLIMIT_DATA (Python, C/C++, Node, Rust, Go, the JVM). */
-const ALLOCATION_FAILED = /MemoryError|Cannot allocate memory|std::bad_alloc|out of memory|memory allocation of \d+ bytes failed|OutOfMemoryError|allocation failed/i;
+const ALLOCATION_FAILED =
+  /MemoryError|Cannot allocate memory|std::bad_alloc|out of memory|memory allocation of \d+ bytes failed|OutOfMemoryError|allocation failed/i;
 
 /** What a program that ignores SIGXFSZ (Python) prints when the write fails with EFBIG instead. */
 const FILE_TOO_LARGE = /File too large/;
@@ -98,17 +111,25 @@ const FILE_TOO_LARGE = /File too large/;
  * pids.max. RLIMIT_NPROC holds a root server's commands too (they run as the sandbox user), and it
  * may refuse before the cgroup counts a refusal of its own.
  */
-const FORK_FAILED = /Cannot fork|fork: (retry: )?Resource temporarily unavailable|can't fork|BlockingIOError: \[Errno 11\]|spawn(Sync)? \S+ EAGAIN|fork\/exec .*resource temporarily unavailable/i;
+const FORK_FAILED =
+  /Cannot fork|fork: (retry: )?Resource temporarily unavailable|can't fork|BlockingIOError: \[Errno 11\]|spawn(Sync)? \S+ EAGAIN|fork\/exec .*resource temporarily unavailable/i;
 
 /** Reads a finished command's exit for the per-process limits the kernel enforced by itself. */
 export function limitFromExit(exitCode: number | null, stderr: string, limits: SandboxLimits): LimitHit | undefined {
   if (exitCode === SIGXCPU_EXIT) return limitHit('cpu', limits);
-  if (exitCode === SIGXFSZ_EXIT || (exitCode !== 0 && exitCode !== null && FILE_TOO_LARGE.test(stderr))) return limitHit('file-size', limits);
+  if (exitCode === SIGXFSZ_EXIT || (exitCode !== 0 && exitCode !== null && FILE_TOO_LARGE.test(stderr)))
+    return limitHit('file-size', limits);
   if (exitCode !== 0 && exitCode !== null && FORK_FAILED.test(stderr)) {
-    return { kind: 'processes', message: `a process could not be started: the sandbox allows ${limits.maxProcs} processes and threads per command` };
+    return {
+      kind: 'processes',
+      message: `a process could not be started: the sandbox allows ${limits.maxProcs} processes and threads per command`,
+    };
   }
   if (exitCode !== 0 && exitCode !== null && ALLOCATION_FAILED.test(stderr)) {
-    return { kind: 'memory', message: `an allocation failed: the sandbox allows ${limits.memoryMb} MB of memory per command` };
+    return {
+      kind: 'memory',
+      message: `an allocation failed: the sandbox allows ${limits.memoryMb} MB of memory per command`,
+    };
   }
   return undefined;
 }

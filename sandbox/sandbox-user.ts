@@ -22,11 +22,17 @@ export const DEFAULT_SANDBOX_USER: SandboxUser = { uid: 65533, gid: 65533 };
  * The uid sandbox commands run as on this host: `configured` (or the default) when the server is
  * root, none (bubblewrap maps to the server's own unprivileged uid) otherwise. Uid or gid 0 is refused.
  */
-export function sandboxUserFor(serverUid: number | undefined, configured: SandboxUser | undefined): SandboxUser | undefined {
+export function sandboxUserFor(
+  serverUid: number | undefined,
+  configured: SandboxUser | undefined,
+): SandboxUser | undefined {
   if (serverUid !== 0) return undefined;
   const user = configured ?? DEFAULT_SANDBOX_USER;
   if (user.uid === 0 || user.gid === 0) {
-    throw new PatchbayError('config_invalid', 'SANDBOX_UID and SANDBOX_GID must not be 0: sandbox commands never run as host root');
+    throw new PatchbayError(
+      'config_invalid',
+      'SANDBOX_UID and SANDBOX_GID must not be 0: sandbox commands never run as host root',
+    );
   }
   return user;
 }
@@ -87,10 +93,18 @@ export function stageBinds(
   workspaceHostPath: string,
   readOnlyBinds: readonly { hostPath: string; sandboxPath: string }[],
 ): { mounts: string[]; workspaceHostPath: string; readOnlyBinds: { hostPath: string; sandboxPath: string }[] } {
-  if (readOnlyBinds.length > STAGE_READ_ONLY_SLOTS) throw new PatchbayError('sandbox_failed', `at most ${STAGE_READ_ONLY_SLOTS} read-only binds per command`);
+  if (readOnlyBinds.length > STAGE_READ_ONLY_SLOTS)
+    throw new PatchbayError('sandbox_failed', `at most ${STAGE_READ_ONLY_SLOTS} read-only binds per command`);
   const workspace = path.join(stageDir, 'workspace');
-  const staged = readOnlyBinds.map((bind, i) => ({ hostPath: path.join(stageDir, `ro-${i}`), sandboxPath: bind.sandboxPath }));
-  const mounts = [workspaceHostPath, workspace, ...readOnlyBinds.flatMap((bind, i) => [bind.hostPath, staged[i]!.hostPath])];
+  const staged = readOnlyBinds.map((bind, i) => ({
+    hostPath: path.join(stageDir, `ro-${i}`),
+    sandboxPath: bind.sandboxPath,
+  }));
+  const mounts = [
+    workspaceHostPath,
+    workspace,
+    ...readOnlyBinds.flatMap((bind, i) => [bind.hostPath, staged[i]!.hostPath]),
+  ];
   return { mounts, workspaceHostPath: workspace, readOnlyBinds: staged };
 }
 
@@ -99,7 +113,15 @@ export function stageBinds(
  * ids, no supplementary groups (root's would follow), no capabilities to inherit or regain.
  */
 export function dropPrivilegesArgv(user: SandboxUser): string[] {
-  return ['setpriv', `--reuid=${user.uid}`, `--regid=${user.gid}`, '--clear-groups', '--inh-caps=-all', '--bounding-set=-all', '--'];
+  return [
+    'setpriv',
+    `--reuid=${user.uid}`,
+    `--regid=${user.gid}`,
+    '--clear-groups',
+    '--inh-caps=-all',
+    '--bounding-set=-all',
+    '--',
+  ];
 }
 
 /**
@@ -118,7 +140,10 @@ export async function handOverTree(dir: string, user: SandboxUser, signal?: Abor
   });
   // chown exits 1 when a file vanished under it (a command deleting its build output): harmless.
   if (result.exitCode !== 0 && !/No such file/.test(result.stderr)) {
-    throw new PatchbayError('sandbox_failed', `could not give the workspace to the sandbox user ${user.uid}: ${result.stderr.trim() || `exit ${result.exitCode}`}`);
+    throw new PatchbayError(
+      'sandbox_failed',
+      `could not give the workspace to the sandbox user ${user.uid}: ${result.stderr.trim() || `exit ${result.exitCode}`}`,
+    );
   }
 }
 

@@ -24,7 +24,8 @@ const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 /** Refuses an `ExecOptions.env` whose names are not shell names or whose values hold a NUL. */
 export function assertCommandEnv(env: Record<string, string> = {}): void {
   for (const [name, value] of Object.entries(env)) {
-    if (!ENV_NAME.test(name) || value.includes('\0')) throw new PatchbayError('invalid_input', `invalid environment variable ${JSON.stringify(name)}`);
+    if (!ENV_NAME.test(name) || value.includes('\0'))
+      throw new PatchbayError('invalid_input', `invalid environment variable ${JSON.stringify(name)}`);
   }
 }
 

@@ -37,7 +37,11 @@ export function createWorkspaceFiles(root: string, workdir: string, owner?: Sand
       const handle = await open(real, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
       try {
         const stats = await handle.stat();
-        if (!stats.isFile()) throw new PatchbayError('invalid_input', `${input}: is not a regular file (${fileKind(stats)}); only regular files can be read`);
+        if (!stats.isFile())
+          throw new PatchbayError(
+            'invalid_input',
+            `${input}: is not a regular file (${fileKind(stats)}); only regular files can be read`,
+          );
         if (stats.size > MAX_READ_BYTES) {
           throw new PatchbayError(
             'invalid_input',
@@ -57,14 +61,26 @@ export function createWorkspaceFiles(root: string, workdir: string, owner?: Sand
       // by type, and is never truncated; a regular file is truncated only after that check.
       let handle: FileHandle;
       try {
-        handle = await open(target, constants.O_WRONLY | constants.O_CREAT | constants.O_NOFOLLOW | constants.O_NONBLOCK, 0o644);
+        handle = await open(
+          target,
+          constants.O_WRONLY | constants.O_CREAT | constants.O_NOFOLLOW | constants.O_NONBLOCK,
+          0o644,
+        );
       } catch (error) {
-        if ((error as NodeJS.ErrnoException).code === 'ENXIO') throw new PatchbayError('invalid_input', `${input}: is not a regular file (fifo); only regular files can be written`);
+        if ((error as NodeJS.ErrnoException).code === 'ENXIO')
+          throw new PatchbayError(
+            'invalid_input',
+            `${input}: is not a regular file (fifo); only regular files can be written`,
+          );
         throw error;
       }
       try {
         const stats = await handle.stat();
-        if (!stats.isFile()) throw new PatchbayError('invalid_input', `${input}: is not a regular file (${fileKind(stats)}); only regular files can be written`);
+        if (!stats.isFile())
+          throw new PatchbayError(
+            'invalid_input',
+            `${input}: is not a regular file (${fileKind(stats)}); only regular files can be written`,
+          );
         // On the open file, not the path: the sandbox must be able to change what the host wrote.
         if (owner) await handle.chown(owner.uid, owner.gid);
         await handle.truncate(0);
@@ -79,7 +95,8 @@ export function createWorkspaceFiles(root: string, workdir: string, owner?: Sand
       const realRoot = await realpath(root);
       const start = await resolveExisting(root, toWorkspaceRelative(input, workdir), input);
       const startStats = await lstat(start);
-      if (!startStats.isDirectory()) return [{ path: relativeTo(realRoot, start), type: 'file', size: startStats.size }];
+      if (!startStats.isDirectory())
+        return [{ path: relativeTo(realRoot, start), type: 'file', size: startStats.size }];
 
       const entries: FileEntry[] = [];
       // Depth-first in name order, so a limited listing is deterministic; sorted again at the end.

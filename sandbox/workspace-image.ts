@@ -1,4 +1,16 @@
-import { access, mkdir, mkdtemp, readdir, rename, rm, rmdir, stat, statfs, truncate, writeFile } from 'node:fs/promises';
+import {
+  access,
+  mkdir,
+  mkdtemp,
+  readdir,
+  rename,
+  rm,
+  rmdir,
+  stat,
+  statfs,
+  truncate,
+  writeFile,
+} from 'node:fs/promises';
 import path from 'node:path';
 import { PatchbayError } from '../src/core/errors.ts';
 import { runProcess } from './run-process.ts';
@@ -33,9 +45,17 @@ const NO_SPACE = /No space left on device/;
  * thirty-second of its size left (a write of a few MB fails with a MB or two still free; a full
  * private /tmp says the same words with the workspace far from full).
  */
-export function metFullImage(usage: ImageUsage, startBytes: number, exit: { exitCode: number | null; stderr: string }): boolean {
+export function metFullImage(
+  usage: ImageUsage,
+  startBytes: number,
+  exit: { exitCode: number | null; stderr: string },
+): boolean {
   if (usage.freeBytes < FULL_BELOW_BYTES && usage.usedBytes > startBytes) return true;
-  return exit.exitCode !== 0 && NO_SPACE.test(exit.stderr) && usage.freeBytes < Math.max(FULL_BELOW_BYTES, usage.sizeBytes / 32);
+  return (
+    exit.exitCode !== 0 &&
+    NO_SPACE.test(exit.stderr) &&
+    usage.freeBytes < Math.max(FULL_BELOW_BYTES, usage.sizeBytes / 32)
+  );
 }
 
 export type ImageUsage = { usedBytes: number; freeBytes: number; sizeBytes: number };
@@ -53,7 +73,11 @@ export async function attachWorkspaceImage(image: string, mountPoint: string, si
     await makeImage(image, sizeMb);
     if ((await readdir(mountPoint)).length > 0) await moveIntoImage(image, mountPoint);
   }
-  await tool('mount', ['-t', 'ext4', '-o', IMAGE_MOUNT_OPTIONS, '--', image, mountPoint], `mount the workspace image ${path.basename(image)}`);
+  await tool(
+    'mount',
+    ['-t', 'ext4', '-o', IMAGE_MOUNT_OPTIONS, '--', image, mountPoint],
+    `mount the workspace image ${path.basename(image)}`,
+  );
   if (fresh) await rmdir(path.join(mountPoint, 'lost+found')).catch(() => {});
 }
 
@@ -64,7 +88,13 @@ export async function attachWorkspaceImage(image: string, mountPoint: string, si
  */
 export async function detachWorkspaceImage(mountPoint: string): Promise<void> {
   if (!(await isMountPoint(mountPoint))) return;
-  const plain = await runProcess({ file: 'umount', args: ['--', mountPoint], env: TOOL_ENV, timeoutMs: 60_000, maxOutputBytes: 4096 });
+  const plain = await runProcess({
+    file: 'umount',
+    args: ['--', mountPoint],
+    env: TOOL_ENV,
+    timeoutMs: 60_000,
+    maxOutputBytes: 4096,
+  });
   if (plain.exitCode === 0) return;
   await tool('umount', ['--lazy', '--', mountPoint], 'unmount the workspace');
 }
@@ -77,14 +107,21 @@ export async function removeWorkspaceImage(image: string): Promise<void> {
 /** Bytes used and free on the workspace's own file system (statfs: one system call, no walk). */
 export async function imageUsage(mountPoint: string): Promise<ImageUsage> {
   const fs = await statfs(mountPoint);
-  return { usedBytes: (fs.blocks - fs.bfree) * fs.bsize, freeBytes: fs.bavail * fs.bsize, sizeBytes: fs.blocks * fs.bsize };
+  return {
+    usedBytes: (fs.blocks - fs.bfree) * fs.bsize,
+    freeBytes: fs.bavail * fs.bsize,
+    sizeBytes: fs.blocks * fs.bsize,
+  };
 }
 
 /**
  * Whether this host can give workspaces file systems of their own: root, loop devices, mkfs.ext4
  * and an ext4 driver, tried once with a small image in `scratchDir`. The reason when not.
  */
-export async function probeWorkspaceImages(scratchDir: string, serverUid: number | undefined): Promise<{ ok: true } | { ok: false; reason: string }> {
+export async function probeWorkspaceImages(
+  scratchDir: string,
+  serverUid: number | undefined,
+): Promise<{ ok: true } | { ok: false; reason: string }> {
   if (serverUid !== 0) return { ok: false, reason: 'the server is not root (loop mounts need it)' };
   if (!(await exists('/dev/loop-control'))) return { ok: false, reason: 'no /dev/loop-control' };
   const dir = await mkdtemp(path.join(scratchDir, 'patchbay-image-probe-'));
@@ -106,7 +143,10 @@ export async function probeWorkspaceImages(scratchDir: string, serverUid: number
  * sandbox cannot mount anything on the host, so a mount here is one Patchbay made.
  */
 export async function isMountPoint(dir: string): Promise<boolean> {
-  const [self, parent] = await Promise.all([stat(dir).catch(() => undefined), stat(path.dirname(dir)).catch(() => undefined)]);
+  const [self, parent] = await Promise.all([
+    stat(dir).catch(() => undefined),
+    stat(path.dirname(dir)).catch(() => undefined),
+  ]);
   return self !== undefined && parent !== undefined && self.dev !== parent.dev;
 }
 
@@ -122,7 +162,11 @@ async function makeImage(image: string, sizeMb: number): Promise<void> {
     await rm(partial, { force: true });
     await writeFile(partial, '', { mode: 0o600 });
     await truncate(partial, sizeMb * MB);
-    await tool('mkfs.ext4', ['-q', '-F', '-m', '0', '-E', 'nodiscard,lazy_itable_init=1,lazy_journal_init=1', '--', partial], 'make the workspace image');
+    await tool(
+      'mkfs.ext4',
+      ['-q', '-F', '-m', '0', '-E', 'nodiscard,lazy_itable_init=1,lazy_journal_init=1', '--', partial],
+      'make the workspace image',
+    );
     await rename(partial, image);
   } catch (error) {
     await rm(partial, { force: true });
@@ -139,10 +183,18 @@ async function moveIntoImage(image: string, dir: string): Promise<void> {
   const staging = `${image}.mnt`;
   await mkdir(staging, { recursive: true, mode: 0o700 });
   try {
-    await tool('mount', ['-t', 'ext4', '-o', IMAGE_MOUNT_OPTIONS, '--', image, staging], 'mount the new workspace image');
+    await tool(
+      'mount',
+      ['-t', 'ext4', '-o', IMAGE_MOUNT_OPTIONS, '--', image, staging],
+      'mount the new workspace image',
+    );
     try {
       await rmdir(path.join(staging, 'lost+found')).catch(() => {});
-      await tool('cp', ['-a', '--', `${dir}/.`, `${staging}/`], `copy the workspace into its own file system (SANDBOX_DISK_MB may be below what it holds)`);
+      await tool(
+        'cp',
+        ['-a', '--', `${dir}/.`, `${staging}/`],
+        `copy the workspace into its own file system (SANDBOX_DISK_MB may be below what it holds)`,
+      );
     } finally {
       await detachWorkspaceImage(staging);
     }
@@ -158,7 +210,10 @@ async function moveIntoImage(image: string, dir: string): Promise<void> {
 async function tool(file: string, args: string[], what: string): Promise<void> {
   const result = await runProcess({ file, args, env: TOOL_ENV, timeoutMs: 60_000, maxOutputBytes: 4096 });
   if (result.exitCode !== 0) {
-    throw new PatchbayError('sandbox_failed', `could not ${what}: ${result.stderr.trim() || `${file} exit ${result.exitCode}`}`);
+    throw new PatchbayError(
+      'sandbox_failed',
+      `could not ${what}: ${result.stderr.trim() || `${file} exit ${result.exitCode}`}`,
+    );
   }
 }
 

@@ -77,7 +77,8 @@ export async function resolveForWrite(root: string, rel: string, input: string, 
   const realParent = path.join(realAncestor, ...missing);
   if (missing.length > 0) {
     await mkdir(realParent, { recursive: true });
-    for (let i = 1; owner && i <= missing.length; i++) await lchown(path.join(realAncestor, ...missing.slice(0, i)), owner.uid, owner.gid);
+    for (let i = 1; owner && i <= missing.length; i++)
+      await lchown(path.join(realAncestor, ...missing.slice(0, i)), owner.uid, owner.gid);
   }
 
   const target = path.join(realParent, path.posix.basename(rel));

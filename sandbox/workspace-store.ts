@@ -81,7 +81,8 @@ export function createWorkspaceStore(options: {
   const lastUsed = async (sessionId: string): Promise<number | undefined> => {
     try {
       const parsed: unknown = JSON.parse(await readFile(markerPath(sessionId), 'utf8'));
-      const at = typeof parsed === 'object' && parsed !== null ? (parsed as { lastUsedAt?: unknown }).lastUsedAt : undefined;
+      const at =
+        typeof parsed === 'object' && parsed !== null ? (parsed as { lastUsedAt?: unknown }).lastUsedAt : undefined;
       const ms = typeof at === 'string' ? Date.parse(at) : Number.NaN;
       if (!Number.isNaN(ms)) return ms;
     } catch {
@@ -122,7 +123,9 @@ export function createWorkspaceStore(options: {
           await touch(sessionId);
         } catch (error) {
           release(sessionId);
-          throw new PatchbayError('sandbox_failed', `could not create workspace ${dir}: ${String(error)}`, { cause: error });
+          throw new PatchbayError('sandbox_failed', `could not create workspace ${dir}: ${String(error)}`, {
+            cause: error,
+          });
         }
         return dir;
       });

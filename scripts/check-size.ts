@@ -20,7 +20,10 @@ import { z } from 'zod';
 const productionRoots = ['src', 'integrations', 'sandbox', 'db', 'web'];
 
 /** Per file: its length when over 400 lines, and the lengths of its functions over 80, longest first. */
-const Budget = z.record(z.string(), z.object({ fileLines: z.number().int().optional(), functionLines: z.array(z.number().int()) }));
+const Budget = z.record(
+  z.string(),
+  z.object({ fileLines: z.number().int().optional(), functionLines: z.array(z.number().int()) }),
+);
 export type Budget = z.infer<typeof Budget>;
 
 const Diagnostic = z.object({
@@ -37,12 +40,16 @@ export function measure(root: string): Budget {
   const roots = productionRoots.filter((dir) => existsSync(join(root, dir)));
   let output: string;
   try {
-    output = execFileSync(biome, ['lint', '--config-path', join(here, 'size-budget'), '--reporter=json', '--max-diagnostics=none', ...roots], {
-      cwd: root,
-      encoding: 'utf8',
-      stdio: ['ignore', 'pipe', 'ignore'],
-      maxBuffer: 64 * 1024 * 1024,
-    });
+    output = execFileSync(
+      biome,
+      ['lint', '--config-path', join(here, 'size-budget'), '--reporter=json', '--max-diagnostics=none', ...roots],
+      {
+        cwd: root,
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'ignore'],
+        maxBuffer: 64 * 1024 * 1024,
+      },
+    );
   } catch (error) {
     // Biome exits 1 when it reports anything; its report is still on stdout.
     output = (error as { stdout?: string }).stdout ?? '';
@@ -53,7 +60,8 @@ export function measure(root: string): Budget {
     // A suppression comment for another rule is "unused" under this configuration's two rules.
     if (diagnostic.category.startsWith('suppressions/')) continue;
     const lines = Number(/\((\d+)\)/.exec(diagnostic.message)?.[1]);
-    if (!Number.isInteger(lines)) throw new Error(`check-size: cannot read a line count from Biome's "${diagnostic.message}"`);
+    if (!Number.isInteger(lines))
+      throw new Error(`check-size: cannot read a line count from Biome's "${diagnostic.message}"`);
     budget[diagnostic.location.path] ??= { functionLines: [] };
     const entry = budget[diagnostic.location.path]!;
     if (diagnostic.category.endsWith('noExcessiveLinesPerFile')) entry.fileLines = lines;
@@ -82,7 +90,10 @@ export function overruns(now: Budget, baseline: Budget): string[] {
 
 function total(budget: Budget): { files: number; functions: number } {
   const entries = Object.values(budget);
-  return { files: entries.filter((e) => e.fileLines !== undefined).length, functions: entries.reduce((n, e) => n + e.functionLines.length, 0) };
+  return {
+    files: entries.filter((e) => e.fileLines !== undefined).length,
+    functions: entries.reduce((n, e) => n + e.functionLines.length, 0),
+  };
 }
 
 function main(argv: string[]): number {
@@ -96,8 +107,11 @@ function main(argv: string[]): number {
   if (found.length > 0) return 1;
   const debt = total(now);
   if (argv.includes('--write')) writeFileSync(baselinePath, `${JSON.stringify(now, null, 2)}\n`);
-  process.stdout.write(`check-size: within budget; debt left: ${debt.files} files over 400 lines, ${debt.functions} functions over 80 (goal 0)\n`);
+  process.stdout.write(
+    `check-size: within budget; debt left: ${debt.files} files over 400 lines, ${debt.functions} functions over 80 (goal 0)\n`,
+  );
   return 0;
 }
 
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) process.exitCode = main(process.argv.slice(2));
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href)
+  process.exitCode = main(process.argv.slice(2));

@@ -54,7 +54,10 @@ export function declares(source: string, symbol: string): boolean {
   const code = source.replace(/^\s*import\s[^;]*;/gm, '');
   return [
     new RegExp(`\\b(?:function\\*?|class|const|let|var|interface|type|enum)\\s+${name}\\b`),
-    new RegExp(`^\\s*(?:export\\s+)?(?:(?:public|private|protected|static|readonly|async|get|set)\\s+)*${name}\\s*(?:<[^>]*>)?\\s*[(:=?]`, 'm'),
+    new RegExp(
+      `^\\s*(?:export\\s+)?(?:(?:public|private|protected|static|readonly|async|get|set)\\s+)*${name}\\s*(?:<[^>]*>)?\\s*[(:=?]`,
+      'm',
+    ),
     new RegExp(`[{,]\\s*${name}\\s*[,}]`),
     new RegExp(`[{,]\\s*(?:async\\s+)?${name}\\s*\\(`),
     new RegExp(`\\bexport\\s*\\{[^}]*\\b${name}\\b`),
@@ -67,14 +70,19 @@ export function staleNames(traces: Trace[], read: (path: string) => string | und
   for (const trace of traces) {
     const files = new Set(trace.steps.flatMap((step) => step.files));
     if (trace.steps.length === 0) found.push(`trace "${trace.name}" has no numbered steps`);
-    if (files.size > maxFilesPerTrace) found.push(`trace "${trace.name}" spans ${files.size} files (at most ${maxFilesPerTrace})`);
+    if (files.size > maxFilesPerTrace)
+      found.push(`trace "${trace.name}" spans ${files.size} files (at most ${maxFilesPerTrace})`);
     for (const step of trace.steps) {
       const sources = step.files.map((file) => ({ file, source: read(file) }));
-      for (const { file, source } of sources) if (source === undefined) found.push(`trace "${trace.name}" line ${step.line}: ${file} does not exist`);
-      if (step.files.length === 0 && step.symbols.length > 0) found.push(`trace "${trace.name}" line ${step.line}: names symbols but no file`);
+      for (const { file, source } of sources)
+        if (source === undefined) found.push(`trace "${trace.name}" line ${step.line}: ${file} does not exist`);
+      if (step.files.length === 0 && step.symbols.length > 0)
+        found.push(`trace "${trace.name}" line ${step.line}: names symbols but no file`);
       for (const symbol of step.symbols) {
         if (!sources.some(({ source }) => source !== undefined && declares(source, symbol))) {
-          found.push(`trace "${trace.name}" line ${step.line}: \`${symbol}\` is declared in none of ${step.files.join(', ')}`);
+          found.push(
+            `trace "${trace.name}" line ${step.line}: \`${symbol}\` is declared in none of ${step.files.join(', ')}`,
+          );
         }
       }
     }
@@ -92,9 +100,12 @@ function main(argv: string[]): number {
   if (traces.length === 0) found.push('docs/architecture.md has no traces');
   for (const line of found) process.stderr.write(`check-trace: ${line}\n`);
   if (found.length > 0) return 1;
-  const summary = traces.map((trace) => `${trace.name} (${new Set(trace.steps.flatMap((s) => s.files)).size} files)`).join(', ');
+  const summary = traces
+    .map((trace) => `${trace.name} (${new Set(trace.steps.flatMap((s) => s.files)).size} files)`)
+    .join(', ');
   process.stdout.write(`check-trace: every name exists: ${summary}\n`);
   return 0;
 }
 
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) process.exitCode = main(process.argv.slice(2));
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href)
+  process.exitCode = main(process.argv.slice(2));

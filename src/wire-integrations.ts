@@ -12,9 +12,19 @@ export async function buildIntegrations(config: Config, context: IntegrationCont
   // about half a second of every start, more on a busy host, before a restarted server could resume.
   // Sign in with Slack proves who opens a Slack person's "connect github" link (GitHub asks it first).
   const slackProof = config.slack?.oidc
-    ? (await import('../integrations/slack/slack-oidc.ts')).createSlackIdentityProof({ ...config.slack.oidc, apiUrl: config.slack.apiUrl, log: context.log.child({ integration: 'slack' }) })
+    ? (await import('../integrations/slack/slack-oidc.ts')).createSlackIdentityProof({
+        ...config.slack.oidc,
+        apiUrl: config.slack.apiUrl,
+        log: context.log.child({ integration: 'slack' }),
+      })
     : undefined;
-  const github = config.github ? await (await import('../integrations/github/github-module.ts')).createGitHubModule(config.github, context, slackProof ? [slackProof] : []) : undefined;
+  const github = config.github
+    ? await (await import('../integrations/github/github-module.ts')).createGitHubModule(
+        config.github,
+        context,
+        slackProof ? [slackProof] : [],
+      )
+    : undefined;
   if (github) modules.push(github);
   if (config.slack) {
     const { createSlackModule } = await import('../integrations/slack/slack-module.ts');

@@ -35,7 +35,10 @@ export async function setup(project: TestProject): Promise<void> {
   project.provide('embeddedAdminUrl', server.adminUrl);
   project.provide('externalDatabaseUrl', process.env.DATABASE_URL ?? '');
   // Said in every run's output, so a missing server leg is never mistaken for a passing one.
-  if (!process.env.DATABASE_URL) process.stdout.write('store tests: DATABASE_URL is not set, so the server-PostgreSQL leg did NOT run (embedded only)\n');
+  if (!process.env.DATABASE_URL)
+    process.stdout.write(
+      'store tests: DATABASE_URL is not set, so the server-PostgreSQL leg did NOT run (embedded only)\n',
+    );
 }
 
 export async function teardown(): Promise<void> {

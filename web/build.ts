@@ -42,5 +42,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   await mkdir(out, { recursive: true });
   await writeFile(join(out, 'app.js'), bundle.js);
   await writeFile(join(out, 'app.css'), bundle.css);
-  console.log(`web: ${out}/app.js ${(bundle.js.length / 1024).toFixed(1)} KiB, app.css ${(bundle.css.length / 1024).toFixed(1)} KiB`);
+  console.log(
+    `web: ${out}/app.js ${(bundle.js.length / 1024).toFixed(1)} KiB, app.css ${(bundle.css.length / 1024).toFixed(1)} KiB`,
+  );
 }

@@ -17,12 +17,18 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .execute();
   await db.schema
     .createTable('github_installation_repos')
-    .addColumn('installation_id', 'bigint', (c) => c.notNull().references('github_installations.id').onDelete('cascade'))
+    .addColumn('installation_id', 'bigint', (c) =>
+      c.notNull().references('github_installations.id').onDelete('cascade'),
+    )
     .addColumn('repo_id', 'bigint', (c) => c.notNull())
     .addColumn('full_name', 'text', (c) => c.notNull())
     .addPrimaryKeyConstraint('github_installation_repos_pk', ['installation_id', 'repo_id'])
     .execute();
-  await db.schema.createIndex('github_installation_repos_name').on('github_installation_repos').column('full_name').execute();
+  await db.schema
+    .createIndex('github_installation_repos_name')
+    .on('github_installation_repos')
+    .column('full_name')
+    .execute();
 
   await db.schema
     .createTable('github_webhook_deliveries')
@@ -57,7 +63,11 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('finished', 'boolean', (c) => c.notNull().defaultTo(false))
     .addColumn('created_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
     .execute();
-  await db.schema.createIndex('github_requests_thread').on('github_requests').columns(['thread_key', 'finished']).execute();
+  await db.schema
+    .createIndex('github_requests_thread')
+    .on('github_requests')
+    .columns(['thread_key', 'finished'])
+    .execute();
 
   await db.schema
     .createTable('github_user_tokens')
@@ -70,7 +80,13 @@ export async function up(db: Kysely<unknown>): Promise<void> {
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
-  for (const table of ['github_user_tokens', 'github_requests', 'github_webhook_deliveries', 'github_installation_repos', 'github_installations']) {
+  for (const table of [
+    'github_user_tokens',
+    'github_requests',
+    'github_webhook_deliveries',
+    'github_installation_repos',
+    'github_installations',
+  ]) {
     await db.schema.dropTable(table).ifExists().execute();
   }
 }

@@ -25,8 +25,18 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('finished_at', 'timestamptz')
     .addUniqueConstraint('inbound_deliveries_meaning', ['source', 'dedupe_key'])
     .execute();
-  await db.schema.createIndex('inbound_deliveries_unqueued').on('inbound_deliveries').column('received_at').where(sql.ref('queued_at'), 'is', null).execute();
-  await db.schema.createIndex('inbound_deliveries_failed').on('inbound_deliveries').column('finished_at').where(sql.ref('status'), '=', 'failed').execute();
+  await db.schema
+    .createIndex('inbound_deliveries_unqueued')
+    .on('inbound_deliveries')
+    .column('received_at')
+    .where(sql.ref('queued_at'), 'is', null)
+    .execute();
+  await db.schema
+    .createIndex('inbound_deliveries_failed')
+    .on('inbound_deliveries')
+    .column('finished_at')
+    .where(sql.ref('status'), '=', 'failed')
+    .execute();
   await sql`
     insert into inbound_deliveries (source, dedupe_key, delivery_id, kind, body, received_at)
     select 'github', 'delivery:' || delivery_id, delivery_id, event, payload::text, received_at

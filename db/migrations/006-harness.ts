@@ -36,7 +36,11 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('started_at', 'timestamptz', (c) => c.notNull())
     .addColumn('finished_at', 'timestamptz', (c) => c.notNull())
     .execute();
-  await db.schema.createIndex('check_runs_session_commit').on('check_runs').columns(['session_id', 'commit_sha']).execute();
+  await db.schema
+    .createIndex('check_runs_session_commit')
+    .on('check_runs')
+    .columns(['session_id', 'commit_sha'])
+    .execute();
 
   await db.schema
     .createTable('verdicts')

@@ -36,7 +36,11 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('pending', 'jsonb')
     .addColumn('created_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
     .execute();
-  await db.schema.createIndex('linear_agent_sessions_session').on('linear_agent_sessions').column('session_id').execute();
+  await db.schema
+    .createIndex('linear_agent_sessions_session')
+    .on('linear_agent_sessions')
+    .column('session_id')
+    .execute();
 
   await db.schema
     .createTable('linear_installations')

@@ -16,7 +16,9 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     from linear_webhook_deliveries
     on conflict (source, dedupe_key) do nothing`.execute(db);
   // Rows already worked or given up need no job; the pipeline's sweep queues the pending ones.
-  await sql`update inbound_deliveries set queued_at = now() where source = 'linear' and status <> 'pending' and queued_at is null`.execute(db);
+  await sql`update inbound_deliveries set queued_at = now() where source = 'linear' and status <> 'pending' and queued_at is null`.execute(
+    db,
+  );
   await db.schema.dropTable('linear_webhook_deliveries').execute();
 }
 

@@ -5,7 +5,12 @@ import { sql, type Kysely } from 'kysely';
  * (DELIVERY_RETENTION_DAYS): this index finds them without reading the table.
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
-  await db.schema.createIndex('inbound_deliveries_finished').on('inbound_deliveries').column('finished_at').where(sql.ref('status'), '<>', 'pending').execute();
+  await db.schema
+    .createIndex('inbound_deliveries_finished')
+    .on('inbound_deliveries')
+    .column('finished_at')
+    .where(sql.ref('status'), '<>', 'pending')
+    .execute();
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {

@@ -7,9 +7,17 @@ import type { Kysely } from 'kysely';
  * first refusal only if they can be (they cannot: their workspace is told to install again).
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
-  await db.schema.alterTable('linear_installations').addColumn('refresh_token_ciphertext', 'text').addColumn('expires_at', 'timestamptz').execute();
+  await db.schema
+    .alterTable('linear_installations')
+    .addColumn('refresh_token_ciphertext', 'text')
+    .addColumn('expires_at', 'timestamptz')
+    .execute();
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
-  await db.schema.alterTable('linear_installations').dropColumn('refresh_token_ciphertext').dropColumn('expires_at').execute();
+  await db.schema
+    .alterTable('linear_installations')
+    .dropColumn('refresh_token_ciphertext')
+    .dropColumn('expires_at')
+    .execute();
 }

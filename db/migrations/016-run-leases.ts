@@ -30,5 +30,10 @@ export async function down(db: Kysely<unknown>): Promise<void> {
   await db.schema.alterTable('session_checkpoints').dropColumn('run_epoch').execute();
   await db.schema.alterTable('session_events').dropColumn('run_epoch').execute();
   await sql`drop index if exists sessions_leased`.execute(db);
-  await db.schema.alterTable('sessions').dropColumn('lease_expires_at').dropColumn('lease_owner').dropColumn('run_epoch').execute();
+  await db.schema
+    .alterTable('sessions')
+    .dropColumn('lease_expires_at')
+    .dropColumn('lease_owner')
+    .dropColumn('run_epoch')
+    .execute();
 }

@@ -33,7 +33,9 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .execute();
   await sql`create index pull_outcomes_session on pull_outcomes (session_id)`.execute(db);
   await sql`create index pull_outcomes_branch on pull_outcomes (owner, repo, branch)`.execute(db);
-  await sql`create index pull_outcomes_merge on pull_outcomes (owner, repo, merge_commit) where merge_commit is not null`.execute(db);
+  await sql`create index pull_outcomes_merge on pull_outcomes (owner, repo, merge_commit) where merge_commit is not null`.execute(
+    db,
+  );
   // CI and reverts of default-branch commits, for a merge recorded after them (see CommitSignalsTable).
   await db.schema
     .createTable('commit_signals')

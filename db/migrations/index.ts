@@ -22,6 +22,26 @@ import * as m017 from './017-pull-outcomes.ts';
 /** Migrations in order. Add new ones here; never edit one that has shipped. */
 export const migrationProvider: MigrationProvider = {
   async getMigrations(): Promise<Record<string, Migration>> {
-    return { '001-sessions': m001, '002-thread-delivery': m002, '003-slack': m003, '004-github': m004, '005-inbound-deliveries': m005, '006-harness': m006, '007-linear': m007, '008-github-ci': m008, '009-linear-inbound': m009, '009-ordered-deliveries': m009b, '010-modal-sandboxes': m010, '010-modal-templates': m010b, '011-scale-out': m011, '012-delivery-retention': m012, '013-checkpoint-increments': m013, '014-linear-refresh-tokens': m014, '015-page-sessions': m015, '016-run-leases': m016, '017-pull-outcomes': m017 };
+    return {
+      '001-sessions': m001,
+      '002-thread-delivery': m002,
+      '003-slack': m003,
+      '004-github': m004,
+      '005-inbound-deliveries': m005,
+      '006-harness': m006,
+      '007-linear': m007,
+      '008-github-ci': m008,
+      '009-linear-inbound': m009,
+      '009-ordered-deliveries': m009b,
+      '010-modal-sandboxes': m010,
+      '010-modal-templates': m010b,
+      '011-scale-out': m011,
+      '012-delivery-retention': m012,
+      '013-checkpoint-increments': m013,
+      '014-linear-refresh-tokens': m014,
+      '015-page-sessions': m015,
+      '016-run-leases': m016,
+      '017-pull-outcomes': m017,
+    };
   },
 };

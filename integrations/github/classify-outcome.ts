@@ -4,7 +4,13 @@ import { isBot } from './classify-webhook.ts';
 import type { BotIdentity } from './github-client.ts';
 
 const User = z.object({ login: z.string(), type: z.string().optional() }).passthrough();
-const Repository = z.object({ name: z.string(), owner: z.object({ login: z.string() }).passthrough(), default_branch: z.string().optional() }).passthrough();
+const Repository = z
+  .object({
+    name: z.string(),
+    owner: z.object({ login: z.string() }).passthrough(),
+    default_branch: z.string().optional(),
+  })
+  .passthrough();
 const Installation = z.object({ id: z.number() }).passthrough();
 const Base = { repository: Repository, installation: Installation };
 
@@ -13,7 +19,14 @@ const PullClosedEvent = z.object({
   action: z.literal('closed'),
   sender: User,
   pull_request: z
-    .object({ number: z.number(), merged: z.boolean().nullable().optional(), merged_at: z.string().nullable().optional(), closed_at: z.string().nullable().optional(), merge_commit_sha: z.string().nullable().optional(), merged_by: User.nullable().optional() })
+    .object({
+      number: z.number(),
+      merged: z.boolean().nullable().optional(),
+      merged_at: z.string().nullable().optional(),
+      closed_at: z.string().nullable().optional(),
+      merge_commit_sha: z.string().nullable().optional(),
+      merged_by: User.nullable().optional(),
+    })
     .passthrough(),
 });
 const PushEvent = z.object({
@@ -22,9 +35,22 @@ const PushEvent = z.object({
   sender: User,
   commits: z.array(z.object({ id: z.string(), message: z.string(), timestamp: z.string() }).passthrough()),
 });
-const ReviewEvent = z.object({ ...Base, action: z.literal('submitted'), review: z.object({ id: z.number(), user: User }).passthrough(), pull_request: z.object({ number: z.number() }).passthrough() });
-const Completed = z.object({ head_sha: z.string(), conclusion: z.string().nullable(), updated_at: z.string().nullable().optional() }).passthrough();
-const CheckEvent = z.object({ ...Base, action: z.literal('completed'), check_suite: Completed.optional(), check_run: Completed.optional(), workflow_run: Completed.optional() });
+const ReviewEvent = z.object({
+  ...Base,
+  action: z.literal('submitted'),
+  review: z.object({ id: z.number(), user: User }).passthrough(),
+  pull_request: z.object({ number: z.number() }).passthrough(),
+});
+const Completed = z
+  .object({ head_sha: z.string(), conclusion: z.string().nullable(), updated_at: z.string().nullable().optional() })
+  .passthrough();
+const CheckEvent = z.object({
+  ...Base,
+  action: z.literal('completed'),
+  check_suite: Completed.optional(),
+  check_run: Completed.optional(),
+  workflow_run: Completed.optional(),
+});
 const StatusEvent = z.object({ ...Base, sha: z.string(), state: z.string(), updated_at: z.string().optional() });
 
 type Where = { owner: string; repo: string };
@@ -40,7 +66,10 @@ export type OutcomeSignal =
   /** CI finished on `commit` (a merge commit, perhaps). */
   | { kind: 'ci'; where: Where; commit: string; conclusion: string; at: Date };
 
-const whereOf = (p: { repository: z.infer<typeof Repository> }): Where => ({ owner: p.repository.owner.login, repo: p.repository.name });
+const whereOf = (p: { repository: z.infer<typeof Repository> }): Where => ({
+  owner: p.repository.owner.login,
+  repo: p.repository.name,
+});
 
 /**
  * The outcome signals in a GitHub webhook, from its payload alone (pure, table-tested): a PR
@@ -58,14 +87,25 @@ export function classifyOutcome(event: string, payload: unknown, bot: BotIdentit
       const at = new Date((merged ? pr.merged_at : pr.closed_at) ?? pr.closed_at ?? Date.now());
       const by = (merged ? pr.merged_by?.login : undefined) ?? p.data.sender.login;
       const mergeCommit = merged && pr.merge_commit_sha ? { mergeCommit: pr.merge_commit_sha } : {};
-      return [{ kind: 'finished', pull: { ...whereOf(p.data), number: pr.number, state: merged ? 'merged' : 'closed', at, by, ...mergeCommit } }];
+      return [
+        {
+          kind: 'finished',
+          pull: { ...whereOf(p.data), number: pr.number, state: merged ? 'merged' : 'closed', at, by, ...mergeCommit },
+        },
+      ];
     }
     case 'push':
       return pushSignals(payload, bot);
     case 'pull_request_review': {
       const p = ReviewEvent.safeParse(payload);
       if (!p.success || isBot(p.data.review.user, bot)) return [];
-      return [{ kind: 'review', pull: { ...whereOf(p.data), number: p.data.pull_request.number }, reviewId: p.data.review.id }];
+      return [
+        {
+          kind: 'review',
+          pull: { ...whereOf(p.data), number: p.data.pull_request.number },
+          reviewId: p.data.review.id,
+        },
+      ];
     }
     case 'check_suite':
     case 'check_run':
@@ -73,12 +113,28 @@ export function classifyOutcome(event: string, payload: unknown, bot: BotIdentit
       const p = CheckEvent.safeParse(payload);
       const done = p.success ? (p.data.check_suite ?? p.data.check_run ?? p.data.workflow_run) : undefined;
       if (!p.success || !done?.conclusion) return [];
-      return [{ kind: 'ci', where: whereOf(p.data), commit: done.head_sha, conclusion: done.conclusion, at: new Date(done.updated_at ?? Date.now()) }];
+      return [
+        {
+          kind: 'ci',
+          where: whereOf(p.data),
+          commit: done.head_sha,
+          conclusion: done.conclusion,
+          at: new Date(done.updated_at ?? Date.now()),
+        },
+      ];
     }
     case 'status': {
       const p = StatusEvent.safeParse(payload);
       if (!p.success || p.data.state === 'pending') return [];
-      return [{ kind: 'ci', where: whereOf(p.data), commit: p.data.sha, conclusion: p.data.state === 'error' ? 'failure' : p.data.state, at: new Date(p.data.updated_at ?? Date.now()) }];
+      return [
+        {
+          kind: 'ci',
+          where: whereOf(p.data),
+          commit: p.data.sha,
+          conclusion: p.data.state === 'error' ? 'failure' : p.data.state,
+          at: new Date(p.data.updated_at ?? Date.now()),
+        },
+      ];
     }
     default:
       return [];
@@ -94,9 +150,11 @@ function pushSignals(payload: unknown, bot: BotIdentity): OutcomeSignal[] {
   if (branch === p.data.repository.default_branch) {
     for (const commit of p.data.commits) {
       const reverted = revertedCommit(commit.message);
-      if (reverted) signals.push({ kind: 'revert', where, reverted, revertCommit: commit.id, at: new Date(commit.timestamp) });
+      if (reverted)
+        signals.push({ kind: 'revert', where, reverted, revertCommit: commit.id, at: new Date(commit.timestamp) });
     }
   }
-  if (!isBot(p.data.sender, bot) && p.data.commits.length > 0) signals.push({ kind: 'human-commits', where, branch, shas: p.data.commits.map((c) => c.id) });
+  if (!isBot(p.data.sender, bot) && p.data.commits.length > 0)
+    signals.push({ kind: 'human-commits', where, branch, shas: p.data.commits.map((c) => c.id) });
   return signals;
 }

@@ -3,19 +3,37 @@ import { quoteUntrusted } from '../../src/core/quote-untrusted.ts';
 import type { BotIdentity } from './github-client.ts';
 
 const User = z.object({ login: z.string(), id: z.number(), type: z.string().optional() }).passthrough();
-const Repository = z.object({ name: z.string(), full_name: z.string(), owner: z.object({ login: z.string() }).passthrough() }).passthrough();
+const Repository = z
+  .object({ name: z.string(), full_name: z.string(), owner: z.object({ login: z.string() }).passthrough() })
+  .passthrough();
 const Installation = z.object({ id: z.number() }).passthrough();
 const PullRef = z.object({
   ref: z.string(),
   sha: z.string(),
   repo: z.object({ full_name: z.string() }).passthrough().nullable(),
 });
-export const PullRequest = z.object({ number: z.number(), state: z.string().optional(), head: PullRef, base: PullRef, html_url: z.string().optional() }).passthrough();
+export const PullRequest = z
+  .object({
+    number: z.number(),
+    state: z.string().optional(),
+    head: PullRef,
+    base: PullRef,
+    html_url: z.string().optional(),
+  })
+  .passthrough();
 export type PullRequest = z.infer<typeof PullRequest>;
 
 const IssueComment = z.object({
   action: z.string(),
-  issue: z.object({ number: z.number(), title: z.string(), body: z.string().nullable().optional(), user: User.optional(), pull_request: z.unknown().optional() }).passthrough(),
+  issue: z
+    .object({
+      number: z.number(),
+      title: z.string(),
+      body: z.string().nullable().optional(),
+      user: User.optional(),
+      pull_request: z.unknown().optional(),
+    })
+    .passthrough(),
   comment: z.object({ id: z.number(), body: z.string(), user: User, html_url: z.string().optional() }).passthrough(),
   repository: Repository,
   sender: User,
@@ -51,14 +69,24 @@ const Review = z.object({
 });
 const IssueLabeled = z.object({
   action: z.string(),
-  issue: z.object({ number: z.number(), title: z.string(), body: z.string().nullable().optional(), user: User.optional(), pull_request: z.unknown().optional() }).passthrough(),
+  issue: z
+    .object({
+      number: z.number(),
+      title: z.string(),
+      body: z.string().nullable().optional(),
+      user: User.optional(),
+      pull_request: z.unknown().optional(),
+    })
+    .passthrough(),
   label: z.object({ name: z.string() }).passthrough().optional(),
   repository: Repository,
   sender: User,
   installation: Installation.optional(),
 });
 
-const PullRefs = z.array(z.object({ number: z.number(), head: z.object({ sha: z.string() }).passthrough().optional() }).passthrough());
+const PullRefs = z.array(
+  z.object({ number: z.number(), head: z.object({ sha: z.string() }).passthrough().optional() }).passthrough(),
+);
 const App = z.object({ slug: z.string().optional() }).passthrough().nullable().optional();
 const CheckRunEvent = z.object({
   action: z.string(),
@@ -69,10 +97,20 @@ const CheckRunEvent = z.object({
       head_sha: z.string(),
       html_url: z.string().nullable().optional(),
       conclusion: z.string().nullable(),
-      output: z.object({ title: z.string().nullable().optional(), summary: z.string().nullable().optional(), text: z.string().nullable().optional() }).passthrough().optional(),
+      output: z
+        .object({
+          title: z.string().nullable().optional(),
+          summary: z.string().nullable().optional(),
+          text: z.string().nullable().optional(),
+        })
+        .passthrough()
+        .optional(),
       app: App,
       pull_requests: PullRefs.optional(),
-      check_suite: z.object({ id: z.number(), head_branch: z.string().nullable().optional(), pull_requests: PullRefs.optional() }).passthrough().optional(),
+      check_suite: z
+        .object({ id: z.number(), head_branch: z.string().nullable().optional(), pull_requests: PullRefs.optional() })
+        .passthrough()
+        .optional(),
     })
     .passthrough(),
   repository: Repository,
@@ -81,7 +119,14 @@ const CheckRunEvent = z.object({
 const CheckSuiteEvent = z.object({
   action: z.string(),
   check_suite: z
-    .object({ id: z.number(), head_sha: z.string(), head_branch: z.string().nullable().optional(), conclusion: z.string().nullable(), app: App, pull_requests: PullRefs.optional() })
+    .object({
+      id: z.number(),
+      head_sha: z.string(),
+      head_branch: z.string().nullable().optional(),
+      conclusion: z.string().nullable(),
+      app: App,
+      pull_requests: PullRefs.optional(),
+    })
     .passthrough(),
   repository: Repository,
   installation: Installation.optional(),
@@ -89,7 +134,16 @@ const CheckSuiteEvent = z.object({
 const WorkflowRunEvent = z.object({
   action: z.string(),
   workflow_run: z
-    .object({ id: z.number(), name: z.string().nullable().optional(), head_sha: z.string(), head_branch: z.string().nullable().optional(), conclusion: z.string().nullable(), html_url: z.string().optional(), pull_requests: PullRefs.optional(), run_attempt: z.number().optional() })
+    .object({
+      id: z.number(),
+      name: z.string().nullable().optional(),
+      head_sha: z.string(),
+      head_branch: z.string().nullable().optional(),
+      conclusion: z.string().nullable(),
+      html_url: z.string().optional(),
+      pull_requests: PullRefs.optional(),
+      run_attempt: z.number().optional(),
+    })
     .passthrough(),
   workflow: z.object({ name: z.string() }).passthrough().nullable().optional(),
   repository: Repository,
@@ -99,7 +153,15 @@ const WorkflowRunEvent = z.object({
 const PullRequestEvent = z.object({
   action: z.string(),
   pull_request: z
-    .object({ number: z.number(), title: z.string(), body: z.string().nullable().optional(), merged: z.boolean().nullable().optional(), node_id: z.string().optional(), draft: z.boolean().optional(), head: z.object({ sha: z.string() }).passthrough().optional() })
+    .object({
+      number: z.number(),
+      title: z.string(),
+      body: z.string().nullable().optional(),
+      merged: z.boolean().nullable().optional(),
+      node_id: z.string().optional(),
+      draft: z.boolean().optional(),
+      head: z.object({ sha: z.string() }).passthrough().optional(),
+    })
     .passthrough(),
   repository: Repository,
   sender: User,
@@ -107,10 +169,28 @@ const PullRequestEvent = z.object({
 });
 
 /** Commits pushed to a pull request's branch by someone other than the App: not what Patchbay verified. */
-export type PullPushed = { installationId: number; owner: string; repo: string; number: number; nodeId?: string; draft: boolean; headSha: string; body: string; sender: GitHubUser };
+export type PullPushed = {
+  installationId: number;
+  owner: string;
+  repo: string;
+  number: number;
+  nodeId?: string;
+  draft: boolean;
+  headSha: string;
+  body: string;
+  sender: GitHubUser;
+};
 
 /** A pull request closed without merging, by whom. */
-export type PullClosed = { installationId: number; owner: string; repo: string; number: number; title: string; body: string; sender: GitHubUser };
+export type PullClosed = {
+  installationId: number;
+  owner: string;
+  repo: string;
+  number: number;
+  title: string;
+  body: string;
+  sender: GitHubUser;
+};
 
 /** A finished check suite, check run or workflow run, as the CI follow-up needs it. */
 export type CiReport = {
@@ -177,14 +257,20 @@ export type Classified =
 /** `@bot stop` (or cancel), alone in a comment. */
 export function isStopRequest(text: string, bot: BotIdentity): boolean {
   const slug = bot.slug.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  const rest = text.replace(new RegExp(`@${slug}(?![\\w-])`, 'gi'), '').trim().toLowerCase();
+  const rest = text
+    .replace(new RegExp(`@${slug}(?![\\w-])`, 'gi'), '')
+    .trim()
+    .toLowerCase();
   return /^(stop|cancel)( please)?[.!]?$/.test(rest);
 }
 
 /** `@bot autofix off` / `on`, alone in a comment: undefined when the comment says something else. */
 export function autofixRequest(text: string, bot: BotIdentity): boolean | undefined {
   const slug = bot.slug.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  const rest = text.replace(new RegExp(`@${slug}(?![\\w-])`, 'gi'), '').trim().toLowerCase();
+  const rest = text
+    .replace(new RegExp(`@${slug}(?![\\w-])`, 'gi'), '')
+    .trim()
+    .toLowerCase();
   const m = /^autofix (off|on)[.!]?$/.exec(rest);
   return m ? m[1] === 'on' : undefined;
 }
@@ -219,7 +305,14 @@ export function classifyWebhook(event: string, payload: unknown, bot: BotIdentit
       const isPull = issue.pull_request != null;
       const autofix = isPull ? autofixRequest(comment.body, bot) : undefined;
       if (autofix !== undefined) {
-        const request = work(p.data, { kind: 'pull', number: issue.number, sender: comment.user, text: comment.body, react: { on: 'issue-comment', id: comment.id }, reply: { in: 'issue' } });
+        const request = work(p.data, {
+          kind: 'pull',
+          number: issue.number,
+          sender: comment.user,
+          text: comment.body,
+          react: { on: 'issue-comment', id: comment.id },
+          reply: { in: 'issue' },
+        });
         return request.kind === 'work' ? { kind: 'autofix', request: request.request, enabled: autofix } : request;
       }
       // The comment is the requester's; the issue is its author's words, quoted as such.
@@ -238,11 +331,17 @@ export function classifyWebhook(event: string, payload: unknown, bot: BotIdentit
       const p = ReviewComment.safeParse(payload);
       if (!p.success) return { kind: 'broken', reason: 'unreadable pull_request_review_comment payload' };
       const { comment, pull_request: pull } = p.data;
-      if (p.data.action !== 'created') return { kind: 'ignore', reason: `pull_request_review_comment ${p.data.action}` };
+      if (p.data.action !== 'created')
+        return { kind: 'ignore', reason: `pull_request_review_comment ${p.data.action}` };
       if (isBot(comment.user, bot) || isBot(p.data.sender, bot)) return { kind: 'ignore', reason: 'comment by a bot' };
       if (!mentions(comment.body, bot)) return { kind: 'ignore', reason: 'no mention' };
       const line = comment.line ?? comment.original_line;
-      const lines = comment.start_line && line && comment.start_line !== line ? `lines ${comment.start_line}-${line}` : line ? `line ${line}` : 'the file';
+      const lines =
+        comment.start_line && line && comment.start_line !== line
+          ? `lines ${comment.start_line}-${line}`
+          : line
+            ? `line ${line}`
+            : 'the file';
       const fence = comment.diff_hunk.includes('```') ? '~~~~' : '```';
       const text = `Review comment on ${comment.path}, ${lines}:\n${fence}diff\n${comment.diff_hunk}\n${fence}\n\n${comment.body}`;
       return work(p.data, {
@@ -314,7 +413,8 @@ export function classifyWebhook(event: string, payload: unknown, bot: BotIdentit
       if (p.data.action !== 'closed') return { kind: 'ignore', reason: `pull_request ${p.data.action}` };
       if (pull.merged) return { kind: 'ignore', reason: 'pull request merged' };
       if (isBot(p.data.sender, bot)) return { kind: 'ignore', reason: 'closed by a bot' };
-      if (!p.data.installation) return { kind: 'ignore', reason: 'delivery without an installation (not an App webhook)' };
+      if (!p.data.installation)
+        return { kind: 'ignore', reason: 'delivery without an installation (not an App webhook)' };
       return {
         kind: 'pull-closed',
         closed: {
@@ -332,7 +432,8 @@ export function classifyWebhook(event: string, payload: unknown, bot: BotIdentit
       const p = CheckRunEvent.safeParse(payload);
       if (!p.success) return { kind: 'broken', reason: 'unreadable check_run payload' };
       const run = p.data.check_run;
-      if (p.data.action !== 'completed' || !run.conclusion) return { kind: 'ignore', reason: `check_run ${p.data.action}` };
+      if (p.data.action !== 'completed' || !run.conclusion)
+        return { kind: 'ignore', reason: `check_run ${p.data.action}` };
       const output = [run.output?.title, run.output?.summary, run.output?.text].filter(Boolean).join('\n\n');
       return ci(p.data, {
         event: 'check_run',
@@ -350,7 +451,8 @@ export function classifyWebhook(event: string, payload: unknown, bot: BotIdentit
       const p = CheckSuiteEvent.safeParse(payload);
       if (!p.success) return { kind: 'broken', reason: 'unreadable check_suite payload' };
       const suite = p.data.check_suite;
-      if (p.data.action !== 'completed' || !suite.conclusion) return { kind: 'ignore', reason: `check_suite ${p.data.action}` };
+      if (p.data.action !== 'completed' || !suite.conclusion)
+        return { kind: 'ignore', reason: `check_suite ${p.data.action}` };
       return ci(p.data, {
         event: 'check_suite',
         id: suite.id,
@@ -365,7 +467,8 @@ export function classifyWebhook(event: string, payload: unknown, bot: BotIdentit
       const p = WorkflowRunEvent.safeParse(payload);
       if (!p.success) return { kind: 'broken', reason: 'unreadable workflow_run payload' };
       const run = p.data.workflow_run;
-      if (p.data.action !== 'completed' || !run.conclusion) return { kind: 'ignore', reason: `workflow_run ${p.data.action}` };
+      if (p.data.action !== 'completed' || !run.conclusion)
+        return { kind: 'ignore', reason: `workflow_run ${p.data.action}` };
       return ci(p.data, {
         event: 'workflow_run',
         id: run.id,
@@ -386,12 +489,28 @@ function pullNumbers(...lists: (z.infer<typeof PullRefs> | undefined)[]): number
   return [...new Set(lists.flatMap((list) => (list ?? []).map((p) => p.number)))];
 }
 
-function ci(payload: { repository: z.infer<typeof Repository>; installation?: { id: number } | undefined }, report: Omit<CiReport, 'installationId' | 'owner' | 'repo'>): Classified {
+function ci(
+  payload: { repository: z.infer<typeof Repository>; installation?: { id: number } | undefined },
+  report: Omit<CiReport, 'installationId' | 'owner' | 'repo'>,
+): Classified {
   if (!payload.installation) return { kind: 'ignore', reason: 'delivery without an installation (not an App webhook)' };
-  return { kind: 'ci', report: { ...report, installationId: payload.installation.id, owner: payload.repository.owner.login, repo: payload.repository.name } };
+  return {
+    kind: 'ci',
+    report: {
+      ...report,
+      installationId: payload.installation.id,
+      owner: payload.repository.owner.login,
+      repo: payload.repository.name,
+    },
+  };
 }
 
-function quoteIssue(issue: { number: number; title: string; body?: string | null | undefined; user?: { login: string } | undefined }): string {
+function quoteIssue(issue: {
+  number: number;
+  title: string;
+  body?: string | null | undefined;
+  user?: { login: string } | undefined;
+}): string {
   return quoteUntrusted({
     what: `GitHub issue #${issue.number}`,
     author: issue.user ? `@${issue.user.login}` : 'an unknown GitHub user',

@@ -95,10 +95,15 @@ export function createGitHubClient(deps: {
     const known = await store.installationFor(repo);
     if (known !== undefined) return known;
     try {
-      const { data } = await app.octokit.request('GET /repos/{owner}/{repo}/installation', { owner: repo.owner, repo: repo.repo });
+      const { data } = await app.octokit.request('GET /repos/{owner}/{repo}/installation', {
+        owner: repo.owner,
+        repo: repo.repo,
+      });
       return data.id;
     } catch (error) {
-      throw new PatchbayError('unauthorized', `The GitHub App is not installed on ${repo.owner}/${repo.repo}`, { cause: error });
+      throw new PatchbayError('unauthorized', `The GitHub App is not installed on ${repo.owner}/${repo.repo}`, {
+        cause: error,
+      });
     }
   }
 
@@ -108,11 +113,17 @@ export function createGitHubClient(deps: {
 
     /** The App's handle, from GET /app: `@<slug>`, comments as `<slug>[bot]`. */
     identity(options: { retries?: number } = {}): Promise<BotIdentity> {
-      identity ??= app.octokit.request('GET /app', { ...(options.retries !== undefined && { request: { retries: options.retries } }) }).then(({ data }) => {
-        const slug = data?.slug;
-        if (!slug) throw new PatchbayError('config_invalid', 'GET /app returned no slug: check GITHUB_APP_ID and the private key');
-        return { slug, login: `${slug}[bot]`, mention: `@${slug}` };
-      });
+      identity ??= app.octokit
+        .request('GET /app', { ...(options.retries !== undefined && { request: { retries: options.retries } }) })
+        .then(({ data }) => {
+          const slug = data?.slug;
+          if (!slug)
+            throw new PatchbayError(
+              'config_invalid',
+              'GET /app returned no slug: check GITHUB_APP_ID and the private key',
+            );
+          return { slug, login: `${slug}[bot]`, mention: `@${slug}` };
+        });
       identity.catch(() => (identity = undefined));
       return identity;
     },
@@ -157,6 +168,8 @@ export function toPkcs8(pem: string): string {
   try {
     return createPrivateKey(text).export({ type: 'pkcs8', format: 'pem' }).toString();
   } catch (error) {
-    throw new PatchbayError('config_invalid', 'GITHUB_APP_PRIVATE_KEY is not a readable PEM private key', { cause: error });
+    throw new PatchbayError('config_invalid', 'GITHUB_APP_PRIVATE_KEY is not a readable PEM private key', {
+      cause: error,
+    });
   }
 }

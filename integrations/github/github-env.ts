@@ -22,7 +22,9 @@ export const githubEnvSchema = z.object({
   /** GitHub logins (comma-separated) that may sign in to the web page with GitHub. */
   WEB_SIGNIN_GITHUB_USERS: optional(z.string().min(1)),
   /** Members of this GitHub organization may sign in to the web page with GitHub. */
-  WEB_SIGNIN_GITHUB_ORG: optional(z.string().regex(/^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})$/, 'must be an organization login')),
+  WEB_SIGNIN_GITHUB_ORG: optional(
+    z.string().regex(/^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})$/, 'must be an organization login'),
+  ),
   /** Key for secrets stored at rest (users' GitHub tokens): at least 32 characters. */
   PATCHBAY_SECRET_KEY: optional(z.string().min(32, 'must be at least 32 characters')),
 });
@@ -52,19 +54,38 @@ export function githubConfigFromEnv(e: GitHubEnv): GitHubConfig | undefined {
   if (any === undefined) return undefined;
   const missing = [
     !e.GITHUB_APP_ID && 'GITHUB_APP_ID',
-    !e.GITHUB_APP_PRIVATE_KEY && !e.GITHUB_APP_PRIVATE_KEY_PATH && 'GITHUB_APP_PRIVATE_KEY or GITHUB_APP_PRIVATE_KEY_PATH',
+    !e.GITHUB_APP_PRIVATE_KEY &&
+      !e.GITHUB_APP_PRIVATE_KEY_PATH &&
+      'GITHUB_APP_PRIVATE_KEY or GITHUB_APP_PRIVATE_KEY_PATH',
     !e.GITHUB_WEBHOOK_SECRET && 'GITHUB_WEBHOOK_SECRET',
   ].filter(Boolean);
-  if (missing.length) throw new PatchbayError('config_invalid', `GitHub is partly configured; also set ${missing.join(', ')}`);
+  if (missing.length)
+    throw new PatchbayError('config_invalid', `GitHub is partly configured; also set ${missing.join(', ')}`);
   const oauthParts = [e.GITHUB_OAUTH_CLIENT_ID, e.GITHUB_OAUTH_CLIENT_SECRET].filter(Boolean).length;
-  if (oauthParts === 1) throw new PatchbayError('config_invalid', 'Set both GITHUB_OAUTH_CLIENT_ID and GITHUB_OAUTH_CLIENT_SECRET, or neither');
+  if (oauthParts === 1)
+    throw new PatchbayError(
+      'config_invalid',
+      'Set both GITHUB_OAUTH_CLIENT_ID and GITHUB_OAUTH_CLIENT_SECRET, or neither',
+    );
   if (oauthParts === 2 && !e.PATCHBAY_SECRET_KEY) {
-    throw new PatchbayError('config_invalid', 'GitHub sign-in stores user tokens encrypted: set PATCHBAY_SECRET_KEY (32+ random characters) to enable it');
+    throw new PatchbayError(
+      'config_invalid',
+      'GitHub sign-in stores user tokens encrypted: set PATCHBAY_SECRET_KEY (32+ random characters) to enable it',
+    );
   }
-  const users = (e.WEB_SIGNIN_GITHUB_USERS ?? '').split(',').map((u) => u.trim().toLowerCase()).filter(Boolean);
-  const pageSignIn = users.length || e.WEB_SIGNIN_GITHUB_ORG ? { users, ...(e.WEB_SIGNIN_GITHUB_ORG && { org: e.WEB_SIGNIN_GITHUB_ORG }) } : undefined;
+  const users = (e.WEB_SIGNIN_GITHUB_USERS ?? '')
+    .split(',')
+    .map((u) => u.trim().toLowerCase())
+    .filter(Boolean);
+  const pageSignIn =
+    users.length || e.WEB_SIGNIN_GITHUB_ORG
+      ? { users, ...(e.WEB_SIGNIN_GITHUB_ORG && { org: e.WEB_SIGNIN_GITHUB_ORG }) }
+      : undefined;
   if (pageSignIn && oauthParts !== 2) {
-    throw new PatchbayError('config_invalid', 'WEB_SIGNIN_GITHUB_USERS / WEB_SIGNIN_GITHUB_ORG need GitHub sign-in: set GITHUB_OAUTH_CLIENT_ID and GITHUB_OAUTH_CLIENT_SECRET');
+    throw new PatchbayError(
+      'config_invalid',
+      'WEB_SIGNIN_GITHUB_USERS / WEB_SIGNIN_GITHUB_ORG need GitHub sign-in: set GITHUB_OAUTH_CLIENT_ID and GITHUB_OAUTH_CLIENT_SECRET',
+    );
   }
   return {
     appId: e.GITHUB_APP_ID!,
@@ -73,7 +94,9 @@ export function githubConfigFromEnv(e: GitHubEnv): GitHubConfig | undefined {
     webhookSecret: e.GITHUB_WEBHOOK_SECRET!,
     apiUrl: e.GITHUB_API_URL.replace(/\/+$/, ''),
     gitUrl: e.GITHUB_GIT_URL.replace(/\/+$/, ''),
-    ...(oauthParts === 2 && { oauth: { clientId: e.GITHUB_OAUTH_CLIENT_ID!, clientSecret: e.GITHUB_OAUTH_CLIENT_SECRET! } }),
+    ...(oauthParts === 2 && {
+      oauth: { clientId: e.GITHUB_OAUTH_CLIENT_ID!, clientSecret: e.GITHUB_OAUTH_CLIENT_SECRET! },
+    }),
     ...(pageSignIn && { pageSignIn }),
     ...(e.PATCHBAY_SECRET_KEY && { secretKey: e.PATCHBAY_SECRET_KEY }),
     draft: e.GITHUB_PR_DRAFT === 'true',

@@ -26,15 +26,22 @@ export type GitHubModule = IntegrationModule & {
 };
 
 /** `proofs`: the identity proofs other integrations offer (Sign in with Slack), asked before GitHub's sign-in. */
-export async function createGitHubModule(config: GitHubConfig, context: IntegrationContext, proofs: readonly IdentityProof[] = []): Promise<GitHubModule> {
+export async function createGitHubModule(
+  config: GitHubConfig,
+  context: IntegrationContext,
+  proofs: readonly IdentityProof[] = [],
+): Promise<GitHubModule> {
   const log = context.log.child({ integration: 'github' });
   let privateKey = config.privateKey;
   if (!privateKey && config.privateKeyPath) {
     privateKey = await readFile(config.privateKeyPath, 'utf8').catch((error: unknown) => {
-      throw new PatchbayError('config_invalid', `GITHUB_APP_PRIVATE_KEY_PATH ${config.privateKeyPath} cannot be read`, { cause: error });
+      throw new PatchbayError('config_invalid', `GITHUB_APP_PRIVATE_KEY_PATH ${config.privateKeyPath} cannot be read`, {
+        cause: error,
+      });
     });
   }
-  if (!privateKey) throw new PatchbayError('config_invalid', 'Set GITHUB_APP_PRIVATE_KEY or GITHUB_APP_PRIVATE_KEY_PATH');
+  if (!privateKey)
+    throw new PatchbayError('config_invalid', 'Set GITHUB_APP_PRIVATE_KEY or GITHUB_APP_PRIVATE_KEY_PATH');
   const store = createGitHubStore(context.db);
   const client = createGitHubClient({
     appId: config.appId,
@@ -46,15 +53,36 @@ export async function createGitHubModule(config: GitHubConfig, context: Integrat
     log,
   });
   const box = config.secretKey ? createSecretBox(config.secretKey) : undefined;
-  const surface = createGitHubSurface({ client, store, context, gitUrl: config.gitUrl, triggerLabel: config.triggerLabel, log });
-  const publish = createPublisher({ client, store, context, ...(box && { box }), gitUrl: config.gitUrl, draft: config.draft, log });
+  const surface = createGitHubSurface({
+    client,
+    store,
+    context,
+    gitUrl: config.gitUrl,
+    triggerLabel: config.triggerLabel,
+    log,
+  });
+  const publish = createPublisher({
+    client,
+    store,
+    context,
+    ...(box && { box }),
+    gitUrl: config.gitUrl,
+    draft: config.draft,
+    log,
+  });
   const stopping = new AbortController();
   const backfills = new Set<Promise<unknown>>();
   const signInLink =
-    config.oauth && box ? (actor: { source: string; id: string }) => oauthStartLink(box, context.publicUrl, actor) : undefined;
+    config.oauth && box
+      ? (actor: { source: string; id: string }) => oauthStartLink(box, context.publicUrl, actor)
+      : undefined;
   // The page's GitHub sign-in, when allowed people are named and the page has a token to guard it.
-  const page = config.pageSignIn && context.pageSessions ? { ...config.pageSignIn, sessions: context.pageSessions } : undefined;
-  if (config.pageSignIn && !context.pageSessions) log.warn('WEB_SIGNIN_GITHUB_* is set but PATCHBAY_API_TOKEN is not: the page is open without sign-in, so GitHub sign-in to it is off');
+  const page =
+    config.pageSignIn && context.pageSessions ? { ...config.pageSignIn, sessions: context.pageSessions } : undefined;
+  if (config.pageSignIn && !context.pageSessions)
+    log.warn(
+      'WEB_SIGNIN_GITHUB_* is set but PATCHBAY_API_TOKEN is not: the page is open without sign-in, so GitHub sign-in to it is off',
+    );
   return {
     ...(signInLink && { signInLink }),
     ...(page && config.oauth && box && { pageSignIn: { name: 'GitHub', url: PAGE_SIGN_IN_PATH } }),
@@ -66,7 +94,17 @@ export async function createGitHubModule(config: GitHubConfig, context: Integrat
       store,
       inbox: context.inbox,
       client,
-      ...(config.oauth && box && { oauth: { clientId: config.oauth.clientId, box, gitUrl: config.gitUrl, publicUrl: context.publicUrl, proofs, ...(page && { page }) } }),
+      ...(config.oauth &&
+        box && {
+          oauth: {
+            clientId: config.oauth.clientId,
+            box,
+            gitUrl: config.gitUrl,
+            publicUrl: context.publicUrl,
+            proofs,
+            ...(page && { page }),
+          },
+        }),
       log,
     }),
     async start() {
@@ -94,7 +132,8 @@ export async function createGitHubModule(config: GitHubConfig, context: Integrat
       // delivery means what it always meant (a request, a lesson, a CI follow-up, or nothing).
       async normalize(delivery, signal) {
         const payload = parseJson(delivery.body);
-        if (payload !== undefined) await recordOutcome(classifyOutcome(delivery.kind, payload, await client.identity()), context.outcomes, log);
+        if (payload !== undefined)
+          await recordOutcome(classifyOutcome(delivery.kind, payload, await client.identity()), context.outcomes, log);
         return surface.normalize(delivery, signal);
       },
     },
@@ -112,9 +151,17 @@ export function githubStartError(error: unknown, apiUrl: string): unknown {
   if (error instanceof PatchbayError || typeof status !== 'number') return error;
   const message = (error as Error).message;
   if (status >= 500) {
-    return new PatchbayError('service_unavailable', `GitHub cannot be reached at ${apiUrl} (${message}): check this host's network and GITHUB_API_URL`, { cause: error, retryable: true });
+    return new PatchbayError(
+      'service_unavailable',
+      `GitHub cannot be reached at ${apiUrl} (${message}): check this host's network and GITHUB_API_URL`,
+      { cause: error, retryable: true },
+    );
   }
-  return new PatchbayError('config_invalid', `GitHub refused the App (GET /app: ${status} ${message}): check GITHUB_APP_ID and the private key`, { cause: error });
+  return new PatchbayError(
+    'config_invalid',
+    `GitHub refused the App (GET /app: ${status} ${message}): check GITHUB_APP_ID and the private key`,
+    { cause: error },
+  );
 }
 
 function parseJson(body: string): unknown {

@@ -49,31 +49,76 @@ export function createPublisher(deps: {
     const request = { signal: input.signal };
     const appOctokit = await client.forRepo(repo);
     const bot = await client.identity();
-    const events = await context.sessionEvents(input.session.id, ['diff-updated', 'tool-start', 'tool-end', 'check-finished', 'user-message']);
+    const events = await context.sessionEvents(input.session.id, [
+      'diff-updated',
+      'tool-start',
+      'tool-end',
+      'check-finished',
+      'user-message',
+    ]);
     const fixes = (await context.sessionThreads(input.session.id))
       .filter((t): t is Extract<ThreadRef, { source: 'github' }> => t.source === 'github' && t.kind === 'issue')
-      .filter((t) => t.owner.toLowerCase() === repo.owner.toLowerCase() && t.repo.toLowerCase() === repo.repo.toLowerCase())
+      .filter(
+        (t) => t.owner.toLowerCase() === repo.owner.toLowerCase() && t.repo.toLowerCase() === repo.repo.toLowerCase(),
+      )
       .map((t) => t.number);
     const sessionUrl = `${context.publicUrl}/sessions/${input.session.id}`;
-    const body = pullRequestBody({ session: input.session, summary: input.summary, events, sessionUrl, fixes, ...(input.gate && { evidence: renderEvidence(input.gate) }) });
+    const body = pullRequestBody({
+      session: input.session,
+      summary: input.summary,
+      events,
+      sessionUrl,
+      fixes,
+      ...(input.gate && { evidence: renderEvidence(input.gate) }),
+    });
 
-    const { data: open } = await appOctokit.request('GET /repos/{owner}/{repo}/pulls', { ...where, head: `${repo.owner}:${input.branch}`, state: 'open', per_page: 10, request });
+    const { data: open } = await appOctokit.request('GET /repos/{owner}/{repo}/pulls', {
+      ...where,
+      head: `${repo.owner}:${input.branch}`,
+      state: 'open',
+      per_page: 10,
+      request,
+    });
     const existing = open.find((pr) => pr.head.ref === input.branch);
     let pr: { url: string; number: number; nodeId: string; draft: boolean; ours: boolean };
     if (existing) {
       if ((existing.body ?? '').includes(sessionMarker(input.session.id))) {
         const user = await asRequester(input, log);
         await (user ?? appOctokit)
-          .request('PATCH /repos/{owner}/{repo}/pulls/{pull_number}', { ...where, pull_number: existing.number, body, request })
+          .request('PATCH /repos/{owner}/{repo}/pulls/{pull_number}', {
+            ...where,
+            pull_number: existing.number,
+            body,
+            request,
+          })
           .catch(async (error: unknown) => {
             if (!user) throw error;
             log.warn({ err: error }, 'could not update the PR as the requester; updating it as the App');
-            await appOctokit.request('PATCH /repos/{owner}/{repo}/pulls/{pull_number}', { ...where, pull_number: existing.number, body, request });
+            await appOctokit.request('PATCH /repos/{owner}/{repo}/pulls/{pull_number}', {
+              ...where,
+              pull_number: existing.number,
+              body,
+              request,
+            });
           });
       }
-      pr = { url: existing.html_url, number: existing.number, nodeId: existing.node_id, draft: existing.draft ?? false, ours: (existing.body ?? '').includes(sessionMarker(input.session.id)) };
+      pr = {
+        url: existing.html_url,
+        number: existing.number,
+        nodeId: existing.node_id,
+        draft: existing.draft ?? false,
+        ours: (existing.body ?? '').includes(sessionMarker(input.session.id)),
+      };
     } else {
-      const params = { ...where, title: pullRequestTitle(input.session, bot.mention), head: input.branch, base: input.baseBranch, body, draft: deps.draft || input.gate !== undefined, request };
+      const params = {
+        ...where,
+        title: pullRequestTitle(input.session, bot.mention),
+        head: input.branch,
+        base: input.baseBranch,
+        body,
+        draft: deps.draft || input.gate !== undefined,
+        request,
+      };
       const user = await asRequester(input, log);
       const openAsRequesterOrApp = async () => {
         try {
@@ -93,12 +138,43 @@ export function createPublisher(deps: {
           { cause: error },
         );
       });
-      pr = { url: created.html_url, number: created.number, nodeId: created.node_id, draft: created.draft ?? false, ours: true };
+      pr = {
+        url: created.html_url,
+        number: created.number,
+        nodeId: created.node_id,
+        draft: created.draft ?? false,
+        ours: true,
+      };
       log.info({ pr: pr.url, asUser: user !== undefined }, 'pull request opened');
     }
-    await context.addThread(input.session.id, { source: 'github', owner: repo.owner, repo: repo.repo, number: pr.number, kind: 'pull' });
-    if (pr.ours) await context.outcomes.opened({ ...where, number: pr.number, sessionId: input.session.id, url: pr.url, branch: input.branch, baseBranch: input.baseBranch, commit: input.commit, at: new Date() });
-    if (input.gate) await applyGate(appOctokit, { ...where, sha: input.commit, pr, gate: input.gate, sessionUrl, signal: input.signal, log });
+    await context.addThread(input.session.id, {
+      source: 'github',
+      owner: repo.owner,
+      repo: repo.repo,
+      number: pr.number,
+      kind: 'pull',
+    });
+    if (pr.ours)
+      await context.outcomes.opened({
+        ...where,
+        number: pr.number,
+        sessionId: input.session.id,
+        url: pr.url,
+        branch: input.branch,
+        baseBranch: input.baseBranch,
+        commit: input.commit,
+        at: new Date(),
+      });
+    if (input.gate)
+      await applyGate(appOctokit, {
+        ...where,
+        sha: input.commit,
+        pr,
+        gate: input.gate,
+        sessionUrl,
+        signal: input.signal,
+        log,
+      });
     return { url: pr.url, number: pr.number };
   };
 }
@@ -113,7 +189,16 @@ export function createPublisher(deps: {
  */
 async function applyGate(
   octokit: PatchbayOctokit,
-  input: { owner: string; repo: string; sha: string; pr: { number: number; nodeId: string; draft: boolean; ours: boolean }; gate: GateDecision; sessionUrl: string; signal: AbortSignal; log: Logger },
+  input: {
+    owner: string;
+    repo: string;
+    sha: string;
+    pr: { number: number; nodeId: string; draft: boolean; ours: boolean };
+    gate: GateDecision;
+    sessionUrl: string;
+    signal: AbortSignal;
+    log: Logger;
+  },
 ): Promise<void> {
   const { gate, pr } = input;
   const request = { signal: input.signal };
@@ -128,9 +213,20 @@ async function applyGate(
       description: description.slice(0, 140),
       request,
     });
-  const head = async () => (await octokit.request('GET /repos/{owner}/{repo}/pulls/{pull_number}', { owner: input.owner, repo: input.repo, pull_number: pr.number, request })).data.head.sha;
+  const head = async () =>
+    (
+      await octokit.request('GET /repos/{owner}/{repo}/pulls/{pull_number}', {
+        owner: input.owner,
+        repo: input.repo,
+        pull_number: pr.number,
+        request,
+      })
+    ).data.head.sha;
   const moved = async (sha: string) => {
-    input.log.warn({ pr: pr.number, verified: input.sha, head: sha }, 'the pull request head moved past the verified commit');
+    input.log.warn(
+      { pr: pr.number, verified: input.sha, head: sha },
+      'the pull request head moved past the verified commit',
+    );
     await status(sha, false, `Not verified: pushed after Patchbay verified ${input.sha.slice(0, 12)}`);
   };
   await status(input.sha, gate.ready, gate.ready ? 'Checks and review passed' : gate.reasons.join('; '));
@@ -168,6 +264,9 @@ export const convertToDraft = `mutation($id: ID!) {
 
 /** GitHub's 422 "No commits between <base> and <head>" when opening a pull request. */
 function noCommitsBetween(error: unknown): boolean {
-  const { status, response } = error as { status?: number; response?: { data?: { errors?: Array<{ message?: string }> } } };
+  const { status, response } = error as {
+    status?: number;
+    response?: { data?: { errors?: Array<{ message?: string }> } };
+  };
   return status === 422 && (response?.data?.errors ?? []).some((e) => /^No commits between /.test(e.message ?? ''));
 }

@@ -19,7 +19,8 @@ import type { SecretBox } from './secret-box.ts';
  */
 export function signatureVerifier(secret: string): (body: Buffer, signature: string | undefined) => Promise<boolean> {
   const webhooks = new Webhooks({ secret });
-  return async (body, signature) => (signature?.startsWith('sha256=') ? webhooks.verify(body.toString('utf8'), signature) : false);
+  return async (body, signature) =>
+    signature?.startsWith('sha256=') ? webhooks.verify(body.toString('utf8'), signature) : false;
 }
 
 /** GitHub's documented payload cap (it does not deliver a larger one). */
@@ -34,7 +35,10 @@ const header = (value: string | string[] | undefined) => (Array.isArray(value) ?
 function refuseUnsigned(log: Logger) {
   return async (req: FastifyRequest, reply: FastifyReply) => {
     if (/^sha256=[0-9a-f]{64}$/.test(header(req.headers['x-hub-signature-256']) ?? '')) return;
-    log.warn({ delivery: header(req.headers['x-github-delivery']) }, 'GitHub webhook without a signature refused before its body was read');
+    log.warn(
+      { delivery: header(req.headers['x-github-delivery']) },
+      'GitHub webhook without a signature refused before its body was read',
+    );
     return reply.code(401).header('connection', 'close').send();
   };
 }
@@ -50,7 +54,14 @@ export function githubRoutes(deps: {
   store: GitHubStore;
   inbox: DeliveryInbox;
   client: GitHubClient;
-  oauth?: { clientId: string; box: SecretBox; gitUrl: string; publicUrl: string; page?: PageSignInRule; proofs?: readonly IdentityProof[] };
+  oauth?: {
+    clientId: string;
+    box: SecretBox;
+    gitUrl: string;
+    publicUrl: string;
+    page?: PageSignInRule;
+    proofs?: readonly IdentityProof[];
+  };
   log: Logger;
 }) {
   const verify = signatureVerifier(deps.webhookSecret);
@@ -58,21 +69,29 @@ export function githubRoutes(deps: {
     // Every body stays raw bytes in this scope, whatever its content type, so a request that is not
     // GitHub's is refused by the signature check (401) rather than by Fastify's parsers (415).
     app.removeAllContentTypeParsers();
-    app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: GITHUB_WEBHOOK_MAX_BYTES }, (_req, body, done) => done(null, body));
+    app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: GITHUB_WEBHOOK_MAX_BYTES }, (_req, body, done) =>
+      done(null, body),
+    );
 
     // A body past GitHub's cap is refused while it streams (413), never buffered whole.
     const signed = refuseUnsigned(deps.log);
     app.post('/github/webhooks', { onRequest: signed }, async (req, reply) => {
       const body = req.body;
       if (!Buffer.isBuffer(body) || !(await verify(body, header(req.headers['x-hub-signature-256'])))) {
-        deps.log.warn({ delivery: header(req.headers['x-github-delivery']) }, 'GitHub webhook with a bad signature refused: check GITHUB_WEBHOOK_SECRET against the App settings');
+        deps.log.warn(
+          { delivery: header(req.headers['x-github-delivery']) },
+          'GitHub webhook with a bad signature refused: check GITHUB_WEBHOOK_SECRET against the App settings',
+        );
         return reply.code(401).send();
       }
       const event = header(req.headers['x-github-event']);
       const deliveryId = header(req.headers['x-github-delivery']);
       // Signed yet unusable: a redelivery would carry the same bytes, so it is logged and taken.
       const drop = (reason: string) => {
-        deps.log.warn({ delivery: deliveryId, event, bytes: body.length, reason }, 'signed GitHub webhook could not be read; acknowledged and dropped');
+        deps.log.warn(
+          { delivery: deliveryId, event, bytes: body.length, reason },
+          'signed GitHub webhook could not be read; acknowledged and dropped',
+        );
         return reply.code(200).send({ ok: false, ignored: reason });
       };
       if (!event || !deliveryId) return drop('X-GitHub-Event and X-GitHub-Delivery are required');
@@ -86,7 +105,14 @@ export function githubRoutes(deps: {
       if (typeof payload !== 'object' || payload === null) return drop('body is not a JSON object');
       const fields = payload as Record<string, unknown>;
       const orderKey = githubOrderKey(event, fields);
-      const stored = await deps.inbox.accept({ source: 'github', dedupeKey: githubDedupeKey(text, fields), deliveryId, kind: event, body: text, ...(orderKey && { orderKey }) });
+      const stored = await deps.inbox.accept({
+        source: 'github',
+        dedupeKey: githubDedupeKey(text, fields),
+        deliveryId,
+        kind: event,
+        body: text,
+        ...(orderKey && { orderKey }),
+      });
       if (stored === 'duplicate') return reply.code(200).send({ ok: true, duplicate: true });
       return reply.code(202).send({ ok: true });
     });
@@ -117,76 +143,141 @@ export function githubRoutes(deps: {
     app.get('/github/oauth/start', async (req, reply) => {
       const link = (req.query as { link?: string }).link;
       const actor = link ? oauth.box.verify(link) : undefined;
-      if (!actor) return reply.code(400).type('text/plain').send('This sign-in link is invalid or expired. Ask Patchbay for a new one.');
+      if (!actor)
+        return reply
+          .code(400)
+          .type('text/plain')
+          .send('This sign-in link is invalid or expired. Ask Patchbay for a new one.');
       if (actor.startsWith('github:')) return authorize(reply, { kind: 'oauth-state', actor });
       const proof = oauth.proofs?.find((p) => actor.startsWith(`${p.source}:`));
       if (!proof) {
-        deps.log.warn({ actorKey: actor }, 'GitHub sign-in link refused: nothing here can prove who opened it (Sign in with Slack needs SLACK_CLIENT_ID and SLACK_CLIENT_SECRET)');
-        return reply.code(400).type('text/plain').send('This Patchbay cannot check who opened this link, so it connects no GitHub account from it. Ask the person who runs Patchbay to set up Sign in with Slack.');
+        deps.log.warn(
+          { actorKey: actor },
+          'GitHub sign-in link refused: nothing here can prove who opened it (Sign in with Slack needs SLACK_CLIENT_ID and SLACK_CLIENT_SECRET)',
+        );
+        return reply
+          .code(400)
+          .type('text/plain')
+          .send(
+            'This Patchbay cannot check who opened this link, so it connects no GitHub account from it. Ask the person who runs Patchbay to set up Sign in with Slack.',
+          );
       }
       const nonce = randomBytes(32).toString('base64url');
-      const state = oauth.box.sign(JSON.stringify({ kind: 'identity-proof', actor, browser: digest(nonce) } satisfies ProofState), OAUTH_STATE_TTL_MS);
+      const state = oauth.box.sign(
+        JSON.stringify({ kind: 'identity-proof', actor, browser: digest(nonce) } satisfies ProofState),
+        OAUTH_STATE_TTL_MS,
+      );
       reply.header('set-cookie', browserCookie(nonce, secureCookie, OAUTH_STATE_TTL_MS / 1000));
-      return reply.redirect(proof.authorizeUrl({ state, redirectUri: proveUrl, nonce: randomBytes(16).toString('base64url') }), 302);
+      return reply.redirect(
+        proof.authorizeUrl({ state, redirectUri: proveUrl, nonce: randomBytes(16).toString('base64url') }),
+        302,
+      );
     });
 
-    app.get('/github/oauth/prove', { logSerializers: { req: (req: { method: string }) => ({ method: req.method, url: '/github/oauth/prove?[redacted]' }) } }, async (req, reply) => {
-      const { code, state } = req.query as { code?: string; state?: string };
-      const claim = state ? parseProofState(oauth.box.verify(state)) : undefined;
-      const nonce = readCookie(req.headers.cookie, OAUTH_COOKIE);
-      // Every way out but the next step (which sets its own cookie) spends the browser's cookie.
-      const fail = (status: number, text: string) => reply.header('set-cookie', browserCookie('', secureCookie, 0)).code(status).type('text/plain').send(text);
-      if (!code || !claim || !nonce || !safeEqual(digest(nonce), claim.browser)) {
-        return fail(400, 'Sign-in failed: the request is invalid or expired, or came to another browser than the one that opened the link. Ask Patchbay for a new link.');
-      }
-      const proof = oauth.proofs?.find((p) => claim.actor.startsWith(`${p.source}:`));
-      if (!proof) return fail(400, 'Sign-in failed: the request is invalid or expired.');
-      let proven: string;
-      try {
-        proven = await proof.provenActor({ code, redirectUri: proveUrl, signal: AbortSignal.timeout(20_000) });
-      } catch (error) {
-        deps.log.warn({ reason: String((error as Error).message) }, `Sign in with ${proof.name} failed`);
-        return fail(502, `Sign-in failed: ${proof.name} did not accept the sign-in. Ask Patchbay for a new link.`);
-      }
-      if (proven !== claim.actor) {
-        deps.log.warn({ actorKey: claim.actor, proven }, 'GitHub sign-in link refused: it was opened by another person than the one it was made for (a forwarded link)');
-        return fail(403, `This link was made for another ${proof.name} user. Nothing was connected. Ask Patchbay for your own link ("connect github").`);
-      }
-      return authorize(reply, { kind: 'oauth-state', actor: claim.actor });
-    });
+    app.get(
+      '/github/oauth/prove',
+      {
+        logSerializers: {
+          req: (req: { method: string }) => ({ method: req.method, url: '/github/oauth/prove?[redacted]' }),
+        },
+      },
+      async (req, reply) => {
+        const { code, state } = req.query as { code?: string; state?: string };
+        const claim = state ? parseProofState(oauth.box.verify(state)) : undefined;
+        const nonce = readCookie(req.headers.cookie, OAUTH_COOKIE);
+        // Every way out but the next step (which sets its own cookie) spends the browser's cookie.
+        const fail = (status: number, text: string) =>
+          reply
+            .header('set-cookie', browserCookie('', secureCookie, 0))
+            .code(status)
+            .type('text/plain')
+            .send(text);
+        if (!code || !claim || !nonce || !safeEqual(digest(nonce), claim.browser)) {
+          return fail(
+            400,
+            'Sign-in failed: the request is invalid or expired, or came to another browser than the one that opened the link. Ask Patchbay for a new link.',
+          );
+        }
+        const proof = oauth.proofs?.find((p) => claim.actor.startsWith(`${p.source}:`));
+        if (!proof) return fail(400, 'Sign-in failed: the request is invalid or expired.');
+        let proven: string;
+        try {
+          proven = await proof.provenActor({ code, redirectUri: proveUrl, signal: AbortSignal.timeout(20_000) });
+        } catch (error) {
+          deps.log.warn({ reason: String((error as Error).message) }, `Sign in with ${proof.name} failed`);
+          return fail(502, `Sign-in failed: ${proof.name} did not accept the sign-in. Ask Patchbay for a new link.`);
+        }
+        if (proven !== claim.actor) {
+          deps.log.warn(
+            { actorKey: claim.actor, proven },
+            'GitHub sign-in link refused: it was opened by another person than the one it was made for (a forwarded link)',
+          );
+          return fail(
+            403,
+            `This link was made for another ${proof.name} user. Nothing was connected. Ask Patchbay for your own link ("connect github").`,
+          );
+        }
+        return authorize(reply, { kind: 'oauth-state', actor: claim.actor });
+      },
+    );
 
     // Signing in to the web page: anyone may start; the callback lets in only the allowed people.
     if (oauth.page) app.get(PAGE_SIGN_IN_PATH, async (_req, reply) => authorize(reply, { kind: 'page-sign-in' }));
 
     // The request log shows the route without its query: the code and state are credentials.
-    const withoutQuery = { req: (req: { method: string }) => ({ method: req.method, url: '/github/oauth/callback?[redacted]' }) };
+    const withoutQuery = {
+      req: (req: { method: string }) => ({ method: req.method, url: '/github/oauth/callback?[redacted]' }),
+    };
     app.get('/github/oauth/callback', { logSerializers: withoutQuery }, async (req, reply) => {
       const { code, state } = req.query as { code?: string; state?: string };
       const claim = state ? parseState(oauth.box.verify(state)) : undefined;
-      if (!code || !claim) return reply.code(400).type('text/plain').send('Sign-in failed: the request is invalid or expired.');
+      if (!code || !claim)
+        return reply.code(400).type('text/plain').send('Sign-in failed: the request is invalid or expired.');
       const nonce = readCookie(req.headers.cookie, OAUTH_COOKIE);
       // Spent either way: a state is good for one try in one browser.
       reply.header('set-cookie', browserCookie('', secureCookie, 0));
       if (!nonce || !safeEqual(digest(nonce), claim.browser)) {
-        deps.log.warn({ ...(claim.kind === 'oauth-state' && { actorKey: claim.actor }) }, 'GitHub sign-in refused: the callback came to a browser that did not open the sign-in link');
+        deps.log.warn(
+          { ...(claim.kind === 'oauth-state' && { actorKey: claim.actor }) },
+          'GitHub sign-in refused: the callback came to a browser that did not open the sign-in link',
+        );
         return reply
           .code(400)
           .type('text/plain')
-          .send('Sign-in failed: finish signing in in the same browser where you opened the link Patchbay sent you. Ask Patchbay for a new link if you need one.');
+          .send(
+            'Sign-in failed: finish signing in in the same browser where you opened the link Patchbay sent you. Ask Patchbay for a new link if you need one.',
+          );
       }
       if (claim.kind === 'page-sign-in') return signInToPage(code, state!, reply);
       const actorKey = claim.actor;
       try {
-        const { authentication } = await deps.client.app.oauth.createToken({ code, state: state!, redirectUrl: callbackUrl });
+        const { authentication } = await deps.client.app.oauth.createToken({
+          code,
+          state: state!,
+          redirectUrl: callbackUrl,
+        });
         const user = deps.client.forUser(authentication.token);
         const { data: me } = await user.request('GET /user');
         if (actorKey.startsWith('github:') && actorKey !== `github:${me.id}`) {
-          deps.log.warn({ actorKey, login: me.login }, 'GitHub sign-in refused: the link was made for another GitHub account');
-          return reply.code(403).type('text/plain').send(`This link was made for another GitHub account than @${me.login}. Nothing was connected.`);
+          deps.log.warn(
+            { actorKey, login: me.login },
+            'GitHub sign-in refused: the link was made for another GitHub account',
+          );
+          return reply
+            .code(403)
+            .type('text/plain')
+            .send(`This link was made for another GitHub account than @${me.login}. Nothing was connected.`);
         }
-        await deps.store.saveUserToken({ actorKey, login: me.login, githubId: Number(me.id), ciphertext: oauth.box.seal(authentication.token) });
+        await deps.store.saveUserToken({
+          actorKey,
+          login: me.login,
+          githubId: Number(me.id),
+          ciphertext: oauth.box.seal(authentication.token),
+        });
         deps.log.info({ actorKey, login: me.login }, 'GitHub account connected');
-        return reply.type('text/plain').send(`Connected GitHub account @${me.login}. Pull requests you ask Patchbay for will be opened as you.`);
+        return reply
+          .type('text/plain')
+          .send(`Connected GitHub account @${me.login}. Pull requests you ask Patchbay for will be opened as you.`);
       } catch (error) {
         // Not the error object: octokit's OAuth errors carry the request, client_secret and code included.
         const { status, message } = error as { status?: unknown; message?: unknown };
@@ -209,7 +300,9 @@ export function githubRoutes(deps: {
           return reply
             .code(403)
             .type('text/plain')
-            .send(`@${login} may not open this Patchbay's page. Ask the person who runs it to add you to WEB_SIGNIN_GITHUB_USERS${page.org ? ` or the ${page.org} organization` : ''}.`);
+            .send(
+              `@${login} may not open this Patchbay's page. Ask the person who runs it to add you to WEB_SIGNIN_GITHUB_USERS${page.org ? ` or the ${page.org} organization` : ''}.`,
+            );
         }
       } catch (error) {
         const { status, message } = error as { status?: unknown; message?: unknown };
@@ -217,7 +310,10 @@ export function githubRoutes(deps: {
         return reply.code(502).type('text/plain').send('Sign-in failed: GitHub did not accept the code. Try again.');
       }
       deps.log.info({ login }, 'signed in to the page with GitHub');
-      return reply.header('set-cookie', await page.sessions.cookieFor(`github:${login}`)).header('cache-control', 'no-store').redirect('/', 302);
+      return reply
+        .header('set-cookie', await page.sessions.cookieFor(`github:${login}`))
+        .header('cache-control', 'no-store')
+        .redirect('/', 302);
     }
   };
 }
@@ -232,7 +328,11 @@ export const PAGE_SIGN_IN_PATH = '/github/oauth/page';
  * A listed login, or an active member of the organization (asked with the person's own token:
  * GitHub answers 404 to a non-member, and 403 when the App lacks the Members permission).
  */
-async function allowedOnPage(page: PageSignInRule, login: string, user: ReturnType<GitHubClient['forUser']>): Promise<boolean> {
+async function allowedOnPage(
+  page: PageSignInRule,
+  login: string,
+  user: ReturnType<GitHubClient['forUser']>,
+): Promise<boolean> {
   if (page.users.includes(login.toLowerCase())) return true;
   if (!page.org) return false;
   try {
@@ -257,7 +357,9 @@ type ProofState = { kind: 'identity-proof'; actor: string; browser: string };
 function parseProofState(payload: string | undefined): ProofState | undefined {
   try {
     const value = payload === undefined ? undefined : (JSON.parse(payload) as Partial<ProofState>);
-    return value?.kind === 'identity-proof' && typeof value.actor === 'string' && typeof value.browser === 'string' ? (value as ProofState) : undefined;
+    return value?.kind === 'identity-proof' && typeof value.actor === 'string' && typeof value.browser === 'string'
+      ? (value as ProofState)
+      : undefined;
   } catch {
     return undefined;
   }

@@ -21,7 +21,13 @@ export type GitHubStore = ReturnType<typeof createGitHubStore>;
 /** The GitHub integration's own tables (migration 004). */
 export function createGitHubStore(db: Db) {
   return {
-    async upsertInstallation(input: { id: number; accountLogin: string; accountType: string; repositorySelection: string; suspended: boolean }) {
+    async upsertInstallation(input: {
+      id: number;
+      accountLogin: string;
+      accountType: string;
+      repositorySelection: string;
+      suspended: boolean;
+    }) {
       await db
         .insertInto('github_installations')
         .values({
@@ -51,18 +57,31 @@ export function createGitHubStore(db: Db) {
       if (repos.length === 0) return;
       await db
         .insertInto('github_installation_repos')
-        .values(repos.map((r) => ({ installation_id: installationId, repo_id: r.id, full_name: r.fullName.toLowerCase() })))
-        .onConflict((oc) => oc.columns(['installation_id', 'repo_id']).doUpdateSet({ full_name: sql`excluded.full_name` }))
+        .values(
+          repos.map((r) => ({ installation_id: installationId, repo_id: r.id, full_name: r.fullName.toLowerCase() })),
+        )
+        .onConflict((oc) =>
+          oc.columns(['installation_id', 'repo_id']).doUpdateSet({ full_name: sql`excluded.full_name` }),
+        )
         .execute();
     },
 
     async removeRepos(installationId: number, repoIds: number[]) {
       if (repoIds.length === 0) return;
-      await db.deleteFrom('github_installation_repos').where('installation_id', '=', installationId).where('repo_id', 'in', repoIds).execute();
+      await db
+        .deleteFrom('github_installation_repos')
+        .where('installation_id', '=', installationId)
+        .where('repo_id', 'in', repoIds)
+        .execute();
     },
 
     async reposOf(installationId: number): Promise<string[]> {
-      const rows = await db.selectFrom('github_installation_repos').select('full_name').where('installation_id', '=', installationId).orderBy('full_name').execute();
+      const rows = await db
+        .selectFrom('github_installation_repos')
+        .select('full_name')
+        .where('installation_id', '=', installationId)
+        .orderBy('full_name')
+        .execute();
       return rows.map((r) => r.full_name);
     },
 
@@ -96,7 +115,9 @@ export function createGitHubStore(db: Db) {
     },
 
     /** Made before the session service sees the request, so deliveries never run ahead of it. */
-    async createRequest(input: Omit<GitHubRequest, 'id' | 'lastBody' | 'finished' | 'sessionId'> & { lastBody: string }): Promise<number> {
+    async createRequest(
+      input: Omit<GitHubRequest, 'id' | 'lastBody' | 'finished' | 'sessionId'> & { lastBody: string },
+    ): Promise<number> {
       const row = await db
         .insertInto('github_requests')
         .values({
@@ -137,7 +158,10 @@ export function createGitHubStore(db: Db) {
       }));
     },
 
-    async updateRequest(id: number, patch: { lastBody?: string; finished?: boolean; sessionId?: string; commentId?: number }) {
+    async updateRequest(
+      id: number,
+      patch: { lastBody?: string; finished?: boolean; sessionId?: string; commentId?: number },
+    ) {
       await db
         .updateTable('github_requests')
         .set({
@@ -153,15 +177,29 @@ export function createGitHubStore(db: Db) {
     async saveUserToken(input: { actorKey: string; login: string; githubId: number; ciphertext: string }) {
       await db
         .insertInto('github_user_tokens')
-        .values({ actor_key: input.actorKey, github_login: input.login, github_id: input.githubId, token_ciphertext: input.ciphertext })
+        .values({
+          actor_key: input.actorKey,
+          github_login: input.login,
+          github_id: input.githubId,
+          token_ciphertext: input.ciphertext,
+        })
         .onConflict((oc) =>
-          oc.column('actor_key').doUpdateSet({ github_login: input.login, github_id: input.githubId, token_ciphertext: input.ciphertext, updated_at: sql`now()` }),
+          oc.column('actor_key').doUpdateSet({
+            github_login: input.login,
+            github_id: input.githubId,
+            token_ciphertext: input.ciphertext,
+            updated_at: sql`now()`,
+          }),
         )
         .execute();
     },
 
     async userToken(actorKey: string): Promise<{ login: string; githubId: number; ciphertext: string } | undefined> {
-      const row = await db.selectFrom('github_user_tokens').selectAll().where('actor_key', '=', actorKey).executeTakeFirst();
+      const row = await db
+        .selectFrom('github_user_tokens')
+        .selectAll()
+        .where('actor_key', '=', actorKey)
+        .executeTakeFirst();
       return row && { login: row.github_login, githubId: row.github_id, ciphertext: row.token_ciphertext };
     },
 
@@ -169,21 +207,54 @@ export function createGitHubStore(db: Db) {
      * Claims the CI failure on a pull request's head commit for one delivery. True when this
      * delivery holds it (first, or its own retry); false when another delivery took it.
      */
-    async claimCiFailure(input: { owner: string; repo: string; number: number; headSha: string; sessionId: string; claimedBy: string }): Promise<boolean> {
-      const where = { owner: input.owner.toLowerCase(), repo: input.repo.toLowerCase(), number: input.number, head_sha: input.headSha };
+    async claimCiFailure(input: {
+      owner: string;
+      repo: string;
+      number: number;
+      headSha: string;
+      sessionId: string;
+      claimedBy: string;
+    }): Promise<boolean> {
+      const where = {
+        owner: input.owner.toLowerCase(),
+        repo: input.repo.toLowerCase(),
+        number: input.number,
+        head_sha: input.headSha,
+      };
       await db
         .insertInto('github_ci_failures')
         .values({ ...where, session_id: input.sessionId, claimed_by: input.claimedBy })
         .onConflict((oc) => oc.columns(['owner', 'repo', 'number', 'head_sha']).doNothing())
         .execute();
-      const row = await db.selectFrom('github_ci_failures').select('claimed_by').where('owner', '=', where.owner).where('repo', '=', where.repo).where('number', '=', where.number).where('head_sha', '=', where.head_sha).executeTakeFirst();
+      const row = await db
+        .selectFrom('github_ci_failures')
+        .select('claimed_by')
+        .where('owner', '=', where.owner)
+        .where('repo', '=', where.repo)
+        .where('number', '=', where.number)
+        .where('head_sha', '=', where.head_sha)
+        .executeTakeFirst();
       return row?.claimed_by === input.claimedBy;
     },
 
-    async decideCiFailure(input: { owner: string; repo: string; number: number; headSha: string; followUp: boolean; names: string[]; signature: string; reason?: string }) {
+    async decideCiFailure(input: {
+      owner: string;
+      repo: string;
+      number: number;
+      headSha: string;
+      followUp: boolean;
+      names: string[];
+      signature: string;
+      reason?: string;
+    }) {
       await db
         .updateTable('github_ci_failures')
-        .set({ follow_up: input.followUp, names: JSON.stringify(input.names), signature: input.signature, reason: input.reason ?? null })
+        .set({
+          follow_up: input.followUp,
+          names: JSON.stringify(input.names),
+          signature: input.signature,
+          reason: input.reason ?? null,
+        })
         .where('owner', '=', input.owner.toLowerCase())
         .where('repo', '=', input.repo.toLowerCase())
         .where('number', '=', input.number)
@@ -192,7 +263,12 @@ export function createGitHubStore(db: Db) {
     },
 
     /** Earlier decided CI failures of a pull request (other head commits), oldest first. */
-    async ciFailures(owner: string, repo: string, number: number, exceptSha: string): Promise<{ headSha: string; followUp: boolean; signature: string | null; names: string[] }[]> {
+    async ciFailures(
+      owner: string,
+      repo: string,
+      number: number,
+      exceptSha: string,
+    ): Promise<{ headSha: string; followUp: boolean; signature: string | null; names: string[] }[]> {
       const rows = await db
         .selectFrom('github_ci_failures')
         .select(['head_sha', 'follow_up', 'signature', 'names'])
@@ -203,18 +279,42 @@ export function createGitHubStore(db: Db) {
         .where('follow_up', 'is not', null)
         .orderBy('id')
         .execute();
-      return rows.map((r) => ({ headSha: r.head_sha, followUp: r.follow_up === true, signature: r.signature, names: Array.isArray(r.names) ? (r.names as string[]) : [] }));
+      return rows.map((r) => ({
+        headSha: r.head_sha,
+        followUp: r.follow_up === true,
+        signature: r.signature,
+        names: Array.isArray(r.names) ? (r.names as string[]) : [],
+      }));
     },
 
     /** The failing jobs recorded for a pull request's commit, if CI failed on it before. */
-    async ciFailureAt(owner: string, repo: string, number: number, headSha: string): Promise<{ names: string[] } | undefined> {
-      const row = await db.selectFrom('github_ci_failures').select('names').where('owner', '=', owner.toLowerCase()).where('repo', '=', repo.toLowerCase()).where('number', '=', number).where('head_sha', '=', headSha).where('follow_up', 'is not', null).executeTakeFirst();
+    async ciFailureAt(
+      owner: string,
+      repo: string,
+      number: number,
+      headSha: string,
+    ): Promise<{ names: string[] } | undefined> {
+      const row = await db
+        .selectFrom('github_ci_failures')
+        .select('names')
+        .where('owner', '=', owner.toLowerCase())
+        .where('repo', '=', repo.toLowerCase())
+        .where('number', '=', number)
+        .where('head_sha', '=', headSha)
+        .where('follow_up', 'is not', null)
+        .executeTakeFirst();
       return row && { names: Array.isArray(row.names) ? (row.names as string[]) : [] };
     },
 
     /** Whether CI failures start follow-ups on this pull request (on unless someone said `autofix off`). */
     async autofix(owner: string, repo: string, number: number): Promise<boolean> {
-      const row = await db.selectFrom('github_pull_autofix').select('enabled').where('owner', '=', owner.toLowerCase()).where('repo', '=', repo.toLowerCase()).where('number', '=', number).executeTakeFirst();
+      const row = await db
+        .selectFrom('github_pull_autofix')
+        .select('enabled')
+        .where('owner', '=', owner.toLowerCase())
+        .where('repo', '=', repo.toLowerCase())
+        .where('number', '=', number)
+        .executeTakeFirst();
       return row?.enabled ?? true;
     },
 
@@ -222,7 +322,9 @@ export function createGitHubStore(db: Db) {
       await db
         .insertInto('github_pull_autofix')
         .values({ owner: owner.toLowerCase(), repo: repo.toLowerCase(), number, enabled, set_by: by })
-        .onConflict((oc) => oc.columns(['owner', 'repo', 'number']).doUpdateSet({ enabled, set_by: by, updated_at: sql`now()` }))
+        .onConflict((oc) =>
+          oc.columns(['owner', 'repo', 'number']).doUpdateSet({ enabled, set_by: by, updated_at: sql`now()` }),
+        )
         .execute();
     },
   };

@@ -6,7 +6,15 @@ import type { Inbound } from '../../src/core/inbound.ts';
 import type { InboundSurface, Normalized, StoredDelivery } from '../../src/core/inbound-surface.ts';
 import { threadKey, type ThreadRef } from '../../src/core/thread-ref.ts';
 import type { IntegrationContext } from '../integration-module.ts';
-import { classifyWebhook, failedConclusions, PullRequest, type CiReport, type PullClosed, type PullPushed, type WorkRequest } from './classify-webhook.ts';
+import {
+  classifyWebhook,
+  failedConclusions,
+  PullRequest,
+  type CiReport,
+  type PullClosed,
+  type PullPushed,
+  type WorkRequest,
+} from './classify-webhook.ts';
 import { collectCiFailure, decideCiFollowUp, followUpMessage } from './ci-follow-up.ts';
 import { sessionMarker } from './render-pull-request.ts';
 import { convertToDraft, verifyStatusContext } from './github-publish.ts';
@@ -19,11 +27,13 @@ const writeRoles = new Set(['admin', 'maintain', 'write']);
 
 const InstallationEvent = z.object({
   action: z.string(),
-  installation: z.object({
-    id: z.number(),
-    account: z.object({ login: z.string(), type: z.string().optional() }).passthrough().nullable(),
-    repository_selection: z.string(),
-  }).passthrough(),
+  installation: z
+    .object({
+      id: z.number(),
+      account: z.object({ login: z.string(), type: z.string().optional() }).passthrough().nullable(),
+      repository_selection: z.string(),
+    })
+    .passthrough(),
   repositories: z.array(z.object({ id: z.number(), full_name: z.string() }).passthrough()).optional(),
   repositories_added: z.array(z.object({ id: z.number(), full_name: z.string() }).passthrough()).optional(),
   repositories_removed: z.array(z.object({ id: z.number(), full_name: z.string() }).passthrough()).optional(),
@@ -40,9 +50,12 @@ export function githubDedupeKey(body: string, payload: Record<string, unknown>):
   const review = payload.review as { id?: unknown; submitted_at?: unknown } | undefined;
   const issue = payload.issue as { id?: unknown; updated_at?: unknown } | undefined;
   const label = payload.label as { name?: unknown } | undefined;
-  if (comment && typeof comment.id === 'number') return `${issue ? 'issue-comment' : 'review-comment'}:${comment.id}:${action}:${String(comment.updated_at ?? '')}`;
-  if (review && typeof review.id === 'number') return `review:${review.id}:${action}:${String(review.submitted_at ?? '')}`;
-  if (issue && typeof issue.id === 'number') return `issue:${issue.id}:${action}:${String(label?.name ?? '')}:${String(issue.updated_at ?? '')}`;
+  if (comment && typeof comment.id === 'number')
+    return `${issue ? 'issue-comment' : 'review-comment'}:${comment.id}:${action}:${String(comment.updated_at ?? '')}`;
+  if (review && typeof review.id === 'number')
+    return `review:${review.id}:${action}:${String(review.submitted_at ?? '')}`;
+  if (issue && typeof issue.id === 'number')
+    return `issue:${issue.id}:${action}:${String(label?.name ?? '')}:${String(issue.updated_at ?? '')}`;
   return `body:${createHash('sha256').update(body).digest('hex')}`;
 }
 
@@ -53,12 +66,19 @@ export function githubDedupeKey(body: string, payload: Record<string, unknown>):
  */
 export function githubOrderKey(event: string, payload: Record<string, unknown>): string | undefined {
   const installation = payload.installation as { id?: unknown } | undefined;
-  if ((event === 'installation' || event === 'installation_repositories') && typeof installation?.id === 'number') return `installation:${installation.id}`;
+  if ((event === 'installation' || event === 'installation_repositories') && typeof installation?.id === 'number')
+    return `installation:${installation.id}`;
   const repository = payload.repository as { full_name?: unknown } | undefined;
   // CI events name the pull requests of their head commit; the first orders them with that PR's comments.
-  const ci = (payload.check_run ?? payload.check_suite ?? payload.workflow_run) as { pull_requests?: { number?: unknown }[] } | undefined;
-  const number = (payload.issue as { number?: unknown } | undefined)?.number ?? (payload.pull_request as { number?: unknown } | undefined)?.number ?? ci?.pull_requests?.[0]?.number;
-  if (typeof repository?.full_name === 'string' && typeof number === 'number') return `thread:${repository.full_name.toLowerCase()}#${number}`;
+  const ci = (payload.check_run ?? payload.check_suite ?? payload.workflow_run) as
+    | { pull_requests?: { number?: unknown }[] }
+    | undefined;
+  const number =
+    (payload.issue as { number?: unknown } | undefined)?.number ??
+    (payload.pull_request as { number?: unknown } | undefined)?.number ??
+    ci?.pull_requests?.[0]?.number;
+  if (typeof repository?.full_name === 'string' && typeof number === 'number')
+    return `thread:${repository.full_name.toLowerCase()}#${number}`;
   return undefined;
 }
 
@@ -113,7 +133,9 @@ export function createGitHubSurface(deps: {
       case 'autofix':
         return setAutofix(classified.request, classified.enabled, dlog);
       case 'ci':
-        return classified.report.conclusion === 'success' ? noteFlaky(classified.report, dlog) : takeCiReport(classified.report, delivery, signal, dlog);
+        return classified.report.conclusion === 'success'
+          ? noteFlaky(classified.report, dlog)
+          : takeCiReport(classified.report, delivery, signal, dlog);
       case 'pull-closed':
         return notePullClosed(classified.closed, signal, dlog);
       case 'pull-pushed':
@@ -128,7 +150,9 @@ export function createGitHubSurface(deps: {
   /** Where a request's replies go. */
   function placeOf(request: WorkRequest): CommentPlace {
     const where = { owner: request.owner, repo: request.repo };
-    return request.reply.in === 'review' ? { ...where, number: request.number, in: 'review', id: request.reply.id } : { ...where, number: request.number, in: 'issue' };
+    return request.reply.in === 'review'
+      ? { ...where, number: request.number, in: 'review', id: request.reply.id }
+      : { ...where, number: request.number, in: 'issue' };
   }
 
   async function recordInstallation(event: string, payload: unknown, dlog: Logger): Promise<void> {
@@ -148,7 +172,8 @@ export function createGitHubSurface(deps: {
         repositorySelection: inst.repository_selection,
         suspended,
       });
-    const repos = (list: { id: number; full_name: string }[] | undefined) => (list ?? []).map((r) => ({ id: r.id, fullName: r.full_name }));
+    const repos = (list: { id: number; full_name: string }[] | undefined) =>
+      (list ?? []).map((r) => ({ id: r.id, fullName: r.full_name }));
     if (event === 'installation') {
       if (p.action === 'deleted') return store.deleteInstallation(inst.id);
       await upsert(p.action === 'suspend');
@@ -157,7 +182,11 @@ export function createGitHubSurface(deps: {
     }
     await upsert(false);
     if (p.action === 'added') await store.addRepos(inst.id, repos(p.repositories_added));
-    if (p.action === 'removed') await store.removeRepos(inst.id, repos(p.repositories_removed).map((r) => r.id));
+    if (p.action === 'removed')
+      await store.removeRepos(
+        inst.id,
+        repos(p.repositories_removed).map((r) => r.id),
+      );
   }
 
   async function takeRequest(request: WorkRequest, dlog: Logger): Promise<Normalized> {
@@ -168,7 +197,11 @@ export function createGitHubSurface(deps: {
 
     if (!(await canWrite(octokit, request))) {
       dlog.info({ user: request.sender.login }, 'request from a user without write access refused');
-      await postComment(octokit, place, `${who} Sorry, only people with write access to ${request.owner}/${request.repo} can ask me to make changes here.`);
+      await postComment(
+        octokit,
+        place,
+        `${who} Sorry, only people with write access to ${request.owner}/${request.repo} can ask me to make changes here.`,
+      );
       return { kind: 'ignore', reason: `${request.sender.login} has no write access` };
     }
     const actor: Actor = {
@@ -179,7 +212,13 @@ export function createGitHubSurface(deps: {
       email: `${request.sender.id}+${request.sender.login}@users.noreply.github.com`,
     };
     if (request.stop) {
-      const thread: ThreadRef = { source: 'github', owner: request.owner, repo: request.repo, number: request.number, kind: request.kind };
+      const thread: ThreadRef = {
+        source: 'github',
+        owner: request.owner,
+        repo: request.repo,
+        number: request.number,
+        kind: request.kind,
+      };
       return {
         kind: 'inbound',
         inbound: { kind: 'stop', thread, actor },
@@ -199,7 +238,16 @@ export function createGitHubSurface(deps: {
     }
     let pull: PullRequest | undefined;
     if (request.kind === 'pull') {
-      pull = request.pull ?? PullRequest.parse((await octokit.request('GET /repos/{owner}/{repo}/pulls/{pull_number}', { ...where, pull_number: request.number })).data);
+      pull =
+        request.pull ??
+        PullRequest.parse(
+          (
+            await octokit.request('GET /repos/{owner}/{repo}/pulls/{pull_number}', {
+              ...where,
+              pull_number: request.number,
+            })
+          ).data,
+        );
       const base = `${request.owner}/${request.repo}`.toLowerCase();
       if (!pull.head.repo || pull.head.repo.full_name.toLowerCase() !== base) {
         await postComment(
@@ -211,7 +259,13 @@ export function createGitHubSurface(deps: {
       }
     }
 
-    const thread: ThreadRef = { source: 'github', owner: request.owner, repo: request.repo, number: request.number, kind: request.kind };
+    const thread: ThreadRef = {
+      source: 'github',
+      owner: request.owner,
+      repo: request.repo,
+      number: request.number,
+      kind: request.kind,
+    };
     const key = threadKey(thread)!;
     const existing = await context.findSession(thread);
     // The request is recorded, then handed to the session service, and only then acknowledged on
@@ -252,7 +306,10 @@ export function createGitHubSurface(deps: {
         // Not awaited: the next delivery (another person's request) need not queue behind these
         // throttled writes. A failure leaves the request without a progress comment, marked done.
         const ack = (async () => {
-          if (request.react) await addEyes(octokit, where, request.react).catch((error: unknown) => dlog.warn({ err: error }, 'could not add the reaction'));
+          if (request.react)
+            await addEyes(octokit, where, request.react).catch((error: unknown) =>
+              dlog.warn({ err: error }, 'could not add the reaction'),
+            );
           const progress = await postComment(octokit, place, `👀 On it, ${who}.`);
           await store.updateRequest(requestId, { commentId: progress.id });
         })().catch(async (error: unknown) => {
@@ -271,7 +328,11 @@ export function createGitHubSurface(deps: {
     const place = placeOf(request);
     const who = `@${request.sender.login}`;
     if (!(await canWrite(octokit, request))) {
-      await postComment(octokit, place, `${who} Sorry, only people with write access to ${request.owner}/${request.repo} can change that.`);
+      await postComment(
+        octokit,
+        place,
+        `${who} Sorry, only people with write access to ${request.owner}/${request.repo} can change that.`,
+      );
       return { kind: 'ignore', reason: `${request.sender.login} has no write access` };
     }
     await store.setAutofix(request.owner, request.repo, request.number, enabled, request.sender.login);
@@ -293,33 +354,79 @@ export function createGitHubSurface(deps: {
    * log excerpts, or the reason there is none (said on the PR here and in the session's other
    * threads by their repliers).
    */
-  async function takeCiReport(report: CiReport, delivery: StoredDelivery, signal: AbortSignal, dlog: Logger): Promise<Normalized> {
-    if (!failedConclusions.has(report.conclusion)) return { kind: 'ignore', reason: `${report.event} ${report.conclusion}` };
+  async function takeCiReport(
+    report: CiReport,
+    delivery: StoredDelivery,
+    signal: AbortSignal,
+    dlog: Logger,
+  ): Promise<Normalized> {
+    if (!failedConclusions.has(report.conclusion))
+      return { kind: 'ignore', reason: `${report.event} ${report.conclusion}` };
     for (const number of report.pullNumbers) {
       const thread: ThreadRef = { source: 'github', owner: report.owner, repo: report.repo, number, kind: 'pull' };
       const session = await context.findSession(thread);
       if (!session) continue;
       const octokit = await client.forInstallation(report.installationId);
       const where = { owner: report.owner, repo: report.repo };
-      const pull = (await octokit.request('GET /repos/{owner}/{repo}/pulls/{pull_number}', { ...where, pull_number: number, request: { signal } })).data;
-      if (!(pull.body ?? '').includes(sessionMarker(session.id))) return { kind: 'ignore', reason: `#${number} is not a pull request the session opened` };
+      const pull = (
+        await octokit.request('GET /repos/{owner}/{repo}/pulls/{pull_number}', {
+          ...where,
+          pull_number: number,
+          request: { signal },
+        })
+      ).data;
+      if (!(pull.body ?? '').includes(sessionMarker(session.id)))
+        return { kind: 'ignore', reason: `#${number} is not a pull request the session opened` };
       if (pull.state !== 'open') return { kind: 'ignore', reason: `#${number} is ${pull.state}` };
-      if (pull.head.sha !== report.headSha) return { kind: 'ignore', reason: `${report.headSha.slice(0, 12)} is no longer the head of #${number}` };
-      if (!(await store.autofix(report.owner, report.repo, number))) return { kind: 'ignore', reason: `automatic CI fixes are off for #${number}` };
-      const claimed = await store.claimCiFailure({ ...where, number, headSha: report.headSha, sessionId: session.id, claimedBy: delivery.dedupeKey });
-      if (!claimed) return { kind: 'ignore', reason: `the CI failure on ${report.headSha.slice(0, 12)} was handled by another delivery` };
+      if (pull.head.sha !== report.headSha)
+        return { kind: 'ignore', reason: `${report.headSha.slice(0, 12)} is no longer the head of #${number}` };
+      if (!(await store.autofix(report.owner, report.repo, number)))
+        return { kind: 'ignore', reason: `automatic CI fixes are off for #${number}` };
+      const claimed = await store.claimCiFailure({
+        ...where,
+        number,
+        headSha: report.headSha,
+        sessionId: session.id,
+        claimedBy: delivery.dedupeKey,
+      });
+      if (!claimed)
+        return {
+          kind: 'ignore',
+          reason: `the CI failure on ${report.headSha.slice(0, 12)} was handled by another delivery`,
+        };
 
       const failure = await collectCiFailure(octokit, report, signal);
       const earlier = await store.ciFailures(report.owner, report.repo, number, report.headSha);
       const pushed = await context.sessionEvents(session.id, ['branch-pushed']);
       const headIsOurs = pushed.some((e) => e.event.type === 'branch-pushed' && e.event.commit === report.headSha);
-      const decision = decideCiFollowUp({ headIsOurs, sessionStatus: session.status, earlier, signature: failure.signature });
+      const decision = decideCiFollowUp({
+        headIsOurs,
+        sessionStatus: session.status,
+        earlier,
+        signature: failure.signature,
+      });
       const names = failure.jobs.map((j) => j.name);
-      await store.decideCiFailure({ ...where, number, headSha: report.headSha, followUp: decision.followUp, names, signature: failure.signature, ...(!decision.followUp && { reason: decision.reason }) });
+      await store.decideCiFailure({
+        ...where,
+        number,
+        headSha: report.headSha,
+        followUp: decision.followUp,
+        names,
+        signature: failure.signature,
+        ...(!decision.followUp && { reason: decision.reason }),
+      });
       const attempt = earlier.filter((f) => f.followUp).length + 1;
       const name = names.join(', ') || report.name;
       const url = failure.jobs[0]?.url ?? report.url;
-      dlog.info({ pull: number, commit: report.headSha, followUp: decision.followUp, reason: decision.followUp ? undefined : decision.reason }, 'CI failure on a session pull request');
+      dlog.info(
+        {
+          pull: number,
+          commit: report.headSha,
+          followUp: decision.followUp,
+          reason: decision.followUp ? undefined : decision.reason,
+        },
+        'CI failure on a session pull request',
+      );
       const startSeq = session.lastSeq;
       return {
         kind: 'inbound',
@@ -342,11 +449,23 @@ export function createGitHubSurface(deps: {
           const place = { ...where, number, in: 'issue' as const };
           const what = `CI failed on \`${report.headSha.slice(0, 12)}\` (${name}).`;
           if (!decision.followUp) {
-            await postComment(octokit, place, `${what} I am not fixing it automatically: ${decision.reason}. [Session](${context.publicUrl}/sessions/${session.id})`);
+            await postComment(
+              octokit,
+              place,
+              `${what} I am not fixing it automatically: ${decision.reason}. [Session](${context.publicUrl}/sessions/${session.id})`,
+            );
             return;
           }
           const body = `🔧 ${what} Working on a fix (automatic follow-up ${attempt} of 2).`;
-          const requestId = await store.createRequest({ threadKey: threadKey(thread)!, ...where, number, commentKind: 'issue', commentId: null, startSeq, lastBody: body });
+          const requestId = await store.createRequest({
+            threadKey: threadKey(thread)!,
+            ...where,
+            number,
+            commentKind: 'issue',
+            commentId: null,
+            startSeq,
+            lastBody: body,
+          });
           await store.updateRequest(requestId, { sessionId: session.id });
           const progress = await postComment(octokit, place, body);
           await store.updateRequest(requestId, { commentId: progress.id });
@@ -362,7 +481,13 @@ export function createGitHubSurface(deps: {
    */
   async function noteFlaky(report: CiReport, dlog: Logger): Promise<Normalized> {
     for (const number of report.pullNumbers) {
-      const session = await context.findSession({ source: 'github', owner: report.owner, repo: report.repo, number, kind: 'pull' });
+      const session = await context.findSession({
+        source: 'github',
+        owner: report.owner,
+        repo: report.repo,
+        number,
+        kind: 'pull',
+      });
       if (!session) continue;
       const failed = await store.ciFailureAt(report.owner, report.repo, number, report.headSha);
       if (!failed) continue;
@@ -381,8 +506,15 @@ export function createGitHubSurface(deps: {
    * gets a failing `patchbay/verify` saying so, and the PR goes back to draft (ready meant verified).
    */
   async function notePullPushed(pushed: PullPushed, signal: AbortSignal, dlog: Logger): Promise<Normalized> {
-    const session = await context.findSession({ source: 'github', owner: pushed.owner, repo: pushed.repo, number: pushed.number, kind: 'pull' });
-    if (!session || !pushed.body.includes(sessionMarker(session.id))) return { kind: 'ignore', reason: 'not a pull request a Patchbay session opened' };
+    const session = await context.findSession({
+      source: 'github',
+      owner: pushed.owner,
+      repo: pushed.repo,
+      number: pushed.number,
+      kind: 'pull',
+    });
+    if (!session || !pushed.body.includes(sessionMarker(session.id)))
+      return { kind: 'ignore', reason: 'not a pull request a Patchbay session opened' };
     const octokit = await client.forInstallation(pushed.installationId);
     const request = { signal };
     await octokit.request('POST /repos/{owner}/{repo}/statuses/{sha}', {
@@ -396,18 +528,37 @@ export function createGitHubSurface(deps: {
       request,
     });
     if (!pushed.draft && pushed.nodeId) await octokit.graphql(convertToDraft, { id: pushed.nodeId, request });
-    dlog.info({ pull: pushed.number, sha: pushed.headSha, by: pushed.sender.login }, 'a person pushed to the pull request; marked not verified');
+    dlog.info(
+      { pull: pushed.number, sha: pushed.headSha, by: pushed.sender.login },
+      'a person pushed to the pull request; marked not verified',
+    );
     return { kind: 'ignore', reason: 'push to the pull request marked not verified' };
   }
 
   /** A pull request a session opened was closed unmerged: a lesson with the closer's reason. */
   async function notePullClosed(closed: PullClosed, signal: AbortSignal, dlog: Logger): Promise<Normalized> {
-    const session = await context.findSession({ source: 'github', owner: closed.owner, repo: closed.repo, number: closed.number, kind: 'pull' });
-    if (!session || !closed.body.includes(sessionMarker(session.id))) return { kind: 'ignore', reason: 'not a pull request a Patchbay session opened' };
+    const session = await context.findSession({
+      source: 'github',
+      owner: closed.owner,
+      repo: closed.repo,
+      number: closed.number,
+      kind: 'pull',
+    });
+    if (!session || !closed.body.includes(sessionMarker(session.id)))
+      return { kind: 'ignore', reason: 'not a pull request a Patchbay session opened' };
     const octokit = await client.forInstallation(closed.installationId);
-    const { data: comments } = await octokit.request('GET /repos/{owner}/{repo}/issues/{issue_number}/comments', { owner: closed.owner, repo: closed.repo, issue_number: closed.number, per_page: 100, request: { signal } });
+    const { data: comments } = await octokit.request('GET /repos/{owner}/{repo}/issues/{issue_number}/comments', {
+      owner: closed.owner,
+      repo: closed.repo,
+      issue_number: closed.number,
+      per_page: 100,
+      request: { signal },
+    });
     // Only the closer's words: they had the right to close it, and their reason is the lesson.
-    const said = comments.filter((c) => c.user?.login === closed.sender.login).at(-1)?.body?.trim();
+    const said = comments
+      .filter((c) => c.user?.login === closed.sender.login)
+      .at(-1)
+      ?.body?.trim();
     const reason = said ? `, who said: "${clipText(said.replace(/\s+/g, ' '), 400)}"` : ', with no reason given';
     const text = `A pull request Patchbay opened ("${clipText(closed.title, 120)}") was closed without merging by @${closed.sender.login}${reason}`;
     await context.addLesson(session.repo, text);
@@ -435,7 +586,12 @@ export function createGitHubSurface(deps: {
       const request = classified.request;
       const what = request.react?.on === 'issue' ? 'request' : 'comment';
       const octokit = await client.forInstallation(request.installationId);
-      await postComment(octokit, placeOf(request), `@${request.sender.login} I could not process this ${what}: ${reason}`, signal);
+      await postComment(
+        octokit,
+        placeOf(request),
+        `@${request.sender.login} I could not process this ${what}: ${reason}`,
+        signal,
+      );
     },
     async stop() {
       await Promise.allSettled([...acks]);

@@ -4,7 +4,11 @@ import type { OutcomeSignal } from './classify-outcome.ts';
 import type { GitHubClient } from './github-client.ts';
 
 /** Records a webhook's outcome signals in the ledger (which ignores pull requests no session opened). */
-export async function recordOutcome(signals: readonly OutcomeSignal[], ledger: OutcomeLedger, log: Logger): Promise<void> {
+export async function recordOutcome(
+  signals: readonly OutcomeSignal[],
+  ledger: OutcomeLedger,
+  log: Logger,
+): Promise<void> {
   for (const signal of signals) {
     switch (signal.kind) {
       case 'finished':
@@ -18,7 +22,11 @@ export async function recordOutcome(signals: readonly OutcomeSignal[], ledger: O
         break;
       case 'revert': {
         const marked = await ledger.reverted(signal.where, signal.reverted, signal.revertCommit, signal.at);
-        if (marked.length > 0) log.info({ pulls: marked.map((p) => `${p.owner}/${p.repo}#${p.number}`), revert: signal.revertCommit }, 'merge of a Patchbay pull request reverted');
+        if (marked.length > 0)
+          log.info(
+            { pulls: marked.map((p) => `${p.owner}/${p.repo}#${p.number}`), revert: signal.revertCommit },
+            'merge of a Patchbay pull request reverted',
+          );
         break;
       }
       case 'ci':
@@ -32,7 +40,14 @@ export async function recordOutcome(signals: readonly OutcomeSignal[], ledger: O
   }
 }
 
-type PullJson = { state: string; merged?: boolean | null; merged_at?: string | null; closed_at?: string | null; merge_commit_sha?: string | null; merged_by?: { login: string } | null };
+type PullJson = {
+  state: string;
+  merged?: boolean | null;
+  merged_at?: string | null;
+  closed_at?: string | null;
+  merge_commit_sha?: string | null;
+  merged_by?: { login: string } | null;
+};
 
 /**
  * Reads, through the App, the pull requests sessions opened before outcome tracking, and those
@@ -40,7 +55,12 @@ type PullJson = { state: string; merged?: boolean | null; merged_at?: string | n
  * by whom (a merge's; GitHub's PR does not name who closed it), and people's reviews. Each PR that
  * cannot be read is logged and skipped.
  */
-export async function backfillOutcomes(deps: { client: GitHubClient; ledger: OutcomeLedger; log: Logger; signal?: AbortSignal }): Promise<{ read: number; finished: number }> {
+export async function backfillOutcomes(deps: {
+  client: GitHubClient;
+  ledger: OutcomeLedger;
+  log: Logger;
+  signal?: AbortSignal;
+}): Promise<{ read: number; finished: number }> {
   const { client, ledger, log } = deps;
   const bot = await client.identity();
   let read = 0;
@@ -49,18 +69,37 @@ export async function backfillOutcomes(deps: { client: GitHubClient; ledger: Out
     if (deps.signal?.aborted) break;
     try {
       const octokit = await client.forRepo({ owner: pull.owner, repo: pull.repo });
-      const where = { owner: pull.owner, repo: pull.repo, pull_number: pull.number, ...(deps.signal && { request: { signal: deps.signal } }) };
+      const where = {
+        owner: pull.owner,
+        repo: pull.repo,
+        pull_number: pull.number,
+        ...(deps.signal && { request: { signal: deps.signal } }),
+      };
       const pr = (await octokit.request('GET /repos/{owner}/{repo}/pulls/{pull_number}', where)).data as PullJson;
-      const { data: reviews } = await octokit.request('GET /repos/{owner}/{repo}/pulls/{pull_number}/reviews', { ...where, per_page: 100 });
-      for (const review of reviews) if (review.user && review.user.login.toLowerCase() !== bot.login.toLowerCase() && review.user.type !== 'Bot') await ledger.reviewed(pull, Number(review.id));
+      const { data: reviews } = await octokit.request('GET /repos/{owner}/{repo}/pulls/{pull_number}/reviews', {
+        ...where,
+        per_page: 100,
+      });
+      for (const review of reviews)
+        if (review.user && review.user.login.toLowerCase() !== bot.login.toLowerCase() && review.user.type !== 'Bot')
+          await ledger.reviewed(pull, Number(review.id));
       read += 1;
       if (pr.state !== 'closed') continue;
       const merged = pr.merged === true;
       const at = new Date((merged ? pr.merged_at : pr.closed_at) ?? Date.now());
-      await ledger.finished({ ...pull, state: merged ? 'merged' : 'closed', at, ...(merged && pr.merged_by && { by: pr.merged_by.login }), ...(merged && pr.merge_commit_sha && { mergeCommit: pr.merge_commit_sha }) });
+      await ledger.finished({
+        ...pull,
+        state: merged ? 'merged' : 'closed',
+        at,
+        ...(merged && pr.merged_by && { by: pr.merged_by.login }),
+        ...(merged && pr.merge_commit_sha && { mergeCommit: pr.merge_commit_sha }),
+      });
       finished += 1;
     } catch (error) {
-      log.warn({ err: error, pull: `${pull.owner}/${pull.repo}#${pull.number}` }, 'could not read a pull request for its outcome; skipped');
+      log.warn(
+        { err: error, pull: `${pull.owner}/${pull.repo}#${pull.number}` },
+        'could not read a pull request for its outcome; skipped',
+      );
     }
   }
   return { read, finished };

@@ -37,7 +37,9 @@ function renderStatusBody(view: ProgressView): string {
     case 'waiting': {
       const q = session.pendingQuestion;
       const question = q ? quote(q.question) : '> (question unavailable)';
-      const choices = q?.choices?.length ? `\n\nChoices: ${q.choices.map((c) => `\`${c}\``).join(', ')}${q.recommended ? ` (I recommend \`${q.recommended}\`)` : ''}` : '';
+      const choices = q?.choices?.length
+        ? `\n\nChoices: ${q.choices.map((c) => `\`${c}\``).join(', ')}${q.recommended ? ` (I recommend \`${q.recommended}\`)` : ''}`
+        : '';
       return `❓ I need an answer to continue:\n\n${question}${choices}\n\nReply with a comment that mentions ${view.mention}. ${link}`;
     }
     case 'completed': {
@@ -73,7 +75,8 @@ export function readBatch(events: StoredEvent[], startSeq: number, status: Sessi
     if (event.type === 'tool-start') step = { name: event.name, input: event.input };
     if (event.type === 'pr-opened') prUrl = event.url;
     if (event.type === 'queue-waiting' || event.type === 'queue-started') queue = queueNotice(event);
-    if (event.type === 'egress-blocked' && !blocked.includes(describeEgressBlock(event))) blocked.push(describeEgressBlock(event));
+    if (event.type === 'egress-blocked' && !blocked.includes(describeEgressBlock(event)))
+      blocked.push(describeEgressBlock(event));
     if (event.type === 'status-changed' && event.to === status && settledStatuses.has(event.to)) settled = true;
   }
   return { ...(step && { step }), ...(prUrl && { prUrl }), ...(queue && { queue }), blocked, settled };
@@ -89,7 +92,10 @@ function inlineCode(text: string): string {
 }
 
 function quote(text: string): string {
-  return text.split('\n').map((l) => `> ${l}`).join('\n');
+  return text
+    .split('\n')
+    .map((l) => `> ${l}`)
+    .join('\n');
 }
 
 function clip(text: string, max: number): string {

@@ -20,7 +20,9 @@ function person(actor: Actor): string {
 
 /** A PR title from the task: the session title without a leading bot mention. */
 export function pullRequestTitle(session: Pick<SessionRecord, 'title'>, mention: string): string {
-  const title = session.title.replace(new RegExp(`^\\s*${mention.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}[\\s,:]*`, 'i'), '').trim();
+  const title = session.title
+    .replace(new RegExp(`^\\s*${mention.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}[\\s,:]*`, 'i'), '')
+    .trim();
   const text = title || 'Changes by Patchbay';
   return text.charAt(0).toUpperCase() + text.slice(1);
 }
@@ -49,16 +51,23 @@ export function pullRequestBody(input: {
       const command = (event.input as { command?: unknown } | null)?.command;
       if (typeof command === 'string') starts.set(event.callId, command.split('\n')[0]!.slice(0, 160));
     }
-    if (event.type === 'tool-end' && starts.has(event.callId)) checks.push(`- ${event.isError ? '❌' : '✅'} \`${starts.get(event.callId)!.replace(/`/g, "'")}\``);
+    if (event.type === 'tool-end' && starts.has(event.callId))
+      checks.push(`- ${event.isError ? '❌' : '✅'} \`${starts.get(event.callId)!.replace(/`/g, "'")}\``);
   }
   const steerers = new Map<string, Actor>();
   for (const { event } of events) {
-    if (event.type === 'user-message' && event.actor.source !== 'system' && !(event.actor.source === session.requester.source && event.actor.id === session.requester.id)) {
+    if (
+      event.type === 'user-message' &&
+      event.actor.source !== 'system' &&
+      !(event.actor.source === session.requester.source && event.actor.id === session.requester.id)
+    ) {
       steerers.set(`${event.actor.source}:${event.actor.id}`, event.actor);
     }
   }
   const requested = `Requested by ${person(session.requester)} via ${sourceNames[session.requester.source]}${
-    steerers.size ? `, with ${[...steerers.values()].map((a) => `${person(a)} (${sourceNames[a.source]})`).join(', ')}` : ''
+    steerers.size
+      ? `, with ${[...steerers.values()].map((a) => `${person(a)} (${sourceNames[a.source]})`).join(', ')}`
+      : ''
   }.`;
   return [
     '## Summary',
@@ -71,7 +80,9 @@ export function pullRequestBody(input: {
     '',
     '## How it was checked',
     '',
-    checks.length ? checks.slice(-12).join('\n') : 'The agent ran no commands to check this change; please review carefully.',
+    checks.length
+      ? checks.slice(-12).join('\n')
+      : 'The agent ran no commands to check this change; please review carefully.',
     '',
     ...(input.evidence ? [input.evidence, ''] : []),
     ...(input.fixes.length ? [input.fixes.map((n) => `Fixes #${n}`).join('\n'), ''] : []),

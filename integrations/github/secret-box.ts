@@ -25,17 +25,27 @@ export function createSecretBox(secret: string, now: () => number = Date.now): S
       const iv = randomBytes(12);
       const cipher = createCipheriv('aes-256-gcm', encKey, iv);
       const body = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
-      return ['v1', iv.toString('base64url'), cipher.getAuthTag().toString('base64url'), body.toString('base64url')].join('.');
+      return [
+        'v1',
+        iv.toString('base64url'),
+        cipher.getAuthTag().toString('base64url'),
+        body.toString('base64url'),
+      ].join('.');
     },
     open(sealed) {
       const [version, iv, tag, body] = sealed.split('.');
-      if (version !== 'v1' || !iv || !tag || body === undefined) throw new PatchbayError('invalid_input', 'not a sealed secret');
+      if (version !== 'v1' || !iv || !tag || body === undefined)
+        throw new PatchbayError('invalid_input', 'not a sealed secret');
       try {
         const decipher = createDecipheriv('aes-256-gcm', encKey, Buffer.from(iv, 'base64url'));
         decipher.setAuthTag(Buffer.from(tag, 'base64url'));
         return Buffer.concat([decipher.update(Buffer.from(body, 'base64url')), decipher.final()]).toString('utf8');
       } catch (error) {
-        throw new PatchbayError('unauthorized', 'a stored secret could not be opened (was PATCHBAY_SECRET_KEY changed?)', { cause: error });
+        throw new PatchbayError(
+          'unauthorized',
+          'a stored secret could not be opened (was PATCHBAY_SECRET_KEY changed?)',
+          { cause: error },
+        );
       }
     },
     sign(payload, ttlMs) {

@@ -61,10 +61,18 @@ type IssueQueryResult = {
 
 export type LinearApi = {
   postActivity(agentSessionId: string, activity: Activity, signal?: AbortSignal): Promise<void>;
-  updateSession(agentSessionId: string, input: { externalUrls?: { label: string; url: string }[]; plan?: PlanStep[] }, signal?: AbortSignal): Promise<void>;
+  updateSession(
+    agentSessionId: string,
+    input: { externalUrls?: { label: string; url: string }[]; plan?: PlanStep[] },
+    signal?: AbortSignal,
+  ): Promise<void>;
   issue(issueId: string): Promise<IssueForWork>;
   moveIssue(issueId: string, stateId: string): Promise<void>;
-  suggestRepositories(issueId: string, agentSessionId: string, candidates: { hostname: string; repositoryFullName: string }[]): Promise<{ repositoryFullName: string; confidence: number }[]>;
+  suggestRepositories(
+    issueId: string,
+    agentSessionId: string,
+    candidates: { hostname: string; repositoryFullName: string }[],
+  ): Promise<{ repositoryFullName: string; confidence: number }[]>;
   viewerId(): Promise<string>;
 };
 
@@ -87,7 +95,12 @@ const retryableTypes = new Set(['Ratelimited', 'NetworkError', 'InternalError', 
  * source and the call made once more. Every failure is logged with its GraphQL errors and thrown as
  * a PatchbayError (retryable when a later try may pass, so the caller's queue tries again).
  */
-export function createLinearApi(deps: { client: LinearClient | LinearClientSource; log: Logger; sleep?: (ms: number) => Promise<void>; attempts?: number }): LinearApi {
+export function createLinearApi(deps: {
+  client: LinearClient | LinearClientSource;
+  log: Logger;
+  sleep?: (ms: number) => Promise<void>;
+  attempts?: number;
+}): LinearApi {
   const { log } = deps;
   const source: LinearClientSource = deps.client instanceof LinearClient ? fixedClient(deps.client) : deps.client;
   const sleep = deps.sleep ?? ((ms: number) => new Promise((resolve) => setTimeout(resolve, ms)));
@@ -100,7 +113,8 @@ export function createLinearApi(deps: { client: LinearClient | LinearClientSourc
       try {
         return await run(client);
       } catch (raw) {
-        const error = raw instanceof LinearError ? raw : parseLinearError(raw as Parameters<typeof parseLinearError>[0]);
+        const error =
+          raw instanceof LinearError ? raw : parseLinearError(raw as Parameters<typeof parseLinearError>[0]);
         const type = error.type ?? 'Unknown';
         if (type === 'AuthenticationError' && !refreshed) {
           // Once per call: a token refused right after a refresh is not going to be taken on a retry.
@@ -115,12 +129,23 @@ export function createLinearApi(deps: { client: LinearClient | LinearClientSourc
         }
         const graphql = error.errors?.map((e) => ({ type: e.type, message: e.message }));
         const retryable = retryableTypes.has(type);
-        log.warn({ call: what, linearErrorType: type, status: error.status, errors: graphql, attempt }, `Linear ${what} failed: ${error.message}`);
+        log.warn(
+          { call: what, linearErrorType: type, status: error.status, errors: graphql, attempt },
+          `Linear ${what} failed: ${error.message}`,
+        );
         if (!retryable || attempt >= attempts || signal?.aborted) {
-          throw new PatchbayError(type === 'AuthenticationError' || type === 'Forbidden' ? 'unauthorized' : retryable ? 'internal' : 'invalid_input', `Linear ${what} failed (${type}): ${error.message}`, {
-            cause: error,
-            retryable,
-          });
+          throw new PatchbayError(
+            type === 'AuthenticationError' || type === 'Forbidden'
+              ? 'unauthorized'
+              : retryable
+                ? 'internal'
+                : 'invalid_input',
+            `Linear ${what} failed (${type}): ${error.message}`,
+            {
+              cause: error,
+              retryable,
+            },
+          );
         }
         const retryAfter = (error as { retryAfter?: number }).retryAfter;
         await sleep(retryAfter !== undefined ? Math.min(retryAfter * 1000, 10_000) : 250 * 2 ** (attempt - 1));
@@ -137,7 +162,10 @@ export function createLinearApi(deps: { client: LinearClient | LinearClientSourc
   async function holdsActivity(agentSessionId: string, id: string, signal?: AbortSignal): Promise<boolean> {
     const found = await call(
       'agentActivity',
-      request<{ agentActivity: { id: string; agentSession: { id: string } } }>('query patchbayActivity($id: String!) { agentActivity(id: $id) { id agentSession { id } } }', { id }),
+      request<{ agentActivity: { id: string; agentSession: { id: string } } }>(
+        'query patchbayActivity($id: String!) { agentActivity(id: $id) { id agentSession { id } } }',
+        { id },
+      ),
       signal,
     ).catch(() => undefined);
     return found?.agentActivity.agentSession.id === agentSessionId;
@@ -150,10 +178,17 @@ export function createLinearApi(deps: { client: LinearClient | LinearClientSourc
         content: activity.content,
         ...(activity.id && { id: activity.id }),
         ...(activity.ephemeral && { ephemeral: true }),
-        ...(activity.options?.length && { signal: 'select' as NonNullable<AgentActivityCreateInput['signal']>, signalMetadata: { options: activity.options } }),
+        ...(activity.options?.length && {
+          signal: 'select' as NonNullable<AgentActivityCreateInput['signal']>,
+          signalMetadata: { options: activity.options },
+        }),
       };
       try {
-        await call(`agentActivityCreate (${activity.content.type})`, (client) => client.createAgentActivity(input), signal);
+        await call(
+          `agentActivityCreate (${activity.content.type})`,
+          (client) => client.createAgentActivity(input),
+          signal,
+        );
       } catch (error) {
         // A repeated delivery re-posts activities with the ids they already have: if Linear holds
         // that id in this session, it is done. Asked by id, not read from the refusal's wording.
@@ -162,7 +197,11 @@ export function createLinearApi(deps: { client: LinearClient | LinearClientSourc
       }
     },
     async updateSession(agentSessionId, input, signal) {
-      await call('agentSessionUpdate', (client) => client.updateAgentSession(agentSessionId, input as AgentSessionUpdateInput), signal);
+      await call(
+        'agentSessionUpdate',
+        (client) => client.updateAgentSession(agentSessionId, input as AgentSessionUpdateInput),
+        signal,
+      );
     },
     async issue(issueId) {
       const { issue } = await call('issue', request<IssueQueryResult>(issueQuery, { id: issueId }));
@@ -182,11 +221,16 @@ export function createLinearApi(deps: { client: LinearClient | LinearClientSourc
     },
     async suggestRepositories(issueId, agentSessionId, candidates) {
       if (candidates.length === 0) return [];
-      const payload = await call('issueRepositorySuggestions', (client) => client.issueRepositorySuggestions(candidates, issueId, { agentSessionId }));
+      const payload = await call('issueRepositorySuggestions', (client) =>
+        client.issueRepositorySuggestions(candidates, issueId, { agentSessionId }),
+      );
       return payload.suggestions.map((s) => ({ repositoryFullName: s.repositoryFullName, confidence: s.confidence }));
     },
     async viewerId() {
-      const { viewer } = await call('viewer', request<{ viewer: { id: string } }>('query patchbayViewer { viewer { id } }', {}));
+      const { viewer } = await call(
+        'viewer',
+        request<{ viewer: { id: string } }>('query patchbayViewer { viewer { id } }', {}),
+      );
       return viewer.id;
     },
   };

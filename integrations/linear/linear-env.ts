@@ -17,7 +17,11 @@ export const linearEnvSchema = z.object({
   /** Team key → repository: `ENG=https://github.com/acme/shop,WEB=acme/web`. */
   LINEAR_TEAM_REPOS: optional(z.string().min(1)),
   /** The Linear workspaces (organization ids) this Patchbay works for; unset: any that installs it. */
-  LINEAR_ALLOWED_ORGS: optional(z.string().regex(/^[\s,]*[A-Za-z0-9-]+(\s*,\s*[A-Za-z0-9-]+)*[\s,]*$/, 'must be comma-separated Linear organization ids')),
+  LINEAR_ALLOWED_ORGS: optional(
+    z
+      .string()
+      .regex(/^[\s,]*[A-Za-z0-9-]+(\s*,\s*[A-Za-z0-9-]+)*[\s,]*$/, 'must be comma-separated Linear organization ids'),
+  ),
 });
 export type LinearEnv = z.infer<typeof linearEnvSchema>;
 
@@ -40,21 +44,38 @@ export type LinearConfig = {
  * webhook secret is set; it then needs a token (LINEAR_ACCESS_TOKEN or LINEAR_API_KEY) or the OAuth
  * install flow (LINEAR_CLIENT_ID and LINEAR_CLIENT_SECRET) to answer.
  */
-export function linearConfigFromEnv(e: LinearEnv & { PATCHBAY_SECRET_KEY?: string | undefined }): LinearConfig | undefined {
-  const any = e.LINEAR_WEBHOOK_SECRET ?? e.LINEAR_ACCESS_TOKEN ?? e.LINEAR_API_KEY ?? e.LINEAR_CLIENT_ID ?? e.LINEAR_TEAM_REPOS;
+export function linearConfigFromEnv(
+  e: LinearEnv & { PATCHBAY_SECRET_KEY?: string | undefined },
+): LinearConfig | undefined {
+  const any =
+    e.LINEAR_WEBHOOK_SECRET ?? e.LINEAR_ACCESS_TOKEN ?? e.LINEAR_API_KEY ?? e.LINEAR_CLIENT_ID ?? e.LINEAR_TEAM_REPOS;
   if (any === undefined) return undefined;
-  if (!e.LINEAR_WEBHOOK_SECRET) throw new PatchbayError('config_invalid', "Linear is partly configured; also set LINEAR_WEBHOOK_SECRET (the webhook signing secret from the app's settings)");
+  if (!e.LINEAR_WEBHOOK_SECRET)
+    throw new PatchbayError(
+      'config_invalid',
+      "Linear is partly configured; also set LINEAR_WEBHOOK_SECRET (the webhook signing secret from the app's settings)",
+    );
   const oauthParts = [e.LINEAR_CLIENT_ID, e.LINEAR_CLIENT_SECRET].filter(Boolean).length;
-  if (oauthParts === 1) throw new PatchbayError('config_invalid', 'Set both LINEAR_CLIENT_ID and LINEAR_CLIENT_SECRET, or neither');
+  if (oauthParts === 1)
+    throw new PatchbayError('config_invalid', 'Set both LINEAR_CLIENT_ID and LINEAR_CLIENT_SECRET, or neither');
   if (!e.LINEAR_ACCESS_TOKEN && !e.LINEAR_API_KEY && oauthParts === 0) {
-    throw new PatchbayError('config_invalid', 'Linear needs LINEAR_ACCESS_TOKEN (an actor=app OAuth token), LINEAR_API_KEY, or LINEAR_CLIENT_ID and LINEAR_CLIENT_SECRET for the install flow');
+    throw new PatchbayError(
+      'config_invalid',
+      'Linear needs LINEAR_ACCESS_TOKEN (an actor=app OAuth token), LINEAR_API_KEY, or LINEAR_CLIENT_ID and LINEAR_CLIENT_SECRET for the install flow',
+    );
   }
   if (oauthParts === 2 && !e.PATCHBAY_SECRET_KEY) {
-    throw new PatchbayError('config_invalid', 'The Linear install flow stores tokens encrypted: set PATCHBAY_SECRET_KEY (32+ random characters) to use LINEAR_CLIENT_ID');
+    throw new PatchbayError(
+      'config_invalid',
+      'The Linear install flow stores tokens encrypted: set PATCHBAY_SECRET_KEY (32+ random characters) to use LINEAR_CLIENT_ID',
+    );
   }
   const apiUrl = new URL(e.LINEAR_API_URL);
   if (apiUrl.protocol !== 'https:' && !['localhost', '127.0.0.1', '[::1]'].includes(apiUrl.hostname)) {
-    throw new PatchbayError('config_invalid', 'LINEAR_API_URL must use https (plain http only for a local development server)');
+    throw new PatchbayError(
+      'config_invalid',
+      'LINEAR_API_URL must use https (plain http only for a local development server)',
+    );
   }
   return {
     ...(e.LINEAR_ACCESS_TOKEN && { accessToken: e.LINEAR_ACCESS_TOKEN }),
@@ -72,7 +93,11 @@ export function linearConfigFromEnv(e: LinearEnv & { PATCHBAY_SECRET_KEY?: strin
     }),
     teamRepos: parseTeamRepos(e.LINEAR_TEAM_REPOS),
     ...(e.PATCHBAY_SECRET_KEY && { secretKey: e.PATCHBAY_SECRET_KEY }),
-    ...(e.LINEAR_ALLOWED_ORGS && { allowedOrgs: e.LINEAR_ALLOWED_ORGS.split(',').map((id) => id.trim()).filter(Boolean) }),
+    ...(e.LINEAR_ALLOWED_ORGS && {
+      allowedOrgs: e.LINEAR_ALLOWED_ORGS.split(',')
+        .map((id) => id.trim())
+        .filter(Boolean),
+    }),
   };
 }
 
@@ -80,12 +105,18 @@ export function linearConfigFromEnv(e: LinearEnv & { PATCHBAY_SECRET_KEY?: strin
 export function parseTeamRepos(text: string | undefined): Record<string, string> {
   const out: Record<string, string> = {};
   if (!text) return out;
-  for (const entry of text.split(',').map((s) => s.trim()).filter(Boolean)) {
+  for (const entry of text
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     const eq = entry.indexOf('=');
     const key = entry.slice(0, eq).trim();
     const repo = entry.slice(eq + 1).trim();
     if (eq <= 0 || !/^[A-Za-z0-9_-]+$/.test(key) || !repo) {
-      throw new PatchbayError('config_invalid', `LINEAR_TEAM_REPOS entry "${entry}" is not TEAMKEY=repository (for example ENG=https://github.com/acme/shop)`);
+      throw new PatchbayError(
+        'config_invalid',
+        `LINEAR_TEAM_REPOS entry "${entry}" is not TEAMKEY=repository (for example ENG=https://github.com/acme/shop)`,
+      );
     }
     out[key.toUpperCase()] = repo;
   }

@@ -16,13 +16,24 @@ const keepAliveMs = 20 * 60_000;
  * are derived from the event seq, so a batch delivered twice posts nothing twice. On long steps it
  * posts an ephemeral thought before Linear would call the session stale.
  */
-export function createLinearIntegration(deps: { store: LinearStore; api: (organizationId: string) => Promise<LinearApi>; context: IntegrationContext; log: Logger; now?: () => number }): ThreadReplier {
+export function createLinearIntegration(deps: {
+  store: LinearStore;
+  api: (organizationId: string) => Promise<LinearApi>;
+  context: IntegrationContext;
+  log: Logger;
+  now?: () => number;
+}): ThreadReplier {
   const { store, context } = deps;
   const now = deps.now ?? Date.now;
 
   function startState(events: StoredEvent[], agentSessionId: string): LinearThreadState {
     // A thread that joined a session begun elsewhere (Slack, a PR) starts after its own joining.
-    const joined = events.find((e) => e.event.type === 'thread-added' && e.event.thread.source === 'linear' && e.event.thread.agentSessionId === agentSessionId);
+    const joined = events.find(
+      (e) =>
+        e.event.type === 'thread-added' &&
+        e.event.thread.source === 'linear' &&
+        e.event.thread.agentSessionId === agentSessionId,
+    );
     return { shownSeq: joined?.seq ?? 0, plan: initialPlan(), openCalls: {}, lastPostedAt: now() };
   }
 
@@ -35,13 +46,29 @@ export function createLinearIntegration(deps: { store: LinearStore; api: (organi
       const api = await deps.api(row.organizationId);
       const fresh = (await context.getSession(session.id)) ?? session;
       const previous = (state as LinearThreadState | undefined) ?? startState(events, thread.agentSessionId);
-      const { activities, state: next } = renderActivities({ events, state: previous, session: fresh, sessionUrl: `${context.publicUrl}/sessions/${session.id}` });
+      const { activities, state: next } = renderActivities({
+        events,
+        state: previous,
+        session: fresh,
+        sessionUrl: `${context.publicUrl}/sessions/${session.id}`,
+      });
       for (const { seed, ...activity } of activities) {
-        await api.postActivity(thread.agentSessionId, { ...activity, id: stableUuid(`${thread.agentSessionId}:${session.id}:${seed}`) }, signal);
+        await api.postActivity(
+          thread.agentSessionId,
+          { ...activity, id: stableUuid(`${thread.agentSessionId}:${session.id}:${seed}`) },
+          signal,
+        );
         next.lastPostedAt = now();
       }
-      if (JSON.stringify(next.plan) !== JSON.stringify(previous.plan) || (state === undefined && activities.length > 0)) {
-        await api.updateSession(thread.agentSessionId, { plan: next.plan }, signal).catch((error: unknown) => deps.log.warn({ err: error, sessionId: session.id }, 'could not update the Linear plan'));
+      if (
+        JSON.stringify(next.plan) !== JSON.stringify(previous.plan) ||
+        (state === undefined && activities.length > 0)
+      ) {
+        await api
+          .updateSession(thread.agentSessionId, { plan: next.plan }, signal)
+          .catch((error: unknown) =>
+            deps.log.warn({ err: error, sessionId: session.id }, 'could not update the Linear plan'),
+          );
       }
       return { state: next };
     },
@@ -53,7 +80,14 @@ export function createLinearIntegration(deps: { store: LinearStore; api: (organi
       if (!row) return { state };
       const api = await deps.api(row.organizationId);
       const minutes = Math.round((now() - Date.parse(session.updatedAt)) / 60_000);
-      await api.postActivity(thread.agentSessionId, { content: { type: 'thought', body: `Still working${minutes > 0 ? ` (${minutes} min on this step)` : ''}.` }, ephemeral: true }, signal);
+      await api.postActivity(
+        thread.agentSessionId,
+        {
+          content: { type: 'thought', body: `Still working${minutes > 0 ? ` (${minutes} min on this step)` : ''}.` },
+          ephemeral: true,
+        },
+        signal,
+      );
       return { state: { ...current, lastPostedAt: now() } };
     },
   };

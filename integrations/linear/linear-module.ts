@@ -21,19 +21,41 @@ export type SecretBox = Sealer & { open(sealed: string): string };
  * when there is one (refreshed as they expire, see linear-tokens.ts), else LINEAR_ACCESS_TOKEN or
  * LINEAR_API_KEY.
  */
-export function createLinearModule(input: { config: LinearConfig; context: IntegrationContext; repos: RepoSource; box?: SecretBox }): IntegrationModule {
+export function createLinearModule(input: {
+  config: LinearConfig;
+  context: IntegrationContext;
+  repos: RepoSource;
+  box?: SecretBox;
+}): IntegrationModule {
   const { config, context } = input;
   const log = context.log.child({ integration: 'linear' });
   const store = createLinearStore(context.db);
-  const fallback = config.accessToken ? { accessToken: config.accessToken } : config.apiKey ? { apiKey: config.apiKey } : undefined;
-  const fallbackApi = fallback && createLinearApi({ client: unrenewable(linearClient(config.apiUrl, fallback), 'accessToken' in fallback ? 'LINEAR_ACCESS_TOKEN' : 'LINEAR_API_KEY', log), log });
+  const fallback = config.accessToken
+    ? { accessToken: config.accessToken }
+    : config.apiKey
+      ? { apiKey: config.apiKey }
+      : undefined;
+  const fallbackApi =
+    fallback &&
+    createLinearApi({
+      client: unrenewable(
+        linearClient(config.apiUrl, fallback),
+        'accessToken' in fallback ? 'LINEAR_ACCESS_TOKEN' : 'LINEAR_API_KEY',
+        log,
+      ),
+      log,
+    });
   const installUrl = `${context.publicUrl}/linear/oauth/start`;
   const tokens =
     config.oauth && input.box
       ? createLinearTokens({
           store,
           box: input.box,
-          endpoint: { tokenUrl: config.oauth.tokenUrl, clientId: config.oauth.clientId, clientSecret: config.oauth.clientSecret },
+          endpoint: {
+            tokenUrl: config.oauth.tokenUrl,
+            clientId: config.oauth.clientId,
+            clientSecret: config.oauth.clientSecret,
+          },
           log,
           onRefreshFailed: (failure) => tellRefreshFailed({ failure, store, apiUrl: config.apiUrl, installUrl, log }),
         })
@@ -49,11 +71,19 @@ export function createLinearModule(input: { config: LinearConfig; context: Integ
       }
       return api;
     }
-    if (!fallbackApi) throw new PatchbayError('unauthorized', `Patchbay is not installed in Linear workspace ${organizationId}: install it through ${installUrl}`);
+    if (!fallbackApi)
+      throw new PatchbayError(
+        'unauthorized',
+        `Patchbay is not installed in Linear workspace ${organizationId}: install it through ${installUrl}`,
+      );
     return fallbackApi;
   }
 
-  if (config.oauth && !input.box) throw new PatchbayError('config_invalid', 'The Linear install flow stores tokens encrypted: set PATCHBAY_SECRET_KEY (32+ random characters) to use LINEAR_CLIENT_ID');
+  if (config.oauth && !input.box)
+    throw new PatchbayError(
+      'config_invalid',
+      'The Linear install flow stores tokens encrypted: set PATCHBAY_SECRET_KEY (32+ random characters) to use LINEAR_CLIENT_ID',
+    );
   return {
     name: 'linear',
     replier: createLinearIntegration({ store, api: apiFor, context, log }),
@@ -62,13 +92,18 @@ export function createLinearModule(input: { config: LinearConfig; context: Integ
       store,
       inbox: context.inbox,
       log,
-      ...(config.oauth && input.box && { oauth: { ...config.oauth, apiUrl: config.apiUrl, publicUrl: context.publicUrl, box: input.box } }),
+      ...(config.oauth &&
+        input.box && {
+          oauth: { ...config.oauth, apiUrl: config.apiUrl, publicUrl: context.publicUrl, box: input.box },
+        }),
       ...(config.allowedOrgs && { allowedOrgs: config.allowedOrgs }),
     }),
     surface: createLinearSurface({ store, api: apiFor, context, repos: input.repos, teamRepos: config.teamRepos, log }),
     async start() {
       if (config.oauth && !config.allowedOrgs) {
-        log.warn(`LINEAR_ALLOWED_ORGS is not set: any Linear workspace that installs the app through ${context.publicUrl}/linear/oauth/start runs sessions on this Patchbay's model budget; set it to the organization ids to serve`);
+        log.warn(
+          `LINEAR_ALLOWED_ORGS is not set: any Linear workspace that installs the app through ${context.publicUrl}/linear/oauth/start runs sessions on this Patchbay's model budget; set it to the organization ids to serve`,
+        );
       }
       log.info({ ...(config.allowedOrgs && { allowedOrgs: config.allowedOrgs }) }, 'Linear agent ready');
     },
@@ -80,18 +115,35 @@ export function createLinearModule(input: { config: LinearConfig; context: Integ
  * and the same in the thread of each of its sessions still going, as an error activity, while the
  * access token it has still works (it may have hours left; afterwards nothing reaches Linear).
  */
-async function tellRefreshFailed(input: { failure: RefreshFailure; store: LinearStore; apiUrl: string; installUrl: string; log: Logger }): Promise<void> {
+async function tellRefreshFailed(input: {
+  failure: RefreshFailure;
+  store: LinearStore;
+  apiUrl: string;
+  installUrl: string;
+  log: Logger;
+}): Promise<void> {
   const { failure, log } = input;
   const open = await input.store.openAgentSessions(failure.organizationId);
   log.error(
     { organizationId: failure.organizationId, reason: failure.reason, openSessions: open.length },
     `Linear will not refresh the access token of workspace ${failure.organizationId} (${failure.reason}): a workspace admin must install Patchbay again at ${input.installUrl}; until then Patchbay cannot answer there once the current token expires`,
   );
-  const api = createLinearApi({ client: linearClient(input.apiUrl, { accessToken: failure.accessToken }), log, attempts: 1 });
+  const api = createLinearApi({
+    client: linearClient(input.apiUrl, { accessToken: failure.accessToken }),
+    log,
+    attempts: 1,
+  });
   const body = `Patchbay's access to this Linear workspace is ending: Linear would not renew its token (${failure.reason}). A workspace admin needs to install Patchbay again (${input.installUrl}); the work here carries on meanwhile, but its updates may stop reaching Linear.`;
   for (const session of open) {
     const id = stableUuid(`${session.agentSessionId}:token-refresh-failed:${failure.refreshCiphertext ?? 'none'}`);
-    await api.postActivity(session.agentSessionId, { content: { type: 'error', body }, id }).catch((error: unknown) => log.warn({ err: error, agentSessionId: session.agentSessionId }, 'could not tell a Linear session that the token cannot be refreshed'));
+    await api
+      .postActivity(session.agentSessionId, { content: { type: 'error', body }, id })
+      .catch((error: unknown) =>
+        log.warn(
+          { err: error, agentSessionId: session.agentSessionId },
+          'could not tell a Linear session that the token cannot be refreshed',
+        ),
+      );
   }
 }
 
@@ -103,7 +155,9 @@ function unrenewable(client: LinearClient, variable: string, log: Logger): Linea
     async refused() {
       if (!said) {
         said = true;
-        log.error(`Linear refused ${variable} (expired or revoked; Linear's OAuth access tokens last about a day): set a new one, or use the install flow (LINEAR_CLIENT_ID, LINEAR_CLIENT_SECRET), which renews its tokens`);
+        log.error(
+          `Linear refused ${variable} (expired or revoked; Linear's OAuth access tokens last about a day): set a new one, or use the install flow (LINEAR_CLIENT_ID, LINEAR_CLIENT_SECRET), which renews its tokens`,
+        );
       }
       return undefined;
     },

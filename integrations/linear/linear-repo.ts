@@ -3,12 +3,14 @@ import { parseRepoName, parseRepoUrl, repoFullName, type RepoRef } from '../../s
 /** A GitHub repository as `owner/repo`. */
 export type RepoName = RepoRef;
 
-const bare = /(?<=^|[\s(`'"])([A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)\/([A-Za-z0-9._-]*[A-Za-z0-9_-])(?=$|[\s)`'",;:!?]|\.(?:\s|$))/g;
+const bare =
+  /(?<=^|[\s(`'"])([A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)\/([A-Za-z0-9._-]*[A-Za-z0-9_-])(?=$|[\s)`'",;:!?]|\.(?:\s|$))/g;
 
 export const fullName = repoFullName;
 
 /** A repository link people wrote: on the configured git host (GitHub Enterprise) or github.com, deeper links included. */
-const parseLink = (text: string, gitUrl: string) => parseRepoUrl(text, [gitUrl, 'https://github.com'], { trailingPath: true });
+const parseLink = (text: string, gitUrl: string) =>
+  parseRepoUrl(text, [gitUrl, 'https://github.com'], { trailingPath: true });
 
 /**
  * The repositories a text names, first mention first: URLs on GitHub (or the configured host), and

@@ -24,7 +24,12 @@ export type RepoSource = {
 const emailLike = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 const toActor = (user: { id: string; name: string; email?: string | undefined } | null | undefined): Actor =>
   user
-    ? { source: 'linear', id: user.id, name: user.name, ...(user.email && emailLike.test(user.email) && { email: user.email }) }
+    ? {
+        source: 'linear',
+        id: user.id,
+        name: user.name,
+        ...(user.email && emailLike.test(user.email) && { email: user.email }),
+      }
     : { source: 'linear', id: 'unknown', name: 'A Linear user' };
 
 const suggestionThreshold = 0.7;
@@ -33,14 +38,26 @@ const suggestionThreshold = 0.7;
  * A verified Linear webhook as the inbound pipeline stores it, under the key of what it means (an
  * agent session is created once; a prompt is one agent activity); undefined when it has none.
  */
-export function linearDelivery(payload: Record<string, unknown>, raw: string, deliveryId: string | undefined, eventHeader: string | undefined): ReceivedDelivery | undefined {
+export function linearDelivery(
+  payload: Record<string, unknown>,
+  raw: string,
+  deliveryId: string | undefined,
+  eventHeader: string | undefined,
+): ReceivedDelivery | undefined {
   const dedupeKey = dedupeKeyOf(payload, deliveryId);
   if (!dedupeKey) return undefined;
   const kind = typeof payload.type === 'string' ? payload.type : (eventHeader ?? 'unknown');
   // One agent session's events in the order they came: its creation before the prompts in it.
   const agentSessionId = (payload.agentSession as { id?: unknown } | undefined)?.id;
   const orderKey = typeof agentSessionId === 'string' ? `agent-session:${agentSessionId}` : undefined;
-  return { source: 'linear', dedupeKey, kind, body: raw, ...(deliveryId && { deliveryId }), ...(orderKey && { orderKey }) };
+  return {
+    source: 'linear',
+    dedupeKey,
+    kind,
+    body: raw,
+    ...(deliveryId && { deliveryId }),
+    ...(orderKey && { orderKey }),
+  };
 }
 
 const ignore = (reason: string): Normalized => ({ kind: 'ignore', reason });
@@ -75,7 +92,11 @@ export function createLinearSurface(deps: {
     }
     const parsed = AgentSessionEvent.safeParse(payload);
     // Retrying cannot fix the shape: ignored, with the first problems as the reason.
-    if (!parsed.success) return `AgentSessionEvent not understood: ${parsed.error.issues.slice(0, 3).map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`;
+    if (!parsed.success)
+      return `AgentSessionEvent not understood: ${parsed.error.issues
+        .slice(0, 3)
+        .map((i) => `${i.path.join('.')}: ${i.message}`)
+        .join('; ')}`;
     return parsed.data;
   }
 
@@ -84,22 +105,40 @@ export function createLinearSurface(deps: {
     if (typeof event === 'string') return ignore(event);
     const dlog = log.child({ agentSessionId: event.agentSession.id, action: event.action });
     const api = await deps.api(event.organizationId);
-    return event.action === 'created' ? created(event, api, delivery.dedupeKey, dlog) : prompted(event, api, delivery.dedupeKey, dlog);
+    return event.action === 'created'
+      ? created(event, api, delivery.dedupeKey, dlog)
+      : prompted(event, api, delivery.dedupeKey, dlog);
   }
 
-  const post = (api: LinearApi, agentSessionId: string, seed: string, activity: Activity) => api.postActivity(agentSessionId, { ...activity, id: stableUuid(`${agentSessionId}:${seed}`) });
+  const post = (api: LinearApi, agentSessionId: string, seed: string, activity: Activity) =>
+    api.postActivity(agentSessionId, { ...activity, id: stableUuid(`${agentSessionId}:${seed}`) });
 
   async function created(event: AgentSessionEvent, api: LinearApi, key: string, dlog: Logger): Promise<Normalized> {
     const agentSessionId = event.agentSession.id;
     const issue = event.agentSession.issue;
     const issueId = issue?.id ?? event.agentSession.issueId;
     if (!issueId) {
-      await post(api, agentSessionId, `${key}:no-issue`, { content: { type: 'error', body: 'I can only work from an issue: mention me on an issue or delegate one to me.' } });
+      await post(api, agentSessionId, `${key}:no-issue`, {
+        content: {
+          type: 'error',
+          body: 'I can only work from an issue: mention me on an issue or delegate one to me.',
+        },
+      });
       return ignore('the agent session has no issue');
     }
     // The acknowledgement comes first: Linear shows a session without an activity in 10 s as unresponsive.
-    await post(api, agentSessionId, `${key}:ack`, { content: { type: 'thought', body: `Looking at ${issue?.identifier ?? 'the issue'}${issue ? ` "${issue.title}"` : ''}.` } });
-    const row = await store.saveAgentSession({ agentSessionId, organizationId: event.organizationId, issueId, issueIdentifier: issue?.identifier ?? issueId });
+    await post(api, agentSessionId, `${key}:ack`, {
+      content: {
+        type: 'thought',
+        body: `Looking at ${issue?.identifier ?? 'the issue'}${issue ? ` "${issue.title}"` : ''}.`,
+      },
+    });
+    const row = await store.saveAgentSession({
+      agentSessionId,
+      organizationId: event.organizationId,
+      issueId,
+      issueIdentifier: issue?.identifier ?? issueId,
+    });
     const thread: ThreadRef = { source: 'linear', agentSessionId, issueId };
     const actor = toActor(event.agentSession.creator);
     const details = await api.issue(issueId).catch((error: unknown) => {
@@ -118,7 +157,9 @@ export function createLinearSurface(deps: {
         inbound: { kind: 'message', thread, actor, text, deliveryId: key },
         async after() {
           await store.update(agentSessionId, { sessionId: linked.id });
-          await api.updateSession(agentSessionId, { externalUrls: [{ label: 'Patchbay session', url: sessionUrl(linked.id) }] });
+          await api.updateSession(agentSessionId, {
+            externalUrls: [{ label: 'Patchbay session', url: sessionUrl(linked.id) }],
+          });
           dlog.info({ sessionId: linked.id }, 'Linear session joined the session of its linked pull request');
         },
       };
@@ -127,26 +168,48 @@ export function createLinearSurface(deps: {
     const installed = await deps.repos.installed().catch(() => [] as string[]);
     const resolved = await resolveRepo(event, api, installed, details?.teamKey ?? issue?.team.key, dlog);
     if (!resolved) {
-      await ask(api, row, { text, actor, candidates: installed.map((r) => deps.repos.repoUrl(splitName(r))) }, `${key}:ask`);
+      await ask(
+        api,
+        row,
+        { text, actor, candidates: installed.map((r) => deps.repos.repoUrl(splitName(r))) },
+        `${key}:ask`,
+      );
       return ignore('asked which repository to work in');
     }
-    await post(api, agentSessionId, `${key}:repo`, { content: { type: 'thought', body: `Working in ${fullName(resolved.repo)} (${resolved.why}).` } });
+    await post(api, agentSessionId, `${key}:repo`, {
+      content: { type: 'thought', body: `Working in ${fullName(resolved.repo)} (${resolved.why}).` },
+    });
     return start(api, row, { thread, actor, text, repo: resolved.repo, key }, dlog, async () => {
       if (details && details.delegateId === event.appUserId) await moveToStarted(api, details, dlog);
     });
   }
 
   /** Starts the session; once the service took it, binds the agent session to it and links its page. */
-  function start(api: LinearApi, row: LinearAgentSession, input: { thread: ThreadRef; actor: Actor; text: string; repo: RepoName; key: string }, dlog: Logger, then?: () => Promise<void>): Normalized {
+  function start(
+    api: LinearApi,
+    row: LinearAgentSession,
+    input: { thread: ThreadRef; actor: Actor; text: string; repo: RepoName; key: string },
+    dlog: Logger,
+    then?: () => Promise<void>,
+  ): Normalized {
     return {
       kind: 'inbound',
-      inbound: { kind: 'start', thread: input.thread, actor: input.actor, text: input.text, repo: deps.repos.repoUrl(input.repo), deliveryId: input.key },
+      inbound: {
+        kind: 'start',
+        thread: input.thread,
+        actor: input.actor,
+        text: input.text,
+        repo: deps.repos.repoUrl(input.repo),
+        deliveryId: input.key,
+      },
       async after(outcome) {
         // A retry after a half-finished attempt finds the session the first one started.
         const session = 'session' in outcome ? outcome.session : await context.findSession(input.thread);
         if (!session) throw new Error(`the session service did not take the Linear session (${outcome.kind})`);
         await store.update(row.agentSessionId, { sessionId: session.id, pending: null });
-        await api.updateSession(row.agentSessionId, { externalUrls: [{ label: 'Patchbay session', url: sessionUrl(session.id) }] });
+        await api.updateSession(row.agentSessionId, {
+          externalUrls: [{ label: 'Patchbay session', url: sessionUrl(session.id) }],
+        });
         dlog.info({ sessionId: session.id, outcome: outcome.kind }, 'Linear session handed to the session service');
         await then?.();
       },
@@ -159,18 +222,37 @@ export function createLinearSurface(deps: {
     const body = options.length
       ? 'Which repository should I work in?'
       : 'Which repository should I work in? Reply with its GitHub URL (https://github.com/owner/repo).';
-    await post(api, row.agentSessionId, seed, { content: { type: 'elicitation', body }, ...(options.length && { options }) });
+    await post(api, row.agentSessionId, seed, {
+      content: { type: 'elicitation', body },
+      ...(options.length && { options }),
+    });
   }
 
-  async function resolveRepo(event: AgentSessionEvent, api: LinearApi, installed: string[], teamKey: string | undefined, dlog: Logger): Promise<{ repo: RepoName; why: string } | undefined> {
+  async function resolveRepo(
+    event: AgentSessionEvent,
+    api: LinearApi,
+    installed: string[],
+    teamKey: string | undefined,
+    dlog: Logger,
+  ): Promise<{ repo: RepoName; why: string } | undefined> {
     const session = event.agentSession;
     // The mention first (the requester's own words), then the rest of its thread.
     const mention = mentionOf(event);
     const fromMention = mention && findRepos(mention.body, deps.repos.gitUrl, installed)[0];
     if (fromMention) return { repo: fromMention, why: 'named in the comment' };
-    const fromThread = findRepos(threadContextOf(event, mention).map((c) => c.body).join('\n'), deps.repos.gitUrl, installed)[0];
+    const fromThread = findRepos(
+      threadContextOf(event, mention)
+        .map((c) => c.body)
+        .join('\n'),
+      deps.repos.gitUrl,
+      installed,
+    )[0];
     if (fromThread) return { repo: fromThread, why: 'named in the comment thread' };
-    const fromIssue = findRepos(`${session.issue?.title ?? ''}\n${session.issue?.description ?? ''}`, deps.repos.gitUrl, installed)[0];
+    const fromIssue = findRepos(
+      `${session.issue?.title ?? ''}\n${session.issue?.description ?? ''}`,
+      deps.repos.gitUrl,
+      installed,
+    )[0];
     if (fromIssue) return { repo: fromIssue, why: 'named in the issue' };
     const setting = teamKey ? deps.teamRepos[teamKey.toUpperCase()] : undefined;
     const fromTeam = setting ? parseRepoSetting(setting, deps.repos.gitUrl) : undefined;
@@ -178,29 +260,52 @@ export function createLinearSurface(deps: {
     const issueId = session.issue?.id ?? session.issueId;
     if (!issueId || installed.length === 0) return undefined;
     const hostname = new URL(deps.repos.gitUrl).host;
-    const suggestions = await api.suggestRepositories(issueId, session.id, installed.map((repositoryFullName) => ({ hostname, repositoryFullName }))).catch((error: unknown) => {
-      dlog.warn({ err: error }, 'Linear repository suggestions failed; asking instead');
-      return [];
-    });
-    const best = suggestions.filter((s) => s.confidence >= suggestionThreshold).sort((a, b) => b.confidence - a.confidence)[0];
+    const suggestions = await api
+      .suggestRepositories(
+        issueId,
+        session.id,
+        installed.map((repositoryFullName) => ({ hostname, repositoryFullName })),
+      )
+      .catch((error: unknown) => {
+        dlog.warn({ err: error }, 'Linear repository suggestions failed; asking instead');
+        return [];
+      });
+    const best = suggestions
+      .filter((s) => s.confidence >= suggestionThreshold)
+      .sort((a, b) => b.confidence - a.confidence)[0];
     if (best && installed.some((r) => r.toLowerCase() === best.repositoryFullName.toLowerCase())) {
-      return { repo: splitName(best.repositoryFullName), why: `Linear suggested it with confidence ${best.confidence.toFixed(2)}` };
+      return {
+        repo: splitName(best.repositoryFullName),
+        why: `Linear suggested it with confidence ${best.confidence.toFixed(2)}`,
+      };
     }
     return undefined;
   }
 
-  async function moveToStarted(api: LinearApi, issue: Awaited<ReturnType<LinearApi['issue']>>, dlog: Logger): Promise<void> {
+  async function moveToStarted(
+    api: LinearApi,
+    issue: Awaited<ReturnType<LinearApi['issue']>>,
+    dlog: Logger,
+  ): Promise<void> {
     if (['started', 'completed', 'canceled'].includes(issue.stateType)) return;
     const first = issue.states.find((s) => s.type === 'started');
     if (!first) return;
-    await api.moveIssue(issue.id, first.id).catch((error: unknown) => dlog.warn({ err: error }, 'could not move the issue to its started state'));
+    await api
+      .moveIssue(issue.id, first.id)
+      .catch((error: unknown) => dlog.warn({ err: error }, 'could not move the issue to its started state'));
   }
 
   async function sessionOfPull(url: string) {
     const repo = parseRepoLink(url, deps.repos.gitUrl);
     const number = /\/pull\/(\d+)/.exec(url)?.[1];
     if (!repo || !number) return undefined;
-    return context.findSession({ source: 'github', owner: repo.owner, repo: repo.repo, number: Number(number), kind: 'pull' });
+    return context.findSession({
+      source: 'github',
+      owner: repo.owner,
+      repo: repo.repo,
+      number: Number(number),
+      kind: 'pull',
+    });
   }
 
   async function prompted(event: AgentSessionEvent, api: LinearApi, key: string, dlog: Logger): Promise<Normalized> {
@@ -210,16 +315,32 @@ export function createLinearSurface(deps: {
     const actor = toActor(activity?.user);
     const issueId = event.agentSession.issue?.id ?? event.agentSession.issueId ?? '';
     const thread: ThreadRef = { source: 'linear', agentSessionId, issueId };
-    const row = (await store.agentSession(agentSessionId)) ?? (issueId ? await store.saveAgentSession({ agentSessionId, organizationId: event.organizationId, issueId, issueIdentifier: event.agentSession.issue?.identifier ?? issueId }) : undefined);
+    const row =
+      (await store.agentSession(agentSessionId)) ??
+      (issueId
+        ? await store.saveAgentSession({
+            agentSessionId,
+            organizationId: event.organizationId,
+            issueId,
+            issueIdentifier: event.agentSession.issue?.identifier ?? issueId,
+          })
+        : undefined);
     if (!row) {
-      await post(api, agentSessionId, `${key}:no-issue`, { content: { type: 'error', body: 'I can only work from an issue: mention me on an issue or delegate one to me.' } });
+      await post(api, agentSessionId, `${key}:no-issue`, {
+        content: {
+          type: 'error',
+          body: 'I can only work from an issue: mention me on an issue or delegate one to me.',
+        },
+      });
       return ignore('the agent session has no issue');
     }
 
     if (activity?.signal === 'stop') {
       if (row.pending) {
         await store.update(agentSessionId, { pending: null });
-        await post(api, agentSessionId, `${key}:stopped`, { content: { type: 'response', body: 'Stopped. I had not started any work yet.' } });
+        await post(api, agentSessionId, `${key}:stopped`, {
+          content: { type: 'response', body: 'Stopped. I had not started any work yet.' },
+        });
         return ignore('stopped before any work started');
       }
       return {
@@ -229,7 +350,10 @@ export function createLinearSurface(deps: {
           dlog.info({ outcome: outcome.kind }, 'Linear stop request');
           // A stopped run reports itself (the thread's final response); otherwise say why nothing stopped.
           if (outcome.kind === 'not-running' || outcome.kind === 'no-session') {
-            const why = outcome.kind === 'not-running' ? `Nothing is running: the session is ${outcome.session.status}.` : 'Nothing is running here.';
+            const why =
+              outcome.kind === 'not-running'
+                ? `Nothing is running: the session is ${outcome.session.status}.`
+                : 'Nothing is running here.';
             await post(api, agentSessionId, `${key}:stopped`, { content: { type: 'response', body: why } });
           }
         },
@@ -238,18 +362,29 @@ export function createLinearSurface(deps: {
     if (!body) return ignore('a prompt without text');
 
     if (row.pending) {
-      const choice = findRepos(body, deps.repos.gitUrl, row.pending.candidates.map((c) => fullName(parseRepoLink(c, deps.repos.gitUrl) ?? splitName(c))))[0];
+      const choice = findRepos(
+        body,
+        deps.repos.gitUrl,
+        row.pending.candidates.map((c) => fullName(parseRepoLink(c, deps.repos.gitUrl) ?? splitName(c))),
+      )[0];
       if (!choice) {
         await ask(api, row, row.pending, `${key}:ask-again`);
         return ignore('the answer named no offered repository; asked again');
       }
-      await post(api, agentSessionId, `${key}:repo`, { content: { type: 'thought', body: `Working in ${fullName(choice)} (${actor.name}'s choice).` } });
+      await post(api, agentSessionId, `${key}:repo`, {
+        content: { type: 'thought', body: `Working in ${fullName(choice)} (${actor.name}'s choice).` },
+      });
       return start(api, row, { thread, actor: row.pending.actor, text: row.pending.text, repo: choice, key }, dlog);
     }
 
     const session = row.sessionId ? await context.getSession(row.sessionId) : await context.findSession(thread);
     if (!session) {
-      await post(api, agentSessionId, `${key}:lost`, { content: { type: 'error', body: 'I have no work for this session any more. Mention me again on the issue to start over.' } });
+      await post(api, agentSessionId, `${key}:lost`, {
+        content: {
+          type: 'error',
+          body: 'I have no work for this session any more. Mention me again on the issue to start over.',
+        },
+      });
       return ignore('no session for this agent session');
     }
     const inbound: Inbound =
@@ -261,7 +396,11 @@ export function createLinearSurface(deps: {
       inbound,
       async after(outcome) {
         dlog.info({ sessionId: session.id, outcome: outcome.kind }, 'Linear prompt handed to the session');
-        if (outcome.kind === 'appended') await post(api, agentSessionId, `${key}:ack`, { content: { type: 'thought', body: 'Got it.' }, ephemeral: true });
+        if (outcome.kind === 'appended')
+          await post(api, agentSessionId, `${key}:ack`, {
+            content: { type: 'thought', body: 'Got it.' },
+            ephemeral: true,
+          });
       },
     };
   }
@@ -274,7 +413,14 @@ export function createLinearSurface(deps: {
       const event = parse(delivery);
       if (typeof event === 'string') return;
       const api = await deps.api(event.organizationId);
-      await api.postActivity(event.agentSession.id, { id: stableUuid(`${event.agentSession.id}:${delivery.dedupeKey}:gave-up`), content: { type: 'error', body: `I could not process this request: ${reason}` } }, signal);
+      await api.postActivity(
+        event.agentSession.id,
+        {
+          id: stableUuid(`${event.agentSession.id}:${delivery.dedupeKey}:gave-up`),
+          content: { type: 'error', body: `I could not process this request: ${reason}` },
+        },
+        signal,
+      );
     },
   };
 }

@@ -17,21 +17,38 @@ export function mentionOf(event: AgentSessionEvent): ThreadComment | undefined {
   const activity = event.agentActivity;
   const prompt = activity?.content.type === 'prompt' ? activity.content.body?.trim() : undefined;
   if (event.action === 'created' && activity && prompt) {
-    return { body: prompt, userId: activity.userId ?? activity.user?.id ?? null, ...(activity.sourceCommentId && { id: activity.sourceCommentId }) };
+    return {
+      body: prompt,
+      userId: activity.userId ?? activity.user?.id ?? null,
+      ...(activity.sourceCommentId && { id: activity.sourceCommentId }),
+    };
   }
   const root = event.agentSession.comment;
-  if (root?.body.trim() && !event.previousComments?.length) return { id: root.id, body: root.body.trim(), userId: root.userId ?? null };
+  if (root?.body.trim() && !event.previousComments?.length)
+    return { id: root.id, body: root.body.trim(), userId: root.userId ?? null };
   return undefined;
 }
 
 /** The thread's other comments, the root first: context for the mention, never the request. */
 export function threadContextOf(event: AgentSessionEvent, mention: ThreadComment | undefined): ThreadComment[] {
   const root = event.agentSession.comment;
-  const comments: ThreadComment[] = [...(root ? [{ id: root.id, body: root.body, userId: root.userId ?? null }] : []), ...(event.previousComments ?? []).map((c) => ({ ...(c.id !== undefined && { id: String(c.id) }), body: c.body, userId: c.userId ?? null }))];
+  const comments: ThreadComment[] = [
+    ...(root ? [{ id: root.id, body: root.body, userId: root.userId ?? null }] : []),
+    ...(event.previousComments ?? []).map((c) => ({
+      ...(c.id !== undefined && { id: String(c.id) }),
+      body: c.body,
+      userId: c.userId ?? null,
+    })),
+  ];
   const seen = new Set<string>();
   return comments.filter((c) => {
     if (!c.body.trim()) return false;
-    if (mention && ((mention.id !== undefined && c.id === mention.id) || (mention.id === undefined && c.body.trim() === mention.body))) return false;
+    if (
+      mention &&
+      ((mention.id !== undefined && c.id === mention.id) ||
+        (mention.id === undefined && c.body.trim() === mention.body))
+    )
+      return false;
     if (c.id !== undefined) {
       if (seen.has(c.id)) return false;
       seen.add(c.id);
@@ -61,7 +78,14 @@ export function taskFromEvent(event: AgentSessionEvent, issueAuthor?: string): s
         ? `${requester} mentioned you on Linear issue ${issue.identifier} (${issue.url}). Their request:\n\n${mention.body}`
         : `${requester} delegated Linear issue ${issue.identifier} (${issue.url}) to you. Resolve the issue.`,
     );
-    if (mention && !byRequester) parts.push(quoteUntrusted({ what: `The comment on ${issue.identifier} that started this session`, author: 'another Linear user', body: mention.body }));
+    if (mention && !byRequester)
+      parts.push(
+        quoteUntrusted({
+          what: `The comment on ${issue.identifier} that started this session`,
+          author: 'another Linear user',
+          body: mention.body,
+        }),
+      );
     parts.push(
       quoteUntrusted({
         what: `The title and description of Linear issue ${issue.identifier}`,
@@ -71,18 +95,44 @@ export function taskFromEvent(event: AgentSessionEvent, issueAuthor?: string): s
       }),
     );
   } else {
-    parts.push(mention ? `${requester} asked on Linear:\n\n${mention.body}` : `${requester} started a Linear agent session.`);
+    parts.push(
+      mention ? `${requester} asked on Linear:\n\n${mention.body}` : `${requester} started a Linear agent session.`,
+    );
   }
   const thread = threadContextOf(event, mention);
   if (thread.length) {
     const where = issue ? ` on ${issue.identifier}` : '';
-    const body = thread.map((c) => `${c.userId != null && c.userId === session.creator?.id ? `${requester}` : 'Another Linear user'} wrote:\n${c.body.trim()}`).join('\n\n');
-    parts.push(quoteUntrusted({ what: `The earlier comments of the thread${where} (the root comment first)`, author: 'the thread\'s participants (Linear)', body }));
+    const body = thread
+      .map(
+        (c) =>
+          `${c.userId != null && c.userId === session.creator?.id ? `${requester}` : 'Another Linear user'} wrote:\n${c.body.trim()}`,
+      )
+      .join('\n\n');
+    parts.push(
+      quoteUntrusted({
+        what: `The earlier comments of the thread${where} (the root comment first)`,
+        author: "the thread's participants (Linear)",
+        body,
+      }),
+    );
   }
   if (event.promptContext?.trim()) {
-    parts.push(quoteUntrusted({ what: 'The context Linear assembled for this session (issue details and comments)', author: 'various Linear users', body: event.promptContext }));
+    parts.push(
+      quoteUntrusted({
+        what: 'The context Linear assembled for this session (issue details and comments)',
+        author: 'various Linear users',
+        body: event.promptContext,
+      }),
+    );
   }
   const guidance = (event.guidance ?? []).map((g) => g.body.trim()).filter(Boolean);
-  if (guidance.length) parts.push(quoteUntrusted({ what: 'Team guidance for agents', author: 'the Linear workspace administrators', body: guidance.join('\n\n') }));
+  if (guidance.length)
+    parts.push(
+      quoteUntrusted({
+        what: 'Team guidance for agents',
+        author: 'the Linear workspace administrators',
+        body: guidance.join('\n\n'),
+      }),
+    );
   return parts.join('\n\n');
 }

@@ -12,7 +12,13 @@ export type TokenSealer = { seal(plaintext: string): string; open(sealed: string
 export type TokenEndpoint = { tokenUrl: string; clientId: string; clientSecret: string; fetch?: typeof fetch };
 
 /** Why a workspace's token could not be refreshed; `permanent` when only a new install helps. */
-export type RefreshFailure = { organizationId: string; reason: string; permanent: boolean; accessToken: string; refreshCiphertext: string | null };
+export type RefreshFailure = {
+  organizationId: string;
+  reason: string;
+  permanent: boolean;
+  accessToken: string;
+  refreshCiphertext: string | null;
+};
 
 /** The answer of Linear's token endpoint (RFC 6749 §5.1): the refresh token rotates on every grant. */
 const TokenAnswer = z.object({
@@ -22,7 +28,11 @@ const TokenAnswer = z.object({
 });
 
 /** What an install or a refresh grant answered, ready to store. */
-export function tokensToStore(answer: unknown, box: TokenSealer, now: number): (InstallationTokens & { accessToken: string }) | undefined {
+export function tokensToStore(
+  answer: unknown,
+  box: TokenSealer,
+  now: number,
+): (InstallationTokens & { accessToken: string }) | undefined {
   const parsed = TokenAnswer.safeParse(answer);
   if (!parsed.success) return undefined;
   const { access_token, refresh_token, expires_in } = parsed.data;
@@ -71,15 +81,25 @@ export function createLinearTokens(deps: {
     return now() >= expires - margin;
   }
 
-  function refresh(organizationId: string, refusedToken: string | undefined, signal?: AbortSignal): Promise<string | undefined> {
+  function refresh(
+    organizationId: string,
+    refusedToken: string | undefined,
+    signal?: AbortSignal,
+  ): Promise<string | undefined> {
     const running = inflight.get(organizationId);
     if (running) return running;
-    const started = refreshHoldingRow(organizationId, refusedToken, signal).finally(() => inflight.delete(organizationId));
+    const started = refreshHoldingRow(organizationId, refusedToken, signal).finally(() =>
+      inflight.delete(organizationId),
+    );
     inflight.set(organizationId, started);
     return started;
   }
 
-  async function refreshHoldingRow(organizationId: string, refusedToken: string | undefined, signal?: AbortSignal): Promise<string | undefined> {
+  async function refreshHoldingRow(
+    organizationId: string,
+    refusedToken: string | undefined,
+    signal?: AbortSignal,
+  ): Promise<string | undefined> {
     let failure: RefreshFailure | undefined;
     const token = await store.withInstallationLocked(organizationId, async (installation) => {
       if (!installation) return { result: undefined };
@@ -88,7 +108,13 @@ export function createLinearTokens(deps: {
       if (refusedToken !== undefined ? stored !== refusedToken : !due(installation)) return { result: stored };
       const fallback = refusedToken !== undefined ? undefined : stored;
       if (!installation.refreshCiphertext) {
-        failure = { organizationId, reason: 'no refresh token is stored for it (installed before Linear issued refresh tokens)', permanent: true, accessToken: stored, refreshCiphertext: null };
+        failure = {
+          organizationId,
+          reason: 'no refresh token is stored for it (installed before Linear issued refresh tokens)',
+          permanent: true,
+          accessToken: stored,
+          refreshCiphertext: null,
+        };
         return { result: fallback };
       }
       if (refusedRefresh.get(organizationId) === installation.refreshCiphertext) return { result: fallback };
@@ -97,31 +123,65 @@ export function createLinearTokens(deps: {
       if ('failed' in answer) {
         if (answer.permanent) refusedRefresh.set(organizationId, installation.refreshCiphertext);
         else retryAt.set(organizationId, now() + transientBackoffMs);
-        failure = { organizationId, reason: answer.failed, permanent: answer.permanent, accessToken: stored, refreshCiphertext: installation.refreshCiphertext };
+        failure = {
+          organizationId,
+          reason: answer.failed,
+          permanent: answer.permanent,
+          accessToken: stored,
+          refreshCiphertext: installation.refreshCiphertext,
+        };
         return { result: fallback };
       }
       retryAt.delete(organizationId);
       // A grant that did not rotate the refresh token leaves the one there is.
-      const save = { ...answer.tokens, refreshCiphertext: answer.tokens.refreshCiphertext ?? installation.refreshCiphertext };
-      log.info({ organizationId, expiresAt: save.expiresAt?.toISOString() }, refusedToken !== undefined ? 'refreshed the Linear access token Linear refused' : 'refreshed the Linear access token before it expires');
+      const save = {
+        ...answer.tokens,
+        refreshCiphertext: answer.tokens.refreshCiphertext ?? installation.refreshCiphertext,
+      };
+      log.info(
+        { organizationId, expiresAt: save.expiresAt?.toISOString() },
+        refusedToken !== undefined
+          ? 'refreshed the Linear access token Linear refused'
+          : 'refreshed the Linear access token before it expires',
+      );
       return { save, result: answer.tokens.accessToken };
     });
     if (failure) {
-      if (failure.permanent) await deps.onRefreshFailed(failure).catch((error: unknown) => log.warn({ err: error, organizationId }, 'could not tell the workspace that its Linear token cannot be refreshed'));
-      else log.warn({ organizationId, reason: failure.reason }, 'could not refresh the Linear access token; trying again in 30 s');
+      if (failure.permanent)
+        await deps
+          .onRefreshFailed(failure)
+          .catch((error: unknown) =>
+            log.warn(
+              { err: error, organizationId },
+              'could not tell the workspace that its Linear token cannot be refreshed',
+            ),
+          );
+      else
+        log.warn(
+          { organizationId, reason: failure.reason },
+          'could not refresh the Linear access token; trying again in 30 s',
+        );
     }
     return token;
   }
 
   /** The `refresh_token` grant at Linear's token endpoint. */
-  async function grant(refreshToken: string, signal?: AbortSignal): Promise<{ tokens: InstallationTokens & { accessToken: string } } | { failed: string; permanent: boolean }> {
+  async function grant(
+    refreshToken: string,
+    signal?: AbortSignal,
+  ): Promise<{ tokens: InstallationTokens & { accessToken: string } } | { failed: string; permanent: boolean }> {
     const { tokenUrl, clientId, clientSecret } = deps.endpoint;
     let response: Response;
     try {
       response = await (deps.endpoint.fetch ?? fetch)(tokenUrl, {
         method: 'POST',
         headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: refreshToken, client_id: clientId, client_secret: clientSecret }),
+        body: new URLSearchParams({
+          grant_type: 'refresh_token',
+          refresh_token: refreshToken,
+          client_id: clientId,
+          client_secret: clientSecret,
+        }),
         signal: signal ? AbortSignal.any([signal, AbortSignal.timeout(15_000)]) : AbortSignal.timeout(15_000),
       });
     } catch (error) {
@@ -170,7 +230,11 @@ export function linearClientsFor(tokens: LinearTokens, organizationId: string, a
   return {
     async current(signal) {
       const token = await tokens.current(organizationId, signal);
-      if (!token) throw new PatchbayError('unauthorized', `Patchbay is no longer installed in Linear workspace ${organizationId}`);
+      if (!token)
+        throw new PatchbayError(
+          'unauthorized',
+          `Patchbay is no longer installed in Linear workspace ${organizationId}`,
+        );
       return clientFor(token);
     },
     async refused(client, signal) {

@@ -43,7 +43,9 @@ export const AgentSessionEvent = z
       .passthrough()
       .nullish(),
     promptContext: z.string().nullish(),
-    previousComments: z.array(z.object({ id: z.string().optional(), body: z.string(), userId: z.string().nullish() }).passthrough()).nullish(),
+    previousComments: z
+      .array(z.object({ id: z.string().optional(), body: z.string(), userId: z.string().nullish() }).passthrough())
+      .nullish(),
     guidance: z.array(z.object({ body: z.string() }).passthrough()).nullish(),
   })
   .passthrough();
@@ -55,12 +57,22 @@ export type AgentSessionEvent = z.infer<typeof AgentSessionEvent>;
  * is created once; a prompt is one agent activity. Other events fall back to the delivery id.
  */
 export function dedupeKeyOf(payload: unknown, deliveryId: string | undefined): string | undefined {
-  const p = payload as { type?: unknown; action?: unknown; agentSession?: { id?: unknown }; agentActivity?: { id?: unknown }; webhookId?: unknown; webhookTimestamp?: unknown };
+  const p = payload as {
+    type?: unknown;
+    action?: unknown;
+    agentSession?: { id?: unknown };
+    agentActivity?: { id?: unknown };
+    webhookId?: unknown;
+    webhookTimestamp?: unknown;
+  };
   if (p?.type === 'AgentSessionEvent') {
-    if (p.action === 'created' && typeof p.agentSession?.id === 'string') return `agent-session:${p.agentSession.id}:created`;
-    if (p.action === 'prompted' && typeof p.agentActivity?.id === 'string') return `agent-activity:${p.agentActivity.id}`;
+    if (p.action === 'created' && typeof p.agentSession?.id === 'string')
+      return `agent-session:${p.agentSession.id}:created`;
+    if (p.action === 'prompted' && typeof p.agentActivity?.id === 'string')
+      return `agent-activity:${p.agentActivity.id}`;
   }
   if (deliveryId) return `delivery:${deliveryId}`;
-  if (typeof p?.webhookId === 'string' && typeof p.webhookTimestamp === 'number') return `webhook:${p.webhookId}:${p.webhookTimestamp}`;
+  if (typeof p?.webhookId === 'string' && typeof p.webhookTimestamp === 'number')
+    return `webhook:${p.webhookId}:${p.webhookTimestamp}`;
   return undefined;
 }

@@ -7,7 +7,12 @@ import type { Activity, PlanStep } from './linear-api.ts';
 /** Tools whose steps are noise in the Linear timeline: shown while they run, then replaced. */
 const noisyTools = new Set(['read_file', 'list_files', 'search', 'git_status', 'git_diff']);
 
-const planTitles = ['Prepare the workspace', 'Make the changes', 'Commit and push the branch', 'Open the pull request'] as const;
+const planTitles = [
+  'Prepare the workspace',
+  'Make the changes',
+  'Commit and push the branch',
+  'Open the pull request',
+] as const;
 
 /** What the thread remembers between deliveries. */
 export type LinearThreadState = {
@@ -41,7 +46,11 @@ export function renderActivities(input: {
   sessionUrl: string;
 }): { activities: (Activity & { seed: string })[]; state: LinearThreadState } {
   const { sessionUrl } = input;
-  const state: LinearThreadState = { ...input.state, plan: input.state.plan.map((s) => ({ ...s })), openCalls: { ...input.state.openCalls } };
+  const state: LinearThreadState = {
+    ...input.state,
+    plan: input.state.plan.map((s) => ({ ...s })),
+    openCalls: { ...input.state.openCalls },
+  };
   const activities: (Activity & { seed: string })[] = [];
   /** Sets a step's status; the checks and the verdict join the plan when the harness runs them. */
   const markStep = (content: string, status: PlanStep['status'], onlyIfPresent = false) => {
@@ -52,7 +61,8 @@ export function renderActivities(input: {
       const at = state.plan.findIndex((s) => s.content === 'Commit and push the branch');
       state.plan.splice(at < 0 ? state.plan.length : at, 0, step);
       // Steps before a new one are behind it.
-      for (const before of state.plan.slice(0, state.plan.indexOf(step))) if (before.status === 'inProgress' || before.status === 'pending') before.status = 'completed';
+      for (const before of state.plan.slice(0, state.plan.indexOf(step)))
+        if (before.status === 'inProgress' || before.status === 'pending') before.status = 'completed';
     }
     step.status = status;
   };
@@ -64,7 +74,13 @@ export function renderActivities(input: {
   for (const { seq, event } of input.events) {
     if (seq <= state.shownSeq) continue;
     const add = (activity: Activity, part = 0) => {
-      if (!state.ended || activity.content.type === 'response' || activity.content.type === 'error' || activity.content.type === 'elicitation') activities.push({ ...activity, seed: `${seq}:${part}` });
+      if (
+        !state.ended ||
+        activity.content.type === 'response' ||
+        activity.content.type === 'error' ||
+        activity.content.type === 'elicitation'
+      )
+        activities.push({ ...activity, seed: `${seq}:${part}` });
     };
     if (event.type === 'status-changed') state.ended = ['completed', 'failed', 'cancelled'].includes(event.to);
     if (event.type === 'user-message') state.ended = false;
@@ -72,7 +88,12 @@ export function renderActivities(input: {
       case 'user-message':
         // Linear shows its own prompts; words from Slack or GitHub are news here.
         if (event.actor.source !== 'linear' && event.actor.source !== 'system') {
-          add({ content: { type: 'thought', body: `${event.actor.name} wrote on ${sourceName(event.actor.source)}:\n\n${quote(event.text)}` } });
+          add({
+            content: {
+              type: 'thought',
+              body: `${event.actor.name} wrote on ${sourceName(event.actor.source)}:\n\n${quote(event.text)}`,
+            },
+          });
         }
         break;
       case 'status-changed':
@@ -84,16 +105,39 @@ export function renderActivities(input: {
           const summary = input.session.result?.summary?.trim();
           if (pr) finishPlan('completed');
           else finishPlan(input.session.result?.commit ? 'completed' : 'canceled');
-          const outcome = pr ? `Pull request: ${pr}` : input.session.result?.commit ? `Pushed ${input.session.result.commit.slice(0, 12)}.` : 'No changes were needed.';
-          add({ content: { type: 'response', body: `${summary ? `${clip(summary, 4000)}\n\n` : ''}${outcome}\n\n${sessionLink}` } });
+          const outcome = pr
+            ? `Pull request: ${pr}`
+            : input.session.result?.commit
+              ? `Pushed ${input.session.result.commit.slice(0, 12)}.`
+              : 'No changes were needed.';
+          add({
+            content: {
+              type: 'response',
+              body: `${summary ? `${clip(summary, 4000)}\n\n` : ''}${outcome}\n\n${sessionLink}`,
+            },
+          });
         } else if (event.to === 'failed') {
           finishPlan('canceled');
-          add({ content: { type: 'error', body: `I could not finish: ${clip(event.reason ?? input.session.error ?? 'the run failed', 2000)}\n\n${sessionLink}` } });
+          add({
+            content: {
+              type: 'error',
+              body: `I could not finish: ${clip(event.reason ?? input.session.error ?? 'the run failed', 2000)}\n\n${sessionLink}`,
+            },
+          });
         } else if (event.to === 'cancelled') {
           finishPlan('canceled');
           const pushed = state.plan.find((p) => p.content === 'Commit and push the branch')?.status === 'completed';
-          const sofar = state.prUrl ? `So far: ${state.prUrl}` : pushed ? 'So far the changes are pushed to the session branch.' : 'Nothing was pushed.';
-          add({ content: { type: 'response', body: `Stopped${event.reason ? ` (${event.reason})` : ''}. ${sofar}\n\n${sessionLink}` } });
+          const sofar = state.prUrl
+            ? `So far: ${state.prUrl}`
+            : pushed
+              ? 'So far the changes are pushed to the session branch.'
+              : 'Nothing was pushed.';
+          add({
+            content: {
+              type: 'response',
+              body: `Stopped${event.reason ? ` (${event.reason})` : ''}. ${sofar}\n\n${sessionLink}`,
+            },
+          });
         }
         break;
       case 'queue-waiting':
@@ -103,47 +147,85 @@ export function renderActivities(input: {
       case 'workspace-ready':
         markStep('Prepare the workspace', 'completed');
         markStep('Make the changes', 'inProgress');
-        add({ content: { type: 'thought', body: `Workspace ready on branch \`${event.branch}\` (from \`${event.baseBranch}\`).` } });
+        add({
+          content: {
+            type: 'thought',
+            body: `Workspace ready on branch \`${event.branch}\` (from \`${event.baseBranch}\`).`,
+          },
+        });
         break;
       case 'tool-start': {
         const call = describeToolCall(event.name, event.input);
         state.openCalls[event.callId] = { name: event.name, parameter: call.detail };
-        if (!noisyTools.has(event.name)) add({ content: { type: 'action', action: call.action, parameter: call.detail }, ephemeral: true });
+        if (!noisyTools.has(event.name))
+          add({ content: { type: 'action', action: call.action, parameter: call.detail }, ephemeral: true });
         break;
       }
       case 'tool-end': {
         const call = state.openCalls[event.callId];
         delete state.openCalls[event.callId];
         const result = event.isError ? `Failed: ${firstLines(event.output)}` : firstLines(event.output) || 'done';
-        add({ content: { type: 'action', action: describeToolCall(event.name, undefined).action, parameter: call?.parameter ?? '', result }, ...(noisyTools.has(event.name) && { ephemeral: true }) });
+        add({
+          content: {
+            type: 'action',
+            action: describeToolCall(event.name, undefined).action,
+            parameter: call?.parameter ?? '',
+            result,
+          },
+          ...(noisyTools.has(event.name) && { ephemeral: true }),
+        });
         break;
       }
       case 'question-asked': {
         const choices = event.choices ?? [];
         const body = `${event.question}${event.recommended ? `\n\nI recommend: ${event.recommended}` : ''}`;
-        add({ content: { type: 'elicitation', body }, ...(choices.length > 0 && { options: choices.map((value) => ({ value })) }) });
+        add({
+          content: { type: 'elicitation', body },
+          ...(choices.length > 0 && { options: choices.map((value) => ({ value })) }),
+        });
         break;
       }
       case 'check-finished': {
         const step = event.phase === 'setup' ? 'Set up' : 'Check';
         if (event.phase === 'check') markStep('Run the checks', 'inProgress');
-        const result = event.outcome === 'passed' ? 'passed' : `${event.outcome}${event.reason ? `: ${event.reason}` : ''}${event.logTail.trim() ? `\n${firstLines(lastLines(event.logTail))}` : ''}`;
+        const result =
+          event.outcome === 'passed'
+            ? 'passed'
+            : `${event.outcome}${event.reason ? `: ${event.reason}` : ''}${event.logTail.trim() ? `\n${firstLines(lastLines(event.logTail))}` : ''}`;
         add({ content: { type: 'action', action: step, parameter: `${event.name}: ${event.command}`, result } });
         break;
       }
       case 'verification-finished':
         markStep('Run the checks', 'completed', true);
         markStep('Verify the work', event.outcome === 'passed' ? 'completed' : 'inProgress');
-        add({ content: { type: 'thought', body: `Verification ${event.outcome === 'not-run' ? 'did not run' : event.outcome}: ${clip(event.summary, 1000)}` } });
+        add({
+          content: {
+            type: 'thought',
+            body: `Verification ${event.outcome === 'not-run' ? 'did not run' : event.outcome}: ${clip(event.summary, 1000)}`,
+          },
+        });
         break;
       case 'review-gate':
-        if (!event.ready && event.reasons.length) add({ content: { type: 'thought', body: `Not marking the pull request ready: ${clip(event.reasons.join('; '), 1000)}` } });
+        if (!event.ready && event.reasons.length)
+          add({
+            content: {
+              type: 'thought',
+              body: `Not marking the pull request ready: ${clip(event.reasons.join('; '), 1000)}`,
+            },
+          });
         break;
       case 'budget-reached':
-        add({ content: { type: 'thought', body: `The ${event.kind} budget is spent (${event.spent} of ${event.limit}).` } });
+        add({
+          content: { type: 'thought', body: `The ${event.kind} budget is spent (${event.spent} of ${event.limit}).` },
+        });
         break;
       case 'ci-failed':
-        add({ content: { type: 'thought', body: `CI failed on the pull request: ${event.name}${event.url ? ` (${event.url})` : ''}.${event.followUp ? ' Working on a fix.' : event.reason ? ` ${event.reason}` : ''}` } });
+        add({
+          content: {
+            type: 'thought',
+            body: `CI failed on the pull request: ${event.name}${event.url ? ` (${event.url})` : ''}.${event.followUp ? ' Working on a fix.' : event.reason ? ` ${event.reason}` : ''}`,
+          },
+        });
         break;
       case 'branch-pushed':
         for (const step of state.plan) if (step.content !== 'Open the pull request') step.status = 'completed';
@@ -166,7 +248,6 @@ export function renderActivities(input: {
 function sourceName(source: string): string {
   return source === 'github' ? 'GitHub' : source === 'slack' ? 'Slack' : source === 'web' ? 'the web page' : source;
 }
-
 
 function lastLines(text: string): string {
   return text.trim().split('\n').slice(-3).join('\n');

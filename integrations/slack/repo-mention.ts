@@ -6,17 +6,31 @@ export type RepoMention = RepoRef & { baseBranch?: string };
 const END = String.raw`(?=$|[\s<>|?#,;)]|\.(?:\s|$))`;
 /** A link to `owner/repo` (optionally `/tree/branch`) on one of `hosts`. */
 function urlPattern(hosts: readonly string[]): RegExp {
-  const host = hosts.map((h) => (h === 'github.com' ? String.raw`(?:www\.)?github\.com` : h.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))).join('|');
+  const host = hosts
+    .map((h) => (h === 'github.com' ? String.raw`(?:www\.)?github\.com` : h.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
+    .join('|');
   return new RegExp(
     String.raw`(?:https?:\/\/)?(?:${host})\/([A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)\/([A-Za-z0-9._-]+?)(?:\.git)?` +
       String.raw`(?:\/tree\/([^\s<>|]+?)\/?${END}|\/?${END}|(?=\/))`,
     'gi',
   );
 }
-const BARE_RE = /(?<=^|[\s(`'"])([A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)\/([A-Za-z0-9._-]*[A-Za-z0-9_-])(?=$|[\s)`'",;:!?]|\.(?:\s|$))/g;
+const BARE_RE =
+  /(?<=^|[\s(`'"])([A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)\/([A-Za-z0-9._-]*[A-Za-z0-9_-])(?=$|[\s)`'",;:!?]|\.(?:\s|$))/g;
 // A bare `owner/repo` is ambiguous with a file path; these endings mean a path.
-const FILE_ENDING = /\.(?:ts|tsx|js|jsx|mjs|cjs|md|json|py|go|rs|rb|java|kt|c|h|cc|cpp|cs|php|yml|yaml|toml|txt|css|scss|html|sh|lock|sql|xml|env)$/i;
-const NOT_REPOS = new Set(['and/or', 'either/or', 'n/a', 'i/o', 'yes/no', 'on/off', 'w/o', 'read/write', 'client/server']);
+const FILE_ENDING =
+  /\.(?:ts|tsx|js|jsx|mjs|cjs|md|json|py|go|rs|rb|java|kt|c|h|cc|cpp|cs|php|yml|yaml|toml|txt|css|scss|html|sh|lock|sql|xml|env)$/i;
+const NOT_REPOS = new Set([
+  'and/or',
+  'either/or',
+  'n/a',
+  'i/o',
+  'yes/no',
+  'on/off',
+  'w/o',
+  'read/write',
+  'client/server',
+]);
 
 /**
  * Finds the GitHub repositories a message names, in order of first mention, without repeats:
@@ -82,13 +96,19 @@ function countMentions(text: string, c: RepoMention): number {
  * when that is unambiguous. Undefined when the reply names none or several.
  */
 export function chooseCandidate(reply: string, candidates: RepoMention[]): RepoMention | undefined {
-  const text = reply.replace(/<[^>|]*\|([^>]*)>/g, '$1').replace(/<([^>]*)>/g, '$1').trim().toLowerCase();
+  const text = reply
+    .replace(/<[^>|]*\|([^>]*)>/g, '$1')
+    .replace(/<([^>]*)>/g, '$1')
+    .trim()
+    .toLowerCase();
   const number = /^#?(\d+)\.?$/.exec(text);
   if (number) return candidates[Number(number[1]) - 1];
   const full = candidates.filter((c) => text.includes(`${c.owner}/${c.repo}`.toLowerCase()));
   if (full.length === 1) return full[0];
   if (full.length > 1) return undefined;
-  const byName = candidates.filter((c) => new RegExp(`(^|[^\\w.-])${escapeRe(c.repo.toLowerCase())}($|[^\\w.-])`).test(text));
+  const byName = candidates.filter((c) =>
+    new RegExp(`(^|[^\\w.-])${escapeRe(c.repo.toLowerCase())}($|[^\\w.-])`).test(text),
+  );
   return byName.length === 1 ? byName[0] : undefined;
 }
 

@@ -3,7 +3,15 @@ import { Actor } from '../../src/core/actor.ts';
 
 /** The part of WebClient the directory uses. */
 export type UsersInfoClient = {
-  users: { info(args: { user: string }): Promise<{ user?: { name?: string; real_name?: string; profile?: { real_name?: string; display_name?: string; email?: string } } }> };
+  users: {
+    info(args: { user: string }): Promise<{
+      user?: {
+        name?: string;
+        real_name?: string;
+        profile?: { real_name?: string; display_name?: string; email?: string };
+      };
+    }>;
+  };
 };
 
 export type ActorDirectory = { get(userId: string): Promise<Actor> };
@@ -13,7 +21,12 @@ export type ActorDirectory = { get(userId: string): Promise<Actor> };
  * so the requester becomes the commit author. Cached for a while, since every reply needs one and
  * users.info is rate limited; a failed lookup yields the bare user id rather than no reply.
  */
-export function createActorDirectory(deps: { web: UsersInfoClient; log: Logger; ttlMs?: number; now?: () => number }): ActorDirectory {
+export function createActorDirectory(deps: {
+  web: UsersInfoClient;
+  log: Logger;
+  ttlMs?: number;
+  now?: () => number;
+}): ActorDirectory {
   const ttlMs = deps.ttlMs ?? 10 * 60_000;
   const now = deps.now ?? Date.now;
   const cache = new Map<string, { actor: Actor; until: number }>();

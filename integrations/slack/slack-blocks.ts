@@ -9,10 +9,22 @@ export const ASK_FOR_REPO = 'Please paste the public GitHub repository URL';
 
 export type SlackText = { text: string; blocks?: unknown[] };
 
-type Button = { type: 'button'; action_id: string; text: { type: 'plain_text'; text: string }; value: string; style?: 'primary' | 'danger' };
+type Button = {
+  type: 'button';
+  action_id: string;
+  text: { type: 'plain_text'; text: string };
+  value: string;
+  style?: 'primary' | 'danger';
+};
 
 function button(actionId: string, label: string, value: string, style?: Button['style']): Button {
-  return { type: 'button', action_id: actionId, text: { type: 'plain_text', text: truncate(label, 75) }, value: truncate(value, 2000), ...(style && { style }) };
+  return {
+    type: 'button',
+    action_id: actionId,
+    text: { type: 'plain_text', text: truncate(label, 75) },
+    value: truncate(value, 2000),
+    ...(style && { style }),
+  };
 }
 
 function section(text: string) {
@@ -26,14 +38,24 @@ export function candidatesMessage(
   why: string,
   urlFor: (owner: string, repo: string) => string = (owner, repo) => `https://github.com/${owner}/${repo}`,
 ): SlackText {
-  const lines = candidates.map((c, i) => `${i + 1}. <${urlFor(c.owner, c.repo)}|${escapeMrkdwn(repoLabel(c))}>${c === pick ? ' (recommended)' : ''}`);
+  const lines = candidates.map(
+    (c, i) =>
+      `${i + 1}. <${urlFor(c.owner, c.repo)}|${escapeMrkdwn(repoLabel(c))}>${c === pick ? ' (recommended)' : ''}`,
+  );
   const text = `Your message names ${candidates.length} repositories:\n${lines.join('\n')}\nI recommend *${escapeMrkdwn(repoLabel(pick))}*: ${why}. Which one should I work on? Click one, or reply with its name or number.`;
-  const buttons = candidates.slice(0, 25).map((c, i) => button(`${ACTION.pickRepo}_${i}`, repoLabel(c), String(i), c === pick ? 'primary' : undefined));
+  const buttons = candidates
+    .slice(0, 25)
+    .map((c, i) => button(`${ACTION.pickRepo}_${i}`, repoLabel(c), String(i), c === pick ? 'primary' : undefined));
   return { text, blocks: [section(text), { type: 'actions', block_id: 'pick_repo', elements: buttons }] };
 }
 
 /** The agent's question as its own message, with a button per choice when it offered choices. */
-export function questionMessage(input: { questionId: string; question: string; choices?: string[] | undefined; recommended?: string | undefined }): SlackText {
+export function questionMessage(input: {
+  questionId: string;
+  question: string;
+  choices?: string[] | undefined;
+  recommended?: string | undefined;
+}): SlackText {
   const text = `:question: ${escapeMrkdwn(input.question)}`;
   const hint = input.choices?.length ? 'Click a choice or reply in this thread.' : 'Reply in this thread to answer.';
   const blocks: unknown[] = [section(text), { type: 'context', elements: [{ type: 'mrkdwn', text: hint }] }];
@@ -41,7 +63,12 @@ export function questionMessage(input: { questionId: string; question: string; c
     const elements = input.choices.slice(0, 25).map((choice, i) =>
       // The value names the question and the choice's index, never the choice itself: a choice may
       // be longer than the 2,000 characters a value holds, and a cut value would not parse.
-      button(`${ACTION.answer}_${i}`, choice === input.recommended ? `${choice} (recommended)` : choice, answerValue(input.questionId, i), choice === input.recommended ? 'primary' : undefined),
+      button(
+        `${ACTION.answer}_${i}`,
+        choice === input.recommended ? `${choice} (recommended)` : choice,
+        answerValue(input.questionId, i),
+        choice === input.recommended ? 'primary' : undefined,
+      ),
     );
     blocks.push({ type: 'actions', block_id: 'answer', elements });
   }
@@ -57,7 +84,9 @@ export function answerValue(questionId: string, index: number): string {
 export function parseAnswerValue(value: string): { q: string; i: number } | undefined {
   try {
     const parsed = JSON.parse(value) as { q?: unknown; i?: unknown };
-    return typeof parsed.q === 'string' && Number.isInteger(parsed.i) ? { q: parsed.q, i: parsed.i as number } : undefined;
+    return typeof parsed.q === 'string' && Number.isInteger(parsed.i)
+      ? { q: parsed.q, i: parsed.i as number }
+      : undefined;
   } catch {
     return undefined;
   }
@@ -70,13 +99,26 @@ export function answeredMessage(question: string, who: string, answer: string): 
 }
 
 /** The status message, edited in place: what the run is doing now and for how long, with a Stop button while it runs. */
-export function statusMessage(input: { repo: string; step: string; elapsed: string; link: string; active: boolean; icon: string; note?: string }): SlackText {
+export function statusMessage(input: {
+  repo: string;
+  step: string;
+  elapsed: string;
+  link: string;
+  active: boolean;
+  icon: string;
+  note?: string;
+}): SlackText {
   const line = `${input.icon} *${escapeMrkdwn(input.repo)}*: ${input.step} · ${input.elapsed} · <${input.link}|session page>`;
   // The note (refused network access, already escaped) goes under the status line.
   const text = input.note ? `${line}\n:no_entry_sign: ${input.note}` : line;
   const blocks: unknown[] = [section(line)];
-  if (input.note) blocks.push({ type: 'context', elements: [{ type: 'mrkdwn', text: truncate(`:no_entry_sign: ${input.note}`, 3000) }] });
-  if (input.active) blocks.push({ type: 'actions', block_id: 'status', elements: [button(ACTION.stop, 'Stop', 'stop', 'danger')] });
+  if (input.note)
+    blocks.push({
+      type: 'context',
+      elements: [{ type: 'mrkdwn', text: truncate(`:no_entry_sign: ${input.note}`, 3000) }],
+    });
+  if (input.active)
+    blocks.push({ type: 'actions', block_id: 'status', elements: [button(ACTION.stop, 'Stop', 'stop', 'danger')] });
   return { text, blocks };
 }
 

@@ -4,12 +4,25 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import type { IntegrationContext } from '../integration-module.ts';
 import type { Actor } from '../../src/core/actor.ts';
-import type { DeliveryInbox, InboundSurface, Normalized, ReceivedDelivery, StoredDelivery } from '../../src/core/inbound-surface.ts';
+import type {
+  DeliveryInbox,
+  InboundSurface,
+  Normalized,
+  ReceivedDelivery,
+  StoredDelivery,
+} from '../../src/core/inbound-surface.ts';
 import { chooseCandidate, findRepoMentions, recommendRepo, type RepoMention } from './repo-mention.ts';
 import type { ActorDirectory } from './slack-actors.ts';
 import { ASK_FOR_REPO, candidatesMessage, parseAnswerValue, type SlackText } from './slack-blocks.ts';
 import { classifyEvent, cleanText, isStopCommand, plainText, threadOf } from './slack-normalize.ts';
-import { BlockActions, EventCallback, messageEventOf, parseSlackPayload, type SlackMessageEvent, type SlackPayload } from './slack-payloads.ts';
+import {
+  BlockActions,
+  EventCallback,
+  messageEventOf,
+  parseSlackPayload,
+  type SlackMessageEvent,
+  type SlackPayload,
+} from './slack-payloads.ts';
 import { MAX_SKEW_SECONDS, verifySlackSignature } from './slack-signature.ts';
 import { foreignTeamText, type SlackTeams, teamAllowed, userTeamOf } from './slack-teams.ts';
 import type { PendingTask, SlackStore, SlackThread } from './slack-store.ts';
@@ -45,7 +58,8 @@ export function slackDelivery(body: Record<string, unknown>, raw: string, delive
     const channel = click.data.channel?.id ?? container?.channel_id;
     const threadTs = message?.thread_ts ?? message?.ts ?? container?.message_ts;
     const orderKey = channel && threadTs ? { orderKey: `thread:${channel}:${threadTs}` } : {};
-    if (container?.message_ts && action?.action_ts) return { ...base, ...orderKey, dedupeKey: `action:${container.message_ts}:${action.action_ts}:${user.id}` };
+    if (container?.message_ts && action?.action_ts)
+      return { ...base, ...orderKey, dedupeKey: `action:${container.message_ts}:${action.action_ts}:${user.id}` };
   }
   return { ...base, dedupeKey: `body:${createHash('sha256').update(raw).digest('hex')}` };
 }
@@ -62,7 +76,13 @@ export const SLACK_REQUEST_MAX_BYTES = 4 * 1024 * 1024;
  * everything else in the inbound pipeline, and acknowledges once it is stored. The work happens
  * after the ack, from the pipeline's queue (see SlackSurface), so a crash after the ack loses nothing.
  */
-export function slackRoutes(options: { signingSecret: string; inbox: DeliveryInbox; log: Logger; path?: string; nowSeconds?: () => number }) {
+export function slackRoutes(options: {
+  signingSecret: string;
+  inbox: DeliveryInbox;
+  log: Logger;
+  path?: string;
+  nowSeconds?: () => number;
+}) {
   const { log, inbox } = options;
   const nowSeconds = options.nowSeconds ?? (() => Math.floor(Date.now() / 1000));
   let mismatches = 0;
@@ -71,7 +91,9 @@ export function slackRoutes(options: { signingSecret: string; inbox: DeliveryInb
     // Raw strings, in this scope only: the signature covers the exact bytes Slack sent. Any content
     // type, so a request that is not Slack's meets the signature check (401), not a 415.
     fastify.removeAllContentTypeParsers();
-    fastify.addContentTypeParser('*', { parseAs: 'string', bodyLimit: SLACK_REQUEST_MAX_BYTES }, (_req, body, done) => done(null, body));
+    fastify.addContentTypeParser('*', { parseAs: 'string', bodyLimit: SLACK_REQUEST_MAX_BYTES }, (_req, body, done) =>
+      done(null, body),
+    );
     // Missing or stale signing headers are refused before the body is read (the HMAC needs it all).
     const signedAndFresh = async (request: FastifyRequest, reply: FastifyReply) => {
       const timestamp = header(request.headers['x-slack-request-timestamp']);
@@ -79,39 +101,50 @@ export function slackRoutes(options: { signingSecret: string; inbox: DeliveryInb
       if (!timestamp || !/^\d+$/.test(timestamp) || !/^v0=[0-9a-f]{64}$/.test(signature ?? '')) {
         return reply.code(401).header('connection', 'close').send({ error: 'invalid_signature', reason: 'missing' });
       }
-      if (Math.abs(nowSeconds() - Number(timestamp)) > MAX_SKEW_SECONDS) return reply.code(401).header('connection', 'close').send({ error: 'invalid_signature', reason: 'stale' });
+      if (Math.abs(nowSeconds() - Number(timestamp)) > MAX_SKEW_SECONDS)
+        return reply.code(401).header('connection', 'close').send({ error: 'invalid_signature', reason: 'stale' });
     };
-    fastify.post(options.path ?? '/slack/events', { config: { public: true }, onRequest: signedAndFresh }, async (request, reply) => {
-      const rawBody = typeof request.body === 'string' ? request.body : '';
-      const check = verifySlackSignature({
-        signingSecret: options.signingSecret,
-        timestamp: header(request.headers['x-slack-request-timestamp']),
-        signature: header(request.headers['x-slack-signature']),
-        rawBody,
-        nowSeconds: nowSeconds(),
-      });
-      if (!check.ok) {
-        if (check.reason === 'mismatch' && mismatches++ % 100 === 0) {
-          log.warn("a Slack request failed signature verification: check SLACK_SIGNING_SECRET against the app's Basic Information page");
+    fastify.post(
+      options.path ?? '/slack/events',
+      { config: { public: true }, onRequest: signedAndFresh },
+      async (request, reply) => {
+        const rawBody = typeof request.body === 'string' ? request.body : '';
+        const check = verifySlackSignature({
+          signingSecret: options.signingSecret,
+          timestamp: header(request.headers['x-slack-request-timestamp']),
+          signature: header(request.headers['x-slack-signature']),
+          rawBody,
+          nowSeconds: nowSeconds(),
+        });
+        if (!check.ok) {
+          if (check.reason === 'mismatch' && mismatches++ % 100 === 0) {
+            log.warn(
+              "a Slack request failed signature verification: check SLACK_SIGNING_SECRET against the app's Basic Information page",
+            );
+          }
+          return reply.code(401).send({ error: 'invalid_signature', reason: check.reason });
         }
-        return reply.code(401).send({ error: 'invalid_signature', reason: check.reason });
-      }
-      const parsed = parseBody(rawBody, request.headers['content-type'] ?? '');
-      if (!parsed) {
-        // Signed by Slack yet unreadable: a retry would carry the same bytes, so take it and say so.
-        log.warn(
-          { contentType: request.headers['content-type'], bytes: rawBody.length, retryNum: header(request.headers['x-slack-retry-num']) },
-          'a signed Slack request body could not be read; acknowledged and dropped',
-        );
+        const parsed = parseBody(rawBody, request.headers['content-type'] ?? '');
+        if (!parsed) {
+          // Signed by Slack yet unreadable: a retry would carry the same bytes, so take it and say so.
+          log.warn(
+            {
+              contentType: request.headers['content-type'],
+              bytes: rawBody.length,
+              retryNum: header(request.headers['x-slack-retry-num']),
+            },
+            'a signed Slack request body could not be read; acknowledged and dropped',
+          );
+          return reply.code(200).send();
+        }
+        const { body, json } = parsed;
+        if (body.ssl_check) return reply.code(200).send();
+        if (body.type === 'url_verification') return reply.code(200).send({ challenge: body.challenge });
+        // Stored as the JSON payload (interactivity's form field unwrapped), which is what the surface reads.
+        await inbox.accept(slackDelivery(body, json));
         return reply.code(200).send();
-      }
-      const { body, json } = parsed;
-      if (body.ssl_check) return reply.code(200).send();
-      if (body.type === 'url_verification') return reply.code(200).send({ challenge: body.challenge });
-      // Stored as the JSON payload (interactivity's form field unwrapped), which is what the surface reads.
-      await inbox.accept(slackDelivery(body, json));
-      return reply.code(200).send();
-    });
+      },
+    );
   };
 }
 
@@ -122,10 +155,14 @@ function header(value: string | string[] | undefined): string | undefined {
 /** Events are JSON; interactivity is a form with the JSON in `payload`. */
 function parseBody(raw: string, contentType: string): { body: Record<string, unknown>; json: string } | undefined {
   try {
-    const json = contentType.startsWith('application/x-www-form-urlencoded') ? new URLSearchParams(raw).get('payload') : raw;
+    const json = contentType.startsWith('application/x-www-form-urlencoded')
+      ? new URLSearchParams(raw).get('payload')
+      : raw;
     if (!json) return undefined;
     const parsed: unknown = JSON.parse(json);
-    return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? { body: parsed as Record<string, unknown>, json } : undefined;
+    return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)
+      ? { body: parsed as Record<string, unknown>, json }
+      : undefined;
   } catch {
     return undefined;
   }
@@ -150,7 +187,16 @@ export type SlackInboundDeps = {
 
 export type SlackInbound = ReturnType<typeof createSlackInbound>;
 
-type SlackAction = { teamId: string; channel: string; messageTs: string; threadTs?: string; user: string; userTeam?: string; actionId: string; value: string };
+type SlackAction = {
+  teamId: string;
+  channel: string;
+  messageTs: string;
+  threadTs?: string;
+  user: string;
+  userTeam?: string;
+  actionId: string;
+  value: string;
+};
 
 const ignore = (reason: string): Normalized => ({ kind: 'ignore', reason });
 
@@ -163,10 +209,22 @@ export function createSlackInbound(deps: SlackInboundDeps) {
   const { context, store, web, actors } = deps;
 
   async function post(thread: SlackThread, message: SlackText): Promise<void> {
-    await web.chat.postMessage({ channel: thread.channel, thread_ts: thread.threadTs, text: message.text, ...(message.blocks && { blocks: message.blocks as never }), unfurl_links: false });
+    await web.chat.postMessage({
+      channel: thread.channel,
+      thread_ts: thread.threadTs,
+      text: message.text,
+      ...(message.blocks && { blocks: message.blocks as never }),
+      unfurl_links: false,
+    });
   }
 
-  function start(thread: SlackThread, actor: Actor, text: string, repo: RepoMention, after?: () => Promise<void>): Normalized {
+  function start(
+    thread: SlackThread,
+    actor: Actor,
+    text: string,
+    repo: RepoMention,
+    after?: () => Promise<void>,
+  ): Normalized {
     return {
       kind: 'inbound',
       inbound: {
@@ -182,7 +240,12 @@ export function createSlackInbound(deps: SlackInboundDeps) {
   }
 
   /** Decides on a request whose repository is still open: none named, one, or several to choose from. */
-  async function routeRequest(thread: SlackThread, actor: Actor, task: string, repos: RepoMention[]): Promise<Normalized> {
+  async function routeRequest(
+    thread: SlackThread,
+    actor: Actor,
+    task: string,
+    repos: RepoMention[],
+  ): Promise<Normalized> {
     if (repos.length === 1) return start(thread, actor, task, repos[0]!);
     if (repos.length === 0) {
       await store.savePending({ thread, text: task, actor, candidates: null });
@@ -198,10 +261,18 @@ export function createSlackInbound(deps: SlackInboundDeps) {
   /** A reply in a thread whose task waits for its repository. */
   async function resolvePending(pending: PendingTask, from: Actor, text: string): Promise<Normalized> {
     const named = findRepoMentions(text, deps.repoHosts);
-    const chosen = pending.candidates ? (chooseCandidate(text, pending.candidates) ?? (named.length === 1 ? named[0] : undefined)) : undefined;
+    const chosen = pending.candidates
+      ? (chooseCandidate(text, pending.candidates) ?? (named.length === 1 ? named[0] : undefined))
+      : undefined;
     if (chosen || (!pending.candidates && named.length === 1)) {
       // The pending task is taken once the session exists, so a retry after a failed start still finds it.
-      return start(pending.thread, pending.actor, pending.text || text, chosen ?? named[0]!, async () => void (await store.takePending(pending.thread)));
+      return start(
+        pending.thread,
+        pending.actor,
+        pending.text || text,
+        chosen ?? named[0]!,
+        async () => void (await store.takePending(pending.thread)),
+      );
     }
     if (named.length > 1) return routeRequest(pending.thread, pending.actor, pending.text || text, named);
     // Chatter from others in the thread is not addressed to us; the requester gets the question again.
@@ -224,32 +295,55 @@ export function createSlackInbound(deps: SlackInboundDeps) {
     const text = deps.signInLink
       ? `Connect your GitHub account so the pull requests you ask for open under your name (the link works for an hour): ${deps.signInLink(await actors.get(user))}`
       : 'GitHub sign-in is not set up on this Patchbay (GITHUB_OAUTH_CLIENT_ID, GITHUB_OAUTH_CLIENT_SECRET and PATCHBAY_SECRET_KEY, and Sign in with Slack: SLACK_CLIENT_ID and SLACK_CLIENT_SECRET); pull requests open as the Patchbay app.';
-    await web.chat.postEphemeral({ channel: thread.channel, user, text, ...(event.thread_ts && { thread_ts: event.thread_ts }) });
+    await web.chat.postEphemeral({
+      channel: thread.channel,
+      user,
+      text,
+      ...(event.thread_ts && { thread_ts: event.thread_ts }),
+    });
     return ignore('sent a GitHub sign-in link');
   }
 
   /** Slack Connect: a person of another organisation is told, privately, and nothing else happens. */
-  async function refuseForeign(channel: string, user: string, userTeam: string, threadTs: string | undefined): Promise<Normalized> {
+  async function refuseForeign(
+    channel: string,
+    user: string,
+    userTeam: string,
+    threadTs: string | undefined,
+  ): Promise<Normalized> {
     deps.log.info({ userTeam, user }, 'Slack request from another organisation refused (not in SLACK_ALLOWED_TEAMS)');
-    await web.chat.postEphemeral({ channel, user, text: foreignTeamText(userTeam), ...(threadTs && { thread_ts: threadTs }) });
+    await web.chat.postEphemeral({
+      channel,
+      user,
+      text: foreignTeamText(userTeam),
+      ...(threadTs && { thread_ts: threadTs }),
+    });
     return ignore(`from team ${userTeam}, which is not this workspace nor in SLACK_ALLOWED_TEAMS`);
   }
 
   /** A message in a thread that has a session: steer it, answer its open question, or stop it. */
-  function toSession(thread: SlackThread, actor: Actor, text: string, session: { pendingQuestion: { questionId: string } | null; status: string }): Normalized {
+  function toSession(
+    thread: SlackThread,
+    actor: Actor,
+    text: string,
+    session: { pendingQuestion: { questionId: string } | null; status: string },
+  ): Normalized {
     if (isStopCommand(text)) {
       return {
         kind: 'inbound',
         inbound: { kind: 'stop', thread, actor },
         async after(outcome) {
-          if (outcome.kind === 'not-running') await post(thread, { text: `Nothing is running here (the session is ${outcome.session.status}).` });
+          if (outcome.kind === 'not-running')
+            await post(thread, { text: `Nothing is running here (the session is ${outcome.session.status}).` });
         },
       };
     }
     const question = session.status === 'waiting' ? session.pendingQuestion : null;
     return {
       kind: 'inbound',
-      inbound: question ? { kind: 'answer', thread, actor, questionId: question.questionId, text: plainText(text) } : { kind: 'message', thread, actor, text: plainText(text) },
+      inbound: question
+        ? { kind: 'answer', thread, actor, questionId: question.questionId, text: plainText(text) }
+        : { kind: 'message', thread, actor, text: plainText(text) },
     };
   }
 
@@ -258,19 +352,25 @@ export function createSlackInbound(deps: SlackInboundDeps) {
     async onMessage(teamId: string, received: SlackMessageEvent, attempt = 1): Promise<Normalized> {
       // A message that mentions the bot is a mention, whichever of its two events (message,
       // app_mention) arrived first: the pipeline keeps one per message.
-      const event = received.type === 'message' && received.text?.includes(`<@${deps.botUserId}>`) ? { ...received, type: 'app_mention' } : received;
+      const event =
+        received.type === 'message' && received.text?.includes(`<@${deps.botUserId}>`)
+          ? { ...received, type: 'app_mention' }
+          : received;
       const kind = classifyEvent(event);
-      if (kind === 'ignore') return ignore('not a person writing to Patchbay (a bot, an edit, or a channel message without a mention)');
+      if (kind === 'ignore')
+        return ignore('not a person writing to Patchbay (a bot, an edit, or a channel message without a mention)');
       if (event.user === deps.botUserId) return ignore('its own message');
       const thread = threadOf(teamId, event);
       const text = cleanText(event.text, deps.botUserId);
       const session = await context.findSession(thread);
       const pending = !session && kind === 'thread-reply' ? await store.pending(thread) : undefined;
       // Replies in threads that are not ours are not addressed to us (unless they mention us).
-      if (!session && !pending && kind === 'thread-reply' && event.type !== 'app_mention') return ignore('a reply in a thread that is not a session');
+      if (!session && !pending && kind === 'thread-reply' && event.type !== 'app_mention')
+        return ignore('a reply in a thread that is not a session');
       // Addressed to Patchbay: from this workspace (or an allowed organisation), or refused.
       const userTeam = userTeamOf(event);
-      if (deps.teams && !teamAllowed(deps.teams, userTeam)) return refuseForeign(event.channel, event.user!, userTeam!, event.thread_ts);
+      if (deps.teams && !teamAllowed(deps.teams, userTeam))
+        return refuseForeign(event.channel, event.user!, userTeam!, event.thread_ts);
       if (session || pending) {
         if (!text) return ignore('an empty message');
         const actor = await actors.get(event.user!);
@@ -280,7 +380,9 @@ export function createSlackInbound(deps: SlackInboundDeps) {
       if (CONNECT_GITHUB.test(text)) return connectGitHub(event, thread);
       // The 👀 goes on with the first attempt only: a retry would find it there already.
       if (attempt === 1) {
-        await web.reactions.add({ channel: event.channel, timestamp: event.ts, name: 'eyes' }).catch((error: unknown) => deps.log.warn({ err: error }, 'could not add the 👀 reaction'));
+        await web.reactions
+          .add({ channel: event.channel, timestamp: event.ts, name: 'eyes' })
+          .catch((error: unknown) => deps.log.warn({ err: error }, 'could not add the 👀 reaction'));
       }
       const actor = await actors.get(event.user!);
       return routeRequest(thread, actor, text, findRepoMentions(text, deps.repoHosts));
@@ -288,10 +390,17 @@ export function createSlackInbound(deps: SlackInboundDeps) {
 
     /** A button click on one of our messages. */
     async onAction(input: SlackAction): Promise<Normalized> {
-      if (deps.teams && !teamAllowed(deps.teams, input.userTeam)) return refuseForeign(input.channel, input.user, input.userTeam!, input.threadTs);
-      const thread: SlackThread = { source: 'slack', teamId: input.teamId, channel: input.channel, threadTs: input.threadTs ?? input.messageTs };
+      if (deps.teams && !teamAllowed(deps.teams, input.userTeam))
+        return refuseForeign(input.channel, input.user, input.userTeam!, input.threadTs);
+      const thread: SlackThread = {
+        source: 'slack',
+        teamId: input.teamId,
+        channel: input.channel,
+        threadTs: input.threadTs ?? input.messageTs,
+      };
       const actor = await actors.get(input.user);
-      if (input.actionId.startsWith('patchbay_stop')) return { kind: 'inbound', inbound: { kind: 'stop', thread, actor } };
+      if (input.actionId.startsWith('patchbay_stop'))
+        return { kind: 'inbound', inbound: { kind: 'stop', thread, actor } };
       if (input.actionId.startsWith('patchbay_answer')) {
         const picked = parseAnswerValue(input.value);
         const session = picked && (await context.findSession(thread));
@@ -319,7 +428,9 @@ export function createSlackSurface(deps: { inbound: () => SlackInbound | undefin
   const threadOfDelivery = (payload: SlackPayload): SlackThread | undefined => {
     if (payload.kind === 'event') {
       const message = messageEventOf(payload.body);
-      return message && 'event' in message ? threadOf(payload.body.team_id ?? message.event.team ?? 'unknown', message.event) : undefined;
+      return message && 'event' in message
+        ? threadOf(payload.body.team_id ?? message.event.team ?? 'unknown', message.event)
+        : undefined;
     }
     if (payload.kind === 'click') {
       const body = payload.body;
@@ -349,7 +460,8 @@ export function createSlackSurface(deps: { inbound: () => SlackInbound | undefin
         const action = click.actions?.[0];
         const channel = click.channel?.id ?? click.container?.channel_id;
         const messageTs = click.message?.ts ?? click.container?.message_ts;
-        if (action?.type !== 'button' || !action.action_id?.startsWith('patchbay_') || !channel || !messageTs) return ignore('not a Patchbay button');
+        if (action?.type !== 'button' || !action.action_id?.startsWith('patchbay_') || !channel || !messageTs)
+          return ignore('not a Patchbay button');
         return inbound.onAction({
           teamId: click.team?.id ?? click.user.team_id ?? 'unknown',
           channel,
@@ -366,13 +478,22 @@ export function createSlackSurface(deps: { inbound: () => SlackInbound | undefin
     async tellFailure(delivery, reason) {
       const thread = threadOfDelivery(parseSlackPayload(delivery.body));
       if (!thread) return;
-      await deps.web.chat.postMessage({ channel: thread.channel, thread_ts: thread.threadTs, text: `Sorry, I could not process this message: ${reason}`, unfurl_links: false });
+      await deps.web.chat.postMessage({
+        channel: thread.channel,
+        thread_ts: thread.threadTs,
+        text: `Sorry, I could not process this message: ${reason}`,
+        unfurl_links: false,
+      });
     },
   };
 }
 
 /** The choices the agent offered with a question, from the session's log. */
-async function questionChoices(context: Pick<IntegrationContext, 'sessionEvents'>, sessionId: string, questionId: string): Promise<string[] | undefined> {
+async function questionChoices(
+  context: Pick<IntegrationContext, 'sessionEvents'>,
+  sessionId: string,
+  questionId: string,
+): Promise<string[] | undefined> {
   for (const { event } of await context.sessionEvents(sessionId, ['question-asked'])) {
     if (event.type === 'question-asked' && event.questionId === questionId) return event.choices;
   }

@@ -36,20 +36,37 @@ export function createSlackModule(options: SlackModuleOptions): IntegrationModul
   const { config, context } = options;
   const log = context.log.child({ integration: 'slack' });
   const retryConfig = options.retryConfig ?? defaultRetry;
-  const web = new WebClient(config.botToken, { slackApiUrl: config.apiUrl, retryConfig, rejectRateLimitedCalls: false, logger: slackLogger(log) });
+  const web = new WebClient(config.botToken, {
+    slackApiUrl: config.apiUrl,
+    retryConfig,
+    rejectRateLimitedCalls: false,
+    logger: slackLogger(log),
+  });
   // The start's auth.test: no retries, and the SDK's own line per failed request only at debug
   // (the caller says once what failed and what to check).
   const sdkLog = slackLogger(log);
-  const probe = new WebClient(config.botToken, { slackApiUrl: config.apiUrl, retryConfig: { retries: 0 }, logger: { ...sdkLog, warn: sdkLog.debug, error: sdkLog.debug } });
+  const probe = new WebClient(config.botToken, {
+    slackApiUrl: config.apiUrl,
+    retryConfig: { retries: 0 },
+    logger: { ...sdkLog, warn: sdkLog.debug, error: sdkLog.debug },
+  });
   const store = createSlackStore(context.db);
   const repoUrlFor = options.repoUrlFor ?? ((owner, repo) => `https://github.com/${owner}/${repo}`);
   const socketMode = Boolean(config.appToken);
-  const socket = socketMode ? createSlackSocket({ appToken: config.appToken!, apiUrl: config.apiUrl, inbox: context.inbox, log }) : undefined;
+  const socket = socketMode
+    ? createSlackSocket({ appToken: config.appToken!, apiUrl: config.apiUrl, inbox: context.inbox, log })
+    : undefined;
   let inbound: SlackInbound | undefined;
 
   return {
     name: 'slack',
-    replier: createSlackReplier({ web, store, publicUrl: context.publicUrl, log, repoBases: [options.gitUrl ?? 'https://github.com'] }),
+    replier: createSlackReplier({
+      web,
+      store,
+      publicUrl: context.publicUrl,
+      log,
+      repoBases: [options.gitUrl ?? 'https://github.com'],
+    }),
     surface: createSlackSurface({ inbound: () => inbound, web }),
     ...(!socketMode && { routes: slackRoutes({ signingSecret: config.signingSecret!, inbox: context.inbox, log }) }),
     async start() {
@@ -77,7 +94,10 @@ export function createSlackModule(options: SlackModuleOptions): IntegrationModul
         teams,
       });
       await socket?.start();
-      log.info({ mode: socketMode ? 'socket' : 'http', botUserId, team: teams.home, allowedTeams: teams.allowed }, 'Slack connected');
+      log.info(
+        { mode: socketMode ? 'socket' : 'http', botUserId, team: teams.home, allowedTeams: teams.allowed },
+        'Slack connected',
+      );
     },
     async stop() {
       await socket?.stop();
@@ -93,7 +113,15 @@ export function slackStartError(error: unknown, apiUrl: string): PatchbayError {
   const { code, statusCode } = error as { code?: string; statusCode?: number };
   const message = (error as Error).message;
   if (code === ErrorCode.RequestError || (code === ErrorCode.HTTPError && (statusCode ?? 500) >= 500)) {
-    return new PatchbayError('service_unavailable', `Slack cannot be reached at ${apiUrl} (${message}): check this host's network and SLACK_API_URL`, { cause: error, retryable: true });
+    return new PatchbayError(
+      'service_unavailable',
+      `Slack cannot be reached at ${apiUrl} (${message}): check this host's network and SLACK_API_URL`,
+      { cause: error, retryable: true },
+    );
   }
-  return new PatchbayError('config_invalid', `Slack refused SLACK_BOT_TOKEN (auth.test: ${message}): check the token on the app's OAuth & Permissions page`, { cause: error });
+  return new PatchbayError(
+    'config_invalid',
+    `Slack refused SLACK_BOT_TOKEN (auth.test: ${message}): check the token on the app's OAuth & Permissions page`,
+    { cause: error },
+  );
 }

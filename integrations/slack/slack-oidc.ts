@@ -5,7 +5,14 @@ import type { IdentityProof } from '../../src/core/identity-proof.ts';
 import { slackLogger } from './slack-logger.ts';
 
 /** What Patchbay reads of `openid.connect.userInfo` (Sign in with Slack's OpenID claims). */
-const UserInfo = z.object({ ok: z.literal(true), sub: z.string().min(1), 'https://slack.com/user_id': z.string().min(1).optional(), 'https://slack.com/team_id': z.string().optional() }).passthrough();
+const UserInfo = z
+  .object({
+    ok: z.literal(true),
+    sub: z.string().min(1),
+    'https://slack.com/user_id': z.string().min(1).optional(),
+    'https://slack.com/team_id': z.string().optional(),
+  })
+  .passthrough();
 
 /**
  * Sign in with Slack (OpenID Connect) as an identity proof: the browser goes to Slack's
@@ -14,7 +21,12 @@ const UserInfo = z.object({ ok: z.literal(true), sub: z.string().min(1), 'https:
  * `openid.connect.userInfo` says which Slack user signed in. Slack's authorize page lives on the
  * Web API's host (`https://slack.com/openid/connect/authorize` beside `https://slack.com/api/`).
  */
-export function createSlackIdentityProof(options: { clientId: string; clientSecret: string; apiUrl: string; log: Logger }): IdentityProof {
+export function createSlackIdentityProof(options: {
+  clientId: string;
+  clientSecret: string;
+  apiUrl: string;
+  log: Logger;
+}): IdentityProof {
   // The SDK's debug lines carry each request's body: here the client secret and the code. Only
   // its warnings and errors (which name Slack's error code) reach the log.
   const sdk = slackLogger(options.log);
@@ -34,12 +46,28 @@ export function createSlackIdentityProof(options: { clientId: string; clientSecr
       return url.toString();
     },
     async provenActor({ code, redirectUri, signal }) {
-      const anonymous = new WebClient(undefined, { slackApiUrl: options.apiUrl, logger, retryConfig: { retries: 0 }, timeout: 15_000 });
+      const anonymous = new WebClient(undefined, {
+        slackApiUrl: options.apiUrl,
+        logger,
+        retryConfig: { retries: 0 },
+        timeout: 15_000,
+      });
       signal.throwIfAborted();
-      const token = await anonymous.openid.connect.token({ client_id: options.clientId, client_secret: options.clientSecret, code, redirect_uri: redirectUri, grant_type: 'authorization_code' });
+      const token = await anonymous.openid.connect.token({
+        client_id: options.clientId,
+        client_secret: options.clientSecret,
+        code,
+        redirect_uri: redirectUri,
+        grant_type: 'authorization_code',
+      });
       if (!token.access_token) throw new Error('openid.connect.token answered without an access token');
       signal.throwIfAborted();
-      const person = new WebClient(token.access_token, { slackApiUrl: options.apiUrl, logger, retryConfig: { retries: 0 }, timeout: 15_000 });
+      const person = new WebClient(token.access_token, {
+        slackApiUrl: options.apiUrl,
+        logger,
+        retryConfig: { retries: 0 },
+        timeout: 15_000,
+      });
       const info = UserInfo.parse(await person.openid.connect.userInfo());
       return `slack:${info['https://slack.com/user_id'] ?? info.sub}`;
     },

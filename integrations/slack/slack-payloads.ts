@@ -40,12 +40,25 @@ export const BlockActions = z.object({
   channel: z.object({ id: z.string().optional() }).optional(),
   container: z.object({ channel_id: z.string().optional(), message_ts: z.string().optional() }).optional(),
   message: z.object({ ts: z.string().optional(), thread_ts: z.string().optional() }).optional(),
-  actions: z.array(z.object({ type: z.string().optional(), action_id: z.string().optional(), value: z.string().optional(), action_ts: z.string().optional() })).optional(),
+  actions: z
+    .array(
+      z.object({
+        type: z.string().optional(),
+        action_id: z.string().optional(),
+        value: z.string().optional(),
+        action_ts: z.string().optional(),
+      }),
+    )
+    .optional(),
 });
 export type BlockActions = z.infer<typeof BlockActions>;
 
 /** A stored Slack body: an event, a click, or something Patchbay does not read (by its type). */
-export type SlackPayload = { kind: 'event'; body: EventCallback } | { kind: 'click'; body: BlockActions } | { kind: 'other'; type: string } | { kind: 'invalid'; problem: string };
+export type SlackPayload =
+  | { kind: 'event'; body: EventCallback }
+  | { kind: 'click'; body: BlockActions }
+  | { kind: 'other'; type: string }
+  | { kind: 'invalid'; problem: string };
 
 export function parseSlackPayload(raw: string): SlackPayload {
   let json: unknown;
@@ -54,17 +67,30 @@ export function parseSlackPayload(raw: string): SlackPayload {
   } catch {
     return { kind: 'invalid', problem: 'the body is not JSON' };
   }
-  const type = typeof json === 'object' && json !== null && 'type' in json && typeof json.type === 'string' ? json.type : 'unknown';
+  const type =
+    typeof json === 'object' && json !== null && 'type' in json && typeof json.type === 'string'
+      ? json.type
+      : 'unknown';
   const schema = type === 'event_callback' ? EventCallback : type === 'block_actions' ? BlockActions : undefined;
   if (!schema) return { kind: 'other', type };
   const parsed = schema.safeParse(json);
-  if (!parsed.success) return { kind: 'invalid', problem: `a ${type} payload that does not match Slack's format: ${z.prettifyError(parsed.error).replaceAll('\n', '; ')}` };
-  return parsed.data.type === 'event_callback' ? { kind: 'event', body: parsed.data } : { kind: 'click', body: parsed.data };
+  if (!parsed.success)
+    return {
+      kind: 'invalid',
+      problem: `a ${type} payload that does not match Slack's format: ${z.prettifyError(parsed.error).replaceAll('\n', '; ')}`,
+    };
+  return parsed.data.type === 'event_callback'
+    ? { kind: 'event', body: parsed.data }
+    : { kind: 'click', body: parsed.data };
 }
 
 /** The event of an envelope as a message event, when it is a `message` or `app_mention` that parses. */
 export function messageEventOf(body: EventCallback): { event: SlackMessageEvent } | { problem: string } | undefined {
   if (body.event?.type !== 'message' && body.event?.type !== 'app_mention') return undefined;
   const parsed = SlackMessageEvent.safeParse(body.event);
-  return parsed.success ? { event: parsed.data } : { problem: `a ${body.event.type} event that does not match Slack's format: ${z.prettifyError(parsed.error).replaceAll('\n', '; ')}` };
+  return parsed.success
+    ? { event: parsed.data }
+    : {
+        problem: `a ${body.event.type} event that does not match Slack's format: ${z.prettifyError(parsed.error).replaceAll('\n', '; ')}`,
+      };
 }

@@ -6,7 +6,14 @@ import { describeEgressBlock, egressBlockedNote } from '../../src/core/egress-bl
 import { queueNotice } from '../../src/core/queue-notice.ts';
 import type { EventOf, StoredEvent } from '../../src/core/events.ts';
 import type { SessionRecord } from '../../src/core/session-record.ts';
-import { answeredMessage, formatElapsed, questionMessage, statusMessage, truncate, type SlackText } from './slack-blocks.ts';
+import {
+  answeredMessage,
+  formatElapsed,
+  questionMessage,
+  statusMessage,
+  truncate,
+  type SlackText,
+} from './slack-blocks.ts';
 import type { SlackWeb } from './slack-inbound.ts';
 import { escapeMrkdwn } from './slack-normalize.ts';
 import type { SlackStore, SlackThread } from './slack-store.ts';
@@ -22,11 +29,23 @@ const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
  * the PR or pushed branch and the summary, or why it failed or stopped. Every post is recorded in
  * slack_posts under its purpose before the next one, so a repeated batch edits instead of reposting.
  */
-export function createSlackReplier(deps: { web: SlackWeb; store: SlackStore; publicUrl: string; log: Logger; now?: () => number; /** Git hosts whose repositories have web pages to link (github.com, GitHub Enterprise). */ repoBases?: readonly string[] }): ThreadReplier {
+export function createSlackReplier(deps: {
+  web: SlackWeb;
+  store: SlackStore;
+  publicUrl: string;
+  log: Logger;
+  now?: () => number /** Git hosts whose repositories have web pages to link (github.com, GitHub Enterprise). */;
+  repoBases?: readonly string[];
+}): ThreadReplier {
   const { web, store } = deps;
   const now = deps.now ?? Date.now;
 
-  async function post(thread: SlackThread, posts: Map<string, string>, key: string, message: SlackText): Promise<string> {
+  async function post(
+    thread: SlackThread,
+    posts: Map<string, string>,
+    key: string,
+    message: SlackText,
+  ): Promise<string> {
     const existing = posts.get(key);
     if (existing) return existing;
     const result = await web.chat.postMessage({
@@ -67,7 +86,8 @@ export function createSlackReplier(deps: { web: SlackWeb; store: SlackStore; pub
           await post(thread, posts, `question:${event.questionId}`, questionMessage(event));
         } else if (event.type === 'question-answered') {
           const questionTs = posts.get(`question:${event.questionId}`);
-          const asked = events.find((e) => e.event.type === 'question-asked' && e.event.questionId === event.questionId)?.event as EventOf<'question-asked'> | undefined;
+          const asked = events.find((e) => e.event.type === 'question-asked' && e.event.questionId === event.questionId)
+            ?.event as EventOf<'question-asked'> | undefined;
           const question = asked?.question ?? session.pendingQuestion?.question ?? 'Question';
           if (questionTs && !posts.has(`answered:${event.questionId}`)) {
             await update(thread, questionTs, answeredMessage(question, event.actor.name, event.text));
@@ -79,7 +99,12 @@ export function createSlackReplier(deps: { web: SlackWeb; store: SlackStore; pub
         } else if (event.type === 'ci-failed') {
           await post(thread, posts, `ci:${stored.seq}`, ciMessage(event));
         } else if (event.type === 'status-changed' && TERMINAL.has(event.to)) {
-          await post(thread, posts, `final:${stored.seq}`, finalMessage(session, event, events, deps.repoBases ?? ['https://github.com']));
+          await post(
+            thread,
+            posts,
+            `final:${stored.seq}`,
+            finalMessage(session, event, events, deps.repoBases ?? ['https://github.com']),
+          );
         }
       }
       return { state: { step, statusText: status.text, ...(blocked.length > 0 && { blocked }) } satisfies ReplyState };
@@ -91,7 +116,13 @@ export function createSlackReplier(deps: { web: SlackWeb; store: SlackStore; pub
       const previous = (state ?? {}) as ReplyState;
       const statusTs = (await store.posts(thread)).get('status');
       if (!statusTs) return { state };
-      const status = renderStatus(session, previous.step ?? 'Working', `${deps.publicUrl}/sessions/${session.id}`, now(), previous.blocked ?? []);
+      const status = renderStatus(
+        session,
+        previous.step ?? 'Working',
+        `${deps.publicUrl}/sessions/${session.id}`,
+        now(),
+        previous.blocked ?? [],
+      );
       if (status.text === previous.statusText) return { state };
       await update(thread, statusTs, status);
       return { state: { ...previous, statusText: status.text } satisfies ReplyState };
@@ -148,7 +179,10 @@ function blockedAfter(previous: string[], events: StoredEvent[]): string[] {
 function renderStatus(session: SessionRecord, step: string, link: string, nowMs: number, blocked: string[]): SlackText {
   const done = TERMINAL.has(session.status);
   const end = done ? Date.parse(session.updatedAt) : nowMs;
-  const icon = { completed: ':white_check_mark:', failed: ':x:', cancelled: ':octagonal_sign:', waiting: ':question:' }[session.status as string] ?? ':hourglass_flowing_sand:';
+  const icon =
+    { completed: ':white_check_mark:', failed: ':x:', cancelled: ':octagonal_sign:', waiting: ':question:' }[
+      session.status as string
+    ] ?? ':hourglass_flowing_sand:';
   return statusMessage({
     repo: repoName(session.repo),
     step: done ? { completed: 'Done', failed: 'Failed', cancelled: 'Stopped' }[session.status as string]! : step,
@@ -163,29 +197,49 @@ function renderStatus(session: SessionRecord, step: string, link: string, nowMs:
 /** CI failed on the session's pull request: the follow-up it started, or why there is none. */
 function ciMessage(event: EventOf<'ci-failed'>): SlackText {
   const what = `CI failed on pull request #${event.pullNumber} at \`${event.commit.slice(0, 12)}\`: ${escapeMrkdwn(event.name)}${event.url ? ` (<${event.url}|details>)` : ''}.`;
-  return { text: event.followUp ? `:wrench: ${what} Working on a fix.` : `:warning: ${what} I am not fixing it automatically: ${escapeMrkdwn(event.reason ?? 'no reason given')}.` };
+  return {
+    text: event.followUp
+      ? `:wrench: ${what} Working on a fix.`
+      : `:warning: ${what} I am not fixing it automatically: ${escapeMrkdwn(event.reason ?? 'no reason given')}.`,
+  };
 }
 
 /** The reply that ends a run: the PR, or the pushed branch, with the summary; or the reason it failed or stopped. */
-function finalMessage(session: SessionRecord, change: EventOf<'status-changed'>, events: StoredEvent[], repoBases: readonly string[]): SlackText {
-  if (change.to === 'failed') return { text: `:x: The run failed: ${escapeMrkdwn(change.reason ?? session.error ?? 'unknown error')}` };
-  if (change.to === 'cancelled') return { text: `:octagonal_sign: Stopped: ${escapeMrkdwn(change.reason ?? 'the run was stopped')}.` };
+function finalMessage(
+  session: SessionRecord,
+  change: EventOf<'status-changed'>,
+  events: StoredEvent[],
+  repoBases: readonly string[],
+): SlackText {
+  if (change.to === 'failed')
+    return { text: `:x: The run failed: ${escapeMrkdwn(change.reason ?? session.error ?? 'unknown error')}` };
+  if (change.to === 'cancelled')
+    return { text: `:octagonal_sign: Stopped: ${escapeMrkdwn(change.reason ?? 'the run was stopped')}.` };
   const pr = [...events].reverse().find((e) => e.event.type === 'pr-opened')?.event as EventOf<'pr-opened'> | undefined;
-  const pushed = [...events].reverse().find((e) => e.event.type === 'branch-pushed')?.event as EventOf<'branch-pushed'> | undefined;
+  const pushed = [...events].reverse().find((e) => e.event.type === 'branch-pushed')?.event as
+    | EventOf<'branch-pushed'>
+    | undefined;
   const result = session.result ?? {};
-  const summary = result.summary?.trim() ? `\n>${escapeMrkdwn(truncate(result.summary.trim(), 1500)).replace(/\n/g, '\n>')}` : '';
+  const summary = result.summary?.trim()
+    ? `\n>${escapeMrkdwn(truncate(result.summary.trim(), 1500)).replace(/\n/g, '\n>')}`
+    : '';
   const prUrl = pr?.url ?? result.prUrl;
   if (prUrl) return { text: `:white_check_mark: Pull request: ${prUrl}${summary}` };
   const branch = pushed?.branch ?? (result.commit ? result.branch : undefined);
   const commit = pushed?.commit ?? result.commit;
-  if (branch) return { text: `:white_check_mark: Pushed branch ${branchLink(session.repo, branch, repoBases)}${commit ? ` (${commit.slice(0, 12)})` : ''}${summary}` };
+  if (branch)
+    return {
+      text: `:white_check_mark: Pushed branch ${branchLink(session.repo, branch, repoBases)}${commit ? ` (${commit.slice(0, 12)})` : ''}${summary}`,
+    };
   return { text: `:white_check_mark: Finished with no changes to commit.${summary}` };
 }
 
 /** A link to the branch on the repository's host (github.com or GitHub Enterprise); the bare name elsewhere. */
 function branchLink(repo: string, branch: string, repoBases: readonly string[]): string {
   const ref = parseRepoUrl(repo, repoBases);
-  return ref ? `<${repo.replace(/\/+$/, '').replace(/\.git$/i, '')}/tree/${encodeURI(branch)}|${branch}>` : `\`${branch}\``;
+  return ref
+    ? `<${repo.replace(/\/+$/, '').replace(/\.git$/i, '')}/tree/${encodeURI(branch)}|${branch}>`
+    : `\`${branch}\``;
 }
 
 function repoName(repo: string): string {

@@ -20,7 +20,11 @@ export function verifySlackSignature(input: {
   const { timestamp, signature } = input;
   if (!timestamp || !signature || !/^\d+$/.test(timestamp)) return { ok: false, reason: 'missing' };
   if (Math.abs(input.nowSeconds - Number(timestamp)) > MAX_SKEW_SECONDS) return { ok: false, reason: 'stale' };
-  const expected = Buffer.from(`v0=${createHmac('sha256', input.signingSecret).update(`v0:${timestamp}:${input.rawBody}`).digest('hex')}`);
+  const expected = Buffer.from(
+    `v0=${createHmac('sha256', input.signingSecret).update(`v0:${timestamp}:${input.rawBody}`).digest('hex')}`,
+  );
   const given = Buffer.from(signature);
-  return given.length === expected.length && timingSafeEqual(given, expected) ? { ok: true } : { ok: false, reason: 'mismatch' };
+  return given.length === expected.length && timingSafeEqual(given, expected)
+    ? { ok: true }
+    : { ok: false, reason: 'mismatch' };
 }

@@ -11,20 +11,38 @@ import { slackDelivery } from './slack-inbound.ts';
  */
 export function createSlackSocket(options: { appToken: string; apiUrl: string; inbox: DeliveryInbox; log: Logger }) {
   const { log } = options;
-  const client = new SocketModeClient({ appToken: options.appToken, logger: slackLogger(log), clientOptions: { slackApiUrl: options.apiUrl } });
-  client.on('slack_event', async ({ ack, body, envelope_id: envelopeId }: { ack: () => Promise<void>; body: unknown; envelope_id: string }) => {
-    if (typeof body !== 'object' || body === null) {
-      log.warn({ envelopeId }, 'a Socket Mode envelope without a payload; acknowledged and dropped');
-      return ack();
-    }
-    try {
-      await options.inbox.accept(slackDelivery(body as Record<string, unknown>, JSON.stringify(body), envelopeId));
-    } catch (error) {
-      log.error({ err: error, envelopeId }, 'could not store a Slack envelope; not acknowledged, so Slack sends it again');
-      return;
-    }
-    await ack();
+  const client = new SocketModeClient({
+    appToken: options.appToken,
+    logger: slackLogger(log),
+    clientOptions: { slackApiUrl: options.apiUrl },
   });
+  client.on(
+    'slack_event',
+    async ({
+      ack,
+      body,
+      envelope_id: envelopeId,
+    }: {
+      ack: () => Promise<void>;
+      body: unknown;
+      envelope_id: string;
+    }) => {
+      if (typeof body !== 'object' || body === null) {
+        log.warn({ envelopeId }, 'a Socket Mode envelope without a payload; acknowledged and dropped');
+        return ack();
+      }
+      try {
+        await options.inbox.accept(slackDelivery(body as Record<string, unknown>, JSON.stringify(body), envelopeId));
+      } catch (error) {
+        log.error(
+          { err: error, envelopeId },
+          'could not store a Slack envelope; not acknowledged, so Slack sends it again',
+        );
+        return;
+      }
+      await ack();
+    },
+  );
   return {
     start: () => client.start().then(() => undefined),
     stop: () => client.disconnect(),

@@ -29,7 +29,11 @@ export function createSlackStore(db: Db) {
     },
 
     async pending(thread: SlackThread): Promise<PendingTask | undefined> {
-      const row = await db.selectFrom('slack_pending_tasks').selectAll().where('thread_key', '=', key(thread)).executeTakeFirst();
+      const row = await db
+        .selectFrom('slack_pending_tasks')
+        .selectAll()
+        .where('thread_key', '=', key(thread))
+        .executeTakeFirst();
       if (!row) return undefined;
       return {
         thread: ThreadRef.parse(row.thread) as SlackThread,
@@ -41,12 +45,19 @@ export function createSlackStore(db: Db) {
 
     /** Removes the pending task; false when another process took it first. */
     async takePending(thread: SlackThread): Promise<boolean> {
-      const result = await db.deleteFrom('slack_pending_tasks').where('thread_key', '=', key(thread)).executeTakeFirst();
+      const result = await db
+        .deleteFrom('slack_pending_tasks')
+        .where('thread_key', '=', key(thread))
+        .executeTakeFirst();
       return Number(result.numDeletedRows) > 0;
     },
 
     async posts(thread: SlackThread): Promise<Map<string, string>> {
-      const rows = await db.selectFrom('slack_posts').select(['post_key', 'ts']).where('thread_key', '=', key(thread)).execute();
+      const rows = await db
+        .selectFrom('slack_posts')
+        .select(['post_key', 'ts'])
+        .where('thread_key', '=', key(thread))
+        .execute();
       return new Map(rows.map((r) => [r.post_key, r.ts]));
     },
 

@@ -14,7 +14,10 @@ import type { ModalRecordStore } from './modal-records.ts';
  * between the two still lets that one call through. The run that took over waits out the lapsed
  * lease first, so that needs a pause of the old worker in exactly that gap.
  */
-export function fenceModalSandbox(sandbox: ModalSandboxLike, fence: { store: ModalRecordStore; sessionId: string; epoch: number | undefined }): ModalSandboxLike {
+export function fenceModalSandbox(
+  sandbox: ModalSandboxLike,
+  fence: { store: ModalRecordStore; sessionId: string; epoch: number | undefined },
+): ModalSandboxLike {
   const { store, sessionId, epoch } = fence;
   if (epoch === undefined) return sandbox;
   const check = () => store.assertEpoch(sessionId, epoch);

@@ -6,7 +6,16 @@ import { PatchbayError } from '../../src/core/errors.ts';
  * ClientError (with a numeric `code`) for the rest; both are read by name and code, never by
  * importing the classes, so this module stays a pure function of what was thrown.
  */
-const GRPC = { UNAUTHENTICATED: 16, PERMISSION_DENIED: 7, RESOURCE_EXHAUSTED: 8, NOT_FOUND: 5, FAILED_PRECONDITION: 9, UNAVAILABLE: 14, DEADLINE_EXCEEDED: 4, INVALID_ARGUMENT: 3 } as const;
+const GRPC = {
+  UNAUTHENTICATED: 16,
+  PERMISSION_DENIED: 7,
+  RESOURCE_EXHAUSTED: 8,
+  NOT_FOUND: 5,
+  FAILED_PRECONDITION: 9,
+  UNAVAILABLE: 14,
+  DEADLINE_EXCEEDED: 4,
+  INVALID_ARGUMENT: 3,
+} as const;
 
 export function modalError(error: unknown, during: string): PatchbayError {
   if (error instanceof PatchbayError) return error;
@@ -15,19 +24,38 @@ export function modalError(error: unknown, during: string): PatchbayError {
   const code = typeof err.code === 'number' ? err.code : undefined;
   const name = err.name ?? '';
   if (code === GRPC.UNAUTHENTICATED || code === GRPC.PERMISSION_DENIED) {
-    return new PatchbayError('sandbox_unavailable', `Modal refused the credentials while ${during} (${detail}): check MODAL_TOKEN_ID and MODAL_TOKEN_SECRET`, { cause: error });
+    return new PatchbayError(
+      'sandbox_unavailable',
+      `Modal refused the credentials while ${during} (${detail}): check MODAL_TOKEN_ID and MODAL_TOKEN_SECRET`,
+      { cause: error },
+    );
   }
   if (code === GRPC.RESOURCE_EXHAUSTED || name === 'ResourceExhaustedError') {
-    return new PatchbayError('sandbox_unavailable', `Modal has no capacity or quota left while ${during} (${detail}); try again later or raise the workspace's limits`, { cause: error, retryable: true });
+    return new PatchbayError(
+      'sandbox_unavailable',
+      `Modal has no capacity or quota left while ${during} (${detail}); try again later or raise the workspace's limits`,
+      { cause: error, retryable: true },
+    );
   }
   if (/Image build for .* failed|image build/i.test(detail)) {
-    return new PatchbayError('sandbox_unavailable', `The Modal image failed to build while ${during} (${detail}): check MODAL_IMAGE`, { cause: error });
+    return new PatchbayError(
+      'sandbox_unavailable',
+      `The Modal image failed to build while ${during} (${detail}): check MODAL_IMAGE`,
+      { cause: error },
+    );
   }
   if (name === 'TimeoutError' || code === GRPC.DEADLINE_EXCEEDED) {
-    return new PatchbayError('timeout', `Modal did not answer in time while ${during} (${detail})`, { cause: error, retryable: true });
+    return new PatchbayError('timeout', `Modal did not answer in time while ${during} (${detail})`, {
+      cause: error,
+      retryable: true,
+    });
   }
   if (code === GRPC.UNAVAILABLE || /ECONNREFUSED|No connection established/i.test(detail)) {
-    return new PatchbayError('sandbox_unavailable', `Modal could not be reached while ${during} (${detail}): check MODAL_SERVER_URL and the network`, { cause: error, retryable: true });
+    return new PatchbayError(
+      'sandbox_unavailable',
+      `Modal could not be reached while ${during} (${detail}): check MODAL_SERVER_URL and the network`,
+      { cause: error, retryable: true },
+    );
   }
   return new PatchbayError('sandbox_failed', `Modal failed while ${during}: ${detail}`, { cause: error });
 }

@@ -11,7 +11,17 @@ export type ModalProcess = {
   wait(): Promise<number>;
 };
 export type ModalExecTarget = {
-  exec(command: string[], params: { mode: 'binary'; stdout?: 'pipe' | 'ignore'; stderr?: 'pipe' | 'ignore'; workdir?: string; timeoutMs?: number; env?: Record<string, string> }): Promise<ModalProcess>;
+  exec(
+    command: string[],
+    params: {
+      mode: 'binary';
+      stdout?: 'pipe' | 'ignore';
+      stderr?: 'pipe' | 'ignore';
+      workdir?: string;
+      timeoutMs?: number;
+      env?: Record<string, string>;
+    },
+  ): Promise<ModalProcess>;
 };
 
 export type ModalExecInput = {
@@ -67,7 +77,14 @@ export async function runModalExec(sandbox: ModalExecTarget, input: ModalExecInp
   const backstopMs = (Math.ceil(input.timeoutMs / 1000) + 30) * 1000;
   let proc: ModalProcess;
   try {
-    proc = await sandbox.exec(wrapper, { mode: 'binary', stdout: 'pipe', stderr: 'pipe', workdir: input.workdir, env: input.env, timeoutMs: backstopMs });
+    proc = await sandbox.exec(wrapper, {
+      mode: 'binary',
+      stdout: 'pipe',
+      stderr: 'pipe',
+      workdir: input.workdir,
+      env: input.env,
+      timeoutMs: backstopMs,
+    });
   } catch (error) {
     throw modalError(error, 'starting a command');
   }
@@ -75,8 +92,14 @@ export async function runModalExec(sandbox: ModalExecTarget, input: ModalExecInp
   const stderr = capture(proc.stderr, input.maxOutputBytes);
   const end = await firstEnd(proc, input, feedStdin(proc.stdin, input.stdin));
 
-  const finish = async (partial: Partial<ModalExecOutput>, read: 'to-the-end' | 'with-grace' = 'with-grace'): Promise<ModalExecOutput> => {
-    const [out, err] = read === 'to-the-end' ? await wholeOutput(stdout, stderr) : await Promise.all([stdout.done(KILL_GRACE_MS), stderr.done(KILL_GRACE_MS)]);
+  const finish = async (
+    partial: Partial<ModalExecOutput>,
+    read: 'to-the-end' | 'with-grace' = 'with-grace',
+  ): Promise<ModalExecOutput> => {
+    const [out, err] =
+      read === 'to-the-end'
+        ? await wholeOutput(stdout, stderr)
+        : await Promise.all([stdout.done(KILL_GRACE_MS), stderr.done(KILL_GRACE_MS)]);
     return {
       exitCode: null,
       timedOut: false,
@@ -95,16 +118,26 @@ export async function runModalExec(sandbox: ModalExecTarget, input: ModalExecInp
       return finish({ exitCode: end.code }, 'to-the-end');
     case 'stdin': {
       // A command that exited without reading all of its input is not a failed delivery.
-      const code = await Promise.race([proc.wait().catch(() => undefined), new Promise<undefined>((r) => setTimeout(r, 2_000, undefined))]);
+      const code = await Promise.race([
+        proc.wait().catch(() => undefined),
+        new Promise<undefined>((r) => setTimeout(r, 2_000, undefined)),
+      ]);
       if (code !== undefined) return finish({ exitCode: code });
       await killGroup(sandbox, pidFile);
-      throw new PatchbayError('sandbox_failed', `sending input to a command in the Modal sandbox failed: ${modalError(end.error, 'writing its stdin').message}`, { cause: end.error });
+      throw new PatchbayError(
+        'sandbox_failed',
+        `sending input to a command in the Modal sandbox failed: ${modalError(end.error, 'writing its stdin').message}`,
+        { cause: end.error },
+      );
     }
     case 'ended':
       return finish({ sandboxEnded: end.reason });
     case 'error': {
       // The SDK gives up on a command whose sandbox went away; the caller's watch says why.
-      const reason = await Promise.race([input.sandboxEnded, new Promise<undefined>((r) => setTimeout(r, 3_000, undefined))]);
+      const reason = await Promise.race([
+        input.sandboxEnded,
+        new Promise<undefined>((r) => setTimeout(r, 3_000, undefined)),
+      ]);
       if (reason) return finish({ sandboxEnded: reason });
       throw modalError(end.error, 'waiting for a command');
     }
@@ -169,19 +202,26 @@ async function wholeOutput(stdout: ReturnType<typeof capture>, stderr: ReturnTyp
   try {
     return await Promise.all([stdout.complete(OUTPUT_STALL_MS), stderr.complete(OUTPUT_STALL_MS)]);
   } catch (error) {
-    throw new PatchbayError('sandbox_failed', `the output of a command in the Modal sandbox did not arrive in full: ${modalError(error, 'reading its output').message}`, { cause: error });
+    throw new PatchbayError(
+      'sandbox_failed',
+      `the output of a command in the Modal sandbox did not arrive in full: ${modalError(error, 'reading its output').message}`,
+      { cause: error },
+    );
   }
 }
 
 /** Kills the process group the wrapper recorded; quiet when it is already gone. */
 async function killGroup(sandbox: ModalExecTarget, pidFile: string): Promise<void> {
   try {
-    const killer = await sandbox.exec(['sh', '-c', 'pg=$(cat "$1" 2>/dev/null) && kill -KILL "-$pg" 2>/dev/null; rm -f "$1"; true', 'sh', pidFile], {
-      mode: 'binary',
-      stdout: 'ignore',
-      stderr: 'ignore',
-      timeoutMs: 30_000,
-    });
+    const killer = await sandbox.exec(
+      ['sh', '-c', 'pg=$(cat "$1" 2>/dev/null) && kill -KILL "-$pg" 2>/dev/null; rm -f "$1"; true', 'sh', pidFile],
+      {
+        mode: 'binary',
+        stdout: 'ignore',
+        stderr: 'ignore',
+        timeoutMs: 30_000,
+      },
+    );
     await killer.stdin.close().catch(() => undefined);
     await Promise.race([killer.wait(), new Promise((r) => setTimeout(r, 10_000))]);
   } catch {
@@ -193,7 +233,8 @@ async function killGroup(sandbox: ModalExecTarget, pidFile: string): Promise<voi
 async function feedStdin(stdin: WritableStream<Uint8Array>, data: Uint8Array | undefined): Promise<void> {
   const writer = stdin.getWriter();
   try {
-    for (let at = 0; data && at < data.length; at += STDIN_CHUNK_BYTES) await writer.write(data.subarray(at, at + STDIN_CHUNK_BYTES));
+    for (let at = 0; data && at < data.length; at += STDIN_CHUNK_BYTES)
+      await writer.write(data.subarray(at, at + STDIN_CHUNK_BYTES));
     await writer.close();
   } finally {
     writer.releaseLock();
@@ -216,7 +257,10 @@ const shellQuote = (arg: string) => `'${arg.replaceAll("'", `'\\''`)}'`;
 async function commandAsFile(sandbox: ModalExecTarget, input: ModalExecInput): Promise<string[]> {
   const path = `/tmp/.patchbay-cmd-${randomBytes(6).toString('hex')}`;
   const [first, flag, text, ...rest] = input.args;
-  const script = first === 'sh' && flag === '-c' && text !== undefined && rest.length === 0 ? text : `exec ${input.args.map(shellQuote).join(' ')}`;
+  const script =
+    first === 'sh' && flag === '-c' && text !== undefined && rest.length === 0
+      ? text
+      : `exec ${input.args.map(shellQuote).join(' ')}`;
   const upload = await runModalExec(sandbox, {
     args: ['sh', '-c', 'umask 077 && cat > "$1"', 'sh', path],
     workdir: '/',
@@ -228,7 +272,10 @@ async function commandAsFile(sandbox: ModalExecTarget, input: ModalExecInput): P
     ...(input.signal && { signal: input.signal }),
   });
   if (upload.exitCode !== 0) {
-    throw new PatchbayError('sandbox_failed', `putting a ${commandBytes(input.args)}-byte command into the Modal sandbox failed (exit ${upload.exitCode ?? 'none'}): ${Buffer.from(upload.stderr).toString('utf8').trim().slice(0, 500)}`);
+    throw new PatchbayError(
+      'sandbox_failed',
+      `putting a ${commandBytes(input.args)}-byte command into the Modal sandbox failed (exit ${upload.exitCode ?? 'none'}): ${Buffer.from(upload.stderr).toString('utf8').trim().slice(0, 500)}`,
+    );
   }
   return ['sh', path];
 }
@@ -270,7 +317,10 @@ function capture(stream: ReadableStream<Uint8Array>, limit: number) {
           throw new Error(`the stream stopped for ${Math.round(stallMs / 1000)} s after ${kept + dropped} bytes`);
         }
         let timer: NodeJS.Timeout | undefined;
-        const ended = await Promise.race([reading.then(() => true), new Promise<boolean>((r) => (timer = setTimeout(r, left, false)))]);
+        const ended = await Promise.race([
+          reading.then(() => true),
+          new Promise<boolean>((r) => (timer = setTimeout(r, left, false))),
+        ]);
         clearTimeout(timer);
         if (ended) break;
       }

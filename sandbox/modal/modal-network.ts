@@ -14,7 +14,10 @@ export type ModalNetworkParams =
  * ports, and has no address rules: address entries are dropped and ports ignored, which the caller
  * logs once.
  */
-export function modalNetwork(network: SandboxSpec['network'], rules: readonly EgressRule[]): { params: ModalNetworkParams; dropped: string[] } {
+export function modalNetwork(
+  network: SandboxSpec['network'],
+  rules: readonly EgressRule[],
+): { params: ModalNetworkParams; dropped: string[] } {
   if (network === 'host') return { params: {}, dropped: [] };
   if (network === 'none') return { params: { blockNetwork: true }, dropped: [] };
   const domains: string[] = [];
@@ -23,7 +26,8 @@ export function modalNetwork(network: SandboxSpec['network'], rules: readonly Eg
     if (rule.kind === 'domain') {
       const name = rule.wildcard ? `*.${rule.domain}` : rule.domain;
       if (!domains.includes(name)) domains.push(name);
-      if (rule.port !== undefined && rule.port !== 80 && rule.port !== 443) dropped.push(`${name}:${rule.port} (Modal allows domains on every port)`);
+      if (rule.port !== undefined && rule.port !== 80 && rule.port !== 443)
+        dropped.push(`${name}:${rule.port} (Modal allows domains on every port)`);
     } else {
       dropped.push(`${rule.address} (Modal's domain allowlist takes no addresses)`);
     }

@@ -39,5 +39,9 @@ export interface ModalRecordStore {
    * Records `template` as the repository's setup image only while its image is still `fromImageId`
    * (a session that saved a newer one meanwhile wins). True when it was recorded.
    */
-  replaceTemplate(repo: string, fromImageId: string, template: { imageId: string; baseCommit: string }): Promise<boolean>;
+  replaceTemplate(
+    repo: string,
+    fromImageId: string,
+    template: { imageId: string; baseCommit: string },
+  ): Promise<boolean>;
 }

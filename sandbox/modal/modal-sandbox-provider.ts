@@ -1,7 +1,13 @@
 import type { Logger } from 'pino';
 import { PatchbayError } from '../../src/core/errors.ts';
 import type { EgressRule } from '../egress-policy.ts';
-import { assertCommandEnv, type ExecOptions, type Sandbox, type SandboxProvider, type SandboxSpec } from '../sandbox.ts';
+import {
+  assertCommandEnv,
+  type ExecOptions,
+  type Sandbox,
+  type SandboxProvider,
+  type SandboxSpec,
+} from '../sandbox.ts';
 import { assertSessionId } from '../workspace-store.ts';
 import { describeSandboxEnd, modalError } from './modal-errors.ts';
 import { runModalExec, toExecResult, type ModalExecTarget } from './modal-exec.ts';
@@ -81,7 +87,10 @@ const DEFAULT_MAX_OUTPUT_BYTES = 1024 * 1024;
 const EXPIRY_MARGIN_MS = 3 * 60_000;
 const DEFAULT_SNAPSHOT_RETRY_DELAYS_MS = [1_000, 3_000];
 
-export type ModalSandboxProvider = SandboxProvider & { readonly kind: 'modal'; close(): Promise<void> } & SetupImageRefresh;
+export type ModalSandboxProvider = SandboxProvider & {
+  readonly kind: 'modal';
+  close(): Promise<void>;
+} & SetupImageRefresh;
 
 /** A repository's setup image: a snapshot of a sandbox just after the repository's setup ran at `baseCommit`. */
 export type SetupImage = { repo: string; imageId: string; baseCommit: string };
@@ -126,7 +135,10 @@ export function createModalSandboxProvider(options: ModalSandboxProviderOptions)
     return app;
   };
   const baseImage = async (): Promise<ModalImageLike> => {
-    if (/^im-/.test(settings.image)) return client.images.fromId(settings.image).catch((error: unknown) => Promise.reject(modalError(error, `looking up MODAL_IMAGE ${settings.image}`)));
+    if (/^im-/.test(settings.image))
+      return client.images
+        .fromId(settings.image)
+        .catch((error: unknown) => Promise.reject(modalError(error, `looking up MODAL_IMAGE ${settings.image}`)));
     return client.images.fromRegistry(settings.image).dockerfileCommands(settings.dockerfileCommands);
   };
   const networkFor = (spec: SandboxSpec) => {
@@ -142,12 +154,19 @@ export function createModalSandboxProvider(options: ModalSandboxProviderOptions)
     try {
       return await client.images.fromId(template.imageId);
     } catch (error) {
-      sessionLog.info({ err: error, imageId: template.imageId }, 'the setup image is gone; starting from the base image');
+      sessionLog.info(
+        { err: error, imageId: template.imageId },
+        'the setup image is gone; starting from the base image',
+      );
       return undefined;
     }
   };
 
-  const createSandbox = async (sessionId: string, spec: SandboxSpec, image: ModalImageLike): Promise<ModalSandboxLike> => {
+  const createSandbox = async (
+    sessionId: string,
+    spec: SandboxSpec,
+    image: ModalImageLike,
+  ): Promise<ModalSandboxLike> => {
     const timeoutMs = settings.timeoutMinutes * 60_000;
     // The record exists (with a fresh use time) before the sandbox does, so a reaper on another
     // worker never takes the new sandbox for an orphan.
@@ -164,7 +183,16 @@ export function createModalSandboxProvider(options: ModalSandboxProviderOptions)
         ...networkFor(spec),
         ...(settings.exitSnapshots && { experimentalOptions: { enable_exit_snapshot: true } }),
       });
-      await store.save(sessionId, { sandboxId: sandbox.sandboxId, expiresAt: new Date(clock().getTime() + timeoutMs), usedAt: clock(), released: false }, spec.epoch);
+      await store.save(
+        sessionId,
+        {
+          sandboxId: sandbox.sandboxId,
+          expiresAt: new Date(clock().getTime() + timeoutMs),
+          usedAt: clock(),
+          released: false,
+        },
+        spec.epoch,
+      );
       try {
         await probeImage(sandbox);
       } catch (error) {
@@ -187,15 +215,29 @@ export function createModalSandboxProvider(options: ModalSandboxProviderOptions)
     const script = `mkdir -p ${MODAL_WORKDIR} && for tool in git setsid; do command -v "$tool" >/dev/null 2>&1 || { echo "$tool"; exit 3; }; done`;
     let detail: string;
     try {
-      const proc = await sandbox.exec(['sh', '-c', script], { mode: 'binary', stdout: 'pipe', stderr: 'pipe', workdir: '/', timeoutMs: 120_000 });
-      const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.wait()]);
+      const proc = await sandbox.exec(['sh', '-c', script], {
+        mode: 'binary',
+        stdout: 'pipe',
+        stderr: 'pipe',
+        workdir: '/',
+        timeoutMs: 120_000,
+      });
+      const [out, err, code] = await Promise.all([
+        new Response(proc.stdout).text(),
+        new Response(proc.stderr).text(),
+        proc.wait(),
+      ]);
       if (code === 0) return;
-      detail = code === 3 ? `it has no ${out.trim()}` : `sh -c failed with exit ${code}: ${(err || out).trim().slice(0, 300)}`;
+      detail =
+        code === 3 ? `it has no ${out.trim()}` : `sh -c failed with exit ${code}: ${(err || out).trim().slice(0, 300)}`;
     } catch (error) {
       detail = modalError(error, 'probing the image').message;
     }
     await sandbox.terminate().catch(() => undefined);
-    throw new PatchbayError('sandbox_unavailable', `The Modal image ${settings.image} cannot run Patchbay's commands (${detail}): MODAL_IMAGE needs sh, git, coreutils and setsid`);
+    throw new PatchbayError(
+      'sandbox_unavailable',
+      `The Modal image ${settings.image} cannot run Patchbay's commands (${detail}): MODAL_IMAGE needs sh, git, coreutils and setsid`,
+    );
   };
 
   /**
@@ -203,15 +245,29 @@ export function createModalSandboxProvider(options: ModalSandboxProviderOptions)
    * of its filesystem at that moment when it was created with them on: the session continues from
    * it with nothing lost. When Modal could not make one, the last snapshot of our own stands.
    */
-  const takeExitSnapshot = async (sessionId: string, sandbox: ModalSandboxLike, epoch: number | undefined): Promise<void> => {
+  const takeExitSnapshot = async (
+    sessionId: string,
+    sandbox: ModalSandboxLike,
+    epoch: number | undefined,
+  ): Promise<void> => {
     if (settings.exitSnapshots) {
       try {
         const image = await sandbox.experimentalGetExitSnapshot({ timeoutMs: 60_000 });
-        await store.save(sessionId, { sandboxId: null, imageId: image.imageId, snapshotAt: clock(), released: true }, epoch);
-        log.info({ sessionId, sandboxId: sandbox.sandboxId, imageId: image.imageId }, 'took the exit snapshot of an ended sandbox');
+        await store.save(
+          sessionId,
+          { sandboxId: null, imageId: image.imageId, snapshotAt: clock(), released: true },
+          epoch,
+        );
+        log.info(
+          { sessionId, sandboxId: sandbox.sandboxId, imageId: image.imageId },
+          'took the exit snapshot of an ended sandbox',
+        );
         return;
       } catch (error) {
-        log.warn({ sessionId, sandboxId: sandbox.sandboxId, err: error }, 'no exit snapshot of the ended sandbox; continuing from the last snapshot');
+        log.warn(
+          { sessionId, sandboxId: sandbox.sandboxId, err: error },
+          'no exit snapshot of the ended sandbox; continuing from the last snapshot',
+        );
       }
     }
     await store.save(sessionId, { sandboxId: null }, epoch);
@@ -222,22 +278,38 @@ export function createModalSandboxProvider(options: ModalSandboxProviderOptions)
    * ran out): the session then starts again from the repository, where the harness restores its
    * database checkpoint or its pushed branch. Any other failure to load it ends the run.
    */
-  const sessionSnapshot = async (sessionId: string, imageId: string, sessionLog: Logger, epoch: number | undefined): Promise<ModalImageLike | undefined> => {
+  const sessionSnapshot = async (
+    sessionId: string,
+    imageId: string,
+    sessionLog: Logger,
+    epoch: number | undefined,
+  ): Promise<ModalImageLike | undefined> => {
     try {
       return await client.images.fromId(imageId);
     } catch (error) {
       const err = error as { code?: unknown; name?: string };
       if (err.code !== 5 && err.name !== 'NotFoundError') {
-        throw new PatchbayError('sandbox_failed', `The snapshot of this session's sandbox (${imageId}) could not be loaded: ${modalError(error, 'loading it').message}`, { cause: error });
+        throw new PatchbayError(
+          'sandbox_failed',
+          `The snapshot of this session's sandbox (${imageId}) could not be loaded: ${modalError(error, 'loading it').message}`,
+          { cause: error },
+        );
       }
-      sessionLog.warn({ imageId }, "the session's snapshot is gone (past MODAL_SNAPSHOT_TTL_DAYS?); starting from the repository, the stored checkpoint and the pushed branch");
+      sessionLog.warn(
+        { imageId },
+        "the session's snapshot is gone (past MODAL_SNAPSHOT_TTL_DAYS?); starting from the repository, the stored checkpoint and the pushed branch",
+      );
       await store.save(sessionId, { imageId: null, snapshotAt: null }, epoch);
       return undefined;
     }
   };
 
   /** The session's live sandbox, or undefined when it has ended (or is about to reach its limit). */
-  const liveSandbox = async (sessionId: string, record: ModalSessionRecord | undefined, epoch: number | undefined): Promise<ModalSandboxLike | undefined> => {
+  const liveSandbox = async (
+    sessionId: string,
+    record: ModalSessionRecord | undefined,
+    epoch: number | undefined,
+  ): Promise<ModalSandboxLike | undefined> => {
     if (!record?.sandboxId) return undefined;
     const sandbox = fenceModalSandbox(await client.sandboxes.fromId(record.sandboxId), { store, sessionId, epoch });
     let exit: number | null;
@@ -252,7 +324,11 @@ export function createModalSandboxProvider(options: ModalSandboxProviderOptions)
       return undefined;
     }
     // A run must fit in what is left, or Modal ends the sandbox under it.
-    const margin = Math.max(EXPIRY_MARGIN_MS, (settings.timeoutMinutes * 60_000) / 4, (options.runMaxMs ?? 0) + EXPIRY_MARGIN_MS);
+    const margin = Math.max(
+      EXPIRY_MARGIN_MS,
+      (settings.timeoutMinutes * 60_000) / 4,
+      (options.runMaxMs ?? 0) + EXPIRY_MARGIN_MS,
+    );
     if (record.expiresAt && record.expiresAt.getTime() - clock().getTime() < margin) {
       // Too close to Modal's limit for a run: save it and move on to a fresh one.
       let image: { imageId: string };
@@ -260,13 +336,24 @@ export function createModalSandboxProvider(options: ModalSandboxProviderOptions)
         image = await sandbox.snapshotFilesystem({ ttlMs: settings.snapshotTtlDays * 86_400_000 });
       } catch (error) {
         // Ending it now would lose whatever only it holds: use it once more rather.
-        log.warn({ sessionId, sandboxId: sandbox.sandboxId, err: error }, 'could not snapshot a sandbox near its time limit; reattaching to it instead of replacing it');
+        log.warn(
+          { sessionId, sandboxId: sandbox.sandboxId, err: error },
+          'could not snapshot a sandbox near its time limit; reattaching to it instead of replacing it',
+        );
         return sandbox;
       }
       await store.save(sessionId, { imageId: image.imageId, snapshotAt: clock(), released: true }, epoch);
       await sandbox.terminate().catch(() => undefined);
       await store.save(sessionId, { sandboxId: null }, epoch);
-      log.info({ sessionId, sandboxId: sandbox.sandboxId, leftMs: record.expiresAt.getTime() - clock().getTime(), neededMs: margin }, 'the session sandbox has too little time left for a run; continuing in a new one from its snapshot');
+      log.info(
+        {
+          sessionId,
+          sandboxId: sandbox.sandboxId,
+          leftMs: record.expiresAt.getTime() - clock().getTime(),
+          neededMs: margin,
+        },
+        'the session sandbox has too little time left for a run; continuing in a new one from its snapshot',
+      );
       return undefined;
     }
     return sandbox;
@@ -285,7 +372,10 @@ export function createModalSandboxProvider(options: ModalSandboxProviderOptions)
       // An ended sandbox may have just left its exit snapshot in the record.
       if (!sandbox && record?.sandboxId) record = await store.get(sessionId);
       let restoredNote: string | undefined;
-      const snapshotImage = !sandbox && record?.imageId ? await sessionSnapshot(sessionId, record.imageId, sessionLog, spec.epoch) : undefined;
+      const snapshotImage =
+        !sandbox && record?.imageId
+          ? await sessionSnapshot(sessionId, record.imageId, sessionLog, spec.epoch)
+          : undefined;
       if (sandbox) {
         // Under the run's lease: a run that was taken over meanwhile gets no sandbox (lease_lost).
         await store.save(sessionId, { usedAt: clock() }, spec.epoch);
@@ -296,17 +386,28 @@ export function createModalSandboxProvider(options: ModalSandboxProviderOptions)
           const at = record.snapshotAt?.toISOString() ?? 'an earlier point';
           restoredNote = `The sandbox this session worked in was lost before its work was saved. The workspace was restored from a snapshot taken at ${at}: changes made after that are not in it. Check the workspace (git status, git log) and redo what is missing before going on.`;
         }
-        sessionLog.info({ sandboxId: sandbox.sandboxId, imageId: record.imageId, lost: !record.released }, 'session sandbox restored from its snapshot');
+        sessionLog.info(
+          { sandboxId: sandbox.sandboxId, imageId: record.imageId, lost: !record.released },
+          'session sandbox restored from its snapshot',
+        );
       } else {
         if (record?.sandboxId || (record && !record.released)) {
-          restoredNote = 'The sandbox this session worked in was lost before any of its work was saved. The workspace starts again from the branch as it was pushed (or its base): check it and redo what is missing.';
+          restoredNote =
+            'The sandbox this session worked in was lost before any of its work was saved. The workspace starts again from the branch as it was pushed (or its base): check it and redo what is missing.';
         }
         const template = spec.repo ? await templateImage(spec.repo, sessionLog) : undefined;
         sandbox = await createSandbox(sessionId, spec, template ?? (await baseImage()));
         sessionLog.info({ sandboxId: sandbox.sandboxId, template: template?.imageId }, 'session sandbox created');
       }
       held.add(sessionId);
-      return openHandle(sessionId, sandbox, (await store.get(sessionId))?.expiresAt ?? null, restoredNote, sessionLog, spec.epoch);
+      return openHandle(
+        sessionId,
+        sandbox,
+        (await store.get(sessionId))?.expiresAt ?? null,
+        restoredNote,
+        sessionLog,
+        spec.epoch,
+      );
     },
 
     setupImages: () => store.listTemplates(),
@@ -334,11 +435,20 @@ export function createModalSandboxProvider(options: ModalSandboxProviderOptions)
       try {
         await probeImage(sandbox);
         const { commit } = await work(refreshHandle(sandbox));
-        const snapshot = await sandbox.snapshotFilesystem({ ttlMs: settings.snapshotTtlDays * 86_400_000 }).catch((error: unknown) => Promise.reject(modalError(error, 'snapshotting the refreshed setup image')));
-        const recorded = await store.replaceTemplate(template.repo, template.imageId, { imageId: snapshot.imageId, baseCommit: commit });
+        const snapshot = await sandbox
+          .snapshotFilesystem({ ttlMs: settings.snapshotTtlDays * 86_400_000 })
+          .catch((error: unknown) => Promise.reject(modalError(error, 'snapshotting the refreshed setup image')));
+        const recorded = await store.replaceTemplate(template.repo, template.imageId, {
+          imageId: snapshot.imageId,
+          baseCommit: commit,
+        });
         return { outcome: recorded ? 'recorded' : 'superseded', imageId: snapshot.imageId };
       } finally {
-        await sandbox.terminate().catch((error: unknown) => log.warn({ err: error, sandboxId: sandbox.sandboxId }, 'could not terminate a setup-image refresh sandbox'));
+        await sandbox
+          .terminate()
+          .catch((error: unknown) =>
+            log.warn({ err: error, sandboxId: sandbox.sandboxId }, 'could not terminate a setup-image refresh sandbox'),
+          );
         sandbox.detach();
       }
     },
@@ -359,7 +469,11 @@ export function createModalSandboxProvider(options: ModalSandboxProviderOptions)
           // A session whose record moved on (or never existed) left this one behind; a record used
           // in the last minutes may belong to a sandbox being created right now.
           if (!current || now.getTime() - current.usedAt.getTime() > 5 * 60_000) reason = 'orphaned';
-        } else if (record.released && !held.has(record.sessionId) && now.getTime() - record.usedAt.getTime() > options.ttlMinutes * 60_000) {
+        } else if (
+          record.released &&
+          !held.has(record.sessionId) &&
+          now.getTime() - record.usedAt.getTime() > options.ttlMinutes * 60_000
+        ) {
           reason = 'idle';
         }
         if (!reason || !sessionId) continue;
@@ -380,7 +494,15 @@ export function createModalSandboxProvider(options: ModalSandboxProviderOptions)
   function refreshHandle(sandbox: ModalSandboxLike): Sandbox {
     const never = new Promise<string>(() => undefined);
     const run: RunInSandbox = (args, opts) =>
-      runModalExec(sandbox, { args, workdir: MODAL_WORKDIR, env: { LANG: 'C.UTF-8' }, timeoutMs: opts.timeoutMs ?? DEFAULT_TIMEOUT_MS, maxOutputBytes: opts.maxOutputBytes, sandboxEnded: never, ...(opts.stdin && { stdin: opts.stdin }) });
+      runModalExec(sandbox, {
+        args,
+        workdir: MODAL_WORKDIR,
+        env: { LANG: 'C.UTF-8' },
+        timeoutMs: opts.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+        maxOutputBytes: opts.maxOutputBytes,
+        sandboxEnded: never,
+        ...(opts.stdin && { stdin: opts.stdin }),
+      });
     const files = createModalFiles(run, MODAL_WORKDIR);
     return {
       sessionId: 'setup-image-refresh',
@@ -399,7 +521,14 @@ export function createModalSandboxProvider(options: ModalSandboxProviderOptions)
     };
   }
 
-  function openHandle(sessionId: string, sandbox: ModalSandboxLike, expiresAt: Date | null, restoredNote: string | undefined, sessionLog: Logger, epoch: number | undefined): Sandbox {
+  function openHandle(
+    sessionId: string,
+    sandbox: ModalSandboxLike,
+    expiresAt: Date | null,
+    restoredNote: string | undefined,
+    sessionLog: Logger,
+    epoch: number | undefined,
+  ): Sandbox {
     let state: 'open' | 'released' | 'destroyed' = 'open';
     let ended: PatchbayError | undefined;
     let endedResolve: (reason: string) => void = () => undefined;
@@ -410,7 +539,10 @@ export function createModalSandboxProvider(options: ModalSandboxProviderOptions)
     let busy = 0;
     // Modal ends the sandbox at its time limit whatever it is doing: save the work just before.
     const expiryTimer = expiresAt
-      ? setTimeout(() => void snapshot('time limit near'), Math.max(0, expiresAt.getTime() - clock().getTime() - EXPIRY_MARGIN_MS))
+      ? setTimeout(
+          () => void snapshot('time limit near'),
+          Math.max(0, expiresAt.getTime() - clock().getTime() - EXPIRY_MARGIN_MS),
+        )
       : undefined;
     expiryTimer?.unref();
 
@@ -507,7 +639,9 @@ export function createModalSandboxProvider(options: ModalSandboxProviderOptions)
         busy++;
         startWatch();
         try {
-          const output = await shellExec(sandbox, command, opts, { workdir: cwd, sandboxEnded: endedPromise }).catch(explain);
+          const output = await shellExec(sandbox, command, opts, { workdir: cwd, sandboxEnded: endedPromise }).catch(
+            explain,
+          );
           if (output.sandboxEnded) markEnded(output.sandboxEnded);
           assertUsable();
           return toExecResult(output);
@@ -529,7 +663,10 @@ export function createModalSandboxProvider(options: ModalSandboxProviderOptions)
         assertUsable();
         const imageId = await snapshot(checkpointOptions?.template ? 'setup' : 'checkpoint');
         if (imageId && checkpointOptions?.template) {
-          await store.saveTemplate(checkpointOptions.template.repo, { imageId, baseCommit: checkpointOptions.template.commit });
+          await store.saveTemplate(checkpointOptions.template.repo, {
+            imageId,
+            baseCommit: checkpointOptions.template.commit,
+          });
         }
       },
       async release() {
@@ -552,7 +689,10 @@ export function createModalSandboxProvider(options: ModalSandboxProviderOptions)
             // Not released: the sandbox alone holds the latest work, so the reaper leaves it, the next
             // run reattaches to it, and its release snapshots again.
             await store.save(sessionId, { released: false, usedAt: clock() }, epoch);
-            sessionLog.warn({ sandboxId: sandbox.sandboxId }, 'the session sandbox could not be snapshotted; it stays unreleased and its next run snapshots it again');
+            sessionLog.warn(
+              { sandboxId: sandbox.sandboxId },
+              'the session sandbox could not be snapshotted; it stays unreleased and its next run snapshots it again',
+            );
           }
         }
         sandbox.detach();
@@ -564,18 +704,24 @@ export function createModalSandboxProvider(options: ModalSandboxProviderOptions)
         stopWatch();
         clearTimeout(expiryTimer);
         held.delete(sessionId);
-        await sandbox.terminate().catch((error: unknown) => sessionLog.warn({ err: error }, 'could not terminate the Modal sandbox'));
+        await sandbox
+          .terminate()
+          .catch((error: unknown) => sessionLog.warn({ err: error }, 'could not terminate the Modal sandbox'));
         await store.save(sessionId, { sandboxId: null, imageId: null, snapshotAt: null, released: true }, epoch);
         sandbox.detach();
       },
     };
     return handle;
-
   }
 }
 
 /** Runs `command` with `sh -c` in the sandbox as `opts` ask (its env already checked). */
-function shellExec(sandbox: ModalSandboxLike, command: string, opts: ExecOptions, at: { workdir: string; sandboxEnded: Promise<string> }) {
+function shellExec(
+  sandbox: ModalSandboxLike,
+  command: string,
+  opts: ExecOptions,
+  at: { workdir: string; sandboxEnded: Promise<string> },
+) {
   return runModalExec(sandbox, {
     args: ['sh', '-c', command],
     workdir: at.workdir,

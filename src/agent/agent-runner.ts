@@ -106,7 +106,9 @@ export async function runAgent(input: RunInput): Promise<RunOutcome> {
   const seqs: (number | null)[] = entries.map((e) => e.eventSeq);
   let consumedSeq = Math.max(0, ...seqs.map((s) => s ?? 0));
   // Turn numbers key events' dedupe; compaction removes assistant messages, so count from the log.
-  const turnsInLog = (await runLog.events(sessionId, { types: ['usage'] })).map((e) => (e.event.type === 'usage' ? e.event.turn + 1 : 0));
+  const turnsInLog = (await runLog.events(sessionId, { types: ['usage'] })).map((e) =>
+    e.event.type === 'usage' ? e.event.turn + 1 : 0,
+  );
   const firstTurn = Math.max(messages.filter((m) => m.role === 'assistant').length, ...turnsInLog);
 
   const newUserMessagesAfter = async (afterSeq: number) =>
@@ -125,7 +127,14 @@ export async function runAgent(input: RunInput): Promise<RunOutcome> {
   };
 
   const executeCall = async (call: ToolCall): Promise<ToolOutput> => {
-    await record({ events: [{ event: { type: 'tool-start', callId: call.id, name: call.name, input: call.input }, dedupeKey: `tool-start:${call.id}` }] });
+    await record({
+      events: [
+        {
+          event: { type: 'tool-start', callId: call.id, name: call.name, input: call.input },
+          dedupeKey: `tool-start:${call.id}`,
+        },
+      ],
+    });
     const started = now();
     const raw = await tools.execute(call, ctx);
     // Interrupted (not stopped): leave the call without a result, so the resumed run executes it
@@ -137,7 +146,17 @@ export async function runAgent(input: RunInput): Promise<RunOutcome> {
     await record({
       // The result and the checkpoint of the work after it land together, or neither does.
       ...(output.checkpoint && { checkpoint: output.checkpoint }),
-      messages: [{ message: { role: 'tool', toolCallId: call.id, name: call.name, content: output.content, isError: output.isError ?? false } }],
+      messages: [
+        {
+          message: {
+            role: 'tool',
+            toolCallId: call.id,
+            name: call.name,
+            content: output.content,
+            isError: output.isError ?? false,
+          },
+        },
+      ],
       events: [
         {
           event: {
@@ -156,15 +175,25 @@ export async function runAgent(input: RunInput): Promise<RunOutcome> {
   };
 
   const startedBefore = async (call: ToolCall) =>
-    (await runLog.events(sessionId, { types: ['tool-start'] })).some((e) => e.event.type === 'tool-start' && e.event.callId === call.id);
+    (await runLog.events(sessionId, { types: ['tool-start'] })).some(
+      (e) => e.event.type === 'tool-start' && e.event.callId === call.id,
+    );
 
   /** A call that may have been applied in part, in a workspace that could not be put back: the model decides. */
   const reportInterrupted = async (call: ToolCall) => {
     const content = `This call was interrupted: the worker running it stopped before it finished, and the workspace could not be put back to where it was before the call, so it may hold part of the call's effect. It was not run again. Check the workspace before you repeat it.`;
-    log.warn({ callId: call.id, name: call.name }, 'a call interrupted by the previous run is reported to the model instead of run again');
+    log.warn(
+      { callId: call.id, name: call.name },
+      'a call interrupted by the previous run is reported to the model instead of run again',
+    );
     await record({
       messages: [{ message: { role: 'tool', toolCallId: call.id, name: call.name, content, isError: true } }],
-      events: [{ event: { type: 'tool-end', callId: call.id, name: call.name, isError: true, output: content, durationMs: 0 }, dedupeKey: `tool-end:${call.id}` }],
+      events: [
+        {
+          event: { type: 'tool-end', callId: call.id, name: call.name, isError: true, output: content, durationMs: 0 },
+          dedupeKey: `tool-end:${call.id}`,
+        },
+      ],
     });
   };
 
@@ -222,7 +251,10 @@ export async function runAgent(input: RunInput): Promise<RunOutcome> {
     );
     messages.splice(0, messages.length, ...compaction.entries.map((e) => e.message));
     seqs.splice(0, seqs.length, ...compaction.entries.map((e) => e.eventSeq));
-    log.info({ replaced: compaction.replaced, kept: messages.length - 1, modelSummary: compaction.modelSummary }, 'context compacted');
+    log.info(
+      { replaced: compaction.replaced, kept: messages.length - 1, modelSummary: compaction.modelSummary },
+      'context compacted',
+    );
     return true;
   };
 
@@ -243,9 +275,19 @@ export async function runAgent(input: RunInput): Promise<RunOutcome> {
         }
         const text = answers.map((a) => quote(a.event.actor, a.at, a.event.text)).join('\n\n');
         await record({
-          messages: [{ message: { role: 'tool', toolCallId: call.id, name: call.name, content: text, isError: false }, eventSeq: answers.at(-1)!.seq }],
+          messages: [
+            {
+              message: { role: 'tool', toolCallId: call.id, name: call.name, content: text, isError: false },
+              eventSeq: answers.at(-1)!.seq,
+            },
+          ],
           events: answers.map((a) => ({
-            event: { type: 'question-answered' as const, questionId: question?.questionId ?? call.id, actor: a.event.actor, text: a.event.text },
+            event: {
+              type: 'question-answered' as const,
+              questionId: question?.questionId ?? call.id,
+              actor: a.event.actor,
+              text: a.event.text,
+            },
             dedupeKey: `answer:${a.seq}`,
           })),
           patch: { pendingQuestion: null },
@@ -264,7 +306,11 @@ export async function runAgent(input: RunInput): Promise<RunOutcome> {
       if (inbox.length > 0) {
         await record({
           messages: inbox.map((e) => ({
-            message: { role: 'user' as const, content: messages.length === 0 && e === inbox[0] ? taskMessage(e) : quote(e.event.actor, e.at, e.event.text) },
+            message: {
+              role: 'user' as const,
+              content:
+                messages.length === 0 && e === inbox[0] ? taskMessage(e) : quote(e.event.actor, e.at, e.event.text),
+            },
             eventSeq: e.seq,
           })),
         });
@@ -275,12 +321,19 @@ export async function runAgent(input: RunInput): Promise<RunOutcome> {
 
       const elapsed = now() - startedAt;
       if (elapsed > limits.maxWallMs) {
-        return { ...budget(`the run reached its time limit of ${Math.round(limits.maxWallMs / 60_000)} minutes`), budget: { kind: 'time', spent: elapsed / 60_000, limit: limits.maxWallMs / 60_000 } };
+        return {
+          ...budget(`the run reached its time limit of ${Math.round(limits.maxWallMs / 60_000)} minutes`),
+          budget: { kind: 'time', spent: elapsed / 60_000, limit: limits.maxWallMs / 60_000 },
+        };
       }
       if (costUsd >= limits.maxCostUsd) {
-        return { ...budget(`the run spent $${costUsd.toFixed(2)} of its $${limits.maxCostUsd.toFixed(2)} budget`), budget: { kind: 'cost', spent: costUsd, limit: limits.maxCostUsd } };
+        return {
+          ...budget(`the run spent $${costUsd.toFixed(2)} of its $${limits.maxCostUsd.toFixed(2)} budget`),
+          budget: { kind: 'cost', spent: costUsd, limit: limits.maxCostUsd },
+        };
       }
-      if (tokensUsed > limits.maxTokens) return budget(`the run used ${tokensUsed} tokens, over its limit of ${limits.maxTokens}`);
+      if (tokensUsed > limits.maxTokens)
+        return budget(`the run used ${tokensUsed} tokens, over its limit of ${limits.maxTokens}`);
       if (toolCallCount >= limits.maxToolCalls) return budget(`the run made ${toolCallCount} tool calls, its limit`);
 
       if (!(await compact(turn))) return { kind: 'cancelled' };
@@ -296,9 +349,17 @@ export async function runAgent(input: RunInput): Promise<RunOutcome> {
       });
       if (result.stopReason === 'aborted' || signal.aborted) return { kind: 'cancelled' };
       if (result.stopReason === 'error') {
-        return { kind: 'failed', code: result.error?.code ?? 'model_error', message: result.error?.message ?? 'the model call failed' };
+        return {
+          kind: 'failed',
+          code: result.error?.code ?? 'model_error',
+          message: result.error?.message ?? 'the model call failed',
+        };
       }
-      tokensUsed += result.usage.inputTokens + result.usage.outputTokens + result.usage.cacheReadTokens + result.usage.cacheWriteTokens;
+      tokensUsed +=
+        result.usage.inputTokens +
+        result.usage.outputTokens +
+        result.usage.cacheReadTokens +
+        result.usage.cacheWriteTokens;
       costUsd += budgetCostUsd(model.model, result.usage);
 
       const assistant: ModelMessage = {
@@ -310,7 +371,9 @@ export async function runAgent(input: RunInput): Promise<RunOutcome> {
       await record({
         messages: [{ message: assistant }],
         events: [
-          ...(result.content ? [{ event: { type: 'assistant-message' as const, text: result.content, turn }, dedupeKey: `turn:${turn}` }] : []),
+          ...(result.content
+            ? [{ event: { type: 'assistant-message' as const, text: result.content, turn }, dedupeKey: `turn:${turn}` }]
+            : []),
           { event: { type: 'usage', turn, model: model.model, ...result.usage }, dedupeKey: `usage:${turn}` },
         ],
         usage: result.usage,
@@ -319,13 +382,26 @@ export async function runAgent(input: RunInput): Promise<RunOutcome> {
       if (result.toolCalls.length === 0) {
         switch (result.stopReason) {
           case 'max_tokens':
-            await record({ messages: [{ message: { role: 'user', content: 'Your reply was cut off at the output limit. Continue where you stopped.' } }] });
+            await record({
+              messages: [
+                {
+                  message: {
+                    role: 'user',
+                    content: 'Your reply was cut off at the output limit. Continue where you stopped.',
+                  },
+                },
+              ],
+            });
             continue;
           case 'pause_turn':
             await record({ messages: [{ message: { role: 'user', content: 'Continue.' } }] });
             continue;
           case 'refusal':
-            return { kind: 'failed', code: 'model_error', message: `the model declined the task${result.content ? `: ${clip(result.content, 300)}` : ''}` };
+            return {
+              kind: 'failed',
+              code: 'model_error',
+              message: `the model declined the task${result.content ? `: ${clip(result.content, 300)}` : ''}`,
+            };
           default:
             return { kind: 'finished', summary: result.content ?? '' };
         }
@@ -345,7 +421,12 @@ export async function runAgent(input: RunInput): Promise<RunOutcome> {
         // A remote sandbox that died ends the run with its reason; a message resumes the session.
         const lost = sandbox.failure?.();
         if (lost) return { kind: 'failed', code: 'sandbox_failed', message: lost.message };
-        const verdict = guard.record({ name: call.name, input: call.input, isError: output.isError ?? false, output: output.content });
+        const verdict = guard.record({
+          name: call.name,
+          input: call.input,
+          isError: output.isError ?? false,
+          output: output.content,
+        });
         if (verdict.stop) return { kind: 'failed', code: 'loop_guard', message: verdict.reason };
       }
       if (question) return { kind: 'waiting', question };
@@ -367,16 +448,17 @@ export function unresolvedCalls(messages: readonly ModelMessage[]): ToolCall[] {
   if (lastAssistant < 0) return [];
   const assistant = messages[lastAssistant]!;
   if (assistant.role !== 'assistant' || !assistant.toolCalls?.length) return [];
-  const answered = new Set(
-    messages.slice(lastAssistant + 1).flatMap((m) => (m.role === 'tool' ? [m.toolCallId] : [])),
-  );
+  const answered = new Set(messages.slice(lastAssistant + 1).flatMap((m) => (m.role === 'tool' ? [m.toolCallId] : [])));
   return assistant.toolCalls.filter((c) => !answered.has(c.id));
 }
 
 /** People's words reach the model quoted, with author and time: user content, not instructions. */
 export function quote(actor: Actor, at: string, text: string): string {
   const who = actor.email ? `${actor.name} <${actor.email}>` : actor.name;
-  const body = text.split('\n').map((line) => `> ${line}`).join('\n');
+  const body = text
+    .split('\n')
+    .map((line) => `> ${line}`)
+    .join('\n');
   return `Message from ${who} via ${actor.source} at ${at}:\n${body}`;
 }
 

@@ -3,14 +3,30 @@ import type { Tool } from './tool.ts';
 
 const AskUserInput = z
   .object({
-    question: z.string().trim().min(1).describe('The question, self-contained: the user may read it hours later in a chat thread.'),
-    choices: z.array(z.string().trim().min(1)).min(2).max(10).optional().describe('Options to pick from, when the answer is one of a few.'),
-    recommended: z.string().optional().describe('The option you would pick and will assume if asked to decide; one of choices when choices are given.'),
+    question: z
+      .string()
+      .trim()
+      .min(1)
+      .describe('The question, self-contained: the user may read it hours later in a chat thread.'),
+    choices: z
+      .array(z.string().trim().min(1))
+      .min(2)
+      .max(10)
+      .optional()
+      .describe('Options to pick from, when the answer is one of a few.'),
+    recommended: z
+      .string()
+      .optional()
+      .describe('The option you would pick and will assume if asked to decide; one of choices when choices are given.'),
   })
-  .refine((input) => input.recommended === undefined || input.choices === undefined || input.choices.includes(input.recommended), {
-    message: 'recommended must be one of choices',
-    path: ['recommended'],
-  });
+  .refine(
+    (input) =>
+      input.recommended === undefined || input.choices === undefined || input.choices.includes(input.recommended),
+    {
+      message: 'recommended must be one of choices',
+      path: ['recommended'],
+    },
+  );
 type AskUserInput = z.infer<typeof AskUserInput>;
 
 /**

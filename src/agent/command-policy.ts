@@ -122,16 +122,19 @@ function checkCommandRules(command: EffectiveCommand, depth: number): string | u
   }
   if (name === 'watch') return checkScript(watchedCommand(args), depth + 1);
   if (name === 'rm') return checkRecursive(args, 'rR', '--recursive', 'delete');
-  if (name === 'chmod' || name === 'chown' || name === 'chgrp') return checkRecursive(args, 'R', '--recursive', 'change permissions of');
+  if (name === 'chmod' || name === 'chown' || name === 'chgrp')
+    return checkRecursive(args, 'R', '--recursive', 'change permissions of');
   if (name === 'find') return checkFind(args);
   if (name === 'git') return checkGit(args);
   if (name === 'npm' || name === 'pnpm' || name === 'yarn' || name === 'bun') return checkPackageManager(args);
   if (FILESYSTEM_MAKERS.test(name)) return REASONS.mkfs;
   if (POWER.has(name)) return REASONS.power;
   if (name === 'init' && /^[06]$/.test(args[0] ?? '')) return REASONS.power;
-  if (name === 'systemctl' && args.some((a) => /^(reboot|poweroff|halt|kexec|suspend|hibernate)$/.test(a))) return REASONS.power;
+  if (name === 'systemctl' && args.some((a) => /^(reboot|poweroff|halt|kexec|suspend|hibernate)$/.test(a)))
+    return REASONS.power;
   if (name === 'dd' && args.some((a) => a.startsWith('of=') && isDevicePath(a.slice(3)))) return REASONS.device;
-  if ((name === 'tee' || name === 'cp' || name === 'shred' || name === 'mv') && operands(args).some(isDevicePath)) return REASONS.device;
+  if ((name === 'tee' || name === 'cp' || name === 'shred' || name === 'mv') && operands(args).some(isDevicePath))
+    return REASONS.device;
   return undefined;
 }
 
@@ -151,24 +154,46 @@ function checkRecursive(args: string[], letters: string, long: string, verb: str
   if (!hasShortFlag(args, letters) && !args.includes(long)) return undefined;
   for (const target of operands(args)) {
     const danger = dangerousTarget(target);
-    if (danger) return `Refused: this would recursively ${verb} ${danger} (${target}). Only touch paths inside the workspace, for example ./build or node_modules.`;
+    if (danger)
+      return `Refused: this would recursively ${verb} ${danger} (${target}). Only touch paths inside the workspace, for example ./build or node_modules.`;
   }
   return undefined;
 }
 
 function checkFind(args: string[]): string | undefined {
-  const destructive = args.includes('-delete') || args.some((a, i) => /^-(exec|execdir|ok)$/.test(a) && commandName(args[i + 1] ?? '') === 'rm');
+  const destructive =
+    args.includes('-delete') ||
+    args.some((a, i) => /^-(exec|execdir|ok)$/.test(a) && commandName(args[i + 1] ?? '') === 'rm');
   if (!destructive) return undefined;
-  const starts = args.slice(0, args.findIndex((a) => /^[-(!]/.test(a)));
+  const starts = args.slice(
+    0,
+    args.findIndex((a) => /^[-(!]/.test(a)),
+  );
   for (const start of starts) {
     const danger = dangerousTarget(start);
-    if (danger) return `Refused: this find would delete files across ${danger} (${start}). Only delete inside the workspace.`;
+    if (danger)
+      return `Refused: this find would delete files across ${danger} (${start}). Only delete inside the workspace.`;
   }
   return undefined;
 }
 
 /** Top-level directories whose whole tree belongs to the system. */
-const SYSTEM_TREES = ['/bin', '/boot', '/dev', '/etc', '/lib', '/lib32', '/lib64', '/libx32', '/proc', '/root', '/sbin', '/sys', '/usr', '/var'];
+const SYSTEM_TREES = [
+  '/bin',
+  '/boot',
+  '/dev',
+  '/etc',
+  '/lib',
+  '/lib32',
+  '/lib64',
+  '/libx32',
+  '/proc',
+  '/root',
+  '/sbin',
+  '/sys',
+  '/usr',
+  '/var',
+];
 /** Directories that must not go as a whole, though things inside them may. */
 const SYSTEM_ROOTS = ['/home', '/opt', '/srv', '/mnt', '/media', '/run', '/tmp', '/snap', '/nix'];
 
@@ -191,7 +216,16 @@ function isDevicePath(path: string): boolean {
 }
 
 /** Git options that come before the subcommand and take a separate value. */
-const GIT_VALUE_OPTIONS = new Set(['-C', '-c', '--git-dir', '--work-tree', '--namespace', '--config-env', '--super-prefix', '--exec-path']);
+const GIT_VALUE_OPTIONS = new Set([
+  '-C',
+  '-c',
+  '--git-dir',
+  '--work-tree',
+  '--namespace',
+  '--config-env',
+  '--super-prefix',
+  '--exec-path',
+]);
 
 function checkGit(args: string[]): string | undefined {
   let i = 0;
@@ -210,7 +244,15 @@ function checkGit(args: string[]): string | undefined {
   const rest = args.slice(i + 1);
   if (subcommand === undefined) return undefined;
   if (subcommand === 'push') {
-    const forced = rest.some((a) => a === '--force' || a === '--force-with-lease' || a.startsWith('--force-with-lease=') || a === '--force-if-includes' || /^-[A-Za-z]*f[A-Za-z]*$/.test(a) || /^\+/.test(a));
+    const forced = rest.some(
+      (a) =>
+        a === '--force' ||
+        a === '--force-with-lease' ||
+        a.startsWith('--force-with-lease=') ||
+        a === '--force-if-includes' ||
+        /^-[A-Za-z]*f[A-Za-z]*$/.test(a) ||
+        /^\+/.test(a),
+    );
     return forced ? REASONS.forcePush : REASONS.gitPush;
   }
   if (subcommand === 'send-pack' || subcommand === 'http-push') return REASONS.gitPush;
@@ -219,13 +261,36 @@ function checkGit(args: string[]): string | undefined {
     if (rest.some((a) => a === '--global' || a === '--system')) return REASONS.gitGlobalConfig;
     if (rest.some((a) => /^credential\./i.test(a))) return REASONS.credentials;
     const key = operands(rest)[0];
-    if (key && /^alias\./i.test(key) && operands(rest).slice(1).some((v) => /\bpush\b/.test(v))) return REASONS.gitPush;
+    if (
+      key &&
+      /^alias\./i.test(key) &&
+      operands(rest)
+        .slice(1)
+        .some((v) => /\bpush\b/.test(v))
+    )
+      return REASONS.gitPush;
   }
   return undefined;
 }
 
 /** Subcommands after which `publish` is only an argument (`npm run publish`, `npm help publish`). */
-const NOT_PUBLISHING = new Set(['run', 'run-script', 'exec', 'x', 'dlx', 'help', 'view', 'info', 'show', 'why', 'install', 'i', 'add', 'remove', 'uninstall']);
+const NOT_PUBLISHING = new Set([
+  'run',
+  'run-script',
+  'exec',
+  'x',
+  'dlx',
+  'help',
+  'view',
+  'info',
+  'show',
+  'why',
+  'install',
+  'i',
+  'add',
+  'remove',
+  'uninstall',
+]);
 
 function checkPackageManager(args: string[]): string | undefined {
   // Option values (`--registry URL`) land among the operands; publish must still be the first verb.

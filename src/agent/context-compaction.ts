@@ -2,7 +2,13 @@ import type { Logger } from 'pino';
 import type { EventOf, StoredEvent } from '../core/events.ts';
 import { compactTranscript, estimateMessageTokens, summaryPrefix } from '../models/context-budget.ts';
 import { addUsage } from '../models/model-catalog.ts';
-import { zeroUsage, type ModelMessage, type ModelProvider, type ToolSpec, type Usage } from '../models/model-provider.ts';
+import {
+  zeroUsage,
+  type ModelMessage,
+  type ModelProvider,
+  type ToolSpec,
+  type Usage,
+} from '../models/model-provider.ts';
 
 /** A transcript message with the user-message event it consumed, if any (see TranscriptEntry). */
 export type RunEntry = { message: ModelMessage; eventSeq: number | null };
@@ -35,7 +41,7 @@ export type Compaction = {
 };
 
 const SUMMARY_SYSTEM = [
-  'You compress the early part of a coding agent\'s working session so the agent can continue without it.',
+  "You compress the early part of a coding agent's working session so the agent can continue without it.",
   'Write a factual summary for the agent itself: the task and every requirement or decision people stated,',
   'what has been done (files created or changed, commands run and their outcomes), what was learned about the',
   'repository, what failed and why, and what remained to do. Keep paths, names, commands and error messages exact.',
@@ -64,7 +70,8 @@ export async function compactEntries(input: CompactionInput): Promise<Compaction
   const window = model.contextWindow;
   // The system prompt, the tool definitions and room for the reply share the window with the transcript.
   const reserved =
-    Math.ceil((input.system.length + JSON.stringify(input.tools).length) / 4) + Math.min(input.maxOutputTokens, Math.floor(window * 0.25));
+    Math.ceil((input.system.length + JSON.stringify(input.tools).length) / 4) +
+    Math.min(input.maxOutputTokens, Math.floor(window * 0.25));
   let usage: Usage = { ...zeroUsage };
   let modelSummary = true;
   let replacedSeq = 0;
@@ -76,13 +83,16 @@ export async function compactEntries(input: CompactionInput): Promise<Compaction
     try {
       const result = await model.runTurn({
         system: SUMMARY_SYSTEM,
-        messages: [{ role: 'user', content: `${SUMMARY_REQUEST}\n\n${clipMiddle(renderTranscript(older), budgetChars)}` }],
+        messages: [
+          { role: 'user', content: `${SUMMARY_REQUEST}\n\n${clipMiddle(renderTranscript(older), budgetChars)}` },
+        ],
         tools: [],
         maxTokens: Math.min(input.maxOutputTokens, 4_096),
         signal: input.signal,
       });
       usage = addUsage(usage, result.usage);
-      if (result.stopReason === 'error') input.log.warn({ code: result.error?.code }, 'summary call failed; using an extract');
+      if (result.stopReason === 'error')
+        input.log.warn({ code: result.error?.code }, 'summary call failed; using an extract');
       else if (result.stopReason !== 'aborted' && result.content?.trim()) text = result.content.trim();
     } catch (error) {
       // Providers must not throw; one that does still must not cost the session its context.
@@ -98,12 +108,19 @@ export async function compactEntries(input: CompactionInput): Promise<Compaction
 
   const result = await compactTranscript(
     entries.map((e) => e.message),
-    { contextWindow: window, estimateTokens: estimateMessageTokens, summarize, threshold: input.threshold, reservedTokens: reserved },
+    {
+      contextWindow: window,
+      estimateTokens: estimateMessageTokens,
+      summarize,
+      threshold: input.threshold,
+      reservedTokens: reserved,
+    },
   );
   if (result.replaced === 0 || !result.summary || input.signal.aborted) return undefined;
   const [summaryMessage, ...rest] = result.messages;
   const kept = entries.slice(result.replaced);
-  if (!summaryMessage || rest.length !== kept.length) throw new Error('compaction returned a transcript that does not line up with the entries it kept');
+  if (!summaryMessage || rest.length !== kept.length)
+    throw new Error('compaction returned a transcript that does not line up with the entries it kept');
   return {
     entries: [{ message: summaryMessage, eventSeq: replacedSeq || null }, ...kept],
     summary: summaryMessage.role === 'user' ? summaryMessage.content : (result.summary ?? ''),
@@ -137,7 +154,9 @@ export function renderTranscript(messages: readonly ModelMessage[]): string {
 
 /** The fallback when the model cannot summarize: what was said and done, mechanically. */
 export function extractiveSummary(messages: readonly ModelMessage[]): string {
-  const said = messages.flatMap((m) => (m.role === 'assistant' && m.content ? [clip(m.content.replace(/\s+/g, ' '), 300)] : []));
+  const said = messages.flatMap((m) =>
+    m.role === 'assistant' && m.content ? [clip(m.content.replace(/\s+/g, ' '), 300)] : [],
+  );
   const calls = messages.flatMap((m) => (m.role === 'assistant' ? (m.toolCalls ?? []) : []));
   const errors = new Set(messages.flatMap((m) => (m.role === 'tool' && m.isError ? [m.toolCallId] : [])));
   const counts = new Map<string, number>();
@@ -145,13 +164,16 @@ export function extractiveSummary(messages: readonly ModelMessage[]): string {
   const lines = [`(An extract: the summary call failed. ${messages.length} earlier messages were replaced.)`];
   // People's messages are added verbatim by the caller; what else is worth keeping is an earlier summary.
   const earlier = messages.flatMap((m) =>
-    m.role === 'user' && m.content.startsWith(summaryPrefix) ? [clip(withoutPeople(m.content).slice(summaryPrefix.length).trim(), 4_000)] : [],
+    m.role === 'user' && m.content.startsWith(summaryPrefix)
+      ? [clip(withoutPeople(m.content).slice(summaryPrefix.length).trim(), 4_000)]
+      : [],
   );
   if (earlier.length) lines.push('', 'Earlier summary:', ...earlier);
   if (said.length) lines.push('', 'What you said (latest last):', ...said.slice(-10).map((s) => `- ${s}`));
   if (calls.length) {
     lines.push('', `Tool calls: ${[...counts].map(([name, n]) => `${name} ×${n}`).join(', ')}. The latest:`);
-    for (const c of calls.slice(-15)) lines.push(`- ${c.name} ${clip(JSON.stringify(c.input) ?? '', 150)}${errors.has(c.id) ? ' (failed)' : ''}`);
+    for (const c of calls.slice(-15))
+      lines.push(`- ${c.name} ${clip(JSON.stringify(c.input) ?? '', 150)}${errors.has(c.id) ? ' (failed)' : ''}`);
   }
   return lines.join('\n');
 }

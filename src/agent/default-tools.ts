@@ -31,7 +31,12 @@ export function createDefaultTools(options: DefaultToolsOptions = {}): AnyTool[]
     createEditFileTool(),
     createListFilesTool(),
     createSearchTool({ maxResults: options.searchMaxResults, maxOutputChars }),
-    createShellTool({ policy: options.policy, timeoutMs: options.shellTimeoutMs, maxTimeoutMs: options.maxShellTimeoutMs, maxOutputChars }),
+    createShellTool({
+      policy: options.policy,
+      timeoutMs: options.shellTimeoutMs,
+      maxTimeoutMs: options.maxShellTimeoutMs,
+      maxOutputChars,
+    }),
     createGitStatusTool(),
     createGitDiffTool(),
   ];

@@ -4,9 +4,15 @@ import { toolPath } from './tool-path.ts';
 
 const EditFileInput = z.object({
   path: z.string().min(1).describe('File path relative to the workspace root.'),
-  old_string: z.string().min(1).describe('The exact text to replace, including indentation. Must match the file exactly.'),
+  old_string: z
+    .string()
+    .min(1)
+    .describe('The exact text to replace, including indentation. Must match the file exactly.'),
   new_string: z.string().describe('The replacement text.'),
-  replace_all: z.boolean().optional().describe('Replace every occurrence instead of requiring exactly one. Default false.'),
+  replace_all: z
+    .boolean()
+    .optional()
+    .describe('Replace every occurrence instead of requiring exactly one. Default false.'),
 });
 type EditFileInput = z.infer<typeof EditFileInput>;
 
@@ -33,7 +39,10 @@ export function createEditFileTool(): Tool<EditFileInput> {
         starts = occurrences(text, oldString);
       }
       if (starts.length === 0) {
-        return { content: `old_string was not found in ${path}. ${noMatchHint(text, input.old_string)}`, isError: true };
+        return {
+          content: `old_string was not found in ${path}. ${noMatchHint(text, input.old_string)}`,
+          isError: true,
+        };
       }
       if (starts.length > 1 && !input.replace_all) {
         const lines = starts.map((s) => lineOf(text, s));
@@ -48,7 +57,9 @@ export function createEditFileTool(): Tool<EditFileInput> {
       await ctx.sandbox.writeFile(path, updated);
       const firstLine = lineOf(updated, starts[0]!);
       const count = starts.length;
-      return { content: `Replaced ${count} occurrence${count === 1 ? '' : 's'} in ${path} (first at line ${firstLine}).` };
+      return {
+        content: `Replaced ${count} occurrence${count === 1 ? '' : 's'} in ${path} (first at line ${firstLine}).`,
+      };
     },
   };
 }
@@ -70,7 +81,10 @@ function lineOf(text: string, offset: number): number {
 function noMatchHint(text: string, oldString: string): string {
   const squash = (s: string) => s.replace(/\s+/g, ' ').trim();
   const fileLines = text.split('\n');
-  const wanted = oldString.split('\n').map((l) => l.trim()).filter((l) => l !== '');
+  const wanted = oldString
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l !== '');
   if (wanted.length > 0 && squash(text).includes(squash(oldString))) {
     const line = fileLines.findIndex((l) => l.trim() === wanted[0]) + 1;
     const where = line > 0 ? ` near line ${line}` : '';
@@ -79,7 +93,8 @@ function noMatchHint(text: string, oldString: string): string {
   const firstWanted = wanted[0];
   if (firstWanted !== undefined) {
     const line = fileLines.findIndex((l) => l.includes(firstWanted)) + 1;
-    if (line > 0) return `Its first line appears at line ${line}, but the text after it differs. Read the file again and copy the exact text.`;
+    if (line > 0)
+      return `Its first line appears at line ${line}, but the text after it differs. Read the file again and copy the exact text.`;
   }
   return 'Read the file again with read_file and copy the exact text; it may have changed.';
 }

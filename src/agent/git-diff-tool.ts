@@ -6,7 +6,10 @@ import { toolPath } from './tool-path.ts';
 
 const GitDiffInput = z.object({
   path: z.string().optional().describe('Limit the diff to this file or directory, relative to the workspace root.'),
-  staged: z.boolean().optional().describe('Show staged changes (git diff --staged) instead of unstaged ones. Default false.'),
+  staged: z
+    .boolean()
+    .optional()
+    .describe('Show staged changes (git diff --staged) instead of unstaged ones. Default false.'),
 });
 type GitDiffInput = z.infer<typeof GitDiffInput>;
 
@@ -26,7 +29,9 @@ export function createGitDiffTool(): Tool<GitDiffInput> {
       if (result.isError) return result;
       if (result.content.trim() === '') {
         const which = input.staged ? 'staged' : 'unstaged';
-        return { content: `No ${which} changes${path ? ` in ${path}` : ''}. Untracked files are not diffed; see git_status.` };
+        return {
+          content: `No ${which} changes${path ? ` in ${path}` : ''}. Untracked files are not diffed; see git_status.`,
+        };
       }
       // Cut once, by the registry, at the run's limit.
       return { content: result.content, cutHint: 'pass path to diff one file or directory at a time' };

@@ -8,7 +8,8 @@ type GitStatusInput = z.infer<typeof GitStatusInput>;
 export function createGitStatusTool(): Tool<GitStatusInput> {
   return {
     name: 'git_status',
-    description: 'Show the branch and the changed, staged and untracked files in the workspace repository (git status --short --branch).',
+    description:
+      'Show the branch and the changed, staged and untracked files in the workspace repository (git status --short --branch).',
     inputSchema: GitStatusInput,
     async execute(_input, ctx) {
       const result = await runSandboxGit(ctx, 'status --short --branch --untracked-files=all');

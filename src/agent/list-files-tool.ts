@@ -7,7 +7,10 @@ export type ListFilesToolOptions = { maxEntries?: number };
 
 const ListFilesInput = z.object({
   path: z.string().optional().describe('Directory relative to the workspace root. Default: the root.'),
-  recursive: z.boolean().optional().describe('List the whole tree below path (.git internals are skipped). Default false.'),
+  recursive: z
+    .boolean()
+    .optional()
+    .describe('List the whole tree below path (.git internals are skipped). Default false.'),
 });
 type ListFilesInput = z.infer<typeof ListFilesInput>;
 
@@ -25,7 +28,9 @@ export function createListFilesTool(options: ListFilesToolOptions = {}): Tool<Li
       if (entries.length === 0) return { content: `${path} is an empty directory.` };
       const shown = entries.slice(0, maxEntries).map(formatEntry);
       if (entries.length > maxEntries) {
-        shown.push(`(Showing the first ${maxEntries} entries; there are more. List a subdirectory, or use search with a glob.)`);
+        shown.push(
+          `(Showing the first ${maxEntries} entries; there are more. List a subdirectory, or use search with a glob.)`,
+        );
       }
       return { content: shown.join('\n') };
     },

@@ -12,7 +12,8 @@ export const GENERIC_CUT_HINT = 'ask for a smaller part (a line range, a path, a
  */
 export function capText(text: string, maxChars: number, hint: string): string {
   if (text.length <= maxChars) return text;
-  const note = (cut: number, lines: number) => `\n[... ${cut} characters (${lines} line${lines === 1 ? '' : 's'}) cut from the middle of ${text.length}; ${hint} ...]\n`;
+  const note = (cut: number, lines: number) =>
+    `\n[... ${cut} characters (${lines} line${lines === 1 ? '' : 's'}) cut from the middle of ${text.length}; ${hint} ...]\n`;
   // Sized for the longest numbers the note can hold, so the whole result stays within maxChars.
   const budget = Math.max(0, maxChars - note(text.length, countLines(text)).length);
   const headLength = Math.floor(budget * 0.4);

@@ -31,24 +31,30 @@ export function createReadFileTool(options: ReadFileToolOptions = {}): Tool<Read
     async execute(input, ctx) {
       const path = toolPath(input.path, ctx.sandbox.workdir);
       const text = await ctx.sandbox.readFile(path);
-      if (text.includes('\0')) return { content: `${path} looks like a binary file (${text.length} characters); not shown.`, isError: true };
+      if (text.includes('\0'))
+        return { content: `${path} looks like a binary file (${text.length} characters); not shown.`, isError: true };
       if (text === '') return { content: `${path} is empty.` };
       const lines = text.split('\n');
       if (lines.at(-1) === '') lines.pop();
       const first = input.offset ?? 1;
       if (first > lines.length) {
-        return { content: `offset ${first} is past the end of ${path}, which has ${lines.length} lines.`, isError: true };
+        return {
+          content: `offset ${first} is past the end of ${path}, which has ${lines.length} lines.`,
+          isError: true,
+        };
       }
       const last = Math.min(lines.length, first - 1 + (input.limit ?? defaultLimit));
       const width = String(last).length;
       const out: string[] = [];
       // Whole lines only, within the run's limit less room for the footer, so nothing cuts it again.
-      const budget = ctx.maxOutputChars === undefined ? maxOutputChars : Math.min(maxOutputChars, ctx.maxOutputChars - 200);
+      const budget =
+        ctx.maxOutputChars === undefined ? maxOutputChars : Math.min(maxOutputChars, ctx.maxOutputChars - 200);
       let size = 0;
       let shownLast = first - 1;
       for (let n = first; n <= last; n++) {
         let line = lines[n - 1]!;
-        if (line.length > maxLineChars) line = `${line.slice(0, maxLineChars)} [... line cut: ${line.length - maxLineChars} more characters]`;
+        if (line.length > maxLineChars)
+          line = `${line.slice(0, maxLineChars)} [... line cut: ${line.length - maxLineChars} more characters]`;
         const numbered = `${String(n).padStart(width)}\t${line}`;
         if (size + numbered.length + 1 > budget && out.length > 0) break;
         out.push(numbered);

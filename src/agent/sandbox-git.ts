@@ -12,7 +12,10 @@ export async function runSandboxGit(ctx: ToolContext, args: string): Promise<Too
   if (result.aborted) return { content: 'git aborted.', isError: true };
   if (result.timedOut) return { content: `git ${args} timed out.`, isError: true };
   if (result.exitCode !== 0) {
-    return { content: `git ${args} failed (exit ${result.exitCode}): ${result.stderr.trim() || result.stdout.trim()}`, isError: true };
+    return {
+      content: `git ${args} failed (exit ${result.exitCode}): ${result.stderr.trim() || result.stdout.trim()}`,
+      isError: true,
+    };
   }
   return { content: result.stdout };
 }

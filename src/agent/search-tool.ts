@@ -13,9 +13,18 @@ export type SearchToolOptions = {
 };
 
 const SearchInput = z.object({
-  pattern: z.string().min(1).describe('Regular expression (ripgrep/Rust syntax). Escape regex characters for a literal search.'),
-  path: z.string().optional().describe('File or directory to search, relative to the workspace root. Default: the root.'),
-  glob: z.string().optional().describe('Only search files matching this glob, for example "*.ts" or "src/**/*.test.ts".'),
+  pattern: z
+    .string()
+    .min(1)
+    .describe('Regular expression (ripgrep/Rust syntax). Escape regex characters for a literal search.'),
+  path: z
+    .string()
+    .optional()
+    .describe('File or directory to search, relative to the workspace root. Default: the root.'),
+  glob: z
+    .string()
+    .optional()
+    .describe('Only search files matching this glob, for example "*.ts" or "src/**/*.test.ts".'),
   case_insensitive: z.boolean().optional().describe('Ignore case. Default false.'),
 });
 type SearchInput = z.infer<typeof SearchInput>;
@@ -38,7 +47,17 @@ export function createSearchTool(options: SearchToolOptions = {}): Tool<SearchIn
     inputSchema: SearchInput,
     async execute(input, ctx) {
       const path = toolPath(input.path ?? '.', ctx.sandbox.workdir);
-      const args = ['rg', '--line-number', '--with-filename', '--no-heading', '--color=never', `--max-columns=${MAX_LINE_COLUMNS}`, '--max-columns-preview', '--hidden', "--glob '!.git/'"];
+      const args = [
+        'rg',
+        '--line-number',
+        '--with-filename',
+        '--no-heading',
+        '--color=never',
+        `--max-columns=${MAX_LINE_COLUMNS}`,
+        '--max-columns-preview',
+        '--hidden',
+        "--glob '!.git/'",
+      ];
       if (input.case_insensitive) args.push('--ignore-case');
       if (input.glob !== undefined) args.push('--glob', shellQuote(input.glob));
       args.push('--regexp', shellQuote(input.pattern));
@@ -46,19 +65,26 @@ export function createSearchTool(options: SearchToolOptions = {}): Tool<SearchIn
       if (path !== '.') args.push('--', shellQuote(path));
       const result = await ctx.sandbox.exec(args.join(' '), { timeoutMs, signal: ctx.signal });
       if (result.aborted) return { content: 'Search aborted.', isError: true };
-      if (result.timedOut) return { content: `Search timed out after ${timeoutMs / 1000}s; narrow the path or glob.`, isError: true };
+      if (result.timedOut)
+        return { content: `Search timed out after ${timeoutMs / 1000}s; narrow the path or glob.`, isError: true };
       const where = `${path}${input.glob ? ` (glob ${input.glob})` : ''}`;
       if (result.exitCode === 1) return { content: `No matches for /${input.pattern}/ in ${where}.` };
       if (result.exitCode === 2 && result.stderr.includes('No files were searched')) {
-        return { content: `No files to search in ${where}: nothing there matches, or ripgrep skips it (.gitignored or binary).` };
+        return {
+          content: `No files to search in ${where}: nothing there matches, or ripgrep skips it (.gitignored or binary).`,
+        };
       }
       const lines = result.stdout.split('\n').filter((line) => line !== '');
       // rg exits 2 on a bad pattern or path, and also when some files were unreadable but others matched.
       if (result.exitCode !== 0 && lines.length === 0) {
-        return { content: `Search failed (rg exit ${result.exitCode}): ${result.stderr.trim() || 'no output'}`, isError: true };
+        return {
+          content: `Search failed (rg exit ${result.exitCode}): ${result.stderr.trim() || 'no output'}`,
+          isError: true,
+        };
       }
       // Whole lines only, within the run's limit less room for the notes, so nothing cuts it again.
-      const budget = ctx.maxOutputChars === undefined ? maxOutputChars : Math.min(maxOutputChars, ctx.maxOutputChars - 400);
+      const budget =
+        ctx.maxOutputChars === undefined ? maxOutputChars : Math.min(maxOutputChars, ctx.maxOutputChars - 400);
       const shown: string[] = [];
       let size = 0;
       for (const line of lines.slice(0, maxResults)) {
@@ -69,7 +95,9 @@ export function createSearchTool(options: SearchToolOptions = {}): Tool<SearchIn
       const partial = result.truncatedBytes.stdout > 0;
       if (shown.length < lines.length || partial) {
         const total = partial ? `more than ${lines.length}` : String(lines.length);
-        shown.push(`(Showing ${shown.length} of ${total} matching lines; narrow the pattern, path or glob to see the rest.)`);
+        shown.push(
+          `(Showing ${shown.length} of ${total} matching lines; narrow the pattern, path or glob to see the rest.)`,
+        );
       }
       if (result.exitCode !== 0) shown.push(`(rg reported: ${result.stderr.trim().split('\n')[0] ?? ''})`);
       return { content: shown.join('\n') };

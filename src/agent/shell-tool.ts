@@ -34,13 +34,17 @@ export function createShellTool(options: ShellToolOptions = {}): Tool<ShellInput
       'git push, publishing, sudo and destructive system commands are refused; the harness commits, pushes and opens the pull request.',
     inputSchema: ShellInput,
     // The command's own timeout kills it; the registry's limit is only a backstop past that.
-    timeLimitMs: (input) => Math.min(input.timeout === undefined ? timeoutMs : input.timeout * 1000, maxTimeoutMs) + 30_000,
+    timeLimitMs: (input) =>
+      Math.min(input.timeout === undefined ? timeoutMs : input.timeout * 1000, maxTimeoutMs) + 30_000,
     async execute(input, ctx) {
       const decision = policy(input.command);
       if (!decision.allowed) return { content: `Command refused: ${decision.reason}`, isError: true };
       const timeout = Math.min(input.timeout === undefined ? timeoutMs : input.timeout * 1000, maxTimeoutMs);
       const result = await ctx.sandbox.exec(input.command, { timeoutMs: timeout, signal: ctx.signal });
-      return { content: formatResult(result, timeout, Math.min(maxOutputChars, ctx.maxOutputChars ?? maxOutputChars)), isError: result.exitCode !== 0 };
+      return {
+        content: formatResult(result, timeout, Math.min(maxOutputChars, ctx.maxOutputChars ?? maxOutputChars)),
+        isError: result.exitCode !== 0,
+      };
     },
   };
 }
@@ -51,22 +55,32 @@ function formatResult(result: ExecResult, timeoutMs: number, maxChars: number): 
     : result.limit
       ? `Sandbox limit reached: ${result.limit.message}. Exit code: ${result.exitCode ?? 'none (killed)'}`
       : result.timedOut
-      ? `Command timed out after ${timeoutMs / 1000}s and was killed. Pass a larger timeout, or run it in the background with output to a file.`
-      : `Exit code: ${result.exitCode ?? 'none (killed by a signal)'}`;
+        ? `Command timed out after ${timeoutMs / 1000}s and was killed. Pass a larger timeout, or run it in the background with output to a file.`
+        : `Exit code: ${result.exitCode ?? 'none (killed by a signal)'}`;
   const hint = 'redirect the output to a file and read parts of it with read_file or search';
-  const dropped = (name: string, bytes: number) => (bytes > 0 ? `\n[... a further ${bytes} bytes of ${name} were not captured; ${hint} ...]` : '');
+  const dropped = (name: string, bytes: number) =>
+    bytes > 0 ? `\n[... a further ${bytes} bytes of ${name} were not captured; ${hint} ...]` : '';
   const shown = (text: string, bytes: number) => text !== '' || bytes > 0;
   // The whole answer stays within maxChars (so nothing cuts it again): the streams share what the
   // head, their labels and notes leave, each half of it plus whatever the other leaves unused.
   const overhead =
     head.length +
-    (shown(result.stdout, result.truncatedBytes.stdout) ? '\nstdout:\n'.length + dropped('stdout', result.truncatedBytes.stdout).length : 0) +
-    (shown(result.stderr, result.truncatedBytes.stderr) ? '\nstderr:\n'.length + dropped('stderr', result.truncatedBytes.stderr).length : 0);
+    (shown(result.stdout, result.truncatedBytes.stdout)
+      ? '\nstdout:\n'.length + dropped('stdout', result.truncatedBytes.stdout).length
+      : 0) +
+    (shown(result.stderr, result.truncatedBytes.stderr)
+      ? '\nstderr:\n'.length + dropped('stderr', result.truncatedBytes.stderr).length
+      : 0);
   const streams = Math.max(0, maxChars - overhead);
   const half = Math.floor(streams / 2);
   const outBudget = Math.max(half, streams - result.stderr.length);
   const errBudget = Math.max(half, streams - result.stdout.length);
-  const section = (name: string, text: string, budget: number, bytes: number) => (shown(text, bytes) ? `${name}:\n${capText(text, budget, hint)}${dropped(name, bytes)}` : '');
-  const parts = [head, section('stdout', result.stdout, outBudget, result.truncatedBytes.stdout), section('stderr', result.stderr, errBudget, result.truncatedBytes.stderr)];
+  const section = (name: string, text: string, budget: number, bytes: number) =>
+    shown(text, bytes) ? `${name}:\n${capText(text, budget, hint)}${dropped(name, bytes)}` : '';
+  const parts = [
+    head,
+    section('stdout', result.stdout, outBudget, result.truncatedBytes.stdout),
+    section('stderr', result.stderr, errBudget, result.truncatedBytes.stderr),
+  ];
   return parts.filter((p) => p !== '').join('\n');
 }

@@ -30,7 +30,8 @@ export function createToolRegistry(tools: readonly AnyTool[], options: ToolRegis
   const callTimeLimitMs = options.callTimeLimitMs ?? 120_000;
   const byName = new Map<string, AnyTool>();
   for (const tool of tools) {
-    if (!TOOL_NAME.test(tool.name)) throw new PatchbayError('config_invalid', `tool name ${JSON.stringify(tool.name)} must match ${TOOL_NAME}`);
+    if (!TOOL_NAME.test(tool.name))
+      throw new PatchbayError('config_invalid', `tool name ${JSON.stringify(tool.name)} must match ${TOOL_NAME}`);
     if (byName.has(tool.name)) throw new PatchbayError('config_invalid', `two tools are named ${tool.name}`);
     byName.set(tool.name, tool);
   }
@@ -43,11 +44,15 @@ export function createToolRegistry(tools: readonly AnyTool[], options: ToolRegis
 
     async execute(call, ctx) {
       const tool = byName.get(call.name);
-      if (!tool) return { content: `Unknown tool "${call.name}". Available tools: ${names.join(', ')}.`, isError: true };
+      if (!tool)
+        return { content: `Unknown tool "${call.name}". Available tools: ${names.join(', ')}.`, isError: true };
       if (ctx.signal.aborted) return { content: `${call.name} was not run: the run was stopped.`, isError: true };
       const parsed = await tool.inputSchema.safeParseAsync(normalizeInput(call.input));
       if (!parsed.success) {
-        return { content: `Invalid input for ${call.name}:\n${describeIssues(parsed.error.issues)}\nFix the input and call the tool again.`, isError: true };
+        return {
+          content: `Invalid input for ${call.name}:\n${describeIssues(parsed.error.issues)}\nFix the input and call the tool again.`,
+          isError: true,
+        };
       }
       const log = ctx.log.child({ tool: call.name, toolCallId: call.id });
       const started = Date.now();
@@ -57,7 +62,10 @@ export function createToolRegistry(tools: readonly AnyTool[], options: ToolRegis
       const signal = AbortSignal.any([ctx.signal, timeout]);
       let output: ToolOutput;
       try {
-        output = await abandonOnAbort(tool.execute(parsed.data, { ...ctx, log, signal, maxOutputChars: limit }), signal);
+        output = await abandonOnAbort(
+          tool.execute(parsed.data, { ...ctx, log, signal, maxOutputChars: limit }),
+          signal,
+        );
       } catch (error) {
         if (error === ABANDONED) {
           output = ctx.signal.aborted
@@ -70,7 +78,10 @@ export function createToolRegistry(tools: readonly AnyTool[], options: ToolRegis
           output = errorOutput(call.name, error, log);
         }
       }
-      log.debug({ ms: Date.now() - started, isError: output.isError ?? false, chars: output.content.length }, 'tool finished');
+      log.debug(
+        { ms: Date.now() - started, isError: output.isError ?? false, chars: output.content.length },
+        'tool finished',
+      );
       // The one cut of a tool's output: tools that cut for themselves stay within the limit.
       const { cutHint, ...rest } = output;
       return { ...rest, content: capText(output.content, limit, cutHint ?? GENERIC_CUT_HINT) };
@@ -80,9 +91,17 @@ export function createToolRegistry(tools: readonly AnyTool[], options: ToolRegis
 
 function toSpec(tool: AnyTool): ToolSpec {
   // io 'input': optional and defaulted fields are not required of the caller.
-  const { $schema: _schema, ...schema } = z.toJSONSchema(tool.inputSchema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
-  if (schema.type !== 'object') throw new PatchbayError('config_invalid', `tool ${tool.name}: input schema must be an object`);
-  return { name: tool.name, description: tool.description, inputSchema: { ...schema, properties: schema.properties ?? {} } };
+  const { $schema: _schema, ...schema } = z.toJSONSchema(tool.inputSchema, {
+    io: 'input',
+    unrepresentable: 'any',
+  }) as Record<string, unknown>;
+  if (schema.type !== 'object')
+    throw new PatchbayError('config_invalid', `tool ${tool.name}: input schema must be an object`);
+  return {
+    name: tool.name,
+    description: tool.description,
+    inputSchema: { ...schema, properties: schema.properties ?? {} },
+  };
 }
 
 /** Models sometimes send arguments as a JSON string, or nothing for a tool without parameters. */

@@ -18,7 +18,8 @@ export function createWriteFileTool(): Tool<WriteFileInput> {
     async execute(input, ctx) {
       const path = toolPath(input.path, ctx.sandbox.workdir);
       await ctx.sandbox.writeFile(path, input.content);
-      const lines = input.content === '' ? 0 : input.content.split('\n').length - (input.content.endsWith('\n') ? 1 : 0);
+      const lines =
+        input.content === '' ? 0 : input.content.split('\n').length - (input.content.endsWith('\n') ? 1 : 0);
       return { content: `Wrote ${path} (${Buffer.byteLength(input.content)} bytes, ${lines} lines).` };
     },
   };

@@ -32,12 +32,20 @@ export const ListQuery = z.object({
   repo: z.string().min(1).max(500).optional(),
 });
 
-export const DiffQuery = z.object({ commit: z.string().regex(/^[0-9a-f]{7,64}$/, 'a commit SHA').optional() });
+export const DiffQuery = z.object({
+  commit: z
+    .string()
+    .regex(/^[0-9a-f]{7,64}$/, 'a commit SHA')
+    .optional(),
+});
 
 /** A sequence number to resume after: `?after=` or the `Last-Event-ID` header. */
 export const SeqParam = z.coerce.number().int().nonnegative();
 
-const eventTypes = SessionEvent.options.map((option) => option.shape.type.value) as [SessionEventType, ...SessionEventType[]];
+const eventTypes = SessionEvent.options.map((option) => option.shape.type.value) as [
+  SessionEventType,
+  ...SessionEventType[],
+];
 
 /** The largest page `?limit=` may ask for. */
 export const MAX_EVENT_PAGE = 1000;
@@ -49,7 +57,11 @@ export const MAX_EVENT_PAGE = 1000;
 export const EventsQuery = z
   .object({
     after: SeqParam.optional(),
-    before: z.coerce.number({ error: 'before must be a sequence number' }).int('before must be a whole number').positive('before must be 1 or more').optional(),
+    before: z.coerce
+      .number({ error: 'before must be a sequence number' })
+      .int('before must be a whole number')
+      .positive('before must be 1 or more')
+      .optional(),
     limit: z.coerce
       .number({ error: 'limit must be a number' })
       .int('limit must be a whole number')
@@ -66,7 +78,9 @@ export const EventsQuery = z
   .refine((q) => q.after === undefined || (q.before === undefined && q.limit === undefined), {
     error: 'after reads forward (the whole log or the stream); before and limit page backwards: use one or the other',
   })
-  .refine((q) => q.format !== 'sse' || (q.before === undefined && q.limit === undefined), { error: 'pages (before, limit) are JSON; the stream takes after' })
+  .refine((q) => q.format !== 'sse' || (q.before === undefined && q.limit === undefined), {
+    error: 'pages (before, limit) are JSON; the stream takes after',
+  })
   .refine((q) => q.types === undefined || q.format === 'json' || q.before !== undefined || q.limit !== undefined, {
     error: 'types filters JSON reads (format=json or a page), not the stream',
   });

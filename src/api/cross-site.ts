@@ -29,11 +29,14 @@ export type CrossSiteInput = {
 export function crossSiteRefusal({ method, headers, ownHosts }: CrossSiteInput): string | undefined {
   if (SAFE_METHODS.has(method.toUpperCase())) return undefined;
   const site = header(headers, 'sec-fetch-site');
-  if (site !== undefined && site.toLowerCase() !== 'same-origin') return `Sec-Fetch-Site is ${JSON.stringify(site)}: the request came from another site`;
+  if (site !== undefined && site.toLowerCase() !== 'same-origin')
+    return `Sec-Fetch-Site is ${JSON.stringify(site)}: the request came from another site`;
   const origin = header(headers, 'origin');
-  if (origin !== undefined && !isOwnOrigin(origin, ownHosts)) return `Origin ${JSON.stringify(origin)} is not this server`;
+  if (origin !== undefined && !isOwnOrigin(origin, ownHosts))
+    return `Origin ${JSON.stringify(origin)} is not this server`;
   const fromBrowser = site !== undefined || origin !== undefined;
-  if (fromBrowser && header(headers, PAGE_REQUEST_HEADER) === undefined) return `a browser request without the ${PAGE_REQUEST_HEADER} header the page sends`;
+  if (fromBrowser && header(headers, PAGE_REQUEST_HEADER) === undefined)
+    return `a browser request without the ${PAGE_REQUEST_HEADER} header the page sends`;
   return undefined;
 }
 
@@ -63,7 +66,10 @@ export function refuseCrossSite(app: ApiServer, publicUrl: string | undefined): 
     const ownHosts = [...(request.headers.host ? [request.headers.host] : []), ...publicHosts];
     const refusal = crossSiteRefusal({ method: request.method, headers: request.headers, ownHosts });
     if (!refusal) return;
-    request.log.warn({ method: request.method, route, origin: request.headers.origin, site: request.headers['sec-fetch-site'] }, 'API request refused as cross-site');
+    request.log.warn(
+      { method: request.method, route, origin: request.headers.origin, site: request.headers['sec-fetch-site'] },
+      'API request refused as cross-site',
+    );
     return reply.code(403).send({ error: 'cross_site', message: `refused: ${refusal}` });
   });
 }

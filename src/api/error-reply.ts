@@ -18,7 +18,9 @@ const statusByCode: Partial<Record<ErrorCode, number>> = {
  */
 export function errorReply(error: unknown, request: FastifyRequest, reply: FastifyReply): FastifyReply {
   if (error instanceof ZodError) {
-    const message = error.issues.map((issue) => (issue.path.length ? `${issue.path.join('.')}: ${issue.message}` : issue.message)).join('; ');
+    const message = error.issues
+      .map((issue) => (issue.path.length ? `${issue.path.join('.')}: ${issue.message}` : issue.message))
+      .join('; ');
     return reply.code(400).send({ error: 'invalid_input', message, issues: error.issues } satisfies ErrorBody);
   }
   if (isPatchbayError(error)) {

@@ -48,7 +48,10 @@ export function liveFrame(event: LiveEvent): string {
  * for the socket to drain, and one close sequence (stop the keep-alive, run `onClose`, end the
  * response) whether the client leaves or the server ends it.
  */
-export function openSse(res: ServerResponse, options: { keepAliveMs: number; onKeepAlive?: () => void; onClose: () => void }) {
+export function openSse(
+  res: ServerResponse,
+  options: { keepAliveMs: number; onKeepAlive?: () => void; onClose: () => void },
+) {
   let closed = false;
   const write = async (chunk: string): Promise<void> => {
     if (closed) return;

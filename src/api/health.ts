@@ -27,7 +27,12 @@ export function databaseHealth(db: Db, log: Logger) {
  * orchestrator's probe (WORKER_HEALTH_PORT). On every interface, as probes come from outside the
  * container; it tells nothing but whether the worker is up and reaches its database.
  */
-export async function startWorkerHealth(options: { port: number; db: Db; log: Logger; metrics?: Pick<Metrics, 'render' | 'contentType'> }): Promise<{ url: string; close(): Promise<void> }> {
+export async function startWorkerHealth(options: {
+  port: number;
+  db: Db;
+  log: Logger;
+  metrics?: Pick<Metrics, 'render' | 'contentType'>;
+}): Promise<{ url: string; close(): Promise<void> }> {
   const app = Fastify({ loggerInstance: options.log, disableRequestLogging: true });
   const health = databaseHealth(options.db, options.log);
   app.get('/healthz', async (_request, reply) => {
@@ -36,7 +41,10 @@ export async function startWorkerHealth(options: { port: number; db: Db; log: Lo
   });
   const metrics = options.metrics;
   // The worker's own counters (its runs, turns, tool calls, checks), for Prometheus to scrape.
-  if (metrics) app.get('/metrics', async (_request, reply) => reply.header('content-type', metrics.contentType).send(await metrics.render()));
+  if (metrics)
+    app.get('/metrics', async (_request, reply) =>
+      reply.header('content-type', metrics.contentType).send(await metrics.render()),
+    );
   await app.listen({ port: options.port, host: '0.0.0.0' });
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : options.port;

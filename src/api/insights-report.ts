@@ -58,7 +58,10 @@ export type InsightsReport = {
    * Whether the verifier's score predicts a merge: merge rate of decided pull requests by the last
    * verdict's total (bands of 0..8) and by each dimension's score (0, 1, 2).
    */
-  calibration: { byBand: (CalibrationRow & { band: string })[]; byDimension: (CalibrationRow & { dimension: string; score: number })[] };
+  calibration: {
+    byBand: (CalibrationRow & { band: string })[];
+    byDimension: (CalibrationRow & { dimension: string; score: number })[];
+  };
 };
 
 const scoreBands = [
@@ -92,8 +95,14 @@ export function metricsOf(facts: readonly SessionFacts[]): InsightMetrics {
     closed,
     mergeRate: ratio(merged.length, merged.length + closed),
     medianTimeToMergeMs: median(merged.map((p) => (p.finishedAt ? p.finishedAt.getTime() - p.openedAt.getTime() : 0))),
-    humanCommitsPerMerged: ratio(merged.reduce((sum, p) => sum + p.humanCommits, 0), merged.length),
-    reviewRoundsPerPr: ratio(pulls.reduce((sum, p) => sum + p.reviewRounds, 0), pulls.length),
+    humanCommitsPerMerged: ratio(
+      merged.reduce((sum, p) => sum + p.humanCommits, 0),
+      merged.length,
+    ),
+    reviewRoundsPerPr: ratio(
+      pulls.reduce((sum, p) => sum + p.reviewRounds, 0),
+      pulls.length,
+    ),
     reverts: merged.filter((p) => p.reverted).length,
     mergeCiFailures: merged.filter((p) => p.mergeCi === 'failure' || p.mergeCi === 'timed_out').length,
     costPerMergedUsd: cost === null ? null : ratio(cost, merged.length),
@@ -108,7 +117,10 @@ function calibrationRow(facts: readonly SessionFacts[]): CalibrationRow {
 }
 
 /** Sessions grouped by `groupBy`, each group's figures, the totals and the verifier's calibration. */
-export function insightsReport(facts: readonly SessionFacts[], query: { from: Date; to: Date; groupBy: Grouping }): InsightsReport {
+export function insightsReport(
+  facts: readonly SessionFacts[],
+  query: { from: Date; to: Date; groupBy: Grouping },
+): InsightsReport {
   const groups = new Map<string, SessionFacts[]>();
   for (const f of facts) {
     const key = f[query.groupBy];
@@ -123,8 +135,17 @@ export function insightsReport(facts: readonly SessionFacts[], query: { from: Da
     groups: [...groups].sort(([a], [b]) => a.localeCompare(b)).map(([key, list]) => ({ key, ...metricsOf(list) })),
     pulls: facts.flatMap((f) => (f.pull ? [pullRow(f, f.pull)] : [])).reverse(),
     calibration: {
-      byBand: scoreBands.map(({ band, min, max }) => ({ band, ...calibrationRow(decided.filter((f) => f.verdict!.total >= min && f.verdict!.total <= max)) })),
-      byDimension: verdictCriteria.flatMap((dimension) => [0, 1, 2].map((score) => ({ dimension, score, ...calibrationRow(decided.filter((f) => f.verdict!.scores[dimension] === score)) }))),
+      byBand: scoreBands.map(({ band, min, max }) => ({
+        band,
+        ...calibrationRow(decided.filter((f) => f.verdict!.total >= min && f.verdict!.total <= max)),
+      })),
+      byDimension: verdictCriteria.flatMap((dimension) =>
+        [0, 1, 2].map((score) => ({
+          dimension,
+          score,
+          ...calibrationRow(decided.filter((f) => f.verdict!.scores[dimension] === score)),
+        })),
+      ),
     },
   };
 }
@@ -150,7 +171,21 @@ function pullRow(f: SessionFacts, p: NonNullable<SessionFacts['pull']>): PullRow
   };
 }
 
-const csvColumns: (keyof InsightMetrics)[] = ['sessions', 'prsOpened', 'merged', 'closed', 'mergeRate', 'medianTimeToMergeMs', 'humanCommitsPerMerged', 'reviewRoundsPerPr', 'reverts', 'mergeCiFailures', 'costPerMergedUsd', 'medianFirstReplyMs', 'medianToPrMs'];
+const csvColumns: (keyof InsightMetrics)[] = [
+  'sessions',
+  'prsOpened',
+  'merged',
+  'closed',
+  'mergeRate',
+  'medianTimeToMergeMs',
+  'humanCommitsPerMerged',
+  'reviewRoundsPerPr',
+  'reverts',
+  'mergeCiFailures',
+  'costPerMergedUsd',
+  'medianFirstReplyMs',
+  'medianToPrMs',
+];
 
 /** A field as RFC 4180 writes it: quoted when it holds a comma, a quote or a line break. */
 function csvField(value: string | number | null): string {
@@ -161,6 +196,7 @@ function csvField(value: string | number | null): string {
 /** One line per group and a last `(all)` line, with a header. */
 export function insightsCsv(report: InsightsReport): string {
   const lines = [[report.groupBy, ...csvColumns].join(',')];
-  for (const g of [...report.groups, { key: '(all)', ...report.totals }]) lines.push([g.key, ...csvColumns.map((c) => g[c])].map(csvField).join(','));
+  for (const g of [...report.groups, { key: '(all)', ...report.totals }])
+    lines.push([g.key, ...csvColumns.map((c) => g[c])].map(csvField).join(','));
   return `${lines.join('\r\n')}\r\n`;
 }

@@ -32,11 +32,19 @@ export const InsightsQuery = z
 export function registerInsightsRoutes(app: ApiServer, deps: { db: Kysely<Database> }): void {
   app.get('/api/insights', async (request, reply) => {
     const parsed = InsightsQuery.safeParse(request.query);
-    if (!parsed.success) return reply.code(400).send({ error: 'invalid_input', message: parsed.error.issues.map((i) => `${i.path.join('.') || 'query'}: ${i.message}`).join('; '), issues: parsed.error.issues });
+    if (!parsed.success)
+      return reply.code(400).send({
+        error: 'invalid_input',
+        message: parsed.error.issues.map((i) => `${i.path.join('.') || 'query'}: ${i.message}`).join('; '),
+        issues: parsed.error.issues,
+      });
     const query = parsed.data;
     const report = insightsReport(await loadSessionFacts(deps.db, query), query);
     if (query.format === 'json') return report;
     const name = `patchbay-insights-${query.groupBy}-${report.from.slice(0, 10)}-${report.to.slice(0, 10)}.csv`;
-    return reply.header('content-type', 'text/csv; charset=utf-8').header('content-disposition', `attachment; filename="${name}"`).send(insightsCsv(report));
+    return reply
+      .header('content-type', 'text/csv; charset=utf-8')
+      .header('content-disposition', `attachment; filename="${name}"`)
+      .send(insightsCsv(report));
   });
 }

@@ -3,7 +3,9 @@ import type { IntegrationModule } from '../../integrations/integration-module.ts
 import { describeError, isPatchbayError } from '../core/errors.ts';
 
 /** One integration's state, as `/healthz` reports it. */
-export type IntegrationState = { ok: true } | { ok: false; status: 'unreachable' | 'refused'; error: string; attempts: number; retryInSeconds: number };
+export type IntegrationState =
+  | { ok: true }
+  | { ok: false; status: 'unreachable' | 'refused'; error: string; attempts: number; retryInSeconds: number };
 
 export type StartRetry = { firstDelayMs: number; maxDelayMs: number };
 
@@ -23,7 +25,10 @@ export type StartedIntegrations = {
  * by `/healthz`, and retried with doubling delays until it connects; the rest serves meanwhile.
  * Any other failure (a refused token, a bad key) fails the start, as before.
  */
-export async function startIntegrations(modules: readonly IntegrationModule[], options: { log: Logger; retry?: StartRetry }): Promise<StartedIntegrations> {
+export async function startIntegrations(
+  modules: readonly IntegrationModule[],
+  options: { log: Logger; retry?: StartRetry },
+): Promise<StartedIntegrations> {
   const retry = options.retry ?? defaultStartRetry;
   const states = new Map<string, IntegrationState>();
   const timers = new Set<NodeJS.Timeout>();
@@ -38,9 +43,19 @@ export async function startIntegrations(modules: readonly IntegrationModule[], o
       if (!isPatchbayError(error, 'service_unavailable') || !error.retryable) throw error;
       const delay = Math.min(retry.firstDelayMs * 2 ** (n - 1), retry.maxDelayMs);
       // Said once: later attempts only update /healthz (and log at debug).
-      if (n === 1) options.log.warn({ integration: name, retryInSeconds: delay / 1000 }, `${describeError(error)}; retrying in the background while the rest of Patchbay serves`);
+      if (n === 1)
+        options.log.warn(
+          { integration: name, retryInSeconds: delay / 1000 },
+          `${describeError(error)}; retrying in the background while the rest of Patchbay serves`,
+        );
       else options.log.debug({ integration: name, attempts: n, err: error }, 'integration still unreachable');
-      states.set(name, { ok: false, status: 'unreachable', error: describeError(error), attempts: n, retryInSeconds: delay / 1000 });
+      states.set(name, {
+        ok: false,
+        status: 'unreachable',
+        error: describeError(error),
+        attempts: n,
+        retryInSeconds: delay / 1000,
+      });
       return false;
     }
     if (n > 1) options.log.info({ integration: name, attempts: n }, `${name} connected after ${n} attempts`);
@@ -58,8 +73,17 @@ export async function startIntegrations(modules: readonly IntegrationModule[], o
       attempt(module, name, n).then(
         (connected) => connected || retryInBackground(module, name, n + 1),
         (error: unknown) => {
-          states.set(name, { ok: false, status: 'refused', error: describeError(error), attempts: n, retryInSeconds: 0 });
-          options.log.error({ integration: name, err: error }, `${name} refused the connection once it could be reached; it stays off until Patchbay restarts`);
+          states.set(name, {
+            ok: false,
+            status: 'refused',
+            error: describeError(error),
+            attempts: n,
+            retryInSeconds: 0,
+          });
+          options.log.error(
+            { integration: name, err: error },
+            `${name} refused the connection once it could be reached; it stays off until Patchbay restarts`,
+          );
         },
       );
     }, delay);
@@ -78,7 +102,12 @@ export async function startIntegrations(modules: readonly IntegrationModule[], o
     async stop() {
       stopped = true;
       for (const timer of timers) clearTimeout(timer);
-      for (const module of attempted.reverse()) await module.stop?.().catch((error: unknown) => options.log.warn({ integration: module.name, err: error }, 'integration stop failed'));
+      for (const module of attempted.reverse())
+        await module
+          .stop?.()
+          .catch((error: unknown) =>
+            options.log.warn({ integration: module.name, err: error }, 'integration stop failed'),
+          );
     },
   };
 }

@@ -43,16 +43,27 @@ export function registerKnowledgeRoutes(app: ApiServer, deps: { db: Kysely<Datab
   app.get<RepoParams>('/api/repos/:repo/knowledge', async (request, reply) => {
     const key = keyOf(request.params.repo);
     const stored = key ? await store.get(key) : undefined;
-    if (!stored) return reply.code(404).send({ error: 'not_found', message: `no knowledge document for ${request.params.repo} yet: it is built on the repository's first session` });
+    if (!stored)
+      return reply.code(404).send({
+        error: 'not_found',
+        message: `no knowledge document for ${request.params.repo} yet: it is built on the repository's first session`,
+      });
     return view(stored);
   });
 
   app.put<RepoParams>('/api/repos/:repo/knowledge', async (request, reply) => {
     const parsed = PutKnowledgeBody.safeParse(request.body);
-    if (!parsed.success) return reply.code(400).send({ error: 'invalid_input', message: 'invalid knowledge document', issues: parsed.error.issues });
+    if (!parsed.success)
+      return reply
+        .code(400)
+        .send({ error: 'invalid_input', message: 'invalid knowledge document', issues: parsed.error.issues });
     const key = keyOf(request.params.repo);
     const saved = key ? await store.saveEdit(key, parsed.data.document, parsed.data.author?.name ?? 'API') : undefined;
-    if (!saved) return reply.code(404).send({ error: 'not_found', message: `no knowledge document for ${request.params.repo} yet: it is built on the repository's first session` });
+    if (!saved)
+      return reply.code(404).send({
+        error: 'not_found',
+        message: `no knowledge document for ${request.params.repo} yet: it is built on the repository's first session`,
+      });
     return view(saved);
   });
 }

@@ -25,7 +25,13 @@ export function createMetrics(options: { db: Db; provider: string; role: string 
   registry.setDefaultLabels({ role: options.role });
   collectDefaultMetrics({ register: registry, prefix: 'patchbay_process_' });
   const { db, provider } = options;
-  const runs = new Histogram({ name: 'patchbay_run_duration_seconds', help: 'Time of one run of a session, by how it ended (completed, failed, cancelled, waiting).', labelNames: ['outcome'], buckets: seconds, registers: [registry] });
+  const runs = new Histogram({
+    name: 'patchbay_run_duration_seconds',
+    help: 'Time of one run of a session, by how it ended (completed, failed, cancelled, waiting).',
+    labelNames: ['outcome'],
+    buckets: seconds,
+    registers: [registry],
+  });
 
   databaseGauges(registry, db);
 
@@ -60,7 +66,11 @@ function databaseGauges(registry: Registry, db: Db): void {
     labelNames: ['status', 'surface'],
     registers: [registry],
     async collect() {
-      const rows = await sql<{ status: string; surface: string | null; n: string }>`select status, requester->>'source' as surface, count(*) as n from sessions group by 1, 2`.execute(db);
+      const rows = await sql<{
+        status: string;
+        surface: string | null;
+        n: string;
+      }>`select status, requester->>'source' as surface, count(*) as n from sessions group by 1, 2`.execute(db);
       this.reset();
       for (const row of rows.rows) this.set({ status: row.status, surface: row.surface ?? 'unknown' }, Number(row.n));
     },
@@ -80,7 +90,11 @@ function databaseGauges(registry: Registry, db: Db): void {
     labelNames: ['source', 'status'],
     registers: [registry],
     async collect() {
-      const { rows } = await sql<{ source: string; status: string; n: string }>`select source, status, count(*) as n from inbound_deliveries group by 1, 2`.execute(db);
+      const { rows } = await sql<{
+        source: string;
+        status: string;
+        n: string;
+      }>`select source, status, count(*) as n from inbound_deliveries group by 1, 2`.execute(db);
       this.reset();
       for (const row of rows) this.set({ source: row.source, status: row.status }, Number(row.n));
     },
@@ -91,25 +105,97 @@ function databaseGauges(registry: Registry, db: Db): void {
  * The counters and histograms of what the event log records; `lastStep` (per session, the time of
  * the run's last step) is shared with the run bookkeeping for turn durations.
  */
-function eventCounters(registry: Registry, provider: string, lastStep: Map<string, number>): (stored: StoredEvent) => void {
-  const tokens = new Counter({ name: 'patchbay_model_tokens_total', help: 'Model tokens by provider, model and kind (input, output, cache_read, cache_write).', labelNames: ['provider', 'model', 'kind'], registers: [registry] });
-  const cost = new Counter({ name: 'patchbay_model_cost_usd_total', help: 'Estimated model cost in US dollars (list prices) by provider and model.', labelNames: ['provider', 'model'], registers: [registry] });
-  const turns = new Histogram({ name: 'patchbay_turn_duration_seconds', help: 'Time of one agent turn (model call and the step it records), by model.', labelNames: ['model'], buckets: seconds, registers: [registry] });
-  const tools = new Counter({ name: 'patchbay_tool_calls_total', help: 'Tool calls by tool name and outcome (ok, error).', labelNames: ['tool', 'outcome'], registers: [registry] });
-  const toolTime = new Histogram({ name: 'patchbay_tool_duration_seconds', help: 'Tool call durations by tool name.', labelNames: ['tool'], buckets: seconds, registers: [registry] });
-  const checks = new Counter({ name: 'patchbay_checks_total', help: 'Setup and check commands by phase, name and outcome.', labelNames: ['phase', 'name', 'outcome'], registers: [registry] });
-  const checkTime = new Histogram({ name: 'patchbay_check_duration_seconds', help: 'Setup and check command durations by phase.', labelNames: ['phase'], buckets: seconds, registers: [registry] });
-  const verdicts = new Counter({ name: 'patchbay_verdicts_total', help: 'Independent verifier verdicts by outcome (passed, failed, not-run).', labelNames: ['outcome'], registers: [registry] });
-  const egress = new Counter({ name: 'patchbay_egress_refusals_total', help: 'Connections from sandboxes the egress proxy refused, by reason.', labelNames: ['reason'], registers: [registry] });
-  const limits = new Counter({ name: 'patchbay_sandbox_limit_hits_total', help: 'Sandbox commands ended or failed by a resource limit, by kind.', labelNames: ['kind'], registers: [registry] });
-  const queueWait = new Histogram({ name: 'patchbay_queue_wait_seconds', help: 'Time a session waited for a run slot before a worker took it.', buckets: seconds, registers: [registry] });
+function eventCounters(
+  registry: Registry,
+  provider: string,
+  lastStep: Map<string, number>,
+): (stored: StoredEvent) => void {
+  const tokens = new Counter({
+    name: 'patchbay_model_tokens_total',
+    help: 'Model tokens by provider, model and kind (input, output, cache_read, cache_write).',
+    labelNames: ['provider', 'model', 'kind'],
+    registers: [registry],
+  });
+  const cost = new Counter({
+    name: 'patchbay_model_cost_usd_total',
+    help: 'Estimated model cost in US dollars (list prices) by provider and model.',
+    labelNames: ['provider', 'model'],
+    registers: [registry],
+  });
+  const turns = new Histogram({
+    name: 'patchbay_turn_duration_seconds',
+    help: 'Time of one agent turn (model call and the step it records), by model.',
+    labelNames: ['model'],
+    buckets: seconds,
+    registers: [registry],
+  });
+  const tools = new Counter({
+    name: 'patchbay_tool_calls_total',
+    help: 'Tool calls by tool name and outcome (ok, error).',
+    labelNames: ['tool', 'outcome'],
+    registers: [registry],
+  });
+  const toolTime = new Histogram({
+    name: 'patchbay_tool_duration_seconds',
+    help: 'Tool call durations by tool name.',
+    labelNames: ['tool'],
+    buckets: seconds,
+    registers: [registry],
+  });
+  const checks = new Counter({
+    name: 'patchbay_checks_total',
+    help: 'Setup and check commands by phase, name and outcome.',
+    labelNames: ['phase', 'name', 'outcome'],
+    registers: [registry],
+  });
+  const checkTime = new Histogram({
+    name: 'patchbay_check_duration_seconds',
+    help: 'Setup and check command durations by phase.',
+    labelNames: ['phase'],
+    buckets: seconds,
+    registers: [registry],
+  });
+  const verdicts = new Counter({
+    name: 'patchbay_verdicts_total',
+    help: 'Independent verifier verdicts by outcome (passed, failed, not-run).',
+    labelNames: ['outcome'],
+    registers: [registry],
+  });
+  const egress = new Counter({
+    name: 'patchbay_egress_refusals_total',
+    help: 'Connections from sandboxes the egress proxy refused, by reason.',
+    labelNames: ['reason'],
+    registers: [registry],
+  });
+  const limits = new Counter({
+    name: 'patchbay_sandbox_limit_hits_total',
+    help: 'Sandbox commands ended or failed by a resource limit, by kind.',
+    labelNames: ['kind'],
+    registers: [registry],
+  });
+  const queueWait = new Histogram({
+    name: 'patchbay_queue_wait_seconds',
+    help: 'Time a session waited for a run slot before a worker took it.',
+    buckets: seconds,
+    registers: [registry],
+  });
 
   return (stored: StoredEvent): void => {
     const { event } = stored;
     switch (event.type) {
       case 'usage': {
-        const usage = { inputTokens: event.inputTokens, outputTokens: event.outputTokens, cacheReadTokens: event.cacheReadTokens, cacheWriteTokens: event.cacheWriteTokens };
-        for (const [kind, n] of [['input', usage.inputTokens], ['output', usage.outputTokens], ['cache_read', usage.cacheReadTokens], ['cache_write', usage.cacheWriteTokens]] as const) {
+        const usage = {
+          inputTokens: event.inputTokens,
+          outputTokens: event.outputTokens,
+          cacheReadTokens: event.cacheReadTokens,
+          cacheWriteTokens: event.cacheWriteTokens,
+        };
+        for (const [kind, n] of [
+          ['input', usage.inputTokens],
+          ['output', usage.outputTokens],
+          ['cache_read', usage.cacheReadTokens],
+          ['cache_write', usage.cacheWriteTokens],
+        ] as const) {
           if (n > 0) tokens.inc({ provider, model: event.model, kind }, n);
         }
         const dollars = estimateCostUsd(event.model, usage);

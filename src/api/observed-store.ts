@@ -36,7 +36,8 @@ export function observeStore(store: SessionStore, observers: readonly StoreObser
     async transition(sessionId, trigger, options) {
       const result = await store.transition(sessionId, trigger, options);
       // A transition's own events (an error, a question) are not told: none of them is counted.
-      if (result.applied && result.from !== result.session.status) for (const o of observers) o.onStatus(sessionId, result.from, result.session.status);
+      if (result.applied && result.from !== result.session.status)
+        for (const o of observers) o.onStatus(sessionId, result.from, result.session.status);
       return result;
     },
   };

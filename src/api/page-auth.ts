@@ -31,7 +31,12 @@ export function createAccessCheck(token: string, sessions: PageSessions): Access
  */
 export function registerPageAuth(
   app: ApiServer,
-  options: { apiToken?: string; check?: AccessCheck; sessions?: PageSessions; providers?: readonly PageSignInProvider[] },
+  options: {
+    apiToken?: string;
+    check?: AccessCheck;
+    sessions?: PageSessions;
+    providers?: readonly PageSignInProvider[];
+  },
 ): void {
   const { apiToken, check, sessions } = options;
   const open = { config: { public: true } satisfies RouteConfig };
@@ -48,7 +53,10 @@ export function registerPageAuth(
     if (!createBearerCheck(apiToken)(`Bearer ${token}`)) {
       return reply.code(401).send({ error: 'unauthorized', message: 'that is not the API token' });
     }
-    return noStore(reply).header('set-cookie', await sessions.cookieFor('token')).code(204).send();
+    return noStore(reply)
+      .header('set-cookie', await sessions.cookieFor('token'))
+      .code(204)
+      .send();
   });
 
   app.delete('/api/auth', open, async (request, reply) => {

@@ -33,8 +33,20 @@ export type PageSessionsOptions = {
 };
 
 /** The page's sessions when an API token guards the page (none without one): secure cookies behind https, `hours` long. */
-export function pageSessionsFor(input: { db: Kysely<Database>; apiToken?: string | undefined; publicUrl: string; hours: number }): PageSessions | undefined {
-  return input.apiToken ? createPageSessions({ db: input.db, token: input.apiToken, secure: input.publicUrl.startsWith('https:'), ttlMs: input.hours * 60 * 60_000 }) : undefined;
+export function pageSessionsFor(input: {
+  db: Kysely<Database>;
+  apiToken?: string | undefined;
+  publicUrl: string;
+  hours: number;
+}): PageSessions | undefined {
+  return input.apiToken
+    ? createPageSessions({
+        db: input.db,
+        token: input.apiToken,
+        secure: input.publicUrl.startsWith('https:'),
+        ttlMs: input.hours * 60 * 60_000,
+      })
+    : undefined;
 }
 
 export function createPageSessions(options: PageSessionsOptions): PageSessions {
@@ -50,7 +62,13 @@ export function createPageSessions(options: PageSessionsOptions): PageSessions {
       await db.deleteFrom('page_sessions').where('expires_at', '<', new Date(at)).execute();
       await db
         .insertInto('page_sessions')
-        .values({ id_digest: digest(id), who, key_digest: keyDigest, created_at: new Date(at), expires_at: new Date(at + ttlMs) })
+        .values({
+          id_digest: digest(id),
+          who,
+          key_digest: keyDigest,
+          created_at: new Date(at),
+          expires_at: new Date(at + ttlMs),
+        })
         .execute();
       // A browser-session cookie: closing the browser ends it there, and the server ends it at expiry.
       return cookieHeader(id, secure);
@@ -62,12 +80,17 @@ export function createPageSessions(options: PageSessionsOptions): PageSessions {
         .select(['who', 'key_digest', 'expires_at', 'revoked_at'])
         .where('id_digest', '=', digest(cookie))
         .executeTakeFirst();
-      if (!row || row.revoked_at !== null || row.key_digest !== keyDigest || row.expires_at.getTime() <= now()) return undefined;
+      if (!row || row.revoked_at !== null || row.key_digest !== keyDigest || row.expires_at.getTime() <= now())
+        return undefined;
       return row.who;
     },
     async revoke(cookie) {
       if (!cookie) return;
-      await db.updateTable('page_sessions').set({ revoked_at: new Date(now()) }).where('id_digest', '=', digest(cookie)).execute();
+      await db
+        .updateTable('page_sessions')
+        .set({ revoked_at: new Date(now()) })
+        .where('id_digest', '=', digest(cookie))
+        .execute();
     },
     clearCookie: () => cookieHeader('', secure, 0),
   };

@@ -3,7 +3,11 @@ import { PatchbayError } from '../core/errors.ts';
 
 /** The one line an operator gets for a port another process holds. */
 export function portInUse(port: number, cause?: unknown): PatchbayError {
-  return new PatchbayError('config_invalid', `PORT ${port} is already in use (another Patchbay or another server is listening there): stop it, or set PORT to a free port`, { cause });
+  return new PatchbayError(
+    'config_invalid',
+    `PORT ${port} is already in use (another Patchbay or another server is listening there): stop it, or set PORT to a free port`,
+    { cause },
+  );
 }
 
 /**
@@ -14,7 +18,9 @@ export async function assertPortFree(port: number, host: string): Promise<void> 
   if (port === 0) return;
   await new Promise<void>((resolve, reject) => {
     const probe = createServer();
-    probe.once('error', (error: NodeJS.ErrnoException) => reject(error.code === 'EADDRINUSE' ? portInUse(port, error) : error));
+    probe.once('error', (error: NodeJS.ErrnoException) =>
+      reject(error.code === 'EADDRINUSE' ? portInUse(port, error) : error),
+    );
     probe.listen({ port, host, exclusive: true }, () => probe.close(() => resolve()));
   });
 }

@@ -1,4 +1,13 @@
-import { context, propagation, ROOT_CONTEXT, SpanStatusCode, trace, type Attributes, type Context, type Span } from '@opentelemetry/api';
+import {
+  context,
+  propagation,
+  ROOT_CONTEXT,
+  SpanStatusCode,
+  trace,
+  type Attributes,
+  type Context,
+  type Span,
+} from '@opentelemetry/api';
 import type { Logger } from 'pino';
 import type { StoredEvent } from '../core/events.ts';
 import type { Inbound, InboundOutcome } from '../core/inbound.ts';
@@ -33,10 +42,13 @@ export function traceRunQueue<Q extends RunQueue>(queue: Q, tracer: RunTracer | 
 function carryTraceContext<Q extends RunQueue>(queue: Q, origins: Map<string, Context>): Q {
   return {
     ...queue,
-    enqueue: (sessionId, options) => queue.enqueue(sessionId, { traceparent: options?.traceparent ?? activeTraceparent() }),
+    enqueue: (sessionId, options) =>
+      queue.enqueue(sessionId, { traceparent: options?.traceparent ?? activeTraceparent() }),
     work: (handler, options) =>
       queue.work(async (job, signal) => {
-        const origin = job.traceparent ? propagation.extract(ROOT_CONTEXT, { traceparent: job.traceparent }) : undefined;
+        const origin = job.traceparent
+          ? propagation.extract(ROOT_CONTEXT, { traceparent: job.traceparent })
+          : undefined;
         if (!origin) return handler(job, signal);
         origins.set(job.sessionId, origin);
         try {
@@ -66,8 +78,15 @@ type OpenRun = { span: Span; ctx: Context; lastStep: number };
  * and each with `patchbay.session_id`. Built from the events the run writes, so no layer below the
  * composition root knows of tracing. The SDK is loaded only when an endpoint is set.
  */
-export async function startRunTracer(options: { endpoint: string; log: Logger; serviceName?: string }): Promise<RunTracer> {
-  const [{ NodeSDK }, { OTLPTraceExporter }] = await Promise.all([import('@opentelemetry/sdk-node'), import('@opentelemetry/exporter-trace-otlp-http')]);
+export async function startRunTracer(options: {
+  endpoint: string;
+  log: Logger;
+  serviceName?: string;
+}): Promise<RunTracer> {
+  const [{ NodeSDK }, { OTLPTraceExporter }] = await Promise.all([
+    import('@opentelemetry/sdk-node'),
+    import('@opentelemetry/exporter-trace-otlp-http'),
+  ]);
   const sdk = new NodeSDK({
     serviceName: options.serviceName ?? 'patchbay',
     traceExporter: new OTLPTraceExporter({ url: `${options.endpoint}/v1/traces` }),
@@ -95,19 +114,55 @@ export async function startRunTracer(options: { endpoint: string; log: Logger; s
     const session = { 'patchbay.session_id': stored.sessionId };
     switch (event.type) {
       case 'usage':
-        child(run, 'model.turn', run.lastStep, at, { ...session, 'patchbay.turn': event.turn, 'gen_ai.request.model': event.model, 'gen_ai.usage.input_tokens': event.inputTokens, 'gen_ai.usage.output_tokens': event.outputTokens });
+        child(run, 'model.turn', run.lastStep, at, {
+          ...session,
+          'patchbay.turn': event.turn,
+          'gen_ai.request.model': event.model,
+          'gen_ai.usage.input_tokens': event.inputTokens,
+          'gen_ai.usage.output_tokens': event.outputTokens,
+        });
         break;
       case 'tool-end':
-        child(run, `tool ${event.name}`, at - event.durationMs, at, { ...session, 'patchbay.tool': event.name }, event.isError);
+        child(
+          run,
+          `tool ${event.name}`,
+          at - event.durationMs,
+          at,
+          { ...session, 'patchbay.tool': event.name },
+          event.isError,
+        );
         break;
       case 'check-finished':
-        child(run, `check ${event.name}`, at - event.durationMs, at, { ...session, 'patchbay.check.phase': event.phase, 'patchbay.check.outcome': event.outcome, 'patchbay.commit': event.commit }, event.outcome !== 'passed');
+        child(
+          run,
+          `check ${event.name}`,
+          at - event.durationMs,
+          at,
+          {
+            ...session,
+            'patchbay.check.phase': event.phase,
+            'patchbay.check.outcome': event.outcome,
+            'patchbay.commit': event.commit,
+          },
+          event.outcome !== 'passed',
+        );
         break;
       case 'verification-finished':
-        child(run, 'verify', run.lastStep, at, { ...session, 'patchbay.verdict': event.outcome, 'patchbay.commit': event.commit }, event.outcome !== 'passed');
+        child(
+          run,
+          'verify',
+          run.lastStep,
+          at,
+          { ...session, 'patchbay.verdict': event.outcome, 'patchbay.commit': event.commit },
+          event.outcome !== 'passed',
+        );
         break;
       case 'branch-pushed':
-        child(run, 'git.push', run.lastStep, at, { ...session, 'patchbay.branch': event.branch, 'patchbay.commit': event.commit });
+        child(run, 'git.push', run.lastStep, at, {
+          ...session,
+          'patchbay.branch': event.branch,
+          'patchbay.commit': event.commit,
+        });
         break;
       default:
         return;
@@ -121,7 +176,11 @@ export async function startRunTracer(options: { endpoint: string; log: Logger; s
       const now = Date.now();
       if (to === 'running') {
         const parent = origins.get(sessionId) ?? context.active();
-        const span = tracer.startSpan('session.run', { startTime: now, attributes: { 'patchbay.session_id': sessionId, 'patchbay.resumed_from': from } }, parent);
+        const span = tracer.startSpan(
+          'session.run',
+          { startTime: now, attributes: { 'patchbay.session_id': sessionId, 'patchbay.resumed_from': from } },
+          parent,
+        );
         runs.set(sessionId, { span, ctx: trace.setSpan(parent, span), lastStep: now });
         return;
       }
@@ -134,7 +193,12 @@ export async function startRunTracer(options: { endpoint: string; log: Logger; s
     },
     traceInbound(handle) {
       return async (inbound) => {
-        const span = tracer.startSpan(`inbound ${inbound.kind}`, { attributes: { 'patchbay.surface': inbound.thread.source, ...('deliveryId' in inbound && inbound.deliveryId && { 'patchbay.delivery_id': inbound.deliveryId }) } });
+        const span = tracer.startSpan(`inbound ${inbound.kind}`, {
+          attributes: {
+            'patchbay.surface': inbound.thread.source,
+            ...('deliveryId' in inbound && inbound.deliveryId && { 'patchbay.delivery_id': inbound.deliveryId }),
+          },
+        });
         try {
           // Active while the command is handled, so the run it enqueues carries it (traceQueue).
           const outcome = await context.with(trace.setSpan(context.active(), span), () => handle(inbound));
@@ -153,7 +217,9 @@ export async function startRunTracer(options: { endpoint: string; log: Logger; s
     async shutdown() {
       for (const run of runs.values()) run.span.end();
       runs.clear();
-      await sdk.shutdown().catch((error: unknown) => options.log.warn({ err: error }, 'could not flush the last traces'));
+      await sdk
+        .shutdown()
+        .catch((error: unknown) => options.log.warn({ err: error }, 'could not flush the last traces'));
     },
   };
 }

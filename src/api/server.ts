@@ -85,12 +85,22 @@ export function createServer(deps: ServerDeps): ApiServer {
   });
   app.addHook('onResponse', async (request, reply) => {
     if (request.url === '/healthz') return;
-    request.log.debug({ method: request.method, url: request.url.split('?')[0], status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request');
+    request.log.debug(
+      {
+        method: request.method,
+        url: request.url.split('?')[0],
+        status: reply.statusCode,
+        ms: Math.round(reply.elapsedTime),
+      },
+      'request',
+    );
   });
 
   app.setErrorHandler((error, request, reply) => errorReply(error, request, reply));
   app.setNotFoundHandler((request, reply) =>
-    reply.code(404).send({ error: 'not_found', message: `no route for ${request.method} ${request.url.split('?')[0]}` }),
+    reply
+      .code(404)
+      .send({ error: 'not_found', message: `no route for ${request.method} ${request.url.split('?')[0]}` }),
   );
 
   if (!deps.apiToken) {
@@ -100,10 +110,14 @@ export function createServer(deps: ServerDeps): ApiServer {
       const route = request.routeOptions.url;
       const isApi = route !== undefined && (route === '/api' || route.startsWith('/api/'));
       if (!isApi || isLoopbackHost(request.headers.host, publicHost)) return;
-      request.log.warn({ host: request.headers.host }, 'API request refused: Host is not a loopback name and no API token is set');
+      request.log.warn(
+        { host: request.headers.host },
+        'API request refused: Host is not a loopback name and no API token is set',
+      );
       return reply.code(403).send({
         error: 'forbidden_host',
-        message: 'Without PATCHBAY_API_TOKEN the API answers only requests addressed to localhost, 127.0.0.1, [::1] or the PUBLIC_URL host',
+        message:
+          'Without PATCHBAY_API_TOKEN the API answers only requests addressed to localhost, 127.0.0.1, [::1] or the PUBLIC_URL host',
       });
     });
   }
@@ -112,7 +126,8 @@ export function createServer(deps: ServerDeps): ApiServer {
   refuseCrossSite(app, deps.publicUrl);
 
   const sessions = deps.apiToken
-    ? (deps.pageSessions ?? createPageSessions({ db: store.db, token: deps.apiToken, secure: deps.publicUrl?.startsWith('https:') ?? false }))
+    ? (deps.pageSessions ??
+      createPageSessions({ db: store.db, token: deps.apiToken, secure: deps.publicUrl?.startsWith('https:') ?? false }))
     : undefined;
   const check = deps.apiToken && sessions ? createAccessCheck(deps.apiToken, sessions) : undefined;
   if (check) {
@@ -124,10 +139,10 @@ export function createServer(deps: ServerDeps): ApiServer {
       const needsToken = route === undefined ? false : route === '/api' || route.startsWith('/api/');
       if (!needsToken || (request.routeOptions.config as RouteConfig).public === true) return;
       if (await check(request)) return;
-      return reply
-        .code(401)
-        .header('www-authenticate', 'Bearer realm="patchbay"')
-        .send({ error: 'unauthorized', message: 'send Authorization: Bearer <token> with the API token, or sign in on the page' });
+      return reply.code(401).header('www-authenticate', 'Bearer realm="patchbay"').send({
+        error: 'unauthorized',
+        message: 'send Authorization: Bearer <token> with the API token, or sign in on the page',
+      });
     });
   }
 
@@ -143,7 +158,11 @@ export function createServer(deps: ServerDeps): ApiServer {
   if (metrics) {
     app.get('/metrics', { config: { public: true } satisfies RouteConfig }, async (request, reply) => {
       // Prometheus sends the token as `bearer_token`; without one configured the API is loopback-only.
-      if (check && !check(request)) return reply.code(401).header('www-authenticate', 'Bearer realm="patchbay"').send({ error: 'unauthorized', message: 'send Authorization: Bearer <PATCHBAY_API_TOKEN>' });
+      if (check && !check(request))
+        return reply
+          .code(401)
+          .header('www-authenticate', 'Bearer realm="patchbay"')
+          .send({ error: 'unauthorized', message: 'send Authorization: Bearer <PATCHBAY_API_TOKEN>' });
       return reply.header('content-type', metrics.contentType).send(await metrics.render());
     });
   }

@@ -40,7 +40,12 @@ export async function readSessionDiff(
     diff = await read();
   }
   if (!diff) {
-    return { state: 'none', reason: deps.commit ? `commit ${deps.commit} is not on the pushed branch` : 'the pushed commits are not in this server’s mirror' };
+    return {
+      state: 'none',
+      reason: deps.commit
+        ? `commit ${deps.commit} is not on the pushed branch`
+        : 'the pushed commits are not in this server’s mirror',
+    };
   }
   return { state: 'ready', branch: pushed.branch, ...diff, ...(deps.commit && { commit: deps.commit }) };
 }

@@ -43,7 +43,8 @@ export function registerSessionEventRoutes(app: ApiServer, deps: SessionEventRou
     const header = request.headers['last-event-id'];
     // A reconnecting EventSource sends Last-Event-ID and repeats the original URL, so the header wins.
     const afterSeq = header !== undefined ? SeqParam.parse(header) : (query.after ?? 0);
-    if (query.format === 'json') return store.events(session.id, { afterSeq, ...(query.types && { types: query.types }) });
+    if (query.format === 'json')
+      return store.events(session.id, { afterSeq, ...(query.types && { types: query.types }) });
 
     reply.hijack();
     const close = streamEvents(reply.raw, {

@@ -5,12 +5,20 @@ import type { ThreadLink } from './api-types.ts';
 export function threadLink(ref: ThreadRef, options: { githubWebUrl: string }): ThreadLink {
   switch (ref.source) {
     case 'slack':
-      return { ...ref, label: 'Slack thread', url: `https://app.slack.com/client/${enc(ref.teamId)}/${enc(ref.channel)}/thread/${enc(ref.channel)}-${enc(ref.threadTs)}` };
+      return {
+        ...ref,
+        label: 'Slack thread',
+        url: `https://app.slack.com/client/${enc(ref.teamId)}/${enc(ref.channel)}/thread/${enc(ref.channel)}-${enc(ref.threadTs)}`,
+      };
     case 'github': {
       const base = options.githubWebUrl.replace(/\/+$/, '');
       const kind = ref.kind === 'pull' ? 'pull' : 'issues';
       const label = `${ref.owner}/${ref.repo}#${ref.number}`;
-      return { ...ref, label: ref.kind === 'pull' ? `Pull request ${label}` : `Issue ${label}`, url: `${base}/${enc(ref.owner)}/${enc(ref.repo)}/${kind}/${ref.number}` };
+      return {
+        ...ref,
+        label: ref.kind === 'pull' ? `Pull request ${label}` : `Issue ${label}`,
+        url: `${base}/${enc(ref.owner)}/${enc(ref.repo)}/${kind}/${ref.number}`,
+      };
     }
     case 'linear':
       return { ...ref, label: `Linear issue ${ref.issueId}` };

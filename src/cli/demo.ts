@@ -29,7 +29,10 @@ Written by Patchbay's demo.
 export const demoScenario: ScriptedTurn[] = [
   { text: 'Let me look at the project first.', toolCalls: [{ name: 'list_files', input: { path: '.' } }] },
   { toolCalls: [{ name: 'read_file', input: { path: 'app.js' } }] },
-  { text: 'It exports greet(); I will document it.', toolCalls: [{ name: 'write_file', input: { path: 'README.md', content: readme } }] },
+  {
+    text: 'It exports greet(); I will document it.',
+    toolCalls: [{ name: 'write_file', input: { path: 'README.md', content: readme } }],
+  },
   { toolCalls: [{ name: 'git_status', input: {} }] },
   { text: 'Added README.md describing greet() with a usage example; git status shows it as the only change.' },
 ];
@@ -62,10 +65,23 @@ export async function runDemo(options: { config: Config; actor: Actor }): Promis
       task: 'Write a README for this project',
       actor: options.actor,
       model: createScriptedProvider({ scenario: demoScenario, model: 'scripted' }),
-      verifierModel: createSequenceProvider([{ toolCalls: [{ name: 'record_verdict', input: demoVerdict }] }], 'scripted'),
+      verifierModel: createSequenceProvider(
+        [{ toolCalls: [{ name: 'record_verdict', input: demoVerdict }] }],
+        'scripted',
+      ),
     });
     if (code === 0) {
-      const { stdout } = await git(root, '--git-dir', remote, 'log', '--stat', '--format=%ncommit %h on %D%nAuthor: %an <%ae>%n%n    %s%n', '--branches=patchbay/*', '-n', '1');
+      const { stdout } = await git(
+        root,
+        '--git-dir',
+        remote,
+        'log',
+        '--stat',
+        '--format=%ncommit %h on %D%nAuthor: %an <%ae>%n%n    %s%n',
+        '--branches=patchbay/*',
+        '-n',
+        '1',
+      );
       process.stdout.write(`\nThe remote now has:\n${stdout}`);
     }
     return code;
@@ -79,21 +95,44 @@ async function makeRepo(root: string, remote: string): Promise<void> {
   await git(root, 'init', '--quiet', '--bare', '--initial-branch=main', remote);
   await git(root, 'init', '--quiet', '--initial-branch=main', work);
   // biome-ignore lint/suspicious/noTemplateCurlyInString: the demo repository's own JavaScript source.
-  await writeFile(join(work, 'app.js'), "export function greet(name) {\n  return `Hello, ${name}!`;\n}\n");
+  await writeFile(join(work, 'app.js'), 'export function greet(name) {\n  return `Hello, ${name}!`;\n}\n');
   await writeFile(join(work, 'package.json'), '{ "name": "greeter", "type": "module", "version": "1.0.0" }\n');
   // A check the harness reads from CI configuration and runs on the pushed commit (a shell script,
   // so the demo needs no toolchain inside the sandbox).
-  await writeFile(join(work, 'test.sh'), "#!/bin/sh\ngrep -q 'export function greet' app.js && echo 'greet() is exported'\n", { mode: 0o755 });
+  await writeFile(
+    join(work, 'test.sh'),
+    "#!/bin/sh\ngrep -q 'export function greet' app.js && echo 'greet() is exported'\n",
+    { mode: 0o755 },
+  );
   await mkdir(join(work, '.github', 'workflows'), { recursive: true });
   await writeFile(
     join(work, '.github', 'workflows', 'ci.yml'),
     'on: [push, pull_request]\njobs:\n  test:\n    runs-on: ubuntu-latest\n    steps:\n      - uses: actions/checkout@v4\n      - name: Run tests\n        run: ./test.sh\n',
   );
   await git(work, 'add', '.');
-  await git(work, '-c', 'user.name=Demo', '-c', 'user.email=demo@example.com', 'commit', '--quiet', '-m', 'Initial commit');
+  await git(
+    work,
+    '-c',
+    'user.name=Demo',
+    '-c',
+    'user.email=demo@example.com',
+    'commit',
+    '--quiet',
+    '-m',
+    'Initial commit',
+  );
   await git(work, 'push', '--quiet', remote, 'main');
 }
 
 function git(cwd: string, ...args: string[]) {
-  return run('git', args, { cwd, env: { PATH: '/usr/local/bin:/usr/bin:/bin', HOME: cwd, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', GIT_ALLOW_PROTOCOL: 'file' } });
+  return run('git', args, {
+    cwd,
+    env: {
+      PATH: '/usr/local/bin:/usr/bin:/bin',
+      HOME: cwd,
+      GIT_CONFIG_NOSYSTEM: '1',
+      GIT_CONFIG_GLOBAL: '/dev/null',
+      GIT_ALLOW_PROTOCOL: 'file',
+    },
+  });
 }

@@ -39,21 +39,38 @@ export async function checkDisk({ config }: DoctorDeps): Promise<DoctorRow> {
   const stats = await statfs(dir);
   const freeGiB = (stats.bavail * stats.bsize) / 1024 ** 3;
   const detail = `${freeGiB.toFixed(1)} GiB free under ${config.dataDir}`;
-  return freeGiB >= 2 ? ok('disk', detail) : bad('disk', detail, 'free some space or point DATA_DIR at a larger disk (mirrors and workspaces need a few GiB)');
+  return freeGiB >= 2
+    ? ok('disk', detail)
+    : bad('disk', detail, 'free some space or point DATA_DIR at a larger disk (mirrors and workspaces need a few GiB)');
 }
 
 /** PostgreSQL: reachable, its version, and that Patchbay's role is not a superuser. */
 export async function checkDatabase({ config }: DoctorDeps): Promise<DoctorRow> {
-  if (!config.databaseUrl) return ok('database', `embedded PostgreSQL under ${config.dataDir} (started by patchbay serve, as a role that is not a superuser)`);
+  if (!config.databaseUrl)
+    return ok(
+      'database',
+      `embedded PostgreSQL under ${config.dataDir} (started by patchbay serve, as a role that is not a superuser)`,
+    );
   const client = new pg.Client({ connectionString: config.databaseUrl, connectionTimeoutMillis: 5_000 });
   try {
     await client.connect();
-    const { rows } = await client.query<{ version: string; superuser: boolean }>("select current_setting('server_version') as version, rolsuper as superuser from pg_roles where rolname = current_user");
+    const { rows } = await client.query<{ version: string; superuser: boolean }>(
+      "select current_setting('server_version') as version, rolsuper as superuser from pg_roles where rolname = current_user",
+    );
     const row = rows[0]!;
-    if (row.superuser) return bad('database', `PostgreSQL ${row.version}, connected as a superuser`, 'connect as a role that owns only the Patchbay database (docs/configuration.md, "Database"): a superuser can run programs on the database host');
+    if (row.superuser)
+      return bad(
+        'database',
+        `PostgreSQL ${row.version}, connected as a superuser`,
+        'connect as a role that owns only the Patchbay database (docs/configuration.md, "Database"): a superuser can run programs on the database host',
+      );
     return ok('database', `PostgreSQL ${row.version}, role is not a superuser`);
   } catch (error) {
-    return bad('database', `cannot connect: ${describeError(error)}`, 'check DATABASE_URL (host, port, user, password) and that the server accepts connections from here');
+    return bad(
+      'database',
+      `cannot connect: ${describeError(error)}`,
+      'check DATABASE_URL (host, port, user, password) and that the server accepts connections from here',
+    );
   } finally {
     await client.end().catch(() => undefined);
   }
@@ -61,8 +78,14 @@ export async function checkDatabase({ config }: DoctorDeps): Promise<DoctorRow> 
 
 /** The sandbox, built as a worker builds it: bubblewrap and user namespaces, the limits, the egress relay. */
 export async function checkSandbox({ config, log }: DoctorDeps): Promise<DoctorRow> {
-  if (config.sandbox.kind === 'modal') return ok('sandbox', 'SANDBOX=modal: commands run in Modal sandboxes (see the modal row)');
-  if (config.sandbox.kind === 'unsafe-local') return bad('sandbox', 'SANDBOX=unsafe-local: commands run on this host with no isolation', 'install bubblewrap and use SANDBOX=local unless every repository and prompt is trusted');
+  if (config.sandbox.kind === 'modal')
+    return ok('sandbox', 'SANDBOX=modal: commands run in Modal sandboxes (see the modal row)');
+  if (config.sandbox.kind === 'unsafe-local')
+    return bad(
+      'sandbox',
+      'SANDBOX=unsafe-local: commands run on this host with no isolation',
+      'install bubblewrap and use SANDBOX=local unless every repository and prompt is trusted',
+    );
   try {
     const provider = await createLocalSandboxProvider({
       dataDir: config.dataDir,
@@ -73,12 +96,25 @@ export async function checkSandbox({ config, log }: DoctorDeps): Promise<DoctorR
       limitMode: config.sandbox.limitMode,
       diskQuota: config.sandbox.diskQuota,
       usrLocal: config.sandbox.usrLocal,
-      ...(config.sandbox.network === 'proxy' && { egress: { policy: { rules: config.sandbox.egress.allow, protectedEndpoints: [] }, secrets: [], onBlocked: () => undefined } }),
+      ...(config.sandbox.network === 'proxy' && {
+        egress: {
+          policy: { rules: config.sandbox.egress.allow, protectedEndpoints: [] },
+          secrets: [],
+          onBlocked: () => undefined,
+        },
+      }),
     });
     await provider.close();
-    return ok('sandbox', `bubblewrap with user namespaces; limits by ${provider.enforcement}; disk quota by ${provider.diskQuota === 'filesystem' ? 'a file system per workspace' : 'a watch'}; network ${config.sandbox.network}`);
+    return ok(
+      'sandbox',
+      `bubblewrap with user namespaces; limits by ${provider.enforcement}; disk quota by ${provider.diskQuota === 'filesystem' ? 'a file system per workspace' : 'a watch'}; network ${config.sandbox.network}`,
+    );
   } catch (error) {
-    return bad('sandbox', describeError(error), 'install bubblewrap (and socat for SANDBOX_NETWORK=proxy), allow unprivileged user namespaces, or see docs/configuration.md, "Sandbox limits"');
+    return bad(
+      'sandbox',
+      describeError(error),
+      'install bubblewrap (and socat for SANDBOX_NETWORK=proxy), allow unprivileged user namespaces, or see docs/configuration.md, "Sandbox limits"',
+    );
   }
 }
 
@@ -88,12 +124,27 @@ export async function checkModel({ config, log, signal }: DoctorDeps): Promise<D
   if (modelConfig.provider === 'scripted') {
     return scenarioPath
       ? ok('model', `scripted model from ${scenarioPath}`)
-      : bad('model', 'no model is configured: sessions fail until one is', 'set MODEL_PROVIDER and its API key, for example MODEL_PROVIDER=anthropic with ANTHROPIC_API_KEY');
+      : bad(
+          'model',
+          'no model is configured: sessions fail until one is',
+          'set MODEL_PROVIDER and its API key, for example MODEL_PROVIDER=anthropic with ANTHROPIC_API_KEY',
+        );
   }
   try {
     const model = createModelProvider({ ...modelConfig, maxRetries: 0 }, { log });
-    const result = await model.runTurn({ system: 'Reply with one word.', messages: [{ role: 'user', content: 'ping' }], tools: [], maxTokens: 1, signal });
-    if (result.stopReason === 'error') return bad('model', `${model.name}/${model.model}: ${result.error?.message ?? 'the call failed'}`, modelFix(result.error?.code));
+    const result = await model.runTurn({
+      system: 'Reply with one word.',
+      messages: [{ role: 'user', content: 'ping' }],
+      tools: [],
+      maxTokens: 1,
+      signal,
+    });
+    if (result.stopReason === 'error')
+      return bad(
+        'model',
+        `${model.name}/${model.model}: ${result.error?.message ?? 'the call failed'}`,
+        modelFix(result.error?.code),
+      );
     return ok('model', `${model.name}/${model.model} answered a one-token call`);
   } catch (error) {
     return bad('model', describeError(error), 'set MODEL_PROVIDER and its API key (README, "Connect a model")');
@@ -117,19 +168,39 @@ function modelFix(code: string | undefined): string {
 export async function checkSlack({ config, log: _log }: DoctorDeps): Promise<DoctorRow | undefined> {
   const slack = config.slack;
   if (!slack) return undefined;
-  const web = new WebClient(slack.botToken, { slackApiUrl: slack.apiUrl, retryConfig: { retries: 0 }, logger: quietSlackLogger });
+  const web = new WebClient(slack.botToken, {
+    slackApiUrl: slack.apiUrl,
+    retryConfig: { retries: 0 },
+    logger: quietSlackLogger,
+  });
   try {
     const auth = await web.auth.test();
     const granted = new Set(auth.response_metadata?.scopes ?? []);
     const missing = SLACK_BOT_SCOPES.filter((scope) => !granted.has(scope));
     if (missing.length > 0) {
-      return bad('slack', `bot ${auth.user} in ${auth.team} lacks the scopes ${missing.join(', ')}`, "add them on the app's OAuth & Permissions page (or re-create it from slack-app-manifest.yaml), then reinstall the app");
+      return bad(
+        'slack',
+        `bot ${auth.user} in ${auth.team} lacks the scopes ${missing.join(', ')}`,
+        "add them on the app's OAuth & Permissions page (or re-create it from slack-app-manifest.yaml), then reinstall the app",
+      );
     }
-    return ok('slack', `bot ${auth.user} in ${auth.team}, every scope of the manifest (${slack.appToken ? 'Socket Mode' : 'HTTP events'})`);
+    return ok(
+      'slack',
+      `bot ${auth.user} in ${auth.team}, every scope of the manifest (${slack.appToken ? 'Socket Mode' : 'HTTP events'})`,
+    );
   } catch (error) {
     const { code, data } = error as { code?: string; data?: { error?: string } };
-    if (code === 'slack_webapi_platform_error') return bad('slack', `Slack refused SLACK_BOT_TOKEN (${data?.error})`, "copy the Bot User OAuth Token (xoxb-…) from the app's OAuth & Permissions page");
-    return bad('slack', `Slack cannot be reached at ${slack.apiUrl}: ${describeError(error)}`, "check this host's network and SLACK_API_URL");
+    if (code === 'slack_webapi_platform_error')
+      return bad(
+        'slack',
+        `Slack refused SLACK_BOT_TOKEN (${data?.error})`,
+        "copy the Bot User OAuth Token (xoxb-…) from the app's OAuth & Permissions page",
+      );
+    return bad(
+      'slack',
+      `Slack cannot be reached at ${slack.apiUrl}: ${describeError(error)}`,
+      "check this host's network and SLACK_API_URL",
+    );
   }
 }
 
@@ -150,29 +221,67 @@ export async function checkGitHub({ config, signal }: DoctorDeps): Promise<Docto
   let privateKey = github.privateKey;
   if (!privateKey && github.privateKeyPath) {
     privateKey = await readFile(github.privateKeyPath, 'utf8').catch(() => undefined);
-    if (!privateKey) return bad('github', `GITHUB_APP_PRIVATE_KEY_PATH ${github.privateKeyPath} cannot be read`, 'point it at the .pem file downloaded from the App settings');
+    if (!privateKey)
+      return bad(
+        'github',
+        `GITHUB_APP_PRIVATE_KEY_PATH ${github.privateKeyPath} cannot be read`,
+        'point it at the .pem file downloaded from the App settings',
+      );
   }
   let octokit: InstanceType<typeof PatchbayOctokit>;
   try {
-    const Octokit = PatchbayOctokit.defaults({ baseUrl: github.apiUrl, throttle: { onRateLimit: () => false, onSecondaryRateLimit: () => false }, request: { retries: 0, signal } });
-    octokit = new App({ appId: github.appId, privateKey: toPkcs8(privateKey!), Octokit }).octokit as InstanceType<typeof PatchbayOctokit>;
+    const Octokit = PatchbayOctokit.defaults({
+      baseUrl: github.apiUrl,
+      throttle: { onRateLimit: () => false, onSecondaryRateLimit: () => false },
+      request: { retries: 0, signal },
+    });
+    octokit = new App({ appId: github.appId, privateKey: toPkcs8(privateKey!), Octokit }).octokit as InstanceType<
+      typeof PatchbayOctokit
+    >;
   } catch (error) {
-    return bad('github', `the App's private key cannot be used: ${describeError(error)}`, 'set GITHUB_APP_PRIVATE_KEY (or _PATH) to the .pem file downloaded from the App settings');
+    return bad(
+      'github',
+      `the App's private key cannot be used: ${describeError(error)}`,
+      'set GITHUB_APP_PRIVATE_KEY (or _PATH) to the .pem file downloaded from the App settings',
+    );
   }
   try {
     const { data: app } = await octokit.request('GET /app');
     const granted = (app?.permissions ?? {}) as Record<string, string | undefined>;
-    const short = Object.entries(GITHUB_APP_PERMISSIONS).filter(([name, level]) => !(granted[name] === 'write' || granted[name] === level));
+    const short = Object.entries(GITHUB_APP_PERMISSIONS).filter(
+      ([name, level]) => !(granted[name] === 'write' || granted[name] === level),
+    );
     if (short.length > 0) {
-      return bad('github', `App ${app?.slug} lacks ${short.map(([name, level]) => `${name}: ${level}`).join(', ')}`, "grant them in the App's Permissions & events settings, then accept the new permissions on each installation");
+      return bad(
+        'github',
+        `App ${app?.slug} lacks ${short.map(([name, level]) => `${name}: ${level}`).join(', ')}`,
+        "grant them in the App's Permissions & events settings, then accept the new permissions on each installation",
+      );
     }
     const { data: installations } = await octokit.request('GET /app/installations', { per_page: 100 });
-    if (installations.length === 0) return bad('github', `App ${app?.slug} is installed nowhere`, 'install the App on the organizations or repositories Patchbay should work on');
-    return ok('github', `App ${app?.slug} with every permission, installed on ${installations.map((i) => (i.account as { login?: string } | null)?.login ?? i.id).join(', ')}`);
+    if (installations.length === 0)
+      return bad(
+        'github',
+        `App ${app?.slug} is installed nowhere`,
+        'install the App on the organizations or repositories Patchbay should work on',
+      );
+    return ok(
+      'github',
+      `App ${app?.slug} with every permission, installed on ${installations.map((i) => (i.account as { login?: string } | null)?.login ?? i.id).join(', ')}`,
+    );
   } catch (error) {
     const status = (error as { status?: number }).status;
-    if (status !== undefined && status < 500) return bad('github', `GitHub refused the App (${status} ${describeError(error)})`, 'check GITHUB_APP_ID and the private key (the App settings page lists both)');
-    return bad('github', `GitHub cannot be reached at ${github.apiUrl}: ${describeError(error)}`, "check this host's network and GITHUB_API_URL");
+    if (status !== undefined && status < 500)
+      return bad(
+        'github',
+        `GitHub refused the App (${status} ${describeError(error)})`,
+        'check GITHUB_APP_ID and the private key (the App settings page lists both)',
+      );
+    return bad(
+      'github',
+      `GitHub cannot be reached at ${github.apiUrl}: ${describeError(error)}`,
+      "check this host's network and GITHUB_API_URL",
+    );
   }
 }
 
@@ -180,14 +289,30 @@ export async function checkGitHub({ config, signal }: DoctorDeps): Promise<Docto
 export async function checkLinear({ config }: DoctorDeps): Promise<DoctorRow | undefined> {
   const linear = config.linear;
   if (!linear) return undefined;
-  const token = linear.accessToken ? { accessToken: linear.accessToken } : linear.apiKey ? { apiKey: linear.apiKey } : undefined;
+  const token = linear.accessToken
+    ? { accessToken: linear.accessToken }
+    : linear.apiKey
+      ? { apiKey: linear.apiKey }
+      : undefined;
   if (!token) return ok('linear', 'OAuth installs: each workspace installs Patchbay through /linear/oauth/start');
   try {
-    const { viewer } = await linearClient(linear.apiUrl, token).client.request<{ viewer: { id: string; name: string } }, Record<string, never>>('query patchbayDoctor { viewer { id name } }', {});
+    const { viewer } = await linearClient(linear.apiUrl, token).client.request<
+      { viewer: { id: string; name: string } },
+      Record<string, never>
+    >('query patchbayDoctor { viewer { id name } }', {});
     return ok('linear', `acting as ${viewer.name}`);
   } catch (error) {
     const message = describeError(error);
-    if (/authenticat|unauthori|401/i.test(message)) return bad('linear', `Linear refused the token (${message})`, 'check LINEAR_ACCESS_TOKEN or LINEAR_API_KEY (Linear → Settings → API)');
-    return bad('linear', `Linear cannot be reached at ${linear.apiUrl}: ${message}`, "check this host's network and LINEAR_API_URL");
+    if (/authenticat|unauthori|401/i.test(message))
+      return bad(
+        'linear',
+        `Linear refused the token (${message})`,
+        'check LINEAR_ACCESS_TOKEN or LINEAR_API_KEY (Linear → Settings → API)',
+      );
+    return bad(
+      'linear',
+      `Linear cannot be reached at ${linear.apiUrl}: ${message}`,
+      "check this host's network and LINEAR_API_URL",
+    );
   }
 }

@@ -18,7 +18,9 @@ export function renderEvent({ event }: StoredEvent): string | undefined {
     case 'tool-start':
       return `  → ${event.name} ${describeToolCall(event.name, event.input, { maxDetail: 120 }).detail}`;
     case 'tool-end':
-      return event.isError ? `  ✗ ${event.name} failed: ${firstLine(event.output)}` : `  ✓ ${event.name} (${Math.round(event.durationMs)} ms)`;
+      return event.isError
+        ? `  ✗ ${event.name} failed: ${firstLine(event.output)}`
+        : `  ✓ ${event.name} (${Math.round(event.durationMs)} ms)`;
     case 'question-asked': {
       const choices = event.choices?.length ? `\n  choices: ${event.choices.join(' | ')}` : '';
       const recommended = event.recommended ? ` (recommended: ${event.recommended})` : '';

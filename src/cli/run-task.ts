@@ -44,7 +44,11 @@ export async function runTask(options: RunTaskOptions): Promise<number> {
   const input = options.input ?? process.stdin;
   // A repository that is no URL and no directory here is said before the database even starts.
   await checkRepoInput(options.repo, 'existing');
-  const log = createLogger(options.logLevel ?? process.env.LOG_LEVEL ?? 'warn', process.stderr, configuredSecrets(options.config));
+  const log = createLogger(
+    options.logLevel ?? process.env.LOG_LEVEL ?? 'warn',
+    process.stderr,
+    configuredSecrets(options.config),
+  );
   const stop: StopRequest = { count: 0 };
   const again = repeatedSignals();
   const onSignal = (signal: NodeJS.Signals) => {
@@ -67,8 +71,19 @@ export async function runTask(options: RunTaskOptions): Promise<number> {
 /** Signals seen so far, and what the first one does once there is a session to stop. */
 type StopRequest = { count: number; onFirst?: () => void };
 
-async function startAndFollow(options: RunTaskOptions, log: ReturnType<typeof createLogger>, stop: StopRequest, out: NodeJS.WriteStream, input: NodeJS.ReadStream): Promise<number> {
-  const app = await startPatchbay(options.config, { log, work: true, ...(options.model && { model: options.model }), ...(options.verifierModel && { verifierModel: options.verifierModel }) });
+async function startAndFollow(
+  options: RunTaskOptions,
+  log: ReturnType<typeof createLogger>,
+  stop: StopRequest,
+  out: NodeJS.WriteStream,
+  input: NodeJS.ReadStream,
+): Promise<number> {
+  const app = await startPatchbay(options.config, {
+    log,
+    work: true,
+    ...(options.model && { model: options.model }),
+    ...(options.verifierModel && { verifierModel: options.verifierModel }),
+  });
   try {
     // Stopped while starting: nothing was asked of the agent yet.
     if (stop.count > 0) return 0;
@@ -86,7 +101,14 @@ async function startAndFollow(options: RunTaskOptions, log: ReturnType<typeof cr
   }
 }
 
-async function follow(app: Patchbay, sessionId: string, options: RunTaskOptions, stop: StopRequest, out: NodeJS.WriteStream, input: NodeJS.ReadStream): Promise<number> {
+async function follow(
+  app: Patchbay,
+  sessionId: string,
+  options: RunTaskOptions,
+  stop: StopRequest,
+  out: NodeJS.WriteStream,
+  input: NodeJS.ReadStream,
+): Promise<number> {
   const status = createStatusLine(out);
   const stopper = new AbortController();
   stop.onFirst = () => {
@@ -120,10 +142,16 @@ async function follow(app: Patchbay, sessionId: string, options: RunTaskOptions,
           const answer = (await rl.question('answer> ')).trim();
           rl.close();
           status.resume();
-          await app.service.sendMessage(sessionId, options.actor, answer || question.recommended || 'Use your judgement.', question.questionId);
+          await app.service.sendMessage(
+            sessionId,
+            options.actor,
+            answer || question.recommended || 'Use your judgement.',
+            question.questionId,
+          );
         }
       },
-      until: (stored) => waitingWithoutPrompt || (stored.event.type === 'status-changed' && isTerminal(stored.event.to)),
+      until: (stored) =>
+        waitingWithoutPrompt || (stored.event.type === 'status-changed' && isTerminal(stored.event.to)),
     });
   } finally {
     delete stop.onFirst;
@@ -131,12 +159,16 @@ async function follow(app: Patchbay, sessionId: string, options: RunTaskOptions,
   }
   const session = await app.store.get(sessionId);
   if (waitingWithoutPrompt) {
-    out.write(`\nThe agent is waiting for an answer and there is no terminal to ask at. Session ${sessionId} stays waiting.\n`);
+    out.write(
+      `\nThe agent is waiting for an answer and there is no terminal to ask at. Session ${sessionId} stays waiting.\n`,
+    );
     return 3;
   }
   if (final === 'completed') {
     const result = session?.result;
-    out.write(`\nDone. ${result?.commit ? `Branch ${result.branch} at ${result.commit.slice(0, 12)}.` : 'No changes to commit.'}\n`);
+    out.write(
+      `\nDone. ${result?.commit ? `Branch ${result.branch} at ${result.commit.slice(0, 12)}.` : 'No changes to commit.'}\n`,
+    );
     return 0;
   }
   if (final === 'cancelled') {

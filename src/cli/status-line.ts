@@ -19,7 +19,9 @@ export function createStatusLine(out: NodeJS.WriteStream) {
     if (!live || paused) return;
     const elapsed = Math.round((Date.now() - startedAt) / 1000);
     const clock = `${Math.floor(elapsed / 60)}:${String(elapsed % 60).padStart(2, '0')}`;
-    const parts = [status, clock, step && `step: ${step}`, tokens && `${(tokens / 1000).toFixed(1)}k tokens`].filter(Boolean);
+    const parts = [status, clock, step && `step: ${step}`, tokens && `${(tokens / 1000).toFixed(1)}k tokens`].filter(
+      Boolean,
+    );
     out.write(`\r\x1b[K${frames[frame++ % frames.length]} ${parts.join(' · ')}`);
   };
   const timer = live ? setInterval(render, 250) : undefined;

@@ -12,7 +12,10 @@ export type Coalescer<K> = {
   settled(): Promise<void>;
 };
 
-export function coalesce<K>(work: (key: K) => Promise<void>, options: { rerunIf?: (key: K) => boolean } = {}): Coalescer<K> {
+export function coalesce<K>(
+  work: (key: K) => Promise<void>,
+  options: { rerunIf?: (key: K) => boolean } = {},
+): Coalescer<K> {
   const runs = new Map<K, Promise<void>>();
   const again = new Set<K>();
 
@@ -42,7 +45,10 @@ export function coalesce<K>(work: (key: K) => Promise<void>, options: { rerunIf?
 }
 
 /** The single-key form: one loop, run again once if asked while running. */
-export function coalesceOne(work: () => Promise<void>, options: { rerunIf?: () => boolean } = {}): { run(): Promise<void>; settled(): Promise<void> } {
+export function coalesceOne(
+  work: () => Promise<void>,
+  options: { rerunIf?: () => boolean } = {},
+): { run(): Promise<void>; settled(): Promise<void> } {
   const keyed = coalesce<0>(() => work(), options.rerunIf ? { rerunIf: () => options.rerunIf!() } : {});
   return { run: () => keyed.run(0), settled: () => keyed.settled() };
 }

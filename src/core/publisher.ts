@@ -39,7 +39,11 @@ export type GitCredentials = {
 };
 
 /** The git environment of the first provider that has one for this repository. */
-export async function firstGitEnv(providers: readonly GitCredentials[], repo: string, signal: AbortSignal): Promise<Record<string, string> | undefined> {
+export async function firstGitEnv(
+  providers: readonly GitCredentials[],
+  repo: string,
+  signal: AbortSignal,
+): Promise<Record<string, string> | undefined> {
   for (const credentials of providers) {
     const env = await credentials.gitEnv(repo, signal);
     if (env) return env;

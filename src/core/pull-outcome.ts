@@ -9,7 +9,14 @@ export type PullState = 'open' | 'merged' | 'closed';
 export type PullKey = { owner: string; repo: string; number: number };
 
 /** The pull request a session opened (or updated) with Patchbay's latest commit on it. */
-export type PullOpened = PullKey & { sessionId: string; url: string; branch: string; baseBranch: string; commit: string; at: Date };
+export type PullOpened = PullKey & {
+  sessionId: string;
+  url: string;
+  branch: string;
+  baseBranch: string;
+  commit: string;
+  at: Date;
+};
 
 /** A pull request merged or closed unmerged: when, by whom, and (merged) the commit on the base branch. */
 export type PullFinished = PullKey & { state: 'merged' | 'closed'; at: Date; by?: string; mergeCommit?: string };
@@ -32,7 +39,12 @@ export interface OutcomeLedger {
    * PR merged as that commit counts as reverted when it happened within 14 days of the merge.
    * Returns the pull requests it marked.
    */
-  reverted(where: { owner: string; repo: string }, reverted: string, revertCommit: string, at: Date): Promise<PullKey[]>;
+  reverted(
+    where: { owner: string; repo: string },
+    reverted: string,
+    revertCommit: string,
+    at: Date,
+  ): Promise<PullKey[]>;
   /** CI finished on a commit: recorded on the PR merged as that commit (CI on the default branch after the merge). */
   mergeCi(where: { owner: string; repo: string }, commit: string, conclusion: string, at: Date): Promise<void>;
   /**

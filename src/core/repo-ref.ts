@@ -5,12 +5,14 @@
 export type RepoRef = { owner: string; repo: string };
 
 const namePart = /^[A-Za-z0-9_.-]+$/;
-const validName = (owner: string, repo: string) => namePart.test(owner) && namePart.test(repo) && repo !== '.' && repo !== '..' && owner !== '.' && owner !== '..';
+const validName = (owner: string, repo: string) =>
+  namePart.test(owner) && namePart.test(repo) && repo !== '.' && repo !== '..' && owner !== '.' && owner !== '..';
 
 export const repoFullName = (ref: RepoRef): string => `${ref.owner}/${ref.repo}`;
 
 /** Whether two refs name the same repository (GitHub names are case-insensitive). */
-export const sameRepo = (a: RepoRef, b: RepoRef): boolean => repoFullName(a).toLowerCase() === repoFullName(b).toLowerCase();
+export const sameRepo = (a: RepoRef, b: RepoRef): boolean =>
+  repoFullName(a).toLowerCase() === repoFullName(b).toLowerCase();
 
 /**
  * Reads `<base>/owner/repo` as a repository, for any of `bases` (git host URLs such as
@@ -20,7 +22,11 @@ export const sameRepo = (a: RepoRef, b: RepoRef): boolean => repoFullName(a).toL
  * people write; without, the URL must name the repository exactly. `www.github.com` is github.com.
  * Undefined for anything else (another host, a local path, not a URL).
  */
-export function parseRepoUrl(text: string, bases: string | readonly string[], options: { trailingPath?: boolean } = {}): RepoRef | undefined {
+export function parseRepoUrl(
+  text: string,
+  bases: string | readonly string[],
+  options: { trailingPath?: boolean } = {},
+): RepoRef | undefined {
   const trimmed = options.trailingPath ? text.trim().replace(/[.,;:)>\]]+$/, '') : text.trim();
   let url: URL;
   try {
@@ -38,7 +44,10 @@ export function parseRepoUrl(text: string, bases: string | readonly string[], op
     if (!sameHost(url, b)) continue;
     const prefix = b.pathname.replace(/\/+$/, '');
     if (!url.pathname.startsWith(`${prefix}/`)) continue;
-    const parts = url.pathname.slice(prefix.length + 1).replace(/\/+$/, '').split('/');
+    const parts = url.pathname
+      .slice(prefix.length + 1)
+      .replace(/\/+$/, '')
+      .split('/');
     if (parts.length < 2 || (!options.trailingPath && parts.length !== 2)) continue;
     const owner = parts[0]!;
     const repo = parts[1]!.replace(/\.git$/i, '');

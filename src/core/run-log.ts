@@ -52,7 +52,12 @@ export interface RunLog {
   events(sessionId: string, options?: { afterSeq?: number; limit?: number; types?: string[] }): Promise<StoredEvent[]>;
   commitStep(sessionId: string, step: Step): Promise<StoredEvent[]>;
   /** Replaces the transcript after compaction, with its events and the summarizing call's usage. */
-  replaceTranscript(sessionId: string, messages: { message: ModelMessage; eventSeq?: number | null }[], events: NewEvent[], usage?: Usage): Promise<void>;
+  replaceTranscript(
+    sessionId: string,
+    messages: { message: ModelMessage; eventSeq?: number | null }[],
+    events: NewEvent[],
+    usage?: Usage,
+  ): Promise<void>;
   /** Applies a lifecycle trigger under the session's lock; a trigger that does not apply changes nothing. */
   transition(sessionId: string, trigger: SessionTrigger, options?: TransitionOptions): Promise<TransitionResult>;
   /**

@@ -14,7 +14,14 @@ export type SessionTrigger =
 
 const table: Record<SessionStatus, Partial<Record<SessionTrigger, SessionStatus>>> = {
   queued: { enqueue: 'queued', start: 'running', cancel: 'cancelled', fail: 'failed' },
-  running: { enqueue: 'running', start: 'running', ask: 'waiting', finish: 'completed', fail: 'failed', cancel: 'cancelled' },
+  running: {
+    enqueue: 'running',
+    start: 'running',
+    ask: 'waiting',
+    finish: 'completed',
+    fail: 'failed',
+    cancel: 'cancelled',
+  },
   waiting: { enqueue: 'queued', cancel: 'cancelled', fail: 'failed' },
   completed: { enqueue: 'queued' },
   failed: { enqueue: 'queued' },

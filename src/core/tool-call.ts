@@ -26,7 +26,11 @@ const actions: Record<string, string> = {
 
 const detailFields = ['command', 'path', 'query', 'pattern', 'question'] as const;
 
-export function describeToolCall(name: string, input: unknown, options: { maxDetail?: number } = {}): ToolCallDescription {
+export function describeToolCall(
+  name: string,
+  input: unknown,
+  options: { maxDetail?: number } = {},
+): ToolCallDescription {
   const fields = typeof input === 'object' && input !== null ? (input as Record<string, unknown>) : {};
   const main = detailFields.map((k) => fields[k]).find((v): v is string => typeof v === 'string') ?? '';
   const line = main.trim().split('\n')[0] ?? '';

@@ -35,4 +35,6 @@ export type ChainedCheckpoint = Omit<WorkCheckpoint, 'bundle' | 'increments' | '
  * that the work could not be checkpointed), or an increment, which lands only while the stored
  * chain still ends at its parent and has no higher step.
  */
-export type StepCheckpoint = { kind: 'whole'; checkpoint: WorkCheckpoint } | { kind: 'increment'; checkpoint: ChainedCheckpoint; increment: CheckpointIncrement };
+export type StepCheckpoint =
+  | { kind: 'whole'; checkpoint: WorkCheckpoint }
+  | { kind: 'increment'; checkpoint: ChainedCheckpoint; increment: CheckpointIncrement };

@@ -42,7 +42,8 @@ const sha = /^[0-9a-f]{7,64}$/;
  */
 export async function branchDiff(options: BranchDiffOptions): Promise<BranchDiff | undefined> {
   const { base, head, signal } = options;
-  if (!sha.test(base) || !sha.test(head) || (options.commit !== undefined && !sha.test(options.commit))) return undefined;
+  if (!sha.test(base) || !sha.test(head) || (options.commit !== undefined && !sha.test(options.commit)))
+    return undefined;
   const gitDir = mirrorPath(options.dataDir, resolveRepo(options.repo));
   const git = (args: string[]) => runHostGit(args, { gitDir, signal });
   try {

@@ -66,7 +66,10 @@ export async function commitAll(sandbox: Sandbox, options: CommitAllOptions): Pr
   if (result.aborted) throw new PatchbayError('aborted', 'Commit was aborted');
   if (result.exitCode !== 0) {
     const reason = result.timedOut ? 'timed out' : `exit ${result.exitCode ?? 'none'}`;
-    throw new PatchbayError('git_failed', `git commit in the sandbox failed (${reason}): ${tail(result.stderr || result.stdout)}`);
+    throw new PatchbayError(
+      'git_failed',
+      `git commit in the sandbox failed (${reason}): ${tail(result.stderr || result.stdout)}`,
+    );
   }
   const match = /^commit ([0-9a-f]{40,64})$/m.exec(result.stdout);
   if (match?.[1]) return { commit: match[1] };
@@ -90,17 +93,24 @@ export function withCoAuthors(message: string, author: GitIdentity, coAuthors: r
   if (trailers.length === 0) return `${body}\n`;
   // Join an existing trailer block (e.g. Signed-off-by) so git and GitHub read them as one.
   const lastParagraph = body.split(/\n\s*\n/).pop() ?? '';
-  const endsWithTrailers = /\n\s*\n/.test(body) && lastParagraph.split('\n').every((line) => /^[A-Za-z0-9-]+: \S/.test(line));
+  const endsWithTrailers =
+    /\n\s*\n/.test(body) && lastParagraph.split('\n').every((line) => /^[A-Za-z0-9-]+: \S/.test(line));
   return `${body}${endsWithTrailers ? '\n' : '\n\n'}${trailers.join('\n')}\n`;
 }
 
 /** Names and emails end up in commit headers and trailers: no line breaks or angle brackets. */
 function cleanIdentity(identity: GitIdentity, what: string): GitIdentity {
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: removing control characters is the point.
-  const name = identity.name.replace(/[\x00-\x1f\x7f<>]+/g, ' ').replace(/\s+/g, ' ').trim();
+  const name = identity.name
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: removing control characters is the point.
+    .replace(/[\x00-\x1f\x7f<>]+/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim();
   const email = identity.email.trim();
   if (!name || !/^[^\s<>@]+@[^\s<>@]+$/.test(email)) {
-    throw new PatchbayError('invalid_input', `Invalid ${what} identity ${JSON.stringify(`${identity.name} <${identity.email}>`)}`);
+    throw new PatchbayError(
+      'invalid_input',
+      `Invalid ${what} identity ${JSON.stringify(`${identity.name} <${identity.email}>`)}`,
+    );
   }
   return { name, email };
 }

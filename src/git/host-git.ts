@@ -54,7 +54,16 @@ export function runHostGit(args: readonly string[], options: HostGitOptions): Pr
     GIT_ALLOW_PROTOCOL: HOST_GIT_PROTOCOLS,
   };
 
-  return runProcess({ file: 'git', args: fullArgs, ...(options.cwd !== undefined && { cwd: options.cwd }), env, signal, maxOutputBytes: maxStdoutBytes, stderrKeeps: 'tail', killGroupOnExit: false }).then(
+  return runProcess({
+    file: 'git',
+    args: fullArgs,
+    ...(options.cwd !== undefined && { cwd: options.cwd }),
+    env,
+    signal,
+    maxOutputBytes: maxStdoutBytes,
+    stderrKeeps: 'tail',
+    killGroupOnExit: false,
+  }).then(
     (result) => {
       if (result.aborted) throw abortedError(args);
       if (result.exitCode === 0) return result.stdout;

@@ -30,7 +30,11 @@ export function resolveRepo(repo: string): RepoSource {
   const trimmed = repo.trim();
   if (trimmed.length === 0) throw new PatchbayError('invalid_input', 'Repository must not be empty');
   const refusal = repoUrlRefusal(trimmed);
-  if (refusal) throw new PatchbayError('invalid_input', `${JSON.stringify(trimmed.slice(0, 200))} is not a repository: ${refusal}. ${REPO_FORMS}`);
+  if (refusal)
+    throw new PatchbayError(
+      'invalid_input',
+      `${JSON.stringify(trimmed.slice(0, 200))} is not a repository: ${refusal}. ${REPO_FORMS}`,
+    );
   if (/^file:\/\//i.test(trimmed)) return { kind: 'path', location: fileURLToPath(trimmed) };
   if (urlPattern.test(trimmed) || scpPattern.test(trimmed)) return { kind: 'url', location: trimmed };
   return { kind: 'path', location: resolve(trimmed) };
@@ -50,9 +54,12 @@ export function repoUrlRefusal(text: string): string | undefined {
   if (/[\u0000-\u001f\u007f]/.test(text)) return 'it contains control characters';
   if (urlPattern.test(text)) {
     const scheme = text.slice(0, text.indexOf(':')).toLowerCase();
-    if (scheme === 'https' || scheme === 'ssh' || scheme === 'file') return /\s/.test(text) ? 'a URL has no spaces' : undefined;
+    if (scheme === 'https' || scheme === 'ssh' || scheme === 'file')
+      return /\s/.test(text) ? 'a URL has no spaces' : undefined;
     if (scheme === 'http' && isLoopbackUrl(text)) return undefined;
-    return scheme === 'http' ? 'plain http:// is accepted only for a git server on this machine (loopback)' : `${scheme}:// is not accepted`;
+    return scheme === 'http'
+      ? 'plain http:// is accepted only for a git server on this machine (loopback)'
+      : `${scheme}:// is not accepted`;
   }
   if (scpPattern.test(text) && !scpUrl.test(text)) return 'the only host:path form accepted is user@host:owner/repo';
   return undefined;
@@ -148,7 +155,9 @@ export async function ensureMirror(repo: string, deps: MirrorDeps & { updateHead
   } catch (error) {
     await rm(partial, { recursive: true, force: true });
     if (source.kind === 'path' && isPatchbayError(error, 'git_failed')) {
-      throw new PatchbayError('git_failed', `${source.location} is not a git repository: ${error.message}`, { cause: error });
+      throw new PatchbayError('git_failed', `${source.location} is not a git repository: ${error.message}`, {
+        cause: error,
+      });
     }
     throw error;
   }

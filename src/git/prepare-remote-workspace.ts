@@ -8,7 +8,16 @@ import { runHostGit } from './host-git.ts';
 import { z } from 'zod';
 import { isValidBranchName } from './branch-name.ts';
 import { ensureMirror, mirrorPath, resolveRepo, withMirrorLock, type Mirror } from './mirror.ts';
-import { BaseRecord, baseFile, requireBranch, requireDefaultBranch, resolveSessionBase, workspaceOriginUrl, type PrepareWorkspaceOptions, type PreparedWorkspace } from './prepare-workspace.ts';
+import {
+  BaseRecord,
+  baseFile,
+  requireBranch,
+  requireDefaultBranch,
+  resolveSessionBase,
+  workspaceOriginUrl,
+  type PrepareWorkspaceOptions,
+  type PreparedWorkspace,
+} from './prepare-workspace.ts';
 
 export type PrepareRemoteWorkspaceOptions = Omit<PrepareWorkspaceOptions, 'workspaceDir'> & { sandbox: Sandbox };
 
@@ -38,12 +47,23 @@ export async function prepareRemoteWorkspace(options: PrepareRemoteWorkspaceOpti
   const { sandbox, signal, log } = options;
   assertValidBranchName(options.branch);
   if (options.baseBranch !== undefined) assertValidBranchName(options.baseBranch, 'base branch');
-  if (!sandbox.putBytes) throw new PatchbayError('sandbox_unavailable', 'this sandbox has neither a host workspace nor a way to receive files');
+  if (!sandbox.putBytes)
+    throw new PatchbayError(
+      'sandbox_unavailable',
+      'this sandbox has neither a host workspace nor a way to receive files',
+    );
   const gitDir = mirrorPath(options.dataDir, resolveRepo(options.repo));
   return withMirrorLock(gitDir, async () => {
     const mirror = await ensureMirror(options.repo, { ...options, updateHead: options.baseBranch === undefined });
-    const probe = await sandbox.exec(`if [ -e .git ]; then echo git; head -c 4096 .git/${baseFile} 2>/dev/null || true; else echo none; fi`, { signal, timeoutMs: 60_000 });
-    if (probe.exitCode !== 0) throw new PatchbayError('sandbox_failed', `could not look at the sandbox workspace: ${(probe.stderr || probe.stdout).trim().slice(0, 500)}`);
+    const probe = await sandbox.exec(
+      `if [ -e .git ]; then echo git; head -c 4096 .git/${baseFile} 2>/dev/null || true; else echo none; fi`,
+      { signal, timeoutMs: 60_000 },
+    );
+    if (probe.exitCode !== 0)
+      throw new PatchbayError(
+        'sandbox_failed',
+        `could not look at the sandbox workspace: ${(probe.stderr || probe.stdout).trim().slice(0, 500)}`,
+      );
     const [kind, ...rest] = probe.stdout.split('\n');
     const found = kind === 'git' ? parseRecord(rest.join('\n')) : undefined;
     if (found?.branch !== undefined && found.branch !== options.branch) {
@@ -59,8 +79,15 @@ export async function prepareRemoteWorkspace(options: PrepareRemoteWorkspaceOpti
     }
     const { baseBranch, baseCommit, existing, refs } = await resolveBase(options, mirror);
     await shipBundle(options, mirror, refs);
-    await runInSandbox(options, seedScript, 'checking out the workspace in the sandbox', { baseBranch, baseCommit, PATCHBAY_ORIGIN: workspaceOriginUrl });
-    log.info({ branch: options.branch, baseBranch, baseCommit, existingBranch: existing !== undefined }, 'remote workspace prepared');
+    await runInSandbox(options, seedScript, 'checking out the workspace in the sandbox', {
+      baseBranch,
+      baseCommit,
+      PATCHBAY_ORIGIN: workspaceOriginUrl,
+    });
+    log.info(
+      { branch: options.branch, baseBranch, baseCommit, existingBranch: existing !== undefined },
+      'remote workspace prepared',
+    );
     return { baseBranch, baseCommit, reused: false };
   });
 }
@@ -87,25 +114,47 @@ rm -f ${seedPath}
  * A new session whose sandbox started from the repository's setup image: the host bundles only the
  * commits the image's checkout lacks (everything, when its commit is no longer in the mirror).
  */
-async function adoptTemplate(options: PrepareRemoteWorkspaceOptions, mirror: Mirror, found: RemoteRecord): Promise<PreparedWorkspace> {
+async function adoptTemplate(
+  options: PrepareRemoteWorkspaceOptions,
+  mirror: Mirror,
+  found: RemoteRecord,
+): Promise<PreparedWorkspace> {
   const { signal, log } = options;
   const { baseBranch, baseCommit, baseTip, refs } = await resolveBase(options, mirror);
-  const have = await runHostGit(['cat-file', '-e', `${found.baseCommit}^{commit}`], { gitDir: mirror.gitDir, signal }).then(
+  const have = await runHostGit(['cat-file', '-e', `${found.baseCommit}^{commit}`], {
+    gitDir: mirror.gitDir,
+    signal,
+  }).then(
     () => true,
     () => false,
   );
   // A bundle needs at least one new commit; with nothing new the full refs are sent (still small).
   const upToDate = have && refs.length === 1 && found.baseCommit === baseTip;
   await shipBundle(options, mirror, have && !upToDate ? [...refs, `^${found.baseCommit}`] : refs);
-  await runInSandbox(options, adoptScript, 'taking over the set-up workspace in the sandbox', { baseBranch, baseCommit });
-  log.info({ branch: options.branch, baseBranch, baseCommit, templateCommit: found.baseCommit, incremental: have && !upToDate }, 'remote workspace taken over from the setup image');
+  await runInSandbox(options, adoptScript, 'taking over the set-up workspace in the sandbox', {
+    baseBranch,
+    baseCommit,
+  });
+  log.info(
+    {
+      branch: options.branch,
+      baseBranch,
+      baseCommit,
+      templateCommit: found.baseCommit,
+      incremental: have && !upToDate,
+    },
+    'remote workspace taken over from the setup image',
+  );
   return { baseBranch, baseCommit, reused: false };
 }
 
 /** The session's base (see resolveSessionBase) and the refs a bundle of it must carry. */
 async function resolveBase(options: PrepareRemoteWorkspaceOptions, mirror: Mirror) {
   const base = await resolveSessionBase(options, mirror);
-  return { ...base, refs: [`refs/heads/${base.baseBranch}`, ...(base.existing ? [`refs/heads/${options.branch}`] : [])] };
+  return {
+    ...base,
+    refs: [`refs/heads/${base.baseBranch}`, ...(base.existing ? [`refs/heads/${options.branch}`] : [])],
+  };
 }
 
 /** Runs one of the checkout scripts above in the sandbox with the session's branches, failing with `what`. */
@@ -128,7 +177,10 @@ async function runInSandbox(
     },
   });
   if (result.exitCode !== 0) {
-    throw new PatchbayError('git_failed', `${what} failed (exit ${result.exitCode ?? 'none'}): ${(result.stderr || result.stdout).trim().slice(-2000)}`);
+    throw new PatchbayError(
+      'git_failed',
+      `${what} failed (exit ${result.exitCode ?? 'none'}): ${(result.stderr || result.stdout).trim().slice(-2000)}`,
+    );
   }
 }
 
@@ -137,7 +189,10 @@ async function shipBundle(options: PrepareRemoteWorkspaceOptions, mirror: Mirror
   await mkdir(scratch, { recursive: true, mode: 0o700 });
   const bundle = join(scratch, `seed-${randomBytes(8).toString('hex')}.bundle`);
   try {
-    await runHostGit(['bundle', 'create', '--quiet', bundle, ...revs], { gitDir: mirror.gitDir, signal: options.signal });
+    await runHostGit(['bundle', 'create', '--quiet', bundle, ...revs], {
+      gitDir: mirror.gitDir,
+      signal: options.signal,
+    });
     await options.sandbox.putBytes!(seedPath, await readFile(bundle));
   } finally {
     await rm(bundle, { force: true });

@@ -5,7 +5,15 @@ import type { Logger } from 'pino';
 import { z } from 'zod';
 import { PatchbayError } from '../core/errors.ts';
 import { assertValidBranchName, isValidBranchName } from './branch-name.ts';
-import { defaultBranch, describeRepo, ensureMirror, resolveBranch, withMirrorLock, mirrorPath, resolveRepo } from './mirror.ts';
+import {
+  defaultBranch,
+  describeRepo,
+  ensureMirror,
+  resolveBranch,
+  withMirrorLock,
+  mirrorPath,
+  resolveRepo,
+} from './mirror.ts';
 import type { Mirror } from './mirror.ts';
 import { runHostGit } from './host-git.ts';
 import { makeSpare, sparePath, takeSpare } from './spare-checkout.ts';
@@ -68,9 +76,13 @@ export async function prepareWorkspace(options: PrepareWorkspaceOptions): Promis
       return { baseBranch, baseCommit: await requireBranch(mirror, baseBranch, signal), reused: true };
     }
     const { baseBranch, baseCommit, existing } = await resolveSessionBase(options, mirror);
-    const spared = options.sharedObjectsPath !== undefined && (await fromSpare(mirror, { ...options, baseBranch, baseCommit }));
+    const spared =
+      options.sharedObjectsPath !== undefined && (await fromSpare(mirror, { ...options, baseBranch, baseCommit }));
     if (!spared) await cloneInto(mirror, { ...options, baseBranch, baseCommit });
-    log.info({ branch: options.branch, baseBranch, baseCommit, existingBranch: existing !== undefined, spare: spared }, 'workspace prepared');
+    log.info(
+      { branch: options.branch, baseBranch, baseCommit, existingBranch: existing !== undefined, spare: spared },
+      'workspace prepared',
+    );
     return { baseBranch, baseCommit, reused: false };
   });
 }
@@ -81,25 +93,39 @@ export async function prepareWorkspace(options: PrepareWorkspaceOptions): Promis
  * where it is, so the harness's push stays a fast-forward; the session's own changes are then
  * measured from that tip.
  */
-export async function resolveSessionBase(options: Pick<PrepareWorkspaceOptions, 'baseBranch' | 'branch' | 'signal'>, mirror: Mirror) {
+export async function resolveSessionBase(
+  options: Pick<PrepareWorkspaceOptions, 'baseBranch' | 'branch' | 'signal'>,
+  mirror: Mirror,
+) {
   const baseBranch = options.baseBranch ?? (await requireDefaultBranch(mirror, options.signal));
-  if (baseBranch === options.branch) throw new PatchbayError('invalid_input', `The session branch must differ from the base branch ${baseBranch}`);
+  if (baseBranch === options.branch)
+    throw new PatchbayError('invalid_input', `The session branch must differ from the base branch ${baseBranch}`);
   const baseTip = await requireBranch(mirror, baseBranch, options.signal);
   const existing = await resolveBranch(mirror, options.branch, options.signal);
   return { baseBranch, baseTip, existing, baseCommit: existing ?? baseTip };
 }
 
 /** A fresh workspace from the spare checkout, when there is one of `baseCommit`: its branch made, its base recorded. */
-async function fromSpare(mirror: Mirror, options: PrepareWorkspaceOptions & { baseBranch: string; baseCommit: string }): Promise<boolean> {
+async function fromSpare(
+  mirror: Mirror,
+  options: PrepareWorkspaceOptions & { baseBranch: string; baseCommit: string },
+): Promise<boolean> {
   const { workspaceDir, signal } = options;
   if ((await readdir(workspaceDir).catch(() => [] as string[])).length > 0) return false;
-  if (!(await takeSpare(sparePath(options.dataDir, mirror, options.baseBranch), workspaceDir, options.baseCommit))) return false;
+  if (!(await takeSpare(sparePath(options.dataDir, mirror, options.baseBranch), workspaceDir, options.baseCommit)))
+    return false;
   try {
     // Nothing of the sandbox's in it yet: safe to run git here on the host.
     const inWorkspace = { signal, gitDir: join(workspaceDir, '.git'), cwd: workspaceDir };
-    await runHostGit(['--work-tree', workspaceDir, 'checkout', '--quiet', '--no-track', '-b', options.branch, options.baseCommit], inWorkspace);
+    await runHostGit(
+      ['--work-tree', workspaceDir, 'checkout', '--quiet', '--no-track', '-b', options.branch, options.baseCommit],
+      inWorkspace,
+    );
     await writeFile(join(workspaceDir, '.git', 'objects', 'info', 'alternates'), `${options.sharedObjectsPath}\n`);
-    await writeFile(join(workspaceDir, '.git', baseFile), `${JSON.stringify({ baseBranch: options.baseBranch, baseCommit: options.baseCommit })}\n`);
+    await writeFile(
+      join(workspaceDir, '.git', baseFile),
+      `${JSON.stringify({ baseBranch: options.baseBranch, baseCommit: options.baseCommit })}\n`,
+    );
     return true;
   } catch (error) {
     const entries = await readdir(workspaceDir).catch(() => [] as string[]);
@@ -116,7 +142,10 @@ async function cloneInto(
   const { workspaceDir } = options;
   await mkdir(workspaceDir, { recursive: true });
   if ((await readdir(workspaceDir)).length > 0) {
-    throw new PatchbayError('git_failed', `Workspace ${workspaceDir} is not empty and has no .git; refusing to clone into it`);
+    throw new PatchbayError(
+      'git_failed',
+      `Workspace ${workspaceDir} is not empty and has no .git; refusing to clone into it`,
+    );
   }
   try {
     await cloneAndBranch(mirror, options);
@@ -142,13 +171,20 @@ async function cloneAndBranch(
     // take a base commit from under a workspace.
     await runHostGit(['config', 'gc.pruneExpire', 'never'], { signal, gitDir: mirror.gitDir });
   }
-  await runHostGit(['clone', '--quiet', objects, '--no-checkout', '--branch', options.baseBranch, '--', mirror.gitDir, workspaceDir], { signal });
+  await runHostGit(
+    ['clone', '--quiet', objects, '--no-checkout', '--branch', options.baseBranch, '--', mirror.gitDir, workspaceDir],
+    { signal },
+  );
   // Fresh clone, nothing of the sandbox's in it yet: safe to run git here on the host.
   const inWorkspace = { signal, gitDir: join(workspaceDir, '.git'), cwd: workspaceDir };
   await runHostGit(['remote', 'set-url', 'origin', workspaceOriginUrl], inWorkspace);
-  await runHostGit(['--work-tree', workspaceDir, 'checkout', '--quiet', '--no-track', '-b', options.branch, options.baseCommit], inWorkspace);
+  await runHostGit(
+    ['--work-tree', workspaceDir, 'checkout', '--quiet', '--no-track', '-b', options.branch, options.baseCommit],
+    inWorkspace,
+  );
   // From here on git runs only inside the sandbox, where the mirror's objects are at this path.
-  if (options.sharedObjectsPath) await writeFile(join(workspaceDir, '.git', 'objects', 'info', 'alternates'), `${options.sharedObjectsPath}\n`);
+  if (options.sharedObjectsPath)
+    await writeFile(join(workspaceDir, '.git', 'objects', 'info', 'alternates'), `${options.sharedObjectsPath}\n`);
   const record = { baseBranch: options.baseBranch, baseCommit: options.baseCommit };
   await writeFile(join(workspaceDir, '.git', baseFile), `${JSON.stringify(record)}\n`);
 }
@@ -162,11 +198,17 @@ async function hasGitEntry(workspaceDir: string): Promise<boolean> {
   }
 }
 
-async function readBaseRecord(workspaceDir: string, log: Logger): Promise<Omit<PreparedWorkspace, 'reused'> | undefined> {
+async function readBaseRecord(
+  workspaceDir: string,
+  log: Logger,
+): Promise<Omit<PreparedWorkspace, 'reused'> | undefined> {
   try {
     if (!(await lstat(join(workspaceDir, '.git'))).isDirectory()) return undefined;
     // O_NOFOLLOW and O_NONBLOCK: the sandbox may have replaced the file by a symlink or a FIFO.
-    const handle = await open(join(workspaceDir, '.git', baseFile), constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    const handle = await open(
+      join(workspaceDir, '.git', baseFile),
+      constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK,
+    );
     try {
       if (!(await handle.stat()).isFile()) return undefined;
       const buffer = Buffer.alloc(4096);
@@ -186,7 +228,10 @@ async function readBaseRecord(workspaceDir: string, log: Logger): Promise<Omit<P
 export async function requireDefaultBranch(mirror: Mirror, signal: AbortSignal): Promise<string> {
   const branch = await defaultBranch(mirror, signal);
   if (branch === undefined) {
-    throw new PatchbayError('git_failed', `Repository ${describeRepo(mirror.source)} has no default branch (is it empty?)`);
+    throw new PatchbayError(
+      'git_failed',
+      `Repository ${describeRepo(mirror.source)} has no default branch (is it empty?)`,
+    );
   }
   return branch;
 }
@@ -204,14 +249,26 @@ export async function requireBranch(mirror: Mirror, branch: string, signal: Abor
  * spare-checkout.ts), at the mirror's current tip of the branch. Call when a run ends, off every
  * session's start; never throws.
  */
-export async function prepareSpareCheckout(options: { repo: string; baseBranch: string; dataDir: string; log: PinoLogger }): Promise<void> {
+export async function prepareSpareCheckout(options: {
+  repo: string;
+  baseBranch: string;
+  dataDir: string;
+  log: PinoLogger;
+}): Promise<void> {
   try {
     const source = resolveRepo(options.repo);
     const mirror: Mirror = { source, gitDir: mirrorPath(options.dataDir, source) };
     const commit = await resolveBranch(mirror, options.baseBranch, AbortSignal.timeout(60_000));
     if (!commit) return;
     await withMirrorLock(`${mirror.gitDir}:spare`, () =>
-      makeSpare({ mirror, dataDir: options.dataDir, baseBranch: options.baseBranch, commit, originUrl: workspaceOriginUrl, log: options.log }),
+      makeSpare({
+        mirror,
+        dataDir: options.dataDir,
+        baseBranch: options.baseBranch,
+        commit,
+        originUrl: workspaceOriginUrl,
+        log: options.log,
+      }),
     );
   } catch (error) {
     options.log.debug({ err: error }, 'no spare checkout made');

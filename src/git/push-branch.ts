@@ -4,7 +4,16 @@ import type { Logger } from 'pino';
 import type { Sandbox } from '../../sandbox/sandbox.ts';
 import { PatchbayError, isPatchbayError } from '../core/errors.ts';
 import { assertValidBranchName } from './branch-name.ts';
-import { defaultBranch, describeRepo, ensureMirror, mirrorGitConfig, mirrorPath, resolveBranch, resolveRepo, withMirrorLock } from './mirror.ts';
+import {
+  defaultBranch,
+  describeRepo,
+  ensureMirror,
+  mirrorGitConfig,
+  mirrorPath,
+  resolveBranch,
+  resolveRepo,
+  withMirrorLock,
+} from './mirror.ts';
 import type { Mirror } from './mirror.ts';
 import { runHostGit } from './host-git.ts';
 import { takeBundle, takeBundleFromSandbox, workspaceBundlePath } from './take-bundle.ts';
@@ -65,7 +74,10 @@ export async function pushBranch(options: PushBranchOptions): Promise<PushBranch
   if (options.baseBranch !== undefined) assertValidBranchName(options.baseBranch, 'base branch');
   const gitDir = mirrorPath(options.dataDir, resolveRepo(options.repo));
   const refuseProtected = (why: string): never => {
-    throw new PatchbayError('invalid_input', `Refusing to push to protected branch ${branch}: ${why}. Patchbay pushes only a session's own branch.`);
+    throw new PatchbayError(
+      'invalid_input',
+      `Refusing to push to protected branch ${branch}: ${why}. Patchbay pushes only a session's own branch.`,
+    );
   };
   if (branch === 'main' || branch === 'master') refuseProtected('main and master are always protected');
   if (branch === options.baseBranch) refuseProtected(`it is the session's base branch`);
@@ -123,7 +135,9 @@ export async function pushBranch(options: PushBranchOptions): Promise<PushBranch
       return { commit, remote };
     } finally {
       if (copy) await rm(copy, { force: true });
-      await options.sandbox.exec(`rm -f ${workspaceBundlePath}`, { signal: AbortSignal.timeout(30_000) }).catch(() => undefined);
+      await options.sandbox
+        .exec(`rm -f ${workspaceBundlePath}`, { signal: AbortSignal.timeout(30_000) })
+        .catch(() => undefined);
     }
   });
 }
@@ -141,7 +155,10 @@ async function createBundleInSandbox(options: PushBranchOptions, have: string[])
   if (result.aborted) throw new PatchbayError('aborted', 'Bundling the branch was aborted');
   if (result.exitCode !== 0) {
     const detail = (result.stderr || result.stdout).trim().slice(-2000) || '(no output)';
-    throw new PatchbayError('git_failed', `git bundle in the sandbox failed (exit ${result.exitCode ?? 'none'}): ${detail}`);
+    throw new PatchbayError(
+      'git_failed',
+      `git bundle in the sandbox failed (exit ${result.exitCode ?? 'none'}): ${detail}`,
+    );
   }
 }
 
@@ -159,6 +176,9 @@ async function restoreRef(mirror: Mirror, ref: string, previous: string | undefi
 
 /** `*` matches any run of characters, including `/`; everything else is literal. */
 export function matchesBranchPattern(branch: string, pattern: string): boolean {
-  const source = pattern.split('*').map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('.*');
+  const source = pattern
+    .split('*')
+    .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
+    .join('.*');
   return new RegExp(`^${source}$`).test(branch);
 }

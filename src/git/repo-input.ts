@@ -12,7 +12,10 @@ const FORMS = 'a repository URL (https://host/owner/repo, ssh://git@host/owner/r
  * out), or `existing` (the CLI: a directory that is there, relative to the working directory too).
  * Throws invalid_input with a message meant to be shown.
  */
-export async function checkRepoInput(repo: string, paths: { refused: string } | 'absolute' | 'existing'): Promise<RepoSource> {
+export async function checkRepoInput(
+  repo: string,
+  paths: { refused: string } | 'absolute' | 'existing',
+): Promise<RepoSource> {
   const source = resolveRepo(repo);
   if (source.kind === 'url') return source;
   const shown = JSON.stringify(repo.trim().slice(0, 200));

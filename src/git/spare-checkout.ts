@@ -74,7 +74,9 @@ export async function makeSpare(options: {
     await mkdir(join(options.dataDir, 'spares'), { mode: 0o700 }).catch((error: NodeJS.ErrnoException) => {
       if (error.code !== 'EEXIST') throw error;
     });
-    await runHostGit(['clone', '--quiet', '--shared', '--no-checkout', '--', options.mirror.gitDir, partial], { signal });
+    await runHostGit(['clone', '--quiet', '--shared', '--no-checkout', '--', options.mirror.gitDir, partial], {
+      signal,
+    });
     const inSpare = { signal, gitDir: join(partial, '.git'), cwd: partial };
     await runHostGit(['remote', 'set-url', 'origin', options.originUrl], inSpare);
     await runHostGit(['--work-tree', partial, 'checkout', '--quiet', '--detach', options.commit], inSpare);

@@ -15,7 +15,12 @@ export const workspaceBundlePath = '.git/patchbay-push.bundle';
  * not matter. Returns the copy's path; the caller removes it. `name` is the file in `.git`
  * (default: the push bundle).
  */
-export async function takeBundle(options: { workspaceDir: string; scratchDir: string; maxBytes: number; name?: string }): Promise<string> {
+export async function takeBundle(options: {
+  workspaceDir: string;
+  scratchDir: string;
+  maxBytes: number;
+  name?: string;
+}): Promise<string> {
   const name = options.name ?? 'patchbay-push.bundle';
   const refuse: (reason: string) => never = (reason) => {
     throw new PatchbayError('git_failed', `Refusing the bundle .git/${name}: ${reason}`);
@@ -69,7 +74,11 @@ export async function takeBundle(options: { workspaceDir: string; scratchDir: st
  * The same, for a sandbox the host cannot see into: the sandbox hands the bundle over as bytes
  * (never a path the host opens), capped at `maxBytes`, and the host writes its own private copy.
  */
-export async function takeBundleFromSandbox(options: { sandbox: Sandbox; scratchDir: string; maxBytes: number }): Promise<string> {
+export async function takeBundleFromSandbox(options: {
+  sandbox: Sandbox;
+  scratchDir: string;
+  maxBytes: number;
+}): Promise<string> {
   if (!options.sandbox.getBytes) refuse('this sandbox cannot hand files over');
   let bytes: Uint8Array;
   try {

@@ -8,9 +8,17 @@ export type Route = { taskClass: TaskClass; reason: string; costShare: number; t
  * a question back in the thread before any code changes, instead of a shrunken result.
  */
 export function routeTask(text: string): Route {
-  const t = text.toLowerCase().replace(/<@[^>]+>|@\S+/g, ' ').replace(/https?:\/\/\S+/g, ' ').trim();
+  const t = text
+    .toLowerCase()
+    .replace(/<@[^>]+>|@\S+/g, ' ')
+    .replace(/https?:\/\/\S+/g, ' ')
+    .trim();
   const words = t.split(/\s+/).filter(Boolean);
-  if (/\b(re-?architect|architecture|redesign|rewrite (the|it|everything|all)|migrate (from|to|the|all)|replace \w+ with|split (it|the \w+) into|new service|monorepo)\b/.test(t)) {
+  if (
+    /\b(re-?architect|architecture|redesign|rewrite (the|it|everything|all)|migrate (from|to|the|all)|replace \w+ with|split (it|the \w+) into|new service|monorepo)\b/.test(
+      t,
+    )
+  ) {
     return {
       taskClass: 'architecture',
       reason: 'asks for an architecture-level change',
@@ -20,7 +28,10 @@ export function routeTask(text: string): Route {
         'This is an architecture-level request. Before changing any code, read enough to propose a short plan (the steps, the files, the risks) and call ask_user with it and the choices "Go ahead" and "Change the plan". Change code only after the answer.',
     };
   }
-  const vague = /^(fix|improve|clean ?up|refactor|update|make)( (it|this|things|stuff|everything|the code|code))?( (better|nicer|faster|up))?[.!]*$/.test(words.join(' '));
+  const vague =
+    /^(fix|improve|clean ?up|refactor|update|make)( (it|this|things|stuff|everything|the code|code))?( (better|nicer|faster|up))?[.!]*$/.test(
+      words.join(' '),
+    );
   if (words.length < 3 || vague) {
     return {
       taskClass: 'unclear',
@@ -31,7 +42,12 @@ export function routeTask(text: string): Route {
         'The request is unclear. Look at the repository briefly, then call ask_user with one specific question (what should change, where, how to tell it works), offering concrete choices when you can. Do not change code before the answer.',
     };
   }
-  if (words.length > 60 || /\b(across|everywhere|all (the )?(files|modules|packages|callers)|every \w+|several|multiple|rename \S+ to)\b/.test(t)) {
+  if (
+    words.length > 60 ||
+    /\b(across|everywhere|all (the )?(files|modules|packages|callers)|every \w+|several|multiple|rename \S+ to)\b/.test(
+      t,
+    )
+  ) {
     return { taskClass: 'multi-file', reason: 'touches several files', costShare: 0.6, timeShare: 0.6 };
   }
   return { taskClass: 'small-fix', reason: 'a focused change', costShare: 0.3, timeShare: 0.5 };

@@ -1,6 +1,14 @@
 import Anthropic from '@anthropic-ai/sdk';
 import type { Logger } from 'pino';
-import type { ModelMessage, ModelProvider, StopReason, ToolSpec, TurnRequest, TurnResult, Usage } from './model-provider.ts';
+import type {
+  ModelMessage,
+  ModelProvider,
+  StopReason,
+  ToolSpec,
+  TurnRequest,
+  TurnResult,
+  Usage,
+} from './model-provider.ts';
 import { contextWindowFor } from './model-catalog.ts';
 import { streamTurn } from './stream-turn.ts';
 import { finishTurn } from './turn-accumulator.ts';
@@ -71,7 +79,8 @@ export function createAnthropicProvider(options: AnthropicProviderOptions): Mode
               break;
             case 'content_block_delta':
               if (event.delta.type === 'text_delta') acc.text(event.delta.text);
-              else if (event.delta.type === 'input_json_delta') acc.appendToolArguments(event.index, event.delta.partial_json);
+              else if (event.delta.type === 'input_json_delta')
+                acc.appendToolArguments(event.index, event.delta.partial_json);
               break;
             case 'message_delta':
               readUsage(usage, event.usage);
@@ -95,14 +104,18 @@ export function buildAnthropicRequest(model: string, request: TurnRequest, cachi
     input_schema: tool.inputSchema,
     ...(caching && i === request.tools.length - 1 ? { cache_control: ephemeral } : {}),
   }));
-  const system = request.system ? [{ type: 'text', text: request.system, ...(caching ? { cache_control: ephemeral } : {}) }] : undefined;
+  const system = request.system
+    ? [{ type: 'text', text: request.system, ...(caching ? { cache_control: ephemeral } : {}) }]
+    : undefined;
   const messages = toAnthropicMessages(request.messages);
   if (caching) markHistoryBreakpoints(messages);
   return {
     model,
     max_tokens: request.maxTokens,
     ...(system ? { system } : {}),
-    ...(tools.length > 0 ? { tools, tool_choice: request.toolChoice ? { type: 'tool', name: request.toolChoice.name } : { type: 'auto' } } : {}),
+    ...(tools.length > 0
+      ? { tools, tool_choice: request.toolChoice ? { type: 'tool', name: request.toolChoice.name } : { type: 'auto' } }
+      : {}),
     messages,
   };
 }
@@ -143,11 +156,15 @@ export function toAnthropicMessages(messages: readonly ModelMessage[]): WireMess
     if (m.role === 'user') {
       pushUser([{ type: 'text', text: m.content || '(empty message)' }], false);
     } else if (m.role === 'tool') {
-      pushUser([{ type: 'tool_result', tool_use_id: m.toolCallId, content: m.content || '(no output)', is_error: m.isError }], true);
+      pushUser(
+        [{ type: 'tool_result', tool_use_id: m.toolCallId, content: m.content || '(no output)', is_error: m.isError }],
+        true,
+      );
     } else {
       const content: Block[] = [];
       if (m.content) content.push({ type: 'text', text: m.content });
-      for (const call of m.toolCalls ?? []) content.push({ type: 'tool_use', id: call.id, name: call.name, input: call.input ?? {} });
+      for (const call of m.toolCalls ?? [])
+        content.push({ type: 'tool_use', id: call.id, name: call.name, input: call.input ?? {} });
       if (content.length === 0) content.push({ type: 'text', text: '(no content)' });
       out.push({ role: 'assistant', content });
     }
@@ -169,7 +186,8 @@ function readUsage(usage: Usage, wire: WireUsage | null | undefined): void {
   const write = wire.cache_creation_input_tokens ?? undefined;
   if (read !== undefined) usage.cacheReadTokens = read;
   if (write !== undefined) usage.cacheWriteTokens = write;
-  if (typeof wire.input_tokens === 'number') usage.inputTokens = wire.input_tokens + usage.cacheReadTokens + usage.cacheWriteTokens;
+  if (typeof wire.input_tokens === 'number')
+    usage.inputTokens = wire.input_tokens + usage.cacheReadTokens + usage.cacheWriteTokens;
   if (typeof wire.output_tokens === 'number') usage.outputTokens = wire.output_tokens;
 }
 

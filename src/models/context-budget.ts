@@ -27,7 +27,10 @@ export const summaryPrefix = '[Summary of the earlier conversation, written when
  * their summary. The cut falls only before a user or assistant message, never between an
  * assistant's tool calls and their results. Returns `replaced: 0` when nothing needs or can be done.
  */
-export async function compactTranscript(messages: readonly ModelMessage[], options: CompactOptions): Promise<CompactResult> {
+export async function compactTranscript(
+  messages: readonly ModelMessage[],
+  options: CompactOptions,
+): Promise<CompactResult> {
   const threshold = options.threshold ?? 0.75;
   const keepRecent = options.keepRecent ?? 0.3;
   const budget = options.contextWindow - (options.reservedTokens ?? 0);
@@ -60,6 +63,7 @@ export async function compactTranscript(messages: readonly ModelMessage[], optio
 
 /** A rough estimate (4 characters a token) for when no tokenizer is at hand. */
 export function estimateMessageTokens(message: ModelMessage): number {
-  const text = message.role === 'assistant' ? (message.content ?? '') + JSON.stringify(message.toolCalls ?? []) : message.content;
+  const text =
+    message.role === 'assistant' ? (message.content ?? '') + JSON.stringify(message.toolCalls ?? []) : message.content;
   return Math.ceil(text.length / 4) + 4;
 }

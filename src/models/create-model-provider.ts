@@ -49,20 +49,50 @@ export function createModelProvider(config: ModelProviderConfig, deps: ModelProv
   const common = { maxRetries: config.maxRetries, log, fetch: deps.fetch };
   switch (provider) {
     case 'anthropic':
-      if (!config.apiKey) throw invalid('MODEL_PROVIDER=anthropic needs ANTHROPIC_API_KEY (create one at console.anthropic.com)');
-      return createAnthropicProvider({ ...common, model: config.model ?? defaultModels.anthropic, apiKey: config.apiKey, baseUrl: config.baseUrl });
+      if (!config.apiKey)
+        throw invalid('MODEL_PROVIDER=anthropic needs ANTHROPIC_API_KEY (create one at console.anthropic.com)');
+      return createAnthropicProvider({
+        ...common,
+        model: config.model ?? defaultModels.anthropic,
+        apiKey: config.apiKey,
+        baseUrl: config.baseUrl,
+      });
     case 'openai':
-      if (!config.apiKey) throw invalid('MODEL_PROVIDER=openai needs OPENAI_API_KEY (create one at platform.openai.com)');
-      return createOpenAIResponsesProvider({ ...common, model: config.model ?? defaultModels.openai, apiKey: config.apiKey, baseUrl: config.baseUrl });
+      if (!config.apiKey)
+        throw invalid('MODEL_PROVIDER=openai needs OPENAI_API_KEY (create one at platform.openai.com)');
+      return createOpenAIResponsesProvider({
+        ...common,
+        model: config.model ?? defaultModels.openai,
+        apiKey: config.apiKey,
+        baseUrl: config.baseUrl,
+      });
     case 'opencode-zen':
-      if (!config.apiKey) log.warn('OPENCODE_ZEN_API_KEY is not set: using anonymous access, which only free models allow');
-      return createOpenCodeZenProvider({ ...common, model: config.model ?? defaultModels['opencode-zen'], apiKey: config.apiKey, baseUrl: config.baseUrl ?? defaultZenBaseUrl });
+      if (!config.apiKey)
+        log.warn('OPENCODE_ZEN_API_KEY is not set: using anonymous access, which only free models allow');
+      return createOpenCodeZenProvider({
+        ...common,
+        model: config.model ?? defaultModels['opencode-zen'],
+        apiKey: config.apiKey,
+        baseUrl: config.baseUrl ?? defaultZenBaseUrl,
+      });
     case 'openai-compatible':
-      if (!config.baseUrl) throw invalid('MODEL_PROVIDER=openai-compatible needs OPENAI_BASE_URL (for example http://localhost:11434/v1 for Ollama)');
-      if (!config.model) throw invalid('MODEL_PROVIDER=openai-compatible needs MODEL (the model name your server serves)');
-      return createOpenAIChatProvider({ ...common, model: config.model, apiKey: config.apiKey, baseUrl: config.baseUrl });
+      if (!config.baseUrl)
+        throw invalid(
+          'MODEL_PROVIDER=openai-compatible needs OPENAI_BASE_URL (for example http://localhost:11434/v1 for Ollama)',
+        );
+      if (!config.model)
+        throw invalid('MODEL_PROVIDER=openai-compatible needs MODEL (the model name your server serves)');
+      return createOpenAIChatProvider({
+        ...common,
+        model: config.model,
+        apiKey: config.apiKey,
+        baseUrl: config.baseUrl,
+      });
     case 'scripted':
-      return createScriptedProvider({ scenario: config.scenario ?? [{ text: 'Scripted model: no scenario configured.' }], model: config.model });
+      return createScriptedProvider({
+        scenario: config.scenario ?? [{ text: 'Scripted model: no scenario configured.' }],
+        model: config.model,
+      });
     default: {
       const _never: never = provider;
       throw invalid(`MODEL_PROVIDER "${String(_never)}" is not known`);

@@ -9,8 +9,18 @@ import type { Usage } from './model-provider.ts';
 export type ModelPrice = { input: number; output: number; cacheRead: number; cacheWrite: number };
 export type ModelInfo = { contextWindow: number; price: ModelPrice };
 
-const anthropic = (input: number, output: number): ModelPrice => ({ input, output, cacheRead: input * 0.1, cacheWrite: input * 1.25 });
-const openai = (input: number, output: number, cacheRead: number): ModelPrice => ({ input, output, cacheRead, cacheWrite: input });
+const anthropic = (input: number, output: number): ModelPrice => ({
+  input,
+  output,
+  cacheRead: input * 0.1,
+  cacheWrite: input * 1.25,
+});
+const openai = (input: number, output: number, cacheRead: number): ModelPrice => ({
+  input,
+  output,
+  cacheRead,
+  cacheWrite: input,
+});
 
 /**
  * Claude ids match exactly or with a date suffix (a new minor version may have a new price);
@@ -67,7 +77,11 @@ export function estimateCostUsd(model: string, usage: Usage): number | undefined
   if (!info) return undefined;
   const p = info.price;
   const uncached = Math.max(0, usage.inputTokens - usage.cacheReadTokens - usage.cacheWriteTokens);
-  const micro = uncached * p.input + usage.cacheReadTokens * p.cacheRead + usage.cacheWriteTokens * p.cacheWrite + usage.outputTokens * p.output;
+  const micro =
+    uncached * p.input +
+    usage.cacheReadTokens * p.cacheRead +
+    usage.cacheWriteTokens * p.cacheWrite +
+    usage.outputTokens * p.output;
   return micro / 1_000_000;
 }
 
@@ -84,7 +98,13 @@ export function budgetCostUsd(model: string, usage: Usage): number {
   if (known !== undefined) return known;
   const p = unknownModelPrice;
   const uncached = Math.max(0, usage.inputTokens - usage.cacheReadTokens - usage.cacheWriteTokens);
-  return (uncached * p.input + usage.cacheReadTokens * p.cacheRead + usage.cacheWriteTokens * p.cacheWrite + usage.outputTokens * p.output) / 1_000_000;
+  return (
+    (uncached * p.input +
+      usage.cacheReadTokens * p.cacheRead +
+      usage.cacheWriteTokens * p.cacheWrite +
+      usage.outputTokens * p.output) /
+    1_000_000
+  );
 }
 
 export function addUsage(a: Usage, b: Usage): Usage {

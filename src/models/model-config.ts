@@ -28,7 +28,12 @@ export function modelConfigFromEnv(env: ModelEnv): ModelProviderConfig {
     case 'openai-compatible':
       return { provider: env.MODEL_PROVIDER, ...common, apiKey: env.OPENAI_API_KEY, baseUrl: env.OPENAI_BASE_URL };
     case 'opencode-zen':
-      return { provider: 'opencode-zen', ...common, apiKey: env.OPENCODE_ZEN_API_KEY, baseUrl: env.OPENCODE_ZEN_BASE_URL };
+      return {
+        provider: 'opencode-zen',
+        ...common,
+        apiKey: env.OPENCODE_ZEN_API_KEY,
+        baseUrl: env.OPENCODE_ZEN_BASE_URL,
+      };
     case 'scripted':
       return { provider: 'scripted', ...common };
     default: {

@@ -50,7 +50,11 @@ export function createOpenAIChatProvider(options: OpenAIChatProviderOptions): Mo
             // session keys events by call id, so a repeat across turns would lose events.
             if (!started.has(call.index)) {
               started.add(call.index);
-              acc.startToolCall(call.index, `call_${randomUUID().replaceAll('-', '').slice(0, 24)}`, call.function?.name ?? '');
+              acc.startToolCall(
+                call.index,
+                `call_${randomUUID().replaceAll('-', '').slice(0, 24)}`,
+                call.function?.name ?? '',
+              );
             }
             if (call.function?.arguments) acc.appendToolArguments(call.index, call.function.arguments);
           }
@@ -68,7 +72,10 @@ export function buildChatRequest(model: string, request: TurnRequest): Record<st
     messages: toChatMessages(request.system, request.messages),
     ...(request.tools.length > 0
       ? {
-          tools: request.tools.map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: t.inputSchema } })),
+          tools: request.tools.map((t) => ({
+            type: 'function',
+            function: { name: t.name, description: t.description, parameters: t.inputSchema },
+          })),
           tool_choice: request.toolChoice ? { type: 'function', function: { name: request.toolChoice.name } } : 'auto',
         }
       : {}),
@@ -92,7 +99,13 @@ export function toChatMessages(system: string, messages: readonly ModelMessage[]
         role: 'assistant',
         content: m.content ?? (calls.length > 0 ? null : ''),
         ...(calls.length > 0
-          ? { tool_calls: calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: JSON.stringify(c.input ?? {}) } })) }
+          ? {
+              tool_calls: calls.map((c) => ({
+                id: c.id,
+                type: 'function',
+                function: { name: c.name, arguments: JSON.stringify(c.input ?? {}) },
+              })),
+            }
           : {}),
       });
     }
@@ -115,7 +128,11 @@ function mapFinishReason(reason: string | null | undefined, hasToolCalls: boolea
   }
 }
 
-type WireUsage = { prompt_tokens?: number; completion_tokens?: number; prompt_tokens_details?: { cached_tokens?: number } | null };
+type WireUsage = {
+  prompt_tokens?: number;
+  completion_tokens?: number;
+  prompt_tokens_details?: { cached_tokens?: number } | null;
+};
 
 function readUsage(usage: Usage, wire: WireUsage): void {
   usage.inputTokens = wire.prompt_tokens ?? 0;

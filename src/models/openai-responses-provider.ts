@@ -31,7 +31,12 @@ export type ResponsesProviderState = { kind: 'openai-responses'; items: InputIte
 
 export function createOpenAIResponsesProvider(options: OpenAIResponsesProviderOptions): ModelProvider {
   const baseUrl = options.baseUrl ?? 'https://api.openai.com/v1';
-  const client = createOpenAIClient({ apiKey: options.apiKey, baseUrl, maxRetries: options.maxRetries, fetch: options.fetch });
+  const client = createOpenAIClient({
+    apiKey: options.apiKey,
+    baseUrl,
+    maxRetries: options.maxRetries,
+    fetch: options.fetch,
+  });
   const ctx = { vendor: options.vendorLabel ?? 'OpenAI', model: options.model, baseUrl };
   const log = options.log.child({ provider: 'openai-responses', model: options.model });
 
@@ -58,7 +63,8 @@ export function createOpenAIResponsesProvider(options: OpenAIResponsesProviderOp
               acc.text(event.delta);
               break;
             case 'response.output_item.added':
-              if (event.item.type === 'function_call') acc.startToolCall(event.item.id ?? event.output_index, event.item.call_id, event.item.name);
+              if (event.item.type === 'function_call')
+                acc.startToolCall(event.item.id ?? event.output_index, event.item.call_id, event.item.name);
               break;
             case 'response.function_call_arguments.delta':
               acc.appendToolArguments(event.item_id, event.delta);
@@ -106,7 +112,13 @@ export function buildResponsesRequest(model: string, request: TurnRequest): Reco
     input: toResponsesInput(request.messages),
     ...(request.tools.length > 0
       ? {
-          tools: request.tools.map((t) => ({ type: 'function', name: t.name, description: t.description, parameters: t.inputSchema, strict: false })),
+          tools: request.tools.map((t) => ({
+            type: 'function',
+            name: t.name,
+            description: t.description,
+            parameters: t.inputSchema,
+            strict: false,
+          })),
           tool_choice: request.toolChoice ? { type: 'function', name: request.toolChoice.name } : 'auto',
           parallel_tool_calls: !request.toolChoice,
         }
@@ -123,7 +135,11 @@ export function toResponsesInput(messages: readonly ModelMessage[]): InputItem[]
   for (const m of messages) {
     if (m.role === 'user') input.push({ type: 'message', role: 'user', content: m.content });
     else if (m.role === 'tool') {
-      input.push({ type: 'function_call_output', call_id: m.toolCallId, output: m.isError ? `Error: ${m.content}` : m.content });
+      input.push({
+        type: 'function_call_output',
+        call_id: m.toolCallId,
+        output: m.isError ? `Error: ${m.content}` : m.content,
+      });
     } else {
       const state = responsesState(m.providerState);
       if (state) {
@@ -132,7 +148,12 @@ export function toResponsesInput(messages: readonly ModelMessage[]): InputItem[]
       }
       if (m.content) input.push({ type: 'message', role: 'assistant', content: m.content });
       for (const call of m.toolCalls ?? []) {
-        input.push({ type: 'function_call', call_id: call.id, name: call.name, arguments: JSON.stringify(call.input ?? {}) });
+        input.push({
+          type: 'function_call',
+          call_id: call.id,
+          name: call.name,
+          arguments: JSON.stringify(call.input ?? {}),
+        });
       }
     }
   }
@@ -154,7 +175,10 @@ function stripForReplay(item: InputItem): InputItem {
   return rest;
 }
 
-type WireUsage = { input_tokens?: number; output_tokens?: number; input_tokens_details?: { cached_tokens?: number } | null } | null | undefined;
+type WireUsage =
+  | { input_tokens?: number; output_tokens?: number; input_tokens_details?: { cached_tokens?: number } | null }
+  | null
+  | undefined;
 
 function readUsage(usage: Usage, wire: WireUsage): void {
   if (!wire) return;

@@ -35,7 +35,14 @@ export function createOpenCodeZenProvider(options: OpenCodeZenProviderOptions): 
   const baseUrl = (options.baseUrl ?? defaultZenBaseUrl).replace(/\/+$/, '');
   const model = options.model.replace(/^opencode\//, '');
   const apiKey = options.apiKey ?? 'public';
-  const common = { model, apiKey, maxRetries: options.maxRetries, log: options.log, fetch: options.fetch, vendorLabel: 'OpenCode Zen' };
+  const common = {
+    model,
+    apiKey,
+    maxRetries: options.maxRetries,
+    log: options.log,
+    fetch: options.fetch,
+    vendorLabel: 'OpenCode Zen',
+  };
   const route = zenRouteFor(model);
   let inner: ModelProvider;
   switch (route) {
@@ -54,5 +61,10 @@ export function createOpenCodeZenProvider(options: OpenCodeZenProviderOptions): 
       throw new Error(`unknown route ${String(_never)}`);
     }
   }
-  return { name: 'opencode-zen', model, contextWindow: inner.contextWindow, runTurn: (request) => inner.runTurn(request) };
+  return {
+    name: 'opencode-zen',
+    model,
+    contextWindow: inner.contextWindow,
+    runTurn: (request) => inner.runTurn(request),
+  };
 }

@@ -34,22 +34,46 @@ export function toTurnError(error: unknown, ctx: ErrorContext): TurnError {
     return { code: 'model_auth', message: `${ctx.vendor} rejected the API key${suffix(detail)}`, retryable: false };
   }
   if (status === 403 || type === 'permission_error') {
-    return { code: 'model_auth', message: `${ctx.vendor} refused access to model ${ctx.model}${suffix(detail)}`, retryable: false };
+    return {
+      code: 'model_auth',
+      message: `${ctx.vendor} refused access to model ${ctx.model}${suffix(detail)}`,
+      retryable: false,
+    };
   }
   if (status === 404 || type === 'not_found_error' || /model.*(not exist|not found)/i.test(detail ?? '')) {
-    return { code: 'model_not_found', message: `model ${ctx.model} does not exist at ${ctx.vendor}${suffix(detail)}`, retryable: false };
+    return {
+      code: 'model_not_found',
+      message: `model ${ctx.model} does not exist at ${ctx.vendor}${suffix(detail)}`,
+      retryable: false,
+    };
   }
   if (status === 429 || type === 'rate_limit_error') {
-    return { code: 'model_rate_limited', message: `${ctx.vendor} rate limit reached, retries exhausted${suffix(detail)}`, retryable: true };
+    return {
+      code: 'model_rate_limited',
+      message: `${ctx.vendor} rate limit reached, retries exhausted${suffix(detail)}`,
+      retryable: true,
+    };
   }
   if (status === 529 || status === 503 || type === 'overloaded_error') {
-    return { code: 'model_overloaded', message: `${ctx.vendor} is overloaded, retries exhausted${suffix(detail)}`, retryable: true };
+    return {
+      code: 'model_overloaded',
+      message: `${ctx.vendor} is overloaded, retries exhausted${suffix(detail)}`,
+      retryable: true,
+    };
   }
   if ((status !== undefined && status >= 500) || type === 'api_error' || type === 'server_error') {
-    return { code: 'model_unavailable', message: `${ctx.vendor} had a server error${status ? ` (${status})` : ''}${suffix(detail)}`, retryable: true };
+    return {
+      code: 'model_unavailable',
+      message: `${ctx.vendor} had a server error${status ? ` (${status})` : ''}${suffix(detail)}`,
+      retryable: true,
+    };
   }
   if (status !== undefined && status >= 400) {
-    return { code: 'model_error', message: `${ctx.vendor} rejected the request (${status})${suffix(detail)}`, retryable: false };
+    return {
+      code: 'model_error',
+      message: `${ctx.vendor} rejected the request (${status})${suffix(detail)}`,
+      retryable: false,
+    };
   }
   return { code: 'model_error', message: `${ctx.vendor} turn failed: ${detail ?? String(error)}`, retryable: false };
 }

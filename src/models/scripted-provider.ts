@@ -6,9 +6,7 @@ import { zeroUsage } from './model-provider.ts';
 /** One scripted model reply. */
 export const ScriptedTurn = z.object({
   text: z.string().optional(),
-  toolCalls: z
-    .array(z.object({ id: z.string().optional(), name: z.string(), input: z.unknown() }))
-    .default([]),
+  toolCalls: z.array(z.object({ id: z.string().optional(), name: z.string(), input: z.unknown() })).default([]),
   /** Milliseconds to wait before answering, to simulate a slow model. */
   delayMs: z.number().int().nonnegative().optional(),
 });
@@ -65,7 +63,11 @@ export function createScriptedProvider(options: ScriptedProviderOptions): Script
         content: parsed.text,
         toolCalls,
         stopReason: toolCalls.length > 0 ? 'tool_use' : 'end_turn',
-        usage: { ...zeroUsage, inputTokens: estimateTokens(request), outputTokens: Math.ceil((parsed.text ?? '').length / 4) },
+        usage: {
+          ...zeroUsage,
+          inputTokens: estimateTokens(request),
+          outputTokens: Math.ceil((parsed.text ?? '').length / 4),
+        },
       };
     },
   };

@@ -64,7 +64,9 @@ export function createTurnAccumulator(onDelta?: (text: string) => void): TurnAcc
 }
 
 /** Empty arguments mean "no arguments" (Anthropic streams `""` for a tool without input). */
-export function parseToolArguments(raw: string): { ok: true; value: Record<string, unknown> } | { ok: false; reason: string } {
+export function parseToolArguments(
+  raw: string,
+): { ok: true; value: Record<string, unknown> } | { ok: false; reason: string } {
   if (raw.trim() === '') return { ok: true, value: {} };
   let value: unknown;
   try {
@@ -79,7 +81,12 @@ export function parseToolArguments(raw: string): { ok: true; value: Record<strin
 }
 
 /** Builds the final result once the stream has ended normally. */
-export function finishTurn(acc: TurnAccumulator, stopReason: StopReason, usage: Usage, providerState?: unknown): TurnResult {
+export function finishTurn(
+  acc: TurnAccumulator,
+  stopReason: StopReason,
+  usage: Usage,
+  providerState?: unknown,
+): TurnResult {
   const tools = acc.toolCalls();
   if (!tools.ok) return { content: acc.content(), toolCalls: [], stopReason: 'error', usage, error: tools.error };
   const result: TurnResult = { content: acc.content(), toolCalls: tools.calls, stopReason, usage };

@@ -16,7 +16,12 @@ export function createUnconfiguredProvider(): ModelProvider {
     model: 'none',
     contextWindow: 200_000,
     async runTurn(): Promise<TurnResult> {
-      return { toolCalls: [], stopReason: 'error', usage: { ...zeroUsage }, error: { code: 'config_invalid', message: noModelMessage, retryable: false } };
+      return {
+        toolCalls: [],
+        stopReason: 'error',
+        usage: { ...zeroUsage },
+        error: { code: 'config_invalid', message: noModelMessage, retryable: false },
+      };
     },
   };
 }

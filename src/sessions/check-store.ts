@@ -24,7 +24,8 @@ export function createCheckStore(db: Kysely<Database>, lease?: RunLease): CheckS
     startedAt: new Date(r.started_at),
     finishedAt: new Date(r.finished_at),
   });
-  const selectRuns = (sessionId: string) => db.selectFrom('check_runs').selectAll().where('session_id', '=', sessionId).orderBy('id').execute();
+  const selectRuns = (sessionId: string) =>
+    db.selectFrom('check_runs').selectAll().where('session_id', '=', sessionId).orderBy('id').execute();
   return {
     async addRun(sessionId: string, run: CheckRun): Promise<void> {
       const values = {
@@ -42,18 +43,40 @@ export function createCheckStore(db: Kysely<Database>, lease?: RunLease): CheckS
         started_at: run.startedAt,
         finished_at: run.finishedAt,
       };
-      await underLease(db, lease, sessionId, 'a check run', (trx) => trx.insertInto('check_runs').values(values).execute());
+      await underLease(db, lease, sessionId, 'a check run', (trx) =>
+        trx.insertInto('check_runs').values(values).execute(),
+      );
     },
     async runs(sessionId: string, filter: { commit?: string; phase?: CheckRun['phase'] } = {}): Promise<CheckRun[]> {
-      return (await selectRuns(sessionId)).map(toRun).filter((r) => (!filter.commit || r.commit === filter.commit) && (!filter.phase || r.phase === filter.phase));
+      return (await selectRuns(sessionId))
+        .map(toRun)
+        .filter((r) => (!filter.commit || r.commit === filter.commit) && (!filter.phase || r.phase === filter.phase));
     },
     async addVerdict(sessionId: string, v: StoredVerdict): Promise<void> {
-      const values = { session_id: sessionId, commit_sha: v.commit, attempt: v.attempt, outcome: v.outcome, verdict: v.verdict ? JSON.stringify(v.verdict) : null, summary: v.summary };
+      const values = {
+        session_id: sessionId,
+        commit_sha: v.commit,
+        attempt: v.attempt,
+        outcome: v.outcome,
+        verdict: v.verdict ? JSON.stringify(v.verdict) : null,
+        summary: v.summary,
+      };
       await underLease(db, lease, sessionId, 'a verdict', (trx) => trx.insertInto('verdicts').values(values).execute());
     },
     async verdicts(sessionId: string): Promise<StoredVerdict[]> {
-      const rows = await db.selectFrom('verdicts').selectAll().where('session_id', '=', sessionId).orderBy('id').execute();
-      return rows.map((r) => ({ commit: r.commit_sha, attempt: r.attempt, outcome: r.outcome as StoredVerdict['outcome'], verdict: (r.verdict as Verdict | null) ?? null, summary: r.summary }));
+      const rows = await db
+        .selectFrom('verdicts')
+        .selectAll()
+        .where('session_id', '=', sessionId)
+        .orderBy('id')
+        .execute();
+      return rows.map((r) => ({
+        commit: r.commit_sha,
+        attempt: r.attempt,
+        outcome: r.outcome as StoredVerdict['outcome'],
+        verdict: (r.verdict as Verdict | null) ?? null,
+        summary: r.summary,
+      }));
     },
   };
 }

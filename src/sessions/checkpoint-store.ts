@@ -2,7 +2,12 @@ import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database } from '../../db/schema.ts';
 import { PatchbayError } from '../core/errors.ts';
 import type { StepCheckpoint } from '../core/work-checkpoint.ts';
-import type { ChainedCheckpoint, CheckpointIncrement, CheckpointStore, WorkCheckpoint } from '../harness/checkpoint/checkpoint-store.ts';
+import type {
+  ChainedCheckpoint,
+  CheckpointIncrement,
+  CheckpointStore,
+  WorkCheckpoint,
+} from '../harness/checkpoint/checkpoint-store.ts';
 import { underLease, type RunLease } from './run-leases.ts';
 
 type Writer = Kysely<Database> | Transaction<Database>;
@@ -12,7 +17,12 @@ type Writer = Kysely<Database> | Transaction<Database>;
  * a stored one starts a new chain (the increments of the old one go). `epoch` is the run's that
  * took it, kept on the row.
  */
-export async function saveCheckpoint(db: Writer, sessionId: string, checkpoint: WorkCheckpoint, epoch?: number): Promise<void> {
+export async function saveCheckpoint(
+  db: Writer,
+  sessionId: string,
+  checkpoint: WorkCheckpoint,
+  epoch?: number,
+): Promise<void> {
   const values = {
     step: checkpoint.step,
     head: checkpoint.head,
@@ -29,7 +39,9 @@ export async function saveCheckpoint(db: Writer, sessionId: string, checkpoint: 
   const stored = await db
     .insertInto('session_checkpoints')
     .values({ session_id: sessionId, ...values })
-    .onConflict((oc) => oc.column('session_id').doUpdateSet(values).where(sql<number>`session_checkpoints.step`, '<=', checkpoint.step))
+    .onConflict((oc) =>
+      oc.column('session_id').doUpdateSet(values).where(sql<number>`session_checkpoints.step`, '<=', checkpoint.step),
+    )
     .returning('session_id')
     .executeTakeFirst();
   if (stored) await db.deleteFrom('session_checkpoint_increments').where('session_id', '=', sessionId).execute();
@@ -40,16 +52,45 @@ export async function saveCheckpoint(db: Writer, sessionId: string, checkpoint: 
  * latest, only while the chain still ends at `increment.parent` and has no higher step. False when
  * it did not.
  */
-export async function appendCheckpoint(db: Writer, sessionId: string, checkpoint: ChainedCheckpoint, increment: CheckpointIncrement, epoch?: number): Promise<boolean> {
-  const row = await db.selectFrom('session_checkpoints').select(['step', 'wip', 'bundle']).where('session_id', '=', sessionId).forUpdate().executeTakeFirst();
+export async function appendCheckpoint(
+  db: Writer,
+  sessionId: string,
+  checkpoint: ChainedCheckpoint,
+  increment: CheckpointIncrement,
+  epoch?: number,
+): Promise<boolean> {
+  const row = await db
+    .selectFrom('session_checkpoints')
+    .select(['step', 'wip', 'bundle'])
+    .where('session_id', '=', sessionId)
+    .forUpdate()
+    .executeTakeFirst();
   if (!row?.bundle || row.wip !== increment.parent || Number(row.step) > checkpoint.step) return false;
   await db
     .insertInto('session_checkpoint_increments')
-    .values({ session_id: sessionId, step: checkpoint.step, parent: increment.parent, wip: checkpoint.wip, bundle: increment.bundle, run_epoch: epoch ?? null })
+    .values({
+      session_id: sessionId,
+      step: checkpoint.step,
+      parent: increment.parent,
+      wip: checkpoint.wip,
+      bundle: increment.bundle,
+      run_epoch: epoch ?? null,
+    })
     .execute();
   await db
     .updateTable('session_checkpoints')
-    .set({ step: checkpoint.step, head: checkpoint.head, tree: checkpoint.tree, branch: checkpoint.branch, base_branch: checkpoint.baseBranch, base_commit: checkpoint.baseCommit, wip: checkpoint.wip, unavailable: null, created_at: new Date(), run_epoch: epoch ?? null })
+    .set({
+      step: checkpoint.step,
+      head: checkpoint.head,
+      tree: checkpoint.tree,
+      branch: checkpoint.branch,
+      base_branch: checkpoint.baseBranch,
+      base_commit: checkpoint.baseCommit,
+      wip: checkpoint.wip,
+      unavailable: null,
+      created_at: new Date(),
+      run_epoch: epoch ?? null,
+    })
     .where('session_id', '=', sessionId)
     .execute();
   return true;
@@ -62,7 +103,12 @@ export async function appendCheckpoint(db: Writer, sessionId: string, checkpoint
  * writes the chain, so a chain that moved on means another run took over its work: refused like a
  * lost lease.
  */
-export async function storeStepCheckpoint(trx: Transaction<Database>, sessionId: string, stored: StepCheckpoint, fence?: RunLease): Promise<void> {
+export async function storeStepCheckpoint(
+  trx: Transaction<Database>,
+  sessionId: string,
+  stored: StepCheckpoint,
+  fence?: RunLease,
+): Promise<void> {
   if (stored.kind === 'whole') return saveCheckpoint(trx, sessionId, stored.checkpoint, fence?.epoch);
   if (await appendCheckpoint(trx, sessionId, stored.checkpoint, stored.increment, fence?.epoch)) return;
   throw chainMoved(sessionId, stored.increment.parent, fence);
@@ -70,7 +116,9 @@ export async function storeStepCheckpoint(trx: Transaction<Database>, sessionId:
 
 function chainMoved(sessionId: string, parent: string, fence: RunLease | undefined): PatchbayError {
   const what = `a checkpoint increment was refused: the checkpoint chain of session ${sessionId} no longer ends at ${parent.slice(0, 12)} (another run stored since)`;
-  return fence ? new PatchbayError('lease_lost', `${what}; run epoch ${fence.epoch} stops here`) : new PatchbayError('conflict', what);
+  return fence
+    ? new PatchbayError('lease_lost', `${what}; run epoch ${fence.epoch} stops here`)
+    : new PatchbayError('conflict', what);
 }
 
 /**
@@ -81,13 +129,23 @@ function chainMoved(sessionId: string, parent: string, fence: RunLease | undefin
  * work, and an increment on a chain that moved on is refused like a lost lease.
  */
 export function createCheckpointStore(db: Kysely<Database>, lease?: RunLease): CheckpointStore {
-  const fenced = <T>(sessionId: string, what: string, write: (trx: Transaction<Database>) => Promise<T>): Promise<T> => underLease(db, lease, sessionId, what, write);
+  const fenced = <T>(sessionId: string, what: string, write: (trx: Transaction<Database>) => Promise<T>): Promise<T> =>
+    underLease(db, lease, sessionId, what, write);
   return {
     async latest(sessionId) {
       return db.transaction().execute(async (trx) => {
-        const row = await trx.selectFrom('session_checkpoints').selectAll().where('session_id', '=', sessionId).executeTakeFirst();
+        const row = await trx
+          .selectFrom('session_checkpoints')
+          .selectAll()
+          .where('session_id', '=', sessionId)
+          .executeTakeFirst();
         if (!row) return undefined;
-        const increments = await trx.selectFrom('session_checkpoint_increments').select('bundle').where('session_id', '=', sessionId).orderBy('step').execute();
+        const increments = await trx
+          .selectFrom('session_checkpoint_increments')
+          .select('bundle')
+          .where('session_id', '=', sessionId)
+          .orderBy('step')
+          .execute();
         return {
           step: Number(row.step),
           head: row.head,

@@ -24,7 +24,11 @@ export class ArrivalClock {
   }
 }
 
-type Waiting = { delivery: ReceivedDelivery; settle: (stored: 'accepted' | 'duplicate') => void; fail: (error: unknown) => void };
+type Waiting = {
+  delivery: ReceivedDelivery;
+  settle: (stored: 'accepted' | 'duplicate') => void;
+  fail: (error: unknown) => void;
+};
 
 /** PostgreSQL allows 65,535 parameters a statement; a row takes six. */
 const maxRowsPerInsert = 1000;

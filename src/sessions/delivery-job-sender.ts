@@ -85,7 +85,10 @@ export class DeliveryJobSender {
     const { boss, queue, store, log } = this.#deps;
     try {
       // One job per delivery at a time: the queue is stately, keyed by the delivery's id.
-      await boss.insert(queue.name, ids.map((id) => ({ data: { id } satisfies DeliveryJob, singletonKey: id })));
+      await boss.insert(
+        queue.name,
+        ids.map((id) => ({ data: { id } satisfies DeliveryJob, singletonKey: id })),
+      );
     } catch (error) {
       await store.unmarkQueued(ids).catch(() => undefined);
       log.warn({ err: error, count: ids.length }, 'could not queue stored deliveries; the sweep will');

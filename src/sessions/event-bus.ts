@@ -72,7 +72,9 @@ export async function createEventBus(options: { url: string; log: Logger; reconn
       // Every failed attempt schedules the next: one refused reconnect must not end the bus for good.
       if (retry) reconnect();
     };
-    next.on('notification', (message) => (message.channel === liveEventsChannel.name ? dispatchLive(message.payload) : dispatch(message.payload)));
+    next.on('notification', (message) =>
+      message.channel === liveEventsChannel.name ? dispatchLive(message.payload) : dispatch(message.payload),
+    );
     next.on('error', drop);
     try {
       await next.connect();
@@ -98,9 +100,11 @@ export async function createEventBus(options: { url: string; log: Logger; reconn
     // back to this process's listeners too. Dropped while disconnected: it is transient.
     publishLive(sessionId, event) {
       for (const chunk of liveChunks(event)) {
-        client?.query('select pg_notify($1, $2)', [liveEventsChannel.name, JSON.stringify({ sessionId, event: chunk })]).catch((error: unknown) => {
-          log.debug({ err: error, sessionId }, 'live event not published');
-        });
+        client
+          ?.query('select pg_notify($1, $2)', [liveEventsChannel.name, JSON.stringify({ sessionId, event: chunk })])
+          .catch((error: unknown) => {
+            log.debug({ err: error, sessionId }, 'live event not published');
+          });
       }
     },
     async close() {

@@ -17,7 +17,12 @@ export async function readEventPage(
   sessionId: string,
   options: { before?: number; limit: number; types?: readonly SessionEventType[] },
 ): Promise<EventPage> {
-  let query = db.selectFrom('session_events').select(['seq', 'at', 'data']).where('session_id', '=', sessionId).orderBy('seq', 'desc').limit(options.limit + 1);
+  let query = db
+    .selectFrom('session_events')
+    .select(['seq', 'at', 'data'])
+    .where('session_id', '=', sessionId)
+    .orderBy('seq', 'desc')
+    .limit(options.limit + 1);
   if (options.before !== undefined) query = query.where('seq', '<', options.before);
   if (options.types?.length) query = query.where('type', 'in', options.types);
   const rows = await query.execute();
@@ -48,6 +53,11 @@ export async function readUsageByModel(db: Db, sessionId: string): Promise<{ mod
     .execute();
   return rows.map((r) => ({
     model: r.model,
-    usage: { inputTokens: Number(r.input), outputTokens: Number(r.output), cacheReadTokens: Number(r.cacheRead), cacheWriteTokens: Number(r.cacheWrite) },
+    usage: {
+      inputTokens: Number(r.input),
+      outputTokens: Number(r.output),
+      cacheReadTokens: Number(r.cacheRead),
+      cacheWriteTokens: Number(r.cacheWrite),
+    },
   }));
 }

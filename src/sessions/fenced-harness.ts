@@ -22,8 +22,16 @@ export function fencedHarness(harness: HarnessDeps, store: SessionStore, lease: 
     ...harness,
     store: runLog,
     runEpoch: lease.epoch,
-    ...(harness.checkpoints && { checkpoints: { ...harness.checkpoints, store: createCheckpointStore(store.db, lease) } }),
-    ...(harness.gates && { gates: { ...harness.gates, checks: createCheckStore(store.db, lease), knowledge: fencedKnowledge(harness.gates.knowledge, current) } }),
+    ...(harness.checkpoints && {
+      checkpoints: { ...harness.checkpoints, store: createCheckpointStore(store.db, lease) },
+    }),
+    ...(harness.gates && {
+      gates: {
+        ...harness.gates,
+        checks: createCheckStore(store.db, lease),
+        knowledge: fencedKnowledge(harness.gates.knowledge, current),
+      },
+    }),
   };
 }
 

@@ -15,7 +15,10 @@ export function fencedRunLog(store: SessionStore, lease: RunLease, log: Logger):
     write.catch((error: unknown) => {
       if (isPatchbayError(error, 'lease_lost') && !told) {
         told = true;
-        log.warn({ sessionId: lease.sessionId, epoch: lease.epoch, reason: error.message }, 'a write of this run was refused: it was taken over by another run; the run stops here');
+        log.warn(
+          { sessionId: lease.sessionId, epoch: lease.epoch, reason: error.message },
+          'a write of this run was refused: it was taken over by another run; the run stops here',
+        );
       }
       throw error;
     });
@@ -24,11 +27,16 @@ export function fencedRunLog(store: SessionStore, lease: RunLease, log: Logger):
     transcript: (sessionId) => store.transcript(sessionId),
     events: (sessionId, options) => store.events(sessionId, options),
     commitStep: (sessionId, step) => refused(store.commitStep(sessionId, step, lease)),
-    replaceTranscript: (sessionId, messages, events, usage) => refused(store.replaceTranscript(sessionId, messages, events, usage, lease)),
-    transition: (sessionId, trigger, options) => refused(store.transition(sessionId, trigger, { ...options, fence: lease })),
-    assertCurrent: (sessionId) => refused(currentEpoch(store, sessionId).then((epoch) => {
-      if (epoch !== lease.epoch) throw leaseLost(lease, epoch, 'an effect outside the database');
-    })),
+    replaceTranscript: (sessionId, messages, events, usage) =>
+      refused(store.replaceTranscript(sessionId, messages, events, usage, lease)),
+    transition: (sessionId, trigger, options) =>
+      refused(store.transition(sessionId, trigger, { ...options, fence: lease })),
+    assertCurrent: (sessionId) =>
+      refused(
+        currentEpoch(store, sessionId).then((epoch) => {
+          if (epoch !== lease.epoch) throw leaseLost(lease, epoch, 'an effect outside the database');
+        }),
+      ),
   };
 }
 

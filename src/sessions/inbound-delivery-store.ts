@@ -23,7 +23,8 @@ type Row = Selectable<Database['inbound_deliveries']>;
 type On = Db | Transaction<Database>;
 
 /** A delivery's identity within its source: the same meaning twice is stored once. */
-export const meaningKey = (delivery: Pick<ReceivedDelivery, 'source' | 'dedupeKey'>) => `${delivery.source}\u0000${delivery.dedupeKey}`;
+export const meaningKey = (delivery: Pick<ReceivedDelivery, 'source' | 'dedupeKey'>) =>
+  `${delivery.source}\u0000${delivery.dedupeKey}`;
 
 /**
  * All SQL of `inbound_deliveries`: the raw deliveries as received, their attempts, the order of
@@ -44,8 +45,17 @@ export class PgInboundDeliveryStore {
    * on. Plain bind parameters: the bodies are neither built into a query nor parsed again by PostgreSQL.
    */
   async insertMarked(deliveries: readonly ReceivedDelivery[]): Promise<Map<string, string>> {
-    const params = deliveries.flatMap((d) => [d.source, d.dedupeKey, d.deliveryId ?? null, d.kind, d.body, d.orderKey ?? null]);
-    const tuples = deliveries.map((_, i) => `($${i * 6 + 1}, $${i * 6 + 2}, $${i * 6 + 3}, $${i * 6 + 4}, $${i * 6 + 5}, $${i * 6 + 6}, now())`);
+    const params = deliveries.flatMap((d) => [
+      d.source,
+      d.dedupeKey,
+      d.deliveryId ?? null,
+      d.kind,
+      d.body,
+      d.orderKey ?? null,
+    ]);
+    const tuples = deliveries.map(
+      (_, i) => `($${i * 6 + 1}, $${i * 6 + 2}, $${i * 6 + 3}, $${i * 6 + 4}, $${i * 6 + 5}, $${i * 6 + 6}, now())`,
+    );
     const { rows } = await this.#db.executeQuery<{ id: string; source: string; dedupe_key: string }>(
       CompiledQuery.raw(
         `insert into inbound_deliveries (source, dedupe_key, delivery_id, kind, body, order_key, queued_at) values ${tuples.join(', ')}
@@ -58,12 +68,22 @@ export class PgInboundDeliveryStore {
 
   /** Marks pending deliveries as sent, before their jobs are inserted (see insertMarked()). */
   async markQueued(ids: readonly string[]): Promise<void> {
-    await this.#db.updateTable('inbound_deliveries').set({ queued_at: sql`now()` }).where('id', 'in', ids).where('status', '=', 'pending').execute();
+    await this.#db
+      .updateTable('inbound_deliveries')
+      .set({ queued_at: sql`now()` })
+      .where('id', 'in', ids)
+      .where('status', '=', 'pending')
+      .execute();
   }
 
   /** Their jobs could not be inserted: leaves the never-attempted ones for the sweep. */
   async unmarkQueued(ids: readonly string[]): Promise<void> {
-    await this.#db.updateTable('inbound_deliveries').set({ queued_at: null }).where('id', 'in', ids).where('attempts', '=', 0).execute();
+    await this.#db
+      .updateTable('inbound_deliveries')
+      .set({ queued_at: null })
+      .where('id', 'in', ids)
+      .where('attempts', '=', 0)
+      .execute();
   }
 
   /**
@@ -108,7 +128,11 @@ export class PgInboundDeliveryStore {
    * finishes and sends it on (see finish()). Undefined when it is no longer pending.
    */
   async begin(id: string): Promise<StoredDelivery | 'parked' | undefined> {
-    const row = await this.#db.selectFrom('inbound_deliveries').select(['order_key', 'status']).where('id', '=', id).executeTakeFirst();
+    const row = await this.#db
+      .selectFrom('inbound_deliveries')
+      .select(['order_key', 'status'])
+      .where('id', '=', id)
+      .executeTakeFirst();
     if (row?.status !== 'pending') return undefined;
     const key = row.order_key;
     if (!key) return countAttempt(this.#db, id);
@@ -123,7 +147,12 @@ export class PgInboundDeliveryStore {
         .limit(1)
         .executeTakeFirst();
       if (!earlier) return countAttempt(trx, id);
-      await trx.updateTable('inbound_deliveries').set({ queued_at: null }).where('id', '=', id).where('status', '=', 'pending').execute();
+      await trx
+        .updateTable('inbound_deliveries')
+        .set({ queued_at: null })
+        .where('id', '=', id)
+        .where('status', '=', 'pending')
+        .execute();
       return 'parked' as const;
     });
   }
@@ -132,7 +161,12 @@ export class PgInboundDeliveryStore {
    * Ends a pending delivery. Returns the next delivery of its order key that is parked (pending
    * with no job), which the caller must send on.
    */
-  async finish(delivery: Pick<StoredDelivery, 'id' | 'orderKey'>, status: 'done' | 'ignored' | 'failed', outcome: string, error?: string): Promise<string | undefined> {
+  async finish(
+    delivery: Pick<StoredDelivery, 'id' | 'orderKey'>,
+    status: 'done' | 'ignored' | 'failed',
+    outcome: string,
+    error?: string,
+  ): Promise<string | undefined> {
     const end = (on: On) =>
       on
         .updateTable('inbound_deliveries')
@@ -148,19 +182,34 @@ export class PgInboundDeliveryStore {
     const next = await this.#db.transaction().execute(async (trx) => {
       await lockOrder(trx, key);
       await end(trx);
-      return trx.selectFrom('inbound_deliveries').select(['id', 'queued_at']).where('order_key', '=', key).where('status', '=', 'pending').orderBy('id').limit(1).executeTakeFirst();
+      return trx
+        .selectFrom('inbound_deliveries')
+        .select(['id', 'queued_at'])
+        .where('order_key', '=', key)
+        .where('status', '=', 'pending')
+        .orderBy('id')
+        .limit(1)
+        .executeTakeFirst();
     });
     return next && next.queued_at === null ? String(next.id) : undefined;
   }
 
   /** Keeps why the last attempt failed. */
   async recordError(id: string, reason: string): Promise<void> {
-    await this.#db.updateTable('inbound_deliveries').set({ last_error: reason.slice(0, 2000) }).where('id', '=', id).execute();
+    await this.#db
+      .updateTable('inbound_deliveries')
+      .set({ last_error: reason.slice(0, 2000) })
+      .where('id', '=', id)
+      .execute();
   }
 
   /** Stored deliveries, newest first; `failed` lists only those that failed on their last attempt. */
   async list(options: { failed?: boolean; limit?: number } = {}): Promise<DeliveryRecord[]> {
-    let query = this.#db.selectFrom('inbound_deliveries').selectAll().orderBy('id', 'desc').limit(options.limit ?? 100);
+    let query = this.#db
+      .selectFrom('inbound_deliveries')
+      .selectAll()
+      .orderBy('id', 'desc')
+      .limit(options.limit ?? 100);
     if (options.failed) query = query.where('status', '=', 'failed');
     const rows = await query.execute();
     return rows.map((r) => ({
@@ -194,7 +243,8 @@ function toDelivery(row: Row, attempt: number): StoredDelivery {
 }
 
 /** Serialises the ordering decisions of one order key across processes, for one transaction. */
-const lockOrder = (trx: Transaction<Database>, key: string) => sql`select pg_advisory_xact_lock(hashtextextended(${`inbound-order:${key}`}, 0))`.execute(trx);
+const lockOrder = (trx: Transaction<Database>, key: string) =>
+  sql`select pg_advisory_xact_lock(hashtextextended(${`inbound-order:${key}`}, 0))`.execute(trx);
 
 /** Counts an attempt on a pending delivery and returns it; undefined when it is no longer pending. */
 async function countAttempt(on: On, id: string): Promise<StoredDelivery | undefined> {

@@ -88,8 +88,19 @@ export class InboundPipeline implements DeliveryInbox {
     this.#retry = options.retry ?? defaultRetryPolicy;
     this.#store = new PgInboundDeliveryStore(options.db);
     const { boss, log } = options;
-    this.#sender = new DeliveryJobSender({ store: this.#store, boss, queue: deliveryQueue, arrivals: this.#arrivals, log, windowMs: options.sendWindowMs ?? 50 });
-    this.#inbox = new GroupCommitInbox({ store: this.#store, arrivals: this.#arrivals, stored: (id) => this.#sender.send(id, { marked: true }) });
+    this.#sender = new DeliveryJobSender({
+      store: this.#store,
+      boss,
+      queue: deliveryQueue,
+      arrivals: this.#arrivals,
+      log,
+      windowMs: options.sendWindowMs ?? 50,
+    });
+    this.#inbox = new GroupCommitInbox({
+      store: this.#store,
+      arrivals: this.#arrivals,
+      stored: (id) => this.#sender.send(id, { marked: true }),
+    });
   }
 
   /** Stores the delivery before its receiver acks; 'duplicate' when its meaning was stored before. */
@@ -110,7 +121,11 @@ export class InboundPipeline implements DeliveryInbox {
     const localConcurrency = Math.max(1, Math.ceil((this.#options.concurrency ?? 8) / batchSize));
     const fetch = { pollingIntervalSeconds: polling, notifyPollingIntervalSeconds: polling };
     const { boss } = this.#options;
-    await boss.work(deliveryQueue.name, { ...fetch, batchSize, burstWhenBatchFull: true, perJobResults: true, localConcurrency }, (jobs) => this.#workBatch(jobs));
+    await boss.work(
+      deliveryQueue.name,
+      { ...fetch, batchSize, burstWhenBatchFull: true, perJobResults: true, localConcurrency },
+      (jobs) => this.#workBatch(jobs),
+    );
     await boss.work(givenUpQueue.name, fetch, (jobs) => this.#workGivenUp(jobs));
     await this.#sweep(0);
     await this.#prune();
@@ -177,7 +192,12 @@ export class InboundPipeline implements DeliveryInbox {
       return;
     }
     if (!delivery) return;
-    const dlog = this.#options.log.child({ inboundId: delivery.id, source: delivery.source, kind: delivery.kind, ...(delivery.deliveryId && { deliveryId: delivery.deliveryId }) });
+    const dlog = this.#options.log.child({
+      inboundId: delivery.id,
+      source: delivery.source,
+      kind: delivery.kind,
+      ...(delivery.deliveryId && { deliveryId: delivery.deliveryId }),
+    });
     const surface = this.#surfaces.get(delivery.source);
     if (!surface) {
       await this.#finish(delivery, 'ignored', `no surface for ${delivery.source} is configured`);
@@ -192,12 +212,20 @@ export class InboundPipeline implements DeliveryInbox {
       await this.#store.recordError(delivery.id, reason);
       if (signal.aborted) throw error;
       if (job.retryCount >= this.#retry.retries) return this.#giveUp(delivery, reason, dlog);
-      dlog.warn({ err: error, attempt: job.retryCount + 1, of: this.#retry.retries + 1 }, 'delivery failed; will retry');
+      dlog.warn(
+        { err: error, attempt: job.retryCount + 1, of: this.#retry.retries + 1 },
+        'delivery failed; will retry',
+      );
       throw error;
     }
   }
 
-  async #interpret(surface: InboundSurface, delivery: StoredDelivery, signal: AbortSignal, dlog: Logger): Promise<void> {
+  async #interpret(
+    surface: InboundSurface,
+    delivery: StoredDelivery,
+    signal: AbortSignal,
+    dlog: Logger,
+  ): Promise<void> {
     const normalized = await surface.normalize(delivery, signal);
     if (normalized.kind === 'ignore') {
       await this.#finish(delivery, 'ignored', normalized.reason);
@@ -206,23 +234,39 @@ export class InboundPipeline implements DeliveryInbox {
     }
     // The session service records this key in the same transaction as what it writes, so a retry
     // after a half-finished attempt writes nothing twice.
-    const inbound = { ...normalized.inbound, deliveryId: normalized.inbound.deliveryId ?? `${delivery.source}:${delivery.dedupeKey}` };
+    const inbound = {
+      ...normalized.inbound,
+      deliveryId: normalized.inbound.deliveryId ?? `${delivery.source}:${delivery.dedupeKey}`,
+    };
     const outcome = await this.#options.handle(inbound);
     await normalized.after?.(outcome);
     await this.#finish(delivery, 'done', outcome.kind);
-    dlog.info({ inbound: inbound.kind, outcome: outcome.kind, ...('session' in outcome && { sessionId: outcome.session.id }) }, 'delivery handed to the session service');
+    dlog.info(
+      { inbound: inbound.kind, outcome: outcome.kind, ...('session' in outcome && { sessionId: outcome.session.id }) },
+      'delivery handed to the session service',
+    );
   }
 
   /** A job whose worker died on every attempt (no throw reached #work). */
   async #workGivenUp(jobs: Job[]): Promise<void> {
     for (const job of jobs) {
       const delivery = await this.#store.pending(givenUpQueue.parse(job.data).id);
-      if (delivery) await this.#giveUp(delivery, 'its worker stopped on every attempt', this.#options.log.child({ inboundId: delivery.id }));
+      if (delivery)
+        await this.#giveUp(
+          delivery,
+          'its worker stopped on every attempt',
+          this.#options.log.child({ inboundId: delivery.id }),
+        );
     }
   }
 
   /** Ends a delivery; the next parked delivery of its order key, if any, gets its job. */
-  async #finish(delivery: StoredDelivery, status: 'done' | 'ignored' | 'failed', outcome: string, error?: string): Promise<void> {
+  async #finish(
+    delivery: StoredDelivery,
+    status: 'done' | 'ignored' | 'failed',
+    outcome: string,
+    error?: string,
+  ): Promise<void> {
     const next = await this.#store.finish(delivery, status, outcome, error);
     if (next) this.#sender.send(next, { marked: false });
   }
@@ -232,9 +276,11 @@ export class InboundPipeline implements DeliveryInbox {
     await this.#finish(delivery, 'failed', 'gave up', reason);
     dlog.error({ attempts: delivery.attempt, reason }, 'delivery failed on its last attempt; telling its thread why');
     const surface = this.#surfaces.get(delivery.source);
-    await surface?.tellFailure(delivery, reason, AbortSignal.any([this.#stopping.signal, AbortSignal.timeout(60_000)])).catch((error: unknown) => {
-      dlog.warn({ err: error }, 'could not tell the thread why its delivery failed');
-    });
+    await surface
+      ?.tellFailure(delivery, reason, AbortSignal.any([this.#stopping.signal, AbortSignal.timeout(60_000)]))
+      .catch((error: unknown) => {
+        dlog.warn({ err: error }, 'could not tell the thread why its delivery failed');
+      });
   }
 
   async #sweep(olderThanSeconds: number): Promise<void> {
@@ -257,7 +303,11 @@ export class InboundPipeline implements DeliveryInbox {
     } catch (error) {
       this.#options.log.warn({ err: error }, 'could not delete old inbound deliveries; will try again in an hour');
     }
-    if (deleted > 0) this.#options.log.info({ count: deleted, olderThanDays: days }, 'deleted finished inbound deliveries past their retention');
+    if (deleted > 0)
+      this.#options.log.info(
+        { count: deleted, olderThanDays: days },
+        'deleted finished inbound deliveries past their retention',
+      );
   }
 }
 

@@ -14,14 +14,24 @@ export function createKnowledgeStore(db: Kysely<Database>): KnowledgeStore {
       builtFrom: row.built_from,
       builtAt: new Date(row.built_at).toISOString(),
       extracted: KnowledgeDocument.parse(row.extracted),
-      edited: row.edited ? { document: KnowledgeDocument.parse(row.edited), by: row.edited_by ?? '', at: new Date(row.edited_at ?? 0).toISOString() } : null,
+      edited: row.edited
+        ? {
+            document: KnowledgeDocument.parse(row.edited),
+            by: row.edited_by ?? '',
+            at: new Date(row.edited_at ?? 0).toISOString(),
+          }
+        : null,
       lessons: z.array(Lesson).parse(row.lessons),
     };
   };
   return {
     get: read,
     async list(): Promise<{ repo: string; builtFrom: string; edited: boolean }[]> {
-      const rows = await db.selectFrom('repo_knowledge').select(['repo', 'built_from', 'edited']).orderBy('repo').execute();
+      const rows = await db
+        .selectFrom('repo_knowledge')
+        .select(['repo', 'built_from', 'edited'])
+        .orderBy('repo')
+        .execute();
       return rows.map((r) => ({ repo: r.repo, builtFrom: r.built_from, edited: r.edited !== null }));
     },
     /** Stores a fresh extraction; a person's edit and the lessons stay. */
@@ -29,7 +39,11 @@ export function createKnowledgeStore(db: Kysely<Database>): KnowledgeStore {
       await db
         .insertInto('repo_knowledge')
         .values({ repo, built_from: builtFrom, extracted: JSON.stringify(document) })
-        .onConflict((oc) => oc.column('repo').doUpdateSet({ built_from: builtFrom, extracted: JSON.stringify(document), built_at: new Date() }))
+        .onConflict((oc) =>
+          oc
+            .column('repo')
+            .doUpdateSet({ built_from: builtFrom, extracted: JSON.stringify(document), built_at: new Date() }),
+        )
         .execute();
     },
     /** A person's edit. Undefined when the repo has no document yet (nothing to edit). */
@@ -47,7 +61,11 @@ export function createKnowledgeStore(db: Kysely<Database>): KnowledgeStore {
       if (!current) return;
       if (current.lessons.some((l) => l.text === text)) return;
       const lessons = [...current.lessons, { at: new Date().toISOString(), text: text.slice(0, 1000) }].slice(-20);
-      await db.updateTable('repo_knowledge').set({ lessons: JSON.stringify(lessons) }).where('repo', '=', repo).execute();
+      await db
+        .updateTable('repo_knowledge')
+        .set({ lessons: JSON.stringify(lessons) })
+        .where('repo', '=', repo)
+        .execute();
     },
   };
 }

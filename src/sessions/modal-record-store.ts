@@ -13,7 +13,12 @@ export function createModalRecordStore(db: Kysely<Database>): ModalRecordStore {
     usedAt: new Date(row.used_at),
     released: row.released,
   });
-  const upsert = async (to: Kysely<Database> | Transaction<Database>, sessionId: string, patch: Partial<ModalSessionRecord>, epoch?: number) => {
+  const upsert = async (
+    to: Kysely<Database> | Transaction<Database>,
+    sessionId: string,
+    patch: Partial<ModalSessionRecord>,
+    epoch?: number,
+  ) => {
     const values = {
       ...(patch.sandboxId !== undefined && { sandbox_id: patch.sandboxId }),
       ...(patch.imageId !== undefined && { image_id: patch.imageId }),
@@ -26,19 +31,32 @@ export function createModalRecordStore(db: Kysely<Database>): ModalRecordStore {
     await to
       .insertInto('modal_sandboxes')
       .values({ session_id: sessionId, ...values })
-      .onConflict((oc) => (Object.keys(values).length > 0 ? oc.column('session_id').doUpdateSet(values) : oc.column('session_id').doNothing()))
+      .onConflict((oc) =>
+        Object.keys(values).length > 0
+          ? oc.column('session_id').doUpdateSet(values)
+          : oc.column('session_id').doNothing(),
+      )
       .execute();
   };
   return {
     async get(sessionId) {
-      const row = await db.selectFrom('modal_sandboxes').selectAll().where('session_id', '=', sessionId).executeTakeFirst();
+      const row = await db
+        .selectFrom('modal_sandboxes')
+        .selectAll()
+        .where('session_id', '=', sessionId)
+        .executeTakeFirst();
       return row ? toRecord(row) : undefined;
     },
     async save(sessionId, patch, epoch) {
       if (epoch === undefined) return upsert(db, sessionId, patch);
       // Under the session's row lock, which a take-over (a new epoch) waits for.
       await db.transaction().execute(async (trx) => {
-        const row = await trx.selectFrom('sessions').select('run_epoch').where('id', '=', sessionId).forUpdate().executeTakeFirst();
+        const row = await trx
+          .selectFrom('sessions')
+          .select('run_epoch')
+          .where('id', '=', sessionId)
+          .forUpdate()
+          .executeTakeFirst();
         if (Number(row?.run_epoch) !== epoch) {
           throw epochRefusal('a sandbox record', sessionId, epoch, row?.run_epoch);
         }
@@ -47,18 +65,31 @@ export function createModalRecordStore(db: Kysely<Database>): ModalRecordStore {
     },
     async assertEpoch(sessionId, epoch) {
       const row = await db.selectFrom('sessions').select('run_epoch').where('id', '=', sessionId).executeTakeFirst();
-      if (Number(row?.run_epoch) !== epoch) throw epochRefusal('a call to the sandbox', sessionId, epoch, row?.run_epoch);
+      if (Number(row?.run_epoch) !== epoch)
+        throw epochRefusal('a call to the sandbox', sessionId, epoch, row?.run_epoch);
     },
     async getTemplate(repo) {
-      const row = await db.selectFrom('modal_templates').select(['image_id', 'base_commit']).where('repo', '=', repo).executeTakeFirst();
+      const row = await db
+        .selectFrom('modal_templates')
+        .select(['image_id', 'base_commit'])
+        .where('repo', '=', repo)
+        .executeTakeFirst();
       return row ? { imageId: row.image_id, baseCommit: row.base_commit } : undefined;
     },
     async saveTemplate(repo, template) {
       const values = { image_id: template.imageId, base_commit: template.baseCommit, created_at: new Date() };
-      await db.insertInto('modal_templates').values({ repo, ...values }).onConflict((oc) => oc.column('repo').doUpdateSet(values)).execute();
+      await db
+        .insertInto('modal_templates')
+        .values({ repo, ...values })
+        .onConflict((oc) => oc.column('repo').doUpdateSet(values))
+        .execute();
     },
     async listTemplates() {
-      const rows = await db.selectFrom('modal_templates').select(['repo', 'image_id', 'base_commit']).orderBy('repo').execute();
+      const rows = await db
+        .selectFrom('modal_templates')
+        .select(['repo', 'image_id', 'base_commit'])
+        .orderBy('repo')
+        .execute();
       return rows.map((row) => ({ repo: row.repo, imageId: row.image_id, baseCommit: row.base_commit }));
     },
     async replaceTemplate(repo, fromImageId, template) {
@@ -77,6 +108,14 @@ export function createModalRecordStore(db: Kysely<Database>): ModalRecordStore {
   };
 }
 
-function epochRefusal(what: string, sessionId: string, epoch: number, current: string | number | undefined): PatchbayError {
-  return new PatchbayError('lease_lost', `${what} was refused: run epoch ${epoch} of session ${sessionId} was taken over (now ${current ?? 'unknown'})`);
+function epochRefusal(
+  what: string,
+  sessionId: string,
+  epoch: number,
+  current: string | number | undefined,
+): PatchbayError {
+  return new PatchbayError(
+    'lease_lost',
+    `${what} was refused: run epoch ${epoch} of session ${sessionId} was taken over (now ${current ?? 'unknown'})`,
+  );
 }

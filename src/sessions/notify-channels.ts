@@ -24,7 +24,11 @@ export function parseNotice<T>(channel: NotifyChannel<T>, payload: string | unde
 }
 
 /** A note that an event was written to a session's log. Readers fetch the event itself from the log. */
-export const EventNotice = z.object({ sessionId: z.string().min(1), seq: z.number().int().positive(), type: z.string().min(1) });
+export const EventNotice = z.object({
+  sessionId: z.string().min(1),
+  seq: z.number().int().positive(),
+  type: z.string().min(1),
+});
 export type EventNotice = z.infer<typeof EventNotice>;
 
 /** Sent by the session store in the transaction that appends an event (delivered at commit). */

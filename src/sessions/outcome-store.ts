@@ -2,7 +2,10 @@ import { sql, type Kysely } from 'kysely';
 import type { Database } from '../../db/schema.ts';
 import { revertWindowMs, type OutcomeLedger, type PullKey } from '../core/pull-outcome.ts';
 
-const lower = (where: { owner: string; repo: string }) => ({ owner: where.owner.toLowerCase(), repo: where.repo.toLowerCase() });
+const lower = (where: { owner: string; repo: string }) => ({
+  owner: where.owner.toLowerCase(),
+  repo: where.repo.toLowerCase(),
+});
 
 /** `owner/repo/pull/N` from a pull request's web address (any host, GitHub Enterprise included). */
 export function pullKeyOfUrl(url: string): PullKey | undefined {
@@ -15,10 +18,24 @@ export function pullKeyOfUrl(url: string): PullKey | undefined {
  * commits and reviews are kept by SHA and id, so a webhook worked twice counts once.
  */
 export function createOutcomeStore(db: Kysely<Database>): OutcomeLedger {
-  const row = (pull: PullKey) => db.updateTable('pull_outcomes').where('owner', '=', pull.owner.toLowerCase()).where('repo', '=', pull.repo.toLowerCase()).where('number', '=', pull.number);
+  const row = (pull: PullKey) =>
+    db
+      .updateTable('pull_outcomes')
+      .where('owner', '=', pull.owner.toLowerCase())
+      .where('repo', '=', pull.repo.toLowerCase())
+      .where('number', '=', pull.number);
   const ledger: OutcomeLedger = {
     async opened(pull) {
-      const values = { ...lower(pull), number: pull.number, session_id: pull.sessionId, url: pull.url, branch: pull.branch, base_branch: pull.baseBranch, patchbay_commit: pull.commit, opened_at: pull.at };
+      const values = {
+        ...lower(pull),
+        number: pull.number,
+        session_id: pull.sessionId,
+        url: pull.url,
+        branch: pull.branch,
+        base_branch: pull.baseBranch,
+        patchbay_commit: pull.commit,
+        opened_at: pull.at,
+      };
       await db
         .insertInto('pull_outcomes')
         .values(values)
@@ -34,7 +51,13 @@ export function createOutcomeStore(db: Kysely<Database>): OutcomeLedger {
     },
     async finished(pull) {
       await row(pull)
-        .set({ state: pull.state, finished_at: pull.at, finished_by: pull.by ?? null, merge_commit: pull.mergeCommit ?? null, updated_at: sql`now()` })
+        .set({
+          state: pull.state,
+          finished_at: pull.at,
+          finished_by: pull.by ?? null,
+          merge_commit: pull.mergeCommit ?? null,
+          updated_at: sql`now()`,
+        })
         .execute();
       if (pull.state === 'merged' && pull.mergeCommit) await applyEarlierSignals(db, ledger, pull, pull.mergeCommit);
     },
@@ -55,7 +78,10 @@ export function createOutcomeStore(db: Kysely<Database>): OutcomeLedger {
     },
     async reviewed(pull, reviewId) {
       await row(pull)
-        .set({ review_ids: sql`case when review_ids @> ${JSON.stringify([reviewId])}::jsonb then review_ids else review_ids || ${JSON.stringify([reviewId])}::jsonb end`, updated_at: sql`now()` })
+        .set({
+          review_ids: sql`case when review_ids @> ${JSON.stringify([reviewId])}::jsonb then review_ids else review_ids || ${JSON.stringify([reviewId])}::jsonb end`,
+          updated_at: sql`now()`,
+        })
         .execute();
     },
     async reverted(where, reverted, revertCommit, at) {
@@ -81,7 +107,11 @@ export function createOutcomeStore(db: Kysely<Database>): OutcomeLedger {
       // A failure is not undone by a later success of another check on the same commit.
       await db
         .updateTable('pull_outcomes')
-        .set({ merge_ci: sql`case when merge_ci = 'failure' then merge_ci else ${conclusion} end`, merge_ci_at: at, updated_at: sql`now()` })
+        .set({
+          merge_ci: sql`case when merge_ci = 'failure' then merge_ci else ${conclusion} end`,
+          merge_ci_at: at,
+          updated_at: sql`now()`,
+        })
         .where('owner', '=', owner)
         .where('repo', '=', repo)
         .where('merge_commit', '=', commit)
@@ -89,7 +119,12 @@ export function createOutcomeStore(db: Kysely<Database>): OutcomeLedger {
     },
     async backfillCandidates() {
       await trackEarlierPulls(db);
-      return db.selectFrom('pull_outcomes').select(['owner', 'repo', 'number']).where('state', '=', 'open').orderBy('opened_at').execute();
+      return db
+        .selectFrom('pull_outcomes')
+        .select(['owner', 'repo', 'number'])
+        .where('state', '=', 'open')
+        .orderBy('opened_at')
+        .execute();
     },
   };
   return ledger;
@@ -102,7 +137,9 @@ async function trackEarlierPulls(db: Kysely<Database>): Promise<void> {
     .innerJoin('sessions as s', 's.id', 'e.session_id')
     .select(['e.session_id', 'e.data', 'e.at', 's.base_branch'])
     .where('e.type', '=', 'pr-opened')
-    .where(({ not, exists, selectFrom }) => not(exists(selectFrom('pull_outcomes as o').select('o.number').whereRef('o.session_id', '=', 'e.session_id'))))
+    .where(({ not, exists, selectFrom }) =>
+      not(exists(selectFrom('pull_outcomes as o').select('o.number').whereRef('o.session_id', '=', 'e.session_id'))),
+    )
     .orderBy('e.at')
     .orderBy('e.seq')
     .execute();
@@ -112,9 +149,21 @@ async function trackEarlierPulls(db: Kysely<Database>): Promise<void> {
     if (!key) continue;
     await db
       .insertInto('pull_outcomes')
-      .values({ ...key, session_id: e.session_id, url: data.url, branch: data.branch, base_branch: e.base_branch ?? 'main', patchbay_commit: data.commit, opened_at: e.at })
+      .values({
+        ...key,
+        session_id: e.session_id,
+        url: data.url,
+        branch: data.branch,
+        base_branch: e.base_branch ?? 'main',
+        patchbay_commit: data.commit,
+        opened_at: e.at,
+      })
       // A later pr-opened of the same PR (a follow-up run) carries Patchbay's latest commit.
-      .onConflict((c) => c.columns(['owner', 'repo', 'number']).doUpdateSet((eb) => ({ patchbay_commit: eb.ref('excluded.patchbay_commit') })))
+      .onConflict((c) =>
+        c
+          .columns(['owner', 'repo', 'number'])
+          .doUpdateSet((eb) => ({ patchbay_commit: eb.ref('excluded.patchbay_commit') })),
+      )
       .execute();
   }
 }
@@ -123,10 +172,20 @@ async function trackEarlierPulls(db: Kysely<Database>): Promise<void> {
  * Kept for a merge recorded later, only in repositories with a Patchbay PR open or merged within
  * the revert window, and for that window; a CI failure is not undone by a later success.
  */
-async function keepSignal(db: Kysely<Database>, where: { owner: string; repo: string }, commit: string, values: { ci: string; ci_at: Date } | { revert_commit: string; reverted_at: Date }): Promise<void> {
+async function keepSignal(
+  db: Kysely<Database>,
+  where: { owner: string; repo: string },
+  commit: string,
+  values: { ci: string; ci_at: Date } | { revert_commit: string; reverted_at: Date },
+): Promise<void> {
   const { owner, repo } = lower(where);
   const since = new Date(Date.now() - revertWindowMs);
-  await db.deleteFrom('commit_signals').where('owner', '=', owner).where('repo', '=', repo).where(sql<boolean>`coalesce(ci_at, reverted_at) < ${since}`).execute();
+  await db
+    .deleteFrom('commit_signals')
+    .where('owner', '=', owner)
+    .where('repo', '=', repo)
+    .where(sql<boolean>`coalesce(ci_at, reverted_at) < ${since}`)
+    .execute();
   const tracked = await db
     .selectFrom('pull_outcomes')
     .select('number')
@@ -142,14 +201,25 @@ async function keepSignal(db: Kysely<Database>, where: { owner: string; repo: st
     .onConflict((c) =>
       c.columns(['owner', 'repo', 'commit']).doUpdateSet(
         'ci' in values
-          ? { ci: sql`case when commit_signals.ci = 'failure' then commit_signals.ci else ${values.ci} end`, ci_at: values.ci_at }
-          : { revert_commit: sql`coalesce(commit_signals.revert_commit, ${values.revert_commit})`, reverted_at: sql`coalesce(commit_signals.reverted_at, ${values.reverted_at})` },
+          ? {
+              ci: sql`case when commit_signals.ci = 'failure' then commit_signals.ci else ${values.ci} end`,
+              ci_at: values.ci_at,
+            }
+          : {
+              revert_commit: sql`coalesce(commit_signals.revert_commit, ${values.revert_commit})`,
+              reverted_at: sql`coalesce(commit_signals.reverted_at, ${values.reverted_at})`,
+            },
       ),
     )
     .execute();
 }
 /** CI and a revert of the merge commit that were worked before the merge itself. */
-async function applyEarlierSignals(db: Kysely<Database>, ledger: OutcomeLedger, pull: PullKey, mergeCommit: string): Promise<void> {
+async function applyEarlierSignals(
+  db: Kysely<Database>,
+  ledger: OutcomeLedger,
+  pull: PullKey,
+  mergeCommit: string,
+): Promise<void> {
   const { owner, repo } = lower(pull);
   const signals = await db
     .selectFrom('commit_signals')
@@ -160,6 +230,7 @@ async function applyEarlierSignals(db: Kysely<Database>, ledger: OutcomeLedger, 
     .execute();
   for (const signal of signals) {
     if (signal.ci && signal.ci_at) await ledger.mergeCi(pull, mergeCommit, signal.ci, signal.ci_at);
-    if (signal.revert_commit && signal.reverted_at) await ledger.reverted(pull, signal.commit, signal.revert_commit, signal.reverted_at);
+    if (signal.revert_commit && signal.reverted_at)
+      await ledger.reverted(pull, signal.commit, signal.revert_commit, signal.reverted_at);
   }
 }

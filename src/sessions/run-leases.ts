@@ -30,7 +30,10 @@ export type RunLeases = {
 
 /** The error a write of a run that was taken over fails with. Not retryable: the run is someone else's. */
 export function leaseLost(lease: RunLease, current: number | undefined, what: string): PatchbayError {
-  return new PatchbayError('lease_lost', `${what} was refused: run epoch ${lease.epoch} of session ${lease.sessionId} was taken over (now ${current ?? 'unknown'})`);
+  return new PatchbayError(
+    'lease_lost',
+    `${what} was refused: run epoch ${lease.epoch} of session ${lease.sessionId} was taken over (now ${current ?? 'unknown'})`,
+  );
 }
 
 /**
@@ -38,10 +41,21 @@ export function leaseLost(lease: RunLease, current: number | undefined, what: st
  * lease's epoch is the session's, checked under the session's row lock (which a take-over waits
  * for), and is refused with `lease_lost` (naming `what`) once another run took the session over.
  */
-export function underLease<T>(db: Kysely<Database>, lease: RunLease | undefined, sessionId: string, what: string, write: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
+export function underLease<T>(
+  db: Kysely<Database>,
+  lease: RunLease | undefined,
+  sessionId: string,
+  what: string,
+  write: (trx: Transaction<Database>) => Promise<T>,
+): Promise<T> {
   return db.transaction().execute(async (trx) => {
     if (lease) {
-      const row = await trx.selectFrom('sessions').select('run_epoch').where('id', '=', sessionId).forUpdate().executeTakeFirst();
+      const row = await trx
+        .selectFrom('sessions')
+        .select('run_epoch')
+        .where('id', '=', sessionId)
+        .forUpdate()
+        .executeTakeFirst();
       if (Number(row?.run_epoch) !== lease.epoch) throw leaseLost(lease, row && Number(row.run_epoch), what);
     }
     return write(trx);
@@ -81,7 +95,11 @@ export function createRunLeases(options: { db: Db; owner: string; leaseMs: numbe
           returning run_epoch`.execute(trx);
         const taken = rows[0];
         if (taken) return { kind: 'taken', lease: { sessionId, epoch: Number(taken.run_epoch), owner } };
-        const held = await trx.selectFrom('sessions').select(['lease_expires_at', 'lease_owner']).where('id', '=', sessionId).executeTakeFirst();
+        const held = await trx
+          .selectFrom('sessions')
+          .select(['lease_expires_at', 'lease_owner'])
+          .where('id', '=', sessionId)
+          .executeTakeFirst();
         if (!held) throw new PatchbayError('not_found', `session ${sessionId} does not exist`);
         return { kind: 'held', until: held.lease_expires_at ?? new Date(), owner: held.lease_owner };
       });

@@ -92,7 +92,9 @@ export async function createRunQueue(options: RunQueueOptions): Promise<RunQueue
     boss,
     async enqueue(sessionId, enqueueOptions) {
       const traceparent = enqueueOptions?.traceparent;
-      await boss.send(runQueue.name, { sessionId, ...(traceparent && { traceparent }) } satisfies RunJob, { singletonKey: sessionId });
+      await boss.send(runQueue.name, { sessionId, ...(traceparent && { traceparent }) } satisfies RunJob, {
+        singletonKey: sessionId,
+      });
     },
     async work(handler, workOptions = {}) {
       workerId = await boss.work(
@@ -113,9 +115,13 @@ export async function createRunQueue(options: RunQueueOptions): Promise<RunQueue
     async workGivenUp(handler) {
       const polling = options.pollingIntervalSeconds ?? 2;
       // Dead-lettered jobs are moved by pg-boss, with no NOTIFY: poll at the normal pace.
-      await boss.work(givenUpQueue.name, { pollingIntervalSeconds: polling, notifyPollingIntervalSeconds: polling }, async (jobs) => {
-        for (const job of jobs) await handler({ ...givenUpQueue.parse(job.data), attempts: settings.retryLimit + 1 });
-      });
+      await boss.work(
+        givenUpQueue.name,
+        { pollingIntervalSeconds: polling, notifyPollingIntervalSeconds: polling },
+        async (jobs) => {
+          for (const job of jobs) await handler({ ...givenUpQueue.parse(job.data), attempts: settings.retryLimit + 1 });
+        },
+      );
     },
     async stopTaking() {
       await boss.offWork(runQueue.name, { wait: false });
@@ -125,7 +131,11 @@ export async function createRunQueue(options: RunQueueOptions): Promise<RunQueue
       const active: string[] = [];
       for (let after: string | undefined; ; ) {
         const page = await boss.findJobs<RunJob>(runQueue.name, { limit: 5000, ...(after && { after }) });
-        active.push(...page.filter((job) => job.state === 'active' && !reclaimOptions.except?.has(job.data.sessionId)).map((job) => job.id));
+        active.push(
+          ...page
+            .filter((job) => job.state === 'active' && !reclaimOptions.except?.has(job.data.sessionId))
+            .map((job) => job.id),
+        );
         if (page.length < 5000) break;
         after = page.at(-1)!.id;
       }

@@ -49,16 +49,39 @@ export type SessionFacts = {
   pull: PullFacts | null;
 };
 
-const factTypes = ['session-created', 'task-routed', 'usage', 'check-finished', 'verification-finished', 'question-asked', 'pr-opened', 'status-changed'] as const;
+const factTypes = [
+  'session-created',
+  'task-routed',
+  'usage',
+  'check-finished',
+  'verification-finished',
+  'question-asked',
+  'pr-opened',
+  'status-changed',
+] as const;
 const ended = new Set(['completed', 'failed', 'cancelled']);
 
 /** Facts of every session created in [from, to), with their pull request's outcome. */
-export async function loadSessionFacts(db: Kysely<Database>, period: { from: Date; to: Date }): Promise<SessionFacts[]> {
+export async function loadSessionFacts(
+  db: Kysely<Database>,
+  period: { from: Date; to: Date },
+): Promise<SessionFacts[]> {
   const sessions = await db
     .selectFrom('sessions as s')
     .leftJoin('pull_outcomes as o', 'o.session_id', 's.id')
     .select(['s.id', 's.created_at', 's.repo'])
-    .select(['o.number', 'o.url', 'o.state', 'o.opened_at', 'o.finished_at', 'o.finished_by', 'o.human_commits', 'o.review_ids', 'o.reverted_at', 'o.merge_ci'])
+    .select([
+      'o.number',
+      'o.url',
+      'o.state',
+      'o.opened_at',
+      'o.finished_at',
+      'o.finished_by',
+      'o.human_commits',
+      'o.review_ids',
+      'o.reverted_at',
+      'o.merge_ci',
+    ])
     .where('s.created_at', '>=', period.from)
     .where('s.created_at', '<', period.to)
     .orderBy('s.created_at')
@@ -118,9 +141,14 @@ export async function loadSessionFacts(db: Kysely<Database>, period: { from: Dat
 }
 
 /** Folds one session's events into its facts. */
-export function factsOf(session: { id: string; createdAt: Date; repo: string }, events: readonly { event: SessionEvent; at: Date }[], pull: PullFacts | null): SessionFacts {
+export function factsOf(
+  session: { id: string; createdAt: Date; repo: string },
+  events: readonly { event: SessionEvent; at: Date }[],
+  pull: PullFacts | null,
+): SessionFacts {
   const since = (at: Date | undefined) => (at ? at.getTime() - session.createdAt.getTime() : null);
-  const of = <T extends SessionEvent['type']>(type: T) => events.filter((e) => e.event.type === type) as { event: EventOf<T>; at: Date }[];
+  const of = <T extends SessionEvent['type']>(type: T) =>
+    events.filter((e) => e.event.type === type) as { event: EventOf<T>; at: Date }[];
   const usage = new Map<string, Usage>();
   for (const { event } of of('usage')) usage.set(event.model, addUsage(usage.get(event.model) ?? zeroUsage, event));
   const tokensOf = (u: Usage) => u.inputTokens + u.outputTokens + u.cacheReadTokens + u.cacheWriteTokens;
@@ -129,8 +157,12 @@ export function factsOf(session: { id: string; createdAt: Date; repo: string }, 
   const verdicts = of('verification-finished').filter((v) => v.event.outcome !== 'not-run' && v.event.scores);
   const last = verdicts.at(-1)?.event;
   const checks = of('check-finished').filter((c) => c.event.phase === 'check');
-  const firstReply = events.find((e) => e.event.type === 'assistant-message' || e.event.type === 'question-asked' || e.event.type === 'pr-opened');
-  const end = of('status-changed').filter((e) => ended.has(e.event.to)).at(-1);
+  const firstReply = events.find(
+    (e) => e.event.type === 'assistant-message' || e.event.type === 'question-asked' || e.event.type === 'pr-opened',
+  );
+  const end = of('status-changed')
+    .filter((e) => ended.has(e.event.to))
+    .at(-1);
   return {
     ...session,
     surface: of('session-created')[0]?.event.thread.source ?? 'unknown',
@@ -141,7 +173,15 @@ export function factsOf(session: { id: string; createdAt: Date; repo: string }, 
     wallMs: since(end?.at),
     checksPassed: checks.filter((c) => c.event.outcome === 'passed').length,
     checksFailed: checks.filter((c) => c.event.outcome !== 'passed').length,
-    verdict: last?.scores ? { total: last.total ?? 0, scores: Object.fromEntries(verdictCriteria.map((c) => [c, last.scores![c].score])) as Record<VerdictCriterion, number> } : null,
+    verdict: last?.scores
+      ? {
+          total: last.total ?? 0,
+          scores: Object.fromEntries(verdictCriteria.map((c) => [c, last.scores![c].score])) as Record<
+            VerdictCriterion,
+            number
+          >,
+        }
+      : null,
     reworks: Math.max(0, (of('verification-finished').at(-1)?.event.attempt ?? 1) - 1),
     questions: of('question-asked').length,
     firstReplyMs: since(firstReply?.at),

@@ -23,38 +23,69 @@ export type SessionService = ReturnType<typeof createSessionService>;
  * the message to the event log, and enqueue a run. Does no model or sandbox work itself, so
  * webhook receivers can call it and acknowledge at once.
  */
-export function createSessionService(deps: { store: SessionStore; queue: Pick<RunQueue, 'enqueue'>; log: Logger; newId?: () => string }) {
+export function createSessionService(deps: {
+  store: SessionStore;
+  queue: Pick<RunQueue, 'enqueue'>;
+  log: Logger;
+  newId?: () => string;
+}) {
   const { store, queue, log } = deps;
   const newId = deps.newId ?? randomUUID;
 
-  async function message(session: SessionRecord, actor: Actor, text: string, questionId?: string, delivery?: Delivery): Promise<HandleResult> {
+  async function message(
+    session: SessionRecord,
+    actor: Actor,
+    text: string,
+    questionId?: string,
+    delivery?: Delivery,
+  ): Promise<HandleResult> {
     const event = { type: 'user-message' as const, actor, text, ...(questionId && { questionId }) };
-    const { session: after } = await store.transition(session.id, 'enqueue', { events: [{ event }], ...(delivery && { delivery }) });
+    const { session: after } = await store.transition(session.id, 'enqueue', {
+      events: [{ event }],
+      ...(delivery && { delivery }),
+    });
     await queue.enqueue(session.id);
     return { kind: 'appended', session: after };
   }
 
   async function stop(session: SessionRecord, actor: Actor, delivery?: Delivery): Promise<HandleResult> {
-    const { session: after, applied } = await store.transition(session.id, 'cancel', { reason: `stopped by ${actor.name}`, ...(delivery && { delivery }) });
+    const { session: after, applied } = await store.transition(session.id, 'cancel', {
+      reason: `stopped by ${actor.name}`,
+      ...(delivery && { delivery }),
+    });
     return applied ? { kind: 'stopped', session: after } : { kind: 'not-running', session: after };
   }
 
   /** Records the CI failure; a follow-up also hands it to the agent and queues a run. */
-  async function ciFailed(session: SessionRecord, inbound: Extract<Inbound, { kind: 'ci-failed' }>, delivery?: Delivery): Promise<HandleResult> {
+  async function ciFailed(
+    session: SessionRecord,
+    inbound: Extract<Inbound, { kind: 'ci-failed' }>,
+    delivery?: Delivery,
+  ): Promise<HandleResult> {
     const failed = { event: { type: 'ci-failed' as const, ...inbound.failure } };
     if (!inbound.failure.followUp) {
       await store.append(session.id, [failed], delivery);
       return { kind: 'appended', session: (await store.get(session.id)) ?? session };
     }
     const message = { event: { type: 'user-message' as const, actor: ciActor, text: inbound.text } };
-    const { session: after } = await store.transition(session.id, 'enqueue', { events: [failed, message], ...(delivery && { delivery }) });
+    const { session: after } = await store.transition(session.id, 'enqueue', {
+      events: [failed, message],
+      ...(delivery && { delivery }),
+    });
     await queue.enqueue(session.id);
     log.info({ sessionId: session.id, commit: inbound.failure.commit }, 'CI follow-up queued');
     return { kind: 'appended', session: after };
   }
 
   async function start(
-    input: { thread: ThreadRef; actor: Actor; text: string; repo: string; baseBranch?: string | undefined; branch?: string | undefined },
+    input: {
+      thread: ThreadRef;
+      actor: Actor;
+      text: string;
+      repo: string;
+      baseBranch?: string | undefined;
+      branch?: string | undefined;
+    },
     delivery?: Delivery,
   ): Promise<HandleResult> {
     const id = newId();
@@ -87,9 +118,13 @@ export function createSessionService(deps: { store: SessionStore; queue: Pick<Ru
             if (existing) return await message(existing, inbound.actor, inbound.text, undefined, delivery);
             return await start(inbound, delivery);
           case 'message':
-            return existing ? await message(existing, inbound.actor, inbound.text, undefined, delivery) : { kind: 'no-session' };
+            return existing
+              ? await message(existing, inbound.actor, inbound.text, undefined, delivery)
+              : { kind: 'no-session' };
           case 'answer':
-            return existing ? await message(existing, inbound.actor, inbound.text, inbound.questionId, delivery) : { kind: 'no-session' };
+            return existing
+              ? await message(existing, inbound.actor, inbound.text, inbound.questionId, delivery)
+              : { kind: 'no-session' };
           case 'stop':
             return existing ? await stop(existing, inbound.actor, delivery) : { kind: 'no-session' };
           case 'ci-failed':

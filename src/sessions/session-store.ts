@@ -6,7 +6,14 @@ import { PatchbayError } from '../core/errors.ts';
 import { SessionEvent, type StoredEvent } from '../core/events.ts';
 import { nextStatus, type SessionStatus, type SessionTrigger } from '../core/session-status.ts';
 import { ThreadRef, threadKey } from '../core/thread-ref.ts';
-import type { NewEvent, SessionPatch, Step, TranscriptEntry, TransitionOptions, TransitionResult } from '../core/run-log.ts';
+import type {
+  NewEvent,
+  SessionPatch,
+  Step,
+  TranscriptEntry,
+  TransitionOptions,
+  TransitionResult,
+} from '../core/run-log.ts';
 import type { ModelMessage, Usage } from '../core/transcript.ts';
 import type { SessionRecord } from '../core/session-record.ts';
 import { storeStepCheckpoint } from './checkpoint-store.ts';
@@ -68,7 +75,9 @@ export function createSessionStore(db: Db) {
           select ${sessionId}, last_seq, ${parsed.type}, ${JSON.stringify(parsed)}::jsonb, ${key}::text, ${epoch ?? null}::bigint from next
           returning seq, at
         )
-        select seq, at, pg_notify(${sessionEventsChannel.name}, json_build_object('sessionId', ${sessionId}::text, 'seq', seq, 'type', ${parsed.type}::text)::text) from inserted`.execute(trx);
+        select seq, at, pg_notify(${sessionEventsChannel.name}, json_build_object('sessionId', ${sessionId}::text, 'seq', seq, 'type', ${parsed.type}::text)::text) from inserted`.execute(
+        trx,
+      );
       const row = rows[0];
       if (row) stored.push({ sessionId, seq: row.seq, at: row.at.toISOString(), event: parsed });
     }
@@ -95,7 +104,10 @@ export function createSessionStore(db: Db) {
       .where(
         'seq',
         '>',
-        trx.selectFrom('session_messages').select(sql<number>`coalesce(max(event_seq), 0)`.as('m')).where('session_id', '=', sessionId),
+        trx
+          .selectFrom('session_messages')
+          .select(sql<number>`coalesce(max(event_seq), 0)`.as('m'))
+          .where('session_id', '=', sessionId),
       )
       .limit(1)
       .executeTakeFirst();
@@ -145,10 +157,22 @@ export function createSessionStore(db: Db) {
           .execute();
         await trx
           .insertInto('session_threads')
-          .values({ session_id: input.id, thread_key: threadKey(input.thread) ?? null, thread: JSON.stringify(input.thread) })
+          .values({
+            session_id: input.id,
+            thread_key: threadKey(input.thread) ?? null,
+            thread: JSON.stringify(input.thread),
+          })
           .execute();
         const events = await appendEvents(trx, input.id, [
-          { event: { type: 'session-created', repo: input.repo, prompt: input.prompt, actor: input.requester, thread: input.thread } },
+          {
+            event: {
+              type: 'session-created',
+              repo: input.repo,
+              prompt: input.prompt,
+              actor: input.requester,
+              thread: input.thread,
+            },
+          },
           { event: { type: 'user-message', actor: input.requester, text: input.prompt } },
         ]);
         return { session: await lockSession(trx, input.id), events };
@@ -161,7 +185,11 @@ export function createSessionStore(db: Db) {
     },
 
     async list(options: { limit?: number; status?: SessionStatus } = {}): Promise<SessionRecord[]> {
-      let query = db.selectFrom('sessions').selectAll().orderBy('created_at', 'desc').limit(options.limit ?? 50);
+      let query = db
+        .selectFrom('sessions')
+        .selectAll()
+        .orderBy('created_at', 'desc')
+        .limit(options.limit ?? 50);
       if (options.status) query = query.where('status', '=', options.status);
       return (await query.execute()).map(toSessionRecord);
     },
@@ -208,7 +236,12 @@ export function createSessionStore(db: Db) {
     },
 
     async threads(sessionId: string): Promise<ThreadRef[]> {
-      const rows = await db.selectFrom('session_threads').select('thread').where('session_id', '=', sessionId).orderBy('id').execute();
+      const rows = await db
+        .selectFrom('session_threads')
+        .select('thread')
+        .where('session_id', '=', sessionId)
+        .orderBy('id')
+        .execute();
       return rows.map((r) => ThreadRef.parse(r.thread));
     },
 
@@ -222,7 +255,10 @@ export function createSessionStore(db: Db) {
     },
 
     /** A session's events in order. `trx` reads inside the caller's transaction, on its connection. */
-    async events(sessionId: string, options: { afterSeq?: number; limit?: number; types?: string[]; trx?: Trx } = {}): Promise<StoredEvent[]> {
+    async events(
+      sessionId: string,
+      options: { afterSeq?: number; limit?: number; types?: string[]; trx?: Trx } = {},
+    ): Promise<StoredEvent[]> {
       let query = (options.trx ?? db)
         .selectFrom('session_events')
         .select(['seq', 'at', 'data'])
@@ -261,7 +297,14 @@ export function createSessionStore(db: Db) {
           .execute();
         const events: NewEvent[] = [...(options.events ?? [])];
         if (to !== current.status) {
-          events.push({ event: { type: 'status-changed', from: current.status, to, ...(options.reason && { reason: options.reason }) } });
+          events.push({
+            event: {
+              type: 'status-changed',
+              from: current.status,
+              to,
+              ...(options.reason && { reason: options.reason }),
+            },
+          });
         }
         await appendEvents(trx, sessionId, events, options.fence?.epoch);
         return { session: await lockSession(trx, sessionId), applied: true, from: current.status };
@@ -334,7 +377,14 @@ export function createSessionStore(db: Db) {
         if (messages.length) {
           await trx
             .insertInto('session_messages')
-            .values(messages.map((m, idx) => ({ session_id: sessionId, idx, message: JSON.stringify(m.message), event_seq: m.eventSeq ?? null })))
+            .values(
+              messages.map((m, idx) => ({
+                session_id: sessionId,
+                idx,
+                message: JSON.stringify(m.message),
+                event_seq: m.eventSeq ?? null,
+              })),
+            )
             .execute();
         }
         await appendEvents(trx, sessionId, events, fence?.epoch);

@@ -29,14 +29,23 @@ export async function listSessionSummaries(
   db: Db,
   options: { limit?: number; status?: SessionStatus; repo?: string } = {},
 ): Promise<SessionSummaryRow[]> {
-  let query = db.selectFrom('sessions').selectAll().orderBy('created_at', 'desc').limit(options.limit ?? 50);
+  let query = db
+    .selectFrom('sessions')
+    .selectAll()
+    .orderBy('created_at', 'desc')
+    .limit(options.limit ?? 50);
   if (options.status) query = query.where('status', '=', options.status);
   if (options.repo) query = query.where('repo', '=', options.repo);
   const sessions = (await query.execute()).map(toSessionRecord);
   if (sessions.length === 0) return [];
   const ids = sessions.map((s) => s.id);
   const [threads, events] = await Promise.all([
-    db.selectFrom('session_threads').select(['session_id', 'thread']).where('session_id', 'in', ids).orderBy('id').execute(),
+    db
+      .selectFrom('session_threads')
+      .select(['session_id', 'thread'])
+      .where('session_id', 'in', ids)
+      .orderBy('id')
+      .execute(),
     db
       .selectFrom('session_events')
       .select(['session_id', 'data'])
@@ -81,12 +90,15 @@ export async function listSessionRepos(db: Db): Promise<string[]> {
  * (and the verifier's); failed when any failed, incomplete when any could not run.
  */
 export function checkState(events: readonly SessionEvent[]): CheckState {
-  const checked = events.filter((e) => (e.type === 'check-finished' && e.phase === 'check') || e.type === 'verification-finished');
+  const checked = events.filter(
+    (e) => (e.type === 'check-finished' && e.phase === 'check') || e.type === 'verification-finished',
+  );
   const commit = checked.at(-1);
   if (!commit || (commit.type !== 'check-finished' && commit.type !== 'verification-finished')) return 'none';
   const latest = new Map<string, string>();
   for (const event of checked) {
-    if (event.type === 'check-finished' && event.commit === commit.commit) latest.set(`check:${event.name}`, event.outcome);
+    if (event.type === 'check-finished' && event.commit === commit.commit)
+      latest.set(`check:${event.name}`, event.outcome);
     if (event.type === 'verification-finished' && event.commit === commit.commit) latest.set('verdict', event.outcome);
   }
   const outcomes = [...latest.values()];

@@ -53,10 +53,11 @@ export async function startSessionWorker(deps: {
 
   const databaseLost = throttleLog((fields, message) => log.warn(fields, message));
   const renewFailed = throttleLog((fields, message) => log.warn(fields, message));
-  const answers = () => sql`select 1`.execute(store.db).then(
-    () => true,
-    () => false,
-  );
+  const answers = () =>
+    sql`select 1`.execute(store.db).then(
+      () => true,
+      () => false,
+    );
   /**
    * Runs the session; a run that failed because the database went away (it does not answer right
    * after) waits for it with backoff and carries on from the log once it is back. This worker still
@@ -70,7 +71,10 @@ export async function startSessionWorker(deps: {
         return await runSession(sessionId, fenced, signal);
       } catch (error) {
         if (signal.aborted || stopping || isPatchbayError(error, 'lease_lost') || (await answers())) throw error;
-        databaseLost({ err: error, sessionId }, 'a run lost the database; it carries on once the database answers again');
+        databaseLost(
+          { err: error, sessionId },
+          'a run lost the database; it carries on once the database answers again',
+        );
         for (let waitMs = 250; !(await answers()); waitMs = Math.min(waitMs * 2, MAX_OUTAGE_BACKOFF_MS)) {
           await abortableSleep(waitMs, signal);
           if (signal.aborted || stopping) throw error;
@@ -90,7 +94,11 @@ export async function startSessionWorker(deps: {
           (session) => {
             if (session?.status === 'cancelled') controller.abort(new Error('stopped'));
           },
-          (error: unknown) => log.warn({ err: error, sessionId }, 'could not check for a stop; the run checks again before its next turn'),
+          (error: unknown) =>
+            log.warn(
+              { err: error, sessionId },
+              'could not check for a stop; the run checks again before its next turn',
+            ),
         );
       });
       const signal = jobSignal ? AbortSignal.any([controller.signal, jobSignal]) : controller.signal;
@@ -99,14 +107,21 @@ export async function startSessionWorker(deps: {
         if (!lease) return;
         const kept = keepLease(lease, controller);
         try {
-          await line.started(sessionId).catch((error: unknown) => log.warn({ err: error, sessionId }, 'could not tell the session it starts'));
+          await line
+            .started(sessionId)
+            .catch((error: unknown) => log.warn({ err: error, sessionId }, 'could not tell the session it starts'));
           await runThroughOutages(sessionId, lease, signal);
         } catch (error) {
           // The run is another worker's now: nothing to retry, nothing to record.
           if (!isPatchbayError(error, 'lease_lost')) throw error;
         } finally {
           kept.stop();
-          if (!kept.lost()) await leases.release(lease).catch((error: unknown) => log.warn({ err: error, sessionId }, 'could not give the run lease back; it lapses on its own'));
+          if (!kept.lost())
+            await leases
+              .release(lease)
+              .catch((error: unknown) =>
+                log.warn({ err: error, sessionId }, 'could not give the run lease back; it lapses on its own'),
+              );
         }
       })();
       running.set(sessionId, { controller, done: done.catch(() => undefined) });
@@ -157,14 +172,22 @@ export async function startSessionWorker(deps: {
       const session = await store.get(sessionId);
       if (!session || (session.status !== 'queued' && session.status !== 'running')) return undefined;
       if (taken.kind === 'held') {
-        if (!waited) log.info({ sessionId, owner: taken.owner, until: taken.until.toISOString() }, 'another run holds the session\'s lease; taking it over once it lapses');
+        if (!waited)
+          log.info(
+            { sessionId, owner: taken.owner, until: taken.until.toISOString() },
+            "another run holds the session's lease; taking it over once it lapses",
+          );
         waited = true;
         await abortableSleep(Math.min(Math.max(50, taken.until.getTime() - Date.now() + 50), leases.leaseMs), signal);
         continue;
       }
       if (!told) {
         told = true;
-        await line.tell(sessionId).catch((error: unknown) => log.warn({ err: error, sessionId }, 'could not tell a queued session where it stands'));
+        await line
+          .tell(sessionId)
+          .catch((error: unknown) =>
+            log.warn({ err: error, sessionId }, 'could not tell a queued session where it stands'),
+          );
       }
       // Woken early when any session changes status (one may have ended and freed its slot).
       await new Promise<void>((resolve) => {
@@ -189,22 +212,32 @@ export async function startSessionWorker(deps: {
    */
   function keepLease(lease: RunLease, controller: AbortController): { stop(): void; lost(): boolean } {
     let lost = false;
-    const timer = setInterval(() => {
-      leases.renew(lease).then(
-        (renewed) => {
-          if (renewed || lost) return;
-          lost = true;
-          log.warn({ sessionId: lease.sessionId, epoch: lease.epoch }, 'this run was taken over by another run after its lease lapsed; it stops here and writes nothing more');
-          controller.abort(LEASE_LOST);
-        },
-        (error: unknown) => renewFailed({ err: error, sessionId: lease.sessionId }, 'could not renew a run lease; trying again'),
-      );
-    }, Math.max(250, leases.leaseMs / 3));
+    const timer = setInterval(
+      () => {
+        leases.renew(lease).then(
+          (renewed) => {
+            if (renewed || lost) return;
+            lost = true;
+            log.warn(
+              { sessionId: lease.sessionId, epoch: lease.epoch },
+              'this run was taken over by another run after its lease lapsed; it stops here and writes nothing more',
+            );
+            controller.abort(LEASE_LOST);
+          },
+          (error: unknown) =>
+            renewFailed({ err: error, sessionId: lease.sessionId }, 'could not renew a run lease; trying again'),
+        );
+      },
+      Math.max(250, leases.leaseMs / 3),
+    );
     return { stop: () => clearInterval(timer), lost: () => lost };
   }
 
   // Sessions no worker has taken for a few seconds (every worker is busy) hear where they stand.
-  const teller = setInterval(() => void line.tellWaiting(5).catch((error: unknown) => log.warn({ err: error }, 'queue position sweep failed')), 5_000);
+  const teller = setInterval(
+    () => void line.tellWaiting(5).catch((error: unknown) => log.warn({ err: error }, 'queue position sweep failed')),
+    5_000,
+  );
   teller.unref();
 
   // A session whose run never reached the queue (the process died between writing the session and
@@ -212,7 +245,10 @@ export async function startSessionWorker(deps: {
   const sweep = async () => {
     for (const sessionId of await store.idleQueued(30)) await queue.enqueue(sessionId);
   };
-  const timer = setInterval(() => void sweep().catch((error: unknown) => log.warn({ err: error }, 'queued-session sweep failed')), 60_000);
+  const timer = setInterval(
+    () => void sweep().catch((error: unknown) => log.warn({ err: error }, 'queued-session sweep failed')),
+    60_000,
+  );
   timer.unref();
   await sweep();
 
@@ -226,13 +262,19 @@ export async function startSessionWorker(deps: {
       await queue.stopTaking();
       if (running.size > 0) {
         log.info({ runs: running.size, graceSeconds: graceMs / 1000 }, 'waiting for running steps to finish');
-        await settled([...running.values()].map((r) => r.done), graceMs);
+        await settled(
+          [...running.values()].map((r) => r.done),
+          graceMs,
+        );
       }
       if (running.size > 0) {
         log.info({ sessions: [...running.keys()] }, 'interrupting runs; the queue hands them to the next worker');
         for (const run of running.values()) run.controller.abort(SHUTDOWN);
         // Aborted runs end within moments (tools and model calls follow the signal); bounded anyway.
-        await settled([...running.values()].map((r) => r.done), 15_000);
+        await settled(
+          [...running.values()].map((r) => r.done),
+          15_000,
+        );
       }
     },
   };
@@ -259,6 +301,9 @@ const isShutdown = (reason: unknown) => reason === SHUTDOWN;
 
 async function settled(promises: Promise<unknown>[], timeoutMs: number): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
-  await Promise.race([Promise.allSettled(promises), new Promise((resolve) => (timer = setTimeout(resolve, timeoutMs)))]);
+  await Promise.race([
+    Promise.allSettled(promises),
+    new Promise((resolve) => (timer = setTimeout(resolve, timeoutMs))),
+  ]);
   clearTimeout(timer);
 }

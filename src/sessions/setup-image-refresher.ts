@@ -76,51 +76,94 @@ export function createSetupImageRefresher(options: SetupImageRefresherOptions): 
       tip = branch ? await resolveBranch(mirror, branch, signal) : undefined;
       if (!tip) throw new Error('the repository has no default branch');
       // An image whose commit is gone from the mirror (a force-push) is as far behind as can be.
-      const counted = await runHostGit(['rev-list', '--count', tip, `^${image.baseCommit}`], { gitDir: mirror.gitDir, signal }).catch(() => undefined);
+      const counted = await runHostGit(['rev-list', '--count', tip, `^${image.baseCommit}`], {
+        gitDir: mirror.gitDir,
+        signal,
+      }).catch(() => undefined);
       behind = counted === undefined ? Number.POSITIVE_INFINITY : Number(counted.trim());
     } catch (error) {
-      if (signal.aborted) throw new PatchbayError('aborted', `the refresh of ${repo}'s setup image was stopped`, { cause: error });
+      if (signal.aborted)
+        throw new PatchbayError('aborted', `the refresh of ${repo}'s setup image was stopped`, { cause: error });
       const reason = `its mirror could not be refreshed: ${(error as Error).message}`;
-      if (unreachable.get(repo) !== reason) repoLog.warn({ reason }, 'skipping the setup-image refresh of a repository');
+      if (unreachable.get(repo) !== reason)
+        repoLog.warn({ reason }, 'skipping the setup-image refresh of a repository');
       unreachable.set(repo, reason);
       return { repo, outcome: 'skipped', reason };
     }
     unreachable.delete(repo);
     if (behind < options.minCommits) return { repo, outcome: 'fresh', behind };
-    if (failedAt.get(repo) === tip) return { repo, outcome: 'held', reason: `its refresh at ${tip.slice(0, 12)} failed; it is tried again once the default branch moves` };
+    if (failedAt.get(repo) === tip)
+      return {
+        repo,
+        outcome: 'held',
+        reason: `its refresh at ${tip.slice(0, 12)} failed; it is tried again once the default branch moves`,
+      };
 
     try {
-      const knowledge = await loadKnowledge({ repo, dataDir: options.dataDir, store: options.knowledge, log: repoLog, signal });
+      const knowledge = await loadKnowledge({
+        repo,
+        dataDir: options.dataDir,
+        store: options.knowledge,
+        log: repoLog,
+        signal,
+      });
       const setup = knowledge?.document.setup ?? [];
       let to = tip;
       const result = await options.images.refreshSetupImage(image, { network: options.network }, async (sandbox) => {
-        await prepareRemoteWorkspace({ repo, branch: REFRESH_BRANCH, dataDir: options.dataDir, log: repoLog, signal, sandbox, ...(env && { env }) });
+        await prepareRemoteWorkspace({
+          repo,
+          branch: REFRESH_BRANCH,
+          dataDir: options.dataDir,
+          log: repoLog,
+          signal,
+          sandbox,
+          ...(env && { env }),
+        });
         const head = await sandbox.exec('git rev-parse --verify HEAD', { signal, timeoutMs: 60_000 });
         const commit = head.stdout.trim();
-        if (head.exitCode !== 0 || !/^[0-9a-f]{40,64}$/.test(commit)) throw new Error(`the refreshed checkout has no HEAD: ${(head.stderr || head.stdout).trim().slice(0, 300)}`);
+        if (head.exitCode !== 0 || !/^[0-9a-f]{40,64}$/.test(commit))
+          throw new Error(`the refreshed checkout has no HEAD: ${(head.stderr || head.stdout).trim().slice(0, 300)}`);
         for (const command of setup) {
-          const run = await runCheckCommand(sandbox, { commit, phase: 'setup', command, timeoutMs: options.setupTimeoutMs, signal });
+          const run = await runCheckCommand(sandbox, {
+            commit,
+            phase: 'setup',
+            command,
+            timeoutMs: options.setupTimeoutMs,
+            signal,
+          });
           if (run.outcome !== 'passed') {
-            throw new Error(`setup command \`${command.command}\` ${run.outcome === 'timed-out' ? 'timed out' : `failed with exit ${run.exitCode}`}: ${(run.logTail || run.logHead).trim().slice(-300)}`);
+            throw new Error(
+              `setup command \`${command.command}\` ${run.outcome === 'timed-out' ? 'timed out' : `failed with exit ${run.exitCode}`}: ${(run.logTail || run.logHead).trim().slice(-300)}`,
+            );
           }
         }
         // As after a session's setup: what setup left untracked is never committed by a session.
-        await sandbox.exec("git ls-files --others --exclude-standard --directory | sed 's#^#/#' >> .git/info/exclude", { signal, timeoutMs: 60_000 });
+        await sandbox.exec("git ls-files --others --exclude-standard --directory | sed 's#^#/#' >> .git/info/exclude", {
+          signal,
+          timeoutMs: 60_000,
+        });
         to = commit;
         return { commit };
       });
       if (result.outcome === 'superseded') {
-        repoLog.info({ imageId: result.imageId }, 'a session recorded a newer setup image while this one was refreshed; kept that one');
+        repoLog.info(
+          { imageId: result.imageId },
+          'a session recorded a newer setup image while this one was refreshed; kept that one',
+        );
         return { repo, outcome: 'superseded' };
       }
       failedAt.delete(repo);
       repoLog.info({ from: image.baseCommit, imageId: result.imageId, behind }, 'refreshed the setup image');
       return { repo, outcome: 'refreshed', from: image.baseCommit, to, imageId: result.imageId };
     } catch (error) {
-      if (signal.aborted) throw new PatchbayError('aborted', `the refresh of ${repo}'s setup image was stopped`, { cause: error });
+      if (signal.aborted)
+        throw new PatchbayError('aborted', `the refresh of ${repo}'s setup image was stopped`, { cause: error });
       const reason = (error as Error).message;
       failedAt.set(repo, tip);
-      repoLog.warn({ imageId: image.imageId, baseCommit: image.baseCommit, reason }, 'could not refresh the setup image; the old one stays in use');
+      repoLog.warn(
+        { imageId: image.imageId, baseCommit: image.baseCommit, reason },
+        'could not refresh the setup image; the old one stays in use',
+      );
       return { repo, outcome: 'failed', reason };
     }
   };
@@ -130,7 +173,13 @@ export function createSetupImageRefresher(options: SetupImageRefresherOptions): 
     const outcomes: RefreshOutcome[] = [];
     for (const listed of await options.images.setupImages()) {
       if (signal.aborted) break;
-      const lock = await tryAdvisoryLock({ url: options.databaseUrl, classId: REFRESH_LOCK_CLASS, keys: [listed.repo], log, what: 'setup-image refresh' });
+      const lock = await tryAdvisoryLock({
+        url: options.databaseUrl,
+        classId: REFRESH_LOCK_CLASS,
+        keys: [listed.repo],
+        log,
+        what: 'setup-image refresh',
+      });
       if (!lock) {
         outcomes.push({ repo: listed.repo, outcome: 'busy' });
         continue;
@@ -174,4 +223,3 @@ export function createSetupImageRefresher(options: SetupImageRefresherOptions): 
     },
   };
 }
-

@@ -58,7 +58,13 @@ export function startThreadNotifier(deps: {
    * Locks a session's threads of `from` sources: those behind the log (to deliver) or caught up
    * with it (to refresh). Threads another process holds are skipped, not waited for.
    */
-  async function lockThreads(trx: Trx, sessionId: string, from: string[], which: 'behind' | 'caught-up', lastSeq: number) {
+  async function lockThreads(
+    trx: Trx,
+    sessionId: string,
+    from: string[],
+    which: 'behind' | 'caught-up',
+    lastSeq: number,
+  ) {
     const rows = await trx
       .selectFrom('session_threads')
       .select(['id', 'thread', 'delivered_seq', 'state'])
@@ -68,13 +74,21 @@ export function startThreadNotifier(deps: {
       .forUpdate()
       .skipLocked()
       .execute();
-    return rows.map((row) => ({ id: row.id, thread: ThreadRef.parse(row.thread), deliveredSeq: row.delivered_seq, state: row.state ?? undefined }));
+    return rows.map((row) => ({
+      id: row.id,
+      thread: ThreadRef.parse(row.thread),
+      deliveredSeq: row.delivered_seq,
+      state: row.state ?? undefined,
+    }));
   }
 
   async function saveThread(trx: Trx, id: number, state: unknown, deliveredSeq?: number): Promise<void> {
     await trx
       .updateTable('session_threads')
-      .set({ state: state === undefined ? null : JSON.stringify(state), ...(deliveredSeq !== undefined && { delivered_seq: deliveredSeq }) })
+      .set({
+        state: state === undefined ? null : JSON.stringify(state),
+        ...(deliveredSeq !== undefined && { delivered_seq: deliveredSeq }),
+      })
       .where('id', '=', id)
       .execute();
   }
@@ -90,7 +104,9 @@ export function startThreadNotifier(deps: {
         // one is held, deadlocks once every pooled connection belongs to a waiting delivery.
         // Only up to the session as read above: a later event (the run's end) seen with this older
         // session would be told with stale fields (no result yet: "no changes"). It comes next flush.
-        const events = (await store.events(sessionId, { afterSeq: row.deliveredSeq, trx })).filter((e) => e.seq <= session.lastSeq);
+        const events = (await store.events(sessionId, { afterSeq: row.deliveredSeq, trx })).filter(
+          (e) => e.seq <= session.lastSeq,
+        );
         if (events.length === 0) continue;
         try {
           // Bounded: a hung replier must not hold the thread's lock and a connection for good.
@@ -112,7 +128,11 @@ export function startThreadNotifier(deps: {
     return Promise.race([
       call(signal),
       new Promise<never>((_, reject) =>
-        signal.addEventListener('abort', () => reject(new Error(`${source} did not take the update within ${replyTimeoutMs / 1000} s`)), { once: true }),
+        signal.addEventListener(
+          'abort',
+          () => reject(new Error(`${source} did not take the update within ${replyTimeoutMs / 1000} s`)),
+          { once: true },
+        ),
       ),
     ]);
   }
@@ -127,7 +147,9 @@ export function startThreadNotifier(deps: {
       for (const row of await lockThreads(trx, sessionId, refreshing, 'caught-up', session.lastSeq)) {
         const refresh = bySource.get(row.thread.source)!.refresh!;
         try {
-          const { state } = await bounded(row.thread.source, (signal) => refresh({ session, thread: row.thread, state: row.state, signal }));
+          const { state } = await bounded(row.thread.source, (signal) =>
+            refresh({ session, thread: row.thread, state: row.state, signal }),
+          );
           await saveThread(trx, row.id, state);
         } catch (error) {
           log.warn({ err: error, sessionId, source: row.thread.source }, 'could not refresh the thread');
@@ -147,12 +169,17 @@ export function startThreadNotifier(deps: {
       .where(sql<string>`session_threads.thread->>'source'`, 'in', refreshing)
       .limit(100)
       .execute();
-    await Promise.all(rows.filter((row) => !deliveries.running(row.id)).map((row) => withSlot(() => refreshSession(row.id))));
+    await Promise.all(
+      rows.filter((row) => !deliveries.running(row.id)).map((row) => withSlot(() => refreshSession(row.id))),
+    );
   }
 
   /** One delivery per session at a time; a notice during one asks for one more after it. */
   const deliveries = coalesce(
-    (sessionId: string) => withSlot(() => replyInThreads(sessionId)).catch((error: unknown) => log.error({ err: error, sessionId }, 'thread reply failed')),
+    (sessionId: string) =>
+      withSlot(() => replyInThreads(sessionId)).catch((error: unknown) =>
+        log.error({ err: error, sessionId }, 'thread reply failed'),
+      ),
     { rerunIf: () => !controller.signal.aborted },
   );
   const flush = (sessionId: string) => deliveries.run(sessionId);
@@ -172,7 +199,10 @@ export function startThreadNotifier(deps: {
   }
 
   const unsubscribe = deps.bus.subscribe('*', (notice) => void flush(notice.sessionId));
-  const timer = setInterval(() => void sweep().catch((error: unknown) => log.warn({ err: error }, 'thread sweep failed')), deps.sweepMs ?? 15_000);
+  const timer = setInterval(
+    () => void sweep().catch((error: unknown) => log.warn({ err: error }, 'thread sweep failed')),
+    deps.sweepMs ?? 15_000,
+  );
   timer.unref();
   void sweep().catch((error: unknown) => log.warn({ err: error }, 'thread sweep failed'));
   const refresher = setInterval(

@@ -17,7 +17,9 @@ export function createWaitingLine(deps: { store: SessionStore; log: Logger; limi
       .selectFrom('sessions as s')
       .select([
         's.queued_at',
-        sql<string>`(select count(*) from sessions q where q.status = 'queued' and q.queued_at < s.queued_at)`.as('ahead'),
+        sql<string>`(select count(*) from sessions q where q.status = 'queued' and q.queued_at < s.queued_at)`.as(
+          'ahead',
+        ),
         sql<string>`(select count(*) from sessions r where r.status = 'running')`.as('running'),
       ])
       .where('s.id', '=', sessionId)
@@ -35,7 +37,13 @@ export function createWaitingLine(deps: { store: SessionStore; log: Logger; limi
       const since = place.since.toISOString();
       await store.append(sessionId, [
         {
-          event: { type: 'queue-waiting', ahead: place.ahead, running: place.running, ...(deps.limit !== undefined && { limit: deps.limit }), since },
+          event: {
+            type: 'queue-waiting',
+            ahead: place.ahead,
+            running: place.running,
+            ...(deps.limit !== undefined && { limit: deps.limit }),
+            since,
+          },
           dedupeKey: `queue-waiting:${since}`,
         },
       ]);
@@ -48,7 +56,12 @@ export function createWaitingLine(deps: { store: SessionStore; log: Logger; limi
       const since = place.since.toISOString();
       const told = await store.events(sessionId, { types: ['queue-waiting'] });
       if (!told.some((e) => (e.event as EventOf<'queue-waiting'>).since === since)) return;
-      await store.append(sessionId, [{ event: { type: 'queue-started', waitedMs: Math.max(0, Date.now() - place.since.getTime()), since }, dedupeKey: `queue-started:${since}` }]);
+      await store.append(sessionId, [
+        {
+          event: { type: 'queue-started', waitedMs: Math.max(0, Date.now() - place.since.getTime()), since },
+          dedupeKey: `queue-started:${since}`,
+        },
+      ]);
     },
 
     /** Tells every session queued for longer than `seconds` (no worker has taken it) where it stands. */
@@ -59,12 +72,16 @@ export function createWaitingLine(deps: { store: SessionStore; log: Logger; limi
         .where('status', '=', 'queued')
         .where('queued_at', '<', sql<Date>`now() - make_interval(secs => ${seconds})`)
         // Told already in this wait: nothing new to say.
-        .where(sql<boolean>`not exists (select 1 from session_events e where e.session_id = sessions.id and e.type = 'queue-waiting' and e.at >= sessions.queued_at)`)
+        .where(
+          sql<boolean>`not exists (select 1 from session_events e where e.session_id = sessions.id and e.type = 'queue-waiting' and e.at >= sessions.queued_at)`,
+        )
         .orderBy('queued_at')
         .limit(200)
         .execute();
       for (const { id } of rows) {
-        await this.tell(id).catch((error: unknown) => log.warn({ err: error, sessionId: id }, 'could not tell a queued session where it stands'));
+        await this.tell(id).catch((error: unknown) =>
+          log.warn({ err: error, sessionId: id }, 'could not tell a queued session where it stands'),
+        );
       }
     },
   };

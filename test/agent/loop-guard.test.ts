@@ -2,8 +2,18 @@ import { describe, expect, it } from 'vitest';
 import { createLoopGuard, stableStringify } from '../../src/agent/loop-guard.ts';
 
 type Call = { name: string; input: unknown; isError: boolean; output: string };
-const fail = (output = 'exit 1: not found', input: unknown = { command: 'make' }): Call => ({ name: 'run_shell', input, isError: true, output });
-const ok = (input: unknown = { command: 'make' }): Call => ({ name: 'run_shell', input, isError: false, output: 'fine' });
+const fail = (output = 'exit 1: not found', input: unknown = { command: 'make' }): Call => ({
+  name: 'run_shell',
+  input,
+  isError: true,
+  output,
+});
+const ok = (input: unknown = { command: 'make' }): Call => ({
+  name: 'run_shell',
+  input,
+  isError: false,
+  output: 'fine',
+});
 
 describe('loop guard', () => {
   const cases: [string, Call[], boolean][] = [
@@ -12,8 +22,16 @@ describe('loop guard', () => {
     ['a success in between resets', [fail(), fail(), ok(), fail(), fail()], false],
     ['a different error is new information', [fail('a'), fail('b'), fail('a')], false],
     ['a different input is another call', [fail(), fail('exit 1: not found', { command: 'make test' }), fail()], false],
-    ['key order in the input does not matter', [fail('x', { a: 1, b: 2 }), fail('x', { b: 2, a: 1 }), fail('x', { a: 1, b: 2 })], true],
-    ['interleaved other calls do not reset', [fail(), ok({ command: 'ls' }), fail(), ok({ command: 'pwd' }), fail()], true],
+    [
+      'key order in the input does not matter',
+      [fail('x', { a: 1, b: 2 }), fail('x', { b: 2, a: 1 }), fail('x', { a: 1, b: 2 })],
+      true,
+    ],
+    [
+      'interleaved other calls do not reset',
+      [fail(), ok({ command: 'ls' }), fail(), ok({ command: 'pwd' }), fail()],
+      true,
+    ],
   ];
   it.each(cases)('%s', (_name, calls, stops) => {
     const guard = createLoopGuard({ maxRepeats: 3 });
@@ -27,7 +45,8 @@ describe('loop guard', () => {
     guard.record(fail('exit 2: make: *** No rule to make target\nmore'));
     expect(guard.record(fail('exit 2: make: *** No rule to make target\nmore'))).toEqual({
       stop: true,
-      reason: 'the agent repeated the same failing run_shell call 2 times with the same result: exit 2: make: *** No rule to make target',
+      reason:
+        'the agent repeated the same failing run_shell call 2 times with the same result: exit 2: make: *** No rule to make target',
     });
   });
 

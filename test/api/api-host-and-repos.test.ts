@@ -6,7 +6,14 @@ import { startTestPatchbay, type PatchbayFixture } from '../helpers/patchbay-fix
 type Answer = { status: number; body: string };
 
 /** A request to the server with a Host header of our choosing (fetch will not set one). */
-function send(base: string, method: string, path: string, host: string, body?: unknown, token?: string): Promise<Answer> {
+function send(
+  base: string,
+  method: string,
+  path: string,
+  host: string,
+  body?: unknown,
+  token?: string,
+): Promise<Answer> {
   const url = new URL(path, base);
   return new Promise((resolve, reject) => {
     const req = request(
@@ -44,7 +51,13 @@ describe('API without a token: loopback names only, and no server paths unless a
     app = await startTestPatchbay({ serve: true });
     const base = app.url!;
     const port = new URL(base).port;
-    for (const host of [`attacker.example:${port}`, 'attacker.example', `127.0.0.1.attacker.example:${port}`, `localhost.attacker.example`, `10.0.0.5:${port}`]) {
+    for (const host of [
+      `attacker.example:${port}`,
+      'attacker.example',
+      `127.0.0.1.attacker.example:${port}`,
+      `localhost.attacker.example`,
+      `10.0.0.5:${port}`,
+    ]) {
       const list = await send(base, 'GET', '/api/sessions', host);
       expect(list.status, host).toBe(403);
       expect(JSON.parse(list.body)).toMatchObject({ error: 'forbidden_host' });
@@ -52,7 +65,13 @@ describe('API without a token: loopback names only, and no server paths unless a
       expect(create.status, host).toBe(403);
     }
     expect(await app.store.list({ limit: 10 })).toEqual([]);
-    for (const host of [`localhost:${port}`, `127.0.0.1:${port}`, `[::1]:${port}`, 'LOCALHOST.', `app.localhost:${port}`]) {
+    for (const host of [
+      `localhost:${port}`,
+      `127.0.0.1:${port}`,
+      `[::1]:${port}`,
+      'LOCALHOST.',
+      `app.localhost:${port}`,
+    ]) {
       expect((await send(base, 'GET', '/api/sessions', host)).status, host).toBe(200);
     }
     // Signed webhooks and the health check are not the API; they answer whatever the name.
@@ -64,15 +83,23 @@ describe('API without a token: loopback names only, and no server paths unless a
     for (const repo of ['/srv/secret-repo', './relative/repo', 'o/r', 'file:///srv/secret-repo']) {
       const refused = await send(app.url!, 'POST', '/api/sessions', 'localhost', { repo, prompt: 'p' });
       expect(refused.status, repo).toBe(400);
-      expect(JSON.parse(refused.body).message, repo).toMatch(/is a path on the server's disk, which the API accepts only with PATCHBAY_ALLOW_LOCAL_REPOS=true/);
+      expect(JSON.parse(refused.body).message, repo).toMatch(
+        /is a path on the server's disk, which the API accepts only with PATCHBAY_ALLOW_LOCAL_REPOS=true/,
+      );
     }
     expect(await app.store.list({ limit: 10 })).toEqual([]);
-    const url = await send(app.url!, 'POST', '/api/sessions', 'localhost', { repo: 'https://github.com/o/r', prompt: 'p' });
+    const url = await send(app.url!, 'POST', '/api/sessions', 'localhost', {
+      repo: 'https://github.com/o/r',
+      prompt: 'p',
+    });
     expect(url.status).toBe(201);
     await app.dispose();
 
     app = await startTestPatchbay({ serve: true, env: { PATCHBAY_ALLOW_LOCAL_REPOS: 'true' } });
-    const allowed = await send(app.url!, 'POST', '/api/sessions', 'localhost', { repo: '/srv/secret-repo', prompt: 'p' });
+    const allowed = await send(app.url!, 'POST', '/api/sessions', 'localhost', {
+      repo: '/srv/secret-repo',
+      prompt: 'p',
+    });
     expect(allowed.status).toBe(201);
   });
 

@@ -17,10 +17,18 @@ describe('session API', () => {
   const create = (body: unknown) => app.inject({ method: 'POST', url: '/api/sessions', payload: body as object });
 
   it('starts a session from the web and returns its id, status and page url', async () => {
-    const res = await create({ repo: 'https://github.com/o/r', prompt: 'Fix the flaky test\nmore detail', author: { name: 'Ada', email: 'ada@example.com' } });
+    const res = await create({
+      repo: 'https://github.com/o/r',
+      prompt: 'Fix the flaky test\nmore detail',
+      author: { name: 'Ada', email: 'ada@example.com' },
+    });
     expect(res.statusCode).toBe(201);
     const body = res.json();
-    expect(body).toEqual({ id: expect.any(String), status: 'queued', url: `https://patchbay.example.com/sessions/${body.id}` });
+    expect(body).toEqual({
+      id: expect.any(String),
+      status: 'queued',
+      url: `https://patchbay.example.com/sessions/${body.id}`,
+    });
     const session = await fx.store.get(body.id);
     expect(session?.title).toBe('Fix the flaky test');
     expect(session?.requester).toEqual({ source: 'web', id: 'ada@example.com', name: 'Ada', email: 'ada@example.com' });
@@ -45,14 +53,20 @@ describe('session API', () => {
   });
 
   it('rejects malformed JSON without leaking a stack', async () => {
-    const res = await app.inject({ method: 'POST', url: '/api/sessions', headers: { 'content-type': 'application/json' }, payload: '{"repo":' });
+    const res = await app.inject({
+      method: 'POST',
+      url: '/api/sessions',
+      headers: { 'content-type': 'application/json' },
+      payload: '{"repo":',
+    });
     expect(res.statusCode).toBe(400);
     expect(res.body).not.toMatch(/at .*\.(ts|js):\d+/);
   });
 
   it('lists sessions newest first and honours ?limit', async () => {
     const ids: string[] = [];
-    for (const prompt of ['first', 'second', 'third']) ids.push((await create({ repo: 'https://github.com/o/list', prompt })).json().id);
+    for (const prompt of ['first', 'second', 'third'])
+      ids.push((await create({ repo: 'https://github.com/o/list', prompt })).json().id);
     const all = (await app.inject({ url: '/api/sessions' })).json().sessions as { id: string }[];
     expect(all.slice(0, 3).map((s) => s.id)).toEqual(ids.reverse());
     const limited = await app.inject({ url: '/api/sessions?limit=2' });
@@ -86,9 +100,14 @@ describe('session API', () => {
       event: { type: 'usage' as const, turn, model, inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens: 0 },
     });
     // Sonnet 4.5 at $3 / $15 per million; GPT-5 at $1.25 in, $0.125 cached, $10 out.
-    await fx.store.commitStep(id, { events: [usage(0, 'claude-sonnet-4-5', 600_000, 60_000), usage(1, 'claude-sonnet-4-5', 400_000, 40_000)] });
+    await fx.store.commitStep(id, {
+      events: [usage(0, 'claude-sonnet-4-5', 600_000, 60_000), usage(1, 'claude-sonnet-4-5', 400_000, 40_000)],
+    });
     await fx.store.commitStep(id, { events: [usage(2, 'openai/gpt-5', 200_000, 10_000, 100_000)] });
-    const cost = (await app.inject({ url: `/api/sessions/${id}` })).json().cost as { usd: number; byModel: { model: string; usd: number }[] };
+    const cost = (await app.inject({ url: `/api/sessions/${id}` })).json().cost as {
+      usd: number;
+      byModel: { model: string; usd: number }[];
+    };
     expect(cost.usd).toBeCloseTo(4.5 + 0.125 + 0.0125 + 0.1, 9);
     expect(cost.byModel.map((m) => [m.model, Number(m.usd.toFixed(4))])).toEqual([
       ['claude-sonnet-4-5', 4.5],
@@ -96,9 +115,15 @@ describe('session API', () => {
     ]);
 
     await fx.store.commitStep(id, { events: [usage(3, 'my-local-llama', 1_000, 100)] });
-    const partial = (await app.inject({ url: `/api/sessions/${id}` })).json().cost as { usd: number | null; byModel: { model: string; usd: number | null }[] };
+    const partial = (await app.inject({ url: `/api/sessions/${id}` })).json().cost as {
+      usd: number | null;
+      byModel: { model: string; usd: number | null }[];
+    };
     expect(partial.usd).toBeNull();
-    expect(partial.byModel.find((m) => m.model === 'my-local-llama')).toMatchObject({ usd: null, usage: { inputTokens: 1_000, outputTokens: 100 } });
+    expect(partial.byModel.find((m) => m.model === 'my-local-llama')).toMatchObject({
+      usd: null,
+      usage: { inputTokens: 1_000, outputTokens: 100 },
+    });
   });
 
   it('returns the event log as JSON for scripts, optionally after a seq', async () => {
@@ -117,12 +142,24 @@ describe('session API', () => {
 
   it('accepts a message with 202 and appends it with its author', async () => {
     const { id } = (await create({ repo: 'https://github.com/o/r', prompt: 'p' })).json();
-    const res = await app.inject({ method: 'POST', url: `/api/sessions/${id}/messages`, payload: { text: 'also update the docs', author: { name: 'Bo' } } });
+    const res = await app.inject({
+      method: 'POST',
+      url: `/api/sessions/${id}/messages`,
+      payload: { text: 'also update the docs', author: { name: 'Bo' } },
+    });
     expect(res.statusCode).toBe(202);
     const last = (await fx.store.events(id)).at(-1)?.event;
-    expect(last).toEqual({ type: 'user-message', actor: { source: 'web', id: 'api', name: 'Bo' }, text: 'also update the docs' });
-    expect((await app.inject({ method: 'POST', url: `/api/sessions/${id}/messages`, payload: { text: '' } })).statusCode).toBe(400);
-    expect((await app.inject({ method: 'POST', url: '/api/sessions/nope/messages', payload: { text: 'hi' } })).statusCode).toBe(404);
+    expect(last).toEqual({
+      type: 'user-message',
+      actor: { source: 'web', id: 'api', name: 'Bo' },
+      text: 'also update the docs',
+    });
+    expect(
+      (await app.inject({ method: 'POST', url: `/api/sessions/${id}/messages`, payload: { text: '' } })).statusCode,
+    ).toBe(400);
+    expect(
+      (await app.inject({ method: 'POST', url: '/api/sessions/nope/messages', payload: { text: 'hi' } })).statusCode,
+    ).toBe(404);
   });
 
   it('stops a queued session with 202 and answers 409 when there is nothing to stop', async () => {
@@ -132,7 +169,11 @@ describe('session API', () => {
     expect(stop.json()).toEqual({ id, status: 'cancelled' });
     const again = await app.inject({ method: 'POST', url: `/api/sessions/${id}/stop`, payload: {} });
     expect(again.statusCode).toBe(409);
-    expect(again.json()).toMatchObject({ error: 'not_running', status: 'cancelled', message: expect.stringContaining('cancelled') });
+    expect(again.json()).toMatchObject({
+      error: 'not_running',
+      status: 'cancelled',
+      message: expect.stringContaining('cancelled'),
+    });
     expect((await app.inject({ method: 'POST', url: '/api/sessions/nope/stop' })).statusCode).toBe(404);
   });
 
@@ -156,7 +197,10 @@ describe('session API', () => {
       expect(res.body).not.toMatch(/<script>|<style>|style="/);
     }
     const page = (await app.inject({ url: '/' })).body;
-    for (const [asset, type] of [['app.js', /^text\/javascript/], ['app.css', /^text\/css/]] as const) {
+    for (const [asset, type] of [
+      ['app.js', /^text\/javascript/],
+      ['app.css', /^text\/css/],
+    ] as const) {
       const path = new RegExp(`/assets/${asset.replace('.', '\\.')}\\?v=[0-9a-f]{12}`).exec(page)?.[0];
       expect(path).toBeDefined();
       const res = await app.inject({ url: path! });
@@ -184,7 +228,10 @@ describe('API token', () => {
     expect(none.json().error).toBe('unauthorized');
     const wrong = await app.inject({ url: '/api/sessions', headers: { authorization: `Bearer ${token}x` } });
     expect(wrong.statusCode).toBe(401);
-    const prefix = await app.inject({ url: '/api/sessions', headers: { authorization: `Bearer ${token.slice(0, -1)}` } });
+    const prefix = await app.inject({
+      url: '/api/sessions',
+      headers: { authorization: `Bearer ${token.slice(0, -1)}` },
+    });
     expect(prefix.statusCode).toBe(401);
     const basic = await app.inject({ url: '/api/sessions', headers: { authorization: `Basic ${token}` } });
     expect(basic.statusCode).toBe(401);
@@ -196,7 +243,11 @@ describe('API token', () => {
     expect((await app.inject({ url: '/api/sessions/' })).statusCode).toBe(401);
     // Paths with no route have nothing behind them to protect; webhook routes check their own signatures.
     expect((await app.inject({ url: '/no-such-page' })).statusCode).toBe(404);
-    const post = await app.inject({ method: 'POST', url: '/api/sessions', payload: { repo: 'https://github.com/o/r', prompt: 'p' } });
+    const post = await app.inject({
+      method: 'POST',
+      url: '/api/sessions',
+      payload: { repo: 'https://github.com/o/r', prompt: 'p' },
+    });
     expect(post.statusCode).toBe(401);
     expect(await fx.store.list()).toEqual([]);
   });
@@ -216,9 +267,17 @@ describe('API token', () => {
     const cookie = setCookie.split(';')[0]!;
 
     expect((await app.inject({ url: '/api/sessions', headers: { cookie } })).statusCode).toBe(200);
-    expect((await app.inject({ url: '/api/sessions/nope/events?format=json', headers: { cookie } })).statusCode).toBe(404);
-    expect((await app.inject({ url: '/api/auth', headers: { cookie } })).json()).toEqual({ required: true, signedIn: true, providers: [] });
-    expect((await app.inject({ url: '/api/sessions', headers: { cookie: `patchbay_session=${token}` } })).statusCode).toBe(401);
+    expect((await app.inject({ url: '/api/sessions/nope/events?format=json', headers: { cookie } })).statusCode).toBe(
+      404,
+    );
+    expect((await app.inject({ url: '/api/auth', headers: { cookie } })).json()).toEqual({
+      required: true,
+      signedIn: true,
+      providers: [],
+    });
+    expect(
+      (await app.inject({ url: '/api/sessions', headers: { cookie: `patchbay_session=${token}` } })).statusCode,
+    ).toBe(401);
     expect((await app.inject({ url: '/api/sessions', headers: { cookie: `${cookie}x` } })).statusCode).toBe(401);
 
     const signOut = await app.inject({ method: 'DELETE', url: '/api/auth', headers: { cookie } });
@@ -268,7 +327,11 @@ describe('errors from below', () => {
 
   it('turns an unexpected error into a short 500 without the stack or message', async () => {
     const app = failingServer(new Error('password=hunter2 at /srv/internal/path.ts:12'));
-    const res = await app.inject({ method: 'POST', url: '/api/sessions', payload: { repo: 'https://github.com/o/r', prompt: 'p' } });
+    const res = await app.inject({
+      method: 'POST',
+      url: '/api/sessions',
+      payload: { repo: 'https://github.com/o/r', prompt: 'p' },
+    });
     expect(res.statusCode).toBe(500);
     expect(res.json()).toEqual({ error: 'internal', message: 'internal error' });
     await app.close();
@@ -283,7 +346,11 @@ describe('errors from below', () => {
     ];
     for (const [error, status] of cases) {
       const app = failingServer(error);
-      const res = await app.inject({ method: 'POST', url: '/api/sessions', payload: { repo: 'https://github.com/o/r', prompt: 'p' } });
+      const res = await app.inject({
+        method: 'POST',
+        url: '/api/sessions',
+        payload: { repo: 'https://github.com/o/r', prompt: 'p' },
+      });
       expect(res.statusCode).toBe(status);
       expect(res.json()).toEqual({ error: error.code, message: status === 500 ? 'internal error' : error.message });
       await app.close();

@@ -19,14 +19,32 @@ describe('paged event reads', () => {
   beforeAll(async () => {
     fx = await createApiFixture();
     app = fx.server({ apiToken: token });
-    const created = await app.inject({ method: 'POST', url: '/api/sessions', headers: auth, payload: { repo: 'https://github.com/o/r', prompt: 'a long one' } });
+    const created = await app.inject({
+      method: 'POST',
+      url: '/api/sessions',
+      headers: auth,
+      payload: { repo: 'https://github.com/o/r', prompt: 'a long one' },
+    });
     id = created.json().id;
     // 2 events from the start, then 248 more: 250, every tenth a check.
     const events: NewEvent[] = [];
     for (let i = 0; i < 248; i++) {
       events.push(
         i % 10 === 0
-          ? { event: { type: 'check-finished', phase: 'check', name: `c${i}`, command: 'npm test', outcome: 'passed', exitCode: 0, durationMs: 1, commit: 'a'.repeat(40), logHead: '', logTail: '' } }
+          ? {
+              event: {
+                type: 'check-finished',
+                phase: 'check',
+                name: `c${i}`,
+                command: 'npm test',
+                outcome: 'passed',
+                exitCode: 0,
+                durationMs: 1,
+                commit: 'a'.repeat(40),
+                logHead: '',
+                logTail: '',
+              },
+            }
           : { event: { type: 'assistant-message', turn: i, text: `turn ${i}` } },
       );
     }
@@ -105,16 +123,23 @@ describe('paged event reads', () => {
   it('asks for the token like every other route, and answers 404 for an unknown session', async () => {
     const none = await app.inject({ url: `/api/sessions/${id}/events?limit=5` });
     expect(none.statusCode).toBe(401);
-    expect((await app.inject({ url: `/api/sessions/${id}/events?limit=5`, headers: { authorization: `Bearer ${token}x` } })).statusCode).toBe(401);
+    expect(
+      (await app.inject({ url: `/api/sessions/${id}/events?limit=5`, headers: { authorization: `Bearer ${token}x` } }))
+        .statusCode,
+    ).toBe(401);
     const missing = await app.inject({ url: '/api/sessions/nope/events?limit=5', headers: auth });
     expect(missing.statusCode).toBe(404);
     expect(missing.json()).toMatchObject({ error: 'not_found', message: 'session nope does not exist' });
   });
 
   it('keeps the unpaged JSON read whole, filterable by type', async () => {
-    const all = (await app.inject({ url: `/api/sessions/${id}/events?format=json`, headers: auth })).json() as { seq: number }[];
+    const all = (await app.inject({ url: `/api/sessions/${id}/events?format=json`, headers: auth })).json() as {
+      seq: number;
+    }[];
     expect(all.map((e) => e.seq)).toEqual(Array.from({ length: 250 }, (_, i) => i + 1));
-    const checks = (await app.inject({ url: `/api/sessions/${id}/events?format=json&after=200&types=check-finished`, headers: auth })).json() as { seq: number }[];
+    const checks = (
+      await app.inject({ url: `/api/sessions/${id}/events?format=json&after=200&types=check-finished`, headers: auth })
+    ).json() as { seq: number }[];
     expect(checks.map((e) => e.seq)).toEqual([203, 213, 223, 233, 243]);
   });
 });

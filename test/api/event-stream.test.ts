@@ -29,7 +29,11 @@ describe('session event stream', () => {
   afterAll(() => fx.close());
 
   const start = async (prompt: string) => {
-    const res = await fetch(`${base}/api/sessions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ repo: 'https://github.com/o/r', prompt }) });
+    const res = await fetch(`${base}/api/sessions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ repo: 'https://github.com/o/r', prompt }),
+    });
     return ((await res.json()) as { id: string }).id;
   };
 
@@ -75,7 +79,11 @@ describe('session event stream', () => {
       onOpen: async () => {
         await until(() => fx.subscriptions() > 0, 'the stream to subscribe');
         // A burst of concurrent writers while the backlog is being sent, then an end mark.
-        await Promise.all([fx.store.append(id, [say('d', 3)]), fx.store.append(id, [say('e', 4)]), fx.store.append(id, [say('f', 5)])]);
+        await Promise.all([
+          fx.store.append(id, [say('d', 3)]),
+          fx.store.append(id, [say('e', 4)]),
+          fx.store.append(id, [say('f', 5)]),
+        ]);
         await fx.store.append(id, [say('end mark', 6)]);
       },
     });
@@ -87,7 +95,10 @@ describe('session event stream', () => {
     await fx.store.append(id, [say('x'), say('y', 1)]);
     const fromQuery = await readSse(`${base}/api/sessions/${id}/events?after=3`, { until: (f) => seqs(f).includes(4) });
     expect(seqs(fromQuery.frames)).toEqual([4]);
-    const fromHeader = await readSse(`${base}/api/sessions/${id}/events?after=1`, { headers: { 'last-event-id': '2' }, until: (f) => seqs(f).includes(4) });
+    const fromHeader = await readSse(`${base}/api/sessions/${id}/events?after=1`, {
+      headers: { 'last-event-id': '2' },
+      until: (f) => seqs(f).includes(4),
+    });
     expect(seqs(fromHeader.frames)).toEqual([3, 4]);
   });
 
@@ -95,7 +106,9 @@ describe('session event stream', () => {
     const quick = fx.server({ keepAliveMs: 100 });
     const url = await quick.listen({ host: '127.0.0.1', port: 0 });
     const id = await start('idle');
-    const { frames } = await readSse(`${url}/api/sessions/${id}/events`, { until: (f) => f.some((x) => x.comment === 'keep-alive') });
+    const { frames } = await readSse(`${url}/api/sessions/${id}/events`, {
+      until: (f) => f.some((x) => x.comment === 'keep-alive'),
+    });
     expect(seqs(frames)).toEqual([1, 2]);
   });
 

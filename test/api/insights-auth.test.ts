@@ -15,10 +15,20 @@ describe('GET /api/insights behind the API token', () => {
     const app = fx.server({ apiToken: token });
     const denied = await app.inject({ method: 'GET', url: '/api/insights' });
     expect(denied.statusCode).toBe(401);
-    const csv = await app.inject({ method: 'GET', url: '/api/insights?from=2020-01-01&to=2020-02-01&format=csv', headers: { authorization: `Bearer ${token}` } });
+    const csv = await app.inject({
+      method: 'GET',
+      url: '/api/insights?from=2020-01-01&to=2020-02-01&format=csv',
+      headers: { authorization: `Bearer ${token}` },
+    });
     expect(csv.statusCode).toBe(200);
-    expect(csv.body).toBe('repo,sessions,prsOpened,merged,closed,mergeRate,medianTimeToMergeMs,humanCommitsPerMerged,reviewRoundsPerPr,reverts,mergeCiFailures,costPerMergedUsd,medianFirstReplyMs,medianToPrMs\r\n(all),0,0,0,0,,,,,0,0,,,\r\n');
-    const bad = await app.inject({ method: 'GET', url: '/api/insights?groupBy=colour', headers: { authorization: `Bearer ${token}` } });
+    expect(csv.body).toBe(
+      'repo,sessions,prsOpened,merged,closed,mergeRate,medianTimeToMergeMs,humanCommitsPerMerged,reviewRoundsPerPr,reverts,mergeCiFailures,costPerMergedUsd,medianFirstReplyMs,medianToPrMs\r\n(all),0,0,0,0,,,,,0,0,,,\r\n',
+    );
+    const bad = await app.inject({
+      method: 'GET',
+      url: '/api/insights?groupBy=colour',
+      headers: { authorization: `Bearer ${token}` },
+    });
     expect(bad.statusCode).toBe(400);
     expect(bad.json()).toMatchObject({ error: 'invalid_input', message: expect.stringContaining('groupBy') });
     await app.close();

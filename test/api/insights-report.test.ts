@@ -25,7 +25,22 @@ function facts(over: Partial<Omit<SessionFacts, 'pull'>> & { pull?: Partial<Pull
     firstReplyMs: 1000,
     toPrMs: 5000,
     ...rest,
-    pull: pull === null ? null : { number: 1, url: 'u', state: 'open', openedAt: t0, finishedAt: null, finishedBy: null, humanCommits: 0, reviewRounds: 0, reverted: false, mergeCi: null, ...pull },
+    pull:
+      pull === null
+        ? null
+        : {
+            number: 1,
+            url: 'u',
+            state: 'open',
+            openedAt: t0,
+            finishedAt: null,
+            finishedBy: null,
+            humanCommits: 0,
+            reviewRounds: 0,
+            reverted: false,
+            mergeCi: null,
+            ...pull,
+          },
   };
 }
 
@@ -39,14 +54,29 @@ describe('insights figures', () => {
       facts({ pull: { state: 'open' }, firstReplyMs: 3000 }),
       facts({ pull: null, toPrMs: null, costUsd: 2 }),
     ]);
-    expect(m).toMatchObject({ sessions: 6, prsOpened: 5, merged: 3, closed: 1, mergeRate: 0.75, reverts: 1, mergeCiFailures: 1, humanCommitsPerMerged: 1, costPerMergedUsd: 7 / 3 });
+    expect(m).toMatchObject({
+      sessions: 6,
+      prsOpened: 5,
+      merged: 3,
+      closed: 1,
+      mergeRate: 0.75,
+      reverts: 1,
+      mergeCiFailures: 1,
+      humanCommitsPerMerged: 1,
+      costPerMergedUsd: 7 / 3,
+    });
     expect(m.medianTimeToMergeMs).toBe(3 * 3_600_000);
     expect(m.medianToPrMs).toBe(5000);
     expect(m.medianFirstReplyMs).toBe(1000);
   });
 
   it('no decided PR: no merge rate; an unknown cost: no cost per merged PR', () => {
-    expect(metricsOf([facts({ pull: { state: 'open' }, costUsd: null })])).toMatchObject({ mergeRate: null, costPerMergedUsd: null, medianTimeToMergeMs: null, humanCommitsPerMerged: null });
+    expect(metricsOf([facts({ pull: { state: 'open' }, costUsd: null })])).toMatchObject({
+      mergeRate: null,
+      costPerMergedUsd: null,
+      medianTimeToMergeMs: null,
+      humanCommitsPerMerged: null,
+    });
   });
 
   it('groups by the asked key, and calibrates on decided PRs with a verdict only', () => {
@@ -61,10 +91,29 @@ describe('insights figures', () => {
       ],
       { from: t0, to: hours(24), groupBy: 'model' },
     );
-    expect(report.groups.map((g) => [g.key, g.sessions, g.merged])).toEqual([['a', 4, 2], ['b', 1, 1]]);
-    expect(report.calibration.byBand.find((b) => b.band === '5')).toEqual({ band: '5', decided: 2, merged: 1, mergeRate: 0.5 });
-    expect(report.calibration.byBand.find((b) => b.band === '8')).toEqual({ band: '8', decided: 1, merged: 1, mergeRate: 1 });
-    expect(report.calibration.byDimension.find((d) => d.dimension === 'scope' && d.score === 1)).toEqual({ dimension: 'scope', score: 1, decided: 2, merged: 1, mergeRate: 0.5 });
+    expect(report.groups.map((g) => [g.key, g.sessions, g.merged])).toEqual([
+      ['a', 4, 2],
+      ['b', 1, 1],
+    ]);
+    expect(report.calibration.byBand.find((b) => b.band === '5')).toEqual({
+      band: '5',
+      decided: 2,
+      merged: 1,
+      mergeRate: 0.5,
+    });
+    expect(report.calibration.byBand.find((b) => b.band === '8')).toEqual({
+      band: '8',
+      decided: 1,
+      merged: 1,
+      mergeRate: 1,
+    });
+    expect(report.calibration.byDimension.find((d) => d.dimension === 'scope' && d.score === 1)).toEqual({
+      dimension: 'scope',
+      score: 1,
+      decided: 2,
+      merged: 1,
+      mergeRate: 0.5,
+    });
   });
 
   it('writes CSV as RFC 4180 does: a header, quoted keys with commas or quotes, an (all) line', () => {

@@ -32,7 +32,12 @@ describe('streamed assistant text', () => {
   });
 
   it('reaches the session stream through the database as frames without an id, and never into the log', async () => {
-    const started = await fx.service.start({ thread: { source: 'web' }, actor: { source: 'web', id: 'a', name: 'A' }, text: 'live', repo: 'https://github.com/o/r' });
+    const started = await fx.service.start({
+      thread: { source: 'web' },
+      actor: { source: 'web', id: 'a', name: 'A' },
+      text: 'live',
+      repo: 'https://github.com/o/r',
+    });
     if (started.kind !== 'started') throw new Error(started.kind);
     const id = started.session.id;
     const long = 'x'.repeat(2500);
@@ -43,7 +48,12 @@ describe('streamed assistant text', () => {
         // The subscription is made as the stream opens; keep publishing until the frames come.
         for (let i = 0; i < 20 && fx.subscriptions() === 0; i++) await new Promise((r) => setTimeout(r, 50));
         fx.bus.publishLive(id, { type: 'assistant-delta', turn: 0, offset: 0, text: 'Thinking…' });
-        fx.bus.publishLive('another-session', { type: 'assistant-delta', turn: 0, offset: 0, text: 'not for this stream' });
+        fx.bus.publishLive('another-session', {
+          type: 'assistant-delta',
+          turn: 0,
+          offset: 0,
+          text: 'not for this stream',
+        });
         // Past NOTIFY's 8000-byte payload limit: split into chunks that keep their offsets.
         fx.bus.publishLive(id, { type: 'assistant-delta', turn: 0, offset: 9, text: long });
       },
@@ -51,7 +61,12 @@ describe('streamed assistant text', () => {
     const live = frames.filter(isLive);
     expect(live.every((f) => f.id === undefined)).toBe(true);
     const events = live.map((f) => JSON.parse(f.data!) as LiveEvent);
-    expect(events.map((e) => [e.offset, e.text.length])).toEqual([[0, 9], [9, 1000], [1009, 1000], [2009, 500]]);
+    expect(events.map((e) => [e.offset, e.text.length])).toEqual([
+      [0, 9],
+      [9, 1000],
+      [1009, 1000],
+      [2009, 500],
+    ]);
     expect(events.map((e) => e.text).join('')).toBe(`Thinking…${long}`);
     expect((await fx.store.events(id)).map((e) => e.event.type)).toEqual(['session-created', 'user-message']);
   });

@@ -32,8 +32,20 @@ describe('log levels at LOG_LEVEL=info', () => {
         done();
       },
     });
-    const config = loadConfig({ DATA_DIR: dir, DATABASE_URL: database.url, PORT: '0', SANDBOX_EGRESS_ALLOW: 'none', PATCHBAY_ALLOW_LOCAL_REPOS: 'true' });
-    app = await startPatchbay(config, { log: createLogger('info', sink), serve: true, work: true, model: createScriptedProvider({ scenario: [{ text: 'done' }] }), queue: { pollingIntervalSeconds: 0.5 } });
+    const config = loadConfig({
+      DATA_DIR: dir,
+      DATABASE_URL: database.url,
+      PORT: '0',
+      SANDBOX_EGRESS_ALLOW: 'none',
+      PATCHBAY_ALLOW_LOCAL_REPOS: 'true',
+    });
+    app = await startPatchbay(config, {
+      log: createLogger('info', sink),
+      serve: true,
+      work: true,
+      model: createScriptedProvider({ scenario: [{ text: 'done' }] }),
+      queue: { pollingIntervalSeconds: 0.5 },
+    });
   });
   afterAll(async () => {
     await app?.close();
@@ -41,15 +53,25 @@ describe('log levels at LOG_LEVEL=info', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  it('logs no HTTP request lines, and a missing repository as one warning without a stack', { timeout: 60_000 }, async () => {
+  it('logs no HTTP request lines, and a missing repository as one warning without a stack', {
+    timeout: 60_000,
+  }, async () => {
     const before = lines.length;
     await fetch(`${app.url}/healthz`);
     await fetch(`${app.url}/api/sessions`);
     await fetch(`${app.url}/`);
-    const malformed = await fetch(`${app.url}/api/sessions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"repo": ' });
+    const malformed = await fetch(`${app.url}/api/sessions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"repo": ',
+    });
     expect(malformed.status).toBe(400);
     const missing = join(dir, 'no-such-repository');
-    const res = await fetch(`${app.url}/api/sessions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ repo: missing, prompt: 'Fix the parser' }) });
+    const res = await fetch(`${app.url}/api/sessions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ repo: missing, prompt: 'Fix the parser' }),
+    });
     expect(res.status).toBe(201);
     const { id } = (await res.json()) as { id: string };
     const failed = await waitForStatus(app, id, ['failed']);
@@ -59,7 +81,13 @@ describe('log levels at LOG_LEVEL=info', () => {
     expect(written.filter((l) => l.req !== undefined || l.res !== undefined || /request/i.test(l.msg))).toEqual([]);
     expect(written.filter((l) => l.level >= 50)).toEqual([]);
     const told = written.filter((l) => l.sessionId === id && l.level === 40);
-    expect(told).toEqual([expect.objectContaining({ msg: 'session failed', code: 'git_failed', reason: expect.stringContaining('does not exist') })]);
+    expect(told).toEqual([
+      expect.objectContaining({
+        msg: 'session failed',
+        code: 'git_failed',
+        reason: expect.stringContaining('does not exist'),
+      }),
+    ]);
     expect(JSON.stringify(written)).not.toContain('"stack"');
   });
 });

@@ -35,11 +35,16 @@ describe('the trace of a delivery and the run it queued, across the queue', () =
     await receiver?.close();
   });
 
-  it('makes the run on the worker side a child of the delivery, all in one trace with the session id', { timeout: 60_000 }, async () => {
+  it('makes the run on the worker side a child of the delivery, all in one trace with the session id', {
+    timeout: 60_000,
+  }, async () => {
     const log = pino({ level: 'silent' });
     const store = observeStore(createSessionStore(database.db), [tracer]);
     // The API side: the traced handler and a queue that stores the trace context in each job.
-    const apiQueue = traceRunQueue(await createRunQueue({ url: database.url, log, pollingIntervalSeconds: 0.5 }), tracer);
+    const apiQueue = traceRunQueue(
+      await createRunQueue({ url: database.url, log, pollingIntervalSeconds: 0.5 }),
+      tracer,
+    );
     queues.push(apiQueue);
     const handle = tracer.traceInbound(createSessionService({ store, queue: apiQueue, log }).handle);
     const outcome = await handle({
@@ -53,10 +58,16 @@ describe('the trace of a delivery and the run it queued, across the queue', () =
     if (outcome.kind !== 'started') throw new Error(outcome.kind);
     const id = outcome.session.id;
     const [job] = await apiQueue.boss.findJobs<RunJob>('run-session');
-    expect(job?.data).toEqual({ sessionId: id, traceparent: expect.stringMatching(/^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/) });
+    expect(job?.data).toEqual({
+      sessionId: id,
+      traceparent: expect.stringMatching(/^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/),
+    });
 
     // The worker side: its own queue client takes the job and runs the session as the worker does.
-    const workerQueue = traceRunQueue(await createRunQueue({ url: database.url, log, pollingIntervalSeconds: 0.5 }), tracer);
+    const workerQueue = traceRunQueue(
+      await createRunQueue({ url: database.url, log, pollingIntervalSeconds: 0.5 }),
+      tracer,
+    );
     queues.push(workerQueue);
     const ran = new Promise<void>((resolve, reject) => {
       void workerQueue.work(async ({ sessionId }) => {
@@ -64,9 +75,41 @@ describe('the trace of a delivery and the run it queued, across the queue', () =
           await store.transition(sessionId, 'start');
           await store.commitStep(sessionId, {
             events: [
-              { event: { type: 'usage', turn: 0, model: 'claude-sonnet-4-6', inputTokens: 10, outputTokens: 5, cacheReadTokens: 0, cacheWriteTokens: 0 } },
-              { event: { type: 'tool-end', callId: 'c1', name: 'run_shell', isError: false, output: 'ok', durationMs: 3 } },
-              { event: { type: 'check-finished', phase: 'check', name: 'test', command: 'npm test', outcome: 'passed', exitCode: 0, durationMs: 4, commit, logHead: '', logTail: '' } },
+              {
+                event: {
+                  type: 'usage',
+                  turn: 0,
+                  model: 'claude-sonnet-4-6',
+                  inputTokens: 10,
+                  outputTokens: 5,
+                  cacheReadTokens: 0,
+                  cacheWriteTokens: 0,
+                },
+              },
+              {
+                event: {
+                  type: 'tool-end',
+                  callId: 'c1',
+                  name: 'run_shell',
+                  isError: false,
+                  output: 'ok',
+                  durationMs: 3,
+                },
+              },
+              {
+                event: {
+                  type: 'check-finished',
+                  phase: 'check',
+                  name: 'test',
+                  command: 'npm test',
+                  outcome: 'passed',
+                  exitCode: 0,
+                  durationMs: 4,
+                  commit,
+                  logHead: '',
+                  logTail: '',
+                },
+              },
               { event: { type: 'verification-finished', outcome: 'passed', commit, attempt: 1, summary: 'fixed' } },
               { event: { type: 'branch-pushed', branch: 'patchbay/fix', commit, remote: 'origin' } },
             ],
@@ -82,13 +125,20 @@ describe('the trace of a delivery and the run it queued, across the queue', () =
     await tracer.shutdown();
 
     const names = ['inbound start', 'session.run', 'model.turn', 'tool run_shell', 'check test', 'verify', 'git.push'];
-    await waitFor(async () => names.every((n) => receiver.spans().some((s) => s.name === n)), 'the spans at the collector');
+    await waitFor(
+      async () => names.every((n) => receiver.spans().some((s) => s.name === n)),
+      'the spans at the collector',
+    );
     const spans = receiver.spans();
     const byName = (name: string) => spans.find((s) => s.name === name)!;
     const attr = (span: OtlpSpan, key: string) => span.attributes.find((a) => a.key === key)?.value.stringValue;
     const inbound = byName('inbound start');
     const run = byName('session.run');
-    expect([attr(inbound, 'patchbay.surface'), attr(inbound, 'patchbay.delivery_id'), attr(inbound, 'patchbay.outcome')]).toEqual(['slack', 'Ev01', 'started']);
+    expect([
+      attr(inbound, 'patchbay.surface'),
+      attr(inbound, 'patchbay.delivery_id'),
+      attr(inbound, 'patchbay.outcome'),
+    ]).toEqual(['slack', 'Ev01', 'started']);
     expect(job!.data.traceparent).toBe(`00-${inbound.traceId}-${inbound.spanId}-01`);
     expect(run.parentSpanId).toBe(inbound.spanId);
     for (const span of spans) {

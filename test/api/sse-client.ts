@@ -1,5 +1,10 @@
 /** A frame of a Server-Sent Events stream, as a client sees it. */
-export type SseFrame = { id?: string | undefined; event?: string | undefined; data?: string | undefined; comment?: string };
+export type SseFrame = {
+  id?: string | undefined;
+  event?: string | undefined;
+  data?: string | undefined;
+  comment?: string;
+};
 
 /**
  * Opens an event stream with fetch and collects its frames until `until` says enough or the
@@ -8,13 +13,24 @@ export type SseFrame = { id?: string | undefined; event?: string | undefined; da
  */
 export async function readSse(
   url: string,
-  options: { headers?: Record<string, string>; until: (frames: SseFrame[]) => boolean; onOpen?: () => Promise<void> | void; timeoutMs?: number },
+  options: {
+    headers?: Record<string, string>;
+    until: (frames: SseFrame[]) => boolean;
+    onOpen?: () => Promise<void> | void;
+    timeoutMs?: number;
+  },
 ): Promise<{ status: number; headers: Headers; frames: SseFrame[] }> {
   const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(new Error('timed out waiting for SSE frames')), options.timeoutMs ?? 10_000);
+  const timer = setTimeout(
+    () => controller.abort(new Error('timed out waiting for SSE frames')),
+    options.timeoutMs ?? 10_000,
+  );
   const frames: SseFrame[] = [];
   try {
-    const res = await fetch(url, { headers: { accept: 'text/event-stream', ...options.headers }, signal: controller.signal });
+    const res = await fetch(url, {
+      headers: { accept: 'text/event-stream', ...options.headers },
+      signal: controller.signal,
+    });
     if (!res.ok || !res.body) return { status: res.status, headers: res.headers, frames };
     await options.onOpen?.();
     const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();

@@ -65,12 +65,20 @@ describe('the patchbay command', () => {
       scenario,
       JSON.stringify({
         turns: [
-          { toolCalls: [{ name: 'edit_file', input: { path: 'README.md', old_string: '# demo', new_string: '# Demo project' } }] },
+          {
+            toolCalls: [
+              { name: 'edit_file', input: { path: 'README.md', old_string: '# demo', new_string: '# Demo project' } },
+            ],
+          },
           { text: 'Capitalised the title.' },
         ],
       }),
     );
-    const result = await patchbay(['run', '--repo', remote.remote, 'Capitalise the title'], { ...env, MODEL_PROVIDER: 'scripted', SCRIPTED_SCENARIO: scenario });
+    const result = await patchbay(['run', '--repo', remote.remote, 'Capitalise the title'], {
+      ...env,
+      MODEL_PROVIDER: 'scripted',
+      SCRIPTED_SCENARIO: scenario,
+    });
     expect(result.code).toBe(0);
     expect(result.stdout).toContain('» ');
     expect(result.stdout).toContain('◆ Capitalised the title.');
@@ -81,8 +89,19 @@ describe('the patchbay command', () => {
 
   it('run: a question with no terminal to ask at exits 3 and leaves the session waiting', async () => {
     const scenario = join(dir, 'ask.json');
-    await writeFile(scenario, JSON.stringify({ turns: [{ toolCalls: [{ name: 'ask_user', input: { question: 'Which license?', choices: ['MIT', 'Apache-2.0'] } }] }] }));
-    const result = await patchbay(['run', '--repo', remote.remote, 'Add a license'], { ...env, MODEL_PROVIDER: 'scripted', SCRIPTED_SCENARIO: scenario });
+    await writeFile(
+      scenario,
+      JSON.stringify({
+        turns: [
+          { toolCalls: [{ name: 'ask_user', input: { question: 'Which license?', choices: ['MIT', 'Apache-2.0'] } }] },
+        ],
+      }),
+    );
+    const result = await patchbay(['run', '--repo', remote.remote, 'Add a license'], {
+      ...env,
+      MODEL_PROVIDER: 'scripted',
+      SCRIPTED_SCENARIO: scenario,
+    });
     expect(result.code).toBe(3);
     expect(result.stdout).toContain('? Which license?');
     expect(result.stdout).toContain('choices: MIT | Apache-2.0');
@@ -92,7 +111,9 @@ describe('the patchbay command', () => {
   it('run: with no model configured, the session fails with the reason and the command exits 1', async () => {
     const result = await patchbay(['run', '--repo', remote.remote, 'Add a license'], env);
     expect(result.code).toBe(1);
-    expect(result.stdout).toContain('Failed: No model is configured on this Patchbay server: set MODEL_PROVIDER and its API key');
+    expect(result.stdout).toContain(
+      'Failed: No model is configured on this Patchbay server: set MODEL_PROVIDER and its API key',
+    );
     expect(result.stdout).not.toContain('Done.');
   });
 
@@ -110,7 +131,9 @@ describe('the patchbay command', () => {
       const dataDir = join(dir, 'busy-port');
       const result = await patchbay(['serve'], { PORT: String(port), DATA_DIR: dataDir });
       expect(result.code).toBe(1);
-      expect(result.stderr).toBe(`patchbay: PORT ${port} is already in use (another Patchbay or another server is listening there): stop it, or set PORT to a free port\n`);
+      expect(result.stderr).toBe(
+        `patchbay: PORT ${port} is already in use (another Patchbay or another server is listening there): stop it, or set PORT to a free port\n`,
+      );
       expect(result.stdout).not.toMatch(/EADDRINUSE|PostgreSQL|database/i);
       // Nothing was started: the embedded database never made its directory.
       expect(existsSync(dataDir)).toBe(false);
@@ -132,9 +155,14 @@ describe('the patchbay command', () => {
     }
   });
 
-  it('run while a server holds the embedded database says why in one line, and leaves the server running', { timeout: 90_000 }, async () => {
+  it('run while a server holds the embedded database says why in one line, and leaves the server running', {
+    timeout: 90_000,
+  }, async () => {
     const dataDir = join(dir, 'shared-data');
-    const server = spawn(process.execPath, ['src/cli.ts', 'serve'], { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: tmpdir(), DATA_DIR: dataDir, PORT: '0' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const server = spawn(process.execPath, ['src/cli.ts', 'serve'], {
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: tmpdir(), DATA_DIR: dataDir, PORT: '0' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     try {
       let out = '';
       await new Promise<void>((resolve, reject) => {

@@ -47,12 +47,24 @@ describe('patchbay doctor', () => {
 
   beforeAll(async () => {
     slack = await startFakeSlackApi({ botToken: BOT_TOKEN });
-    slackNoScope = await startFakeSlackApi({ botToken: BOT_TOKEN, scopes: SLACK_BOT_SCOPES.filter((s) => s !== 'reactions:write') });
+    slackNoScope = await startFakeSlackApi({
+      botToken: BOT_TOKEN,
+      scopes: SLACK_BOT_SCOPES.filter((s) => s !== 'reactions:write'),
+    });
     remote = await createRemote();
     await remote.pushCommit('README.md', '# Demo\n', 'Initial commit');
     github = await startFakeGitHub();
     await github.addRepo('acme', 'widgets', remote.remote, 101);
-    githubNoStatuses = await startFakeGitHub({ appPermissions: { contents: 'write', issues: 'write', pull_requests: 'write', metadata: 'read', checks: 'read', actions: 'read' } });
+    githubNoStatuses = await startFakeGitHub({
+      appPermissions: {
+        contents: 'write',
+        issues: 'write',
+        pull_requests: 'write',
+        metadata: 'read',
+        checks: 'read',
+        actions: 'read',
+      },
+    });
     await githubNoStatuses.addRepo('acme', 'widgets', remote.remote, 101);
     linear = await startFakeLinear();
     anthropic = await startFakeAnthropic({ script: () => ({ content: [{ type: 'text', text: 'pong' }] }) });
@@ -84,7 +96,8 @@ describe('patchbay doctor', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  const rowsFor = (overrides: Record<string, string | undefined>) => doctorRows({ env: { ...env, ...overrides }, log, out: process.stdout });
+  const rowsFor = (overrides: Record<string, string | undefined>) =>
+    doctorRows({ env: { ...env, ...overrides }, log, out: process.stdout });
   const red = async (overrides: Record<string, string | undefined>) => (await rowsFor(overrides)).filter((r) => !r.ok);
 
   it('the manifest asks for exactly the scopes the doctor checks', () => {
@@ -106,39 +119,85 @@ describe('patchbay doctor', () => {
       ['database', true],
       ['disk', true],
     ]);
-    expect(rows.find((r) => r.check === 'github')?.detail).toBe('App patchbay-test with every permission, installed on acme');
-    expect(rows.find((r) => r.check === 'database')?.detail).toMatch(/^PostgreSQL \d+\.\d+.*, role is not a superuser$/);
+    expect(rows.find((r) => r.check === 'github')?.detail).toBe(
+      'App patchbay-test with every permission, installed on acme',
+    );
+    expect(rows.find((r) => r.check === 'database')?.detail).toMatch(
+      /^PostgreSQL \d+\.\d+.*, role is not a superuser$/,
+    );
     expect(anthropic.calls.at(-1)?.body).toMatchObject({ max_tokens: 1 });
     expect([...slack.refused, ...github.refused, ...linear.refused]).toEqual([]);
   });
 
   it.each([
-    ['a bad Slack token', { SLACK_BOT_TOKEN: 'xoxb-not-the-token-0001' }, 'slack', /^Slack refused SLACK_BOT_TOKEN \(invalid_auth\)$/, /Bot User OAuth Token/],
-    ['a Slack token missing a scope', { SLACK_API_URL: 'no-scope' }, 'slack', /lacks the scopes reactions:write$/, /OAuth & Permissions page/],
-    ['Slack unreachable', { SLACK_API_URL: 'closed:/api/' }, 'slack', /^Slack cannot be reached at http:\/\/127\.0\.0\.1:\d+\/api\/: /, /SLACK_API_URL/],
-    ['a GitHub App missing a permission', { GITHUB_API_URL: 'no-statuses', GITHUB_APP_ID: 'no-statuses-id', GITHUB_APP_PRIVATE_KEY: 'no-statuses-key' }, 'github', /^App patchbay-test lacks statuses: write$/, /Permissions & events/],
-    ['GitHub unreachable', { GITHUB_API_URL: 'closed:/api/v3' }, 'github', /^GitHub cannot be reached at /, /GITHUB_API_URL/],
-    ['a bad Linear token', { LINEAR_ACCESS_TOKEN: 'lin_not_the_token' }, 'linear', /^Linear refused the token/, /LINEAR_ACCESS_TOKEN/],
+    [
+      'a bad Slack token',
+      { SLACK_BOT_TOKEN: 'xoxb-not-the-token-0001' },
+      'slack',
+      /^Slack refused SLACK_BOT_TOKEN \(invalid_auth\)$/,
+      /Bot User OAuth Token/,
+    ],
+    [
+      'a Slack token missing a scope',
+      { SLACK_API_URL: 'no-scope' },
+      'slack',
+      /lacks the scopes reactions:write$/,
+      /OAuth & Permissions page/,
+    ],
+    [
+      'Slack unreachable',
+      { SLACK_API_URL: 'closed:/api/' },
+      'slack',
+      /^Slack cannot be reached at http:\/\/127\.0\.0\.1:\d+\/api\/: /,
+      /SLACK_API_URL/,
+    ],
+    [
+      'a GitHub App missing a permission',
+      { GITHUB_API_URL: 'no-statuses', GITHUB_APP_ID: 'no-statuses-id', GITHUB_APP_PRIVATE_KEY: 'no-statuses-key' },
+      'github',
+      /^App patchbay-test lacks statuses: write$/,
+      /Permissions & events/,
+    ],
+    [
+      'GitHub unreachable',
+      { GITHUB_API_URL: 'closed:/api/v3' },
+      'github',
+      /^GitHub cannot be reached at /,
+      /GITHUB_API_URL/,
+    ],
+    [
+      'a bad Linear token',
+      { LINEAR_ACCESS_TOKEN: 'lin_not_the_token' },
+      'linear',
+      /^Linear refused the token/,
+      /LINEAR_ACCESS_TOKEN/,
+    ],
     ['a bad model key', { ANTHROPIC_API_KEY: 'not-the-key' }, 'model', /^anthropic\/claude-sonnet-4-6: /, /API key/],
     ['no model', { MODEL_PROVIDER: undefined }, 'model', /^no model is configured/, /MODEL_PROVIDER/],
     ['an unreachable database', { DATABASE_URL: 'closed-db' }, 'database', /^cannot connect: /, /DATABASE_URL/],
-  ] as const)('%s: one red row naming the cause and the fix', { timeout: 60_000 }, async (_case, broken, check, cause, fix) => {
-    const resolve = async (_key: string, value: string | undefined): Promise<string | undefined> => {
-      if (value === undefined) return undefined;
-      if (value === 'no-scope') return slackNoScope.apiUrl;
-      if (value === 'no-statuses') return githubNoStatuses.apiUrl;
-      if (value === 'no-statuses-id') return String(githubNoStatuses.appId);
-      if (value === 'no-statuses-key') return githubNoStatuses.privateKey;
-      if (value.startsWith('closed:')) return closedUrl(value.slice('closed:'.length));
-      if (value === 'closed-db') return (await closedUrl('/x')).replace('http://', 'postgres://nobody@');
-      return value;
-    };
-    const overrides = Object.fromEntries(await Promise.all(Object.entries(broken).map(async ([k, v]) => [k, await resolve(k, v)] as const)));
-    const rows = await red(overrides);
-    expect(rows.map((r) => r.check)).toEqual([check]);
-    expect(rows[0]!.detail).toMatch(cause);
-    expect(rows[0]!.fix).toMatch(fix);
-  });
+  ] as const)(
+    '%s: one red row naming the cause and the fix',
+    { timeout: 60_000 },
+    async (_case, broken, check, cause, fix) => {
+      const resolve = async (_key: string, value: string | undefined): Promise<string | undefined> => {
+        if (value === undefined) return undefined;
+        if (value === 'no-scope') return slackNoScope.apiUrl;
+        if (value === 'no-statuses') return githubNoStatuses.apiUrl;
+        if (value === 'no-statuses-id') return String(githubNoStatuses.appId);
+        if (value === 'no-statuses-key') return githubNoStatuses.privateKey;
+        if (value.startsWith('closed:')) return closedUrl(value.slice('closed:'.length));
+        if (value === 'closed-db') return (await closedUrl('/x')).replace('http://', 'postgres://nobody@');
+        return value;
+      };
+      const overrides = Object.fromEntries(
+        await Promise.all(Object.entries(broken).map(async ([k, v]) => [k, await resolve(k, v)] as const)),
+      );
+      const rows = await red(overrides);
+      expect(rows.map((r) => r.check)).toEqual([check]);
+      expect(rows[0]!.detail).toMatch(cause);
+      expect(rows[0]!.fix).toMatch(fix);
+    },
+  );
 });
 
 /** SANDBOX=modal: the doctor's Modal row against the fake Modal, through the SDK. */
@@ -160,13 +219,36 @@ describe('patchbay doctor with SANDBOX=modal', () => {
   });
 
   const modalRow = async (env: Record<string, string>) => {
-    const rows = await doctorRows({ env: { DATA_DIR: join(dir, 'data'), DATABASE_URL: database.url, SCRIPTED_SCENARIO: '/dev/null', MODEL_PROVIDER: 'scripted', ...modal.env(), ...env }, log, out: process.stdout });
+    const rows = await doctorRows({
+      env: {
+        DATA_DIR: join(dir, 'data'),
+        DATABASE_URL: database.url,
+        SCRIPTED_SCENARIO: '/dev/null',
+        MODEL_PROVIDER: 'scripted',
+        ...modal.env(),
+        ...env,
+      },
+      log,
+      out: process.stdout,
+    });
     return rows.find((r) => r.check === 'modal');
   };
 
-  it('accepts the credentials when Modal does, and names the fix when it refuses them', { timeout: 60_000 }, async () => {
-    expect(await modalRow({})).toEqual({ check: 'modal', ok: true, detail: 'credentials accepted; app patchbay-test is created by the first sandbox' });
+  it('accepts the credentials when Modal does, and names the fix when it refuses them', {
+    timeout: 60_000,
+  }, async () => {
+    expect(await modalRow({})).toEqual({
+      check: 'modal',
+      ok: true,
+      detail: 'credentials accepted; app patchbay-test is created by the first sandbox',
+    });
     const refused = await modalRow({ MODAL_TOKEN_SECRET: 'as-not-the-secret' });
-    expect(refused).toMatchObject({ ok: false, detail: expect.stringMatching(/^Modal refused the credentials while looking up the Modal app patchbay-test \(.*\): check MODAL_TOKEN_ID and MODAL_TOKEN_SECRET$/), fix: expect.stringContaining('API Tokens') });
+    expect(refused).toMatchObject({
+      ok: false,
+      detail: expect.stringMatching(
+        /^Modal refused the credentials while looking up the Modal app patchbay-test \(.*\): check MODAL_TOKEN_ID and MODAL_TOKEN_SECRET$/,
+      ),
+      fix: expect.stringContaining('API Tokens'),
+    });
   });
 });

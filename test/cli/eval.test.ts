@@ -13,7 +13,11 @@ type Result = { code: number; stdout: string; stderr: string };
 
 async function patchbay(args: string[], env: Record<string, string>, timeout = 60_000): Promise<Result> {
   try {
-    const { stdout, stderr } = await exec(process.execPath, ['src/cli.ts', ...args], { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: tmpdir(), ...env }, timeout, maxBuffer: 16 * 1024 * 1024 });
+    const { stdout, stderr } = await exec(process.execPath, ['src/cli.ts', ...args], {
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: tmpdir(), ...env },
+      timeout,
+      maxBuffer: 16 * 1024 * 1024,
+    });
     return { code: 0, stdout, stderr };
   } catch (error) {
     const e = error as { code: number; stdout: string; stderr: string };
@@ -21,7 +25,20 @@ async function patchbay(args: string[], env: Record<string, string>, timeout = 6
   }
 }
 
-type TaskFigures = { task: string; verified: boolean; ready: boolean; hidden: { outcome: string; detail: string }; readyWithHiddenFailing: boolean; questions: number; harnessQuestions: number; answers: string[]; usage: { inputTokens: number; outputTokens: number }; costUsd: number | null; wallMs: number; status: string };
+type TaskFigures = {
+  task: string;
+  verified: boolean;
+  ready: boolean;
+  hidden: { outcome: string; detail: string };
+  readyWithHiddenFailing: boolean;
+  questions: number;
+  harnessQuestions: number;
+  answers: string[];
+  usage: { inputTokens: number; outputTokens: number };
+  costUsd: number | null;
+  wallMs: number;
+  status: string;
+};
 type Report = { models: { model: string; totals: Record<string, number | null>; tasks: TaskFigures[] }[] };
 
 /**
@@ -61,14 +78,24 @@ const verdict = (summary: string) => ({
 /** A model that fixes isLeapYear() whole, and as the verifier passes it. */
 function leapYearModel(request: AnthropicRequest): AnthropicReply {
   if (request.tools?.some((t) => t.name === 'record_verdict')) {
-    return { content: [{ type: 'tool_use', name: 'record_verdict', input: verdict('Implements the Gregorian rule.') }] };
+    return {
+      content: [{ type: 'tool_use', name: 'record_verdict', input: verdict('Implements the Gregorian rule.') }],
+    };
   }
   const turn = request.messages.filter((m) => m.role === 'assistant').length;
   if (turn === 0) {
     return {
       content: [
         { type: 'text', text: 'The Gregorian rule has century exceptions.' },
-        { type: 'tool_use', name: 'edit_file', input: { path: 'dates.js', old_string: 'return year > 0;', new_string: 'return year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);' } },
+        {
+          type: 'tool_use',
+          name: 'edit_file',
+          input: {
+            path: 'dates.js',
+            old_string: 'return year > 0;',
+            new_string: 'return year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);',
+          },
+        },
       ],
     };
   }
@@ -90,7 +117,9 @@ describe('patchbay eval', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  it('runs the starter suite with the scripted model: a table and a JSON report with every task\'s figures', { timeout: 300_000 }, async () => {
+  it("runs the starter suite with the scripted model: a table and a JSON report with every task's figures", {
+    timeout: 300_000,
+  }, async () => {
     const json = join(dir, 'report.json');
     const result = await patchbay(['eval', '--json', json], env, 280_000);
     expect(result.stderr).toBe('');
@@ -98,7 +127,12 @@ describe('patchbay eval', () => {
     const report = JSON.parse(await readFile(json, 'utf8')) as Report;
     expect(report.models.map((m) => m.model)).toEqual(['scripted']);
     const { tasks, totals } = report.models[0]!;
-    const figures = Object.fromEntries(tasks.map((t) => [t.task, [t.verified, t.ready, t.hidden.outcome, t.readyWithHiddenFailing, t.questions, t.harnessQuestions]]));
+    const figures = Object.fromEntries(
+      tasks.map((t) => [
+        t.task,
+        [t.verified, t.ready, t.hidden.outcome, t.readyWithHiddenFailing, t.questions, t.harnessQuestions],
+      ]),
+    );
     expect(figures).toEqual(expected);
     for (const task of tasks) {
       expect(task.status, task.task).toBe('completed');
@@ -114,7 +148,15 @@ describe('patchbay eval', () => {
     expect(byName['question-license']!.answers).toEqual(['MIT']);
     expect(byName['question-greeting']!.answers).toEqual(['Use exactly: Hi <name>, welcome back!']);
     expect(byName['add-median']!.answers).toEqual(['Keep it as a draft']);
-    expect(totals).toMatchObject({ tasks: 16, verified: 14, ready: 14, hiddenPassed: 13, readyWithHiddenFailing: 1, questions: 2, costUsd: 0 });
+    expect(totals).toMatchObject({
+      tasks: 16,
+      verified: 14,
+      ready: 14,
+      hiddenPassed: 13,
+      readyWithHiddenFailing: 1,
+      questions: 2,
+      costUsd: 0,
+    });
 
     // The table says the same.
     expect(result.stdout).toMatch(/^fix-leap-year +bug-fix +yes +yes +failed +YES +0 +\d+ +\$0\.0000 +\d+\.\d s$/m);
@@ -124,13 +166,19 @@ describe('patchbay eval', () => {
     expect(result.stdout).toContain(`Wrote ${json}`);
   });
 
-  it('compares models named with --model: a real provider adapter against the Anthropic API\'s loopback fake, priced, never shown the hidden tests', { timeout: 180_000 }, async () => {
+  it("compares models named with --model: a real provider adapter against the Anthropic API's loopback fake, priced, never shown the hidden tests", {
+    timeout: 180_000,
+  }, async () => {
     const suite = join(dir, 'one-task');
     await cp('eval/tasks/fix-leap-year', join(suite, 'fix-leap-year'), { recursive: true });
     const fake = await startFakeAnthropic({ script: leapYearModel, apiKey: 'test-anthropic-key' });
     try {
       const json = join(dir, 'two-models.json');
-      const result = await patchbay(['eval', '--suite', suite, '--model', 'scripted', '--model', 'anthropic:claude-sonnet-4-6', '--json', json], { ...env, ANTHROPIC_API_KEY: 'test-anthropic-key', ANTHROPIC_BASE_URL: fake.baseUrl }, 160_000);
+      const result = await patchbay(
+        ['eval', '--suite', suite, '--model', 'scripted', '--model', 'anthropic:claude-sonnet-4-6', '--json', json],
+        { ...env, ANTHROPIC_API_KEY: 'test-anthropic-key', ANTHROPIC_BASE_URL: fake.baseUrl },
+        160_000,
+      );
       expect(result.stderr).toBe('');
       expect(result.code).toBe(0);
       expect(fake.rejections).toEqual([]);
@@ -138,16 +186,36 @@ describe('patchbay eval', () => {
       expect(report.models.map((m) => m.model)).toEqual(['scripted', 'anthropic:claude-sonnet-4-6']);
       const [scripted, claude] = report.models.map((m) => m.tasks[0]!);
       // The scripted play misses the century rule; this model's fix does not.
-      expect([scripted!.ready, scripted!.hidden.outcome, scripted!.readyWithHiddenFailing]).toEqual([true, 'failed', true]);
-      expect([claude!.verified, claude!.ready, claude!.hidden.outcome, claude!.readyWithHiddenFailing]).toEqual([true, true, 'passed', false]);
+      expect([scripted!.ready, scripted!.hidden.outcome, scripted!.readyWithHiddenFailing]).toEqual([
+        true,
+        'failed',
+        true,
+      ]);
+      expect([claude!.verified, claude!.ready, claude!.hidden.outcome, claude!.readyWithHiddenFailing]).toEqual([
+        true,
+        true,
+        'passed',
+        false,
+      ]);
       // Every call went to the named model, and its list price is counted.
       expect(new Set(fake.calls.map((c) => c.body.model))).toEqual(new Set(['claude-sonnet-4-6']));
       expect(claude!.costUsd).toBeGreaterThan(0);
-      expect(claude!.usage.inputTokens).toBe(fake.calls.reduce((sum, c) => sum + (c.usage?.input_tokens ?? 0) + (c.usage?.cache_read_input_tokens ?? 0) + (c.usage?.cache_creation_input_tokens ?? 0), 0));
+      expect(claude!.usage.inputTokens).toBe(
+        fake.calls.reduce(
+          (sum, c) =>
+            sum +
+            (c.usage?.input_tokens ?? 0) +
+            (c.usage?.cache_read_input_tokens ?? 0) +
+            (c.usage?.cache_creation_input_tokens ?? 0),
+          0,
+        ),
+      );
       // Neither the agent nor the verifier ever saw the hidden tests.
       expect(JSON.stringify(fake.calls.map((c) => c.body))).not.toContain('unless divisible by 400');
       expect(result.stdout).toContain('Models compared');
-      expect(result.stdout).toMatch(/^anthropic:claude-sonnet-4-6 +1 +1\/1 +1\/1 +1\/1 passed +0 +0 +\d+ +\$\d+\.\d{4} /m);
+      expect(result.stdout).toMatch(
+        /^anthropic:claude-sonnet-4-6 +1 +1\/1 +1\/1 +1\/1 passed +0 +0 +\d+ +\$\d+\.\d{4} /m,
+      );
     } finally {
       await fake.close();
     }
@@ -160,13 +228,17 @@ describe('patchbay eval', () => {
     await writeFile(join(suite, 'broken', 'task.json'), JSON.stringify({ request: 'Do it', class: 'bug-fix' }));
     const result = await patchbay(['eval', '--suite', suite], env);
     expect(result.code).toBe(1);
-    expect(result.stderr).toBe(`patchbay: eval task ${join(suite, 'broken')}: task.json: hiddenTest: Invalid input: expected string, received undefined\n`);
+    expect(result.stderr).toBe(
+      `patchbay: eval task ${join(suite, 'broken')}: task.json: hiddenTest: Invalid input: expected string, received undefined\n`,
+    );
     expect(result.stdout).toBe('');
   });
 
   it('refuses an unknown provider in --model with the ones it knows', async () => {
     const result = await patchbay(['eval', '--model', 'acme:big-1'], env);
     expect(result.code).toBe(1);
-    expect(result.stderr).toBe('patchbay: --model "acme:big-1": the provider must be one of anthropic, openai, opencode-zen, openai-compatible, scripted (as in anthropic:claude-sonnet-4-6)\n');
+    expect(result.stderr).toBe(
+      'patchbay: --model "acme:big-1": the provider must be one of anthropic, openai, opencode-zen, openai-compatible, scripted (as in anthropic:claude-sonnet-4-6)\n',
+    );
   });
 });

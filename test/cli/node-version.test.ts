@@ -7,7 +7,9 @@ import { nodeVersionProblem } from '../../bin/node-version.js';
 const exec = promisify(execFile);
 const root = new URL('../../', import.meta.url);
 const pkg = JSON.parse(readFileSync(new URL('package.json', root), 'utf8')) as { engines: { node: string } };
-const lock = JSON.parse(readFileSync(new URL('package-lock.json', root), 'utf8')) as { packages: Record<string, { engines?: unknown }> };
+const lock = JSON.parse(readFileSync(new URL('package-lock.json', root), 'utf8')) as {
+  packages: Record<string, { engines?: unknown }>;
+};
 const readme = readFileSync(new URL('README.md', root), 'utf8');
 
 /**
@@ -20,7 +22,11 @@ function satisfies(version: string, range: string): boolean {
     for (let i = 0; i < 3; i++) if (have[i] !== (parts[i] ?? 0)) return have[i]! - (parts[i] ?? 0);
     return 0;
   };
-  const nums = (text: string) => text.split('.').filter((p) => p !== '' && p !== 'x' && p !== '*').map(Number);
+  const nums = (text: string) =>
+    text
+      .split('.')
+      .filter((p) => p !== '' && p !== 'x' && p !== '*')
+      .map(Number);
   const one = (comparator: string): boolean => {
     const match = /^(>=|<=|>|<|\^|~)?(.*)$/.exec(comparator)!;
     const [op, v] = [match[1], match[2]!];
@@ -44,7 +50,13 @@ function satisfies(version: string, range: string): boolean {
         return parts.every((p, i) => have[i] === p);
     }
   };
-  return range.split('||').some((alt) => alt.trim().replace(/(>=|<=|>|<)\s+/g, '$1').split(/\s+/).every(one));
+  return range.split('||').some((alt) =>
+    alt
+      .trim()
+      .replace(/(>=|<=|>|<)\s+/g, '$1')
+      .split(/\s+/)
+      .every(one),
+  );
 }
 
 describe('the Node version Patchbay documents and checks', () => {

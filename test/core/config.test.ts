@@ -49,8 +49,20 @@ describe('loadConfig', () => {
       diskQuota: 'auto',
       usrLocal: false,
     });
-    const config = loadConfig({ SANDBOX_MAX_PROCS: '128', SANDBOX_MEMORY_MB: '1024', SANDBOX_DISK_MB: '500', SANDBOX_LIMITS: 'rlimit', SANDBOX_DISK_QUOTA: 'watch', SANDBOX_USR_LOCAL: 'true' });
-    expect(config.sandbox).toMatchObject({ limits: { maxProcs: 128, memoryMb: 1024, diskMb: 500 }, limitMode: 'rlimit', diskQuota: 'watch', usrLocal: true });
+    const config = loadConfig({
+      SANDBOX_MAX_PROCS: '128',
+      SANDBOX_MEMORY_MB: '1024',
+      SANDBOX_DISK_MB: '500',
+      SANDBOX_LIMITS: 'rlimit',
+      SANDBOX_DISK_QUOTA: 'watch',
+      SANDBOX_USR_LOCAL: 'true',
+    });
+    expect(config.sandbox).toMatchObject({
+      limits: { maxProcs: 128, memoryMb: 1024, diskMb: 500 },
+      limitMode: 'rlimit',
+      diskQuota: 'watch',
+      usrLocal: true,
+    });
     expect(() => loadConfig({ SANDBOX_MAX_PROCS: '2' })).toThrow(/SANDBOX_MAX_PROCS/);
     expect(() => loadConfig({ SANDBOX_DISK_QUOTA: 'xfs' })).toThrow(/SANDBOX_DISK_QUOTA/);
   });
@@ -58,20 +70,33 @@ describe('loadConfig', () => {
   it('fails with one line per bad or missing value, naming each variable', () => {
     let error: unknown;
     try {
-      loadConfig({ PORT: 'eighty', DATABASE_URL: 'mysql://x', SANDBOX: 'docker', PATCHBAY_API_TOKEN: 'short', MODEL_PROVIDER: 'gpt' });
+      loadConfig({
+        PORT: 'eighty',
+        DATABASE_URL: 'mysql://x',
+        SANDBOX: 'docker',
+        PATCHBAY_API_TOKEN: 'short',
+        MODEL_PROVIDER: 'gpt',
+      });
     } catch (caught) {
       error = caught;
     }
     expect(error).toBeInstanceOf(PatchbayError);
     const lines = (error as PatchbayError).message.split('\n');
     expect(lines[0]).toBe('Invalid configuration:');
-    expect(lines.slice(1).map((l) => l.trim().split(':')[0]).sort()).toEqual(['DATABASE_URL', 'MODEL_PROVIDER', 'PATCHBAY_API_TOKEN', 'PORT', 'SANDBOX']);
+    expect(
+      lines
+        .slice(1)
+        .map((l) => l.trim().split(':')[0])
+        .sort(),
+    ).toEqual(['DATABASE_URL', 'MODEL_PROVIDER', 'PATCHBAY_API_TOKEN', 'PORT', 'SANDBOX']);
     expect((error as PatchbayError).code).toBe('config_invalid');
   });
 
   it('lets SANDBOX_NETWORK=host start only with PATCHBAY_API_TOKEN', () => {
     expect(() => loadConfig({ SANDBOX_NETWORK: 'host' })).toThrow(/SANDBOX_NETWORK=host .*set PATCHBAY_API_TOKEN/);
-    expect(loadConfig({ SANDBOX_NETWORK: 'host', PATCHBAY_API_TOKEN: 'a-long-enough-token' }).sandbox.network).toBe('host');
+    expect(loadConfig({ SANDBOX_NETWORK: 'host', PATCHBAY_API_TOKEN: 'a-long-enough-token' }).sandbox.network).toBe(
+      'host',
+    );
     expect(loadConfig({ SANDBOX_NETWORK: 'none' }).sandbox.network).toBe('none');
   });
 
@@ -84,15 +109,23 @@ describe('loadConfig', () => {
       { kind: 'domain', domain: 'corp.example', wildcard: true },
       { kind: 'address', address: '10.1.2.3', port: 8080 },
     ]);
-    expect(() => loadConfig({ SANDBOX_EGRESS_ALLOW: 'https://x.example/' })).toThrow(/SANDBOX_EGRESS_ALLOW: "https:\/\/x.example\/"/);
+    expect(() => loadConfig({ SANDBOX_EGRESS_ALLOW: 'https://x.example/' })).toThrow(
+      /SANDBOX_EGRESS_ALLOW: "https:\/\/x.example\/"/,
+    );
   });
 
   it('takes each SANDBOX_SECRETS value from the variable it names, and says which one is missing', () => {
-    const secrets = JSON.stringify({ npm: { url: 'https://npm.corp.example/', header: 'Authorization', env: 'NPM_TOKEN', prefix: 'Bearer ' } });
+    const secrets = JSON.stringify({
+      npm: { url: 'https://npm.corp.example/', header: 'Authorization', env: 'NPM_TOKEN', prefix: 'Bearer ' },
+    });
     expect(loadConfig({ SANDBOX_SECRETS: secrets, NPM_TOKEN: 'tok' }).sandbox.egress.secrets).toEqual([
       { name: 'npm', url: 'https://npm.corp.example/', header: 'Authorization', value: 'Bearer tok' },
     ]);
-    expect(() => loadConfig({ SANDBOX_SECRETS: secrets })).toThrow('SANDBOX_SECRETS.npm: the environment variable NPM_TOKEN is not set');
-    expect(() => loadConfig({ SANDBOX_SECRETS: '{"npm": {"url": "ftp://x"}}', NPM_TOKEN: 'tok' })).toThrow(/SANDBOX_SECRETS\.npm\.url/);
+    expect(() => loadConfig({ SANDBOX_SECRETS: secrets })).toThrow(
+      'SANDBOX_SECRETS.npm: the environment variable NPM_TOKEN is not set',
+    );
+    expect(() => loadConfig({ SANDBOX_SECRETS: '{"npm": {"url": "ftp://x"}}', NPM_TOKEN: 'tok' })).toThrow(
+      /SANDBOX_SECRETS\.npm\.url/,
+    );
   });
 });

@@ -19,9 +19,23 @@ describe('the root logger', () => {
     const { log, lines } = capture();
     const err = Object.assign(new Error('bad_verification_code'), {
       status: 401,
-      request: { method: 'POST', url: 'https://github.example/login/oauth/access_token', client_secret: 'cs-123', headers: { authorization: 'Bearer t-1' }, body: 'code=abc&client_secret=cs-123' },
+      request: {
+        method: 'POST',
+        url: 'https://github.example/login/oauth/access_token',
+        client_secret: 'cs-123',
+        headers: { authorization: 'Bearer t-1' },
+        body: 'code=abc&client_secret=cs-123',
+      },
     });
-    log.warn({ err, token: 'ghs_top', config: { apiKey: 'sk-1', baseUrl: 'https://api.example' }, req: { headers: { authorization: 'Bearer api-token' } } }, 'failed');
+    log.warn(
+      {
+        err,
+        token: 'ghs_top',
+        config: { apiKey: 'sk-1', baseUrl: 'https://api.example' },
+        req: { headers: { authorization: 'Bearer api-token' } },
+      },
+      'failed',
+    );
     const text = lines.join('');
     for (const secret of ['cs-123', 't-1', 'ghs_top', 'sk-1', 'api-token']) expect(text).not.toContain(secret);
     const line = JSON.parse(text);
@@ -71,10 +85,25 @@ describe('the root logger', () => {
       'sk-ant-api03-abcdefgh',
       'hunter2pass',
     ];
-    log.info(`posting with xoxb-custom-bot-token and signing-secret-value-1234 to https://x-access-token:hunter2pass@github.example/o/r.git`);
-    log.warn({ detail: 'auth failed for xoxb-1234-5678-abcdefgh, xoxp-99-abcdefghij', note: ['ghs_16C7e42F292c6912E7710c838347Ae178B4a', 'gho_abcdefghijklmnop ghp_abcdefghijklmnop'] }, 'tokens in text');
+    log.info(
+      `posting with xoxb-custom-bot-token and signing-secret-value-1234 to https://x-access-token:hunter2pass@github.example/o/r.git`,
+    );
+    log.warn(
+      {
+        detail: 'auth failed for xoxb-1234-5678-abcdefgh, xoxp-99-abcdefghij',
+        note: ['ghs_16C7e42F292c6912E7710c838347Ae178B4a', 'gho_abcdefghijklmnop ghp_abcdefghijklmnop'],
+      },
+      'tokens in text',
+    );
     log.error({ err: new Error('401 with key sk-proj-abcdefghijkl / sk-ant-api03-abcdefgh') }, 'model failed');
-    log.info({ url: 'postgres://app:db-pass-w0rd@127.0.0.1:5432/patchbay', key: 'x', text: 'anthropic-key-without-sk-prefix api-token-0123456789abcdef not-a-pem-but-a-secret-key-value' }, 'startup');
+    log.info(
+      {
+        url: 'postgres://app:db-pass-w0rd@127.0.0.1:5432/patchbay',
+        key: 'x',
+        text: 'anthropic-key-without-sk-prefix api-token-0123456789abcdef not-a-pem-but-a-secret-key-value',
+      },
+      'startup',
+    );
     log.info({ body: 'hook "quoted" secret\\x' }, 'escaped');
     const text = lines.join('');
     for (const leak of leaks) expect(text, leak).not.toContain(leak);
@@ -91,12 +120,25 @@ describe('the root logger', () => {
 
   it('logs an error as its message, code and stack, never the client it carries (a pg error at Ctrl-C)', () => {
     const { log, lines } = capture();
-    const client = { connectionParameters: { user: 'patchbay', host: '127.0.0.1' }, _queryable: false, _ending: true, processID: 4242 };
-    const err = Object.assign(new Error('Connection terminated unexpectedly', { cause: new Error('read ECONNRESET') }), { code: '57P01', client });
+    const client = {
+      connectionParameters: { user: 'patchbay', host: '127.0.0.1' },
+      _queryable: false,
+      _ending: true,
+      processID: 4242,
+    };
+    const err = Object.assign(
+      new Error('Connection terminated unexpectedly', { cause: new Error('read ECONNRESET') }),
+      { code: '57P01', client },
+    );
     log.warn({ err }, 'query failed');
     const line = JSON.parse(lines.join('')) as { err: Record<string, unknown> };
     expect(Object.keys(line.err).sort()).toEqual(['cause', 'code', 'message', 'stack', 'type']);
-    expect(line.err).toMatchObject({ type: 'Error', message: 'Connection terminated unexpectedly', code: '57P01', cause: { message: 'read ECONNRESET' } });
+    expect(line.err).toMatchObject({
+      type: 'Error',
+      message: 'Connection terminated unexpectedly',
+      code: '57P01',
+      cause: { message: 'read ECONNRESET' },
+    });
     expect(String(line.err.stack)).toContain('logger.test.ts');
     expect(lines.join('')).not.toContain('connectionParameters');
   });

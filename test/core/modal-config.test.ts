@@ -17,7 +17,9 @@ describe('SANDBOX=modal settings', () => {
       setupImageRefresh: { everyMinutes: 60, minCommits: 50 },
     });
     // 0 minutes: no background refresh of setup images.
-    expect(loadConfig({ SANDBOX: 'modal', MODAL_TEMPLATE_REFRESH_MINUTES: '0' }).sandbox.modal).not.toHaveProperty('setupImageRefresh');
+    expect(loadConfig({ SANDBOX: 'modal', MODAL_TEMPLATE_REFRESH_MINUTES: '0' }).sandbox.modal).not.toHaveProperty(
+      'setupImageRefresh',
+    );
   });
 
   it('reads every setting; a custom image gets no extra commands; the token secret is redacted', () => {
@@ -61,7 +63,10 @@ describe('SANDBOX=modal settings', () => {
     [{ MODAL_TOKEN_ID: 'ak-123' }, /MODAL_TOKEN_ID and MODAL_TOKEN_SECRET go together/],
     [{ MODAL_TOKEN_ID: 'nope', MODAL_TOKEN_SECRET: 'as-1' }, /MODAL_TOKEN_ID: must be a Modal token id/],
     [{ MODAL_SANDBOX_TIMEOUT_MINUTES: '2000' }, /MODAL_SANDBOX_TIMEOUT_MINUTES/],
-    [{ MODAL_SANDBOX_TIMEOUT_MINUTES: '20', MODAL_IDLE_TIMEOUT_MINUTES: '30' }, /MODAL_IDLE_TIMEOUT_MINUTES must not exceed MODAL_SANDBOX_TIMEOUT_MINUTES/],
+    [
+      { MODAL_SANDBOX_TIMEOUT_MINUTES: '20', MODAL_IDLE_TIMEOUT_MINUTES: '30' },
+      /MODAL_IDLE_TIMEOUT_MINUTES must not exceed MODAL_SANDBOX_TIMEOUT_MINUTES/,
+    ],
     [{ MODAL_CPU: '-1' }, /MODAL_CPU/],
     [{ MODAL_MEMORY_MIB: '64' }, /MODAL_MEMORY_MIB/],
     [{ MODAL_APP_NAME: 'has spaces' }, /MODAL_APP_NAME: must be a Modal app name/],
@@ -69,7 +74,13 @@ describe('SANDBOX=modal settings', () => {
     [{ MODAL_TEMPLATE_REFRESH_MINUTES: '-5' }, /MODAL_TEMPLATE_REFRESH_MINUTES/],
     [{ MODAL_TEMPLATE_REFRESH_MINUTES: 'hourly' }, /MODAL_TEMPLATE_REFRESH_MINUTES/],
     [{ MODAL_TEMPLATE_REFRESH_COMMITS: '0' }, /MODAL_TEMPLATE_REFRESH_COMMITS/],
-    [{ SANDBOX_SECRETS: '{"npm": {"url": "https://npm.example.com/", "header": "Authorization", "env": "NPM_TOKEN"}}', NPM_TOKEN: 'x' }, /SANDBOX_SECRETS cannot be used with SANDBOX=modal: .*unset SANDBOX_SECRETS, or use SANDBOX=local/],
+    [
+      {
+        SANDBOX_SECRETS: '{"npm": {"url": "https://npm.example.com/", "header": "Authorization", "env": "NPM_TOKEN"}}',
+        NPM_TOKEN: 'x',
+      },
+      /SANDBOX_SECRETS cannot be used with SANDBOX=modal: .*unset SANDBOX_SECRETS, or use SANDBOX=local/,
+    ],
   ])('refuses %o with a line naming the setting', (env, message) => {
     expect(() => loadConfig({ SANDBOX: 'modal', ...env })).toThrow(message);
   });

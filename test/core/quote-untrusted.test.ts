@@ -21,7 +21,12 @@ describe('quoteUntrusted', () => {
         '> > already quoted',
       ].join('\n'),
     );
-    expect(out.split('\n').slice(1).every((line) => line.startsWith('>'))).toBe(true);
+    expect(
+      out
+        .split('\n')
+        .slice(1)
+        .every((line) => line.startsWith('>')),
+    ).toBe(true);
   });
 
   it('says so when there is no text', () => {

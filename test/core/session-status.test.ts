@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { isActive, isTerminal, nextStatus, type SessionStatus, type SessionTrigger } from '../../src/core/session-status.ts';
+import {
+  isActive,
+  isTerminal,
+  nextStatus,
+  type SessionStatus,
+  type SessionTrigger,
+} from '../../src/core/session-status.ts';
 
 describe('session status transitions', () => {
   const rows: [SessionStatus, SessionTrigger, SessionStatus | undefined][] = [
@@ -32,7 +38,14 @@ describe('session status transitions', () => {
   });
 
   it('names the terminal and active statuses', () => {
-    expect((['queued', 'running', 'waiting', 'completed', 'failed', 'cancelled'] as const).filter(isTerminal)).toEqual(['completed', 'failed', 'cancelled']);
-    expect((['queued', 'running', 'waiting', 'completed', 'failed', 'cancelled'] as const).filter(isActive)).toEqual(['queued', 'running']);
+    expect((['queued', 'running', 'waiting', 'completed', 'failed', 'cancelled'] as const).filter(isTerminal)).toEqual([
+      'completed',
+      'failed',
+      'cancelled',
+    ]);
+    expect((['queued', 'running', 'waiting', 'completed', 'failed', 'cancelled'] as const).filter(isActive)).toEqual([
+      'queued',
+      'running',
+    ]);
   });
 });

@@ -26,7 +26,19 @@ describe('patchbay serve when its embedded database is killed mid-run', () => {
     // restart), starts while this one is still in its command.
     const scenario = {
       turns: [
-        { toolCalls: [{ id: 'call_work', name: 'run_shell', input: { command: 'echo a > part-a.txt; while [ ! -f .git/back ]; do sleep 0.1; done; sleep 5; echo b > part-b.txt', timeout_seconds: 120 } }] },
+        {
+          toolCalls: [
+            {
+              id: 'call_work',
+              name: 'run_shell',
+              input: {
+                command:
+                  'echo a > part-a.txt; while [ ! -f .git/back ]; do sleep 0.1; done; sleep 5; echo b > part-b.txt',
+                timeout_seconds: 120,
+              },
+            },
+          ],
+        },
         { toolCalls: [{ id: 'call_more', name: 'write_file', input: { path: 'part-c.txt', content: 'c\n' } }] },
         { text: 'All parts written.' },
       ],
@@ -56,30 +68,63 @@ describe('patchbay serve when its embedded database is killed mid-run', () => {
     });
     const { id } = await serverApi<{ id: string }>(server, '/api/sessions', {
       method: 'POST',
-      body: JSON.stringify({ repo: remote.remote, prompt: 'Write the three parts', author: { name: 'Alice', email: 'alice@example.com' } }),
+      body: JSON.stringify({
+        repo: remote.remote,
+        prompt: 'Write the three parts',
+        author: { name: 'Alice', email: 'alice@example.com' },
+      }),
     });
     const workspace = join(dataDir, 'workspaces', id);
-    await waitFor(() => access(join(workspace, 'part-a.txt')).then(() => true, () => false), 'the command to start', 120_000);
+    await waitFor(
+      () =>
+        access(join(workspace, 'part-a.txt')).then(
+          () => true,
+          () => false,
+        ),
+      'the command to start',
+      120_000,
+    );
 
     const postmaster = Number((await readFile(join(dataDir, 'postgres', 'postmaster.pid'), 'utf8')).split('\n')[0]);
     process.kill(postmaster, 'SIGKILL');
     await server.waitForLine((l) => l.msg === 'embedded PostgreSQL is back', 120_000);
     // The server's own look for cut-off runs (after the restart) has had its turn: it logs either way.
-    await server.waitForLine((l) => l.msg === 'took back runs cut off by the database restart' || l.msg === 'looked for runs cut off by the database restart: none', 60_000);
+    await server.waitForLine(
+      (l) =>
+        l.msg === 'took back runs cut off by the database restart' ||
+        l.msg === 'looked for runs cut off by the database restart: none',
+      60_000,
+    );
     await writeFile(join(workspace, '.git', 'back'), '');
 
     const done = await sessionEnded(server, id);
     expect(done.error).toBeNull();
     expect(done.status).toBe('completed');
     const tip = await remote.remoteBranch(done.branch!);
-    for (const [file, content] of [['part-a.txt', 'a'], ['part-b.txt', 'b'], ['part-c.txt', 'c']]) expect(await git(remote.remote, 'show', `${tip}:${file}`)).toBe(content);
+    for (const [file, content] of [
+      ['part-a.txt', 'a'],
+      ['part-b.txt', 'b'],
+      ['part-c.txt', 'c'],
+    ])
+      expect(await git(remote.remote, 'show', `${tip}:${file}`)).toBe(content);
 
     // The run that was running carried on; no second run of the session was started beside it.
     const events = await api<StoredEvent[]>(`/api/sessions/${id}/events?format=json`);
     expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
     const count = (type: string) => events.filter((e) => e.event.type === type).length;
-    expect(events.flatMap((e) => (e.event.type === 'tool-start' ? [e.event.callId] : []))).toEqual(['call_work', 'call_more']);
-    expect(events.flatMap((e) => (e.event.type === 'tool-end' ? [e.event.callId] : []))).toEqual(['call_work', 'call_more']);
-    expect([count('knowledge-loaded'), count('verification-finished'), count('branch-pushed'), count('run-resumed')]).toEqual([1, 1, 1, 0]);
+    expect(events.flatMap((e) => (e.event.type === 'tool-start' ? [e.event.callId] : []))).toEqual([
+      'call_work',
+      'call_more',
+    ]);
+    expect(events.flatMap((e) => (e.event.type === 'tool-end' ? [e.event.callId] : []))).toEqual([
+      'call_work',
+      'call_more',
+    ]);
+    expect([
+      count('knowledge-loaded'),
+      count('verification-finished'),
+      count('branch-pushed'),
+      count('run-resumed'),
+    ]).toEqual([1, 1, 1, 0]);
   });
 });

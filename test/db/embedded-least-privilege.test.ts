@@ -110,7 +110,9 @@ describe('embedded PostgreSQL: random superuser password, non-superuser app role
 
   it('refuses what a sandbox on the host network would try: the old fixed password, no password, the app role without its password', async () => {
     const host = '127.0.0.1';
-    expect(await login({ host, port, user: 'postgres', password: LEGACY_SUPERUSER_PASSWORD, database: 'postgres' })).toBe('28P01');
+    expect(
+      await login({ host, port, user: 'postgres', password: LEGACY_SUPERUSER_PASSWORD, database: 'postgres' }),
+    ).toBe('28P01');
     expect(await login({ host, port, user: 'postgres', password: '', database: 'postgres' })).not.toBe('ok');
     expect(await login({ host, port, user: 'patchbay', password: 'patchbay', database: 'patchbay' })).toBe('28P01');
     expect(await login({ host, port, user: 'patchbay', password: '', database: 'patchbay' })).not.toBe('ok');
@@ -126,7 +128,9 @@ describe('embedded PostgreSQL: random superuser password, non-superuser app role
     );
     expect(me).toEqual({ user: 'patchbay', rolsuper: false, db: 'patchbay', owner: 'patchbay' });
     // 42501: insufficient_privilege ("must be superuser or have privileges of pg_execute_server_program").
-    expect(await sqlState(server.url, "copy (select 1) to program 'touch /tmp/patchbay-should-not-exist'")).toBe('42501');
+    expect(await sqlState(server.url, "copy (select 1) to program 'touch /tmp/patchbay-should-not-exist'")).toBe(
+      '42501',
+    );
     expect(await sqlState(server.url, "copy (select 1) to '/tmp/patchbay-should-not-exist'")).toBe('42501');
     expect(await sqlState(server.url, 'create database patchbay_other')).toBe('42501');
     expect(await sqlState(server.url, 'alter role patchbay superuser')).toBe('42501');
@@ -184,6 +188,8 @@ describe('an external DATABASE_URL', () => {
       await setup.query(`drop database if exists ${name} with (force)`);
       await setup.end();
     }
-    expect(captured.lines().some((line) => line.level === 40 && line.msg.includes('connects as a superuser'))).toBe(true);
+    expect(captured.lines().some((line) => line.level === 40 && line.msg.includes('connects as a superuser'))).toBe(
+      true,
+    );
   });
 });

@@ -5,7 +5,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StoredEvent } from '../../src/core/events.ts';
 import { createRemote, git, type RemoteFixture } from '../git/git-fixture.ts';
 import { waitFor } from '../helpers/patchbay-fixture.ts';
-import { linesAboveInfo, serverApi, sessionEnded, startServer, type LogLine, type ServerProcess } from '../helpers/server-process.ts';
+import {
+  linesAboveInfo,
+  serverApi,
+  sessionEnded,
+  startServer,
+  type LogLine,
+  type ServerProcess,
+} from '../helpers/server-process.ts';
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.ts';
 import { createTestDatabase } from '../helpers/test-database.ts';
 
@@ -34,7 +41,18 @@ describe('patchbay serve when its external database goes away mid-run', () => {
     // its end, and the turns after it, meet a database that is not there.
     const scenario = {
       turns: [
-        { toolCalls: [{ id: 'call_work', name: 'run_shell', input: { command: 'echo a > part-a.txt; while [ ! -f .git/cut ]; do sleep 0.1; done; echo b > part-b.txt', timeout_seconds: 120 } }] },
+        {
+          toolCalls: [
+            {
+              id: 'call_work',
+              name: 'run_shell',
+              input: {
+                command: 'echo a > part-a.txt; while [ ! -f .git/cut ]; do sleep 0.1; done; echo b > part-b.txt',
+                timeout_seconds: 120,
+              },
+            },
+          ],
+        },
         { toolCalls: [{ id: 'call_more', name: 'write_file', input: { path: 'part-c.txt', content: 'c\n' } }] },
         { text: 'All parts written.' },
       ],
@@ -53,7 +71,9 @@ describe('patchbay serve when its external database goes away mid-run', () => {
   const api = <T>(path: string, init?: RequestInit) => serverApi<T>(server!, path, init);
   const health = async () => (await fetch(`${server!.url}/healthz`)).status;
 
-  it('reconnects when it is back, the run carries on with all its work, and repeated errors are rate-limited', { timeout: 300_000 }, async () => {
+  it('reconnects when it is back, the run carries on with all its work, and repeated errors are rate-limited', {
+    timeout: 300_000,
+  }, async () => {
     const dataDir = join(dir, 'data');
     server = await startServer({
       DATA_DIR: dataDir,
@@ -68,10 +88,22 @@ describe('patchbay serve when its external database goes away mid-run', () => {
     });
     const { id } = await api<{ id: string }>('/api/sessions', {
       method: 'POST',
-      body: JSON.stringify({ repo: remote.remote, prompt: 'Write the three parts', author: { name: 'Alice', email: 'alice@example.com' } }),
+      body: JSON.stringify({
+        repo: remote.remote,
+        prompt: 'Write the three parts',
+        author: { name: 'Alice', email: 'alice@example.com' },
+      }),
     });
     const workspace = join(dataDir, 'workspaces', id);
-    await waitFor(() => access(join(workspace, 'part-a.txt')).then(() => true, () => false), 'the command to start', 120_000);
+    await waitFor(
+      () =>
+        access(join(workspace, 'part-a.txt')).then(
+          () => true,
+          () => false,
+        ),
+      'the command to start',
+      120_000,
+    );
 
     proxy.cut();
     const outageFrom = server.lines().length;
@@ -79,7 +111,15 @@ describe('patchbay serve when its external database goes away mid-run', () => {
     // The database is gone for the server: its health says so (to every probe), and it keeps trying to get back.
     await waitFor(async () => (await health()) === 503, 'the health check to see the database gone', 30_000);
     for (let probe = 0; probe < 5; probe++) expect(await health()).toBe(503);
-    await waitFor(() => access(join(workspace, 'part-b.txt')).then(() => true, () => false), 'the command to end during the outage', 60_000);
+    await waitFor(
+      () =>
+        access(join(workspace, 'part-b.txt')).then(
+          () => true,
+          () => false,
+        ),
+      'the command to end during the outage',
+      60_000,
+    );
     await waitFor(async () => proxy.refused >= 10, 'ten refused connection attempts', 60_000);
     const refusedDuringOutage = proxy.refused;
     proxy.restore();
@@ -89,7 +129,12 @@ describe('patchbay serve when its external database goes away mid-run', () => {
     expect(done.error).toBeNull();
     expect(done.status).toBe('completed');
     const tip = await remote.remoteBranch(done.branch!);
-    for (const [file, content] of [['part-a.txt', 'a'], ['part-b.txt', 'b'], ['part-c.txt', 'c']]) expect(await git(remote.remote, 'show', `${tip}:${file}`)).toBe(content);
+    for (const [file, content] of [
+      ['part-a.txt', 'a'],
+      ['part-b.txt', 'b'],
+      ['part-c.txt', 'c'],
+    ])
+      expect(await git(remote.remote, 'show', `${tip}:${file}`)).toBe(content);
 
     // One copy of every step, no gaps, and the interruption is on the record.
     const events = await api<StoredEvent[]>(`/api/sessions/${id}/events?format=json`);

@@ -24,12 +24,20 @@ describe('a migration that lands after a higher-numbered one ran', () => {
     expect(Object.keys(all).some((name) => name > '010-modal-templates')).toBe(true);
     // Back to before 010-modal-templates, then forward without it, as a database migrated by an
     // older build that already had the later migrations.
-    expect((await new Migrator({ db: database.db, provider: migrationProvider }).migrateTo('010-modal-sandboxes')).error).toBeUndefined();
+    expect(
+      (await new Migrator({ db: database.db, provider: migrationProvider }).migrateTo('010-modal-sandboxes')).error,
+    ).toBeUndefined();
     const without: MigrationProvider = {
-      getMigrations: async () => Object.fromEntries(Object.entries(all).filter(([name]) => name !== '010-modal-templates')) as Record<string, Migration>,
+      getMigrations: async () =>
+        Object.fromEntries(Object.entries(all).filter(([name]) => name !== '010-modal-templates')) as Record<
+          string,
+          Migration
+        >,
     };
     expect((await new Migrator({ db: database.db, provider: without }).migrateToLatest()).error).toBeUndefined();
-    const exists = async () => (await sql<{ name: string | null }>`select to_regclass('modal_templates')::text as name`.execute(database.db)).rows[0]!.name;
+    const exists = async () =>
+      (await sql<{ name: string | null }>`select to_regclass('modal_templates')::text as name`.execute(database.db))
+        .rows[0]!.name;
     expect(await exists()).toBeNull();
 
     await migrate(database.db);

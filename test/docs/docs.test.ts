@@ -24,7 +24,10 @@ function filesUnder(dir: string, keep: (path: string) => boolean): string[] {
   });
 }
 
-const documents = ['README.md', ...filesUnder(join(root, 'docs'), (p) => p.endsWith('.md')).map((p) => relative(root, p))];
+const documents = [
+  'README.md',
+  ...filesUnder(join(root, 'docs'), (p) => p.endsWith('.md')).map((p) => relative(root, p)),
+];
 const text = (file: string) => readFileSync(join(root, file), 'utf8');
 
 /** Markdown without fenced code blocks and inline code spans, where a link is only text. */
@@ -35,9 +38,13 @@ function withoutCode(markdown: string): string {
 /** The variables named in the environment reads of the source: `process.env.X`, `env.X`, `env['X']`. */
 function variablesReadBySource(): Set<string> {
   const read = new Set<string>(Object.keys(envSchema.shape));
-  const files = sourceFolders.flatMap((folder) => filesUnder(join(root, folder), (p) => /\.(ts|js)$/.test(p) && !p.endsWith('.test.ts')));
+  const files = sourceFolders.flatMap((folder) =>
+    filesUnder(join(root, folder), (p) => /\.(ts|js)$/.test(p) && !p.endsWith('.test.ts')),
+  );
   for (const file of files) {
-    for (const match of readFileSync(file, 'utf8').matchAll(/\benv(?:\.([A-Z][A-Z0-9_]+)\b|\[\s*['"]([A-Z][A-Z0-9_]+)['"]\s*\])/g)) {
+    for (const match of readFileSync(file, 'utf8').matchAll(
+      /\benv(?:\.([A-Z][A-Z0-9_]+)\b|\[\s*['"]([A-Z][A-Z0-9_]+)['"]\s*\])/g,
+    )) {
       const name = match[1] ?? match[2]!;
       if (!notSettings.has(name)) read.add(name);
     }
@@ -50,14 +57,16 @@ function definitions(): Map<string, string[]> {
   const found = new Map<string, string[]>();
   for (const file of documents) {
     let header: string | undefined;
-    text(file).split('\n').forEach((line, index) => {
-      const firstCell = /^\|([^|]*)\|/.exec(line)?.[1];
-      header = firstCell === undefined ? undefined : (header ?? firstCell.trim());
-      if (!firstCell || header !== 'variable') return;
-      for (const match of firstCell.matchAll(/`([A-Z][A-Z0-9_]+)`/g)) {
-        found.set(match[1]!, [...(found.get(match[1]!) ?? []), `${file}:${index + 1}`]);
-      }
-    });
+    text(file)
+      .split('\n')
+      .forEach((line, index) => {
+        const firstCell = /^\|([^|]*)\|/.exec(line)?.[1];
+        header = firstCell === undefined ? undefined : (header ?? firstCell.trim());
+        if (!firstCell || header !== 'variable') return;
+        for (const match of firstCell.matchAll(/`([A-Z][A-Z0-9_]+)`/g)) {
+          found.set(match[1]!, [...(found.get(match[1]!) ?? []), `${file}:${index + 1}`]);
+        }
+      });
   }
   return found;
 }
@@ -67,7 +76,10 @@ function anchors(markdown: string): Set<string> {
   const seen = new Map<string, number>();
   const result = new Set<string>();
   for (const match of markdown.replace(/^```[\s\S]*?^```/gm, '').matchAll(/^#{1,6}\s+(.+?)\s*#*\s*$/gm)) {
-    const slug = match[1]!.toLowerCase().replace(/[^\p{L}\p{N}\s_-]/gu, '').replace(/\s/g, '-');
+    const slug = match[1]!
+      .toLowerCase()
+      .replace(/[^\p{L}\p{N}\s_-]/gu, '')
+      .replace(/\s/g, '-');
     const count = seen.get(slug) ?? 0;
     seen.set(slug, count + 1);
     result.add(count === 0 ? slug : `${slug}-${count}`);
@@ -85,7 +97,10 @@ function brokenLinks(file: string): string[] {
     const resolved = path === '' ? join(root, file) : resolve(dirname(join(root, file)), path);
     if (!existsSync(resolved)) {
       broken.push(`${file}: ${target} (no such file)`);
-    } else if (anchor !== undefined && (!resolved.endsWith('.md') || !anchors(readFileSync(resolved, 'utf8')).has(anchor))) {
+    } else if (
+      anchor !== undefined &&
+      (!resolved.endsWith('.md') || !anchors(readFileSync(resolved, 'utf8')).has(anchor))
+    ) {
       broken.push(`${file}: ${target} (no such heading)`);
     }
   }
@@ -98,8 +113,13 @@ describe('the README and docs/', () => {
   });
 
   it("give CI's test command as the README's second command", () => {
-    const ci = text('.ci/run').split('\n').find((line) => /^[^#].*\bnpm test\b/.test(line));
-    const commands = /^```sh\n([\s\S]*?)^```/m.exec(text('README.md'))![1]!.split('\n').map((line) => line.replace(/\s+#.*$/, ''));
+    const ci = text('.ci/run')
+      .split('\n')
+      .find((line) => /^[^#].*\bnpm test\b/.test(line));
+    const commands = /^```sh\n([\s\S]*?)^```/m
+      .exec(text('README.md'))![1]!
+      .split('\n')
+      .map((line) => line.replace(/\s+#.*$/, ''));
     expect(ci).toBeDefined();
     expect(commands[1]).toBe(ci);
   });
@@ -108,7 +128,10 @@ describe('the README and docs/', () => {
     const defined = definitions();
     const read = variablesReadBySource();
     expect([...read].filter((name) => !defined.has(name)).sort(), 'read but described in no table row').toEqual([]);
-    expect([...defined].filter(([, places]) => places.length > 1).map(([name, places]) => `${name}: ${places.join(', ')}`), 'described more than once').toEqual([]);
+    expect(
+      [...defined].filter(([, places]) => places.length > 1).map(([name, places]) => `${name}: ${places.join(', ')}`),
+      'described more than once',
+    ).toEqual([]);
     expect([...defined.keys()].filter((name) => !read.has(name)).sort(), 'described but read nowhere').toEqual([]);
   });
 
@@ -118,15 +141,22 @@ describe('the README and docs/', () => {
 
   it("list the scripted model's tools as the agent has them, with their inputs", () => {
     const configuration = text('docs/configuration.md');
-    const section = configuration.slice(configuration.indexOf('## Scripted model'), configuration.indexOf('\n## ', configuration.indexOf('## Scripted model') + 1));
+    const section = configuration.slice(
+      configuration.indexOf('## Scripted model'),
+      configuration.indexOf('\n## ', configuration.indexOf('## Scripted model') + 1),
+    );
     const rows = new Map(
       [...section.matchAll(/^\| `([a-z_]+)` \| ([^|]*) \|/gm)].map((match) => [match[1]!, match[2]!]),
     );
     for (const tool of createDefaultTools()) {
       expect(rows.has(tool.name), `tool ${tool.name} is not in docs/configuration.md`).toBe(true);
       const input = tool.inputSchema instanceof z.ZodObject ? Object.keys(tool.inputSchema.shape) : [];
-      for (const key of input) expect(rows.get(tool.name), `${tool.name}'s input ${key}`).toMatch(new RegExp(`\`${key}\\??\``));
+      for (const key of input)
+        expect(rows.get(tool.name), `${tool.name}'s input ${key}`).toMatch(new RegExp(`\`${key}\\??\``));
     }
-    expect([...rows.keys()].filter((name) => !createDefaultTools().some((tool) => tool.name === name)), 'documented tools the agent does not have').toEqual([]);
+    expect(
+      [...rows.keys()].filter((name) => !createDefaultTools().some((tool) => tool.name === name)),
+      'documented tools the agent does not have',
+    ).toEqual([]);
   });
 });

@@ -35,7 +35,10 @@ describe('Slack → GitHub, configured from the environment', () => {
 
   beforeAll(async () => {
     github = await startFakeGitHub();
-    slack = await startFakeSlackApi({ botToken: BOT_TOKEN, users: [{ id: 'U0ALICE01', name: 'alice', realName: 'Alice Doe', email: 'alice@example.com' }] });
+    slack = await startFakeSlackApi({
+      botToken: BOT_TOKEN,
+      users: [{ id: 'U0ALICE01', name: 'alice', realName: 'Alice Doe', email: 'alice@example.com' }],
+    });
     for (const name of ['api', 'web']) {
       const upstream = await createRemote();
       upstreams.push(upstream);
@@ -71,7 +74,12 @@ describe('Slack → GitHub, configured from the environment', () => {
       GITHUB_API_URL: github.apiUrl,
       GITHUB_GIT_URL: github.gitUrl,
     });
-    app = await startPatchbay(config, { log: pino({ level: 'silent' }), serve: true, work: true, integrations: (context) => buildIntegrations(config, context) });
+    app = await startPatchbay(config, {
+      log: pino({ level: 'silent' }),
+      serve: true,
+      work: true,
+      integrations: (context) => buildIntegrations(config, context),
+    });
   }, 120_000);
   afterAll(async () => {
     await app?.close();
@@ -82,16 +90,20 @@ describe('Slack → GitHub, configured from the environment', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  const post = (body: string, headers: Record<string, string>) => fetch(`${app.url}/slack/events`, { method: 'POST', headers, body });
+  const post = (body: string, headers: Record<string, string>) =>
+    fetch(`${app.url}/slack/events`, { method: 'POST', headers, body });
   const postEvent = (payload: unknown) => {
     const signed = signBody(SIGNING_SECRET, JSON.stringify(payload));
     return post(signed.body, signed.headers);
   };
   const postAction = (payload: unknown) => {
-    const signed = signBody(SIGNING_SECRET, new URLSearchParams({ payload: JSON.stringify(payload) }).toString(), { contentType: 'application/x-www-form-urlencoded' });
+    const signed = signBody(SIGNING_SECRET, new URLSearchParams({ payload: JSON.stringify(payload) }).toString(), {
+      contentType: 'application/x-www-form-urlencoded',
+    });
     return post(signed.body, signed.headers);
   };
-  const sessionFor = (threadTs: string) => app.store.findByThread({ source: 'slack', teamId: TEAM, channel: CHANNEL, threadTs });
+  const sessionFor = (threadTs: string) =>
+    app.store.findByThread({ source: 'slack', teamId: TEAM, channel: CHANNEL, threadTs });
 
   /** The session ends with a PR on `repo`, whose link is posted in the thread. */
   const expectPullRequestIn = async (threadTs: string, repo: string) => {
@@ -104,10 +116,19 @@ describe('Slack → GitHub, configured from the environment', () => {
     expect(pull?.repo).toBe(`${owner}/${repo}`);
     const link = `${github.gitUrl}/${owner}/${repo}/pull/${pull!.number}`;
     expect(done.result?.prUrl).toBe(link);
-    await waitFor(async () => slack.thread(CHANNEL, threadTs).some((m) => m.text.includes(link) || JSON.stringify(m.blocks ?? []).includes(link)), 'the PR link in the thread', 90_000);
+    await waitFor(
+      async () =>
+        slack
+          .thread(CHANNEL, threadTs)
+          .some((m) => m.text.includes(link) || JSON.stringify(m.blocks ?? []).includes(link)),
+      'the PR link in the thread',
+      90_000,
+    );
   };
 
-  it(`opens the PR on the repository a mention names as https://<GITHUB_GIT_URL host>/owner/repo and posts its link in the thread`, { timeout: 180_000 }, async () => {
+  it(`opens the PR on the repository a mention names as https://<GITHUB_GIT_URL host>/owner/repo and posts its link in the thread`, {
+    timeout: 180_000,
+  }, async () => {
     const mention = appMention({ user: 'U0ALICE01', text: `add a changes file to <https://${host}/${owner}/web>` });
     expect((await postEvent(envelope(mention))).status).toBe(200);
     await expectPullRequestIn(mention.ts, 'web');
@@ -115,13 +136,33 @@ describe('Slack → GitHub, configured from the environment', () => {
   });
 
   it('starts the repository whose button was clicked, not the recommended one', { timeout: 180_000 }, async () => {
-    const mention = appMention({ user: 'U0ALICE01', text: `tidy up <https://${host}/${owner}/web> or <https://${host}/${owner}/api>` });
+    const mention = appMention({
+      user: 'U0ALICE01',
+      text: `tidy up <https://${host}/${owner}/web> or <https://${host}/${owner}/api>`,
+    });
     await postEvent(envelope(mention));
-    const list = await waitFor(async () => slack.thread(CHANNEL, mention.ts).find((m) => m.text.includes('names 2 repositories')), 'the candidate list');
+    const list = await waitFor(
+      async () => slack.thread(CHANNEL, mention.ts).find((m) => m.text.includes('names 2 repositories')),
+      'the candidate list',
+    );
     expect(list.text).toMatch(/I recommend \*octo-org\/web\*/);
-    const buttons = (list.blocks as { type: string; elements?: { action_id: string; value: string; text: { text: string } }[] }[]).find((b) => b.type === 'actions')!.elements!;
+    const buttons = (
+      list.blocks as { type: string; elements?: { action_id: string; value: string; text: { text: string } }[] }[]
+    ).find((b) => b.type === 'actions')!.elements!;
     const api = buttons.find((b) => b.text.text === `${owner}/api`)!;
-    expect((await postAction(blockAction({ user: 'U0ALICE01', actionId: api.action_id, value: api.value, messageTs: list.ts, threadTs: mention.ts }))).status).toBe(200);
+    expect(
+      (
+        await postAction(
+          blockAction({
+            user: 'U0ALICE01',
+            actionId: api.action_id,
+            value: api.value,
+            messageTs: list.ts,
+            threadTs: mention.ts,
+          }),
+        )
+      ).status,
+    ).toBe(200);
     await expectPullRequestIn(mention.ts, 'api');
     expect(github.refused).toEqual([]);
   });

@@ -95,10 +95,10 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions): Promise
     };
     const xKey = req.headers['x-api-key'];
     const bearer = req.headers.authorization;
-    const authOk =
-      xKey === apiKey || (options.auth !== 'x-api-key-only' && bearer === `Bearer ${apiKey}`);
+    const authOk = xKey === apiKey || (options.auth !== 'x-api-key-only' && bearer === `Bearer ${apiKey}`);
     if (!authOk) return reject(401, 'authentication_error', 'invalid x-api-key');
-    if (!req.headers['anthropic-version']) return reject(400, 'invalid_request_error', 'anthropic-version: header is required');
+    if (!req.headers['anthropic-version'])
+      return reject(400, 'invalid_request_error', 'anthropic-version: header is required');
     let body: AnthropicRequest;
     try {
       body = JSON.parse(raw) as AnthropicRequest;
@@ -115,7 +115,11 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions): Promise
       for (const [k, v] of Object.entries(reply.headers ?? {})) res.setHeader(k, v);
       return sendError(res, reply.status, reply.type, reply.message);
     }
-    if (reply.kind === 'recorded') return writeSse(res, reply.lines.map((l) => JSON.parse(l) as { type: string }));
+    if (reply.kind === 'recorded')
+      return writeSse(
+        res,
+        reply.lines.map((l) => JSON.parse(l) as { type: string }),
+      );
 
     const usage = computeCacheUsage(body, cache);
     call.usage = usage;
@@ -130,12 +134,22 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions): Promise
     const message = { id, type: 'message', role: 'assistant', model: body.model, stop_sequence: null, container: null };
     if (!body.stream) {
       res.writeHead(200, { 'content-type': 'application/json', 'request-id': `req_${id}` });
-      res.end(JSON.stringify({ ...message, content, stop_reason: stopReason, usage: { ...usage, output_tokens: outputTokens } }));
+      res.end(
+        JSON.stringify({
+          ...message,
+          content,
+          stop_reason: stopReason,
+          usage: { ...usage, output_tokens: outputTokens },
+        }),
+      );
       return;
     }
     res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
     const send = (event: { type: string }) => res.write(`event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`);
-    send({ type: 'message_start', message: { ...message, content: [], stop_reason: null, usage: { ...usage, output_tokens: 1 } } } as never);
+    send({
+      type: 'message_start',
+      message: { ...message, content: [], stop_reason: null, usage: { ...usage, output_tokens: 1 } },
+    } as never);
     send({ type: 'ping' });
     for (const [index, block] of content.entries()) {
       if (block.type === 'text') {
@@ -149,9 +163,21 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions): Promise
           }
         }
       } else {
-        send({ type: 'content_block_start', index, content_block: { type: 'tool_use', id: block.id, name: block.name, input: {} } } as never);
-        const fragments = reply.rawArguments?.[index] ?? ['', ...split(JSON.stringify(block.input), reply.argChunk ?? 3)];
-        for (const partial of fragments) send({ type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: partial } } as never);
+        send({
+          type: 'content_block_start',
+          index,
+          content_block: { type: 'tool_use', id: block.id, name: block.name, input: {} },
+        } as never);
+        const fragments = reply.rawArguments?.[index] ?? [
+          '',
+          ...split(JSON.stringify(block.input), reply.argChunk ?? 3),
+        ];
+        for (const partial of fragments)
+          send({
+            type: 'content_block_delta',
+            index,
+            delta: { type: 'input_json_delta', partial_json: partial },
+          } as never);
         if (reply.stall) return;
       }
       send({ type: 'content_block_stop', index } as never);
@@ -161,7 +187,11 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions): Promise
         return;
       }
     }
-    send({ type: 'message_delta', delta: { stop_reason: stopReason, stop_sequence: null }, usage: { ...usage, output_tokens: outputTokens } } as never);
+    send({
+      type: 'message_delta',
+      delta: { stop_reason: stopReason, stop_sequence: null },
+      usage: { ...usage, output_tokens: outputTokens },
+    } as never);
     send({ type: 'message_stop' });
     res.end();
   }
@@ -205,7 +235,10 @@ export function validate(body: AnthropicRequest): string | undefined {
       }
     }
     const prev = body.messages[i - 1];
-    const uses = prev && prev.role === 'assistant' && Array.isArray(prev.content) ? prev.content.filter((b) => b.type === 'tool_use') : [];
+    const uses =
+      prev && prev.role === 'assistant' && Array.isArray(prev.content)
+        ? prev.content.filter((b) => b.type === 'tool_use')
+        : [];
     const results = m.content.filter((b) => b.type === 'tool_result');
     const badFlag = results.find((r) => r.is_error !== undefined && typeof r.is_error !== 'boolean');
     if (badFlag) return `messages.${i}.content: tool_result.is_error: Input should be a valid boolean`;
@@ -223,12 +256,16 @@ export function validate(body: AnthropicRequest): string | undefined {
     if (m.role === 'assistant') {
       const next = body.messages[i + 1];
       const ids = m.content.filter((b) => b.type === 'tool_use').map((b) => b.id);
-      const answered = next && Array.isArray(next.content) ? next.content.filter((b) => b.type === 'tool_result').map((b) => b.tool_use_id) : [];
+      const answered =
+        next && Array.isArray(next.content)
+          ? next.content.filter((b) => b.type === 'tool_result').map((b) => b.tool_use_id)
+          : [];
       const missing = ids.filter((id) => !answered.includes(id));
       if (missing.length > 0 && next) {
         return `messages.${i}: \`tool_use\` ids were found without \`tool_result\` blocks immediately after: ${missing.join(', ')}`;
       }
-      if (missing.length > 0 && !next) return `messages.${i}: the final assistant message cannot contain tool_use without results`;
+      if (missing.length > 0 && !next)
+        return `messages.${i}: the final assistant message cannot contain tool_use without results`;
     }
   }
   if (breakpoints > 4) return `A maximum of 4 blocks with cache_control may be provided. Found ${breakpoints}.`;
@@ -320,9 +357,13 @@ export function toolResultsIn(body: AnthropicRequest): WireToolResult[] {
           .map((b) => ({
             callId: String(b.tool_use_id),
             isError: b.is_error === true,
-            text: typeof b.content === 'string' ? b.content : Array.isArray(b.content) ? (b.content as { text?: string }[]).map((c) => c.text ?? '').join('') : '',
+            text:
+              typeof b.content === 'string'
+                ? b.content
+                : Array.isArray(b.content)
+                  ? (b.content as { text?: string }[]).map((c) => c.text ?? '').join('')
+                  : '',
           }))
       : [],
   );
 }
-

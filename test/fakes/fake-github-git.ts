@@ -7,7 +7,11 @@ const httpBackend = '/usr/lib/git-core/git-http-backend';
  * Serves bare repositories with the real `git http-backend`, run as a CGI program, the way a git
  * host does. The caller has authenticated the request; `remoteUser` enables receive-pack.
  */
-export function serveGit(req: IncomingMessage, res: ServerResponse, options: { projectRoot: string; pathInfo: string; query: string; remoteUser: string }): void {
+export function serveGit(
+  req: IncomingMessage,
+  res: ServerResponse,
+  options: { projectRoot: string; pathInfo: string; query: string; remoteUser: string },
+): void {
   const env: Record<string, string> = {
     PATH: '/usr/local/bin:/usr/bin:/bin',
     HOME: '/nonexistent',

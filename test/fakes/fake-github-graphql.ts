@@ -5,7 +5,10 @@ let cached: GraphQLSchema | undefined;
 
 /** GitHub's published GraphQL schema (@octokit/graphql-schema), built once per process. */
 export function githubGraphQLSchema(): GraphQLSchema {
-  cached ??= buildSchema(readFileSync(new URL('./schema.graphql', import.meta.resolve('@octokit/graphql-schema')), 'utf8'), { assumeValidSDL: true });
+  cached ??= buildSchema(
+    readFileSync(new URL('./schema.graphql', import.meta.resolve('@octokit/graphql-schema')), 'utf8'),
+    { assumeValidSDL: true },
+  );
   return cached;
 }
 
@@ -21,7 +24,11 @@ export async function runGitHubGraphQL(
   body: { query?: unknown; variables?: unknown },
   mutations: Record<string, (input: Record<string, unknown>) => unknown>,
 ): Promise<GraphQLAnswer> {
-  if (typeof body.query !== 'string') return { status: 400, body: { errors: [{ message: 'A query attribute must be specified and must be a string.' }] } };
+  if (typeof body.query !== 'string')
+    return {
+      status: 400,
+      body: { errors: [{ message: 'A query attribute must be specified and must be a string.' }] },
+    };
   let document: ReturnType<typeof parse>;
   try {
     document = parse(body.query);
@@ -48,6 +55,9 @@ export async function runGitHubGraphQL(
   });
   return {
     status: 200,
-    body: { ...(result.data !== undefined && { data: result.data }), ...(result.errors && { errors: result.errors.map((e) => ({ message: e.message, type: 'UNPROCESSABLE' })) }) },
+    body: {
+      ...(result.data !== undefined && { data: result.data }),
+      ...(result.errors && { errors: result.errors.map((e) => ({ message: e.message, type: 'UNPROCESSABLE' })) }),
+    },
   };
 }

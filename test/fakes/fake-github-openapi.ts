@@ -9,7 +9,15 @@ type Operation = {
   requestBody?: { required?: boolean; content: Record<string, { schema: unknown }> };
 };
 type Parameter = { name: string; in: string; required?: boolean; schema?: { type?: string; enum?: unknown[] } };
-type Route = { method: string; template: string; pattern: RegExp; names: string[]; literals: number; op: Operation; pointer: string };
+type Route = {
+  method: string;
+  template: string;
+  pattern: RegExp;
+  names: string[];
+  literals: number;
+  op: Operation;
+  pointer: string;
+};
 
 export type SpecMatch = { operationId: string; template: string; params: Record<string, string> };
 
@@ -49,25 +57,37 @@ export function loadGitHubSpec() {
 
   return {
     /** The operation for a request, or an error message saying what GitHub would answer. */
-    check(method: string, path: string, query: URLSearchParams, body: unknown): { ok: true; match: SpecMatch } | { ok: false; status: number; message: string } {
+    check(
+      method: string,
+      path: string,
+      query: URLSearchParams,
+      body: unknown,
+    ): { ok: true; match: SpecMatch } | { ok: false; status: number; message: string } {
       const candidates = routes.filter((r) => r.pattern.test(path));
       if (candidates.length === 0) return { ok: false, status: 404, message: `no such path in the REST spec: ${path}` };
       const route = candidates.find((r) => r.method === method);
-      if (!route) return { ok: false, status: 404, message: `${method} is not an operation on ${candidates[0]!.template}` };
+      if (!route)
+        return { ok: false, status: 404, message: `${method} is not an operation on ${candidates[0]!.template}` };
       const values = route.pattern.exec(path)!.slice(1).map(decodeURIComponent);
       const params = Object.fromEntries(route.names.map((n, i) => [n, values[i]!]));
       for (const p of (route.op.parameters ?? []).map(resolveParam)) {
         if (p.in === 'path' && p.schema?.type === 'integer' && !/^\d+$/.test(params[p.name] ?? '')) {
           return { ok: false, status: 404, message: `path parameter ${p.name} must be an integer` };
         }
-        if (p.in === 'query' && p.required && !query.has(p.name)) return { ok: false, status: 422, message: `query parameter ${p.name} is required` };
+        if (p.in === 'query' && p.required && !query.has(p.name))
+          return { ok: false, status: 422, message: `query parameter ${p.name} is required` };
         if (p.in === 'query' && query.has(p.name) && p.schema?.enum && !p.schema.enum.includes(query.get(p.name))) {
-          return { ok: false, status: 422, message: `query parameter ${p.name} must be one of ${p.schema.enum.join(', ')}` };
+          return {
+            ok: false,
+            status: 422,
+            message: `query parameter ${p.name} must be one of ${p.schema.enum.join(', ')}`,
+          };
         }
       }
       const content = route.op.requestBody?.content?.['application/json'];
       if (content) {
-        if (body === undefined && route.op.requestBody?.required) return { ok: false, status: 422, message: `${route.op.operationId} needs a JSON body` };
+        if (body === undefined && route.op.requestBody?.required)
+          return { ok: false, status: 422, message: `${route.op.operationId} needs a JSON body` };
         if (body !== undefined) {
           const key = `${route.pointer}/requestBody/content/application~1json/schema`;
           let validate = compiled.get(key);
@@ -76,7 +96,11 @@ export function loadGitHubSpec() {
             compiled.set(key, validate);
           }
           if (!validate(body)) {
-            return { ok: false, status: 422, message: `Invalid request for ${route.op.operationId}: ${ajv.errorsText(validate.errors)}` };
+            return {
+              ok: false,
+              status: 422,
+              message: `Invalid request for ${route.op.operationId}: ${ajv.errorsText(validate.errors)}`,
+            };
           }
         }
       } else if (body !== undefined && method !== 'GET' && Object.keys(body as object).length > 0) {

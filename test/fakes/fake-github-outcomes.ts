@@ -15,12 +15,31 @@ type Pull = FakeGitHub['pulls'][number];
 /** Runs git as `who` in a scratch clone (their name is the author and committer). */
 function gitAs(who: User) {
   const email = `${who.id}+${who.login}@users.noreply.github.com`;
-  const env = { PATH: '/usr/bin:/bin', HOME: '/nonexistent', GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', GIT_AUTHOR_NAME: who.login, GIT_AUTHOR_EMAIL: email, GIT_COMMITTER_NAME: who.login, GIT_COMMITTER_EMAIL: email };
-  return async (cwd: string, ...args: string[]) => (await run('git', ['-c', 'protocol.file.allow=always', ...args], { cwd, env })).stdout.trim();
+  const env = {
+    PATH: '/usr/bin:/bin',
+    HOME: '/nonexistent',
+    GIT_CONFIG_NOSYSTEM: '1',
+    GIT_CONFIG_GLOBAL: '/dev/null',
+    GIT_AUTHOR_NAME: who.login,
+    GIT_AUTHOR_EMAIL: email,
+    GIT_COMMITTER_NAME: who.login,
+    GIT_COMMITTER_EMAIL: email,
+  };
+  return async (cwd: string, ...args: string[]) =>
+    (await run('git', ['-c', 'protocol.file.allow=always', ...args], { cwd, env })).stdout.trim();
 }
 
 /** The push example that pushed a commit to a branch, our repository's, with our commits. */
-function pushEvent(where: Where, input: { branch: string; defaultBranch: string; before: string; commits: { id: string; message: string; by: User }[]; sender: User }) {
+function pushEvent(
+  where: Where,
+  input: {
+    branch: string;
+    defaultBranch: string;
+    before: string;
+    commits: { id: string; message: string; by: User }[];
+    sender: User;
+  },
+) {
   const p = example('push', undefined as unknown as string, 4);
   const template = p.commits[0];
   p.ref = `refs/heads/${input.branch}`;
@@ -28,13 +47,33 @@ function pushEvent(where: Where, input: { branch: string; defaultBranch: string;
   p.after = input.commits.at(-1)!.id;
   p.created = false;
   p.base_ref = null;
-  p.repository = { ...p.repository, name: where.repo, full_name: `${where.owner}/${where.repo}`, owner: { ...p.repository.owner, login: where.owner, name: where.owner }, default_branch: input.defaultBranch, master_branch: input.defaultBranch };
+  p.repository = {
+    ...p.repository,
+    name: where.repo,
+    full_name: `${where.owner}/${where.repo}`,
+    owner: { ...p.repository.owner, login: where.owner, name: where.owner },
+    default_branch: input.defaultBranch,
+    master_branch: input.defaultBranch,
+  };
   p.installation = { id: where.installationId, node_id: 'MDIzOkludGVncmF0aW9uSW5zdGFsbGF0aW9uMQ==' };
   p.sender = { ...p.sender, ...input.sender };
   p.pusher = { name: input.sender.login, email: `${input.sender.id}+${input.sender.login}@users.noreply.github.com` };
   p.commits = input.commits.map((c) => {
-    const author = { name: c.by.login, email: `${c.by.id}+${c.by.login}@users.noreply.github.com`, username: c.by.login };
-    return { ...template, id: c.id, tree_id: c.id, message: c.message, timestamp: new Date().toISOString(), url: `https://github.com/${where.owner}/${where.repo}/commit/${c.id}`, author, committer: author };
+    const author = {
+      name: c.by.login,
+      email: `${c.by.id}+${c.by.login}@users.noreply.github.com`,
+      username: c.by.login,
+    };
+    return {
+      ...template,
+      id: c.id,
+      tree_id: c.id,
+      message: c.message,
+      timestamp: new Date().toISOString(),
+      url: `https://github.com/${where.owner}/${where.repo}/commit/${c.id}`,
+      author,
+      committer: author,
+    };
   });
   p.head_commit = p.commits.at(-1);
   return p;
@@ -51,9 +90,14 @@ export function pullActions(fake: FakeGitHub, hook: { url: () => string; secret:
     const sent = await sendWebhook(hook.url(), hook.secret, event, payload);
     if (sent.status !== 202) throw new Error(`the ${event} webhook was refused: ${sent.status} ${sent.text}`);
   };
-  const pullOf = (number: number): Pull => fake.pulls.find((p) => p.repo === `${where.owner}/${where.repo}`.toLowerCase() && p.number === number)!;
+  const pullOf = (number: number): Pull =>
+    fake.pulls.find((p) => p.repo === `${where.owner}/${where.repo}`.toLowerCase() && p.number === number)!;
   /** Runs `change` in a scratch clone of the repository, then pushes `branch` back. */
-  async function inClone<T>(who: User, branch: string, change: (git: ReturnType<typeof gitAs>, dir: string) => Promise<T>): Promise<T> {
+  async function inClone<T>(
+    who: User,
+    branch: string,
+    change: (git: ReturnType<typeof gitAs>, dir: string) => Promise<T>,
+  ): Promise<T> {
     const dir = await mkdtemp(join(tmpdir(), 'fake-github-clone-'));
     const git = gitAs(who);
     try {
@@ -66,7 +110,10 @@ export function pullActions(fake: FakeGitHub, hook: { url: () => string; secret:
       await rm(dir, { recursive: true, force: true });
     }
   }
-  const tip = async (branch: string) => (await run('git', ['--git-dir', fake.repo(where.owner, where.repo).gitDir, 'rev-parse', `refs/heads/${branch}`])).stdout.trim();
+  const tip = async (branch: string) =>
+    (
+      await run('git', ['--git-dir', fake.repo(where.owner, where.repo).gitDir, 'rev-parse', `refs/heads/${branch}`])
+    ).stdout.trim();
 
   return {
     /** Merges the PR with a merge commit (GitHub's "Create a merge commit"), as `by`: the closed webhook, then the push to the base. */
@@ -82,16 +129,37 @@ export function pullActions(fake: FakeGitHub, hook: { url: () => string; secret:
       pull.merged = { sha, by: { login: by.login, id: by.id, type: 'User' }, at: new Date().toISOString() };
       pull.closedAt = pull.merged.at;
       const closed = pullRequestClosedEvent(where, { pull, user: by, merged: true });
-      closed.pull_request = { ...closed.pull_request, merged_at: pull.merged.at, closed_at: pull.closedAt, merge_commit_sha: sha, merged_by: { ...closed.pull_request.user, login: by.login, id: by.id, type: 'User' } };
+      closed.pull_request = {
+        ...closed.pull_request,
+        merged_at: pull.merged.at,
+        closed_at: pull.closedAt,
+        merge_commit_sha: sha,
+        merged_by: { ...closed.pull_request.user, login: by.login, id: by.id, type: 'User' },
+      };
       await deliver('pull_request', closed);
-      await deliver('push', pushEvent(where, { branch: pull.base, defaultBranch: pull.base, before, commits: [{ id: sha, message, by }], sender: by }));
+      await deliver(
+        'push',
+        pushEvent(where, {
+          branch: pull.base,
+          defaultBranch: pull.base,
+          before,
+          commits: [{ id: sha, message, by }],
+          sender: by,
+        }),
+      );
       return sha;
     },
     /** Closes the PR without merging it, as `by`. */
     async close(number: number, by: User): Promise<void> {
       const pull = fake.closePull(where.owner, where.repo, number);
       const closed = pullRequestClosedEvent(where, { pull, user: by });
-      closed.pull_request = { ...closed.pull_request, closed_at: pull.closedAt, merged_at: null, merge_commit_sha: null, merged_by: null };
+      closed.pull_request = {
+        ...closed.pull_request,
+        closed_at: pull.closedAt,
+        merged_at: null,
+        merge_commit_sha: null,
+        merged_by: null,
+      };
       await deliver('pull_request', closed);
     },
     /** `git revert -m 1 <merge>` on the default branch, pushed by `by`: git's own "Revert …" message. */
@@ -101,7 +169,10 @@ export function pullActions(fake: FakeGitHub, hook: { url: () => string; secret:
         await git(dir, 'revert', '--no-edit', '-m', '1', mergeSha);
         return { sha: await git(dir, 'rev-parse', 'HEAD'), message: await git(dir, 'log', '-1', '--format=%B') };
       });
-      await deliver('push', pushEvent(where, { branch, defaultBranch: branch, before, commits: [{ id: sha, message, by }], sender: by }));
+      await deliver(
+        'push',
+        pushEvent(where, { branch, defaultBranch: branch, before, commits: [{ id: sha, message, by }], sender: by }),
+      );
       return sha;
     },
     /** A person commits a file to the PR's branch and pushes it. */
@@ -115,7 +186,16 @@ export function pullActions(fake: FakeGitHub, hook: { url: () => string; secret:
         await git(dir, 'commit', '--quiet', '-m', message);
         return git(dir, 'rev-parse', 'HEAD');
       });
-      await deliver('push', pushEvent(where, { branch: pull.head, defaultBranch: pull.base, before, commits: [{ id: sha, message, by }], sender: by }));
+      await deliver(
+        'push',
+        pushEvent(where, {
+          branch: pull.head,
+          defaultBranch: pull.base,
+          before,
+          commits: [{ id: sha, message, by }],
+          sender: by,
+        }),
+      );
       return sha;
     },
     /** A person submits a review (the published submitted example with our PR and reviewer). */
@@ -124,19 +204,48 @@ export function pullActions(fake: FakeGitHub, hook: { url: () => string; secret:
       const id = fake.nextId();
       const submittedAt = new Date().toISOString();
       pull.reviews ??= [];
-      pull.reviews.push({ id, user: { login: by.login, id: by.id, type: 'User' }, state: state.toUpperCase(), body: 'Looks fine.', submittedAt });
+      pull.reviews.push({
+        id,
+        user: { login: by.login, id: by.id, type: 'User' },
+        state: state.toUpperCase(),
+        body: 'Looks fine.',
+        submittedAt,
+      });
       const p = example('pull_request_review', 'submitted');
-      p.repository = { ...p.repository, name: where.repo, full_name: `${where.owner}/${where.repo}`, owner: { ...p.repository.owner, login: where.owner } };
+      p.repository = {
+        ...p.repository,
+        name: where.repo,
+        full_name: `${where.owner}/${where.repo}`,
+        owner: { ...p.repository.owner, login: where.owner },
+      };
       p.installation = { id: where.installationId, node_id: 'MDIzOkludGVncmF0aW9uSW5zdGFsbGF0aW9uMQ==' };
       p.sender = { ...p.sender, login: by.login, id: by.id, type: 'User' };
-      p.review = { ...p.review, id, state, body: 'Looks fine.', submitted_at: submittedAt, user: { ...p.review.user, login: by.login, id: by.id, type: 'User' } };
-      p.pull_request = { ...p.pull_request, number, body: pull.body, head: { ...p.pull_request.head, ref: pull.head }, base: { ...p.pull_request.base, ref: pull.base } };
+      p.review = {
+        ...p.review,
+        id,
+        state,
+        body: 'Looks fine.',
+        submitted_at: submittedAt,
+        user: { ...p.review.user, login: by.login, id: by.id, type: 'User' },
+      };
+      p.pull_request = {
+        ...p.pull_request,
+        number,
+        body: pull.body,
+        head: { ...p.pull_request.head, ref: pull.head },
+        base: { ...p.pull_request.base, ref: pull.base },
+      };
       await deliver('pull_request_review', p);
     },
     /** A commit status (CI on the default branch, say) reported on `sha`. */
     async status(sha: string, branch: string, state: 'success' | 'failure'): Promise<void> {
       const p = example('status', undefined as unknown as string, 0);
-      p.repository = { ...p.repository, name: where.repo, full_name: `${where.owner}/${where.repo}`, owner: { ...p.repository.owner, login: where.owner } };
+      p.repository = {
+        ...p.repository,
+        name: where.repo,
+        full_name: `${where.owner}/${where.repo}`,
+        owner: { ...p.repository.owner, login: where.owner },
+      };
       p.installation = { id: where.installationId, node_id: 'MDIzOkludGVncmF0aW9uSW5zdGFsbGF0aW9uMQ==' };
       p.sha = sha;
       p.state = state;

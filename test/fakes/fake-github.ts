@@ -16,13 +16,33 @@ const run = promisify(execFile);
 export type Permission = 'admin' | 'maintain' | 'write' | 'triage' | 'read';
 type User = { login: string; id: number; type: 'User' | 'Bot' };
 type Level = 'read' | 'write';
-type Token = { kind: 'installation'; installationId: number; repos: string[] | 'all'; permissions: Record<string, Level>; expiresAt: number } | { kind: 'user'; login: string };
+type Token =
+  | {
+      kind: 'installation';
+      installationId: number;
+      repos: string[] | 'all';
+      permissions: Record<string, Level>;
+      expiresAt: number;
+    }
+  | { kind: 'user'; login: string };
 
 /** What the App itself was granted: an installation token can have these or fewer. */
-const DEFAULT_APP_PERMISSIONS: Record<string, Level> = { contents: 'write', issues: 'write', pull_requests: 'write', statuses: 'write', metadata: 'read', checks: 'read', actions: 'read' };
+const DEFAULT_APP_PERMISSIONS: Record<string, Level> = {
+  contents: 'write',
+  issues: 'write',
+  pull_requests: 'write',
+  statuses: 'write',
+  metadata: 'read',
+  checks: 'read',
+  actions: 'read',
+};
 
 /** GitHub's documented example bodies (@octokit/openapi components.examples), the templates for jobs and check runs. */
-const specExamples = (createRequire(import.meta.url)('@octokit/openapi/generated/api.github.com.json') as { components: { examples: Record<string, { value: unknown }> } }).components.examples;
+const specExamples = (
+  createRequire(import.meta.url)('@octokit/openapi/generated/api.github.com.json') as {
+    components: { examples: Record<string, { value: unknown }> };
+  }
+).components.examples;
 
 /**
  * The installation-token permission each REST operation needs (GitHub's "Permissions required for
@@ -70,10 +90,40 @@ type Pull = {
   closedAt?: string;
   reviews?: Review[];
 };
-type Job = { id: number; runId: number; name: string; conclusion: 'success' | 'failure' | 'cancelled' | 'skipped'; log: string };
-type WorkflowRun = { id: number; repo: string; name: string; headSha: string; headBranch: string; checkSuiteId: number; jobs: Job[] };
-type CheckRunRecord = { id: number; repo: string; suiteId: number; name: string; headSha: string; conclusion: string; appSlug: string; output: { title: string | null; summary: string | null; text: string | null } };
-type Repo = { owner: string; name: string; id: number; installationId: number; gitDir: string; collaborators: Map<string, Permission> };
+type Job = {
+  id: number;
+  runId: number;
+  name: string;
+  conclusion: 'success' | 'failure' | 'cancelled' | 'skipped';
+  log: string;
+};
+type WorkflowRun = {
+  id: number;
+  repo: string;
+  name: string;
+  headSha: string;
+  headBranch: string;
+  checkSuiteId: number;
+  jobs: Job[];
+};
+type CheckRunRecord = {
+  id: number;
+  repo: string;
+  suiteId: number;
+  name: string;
+  headSha: string;
+  conclusion: string;
+  appSlug: string;
+  output: { title: string | null; summary: string | null; text: string | null };
+};
+type Repo = {
+  owner: string;
+  name: string;
+  id: number;
+  installationId: number;
+  gitDir: string;
+  collaborators: Map<string, Permission>;
+};
 
 export type FakeGitHub = Awaited<ReturnType<typeof startFakeGitHub>>;
 
@@ -84,7 +134,9 @@ export type FakeGitHub = Awaited<ReturnType<typeof startFakeGitHub>>;
  * expiry, and serves repositories with the real `git http-backend` behind a Basic auth challenge.
  * Everything it refused is kept in `refused`, so a test can assert nothing was malformed.
  */
-export async function startFakeGitHub(options: { appId?: number; slug?: string; tokenTtlMs?: number; appPermissions?: Record<string, Level> } = {}) {
+export async function startFakeGitHub(
+  options: { appId?: number; slug?: string; tokenTtlMs?: number; appPermissions?: Record<string, Level> } = {},
+) {
   const APP_PERMISSIONS = options.appPermissions ?? DEFAULT_APP_PERMISSIONS;
   const appId = options.appId ?? 4242;
   const slug = options.slug ?? 'patchbay-test';
@@ -118,7 +170,15 @@ export async function startFakeGitHub(options: { appId?: number; slug?: string; 
   const calls: { method: string; path: string; operationId: string; as: string }[] = [];
   const issuedTokens: string[] = [];
   const gitRequests: { path: string; user: string; service: string }[] = [];
-  const statuses: { repo: string; sha: string; state: string; context: string; target_url?: string; description?: string; as: string }[] = [];
+  const statuses: {
+    repo: string;
+    sha: string;
+    state: string;
+    context: string;
+    target_url?: string;
+    description?: string;
+    as: string;
+  }[] = [];
   const graphqlCalls: { operations: string[]; as: string }[] = [];
   let nextId = 1000;
   const oauthClient = { id: 'Iv1.fakeclient', secret: 'fake-client-secret' };
@@ -159,12 +219,15 @@ export async function startFakeGitHub(options: { appId?: number; slug?: string; 
     const now = Math.floor(Date.now() / 1000);
     if (String(claims.iss) !== String(appId)) return `iss ${claims.iss} is not the App ID`;
     if (claims.exp - claims.iat > 600) return "'Expiration time' claim ('exp') is too far in the future";
-    if (claims.exp <= now) return "'Expiration time' claim ('exp') must be a numeric value representing the future time";
+    if (claims.exp <= now)
+      return "'Expiration time' claim ('exp') must be a numeric value representing the future time";
     if (claims.iat > now + 60) return "'Issued at' claim ('iat') must be an Integer representing a time in the past";
     return undefined;
   }
 
-  function tokenOf(req: IncomingMessage): { token: string; auth: Token } | { jwt: true } | { error: string } | undefined {
+  function tokenOf(
+    req: IncomingMessage,
+  ): { token: string; auth: Token } | { jwt: true } | { error: string } | undefined {
     const header = req.headers.authorization;
     if (!header) return undefined;
     const [scheme, value] = header.split(' ', 2) as [string, string | undefined];
@@ -176,7 +239,8 @@ export async function startFakeGitHub(options: { appId?: number; slug?: string; 
     if (!['token', 'bearer'].includes(scheme.toLowerCase())) return { error: `unknown scheme ${scheme}` };
     const auth = tokens.get(value);
     if (!auth) return { error: 'Bad credentials' };
-    if (auth.kind === 'installation' && auth.expiresAt < Date.now()) return { error: 'Bad credentials (token expired)' };
+    if (auth.kind === 'installation' && auth.expiresAt < Date.now())
+      return { error: 'Bad credentials (token expired)' };
     return { token: value, auth };
   }
 
@@ -190,7 +254,8 @@ export async function startFakeGitHub(options: { appId?: number; slug?: string; 
   /** A user writes where they have write access; an installation token by its permissions. */
   function mayUse(auth: Token, repo: Repo, permission: string, level: Level): boolean {
     if (!canSeeRepo(auth, repo)) return false;
-    if (auth.kind === 'user') return level === 'read' || ['admin', 'maintain', 'write'].includes(repo.collaborators.get(auth.login)!);
+    if (auth.kind === 'user')
+      return level === 'read' || ['admin', 'maintain', 'write'].includes(repo.collaborators.get(auth.login)!);
     return grants(auth.permissions[permission], level);
   }
 
@@ -250,8 +315,22 @@ export async function startFakeGitHub(options: { appId?: number; slug?: string; 
       workflow_name: run.name,
       check_run_url: `${htmlBase()}/api/v3/repos/${run.repo}/check-runs/${j.id}`,
       steps: [
-        { name: 'Set up job', status: 'completed', conclusion: 'success', number: 1, started_at: '2026-01-01T00:00:00Z', completed_at: '2026-01-01T00:00:01Z' },
-        { name: `Run ${j.name}`, status: 'completed', conclusion: j.conclusion, number: 2, started_at: '2026-01-01T00:00:01Z', completed_at: '2026-01-01T00:00:09Z' },
+        {
+          name: 'Set up job',
+          status: 'completed',
+          conclusion: 'success',
+          number: 1,
+          started_at: '2026-01-01T00:00:00Z',
+          completed_at: '2026-01-01T00:00:01Z',
+        },
+        {
+          name: `Run ${j.name}`,
+          status: 'completed',
+          conclusion: j.conclusion,
+          number: 2,
+          started_at: '2026-01-01T00:00:01Z',
+          completed_at: '2026-01-01T00:00:09Z',
+        },
       ],
     };
   };
@@ -269,7 +348,11 @@ export async function startFakeGitHub(options: { appId?: number; slug?: string; 
       status: 'completed',
       conclusion: c.conclusion,
       name: c.name,
-      output: { ...c.output, annotations_count: 0, annotations_url: `${htmlBase()}/api/v3/repos/${c.repo}/check-runs/${c.id}/annotations` },
+      output: {
+        ...c.output,
+        annotations_count: 0,
+        annotations_url: `${htmlBase()}/api/v3/repos/${c.repo}/check-runs/${c.id}/annotations`,
+      },
       check_suite: { id: c.suiteId },
       app: { ...((template.app as Record<string, unknown>) ?? {}), slug: c.appSlug },
       pull_requests: [],
@@ -298,7 +381,12 @@ export async function startFakeGitHub(options: { appId?: number; slug?: string; 
       const r = repos.get(p.headRepo);
       if (!r) continue;
       try {
-        headSha.set(p, (await run('git', ['--git-dir', r.gitDir, 'rev-parse', '--verify', '--quiet', `refs/heads/${p.head}`])).stdout.trim());
+        headSha.set(
+          p,
+          (
+            await run('git', ['--git-dir', r.gitDir, 'rev-parse', '--verify', '--quiet', `refs/heads/${p.head}`])
+          ).stdout.trim(),
+        );
       } catch {
         headSha.delete(p);
       }
@@ -324,29 +412,54 @@ export async function startFakeGitHub(options: { appId?: number; slug?: string; 
       return refuse(req, res, 400, 'Problems parsing JSON');
     }
     const who = tokenOf(req);
-    if (!who || 'error' in who || 'jwt' in who) return refuse(req, res, 401, 'This endpoint requires you to be authenticated.');
+    if (!who || 'error' in who || 'jwt' in who)
+      return refuse(req, res, 401, 'This endpoint requires you to be authenticated.');
     const auth = who.auth;
     const operations: string[] = [];
     const setDraft = (draft: boolean) => (input: Record<string, unknown>) => {
       operations.push(draft ? 'convertPullRequestToDraft' : 'markPullRequestReadyForReview');
       const p = pulls.find((x) => `PR_kw${x.number}` === input.pullRequestId);
       const repo = p && repos.get(p.repo);
-      if (!p || !repo || !canSeeRepo(auth, repo)) throw new Error(`Could not resolve to a node with the global id of '${String(input.pullRequestId)}'`);
+      if (!p || !repo || !canSeeRepo(auth, repo))
+        throw new Error(`Could not resolve to a node with the global id of '${String(input.pullRequestId)}'`);
       if (!mayUse(auth, repo, 'pull_requests', 'write')) throw new Error('Resource not accessible by integration');
       if (p.state !== 'open') throw new Error('Pull request is closed');
       if (p.draft === draft) throw new Error(draft ? 'Pull request is already a draft' : 'Pull request is not a draft');
       p.draft = draft;
-      return { clientMutationId: input.clientMutationId ?? null, pullRequest: { id: `PR_kw${p.number}`, number: p.number, isDraft: p.draft, url: `${htmlBase()}/${p.repo}/pull/${p.number}` } };
+      return {
+        clientMutationId: input.clientMutationId ?? null,
+        pullRequest: {
+          id: `PR_kw${p.number}`,
+          number: p.number,
+          isDraft: p.draft,
+          url: `${htmlBase()}/${p.repo}/pull/${p.number}`,
+        },
+      };
     };
-    const answer = await runGitHubGraphQL(body, { markPullRequestReadyForReview: setDraft(false), convertPullRequestToDraft: setDraft(true) });
+    const answer = await runGitHubGraphQL(body, {
+      markPullRequestReadyForReview: setDraft(false),
+      convertPullRequestToDraft: setDraft(true),
+    });
     graphqlCalls.push({ operations, as: auth.kind === 'user' ? auth.login : bot.login });
     await hooks.afterGraphql?.(operations);
-    if (answer.body.errors?.length) refused.push({ method: 'POST', path: '/api/graphql', status: answer.status, message: answer.body.errors.map((e) => e.message).join('; ') });
+    if (answer.body.errors?.length)
+      refused.push({
+        method: 'POST',
+        path: '/api/graphql',
+        status: answer.status,
+        message: answer.body.errors.map((e) => e.message).join('; '),
+      });
     return send(res, answer.status, answer.body);
   }
 
   async function commitsAhead(repo: Repo, base: string, head: string): Promise<number> {
-    const { stdout } = await run('git', ['--git-dir', repo.gitDir, 'rev-list', '--count', `refs/heads/${base}..refs/heads/${head}`]);
+    const { stdout } = await run('git', [
+      '--git-dir',
+      repo.gitDir,
+      'rev-list',
+      '--count',
+      `refs/heads/${base}..refs/heads/${head}`,
+    ]);
     return Number(stdout.trim());
   }
 
@@ -376,11 +489,28 @@ export async function startFakeGitHub(options: { appId?: number; slug?: string; 
     const who = tokenOf(req);
     if (!who) return refuse(req, res, 401, 'Requires authentication');
     if ('error' in who) return refuse(req, res, 401, who.error);
-    const appOnly = ['apps/get-authenticated', 'apps/list-installations', 'apps/create-installation-access-token', 'apps/get-repo-installation'];
+    const appOnly = [
+      'apps/get-authenticated',
+      'apps/list-installations',
+      'apps/create-installation-access-token',
+      'apps/get-repo-installation',
+    ];
     if ('jwt' in who !== appOnly.includes(operationId)) {
-      return refuse(req, res, 'jwt' in who ? 403 : 401, 'jwt' in who ? 'A JSON web token cannot be used to authenticate to this endpoint' : 'A JSON web token is required for this endpoint');
+      return refuse(
+        req,
+        res,
+        'jwt' in who ? 403 : 401,
+        'jwt' in who
+          ? 'A JSON web token cannot be used to authenticate to this endpoint'
+          : 'A JSON web token is required for this endpoint',
+      );
     }
-    calls.push({ method: req.method!, path, operationId, as: 'jwt' in who ? 'app' : who.auth.kind === 'user' ? who.auth.login : bot.login });
+    calls.push({
+      method: req.method!,
+      path,
+      operationId,
+      as: 'jwt' in who ? 'app' : who.auth.kind === 'user' ? who.auth.login : bot.login,
+    });
     const repo = params.owner && params.repo ? repos.get(key(params.owner, params.repo)) : undefined;
     if (params.owner && params.repo && !repo) return refuse(req, res, 404, 'Not Found');
     const auth = 'jwt' in who ? undefined : who.auth;
@@ -390,9 +520,16 @@ export async function startFakeGitHub(options: { appId?: number; slug?: string; 
     if (failure) return refuse(req, res, failure.status, failure.message);
     const need = NEEDS[operationId];
     if (repo && auth && need) {
-      const issueNumber = params.issue_number ?? (operationId === 'reactions/create-for-issue-comment' || operationId === 'issues/update-comment' ? String(comments.get(num('comment_id'))?.number) : undefined);
-      const isPull = issueNumber !== undefined && pulls.some((p) => p.repo === key(repo.owner, repo.name) && p.number === Number(issueNumber));
-      const permissions = need.permission === 'issue-or-pull' ? (isPull ? ['pull_requests', 'issues'] : ['issues']) : [need.permission];
+      const issueNumber =
+        params.issue_number ??
+        (operationId === 'reactions/create-for-issue-comment' || operationId === 'issues/update-comment'
+          ? String(comments.get(num('comment_id'))?.number)
+          : undefined);
+      const isPull =
+        issueNumber !== undefined &&
+        pulls.some((p) => p.repo === key(repo.owner, repo.name) && p.number === Number(issueNumber));
+      const permissions =
+        need.permission === 'issue-or-pull' ? (isPull ? ['pull_requests', 'issues'] : ['issues']) : [need.permission];
       if (!permissions.some((permission) => mayUse(auth, repo, permission, need.level))) {
         return refuse(req, res, 403, 'Resource not accessible by integration');
       }
@@ -400,30 +537,75 @@ export async function startFakeGitHub(options: { appId?: number; slug?: string; 
 
     switch (operationId) {
       case 'apps/get-authenticated':
-        return send(res, 200, { id: appId, slug, name: 'Patchbay Test', owner: { login: 'octo-org', id: 1, type: 'Organization' }, permissions: APP_PERMISSIONS, events: [] });
+        return send(res, 200, {
+          id: appId,
+          slug,
+          name: 'Patchbay Test',
+          owner: { login: 'octo-org', id: 1, type: 'Organization' },
+          permissions: APP_PERMISSIONS,
+          events: [],
+        });
       case 'apps/list-installations': {
         const ids = [...new Set([...repos.values()].map((r) => r.installationId))];
         const ownerOf = (id: number) => [...repos.values()].find((r) => r.installationId === id)!.owner;
-        return send(res, 200, ids.map((id) => ({ id, account: { login: ownerOf(id), id: 1, type: 'Organization' }, app_id: appId, target_type: 'Organization', permissions: APP_PERMISSIONS, repository_selection: 'selected', events: [] })));
+        return send(
+          res,
+          200,
+          ids.map((id) => ({
+            id,
+            account: { login: ownerOf(id), id: 1, type: 'Organization' },
+            app_id: appId,
+            target_type: 'Organization',
+            permissions: APP_PERMISSIONS,
+            repository_selection: 'selected',
+            events: [],
+          })),
+        );
       }
       case 'apps/get-repo-installation':
-        return send(res, 200, { id: repo!.installationId, account: { login: repo!.owner, id: 1, type: 'Organization' }, app_id: appId, repository_selection: 'selected' });
+        return send(res, 200, {
+          id: repo!.installationId,
+          account: { login: repo!.owner, id: 1, type: 'Organization' },
+          app_id: appId,
+          repository_selection: 'selected',
+        });
       case 'apps/create-installation-access-token': {
         const installationId = num('installation_id');
         const mine = [...repos.values()].filter((r) => r.installationId === installationId);
         if (mine.length === 0) return refuse(req, res, 404, 'Not Found');
         const names = (body?.repositories as string[] | undefined)?.map((n) => n.toLowerCase());
-        if (names?.some((n) => !mine.some((r) => r.name.toLowerCase() === n))) return refuse(req, res, 422, 'There is at least one repository that does not exist or is not accessible to the parent installation.');
+        if (names?.some((n) => !mine.some((r) => r.name.toLowerCase() === n)))
+          return refuse(
+            req,
+            res,
+            422,
+            'There is at least one repository that does not exist or is not accessible to the parent installation.',
+          );
         const token = `ghs_${randomBytes(18).toString('base64url')}`;
         const expiresAt = Date.now() + (options.tokenTtlMs ?? 3_600_000);
         const asked = body?.permissions as Record<string, string> | undefined;
-        const beyond = Object.entries(asked ?? {}).find(([name, level]) => (level !== 'read' && level !== 'write') || !grants(APP_PERMISSIONS[name], level as Level));
-        if (beyond) return refuse(req, res, 422, `The permissions requested are not granted to this installation: ${beyond[0]}=${beyond[1]}`);
+        const beyond = Object.entries(asked ?? {}).find(
+          ([name, level]) => (level !== 'read' && level !== 'write') || !grants(APP_PERMISSIONS[name], level as Level),
+        );
+        if (beyond)
+          return refuse(
+            req,
+            res,
+            422,
+            `The permissions requested are not granted to this installation: ${beyond[0]}=${beyond[1]}`,
+          );
         // Metadata read comes with every token.
-        const permissions: Record<string, Level> = asked ? { ...(asked as Record<string, Level>), metadata: 'read' } : { ...APP_PERMISSIONS };
+        const permissions: Record<string, Level> = asked
+          ? { ...(asked as Record<string, Level>), metadata: 'read' }
+          : { ...APP_PERMISSIONS };
         tokens.set(token, { kind: 'installation', installationId, repos: names ?? 'all', permissions, expiresAt });
         issuedTokens.push(token);
-        return send(res, 201, { token, expires_at: new Date(expiresAt).toISOString().replace(/\.\d+Z$/, 'Z'), permissions, repository_selection: names ? 'selected' : 'all' });
+        return send(res, 201, {
+          token,
+          expires_at: new Date(expiresAt).toISOString().replace(/\.\d+Z$/, 'Z'),
+          permissions,
+          repository_selection: names ? 'selected' : 'all',
+        });
       }
       case 'repos/get-collaborator-permission-level': {
         const user = users.get(params.username!);
@@ -434,30 +616,57 @@ export async function startFakeGitHub(options: { appId?: number; slug?: string; 
       }
       case 'reactions/create-for-issue-comment':
       case 'reactions/create-for-pull-request-review-comment': {
-        const target = operationId === 'reactions/create-for-issue-comment' ? comments.get(num('comment_id')) : reviewComments.get(num('comment_id'));
+        const target =
+          operationId === 'reactions/create-for-issue-comment'
+            ? comments.get(num('comment_id'))
+            : reviewComments.get(num('comment_id'));
         if (!target || target.repo !== key(repo!.owner, repo!.name)) return refuse(req, res, 404, 'Not Found');
         target.reactions.push(String(body!.content));
-        return send(res, 201, { id: nextId++, content: body!.content, user: userOf(auth!), created_at: new Date().toISOString() });
+        return send(res, 201, {
+          id: nextId++,
+          content: body!.content,
+          user: userOf(auth!),
+          created_at: new Date().toISOString(),
+        });
       }
       case 'reactions/create-for-issue': {
-        issueReactions.push({ repo: key(repo!.owner, repo!.name), number: num('issue_number'), content: String(body!.content) });
-        return send(res, 201, { id: nextId++, content: body!.content, user: userOf(auth!), created_at: new Date().toISOString() });
+        issueReactions.push({
+          repo: key(repo!.owner, repo!.name),
+          number: num('issue_number'),
+          content: String(body!.content),
+        });
+        return send(res, 201, {
+          id: nextId++,
+          content: body!.content,
+          user: userOf(auth!),
+          created_at: new Date().toISOString(),
+        });
       }
       case 'issues/create-comment': {
-        const c: Comment = { id: nextId++, repo: key(repo!.owner, repo!.name), number: num('issue_number'), body: String(body!.body), user: userOf(auth!), reactions: [] };
+        const c: Comment = {
+          id: nextId++,
+          repo: key(repo!.owner, repo!.name),
+          number: num('issue_number'),
+          body: String(body!.body),
+          user: userOf(auth!),
+          reactions: [],
+        };
         comments.set(c.id, c);
         return send(res, 201, commentJson(c));
       }
       case 'issues/list-comments': {
         const perPage = Number(url.searchParams.get('per_page') ?? 30);
         const page = Number(url.searchParams.get('page') ?? 1);
-        const list = [...comments.values()].filter((c) => c.repo === key(repo!.owner, repo!.name) && c.number === num('issue_number'));
+        const list = [...comments.values()].filter(
+          (c) => c.repo === key(repo!.owner, repo!.name) && c.number === num('issue_number'),
+        );
         return send(res, 200, list.slice((page - 1) * perPage, page * perPage).map(commentJson));
       }
       case 'issues/update-comment': {
         const c = comments.get(num('comment_id'));
         if (!c || c.repo !== key(repo!.owner, repo!.name)) return refuse(req, res, 404, 'Not Found');
-        if (c.user.login !== userOf(auth!).login) return refuse(req, res, 403, 'Resource not accessible by integration');
+        if (c.user.login !== userOf(auth!).login)
+          return refuse(req, res, 403, 'Resource not accessible by integration');
         c.body = String(body!.body);
         return send(res, 200, commentJson(c));
       }
@@ -465,9 +674,23 @@ export async function startFakeGitHub(options: { appId?: number; slug?: string; 
         const parent = reviewComments.get(num('comment_id'));
         if (!parent || parent.number !== num('pull_number')) return refuse(req, res, 404, 'Not Found');
         if (parent.in_reply_to_id !== undefined) return refuse(req, res, 422, 'Replies to replies are not supported');
-        const c: ReviewComment = { ...parent, id: nextId++, body: String(body!.body), user: userOf(auth!), reactions: [], in_reply_to_id: parent.id };
+        const c: ReviewComment = {
+          ...parent,
+          id: nextId++,
+          body: String(body!.body),
+          user: userOf(auth!),
+          reactions: [],
+          in_reply_to_id: parent.id,
+        };
         reviewComments.set(c.id, c);
-        return send(res, 201, { ...commentJson(c), path: c.path, line: c.line, diff_hunk: c.diff_hunk, in_reply_to_id: parent.id, pull_request_review_id: 1 });
+        return send(res, 201, {
+          ...commentJson(c),
+          path: c.path,
+          line: c.line,
+          diff_hunk: c.diff_hunk,
+          in_reply_to_id: parent.id,
+          pull_request_review_id: 1,
+        });
       }
       case 'pulls/update-review-comment': {
         const c = reviewComments.get(num('comment_id'));
@@ -476,15 +699,40 @@ export async function startFakeGitHub(options: { appId?: number; slug?: string; 
         return send(res, 200, { ...commentJson(c), path: c.path, diff_hunk: c.diff_hunk, pull_request_review_id: 1 });
       }
       case 'repos/create-commit-status': {
-        if (!(await commitExists(repo!, params.sha!))) return refuse(req, res, 422, `No commit found for SHA: ${params.sha}`);
-        const status = { repo: key(repo!.owner, repo!.name), sha: params.sha!, state: String(body!.state), context: String(body!.context ?? 'default'), ...(typeof body!.target_url === 'string' && { target_url: body!.target_url }), ...(typeof body!.description === 'string' && { description: body!.description }), as: userOf(auth!).login };
+        if (!(await commitExists(repo!, params.sha!)))
+          return refuse(req, res, 422, `No commit found for SHA: ${params.sha}`);
+        const status = {
+          repo: key(repo!.owner, repo!.name),
+          sha: params.sha!,
+          state: String(body!.state),
+          context: String(body!.context ?? 'default'),
+          ...(typeof body!.target_url === 'string' && { target_url: body!.target_url }),
+          ...(typeof body!.description === 'string' && { description: body!.description }),
+          as: userOf(auth!).login,
+        };
         statuses.push(status);
-        return send(res, 201, { id: nextId++, node_id: `SC_${nextId}`, url: '', state: status.state, context: status.context, description: status.description ?? null, target_url: status.target_url ?? null, creator: userOf(auth!), created_at: new Date().toISOString(), updated_at: new Date().toISOString() });
+        return send(res, 201, {
+          id: nextId++,
+          node_id: `SC_${nextId}`,
+          url: '',
+          state: status.state,
+          context: status.context,
+          description: status.description ?? null,
+          target_url: status.target_url ?? null,
+          creator: userOf(auth!),
+          created_at: new Date().toISOString(),
+          updated_at: new Date().toISOString(),
+        });
       }
       case 'pulls/list': {
         const head = url.searchParams.get('head');
         const state = url.searchParams.get('state') ?? 'open';
-        const list = pulls.filter((p) => p.repo === key(repo!.owner, repo!.name) && (state === 'all' || p.state === state) && (!head || `${p.headRepo.split('/')[0]}:${p.head}`.toLowerCase() === head.toLowerCase()));
+        const list = pulls.filter(
+          (p) =>
+            p.repo === key(repo!.owner, repo!.name) &&
+            (state === 'all' || p.state === state) &&
+            (!head || `${p.headRepo.split('/')[0]}:${p.head}`.toLowerCase() === head.toLowerCase()),
+        );
         await refreshHeads(list);
         return send(res, 200, list.map(pullJson));
       }
@@ -497,16 +745,35 @@ export async function startFakeGitHub(options: { appId?: number; slug?: string; 
         const p = pulls.find((x) => x.repo === key(repo!.owner, repo!.name) && x.number === num('pull_number'));
         if (!p) return refuse(req, res, 404, 'Not Found');
         const at = `${htmlBase()}/${p.repo}/pull/${p.number}`;
-        return send(res, 200, (p.reviews ?? []).map((r) => ({ id: r.id, node_id: `PRR_${r.id}`, user: r.user, body: r.body, state: r.state, html_url: `${at}#pullrequestreview-${r.id}`, pull_request_url: at, submitted_at: r.submittedAt, commit_id: headSha.get(p) ?? '0'.repeat(40), author_association: 'COLLABORATOR', _links: { html: { href: at }, pull_request: { href: at } } })));
+        return send(
+          res,
+          200,
+          (p.reviews ?? []).map((r) => ({
+            id: r.id,
+            node_id: `PRR_${r.id}`,
+            user: r.user,
+            body: r.body,
+            state: r.state,
+            html_url: `${at}#pullrequestreview-${r.id}`,
+            pull_request_url: at,
+            submitted_at: r.submittedAt,
+            commit_id: headSha.get(p) ?? '0'.repeat(40),
+            author_association: 'COLLABORATOR',
+            _links: { html: { href: at }, pull_request: { href: at } },
+          })),
+        );
       }
       case 'pulls/create': {
         const head = String(body!.head);
         const base = String(body!.base);
-        if (!(await branchExists(repo!, head))) return refuse(req, res, 422, `Validation Failed: head ${head} does not exist`);
-        if (!(await branchExists(repo!, base))) return refuse(req, res, 422, `Validation Failed: base ${base} does not exist`);
+        if (!(await branchExists(repo!, head)))
+          return refuse(req, res, 422, `Validation Failed: head ${head} does not exist`);
+        if (!(await branchExists(repo!, base)))
+          return refuse(req, res, 422, `Validation Failed: base ${base} does not exist`);
         if (head === base) return refuse(req, res, 422, 'Validation Failed: head and base are the same');
         const repoKey = key(repo!.owner, repo!.name);
-        if (pulls.some((p) => p.repo === repoKey && p.head === head && p.state === 'open')) return refuse(req, res, 422, `A pull request already exists for ${repo!.owner}:${head}.`);
+        if (pulls.some((p) => p.repo === repoKey && p.head === head && p.state === 'open'))
+          return refuse(req, res, 422, `A pull request already exists for ${repo!.owner}:${head}.`);
         await hooks.beforePullCreate?.({ gitDir: repo!.gitDir, head, base });
         if ((await commitsAhead(repo!, base, head)) === 0) {
           // GitHub's answer for a head with nothing its base lacks. Not a refusal of a malformed call.
@@ -517,7 +784,18 @@ export async function startFakeGitHub(options: { appId?: number; slug?: string; 
             status: '422',
           });
         }
-        const p: Pull = { number: nextId++, repo: repoKey, title: String(body!.title), body: String(body!.body ?? ''), head, headRepo: repoKey, base, draft: body!.draft === true, state: 'open', user: userOf(auth!) };
+        const p: Pull = {
+          number: nextId++,
+          repo: repoKey,
+          title: String(body!.title),
+          body: String(body!.body ?? ''),
+          head,
+          headRepo: repoKey,
+          base,
+          draft: body!.draft === true,
+          state: 'open',
+          user: userOf(auth!),
+        };
         pulls.push(p);
         await refreshHeads([p]);
         return send(res, 201, pullJson(p));
@@ -537,7 +815,10 @@ export async function startFakeGitHub(options: { appId?: number; slug?: string; 
         return send(res, 200, { total_count: run.jobs.length, jobs: run.jobs.map((j) => jobJson(run, j)) });
       }
       case 'actions/download-job-logs-for-workflow-run': {
-        const job = workflowRuns.filter((r) => r.repo === key(repo!.owner, repo!.name)).flatMap((r) => r.jobs).find((j) => j.id === num('job_id'));
+        const job = workflowRuns
+          .filter((r) => r.repo === key(repo!.owner, repo!.name))
+          .flatMap((r) => r.jobs)
+          .find((j) => j.id === num('job_id'));
         if (!job) return refuse(req, res, 404, 'Not Found');
         const sig = randomBytes(12).toString('hex');
         logLinks.set(sig, { jobId: job.id, expiresAt: Date.now() + 60_000 });
@@ -546,7 +827,9 @@ export async function startFakeGitHub(options: { appId?: number; slug?: string; 
         return void res.end();
       }
       case 'checks/list-for-suite': {
-        const list = checkRuns.filter((c) => c.repo === key(repo!.owner, repo!.name) && c.suiteId === num('check_suite_id'));
+        const list = checkRuns.filter(
+          (c) => c.repo === key(repo!.owner, repo!.name) && c.suiteId === num('check_suite_id'),
+        );
         const status = url.searchParams.get('status');
         const shown = status === 'completed' || status === null ? list : [];
         return send(res, 200, { total_count: shown.length, check_runs: shown.map(checkRunJson) });
@@ -560,7 +843,13 @@ export async function startFakeGitHub(options: { appId?: number; slug?: string; 
         // A user's own token (a GitHub App user token needs the org's Members: read); 404 to a non-member.
         if (auth!.kind !== 'user') return refuse(req, res, 403, 'Resource not accessible by integration');
         const state = orgMembers.get(params.org!.toLowerCase())?.get(auth!.login);
-        if (!state) return send(res, 404, { message: 'Not Found', documentation_url: 'https://docs.github.com/rest/orgs/members#get-an-organization-membership-for-the-authenticated-user', status: '404' });
+        if (!state)
+          return send(res, 404, {
+            message: 'Not Found',
+            documentation_url:
+              'https://docs.github.com/rest/orgs/members#get-an-organization-membership-for-the-authenticated-user',
+            status: '404',
+          });
         const u = users.get(auth!.login)!;
         const apiBase = `http://${req.headers.host}/api/v3`;
         return send(res, 200, {
@@ -568,8 +857,29 @@ export async function startFakeGitHub(options: { appId?: number; slug?: string; 
           state,
           role: 'member',
           organization_url: `${apiBase}/orgs/${params.org}`,
-          organization: { login: params.org, id: 1, node_id: 'O_kgDOAAAAAQ', url: `${apiBase}/orgs/${params.org}`, repos_url: `${apiBase}/orgs/${params.org}/repos`, events_url: `${apiBase}/orgs/${params.org}/events`, hooks_url: `${apiBase}/orgs/${params.org}/hooks`, issues_url: `${apiBase}/orgs/${params.org}/issues`, members_url: `${apiBase}/orgs/${params.org}/members{/member}`, public_members_url: `${apiBase}/orgs/${params.org}/public_members{/member}`, avatar_url: '', description: null },
-          user: { ...u, node_id: `U_${u.id}`, avatar_url: '', gravatar_id: '', url: `${apiBase}/users/${u.login}`, html_url: `${htmlBase()}/${u.login}`, site_admin: false },
+          organization: {
+            login: params.org,
+            id: 1,
+            node_id: 'O_kgDOAAAAAQ',
+            url: `${apiBase}/orgs/${params.org}`,
+            repos_url: `${apiBase}/orgs/${params.org}/repos`,
+            events_url: `${apiBase}/orgs/${params.org}/events`,
+            hooks_url: `${apiBase}/orgs/${params.org}/hooks`,
+            issues_url: `${apiBase}/orgs/${params.org}/issues`,
+            members_url: `${apiBase}/orgs/${params.org}/members{/member}`,
+            public_members_url: `${apiBase}/orgs/${params.org}/public_members{/member}`,
+            avatar_url: '',
+            description: null,
+          },
+          user: {
+            ...u,
+            node_id: `U_${u.id}`,
+            avatar_url: '',
+            gravatar_id: '',
+            url: `${apiBase}/users/${u.login}`,
+            html_url: `${htmlBase()}/${u.login}`,
+            site_admin: false,
+          },
         });
       }
       default:
@@ -580,10 +890,22 @@ export async function startFakeGitHub(options: { appId?: number; slug?: string; 
   async function oauthToken(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const raw = (await readBody(req)).toString('utf8');
     const type = req.headers['content-type'] ?? '';
-    const form: Record<string, string> = type.includes('json') ? JSON.parse(raw) : Object.fromEntries(new URLSearchParams(raw));
-    if (form.client_id !== oauthClient.id || form.client_secret !== oauthClient.secret) return send(res, 200, { error: 'incorrect_client_credentials', error_description: 'The client_id and/or client_secret passed are incorrect.', error_uri: 'https://docs.github.com' });
+    const form: Record<string, string> = type.includes('json')
+      ? JSON.parse(raw)
+      : Object.fromEntries(new URLSearchParams(raw));
+    if (form.client_id !== oauthClient.id || form.client_secret !== oauthClient.secret)
+      return send(res, 200, {
+        error: 'incorrect_client_credentials',
+        error_description: 'The client_id and/or client_secret passed are incorrect.',
+        error_uri: 'https://docs.github.com',
+      });
     const login = form.code ? oauthCodes.get(form.code) : undefined;
-    if (!login) return send(res, 200, { error: 'bad_verification_code', error_description: 'The code passed is incorrect or expired.', error_uri: 'https://docs.github.com' });
+    if (!login)
+      return send(res, 200, {
+        error: 'bad_verification_code',
+        error_description: 'The code passed is incorrect or expired.',
+        error_uri: 'https://docs.github.com',
+      });
     oauthCodes.delete(form.code!);
     const token = `ghu_${randomBytes(18).toString('base64url')}`;
     tokens.set(token, { kind: 'user', login });
@@ -611,20 +933,26 @@ export async function startFakeGitHub(options: { appId?: number; slug?: string; 
       return void res.end(okUser ? 'Repository not found.' : 'Invalid username or password.');
     }
     gitRequests.push({ path: url.pathname, user, service });
-    serveGit(req, res, { projectRoot: root, pathInfo: `/${repo.gitDir.slice(root.length + 1)}${m[3]}`, query: url.search.slice(1), remoteUser: user });
+    serveGit(req, res, {
+      projectRoot: root,
+      pathInfo: `/${repo.gitDir.slice(root.length + 1)}${m[3]}`,
+      query: url.search.slice(1),
+      remoteUser: user,
+    });
   }
 
   const server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
-    const handle = url.pathname === '/api/graphql'
-      ? graphqlRoute(req, res)
-      : url.pathname.startsWith('/_blob/')
-      ? Promise.resolve(blob(req, res, url))
-      : url.pathname.startsWith('/api/v3/')
-      ? api(req, res, url)
-      : url.pathname === '/login/oauth/access_token' && req.method === 'POST'
-        ? oauthToken(req, res)
-        : Promise.resolve(git(req, res, url));
+    const handle =
+      url.pathname === '/api/graphql'
+        ? graphqlRoute(req, res)
+        : url.pathname.startsWith('/_blob/')
+          ? Promise.resolve(blob(req, res, url))
+          : url.pathname.startsWith('/api/v3/')
+            ? api(req, res, url)
+            : url.pathname === '/login/oauth/access_token' && req.method === 'POST'
+              ? oauthToken(req, res)
+              : Promise.resolve(git(req, res, url));
     handle.catch((error: unknown) => {
       refused.push({ method: req.method ?? '', path: req.url ?? '', status: 500, message: String(error) });
       if (!res.headersSent) send(res, 500, { message: String(error) });
@@ -660,7 +988,16 @@ export async function startFakeGitHub(options: { appId?: number; slug?: string; 
      * Actions writes them, each with its timestamp). Its check suite holds one check run per job,
      * with the job's id, as on GitHub.
      */
-    addWorkflowRun(owner: string, name: string, input: { name: string; headSha: string; headBranch: string; jobs: { name: string; conclusion: Job['conclusion']; log: string[] }[] }): WorkflowRun {
+    addWorkflowRun(
+      owner: string,
+      name: string,
+      input: {
+        name: string;
+        headSha: string;
+        headBranch: string;
+        jobs: { name: string; conclusion: Job['conclusion']; log: string[] }[];
+      },
+    ): WorkflowRun {
       const id = nextId++;
       const suiteId = nextId++;
       const run: WorkflowRun = {
@@ -670,10 +1007,26 @@ export async function startFakeGitHub(options: { appId?: number; slug?: string; 
         headSha: input.headSha,
         headBranch: input.headBranch,
         checkSuiteId: suiteId,
-        jobs: input.jobs.map((j) => ({ id: nextId++, runId: id, name: j.name, conclusion: j.conclusion, log: `${j.log.map((line, i) => `2026-01-01T00:00:${String(i % 60).padStart(2, '0')}.0000000Z ${line}`).join('\n')}\n` })),
+        jobs: input.jobs.map((j) => ({
+          id: nextId++,
+          runId: id,
+          name: j.name,
+          conclusion: j.conclusion,
+          log: `${j.log.map((line, i) => `2026-01-01T00:00:${String(i % 60).padStart(2, '0')}.0000000Z ${line}`).join('\n')}\n`,
+        })),
       };
       workflowRuns.push(run);
-      for (const j of run.jobs) checkRuns.push({ id: j.id, repo: run.repo, suiteId, name: j.name, headSha: run.headSha, conclusion: j.conclusion, appSlug: 'github-actions', output: { title: null, summary: null, text: null } });
+      for (const j of run.jobs)
+        checkRuns.push({
+          id: j.id,
+          repo: run.repo,
+          suiteId,
+          name: j.name,
+          headSha: run.headSha,
+          conclusion: j.conclusion,
+          appSlug: 'github-actions',
+          output: { title: null, summary: null, text: null },
+        });
       return run;
     },
     graphqlCalls,
@@ -696,10 +1049,25 @@ export async function startFakeGitHub(options: { appId?: number; slug?: string; 
       return user;
     },
     /** Adds a repository backed by a bare clone of `source` (a path), to installation `installationId`. */
-    async addRepo(owner: string, name: string, source: string, installationId: number, collaborators: Record<string, Permission> = {}): Promise<Repo> {
+    async addRepo(
+      owner: string,
+      name: string,
+      source: string,
+      installationId: number,
+      collaborators: Record<string, Permission> = {},
+    ): Promise<Repo> {
       const gitDir = join(root, owner, `${name}.git`);
-      await run('git', ['clone', '--bare', '--quiet', source, gitDir], { env: { PATH: '/usr/bin:/bin', HOME: '/nonexistent', GIT_CONFIG_NOSYSTEM: '1' } });
-      const repo: Repo = { owner, name, id: nextId++, installationId, gitDir, collaborators: new Map(Object.entries(collaborators)) };
+      await run('git', ['clone', '--bare', '--quiet', source, gitDir], {
+        env: { PATH: '/usr/bin:/bin', HOME: '/nonexistent', GIT_CONFIG_NOSYSTEM: '1' },
+      });
+      const repo: Repo = {
+        owner,
+        name,
+        id: nextId++,
+        installationId,
+        gitDir,
+        collaborators: new Map(Object.entries(collaborators)),
+      };
       repos.set(key(owner, name), repo);
       return repo;
     },
@@ -708,8 +1076,23 @@ export async function startFakeGitHub(options: { appId?: number; slug?: string; 
     repo(owner: string, name: string): Repo {
       return repos.get(key(owner, name))!;
     },
-    addPull(owner: string, name: string, input: { head: string; base: string; title: string; user: User; headRepo?: string }): Pull {
-      const p: Pull = { number: nextId++, repo: key(owner, name), title: input.title, body: 'A human PR.', head: input.head, headRepo: input.headRepo ?? key(owner, name), base: input.base, draft: false, state: 'open', user: input.user };
+    addPull(
+      owner: string,
+      name: string,
+      input: { head: string; base: string; title: string; user: User; headRepo?: string },
+    ): Pull {
+      const p: Pull = {
+        number: nextId++,
+        repo: key(owner, name),
+        title: input.title,
+        body: 'A human PR.',
+        head: input.head,
+        headRepo: input.headRepo ?? key(owner, name),
+        base: input.base,
+        draft: false,
+        state: 'open',
+        user: input.user,
+      };
       pulls.push(p);
       return p;
     },
@@ -725,7 +1108,13 @@ export async function startFakeGitHub(options: { appId?: number; slug?: string; 
       comments.set(c.id, c);
       return c;
     },
-    addReviewComment(owner: string, name: string, number: number, user: User, input: { body: string; path: string; line: number; diff_hunk: string }): ReviewComment {
+    addReviewComment(
+      owner: string,
+      name: string,
+      number: number,
+      user: User,
+      input: { body: string; path: string; line: number; diff_hunk: string },
+    ): ReviewComment {
       const c: ReviewComment = { id: nextId++, repo: key(owner, name), number, user, reactions: [], ...input };
       reviewComments.set(c.id, c);
       return c;

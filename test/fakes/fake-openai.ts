@@ -68,9 +68,11 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions): Promise<FakeO
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const raw = await readBody(req);
-    const endpoint = req.url === `${prefix}/responses` ? 'responses' : req.url === `${prefix}/chat/completions` ? 'chat' : undefined;
+    const endpoint =
+      req.url === `${prefix}/responses` ? 'responses' : req.url === `${prefix}/chat/completions` ? 'chat' : undefined;
     const script = endpoint === 'responses' ? options.responses : endpoint === 'chat' ? options.chat : undefined;
-    if (req.method !== 'POST' || !endpoint || !script) return sendError(res, 404, `Unknown request URL: ${req.method} ${req.url}`, 'invalid_request_error');
+    if (req.method !== 'POST' || !endpoint || !script)
+      return sendError(res, 404, `Unknown request URL: ${req.method} ${req.url}`, 'invalid_request_error');
     const reject = (status: number, message: string, code?: string) => {
       rejections.push(message);
       sendError(res, status, message, status === 401 ? 'invalid_request_error' : 'invalid_request_error', code);
@@ -94,7 +96,8 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions): Promise<FakeO
     }
     res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
     if (reply.kind === 'recorded') {
-      for (const line of reply.lines) res.write(`event: ${(JSON.parse(line) as { type: string }).type}\ndata: ${line}\n\n`);
+      for (const line of reply.lines)
+        res.write(`event: ${(JSON.parse(line) as { type: string }).type}\ndata: ${line}\n\n`);
       res.end();
       return;
     }
@@ -136,7 +139,8 @@ function validateResponses(body: OpenAIRequestBody, reasoningFor: Map<string, st
     if ('function' in tool) return "Unknown parameter: 'tools[0].function'.";
   }
   for (const value of (body.include as unknown[] | undefined) ?? []) {
-    if (!INCLUDABLE.includes(String(value))) return `Invalid value: '${String(value)}'. Supported values are: ${INCLUDABLE.map((v) => `'${v}'`).join(', ')}.`;
+    if (!INCLUDABLE.includes(String(value)))
+      return `Invalid value: '${String(value)}'. Supported values are: ${INCLUDABLE.map((v) => `'${v}'`).join(', ')}.`;
   }
   const stored = body.store !== false;
   if (typeof body.input === 'string') return undefined;
@@ -161,7 +165,8 @@ function validateResponses(body: OpenAIRequestBody, reasoningFor: Map<string, st
       calls.set(String(item.call_id), i);
     }
     if (item.type === 'function_call_output') {
-      if (!calls.has(String(item.call_id))) return `No tool call found for function call output with call_id ${String(item.call_id)}.`;
+      if (!calls.has(String(item.call_id)))
+        return `No tool call found for function call output with call_id ${String(item.call_id)}.`;
       calls.delete(String(item.call_id));
     }
   }
@@ -172,11 +177,13 @@ function validateResponses(body: OpenAIRequestBody, reasoningFor: Map<string, st
 
 function validateChat(body: OpenAIRequestBody): string | undefined {
   if (typeof body.model !== 'string' || !body.model) return 'you must provide a model parameter';
-  if (!Array.isArray(body.messages) || body.messages.length === 0) return "'messages' must contain at least one message";
+  if (!Array.isArray(body.messages) || body.messages.length === 0)
+    return "'messages' must contain at least one message";
   const messages = body.messages as Item[];
   for (const tool of (body.tools as Item[] | undefined) ?? []) {
     const fn = tool.function as Item | undefined;
-    if (tool.type !== 'function' || !fn || typeof fn.name !== 'string') return "Missing required parameter: 'tools[0].function'.";
+    if (tool.type !== 'function' || !fn || typeof fn.name !== 'string')
+      return "Missing required parameter: 'tools[0].function'.";
   }
   for (const [i, m] of messages.entries()) {
     if (m.role === 'tool') {
@@ -208,12 +215,27 @@ function argString(value: unknown): string {
   return typeof value === 'string' ? value : JSON.stringify(value);
 }
 
-function writeResponsesStream(res: ServerResponse, body: OpenAIRequestBody, reply: ReplyOptions, n: number, inputTokens: number, reasoningFor: Map<string, string>): void {
+function writeResponsesStream(
+  res: ServerResponse,
+  body: OpenAIRequestBody,
+  reply: ReplyOptions,
+  n: number,
+  inputTokens: number,
+  reasoningFor: Map<string, string>,
+): void {
   let seq = 0;
   const send = (event: Record<string, unknown> & { type: string }) =>
     res.write(`event: ${event.type}\ndata: ${JSON.stringify({ ...event, sequence_number: seq++ })}\n\n`);
   const id = `resp_fake_${n}`;
-  const base = { id, object: 'response', created_at: 1765552659, model: body.model, output: [] as Item[], error: null, incomplete_details: null };
+  const base = {
+    id,
+    object: 'response',
+    created_at: 1765552659,
+    model: body.model,
+    output: [] as Item[],
+    error: null,
+    incomplete_details: null,
+  };
   send({ type: 'response.created', response: { ...base, status: 'in_progress' } });
   send({ type: 'response.in_progress', response: { ...base, status: 'in_progress' } });
   const output: Item[] = [];
@@ -222,7 +244,12 @@ function writeResponsesStream(res: ServerResponse, body: OpenAIRequestBody, repl
     reasoningId = `rs_fake_${n}`;
     // The API returns the encrypted reasoning only when asked for it, whatever `store` says.
     const encrypted = ((body.include as unknown[] | undefined) ?? []).includes('reasoning.encrypted_content');
-    const item = { id: reasoningId, type: 'reasoning', ...(encrypted && { encrypted_content: `enc_${n}` }), summary: [{ type: 'summary_text', text: reply.reasoning }] };
+    const item = {
+      id: reasoningId,
+      type: 'reasoning',
+      ...(encrypted && { encrypted_content: `enc_${n}` }),
+      summary: [{ type: 'summary_text', text: reply.reasoning }],
+    };
     send({ type: 'response.output_item.added', output_index: output.length, item: { ...item, summary: [] } });
     send({ type: 'response.output_item.done', output_index: output.length, item });
     output.push(item);
@@ -230,14 +257,44 @@ function writeResponsesStream(res: ServerResponse, body: OpenAIRequestBody, repl
   if (reply.text) {
     const index = output.length;
     const itemId = `msg_fake_${n}`;
-    send({ type: 'response.output_item.added', output_index: index, item: { id: itemId, type: 'message', status: 'in_progress', content: [], role: 'assistant' } });
-    send({ type: 'response.content_part.added', item_id: itemId, output_index: index, content_index: 0, part: { type: 'output_text', annotations: [], text: '' } });
+    send({
+      type: 'response.output_item.added',
+      output_index: index,
+      item: { id: itemId, type: 'message', status: 'in_progress', content: [], role: 'assistant' },
+    });
+    send({
+      type: 'response.content_part.added',
+      item_id: itemId,
+      output_index: index,
+      content_index: 0,
+      part: { type: 'output_text', annotations: [], text: '' },
+    });
     for (const delta of split(reply.text, 7)) {
-      send({ type: 'response.output_text.delta', item_id: itemId, output_index: index, content_index: 0, delta, logprobs: [] });
+      send({
+        type: 'response.output_text.delta',
+        item_id: itemId,
+        output_index: index,
+        content_index: 0,
+        delta,
+        logprobs: [],
+      });
       if (reply.stall) return;
     }
-    send({ type: 'response.output_text.done', item_id: itemId, output_index: index, content_index: 0, text: reply.text, logprobs: [] });
-    const item = { id: itemId, type: 'message', status: 'completed', role: 'assistant', content: [{ type: 'output_text', annotations: [], logprobs: [], text: reply.text }] };
+    send({
+      type: 'response.output_text.done',
+      item_id: itemId,
+      output_index: index,
+      content_index: 0,
+      text: reply.text,
+      logprobs: [],
+    });
+    const item = {
+      id: itemId,
+      type: 'message',
+      status: 'completed',
+      role: 'assistant',
+      content: [{ type: 'output_text', annotations: [], logprobs: [], text: reply.text }],
+    };
     send({ type: 'response.output_item.done', output_index: index, item });
     output.push(item);
   }
@@ -248,27 +305,68 @@ function writeResponsesStream(res: ServerResponse, body: OpenAIRequestBody, repl
     if (reasoningId) reasoningFor.set(callId, reasoningId);
     const args = argString(call.arguments);
     const fragments = argumentFragments(reply, k, args);
-    send({ type: 'response.output_item.added', output_index: index, item: { id: itemId, type: 'function_call', status: 'in_progress', arguments: '', call_id: callId, name: call.name } });
-    for (const delta of fragments) send({ type: 'response.function_call_arguments.delta', item_id: itemId, output_index: index, delta });
+    send({
+      type: 'response.output_item.added',
+      output_index: index,
+      item: {
+        id: itemId,
+        type: 'function_call',
+        status: 'in_progress',
+        arguments: '',
+        call_id: callId,
+        name: call.name,
+      },
+    });
+    for (const delta of fragments)
+      send({ type: 'response.function_call_arguments.delta', item_id: itemId, output_index: index, delta });
     const full = fragments.join('');
     send({ type: 'response.function_call_arguments.done', item_id: itemId, output_index: index, arguments: full });
-    const item = { id: itemId, type: 'function_call', status: 'completed', arguments: full, call_id: callId, name: call.name };
+    const item = {
+      id: itemId,
+      type: 'function_call',
+      status: 'completed',
+      arguments: full,
+      call_id: callId,
+      name: call.name,
+    };
     send({ type: 'response.output_item.done', output_index: index, item });
     output.push(item);
   }
   const outputTokens = Math.ceil(JSON.stringify(output).length / 4);
-  const usage = { input_tokens: inputTokens, input_tokens_details: { cached_tokens: 0 }, output_tokens: outputTokens, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: inputTokens + outputTokens };
+  const usage = {
+    input_tokens: inputTokens,
+    input_tokens_details: { cached_tokens: 0 },
+    output_tokens: outputTokens,
+    output_tokens_details: { reasoning_tokens: 0 },
+    total_tokens: inputTokens + outputTokens,
+  };
   if (reply.truncated) {
-    send({ type: 'response.incomplete', response: { ...base, status: 'incomplete', incomplete_details: { reason: 'max_output_tokens' }, output, usage } });
+    send({
+      type: 'response.incomplete',
+      response: { ...base, status: 'incomplete', incomplete_details: { reason: 'max_output_tokens' }, output, usage },
+    });
   } else send({ type: 'response.completed', response: { ...base, status: 'completed', output, usage } });
   res.end();
 }
 
-function writeChatStream(res: ServerResponse, body: OpenAIRequestBody, reply: ReplyOptions, n: number, inputTokens: number): void {
+function writeChatStream(
+  res: ServerResponse,
+  body: OpenAIRequestBody,
+  reply: ReplyOptions,
+  n: number,
+  inputTokens: number,
+): void {
   const id = `chatcmpl-fake${n}`;
   const send = (choices: unknown[], extra: Record<string, unknown> = {}) =>
-    res.write(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created: 1711357598, model: body.model, system_fingerprint: 'fp_fake', choices, ...extra })}\n\n`);
-  const choice = (delta: unknown, finish: string | null = null) => ({ index: 0, delta, logprobs: null, finish_reason: finish });
+    res.write(
+      `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created: 1711357598, model: body.model, system_fingerprint: 'fp_fake', choices, ...extra })}\n\n`,
+    );
+  const choice = (delta: unknown, finish: string | null = null) => ({
+    index: 0,
+    delta,
+    logprobs: null,
+    finish_reason: finish,
+  });
   send([choice({ role: 'assistant', content: reply.text ? '' : null })]);
   let outputChars = 0;
   for (const delta of split(reply.text ?? '', 7)) {
@@ -279,7 +377,11 @@ function writeChatStream(res: ServerResponse, body: OpenAIRequestBody, reply: Re
   }
   for (const [k, call] of (reply.toolCalls ?? []).entries()) {
     const callId = call.callId ?? `call_fake_${n}_${k}`;
-    send([choice({ tool_calls: [{ index: k, id: callId, type: 'function', function: { name: call.name, arguments: '' } }] })]);
+    send([
+      choice({
+        tool_calls: [{ index: k, id: callId, type: 'function', function: { name: call.name, arguments: '' } }],
+      }),
+    ]);
     for (const fragment of argumentFragments(reply, k, argString(call.arguments))) {
       outputChars += fragment.length;
       send([choice({ tool_calls: [{ index: k, function: { arguments: fragment } }] })]);
@@ -290,7 +392,14 @@ function writeChatStream(res: ServerResponse, body: OpenAIRequestBody, reply: Re
   const streamOptions = body.stream_options as { include_usage?: boolean } | undefined;
   if (streamOptions?.include_usage) {
     const outputTokens = Math.ceil(outputChars / 4);
-    send([], { usage: { prompt_tokens: inputTokens, completion_tokens: outputTokens, total_tokens: inputTokens + outputTokens, prompt_tokens_details: { cached_tokens: 0 } } });
+    send([], {
+      usage: {
+        prompt_tokens: inputTokens,
+        completion_tokens: outputTokens,
+        total_tokens: inputTokens + outputTokens,
+        prompt_tokens_details: { cached_tokens: 0 },
+      },
+    });
   }
   res.write('data: [DONE]\n\n');
   res.end();
@@ -330,8 +439,11 @@ export function toolResultsIn(endpoint: 'responses' | 'chat', body: OpenAIReques
     return { callId: String(callId), isError: value.startsWith('Error: '), text: value };
   };
   if (endpoint === 'responses') {
-    return ((body.input as Item[] | undefined) ?? []).filter((i) => i.type === 'function_call_output').map((i) => read(i.call_id, i.output));
+    return ((body.input as Item[] | undefined) ?? [])
+      .filter((i) => i.type === 'function_call_output')
+      .map((i) => read(i.call_id, i.output));
   }
-  return ((body.messages as Item[] | undefined) ?? []).filter((m) => m.role === 'tool').map((m) => read(m.tool_call_id, m.content));
+  return ((body.messages as Item[] | undefined) ?? [])
+    .filter((m) => m.role === 'tool')
+    .map((m) => read(m.tool_call_id, m.content));
 }
-

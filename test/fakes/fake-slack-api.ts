@@ -108,7 +108,12 @@ export async function startFakeSlackApi(options: {
     // Slack names the calling token's scopes on every Web API response.
     if (req.headers.authorization === `Bearer ${options.botToken}`) res.setHeader('x-oauth-scopes', scopes.join(','));
     const reply = (r: ServerResponse, body: Record<string, unknown>) => {
-      if (body.ok === false) refused.push({ method, error: String(body.error), ...(body.detail !== undefined && { detail: String(body.detail) }) });
+      if (body.ok === false)
+        refused.push({
+          method,
+          error: String(body.error),
+          ...(body.detail !== undefined && { detail: String(body.detail) }),
+        });
       sendJson(r, body);
     };
     const match = /^\/api\/([A-Za-z.]+)$/.exec(req.url ?? '');
@@ -120,7 +125,8 @@ export async function startFakeSlackApi(options: {
     const type = req.headers['content-type'] ?? '';
     let args: Record<string, unknown>;
     if (type.startsWith('application/json')) args = JSON.parse(raw || '{}') as Record<string, unknown>;
-    else if (type.startsWith('application/x-www-form-urlencoded') || raw === '') args = Object.fromEntries(new URLSearchParams(raw));
+    else if (type.startsWith('application/x-www-form-urlencoded') || raw === '')
+      args = Object.fromEntries(new URLSearchParams(raw));
     else return reply(res, { ok: false, error: 'invalid_form_data' });
     const bearer = /^Bearer (\S+)$/.exec(req.headers.authorization ?? '')?.[1];
     const token = bearer ?? (typeof args.token === 'string' ? args.token : undefined);
@@ -141,7 +147,12 @@ export async function startFakeSlackApi(options: {
       return reply(res, { ok: false, error: wrongType ? 'not_allowed_token_type' : 'invalid_auth' });
     }
     for (const name of required[method]!) {
-      if (args[name] === undefined || args[name] === '') return reply(res, { ok: false, error: name === 'channel' ? 'channel_not_found' : `invalid_arguments`, detail: `missing ${name}` });
+      if (args[name] === undefined || args[name] === '')
+        return reply(res, {
+          ok: false,
+          error: name === 'channel' ? 'channel_not_found' : `invalid_arguments`,
+          detail: `missing ${name}`,
+        });
     }
     if (required[method]!.includes('channel') && !channels.has(String(args.channel))) {
       return reply(res, { ok: false, error: 'channel_not_found', detail: `the bot is not in ${String(args.channel)}` });
@@ -154,11 +165,20 @@ export async function startFakeSlackApi(options: {
       blocks = parsed as unknown[];
     }
     const text = typeof args.text === 'string' ? args.text : '';
-    if (text.length > SLACK_LIMITS.messageText) return reply(res, { ok: false, error: 'msg_too_long', detail: `${text.length} characters` });
+    if (text.length > SLACK_LIMITS.messageText)
+      return reply(res, { ok: false, error: 'msg_too_long', detail: `${text.length} characters` });
 
     switch (method) {
       case 'auth.test':
-        return reply(res, { ok: true, url: 'https://patchbay-test.slack.com/', team: 'Test', user: 'patchbay', team_id: bot.teamId, user_id: bot.userId, bot_id: bot.botId });
+        return reply(res, {
+          ok: true,
+          url: 'https://patchbay-test.slack.com/',
+          team: 'Test',
+          user: 'patchbay',
+          team_id: bot.teamId,
+          user_id: bot.userId,
+          bot_id: bot.botId,
+        });
       case 'apps.connections.open':
         if (!socketUrl) return reply(res, { ok: false, error: 'internal_error' });
         return reply(res, { ok: true, url: socketUrl });
@@ -173,7 +193,11 @@ export async function startFakeSlackApi(options: {
             name: user.name,
             real_name: user.realName ?? '',
             is_bot: user.isBot ?? false,
-            profile: { real_name: user.realName ?? '', display_name: user.name, ...(user.email && { email: user.email }) },
+            profile: {
+              real_name: user.realName ?? '',
+              display_name: user.name,
+              ...(user.email && { email: user.email }),
+            },
           },
         });
       }
@@ -184,15 +208,32 @@ export async function startFakeSlackApi(options: {
           // Slack nests a reply-to-a-reply under the parent; posting it that way is our bug, not Slack's.
           return reply(res, { ok: false, error: 'thread_ts_is_a_reply' });
         }
-        const message: SlackMessage = { channel: String(args.channel), ts: nextTs(), text, edits: 0, ...(threadTs && { threadTs }), ...(blocks && { blocks }) };
+        const message: SlackMessage = {
+          channel: String(args.channel),
+          ts: nextTs(),
+          text,
+          edits: 0,
+          ...(threadTs && { threadTs }),
+          ...(blocks && { blocks }),
+        };
         messages.push(message);
-        return reply(res, { ok: true, channel: message.channel, ts: message.ts, message: { type: 'message', subtype: 'bot_message', text, ts: message.ts, bot_id: bot.botId } });
+        return reply(res, {
+          ok: true,
+          channel: message.channel,
+          ts: message.ts,
+          message: { type: 'message', subtype: 'bot_message', text, ts: message.ts, bot_id: bot.botId },
+        });
       }
       case 'chat.postEphemeral': {
         if (!text && !blocks) return reply(res, { ok: false, error: 'no_text' });
         if (!users.has(String(args.user))) return reply(res, { ok: false, error: 'user_not_in_channel' });
         const threadTs = typeof args.thread_ts === 'string' && args.thread_ts ? args.thread_ts : undefined;
-        ephemerals.push({ channel: String(args.channel), user: String(args.user), text, ...(threadTs && { threadTs }) });
+        ephemerals.push({
+          channel: String(args.channel),
+          user: String(args.user),
+          text,
+          ...(threadTs && { threadTs }),
+        });
         return reply(res, { ok: true, message_ts: nextTs() });
       }
       case 'chat.update': {
@@ -203,12 +244,20 @@ export async function startFakeSlackApi(options: {
         if (blocks) message.blocks = blocks;
         else delete message.blocks;
         message.edits += 1;
-        return reply(res, { ok: true, channel: message.channel, ts: message.ts, text, message: { type: 'message', text, ts: message.ts } });
+        return reply(res, {
+          ok: true,
+          channel: message.channel,
+          ts: message.ts,
+          text,
+          message: { type: 'message', text, ts: message.ts },
+        });
       }
       case 'reactions.add': {
         const name = String(args.name);
         if (name.includes(':')) return reply(res, { ok: false, error: 'invalid_name' });
-        const seen = reactions.some((r) => r.channel === args.channel && r.timestamp === args.timestamp && r.name === name);
+        const seen = reactions.some(
+          (r) => r.channel === args.channel && r.timestamp === args.timestamp && r.name === name,
+        );
         if (seen) return reply(res, { ok: false, error: 'already_reacted' });
         reactions.push({ channel: String(args.channel), timestamp: String(args.timestamp), name });
         return reply(res, { ok: true });

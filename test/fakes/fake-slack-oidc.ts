@@ -22,7 +22,11 @@ export type FakeSlackOidc = {
 
 const CODE_TTL_MS = 10 * 60_000;
 
-export function createFakeSlackOidc(options: { users: ReadonlyMap<string, FakeSlackUser>; teamId: string; now?: () => number }): FakeSlackOidc {
+export function createFakeSlackOidc(options: {
+  users: ReadonlyMap<string, FakeSlackUser>;
+  teamId: string;
+  now?: () => number;
+}): FakeSlackOidc {
   const now = options.now ?? Date.now;
   const client = { id: '2141029472.691202649728', secret: 'e1b9e11dfcd19c1982d5de12921e17e8c' };
   const codes = new Map<string, { userId: string; redirectUri: string; until: number; nonce?: string }>();
@@ -41,7 +45,12 @@ export function createFakeSlackOidc(options: { users: ReadonlyMap<string, FakeSl
       if (!redirectUri) return { error: 'bad_redirect_uri' };
       if (!options.users.has(userId)) return { error: 'user_not_found' };
       const code = `${options.teamId}.${randomBytes(16).toString('hex')}`;
-      codes.set(code, { userId, redirectUri, until: now() + CODE_TTL_MS, ...(q.get('nonce') && { nonce: q.get('nonce')! }) });
+      codes.set(code, {
+        userId,
+        redirectUri,
+        until: now() + CODE_TTL_MS,
+        ...(q.get('nonce') && { nonce: q.get('nonce')! }),
+      });
       const back = new URL(redirectUri);
       back.searchParams.set('code', code);
       if (q.get('state') !== null) back.searchParams.set('state', q.get('state')!);
@@ -51,14 +60,20 @@ export function createFakeSlackOidc(options: { users: ReadonlyMap<string, FakeSl
       if (method === 'openid.connect.token') {
         if (args.client_id !== client.id) return { ok: false, error: 'invalid_client_id' };
         if (args.client_secret !== client.secret) return { ok: false, error: 'bad_client_secret' };
-        if (args.grant_type !== undefined && args.grant_type !== 'authorization_code') return { ok: false, error: 'invalid_grant_type' };
+        if (args.grant_type !== undefined && args.grant_type !== 'authorization_code')
+          return { ok: false, error: 'invalid_grant_type' };
         const entry = typeof args.code === 'string' ? codes.get(args.code) : undefined;
         if (!entry || entry.until < now()) return { ok: false, error: 'invalid_code' };
         codes.delete(String(args.code));
         if (args.redirect_uri !== entry.redirectUri) return { ok: false, error: 'bad_redirect_uri' };
         const accessToken = `xoxp-${options.teamId}-${randomBytes(12).toString('hex')}`;
         tokens.set(accessToken, entry.userId);
-        return { ok: true, access_token: accessToken, token_type: 'Bearer', id_token: idToken(entry.userId, options.teamId, client.id, entry.nonce) };
+        return {
+          ok: true,
+          access_token: accessToken,
+          token_type: 'Bearer',
+          id_token: idToken(entry.userId, options.teamId, client.id, entry.nonce),
+        };
       }
       if (method === 'openid.connect.userInfo') {
         const userId = bearer ? tokens.get(bearer) : undefined;
@@ -83,7 +98,17 @@ export function createFakeSlackOidc(options: { users: ReadonlyMap<string, FakeSl
 /** A JWT of Slack's shape (its signature is not checked by Patchbay, which asks userInfo instead). */
 function idToken(userId: string, teamId: string, clientId: string, nonce: string | undefined): string {
   const part = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url');
-  const claims = { iss: 'https://slack.com', sub: userId, aud: clientId, exp: Math.floor(Date.now() / 1000) + 3600, iat: Math.floor(Date.now() / 1000), auth_time: Math.floor(Date.now() / 1000), ...(nonce && { nonce }), 'https://slack.com/user_id': userId, 'https://slack.com/team_id': teamId };
+  const claims = {
+    iss: 'https://slack.com',
+    sub: userId,
+    aud: clientId,
+    exp: Math.floor(Date.now() / 1000) + 3600,
+    iat: Math.floor(Date.now() / 1000),
+    auth_time: Math.floor(Date.now() / 1000),
+    ...(nonce && { nonce }),
+    'https://slack.com/user_id': userId,
+    'https://slack.com/team_id': teamId,
+  };
   const body = `${part({ typ: 'JWT', alg: 'RS256', kid: 'fake' })}.${part(claims)}`;
   return `${body}.${createHash('sha256').update(body).digest('base64url')}`;
 }

@@ -11,7 +11,10 @@ export type FakeSlackSocket = {
   /** Resolves once a client is connected. */
   connected(): Promise<void>;
   /** Sends an events_api envelope and resolves with the ack the client sent back. */
-  sendEvent(payload: Record<string, unknown>, retry?: { attempt: number; reason: string }): Promise<{ envelope_id: string; payload?: unknown }>;
+  sendEvent(
+    payload: Record<string, unknown>,
+    retry?: { attempt: number; reason: string },
+  ): Promise<{ envelope_id: string; payload?: unknown }>;
   sendInteractive(payload: Record<string, unknown>): Promise<{ envelope_id: string; payload?: unknown }>;
   close(): Promise<void>;
 };
@@ -27,7 +30,14 @@ export async function startFakeSlackSocket(): Promise<FakeSlackSocket> {
   server.on('connection', (socket, request) => {
     if (!/[?&]ticket=/.test(request.url ?? '')) return socket.close(1008, 'missing ticket');
     client = socket;
-    socket.send(JSON.stringify({ type: 'hello', num_connections: 1, debug_info: { host: 'fake' }, connection_info: { app_id: 'A123ABC456' } }));
+    socket.send(
+      JSON.stringify({
+        type: 'hello',
+        num_connections: 1,
+        debug_info: { host: 'fake' },
+        connection_info: { app_id: 'A123ABC456' },
+      }),
+    );
     socket.on('message', (data) => {
       const ack = JSON.parse(String(data)) as { envelope_id?: string; payload?: unknown };
       if (ack.envelope_id) waiting.get(ack.envelope_id)?.({ envelope_id: ack.envelope_id, payload: ack.payload });
@@ -47,7 +57,13 @@ export async function startFakeSlackSocket(): Promise<FakeSlackSocket> {
     url: `ws://127.0.0.1:${port}/link/?ticket=${randomUUID()}`,
     connected: () => (client ? Promise.resolve() : new Promise<void>((resolve) => (onConnect = resolve))),
     sendEvent: (payload, retry) =>
-      send({ payload, type: 'events_api', accepts_response_payload: false, retry_attempt: retry?.attempt ?? 0, retry_reason: retry?.reason ?? '' }),
+      send({
+        payload,
+        type: 'events_api',
+        accepts_response_payload: false,
+        retry_attempt: retry?.attempt ?? 0,
+        retry_reason: retry?.reason ?? '',
+      }),
     sendInteractive: (payload) => send({ payload, type: 'interactive', accepts_response_payload: false }),
     close: () =>
       new Promise<void>((resolve) => {

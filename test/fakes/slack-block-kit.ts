@@ -30,7 +30,8 @@ const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !
 export function blockKitProblems(blocks: unknown): string[] {
   const problems: string[] = [];
   if (!Array.isArray(blocks)) return ['blocks must be an array'];
-  if (blocks.length > SLACK_LIMITS.blocksPerMessage) problems.push(`${blocks.length} blocks, over the ${SLACK_LIMITS.blocksPerMessage} a message may have`);
+  if (blocks.length > SLACK_LIMITS.blocksPerMessage)
+    problems.push(`${blocks.length} blocks, over the ${SLACK_LIMITS.blocksPerMessage} a message may have`);
   const blockIds = new Set<string>();
   const actionIds = new Set<string>();
   blocks.forEach((block, i) => {
@@ -40,17 +41,27 @@ export function blockKitProblems(blocks: unknown): string[] {
       return;
     }
     if (block.block_id !== undefined) {
-      if (typeof block.block_id !== 'string' || block.block_id.length === 0 || block.block_id.length > SLACK_LIMITS.blockId) problems.push(`${at}.block_id: 1-${SLACK_LIMITS.blockId} characters`);
-      else if (blockIds.has(block.block_id)) problems.push(`${at}.block_id: ${block.block_id} is not unique in the message`);
+      if (
+        typeof block.block_id !== 'string' ||
+        block.block_id.length === 0 ||
+        block.block_id.length > SLACK_LIMITS.blockId
+      )
+        problems.push(`${at}.block_id: 1-${SLACK_LIMITS.blockId} characters`);
+      else if (blockIds.has(block.block_id))
+        problems.push(`${at}.block_id: ${block.block_id} is not unique in the message`);
       else blockIds.add(block.block_id);
     }
     switch (block.type) {
       case 'section': {
-        if (block.text === undefined && block.fields === undefined) problems.push(`${at}: a section needs text or fields`);
+        if (block.text === undefined && block.fields === undefined)
+          problems.push(`${at}: a section needs text or fields`);
         if (block.text !== undefined) textObject(block.text, `${at}.text`, SLACK_LIMITS.sectionText, problems);
         if (block.fields !== undefined) {
-          if (!Array.isArray(block.fields) || block.fields.length > SLACK_LIMITS.sectionFields) problems.push(`${at}.fields: at most ${SLACK_LIMITS.sectionFields}`);
-          else for (const [j, f] of block.fields.entries()) textObject(f, `${at}.fields[${j}]`, SLACK_LIMITS.sectionFieldText, problems);
+          if (!Array.isArray(block.fields) || block.fields.length > SLACK_LIMITS.sectionFields)
+            problems.push(`${at}.fields: at most ${SLACK_LIMITS.sectionFields}`);
+          else
+            for (const [j, f] of block.fields.entries())
+              textObject(f, `${at}.fields[${j}]`, SLACK_LIMITS.sectionFieldText, problems);
         }
         if (block.accessory !== undefined) element(block.accessory, `${at}.accessory`, actionIds, problems);
         break;
@@ -82,31 +93,46 @@ export function blockKitProblems(blocks: unknown): string[] {
         break;
       }
       default:
-        problems.push(`${at}: block type ${block.type} is not one the fake knows (section, header, divider, actions, context)`);
+        problems.push(
+          `${at}: block type ${block.type} is not one the fake knows (section, header, divider, actions, context)`,
+        );
     }
   });
   return problems;
 }
 
 function textObject(value: unknown, at: string, max: number, problems: string[], only?: 'plain_text'): void {
-  if (!isObj(value) || (value.type !== 'plain_text' && value.type !== 'mrkdwn')) return void problems.push(`${at}: a text object (plain_text or mrkdwn)`);
+  if (!isObj(value) || (value.type !== 'plain_text' && value.type !== 'mrkdwn'))
+    return void problems.push(`${at}: a text object (plain_text or mrkdwn)`);
   if (only && value.type !== only) problems.push(`${at}: must be ${only}`);
-  if (typeof value.text !== 'string' || value.text.length === 0) return void problems.push(`${at}.text: must not be empty`);
+  if (typeof value.text !== 'string' || value.text.length === 0)
+    return void problems.push(`${at}.text: must not be empty`);
   if (value.text.length > max) problems.push(`${at}.text: ${value.text.length} characters, over ${max}`);
 }
 
 function element(value: unknown, at: string, actionIds: Set<string>, problems: string[]): void {
   if (!isObj(value)) return void problems.push(`${at}: not an element`);
   if (value.action_id !== undefined) {
-    if (typeof value.action_id !== 'string' || value.action_id.length === 0 || value.action_id.length > SLACK_LIMITS.actionId) problems.push(`${at}.action_id: 1-${SLACK_LIMITS.actionId} characters`);
-    else if (actionIds.has(value.action_id)) problems.push(`${at}.action_id: ${value.action_id} is not unique in the message`);
+    if (
+      typeof value.action_id !== 'string' ||
+      value.action_id.length === 0 ||
+      value.action_id.length > SLACK_LIMITS.actionId
+    )
+      problems.push(`${at}.action_id: 1-${SLACK_LIMITS.actionId} characters`);
+    else if (actionIds.has(value.action_id))
+      problems.push(`${at}.action_id: ${value.action_id} is not unique in the message`);
     else actionIds.add(value.action_id);
   }
-  if (value.type !== 'button') return void problems.push(`${at}: element type ${String(value.type)} is not one the fake knows (button)`);
+  if (value.type !== 'button')
+    return void problems.push(`${at}: element type ${String(value.type)} is not one the fake knows (button)`);
   textObject(value.text, `${at}.text`, SLACK_LIMITS.buttonText, problems, 'plain_text');
   if (value.value !== undefined && (typeof value.value !== 'string' || value.value.length > SLACK_LIMITS.buttonValue)) {
-    problems.push(`${at}.value: ${typeof value.value === 'string' ? value.value.length : typeof value.value} characters, over ${SLACK_LIMITS.buttonValue}`);
+    problems.push(
+      `${at}.value: ${typeof value.value === 'string' ? value.value.length : typeof value.value} characters, over ${SLACK_LIMITS.buttonValue}`,
+    );
   }
-  if (value.url !== undefined && (typeof value.url !== 'string' || value.url.length > SLACK_LIMITS.buttonUrl)) problems.push(`${at}.url: over ${SLACK_LIMITS.buttonUrl} characters`);
-  if (value.style !== undefined && value.style !== 'primary' && value.style !== 'danger') problems.push(`${at}.style: primary or danger`);
+  if (value.url !== undefined && (typeof value.url !== 'string' || value.url.length > SLACK_LIMITS.buttonUrl))
+    problems.push(`${at}.url: over ${SLACK_LIMITS.buttonUrl} characters`);
+  if (value.style !== undefined && value.style !== 'primary' && value.style !== 'danger')
+    problems.push(`${at}.style: primary or danger`);
 }

@@ -27,12 +27,32 @@ describe('the diff of a pushed branch, read from the host mirror', () => {
     await writeFile(join(work, 'a.ts'), 'const a = 1;\nconst b = 3;\n');
     await writeFile(join(work, 'new.py'), 'print("hi")\n');
     await git(work, 'add', '-A');
-    await git(work, '-c', 'user.name=Ada', '-c', 'user.email=ada@example.com', 'commit', '--quiet', '-m', 'Edit and add');
+    await git(
+      work,
+      '-c',
+      'user.name=Ada',
+      '-c',
+      'user.email=ada@example.com',
+      'commit',
+      '--quiet',
+      '-m',
+      'Edit and add',
+    );
     first = await git(work, 'rev-parse', 'HEAD');
     await git(work, 'mv', 'old-name.md', 'new-name.md');
     await writeFile(join(work, 'logo.bin'), Buffer.from([0, 1, 2, 0, 255]));
     await git(work, 'add', '-A');
-    await git(work, '-c', 'user.name=Ada', '-c', 'user.email=ada@example.com', 'commit', '--quiet', '-m', 'Rename and add a binary');
+    await git(
+      work,
+      '-c',
+      'user.name=Ada',
+      '-c',
+      'user.email=ada@example.com',
+      'commit',
+      '--quiet',
+      '-m',
+      'Rename and add a binary',
+    );
     head = await git(work, 'rev-parse', 'HEAD');
     await git(work, 'push', '--quiet', 'origin', 'patchbay/x');
     await withMirrorLock(mirrorPath(dataDir, resolveRepo(remote.remote)), () =>
@@ -45,7 +65,14 @@ describe('the diff of a pushed branch, read from the host mirror', () => {
   });
 
   const read = (options: { commit?: string; maxPatchBytes?: number; base?: string } = {}) =>
-    branchDiff({ repo: remote.remote, dataDir, base: options.base ?? base, head, signal: AbortSignal.timeout(30_000), ...options });
+    branchDiff({
+      repo: remote.remote,
+      dataDir,
+      base: options.base ?? base,
+      head,
+      signal: AbortSignal.timeout(30_000),
+      ...options,
+    });
 
   it('gives the whole change per file, with renames, binaries and the commits', async () => {
     const diff = await read();
@@ -67,7 +94,10 @@ describe('the diff of a pushed branch, read from the host mirror', () => {
     const one = await read({ commit: first.slice(0, 12) });
     expect(one?.files.map((f) => f.path)).toEqual(['a.ts', 'new.py']);
     const two = await read({ commit: head });
-    expect(two?.files.map((f) => [f.path, f.status])).toEqual([['logo.bin', 'added'], ['new-name.md', 'renamed']]);
+    expect(two?.files.map((f) => [f.path, f.status])).toEqual([
+      ['logo.bin', 'added'],
+      ['new-name.md', 'renamed'],
+    ]);
     expect(await read({ commit: 'f'.repeat(40) })).toBeUndefined();
     expect(await read({ base: 'e'.repeat(40) })).toBeUndefined();
     // Not a SHA: never reaches git as an option or a revision expression.

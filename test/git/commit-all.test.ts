@@ -80,16 +80,21 @@ describe('commitAll (in the real bubblewrap sandbox)', () => {
   it('refuses to commit when the workspace left the session branch', async () => {
     await sh(session.sandbox, 'git checkout -q -b elsewhere');
     await session.sandbox.writeFile('a.txt', 'a');
-    const error = await commitAll(session.sandbox, { message: 'x', author: ada, branch: session.branch, signal: signal() }).catch(
-      (e: unknown) => e,
-    );
+    const error = await commitAll(session.sandbox, {
+      message: 'x',
+      author: ada,
+      branch: session.branch,
+      signal: signal(),
+    }).catch((e: unknown) => e);
     expect(isPatchbayError(error, 'git_failed')).toBe(true);
     expect((error as Error).message).toContain('expected refs/heads/patchbay/s1');
     expect(await git(session.workspaceDir, 'rev-parse', 'HEAD')).toBe(session.prepared.baseCommit);
   });
 
   it('refuses an empty message and a malformed identity', async () => {
-    const empty = await commitAll(session.sandbox, { message: '  \n', author: ada, signal: signal() }).catch((e: unknown) => e);
+    const empty = await commitAll(session.sandbox, { message: '  \n', author: ada, signal: signal() }).catch(
+      (e: unknown) => e,
+    );
     expect(isPatchbayError(empty, 'invalid_input')).toBe(true);
     const bad = await commitAll(session.sandbox, {
       message: 'x',

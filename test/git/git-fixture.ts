@@ -21,7 +21,10 @@ const fixtureEnv = {
 /** Runs git for the test itself (setting up and inspecting repositories), outside the code under test. */
 export async function git(cwd: string, ...args: string[]): Promise<string> {
   // safe.directory: as root, a workspace belongs to the sandbox user, and the test inspects it anyway.
-  const { stdout } = await run('git', ['-c', 'protocol.file.allow=always', '-c', 'safe.directory=*', ...args], { cwd, env: fixtureEnv });
+  const { stdout } = await run('git', ['-c', 'protocol.file.allow=always', '-c', 'safe.directory=*', ...args], {
+    cwd,
+    env: fixtureEnv,
+  });
   return stdout.trim();
 }
 

@@ -23,20 +23,26 @@ describe('runHostGit', () => {
   it('does not pass the host environment to git', async () => {
     process.env.GIT_CONFIG_PARAMETERS = "'user.name=leaked-from-host'";
     try {
-      const error = await runHostGit(['config', '--get', 'user.name'], { cwd: dir, signal: signal() }).catch((e: unknown) => e);
-      expect(isPatchbayError(error, 'git_failed')).toBe(true);
-      expect(await runHostGit(['config', '--get', 'user.name'], { cwd: dir, signal: signal(), config: { 'user.name': 'given' } })).toBe(
-        'given\n',
+      const error = await runHostGit(['config', '--get', 'user.name'], { cwd: dir, signal: signal() }).catch(
+        (e: unknown) => e,
       );
+      expect(isPatchbayError(error, 'git_failed')).toBe(true);
+      expect(
+        await runHostGit(['config', '--get', 'user.name'], {
+          cwd: dir,
+          signal: signal(),
+          config: { 'user.name': 'given' },
+        }),
+      ).toBe('given\n');
     } finally {
       delete process.env.GIT_CONFIG_PARAMETERS;
     }
   });
 
   it('throws git_failed with the stderr tail and no credentials', async () => {
-    const error = await runHostGit(['ls-remote', 'https://someone:s3cret-token@127.0.0.1:1/repo.git'], { signal: signal() }).catch(
-      (e: unknown) => e,
-    );
+    const error = await runHostGit(['ls-remote', 'https://someone:s3cret-token@127.0.0.1:1/repo.git'], {
+      signal: signal(),
+    }).catch((e: unknown) => e);
     expect(isPatchbayError(error, 'git_failed')).toBe(true);
     const message = (error as Error).message;
     expect(message).toMatch(/127\.0\.0\.1/);
@@ -46,7 +52,10 @@ describe('runHostGit', () => {
   it('kills git and what it started when aborted', async () => {
     const marker = join(dir, 'alias-finished');
     const controller = new AbortController();
-    const running = runHostGit(['-c', `alias.slow=!sleep 1.5 && touch ${marker}`, 'slow'], { cwd: dir, signal: controller.signal });
+    const running = runHostGit(['-c', `alias.slow=!sleep 1.5 && touch ${marker}`, 'slow'], {
+      cwd: dir,
+      signal: controller.signal,
+    });
     setTimeout(() => controller.abort(), 200);
     const error = await running.catch((e: unknown) => e);
     expect(isPatchbayError(error, 'aborted')).toBe(true);

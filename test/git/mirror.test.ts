@@ -41,7 +41,9 @@ describe('one mirror per repository', () => {
   });
 
   it('names the mirror by a 16-hex-digit hash under <dataDir>/mirrors and keeps credentials out of the key', () => {
-    expect(mirrorPath('/data', resolveRepo('https://github.com/acme/app'))).toMatch(/^\/data\/mirrors\/[0-9a-f]{16}\.git$/);
+    expect(mirrorPath('/data', resolveRepo('https://github.com/acme/app'))).toMatch(
+      /^\/data\/mirrors\/[0-9a-f]{16}\.git$/,
+    );
     expect(normalizeRepo(resolveRepo('https://user:pw@github.com/acme/app.git'))).toBe('https://github.com/acme/app');
   });
 });

@@ -40,7 +40,14 @@ describe('prepareWorkspace on a branch the remote already has (a pull request he
   it('still creates a new branch from the base when the remote has no such branch', async () => {
     const mainTip = await fixture.remoteBranch('main');
     const ws = join(dataDir, 'workspaces', 'new');
-    const result = await prepareWorkspace({ repo: fixture.remote, branch: 'patchbay/new', workspaceDir: ws, dataDir, log, signal: AbortSignal.timeout(30_000) });
+    const result = await prepareWorkspace({
+      repo: fixture.remote,
+      branch: 'patchbay/new',
+      workspaceDir: ws,
+      dataDir,
+      log,
+      signal: AbortSignal.timeout(30_000),
+    });
     expect(result.baseCommit).toBe(mainTip);
     expect(await git(ws, 'rev-parse', 'HEAD')).toBe(mainTip);
   });

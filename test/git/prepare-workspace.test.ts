@@ -153,11 +153,15 @@ describe('prepareWorkspace', () => {
   });
 
   it.each([
-    ['a directory that is not a git repository', async (root: string) => {
-      const dir = join(root, 'not-a-repo');
-      await mkdir(dir);
-      return dir;
-    }, /is not a git repository/],
+    [
+      'a directory that is not a git repository',
+      async (root: string) => {
+        const dir = join(root, 'not-a-repo');
+        await mkdir(dir);
+        return dir;
+      },
+      /is not a git repository/,
+    ],
     ['a path that does not exist', async (root: string) => join(root, 'missing'), /does not exist/],
   ])('fails with git_failed for %s', async (_name, makeRepo, pattern) => {
     const repo = await makeRepo(fixture.root);

@@ -146,14 +146,19 @@ describe('pushBranch', () => {
     expect(await fixture.remoteBranch(session.branch)).toBe(result.commit);
   });
 
-  it.each([['main'], ['master'], ['release'], ['develop']])('refuses to push to protected branch %s', async (branch) => {
-    await commitFile(session, 'one.txt', '1');
-    const mainBefore = await fixture.remoteBranch('main');
-    const error = await push(session, { branch, protectedBranches: ['release'], baseBranch: 'develop' }).catch((e: unknown) => e);
-    expect(isPatchbayError(error, 'invalid_input')).toBe(true);
-    expect(await fixture.remoteBranch('main')).toBe(mainBefore);
-    if (branch !== 'main') expect(await fixture.remoteBranch(branch)).toBe('');
-  });
+  it.each([['main'], ['master'], ['release'], ['develop']])(
+    'refuses to push to protected branch %s',
+    async (branch) => {
+      await commitFile(session, 'one.txt', '1');
+      const mainBefore = await fixture.remoteBranch('main');
+      const error = await push(session, { branch, protectedBranches: ['release'], baseBranch: 'develop' }).catch(
+        (e: unknown) => e,
+      );
+      expect(isPatchbayError(error, 'invalid_input')).toBe(true);
+      expect(await fixture.remoteBranch('main')).toBe(mainBefore);
+      if (branch !== 'main') expect(await fixture.remoteBranch(branch)).toBe('');
+    },
+  );
 
   it('refuses the remote default branch even when it is not called main', async () => {
     await git(fixture.root, '--git-dir', fixture.remote, 'branch', 'trunk', 'main');
@@ -200,8 +205,12 @@ describe('pushBranch', () => {
       exec: async (command: string, options?: ExecOptions) => {
         const result = await session.sandbox.exec(command, options);
         if (command.includes('git bundle create')) {
-          await git(fixture.root, 'bundle', 'create', join(elsewhere, 'patchbay-push.bundle'), 'refs/heads/main').catch(() => '');
-          expect((await hostShell(session.workspaceDir, '')(`mv .git .git-real && ln -s "${elsewhere}" .git`)).exitCode).toBe(0);
+          await git(fixture.root, 'bundle', 'create', join(elsewhere, 'patchbay-push.bundle'), 'refs/heads/main').catch(
+            () => '',
+          );
+          expect(
+            (await hostShell(session.workspaceDir, '')(`mv .git .git-real && ln -s "${elsewhere}" .git`)).exitCode,
+          ).toBe(0);
         }
         return result;
       },
@@ -256,8 +265,13 @@ describe('pushBranch', () => {
 function hostShell(cwd: string, evil: string) {
   return (command: string) =>
     new Promise<{ exitCode: number; stdout: string; stderr: string }>((resolve) => {
-      execFile('/bin/sh', ['-c', command], { cwd, env: { PATH: '/usr/bin:/bin', EVIL: evil } }, (error, stdout, stderr) => {
-        resolve({ exitCode: error ? 1 : 0, stdout, stderr });
-      });
+      execFile(
+        '/bin/sh',
+        ['-c', command],
+        { cwd, env: { PATH: '/usr/bin:/bin', EVIL: evil } },
+        (error, stdout, stderr) => {
+          resolve({ exitCode: error ? 1 : 0, stdout, stderr });
+        },
+      );
     });
 }

@@ -37,12 +37,18 @@ export async function startSession(
 }
 
 export function createProvider(dataDir: string): Promise<LocalSandboxProvider> {
-  return createLocalSandboxProvider({ dataDir: join(dataDir, 'sandboxes'), log: silentLog, ttlMinutes: 60, mode: 'bwrap' });
+  return createLocalSandboxProvider({
+    dataDir: join(dataDir, 'sandboxes'),
+    log: silentLog,
+    ttlMinutes: 60,
+    mode: 'bwrap',
+  });
 }
 
 /** Runs a command in the sandbox and fails the test when it fails. */
 export async function sh(sandbox: Sandbox, command: string): Promise<string> {
   const result = await sandbox.exec(command);
-  if (result.exitCode !== 0) throw new Error(`sandbox command failed (${result.exitCode}): ${command}\n${result.stderr}`);
+  if (result.exitCode !== 0)
+    throw new Error(`sandbox command failed (${result.exitCode}): ${command}\n${result.stderr}`);
   return result.stdout;
 }

@@ -17,7 +17,10 @@ function push(ref: string, message: string, sender = { login: 'alice', id: 2, ty
 
 describe('revertedCommit: the commit a revert names, as git writes it', () => {
   it.each([
-    [`Revert "Merge pull request #3 from o/b"\n\nThis reverts commit ${sha}, reversing\nchanges made to ${'a'.repeat(40)}.`, sha],
+    [
+      `Revert "Merge pull request #3 from o/b"\n\nThis reverts commit ${sha}, reversing\nchanges made to ${'a'.repeat(40)}.`,
+      sha,
+    ],
     [`Revert "Add x"\n\nThis reverts commit ${sha}.`, sha],
     [`Add x\n\nThis reverts commit ${sha}.`, undefined],
     ['Revert "Add x"\n\nno sha here', undefined],
@@ -28,9 +31,26 @@ describe('revertedCommit: the commit a revert names, as git writes it', () => {
 describe('classifyOutcome: outcome signals in published webhook examples', () => {
   it('a merged pull request: merged, when, by its merger, as its merge commit', () => {
     const p = app(example('pull_request', 'closed'));
-    p.pull_request = { ...p.pull_request, merged: true, merged_at: '2026-03-01T09:00:00Z', merge_commit_sha: sha, merged_by: { login: 'carol', id: 3, type: 'User' } };
+    p.pull_request = {
+      ...p.pull_request,
+      merged: true,
+      merged_at: '2026-03-01T09:00:00Z',
+      merge_commit_sha: sha,
+      merged_by: { login: 'carol', id: 3, type: 'User' },
+    };
     expect(classifyOutcome('pull_request', p, bot)).toEqual([
-      { kind: 'finished', pull: { owner: p.repository.owner.login, repo: p.repository.name, number: p.pull_request.number, state: 'merged', at: new Date('2026-03-01T09:00:00Z'), by: 'carol', mergeCommit: sha } },
+      {
+        kind: 'finished',
+        pull: {
+          owner: p.repository.owner.login,
+          repo: p.repository.name,
+          number: p.pull_request.number,
+          state: 'merged',
+          at: new Date('2026-03-01T09:00:00Z'),
+          by: 'carol',
+          mergeCommit: sha,
+        },
+      },
     ]);
   });
 
@@ -38,21 +58,47 @@ describe('classifyOutcome: outcome signals in published webhook examples', () =>
     const p = app(example('pull_request', 'closed'));
     p.pull_request = { ...p.pull_request, merged: false, closed_at: '2026-03-02T09:00:00Z' };
     const [signal] = classifyOutcome('pull_request', p, bot);
-    expect(signal).toMatchObject({ kind: 'finished', pull: { state: 'closed', at: new Date('2026-03-02T09:00:00Z'), by: p.sender.login } });
+    expect(signal).toMatchObject({
+      kind: 'finished',
+      pull: { state: 'closed', at: new Date('2026-03-02T09:00:00Z'), by: p.sender.login },
+    });
     // The example carries a merge_commit_sha (GitHub's test merge); an unmerged PR has no merge commit.
     expect(signal).not.toHaveProperty('pull.mergeCommit');
   });
 
   it.each([
     ['opened', () => app(example('pull_request', 'opened'))],
-    ['closed, not an App delivery', () => { const p = example('pull_request', 'closed'); delete p.installation; return p; }],
-  ])('nothing for a pull_request %s', (_what, payload) => expect(classifyOutcome('pull_request', payload(), bot)).toEqual([]));
+    [
+      'closed, not an App delivery',
+      () => {
+        const p = example('pull_request', 'closed');
+        delete p.installation;
+        return p;
+      },
+    ],
+  ])('nothing for a pull_request %s', (_what, payload) =>
+    expect(classifyOutcome('pull_request', payload(), bot)).toEqual([]),
+  );
 
   it('a revert pushed to the default branch: the reverted commit; by a person, also their commits', () => {
-    const p = push('refs/heads/master', `Revert "Merge pull request #3 from o/b"\n\nThis reverts commit ${sha}, reversing\nchanges made to ${'a'.repeat(40)}.`);
+    const p = push(
+      'refs/heads/master',
+      `Revert "Merge pull request #3 from o/b"\n\nThis reverts commit ${sha}, reversing\nchanges made to ${'a'.repeat(40)}.`,
+    );
     expect(classifyOutcome('push', p, bot)).toEqual([
-      { kind: 'revert', where: { owner: p.repository.owner.login, repo: p.repository.name }, reverted: sha, revertCommit: 'e'.repeat(40), at: new Date('2026-03-01T10:00:00Z') },
-      { kind: 'human-commits', where: { owner: p.repository.owner.login, repo: p.repository.name }, branch: 'master', shas: ['e'.repeat(40)] },
+      {
+        kind: 'revert',
+        where: { owner: p.repository.owner.login, repo: p.repository.name },
+        reverted: sha,
+        revertCommit: 'e'.repeat(40),
+        at: new Date('2026-03-01T10:00:00Z'),
+      },
+      {
+        kind: 'human-commits',
+        where: { owner: p.repository.owner.login, repo: p.repository.name },
+        branch: 'master',
+        shas: ['e'.repeat(40)],
+      },
     ]);
   });
 
@@ -68,16 +114,32 @@ describe('classifyOutcome: outcome signals in published webhook examples', () =>
 
   it('a review a person submitted counts; one by a bot does not', () => {
     const p = app(example('pull_request_review', 'submitted'));
-    expect(classifyOutcome('pull_request_review', p, bot)).toEqual([{ kind: 'review', pull: { owner: p.repository.owner.login, repo: p.repository.name, number: p.pull_request.number }, reviewId: p.review.id }]);
+    expect(classifyOutcome('pull_request_review', p, bot)).toEqual([
+      {
+        kind: 'review',
+        pull: { owner: p.repository.owner.login, repo: p.repository.name, number: p.pull_request.number },
+        reviewId: p.review.id,
+      },
+    ]);
     p.review.user = { ...p.review.user, login: 'ci[bot]', type: 'Bot' };
     expect(classifyOutcome('pull_request_review', p, bot)).toEqual([]);
   });
 
   it('CI finished on a commit: a check suite, and a commit status (error counts as failure; pending is not finished)', () => {
     const suite = app(example('check_suite', 'completed'));
-    expect(classifyOutcome('check_suite', suite, bot)).toEqual([{ kind: 'ci', where: { owner: suite.repository.owner.login, repo: suite.repository.name }, commit: suite.check_suite.head_sha, conclusion: suite.check_suite.conclusion, at: new Date(suite.check_suite.updated_at) }]);
+    expect(classifyOutcome('check_suite', suite, bot)).toEqual([
+      {
+        kind: 'ci',
+        where: { owner: suite.repository.owner.login, repo: suite.repository.name },
+        commit: suite.check_suite.head_sha,
+        conclusion: suite.check_suite.conclusion,
+        at: new Date(suite.check_suite.updated_at),
+      },
+    ]);
     const status = app(example('status', undefined as unknown as string, 0));
-    expect(classifyOutcome('status', { ...status, state: 'error' }, bot)).toMatchObject([{ kind: 'ci', commit: status.sha, conclusion: 'failure' }]);
+    expect(classifyOutcome('status', { ...status, state: 'error' }, bot)).toMatchObject([
+      { kind: 'ci', commit: status.sha, conclusion: 'failure' },
+    ]);
     expect(classifyOutcome('status', { ...status, state: 'pending' }, bot)).toEqual([]);
     expect(classifyOutcome('check_suite', app(example('check_suite', 'requested')), bot)).toEqual([]);
   });

@@ -22,9 +22,14 @@ describe('GitHub webhooks: a signed delivery that cannot be read is logged and a
   });
 
   const entries = () => app.logLines.map((line) => JSON.parse(line) as LogEntry);
-  const warningsAbout = (deliveryId: string) => entries().filter((e) => e.level >= 40 && (e.deliveryId === deliveryId || e.delivery === deliveryId));
+  const warningsAbout = (deliveryId: string) =>
+    entries().filter((e) => e.level >= 40 && (e.deliveryId === deliveryId || e.delivery === deliveryId));
   const row = (deliveryId: string) =>
-    app.database.db.selectFrom('inbound_deliveries').select(['finished_at as processed_at', 'attempts', 'status']).where('delivery_id', '=', deliveryId).executeTakeFirst();
+    app.database.db
+      .selectFrom('inbound_deliveries')
+      .select(['finished_at as processed_at', 'attempts', 'status'])
+      .where('delivery_id', '=', deliveryId)
+      .executeTakeFirst();
 
   it('acknowledges a signed body that is not JSON with 200, logs it, and queues nothing', async () => {
     const body = '{"action":"created",';
@@ -50,7 +55,12 @@ describe('GitHub webhooks: a signed delivery that cannot be read is logged and a
       const deliveryId = randomUUID();
       const response = await fetch(`${app.url}/github/webhooks`, {
         method: 'POST',
-        headers: { 'content-type': contentType, 'x-github-event': 'issue_comment', 'x-github-delivery': deliveryId, 'x-hub-signature-256': `sha256=${'0'.repeat(64)}` },
+        headers: {
+          'content-type': contentType,
+          'x-github-event': 'issue_comment',
+          'x-github-delivery': deliveryId,
+          'x-hub-signature-256': `sha256=${'0'.repeat(64)}`,
+        },
         body: 'payload=%7B%7D',
       });
       expect(response.status).toBe(401);
@@ -60,7 +70,10 @@ describe('GitHub webhooks: a signed delivery that cannot be read is logged and a
   );
 
   it('logs an issue_comment whose shape is wrong at warn level, once, and does not retry it', async () => {
-    const sent = await sendWebhook(`${app.url}/github/webhooks`, webhookSecret, 'issue_comment', { action: 'created', comment: 'not an object' });
+    const sent = await sendWebhook(`${app.url}/github/webhooks`, webhookSecret, 'issue_comment', {
+      action: 'created',
+      comment: 'not an object',
+    });
     expect(sent.status).toBe(202);
     await waitFor(async () => ((await row(sent.deliveryId))?.processed_at ? true : undefined), 'the delivery worked');
     expect(warningsAbout(sent.deliveryId)).toHaveLength(1);
@@ -68,7 +81,10 @@ describe('GitHub webhooks: a signed delivery that cannot be read is logged and a
   });
 
   it('logs an installation event whose shape is wrong once and marks it done instead of retrying it', async () => {
-    const sent = await sendWebhook(`${app.url}/github/webhooks`, webhookSecret, 'installation', { action: 'created', installation: { id: 'nope' } });
+    const sent = await sendWebhook(`${app.url}/github/webhooks`, webhookSecret, 'installation', {
+      action: 'created',
+      installation: { id: 'nope' },
+    });
     expect(sent.status).toBe(202);
     await waitFor(async () => ((await row(sent.deliveryId))?.processed_at ? true : undefined), 'the delivery worked');
     expect(warningsAbout(sent.deliveryId)).toHaveLength(1);

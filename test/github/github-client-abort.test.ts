@@ -44,7 +44,13 @@ describe('the GitHub client when its request is aborted', () => {
       },
     });
     const controller = new AbortController();
-    const call = octokit.request('POST /repos/{owner}/{repo}/pulls', { owner: 'o', repo: 'r', head: 'b', base: 'main', request: { signal: controller.signal } });
+    const call = octokit.request('POST /repos/{owner}/{repo}/pulls', {
+      owner: 'o',
+      repo: 'r',
+      head: 'b',
+      base: 'main',
+      request: { signal: controller.signal },
+    });
     await waitFor(async () => received === 1, 'the request to reach GitHub');
     controller.abort(new Error('shutting down'));
     await expect(call).rejects.toThrow();
@@ -59,7 +65,10 @@ describe('the GitHub client when its request is aborted', () => {
       request: {
         fetch: async (_input: string | URL | Request) => {
           answered += 1;
-          return new Response(JSON.stringify({ message: 'Bad Gateway' }), { status: answered === 1 ? 502 : 200, headers: { 'content-type': 'application/json' } });
+          return new Response(JSON.stringify({ message: 'Bad Gateway' }), {
+            status: answered === 1 ? 502 : 200,
+            headers: { 'content-type': 'application/json' },
+          });
         },
       },
     });

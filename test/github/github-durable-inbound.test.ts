@@ -19,7 +19,8 @@ describe('GitHub deliveries through the durable inbound pipeline', () => {
   const where = { owner, repo, installationId };
   const webhooks = () => `${app.url}/github/webhooks`;
   const issueThread = (number: number): ThreadRef => ({ source: 'github', owner, repo, number, kind: 'issue' });
-  const botComments = (number: number) => fake.commentsOn(owner, repo, number).filter((c) => c.user.login === fake.bot.login);
+  const botComments = (number: number) =>
+    fake.commentsOn(owner, repo, number).filter((c) => c.user.login === fake.bot.login);
 
   beforeAll(async () => {
     fake = await startFakeGitHub();
@@ -27,7 +28,12 @@ describe('GitHub deliveries through the durable inbound pipeline', () => {
     alice = fake.addUser('alice');
     await fake.addRepo(owner, repo, upstream.remote, installationId, { alice: 'write' });
     // Two attempts, a second apart: enough to see the retry and the give-up without waiting long.
-    app = await startGitHubPatchbay(fake, createScriptedProvider({ scenario: [{ text: 'Nothing to change.' }] }), {}, { inbound: { retry: { retries: 1, delaySeconds: 1, maxDelaySeconds: 1 } } });
+    app = await startGitHubPatchbay(
+      fake,
+      createScriptedProvider({ scenario: [{ text: 'Nothing to change.' }] }),
+      {},
+      { inbound: { retry: { retries: 1, delaySeconds: 1, maxDelaySeconds: 1 } } },
+    );
   }, 60_000);
   afterAll(async () => {
     await app?.dispose();
@@ -37,7 +43,14 @@ describe('GitHub deliveries through the durable inbound pipeline', () => {
 
   it('does nothing for a signed body replayed under a new delivery id or a new event header', async () => {
     const comment = fake.addComment(owner, repo, 1, alice, '@patchbay-test tidy the README');
-    const payload = issueCommentEvent(where, { number: 1, title: 'Tidy', body: 'Please tidy.', commentId: comment.id, user: alice, comment: comment.body });
+    const payload = issueCommentEvent(where, {
+      number: 1,
+      title: 'Tidy',
+      body: 'Please tidy.',
+      commentId: comment.id,
+      user: alice,
+      comment: comment.body,
+    });
     expect((await sendWebhook(webhooks(), webhookSecret, 'issue_comment', payload)).status).toBe(202);
     const session = await waitFor(() => app.store.findByThread(issueThread(1)), 'the session');
     await waitFor(async () => botComments(1).length === 1, 'the progress comment');
@@ -63,15 +76,30 @@ describe('GitHub deliveries through the durable inbound pipeline', () => {
     fake.fail('repos/get-collaborator-permission-level', 403, 'Resource not accessible by integration');
     try {
       const comment = fake.addComment(owner, repo, 2, alice, '@patchbay-test fix the flaky test');
-      const payload = issueCommentEvent(where, { number: 2, title: 'Flaky', body: 'It flakes.', commentId: comment.id, user: alice, comment: comment.body });
+      const payload = issueCommentEvent(where, {
+        number: 2,
+        title: 'Flaky',
+        body: 'It flakes.',
+        commentId: comment.id,
+        user: alice,
+        comment: comment.body,
+      });
       const sent = await sendWebhook(webhooks(), webhookSecret, 'issue_comment', payload);
       expect(sent.status).toBe(202);
       const reply = await waitFor(async () => botComments(2)[0], 'the failure reply');
       expect(reply.body).toMatch(/^@alice I could not process this comment: Resource not accessible by integration/);
       const response = await fetch(`${app.url}/api/deliveries?failed=true`);
       expect(response.status).toBe(200);
-      const failed = (await response.json()) as { source: string; deliveryId: string; status: string; attempts: number; error: string }[];
-      expect(failed).toEqual([expect.objectContaining({ source: 'github', deliveryId: sent.deliveryId, status: 'failed', attempts: 2 })]);
+      const failed = (await response.json()) as {
+        source: string;
+        deliveryId: string;
+        status: string;
+        attempts: number;
+        error: string;
+      }[];
+      expect(failed).toEqual([
+        expect.objectContaining({ source: 'github', deliveryId: sent.deliveryId, status: 'failed', attempts: 2 }),
+      ]);
       expect(failed[0]!.error).toContain('Resource not accessible by integration');
       expect(await app.store.findByThread(issueThread(2))).toBeUndefined();
       expect(fake.refused.map((r) => r.status)).toEqual([403, 403]);

@@ -5,7 +5,14 @@ import type { ThreadRef } from '../../src/core/thread-ref.ts';
 import { createRemote, git, type RemoteFixture } from '../git/git-fixture.ts';
 import { deliveriesWorked, waitFor, waitForStatus } from '../helpers/patchbay-fixture.ts';
 import { startFakeGitHub, type FakeGitHub } from '../fakes/fake-github.ts';
-import { installationCreatedEvent, installationReposRemovedEvent, issueCommentEvent, prCommentEvent, reviewCommentEvent, sendWebhook } from '../fakes/fake-github-webhooks.ts';
+import {
+  installationCreatedEvent,
+  installationReposRemovedEvent,
+  issueCommentEvent,
+  prCommentEvent,
+  reviewCommentEvent,
+  sendWebhook,
+} from '../fakes/fake-github-webhooks.ts';
 import { filesContaining, startGitHubPatchbay, webhookSecret, type GitHubPatchbay } from './github-fixture.ts';
 
 const pushScript = [
@@ -22,28 +29,46 @@ function decide(messages: readonly ModelMessage[]): ScriptedTurn {
   const text = lastUser >= 0 ? (messages[lastUser] as { content: string }).content : '';
   const turn = messages.slice(lastUser + 1).filter((m) => m.role === 'assistant').length;
   if (text.includes('CHANGELOG')) {
-    return [
-      { text: 'Adding the changelog.', toolCalls: [{ name: 'write_file', input: { path: 'CHANGELOG.md', content: '# Changes\n\n- login\n' } }] },
-      { text: 'Added CHANGELOG.md with an entry for the login feature.' },
-    ][turn] ?? { text: 'done' };
+    return (
+      [
+        {
+          text: 'Adding the changelog.',
+          toolCalls: [{ name: 'write_file', input: { path: 'CHANGELOG.md', content: '# Changes\n\n- login\n' } }],
+        },
+        { text: 'Added CHANGELOG.md with an entry for the login feature.' },
+      ][turn] ?? { text: 'done' }
+    );
   }
   if (text.includes('hunk')) {
-    return [
-      { toolCalls: [{ name: 'write_file', input: { path: 'feature.txt', content: 'feature, reviewed\n' } }] },
-      { text: 'Reworded feature.txt as the review asked.' },
-    ][turn] ?? { text: 'done' };
+    return (
+      [
+        { toolCalls: [{ name: 'write_file', input: { path: 'feature.txt', content: 'feature, reviewed\n' } }] },
+        { text: 'Reworded feature.txt as the review asked.' },
+      ][turn] ?? { text: 'done' }
+    );
   }
   if (text.includes('force')) {
-    return [
-      { toolCalls: [{ name: 'run_shell', input: { command: 'git push --force origin HEAD:main' } }] },
-      // Past the command policy, through a script: the sandbox itself has no route and no token.
-      { toolCalls: [{ name: 'write_file', input: { path: 'push.sh', content: pushScript } }] },
-      { toolCalls: [{ name: 'run_shell', input: { command: 'sh push.sh; rm push.sh' } }] },
-      { toolCalls: [{ name: 'run_shell', input: { command: 'env; git config --list --show-origin; cat /proc/[0-9]*/cmdline 2>/dev/null | tr "\\0" " "' } }] },
-      { toolCalls: [{ name: 'write_file', input: { path: 'fix.txt', content: 'fixed\n' } }] },
-      { toolCalls: [{ name: 'run_shell', input: { command: 'cat fix.txt' } }] },
-      { text: 'Fixed the issue by adding fix.txt; checked it with cat.' },
-    ][turn] ?? { text: 'done' };
+    return (
+      [
+        { toolCalls: [{ name: 'run_shell', input: { command: 'git push --force origin HEAD:main' } }] },
+        // Past the command policy, through a script: the sandbox itself has no route and no token.
+        { toolCalls: [{ name: 'write_file', input: { path: 'push.sh', content: pushScript } }] },
+        { toolCalls: [{ name: 'run_shell', input: { command: 'sh push.sh; rm push.sh' } }] },
+        {
+          toolCalls: [
+            {
+              name: 'run_shell',
+              input: {
+                command: 'env; git config --list --show-origin; cat /proc/[0-9]*/cmdline 2>/dev/null | tr "\\0" " "',
+              },
+            },
+          ],
+        },
+        { toolCalls: [{ name: 'write_file', input: { path: 'fix.txt', content: 'fixed\n' } }] },
+        { toolCalls: [{ name: 'run_shell', input: { command: 'cat fix.txt' } }] },
+        { text: 'Fixed the issue by adding fix.txt; checked it with cat.' },
+      ][turn] ?? { text: 'done' }
+    );
   }
   return { text: 'Nothing to do.' };
 }
@@ -86,7 +111,9 @@ describe('GitHub end to end (fake GitHub with the REST spec and git http-backend
 
   it('refuses a delivery with a bad signature with 401 and nothing else', async () => {
     const payload = prCommentEvent(where, { number: pullNumber, commentId: 1, user: alice, body: '@patchbay-test hi' });
-    const sent = await sendWebhook(webhooks(), webhookSecret, 'issue_comment', payload, { signature: `sha256=${'0'.repeat(64)}` });
+    const sent = await sendWebhook(webhooks(), webhookSecret, 'issue_comment', payload, {
+      signature: `sha256=${'0'.repeat(64)}`,
+    });
     expect(sent.status).toBe(401);
     expect(sent.text).toBe('');
     const rows = await app.database.db.selectFrom('inbound_deliveries').select('delivery_id').execute();
@@ -94,7 +121,10 @@ describe('GitHub end to end (fake GitHub with the REST spec and git http-backend
   });
 
   it('records installations and their repositories from installation events', async () => {
-    const created = installationCreatedEvent(installationId, owner, [{ id: 501, full_name: `${owner}/${repo}` }, { id: 502, full_name: `${owner}/other` }]);
+    const created = installationCreatedEvent(installationId, owner, [
+      { id: 501, full_name: `${owner}/${repo}` },
+      { id: 502, full_name: `${owner}/other` },
+    ]);
     expect((await sendWebhook(webhooks(), webhookSecret, 'installation', created)).status).toBe(202);
     // Sent back to back: the pipeline works one installation's events in the order they came.
     const removed = installationReposRemovedEvent(installationId, owner, [{ id: 502, full_name: `${owner}/other` }]);
@@ -103,15 +133,24 @@ describe('GitHub end to end (fake GitHub with the REST spec and git http-backend
       const deliveries = (await app.inbound.list()).filter((d) => d.kind.startsWith('installation'));
       return deliveries.length === 2 && deliveries.every((d) => d.status !== 'pending');
     }, 'both installation deliveries worked');
-    const rows = await app.database.db.selectFrom('github_installation_repos').select('full_name').where('installation_id', '=', installationId).execute();
+    const rows = await app.database.db
+      .selectFrom('github_installation_repos')
+      .select('full_name')
+      .where('installation_id', '=', installationId)
+      .execute();
     const repos = rows.map((r) => r.full_name);
     expect(repos).toEqual([`${owner}/${repo}`]);
   });
 
-  it('turns a collaborator\'s PR comment into a commit on the PR branch and a reply on the PR', async () => {
+  it("turns a collaborator's PR comment into a commit on the PR branch and a reply on the PR", async () => {
     const before = await tip('feature/login');
     const comment = fake.addComment(owner, repo, pullNumber, alice, '@patchbay-test please add a CHANGELOG entry');
-    const payload = prCommentEvent(where, { number: pullNumber, commentId: comment.id, user: alice, body: comment.body });
+    const payload = prCommentEvent(where, {
+      number: pullNumber,
+      commentId: comment.id,
+      user: alice,
+      body: comment.body,
+    });
     const sent = await sendWebhook(webhooks(), webhookSecret, 'issue_comment', payload);
     expect(sent.status).toBe(202);
     firstDelivery = { payload, deliveryId: sent.deliveryId };
@@ -125,10 +164,18 @@ describe('GitHub end to end (fake GitHub with the REST spec and git http-backend
     expect(after).not.toBe(before);
     expect(await git(gitDir(), 'rev-parse', `${after}~1`)).toBe(before);
     expect(await git(gitDir(), 'show', `${after}:CHANGELOG.md`)).toBe('# Changes\n\n- login');
-    expect(await git(gitDir(), 'log', '-1', '--format=%an <%ae>', after)).toBe(`alice <${alice.id}+alice@users.noreply.github.com>`);
+    expect(await git(gitDir(), 'log', '-1', '--format=%an <%ae>', after)).toBe(
+      `alice <${alice.id}+alice@users.noreply.github.com>`,
+    );
 
     expect(comment.reactions).toEqual(['eyes']);
-    const reply = await waitFor(async () => fake.commentsOn(owner, repo, pullNumber).find((c) => c.user.login === fake.bot.login && c.body.startsWith('✅')), 'the final reply');
+    const reply = await waitFor(
+      async () =>
+        fake
+          .commentsOn(owner, repo, pullNumber)
+          .find((c) => c.user.login === fake.bot.login && c.body.startsWith('✅')),
+      'the final reply',
+    );
     expect(reply.body).toContain(`http://patchbay.test/sessions/${session.id}`);
     expect(reply.body).toContain(`/pull/${pullNumber}`);
     expect(reply.body).toContain('Added CHANGELOG.md');
@@ -142,7 +189,9 @@ describe('GitHub end to end (fake GitHub with the REST spec and git http-backend
   it('does nothing new for a redelivered webhook', async () => {
     const session = (await app.store.findByThread(pullThread()))!;
     const commentsBefore = fake.commentsOn(owner, repo, pullNumber).length;
-    const sent = await sendWebhook(webhooks(), webhookSecret, 'issue_comment', firstDelivery.payload, { deliveryId: firstDelivery.deliveryId });
+    const sent = await sendWebhook(webhooks(), webhookSecret, 'issue_comment', firstDelivery.payload, {
+      deliveryId: firstDelivery.deliveryId,
+    });
     expect(sent.status).toBe(200);
     await deliveriesWorked(app);
     expect((await app.store.get(session.id))!.lastSeq).toBe(session.lastSeq);
@@ -153,9 +202,17 @@ describe('GitHub end to end (fake GitHub with the REST spec and git http-backend
     const session = (await app.store.findByThread(pullThread()))!;
     const before = await tip('feature/login');
     const comment = fake.addComment(owner, repo, pullNumber, rob, '@patchbay-test please add a CHANGELOG entry');
-    const sent = await sendWebhook(webhooks(), webhookSecret, 'issue_comment', prCommentEvent(where, { number: pullNumber, commentId: comment.id, user: rob, body: comment.body }));
+    const sent = await sendWebhook(
+      webhooks(),
+      webhookSecret,
+      'issue_comment',
+      prCommentEvent(where, { number: pullNumber, commentId: comment.id, user: rob, body: comment.body }),
+    );
     expect(sent.status).toBe(202);
-    const refusal = await waitFor(async () => fake.commentsOn(owner, repo, pullNumber).find((c) => c.body.includes('@rob')), 'the refusal');
+    const refusal = await waitFor(
+      async () => fake.commentsOn(owner, repo, pullNumber).find((c) => c.body.includes('@rob')),
+      'the refusal',
+    );
     expect(refusal.body).toMatch(/only people with write access/);
     expect(refusal.user.login).toBe(fake.bot.login);
     expect(comment.reactions).toEqual([]);
@@ -166,9 +223,17 @@ describe('GitHub end to end (fake GitHub with the REST spec and git http-backend
   it('answers "@bot stop" on a PR whose session is not running, and changes nothing', async () => {
     const session = (await app.store.findByThread(pullThread()))!;
     const comment = fake.addComment(owner, repo, pullNumber, alice, '@patchbay-test stop');
-    const sent = await sendWebhook(webhooks(), webhookSecret, 'issue_comment', prCommentEvent(where, { number: pullNumber, commentId: comment.id, user: alice, body: comment.body }));
+    const sent = await sendWebhook(
+      webhooks(),
+      webhookSecret,
+      'issue_comment',
+      prCommentEvent(where, { number: pullNumber, commentId: comment.id, user: alice, body: comment.body }),
+    );
     expect(sent.status).toBe(202);
-    const reply = await waitFor(async () => fake.commentsOn(owner, repo, pullNumber).find((c) => c.body.startsWith('@alice Nothing is running')), 'the reply');
+    const reply = await waitFor(
+      async () => fake.commentsOn(owner, repo, pullNumber).find((c) => c.body.startsWith('@alice Nothing is running')),
+      'the reply',
+    );
     expect(reply.body).toBe(`@alice Nothing is running here (the session is ${session.status}).`);
     const after = (await app.store.get(session.id))!;
     expect(after.status).toBe(session.status);
@@ -177,8 +242,19 @@ describe('GitHub end to end (fake GitHub with the REST spec and git http-backend
 
   it('ignores its own comments and other bots', async () => {
     const session = (await app.store.findByThread(pullThread()))!;
-    const botComment = fake.addComment(owner, repo, pullNumber, fake.bot, '@patchbay-test please add a CHANGELOG entry');
-    await sendWebhook(webhooks(), webhookSecret, 'issue_comment', prCommentEvent(where, { number: pullNumber, commentId: botComment.id, user: fake.bot, body: botComment.body }));
+    const botComment = fake.addComment(
+      owner,
+      repo,
+      pullNumber,
+      fake.bot,
+      '@patchbay-test please add a CHANGELOG entry',
+    );
+    await sendWebhook(
+      webhooks(),
+      webhookSecret,
+      'issue_comment',
+      prCommentEvent(where, { number: pullNumber, commentId: botComment.id, user: fake.bot, body: botComment.body }),
+    );
     await deliveriesWorked(app);
     expect(botComment.reactions).toEqual([]);
     expect((await app.store.get(session.id))!.lastSeq).toBe(session.lastSeq);
@@ -187,35 +263,89 @@ describe('GitHub end to end (fake GitHub with the REST spec and git http-backend
   it('takes a review comment with its file, line and hunk, and replies in the review thread', async () => {
     const session = (await app.store.findByThread(pullThread()))!;
     const hunk = '@@ -0,0 +1 @@\n+feature';
-    const comment = fake.addReviewComment(owner, repo, pullNumber, alice, { body: '@patchbay-test reword this line per the hunk', path: 'feature.txt', line: 1, diff_hunk: hunk });
-    const payload = reviewCommentEvent(where, { number: pullNumber, head: 'feature/login', base: 'main', commentId: comment.id, user: alice, body: comment.body, path: 'feature.txt', line: 1, diffHunk: hunk });
+    const comment = fake.addReviewComment(owner, repo, pullNumber, alice, {
+      body: '@patchbay-test reword this line per the hunk',
+      path: 'feature.txt',
+      line: 1,
+      diff_hunk: hunk,
+    });
+    const payload = reviewCommentEvent(where, {
+      number: pullNumber,
+      head: 'feature/login',
+      base: 'main',
+      commentId: comment.id,
+      user: alice,
+      body: comment.body,
+      path: 'feature.txt',
+      line: 1,
+      diffHunk: hunk,
+    });
     expect((await sendWebhook(webhooks(), webhookSecret, 'pull_request_review_comment', payload)).status).toBe(202);
-    const reply = await waitFor(async () => [...fake.reviewComments.values()].find((c) => c.in_reply_to_id === comment.id && c.body.startsWith('✅')), 'the review-thread reply', 60_000);
+    const reply = await waitFor(
+      async () =>
+        [...fake.reviewComments.values()].find((c) => c.in_reply_to_id === comment.id && c.body.startsWith('✅')),
+      'the review-thread reply',
+      60_000,
+    );
     expect(reply.user.login).toBe(fake.bot.login);
     expect(comment.reactions).toEqual(['eyes']);
     expect(await git(gitDir(), 'show', 'refs/heads/feature/login:feature.txt')).toBe('feature, reviewed');
-    const messages = (await app.store.events(session.id, { types: ['user-message'] })).map((e) => (e.event as { text: string }).text);
+    const messages = (await app.store.events(session.id, { types: ['user-message'] })).map(
+      (e) => (e.event as { text: string }).text,
+    );
     expect(messages.at(-1)).toContain('Review comment on feature.txt, line 1:');
     expect(messages.at(-1)).toContain(hunk);
     expect(fake.refused).toEqual([]);
   }, 90_000);
 
   it('refuses a PR from a fork with a reply that says why', async () => {
-    const forkPull = fake.addPull(owner, repo, { head: 'patch-1', base: 'main', title: 'From a fork', user: alice, headRepo: 'mallory/demo' });
+    const forkPull = fake.addPull(owner, repo, {
+      head: 'patch-1',
+      base: 'main',
+      title: 'From a fork',
+      user: alice,
+      headRepo: 'mallory/demo',
+    });
     const comment = fake.addComment(owner, repo, forkPull.number, alice, '@patchbay-test please add a CHANGELOG entry');
-    await sendWebhook(webhooks(), webhookSecret, 'issue_comment', prCommentEvent(where, { number: forkPull.number, commentId: comment.id, user: alice, body: comment.body }));
-    const reply = await waitFor(async () => fake.commentsOn(owner, repo, forkPull.number).find((c) => c.user.login === fake.bot.login), 'the fork refusal');
+    await sendWebhook(
+      webhooks(),
+      webhookSecret,
+      'issue_comment',
+      prCommentEvent(where, { number: forkPull.number, commentId: comment.id, user: alice, body: comment.body }),
+    );
+    const reply = await waitFor(
+      async () => fake.commentsOn(owner, repo, forkPull.number).find((c) => c.user.login === fake.bot.login),
+      'the fork refusal',
+    );
     expect(reply.body).toMatch(/fork \(mallory\/demo\)/);
-    expect(await app.store.findByThread({ source: 'github', owner, repo, number: forkPull.number, kind: 'pull' })).toBeUndefined();
+    expect(
+      await app.store.findByThread({ source: 'github', owner, repo, number: forkPull.number, kind: 'pull' }),
+    ).toBeUndefined();
   });
 
-  it('starts a session from an issue, refuses the model\'s force-push and push to main, opens a draft PR that fixes the issue, and never lets the token into the sandbox', async () => {
+  it("starts a session from an issue, refuses the model's force-push and push to main, opens a draft PR that fixes the issue, and never lets the token into the sandbox", async () => {
     const mainBefore = await tip('main');
     const issueNumber = 7001;
-    const comment = fake.addComment(owner, repo, issueNumber, alice, '@patchbay-test please fix this, force it if you must');
-    const payload = issueCommentEvent(where, { number: issueNumber, title: 'Missing fix file', body: 'We need fix.txt.', commentId: comment.id, user: alice, comment: comment.body });
+    const comment = fake.addComment(
+      owner,
+      repo,
+      issueNumber,
+      alice,
+      '@patchbay-test please fix this, force it if you must',
+    );
+    const payload = issueCommentEvent(where, {
+      number: issueNumber,
+      title: 'Missing fix file',
+      body: 'We need fix.txt.',
+      commentId: comment.id,
+      user: alice,
+      comment: comment.body,
+    });
     expect((await sendWebhook(webhooks(), webhookSecret, 'issue_comment', payload)).status).toBe(202);
-    const session = await waitFor(() => app.store.findByThread({ source: 'github', owner, repo, number: issueNumber, kind: 'issue' }), 'the issue session');
+    const session = await waitFor(
+      () => app.store.findByThread({ source: 'github', owner, repo, number: issueNumber, kind: 'issue' }),
+      'the issue session',
+    );
     const done = await waitForStatus(app, session.id, ['completed', 'failed'], 60_000);
     expect(done.status).toBe('completed');
 
@@ -237,10 +367,18 @@ describe('GitHub end to end (fake GitHub with the REST spec and git http-backend
     expect(pr.body).toContain('`cat fix.txt`');
     expect(pr.body).toContain(`http://patchbay.test/sessions/${session.id}`);
     expect(await git(gitDir(), 'show', `refs/heads/${done.branch}:fix.txt`)).toBe('fixed');
-    const final = await waitFor(async () => fake.commentsOn(owner, repo, issueNumber).find((c) => c.user.login === fake.bot.login && c.body.startsWith('✅')), 'the issue reply');
+    const final = await waitFor(
+      async () =>
+        fake
+          .commentsOn(owner, repo, issueNumber)
+          .find((c) => c.user.login === fake.bot.login && c.body.startsWith('✅')),
+      'the issue reply',
+    );
     expect(final.body).toContain(`/pull/${pr.number}`);
     // The PR is one of the session's threads now: comments on it reach the same session.
-    expect((await app.store.findByThread({ source: 'github', owner, repo, number: pr.number, kind: 'pull' }))?.id).toBe(session.id);
+    expect((await app.store.findByThread({ source: 'github', owner, repo, number: pr.number, kind: 'pull' }))?.id).toBe(
+      session.id,
+    );
 
     expect(fake.issuedTokens.length).toBeGreaterThan(0);
     const allEvents = JSON.stringify(await app.store.events(session.id));

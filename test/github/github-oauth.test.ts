@@ -31,7 +31,9 @@ describe('GitHub sign-in: PRs opened as the person who asked', () => {
     upstream = await createRemote();
     const model = createScriptedProvider({
       scenario: (messages: readonly ModelMessage[]) =>
-        messages.some((m) => m.role === 'tool') ? { text: 'Added notes.md.' } : { toolCalls: [{ name: 'write_file', input: { path: 'notes.md', content: 'notes\n' } }] },
+        messages.some((m) => m.role === 'tool')
+          ? { text: 'Added notes.md.' }
+          : { toolCalls: [{ name: 'write_file', input: { path: 'notes.md', content: 'notes\n' } }] },
     });
     app = await startGitHubPatchbay(fake, model, {
       GITHUB_OAUTH_CLIENT_ID: fake.oauthClient.id,
@@ -55,7 +57,10 @@ describe('GitHub sign-in: PRs opened as the person who asked', () => {
     const bob = fake.addUser('bob');
     const link = oauthStartLink(createSecretBox(secretKey), app.url, { source: 'github', id: String(bob.id) });
     const { state, cookie } = await openLink(link);
-    const callback = await fetch(`${app.url}/github/oauth/callback?code=not-a-real-code&state=${encodeURIComponent(state)}`, { headers: { cookie } });
+    const callback = await fetch(
+      `${app.url}/github/oauth/callback?code=not-a-real-code&state=${encodeURIComponent(state)}`,
+      { headers: { cookie } },
+    );
     expect(callback.status).toBe(502);
     const failure = app.logLines.find((line) => line.includes('GitHub sign-in failed'));
     expect(failure).toBeDefined();
@@ -73,7 +78,10 @@ describe('GitHub sign-in: PRs opened as the person who asked', () => {
     expect(authorize.searchParams.get('client_id')).toBe(fake.oauthClient.id);
     // GitHub sends the browser back with a code and the state.
     const code = fake.authorizeCode('alice');
-    const callback = await fetch(`${app.url}/github/oauth/callback?code=${code}&state=${encodeURIComponent(authorize.searchParams.get('state')!)}`, { headers: { cookie } });
+    const callback = await fetch(
+      `${app.url}/github/oauth/callback?code=${code}&state=${encodeURIComponent(authorize.searchParams.get('state')!)}`,
+      { headers: { cookie } },
+    );
     expect(callback.status).toBe(200);
     // The code is a credential: not in the request log, nor anywhere else in the log.
     expect(app.logLines.filter((line) => line.includes(code))).toEqual([]);
@@ -85,9 +93,15 @@ describe('GitHub sign-in: PRs opened as the person who asked', () => {
     expect(row.token_ciphertext).not.toMatch(/ghu_/);
 
     const comment = fake.addComment('octo-org', 'demo', 12, alice, '@patchbay-test write notes');
-    const payload = issueCommentEvent({ owner: 'octo-org', repo: 'demo', installationId: 31 }, { number: 12, title: 'Notes', body: 'Write notes.', commentId: comment.id, user: alice, comment: comment.body });
+    const payload = issueCommentEvent(
+      { owner: 'octo-org', repo: 'demo', installationId: 31 },
+      { number: 12, title: 'Notes', body: 'Write notes.', commentId: comment.id, user: alice, comment: comment.body },
+    );
     expect((await sendWebhook(`${app.url}/github/webhooks`, webhookSecret, 'issue_comment', payload)).status).toBe(202);
-    const session = await waitFor(() => app.store.findByThread({ source: 'github', owner: 'octo-org', repo: 'demo', number: 12, kind: 'issue' }), 'the session');
+    const session = await waitFor(
+      () => app.store.findByThread({ source: 'github', owner: 'octo-org', repo: 'demo', number: 12, kind: 'issue' }),
+      'the session',
+    );
     const done = await waitForStatus(app, session.id, ['completed', 'failed'], 60_000);
     expect(done.status).toBe('completed');
     const pr = fake.pulls.find((p) => p.head === done.branch)!;
@@ -115,12 +129,24 @@ describe('GitHub sign-in: PRs opened as the person who asked', () => {
     const { cookie: otherCookie } = await openLink(link);
     expect(otherCookie).not.toBe(malloryCookie);
     expect((await fetch(url, { headers: { cookie: otherCookie } })).status).toBe(400);
-    const rows = await app.database.db.selectFrom('github_user_tokens').selectAll().where('actor_key', '=', `github:${mallory.id}`).execute();
+    const rows = await app.database.db
+      .selectFrom('github_user_tokens')
+      .selectAll()
+      .where('actor_key', '=', `github:${mallory.id}`)
+      .execute();
     expect(rows).toEqual([]);
-    expect(await app.database.db.selectFrom('github_user_tokens').selectAll().where('github_login', '=', 'carol').execute()).toEqual([]);
+    expect(
+      await app.database.db.selectFrom('github_user_tokens').selectAll().where('github_login', '=', 'carol').execute(),
+    ).toEqual([]);
     // A sign-in link is not a state: it cannot skip the start.
     const linkAsState = new URL(link).searchParams.get('link')!;
-    expect((await fetch(`${app.url}/github/oauth/callback?code=${code}&state=${encodeURIComponent(linkAsState)}`, { headers: { cookie: malloryCookie } })).status).toBe(400);
+    expect(
+      (
+        await fetch(`${app.url}/github/oauth/callback?code=${code}&state=${encodeURIComponent(linkAsState)}`, {
+          headers: { cookie: malloryCookie },
+        })
+      ).status,
+    ).toBe(400);
     expect(app.logLines.filter((line) => line.includes(code))).toEqual([]);
   });
 });

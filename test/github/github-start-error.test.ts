@@ -7,12 +7,19 @@ import { listenOnLoopback } from '../fakes/loopback.ts';
 
 /** GET /app as the start makes it, with Octokit's real errors: refused, 5xx, 401. */
 async function startErrorFor(status: number | 'refused') {
-  const server = createServer((_req, res) => res.writeHead(status === 'refused' ? 500 : status, { 'content-type': 'application/json' }).end(JSON.stringify({ message: status === 401 ? 'A JSON web token could not be decoded' : 'Server Error' })));
+  const server = createServer((_req, res) =>
+    res
+      .writeHead(status === 'refused' ? 500 : status, { 'content-type': 'application/json' })
+      .end(JSON.stringify({ message: status === 401 ? 'A JSON web token could not be decoded' : 'Server Error' })),
+  );
   const { port, close } = await listenOnLoopback(server);
   if (status === 'refused') await close();
   const apiUrl = `http://127.0.0.1:${port}`;
   try {
-    await new PatchbayOctokit({ baseUrl: apiUrl, throttle: { onRateLimit: () => false, onSecondaryRateLimit: () => false } }).request('GET /app', { request: { retries: 0 } });
+    await new PatchbayOctokit({
+      baseUrl: apiUrl,
+      throttle: { onRateLimit: () => false, onSecondaryRateLimit: () => false },
+    }).request('GET /app', { request: { retries: 0 } });
     throw new Error('GET /app succeeded');
   } catch (error) {
     return { error: githubStartError(error, apiUrl), apiUrl };
@@ -26,13 +33,19 @@ describe('why the GitHub App could not start', () => {
     for (const status of ['refused', 503] as const) {
       const { error, apiUrl } = await startErrorFor(status);
       expect(isPatchbayError(error, 'service_unavailable') && error.retryable, String(status)).toBe(true);
-      expect((error as Error).message).toMatch(new RegExp(`^GitHub cannot be reached at ${apiUrl.replaceAll('.', '\\.')} \\(.+\\): check this host's network and GITHUB_API_URL$`));
+      expect((error as Error).message).toMatch(
+        new RegExp(
+          `^GitHub cannot be reached at ${apiUrl.replaceAll('.', '\\.')} \\(.+\\): check this host's network and GITHUB_API_URL$`,
+        ),
+      );
     }
   });
 
   it('a GitHub that refuses the App is a configuration error naming the App id and key', async () => {
     const { error } = await startErrorFor(401);
     expect(isPatchbayError(error, 'config_invalid')).toBe(true);
-    expect((error as Error).message).toMatch(/^GitHub refused the App \(GET \/app: 401 .+\): check GITHUB_APP_ID and the private key$/);
+    expect((error as Error).message).toMatch(
+      /^GitHub refused the App \(GET \/app: 401 .+\): check GITHUB_APP_ID and the private key$/,
+    );
   });
 });

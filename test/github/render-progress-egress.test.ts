@@ -14,12 +14,26 @@ describe('the GitHub progress comment and refused network access', () => {
       stored(7, { type: 'egress-blocked', host: 'fd00:ec2::254', port: 80, reason: 'private' }),
     ];
     const batch = readBatch(events, 4, 'running');
-    expect(batch.blocked).toEqual(['evil.example:443 (not in SANDBOX_EGRESS_ALLOW)', '[fd00:ec2::254]:80 (a private address)']);
-    const body = renderProgress({ session: { status: 'running', pendingQuestion: null, error: null, result: null }, ...batch, sessionUrl: 'http://patchbay.test/sessions/s1', mention: '@patchbay' });
+    expect(batch.blocked).toEqual([
+      'evil.example:443 (not in SANDBOX_EGRESS_ALLOW)',
+      '[fd00:ec2::254]:80 (a private address)',
+    ]);
+    const body = renderProgress({
+      session: { status: 'running', pendingQuestion: null, error: null, result: null },
+      ...batch,
+      sessionUrl: 'http://patchbay.test/sessions/s1',
+      mention: '@patchbay',
+    });
     expect(body).toContain('🔄 Working on it.');
-    expect(body).toContain('> 🚫 Network access refused: evil.example:443 (not in SANDBOX_EGRESS_ALLOW), [fd00:ec2::254]:80 (a private address). If the work needs them, an admin can add them to SANDBOX_EGRESS_ALLOW.');
+    expect(body).toContain(
+      '> 🚫 Network access refused: evil.example:443 (not in SANDBOX_EGRESS_ALLOW), [fd00:ec2::254]:80 (a private address). If the work needs them, an admin can add them to SANDBOX_EGRESS_ALLOW.',
+    );
     expect(body).not.toContain('old.example');
-    const quiet = renderProgress({ session: { status: 'running', pendingQuestion: null, error: null, result: null }, sessionUrl: 'http://patchbay.test/sessions/s1', mention: '@patchbay' });
+    const quiet = renderProgress({
+      session: { status: 'running', pendingQuestion: null, error: null, result: null },
+      sessionUrl: 'http://patchbay.test/sessions/s1',
+      mention: '@patchbay',
+    });
     expect(quiet).not.toContain('Network access refused');
   });
 });

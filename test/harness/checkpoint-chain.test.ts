@@ -6,15 +6,28 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLocalSandboxProvider, type Sandbox, type SandboxProvider } from '../../sandbox/index.ts';
 import type { CheckpointStore } from '../../src/harness/checkpoint/checkpoint-store.ts';
-import { checkpointWork, readWorkState, restoreWork, type CheckpointChain } from '../../src/harness/checkpoint/work-checkpoint.ts';
+import {
+  checkpointWork,
+  readWorkState,
+  restoreWork,
+  type CheckpointChain,
+} from '../../src/harness/checkpoint/work-checkpoint.ts';
 import { createCheckpointStore } from '../../src/sessions/checkpoint-store.ts';
 import { createTestDatabase } from '../helpers/test-database.ts';
 import { removeDataDir } from '../sandbox/sandbox-test-helpers.ts';
 
 const log = pino({ level: 'silent' });
-const dates = { GIT_AUTHOR_DATE: '2026-01-01T00:00:00Z', GIT_COMMITTER_DATE: '2026-01-01T00:00:00Z', GIT_AUTHOR_NAME: 'Base', GIT_AUTHOR_EMAIL: 'base@example.com', GIT_COMMITTER_NAME: 'Base', GIT_COMMITTER_EMAIL: 'base@example.com' };
+const dates = {
+  GIT_AUTHOR_DATE: '2026-01-01T00:00:00Z',
+  GIT_COMMITTER_DATE: '2026-01-01T00:00:00Z',
+  GIT_AUTHOR_NAME: 'Base',
+  GIT_AUTHOR_EMAIL: 'base@example.com',
+  GIT_COMMITTER_NAME: 'Base',
+  GIT_COMMITTER_EMAIL: 'base@example.com',
+};
 // The same base commit in every workspace (fixed content, names and dates), as a clone of the base branch gives.
-const seed = 'git init -q -b main . && printf "# demo\\n" > README.md && mkdir -p src && printf "old\\n" > src/old.txt && git add -A && git commit -qm base && git checkout -q -b patchbay/work';
+const seed =
+  'git init -q -b main . && printf "# demo\\n" > README.md && mkdir -p src && printf "old\\n" > src/old.txt && git add -A && git commit -qm base && git checkout -q -b patchbay/work';
 // Every kind of change a step makes: new, changed, removed, untracked in new directories, binary, renamed, a commit.
 const stepScript = (i: number, blob: string) =>
   [
@@ -48,13 +61,30 @@ describe('checkpoint chains', () => {
   });
 
   const session = async (id: string) => {
-    await database.db.insertInto('sessions').values({ id, status: 'running', repo: 'demo', prompt: 'p', title: 't', requester: JSON.stringify({ source: 'web', id: 'a', name: 'A' }), created_at: new Date(), updated_at: new Date() }).execute();
+    await database.db
+      .insertInto('sessions')
+      .values({
+        id,
+        status: 'running',
+        repo: 'demo',
+        prompt: 'p',
+        title: 't',
+        requester: JSON.stringify({ source: 'web', id: 'a', name: 'A' }),
+        created_at: new Date(),
+        updated_at: new Date(),
+      })
+      .execute();
     const sandbox = await provider.acquire(id, { network: 'none' });
     const seeded = await sandbox.exec(seed, { env: dates });
     expect(seeded.exitCode, seeded.stderr).toBe(0);
     return sandbox;
   };
-  const exact = async (sandbox: Sandbox) => (await sandbox.exec('git rev-parse HEAD && git status --porcelain=v1 -uall && find . -path ./.git -prune -o -type f -print0 | sort -z | xargs -0 sha256sum')).stdout;
+  const exact = async (sandbox: Sandbox) =>
+    (
+      await sandbox.exec(
+        'git rev-parse HEAD && git status --porcelain=v1 -uall && find . -path ./.git -prune -o -type f -print0 | sort -z | xargs -0 sha256sum',
+      )
+    ).stdout;
 
   it('restores the exact tree from a chain of increments, and after compactions', { timeout: 180_000 }, async () => {
     const sandbox = await session('chain-source');
@@ -67,7 +97,9 @@ describe('checkpoint chains', () => {
       const checkpoint = (await store.latest('chain-source'))!;
       const target = await session(`chain-${label}`);
       await restoreWork(target, checkpoint, AbortSignal.timeout(60_000));
-      expect(await readWorkState(target, AbortSignal.timeout(60_000))).toEqual(await readWorkState(sandbox, AbortSignal.timeout(60_000)));
+      expect(await readWorkState(target, AbortSignal.timeout(60_000))).toEqual(
+        await readWorkState(sandbox, AbortSignal.timeout(60_000)),
+      );
       expect(await exact(target)).toBe(await exact(sandbox));
       return checkpoint;
     };
@@ -97,7 +129,9 @@ describe('checkpoint chains', () => {
         const checkpoint = await restoredAt('twenty');
         expect(checkpoint.increments).toHaveLength(19);
         // Each increment holds about one step's change (a 700-byte file and a line), not the work so far.
-        expect(Math.max(...checkpoint.increments!.map((part) => part.length))).toBeLessThan(checkpoint.bundle!.length * 2);
+        expect(Math.max(...checkpoint.increments!.map((part) => part.length))).toBeLessThan(
+          checkpoint.bundle!.length * 2,
+        );
       }
     }
     // A compaction happened (a whole bundle again, its old increments deleted), and more increments followed it.
@@ -106,6 +140,16 @@ describe('checkpoint chains', () => {
     expect(kinds.at(-1)).toBe('increment');
     const checkpoint = await restoredAt('seventy');
     expect(checkpoint.increments!.length).toBe(70 - compactions.at(-1)!);
-    expect(Number((await database.db.selectFrom('session_checkpoint_increments').select((eb) => eb.fn.countAll().as('n')).where('session_id', '=', 'chain-source').executeTakeFirstOrThrow()).n)).toBe(checkpoint.increments!.length);
+    expect(
+      Number(
+        (
+          await database.db
+            .selectFrom('session_checkpoint_increments')
+            .select((eb) => eb.fn.countAll().as('n'))
+            .where('session_id', '=', 'chain-source')
+            .executeTakeFirstOrThrow()
+        ).n,
+      ),
+    ).toBe(checkpoint.increments!.length);
   });
 });

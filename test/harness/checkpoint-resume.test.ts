@@ -24,7 +24,14 @@ describe('continuing a session in a workspace that lacks its work', () => {
       model: createScriptedProvider({
         scenario: [
           { toolCalls: [{ name: 'write_file', input: { path: 'FIRST.md', content: 'first\n' } }] },
-          { toolCalls: [{ name: 'run_shell', input: { command: 'rm OLD.md; mkdir -p deep/er && echo untracked > deep/er/NOTE.txt' } }] },
+          {
+            toolCalls: [
+              {
+                name: 'run_shell',
+                input: { command: 'rm OLD.md; mkdir -p deep/er && echo untracked > deep/er/NOTE.txt' },
+              },
+            ],
+          },
           { toolCalls: [{ name: 'ask_user', input: { question: 'Go on?', choices: ['yes', 'no'] } }] },
           { toolCalls: [{ name: 'write_file', input: { path: 'SECOND.md', content: 'second\n' } }] },
           { text: 'Wrote FIRST and SECOND, removed OLD.' },
@@ -40,7 +47,12 @@ describe('continuing a session in a workspace that lacks its work', () => {
 
   /** Runs until the question, then removes the workspace (and the checkpoint, if asked) and answers. */
   async function continueElsewhere(dropCheckpoint: boolean) {
-    const started = await app.service.start({ thread: { source: 'web' }, actor: alice, text: 'Write files, ask, write more', repo: remote.remote });
+    const started = await app.service.start({
+      thread: { source: 'web' },
+      actor: alice,
+      text: 'Write files, ask, write more',
+      repo: remote.remote,
+    });
     if (started.kind !== 'started') throw new Error(started.kind);
     const id = started.session.id;
     expect((await waitForStatus(app, id, ['waiting', 'failed', 'completed'], 60_000)).status).toBe('waiting');
@@ -64,7 +76,9 @@ describe('continuing a session in a workspace that lacks its work', () => {
   it('without a checkpoint, fails saying the work cannot be restored', { timeout: 120_000 }, async () => {
     const done = await continueElsewhere(true);
     expect(done.status).toBe('failed');
-    expect(done.error).toMatch(/changed files \(2 steps since the last push\) in a workspace this worker does not have, and no checkpoint/);
+    expect(done.error).toMatch(
+      /changed files \(2 steps since the last push\) in a workspace this worker does not have, and no checkpoint/,
+    );
     expect(done.result?.commit).toBeUndefined();
   });
 });

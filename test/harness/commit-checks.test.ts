@@ -9,10 +9,16 @@ import { createRemote, git, type RemoteFixture } from '../git/git-fixture.ts';
 import { startTestPatchbay, waitForStatus, type PatchbayFixture } from '../helpers/patchbay-fixture.ts';
 
 const alice: Actor = { source: 'web', id: 'alice', name: 'Alice Doe', email: 'alice@example.com' };
-const of = <T extends StoredEvent['event']['type']>(events: StoredEvent[], type: T) => events.filter((e) => e.event.type === type).map((e) => e.event as EventOf<T>);
-const write = (path: string, content: string): ScriptedTurn => ({ toolCalls: [{ name: 'write_file', input: { path, content } }] });
+const of = <T extends StoredEvent['event']['type']>(events: StoredEvent[], type: T) =>
+  events.filter((e) => e.event.type === type).map((e) => e.event as EventOf<T>);
+const write = (path: string, content: string): ScriptedTurn => ({
+  toolCalls: [{ name: 'write_file', input: { path, content } }],
+});
 const shell = (command: string): ScriptedTurn => ({ toolCalls: [{ name: 'run_shell', input: { command } }] });
-const dep = (name: string) => ({ [`vendor/${name}/package.json`]: JSON.stringify({ name, version: '1.0.0', main: 'index.js' }), [`vendor/${name}/index.js`]: 'module.exports = true;\n' });
+const dep = (name: string) => ({
+  [`vendor/${name}/package.json`]: JSON.stringify({ name, version: '1.0.0', main: 'index.js' }),
+  [`vendor/${name}/index.js`]: 'module.exports = true;\n',
+});
 
 /**
  * The agent's moves, by how many times the harness sent failing checks back since the latest
@@ -29,18 +35,42 @@ function agent(messages: readonly ModelMessage[]): ScriptedTurn {
   const rounds = texts.slice(request + 1).length;
   const asked = texts[request] ?? '';
   if (asked.includes('dep2')) {
-    const pkg = JSON.stringify({ name: 'calc', private: true, scripts: { test: 'node test.js' }, dependencies: { dep: 'file:./vendor/dep', dep2: 'file:./vendor/dep2' } });
-    return step(write('vendor/dep2/package.json', dep('dep2')['vendor/dep2/package.json']!), write('vendor/dep2/index.js', 'module.exports = true;\n'), write('package.json', pkg), { text: 'Added dep2.' });
+    const pkg = JSON.stringify({
+      name: 'calc',
+      private: true,
+      scripts: { test: 'node test.js' },
+      dependencies: { dep: 'file:./vendor/dep', dep2: 'file:./vendor/dep2' },
+    });
+    return step(
+      write('vendor/dep2/package.json', dep('dep2')['vendor/dep2/package.json']!),
+      write('vendor/dep2/index.js', 'module.exports = true;\n'),
+      write('package.json', pkg),
+      { text: 'Added dep2.' },
+    );
   }
   if (asked.includes('notes')) return step(write('NOTES.md', 'notes\n'), { text: 'Added notes.' });
-  if (asked.includes('sneaky')) return step(write('lib.js', 'module.exports = (a, b) => a + b;\n'), { text: 'Fixed lib.' });
+  if (asked.includes('sneaky'))
+    return step(write('lib.js', 'module.exports = (a, b) => a + b;\n'), { text: 'Fixed lib.' });
   switch (rounds) {
     case 0:
-      return step(write('build/helper.js', 'module.exports = (a, b) => a + b;\n'), write('lib.js', "module.exports = require('./build/helper.js');\n"), { text: 'Fixed lib.' });
+      return step(
+        write('build/helper.js', 'module.exports = (a, b) => a + b;\n'),
+        write('lib.js', "module.exports = require('./build/helper.js');\n"),
+        { text: 'Fixed lib.' },
+      );
     case 1:
-      return step(write('hidden.js', 'module.exports = (a, b) => a + b;\n'), shell('echo /hidden.js >> .git/info/exclude'), write('lib.js', "module.exports = require('./hidden.js');\n"), { text: 'Fixed lib.' });
+      return step(
+        write('hidden.js', 'module.exports = (a, b) => a + b;\n'),
+        shell('echo /hidden.js >> .git/info/exclude'),
+        write('lib.js', "module.exports = require('./hidden.js');\n"),
+        { text: 'Fixed lib.' },
+      );
     case 2:
-      return step(shell("mkdir -p node_modules/extra && echo 'module.exports = (a, b) => a + b;' > node_modules/extra/index.js"), write('lib.js', "module.exports = require('extra');\n"), { text: 'Fixed lib.' });
+      return step(
+        shell("mkdir -p node_modules/extra && echo 'module.exports = (a, b) => a + b;' > node_modules/extra/index.js"),
+        write('lib.js', "module.exports = require('extra');\n"),
+        { text: 'Fixed lib.' },
+      );
     default:
       return step(write('lib.js', 'module.exports = (a, b) => a + b;\n'), { text: 'Fixed lib for real.' });
   }
@@ -56,7 +86,8 @@ describe('checks run on a fresh checkout of exactly the commit (real worker, bub
       '.npmrc': 'audit=false\nfund=false\nfetch-retries=0\n',
       '.gitignore': 'build/\nnode_modules/\n',
       ...dep('dep'),
-      'test.js': "const assert = require('node:assert');\nrequire('dep');\nassert.strictEqual(require('./lib.js')(2, 3), 5);\nconsole.log('ok');\n",
+      'test.js':
+        "const assert = require('node:assert');\nrequire('dep');\nassert.strictEqual(require('./lib.js')(2, 3), 5);\nconsole.log('ok');\n",
       'lib.js': 'module.exports = (a, b) => a - b;\n',
     };
     // pushCommit writes into the fixture's scratch clone, which has no directories of its own.
@@ -66,12 +97,26 @@ describe('checks run on a fresh checkout of exactly the commit (real worker, bub
     };
     remote = await createRemote();
     for (const [path, content] of Object.entries(files)) await push(remote, path, content);
-    await remote.pushCommit('package.json', JSON.stringify({ name: 'calc', private: true, scripts: { test: 'node test.js' }, dependencies: { dep: 'file:./vendor/dep' } }), 'package');
+    await remote.pushCommit(
+      'package.json',
+      JSON.stringify({
+        name: 'calc',
+        private: true,
+        scripts: { test: 'node test.js' },
+        dependencies: { dep: 'file:./vendor/dep' },
+      }),
+      'package',
+    );
     // A test script that commits and rewrites a file after the test passed.
     sneaky = await createRemote();
     for (const [path, content] of Object.entries(files)) await push(sneaky, path, content);
-    const test = "node test.js && git -c user.name=t -c user.email=t@example.com commit -q --allow-empty -m sneaky && echo 'module.exports = 0;' > lib.js";
-    await sneaky.pushCommit('package.json', JSON.stringify({ name: 'calc', private: true, scripts: { test }, dependencies: { dep: 'file:./vendor/dep' } }), 'package');
+    const test =
+      "node test.js && git -c user.name=t -c user.email=t@example.com commit -q --allow-empty -m sneaky && echo 'module.exports = 0;' > lib.js";
+    await sneaky.pushCommit(
+      'package.json',
+      JSON.stringify({ name: 'calc', private: true, scripts: { test }, dependencies: { dep: 'file:./vendor/dep' } }),
+      'package',
+    );
     app = await startTestPatchbay({ model: createScriptedProvider({ scenario: agent }) });
   }, 120_000);
   afterAll(async () => {
@@ -80,8 +125,15 @@ describe('checks run on a fresh checkout of exactly the commit (real worker, bub
     await sneaky?.cleanup();
   });
 
-  it('fails a commit that needs an ignored file, an excluded file or the workspace\'s own node_modules, and passes the self-contained one', { timeout: 300_000 }, async () => {
-    const started = await app.service.start({ thread: { source: 'web' }, actor: alice, text: 'Fix lib.js so 2 + 3 is 5', repo: remote.remote });
+  it("fails a commit that needs an ignored file, an excluded file or the workspace's own node_modules, and passes the self-contained one", {
+    timeout: 300_000,
+  }, async () => {
+    const started = await app.service.start({
+      thread: { source: 'web' },
+      actor: alice,
+      text: 'Fix lib.js so 2 + 3 is 5',
+      repo: remote.remote,
+    });
     if (started.kind !== 'started') throw new Error(started.kind);
     const done = await waitForStatus(app, started.session.id, ['completed', 'failed', 'waiting'], 240_000);
     expect(done.status).toBe('completed');
@@ -105,7 +157,8 @@ describe('checks run on a fresh checkout of exactly the commit (real worker, bub
 
   it('runs setup again when a lockfile input changes, and on a reaped workspace', { timeout: 300_000 }, async () => {
     const id = (await app.store.list({ limit: 10 })).find((s) => s.repo === remote.remote)!.id;
-    const setupsOf = async () => of(await app.store.events(id), 'check-finished').filter((c) => c.phase === 'setup').length;
+    const setupsOf = async () =>
+      of(await app.store.events(id), 'check-finished').filter((c) => c.phase === 'setup').length;
     const before = await setupsOf();
     await app.service.sendMessage(id, alice, 'also add dep2 as a dependency');
     await waitForStatus(app, id, ['running'], 30_000).catch(() => undefined);
@@ -131,7 +184,12 @@ describe('checks run on a fresh checkout of exactly the commit (real worker, bub
   });
 
   it('pushes the judged commit when a check commits and rewrites files', { timeout: 240_000 }, async () => {
-    const started = await app.service.start({ thread: { source: 'web' }, actor: alice, text: 'Fix lib.js so 2 + 3 is 5 (sneaky)', repo: sneaky.remote });
+    const started = await app.service.start({
+      thread: { source: 'web' },
+      actor: alice,
+      text: 'Fix lib.js so 2 + 3 is 5 (sneaky)',
+      repo: sneaky.remote,
+    });
     if (started.kind !== 'started') throw new Error(started.kind);
     const done = await waitForStatus(app, started.session.id, ['completed', 'failed', 'waiting'], 200_000);
     expect(done.status).toBe('completed');

@@ -11,7 +11,10 @@ import { passingVerdict } from '../helpers/scripted-verifier.ts';
 
 /** Starts `patchbay serve` as its own process and resolves with the URL it listens on. */
 function startServer(env: Record<string, string>): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, ['src/cli.ts', 'serve'], { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['src/cli.ts', 'serve'], {
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   return new Promise((resolve, reject) => {
     let output = '';
     const onData = (chunk: Buffer) => {
@@ -48,8 +51,21 @@ describe('a worker killed with SIGKILL mid-run', () => {
   it('resumes after a restart and finishes with one copy of each event', { timeout: 120_000 }, async () => {
     const scenario = {
       turns: [
-        { text: 'Running the slow step.', toolCalls: [{ id: 'call_slow', name: 'run_shell', input: { command: 'echo run >> runs.log; sleep 3; echo slow step done' } }] },
-        { toolCalls: [{ id: 'call_write', name: 'write_file', input: { path: 'RESULT.md', content: 'survived a crash\n' } }] },
+        {
+          text: 'Running the slow step.',
+          toolCalls: [
+            {
+              id: 'call_slow',
+              name: 'run_shell',
+              input: { command: 'echo run >> runs.log; sleep 3; echo slow step done' },
+            },
+          ],
+        },
+        {
+          toolCalls: [
+            { id: 'call_write', name: 'write_file', input: { path: 'RESULT.md', content: 'survived a crash\n' } },
+          ],
+        },
         { text: 'Finished after the restart.' },
       ],
       verifier: [{ toolCalls: [{ name: 'record_verdict', input: passingVerdict }] }],
@@ -74,24 +90,39 @@ describe('a worker killed with SIGKILL mid-run', () => {
     const created = await fetch(`${first.url}/api/sessions`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ repo: remote.remote, prompt: 'Survive a crash', author: { name: 'Alice', email: 'alice@example.com' } }),
+      body: JSON.stringify({
+        repo: remote.remote,
+        prompt: 'Survive a crash',
+        author: { name: 'Alice', email: 'alice@example.com' },
+      }),
     });
     expect(created.status).toBe(201);
     const { id } = (await created.json()) as { id: string };
 
     // Killed only once the command is proven to run: its first line is in the workspace.
     const runsLog = join(env.DATA_DIR, 'workspaces', id, 'runs.log');
-    await waitFor(() => readFile(runsLog, 'utf8').then((text) => text === 'run\n', () => false), 'the slow command to start');
+    await waitFor(
+      () =>
+        readFile(runsLog, 'utf8').then(
+          (text) => text === 'run\n',
+          () => false,
+        ),
+      'the slow command to start',
+    );
     first.child.kill('SIGKILL');
     await new Promise((resolve) => first.child.once('exit', resolve));
     expect((await store.get(id))?.status).toBe('running');
 
     const second = await startServer(env);
     children.push(second.child);
-    const done = await waitFor(async () => {
-      const session = await store.get(id);
-      return session && ['completed', 'failed'].includes(session.status) ? session : undefined;
-    }, 'the session to finish after the restart', 90_000);
+    const done = await waitFor(
+      async () => {
+        const session = await store.get(id);
+        return session && ['completed', 'failed'].includes(session.status) ? session : undefined;
+      },
+      'the session to finish after the restart',
+      90_000,
+    );
     expect(done.status).toBe('completed');
     expect(done.result?.summary).toBe('Finished after the restart.');
 
@@ -108,7 +139,7 @@ describe('a worker killed with SIGKILL mid-run', () => {
       'tool-start': 2,
       'tool-end': 2,
       'assistant-message': 2,
-      'usage': 4, // three agent turns and the verifier's
+      usage: 4, // three agent turns and the verifier's
       // Each run loads the knowledge document; routing is decided once; the commit is verified and gated.
       'knowledge-loaded': 2,
       'task-routed': 1,
@@ -117,9 +148,15 @@ describe('a worker killed with SIGKILL mid-run', () => {
       'diff-updated': 1,
       'branch-pushed': 1,
     });
-    expect(events.filter((e) => e.event.type === 'verification-finished').map((e) => e.event.type === 'verification-finished' && e.event.outcome)).toEqual(['passed']);
+    expect(
+      events
+        .filter((e) => e.event.type === 'verification-finished')
+        .map((e) => e.event.type === 'verification-finished' && e.event.outcome),
+    ).toEqual(['passed']);
     const transcript = await store.transcript(id);
-    expect(transcript.filter((m) => m.message.role === 'tool').map((m) => m.message.role === 'tool' && m.message.toolCallId)).toEqual(['call_slow', 'call_write']);
+    expect(
+      transcript.filter((m) => m.message.role === 'tool').map((m) => m.message.role === 'tool' && m.message.toolCallId),
+    ).toEqual(['call_slow', 'call_write']);
 
     // The interrupted command ran again after the restart, on the workspace as it was before the
     // call (restored from the checkpoint taken before it): applied once, its result recorded once.

@@ -65,7 +65,14 @@ describe('a kill between a tool call and its recorded result', () => {
 
   async function killAndResume(turns: object[], callId: string, maxBytes = 64 * 1024 * 1024) {
     const id = randomUUID();
-    await store.create({ id, repo: remote.remote, prompt: 'Log progress', title: 'Log progress', requester: alice, thread: { source: 'web' } });
+    await store.create({
+      id,
+      repo: remote.remote,
+      prompt: 'Log progress',
+      title: 'Log progress',
+      requester: alice,
+      thread: { source: 'web' },
+    });
     const model = createScriptedProvider({ scenario: turns as never });
     const deps = {
       sandboxes,
@@ -83,10 +90,16 @@ describe('a kill between a tool call and its recorded result', () => {
     const session = (await store.get(id))!;
     expect(session.status, session.error ?? '').toBe('completed');
     const tip = await remote.remoteBranch(session.branch!);
-    return { id, progress: (await git(remote.remote, 'show', `${tip}:progress.log`)).split('\n'), events: await store.events(id) };
+    return {
+      id,
+      progress: (await git(remote.remote, 'show', `${tip}:progress.log`)).split('\n'),
+      events: await store.events(id),
+    };
   }
 
-  it('runs the call again on the workspace as it was before the call, restored from the checkpoint before it', { timeout: 120_000 }, async () => {
+  it('runs the call again on the workspace as it was before the call, restored from the checkpoint before it', {
+    timeout: 120_000,
+  }, async () => {
     const { progress, events } = await killAndResume(
       [
         { toolCalls: [{ id: 'call_first', name: 'write_file', input: { path: 'A.md', content: 'alpha\n' } }] },
@@ -96,27 +109,44 @@ describe('a kill between a tool call and its recorded result', () => {
       'call_append',
     );
     expect(progress).toEqual(['one']);
-    expect(events.flatMap((e) => (e.event.type === 'tool-end' ? [e.event.callId] : []))).toEqual(['call_first', 'call_append']);
+    expect(events.flatMap((e) => (e.event.type === 'tool-end' ? [e.event.callId] : []))).toEqual([
+      'call_first',
+      'call_append',
+    ]);
   });
 
-  it('also when the call was the first to change files (no checkpoint of earlier work)', { timeout: 120_000 }, async () => {
+  it('also when the call was the first to change files (no checkpoint of earlier work)', {
+    timeout: 120_000,
+  }, async () => {
     const { progress } = await killAndResume(
-      [{ toolCalls: [{ id: 'call_append', name: 'run_shell', input: { command: 'echo one >> progress.log' } }] }, { text: 'Logged.' }],
+      [
+        { toolCalls: [{ id: 'call_append', name: 'run_shell', input: { command: 'echo one >> progress.log' } }] },
+        { text: 'Logged.' },
+      ],
       'call_append',
     );
     expect(progress).toEqual(['one']);
   });
 
-  it('reports the call to the model as interrupted when the workspace cannot be put back', { timeout: 120_000 }, async () => {
+  it('reports the call to the model as interrupted when the workspace cannot be put back', {
+    timeout: 120_000,
+  }, async () => {
     // Checkpoints too large to store: nothing can put the workspace back to before the call.
     const { progress, events } = await killAndResume(
-      [{ toolCalls: [{ id: 'call_append', name: 'run_shell', input: { command: 'echo one >> progress.log' } }] }, { text: 'Logged.' }],
+      [
+        { toolCalls: [{ id: 'call_append', name: 'run_shell', input: { command: 'echo one >> progress.log' } }] },
+        { text: 'Logged.' },
+      ],
       'call_append',
       1,
     );
     expect(progress).toEqual(['one']);
     const ends = events.flatMap((e) => (e.event.type === 'tool-end' ? [e.event] : []));
     expect(ends).toHaveLength(1);
-    expect(ends[0]).toMatchObject({ callId: 'call_append', isError: true, output: expect.stringMatching(/^This call was interrupted/) });
+    expect(ends[0]).toMatchObject({
+      callId: 'call_append',
+      isError: true,
+      output: expect.stringMatching(/^This call was interrupted/),
+    });
   });
 });

@@ -6,7 +6,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ORPHAN_GRACE_SECONDS } from '../../db/embedded-postmaster.ts';
 import { createRemote, type RemoteFixture } from '../git/git-fixture.ts';
 import { waitFor } from '../helpers/patchbay-fixture.ts';
-import { linesAboveInfo, serverApi, spawnPatchbay, startPatchbayProcess, type ServerProcess } from '../helpers/server-process.ts';
+import {
+  linesAboveInfo,
+  serverApi,
+  spawnPatchbay,
+  startPatchbayProcess,
+  type ServerProcess,
+} from '../helpers/server-process.ts';
 import { createTestDatabase } from '../helpers/test-database.ts';
 
 /**
@@ -33,14 +39,23 @@ describe('signals to the whole process group', () => {
       scenario,
       JSON.stringify({
         turns: [
-          { toolCalls: [{ id: 'call_slow', name: 'run_shell', input: { command: 'touch .git/started; sleep 60; echo one > one.txt', timeout_seconds: 120 } }] },
+          {
+            toolCalls: [
+              {
+                id: 'call_slow',
+                name: 'run_shell',
+                input: { command: 'touch .git/started; sleep 60; echo one > one.txt', timeout_seconds: 120 },
+              },
+            ],
+          },
           { text: 'Done.' },
         ],
       }),
     );
   });
   afterAll(async () => {
-    for (const proc of procs) if (proc.child.exitCode === null && proc.child.signalCode === null) process.kill(-proc.pid, 'SIGKILL');
+    for (const proc of procs)
+      if (proc.child.exitCode === null && proc.child.signalCode === null) process.kill(-proc.pid, 'SIGKILL');
     await Promise.all(procs.map((p) => p.exited));
     await remote.cleanup();
     await rm(dir, { recursive: true, force: true });
@@ -62,7 +77,11 @@ describe('signals to the whole process group', () => {
   const startSession = async (api: { url?: string }, dataDir: string) => {
     const { id } = await serverApi<{ id: string }>({ url: api.url! }, '/api/sessions', {
       method: 'POST',
-      body: JSON.stringify({ repo: remote.remote, prompt: 'Take a minute', author: { name: 'Alice', email: 'alice@example.com' } }),
+      body: JSON.stringify({
+        repo: remote.remote,
+        prompt: 'Take a minute',
+        author: { name: 'Alice', email: 'alice@example.com' },
+      }),
     });
     await commandRunning(dataDir);
     return id;
@@ -72,15 +91,18 @@ describe('signals to the whole process group', () => {
     waitFor(
       async () => {
         const workspaces = await readdir(join(dataDir, 'workspaces')).catch(() => []);
-        for (const name of workspaces) if (await exists(join(dataDir, 'workspaces', name, '.git', 'started'))) return true;
+        for (const name of workspaces)
+          if (await exists(join(dataDir, 'workspaces', name, '.git', 'started'))) return true;
         return false;
       },
       'the slow command to start',
       120_000,
     );
-  const postmasterOf = async (dataDir: string) => Number((await readFile(join(dataDir, 'postgres', 'postmaster.pid'), 'utf8')).split('\n')[0]);
+  const postmasterOf = async (dataDir: string) =>
+    Number((await readFile(join(dataDir, 'postgres', 'postmaster.pid'), 'utf8')).split('\n')[0]);
   const signalGroup = (proc: { pid: number }, signal: NodeJS.Signals) => process.kill(-proc.pid, signal);
-  const fromShutdown = (proc: Omit<ServerProcess, 'url'>) => proc.lines().slice(proc.lines().findIndex((l) => l.msg?.startsWith('shutting down')));
+  const fromShutdown = (proc: Omit<ServerProcess, 'url'>) =>
+    proc.lines().slice(proc.lines().findIndex((l) => l.msg?.startsWith('shutting down')));
 
   for (const [signal, busy] of [
     ['SIGINT', false],
@@ -88,7 +110,9 @@ describe('signals to the whole process group', () => {
     ['SIGTERM', false],
     ['SIGTERM', true],
   ] as const) {
-    it(`patchbay serve, ${busy ? 'with a run going' : 'idle'}: ${signal} to the group exits 0, quietly, and stops its database`, { timeout: 300_000 }, async () => {
+    it(`patchbay serve, ${busy ? 'with a run going' : 'idle'}: ${signal} to the group exits 0, quietly, and stops its database`, {
+      timeout: 300_000,
+    }, async () => {
       const env = { ...baseEnv(`serve-${signal}-${busy}`), PORT: '0' };
       const server = await start('serve', env);
       const postmaster = await postmasterOf(env.DATA_DIR);
@@ -103,8 +127,16 @@ describe('signals to the whole process group', () => {
     });
   }
 
-  it('npm start with a run going: Ctrl-C to the group (npm forwards it to the server, which the terminal signalled too) exits 0, quietly', { timeout: 300_000 }, async () => {
-    const env = { ...baseEnv('npm-start'), PORT: '0', HOME: dir, npm_config_update_notifier: 'false', npm_config_fund: 'false' };
+  it('npm start with a run going: Ctrl-C to the group (npm forwards it to the server, which the terminal signalled too) exits 0, quietly', {
+    timeout: 300_000,
+  }, async () => {
+    const env = {
+      ...baseEnv('npm-start'),
+      PORT: '0',
+      HOME: dir,
+      npm_config_update_notifier: 'false',
+      npm_config_fund: 'false',
+    };
     const npm = await startPatchbayProcess('start', env, { detached: true, command: ['npm', 'start'] });
     procs.push(npm);
     const postmaster = await postmasterOf(env.DATA_DIR);
@@ -112,13 +144,16 @@ describe('signals to the whole process group', () => {
     signalGroup(npm, 'SIGINT');
     expect(await npm.exited).toEqual({ code: 0, signal: null });
     // npm's own banner (the script it runs) is not the server's output.
-    const banner = (l: { raw?: string }) => l.raw !== undefined && /^> (patchbay@|(exec )?node src\/cli\.ts serve)/.test(l.raw);
+    const banner = (l: { raw?: string }) =>
+      l.raw !== undefined && /^> (patchbay@|(exec )?node src\/cli\.ts serve)/.test(l.raw);
     expect(linesAboveInfo(npm.lines().filter((l) => !banner(l)))).toEqual([]);
     expect(npm.lines().some((l) => l.msg === 'Patchbay stopped')).toBe(true);
     expect(alive(postmaster)).toBe(false);
   });
 
-  it('patchbay serve with a run going: a second Ctrl-C exits 0 at once with one line, and the database goes too', { timeout: 300_000 }, async () => {
+  it('patchbay serve with a run going: a second Ctrl-C exits 0 at once with one line, and the database goes too', {
+    timeout: 300_000,
+  }, async () => {
     const env = { ...baseEnv('serve-force'), PORT: '0', SHUTDOWN_GRACE_SECONDS: '60' };
     const server = await start('serve', env);
     const postmaster = await postmasterOf(env.DATA_DIR);
@@ -129,12 +164,16 @@ describe('signals to the whole process group', () => {
     await new Promise((r) => setTimeout(r, 800));
     signalGroup(server, 'SIGINT');
     expect(await server.exited).toEqual({ code: 0, signal: null });
-    expect(linesAboveInfo(fromShutdown(server)).map((l) => l.raw ?? l.msg)).toEqual(['patchbay: SIGINT again; exiting without finishing the shutdown']);
+    expect(linesAboveInfo(fromShutdown(server)).map((l) => l.raw ?? l.msg)).toEqual([
+      'patchbay: SIGINT again; exiting without finishing the shutdown',
+    ]);
     await waitFor(async () => !alive(postmaster), 'the embedded PostgreSQL to stop', 30_000);
     expect(await exists(join(env.DATA_DIR, 'postgres', 'postmaster.pid'))).toBe(false);
   });
 
-  it('patchbay serve killed outright (SIGKILL to its process alone, as the OOM killer does): a restart takes its database over, else it stops on its own', { timeout: 300_000 }, async () => {
+  it('patchbay serve killed outright (SIGKILL to its process alone, as the OOM killer does): a restart takes its database over, else it stops on its own', {
+    timeout: 300_000,
+  }, async () => {
     const env = { ...baseEnv('serve-killed'), PORT: '0' };
     const first = await start('serve', env);
     const postmaster = await postmasterOf(env.DATA_DIR);
@@ -142,27 +181,45 @@ describe('signals to the whole process group', () => {
     await first.exited;
     // A supervisor restarts it at once: the new server takes the running database over...
     const second = await start('serve', env);
-    expect(linesAboveInfo(second.lines()).map((l) => l.msg)).toEqual(['taking over the PostgreSQL an earlier process left running']);
+    expect(linesAboveInfo(second.lines()).map((l) => l.msg)).toEqual([
+      'taking over the PostgreSQL an earlier process left running',
+    ]);
     expect(await postmasterOf(env.DATA_DIR)).toBe(postmaster);
     // ...and keeps it past the grace the dead server's lifeline would have given it.
     await new Promise((r) => setTimeout(r, (ORPHAN_GRACE_SECONDS + 3) * 1000));
     expect(alive(postmaster)).toBe(true);
     expect((await fetch(`${second.url}/healthz`)).status).toBe(200);
-    expect(linesAboveInfo(second.lines()).map((l) => l.msg)).toEqual(['taking over the PostgreSQL an earlier process left running']);
+    expect(linesAboveInfo(second.lines()).map((l) => l.msg)).toEqual([
+      'taking over the PostgreSQL an earlier process left running',
+    ]);
     // Killed as well, with nobody to take over: an orphan would hold the data directory and its
     // port until someone noticed; this one stops once its grace is over.
     process.kill(second.pid, 'SIGKILL');
     await second.exited;
-    await waitFor(async () => !alive(postmaster), 'the orphaned PostgreSQL to stop', (ORPHAN_GRACE_SECONDS + 30) * 1000);
+    await waitFor(
+      async () => !alive(postmaster),
+      'the orphaned PostgreSQL to stop',
+      (ORPHAN_GRACE_SECONDS + 30) * 1000,
+    );
     expect(await exists(join(env.DATA_DIR, 'postgres', 'postmaster.pid'))).toBe(false);
   });
 
-  it('patchbay api and patchbay worker on DATABASE_URL: Ctrl-C to each group, the worker mid-run, exits 0 quietly', { timeout: 300_000 }, async () => {
+  it('patchbay api and patchbay worker on DATABASE_URL: Ctrl-C to each group, the worker mid-run, exits 0 quietly', {
+    timeout: 300_000,
+  }, async () => {
     const database = await createTestDatabase();
     try {
-      const shared = { ...baseEnv('split'), DATABASE_URL: database.url, QUEUE_HEARTBEAT_SECONDS: '600', QUEUE_MONITOR_SECONDS: '600' };
+      const shared = {
+        ...baseEnv('split'),
+        DATABASE_URL: database.url,
+        QUEUE_HEARTBEAT_SECONDS: '600',
+        QUEUE_MONITOR_SECONDS: '600',
+      };
       const workerEnv = { ...shared, DATA_DIR: join(dir, 'split-worker') };
-      const [api, worker] = await Promise.all([start('api', { ...shared, DATA_DIR: join(dir, 'split-api'), PORT: '0' }), start('worker', workerEnv)]);
+      const [api, worker] = await Promise.all([
+        start('api', { ...shared, DATA_DIR: join(dir, 'split-api'), PORT: '0' }),
+        start('worker', workerEnv),
+      ]);
       await startSession(api, workerEnv.DATA_DIR);
       signalGroup(worker, 'SIGINT');
       expect(await worker.exited).toEqual({ code: 0, signal: null });
@@ -175,7 +232,9 @@ describe('signals to the whole process group', () => {
     }
   });
 
-  it('patchbay run: Ctrl-C to the group mid-run stops the session, exits 0 and stops its database', { timeout: 300_000 }, async () => {
+  it('patchbay run: Ctrl-C to the group mid-run stops the session, exits 0 and stops its database', {
+    timeout: 300_000,
+  }, async () => {
     const env = { ...baseEnv('cli'), HOME: dir };
     const cli = spawnPatchbay(['run', '--repo', remote.remote, 'Take a minute'], env, { detached: true });
     procs.push(cli);

@@ -1,7 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StoredEvent } from '../../src/core/events.ts';
-import { startFakeAnthropic, toolResultsIn as anthropicResults, type AnthropicRequest, type FakeAnthropic } from '../fakes/fake-anthropic.ts';
-import { startFakeOpenAI, toolResultsIn as openaiResults, type FakeOpenAI, type OpenAIReply, type OpenAIRequestBody } from '../fakes/fake-openai.ts';
+import {
+  startFakeAnthropic,
+  toolResultsIn as anthropicResults,
+  type AnthropicRequest,
+  type FakeAnthropic,
+} from '../fakes/fake-anthropic.ts';
+import {
+  startFakeOpenAI,
+  toolResultsIn as openaiResults,
+  type FakeOpenAI,
+  type OpenAIReply,
+  type OpenAIRequestBody,
+} from '../fakes/fake-openai.ts';
 import { createRemote, git, type RemoteFixture } from '../git/git-fixture.ts';
 import { startTestPatchbay, waitForStatus } from '../helpers/patchbay-fixture.ts';
 
@@ -17,7 +28,9 @@ function step(index: number, lastResult: string): Step {
     case 0:
       return { text: 'Reading the README first.', tool: { name: 'read_file', input: { path: 'README.md' } } };
     case 1:
-      return { tool: { name: 'edit_file', input: { path: 'README.md', old_string: '# demo', new_string: '# Demo project' } } };
+      return {
+        tool: { name: 'edit_file', input: { path: 'README.md', old_string: '# demo', new_string: '# Demo project' } },
+      };
     case 2:
       // Refused by the command policy: this result must reach the model flagged as an error.
       return { tool: { name: 'run_shell', input: { command: 'git push --force origin main' } } };
@@ -40,7 +53,9 @@ function textOf(content: unknown): string {
 function anthropicScript(body: AnthropicRequest) {
   const index = body.messages.filter((m) => m.role === 'assistant').length;
   const last = body.messages.at(-1)!;
-  const result = Array.isArray(last.content) ? last.content.filter((b) => b.type === 'tool_result').at(-1)?.content : undefined;
+  const result = Array.isArray(last.content)
+    ? last.content.filter((b) => b.type === 'tool_result').at(-1)?.content
+    : undefined;
   const s = step(index, textOf(result));
   return {
     content: [
@@ -50,17 +65,25 @@ function anthropicScript(body: AnthropicRequest) {
   };
 }
 
-const toReply = (s: Step): OpenAIReply => ({ text: s.text, toolCalls: s.tool ? [{ name: s.tool.name, arguments: s.tool.input }] : [], argChunk: 3 });
+const toReply = (s: Step): OpenAIReply => ({
+  text: s.text,
+  toolCalls: s.tool ? [{ name: s.tool.name, arguments: s.tool.input }] : [],
+  argChunk: 3,
+});
 
 function responsesScript(body: OpenAIRequestBody) {
-  const outputs = (body.input as Array<{ type?: string; output?: unknown }>).filter((i) => i.type === 'function_call_output');
+  const outputs = (body.input as Array<{ type?: string; output?: unknown }>).filter(
+    (i) => i.type === 'function_call_output',
+  );
   return toReply(step(outputs.length, textOf(outputs.at(-1)?.output)));
 }
 
 function chatScript(body: OpenAIRequestBody) {
   const messages = body.messages as Array<{ role: string; content?: unknown }>;
   const last = messages.at(-1)!;
-  return toReply(step(messages.filter((m) => m.role === 'assistant').length, last.role === 'tool' ? textOf(last.content) : ''));
+  return toReply(
+    step(messages.filter((m) => m.role === 'assistant').length, last.role === 'tool' ? textOf(last.content) : ''),
+  );
 }
 
 /** The parts of the log that must not depend on the provider. */
@@ -106,10 +129,37 @@ describe('the same session through every provider, end to end', () => {
   });
 
   const providers: [string, () => Record<string, string>][] = [
-    ['anthropic', () => ({ MODEL_PROVIDER: 'anthropic', MODEL: 'claude-sonnet-4-6', ANTHROPIC_API_KEY: 'ak', ANTHROPIC_BASE_URL: anthropic.baseUrl })],
-    ['openai', () => ({ MODEL_PROVIDER: 'openai', MODEL: 'gpt-5.1-codex', OPENAI_API_KEY: 'ok', OPENAI_BASE_URL: openai.baseUrl })],
-    ['opencode-zen', () => ({ MODEL_PROVIDER: 'opencode-zen', MODEL: 'gpt-5.1-codex', OPENCODE_ZEN_API_KEY: 'zk', OPENCODE_ZEN_BASE_URL: zen.baseUrl })],
-    ['openai-compatible', () => ({ MODEL_PROVIDER: 'openai-compatible', MODEL: 'qwen3-coder', OPENAI_BASE_URL: local.baseUrl })],
+    [
+      'anthropic',
+      () => ({
+        MODEL_PROVIDER: 'anthropic',
+        MODEL: 'claude-sonnet-4-6',
+        ANTHROPIC_API_KEY: 'ak',
+        ANTHROPIC_BASE_URL: anthropic.baseUrl,
+      }),
+    ],
+    [
+      'openai',
+      () => ({
+        MODEL_PROVIDER: 'openai',
+        MODEL: 'gpt-5.1-codex',
+        OPENAI_API_KEY: 'ok',
+        OPENAI_BASE_URL: openai.baseUrl,
+      }),
+    ],
+    [
+      'opencode-zen',
+      () => ({
+        MODEL_PROVIDER: 'opencode-zen',
+        MODEL: 'gpt-5.1-codex',
+        OPENCODE_ZEN_API_KEY: 'zk',
+        OPENCODE_ZEN_BASE_URL: zen.baseUrl,
+      }),
+    ],
+    [
+      'openai-compatible',
+      () => ({ MODEL_PROVIDER: 'openai-compatible', MODEL: 'qwen3-coder', OPENAI_BASE_URL: local.baseUrl }),
+    ],
   ];
 
   it.each(providers)('%s', { timeout: 180_000 }, async (name, env) => {
@@ -128,13 +178,28 @@ describe('the same session through every provider, end to end', () => {
       expect(session.usage.inputTokens).toBeGreaterThan(0);
       // What the model last received, read in its vendor's wire format: only the refused push is an error.
       // The agent's last call: the verifier's calls after it force its record_verdict tool.
-      const agentCall = (c: { body: unknown }) => !['tool', 'function'].includes(((c.body as { tool_choice?: { type?: string } }).tool_choice as { type?: string } | undefined)?.type ?? '');
-      const last = name === 'anthropic' ? anthropic.calls.filter(agentCall).at(-1)! : { openai, 'opencode-zen': zen, 'openai-compatible': local }[name]!.calls.filter(agentCall).at(-1)!;
-      const results = name === 'anthropic' ? anthropicResults(last.body as AnthropicRequest) : openaiResults((last as FakeOpenAI['calls'][number]).endpoint, last.body as OpenAIRequestBody);
+      const agentCall = (c: { body: unknown }) =>
+        !['tool', 'function'].includes(
+          ((c.body as { tool_choice?: { type?: string } }).tool_choice as { type?: string } | undefined)?.type ?? '',
+        );
+      const last =
+        name === 'anthropic'
+          ? anthropic.calls.filter(agentCall).at(-1)!
+          : { openai, 'opencode-zen': zen, 'openai-compatible': local }[name]!.calls.filter(agentCall).at(-1)!;
+      const results =
+        name === 'anthropic'
+          ? anthropicResults(last.body as AnthropicRequest)
+          : openaiResults((last as FakeOpenAI['calls'][number]).endpoint, last.body as OpenAIRequestBody);
       expect(results.map((r) => r.isError)).toEqual([false, false, true, false]);
-      expect(results[2]!.text).toContain('Force-pushing (--force, -f, --force-with-lease, +refspec) rewrites shared history and is never allowed');
+      expect(results[2]!.text).toContain(
+        'Force-pushing (--force, -f, --force-with-lease, +refspec) rewrites shared history and is never allowed',
+      );
       const tree = await git(remote.remote, 'rev-parse', `${session.result!.commit}^{tree}`);
-      outcomes.set(name, { events: normalize(await app.store.events(session.id)), tree, summary: session.result?.summary });
+      outcomes.set(name, {
+        events: normalize(await app.store.events(session.id)),
+        tree,
+        summary: session.result?.summary,
+      });
     } finally {
       await app.dispose();
     }

@@ -24,7 +24,10 @@ describe('push policy, configured from the environment', () => {
 
   const writingModel = () =>
     createScriptedProvider({
-      scenario: [{ toolCalls: [{ name: 'write_file', input: { path: 'agent.txt', content: 'changed\n' } }] }, { text: 'Wrote agent.txt.' }],
+      scenario: [
+        { toolCalls: [{ name: 'write_file', input: { path: 'agent.txt', content: 'changed\n' } }] },
+        { text: 'Wrote agent.txt.' },
+      ],
     });
 
   // A session asked to work on an existing branch (a pull request's head) that the operator
@@ -36,13 +39,22 @@ describe('push policy, configured from the environment', () => {
     const reason = /protected branch release\/1\.x: it matches PROTECTED_BRANCHES entry release\/\*/;
     app = await startTestPatchbay({ model: writingModel(), env: { PROTECTED_BRANCHES: 'hotfix, release/*' } });
     const before = await remote.remoteBranch(branch);
-    const started = await app.service.start({ thread: { source: 'web' }, actor: alice, text: 'Change something', repo: remote.remote, baseBranch, branch });
+    const started = await app.service.start({
+      thread: { source: 'web' },
+      actor: alice,
+      text: 'Change something',
+      repo: remote.remote,
+      baseBranch,
+      branch,
+    });
     if (started.kind !== 'started') throw new Error(started.kind);
     const session = await waitForStatus(app, started.session.id, ['completed', 'failed']);
     expect(session.status).toBe('failed');
     expect(session.error).toMatch(reason);
     const errors = (await app.store.events(session.id, { types: ['error'] })).map((e) => e.event);
-    expect(errors).toEqual([expect.objectContaining({ type: 'error', code: 'invalid_input', message: expect.stringMatching(reason) })]);
+    expect(errors).toEqual([
+      expect.objectContaining({ type: 'error', code: 'invalid_input', message: expect.stringMatching(reason) }),
+    ]);
     expect(await remote.remoteBranch(branch)).toBe(before);
     expect(await git(remote.remote, 'log', '--format=%s', '-1', branch)).not.toBe('Change something');
   });
@@ -57,6 +69,7 @@ describe('push policy, configured from the environment', () => {
       ['axb', 'a.b', false],
       ['team/x/y', '*/y', true],
     ];
-    for (const [branch, pattern, expected] of table) expect(matchesBranchPattern(branch, pattern), `${branch} ~ ${pattern}`).toBe(expected);
+    for (const [branch, pattern, expected] of table)
+      expect(matchesBranchPattern(branch, pattern), `${branch} ~ ${pattern}`).toBe(expected);
   });
 });

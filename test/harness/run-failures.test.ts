@@ -24,7 +24,14 @@ describe('a run that cannot get its sandbox', () => {
 
   it('ends failed with the reason instead of staying running', async () => {
     const id = randomUUID();
-    await app.store.create({ id, repo: remote.remote, prompt: 'Do it', title: 'Do it', requester: alice, thread: { source: 'web' } });
+    await app.store.create({
+      id,
+      repo: remote.remote,
+      prompt: 'Do it',
+      title: 'Do it',
+      requester: alice,
+      thread: { source: 'web' },
+    });
     // A file where the session's workspace directory has to go: the sandbox cannot be created.
     await mkdir(join(app.dataDir, 'workspaces'), { recursive: true });
     await writeFile(join(app.dataDir, 'workspaces', id), 'in the way\n');

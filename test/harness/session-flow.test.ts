@@ -34,7 +34,12 @@ describe('a session end to end (queue, worker, harness, runner, real sandbox and
     // The same scenario runs on Modal in test/sandbox/modal/modal-session.test.ts.
     const model = changelogModel();
     app = await startTestPatchbay({ model });
-    const started = await app.service.start({ thread: { source: 'web' }, actor: changelogRequester, text: 'Add a changelog', repo: remote.remote });
+    const started = await app.service.start({
+      thread: { source: 'web' },
+      actor: changelogRequester,
+      text: 'Add a changelog',
+      repo: remote.remote,
+    });
     if (started.kind !== 'started') throw new Error(started.kind);
     const session = await waitForStatus(app, started.session.id, ['completed', 'failed']);
     await expectChangelogPushed(app, remote, session, model);
@@ -43,16 +48,33 @@ describe('a session end to end (queue, worker, harness, runner, real sandbox and
   it('asks a question, waits, and resumes with the answer as the tool result', async () => {
     const model = modelFrom((messages) => {
       const turn = assistantTurns(messages);
-      if (turn === 0) return { toolCalls: [{ name: 'ask_user', input: { question: 'Tabs or spaces?', choices: ['tabs', 'spaces'], recommended: 'spaces' } }] };
+      if (turn === 0)
+        return {
+          toolCalls: [
+            {
+              name: 'ask_user',
+              input: { question: 'Tabs or spaces?', choices: ['tabs', 'spaces'], recommended: 'spaces' },
+            },
+          ],
+        };
       const answer = toolResults(messages).at(-1);
       return { text: `Using ${answer?.role === 'tool' && answer.content.includes('spaces') ? 'spaces' : 'unknown'}.` };
     });
     app = await startTestPatchbay({ model });
-    const started = await app.service.start({ thread: { source: 'web' }, actor: alice, text: 'Format the code', repo: remote.remote });
+    const started = await app.service.start({
+      thread: { source: 'web' },
+      actor: alice,
+      text: 'Format the code',
+      repo: remote.remote,
+    });
     if (started.kind !== 'started') throw new Error(started.kind);
     const waiting = await waitForStatus(app, started.session.id, ['waiting', 'failed', 'completed']);
     expect(waiting.status).toBe('waiting');
-    expect(waiting.pendingQuestion).toMatchObject({ question: 'Tabs or spaces?', choices: ['tabs', 'spaces'], recommended: 'spaces' });
+    expect(waiting.pendingQuestion).toMatchObject({
+      question: 'Tabs or spaces?',
+      choices: ['tabs', 'spaces'],
+      recommended: 'spaces',
+    });
 
     await app.service.sendMessage(started.session.id, bob, 'spaces please', waiting.pendingQuestion!.questionId);
     const done = await waitForStatus(app, started.session.id, ['completed', 'failed']);
@@ -60,10 +82,14 @@ describe('a session end to end (queue, worker, harness, runner, real sandbox and
     expect(done.result?.summary).toBe('Using spaces.');
     expect(done.pendingQuestion).toBeNull();
     const answered = (await app.store.events(done.id, { types: ['question-answered'] })).map((e) => e.event);
-    expect(answered).toEqual([{ type: 'question-answered', questionId: waiting.pendingQuestion!.questionId, actor: bob, text: 'spaces please' }]);
+    expect(answered).toEqual([
+      { type: 'question-answered', questionId: waiting.pendingQuestion!.questionId, actor: bob, text: 'spaces please' },
+    ]);
     const answerResult = toolResults(model.requests.at(-1)!.messages).at(-1);
     expect(answerResult).toMatchObject({ role: 'tool', name: 'ask_user', isError: false });
-    expect(answerResult?.role === 'tool' && answerResult.content).toContain('Message from Bob Roe <bob@example.com> via slack');
+    expect(answerResult?.role === 'tool' && answerResult.content).toContain(
+      'Message from Bob Roe <bob@example.com> via slack',
+    );
   });
 
   it('injects a message sent mid-run before the next model turn, with its author', async () => {
@@ -74,10 +100,18 @@ describe('a session end to end (queue, worker, harness, runner, real sandbox and
       return { text: 'done' };
     });
     app = await startTestPatchbay({ model });
-    const started = await app.service.start({ thread: { source: 'web' }, actor: alice, text: 'Do a slow thing', repo: remote.remote });
+    const started = await app.service.start({
+      thread: { source: 'web' },
+      actor: alice,
+      text: 'Do a slow thing',
+      repo: remote.remote,
+    });
     if (started.kind !== 'started') throw new Error(started.kind);
     const id = started.session.id;
-    await waitFor(async () => (await app!.store.events(id, { types: ['tool-start'] })).length > 0, 'the shell call to start');
+    await waitFor(
+      async () => (await app!.store.events(id, { types: ['tool-start'] })).length > 0,
+      'the shell call to start',
+    );
     await app.service.sendMessage(id, bob, 'also update the docs');
     const done = await waitForStatus(app, id, ['completed', 'failed']);
     expect(done.status).toBe('completed');
@@ -85,23 +119,39 @@ describe('a session end to end (queue, worker, harness, runner, real sandbox and
     const injected = second.at(-1);
     expect(second.at(-2)).toMatchObject({ role: 'tool', name: 'run_shell' });
     expect(injected?.role).toBe('user');
-    expect(injected?.role === 'user' && injected.content).toMatch(/^Message from Bob Roe <bob@example.com> via slack at .+:\n> also update the docs$/);
+    expect(injected?.role === 'user' && injected.content).toMatch(
+      /^Message from Bob Roe <bob@example.com> via slack at .+:\n> also update the docs$/,
+    );
   });
 
   it('stops a running session: the command is killed and the session ends cancelled', async () => {
     const model = modelFrom((messages) =>
-      assistantTurns(messages) === 0 ? { toolCalls: [{ name: 'run_shell', input: { command: 'sleep 60', timeout_seconds: 120 } }] } : { text: 'should not get here' },
+      assistantTurns(messages) === 0
+        ? { toolCalls: [{ name: 'run_shell', input: { command: 'sleep 60', timeout_seconds: 120 } }] }
+        : { text: 'should not get here' },
     );
     app = await startTestPatchbay({ model });
-    const started = await app.service.start({ thread: { source: 'web' }, actor: alice, text: 'Wait a minute', repo: remote.remote });
+    const started = await app.service.start({
+      thread: { source: 'web' },
+      actor: alice,
+      text: 'Wait a minute',
+      repo: remote.remote,
+    });
     if (started.kind !== 'started') throw new Error(started.kind);
     const id = started.session.id;
-    await waitFor(async () => (await app!.store.events(id, { types: ['tool-start'] })).length > 0, 'the shell call to start');
+    await waitFor(
+      async () => (await app!.store.events(id, { types: ['tool-start'] })).length > 0,
+      'the shell call to start',
+    );
     const before = Date.now();
     expect((await app.service.stop(id, bob)).kind).toBe('stopped');
     const done = await waitForStatus(app, id, ['cancelled', 'completed', 'failed'], 10_000);
     expect(done.status).toBe('cancelled');
-    await waitFor(async () => (await app!.store.events(id, { types: ['tool-end'] })).length > 0, 'the shell call to end', 10_000);
+    await waitFor(
+      async () => (await app!.store.events(id, { types: ['tool-end'] })).length > 0,
+      'the shell call to end',
+      10_000,
+    );
     expect(Date.now() - before).toBeLessThan(10_000);
     expect(model.requests).toHaveLength(1);
     const changes = (await app.store.events(id, { types: ['status-changed'] })).map((e) => e.event);
@@ -109,9 +159,16 @@ describe('a session end to end (queue, worker, harness, runner, real sandbox and
   });
 
   it('shows a refused command to the model as an error result, and ends a repeating failure with a reason', async () => {
-    const model = modelFrom(() => ({ toolCalls: [{ name: 'run_shell', input: { command: 'git push --force origin main' } }] }));
+    const model = modelFrom(() => ({
+      toolCalls: [{ name: 'run_shell', input: { command: 'git push --force origin main' } }],
+    }));
     app = await startTestPatchbay({ model });
-    const started = await app.service.start({ thread: { source: 'web' }, actor: alice, text: 'Push it', repo: remote.remote });
+    const started = await app.service.start({
+      thread: { source: 'web' },
+      actor: alice,
+      text: 'Push it',
+      repo: remote.remote,
+    });
     if (started.kind !== 'started') throw new Error(started.kind);
     const done = await waitForStatus(app, started.session.id, ['completed', 'failed']);
     expect(done.status).toBe('failed');
@@ -119,7 +176,9 @@ describe('a session end to end (queue, worker, harness, runner, real sandbox and
     const refused = toolResults(model.requests[1]!.messages)[0];
     expect(refused).toMatchObject({ role: 'tool', isError: true });
     // The policy's own reason, not git's failure text: the command never ran.
-    expect(refused?.role === 'tool' && refused.content).toContain('Force-pushing (--force, -f, --force-with-lease, +refspec) rewrites shared history and is never allowed');
+    expect(refused?.role === 'tool' && refused.content).toContain(
+      'Force-pushing (--force, -f, --force-with-lease, +refspec) rewrites shared history and is never allowed',
+    );
     const errors = (await app.store.events(done.id, { types: ['error'] })).map((e) => e.event);
     expect(errors).toEqual([{ type: 'error', code: 'loop_guard', message: done.error }]);
     expect(await remote.remoteBranch(done.branch!)).toBe('');
@@ -129,7 +188,12 @@ describe('a session end to end (queue, worker, harness, runner, real sandbox and
     let n = 0;
     const model = modelFrom(() => ({ toolCalls: [{ name: 'run_shell', input: { command: `echo ${n++}` } }] }));
     app = await startTestPatchbay({ model, env: { RUN_MAX_TOOL_CALLS: '3' } });
-    const started = await app.service.start({ thread: { source: 'web' }, actor: alice, text: 'Loop forever', repo: remote.remote });
+    const started = await app.service.start({
+      thread: { source: 'web' },
+      actor: alice,
+      text: 'Loop forever',
+      repo: remote.remote,
+    });
     if (started.kind !== 'started') throw new Error(started.kind);
     const done = await waitForStatus(app, started.session.id, ['completed', 'failed']);
     expect(done.status).toBe('failed');
@@ -142,16 +206,31 @@ describe('a session end to end (queue, worker, harness, runner, real sandbox and
       const mine = first?.role === 'user' && first.content.includes('one') ? 'one.txt' : 'two.txt';
       const theirs = mine === 'one.txt' ? 'two.txt' : 'one.txt';
       const turn = assistantTurns(messages);
-      if (turn === 0) return { toolCalls: [{ name: 'write_file', input: { path: mine, content: mine } }], delayMs: 300 };
-      if (turn === 1) return { toolCalls: [{ name: 'run_shell', input: { command: `sleep 0.5; ls; test ! -e ${theirs}` } }] };
+      if (turn === 0)
+        return { toolCalls: [{ name: 'write_file', input: { path: mine, content: mine } }], delayMs: 300 };
+      if (turn === 1)
+        return { toolCalls: [{ name: 'run_shell', input: { command: `sleep 0.5; ls; test ! -e ${theirs}` } }] };
       const shell = toolResults(messages).at(-1);
       return { text: shell?.role === 'tool' && !shell.isError ? 'isolated' : 'LEAK' };
     });
     app = await startTestPatchbay({ model });
-    const a = await app.service.start({ thread: { source: 'web' }, actor: alice, text: 'write one', repo: remote.remote });
-    const b = await app.service.start({ thread: { source: 'web' }, actor: alice, text: 'write two', repo: remote.remote });
+    const a = await app.service.start({
+      thread: { source: 'web' },
+      actor: alice,
+      text: 'write one',
+      repo: remote.remote,
+    });
+    const b = await app.service.start({
+      thread: { source: 'web' },
+      actor: alice,
+      text: 'write two',
+      repo: remote.remote,
+    });
     if (a.kind !== 'started' || b.kind !== 'started') throw new Error('not started');
-    const [doneA, doneB] = await Promise.all([waitForStatus(app, a.session.id, ['completed', 'failed']), waitForStatus(app, b.session.id, ['completed', 'failed'])]);
+    const [doneA, doneB] = await Promise.all([
+      waitForStatus(app, a.session.id, ['completed', 'failed']),
+      waitForStatus(app, b.session.id, ['completed', 'failed']),
+    ]);
     expect([doneA.result?.summary, doneB.result?.summary]).toEqual(['isolated', 'isolated']);
     expect(doneA.branch).not.toBe(doneB.branch);
     expect(await git(remote.remote, 'ls-tree', '--name-only', doneA.result!.commit!)).not.toContain('two.txt');

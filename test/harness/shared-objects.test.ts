@@ -18,7 +18,7 @@ const run = promisify(execFile);
  * a session on a large, mirrored repository writes only its checkout. Git inside the sandbox must
  * still see the whole history (log, diff against the base, the bundle the push is made from).
  */
-describe('a workspace sharing the mirror\'s objects', () => {
+describe("a workspace sharing the mirror's objects", () => {
   let remote: RemoteFixture;
   let app: PatchbayFixture;
 
@@ -28,7 +28,14 @@ describe('a workspace sharing the mirror\'s objects', () => {
     app = await startTestPatchbay({
       model: createScriptedProvider({
         scenario: [
-          { toolCalls: [{ name: 'run_shell', input: { command: 'git log --oneline | wc -l > COUNT.txt; git show HEAD~20:README.md >> COUNT.txt' } }] },
+          {
+            toolCalls: [
+              {
+                name: 'run_shell',
+                input: { command: 'git log --oneline | wc -l > COUNT.txt; git show HEAD~20:README.md >> COUNT.txt' },
+              },
+            ],
+          },
           { toolCalls: [{ name: 'write_file', input: { path: 'NEW.md', content: 'new\n' } }] },
           { text: 'Counted the history and wrote NEW.md.' },
         ],
@@ -42,18 +49,28 @@ describe('a workspace sharing the mirror\'s objects', () => {
   });
 
   it('holds no copy of the history, and git in the sandbox sees all of it', { timeout: 120_000 }, async () => {
-    const started = await app.service.start({ thread: { source: 'web' }, actor: alice, text: 'Count the history', repo: remote.remote });
+    const started = await app.service.start({
+      thread: { source: 'web' },
+      actor: alice,
+      text: 'Count the history',
+      repo: remote.remote,
+    });
     if (started.kind !== 'started') throw new Error(started.kind);
     const done = await waitForStatus(app, started.session.id, ['completed', 'failed'], 90_000);
     expect(done.error).toBeNull();
     expect(done.status).toBe('completed');
 
     const workspace = join(app.dataDir, 'workspaces', done.id);
-    expect(await readFile(join(workspace, '.git', 'objects', 'info', 'alternates'), 'utf8')).toBe(`${SHARED_OBJECTS_PATH}\n`);
+    expect(await readFile(join(workspace, '.git', 'objects', 'info', 'alternates'), 'utf8')).toBe(
+      `${SHARED_OBJECTS_PATH}\n`,
+    );
     // The workspace's own object store lacks the upstream history: on the host (where the
     // alternates path does not exist) the first upstream commit cannot be read from it.
     const first = await git(remote.remote, 'rev-list', '--max-parents=0', 'main');
-    const own = await run('git', ['--git-dir', join(workspace, '.git'), 'cat-file', '-e', `${first}^{commit}`]).then(() => 'present', () => 'absent');
+    const own = await run('git', ['--git-dir', join(workspace, '.git'), 'cat-file', '-e', `${first}^{commit}`]).then(
+      () => 'present',
+      () => 'absent',
+    );
     expect(own).toBe('absent');
 
     const tip = await remote.remoteBranch(done.branch!);
@@ -63,12 +80,21 @@ describe('a workspace sharing the mirror\'s objects', () => {
     // When the run ended, a spare checkout of the base was made; the next session takes it over
     // (its files moved in, not written again) and works as any other.
     // (Made after the run's end is recorded: wait for it.)
-    const spares = await waitFor(async () => {
-      const entries = await readdir(join(app.dataDir, 'spares')).catch(() => [] as string[]);
-      return entries.length === 1 && !entries[0]!.includes('.partial-') ? entries : undefined;
-    }, 'the spare checkout', 30_000);
+    const spares = await waitFor(
+      async () => {
+        const entries = await readdir(join(app.dataDir, 'spares')).catch(() => [] as string[]);
+        return entries.length === 1 && !entries[0]!.includes('.partial-') ? entries : undefined;
+      },
+      'the spare checkout',
+      30_000,
+    );
     const spareReadme = await stat(join(app.dataDir, 'spares', spares[0]!, 'README.md'));
-    const second = await app.service.start({ thread: { source: 'web' }, actor: alice, text: 'Count the history again', repo: remote.remote });
+    const second = await app.service.start({
+      thread: { source: 'web' },
+      actor: alice,
+      text: 'Count the history again',
+      repo: remote.remote,
+    });
     if (second.kind !== 'started') throw new Error(second.kind);
     const again = await waitForStatus(app, second.session.id, ['completed', 'failed'], 90_000);
     expect(again.error).toBeNull();

@@ -25,7 +25,19 @@ describe('patchbay serve on its embedded database, stopped and restarted mid-run
     // The first command takes long only the first time it runs in a workspace.
     const scenario = {
       turns: [
-        { toolCalls: [{ id: 'call_slow', name: 'run_shell', input: { command: 'if [ -f .git/started ]; then echo again; else touch .git/started; sleep 60; fi; echo one > one.txt', timeout_seconds: 120 } }] },
+        {
+          toolCalls: [
+            {
+              id: 'call_slow',
+              name: 'run_shell',
+              input: {
+                command:
+                  'if [ -f .git/started ]; then echo again; else touch .git/started; sleep 60; fi; echo one > one.txt',
+                timeout_seconds: 120,
+              },
+            },
+          ],
+        },
         { toolCalls: [{ id: 'call_write', name: 'write_file', input: { path: 'two.txt', content: 'two\n' } }] },
         { text: 'Done after the restart.' },
       ],
@@ -58,10 +70,21 @@ describe('patchbay serve on its embedded database, stopped and restarted mid-run
   const startSession = async (server: ServerProcess) => {
     const { id } = await serverApi<{ id: string }>(server, '/api/sessions', {
       method: 'POST',
-      body: JSON.stringify({ repo: remote.remote, prompt: 'Survive a restart', author: { name: 'Alice', email: 'alice@example.com' } }),
+      body: JSON.stringify({
+        repo: remote.remote,
+        prompt: 'Survive a restart',
+        author: { name: 'Alice', email: 'alice@example.com' },
+      }),
     });
     // Proof that the slow command is running, not just asked for: its marker is in the workspace.
-    await waitFor(() => access(join(env.DATA_DIR!, 'workspaces', id, '.git', 'started')).then(() => true, () => false), 'the slow command to start');
+    await waitFor(
+      () =>
+        access(join(env.DATA_DIR!, 'workspaces', id, '.git', 'started')).then(
+          () => true,
+          () => false,
+        ),
+      'the slow command to start',
+    );
     return id;
   };
   const finished = (server: ServerProcess, id: string) => sessionEnded(server, id, 180_000);
@@ -79,7 +102,7 @@ describe('patchbay serve on its embedded database, stopped and restarted mid-run
       'status-changed': 2,
       'workspace-ready': 1,
       'run-resumed': 1,
-      'usage': 3,
+      usage: 3,
       'tool-start': 2,
       'tool-end': 2,
       'assistant-message': 1,
@@ -100,7 +123,9 @@ describe('patchbay serve on its embedded database, stopped and restarted mid-run
     return events;
   };
 
-  it('on SIGTERM exits 0 with nothing above info, hands the run back, and the next start resumes it', { timeout: 400_000 }, async () => {
+  it('on SIGTERM exits 0 with nothing above info, hands the run back, and the next start resumes it', {
+    timeout: 400_000,
+  }, async () => {
     const first = await start();
     const id = await startSession(first);
     first.child.kill('SIGTERM');
@@ -122,7 +147,9 @@ describe('patchbay serve on its embedded database, stopped and restarted mid-run
     expect(await second.exited).toEqual({ code: 0, signal: null });
   });
 
-  it('after SIGKILL, the restarted server takes the run back at once and marks it resumed', { timeout: 400_000 }, async () => {
+  it('after SIGKILL, the restarted server takes the run back at once and marks it resumed', {
+    timeout: 400_000,
+  }, async () => {
     const first = await start();
     const id = await startSession(first);
     first.child.kill('SIGKILL');
@@ -140,7 +167,9 @@ describe('patchbay serve on its embedded database, stopped and restarted mid-run
     // Taking over the dead server's database (within its grace, before its lifeline stops it) is
     // worth a warning; nothing else is. And the database taken over is stopped with the server
     // that took it: nothing of it is left running.
-    expect(linesAboveInfo(second.lines()).map((l) => l.msg)).toEqual(['taking over the PostgreSQL an earlier process left running']);
+    expect(linesAboveInfo(second.lines()).map((l) => l.msg)).toEqual([
+      'taking over the PostgreSQL an earlier process left running',
+    ]);
     const pidFile = join(env.DATA_DIR!, 'postgres', 'postmaster.pid');
     await expect(access(pidFile)).rejects.toThrow();
   });

@@ -39,7 +39,12 @@ describe('a workspace with a lock file a killed git left behind', () => {
   });
 
   it('the next run commits and pushes all the same', { timeout: 120_000 }, async () => {
-    const started = await app.service.start({ thread: { source: 'web' }, actor: alice, text: 'Write one, then two', repo: remote.remote });
+    const started = await app.service.start({
+      thread: { source: 'web' },
+      actor: alice,
+      text: 'Write one, then two',
+      repo: remote.remote,
+    });
     if (started.kind !== 'started') throw new Error(started.kind);
     const id = started.session.id;
     const first = await waitForStatus(app, id, ['completed', 'failed'], 60_000);

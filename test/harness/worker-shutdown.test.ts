@@ -32,17 +32,28 @@ describe('a worker shut down mid-run', () => {
               toolCalls: [
                 {
                   name: 'run_shell',
-                  input: { command: 'if [ -f .git/first-run ]; then echo resumed; else touch .git/first-run; sleep 60; fi', timeout_seconds: 120 },
+                  input: {
+                    command: 'if [ -f .git/first-run ]; then echo resumed; else touch .git/first-run; sleep 60; fi',
+                    timeout_seconds: 120,
+                  },
                 },
               ],
             }
           : { text: 'Finished on the second worker.' },
     });
     first = await startTestPatchbay({ model });
-    const started = await first.service.start({ thread: { source: 'web' }, actor: alice, text: 'Take a while', repo: remote.remote });
+    const started = await first.service.start({
+      thread: { source: 'web' },
+      actor: alice,
+      text: 'Take a while',
+      repo: remote.remote,
+    });
     if (started.kind !== 'started') throw new Error(started.kind);
     const id = started.session.id;
-    await waitFor(async () => (await first!.store.events(id, { types: ['tool-start'] })).length > 0, 'the shell call to start');
+    await waitFor(
+      async () => (await first!.store.events(id, { types: ['tool-start'] })).length > 0,
+      'the shell call to start',
+    );
 
     // A deploy: this worker's queue stops, and after its grace period its job is aborted. The
     // interrupted call gets no result, so the next worker runs it again.
@@ -50,7 +61,12 @@ describe('a worker shut down mid-run', () => {
     expect((await first.store.get(id))?.status).toBe('running');
 
     // Another process on the same database picks the run up and finishes it.
-    second = await startPatchbay(first.config, { log: pino({ level: 'silent' }), work: true, model, queue: { pollingIntervalSeconds: 0.5 } });
+    second = await startPatchbay(first.config, {
+      log: pino({ level: 'silent' }),
+      work: true,
+      model,
+      queue: { pollingIntervalSeconds: 0.5 },
+    });
     const done = await waitForStatus(second, id, ['completed', 'failed', 'cancelled'], 45_000);
     expect(done.status).toBe('completed');
     expect(done.result?.summary).toBe('Finished on the second worker.');

@@ -17,7 +17,14 @@ export async function startTestPatchbay(
 ): Promise<PatchbayFixture> {
   const dataDir = await mkdtemp(join(tmpdir(), 'patchbay-app-'));
   const database = await createTestDatabase();
-  const config = loadConfig({ DATA_DIR: dataDir, DATABASE_URL: database.url, PORT: '0', LOG_LEVEL: 'silent', SANDBOX_EGRESS_ALLOW: 'none', ...options.env });
+  const config = loadConfig({
+    DATA_DIR: dataDir,
+    DATABASE_URL: database.url,
+    PORT: '0',
+    LOG_LEVEL: 'silent',
+    SANDBOX_EGRESS_ALLOW: 'none',
+    ...options.env,
+  });
   const app = await startPatchbay(config, {
     log: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
     work: true,
@@ -45,13 +52,19 @@ export async function waitForStatus(app: Patchbay, sessionId: string, statuses: 
     if (session && statuses.includes(session.status)) return session;
     if (Date.now() > deadline) {
       const events = await app.store.events(sessionId);
-      throw new Error(`session ${sessionId} is ${session?.status}, not ${statuses.join('|')}; events:\n${events.map((e) => JSON.stringify(e.event)).join('\n')}`);
+      throw new Error(
+        `session ${sessionId} is ${session?.status}, not ${statuses.join('|')}; events:\n${events.map((e) => JSON.stringify(e.event)).join('\n')}`,
+      );
     }
     await new Promise((r) => setTimeout(r, 50));
   }
 }
 
-export async function waitFor<T>(check: () => Promise<T | undefined | false>, what: string, timeoutMs = 30_000): Promise<T> {
+export async function waitFor<T>(
+  check: () => Promise<T | undefined | false>,
+  what: string,
+  timeoutMs = 30_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();
@@ -74,7 +87,9 @@ export async function deliveriesWorked(app: Pick<Patchbay, 'inbound'>, timeoutMs
     const pending = all.filter((d) => d.status === 'pending');
     if (pending.length === 0) return all;
     if (Date.now() > deadline) {
-      throw new Error(`deliveries still pending after ${timeoutMs} ms: ${pending.map((d) => `${d.source} ${d.kind} (${d.attempts} attempts${d.error ? `, last error: ${d.error}` : ''})`).join('; ')}`);
+      throw new Error(
+        `deliveries still pending after ${timeoutMs} ms: ${pending.map((d) => `${d.source} ${d.kind} (${d.attempts} attempts${d.error ? `, last error: ${d.error}` : ''})`).join('; ')}`,
+      );
     }
     await new Promise((r) => setTimeout(r, 50));
   }

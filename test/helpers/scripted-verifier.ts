@@ -1,7 +1,11 @@
 import type { Verdict } from '../../src/core/verdict.ts';
 import { createSequenceProvider, type ScriptedProvider } from '../../src/models/scripted-provider.ts';
 
-export function verdict(scores: [0 | 1 | 2, 0 | 1 | 2, 0 | 1 | 2, 0 | 1 | 2], summary: string, reasons: Partial<Record<keyof Omit<Verdict, 'summary'>, string>> = {}): Verdict {
+export function verdict(
+  scores: [0 | 1 | 2, 0 | 1 | 2, 0 | 1 | 2, 0 | 1 | 2],
+  summary: string,
+  reasons: Partial<Record<keyof Omit<Verdict, 'summary'>, string>> = {},
+): Verdict {
   const [relevance, completeness, correctness, scope] = scores;
   return {
     relevance: { score: relevance, reason: reasons.relevance ?? 'addresses the request' },

@@ -38,11 +38,13 @@ export function startPatchbayProcess(
   options: SpawnOptions = {},
 ): Promise<Omit<ServerProcess, 'url'> & { url?: string; health?: string }> {
   const started = spawnPatchbay(command === 'start' ? [] : [command], env, options);
-  return started.waitForLine((line) => line.msg === 'Patchbay is up').then((up) => ({
-    ...started,
-    ...(typeof up.url === 'string' && { url: up.url }),
-    ...(typeof up.health === 'string' && { health: up.health }),
-  }));
+  return started
+    .waitForLine((line) => line.msg === 'Patchbay is up')
+    .then((up) => ({
+      ...started,
+      ...(typeof up.url === 'string' && { url: up.url }),
+      ...(typeof up.health === 'string' && { health: up.health }),
+    }));
 }
 
 export type SpawnOptions = {
@@ -56,7 +58,11 @@ export type SpawnOptions = {
 };
 
 /** Starts `patchbay <args>` as its own process with only `env`, collecting its output lines. */
-export function spawnPatchbay(args: string[], env: Record<string, string>, options: SpawnOptions = {}): Omit<ServerProcess, 'url'> {
+export function spawnPatchbay(
+  args: string[],
+  env: Record<string, string>,
+  options: SpawnOptions = {},
+): Omit<ServerProcess, 'url'> {
   const [file, ...before] = options.command ?? [process.execPath, 'src/cli.ts'];
   const child = spawn(file, [...before, ...args], {
     cwd: root,
@@ -98,7 +104,10 @@ export function spawnPatchbay(args: string[], env: Record<string, string>, optio
   );
   const waitForLine = (match: (line: LogLine) => boolean, timeoutMs = 180_000) =>
     new Promise<LogLine>((resolve, reject) => {
-      const timer = setTimeout(() => finish(new Error(`timed out waiting for a server log line:\n${dump()}`)), timeoutMs);
+      const timer = setTimeout(
+        () => finish(new Error(`timed out waiting for a server log line:\n${dump()}`)),
+        timeoutMs,
+      );
       const check = () => {
         const found = lines.find(match);
         if (found) finish(undefined, found);
@@ -131,8 +140,12 @@ export async function serverApi<T>(server: { url: string }, path: string, init?:
 
 /** Asks the server for the session until it has ended (completed, failed or cancelled). */
 export function sessionEnded(server: { url: string }, id: string, timeoutMs = 120_000): Promise<SessionRecord> {
-  return waitFor(async () => {
-    const session = await serverApi<SessionRecord>(server, `/api/sessions/${id}`);
-    return ['completed', 'failed', 'cancelled'].includes(session.status) && session;
-  }, 'the session to end', timeoutMs);
+  return waitFor(
+    async () => {
+      const session = await serverApi<SessionRecord>(server, `/api/sessions/${id}`);
+      return ['completed', 'failed', 'cancelled'].includes(session.status) && session;
+    },
+    'the session to end',
+    timeoutMs,
+  );
 }

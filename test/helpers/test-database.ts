@@ -21,7 +21,9 @@ export function databaseTargets(): DatabaseTarget[] {
 }
 
 /** A fresh, migrated database on the target server, owned by the target's app role, dropped again by `close`. */
-export async function createTestDatabase(target: DatabaseTarget = embeddedTarget()): Promise<DatabaseHandle & { name: string; adminUrl: string }> {
+export async function createTestDatabase(
+  target: DatabaseTarget = embeddedTarget(),
+): Promise<DatabaseHandle & { name: string; adminUrl: string }> {
   const name = `patchbay_test_${randomBytes(5).toString('hex')}`;
   const owner = decodeURIComponent(new URL(target.url).username);
   const admin = new pg.Client({ connectionString: target.adminUrl });

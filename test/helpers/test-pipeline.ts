@@ -5,10 +5,17 @@ import { createRunQueue } from '../../src/sessions/run-queue.ts';
 import { createTestDatabase } from './test-database.ts';
 
 /** The inbound pipeline alone on a fresh test database and a real pg-boss, working `surface`'s deliveries. */
-export async function startTestPipeline(surface: InboundSurface, options: { pollingIntervalSeconds: number; retry?: RetryPolicy }): Promise<{ pipeline: InboundPipeline; dispose(): Promise<void> }> {
+export async function startTestPipeline(
+  surface: InboundSurface,
+  options: { pollingIntervalSeconds: number; retry?: RetryPolicy },
+): Promise<{ pipeline: InboundPipeline; dispose(): Promise<void> }> {
   const database = await createTestDatabase();
   const log = pino({ level: 'silent' });
-  const queue = await createRunQueue({ url: database.url, log, pollingIntervalSeconds: options.pollingIntervalSeconds });
+  const queue = await createRunQueue({
+    url: database.url,
+    log,
+    pollingIntervalSeconds: options.pollingIntervalSeconds,
+  });
   const pipeline = createInboundPipeline({
     db: database.db,
     boss: queue.boss,

@@ -9,11 +9,21 @@ describe('Linear API through @linear/sdk', () => {
   let linear: FakeLinear;
   const lines: string[] = [];
   const log = pino({ level: 'debug' }, { write: (line: string) => void lines.push(line) });
-  const api = () => createLinearApi({ client: linearClient(linear.apiUrl, { accessToken: linear.accessToken }), log, sleep: async () => undefined });
+  const api = () =>
+    createLinearApi({
+      client: linearClient(linear.apiUrl, { accessToken: linear.accessToken }),
+      log,
+      sleep: async () => undefined,
+    });
 
   beforeAll(async () => {
     linear = await startFakeLinear();
-    linear.addTeam({ id: 't1', key: 'ENG', name: 'Engineering', states: [{ id: 's1', name: 'Todo', type: 'unstarted', position: 0 }] });
+    linear.addTeam({
+      id: 't1',
+      key: 'ENG',
+      name: 'Engineering',
+      states: [{ id: 's1', name: 'Todo', type: 'unstarted', position: 0 }],
+    });
     linear.addIssue({ id: 'i1', identifier: 'ENG-1', title: 'x', description: null, teamId: 't1', stateId: 's1' });
     linear.addSession('s-api', 'i1');
   });
@@ -26,7 +36,11 @@ describe('Linear API through @linear/sdk', () => {
       { content: { type: 'action', action: 'Ran', parameter: { command: 'ls' } } },
       { content: { type: 'response', body: 'done' }, ephemeral: true },
       { content: { type: 'prompt', body: 'agents cannot write prompts' } },
-      { content: { type: 'thought', body: 'not a choice' }, signal: 'select', signalMetadata: { options: [{ value: 'a' }] } },
+      {
+        content: { type: 'thought', body: 'not a choice' },
+        signal: 'select',
+        signalMetadata: { options: [{ value: 'a' }] },
+      },
       { content: { type: 'elicitation', body: 'Pick one' }, signal: 'select', signalMetadata: {} },
       { content: { type: 'thought', body: 'x' }, signal: 'sideways' },
     ];
@@ -42,8 +56,14 @@ describe('Linear API through @linear/sdk', () => {
   });
 
   it('posts what Linear accepts: an action with its parameter, and a select elicitation', async () => {
-    await api().postActivity('s-api', { content: { type: 'action', action: 'Ran', parameter: '', result: 'ok' }, ephemeral: true });
-    await api().postActivity('s-api', { content: { type: 'elicitation', body: 'Which repository should I work in?' }, options: [{ value: 'https://github.com/acme/shop' }] });
+    await api().postActivity('s-api', {
+      content: { type: 'action', action: 'Ran', parameter: '', result: 'ok' },
+      ephemeral: true,
+    });
+    await api().postActivity('s-api', {
+      content: { type: 'elicitation', body: 'Which repository should I work in?' },
+      options: [{ value: 'https://github.com/acme/shop' }],
+    });
     expect(linear.activitiesOf('s-api').map((a) => [a.content.type, a.ephemeral, a.signal])).toEqual([
       ['action', true, undefined],
       ['elicitation', undefined, 'select'],
@@ -63,7 +83,11 @@ describe('Linear API through @linear/sdk', () => {
     expect(isPatchbayError(error)).toBe(true);
     expect((error as { retryable: boolean }).retryable).toBe(false);
     expect(linear.operations.length).toBe(operations + 1);
-    expect(lines.some((l) => l.includes('Entity not found: AgentSession unknown-session') && l.includes('agentActivityCreate'))).toBe(true);
+    expect(
+      lines.some(
+        (l) => l.includes('Entity not found: AgentSession unknown-session') && l.includes('agentActivityCreate'),
+      ),
+    ).toBe(true);
     linear.refused.length = 0;
   });
 
@@ -74,7 +98,9 @@ describe('Linear API through @linear/sdk', () => {
     expect(linear.activitiesOf('s-api').filter((a) => a.id === id)).toHaveLength(1);
     // Known by its id, not by the refusal's wording: the same id in another session is no repeat.
     linear.addSession('s-other', 'i1');
-    await expect(api().postActivity('s-other', { content: { type: 'thought', body: 'once' }, id })).rejects.toThrow(/Argument Validation Error/);
+    await expect(api().postActivity('s-other', { content: { type: 'thought', body: 'once' }, id })).rejects.toThrow(
+      /Argument Validation Error/,
+    );
     expect(linear.activitiesOf('s-other')).toEqual([]);
     linear.refused.length = 0;
   });

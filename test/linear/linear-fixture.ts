@@ -19,7 +19,12 @@ export type LinearPatchbay = Patchbay & { url: string; logLines: string[]; dispo
  * The whole Patchbay (real database, worker, sandbox, HTTP server) configured from the environment
  * alone for the fake Linear and, when given, the fake GitHub.
  */
-export async function startLinearPatchbay(fakes: { linear: FakeLinear; github?: FakeGitHub }, model: ModelProvider, env: Record<string, string> = {}, options: Pick<StartOptions, 'inbound'> = {}): Promise<LinearPatchbay> {
+export async function startLinearPatchbay(
+  fakes: { linear: FakeLinear; github?: FakeGitHub },
+  model: ModelProvider,
+  env: Record<string, string> = {},
+  options: Pick<StartOptions, 'inbound'> = {},
+): Promise<LinearPatchbay> {
   const dataDir = await mkdtemp(join(tmpdir(), 'patchbay-linear-'));
   const database = await createTestDatabase();
   const logLines: string[] = [];

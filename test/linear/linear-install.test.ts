@@ -11,7 +11,12 @@ describe('Linear OAuth install', () => {
 
   beforeAll(async () => {
     linear = await startFakeLinear();
-    linear.addTeam({ id: 't1', key: 'ENG', name: 'Engineering', states: [{ id: 's1', name: 'Todo', type: 'unstarted', position: 0 }] });
+    linear.addTeam({
+      id: 't1',
+      key: 'ENG',
+      name: 'Engineering',
+      states: [{ id: 's1', name: 'Todo', type: 'unstarted', position: 0 }],
+    });
     app = await startLinearPatchbay({ linear }, createScriptedProvider({ scenario: [{ text: 'unused' }] }), {
       // No token in the environment: every call must use the installed workspace's token.
       LINEAR_ACCESS_TOKEN: '',
@@ -38,7 +43,9 @@ describe('Linear OAuth install', () => {
     const back = new URL(linear.authorize(authorize.toString()).redirect);
     // The install is bound to the browser that started it (its cookie).
     const cookie = (start.headers.get('set-cookie') ?? '').split(';')[0]!;
-    const forged = await fetch(`${app.url}/linear/oauth/callback?code=${back.searchParams.get('code')}&state=forged`, { headers: { cookie } });
+    const forged = await fetch(`${app.url}/linear/oauth/callback?code=${back.searchParams.get('code')}&state=forged`, {
+      headers: { cookie },
+    });
     expect(forged.status).toBe(400);
     const callback = await fetch(`${app.url}/linear/oauth/callback${back.search}`, { headers: { cookie } });
     expect(callback.status).toBe(200);
@@ -59,13 +66,27 @@ describe('Linear OAuth install', () => {
     }
 
     // A delegation in that workspace is answered with the installed token.
-    const issue = linear.addIssue({ id: 'i-1', identifier: 'ENG-1', title: 'Fix it', description: null, teamId: 't1', stateId: 's1' });
-    const created = agentSessionCreated(linear, { agentSessionId: 'as-install', issue, creator: { id: 'u1', name: 'Ada', email: 'ada@acme.test' } });
+    const issue = linear.addIssue({
+      id: 'i-1',
+      identifier: 'ENG-1',
+      title: 'Fix it',
+      description: null,
+      teamId: 't1',
+      stateId: 's1',
+    });
+    const created = agentSessionCreated(linear, {
+      agentSessionId: 'as-install',
+      issue,
+      creator: { id: 'u1', name: 'Ada', email: 'ada@acme.test' },
+    });
     expect((await sendLinearWebhook(`${app.url}/linear/webhooks`, linearSecret, created)).status).toBe(200);
     const first = await linear.waitFor(() => linear.activitiesOf('as-install')[0], 'the first activity');
     expect(first.content.type).toBe('thought');
     // No repository anywhere and no GitHub App: it asks for a URL, with no options to offer.
-    const question = await linear.waitFor(() => linear.activitiesOf('as-install').find((a) => a.content.type === 'elicitation'), 'the repository question');
+    const question = await linear.waitFor(
+      () => linear.activitiesOf('as-install').find((a) => a.content.type === 'elicitation'),
+      'the repository question',
+    );
     expect(question.content.body).toMatch(/Reply with its GitHub URL/);
     expect(question.signal).toBeUndefined();
     expect(linear.refused).toEqual([]);

@@ -23,12 +23,23 @@ const ada: LinearUser = { id: 'u-ada-0001', name: 'Ada', email: 'ada@acme.test' 
 
 /** SLOW: one step past a token's life. STEPS: many short steps, a call to Linear every second or two. */
 function decide(messages: readonly ModelMessage[]): ScriptedTurn {
-  const task = messages.filter((m) => m.role === 'user').map((m) => String(m.content)).join('\n');
+  const task = messages
+    .filter((m) => m.role === 'user')
+    .map((m) => String(m.content))
+    .join('\n');
   const turn = messages.filter((m) => m.role === 'assistant').length;
   if (task.includes('SLOW')) {
-    return [{ toolCalls: [{ name: 'run_shell', input: { command: `sleep ${lifetimeSeconds + 4}` } }] }, { toolCalls: [{ name: 'write_file', input: { path: 'slow.txt', content: 'done\n' } }] }][turn] ?? { text: 'Finished the slow task.' };
+    return (
+      [
+        { toolCalls: [{ name: 'run_shell', input: { command: `sleep ${lifetimeSeconds + 4}` } }] },
+        { toolCalls: [{ name: 'write_file', input: { path: 'slow.txt', content: 'done\n' } }] },
+      ][turn] ?? { text: 'Finished the slow task.' }
+    );
   }
-  if (task.includes('STEPS')) return turn < 14 ? { toolCalls: [{ name: 'run_shell', input: { command: `sleep 1; echo step ${turn}` } }] } : { text: 'All steps done.' };
+  if (task.includes('STEPS'))
+    return turn < 14
+      ? { toolCalls: [{ name: 'run_shell', input: { command: `sleep 1; echo step ${turn}` } }] }
+      : { text: 'All steps done.' };
   return { text: 'Nothing to do.' };
 }
 
@@ -50,7 +61,15 @@ describe('Linear access tokens that expire', () => {
 
   beforeAll(async () => {
     linear = await startFakeLinear({ tokenLifetimeSeconds: lifetimeSeconds });
-    linear.addTeam({ id: 'team-eng', key: 'ENG', name: 'Engineering', states: [{ id: 'st-todo', name: 'Todo', type: 'unstarted', position: 0 }, { id: 'st-doing', name: 'Doing', type: 'started', position: 1 }] });
+    linear.addTeam({
+      id: 'team-eng',
+      key: 'ENG',
+      name: 'Engineering',
+      states: [
+        { id: 'st-todo', name: 'Todo', type: 'unstarted', position: 0 },
+        { id: 'st-doing', name: 'Doing', type: 'started', position: 1 },
+      ],
+    });
     github = await startFakeGitHub();
     upstream = await createRemote();
     await github.addRepo(owner, repo, upstream.remote, 91, { alice: 'write' });
@@ -77,16 +96,38 @@ describe('Linear access tokens that expire', () => {
   });
 
   const delegate = async (agentSessionId: string, identifier: string, title: string) => {
-    const issue = linear.addIssue({ id: `issue-${identifier.toLowerCase()}`, identifier, title, description: `Code: ${repoUrl()}`, teamId: 'team-eng', stateId: 'st-todo' });
-    expect((await sendLinearWebhook(hook(), linearSecret, agentSessionCreated(linear, { agentSessionId, issue, creator: ada }))).status).toBe(200);
-    return waitFor(() => app.store.findByThread({ source: 'linear', agentSessionId, issueId: issue.id }), 'the session');
+    const issue = linear.addIssue({
+      id: `issue-${identifier.toLowerCase()}`,
+      identifier,
+      title,
+      description: `Code: ${repoUrl()}`,
+      teamId: 'team-eng',
+      stateId: 'st-todo',
+    });
+    expect(
+      (
+        await sendLinearWebhook(
+          hook(),
+          linearSecret,
+          agentSessionCreated(linear, { agentSessionId, issue, creator: ada }),
+        )
+      ).status,
+    ).toBe(200);
+    return waitFor(
+      () => app.store.findByThread({ source: 'linear', agentSessionId, issueId: issue.id }),
+      'the session',
+    );
   };
 
-  it('a session that runs past its access token\'s expiry keeps reporting: the token is refreshed before it expires', async () => {
+  it("a session that runs past its access token's expiry keeps reporting: the token is refreshed before it expires", async () => {
     const session = await delegate('as-slow', 'ENG-1', 'SLOW work');
     const done = await waitForStatus(app, session.id, ['completed', 'failed'], 120_000);
     expect(done.status).toBe('completed');
-    const response = await linear.waitFor(() => linear.activitiesOf('as-slow').find((a) => a.content.type === 'response'), 'the response', 60_000);
+    const response = await linear.waitFor(
+      () => linear.activitiesOf('as-slow').find((a) => a.content.type === 'response'),
+      'the response',
+      60_000,
+    );
     expect(response.content.body).toContain('Finished the slow task.');
     // The run outlived the install's token; Patchbay renewed it ahead of time, so Linear refused
     // nothing (no 401, no spent refresh token presented again).
@@ -106,11 +147,19 @@ describe('Linear access tokens that expire', () => {
       const tokens = createLinearTokens({
         store: createLinearStore(app.database.db),
         box: createSecretBox(secretKey),
-        endpoint: { tokenUrl: new URL('/oauth/token', linear.apiUrl).toString(), clientId: linear.oauth.clientId, clientSecret: linear.oauth.clientSecret },
+        endpoint: {
+          tokenUrl: new URL('/oauth/token', linear.apiUrl).toString(),
+          clientId: linear.oauth.clientId,
+          clientSecret: linear.oauth.clientSecret,
+        },
         log: pino({ level: 'silent' }),
         onRefreshFailed: async (failure) => void failures.push(failure),
       });
-      return createLinearApi({ client: linearClientsFor(tokens, linear.organizationId, linear.apiUrl), log: pino({ level: 'silent' }), sleep: async () => undefined });
+      return createLinearApi({
+        client: linearClientsFor(tokens, linear.organizationId, linear.apiUrl),
+        log: pino({ level: 'silent' }),
+        sleep: async () => undefined,
+      });
     };
     const [first, second] = [startProcess(), startProcess()];
     expect(await first.viewerId()).toBe(linear.appUserId);
@@ -120,7 +169,10 @@ describe('Linear access tokens that expire', () => {
     const before = refreshes();
     linear.refused.length = 0;
     linear.advance((lifetimeSeconds + 1) * 1000);
-    const answers = await Promise.all([...Array.from({ length: 5 }, () => first.viewerId()), ...Array.from({ length: 5 }, () => second.viewerId())]);
+    const answers = await Promise.all([
+      ...Array.from({ length: 5 }, () => first.viewerId()),
+      ...Array.from({ length: 5 }, () => second.viewerId()),
+    ]);
     expect(answers).toEqual(Array.from({ length: 10 }, () => linear.appUserId));
     expect(refreshes() - before).toBe(1);
     expect(failures).toEqual([]);
@@ -135,18 +187,27 @@ describe('Linear access tokens that expire', () => {
     linear.revokeRefreshTokens();
     const session = await delegate('as-steps', 'ENG-2', 'STEPS to take');
     const told = await linear.waitFor(
-      () => linear.activitiesOf('as-steps').find((a) => a.content.type === 'error' && String(a.content.body).includes('install Patchbay again')),
+      () =>
+        linear
+          .activitiesOf('as-steps')
+          .find((a) => a.content.type === 'error' && String(a.content.body).includes('install Patchbay again')),
       'the thread to hear that the token cannot be renewed',
       60_000,
     );
     expect(told.content.body).toContain('http://patchbay.test/linear/oauth/start');
-    const line = app.logLines.map((l) => JSON.parse(l) as { level: number; msg?: string; organizationId?: string }).find((l) => l.msg?.startsWith('Linear will not refresh the access token'));
+    const line = app.logLines
+      .map((l) => JSON.parse(l) as { level: number; msg?: string; organizationId?: string })
+      .find((l) => l.msg?.startsWith('Linear will not refresh the access token'));
     expect(line).toMatchObject({ level: 50, organizationId: linear.organizationId });
     expect(line!.msg).toContain('invalid_grant');
     expect(line!.msg).toContain('install Patchbay again at http://patchbay.test/linear/oauth/start');
     // Linear was asked once with the dead refresh token, not on every call after.
     await waitForStatus(app, session.id, ['completed', 'failed'], 120_000);
-    expect(linear.refused.filter((r) => r.operation === 'oauth/token refresh_token').map((r) => r.message)).toEqual(['invalid_grant']);
-    expect(new Set(linear.refused.map((r) => r.operation))).toEqual(new Set(['oauth/token refresh_token', ...(linear.refused.some((r) => r.operation === 'auth') ? ['auth'] : [])]));
+    expect(linear.refused.filter((r) => r.operation === 'oauth/token refresh_token').map((r) => r.message)).toEqual([
+      'invalid_grant',
+    ]);
+    expect(new Set(linear.refused.map((r) => r.operation))).toEqual(
+      new Set(['oauth/token refresh_token', ...(linear.refused.some((r) => r.operation === 'auth') ? ['auth'] : [])]),
+    );
   }, 180_000);
 });

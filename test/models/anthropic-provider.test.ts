@@ -8,8 +8,16 @@ import type { AnthropicReply, FakeAnthropic } from '../fakes/fake-anthropic.ts';
 
 const log = pino({ level: 'silent' });
 const tools: ToolSpec[] = [
-  { name: 'read_file', description: 'Read a file', inputSchema: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] } },
-  { name: 'run_command', description: 'Run a command', inputSchema: { type: 'object', properties: { cmd: { type: 'string' } }, required: ['cmd'] } },
+  {
+    name: 'read_file',
+    description: 'Read a file',
+    inputSchema: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] },
+  },
+  {
+    name: 'run_command',
+    description: 'Run a command',
+    inputSchema: { type: 'object', properties: { cmd: { type: 'string' } }, required: ['cmd'] },
+  },
 ];
 const fixtures = 'node_modules/@ai-sdk/anthropic/src/__fixtures__';
 
@@ -19,7 +27,10 @@ afterEach(async () => {
   fake = undefined;
 });
 
-async function setup(script: (callIndex: number) => AnthropicReply, extra: { maxRetries?: number; apiKey?: string } = {}) {
+async function setup(
+  script: (callIndex: number) => AnthropicReply,
+  extra: { maxRetries?: number; apiKey?: string } = {},
+) {
   fake = await startFakeAnthropic({ script: (_req, i) => script(i) });
   const provider = createAnthropicProvider({
     model: 'claude-sonnet-4-6',
@@ -32,7 +43,14 @@ async function setup(script: (callIndex: number) => AnthropicReply, extra: { max
 }
 
 function request(messages: ModelMessage[], extra: Partial<TurnRequest> = {}): TurnRequest {
-  return { system: 'You are Patchbay.', messages, tools, maxTokens: 1024, signal: AbortSignal.timeout(10_000), ...extra };
+  return {
+    system: 'You are Patchbay.',
+    messages,
+    tools,
+    maxTokens: 1024,
+    signal: AbortSignal.timeout(10_000),
+    ...extra,
+  };
 }
 
 describe('anthropic provider', () => {
@@ -46,7 +64,9 @@ describe('anthropic provider', () => {
       argChunk: 1,
     }));
     const deltas: string[] = [];
-    const result = await provider.runTurn(request([{ role: 'user', content: 'go' }], { onDelta: (d) => deltas.push(d) }));
+    const result = await provider.runTurn(
+      request([{ role: 'user', content: 'go' }], { onDelta: (d) => deltas.push(d) }),
+    );
     expect(result.stopReason).toBe('tool_use');
     expect(deltas.length).toBeGreaterThan(1);
     expect(deltas.join('')).toBe('Reading both files "now" — ünïcode');
@@ -63,14 +83,25 @@ describe('anthropic provider', () => {
   it('sends Bearer auth and anthropic-version as SDK 1.14 does, and a transcript the API accepts', async () => {
     const { provider, fake } = await setup((i) =>
       i === 0
-        ? { content: [{ type: 'tool_use', name: 'read_file', input: { path: 'a' } }, { type: 'tool_use', name: 'read_file', input: { path: 'b' } }] }
+        ? {
+            content: [
+              { type: 'tool_use', name: 'read_file', input: { path: 'a' } },
+              { type: 'tool_use', name: 'read_file', input: { path: 'b' } },
+            ],
+          }
         : { content: [{ type: 'text', text: 'done' }] },
     );
     const first = await provider.runTurn(request([{ role: 'user', content: 'read a and b' }]));
     const messages: ModelMessage[] = [
       { role: 'user', content: 'read a and b' },
       { role: 'assistant', content: first.content, toolCalls: first.toolCalls },
-      ...first.toolCalls.map((c) => ({ role: 'tool' as const, toolCallId: c.id, name: c.name, content: `contents of ${String((c.input as { path: string }).path)}`, isError: false })),
+      ...first.toolCalls.map((c) => ({
+        role: 'tool' as const,
+        toolCallId: c.id,
+        name: c.name,
+        content: `contents of ${String((c.input as { path: string }).path)}`,
+        isError: false,
+      })),
       { role: 'user', content: 'also, be quick' },
     ];
     const second = await provider.runTurn(request(messages));
@@ -80,7 +111,11 @@ describe('anthropic provider', () => {
     expect(call.headers.authorization).toBe('Bearer test-anthropic-key');
     expect(call.headers['anthropic-version']).toBe('2026-10-21');
     const last = call.body.messages.at(-1)!;
-    expect(Array.isArray(last.content) && last.content.map((b) => b.type)).toEqual(['tool_result', 'tool_result', 'text']);
+    expect(Array.isArray(last.content) && last.content.map((b) => b.type)).toEqual([
+      'tool_result',
+      'tool_result',
+      'text',
+    ]);
   });
 
   it('places cache breakpoints on system, tools and the newest transcript prefix, and reports cache reads', async () => {
@@ -113,12 +148,23 @@ describe('anthropic provider', () => {
     const lines = readFileSync(`${fixtures}/anthropic-json-tool.1.chunks.txt`, 'utf8').trim().split('\n');
     const { provider } = await setup(() => ({ kind: 'recorded', lines }));
     const result = await provider.runTurn(request([{ role: 'user', content: 'weather' }]));
-    expect(result.toolCalls[0]?.input).toEqual({ elements: [{ location: 'San Francisco', temperature: 58, condition: 'sunny' }] });
+    expect(result.toolCalls[0]?.input).toEqual({
+      elements: [{ location: 'San Francisco', temperature: 58, condition: 'sunny' }],
+    });
   });
 
   it('retries a 429 honouring retry-after-ms, then succeeds', async () => {
     const { provider, fake } = await setup(
-      (i) => (i === 0 ? { kind: 'error', status: 429, type: 'rate_limit_error', message: 'slow down', headers: { 'retry-after-ms': '300' } } : { content: [{ type: 'text', text: 'hi' }] }),
+      (i) =>
+        i === 0
+          ? {
+              kind: 'error',
+              status: 429,
+              type: 'rate_limit_error',
+              message: 'slow down',
+              headers: { 'retry-after-ms': '300' },
+            }
+          : { content: [{ type: 'text', text: 'hi' }] },
       { maxRetries: 2 },
     );
     const started = Date.now();
@@ -132,7 +178,13 @@ describe('anthropic provider', () => {
 
   it('ends with a coded overload error after 529s exhaust the retries', async () => {
     const { provider, fake } = await setup(
-      () => ({ kind: 'error', status: 529, type: 'overloaded_error', message: 'Overloaded', headers: { 'retry-after-ms': '10' } }),
+      () => ({
+        kind: 'error',
+        status: 529,
+        type: 'overloaded_error',
+        message: 'Overloaded',
+        headers: { 'retry-after-ms': '10' },
+      }),
       { maxRetries: 2 },
     );
     const result = await provider.runTurn(request([{ role: 'user', content: 'hi' }]));
@@ -143,7 +195,13 @@ describe('anthropic provider', () => {
   });
 
   it('reports a mid-stream overloaded error as data', async () => {
-    const { provider } = await setup(() => ({ content: [{ type: 'text', text: 'partial' }, { type: 'text', text: 'never' }], midStreamError: 'overloaded_error' }));
+    const { provider } = await setup(() => ({
+      content: [
+        { type: 'text', text: 'partial' },
+        { type: 'text', text: 'never' },
+      ],
+      midStreamError: 'overloaded_error',
+    }));
     const result = await provider.runTurn(request([{ role: 'user', content: 'hi' }]));
     expect(result.stopReason).toBe('error');
     expect(result.error?.code).toBe('model_overloaded');
@@ -158,7 +216,12 @@ describe('anthropic provider', () => {
   });
 
   it('turns an unknown model into "model X does not exist"', async () => {
-    const { provider } = await setup(() => ({ kind: 'error', status: 404, type: 'not_found_error', message: 'model: claude-sonnet-4-6' }));
+    const { provider } = await setup(() => ({
+      kind: 'error',
+      status: 404,
+      type: 'not_found_error',
+      message: 'model: claude-sonnet-4-6',
+    }));
     const result = await provider.runTurn(request([{ role: 'user', content: 'hi' }]));
     expect(result.error?.code).toBe('model_not_found');
     expect(result.error?.message).toMatch(/^model claude-sonnet-4-6 does not exist/);
@@ -179,7 +242,15 @@ describe('anthropic provider', () => {
     const { provider } = await setup(() => ({ content: [{ type: 'text', text: 'streaming forever' }], stall: true }));
     const controller = new AbortController();
     const deltas: string[] = [];
-    const pending = provider.runTurn(request([{ role: 'user', content: 'hi' }], { signal: controller.signal, onDelta: (d) => { deltas.push(d); controller.abort(); } }));
+    const pending = provider.runTurn(
+      request([{ role: 'user', content: 'hi' }], {
+        signal: controller.signal,
+        onDelta: (d) => {
+          deltas.push(d);
+          controller.abort();
+        },
+      }),
+    );
     const result = await pending;
     expect(result.stopReason).toBe('aborted');
     expect(deltas.length).toBeGreaterThan(0);
@@ -187,16 +258,30 @@ describe('anthropic provider', () => {
 
   it('ends as aborted, not error, when the signal fires while waiting out a retry-after', async () => {
     const { provider, fake } = await setup(
-      () => ({ kind: 'error', status: 429, type: 'rate_limit_error', message: 'slow down', headers: { 'retry-after-ms': '30000' } }),
+      () => ({
+        kind: 'error',
+        status: 429,
+        type: 'rate_limit_error',
+        message: 'slow down',
+        headers: { 'retry-after-ms': '30000' },
+      }),
       { maxRetries: 2 },
     );
-    const result = await provider.runTurn(request([{ role: 'user', content: 'hi' }], { signal: AbortSignal.timeout(200) }));
+    const result = await provider.runTurn(
+      request([{ role: 'user', content: 'hi' }], { signal: AbortSignal.timeout(200) }),
+    );
     expect(result.stopReason).toBe('aborted');
     expect(fake.calls).toHaveLength(1);
   });
 
   it('reports a base URL that does not answer as one clear error', async () => {
-    const provider = createAnthropicProvider({ model: 'claude-sonnet-4-6', apiKey: 'k', baseUrl: 'http://127.0.0.1:9', maxRetries: 0, log });
+    const provider = createAnthropicProvider({
+      model: 'claude-sonnet-4-6',
+      apiKey: 'k',
+      baseUrl: 'http://127.0.0.1:9',
+      maxRetries: 0,
+      log,
+    });
     const result = await provider.runTurn(request([{ role: 'user', content: 'hi' }]));
     expect(result.error).toMatchObject({ code: 'model_unavailable' });
     expect(result.error?.message).toMatch(/^Could not reach Anthropic at http:\/\/127\.0\.0\.1:9/);

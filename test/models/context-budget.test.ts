@@ -3,15 +3,29 @@ import { compactTranscript, estimateMessageTokens, summaryPrefix } from '../../s
 import type { ModelMessage } from '../../src/models/model-provider.ts';
 
 const user = (content: string): ModelMessage => ({ role: 'user', content });
-const assistantCall = (id: string): ModelMessage => ({ role: 'assistant', content: 'calling', toolCalls: [{ id, name: 'run', input: {} }] });
-const tool = (id: string, content: string): ModelMessage => ({ role: 'tool', toolCallId: id, name: 'run', content, isError: false });
+const assistantCall = (id: string): ModelMessage => ({
+  role: 'assistant',
+  content: 'calling',
+  toolCalls: [{ id, name: 'run', input: {} }],
+});
+const tool = (id: string, content: string): ModelMessage => ({
+  role: 'tool',
+  toolCallId: id,
+  name: 'run',
+  content,
+  isError: false,
+});
 
 describe('compactTranscript', () => {
   const estimateTokens = (m: ModelMessage) => (m.role === 'assistant' ? 10 : m.content.length);
 
   it('does nothing below the threshold', async () => {
     const messages = [user('x'.repeat(10)), assistantCall('a'), tool('a', 'y'.repeat(10))];
-    const result = await compactTranscript(messages, { contextWindow: 1000, estimateTokens, summarize: () => Promise.reject(new Error('not called')) });
+    const result = await compactTranscript(messages, {
+      contextWindow: 1000,
+      estimateTokens,
+      summarize: () => Promise.reject(new Error('not called')),
+    });
     expect(result).toEqual({ messages, replaced: 0 });
   });
 
@@ -40,7 +54,14 @@ describe('compactTranscript', () => {
   it('moves the cut before a run of tool results that belong to one assistant call', async () => {
     const many: ModelMessage[] = [
       user('u'.repeat(400)),
-      { role: 'assistant', toolCalls: [{ id: 'a', name: 'run', input: {} }, { id: 'b', name: 'run', input: {} }, { id: 'c', name: 'run', input: {} }] },
+      {
+        role: 'assistant',
+        toolCalls: [
+          { id: 'a', name: 'run', input: {} },
+          { id: 'b', name: 'run', input: {} },
+          { id: 'c', name: 'run', input: {} },
+        ],
+      },
       tool('a', 'x'.repeat(300)),
       tool('b', 'x'.repeat(100)),
       tool('c', 'x'.repeat(100)),
@@ -52,7 +73,11 @@ describe('compactTranscript', () => {
 
   it('gives up rather than split when the only cut would separate calls from results', async () => {
     const messages: ModelMessage[] = [assistantCall('a'), tool('a', 'x'.repeat(5000))];
-    const result = await compactTranscript(messages, { contextWindow: 1000, estimateTokens, summarize: async () => 's' });
+    const result = await compactTranscript(messages, {
+      contextWindow: 1000,
+      estimateTokens,
+      summarize: async () => 's',
+    });
     expect(result.replaced).toBe(0);
     expect(result.messages).toEqual(messages);
   });

@@ -19,9 +19,18 @@ type Step = { tool?: { name: string; input: Record<string, unknown> }; text?: st
 function step(index: number, lastResult: string): Step {
   switch (index) {
     case 0:
-      return { text: 'Reading the file first.', tool: { name: 'read_file', input: { path: 'src/greet.ts' } }, reasoning: 'need the file' };
+      return {
+        text: 'Reading the file first.',
+        tool: { name: 'read_file', input: { path: 'src/greet.ts' } },
+        reasoning: 'need the file',
+      };
     case 1:
-      return { tool: { name: 'edit_file', input: { path: 'src/greet.ts', old: lastResult, new: lastResult.replace('Hello', 'Hi') } } };
+      return {
+        tool: {
+          name: 'edit_file',
+          input: { path: 'src/greet.ts', old: lastResult, new: lastResult.replace('Hello', 'Hi') },
+        },
+      };
     case 2:
       return { tool: { name: 'run_command', input: { cmd: 'npm test -- greet' } }, reasoning: 'verify' };
     default:
@@ -30,9 +39,24 @@ function step(index: number, lastResult: string): Step {
 }
 
 const tools: ToolSpec[] = [
-  { name: 'read_file', description: 'Read a file', inputSchema: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] } },
-  { name: 'edit_file', description: 'Replace text', inputSchema: { type: 'object', properties: { path: { type: 'string' }, old: { type: 'string' }, new: { type: 'string' } } } },
-  { name: 'run_command', description: 'Run a command', inputSchema: { type: 'object', properties: { cmd: { type: 'string' } }, required: ['cmd'] } },
+  {
+    name: 'read_file',
+    description: 'Read a file',
+    inputSchema: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] },
+  },
+  {
+    name: 'edit_file',
+    description: 'Replace text',
+    inputSchema: {
+      type: 'object',
+      properties: { path: { type: 'string' }, old: { type: 'string' }, new: { type: 'string' } },
+    },
+  },
+  {
+    name: 'run_command',
+    description: 'Run a command',
+    inputSchema: { type: 'object', properties: { cmd: { type: 'string' } }, required: ['cmd'] },
+  },
 ];
 
 function execute(call: ToolCall): { content: string } {
@@ -56,7 +80,12 @@ function anthropicScript(body: AnthropicRequest) {
 }
 
 function toReply(s: Step): OpenAIReply {
-  return { text: s.text, toolCalls: s.tool ? [{ name: s.tool.name, arguments: s.tool.input }] : [], reasoning: s.reasoning, argChunk: 4 };
+  return {
+    text: s.text,
+    toolCalls: s.tool ? [{ name: s.tool.name, arguments: s.tool.input }] : [],
+    reasoning: s.reasoning,
+    argChunk: 4,
+  };
 }
 
 function responsesScript(body: OpenAIRequestBody) {
@@ -81,9 +110,19 @@ let local: FakeOpenAI;
 beforeAll(async () => {
   anthropic = await startFakeAnthropic({ script: anthropicScript, apiKey: 'ak' });
   openai = await startFakeOpenAI({ responses: responsesScript, apiKey: 'ok' });
-  zenMessages = await startFakeAnthropic({ script: anthropicScript, apiKey: 'zk', pathPrefix: '/zen', auth: 'x-api-key-only' });
+  zenMessages = await startFakeAnthropic({
+    script: anthropicScript,
+    apiKey: 'zk',
+    pathPrefix: '/zen',
+    auth: 'x-api-key-only',
+  });
   local = await startFakeOpenAI({ chat: chatScript, apiKey: null });
-  zenOpenAI = await startFakeOpenAI({ responses: responsesScript, chat: chatScript, apiKey: 'zk', pathPrefix: '/zen/v1' });
+  zenOpenAI = await startFakeOpenAI({
+    responses: responsesScript,
+    chat: chatScript,
+    apiKey: 'zk',
+    pathPrefix: '/zen/v1',
+  });
 });
 afterAll(async () => {
   await Promise.all([anthropic, openai, zenMessages, zenOpenAI, local].map((f) => f?.close()));
@@ -93,21 +132,66 @@ const log = pino({ level: 'silent' });
 
 describe('the same session through every provider', () => {
   const cases: Array<[string, () => ModelProviderConfig]> = [
-    ['anthropic', () => ({ provider: 'anthropic', model: 'claude-sonnet-4-6', apiKey: 'ak', baseUrl: anthropic.baseUrl, maxRetries: 0 })],
-    ['openai', () => ({ provider: 'openai', model: 'gpt-5.1-codex', apiKey: 'ok', baseUrl: openai.baseUrl, maxRetries: 0 })],
-    ['opencode-zen (claude → messages)', () => ({ provider: 'opencode-zen', model: 'claude-sonnet-4-6', apiKey: 'zk', baseUrl: zenOpenAI.baseUrl.replace(/:\d+/, `:${new URL(zenMessages.baseUrl).port}`), maxRetries: 0 })],
-    ['opencode-zen (gpt → responses)', () => ({ provider: 'opencode-zen', model: 'gpt-5.1-codex', apiKey: 'zk', baseUrl: zenOpenAI.baseUrl, maxRetries: 0 })],
-    ['opencode-zen (glm → chat)', () => ({ provider: 'opencode-zen', model: 'glm-4.6', apiKey: 'zk', baseUrl: zenOpenAI.baseUrl, maxRetries: 0 })],
-    ['openai-compatible', () => ({ provider: 'openai-compatible', model: 'qwen3-coder', baseUrl: local.baseUrl, maxRetries: 0 })],
+    [
+      'anthropic',
+      () => ({
+        provider: 'anthropic',
+        model: 'claude-sonnet-4-6',
+        apiKey: 'ak',
+        baseUrl: anthropic.baseUrl,
+        maxRetries: 0,
+      }),
+    ],
+    [
+      'openai',
+      () => ({ provider: 'openai', model: 'gpt-5.1-codex', apiKey: 'ok', baseUrl: openai.baseUrl, maxRetries: 0 }),
+    ],
+    [
+      'opencode-zen (claude → messages)',
+      () => ({
+        provider: 'opencode-zen',
+        model: 'claude-sonnet-4-6',
+        apiKey: 'zk',
+        baseUrl: zenOpenAI.baseUrl.replace(/:\d+/, `:${new URL(zenMessages.baseUrl).port}`),
+        maxRetries: 0,
+      }),
+    ],
+    [
+      'opencode-zen (gpt → responses)',
+      () => ({
+        provider: 'opencode-zen',
+        model: 'gpt-5.1-codex',
+        apiKey: 'zk',
+        baseUrl: zenOpenAI.baseUrl,
+        maxRetries: 0,
+      }),
+    ],
+    [
+      'opencode-zen (glm → chat)',
+      () => ({ provider: 'opencode-zen', model: 'glm-4.6', apiKey: 'zk', baseUrl: zenOpenAI.baseUrl, maxRetries: 0 }),
+    ],
+    [
+      'openai-compatible',
+      () => ({ provider: 'openai-compatible', model: 'qwen3-coder', baseUrl: local.baseUrl, maxRetries: 0 }),
+    ],
   ];
   const outcomes = new Map<string, unknown>();
 
   it.each(cases)('%s', async (name, config) => {
     const provider = createModelProvider(config(), { log });
-    const result = await driveSession(provider, { system: 'You are Patchbay.', prompt: 'Say Hi instead of Hello in src/greet.ts', tools, execute });
+    const result = await driveSession(provider, {
+      system: 'You are Patchbay.',
+      prompt: 'Say Hi instead of Hello in src/greet.ts',
+      tools,
+      execute,
+    });
     outcomes.set(name, { calls: result.calls, finalText: result.finalText });
     expect(result.calls.map((c) => c.name)).toEqual(['read_file', 'edit_file', 'run_command']);
-    expect(result.calls[1]?.input).toEqual({ path: 'src/greet.ts', old: 'export const greet = () => "Hello, world";', new: 'export const greet = () => "Hi, world";' });
+    expect(result.calls[1]?.input).toEqual({
+      path: 'src/greet.ts',
+      old: 'export const greet = () => "Hello, world";',
+      new: 'export const greet = () => "Hi, world";',
+    });
     expect(result.finalText).toBe('Changed the greeting; tests say: 1 passing');
   });
 

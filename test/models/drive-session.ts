@@ -1,4 +1,11 @@
-import type { ModelMessage, ModelProvider, ToolCall, ToolSpec, TurnResult, Usage } from '../../src/models/model-provider.ts';
+import type {
+  ModelMessage,
+  ModelProvider,
+  ToolCall,
+  ToolSpec,
+  TurnResult,
+  Usage,
+} from '../../src/models/model-provider.ts';
 import { zeroUsage } from '../../src/models/model-provider.ts';
 import { addUsage } from '../../src/models/model-catalog.ts';
 
@@ -43,8 +50,14 @@ export async function driveSession(provider: ModelProvider, options: DriveOption
     });
     turns.push(result);
     usage = addUsage(usage, result.usage);
-    if (result.stopReason === 'error') throw new Error(`turn ${i} failed: ${result.error?.code} ${result.error?.message}`);
-    messages.push({ role: 'assistant', content: result.content, toolCalls: result.toolCalls, providerState: result.providerState });
+    if (result.stopReason === 'error')
+      throw new Error(`turn ${i} failed: ${result.error?.code} ${result.error?.message}`);
+    messages.push({
+      role: 'assistant',
+      content: result.content,
+      toolCalls: result.toolCalls,
+      providerState: result.providerState,
+    });
     if (result.stopReason !== 'tool_use') return { calls, finalText: result.content, turns, usage, messages };
     for (const call of result.toolCalls) {
       calls.push({ name: call.name, input: call.input });

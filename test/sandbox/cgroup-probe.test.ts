@@ -55,12 +55,19 @@ describe('choosing how sandbox limits are enforced', () => {
     await mkdir(path.join(root, 'memory/job/patchbay-sandboxes-77'), { recursive: true });
     await writeFile(path.join(root, 'memory/job/patchbay-sandboxes-77/memory.limit_in_bytes'), '9223372036854771712');
     const probe = await probeCgroups({ cgroupRoot: root, selfCgroup: '8:pids:/\n4:memory:/job\n0::/\n', pid: 77 });
-    expect(probe.layout).toEqual({ version: 1, pids: path.join(root, 'pids/patchbay-sandboxes-77'), memory: path.join(root, 'memory/job/patchbay-sandboxes-77') });
+    expect(probe.layout).toEqual({
+      version: 1,
+      pids: path.join(root, 'pids/patchbay-sandboxes-77'),
+      memory: path.join(root, 'memory/job/patchbay-sandboxes-77'),
+    });
   });
 
   it('writes the caps of a command cgroup and reads fork refusals and OOM kills back', async () => {
     const root = await tree({ 'base/.keep': '' });
-    const cgroup = await createCommandCgroup({ version: 2, base: path.join(root, 'base') }, { ...DEFAULT_SANDBOX_LIMITS, maxProcs: 99, memoryMb: 256 });
+    const cgroup = await createCommandCgroup(
+      { version: 2, base: path.join(root, 'base') },
+      { ...DEFAULT_SANDBOX_LIMITS, maxProcs: 99, memoryMb: 256 },
+    );
     const dir = path.dirname(cgroup.procsFiles[0]!);
     expect(await readFile(path.join(dir, 'pids.max'), 'utf8')).toBe('99');
     expect(await readFile(path.join(dir, 'memory.max'), 'utf8')).toBe(String(256 * 1024 * 1024));

@@ -65,17 +65,32 @@ describe('egress address check (on resolved addresses)', () => {
   });
 
   it("refuses Patchbay's own endpoints, even on public addresses, unless named exactly", () => {
-    const guarded = policy('default,203.0.113.7:5432', [{ host: '198.51.100.4' }, { host: '203.0.113.7', port: 5432 }, { host: 'db.example.org', port: 5432 }]);
+    const guarded = policy('default,203.0.113.7:5432', [
+      { host: '198.51.100.4' },
+      { host: '203.0.113.7', port: 5432 },
+      { host: 'db.example.org', port: 5432 },
+    ]);
     expect(checkEgressAddress(guarded, '198.51.100.4', 443)).toBe('patchbay');
     expect(checkEgressAddress(guarded, '203.0.113.7', 5432)).toBeUndefined();
-    expect(checkEgressTarget(policy('*.example.org:5432', [{ host: 'db.example.org', port: 5432 }]), 'db.example.org', 5432)).toBe('patchbay');
+    expect(
+      checkEgressTarget(policy('*.example.org:5432', [{ host: 'db.example.org', port: 5432 }]), 'db.example.org', 5432),
+    ).toBe('patchbay');
   });
 });
 
 describe('egress allowlist', () => {
   it('defaults to the package registries and the GitHub host, on ports 80 and 443', () => {
     const p = policy('default');
-    for (const host of ['registry.npmjs.org', 'pypi.org', 'files.pythonhosted.org', 'index.crates.io', 'proxy.golang.org', 'repo1.maven.org', 'deb.debian.org', 'github.com']) {
+    for (const host of [
+      'registry.npmjs.org',
+      'pypi.org',
+      'files.pythonhosted.org',
+      'index.crates.io',
+      'proxy.golang.org',
+      'repo1.maven.org',
+      'deb.debian.org',
+      'github.com',
+    ]) {
       expect(checkEgressTarget(p, host, 443), host).toBeUndefined();
     }
     expect(checkEgressTarget(p, 'registry.npmjs.org', 80)).toBeUndefined();
@@ -109,6 +124,7 @@ describe('egress allowlist', () => {
   });
 
   it('classifies the cloud metadata addresses as never public', () => {
-    for (const address of ['169.254.169.254', 'fd00:ec2::254', '100.100.100.200', '169.254.170.2']) expect(classifyIp(address)).not.toBe('public');
+    for (const address of ['169.254.169.254', 'fd00:ec2::254', '100.100.100.200', '169.254.170.2'])
+      expect(classifyIp(address)).not.toBe('public');
   });
 });

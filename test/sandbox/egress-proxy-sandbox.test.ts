@@ -60,14 +60,28 @@ describe("SANDBOX_NETWORK=proxy (the default), through Patchbay's own compositio
       model: createScriptedProvider({ scenario: [{ text: 'Nothing to do.' }] }),
       env: {
         SANDBOX_EGRESS_ALLOW: `127.0.0.1:${allowed.port},localhost:${otherPort}`,
-        SANDBOX_SECRETS: JSON.stringify({ registry: { url: `http://127.0.0.1:${registry.port}/npm/`, header: 'Authorization', env: 'TEST_REGISTRY_TOKEN', prefix: 'Bearer ' } }),
+        SANDBOX_SECRETS: JSON.stringify({
+          registry: {
+            url: `http://127.0.0.1:${registry.port}/npm/`,
+            header: 'Authorization',
+            env: 'TEST_REGISTRY_TOKEN',
+            prefix: 'Bearer ',
+          },
+        }),
         TEST_REGISTRY_TOKEN: SECRET_VALUE,
       },
     });
     expect(app.config.sandbox.network).toBe('proxy');
     sessionId = randomUUID();
     const actor = { source: 'web' as const, id: 'tester', name: 'Tester' };
-    await app.store.create({ id: sessionId, repo: 'https://github.com/acme/shop', prompt: 'install the dependencies', title: 'install the dependencies', requester: actor, thread: { source: 'web' } });
+    await app.store.create({
+      id: sessionId,
+      repo: 'https://github.com/acme/shop',
+      prompt: 'install the dependencies',
+      title: 'install the dependencies',
+      requester: actor,
+      thread: { source: 'web' },
+    });
     sandbox = await app.sandboxes!.acquire(sessionId, { network: app.config.sandbox.network });
   }, 120_000);
 
@@ -86,7 +100,8 @@ describe("SANDBOX_NETWORK=proxy (the default), through Patchbay's own compositio
   });
 
   /** Direct TCP from inside: nothing on the host's loopback is there. */
-  const direct = (port: number) => `bash -c 'exec 3<>/dev/tcp/127.0.0.1/${port} && echo connected'; echo "direct-rc=$?"`;
+  const direct = (port: number) =>
+    `bash -c 'exec 3<>/dev/tcp/127.0.0.1/${port} && echo connected'; echo "direct-rc=$?"`;
   /** Through the proxy: plain HTTP forwarding, then a CONNECT tunnel. */
   const viaProxy = (host: string, port: number) =>
     `curl -sS -o /dev/null -w 'plain=%{http_code}\\n' --max-time 20 http://${host}:${port}/; ` +
@@ -145,13 +160,21 @@ describe("SANDBOX_NETWORK=proxy (the default), through Patchbay's own compositio
     );
     expect(result.stdout.trim()).toBe('403 403');
     const blocked = await waitFor(async () => {
-      const events = (await app.store.events(sessionId, { types: ['egress-blocked'] })).map((e) => e.event as EventOf<'egress-blocked'>);
+      const events = (await app.store.events(sessionId, { types: ['egress-blocked'] })).map(
+        (e) => e.event as EventOf<'egress-blocked'>,
+      );
       return events.length >= 6 && events;
     }, 'egress-blocked events');
     // 127.0.0.1 is refused by the allowlist first (its ports are not on it), once per port the test
     // above tried; localhost is on it but resolves to loopback, which the address check refuses.
-    expect(blocked.map(({ host, port, reason }) => ({ host, port, reason })).sort((a, b) => a.host.localeCompare(b.host) || a.port - b.port)).toEqual([
-      ...[ports().patchbay, ports().database, ports().other].sort((a, b) => a - b).map((port) => ({ host: '127.0.0.1', port, reason: 'not-allowed' })),
+    expect(
+      blocked
+        .map(({ host, port, reason }) => ({ host, port, reason }))
+        .sort((a, b) => a.host.localeCompare(b.host) || a.port - b.port),
+    ).toEqual([
+      ...[ports().patchbay, ports().database, ports().other]
+        .sort((a, b) => a - b)
+        .map((port) => ({ host: '127.0.0.1', port, reason: 'not-allowed' })),
       { host: 'blocked.example', port: 80, reason: 'not-allowed' },
       { host: 'evil.example', port: 443, reason: 'not-allowed' },
       { host: 'localhost', port: otherPort, reason: 'loopback' },

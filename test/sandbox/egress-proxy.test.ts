@@ -35,7 +35,9 @@ describe('egress proxy: names are resolved once, on the host, and the checked ad
     };
     proxy = await startEgressProxy(path.join(dir, 'p.sock'), {
       policy: {
-        rules: parseEgressAllow(`pinned.example:${upstream.port},metadata.example,internal.example,127.0.0.1:${upstream.port}`),
+        rules: parseEgressAllow(
+          `pinned.example:${upstream.port},metadata.example,internal.example,127.0.0.1:${upstream.port}`,
+        ),
         protectedEndpoints: [],
       },
       selfAuthority: { host: '127.0.0.1', port: 3128 },
@@ -57,11 +59,14 @@ describe('egress proxy: names are resolved once, on the host, and the checked ad
 
   const get = (url: string) =>
     new Promise<{ status: number; body: string }>((resolve, reject) => {
-      const req = request({ socketPath: path.join(dir, 'p.sock'), path: url, headers: { host: new URL(url).host } }, (res) => {
-        let body = '';
-        res.on('data', (chunk) => (body += chunk));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-      });
+      const req = request(
+        { socketPath: path.join(dir, 'p.sock'), path: url, headers: { host: new URL(url).host } },
+        (res) => {
+          let body = '';
+          res.on('data', (chunk) => (body += chunk));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+        },
+      );
       req.on('error', reject);
       req.end();
     });

@@ -38,10 +38,9 @@ describe.each<LocalSandboxMode>(['bwrap', 'unsafe-local'])('exec (%s)', (mode) =
   it('caps each stream, keeps the head and counts the dropped bytes exactly', async () => {
     const sandbox = await provider.acquire('output-cap', { network: 'none' });
     // 100000 bytes of stdout, 5000 of stderr.
-    const result = await sandbox.exec(
-      "head -c 100000 /dev/zero | tr '\\0' a; printf 'b%.0s' $(seq 1 5000) >&2",
-      { maxOutputBytes: 1000 },
-    );
+    const result = await sandbox.exec("head -c 100000 /dev/zero | tr '\\0' a; printf 'b%.0s' $(seq 1 5000) >&2", {
+      maxOutputBytes: 1000,
+    });
     expect(result.exitCode).toBe(0);
     expect(result.stdout).toBe('a'.repeat(1000));
     expect(result.stderr).toBe('b'.repeat(1000));

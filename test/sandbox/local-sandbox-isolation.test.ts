@@ -63,7 +63,9 @@ describe('local bubblewrap sandbox isolation', () => {
     // Written by the server (root here) before the first command, as the harness's clone is.
     await mkdir(path.join(host, 'cloned', 'deep'), { recursive: true });
     await writeFile(path.join(host, 'cloned', 'deep', 'file.txt'), 'clone\n');
-    expect((await sandbox.exec('echo more >> cloned/deep/file.txt && rm -r cloned/deep && echo ok')).stdout).toBe('ok\n');
+    expect((await sandbox.exec('echo more >> cloned/deep/file.txt && rm -r cloned/deep && echo ok')).stdout).toBe(
+      'ok\n',
+    );
     // Written through the sandbox's own writeFile (the model's write tool) after commands ran.
     await sandbox.writeFile('new/dir/tool.txt', 'tool\n');
     const result = await sandbox.exec('echo more >> new/dir/tool.txt && touch new/dir/sibling && cat new/dir/tool.txt');
@@ -88,7 +90,9 @@ describe('local bubblewrap sandbox isolation', () => {
 
   it('keeps the system read-only and gives each command a fresh /tmp', async () => {
     const sandbox = await provider.acquire('readonly-check', { network: 'none' });
-    const write = await sandbox.exec('touch /usr/patchbay-probe; echo "usr=$?"; echo kept > /tmp/marker; echo "tmp=$?"');
+    const write = await sandbox.exec(
+      'touch /usr/patchbay-probe; echo "usr=$?"; echo kept > /tmp/marker; echo "tmp=$?"',
+    );
     expect(write.stdout).toMatch(/usr=[1-9]/);
     expect(write.stdout).toContain('tmp=0');
     const next = await sandbox.exec('cat /tmp/marker');
@@ -99,7 +103,9 @@ describe('local bubblewrap sandbox isolation', () => {
 
   it('can run git and see only its own pid namespace', async () => {
     const sandbox = await provider.acquire('tools-check', { network: 'none' });
-    const result = await sandbox.exec('git init -q repo && git -C repo status --short && echo git-ok; ls /proc | grep -c "^[0-9]"');
+    const result = await sandbox.exec(
+      'git init -q repo && git -C repo status --short && echo git-ok; ls /proc | grep -c "^[0-9]"',
+    );
     expect(result.stdout).toContain('git-ok');
     const pidCount = Number(result.stdout.trim().split('\n').at(-1));
     expect(pidCount).toBeGreaterThan(0);
@@ -112,11 +118,15 @@ describe('local bubblewrap sandbox isolation', () => {
     const b = await provider.acquire('session-b', { network: 'none' });
     expect(provider.hostPath('session-a')).not.toBe(provider.hostPath('session-b'));
     await a.writeFile('only-a.txt', 'belongs to a');
-    const fromB = await b.exec(`ls -A /workspace; cat ${path.join(provider.hostPath('session-a'), 'only-a.txt')}; echo "rc=$?"`);
+    const fromB = await b.exec(
+      `ls -A /workspace; cat ${path.join(provider.hostPath('session-a'), 'only-a.txt')}; echo "rc=$?"`,
+    );
     expect(fromB.stdout).not.toContain('only-a.txt\n');
     expect(fromB.stdout).not.toContain('belongs to a');
     expect(fromB.stdout).toMatch(/rc=[1-9]/);
-    await expect(b.readFile(path.join(provider.hostPath('session-a'), 'only-a.txt'))).rejects.toMatchObject({ code: 'path_refused' });
+    await expect(b.readFile(path.join(provider.hostPath('session-a'), 'only-a.txt'))).rejects.toMatchObject({
+      code: 'path_refused',
+    });
     await expect(b.readFile('../session-a/only-a.txt')).rejects.toMatchObject({ code: 'path_refused' });
     expect(await a.readFile('only-a.txt')).toBe('belongs to a');
     await a.release();

@@ -21,7 +21,13 @@ describe('the sandbox cannot see where a deployment keeps its data', () => {
     await mkdir('/srv', { recursive: true });
     root = await mkdtemp('/srv/patchbay-probe-');
     dataDir = path.join(root, 'data');
-    provider = await createLocalSandboxProvider({ dataDir, log: pino({ level: 'silent' }), ttlMinutes: 60, mode: 'bwrap', bwrapPath: '/usr/bin/bwrap' });
+    provider = await createLocalSandboxProvider({
+      dataDir,
+      log: pino({ level: 'silent' }),
+      ttlMinutes: 60,
+      mode: 'bwrap',
+      bwrapPath: '/usr/bin/bwrap',
+    });
     // Another session's workspace, made through the provider as the harness would.
     const other = await provider.acquire('other-session', { network: 'none' });
     await other.writeFile('secret-plan.txt', `${marker} other session`);

@@ -42,9 +42,18 @@ describe('what the host and the sandbox see of each other', () => {
     const marker = `cmd-marker-${Date.now()}`;
     const secret = `env-secret-${Date.now()}`;
     const controller = new AbortController();
-    const running = sandbox.exec(`echo ${marker} > started; sleep 30; : ${marker}`, { env: { PROBE_VALUE: secret }, signal: controller.signal });
+    const running = sandbox.exec(`echo ${marker} > started; sleep 30; : ${marker}`, {
+      env: { PROBE_VALUE: secret },
+      signal: controller.signal,
+    });
     // Wait for the command to be running (its file appears), then look at every host process.
-    expect(await eventually(async () => (await readFile(`${provider.hostPath('ps-check')}/started`, 'utf8').catch(() => '')).includes(marker), 10_000)).toBe(true);
+    expect(
+      await eventually(
+        async () =>
+          (await readFile(`${provider.hostPath('ps-check')}/started`, 'utf8').catch(() => '')).includes(marker),
+        10_000,
+      ),
+    ).toBe(true);
     const list = await hostProcessList();
     expect(list).toContain('/run/patchbay/command');
     expect(list).not.toContain(marker);
@@ -57,7 +66,9 @@ describe('what the host and the sandbox see of each other', () => {
 
   it('sees only the parts of /usr that tools need: no /usr/local, no /usr/src', async () => {
     const sandbox = await provider.acquire('usr-check', { network: 'none' });
-    const result = await sandbox.exec('ls /usr; touch /usr/probe 2>/dev/null && echo usr-writable; test -e /usr/local && echo has-local; true');
+    const result = await sandbox.exec(
+      'ls /usr; touch /usr/probe 2>/dev/null && echo usr-writable; test -e /usr/local && echo has-local; true',
+    );
     const entries = result.stdout.trim().split('\n');
     expect(entries).toContain('bin');
     expect(entries).toContain('lib');

@@ -51,7 +51,13 @@ describe('the sandbox kernel surface', () => {
   it('refuses kernel modules, keyrings, mounts, ptrace of others, bpf, userfaultfd and perf with EPERM', async () => {
     const result = await sandbox.exec('python3 - ', { stdin: PROBE });
     expect(result.stderr).toBe('');
-    const errnos = Object.fromEntries(result.stdout.trim().split('\n').map((line) => line.split(' ')).map(([name, errno]) => [name, Number(errno)]));
+    const errnos = Object.fromEntries(
+      result.stdout
+        .trim()
+        .split('\n')
+        .map((line) => line.split(' '))
+        .map(([name, errno]) => [name, Number(errno)]),
+    );
     const EPERM = 1;
     expect(errnos).toEqual({
       init_module: EPERM,
@@ -72,7 +78,9 @@ describe('the sandbox kernel surface', () => {
     expect(shell.stdout).not.toContain('inside a nested namespace');
     expect(shell.stdout).toMatch(/exit=[1-9]/);
     // The call itself, not just the unshare tool: CLONE_NEWUSER is refused (ENOSPC: the namespace limit is zero).
-    const call = await sandbox.exec(`python3 -c "import ctypes; l = ctypes.CDLL(None, use_errno=True); print(l.unshare(0x10000000), ctypes.get_errno())"`);
+    const call = await sandbox.exec(
+      `python3 -c "import ctypes; l = ctypes.CDLL(None, use_errno=True); print(l.unshare(0x10000000), ctypes.get_errno())"`,
+    );
     expect(call.stdout.trim()).toMatch(/^-1 [1-9]\d*$/);
   });
 
@@ -81,7 +89,7 @@ describe('the sandbox kernel surface', () => {
       'set -e',
       'git init -q repo && cd repo',
       'git -c user.name=a -c user.email=a@b commit -q --allow-empty -m first && git log --oneline | wc -l',
-      'node -e "require(\'node:fs\').writeFileSync(\'n.txt\', String(6*7))" && cat n.txt && echo',
+      "node -e \"require('node:fs').writeFileSync('n.txt', String(6*7))\" && cat n.txt && echo",
       'python3 -c "import json, subprocess, threading; print(json.dumps({\'ok\': True}))"',
       'rg --version > v.txt && head -1 v.txt | cut -d" " -f1',
       'echo hello > h.txt && rg -c hello h.txt',

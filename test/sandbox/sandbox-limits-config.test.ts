@@ -4,7 +4,15 @@ import { startTestPatchbay, type PatchbayFixture } from '../helpers/patchbay-fix
 describe('sandbox limits from the environment, through startPatchbay', () => {
   let app: PatchbayFixture;
   beforeAll(async () => {
-    app = await startTestPatchbay({ env: { SANDBOX_MAX_PROCS: '77', SANDBOX_MEMORY_MB: '700', SANDBOX_CPU_SECONDS: '33', SANDBOX_FILE_MB: '55', SANDBOX_TMP_MB: '44' } });
+    app = await startTestPatchbay({
+      env: {
+        SANDBOX_MAX_PROCS: '77',
+        SANDBOX_MEMORY_MB: '700',
+        SANDBOX_CPU_SECONDS: '33',
+        SANDBOX_FILE_MB: '55',
+        SANDBOX_TMP_MB: '44',
+      },
+    });
   });
   afterAll(async () => {
     await app?.dispose();
@@ -15,7 +23,13 @@ describe('sandbox limits from the environment, through startPatchbay', () => {
     try {
       const result = await sandbox.exec('prlimit --noheadings --output RESOURCE,SOFT,HARD; df -m /tmp | tail -1');
       expect(result.exitCode).toBe(0);
-      const rows = Object.fromEntries(result.stdout.trim().split('\n').map((line) => line.trim().split(/\s+/)).map(([name, soft, hard]) => [name, `${soft}/${hard}`]));
+      const rows = Object.fromEntries(
+        result.stdout
+          .trim()
+          .split('\n')
+          .map((line) => line.trim().split(/\s+/))
+          .map(([name, soft, hard]) => [name, `${soft}/${hard}`]),
+      );
       expect(rows).toMatchObject({
         NPROC: '77/77',
         DATA: `${700 * 1024 * 1024}/${700 * 1024 * 1024}`,

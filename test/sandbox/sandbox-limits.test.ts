@@ -5,7 +5,15 @@ import { DEFAULT_SANDBOX_LIMITS, type SandboxLimits } from '../../sandbox/sandbo
 import { createShellTool } from '../../src/agent/shell-tool.ts';
 import { makeProvider } from './sandbox-test-helpers.ts';
 
-const limits: SandboxLimits = { ...DEFAULT_SANDBOX_LIMITS, maxProcs: 64, memoryMb: 512, cpuSeconds: 2, fileMb: 50, diskMb: 200, tmpMb: 64 };
+const limits: SandboxLimits = {
+  ...DEFAULT_SANDBOX_LIMITS,
+  maxProcs: 64,
+  memoryMb: 512,
+  cpuSeconds: 2,
+  fileMb: 50,
+  diskMb: 200,
+  tmpMb: 64,
+};
 const log = pino({ level: 'silent' });
 
 /** A healthy build-like command: twenty short processes, a file, a line of output. */
@@ -34,12 +42,20 @@ describe('sandbox resource limits, through the real sandbox and the shell tool',
   it('holds this host to a process count it can enforce', () => {
     // The kernel exempts uid 0 from RLIMIT_NPROC: commands must not run as it (as root they run as the sandbox user).
     const commandUid = provider.sandboxUser?.uid ?? process.getuid?.();
-    expect(provider.enforcement === 'rlimit' && commandUid === 0, `enforcement ${provider.enforcement} as uid ${commandUid}`).toBe(false);
+    expect(
+      provider.enforcement === 'rlimit' && commandUid === 0,
+      `enforcement ${provider.enforcement} as uid ${commandUid}`,
+    ).toBe(false);
   });
 
-  it('ends a fork bomb with a clear message while another session completes its own work', { timeout: 120_000 }, async () => {
+  it('ends a fork bomb with a clear message while another session completes its own work', {
+    timeout: 120_000,
+  }, async () => {
     // The shell policy refuses the textbook `:(){ :|:& };:`; this one it cannot recognise.
-    const [bomb, healthy] = await Promise.all([run(victim, 'python3 -c "import os\nwhile True: os.fork()"'), run(neighbour, HEALTHY)]);
+    const [bomb, healthy] = await Promise.all([
+      run(victim, 'python3 -c "import os\nwhile True: os.fork()"'),
+      run(neighbour, HEALTHY),
+    ]);
     expect(bomb.isError).toBe(true);
     expect(bomb.content).toMatch(/^Sandbox limit reached: .*64 processes and threads/);
     expect(healthy).toEqual({ content: 'Exit code: 0\nstdout:\nfine\n', isError: false });
@@ -47,17 +63,31 @@ describe('sandbox resource limits, through the real sandbox and the shell tool',
     expect(await run(victim, 'echo back')).toEqual({ content: 'Exit code: 0\nstdout:\nback\n', isError: false });
   });
 
-  it('ends a 4 GB allocation, and a hog spread over processes, with a clear message while another session completes', { timeout: 120_000 }, async () => {
-    const [allocation, healthy] = await Promise.all([run(victim, 'python3 -c "b = bytearray(4 * 1024 ** 3)"'), run(neighbour, HEALTHY)]);
+  it('ends a 4 GB allocation, and a hog spread over processes, with a clear message while another session completes', {
+    timeout: 120_000,
+  }, async () => {
+    const [allocation, healthy] = await Promise.all([
+      run(victim, 'python3 -c "b = bytearray(4 * 1024 ** 3)"'),
+      run(neighbour, HEALTHY),
+    ]);
     expect(allocation.content).toMatch(/^Sandbox limit reached: .*512 MB of memory/);
     expect(healthy.isError).toBe(false);
-    const spread = await run(victim, 'for i in 1 2 3 4; do python3 -c "import time; b = bytearray(200 * 2 ** 20); time.sleep(60)" & done; wait');
-    expect(spread.content).toMatch(/^Sandbox limit reached: the command ran out of the sandbox's 512 MB memory limit and was stopped/);
+    const spread = await run(
+      victim,
+      'for i in 1 2 3 4; do python3 -c "import time; b = bytearray(200 * 2 ** 20); time.sleep(60)" & done; wait',
+    );
+    expect(spread.content).toMatch(
+      /^Sandbox limit reached: the command ran out of the sandbox's 512 MB memory limit and was stopped/,
+    );
   });
 
-  it('ends a 20 GB file at the file size limit and a disk filler at the workspace quota', { timeout: 120_000 }, async () => {
+  it('ends a 20 GB file at the file size limit and a disk filler at the workspace quota', {
+    timeout: 120_000,
+  }, async () => {
     const big = await run(victim, 'head -c 20G /dev/zero > big.bin');
-    expect(big.content).toMatch(/^Sandbox limit reached: a process tried to write a file larger than the sandbox's 50 MB limit/);
+    expect(big.content).toMatch(
+      /^Sandbox limit reached: a process tried to write a file larger than the sandbox's 50 MB limit/,
+    );
     await run(victim, 'rm -f big.bin');
     const [filler, healthy] = await Promise.all([
       run(victim, 'i=0; while head -c 10485760 /dev/zero > fill-$i.bin; do i=$((i+1)); done'),

@@ -17,13 +17,18 @@ describe('RLIMIT_NPROC inside the sandbox, with rlimits alone', () => {
     if (dataDir) await rm(dataDir, { recursive: true, force: true });
   });
 
-  it("counts only the command's own processes: the same uid's 100 host processes do not use up its 64, and a fork bomb is held and ended", { timeout: 180_000 }, async () => {
+  it("counts only the command's own processes: the same uid's 100 host processes do not use up its 64, and a fork bomb is held and ended", {
+    timeout: 180_000,
+  }, async () => {
     dataDir = await makeTempDir('nproc');
     if (asRoot) await chown(dataDir, NOBODY, NOBODY);
     // The server's user already runs more processes on the host than one command may have.
     for (let i = 0; i < 100; i++) hostProcesses.push(spawn('sleep', ['300'], { ...unprivileged, stdio: 'ignore' }));
     const script = path.join(import.meta.dirname, 'scripts', 'nproc-sessions.ts');
-    const child = spawn(process.execPath, [script, dataDir, '64'], { ...unprivileged, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [script, dataDir, '64'], {
+      ...unprivileged,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk));
@@ -39,6 +44,9 @@ describe('RLIMIT_NPROC inside the sandbox, with rlimits alone', () => {
     expect(report.enforcement).toBe('rlimit');
     expect(report.uid).not.toBe(0);
     expect(report.work, report.work.stderr).toMatchObject({ exitCode: 0, stdout: 'done\n' });
-    expect(report.bomb.limit).toEqual({ kind: 'processes', message: expect.stringContaining('limit of 64 processes and threads') });
+    expect(report.bomb.limit).toEqual({
+      kind: 'processes',
+      message: expect.stringContaining('limit of 64 processes and threads'),
+    });
   });
 });

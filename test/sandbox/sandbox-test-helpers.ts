@@ -3,7 +3,11 @@ import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pino, { type Logger } from 'pino';
-import { createLocalSandboxProvider, type LocalSandboxProvider, type LocalSandboxProviderOptions } from '../../sandbox/index.ts';
+import {
+  createLocalSandboxProvider,
+  type LocalSandboxProvider,
+  type LocalSandboxProviderOptions,
+} from '../../sandbox/index.ts';
 
 export type CapturedLog = { log: Logger; lines: () => Array<{ level: number; msg: string }> };
 
@@ -41,7 +45,10 @@ export async function makeProvider(
  */
 export async function removeDataDir(dataDir: string): Promise<void> {
   const mountinfo = await readFile('/proc/self/mountinfo', 'utf8');
-  const points = mountinfo.split('\n').map((line) => line.split(' ')[4] ?? '').filter((point) => point === dataDir || point.startsWith(`${dataDir}/`));
+  const points = mountinfo
+    .split('\n')
+    .map((line) => line.split(' ')[4] ?? '')
+    .filter((point) => point === dataDir || point.startsWith(`${dataDir}/`));
   for (const point of points.reverse()) execFileSync('umount', ['--lazy', '--', point]);
   await rm(dataDir, { recursive: true, force: true });
 }

@@ -4,7 +4,13 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { buildBwrapArgs, type BwrapArgsInput } from '../../sandbox/index.ts';
 import { DEFAULT_SANDBOX_LIMITS, diskFileCap, limitFromExit, prlimitOptions } from '../../sandbox/sandbox-limits.ts';
-import { DEFAULT_SANDBOX_USER, dropPrivilegesArgv, makeStageDir, sandboxUserFor, stageBinds } from '../../sandbox/sandbox-user.ts';
+import {
+  DEFAULT_SANDBOX_USER,
+  dropPrivilegesArgv,
+  makeStageDir,
+  sandboxUserFor,
+  stageBinds,
+} from '../../sandbox/sandbox-user.ts';
 import { makeTempDir } from './sandbox-test-helpers.ts';
 import { buildSeccompFilter, DENIED_SYSCALLS } from '../../sandbox/seccomp-filter.ts';
 
@@ -13,8 +19,18 @@ const MB = 1024 * 1024;
 describe('the sandbox user, the stage and the quota cap (pure decisions)', () => {
   it.each([
     { name: 'a non-root server keeps its own uid', serverUid: 1000, configured: undefined, expected: undefined },
-    { name: 'a root server gets the default sandbox user', serverUid: 0, configured: undefined, expected: DEFAULT_SANDBOX_USER },
-    { name: 'a root server gets the configured one', serverUid: 0, configured: { uid: 4000, gid: 4001 }, expected: { uid: 4000, gid: 4001 } },
+    {
+      name: 'a root server gets the default sandbox user',
+      serverUid: 0,
+      configured: undefined,
+      expected: DEFAULT_SANDBOX_USER,
+    },
+    {
+      name: 'a root server gets the configured one',
+      serverUid: 0,
+      configured: { uid: 4000, gid: 4001 },
+      expected: { uid: 4000, gid: 4001 },
+    },
   ])('$name', ({ serverUid, configured, expected }) => {
     expect(sandboxUserFor(serverUid, configured)).toEqual(expected);
   });
@@ -26,13 +42,28 @@ describe('the sandbox user, the stage and the quota cap (pure decisions)', () =>
   });
 
   it('drops ids, groups and every capability before bubblewrap', () => {
-    expect(dropPrivilegesArgv({ uid: 4000, gid: 4001 })).toEqual(['setpriv', '--reuid=4000', '--regid=4001', '--clear-groups', '--inh-caps=-all', '--bounding-set=-all', '--']);
+    expect(dropPrivilegesArgv({ uid: 4000, gid: 4001 })).toEqual([
+      'setpriv',
+      '--reuid=4000',
+      '--regid=4001',
+      '--clear-groups',
+      '--inh-caps=-all',
+      '--bounding-set=-all',
+      '--',
+    ]);
   });
 
   it('moves the workspace and read-only binds onto the stage and nothing else', () => {
-    const staged = stageBinds('/tmp/stage', '/root/.patchbay/workspaces/s1', [{ hostPath: '/root/.patchbay/mirrors/r.git/objects', sandboxPath: '/patchbay/objects' }]);
+    const staged = stageBinds('/tmp/stage', '/root/.patchbay/workspaces/s1', [
+      { hostPath: '/root/.patchbay/mirrors/r.git/objects', sandboxPath: '/patchbay/objects' },
+    ]);
     expect(staged).toEqual({
-      mounts: ['/root/.patchbay/workspaces/s1', '/tmp/stage/workspace', '/root/.patchbay/mirrors/r.git/objects', '/tmp/stage/ro-0'],
+      mounts: [
+        '/root/.patchbay/workspaces/s1',
+        '/tmp/stage/workspace',
+        '/root/.patchbay/mirrors/r.git/objects',
+        '/tmp/stage/ro-0',
+      ],
       workspaceHostPath: '/tmp/stage/workspace',
       readOnlyBinds: [{ hostPath: '/tmp/stage/ro-0', sandboxPath: '/patchbay/objects' }],
     });
@@ -52,16 +83,22 @@ describe('the sandbox user, the stage and the quota cap (pure decisions)', () =>
   });
 
   it.each([
-    ['Python', 'Traceback (most recent call last):\n  File "<string>", line 2, in <module>\nBlockingIOError: [Errno 11] Resource temporarily unavailable\n'],
+    [
+      'Python',
+      'Traceback (most recent call last):\n  File "<string>", line 2, in <module>\nBlockingIOError: [Errno 11] Resource temporarily unavailable\n',
+    ],
     ['Node', 'Error: spawn /bin/sh EAGAIN\n'],
     ['Go', 'fork/exec /usr/bin/true: resource temporarily unavailable\n'],
     ['dash', 'sh: 1: Cannot fork\n'],
-  ])('reads a refused fork from %s as the process limit (RLIMIT_NPROC may refuse before the cgroup counts)', (_tool, stderr) => {
-    expect(limitFromExit(1, stderr, DEFAULT_SANDBOX_LIMITS)?.kind).toBe('processes');
-  });
+  ])(
+    'reads a refused fork from %s as the process limit (RLIMIT_NPROC may refuse before the cgroup counts)',
+    (_tool, stderr) => {
+      expect(limitFromExit(1, stderr, DEFAULT_SANDBOX_LIMITS)?.kind).toBe('processes');
+    },
+  );
 
   it('reads a write past the file size cap from a program that ignores SIGXFSZ', () => {
-    expect(limitFromExit(1, "OSError: [Errno 27] File too large\n", DEFAULT_SANDBOX_LIMITS)?.kind).toBe('file-size');
+    expect(limitFromExit(1, 'OSError: [Errno 27] File too large\n', DEFAULT_SANDBOX_LIMITS)?.kind).toBe('file-size');
     expect(limitFromExit(0, 'File too large, but handled\n', DEFAULT_SANDBOX_LIMITS)).toBeUndefined();
   });
 
@@ -85,7 +122,9 @@ describe('the sandbox user, the stage and the quota cap (pure decisions)', () =>
     };
     const { options } = buildBwrapArgs(input);
     const proc = options.indexOf('--proc');
-    const sys = options.findIndex((arg, i) => arg === '--ro-bind' && options[i + 1] === '/proc/sys' && options[i + 2] === '/proc/sys');
+    const sys = options.findIndex(
+      (arg, i) => arg === '--ro-bind' && options[i + 1] === '/proc/sys' && options[i + 2] === '/proc/sys',
+    );
     expect(proc).toBeGreaterThan(-1);
     expect(sys).toBeGreaterThan(proc);
   });
@@ -94,7 +133,10 @@ describe('the sandbox user, the stage and the quota cap (pure decisions)', () =>
     expect(DENIED_SYSCALLS.io_uring).toEqual(['io_uring_setup', 'io_uring_enter', 'io_uring_register']);
     // JEQ io_uring_setup (425) appears as an instruction of the x86_64 program.
     const program = buildSeccompFilter('x64');
-    const jumps = Array.from({ length: program.length / 8 }, (_, i) => ({ code: program.readUInt16LE(i * 8), k: program.readUInt32LE(i * 8 + 4) }));
+    const jumps = Array.from({ length: program.length / 8 }, (_, i) => ({
+      code: program.readUInt16LE(i * 8),
+      k: program.readUInt32LE(i * 8 + 4),
+    }));
     for (const nr of [425, 426, 427]) expect(jumps).toContainEqual({ code: 0x15, k: nr });
   });
 
@@ -104,12 +146,14 @@ describe('the sandbox user, the stage and the quota cap (pure decisions)', () =>
       // A pid that existed and is gone, and this process's own.
       const gone = spawnSync('true').pid!;
       for (const pid of [gone, process.pid]) {
-        for (const slot of ['workspace', 'ro-0', 'ro-1']) await mkdir(path.join(tmp, `patchbay-stage-${pid}-old`, slot), { recursive: true });
+        for (const slot of ['workspace', 'ro-0', 'ro-1'])
+          await mkdir(path.join(tmp, `patchbay-stage-${pid}-old`, slot), { recursive: true });
       }
       const stage = await makeStageDir(tmp);
       expect(path.basename(stage)).toMatch(new RegExp(`^patchbay-stage-${process.pid}-`));
       expect((await stat(stage)).mode & 0o777).toBe(0o711);
-      for (const slot of ['workspace', 'ro-0', 'ro-1']) expect((await stat(path.join(stage, slot))).mode & 0o777).toBe(0o700);
+      for (const slot of ['workspace', 'ro-0', 'ro-1'])
+        expect((await stat(path.join(stage, slot))).mode & 0o777).toBe(0o700);
       await expect(access(path.join(tmp, `patchbay-stage-${gone}-old`))).rejects.toThrow();
       await access(path.join(tmp, `patchbay-stage-${process.pid}-old`));
     } finally {

@@ -69,7 +69,10 @@ describe('sandbox file operations', () => {
   it('refuses to read a file too large to hold in memory whole, and says how to read it instead', async () => {
     const made = await sandbox.exec('head -c 17000000 /dev/zero > big.bin && echo ok');
     expect(made.stdout.trim()).toBe('ok');
-    await expect(sandbox.readFile('big.bin')).rejects.toMatchObject({ code: 'invalid_input', message: expect.stringMatching(/16\.2 MiB, over the 16 MiB.*head, sed -n, grep/) });
+    await expect(sandbox.readFile('big.bin')).rejects.toMatchObject({
+      code: 'invalid_input',
+      message: expect.stringMatching(/16\.2 MiB, over the 16 MiB.*head, sed -n, grep/),
+    });
     await sandbox.exec('head -c 1000 /dev/zero | tr "\\0" x > small.bin');
     expect(await sandbox.readFile('small.bin')).toBe('x'.repeat(1000));
   });
@@ -84,7 +87,10 @@ describe('sandbox file operations', () => {
 
   it('refuses lexical escapes with a clear message', async () => {
     for (const p of ['../escape.txt', '/etc/passwd', '/workspace/../etc/passwd', 'a/../../x']) {
-      await expect(sandbox.readFile(p)).rejects.toMatchObject({ code: 'path_refused', message: expect.stringContaining('path refused') });
+      await expect(sandbox.readFile(p)).rejects.toMatchObject({
+        code: 'path_refused',
+        message: expect.stringContaining('path refused'),
+      });
       await expect(sandbox.writeFile(p, 'x')).rejects.toMatchObject({ code: 'path_refused' });
       await expect(sandbox.listFiles(p)).rejects.toMatchObject({ code: 'path_refused' });
     }
@@ -100,10 +106,14 @@ describe('sandbox file operations', () => {
   });
 
   it('refuses writing through symlinks that point outside, leaving the host untouched', async () => {
-    await expect(sandbox.writeFile('link-to-outside-file', 'overwritten')).rejects.toMatchObject({ code: 'path_refused' });
+    await expect(sandbox.writeFile('link-to-outside-file', 'overwritten')).rejects.toMatchObject({
+      code: 'path_refused',
+    });
     expect(await readFile(outsideFile, 'utf8')).toBe('host content');
     await expect(sandbox.writeFile('link-to-outside-dir/new.txt', 'x')).rejects.toMatchObject({ code: 'path_refused' });
-    await expect(sandbox.writeFile('link-to-outside-dir/sub/new.txt', 'x')).rejects.toMatchObject({ code: 'path_refused' });
+    await expect(sandbox.writeFile('link-to-outside-dir/sub/new.txt', 'x')).rejects.toMatchObject({
+      code: 'path_refused',
+    });
     await expect(stat(path.join(outsideDir, 'new.txt'))).rejects.toThrow();
     await expect(stat(path.join(outsideDir, 'sub'))).rejects.toThrow();
     await expect(sandbox.writeFile('dangling-outside', 'x')).rejects.toMatchObject({ code: 'path_refused' });

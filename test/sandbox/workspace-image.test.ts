@@ -25,7 +25,16 @@ const loopsUnder = (dir: string): string[] =>
     .filter((file) => file.includes(dir));
 
 async function provider(dataDir: string, ttlMinutes = 60, clock?: () => Date): Promise<LocalSandboxProvider> {
-  return createLocalSandboxProvider({ dataDir, log, ttlMinutes, mode: 'bwrap', bwrapPath: '/usr/bin/bwrap', limits, diskQuota: 'filesystem', ...(clock && { clock }) });
+  return createLocalSandboxProvider({
+    dataDir,
+    log,
+    ttlMinutes,
+    mode: 'bwrap',
+    bwrapPath: '/usr/bin/bwrap',
+    limits,
+    diskQuota: 'filesystem',
+    ...(clock && { clock }),
+  });
 }
 
 /**
@@ -33,13 +42,17 @@ async function provider(dataDir: string, ttlMinutes = 60, clock?: () => Date): P
  * server that died, removal, shutdown, and a workspace made before images existed.
  */
 describe('workspace file systems', () => {
-  it('gives many workspaces at once a file system each, and unmounts them all at shutdown', { timeout: 120_000 }, async () => {
+  it('gives many workspaces at once a file system each, and unmounts them all at shutdown', {
+    timeout: 120_000,
+  }, async () => {
     const dataDir = await makeTempDir('images-many');
     cleanups.push(() => removeDataDir(dataDir));
     const local = await provider(dataDir);
     const ids = Array.from({ length: 24 }, (_, i) => `many-${i}`);
     const sandboxes = await Promise.all(ids.map((id) => local.acquire(id, { network: 'none' })));
-    const results = await Promise.all(sandboxes.map((sandbox, i) => sandbox.exec(`echo ${i} > mine.txt && df -B1M --output=size . | tail -1`)));
+    const results = await Promise.all(
+      sandboxes.map((sandbox, i) => sandbox.exec(`echo ${i} > mine.txt && df -B1M --output=size . | tail -1`)),
+    );
     expect(results.map((result) => result.exitCode)).toEqual(ids.map(() => 0));
     // Each a file system of the quota's size (less ext4's own metadata), not the host's disk.
     expect(results.every((result) => Number(result.stdout.trim()) <= limits.diskMb)).toBe(true);
@@ -61,7 +74,9 @@ describe('workspace file systems', () => {
     await again.close();
   });
 
-  it('uses a workspace a crashed server left mounted, once, and unmounts and removes it when reaped', { timeout: 60_000 }, async () => {
+  it('uses a workspace a crashed server left mounted, once, and unmounts and removes it when reaped', {
+    timeout: 60_000,
+  }, async () => {
     const dataDir = await makeTempDir('images-crash');
     cleanups.push(() => removeDataDir(dataDir));
     const crashed = await provider(dataDir);
@@ -82,7 +97,9 @@ describe('workspace file systems', () => {
     await next.close();
   });
 
-  it('moves a workspace made before workspaces had file systems into its own, and refuses one over the quota untouched', { timeout: 60_000 }, async () => {
+  it('moves a workspace made before workspaces had file systems into its own, and refuses one over the quota untouched', {
+    timeout: 60_000,
+  }, async () => {
     const dataDir = await makeTempDir('images-upgrade');
     cleanups.push(() => removeDataDir(dataDir));
     const old = path.join(dataDir, 'workspaces', 'from-before');
@@ -96,7 +113,9 @@ describe('workspace file systems', () => {
     expect((await sandbox.exec('cat src/a.ts')).stdout).toBe('export const a = 1;\n');
     expect(await mountsUnder(dataDir)).toEqual([old]);
     await sandbox.release();
-    await expect(local.acquire('too-big', { network: 'none' })).rejects.toThrow(/SANDBOX_DISK_MB may be below what it holds/);
+    await expect(local.acquire('too-big', { network: 'none' })).rejects.toThrow(
+      /SANDBOX_DISK_MB may be below what it holds/,
+    );
     expect((await stat(path.join(big, 'big.bin'))).size).toBe(40 * 1024 * 1024);
     expect(await mountsUnder(dataDir)).toEqual([old]);
     await local.close();

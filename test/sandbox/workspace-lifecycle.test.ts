@@ -10,7 +10,11 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0)) await cleanup();
 });
 
-const exists = (p: string) => stat(p).then(() => true, () => false);
+const exists = (p: string) =>
+  stat(p).then(
+    () => true,
+    () => false,
+  );
 
 describe('persistent workspaces', () => {
   it('resumes the same workspace on a later acquire and removes it on destroy', async () => {
@@ -111,7 +115,9 @@ describe('bubblewrap availability', () => {
     });
     await expect(attempt).rejects.toMatchObject({
       code: 'sandbox_unavailable',
-      message: expect.stringMatching(/bubblewrap \(bwrap\) is not installed.*apt-get install bubblewrap.*SANDBOX=unsafe-local/),
+      message: expect.stringMatching(
+        /bubblewrap \(bwrap\) is not installed.*apt-get install bubblewrap.*SANDBOX=unsafe-local/,
+      ),
     });
   });
 
@@ -124,13 +130,19 @@ describe('bubblewrap availability', () => {
     await chmod(broken, 0o755);
     await expect(checkBubblewrap(broken)).rejects.toMatchObject({
       code: 'sandbox_unavailable',
-      message: expect.stringMatching(/cannot create its sandbox \(bwrap: No permissions to create new namespace\).*SANDBOX=unsafe-local/),
+      message: expect.stringMatching(
+        /cannot create its sandbox \(bwrap: No permissions to create new namespace\).*SANDBOX=unsafe-local/,
+      ),
     });
   });
 
   it("warns once when created in 'unsafe-local' mode and still hides the host environment", async () => {
     const captured = captureLog();
-    const { provider, cleanup } = await makeProvider({ mode: 'unsafe-local', log: captured.log, bwrapPath: '/nonexistent' });
+    const { provider, cleanup } = await makeProvider({
+      mode: 'unsafe-local',
+      log: captured.log,
+      bwrapPath: '/nonexistent',
+    });
     cleanups.push(cleanup);
     expect(provider.kind).toBe('unsafe-local');
     const warnings = captured.lines().filter((l) => l.level === 40);

@@ -56,7 +56,9 @@ describe('a worker paused past its lease', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  it('is taken over within the lease plus 15 s, and nothing it writes after SIGCONT lands', { timeout: 300_000 }, async () => {
+  it('is taken over within the lease plus 15 s, and nothing it writes after SIGCONT lands', {
+    timeout: 300_000,
+  }, async () => {
     await writeFile(
       join(dir, 'scenario.json'),
       JSON.stringify({
@@ -87,14 +89,26 @@ describe('a worker paused past its lease', () => {
       RUN_LEASE_SECONDS: String(LEASE_SECONDS),
     };
     const start = async (command: 'api' | 'worker', name: string) => {
-      const proc = await startPatchbayProcess(command, { ...shared, DATA_DIR: join(dir, name), ...(command === 'api' ? { PORT: '0' } : { WORKER_HEALTH_PORT: '0' }) });
+      const proc = await startPatchbayProcess(command, {
+        ...shared,
+        DATA_DIR: join(dir, name),
+        ...(command === 'api' ? { PORT: '0' } : { WORKER_HEALTH_PORT: '0' }),
+      });
       procs.push(proc);
       return proc;
     };
-    const [api, ...workers] = await Promise.all([start('api', 'api'), start('worker', 'worker1'), start('worker', 'worker2')]);
+    const [api, ...workers] = await Promise.all([
+      start('api', 'api'),
+      start('worker', 'worker1'),
+      start('worker', 'worker2'),
+    ]);
     const { id } = await serverApi<{ id: string }>({ url: api!.url! }, '/api/sessions', {
       method: 'POST',
-      body: JSON.stringify({ repo: `${github.gitUrl}/${owner}/shop`, prompt: 'Write A and the progress log', author: { name: 'Alice', email: 'alice@example.com' } }),
+      body: JSON.stringify({
+        repo: `${github.gitUrl}/${owner}/shop`,
+        prompt: 'Write A and the progress log',
+        author: { name: 'Alice', email: 'alice@example.com' },
+      }),
     });
     // Worker #1 is whichever took the run; it is paused while its long command runs.
     const holder = await waitFor(
@@ -114,10 +128,14 @@ describe('a worker paused past its lease', () => {
     const takeOverMs = Date.parse(resumed.at) - pausedAt;
     expect(takeOverMs, `taken over after ${takeOverMs} ms`).toBeLessThanOrEqual((LEASE_SECONDS + 15) * 1000);
 
-    const done = await waitFor(async () => {
-      const session = await store.get(id);
-      return session && ['completed', 'failed', 'cancelled'].includes(session.status) && session;
-    }, 'the session to end on worker #2', 180_000);
+    const done = await waitFor(
+      async () => {
+        const session = await store.get(id);
+        return session && ['completed', 'failed', 'cancelled'].includes(session.status) && session;
+      },
+      'the session to end on worker #2',
+      180_000,
+    );
     expect(done.status, done.error ?? '').toBe('completed');
     const before = await store.events(id);
     const transcriptBefore = await store.transcript(id);
@@ -125,7 +143,9 @@ describe('a worker paused past its lease', () => {
     // Worker #1 wakes up: its command finished long ago, and its run goes on from where it froze.
     const awake = worker1.lines().length;
     process.kill(worker1.pid, 'SIGCONT');
-    const refused = await worker1.waitForLine((line) => typeof line.msg === 'string' && line.msg.includes('taken over by another run'), 30_000).catch(() => undefined);
+    const refused = await worker1
+      .waitForLine((line) => typeof line.msg === 'string' && line.msg.includes('taken over by another run'), 30_000)
+      .catch(() => undefined);
     // Give it time to try whatever else it would have done (its next turns, the push, the PR).
     await new Promise((resolve) => setTimeout(resolve, 5_000));
 
@@ -138,15 +158,25 @@ describe('a worker paused past its lease', () => {
     expect(ends).toEqual(['write_file', 'run_shell', 'run_shell']);
     expect(after.filter((e) => e.event.type === 'branch-pushed')).toHaveLength(1);
     expect(github.pulls.filter((p) => p.head === done.branch)).toHaveLength(1);
-    const progress = (await run('git', ['--git-dir', github.repo(owner, 'shop').gitDir, 'show', `${done.branch}:progress.log`])).stdout;
+    const progress = (
+      await run('git', ['--git-dir', github.repo(owner, 'shop').gitDir, 'show', `${done.branch}:progress.log`])
+    ).stdout;
     expect(progress.trim().split('\n').sort()).toEqual(['one', 'two']);
     // The branch on GitHub is worker #2's push: worker #1 pushed nothing after it woke.
-    const tip = (await run('git', ['--git-dir', github.repo(owner, 'shop').gitDir, 'rev-parse', done.branch!])).stdout.trim();
+    const tip = (
+      await run('git', ['--git-dir', github.repo(owner, 'shop').gitDir, 'rev-parse', done.branch!])
+    ).stdout.trim();
     expect(after.find((e) => e.event.type === 'branch-pushed')?.event).toMatchObject({ commit: tip });
-    expect(worker1.lines().slice(awake).filter((l) => l.msg === 'branch pushed' || l.msg === 'pull request opened')).toEqual([]);
+    expect(
+      worker1
+        .lines()
+        .slice(awake)
+        .filter((l) => l.msg === 'branch pushed' || l.msg === 'pull request opened'),
+    ).toEqual([]);
     expect(github.refused).toEqual([]);
     // Its refused writes are logged, saying why.
     expect(refused, 'worker #1 logs that its run was taken over').toBeDefined();
-    for (const proc of [api!, worker2]) expect(linesAboveInfo(proc.lines()).filter((l) => (l.level ?? 0) >= 50)).toEqual([]);
+    for (const proc of [api!, worker2])
+      expect(linesAboveInfo(proc.lines()).filter((l) => (l.level ?? 0) >= 50)).toEqual([]);
   });
 });

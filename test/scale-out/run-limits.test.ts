@@ -38,7 +38,10 @@ describe('MAX_RUNNING_SESSIONS across worker processes', () => {
 
   beforeAll(async () => {
     github = await startFakeGitHub();
-    slack = await startFakeSlackApi({ botToken: BOT_TOKEN, users: [{ id: 'U0ALICE01', name: 'alice', realName: 'Alice Doe', email: 'alice@example.com' }] });
+    slack = await startFakeSlackApi({
+      botToken: BOT_TOKEN,
+      users: [{ id: 'U0ALICE01', name: 'alice', realName: 'Alice Doe', email: 'alice@example.com' }],
+    });
     upstream = await createRemote();
     await github.addRepo(owner, 'shop', upstream.remote, 77);
     database = await createTestDatabase();
@@ -56,11 +59,16 @@ describe('MAX_RUNNING_SESSIONS across worker processes', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  it(`runs at most ${LIMIT} sessions at once and tells the others where they stand, then that they start`, { timeout: 300_000 }, async () => {
+  it(`runs at most ${LIMIT} sessions at once and tells the others where they stand, then that they start`, {
+    timeout: 300_000,
+  }, async () => {
     await writeFile(
       join(dir, 'scenario.json'),
       JSON.stringify({
-        turns: [{ toolCalls: [{ name: 'run_shell', input: { command: 'echo working > WORK.md; sleep 3' } }] }, { text: 'Done.' }],
+        turns: [
+          { toolCalls: [{ name: 'run_shell', input: { command: 'echo working > WORK.md; sleep 3' } }] },
+          { text: 'Done.' },
+        ],
         verifier: [{ toolCalls: [{ name: 'record_verdict', input: passingVerdict }] }],
       }),
     );
@@ -83,7 +91,11 @@ describe('MAX_RUNNING_SESSIONS across worker processes', () => {
       MAX_RUNNING_SESSIONS: String(LIMIT),
     };
     const start = async (command: 'api' | 'worker', name: string) => {
-      const proc = await startPatchbayProcess(command, { ...shared, DATA_DIR: join(dir, name), ...(command === 'api' && { PORT: '0' }) });
+      const proc = await startPatchbayProcess(command, {
+        ...shared,
+        DATA_DIR: join(dir, name),
+        ...(command === 'api' && { PORT: '0' }),
+      });
       procs.push(proc);
       return proc;
     };
@@ -95,15 +107,25 @@ describe('MAX_RUNNING_SESSIONS across worker processes', () => {
       const mention = appMention({ user: 'U0ALICE01', text: `task ${i} in <https://${host}/${owner}/shop>` });
       threads.push(mention.ts);
       const signed = signBody(SIGNING_SECRET, JSON.stringify(envelope(mention)));
-      expect((await fetch(`${api.url}/slack/events`, { method: 'POST', headers: signed.headers, body: signed.body })).status).toBe(200);
+      expect(
+        (await fetch(`${api.url}/slack/events`, { method: 'POST', headers: signed.headers, body: signed.body })).status,
+      ).toBe(200);
     }
     const ids = await Promise.all(
-      threads.map((threadTs) => waitFor(async () => (await store.findByThread({ source: 'slack', teamId: TEAM, channel: CHANNEL, threadTs }))?.id, 'the session', 60_000)),
+      threads.map((threadTs) =>
+        waitFor(
+          async () => (await store.findByThread({ source: 'slack', teamId: TEAM, channel: CHANNEL, threadTs }))?.id,
+          'the session',
+          60_000,
+        ),
+      ),
     );
     const sessions = await waitFor(
       async () => {
         const all = await Promise.all(ids.map((id) => store.get(id)));
-        return all.every((s) => s && ['completed', 'failed', 'cancelled'].includes(s.status)) ? all.map((s) => s!) : undefined;
+        return all.every((s) => s && ['completed', 'failed', 'cancelled'].includes(s.status))
+          ? all.map((s) => s!)
+          : undefined;
       },
       'every session to finish',
       240_000,
@@ -144,7 +166,10 @@ describe('MAX_RUNNING_SESSIONS across worker processes', () => {
     });
     for (const id of startedLate) expect(waited, `${id} started more than 11 s after it was asked for`).toContain(id);
     for (const id of waited) {
-      const types = logs.get(id)!.map((e) => e.event.type).filter((t) => t === 'queue-waiting' || t === 'queue-started' || t === 'workspace-ready');
+      const types = logs
+        .get(id)!
+        .map((e) => e.event.type)
+        .filter((t) => t === 'queue-waiting' || t === 'queue-started' || t === 'workspace-ready');
       expect(types).toEqual(['queue-waiting', 'queue-started', 'workspace-ready']);
       const told = logs.get(id)!.find((e) => e.event.type === 'queue-waiting')!.event;
       if (told.type !== 'queue-waiting') throw new Error('unreachable');
@@ -152,9 +177,14 @@ describe('MAX_RUNNING_SESSIONS across worker processes', () => {
       // Sessions ahead: queued earlier and not yet started when it was told.
       expect(told.ahead).toBeLessThan(ids.indexOf(id) + 1);
       const thread = slack.thread(CHANNEL, threads[ids.indexOf(id)]!).map((m) => m.text);
-      await waitFor(async () => slack.thread(CHANNEL, threads[ids.indexOf(id)]!).some((m) => m.text.startsWith('Starting now')), `the start notice in ${id}'s thread`, 60_000);
+      await waitFor(
+        async () => slack.thread(CHANNEL, threads[ids.indexOf(id)]!).some((m) => m.text.startsWith('Starting now')),
+        `the start notice in ${id}'s thread`,
+        60_000,
+      );
       const texts = slack.thread(CHANNEL, threads[ids.indexOf(id)]!).map((m) => m.text);
-      const place = told.ahead === 0 ? 'you are next' : `${told.ahead} session${told.ahead === 1 ? '' : 's'} ahead of you`;
+      const place =
+        told.ahead === 0 ? 'you are next' : `${told.ahead} session${told.ahead === 1 ? '' : 's'} ahead of you`;
       const queuedAt = texts.findIndex((t) => t.startsWith(`Queued: ${place} (`));
       expect(queuedAt, JSON.stringify(thread)).toBeGreaterThanOrEqual(0);
       expect(texts.findIndex((t) => t.startsWith('Starting now'))).toBeGreaterThan(queuedAt);

@@ -48,7 +48,10 @@ describe('two API and two worker processes on one PostgreSQL', () => {
 
   beforeAll(async () => {
     github = await startFakeGitHub();
-    slack = await startFakeSlackApi({ botToken: BOT_TOKEN, users: [{ id: 'U0ALICE01', name: 'alice', realName: 'Alice Doe', email: 'alice@example.com' }] });
+    slack = await startFakeSlackApi({
+      botToken: BOT_TOKEN,
+      users: [{ id: 'U0ALICE01', name: 'alice', realName: 'Alice Doe', email: 'alice@example.com' }],
+    });
     upstream = await createRemote();
     await upstream.pushCommit('OLD.md', 'to be deleted\n', 'Add a file the sessions delete');
     await github.addRepo(owner, 'shop', upstream.remote, 77);
@@ -67,7 +70,9 @@ describe('two API and two worker processes on one PostgreSQL', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  it('finishes 20 concurrent sessions once each, and a SIGKILLed worker loses no session, event or file change', { timeout: 480_000 }, async () => {
+  it('finishes 20 concurrent sessions once each, and a SIGKILLed worker loses no session, event or file change', {
+    timeout: 480_000,
+  }, async () => {
     await writeFile(
       join(dir, 'scenario.json'),
       JSON.stringify({
@@ -102,11 +107,20 @@ describe('two API and two worker processes on one PostgreSQL', () => {
       WORKER_CONCURRENCY: '3',
     };
     const start = async (command: 'api' | 'worker', name: string) => {
-      const proc = await startPatchbayProcess(command, { ...shared, DATA_DIR: join(dir, name), ...(command === 'api' ? { PORT: '0' } : { WORKER_HEALTH_PORT: '0' }) });
+      const proc = await startPatchbayProcess(command, {
+        ...shared,
+        DATA_DIR: join(dir, name),
+        ...(command === 'api' ? { PORT: '0' } : { WORKER_HEALTH_PORT: '0' }),
+      });
       procs.push(proc);
       return proc;
     };
-    const [api1, api2, worker1, worker2] = await Promise.all([start('api', 'api1'), start('api', 'api2'), start('worker', 'worker1'), start('worker', 'worker2')]);
+    const [api1, api2, worker1, worker2] = await Promise.all([
+      start('api', 'api1'),
+      start('api', 'api2'),
+      start('worker', 'worker1'),
+      start('worker', 'worker2'),
+    ]);
     expect(api1.url && api2.url).toBeTruthy();
     expect(worker1.url).toBeUndefined();
     // A worker serves no API, only its health check, for a container's or an orchestrator's probe.
@@ -127,15 +141,28 @@ describe('two API and two worker processes on one PostgreSQL', () => {
     const host = new URL(github.gitUrl).host;
     const threads: string[] = [];
     for (let i = 0; i < SESSIONS; i++) {
-      const mention = appMention({ user: 'U0ALICE01', text: `task ${i}: write the three files in <https://${host}/${owner}/shop>` });
+      const mention = appMention({
+        user: 'U0ALICE01',
+        text: `task ${i}: write the three files in <https://${host}/${owner}/shop>`,
+      });
       threads.push(mention.ts);
       const signed = signBody(SIGNING_SECRET, JSON.stringify(envelope(mention)));
       const api = i % 2 === 0 ? api1 : api2;
-      const response = await fetch(`${api.url}/slack/events`, { method: 'POST', headers: signed.headers, body: signed.body });
+      const response = await fetch(`${api.url}/slack/events`, {
+        method: 'POST',
+        headers: signed.headers,
+        body: signed.body,
+      });
       expect(response.status).toBe(200);
     }
     const sessionIds = await Promise.all(
-      threads.map((threadTs) => waitFor(async () => (await store.findByThread({ source: 'slack', teamId: TEAM, channel: CHANNEL, threadTs }))?.id, `the session of thread ${threadTs}`, 60_000)),
+      threads.map((threadTs) =>
+        waitFor(
+          async () => (await store.findByThread({ source: 'slack', teamId: TEAM, channel: CHANNEL, threadTs }))?.id,
+          `the session of thread ${threadTs}`,
+          60_000,
+        ),
+      ),
     );
 
     // Every session's events as an SSE client of API #1 sees them, from the session's first moments.
@@ -148,52 +175,77 @@ describe('two API and two worker processes on one PostgreSQL', () => {
     }
 
     // The kill: worker #1 holds a run that has recorded file changes and is not done yet.
-    const victim = await waitFor(async () => {
-      for (const id of sessionIds) {
-        if (!existsSync(join(dir, 'worker1', 'workspaces', id))) continue;
-        const session = await store.get(id);
-        if (session?.status !== 'running') continue;
-        const ends = await store.events(id, { types: ['tool-end'] });
-        if (ends.length >= 3 && ends.length < 5) return id;
-      }
-      return undefined;
-    }, 'a run on worker #1 with recorded file changes', 180_000);
+    const victim = await waitFor(
+      async () => {
+        for (const id of sessionIds) {
+          if (!existsSync(join(dir, 'worker1', 'workspaces', id))) continue;
+          const session = await store.get(id);
+          if (session?.status !== 'running') continue;
+          const ends = await store.events(id, { types: ['tool-end'] });
+          if (ends.length >= 3 && ends.length < 5) return id;
+        }
+        return undefined;
+      },
+      'a run on worker #1 with recorded file changes',
+      180_000,
+    );
     worker1.child.kill('SIGKILL');
     await worker1.exited;
-    const cutOff = (await Promise.all(sessionIds.map(async (id) => ((await store.get(id))?.status === 'running' && existsSync(join(dir, 'worker1', 'workspaces', id)) ? id : undefined)))).filter(
-      (id): id is string => id !== undefined,
-    );
+    const cutOff = (
+      await Promise.all(
+        sessionIds.map(async (id) =>
+          (await store.get(id))?.status === 'running' && existsSync(join(dir, 'worker1', 'workspaces', id))
+            ? id
+            : undefined,
+        ),
+      )
+    ).filter((id): id is string => id !== undefined);
     expect(cutOff).toContain(victim);
 
     const finished = await waitFor(
       async () => {
         const sessions = await Promise.all(sessionIds.map((id) => store.get(id)));
-        return sessions.every((s) => s && ['completed', 'failed', 'cancelled'].includes(s.status)) ? sessions.map((s) => s!) : undefined;
+        return sessions.every((s) => s && ['completed', 'failed', 'cancelled'].includes(s.status))
+          ? sessions.map((s) => s!)
+          : undefined;
       },
       'every session to finish',
       360_000,
     );
     const summary = finished.map((s) => `${s.id} ${s.status} ${s.error ?? ''}`).join('\n');
-    expect(finished.filter((s) => s.status !== 'completed'), summary).toEqual([]);
+    expect(
+      finished.filter((s) => s.status !== 'completed'),
+      summary,
+    ).toEqual([]);
 
     for (const session of finished) {
       const events = await store.events(session.id);
       // No event lost or doubled: seqs are 1..n, each tool call started and ended once.
       expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
-      const terminal = events.filter((e) => e.event.type === 'status-changed' && ['completed', 'failed', 'cancelled'].includes(e.event.to));
+      const terminal = events.filter(
+        (e) => e.event.type === 'status-changed' && ['completed', 'failed', 'cancelled'].includes(e.event.to),
+      );
       expect(terminal.map((e) => e.event.type === 'status-changed' && e.event.to)).toEqual(['completed']);
       const ends = events.filter((e) => e.event.type === 'tool-end');
       const callIds = ends.map((e) => (e.event.type === 'tool-end' ? e.event.callId : ''));
       expect(new Set(callIds).size).toBe(callIds.length);
-      expect(ends.map((e) => (e.event.type === 'tool-end' ? e.event.name : ''))).toEqual(['write_file', 'run_shell', 'write_file', 'run_shell', 'write_file']);
+      expect(ends.map((e) => (e.event.type === 'tool-end' ? e.event.name : ''))).toEqual([
+        'write_file',
+        'run_shell',
+        'write_file',
+        'run_shell',
+        'write_file',
+      ]);
       expect(events.filter((e) => e.event.type === 'branch-pushed')).toHaveLength(1);
       const resumed = events.some((e) => e.event.type === 'run-resumed');
       expect(resumed, `session ${session.id} resumed after the kill`).toBe(cutOff.includes(session.id));
 
       // No file change lost: the pushed branch holds every file written before and after the kill.
       const gitDir = github.repo(owner, 'shop').gitDir;
-      const show = async (path: string) => (await run('git', ['--git-dir', gitDir, 'show', `${session.branch}:${path}`])).stdout;
-      for (const [path, content] of Object.entries(expectedFiles)) expect(await show(path), `${path} on ${session.branch}`).toBe(content);
+      const show = async (path: string) =>
+        (await run('git', ['--git-dir', gitDir, 'show', `${session.branch}:${path}`])).stdout;
+      for (const [path, content] of Object.entries(expectedFiles))
+        expect(await show(path), `${path} on ${session.branch}`).toBe(content);
       await expect(show('OLD.md')).rejects.toThrow();
       const progress = (await show('progress.log')).trim().split('\n');
       // An interrupted command runs again on resume, on the workspace as it was before it: each
@@ -205,42 +257,70 @@ describe('two API and two worker processes on one PostgreSQL', () => {
     }
 
     // The SSE client on API #1 saw every event of every run, in order, once.
-    await waitFor(async () => {
-      for (const id of sessionIds) {
-        const lastSeq = (await store.get(id))!.lastSeq;
-        if (streamed.get(id)!.length < lastSeq) return false;
-      }
-      return true;
-    }, 'the SSE streams to catch up', 30_000);
+    await waitFor(
+      async () => {
+        for (const id of sessionIds) {
+          const lastSeq = (await store.get(id))!.lastSeq;
+          if (streamed.get(id)!.length < lastSeq) return false;
+        }
+        return true;
+      },
+      'the SSE streams to catch up',
+      30_000,
+    );
     for (const id of sessionIds) {
       const stored = await store.events(id);
       expect(streamed.get(id)!.map((e) => e.seq)).toEqual(stored.map((e) => e.seq));
       expect(streamed.get(id)!.map((e) => e.event.type)).toEqual(stored.map((e) => e.event.type));
       // The worker's terminal status change reached API #1 as a notice.
       const done = stored.findLast((e) => e.event.type === 'status-changed')!;
-      expect(notices.some((n) => n.sessionId === id && n.seq === done.seq && n.type === 'status-changed'), `notice of ${id}'s end on API #1`).toBe(true);
+      expect(
+        notices.some((n) => n.sessionId === id && n.seq === done.seq && n.type === 'status-changed'),
+        `notice of ${id}'s end on API #1`,
+      ).toBe(true);
     }
     streams.abort();
     noticeStream.abort();
 
     // An API process holds no mirror the workers pushed through; it fetches one to show the diff.
-    const diff = (await (await fetch(`${api2.url}/api/sessions/${victim}/diff`)).json()) as { state: string; files?: { path: string; status: string }[] };
+    const diff = (await (await fetch(`${api2.url}/api/sessions/${victim}/diff`)).json()) as {
+      state: string;
+      files?: { path: string; status: string }[];
+    };
     expect(diff.state).toBe('ready');
-    expect(diff.files!.map((f) => `${f.status} ${f.path}`).sort()).toEqual(['added A.md', 'added B.md', 'added C.md', 'added progress.log', 'deleted OLD.md']);
+    expect(diff.files!.map((f) => `${f.status} ${f.path}`).sort()).toEqual([
+      'added A.md',
+      'added B.md',
+      'added C.md',
+      'added progress.log',
+      'deleted OLD.md',
+    ]);
 
     // Runs happened only in workers: the API processes never took one.
     for (const api of [api1, api2]) expect(api.lines().some((l) => l.msg === 'workspace prepared')).toBe(false);
-    expect(worker2.lines().some((l) => l.msg === 'restoring the work of an earlier run from its checkpoint')).toBe(true);
+    expect(worker2.lines().some((l) => l.msg === 'restoring the work of an earlier run from its checkpoint')).toBe(
+      true,
+    );
 
-    const hasLink = (ts: string) => slack.thread(CHANNEL, ts).some((m) => /pull\/\d+/.test(m.text) || /pull\/\d+/.test(JSON.stringify(m.blocks ?? [])));
+    const hasLink = (ts: string) =>
+      slack
+        .thread(CHANNEL, ts)
+        .some((m) => /pull\/\d+/.test(m.text) || /pull\/\d+/.test(JSON.stringify(m.blocks ?? [])));
     await waitFor(async () => threads.every(hasLink), 'the PR link in every thread', 120_000).catch((error: Error) => {
-      const missing = threads.filter((ts) => !hasLink(ts)).map((ts) => `${ts}: ${JSON.stringify(slack.thread(CHANNEL, ts).map((m) => m.text))}`);
-      const warnings = [api1, api2].flatMap((p) => linesAboveInfo(p.lines())).map((l) => JSON.stringify(l).slice(0, 400));
-      throw new Error(`${error.message}\nthreads without it:\n${missing.join('\n')}\nAPI warnings:\n${warnings.join('\n')}`);
+      const missing = threads
+        .filter((ts) => !hasLink(ts))
+        .map((ts) => `${ts}: ${JSON.stringify(slack.thread(CHANNEL, ts).map((m) => m.text))}`);
+      const warnings = [api1, api2]
+        .flatMap((p) => linesAboveInfo(p.lines()))
+        .map((l) => JSON.stringify(l).slice(0, 400));
+      throw new Error(
+        `${error.message}\nthreads without it:\n${missing.join('\n')}\nAPI warnings:\n${warnings.join('\n')}`,
+      );
     });
     expect(github.refused).toEqual([]);
     expect(slack.refused).toEqual([]);
-    for (const proc of [api1, api2, worker2]) expect(linesAboveInfo(proc.lines()).filter((l) => (l.level ?? 0) >= 50)).toEqual([]);
+    for (const proc of [api1, api2, worker2])
+      expect(linesAboveInfo(proc.lines()).filter((l) => (l.level ?? 0) >= 50)).toEqual([]);
   });
 });
 

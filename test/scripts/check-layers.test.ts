@@ -24,11 +24,13 @@ describe('the layer check', () => {
   let root: string;
   beforeEach(async () => {
     root = await mkdtemp(join(tmpdir(), 'patchbay-layers-'));
-    for (const dir of ['src', 'integrations', 'sandbox', 'db', 'README.md']) await cp(join(repo, dir), join(root, dir), { recursive: true });
+    for (const dir of ['src', 'integrations', 'sandbox', 'db', 'README.md'])
+      await cp(join(repo, dir), join(root, dir), { recursive: true });
   });
   afterEach(() => rm(root, { recursive: true, force: true }));
 
-  const prepend = async (file: string, line: string) => writeFile(join(root, file), `${line}\n${await readFile(join(root, file), 'utf8')}`);
+  const prepend = async (file: string, line: string) =>
+    writeFile(join(root, file), `${line}\n${await readFile(join(root, file), 'utf8')}`);
 
   it('passes on the tree as it is', async () => {
     const result = await check(root);
@@ -40,7 +42,9 @@ describe('the layer check', () => {
     await prepend('src/core/events.ts', "import type { SessionStore } from '../sessions/session-store.ts';");
     const result = await check(root);
     expect(result.code).toBe(1);
-    expect(result.stderr).toContain('src/core/events.ts: imports src/sessions/session-store.ts: core may import no other layer, not sessions');
+    expect(result.stderr).toContain(
+      'src/core/events.ts: imports src/sessions/session-store.ts: core may import no other layer, not sessions',
+    );
   });
 
   it('fails on the harness importing the session store (the old loop) and on an agent → harness import', async () => {
@@ -63,7 +67,10 @@ describe('the layer check', () => {
     await prepend('src/core/actor.ts', "import pino from 'pino';");
     await writeFile(join(root, 'src/stray.ts'), 'export const x = 1;\n');
     const readme = await readFile(join(root, 'README.md'), 'utf8');
-    await writeFile(join(root, 'README.md'), readme.replace('| core, agent, git, models, sandbox |', '| core, agent, git, models, sandbox, sessions |'));
+    await writeFile(
+      join(root, 'README.md'),
+      readme.replace('| core, agent, git, models, sandbox |', '| core, agent, git, models, sandbox, sessions |'),
+    );
     const result = await check(root);
     expect(result.code).toBe(1);
     expect(result.stderr).toContain('core may import only zod, not pino');

@@ -28,7 +28,8 @@ describe('the size budget', () => {
   let root: string;
   beforeEach(async () => {
     root = await mkdtemp(join(tmpdir(), 'patchbay-size-'));
-    for (const dir of ['src', 'integrations', 'sandbox', 'db', 'web']) await cp(join(repo, dir), join(root, dir), { recursive: true });
+    for (const dir of ['src', 'integrations', 'sandbox', 'db', 'web'])
+      await cp(join(repo, dir), join(root, dir), { recursive: true });
     await mkdir(join(root, 'scripts/size-budget'), { recursive: true });
     await cp(join(repo, 'scripts/size-budget/baseline.json'), join(root, 'scripts/size-budget/baseline.json'));
   });
@@ -43,15 +44,23 @@ describe('the size budget', () => {
 
   it('fails on a new function over 80 lines and on a new file over 400 lines', async () => {
     await writeFile(join(root, 'src/core/long-function.ts'), longFunction('long', 90));
-    await writeFile(join(root, 'src/core/long-file.ts'), Array.from({ length: 45 }, (_, i) => longFunction(`f${i}`, 5)).join('\n'));
+    await writeFile(
+      join(root, 'src/core/long-file.ts'),
+      Array.from({ length: 45 }, (_, i) => longFunction(`f${i}`, 5)).join('\n'),
+    );
     const result = await check(root);
     expect(result.code).toBe(1);
-    expect(result.stderr).toMatch(/src\/core\/long-function\.ts: a function of \d+ lines \(budget 80; split it into named steps\)/);
+    expect(result.stderr).toMatch(
+      /src\/core\/long-function\.ts: a function of \d+ lines \(budget 80; split it into named steps\)/,
+    );
     expect(result.stderr).toMatch(/src\/core\/long-file\.ts: \d+ lines \(budget 400; split the file\)/);
   });
 
   it('fails when a function already over budget grows', async () => {
-    const baseline = JSON.parse(await readFile(join(root, 'scripts/size-budget/baseline.json'), 'utf8')) as Record<string, { functionLines: number[] }>;
+    const baseline = JSON.parse(await readFile(join(root, 'scripts/size-budget/baseline.json'), 'utf8')) as Record<
+      string,
+      { functionLines: number[] }
+    >;
     const [path, entry] = Object.entries(baseline).find(([, e]) => e.functionLines.length === 1)!;
     // Replace the file by one whose only long function is one line longer than the baseline allows.
     await writeFile(join(root, path), longFunction('grown', entry.functionLines[0]! + 1));
@@ -64,8 +73,14 @@ describe('the size budget', () => {
   it('compares the longest functions of a file pairwise with the baseline', () => {
     const baseline = { 'a.ts': { functionLines: [200, 90] } };
     expect(overruns({ 'a.ts': { functionLines: [150, 90] } }, baseline)).toEqual([]);
-    expect(overruns({ 'a.ts': { functionLines: [150, 91] } }, baseline)).toEqual(['a.ts: a function of 91 lines (budget 90; split it into named steps)']);
-    expect(overruns({ 'a.ts': { functionLines: [150, 90, 85] } }, baseline)).toEqual(['a.ts: a function of 85 lines (budget 80; split it into named steps)']);
-    expect(overruns({ 'b.ts': { fileLines: 401, functionLines: [] } }, baseline)).toEqual(['b.ts: 401 lines (budget 400; split the file)']);
+    expect(overruns({ 'a.ts': { functionLines: [150, 91] } }, baseline)).toEqual([
+      'a.ts: a function of 91 lines (budget 90; split it into named steps)',
+    ]);
+    expect(overruns({ 'a.ts': { functionLines: [150, 90, 85] } }, baseline)).toEqual([
+      'a.ts: a function of 85 lines (budget 80; split it into named steps)',
+    ]);
+    expect(overruns({ 'b.ts': { fileLines: 401, functionLines: [] } }, baseline)).toEqual([
+      'b.ts: 401 lines (budget 400; split the file)',
+    ]);
   });
 });

@@ -10,7 +10,9 @@ const read = (path: string) => files[path];
 
 describe('the trace check', () => {
   it('accepts a trace whose names are declared in the files of their step', () => {
-    const traces = parseTraces(doc('1. `src/a.ts`: `start` then `store.create()`.\n2. `src/b.ts`: `Runner` → `runOnce`, a `Plan`.'));
+    const traces = parseTraces(
+      doc('1. `src/a.ts`: `start` then `store.create()`.\n2. `src/b.ts`: `Runner` → `runOnce`, a `Plan`.'),
+    );
     expect(traces).toHaveLength(1);
     expect(traces[0]!.steps).toHaveLength(2);
     expect(staleNames(traces, read)).toEqual([]);
@@ -28,7 +30,9 @@ describe('the trace check', () => {
     const steps = Array.from({ length: 11 }, (_, i) => `${i + 1}. \`src/f${i}.ts\``).join('\n');
     const found = staleNames(parseTraces(doc(steps)), () => '');
     expect(found).toContain('trace "demo" spans 11 files (at most 10)');
-    expect(staleNames(parseTraces(doc('1. `src/gone.ts`: `start`')), read)).toContain('trace "demo" line 4: src/gone.ts does not exist');
+    expect(staleNames(parseTraces(doc('1. `src/gone.ts`: `start`')), read)).toContain(
+      'trace "demo" line 4: src/gone.ts does not exist',
+    );
   });
 
   it('knows the ways TypeScript declares a name', () => {

@@ -13,7 +13,12 @@ const read = (name: string) => readFileSync(new URL(`../../${name}`, import.meta
 describe('the Dockerfile, .dockerignore and docker-compose.yml', () => {
   it("the image's settings parse, and show /usr/local (the image's node and npm) in the sandbox", () => {
     const env = Object.fromEntries(
-      [...read('Dockerfile').matchAll(/^ENV (.+)$/gm)].flatMap((m) => m[1]!.trim().split(/\s+/).map((pair) => pair.split('=') as [string, string])),
+      [...read('Dockerfile').matchAll(/^ENV (.+)$/gm)].flatMap((m) =>
+        m[1]!
+          .trim()
+          .split(/\s+/)
+          .map((pair) => pair.split('=') as [string, string]),
+      ),
     );
     expect(env).toMatchObject({ DATA_DIR: '/data', SANDBOX_USR_LOCAL: 'true' });
     const config = loadConfig(env);
@@ -22,13 +27,18 @@ describe('the Dockerfile, .dockerignore and docker-compose.yml', () => {
   });
 
   it('the build context leaves out the default data directory (the embedded database and its credentials), .env, node_modules and .git', () => {
-    const ignored = read('.dockerignore').split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
+    const ignored = read('.dockerignore')
+      .split('\n')
+      .map((l) => l.trim())
+      .filter((l) => l && !l.startsWith('#'));
     expect(ignored).toEqual(expect.arrayContaining([basename(loadConfig({}).dataDir), '.env', 'node_modules', '.git']));
   });
 
   it('every Patchbay service in compose reads the whole .env (env_file), not a hand-picked list', () => {
     const compose = read('docker-compose.yml');
-    const services = [...compose.matchAll(/command: \["node", "src\/cli\.ts", "(\w+)"\]\n((?: {2,4}\w.*\n)+)/g)].map((m) => ({ role: m[1], body: m[2]! }));
+    const services = [...compose.matchAll(/command: \["node", "src\/cli\.ts", "(\w+)"\]\n((?: {2,4}\w.*\n)+)/g)].map(
+      (m) => ({ role: m[1], body: m[2]! }),
+    );
     expect(services.map((s) => s.role).sort()).toEqual(['api', 'worker']);
     for (const service of services) expect(service.body, service.role).toContain('env_file: *patchbay-env-file');
     expect(compose).toMatch(/x-patchbay-env-file: &patchbay-env-file\n {2}- path: \.env\n {4}required: false/);

@@ -36,7 +36,13 @@ describe('security probes: other local users read no workspace, mirror or run st
     await remote.pushCommit('README.md', 'private\n', 'first');
 
     const log = pino({ level: 'silent' });
-    const provider = await createLocalSandboxProvider({ dataDir, log, ttlMinutes: 60, mode: 'bwrap', bwrapPath: '/usr/bin/bwrap' });
+    const provider = await createLocalSandboxProvider({
+      dataDir,
+      log,
+      ttlMinutes: 60,
+      mode: 'bwrap',
+      bwrapPath: '/usr/bin/bwrap',
+    });
     const sandbox = await provider.acquire('data-perms', { network: 'none' });
     expect((await sandbox.exec('echo private > secret.txt')).exitCode).toBe(0);
     await ensureMirror(remote.remote, { dataDir, log, signal: AbortSignal.timeout(60_000) });
@@ -44,11 +50,24 @@ describe('security probes: other local users read no workspace, mirror or run st
     const workspace = provider.hostPath('data-perms');
 
     // The folders that hold the others: a mirror or a checkout inside may keep git's own modes.
-    const closed = [dataDir, path.join(dataDir, 'workspaces'), workspace, path.join(dataDir, 'mirrors'), path.join(dataDir, 'workspace-meta')];
+    const closed = [
+      dataDir,
+      path.join(dataDir, 'workspaces'),
+      workspace,
+      path.join(dataDir, 'mirrors'),
+      path.join(dataDir, 'workspace-meta'),
+    ];
     if (asRoot) {
       // Each probe lists a folder or reads a file as the other user; none may succeed.
-      const probes = [...[...closed, mirror].map((dir) => `ls ${dir}`), `cat ${path.join(workspace, 'secret.txt')}`, `cat ${path.join(mirror, 'HEAD')}`];
-      const got = probes.filter((probe) => spawnSync('/bin/sh', ['-c', `${probe} >/dev/null 2>&1`], { uid: OTHER_UID, gid: OTHER_UID }).status === 0);
+      const probes = [
+        ...[...closed, mirror].map((dir) => `ls ${dir}`),
+        `cat ${path.join(workspace, 'secret.txt')}`,
+        `cat ${path.join(mirror, 'HEAD')}`,
+      ];
+      const got = probes.filter(
+        (probe) =>
+          spawnSync('/bin/sh', ['-c', `${probe} >/dev/null 2>&1`], { uid: OTHER_UID, gid: OTHER_UID }).status === 0,
+      );
       expect(got).toEqual([]);
     }
     for (const dir of closed) {

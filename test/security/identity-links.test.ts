@@ -59,8 +59,15 @@ describe('identity links: the person who opens the link is the person it was mad
   /** Mallory asks Patchbay in a DM; the link comes back to her only. */
   async function mallorysLink(): Promise<string> {
     const before = slack.ephemerals.length;
-    const signed = signBody(SIGNING_SECRET, JSON.stringify(envelope(message({ user: MALLORY, text: 'connect github', channel: 'D0MALLORY', channelType: 'im' }))));
-    expect((await fetch(`${app.url}/slack/events`, { method: 'POST', headers: signed.headers, body: signed.body })).status).toBe(200);
+    const signed = signBody(
+      SIGNING_SECRET,
+      JSON.stringify(
+        envelope(message({ user: MALLORY, text: 'connect github', channel: 'D0MALLORY', channelType: 'im' })),
+      ),
+    );
+    expect(
+      (await fetch(`${app.url}/slack/events`, { method: 'POST', headers: signed.headers, body: signed.body })).status,
+    ).toBe(200);
     const note = await waitFor(async () => slack.ephemerals[before], 'the sign-in link');
     expect(note.user).toBe(MALLORY);
     return /(http:\/\/patchbay\.test\/github\/oauth\/start\?link=\S+)/.exec(note.text)![1]!;
@@ -97,9 +104,14 @@ describe('identity links: the person who opens the link is the person it was mad
     expect(`${authorize.origin}${authorize.pathname}`).toBe(`${github.gitUrl}/login/oauth/authorize`);
     const cookie = (response.headers.get('set-cookie') ?? '').split(';')[0]!;
     const code = github.authorizeCode('mallory');
-    const callback = await fetch(`${app.url}/github/oauth/callback?code=${code}&state=${encodeURIComponent(authorize.searchParams.get('state')!)}`, { headers: { cookie } });
+    const callback = await fetch(
+      `${app.url}/github/oauth/callback?code=${code}&state=${encodeURIComponent(authorize.searchParams.get('state')!)}`,
+      { headers: { cookie } },
+    );
     expect(callback.status).toBe(200);
-    expect(await tokens()).toEqual([expect.objectContaining({ actor_key: `slack:${MALLORY}`, github_login: 'mallory' })]);
+    expect(await tokens()).toEqual([
+      expect.objectContaining({ actor_key: `slack:${MALLORY}`, github_login: 'mallory' }),
+    ]);
     expect(app.logLines.filter((line) => line.includes(code))).toEqual([]);
   });
 
@@ -119,22 +131,33 @@ describe('identity links: the person who opens the link is the person it was mad
     expect(again.headers.get('location')).toBeNull();
     // Slack's code is a credential too: not in the request log, nor anywhere else in the log.
     const slackCode = new URL(back.redirect).searchParams.get('code')!;
-    expect(app.logLines.filter((line) => line.includes(slackCode) || line.includes(slack.oidc.client.secret)).map((line) => line.slice(0, 400))).toEqual([]);
+    expect(
+      app.logLines
+        .filter((line) => line.includes(slackCode) || line.includes(slack.oidc.client.secret))
+        .map((line) => line.slice(0, 400)),
+    ).toEqual([]);
     // The request is logged (at debug), by its path only: no query string reaches the log.
     expect(app.logLines.some((line) => line.includes('"url":"/github/oauth/prove"'))).toBe(true);
   });
 
   it('refuses a link for an identity nothing here can prove, and a GitHub link signed in as someone else', async () => {
     const box = createSecretBox(secretKey);
-    const linear = await fetch(here(oauthStartLink(box, PUBLIC_URL, { source: 'linear', id: 'user-1' })), { redirect: 'manual' });
+    const linear = await fetch(here(oauthStartLink(box, PUBLIC_URL, { source: 'linear', id: 'user-1' })), {
+      redirect: 'manual',
+    });
     expect(linear.status).toBe(400);
     expect(await linear.text()).toMatch(/cannot check who opened this link/);
 
     const bob = github.addUser('bob');
-    const start = await fetch(here(oauthStartLink(box, PUBLIC_URL, { source: 'github', id: String(bob.id) })), { redirect: 'manual' });
+    const start = await fetch(here(oauthStartLink(box, PUBLIC_URL, { source: 'github', id: String(bob.id) })), {
+      redirect: 'manual',
+    });
     const authorize = new URL(start.headers.get('location')!);
     const cookie = (start.headers.get('set-cookie') ?? '').split(';')[0]!;
-    const callback = await fetch(`${app.url}/github/oauth/callback?code=${github.authorizeCode('carol')}&state=${encodeURIComponent(authorize.searchParams.get('state')!)}`, { headers: { cookie } });
+    const callback = await fetch(
+      `${app.url}/github/oauth/callback?code=${github.authorizeCode('carol')}&state=${encodeURIComponent(authorize.searchParams.get('state')!)}`,
+      { headers: { cookie } },
+    );
     expect(callback.status).toBe(403);
     expect((await tokens()).map((row) => row.github_login)).toEqual(['mallory']);
   });

@@ -39,15 +39,24 @@ describe('repository inputs: https, ssh, git@ (and local paths where allowed); n
   });
 
   it('resolveRepo refuses a transport helper with invalid_input, so nothing downstream runs it', () => {
-    expect(() => resolveRepo('fd::17')).toThrow(expect.objectContaining({ code: 'invalid_input', message: expect.stringMatching(/fd::17.*transport helpers/) }));
+    expect(() => resolveRepo('fd::17')).toThrow(
+      expect.objectContaining({ code: 'invalid_input', message: expect.stringMatching(/fd::17.*transport helpers/) }),
+    );
   });
 
   it('host git refuses fd:: and ext:: itself (GIT_ALLOW_PROTOCOL), even when a caller forgets to check', async () => {
     for (const remote of ['fd::17', 'ext::sh -c true']) {
-      await expect(runHostGit(['ls-remote', '--', remote], { signal: AbortSignal.timeout(20_000) })).rejects.toThrow(/transport '(fd|ext)' not allowed/);
+      await expect(runHostGit(['ls-remote', '--', remote], { signal: AbortSignal.timeout(20_000) })).rejects.toThrow(
+        /transport '(fd|ext)' not allowed/,
+      );
     }
     // A caller's env cannot widen it.
-    await expect(runHostGit(['ls-remote', '--', 'fd::17'], { signal: AbortSignal.timeout(20_000), env: { GIT_ALLOW_PROTOCOL: 'fd' } })).rejects.toThrow(/transport 'fd' not allowed/);
+    await expect(
+      runHostGit(['ls-remote', '--', 'fd::17'], {
+        signal: AbortSignal.timeout(20_000),
+        env: { GIT_ALLOW_PROTOCOL: 'fd' },
+      }),
+    ).rejects.toThrow(/transport 'fd' not allowed/);
   });
 });
 
@@ -68,19 +77,29 @@ describe('the API answers a bad repository with a 400 and starts nothing', () =>
     await fx?.close();
   });
 
-  it.each(['fd::17', 'ext::sh -c id', 'not a url at all', 'git://github.com/acme/app', 'http://github.com/acme/app'])('%j', async (repo) => {
-    for (const app of [urlsOnly, withPaths]) {
-      const res = await app.inject({ method: 'POST', url: '/api/sessions', payload: { repo, prompt: 'Fix it' } });
-      expect(res.statusCode).toBe(400);
-      expect(res.json()).toMatchObject({ error: 'invalid_input', message: expect.stringMatching(/https:\/\/|git URL/) });
-    }
-    expect(await fx.store.list()).toEqual([]);
-  });
+  it.each(['fd::17', 'ext::sh -c id', 'not a url at all', 'git://github.com/acme/app', 'http://github.com/acme/app'])(
+    '%j',
+    async (repo) => {
+      for (const app of [urlsOnly, withPaths]) {
+        const res = await app.inject({ method: 'POST', url: '/api/sessions', payload: { repo, prompt: 'Fix it' } });
+        expect(res.statusCode).toBe(400);
+        expect(res.json()).toMatchObject({
+          error: 'invalid_input',
+          message: expect.stringMatching(/https:\/\/|git URL/),
+        });
+      }
+      expect(await fx.store.list()).toEqual([]);
+    },
+  );
 
   it('still takes an absolute path on the server where PATCHBAY_ALLOW_LOCAL_REPOS allows it', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'patchbay-local-repo-'));
     try {
-      const res = await withPaths.inject({ method: 'POST', url: '/api/sessions', payload: { repo: dir, prompt: 'Fix it' } });
+      const res = await withPaths.inject({
+        method: 'POST',
+        url: '/api/sessions',
+        payload: { repo: dir, prompt: 'Fix it' },
+      });
       expect(res.statusCode).toBe(201);
     } finally {
       await rm(dir, { recursive: true, force: true });
@@ -93,7 +112,11 @@ describe('the CLI says what is wrong with --repo before starting anything', () =
     for (const repo of ['not a url at all', 'fd::17']) {
       const result = await exec(process.execPath, ['src/cli.ts', 'run', '--repo', repo, 'Fix it'], {
         // A database that does not exist: the check must come before anything connects to it.
-        env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: tmpdir(), DATABASE_URL: 'postgres://nobody@127.0.0.1:1/none' },
+        env: {
+          PATH: process.env.PATH ?? '/usr/bin:/bin',
+          HOME: tmpdir(),
+          DATABASE_URL: 'postgres://nobody@127.0.0.1:1/none',
+        },
         timeout: 30_000,
       }).then(
         () => ({ code: 0, stderr: '' }),

@@ -26,8 +26,18 @@ describe('egress proxy: the checked Host, a secrets path that cannot climb, refu
       }),
     );
     proxy = await startEgressProxy(path.join(dir, 'p.sock'), {
-      policy: { rules: parseEgressAllow(`pinned.example:${upstream.port},pinned.example,127.0.0.1:${upstream.port}`), protectedEndpoints: [] },
-      secrets: [{ name: 'api', url: `http://127.0.0.1:${upstream.port}/v1/projects/mine/`, header: 'x-api-key', value: 'secret-value' }],
+      policy: {
+        rules: parseEgressAllow(`pinned.example:${upstream.port},pinned.example,127.0.0.1:${upstream.port}`),
+        protectedEndpoints: [],
+      },
+      secrets: [
+        {
+          name: 'api',
+          url: `http://127.0.0.1:${upstream.port}/v1/projects/mine/`,
+          header: 'x-api-key',
+          value: 'secret-value',
+        },
+      ],
       selfAuthority: { host: '127.0.0.1', port: 3128 },
       onBlocked: (block) => blocks.push(block),
       log: pino({ level: 'silent' }),
@@ -65,7 +75,9 @@ describe('egress proxy: the checked Host, a secrets path that cannot climb, refu
     hits.length = 0;
     const result = await send('/secrets/api/items//42?x=1', '127.0.0.1:3128');
     expect(result.status).toBe(200);
-    expect(hits).toEqual([{ host: `127.0.0.1:${upstream.port}`, url: '/v1/projects/mine/items/42?x=1', key: 'secret-value' }]);
+    expect(hits).toEqual([
+      { host: `127.0.0.1:${upstream.port}`, url: '/v1/projects/mine/items/42?x=1', key: 'secret-value' },
+    ]);
   });
 
   const climbs = [

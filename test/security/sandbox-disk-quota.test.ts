@@ -42,7 +42,8 @@ describe.each(MODES)('security probes: the disk quota holds from the first byte 
     sandboxes.push(sandbox);
     return { sandbox, dir: provider.hostPath(name) };
   };
-  const run = (sandbox: Sandbox, command: string) => shell.execute({ command }, { sandbox, sessionId: sandbox.sessionId, signal: new AbortController().signal, log });
+  const run = (sandbox: Sandbox, command: string) =>
+    shell.execute({ command }, { sandbox, sessionId: sandbox.sessionId, signal: new AbortController().signal, log });
 
   beforeAll(async () => {
     ({ provider, cleanup } = await makeProvider({ limits, diskQuota }));
@@ -53,7 +54,9 @@ describe.each(MODES)('security probes: the disk quota holds from the first byte 
     await cleanup();
   });
 
-  it('stops one large file at the quota, three times over: the workspace never holds more than the quota', { timeout: 120_000 }, async () => {
+  it('stops one large file at the quota, three times over: the workspace never holds more than the quota', {
+    timeout: 120_000,
+  }, async () => {
     const { sandbox, dir } = await open('quota-large');
     for (const name of ['a', 'b', 'c']) {
       const result = await run(sandbox, `head -c 300M /dev/zero > ${name}.bin`);
@@ -62,7 +65,9 @@ describe.each(MODES)('security probes: the disk quota holds from the first byte 
     }
   });
 
-  it('counts what earlier commands wrote: a second command may add only what is left', { timeout: 120_000 }, async () => {
+  it('counts what earlier commands wrote: a second command may add only what is left', {
+    timeout: 120_000,
+  }, async () => {
     const { sandbox, dir } = await open('quota-earlier');
     expect((await run(sandbox, 'head -c 40M /dev/zero > first.bin')).isError).toBe(false);
     const second = await run(sandbox, 'head -c 40M /dev/zero > second.bin');
@@ -70,14 +75,20 @@ describe.each(MODES)('security probes: the disk quota holds from the first byte 
     expect(used(dir)).toBeLessThanOrEqual(limits.diskMb * MB + MB);
   });
 
-  it('tells a command that ended before the first look at the disk, lets the workspace be cleaned up, and counts again from there', { timeout: 120_000 }, async () => {
+  it('tells a command that ended before the first look at the disk, lets the workspace be cleaned up, and counts again from there', {
+    timeout: 120_000,
+  }, async () => {
     const { sandbox, dir } = await open('quota-cleanup');
     // 80 MB in 2 MB files: each file fits in what is left, all of them do not.
     expect((await run(sandbox, burst('out', 40, 2048))).content).toMatch(QUOTA_MESSAGE);
     expect((await run(sandbox, 'head -c 4M /dev/zero > more.bin')).content).toMatch(QUOTA_MESSAGE);
-    expect((await run(sandbox, 'rm -rf out more.bin && echo cleaned')).content).toBe('Exit code: 0\nstdout:\ncleaned\n');
+    expect((await run(sandbox, 'rm -rf out more.bin && echo cleaned')).content).toBe(
+      'Exit code: 0\nstdout:\ncleaned\n',
+    );
     expect(used(dir)).toBeLessThan(MB);
-    expect((await run(sandbox, 'head -c 10M /dev/zero > fits.bin && echo fits')).content).toBe('Exit code: 0\nstdout:\nfits\n');
+    expect((await run(sandbox, 'head -c 10M /dev/zero > fits.bin && echo fits')).content).toBe(
+      'Exit code: 0\nstdout:\nfits\n',
+    );
   });
 });
 
@@ -90,7 +101,8 @@ describe('security probes: many small files in one fast command stop at the quot
   let provider: LocalSandboxProvider;
   let cleanup: () => Promise<void>;
   const shell = createShellTool({ timeoutMs: 120_000, maxTimeoutMs: 120_000 });
-  const run = (sandbox: Sandbox, command: string) => shell.execute({ command }, { sandbox, sessionId: sandbox.sessionId, signal: new AbortController().signal, log });
+  const run = (sandbox: Sandbox, command: string) =>
+    shell.execute({ command }, { sandbox, sessionId: sandbox.sessionId, signal: new AbortController().signal, log });
   let sandbox: Sandbox;
   let dir: string;
 
@@ -104,7 +116,9 @@ describe('security probes: many small files in one fast command stop at the quot
     await cleanup();
   });
 
-  it('stops 20,000 files of 64 KiB (1.25 GB) written by one process at the quota, and the model is told', { timeout: 120_000 }, async () => {
+  it('stops 20,000 files of 64 KiB (1.25 GB) written by one process at the quota, and the model is told', {
+    timeout: 120_000,
+  }, async () => {
     expect(provider.diskQuota).toBe(asRoot ? 'filesystem' : 'watch');
     const result = await run(sandbox, burst('burst', 20_000, 64));
     expect(result.isError).toBe(true);
@@ -112,7 +126,9 @@ describe('security probes: many small files in one fast command stop at the quot
     // A file system of its own never holds more than the quota; watched, one look's worth more.
     expect(used(dir)).toBeLessThanOrEqual(asRoot ? limits.diskMb * MB : (limits.diskMb + 200) * MB);
     // Cleaning up works, and the workspace is usable again.
-    expect((await run(sandbox, 'rm -rf burst && head -c 10M /dev/zero > fits.bin && echo fits')).content).toBe('Exit code: 0\nstdout:\nfits\n');
+    expect((await run(sandbox, 'rm -rf burst && head -c 10M /dev/zero > fits.bin && echo fits')).content).toBe(
+      'Exit code: 0\nstdout:\nfits\n',
+    );
   });
 
   it('stops one 2 GB file at the quota, and the model is told', { timeout: 120_000 }, async () => {
@@ -130,7 +146,8 @@ describe('security probes: quick small-file commands against a watched quota', (
   let provider: LocalSandboxProvider;
   let cleanup: () => Promise<void>;
   const shell = createShellTool({ timeoutMs: 120_000, maxTimeoutMs: 120_000 });
-  const run = (sandbox: Sandbox, command: string) => shell.execute({ command }, { sandbox, sessionId: sandbox.sessionId, signal: new AbortController().signal, log });
+  const run = (sandbox: Sandbox, command: string) =>
+    shell.execute({ command }, { sandbox, sessionId: sandbox.sessionId, signal: new AbortController().signal, log });
   let sandbox: Sandbox;
 
   beforeAll(async () => {
@@ -142,7 +159,9 @@ describe('security probes: quick small-file commands against a watched quota', (
     await cleanup();
   });
 
-  it('holds many small files written by quick commands, and tells the command that crossed the quota', { timeout: 120_000 }, async () => {
+  it('holds many small files written by quick commands, and tells the command that crossed the quota', {
+    timeout: 120_000,
+  }, async () => {
     const dir = provider.hostPath('quota-small-files');
     const results = [];
     const usage: number[] = [];
@@ -153,12 +172,13 @@ describe('security probes: quick small-file commands against a watched quota', (
     }
     const stopped = results.findIndex((result) => QUOTA_MESSAGE.test(result.content));
     // The command that took the workspace past the quota is the one told so.
-    expect(stopped, results.map((r) => r.content.slice(0, 80)).join('\n')).toBe(usage.findIndex((bytes) => bytes > limits.diskMb * MB));
+    expect(stopped, results.map((r) => r.content.slice(0, 80)).join('\n')).toBe(
+      usage.findIndex((bytes) => bytes > limits.diskMb * MB),
+    );
     expect(stopped).toBeGreaterThan(0);
     // Every command after the one that crossed the quota is stopped too, and adds nothing.
     expect(results.slice(stopped).every((result) => QUOTA_MESSAGE.test(result.content))).toBe(true);
     // At most one command's burst past the quota (10 MB, plus directory blocks).
     expect(used(dir)).toBeLessThanOrEqual((limits.diskMb + 12) * MB);
   });
-
 });

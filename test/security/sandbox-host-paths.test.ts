@@ -28,7 +28,9 @@ describe('security probes: host paths stay out of the sandbox', () => {
       });
 
       it('shows no host path in any process environment or command line', async () => {
-        const result = await sandbox.exec('for p in /proc/[0-9]*; do tr "\\0" "\\n" < $p/environ; tr "\\0" " " < $p/cmdline; echo; done 2>/dev/null');
+        const result = await sandbox.exec(
+          'for p in /proc/[0-9]*; do tr "\\0" "\\n" < $p/environ; tr "\\0" " " < $p/cmdline; echo; done 2>/dev/null',
+        );
         expect(result.exitCode).toBe(0);
         expect(result.stdout).toContain('HOME=/tmp/home');
         expect(result.stdout).not.toContain(dataDir);
@@ -40,7 +42,10 @@ describe('security probes: host paths stay out of the sandbox', () => {
         const result = await sandbox.exec('cat /proc/self/mountinfo /proc/1/mountinfo');
         expect(result.exitCode).toBe(0);
         // Fields: id, parent, dev, root (the mounted directory on its file system), mount point, …
-        const mounts = result.stdout.trim().split('\n').map((line) => line.split(' '));
+        const mounts = result.stdout
+          .trim()
+          .split('\n')
+          .map((line) => line.split(' '));
         const workspace = mounts.find((fields) => fields[4] === '/workspace');
         if (asRoot) {
           expect(provider.diskQuota).toBe('filesystem');
@@ -49,14 +54,24 @@ describe('security probes: host paths stay out of the sandbox', () => {
         } else {
           // A non-root server cannot mount: the workspace is a bind, whose root is its host path.
           expect(provider.diskQuota).toBe('watch');
-          expect(mounts.filter((fields) => fields.join(' ').includes(dataDir)).map((fields) => fields[4])).toEqual(['/workspace', '/workspace']);
+          expect(mounts.filter((fields) => fields.join(' ').includes(dataDir)).map((fields) => fields[4])).toEqual([
+            '/workspace',
+            '/workspace',
+          ]);
         }
       });
 
       it('shows no host path as any process working directory or root', async () => {
-        const result = await sandbox.exec('for p in /proc/[0-9]*; do readlink $p/cwd $p/root; done 2>/dev/null; pwd -P');
+        const result = await sandbox.exec(
+          'for p in /proc/[0-9]*; do readlink $p/cwd $p/root; done 2>/dev/null; pwd -P',
+        );
         expect(result.stdout).not.toContain(dataDir);
-        expect(result.stdout.trim().split('\n').every((line) => line === '/' || line.startsWith('/workspace'))).toBe(true);
+        expect(
+          result.stdout
+            .trim()
+            .split('\n')
+            .every((line) => line === '/' || line.startsWith('/workspace')),
+        ).toBe(true);
       });
     });
   }

@@ -41,7 +41,10 @@ describe('security probes: no host root inside the sandbox', () => {
     stop.abort();
     await running;
     expect(hostIds.length).toBeGreaterThanOrEqual(8);
-    expect(hostIds.filter((id) => id === '0'), `host ids ${hostIds.join(' ')}`).toEqual([]);
+    expect(
+      hostIds.filter((id) => id === '0'),
+      `host ids ${hostIds.join(' ')}`,
+    ).toEqual([]);
     if (!asRoot) expect(new Set(hostIds.filter((_, i) => i % 8 < 4))).toEqual(new Set([String(process.getuid?.())]));
   });
 
@@ -69,7 +72,9 @@ describe('security probes: no host root inside the sandbox', () => {
       '/proc/sys/fs/binfmt_misc/register',
     ];
     // Opening for append writes nothing, so a probe that gets through changes nothing either.
-    const result = await sandbox.exec(`for f in ${targets.join(' ')}; do if (: >> "$f") 2>/dev/null; then echo "open $f"; fi; done; echo done`);
+    const result = await sandbox.exec(
+      `for f in ${targets.join(' ')}; do if (: >> "$f") 2>/dev/null; then echo "open $f"; fi; done; echo done`,
+    );
     expect(result.stdout.trim()).toBe('done');
   });
 
@@ -81,7 +86,9 @@ describe('security probes: no host root inside the sandbox', () => {
     await writeFile(path.join(root, 'other-owned.txt'), 'other\n', { mode: 0o644 });
     if (asRoot) await chown(path.join(root, 'other-owned.txt'), OTHER_UID, OTHER_UID);
     const files = asRoot ? ['server-owned.txt', 'other-owned.txt'] : ['/etc/passwd', '/usr/bin/env'];
-    const result = await sandbox.exec(`for f in ${files.join(' ')}; do if (echo taken >> "$f") 2>/dev/null; then echo "wrote $f"; fi; done; echo done`);
+    const result = await sandbox.exec(
+      `for f in ${files.join(' ')}; do if (echo taken >> "$f") 2>/dev/null; then echo "wrote $f"; fi; done; echo done`,
+    );
     expect(result.stdout.trim()).toBe('done');
     if (asRoot) {
       expect(await readFile(path.join(root, 'server-owned.txt'), 'utf8')).toBe('server\n');

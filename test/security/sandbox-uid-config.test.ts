@@ -14,7 +14,9 @@ const CONFIGURED = { uid: 4343, gid: 4344 };
 describe('security probes: SANDBOX_UID and SANDBOX_GID, through the composition a user runs', () => {
   let app: PatchbayFixture;
   beforeAll(async () => {
-    app = await startTestPatchbay({ env: { SANDBOX_UID: String(CONFIGURED.uid), SANDBOX_GID: String(CONFIGURED.gid) } });
+    app = await startTestPatchbay({
+      env: { SANDBOX_UID: String(CONFIGURED.uid), SANDBOX_GID: String(CONFIGURED.gid) },
+    });
   });
   afterAll(async () => {
     await app?.dispose();

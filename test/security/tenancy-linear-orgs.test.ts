@@ -17,7 +17,9 @@ const oauthEnv = (linear: FakeLinear) => ({
 async function install(app: LinearPatchbay, linear: FakeLinear): Promise<Response> {
   const start = await fetch(`${app.url}/linear/oauth/start`, { redirect: 'manual' });
   const back = new URL(linear.authorize(start.headers.get('location')!).redirect);
-  return fetch(`${app.url}/linear/oauth/callback${back.search}`, { headers: { cookie: (start.headers.get('set-cookie') ?? '').split(';')[0]! } });
+  return fetch(`${app.url}/linear/oauth/callback${back.search}`, {
+    headers: { cookie: (start.headers.get('set-cookie') ?? '').split(';')[0]! },
+  });
 }
 
 // Any Linear workspace that installs the app would run sessions on the operator's model budget:
@@ -28,8 +30,17 @@ describe('tenancy: Linear workspaces limited to LINEAR_ALLOWED_ORGS', () => {
 
   beforeAll(async () => {
     linear = await startFakeLinear();
-    linear.addTeam({ id: 't1', key: 'ENG', name: 'Engineering', states: [{ id: 's1', name: 'Todo', type: 'unstarted', position: 0 }] });
-    app = await startLinearPatchbay({ linear }, createScriptedProvider({ scenario: [{ text: 'unused' }] }), { ...oauthEnv(linear), LINEAR_ACCESS_TOKEN: linear.accessToken, LINEAR_ALLOWED_ORGS: OTHER_ORG });
+    linear.addTeam({
+      id: 't1',
+      key: 'ENG',
+      name: 'Engineering',
+      states: [{ id: 's1', name: 'Todo', type: 'unstarted', position: 0 }],
+    });
+    app = await startLinearPatchbay({ linear }, createScriptedProvider({ scenario: [{ text: 'unused' }] }), {
+      ...oauthEnv(linear),
+      LINEAR_ACCESS_TOKEN: linear.accessToken,
+      LINEAR_ALLOWED_ORGS: OTHER_ORG,
+    });
   }, 60_000);
   afterAll(async () => {
     await app?.dispose();
@@ -43,13 +54,26 @@ describe('tenancy: Linear workspaces limited to LINEAR_ALLOWED_ORGS', () => {
     expect(await app.database.db.selectFrom('linear_installations').selectAll().execute()).toEqual([]);
   });
 
-  it("takes a signed webhook from such a workspace and does nothing with it: no session, no activity", async () => {
-    const issue = linear.addIssue({ id: 'i-1', identifier: 'ENG-1', title: 'Fix it', description: null, teamId: 't1', stateId: 's1' });
-    const created = agentSessionCreated(linear, { agentSessionId: 'as-foreign', issue, creator: { id: 'u1', name: 'Ada', email: 'ada@acme.test' } });
+  it('takes a signed webhook from such a workspace and does nothing with it: no session, no activity', async () => {
+    const issue = linear.addIssue({
+      id: 'i-1',
+      identifier: 'ENG-1',
+      title: 'Fix it',
+      description: null,
+      teamId: 't1',
+      stateId: 's1',
+    });
+    const created = agentSessionCreated(linear, {
+      agentSessionId: 'as-foreign',
+      issue,
+      creator: { id: 'u1', name: 'Ada', email: 'ada@acme.test' },
+    });
     const res = await sendLinearWebhook(`${app.url}/linear/webhooks`, linearSecret, created);
     expect(res.status).toBe(200);
     expect(JSON.parse(res.text)).toMatchObject({ ok: false, ignored: expect.stringContaining('LINEAR_ALLOWED_ORGS') });
-    expect(await app.database.db.selectFrom('inbound_deliveries').selectAll().where('source', '=', 'linear').execute()).toEqual([]);
+    expect(
+      await app.database.db.selectFrom('inbound_deliveries').selectAll().where('source', '=', 'linear').execute(),
+    ).toEqual([]);
     expect(await app.store.list()).toEqual([]);
     expect(linear.activitiesOf('as-foreign')).toEqual([]);
     expect(linear.refused).toEqual([]);
@@ -57,7 +81,10 @@ describe('tenancy: Linear workspaces limited to LINEAR_ALLOWED_ORGS', () => {
 
   it('reads LINEAR_ALLOWED_ORGS from the environment', () => {
     const base = { LINEAR_WEBHOOK_SECRET: 's', LINEAR_ACCESS_TOKEN: 't' };
-    expect(loadConfig({ ...base, LINEAR_ALLOWED_ORGS: `${OTHER_ORG}, org-2` }).linear?.allowedOrgs).toEqual([OTHER_ORG, 'org-2']);
+    expect(loadConfig({ ...base, LINEAR_ALLOWED_ORGS: `${OTHER_ORG}, org-2` }).linear?.allowedOrgs).toEqual([
+      OTHER_ORG,
+      'org-2',
+    ]);
     expect(loadConfig(base).linear?.allowedOrgs).toBeUndefined();
     expect(() => loadConfig({ ...base, LINEAR_ALLOWED_ORGS: 'not an id!' })).toThrow(/LINEAR_ALLOWED_ORGS/);
   });
@@ -69,7 +96,11 @@ describe('tenancy: without LINEAR_ALLOWED_ORGS the installer is told', () => {
 
   beforeAll(async () => {
     linear = await startFakeLinear();
-    app = await startLinearPatchbay({ linear }, createScriptedProvider({ scenario: [{ text: 'unused' }] }), oauthEnv(linear));
+    app = await startLinearPatchbay(
+      { linear },
+      createScriptedProvider({ scenario: [{ text: 'unused' }] }),
+      oauthEnv(linear),
+    );
   }, 60_000);
   afterAll(async () => {
     await app?.dispose();
@@ -85,12 +116,17 @@ describe('tenancy: without LINEAR_ALLOWED_ORGS the installer is told', () => {
     expect(await elsewhere.text()).toMatch(/browser where you started it/);
     const other = await fetch(`${app.url}/linear/oauth/start`, { redirect: 'manual' });
     const otherCookie = (other.headers.get('set-cookie') ?? '').split(';')[0]!;
-    expect((await fetch(`${app.url}/linear/oauth/callback${back.search}`, { headers: { cookie: otherCookie } })).status).toBe(400);
+    expect(
+      (await fetch(`${app.url}/linear/oauth/callback${back.search}`, { headers: { cookie: otherCookie } })).status,
+    ).toBe(400);
     expect(await app.database.db.selectFrom('linear_installations').selectAll().execute()).toEqual([]);
   });
 
   it('warns at start and on install, naming the setting with this workspace’s id', async () => {
-    const warnings = () => app.logLines.map((line) => JSON.parse(line) as { level: number; msg: string }).filter((l) => l.level === 40 && l.msg.includes('LINEAR_ALLOWED_ORGS is not set'));
+    const warnings = () =>
+      app.logLines
+        .map((line) => JSON.parse(line) as { level: number; msg: string })
+        .filter((l) => l.level === 40 && l.msg.includes('LINEAR_ALLOWED_ORGS is not set'));
     expect(warnings()).toHaveLength(1);
     const callback = await install(app, linear);
     expect(callback.status).toBe(200);

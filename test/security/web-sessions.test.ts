@@ -20,7 +20,14 @@ describe('web sessions: server-side, revocable, expiring', () => {
     fx = await createApiFixture();
     // The real server, with the page sessions on the fixture's database and a clock the test moves.
     const pageSessions = createPageSessions({ db: fx.store.db, token, secure: false, now: () => clock });
-    app = createServer({ service: fx.service, store: fx.store, bus: fx.bus, log: pino({ level: 'silent' }), apiToken: token, pageSessions });
+    app = createServer({
+      service: fx.service,
+      store: fx.store,
+      bus: fx.bus,
+      log: pino({ level: 'silent' }),
+      apiToken: token,
+      pageSessions,
+    });
   });
   afterAll(async () => {
     await app?.close();
@@ -45,7 +52,11 @@ describe('web sessions: server-side, revocable, expiring', () => {
   it('ends the session on the server at sign-out: the same cookie, replayed, opens nothing', async () => {
     const cookie = await signIn();
     const other = await signIn();
-    const out = await app.inject({ method: 'DELETE', url: '/api/auth', headers: { cookie, origin: 'http://localhost:80', host: 'localhost:80', [PAGE_REQUEST_HEADER]: '1' } });
+    const out = await app.inject({
+      method: 'DELETE',
+      url: '/api/auth',
+      headers: { cookie, origin: 'http://localhost:80', host: 'localhost:80', [PAGE_REQUEST_HEADER]: '1' },
+    });
     expect(out.statusCode).toBe(204);
     expect(String(out.headers['set-cookie'])).toMatch(/^patchbay_session=; .*Max-Age=0/);
     expect((await list(cookie)).statusCode).toBe(401);
@@ -82,7 +93,12 @@ describe('cross-site requests are refused on every state-changing route', () => 
   afterAll(() => fx?.close());
 
   const queuedSession = async () => {
-    const started = await fx.service.start({ thread: { source: 'web' }, actor: { source: 'web', id: 'ada', name: 'Ada' }, text: 'Fix it', repo: 'https://github.com/o/r' });
+    const started = await fx.service.start({
+      thread: { source: 'web' },
+      actor: { source: 'web', id: 'ada', name: 'Ada' },
+      text: 'Fix it',
+      repo: 'https://github.com/o/r',
+    });
     if (started.kind !== 'started') throw new Error(started.kind);
     return started.session.id;
   };
@@ -90,23 +106,48 @@ describe('cross-site requests are refused on every state-changing route', () => 
 
   it('without PATCHBAY_API_TOKEN: another site cannot stop a session (a form post, a no-cors fetch)', async () => {
     const id = await queuedSession();
-    for (const headers of [evil, { origin: 'https://evil.example', 'content-type': 'text/plain' }, { 'sec-fetch-site': 'same-site', 'content-type': 'text/plain' }, { origin: 'null', 'content-type': 'text/plain' }]) {
-      const res = await open.inject({ method: 'POST', url: `/api/sessions/${id}/stop`, headers: { host: 'localhost:3000', ...headers }, payload: '{}' });
+    for (const headers of [
+      evil,
+      { origin: 'https://evil.example', 'content-type': 'text/plain' },
+      { 'sec-fetch-site': 'same-site', 'content-type': 'text/plain' },
+      { origin: 'null', 'content-type': 'text/plain' },
+    ]) {
+      const res = await open.inject({
+        method: 'POST',
+        url: `/api/sessions/${id}/stop`,
+        headers: { host: 'localhost:3000', ...headers },
+        payload: '{}',
+      });
       expect(res.statusCode, JSON.stringify(headers)).toBe(403);
       expect(res.json()).toMatchObject({ error: 'cross_site' });
     }
     expect((await fx.store.get(id))?.status).toBe('queued');
-    const created = await open.inject({ method: 'POST', url: '/api/sessions', headers: { host: 'localhost:3000', ...evil }, payload: JSON.stringify({ repo: 'https://github.com/o/r', prompt: 'p' }) });
+    const created = await open.inject({
+      method: 'POST',
+      url: '/api/sessions',
+      headers: { host: 'localhost:3000', ...evil },
+      payload: JSON.stringify({ repo: 'https://github.com/o/r', prompt: 'p' }),
+    });
     expect(created.statusCode).toBe(403);
   });
 
   it('without PATCHBAY_API_TOKEN: a same-origin browser request needs the page header too', async () => {
     const id = await queuedSession();
     const sameOrigin = { host: 'localhost:3000', origin: 'http://localhost:3000', 'sec-fetch-site': 'same-origin' };
-    const bare = await open.inject({ method: 'POST', url: `/api/sessions/${id}/stop`, headers: sameOrigin, payload: {} });
+    const bare = await open.inject({
+      method: 'POST',
+      url: `/api/sessions/${id}/stop`,
+      headers: sameOrigin,
+      payload: {},
+    });
     expect(bare.statusCode).toBe(403);
     expect((await fx.store.get(id))?.status).toBe('queued');
-    const page = await open.inject({ method: 'POST', url: `/api/sessions/${id}/stop`, headers: { ...sameOrigin, [PAGE_REQUEST_HEADER]: '1' }, payload: {} });
+    const page = await open.inject({
+      method: 'POST',
+      url: `/api/sessions/${id}/stop`,
+      headers: { ...sameOrigin, [PAGE_REQUEST_HEADER]: '1' },
+      payload: {},
+    });
     expect(page.statusCode).toBe(202);
     expect((await fx.store.get(id))?.status).toBe('cancelled');
   });
@@ -117,10 +158,33 @@ describe('cross-site requests are refused on every state-changing route', () => 
     const id = await queuedSession();
     const headers = { host: 'patchbay.example:3000', cookie, ...evil };
     const before = (await fx.store.list()).length;
-    expect((await guarded.inject({ method: 'POST', url: '/api/sessions', headers, payload: JSON.stringify({ repo: 'https://github.com/o/r', prompt: 'p' }) })).statusCode).toBe(403);
-    expect((await guarded.inject({ method: 'POST', url: `/api/sessions/${id}/stop`, headers, payload: '{}' })).statusCode).toBe(403);
-    expect((await guarded.inject({ method: 'PUT', url: `/api/repos/${encodeURIComponent('https://github.com/o/r')}/knowledge`, headers, payload: '{}' })).statusCode).toBe(403);
-    expect((await guarded.inject({ method: 'POST', url: '/api/auth', headers, payload: JSON.stringify({ token }) })).statusCode).toBe(403);
+    expect(
+      (
+        await guarded.inject({
+          method: 'POST',
+          url: '/api/sessions',
+          headers,
+          payload: JSON.stringify({ repo: 'https://github.com/o/r', prompt: 'p' }),
+        })
+      ).statusCode,
+    ).toBe(403);
+    expect(
+      (await guarded.inject({ method: 'POST', url: `/api/sessions/${id}/stop`, headers, payload: '{}' })).statusCode,
+    ).toBe(403);
+    expect(
+      (
+        await guarded.inject({
+          method: 'PUT',
+          url: `/api/repos/${encodeURIComponent('https://github.com/o/r')}/knowledge`,
+          headers,
+          payload: '{}',
+        })
+      ).statusCode,
+    ).toBe(403);
+    expect(
+      (await guarded.inject({ method: 'POST', url: '/api/auth', headers, payload: JSON.stringify({ token }) }))
+        .statusCode,
+    ).toBe(403);
     expect((await guarded.inject({ method: 'DELETE', url: '/api/auth', headers })).statusCode).toBe(403);
     expect((await fx.store.list()).length).toBe(before);
     expect((await fx.store.get(id))?.status).toBe('queued');
@@ -130,7 +194,12 @@ describe('cross-site requests are refused on every state-changing route', () => 
 
   it('leaves API clients without browser headers (the CLI, curl) to their bearer token', async () => {
     const id = await queuedSession();
-    const res = await guarded.inject({ method: 'POST', url: `/api/sessions/${id}/stop`, headers: { authorization: `Bearer ${token}` }, payload: {} });
+    const res = await guarded.inject({
+      method: 'POST',
+      url: `/api/sessions/${id}/stop`,
+      headers: { authorization: `Bearer ${token}` },
+      payload: {},
+    });
     expect(res.statusCode).toBe(202);
   });
 
@@ -147,7 +216,11 @@ describe('cross-site requests are refused on every state-changing route', () => 
     ['POST', { origin: 'http://localhost:3001', [PAGE_REQUEST_HEADER]: '1' }, /not this server/],
     ['POST', { origin: 'null', [PAGE_REQUEST_HEADER]: '1' }, /not this server/],
   ] as const)('%s with %j', (method, headers, expected) => {
-    const refusal = crossSiteRefusal({ method, headers: { ...headers }, ownHosts: ['localhost:3000', 'patchbay.example.com'] });
+    const refusal = crossSiteRefusal({
+      method,
+      headers: { ...headers },
+      ownHosts: ['localhost:3000', 'patchbay.example.com'],
+    });
     if (expected === undefined) expect(refusal).toBeUndefined();
     else expect(refusal).toMatch(expected);
   });

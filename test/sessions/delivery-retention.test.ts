@@ -33,7 +33,11 @@ describe('inbound delivery retention', () => {
       LINEAR_API_URL: linear.apiUrl,
       ...env,
     });
-    return startPatchbay(config, { log: pino({ level: 'silent' }), work: false, integrations: (context) => buildIntegrations(config, context) });
+    return startPatchbay(config, {
+      log: pino({ level: 'silent' }),
+      work: false,
+      integrations: (context) => buildIntegrations(config, context),
+    });
   };
 
   beforeAll(async () => {
@@ -48,22 +52,31 @@ describe('inbound delivery retention', () => {
     await rm(dataDir, { recursive: true, force: true });
   });
 
-  const keys = async () => (await database.db.selectFrom('inbound_deliveries').select('dedupe_key').orderBy('dedupe_key').execute()).map((r) => r.dedupe_key);
+  const keys = async () =>
+    (await database.db.selectFrom('inbound_deliveries').select('dedupe_key').orderBy('dedupe_key').execute()).map(
+      (r) => r.dedupe_key,
+    );
 
   it('deletes finished deliveries past the retention at start, keeps recent and unfinished ones, and keeps all with 0', async () => {
     const first = await start({});
     try {
       for (const key of ['old-done', 'old-failed', 'recent-done']) {
-        expect(await first.inbound.accept({ source: 'test', dedupeKey: key, kind: 'event', body: '{}' })).toBe('accepted');
+        expect(await first.inbound.accept({ source: 'test', dedupeKey: key, kind: 'event', body: '{}' })).toBe(
+          'accepted',
+        );
       }
       await deliveriesWorked(first);
     } finally {
       await first.close();
     }
     // Eight days ago, one of them failed on its last attempt; and one still waiting from back then.
-    await sql`update inbound_deliveries set finished_at = now() - interval '8 days', received_at = now() - interval '8 days' where dedupe_key like 'old-%'`.execute(database.db);
+    await sql`update inbound_deliveries set finished_at = now() - interval '8 days', received_at = now() - interval '8 days' where dedupe_key like 'old-%'`.execute(
+      database.db,
+    );
     await sql`update inbound_deliveries set status = 'failed' where dedupe_key = 'old-failed'`.execute(database.db);
-    await sql`insert into inbound_deliveries (source, dedupe_key, kind, body, received_at, status, attempts) values ('test', 'old-pending', 'event', '{}', now() - interval '8 days', 'pending', 1)`.execute(database.db);
+    await sql`insert into inbound_deliveries (source, dedupe_key, kind, body, received_at, status, attempts) values ('test', 'old-pending', 'event', '{}', now() - interval '8 days', 'pending', 1)`.execute(
+      database.db,
+    );
 
     // Kept forever with 0.
     await (await start({ DELIVERY_RETENTION_DAYS: '0' })).close();

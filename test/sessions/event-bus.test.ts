@@ -26,8 +26,17 @@ describe('event bus', () => {
     await handle.close();
   });
 
-  it('keeps reconnecting while the database is unreachable, then delivers notices again', { timeout: 30_000 }, async () => {
-    await store.create({ id: 's-bus', repo: 'r', prompt: 'p', title: 't', requester: { source: 'web', id: 'a', name: 'A' }, thread: { source: 'web' } });
+  it('keeps reconnecting while the database is unreachable, then delivers notices again', {
+    timeout: 30_000,
+  }, async () => {
+    await store.create({
+      id: 's-bus',
+      repo: 'r',
+      prompt: 'p',
+      title: 't',
+      requester: { source: 'web', id: 'a', name: 'A' },
+      thread: { source: 'web' },
+    });
     // Only the bus goes through the proxy; the store writes straight to the database.
     bus = await createEventBus({ url: proxy.via(handle.url), log, reconnectMs: 100 });
     const seen: EventNotice[] = [];
@@ -38,10 +47,14 @@ describe('event bus', () => {
     await waitFor(async () => proxy.refused >= 3, 'three refused reconnect attempts', 10_000);
     proxy.restore();
 
-    await waitFor(async () => {
-      await store.append('s-bus', [{ event: { type: 'error', code: 'x', message: 'ping' } }]);
-      return seen.length > 0;
-    }, 'a notice after the outage', 10_000);
+    await waitFor(
+      async () => {
+        await store.append('s-bus', [{ event: { type: 'error', code: 'x', message: 'ping' } }]);
+        return seen.length > 0;
+      },
+      'a notice after the outage',
+      10_000,
+    );
     expect(seen[0]).toMatchObject({ sessionId: 's-bus', type: 'error' });
   });
 });

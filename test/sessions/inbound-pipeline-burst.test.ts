@@ -33,10 +33,22 @@ describe('inbound pipeline under a burst', () => {
   it('works every delivery of a burst without waiting for a poll, each once', async () => {
     const bodies = Array.from({ length: 120 }, (_, i) => `delivery-${i}`);
     // Arriving together, as concurrent webhook requests do, and some in a second wave while the first is worked.
-    const first = await Promise.all(bodies.slice(0, 80).map((body, i) => pipeline.accept({ source: 'test', dedupeKey: body, kind: 'event', body, orderKey: `thread-${i % 10}` })));
-    const second = await Promise.all(bodies.slice(80).map((body) => pipeline.accept({ source: 'test', dedupeKey: body, kind: 'event', body })));
+    const first = await Promise.all(
+      bodies
+        .slice(0, 80)
+        .map((body, i) =>
+          pipeline.accept({ source: 'test', dedupeKey: body, kind: 'event', body, orderKey: `thread-${i % 10}` }),
+        ),
+    );
+    const second = await Promise.all(
+      bodies.slice(80).map((body) => pipeline.accept({ source: 'test', dedupeKey: body, kind: 'event', body })),
+    );
     expect([...first, ...second].every((stored) => stored === 'accepted')).toBe(true);
-    await waitFor(async () => (await pipeline.list({ limit: 500 })).every((d) => d.status === 'ignored'), 'every delivery of the burst worked', 30_000);
+    await waitFor(
+      async () => (await pipeline.list({ limit: 500 })).every((d) => d.status === 'ignored'),
+      'every delivery of the burst worked',
+      30_000,
+    );
     expect([...worked.keys()].sort()).toEqual([...bodies].sort());
     expect([...worked.values()].every((times) => times === 1)).toBe(true);
   }, 60_000);

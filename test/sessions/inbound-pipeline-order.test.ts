@@ -26,17 +26,30 @@ describe('inbound pipeline ordering', () => {
 
   let fixture: Awaited<ReturnType<typeof startTestPipeline>> | undefined;
   beforeAll(async () => {
-    fixture = await startTestPipeline(surface, { pollingIntervalSeconds: 0.5, retry: { retries: 2, delaySeconds: 1, maxDelaySeconds: 1 } });
+    fixture = await startTestPipeline(surface, {
+      pollingIntervalSeconds: 0.5,
+      retry: { retries: 2, delaySeconds: 1, maxDelaySeconds: 1 },
+    });
     pipeline = fixture.pipeline;
   }, 60_000);
   afterAll(() => fixture?.dispose());
 
   it('holds a delivery back while an earlier one of its key is retried, and lets other keys through', async () => {
-    const delivery = (body: string, orderKey: string) => ({ source: 'test', dedupeKey: body, kind: 'event', body, orderKey });
+    const delivery = (body: string, orderKey: string) => ({
+      source: 'test',
+      dedupeKey: body,
+      kind: 'event',
+      body,
+      orderKey,
+    });
     expect(await pipeline.accept(delivery('k-first', 'k'))).toBe('accepted');
     expect(await pipeline.accept(delivery('k-second', 'k'))).toBe('accepted');
     expect(await pipeline.accept(delivery('other', 'j'))).toBe('accepted');
-    await waitFor(async () => (await pipeline.list()).every((d) => d.status === 'ignored'), 'every delivery worked', 30_000);
+    await waitFor(
+      async () => (await pipeline.list()).every((d) => d.status === 'ignored'),
+      'every delivery worked',
+      30_000,
+    );
     const ofK = attempts.filter((a) => a.startsWith('k-'));
     expect(ofK).toEqual(['k-first#1', 'k-first#2', 'k-second#1']);
     // The other key did not queue behind k's retry.

@@ -21,14 +21,33 @@ describe.each(databaseTargets())('the outcome ledger on $name PostgreSQL', (targ
   });
   afterAll(() => handle.close());
 
-  const row = (number: number) => handle.db.selectFrom('pull_outcomes').selectAll().where('number', '=', number).executeTakeFirstOrThrow();
+  const row = (number: number) =>
+    handle.db.selectFrom('pull_outcomes').selectAll().where('number', '=', number).executeTakeFirstOrThrow();
   async function opened(number: number, commit = 'p1') {
     const id = `s-${number}`;
-    if (!(await sessions.get(id))) await sessions.create({ id, repo: 'https://github.com/Octo/Shop', prompt: 'p', title: 't', requester: alice, thread: { source: 'web' } });
-    await ledger.opened({ owner: 'Octo', repo: 'Shop', number, sessionId: id, url: `https://github.com/Octo/Shop/pull/${number}`, branch: `patchbay/${number}`, baseBranch: 'main', commit, at: new Date() });
+    if (!(await sessions.get(id)))
+      await sessions.create({
+        id,
+        repo: 'https://github.com/Octo/Shop',
+        prompt: 'p',
+        title: 't',
+        requester: alice,
+        thread: { source: 'web' },
+      });
+    await ledger.opened({
+      owner: 'Octo',
+      repo: 'Shop',
+      number,
+      sessionId: id,
+      url: `https://github.com/Octo/Shop/pull/${number}`,
+      branch: `patchbay/${number}`,
+      baseBranch: 'main',
+      commit,
+      at: new Date(),
+    });
   }
 
-  it('counts people\'s commits and reviews once however often they are told, and forgets the commits when Patchbay pushes again', async () => {
+  it("counts people's commits and reviews once however often they are told, and forgets the commits when Patchbay pushes again", async () => {
     await opened(1);
     const where = { owner: 'octo', repo: 'shop', branch: 'patchbay/1' };
     await ledger.humanCommits(where, ['h1', 'h2']);
@@ -52,22 +71,70 @@ describe.each(databaseTargets())('the outcome ledger on $name PostgreSQL', (targ
     await ledger.mergeCi(where, merge(4), 'failure', new Date(mergedAt.getTime() + 1000));
     await ledger.mergeCi(where, merge(4), 'success', new Date(mergedAt.getTime() + 2000));
     expect(await ledger.reverted(where, merge(4).slice(0, 12), 'r41', new Date(mergedAt.getTime() + 3000))).toEqual([]);
-    await ledger.finished({ owner: 'octo', repo: 'shop', number: 41, state: 'merged', at: mergedAt, by: 'carol', mergeCommit: merge(4) });
-    expect(await row(41)).toMatchObject({ state: 'merged', merge_commit: merge(4), merge_ci: 'failure', revert_commit: 'r41' });
+    await ledger.finished({
+      owner: 'octo',
+      repo: 'shop',
+      number: 41,
+      state: 'merged',
+      at: mergedAt,
+      by: 'carol',
+      mergeCommit: merge(4),
+    });
+    expect(await row(41)).toMatchObject({
+      state: 'merged',
+      merge_commit: merge(4),
+      merge_ci: 'failure',
+      revert_commit: 'r41',
+    });
     // Nothing is kept for a repository with no Patchbay pull request.
     await ledger.mergeCi({ owner: 'else', repo: 'where' }, merge(5), 'success', new Date());
-    expect(await handle.db.selectFrom('commit_signals').select('commit').where('owner', '=', 'else').execute()).toEqual([]);
+    expect(await handle.db.selectFrom('commit_signals').select('commit').where('owner', '=', 'else').execute()).toEqual(
+      [],
+    );
   });
 
   it('marks a revert of the merge commit within 14 days, not later, and ignores PRs no session opened', async () => {
     await opened(2);
     await opened(3);
     const mergedAt = new Date('2026-03-01T00:00:00Z');
-    await ledger.finished({ owner: 'octo', repo: 'shop', number: 2, state: 'merged', at: mergedAt, by: 'carol', mergeCommit: merge(2) });
-    await ledger.finished({ owner: 'octo', repo: 'shop', number: 3, state: 'merged', at: mergedAt, by: 'carol', mergeCommit: merge(3) });
-    await ledger.finished({ owner: 'octo', repo: 'shop', number: 99, state: 'merged', at: mergedAt, by: 'carol', mergeCommit: merge(9) });
-    expect(await ledger.reverted({ owner: 'octo', repo: 'shop' }, merge(2).slice(0, 12), 'r2', new Date(mergedAt.getTime() + 13 * day))).toEqual([{ owner: 'octo', repo: 'shop', number: 2 }]);
-    expect(await ledger.reverted({ owner: 'octo', repo: 'shop' }, merge(3), 'r3', new Date(mergedAt.getTime() + 15 * day))).toEqual([]);
+    await ledger.finished({
+      owner: 'octo',
+      repo: 'shop',
+      number: 2,
+      state: 'merged',
+      at: mergedAt,
+      by: 'carol',
+      mergeCommit: merge(2),
+    });
+    await ledger.finished({
+      owner: 'octo',
+      repo: 'shop',
+      number: 3,
+      state: 'merged',
+      at: mergedAt,
+      by: 'carol',
+      mergeCommit: merge(3),
+    });
+    await ledger.finished({
+      owner: 'octo',
+      repo: 'shop',
+      number: 99,
+      state: 'merged',
+      at: mergedAt,
+      by: 'carol',
+      mergeCommit: merge(9),
+    });
+    expect(
+      await ledger.reverted(
+        { owner: 'octo', repo: 'shop' },
+        merge(2).slice(0, 12),
+        'r2',
+        new Date(mergedAt.getTime() + 13 * day),
+      ),
+    ).toEqual([{ owner: 'octo', repo: 'shop', number: 2 }]);
+    expect(
+      await ledger.reverted({ owner: 'octo', repo: 'shop' }, merge(3), 'r3', new Date(mergedAt.getTime() + 15 * day)),
+    ).toEqual([]);
     expect(await ledger.reverted({ owner: 'other', repo: 'shop' }, merge(2), 'r4', mergedAt)).toEqual([]);
     expect(await row(2)).toMatchObject({ state: 'merged', finished_by: 'carol', revert_commit: 'r2' });
     expect((await row(3)).reverted_at).toBeNull();
@@ -81,13 +148,50 @@ describe.each(databaseTargets())('the outcome ledger on $name PostgreSQL', (targ
   });
 
   it('tracks PRs sessions opened before outcome tracking, from their pr-opened events, as backfill candidates', async () => {
-    await sessions.create({ id: 'old', repo: 'https://github.com/octo/shop', prompt: 'p', title: 't', requester: alice, thread: { source: 'web' } });
-    await sessions.append('old', [{ event: { type: 'pr-opened', url: 'https://github.com/Octo/Shop/pull/40', number: 40, branch: 'patchbay/old', commit: 'c1' } }]);
-    await sessions.append('old', [{ event: { type: 'pr-opened', url: 'https://github.com/Octo/Shop/pull/40', number: 40, branch: 'patchbay/old', commit: 'c2' } }]);
+    await sessions.create({
+      id: 'old',
+      repo: 'https://github.com/octo/shop',
+      prompt: 'p',
+      title: 't',
+      requester: alice,
+      thread: { source: 'web' },
+    });
+    await sessions.append('old', [
+      {
+        event: {
+          type: 'pr-opened',
+          url: 'https://github.com/Octo/Shop/pull/40',
+          number: 40,
+          branch: 'patchbay/old',
+          commit: 'c1',
+        },
+      },
+    ]);
+    await sessions.append('old', [
+      {
+        event: {
+          type: 'pr-opened',
+          url: 'https://github.com/Octo/Shop/pull/40',
+          number: 40,
+          branch: 'patchbay/old',
+          commit: 'c2',
+        },
+      },
+    ]);
     const candidates = await ledger.backfillCandidates();
-    expect(candidates).toEqual(expect.arrayContaining([{ owner: 'octo', repo: 'shop', number: 40 }, { owner: 'octo', repo: 'shop', number: 1 }]));
+    expect(candidates).toEqual(
+      expect.arrayContaining([
+        { owner: 'octo', repo: 'shop', number: 40 },
+        { owner: 'octo', repo: 'shop', number: 1 },
+      ]),
+    );
     expect(candidates).not.toContainEqual({ owner: 'octo', repo: 'shop', number: 2 });
-    expect(await row(40)).toMatchObject({ session_id: 'old', branch: 'patchbay/old', patchbay_commit: 'c2', state: 'open' });
+    expect(await row(40)).toMatchObject({
+      session_id: 'old',
+      branch: 'patchbay/old',
+      patchbay_commit: 'c2',
+      state: 'open',
+    });
   });
 
   it.each([

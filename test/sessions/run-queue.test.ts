@@ -30,7 +30,13 @@ describe('the run queue', () => {
   });
 
   it('hands a run that failed on every attempt to the given-up handler, once', async () => {
-    const queue = await createRunQueue({ url: database.url, log, retryLimit: 1, pollingIntervalSeconds: 0.5, monitorIntervalSeconds: 1 });
+    const queue = await createRunQueue({
+      url: database.url,
+      log,
+      retryLimit: 1,
+      pollingIntervalSeconds: 0.5,
+      monitorIntervalSeconds: 1,
+    });
     try {
       let attempts = 0;
       const givenUp: { sessionId: string; attempts: number }[] = [];
@@ -63,7 +69,9 @@ describe('the run queue', () => {
     try {
       expect(await restarted.reclaimActive()).toBe(1);
       const { rows } = await sql<{ state: string; due: boolean }>`
-        select state, start_after <= now() as due from pgboss.job where name = 'run-session' and singleton_key = 's-cut-off'`.execute(database.db);
+        select state, start_after <= now() as due from pgboss.job where name = 'run-session' and singleton_key = 's-cut-off'`.execute(
+        database.db,
+      );
       expect(rows).toEqual([{ state: 'retry', due: true }]);
     } finally {
       await restarted.stop();
@@ -82,10 +90,16 @@ describe('the run queue', () => {
       requester: { source: 'web', id: 'ada', name: 'Ada' },
       thread: { source: 'web' },
     });
-    await sql`update sessions set updated_at = now() - interval '5 minutes' where id = 'orphan-session'`.execute(writer.database.db);
+    await sql`update sessions set updated_at = now() - interval '5 minutes' where id = 'orphan-session'`.execute(
+      writer.database.db,
+    );
     await writer.close();
 
-    const worker = await startPatchbay(config, { log, work: true, model: createScriptedProvider({ scenario: [{ text: 'hi' }] }) });
+    const worker = await startPatchbay(config, {
+      log,
+      work: true,
+      model: createScriptedProvider({ scenario: [{ text: 'hi' }] }),
+    });
     try {
       const done = await waitFor(async () => {
         const session = await worker.store.get('orphan-session');

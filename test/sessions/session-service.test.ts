@@ -19,25 +19,67 @@ describe('session service deliveries', () => {
 
   it('writes a redelivered start, message or stop once', async () => {
     const enqueued: string[] = [];
-    const service = createSessionService({ store, queue: { enqueue: async (id) => void enqueued.push(id) }, log: pino({ level: 'silent' }) });
-    const start = { kind: 'start' as const, thread: thread('1.1'), actor: alice, text: 'fix it', repo: 'r', deliveryId: 'Ev1' };
+    const service = createSessionService({
+      store,
+      queue: { enqueue: async (id) => void enqueued.push(id) },
+      log: pino({ level: 'silent' }),
+    });
+    const start = {
+      kind: 'start' as const,
+      thread: thread('1.1'),
+      actor: alice,
+      text: 'fix it',
+      repo: 'r',
+      deliveryId: 'Ev1',
+    };
     const first = await service.handle(start);
     expect(first.kind).toBe('started');
     expect(await service.handle(start)).toEqual({ kind: 'duplicate' });
-    const reply = { kind: 'message' as const, thread: thread('1.1'), actor: alice, text: 'and the docs', deliveryId: 'Ev2' };
+    const reply = {
+      kind: 'message' as const,
+      thread: thread('1.1'),
+      actor: alice,
+      text: 'and the docs',
+      deliveryId: 'Ev2',
+    };
     expect((await service.handle(reply)).kind).toBe('appended');
     expect(await service.handle(reply)).toEqual({ kind: 'duplicate' });
     const id = first.kind === 'started' ? first.session.id : '';
-    const messages = (await store.events(id, { types: ['user-message'] })).map((e) => e.event.type === 'user-message' && e.event.text);
+    const messages = (await store.events(id, { types: ['user-message'] })).map(
+      (e) => e.event.type === 'user-message' && e.event.text,
+    );
     expect(messages).toEqual(['fix it', 'and the docs']);
     expect(enqueued).toEqual([id, id]);
   });
 
   it('leaves a delivery free to be retried when its write failed', async () => {
     const ids = ['fixed-id', 'fixed-id', 'another-id'];
-    const service = createSessionService({ store, queue: { enqueue: async () => {} }, log: pino({ level: 'silent' }), newId: () => ids.shift()! });
-    expect((await service.handle({ kind: 'start', thread: thread('2.1'), actor: alice, text: 'one', repo: 'r', deliveryId: 'Ev10' })).kind).toBe('started');
-    const second = { kind: 'start' as const, thread: thread('2.2'), actor: alice, text: 'two', repo: 'r', deliveryId: 'Ev11' };
+    const service = createSessionService({
+      store,
+      queue: { enqueue: async () => {} },
+      log: pino({ level: 'silent' }),
+      newId: () => ids.shift()!,
+    });
+    expect(
+      (
+        await service.handle({
+          kind: 'start',
+          thread: thread('2.1'),
+          actor: alice,
+          text: 'one',
+          repo: 'r',
+          deliveryId: 'Ev10',
+        })
+      ).kind,
+    ).toBe('started');
+    const second = {
+      kind: 'start' as const,
+      thread: thread('2.2'),
+      actor: alice,
+      text: 'two',
+      repo: 'r',
+      deliveryId: 'Ev11',
+    };
     // The id collides, so the session insert fails and takes the delivery record with it.
     await expect(service.handle(second)).rejects.toThrow();
     const retried = await service.handle(second);

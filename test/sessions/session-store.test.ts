@@ -17,7 +17,14 @@ describe.each(databaseTargets())('session store on $name PostgreSQL', (target) =
 
   it('creates a session with its thread, creation event and first user message', async () => {
     const thread = { source: 'slack' as const, teamId: 'T1', channel: 'C1', threadTs: '1.0001' };
-    const { session, events } = await store.create({ id: 's-create', repo: 'https://github.com/o/r', prompt: 'fix it', title: 'fix it', requester: alice, thread });
+    const { session, events } = await store.create({
+      id: 's-create',
+      repo: 'https://github.com/o/r',
+      prompt: 'fix it',
+      title: 'fix it',
+      requester: alice,
+      thread,
+    });
     expect(session.status).toBe('queued');
     expect(events.map((e) => [e.seq, e.event.type])).toEqual([
       [1, 'session-created'],
@@ -28,18 +35,40 @@ describe.each(databaseTargets())('session store on $name PostgreSQL', (target) =
   });
 
   it('numbers events per session without gaps and skips a replayed dedupe key', async () => {
-    await store.create({ id: 's-seq', repo: 'r', prompt: 'p', title: 't', requester: alice, thread: { source: 'web' } });
-    const first = await store.append('s-seq', [{ event: { type: 'assistant-message', text: 'hi', turn: 0 }, dedupeKey: 'turn:0' }]);
-    const replay = await store.append('s-seq', [{ event: { type: 'assistant-message', text: 'hi', turn: 0 }, dedupeKey: 'turn:0' }]);
+    await store.create({
+      id: 's-seq',
+      repo: 'r',
+      prompt: 'p',
+      title: 't',
+      requester: alice,
+      thread: { source: 'web' },
+    });
+    const first = await store.append('s-seq', [
+      { event: { type: 'assistant-message', text: 'hi', turn: 0 }, dedupeKey: 'turn:0' },
+    ]);
+    const replay = await store.append('s-seq', [
+      { event: { type: 'assistant-message', text: 'hi', turn: 0 }, dedupeKey: 'turn:0' },
+    ]);
     expect(first.map((e) => e.seq)).toEqual([3]);
     expect(replay).toEqual([]);
-    await Promise.all(Array.from({ length: 20 }, (_, i) => store.append('s-seq', [{ event: { type: 'error', code: 'x', message: String(i) } }])));
+    await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        store.append('s-seq', [{ event: { type: 'error', code: 'x', message: String(i) } }]),
+      ),
+    );
     const seqs = (await store.events('s-seq')).map((e) => e.seq);
     expect(seqs).toEqual(Array.from({ length: 23 }, (_, i) => i + 1));
   });
 
   it('applies lifecycle triggers and records each status change', async () => {
-    await store.create({ id: 's-life', repo: 'r', prompt: 'p', title: 't', requester: alice, thread: { source: 'web' } });
+    await store.create({
+      id: 's-life',
+      repo: 'r',
+      prompt: 'p',
+      title: 't',
+      requester: alice,
+      thread: { source: 'web' },
+    });
     expect((await store.transition('s-life', 'start')).session.status).toBe('running');
     expect((await store.transition('s-life', 'ask', { reason: 'question' })).session.status).toBe('waiting');
     const stop = await store.transition('s-life', 'cancel');
@@ -55,9 +84,19 @@ describe.each(databaseTargets())('session store on $name PostgreSQL', (target) =
   });
 
   it('commits transcript, events and usage in one step', async () => {
-    await store.create({ id: 's-step', repo: 'r', prompt: 'p', title: 't', requester: alice, thread: { source: 'web' } });
+    await store.create({
+      id: 's-step',
+      repo: 'r',
+      prompt: 'p',
+      title: 't',
+      requester: alice,
+      thread: { source: 'web' },
+    });
     await store.commitStep('s-step', {
-      messages: [{ message: { role: 'user', content: 'p' }, eventSeq: 2 }, { message: { role: 'assistant', content: 'ok' } }],
+      messages: [
+        { message: { role: 'user', content: 'p' }, eventSeq: 2 },
+        { message: { role: 'assistant', content: 'ok' } },
+      ],
       events: [{ event: { type: 'assistant-message', text: 'ok', turn: 0 } }],
       usage: { inputTokens: 10, outputTokens: 5, cacheReadTokens: 3, cacheWriteTokens: 1 },
     });
@@ -66,11 +105,23 @@ describe.each(databaseTargets())('session store on $name PostgreSQL', (target) =
       [0, 'user', 2],
       [1, 'assistant', null],
     ]);
-    expect((await store.get('s-step'))?.usage).toEqual({ inputTokens: 10, outputTokens: 5, cacheReadTokens: 3, cacheWriteTokens: 1 });
+    expect((await store.get('s-step'))?.usage).toEqual({
+      inputTokens: 10,
+      outputTokens: 5,
+      cacheReadTokens: 3,
+      cacheWriteTokens: 1,
+    });
   });
 
   it('rejects an event that does not match the vocabulary and writes nothing', async () => {
-    await store.create({ id: 's-bad', repo: 'r', prompt: 'p', title: 't', requester: alice, thread: { source: 'web' } });
+    await store.create({
+      id: 's-bad',
+      repo: 'r',
+      prompt: 'p',
+      title: 't',
+      requester: alice,
+      thread: { source: 'web' },
+    });
     await expect(store.append('s-bad', [{ event: { type: 'nonsense' } as never }])).rejects.toThrow();
     expect((await store.get('s-bad'))?.lastSeq).toBe(2);
   });

@@ -30,7 +30,14 @@ describe('thread notifier', () => {
     // The test database's pool holds 5 connections; twice as many sessions are behind at start.
     const ids = Array.from({ length: 10 }, (_, i) => `s-behind-${i}`);
     for (const [i, id] of ids.entries()) {
-      await store.create({ id, repo: 'r', prompt: 'p', title: 't', requester: alice, thread: { source: 'slack', teamId: 'T1', channel: 'C1', threadTs: `${i}.0` } });
+      await store.create({
+        id,
+        repo: 'r',
+        prompt: 'p',
+        title: 't',
+        requester: alice,
+        thread: { source: 'slack', teamId: 'T1', channel: 'C1', threadTs: `${i}.0` },
+      });
     }
     const delivered = new Map<string, number>();
     const slack: ThreadReplier = {
@@ -44,16 +51,34 @@ describe('thread notifier', () => {
     try {
       await waitFor(async () => delivered.size === ids.length, 'every session to be delivered', 15_000);
       // A delivery's cursor is written after deliver() returns: wait for that mark, not for the call.
-      const cursors = () => handle.db.selectFrom('session_threads').select(['session_id', 'delivered_seq']).where('session_id', 'in', ids).execute();
-      await waitFor(async () => (await cursors()).every((c) => c.delivered_seq === 2), 'every cursor to be written', 15_000);
+      const cursors = () =>
+        handle.db
+          .selectFrom('session_threads')
+          .select(['session_id', 'delivered_seq'])
+          .where('session_id', 'in', ids)
+          .execute();
+      await waitFor(
+        async () => (await cursors()).every((c) => c.delivered_seq === 2),
+        'every cursor to be written',
+        15_000,
+      );
       expect((await cursors()).map((c) => c.delivered_seq)).toEqual(ids.map(() => 2));
     } finally {
       await notifier.close();
     }
   });
 
-  it('gives up on a delivery that hangs, keeps the cursor, and delivers the batch on a later try', { timeout: 30_000 }, async () => {
-    await store.create({ id: 's-hang', repo: 'r', prompt: 'p', title: 't', requester: alice, thread: { source: 'slack', teamId: 'T1', channel: 'C2', threadTs: '9.0' } });
+  it('gives up on a delivery that hangs, keeps the cursor, and delivers the batch on a later try', {
+    timeout: 30_000,
+  }, async () => {
+    await store.create({
+      id: 's-hang',
+      repo: 'r',
+      prompt: 'p',
+      title: 't',
+      requester: alice,
+      thread: { source: 'slack', teamId: 'T1', channel: 'C2', threadTs: '9.0' },
+    });
     let calls = 0;
     const slack: ThreadReplier = {
       source: 'slack',
@@ -66,7 +91,11 @@ describe('thread notifier', () => {
     const notifier = startThreadNotifier({ store, bus, repliers: [slack], log, sweepMs: 300, replyTimeoutMs: 500 });
     try {
       const cursor = async () =>
-        (await handle.db.selectFrom('session_threads').select(['delivered_seq', 'state']).where('session_id', '=', 's-hang').executeTakeFirstOrThrow());
+        await handle.db
+          .selectFrom('session_threads')
+          .select(['delivered_seq', 'state'])
+          .where('session_id', '=', 's-hang')
+          .executeTakeFirstOrThrow();
       await waitFor(async () => (await cursor()).delivered_seq === 2, 'the retried delivery', 10_000);
       expect(calls).toBeGreaterThanOrEqual(2);
       expect((await cursor()).state).toEqual({ posted: true });

@@ -4,7 +4,12 @@ import { questionMessage, statusMessage, candidatesMessage } from '../../integra
 import { startFakeSlackApi, type FakeSlackApi } from '../fakes/fake-slack-api.ts';
 
 const BOT = 'xoxb-fake-refusals';
-const button = (value: string, text = 'Go', action_id = 'a') => ({ type: 'button', action_id, text: { type: 'plain_text', text }, value });
+const button = (value: string, text = 'Go', action_id = 'a') => ({
+  type: 'button',
+  action_id,
+  text: { type: 'plain_text', text },
+  value,
+});
 
 /** The fake refuses what Slack refuses, and says so in `refused`. */
 describe('the Slack fake refuses what Slack refuses', () => {
@@ -18,29 +23,86 @@ describe('the Slack fake refuses what Slack refuses', () => {
 
   const cases: Array<[string, Record<string, unknown>, string, RegExp]> = [
     ['an unknown channel', { channel: 'C404', text: 'hi' }, 'channel_not_found', /not in C404/],
-    ['a button value over 2000 characters', { channel: 'C1', text: 't', blocks: [{ type: 'actions', elements: [button('v'.repeat(2001))] }] }, 'invalid_blocks', /value: 2001 characters, over 2000/],
-    ['a button label over 75 characters', { channel: 'C1', text: 't', blocks: [{ type: 'actions', elements: [button('v', 'x'.repeat(76))] }] }, 'invalid_blocks', /text\.text: 76 characters, over 75/],
-    ['section text over 3000 characters', { channel: 'C1', text: 't', blocks: [{ type: 'section', text: { type: 'mrkdwn', text: 'x'.repeat(3001) } }] }, 'invalid_blocks', /over 3000/],
-    ['51 blocks', { channel: 'C1', text: 't', blocks: Array.from({ length: 51 }, () => ({ type: 'divider' })) }, 'invalid_blocks', /51 blocks, over the 50/],
-    ['26 buttons', { channel: 'C1', text: 't', blocks: [{ type: 'actions', elements: Array.from({ length: 26 }, (_, i) => button('v', 'b', `a${i}`)) }] }, 'invalid_blocks', /1-25 elements/],
-    ['a repeated action_id', { channel: 'C1', text: 't', blocks: [{ type: 'actions', elements: [button('1'), button('2')] }] }, 'invalid_blocks', /a is not unique/],
+    [
+      'a button value over 2000 characters',
+      { channel: 'C1', text: 't', blocks: [{ type: 'actions', elements: [button('v'.repeat(2001))] }] },
+      'invalid_blocks',
+      /value: 2001 characters, over 2000/,
+    ],
+    [
+      'a button label over 75 characters',
+      { channel: 'C1', text: 't', blocks: [{ type: 'actions', elements: [button('v', 'x'.repeat(76))] }] },
+      'invalid_blocks',
+      /text\.text: 76 characters, over 75/,
+    ],
+    [
+      'section text over 3000 characters',
+      { channel: 'C1', text: 't', blocks: [{ type: 'section', text: { type: 'mrkdwn', text: 'x'.repeat(3001) } }] },
+      'invalid_blocks',
+      /over 3000/,
+    ],
+    [
+      '51 blocks',
+      { channel: 'C1', text: 't', blocks: Array.from({ length: 51 }, () => ({ type: 'divider' })) },
+      'invalid_blocks',
+      /51 blocks, over the 50/,
+    ],
+    [
+      '26 buttons',
+      {
+        channel: 'C1',
+        text: 't',
+        blocks: [{ type: 'actions', elements: Array.from({ length: 26 }, (_, i) => button('v', 'b', `a${i}`)) }],
+      },
+      'invalid_blocks',
+      /1-25 elements/,
+    ],
+    [
+      'a repeated action_id',
+      { channel: 'C1', text: 't', blocks: [{ type: 'actions', elements: [button('1'), button('2')] }] },
+      'invalid_blocks',
+      /a is not unique/,
+    ],
     ['text over 40,000 characters', { channel: 'C1', text: 'x'.repeat(40_001) }, 'msg_too_long', /40001/],
   ];
   for (const [what, args, error, detail] of cases) {
     it(`refuses ${what}`, async () => {
       const before = slack.refused.length;
       await expect(web.chat.postMessage(args as never)).rejects.toMatchObject({ data: { ok: false, error } });
-      expect(slack.refused.slice(before)).toEqual([{ method: 'chat.postMessage', error, detail: expect.stringMatching(detail) }]);
+      expect(slack.refused.slice(before)).toEqual([
+        { method: 'chat.postMessage', error, detail: expect.stringMatching(detail) },
+      ]);
     });
   }
 
   it("takes Patchbay's own messages at their largest", async () => {
     const before = slack.refused.length;
     const choices = Array.from({ length: 30 }, (_, i) => `${i}: ${'a very long choice '.repeat(200)}`);
-    await web.chat.postMessage({ channel: 'C1', ...questionMessage({ questionId: 'q'.repeat(40), question: 'q?'.repeat(5000), choices, recommended: choices[3]! }) } as never);
-    await web.chat.postMessage({ channel: 'C1', ...statusMessage({ repo: 'r'.repeat(5000), step: 's', elapsed: '1s', link: 'http://x', active: true, icon: ':x:' }) } as never);
+    await web.chat.postMessage({
+      channel: 'C1',
+      ...questionMessage({
+        questionId: 'q'.repeat(40),
+        question: 'q?'.repeat(5000),
+        choices,
+        recommended: choices[3]!,
+      }),
+    } as never);
+    await web.chat.postMessage({
+      channel: 'C1',
+      ...statusMessage({
+        repo: 'r'.repeat(5000),
+        step: 's',
+        elapsed: '1s',
+        link: 'http://x',
+        active: true,
+        icon: ':x:',
+      }),
+    } as never);
     const many = Array.from({ length: 30 }, (_, i) => ({ owner: 'o'.repeat(100), repo: `r${i}`, raw: `o/r${i}` }));
-    await web.chat.postMessage({ channel: 'C1', ...candidatesMessage(many as never, many[0] as never, 'why') } as never);
+    await web.chat.postMessage({
+      channel: 'C1',
+      ...candidatesMessage(many as never, many[0] as never, 'why'),
+    } as never);
     expect(slack.refused.slice(before)).toEqual([]);
   });
 });

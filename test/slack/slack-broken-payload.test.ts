@@ -12,10 +12,12 @@ describe('Slack receiver: a signed request whose body cannot be read', () => {
   const log = pino({ level: 'info' }, { write: (line: string) => void lines.push(line) });
   const server = Fastify();
   const stored: ReceivedDelivery[] = [];
-  const inbox = { accept: async (delivery: ReceivedDelivery) => {
+  const inbox = {
+    accept: async (delivery: ReceivedDelivery) => {
       stored.push(delivery);
       return 'accepted' as const;
-    } };
+    },
+  };
   let url = '';
 
   beforeAll(async () => {
@@ -38,10 +40,13 @@ describe('Slack receiver: a signed request whose body cannot be read', () => {
     expect(stored).toEqual([]);
   });
 
-  it.each([['application/json'], ['text/plain'], ['application/octet-stream']])('refuses a %s body with a bad signature with 401', async (contentType) => {
-    const signed = signBody('not-the-secret', '{"type":"event_callback","event":', { contentType });
-    const response = await fetch(url, { method: 'POST', headers: signed.headers, body: signed.body });
-    expect(response.status).toBe(401);
-    expect(stored).toEqual([]);
-  });
+  it.each([['application/json'], ['text/plain'], ['application/octet-stream']])(
+    'refuses a %s body with a bad signature with 401',
+    async (contentType) => {
+      const signed = signBody('not-the-secret', '{"type":"event_callback","event":', { contentType });
+      const response = await fetch(url, { method: 'POST', headers: signed.headers, body: signed.body });
+      expect(response.status).toBe(401);
+      expect(stored).toEqual([]);
+    },
+  );
 });

@@ -5,8 +5,15 @@ import { verifySlackSignature } from '../../integrations/slack/slack-signature.t
 describe('Slack configuration', () => {
   it('is off without SLACK_BOT_TOKEN, and reads HTTP or Socket Mode settings with it', () => {
     expect(loadConfig({}).slack).toBeUndefined();
-    expect(loadConfig({ SLACK_BOT_TOKEN: 'xoxb-1', SLACK_SIGNING_SECRET: 's' }).slack).toEqual({ botToken: 'xoxb-1', signingSecret: 's', apiUrl: 'https://slack.com/api/' });
-    expect(loadConfig({ SLACK_BOT_TOKEN: 'xoxb-1', SLACK_APP_TOKEN: 'xapp-1', SLACK_API_URL: 'http://127.0.0.1:9/api' }).slack).toEqual({
+    expect(loadConfig({ SLACK_BOT_TOKEN: 'xoxb-1', SLACK_SIGNING_SECRET: 's' }).slack).toEqual({
+      botToken: 'xoxb-1',
+      signingSecret: 's',
+      apiUrl: 'https://slack.com/api/',
+    });
+    expect(
+      loadConfig({ SLACK_BOT_TOKEN: 'xoxb-1', SLACK_APP_TOKEN: 'xapp-1', SLACK_API_URL: 'http://127.0.0.1:9/api' })
+        .slack,
+    ).toEqual({
       botToken: 'xoxb-1',
       appToken: 'xapp-1',
       apiUrl: 'http://127.0.0.1:9/api/',
@@ -15,8 +22,12 @@ describe('Slack configuration', () => {
 
   it('names the variable when a setting is wrong or missing', () => {
     expect(() => loadConfig({ SLACK_BOT_TOKEN: 'xoxb-1' })).toThrow(/SLACK_SIGNING_SECRET .* SLACK_APP_TOKEN/);
-    expect(() => loadConfig({ SLACK_BOT_TOKEN: 'xoxp-user', SLACK_SIGNING_SECRET: 's' })).toThrow(/SLACK_BOT_TOKEN: must be a bot token/);
-    expect(() => loadConfig({ SLACK_BOT_TOKEN: 'xoxb-1', SLACK_APP_TOKEN: 'xoxb-2' })).toThrow(/SLACK_APP_TOKEN: must be an app-level token/);
+    expect(() => loadConfig({ SLACK_BOT_TOKEN: 'xoxp-user', SLACK_SIGNING_SECRET: 's' })).toThrow(
+      /SLACK_BOT_TOKEN: must be a bot token/,
+    );
+    expect(() => loadConfig({ SLACK_BOT_TOKEN: 'xoxb-1', SLACK_APP_TOKEN: 'xoxb-2' })).toThrow(
+      /SLACK_APP_TOKEN: must be an app-level token/,
+    );
   });
 });
 

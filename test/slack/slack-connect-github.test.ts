@@ -11,7 +11,9 @@ describe('"connect github" in Slack', () => {
   });
 
   it('sends the person, and only them, a sign-in link bound to their Slack identity; no session starts', async () => {
-    f = await startSlackFixture({ signInLink: (actor) => `https://patchbay.example/github/oauth/start?link=${actor.source}.${actor.id}` });
+    f = await startSlackFixture({
+      signInLink: (actor) => `https://patchbay.example/github/oauth/start?link=${actor.source}.${actor.id}`,
+    });
     const dm = message({ user: 'U0BOB0002', text: 'connect github', channel: 'D0BOBDM01', channelType: 'im' });
     expect((await f.postEvent(envelope(dm))).status).toBe(200);
     const ephemeral = await waitFor(async () => f!.slack.ephemerals[0], 'the sign-in link');

@@ -13,7 +13,10 @@ const CHANNEL = 'C123ABC456';
 
 /** Starts `patchbay serve` as its own process and resolves with the URL it listens on. */
 function startServer(env: Record<string, string>): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, ['src/cli.ts', 'serve'], { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['src/cli.ts', 'serve'], {
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   return new Promise((resolve, reject) => {
     let output = '';
     child.stdout!.on('data', (chunk: Buffer) => {
@@ -64,7 +67,11 @@ describe('a Slack event acknowledged just before the server is killed', () => {
 
     const mention = appMention({ user: 'U0ALICE01', text: 'fix the flaky checkout test' });
     const signed = signBody(SIGNING_SECRET, JSON.stringify(envelope(mention)));
-    const ack = await fetch(`${first.url}/slack/events`, { method: 'POST', headers: signed.headers, body: signed.body });
+    const ack = await fetch(`${first.url}/slack/events`, {
+      method: 'POST',
+      headers: signed.headers,
+      body: signed.body,
+    });
     expect(ack.status).toBe(200);
     first.child.kill('SIGKILL');
     await new Promise((resolve) => first.child.once('exit', resolve));
@@ -75,7 +82,11 @@ describe('a Slack event acknowledged just before the server is killed', () => {
 
     const second = await startServer(env);
     children.push(second.child);
-    const reply = await waitFor(async () => slack.thread(CHANNEL, mention.ts)[0], 'the reply after the restart', 240_000);
+    const reply = await waitFor(
+      async () => slack.thread(CHANNEL, mention.ts)[0],
+      'the reply after the restart',
+      240_000,
+    );
     expect(reply.text).toBe('Please paste the public GitHub repository URL');
     second.child.kill('SIGTERM');
     await new Promise((resolve) => second.child.once('exit', resolve));

@@ -22,22 +22,41 @@ describe('Slack deliveries through the durable inbound pipeline', () => {
     expect((await f.post(signed.body, signed.headers)).status).toBe(200);
     await waitFor(() => f.sessionFor(CHANNEL, mention.ts), 'the session');
     // The same signed bytes again (Slack's retry, or anyone replaying them inside the signature window) …
-    expect((await f.post(signed.body, { ...signed.headers, 'x-slack-retry-num': '1', 'x-slack-retry-reason': 'http_timeout' })).status).toBe(200);
+    expect(
+      (
+        await f.post(signed.body, {
+          ...signed.headers,
+          'x-slack-retry-num': '1',
+          'x-slack-retry-reason': 'http_timeout',
+        })
+      ).status,
+    ).toBe(200);
     // … and the same message as the other event Slack sends for it, under a new event id.
     expect((await f.postEvent(envelope({ ...mention, type: 'message', channel_type: 'channel' }))).status).toBe(200);
     const rows = (await stored()).filter((d) => d.dedupeKey === `msg:${CHANNEL}:${mention.ts}`);
     expect(rows).toHaveLength(1);
-    await waitFor(async () => (await stored()).find((d) => d.id === rows[0]!.id && d.status === 'done'), 'the delivery worked');
+    await waitFor(
+      async () => (await stored()).find((d) => d.id === rows[0]!.id && d.status === 'done'),
+      'the delivery worked',
+    );
     expect((await f.app.store.list()).filter((s) => s.prompt.startsWith('tidy'))).toHaveLength(1);
     expect(f.slack.reactions.filter((r) => r.timestamp === mention.ts)).toHaveLength(1);
     // Let the session end and its thread hear every event, so its posts cannot take the next test's rate limits.
     const session = (await f.sessionFor(CHANNEL, mention.ts))!;
     await waitForStatus(f.app, session.id, ['completed', 'failed', 'cancelled'], 60_000);
-    await waitFor(async () => {
-      const last = (await f.app.store.events(session.id)).at(-1)!.seq;
-      const row = await f.app.database.db.selectFrom('session_threads').select('delivered_seq').where('session_id', '=', session.id).executeTakeFirst();
-      return row !== undefined && Number(row.delivered_seq) >= last;
-    }, 'every event replied in the thread', 60_000);
+    await waitFor(
+      async () => {
+        const last = (await f.app.store.events(session.id)).at(-1)!.seq;
+        const row = await f.app.database.db
+          .selectFrom('session_threads')
+          .select('delivered_seq')
+          .where('session_id', '=', session.id)
+          .executeTakeFirst();
+        return row !== undefined && Number(row.delivered_seq) >= last;
+      },
+      'every event replied in the thread',
+      60_000,
+    );
   });
 
   it('retries a delivery that fails, and after its last attempt says why in its thread and lists it at GET /api/deliveries?failed=true', async () => {
@@ -45,15 +64,36 @@ describe('Slack deliveries through the durable inbound pipeline', () => {
     f.slack.rateLimit('chat.postMessage', 0, 2);
     const mention = appMention({ user: 'U0ALICE01', text: 'fix the flaky checkout test' });
     expect((await f.postEvent(envelope(mention))).status).toBe(200);
-    const reply = await waitForPost(f.slack, CHANNEL, mention.ts, (text) => text.startsWith('Sorry, I could not process this message'), 'the failure reply');
+    const reply = await waitForPost(
+      f.slack,
+      CHANNEL,
+      mention.ts,
+      (text) => text.startsWith('Sorry, I could not process this message'),
+      'the failure reply',
+    );
     expect(reply.text).toContain('rate limit was exceeded');
     const response = await fetch(`${f.app.url}/api/deliveries?failed=true`);
     expect(response.status).toBe(200);
-    const failed = (await response.json()) as { source: string; dedupeKey: string; attempts: number; status: string; error: string }[];
-    expect(failed).toEqual([expect.objectContaining({ source: 'slack', dedupeKey: `msg:${CHANNEL}:${mention.ts}`, status: 'failed', attempts: 2 })]);
+    const failed = (await response.json()) as {
+      source: string;
+      dedupeKey: string;
+      attempts: number;
+      status: string;
+      error: string;
+    }[];
+    expect(failed).toEqual([
+      expect.objectContaining({
+        source: 'slack',
+        dedupeKey: `msg:${CHANNEL}:${mention.ts}`,
+        status: 'failed',
+        attempts: 2,
+      }),
+    ]);
     expect(failed[0]!.error).toContain('rate limit was exceeded');
     // Exactly two tries at the question, then the one failure reply; nothing else in the thread.
-    expect(f.slack.calls.filter((c) => c.method === 'chat.postMessage' && c.args.thread_ts === mention.ts)).toHaveLength(3);
+    expect(
+      f.slack.calls.filter((c) => c.method === 'chat.postMessage' && c.args.thread_ts === mention.ts),
+    ).toHaveLength(3);
     expect(f.slack.thread(CHANNEL, mention.ts)).toHaveLength(1);
   });
 });

@@ -13,7 +13,11 @@ describe('Slack events over HTTP (real Bolt app, signed requests, fake Web API)'
   afterAll(() => f.dispose());
 
   it('answers url_verification with the challenge', async () => {
-    const res = await f.postEvent({ token: 'Jhj5dZrVaK7ZwHHjRyZWjbDl', challenge: '3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P', type: 'url_verification' });
+    const res = await f.postEvent({
+      token: 'Jhj5dZrVaK7ZwHHjRyZWjbDl',
+      challenge: '3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P',
+      type: 'url_verification',
+    });
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({ challenge: '3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P' });
   });
@@ -58,15 +62,32 @@ describe('Slack events over HTTP (real Bolt app, signed requests, fake Web API)'
     expect(f.model.requests).toHaveLength(0);
 
     // Someone else's chatter in the thread is not a repository and gets no answer.
-    await f.postEvent(envelope(message({ user: 'U0BOB0002', text: 'I think it is the auth one', threadTs: mention.ts })));
-    await f.postEvent(envelope(message({ user: 'U0ALICE01', text: 'it is <https://github.com/acme/auth/tree/main>', threadTs: mention.ts })));
+    await f.postEvent(
+      envelope(message({ user: 'U0BOB0002', text: 'I think it is the auth one', threadTs: mention.ts })),
+    );
+    await f.postEvent(
+      envelope(
+        message({ user: 'U0ALICE01', text: 'it is <https://github.com/acme/auth/tree/main>', threadTs: mention.ts }),
+      ),
+    );
     const session = await waitFor(() => f.sessionFor(CHANNEL, mention.ts), 'the session');
     expect(session.prompt).toBe('please fix the flaky login test');
     expect(session.baseBranch).toBe('main');
-    expect(session.requester).toEqual({ source: 'slack', id: 'U0ALICE01', name: 'Alice Doe', email: 'alice@example.com' });
+    expect(session.requester).toEqual({
+      source: 'slack',
+      id: 'U0ALICE01',
+      name: 'Alice Doe',
+      email: 'alice@example.com',
+    });
     const done = await waitForStatus(f.app, session.id, ['completed', 'failed']);
     expect(done.status).toBe('completed');
-    const final = await waitForPost(f.slack, CHANNEL, mention.ts, (t) => t.includes('Finished with no changes'), 'the final reply');
+    const final = await waitForPost(
+      f.slack,
+      CHANNEL,
+      mention.ts,
+      (t) => t.includes('Finished with no changes'),
+      'the final reply',
+    );
     expect(final.text).toContain('Looked at it; nothing needed changing.');
   });
 
@@ -85,7 +106,9 @@ describe('Slack events over HTTP (real Bolt app, signed requests, fake Web API)'
     await deliveriesWorked(f.app);
     const sessions = (await f.app.store.list()).filter((s) => s.prompt.includes('tidy up'));
     expect(sessions).toHaveLength(1);
-    expect(f.slack.reactions.filter((r) => r.timestamp === mention.ts)).toEqual([{ channel: CHANNEL, timestamp: mention.ts, name: 'eyes' }]);
+    expect(f.slack.reactions.filter((r) => r.timestamp === mention.ts)).toEqual([
+      { channel: CHANNEL, timestamp: mention.ts, name: 'eyes' },
+    ]);
     expect(f.slack.thread(CHANNEL, mention.ts).filter((m) => m.text.includes('/sessions/'))).toHaveLength(1);
     expect((await f.app.store.events(session.id, { types: ['user-message'] })).length).toBe(1);
   });
@@ -98,22 +121,43 @@ describe('Slack events over HTTP (real Bolt app, signed requests, fake Web API)'
     await waitForStatus(f.app, session.id, ['completed', 'failed']);
     await f.postEvent(envelope(message({ text: 'I am a bot', threadTs: mention.ts, botId: 'B0OTHER01' })));
     await f.postEvent(envelope(message({ user: 'U0BOT0001', text: 'my own echo', threadTs: mention.ts })));
-    await f.postEvent(envelope(message({ user: 'U0ALICE01', text: 'edited', threadTs: mention.ts, subtype: 'message_changed' })));
+    await f.postEvent(
+      envelope(message({ user: 'U0ALICE01', text: 'edited', threadTs: mention.ts, subtype: 'message_changed' })),
+    );
     await deliveriesWorked(f.app);
     expect((await f.app.store.events(session.id, { types: ['user-message'] })).length).toBe(1);
   });
 
   it('lists several candidate repositories with a recommendation and starts on the one clicked', async () => {
     f.setScenario(() => ({ text: 'done' }));
-    const mention = appMention({ user: 'U0ALICE01', text: 'bump deps in <https://github.com/acme/api> or <https://github.com/acme/web>' });
+    const mention = appMention({
+      user: 'U0ALICE01',
+      text: 'bump deps in <https://github.com/acme/api> or <https://github.com/acme/web>',
+    });
     await f.postEvent(envelope(mention));
-    const list = await waitForPost(f.slack, CHANNEL, mention.ts, (t) => t.includes('names 2 repositories'), 'the candidate list');
+    const list = await waitForPost(
+      f.slack,
+      CHANNEL,
+      mention.ts,
+      (t) => t.includes('names 2 repositories'),
+      'the candidate list',
+    );
     expect(list.text).toMatch(/I recommend \*acme\/api\*: it is the first one your message names/);
-    const buttons = (list.blocks as { type: string; elements?: { action_id: string; value: string }[] }[]).find((b) => b.type === 'actions')!.elements!;
+    const buttons = (list.blocks as { type: string; elements?: { action_id: string; value: string }[] }[]).find(
+      (b) => b.type === 'actions',
+    )!.elements!;
     expect(buttons.map((b) => b.value)).toEqual(['0', '1']);
     expect(await f.sessionFor(CHANNEL, mention.ts)).toBeUndefined();
 
-    const res = await f.postAction(blockAction({ user: 'U0BOB0002', actionId: buttons[1]!.action_id, value: '1', messageTs: list.ts, threadTs: mention.ts }));
+    const res = await f.postAction(
+      blockAction({
+        user: 'U0BOB0002',
+        actionId: buttons[1]!.action_id,
+        value: '1',
+        messageTs: list.ts,
+        threadTs: mention.ts,
+      }),
+    );
     expect(res.status).toBe(200);
     const session = await waitFor(() => f.sessionFor(CHANNEL, mention.ts), 'the session');
     expect(session.prompt).toContain('bump deps in https://github.com/acme/api or https://github.com/acme/web');
@@ -127,17 +171,34 @@ describe('Slack events over HTTP (real Bolt app, signed requests, fake Web API)'
         ? { text: 'answered' }
         : { toolCalls: [{ name: 'ask_user', input: { question: 'Which version?' } }] },
     );
-    const dm = message({ user: 'U0BOB0002', text: 'upgrade node in acme/widgets', channel: 'D0BOBDM01', channelType: 'im' });
+    const dm = message({
+      user: 'U0BOB0002',
+      text: 'upgrade node in acme/widgets',
+      channel: 'D0BOBDM01',
+      channelType: 'im',
+    });
     await f.postEvent(envelope(dm));
     const session = await waitFor(() => f.sessionFor('D0BOBDM01', dm.ts), 'the DM session');
     await waitForStatus(f.app, session.id, ['waiting']);
-    const question = await waitForPost(f.slack, 'D0BOBDM01', dm.ts, (t) => t.includes('Which version?'), 'the question');
+    const question = await waitForPost(
+      f.slack,
+      'D0BOBDM01',
+      dm.ts,
+      (t) => t.includes('Which version?'),
+      'the question',
+    );
     expect(question.blocks?.some((b) => (b as { type: string }).type === 'actions')).toBe(false);
-    await f.postEvent(envelope(message({ user: 'U0BOB0002', text: 'node 24', channel: 'D0BOBDM01', channelType: 'im', threadTs: dm.ts })));
+    await f.postEvent(
+      envelope(
+        message({ user: 'U0BOB0002', text: 'node 24', channel: 'D0BOBDM01', channelType: 'im', threadTs: dm.ts }),
+      ),
+    );
     const done = await waitForStatus(f.app, session.id, ['completed', 'failed']);
     expect(done.status).toBe('completed');
     const answered = (await f.app.store.events(session.id, { types: ['question-answered'] })).map((e) => e.event);
-    expect(answered).toEqual([expect.objectContaining({ text: 'node 24', actor: expect.objectContaining({ id: 'U0BOB0002' }) })]);
+    expect(answered).toEqual([
+      expect.objectContaining({ text: 'node 24', actor: expect.objectContaining({ id: 'U0BOB0002' }) }),
+    ]);
   });
 
   it('a choice longer than a button value holds is answered whole when its button is clicked', async () => {
@@ -147,19 +208,41 @@ describe('Slack events over HTTP (real Bolt app, signed requests, fake Web API)'
     f.setScenario((messages) =>
       messages.some((m) => m.role === 'assistant')
         ? { text: 'done' }
-        : { toolCalls: [{ name: 'ask_user', input: { question: 'Which plan?', choices: ['Small fix', long], recommended: long } }] },
+        : {
+            toolCalls: [
+              { name: 'ask_user', input: { question: 'Which plan?', choices: ['Small fix', long], recommended: long } },
+            ],
+          },
     );
     const mention = appMention({ user: 'U0ALICE01', text: 'plan something in github.com/acme/widgets' });
     await f.postEvent(envelope(mention));
     const session = await waitFor(() => f.sessionFor('C123ABC456', mention.ts), 'the session');
     await waitForStatus(f.app, session.id, ['waiting']);
-    const question = await waitForPost(f.slack, 'C123ABC456', mention.ts, (t) => t.includes('Which plan?'), 'the question');
-    const buttons = (question.blocks as { type: string; elements?: { action_id: string; value: string; text: { text: string } }[] }[]).find((b) => b.type === 'actions')!.elements!;
+    const question = await waitForPost(
+      f.slack,
+      'C123ABC456',
+      mention.ts,
+      (t) => t.includes('Which plan?'),
+      'the question',
+    );
+    const buttons = (
+      question.blocks as { type: string; elements?: { action_id: string; value: string; text: { text: string } }[] }[]
+    ).find((b) => b.type === 'actions')!.elements!;
     expect(buttons[1]!.text.text.length).toBeLessThanOrEqual(75);
-    const click = await f.postAction(blockAction({ user: 'U0ALICE01', actionId: buttons[1]!.action_id, value: buttons[1]!.value, messageTs: question.ts, threadTs: mention.ts }));
+    const click = await f.postAction(
+      blockAction({
+        user: 'U0ALICE01',
+        actionId: buttons[1]!.action_id,
+        value: buttons[1]!.value,
+        messageTs: question.ts,
+        threadTs: mention.ts,
+      }),
+    );
     expect(click.status).toBe(200);
     expect((await waitForStatus(f.app, session.id, ['completed', 'failed'])).status).toBe('completed');
     const answered = (await f.app.store.events(session.id, { types: ['question-answered'] })).map((e) => e.event);
-    expect(answered).toEqual([expect.objectContaining({ text: long, actor: expect.objectContaining({ id: 'U0ALICE01' }) })]);
+    expect(answered).toEqual([
+      expect.objectContaining({ text: long, actor: expect.objectContaining({ id: 'U0ALICE01' }) }),
+    ]);
   });
 });

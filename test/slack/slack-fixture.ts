@@ -47,7 +47,12 @@ export async function startSlackFixture(
   } = {},
 ): Promise<SlackFixture> {
   const remote = await createRemote();
-  const slack = await startFakeSlackApi({ botToken: BOT_TOKEN, appToken: APP_TOKEN, users, channels: [...DEFAULT_CHANNELS, 'D0BOBDM01'] });
+  const slack = await startFakeSlackApi({
+    botToken: BOT_TOKEN,
+    appToken: APP_TOKEN,
+    users,
+    channels: [...DEFAULT_CHANNELS, 'D0BOBDM01'],
+  });
   if (options.socket) slack.setSocketUrl(options.socket.url);
   let decide: (messages: readonly ModelMessage[]) => ScriptedTurn = () => ({ text: 'nothing to do' });
   const model = createScriptedProvider({ scenario: (messages) => decide(messages) });
@@ -71,7 +76,8 @@ export async function startSlackFixture(
       }),
     ],
   });
-  const post = (body: string, headers: Record<string, string>) => fetch(`${app.url}/slack/events`, { method: 'POST', headers, body });
+  const post = (body: string, headers: Record<string, string>) =>
+    fetch(`${app.url}/slack/events`, { method: 'POST', headers, body });
   return {
     app,
     slack,
@@ -86,7 +92,9 @@ export async function startSlackFixture(
       return post(signed.body, { ...signed.headers, ...extra });
     },
     postAction(payload) {
-      const signed = signBody(SIGNING_SECRET, new URLSearchParams({ payload: JSON.stringify(payload) }).toString(), { contentType: 'application/x-www-form-urlencoded' });
+      const signed = signBody(SIGNING_SECRET, new URLSearchParams({ payload: JSON.stringify(payload) }).toString(), {
+        contentType: 'application/x-www-form-urlencoded',
+      });
       return post(signed.body, signed.headers);
     },
     sessionFor: (channel, threadTs) => app.store.findByThread({ source: 'slack', teamId: TEAM, channel, threadTs }),
@@ -100,9 +108,16 @@ export async function startSlackFixture(
   };
 }
 
-export const assistantTurns = (messages: readonly ModelMessage[]) => messages.filter((m) => m.role === 'assistant').length;
+export const assistantTurns = (messages: readonly ModelMessage[]) =>
+  messages.filter((m) => m.role === 'assistant').length;
 
 /** Waits until the fake has a message in the thread matching `test`. */
-export function waitForPost(slack: FakeSlackApi, channel: string, threadTs: string, test: (text: string) => boolean, what: string) {
+export function waitForPost(
+  slack: FakeSlackApi,
+  channel: string,
+  threadTs: string,
+  test: (text: string) => boolean,
+  what: string,
+) {
   return waitFor(async () => slack.thread(channel, threadTs).find((m) => test(m.text)), what, 30_000);
 }

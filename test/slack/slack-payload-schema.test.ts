@@ -20,10 +20,15 @@ describe('Slack payloads at the boundary', () => {
     },
   } as unknown as SlackInbound;
   const surface = createSlackSurface({ inbound: () => inbound, web: {} as never });
-  const stored = (body: unknown): StoredDelivery => ({ ...slackDelivery(body as Record<string, unknown>, JSON.stringify(body)), id: '1', receivedAt: new Date().toISOString(), attempt: 1 });
+  const stored = (body: unknown): StoredDelivery => ({
+    ...slackDelivery(body as Record<string, unknown>, JSON.stringify(body)),
+    id: '1',
+    receivedAt: new Date().toISOString(),
+    attempt: 1,
+  });
   const signal = new AbortController().signal;
 
-  it('hands a mention in Slack\'s format to the inbound logic', async () => {
+  it("hands a mention in Slack's format to the inbound logic", async () => {
     calls.length = 0;
     const ts = newTs();
     const body = envelope(appMention({ user: 'U1', text: '<@UBOT> fix it', channel: 'C1', ts }));
@@ -34,21 +39,36 @@ describe('Slack payloads at the boundary', () => {
   });
 
   it.each([
-    ['a mention without a ts', () => {
-      const body = envelope(appMention({ user: 'U1', text: 'hi', channel: 'C1' }));
-      delete (body.event as Record<string, unknown>).ts;
-      return body;
-    }, /app_mention event that does not match Slack's format.*ts/],
-    ['a mention whose channel is a number', () => {
-      const body = envelope(appMention({ user: 'U1', text: 'hi' }));
-      (body.event as Record<string, unknown>).channel = 42;
-      return body;
-    }, /app_mention event that does not match Slack's format.*channel/],
-    ['a click without its user', () => {
-      const body = blockAction({ user: 'U1', actionId: 'patchbay_stop', value: 'x', messageTs: newTs() }) as Record<string, unknown>;
-      delete body.user;
-      return body;
-    }, /block_actions payload that does not match Slack's format.*user/],
+    [
+      'a mention without a ts',
+      () => {
+        const body = envelope(appMention({ user: 'U1', text: 'hi', channel: 'C1' }));
+        delete (body.event as Record<string, unknown>).ts;
+        return body;
+      },
+      /app_mention event that does not match Slack's format.*ts/,
+    ],
+    [
+      'a mention whose channel is a number',
+      () => {
+        const body = envelope(appMention({ user: 'U1', text: 'hi' }));
+        (body.event as Record<string, unknown>).channel = 42;
+        return body;
+      },
+      /app_mention event that does not match Slack's format.*channel/,
+    ],
+    [
+      'a click without its user',
+      () => {
+        const body = blockAction({ user: 'U1', actionId: 'patchbay_stop', value: 'x', messageTs: newTs() }) as Record<
+          string,
+          unknown
+        >;
+        delete body.user;
+        return body;
+      },
+      /block_actions payload that does not match Slack's format.*user/,
+    ],
   ])('ignores %s with the reason, reading nothing from it', async (_name, make, reason) => {
     calls.length = 0;
     const result = await surface.normalize(stored(make()), signal);

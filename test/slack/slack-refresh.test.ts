@@ -31,14 +31,30 @@ describe('the Slack status message while a long step runs', () => {
     await database.close();
   });
 
-  it('keeps its elapsed time current without new events, and stops once the session ends', { timeout: 20_000 }, async () => {
+  it('keeps its elapsed time current without new events, and stops once the session ends', {
+    timeout: 20_000,
+  }, async () => {
     const thread = { source: 'slack' as const, teamId: 'T1', channel: 'C9', threadTs: '100.000001' };
-    const { session } = await store.create({ id: 's-long', repo: 'https://github.com/acme/widgets', prompt: 'p', title: 't', requester: { source: 'slack', id: 'U1', name: 'Alice' }, thread });
+    const { session } = await store.create({
+      id: 's-long',
+      repo: 'https://github.com/acme/widgets',
+      prompt: 'p',
+      title: 't',
+      requester: { source: 'slack', id: 'U1', name: 'Alice' },
+      thread,
+    });
     await store.transition(session.id, 'start');
     // A second running session keeps the refresher busy after the first ends: its refreshes are
     // the sign that refresh passes went by, so the test waits for them, not for a fixed time.
     const beat = { source: 'slack' as const, teamId: 'T1', channel: 'C9', threadTs: '200.000001' };
-    await store.create({ id: 's-beat', repo: 'https://github.com/acme/widgets', prompt: 'p', title: 't', requester: { source: 'slack', id: 'U1', name: 'Alice' }, thread: beat });
+    await store.create({
+      id: 's-beat',
+      repo: 'https://github.com/acme/widgets',
+      prompt: 'p',
+      title: 't',
+      requester: { source: 'slack', id: 'U1', name: 'Alice' },
+      thread: beat,
+    });
     await store.transition('s-beat', 'start');
     let now = Date.parse(session.createdAt) + 5_000;
     // Each refresh reads the clock once, before it decides whether the message changed.
@@ -52,7 +68,13 @@ describe('the Slack status message while a long step runs', () => {
       await waitFor(async () => clockReads >= from + n, `${n} refresh passes`);
     };
     const web = new WebClient(BOT_TOKEN, { slackApiUrl: slack.apiUrl, retryConfig: { retries: 0 } });
-    const reply = createSlackReplier({ web, store: createSlackStore(database.db), publicUrl: 'http://patchbay.test', log, now: clock });
+    const reply = createSlackReplier({
+      web,
+      store: createSlackStore(database.db),
+      publicUrl: 'http://patchbay.test',
+      log,
+      now: clock,
+    });
     const notifier = startThreadNotifier({ store, bus, repliers: [reply], log, refreshMs: 100 });
     const inThread = (threadTs: string) => slack.thread('C9', threadTs);
     try {

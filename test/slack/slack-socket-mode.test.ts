@@ -27,7 +27,11 @@ describe('Slack over Socket Mode (real SocketModeReceiver, loopback WebSocket)',
     expect(ack.envelope_id).toEqual(expect.any(String));
     const reply = await waitForPost(f.slack, CHANNEL, mention.ts, () => true, 'the reply');
     expect(reply.text).toBe('Please paste the public GitHub repository URL');
-    const res = await fetch(`${f.app.url}/slack/events`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    const res = await fetch(`${f.app.url}/slack/events`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{}',
+    });
     expect(res.status).toBe(404);
   });
 

@@ -19,7 +19,11 @@ describe('the trace of a Slack mention, from the delivery to the push', () => {
   beforeAll(async () => {
     receiver = await startOtlpReceiver();
     f = await startSlackFixture({ env: { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url } });
-    await f.remote.pushCommit('package.json', JSON.stringify({ name: 'calc', private: true, scripts: { test: 'node test.js' } }), 'package');
+    await f.remote.pushCommit(
+      'package.json',
+      JSON.stringify({ name: 'calc', private: true, scripts: { test: 'node test.js' } }),
+      'package',
+    );
     await f.remote.pushCommit('test.js', "require('node:assert').strictEqual(require('./add.js')(2, 3), 5);\n", 'test');
     await f.remote.pushCommit('add.js', 'module.exports = (a, b) => a - b;\n', 'buggy add');
   });
@@ -28,11 +32,18 @@ describe('the trace of a Slack mention, from the delivery to the push', () => {
     await receiver?.close();
   });
 
-  it('exports one trace from the mention to the push, with the session id on every span', { timeout: 180_000 }, async () => {
+  it('exports one trace from the mention to the push, with the session id on every span', {
+    timeout: 180_000,
+  }, async () => {
     f.setScenario((messages) => {
       switch (assistantTurns(messages)) {
         case 0:
-          return { text: 'Fixing add.', toolCalls: [{ name: 'write_file', input: { path: 'add.js', content: 'module.exports = (a, b) => a + b;\n' } }] };
+          return {
+            text: 'Fixing add.',
+            toolCalls: [
+              { name: 'write_file', input: { path: 'add.js', content: 'module.exports = (a, b) => a + b;\n' } },
+            ],
+          };
         case 1:
           return { toolCalls: [{ name: 'run_shell', input: { command: 'node test.js' } }] };
         default:
@@ -45,8 +56,21 @@ describe('the trace of a Slack mention, from the delivery to the push', () => {
     const done = await waitForStatus(f.app, session.id, ['completed', 'failed'], 120_000);
     expect(done.status, done.error ?? '').toBe('completed');
 
-    const names = ['inbound start', 'session.run', 'model.turn', 'tool write_file', 'tool run_shell', 'check test', 'verify', 'git.push'];
-    await waitFor(async () => names.every((n) => receiver.spans().some((s) => s.name === n)), "the trace's spans at the collector", 30_000);
+    const names = [
+      'inbound start',
+      'session.run',
+      'model.turn',
+      'tool write_file',
+      'tool run_shell',
+      'check test',
+      'verify',
+      'git.push',
+    ];
+    await waitFor(
+      async () => names.every((n) => receiver.spans().some((s) => s.name === n)),
+      "the trace's spans at the collector",
+      30_000,
+    );
     const spans = receiver.spans().filter((s) => s.name.startsWith('inbound ') || names.includes(s.name));
     const attr = (span: OtlpSpan, key: string) => span.attributes.find((a) => a.key === key)?.value.stringValue;
     const inbound = spans.find((s) => s.name === 'inbound start')!;

@@ -62,7 +62,15 @@ describe('Slack unreachable at start', () => {
         done();
       },
     });
-    const env = { DATA_DIR: dir, DATABASE_URL: database.url, PORT: '0', SANDBOX_EGRESS_ALLOW: 'none', SLACK_BOT_TOKEN: BOT_TOKEN, SLACK_SIGNING_SECRET: 'unreachable-start-secret', SLACK_API_URL: `http://127.0.0.1:${port}/api/` };
+    const env = {
+      DATA_DIR: dir,
+      DATABASE_URL: database.url,
+      PORT: '0',
+      SANDBOX_EGRESS_ALLOW: 'none',
+      SLACK_BOT_TOKEN: BOT_TOKEN,
+      SLACK_SIGNING_SECRET: 'unreachable-start-secret',
+      SLACK_API_URL: `http://127.0.0.1:${port}/api/`,
+    };
     const config = loadConfig(env);
     const began = Date.now();
     app = await startPatchbay(config, {
@@ -83,14 +91,26 @@ describe('Slack unreachable at start', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  it('serves without it, says so once with the variable to check, and connects when Slack is back', { timeout: 60_000 }, async () => {
+  it('serves without it, says so once with the variable to check, and connects when Slack is back', {
+    timeout: 60_000,
+  }, async () => {
     // Not the SDK's half a minute of retries before dying: the start does not wait for Slack.
     expect(startedInMs).toBeLessThan(15_000);
     const health = await (await fetch(`${app.url}/healthz`)).json();
     expect(health).toEqual({
       ok: true,
       integrations: {
-        slack: { ok: false, status: 'unreachable', error: expect.stringMatching(new RegExp(`^Slack cannot be reached at http://127\\.0\\.0\\.1:${port}/api/ \\(.+\\): check this host's network and SLACK_API_URL$`)), attempts: expect.any(Number), retryInSeconds: expect.any(Number) },
+        slack: {
+          ok: false,
+          status: 'unreachable',
+          error: expect.stringMatching(
+            new RegExp(
+              `^Slack cannot be reached at http://127\\.0\\.0\\.1:${port}/api/ \\(.+\\): check this host's network and SLACK_API_URL$`,
+            ),
+          ),
+          attempts: expect.any(Number),
+          retryInSeconds: expect.any(Number),
+        },
       },
     });
     // The rest serves.
@@ -98,14 +118,28 @@ describe('Slack unreachable at start', () => {
 
     // A few attempts later, still one warning.
     await waitFor(async () => {
-      const h = (await (await fetch(`${app.url}/healthz`)).json()) as { integrations: { slack: { attempts?: number } } };
+      const h = (await (await fetch(`${app.url}/healthz`)).json()) as {
+        integrations: { slack: { attempts?: number } };
+      };
       return (h.integrations.slack.attempts ?? 0) >= 3;
     }, 'a few attempts');
     const warned = lines.filter((l) => l.level >= 40 && l.integration === 'slack');
-    expect(warned).toEqual([expect.objectContaining({ level: 40, msg: expect.stringMatching(/^Slack cannot be reached at .*SLACK_API_URL; retrying in the background while the rest of Patchbay serves$/) })]);
+    expect(warned).toEqual([
+      expect.objectContaining({
+        level: 40,
+        msg: expect.stringMatching(
+          /^Slack cannot be reached at .*SLACK_API_URL; retrying in the background while the rest of Patchbay serves$/,
+        ),
+      }),
+    ]);
 
     back = await relay(port, Number(new URL(slack.apiUrl).port));
-    await waitFor(async () => ((await (await fetch(`${app.url}/healthz`)).json()) as { integrations: { slack: { ok: boolean } } }).integrations.slack.ok, 'Slack to connect');
+    await waitFor(
+      async () =>
+        ((await (await fetch(`${app.url}/healthz`)).json()) as { integrations: { slack: { ok: boolean } } })
+          .integrations.slack.ok,
+      'Slack to connect',
+    );
     expect(lines.some((l) => l.msg === 'Slack connected')).toBe(true);
     expect(slack.calls.filter((c) => c.method === 'auth.test').length).toBe(1);
     expect(slack.refused).toEqual([]);

@@ -26,7 +26,9 @@ export type Browser = { context: BrowserContext; close(): Promise<void> };
 /** Chromium with a fresh profile. Fails (never skips) when Chromium is missing. */
 export async function launchChromium(): Promise<Browser> {
   if (!existsSync(CHROMIUM)) {
-    throw new Error(`${CHROMIUM} is missing: the browser tests need Debian's chromium (./bootstrap.sh --test installs it)`);
+    throw new Error(
+      `${CHROMIUM} is missing: the browser tests need Debian's chromium (./bootstrap.sh --test installs it)`,
+    );
   }
   await mkdir(screenshotDir, { recursive: true });
   const profile = await mkdtemp(join(tmpdir(), 'patchbay-chromium-'));

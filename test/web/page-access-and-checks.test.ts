@@ -10,7 +10,18 @@ const sha1 = 'a'.repeat(40);
 const sha2 = 'b'.repeat(40);
 
 function check(commit: string, outcome: EventOf<'check-finished'>['outcome'], tail: string): EventOf<'check-finished'> {
-  return { type: 'check-finished', commit, phase: 'check', name: 'test', command: 'npm test', outcome, exitCode: outcome === 'passed' ? 0 : 1, durationMs: 4200, logHead: '> npm test', logTail: tail };
+  return {
+    type: 'check-finished',
+    commit,
+    phase: 'check',
+    name: 'test',
+    command: 'npm test',
+    outcome,
+    exitCode: outcome === 'passed' ? 0 : 1,
+    durationMs: 4200,
+    logHead: '> npm test',
+    logTail: tail,
+  };
 }
 
 /**
@@ -36,7 +47,9 @@ describe('the page behind an API token, with checks per commit, in Chromium', ()
     await fx?.close();
   });
 
-  it('asks for the token once, keeps it only in an HttpOnly cookie, and shows nothing without it', { timeout: 90_000 }, async () => {
+  it('asks for the token once, keeps it only in an HttpOnly cookie, and shows nothing without it', {
+    timeout: 90_000,
+  }, async () => {
     const { page, problems } = await openPage(browser.context, `${base}/`);
     await page.locator('#token-form').waitFor();
     expect(await page.locator('#filter-status').count()).toBe(0);
@@ -50,7 +63,9 @@ describe('the page behind an API token, with checks per commit, in Chromium', ()
     expect(await page.evaluate(() => document.cookie)).toBe('');
     expect(await page.evaluate(() => JSON.stringify({ ...localStorage }))).not.toContain(token);
     const cookies = await browser.context.cookies(base);
-    expect(cookies).toEqual([expect.objectContaining({ name: 'patchbay_session', httpOnly: true, sameSite: 'Strict', expires: -1 })]);
+    expect(cookies).toEqual([
+      expect.objectContaining({ name: 'patchbay_session', httpOnly: true, sameSite: 'Strict', expires: -1 }),
+    ]);
     // Once: a new page in the same browser session goes straight in.
     const second = await openPage(browser.context, `${base}/`);
     await second.page.locator('#filter-status').waitFor();
@@ -60,8 +75,15 @@ describe('the page behind an API token, with checks per commit, in Chromium', ()
     await page.close();
   });
 
-  it('shows a failing then a passing check per commit with logs, the verdict, the ready PR and a blocked connection', { timeout: 90_000 }, async () => {
-    const started = await fx.service.start({ thread: { source: 'web' }, actor: { source: 'web', id: 'ada', name: 'Ada' }, text: 'Fix the parser', repo: 'https://github.com/acme/widgets' });
+  it('shows a failing then a passing check per commit with logs, the verdict, the ready PR and a blocked connection', {
+    timeout: 90_000,
+  }, async () => {
+    const started = await fx.service.start({
+      thread: { source: 'web' },
+      actor: { source: 'web', id: 'ada', name: 'Ada' },
+      text: 'Fix the parser',
+      repo: 'https://github.com/acme/widgets',
+    });
     if (started.kind !== 'started') throw new Error(started.kind);
     const id = started.session.id;
     await fx.store.transition(id, 'start');
@@ -81,12 +103,42 @@ describe('the page behind an API token, with checks per commit, in Chromium', ()
     await first.locator('.check summary').click();
     await expect(first.locator('.output').textContent()).resolves.toContain('expected 3 to be 4');
 
-    const scores = { relevance: { score: 2, reason: 'on task' }, completeness: { score: 2, reason: 'all of it' }, correctness: { score: 2, reason: 'tests pass' }, scope: { score: 1, reason: 'one extra rename' } } as const;
+    const scores = {
+      relevance: { score: 2, reason: 'on task' },
+      completeness: { score: 2, reason: 'all of it' },
+      correctness: { score: 2, reason: 'tests pass' },
+      scope: { score: 1, reason: 'one extra rename' },
+    } as const;
     await fx.store.append(id, [
       { event: check(sha2, 'passed', 'Tests 12 passed') },
-      { event: { type: 'verification-finished', commit: sha2, attempt: 1, outcome: 'passed', total: 7, scores, summary: 'Fixes the parser as asked.' } },
-      { event: { type: 'branch-pushed', branch: 'patchbay/fix-parser', commit: sha2, remote: 'https://github.com/acme/widgets' } },
-      { event: { type: 'pr-opened', url: 'https://github.com/acme/widgets/pull/7', number: 7, branch: 'patchbay/fix-parser', commit: sha2 } },
+      {
+        event: {
+          type: 'verification-finished',
+          commit: sha2,
+          attempt: 1,
+          outcome: 'passed',
+          total: 7,
+          scores,
+          summary: 'Fixes the parser as asked.',
+        },
+      },
+      {
+        event: {
+          type: 'branch-pushed',
+          branch: 'patchbay/fix-parser',
+          commit: sha2,
+          remote: 'https://github.com/acme/widgets',
+        },
+      },
+      {
+        event: {
+          type: 'pr-opened',
+          url: 'https://github.com/acme/widgets/pull/7',
+          number: 7,
+          branch: 'patchbay/fix-parser',
+          commit: sha2,
+        },
+      },
       { event: { type: 'review-gate', commit: sha2, ready: true, reasons: [] } },
     ]);
     const second = page.locator(`.check-group[data-commit="${sha2}"]`);
@@ -95,7 +147,9 @@ describe('the page behind an API token, with checks per commit, in Chromium', ()
     await expect(second.locator('.scores').textContent()).resolves.toContain('one extra rename');
     await page.locator('#pr-state', { hasText: 'ready for review' }).waitFor();
     // Newest commit first.
-    expect(await page.locator('.check-group').evaluateAll((groups) => groups.map((g) => g.getAttribute('data-commit')))).toEqual([sha2, sha1]);
+    expect(
+      await page.locator('.check-group').evaluateAll((groups) => groups.map((g) => g.getAttribute('data-commit'))),
+    ).toEqual([sha2, sha1]);
     await page.screenshot({ path: join(screenshotDir, 'session-checks.png'), fullPage: true });
 
     await page.keyboard.press('1');

@@ -14,7 +14,8 @@ const lastUser = (messages: readonly ModelMessage[]) => {
   return m?.role === 'user' ? m.content : '';
 };
 /** The model's replies since the last person's (or harness's) message. */
-const turnsSinceUser = (messages: readonly ModelMessage[]) => messages.slice(messages.findLastIndex((m) => m.role === 'user')).filter((m) => m.role === 'assistant').length;
+const turnsSinceUser = (messages: readonly ModelMessage[]) =>
+  messages.slice(messages.findLastIndex((m) => m.role === 'user')).filter((m) => m.role === 'assistant').length;
 
 /**
  * The page watching a real harness run: Patchbay as a user runs it (environment-only config, API
@@ -33,26 +34,57 @@ describe('the session page during a real harness run, in Chromium', () => {
     scenario: (messages) => {
       const turn = turnsSinceUser(messages);
       if (lastUser(messages).includes('checks on your commit')) {
-        return ([
-          { toolCalls: [{ name: 'write_file', input: { path: 'add.js', content: 'module.exports = (a, b) => a + b;\n' } }] },
-          { text: 'Fixed add: it subtracted.' },
-        ] as ScriptedTurn[])[Math.min(turn, 1)]!;
+        return (
+          [
+            {
+              toolCalls: [
+                { name: 'write_file', input: { path: 'add.js', content: 'module.exports = (a, b) => a + b;\n' } },
+              ],
+            },
+            { text: 'Fixed add: it subtracted.' },
+          ] as ScriptedTurn[]
+        )[Math.min(turn, 1)]!;
       }
       // First attempt: looks something up on a host the sandbox may not reach, then a wrong fix.
-      return ([
-        { toolCalls: [{ name: 'run_shell', input: { command: 'curl -sS --max-time 10 https://registry.example.com/add || true' } }] },
-        { toolCalls: [{ name: 'write_file', input: { path: 'add.js', content: 'module.exports = (a, b) => b - a;\n' } }] },
-        { text: 'Fixed add.' },
-      ] as ScriptedTurn[])[Math.min(turn, 2)]!;
+      return (
+        [
+          {
+            toolCalls: [
+              {
+                name: 'run_shell',
+                input: { command: 'curl -sS --max-time 10 https://registry.example.com/add || true' },
+              },
+            ],
+          },
+          {
+            toolCalls: [
+              { name: 'write_file', input: { path: 'add.js', content: 'module.exports = (a, b) => b - a;\n' } },
+            ],
+          },
+          { text: 'Fixed add.' },
+        ] as ScriptedTurn[]
+      )[Math.min(turn, 2)]!;
     },
   });
 
   beforeAll(async () => {
     remote = await createRemote();
-    await remote.pushCommit('package.json', JSON.stringify({ name: 'calc', private: true, scripts: { test: 'node test.js' } }), 'package');
-    await remote.pushCommit('test.js', "const assert = require('node:assert');\nassert.strictEqual(require('./add.js')(2, 3), 5);\nconsole.log('ok');\n", 'test');
+    await remote.pushCommit(
+      'package.json',
+      JSON.stringify({ name: 'calc', private: true, scripts: { test: 'node test.js' } }),
+      'package',
+    );
+    await remote.pushCommit(
+      'test.js',
+      "const assert = require('node:assert');\nassert.strictEqual(require('./add.js')(2, 3), 5);\nconsole.log('ok');\n",
+      'test',
+    );
     await remote.pushCommit('add.js', 'module.exports = (a, b) => a - b;\n', 'buggy add');
-    app = await startTestPatchbay({ model, serve: true, env: { PATCHBAY_API_TOKEN: token, PATCHBAY_ALLOW_LOCAL_REPOS: 'true' } });
+    app = await startTestPatchbay({
+      model,
+      serve: true,
+      env: { PATCHBAY_API_TOKEN: token, PATCHBAY_ALLOW_LOCAL_REPOS: 'true' },
+    });
     base = app.url!;
     browser = await launchChromium();
     expect((await browser.context.request.post(`${base}/api/auth`, { data: { token } })).status()).toBe(204);
@@ -63,7 +95,9 @@ describe('the session page during a real harness run, in Chromium', () => {
     await remote?.cleanup();
   });
 
-  it('shows the failing check, the second attempt, the passing check and the verdict as the harness produces them', { timeout: 150_000 }, async () => {
+  it('shows the failing check, the second attempt, the passing check and the verdict as the harness produces them', {
+    timeout: 150_000,
+  }, async () => {
     const { page, problems } = await openPage(browser.context, `${base}/`);
     await page.fill('#repo', remote.remote);
     await page.fill('#prompt', 'Fix add so 2 + 3 is 5');
@@ -73,7 +107,9 @@ describe('the session page during a real harness run, in Chromium', () => {
     const id = decodeURIComponent(new URL(page.url()).pathname.split('/').pop()!);
 
     // Live, on the open page: the refused connection, then both checks as timeline notes, in order.
-    await page.locator('.egress[data-host="registry.example.com"]', { hasText: 'registry.example.com:443' }).waitFor({ timeout: 90_000 });
+    await page
+      .locator('.egress[data-host="registry.example.com"]', { hasText: 'registry.example.com:443' })
+      .waitFor({ timeout: 90_000 });
     await page.locator('.note.tone-bad', { hasText: 'Check test failed' }).waitFor({ timeout: 90_000 });
     await page.locator('.note.tone-good', { hasText: 'Check test passed' }).waitFor({ timeout: 90_000 });
     const notes = await page.locator('.note').evaluateAll((els) => els.map((e) => e.textContent ?? ''));
@@ -90,7 +126,11 @@ describe('the session page during a real harness run, in Chromium', () => {
     ]);
     const [failing, passing] = checks.map((c) => (c.type === 'check-finished' ? c.commit : ''));
     // The only connection refused is the one the agent tried (npm's update check is off in the sandbox).
-    expect((await app.store.events(id, { types: ['egress-blocked'] })).map((e) => (e.event.type === 'egress-blocked' ? e.event.host : ''))).toEqual(['registry.example.com']);
+    expect(
+      (await app.store.events(id, { types: ['egress-blocked'] })).map((e) =>
+        e.event.type === 'egress-blocked' ? e.event.host : '',
+      ),
+    ).toEqual(['registry.example.com']);
     expect(passing).toBe(done.result?.commit);
 
     // The Checks tab: one group per commit, newest first, the log of the failure, the verdict on the passing commit.
@@ -102,7 +142,9 @@ describe('the session page during a real harness run, in Chromium', () => {
     await first.locator('.check[data-outcome="failed"] summary').click();
     await expect(first.locator('.output').textContent()).resolves.toContain('AssertionError');
     expect(await first.locator('.verdict').count()).toBe(0);
-    expect(await page.locator('.check-group').evaluateAll((groups) => groups.map((g) => g.getAttribute('data-commit')))).toEqual([passing, failing]);
+    expect(
+      await page.locator('.check-group').evaluateAll((groups) => groups.map((g) => g.getAttribute('data-commit'))),
+    ).toEqual([passing, failing]);
     await page.screenshot({ path: join(screenshotDir, 'session-harness-checks.png'), fullPage: true });
 
     // The list shows the latest commit's checks as passed.
@@ -112,7 +154,9 @@ describe('the session page during a real harness run, in Chromium', () => {
     await page.close();
   });
 
-  it("edits the repository's knowledge from the page: the edit is signed, kept over the extraction and refused when incomplete", { timeout: 90_000 }, async () => {
+  it("edits the repository's knowledge from the page: the edit is signed, kept over the extraction and refused when incomplete", {
+    timeout: 90_000,
+  }, async () => {
     const [session] = (await app.store.list({})).filter((s) => s.repo === remote.remote);
     const { page, problems } = await openPage(browser.context, `${base}/sessions/${session!.id}`);
     await page.locator('#status .badge[data-status="completed"]').waitFor();
@@ -130,7 +174,9 @@ describe('the session page during a real harness run, in Chromium', () => {
     await page.click('#save-knowledge');
     await page.locator('#knowledge .error', { hasText: 'needs a name and a command' }).waitFor();
     const key = encodeURIComponent(remote.remote);
-    const before = (await (await browser.context.request.get(`${base}/api/repos/${key}/knowledge`)).json()) as RepoKnowledge;
+    const before = (await (
+      await browser.context.request.get(`${base}/api/repos/${key}/knowledge`)
+    ).json()) as RepoKnowledge;
     expect(before.source).toBe('extracted');
 
     await checks.locator('.command-text').nth(1).fill('node --check add.js');
@@ -139,7 +185,9 @@ describe('the session page during a real harness run, in Chromium', () => {
     await page.locator('#knowledge [role=status]', { hasText: 'Saved' }).waitFor();
     await page.locator('#knowledge-source[data-source="edited"]', { hasText: 'edited by Ada Lovelace' }).waitFor();
 
-    const after = (await (await browser.context.request.get(`${base}/api/repos/${key}/knowledge`)).json()) as RepoKnowledge;
+    const after = (await (
+      await browser.context.request.get(`${base}/api/repos/${key}/knowledge`)
+    ).json()) as RepoKnowledge;
     expect(after.source).toBe('edited');
     expect(after.edited?.by).toBe('Ada Lovelace');
     expect(after.document.checks).toEqual([
@@ -154,7 +202,9 @@ describe('the session page during a real harness run, in Chromium', () => {
     await page.reload();
     await page.locator('#status .badge[data-status="completed"]').waitFor();
     await page.click('#tab-knowledge');
-    await expect(page.locator('#knowledge .commands[data-kind="checks"] .command-text').nth(1).inputValue()).resolves.toBe('node --check add.js');
+    await expect(
+      page.locator('#knowledge .commands[data-kind="checks"] .command-text').nth(1).inputValue(),
+    ).resolves.toBe('node --check add.js');
     await page.screenshot({ path: join(screenshotDir, 'session-knowledge.png'), fullPage: true });
     expect(problems).toEqual([]);
     await page.close();

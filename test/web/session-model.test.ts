@@ -4,15 +4,28 @@ import { SessionModel } from '../../web/src/session-model.ts';
 
 const actor = { source: 'web' as const, id: 'ada', name: 'Ada' };
 let seq = 0;
-const stored = (event: SessionEvent, at = '2026-11-30T10:00:00.000Z'): StoredEvent => ({ sessionId: 's', seq: ++seq, at, event });
-const delta = (turn: number, offset: number, text: string) => ({ type: 'assistant-delta' as const, turn, offset, text });
+const stored = (event: SessionEvent, at = '2026-11-30T10:00:00.000Z'): StoredEvent => ({
+  sessionId: 's',
+  seq: ++seq,
+  at,
+  event,
+});
+const delta = (turn: number, offset: number, text: string) => ({
+  type: 'assistant-delta' as const,
+  turn,
+  offset,
+  text,
+});
 const kinds = (model: SessionModel) => model.items.map((i) => i.kind);
 
 describe('the session page model', () => {
   it('shows each stored event once, however often the stream replays it', () => {
     seq = 0;
     const model = new SessionModel();
-    const events = [stored({ type: 'user-message', actor, text: 'fix it' }), stored({ type: 'tool-start', callId: 'c1', name: 'run_shell', input: { command: 'ls' } })];
+    const events = [
+      stored({ type: 'user-message', actor, text: 'fix it' }),
+      stored({ type: 'tool-start', callId: 'c1', name: 'run_shell', input: { command: 'ls' } }),
+    ];
     for (const e of [...events, ...events, events[0]!]) model.apply(e);
     expect(kinds(model)).toEqual(['user', 'tool']);
     expect(model.lastSeq).toBe(2);
@@ -24,7 +37,9 @@ describe('the session page model', () => {
     model.apply(stored({ type: 'tool-start', callId: 'c1', name: 'run_shell', input: { command: 'ls' } }));
     model.apply(stored({ type: 'question-asked', questionId: 'q1', question: 'Tabs?', choices: ['tabs', 'spaces'] }));
     expect(model.openQuestion).toBe('q1');
-    model.apply(stored({ type: 'tool-end', callId: 'c1', name: 'run_shell', isError: true, output: 'boom', durationMs: 5 }));
+    model.apply(
+      stored({ type: 'tool-end', callId: 'c1', name: 'run_shell', isError: true, output: 'boom', durationMs: 5 }),
+    );
     model.apply(stored({ type: 'question-answered', questionId: 'q1', actor, text: 'spaces' }));
     expect(model.items).toMatchObject([
       { kind: 'tool', callId: 'c1', end: { isError: true, output: 'boom' } },
@@ -42,30 +57,58 @@ describe('the session page model', () => {
     model.applyLive(delta(0, 7, 'look')); // again after a reconnect
     expect(model.items[1]).toMatchObject({ kind: 'streaming', text: 'Let me look', partial: false });
     model.applyLive(delta(1, 40, 'tail of a turn we joined late'));
-    expect(model.items[2]).toMatchObject({ kind: 'streaming', turn: 1, text: 'tail of a turn we joined late', partial: true });
+    expect(model.items[2]).toMatchObject({
+      kind: 'streaming',
+      turn: 1,
+      text: 'tail of a turn we joined late',
+      partial: true,
+    });
 
     model.apply(stored({ type: 'assistant-message', turn: 0, text: 'Let me look at it.' }));
     model.apply(stored({ type: 'tool-start', callId: 'c1', name: 'read_file', input: { path: 'a' } }));
-    model.apply(stored({ type: 'tool-end', callId: 'c1', name: 'read_file', isError: false, output: 'x', durationMs: 1 }));
+    model.apply(
+      stored({ type: 'tool-end', callId: 'c1', name: 'read_file', isError: false, output: 'x', durationMs: 1 }),
+    );
     expect(kinds(model)).toEqual(['user', 'assistant', 'streaming', 'tool']);
     expect(model.items[3]).toMatchObject({ kind: 'tool', end: { output: 'x' } });
     // A late chunk of a finished turn changes nothing.
     expect(model.applyLive(delta(0, 11, ' more'))).toBe(false);
     model.apply(stored({ type: 'assistant-message', turn: 1, text: 'The whole second turn.' }));
     expect(kinds(model)).toEqual(['user', 'assistant', 'assistant', 'tool']);
-    expect(model.items.map((i) => ('text' in i ? i.text : i.kind))).toEqual(['go', 'Let me look at it.', 'The whole second turn.', 'tool']);
+    expect(model.items.map((i) => ('text' in i ? i.text : i.kind))).toEqual([
+      'go',
+      'Let me look at it.',
+      'The whole second turn.',
+      'tool',
+    ]);
   });
 
   it('keeps checks and verdicts with their commit, and the latest review gate', () => {
     seq = 0;
     const model = new SessionModel();
-    const check = { type: 'check-finished' as const, phase: 'check' as const, name: 'test', command: 'npm test', exitCode: 1, durationMs: 10, logHead: '', logTail: 'FAIL' };
+    const check = {
+      type: 'check-finished' as const,
+      phase: 'check' as const,
+      name: 'test',
+      command: 'npm test',
+      exitCode: 1,
+      durationMs: 10,
+      logHead: '',
+      logTail: 'FAIL',
+    };
     model.apply(stored({ ...check, commit: 'a1', outcome: 'failed' }));
     model.apply(stored({ ...check, commit: 'b2', outcome: 'passed', exitCode: 0 }));
     model.apply(stored({ type: 'review-gate', commit: 'b2', ready: true, reasons: [] }));
-    expect(model.checks.map((c) => [c.commit, c.outcome])).toEqual([['a1', 'failed'], ['b2', 'passed']]);
+    expect(model.checks.map((c) => [c.commit, c.outcome])).toEqual([
+      ['a1', 'failed'],
+      ['b2', 'passed'],
+    ]);
     expect(model.gates.at(-1)).toMatchObject({ commit: 'b2', ready: true });
-    expect(model.items.filter((i) => i.kind === 'note').map((i) => i.kind === 'note' && i.tone)).toEqual(['bad', 'good', 'good']);
+    expect(model.items.filter((i) => i.kind === 'note').map((i) => i.kind === 'note' && i.tone)).toEqual([
+      'bad',
+      'good',
+      'good',
+    ]);
   });
 
   it('joins a page read later to the events after it: the call and its result, the question and its answer', () => {

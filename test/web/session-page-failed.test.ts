@@ -31,14 +31,30 @@ describe('a failed session with a long error, in Chromium', () => {
     await fx?.close();
   });
 
-  it('stays live after the error event, keeps the error inside the page, and leaves no gap under the top bar', { timeout: 90_000 }, async () => {
-    const started = await fx.service.start({ thread: { source: 'web' }, actor: { source: 'web', id: 'ada', name: 'Ada' }, text: 'Fix the parser', repo: 'https://github.com/acme/widgets' });
+  it('stays live after the error event, keeps the error inside the page, and leaves no gap under the top bar', {
+    timeout: 90_000,
+  }, async () => {
+    const started = await fx.service.start({
+      thread: { source: 'web' },
+      actor: { source: 'web', id: 'ada', name: 'Ada' },
+      text: 'Fix the parser',
+      repo: 'https://github.com/acme/widgets',
+    });
     if (started.kind !== 'started') throw new Error(started.kind);
     const id = started.session.id;
     await fx.store.transition(id, 'start');
     // Enough of a timeline to scroll.
-    await fx.store.append(id, Array.from({ length: 40 }, (_, turn) => ({ event: { type: 'assistant-message' as const, text: `Step ${turn}: reading the parser.`, turn } })));
-    await fx.store.transition(id, 'fail', { reason: failure, patch: { error: failure }, events: [{ event: { type: 'error', code: 'git_failed', message: failure } }] });
+    await fx.store.append(
+      id,
+      Array.from({ length: 40 }, (_, turn) => ({
+        event: { type: 'assistant-message' as const, text: `Step ${turn}: reading the parser.`, turn },
+      })),
+    );
+    await fx.store.transition(id, 'fail', {
+      reason: failure,
+      patch: { error: failure },
+      events: [{ event: { type: 'error', code: 'git_failed', message: failure } }],
+    });
 
     const { page, problems } = await openPage(browser.context, `${base}/sessions/${id}`);
     await page.locator('#status .badge[data-status="failed"]').waitFor();
@@ -49,14 +65,18 @@ describe('a failed session with a long error, in Chromium', () => {
     expect(await page.locator('.conn').textContent()).toBe('live');
 
     // A later event on the same stream still arrives: the stream was never taken for broken.
-    await fx.store.append(id, [{ event: { type: 'user-message', actor: { source: 'web', id: 'ada', name: 'Ada' }, text: 'Why did it fail?' } }]);
+    await fx.store.append(id, [
+      { event: { type: 'user-message', actor: { source: 'web', id: 'ada', name: 'Ada' }, text: 'Why did it fail?' } },
+    ]);
     await page.locator('.item-user', { hasText: 'Why did it fail?' }).waitFor();
 
     for (const width of [1280, 390]) {
       await page.setViewportSize({ width, height: 800 });
       const overflow = await page.evaluate(() => ({
         page: document.documentElement.scrollWidth - document.documentElement.clientWidth,
-        wider: [...document.querySelectorAll('.error, .note')].filter((e) => e.scrollWidth > e.clientWidth + 1).map((e) => e.className),
+        wider: [...document.querySelectorAll('.error, .note')]
+          .filter((e) => e.scrollWidth > e.clientWidth + 1)
+          .map((e) => e.className),
       }));
       expect(overflow, `at ${width}px`).toEqual({ page: 0, wider: [] });
 
@@ -67,7 +87,10 @@ describe('a failed session with a long error, in Chromium', () => {
         head: document.querySelector('.session-head')!.getBoundingClientRect().top,
       }));
       // The session header sits on the top bar: neither a strip of timeline between them nor an overlap.
-      expect(Math.abs(edges.head - edges.topBar), `at ${width}px: top bar ends at ${edges.topBar}, session header starts at ${edges.head}`).toBeLessThan(1);
+      expect(
+        Math.abs(edges.head - edges.topBar),
+        `at ${width}px: top bar ends at ${edges.topBar}, session header starts at ${edges.head}`,
+      ).toBeLessThan(1);
       await page.screenshot({ path: join(screenshotDir, `session-failed-${width}.png`) });
       await page.evaluate(() => window.scrollTo(0, 0));
     }

@@ -31,7 +31,12 @@ describe('a long session, in Chromium', () => {
 
   it('shows the newest events first and the older ones as the reader scrolls up', { timeout: 120_000 }, async () => {
     const actor = { source: 'web' as const, id: 'ada', name: 'Ada' };
-    const started = await fx.service.start({ thread: { source: 'web' }, actor, text: 'A long task', repo: 'https://github.com/acme/widgets' });
+    const started = await fx.service.start({
+      thread: { source: 'web' },
+      actor,
+      text: 'A long task',
+      repo: 'https://github.com/acme/widgets',
+    });
     if (started.kind !== 'started') throw new Error(started.kind);
     const id = started.session.id;
     await fx.store.transition(id, 'start');
@@ -40,8 +45,24 @@ describe('a long session, in Chromium', () => {
       for (let turn = start; turn < start + 100; turn++) {
         batch.push(
           { event: { type: 'assistant-message', turn, text: `Turn ${turn} of the long task.` } },
-          { event: { type: 'tool-start', callId: `c${turn}`, name: 'run_shell', input: { command: `npm test -- ${turn}` } } },
-          { event: { type: 'tool-end', callId: `c${turn}`, name: 'run_shell', isError: false, output: 'PASS\n'.repeat(50), durationMs: 12 } },
+          {
+            event: {
+              type: 'tool-start',
+              callId: `c${turn}`,
+              name: 'run_shell',
+              input: { command: `npm test -- ${turn}` },
+            },
+          },
+          {
+            event: {
+              type: 'tool-end',
+              callId: `c${turn}`,
+              name: 'run_shell',
+              isError: false,
+              output: 'PASS\n'.repeat(50),
+              durationMs: 12,
+            },
+          },
         );
       }
       await fx.store.append(id, batch);

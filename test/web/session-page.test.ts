@@ -1,7 +1,12 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SessionDiff } from '../../src/api/api-types.ts';
-import { startFakeAnthropic, type AnthropicReply, type AnthropicRequest, type FakeAnthropic } from '../fakes/fake-anthropic.ts';
+import {
+  startFakeAnthropic,
+  type AnthropicReply,
+  type AnthropicRequest,
+  type FakeAnthropic,
+} from '../fakes/fake-anthropic.ts';
 import { createRemote, git, type RemoteFixture } from '../git/git-fixture.ts';
 import { startTestPatchbay, waitFor, waitForStatus, type PatchbayFixture } from '../helpers/patchbay-fixture.ts';
 import { launchChromium, openPage, screenshotDir, type Browser } from './chromium.ts';
@@ -15,7 +20,9 @@ function gate() {
 
 const firstUserText = (body: AnthropicRequest) => {
   const content = body.messages[0]?.content;
-  return typeof content === 'string' ? content : content?.map((b) => (b.type === 'text' ? String(b.text) : '')).join('') ?? '';
+  return typeof content === 'string'
+    ? content
+    : (content?.map((b) => (b.type === 'text' ? String(b.text) : '')).join('') ?? '');
 };
 const turnOf = (body: AnthropicRequest) => body.messages.filter((m) => m.role === 'assistant').length;
 
@@ -31,7 +38,8 @@ describe('the session page in Chromium, against a running Patchbay with a script
   // the README (its text held mid-stream), asks which greeting to use, writes it and finishes; the
   // second never finishes its first turn, so it can be stopped.
   const script = (body: AnthropicRequest): AnthropicReply => {
-    if (firstUserText(body).includes('Count sheep')) return { content: [{ type: 'text', text: 'Counting sheep, one by one, for a long while.' }], stall: true };
+    if (firstUserText(body).includes('Count sheep'))
+      return { content: [{ type: 'text', text: 'Counting sheep, one by one, for a long while.' }], stall: true };
     switch (turnOf(body)) {
       case 0:
         return {
@@ -42,9 +50,29 @@ describe('the session page in Chromium, against a running Patchbay with a script
           hold: firstTurn.promise,
         };
       case 1:
-        return { content: [{ type: 'tool_use', name: 'ask_user', input: { question: 'Which greeting should the README use?', choices: ['Hello', 'Howdy'], recommended: 'Howdy' } }] };
+        return {
+          content: [
+            {
+              type: 'tool_use',
+              name: 'ask_user',
+              input: {
+                question: 'Which greeting should the README use?',
+                choices: ['Hello', 'Howdy'],
+                recommended: 'Howdy',
+              },
+            },
+          ],
+        };
       case 2:
-        return { content: [{ type: 'tool_use', name: 'write_file', input: { path: 'README.md', content: '# Demo\n\nHowdy, world!\n' } }] };
+        return {
+          content: [
+            {
+              type: 'tool_use',
+              name: 'write_file',
+              input: { path: 'README.md', content: '# Demo\n\nHowdy, world!\n' },
+            },
+          ],
+        };
       default:
         return { content: [{ type: 'text', text: 'The README now greets with Howdy.' }] };
     }
@@ -76,7 +104,9 @@ describe('the session page in Chromium, against a running Patchbay with a script
     await remote?.cleanup();
   });
 
-  it('starts a session from the form, streams text and tool calls live, takes an answer, survives a reload, shows the pushed diff', { timeout: 120_000 }, async () => {
+  it('starts a session from the form, streams text and tool calls live, takes an answer, survives a reload, shows the pushed diff', {
+    timeout: 120_000,
+  }, async () => {
     const { page, problems } = await openPage(browser.context, `${base}/`);
     await page.fill('#repo', remote.remote);
     await page.fill('#prompt', 'Greet in the README');
@@ -89,7 +119,10 @@ describe('the session page in Chromium, against a running Patchbay with a script
     const streaming = page.locator('.item-streaming .text');
     await streaming.filter({ hasText: 'Let me' }).waitFor();
     expect(await app.store.events(id, { types: ['assistant-message'] })).toEqual([]);
-    await page.locator('.item-user', { hasText: 'Greet in the README' }).locator('b', { hasText: 'Ada Lovelace' }).waitFor();
+    await page
+      .locator('.item-user', { hasText: 'Greet in the README' })
+      .locator('b', { hasText: 'Ada Lovelace' })
+      .waitFor();
 
     // Reloaded mid-run: the log is replayed, and what is live after it comes on top, once.
     await page.reload();
@@ -110,7 +143,12 @@ describe('the session page in Chromium, against a running Patchbay with a script
     await question.locator('.answered', { hasText: 'Howdy' }).waitFor();
     await page.locator('#status .badge[data-status="completed"]').waitFor({ timeout: 60_000 });
     const answer = (await app.store.events(id, { types: ['user-message'] })).at(-1)?.event;
-    expect(answer).toMatchObject({ type: 'user-message', text: 'Howdy', actor: { source: 'web', name: 'Ada Lovelace' }, questionId: expect.any(String) });
+    expect(answer).toMatchObject({
+      type: 'user-message',
+      text: 'Howdy',
+      actor: { source: 'web', name: 'Ada Lovelace' },
+      questionId: expect.any(String),
+    });
 
     // No event twice, after a reload and a live stream: one item per stored message and tool call.
     const events = (await app.store.events(id)).map((e) => e.event);
@@ -118,7 +156,8 @@ describe('the session page in Chromium, against a running Patchbay with a script
     expect(await page.locator('.item-user').count()).toBe(count('user-message'));
     expect(await page.locator('.item-assistant').count()).toBe(count('assistant-message'));
     expect(await page.locator('details.tool').count()).toBe(count('tool-start'));
-    for (const tool of ['run_shell', 'write_file']) expect(await page.locator('details.tool', { hasText: tool }).count()).toBe(1);
+    for (const tool of ['run_shell', 'write_file'])
+      expect(await page.locator('details.tool', { hasText: tool }).count()).toBe(1);
     await page.screenshot({ path: join(screenshotDir, 'session-timeline.png'), fullPage: true });
 
     // The diff of the pushed branch, by keyboard: "2" opens the Diff tab.
@@ -129,11 +168,18 @@ describe('the session page in Chromium, against a running Patchbay with a script
     const session = await waitForStatus(app, id, ['completed']);
     const pushed = await remote.remoteBranch(session.branch!);
     expect(pushed).toBe(session.result?.commit);
-    const diff = (await page.evaluate(async (sid) => (await fetch(`/api/sessions/${sid}/diff`)).json(), id)) as SessionDiff;
+    const diff = (await page.evaluate(
+      async (sid) => (await fetch(`/api/sessions/${sid}/diff`)).json(),
+      id,
+    )) as SessionDiff;
     expect(diff).toMatchObject({ state: 'ready', head: pushed, branch: session.branch, commits: [{ sha: pushed }] });
     if (diff.state !== 'ready') throw new Error('no diff');
-    expect(diff.files.map((f) => [f.path, f.status, f.additions, f.deletions])).toEqual([['README.md', 'modified', 1, 1]]);
-    expect(diff.files[0]!.patch).toBe(`${(await git(remote.remote, 'diff', '--full-index', diff.base, pushed)).split('\n').slice(4).join('\n')}\n`);
+    expect(diff.files.map((f) => [f.path, f.status, f.additions, f.deletions])).toEqual([
+      ['README.md', 'modified', 1, 1],
+    ]);
+    expect(diff.files[0]!.patch).toBe(
+      `${(await git(remote.remote, 'diff', '--full-index', diff.base, pushed)).split('\n').slice(4).join('\n')}\n`,
+    );
     // One commit of it.
     await page.locator('.chip', { hasText: pushed.slice(0, 7) }).click();
     await page.locator('.chip.active', { hasText: pushed.slice(0, 7) }).waitFor();
@@ -146,13 +192,19 @@ describe('the session page in Chromium, against a running Patchbay with a script
     await page.close();
   });
 
-  it('shows a session started elsewhere in the live list, filters it, and stops it from its page', { timeout: 120_000 }, async () => {
+  it('shows a session started elsewhere in the live list, filters it, and stops it from its page', {
+    timeout: 120_000,
+  }, async () => {
     const { page, problems } = await openPage(browser.context, `${base}/`);
     await page.locator('#sessions li').first().waitFor();
     const created = await fetch(`${base}/api/sessions`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ repo: remote.remote, prompt: 'Count sheep in the README', author: { name: 'Grace Hopper' } }),
+      body: JSON.stringify({
+        repo: remote.remote,
+        prompt: 'Count sheep in the README',
+        author: { name: 'Grace Hopper' },
+      }),
     });
     const { id } = (await created.json()) as { id: string };
     // The list hears about it without a reload, and its status changes live.
@@ -170,11 +222,17 @@ describe('the session page in Chromium, against a running Patchbay with a script
 
     // Its model is mid-turn (the stream stalls after its first words).
     await page.locator('#status .badge[data-status="running"]').waitFor();
-    await waitFor(async () => anthropic.calls.some((c) => firstUserText(c.body).includes('Count sheep')), 'the model call');
+    await waitFor(
+      async () => anthropic.calls.some((c) => firstUserText(c.body).includes('Count sheep')),
+      'the model call',
+    );
     await page.click('#stop');
     await page.locator('#status .badge[data-status="cancelled"]').waitFor();
     expect((await app.store.get(id))?.status).toBe('cancelled');
-    await waitFor(async () => (await app.store.events(id, { types: ['status-changed'] })).length >= 2, 'the stop in the log');
+    await waitFor(
+      async () => (await app.store.events(id, { types: ['status-changed'] })).length >= 2,
+      'the stop in the log',
+    );
     await page.goto(`${base}/`);
     await page.locator(`#sessions li[data-id="${id}"] .badge[data-status="cancelled"]`).waitFor();
     await page.screenshot({ path: join(screenshotDir, 'list.png'), fullPage: true });

@@ -1,5 +1,12 @@
 /** The typed client of Patchbay's HTTP API. Types come from the server's own modules. */
-import type { EventPage, KnowledgeDocument, RepoKnowledge, SessionDetail, SessionDiff, SessionList } from '../../src/api/api-types.ts';
+import type {
+  EventPage,
+  KnowledgeDocument,
+  RepoKnowledge,
+  SessionDetail,
+  SessionDiff,
+  SessionList,
+} from '../../src/api/api-types.ts';
 import type { Grouping, InsightsReport } from '../../src/api/insights-report.ts';
 import type { SessionEventType } from '../../src/core/events.ts';
 import type { PageSignInProvider } from '../../src/core/page-sign-in.ts';
@@ -31,7 +38,11 @@ async function request<T>(method: string, path: string, body?: unknown): Promise
     ...(body !== undefined && { body: JSON.stringify(body) }),
   });
   if (response.status === 204) return undefined as T;
-  const data = (await response.json().catch(() => ({}))) as { message?: string; error?: string; issues?: { message: string }[] };
+  const data = (await response.json().catch(() => ({}))) as {
+    message?: string;
+    error?: string;
+    issues?: { message: string }[];
+  };
   if (response.status === 401) dispatchEvent(new Event('patchbay:unauthorized'));
   if (!response.ok) {
     const detail = data.message ?? data.issues?.map((i) => i.message).join('; ') ?? data.error ?? response.statusText;
@@ -60,17 +71,27 @@ export const api = {
     return request<EventPage>('GET', `/api/sessions/${encodeURIComponent(id)}/events?${query}`);
   },
   diff: (id: string, commit?: string) =>
-    request<SessionDiff>('GET', `/api/sessions/${encodeURIComponent(id)}/diff${commit ? `?commit=${encodeURIComponent(commit)}` : ''}`),
+    request<SessionDiff>(
+      'GET',
+      `/api/sessions/${encodeURIComponent(id)}/diff${commit ? `?commit=${encodeURIComponent(commit)}` : ''}`,
+    ),
   start: (body: { repo: string; prompt: string; baseBranch?: string; author?: Author }) =>
     request<{ id: string; status: SessionStatus; url: string }>('POST', '/api/sessions', body),
   send: (id: string, body: { text: string; questionId?: string; author?: Author }) =>
     request<{ id: string; status?: SessionStatus }>('POST', `/api/sessions/${encodeURIComponent(id)}/messages`, body),
   knowledge: (repo: string) => request<RepoKnowledge>('GET', `/api/repos/${encodeURIComponent(repo)}/knowledge`),
   saveKnowledge: (repo: string, document: KnowledgeDocument, author?: Author) =>
-    request<RepoKnowledge>('PUT', `/api/repos/${encodeURIComponent(repo)}/knowledge`, { document, ...(author && { author: { name: author.name } }) }),
+    request<RepoKnowledge>('PUT', `/api/repos/${encodeURIComponent(repo)}/knowledge`, {
+      document,
+      ...(author && { author: { name: author.name } }),
+    }),
   insights: (filter: InsightsFilter) => request<InsightsReport>('GET', `/api/insights?${new URLSearchParams(filter)}`),
   stop: (id: string, author?: Author) =>
-    request<{ id: string; status?: SessionStatus }>('POST', `/api/sessions/${encodeURIComponent(id)}/stop`, author ? { author } : {}),
+    request<{ id: string; status?: SessionStatus }>(
+      'POST',
+      `/api/sessions/${encodeURIComponent(id)}/stop`,
+      author ? { author } : {},
+    ),
 };
 
 const NAME_KEY = 'patchbay.name';

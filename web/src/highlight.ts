@@ -13,19 +13,70 @@ const cLike = words(
 );
 const langs: Record<string, Lang> = {
   js: { keywords: cLike, lineComment: '//' },
-  go: { keywords: words('break case chan const continue default defer else fallthrough for func go goto if import interface map package range return select struct switch type var nil true false'), lineComment: '//' },
-  rs: { keywords: words('as break const continue crate else enum extern false fn for if impl in let loop match mod move mut pub ref return self Self static struct super trait true type unsafe use where while async await dyn'), lineComment: '//' },
-  py: { keywords: words('and as assert async await break class continue def del elif else except False finally for from global if import in is lambda None nonlocal not or pass raise return True try while with yield'), hash: true },
-  sh: { keywords: words('if then else elif fi case esac for while until do done in function return local export set'), hash: true },
-  rb: { keywords: words('def end if elsif else unless while until for in do return class module self nil true false require yield begin rescue ensure'), hash: true },
+  go: {
+    keywords: words(
+      'break case chan const continue default defer else fallthrough for func go goto if import interface map package range return select struct switch type var nil true false',
+    ),
+    lineComment: '//',
+  },
+  rs: {
+    keywords: words(
+      'as break const continue crate else enum extern false fn for if impl in let loop match mod move mut pub ref return self Self static struct super trait true type unsafe use where while async await dyn',
+    ),
+    lineComment: '//',
+  },
+  py: {
+    keywords: words(
+      'and as assert async await break class continue def del elif else except False finally for from global if import in is lambda None nonlocal not or pass raise return True try while with yield',
+    ),
+    hash: true,
+  },
+  sh: {
+    keywords: words('if then else elif fi case esac for while until do done in function return local export set'),
+    hash: true,
+  },
+  rb: {
+    keywords: words(
+      'def end if elsif else unless while until for in do return class module self nil true false require yield begin rescue ensure',
+    ),
+    hash: true,
+  },
   java: { keywords: cLike, lineComment: '//' },
-  c: { keywords: words('auto break case char const continue default do double else enum extern float for goto if int long register return short signed sizeof static struct switch typedef union unsigned void volatile while bool true false nullptr class public private template namespace using'), lineComment: '//' },
+  c: {
+    keywords: words(
+      'auto break case char const continue default do double else enum extern float for goto if int long register return short signed sizeof static struct switch typedef union unsigned void volatile while bool true false nullptr class public private template namespace using',
+    ),
+    lineComment: '//',
+  },
   yaml: { keywords: words('true false null yes no on off'), hash: true },
 };
 const byExtension: Record<string, string> = {
-  ts: 'js', tsx: 'js', js: 'js', jsx: 'js', mjs: 'js', cjs: 'js', json: 'js', go: 'go', rs: 'rs', py: 'py', sh: 'sh', bash: 'sh',
-  rb: 'rb', java: 'java', kt: 'java', scala: 'java', cs: 'java', swift: 'java', c: 'c', h: 'c', cc: 'c', cpp: 'c', hpp: 'c',
-  yml: 'yaml', yaml: 'yaml', toml: 'yaml',
+  ts: 'js',
+  tsx: 'js',
+  js: 'js',
+  jsx: 'js',
+  mjs: 'js',
+  cjs: 'js',
+  json: 'js',
+  go: 'go',
+  rs: 'rs',
+  py: 'py',
+  sh: 'sh',
+  bash: 'sh',
+  rb: 'rb',
+  java: 'java',
+  kt: 'java',
+  scala: 'java',
+  cs: 'java',
+  swift: 'java',
+  c: 'c',
+  h: 'c',
+  cc: 'c',
+  cpp: 'c',
+  hpp: 'c',
+  yml: 'yaml',
+  yaml: 'yaml',
+  toml: 'yaml',
 };
 
 export function languageOf(path: string): Lang | undefined {
@@ -36,7 +87,8 @@ export function languageOf(path: string): Lang | undefined {
   return key ? langs[key] : undefined;
 }
 
-const pattern = /("(?:[^"\\]|\\.)*"?|'(?:[^'\\]|\\.)*'?|`(?:[^`\\]|\\.)*`?)|(\b\d[\d_]*(?:\.\d+)?\b)|([A-Za-z_$][\w$]*)|(\/\/.*|#.*)/g;
+const pattern =
+  /("(?:[^"\\]|\\.)*"?|'(?:[^'\\]|\\.)*'?|`(?:[^`\\]|\\.)*`?)|(\b\d[\d_]*(?:\.\d+)?\b)|([A-Za-z_$][\w$]*)|(\/\/.*|#.*)/g;
 
 /** Splits one line of code into tokens. Lines past 2,000 characters are left plain. */
 export function highlightLine(line: string, lang: Lang | undefined): Token[] {

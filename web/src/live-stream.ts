@@ -33,7 +33,9 @@ export function openSessionStream(sessionId: string, handlers: StreamHandlers): 
         retry = window.setTimeout(connect, 3000);
       }
     };
-    source.addEventListener('live', (message) => handlers.onLive(JSON.parse((message as MessageEvent<string>).data) as LiveEvent));
+    source.addEventListener('live', (message) =>
+      handlers.onLive(JSON.parse((message as MessageEvent<string>).data) as LiveEvent),
+    );
   };
   connect();
   return () => {

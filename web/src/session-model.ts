@@ -30,7 +30,14 @@ export type Item =
     }
   | { kind: 'egress'; key: string; at: string; host: string; port: number; reason: string }
   | { kind: 'status'; key: string; at: string; from: SessionStatus; to: SessionStatus; reason?: string }
-  | { kind: 'note'; key: string; at: string; tone: 'info' | 'good' | 'bad'; text: string; link?: { href: string; label: string } };
+  | {
+      kind: 'note';
+      key: string;
+      at: string;
+      tone: 'info' | 'good' | 'bad';
+      text: string;
+      link?: { href: string; label: string };
+    };
 
 export type CheckRun = Omit<EventOf<'check-finished'>, 'type'> & { key: string; at: string };
 export type Verdict = Omit<EventOf<'verification-finished'>, 'type'> & { key: string; at: string };
@@ -111,11 +118,18 @@ export class SessionModel {
         const current = index === undefined ? undefined : this.items[index];
         if (current?.kind === 'streaming') {
           // A chunk may arrive twice or out of place after a reconnect: keep the text consistent.
-          if (event.offset > current.text.length) this.items[index!] = { ...current, text: `${current.text}…${event.text}`, partial: true };
+          if (event.offset > current.text.length)
+            this.items[index!] = { ...current, text: `${current.text}…${event.text}`, partial: true };
           else this.items[index!] = { ...current, text: current.text.slice(0, event.offset) + event.text };
         } else {
           this.streaming.set(event.turn, this.items.length);
-          this.items.push({ kind: 'streaming', key: `live${event.turn}`, turn: event.turn, text: event.text, partial: event.offset > 0 });
+          this.items.push({
+            kind: 'streaming',
+            key: `live${event.turn}`,
+            turn: event.turn,
+            text: event.text,
+            partial: event.offset > 0,
+          });
         }
         this.version++;
         return true;
@@ -131,7 +145,13 @@ export class SessionModel {
     this.items.push(item);
   }
 
-  private note(key: string, at: string, tone: 'info' | 'good' | 'bad', text: string, link?: { href: string; label: string }) {
+  private note(
+    key: string,
+    at: string,
+    tone: 'info' | 'good' | 'bad',
+    text: string,
+    link?: { href: string; label: string },
+  ) {
     this.push({ kind: 'note', key, at, tone, text, ...(link && { link }) });
   }
 
@@ -146,7 +166,7 @@ export class SessionModel {
 
   /** Items at or after `from` moved by `by` places. */
   private shiftIndexes(from: number, by: number) {
-    const shift = <K,>(map: Map<K, number>) => {
+    const shift = <K>(map: Map<K, number>) => {
       for (const [k, v] of map) if (v >= from) map.set(k, v + by);
     };
     shift(this.tools);
@@ -159,7 +179,12 @@ export class SessionModel {
       case 'session-created':
         this.participants.set(actorKey(event.actor), event.actor);
         this.threads.push(event.thread);
-        this.note(key, at, 'info', `Session started by ${event.actor.name} from ${event.thread.source} on ${event.repo}`);
+        this.note(
+          key,
+          at,
+          'info',
+          `Session started by ${event.actor.name} from ${event.thread.source} on ${event.repo}`,
+        );
         return;
       case 'thread-added':
         this.threads.push(event.thread);
@@ -167,7 +192,14 @@ export class SessionModel {
         return;
       case 'user-message': {
         this.participants.set(actorKey(event.actor), event.actor);
-        this.push({ kind: 'user', key, at, actor: event.actor, text: event.text, ...(event.questionId && { answers: event.questionId }) });
+        this.push({
+          kind: 'user',
+          key,
+          at,
+          actor: event.actor,
+          text: event.text,
+          ...(event.questionId && { answers: event.questionId }),
+        });
         return;
       }
       case 'assistant-message': {
@@ -210,17 +242,31 @@ export class SessionModel {
         if (this.openQuestion === event.questionId) this.openQuestion = undefined;
         const index = this.questions.get(event.questionId);
         const item = index === undefined ? undefined : this.items[index];
-        if (item?.kind === 'question') this.items[index!] = { ...item, answer: { actor: event.actor, text: event.text } };
+        if (item?.kind === 'question')
+          this.items[index!] = { ...item, answer: { actor: event.actor, text: event.text } };
         return;
       }
       case 'status-changed':
         this.status = event.to;
-        if (event.to === 'completed' || event.to === 'failed' || event.to === 'cancelled') this.openQuestion = undefined;
-        this.push({ kind: 'status', key, at, from: event.from, to: event.to, ...(event.reason && { reason: event.reason }) });
+        if (event.to === 'completed' || event.to === 'failed' || event.to === 'cancelled')
+          this.openQuestion = undefined;
+        this.push({
+          kind: 'status',
+          key,
+          at,
+          from: event.from,
+          to: event.to,
+          ...(event.reason && { reason: event.reason }),
+        });
         return;
       case 'workspace-ready':
         this.workspace = { branch: event.branch, baseBranch: event.baseBranch, baseCommit: event.baseCommit };
-        this.note(key, at, 'info', `Workspace ready on ${event.branch}, from ${event.baseBranch} at ${event.baseCommit.slice(0, 10)}`);
+        this.note(
+          key,
+          at,
+          'info',
+          `Workspace ready on ${event.branch}, from ${event.baseBranch} at ${event.baseCommit.slice(0, 10)}`,
+        );
         return;
       case 'diff-updated':
         this.note(key, at, 'info', `${event.filesChanged} file${event.filesChanged === 1 ? '' : 's'} changed`);
@@ -229,32 +275,64 @@ export class SessionModel {
         const { type: _type, ...run } = event;
         this.checks.push({ ...run, key, at });
         const what = event.phase === 'setup' ? `Setup ${event.name}` : `Check ${event.name}`;
-        this.note(key, at, toneOf(event.outcome), `${what} ${event.outcome} on ${event.commit.slice(0, 10)}${event.reason ? `: ${event.reason}` : ''}`);
+        this.note(
+          key,
+          at,
+          toneOf(event.outcome),
+          `${what} ${event.outcome} on ${event.commit.slice(0, 10)}${event.reason ? `: ${event.reason}` : ''}`,
+        );
         return;
       }
       case 'verification-finished': {
         const { type: _type, ...verdict } = event;
         this.verdicts.push({ ...verdict, key, at });
         const total = event.total === undefined ? '' : ` (${event.total}/8)`;
-        this.note(key, at, toneOf(event.outcome), `Verifier ${event.outcome}${total} on ${event.commit.slice(0, 10)}: ${event.summary}`);
+        this.note(
+          key,
+          at,
+          toneOf(event.outcome),
+          `Verifier ${event.outcome}${total} on ${event.commit.slice(0, 10)}: ${event.summary}`,
+        );
         return;
       }
       case 'review-gate': {
         const { type: _type, ...gate } = event;
         this.gates.push({ ...gate, key, at });
-        this.note(key, at, event.ready ? 'good' : 'info', describeGate(event, 10).replace(/^./, (c) => c.toUpperCase()));
+        this.note(
+          key,
+          at,
+          event.ready ? 'good' : 'info',
+          describeGate(event, 10).replace(/^./, (c) => c.toUpperCase()),
+        );
         return;
       }
       case 'knowledge-loaded':
         this.knowledge = event;
-        this.note(key, at, 'info', `Repository knowledge ${event.rebuilt ? 'built' : 'loaded'} (${event.source}): setup ${event.setup.join(', ') || 'none'}; checks ${event.checks.join(', ') || 'none'}`);
+        this.note(
+          key,
+          at,
+          'info',
+          `Repository knowledge ${event.rebuilt ? 'built' : 'loaded'} (${event.source}): setup ${event.setup.join(', ') || 'none'}; checks ${event.checks.join(', ') || 'none'}`,
+        );
         return;
       case 'task-routed':
         this.route = event;
-        this.note(key, at, 'info', `Routed as ${event.taskClass}: ${event.reason} (budget $${event.maxCostUsd}, ${event.maxMinutes} min)`);
+        this.note(
+          key,
+          at,
+          'info',
+          `Routed as ${event.taskClass}: ${event.reason} (budget $${event.maxCostUsd}, ${event.maxMinutes} min)`,
+        );
         return;
       case 'budget-reached':
-        this.note(key, at, 'bad', event.kind === 'cost' ? `Spent $${event.spent.toFixed(2)} of the $${event.limit.toFixed(2)} budget` : `Ran ${Math.round(event.spent)} of ${Math.round(event.limit)} minutes allowed`);
+        this.note(
+          key,
+          at,
+          'bad',
+          event.kind === 'cost'
+            ? `Spent $${event.spent.toFixed(2)} of the $${event.limit.toFixed(2)} budget`
+            : `Ran ${Math.round(event.spent)} of ${Math.round(event.limit)} minutes allowed`,
+        );
         return;
       case 'ci-failed': {
         const { type: _type, ...failure } = event;

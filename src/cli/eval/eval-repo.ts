@@ -13,7 +13,13 @@ export function evalGit(cwd: string, ...args: string[]) {
   return run('git', args, {
     cwd,
     maxBuffer: 16 * 1024 * 1024,
-    env: { PATH: '/usr/local/bin:/usr/bin:/bin', HOME: cwd, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', GIT_ALLOW_PROTOCOL: 'file' },
+    env: {
+      PATH: '/usr/local/bin:/usr/bin:/bin',
+      HOME: cwd,
+      GIT_CONFIG_NOSYSTEM: '1',
+      GIT_CONFIG_GLOBAL: '/dev/null',
+      GIT_ALLOW_PROTOCOL: 'file',
+    },
   });
 }
 
@@ -29,7 +35,17 @@ export async function makeTaskRemote(root: string, name: string, repoDir: string
   await evalGit(root, 'init', '--quiet', '--initial-branch=main', work);
   await cp(repoDir, work, { recursive: true });
   await evalGit(work, 'add', '.');
-  await evalGit(work, '-c', 'user.name=Patchbay eval', '-c', 'user.email=eval@patchbay.invalid', 'commit', '--quiet', '-m', 'Initial commit');
+  await evalGit(
+    work,
+    '-c',
+    'user.name=Patchbay eval',
+    '-c',
+    'user.email=eval@patchbay.invalid',
+    'commit',
+    '--quiet',
+    '-m',
+    'Initial commit',
+  );
   await evalGit(work, 'push', '--quiet', remote, 'main');
   return remote;
 }

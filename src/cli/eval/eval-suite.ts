@@ -35,16 +35,29 @@ const TASK_NAME = /^[a-z0-9][a-z0-9-]{0,63}$/;
  */
 export async function loadSuite(dir: string): Promise<EvalTask[]> {
   const entries = await readdir(dir, { withFileTypes: true }).catch((cause: unknown) => {
-    throw new PatchbayError('invalid_input', `cannot read the eval suite ${dir}: ${(cause as Error).message}`, { cause });
+    throw new PatchbayError('invalid_input', `cannot read the eval suite ${dir}: ${(cause as Error).message}`, {
+      cause,
+    });
   });
-  const names = entries.filter((e) => e.isDirectory()).map((e) => e.name).sort();
+  const names = entries
+    .filter((e) => e.isDirectory())
+    .map((e) => e.name)
+    .sort();
   const tasks: EvalTask[] = [];
   for (const name of names) tasks.push(await loadTask(join(dir, name), name));
-  if (tasks.length === 0) throw new PatchbayError('invalid_input', `the eval suite ${dir} has no task directories (each needs task.json, repo/ and hidden/)`);
+  if (tasks.length === 0)
+    throw new PatchbayError(
+      'invalid_input',
+      `the eval suite ${dir} has no task directories (each needs task.json, repo/ and hidden/)`,
+    );
   const seen = new Map<string, string>();
   for (const task of tasks) {
     const other = seen.get(task.request);
-    if (other) throw new PatchbayError('invalid_input', `eval tasks ${other} and ${task.name} have the same request; each task needs its own`);
+    if (other)
+      throw new PatchbayError(
+        'invalid_input',
+        `eval tasks ${other} and ${task.name} have the same request; each task needs its own`,
+      );
     seen.set(task.request, task.name);
   }
   return tasks;

@@ -18,17 +18,36 @@ const hiddenTimeoutMs = 5 * 60_000;
  * network), the pushed tree written into it, `hidden/` copied over it, then `hiddenTest`. The agent's
  * workspace is never used, so nothing it left uncommitted counts, and the tests never reach it.
  */
-export async function runHiddenTests(options: { sandboxes: SandboxProvider; sessionId: string; remote: string; commit: string | undefined; task: EvalTask; signal?: AbortSignal }): Promise<HiddenTestResult> {
+export async function runHiddenTests(options: {
+  sandboxes: SandboxProvider;
+  sessionId: string;
+  remote: string;
+  commit: string | undefined;
+  task: EvalTask;
+  signal?: AbortSignal;
+}): Promise<HiddenTestResult> {
   const { task, commit } = options;
   if (!commit) return { outcome: 'not-run', exitCode: null, detail: 'the session pushed no commit' };
   const sandbox = await options.sandboxes.acquire(`${options.sessionId}-hidden`, { network: 'none' });
   try {
     for (const file of await filesAt(options.remote, commit)) await sandbox.writeFile(file.path, file.content);
     for (const file of await hiddenFiles(join(task.dir, 'hidden'))) await sandbox.writeFile(file.path, file.content);
-    const result = await sandbox.exec(task.hiddenTest, { timeoutMs: hiddenTimeoutMs, ...(options.signal && { signal: options.signal }) });
+    const result = await sandbox.exec(task.hiddenTest, {
+      timeoutMs: hiddenTimeoutMs,
+      ...(options.signal && { signal: options.signal }),
+    });
     const output = `${result.stdout}${result.stderr}`.trimEnd();
-    if (result.timedOut) return { outcome: 'failed', exitCode: null, detail: `timed out after ${hiddenTimeoutMs / 1000} s\n${output.slice(-2000)}` };
-    return { outcome: result.exitCode === 0 ? 'passed' : 'failed', exitCode: result.exitCode, detail: output.slice(-2000) };
+    if (result.timedOut)
+      return {
+        outcome: 'failed',
+        exitCode: null,
+        detail: `timed out after ${hiddenTimeoutMs / 1000} s\n${output.slice(-2000)}`,
+      };
+    return {
+      outcome: result.exitCode === 0 ? 'passed' : 'failed',
+      exitCode: result.exitCode,
+      detail: output.slice(-2000),
+    };
   } finally {
     await sandbox.destroy();
   }

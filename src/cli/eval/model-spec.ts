@@ -10,9 +10,16 @@ export function parseModelSpec(text: string): ModelSpec {
   const provider = (colon < 0 ? text : text.slice(0, colon)).trim();
   const model = colon < 0 ? '' : text.slice(colon + 1).trim();
   if (!(modelProviderNames as readonly string[]).includes(provider)) {
-    throw new PatchbayError('config_invalid', `--model ${JSON.stringify(text)}: the provider must be one of ${modelProviderNames.join(', ')} (as in anthropic:claude-sonnet-4-6)`);
+    throw new PatchbayError(
+      'config_invalid',
+      `--model ${JSON.stringify(text)}: the provider must be one of ${modelProviderNames.join(', ')} (as in anthropic:claude-sonnet-4-6)`,
+    );
   }
-  if (colon >= 0 && !model) throw new PatchbayError('config_invalid', `--model ${JSON.stringify(text)}: name the model after the colon, or leave out the colon for the provider's default`);
+  if (colon >= 0 && !model)
+    throw new PatchbayError(
+      'config_invalid',
+      `--model ${JSON.stringify(text)}: name the model after the colon, or leave out the colon for the provider's default`,
+    );
   return model ? { provider, model } : { provider };
 }
 

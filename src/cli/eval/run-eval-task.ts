@@ -20,13 +20,20 @@ const fallbackAnswer = 'There is nobody to ask in this evaluation: use your judg
  * started from the command line's thread, questions answered from the task's `answer`, then the
  * hidden tests on the pushed commit. `root` is a scratch directory the caller removes.
  */
-export async function runEvalTask(options: { app: Patchbay; task: EvalTask; root: string; actor: Actor; signal?: AbortSignal }): Promise<TaskOutcome> {
+export async function runEvalTask(options: {
+  app: Patchbay;
+  task: EvalTask;
+  root: string;
+  actor: Actor;
+  signal?: AbortSignal;
+}): Promise<TaskOutcome> {
   const { app, task, actor } = options;
   if (!app.sandboxes) throw new Error('patchbay eval needs a Patchbay that takes runs (work: true)');
   const remote = await makeTaskRemote(options.root, task.name, join(task.dir, 'repo'));
   const startedAt = performance.now();
   const started = await app.service.start({ thread: { source: 'cli' }, actor, text: task.request, repo: remote });
-  if (started.kind !== 'started') throw new Error(`could not start a session for eval task ${task.name} (${started.kind})`);
+  if (started.kind !== 'started')
+    throw new Error(`could not start a session for eval task ${task.name} (${started.kind})`);
   const sessionId = started.session.id;
   const { status, agentQuestionIds } = await followToEnd(app, sessionId, task, actor, options.signal);
   const wallMs = performance.now() - startedAt;
@@ -45,7 +52,13 @@ export async function runEvalTask(options: { app: Patchbay; task: EvalTask; root
 }
 
 /** Follows the session to its end, answering its questions; the status it ended in, and which questions were the agent's. */
-async function followToEnd(app: Patchbay, sessionId: string, task: EvalTask, actor: Actor, signal: AbortSignal | undefined): Promise<{ status: SessionStatus; agentQuestionIds: Set<string> }> {
+async function followToEnd(
+  app: Patchbay,
+  sessionId: string,
+  task: EvalTask,
+  actor: Actor,
+  signal: AbortSignal | undefined,
+): Promise<{ status: SessionStatus; agentQuestionIds: Set<string> }> {
   let final: SessionStatus = 'failed';
   let answers = 0;
   const agentQuestionIds = new Set<string>();

@@ -54,7 +54,12 @@ function isSuiteScripted(config: Config): boolean {
   return config.model.provider === 'scripted' && !config.model.scenarioPath;
 }
 
-async function runModel(model: EvalModel, tasks: readonly EvalTask[], scripted: ReturnType<typeof suiteScriptedModels> | undefined, options: RunEvalOptions): Promise<ModelRun['outcomes']> {
+async function runModel(
+  model: EvalModel,
+  tasks: readonly EvalTask[],
+  scripted: ReturnType<typeof suiteScriptedModels> | undefined,
+  options: RunEvalOptions,
+): Promise<ModelRun['outcomes']> {
   const config: Config = { ...model.config, dataDir: join(model.config.dataDir, 'eval') };
   await mkdir(config.dataDir, { recursive: true });
   const root = await mkdtemp(join(tmpdir(), 'patchbay-eval-'));
@@ -63,8 +68,16 @@ async function runModel(model: EvalModel, tasks: readonly EvalTask[], scripted: 
     const outcomes = [];
     for (const task of tasks) {
       if (options.signal?.aborted) break;
-      const outcome = await runEvalTask({ app, task, root, actor: options.actor, ...(options.signal && { signal: options.signal }) });
-      options.out.write(`  ${task.name}: ${outcome.status}, hidden tests ${outcome.hidden.outcome}${outcome.readyWithHiddenFailing ? ' (made ready with a hidden test failing)' : ''}\n`);
+      const outcome = await runEvalTask({
+        app,
+        task,
+        root,
+        actor: options.actor,
+        ...(options.signal && { signal: options.signal }),
+      });
+      options.out.write(
+        `  ${task.name}: ${outcome.status}, hidden tests ${outcome.hidden.outcome}${outcome.readyWithHiddenFailing ? ' (made ready with a hidden test failing)' : ''}\n`,
+      );
       outcomes.push(outcome);
     }
     return outcomes;

@@ -16,8 +16,16 @@ export function suiteScriptedModels(tasks: readonly EvalTask[]): SuiteScriptedMo
   const agents = new Map<string, ModelProvider>();
   const verifiers = new Map<string, ModelProvider>();
   for (const task of tasks) {
-    if (!task.scenario) throw new PatchbayError('invalid_input', `eval task ${task.name} has no scenario.json, which the scripted model needs (or run it with --model)`);
-    if (!task.scenario.verifier) throw new PatchbayError('invalid_input', `eval task ${task.name}: scenario.json has no "verifier" replies, which the scripted verifier needs`);
+    if (!task.scenario)
+      throw new PatchbayError(
+        'invalid_input',
+        `eval task ${task.name} has no scenario.json, which the scripted model needs (or run it with --model)`,
+      );
+    if (!task.scenario.verifier)
+      throw new PatchbayError(
+        'invalid_input',
+        `eval task ${task.name}: scenario.json has no "verifier" replies, which the scripted verifier needs`,
+      );
     agents.set(task.request, createScriptedProvider({ scenario: task.scenario.turns, model: 'scripted' }));
     verifiers.set(task.request, createSequenceProvider(task.scenario.verifier, 'scripted'));
   }
@@ -45,6 +53,10 @@ function unmatched(): TurnResult {
     toolCalls: [],
     stopReason: 'error',
     usage: { ...zeroUsage },
-    error: { code: 'model_error', message: 'the scripted eval model got a call that quotes no task request of the suite', retryable: false },
+    error: {
+      code: 'model_error',
+      message: 'the scripted eval model got a call that quotes no task request of the suite',
+      retryable: false,
+    },
   };
 }

@@ -5,7 +5,14 @@ import type { RunLog } from '../../core/run-log.ts';
 import type { StepCheckpoint } from '../../core/work-checkpoint.ts';
 import type { ToolExecutor } from '../../agent/agent-runner.ts';
 import type { CheckpointStore, WorkCheckpoint } from './checkpoint-store.ts';
-import { chainOf, checkpointScratchDir, checkpointWork, readWorkState, restoreWork, type CheckpointChain } from './work-checkpoint.ts';
+import {
+  chainOf,
+  checkpointScratchDir,
+  checkpointWork,
+  readWorkState,
+  restoreWork,
+  type CheckpointChain,
+} from './work-checkpoint.ts';
 
 /** Tools that never change the workspace's files: no checkpoint after them. Any other tool gets one. */
 const readOnlyTools = new Set(['read_file', 'list_files', 'search', 'git_status', 'git_diff', 'ask_user']);
@@ -70,7 +77,10 @@ export async function resumeWork(input: {
     if (state.head === checkpoint.head && state.tree === checkpoint.tree) {
       log.debug('workspace matches the latest checkpoint');
     } else {
-      log.info({ reused: input.reused, checkpointHead: checkpoint.head, workspaceHead: state.head }, 'restoring the work of an earlier run from its checkpoint');
+      log.info(
+        { reused: input.reused, checkpointHead: checkpoint.head, workspaceHead: state.head },
+        'restoring the work of an earlier run from its checkpoint',
+      );
       await restoreWork(sandbox, checkpoint, signal);
     }
     last = { head: checkpoint.head, tree: checkpoint.tree };
@@ -78,7 +88,11 @@ export async function resumeWork(input: {
     base = { branch: checkpoint.branch, baseBranch: checkpoint.baseBranch, baseCommit: checkpoint.baseCommit };
     atCheckpoint = true;
   } else if (!input.reused) {
-    if (checkpoint?.unavailable) throw new PatchbayError('git_failed', `the previous run's work cannot be restored on this worker: ${checkpoint.unavailable}`);
+    if (checkpoint?.unavailable)
+      throw new PatchbayError(
+        'git_failed',
+        `the previous run's work cannot be restored on this worker: ${checkpoint.unavailable}`,
+      );
     const unsaved = await unpushedWork(sessionId, deps.runLog);
     if (unsaved > 0) {
       throw new PatchbayError(
@@ -87,7 +101,10 @@ export async function resumeWork(input: {
       );
     }
   } else if (checkpoint?.unavailable) {
-    log.warn({ reason: checkpoint.unavailable }, 'the latest checkpoint could not be stored; going on with this worker\'s own workspace');
+    log.warn(
+      { reason: checkpoint.unavailable },
+      "the latest checkpoint could not be stored; going on with this worker's own workspace",
+    );
   }
 
   const checkpointInto = async (store: CheckpointStore, signal: AbortSignal) => {
@@ -145,7 +162,8 @@ export async function resumeWork(input: {
           return undefined;
         };
         // No checkpoint yet: store the work as it is, the state a resume puts back before a rerun.
-        if (!last && (await take(ctx.signal).then(() => true, stopped)) === undefined) return { content: 'The call was stopped before it ran.', isError: true };
+        if (!last && (await take(ctx.signal).then(() => true, stopped)) === undefined)
+          return { content: 'The call was stopped before it ran.', isError: true };
         const output = await executor.execute(call, ctx);
         if (ctx.signal.aborted) return output;
         const checkpoint = await takeForStep(ctx.signal).catch(stopped);
@@ -160,5 +178,6 @@ export async function resumeWork(input: {
 async function unpushedWork(sessionId: string, runLog: Pick<RunLog, 'events'>): Promise<number> {
   const events = await runLog.events(sessionId, { types: ['tool-end', 'branch-pushed'] });
   const lastPush = events.findLast((e) => e.event.type === 'branch-pushed')?.seq ?? 0;
-  return events.filter((e) => e.seq > lastPush && e.event.type === 'tool-end' && !readOnlyTools.has(e.event.name)).length;
+  return events.filter((e) => e.seq > lastPush && e.event.type === 'tool-end' && !readOnlyTools.has(e.event.name))
+    .length;
 }

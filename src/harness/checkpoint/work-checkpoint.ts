@@ -9,7 +9,12 @@ import type { CheckpointStore, WorkCheckpoint } from './checkpoint-store.ts';
 export type WorkState = { head: string; tree: string; branch: string };
 
 const bundleName = 'patchbay-checkpoint.bundle';
-const identity = { GIT_AUTHOR_NAME: 'Patchbay', GIT_AUTHOR_EMAIL: 'checkpoint@patchbay.invalid', GIT_COMMITTER_NAME: 'Patchbay', GIT_COMMITTER_EMAIL: 'checkpoint@patchbay.invalid' };
+const identity = {
+  GIT_AUTHOR_NAME: 'Patchbay',
+  GIT_AUTHOR_EMAIL: 'checkpoint@patchbay.invalid',
+  GIT_COMMITTER_NAME: 'Patchbay',
+  GIT_COMMITTER_EMAIL: 'checkpoint@patchbay.invalid',
+};
 
 // Runs in the sandbox (the workspace is the model's: git runs there, never on the host). The tree of
 // everything in the worktree is written through a scratch index (a copy of the real one, so only
@@ -80,7 +85,10 @@ function parseState(stdout: string): WorkState {
   const field = (name: string) => new RegExp(`^${name} (.*)$`, 'm').exec(stdout)?.[1]?.trim() ?? '';
   const state = { head: field('head'), tree: field('tree'), branch: field('branch') };
   if (!/^[0-9a-f]{40,64}$/.test(state.head) || !/^[0-9a-f]{40,64}$/.test(state.tree)) {
-    throw new PatchbayError('git_failed', `could not read the workspace state for a checkpoint: ${stdout.slice(0, 300)}`);
+    throw new PatchbayError(
+      'git_failed',
+      `could not read the workspace state for a checkpoint: ${stdout.slice(0, 300)}`,
+    );
   }
   return state;
 }
@@ -109,14 +117,22 @@ export type CheckpointChain = { wip: string; increments: number; incrementBytes:
 const MIN_INCREMENTS_TO_COMPACT = 32;
 const MAX_INCREMENTS = 64;
 export function compactionDue(chain: CheckpointChain): boolean {
-  return chain.increments >= MAX_INCREMENTS || (chain.increments >= MIN_INCREMENTS_TO_COMPACT && chain.incrementBytes >= chain.baseBytes);
+  return (
+    chain.increments >= MAX_INCREMENTS ||
+    (chain.increments >= MIN_INCREMENTS_TO_COMPACT && chain.incrementBytes >= chain.baseBytes)
+  );
 }
 
 /** The chain a restored (or matching) checkpoint ends, for the run's next increment; none for a checkpoint stored before chains. */
 export function chainOf(checkpoint: WorkCheckpoint): CheckpointChain | undefined {
   if (!checkpoint.wip || !checkpoint.bundle) return undefined;
   const increments = checkpoint.increments ?? [];
-  return { wip: checkpoint.wip, increments: increments.length, incrementBytes: increments.reduce((sum, part) => sum + part.length, 0), baseBytes: checkpoint.bundle.length };
+  return {
+    wip: checkpoint.wip,
+    increments: increments.length,
+    incrementBytes: increments.reduce((sum, part) => sum + part.length, 0),
+    baseBytes: checkpoint.bundle.length,
+  };
 }
 
 export type CheckpointOptions = {
@@ -149,7 +165,12 @@ export type CheckpointResult = Pick<WorkCheckpoint, 'head' | 'tree'> & { chain?:
  */
 export async function checkpointWork(options: CheckpointOptions): Promise<CheckpointResult> {
   const { sandbox, signal } = options;
-  const meta = { step: options.step, branch: options.base.branch, baseBranch: options.base.baseBranch, baseCommit: options.base.baseCommit };
+  const meta = {
+    step: options.step,
+    branch: options.base.branch,
+    baseBranch: options.base.baseBranch,
+    baseCommit: options.base.baseCommit,
+  };
   const parent = options.chain && !compactionDue(options.chain) ? options.chain.wip : undefined;
   let state: WorkState;
   let bundled: { kind: string; wip: string } | undefined;
@@ -157,7 +178,13 @@ export async function checkpointWork(options: CheckpointOptions): Promise<Checkp
     const result = await sandbox.exec(stateScript, {
       signal,
       timeoutMs: 10 * 60_000,
-      env: { ...identity, PATCHBAY_BUNDLE: '1', PATCHBAY_BASE: options.base.baseCommit, PATCHBAY_PARENT: parent ?? '', PATCHBAY_LAST: options.last ? `${options.last.head} ${options.last.tree}` : '' },
+      env: {
+        ...identity,
+        PATCHBAY_BUNDLE: '1',
+        PATCHBAY_BASE: options.base.baseCommit,
+        PATCHBAY_PARENT: parent ?? '',
+        PATCHBAY_LAST: options.last ? `${options.last.head} ${options.last.tree}` : '',
+      },
     });
     if (result.exitCode !== 0) throw failed('git in the workspace failed', result);
     state = parseState(result.stdout);
@@ -171,12 +198,23 @@ export async function checkpointWork(options: CheckpointOptions): Promise<Checkp
     await options.store.save(options.sessionId, { ...meta, head: '', tree: '', bundle: null, unavailable: reason });
     return { head: '', tree: '' };
   }
-  const stored = { ...meta, head: state.head, tree: state.tree, wip: bundled.wip, ...(state.branch && { branch: state.branch }) };
+  const stored = {
+    ...meta,
+    head: state.head,
+    tree: state.tree,
+    wip: bundled.wip,
+    ...(state.branch && { branch: state.branch }),
+  };
   let copy: string | undefined;
   try {
     let bundle: Buffer;
     if (options.workspaceDir) {
-      copy = await takeBundle({ workspaceDir: options.workspaceDir, scratchDir: options.scratchDir, maxBytes: options.maxBytes, name: bundleName });
+      copy = await takeBundle({
+        workspaceDir: options.workspaceDir,
+        scratchDir: options.scratchDir,
+        maxBytes: options.maxBytes,
+        name: bundleName,
+      });
       bundle = await readFile(copy);
     } else if (sandbox.getBytes) {
       bundle = await bundleFromSandbox(sandbox, options.maxBytes);
@@ -186,7 +224,15 @@ export async function checkpointWork(options: CheckpointOptions): Promise<Checkp
     if (bundled.kind === 'increment' && parent && options.chain) {
       if (await options.store.append(options.sessionId, stored, { parent, bundle })) {
         const chain = options.chain;
-        return { ...state, chain: { wip: bundled.wip, increments: chain.increments + 1, incrementBytes: chain.incrementBytes + bundle.length, baseBytes: chain.baseBytes } };
+        return {
+          ...state,
+          chain: {
+            wip: bundled.wip,
+            increments: chain.increments + 1,
+            incrementBytes: chain.incrementBytes + bundle.length,
+            baseBytes: chain.baseBytes,
+          },
+        };
       }
       // The stored chain is not the one this workspace continues (another run stored since): start a new one.
       return await checkpointWork({ ...options, chain: undefined, last: undefined });
@@ -196,7 +242,13 @@ export async function checkpointWork(options: CheckpointOptions): Promise<Checkp
   } catch (error) {
     if (signal.aborted) throw error;
     const reason = `the work could not be checkpointed: ${(error as Error).message}`;
-    await options.store.save(options.sessionId, { ...meta, head: state.head, tree: state.tree, bundle: null, unavailable: reason });
+    await options.store.save(options.sessionId, {
+      ...meta,
+      head: state.head,
+      tree: state.tree,
+      bundle: null,
+      unavailable: reason,
+    });
     return state;
   } finally {
     if (copy) await rm(copy, { force: true });
@@ -222,7 +274,10 @@ async function bundleFromSandbox(sandbox: Sandbox, maxBytes: number): Promise<Bu
 /** Puts the checkpoint's work (its bundle, then each increment) into the workspace. Throws when it cannot: the caller fails the run. */
 export async function restoreWork(sandbox: Sandbox, checkpoint: WorkCheckpoint, signal: AbortSignal): Promise<void> {
   if (!checkpoint.bundle) {
-    throw new PatchbayError('git_failed', `the previous run's work cannot be restored here: ${checkpoint.unavailable ?? 'its checkpoint has no bundle'}`);
+    throw new PatchbayError(
+      'git_failed',
+      `the previous run's work cannot be restored here: ${checkpoint.unavailable ?? 'its checkpoint has no bundle'}`,
+    );
   }
   const parts = [checkpoint.bundle, ...(checkpoint.increments ?? [])];
   // Remote sandboxes take bytes at a path; a local one reads them from the command's stdin.
@@ -230,13 +285,19 @@ export async function restoreWork(sandbox: Sandbox, checkpoint: WorkCheckpoint, 
   if (put) {
     const cleared = await sandbox.exec(`rm -rf ${restoreDir}`, { signal, timeoutMs: 60_000 });
     if (cleared.exitCode !== 0) throw failed('clearing an earlier restore failed', cleared);
-    for (const [i, part] of parts.entries()) await sandbox.putBytes!(`${sandbox.workdir}/${restoreDir}/part-${String(i).padStart(5, '0')}.bundle`, part);
+    for (const [i, part] of parts.entries())
+      await sandbox.putBytes!(`${sandbox.workdir}/${restoreDir}/part-${String(i).padStart(5, '0')}.bundle`, part);
   }
   const result = await sandbox.exec(restoreScript, {
     signal,
     timeoutMs: 10 * 60_000,
     ...(!put && { stdin: `${parts.map((part) => part.toString('base64')).join('\n')}\n` }),
-    env: { PATCHBAY_BRANCH: checkpoint.branch, PATCHBAY_HEAD: checkpoint.head, PATCHBAY_TREE: checkpoint.tree, PATCHBAY_PUT: put ? '1' : '0' },
+    env: {
+      PATCHBAY_BRANCH: checkpoint.branch,
+      PATCHBAY_HEAD: checkpoint.head,
+      PATCHBAY_TREE: checkpoint.tree,
+      PATCHBAY_PUT: put ? '1' : '0',
+    },
   });
   if (result.exitCode !== 0) throw failed("restoring the previous run's work from its checkpoint failed", result);
 }

@@ -15,7 +15,13 @@ export type CheckRun = {
   finishedAt: Date;
 };
 
-export type StoredVerdict = { commit: string; attempt: number; outcome: 'passed' | 'failed' | 'not-run'; verdict: Verdict | null; summary: string };
+export type StoredVerdict = {
+  commit: string;
+  attempt: number;
+  outcome: 'passed' | 'failed' | 'not-run';
+  verdict: Verdict | null;
+  summary: string;
+};
 
 /** Every check command run (`check_runs`) and every verdict (`verdicts`); the sessions layer implements it. */
 export interface CheckStore {

@@ -51,9 +51,21 @@ export function shellQuote(value: string): string {
  * The key setup output is cached under at `commit`: the setup commands and the blob ids of the
  * files they read (lockfiles, manifests). Same key, same output; anything else runs setup again.
  */
-export async function setupKey(sandbox: Sandbox, commit: string, setup: readonly KnownCommand[], signal: AbortSignal): Promise<string> {
-  const listed = await sandbox.exec(`git ls-tree ${commit} -- ${setupInputs.map(shellQuote).join(' ')}`, { signal, timeoutMs: gitTimeoutMs });
-  if (listed.exitCode !== 0) throw new PatchbayError('git_failed', `could not list the setup inputs of ${commit.slice(0, 12)}: ${listed.stderr.trim().slice(0, 500)}`);
+export async function setupKey(
+  sandbox: Sandbox,
+  commit: string,
+  setup: readonly KnownCommand[],
+  signal: AbortSignal,
+): Promise<string> {
+  const listed = await sandbox.exec(`git ls-tree ${commit} -- ${setupInputs.map(shellQuote).join(' ')}`, {
+    signal,
+    timeoutMs: gitTimeoutMs,
+  });
+  if (listed.exitCode !== 0)
+    throw new PatchbayError(
+      'git_failed',
+      `could not list the setup inputs of ${commit.slice(0, 12)}: ${listed.stderr.trim().slice(0, 500)}`,
+    );
   return createHash('sha256')
     .update(JSON.stringify(setup.map((c) => c.command)))
     .update('\0')
@@ -67,7 +79,10 @@ export type CommitCheckout = {
   dir: string;
   commit: string;
   /** Runs `command` in the checkout (through `sh -c`, with the command passed in the environment). */
-  exec(command: string, options: { timeoutMs: number; signal: AbortSignal; maxOutputBytes?: number }): ReturnType<Sandbox['exec']>;
+  exec(
+    command: string,
+    options: { timeoutMs: number; signal: AbortSignal; maxOutputBytes?: number },
+  ): ReturnType<Sandbox['exec']>;
   /** Moves the setup output cached under `key` into the checkout; false when there is none. */
   restoreSetup(key: string): Promise<boolean>;
   /** Remembers what setup left in the checkout (untracked and ignored paths) as the output of `key`. */
@@ -91,8 +106,13 @@ fi`;
  * agent's tree (gitignored files, files hidden by .git/info/exclude, setup output the agent changed)
  * is in it. The caller closes it.
  */
-export async function openCommitCheckout(sandbox: Sandbox, commit: string, signal: AbortSignal): Promise<CommitCheckout> {
-  if (!/^[0-9a-f]{40,64}$/.test(commit)) throw new PatchbayError('invalid_input', `not a commit id: ${JSON.stringify(commit)}`);
+export async function openCommitCheckout(
+  sandbox: Sandbox,
+  commit: string,
+  signal: AbortSignal,
+): Promise<CommitCheckout> {
+  if (!/^[0-9a-f]{40,64}$/.test(commit))
+    throw new PatchbayError('invalid_input', `not a commit id: ${JSON.stringify(commit)}`);
   const script = `set -eu
 ${restoreAsideScript}
 rm -rf ${checkoutDir}
@@ -111,8 +131,13 @@ done
 `;
   const opened = await sandbox.exec(script, { signal, timeoutMs: gitTimeoutMs, env: { PATCHBAY_COMMIT: commit } });
   if (opened.exitCode !== 0) {
-    await sandbox.exec(`${restoreAsideScript}\nrm -rf ${checkoutDir}`, { signal, timeoutMs: gitTimeoutMs }).catch(() => undefined);
-    throw new PatchbayError('git_failed', `could not check out ${commit.slice(0, 12)} for the checks: ${(opened.stderr || opened.stdout).trim().slice(-1000)}`);
+    await sandbox
+      .exec(`${restoreAsideScript}\nrm -rf ${checkoutDir}`, { signal, timeoutMs: gitTimeoutMs })
+      .catch(() => undefined);
+    throw new PatchbayError(
+      'git_failed',
+      `could not check out ${commit.slice(0, 12)} for the checks: ${(opened.stderr || opened.stdout).trim().slice(-1000)}`,
+    );
   }
   let outputKey: string | undefined;
   const cacheOf = (key: string) => `${setupCacheDir}/${key}`;
@@ -121,37 +146,72 @@ done
     dir: checkoutDir,
     commit,
     exec(command, options) {
-      return sandbox.exec(`cd ${checkoutDir} && exec sh -c "$PATCHBAY_COMMAND"`, { ...options, env: { PATCHBAY_COMMAND: command } });
+      return sandbox.exec(`cd ${checkoutDir} && exec sh -c "$PATCHBAY_COMMAND"`, {
+        ...options,
+        env: { PATCHBAY_COMMAND: command },
+      });
     },
     async restoreSetup(key) {
       const cache = cacheOf(key);
-      const listed = await sandbox.exec(`test -f ${cache}/.complete && cat ${cache}/.paths`, { signal, timeoutMs: gitTimeoutMs });
+      const listed = await sandbox.exec(`test -f ${cache}/.complete && cat ${cache}/.paths`, {
+        signal,
+        timeoutMs: gitTimeoutMs,
+      });
       if (listed.exitCode !== 0) return false;
-      const paths = listed.stdout.split('\0').filter(Boolean).map((p) => p.replace(/\/$/, ''));
+      const paths = listed.stdout
+        .split('\0')
+        .filter(Boolean)
+        .map((p) => p.replace(/\/$/, ''));
       // Not complete while it is in the checkout: a round that dies now leaves no half cache behind.
-      const moves = paths.map((p) => `mkdir -p ${shellQuote(dirOf(`${checkoutDir}/${p}`))} && mv ${shellQuote(`${cache}/${p}`)} ${shellQuote(`${checkoutDir}/${p}`)}`);
-      const moved = await sandbox.exec(['set -eu', `rm -f ${cache}/.complete`, ...moves].join('\n'), { signal, timeoutMs: gitTimeoutMs });
+      const moves = paths.map(
+        (p) =>
+          `mkdir -p ${shellQuote(dirOf(`${checkoutDir}/${p}`))} && mv ${shellQuote(`${cache}/${p}`)} ${shellQuote(`${checkoutDir}/${p}`)}`,
+      );
+      const moved = await sandbox.exec(['set -eu', `rm -f ${cache}/.complete`, ...moves].join('\n'), {
+        signal,
+        timeoutMs: gitTimeoutMs,
+      });
       if (moved.exitCode !== 0) return false;
       outputKey = key;
       return true;
     },
     async noteSetupOutput(key) {
       const cache = cacheOf(key);
-      const noted = await sandbox.exec(`set -eu\nrm -rf ${cache}\nmkdir -p ${cache}\n(cd ${checkoutDir} && git ls-files --others --directory -z) > ${cache}/.paths`, { signal, timeoutMs: gitTimeoutMs });
+      const noted = await sandbox.exec(
+        `set -eu\nrm -rf ${cache}\nmkdir -p ${cache}\n(cd ${checkoutDir} && git ls-files --others --directory -z) > ${cache}/.paths`,
+        { signal, timeoutMs: gitTimeoutMs },
+      );
       if (noted.exitCode === 0) outputKey = key;
     },
     async close() {
       const steps: string[] = [];
       if (outputKey) {
         const cache = cacheOf(outputKey);
-        const listed = await sandbox.exec(`cat ${cache}/.paths`, { signal, timeoutMs: gitTimeoutMs }).catch(() => undefined);
-        const paths = listed?.exitCode === 0 ? listed.stdout.split('\0').filter(Boolean).map((p) => p.replace(/\/$/, '')) : [];
-        steps.push(...paths.map((p) => `mkdir -p ${shellQuote(dirOf(`${cache}/${p}`))} && mv ${shellQuote(`${checkoutDir}/${p}`)} ${shellQuote(`${cache}/${p}`)}`));
+        const listed = await sandbox
+          .exec(`cat ${cache}/.paths`, { signal, timeoutMs: gitTimeoutMs })
+          .catch(() => undefined);
+        const paths =
+          listed?.exitCode === 0
+            ? listed.stdout
+                .split('\0')
+                .filter(Boolean)
+                .map((p) => p.replace(/\/$/, ''))
+            : [];
+        steps.push(
+          ...paths.map(
+            (p) =>
+              `mkdir -p ${shellQuote(dirOf(`${cache}/${p}`))} && mv ${shellQuote(`${checkoutDir}/${p}`)} ${shellQuote(`${cache}/${p}`)}`,
+          ),
+        );
         steps.push(`touch ${cache}/.complete`);
       }
       // The cache is kept only when every output made it back (`&&` chain); the tree goes either way.
-      const keep = steps.length ? `(set -e; ${steps.join('; ')}) || rm -rf ${outputKey ? cacheOf(outputKey) : '/nonexistent'}` : 'true';
-      await sandbox.exec(`${keep}\n${restoreAsideScript}\nrm -rf ${checkoutDir}`, { timeoutMs: gitTimeoutMs }).catch(() => undefined);
+      const keep = steps.length
+        ? `(set -e; ${steps.join('; ')}) || rm -rf ${outputKey ? cacheOf(outputKey) : '/nonexistent'}`
+        : 'true';
+      await sandbox
+        .exec(`${keep}\n${restoreAsideScript}\nrm -rf ${checkoutDir}`, { timeoutMs: gitTimeoutMs })
+        .catch(() => undefined);
     },
   };
 }

@@ -6,7 +6,10 @@ import type { CheckRun } from './check-store.ts';
 const headChars = 2000;
 const tailChars = 4000;
 
-type Exec = (command: string, options: Pick<ExecOptions, 'timeoutMs' | 'signal' | 'maxOutputBytes'> & { timeoutMs: number; signal: AbortSignal }) => Promise<ExecResult>;
+type Exec = (
+  command: string,
+  options: Pick<ExecOptions, 'timeoutMs' | 'signal' | 'maxOutputBytes'> & { timeoutMs: number; signal: AbortSignal },
+) => Promise<ExecResult>;
 
 /**
  * Runs one command with a time limit and reports it as a check run. Never throws. `sandbox` runs it
@@ -17,7 +20,11 @@ export async function runCheckCommand(
   input: { commit: string; phase: CheckRun['phase']; command: KnownCommand; timeoutMs: number; signal: AbortSignal },
 ): Promise<CheckRun> {
   const startedAt = new Date();
-  const result = await sandbox.exec(input.command.command, { timeoutMs: input.timeoutMs, signal: input.signal, maxOutputBytes: 512 * 1024 });
+  const result = await sandbox.exec(input.command.command, {
+    timeoutMs: input.timeoutMs,
+    signal: input.signal,
+    maxOutputBytes: 512 * 1024,
+  });
   const finishedAt = new Date();
   const log = [result.stdout, result.stderr].filter((s) => s.trim()).join('\n');
   const outcome = result.timedOut ? 'timed-out' : result.exitCode === 0 ? 'passed' : 'failed';
@@ -47,12 +54,18 @@ export function setupFailureReason(run: CheckRun, refusedHosts: readonly string[
   // Tools report a proxy refusal as a plain HTTP error (npm: "403 Forbidden - GET https://host/…"),
   // so a host the egress proxy refused for this session, named in the log, means no network.
   if (refusedHosts.some((host) => log.includes(host))) return `setup \`${run.command}\` could not reach the network`;
-  if (/ENOTFOUND|EAI_AGAIN|getaddrinfo|Could not resolve host|Temporary failure in name resolution|network is unreachable|ENETUNREACH|ECONNREFUSED|Failed to establish a new connection|egress proxy|tunneling socket could not be established/i.test(log)) {
+  if (
+    /ENOTFOUND|EAI_AGAIN|getaddrinfo|Could not resolve host|Temporary failure in name resolution|network is unreachable|ENETUNREACH|ECONNREFUSED|Failed to establish a new connection|egress proxy|tunneling socket could not be established/i.test(
+      log,
+    )
+  ) {
     return `setup \`${run.command}\` could not reach the network`;
   }
   if (run.exitCode === 127 || /command not found|not found$/m.test(log)) {
     const tool = missingCommand(run);
-    return tool ? `setup \`${run.command}\` needs \`${tool}\`, which the sandbox does not have` : `setup \`${run.command}\` needs a tool the sandbox does not have`;
+    return tool
+      ? `setup \`${run.command}\` needs \`${tool}\`, which the sandbox does not have`
+      : `setup \`${run.command}\` needs a tool the sandbox does not have`;
   }
   return `setup \`${run.command}\` failed with exit ${run.exitCode ?? 'none'}`;
 }
@@ -74,7 +87,9 @@ export function missingCommand(run: Pick<CheckRun, 'logHead' | 'logTail'>): stri
 /** Why a check that exited with 127 did not run, naming the command that is missing. */
 export function missingCommandReason(run: CheckRun): string {
   const tool = missingCommand(run);
-  return tool ? `\`${tool}\` is not installed in the sandbox (\`${run.command}\` exited with 127)` : `\`${run.command}\` exited with 127: a command it runs was not found`;
+  return tool
+    ? `\`${tool}\` is not installed in the sandbox (\`${run.command}\` exited with 127)`
+    : `\`${run.command}\` exited with 127: a command it runs was not found`;
 }
 
 /** A stable signature of a set of failures, to see the same failures repeat with nothing new. */
@@ -109,7 +124,9 @@ export function normaliseLog(log: string): string {
     .filter(Boolean);
   // The lines that say what failed (a stack trace's end is the same for many different failures),
   // then the end of the log.
-  const telling = lines.filter((l) => /error|exception|assert|fail|cannot|expected|not found|panic/i.test(l)).slice(0, 10);
+  const telling = lines
+    .filter((l) => /error|exception|assert|fail|cannot|expected|not found|panic/i.test(l))
+    .slice(0, 10);
   return [...telling, '…', ...lines.slice(-20)].join('\n');
 }
 

@@ -17,7 +17,10 @@ export const outsideTaskMarker = 'OUTSIDE-TASK:';
 export function answerEndsSession(text: string): boolean {
   const t = text.trim().toLowerCase();
   if (/\b(try|another|again|continue|go on|go ahead|keep going|retry|instead|fix)\b/.test(t)) return false;
-  return /^(stop|keep( it)?( as)?( a)? draft|leave it)\b/.test(t) || /^no\b[\s,.!]*(stop\b.*|thanks?\b.*|thank you\b.*)?$/.test(t);
+  return (
+    /^(stop|keep( it)?( as)?( a)? draft|leave it)\b/.test(t) ||
+    /^no\b[\s,.!]*(stop\b.*|thanks?\b.*|thank you\b.*)?$/.test(t)
+  );
 }
 
 export function isHuman(actor: Actor): boolean {
@@ -30,13 +33,23 @@ export function isHuman(actor: Actor): boolean {
  */
 export function lastHumanSeq(events: readonly StoredEvent[]): number {
   let seq = 0;
-  for (const e of events) if (e.event.type === 'user-message' && (isHuman(e.event.actor) || e.event.actor.id === ciActor.id)) seq = e.seq;
+  for (const e of events)
+    if (e.event.type === 'user-message' && (isHuman(e.event.actor) || e.event.actor.id === ciActor.id)) seq = e.seq;
   return seq;
 }
 
 /** People's messages, quoted, as the task the verifier judges against. */
 export function taskText(events: readonly StoredEvent[]): string {
   return events
-    .flatMap((e) => (e.event.type === 'user-message' && isHuman(e.event.actor) ? [`${e.event.actor.name} (${e.at}):\n${e.event.text.split('\n').map((l) => `> ${l}`).join('\n')}`] : []))
+    .flatMap((e) =>
+      e.event.type === 'user-message' && isHuman(e.event.actor)
+        ? [
+            `${e.event.actor.name} (${e.at}):\n${e.event.text
+              .split('\n')
+              .map((l) => `> ${l}`)
+              .join('\n')}`,
+          ]
+        : [],
+    )
     .join('\n\n');
 }

@@ -5,7 +5,13 @@ import { verdictCriteria, verdictPassed, verdictTotal } from '../../core/verdict
 import type { RunLog } from '../../core/run-log.ts';
 import type { CheckRun } from '../checks/check-store.ts';
 import { openCommitCheckout, setupKey, workspaceSetupMarker, type CommitCheckout } from '../checks/commit-checkout.ts';
-import { describeFailure, failureSignature, missingCommandReason, runCheckCommand, setupFailureReason } from '../checks/run-checks.ts';
+import {
+  describeFailure,
+  failureSignature,
+  missingCommandReason,
+  runCheckCommand,
+  setupFailureReason,
+} from '../checks/run-checks.ts';
 import type { KnownCommand } from '../knowledge/knowledge-document.ts';
 import type { LoadedKnowledge } from '../knowledge/load-knowledge.ts';
 import { verifierDiffCommand, verifyChange } from '../verify/verifier.ts';
@@ -77,11 +83,20 @@ export async function runSetup(ctx: GateContext): Promise<void> {
     return;
   }
   const passed = await runSetupCommands(ctx, ctx.sandbox, commit, setup);
-  await ctx.sandbox.exec("git ls-files --others --exclude-standard --directory | sed 's#^#/#' >> .git/info/exclude", { signal: ctx.signal, timeoutMs: 60_000 });
-  if (passed) await ctx.sandbox.exec(`printf '%s\\n' ${key} > ${workspaceSetupMarker}`, { signal: ctx.signal, timeoutMs: 60_000 });
+  await ctx.sandbox.exec("git ls-files --others --exclude-standard --directory | sed 's#^#/#' >> .git/info/exclude", {
+    signal: ctx.signal,
+    timeoutMs: 60_000,
+  });
+  if (passed)
+    await ctx.sandbox.exec(`printf '%s\\n' ${key} > ${workspaceSetupMarker}`, {
+      signal: ctx.signal,
+      timeoutMs: 60_000,
+    });
   // A remote sandbox saves its set-up filesystem, so a lost sandbox never costs the setup again; a
   // setup that passed on the untouched checkout also becomes where the repo's next sessions start.
-  await ctx.sandbox.checkpoint?.(passed && ctx.knowledge ? { template: { repo: ctx.knowledge.repo, commit } } : undefined);
+  await ctx.sandbox.checkpoint?.(
+    passed && ctx.knowledge ? { template: { repo: ctx.knowledge.repo, commit } } : undefined,
+  );
 }
 
 /** No change in the workspace beside what setup left (which is excluded). */
@@ -91,9 +106,20 @@ async function untouched(ctx: GateContext): Promise<boolean> {
 }
 
 /** Runs setup commands in order until one fails; each is recorded. True when all passed. */
-async function runSetupCommands(ctx: GateContext, where: Pick<Sandbox, 'exec'>, commit: string, setup: readonly KnownCommand[]): Promise<boolean> {
+async function runSetupCommands(
+  ctx: GateContext,
+  where: Pick<Sandbox, 'exec'>,
+  commit: string,
+  setup: readonly KnownCommand[],
+): Promise<boolean> {
   for (const command of setup) {
-    const run = await runCheckCommand(where, { commit, phase: 'setup', command, timeoutMs: ctx.gates.checkTimeoutMs, signal: ctx.signal });
+    const run = await runCheckCommand(where, {
+      commit,
+      phase: 'setup',
+      command,
+      timeoutMs: ctx.gates.checkTimeoutMs,
+      signal: ctx.signal,
+    });
     if (run.outcome !== 'passed') run.reason = setupFailureReason(run, await refusedHosts(ctx));
     await recordRun(ctx, run);
     ctx.log.info({ command: command.command, outcome: run.outcome, reason: run.reason }, 'setup command finished');
@@ -120,7 +146,10 @@ async function setupCheckout(ctx: GateContext, checkout: CommitCheckout): Promis
     ctx.log.info({ key, commit: checkout.commit }, 'setup output reused for the checkout');
     return undefined;
   }
-  const where = { exec: (command: string, options: ExecOptions) => checkout.exec(command, { timeoutMs: ctx.gates.checkTimeoutMs, signal: ctx.signal, ...options }) };
+  const where = {
+    exec: (command: string, options: ExecOptions) =>
+      checkout.exec(command, { timeoutMs: ctx.gates.checkTimeoutMs, signal: ctx.signal, ...options }),
+  };
   if (await runSetupCommands(ctx, where, checkout.commit, setup)) {
     await checkout.noteSetupOutput(key);
     return undefined;
@@ -147,17 +176,42 @@ export async function runChecks(ctx: GateContext, commit: string): Promise<Check
       let run: CheckRun;
       if (blocker) {
         const now = new Date();
-        run = { commit, phase: 'check', name: command.name, command: command.command, outcome: 'not-run', exitCode: null, durationMs: 0, logHead: '', logTail: '', reason: blocker, startedAt: now, finishedAt: now };
+        run = {
+          commit,
+          phase: 'check',
+          name: command.name,
+          command: command.command,
+          outcome: 'not-run',
+          exitCode: null,
+          durationMs: 0,
+          logHead: '',
+          logTail: '',
+          reason: blocker,
+          startedAt: now,
+          finishedAt: now,
+        };
       } else {
-        run = await runCheckCommand(checkout, { commit, phase: 'check', command, timeoutMs: ctx.gates.checkTimeoutMs, signal: ctx.signal });
-        if (run.outcome === 'failed' && run.exitCode === 127) run = { ...run, outcome: 'not-run', reason: missingCommandReason(run) };
+        run = await runCheckCommand(checkout, {
+          commit,
+          phase: 'check',
+          command,
+          timeoutMs: ctx.gates.checkTimeoutMs,
+          signal: ctx.signal,
+        });
+        if (run.outcome === 'failed' && run.exitCode === 127)
+          run = { ...run, outcome: 'not-run', reason: missingCommandReason(run) };
       }
       await recordRun(ctx, run);
       runs.push(run);
-      const failedBefore = before.some((r) => r.command === command.command && (r.outcome === 'failed' || r.outcome === 'timed-out'));
+      const failedBefore = before.some(
+        (r) => r.command === command.command && (r.outcome === 'failed' || r.outcome === 'timed-out'),
+      );
       if (run.outcome === 'passed' && failedBefore && ctx.knowledge) {
         // Same commit, nothing changed, and now it passes: the check is flaky, worth knowing next time.
-        await ctx.gates.knowledge.addLesson(ctx.knowledge.repo, `\`${command.command}\` failed and then passed on the same commit with nothing changed, so it is likely flaky: run it again before changing code for its failures.`);
+        await ctx.gates.knowledge.addLesson(
+          ctx.knowledge.repo,
+          `\`${command.command}\` failed and then passed on the same commit with nothing changed, so it is likely flaky: run it again before changing code for its failures.`,
+        );
         ctx.log.info({ command: command.command, commit }, 'flaky check recorded as a lesson');
       }
     }
@@ -178,7 +232,10 @@ export type GateStep =
  * the verifier, then the decision. Failing checks go back to the agent while the set of failures
  * changes; a failed verdict gets one rework; after that the humans decide.
  */
-export async function gateCommit(ctx: GateContext, input: { commit: string; baseCommit: string; summary: string }): Promise<GateStep> {
+export async function gateCommit(
+  ctx: GateContext,
+  input: { commit: string; baseCommit: string; summary: string },
+): Promise<GateStep> {
   const { commit } = input;
   const events = await ctx.store.events(ctx.sessionId);
   const since = lastHumanSeq(events);
@@ -194,50 +251,96 @@ export async function gateCommit(ctx: GateContext, input: { commit: string; base
     const rounds = checkRounds(recent) + 1;
     const maxRounds = ctx.gates.maxCheckRounds ?? defaultMaxCheckRounds;
     // The same commit again: the agent finished without committing anything, however its log differs.
-    const again = recent.some(({ event }) => event.type === 'check-finished' && event.phase === 'check' && event.commit === commit && event.outcome !== 'passed');
+    const again = recent.some(
+      ({ event }) =>
+        event.type === 'check-finished' &&
+        event.phase === 'check' &&
+        event.commit === commit &&
+        event.outcome !== 'passed',
+    );
     if (outside) stuck = `the agent says the failure is outside the task: ${outside}`;
     else if (again || earlier.has(signature)) stuck = 'the same checks failed again with nothing new';
-    else if (rounds >= maxRounds) stuck = `the checks failed in ${rounds} rounds of fixes, the most a request gets before people decide`;
+    else if (rounds >= maxRounds)
+      stuck = `the checks failed in ${rounds} rounds of fixes, the most a request gets before people decide`;
     else {
-      await tellAgent(ctx, [
-        `The harness ran the repository's checks on your commit ${commit.slice(0, 12)} and ${failures.length === 1 ? 'one failed' : `${failures.length} failed`}:`,
-        '',
-        ...failures.map(describeFailure),
-        '',
-        `Fix the cause and finish again; the checks run again on your next commit. If the failure is outside your task (it fails on the base branch too, or needs something you cannot change), say so in your final reply on a line starting with \`${outsideTaskMarker}\` and the reason.`,
-      ].join('\n'));
+      await tellAgent(
+        ctx,
+        [
+          `The harness ran the repository's checks on your commit ${commit.slice(0, 12)} and ${failures.length === 1 ? 'one failed' : `${failures.length} failed`}:`,
+          '',
+          ...failures.map(describeFailure),
+          '',
+          `Fix the cause and finish again; the checks run again on your next commit. If the failure is outside your task (it fails on the base branch too, or needs something you cannot change), say so in your final reply on a line starting with \`${outsideTaskMarker}\` and the reason.`,
+        ].join('\n'),
+      );
       return { kind: 'run-again' };
     }
   }
 
   const attempt = recent.filter((e) => e.event.type === 'verification-finished').length + 1;
-  const diff = await ctx.sandbox.exec(verifierDiffCommand(input.baseCommit, commit), { signal: ctx.signal, timeoutMs: 60_000, maxOutputBytes: 256 * 1024 });
-  const result = await verifyChange(ctx.gates.verifier, { task: taskText(events), knowledge: ctx.knowledgeText, checks: runs, diff: diff.stdout, signal: ctx.signal });
+  const diff = await ctx.sandbox.exec(verifierDiffCommand(input.baseCommit, commit), {
+    signal: ctx.signal,
+    timeoutMs: 60_000,
+    maxOutputBytes: 256 * 1024,
+  });
+  const result = await verifyChange(ctx.gates.verifier, {
+    task: taskText(events),
+    knowledge: ctx.knowledgeText,
+    checks: runs,
+    diff: diff.stdout,
+    signal: ctx.signal,
+  });
   let verdict: Evidence['verdict'];
   if (result.kind === 'verdict') {
     const { summary, ...scores } = result.verdict;
-    verdict = { outcome: verdictPassed(result.verdict) ? 'passed' : 'failed', total: verdictTotal(result.verdict), scores, summary };
+    verdict = {
+      outcome: verdictPassed(result.verdict) ? 'passed' : 'failed',
+      total: verdictTotal(result.verdict),
+      scores,
+      summary,
+    };
   } else {
     verdict = { outcome: 'not-run', summary: result.reason };
   }
-  await ctx.gates.checks.addVerdict(ctx.sessionId, { commit, attempt, outcome: verdict.outcome, verdict: result.kind === 'verdict' ? result.verdict : null, summary: verdict.summary });
+  await ctx.gates.checks.addVerdict(ctx.sessionId, {
+    commit,
+    attempt,
+    outcome: verdict.outcome,
+    verdict: result.kind === 'verdict' ? result.verdict : null,
+    summary: verdict.summary,
+  });
   await ctx.store.commitStep(ctx.sessionId, {
     events: [
-      { event: { type: 'verification-finished', commit, attempt, outcome: verdict.outcome, ...(verdict.total !== undefined && { total: verdict.total }), ...(verdict.scores && { scores: verdict.scores }), summary: verdict.summary } },
-      ...(result.usage ? [{ event: { type: 'usage' as const, turn: 0, model: ctx.gates.verifier.model, ...result.usage } }] : []),
+      {
+        event: {
+          type: 'verification-finished',
+          commit,
+          attempt,
+          outcome: verdict.outcome,
+          ...(verdict.total !== undefined && { total: verdict.total }),
+          ...(verdict.scores && { scores: verdict.scores }),
+          summary: verdict.summary,
+        },
+      },
+      ...(result.usage
+        ? [{ event: { type: 'usage' as const, turn: 0, model: ctx.gates.verifier.model, ...result.usage } }]
+        : []),
     ],
     ...(result.usage && { usage: result.usage }),
   });
 
   const decision = decideGate({ commit, checks: runs, verdict }, stuck ? [stuck] : []);
   if (verdict.outcome === 'failed' && attempt === 1 && !stuck) {
-    await tellAgent(ctx, [
-      `An independent reviewer did not pass your change (${verdict.total}/8). Its critique:`,
-      '',
-      quoteVerdict(verdict),
-      '',
-      'Rework the change on this branch to address it, then finish again.',
-    ].join('\n'));
+    await tellAgent(
+      ctx,
+      [
+        `An independent reviewer did not pass your change (${verdict.total}/8). Its critique:`,
+        '',
+        quoteVerdict(verdict),
+        '',
+        'Rework the change on this branch to address it, then finish again.',
+      ].join('\n'),
+    );
     return { kind: 'run-again' };
   }
   if (stuck) {
@@ -245,7 +348,13 @@ export async function gateCommit(ctx: GateContext, input: { commit: string; base
       kind: 'publish',
       decision,
       question: {
-        text: [`Checks still fail and I stopped: ${stuck}.`, '', ...failures.map((f) => `> \`${f.command}\` exit ${f.exitCode}`), '', 'The pull request stays a draft. Keep it as a draft, try another approach, or stop?'].join('\n'),
+        text: [
+          `Checks still fail and I stopped: ${stuck}.`,
+          '',
+          ...failures.map((f) => `> \`${f.command}\` exit ${f.exitCode}`),
+          '',
+          'The pull request stays a draft. Keep it as a draft, try another approach, or stop?',
+        ].join('\n'),
         choices: ['Keep it as a draft', 'Try another approach', 'Stop'],
         recommended: 'Keep it as a draft',
       },
@@ -256,7 +365,13 @@ export async function gateCommit(ctx: GateContext, input: { commit: string; base
       kind: 'publish',
       decision,
       question: {
-        text: [`The reviewer did not pass the change after a rework (${verdict.total}/8), so the pull request stays a draft.`, '', quoteVerdict(verdict), '', 'Keep it as a draft, try another approach, or stop?'].join('\n'),
+        text: [
+          `The reviewer did not pass the change after a rework (${verdict.total}/8), so the pull request stays a draft.`,
+          '',
+          quoteVerdict(verdict),
+          '',
+          'Keep it as a draft, try another approach, or stop?',
+        ].join('\n'),
         choices: ['Keep it as a draft', 'Try another approach', 'Stop'],
         recommended: 'Keep it as a draft',
       },
@@ -282,7 +397,13 @@ export const defaultMaxCheckRounds = 5;
 /** Commits whose checks already ran (and failed) since the latest request. */
 function checkRounds(events: readonly StoredEvent[]): number {
   const commits = new Set<string>();
-  for (const { event } of events) if (event.type === 'check-finished' && event.phase === 'check' && (event.outcome === 'failed' || event.outcome === 'timed-out')) commits.add(event.commit);
+  for (const { event } of events)
+    if (
+      event.type === 'check-finished' &&
+      event.phase === 'check' &&
+      (event.outcome === 'failed' || event.outcome === 'timed-out')
+    )
+      commits.add(event.commit);
   return commits.size;
 }
 
@@ -304,5 +425,7 @@ function extractOutside(summary: string): string | undefined {
 }
 
 async function tellAgent(ctx: GateContext, text: string): Promise<void> {
-  await ctx.store.commitStep(ctx.sessionId, { events: [{ event: { type: 'user-message', actor: harnessActor, text } }] });
+  await ctx.store.commitStep(ctx.sessionId, {
+    events: [{ event: { type: 'user-message', actor: harnessActor, text } }],
+  });
 }

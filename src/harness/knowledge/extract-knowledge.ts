@@ -26,7 +26,10 @@ export const knowledgePrefixes = ['.github/workflows/'];
 
 export function wantsFile(path: string): boolean {
   const lower = path.toLowerCase();
-  return knowledgeFiles.some((f) => f.toLowerCase() === lower) || knowledgePrefixes.some((p) => lower.startsWith(p) && /\.ya?ml$/.test(lower));
+  return (
+    knowledgeFiles.some((f) => f.toLowerCase() === lower) ||
+    knowledgePrefixes.some((p) => lower.startsWith(p) && /\.ya?ml$/.test(lower))
+  );
 }
 
 const excerptChars = 3000;
@@ -56,7 +59,8 @@ export function extractKnowledge(files: ReadonlyMap<string, string>): KnowledgeD
       parsed = undefined;
     }
     if (parsed) {
-      const hasDeps = Object.keys(parsed.dependencies ?? {}).length + Object.keys(parsed.devDependencies ?? {}).length > 0;
+      const hasDeps =
+        Object.keys(parsed.dependencies ?? {}).length + Object.keys(parsed.devDependencies ?? {}).length > 0;
       if (hasDeps) {
         const install = get('pnpm-lock.yaml')
           ? 'pnpm install --frozen-lockfile'
@@ -69,10 +73,20 @@ export function extractKnowledge(files: ReadonlyMap<string, string>): KnowledgeD
       }
       const scripts = parsed.scripts ?? {};
       for (const name of checkNames) {
-        const script = scripts[name] ?? (name === 'typecheck' ? scripts['type-check'] ?? scripts.tsc : undefined);
+        const script = scripts[name] ?? (name === 'typecheck' ? (scripts['type-check'] ?? scripts.tsc) : undefined);
         if (!script || /no test specified/.test(script)) continue;
-        const scriptName = scripts[name] ? name : name === 'typecheck' ? (scripts['type-check'] ? 'type-check' : 'tsc') : name;
-        add(checks, { name, command: scriptName === 'test' ? 'npm test' : `npm run ${scriptName}`, source: `${pkg.path} scripts.${scriptName}` });
+        const scriptName = scripts[name]
+          ? name
+          : name === 'typecheck'
+            ? scripts['type-check']
+              ? 'type-check'
+              : 'tsc'
+            : name;
+        add(checks, {
+          name,
+          command: scriptName === 'test' ? 'npm test' : `npm run ${scriptName}`,
+          source: `${pkg.path} scripts.${scriptName}`,
+        });
       }
     }
   }
@@ -80,7 +94,8 @@ export function extractKnowledge(files: ReadonlyMap<string, string>): KnowledgeD
   const make = get('Makefile');
   if (make) {
     const targets = new Set([...make.text.matchAll(/^([A-Za-z][\w-]*)\s*:(?!=)/gm)].map((m) => m[1]!));
-    for (const name of checkNames) if (targets.has(name)) add(checks, { name, command: `make ${name}`, source: make.path });
+    for (const name of checkNames)
+      if (targets.has(name)) add(checks, { name, command: `make ${name}`, source: make.path });
     if (targets.has('check')) add(checks, { name: 'check', command: 'make check', source: make.path });
   }
 
@@ -97,18 +112,23 @@ export function extractKnowledge(files: ReadonlyMap<string, string>): KnowledgeD
   }
   const pyproject = get('pyproject.toml');
   const requirements = get('requirements.txt');
-  if (requirements) add(setup, { name: 'install', command: 'pip install -r requirements.txt', source: requirements.path });
-  else if (pyproject && /^\[(project|tool\.poetry)\]/m.test(pyproject.text)) add(setup, { name: 'install', command: 'pip install -e .', source: pyproject.path });
-  if (pyproject && /pytest/.test(pyproject.text)) add(checks, { name: 'test', command: 'pytest', source: pyproject.path });
+  if (requirements)
+    add(setup, { name: 'install', command: 'pip install -r requirements.txt', source: requirements.path });
+  else if (pyproject && /^\[(project|tool\.poetry)\]/m.test(pyproject.text))
+    add(setup, { name: 'install', command: 'pip install -e .', source: pyproject.path });
+  if (pyproject && /pytest/.test(pyproject.text))
+    add(checks, { name: 'test', command: 'pytest', source: pyproject.path });
 
   // What the project's CI runs on its pull requests and pushes (never its deploy, release or
   // publish steps), used for names nothing else provided.
   for (const [path, text] of [...files].filter(([p]) => p.toLowerCase().startsWith('.github/workflows/')).sort()) {
-    for (const { name, command } of workflowChecks(text)) add(name === 'install' ? setup : checks, { name, command, source: path });
+    for (const { name, command } of workflowChecks(text))
+      add(name === 'install' ? setup : checks, { name, command, source: path });
   }
 
   const conventions: string[] = [];
-  const template = get('.github/pull_request_template.md') ?? get('PULL_REQUEST_TEMPLATE.md') ?? get('docs/pull_request_template.md');
+  const template =
+    get('.github/pull_request_template.md') ?? get('PULL_REQUEST_TEMPLATE.md') ?? get('docs/pull_request_template.md');
   if (template) conventions.push(`Pull request template (${template.path}):\n${clip(template.text)}`);
   const contributing = get('CONTRIBUTING.md') ?? get('.github/CONTRIBUTING.md');
   if (contributing) {
@@ -136,7 +156,10 @@ export function extractKnowledge(files: ReadonlyMap<string, string>): KnowledgeD
 
 function sectionsMatching(markdown: string, heading: RegExp): string {
   const parts = markdown.split(/^(?=#{1,4}\s)/m);
-  return parts.filter((p) => /^#{1,4}\s/.test(p) && heading.test(p.split('\n')[0]!)).join('\n').trim();
+  return parts
+    .filter((p) => /^#{1,4}\s/.test(p) && heading.test(p.split('\n')[0]!))
+    .join('\n')
+    .trim();
 }
 
 function clip(text: string): string {

@@ -35,10 +35,12 @@ export type Lesson = z.infer<typeof Lesson>;
  */
 export function renderKnowledge(doc: KnowledgeDocument): string {
   const list = (commands: readonly KnownCommand[]) =>
-    commands.length ? commands.map((c) => `- ${c.name}: \`${c.command}\` (from ${c.source})`).join('\n') : '- (none found)';
+    commands.length
+      ? commands.map((c) => `- ${c.name}: \`${c.command}\` (from ${c.source})`).join('\n')
+      : '- (none found)';
   return [
     '# Repository knowledge',
-    'Built by Patchbay from the repository\'s own files; the harness runs these checks on your commit when you finish.',
+    "Built by Patchbay from the repository's own files; the harness runs these checks on your commit when you finish.",
     '',
     '## Setup (already run by the harness before you started)',
     list(doc.setup),

@@ -1,5 +1,12 @@
 import type { Logger } from 'pino';
-import { defaultBranch, mirrorPath, normalizeRepo, resolveBranch, resolveRepo, withMirrorLock } from '../../git/mirror.ts';
+import {
+  defaultBranch,
+  mirrorPath,
+  normalizeRepo,
+  resolveBranch,
+  resolveRepo,
+  withMirrorLock,
+} from '../../git/mirror.ts';
 import { runHostGit as runGit } from '../../git/host-git.ts';
 import { extractKnowledge, wantsFile } from './extract-knowledge.ts';
 import type { KnowledgeDocument, Lesson } from './knowledge-document.ts';
@@ -45,14 +52,31 @@ export async function loadKnowledge(input: {
   if (!tip) return undefined;
   const stored = await input.store.get(repo);
   if (stored && stored.builtFrom === tip) {
-    return { repo, document: effectiveKnowledge(stored), lessons: stored.lessons, builtFrom: tip, source: stored.edited ? 'edited' : 'extracted', rebuilt: false };
+    return {
+      repo,
+      document: effectiveKnowledge(stored),
+      lessons: stored.lessons,
+      builtFrom: tip,
+      source: stored.edited ? 'edited' : 'extracted',
+      rebuilt: false,
+    };
   }
   const files = await readKnowledgeFiles(mirror.gitDir, tip, signal);
   const extracted = extractKnowledge(files);
   await input.store.saveExtracted(repo, tip, extracted);
   const saved = (await input.store.get(repo))!;
-  input.log.info({ repo, commit: tip, setup: extracted.setup.length, checks: extracted.checks.length }, 'repository knowledge built');
-  return { repo, document: effectiveKnowledge(saved), lessons: saved.lessons, builtFrom: tip, source: saved.edited ? 'edited' : 'extracted', rebuilt: true };
+  input.log.info(
+    { repo, commit: tip, setup: extracted.setup.length, checks: extracted.checks.length },
+    'repository knowledge built',
+  );
+  return {
+    repo,
+    document: effectiveKnowledge(saved),
+    lessons: saved.lessons,
+    builtFrom: tip,
+    source: saved.edited ? 'edited' : 'extracted',
+    rebuilt: true,
+  };
 }
 
 async function readKnowledgeFiles(gitDir: string, commit: string, signal: AbortSignal): Promise<Map<string, string>> {

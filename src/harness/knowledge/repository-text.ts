@@ -8,13 +8,25 @@ import type { KnowledgeDocument, Lesson } from './knowledge-document.ts';
  * instructions of the operator. It reaches the agent as a message below the requester's task and
  * the verifier marked as data; never in a system block. Undefined when there is none.
  */
-export function renderRepositoryText(doc: KnowledgeDocument, lessons: readonly Lesson[], from: { repo: string; commit: string }): string | undefined {
+export function renderRepositoryText(
+  doc: KnowledgeDocument,
+  lessons: readonly Lesson[],
+  from: { repo: string; commit: string },
+): string | undefined {
   const maintainers = `the maintainers of ${from.repo}`;
   const at = `on the base branch at ${from.commit.slice(0, 12)}`;
   const parts = [
     ...doc.instructions.map((i) => quoteUntrusted({ what: `${i.source} ${at}`, author: maintainers, body: i.text })),
-    ...doc.conventions.map((c) => quoteUntrusted({ what: `A convention from the repository's files ${at}`, author: maintainers, body: c })),
-    ...lessons.map((l) => quoteUntrusted({ what: `A lesson an earlier Patchbay session on this repository recorded (${l.at})`, author: 'an earlier session, quoting people and CI', body: l.text })),
+    ...doc.conventions.map((c) =>
+      quoteUntrusted({ what: `A convention from the repository's files ${at}`, author: maintainers, body: c }),
+    ),
+    ...lessons.map((l) =>
+      quoteUntrusted({
+        what: `A lesson an earlier Patchbay session on this repository recorded (${l.at})`,
+        author: 'an earlier session, quoting people and CI',
+        body: l.text,
+      }),
+    ),
   ];
   if (parts.length === 0) return undefined;
   return [

@@ -9,7 +9,9 @@ export type YamlValue = string | YamlValue[] | { [key: string]: YamlValue } | nu
 type Line = { indent: number; text: string; raw: string };
 
 export function parseWorkflowYaml(source: string): YamlValue {
-  const lines: Line[] = source.split(/\r?\n/).map((raw) => ({ indent: raw.length - raw.trimStart().length, text: stripComment(raw.trim()), raw }));
+  const lines: Line[] = source
+    .split(/\r?\n/)
+    .map((raw) => ({ indent: raw.length - raw.trimStart().length, text: stripComment(raw.trim()), raw }));
   const state = { i: 0 };
   return parseBlock(lines, state, -1);
 }
@@ -27,7 +29,9 @@ function parseBlock(lines: Line[], state: { i: number }, parent: number): YamlVa
   skipBlank(lines, state);
   const first = lines[state.i];
   if (!first || first.indent <= parent) return null;
-  return first.text.startsWith('- ') || first.text === '-' ? parseSequence(lines, state, first.indent) : parseMapping(lines, state, first.indent);
+  return first.text.startsWith('- ') || first.text === '-'
+    ? parseSequence(lines, state, first.indent)
+    : parseMapping(lines, state, first.indent);
 }
 
 function parseSequence(lines: Line[], state: { i: number }, indent: number): YamlValue[] {
@@ -113,7 +117,13 @@ function scalar(value: string, lines?: Line[], state?: { i: number }, parent?: n
   // A plain scalar may go on over more-indented lines (folded into one).
   let text = value;
   if (lines && state && parent !== undefined) {
-    while (state.i < lines.length && !isBlank(lines[state.i]!) && lines[state.i]!.indent > parent && !keyOf(lines[state.i]!.text) && !lines[state.i]!.text.startsWith('- ')) {
+    while (
+      state.i < lines.length &&
+      !isBlank(lines[state.i]!) &&
+      lines[state.i]!.indent > parent &&
+      !keyOf(lines[state.i]!.text) &&
+      !lines[state.i]!.text.startsWith('- ')
+    ) {
       text += ` ${lines[state.i]!.text}`;
       state.i++;
     }

@@ -3,7 +3,14 @@ import type { EventOf } from '../../../src/core/events.ts';
 import { summaryPrefix } from '../../../src/models/context-budget.ts';
 import type { ModelProvider, TurnRequest } from '../../../src/models/model-provider.ts';
 import { createScriptedProvider, type ScriptedTurn } from '../../../src/models/scripted-provider.ts';
-import { bob, createRunnerFixture, occurrences, toolResultsFollowTheirCalls, transcriptText, type RunnerFixture } from './runner-fixture.ts';
+import {
+  bob,
+  createRunnerFixture,
+  occurrences,
+  toolResultsFollowTheirCalls,
+  transcriptText,
+  type RunnerFixture,
+} from './runner-fixture.ts';
 
 const PROMPT = 'Write the progress file (alice-marker-17)';
 const BOB = 'Please also keep it sorted (bob-marker-42)';
@@ -26,10 +33,21 @@ function stepModel(options: {
   let step = options.startAt ?? 0;
   const decide = (): ScriptedTurn =>
     step < STEPS
-      ? { toolCalls: [{ id: `sh-${step}`, name: 'run_shell', input: { command: `seq 1 600 && echo step-${step} >> progress.txt` } }] }
+      ? {
+          toolCalls: [
+            {
+              id: `sh-${step}`,
+              name: 'run_shell',
+              input: { command: `seq 1 600 && echo step-${step} >> progress.txt` },
+            },
+          ],
+        }
       : { text: 'All done.' };
   const scripted = createScriptedProvider({ scenario: () => decide(), contextWindow: options.contextWindow });
-  const summaryScript = createScriptedProvider({ scenario: () => ({ text: options.summary }), contextWindow: options.contextWindow });
+  const summaryScript = createScriptedProvider({
+    scenario: () => ({ text: options.summary }),
+    contextWindow: options.contextWindow,
+  });
   const requests: TurnRequest[] = [];
   const summaryRequests: TurnRequest[] = [];
   return {
@@ -60,9 +78,11 @@ describe('the runner compacts a long session into a summary turn', () => {
   afterAll(() => fx.close());
 
   const compactions = async (sessionId: string) =>
-    (await fx.store.events(sessionId, { types: ['context-compacted'] })).map((e) => e.event as EventOf<'context-compacted'>);
+    (await fx.store.events(sessionId, { types: ['context-compacted'] })).map(
+      (e) => e.event as EventOf<'context-compacted'>,
+    );
 
-  it('summarizes older turns with the model, keeps people\'s messages, and finishes', async () => {
+  it("summarizes older turns with the model, keeps people's messages, and finishes", async () => {
     let sessionId = '';
     const model = stepModel({
       contextWindow: 10_000,
@@ -77,7 +97,9 @@ describe('the runner compacts a long session into a summary turn', () => {
 
     // Every step ran exactly once, in order, in the real workspace.
     const sandbox = await fx.sandboxFor(sessionId);
-    expect(await sandbox.readFile('progress.txt')).toBe(Array.from({ length: STEPS }, (_, i) => `step-${i}\n`).join(''));
+    expect(await sandbox.readFile('progress.txt')).toBe(
+      Array.from({ length: STEPS }, (_, i) => `step-${i}\n`).join(''),
+    );
     expect((await fx.store.events(sessionId, { types: ['tool-start'] })).length).toBe(STEPS);
 
     // Compacted at least once, recorded as an event, with the model's summary in it.
@@ -89,10 +111,14 @@ describe('the runner compacts a long session into a summary turn', () => {
     expect(compacted[0]!.summary).toContain(`> ${BOB}`);
     expect(model.summaryRequests.length).toBe(compacted.length);
     // The summarizer reads the replaced turns as text, with no tools to call.
-    expect(model.summaryRequests[0]!.messages[0]!.role === 'user' && model.summaryRequests[0]!.messages[0]!.content).toContain('run_shell');
+    expect(
+      model.summaryRequests[0]!.messages[0]!.role === 'user' && model.summaryRequests[0]!.messages[0]!.content,
+    ).toContain('run_shell');
 
     // After the first compaction the model sees the summary turn first, and a smaller transcript.
-    const firstAfter = model.requests.find((r) => r.messages[0]?.role === 'user' && r.messages[0].content.startsWith(summaryPrefix));
+    const firstAfter = model.requests.find(
+      (r) => r.messages[0]?.role === 'user' && r.messages[0].content.startsWith(summaryPrefix),
+    );
     expect(firstAfter).toBeDefined();
     const before = model.requests[model.requests.indexOf(firstAfter!) - 1]!;
     expect(firstAfter!.messages.length).toBeLessThan(before.messages.length);
@@ -103,7 +129,9 @@ describe('the runner compacts a long session into a summary turn', () => {
     expect(occurrences(last, 'alice-marker-17')).toBe(1);
     expect(occurrences(last, 'bob-marker-42')).toBe(1);
     // Bob's message was consumed once, as its own user turn, before any compaction could swallow it.
-    const bobTurns = model.requests.filter((r) => r.messages.some((m) => m.role === 'user' && m.content.startsWith('Message from Bob Roe')));
+    const bobTurns = model.requests.filter((r) =>
+      r.messages.some((m) => m.role === 'user' && m.content.startsWith('Message from Bob Roe')),
+    );
     expect(bobTurns.length).toBeGreaterThan(0);
 
     // The stored transcript is the compacted one and still accounts for every consumed message.
@@ -120,7 +148,7 @@ describe('the runner compacts a long session into a summary turn', () => {
     expect(session!.usage.inputTokens).toBe(usage.reduce((sum, u) => sum + u.inputTokens, 0));
   });
 
-  it('falls back to an extract when the summary call gives nothing, and still keeps people\'s words', async () => {
+  it("falls back to an extract when the summary call gives nothing, and still keeps people's words", async () => {
     const model = stepModel({ contextWindow: 10_000, summary: '' });
     const sessionId = await fx.newSession(PROMPT);
     expect(await fx.run(sessionId, model)).toEqual({ kind: 'finished', summary: 'All done.' });
@@ -160,12 +188,16 @@ describe('the runner compacts a long session into a summary turn', () => {
     const firstRequest = second.requests[0]!.messages;
     expect(firstRequest[0]!.role === 'user' && firstRequest[0]!.content.startsWith(summaryPrefix)).toBe(true);
     const sandbox = await fx.sandboxFor(sessionId);
-    expect(await sandbox.readFile('progress.txt')).toBe(Array.from({ length: STEPS }, (_, i) => `step-${i}\n`).join(''));
+    expect(await sandbox.readFile('progress.txt')).toBe(
+      Array.from({ length: STEPS }, (_, i) => `step-${i}\n`).join(''),
+    );
     const last = transcriptText(second.requests.at(-1)!.messages);
     expect(occurrences(last, 'alice-marker-17')).toBe(1);
     expect(occurrences(last, 'bob-marker-42')).toBe(1);
     // Turn numbers keep counting through compaction and restart: no assistant message was deduped away.
-    const turns = (await fx.store.events(sessionId, { types: ['assistant-message'] })).map((e) => (e.event as EventOf<'assistant-message'>).turn);
+    const turns = (await fx.store.events(sessionId, { types: ['assistant-message'] })).map(
+      (e) => (e.event as EventOf<'assistant-message'>).turn,
+    );
     expect(turns).toHaveLength(1);
     expect(turns[0]).toBeGreaterThanOrEqual(STEPS);
   });

@@ -22,7 +22,11 @@ export type RunnerFixture = {
   sandboxFor(sessionId: string): Promise<Sandbox>;
   /** A session in the store with `prompt` as its first user message, status running. */
   newSession(prompt: string): Promise<string>;
-  run(sessionId: string, model: ModelProvider, options?: { limits?: Partial<RunLimits>; signal?: AbortSignal }): Promise<RunOutcome>;
+  run(
+    sessionId: string,
+    model: ModelProvider,
+    options?: { limits?: Partial<RunLimits>; signal?: AbortSignal },
+  ): Promise<RunOutcome>;
   close(): Promise<void>;
 };
 
@@ -48,7 +52,14 @@ export async function createRunnerFixture(): Promise<RunnerFixture> {
     sandboxFor,
     async newSession(prompt) {
       const id = randomUUID();
-      await store.create({ id, repo: 'https://example.com/acme/widgets', prompt, title: prompt.slice(0, 40), requester: alice, thread: { source: 'web' } });
+      await store.create({
+        id,
+        repo: 'https://example.com/acme/widgets',
+        prompt,
+        title: prompt.slice(0, 40),
+        requester: alice,
+        thread: { source: 'web' },
+      });
       await store.transition(id, 'start');
       return id;
     },
@@ -91,4 +102,6 @@ export function occurrences(haystack: string, needle: string): number {
 }
 
 export const transcriptText = (messages: readonly ModelMessage[]) =>
-  messages.map((m) => (m.role === 'assistant' ? `${m.content ?? ''}${JSON.stringify(m.toolCalls ?? [])}` : m.content)).join('\n');
+  messages
+    .map((m) => (m.role === 'assistant' ? `${m.content ?? ''}${JSON.stringify(m.toolCalls ?? [])}` : m.content))
+    .join('\n');

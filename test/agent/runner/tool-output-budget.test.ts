@@ -32,7 +32,9 @@ describe('the runner cuts long tool output before it joins the transcript', () =
     expect(seen.content.length).toBeLessThanOrEqual(5_000);
     // Cut once, by the shell tool at the run's limit: one note, saying how to see the rest.
     expect(seen.content.match(/cut from the middle of/g)).toHaveLength(1);
-    expect(seen.content).toMatch(/\[\.\.\. \d+ characters \(\d+ lines\) cut from the middle of \d+; redirect the output to a file and read parts of it with read_file or search \.\.\.\]/);
+    expect(seen.content).toMatch(
+      /\[\.\.\. \d+ characters \(\d+ lines\) cut from the middle of \d+; redirect the output to a file and read parts of it with read_file or search \.\.\.\]/,
+    );
     // Head and tail both survive: the start of the output and its last line.
     expect(seen.content.startsWith('Exit code: 0\nstdout:\n1\n2\n3\n')).toBe(true);
     expect(seen.content.trimEnd().endsWith('60000')).toBe(true);
@@ -44,7 +46,10 @@ describe('the runner cuts long tool output before it joins the transcript', () =
 
   it('applies its default limit of 30,000 characters', async () => {
     const model = createScriptedProvider({
-      scenario: [{ toolCalls: [{ id: 'big2', name: 'run_shell', input: { command: 'seq 1 60000; seq 1 60000 >&2' } }] }, { text: 'ok' }],
+      scenario: [
+        { toolCalls: [{ id: 'big2', name: 'run_shell', input: { command: 'seq 1 60000; seq 1 60000 >&2' } }] },
+        { text: 'ok' },
+      ],
     });
     const sessionId = await fx.newSession('Print to both streams');
     expect((await fx.run(sessionId, model)).kind).toBe('finished');

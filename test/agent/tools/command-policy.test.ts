@@ -48,7 +48,7 @@ const refused: Array<[string, RegExp]> = [
   ["bash -lc 'cd x && rm -rf /'", /whole filesystem/],
   ['sh -c "bash -c \'rm -rf /\'"', /whole filesystem/],
   ["eval 'rm -rf /'", /whole filesystem/],
-  ["xargs -0 rm -rf / < list", /whole filesystem/],
+  ['xargs -0 rm -rf / < list', /whole filesystem/],
   ['find / -delete', /delete files across the whole filesystem/],
   ['find /etc -name "*.conf" -exec rm {} \\;', /system directory/],
   ['chmod -R 777 /', /whole filesystem/],

@@ -62,7 +62,9 @@ describe('file tools on a real sandbox', () => {
 
   it('edit_file replaces one exact match and leaves the rest of the file alone', async () => {
     await call('write_file', { path: 'edit.ts', content: 'const a = 1;\nconst b = 2;\nconst price = "$5";\n' });
-    expect(await call('edit_file', { path: 'edit.ts', old_string: 'const b = 2;', new_string: 'const b = "$&$1";' })).toEqual({
+    expect(
+      await call('edit_file', { path: 'edit.ts', old_string: 'const b = 2;', new_string: 'const b = "$&$1";' }),
+    ).toEqual({
       content: 'Replaced 1 occurrence in edit.ts (first at line 2).',
     });
     expect(await box.sh('cat edit.ts')).toBe('const a = 1;\nconst b = "$&$1";\nconst price = "$5";\n');
@@ -70,13 +72,21 @@ describe('file tools on a real sandbox', () => {
 
   it('edit_file explains zero matches with a hint', async () => {
     await call('write_file', { path: 'hint.ts', content: 'function f() {\n    return 1;\n}\n' });
-    const whitespace = await call('edit_file', { path: 'hint.ts', old_string: 'function f() {\n  return 1;\n}', new_string: 'x' });
+    const whitespace = await call('edit_file', {
+      path: 'hint.ts',
+      old_string: 'function f() {\n  return 1;\n}',
+      new_string: 'x',
+    });
     expect(whitespace).toEqual({
       isError: true,
       content:
         'old_string was not found in hint.ts. It matches if whitespace is ignored near line 1: copy the exact indentation and line breaks from read_file.',
     });
-    const stale = await call('edit_file', { path: 'hint.ts', old_string: '    return 1;\n    // gone', new_string: 'x' });
+    const stale = await call('edit_file', {
+      path: 'hint.ts',
+      old_string: '    return 1;\n    // gone',
+      new_string: 'x',
+    });
     expect(stale.content).toBe(
       'old_string was not found in hint.ts. Its first line appears at line 2, but the text after it differs. Read the file again and copy the exact text.',
     );
@@ -93,7 +103,9 @@ describe('file tools on a real sandbox', () => {
         'old_string occurs 3 times in many.txt (lines 1, 3, 5). Include more surrounding lines to make it unique, or set replace_all to true to change every occurrence.',
     });
     expect(await box.sh('cat many.txt')).toBe('foo\nbar\nfoo\nbaz\nfoo\n');
-    expect(await call('edit_file', { path: 'many.txt', old_string: 'foo', new_string: 'qux', replace_all: true })).toEqual({
+    expect(
+      await call('edit_file', { path: 'many.txt', old_string: 'foo', new_string: 'qux', replace_all: true }),
+    ).toEqual({
       content: 'Replaced 3 occurrences in many.txt (first at line 1).',
     });
     expect(await box.sh('cat many.txt')).toBe('qux\nbar\nqux\nbaz\nqux\n');
@@ -101,13 +113,19 @@ describe('file tools on a real sandbox', () => {
 
   it('edit_file matches across CRLF line endings', async () => {
     await call('write_file', { path: 'crlf.txt', content: 'a\r\nb\r\nc\r\n' });
-    expect((await call('edit_file', { path: 'crlf.txt', old_string: 'a\nb', new_string: 'A\nB' })).isError).toBeUndefined();
+    expect(
+      (await call('edit_file', { path: 'crlf.txt', old_string: 'a\nb', new_string: 'A\nB' })).isError,
+    ).toBeUndefined();
     expect(await box.sh('od -c crlf.txt | head -1')).toMatch(/A\s+\\r\s+\\n\s+B\s+\\r\s+\\n\s+c/);
   });
 
   it('list_files lists one level or the whole tree', async () => {
-    await box.sh('mkdir -p tree/sub && printf 12345 > tree/a.txt && printf x > tree/sub/b.txt && ln -s a.txt tree/link');
-    expect(await call('list_files', { path: 'tree' })).toEqual({ content: 'tree/a.txt (5 bytes)\ntree/link (symlink)\ntree/sub/' });
+    await box.sh(
+      'mkdir -p tree/sub && printf 12345 > tree/a.txt && printf x > tree/sub/b.txt && ln -s a.txt tree/link',
+    );
+    expect(await call('list_files', { path: 'tree' })).toEqual({
+      content: 'tree/a.txt (5 bytes)\ntree/link (symlink)\ntree/sub/',
+    });
     expect(await call('list_files', { path: 'tree', recursive: true })).toEqual({
       content: 'tree/a.txt (5 bytes)\ntree/link (symlink)\ntree/sub/\ntree/sub/b.txt (1 bytes)',
     });
@@ -127,12 +145,17 @@ describe('file tools on a real sandbox', () => {
     ] as const) {
       const output = await call(name, input);
       expect(output.isError, name).toBe(true);
-      expect(output.content, name).toMatch(/is outside the workspace \(\/workspace\)\. Use a path relative to the workspace root/);
+      expect(output.content, name).toMatch(
+        /is outside the workspace \(\/workspace\)\. Use a path relative to the workspace root/,
+      );
     }
     // The sandbox's own check stands behind the early one: a symlink pointing away is refused too.
     await box.sh('ln -s /etc/hostname escape-link');
     const viaLink = await call('read_file', { path: 'escape-link' });
-    expect(viaLink).toEqual({ isError: true, content: 'path refused: "escape-link" resolves outside the workspace through a symlink' });
+    expect(viaLink).toEqual({
+      isError: true,
+      content: 'path refused: "escape-link" resolves outside the workspace through a symlink',
+    });
   });
 
   it('read_file, write_file and edit_file refuse a FIFO with an error, within the call time limit, without blocking', async () => {

@@ -13,7 +13,10 @@ describe('capText, the one cut of text handed to the model', () => {
     expect(out.startsWith('a\na\n')).toBe(true);
     expect(out.endsWith('z\nz\n')).toBe(true);
     expect(out).not.toContain('MIDDLE');
-    const note = /\n\[\.\.\. (\d+) characters \((\d+) lines\) cut from the middle of (\d+); read it in ranges \.\.\.\]\n/.exec(out);
+    const note =
+      /\n\[\.\.\. (\d+) characters \((\d+) lines\) cut from the middle of (\d+); read it in ranges \.\.\.\]\n/.exec(
+        out,
+      );
     expect(note).not.toBeNull();
     const [whole, cut, lines, total] = note!;
     expect(Number(total)).toBe(text.length);

@@ -8,7 +8,8 @@ import { createToolTestSandbox, type ToolTestSandbox } from './tool-test-sandbox
 describe('shell, search, git and ask_user tools on a real sandbox', () => {
   let box: ToolTestSandbox;
   const registry = createToolRegistry(createDefaultTools());
-  const call = (name: string, input: unknown, signal?: AbortSignal) => registry.execute({ id: `call-${name}`, name, input }, box.ctx(signal));
+  const call = (name: string, input: unknown, signal?: AbortSignal) =>
+    registry.execute({ id: `call-${name}`, name, input }, box.ctx(signal));
 
   beforeAll(async () => {
     box = await createToolTestSandbox('shell-tools-test');
@@ -50,7 +51,10 @@ describe('shell, search, git and ask_user tools on a real sandbox', () => {
     // its cut note included, and the cut it reports is exactly what is missing.
     expect(output.content.length).toBeLessThanOrEqual(2_000);
     const stdout = Array.from({ length: 5_000 }, (_, i) => `${i + 1}\n`).join('');
-    const note = /\n\[\.\.\. (\d+) characters \((\d+) lines\) cut from the middle of (\d+); redirect the output to a file[^\]]*\]\n/.exec(output.content)!;
+    const note =
+      /\n\[\.\.\. (\d+) characters \((\d+) lines\) cut from the middle of (\d+); redirect the output to a file[^\]]*\]\n/.exec(
+        output.content,
+      )!;
     expect(Number(note[3])).toBe(stdout.length);
     const shown = output.content.slice('Exit code: 0\nstdout:\n'.length, output.content.indexOf('\nstderr:'));
     const [head, tail] = shown.split(note[0]) as [string, string];
@@ -72,13 +76,19 @@ describe('shell, search, git and ask_user tools on a real sandbox', () => {
     const controller = new AbortController();
     const running = call('run_shell', { command: 'sleep 30' }, controller.signal);
     setTimeout(() => controller.abort(), 300);
-    expect(await running).toEqual({ content: 'Command aborted: the run was stopped and the command was killed.', isError: true });
+    expect(await running).toEqual({
+      content: 'Command aborted: the run was stopped and the command was killed.',
+      isError: true,
+    });
   });
 
   it('search finds matches, honours case, glob and path, and quotes its arguments safely', async () => {
     expect(await call('search', { pattern: 'Alpha' })).toEqual({ content: 'src/a.ts:1:export const Alpha = 1;' });
     const insensitive = await call('search', { pattern: 'alpha', case_insensitive: true });
-    expect(insensitive.content.split('\n').sort()).toEqual(['docs/readme.md:1:alpha in docs', 'src/a.ts:1:export const Alpha = 1;']);
+    expect(insensitive.content.split('\n').sort()).toEqual([
+      'docs/readme.md:1:alpha in docs',
+      'src/a.ts:1:export const Alpha = 1;',
+    ]);
     expect(await call('search', { pattern: 'alpha', case_insensitive: true, glob: '*.md' })).toEqual({
       content: 'docs/readme.md:1:alpha in docs',
     });
@@ -90,7 +100,8 @@ describe('shell, search, git and ask_user tools on a real sandbox', () => {
       content: 'No matches for /$(touch pwned.txt)/ in . (glob *.ts).',
     });
     expect(await call('search', { pattern: 'x', glob: '`touch pwned2.txt`' })).toEqual({
-      content: 'No files to search in . (glob `touch pwned2.txt`): nothing there matches, or ripgrep skips it (.gitignored or binary).',
+      content:
+        'No files to search in . (glob `touch pwned2.txt`): nothing there matches, or ripgrep skips it (.gitignored or binary).',
     });
     expect(await box.sh('ls pwned.txt pwned2.txt 2>/dev/null || echo absent')).toBe('absent\n');
   });
@@ -99,12 +110,16 @@ describe('shell, search, git and ask_user tools on a real sandbox', () => {
     await box.sh('mkdir -p .github && printf "name: Tool Test CI\n" > .github/ci.yml');
     // .git/config holds user.name "Tool Test" too; only the workflow file may match.
     expect(await call('search', { pattern: 'Tool Test' })).toEqual({ content: '.github/ci.yml:1:name: Tool Test CI' });
-    expect(await call('search', { pattern: 'Tool Test', glob: '*.yml' })).toEqual({ content: '.github/ci.yml:1:name: Tool Test CI' });
+    expect(await call('search', { pattern: 'Tool Test', glob: '*.yml' })).toEqual({
+      content: '.github/ci.yml:1:name: Tool Test CI',
+    });
     await box.sh('rm -r .github');
   });
 
   it('search with no match is not an error; a bad pattern is', async () => {
-    expect(await call('search', { pattern: 'zzz_not_here' })).toEqual({ content: 'No matches for /zzz_not_here/ in ..' });
+    expect(await call('search', { pattern: 'zzz_not_here' })).toEqual({
+      content: 'No matches for /zzz_not_here/ in ..',
+    });
     const bad = await call('search', { pattern: '(unclosed' });
     expect(bad.isError).toBe(true);
     expect(bad.content).toMatch(/^Search failed \(rg exit 2\): regex parse error/);
@@ -149,15 +164,22 @@ describe('shell, search, git and ask_user tools on a real sandbox', () => {
     );
   });
 
-  it('git_diff output past the run\'s limit is cut once, with one note naming how to see the rest', async () => {
+  it("git_diff output past the run's limit is cut once, with one note naming how to see the rest", async () => {
     await box.sh('seq 1 5000 > big.txt && git add big.txt && git commit -qm big && seq 1 5000 | sed s/$/x/ > big.txt');
     try {
-      const diff = await registry.execute({ id: 'big-diff', name: 'git_diff', input: {} }, { ...box.ctx(), maxOutputChars: 3_000 });
+      const diff = await registry.execute(
+        { id: 'big-diff', name: 'git_diff', input: {} },
+        { ...box.ctx(), maxOutputChars: 3_000 },
+      );
       expect(diff.content.length).toBeLessThanOrEqual(3_000);
       expect(diff.content.match(/cut from the middle of/g)).toHaveLength(1);
       // The note speaks of the whole diff: nothing cut it before the one cut.
       const whole = (await box.sh('git diff --no-color --no-ext-diff')).length;
-      expect(diff.content).toMatch(new RegExp(`\\[\\.\\.\\. \\d+ characters \\(\\d+ lines\\) cut from the middle of ${whole}; pass path to diff one file or directory at a time \\.\\.\\.\\]`));
+      expect(diff.content).toMatch(
+        new RegExp(
+          `\\[\\.\\.\\. \\d+ characters \\(\\d+ lines\\) cut from the middle of ${whole}; pass path to diff one file or directory at a time \\.\\.\\.\\]`,
+        ),
+      );
       expect(diff.content.startsWith('diff --git a/big.txt b/big.txt')).toBe(true);
       expect(diff).not.toHaveProperty('cutHint');
     } finally {
@@ -170,14 +192,18 @@ describe('shell, search, git and ask_user tools on a real sandbox', () => {
     try {
       const status = await call('git_status', {});
       expect(status.isError).toBe(true);
-      expect(status.content).toMatch(/^git status --short --branch --untracked-files=all failed \(exit 128\): fatal: not a git repository/);
+      expect(status.content).toMatch(
+        /^git status --short --branch --untracked-files=all failed \(exit 128\): fatal: not a git repository/,
+      );
     } finally {
       await box.sh('mv .git-away .git');
     }
   });
 
   it('ask_user hands the question to the runner through control', async () => {
-    expect(await call('ask_user', { question: 'Which database?', choices: ['Postgres', 'SQLite'], recommended: 'Postgres' })).toEqual({
+    expect(
+      await call('ask_user', { question: 'Which database?', choices: ['Postgres', 'SQLite'], recommended: 'Postgres' }),
+    ).toEqual({
       content: 'Question sent; waiting for an answer.',
       control: { kind: 'ask', question: 'Which database?', choices: ['Postgres', 'SQLite'], recommended: 'Postgres' },
     });
@@ -186,6 +212,10 @@ describe('shell, search, git and ask_user tools on a real sandbox', () => {
       control: { kind: 'ask', question: 'Should I also update the docs?' },
     });
     const bad = await call('ask_user', { question: 'Which?', choices: ['a', 'b'], recommended: 'c' });
-    expect(bad).toEqual({ isError: true, content: 'Invalid input for ask_user:\n- recommended: recommended must be one of choices\nFix the input and call the tool again.' });
+    expect(bad).toEqual({
+      isError: true,
+      content:
+        'Invalid input for ask_user:\n- recommended: recommended must be one of choices\nFix the input and call the tool again.',
+    });
   });
 });

@@ -45,7 +45,10 @@ describe('tool registry', () => {
 
   it('turns zod issues into one readable line per field', async () => {
     const registry = createToolRegistry([echoTool]);
-    const output = await registry.execute({ id: '1', name: 'echo', input: { text: 3, times: -1, nested: {} } }, box.ctx());
+    const output = await registry.execute(
+      { id: '1', name: 'echo', input: { text: 3, times: -1, nested: {} } },
+      box.ctx(),
+    );
     expect(output.isError).toBe(true);
     expect(output.content.split('\n')).toEqual([
       'Invalid input for echo:',
@@ -64,38 +67,55 @@ describe('tool registry', () => {
 
   it('accepts arguments sent as a JSON string', async () => {
     const registry = createToolRegistry([echoTool]);
-    const output = await registry.execute({ id: '1', name: 'echo', input: '{"text":"ab","times":2,"nested":{"flag":true}}' }, box.ctx());
+    const output = await registry.execute(
+      { id: '1', name: 'echo', input: '{"text":"ab","times":2,"nested":{"flag":true}}' },
+      box.ctx(),
+    );
     expect(output).toEqual({ content: 'abab' });
   });
 
   it('shows a PatchbayError message and summarizes other throws, never throwing itself', async () => {
-    const coded = createToolRegistry([throwingTool(new PatchbayError('path_refused', 'path refused: "/etc" is outside the workspace'))]);
+    const coded = createToolRegistry([
+      throwingTool(new PatchbayError('path_refused', 'path refused: "/etc" is outside the workspace')),
+    ]);
     expect(await coded.execute({ id: '1', name: 'boom', input: {} }, box.ctx())).toEqual({
       isError: true,
       content: 'path refused: "/etc" is outside the workspace',
     });
-    const unknown = createToolRegistry([throwingTool(new TypeError('cannot read properties of undefined\n    at secret/stack.ts:1'))]);
+    const unknown = createToolRegistry([
+      throwingTool(new TypeError('cannot read properties of undefined\n    at secret/stack.ts:1')),
+    ]);
     expect(await unknown.execute({ id: '1', name: 'boom', input: {} }, box.ctx())).toEqual({
       isError: true,
       content: 'boom failed unexpectedly: cannot read properties of undefined',
     });
     const weird = createToolRegistry([throwingTool('a string')]);
-    expect((await weird.execute({ id: '1', name: 'boom', input: {} }, box.ctx())).content).toBe('boom failed unexpectedly: a string');
+    expect((await weird.execute({ id: '1', name: 'boom', input: {} }, box.ctx())).content).toBe(
+      'boom failed unexpectedly: a string',
+    );
   });
 
   it('does not run a tool once the run is aborted', async () => {
     const registry = createToolRegistry([echoTool]);
     const controller = new AbortController();
     controller.abort();
-    const output = await registry.execute({ id: '1', name: 'echo', input: { text: 'x', nested: { flag: true } } }, box.ctx(controller.signal));
+    const output = await registry.execute(
+      { id: '1', name: 'echo', input: { text: 'x', nested: { flag: true } } },
+      box.ctx(controller.signal),
+    );
     expect(output).toEqual({ isError: true, content: 'echo was not run: the run was stopped.' });
   });
 
   it('caps the content handed back, saying how much was cut', async () => {
     const registry = createToolRegistry([echoTool], { maxOutputChars: 1_000 });
-    const output = await registry.execute({ id: '1', name: 'echo', input: { text: 'line of text\n', times: 500, nested: { flag: true } } }, box.ctx());
+    const output = await registry.execute(
+      { id: '1', name: 'echo', input: { text: 'line of text\n', times: 500, nested: { flag: true } } },
+      box.ctx(),
+    );
     expect(output.content.length).toBeLessThanOrEqual(1_000);
-    expect(output.content).toMatch(/\[\.\.\. \d+ characters \(\d+ lines\) cut from the middle of 6500; ask for a smaller part/);
+    expect(output.content).toMatch(
+      /\[\.\.\. \d+ characters \(\d+ lines\) cut from the middle of 6500; ask for a smaller part/,
+    );
     expect(output.content.startsWith('line of text\n')).toBe(true);
     expect(output.content.endsWith('line of text\n')).toBe(true);
   });
@@ -153,6 +173,9 @@ describe('tool registry', () => {
     const pending = patient.execute({ id: 'h2', name: 'hang', input: {} }, box.ctx(stop.signal));
     await vi.waitFor(() => expect(seenSignal?.aborted).toBe(false));
     stop.abort();
-    expect(await pending).toEqual({ isError: true, content: 'hang was stopped before it finished: the run was stopped.' });
+    expect(await pending).toEqual({
+      isError: true,
+      content: 'hang was stopped before it finished: the run was stopped.',
+    });
   });
 });

@@ -19,7 +19,13 @@ export type ToolTestSandbox = {
 export async function createToolTestSandbox(sessionId: string): Promise<ToolTestSandbox> {
   const dataDir = await mkdtemp(path.join(tmpdir(), 'patchbay-agent-tools-'));
   const log = pino({ level: 'silent' });
-  const provider = await createLocalSandboxProvider({ dataDir, log, ttlMinutes: 60, mode: 'bwrap', bwrapPath: '/usr/bin/bwrap' });
+  const provider = await createLocalSandboxProvider({
+    dataDir,
+    log,
+    ttlMinutes: 60,
+    mode: 'bwrap',
+    bwrapPath: '/usr/bin/bwrap',
+  });
   const sandbox = await provider.acquire(sessionId, { network: 'none' });
   const sh = async (command: string): Promise<string> => {
     const result = await sandbox.exec(command);

@@ -9,7 +9,11 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
  * `advance(ms)` moves this clock, so expiry can be had without waiting. The static tokens (what a
  * test puts in LINEAR_ACCESS_TOKEN or LINEAR_API_KEY) do not expire. Refusals go to `refused`.
  */
-export function createFakeLinearOAuth(input: { staticTokens: string[]; tokenLifetimeSeconds: number; refused: { operation: string; status: number; message: string }[] }) {
+export function createFakeLinearOAuth(input: {
+  staticTokens: string[];
+  tokenLifetimeSeconds: number;
+  refused: { operation: string; status: number; message: string }[];
+}) {
   const { tokenLifetimeSeconds, refused } = input;
   const clientId = 'linear-fake-client-id';
   const clientSecret = 'linear-fake-client-secret';
@@ -37,14 +41,16 @@ export function createFakeLinearOAuth(input: { staticTokens: string[]; tokenLife
     if (grantType === 'authorization_code') {
       const code = form.get('code') ?? '';
       const issued = codes.get(code);
-      if (!issued || form.get('redirect_uri') !== issued.redirectUri) return { error: 'invalid_grant', description: 'the code is invalid, used or for another redirect_uri' };
+      if (!issued || form.get('redirect_uri') !== issued.redirectUri)
+        return { error: 'invalid_grant', description: 'the code is invalid, used or for another redirect_uri' };
       codes.delete(code);
       return { scope: issued.scope.split(',') };
     }
     if (grantType === 'refresh_token') {
       const presented = form.get('refresh_token') ?? '';
       const live = liveRefreshTokens.get(presented);
-      if (!live) return { error: 'invalid_grant', description: 'the refresh token is invalid, revoked or already used' };
+      if (!live)
+        return { error: 'invalid_grant', description: 'the refresh token is invalid, revoked or already used' };
       liveRefreshTokens.delete(presented);
       return { scope: live.scope };
     }
@@ -67,8 +73,10 @@ export function createFakeLinearOAuth(input: { staticTokens: string[]; tokenLife
         refused.push({ operation: `oauth/token ${grantType}`, status: 400, message: error });
         send(res, 400, { error, error_description: description });
       };
-      if (!String(req.headers['content-type']).startsWith('application/x-www-form-urlencoded')) return invalid('invalid_request', 'the body must be form-encoded');
-      if (form.get('client_id') !== clientId || form.get('client_secret') !== clientSecret) return invalid('invalid_client', 'unknown client or wrong secret');
+      if (!String(req.headers['content-type']).startsWith('application/x-www-form-urlencoded'))
+        return invalid('invalid_request', 'the body must be form-encoded');
+      if (form.get('client_id') !== clientId || form.get('client_secret') !== clientSecret)
+        return invalid('invalid_client', 'unknown client or wrong secret');
       const redeemed = redeem(form);
       if ('error' in redeemed) return invalid(redeemed.error, redeemed.description);
       grants.push({ grantType: grantType as 'authorization_code' | 'refresh_token', at: now() });
@@ -77,7 +85,13 @@ export function createFakeLinearOAuth(input: { staticTokens: string[]; tokenLife
       issuedTokens.set(access, { expiresAt: now() + tokenLifetimeSeconds * 1000, scope: redeemed.scope });
       liveRefreshTokens.set(refresh, { scope: redeemed.scope });
       secretsIssued.push(access, refresh);
-      send(res, 200, { access_token: access, token_type: 'Bearer', expires_in: tokenLifetimeSeconds, refresh_token: refresh, scope: redeemed.scope });
+      send(res, 200, {
+        access_token: access,
+        token_type: 'Bearer',
+        expires_in: tokenLifetimeSeconds,
+        refresh_token: refresh,
+        scope: redeemed.scope,
+      });
     },
 
     /** Whether a request's Authorization is a token Linear takes right now. */
@@ -105,7 +119,9 @@ export function createFakeLinearOAuth(input: { staticTokens: string[]; tokenLife
       const code = randomUUID();
       const redirectUri = url.searchParams.get('redirect_uri')!;
       codes.set(code, { redirectUri, scope: url.searchParams.get('scope') ?? '' });
-      return { redirect: `${redirectUri}?code=${code}&state=${encodeURIComponent(url.searchParams.get('state') ?? '')}` };
+      return {
+        redirect: `${redirectUri}?code=${code}&state=${encodeURIComponent(url.searchParams.get('state') ?? '')}`,
+      };
     },
   };
 }

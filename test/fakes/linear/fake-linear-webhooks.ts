@@ -27,7 +27,14 @@ export function checkPayloadShape(typeName: string, value: unknown): string[] {
     }
     const named = getNamedType(t);
     if (isScalarType(named)) {
-      const expect: Record<string, string> = { String: 'string', Float: 'number', Int: 'number', Boolean: 'boolean', DateTime: 'string', JSONObject: 'object' };
+      const expect: Record<string, string> = {
+        String: 'string',
+        Float: 'number',
+        Int: 'number',
+        Boolean: 'boolean',
+        DateTime: 'string',
+        JSONObject: 'object',
+      };
       const want = expect[named.name];
       if (want && typeof v !== want) problems.push(`${path} must be a ${want}`);
       return;
@@ -35,8 +42,10 @@ export function checkPayloadShape(typeName: string, value: unknown): string[] {
     if (isObjectType(named)) {
       if (typeof v !== 'object') return void problems.push(`${path} must be an object`);
       const fields = named.getFields();
-      for (const key of Object.keys(v as object)) if (!fields[key]) problems.push(`${path}.${key} is not a field of ${named.name}`);
-      for (const [name, field] of Object.entries(fields)) walk(field.type, (v as Record<string, unknown>)[name], `${path}.${name}`);
+      for (const key of Object.keys(v as object))
+        if (!fields[key]) problems.push(`${path}.${key} is not a field of ${named.name}`);
+      for (const [name, field] of Object.entries(fields))
+        walk(field.type, (v as Record<string, unknown>)[name], `${path}.${name}`);
     }
   };
   walk(type, value, typeName);
@@ -44,7 +53,12 @@ export function checkPayloadShape(typeName: string, value: unknown): string[] {
 }
 
 function userPayload(user: LinearUser) {
-  return { id: user.id, name: user.name, email: user.email, url: `https://linear.app/acme/profiles/${user.name.toLowerCase()}` };
+  return {
+    id: user.id,
+    name: user.name,
+    email: user.email,
+    url: `https://linear.app/acme/profiles/${user.name.toLowerCase()}`,
+  };
 }
 
 /** A comment in an issue's thread, by whom. */
@@ -75,7 +89,19 @@ export function agentSessionCreated(
 ) {
   const team = fake.teams.get(input.issue.teamId)!;
   const now = new Date().toISOString();
-  const root = input.thread ? { id: input.thread.root.id, body: input.thread.root.body, userId: input.thread.root.user.id, issueId: input.issue.id } : input.comment && { id: input.comment.id, body: input.comment.body, userId: input.creator.id, issueId: input.issue.id };
+  const root = input.thread
+    ? {
+        id: input.thread.root.id,
+        body: input.thread.root.body,
+        userId: input.thread.root.user.id,
+        issueId: input.issue.id,
+      }
+    : input.comment && {
+        id: input.comment.id,
+        body: input.comment.body,
+        userId: input.creator.id,
+        issueId: input.issue.id,
+      };
   const mention = input.thread?.mention ?? input.comment;
   const payload = {
     type: 'AgentSessionEvent',
@@ -109,8 +135,17 @@ export function agentSessionCreated(
       updatedAt: now,
       archivedAt: null,
     },
-    promptContext: input.promptContext ?? `<issue identifier="${input.issue.identifier}">\n<title>${input.issue.title}</title>\n<description>${input.issue.description ?? ''}</description>\n<team name="${team.name}"/>\n</issue>`,
-    ...(input.thread?.previous?.length && { previousComments: input.thread.previous.map((c) => ({ id: c.id, body: c.body, userId: c.user.id, issueId: input.issue.id })) }),
+    promptContext:
+      input.promptContext ??
+      `<issue identifier="${input.issue.identifier}">\n<title>${input.issue.title}</title>\n<description>${input.issue.description ?? ''}</description>\n<team name="${team.name}"/>\n</issue>`,
+    ...(input.thread?.previous?.length && {
+      previousComments: input.thread.previous.map((c) => ({
+        id: c.id,
+        body: c.body,
+        userId: c.user.id,
+        issueId: input.issue.id,
+      })),
+    }),
     ...(mention && {
       agentActivity: {
         id: randomUUID(),
@@ -124,7 +159,18 @@ export function agentSessionCreated(
         updatedAt: now,
       },
     }),
-    ...(input.guidance && { guidance: [{ body: input.guidance, origin: { __typename: 'TeamOriginWebhookPayload', type: 'team', team: { id: team.id, key: team.key, name: team.name } } }] }),
+    ...(input.guidance && {
+      guidance: [
+        {
+          body: input.guidance,
+          origin: {
+            __typename: 'TeamOriginWebhookPayload',
+            type: 'team',
+            team: { id: team.id, key: team.key, name: team.name },
+          },
+        },
+      ],
+    }),
   };
   if (!fake.sessions.has(input.agentSessionId)) fake.addSession(input.agentSessionId, input.issue.id);
   assertShape(payload, 'guidance');
@@ -132,8 +178,22 @@ export function agentSessionCreated(
 }
 
 /** `AgentSessionEvent` `prompted`: a person wrote into the session (or answered its elicitation, or asked it to stop). */
-export function agentSessionPrompted(fake: FakeLinear, input: { agentSessionId: string; issue: FakeIssue; user: LinearUser; body: string; signal?: 'stop'; activityId?: string }) {
-  const created = agentSessionCreated(fake, { agentSessionId: input.agentSessionId, issue: input.issue, creator: input.user });
+export function agentSessionPrompted(
+  fake: FakeLinear,
+  input: {
+    agentSessionId: string;
+    issue: FakeIssue;
+    user: LinearUser;
+    body: string;
+    signal?: 'stop';
+    activityId?: string;
+  },
+) {
+  const created = agentSessionCreated(fake, {
+    agentSessionId: input.agentSessionId,
+    issue: input.issue,
+    creator: input.user,
+  });
   const now = new Date().toISOString();
   const { promptContext: _p, ...base } = created;
   const payload = {
@@ -166,7 +226,12 @@ function assertShape(payload: Record<string, unknown>, ...skip: string[]) {
  * Posts a webhook as Linear does: JSON body carrying `webhookTimestamp` (ms), `Linear-Signature` =
  * hex HMAC-SHA256 of the raw body under the webhook's signing secret, plus the delivery headers.
  */
-export async function sendLinearWebhook(url: string, secret: string, payload: Record<string, unknown>, options: { timestamp?: number; signature?: string; deliveryId?: string } = {}) {
+export async function sendLinearWebhook(
+  url: string,
+  secret: string,
+  payload: Record<string, unknown>,
+  options: { timestamp?: number; signature?: string; deliveryId?: string } = {},
+) {
   const body = JSON.stringify({ ...payload, webhookTimestamp: options.timestamp ?? Date.now() });
   const signature = options.signature ?? createHmac('sha256', secret).update(body).digest('hex');
   const deliveryId = options.deliveryId ?? randomUUID();

@@ -22,7 +22,12 @@ export type FakeActivity = {
   signalMetadata?: Record<string, unknown>;
   at: number;
 };
-export type FakeState = { id: string; name: string; type: 'triage' | 'backlog' | 'unstarted' | 'started' | 'completed' | 'canceled'; position: number };
+export type FakeState = {
+  id: string;
+  name: string;
+  type: 'triage' | 'backlog' | 'unstarted' | 'started' | 'completed' | 'canceled';
+  position: number;
+};
 export type FakeTeam = { id: string; key: string; name: string; states: FakeState[] };
 export type FakeIssue = {
   id: string;
@@ -36,7 +41,12 @@ export type FakeIssue = {
   attachments: string[];
   creator: { id: string; name: string } | null;
 };
-export type FakeAgentSession = { id: string; issueId: string; externalUrls: { label: string; url: string }[]; plan: unknown };
+export type FakeAgentSession = {
+  id: string;
+  issueId: string;
+  externalUrls: { label: string; url: string }[];
+  plan: unknown;
+};
 export type Suggestion = { repositoryFullName: string; hostname: string; confidence: number };
 
 const activityTypes = new Set(['thought', 'action', 'elicitation', 'response', 'error']);
@@ -56,7 +66,11 @@ export const authenticationError = {
   errors: [
     {
       message: 'Authentication required, not authenticated',
-      extensions: { type: 'authentication error', code: 'AUTHENTICATION_ERROR', userPresentableMessage: 'You need to authenticate to access this operation.' },
+      extensions: {
+        type: 'authentication error',
+        code: 'AUTHENTICATION_ERROR',
+        userPresentableMessage: 'You need to authenticate to access this operation.',
+      },
     },
   ],
 };
@@ -72,7 +86,13 @@ export const authenticationError = {
  * not take gets HTTP 401 with Linear's authentication error.
  */
 export async function startFakeLinear(
-  options: { accessToken?: string; apiKey?: string; appUserId?: string; organizationId?: string; tokenLifetimeSeconds?: number } = {},
+  options: {
+    accessToken?: string;
+    apiKey?: string;
+    appUserId?: string;
+    organizationId?: string;
+    tokenLifetimeSeconds?: number;
+  } = {},
 ) {
   const schema = linearSchema();
   const accessToken = options.accessToken ?? 'lin_oauth_fake_access_token';
@@ -86,14 +106,19 @@ export async function startFakeLinear(
   const sessionUpdates: { id: string; input: Record<string, unknown> }[] = [];
   const issueUpdates: { id: string; input: Record<string, unknown> }[] = [];
   const refused: { operation: string; status: number; message: string }[] = [];
-  const oauth = createFakeLinearOAuth({ staticTokens: [`Bearer ${accessToken}`, ...(apiKey === undefined ? [] : [apiKey])], tokenLifetimeSeconds: options.tokenLifetimeSeconds ?? 86_399, refused });
+  const oauth = createFakeLinearOAuth({
+    staticTokens: [`Bearer ${accessToken}`, ...(apiKey === undefined ? [] : [apiKey])],
+    tokenLifetimeSeconds: options.tokenLifetimeSeconds ?? 86_399,
+    refused,
+  });
   const operations: string[] = [];
   const waiters = new Set<() => void>();
   const documents = new Map<string, DocumentNode>();
   let failures: { status: number; count: number; retryAfterSeconds?: number } | undefined;
   /** Operations Linear refuses on every call (by GraphQL operation name), with the error it answers. */
   const failing = new Map<string, string>();
-  let suggest: (issueId: string, candidates: { hostname: string; repositoryFullName: string }[]) => Suggestion[] = () => [];
+  let suggest: (issueId: string, candidates: { hostname: string; repositoryFullName: string }[]) => Suggestion[] =
+    () => [];
 
   const notify = () => {
     for (const waiter of waiters) waiter();
@@ -101,32 +126,43 @@ export async function startFakeLinear(
 
   function activityCreate({ input }: { input: Record<string, unknown> }) {
     const agentSessionId = String(input.agentSessionId);
-    if (!sessions.has(agentSessionId)) throw new Refusal(`Entity not found: AgentSession ${agentSessionId}`, 'entity not found');
+    if (!sessions.has(agentSessionId))
+      throw new Refusal(`Entity not found: AgentSession ${agentSessionId}`, 'entity not found');
     const content = input.content as Record<string, unknown>;
-    if (!content || typeof content !== 'object' || Array.isArray(content)) throw new Refusal('content must be an object');
+    if (!content || typeof content !== 'object' || Array.isArray(content))
+      throw new Refusal('content must be an object');
     const type = content.type;
-    if (typeof type !== 'string' || !activityTypes.has(type)) throw new Refusal(`content.type ${JSON.stringify(type)} is not an agent activity type an agent may create`);
+    if (typeof type !== 'string' || !activityTypes.has(type))
+      throw new Refusal(`content.type ${JSON.stringify(type)} is not an agent activity type an agent may create`);
     const keys = Object.keys(content).filter((k) => k !== 'type');
     if (type === 'action') {
-      if (typeof content.action !== 'string' || content.action.length === 0) throw new Refusal('action content needs a non-empty string action');
-      if (typeof content.parameter !== 'string') throw new Refusal('action content needs parameter as a string ("" when empty)');
-      if (content.result !== undefined && typeof content.result !== 'string') throw new Refusal('action result must be a string');
+      if (typeof content.action !== 'string' || content.action.length === 0)
+        throw new Refusal('action content needs a non-empty string action');
+      if (typeof content.parameter !== 'string')
+        throw new Refusal('action content needs parameter as a string ("" when empty)');
+      if (content.result !== undefined && typeof content.result !== 'string')
+        throw new Refusal('action result must be a string');
       const extra = keys.filter((k) => !['action', 'parameter', 'result'].includes(k));
       if (extra.length) throw new Refusal(`action content has unknown fields ${extra.join(', ')}`);
     } else {
-      if (typeof content.body !== 'string' || content.body.trim().length === 0) throw new Refusal(`${type} content needs a non-empty string body`);
+      if (typeof content.body !== 'string' || content.body.trim().length === 0)
+        throw new Refusal(`${type} content needs a non-empty string body`);
       const extra = keys.filter((k) => k !== 'body');
       if (extra.length) throw new Refusal(`${type} content has unknown fields ${extra.join(', ')}`);
     }
-    if (input.ephemeral === true && type !== 'thought' && type !== 'action') throw new Refusal(`only thought and action activities can be ephemeral, not ${type}`);
+    if (input.ephemeral === true && type !== 'thought' && type !== 'action')
+      throw new Refusal(`only thought and action activities can be ephemeral, not ${type}`);
     const signal = input.signal as string | null | undefined;
     if (signal === 'stop') throw new Refusal('the stop signal is sent by people, not agents');
-    if ((signal === 'select' || signal === 'auth') && type !== 'elicitation') throw new Refusal(`the ${signal} signal belongs on an elicitation, not a ${type}`);
+    if ((signal === 'select' || signal === 'auth') && type !== 'elicitation')
+      throw new Refusal(`the ${signal} signal belongs on an elicitation, not a ${type}`);
     if (signal === 'select') {
       const options = (input.signalMetadata as { options?: unknown } | undefined)?.options;
-      if (!Array.isArray(options) || options.length === 0) throw new Refusal('a select elicitation needs signalMetadata.options');
+      if (!Array.isArray(options) || options.length === 0)
+        throw new Refusal('a select elicitation needs signalMetadata.options');
       for (const option of options) {
-        if (typeof option !== 'object' || option === null || typeof (option as { value?: unknown }).value !== 'string') throw new Refusal('each select option needs a string value');
+        if (typeof option !== 'object' || option === null || typeof (option as { value?: unknown }).value !== 'string')
+          throw new Refusal('each select option needs a string value');
       }
     }
     const id = input.id === undefined || input.id === null ? randomUUID() : String(input.id);
@@ -152,14 +188,18 @@ export async function startFakeLinear(
     if (!session) throw new Refusal(`Entity not found: AgentSession ${id}`, 'entity not found');
     if (input.externalUrls !== undefined) {
       const urls = input.externalUrls as { label: string; url: string }[];
-      for (const u of urls) if (!/^https?:\/\//.test(u.url)) throw new Refusal(`external URL ${u.url} is not an http(s) URL`);
+      for (const u of urls)
+        if (!/^https?:\/\//.test(u.url)) throw new Refusal(`external URL ${u.url} is not an http(s) URL`);
       session.externalUrls = urls;
     }
     if (input.plan !== undefined) {
       const plan = input.plan;
       if (!Array.isArray(plan)) throw new Refusal('plan must be a list of {content, status} steps');
       for (const step of plan as Record<string, unknown>[]) {
-        if (typeof step?.content !== 'string' || !planStatuses.has(String(step.status))) throw new Refusal(`plan step ${JSON.stringify(step)} needs content and a status of ${[...planStatuses].join('|')}`);
+        if (typeof step?.content !== 'string' || !planStatuses.has(String(step.status)))
+          throw new Refusal(
+            `plan step ${JSON.stringify(step)} needs content and a status of ${[...planStatuses].join('|')}`,
+          );
       }
       session.plan = plan;
     }
@@ -173,7 +213,8 @@ export async function startFakeLinear(
     if (!issue) throw new Refusal(`Entity not found: Issue ${id}`, 'entity not found');
     if (input.stateId !== undefined) {
       const team = teams.get(issue.teamId)!;
-      if (!team.states.some((s) => s.id === input.stateId)) throw new Refusal(`state ${String(input.stateId)} is not a state of team ${team.key}`);
+      if (!team.states.some((s) => s.id === input.stateId))
+        throw new Refusal(`state ${String(input.stateId)} is not a state of team ${team.key}`);
       issue.stateId = String(input.stateId);
     }
     if (input.delegateId !== undefined) issue.delegateId = input.delegateId === null ? null : String(input.delegateId);
@@ -195,7 +236,9 @@ export async function startFakeLinear(
       delegate: issue.delegateId ? { id: issue.delegateId } : null,
       creator: issue.creator,
       team: { id: team.id, key: team.key, name: team.name, states: () => ({ nodes: team.states.map(stateView) }) },
-      attachments: () => ({ nodes: issue.attachments.map((url, i) => ({ id: `${issue.id}-att-${i}`, url, title: url })) }),
+      attachments: () => ({
+        nodes: issue.attachments.map((url, i) => ({ id: `${issue.id}-att-${i}`, url, title: url })),
+      }),
     };
   }
 
@@ -208,14 +251,25 @@ export async function startFakeLinear(
       if (!issue) throw new Refusal(`Entity not found: Issue ${id}`, 'entity not found');
       return issueView(issue);
     },
-    issueRepositorySuggestions: ({ issueId, candidateRepositories }: { issueId: string; candidateRepositories: { hostname: string; repositoryFullName: string }[] }) => {
+    issueRepositorySuggestions: ({
+      issueId,
+      candidateRepositories,
+    }: {
+      issueId: string;
+      candidateRepositories: { hostname: string; repositoryFullName: string }[];
+    }) => {
       if (!issues.has(issueId)) throw new Refusal(`Entity not found: Issue ${issueId}`, 'entity not found');
       return { suggestions: suggest(issueId, candidateRepositories) };
     },
     agentActivity: ({ id }: { id: string }) => {
       const activity = activities.find((a) => a.id === id);
       if (!activity) throw new Refusal(`Entity not found: AgentActivity ${id}`, 'entity not found');
-      return { id: activity.id, agentSession: { id: activity.agentSessionId }, ephemeral: activity.ephemeral ?? false, createdAt: new Date(activity.at).toISOString() };
+      return {
+        id: activity.id,
+        agentSession: { id: activity.agentSessionId },
+        ephemeral: activity.ephemeral ?? false,
+        createdAt: new Date(activity.at).toISOString(),
+      };
     },
     viewer: () => ({ id: appUserId, name: 'Patchbay', displayName: 'patchbay' }),
     organization: () => ({ id: organizationId, name: 'Acme' }),
@@ -233,12 +287,14 @@ export async function startFakeLinear(
 
   async function handle(req: IncomingMessage, res: ServerResponse) {
     if (req.method === 'POST' && req.url === '/oauth/token') return oauth.tokenExchange(req, res);
-    if (req.method !== 'POST' || req.url !== '/graphql') return refuse(res, `${req.method} ${req.url}`, 404, 'not found');
+    if (req.method !== 'POST' || req.url !== '/graphql')
+      return refuse(res, `${req.method} ${req.url}`, 404, 'not found');
     if (!oauth.authorized(req.headers.authorization)) {
       refused.push({ operation: 'auth', status: 401, message: authenticationError.errors[0]!.message });
       return send(res, 401, authenticationError);
     }
-    if (!String(req.headers['content-type']).startsWith('application/json')) return refuse(res, 'content-type', 400, 'content-type must be application/json');
+    if (!String(req.headers['content-type']).startsWith('application/json'))
+      return refuse(res, 'content-type', 400, 'content-type must be application/json');
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     let body: { query?: unknown; variables?: unknown };
@@ -256,31 +312,59 @@ export async function startFakeLinear(
         return refuse(res, 'parse', 400, `GraphQL syntax error: ${(error as Error).message}`, 'graphql error');
       }
       const problems = validate(schema, document);
-      if (problems.length > 0) return refuse(res, 'validate', 400, problems.map((p) => p.message).join('; '), 'graphql error');
+      if (problems.length > 0)
+        return refuse(res, 'validate', 400, problems.map((p) => p.message).join('; '), 'graphql error');
       documents.set(body.query, document);
     }
     const operation = document.definitions.map((d) => ('name' in d && d.name ? d.name.value : d.kind)).join(',');
     if (failures && failures.count > 0) {
       failures.count -= 1;
-      const headers: Record<string, string> = failures.retryAfterSeconds === undefined ? {} : { 'retry-after': String(failures.retryAfterSeconds) };
+      const headers: Record<string, string> =
+        failures.retryAfterSeconds === undefined ? {} : { 'retry-after': String(failures.retryAfterSeconds) };
       const type = failures.status === 429 ? 'ratelimited' : 'internal error';
-      return send(res, failures.status, { errors: [{ message: failures.status === 429 ? 'Rate limit exceeded' : 'Internal error', extensions: { type } }] }, headers);
+      return send(
+        res,
+        failures.status,
+        {
+          errors: [
+            { message: failures.status === 429 ? 'Rate limit exceeded' : 'Internal error', extensions: { type } },
+          ],
+        },
+        headers,
+      );
     }
     const named = operation.split(',')[0]!;
     const failure = failing.get(named);
     if (failure !== undefined) {
       // As Linear answers a refused mutation: HTTP 200 with a GraphQL error and no data.
       refused.push({ operation: named, status: 200, message: failure });
-      return send(res, 200, { data: null, errors: [{ message: failure, path: [named], extensions: { type: 'invalid input', userPresentableMessage: failure } }] });
+      return send(res, 200, {
+        data: null,
+        errors: [
+          { message: failure, path: [named], extensions: { type: 'invalid input', userPresentableMessage: failure } },
+        ],
+      });
     }
     operations.push(operation);
-    const result = await execute({ schema, document, rootValue: root, variableValues: (body.variables ?? {}) as Record<string, unknown> });
+    const result = await execute({
+      schema,
+      document,
+      rootValue: root,
+      variableValues: (body.variables ?? {}) as Record<string, unknown>,
+    });
     if (result.errors?.length) {
       const first = result.errors[0]!;
       const original = first.originalError;
       const type = original instanceof Refusal ? original.type : 'invalid input';
       refused.push({ operation, status: 200, message: result.errors.map((e) => e.message).join('; ') });
-      return send(res, 200, { data: result.data ?? null, errors: result.errors.map((e) => ({ message: e.message, path: e.path, extensions: { type, userPresentableMessage: e.message } })) });
+      return send(res, 200, {
+        data: result.data ?? null,
+        errors: result.errors.map((e) => ({
+          message: e.message,
+          path: e.path,
+          extensions: { type, userPresentableMessage: e.message },
+        })),
+      });
     }
     send(res, 200, { data: result.data });
   }
@@ -310,7 +394,10 @@ export async function startFakeLinear(
       teams.set(team.id, team);
       return team;
     },
-    addIssue(issue: Omit<FakeIssue, 'attachments' | 'delegateId' | 'creator'> & Partial<Pick<FakeIssue, 'attachments' | 'delegateId' | 'creator'>>): FakeIssue {
+    addIssue(
+      issue: Omit<FakeIssue, 'attachments' | 'delegateId' | 'creator'> &
+        Partial<Pick<FakeIssue, 'attachments' | 'delegateId' | 'creator'>>,
+    ): FakeIssue {
       const full = { attachments: [], delegateId: null, creator: null, ...issue };
       issues.set(issue.id, full);
       return full;
@@ -352,7 +439,11 @@ export async function startFakeLinear(
       return new Promise<T>((resolve, reject) => {
         const timer = setTimeout(() => {
           waiters.delete(waiter);
-          reject(new Error(`fake Linear: timed out waiting for ${what}; activities:\n${activities.map((a) => JSON.stringify(a.content)).join('\n')}\nsession updates: ${JSON.stringify(sessionUpdates)}\nrefused: ${JSON.stringify(refused)}`));
+          reject(
+            new Error(
+              `fake Linear: timed out waiting for ${what}; activities:\n${activities.map((a) => JSON.stringify(a.content)).join('\n')}\nsession updates: ${JSON.stringify(sessionUpdates)}\nrefused: ${JSON.stringify(refused)}`,
+            ),
+          );
         }, timeoutMs);
         const waiter = () => {
           const value = check();

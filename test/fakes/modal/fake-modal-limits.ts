@@ -22,7 +22,9 @@ export function messageTooLarge(bytes: number): string | undefined {
  */
 export function commandTooLarge(args: readonly string[]): string | undefined {
   const bytes = args.reduce((sum, arg) => sum + Buffer.byteLength(arg, 'utf8'), 0);
-  return bytes > MAX_COMMAND_BYTES ? `Total length of CMD arguments must be less than ${MAX_COMMAND_BYTES} bytes (ARG_MAX). Got ${bytes} bytes.` : undefined;
+  return bytes > MAX_COMMAND_BYTES
+    ? `Total length of CMD arguments must be less than ${MAX_COMMAND_BYTES} bytes (ARG_MAX). Got ${bytes} bytes.`
+    : undefined;
 }
 
 const domainPattern = /^(\*\.)?([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/;
@@ -31,17 +33,23 @@ const domainPattern = /^(\*\.)?([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63
  * The network part of a sandbox definition (`NetworkAccess`): BLOCKED (2) takes no lists, ALLOWLIST
  * (3) takes host names (a leading `*.` for subdomains; no scheme, port or path) and CIDRs.
  */
-export function networkRefusal(networkAccess: { networkAccessType?: number; allowedDomains?: string[]; allowedCidrs?: string[] } | undefined): string | undefined {
+export function networkRefusal(
+  networkAccess: { networkAccessType?: number; allowedDomains?: string[]; allowedCidrs?: string[] } | undefined,
+): string | undefined {
   if (!networkAccess) return undefined;
   const domains = networkAccess.allowedDomains ?? [];
   const cidrs = networkAccess.allowedCidrs ?? [];
-  if (networkAccess.networkAccessType === 2 && (domains.length > 0 || cidrs.length > 0)) return 'a blocked network takes no allowlist';
-  for (const domain of domains) if (!domainPattern.test(domain)) return `allowed domain ${JSON.stringify(domain)} is not a host name (or *.host name)`;
+  if (networkAccess.networkAccessType === 2 && (domains.length > 0 || cidrs.length > 0))
+    return 'a blocked network takes no allowlist';
+  for (const domain of domains)
+    if (!domainPattern.test(domain))
+      return `allowed domain ${JSON.stringify(domain)} is not a host name (or *.host name)`;
   for (const cidr of cidrs) {
     const [address, bits, extra] = cidr.split('/');
     const family = isIP(address ?? '');
     const max = family === 4 ? 32 : 128;
-    if (!family || extra !== undefined || bits === undefined || !/^\d+$/.test(bits) || Number(bits) > max) return `allowed CIDR ${JSON.stringify(cidr)} is not a CIDR block`;
+    if (!family || extra !== undefined || bits === undefined || !/^\d+$/.test(bits) || Number(bits) > max)
+      return `allowed CIDR ${JSON.stringify(cidr)} is not a CIDR block`;
   }
   return undefined;
 }
@@ -62,12 +70,19 @@ export type OutboundTarget = { host?: string; address: string };
  * subdomains, not itself) or to an address inside a listed CIDR block, and nothing else: an empty
  * CIDR list allows no addresses (the SDK sends an unset list as an empty one). Ports do not matter.
  */
-export function outboundAllowed(networkAccess: { networkAccessType?: number; allowedDomains?: string[]; allowedCidrs?: string[] } | undefined, target: OutboundTarget): boolean {
+export function outboundAllowed(
+  networkAccess: { networkAccessType?: number; allowedDomains?: string[]; allowedCidrs?: string[] } | undefined,
+  target: OutboundTarget,
+): boolean {
   const type = networkAccess?.networkAccessType ?? OPEN;
   if (type === BLOCKED) return false;
   if (type !== ALLOWLIST) return true;
   const host = target.host?.toLowerCase().replace(/\.$/, '');
-  const byName = host !== undefined && (networkAccess?.allowedDomains ?? []).some((domain) => (domain.startsWith('*.') ? host.endsWith(domain.slice(1)) : host === domain));
+  const byName =
+    host !== undefined &&
+    (networkAccess?.allowedDomains ?? []).some((domain) =>
+      domain.startsWith('*.') ? host.endsWith(domain.slice(1)) : host === domain,
+    );
   return byName || (networkAccess?.allowedCidrs ?? []).some((cidr) => inCidr(target.address, cidr));
 }
 

@@ -8,7 +8,11 @@ import { startFakeModal, type FakeModal } from './fake-modal.ts';
  * from the environment only, so MODAL_SERVER_URL and MODAL_CONFIG_PATH (a file that does not exist)
  * are set here and put back by `close`. `env()` is Patchbay's own settings for it.
  */
-export async function startFakeModalForSdk(): Promise<{ fake: FakeModal; env(): Record<string, string>; close(): Promise<void> }> {
+export async function startFakeModalForSdk(): Promise<{
+  fake: FakeModal;
+  env(): Record<string, string>;
+  close(): Promise<void>;
+}> {
   const saved = { url: process.env.MODAL_SERVER_URL, config: process.env.MODAL_CONFIG_PATH };
   const fake = await startFakeModal();
   const configDir = await mkdtemp(join(tmpdir(), 'modal-config-'));
@@ -16,7 +20,12 @@ export async function startFakeModalForSdk(): Promise<{ fake: FakeModal; env(): 
   process.env.MODAL_CONFIG_PATH = join(configDir, 'absent.toml');
   return {
     fake,
-    env: () => ({ SANDBOX: 'modal', MODAL_TOKEN_ID: fake.tokenId, MODAL_TOKEN_SECRET: fake.tokenSecret, MODAL_APP_NAME: 'patchbay-test' }),
+    env: () => ({
+      SANDBOX: 'modal',
+      MODAL_TOKEN_ID: fake.tokenId,
+      MODAL_TOKEN_SECRET: fake.tokenSecret,
+      MODAL_APP_NAME: 'patchbay-test',
+    }),
     async close() {
       if (saved.url === undefined) delete process.env.MODAL_SERVER_URL;
       else process.env.MODAL_SERVER_URL = saved.url;

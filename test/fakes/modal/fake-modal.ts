@@ -6,8 +6,21 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
-import { copyContainerFs, killMarked, makeContainerFs, removeContainerFs, startInContainer } from './fake-modal-container.ts';
-import { commandTooLarge, MAX_MESSAGE_BYTES, messageTooLarge, networkRefusal, outboundAllowed, type OutboundTarget } from './fake-modal-limits.ts';
+import {
+  copyContainerFs,
+  killMarked,
+  makeContainerFs,
+  removeContainerFs,
+  startInContainer,
+} from './fake-modal-container.ts';
+import {
+  commandTooLarge,
+  MAX_MESSAGE_BYTES,
+  messageTooLarge,
+  networkRefusal,
+  outboundAllowed,
+  type OutboundTarget,
+} from './fake-modal-limits.ts';
 
 /**
  * A loopback Modal: the control plane (`modal.client.ModalClient`) and the task command router
@@ -39,13 +52,28 @@ export const COVERED = {
     'SandboxTagsGetV2',
     'SandboxGetExitSnapshotV2',
   ],
-  router: ['TaskExecStart', 'TaskExecStdioRead', 'TaskExecStdinWrite', 'TaskExecWait', 'TaskExecPoll', 'TaskSnapshotFilesystem'],
+  router: [
+    'TaskExecStart',
+    'TaskExecStdioRead',
+    'TaskExecStdinWrite',
+    'TaskExecWait',
+    'TaskExecPoll',
+    'TaskSnapshotFilesystem',
+  ],
 } as const;
 
 const protoDir = join(dirname(fileURLToPath(import.meta.url)), 'protos');
 
 // GenericResult.GenericStatus
-export const Status = { SUCCESS: 1, FAILURE: 2, TERMINATED: 3, TIMEOUT: 4, INIT_FAILURE: 5, INTERNAL_FAILURE: 6, IDLE_TIMEOUT: 7 } as const;
+export const Status = {
+  SUCCESS: 1,
+  FAILURE: 2,
+  TERMINATED: 3,
+  TIMEOUT: 4,
+  INIT_FAILURE: 5,
+  INTERNAL_FAILURE: 6,
+  IDLE_TIMEOUT: 7,
+} as const;
 
 type GenericResult = { status: number; exception: string; exitcode: number };
 type Tag = { tagName: string; tagValue: string };
@@ -155,7 +183,10 @@ export async function startFakeModal(options: FakeModalOptions = {}): Promise<Fa
     oneofs: true,
   });
   const loaded = grpc.loadPackageDefinition(definition) as unknown as {
-    modal: { client: { ModalClient: grpc.ServiceClientConstructor }; task_command_router: { TaskCommandRouter: grpc.ServiceClientConstructor } };
+    modal: {
+      client: { ModalClient: grpc.ServiceClientConstructor };
+      task_command_router: { TaskCommandRouter: grpc.ServiceClientConstructor };
+    };
   };
   const root = await mkdtemp(join(tmpdir(), 'fake-modal-'));
   const refusals: string[] = [];
@@ -166,7 +197,11 @@ export async function startFakeModal(options: FakeModalOptions = {}): Promise<Fa
   const authTokens = new Set<string>();
   const messageSizes = new WeakMap<object, number>();
   let nextCreateFailure: { code: grpc.status; details: string } | undefined;
-  let snapshotFailures: { count: number; code: grpc.status; details: string } = { count: 0, code: grpc.status.OK, details: '' };
+  let snapshotFailures: { count: number; code: grpc.status; details: string } = {
+    count: 0,
+    code: grpc.status.OK,
+    details: '',
+  };
   const stdioFaults: { match: string; fault: StdioFault }[] = [];
   const stdinFaults: { match: string; code: grpc.status; details: string }[] = [];
   let routerPort = 0;
@@ -194,8 +229,10 @@ export async function startFakeModal(options: FakeModalOptions = {}): Promise<Fa
   const checkControlPlaneAuth = (method: string, metadata: grpc.Metadata) => {
     const id = metadata.get('x-modal-token-id')[0];
     const secret = metadata.get('x-modal-token-secret')[0];
-    if (id !== tokenId || secret !== tokenSecret) refuse(grpc.status.UNAUTHENTICATED, 'Token ID or secret is invalid: check MODAL_TOKEN_ID and MODAL_TOKEN_SECRET');
-    if (metadata.get('x-modal-client-type').length === 0) refuse(grpc.status.FAILED_PRECONDITION, 'x-modal-client-type is missing');
+    if (id !== tokenId || secret !== tokenSecret)
+      refuse(grpc.status.UNAUTHENTICATED, 'Token ID or secret is invalid: check MODAL_TOKEN_ID and MODAL_TOKEN_SECRET');
+    if (metadata.get('x-modal-client-type').length === 0)
+      refuse(grpc.status.FAILED_PRECONDITION, 'x-modal-client-type is missing');
     if (method !== 'AuthTokenGet' && !authTokens.has(String(metadata.get('x-modal-auth-token')[0] ?? ''))) {
       refuse(grpc.status.UNAUTHENTICATED, 'x-modal-auth-token is missing or was not issued by this server');
     }
@@ -221,7 +258,10 @@ export async function startFakeModal(options: FakeModalOptions = {}): Promise<Fa
     }
     if (sandbox.exitSnapshot) {
       if (!exitSnapshot) {
-        sandbox.exitSnapshot = { state: 'failed', message: 'the container was lost before its filesystem could be saved' };
+        sandbox.exitSnapshot = {
+          state: 'failed',
+          message: 'the container was lost before its filesystem could be saved',
+        };
         return;
       }
       const imageId = `im-${randomBytes(8).toString('hex')}`;
@@ -251,8 +291,10 @@ export async function startFakeModal(options: FakeModalOptions = {}): Promise<Fa
       if (sandbox.result) continue;
       const idleSecs = Number(sandbox.definition.idleTimeoutSecs ?? 0);
       const running = [...sandbox.execs.values()].some((exec) => !exec.exit);
-      if (now() >= sandbox.deadline) finish(sandbox, { status: Status.TIMEOUT, exception: 'Sandbox timed out', exitcode: 0 });
-      else if (idleSecs > 0 && !running && now() - sandbox.activeAt >= idleSecs * 1000) finish(sandbox, { status: Status.IDLE_TIMEOUT, exception: 'Sandbox idle timeout', exitcode: 0 });
+      if (now() >= sandbox.deadline)
+        finish(sandbox, { status: Status.TIMEOUT, exception: 'Sandbox timed out', exitcode: 0 });
+      else if (idleSecs > 0 && !running && now() - sandbox.activeAt >= idleSecs * 1000)
+        finish(sandbox, { status: Status.IDLE_TIMEOUT, exception: 'Sandbox idle timeout', exitcode: 0 });
     }
   };
   const sweeper = setInterval(sweep, 250);
@@ -268,7 +310,10 @@ export async function startFakeModal(options: FakeModalOptions = {}): Promise<Fa
     },
     EnvironmentGetOrCreate: (request: { deploymentName: string }) => ({
       environmentId: 'en-fake',
-      metadata: { name: request.deploymentName || 'main', settings: { imageBuilderVersion: '2025.06', webhookSuffix: '' } },
+      metadata: {
+        name: request.deploymentName || 'main',
+        settings: { imageBuilderVersion: '2025.06', webhookSuffix: '' },
+      },
     }),
     AppGetOrCreate: (request: { appName: string; objectCreationType: number }) => {
       if (!request.appName) refuse(grpc.status.INVALID_ARGUMENT, 'app_name is required');
@@ -280,13 +325,23 @@ export async function startFakeModal(options: FakeModalOptions = {}): Promise<Fa
       apps.set(app.appId, app);
       return { appId: app.appId };
     },
-    ImageGetOrCreate: (request: { appId: string; image: { dockerfileCommands: string[]; baseImages: { imageId: string }[] } }) => {
+    ImageGetOrCreate: (request: {
+      appId: string;
+      image: { dockerfileCommands: string[]; baseImages: { imageId: string }[] };
+    }) => {
       if (!apps.has(request.appId)) refuse(grpc.status.NOT_FOUND, `app ${request.appId} not found`);
       const commands = request.image?.dockerfileCommands ?? [];
       if (!/^FROM \S+/.test(commands[0] ?? '')) refuse(grpc.status.INVALID_ARGUMENT, 'the image has no FROM line');
-      for (const base of request.image.baseImages) if (!images.has(base.imageId)) refuse(grpc.status.NOT_FOUND, `base image ${base.imageId} not found`);
-      const existing = [...images.values()].find((image) => image.kind === 'registry' && image.dockerfileCommands.join('\n') === commands.join('\n'));
-      const image = existing ?? { imageId: `im-${randomBytes(8).toString('hex')}`, kind: 'registry' as const, dockerfileCommands: commands };
+      for (const base of request.image.baseImages)
+        if (!images.has(base.imageId)) refuse(grpc.status.NOT_FOUND, `base image ${base.imageId} not found`);
+      const existing = [...images.values()].find(
+        (image) => image.kind === 'registry' && image.dockerfileCommands.join('\n') === commands.join('\n'),
+      );
+      const image = existing ?? {
+        imageId: `im-${randomBytes(8).toString('hex')}`,
+        kind: 'registry' as const,
+        dockerfileCommands: commands,
+      };
       images.set(image.imageId, image);
       return { imageId: image.imageId };
     },
@@ -304,8 +359,10 @@ export async function startFakeModal(options: FakeModalOptions = {}): Promise<Fa
       if (network) refuse(grpc.status.INVALID_ARGUMENT, network);
       if (!(def.timeoutSecs > 0)) refuse(grpc.status.INVALID_ARGUMENT, 'timeout_secs must be positive');
       const access = def.networkAccess?.networkAccessType;
-      if (def.blockNetwork && access !== 2) refuse(grpc.status.INVALID_ARGUMENT, 'block_network without network_access BLOCKED');
-      if ((request as { secretSources?: unknown[] }).secretSources?.length) refuse(grpc.status.INVALID_ARGUMENT, 'the fake serves no sandbox-wide secrets or env');
+      if (def.blockNetwork && access !== 2)
+        refuse(grpc.status.INVALID_ARGUMENT, 'block_network without network_access BLOCKED');
+      if ((request as { secretSources?: unknown[] }).secretSources?.length)
+        refuse(grpc.status.INVALID_ARGUMENT, 'the fake serves no sandbox-wide secrets or env');
       if (nextCreateFailure) {
         const failure = nextCreateFailure;
         nextCreateFailure = undefined;
@@ -324,13 +381,16 @@ export async function startFakeModal(options: FakeModalOptions = {}): Promise<Fa
           tags: request.tags ?? [],
           definition: def,
           fsDir,
-          bare: image.kind === 'registry' ? /^FROM scratch$/i.test(image.dockerfileCommands[0] ?? '') : image.bare === true,
+          bare:
+            image.kind === 'registry' ? /^FROM scratch$/i.test(image.dockerfileCommands[0] ?? '') : image.bare === true,
           createdAt: Date.now() / 1000,
           activeAt: now(),
           deadline: now() + def.timeoutSecs * 1000,
           jwt: jwtFor({ sandbox_id: sandboxId, task_id: taskId }),
           execs: new Map(),
-          ...(def.experimentalOptionsV2?.enable_exit_snapshot === 'true' && { exitSnapshot: { state: 'pending' as const } }),
+          ...(def.experimentalOptionsV2?.enable_exit_snapshot === 'true' && {
+            exitSnapshot: { state: 'pending' as const },
+          }),
         };
         sandboxes.set(sandboxId, sandbox);
         return {
@@ -347,7 +407,8 @@ export async function startFakeModal(options: FakeModalOptions = {}): Promise<Fa
       return sandbox.result ? { taskResult: sandbox.result } : { taskId: sandbox.taskId };
     },
     SandboxGetCommandRouterAccess: (request: { sandboxId?: string; target?: string }) => {
-      if (request.target !== 'sandboxId') refuse(grpc.status.INVALID_ARGUMENT, 'target must be sandbox_id for a V2 sandbox');
+      if (request.target !== 'sandboxId')
+        refuse(grpc.status.INVALID_ARGUMENT, 'target must be sandbox_id for a V2 sandbox');
       const sandbox = sandboxOf('SandboxGetCommandRouterAccess', request.sandboxId!);
       if (sandbox.result) fail(grpc.status.FAILED_PRECONDITION, `Sandbox ${sandbox.sandboxId} has finished`);
       return { jwt: sandbox.jwt, url: `https://127.0.0.1:${routerPort}`, workerIpv4Address: '' };
@@ -356,7 +417,10 @@ export async function startFakeModal(options: FakeModalOptions = {}): Promise<Fa
       const sandbox = sandboxOf('SandboxWaitV2', request.sandboxId);
       const deadline = Date.now() + Math.min(request.timeout, 50) * 1000;
       while (!sandbox.result && Date.now() < deadline) await sleep(50);
-      return { ...(sandbox.result && { result: sandbox.result }), metadata: { appId: sandbox.appId, ...(sandbox.result && { result: sandbox.result }) } };
+      return {
+        ...(sandbox.result && { result: sandbox.result }),
+        metadata: { appId: sandbox.appId, ...(sandbox.result && { result: sandbox.result }) },
+      };
     },
     SandboxTerminateV2: (request: { sandboxId: string }) => {
       const sandbox = sandboxOf('SandboxTerminateV2', request.sandboxId);
@@ -368,15 +432,28 @@ export async function startFakeModal(options: FakeModalOptions = {}): Promise<Fa
       const matches = [...sandboxes.values()]
         .filter((sb) => (!request.appId || sb.appId === request.appId) && (request.includeFinished || !sb.result))
         .filter((sb) => !request.beforeTimestamp || sb.createdAt < request.beforeTimestamp)
-        .filter((sb) => request.tags.every((tag) => sb.tags.some((t) => t.tagName === tag.tagName && t.tagValue === tag.tagValue)))
+        .filter((sb) =>
+          request.tags.every((tag) => sb.tags.some((t) => t.tagName === tag.tagName && t.tagValue === tag.tagValue)),
+        )
         .sort((a, b) => b.createdAt - a.createdAt)
         .slice(0, 100);
-      return { sandboxes: matches.map((sb) => ({ id: sb.sandboxId, createdAt: sb.createdAt, appId: sb.appId, tags: sb.tags, imageId: sb.imageId })) };
+      return {
+        sandboxes: matches.map((sb) => ({
+          id: sb.sandboxId,
+          createdAt: sb.createdAt,
+          appId: sb.appId,
+          tags: sb.tags,
+          imageId: sb.imageId,
+        })),
+      };
     },
-    SandboxTagsGetV2: (request: { sandboxId: string }) => ({ tags: sandboxOf('SandboxTagsGetV2', request.sandboxId).tags }),
+    SandboxTagsGetV2: (request: { sandboxId: string }) => ({
+      tags: sandboxOf('SandboxTagsGetV2', request.sandboxId).tags,
+    }),
     SandboxGetExitSnapshotV2: async (request: { sandboxId: string; timeout: number }) => {
       const sandbox = sandboxOf('SandboxGetExitSnapshotV2', request.sandboxId);
-      if (!sandbox.exitSnapshot) fail(grpc.status.INVALID_ARGUMENT, 'exit snapshots were not enabled when the sandbox was created');
+      if (!sandbox.exitSnapshot)
+        fail(grpc.status.INVALID_ARGUMENT, 'exit snapshots were not enabled when the sandbox was created');
       const deadline = Date.now() + Math.min(request.timeout, 50) * 1000;
       while ((!sandbox.result || sandbox.exitSnapshot!.state === 'pending') && Date.now() < deadline) await sleep(50);
       const state = sandbox.exitSnapshot!;
@@ -387,14 +464,22 @@ export async function startFakeModal(options: FakeModalOptions = {}): Promise<Fa
     },
   };
 
-  const controlPlaneStreams: Record<string, (request: any, call: grpc.ServerWritableStream<any, any>) => Promise<void>> = {
+  const controlPlaneStreams: Record<
+    string,
+    (request: any, call: grpc.ServerWritableStream<any, any>) => Promise<void>
+  > = {
     ImageJoinStreaming: async (request: { imageId: string }, call) => {
       if (!images.has(request.imageId)) refuse(grpc.status.NOT_FOUND, `image ${request.imageId} not found`);
       const result = options.imageBuildFailure
         ? { status: Status.FAILURE, exception: options.imageBuildFailure, exitcode: 1 }
         : { status: Status.SUCCESS, exception: '', exitcode: 0 };
       call.write({ taskLogs: [{ data: 'Building image (fake)\n', fileDescriptor: 1 }], entryId: '1-0' });
-      call.write({ result, entryId: '2-0', eof: true, ...(result.status === Status.SUCCESS && { metadata: { imageBuilderVersion: '2025.06' } }) });
+      call.write({
+        result,
+        entryId: '2-0',
+        eof: true,
+        ...(result.status === Status.SUCCESS && { metadata: { imageBuilderVersion: '2025.06' } }),
+      });
     },
   };
 
@@ -403,7 +488,8 @@ export async function startFakeModal(options: FakeModalOptions = {}): Promise<Fa
     const auth = String(metadata.get('authorization')[0] ?? '');
     const sandbox = [...sandboxes.values()].find((sb) => `Bearer ${sb.jwt}` === auth);
     if (!sandbox) return refuse(grpc.status.UNAUTHENTICATED, `${method}: no valid Bearer JWT`);
-    if (sandbox.taskId !== taskId) refuse(grpc.status.PERMISSION_DENIED, `${method}: the JWT is not for task ${taskId}`);
+    if (sandbox.taskId !== taskId)
+      refuse(grpc.status.PERMISSION_DENIED, `${method}: the JWT is not for task ${taskId}`);
     // A finished task's router is gone; the SDK sees the call fail (not a malformed call).
     if (sandbox.result) fail(grpc.status.NOT_FOUND, `Task ${taskId} has finished: ${sandbox.result.exception}`);
     return sandbox;
@@ -419,7 +505,17 @@ export async function startFakeModal(options: FakeModalOptions = {}): Promise<Fa
 
   const router: Record<string, Unary> = {
     TaskExecStart: (
-      request: { taskId: string; execId: string; commandArgs: string[]; timeoutSecs?: number; workdir?: string; env: Record<string, string>; secretSources: { secretId?: string; env?: { contents: Record<string, string> } }[]; ptyInfo?: unknown; containerId: string },
+      request: {
+        taskId: string;
+        execId: string;
+        commandArgs: string[];
+        timeoutSecs?: number;
+        workdir?: string;
+        env: Record<string, string>;
+        secretSources: { secretId?: string; env?: { contents: Record<string, string> } }[];
+        ptyInfo?: unknown;
+        containerId: string;
+      },
       metadata,
     ) => {
       const sandbox = routerSandbox('TaskExecStart', metadata, request.taskId);
@@ -427,7 +523,8 @@ export async function startFakeModal(options: FakeModalOptions = {}): Promise<Fa
       // modal 0.11.1 sends an exec's env as a secret source; named Modal secrets are not served.
       const env: Record<string, string> = { ...request.env };
       for (const source of request.secretSources) {
-        if (source.secretId) refuse(grpc.status.NOT_FOUND, `secret ${source.secretId} not found (the fake serves no named secrets)`);
+        if (source.secretId)
+          refuse(grpc.status.NOT_FOUND, `secret ${source.secretId} not found (the fake serves no named secrets)`);
         Object.assign(env, source.env?.contents ?? {});
       }
       if (!request.execId) refuse(grpc.status.INVALID_ARGUMENT, 'exec_id is required');
@@ -438,12 +535,28 @@ export async function startFakeModal(options: FakeModalOptions = {}): Promise<Fa
       sandbox.activeAt = now();
       if (request.ptyInfo) refuse(grpc.status.INVALID_ARGUMENT, 'the fake does not serve PTYs');
       const workdir = request.workdir ?? (sandbox.definition.workdir as string | undefined) ?? '/';
-      const proc = startInContainer({ fsDir: sandbox.fsDir, args: request.commandArgs, workdir, bare: sandbox.bare, env: { ...env, FAKE_MODAL_SANDBOX: sandbox.sandboxId, FAKE_MODAL_EXEC: request.execId } });
+      const proc = startInContainer({
+        fsDir: sandbox.fsDir,
+        args: request.commandArgs,
+        workdir,
+        bare: sandbox.bare,
+        env: { ...env, FAKE_MODAL_SANDBOX: sandbox.sandboxId, FAKE_MODAL_EXEC: request.execId },
+      });
       const faultAt = stdioFaults.findIndex((f) => request.commandArgs.some((arg) => arg.includes(f.match)));
       const fault = faultAt >= 0 ? stdioFaults.splice(faultAt, 1)[0]!.fault : undefined;
       const stdinAt = stdinFaults.findIndex((f) => request.commandArgs.some((arg) => arg.includes(f.match)));
       const stdinFault = stdinAt >= 0 ? stdinFaults.splice(stdinAt, 1)[0] : undefined;
-      const exec: FakeExec = { proc, out: [[], []], outBytes: [0, 0], listeners: new Set(), stdinOffset: 0, args: request.commandArgs, env, ...(fault && { fault }), ...(stdinFault && { stdinFault: { code: stdinFault.code, details: stdinFault.details } }) };
+      const exec: FakeExec = {
+        proc,
+        out: [[], []],
+        outBytes: [0, 0],
+        listeners: new Set(),
+        stdinOffset: 0,
+        args: request.commandArgs,
+        env,
+        ...(fault && { fault }),
+        ...(stdinFault && { stdinFault: { code: stdinFault.code, details: stdinFault.details } }),
+      };
       sandbox.execs.set(request.execId, exec);
       proc.stdout!.on('data', (chunk: Buffer) => {
         exec.out[0].push(chunk);
@@ -461,13 +574,21 @@ export async function startFakeModal(options: FakeModalOptions = {}): Promise<Fa
         sandbox.activeAt = now();
         notify(exec);
       });
-      if (request.timeoutSecs) setTimeout(() => exec.exit || void killMarked(`FAKE_MODAL_EXEC=${request.execId}`), request.timeoutSecs * 1000).unref();
+      if (request.timeoutSecs)
+        setTimeout(
+          () => exec.exit || void killMarked(`FAKE_MODAL_EXEC=${request.execId}`),
+          request.timeoutSecs * 1000,
+        ).unref();
       return {};
     },
-    TaskExecStdinWrite: (request: { taskId: string; execId: string; offset: number; data: Buffer; eof: boolean }, metadata) => {
+    TaskExecStdinWrite: (
+      request: { taskId: string; execId: string; offset: number; data: Buffer; eof: boolean },
+      metadata,
+    ) => {
       const sandbox = routerSandbox('TaskExecStdinWrite', metadata, request.taskId);
       const exec = execOf('TaskExecStdinWrite', sandbox, request.execId);
-      if (request.offset > exec.stdinOffset) refuse(grpc.status.OUT_OF_RANGE, `stdin offset ${request.offset} is past ${exec.stdinOffset}`);
+      if (request.offset > exec.stdinOffset)
+        refuse(grpc.status.OUT_OF_RANGE, `stdin offset ${request.offset} is past ${exec.stdinOffset}`);
       sandbox.activeAt = now();
       if (exec.stdinFault) fail(exec.stdinFault.code, exec.stdinFault.details);
       const fresh = request.data.subarray(exec.stdinOffset - request.offset);
@@ -484,7 +605,8 @@ export async function startFakeModal(options: FakeModalOptions = {}): Promise<Fa
           exec.listeners.add(resolve);
           setTimeout(resolve, 200).unref();
         });
-        if (sandbox.result) fail(grpc.status.UNAVAILABLE, `Task ${sandbox.taskId} is gone: ${sandbox.result.exception}`);
+        if (sandbox.result)
+          fail(grpc.status.UNAVAILABLE, `Task ${sandbox.taskId} is gone: ${sandbox.result.exception}`);
       }
       if (sandbox.result) fail(grpc.status.UNAVAILABLE, `Task ${sandbox.taskId} is gone: ${sandbox.result.exception}`);
       return exec.exit;
@@ -493,11 +615,15 @@ export async function startFakeModal(options: FakeModalOptions = {}): Promise<Fa
       const sandbox = routerSandbox('TaskExecPoll', metadata, request.taskId);
       return execOf('TaskExecPoll', sandbox, request.execId).exit ?? {};
     },
-    TaskSnapshotFilesystem: async (request: { taskId: string; snapshotId: string; ttlSeconds?: number; containerId: string }, metadata) => {
+    TaskSnapshotFilesystem: async (
+      request: { taskId: string; snapshotId: string; ttlSeconds?: number; containerId: string },
+      metadata,
+    ) => {
       const sandbox = routerSandbox('TaskSnapshotFilesystem', metadata, request.taskId);
       if (request.containerId) refuse(grpc.status.INVALID_ARGUMENT, 'the fake has no sidecar containers');
       if (!request.snapshotId) refuse(grpc.status.INVALID_ARGUMENT, 'snapshot_id is required');
-      if (request.ttlSeconds === undefined || (request.ttlSeconds <= 0 && request.ttlSeconds !== -1)) refuse(grpc.status.INVALID_ARGUMENT, 'ttl_seconds must be set: positive, or -1');
+      if (request.ttlSeconds === undefined || (request.ttlSeconds <= 0 && request.ttlSeconds !== -1))
+        refuse(grpc.status.INVALID_ARGUMENT, 'ttl_seconds must be set: positive, or -1');
       if (snapshotFailures.count > 0) {
         snapshotFailures.count--;
         fail(snapshotFailures.code, snapshotFailures.details);
@@ -507,16 +633,27 @@ export async function startFakeModal(options: FakeModalOptions = {}): Promise<Fa
       await copyContainerFs(sandbox.fsDir, fsDir);
       const ttlSeconds = request.ttlSeconds ?? -1;
       const expiresAt = ttlSeconds === -1 ? undefined : now() + ttlSeconds * 1000;
-      images.set(imageId, { imageId, kind: 'snapshot', fsDir, fromSandbox: sandbox.sandboxId, bare: sandbox.bare, ...(expiresAt !== undefined && { expiresAt }) });
+      images.set(imageId, {
+        imageId,
+        kind: 'snapshot',
+        fsDir,
+        fromSandbox: sandbox.sandboxId,
+        bare: sandbox.bare,
+        ...(expiresAt !== undefined && { expiresAt }),
+      });
       return { imageId };
     },
   };
 
   const routerStreams: Record<string, (request: any, call: grpc.ServerWritableStream<any, any>) => Promise<void>> = {
-    TaskExecStdioRead: async (request: { taskId: string; execId: string; offset: number; fileDescriptor: number }, call) => {
+    TaskExecStdioRead: async (
+      request: { taskId: string; execId: string; offset: number; fileDescriptor: number },
+      call,
+    ) => {
       const sandbox = routerSandbox('TaskExecStdioRead', call.metadata, request.taskId);
       const exec = execOf('TaskExecStdioRead', sandbox, request.execId);
-      if (request.fileDescriptor !== 0 && request.fileDescriptor !== 1) refuse(grpc.status.INVALID_ARGUMENT, `file_descriptor ${request.fileDescriptor}`);
+      if (request.fileDescriptor !== 0 && request.fileDescriptor !== 1)
+        refuse(grpc.status.INVALID_ARGUMENT, `file_descriptor ${request.fileDescriptor}`);
       const fd = request.fileDescriptor as 0 | 1;
       const fault = fd === 0 ? exec.fault : undefined;
       if (fault) delete exec.fault;
@@ -534,7 +671,8 @@ export async function startFakeModal(options: FakeModalOptions = {}): Promise<Fa
                 if (fault.kind === 'end') return;
                 return fail(grpc.status.FAILED_PRECONDITION, `stdio stream for exec ${request.execId} was reset`);
               }
-              if (!call.write({ data: chunk.subarray(from - at, to - at) })) await new Promise((resolve) => call.once('drain', resolve));
+              if (!call.write({ data: chunk.subarray(from - at, to - at) }))
+                await new Promise((resolve) => call.once('drain', resolve));
               if (rate) await sleep(((to - from) / rate) * 1000);
               if (call.cancelled) return;
               sandbox.activeAt = now();
@@ -545,7 +683,8 @@ export async function startFakeModal(options: FakeModalOptions = {}): Promise<Fa
           }
           continue;
         }
-        if (sandbox.result) fail(grpc.status.UNAVAILABLE, `Task ${sandbox.taskId} is gone: ${sandbox.result.exception}`);
+        if (sandbox.result)
+          fail(grpc.status.UNAVAILABLE, `Task ${sandbox.taskId} is gone: ${sandbox.result.exception}`);
         if (exec.exit || call.cancelled) return;
         await new Promise<void>((resolve) => {
           exec.listeners.add(resolve);
@@ -556,7 +695,12 @@ export async function startFakeModal(options: FakeModalOptions = {}): Promise<Fa
   };
 
   // --- wiring ----------------------------------------------------------------------------------
-  const serve = (service: grpc.ServiceDefinition, unary: Record<string, Unary>, streams: Record<string, (request: any, call: grpc.ServerWritableStream<any, any>) => Promise<void>>, checkAuth?: (method: string, metadata: grpc.Metadata) => void) => {
+  const serve = (
+    service: grpc.ServiceDefinition,
+    unary: Record<string, Unary>,
+    streams: Record<string, (request: any, call: grpc.ServerWritableStream<any, any>) => Promise<void>>,
+    checkAuth?: (method: string, metadata: grpc.Metadata) => void,
+  ) => {
     const handlers: grpc.UntypedServiceImplementation = {};
     for (const [name, method] of Object.entries(service)) {
       // The service refuses a request message over gRPC's 4 MiB; the fake measures each one as it is
@@ -573,9 +717,14 @@ export async function startFakeModal(options: FakeModalOptions = {}): Promise<Fa
       };
       const rpc = method.path.split('/').pop()!;
       const onError = (error: unknown): grpc.ServiceError => {
-        const refusal = error instanceof Refusal ? error : new Refusal(grpc.status.INTERNAL, `${(error as Error).message}`);
+        const refusal =
+          error instanceof Refusal ? error : new Refusal(grpc.status.INTERNAL, `${(error as Error).message}`);
         if (refusal.record) refusals.push(`${rpc}: ${refusal.message}`);
-        return Object.assign(new Error(refusal.message), { code: refusal.code, details: refusal.message, metadata: new grpc.Metadata() });
+        return Object.assign(new Error(refusal.message), {
+          code: refusal.code,
+          details: refusal.message,
+          metadata: new grpc.Metadata(),
+        });
       };
       if (method.requestStream) {
         handlers[name] = (call: any, callback?: grpc.sendUnaryData<unknown>) => {
@@ -618,12 +767,22 @@ export async function startFakeModal(options: FakeModalOptions = {}): Promise<Fa
   };
 
   const listen = async (server: grpc.Server) =>
-    new Promise<number>((resolve, reject) => server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (error, port) => (error ? reject(error) : resolve(port))));
+    new Promise<number>((resolve, reject) =>
+      server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (error, port) =>
+        error ? reject(error) : resolve(port),
+      ),
+    );
   const serverOptions = { 'grpc.max_receive_message_length': 16 * MAX_MESSAGE_BYTES };
   const cpServer = new grpc.Server(serverOptions);
-  cpServer.addService(loaded.modal.client.ModalClient.service, serve(loaded.modal.client.ModalClient.service, controlPlane, controlPlaneStreams, checkControlPlaneAuth));
+  cpServer.addService(
+    loaded.modal.client.ModalClient.service,
+    serve(loaded.modal.client.ModalClient.service, controlPlane, controlPlaneStreams, checkControlPlaneAuth),
+  );
   const routerServer = new grpc.Server(serverOptions);
-  routerServer.addService(loaded.modal.task_command_router.TaskCommandRouter.service, serve(loaded.modal.task_command_router.TaskCommandRouter.service, router, routerStreams));
+  routerServer.addService(
+    loaded.modal.task_command_router.TaskCommandRouter.service,
+    serve(loaded.modal.task_command_router.TaskCommandRouter.service, router, routerStreams),
+  );
   const cpPort = await listen(cpServer);
   routerPort = await listen(routerServer);
 
@@ -638,14 +797,27 @@ export async function startFakeModal(options: FakeModalOptions = {}): Promise<Fa
     connect(sandboxId, target) {
       const sandbox = sandboxes.get(sandboxId);
       if (!sandbox) throw new Error(`no sandbox ${sandboxId}`);
-      const allowed = outboundAllowed(sandbox.definition.networkAccess as Parameters<typeof outboundAllowed>[0], target);
-      if (!allowed) refusals.push(`outbound: ${sandboxId} may not connect to ${target.host ?? target.address} (${target.address})`);
+      const allowed = outboundAllowed(
+        sandbox.definition.networkAccess as Parameters<typeof outboundAllowed>[0],
+        target,
+      );
+      if (!allowed)
+        refusals.push(`outbound: ${sandboxId} may not connect to ${target.host ?? target.address} (${target.address})`);
       return allowed;
     },
     kill(sandboxId, result = {}, options = {}) {
       const sandbox = sandboxes.get(sandboxId);
       if (!sandbox) throw new Error(`no sandbox ${sandboxId}`);
-      finish(sandbox, { status: Status.FAILURE, exception: 'Sandbox container exited unexpectedly (worker lost)', exitcode: 1, ...result }, options.exitSnapshot ?? true);
+      finish(
+        sandbox,
+        {
+          status: Status.FAILURE,
+          exception: 'Sandbox container exited unexpectedly (worker lost)',
+          exitcode: 1,
+          ...result,
+        },
+        options.exitSnapshot ?? true,
+      );
     },
     failNextCreate(code, details) {
       nextCreateFailure = { code, details };
@@ -668,7 +840,8 @@ export async function startFakeModal(options: FakeModalOptions = {}): Promise<Fa
     },
     async close() {
       clearInterval(sweeper);
-      for (const sandbox of sandboxes.values()) finish(sandbox, { status: Status.TERMINATED, exception: 'fake closed', exitcode: 0 });
+      for (const sandbox of sandboxes.values())
+        finish(sandbox, { status: Status.TERMINATED, exception: 'fake closed', exitcode: 0 });
       cpServer.forceShutdown();
       routerServer.forceShutdown();
       for (const sandbox of sandboxes.values()) await removeContainerFs(sandbox.fsDir);

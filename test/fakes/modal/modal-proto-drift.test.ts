@@ -84,7 +84,9 @@ function sdkEncoders(): Map<string, Record<string, number>> {
   const require = createRequire(import.meta.url);
   const source = readFileSync(join(dirname(require.resolve('modal')), 'index.js'), 'utf8');
   const encoders = new Map<string, Record<string, number>>();
-  for (const match of source.matchAll(/\nvar (\w+) = \{\n {2}encode\(message, writer = new BinaryWriter\(\)\) \{([\s\S]*?)\n {4}return writer;\n {2}\},/g)) {
+  for (const match of source.matchAll(
+    /\nvar (\w+) = \{\n {2}encode\(message, writer = new BinaryWriter\(\)\) \{([\s\S]*?)\n {4}return writer;\n {2}\},/g,
+  )) {
     const fields: Record<string, number> = {};
     // Each top-level statement of encode() handles one field: `message.x` and its tag.
     for (const statement of match[2]!.split(/\n {4}(?=if \(|for \(|Object\.entries|writer\.)/)) {
@@ -118,7 +120,8 @@ describe('the vendored Modal protos against the modal 0.11.1 SDK', () => {
       for (const [field, id] of Object.entries(sdk)) {
         const proto = type.fields[field];
         if (!proto) {
-          if (!ignored.has(`${short}.${field}`)) problems.push(`${short}.${field} = ${id}: missing from the vendored protos`);
+          if (!ignored.has(`${short}.${field}`))
+            problems.push(`${short}.${field} = ${id}: missing from the vendored protos`);
         } else if (proto.id !== id) {
           problems.push(`${short}.${field}: the SDK writes field ${id}, the protos say ${proto.id}`);
         }

@@ -19,7 +19,12 @@ describe('a Modal sandbox under run leases', () => {
   let modal: Awaited<ReturnType<typeof startFakeModalForSdk>>;
   let sessionId: string;
 
-  const record = async () => app.database.db.selectFrom('modal_sandboxes').selectAll().where('session_id', '=', sessionId).executeTakeFirstOrThrow();
+  const record = async () =>
+    app.database.db
+      .selectFrom('modal_sandboxes')
+      .selectAll()
+      .where('session_id', '=', sessionId)
+      .executeTakeFirstOrThrow();
   const take = async (owner: string): Promise<RunLease> => {
     const taken = await createRunLeases({ db: app.database.db, owner, leaseMs: 60_000 }).take(sessionId);
     if (taken.kind !== 'taken') throw new Error(`lease ${taken.kind}`);
@@ -32,10 +37,20 @@ describe('a Modal sandbox under run leases', () => {
     fake = modal.fake;
     const model = changelogModel();
     app = await startTestPatchbay({ model, env: modal.env() });
-    const started = await app.service.start({ thread: { source: 'web' }, actor: changelogRequester, text: 'Add a changelog', repo: remote.remote });
+    const started = await app.service.start({
+      thread: { source: 'web' },
+      actor: changelogRequester,
+      text: 'Add a changelog',
+      repo: remote.remote,
+    });
     if (started.kind !== 'started') throw new Error(started.kind);
     sessionId = started.session.id;
-    await expectChangelogPushed(app, remote, await waitForStatus(app, sessionId, ['completed', 'failed'], 60_000), model);
+    await expectChangelogPushed(
+      app,
+      remote,
+      await waitForStatus(app, sessionId, ['completed', 'failed'], 60_000),
+      model,
+    );
     await waitFor(async () => (await record()).released, 'the sandbox to be released');
   }, 90_000);
   afterAll(async () => {
@@ -44,13 +59,19 @@ describe('a Modal sandbox under run leases', () => {
     await remote.cleanup();
   });
 
-  it('refuses every call of a run that was taken over, while the run that took over works on', { timeout: 60_000 }, async () => {
+  it('refuses every call of a run that was taken over, while the run that took over works on', {
+    timeout: 60_000,
+  }, async () => {
     const first = await take('worker-1');
     const stale = await app.sandboxes!.acquire(sessionId, { network: 'proxy', epoch: first.epoch });
     await stale.exec('echo one > FIRST.md');
 
     // Worker 1 pauses past its lease; worker 2 takes the run over and reattaches to the same sandbox.
-    await app.database.db.updateTable('sessions').set({ lease_expires_at: new Date(Date.now() - 1_000) }).where('id', '=', sessionId).execute();
+    await app.database.db
+      .updateTable('sessions')
+      .set({ lease_expires_at: new Date(Date.now() - 1_000) })
+      .where('id', '=', sessionId)
+      .execute();
     const second = await take('worker-2');
     expect(second.epoch).toBe(first.epoch + 1);
     const sandboxId = (await record()).sandbox_id!;
@@ -66,8 +87,14 @@ describe('a Modal sandbox under run leases', () => {
     await expect(stale.destroy()).rejects.toMatchObject({ code: 'lease_lost' });
     // A new acquire under the old epoch: with the sandbox near its time limit it would otherwise
     // snapshot the sandbox and end it under the run that took over.
-    await app.database.db.updateTable('modal_sandboxes').set({ expires_at: new Date(Date.now() + 60_000) }).where('session_id', '=', sessionId).execute();
-    await expect(app.sandboxes!.acquire(sessionId, { network: 'proxy', epoch: first.epoch })).rejects.toMatchObject({ code: 'lease_lost' });
+    await app.database.db
+      .updateTable('modal_sandboxes')
+      .set({ expires_at: new Date(Date.now() + 60_000) })
+      .where('session_id', '=', sessionId)
+      .execute();
+    await expect(app.sandboxes!.acquire(sessionId, { network: 'proxy', epoch: first.epoch })).rejects.toMatchObject({
+      code: 'lease_lost',
+    });
     expect(fake.images.size).toBe(images);
     expect(fake.sandboxes.get(sandboxId)!.result).toBeUndefined();
 

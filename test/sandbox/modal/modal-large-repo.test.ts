@@ -48,14 +48,20 @@ describe('a Modal session on a repository with over 50 MB of history', () => {
 
     const model = changelogModel();
     app = await startTestPatchbay({ model, env: modal.env() });
-    const started = await app.service.start({ thread: { source: 'web' }, actor: changelogRequester, text: 'Add a changelog', repo: remote.remote });
+    const started = await app.service.start({
+      thread: { source: 'web' },
+      actor: changelogRequester,
+      text: 'Add a changelog',
+      repo: remote.remote,
+    });
     if (started.kind !== 'started') throw new Error(started.kind);
     const session = await waitForStatus(app, started.session.id, ['completed', 'failed'], 150_000);
     await expectChangelogPushed(app, remote, session, model);
 
     // The whole history reached the sandbox's checkout, byte for byte.
     const sandbox = [...fake.sandboxes.values()].find((sb) => sb.tags.some((t) => t.tagValue === session.id))!;
-    for (let i = 0; i < 4; i++) expect((await stat(join(sandbox.fsDir, 'workspace', `blob-${i}.bin`))).size).toBe(14 * MB);
+    for (let i = 0; i < 4; i++)
+      expect((await stat(join(sandbox.fsDir, 'workspace', `blob-${i}.bin`))).size).toBe(14 * MB);
     expect(await git(join(sandbox.fsDir, 'workspace'), 'rev-parse', 'main')).toBe(await remote.remoteBranch('main'));
     expect(fake.refusals).toEqual([]);
   });

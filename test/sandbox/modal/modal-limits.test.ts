@@ -29,7 +29,12 @@ describe('Modal at real sizes', () => {
   let modal: Awaited<ReturnType<typeof startFakeModalForSdk>>;
   let sessionId: string;
 
-  const record = async () => app.database.db.selectFrom('modal_sandboxes').selectAll().where('session_id', '=', sessionId).executeTakeFirstOrThrow();
+  const record = async () =>
+    app.database.db
+      .selectFrom('modal_sandboxes')
+      .selectAll()
+      .where('session_id', '=', sessionId)
+      .executeTakeFirstOrThrow();
   const released = () => waitFor(async () => (await record()).released, 'the sandbox to be released');
   const acquire = () => app.sandboxes!.acquire(sessionId, { network: 'proxy' });
 
@@ -38,11 +43,24 @@ describe('Modal at real sizes', () => {
     modal = await startFakeModalForSdk();
     fake = modal.fake;
     const model = changelogModel();
-    app = await startTestPatchbay({ model, env: { ...modal.env(), MODAL_SANDBOX_TIMEOUT_MINUTES: '120', RUN_MAX_MINUTES: '60' } });
-    const started = await app.service.start({ thread: { source: 'web' }, actor: changelogRequester, text: 'Add a changelog', repo: remote.remote });
+    app = await startTestPatchbay({
+      model,
+      env: { ...modal.env(), MODAL_SANDBOX_TIMEOUT_MINUTES: '120', RUN_MAX_MINUTES: '60' },
+    });
+    const started = await app.service.start({
+      thread: { source: 'web' },
+      actor: changelogRequester,
+      text: 'Add a changelog',
+      repo: remote.remote,
+    });
     if (started.kind !== 'started') throw new Error(started.kind);
     sessionId = started.session.id;
-    await expectChangelogPushed(app, remote, await waitForStatus(app, sessionId, ['completed', 'failed'], 60_000), model);
+    await expectChangelogPushed(
+      app,
+      remote,
+      await waitForStatus(app, sessionId, ['completed', 'failed'], 60_000),
+      model,
+    );
     await released();
   }, 90_000);
   afterAll(async () => {
@@ -51,7 +69,9 @@ describe('Modal at real sizes', () => {
     await remote.cleanup();
   });
 
-  it('moves files and input larger than a gRPC message into the sandbox in chunks, and out of it whole', { timeout: 60_000 }, async () => {
+  it('moves files and input larger than a gRPC message into the sandbox in chunks, and out of it whole', {
+    timeout: 60_000,
+  }, async () => {
     const data = randomBytes(9 * MiB);
     const sandbox = await acquire();
     try {
@@ -83,20 +103,28 @@ describe('Modal at real sizes', () => {
     expect(fake.refusals).toEqual([]);
   });
 
-  it('fails loudly when an output stream ends early or breaks, or input is refused, instead of returning part of a file or waiting', { timeout: 60_000 }, async () => {
+  it('fails loudly when an output stream ends early or breaks, or input is refused, instead of returning part of a file or waiting', {
+    timeout: 60_000,
+  }, async () => {
     const sandbox = await acquire();
     try {
       await sandbox.putBytes!('/tmp/cut.bin', randomBytes(3 * MiB));
-      fake.faultStdio("/tmp/cut.bin", { afterBytes: MiB, kind: "end" });
-      await expect(sandbox.getBytes!('/tmp/cut.bin', 32 * MiB)).rejects.toMatchObject({ code: 'sandbox_failed', message: expect.stringMatching(/\/tmp\/cut\.bin .*arrived incomplete/) });
-      fake.faultStdio("/tmp/cut.bin", { afterBytes: MiB, kind: "error" });
+      fake.faultStdio('/tmp/cut.bin', { afterBytes: MiB, kind: 'end' });
+      await expect(sandbox.getBytes!('/tmp/cut.bin', 32 * MiB)).rejects.toMatchObject({
+        code: 'sandbox_failed',
+        message: expect.stringMatching(/\/tmp\/cut\.bin .*arrived incomplete/),
+      });
+      fake.faultStdio('/tmp/cut.bin', { afterBytes: MiB, kind: 'error' });
       await expect(sandbox.getBytes!('/tmp/cut.bin', 32 * MiB)).rejects.toMatchObject({ code: 'sandbox_failed' });
       // The file itself is fine: read again, it arrives whole.
       expect((await sandbox.getBytes!('/tmp/cut.bin', 32 * MiB)).length).toBe(3 * MiB);
       // Input Modal refuses fails the write at once, saying so, rather than leaving `cat` waiting for it.
       fake.failStdin('/tmp/refused.bin', grpcStatus.FAILED_PRECONDITION, 'stdin is closed');
       const started = Date.now();
-      await expect(sandbox.putBytes!('/tmp/refused.bin', randomBytes(MiB))).rejects.toMatchObject({ code: 'sandbox_failed', message: expect.stringMatching(/sending input to a command in the Modal sandbox failed: .*stdin is closed/) });
+      await expect(sandbox.putBytes!('/tmp/refused.bin', randomBytes(MiB))).rejects.toMatchObject({
+        code: 'sandbox_failed',
+        message: expect.stringMatching(/sending input to a command in the Modal sandbox failed: .*stdin is closed/),
+      });
       expect(Date.now() - started).toBeLessThan(20_000);
     } finally {
       await sandbox.release();
@@ -104,7 +132,9 @@ describe('Modal at real sizes', () => {
     expect(fake.refusals).toEqual([]);
   });
 
-  it('takes a checkpoint bundle again when its transfer broke, instead of recording the work as lost', { timeout: 60_000 }, async () => {
+  it('takes a checkpoint bundle again when its transfer broke, instead of recording the work as lost', {
+    timeout: 60_000,
+  }, async () => {
     const sandbox = await acquire();
     try {
       await sandbox.writeFile('CUT.md', `${randomBytes(6000).toString('base64')}\n`);
@@ -112,7 +142,16 @@ describe('Modal at real sizes', () => {
       const store = createCheckpointStore(app.database.db);
       // The checkpoint's bundle read (only it names the bundle by its absolute path) ends early once.
       fake.faultStdio('/workspace/.git/patchbay-checkpoint.bundle', { afterBytes: 1000, kind: 'end' });
-      const stored = await checkpointWork({ sessionId, sandbox, scratchDir: join(app.dataDir, 'tmp'), store, base: { branch: 'unused', baseBranch: 'main', baseCommit }, step: 1_000_000, maxBytes: 64 * MiB, signal: AbortSignal.timeout(50_000) });
+      const stored = await checkpointWork({
+        sessionId,
+        sandbox,
+        scratchDir: join(app.dataDir, 'tmp'),
+        store,
+        base: { branch: 'unused', baseBranch: 'main', baseCommit },
+        step: 1_000_000,
+        maxBytes: 64 * MiB,
+        signal: AbortSignal.timeout(50_000),
+      });
       const latest = await store.latest(sessionId);
       expect(latest).toMatchObject({ step: 1_000_000, tree: stored.tree });
       expect(latest?.unavailable).toBeUndefined();
@@ -123,7 +162,9 @@ describe('Modal at real sizes', () => {
     expect(fake.refusals).toEqual([]);
   });
 
-  it("runs a command over Modal's 64 KiB limit by passing it as a file, with its stdin and working directory", { timeout: 60_000 }, async () => {
+  it("runs a command over Modal's 64 KiB limit by passing it as a file, with its stdin and working directory", {
+    timeout: 60_000,
+  }, async () => {
     const sandbox = await acquire();
     try {
       await sandbox.exec('mkdir -p sub');
@@ -169,16 +210,25 @@ describe('Modal at real sizes', () => {
     expect(fake.refusals).toEqual([]);
   });
 
-  it('reattaches only to a sandbox with time left for a whole run, else continues in a new one from its snapshot', { timeout: 60_000 }, async () => {
+  it('reattaches only to a sandbox with time left for a whole run, else continues in a new one from its snapshot', {
+    timeout: 60_000,
+  }, async () => {
     const old = await record();
     // As if the sandbox had been in use for 80 of its 120 minutes: 40 left, less than a 60-minute run.
-    await app.database.db.updateTable('modal_sandboxes').set({ expires_at: new Date(Date.now() + 40 * 60_000) }).where('session_id', '=', sessionId).execute();
+    await app.database.db
+      .updateTable('modal_sandboxes')
+      .set({ expires_at: new Date(Date.now() + 40 * 60_000) })
+      .where('session_id', '=', sessionId)
+      .execute();
     const sandbox = await acquire();
     try {
       const now = await record();
       expect(now.sandbox_id).not.toBe(old.sandbox_id);
       expect(fake.sandboxes.get(old.sandbox_id!)!.result).toBeDefined();
-      expect(fake.images.get(fake.sandboxes.get(now.sandbox_id!)!.imageId)).toMatchObject({ kind: 'snapshot', fromSandbox: old.sandbox_id });
+      expect(fake.images.get(fake.sandboxes.get(now.sandbox_id!)!.imageId)).toMatchObject({
+        kind: 'snapshot',
+        fromSandbox: old.sandbox_id,
+      });
       expect(await sandbox.readFile('CHANGELOG.md')).toBe('# Changes\n\n- first\n');
       expect(sandbox.restoredNote).toBeUndefined();
     } finally {
@@ -187,9 +237,15 @@ describe('Modal at real sizes', () => {
     expect(fake.refusals).toEqual([]);
   });
 
-  it('refuses what Modal refuses: large messages, large commands, bad allowlists; and ends idle sandboxes and expired snapshots', { timeout: 60_000 }, async () => {
+  it('refuses what Modal refuses: large messages, large commands, bad allowlists; and ends idle sandboxes and expired snapshots', {
+    timeout: 60_000,
+  }, async () => {
     const { ModalClient } = await import('modal');
-    const client = new ModalClient({ tokenId: fake.tokenId, tokenSecret: fake.tokenSecret, logger: { debug() {}, info() {}, warn() {}, error() {} } });
+    const client = new ModalClient({
+      tokenId: fake.tokenId,
+      tokenSecret: fake.tokenSecret,
+      logger: { debug() {}, info() {}, warn() {}, error() {} },
+    });
     const modalApp = await client.apps.fromName('patchbay-limits', { createIfMissing: true });
     const image = client.images.fromRegistry('debian:bookworm-slim');
     const sb = await client.sandboxes.create(modalApp, image, { timeoutMs: 600_000, idleTimeoutMs: 60_000 });
@@ -197,13 +253,17 @@ describe('Modal at real sizes', () => {
 
     // The SDK counts UTF-16 units and refuses 70,000 of them itself; 40,000 two-byte letters pass it and reach Modal.
     await expect(sb.exec(['echo', 'x'.repeat(70_000)])).rejects.toThrow(/must be less than 65536 bytes/);
-    await expect(sb.exec(['echo', 'é'.repeat(40_000)])).rejects.toThrow(/must be less than 65536 bytes \(ARG_MAX\). Got 80004 bytes/);
+    await expect(sb.exec(['echo', 'é'.repeat(40_000)])).rejects.toThrow(
+      /must be less than 65536 bytes \(ARG_MAX\). Got 80004 bytes/,
+    );
     const proc = await sb.exec(['cat'], { mode: 'binary' });
     const writer = proc.stdin.getWriter();
     await expect(writer.write(new Uint8Array(5 * MiB))).rejects.toThrow(/larger than max/);
     await proc.closeStdin();
     await proc.wait();
-    await expect(client.sandboxes.create(modalApp, image, { outboundDomainAllowlist: ['https://registry.npmjs.org/'] })).rejects.toThrow(/is not a host name/);
+    await expect(
+      client.sandboxes.create(modalApp, image, { outboundDomainAllowlist: ['https://registry.npmjs.org/'] }),
+    ).rejects.toThrow(/is not a host name/);
     expect(fake.refusals.slice(refusalsBefore)).toEqual([
       expect.stringMatching(/^TaskExecStart: Total length of CMD arguments must be less than 65536 bytes/),
       expect.stringMatching(/^TaskExecStdinWrite: Received message larger than max \(\d+ vs\. 4194304\)/),
@@ -223,33 +283,63 @@ describe('Modal at real sizes', () => {
   });
 
   // Last: it moves the fake's clock past every snapshot's TTL.
-  it('continues a session whose snapshot expired from its database checkpoint, a chain of increments', { timeout: 120_000 }, async () => {
+  it('continues a session whose snapshot expired from its database checkpoint, a chain of increments', {
+    timeout: 120_000,
+  }, async () => {
     // Three steps that change files, so the checkpoint is a bundle and two increments, then a question.
     const model = createScriptedProvider({
       scenario: (messages) => {
         const turn = messages.filter((m) => m.role === 'assistant').length;
         if (turn === 0) return { toolCalls: [{ name: 'write_file', input: { path: 'NOTES.md', content: 'draft\n' } }] };
-        if (turn === 1) return { toolCalls: [{ name: 'run_shell', input: { command: 'mkdir -p deep && printf x > deep/x.txt && rm README.md' } }] };
-        if (turn === 2) return { toolCalls: [{ name: 'write_file', input: { path: 'MORE.md', content: 'more\n' } }, { name: 'ask_user', input: { question: 'Which title?', choices: ['Notes', 'Draft'] } }] };
+        if (turn === 1)
+          return {
+            toolCalls: [
+              { name: 'run_shell', input: { command: 'mkdir -p deep && printf x > deep/x.txt && rm README.md' } },
+            ],
+          };
+        if (turn === 2)
+          return {
+            toolCalls: [
+              { name: 'write_file', input: { path: 'MORE.md', content: 'more\n' } },
+              { name: 'ask_user', input: { question: 'Which title?', choices: ['Notes', 'Draft'] } },
+            ],
+          };
         if (turn === 3) return { toolCalls: [{ name: 'run_shell', input: { command: 'cat NOTES.md' } }] };
         return { text: 'Kept the draft as Notes.' };
       },
     });
     const second = await startTestPatchbay({ model, env: modal.env() });
     try {
-      const started = await second.service.start({ thread: { source: 'web' }, actor: changelogRequester, text: 'Write some notes', repo: remote.remote });
+      const started = await second.service.start({
+        thread: { source: 'web' },
+        actor: changelogRequester,
+        text: 'Write some notes',
+        repo: remote.remote,
+      });
       if (started.kind !== 'started') throw new Error(started.kind);
       const id = started.session.id;
       const waiting = await waitForStatus(second, id, ['waiting', 'failed', 'completed'], 60_000);
       expect(waiting.status).toBe('waiting');
       const first = await waitFor(async () => {
-        const row = await second.database.db.selectFrom('modal_sandboxes').selectAll().where('session_id', '=', id).executeTakeFirst();
+        const row = await second.database.db
+          .selectFrom('modal_sandboxes')
+          .selectAll()
+          .where('session_id', '=', id)
+          .executeTakeFirst();
         return row?.released && row;
       }, 'the sandbox to be released');
-      const increments = await second.database.db.selectFrom('session_checkpoint_increments').select(['step', 'run_epoch']).where('session_id', '=', id).execute();
+      const increments = await second.database.db
+        .selectFrom('session_checkpoint_increments')
+        .select(['step', 'run_epoch'])
+        .where('session_id', '=', id)
+        .execute();
       expect(increments.length).toBeGreaterThanOrEqual(2);
       // Stored with their steps, under the run's lease.
-      const { run_epoch: epoch } = await second.database.db.selectFrom('sessions').select('run_epoch').where('id', '=', id).executeTakeFirstOrThrow();
+      const { run_epoch: epoch } = await second.database.db
+        .selectFrom('sessions')
+        .select('run_epoch')
+        .where('id', '=', id)
+        .executeTakeFirstOrThrow();
       expect(increments.map((part) => part.run_epoch)).toEqual(increments.map(() => epoch));
       // The container is lost with no exit snapshot, and 31 days pass: Modal has deleted the release snapshot.
       fake.kill(first.sandbox_id!, {}, { exitSnapshot: false });

@@ -16,15 +16,50 @@ describe("Modal's outbound network policy, as the fake holds it", () => {
     ['OPEN', { networkAccessType: 1 }, byAddress, true],
     ['BLOCKED', { networkAccessType: 2 }, npm, false],
     ['a listed domain', { networkAccessType: 3, allowedDomains: ['registry.npmjs.org'], allowedCidrs: [] }, npm, true],
-    ['a listed domain, any case, trailing dot', { networkAccessType: 3, allowedDomains: ['registry.npmjs.org'] }, { host: 'Registry.NPMJS.org.', address: '104.16.0.35' }, true],
-    ['an unlisted domain', { networkAccessType: 3, allowedDomains: ['registry.npmjs.org'], allowedCidrs: [] }, elsewhere, false],
-    ['a subdomain of a wildcard', { networkAccessType: 3, allowedDomains: ['*.githubusercontent.com'] }, { host: 'raw.githubusercontent.com', address: '185.199.108.133' }, true],
-    ['the wildcard domain itself', { networkAccessType: 3, allowedDomains: ['*.githubusercontent.com'] }, { host: 'githubusercontent.com', address: '185.199.108.133' }, false],
-    ['a look-alike of a wildcard', { networkAccessType: 3, allowedDomains: ['*.githubusercontent.com'] }, { host: 'evilgithubusercontent.com', address: '185.199.108.133' }, false],
-    ['an address with domains only (no CIDRs)', { networkAccessType: 3, allowedDomains: ['github.com'], allowedCidrs: [] }, byAddress, false],
+    [
+      'a listed domain, any case, trailing dot',
+      { networkAccessType: 3, allowedDomains: ['registry.npmjs.org'] },
+      { host: 'Registry.NPMJS.org.', address: '104.16.0.35' },
+      true,
+    ],
+    [
+      'an unlisted domain',
+      { networkAccessType: 3, allowedDomains: ['registry.npmjs.org'], allowedCidrs: [] },
+      elsewhere,
+      false,
+    ],
+    [
+      'a subdomain of a wildcard',
+      { networkAccessType: 3, allowedDomains: ['*.githubusercontent.com'] },
+      { host: 'raw.githubusercontent.com', address: '185.199.108.133' },
+      true,
+    ],
+    [
+      'the wildcard domain itself',
+      { networkAccessType: 3, allowedDomains: ['*.githubusercontent.com'] },
+      { host: 'githubusercontent.com', address: '185.199.108.133' },
+      false,
+    ],
+    [
+      'a look-alike of a wildcard',
+      { networkAccessType: 3, allowedDomains: ['*.githubusercontent.com'] },
+      { host: 'evilgithubusercontent.com', address: '185.199.108.133' },
+      false,
+    ],
+    [
+      'an address with domains only (no CIDRs)',
+      { networkAccessType: 3, allowedDomains: ['github.com'], allowedCidrs: [] },
+      byAddress,
+      false,
+    ],
     ['an address inside a CIDR', { networkAccessType: 3, allowedCidrs: ['140.82.112.0/20'] }, byAddress, true],
     ['an address outside a CIDR', { networkAccessType: 3, allowedCidrs: ['140.82.128.0/20'] }, byAddress, false],
-    ['an IPv6 address inside a CIDR', { networkAccessType: 3, allowedCidrs: ['2606:50c0::/32'] }, { address: '2606:50c0:8000::154' }, true],
+    [
+      'an IPv6 address inside a CIDR',
+      { networkAccessType: 3, allowedCidrs: ['2606:50c0::/32'] },
+      { address: '2606:50c0:8000::154' },
+      true,
+    ],
     ['an IPv4 address against an IPv6 CIDR', { networkAccessType: 3, allowedCidrs: ['::/0'] }, byAddress, false],
   ])('%s', (_name, access, target, allowed) => {
     expect(outboundAllowed(access, target)).toBe(allowed);
@@ -45,7 +80,10 @@ describe('the network of a sandbox Patchbay makes on Modal', () => {
     modal = await startFakeModalForSdk();
     fake = modal.fake;
     // The default allowlist, as a server started with no SANDBOX_EGRESS_ALLOW has (the test fixture's is none).
-    app = await startTestPatchbay({ model: createScriptedProvider({ scenario: () => ({ text: 'nothing' }) }), env: { ...modal.env(), SANDBOX_EGRESS_ALLOW: 'default' } });
+    app = await startTestPatchbay({
+      model: createScriptedProvider({ scenario: () => ({ text: 'nothing' }) }),
+      env: { ...modal.env(), SANDBOX_EGRESS_ALLOW: 'default' },
+    });
   }, 60_000);
   afterAll(async () => {
     await app?.dispose();
@@ -53,14 +91,27 @@ describe('the network of a sandbox Patchbay makes on Modal', () => {
   });
 
   const sandboxFor = async (id: string, network: 'proxy' | 'none') => {
-    await app.store.create({ id, repo: 'https://github.com/acme/app', prompt: 'p', title: 't', requester: changelogRequester, thread: { source: 'web' } });
+    await app.store.create({
+      id,
+      repo: 'https://github.com/acme/app',
+      prompt: 'p',
+      title: 't',
+      requester: changelogRequester,
+      thread: { source: 'web' },
+    });
     const sandbox = await app.sandboxes!.acquire(id, { network });
     await sandbox.release();
-    const row = await app.database.db.selectFrom('modal_sandboxes').select('sandbox_id').where('session_id', '=', id).executeTakeFirstOrThrow();
+    const row = await app.database.db
+      .selectFrom('modal_sandboxes')
+      .select('sandbox_id')
+      .where('session_id', '=', id)
+      .executeTakeFirstOrThrow();
     return row.sandbox_id!;
   };
 
-  it('lets out only what the allowlist names, and nothing with no network; the fake records what it blocked', { timeout: 60_000 }, async () => {
+  it('lets out only what the allowlist names, and nothing with no network; the fake records what it blocked', {
+    timeout: 60_000,
+  }, async () => {
     const proxied = await sandboxFor('net-proxy', 'proxy');
     expect(fake.connect(proxied, npm)).toBe(true);
     expect(fake.connect(proxied, { host: 'pypi.org', address: '151.101.0.223' })).toBe(true);

@@ -56,26 +56,49 @@ describe('Modal sandboxes through the real SDK and a loopback Modal', () => {
   it('runs the same tool-loop scenario as the local sandbox: writes, checks, commits and pushes, with no token in the sandbox', async () => {
     const model = changelogModel();
     app = await startTestPatchbay({ model, env: modalEnv() });
-    const started = await app.service.start({ thread: { source: 'web' }, actor: changelogRequester, text: 'Add a changelog', repo: remote.remote });
+    const started = await app.service.start({
+      thread: { source: 'web' },
+      actor: changelogRequester,
+      text: 'Add a changelog',
+      repo: remote.remote,
+    });
     if (started.kind !== 'started') throw new Error(started.kind);
     const session = await waitForStatus(app, started.session.id, ['completed', 'failed'], 60_000);
     await expectChangelogPushed(app, remote, session, model);
 
-    const sandboxes = [...fake.sandboxes.values()].filter((sb) => sb.tags.some((t) => t.tagName === 'patchbay-session' && t.tagValue === session.id));
+    const sandboxes = [...fake.sandboxes.values()].filter((sb) =>
+      sb.tags.some((t) => t.tagName === 'patchbay-session' && t.tagValue === session.id),
+    );
     expect(sandboxes).toHaveLength(1);
     const [sandbox] = sandboxes;
     // Network blocked (SANDBOX_EGRESS_ALLOW=none leaves no domain to allow).
-    expect(sandbox!.definition).toMatchObject({ networkAccess: { networkAccessType: 2, allowedDomains: [], allowedCidrs: [] }, timeoutSecs: 120 * 60, idleTimeoutSecs: 15 * 60 });
+    expect(sandbox!.definition).toMatchObject({
+      networkAccess: { networkAccessType: 2, allowedDomains: [], allowedCidrs: [] },
+      timeoutSecs: 120 * 60,
+      idleTimeoutSecs: 15 * 60,
+    });
     // Every command ran in the workspace (or a directory under it), or at / for the image probe.
-    expect([...sandbox!.execs.values()].filter((e) => e.args.includes('mkdir -p /workspace && for tool in git setsid; do command -v "$tool" >/dev/null 2>&1 || { echo "$tool"; exit 3; }; done'))).toHaveLength(1);
+    expect(
+      [...sandbox!.execs.values()].filter((e) =>
+        e.args.includes(
+          'mkdir -p /workspace && for tool in git setsid; do command -v "$tool" >/dev/null 2>&1 || { echo "$tool"; exit 3; }; done',
+        ),
+      ),
+    ).toHaveLength(1);
     // The work happened in the Modal sandbox's own filesystem, which never held a credential.
     expect(await readFile(join(sandbox!.fsDir, 'workspace', 'CHANGELOG.md'), 'utf8')).toBe('# Changes\n\n- first\n');
-    expect(await readFile(join(sandbox!.fsDir, 'workspace', '.git', 'config'), 'utf8')).toContain('url = https://patchbay.invalid/');
+    expect(await readFile(join(sandbox!.fsDir, 'workspace', '.git', 'config'), 'utf8')).toContain(
+      'url = https://patchbay.invalid/',
+    );
     // Let go with a snapshot, which the session's record points at.
     expect(fake.calls).toContain('TaskSnapshotFilesystem');
     // The run lets go of the sandbox (with a snapshot) just after the session's status is written.
     const record = await waitFor(async () => {
-      const row = await app!.database.db.selectFrom('modal_sandboxes').selectAll().where('session_id', '=', session.id).executeTakeFirst();
+      const row = await app!.database.db
+        .selectFrom('modal_sandboxes')
+        .selectAll()
+        .where('session_id', '=', session.id)
+        .executeTakeFirst();
       return row?.released && row;
     }, 'the sandbox to be released');
     expect(record).toMatchObject({ sandbox_id: sandbox!.sandboxId, released: true });
@@ -90,16 +113,27 @@ describe('Modal sandboxes through the real SDK and a loopback Modal', () => {
       name: 'test-credentials',
       async gitEnv() {
         asked++;
-        return { GIT_CONFIG_COUNT: '1', GIT_CONFIG_KEY_0: 'http.extraHeader', GIT_CONFIG_VALUE_0: `Authorization: Bearer ${token}` };
+        return {
+          GIT_CONFIG_COUNT: '1',
+          GIT_CONFIG_KEY_0: 'http.extraHeader',
+          GIT_CONFIG_VALUE_0: `Authorization: Bearer ${token}`,
+        };
       },
     };
     const model = changelogModel();
     app = await startTestPatchbay({
       model,
       env: modalEnv(),
-      integrations: async () => [{ replier: { source: 'slack', reply: async () => ({ state: null }) }, gitCredentials: credentials }],
+      integrations: async () => [
+        { replier: { source: 'slack', reply: async () => ({ state: null }) }, gitCredentials: credentials },
+      ],
     });
-    const started = await app.service.start({ thread: { source: 'web' }, actor: changelogRequester, text: 'Add a changelog', repo: remote.remote });
+    const started = await app.service.start({
+      thread: { source: 'web' },
+      actor: changelogRequester,
+      text: 'Add a changelog',
+      repo: remote.remote,
+    });
     if (started.kind !== 'started') throw new Error(started.kind);
     const session = await waitForStatus(app, started.session.id, ['completed', 'failed'], 60_000);
     await expectChangelogPushed(app, remote, session, model);
@@ -110,7 +144,10 @@ describe('Modal sandboxes through the real SDK and a loopback Modal', () => {
     expect(sent.filter((line) => line.includes(token))).toEqual([]);
     const files = await readdir(sandbox.fsDir, { recursive: true, withFileTypes: true });
     for (const file of files.filter((f) => f.isFile())) {
-      expect(await readFile(join(file.parentPath, file.name), 'latin1'), join(file.parentPath, file.name)).not.toContain(token);
+      expect(
+        await readFile(join(file.parentPath, file.name), 'latin1'),
+        join(file.parentPath, file.name),
+      ).not.toContain(token);
     }
   });
 
@@ -119,19 +156,34 @@ describe('Modal sandboxes through the real SDK and a loopback Modal', () => {
     const model = createScriptedProvider({
       scenario: (messages) => {
         const turn = messages.filter((m) => m.role === 'assistant').length;
-        if (turn === 0) return { toolCalls: [{ name: 'write_file', input: { path: 'NOTES.md', content: 'draft\n' } }, { name: 'ask_user', input: { question: 'Which title?', choices: ['Notes', 'Draft'] } }] };
+        if (turn === 0)
+          return {
+            toolCalls: [
+              { name: 'write_file', input: { path: 'NOTES.md', content: 'draft\n' } },
+              { name: 'ask_user', input: { question: 'Which title?', choices: ['Notes', 'Draft'] } },
+            ],
+          };
         if (turn === 1) return { toolCalls: [{ name: 'run_shell', input: { command: 'cat NOTES.md' } }] };
         return { text: 'Kept the draft as Notes.' };
       },
     });
     app = await startTestPatchbay({ model, env: modalEnv() });
-    const started = await app.service.start({ thread: { source: 'web' }, actor: changelogRequester, text: 'Write some notes', repo: remote.remote });
+    const started = await app.service.start({
+      thread: { source: 'web' },
+      actor: changelogRequester,
+      text: 'Write some notes',
+      repo: remote.remote,
+    });
     if (started.kind !== 'started') throw new Error(started.kind);
     const id = started.session.id;
     const waiting = await waitForStatus(app, id, ['waiting', 'failed', 'completed'], 60_000);
     expect(waiting.status).toBe('waiting');
     const first = await waitFor(async () => {
-      const row = await app!.database.db.selectFrom('modal_sandboxes').selectAll().where('session_id', '=', id).executeTakeFirst();
+      const row = await app!.database.db
+        .selectFrom('modal_sandboxes')
+        .selectAll()
+        .where('session_id', '=', id)
+        .executeTakeFirst();
       return row?.released && row;
     }, 'the first sandbox to be released');
     fake.kill(first.sandbox_id!, { status: Status.TIMEOUT, exception: 'Sandbox timed out' });
@@ -153,30 +205,45 @@ describe('Modal sandboxes through the real SDK and a loopback Modal', () => {
     expect(fake.refusals).toEqual([]);
   });
 
-  it('ends the run with a clear reason when the sandbox and its worker die mid-command, and a message resumes it from the last snapshot', { timeout: 90_000 }, async () => {
+  it('ends the run with a clear reason when the sandbox and its worker die mid-command, and a message resumes it from the last snapshot', {
+    timeout: 90_000,
+  }, async () => {
     const model = createScriptedProvider({
       scenario: (messages) => {
         const turn = messages.filter((m) => m.role === 'assistant').length;
         if (turn === 0) return { toolCalls: [{ name: 'write_file', input: { path: 'ALPHA.md', content: 'alpha\n' } }] };
-        if (turn === 1) return { toolCalls: [{ name: 'run_shell', input: { command: 'sleep 30', timeout_seconds: 120 } }] };
+        if (turn === 1)
+          return { toolCalls: [{ name: 'run_shell', input: { command: 'sleep 30', timeout_seconds: 120 } }] };
         if (turn === 2) return { toolCalls: [{ name: 'run_shell', input: { command: 'cat ALPHA.md' } }] };
         return { text: 'ALPHA.md is in place.' };
       },
     });
     // Snapshot after every step, so the death costs nothing done before the command.
     app = await startTestPatchbay({ model, env: { ...modalEnv(), MODAL_SNAPSHOT_EVERY_MINUTES: '0' } });
-    const started = await app.service.start({ thread: { source: 'web' }, actor: changelogRequester, text: 'Add alpha', repo: remote.remote });
+    const started = await app.service.start({
+      thread: { source: 'web' },
+      actor: changelogRequester,
+      text: 'Add alpha',
+      repo: remote.remote,
+    });
     if (started.kind !== 'started') throw new Error(started.kind);
     const id = started.session.id;
-    await waitFor(async () => (await app!.store.events(id, { types: ['tool-start'] })).length >= 2, 'the sleep to start');
+    await waitFor(
+      async () => (await app!.store.events(id, { types: ['tool-start'] })).length >= 2,
+      'the sleep to start',
+    );
     const sandbox = [...fake.sandboxes.values()].find((sb) => sb.tags.some((t) => t.tagValue === id))!;
-    await waitFor(async () => [...sandbox.execs.values()].some((exec) => exec.args.includes('sleep 30') && !exec.exit), 'the sleep to run in the sandbox');
+    await waitFor(
+      async () => [...sandbox.execs.values()].some((exec) => exec.args.includes('sleep 30') && !exec.exit),
+      'the sleep to run in the sandbox',
+    );
     // The worker is lost with it: Modal has no exit snapshot to offer.
     fake.kill(sandbox.sandboxId, {}, { exitSnapshot: false });
 
     const failed = await waitForStatus(app, id, ['failed', 'completed'], 30_000);
     expect(failed.status).toBe('failed');
-    const reason = /^The Modal sandbox sb-\S+ ended while this session was working in it: its container exited with code 1\. Send a message to resume: the session continues in a new sandbox from the sandbox's last snapshot\.$/;
+    const reason =
+      /^The Modal sandbox sb-\S+ ended while this session was working in it: its container exited with code 1\. Send a message to resume: the session continues in a new sandbox from the sandbox's last snapshot\.$/;
     expect(failed.error).toMatch(reason);
     const errors = (await app.store.events(id, { types: ['error'] })).map((e) => e.event);
     expect(errors).toEqual([{ type: 'error', code: 'sandbox_failed', message: expect.stringMatching(reason) }]);
@@ -186,23 +253,43 @@ describe('Modal sandboxes through the real SDK and a loopback Modal', () => {
     expect(done.status, done.error ?? '').toBe('completed');
     // The agent was told its sandbox was lost, and the file it wrote before the death was restored.
     const resumed = model.requests[2]!.messages;
-    expect(resumed.some((m) => m.role === 'user' && /^Patchbay: The sandbox this session worked in was lost before its work was saved\. The workspace was restored from a snapshot taken at /.test(m.content))).toBe(true);
-    const shell = model.requests.at(-1)!.messages.filter((m) => m.role === 'tool' && m.name === 'run_shell').at(-1);
+    expect(
+      resumed.some(
+        (m) =>
+          m.role === 'user' &&
+          /^Patchbay: The sandbox this session worked in was lost before its work was saved\. The workspace was restored from a snapshot taken at /.test(
+            m.content,
+          ),
+      ),
+    ).toBe(true);
+    const shell = model.requests
+      .at(-1)!
+      .messages.filter((m) => m.role === 'tool' && m.name === 'run_shell')
+      .at(-1);
     expect(shell?.role === 'tool' && shell.content).toContain('alpha');
     expect(await git(remote.remote, 'show', `${done.result!.commit}:ALPHA.md`)).toBe('alpha');
-    expect((await app.store.events(id, { types: ['run-resumed'] })).map((e) => e.event)).toEqual([{ type: 'run-resumed', reason: expect.stringContaining('was lost before its work was saved') }]);
+    expect((await app.store.events(id, { types: ['run-resumed'] })).map((e) => e.event)).toEqual([
+      { type: 'run-resumed', reason: expect.stringContaining('was lost before its work was saved') },
+    ]);
     expect(fake.refusals).toEqual([]);
   });
 
-  it('ends a run with a clear reason for a quota error and for bad credentials, and resumes after a quota error with a message', { timeout: 90_000 }, async () => {
+  it('ends a run with a clear reason for a quota error and for bad credentials, and resumes after a quota error with a message', {
+    timeout: 90_000,
+  }, async () => {
     fake.failNextCreate(grpcStatus.RESOURCE_EXHAUSTED, 'Your workspace has reached its limit of running sandboxes');
     const model = changelogModel();
     app = await startTestPatchbay({ model, env: modalEnv() });
-    const started = await app.service.start({ thread: { source: 'web' }, actor: changelogRequester, text: 'Add a changelog', repo: remote.remote });
+    const started = await app.service.start({
+      thread: { source: 'web' },
+      actor: changelogRequester,
+      text: 'Add a changelog',
+      repo: remote.remote,
+    });
     if (started.kind !== 'started') throw new Error(started.kind);
     const failed = await waitForStatus(app, started.session.id, ['failed', 'completed'], 60_000);
     expect(failed.error).toBe(
-      'Modal has no capacity or quota left while creating a sandbox (Your workspace has reached its limit of running sandboxes); try again later or raise the workspace\'s limits',
+      "Modal has no capacity or quota left while creating a sandbox (Your workspace has reached its limit of running sandboxes); try again later or raise the workspace's limits",
     );
     await app.service.sendMessage(started.session.id, changelogRequester, 'Try again');
     const done = await waitForStatus(app, started.session.id, ['completed', 'failed'], 60_000);
@@ -210,11 +297,21 @@ describe('Modal sandboxes through the real SDK and a loopback Modal', () => {
     await app.dispose();
     app = undefined;
 
-    app = await startTestPatchbay({ model: changelogModel(), env: { ...modalEnv(), MODAL_TOKEN_SECRET: 'as-not-the-secret' } });
-    const denied = await app.service.start({ thread: { source: 'web' }, actor: changelogRequester, text: 'Add a changelog', repo: remote.remote });
+    app = await startTestPatchbay({
+      model: changelogModel(),
+      env: { ...modalEnv(), MODAL_TOKEN_SECRET: 'as-not-the-secret' },
+    });
+    const denied = await app.service.start({
+      thread: { source: 'web' },
+      actor: changelogRequester,
+      text: 'Add a changelog',
+      repo: remote.remote,
+    });
     if (denied.kind !== 'started') throw new Error(denied.kind);
     const refused = await waitForStatus(app, denied.session.id, ['failed', 'completed'], 60_000);
-    expect(refused.error).toMatch(/^Modal refused the credentials while (opening the Modal app patchbay-test|creating a sandbox) \(.*Token ID or secret is invalid.*\): check MODAL_TOKEN_ID and MODAL_TOKEN_SECRET$/);
+    expect(refused.error).toMatch(
+      /^Modal refused the credentials while (opening the Modal app patchbay-test|creating a sandbox) \(.*Token ID or secret is invalid.*\): check MODAL_TOKEN_ID and MODAL_TOKEN_SECRET$/,
+    );
     // The fake refused exactly that (and nothing else, in this whole file).
     expect(fake.refusals.length).toBeGreaterThan(0);
     expect(fake.refusals.filter((r) => !r.startsWith('AuthTokenGet: Token ID or secret is invalid'))).toEqual([]);
@@ -223,10 +320,17 @@ describe('Modal sandboxes through the real SDK and a loopback Modal', () => {
 
   it('ends the run saying what a custom MODAL_IMAGE lacks', async () => {
     app = await startTestPatchbay({ model: changelogModel(), env: { ...modalEnv(), MODAL_IMAGE: 'scratch' } });
-    const started = await app.service.start({ thread: { source: 'web' }, actor: changelogRequester, text: 'Add a changelog', repo: remote.remote });
+    const started = await app.service.start({
+      thread: { source: 'web' },
+      actor: changelogRequester,
+      text: 'Add a changelog',
+      repo: remote.remote,
+    });
     if (started.kind !== 'started') throw new Error(started.kind);
     const failed = await waitForStatus(app, started.session.id, ['failed', 'completed'], 60_000);
-    expect(failed.error).toMatch(/^The Modal image scratch cannot run Patchbay's commands \(sh -c failed with exit \d+: .*sh.*\): MODAL_IMAGE needs sh, git, coreutils and setsid$/);
+    expect(failed.error).toMatch(
+      /^The Modal image scratch cannot run Patchbay's commands \(sh -c failed with exit \d+: .*sh.*\): MODAL_IMAGE needs sh, git, coreutils and setsid$/,
+    );
     const sandbox = [...fake.sandboxes.values()].find((sb) => sb.tags.some((t) => t.tagValue === started.session.id))!;
     expect(sandbox.result).toMatchObject({ status: Status.TERMINATED });
     expect(fake.refusals).toEqual([]);
@@ -236,11 +340,21 @@ describe('Modal sandboxes through the real SDK and a loopback Modal', () => {
     const broken = await startFakeModal({ imageBuildFailure: 'E: Unable to locate package ripgrep' });
     process.env.MODAL_SERVER_URL = broken.url;
     try {
-      app = await startTestPatchbay({ model: changelogModel(), env: { ...modalEnv(), MODAL_TOKEN_ID: broken.tokenId, MODAL_TOKEN_SECRET: broken.tokenSecret } });
-      const started = await app.service.start({ thread: { source: 'web' }, actor: changelogRequester, text: 'Add a changelog', repo: remote.remote });
+      app = await startTestPatchbay({
+        model: changelogModel(),
+        env: { ...modalEnv(), MODAL_TOKEN_ID: broken.tokenId, MODAL_TOKEN_SECRET: broken.tokenSecret },
+      });
+      const started = await app.service.start({
+        thread: { source: 'web' },
+        actor: changelogRequester,
+        text: 'Add a changelog',
+        repo: remote.remote,
+      });
       if (started.kind !== 'started') throw new Error(started.kind);
       const failed = await waitForStatus(app, started.session.id, ['failed', 'completed'], 60_000);
-      expect(failed.error).toMatch(/^The Modal image failed to build while creating a sandbox \(Image build for im-\w+ failed with the exception:\s+E: Unable to locate package ripgrep\): check MODAL_IMAGE$/);
+      expect(failed.error).toMatch(
+        /^The Modal image failed to build while creating a sandbox \(Image build for im-\w+ failed with the exception:\s+E: Unable to locate package ripgrep\): check MODAL_IMAGE$/,
+      );
       expect(broken.refusals).toEqual([]);
     } finally {
       await app?.dispose();
@@ -250,16 +364,42 @@ describe('Modal sandboxes through the real SDK and a loopback Modal', () => {
     }
   });
 
-  it('execs with exit codes, time limits, aborts, output caps and stdin, confines files to the workspace, and reaps orphans by tag', { timeout: 90_000 }, async () => {
-    app = await startTestPatchbay({ model: changelogModel(), env: { ...modalEnv(), SANDBOX_EGRESS_ALLOW: 'registry.npmjs.org,*.pythonhosted.org,10.0.0.1:8080' } });
-    const started = await app.service.start({ thread: { source: 'web' }, actor: changelogRequester, text: 'Add a changelog', repo: remote.remote });
+  it('execs with exit codes, time limits, aborts, output caps and stdin, confines files to the workspace, and reaps orphans by tag', {
+    timeout: 90_000,
+  }, async () => {
+    app = await startTestPatchbay({
+      model: changelogModel(),
+      env: { ...modalEnv(), SANDBOX_EGRESS_ALLOW: 'registry.npmjs.org,*.pythonhosted.org,10.0.0.1:8080' },
+    });
+    const started = await app.service.start({
+      thread: { source: 'web' },
+      actor: changelogRequester,
+      text: 'Add a changelog',
+      repo: remote.remote,
+    });
     if (started.kind !== 'started') throw new Error(started.kind);
     const id = started.session.id;
     expect((await waitForStatus(app, id, ['completed', 'failed'], 60_000)).status).toBe('completed');
     const first = [...fake.sandboxes.values()].find((sb) => sb.tags.some((t) => t.tagValue === id))!;
     // The egress allowlist's domains (not its addresses) became Modal's domain allowlist, with no CIDRs.
-    expect(first.definition).toMatchObject({ networkAccess: { networkAccessType: 3, allowedDomains: ['registry.npmjs.org', '*.pythonhosted.org'], allowedCidrs: [] } });
-    await waitFor(async () => (await app!.database.db.selectFrom('modal_sandboxes').select('released').where('session_id', '=', id).executeTakeFirst())?.released, 'the release');
+    expect(first.definition).toMatchObject({
+      networkAccess: {
+        networkAccessType: 3,
+        allowedDomains: ['registry.npmjs.org', '*.pythonhosted.org'],
+        allowedCidrs: [],
+      },
+    });
+    await waitFor(
+      async () =>
+        (
+          await app!.database.db
+            .selectFrom('modal_sandboxes')
+            .select('released')
+            .where('session_id', '=', id)
+            .executeTakeFirst()
+        )?.released,
+      'the release',
+    );
 
     // A follow-up reattaches to the live sandbox by its stored id.
     const sandboxes = app.sandboxes!;
@@ -280,7 +420,14 @@ describe('Modal sandboxes through the real SDK and a loopback Modal', () => {
       const aborted = await sandbox.exec('sleep 30', { signal: controller.signal });
       expect(aborted).toMatchObject({ exitCode: null, timedOut: false, aborted: true });
       // Both sleeps were killed inside the sandbox, not left running.
-      await waitFor(async () => [...fake.sandboxes.get(first.sandboxId)!.execs.values()].filter((e) => e.args.some((a) => a.includes('sleep 30'))).every((e) => e.exit), 'the sleeps to be killed', 10_000);
+      await waitFor(
+        async () =>
+          [...fake.sandboxes.get(first.sandboxId)!.execs.values()]
+            .filter((e) => e.args.some((a) => a.includes('sleep 30')))
+            .every((e) => e.exit),
+        'the sleeps to be killed',
+        10_000,
+      );
 
       const capped = await sandbox.exec('head -c 300000 /dev/zero | tr "\\0" a', { maxOutputBytes: 1000 });
       expect(capped.stdout).toBe('a'.repeat(1000));
@@ -304,14 +451,24 @@ describe('Modal sandboxes through the real SDK and a loopback Modal', () => {
     // An orphan: a sandbox of this app tagged with a session that has no record; and a sandbox of
     // someone else's in the same app, without Patchbay's tag, which the reaper leaves alone.
     const { ModalClient } = await import('modal');
-    const modal = new ModalClient({ tokenId: fake.tokenId, tokenSecret: fake.tokenSecret, logger: { debug() {}, info() {}, warn() {}, error() {} } });
+    const modal = new ModalClient({
+      tokenId: fake.tokenId,
+      tokenSecret: fake.tokenSecret,
+      logger: { debug() {}, info() {}, warn() {}, error() {} },
+    });
     const modalApp = await modal.apps.fromName('patchbay-test', { createIfMissing: true });
-    const orphan = await modal.sandboxes.create(modalApp, modal.images.fromRegistry('debian:bookworm-slim'), { tags: { patchbay: 'session-sandbox', 'patchbay-session': 'gone-session' } });
-    const foreign = await modal.sandboxes.create(modalApp, modal.images.fromRegistry('debian:bookworm-slim'), { tags: { 'patchbay-session': 'not-ours' } });
+    const orphan = await modal.sandboxes.create(modalApp, modal.images.fromRegistry('debian:bookworm-slim'), {
+      tags: { patchbay: 'session-sandbox', 'patchbay-session': 'gone-session' },
+    });
+    const foreign = await modal.sandboxes.create(modalApp, modal.images.fromRegistry('debian:bookworm-slim'), {
+      tags: { 'patchbay-session': 'not-ours' },
+    });
     // Sandboxes the earlier tests left running belong to sessions this database never had: orphans too.
     const orphans = [...fake.sandboxes.values()]
       .filter((sb) => !sb.result && sb.tags.some((t) => t.tagName === 'patchbay' && t.tagValue === 'session-sandbox'))
-      .flatMap((sb) => sb.tags.filter((t) => t.tagName === 'patchbay-session' && t.tagValue !== id).map((t) => t.tagValue));
+      .flatMap((sb) =>
+        sb.tags.filter((t) => t.tagName === 'patchbay-session' && t.tagValue !== id).map((t) => t.tagValue),
+      );
     expect(orphans).toContain('gone-session');
     expect((await sandboxes.reap()).sort()).toEqual(orphans.sort());
     expect(await orphan.poll()).toBe(137);
@@ -320,11 +477,21 @@ describe('Modal sandboxes through the real SDK and a loopback Modal', () => {
     // Past the TTL, the session's own idle sandbox goes too (its work is in its snapshot).
     expect(await sandboxes.reap(new Date(Date.now() + 2 * 24 * 60 * 60_000))).toEqual([id]);
     expect(fake.sandboxes.get(first.sandboxId)!.result).toMatchObject({ status: Status.TERMINATED });
-    expect((await app.database.db.selectFrom('modal_sandboxes').selectAll().where('session_id', '=', id).executeTakeFirstOrThrow()).sandbox_id).toBeNull();
+    expect(
+      (
+        await app.database.db
+          .selectFrom('modal_sandboxes')
+          .selectAll()
+          .where('session_id', '=', id)
+          .executeTakeFirstOrThrow()
+      ).sandbox_id,
+    ).toBeNull();
     expect(fake.refusals).toEqual([]);
   });
 
-  it("starts a repository's next session from its setup image, fetching only what is new", { timeout: 120_000 }, async () => {
+  it("starts a repository's next session from its setup image, fetching only what is new", {
+    timeout: 120_000,
+  }, async () => {
     const repo = await createRemote();
     try {
       await repo.pushCommit('package.json', '{"name":"demo","version":"1.0.0"}\n', 'package');
@@ -342,7 +509,12 @@ describe('Modal sandboxes through the real SDK and a loopback Modal', () => {
       const scripted = createScriptedProvider({ scenario: (messages) => lookAround(messages) });
       app = await startTestPatchbay({ model: scripted, env: modalEnv() });
       const run = async (text: string) => {
-        const started = await app!.service.start({ thread: { source: 'web' }, actor: changelogRequester, text, repo: repo.remote });
+        const started = await app!.service.start({
+          thread: { source: 'web' },
+          actor: changelogRequester,
+          text,
+          repo: repo.remote,
+        });
         if (started.kind !== 'started') throw new Error(started.kind);
         const done = await waitForStatus(app!, started.session.id, ['completed', 'failed'], 90_000);
         expect(done.status, done.error ?? '').toBe('completed');
@@ -354,7 +526,9 @@ describe('Modal sandboxes through the real SDK and a loopback Modal', () => {
       };
 
       const first = await run('Look around');
-      expect(first.setupRuns.map((e) => e.event)).toEqual([expect.objectContaining({ phase: 'setup', outcome: 'passed' })]);
+      expect(first.setupRuns.map((e) => e.event)).toEqual([
+        expect.objectContaining({ phase: 'setup', outcome: 'passed' }),
+      ]);
       expect(first.shell).toContain('ran\n');
       expect(first.template).toMatchObject({ base_commit: await repo.remoteBranch('main') });
       const setupImage = fake.images.get(first.template!.image_id);
@@ -371,7 +545,9 @@ describe('Modal sandboxes through the real SDK and a loopback Modal', () => {
       expect(second.shell).not.toContain('ran\nran\n');
       // The bundle written into the second sandbox held only the new commit, not the whole history.
       const seedBytes = (sandbox: typeof first.sandbox) =>
-        [...sandbox.execs.values()].filter((e) => e.args.includes('/tmp/patchbay-seed.bundle')).map((e) => e.stdinOffset);
+        [...sandbox.execs.values()]
+          .filter((e) => e.args.includes('/tmp/patchbay-seed.bundle'))
+          .map((e) => e.stdinOffset);
       const [full] = seedBytes(first.sandbox);
       const [incremental] = seedBytes(second.sandbox);
       expect(incremental).toBeLessThan(full! * 0.7);
@@ -383,25 +559,39 @@ describe('Modal sandboxes through the real SDK and a loopback Modal', () => {
     }
   });
 
-  it("resumes a sandbox that died mid-command from Modal's exit snapshot, with nothing lost", { timeout: 90_000 }, async () => {
+  it("resumes a sandbox that died mid-command from Modal's exit snapshot, with nothing lost", {
+    timeout: 90_000,
+  }, async () => {
     const model = createScriptedProvider({
       scenario: (messages) => {
         const turn = messages.filter((m) => m.role === 'assistant').length;
         if (turn === 0) return { toolCalls: [{ name: 'write_file', input: { path: 'BETA.md', content: 'beta\n' } }] };
-        if (turn === 1) return { toolCalls: [{ name: 'run_shell', input: { command: 'sleep 30', timeout_seconds: 120 } }] };
+        if (turn === 1)
+          return { toolCalls: [{ name: 'run_shell', input: { command: 'sleep 30', timeout_seconds: 120 } }] };
         if (turn === 2) return { toolCalls: [{ name: 'run_shell', input: { command: 'cat BETA.md' } }] };
         return { text: 'BETA.md is in place.' };
       },
     });
     // Default snapshot interval: no snapshot of ours holds BETA.md when the sandbox dies.
     app = await startTestPatchbay({ model, env: modalEnv() });
-    const started = await app.service.start({ thread: { source: 'web' }, actor: changelogRequester, text: 'Add beta', repo: remote.remote });
+    const started = await app.service.start({
+      thread: { source: 'web' },
+      actor: changelogRequester,
+      text: 'Add beta',
+      repo: remote.remote,
+    });
     if (started.kind !== 'started') throw new Error(started.kind);
     const id = started.session.id;
-    await waitFor(async () => (await app!.store.events(id, { types: ['tool-start'] })).length >= 2, 'the sleep to start');
+    await waitFor(
+      async () => (await app!.store.events(id, { types: ['tool-start'] })).length >= 2,
+      'the sleep to start',
+    );
     const sandbox = [...fake.sandboxes.values()].find((sb) => sb.tags.some((t) => t.tagValue === id))!;
     expect(sandbox.definition).toMatchObject({ experimentalOptionsV2: { enable_exit_snapshot: 'true' } });
-    await waitFor(async () => [...sandbox.execs.values()].some((exec) => exec.args.includes('sleep 30') && !exec.exit), 'the sleep to run in the sandbox');
+    await waitFor(
+      async () => [...sandbox.execs.values()].some((exec) => exec.args.includes('sleep 30') && !exec.exit),
+      'the sleep to run in the sandbox',
+    );
     fake.kill(sandbox.sandboxId);
     expect((await waitForStatus(app, id, ['failed', 'completed'], 30_000)).status).toBe('failed');
 

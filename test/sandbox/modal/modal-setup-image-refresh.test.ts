@@ -69,19 +69,34 @@ describe('Modal setup images are refreshed in the background when the default br
   };
 
   const runSession = async (repo: RemoteFixture) => {
-    const started = await app!.service.start({ thread: { source: 'web' }, actor: changelogRequester, text: 'Look around', repo: repo.remote });
+    const started = await app!.service.start({
+      thread: { source: 'web' },
+      actor: changelogRequester,
+      text: 'Look around',
+      repo: repo.remote,
+    });
     if (started.kind !== 'started') throw new Error(started.kind);
     const done = await waitForStatus(app!, started.session.id, ['completed', 'failed'], 90_000);
     expect(done.status, done.error ?? '').toBe('completed');
     return [...fake.sandboxes.values()].find((sb) => sb.tags.some((t) => t.tagValue === done.id))!;
   };
   const template = async (repo: RemoteFixture) =>
-    app!.database.db.selectFrom('modal_templates').selectAll().where('repo', '=', repo.remote).executeTakeFirstOrThrow();
+    app!.database.db
+      .selectFrom('modal_templates')
+      .selectAll()
+      .where('repo', '=', repo.remote)
+      .executeTakeFirstOrThrow();
   /** Bytes of the seed bundle the host wrote into a sandbox. */
-  const seedBytes = (sandbox: FakeSandboxRecord) => [...sandbox.execs.values()].filter((e) => e.args.includes('/tmp/patchbay-seed.bundle')).map((e) => e.stdinOffset);
-  const refreshSandboxes = () => [...fake.sandboxes.values()].filter((sb) => sb.tags.some((t) => t.tagName === 'patchbay' && t.tagValue === 'setup-image-refresh'));
+  const seedBytes = (sandbox: FakeSandboxRecord) =>
+    [...sandbox.execs.values()].filter((e) => e.args.includes('/tmp/patchbay-seed.bundle')).map((e) => e.stdinOffset);
+  const refreshSandboxes = () =>
+    [...fake.sandboxes.values()].filter((sb) =>
+      sb.tags.some((t) => t.tagName === 'patchbay' && t.tagValue === 'setup-image-refresh'),
+    );
 
-  it('leaves an image whose branch moved less than the threshold, refreshes it from the old image with only the new commits once it moved that far, and the next session starts from the new one', { timeout: 180_000 }, async () => {
+  it('leaves an image whose branch moved less than the threshold, refreshes it from the old image with only the new commits once it moved that far, and the next session starts from the new one', {
+    timeout: 180_000,
+  }, async () => {
     const repo = await setUpRepo();
     await start();
     const first = await runSession(repo);
@@ -103,7 +118,10 @@ describe('Modal setup images are refreshed in the background when the default br
     const other = new pg.Client({ connectionString: app!.database.url });
     await other.connect();
     try {
-      expect((await other.query('select pg_try_advisory_lock($1, hashtext($2)) as locked', [0x5042_0002, repo.remote])).rows[0].locked).toBe(true);
+      expect(
+        (await other.query('select pg_try_advisory_lock($1, hashtext($2)) as locked', [0x5042_0002, repo.remote]))
+          .rows[0].locked,
+      ).toBe(true);
       expect(await app!.setupImageRefresher!.refreshOnce()).toEqual([{ repo: repo.remote, outcome: 'busy' }]);
       expect(refreshSandboxes()).toEqual([]);
     } finally {
@@ -111,7 +129,9 @@ describe('Modal setup images are refreshed in the background when the default br
     }
 
     const outcomes = await app!.setupImageRefresher!.refreshOnce();
-    expect(outcomes).toEqual([{ repo: repo.remote, outcome: 'refreshed', from: a, to: b, imageId: expect.stringMatching(/^im-/) }]);
+    expect(outcomes).toEqual([
+      { repo: repo.remote, outcome: 'refreshed', from: a, to: b, imageId: expect.stringMatching(/^im-/) },
+    ]);
     const refreshed = await template(repo);
     expect(refreshed).toMatchObject({ base_commit: b, image_id: (outcomes[0] as { imageId: string }).imageId });
     const [refresher] = refreshSandboxes();
@@ -135,44 +155,76 @@ describe('Modal setup images are refreshed in the background when the default br
     expect(fake.refusals).toEqual([]);
   });
 
-  it('keeps the old image when the setup fails during a refresh, and skips a repository whose mirror cannot be refreshed', { timeout: 180_000 }, async () => {
+  it('keeps the old image when the setup fails during a refresh, and skips a repository whose mirror cannot be refreshed', {
+    timeout: 180_000,
+  }, async () => {
     const repo = await setUpRepo();
     await start();
     await runSession(repo);
     const old = await template(repo);
     // A repository this worker cannot reach any more (its mirror cannot be refreshed).
-    await app!.database.db.insertInto('modal_templates').values({ repo: join(repo.root, 'gone.git'), image_id: old.image_id, base_commit: old.base_commit }).execute();
+    await app!.database.db
+      .insertInto('modal_templates')
+      .values({ repo: join(repo.root, 'gone.git'), image_id: old.image_id, base_commit: old.base_commit })
+      .execute();
 
     await repo.pushCommit('move-1.txt', 'one\n', 'move 1');
     await repo.pushCommit('package.json', '{ not json\n', 'break the package');
     await repo.pushCommit('move-3.txt', 'three\n', 'move 3');
     const outcomes = await app!.setupImageRefresher!.refreshOnce();
     expect(outcomes).toEqual([
-      { repo: join(repo.root, 'gone.git'), outcome: 'skipped', reason: expect.stringMatching(/^its mirror could not be refreshed: Repository \S+gone\.git does not exist/) },
-      { repo: repo.remote, outcome: 'failed', reason: expect.stringMatching(/^setup command `npm install --offline --no-audit --no-fund && echo ran >> \.setup-runs` failed with exit [1-9]/) },
+      {
+        repo: join(repo.root, 'gone.git'),
+        outcome: 'skipped',
+        reason: expect.stringMatching(/^its mirror could not be refreshed: Repository \S+gone\.git does not exist/),
+      },
+      {
+        repo: repo.remote,
+        outcome: 'failed',
+        reason: expect.stringMatching(
+          /^setup command `npm install --offline --no-audit --no-fund && echo ran >> \.setup-runs` failed with exit [1-9]/,
+        ),
+      },
     ]);
     expect(await template(repo)).toEqual(old);
     const [refresher] = refreshSandboxes().filter((sb) => sb.imageId === old.image_id);
     expect(refresher!.result).toMatchObject({ status: Status.TERMINATED });
     // The same tip is not tried again on every pass; once the branch moves, it is.
-    expect((await app!.setupImageRefresher!.refreshOnce())[1]).toEqual({ repo: repo.remote, outcome: 'held', reason: expect.stringContaining('tried again once the default branch moves') });
+    expect((await app!.setupImageRefresher!.refreshOnce())[1]).toEqual({
+      repo: repo.remote,
+      outcome: 'held',
+      reason: expect.stringContaining('tried again once the default branch moves'),
+    });
     expect(refreshSandboxes().filter((sb) => sb.imageId === old.image_id)).toHaveLength(1);
     await repo.pushCommit('package.json', '{"name":"demo","version":"1.0.1"}\n', 'mend the package');
-    expect((await app!.setupImageRefresher!.refreshOnce())[1]).toMatchObject({ repo: repo.remote, outcome: 'refreshed' });
+    expect((await app!.setupImageRefresher!.refreshOnce())[1]).toMatchObject({
+      repo: repo.remote,
+      outcome: 'refreshed',
+    });
     expect(fake.refusals).toEqual([]);
   });
 
-  it('refreshes the mirror with the git credentials the harness uses, and keeps a newer image a session recorded while the refresh ran', { timeout: 180_000 }, async () => {
+  it('refreshes the mirror with the git credentials the harness uses, and keeps a newer image a session recorded while the refresh ran', {
+    timeout: 180_000,
+  }, async () => {
     const repo = await setUpRepo();
     const asked: string[] = [];
     const credentials = {
       name: 'test-credentials',
       async gitEnv(url: string) {
         asked.push(url);
-        return { GIT_CONFIG_COUNT: '1', GIT_CONFIG_KEY_0: 'http.extraHeader', GIT_CONFIG_VALUE_0: 'Authorization: Bearer not-a-real-token' };
+        return {
+          GIT_CONFIG_COUNT: '1',
+          GIT_CONFIG_KEY_0: 'http.extraHeader',
+          GIT_CONFIG_VALUE_0: 'Authorization: Bearer not-a-real-token',
+        };
       },
     };
-    await start({ integrations: async () => [{ replier: { source: 'slack', reply: async () => ({ state: null }) }, gitCredentials: credentials }] });
+    await start({
+      integrations: async () => [
+        { replier: { source: 'slack', reply: async () => ({ state: null }) }, gitCredentials: credentials },
+      ],
+    });
     await runSession(repo);
     const old = await template(repo);
     for (const n of [1, 2, 3]) await repo.pushCommit(`move-${n}.txt`, `${n}\n`, `move ${n}`);
@@ -185,7 +237,10 @@ describe('Modal setup images are refreshed in the background when the default br
       if (Date.now() - started > 30_000) throw new Error('no refresh sandbox started');
       await new Promise((resolve) => setTimeout(resolve, 10));
     }
-    const newer = { image_id: old.image_id.replace(/^im-/, 'im-session'), base_commit: await repo.remoteBranch('main') };
+    const newer = {
+      image_id: old.image_id.replace(/^im-/, 'im-session'),
+      base_commit: await repo.remoteBranch('main'),
+    };
     await app!.database.db.updateTable('modal_templates').set(newer).where('repo', '=', repo.remote).execute();
     expect(await pass).toEqual([{ repo: repo.remote, outcome: 'superseded' }]);
     expect(await template(repo)).toMatchObject(newer);
@@ -194,27 +249,41 @@ describe('Modal setup images are refreshed in the background when the default br
     expect(fake.refusals).toEqual([]);
   });
 
-  it('two workers on one database (separate data directories) refresh a repository once, and a repository a worker cannot reach is logged once', { timeout: 180_000 }, async () => {
+  it('two workers on one database (separate data directories) refresh a repository once, and a repository a worker cannot reach is logged once', {
+    timeout: 180_000,
+  }, async () => {
     const repo = await setUpRepo();
     await start();
     await runSession(repo);
     const old = await template(repo);
     const gone = join(repo.root, 'gone.git');
-    await app!.database.db.insertInto('modal_templates').values({ repo: gone, image_id: old.image_id, base_commit: old.base_commit }).execute();
+    await app!.database.db
+      .insertInto('modal_templates')
+      .values({ repo: gone, image_id: old.image_id, base_commit: old.base_commit })
+      .execute();
     const otherDir = await mkdtemp(join(tmpdir(), 'patchbay-worker-'));
     const lines: string[] = [];
-    const other = await startPatchbay({ ...app!.config, dataDir: otherDir }, {
-      log: pino({ level: 'info' }, { write: (line: string) => void lines.push(line) }),
-      work: true,
-      surfaces: false,
-      model: createScriptedProvider({ scenario: () => ({ text: 'unused' }) }),
-      queue: { pollingIntervalSeconds: 0.5 },
-    });
+    const other = await startPatchbay(
+      { ...app!.config, dataDir: otherDir },
+      {
+        log: pino({ level: 'info' }, { write: (line: string) => void lines.push(line) }),
+        work: true,
+        surfaces: false,
+        model: createScriptedProvider({ scenario: () => ({ text: 'unused' }) }),
+        queue: { pollingIntervalSeconds: 0.5 },
+      },
+    );
     try {
       for (const n of [1, 2, 3]) await repo.pushCommit(`move-${n}.txt`, `${n}\n`, `move ${n}`);
       const before = refreshSandboxes().length;
-      const [mine, theirs] = await Promise.all([app!.setupImageRefresher!.refreshOnce(), other.setupImageRefresher!.refreshOnce()]);
-      const forRepo = [...mine, ...theirs].filter((o) => o.repo === repo.remote).map((o) => o.outcome).sort();
+      const [mine, theirs] = await Promise.all([
+        app!.setupImageRefresher!.refreshOnce(),
+        other.setupImageRefresher!.refreshOnce(),
+      ]);
+      const forRepo = [...mine, ...theirs]
+        .filter((o) => o.repo === repo.remote)
+        .map((o) => o.outcome)
+        .sort();
       // The one that waited on the lock found the image busy, or already fresh once it got the lock.
       expect(forRepo[1]).toBe('refreshed');
       expect(['busy', 'fresh']).toContain(forRepo[0]);
@@ -228,7 +297,9 @@ describe('Modal setup images are refreshed in the background when the default br
           { repo: repo.remote, outcome: 'fresh', behind: 0 },
         ]);
       }
-      const skipped = lines.map((line) => JSON.parse(line) as { msg: string; repo?: string }).filter((entry) => entry.msg === 'skipping the setup-image refresh of a repository');
+      const skipped = lines
+        .map((line) => JSON.parse(line) as { msg: string; repo?: string })
+        .filter((entry) => entry.msg === 'skipping the setup-image refresh of a repository');
       expect(skipped).toEqual([expect.objectContaining({ repo: gone, level: 40 })]);
       expect(fake.refusals).toEqual([]);
     } finally {
@@ -237,7 +308,9 @@ describe('Modal setup images are refreshed in the background when the default br
     }
   });
 
-  it('stops a refresh under way when the worker shuts down: its sandbox is terminated and the old image stays', { timeout: 180_000 }, async () => {
+  it('stops a refresh under way when the worker shuts down: its sandbox is terminated and the old image stays', {
+    timeout: 180_000,
+  }, async () => {
     const repo = await setUpRepo();
     await start();
     await runSession(repo);
@@ -252,16 +325,26 @@ describe('Modal setup images are refreshed in the background when the default br
     const before = new Set(refreshSandboxes().map((sb) => sb.sandboxId));
     const pass = app!.setupImageRefresher!.refreshOnce();
     const started = Date.now();
-    const findRefresher = () => refreshSandboxes().find((sb) => !before.has(sb.sandboxId) && [...sb.execs.values()].some((e) => e.args.some((a) => a.includes('sleep 60'))));
+    const findRefresher = () =>
+      refreshSandboxes().find(
+        (sb) =>
+          !before.has(sb.sandboxId) && [...sb.execs.values()].some((e) => e.args.some((a) => a.includes('sleep 60'))),
+      );
     let refresher: FakeSandboxRecord | undefined = findRefresher();
     for (; !refresher; refresher = findRefresher()) {
-      if (Date.now() - started > 30_000) throw new Error(`the slow setup did not start in a refresh sandbox (the pass: ${JSON.stringify(await Promise.race([pass, 'running']))})`);
+      if (Date.now() - started > 30_000)
+        throw new Error(
+          `the slow setup did not start in a refresh sandbox (the pass: ${JSON.stringify(await Promise.race([pass, 'running']))})`,
+        );
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
     const stopping = Date.now();
     await app!.setupImageRefresher!.stop();
     expect(Date.now() - stopping).toBeLessThan(30_000);
-    await expect(pass).rejects.toMatchObject({ code: 'aborted', message: `the refresh of ${repo.remote}'s setup image was stopped` });
+    await expect(pass).rejects.toMatchObject({
+      code: 'aborted',
+      message: `the refresh of ${repo.remote}'s setup image was stopped`,
+    });
     expect(refresher.result).toMatchObject({ status: Status.TERMINATED });
     expect(await template(repo)).toEqual(old);
     expect(fake.refusals).toEqual([]);

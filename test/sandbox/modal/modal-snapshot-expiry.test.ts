@@ -33,19 +33,34 @@ describe('a Modal session whose snapshot expired, with no stored checkpoint', ()
         const turn = messages.filter((m) => m.role === 'assistant').length;
         if (turn === 0) return { toolCalls: [{ name: 'write_file', input: { path: 'NOTES.md', content: 'draft\n' } }] };
         if (turn === 1) return { text: 'Drafted the notes.' };
-        if (turn === 2) return { toolCalls: [{ name: 'run_shell', input: { command: 'cat NOTES.md' } }, { name: 'write_file', input: { path: 'MORE.md', content: 'more\n' } }] };
+        if (turn === 2)
+          return {
+            toolCalls: [
+              { name: 'run_shell', input: { command: 'cat NOTES.md' } },
+              { name: 'write_file', input: { path: 'MORE.md', content: 'more\n' } },
+            ],
+          };
         return { text: 'Added more.' };
       },
     });
     const app = await startTestPatchbay({ model, env: modal.env() });
     try {
-      const started = await app.service.start({ thread: { source: 'web' }, actor: changelogRequester, text: 'Write some notes', repo: remote.remote });
+      const started = await app.service.start({
+        thread: { source: 'web' },
+        actor: changelogRequester,
+        text: 'Write some notes',
+        repo: remote.remote,
+      });
       if (started.kind !== 'started') throw new Error(started.kind);
       const id = started.session.id;
       const first = await waitForStatus(app, id, ['completed', 'failed'], 60_000);
       expect(first.status, first.error ?? '').toBe('completed');
       const record = await waitFor(async () => {
-        const row = await app.database.db.selectFrom('modal_sandboxes').selectAll().where('session_id', '=', id).executeTakeFirst();
+        const row = await app.database.db
+          .selectFrom('modal_sandboxes')
+          .selectAll()
+          .where('session_id', '=', id)
+          .executeTakeFirst();
         return row?.released && row;
       }, 'the sandbox to be released');
       expect(await git(remote.remote, 'show', `${first.result!.commit}:NOTES.md`)).toBe('draft');
@@ -59,15 +74,26 @@ describe('a Modal session whose snapshot expired, with no stored checkpoint', ()
 
       await app.service.sendMessage(id, changelogRequester, 'Add more to the notes');
       // Done when the session ends again with a result other than the first run's.
-      const done = await waitFor(async () => {
-        const session = await app.store.get(id);
-        return session && ['completed', 'failed'].includes(session.status) && session.result?.commit !== first.result!.commit && session;
-      }, 'the follow-up to end', 60_000);
+      const done = await waitFor(
+        async () => {
+          const session = await app.store.get(id);
+          return (
+            session &&
+            ['completed', 'failed'].includes(session.status) &&
+            session.result?.commit !== first.result!.commit &&
+            session
+          );
+        },
+        'the follow-up to end',
+        60_000,
+      );
       expect(done.status, done.error ?? '').toBe('completed');
       expect(done.result!.commit).not.toBe(first.result!.commit);
       expect(await git(remote.remote, 'show', `${done.result!.commit}:NOTES.md`)).toBe('draft');
       expect(await git(remote.remote, 'show', `${done.result!.commit}:MORE.md`)).toBe('more');
-      expect(await git(remote.remote, 'rev-list', '--count', `${first.result!.commit}..${done.result!.commit}`)).toBe('1');
+      expect(await git(remote.remote, 'rev-list', '--count', `${first.result!.commit}..${done.result!.commit}`)).toBe(
+        '1',
+      );
       const shell = model.requests.at(-1)!.messages.findLast((m) => m.role === 'tool' && m.name === 'run_shell');
       expect(shell?.role === 'tool' && shell.content).toContain('draft');
       // A new sandbox from the base image, not from a snapshot.

@@ -5,9 +5,17 @@ import { createLocalSandboxProvider } from '../../../sandbox/index.ts';
 
 const dataDir = process.argv[2]!;
 try {
-  const provider = await createLocalSandboxProvider({ dataDir, log: pino({ level: 'silent' }), ttlMinutes: 60, mode: 'bwrap', bwrapPath: '/usr/bin/bwrap' });
+  const provider = await createLocalSandboxProvider({
+    dataDir,
+    log: pino({ level: 'silent' }),
+    ttlMinutes: 60,
+    mode: 'bwrap',
+    bwrapPath: '/usr/bin/bwrap',
+  });
   process.stdout.write(JSON.stringify({ started: true, sandboxUid: provider.sandboxUser?.uid ?? null }));
   await provider.close();
 } catch (error) {
-  process.stdout.write(JSON.stringify({ started: false, code: (error as { code?: string }).code, message: (error as Error).message }));
+  process.stdout.write(
+    JSON.stringify({ started: false, code: (error as { code?: string }).code, message: (error as Error).message }),
+  );
 }

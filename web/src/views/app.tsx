@@ -49,10 +49,14 @@ export function App() {
   return (
     <>
       <header class="top">
-        <a class="brand" href="/" onClick={(e) => {
+        <a
+          class="brand"
+          href="/"
+          onClick={(e) => {
             e.preventDefault();
             navigate('/');
-          }}>
+          }}
+        >
           Patchbay
         </a>
         <span class="top-hint">
@@ -62,7 +66,14 @@ export function App() {
       </header>
       {access === 'checking' && <p class="muted pad">Loading…</p>}
       {access === 'ask' && <TokenForm providers={providers} onDone={() => setAccess('ok')} />}
-      {access === 'ok' && (route.page === 'session' ? <SessionPage key={route.id} id={route.id} /> : route.page === 'insights' ? <InsightsPage /> : <ListPage />)}
+      {access === 'ok' &&
+        (route.page === 'session' ? (
+          <SessionPage key={route.id} id={route.id} />
+        ) : route.page === 'insights' ? (
+          <InsightsPage />
+        ) : (
+          <ListPage />
+        ))}
     </>
   );
 }
@@ -104,16 +115,29 @@ function TokenForm({ onDone, providers }: { onDone: () => void; providers: reado
       await api.signIn(token.trim());
       onDone();
     } catch (err) {
-      setError(err instanceof ApiError && err.status === 401 ? 'That is not the API token.' : String((err as Error).message));
+      setError(
+        err instanceof ApiError && err.status === 401 ? 'That is not the API token.' : String((err as Error).message),
+      );
     }
   };
   return (
     <form id="token-form" class="card token-form" onSubmit={submit}>
       <h1>Sign in</h1>
-      <p>This Patchbay needs its API token (<code>PATCHBAY_API_TOKEN</code>). Signing in lasts until you sign out or it expires (12 hours unless <code>WEB_SESSION_HOURS</code> says otherwise).</p>
+      <p>
+        This Patchbay needs its API token (<code>PATCHBAY_API_TOKEN</code>). Signing in lasts until you sign out or it
+        expires (12 hours unless <code>WEB_SESSION_HOURS</code> says otherwise).
+      </p>
       <label for="token">API token</label>
-      {/* biome-ignore lint/a11y/noAutofocus: the sign-in page has this one field, and typing the token is all there is to do there. */}
-      <input id="token" type="password" autocomplete="current-password" required value={token} onInput={(e) => setToken(e.currentTarget.value)} autoFocus />
+      <input
+        id="token"
+        type="password"
+        autocomplete="current-password"
+        required
+        value={token}
+        onInput={(e) => setToken(e.currentTarget.value)}
+        // biome-ignore lint/a11y/noAutofocus: the sign-in page has this one field, and typing the token is all there is to do there.
+        autoFocus
+      />
       {error && (
         <p class="error" role="alert">
           {error}

@@ -2,13 +2,26 @@ import type { VerdictCriterion } from '../../../src/core/verdict.ts';
 import { duration, dateTimeOf, safeHref } from '../format.ts';
 import type { CheckRun, CiFailure, ReviewGate, SessionModel, Verdict } from '../session-model.ts';
 
-type Group = { commit: string; checks: CheckRun[]; verdicts: Verdict[]; gates: ReviewGate[]; ci: CiFailure[]; last: string };
+type Group = {
+  commit: string;
+  checks: CheckRun[];
+  verdicts: Verdict[];
+  gates: ReviewGate[];
+  ci: CiFailure[];
+  last: string;
+};
 
 // Type-only import: the client must not bundle zod. The record keeps the list complete.
-const criteriaMap: Record<VerdictCriterion, true> = { relevance: true, completeness: true, correctness: true, scope: true };
+const criteriaMap: Record<VerdictCriterion, true> = {
+  relevance: true,
+  completeness: true,
+  correctness: true,
+  scope: true,
+};
 const verdictCriteria = Object.keys(criteriaMap) as VerdictCriterion[];
 
-const outcomeClass = (outcome: string) => (outcome === 'passed' ? 's-completed' : outcome === 'not-run' ? 's-queued' : 's-failed');
+const outcomeClass = (outcome: string) =>
+  outcome === 'passed' ? 's-completed' : outcome === 'not-run' ? 's-queued' : 's-failed';
 
 /**
  * Per commit, newest first: the checks that ran on it with their logs, the verifier's verdict with
@@ -56,7 +69,9 @@ export function ChecksView({ model }: { model: SessionModel; version: number }) 
           <h3>
             Commit <code>{g.commit.slice(0, 10)}</code>
             {g.gates.at(-1) && (
-              <span class={`badge gate ${g.gates.at(-1)!.ready ? 's-completed' : 's-queued'}`}>{g.gates.at(-1)!.ready ? 'ready' : model.pr ? 'kept as draft' : 'not ready'}</span>
+              <span class={`badge gate ${g.gates.at(-1)!.ready ? 's-completed' : 's-queued'}`}>
+                {g.gates.at(-1)!.ready ? 'ready' : model.pr ? 'kept as draft' : 'not ready'}
+              </span>
             )}
           </h3>
           {g.gates.at(-1) && !g.gates.at(-1)!.ready && g.gates.at(-1)!.reasons.length > 0 && (
@@ -71,7 +86,8 @@ export function ChecksView({ model }: { model: SessionModel; version: number }) 
               <li key={c.key}>
                 <details class={`check ${c.outcome}`} data-check={c.name} data-outcome={c.outcome}>
                   <summary>
-                    <span class={`badge ${outcomeClass(c.outcome)}`}>{c.outcome}</span> <b>{c.phase === 'setup' ? `setup ${c.name}` : c.name}</b> <code>{c.command}</code>{' '}
+                    <span class={`badge ${outcomeClass(c.outcome)}`}>{c.outcome}</span>{' '}
+                    <b>{c.phase === 'setup' ? `setup ${c.name}` : c.name}</b> <code>{c.command}</code>{' '}
                     <span class="muted">
                       {c.exitCode !== null && `exit ${c.exitCode} · `}
                       {duration(c.durationMs)} · <time dateTime={c.at}>{dateTimeOf(c.at)}</time>

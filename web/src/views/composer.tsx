@@ -7,7 +7,16 @@ import type { SessionModel } from '../session-model.ts';
  * The message box: steers a running session, answers its open question, or follows up on a
  * finished one. Messages go through the API like any other surface, signed with the name given here.
  */
-export function Composer({ sessionId, model, status }: { sessionId: string; model: SessionModel; version: number; status: SessionStatus | undefined }) {
+export function Composer({
+  sessionId,
+  model,
+  status,
+}: {
+  sessionId: string;
+  model: SessionModel;
+  version: number;
+  status: SessionStatus | undefined;
+}) {
   const [text, setText] = useState('');
   const [name, setName] = useState(savedAuthor()?.name ?? '');
   const [busy, setBusy] = useState(false);
@@ -22,7 +31,11 @@ export function Composer({ sessionId, model, status }: { sessionId: string; mode
     saveAuthorName(name);
     try {
       const author = savedAuthor();
-      await api.send(sessionId, { text: text.trim(), ...(question && { questionId: question }), ...(author && { author }) });
+      await api.send(sessionId, {
+        text: text.trim(),
+        ...(question && { questionId: question }),
+        ...(author && { author }),
+      });
       setText('');
     } catch (err) {
       setError((err as Error).message);

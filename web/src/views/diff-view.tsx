@@ -32,27 +32,45 @@ export function DiffView({ sessionId, pushes }: { sessionId: string; pushes: num
 
   if (error) return <p class="error card">{error}</p>;
   if (!diff) return <p class="muted card">Loading the diff…</p>;
-  if (diff.state === 'none') return <p class="muted card" id="diff-none">No diff yet: {diff.reason}.</p>;
+  if (diff.state === 'none')
+    return (
+      <p class="muted card" id="diff-none">
+        No diff yet: {diff.reason}.
+      </p>
+    );
   const additions = diff.files.reduce((n, f) => n + f.additions, 0);
   const deletions = diff.files.reduce((n, f) => n + f.deletions, 0);
   return (
     <div class="diff" id="diff">
       <div class="card diff-head">
         <div>
-          <code>{diff.branch}</code> at <code>{diff.head.slice(0, 10)}</code> against <code>{diff.base.slice(0, 10)}</code>: {diff.files.length} file
-          {diff.files.length === 1 ? '' : 's'}, <span class="add">+{additions}</span> <span class="del">−{deletions}</span>
+          <code>{diff.branch}</code> at <code>{diff.head.slice(0, 10)}</code> against{' '}
+          <code>{diff.base.slice(0, 10)}</code>: {diff.files.length} file
+          {diff.files.length === 1 ? '' : 's'}, <span class="add">+{additions}</span>{' '}
+          <span class="del">−{deletions}</span>
         </div>
         <fieldset class="commits" aria-label="Commits">
-          <button type="button" class={commit === undefined ? 'chip active' : 'chip'} onClick={() => setCommit(undefined)}>
+          <button
+            type="button"
+            class={commit === undefined ? 'chip active' : 'chip'}
+            onClick={() => setCommit(undefined)}
+          >
             All changes
           </button>
           {diff.commits.map((c) => (
-            <button type="button" class={commit === c.sha ? 'chip active' : 'chip'} title={`${c.author}, ${timeOf(c.at)}`} onClick={() => setCommit(c.sha)}>
+            <button
+              type="button"
+              class={commit === c.sha ? 'chip active' : 'chip'}
+              title={`${c.author}, ${timeOf(c.at)}`}
+              onClick={() => setCommit(c.sha)}
+            >
               <code>{c.sha.slice(0, 7)}</code> {c.subject}
             </button>
           ))}
         </fieldset>
-        {diff.truncated && <p class="muted">The diff is too large to show whole; the files after these are left out.</p>}
+        {diff.truncated && (
+          <p class="muted">The diff is too large to show whole; the files after these are left out.</p>
+        )}
       </div>
       {diff.files.map((file) => (
         <FileDiff key={`${commit ?? 'all'}:${file.path}`} file={file} />
@@ -78,12 +96,22 @@ function FileDiff({ file }: { file: DiffFile }) {
         ) : (
           <pre class="hunks">
             {lines.map((line) => {
-              const kind = line.startsWith('@@') ? 'hunk' : line.startsWith('+') ? 'add' : line.startsWith('-') ? 'del' : line.startsWith('\\') ? 'meta' : 'ctx';
+              const kind = line.startsWith('@@')
+                ? 'hunk'
+                : line.startsWith('+')
+                  ? 'add'
+                  : line.startsWith('-')
+                    ? 'del'
+                    : line.startsWith('\\')
+                      ? 'meta'
+                      : 'ctx';
               if (kind === 'hunk' || kind === 'meta') return <div class={`line ${kind}`}>{line}</div>;
               return (
                 <div class={`line ${kind}`}>
                   <span class="sign">{line[0] ?? ' '}</span>
-                  {highlightLine(line.slice(1), lang).map((t) => (t.kind ? <span class={`tk-${t.kind}`}>{t.text}</span> : t.text))}
+                  {highlightLine(line.slice(1), lang).map((t) =>
+                    t.kind ? <span class={`tk-${t.kind}`}>{t.text}</span> : t.text,
+                  )}
                 </div>
               );
             })}

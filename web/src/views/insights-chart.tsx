@@ -10,7 +10,19 @@ export type BarSeries = { label: string; values: (number | null)[]; color: strin
  * A bar chart drawn by Chart.js on a canvas: one bar per label and series. `max` fixes the value
  * axis (1 for rates). Redrawn when its data changes; destroyed with the view.
  */
-export function BarChart({ id, title, labels, series, max }: { id: string; title: string; labels: string[]; series: BarSeries[]; max?: number }) {
+export function BarChart({
+  id,
+  title,
+  labels,
+  series,
+  max,
+}: {
+  id: string;
+  title: string;
+  labels: string[];
+  series: BarSeries[];
+  max?: number;
+}) {
   const canvas = useRef<HTMLCanvasElement>(null);
   useEffect(() => {
     if (!canvas.current) return;

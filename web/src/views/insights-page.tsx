@@ -54,14 +54,30 @@ export function InsightsPage() {
         <div class="list-head">
           <h2>Insights</h2>
           <label>
-            From <input id="insights-from" type="date" value={filter.from} onChange={(e) => setFilter({ ...filter, from: e.currentTarget.value })} />
+            From{' '}
+            <input
+              id="insights-from"
+              type="date"
+              value={filter.from}
+              onChange={(e) => setFilter({ ...filter, from: e.currentTarget.value })}
+            />
           </label>
           <label>
-            To <input id="insights-to" type="date" value={filter.to} onChange={(e) => setFilter({ ...filter, to: e.currentTarget.value })} />
+            To{' '}
+            <input
+              id="insights-to"
+              type="date"
+              value={filter.to}
+              onChange={(e) => setFilter({ ...filter, to: e.currentTarget.value })}
+            />
           </label>
           <label>
             By{' '}
-            <select id="insights-group" value={filter.groupBy} onChange={(e) => setFilter({ ...filter, groupBy: e.currentTarget.value as Grouping })}>
+            <select
+              id="insights-group"
+              value={filter.groupBy}
+              onChange={(e) => setFilter({ ...filter, groupBy: e.currentTarget.value as Grouping })}
+            >
               {groupings.map((g) => (
                 <option value={g.value}>{g.label}</option>
               ))}
@@ -107,7 +123,13 @@ function Groups({ report }: { report: InsightsReport }) {
   return (
     <>
       <div class="charts">
-        <BarChart id="chart-merge-rate" title="Merge rate" labels={labels} max={1} series={[{ label: 'merge rate', values: report.groups.map((g) => g.mergeRate), color: '#2f9e44' }]} />
+        <BarChart
+          id="chart-merge-rate"
+          title="Merge rate"
+          labels={labels}
+          max={1}
+          series={[{ label: 'merge rate', values: report.groups.map((g) => g.mergeRate), color: '#2f9e44' }]}
+        />
         <BarChart
           id="chart-prs"
           title="Pull requests"
@@ -151,13 +173,23 @@ const rateCell = (row: CalibrationRow) => `${percent(row.mergeRate)} (${row.merg
 function Calibration({ report }: { report: InsightsReport }) {
   const { byBand, byDimension } = report.calibration;
   const dimensions = [...new Set(byDimension.map((d) => d.dimension))];
-  const cell = (dimension: string, score: number) => byDimension.find((d) => d.dimension === dimension && d.score === score)!;
+  const cell = (dimension: string, score: number) =>
+    byDimension.find((d) => d.dimension === dimension && d.score === score)!;
   return (
     <section class="card">
       <h2>Verifier calibration</h2>
-      <p class="muted">Of the pull requests merged or closed, how many were merged, by the verifier's score of the session's last commit.</p>
+      <p class="muted">
+        Of the pull requests merged or closed, how many were merged, by the verifier's score of the session's last
+        commit.
+      </p>
       <div class="charts">
-        <BarChart id="chart-calibration" title="Merge rate by verifier score (0–8)" labels={byBand.map((b) => b.band)} max={1} series={[{ label: 'merge rate', values: byBand.map((b) => b.mergeRate), color: '#1971c2' }]} />
+        <BarChart
+          id="chart-calibration"
+          title="Merge rate by verifier score (0–8)"
+          labels={byBand.map((b) => b.band)}
+          max={1}
+          series={[{ label: 'merge rate', values: byBand.map((b) => b.mergeRate), color: '#1971c2' }]}
+        />
       </div>
       <table id="calibration-bands" class="insights-table">
         <thead>

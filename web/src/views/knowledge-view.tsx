@@ -7,12 +7,27 @@ type Row = { name: string; command: string; source: string };
 type Kind = 'setup' | 'checks';
 
 const kinds: { kind: Kind; title: string; hint: string; placeholder: string }[] = [
-  { kind: 'setup', title: 'Setup', hint: 'Run once per workspace before the agent starts (installing dependencies).', placeholder: 'npm ci' },
-  { kind: 'checks', title: 'Checks', hint: 'Run on the exact commit the agent produced; a PR is ready only when they pass.', placeholder: 'npm test' },
+  {
+    kind: 'setup',
+    title: 'Setup',
+    hint: 'Run once per workspace before the agent starts (installing dependencies).',
+    placeholder: 'npm ci',
+  },
+  {
+    kind: 'checks',
+    title: 'Checks',
+    hint: 'Run on the exact commit the agent produced; a PR is ready only when they pass.',
+    placeholder: 'npm test',
+  },
 ];
 
 /** What a person typed, as the document the API takes; undefined with the reason when it cannot be. */
-function toDocument(base: KnowledgeDocument, rows: Record<Kind, Row[]>, conventions: string, editor: string): KnowledgeDocument | string {
+function toDocument(
+  base: KnowledgeDocument,
+  rows: Record<Kind, Row[]>,
+  conventions: string,
+  editor: string,
+): KnowledgeDocument | string {
   const commands = (kind: Kind) => {
     const original = new Map(base[kind].map((c) => [`${c.name}\u0000${c.command}`, c.source]));
     const kept = rows[kind].filter((r) => r.name.trim() || r.command.trim());
@@ -36,7 +51,10 @@ function toDocument(base: KnowledgeDocument, rows: Record<Kind, Row[]>, conventi
   return { ...base, setup, checks, conventions: paragraphs };
 }
 
-const rowsOf = (doc: KnowledgeDocument): Record<Kind, Row[]> => ({ setup: doc.setup.map((c) => ({ ...c })), checks: doc.checks.map((c) => ({ ...c })) });
+const rowsOf = (doc: KnowledgeDocument): Record<Kind, Row[]> => ({
+  setup: doc.setup.map((c) => ({ ...c })),
+  checks: doc.checks.map((c) => ({ ...c })),
+});
 
 /**
  * The repository's knowledge document, readable and editable: the setup steps and checks the
@@ -67,7 +85,12 @@ export function KnowledgeView({ repo }: { repo: string | undefined }) {
   }, [repo]);
 
   if (!repo || (!stored && !missing && !error)) return <p class="muted card">Loading…</p>;
-  if (missing) return <p class="muted card" id="knowledge">{missing}</p>;
+  if (missing)
+    return (
+      <p class="muted card" id="knowledge">
+        {missing}
+      </p>
+    );
   if (!stored)
     return (
       <p class="error card" role="alert">
@@ -101,12 +124,18 @@ export function KnowledgeView({ repo }: { repo: string | undefined }) {
       <div class="card">
         <h3>Repository knowledge</h3>
         <p class="muted">
-          <code>{stored.repo}</code> · built from <code>{stored.builtFrom.slice(0, 10)}</code> on {dateTimeOf(stored.builtAt)} ·{' '}
+          <code>{stored.repo}</code> · built from <code>{stored.builtFrom.slice(0, 10)}</code> on{' '}
+          {dateTimeOf(stored.builtAt)} ·{' '}
           <span id="knowledge-source" data-source={stored.source}>
-            {stored.edited ? `edited by ${stored.edited.by} on ${dateTimeOf(stored.edited.at)}` : "extracted from the repository's files"}
+            {stored.edited
+              ? `edited by ${stored.edited.by} on ${dateTimeOf(stored.edited.at)}`
+              : "extracted from the repository's files"}
           </span>
         </p>
-        <p class="muted">Every run starts with this document. An edit here wins over what Patchbay reads from the repository until the next edit.</p>
+        <p class="muted">
+          Every run starts with this document. An edit here wins over what Patchbay reads from the repository until the
+          next edit.
+        </p>
       </div>
       {kinds.map(({ kind, title, hint, placeholder }) => (
         <section class="card commands" data-kind={kind} key={kind}>
@@ -115,21 +144,44 @@ export function KnowledgeView({ repo }: { repo: string | undefined }) {
           {rows[kind].length === 0 && <p class="muted">None.</p>}
           {rows[kind].map((row, i) => (
             <div class="command-row" key={`${kind}-${i}`}>
-              <input aria-label={`${title} ${i + 1} name`} class="command-name" value={row.name} placeholder="test" onInput={(e) => edit(kind, i, { name: e.currentTarget.value })} />
-              <input aria-label={`${title} ${i + 1} command`} class="command-text" value={row.command} placeholder={placeholder} onInput={(e) => edit(kind, i, { command: e.currentTarget.value })} />
-              <button type="button" class="link" aria-label={`Remove ${title.toLowerCase()} ${i + 1}`} onClick={() => {
-                setState('idle');
-                setRows({ ...rows, [kind]: rows[kind].filter((_, j) => j !== i) });
-              }}>
+              <input
+                aria-label={`${title} ${i + 1} name`}
+                class="command-name"
+                value={row.name}
+                placeholder="test"
+                onInput={(e) => edit(kind, i, { name: e.currentTarget.value })}
+              />
+              <input
+                aria-label={`${title} ${i + 1} command`}
+                class="command-text"
+                value={row.command}
+                placeholder={placeholder}
+                onInput={(e) => edit(kind, i, { command: e.currentTarget.value })}
+              />
+              <button
+                type="button"
+                class="link"
+                aria-label={`Remove ${title.toLowerCase()} ${i + 1}`}
+                onClick={() => {
+                  setState('idle');
+                  setRows({ ...rows, [kind]: rows[kind].filter((_, j) => j !== i) });
+                }}
+              >
                 Remove
               </button>
-              {row.source && <small class="muted source">from {row.source.replace(/^edited by /, 'an edit by ')}</small>}
+              {row.source && (
+                <small class="muted source">from {row.source.replace(/^edited by /, 'an edit by ')}</small>
+              )}
             </div>
           ))}
-          <button type="button" class="link add" onClick={() => {
-                setState('idle');
-                setRows({ ...rows, [kind]: [...rows[kind], { name: '', command: '', source: '' }] });
-              }}>
+          <button
+            type="button"
+            class="link add"
+            onClick={() => {
+              setState('idle');
+              setRows({ ...rows, [kind]: [...rows[kind], { name: '', command: '', source: '' }] });
+            }}
+          >
             Add {kind === 'setup' ? 'a setup step' : 'a check'}
           </button>
         </section>
@@ -139,10 +191,15 @@ export function KnowledgeView({ repo }: { repo: string | undefined }) {
         <label for="conventions" class="muted">
           Branch, commit and pull-request conventions; a blank line between entries.
         </label>
-        <textarea id="conventions" rows={5} value={conventions} onInput={(e) => {
-          setState('idle');
-          setConventions(e.currentTarget.value);
-        }} />
+        <textarea
+          id="conventions"
+          rows={5}
+          value={conventions}
+          onInput={(e) => {
+            setState('idle');
+            setConventions(e.currentTarget.value);
+          }}
+        />
       </section>
       {stored.document.instructions.length > 0 && (
         <section class="card">
@@ -171,7 +228,12 @@ export function KnowledgeView({ repo }: { repo: string | undefined }) {
       </section>
       <div class="card composer-row">
         <label for="knowledge-name">Name</label>
-        <input id="knowledge-name" value={name} placeholder="your name" onInput={(e) => setName(e.currentTarget.value)} />
+        <input
+          id="knowledge-name"
+          value={name}
+          placeholder="your name"
+          onInput={(e) => setName(e.currentTarget.value)}
+        />
         <button id="save-knowledge" type="submit" disabled={state === 'saving'}>
           {state === 'saving' ? 'Saving…' : 'Save'}
         </button>

@@ -64,15 +64,25 @@ export function ListPage() {
       <section class="card">
         <div class="list-head">
           <h2>Sessions</h2>
-          <a id="insights-link" href="/insights" onClick={(e) => {
-            e.preventDefault();
-            navigate('/insights');
-          }}>
+          <a
+            id="insights-link"
+            href="/insights"
+            onClick={(e) => {
+              e.preventDefault();
+              navigate('/insights');
+            }}
+          >
             Insights
           </a>
           <label>
             Status{' '}
-            <select id="filter-status" value={filter.status ?? ''} onChange={(e) => change({ ...filter, status: (e.currentTarget.value || undefined) as SessionStatus | undefined })}>
+            <select
+              id="filter-status"
+              value={filter.status ?? ''}
+              onChange={(e) =>
+                change({ ...filter, status: (e.currentTarget.value || undefined) as SessionStatus | undefined })
+              }
+            >
               <option value="">all</option>
               {statuses.map((s) => (
                 <option value={s}>{s}</option>
@@ -81,7 +91,11 @@ export function ListPage() {
           </label>
           <label>
             Repository{' '}
-            <select id="filter-repo" value={filter.repo ?? ''} onChange={(e) => change({ ...filter, repo: e.currentTarget.value || undefined })}>
+            <select
+              id="filter-repo"
+              value={filter.repo ?? ''}
+              onChange={(e) => change({ ...filter, repo: e.currentTarget.value || undefined })}
+            >
               <option value="">all</option>
               {(list?.repos ?? []).map((r) => (
                 <option value={r}>{r}</option>
@@ -91,19 +105,26 @@ export function ListPage() {
         </div>
         {error && <p class="error">{error}</p>}
         {!list && !error && <p class="muted">Loading…</p>}
-        {list && list.sessions.length === 0 && <p class="muted">No sessions{filter.status || filter.repo ? ' match' : ' yet'}.</p>}
+        {list && list.sessions.length === 0 && (
+          <p class="muted">No sessions{filter.status || filter.repo ? ' match' : ' yet'}.</p>
+        )}
         <ul id="sessions" class="sessions">
           {list?.sessions.map((s) => (
             <li key={s.id} data-id={s.id}>
-              <a class="title" href={`/sessions/${encodeURIComponent(s.id)}`} onClick={(e) => {
-            e.preventDefault();
-            navigate(`/sessions/${encodeURIComponent(s.id)}`);
-          }}>
+              <a
+                class="title"
+                href={`/sessions/${encodeURIComponent(s.id)}`}
+                onClick={(e) => {
+                  e.preventDefault();
+                  navigate(`/sessions/${encodeURIComponent(s.id)}`);
+                }}
+              >
                 {s.title}
               </a>
               <StatusBadge status={s.status} />
               <span class="meta">
-                <span class="repo">{s.repo}</span> · {s.requester.name} · {s.surfaces.join(', ')} · <time dateTime={s.createdAt}>{ageOf(s.createdAt)}</time>
+                <span class="repo">{s.repo}</span> · {s.requester.name} · {s.surfaces.join(', ')} ·{' '}
+                <time dateTime={s.createdAt}>{ageOf(s.createdAt)}</time>
                 {s.checks !== 'none' && (
                   <>
                     {' · '}
@@ -141,7 +162,12 @@ function NewSessionForm() {
     saveAuthorName(name);
     try {
       const author = savedAuthor();
-      const started = await api.start({ repo: repo.trim(), prompt: prompt.trim(), ...(baseBranch.trim() && { baseBranch: baseBranch.trim() }), ...(author && { author }) });
+      const started = await api.start({
+        repo: repo.trim(),
+        prompt: prompt.trim(),
+        ...(baseBranch.trim() && { baseBranch: baseBranch.trim() }),
+        ...(author && { author }),
+      });
       navigate(`/sessions/${encodeURIComponent(started.id)}`);
     } catch (err) {
       setError((err as Error).message);
@@ -153,13 +179,36 @@ function NewSessionForm() {
       <h2>New session</h2>
       <div class="grid">
         <label for="repo">Repository</label>
-        <input id="repo" required placeholder="https://github.com/owner/repo" value={repo} onInput={(e) => setRepo(e.currentTarget.value)} />
+        <input
+          id="repo"
+          required
+          placeholder="https://github.com/owner/repo"
+          value={repo}
+          onInput={(e) => setRepo(e.currentTarget.value)}
+        />
         <label for="base">Base branch</label>
-        <input id="base" placeholder="default branch" value={baseBranch} onInput={(e) => setBaseBranch(e.currentTarget.value)} />
+        <input
+          id="base"
+          placeholder="default branch"
+          value={baseBranch}
+          onInput={(e) => setBaseBranch(e.currentTarget.value)}
+        />
         <label for="prompt">Task</label>
-        <textarea id="prompt" required rows={3} placeholder="What should change?" value={prompt} onInput={(e) => setPrompt(e.currentTarget.value)} />
+        <textarea
+          id="prompt"
+          required
+          rows={3}
+          placeholder="What should change?"
+          value={prompt}
+          onInput={(e) => setPrompt(e.currentTarget.value)}
+        />
         <label for="name">Your name</label>
-        <input id="name" placeholder="shown with your messages" value={name} onInput={(e) => setName(e.currentTarget.value)} />
+        <input
+          id="name"
+          placeholder="shown with your messages"
+          value={name}
+          onInput={(e) => setName(e.currentTarget.value)}
+        />
       </div>
       {error && (
         <p class="error" role="alert">

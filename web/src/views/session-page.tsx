@@ -40,7 +40,12 @@ export function SessionPage({ id }: { id: string }) {
   useEffect(() => {
     const onKey = (event: KeyboardEvent) => {
       const target = event.target as HTMLElement | null;
-      const typing = target && (target.tagName === 'INPUT' || target.tagName === 'TEXTAREA' || target.tagName === 'SELECT' || target.isContentEditable);
+      const typing =
+        target &&
+        (target.tagName === 'INPUT' ||
+          target.tagName === 'TEXTAREA' ||
+          target.tagName === 'SELECT' ||
+          target.isContentEditable);
       if (typing || event.ctrlKey || event.metaKey || event.altKey) return;
       if (event.key === '/') {
         event.preventDefault();
@@ -99,7 +104,9 @@ export function SessionPage({ id }: { id: string }) {
               title={`${t.label} (${i + 1})`}
             >
               {t.label}
-              {t.id === 'checks' && model.checks.length + model.verdicts.length > 0 && <span class="count">{model.checks.length + model.verdicts.length}</span>}
+              {t.id === 'checks' && model.checks.length + model.verdicts.length > 0 && (
+                <span class="count">{model.checks.length + model.verdicts.length}</span>
+              )}
               {t.id === 'diff' && model.pushes.length > 0 && <span class="count">{model.pushes.length}</span>}
             </button>
           ))}
@@ -109,7 +116,14 @@ export function SessionPage({ id }: { id: string }) {
         <section class="main-col" role="tabpanel" aria-labelledby={`tab-${tab}`}>
           {tab === 'timeline' && (
             <>
-              <TimelineView model={timeline} facts={model} version={version} sessionId={id} older={log.older} loadOlder={log.loadOlder} />
+              <TimelineView
+                model={timeline}
+                facts={model}
+                version={version}
+                sessionId={id}
+                older={log.older}
+                loadOlder={log.loadOlder}
+              />
               <Composer sessionId={id} model={model} version={version} status={status} />
             </>
           )}

@@ -3,7 +3,14 @@ import { costText, safeHref, tokens } from '../format.ts';
 import type { SessionModel } from '../session-model.ts';
 
 /** Repo, branch, base, model, tokens, cost, participants and the threads the session is followed in. */
-export function SidePanel({ detail, model }: { detail: SessionDetail | undefined; model: SessionModel; version: number }) {
+export function SidePanel({
+  detail,
+  model,
+}: {
+  detail: SessionDetail | undefined;
+  model: SessionModel;
+  version: number;
+}) {
   if (!detail) return <aside class="side card muted">Loading…</aside>;
   const branch = model.workspace?.branch ?? detail.branch;
   const base = model.workspace?.baseBranch ?? detail.baseBranch;
@@ -25,7 +32,8 @@ export function SidePanel({ detail, model }: { detail: SessionDetail | undefined
         <dd>{models.length ? models.join(', ') : <span class="muted">no turns yet</span>}</dd>
         <dt>Tokens</dt>
         <dd id="tokens">
-          {tokens(detail.usage.inputTokens + detail.usage.cacheReadTokens + detail.usage.cacheWriteTokens)} in · {tokens(detail.usage.outputTokens)} out
+          {tokens(detail.usage.inputTokens + detail.usage.cacheReadTokens + detail.usage.cacheWriteTokens)} in ·{' '}
+          {tokens(detail.usage.outputTokens)} out
         </dd>
         <dt>Cost</dt>
         <dd id="cost">{costText(detail.cost.usd)}</dd>

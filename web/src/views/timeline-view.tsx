@@ -183,9 +183,14 @@ function ToolCall({ item }: { item: Extract<Item, { kind: 'tool' }> }) {
   const state = !item.end ? 'running…' : `${item.end.isError ? 'failed' : 'ok'} · ${duration(item.end.durationMs)}`;
   const output = item.end?.output ?? '';
   return (
-    <details class={`tool${item.end?.isError ? ' failed' : ''}${item.end ? '' : ' running'}`} data-call={item.callId} onToggle={(e) => setOpen(e.currentTarget.open)}>
+    <details
+      class={`tool${item.end?.isError ? ' failed' : ''}${item.end ? '' : ' running'}`}
+      data-call={item.callId}
+      onToggle={(e) => setOpen(e.currentTarget.open)}
+    >
       <summary>
-        <span class="name">{item.name}</span> <code class="gist">{toolGist(item.name, item.input)}</code> <span class="state">{state}</span>
+        <span class="name">{item.name}</span> <code class="gist">{toolGist(item.name, item.input)}</code>{' '}
+        <span class="state">{state}</span>
       </summary>
       {open && (
         <div class="tool-body">
@@ -206,7 +211,15 @@ function ToolCall({ item }: { item: Extract<Item, { kind: 'tool' }> }) {
   );
 }
 
-function Question({ item, sessionId, isOpen }: { item: Extract<Item, { kind: 'question' }>; sessionId: string; isOpen: boolean }) {
+function Question({
+  item,
+  sessionId,
+  isOpen,
+}: {
+  item: Extract<Item, { kind: 'question' }>;
+  sessionId: string;
+  isOpen: boolean;
+}) {
   const [sending, setSending] = useState<string | undefined>();
   const [error, setError] = useState('');
   const answer = async (text: string) => {
@@ -235,7 +248,12 @@ function Question({ item, sessionId, isOpen }: { item: Extract<Item, { kind: 'qu
         item.choices.length > 0 && (
           <div class="choices">
             {item.choices.map((choice) => (
-              <button type="button" class={choice === item.recommended ? 'choice recommended' : 'choice'} disabled={sending !== undefined} onClick={() => answer(choice)}>
+              <button
+                type="button"
+                class={choice === item.recommended ? 'choice recommended' : 'choice'}
+                disabled={sending !== undefined}
+                onClick={() => answer(choice)}
+              >
                 {choice}
                 {choice === item.recommended && <span class="rec"> (recommended)</span>}
               </button>

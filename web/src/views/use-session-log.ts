@@ -35,7 +35,14 @@ const factTypes = [
 const isFact = new Set<string>(factTypes);
 
 /** Event types after which the side panel (usage, cost, threads, result) is read again. */
-const detailTriggers = new Set(['status-changed', 'usage', 'thread-added', 'pr-opened', 'branch-pushed', 'workspace-ready']);
+const detailTriggers = new Set([
+  'status-changed',
+  'usage',
+  'thread-added',
+  'pr-opened',
+  'branch-pushed',
+  'workspace-ready',
+]);
 
 async function readFacts(id: string): Promise<StoredEvent[]> {
   const pages: StoredEvent[][] = [];
@@ -124,7 +131,12 @@ export function useSessionLog(id: string): SessionLog {
         cursor.current.before = page.nextBefore;
         setOlder({ more: page.nextBefore !== null, loading: false });
         schedule();
-        close = openSessionStream(id, { lastSeq: () => timeline.lastSeq, onState: setConnection, onEvent, onLive: (event) => timeline.applyLive(event) && schedule() });
+        close = openSessionStream(id, {
+          lastSeq: () => timeline.lastSeq,
+          onState: setConnection,
+          onEvent,
+          onLive: (event) => timeline.applyLive(event) && schedule(),
+        });
       },
       (err: Error) => !gone && setError(err.message),
     );
