@@ -96,6 +96,8 @@ export async function backfillOutcomes(deps: {
       });
       finished += 1;
     } catch (error) {
+      // Stopped by a shutdown: the next start reads the rest; nothing went wrong.
+      if (deps.signal?.aborted) break;
       log.warn(
         { err: error, pull: `${pull.owner}/${pull.repo}#${pull.number}` },
         'could not read a pull request for its outcome; skipped',
