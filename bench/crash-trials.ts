@@ -20,7 +20,7 @@
  * twice shows as a doubled line ("effects twice"). Loopback only; the script stops by itself.
  */
 import { readdirSync, readFileSync } from 'node:fs';
-import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdtemp, writeFile } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -28,6 +28,7 @@ import type { StoredEvent } from '../src/core/events.ts';
 import type { SessionRecord } from '../src/core/session-record.ts';
 import { sleep, startFleet, terminal, until, type FleetKind } from './crash-trials-fleet.ts';
 import { startFakeGitHub } from '../test/fakes/fake-github.ts';
+import { removeDataDir } from '../test/sandbox/sandbox-test-helpers.ts';
 import { createRemote, git } from '../test/git/git-fixture.ts';
 import {
   linesAboveInfo,
@@ -710,7 +711,8 @@ console.log(
 
 await github.close();
 await remote.cleanup();
-await rm(root, { recursive: true, force: true });
+// A killed server leaves its workspaces' file systems mounted (as root): unmounted before the rm.
+await removeDataDir(root);
 process.exitCode =
   trials.every(
     (t) =>
