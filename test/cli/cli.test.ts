@@ -8,6 +8,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRemote, git, type RemoteFixture } from '../git/git-fixture.ts';
 import { createTestDatabase } from '../helpers/test-database.ts';
+import { removeDataDir } from '../sandbox/sandbox-test-helpers.ts';
 
 const exec = promisify(execFile);
 
@@ -41,7 +42,7 @@ describe('the patchbay command', () => {
   afterAll(async () => {
     await database.close();
     await remote.cleanup();
-    await rm(dir, { recursive: true, force: true });
+    await removeDataDir(dir);
   });
 
   it('demo: a scripted session writes a README, and the remote has the commit', async () => {

@@ -1,4 +1,4 @@
-import { access, chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { access, chmod, mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -6,6 +6,7 @@ import type { StoredEvent } from '../../src/core/events.ts';
 import { createRemote, git, type RemoteFixture } from '../git/git-fixture.ts';
 import { waitFor } from '../helpers/patchbay-fixture.ts';
 import { serverApi, sessionEnded, startServer, type ServerProcess } from '../helpers/server-process.ts';
+import { removeDataDir } from '../sandbox/sandbox-test-helpers.ts';
 
 /**
  * `patchbay serve` whose embedded PostgreSQL is killed mid-run: the server starts it again and the
@@ -49,7 +50,7 @@ describe('patchbay serve when its embedded database is killed mid-run', () => {
     server?.child.kill('SIGKILL');
     await server?.exited;
     await remote.cleanup();
-    await rm(dir, { recursive: true, force: true });
+    await removeDataDir(dir);
   });
 
   const api = <T>(path: string) => serverApi<T>(server!, path);

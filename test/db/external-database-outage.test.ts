@@ -1,4 +1,4 @@
-import { access, chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { access, chmod, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -15,6 +15,7 @@ import {
 } from '../helpers/server-process.ts';
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.ts';
 import { createTestDatabase } from '../helpers/test-database.ts';
+import { removeDataDir } from '../sandbox/sandbox-test-helpers.ts';
 
 /**
  * `patchbay serve` on an external DATABASE_URL that goes away mid-run and comes back. The database
@@ -65,7 +66,7 @@ describe('patchbay serve when its external database goes away mid-run', () => {
     await proxy.close();
     await database.close();
     await remote.cleanup();
-    await rm(dir, { recursive: true, force: true });
+    await removeDataDir(dir);
   });
 
   const api = <T>(path: string, init?: RequestInit) => serverApi<T>(server!, path, init);

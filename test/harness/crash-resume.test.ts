@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -8,6 +8,7 @@ import { createRemote, git, type RemoteFixture } from '../git/git-fixture.ts';
 import { waitFor } from '../helpers/patchbay-fixture.ts';
 import { createTestDatabase } from '../helpers/test-database.ts';
 import { passingVerdict } from '../helpers/scripted-verifier.ts';
+import { removeDataDir } from '../sandbox/sandbox-test-helpers.ts';
 
 /** Starts `patchbay serve` as its own process and resolves with the URL it listens on. */
 function startServer(env: Record<string, string>): Promise<{ child: ChildProcess; url: string }> {
@@ -45,7 +46,7 @@ describe('a worker killed with SIGKILL mid-run', () => {
     for (const child of children) child.kill('SIGKILL');
     await database.close();
     await remote.cleanup();
-    await rm(dir, { recursive: true, force: true });
+    await removeDataDir(dir);
   });
 
   it('resumes after a restart and finishes with one copy of each event', { timeout: 120_000 }, async () => {

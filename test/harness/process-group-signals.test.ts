@@ -1,4 +1,4 @@
-import { access, chmod, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { access, chmod, mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
 import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,6 +14,7 @@ import {
   type ServerProcess,
 } from '../helpers/server-process.ts';
 import { createTestDatabase } from '../helpers/test-database.ts';
+import { removeDataDir } from '../sandbox/sandbox-test-helpers.ts';
 
 /**
  * Signals as production sends them. A terminal's Ctrl-C goes to every process of the foreground
@@ -58,7 +59,7 @@ describe('signals to the whole process group', () => {
       if (proc.child.exitCode === null && proc.child.signalCode === null) process.kill(-proc.pid, 'SIGKILL');
     await Promise.all(procs.map((p) => p.exited));
     await remote.cleanup();
-    await rm(dir, { recursive: true, force: true });
+    await removeDataDir(dir);
   });
 
   const baseEnv = (name: string) => ({

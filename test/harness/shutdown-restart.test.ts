@@ -1,4 +1,4 @@
-import { access, chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { access, chmod, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -6,6 +6,7 @@ import type { StoredEvent } from '../../src/core/events.ts';
 import { createRemote, git, type RemoteFixture } from '../git/git-fixture.ts';
 import { waitFor } from '../helpers/patchbay-fixture.ts';
 import { linesAboveInfo, serverApi, sessionEnded, startServer, type ServerProcess } from '../helpers/server-process.ts';
+import { removeDataDir } from '../sandbox/sandbox-test-helpers.ts';
 
 /**
  * `patchbay serve` as a user runs it: environment only, its own embedded PostgreSQL under DATA_DIR.
@@ -59,7 +60,7 @@ describe('patchbay serve on its embedded database, stopped and restarted mid-run
     for (const server of servers) server.child.kill('SIGKILL');
     await Promise.all(servers.map((s) => s.exited));
     await remote.cleanup();
-    await rm(dir, { recursive: true, force: true });
+    await removeDataDir(dir);
   });
 
   const start = async () => {

@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -12,6 +12,7 @@ import { waitFor } from '../helpers/patchbay-fixture.ts';
 import { passingVerdict } from '../helpers/scripted-verifier.ts';
 import { linesAboveInfo, serverApi, startPatchbayProcess } from '../helpers/server-process.ts';
 import { createTestDatabase } from '../helpers/test-database.ts';
+import { removeDataDir } from '../sandbox/sandbox-test-helpers.ts';
 
 const run = promisify(execFile);
 const owner = 'octo-org';
@@ -53,7 +54,7 @@ describe('a worker paused past its lease', () => {
     await database?.close();
     await github?.close();
     await upstream?.cleanup();
-    await rm(dir, { recursive: true, force: true });
+    await removeDataDir(dir);
   });
 
   it('is taken over within the lease plus 15 s, and nothing it writes after SIGCONT lands', {

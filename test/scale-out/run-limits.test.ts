@@ -1,4 +1,4 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,6 +12,7 @@ import { waitFor } from '../helpers/patchbay-fixture.ts';
 import { passingVerdict } from '../helpers/scripted-verifier.ts';
 import { startPatchbayProcess } from '../helpers/server-process.ts';
 import { createTestDatabase } from '../helpers/test-database.ts';
+import { removeDataDir } from '../sandbox/sandbox-test-helpers.ts';
 
 const BOT_TOKEN = 'xoxb-test-0000-bot';
 const SIGNING_SECRET = '8f742231b10e8888abcd99yyyzzz85a5';
@@ -56,7 +57,7 @@ describe('MAX_RUNNING_SESSIONS across worker processes', () => {
     await github?.close();
     await slack?.close();
     await upstream?.cleanup();
-    await rm(dir, { recursive: true, force: true });
+    await removeDataDir(dir);
   });
 
   it(`runs at most ${LIMIT} sessions at once and tells the others where they stand, then that they start`, {

@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -15,6 +15,7 @@ import { waitFor } from '../helpers/patchbay-fixture.ts';
 import { passingVerdict } from '../helpers/scripted-verifier.ts';
 import { linesAboveInfo, startPatchbayProcess } from '../helpers/server-process.ts';
 import { createTestDatabase } from '../helpers/test-database.ts';
+import { removeDataDir } from '../sandbox/sandbox-test-helpers.ts';
 
 const run = promisify(execFile);
 const BOT_TOKEN = 'xoxb-test-0000-bot';
@@ -67,7 +68,7 @@ describe('two API and two worker processes on one PostgreSQL', () => {
     await github?.close();
     await slack?.close();
     await upstream?.cleanup();
-    await rm(dir, { recursive: true, force: true });
+    await removeDataDir(dir);
   });
 
   it('finishes 20 concurrent sessions once each, and a SIGKILLed worker loses no session, event or file change', {

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -8,6 +8,7 @@ import { appMention, envelope, signBody } from '../fakes/fake-slack-events.ts';
 import { waitFor } from '../helpers/patchbay-fixture.ts';
 import { createTestDatabase } from '../helpers/test-database.ts';
 import { BOT_TOKEN, SIGNING_SECRET, users } from './slack-fixture.ts';
+import { removeDataDir } from '../sandbox/sandbox-test-helpers.ts';
 
 const CHANNEL = 'C123ABC456';
 
@@ -44,7 +45,7 @@ describe('a Slack event acknowledged just before the server is killed', () => {
     for (const child of children) child.kill('SIGKILL');
     await slack.close();
     await database.close();
-    await rm(dir, { recursive: true, force: true });
+    await removeDataDir(dir);
   });
 
   it('is worked after a restart: SIGKILL right after the ack loses nothing', { timeout: 300_000 }, async () => {
