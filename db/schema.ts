@@ -243,7 +243,8 @@ export interface LinearInstallationsTable {
 
 /** Every surface's verified deliveries, stored before the ack and worked from the job queue (migration 005). */
 export interface InboundDeliveriesTable {
-  id: Generated<string>;
+  /** bigserial, read as a number (INT8 is parsed to a number: db/database.ts). */
+  id: Generated<number>;
   source: string;
   dedupe_key: string;
   delivery_id: string | null;

@@ -3,6 +3,16 @@ import type { Db } from '../../db/database.ts';
 import type { Database } from '../../db/schema.ts';
 import type { ReceivedDelivery, StoredDelivery } from '../core/inbound-surface.ts';
 
+/**
+ * A delivery's id outside the store is an opaque string (it travels in job payloads and the API);
+ * in the table it is a bigserial, read as a number (db/database.ts parses INT8 to numbers).
+ */
+const rowId = (id: string): number => {
+  const n = Number(id);
+  if (!Number.isSafeInteger(n) || n <= 0) throw new Error(`not a delivery id: ${id}`);
+  return n;
+};
+
 export type DeliveryRecord = {
   id: string;
   source: string;
@@ -56,7 +66,7 @@ export class PgInboundDeliveryStore {
     const tuples = deliveries.map(
       (_, i) => `($${i * 6 + 1}, $${i * 6 + 2}, $${i * 6 + 3}, $${i * 6 + 4}, $${i * 6 + 5}, $${i * 6 + 6}, now())`,
     );
-    const { rows } = await this.#db.executeQuery<{ id: string; source: string; dedupe_key: string }>(
+    const { rows } = await this.#db.executeQuery<{ id: number; source: string; dedupe_key: string }>(
       CompiledQuery.raw(
         `insert into inbound_deliveries (source, dedupe_key, delivery_id, kind, body, order_key, queued_at) values ${tuples.join(', ')}
          on conflict (source, dedupe_key) do nothing returning id, source, dedupe_key`,
@@ -71,7 +81,7 @@ export class PgInboundDeliveryStore {
     await this.#db
       .updateTable('inbound_deliveries')
       .set({ queued_at: sql`now()` })
-      .where('id', 'in', ids)
+      .where('id', 'in', ids.map(rowId))
       .where('status', '=', 'pending')
       .execute();
   }
@@ -81,7 +91,7 @@ export class PgInboundDeliveryStore {
     await this.#db
       .updateTable('inbound_deliveries')
       .set({ queued_at: null })
-      .where('id', 'in', ids)
+      .where('id', 'in', ids.map(rowId))
       .where('attempts', '=', 0)
       .execute();
   }
@@ -118,7 +128,7 @@ export class PgInboundDeliveryStore {
 
   /** A pending delivery as stored, with the attempts counted so far; undefined once it has ended. */
   async pending(id: string): Promise<StoredDelivery | undefined> {
-    const row = await this.#db.selectFrom('inbound_deliveries').selectAll().where('id', '=', id).executeTakeFirst();
+    const row = await this.#db.selectFrom('inbound_deliveries').selectAll().where('id', '=', rowId(id)).executeTakeFirst();
     return row?.status === 'pending' ? toDelivery(row, row.attempts) : undefined;
   }
 
@@ -131,7 +141,7 @@ export class PgInboundDeliveryStore {
     const row = await this.#db
       .selectFrom('inbound_deliveries')
       .select(['order_key', 'status'])
-      .where('id', '=', id)
+      .where('id', '=', rowId(id))
       .executeTakeFirst();
     if (row?.status !== 'pending') return undefined;
     const key = row.order_key;
@@ -143,14 +153,14 @@ export class PgInboundDeliveryStore {
         .select('id')
         .where('order_key', '=', key)
         .where('status', '=', 'pending')
-        .where('id', '<', id)
+        .where('id', '<', rowId(id))
         .limit(1)
         .executeTakeFirst();
       if (!earlier) return countAttempt(trx, id);
       await trx
         .updateTable('inbound_deliveries')
         .set({ queued_at: null })
-        .where('id', '=', id)
+        .where('id', '=', rowId(id))
         .where('status', '=', 'pending')
         .execute();
       return 'parked' as const;
@@ -171,7 +181,7 @@ export class PgInboundDeliveryStore {
       on
         .updateTable('inbound_deliveries')
         .set({ status, outcome, finished_at: sql`now()`, ...(error !== undefined && { last_error: error }) })
-        .where('id', '=', delivery.id)
+        .where('id', '=', rowId(delivery.id))
         .where('status', '=', 'pending')
         .execute();
     const key = delivery.orderKey;
@@ -199,7 +209,7 @@ export class PgInboundDeliveryStore {
     await this.#db
       .updateTable('inbound_deliveries')
       .set({ last_error: reason.slice(0, 2000) })
-      .where('id', '=', id)
+      .where('id', '=', rowId(id))
       .execute();
   }
 
@@ -213,7 +223,7 @@ export class PgInboundDeliveryStore {
     if (options.failed) query = query.where('status', '=', 'failed');
     const rows = await query.execute();
     return rows.map((r) => ({
-      id: r.id,
+      id: String(r.id),
       source: r.source,
       status: r.status,
       outcome: r.outcome,
@@ -251,7 +261,7 @@ async function countAttempt(on: On, id: string): Promise<StoredDelivery | undefi
   const row = await on
     .updateTable('inbound_deliveries')
     .set({ attempts: sql`attempts + 1` })
-    .where('id', '=', id)
+    .where('id', '=', rowId(id))
     .where('status', '=', 'pending')
     .returningAll()
     .executeTakeFirst();
