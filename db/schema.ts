@@ -243,8 +243,7 @@ export interface LinearInstallationsTable {
 
 /** Every surface's verified deliveries, stored before the ack and worked from the job queue (migration 005). */
 export interface InboundDeliveriesTable {
-  /** bigserial, read as a number (INT8 is parsed to a number: db/database.ts). */
-  id: Generated<number>;
+  id: Generated<number>; // bigserial, read as a number (db/database.ts parses INT8 to numbers)
   source: string;
   dedupe_key: string;
   delivery_id: string | null;
