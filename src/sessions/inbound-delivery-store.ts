@@ -128,7 +128,11 @@ export class PgInboundDeliveryStore {
 
   /** A pending delivery as stored, with the attempts counted so far; undefined once it has ended. */
   async pending(id: string): Promise<StoredDelivery | undefined> {
-    const row = await this.#db.selectFrom('inbound_deliveries').selectAll().where('id', '=', rowId(id)).executeTakeFirst();
+    const row = await this.#db
+      .selectFrom('inbound_deliveries')
+      .selectAll()
+      .where('id', '=', rowId(id))
+      .executeTakeFirst();
     return row?.status === 'pending' ? toDelivery(row, row.attempts) : undefined;
   }
 
