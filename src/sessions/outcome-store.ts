@@ -24,7 +24,7 @@ export function createOutcomeStore(db: Kysely<Database>): OutcomeLedger {
       .where('owner', '=', pull.owner.toLowerCase())
       .where('repo', '=', pull.repo.toLowerCase())
       .where('number', '=', pull.number);
-  const ledger: OutcomeLedger = {
+  return {
     async opened(pull) {
       const values = {
         ...lower(pull),
@@ -59,7 +59,7 @@ export function createOutcomeStore(db: Kysely<Database>): OutcomeLedger {
           updated_at: sql`now()`,
         })
         .execute();
-      if (pull.state === 'merged' && pull.mergeCommit) await applyEarlierSignals(db, ledger, pull, pull.mergeCommit);
+      if (pull.state === 'merged' && pull.mergeCommit) await applyEarlierSignals(db, pull, pull.mergeCommit);
     },
     async humanCommits(where, shas) {
       if (shas.length === 0) return;
@@ -85,37 +85,12 @@ export function createOutcomeStore(db: Kysely<Database>): OutcomeLedger {
         .execute();
     },
     async reverted(where, reverted, revertCommit, at) {
-      const { owner, repo } = lower(where);
       await keepSignal(db, where, reverted.toLowerCase(), { revert_commit: revertCommit, reverted_at: at });
-      const since = new Date(at.getTime() - revertWindowMs);
-      const marked = await db
-        .updateTable('pull_outcomes')
-        .set({ reverted_at: at, revert_commit: revertCommit, updated_at: sql`now()` })
-        .where('owner', '=', owner)
-        .where('repo', '=', repo)
-        .where('state', '=', 'merged')
-        .where('merge_commit', 'like', `${reverted.toLowerCase()}%`)
-        .where('finished_at', '>=', since)
-        .where('reverted_at', 'is', null)
-        .returning(['owner', 'repo', 'number'])
-        .execute();
-      return marked;
+      return markReverted(db, where, reverted, revertCommit, at);
     },
     async mergeCi(where, commit, conclusion, at) {
-      const { owner, repo } = lower(where);
       await keepSignal(db, where, commit, { ci: conclusion, ci_at: at });
-      // A failure is not undone by a later success of another check on the same commit.
-      await db
-        .updateTable('pull_outcomes')
-        .set({
-          merge_ci: sql`case when merge_ci = 'failure' then merge_ci else ${conclusion} end`,
-          merge_ci_at: at,
-          updated_at: sql`now()`,
-        })
-        .where('owner', '=', owner)
-        .where('repo', '=', repo)
-        .where('merge_commit', '=', commit)
-        .execute();
+      await markMergeCi(db, where, commit, conclusion, at);
     },
     async backfillCandidates() {
       await trackEarlierPulls(db);
@@ -127,7 +102,6 @@ export function createOutcomeStore(db: Kysely<Database>): OutcomeLedger {
         .execute();
     },
   };
-  return ledger;
 }
 
 /** Rows for the pull requests sessions opened before outcome tracking (their first `pr-opened` event). */
@@ -214,12 +188,7 @@ async function keepSignal(
     .execute();
 }
 /** CI and a revert of the merge commit that were worked before the merge itself. */
-async function applyEarlierSignals(
-  db: Kysely<Database>,
-  ledger: OutcomeLedger,
-  pull: PullKey,
-  mergeCommit: string,
-): Promise<void> {
+async function applyEarlierSignals(db: Kysely<Database>, pull: PullKey, mergeCommit: string): Promise<void> {
   const { owner, repo } = lower(pull);
   const signals = await db
     .selectFrom('commit_signals')
@@ -229,8 +198,53 @@ async function applyEarlierSignals(
     .where(sql<boolean>`${mergeCommit.toLowerCase()} like commit || '%'`)
     .execute();
   for (const signal of signals) {
-    if (signal.ci && signal.ci_at) await ledger.mergeCi(pull, mergeCommit, signal.ci, signal.ci_at);
+    if (signal.ci && signal.ci_at) await markMergeCi(db, pull, mergeCommit, signal.ci, signal.ci_at);
     if (signal.revert_commit && signal.reverted_at)
-      await ledger.reverted(pull, signal.commit, signal.revert_commit, signal.reverted_at);
+      await markReverted(db, pull, signal.commit, signal.revert_commit, signal.reverted_at);
   }
+}
+
+/** Marks the merged PR whose merge commit `reverted` names, within the revert window. */
+async function markReverted(
+  db: Kysely<Database>,
+  where: { owner: string; repo: string },
+  reverted: string,
+  revertCommit: string,
+  at: Date,
+) {
+  const { owner, repo } = lower(where);
+  const since = new Date(at.getTime() - revertWindowMs);
+  return db
+    .updateTable('pull_outcomes')
+    .set({ reverted_at: at, revert_commit: revertCommit, updated_at: sql`now()` })
+    .where('owner', '=', owner)
+    .where('repo', '=', repo)
+    .where('state', '=', 'merged')
+    .where('merge_commit', 'like', `${reverted.toLowerCase()}%`)
+    .where('finished_at', '>=', since)
+    .where('reverted_at', 'is', null)
+    .returning(['owner', 'repo', 'number'])
+    .execute();
+}
+
+/** Records CI on a merge commit; a failure is not undone by a later success of another check on it. */
+async function markMergeCi(
+  db: Kysely<Database>,
+  where: { owner: string; repo: string },
+  commit: string,
+  conclusion: string,
+  at: Date,
+) {
+  const { owner, repo } = lower(where);
+  await db
+    .updateTable('pull_outcomes')
+    .set({
+      merge_ci: sql`case when merge_ci = 'failure' then merge_ci else ${conclusion} end`,
+      merge_ci_at: at,
+      updated_at: sql`now()`,
+    })
+    .where('owner', '=', owner)
+    .where('repo', '=', repo)
+    .where('merge_commit', '=', commit)
+    .execute();
 }
