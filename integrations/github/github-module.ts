@@ -130,11 +130,11 @@ export async function createGitHubModule(
       ...surface,
       // What a delivery says of the outcome of sessions' pull requests is recorded first; then the
       // delivery means what it always meant (a request, a lesson, a CI follow-up, or nothing).
-      async normalize(delivery, signal) {
+      async interpret(delivery, signal) {
         const payload = parseJson(delivery.body);
         if (payload !== undefined)
           await recordOutcome(classifyOutcome(delivery.kind, payload, await client.identity()), context.outcomes, log);
-        return surface.normalize(delivery, signal);
+        return surface.interpret(delivery, signal);
       },
     },
     publisher: { name: 'github', publish },

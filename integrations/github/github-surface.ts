@@ -577,7 +577,7 @@ export function createGitHubSurface(deps: {
 
   return {
     source: 'github',
-    normalize,
+    interpret: normalize,
     async tellFailure(delivery, reason, signal) {
       const payload = parse(delivery);
       if (!payload) return;

@@ -407,7 +407,7 @@ export function createLinearSurface(deps: {
 
   return {
     source: 'linear',
-    normalize,
+    interpret: normalize,
     /** The last try failed: say so in the agent session, so it is not left waiting for an answer. */
     async tellFailure(delivery, reason, signal) {
       const event = parse(delivery);

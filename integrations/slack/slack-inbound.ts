@@ -443,7 +443,7 @@ export function createSlackSurface(deps: { inbound: () => SlackInbound | undefin
 
   return {
     source: 'slack',
-    async normalize(delivery: StoredDelivery): Promise<Normalized> {
+    async interpret(delivery: StoredDelivery): Promise<Normalized> {
       const inbound = deps.inbound();
       if (!inbound) throw new Error('the Slack integration has not connected yet');
       const payload = parseSlackPayload(delivery.body);

@@ -34,12 +34,17 @@ export type StoredDelivery = ReceivedDelivery & {
   attempt: number;
 };
 
-/** What a surface makes of a delivery: a command for the session service, or why there is none. */
-export type Normalized =
+/**
+ * What a surface makes of a delivery: a command for the session service, or why there is none.
+ * `plan` is data the surface's own `reply` step reads once the session service has handled the
+ * command (which comment to post where); the pipeline passes it through untouched.
+ */
+export type Normalized<Plan = never> =
   | {
       kind: 'inbound';
       inbound: Inbound;
-      /** Called with what the session service did (say, to post a progress comment). Throwing retries the delivery. */
+      plan?: Plan;
+      /** @deprecated being replaced by `plan` and the surface's `reply` step; do not add new uses. */
       after?: (outcome: InboundOutcome) => Promise<void>;
     }
   | { kind: 'ignore'; reason: string };
@@ -48,7 +53,7 @@ export type Normalized =
  * The inbound half of an integration, as the pipeline drives it after the ack: Slack, GitHub,
  * Linear. Small on purpose; the pipeline does the storing, dedupe, queueing, retries and logging.
  */
-export interface InboundSurface {
+export interface InboundSurface<Plan = never> {
   /** The `source` of the deliveries it reads (the same string its receiver stores them under). */
   readonly source: string;
   /**
@@ -57,7 +62,13 @@ export interface InboundSurface {
    * repository URL" is an ignore with that reason). Throwing means "try again later": the pipeline
    * retries with backoff, so everything here must be safe to repeat.
    */
-  normalize(delivery: StoredDelivery, signal: AbortSignal): Promise<Normalized>;
+  interpret(delivery: StoredDelivery, signal: AbortSignal): Promise<Normalized<Plan>>;
+  /**
+   * The session service has handled what `interpret` made of a delivery: reply as its plan says
+   * (post the progress comment, answer the thread). Throwing retries the delivery (interpret runs
+   * again), so this must be safe to repeat. Called only when `interpret` returned a plan.
+   */
+  reply?(plan: Plan, outcome: InboundOutcome, signal: AbortSignal): Promise<void>;
   /**
    * The delivery failed on its last attempt: tell the thread it came from why ("I could not process
    * this comment: …"). Best effort; a throw is logged, and the delivery stays listed as failed.

@@ -61,7 +61,7 @@ type Job = { id: string; data: unknown; retryCount: number; signal: AbortSignal 
  * The one way in for every surface:
  *
  *   receiver: verify → accept() (one insert, unique by meaning) → ack
- *   worker:   job → surface.normalize() → Inbound | ignore(reason) → handle() → after(outcome)
+ *   worker:   job → surface.interpret() → Inbound | ignore(reason) → handle() → reply(plan, outcome)
  *
  * A delivery is in the database before its sender hears back, so a crash after the ack loses
  * nothing: the job is sent right after the insert, and a sweep sends one for any row a crash left
@@ -79,7 +79,7 @@ export class InboundPipeline implements DeliveryInbox {
   readonly #arrivals = new ArrivalClock();
   readonly #sender: DeliveryJobSender;
   readonly #inbox: GroupCommitInbox;
-  readonly #surfaces = new Map<string, InboundSurface>();
+  readonly #surfaces = new Map<string, InboundSurface<unknown>>();
   readonly #stopping = new AbortController();
   #timer: NodeJS.Timeout | undefined;
 
@@ -109,7 +109,7 @@ export class InboundPipeline implements DeliveryInbox {
   }
 
   /** Starts working deliveries of these surfaces (one per source). */
-  async start(surfaces: readonly InboundSurface[]): Promise<void> {
+  async start(surfaces: readonly InboundSurface<unknown>[]): Promise<void> {
     for (const surface of surfaces) this.#surfaces.set(surface.source, surface);
     const ready = this.#createQueues();
     this.#sender.queueReady(ready);
@@ -221,12 +221,12 @@ export class InboundPipeline implements DeliveryInbox {
   }
 
   async #interpret(
-    surface: InboundSurface,
+    surface: InboundSurface<unknown>,
     delivery: StoredDelivery,
     signal: AbortSignal,
     dlog: Logger,
   ): Promise<void> {
-    const normalized = await surface.normalize(delivery, signal);
+    const normalized = await surface.interpret(delivery, signal);
     if (normalized.kind === 'ignore') {
       await this.#finish(delivery, 'ignored', normalized.reason);
       dlog.debug({ reason: normalized.reason }, 'delivery ignored');
@@ -239,7 +239,8 @@ export class InboundPipeline implements DeliveryInbox {
       deliveryId: normalized.inbound.deliveryId ?? `${delivery.source}:${delivery.dedupeKey}`,
     };
     const outcome = await this.#options.handle(inbound);
-    await normalized.after?.(outcome);
+    if (normalized.plan !== undefined) await surface.reply?.(normalized.plan, outcome, signal);
+    else await normalized.after?.(outcome);
     await this.#finish(delivery, 'done', outcome.kind);
     dlog.info(
       { inbound: inbound.kind, outcome: outcome.kind, ...('session' in outcome && { sessionId: outcome.session.id }) },

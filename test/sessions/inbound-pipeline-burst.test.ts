@@ -16,7 +16,7 @@ describe('inbound pipeline under a burst', () => {
 
   const surface: InboundSurface = {
     source: 'test',
-    async normalize(delivery) {
+    async interpret(delivery) {
       worked.set(delivery.body, (worked.get(delivery.body) ?? 0) + 1);
       return { kind: 'ignore', reason: 'worked' };
     },

@@ -16,7 +16,7 @@ describe('inbound pipeline ordering', () => {
   // whose service answered 502 would.
   const surface: InboundSurface = {
     source: 'test',
-    async normalize(delivery) {
+    async interpret(delivery) {
       attempts.push(`${delivery.body}#${delivery.attempt}`);
       if (delivery.body === 'k-first' && delivery.attempt === 1) throw new Error('the service answered 502');
       return { kind: 'ignore', reason: 'worked' };

@@ -34,7 +34,7 @@ describe('Slack payloads at the boundary', () => {
     const body = envelope(appMention({ user: 'U1', text: '<@UBOT> fix it', channel: 'C1', ts }));
     const delivery = stored(body);
     expect(delivery.dedupeKey).toBe(`msg:C1:${ts}`);
-    expect(await surface.normalize(delivery, signal)).toEqual({ kind: 'ignore', reason: 'recorded' });
+    expect(await surface.interpret(delivery, signal)).toEqual({ kind: 'ignore', reason: 'recorded' });
     expect(calls).toEqual([`message ${body.team_id} C1 ${ts}`]);
   });
 
@@ -71,7 +71,7 @@ describe('Slack payloads at the boundary', () => {
     ],
   ])('ignores %s with the reason, reading nothing from it', async (_name, make, reason) => {
     calls.length = 0;
-    const result = await surface.normalize(stored(make()), signal);
+    const result = await surface.interpret(stored(make()), signal);
     expect(result.kind).toBe('ignore');
     expect(result.kind === 'ignore' && result.reason).toMatch(reason);
     expect(calls).toEqual([]);
