@@ -325,9 +325,9 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
       });
       cleanups.push(() => setupImageRefresher!.stop());
     }
-
     if (modules.length > 0 && surfacesHere) {
-      const notifier = startThreadNotifier({ store, bus, repliers: modules.map((m) => m.replier), log });
+      const repliers = modules.map((m) => m.replier);
+      const notifier = startThreadNotifier({ store, db: database.db, bus, repliers, log });
       cleanups.push(() => notifier.close());
     }
 

@@ -1,4 +1,9 @@
+import { z } from 'zod';
 import type { Inbound, InboundOutcome } from './inbound.ts';
+
+/** The services whose deliveries the inbound pipeline works: the key each surface is registered by. */
+export const DeliverySource = z.enum(['slack', 'github', 'linear']);
+export type DeliverySource = z.infer<typeof DeliverySource>;
 
 /**
  * A webhook or event as it arrived, verified, before anything was made of it. The inbound pipeline
@@ -54,8 +59,8 @@ export type Normalized<Plan = never> =
  * Linear. Small on purpose; the pipeline does the storing, dedupe, queueing, retries and logging.
  */
 export interface InboundSurface<Plan = never> {
-  /** The `source` of the deliveries it reads (the same string its receiver stores them under). */
-  readonly source: string;
+  /** The `source` of the deliveries it reads (the key its receiver stores them under). */
+  readonly source: DeliverySource;
   /**
    * Turns a stored delivery into an Inbound, or says why it is ignored. May call its service's API
    * (a permission check) and reply for itself where no session is involved ("Please paste the

@@ -4,7 +4,13 @@ import { z } from 'zod';
 import type { Db } from '../../db/database.ts';
 import { describeError } from '../core/errors.ts';
 import type { Inbound, InboundOutcome } from '../core/inbound.ts';
-import type { DeliveryInbox, InboundSurface, ReceivedDelivery, StoredDelivery } from '../core/inbound-surface.ts';
+import {
+  DeliverySource,
+  type DeliveryInbox,
+  type InboundSurface,
+  type ReceivedDelivery,
+  type StoredDelivery,
+} from '../core/inbound-surface.ts';
 import { ArrivalClock, GroupCommitInbox } from './delivery-inbox.ts';
 import { DeliveryJobSender } from './delivery-job-sender.ts';
 import { type DeliveryRecord, PgInboundDeliveryStore } from './inbound-delivery-store.ts';
@@ -79,7 +85,7 @@ export class InboundPipeline implements DeliveryInbox {
   readonly #arrivals = new ArrivalClock();
   readonly #sender: DeliveryJobSender;
   readonly #inbox: GroupCommitInbox;
-  readonly #surfaces = new Map<string, InboundSurface<unknown>>();
+  readonly #surfaces: { [S in DeliverySource]?: InboundSurface<unknown> } = {};
   readonly #stopping = new AbortController();
   #timer: NodeJS.Timeout | undefined;
 
@@ -110,7 +116,7 @@ export class InboundPipeline implements DeliveryInbox {
 
   /** Starts working deliveries of these surfaces (one per source). */
   async start(surfaces: readonly InboundSurface<unknown>[]): Promise<void> {
-    for (const surface of surfaces) this.#surfaces.set(surface.source, surface);
+    for (const surface of surfaces) this.#surfaces[surface.source] = surface;
     const ready = this.#createQueues();
     this.#sender.queueReady(ready);
     await ready;
@@ -198,7 +204,7 @@ export class InboundPipeline implements DeliveryInbox {
       kind: delivery.kind,
       ...(delivery.deliveryId && { deliveryId: delivery.deliveryId }),
     });
-    const surface = this.#surfaces.get(delivery.source);
+    const surface = this.#surfaceOf(delivery);
     if (!surface) {
       await this.#finish(delivery, 'ignored', `no surface for ${delivery.source} is configured`);
       dlog.warn('delivery for a surface that is not configured; ignored');
@@ -248,6 +254,12 @@ export class InboundPipeline implements DeliveryInbox {
     );
   }
 
+  /** The configured surface that reads deliveries of this one's source, if any. */
+  #surfaceOf(delivery: StoredDelivery): InboundSurface<unknown> | undefined {
+    const source = DeliverySource.safeParse(delivery.source);
+    return source.success ? this.#surfaces[source.data] : undefined;
+  }
+
   /** A job whose worker died on every attempt (no throw reached #work). */
   async #workGivenUp(jobs: Job[]): Promise<void> {
     for (const job of jobs) {
@@ -276,7 +288,7 @@ export class InboundPipeline implements DeliveryInbox {
   async #giveUp(delivery: StoredDelivery, reason: string, dlog: Logger): Promise<void> {
     await this.#finish(delivery, 'failed', 'gave up', reason);
     dlog.error({ attempts: delivery.attempt, reason }, 'delivery failed on its last attempt; telling its thread why');
-    const surface = this.#surfaces.get(delivery.source);
+    const surface = this.#surfaceOf(delivery);
     await surface
       ?.tellFailure(delivery, reason, AbortSignal.any([this.#stopping.signal, AbortSignal.timeout(60_000)]))
       .catch((error: unknown) => {

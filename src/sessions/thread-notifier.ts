@@ -1,27 +1,23 @@
-import { sql, type Transaction } from 'kysely';
-import { coalesce } from '../core/coalesce.ts';
+import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
+import type { Database } from '../../db/schema.ts';
+import { type Coalescer, coalesce } from '../core/coalesce.ts';
+import type { SessionRecord } from '../core/session-record.ts';
+import type { ThreadSource } from '../core/thread-ref.ts';
 import type { ThreadReplier } from '../core/thread-replier.ts';
-import { ThreadRef } from '../core/thread-ref.ts';
 import type { EventBus } from './event-bus.ts';
 import type { SessionStore } from './session-store.ts';
-import type { Database } from '../../db/schema.ts';
-
-type Trx = Transaction<Database>;
+import { type LockedThread, PgThreadCursorStore, type Trx } from './thread-cursor-store.ts';
 
 export type ThreadNotifier = { flush(sessionId: string): Promise<void>; close(): Promise<void> };
 
-/**
- * Tells every thread of a session what happened, through the thread replier of the thread's source.
- * Each thread has a cursor in the database (`delivered_seq`), advanced only after its replier took
- * the events, so a crash or an outage delays a reply but never loses it; on start and on a timer
- * it catches up with threads that are behind. Threads are locked while replying (SKIP LOCKED),
- * so several processes never reply twice.
- */
-export function startThreadNotifier(deps: {
+export type ThreadNotifierDeps = {
   store: SessionStore;
+  /** The database of `session_threads`, whose cursors the notifier keeps (PgThreadCursorStore). */
+  db: Kysely<Database>;
   bus: EventBus;
-  repliers: ThreadReplier[];
+  /** One replier per thread source; a source without one is never replied to. */
+  repliers: readonly ThreadReplier[];
   log: Logger;
   sweepMs?: number;
   /** How long one reply may take before it is given up and retried later. */
@@ -30,195 +26,192 @@ export function startThreadNotifier(deps: {
   concurrency?: number;
   /** How often running sessions' threads are refreshed (repliers with `refresh`). */
   refreshMs?: number;
-}): ThreadNotifier {
-  const { store, log } = deps;
-  const db = store.db;
-  const replyTimeoutMs = deps.replyTimeoutMs ?? 120_000;
-  const bySource = new Map(deps.repliers.map((r) => [r.source, r]));
-  const sources = [...bySource.keys()];
-  const controller = new AbortController();
-  const limit = deps.concurrency ?? 3;
-  let active = 0;
-  const waiting: (() => void)[] = [];
+};
 
-  /** Bounds the deliveries in flight, so a sweep of many sessions cannot take the whole pool. */
-  async function withSlot<T>(work: () => Promise<T>): Promise<T> {
-    if (active >= limit) await new Promise<void>((resolve) => waiting.push(resolve));
-    else active += 1;
+/** The repliers by the source of the threads they reply in. */
+type Repliers = { [S in ThreadSource]?: ThreadReplier };
+
+/**
+ * Tells every thread of a session what happened, through the thread replier of the thread's source.
+ * Each thread has a cursor in the database (`delivered_seq`), advanced only after its replier took
+ * the events, so a crash or an outage delays a reply but never loses it; on start and on a timer
+ * it catches up with threads that are behind. Threads are locked while replying (SKIP LOCKED),
+ * so several processes never reply twice.
+ */
+export function startThreadNotifier(deps: ThreadNotifierDeps): ThreadNotifier {
+  const notifier = new Notifier(deps);
+  const { log } = deps;
+  const unsubscribe = deps.bus.subscribe('*', (notice) => void notifier.flush(notice.sessionId));
+  const sweep = () => void notifier.sweep().catch((error: unknown) => log.warn({ err: error }, 'thread sweep failed'));
+  const timer = setInterval(sweep, deps.sweepMs ?? 15_000);
+  timer.unref();
+  sweep();
+  const refresher = setInterval(
+    () => void notifier.refreshRunning().catch((error: unknown) => log.warn({ err: error }, 'thread refresh failed')),
+    deps.refreshMs ?? 60_000,
+  );
+  refresher.unref();
+  return {
+    flush: (sessionId) => notifier.flush(sessionId),
+    async close() {
+      unsubscribe();
+      clearInterval(timer);
+      clearInterval(refresher);
+      await notifier.close();
+    },
+  };
+}
+
+/** The notifier's work: replying to threads behind, refreshing caught-up ones, a sweep for both. */
+class Notifier {
+  readonly #deps: ThreadNotifierDeps;
+  readonly #cursors: PgThreadCursorStore;
+  readonly #repliers: Repliers = {};
+  /** Sources with a replier, and those whose replier refreshes. */
+  readonly #sources: ThreadSource[];
+  readonly #refreshing: ThreadSource[];
+  readonly #stopping = new AbortController();
+  readonly #slots: Slots;
+  /** One delivery per session at a time; a notice during one asks for one more after it. */
+  readonly #deliveries: Coalescer<string>;
+
+  constructor(deps: ThreadNotifierDeps) {
+    this.#deps = deps;
+    this.#cursors = new PgThreadCursorStore(deps.db);
+    for (const replier of deps.repliers) this.#repliers[replier.source] = replier;
+    this.#sources = deps.repliers.map((r) => r.source);
+    this.#refreshing = deps.repliers.filter((r) => r.refresh).map((r) => r.source);
+    this.#slots = new Slots(deps.concurrency ?? 3);
+    this.#deliveries = coalesce(
+      (sessionId: string) =>
+        this.#slots
+          .use(() => this.#replyInThreads(sessionId))
+          .catch((error: unknown) => deps.log.error({ err: error, sessionId }, 'thread reply failed')),
+      { rerunIf: () => !this.#stopping.signal.aborted },
+    );
+  }
+
+  flush(sessionId: string): Promise<void> {
+    return this.#deliveries.run(sessionId);
+  }
+
+  /** Catches up with sessions whose threads are behind (after a crash, an outage, a lost notice). */
+  async sweep(): Promise<void> {
+    if (this.#sources.length === 0) return;
+    const behind = await this.#cursors.sessionsBehind(this.#sources, 100);
+    await Promise.all(behind.map((sessionId) => this.flush(sessionId)));
+  }
+
+  /** Refreshes the caught-up threads of running sessions not being delivered to right now. */
+  async refreshRunning(): Promise<void> {
+    if (this.#refreshing.length === 0) return;
+    const running = await this.#cursors.runningSessions(this.#refreshing, 100);
+    await Promise.all(
+      running
+        .filter((sessionId) => !this.#deliveries.running(sessionId))
+        .map((sessionId) => this.#slots.use(() => this.#refreshSession(sessionId))),
+    );
+  }
+
+  async close(): Promise<void> {
+    this.#stopping.abort();
+    await this.#deliveries.settled();
+  }
+
+  async #replyInThreads(sessionId: string): Promise<void> {
+    if (this.#sources.length === 0) return;
+    const session = await this.#deps.store.get(sessionId);
+    if (!session) return;
+    await this.#cursors.transaction(async (trx) => {
+      for (const row of await this.#cursors.lock(trx, sessionId, this.#sources, 'behind', session.lastSeq)) {
+        await this.#replyInThread(trx, session, row);
+      }
+    });
+  }
+
+  /** Tells one locked thread the events it has not been told, up to the session as read. */
+  async #replyInThread(trx: Trx, session: SessionRecord, row: LockedThread): Promise<void> {
+    const replier = this.#repliers[row.thread.source];
+    if (!replier) return;
+    // Read on the transaction's own connection: a second one from the pool, taken while this
+    // one is held, deadlocks once every pooled connection belongs to a waiting delivery.
+    // Only up to the session as read above: a later event (the run's end) seen with this older
+    // session would be told with stale fields (no result yet: "no changes"). It comes next flush.
+    const events = (await this.#deps.store.events(session.id, { afterSeq: row.deliveredSeq, trx })).filter(
+      (e) => e.seq <= session.lastSeq,
+    );
+    if (events.length === 0) return;
     try {
-      return await work();
-    } finally {
-      const next = waiting.shift();
-      if (next) next();
-      else active -= 1;
+      // Bounded: a hung replier must not hold the thread's lock and a connection for good.
+      // The batch is then retried later; deliveries are idempotent per batch.
+      const { state } = await this.#bounded(row.thread.source, (signal) =>
+        replier.reply({ session, thread: row.thread, events, state: row.state, signal }),
+      );
+      await this.#cursors.save(trx, row.id, state, events.at(-1)!.seq);
+    } catch (error) {
+      this.#deps.log.warn(
+        { err: error, sessionId: session.id, source: row.thread.source },
+        'could not update the thread; will retry',
+      );
     }
   }
 
-  /**
-   * Locks a session's threads of `from` sources: those behind the log (to deliver) or caught up
-   * with it (to refresh). Threads another process holds are skipped, not waited for.
-   */
-  async function lockThreads(
-    trx: Trx,
-    sessionId: string,
-    from: string[],
-    which: 'behind' | 'caught-up',
-    lastSeq: number,
-  ) {
-    const rows = await trx
-      .selectFrom('session_threads')
-      .select(['id', 'thread', 'delivered_seq', 'state'])
-      .where('session_id', '=', sessionId)
-      .where('delivered_seq', which === 'behind' ? '<' : '>=', lastSeq)
-      .where(sql<string>`thread->>'source'`, 'in', from)
-      .forUpdate()
-      .skipLocked()
-      .execute();
-    return rows.map((row) => ({
-      id: row.id,
-      thread: ThreadRef.parse(row.thread),
-      deliveredSeq: row.delivered_seq,
-      state: row.state ?? undefined,
-    }));
-  }
-
-  async function saveThread(trx: Trx, id: number, state: unknown, deliveredSeq?: number): Promise<void> {
-    await trx
-      .updateTable('session_threads')
-      .set({
-        state: state === undefined ? null : JSON.stringify(state),
-        ...(deliveredSeq !== undefined && { delivered_seq: deliveredSeq }),
-      })
-      .where('id', '=', id)
-      .execute();
-  }
-
-  async function replyInThreads(sessionId: string): Promise<void> {
-    if (sources.length === 0) return;
-    const session = await store.get(sessionId);
-    if (!session) return;
-    await db.transaction().execute(async (trx) => {
-      for (const row of await lockThreads(trx, sessionId, sources, 'behind', session.lastSeq)) {
-        const replier = bySource.get(row.thread.source)!;
-        // Read on the transaction's own connection: a second one from the pool, taken while this
-        // one is held, deadlocks once every pooled connection belongs to a waiting delivery.
-        // Only up to the session as read above: a later event (the run's end) seen with this older
-        // session would be told with stale fields (no result yet: "no changes"). It comes next flush.
-        const events = (await store.events(sessionId, { afterSeq: row.deliveredSeq, trx })).filter(
-          (e) => e.seq <= session.lastSeq,
-        );
-        if (events.length === 0) continue;
+  /** Refreshes the caught-up threads of one running session; threads busy with a delivery are skipped. */
+  async #refreshSession(sessionId: string): Promise<void> {
+    const session = await this.#deps.store.get(sessionId);
+    if (session?.status !== 'running') return;
+    await this.#cursors.transaction(async (trx) => {
+      for (const row of await this.#cursors.lock(trx, sessionId, this.#refreshing, 'caught-up', session.lastSeq)) {
+        const refresh = this.#repliers[row.thread.source]?.refresh;
+        if (!refresh) continue;
         try {
-          // Bounded: a hung replier must not hold the thread's lock and a connection for good.
-          // The batch is then retried later; deliveries are idempotent per batch.
-          const { state } = await bounded(row.thread.source, (signal) =>
-            replier.reply({ session, thread: row.thread, events, state: row.state, signal }),
+          const { state } = await this.#bounded(row.thread.source, (signal) =>
+            refresh({ session, thread: row.thread, state: row.state, signal }),
           );
-          await saveThread(trx, row.id, state, events.at(-1)!.seq);
+          await this.#cursors.save(trx, row.id, state);
         } catch (error) {
-          log.warn({ err: error, sessionId, source: row.thread.source }, 'could not update the thread; will retry');
+          this.#deps.log.warn({ err: error, sessionId, source: row.thread.source }, 'could not refresh the thread');
         }
       }
     });
   }
 
   /** Runs a replier call with a deadline, so a hung one cannot hold a thread's lock for good. */
-  function bounded<T>(source: string, call: (signal: AbortSignal) => Promise<T>): Promise<T> {
-    const signal = AbortSignal.any([controller.signal, AbortSignal.timeout(replyTimeoutMs)]);
+  #bounded<T>(source: string, call: (signal: AbortSignal) => Promise<T>): Promise<T> {
+    const timeoutMs = this.#deps.replyTimeoutMs ?? 120_000;
+    const signal = AbortSignal.any([this.#stopping.signal, AbortSignal.timeout(timeoutMs)]);
     return Promise.race([
       call(signal),
       new Promise<never>((_, reject) =>
         signal.addEventListener(
           'abort',
-          () => reject(new Error(`${source} did not take the update within ${replyTimeoutMs / 1000} s`)),
+          () => reject(new Error(`${source} did not take the update within ${timeoutMs / 1000} s`)),
           { once: true },
         ),
       ),
     ]);
   }
+}
 
-  const refreshing = deps.repliers.filter((r) => r.refresh).map((r) => r.source);
+/** Bounds the work in flight, so a sweep of many sessions cannot take the whole pool. */
+class Slots {
+  readonly #limit: number;
+  #active = 0;
+  readonly #waiting: (() => void)[] = [];
 
-  /** Refreshes the caught-up threads of one running session; threads busy with a delivery are skipped. */
-  async function refreshSession(sessionId: string): Promise<void> {
-    const session = await store.get(sessionId);
-    if (session?.status !== 'running') return;
-    await db.transaction().execute(async (trx) => {
-      for (const row of await lockThreads(trx, sessionId, refreshing, 'caught-up', session.lastSeq)) {
-        const refresh = bySource.get(row.thread.source)!.refresh!;
-        try {
-          const { state } = await bounded(row.thread.source, (signal) =>
-            refresh({ session, thread: row.thread, state: row.state, signal }),
-          );
-          await saveThread(trx, row.id, state);
-        } catch (error) {
-          log.warn({ err: error, sessionId, source: row.thread.source }, 'could not refresh the thread');
-        }
-      }
-    });
+  constructor(limit: number) {
+    this.#limit = limit;
   }
 
-  async function refreshRunning(): Promise<void> {
-    if (refreshing.length === 0) return;
-    const rows = await db
-      .selectFrom('session_threads')
-      .innerJoin('sessions', 'sessions.id', 'session_threads.session_id')
-      .select('sessions.id')
-      .distinct()
-      .where('sessions.status', '=', 'running')
-      .where(sql<string>`session_threads.thread->>'source'`, 'in', refreshing)
-      .limit(100)
-      .execute();
-    await Promise.all(
-      rows.filter((row) => !deliveries.running(row.id)).map((row) => withSlot(() => refreshSession(row.id))),
-    );
+  async use<T>(work: () => Promise<T>): Promise<T> {
+    if (this.#active >= this.#limit) await new Promise<void>((resolve) => this.#waiting.push(resolve));
+    else this.#active += 1;
+    try {
+      return await work();
+    } finally {
+      const next = this.#waiting.shift();
+      if (next) next();
+      else this.#active -= 1;
+    }
   }
-
-  /** One delivery per session at a time; a notice during one asks for one more after it. */
-  const deliveries = coalesce(
-    (sessionId: string) =>
-      withSlot(() => replyInThreads(sessionId)).catch((error: unknown) =>
-        log.error({ err: error, sessionId }, 'thread reply failed'),
-      ),
-    { rerunIf: () => !controller.signal.aborted },
-  );
-  const flush = (sessionId: string) => deliveries.run(sessionId);
-
-  async function sweep(): Promise<void> {
-    if (sources.length === 0) return;
-    const behind = await db
-      .selectFrom('session_threads')
-      .innerJoin('sessions', 'sessions.id', 'session_threads.session_id')
-      .select('sessions.id')
-      .distinct()
-      .where(sql<boolean>`session_threads.delivered_seq < sessions.last_seq`)
-      .where(sql<string>`session_threads.thread->>'source'`, 'in', sources)
-      .limit(100)
-      .execute();
-    await Promise.all(behind.map((row) => flush(row.id)));
-  }
-
-  const unsubscribe = deps.bus.subscribe('*', (notice) => void flush(notice.sessionId));
-  const timer = setInterval(
-    () => void sweep().catch((error: unknown) => log.warn({ err: error }, 'thread sweep failed')),
-    deps.sweepMs ?? 15_000,
-  );
-  timer.unref();
-  void sweep().catch((error: unknown) => log.warn({ err: error }, 'thread sweep failed'));
-  const refresher = setInterval(
-    () => void refreshRunning().catch((error: unknown) => log.warn({ err: error }, 'thread refresh failed')),
-    deps.refreshMs ?? 60_000,
-  );
-  refresher.unref();
-
-  return {
-    flush,
-    async close() {
-      unsubscribe();
-      clearInterval(timer);
-      clearInterval(refresher);
-      controller.abort();
-      await deliveries.settled();
-    },
-  };
 }

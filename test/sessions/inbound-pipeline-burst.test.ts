@@ -15,7 +15,7 @@ describe('inbound pipeline under a burst', () => {
   const worked = new Map<string, number>();
 
   const surface: InboundSurface = {
-    source: 'test',
+    source: 'github',
     async interpret(delivery) {
       worked.set(delivery.body, (worked.get(delivery.body) ?? 0) + 1);
       return { kind: 'ignore', reason: 'worked' };
@@ -37,11 +37,11 @@ describe('inbound pipeline under a burst', () => {
       bodies
         .slice(0, 80)
         .map((body, i) =>
-          pipeline.accept({ source: 'test', dedupeKey: body, kind: 'event', body, orderKey: `thread-${i % 10}` }),
+          pipeline.accept({ source: 'github', dedupeKey: body, kind: 'event', body, orderKey: `thread-${i % 10}` }),
         ),
     );
     const second = await Promise.all(
-      bodies.slice(80).map((body) => pipeline.accept({ source: 'test', dedupeKey: body, kind: 'event', body })),
+      bodies.slice(80).map((body) => pipeline.accept({ source: 'github', dedupeKey: body, kind: 'event', body })),
     );
     expect([...first, ...second].every((stored) => stored === 'accepted')).toBe(true);
     await waitFor(

@@ -15,7 +15,7 @@ describe('inbound pipeline ordering', () => {
   // Our own port, driven by the pipeline: the first delivery of key k fails once, as a surface
   // whose service answered 502 would.
   const surface: InboundSurface = {
-    source: 'test',
+    source: 'github',
     async interpret(delivery) {
       attempts.push(`${delivery.body}#${delivery.attempt}`);
       if (delivery.body === 'k-first' && delivery.attempt === 1) throw new Error('the service answered 502');
@@ -36,7 +36,7 @@ describe('inbound pipeline ordering', () => {
 
   it('holds a delivery back while an earlier one of its key is retried, and lets other keys through', async () => {
     const delivery = (body: string, orderKey: string) => ({
-      source: 'test',
+      source: 'github',
       dedupeKey: body,
       kind: 'event',
       body,
