@@ -1,4 +1,4 @@
-import type { ModalSandboxLike } from './modal-sandbox-provider.ts';
+import type { ModalSandboxLike } from './modal-client.ts';
 import type { ModalRecordStore } from './modal-records.ts';
 
 /**
