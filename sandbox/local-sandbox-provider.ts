@@ -1,4 +1,4 @@
-import { chmod, chown, mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Logger } from 'pino';
@@ -15,6 +15,7 @@ import {
   type Resolve,
   type SecretRoute,
 } from './egress-proxy.ts';
+import { createEgressSockets } from './egress-sockets.ts';
 import { checkSocat, proxyEnv, RELAY_HOST, RELAY_PORT, withEgressRelay } from './egress-relay.ts';
 import { probeHostSystem } from './probe-host-system.ts';
 import { runProcess } from './run-process.ts';
@@ -24,7 +25,6 @@ import type { ExecOptions, ExecResult, Sandbox, SandboxProvider, SandboxSpec } f
 import { assertCommandEnv, SHARED_OBJECTS_PATH } from './sandbox.ts';
 import {
   handOverTree,
-  makePrivateDir,
   makeStageDir,
   sandboxUserFor,
   type SandboxIdentity,
@@ -145,9 +145,7 @@ export async function createLocalSandboxProvider(options: LocalSandboxProviderOp
     ...(runAs && { owner: runAs }),
     ...images,
   });
-  // Sockets live in a short private directory: a unix socket path must stay under 108 bytes.
-  let egressDir: string | undefined;
-  let egressCount = 0;
+  const egressSockets = createEgressSockets(tmpdir(), runAs);
   const openEgress = async (
     sessionId: string,
     sessionLog: Logger,
@@ -159,17 +157,9 @@ export async function createLocalSandboxProvider(options: LocalSandboxProviderOp
         'sandbox_unavailable',
         "network 'proxy' needs the egress options (allowlist) on the sandbox provider",
       );
-    if (!egressDir) {
-      egressDir = await mkdtemp(path.join(tmpdir(), 'patchbay-egress-'));
-      await makePrivateDir(egressDir, runAs);
-    }
-    const socket = path.join(egressDir, `${++egressCount}.sock`);
+    const socket = await egressSockets.next();
     const proxy = await startSessionProxy(socket, egress, sessionId, sessionLog);
-    // Connecting needs write permission on the socket: the sandbox user's group has it, nobody else.
-    if (runAs) {
-      await chown(socket, 0, runAs.gid);
-      await chmod(socket, 0o660);
-    }
+    await egressSockets.grant(socket);
     return { proxy, socket };
   };
   const secretNames = (options.egress?.secrets ?? []).map((secret) => secret.name);
@@ -243,7 +233,7 @@ export async function createLocalSandboxProvider(options: LocalSandboxProviderOp
     reap: (now) => store.reap(now ?? clock()),
     async close() {
       await store.detachAll();
-      if (egressDir) await rm(egressDir, { recursive: true, force: true });
+      await egressSockets.close();
       // Only empty mount points: every bind on them lived in a command's own mount namespace.
       if (identity) await rm(identity.stageDir, { recursive: true, force: true });
     },
