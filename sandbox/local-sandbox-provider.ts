@@ -23,13 +23,7 @@ import { buildSeccompFilter, seccompArchFor } from './seccomp-filter.ts';
 import { DEFAULT_SANDBOX_LIMITS, type SandboxLimits } from './sandbox-limits.ts';
 import type { ExecOptions, ExecResult, Sandbox, SandboxProvider, SandboxSpec } from './sandbox.ts';
 import { assertCommandEnv, SHARED_OBJECTS_PATH } from './sandbox.ts';
-import {
-  handOverTree,
-  makeStageDir,
-  sandboxUserFor,
-  type SandboxIdentity,
-  type SandboxUser,
-} from './sandbox-user.ts';
+import { handOverTree, makeStageDir, sandboxUserFor, type SandboxIdentity, type SandboxUser } from './sandbox-user.ts';
 import { secureDataDir } from './secure-data-dir.ts';
 import { createWorkspaceFiles } from './workspace-files.ts';
 import { probeWorkspaceImages } from './workspace-image.ts';
