@@ -39,11 +39,15 @@ const SECCOMP_FD = 5;
 
 /**
  * The launcher: joins the command's cgroups (the cgroup.procs files up to the first '--'), binds
- * the (source, mount point) pairs up to the second, then execs the rest, which becomes bubblewrap.
+ * the (source, mount point) pairs up to the second, mounts the read-only overlays (a directory to
+ * name the layers from, the layers, the mount point) up to the third, then execs the rest, which
+ * becomes bubblewrap. The overlays are mounted from a subshell, so the launcher's cwd stays '/'.
  */
 const LAUNCHER =
   'while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; ' +
-  'while [ "$1" != -- ]; do mount --bind "$1" "$2" || exit 125; shift 2; done; shift; exec "$@"';
+  'while [ "$1" != -- ]; do mount --bind "$1" "$2" || exit 125; shift 2; done; shift; ' +
+  'while [ "$1" != -- ]; do (cd "$1" && mount -t overlay -o "ro,lowerdir=$2" overlay "$3") || exit 125; shift 3; done; shift; ' +
+  'exec "$@"';
 
 /**
  * Runs one command under bubblewrap. Its arguments, script and seccomp filter go in through pipes
@@ -87,7 +91,9 @@ export async function runInBwrap(input: BwrapLaunchInput): Promise<ExecResult> {
       'patchbay-launch',
       ...(cgroup?.procsFiles ?? []),
       '--',
-      ...(staged?.mounts ?? []),
+      ...(staged?.binds ?? []),
+      '--',
+      ...(staged?.overlays ?? []),
       '--',
       ...bwrap,
     ];

@@ -9,6 +9,7 @@ import { probeHostSystem } from './probe-host-system.ts';
 import { runProcess } from './run-process.ts';
 import { buildSeccompFilter, seccompArchFor } from './seccomp-filter.ts';
 import { DEFAULT_SANDBOX_LIMITS, type SandboxLimits } from './sandbox-limits.ts';
+import { SHARED_OBJECTS_PATH, type ExecResult } from './sandbox.ts';
 import type { SandboxIdentity } from './sandbox-user.ts';
 
 /** How the real sandboxes will be built; the check runs `true` in one built the same way. */
@@ -64,6 +65,8 @@ export async function checkBubblewrap(bwrapPath = 'bwrap', setup?: BubblewrapChe
         network: 'none',
         env: { PATH: STANDARD_PATH, HOME: home },
         home,
+        // As root, a read-only bind is an overlay (stageBinds): checked with the workspace as its source.
+        ...(built.identity && { readOnlyBinds: [{ hostPath: workspace, sandboxPath: SHARED_OBJECTS_PATH }] }),
         command: 'true',
         disk: { kind: 'watch', usedBytes: 0 },
         timeoutMs: 15_000,
@@ -85,28 +88,31 @@ export async function checkBubblewrap(bwrapPath = 'bwrap', setup?: BubblewrapChe
         { cause: error },
       );
     }
-    if (result.exitCode !== 0) {
-      const detail = result.stderr.trim() || (result.timedOut ? 'timed out' : `exit code ${result.exitCode}`);
-      if (built.identity && /unshare|mount|setpriv/.test(detail)) {
-        throw new PatchbayError(
-          'sandbox_unavailable',
-          `as root, sandbox commands run as uid ${built.identity.user.uid} from a private mount namespace, which this host refuses (${detail}): ` +
-            `run Patchbay as a non-root user (recommended), or give it CAP_SYS_ADMIN and util-linux (unshare, mount, setpriv), ${FALLBACK_HINT}`,
-        );
-      }
-      if (/prlimit/.test(detail)) {
-        throw new PatchbayError(
-          'sandbox_unavailable',
-          `the sandbox needs prlimit (${detail}): apt-get install util-linux, ${FALLBACK_HINT}`,
-        );
-      }
-      throw new PatchbayError(
-        'sandbox_unavailable',
-        `bubblewrap (bwrap) cannot create its sandbox (${detail}): allow unprivileged user namespaces ` +
-          `(for example sysctl kernel.unprivileged_userns_clone=1, or kernel.apparmor_restrict_unprivileged_userns=0 on Ubuntu 24.04), ${FALLBACK_HINT}`,
-      );
-    }
+    if (result.exitCode !== 0) throw refusal(result, built.identity);
   } finally {
     await rm(workspace, { recursive: true, force: true });
   }
+}
+
+/** Why the check's sandbox failed to run `true`, as the one actionable message start-up gives. */
+function refusal(result: ExecResult, identity: SandboxIdentity | undefined): PatchbayError {
+  const detail = result.stderr.trim() || (result.timedOut ? 'timed out' : `exit code ${result.exitCode}`);
+  if (identity && /unshare|mount|setpriv|overlay/.test(detail)) {
+    return new PatchbayError(
+      'sandbox_unavailable',
+      `as root, sandbox commands run as uid ${identity.user.uid} from a private mount namespace, which this host refuses (${detail}): ` +
+        `run Patchbay as a non-root user (recommended), or give it CAP_SYS_ADMIN, overlayfs and util-linux (unshare, mount, setpriv), ${FALLBACK_HINT}`,
+    );
+  }
+  if (/prlimit/.test(detail)) {
+    return new PatchbayError(
+      'sandbox_unavailable',
+      `the sandbox needs prlimit (${detail}): apt-get install util-linux, ${FALLBACK_HINT}`,
+    );
+  }
+  return new PatchbayError(
+    'sandbox_unavailable',
+    `bubblewrap (bwrap) cannot create its sandbox (${detail}): allow unprivileged user namespaces ` +
+      `(for example sysctl kernel.unprivileged_userns_clone=1, or kernel.apparmor_restrict_unprivileged_userns=0 on Ubuntu 24.04), ${FALLBACK_HINT}`,
+  );
 }

@@ -1,29 +1,24 @@
-import { lookup } from 'node:dns/promises';
 import { unlink } from 'node:fs/promises';
-import http, { type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
-import https from 'node:https';
-import net, { type LookupFunction, type Socket } from 'node:net';
+import http, { type IncomingMessage, type ServerResponse } from 'node:http';
+import net, { type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import {
-  checkEgressAddress,
-  checkEgressTarget,
-  describeEgressRefusal,
-  normalizeHost,
-  type EgressPolicy,
-  type EgressRefusal,
-  type EgressRule,
-} from './egress-policy.ts';
+  authorize,
+  defaultResolve,
+  type EgressBlock,
+  type EgressDecision,
+  type EgressGate,
+  type Resolve,
+} from './egress-authorize.ts';
+import { CONNECT_TIMEOUT_MS, forward, forwardHeaders, rawResponse, sendText } from './egress-forward.ts';
+import { normalizeHost, type EgressPolicy, type EgressRule } from './egress-policy.ts';
 import { canonicalIp } from './ip-address.ts';
 
-/** A connection the proxy refused: what the sandbox asked for and why. */
-export type EgressBlock = { host: string; port: number; reason: EgressRefusal };
+export type { EgressBlock, Resolve } from './egress-authorize.ts';
 
 /** SANDBOX_SECRETS, resolved: requests to `/secrets/<name>/…` go to `url` with `header: value` added. */
 export type SecretRoute = { name: string; url: string; header: string; value: string };
-
-/** Host-side name resolution; every address it returns is checked before the proxy connects to it. */
-export type Resolve = (host: string) => Promise<Array<{ address: string; family: number }>>;
 
 export type EgressProxyOptions = {
   policy: EgressPolicy;
@@ -38,24 +33,8 @@ export type EgressProxyOptions = {
 
 export type EgressProxy = { close(): Promise<void> };
 
-const CONNECT_TIMEOUT_MS = 30_000;
-const HOP_BY_HOP = [
-  'connection',
-  'proxy-connection',
-  'keep-alive',
-  'proxy-authorization',
-  'proxy-authenticate',
-  'te',
-  'trailer',
-  'transfer-encoding',
-  'upgrade',
-];
-
-type Decision =
-  | { ok: true; host: string; port: number; address: string; family: number }
-  | { ok: false; status: 400 | 403 | 502; message: string };
-
-const defaultResolve: Resolve = (host) => lookup(host, { all: true, verbatim: true });
+/** What every handler of one proxy shares: its options, how it decides, and its open sockets (closed with it). */
+type ProxyContext = { options: EgressProxyOptions; gate: EgressGate; sockets: Set<Duplex> };
 
 /**
  * The host side of the sandbox's only way out: an HTTP proxy on a unix socket (bound into the
@@ -66,192 +45,42 @@ const defaultResolve: Resolve = (host) => lookup(host, { all: true, verbatim: tr
  */
 export async function startEgressProxy(socketPath: string, options: EgressProxyOptions): Promise<EgressProxy> {
   const { log } = options;
-  const resolve = options.resolve ?? defaultResolve;
-  const reported = new Set<string>();
-  const sockets = new Set<Duplex>();
-
-  const refuse = (host: string, port: number, reason: EgressRefusal): Decision => {
-    // Per host AND port: an allowed host refused on another port is a different thing to allow.
-    const key = `${host}:${port}`;
-    if (!reported.has(key)) {
-      reported.add(key);
-      log.info({ host, port, reason }, 'egress refused');
-      options.onBlocked({ host, port, reason });
-    }
-    const message = `Patchbay egress proxy refused ${host}:${port}: ${describeEgressRefusal(reason)}. Ask the person who runs Patchbay to allow it (SANDBOX_EGRESS_ALLOW).`;
-    return { ok: false, status: 403, message };
+  const gate: EgressGate = {
+    resolve: options.resolve ?? defaultResolve,
+    reported: new Set<string>(),
+    log,
+    onBlocked: options.onBlocked,
   };
-
-  /** The whole policy for one request: allowlist, then DNS on the host, then every address checked. */
-  async function authorize(rawHost: string, port: number, policy: EgressPolicy): Promise<Decision> {
-    const host = normalizeHost(rawHost);
-    if (!host || !Number.isInteger(port) || port < 1 || port > 65535)
-      return { ok: false, status: 400, message: `not a host and port: ${rawHost}:${port}` };
-    const refusal = checkEgressTarget(policy, host, port);
-    if (refusal) return refuse(host, port, refusal);
-    const literal = canonicalIp(host);
-    let candidates: Array<{ address: string; family: number }>;
-    if (literal) {
-      candidates = [{ address: literal, family: literal.includes(':') ? 6 : 4 }];
-    } else {
-      try {
-        candidates = await resolve(host);
-      } catch (error) {
-        return {
-          ok: false,
-          status: 502,
-          message: `Patchbay egress proxy could not resolve ${host}: ${(error as Error).message}`,
-        };
-      }
-    }
-    let first: EgressRefusal | undefined;
-    for (const candidate of candidates) {
-      const addressRefusal = checkEgressAddress(policy, candidate.address, port);
-      if (!addressRefusal) return { ok: true, host, port, address: candidate.address, family: candidate.family };
-      first ??= addressRefusal;
-    }
-    return first
-      ? refuse(host, port, first)
-      : { ok: false, status: 502, message: `Patchbay egress proxy: ${host} has no address` };
-  }
-
+  const ctx: ProxyContext = { options, gate, sockets: new Set<Duplex>() };
   const server = http.createServer();
   server.on('connection', (socket: Socket) => {
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
+    ctx.sockets.add(socket);
+    socket.on('close', () => ctx.sockets.delete(socket));
   });
-
   server.on('connect', (req: IncomingMessage, client: Duplex, head: Buffer) => {
     client.on('error', () => {});
-    void (async () => {
-      const target = parseAuthority(req.url ?? '');
-      const decision = target
-        ? await authorize(target.host, target.port, options.policy)
-        : ({ ok: false, status: 400, message: 'CONNECT needs host:port' } as const);
-      if (!decision.ok) {
-        client.end(rawResponse(decision.status, decision.message));
-        return;
-      }
-      const upstream = net.connect({ host: decision.address, port: decision.port, family: decision.family });
-      sockets.add(upstream);
-      upstream.setTimeout(CONNECT_TIMEOUT_MS, () => upstream.destroy(new Error('connect timed out')));
-      let connected = false;
-      upstream.once('connect', () => {
-        connected = true;
-        upstream.setTimeout(0);
-        client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
-        if (head.length > 0) upstream.write(head);
-        upstream.pipe(client);
-        client.pipe(upstream);
-      });
-      upstream.on('error', (error) => {
-        if (!connected)
-          client.end(
-            rawResponse(
-              502,
-              `Patchbay egress proxy could not connect to ${decision.host}:${decision.port}: ${error.message}`,
-            ),
-          );
-        else client.destroy();
-      });
-      upstream.on('close', () => {
-        sockets.delete(upstream);
-        client.end();
-      });
-      client.on('close', () => upstream.destroy());
-    })();
+    void tunnel(ctx, req, client, head);
   });
-
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
-    void handleRequest(req, res).catch((error: unknown) => {
+    void handleRequest(ctx, req, res).catch((error: unknown) => {
       log.warn({ err: error }, 'egress proxy request failed');
       if (!res.headersSent) sendText(res, 502, 'Patchbay egress proxy: the request failed');
       else res.destroy();
     });
   });
+  await listen(server, socketPath);
+  return {
+    async close() {
+      const closed = new Promise<void>((done) => server.close(() => done()));
+      for (const socket of ctx.sockets) socket.destroy();
+      await closed;
+      await unlink(socketPath).catch(() => {});
+    },
+  };
+}
 
-  async function handleRequest(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const raw = req.url ?? '/';
-    let url: URL;
-    try {
-      url = raw.startsWith('/')
-        ? new URL(raw, `http://${options.selfAuthority.host}:${options.selfAuthority.port}`)
-        : new URL(raw);
-    } catch {
-      sendText(res, 400, 'Patchbay egress proxy: not a URL');
-      return;
-    }
-    if (url.protocol !== 'http:') {
-      sendText(res, 400, 'Patchbay egress proxy forwards plain http:// requests; https goes through CONNECT');
-      return;
-    }
-    const port = Number(url.port || 80);
-    if (raw.startsWith('/') || isSelf(url.hostname, port)) {
-      await serveSecretRoute(url, rawPath(raw), req, res);
-      return;
-    }
-    const decision = await authorize(url.hostname, port, options.policy);
-    if (!decision.ok) {
-      sendText(res, decision.status, decision.message);
-      return;
-    }
-    // The upstream sees the host that was checked, never a Host header the sandbox chose (a
-    // virtual host behind an allowed address is not allowed by it).
-    const headers = forwardHeaders(req.headers);
-    headers.host = url.host;
-    forward(req, res, {
-      protocol: 'http:',
-      hostname: url.hostname,
-      port,
-      path: `${url.pathname}${url.search}`,
-      decision,
-      headers,
-    });
-  }
-
-  async function serveSecretRoute(url: URL, raw: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const traversal = secretPathRefusal(raw);
-    if (traversal) {
-      sendText(res, 400, `Patchbay egress proxy refused the secrets path: ${traversal}`);
-      return;
-    }
-    const match = /^\/secrets\/([A-Za-z0-9_-]+)(\/.*)?$/.exec(url.pathname);
-    const route = match && options.secrets?.find((secret) => secret.name === match[1]);
-    if (!match || !route) {
-      sendText(
-        res,
-        404,
-        'Patchbay egress proxy: use this address as HTTP_PROXY/HTTPS_PROXY; /secrets/<name>/ serves the configured SANDBOX_SECRETS',
-      );
-      return;
-    }
-    const upstream = new URL(route.url);
-    const port = Number(upstream.port || (upstream.protocol === 'https:' ? 443 : 80));
-    const decision = await authorize(upstream.hostname, port, withUpstream(options.policy, upstream.hostname, port));
-    if (!decision.ok) {
-      sendText(res, decision.status, decision.message);
-      return;
-    }
-    const path = `${upstream.pathname.replace(/\/$/, '')}${(match[2] ?? '/').replace(/\/{2,}/g, '/')}${url.search}`;
-    const headers = forwardHeaders(req.headers);
-    delete headers[route.header.toLowerCase()];
-    headers.host = upstream.host;
-    headers[route.header.toLowerCase()] = route.value;
-    forward(req, res, {
-      protocol: upstream.protocol as 'http:' | 'https:',
-      hostname: upstream.hostname,
-      port,
-      path,
-      decision,
-      headers,
-    });
-  }
-
-  function isSelf(hostname: string, port: number): boolean {
-    const host = normalizeHost(hostname);
-    return port === options.selfAuthority.port && (host === options.selfAuthority.host || host === 'localhost');
-  }
-
+/** Listens on the unix socket, replacing a stale one left at that path. */
+async function listen(server: http.Server, socketPath: string): Promise<void> {
   await unlink(socketPath).catch(() => {});
   await new Promise<void>((resolveListen, reject) => {
     server.once('error', reject);
@@ -260,73 +89,136 @@ export async function startEgressProxy(socketPath: string, options: EgressProxyO
       resolveListen();
     });
   });
-
-  return {
-    async close() {
-      const closed = new Promise<void>((done) => server.close(() => done()));
-      for (const socket of sockets) socket.destroy();
-      await closed;
-      await unlink(socketPath).catch(() => {});
-    },
-  };
 }
 
-type ForwardTarget = {
-  protocol: 'http:' | 'https:';
-  hostname: string;
-  port: number;
-  path: string;
-  decision: Extract<Decision, { ok: true }>;
-  headers: http.OutgoingHttpHeaders;
-};
-
-/** Sends the request to the checked address only (the lookup is pinned; TLS still verifies the name). */
-function forward(req: IncomingMessage, res: ServerResponse, target: ForwardTarget): void {
-  const { address, family } = target.decision;
-  const pinned: LookupFunction = (_name, opts, callback) => {
-    if (opts.all)
-      (callback as unknown as (e: null, a: Array<{ address: string; family: number }>) => void)(null, [
-        { address, family },
-      ]);
-    else callback(null, address, family);
-  };
-  const client = (target.protocol === 'https:' ? https : http).request({
-    hostname: target.hostname,
-    port: target.port,
-    method: req.method,
-    path: target.path,
-    headers: target.headers,
-    lookup: pinned,
-    agent: false,
-    timeout: CONNECT_TIMEOUT_MS,
-  });
-  client.on('timeout', () => client.destroy(new Error('upstream timed out')));
-  client.on('response', (upstream) => {
-    const headers: http.OutgoingHttpHeaders = forwardHeaders(upstream.headers);
-    res.writeHead(upstream.statusCode ?? 502, headers);
-    upstream.pipe(res);
-  });
-  client.on('error', (error) => {
-    if (!res.headersSent)
-      sendText(res, 502, `Patchbay egress proxy could not reach ${target.hostname}:${target.port}: ${error.message}`);
-    else res.destroy();
-  });
-  res.on('close', () => client.destroy());
-  req.pipe(client);
-}
-
-/** A copy of the headers without hop-by-hop ones (and those the Connection header names). */
-function forwardHeaders(headers: IncomingHttpHeaders): http.OutgoingHttpHeaders {
-  const named = String(headers.connection ?? '')
-    .split(',')
-    .map((name) => name.trim().toLowerCase())
-    .filter(Boolean);
-  const out: http.OutgoingHttpHeaders = {};
-  for (const [name, value] of Object.entries(headers)) {
-    if (value === undefined || HOP_BY_HOP.includes(name) || named.includes(name)) continue;
-    out[name] = value;
+/** CONNECT: a TCP tunnel to the checked address, or the refusal as a raw HTTP response. */
+async function tunnel(ctx: ProxyContext, req: IncomingMessage, client: Duplex, head: Buffer): Promise<void> {
+  const target = parseAuthority(req.url ?? '');
+  const decision: EgressDecision = target
+    ? await authorize(ctx.gate, target.host, target.port, ctx.options.policy)
+    : { ok: false, status: 400, message: 'CONNECT needs host:port' };
+  if (!decision.ok) {
+    client.end(rawResponse(decision.status, decision.message));
+    return;
   }
-  return out;
+  const upstream = net.connect({ host: decision.address, port: decision.port, family: decision.family });
+  ctx.sockets.add(upstream);
+  upstream.setTimeout(CONNECT_TIMEOUT_MS, () => upstream.destroy(new Error('connect timed out')));
+  let connected = false;
+  upstream.once('connect', () => {
+    connected = true;
+    upstream.setTimeout(0);
+    client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+    if (head.length > 0) upstream.write(head);
+    upstream.pipe(client);
+    client.pipe(upstream);
+  });
+  upstream.on('error', (error) => {
+    if (!connected)
+      client.end(
+        rawResponse(
+          502,
+          `Patchbay egress proxy could not connect to ${decision.host}:${decision.port}: ${error.message}`,
+        ),
+      );
+    else client.destroy();
+  });
+  upstream.on('close', () => {
+    ctx.sockets.delete(upstream);
+    client.end();
+  });
+  client.on('close', () => upstream.destroy());
+}
+
+/** A plain HTTP request: to the proxy itself (the secrets route), or forwarded to a checked host. */
+async function handleRequest(ctx: ProxyContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const { selfAuthority } = ctx.options;
+  const raw = req.url ?? '/';
+  let url: URL;
+  try {
+    url = raw.startsWith('/') ? new URL(raw, `http://${selfAuthority.host}:${selfAuthority.port}`) : new URL(raw);
+  } catch {
+    sendText(res, 400, 'Patchbay egress proxy: not a URL');
+    return;
+  }
+  if (url.protocol !== 'http:') {
+    sendText(res, 400, 'Patchbay egress proxy forwards plain http:// requests; https goes through CONNECT');
+    return;
+  }
+  const port = Number(url.port || 80);
+  if (raw.startsWith('/') || isSelf(selfAuthority, url.hostname, port)) {
+    await serveSecretRoute(ctx, url, rawPath(raw), req, res);
+    return;
+  }
+  const decision = await authorize(ctx.gate, url.hostname, port, ctx.options.policy);
+  if (!decision.ok) {
+    sendText(res, decision.status, decision.message);
+    return;
+  }
+  // The upstream sees the host that was checked, never a Host header the sandbox chose (a
+  // virtual host behind an allowed address is not allowed by it).
+  const headers = forwardHeaders(req.headers);
+  headers.host = url.host;
+  forward(req, res, {
+    protocol: 'http:',
+    hostname: url.hostname,
+    port,
+    path: `${url.pathname}${url.search}`,
+    decision,
+    headers,
+  });
+}
+
+/** `/secrets/<name>/…`: the configured upstream, its credential header added here, never by the sandbox. */
+async function serveSecretRoute(
+  ctx: ProxyContext,
+  url: URL,
+  raw: string,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
+  const traversal = secretPathRefusal(raw);
+  if (traversal) {
+    sendText(res, 400, `Patchbay egress proxy refused the secrets path: ${traversal}`);
+    return;
+  }
+  const match = /^\/secrets\/([A-Za-z0-9_-]+)(\/.*)?$/.exec(url.pathname);
+  const route = match && ctx.options.secrets?.find((secret) => secret.name === match[1]);
+  if (!match || !route) {
+    sendText(
+      res,
+      404,
+      'Patchbay egress proxy: use this address as HTTP_PROXY/HTTPS_PROXY; /secrets/<name>/ serves the configured SANDBOX_SECRETS',
+    );
+    return;
+  }
+  const upstream = new URL(route.url);
+  const port = Number(upstream.port || (upstream.protocol === 'https:' ? 443 : 80));
+  const policy = withUpstream(ctx.options.policy, upstream.hostname, port);
+  const decision = await authorize(ctx.gate, upstream.hostname, port, policy);
+  if (!decision.ok) {
+    sendText(res, decision.status, decision.message);
+    return;
+  }
+  const path = `${upstream.pathname.replace(/\/$/, '')}${(match[2] ?? '/').replace(/\/{2,}/g, '/')}${url.search}`;
+  const headers = forwardHeaders(req.headers);
+  delete headers[route.header.toLowerCase()];
+  headers.host = upstream.host;
+  headers[route.header.toLowerCase()] = route.value;
+  forward(req, res, {
+    protocol: upstream.protocol as 'http:' | 'https:',
+    hostname: upstream.hostname,
+    port,
+    path,
+    decision,
+    headers,
+  });
+}
+
+/** Whether an absolute-form request names the proxy's own address (the relay's), so it is served here. */
+function isSelf(self: EgressProxyOptions['selfAuthority'], hostname: string, port: number): boolean {
+  const host = normalizeHost(hostname);
+  return port === self.port && (host === self.host || host === 'localhost');
 }
 
 /** The policy plus one exact rule for a SANDBOX_SECRETS upstream the operator named. */
@@ -365,15 +257,4 @@ export function secretPathRefusal(raw: string): string | undefined {
 function parseAuthority(authority: string): { host: string; port: number } | undefined {
   const match = /^(\[[^\]]+\]|[^:[\]]+):(\d{1,5})$/.exec(authority);
   return match ? { host: match[1]!, port: Number(match[2]) } : undefined;
-}
-
-function rawResponse(status: number, message: string): string {
-  const text = { 400: 'Bad Request', 403: 'Forbidden', 502: 'Bad Gateway' }[status] ?? 'Error';
-  const body = `${message}\n`;
-  return `HTTP/1.1 ${status} ${text}\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`;
-}
-
-function sendText(res: ServerResponse, status: number, message: string): void {
-  res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8', connection: 'close' });
-  res.end(`${message}\n`);
 }

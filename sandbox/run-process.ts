@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { PatchbayError } from '../src/core/errors.ts';
 import type { ExecResult } from './sandbox.ts';
 
@@ -94,14 +94,7 @@ export function runProcess(input: RunProcessInput): Promise<ExecResult> {
   if (input.signal?.aborted) return Promise.resolve(result({ aborted: true }));
 
   return new Promise((resolve, reject) => {
-    const extraFds = input.extraFds ?? [];
-    const child = spawn(input.file, [...input.args], {
-      cwd: input.cwd,
-      env: input.env,
-      detached: true,
-      ...(input.argv0 !== undefined && { argv0: input.argv0 }),
-      stdio: [input.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe', ...extraFds.map(() => 'pipe' as const)],
-    });
+    const child = spawnInGroup(input);
     const stdout = new CappedBuffer(input.maxOutputBytes);
     const stderr = new CappedBuffer(input.maxOutputBytes, input.stderrKeeps);
     let timedOut = false;
@@ -152,22 +145,10 @@ export function runProcess(input: RunProcessInput): Promise<ExecResult> {
       );
     };
 
-    extraFds.forEach((content, index) => {
-      const stream = child.stdio[3 + index] as NodeJS.WritableStream & {
-        on(event: 'error', listener: () => void): void;
-      };
-      // A child that fails before reading is reported by its exit, not by a broken pipe.
-      stream.on('error', () => {});
-      stream.end(content);
-    });
+    feedInputs(child, input);
     if (child.pid !== undefined) input.onSpawn?.(child.pid, killTree);
     child.stdout?.on('data', (chunk: Buffer) => stdout.push(chunk));
     child.stderr?.on('data', (chunk: Buffer) => stderr.push(chunk));
-    if (child.stdin) {
-      // The command may exit without reading its input; that is not our error.
-      child.stdin.on('error', () => {});
-      child.stdin.end(input.stdin);
-    }
     child.on('error', (error) => {
       if (settled) return;
       cleanup();
@@ -186,4 +167,33 @@ export function runProcess(input: RunProcessInput): Promise<ExecResult> {
     });
     child.on('close', finish);
   });
+}
+
+/** The process, leader of a group of its own (so the whole tree can be killed), with a pipe per input. */
+function spawnInGroup(input: RunProcessInput): ChildProcess {
+  const extraFds = input.extraFds ?? [];
+  return spawn(input.file, [...input.args], {
+    cwd: input.cwd,
+    env: input.env,
+    detached: true,
+    ...(input.argv0 !== undefined && { argv0: input.argv0 }),
+    stdio: [input.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe', ...extraFds.map(() => 'pipe' as const)],
+  });
+}
+
+/** Writes the extra descriptors' contents and stdin, each closed after; a child that reads none of it is no error. */
+function feedInputs(child: ChildProcess, input: RunProcessInput): void {
+  (input.extraFds ?? []).forEach((content, index) => {
+    const stream = child.stdio[3 + index] as NodeJS.WritableStream & {
+      on(event: 'error', listener: () => void): void;
+    };
+    // A child that fails before reading is reported by its exit, not by a broken pipe.
+    stream.on('error', () => {});
+    stream.end(content);
+  });
+  if (child.stdin) {
+    // The command may exit without reading its input; that is not our error.
+    child.stdin.on('error', () => {});
+    child.stdin.end(input.stdin);
+  }
 }

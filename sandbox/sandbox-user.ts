@@ -48,7 +48,14 @@ export type SandboxIdentity = { user: SandboxUser; stageDir: string };
 /** Read-only binds a command may have (the mirror's objects): one mount point each on the stage. */
 const STAGE_READ_ONLY_SLOTS = 2;
 
-const STAGE_SLOTS = ['workspace', ...Array.from({ length: STAGE_READ_ONLY_SLOTS }, (_, i) => `ro-${i}`)];
+/** An empty directory on the stage: the second, empty layer of each read-only overlay (see stageBinds). */
+const STAGE_EMPTY = 'empty';
+
+const STAGE_SLOTS = [
+  'workspace',
+  STAGE_EMPTY,
+  ...Array.from({ length: STAGE_READ_ONLY_SLOTS }, (_, i) => [`src-${i}`, `ro-${i}`]).flat(),
+];
 
 /**
  * Makes the stage: searchable, not listable, by everyone; mount points private to root. Named
@@ -75,7 +82,8 @@ async function removeStaleStages(tmp: string): Promise<void> {
   }
 }
 
-function isAlive(pid: number): boolean {
+/** Whether a process with this pid exists (one of another uid counts too). */
+export function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
@@ -85,14 +93,20 @@ function isAlive(pid: number): boolean {
 }
 
 /**
- * The binds of one command moved onto the stage: `mounts` (source, mount point pairs) for the
- * launcher to bind as root, and the staged paths bubblewrap is given instead of the host ones.
+ * The binds of one command moved onto the stage, for the launcher to make as root: `binds`
+ * (source, mount point pairs), then `overlays` (directory, layers, mount point triples, see
+ * LAUNCHER in bwrap-launch.ts), and the staged paths bubblewrap is given instead of the host ones.
+ *
+ * A bind's root in the mount table is its source's path on its file system, so a read-only bind
+ * (the mirror's objects, under DATA_DIR) is shown to bubblewrap as a read-only overlay instead: a
+ * file system of its own, whose root is `/` and whose layers are named relative to the stage
+ * (`src-0:empty`), so the sandbox's /proc/self/mountinfo names no host path for it.
  */
 export function stageBinds(
   stageDir: string,
   workspaceHostPath: string,
   readOnlyBinds: readonly { hostPath: string; sandboxPath: string }[],
-): { mounts: string[]; workspaceHostPath: string; readOnlyBinds: { hostPath: string; sandboxPath: string }[] } {
+): StagedBinds {
   if (readOnlyBinds.length > STAGE_READ_ONLY_SLOTS)
     throw new PatchbayError('sandbox_failed', `at most ${STAGE_READ_ONLY_SLOTS} read-only binds per command`);
   const workspace = path.join(stageDir, 'workspace');
@@ -100,13 +114,22 @@ export function stageBinds(
     hostPath: path.join(stageDir, `ro-${i}`),
     sandboxPath: bind.sandboxPath,
   }));
-  const mounts = [
+  const binds = [
     workspaceHostPath,
     workspace,
-    ...readOnlyBinds.flatMap((bind, i) => [bind.hostPath, staged[i]!.hostPath]),
+    ...readOnlyBinds.flatMap((bind, i) => [bind.hostPath, path.join(stageDir, `src-${i}`)]),
   ];
-  return { mounts, workspaceHostPath: workspace, readOnlyBinds: staged };
+  const overlays = staged.flatMap((bind, i) => [stageDir, `src-${i}:${STAGE_EMPTY}`, bind.hostPath]);
+  return { binds, overlays, workspaceHostPath: workspace, readOnlyBinds: staged };
 }
+
+/** What stageBinds returns: the launcher's mounts, and the paths bubblewrap binds from them. */
+export type StagedBinds = {
+  binds: string[];
+  overlays: string[];
+  workspaceHostPath: string;
+  readOnlyBinds: { hostPath: string; sandboxPath: string }[];
+};
 
 /**
  * The launcher's prefix that drops to the sandbox user before bubblewrap starts: real and effective

@@ -78,18 +78,6 @@ export function createWorkspaceStore(options: {
     await mkdir(metaDir, { recursive: true });
     await writeFile(markerPath(sessionId), JSON.stringify({ lastUsedAt: options.clock().toISOString() }));
   };
-  const lastUsed = async (sessionId: string): Promise<number | undefined> => {
-    try {
-      const parsed: unknown = JSON.parse(await readFile(markerPath(sessionId), 'utf8'));
-      const at =
-        typeof parsed === 'object' && parsed !== null ? (parsed as { lastUsedAt?: unknown }).lastUsedAt : undefined;
-      const ms = typeof at === 'string' ? Date.parse(at) : Number.NaN;
-      if (!Number.isNaN(ms)) return ms;
-    } catch {
-      // No or unreadable marker: fall back to the directory's own time below.
-    }
-    return (await stat(workspacePath(sessionId)).catch(() => undefined))?.mtimeMs;
-  };
   const remove = (sessionId: string): Promise<void> =>
     inTurn(sessionId, async () => {
       if (images) {
@@ -150,7 +138,7 @@ export function createWorkspaceStore(options: {
       const removed: string[] = [];
       for (const sessionId of names.sort()) {
         if (!SESSION_ID.test(sessionId) || (inUse.get(sessionId) ?? 0) > 0) continue;
-        const at = await lastUsed(sessionId);
+        const at = await lastUsedAt(markerPath(sessionId), workspacePath(sessionId));
         if (at === undefined || now.getTime() - at <= ttlMs) continue;
         await remove(sessionId);
         options.log.info({ sessionId, lastUsedAt: new Date(at).toISOString() }, 'reaped idle workspace');
@@ -159,6 +147,20 @@ export function createWorkspaceStore(options: {
       return removed;
     },
   };
+}
+
+/** When a workspace was last used: its marker's time, or (no or unreadable marker) its directory's. */
+async function lastUsedAt(marker: string, dir: string): Promise<number | undefined> {
+  try {
+    const parsed: unknown = JSON.parse(await readFile(marker, 'utf8'));
+    const at =
+      typeof parsed === 'object' && parsed !== null ? (parsed as { lastUsedAt?: unknown }).lastUsedAt : undefined;
+    const ms = typeof at === 'string' ? Date.parse(at) : Number.NaN;
+    if (!Number.isNaN(ms)) return ms;
+  } catch {
+    // No or unreadable marker: fall back to the directory's own time below.
+  }
+  return (await stat(dir).catch(() => undefined))?.mtimeMs;
 }
 
 /** Runs the work given for one key one after another, in the order given (other keys run alongside). */

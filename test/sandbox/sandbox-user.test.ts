@@ -58,12 +58,14 @@ describe('the sandbox user, the stage and the quota cap (pure decisions)', () =>
       { hostPath: '/root/.patchbay/mirrors/r.git/objects', sandboxPath: '/patchbay/objects' },
     ]);
     expect(staged).toEqual({
-      mounts: [
+      binds: [
         '/root/.patchbay/workspaces/s1',
         '/tmp/stage/workspace',
         '/root/.patchbay/mirrors/r.git/objects',
-        '/tmp/stage/ro-0',
+        '/tmp/stage/src-0',
       ],
+      // The mirror's objects reach bubblewrap as an overlay whose layers name no host path.
+      overlays: ['/tmp/stage', 'src-0:empty', '/tmp/stage/ro-0'],
       workspaceHostPath: '/tmp/stage/workspace',
       readOnlyBinds: [{ hostPath: '/tmp/stage/ro-0', sandboxPath: '/patchbay/objects' }],
     });

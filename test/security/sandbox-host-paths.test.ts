@@ -1,5 +1,9 @@
+import { mkdir, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalSandboxProvider, Sandbox } from '../../sandbox/index.ts';
+import { SHARED_OBJECTS_PATH } from '../../sandbox/sandbox.ts';
 import { makeProvider } from '../sandbox/sandbox-test-helpers.ts';
 
 const asRoot = process.getuid?.() === 0;
@@ -75,4 +79,66 @@ describe('security probes: host paths stay out of the sandbox', () => {
       });
     });
   }
+});
+
+/**
+ * The two binds a sandbox may have besides its workspace: the repository mirror's objects (a
+ * shared clone's alternates) and the egress proxy's socket. A bind's root field in the mount
+ * table is its source's path on its file system, so as root each comes from a file system of its
+ * own (see SECURITY.md); these probes look for every host path the provider knows of.
+ */
+describe('security probes: the mirror objects and the egress socket show no host path', () => {
+  let provider: LocalSandboxProvider;
+  let dataDir: string;
+  let cleanup: () => Promise<void>;
+  let sandbox: Sandbox;
+  let mirrorObjects: string;
+  const sessionId = 'security-host-paths-binds';
+
+  beforeAll(async () => {
+    ({ provider, dataDir, cleanup } = await makeProvider({
+      egress: { policy: { rules: [], protectedEndpoints: [] } },
+    }));
+    mirrorObjects = path.join(dataDir, 'mirrors', 'acme', 'widgets.git', 'objects');
+    await mkdir(path.join(mirrorObjects, 'pack'), { recursive: true });
+    await writeFile(path.join(mirrorObjects, 'pack', 'marker'), 'mirror-objects\n');
+    sandbox = await provider.acquire(sessionId, { network: 'proxy', sharedObjects: mirrorObjects });
+  });
+  afterAll(async () => {
+    await sandbox.destroy();
+    await provider.close();
+    await cleanup();
+  });
+
+  /** Every host path a sandbox could learn: the data dir, the temp dir's Patchbay entries, the workspace, the mirror. */
+  const hostPaths = (): string[] => [
+    dataDir,
+    provider.hostPath(sessionId),
+    mirrorObjects,
+    `${tmpdir()}/patchbay-`,
+    'patchbay-egress-',
+    'patchbay-stage-',
+    'mirrors/acme',
+  ];
+
+  it('shows the mirror objects and the egress socket inside', async () => {
+    const result = await sandbox.exec(`cat ${SHARED_OBJECTS_PATH}/pack/marker; test -S /run/patchbay/egress.sock`);
+    expect(result.stderr).toBe('');
+    expect(result.exitCode).toBe(0);
+    expect(result.stdout).toBe('mirror-objects\n');
+  });
+
+  it('shows no host path in the mount table, environments, working directories or pwd -P', async () => {
+    const result = await sandbox.exec(
+      'cat /proc/self/mountinfo /proc/1/mountinfo; tr "\\0" "\\n" < /proc/1/environ; echo "PWD=$PWD"; ' +
+        'for p in /proc/[0-9]*; do tr "\\0" "\\n" < $p/environ; readlink $p/cwd $p/root; done 2>/dev/null; pwd -P',
+    );
+    expect(result.exitCode).toBe(0);
+    expect(result.stdout).toContain(`${SHARED_OBJECTS_PATH} `);
+    expect(result.stdout).toContain('/run/patchbay/egress.sock ');
+    const shown = hostPaths().filter((hostPath) => result.stdout.includes(hostPath));
+    if (asRoot) expect(shown).toEqual([]);
+    // A non-root server cannot mount: each bind's root is its host path (SECURITY.md says so).
+    else expect(shown).toContain(mirrorObjects);
+  });
 });
