@@ -5,8 +5,25 @@
  */
 export type ToolCall = { id: string; name: string; input: unknown };
 
+/** The picture formats every supported model reads. */
+export const imageMediaTypes = ['image/png', 'image/jpeg', 'image/gif', 'image/webp'] as const;
+export type ImageMediaType = (typeof imageMediaTypes)[number];
+
+/**
+ * A picture given to the model: a screenshot a person pasted, or one a tool took. Already checked
+ * and scaled down where it came in; `data` is its bytes in base64.
+ */
+export type ModelImage = {
+  mediaType: ImageMediaType;
+  data: string;
+  /** What to call it in a note to a model that cannot see it (a file name, "screenshot of /"). */
+  name: string;
+  width?: number | undefined;
+  height?: number | undefined;
+};
+
 export type ModelMessage =
-  | { role: 'user'; content: string }
+  | { role: 'user'; content: string; images?: ModelImage[] | undefined }
   | {
       role: 'assistant';
       content?: string | undefined;
@@ -17,7 +34,14 @@ export type ModelMessage =
        */
       providerState?: unknown;
     }
-  | { role: 'tool'; toolCallId: string; name: string; content: string; isError: boolean };
+  | {
+      role: 'tool';
+      toolCallId: string;
+      name: string;
+      content: string;
+      isError: boolean;
+      images?: ModelImage[] | undefined;
+    };
 
 export type Usage = {
   inputTokens: number;

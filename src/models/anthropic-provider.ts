@@ -1,6 +1,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import type { Logger } from 'pino';
 import type {
+  ModelImage,
   ModelMessage,
   ModelProvider,
   StopReason,
@@ -12,6 +13,7 @@ import type {
 import { contextWindowFor } from './model-catalog.ts';
 import { streamTurn } from './stream-turn.ts';
 import { finishTurn } from './turn-accumulator.ts';
+import { withImageNotes } from './image-notes.ts';
 
 export type AnthropicProviderOptions = {
   model: string;
@@ -29,6 +31,8 @@ export type AnthropicProviderOptions = {
   promptCaching?: boolean;
   contextWindow?: number;
   vendorLabel?: string;
+  /** Whether the model reads images (default: yes); without, each image is a note in the text. */
+  vision?: boolean | undefined;
   log: Logger;
   fetch?: typeof fetch | undefined;
 };
@@ -59,7 +63,7 @@ export function createAnthropicProvider(options: AnthropicProviderOptions): Mode
     model: options.model,
     contextWindow: options.contextWindow ?? contextWindowFor(options.model),
     runTurn(request: TurnRequest): Promise<TurnResult> {
-      const body = buildAnthropicRequest(options.model, request, options.promptCaching ?? true);
+      const body = buildAnthropicRequest(options.model, request, options.promptCaching ?? true, options.vision ?? true);
       return streamTurn(request, { ctx, log }, async (acc, usage) => {
         let stopReason: StopReason = 'end_turn';
         const stream = await client.messages.create(
@@ -97,7 +101,12 @@ export function createAnthropicProvider(options: AnthropicProviderOptions): Mode
 }
 
 /** Exported for tests and the bench: the exact body the adapter sends, minus `stream`. */
-export function buildAnthropicRequest(model: string, request: TurnRequest, caching: boolean): Record<string, unknown> {
+export function buildAnthropicRequest(
+  model: string,
+  request: TurnRequest,
+  caching: boolean,
+  vision = true,
+): Record<string, unknown> {
   const tools = request.tools.map((tool: ToolSpec, i) => ({
     name: tool.name,
     description: tool.description,
@@ -107,7 +116,7 @@ export function buildAnthropicRequest(model: string, request: TurnRequest, cachi
   const system = request.system
     ? [{ type: 'text', text: request.system, ...(caching ? { cache_control: ephemeral } : {}) }]
     : undefined;
-  const messages = toAnthropicMessages(request.messages);
+  const messages = toAnthropicMessages(vision ? request.messages : withImageNotes(request.messages));
   if (caching) markHistoryBreakpoints(messages);
   return {
     model,
@@ -154,12 +163,11 @@ export function toAnthropicMessages(messages: readonly ModelMessage[]): WireMess
   };
   for (const m of messages) {
     if (m.role === 'user') {
-      pushUser([{ type: 'text', text: m.content || '(empty message)' }], false);
+      pushUser([...(m.images ?? []).map(imageBlock), { type: 'text', text: m.content || '(empty message)' }], false);
     } else if (m.role === 'tool') {
-      pushUser(
-        [{ type: 'tool_result', tool_use_id: m.toolCallId, content: m.content || '(no output)', is_error: m.isError }],
-        true,
-      );
+      const text = m.content || '(no output)';
+      const content = m.images?.length ? [{ type: 'text', text }, ...m.images.map(imageBlock)] : text;
+      pushUser([{ type: 'tool_result', tool_use_id: m.toolCallId, content, is_error: m.isError }], true);
     } else {
       const content: Block[] = [];
       if (m.content) content.push({ type: 'text', text: m.content });
@@ -170,6 +178,11 @@ export function toAnthropicMessages(messages: readonly ModelMessage[]): WireMess
     }
   }
   return out;
+}
+
+/** A picture as Anthropic's Messages API takes it: a base64 image block. */
+function imageBlock(image: ModelImage): Block {
+  return { type: 'image', source: { type: 'base64', media_type: image.mediaType, data: image.data } };
 }
 
 type WireUsage = {

@@ -19,6 +19,8 @@ export type ModelProviderConfig = {
   baseUrl?: string | undefined;
   scenario?: Scenario | undefined;
   maxRetries?: number | undefined;
+  /** Whether the model reads images; unset: Anthropic and OpenAI do, OpenAI-compatible servers do not. */
+  vision?: boolean | undefined;
 };
 
 export type ModelProviderDeps = { log: Logger; fetch?: typeof fetch };
@@ -46,7 +48,7 @@ export function createModelProvider(config: ModelProviderConfig, deps: ModelProv
     throw invalid(`The base URL "${config.baseUrl}" for ${provider} is not a valid URL`);
   }
   const log = deps.log.child({ component: 'model' });
-  const common = { maxRetries: config.maxRetries, log, fetch: deps.fetch };
+  const common = { maxRetries: config.maxRetries, vision: config.vision, log, fetch: deps.fetch };
   switch (provider) {
     case 'anthropic':
       if (!config.apiKey)

@@ -9,6 +9,7 @@ export const modelEnvSchema = z.object({
   MODEL_PROVIDER: z.enum(['anthropic', 'openai', 'opencode-zen', 'openai-compatible', 'scripted']).default('scripted'),
   MODEL: z.string().trim().min(1).optional(),
   MODEL_MAX_RETRIES: z.coerce.number().int().min(0).max(10).optional(),
+  MODEL_VISION: z.stringbool().optional(),
   ANTHROPIC_API_KEY: z.string().trim().min(1).optional(),
   ANTHROPIC_BASE_URL: z.url().optional(),
   OPENAI_API_KEY: z.string().trim().min(1).optional(),
@@ -20,7 +21,7 @@ export type ModelEnv = z.infer<typeof modelEnvSchema>;
 
 /** Picks the key and base URL that belong to the selected provider. */
 export function modelConfigFromEnv(env: ModelEnv): ModelProviderConfig {
-  const common = { model: env.MODEL, maxRetries: env.MODEL_MAX_RETRIES };
+  const common = { model: env.MODEL, maxRetries: env.MODEL_MAX_RETRIES, vision: env.MODEL_VISION };
   switch (env.MODEL_PROVIDER) {
     case 'anthropic':
       return { provider: 'anthropic', ...common, apiKey: env.ANTHROPIC_API_KEY, baseUrl: env.ANTHROPIC_BASE_URL };

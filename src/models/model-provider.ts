@@ -2,7 +2,7 @@ import type { ErrorCode } from '../core/errors.ts';
 import type { ModelMessage, ToolCall, Usage } from '../core/transcript.ts';
 
 // The transcript vocabulary lives in core (the run log stores it); re-exported for the adapters.
-export type { ModelMessage, ToolCall, Usage } from '../core/transcript.ts';
+export type { ModelImage, ModelMessage, ToolCall, Usage } from '../core/transcript.ts';
 export { zeroUsage } from '../core/transcript.ts';
 
 /** A tool as the model sees it: JSON Schema for its input. */

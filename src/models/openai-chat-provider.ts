@@ -1,11 +1,20 @@
 import { randomUUID } from 'node:crypto';
 import type OpenAI from 'openai';
 import type { Logger } from 'pino';
-import type { ModelMessage, ModelProvider, StopReason, TurnRequest, TurnResult, Usage } from './model-provider.ts';
+import type {
+  ModelImage,
+  ModelMessage,
+  ModelProvider,
+  StopReason,
+  TurnRequest,
+  TurnResult,
+  Usage,
+} from './model-provider.ts';
 import { contextWindowFor } from './model-catalog.ts';
 import { createOpenAIClient } from './openai-client.ts';
 import { streamTurn } from './stream-turn.ts';
 import { finishTurn } from './turn-accumulator.ts';
+import { withImageNotes } from './image-notes.ts';
 
 /** Chat Completions with tool_calls: Ollama, vLLM, LM Studio and gateways' chat routes. */
 export type OpenAIChatProviderOptions = {
@@ -17,6 +26,8 @@ export type OpenAIChatProviderOptions = {
   contextWindow?: number;
   vendorLabel?: string;
   name?: string;
+  /** Whether the model reads images (default: no); without, each image is a note in the text. */
+  vision?: boolean | undefined;
   log: Logger;
   fetch?: typeof fetch | undefined;
 };
@@ -35,7 +46,11 @@ export function createOpenAIChatProvider(options: OpenAIChatProviderOptions): Mo
         let finish: string | null | undefined;
         const started = new Set<number>();
         const stream = await client.chat.completions.create(
-          buildChatRequest(options.model, request) as unknown as OpenAI.Chat.ChatCompletionCreateParamsStreaming,
+          buildChatRequest(
+            options.model,
+            request,
+            options.vision ?? false,
+          ) as unknown as OpenAI.Chat.ChatCompletionCreateParamsStreaming,
           { signal: request.signal },
         );
         for await (const chunk of stream) {
@@ -66,10 +81,10 @@ export function createOpenAIChatProvider(options: OpenAIChatProviderOptions): Mo
   };
 }
 
-export function buildChatRequest(model: string, request: TurnRequest): Record<string, unknown> {
+export function buildChatRequest(model: string, request: TurnRequest, vision = false): Record<string, unknown> {
   return {
     model,
-    messages: toChatMessages(request.system, request.messages),
+    messages: toChatMessages(request.system, vision ? request.messages : withImageNotes(request.messages)),
     ...(request.tools.length > 0
       ? {
           tools: request.tools.map((t) => ({
@@ -89,10 +104,24 @@ export function buildChatRequest(model: string, request: TurnRequest): Record<st
 export function toChatMessages(system: string, messages: readonly ModelMessage[]): Array<Record<string, unknown>> {
   const out: Array<Record<string, unknown>> = [];
   if (system) out.push({ role: 'system', content: system });
+  // Tool messages take text only: their pictures follow, after the turn's last tool message, as a user message.
+  let toolImages: Array<Record<string, unknown>> = [];
+  const flushToolImages = () => {
+    if (toolImages.length > 0) out.push({ role: 'user', content: toolImages });
+    toolImages = [];
+  };
   for (const m of messages) {
-    if (m.role === 'user') out.push({ role: 'user', content: m.content });
-    else if (m.role === 'tool') {
+    if (m.role !== 'tool') flushToolImages();
+    if (m.role === 'user') {
+      const content = m.images?.length ? [...m.images.map(imageUrlPart), { type: 'text', text: m.content }] : m.content;
+      out.push({ role: 'user', content });
+    } else if (m.role === 'tool') {
       out.push({ role: 'tool', tool_call_id: m.toolCallId, content: m.isError ? `Error: ${m.content}` : m.content });
+      if (m.images?.length)
+        toolImages.push(
+          { type: 'text', text: `Images from the ${m.name} call ${m.toolCallId}:` },
+          ...m.images.map(imageUrlPart),
+        );
     } else {
       const calls = m.toolCalls ?? [];
       out.push({
@@ -110,7 +139,13 @@ export function toChatMessages(system: string, messages: readonly ModelMessage[]
       });
     }
   }
+  flushToolImages();
   return out;
+}
+
+/** A picture as Chat Completions takes it: an image_url part with a data URL. */
+function imageUrlPart(image: ModelImage): Record<string, unknown> {
+  return { type: 'image_url', image_url: { url: `data:${image.mediaType};base64,${image.data}` } };
 }
 
 function mapFinishReason(reason: string | null | undefined, hasToolCalls: boolean): StopReason {

@@ -1,10 +1,19 @@
 import type OpenAI from 'openai';
 import type { Logger } from 'pino';
-import type { ModelMessage, ModelProvider, StopReason, TurnRequest, TurnResult, Usage } from './model-provider.ts';
+import type {
+  ModelImage,
+  ModelMessage,
+  ModelProvider,
+  StopReason,
+  TurnRequest,
+  TurnResult,
+  Usage,
+} from './model-provider.ts';
 import { contextWindowFor } from './model-catalog.ts';
 import { createOpenAIClient } from './openai-client.ts';
 import { streamTurn } from './stream-turn.ts';
 import { errorTurn, finishTurn } from './turn-accumulator.ts';
+import { withImageNotes } from './image-notes.ts';
 
 export type OpenAIResponsesProviderOptions = {
   model: string;
@@ -16,6 +25,8 @@ export type OpenAIResponsesProviderOptions = {
   vendorLabel?: string;
   /** Reported as the provider's name; 'openai' unless a gateway wraps this adapter. */
   name?: string;
+  /** Whether the model reads images (default: yes); without, each image is a note in the text. */
+  vision?: boolean | undefined;
   log: Logger;
   fetch?: typeof fetch | undefined;
 };
@@ -50,7 +61,11 @@ export function createOpenAIResponsesProvider(options: OpenAIResponsesProviderOp
         let stopReason: StopReason = 'end_turn';
         let refused = false;
         const stream = await client.responses.create(
-          buildResponsesRequest(options.model, request) as unknown as OpenAI.Responses.ResponseCreateParamsStreaming,
+          buildResponsesRequest(
+            options.model,
+            request,
+            options.vision ?? true,
+          ) as unknown as OpenAI.Responses.ResponseCreateParamsStreaming,
           { signal: request.signal },
         );
         for await (const event of stream) {
@@ -105,11 +120,11 @@ function isReasoningModel(model: string): boolean {
   return /^(gpt-5|o\d|codex)/.test(model.replace(/^.*\//, ''));
 }
 
-export function buildResponsesRequest(model: string, request: TurnRequest): Record<string, unknown> {
+export function buildResponsesRequest(model: string, request: TurnRequest, vision = true): Record<string, unknown> {
   return {
     model,
     instructions: request.system,
-    input: toResponsesInput(request.messages),
+    input: toResponsesInput(vision ? request.messages : withImageNotes(request.messages)),
     ...(request.tools.length > 0
       ? {
           tools: request.tools.map((t) => ({
@@ -130,16 +145,23 @@ export function buildResponsesRequest(model: string, request: TurnRequest): Reco
   };
 }
 
+/** A picture as the Responses API takes it: an input_image part with a data URL. */
+function inputImage(image: ModelImage): Record<string, unknown> {
+  return { type: 'input_image', image_url: `data:${image.mediaType};base64,${image.data}`, detail: 'auto' };
+}
+
 export function toResponsesInput(messages: readonly ModelMessage[]): InputItem[] {
   const input: InputItem[] = [];
   for (const m of messages) {
-    if (m.role === 'user') input.push({ type: 'message', role: 'user', content: m.content });
-    else if (m.role === 'tool') {
-      input.push({
-        type: 'function_call_output',
-        call_id: m.toolCallId,
-        output: m.isError ? `Error: ${m.content}` : m.content,
-      });
+    if (m.role === 'user') {
+      const content = m.images?.length
+        ? [...m.images.map(inputImage), { type: 'input_text', text: m.content }]
+        : m.content;
+      input.push({ type: 'message', role: 'user', content });
+    } else if (m.role === 'tool') {
+      const text = m.isError ? `Error: ${m.content}` : m.content;
+      const output = m.images?.length ? [{ type: 'input_text', text }, ...m.images.map(inputImage)] : text;
+      input.push({ type: 'function_call_output', call_id: m.toolCallId, output });
     } else {
       const state = responsesState(m.providerState);
       if (state) {

@@ -27,6 +27,8 @@ export type OpenCodeZenProviderOptions = {
   /** Ends in /v1, e.g. https://opencode.ai/zen/v1. */
   baseUrl?: string | undefined;
   maxRetries?: number | undefined;
+  /** Whether the model reads images (default: the route's default); without, each image is a note in the text. */
+  vision?: boolean | undefined;
   log: Logger;
   fetch?: typeof fetch | undefined;
 };
@@ -39,6 +41,7 @@ export function createOpenCodeZenProvider(options: OpenCodeZenProviderOptions): 
     model,
     apiKey,
     maxRetries: options.maxRetries,
+    vision: options.vision,
     log: options.log,
     fetch: options.fetch,
     vendorLabel: 'OpenCode Zen',

@@ -1,3 +1,4 @@
+import { anthropicMaxImageBytes, imageError } from './image-rules.ts';
 import { createHash } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -205,6 +206,24 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions): Promise
   };
 }
 
+/** An image block (or a tool result holding some): base64 only, user turns only, within the caps. */
+function anthropicImageError(block: Record<string, unknown>, role: string, where: string): string | undefined {
+  const images =
+    block.type === 'image'
+      ? [block]
+      : block.type === 'tool_result' && Array.isArray(block.content)
+        ? (block.content as Record<string, unknown>[]).filter((b) => b.type === 'image')
+        : [];
+  for (const image of images) {
+    if (role !== 'user') return `${where}: image blocks are only allowed in user messages`;
+    const source = image.source as Record<string, unknown> | undefined;
+    if (source?.type !== 'base64') return `${where}.image.source.type: Input should be 'base64', 'url' or 'file'`;
+    const problem = imageError(source.media_type, source.data, anthropicMaxImageBytes, `${where}.image.source.base64`);
+    if (problem) return problem;
+  }
+  return undefined;
+}
+
 /** The Messages API's structural rules that matter for a tool loop. */
 export function validate(body: AnthropicRequest): string | undefined {
   if (typeof body.model !== 'string' || !body.model) return 'model: Field required';
@@ -228,8 +247,10 @@ export function validate(body: AnthropicRequest): string | undefined {
       continue;
     }
     m.content.forEach(countCache);
-    for (const b of m.content) {
+    for (const [j, b] of m.content.entries()) {
       if (b.type === 'text' && !b.text) return `messages.${i}: text content blocks must be non-empty`;
+      const imageProblem = anthropicImageError(b, m.role, `messages.${i}.content.${j}`);
+      if (imageProblem) return imageProblem;
       if (b.type === 'tool_use' && (typeof b.input !== 'object' || b.input === null || Array.isArray(b.input))) {
         return `messages.${i}: tool_use.input: Input should be a valid dictionary`;
       }

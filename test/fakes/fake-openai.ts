@@ -1,3 +1,4 @@
+import { dataUrlError } from './image-rules.ts';
 import { createServer } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { listenOnLoopback } from './loopback.ts';
@@ -130,6 +131,35 @@ const INCLUDABLE = [
 ];
 type ReplyOptions = Extract<OpenAIReply, { toolCalls?: unknown }>;
 
+/** input_image parts, in a user message or a function call's output list. */
+function responsesImageError(item: Item, i: number): string | undefined {
+  const parts = Array.isArray(item.content) ? item.content : Array.isArray(item.output) ? item.output : [];
+  for (const [j, part] of (parts as Item[]).entries()) {
+    if (part.type !== 'input_image') continue;
+    if (item.type === 'message' && item.role !== 'user')
+      return `Invalid value: 'input_image'. Supported values are: 'output_text' and 'refusal'.`;
+    const problem = dataUrlError(part.image_url, `input[${i}].content[${j}].image_url`);
+    if (problem) return problem;
+  }
+  return undefined;
+}
+
+/** image_url parts: in user messages only (a tool message takes text). */
+function chatImageError(m: Item, i: number): string | undefined {
+  if (!Array.isArray(m.content)) return undefined;
+  for (const [j, part] of (m.content as Item[]).entries()) {
+    if (part.type !== 'image_url') continue;
+    if (m.role !== 'user')
+      return `Invalid 'messages[${i}]'. Image URLs are only allowed for messages with role 'user', but this message with role '${String(m.role)}' contains an image URL.`;
+    const problem = dataUrlError(
+      (part.image_url as Item | undefined)?.url,
+      `messages[${i}].content[${j}].image_url.url`,
+    );
+    if (problem) return problem;
+  }
+  return undefined;
+}
+
 function validateResponses(body: OpenAIRequestBody, reasoningFor: Map<string, string>): string | undefined {
   if (typeof body.model !== 'string' || !body.model) return "Missing required parameter: 'model'.";
   for (const tool of (body.tools as Item[] | undefined) ?? []) {
@@ -164,6 +194,8 @@ function validateResponses(body: OpenAIRequestBody, reasoningFor: Map<string, st
       }
       calls.set(String(item.call_id), i);
     }
+    const imageProblem = responsesImageError(item, i);
+    if (imageProblem) return imageProblem;
     if (item.type === 'function_call_output') {
       if (!calls.has(String(item.call_id)))
         return `No tool call found for function call output with call_id ${String(item.call_id)}.`;
@@ -186,6 +218,8 @@ function validateChat(body: OpenAIRequestBody): string | undefined {
       return "Missing required parameter: 'tools[0].function'.";
   }
   for (const [i, m] of messages.entries()) {
+    const imageProblem = chatImageError(m, i);
+    if (imageProblem) return imageProblem;
     if (m.role === 'tool') {
       let j = i - 1;
       while (j >= 0 && messages[j]?.role === 'tool') j--;
