@@ -62,6 +62,8 @@ export const ETC_PATHS = [
   '/etc/alternatives',
   '/etc/mime.types',
   '/etc/os-release',
+  // fontconfig's configuration, so a browser in the sandbox (the screenshot tool) finds the fonts in /usr/share/fonts.
+  '/etc/fonts',
 ] as const;
 
 export type BwrapArgsInput = {

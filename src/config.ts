@@ -187,7 +187,7 @@ export type ModalConfig = ModalSettings & {
 /** The image sandboxes start from when MODAL_IMAGE is unset: what the harness and agent tools need. */
 export const DEFAULT_MODAL_IMAGE = 'node:22-bookworm-slim';
 export const DEFAULT_MODAL_IMAGE_COMMANDS = [
-  'RUN apt-get update && apt-get install -y --no-install-recommends git ripgrep python3 python3-venv ca-certificates && rm -rf /var/lib/apt/lists/*',
+  'RUN apt-get update && apt-get install -y --no-install-recommends git ripgrep python3 python3-venv ca-certificates chromium fonts-dejavu-core && rm -rf /var/lib/apt/lists/*',
   'RUN mkdir -p /workspace',
 ];
 

@@ -14,8 +14,6 @@ import type { EgressPolicy, ProtectedEndpoint } from '../sandbox/egress-policy.t
 import type { EgressBlock } from '../sandbox/egress-proxy.ts';
 import type { SandboxProvider } from '../sandbox/sandbox.ts';
 import { secureDataDir } from '../sandbox/secure-data-dir.ts';
-import { createDefaultTools } from './agent/default-tools.ts';
-import { createToolRegistry } from './agent/tool-registry.ts';
 import { createServer, listenAddress, type ApiServer } from './api/server.ts';
 import { pageSessionsFor } from './api/page-sessions.ts';
 import { assertPortFree, listenError } from './api/port-check.ts';
@@ -37,6 +35,7 @@ import { createModelProvider } from './models/create-model-provider.ts';
 import type { ModelProvider } from './models/model-provider.ts';
 import { createSequenceProvider, ScriptedScenario } from './models/scripted-provider.ts';
 import { createUnconfiguredProvider } from './models/unconfigured-provider.ts';
+import { createAgentTools } from './sessions/agent-tools.ts';
 import { createCheckStore } from './sessions/check-store.ts';
 import { createCheckpointStore } from './sessions/checkpoint-store.ts';
 import { createModalRecordStore } from './sessions/modal-record-store.ts';
@@ -273,7 +272,7 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
           store,
           sandboxes,
           model,
-          tools: createToolRegistry(createDefaultTools()),
+          tools: createAgentTools(database.db),
           dataDir: config.dataDir,
           network: config.sandbox.network,
           log,

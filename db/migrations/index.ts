@@ -18,6 +18,7 @@ import * as m014 from './014-linear-refresh-tokens.ts';
 import * as m015 from './015-page-sessions.ts';
 import * as m016 from './016-run-leases.ts';
 import * as m017 from './017-pull-outcomes.ts';
+import * as m018 from './018-session-artifacts.ts';
 
 /** Migrations in order. Add new ones here; never edit one that has shipped. */
 export const migrationProvider: MigrationProvider = {
@@ -42,6 +43,7 @@ export const migrationProvider: MigrationProvider = {
       '015-page-sessions': m015,
       '016-run-leases': m016,
       '017-pull-outcomes': m017,
+      '018-session-artifacts': m018,
     };
   },
 };

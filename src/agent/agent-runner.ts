@@ -9,7 +9,7 @@ import type { RunLog } from '../core/run-log.ts';
 import type { PendingQuestion } from '../core/session-record.ts';
 import { compactEntries } from './context-compaction.ts';
 import { createLoopGuard } from './loop-guard.ts';
-import type { ToolContext, ToolOutput } from './tool.ts';
+import { toolResultMessage, type ToolContext, type ToolOutput } from './tool.ts';
 
 /** The part of the run log the runner reads and writes: every step lands there before the next starts. */
 export type RunnerLog = Pick<RunLog, 'get' | 'transcript' | 'events' | 'commitStep' | 'replaceTranscript'>;
@@ -148,13 +148,7 @@ export async function runAgent(input: RunInput): Promise<RunOutcome> {
       ...(output.checkpoint && { checkpoint: output.checkpoint }),
       messages: [
         {
-          message: {
-            role: 'tool',
-            toolCallId: call.id,
-            name: call.name,
-            content: output.content,
-            isError: output.isError ?? false,
-          },
+          message: toolResultMessage(call, output),
         },
       ],
       events: [

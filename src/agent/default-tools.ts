@@ -5,6 +5,7 @@ import { createGitDiffTool } from './git-diff-tool.ts';
 import { createGitStatusTool } from './git-status-tool.ts';
 import { createListFilesTool } from './list-files-tool.ts';
 import { createReadFileTool } from './read-file-tool.ts';
+import { createScreenshotTool } from './screenshot-tool.ts';
 import { createSearchTool } from './search-tool.ts';
 import { createShellTool } from './shell-tool.ts';
 import type { AnyTool } from './tool.ts';
@@ -39,6 +40,7 @@ export function createDefaultTools(options: DefaultToolsOptions = {}): AnyTool[]
     }),
     createGitStatusTool(),
     createGitDiffTool(),
+    createScreenshotTool(),
   ];
   if (!options.withoutAskUser) tools.push(createAskUserTool());
   return tools;

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { ArtifactStore } from '../core/artifact-store.ts';
 import { PatchbayError } from '../core/errors.ts';
 import type { ToolCall, ToolSpec } from '../models/model-provider.ts';
 import { capText, DEFAULT_MAX_OUTPUT_CHARS, GENERIC_CUT_HINT } from './output-cap.ts';
@@ -12,6 +13,8 @@ export type ToolRegistryOptions = {
    * aborted too), unless the tool sets its own limit. Default 2 minutes.
    */
   callTimeLimitMs?: number;
+  /** Where tools keep the pictures they take with the session: handed to every call's context. */
+  artifacts?: ArtifactStore;
 };
 
 export type ToolRegistry = {
@@ -28,6 +31,7 @@ const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 export function createToolRegistry(tools: readonly AnyTool[], options: ToolRegistryOptions = {}): ToolRegistry {
   const maxOutputChars = options.maxOutputChars ?? DEFAULT_MAX_OUTPUT_CHARS;
   const callTimeLimitMs = options.callTimeLimitMs ?? 120_000;
+  const { artifacts } = options;
   const byName = new Map<string, AnyTool>();
   for (const tool of tools) {
     if (!TOOL_NAME.test(tool.name))
@@ -63,7 +67,7 @@ export function createToolRegistry(tools: readonly AnyTool[], options: ToolRegis
       let output: ToolOutput;
       try {
         output = await abandonOnAbort(
-          tool.execute(parsed.data, { ...ctx, log, signal, maxOutputChars: limit }),
+          tool.execute(parsed.data, { ...ctx, log, signal, maxOutputChars: limit, artifacts: ctx.artifacts ?? artifacts }),
           signal,
         );
       } catch (error) {

@@ -1,6 +1,8 @@
 import type { Logger } from 'pino';
 import type { z } from 'zod';
 import type { Sandbox } from '../../sandbox/sandbox.ts';
+import type { ArtifactStore } from '../core/artifact-store.ts';
+import type { ModelImage, ModelMessage, ToolCall } from '../core/transcript.ts';
 import type { StepCheckpoint } from '../core/work-checkpoint.ts';
 
 /** What a tool may touch. Tools act only through the sandbox. */
@@ -14,6 +16,8 @@ export type ToolContext = {
    * anything longer, once (capText); tools that cut with more care (per output stream) stay within it.
    */
   maxOutputChars?: number;
+  /** Where pictures a tool takes are kept with the session (the screenshot tool); absent: not kept. */
+  artifacts?: ArtifactStore | undefined;
 };
 
 /**
@@ -28,7 +32,21 @@ export type ToolOutput = {
   control?: { kind: 'ask'; question: string; choices?: string[]; recommended?: string };
   /** The work after the call, checkpointed by the harness: the runner stores it with the call's result. */
   checkpoint?: StepCheckpoint;
+  /** Pictures for the model to look at with the result (a screenshot), already checked. */
+  images?: ModelImage[];
 };
+
+/** The transcript's message for one call's result: its text, whether it failed, and its pictures. */
+export function toolResultMessage(call: ToolCall, output: ToolOutput): ModelMessage {
+  return {
+    role: 'tool',
+    toolCallId: call.id,
+    name: call.name,
+    content: output.content,
+    isError: output.isError ?? false,
+    ...(output.images?.length && { images: output.images }),
+  };
+}
 
 export type Tool<Input = unknown> = {
   name: string;

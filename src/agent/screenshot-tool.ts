@@ -1,0 +1,98 @@
+import { z } from 'zod';
+import type { ModelImage } from '../core/transcript.ts';
+import { loopbackUrl } from './loopback-url.ts';
+import { pngSize } from './png-size.ts';
+import { SCREENSHOT_SCRIPT, screenshotEnv } from './screenshot-script.ts';
+import type { Tool, ToolContext, ToolOutput } from './tool.ts';
+
+/** The tallest picture a full-page screenshot takes (the window is made this tall). */
+const FULL_PAGE_HEIGHT = 4096;
+/** The largest PNG handed to the model (Anthropic takes at most 5 MB an image). */
+const MAX_PNG_BYTES = 5 * 1024 * 1024;
+const WAIT_SECONDS = 30;
+
+const ScreenshotInput = z.object({
+  url: z.string().describe('http(s) URL on 127.0.0.1, localhost or [::1]: a server you run in the sandbox'),
+  width: z.number().int().min(200).max(3840).optional().describe('Window width in pixels (default 1280)'),
+  height: z.number().int().min(200).max(FULL_PAGE_HEIGHT).optional().describe('Window height in pixels (default 800)'),
+  fullPage: z
+    .boolean()
+    .optional()
+    .describe(`Take the page down to ${FULL_PAGE_HEIGHT} pixels instead of one window (default false)`),
+  server: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      'Shell command, run in the workspace, that starts the server for this screenshot (each command runs in a fresh process, so a server from an earlier shell call is gone). It is stopped afterwards.',
+    ),
+});
+type ScreenshotInput = z.infer<typeof ScreenshotInput>;
+
+/**
+ * The `screenshot` tool: headless Chromium inside the sandbox opens a page the agent's own server
+ * serves there, and the picture goes back to the model (so it can look at its work) and is kept
+ * with the session as an artifact. Only loopback URLs are opened: the refusal comes before anything runs.
+ */
+export function createScreenshotTool(): Tool<ScreenshotInput> {
+  return {
+    name: 'screenshot',
+    description:
+      'Take a screenshot of a web page served inside the sandbox (http://127.0.0.1:PORT/...) with headless Chromium, and see it. Give `server` to start the server in the same command.',
+    inputSchema: ScreenshotInput,
+    timeLimitMs: () => (WAIT_SECONDS + 90) * 1000,
+    async execute(input, ctx) {
+      const url = loopbackUrl(input.url);
+      const width = input.width ?? 1280;
+      const height = input.fullPage ? FULL_PAGE_HEIGHT : (input.height ?? 800);
+      const result = await ctx.sandbox.exec(SCREENSHOT_SCRIPT, {
+        env: screenshotEnv({ url: url.href, width, height, server: input.server, waitSeconds: WAIT_SECONDS }),
+        timeoutMs: (WAIT_SECONDS + 60) * 1000,
+        maxOutputBytes: Math.ceil((MAX_PNG_BYTES * 4) / 3) + 16,
+        signal: ctx.signal,
+      });
+      if (result.timedOut) return { content: `The screenshot of ${url.href} did not finish in time.`, isError: true };
+      if (result.exitCode !== 0)
+        return {
+          content: `No screenshot of ${url.href}: ${result.stderr.trim() || `exit ${result.exitCode}`}`,
+          isError: true,
+        };
+      if (result.truncatedBytes.stdout > 0)
+        return {
+          content: `The screenshot of ${url.href} is over ${MAX_PNG_BYTES} bytes: take a smaller one.`,
+          isError: true,
+        };
+      const bytes = Buffer.from(result.stdout, 'base64');
+      const size = pngSize(bytes);
+      if (!size) return { content: `Chromium's screenshot of ${url.href} is not a PNG.`, isError: true };
+      const image: ModelImage = {
+        mediaType: 'image/png',
+        data: bytes.toString('base64'),
+        name: `screenshot of ${url.href}`,
+        ...size,
+      };
+      return { content: await describeKept(image, bytes, ctx), images: [image] };
+    },
+  };
+}
+
+/** Keeps the picture with the session, and says so (or why not) in the text the model reads. */
+async function describeKept(image: ModelImage, bytes: Uint8Array, ctx: ToolContext): Promise<ToolOutput['content']> {
+  const taken = `Screenshot of ${image.name.replace(/^screenshot of /, '')} (${image.width}x${image.height}), attached.`;
+  if (!ctx.artifacts) return taken;
+  try {
+    const kept = await ctx.artifacts.save({
+      sessionId: ctx.sessionId,
+      kind: 'screenshot',
+      name: image.name,
+      mediaType: image.mediaType,
+      bytes,
+      width: image.width,
+      height: image.height,
+    });
+    return `${taken} Kept with the session as artifact ${kept.id}.`;
+  } catch (error) {
+    ctx.log.warn({ err: error }, 'the screenshot could not be kept with the session');
+    return `${taken} It could not be kept with the session.`;
+  }
+}

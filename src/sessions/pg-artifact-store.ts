@@ -1,0 +1,80 @@
+import { randomBytes } from 'node:crypto';
+import type { Kysely, Selectable } from 'kysely';
+import type { Database } from '../../db/schema.ts';
+import type { SessionArtifactsTable } from '../../db/schema-artifacts.ts';
+import type { Artifact, ArtifactInfo, ArtifactStore } from '../core/artifact-store.ts';
+import { imageMediaTypes, type ImageMediaType } from '../core/transcript.ts';
+
+const infoColumns = ['id', 'session_id', 'kind', 'name', 'media_type', 'byte_size', 'width', 'height', 'created_at'] as const;
+
+/** The ArtifactStore on PostgreSQL: one row per picture in `session_artifacts`, its bytes in a bytea. */
+export function createPgArtifactStore(db: Kysely<Database>): ArtifactStore {
+  return {
+    async save(artifact) {
+      const row = await db
+        .insertInto('session_artifacts')
+        .values({
+          id: newArtifactId(),
+          session_id: artifact.sessionId,
+          kind: artifact.kind,
+          name: artifact.name,
+          media_type: artifact.mediaType,
+          bytes: Buffer.from(artifact.bytes),
+          byte_size: artifact.bytes.byteLength,
+          width: artifact.width ?? null,
+          height: artifact.height ?? null,
+        })
+        .returning(infoColumns)
+        .executeTakeFirstOrThrow();
+      return toInfo(row);
+    },
+
+    async get(id) {
+      const row = await db.selectFrom('session_artifacts').selectAll().where('id', '=', id).executeTakeFirst();
+      return row && toArtifact(row);
+    },
+
+    async list(sessionId) {
+      const rows = await db
+        .selectFrom('session_artifacts')
+        .select(infoColumns)
+        .where('session_id', '=', sessionId)
+        .orderBy('created_at')
+        .orderBy('id')
+        .execute();
+      return rows.map(toInfo);
+    },
+  };
+}
+
+/** 128 random bits in base64url: an id nobody can guess or count through. */
+function newArtifactId(): string {
+  return randomBytes(16).toString('base64url');
+}
+
+type InfoRow = Pick<Selectable<SessionArtifactsTable>, (typeof infoColumns)[number]>;
+
+function toInfo(row: InfoRow): ArtifactInfo {
+  return {
+    id: row.id,
+    sessionId: row.session_id,
+    kind: row.kind,
+    name: row.name,
+    mediaType: mediaType(row.media_type),
+    byteSize: row.byte_size,
+    width: row.width ?? undefined,
+    height: row.height ?? undefined,
+    createdAt: row.created_at,
+  };
+}
+
+function toArtifact(row: Selectable<SessionArtifactsTable>): Artifact {
+  return { ...toInfo(row), bytes: new Uint8Array(row.bytes) };
+}
+
+/** The stored media type, checked: only the picture formats models read are ever written. */
+function mediaType(stored: string): ImageMediaType {
+  const known = imageMediaTypes.find((type) => type === stored);
+  if (!known) throw new Error(`session artifact with an unknown media type ${JSON.stringify(stored)}`);
+  return known;
+}
