@@ -13,7 +13,10 @@ export function loopbackUrl(raw: string): URL {
   try {
     url = new URL(raw);
   } catch {
-    throw new PatchbayError('invalid_input', `${JSON.stringify(raw)} is not a URL: give one like http://127.0.0.1:3000/`);
+    throw new PatchbayError(
+      'invalid_input',
+      `${JSON.stringify(raw)} is not a URL: give one like http://127.0.0.1:3000/`,
+    );
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:')
     throw new PatchbayError('invalid_input', `Only http and https URLs can be opened, not ${url.protocol}`);
@@ -22,6 +25,7 @@ export function loopbackUrl(raw: string): URL {
       'invalid_input',
       `Refused ${url.host}: only a server inside the sandbox can be opened, at 127.0.0.1, localhost or [::1]`,
     );
-  if (url.username || url.password) throw new PatchbayError('invalid_input', 'A URL with a user name or password is refused');
+  if (url.username || url.password)
+    throw new PatchbayError('invalid_input', 'A URL with a user name or password is refused');
   return url;
 }

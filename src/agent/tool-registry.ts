@@ -67,7 +67,13 @@ export function createToolRegistry(tools: readonly AnyTool[], options: ToolRegis
       let output: ToolOutput;
       try {
         output = await abandonOnAbort(
-          tool.execute(parsed.data, { ...ctx, log, signal, maxOutputChars: limit, artifacts: ctx.artifacts ?? artifacts }),
+          tool.execute(parsed.data, {
+            ...ctx,
+            log,
+            signal,
+            maxOutputChars: limit,
+            artifacts: ctx.artifacts ?? artifacts,
+          }),
           signal,
         );
       } catch (error) {

@@ -1,7 +1,7 @@
 /**
  * What a tool call does, in the words every surface shows it with (Slack's status line, GitHub's
  * progress comment, the CLI, Linear's action activities, the web page's timeline): the verb for
- * the tool and the first line of its main argument (the command, path, query, pattern or question).
+ * the tool and the first line of its main argument (the command, path, query, pattern, question or URL).
  */
 export type ToolCallDescription = {
   /** The tool's name as the model called it (`run_shell`). */
@@ -21,10 +21,11 @@ const actions: Record<string, string> = {
   search: 'Searched',
   git_status: 'Git status',
   git_diff: 'Git diff',
+  screenshot: 'Screenshot',
   ask_user: 'Asked',
 };
 
-const detailFields = ['command', 'path', 'query', 'pattern', 'question'] as const;
+const detailFields = ['command', 'path', 'query', 'pattern', 'question', 'url'] as const;
 
 export function describeToolCall(
   name: string,

@@ -5,7 +5,17 @@ import type { SessionArtifactsTable } from '../../db/schema-artifacts.ts';
 import type { Artifact, ArtifactInfo, ArtifactStore } from '../core/artifact-store.ts';
 import { imageMediaTypes, type ImageMediaType } from '../core/transcript.ts';
 
-const infoColumns = ['id', 'session_id', 'kind', 'name', 'media_type', 'byte_size', 'width', 'height', 'created_at'] as const;
+const infoColumns = [
+  'id',
+  'session_id',
+  'kind',
+  'name',
+  'media_type',
+  'byte_size',
+  'width',
+  'height',
+  'created_at',
+] as const;
 
 /** The ArtifactStore on PostgreSQL: one row per picture in `session_artifacts`, its bytes in a bytea. */
 export function createPgArtifactStore(db: Kysely<Database>): ArtifactStore {

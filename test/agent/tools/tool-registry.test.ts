@@ -136,6 +136,7 @@ describe('tool registry', () => {
       'run_shell',
       'git_status',
       'git_diff',
+      'screenshot',
       'ask_user',
     ]);
     for (const spec of specs) {
