@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { ModelImage } from '../core/transcript.ts';
 import { loopbackUrl } from './loopback-url.ts';
 import { pngSize } from './png-size.ts';
+import { trimBottom } from './png-trim.ts';
 import { SCREENSHOT_SCRIPT, screenshotEnv } from './screenshot-script.ts';
 import type { Tool, ToolContext, ToolOutput } from './tool.ts';
 
@@ -10,6 +11,7 @@ const FULL_PAGE_HEIGHT = 4096;
 /** The largest PNG handed to the model (Anthropic takes at most 5 MB an image). */
 const MAX_PNG_BYTES = 5 * 1024 * 1024;
 const WAIT_SECONDS = 30;
+const DEFAULT_HEIGHT = 800;
 
 const ScreenshotInput = z.object({
   url: z.string().describe('http(s) URL on 127.0.0.1, localhost or [::1]: a server you run in the sandbox'),
@@ -18,7 +20,9 @@ const ScreenshotInput = z.object({
   fullPage: z
     .boolean()
     .optional()
-    .describe(`Take the page down to ${FULL_PAGE_HEIGHT} pixels instead of one window (default false)`),
+    .describe(
+      `The whole page, down to the end of its content (at most ${FULL_PAGE_HEIGHT} pixels), instead of one window (default false)`,
+    ),
   server: z
     .string()
     .min(1)
@@ -44,7 +48,7 @@ export function createScreenshotTool(): Tool<ScreenshotInput> {
     async execute(input, ctx) {
       const url = loopbackUrl(input.url);
       const width = input.width ?? 1280;
-      const height = input.fullPage ? FULL_PAGE_HEIGHT : (input.height ?? 800);
+      const height = input.fullPage ? FULL_PAGE_HEIGHT : (input.height ?? DEFAULT_HEIGHT);
       const result = await ctx.sandbox.exec(SCREENSHOT_SCRIPT, {
         env: screenshotEnv({ url: url.href, width, height, server: input.server, waitSeconds: WAIT_SECONDS }),
         timeoutMs: (WAIT_SECONDS + 60) * 1000,
@@ -62,7 +66,9 @@ export function createScreenshotTool(): Tool<ScreenshotInput> {
           content: `The screenshot of ${url.href} is over ${MAX_PNG_BYTES} bytes: take a smaller one.`,
           isError: true,
         };
-      const bytes = Buffer.from(result.stdout, 'base64');
+      const taken = Buffer.from(result.stdout, 'base64');
+      // A full page is taken in a tall window: what lies below the page's content is cut off.
+      const bytes = input.fullPage ? trimBottom(taken, input.height ?? DEFAULT_HEIGHT) : taken;
       const size = pngSize(bytes);
       if (!size) return { content: `Chromium's screenshot of ${url.href} is not a PNG.`, isError: true };
       const image: ModelImage = {

@@ -95,6 +95,36 @@ describe('screenshot tool in a real local sandbox', () => {
     expect(Buffer.from(stored?.bytes ?? []).toString('base64')).toBe(image?.data);
   }, 120_000);
 
+  it('takes a full page down to the end of its content', async () => {
+    const sandbox = await provider.acquire(sessionId, { network: 'none' });
+    await sandbox.writeFile(
+      'long/index.html',
+      '<!doctype html><html><body style="margin:0;background:#fff"><div style="position:absolute;left:0;top:1500px;width:100px;height:100px;background:#ff0000"></div></body></html>',
+    );
+    const registry = createToolRegistry([createScreenshotTool()]);
+    const output = await registry.execute(
+      {
+        id: 'call-long',
+        name: 'screenshot',
+        input: {
+          url: 'http://127.0.0.1:8133/',
+          width: 400,
+          fullPage: true,
+          server: 'cd long && exec python3 -m http.server 8133 --bind 127.0.0.1',
+        },
+      },
+      await context(sandbox),
+    );
+    await sandbox.release();
+    expect(output.isError ?? false, output.content).toBe(false);
+    const image = output.images?.[0];
+    expect(image).toMatchObject({ width: 400, height: 1600 });
+    const pixels = decodePng(Buffer.from(image?.data ?? '', 'base64'));
+    expect([pixels.width, pixels.height]).toEqual([400, 1600]);
+    expect(pixels.at(50, 1550)).toEqual([255, 0, 0]);
+    expect(pixels.at(300, 1550)).toEqual([255, 255, 255]);
+  }, 120_000);
+
   it.each([
     'http://example.com/',
     'http://10.0.0.1:8080/',

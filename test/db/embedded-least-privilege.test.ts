@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../db/database.ts';
 import { credentialsPath, LEGACY_SUPERUSER_PASSWORD } from '../../db/embedded-credentials.ts';
 import { startEmbeddedPostgres, type EmbeddedServer } from '../../db/embedded-postgres.ts';
+import { createPgArtifactStore } from '../../src/sessions/pg-artifact-store.ts';
 import { createRunQueue } from '../../src/sessions/run-queue.ts';
 import { createSessionStore } from '../../src/sessions/session-store.ts';
 import { captureLog } from '../sandbox/sandbox-test-helpers.ts';
@@ -154,6 +155,33 @@ describe('embedded PostgreSQL: random superuser password, non-superuser app role
       const queue = await createRunQueue({ url: server.url, log });
       await queue.enqueue('from-before');
       await queue.stop();
+    } finally {
+      await handle.close();
+    }
+  });
+
+  it('lets the app role keep and read a session artifact (migration 018 ran as that role on the moved data)', async () => {
+    const handle = await openDatabase({ url: server.url, dataDir, log });
+    try {
+      const artifacts = createPgArtifactStore(handle.db);
+      const bytes = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 1, 2, 3]);
+      const saved = await artifacts.save({
+        sessionId: 'from-before',
+        kind: 'screenshot',
+        name: 'screenshot of http://127.0.0.1:3000/',
+        mediaType: 'image/png',
+        bytes,
+        width: 1,
+        height: 1,
+      });
+      expect(saved.id).toMatch(/^[A-Za-z0-9_-]{22}$/);
+      expect([...((await artifacts.get(saved.id))?.bytes ?? [])]).toEqual([...bytes]);
+      expect((await artifacts.list('from-before')).map((a) => a.id)).toEqual([saved.id]);
+      const [owner] = await query<{ owner: string }>(
+        server.url,
+        "select pg_get_userbyid(relowner) as owner from pg_class where relname = 'session_artifacts'",
+      );
+      expect(owner).toEqual({ owner: 'patchbay' });
     } finally {
       await handle.close();
     }
