@@ -40,7 +40,7 @@ export function createDefaultTools(options: DefaultToolsOptions = {}): AnyTool[]
     }),
     createGitStatusTool(),
     createGitDiffTool(),
-    createScreenshotTool(),
+    createScreenshotTool({ policy: options.policy }),
   ];
   if (!options.withoutAskUser) tools.push(createAskUserTool());
   return tools;

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { ModelImage } from '../core/transcript.ts';
+import { checkCommand, type CommandPolicy } from './command-policy.ts';
 import { loopbackUrl } from './loopback-url.ts';
 import { pngSize } from './png-size.ts';
 import { trimBottom } from './png-trim.ts';
@@ -36,9 +37,11 @@ type ScreenshotInput = z.infer<typeof ScreenshotInput>;
 /**
  * The `screenshot` tool: headless Chromium inside the sandbox opens a page the agent's own server
  * serves there, and the picture goes back to the model (so it can look at its work) and is kept
- * with the session as an artifact. Only loopback URLs are opened: the refusal comes before anything runs.
+ * with the session as an artifact. Only loopback URLs are opened, and the server command is held to
+ * the shell's command policy: a refusal comes before anything runs.
  */
-export function createScreenshotTool(): Tool<ScreenshotInput> {
+export function createScreenshotTool(options: { policy?: CommandPolicy | undefined } = {}): Tool<ScreenshotInput> {
+  const policy = options.policy ?? checkCommand;
   return {
     name: 'screenshot',
     description:
@@ -47,6 +50,10 @@ export function createScreenshotTool(): Tool<ScreenshotInput> {
     timeLimitMs: () => (WAIT_SECONDS + 90) * 1000,
     async execute(input, ctx) {
       const url = loopbackUrl(input.url);
+      // The server command is a shell command like run_shell's, under the same policy.
+      const decision = input.server === undefined ? undefined : policy(input.server);
+      if (decision && !decision.allowed)
+        return { content: `Server command refused: ${decision.reason}`, isError: true };
       const width = input.width ?? 1280;
       const height = input.fullPage ? FULL_PAGE_HEIGHT : (input.height ?? DEFAULT_HEIGHT);
       const result = await ctx.sandbox.exec(SCREENSHOT_SCRIPT, {

@@ -149,6 +149,19 @@ describe('screenshot tool in a real local sandbox', () => {
     expect(files.map((f) => f.path)).not.toContain('server-ran');
   });
 
+  it('holds the server command to the shell policy, and runs nothing when it refuses it', async () => {
+    const acquired = await provider.acquire('shot-refused', { network: 'none' });
+    const { sandbox, commands } = counting(acquired);
+    const output = await createToolRegistry([createScreenshotTool()]).execute(
+      { id: 'call-push', name: 'screenshot', input: { url: 'http://127.0.0.1:8134/', server: 'git push origin main' } },
+      await context(sandbox),
+    );
+    await acquired.release();
+    expect(output.isError).toBe(true);
+    expect(output.content).toMatch(/^Server command refused: /);
+    expect(commands()).toBe(0);
+  });
+
   it('says so when nothing answers at the URL', async () => {
     const sandbox = await provider.acquire('shot-nothing', { network: 'none' });
     const registry = createToolRegistry([createScreenshotTool()]);
