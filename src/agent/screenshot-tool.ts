@@ -84,15 +84,15 @@ export function createScreenshotTool(options: { policy?: CommandPolicy | undefin
         name: `screenshot of ${url.href}`,
         ...size,
       };
-      return { content: await describeKept(image, bytes, ctx), images: [image] };
+      const said = `Screenshot of ${url.href} (${size.width}x${size.height}), attached.`;
+      return { content: `${said} ${await keepWithSession(image, bytes, ctx)}`.trim(), images: [image] };
     },
   };
 }
 
-/** Keeps the picture with the session, and says so (or why not) in the text the model reads. */
-async function describeKept(image: ModelImage, bytes: Uint8Array, ctx: ToolContext): Promise<ToolOutput['content']> {
-  const taken = `Screenshot of ${image.name.replace(/^screenshot of /, '')} (${image.width}x${image.height}), attached.`;
-  if (!ctx.artifacts) return taken;
+/** Keeps the picture with the session; says so (or why not) for the model, '' when there is nowhere to keep it. */
+async function keepWithSession(image: ModelImage, bytes: Uint8Array, ctx: ToolContext): Promise<ToolOutput['content']> {
+  if (!ctx.artifacts) return '';
   try {
     const kept = await ctx.artifacts.save({
       sessionId: ctx.sessionId,
@@ -103,9 +103,9 @@ async function describeKept(image: ModelImage, bytes: Uint8Array, ctx: ToolConte
       width: image.width,
       height: image.height,
     });
-    return `${taken} Kept with the session as artifact ${kept.id}.`;
+    return `Kept with the session as artifact ${kept.id}.`;
   } catch (error) {
     ctx.log.warn({ err: error }, 'the screenshot could not be kept with the session');
-    return `${taken} It could not be kept with the session.`;
+    return 'It could not be kept with the session.';
   }
 }
