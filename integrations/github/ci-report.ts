@@ -206,13 +206,12 @@ export async function replyToCiFailure(
   });
   // The replier may be called for the follow-up's first events while this post is under way: it
   // awaits the post through `comments` (a failure here retries the delivery, as before).
-  const posted = deps.comments.post(requestId, async () => {
+  await deps.comments.post(requestId, async () => {
     await deps.store.updateRequest(requestId, { sessionId: plan.sessionId });
     const progress = await postComment(octokit, place, body, signal);
     await deps.store.updateRequest(requestId, { commentId: progress.id });
     return progress.id;
   });
-  await posted;
 }
 
 /** `@bot autofix off|on` on a pull request: whether CI failures start follow-up runs there. */

@@ -308,7 +308,13 @@ async function replyToRequest(deps: SurfaceDeps, plan: ProgressPlan, outcome: In
   }
   const bound = store.updateRequest(plan.requestId, { sessionId: outcome.session.id });
   // Registered before the first await, so a replier called for the session's first events waits for it.
-  void deps.comments.post(plan.requestId, () => bound.then(() => postProgress(deps, plan)));
+  // A failed binding fails the delivery (awaited below), which retries it; nothing is posted then.
+  void deps.comments.post(plan.requestId, () =>
+    bound.then(
+      () => postProgress(deps, plan),
+      () => undefined,
+    ),
+  );
   await bound;
 }
 

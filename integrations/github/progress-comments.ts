@@ -23,7 +23,8 @@ export class ProgressComments {
   post(requestId: number, post: () => Promise<number | undefined>): Promise<number | undefined> {
     const posting = post();
     this.#posting.set(requestId, posting);
-    void posting.finally(() => this.#posting.delete(requestId));
+    const done = () => void this.#posting.delete(requestId);
+    posting.then(done, done);
     return posting;
   }
 
