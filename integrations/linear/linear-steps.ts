@@ -16,8 +16,10 @@ import { stableUuid } from './stable-uuid.ts';
  * an activity once, asking for the repository, and starting the session.
  */
 
+/** What the Linear surface works with: its tables, a workspace's API, the session service's lookups, the repositories. */
 export type LinearSurfaceDeps = {
   store: LinearStore;
+  /** The API with the workspace's token (linear-module.ts picks it). */
   api: (organizationId: string) => Promise<LinearApi>;
   context: Pick<IntegrationContext, 'publicUrl' | 'addThread' | 'findSession' | 'getSession'>;
   repos: RepoCatalog;
@@ -44,6 +46,7 @@ export type LinearPlan =
   | { kind: 'explain-stop'; organizationId: string; agentSessionId: string; seed: string }
   | { kind: 'ack-prompt'; organizationId: string; agentSessionId: string; sessionId: string; seed: string };
 
+/** What interpreting an AgentSessionEvent comes to: a command with its plan, or why there is none. */
 export type Interpreted = Normalized<LinearPlan>;
 
 /** One AgentSessionEvent being interpreted: the deps, the event, its workspace's API, its dedupe key. */

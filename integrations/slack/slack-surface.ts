@@ -24,6 +24,7 @@ export type SlackPlan =
   | { kind: 'take-pending'; thread: SlackThread }
   | { kind: 'say-not-running'; thread: SlackThread };
 
+/** What the requests logic works with: the session service's lookups, Slack's tables and API, the bot's identity. */
 export type SlackRequestDeps = {
   context: Pick<IntegrationContext, 'findSession' | 'sessionEvents'>;
   store: SlackStore;
@@ -56,6 +57,7 @@ type Interpreted = Normalized<SlackPlan>;
 
 const ignore = (reason: string): Interpreted => ({ kind: 'ignore', reason });
 
+/** The requests logic it hands deliveries to, and what its reply step posts and takes with. */
 export type SlackSurfaceDeps = { requests: SlackRequests; web: SlackWeb; store: Pick<SlackStore, 'takePending'> };
 
 /**
