@@ -4,15 +4,14 @@ import type { LinearClient } from '@linear/sdk';
 import { PatchbayError } from '../../src/core/errors.ts';
 import { createLinearApi, linearClient, type LinearApi, type LinearClientSource } from './linear-api.ts';
 import type { LinearConfig } from './linear-env.ts';
-import { createLinearIntegration } from './linear-integration.ts';
-import { linearRoutes, type Sealer } from './linear-routes.ts';
+import { createLinearReplier } from './linear-replier.ts';
+import type { Sealer } from './linear-install.ts';
+import { linearRoutes } from './linear-routes.ts';
 import { createLinearStore, type LinearStore } from './linear-store.ts';
-import { createLinearSurface, type RepoSource } from './linear-surface.ts';
+import type { RepoCatalog } from './linear-repo-choice.ts';
+import { createLinearSurface } from './linear-surface.ts';
 import { createLinearTokens, linearClientsFor, type RefreshFailure } from './linear-tokens.ts';
 import { stableUuid } from './stable-uuid.ts';
-
-/** The secret box, for the OAuth install flow's signed state and stored tokens. */
-export type SecretBox = Sealer & { open(sealed: string): string };
 
 /**
  * Linear as a surface of Patchbay, on Linear's Agent API: delegating an issue to the app or
@@ -24,8 +23,9 @@ export type SecretBox = Sealer & { open(sealed: string): string };
 export function createLinearModule(input: {
   config: LinearConfig;
   context: IntegrationContext;
-  repos: RepoSource;
-  box?: SecretBox;
+  repos: RepoCatalog;
+  /** The secret box, for the OAuth install flow's signed state and stored tokens. */
+  box?: Sealer;
 }): IntegrationModule {
   const { config, context } = input;
   const log = context.log.child({ integration: 'linear' });
@@ -86,7 +86,7 @@ export function createLinearModule(input: {
     );
   return {
     name: 'linear',
-    replier: createLinearIntegration({ store, api: apiFor, context, log }),
+    replier: createLinearReplier({ store, api: apiFor, context, log }),
     routes: linearRoutes({
       webhookSecret: config.webhookSecret,
       store,
