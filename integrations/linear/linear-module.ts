@@ -2,12 +2,13 @@ import type { Logger } from 'pino';
 import type { IntegrationContext, IntegrationModule } from '../integration-module.ts';
 import type { LinearClient } from '@linear/sdk';
 import { PatchbayError } from '../../src/core/errors.ts';
+import { isTerminal } from '../../src/core/session-status.ts';
 import { createLinearApi, linearClient, type LinearApi, type LinearClientSource } from './linear-api.ts';
 import type { LinearConfig } from './linear-env.ts';
 import { createLinearReplier } from './linear-replier.ts';
 import type { Sealer } from './linear-install.ts';
 import { linearRoutes } from './linear-routes.ts';
-import { createLinearStore, type LinearStore } from './linear-store.ts';
+import { createLinearStore, type LinearAgentSession, type LinearStore } from './linear-store.ts';
 import type { RepoCatalog } from './linear-repo-choice.ts';
 import { createLinearSurface } from './linear-surface.ts';
 import { createLinearTokens, linearClientsFor, type RefreshFailure } from './linear-tokens.ts';
@@ -57,7 +58,8 @@ export function createLinearModule(input: {
             clientSecret: config.oauth.clientSecret,
           },
           log,
-          onRefreshFailed: (failure) => tellRefreshFailed({ failure, store, apiUrl: config.apiUrl, installUrl, log }),
+          onRefreshFailed: (failure) =>
+            tellRefreshFailed({ failure, store, context, apiUrl: config.apiUrl, installUrl, log }),
         })
       : undefined;
   const installedApis = new Map<string, LinearApi>();
@@ -110,6 +112,20 @@ export function createLinearModule(input: {
   };
 }
 
+/** The workspace's agent sessions whose Patchbay session is still going (not completed, failed or cancelled). */
+async function openAgentSessions(
+  store: LinearStore,
+  context: Pick<IntegrationContext, 'getSession'>,
+  organizationId: string,
+): Promise<LinearAgentSession[]> {
+  const open: LinearAgentSession[] = [];
+  for (const agentSession of await store.agentSessionsWithSessions(organizationId)) {
+    const session = agentSession.sessionId ? await context.getSession(agentSession.sessionId) : undefined;
+    if (session && !isTerminal(session.status)) open.push(agentSession);
+  }
+  return open;
+}
+
 /**
  * A workspace whose token Linear will not refresh any more: one line in the log saying what to do,
  * and the same in the thread of each of its sessions still going, as an error activity, while the
@@ -118,12 +134,13 @@ export function createLinearModule(input: {
 async function tellRefreshFailed(input: {
   failure: RefreshFailure;
   store: LinearStore;
+  context: Pick<IntegrationContext, 'getSession'>;
   apiUrl: string;
   installUrl: string;
   log: Logger;
 }): Promise<void> {
   const { failure, log } = input;
-  const open = await input.store.openAgentSessions(failure.organizationId);
+  const open = await openAgentSessions(input.store, input.context, failure.organizationId);
   log.error(
     { organizationId: failure.organizationId, reason: failure.reason, openSessions: open.length },
     `Linear will not refresh the access token of workspace ${failure.organizationId} (${failure.reason}): a workspace admin must install Patchbay again at ${input.installUrl}; until then Patchbay cannot answer there once the current token expires`,

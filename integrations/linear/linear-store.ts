@@ -67,14 +67,13 @@ function agentSessionRows(db: Db) {
         .execute();
     },
 
-    /** The workspace's agent sessions whose Patchbay session is still going (not completed, failed or cancelled). */
-    async openAgentSessions(organizationId: string): Promise<LinearAgentSession[]> {
+    /** The workspace's agent sessions that started a Patchbay session (whose status the session store knows). */
+    async agentSessionsWithSessions(organizationId: string): Promise<LinearAgentSession[]> {
       const rows = await db
         .selectFrom('linear_agent_sessions')
-        .innerJoin('sessions', 'sessions.id', 'linear_agent_sessions.session_id')
-        .selectAll('linear_agent_sessions')
-        .where('linear_agent_sessions.organization_id', '=', organizationId)
-        .where('sessions.status', 'not in', ['completed', 'failed', 'cancelled'])
+        .selectAll()
+        .where('organization_id', '=', organizationId)
+        .where('session_id', 'is not', null)
         .execute();
       return rows.map(toSession);
     },
