@@ -29,6 +29,7 @@ import { loadSessionKnowledge, warnUnknownPrices } from './session-knowledge.ts'
 import { routeSession } from './session-route.ts';
 import { acquireSandbox, clearStaleGitLocks, noteRestored, resumeCheckpoints } from './session-workspace.ts';
 
+/** What a session run is given: its stores, sandboxes, model and tools, and the optional gates and checkpoints. */
 export type HarnessDeps = {
   /** Where the session is read and every step of its run is written (the session store). */
   store: RunLog;
