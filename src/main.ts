@@ -119,8 +119,22 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
     const context = integrationContext(config, { database, store, knowledge, pipeline, pageSessions, log });
     const modules = options.integrations ? await options.integrations(context) : [];
     const sandboxes: SandboxProvider | undefined = local ?? modal;
-    const parts = { database, models, egress, store, metrics, pipeline, knowledge, pageSessions, modules };
-    const roles = await startRoles(config, options, { ...parts, sandboxes, modal, restarts, log, shutdown });
+    const roles = await startRoles(config, options, {
+      database,
+      models,
+      egress,
+      store,
+      metrics,
+      pipeline,
+      knowledge,
+      pageSessions,
+      modules,
+      sandboxes,
+      modal,
+      restarts,
+      log,
+      shutdown,
+    });
     const { bus, queue, service, inbound } = pipeline;
     return {
       config,
@@ -171,7 +185,7 @@ type RootParts = {
  * connections and the stored deliveries (`surfaces`).
  */
 async function startRoles(config: Config, options: StartOptions, parts: RootParts) {
-  const { database, store, pipeline, modules, log, shutdown } = parts;
+  const { store, pipeline, modules, log, shutdown } = parts;
   const { bus, queue, inbound } = pipeline;
   // Each integration offers its hooks by name; the harness gets every one of a kind, in order.
   const publishers = modules.flatMap((m) => (m.publisher ? [m.publisher] : []));
@@ -187,7 +201,7 @@ async function startRoles(config: Config, options: StartOptions, parts: RootPart
     ? await startHttpServer(config, { ...parts, gitCredentials, integrationHealth })
     : undefined;
   const healthPort = options.serve ? undefined : config.workerHealthPort;
-  const healthUrl = healthPort === undefined ? undefined : await startHealthPort(healthPort, { ...parts, database });
+  const healthUrl = healthPort === undefined ? undefined : await startHealthPort(healthPort, parts);
   const integrations = surfacesHere
     ? await connectSurfaces(modules, surfaces, {
         inbound,
