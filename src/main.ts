@@ -14,7 +14,7 @@ import { knowledgeKey } from './harness/knowledge/load-knowledge.ts';
 import type { KnowledgeStore } from './harness/knowledge/knowledge-store.ts';
 import type { ModelProvider } from './models/model-provider.ts';
 import type { EventBus } from './sessions/event-bus.ts';
-import type { InboundPipeline, RetryPolicy } from './sessions/inbound-pipeline.ts';
+import type { InboundPipeline } from './sessions/inbound-pipeline.ts';
 import { createKnowledgeStore } from './sessions/knowledge-store.ts';
 import { createOutcomeStore } from './sessions/outcome-store.ts';
 import type { RunQueue } from './sessions/run-queue.ts';
@@ -29,7 +29,12 @@ import { startEventLog } from './start/start-event-log.ts';
 import { startHealthPort, startHttpServer } from './start/start-http.ts';
 import { startModels, type Models } from './start/start-model.ts';
 import { assertModalCredentials, startLocalSandboxes, startModalSandboxes } from './start/start-sandboxes.ts';
-import { startSessionPipeline, type SessionPipeline } from './start/start-sessions.ts';
+import {
+  startSessionPipeline,
+  type InboundTuning,
+  type QueueTuning,
+  type SessionPipeline,
+} from './start/start-sessions.ts';
 import { connectSurfaces, startThreadReplies } from './start/start-surfaces.ts';
 import { startSetupImageRefresher, startWorker } from './start/start-worker.ts';
 
@@ -80,11 +85,11 @@ export type StartOptions = {
   /** Builds the integrations (Slack, GitHub, Linear) once the session service exists. */
   integrations?: (context: IntegrationContext) => Promise<IntegrationModule[]>;
   /** Queue tuning, for tests that kill workers. */
-  queue?: { heartbeatSeconds?: number; monitorIntervalSeconds?: number; pollingIntervalSeconds?: number };
+  queue?: QueueTuning;
   /** How an integration unreachable at start is retried (tests shorten it). */
   integrationRetry?: StartRetry;
   /** Inbound pipeline tuning, for tests of retries. */
-  inbound?: { retry?: RetryPolicy; pollingIntervalSeconds?: number };
+  inbound?: InboundTuning;
 };
 
 /**

@@ -21,6 +21,7 @@ export type IntegrationHealth = {
   set(name: string, state: IntegrationState): void;
 };
 
+/** No integration's state yet: `/healthz` reports none until they start. */
 export function createIntegrationHealth(): IntegrationHealth {
   const states = new Map<string, IntegrationState>();
   return {

@@ -15,6 +15,7 @@ export type RestartRecovery = {
   spare(worker: { running(): ReadonlySet<string> }): void;
 };
 
+/** A recovery with no queue yet: a restart before the queue exists takes nothing back. */
 export function createRestartRecovery(log: Logger): RestartRecovery {
   const parts: { queue?: Pick<RunQueue, 'reclaimActive'>; worker?: { running(): ReadonlySet<string> } } = {};
   return {

@@ -13,6 +13,7 @@ export type Shutdown = {
   close(): Promise<void>;
 };
 
+/** An empty shutdown: steps are added as the parts they stop start. */
 export function createShutdown(log: Logger): Shutdown {
   const beginnings: (() => void)[] = [];
   const steps: (() => Promise<unknown>)[] = [];

@@ -3,16 +3,24 @@ import type { DatabaseHandle } from '../../db/database.ts';
 import { traceRunQueue } from '../api/run-tracer.ts';
 import type { Config } from '../config.ts';
 import { createEventBus, type EventBus } from '../sessions/event-bus.ts';
-import { createInboundPipeline, type InboundPipeline } from '../sessions/inbound-pipeline.ts';
+import { createInboundPipeline, type InboundPipeline, type RetryPolicy } from '../sessions/inbound-pipeline.ts';
 import { createRunQueue, type RunQueue } from '../sessions/run-queue.ts';
 import { createSessionService, type SessionService } from '../sessions/session-service.ts';
-import type { StartOptions } from '../main.ts';
 import type { EventLog } from './start-event-log.ts';
 import type { RestartRecovery } from './restart-recovery.ts';
 import type { Shutdown } from './shutdown.ts';
 
 /** What a request goes through: the inbound pipeline, the session service, the run queue and the bus. */
 export type SessionPipeline = { bus: EventBus; queue: RunQueue; service: SessionService; inbound: InboundPipeline };
+
+/** Run queue tuning, for tests that kill workers. */
+export type QueueTuning = {
+  heartbeatSeconds?: number;
+  monitorIntervalSeconds?: number;
+  pollingIntervalSeconds?: number;
+};
+/** Inbound pipeline tuning, for tests of retries. */
+export type InboundTuning = { retry?: RetryPolicy; pollingIntervalSeconds?: number };
 
 export type SessionPipelineDeps = {
   database: DatabaseHandle;
@@ -25,7 +33,7 @@ export type SessionPipelineDeps = {
 /** Builds the pipeline on the database; its queues are stopped before the bus at shutdown. */
 export async function startSessionPipeline(
   config: Config,
-  options: Pick<StartOptions, 'work' | 'queue' | 'inbound'>,
+  options: { work?: boolean | undefined; queue?: QueueTuning | undefined; inbound?: InboundTuning | undefined },
   deps: SessionPipelineDeps,
 ): Promise<SessionPipeline> {
   const { database, log, shutdown } = deps;
