@@ -195,7 +195,7 @@ function registerProbeRoutes(
   if (!metrics) return;
   app.get('/metrics', { config: { public: true } satisfies RouteConfig }, async (request, reply) => {
     // Prometheus sends the token as `bearer_token`; without one configured the API is loopback-only.
-    if (check && !check(request))
+    if (check && !(await check(request)))
       return reply
         .code(401)
         .header('www-authenticate', 'Bearer realm="patchbay"')
