@@ -36,7 +36,7 @@ import { linearRoutes } from '../integrations/linear/linear-routes.ts';
 import type { LinearStore } from '../integrations/linear/linear-store.ts';
 import type { GitHubClient } from '../integrations/github/github-client.ts';
 import type { GitHubStore } from '../integrations/github/github-store.ts';
-import { slackRoutes } from '../integrations/slack/slack-inbound.ts';
+import { slackRoutes } from '../integrations/slack/slack-routes.ts';
 import { verifySlackSignature } from '../integrations/slack/slack-signature.ts';
 import { createInboundPipeline } from '../src/sessions/inbound-pipeline.ts';
 import { createRunQueue } from '../src/sessions/run-queue.ts';

@@ -1,6 +1,18 @@
 import type { ColumnType, Generated } from 'kysely';
+import type { Counter, Json, Timestamp } from './column-types.ts';
 import type { SessionArtifactsTable } from './schema-artifacts.ts';
-import type { CommitSignalsTable, PullOutcomesTable } from './schema-outcomes.ts';
+import type {
+  GitHubCiFailuresTable,
+  GitHubInstallationReposTable,
+  GitHubInstallationsTable,
+  GitHubPullAutofixTable,
+  GitHubRequestsTable,
+  GitHubUserTokensTable,
+  LinearAgentSessionsTable,
+  LinearInstallationsTable,
+  SlackPendingTasksTable,
+  SlackPostsTable,
+} from './integration-tables.ts';
 
 /** Table types. JSON columns are validated with zod where they are read (see the stores). */
 export interface Database {
@@ -38,11 +50,6 @@ export interface Database {
   // session artifacts (018)
   session_artifacts: SessionArtifactsTable;
 }
-
-type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
-type Counter = ColumnType<number, number | undefined, number>;
-/** JSON columns: written as JSON text (JSON.stringify), read back parsed. */
-type Json = ColumnType<unknown, string, string>;
 
 export interface SessionsTable {
   id: string;
@@ -115,69 +122,6 @@ export interface DeliveriesTable {
   received_at: Timestamp;
 }
 
-/** A Slack request waiting for its repository (no repo named, or several to choose from). */
-export interface SlackPendingTasksTable {
-  thread_key: string;
-  thread: Json;
-  text: string;
-  actor: Json;
-  /** The repos offered when the message named several; null when it named none. */
-  candidates: Json | null;
-  created_at: Timestamp;
-}
-
-/** Messages Patchbay posted in a Slack thread, by purpose (status, a question, the final reply). */
-export interface SlackPostsTable {
-  thread_key: string;
-  post_key: string;
-  ts: string;
-  created_at: Timestamp;
-}
-
-/** Bigint ids from GitHub; read back as numbers (see the pg type parser in database.ts). */
-type BigId = ColumnType<number, number | string, number | string>;
-
-export interface GitHubInstallationsTable {
-  id: BigId;
-  account_login: string;
-  account_type: string;
-  repository_selection: string;
-  suspended: ColumnType<boolean, boolean | undefined, boolean>;
-  updated_at: Timestamp;
-}
-
-export interface GitHubInstallationReposTable {
-  installation_id: BigId;
-  repo_id: BigId;
-  /** owner/name, lower-case. */
-  full_name: string;
-}
-
-export interface GitHubRequestsTable {
-  id: Generated<number>;
-  /** Null until the session service has taken the request (the row is made first, so no event is missed). */
-  session_id: string | null;
-  thread_key: string;
-  owner: string;
-  repo: string;
-  number: number;
-  comment_kind: string;
-  /** Null until the progress comment is posted (after the hand-off, so the run starts first). */
-  comment_id: BigId | null;
-  start_seq: number;
-  last_body: string | null;
-  finished: ColumnType<boolean, boolean | undefined, boolean>;
-  created_at: Timestamp;
-}
-
-export interface GitHubUserTokensTable {
-  actor_key: string;
-  github_login: string;
-  github_id: BigId;
-  token_ciphertext: string;
-  updated_at: Timestamp;
-}
-
 // --- harness gates (006) ---
 
 export interface RepoKnowledgeTable {
@@ -221,30 +165,6 @@ export interface VerdictsTable {
   created_at: Timestamp;
 }
 
-/** An agent session Linear opened for Patchbay, and the Patchbay session it became. */
-export interface LinearAgentSessionsTable {
-  agent_session_id: string;
-  organization_id: string;
-  issue_id: string;
-  issue_identifier: string;
-  session_id: string | null;
-  pending: Json | null;
-  created_at: Timestamp;
-}
-
-/** A workspace the app was installed in through OAuth (actor=app). */
-export interface LinearInstallationsTable {
-  organization_id: string;
-  app_user_id: string;
-  token_ciphertext: string;
-  scope: string;
-  updated_at: Timestamp;
-  /** The refresh token, sealed like the access token; null for installs from before refresh tokens (013). */
-  refresh_token_ciphertext: string | null;
-  /** When the access token stops working; null when Linear did not say (013). */
-  expires_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
-}
-
 /** Every surface's verified deliveries, stored before the ack and worked from the job queue (migration 005). */
 export interface InboundDeliveriesTable {
   id: Generated<number>; // bigserial, read as a number (db/database.ts parses INT8 to numbers)
@@ -266,32 +186,6 @@ export interface InboundDeliveriesTable {
   finished_at: Timestamp | null;
   /** Deliveries with the same key are worked one at a time, in id order (migration 009-ordered-deliveries). */
   order_key: ColumnType<string | null, string | null | undefined, string | null>;
-}
-
-// --- GitHub CI follow-up (008) ---
-
-export interface GitHubCiFailuresTable {
-  id: Generated<string>;
-  owner: string;
-  repo: string;
-  number: number;
-  head_sha: string;
-  session_id: string;
-  claimed_by: string;
-  follow_up: boolean | null;
-  names: ColumnType<unknown, string | undefined, string>;
-  signature: string | null;
-  reason: string | null;
-  created_at: Timestamp;
-}
-
-export interface GitHubPullAutofixTable {
-  owner: string;
-  repo: string;
-  number: number;
-  enabled: boolean;
-  set_by: string;
-  updated_at: Timestamp;
 }
 
 // --- Modal sandboxes (010) ---
@@ -359,4 +253,51 @@ export interface PageSessionsTable {
   created_at: ColumnType<Date, Date | undefined, never>;
   expires_at: ColumnType<Date, Date, Date>;
   revoked_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+}
+
+// --- pull request outcomes (017) ---
+
+export interface PullOutcomesTable {
+  /** Lower case, as the key. */
+  owner: string;
+  repo: string;
+  number: number;
+  session_id: string;
+  url: string;
+  branch: string;
+  base_branch: string;
+  /** Patchbay's latest commit on the PR's branch. */
+  patchbay_commit: string;
+  opened_at: Timestamp;
+  /** open | merged | closed */
+  state: ColumnType<string, string | undefined, string>;
+  finished_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  finished_by: string | null;
+  merge_commit: string | null;
+  /** SHAs people pushed after Patchbay's latest commit (a JSON array). */
+  human_commits: ColumnType<string[], string | undefined, string>;
+  /** Ids of the reviews people submitted (a JSON array): one review round each. */
+  review_ids: ColumnType<number[], string | undefined, string>;
+  reverted_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  revert_commit: string | null;
+  /** The conclusion of CI on the merge commit (the default branch after the merge). */
+  merge_ci: string | null;
+  merge_ci_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  updated_at: Timestamp;
+}
+
+/**
+ * What the default branch's webhooks said about a commit (CI, a revert of it), kept for a merge
+ * commit whose pull request's merge is recorded after them: webhooks of a repository are not
+ * ordered with those of a pull request, so a status can be worked before the PR's `closed`.
+ */
+export interface CommitSignalsTable {
+  owner: string;
+  repo: string;
+  /** As the signal named it: a full SHA, or the prefix a revert message gave. */
+  commit: string;
+  ci: string | null;
+  ci_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  revert_commit: string | null;
+  reverted_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
 }

@@ -56,7 +56,7 @@ export type IntegrationModule = {
   name?: 'slack' | 'github' | 'linear';
   replier: ThreadReplier;
   /** Turns this integration's stored deliveries into Inbounds (see InboundSurface). */
-  surface?: InboundSurface;
+  surface?: InboundSurface<unknown>;
   routes?: (app: FastifyInstance) => Promise<void>;
   /**
    * Connects to the service. A retryable PatchbayError (`service_unavailable`) means it could not

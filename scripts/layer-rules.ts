@@ -83,7 +83,16 @@ export const layers: Layer[] = [
   },
   {
     name: 'root',
-    paths: ['src/main.ts', 'src/cli.ts', 'src/cli/', 'src/config.ts', 'src/logger.ts', 'src/wire-integrations.ts'],
+    paths: [
+      'src/main.ts',
+      'src/start/',
+      'src/cli.ts',
+      'src/cli/',
+      'src/config.ts',
+      'src/config/',
+      'src/logger.ts',
+      'src/wire-integrations.ts',
+    ],
     holds: 'composition root: the only place that reads the environment, builds clients and wires ports by name',
     mayImport: [
       'core',

@@ -1,6 +1,6 @@
 import { fenceUntrusted } from '../../src/core/quote-untrusted.ts';
 import type { PatchbayOctokit } from './github-client.ts';
-import { failedConclusions, type CiReport } from './classify-webhook.ts';
+import { failedConclusions, type CiReport } from './webhook-payloads.ts';
 
 /** Automatic follow-up runs per pull request; after that, people decide. */
 export const maxCiFollowUps = 2;

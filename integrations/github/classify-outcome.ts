@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { revertedCommit, type PullFinished, type PullKey } from '../../src/core/pull-outcome.ts';
-import { isBot } from './classify-webhook.ts';
+import { isBot } from './bot-mention.ts';
 import type { BotIdentity } from './github-client.ts';
 
 const User = z.object({ login: z.string(), type: z.string().optional() }).passthrough();

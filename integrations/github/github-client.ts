@@ -47,27 +47,7 @@ export function createGitHubClient(deps: {
   log: Logger;
 }) {
   const { log, store } = deps;
-  const Client = PatchbayOctokit.defaults({
-    baseUrl: deps.apiUrl,
-    userAgent: 'patchbay',
-    log: {
-      debug: () => undefined,
-      info: () => undefined,
-      warn: (message: string) => log.warn({ github: true }, message),
-      error: (message: string) => log.error({ github: true }, message),
-    },
-    throttle: {
-      // GitHub: wait for the reset and retry a few times; back off on secondary limits.
-      onRateLimit: (retryAfter: number, _options: unknown, _octokit: unknown, retryCount: number) => {
-        log.warn({ retryAfter, retryCount }, 'GitHub rate limit hit');
-        return retryCount < 2;
-      },
-      onSecondaryRateLimit: (retryAfter: number, _options: unknown, _octokit: unknown, retryCount: number) => {
-        log.warn({ retryAfter, retryCount }, 'GitHub secondary rate limit hit');
-        return retryCount < 1;
-      },
-    },
-  });
+  const Client = octokitClass(deps.apiUrl, log);
   const app = new App({
     appId: deps.appId,
     privateKey: toPkcs8(deps.privateKey),
@@ -155,6 +135,31 @@ export function createGitHubClient(deps: {
       return gitBasicAuthEnv(deps.gitUrl, 'x-access-token', token);
     },
   };
+}
+
+/** Patchbay's Octokit for one GitHub: its URL, its log in pino, and how it waits out rate limits. */
+function octokitClass(apiUrl: string, log: Logger) {
+  return PatchbayOctokit.defaults({
+    baseUrl: apiUrl,
+    userAgent: 'patchbay',
+    log: {
+      debug: () => undefined,
+      info: () => undefined,
+      warn: (message: string) => log.warn({ github: true }, message),
+      error: (message: string) => log.error({ github: true }, message),
+    },
+    throttle: {
+      // GitHub: wait for the reset and retry a few times; back off on secondary limits.
+      onRateLimit: (retryAfter: number, _options: unknown, _octokit: unknown, retryCount: number) => {
+        log.warn({ retryAfter, retryCount }, 'GitHub rate limit hit');
+        return retryCount < 2;
+      },
+      onSecondaryRateLimit: (retryAfter: number, _options: unknown, _octokit: unknown, retryCount: number) => {
+        log.warn({ retryAfter, retryCount }, 'GitHub secondary rate limit hit');
+        return retryCount < 1;
+      },
+    },
+  });
 }
 
 function splitKey(key: string): [number, string] {

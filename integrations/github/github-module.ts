@@ -2,16 +2,20 @@ import { readFile } from 'node:fs/promises';
 import type { IntegrationContext, IntegrationModule } from '../integration-module.ts';
 import { PatchbayError } from '../../src/core/errors.ts';
 import type { IdentityProof } from '../../src/core/identity-proof.ts';
-import { createGitHubClient } from './github-client.ts';
+import type { Logger } from 'pino';
+import type { Normalized, StoredDelivery } from '../../src/core/inbound-surface.ts';
+import { createGitHubClient, type GitHubClient } from './github-client.ts';
 import type { GitHubConfig } from './github-env.ts';
 import { createGitHubReplier } from './github-replier.ts';
 import { createPublisher } from './github-publish.ts';
-import { githubRoutes, oauthStartLink, PAGE_SIGN_IN_PATH } from './github-routes.ts';
+import { oauthStartLink, PAGE_SIGN_IN_PATH } from './github-oauth-routes.ts';
+import { githubRoutes } from './github-routes.ts';
 import { createGitHubStore } from './github-store.ts';
-import { createGitHubSurface } from './github-surface.ts';
-import { createSecretBox } from './secret-box.ts';
+import { createGitHubSurface, type GitHubPlan, type GitHubSurface } from './github-surface.ts';
+import { ProgressComments } from './progress-comments.ts';
+import { createSecretBox, type SecretBox } from './secret-box.ts';
 import { classifyOutcome } from './classify-outcome.ts';
-import { backfillOutcomes, recordOutcome } from './outcome-tracker.ts';
+import { OutcomeBackfill, recordOutcome } from './outcome-tracker.ts';
 
 /**
  * GitHub as a surface of Patchbay: webhooks in (mentions, reviews, the trigger label,
@@ -32,20 +36,10 @@ export async function createGitHubModule(
   proofs: readonly IdentityProof[] = [],
 ): Promise<GitHubModule> {
   const log = context.log.child({ integration: 'github' });
-  let privateKey = config.privateKey;
-  if (!privateKey && config.privateKeyPath) {
-    privateKey = await readFile(config.privateKeyPath, 'utf8').catch((error: unknown) => {
-      throw new PatchbayError('config_invalid', `GITHUB_APP_PRIVATE_KEY_PATH ${config.privateKeyPath} cannot be read`, {
-        cause: error,
-      });
-    });
-  }
-  if (!privateKey)
-    throw new PatchbayError('config_invalid', 'Set GITHUB_APP_PRIVATE_KEY or GITHUB_APP_PRIVATE_KEY_PATH');
   const store = createGitHubStore(context.db);
   const client = createGitHubClient({
     appId: config.appId,
-    privateKey,
+    privateKey: await readPrivateKey(config),
     apiUrl: config.apiUrl,
     gitUrl: config.gitUrl,
     ...(config.oauth && { oauth: config.oauth }),
@@ -53,10 +47,12 @@ export async function createGitHubModule(
     log,
   });
   const box = config.secretKey ? createSecretBox(config.secretKey) : undefined;
+  const comments = new ProgressComments(store);
   const surface = createGitHubSurface({
     client,
     store,
     context,
+    comments,
     gitUrl: config.gitUrl,
     triggerLabel: config.triggerLabel,
     log,
@@ -70,76 +66,115 @@ export async function createGitHubModule(
     draft: config.draft,
     log,
   });
-  const stopping = new AbortController();
-  const backfills = new Set<Promise<unknown>>();
+  const outcomes = new OutcomeBackfill({ client, ledger: context.outcomes, log });
   const signInLink =
     config.oauth && box
       ? (actor: { source: string; id: string }) => oauthStartLink(box, context.publicUrl, actor)
       : undefined;
-  // The page's GitHub sign-in, when allowed people are named and the page has a token to guard it.
-  const page =
-    config.pageSignIn && context.pageSessions ? { ...config.pageSignIn, sessions: context.pageSessions } : undefined;
-  if (config.pageSignIn && !context.pageSessions)
-    log.warn(
-      'WEB_SIGNIN_GITHUB_* is set but PATCHBAY_API_TOKEN is not: the page is open without sign-in, so GitHub sign-in to it is off',
-    );
+  const page = pageSignInRule(config, context, log);
   return {
     ...(signInLink && { signInLink }),
     ...(page && config.oauth && box && { pageSignIn: { name: 'GitHub', url: PAGE_SIGN_IN_PATH } }),
     installedRepos: () => store.installedRepos(),
     name: 'github',
-    replier: createGitHubReplier({ client, store, context, log }),
+    replier: createGitHubReplier({ client, store, context, comments, log }),
     routes: githubRoutes({
       webhookSecret: config.webhookSecret,
       store,
       inbox: context.inbox,
       client,
-      ...(config.oauth &&
-        box && {
-          oauth: {
-            clientId: config.oauth.clientId,
-            box,
-            gitUrl: config.gitUrl,
-            publicUrl: context.publicUrl,
-            proofs,
-            ...(page && { page }),
-          },
-        }),
+      ...(config.oauth && box && { oauth: oauthRoutes(config, config.oauth, box, context, proofs, page) }),
       log,
     }),
     async start() {
-      // Fails start-up on a wrong App ID or key, with one clear line, instead of at the first webhook;
-      // an unreachable GitHub is retried by the caller, without the client's own retries first.
-      const bot = await client.identity({ retries: 0 }).catch((error: unknown) => {
-        throw githubStartError(error, config.apiUrl);
-      });
-      log.info({ bot: bot.login }, 'GitHub App ready');
-      // In the background: start-up does not wait for a read of every earlier pull request.
-      backfills.add(
-        backfillOutcomes({ client, ledger: context.outcomes, log, signal: stopping.signal })
-          .then((done) => done.read > 0 && log.info(done, 'outcomes of earlier pull requests read from GitHub'))
-          .catch((error: unknown) => log.warn({ err: error }, 'could not read the outcomes of earlier pull requests')),
-      );
+      await checkApp(client, config.apiUrl, log);
+      outcomes.start();
     },
     async stop() {
-      stopping.abort();
-      await Promise.allSettled([...backfills]);
+      await outcomes.stop();
       await surface.stop();
     },
     surface: {
       ...surface,
-      // What a delivery says of the outcome of sessions' pull requests is recorded first; then the
-      // delivery means what it always meant (a request, a lesson, a CI follow-up, or nothing).
-      async interpret(delivery, signal) {
-        const payload = parseJson(delivery.body);
-        if (payload !== undefined)
-          await recordOutcome(classifyOutcome(delivery.kind, payload, await client.identity()), context.outcomes, log);
-        return surface.interpret(delivery, signal);
-      },
+      interpret: (delivery, signal) => interpretWithOutcome(client, context, surface, delivery, signal, log),
     },
     publisher: { name: 'github', publish },
     gitCredentials: { name: 'github', gitEnv: (repo) => client.gitEnv(repo) },
   };
+}
+
+/** The App's private key, as configured or read from its file. */
+async function readPrivateKey(config: GitHubConfig): Promise<string> {
+  let privateKey = config.privateKey;
+  if (!privateKey && config.privateKeyPath) {
+    privateKey = await readFile(config.privateKeyPath, 'utf8').catch((error: unknown) => {
+      throw new PatchbayError('config_invalid', `GITHUB_APP_PRIVATE_KEY_PATH ${config.privateKeyPath} cannot be read`, {
+        cause: error,
+      });
+    });
+  }
+  if (!privateKey)
+    throw new PatchbayError('config_invalid', 'Set GITHUB_APP_PRIVATE_KEY or GITHUB_APP_PRIVATE_KEY_PATH');
+  return privateKey;
+}
+
+/** The page's GitHub sign-in, when allowed people are named and the page has a token to guard it. */
+function pageSignInRule(config: GitHubConfig, context: IntegrationContext, log: Logger) {
+  if (config.pageSignIn && !context.pageSessions)
+    log.warn(
+      'WEB_SIGNIN_GITHUB_* is set but PATCHBAY_API_TOKEN is not: the page is open without sign-in, so GitHub sign-in to it is off',
+    );
+  return config.pageSignIn && context.pageSessions
+    ? { ...config.pageSignIn, sessions: context.pageSessions }
+    : undefined;
+}
+
+/** What the OAuth routes (sign-in for people, and the page's sign-in) need. */
+function oauthRoutes(
+  config: GitHubConfig,
+  oauth: { clientId: string },
+  box: SecretBox,
+  context: IntegrationContext,
+  proofs: readonly IdentityProof[],
+  page: ReturnType<typeof pageSignInRule>,
+) {
+  return {
+    clientId: oauth.clientId,
+    box,
+    gitUrl: config.gitUrl,
+    publicUrl: context.publicUrl,
+    proofs,
+    ...(page && { page }),
+  };
+}
+
+/**
+ * Fails start-up on a wrong App ID or key, with one clear line, instead of at the first webhook;
+ * an unreachable GitHub is retried by the caller, without the client's own retries first.
+ */
+async function checkApp(client: GitHubClient, apiUrl: string, log: Logger): Promise<void> {
+  const bot = await client.identity({ retries: 0 }).catch((error: unknown) => {
+    throw githubStartError(error, apiUrl);
+  });
+  log.info({ bot: bot.login }, 'GitHub App ready');
+}
+
+/**
+ * What a delivery says of the outcome of sessions' pull requests is recorded first; then the
+ * delivery means what it always meant (a request, a lesson, a CI follow-up, or nothing).
+ */
+async function interpretWithOutcome(
+  client: GitHubClient,
+  context: IntegrationContext,
+  surface: GitHubSurface,
+  delivery: StoredDelivery,
+  signal: AbortSignal,
+  log: Logger,
+): Promise<Normalized<GitHubPlan>> {
+  const payload = parseJson(delivery.body);
+  if (payload !== undefined)
+    await recordOutcome(classifyOutcome(delivery.kind, payload, await client.identity()), context.outcomes, log);
+  return surface.interpret(delivery, signal);
 }
 
 /**

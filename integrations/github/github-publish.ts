@@ -10,14 +10,7 @@ import { pullRequestBody, pullRequestTitle, sessionMarker } from './render-pull-
 import { renderEvidence, type GateDecision } from '../../src/core/evidence.ts';
 import type { SecretBox } from './secret-box.ts';
 
-/**
- * The harness's publish hook for GitHub repositories: opens the session branch's pull request, or
- * updates the one already open for that branch (so follow-up runs land in the same PR). It acts as
- * the requester when they connected their GitHub account, else as the App. A PR Patchbay did not
- * open (someone's own PR it was asked to work on) keeps its description. The PR becomes one of the
- * session's threads, so comments on it reach the session.
- */
-export function createPublisher(deps: {
+type PublishDeps = {
   client: GitHubClient;
   store: GitHubStore;
   context: IntegrationContext;
@@ -25,237 +18,297 @@ export function createPublisher(deps: {
   gitUrl: string;
   draft: boolean;
   log: Logger;
-}) {
-  const { client, store, context } = deps;
+};
 
-  async function asRequester(input: PublishInput, log: Logger): Promise<PatchbayOctokit | undefined> {
-    if (!deps.box) return undefined;
-    const requester = input.session.requester;
-    const stored = await store.userToken(`${requester.source}:${requester.id}`);
-    if (!stored) return undefined;
-    try {
-      return client.forUser(deps.box.open(stored.ciphertext));
-    } catch (error) {
-      log.warn({ err: error }, "the requester's stored GitHub token could not be used; opening the PR as the App");
-      return undefined;
-    }
-  }
+/** A pull request as publishing reads it; `ours` when Patchbay opened it (its description is Patchbay's). */
+type PublishedPull = { url: string; number: number; nodeId: string; draft: boolean; ours: boolean };
 
-  return async function publish(input: PublishInput): Promise<PublishedPullRequest | undefined> {
-    const repo = parseRepoUrl(input.session.repo, deps.gitUrl);
-    if (!repo) return undefined;
-    const log = deps.log.child({ sessionId: input.session.id });
-    const where = { owner: repo.owner, repo: repo.repo };
-    const request = { signal: input.signal };
-    const appOctokit = await client.forRepo(repo);
-    const bot = await client.identity();
-    const events = await context.sessionEvents(input.session.id, [
-      'diff-updated',
-      'tool-start',
-      'tool-end',
-      'check-finished',
-      'user-message',
-    ]);
-    const fixes = (await context.sessionThreads(input.session.id))
-      .filter((t): t is Extract<ThreadRef, { source: 'github' }> => t.source === 'github' && t.kind === 'issue')
-      .filter(
-        (t) => t.owner.toLowerCase() === repo.owner.toLowerCase() && t.repo.toLowerCase() === repo.repo.toLowerCase(),
-      )
-      .map((t) => t.number);
-    const sessionUrl = `${context.publicUrl}/sessions/${input.session.id}`;
-    const body = pullRequestBody({
-      session: input.session,
-      summary: input.summary,
-      events,
-      sessionUrl,
-      fixes,
-      ...(input.gate && { evidence: renderEvidence(input.gate) }),
-    });
+/** What opening or updating one pull request reads. */
+type PullContext = {
+  deps: PublishDeps;
+  input: PublishInput;
+  where: { owner: string; repo: string };
+  appOctokit: PatchbayOctokit;
+  body: string;
+  request: { signal: AbortSignal };
+  log: Logger;
+};
 
-    const { data: open } = await appOctokit.request('GET /repos/{owner}/{repo}/pulls', {
+/**
+ * The harness's publish hook for GitHub repositories: opens the session branch's pull request, or
+ * updates the one already open for that branch (so follow-up runs land in the same PR). It acts as
+ * the requester when they connected their GitHub account, else as the App. A PR Patchbay did not
+ * open (someone's own PR it was asked to work on) keeps its description. The PR becomes one of the
+ * session's threads, so comments on it reach the session.
+ */
+export function createPublisher(deps: PublishDeps) {
+  return (input: PublishInput): Promise<PublishedPullRequest | undefined> => publish(deps, input);
+}
+
+async function publish(deps: PublishDeps, input: PublishInput): Promise<PublishedPullRequest | undefined> {
+  const repo = parseRepoUrl(input.session.repo, deps.gitUrl);
+  if (!repo) return undefined;
+  const where = { owner: repo.owner, repo: repo.repo };
+  const sessionUrl = `${deps.context.publicUrl}/sessions/${input.session.id}`;
+  const pull: PullContext = {
+    deps,
+    input,
+    where,
+    appOctokit: await deps.client.forRepo(repo),
+    body: await describePull(deps, input, where, sessionUrl),
+    request: { signal: input.signal },
+    log: deps.log.child({ sessionId: input.session.id }),
+  };
+  const { data: open } = await pull.appOctokit.request('GET /repos/{owner}/{repo}/pulls', {
+    ...where,
+    head: `${repo.owner}:${input.branch}`,
+    state: 'open',
+    per_page: 10,
+    request: pull.request,
+  });
+  const existing = open.find((pr) => pr.head.ref === input.branch);
+  const pr = existing ? await updatePull(pull, existing) : await openPull(pull);
+  await deps.context.addThread(input.session.id, { source: 'github', ...where, number: pr.number, kind: 'pull' });
+  if (pr.ours)
+    await deps.context.outcomes.opened({
       ...where,
-      head: `${repo.owner}:${input.branch}`,
-      state: 'open',
-      per_page: 10,
-      request,
-    });
-    const existing = open.find((pr) => pr.head.ref === input.branch);
-    let pr: { url: string; number: number; nodeId: string; draft: boolean; ours: boolean };
-    if (existing) {
-      if ((existing.body ?? '').includes(sessionMarker(input.session.id))) {
-        const user = await asRequester(input, log);
-        await (user ?? appOctokit)
-          .request('PATCH /repos/{owner}/{repo}/pulls/{pull_number}', {
-            ...where,
-            pull_number: existing.number,
-            body,
-            request,
-          })
-          .catch(async (error: unknown) => {
-            if (!user) throw error;
-            log.warn({ err: error }, 'could not update the PR as the requester; updating it as the App');
-            await appOctokit.request('PATCH /repos/{owner}/{repo}/pulls/{pull_number}', {
-              ...where,
-              pull_number: existing.number,
-              body,
-              request,
-            });
-          });
-      }
-      pr = {
-        url: existing.html_url,
-        number: existing.number,
-        nodeId: existing.node_id,
-        draft: existing.draft ?? false,
-        ours: (existing.body ?? '').includes(sessionMarker(input.session.id)),
-      };
-    } else {
-      const params = {
-        ...where,
-        title: pullRequestTitle(input.session, bot.mention),
-        head: input.branch,
-        base: input.baseBranch,
-        body,
-        draft: deps.draft || input.gate !== undefined,
-        request,
-      };
-      const user = await asRequester(input, log);
-      const openAsRequesterOrApp = async () => {
-        try {
-          return (await (user ?? appOctokit).request('POST /repos/{owner}/{repo}/pulls', params)).data;
-        } catch (error) {
-          if (!user || noCommitsBetween(error)) throw error;
-          log.warn({ err: error }, 'could not open the PR as the requester; opening it as the App');
-          return (await appOctokit.request('POST /repos/{owner}/{repo}/pulls', params)).data;
-        }
-      };
-      const created = await openAsRequesterOrApp().catch((error: unknown) => {
-        if (!noCommitsBetween(error)) throw error;
-        // GitHub's 422 for a head its base already contains (merged meanwhile): nothing to review.
-        throw new PatchbayError(
-          'conflict',
-          `No pull request opened: ${repo.owner}/${repo.repo} branch ${input.branch} has no commits that ${input.baseBranch} does not already have (its changes are already in ${input.baseBranch}), so there is nothing to review.`,
-          { cause: error },
-        );
-      });
-      pr = {
-        url: created.html_url,
-        number: created.number,
-        nodeId: created.node_id,
-        draft: created.draft ?? false,
-        ours: true,
-      };
-      log.info({ pr: pr.url, asUser: user !== undefined }, 'pull request opened');
-    }
-    await context.addThread(input.session.id, {
-      source: 'github',
-      owner: repo.owner,
-      repo: repo.repo,
       number: pr.number,
-      kind: 'pull',
+      sessionId: input.session.id,
+      url: pr.url,
+      branch: input.branch,
+      baseBranch: input.baseBranch,
+      commit: input.commit,
+      at: new Date(),
     });
-    if (pr.ours)
-      await context.outcomes.opened({
-        ...where,
-        number: pr.number,
-        sessionId: input.session.id,
-        url: pr.url,
-        branch: input.branch,
-        baseBranch: input.baseBranch,
-        commit: input.commit,
-        at: new Date(),
+  if (input.gate)
+    await applyGate(pull.appOctokit, {
+      ...where,
+      sha: input.commit,
+      pr,
+      gate: input.gate,
+      sessionUrl,
+      signal: input.signal,
+      log: pull.log,
+    });
+  return { url: pr.url, number: pr.number };
+}
+
+/** The pull request's description: the session's summary, its work, the issues it fixes, the gate's evidence. */
+async function describePull(
+  deps: PublishDeps,
+  input: PublishInput,
+  repo: { owner: string; repo: string },
+  sessionUrl: string,
+): Promise<string> {
+  const { context } = deps;
+  const events = await context.sessionEvents(input.session.id, [
+    'diff-updated',
+    'tool-start',
+    'tool-end',
+    'check-finished',
+    'user-message',
+  ]);
+  const fixes = (await context.sessionThreads(input.session.id))
+    .filter((t): t is Extract<ThreadRef, { source: 'github' }> => t.source === 'github' && t.kind === 'issue')
+    .filter(
+      (t) => t.owner.toLowerCase() === repo.owner.toLowerCase() && t.repo.toLowerCase() === repo.repo.toLowerCase(),
+    )
+    .map((t) => t.number);
+  return pullRequestBody({
+    session: input.session,
+    summary: input.summary,
+    events,
+    sessionUrl,
+    fixes,
+    ...(input.gate && { evidence: renderEvidence(input.gate) }),
+  });
+}
+
+/** The requester's own client, when they connected their GitHub account and its token still opens. */
+async function asRequester(deps: PublishDeps, input: PublishInput, log: Logger): Promise<PatchbayOctokit | undefined> {
+  if (!deps.box) return undefined;
+  const requester = input.session.requester;
+  const stored = await deps.store.userToken(`${requester.source}:${requester.id}`);
+  if (!stored) return undefined;
+  try {
+    return deps.client.forUser(deps.box.open(stored.ciphertext));
+  } catch (error) {
+    log.warn({ err: error }, "the requester's stored GitHub token could not be used; opening the PR as the App");
+    return undefined;
+  }
+}
+
+/** The branch's open pull request: its description rewritten when Patchbay opened it, else left alone. */
+async function updatePull(
+  pull: PullContext,
+  existing: { number: number; html_url: string; node_id: string; draft?: boolean; body: string | null },
+): Promise<PublishedPull> {
+  const ours = (existing.body ?? '').includes(sessionMarker(pull.input.session.id));
+  if (ours) {
+    const user = await asRequester(pull.deps, pull.input, pull.log);
+    const update = (octokit: PatchbayOctokit) =>
+      octokit.request('PATCH /repos/{owner}/{repo}/pulls/{pull_number}', {
+        ...pull.where,
+        pull_number: existing.number,
+        body: pull.body,
+        request: pull.request,
       });
-    if (input.gate)
-      await applyGate(appOctokit, {
-        ...where,
-        sha: input.commit,
-        pr,
-        gate: input.gate,
-        sessionUrl,
-        signal: input.signal,
-        log,
-      });
-    return { url: pr.url, number: pr.number };
+    await update(user ?? pull.appOctokit).catch(async (error: unknown) => {
+      if (!user) throw error;
+      pull.log.warn({ err: error }, 'could not update the PR as the requester; updating it as the App');
+      await update(pull.appOctokit);
+    });
+  }
+  return {
+    url: existing.html_url,
+    number: existing.number,
+    nodeId: existing.node_id,
+    draft: existing.draft ?? false,
+    ours,
   };
 }
+
+/** Opens the branch's pull request, as the requester or else as the App (a draft when configured or gated). */
+async function openPull(pull: PullContext): Promise<PublishedPull> {
+  const { input, deps, log } = pull;
+  const bot = await deps.client.identity();
+  const params = {
+    ...pull.where,
+    title: pullRequestTitle(input.session, bot.mention),
+    head: input.branch,
+    base: input.baseBranch,
+    body: pull.body,
+    draft: deps.draft || input.gate !== undefined,
+    request: pull.request,
+  };
+  const user = await asRequester(deps, input, log);
+  const openAsRequesterOrApp = async () => {
+    try {
+      return (await (user ?? pull.appOctokit).request('POST /repos/{owner}/{repo}/pulls', params)).data;
+    } catch (error) {
+      if (!user || noCommitsBetween(error)) throw error;
+      log.warn({ err: error }, 'could not open the PR as the requester; opening it as the App');
+      return (await pull.appOctokit.request('POST /repos/{owner}/{repo}/pulls', params)).data;
+    }
+  };
+  const created = await openAsRequesterOrApp().catch((error: unknown) => {
+    if (!noCommitsBetween(error)) throw error;
+    // GitHub's 422 for a head its base already contains (merged meanwhile): nothing to review.
+    throw new PatchbayError(
+      'conflict',
+      `No pull request opened: ${pull.where.owner}/${pull.where.repo} branch ${input.branch} has no commits that ${input.baseBranch} does not already have (its changes are already in ${input.baseBranch}), so there is nothing to review.`,
+      { cause: error },
+    );
+  });
+  const pr = {
+    url: created.html_url,
+    number: created.number,
+    nodeId: created.node_id,
+    draft: created.draft ?? false,
+    ours: true,
+  };
+  log.info({ pr: pr.url, asUser: user !== undefined }, 'pull request opened');
+  return pr;
+}
+
+type GateInput = {
+  owner: string;
+  repo: string;
+  sha: string;
+  pr: { number: number; nodeId: string; draft: boolean; ours: boolean };
+  gate: GateDecision;
+  sessionUrl: string;
+  signal: AbortSignal;
+  log: Logger;
+};
 
 /**
  * The gate on GitHub: a `patchbay/verify` commit status on the exact head SHA (so branch protection
  * can require it), and the draft state: ready for review only when this SHA passed, back to draft
  * otherwise. REST cannot change draft state; GraphQL can. Only PRs Patchbay opened change state.
- * The PR's head is read right before and right after marking it ready: a head that moved (a person
- * or anything else pushed meanwhile) is not what passed, so the PR stays or turns draft and the new
- * head gets a failing status that says it was not verified.
  */
-async function applyGate(
-  octokit: PatchbayOctokit,
-  input: {
-    owner: string;
-    repo: string;
-    sha: string;
-    pr: { number: number; nodeId: string; draft: boolean; ours: boolean };
-    gate: GateDecision;
-    sessionUrl: string;
-    signal: AbortSignal;
-    log: Logger;
-  },
-): Promise<void> {
+async function applyGate(octokit: PatchbayOctokit, input: GateInput): Promise<void> {
   const { gate, pr } = input;
-  const request = { signal: input.signal };
-  const status = (sha: string, ready: boolean, description: string) =>
-    octokit.request('POST /repos/{owner}/{repo}/statuses/{sha}', {
-      owner: input.owner,
-      repo: input.repo,
-      sha,
-      state: ready ? 'success' : 'failure',
-      context: verifyStatusContext,
-      target_url: input.sessionUrl,
-      description: description.slice(0, 140),
-      request,
-    });
-  const head = async () =>
-    (
-      await octokit.request('GET /repos/{owner}/{repo}/pulls/{pull_number}', {
-        owner: input.owner,
-        repo: input.repo,
-        pull_number: pr.number,
-        request,
-      })
-    ).data.head.sha;
-  const moved = async (sha: string) => {
-    input.log.warn(
-      { pr: pr.number, verified: input.sha, head: sha },
-      'the pull request head moved past the verified commit',
-    );
-    await status(sha, false, `Not verified: pushed after Patchbay verified ${input.sha.slice(0, 12)}`);
-  };
-  await status(input.sha, gate.ready, gate.ready ? 'Checks and review passed' : gate.reasons.join('; '));
+  await setVerifyStatus(
+    octokit,
+    input,
+    input.sha,
+    gate.ready,
+    gate.ready ? 'Checks and review passed' : gate.reasons.join('; '),
+  );
   if (!pr.ours) return;
-  if (gate.ready) {
-    const before = await head();
-    if (before !== input.sha) {
-      await moved(before);
-      if (!pr.draft) await octokit.graphql(convertToDraft, { id: pr.nodeId, request });
-      return;
-    }
-    if (pr.draft) {
-      await octokit.graphql(markReady, { id: pr.nodeId, request });
-      input.log.info({ pr: pr.number, sha: input.sha }, 'pull request marked ready for review');
-    }
-    const after = await head();
-    if (after !== input.sha) {
-      await octokit.graphql(convertToDraft, { id: pr.nodeId, request });
-      await moved(after);
-    }
-  } else if (!pr.draft) {
-    await octokit.graphql(convertToDraft, { id: pr.nodeId, request });
+  if (gate.ready) return markReady(octokit, input);
+  if (!pr.draft) {
+    await octokit.graphql(convertToDraft, { id: pr.nodeId, request: { signal: input.signal } });
     input.log.info({ pr: pr.number, sha: input.sha }, 'pull request turned back to draft');
   }
 }
 
+/**
+ * Marks a passed PR ready for review, reading its head right before and right after: a head that
+ * moved (a person or anything else pushed meanwhile) is not what passed, so the PR stays or turns
+ * draft and the new head gets a failing status that says it was not verified.
+ */
+async function markReady(octokit: PatchbayOctokit, input: GateInput): Promise<void> {
+  const { pr } = input;
+  const request = { signal: input.signal };
+  const before = await headOf(octokit, input);
+  if (before !== input.sha) {
+    await headMoved(octokit, input, before);
+    if (!pr.draft) await octokit.graphql(convertToDraft, { id: pr.nodeId, request });
+    return;
+  }
+  if (pr.draft) {
+    await octokit.graphql(markReadyMutation, { id: pr.nodeId, request });
+    input.log.info({ pr: pr.number, sha: input.sha }, 'pull request marked ready for review');
+  }
+  const after = await headOf(octokit, input);
+  if (after !== input.sha) {
+    await octokit.graphql(convertToDraft, { id: pr.nodeId, request });
+    await headMoved(octokit, input, after);
+  }
+}
+
+function setVerifyStatus(octokit: PatchbayOctokit, input: GateInput, sha: string, ready: boolean, description: string) {
+  return octokit.request('POST /repos/{owner}/{repo}/statuses/{sha}', {
+    owner: input.owner,
+    repo: input.repo,
+    sha,
+    state: ready ? 'success' : 'failure',
+    context: verifyStatusContext,
+    target_url: input.sessionUrl,
+    description: description.slice(0, 140),
+    request: { signal: input.signal },
+  });
+}
+
+async function headOf(octokit: PatchbayOctokit, input: GateInput): Promise<string> {
+  const { data } = await octokit.request('GET /repos/{owner}/{repo}/pulls/{pull_number}', {
+    owner: input.owner,
+    repo: input.repo,
+    pull_number: input.pr.number,
+    request: { signal: input.signal },
+  });
+  return data.head.sha;
+}
+
+async function headMoved(octokit: PatchbayOctokit, input: GateInput, sha: string): Promise<void> {
+  input.log.warn(
+    { pr: input.pr.number, verified: input.sha, head: sha },
+    'the pull request head moved past the verified commit',
+  );
+  await setVerifyStatus(
+    octokit,
+    input,
+    sha,
+    false,
+    `Not verified: pushed after Patchbay verified ${input.sha.slice(0, 12)}`,
+  );
+}
+
 export const verifyStatusContext = 'patchbay/verify';
 
-const markReady = `mutation($id: ID!) {
+const markReadyMutation = `mutation($id: ID!) {
   markPullRequestReadyForReview(input: { pullRequestId: $id }) { pullRequest { id isDraft } }
 }`;
 export const convertToDraft = `mutation($id: ID!) {

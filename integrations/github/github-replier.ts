@@ -1,11 +1,11 @@
 import type { Logger } from 'pino';
-import { PatchbayError } from '../../src/core/errors.ts';
 import { threadKey } from '../../src/core/thread-ref.ts';
 import type { ThreadReplier, ThreadUpdate } from '../../src/core/thread-replier.ts';
 import type { IntegrationContext } from '../integration-module.ts';
 import type { GitHubClient } from './github-client.ts';
 import { editComment } from './github-comments.ts';
-import type { GitHubRequest, GitHubStore } from './github-store.ts';
+import type { GitHubStore } from './github-store.ts';
+import type { ProgressComments } from './progress-comments.ts';
 import { readBatch, renderProgress } from './render-progress.ts';
 
 /**
@@ -18,21 +18,11 @@ export function createGitHubReplier(deps: {
   client: GitHubClient;
   store: GitHubStore;
   context: IntegrationContext;
+  /** Where the first progress comment of a request, posted by the surface's reply step, is awaited. */
+  comments: ProgressComments;
   log: Logger;
 }): ThreadReplier {
-  const { client, store, context } = deps;
-
-  // The webhook worker posts the progress comment just after the hand-off (writes are throttled to
-  // one a second); wait for it briefly, then leave the batch for the notifier's retry.
-  async function withComment(request: GitHubRequest, signal: AbortSignal): Promise<GitHubRequest> {
-    for (let waited = 0; request.commentId === null; waited += 200) {
-      if (waited >= 10_000 || signal.aborted)
-        throw new PatchbayError('conflict', 'the progress comment is not posted yet', { retryable: true });
-      await new Promise((resolve) => setTimeout(resolve, 200));
-      request = (await store.openRequests(request.threadKey)).find((r) => r.id === request.id) ?? request;
-    }
-    return request;
-  }
+  const { client, store, context, comments } = deps;
 
   return {
     source: 'github',
@@ -44,7 +34,8 @@ export function createGitHubReplier(deps: {
       if (open.length === 0) return { state };
       // A request superseded by a newer one (an answer to the question it ended with) is done.
       for (const older of open.slice(0, -1)) await store.updateRequest(older.id, { finished: true });
-      const request = await withComment(open.at(-1)!, signal);
+      const request = open.at(-1)!;
+      const commentId = await comments.commentId(request, signal);
       const fresh = (await context.getSession(session.id)) ?? session;
       const batch = readBatch(events, request.startSeq, fresh.status);
       const bot = await client.identity();
@@ -72,7 +63,7 @@ export function createGitHubReplier(deps: {
         await editComment(
           octokit,
           { owner: request.owner, repo: request.repo },
-          { kind: request.commentKind, id: request.commentId! },
+          { kind: request.commentKind, id: commentId },
           body,
           signal,
         );

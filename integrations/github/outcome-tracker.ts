@@ -106,3 +106,31 @@ export async function backfillOutcomes(deps: {
   }
   return { read, finished };
 }
+
+/**
+ * The backfill as the module runs it: in the background from each start (start-up does not wait
+ * for a read of every earlier pull request), stopped and awaited at shutdown.
+ */
+export class OutcomeBackfill {
+  readonly #deps: { client: GitHubClient; ledger: OutcomeLedger; log: Logger };
+  readonly #stopping = new AbortController();
+  readonly #running = new Set<Promise<unknown>>();
+
+  constructor(deps: { client: GitHubClient; ledger: OutcomeLedger; log: Logger }) {
+    this.#deps = deps;
+  }
+
+  start(): void {
+    const { log } = this.#deps;
+    this.#running.add(
+      backfillOutcomes({ ...this.#deps, signal: this.#stopping.signal })
+        .then((done) => done.read > 0 && log.info(done, 'outcomes of earlier pull requests read from GitHub'))
+        .catch((error: unknown) => log.warn({ err: error }, 'could not read the outcomes of earlier pull requests')),
+    );
+  }
+
+  async stop(): Promise<void> {
+    this.#stopping.abort();
+    await Promise.allSettled([...this.#running]);
+  }
+}

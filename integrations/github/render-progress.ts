@@ -60,7 +60,7 @@ function renderStatusBody(view: ProgressView): string {
 }
 
 /**
- * Reads a delivery batch for one request (events after `startSeq`): the last tool step, the PR
+ * Reads a batch of events for one request (those after `startSeq`): the last tool step, the PR
  * link, and whether the run reached a point where the request is answered (done, failed,
  * stopped, or a question).
  */

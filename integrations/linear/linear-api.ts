@@ -101,138 +101,168 @@ export function createLinearApi(deps: {
   sleep?: (ms: number) => Promise<void>;
   attempts?: number;
 }): LinearApi {
-  const { log } = deps;
-  const source: LinearClientSource = deps.client instanceof LinearClient ? fixedClient(deps.client) : deps.client;
-  const sleep = deps.sleep ?? ((ms: number) => new Promise((resolve) => setTimeout(resolve, ms)));
-  const attempts = deps.attempts ?? 4;
-
-  async function call<T>(what: string, run: (client: LinearClient) => Promise<T>, signal?: AbortSignal): Promise<T> {
-    let client = await source.current(signal);
-    let refreshed = false;
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await run(client);
-      } catch (raw) {
-        const error =
-          raw instanceof LinearError ? raw : parseLinearError(raw as Parameters<typeof parseLinearError>[0]);
-        const type = error.type ?? 'Unknown';
-        if (type === 'AuthenticationError' && !refreshed) {
-          // Once per call: a token refused right after a refresh is not going to be taken on a retry.
-          refreshed = true;
-          const next = await source.refused(client, signal);
-          if (next) {
-            log.info({ call: what }, 'Linear refused the access token; refreshed it and trying again');
-            client = next;
-            attempt -= 1;
-            continue;
-          }
-        }
-        const graphql = error.errors?.map((e) => ({ type: e.type, message: e.message }));
-        const retryable = retryableTypes.has(type);
-        log.warn(
-          { call: what, linearErrorType: type, status: error.status, errors: graphql, attempt },
-          `Linear ${what} failed: ${error.message}`,
-        );
-        if (!retryable || attempt >= attempts || signal?.aborted) {
-          throw new PatchbayError(
-            type === 'AuthenticationError' || type === 'Forbidden'
-              ? 'unauthorized'
-              : retryable
-                ? 'internal'
-                : 'invalid_input',
-            `Linear ${what} failed (${type}): ${error.message}`,
-            {
-              cause: error,
-              retryable,
-            },
-          );
-        }
-        const retryAfter = (error as { retryAfter?: number }).retryAfter;
-        await sleep(retryAfter !== undefined ? Math.min(retryAfter * 1000, 10_000) : 250 * 2 ** (attempt - 1));
-      }
-    }
-  }
-
-  function request<T>(query: string, variables: Record<string, unknown>): (client: LinearClient) => Promise<T> {
-    // The SDK's own GraphQL client: same endpoint, headers and error parsing as its typed methods.
-    return (client) => client.client.request<T, Record<string, unknown>>(query, variables);
-  }
-
-  /** Whether Linear holds the activity `id` in this agent session (a create answered with an error may still have landed). */
-  async function holdsActivity(agentSessionId: string, id: string, signal?: AbortSignal): Promise<boolean> {
-    const found = await call(
-      'agentActivity',
-      request<{ agentActivity: { id: string; agentSession: { id: string } } }>(
-        'query patchbayActivity($id: String!) { agentActivity(id: $id) { id agentSession { id } } }',
-        { id },
-      ),
-      signal,
-    ).catch(() => undefined);
-    return found?.agentActivity.agentSession.id === agentSessionId;
-  }
-
+  const caller: LinearCaller = {
+    source: deps.client instanceof LinearClient ? fixedClient(deps.client) : deps.client,
+    log: deps.log,
+    sleep: deps.sleep ?? ((ms: number) => new Promise((resolve) => setTimeout(resolve, ms))),
+    attempts: deps.attempts ?? 4,
+  };
   return {
-    async postActivity(agentSessionId, activity, signal) {
-      const input: AgentActivityCreateInput = {
-        agentSessionId,
-        content: activity.content,
-        ...(activity.id && { id: activity.id }),
-        ...(activity.ephemeral && { ephemeral: true }),
-        ...(activity.options?.length && {
-          signal: 'select' as NonNullable<AgentActivityCreateInput['signal']>,
-          signalMetadata: { options: activity.options },
-        }),
-      };
-      try {
-        await call(
-          `agentActivityCreate (${activity.content.type})`,
-          (client) => client.createAgentActivity(input),
-          signal,
-        );
-      } catch (error) {
-        // A repeated delivery re-posts activities with the ids they already have: if Linear holds
-        // that id in this session, it is done. Asked by id, not read from the refusal's wording.
-        if (activity.id && (await holdsActivity(agentSessionId, activity.id, signal))) return;
-        throw error;
-      }
-    },
+    postActivity: (agentSessionId, activity, signal) => postActivity(caller, agentSessionId, activity, signal),
     async updateSession(agentSessionId, input, signal) {
       await call(
+        caller,
         'agentSessionUpdate',
         (client) => client.updateAgentSession(agentSessionId, input as AgentSessionUpdateInput),
         signal,
       );
     },
-    async issue(issueId) {
-      const { issue } = await call('issue', request<IssueQueryResult>(issueQuery, { id: issueId }));
-      return {
-        id: issue.id,
-        identifier: issue.identifier,
-        stateType: issue.state.type,
-        delegateId: issue.delegate?.id ?? null,
-        authorName: issue.creator?.name ?? null,
-        teamKey: issue.team.key,
-        states: [...issue.team.states.nodes].sort((a, b) => a.position - b.position),
-        attachmentUrls: issue.attachments.nodes.map((a) => a.url),
-      };
-    },
+    issue: (issueId) => issueForWork(caller, issueId),
     async moveIssue(issueId, stateId) {
-      await call('issueUpdate', (client) => client.updateIssue(issueId, { stateId }));
+      await call(caller, 'issueUpdate', (client) => client.updateIssue(issueId, { stateId }));
     },
     async suggestRepositories(issueId, agentSessionId, candidates) {
       if (candidates.length === 0) return [];
-      const payload = await call('issueRepositorySuggestions', (client) =>
+      const payload = await call(caller, 'issueRepositorySuggestions', (client) =>
         client.issueRepositorySuggestions(candidates, issueId, { agentSessionId }),
       );
       return payload.suggestions.map((s) => ({ repositoryFullName: s.repositoryFullName, confidence: s.confidence }));
     },
     async viewerId() {
       const { viewer } = await call(
+        caller,
         'viewer',
         request<{ viewer: { id: string } }>('query patchbayViewer { viewer { id } }', {}),
       );
       return viewer.id;
     },
+  };
+}
+
+/** What every call to Linear goes through: where its client comes from, the log, the retry policy. */
+type LinearCaller = {
+  source: LinearClientSource;
+  log: Logger;
+  sleep: (ms: number) => Promise<void>;
+  attempts: number;
+};
+
+/** One call to Linear, with the token refreshed once when refused and retryable failures retried. */
+async function call<T>(
+  caller: LinearCaller,
+  what: string,
+  run: (client: LinearClient) => Promise<T>,
+  signal?: AbortSignal,
+): Promise<T> {
+  const { source, log } = caller;
+  let client = await source.current(signal);
+  let refreshed = false;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await run(client);
+    } catch (raw) {
+      const error = raw instanceof LinearError ? raw : parseLinearError(raw as Parameters<typeof parseLinearError>[0]);
+      const type = error.type ?? 'Unknown';
+      if (type === 'AuthenticationError' && !refreshed) {
+        // Once per call: a token refused right after a refresh is not going to be taken on a retry.
+        refreshed = true;
+        const next = await source.refused(client, signal);
+        if (next) {
+          log.info({ call: what }, 'Linear refused the access token; refreshed it and trying again');
+          client = next;
+          attempt -= 1;
+          continue;
+        }
+      }
+      const graphql = error.errors?.map((e) => ({ type: e.type, message: e.message }));
+      const retryable = retryableTypes.has(type);
+      log.warn(
+        { call: what, linearErrorType: type, status: error.status, errors: graphql, attempt },
+        `Linear ${what} failed: ${error.message}`,
+      );
+      if (!retryable || attempt >= caller.attempts || signal?.aborted)
+        throw linearFailure(what, type, error, retryable);
+      const retryAfter = (error as { retryAfter?: number }).retryAfter;
+      await caller.sleep(retryAfter !== undefined ? Math.min(retryAfter * 1000, 10_000) : 250 * 2 ** (attempt - 1));
+    }
+  }
+}
+
+/** A failed call as a coded error: refused (unauthorized), worth another try later (internal), or not. */
+function linearFailure(what: string, type: string, error: LinearError, retryable: boolean): PatchbayError {
+  const code =
+    type === 'AuthenticationError' || type === 'Forbidden' ? 'unauthorized' : retryable ? 'internal' : 'invalid_input';
+  return new PatchbayError(code, `Linear ${what} failed (${type}): ${error.message}`, { cause: error, retryable });
+}
+
+function request<T>(query: string, variables: Record<string, unknown>): (client: LinearClient) => Promise<T> {
+  // The SDK's own GraphQL client: same endpoint, headers and error parsing as its typed methods.
+  return (client) => client.client.request<T, Record<string, unknown>>(query, variables);
+}
+
+/** Posts an activity; a repeated post of an id Linear already holds in this session counts as done. */
+async function postActivity(
+  caller: LinearCaller,
+  agentSessionId: string,
+  activity: Activity,
+  signal?: AbortSignal,
+): Promise<void> {
+  const input: AgentActivityCreateInput = {
+    agentSessionId,
+    content: activity.content,
+    ...(activity.id && { id: activity.id }),
+    ...(activity.ephemeral && { ephemeral: true }),
+    ...(activity.options?.length && {
+      signal: 'select' as NonNullable<AgentActivityCreateInput['signal']>,
+      signalMetadata: { options: activity.options },
+    }),
+  };
+  try {
+    await call(
+      caller,
+      `agentActivityCreate (${activity.content.type})`,
+      (client) => client.createAgentActivity(input),
+      signal,
+    );
+  } catch (error) {
+    // A repeated delivery re-posts activities with the ids they already have: if Linear holds
+    // that id in this session, it is done. Asked by id, not read from the refusal's wording.
+    if (activity.id && (await holdsActivity(caller, agentSessionId, activity.id, signal))) return;
+    throw error;
+  }
+}
+
+/** Whether Linear holds the activity `id` in this agent session (a create answered with an error may still have landed). */
+async function holdsActivity(
+  caller: LinearCaller,
+  agentSessionId: string,
+  id: string,
+  signal?: AbortSignal,
+): Promise<boolean> {
+  const found = await call(
+    caller,
+    'agentActivity',
+    request<{ agentActivity: { id: string; agentSession: { id: string } } }>(
+      'query patchbayActivity($id: String!) { agentActivity(id: $id) { id agentSession { id } } }',
+      { id },
+    ),
+    signal,
+  ).catch(() => undefined);
+  return found?.agentActivity.agentSession.id === agentSessionId;
+}
+
+/** The issue as the surface works from it: its state, delegate, author, team states and attachments. */
+async function issueForWork(caller: LinearCaller, issueId: string): Promise<IssueForWork> {
+  const { issue } = await call(caller, 'issue', request<IssueQueryResult>(issueQuery, { id: issueId }));
+  return {
+    id: issue.id,
+    identifier: issue.identifier,
+    stateType: issue.state.type,
+    delegateId: issue.delegate?.id ?? null,
+    authorName: issue.creator?.name ?? null,
+    teamKey: issue.team.key,
+    states: [...issue.team.states.nodes].sort((a, b) => a.position - b.position),
+    attachmentUrls: issue.attachments.nodes.map((a) => a.url),
   };
 }
 

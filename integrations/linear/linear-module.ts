@@ -2,17 +2,17 @@ import type { Logger } from 'pino';
 import type { IntegrationContext, IntegrationModule } from '../integration-module.ts';
 import type { LinearClient } from '@linear/sdk';
 import { PatchbayError } from '../../src/core/errors.ts';
+import { isTerminal } from '../../src/core/session-status.ts';
 import { createLinearApi, linearClient, type LinearApi, type LinearClientSource } from './linear-api.ts';
 import type { LinearConfig } from './linear-env.ts';
-import { createLinearIntegration } from './linear-integration.ts';
-import { linearRoutes, type Sealer } from './linear-routes.ts';
-import { createLinearStore, type LinearStore } from './linear-store.ts';
-import { createLinearSurface, type RepoSource } from './linear-surface.ts';
+import { createLinearReplier } from './linear-replier.ts';
+import type { Sealer } from './linear-install.ts';
+import { linearRoutes } from './linear-routes.ts';
+import { createLinearStore, type LinearAgentSession, type LinearStore } from './linear-store.ts';
+import type { RepoCatalog } from './linear-repo-choice.ts';
+import { createLinearSurface } from './linear-surface.ts';
 import { createLinearTokens, linearClientsFor, type RefreshFailure } from './linear-tokens.ts';
 import { stableUuid } from './stable-uuid.ts';
-
-/** The secret box, for the OAuth install flow's signed state and stored tokens. */
-export type SecretBox = Sealer & { open(sealed: string): string };
 
 /**
  * Linear as a surface of Patchbay, on Linear's Agent API: delegating an issue to the app or
@@ -24,8 +24,9 @@ export type SecretBox = Sealer & { open(sealed: string): string };
 export function createLinearModule(input: {
   config: LinearConfig;
   context: IntegrationContext;
-  repos: RepoSource;
-  box?: SecretBox;
+  repos: RepoCatalog;
+  /** The secret box, for the OAuth install flow's signed state and stored tokens. */
+  box?: Sealer;
 }): IntegrationModule {
   const { config, context } = input;
   const log = context.log.child({ integration: 'linear' });
@@ -57,7 +58,8 @@ export function createLinearModule(input: {
             clientSecret: config.oauth.clientSecret,
           },
           log,
-          onRefreshFailed: (failure) => tellRefreshFailed({ failure, store, apiUrl: config.apiUrl, installUrl, log }),
+          onRefreshFailed: (failure) =>
+            tellRefreshFailed({ failure, store, context, apiUrl: config.apiUrl, installUrl, log }),
         })
       : undefined;
   const installedApis = new Map<string, LinearApi>();
@@ -86,7 +88,7 @@ export function createLinearModule(input: {
     );
   return {
     name: 'linear',
-    replier: createLinearIntegration({ store, api: apiFor, context, log }),
+    replier: createLinearReplier({ store, api: apiFor, context, log }),
     routes: linearRoutes({
       webhookSecret: config.webhookSecret,
       store,
@@ -110,6 +112,20 @@ export function createLinearModule(input: {
   };
 }
 
+/** The workspace's agent sessions whose Patchbay session is still going (not completed, failed or cancelled). */
+async function openAgentSessions(
+  store: LinearStore,
+  context: Pick<IntegrationContext, 'getSession'>,
+  organizationId: string,
+): Promise<LinearAgentSession[]> {
+  const open: LinearAgentSession[] = [];
+  for (const agentSession of await store.agentSessionsWithSessions(organizationId)) {
+    const session = agentSession.sessionId ? await context.getSession(agentSession.sessionId) : undefined;
+    if (session && !isTerminal(session.status)) open.push(agentSession);
+  }
+  return open;
+}
+
 /**
  * A workspace whose token Linear will not refresh any more: one line in the log saying what to do,
  * and the same in the thread of each of its sessions still going, as an error activity, while the
@@ -118,12 +134,13 @@ export function createLinearModule(input: {
 async function tellRefreshFailed(input: {
   failure: RefreshFailure;
   store: LinearStore;
+  context: Pick<IntegrationContext, 'getSession'>;
   apiUrl: string;
   installUrl: string;
   log: Logger;
 }): Promise<void> {
   const { failure, log } = input;
-  const open = await input.store.openAgentSessions(failure.organizationId);
+  const open = await openAgentSessions(input.store, input.context, failure.organizationId);
   log.error(
     { organizationId: failure.organizationId, reason: failure.reason, openSessions: open.length },
     `Linear will not refresh the access token of workspace ${failure.organizationId} (${failure.reason}): a workspace admin must install Patchbay again at ${input.installUrl}; until then Patchbay cannot answer there once the current token expires`,

@@ -25,23 +25,12 @@ export type LinearStore = ReturnType<typeof createLinearStore>;
 
 /** The Linear integration's own tables (migration 007): its agent sessions and installations. */
 export function createLinearStore(db: Db) {
-  const toSession = (row: {
-    agent_session_id: string;
-    organization_id: string;
-    issue_id: string;
-    issue_identifier: string;
-    session_id: string | null;
-    pending: unknown;
-  }): LinearAgentSession => ({
-    agentSessionId: row.agent_session_id,
-    organizationId: row.organization_id,
-    issueId: row.issue_id,
-    issueIdentifier: row.issue_identifier,
-    sessionId: row.session_id,
-    pending: row.pending == null ? null : PendingTask.parse(row.pending),
-  });
+  return { ...agentSessionRows(db), ...installationRows(db) };
+}
 
-  return {
+/** `linear_agent_sessions`: each Linear agent session, its Patchbay session and a task waiting for its repository. */
+function agentSessionRows(db: Db) {
+  const store = {
     async saveAgentSession(input: Omit<LinearAgentSession, 'sessionId' | 'pending'>): Promise<LinearAgentSession> {
       await db
         .insertInto('linear_agent_sessions')
@@ -53,7 +42,7 @@ export function createLinearStore(db: Db) {
         })
         .onConflict((oc) => oc.column('agent_session_id').doNothing())
         .execute();
-      return (await this.agentSession(input.agentSessionId))!;
+      return (await store.agentSession(input.agentSessionId))!;
     },
 
     async agentSession(agentSessionId: string): Promise<LinearAgentSession | undefined> {
@@ -78,6 +67,23 @@ export function createLinearStore(db: Db) {
         .execute();
     },
 
+    /** The workspace's agent sessions that started a Patchbay session (whose status the session store knows). */
+    async agentSessionsWithSessions(organizationId: string): Promise<LinearAgentSession[]> {
+      const rows = await db
+        .selectFrom('linear_agent_sessions')
+        .selectAll()
+        .where('organization_id', '=', organizationId)
+        .where('session_id', 'is not', null)
+        .execute();
+      return rows.map(toSession);
+    },
+  };
+  return store;
+}
+
+/** `linear_installations`: each workspace's app user and sealed tokens. */
+function installationRows(db: Db) {
+  return {
     async saveInstallation(
       input: InstallationTokens & { organizationId: string; appUserId: string; scope: string },
     ): Promise<void> {
@@ -138,18 +144,24 @@ export function createLinearStore(db: Db) {
         return result;
       });
     },
+  };
+}
 
-    /** The workspace's agent sessions whose Patchbay session is still going (not completed, failed or cancelled). */
-    async openAgentSessions(organizationId: string): Promise<LinearAgentSession[]> {
-      const rows = await db
-        .selectFrom('linear_agent_sessions')
-        .innerJoin('sessions', 'sessions.id', 'linear_agent_sessions.session_id')
-        .selectAll('linear_agent_sessions')
-        .where('linear_agent_sessions.organization_id', '=', organizationId)
-        .where('sessions.status', 'not in', ['completed', 'failed', 'cancelled'])
-        .execute();
-      return rows.map(toSession);
-    },
+function toSession(row: {
+  agent_session_id: string;
+  organization_id: string;
+  issue_id: string;
+  issue_identifier: string;
+  session_id: string | null;
+  pending: unknown;
+}): LinearAgentSession {
+  return {
+    agentSessionId: row.agent_session_id,
+    organizationId: row.organization_id,
+    issueId: row.issue_id,
+    issueIdentifier: row.issue_identifier,
+    sessionId: row.session_id,
+    pending: row.pending == null ? null : PendingTask.parse(row.pending),
   };
 }
 

@@ -67,20 +67,16 @@ export function createLinearTokens(deps: {
   onRefreshFailed: (failure: RefreshFailure) => Promise<void>;
   now?: () => number;
 }) {
-  const { store, box, log } = deps;
-  const now = deps.now ?? Date.now;
+  const context: TokenContext = {
+    ...deps,
+    now: deps.now ?? Date.now,
+    refusedRefresh: new Map(),
+    retryAt: new Map(),
+  };
+  const { store, box } = deps;
   const inflight = new Map<string, Promise<string | undefined>>();
-  /** Refresh tokens Linear refused for good, per workspace: asking again cannot help. */
-  const refusedRefresh = new Map<string, string>();
-  const retryAt = new Map<string, number>();
 
-  function due(installation: Installation): boolean {
-    if (!installation.expiresAt) return false;
-    const expires = installation.expiresAt.getTime();
-    const margin = Math.min(5 * 60_000, (expires - installation.updatedAt.getTime()) / 4);
-    return now() >= expires - margin;
-  }
-
+  /** One refresh per workspace in flight in this process: callers join the one running. */
   function refresh(
     organizationId: string,
     refusedToken: string | undefined,
@@ -88,111 +84,11 @@ export function createLinearTokens(deps: {
   ): Promise<string | undefined> {
     const running = inflight.get(organizationId);
     if (running) return running;
-    const started = refreshHoldingRow(organizationId, refusedToken, signal).finally(() =>
+    const started = refreshHoldingRow(context, organizationId, refusedToken, signal).finally(() =>
       inflight.delete(organizationId),
     );
     inflight.set(organizationId, started);
     return started;
-  }
-
-  async function refreshHoldingRow(
-    organizationId: string,
-    refusedToken: string | undefined,
-    signal?: AbortSignal,
-  ): Promise<string | undefined> {
-    let failure: RefreshFailure | undefined;
-    const token = await store.withInstallationLocked(organizationId, async (installation) => {
-      if (!installation) return { result: undefined };
-      const stored = box.open(installation.ciphertext);
-      // Someone (another flight, another process) refreshed it since the caller looked: take theirs.
-      if (refusedToken !== undefined ? stored !== refusedToken : !due(installation)) return { result: stored };
-      const fallback = refusedToken !== undefined ? undefined : stored;
-      if (!installation.refreshCiphertext) {
-        failure = {
-          organizationId,
-          reason: 'no refresh token is stored for it (installed before Linear issued refresh tokens)',
-          permanent: true,
-          accessToken: stored,
-          refreshCiphertext: null,
-        };
-        return { result: fallback };
-      }
-      if (refusedRefresh.get(organizationId) === installation.refreshCiphertext) return { result: fallback };
-      if (refusedToken === undefined && now() < (retryAt.get(organizationId) ?? 0)) return { result: fallback };
-      const answer = await grant(box.open(installation.refreshCiphertext), signal);
-      if ('failed' in answer) {
-        if (answer.permanent) refusedRefresh.set(organizationId, installation.refreshCiphertext);
-        else retryAt.set(organizationId, now() + transientBackoffMs);
-        failure = {
-          organizationId,
-          reason: answer.failed,
-          permanent: answer.permanent,
-          accessToken: stored,
-          refreshCiphertext: installation.refreshCiphertext,
-        };
-        return { result: fallback };
-      }
-      retryAt.delete(organizationId);
-      // A grant that did not rotate the refresh token leaves the one there is.
-      const save = {
-        ...answer.tokens,
-        refreshCiphertext: answer.tokens.refreshCiphertext ?? installation.refreshCiphertext,
-      };
-      log.info(
-        { organizationId, expiresAt: save.expiresAt?.toISOString() },
-        refusedToken !== undefined
-          ? 'refreshed the Linear access token Linear refused'
-          : 'refreshed the Linear access token before it expires',
-      );
-      return { save, result: answer.tokens.accessToken };
-    });
-    if (failure) {
-      if (failure.permanent)
-        await deps
-          .onRefreshFailed(failure)
-          .catch((error: unknown) =>
-            log.warn(
-              { err: error, organizationId },
-              'could not tell the workspace that its Linear token cannot be refreshed',
-            ),
-          );
-      else
-        log.warn(
-          { organizationId, reason: failure.reason },
-          'could not refresh the Linear access token; trying again in 30 s',
-        );
-    }
-    return token;
-  }
-
-  /** The `refresh_token` grant at Linear's token endpoint. */
-  async function grant(
-    refreshToken: string,
-    signal?: AbortSignal,
-  ): Promise<{ tokens: InstallationTokens & { accessToken: string } } | { failed: string; permanent: boolean }> {
-    const { tokenUrl, clientId, clientSecret } = deps.endpoint;
-    let response: Response;
-    try {
-      response = await (deps.endpoint.fetch ?? fetch)(tokenUrl, {
-        method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        body: new URLSearchParams({
-          grant_type: 'refresh_token',
-          refresh_token: refreshToken,
-          client_id: clientId,
-          client_secret: clientSecret,
-        }),
-        signal: signal ? AbortSignal.any([signal, AbortSignal.timeout(15_000)]) : AbortSignal.timeout(15_000),
-      });
-    } catch (error) {
-      return { failed: `the token endpoint could not be reached (${(error as Error).message})`, permanent: false };
-    }
-    const body = (await response.json().catch(() => ({}))) as { error?: unknown };
-    const tokens = response.ok ? tokensToStore(body, box, now()) : undefined;
-    if (tokens) return { tokens };
-    const reason = typeof body.error === 'string' ? body.error : `HTTP ${response.status}`;
-    // 4xx (invalid_grant, invalid_client): this refresh token or app will not be taken again.
-    return { failed: reason, permanent: response.status >= 400 && response.status < 500 };
   }
 
   return {
@@ -205,7 +101,7 @@ export function createLinearTokens(deps: {
       const installation = await store.installation(organizationId);
       if (!installation) return undefined;
       const stored = box.open(installation.ciphertext);
-      if (!due(installation)) return stored;
+      if (!due(installation, context.now())) return stored;
       // A refresh that fails leaves the token there is: it may still have minutes to live.
       return (await refresh(organizationId, undefined, signal)) ?? stored;
     },
@@ -214,6 +110,137 @@ export function createLinearTokens(deps: {
       return refresh(organizationId, token, signal);
     },
   };
+}
+
+/** What refreshing works with, and what it remembers between refreshes (per workspace). */
+type TokenContext = {
+  store: LinearStore;
+  box: TokenSealer;
+  endpoint: TokenEndpoint;
+  log: Logger;
+  onRefreshFailed: (failure: RefreshFailure) => Promise<void>;
+  now: () => number;
+  /** Refresh tokens Linear refused for good, per workspace: asking again cannot help. */
+  refusedRefresh: Map<string, string>;
+  /** When a workspace whose refresh failed for a while may be asked again. */
+  retryAt: Map<string, number>;
+};
+
+/** In the last quarter of its life, at most five minutes before it ends. */
+function due(installation: Installation, now: number): boolean {
+  if (!installation.expiresAt) return false;
+  const expires = installation.expiresAt.getTime();
+  const margin = Math.min(5 * 60_000, (expires - installation.updatedAt.getTime()) / 4);
+  return now >= expires - margin;
+}
+
+/** Refreshes holding the installation's row, so processes sharing the database take turns; then reports a failure. */
+async function refreshHoldingRow(
+  context: TokenContext,
+  organizationId: string,
+  refusedToken: string | undefined,
+  signal?: AbortSignal,
+): Promise<string | undefined> {
+  const { log } = context;
+  const { token, failure } = await context.store.withInstallationLocked(organizationId, (installation) =>
+    refreshLocked(context, { organizationId, refusedToken, installation }, signal),
+  );
+  if (failure?.permanent)
+    await context
+      .onRefreshFailed(failure)
+      .catch((error: unknown) =>
+        log.warn(
+          { err: error, organizationId },
+          'could not tell the workspace that its Linear token cannot be refreshed',
+        ),
+      );
+  else if (failure)
+    log.warn(
+      { organizationId, reason: failure.reason },
+      'could not refresh the Linear access token; trying again in 30 s',
+    );
+  return token;
+}
+
+type Refreshed = { token: string | undefined; failure?: RefreshFailure };
+
+/** The refresh itself, under the row lock: the tokens to store, the token to use, and why it failed. */
+async function refreshLocked(
+  context: TokenContext,
+  input: { organizationId: string; refusedToken: string | undefined; installation: Installation | undefined },
+  signal?: AbortSignal,
+): Promise<{ save?: InstallationTokens; result: Refreshed }> {
+  const { organizationId, refusedToken, installation } = input;
+  const { box, now } = context;
+  if (!installation) return { result: { token: undefined } };
+  const stored = box.open(installation.ciphertext);
+  // Someone (another flight, another process) refreshed it since the caller looked: take theirs.
+  if (refusedToken !== undefined ? stored !== refusedToken : !due(installation, now()))
+    return { result: { token: stored } };
+  const fallback = refusedToken !== undefined ? undefined : stored;
+  const refreshCiphertext = installation.refreshCiphertext;
+  if (!refreshCiphertext) {
+    const reason = 'no refresh token is stored for it (installed before Linear issued refresh tokens)';
+    const failure = { organizationId, reason, permanent: true, accessToken: stored, refreshCiphertext: null };
+    return { result: { token: fallback, failure } };
+  }
+  if (context.refusedRefresh.get(organizationId) === refreshCiphertext) return { result: { token: fallback } };
+  if (refusedToken === undefined && now() < (context.retryAt.get(organizationId) ?? 0))
+    return { result: { token: fallback } };
+  const answer = await grant(context, box.open(refreshCiphertext), signal);
+  if ('failed' in answer) {
+    if (answer.permanent) context.refusedRefresh.set(organizationId, refreshCiphertext);
+    else context.retryAt.set(organizationId, now() + transientBackoffMs);
+    const failure = {
+      organizationId,
+      reason: answer.failed,
+      permanent: answer.permanent,
+      accessToken: stored,
+      refreshCiphertext,
+    };
+    return { result: { token: fallback, failure } };
+  }
+  context.retryAt.delete(organizationId);
+  // A grant that did not rotate the refresh token leaves the one there is.
+  const save = { ...answer.tokens, refreshCiphertext: answer.tokens.refreshCiphertext ?? refreshCiphertext };
+  context.log.info(
+    { organizationId, expiresAt: save.expiresAt?.toISOString() },
+    refusedToken !== undefined
+      ? 'refreshed the Linear access token Linear refused'
+      : 'refreshed the Linear access token before it expires',
+  );
+  return { save, result: { token: answer.tokens.accessToken } };
+}
+
+/** The `refresh_token` grant at Linear's token endpoint. */
+async function grant(
+  context: Pick<TokenContext, 'endpoint' | 'box' | 'now'>,
+  refreshToken: string,
+  signal?: AbortSignal,
+): Promise<{ tokens: InstallationTokens & { accessToken: string } } | { failed: string; permanent: boolean }> {
+  const { tokenUrl, clientId, clientSecret } = context.endpoint;
+  let response: Response;
+  try {
+    response = await (context.endpoint.fetch ?? fetch)(tokenUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        grant_type: 'refresh_token',
+        refresh_token: refreshToken,
+        client_id: clientId,
+        client_secret: clientSecret,
+      }),
+      signal: signal ? AbortSignal.any([signal, AbortSignal.timeout(15_000)]) : AbortSignal.timeout(15_000),
+    });
+  } catch (error) {
+    return { failed: `the token endpoint could not be reached (${(error as Error).message})`, permanent: false };
+  }
+  const body = (await response.json().catch(() => ({}))) as { error?: unknown };
+  const tokens = response.ok ? tokensToStore(body, context.box, context.now()) : undefined;
+  if (tokens) return { tokens };
+  const reason = typeof body.error === 'string' ? body.error : `HTTP ${response.status}`;
+  // 4xx (invalid_grant, invalid_client): this refresh token or app will not be taken again.
+  return { failed: reason, permanent: response.status >= 400 && response.status < 500 };
 }
 
 /** SDK clients for a workspace's current token, a new one whenever the token changes. */

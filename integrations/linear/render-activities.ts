@@ -1,5 +1,5 @@
 import { queueNotice } from '../../src/core/queue-notice.ts';
-import type { StoredEvent } from '../../src/core/events.ts';
+import type { SessionEvent, StoredEvent } from '../../src/core/events.ts';
 import { describeToolCall } from '../../src/core/tool-call.ts';
 import type { SessionRecord } from '../../src/core/session-record.ts';
 import type { Activity, PlanStep } from './linear-api.ts';
@@ -32,6 +32,13 @@ export type LinearThreadState = {
 
 export const initialPlan = (): PlanStep[] => planTitles.map((content) => ({ content, status: 'pending' }));
 
+type Rendered = Activity & { seed: string };
+type SessionView = Pick<SessionRecord, 'status' | 'result' | 'error' | 'repo'>;
+type EventOf<T extends SessionEvent['type']> = Extract<SessionEvent, { type: T }>;
+
+/** What rendering one event reads and changes: the thread's state, the session, its page link. */
+type RenderContext = { state: LinearThreadState; session: SessionView; sessionLink: string };
+
 /**
  * Turns a batch of session events into Linear agent activities and the session plan: thoughts for
  * phases, an action per finished tool step (noisy ones ephemeral), an elicitation per question
@@ -42,208 +49,188 @@ export const initialPlan = (): PlanStep[] => planTitles.map((content) => ({ cont
 export function renderActivities(input: {
   events: StoredEvent[];
   state: LinearThreadState;
-  session: Pick<SessionRecord, 'status' | 'result' | 'error' | 'repo'>;
+  session: SessionView;
   sessionUrl: string;
-}): { activities: (Activity & { seed: string })[]; state: LinearThreadState } {
-  const { sessionUrl } = input;
+}): { activities: Rendered[]; state: LinearThreadState } {
   const state: LinearThreadState = {
     ...input.state,
     plan: input.state.plan.map((s) => ({ ...s })),
     openCalls: { ...input.state.openCalls },
   };
-  const activities: (Activity & { seed: string })[] = [];
-  /** Sets a step's status; the checks and the verdict join the plan when the harness runs them. */
-  const markStep = (content: string, status: PlanStep['status'], onlyIfPresent = false) => {
-    let step = state.plan.find((s) => s.content === content);
-    if (!step) {
-      if (onlyIfPresent) return;
-      step = { content, status };
-      const at = state.plan.findIndex((s) => s.content === 'Commit and push the branch');
-      state.plan.splice(at < 0 ? state.plan.length : at, 0, step);
-      // Steps before a new one are behind it.
-      for (const before of state.plan.slice(0, state.plan.indexOf(step)))
-        if (before.status === 'inProgress' || before.status === 'pending') before.status = 'completed';
-    }
-    step.status = status;
+  const context: RenderContext = {
+    state,
+    session: input.session,
+    sessionLink: `[Patchbay session](${input.sessionUrl})`,
   };
-  const finishPlan = (outcome: PlanStep['status']) => {
-    for (const step of state.plan) if (step.status === 'pending' || step.status === 'inProgress') step.status = outcome;
-  };
-  const sessionLink = `[Patchbay session](${sessionUrl})`;
-
+  const activities: Rendered[] = [];
   for (const { seq, event } of input.events) {
     if (seq <= state.shownSeq) continue;
-    const add = (activity: Activity, part = 0) => {
-      if (
-        !state.ended ||
-        activity.content.type === 'response' ||
-        activity.content.type === 'error' ||
-        activity.content.type === 'elicitation'
-      )
-        activities.push({ ...activity, seed: `${seq}:${part}` });
-    };
     if (event.type === 'status-changed') state.ended = ['completed', 'failed', 'cancelled'].includes(event.to);
     if (event.type === 'user-message') state.ended = false;
-    switch (event.type) {
-      case 'user-message':
-        // Linear shows its own prompts; words from Slack or GitHub are news here.
-        if (event.actor.source !== 'linear' && event.actor.source !== 'system') {
-          add({
-            content: {
-              type: 'thought',
-              body: `${event.actor.name} wrote on ${sourceName(event.actor.source)}:\n\n${quote(event.text)}`,
-            },
-          });
-        }
-        break;
-      case 'status-changed':
-        if (event.to === 'running') {
-          if (state.plan[0]?.status === 'pending') markStep('Prepare the workspace', 'inProgress');
-          if (event.from === 'queued') add({ content: { type: 'thought', body: 'Working on it.' }, ephemeral: true });
-        } else if (event.to === 'completed') {
-          const pr = state.prUrl ?? input.session.result?.prUrl;
-          const summary = input.session.result?.summary?.trim();
-          if (pr) finishPlan('completed');
-          else finishPlan(input.session.result?.commit ? 'completed' : 'canceled');
-          const outcome = pr
-            ? `Pull request: ${pr}`
-            : input.session.result?.commit
-              ? `Pushed ${input.session.result.commit.slice(0, 12)}.`
-              : 'No changes were needed.';
-          add({
-            content: {
-              type: 'response',
-              body: `${summary ? `${clip(summary, 4000)}\n\n` : ''}${outcome}\n\n${sessionLink}`,
-            },
-          });
-        } else if (event.to === 'failed') {
-          finishPlan('canceled');
-          add({
-            content: {
-              type: 'error',
-              body: `I could not finish: ${clip(event.reason ?? input.session.error ?? 'the run failed', 2000)}\n\n${sessionLink}`,
-            },
-          });
-        } else if (event.to === 'cancelled') {
-          finishPlan('canceled');
-          const pushed = state.plan.find((p) => p.content === 'Commit and push the branch')?.status === 'completed';
-          const sofar = state.prUrl
-            ? `So far: ${state.prUrl}`
-            : pushed
-              ? 'So far the changes are pushed to the session branch.'
-              : 'Nothing was pushed.';
-          add({
-            content: {
-              type: 'response',
-              body: `Stopped${event.reason ? ` (${event.reason})` : ''}. ${sofar}\n\n${sessionLink}`,
-            },
-          });
-        }
-        break;
-      case 'queue-waiting':
-      case 'queue-started':
-        add({ content: { type: 'thought', body: queueNotice(event) } });
-        break;
-      case 'workspace-ready':
-        markStep('Prepare the workspace', 'completed');
-        markStep('Make the changes', 'inProgress');
-        add({
-          content: {
-            type: 'thought',
-            body: `Workspace ready on branch \`${event.branch}\` (from \`${event.baseBranch}\`).`,
-          },
-        });
-        break;
-      case 'tool-start': {
-        const call = describeToolCall(event.name, event.input);
-        state.openCalls[event.callId] = { name: event.name, parameter: call.detail };
-        if (!noisyTools.has(event.name))
-          add({ content: { type: 'action', action: call.action, parameter: call.detail }, ephemeral: true });
-        break;
-      }
-      case 'tool-end': {
-        const call = state.openCalls[event.callId];
-        delete state.openCalls[event.callId];
-        const result = event.isError ? `Failed: ${firstLines(event.output)}` : firstLines(event.output) || 'done';
-        add({
-          content: {
-            type: 'action',
-            action: describeToolCall(event.name, undefined).action,
-            parameter: call?.parameter ?? '',
-            result,
-          },
-          ...(noisyTools.has(event.name) && { ephemeral: true }),
-        });
-        break;
-      }
-      case 'question-asked': {
-        const choices = event.choices ?? [];
-        const body = `${event.question}${event.recommended ? `\n\nI recommend: ${event.recommended}` : ''}`;
-        add({
-          content: { type: 'elicitation', body },
-          ...(choices.length > 0 && { options: choices.map((value) => ({ value })) }),
-        });
-        break;
-      }
-      case 'check-finished': {
-        const step = event.phase === 'setup' ? 'Set up' : 'Check';
-        if (event.phase === 'check') markStep('Run the checks', 'inProgress');
-        const result =
-          event.outcome === 'passed'
-            ? 'passed'
-            : `${event.outcome}${event.reason ? `: ${event.reason}` : ''}${event.logTail.trim() ? `\n${firstLines(lastLines(event.logTail))}` : ''}`;
-        add({ content: { type: 'action', action: step, parameter: `${event.name}: ${event.command}`, result } });
-        break;
-      }
-      case 'verification-finished':
-        markStep('Run the checks', 'completed', true);
-        markStep('Verify the work', event.outcome === 'passed' ? 'completed' : 'inProgress');
-        add({
-          content: {
-            type: 'thought',
-            body: `Verification ${event.outcome === 'not-run' ? 'did not run' : event.outcome}: ${clip(event.summary, 1000)}`,
-          },
-        });
-        break;
-      case 'review-gate':
-        if (!event.ready && event.reasons.length)
-          add({
-            content: {
-              type: 'thought',
-              body: `Not marking the pull request ready: ${clip(event.reasons.join('; '), 1000)}`,
-            },
-          });
-        break;
-      case 'budget-reached':
-        add({
-          content: { type: 'thought', body: `The ${event.kind} budget is spent (${event.spent} of ${event.limit}).` },
-        });
-        break;
-      case 'ci-failed':
-        add({
-          content: {
-            type: 'thought',
-            body: `CI failed on the pull request: ${event.name}${event.url ? ` (${event.url})` : ''}.${event.followUp ? ' Working on a fix.' : event.reason ? ` ${event.reason}` : ''}`,
-          },
-        });
-        break;
-      case 'branch-pushed':
-        for (const step of state.plan) if (step.content !== 'Open the pull request') step.status = 'completed';
-        markStep('Open the pull request', 'inProgress');
-        add({ content: { type: 'thought', body: `Pushed \`${event.commit.slice(0, 12)}\` to \`${event.branch}\`.` } });
-        break;
-      case 'pr-opened':
-        markStep('Open the pull request', 'completed');
-        state.prUrl = event.url;
-        add({ content: { type: 'thought', body: `Pull request: ${event.url}` } });
-        break;
-      default:
-        break;
-    }
+    const activity = activityFor(event, context);
+    if (activity && shownAfterEnd(state, activity)) activities.push({ ...activity, seed: `${seq}:0` });
     state.shownSeq = seq;
   }
   return { activities, state };
 }
+
+/** Once the session ended, only what ends it (or asks) is shown. */
+function shownAfterEnd(state: LinearThreadState, activity: Activity): boolean {
+  const { type } = activity.content;
+  return !state.ended || type === 'response' || type === 'error' || type === 'elicitation';
+}
+
+/** The one activity an event shows in Linear, if any; updates the plan and the thread's state on the way. */
+function activityFor(event: SessionEvent, context: RenderContext): Activity | undefined {
+  const { state } = context;
+  switch (event.type) {
+    case 'user-message':
+      // Linear shows its own prompts; words from Slack or GitHub are news here.
+      if (event.actor.source === 'linear' || event.actor.source === 'system') return undefined;
+      return thought(`${event.actor.name} wrote on ${sourceName(event.actor.source)}:\n\n${quote(event.text)}`);
+    case 'status-changed':
+      return statusActivity(event, context);
+    case 'queue-waiting':
+    case 'queue-started':
+      return thought(queueNotice(event));
+    case 'workspace-ready':
+      markStep(state.plan, 'Prepare the workspace', 'completed');
+      markStep(state.plan, 'Make the changes', 'inProgress');
+      return thought(`Workspace ready on branch \`${event.branch}\` (from \`${event.baseBranch}\`).`);
+    case 'tool-start':
+      return toolStartActivity(event, state);
+    case 'tool-end':
+      return toolEndActivity(event, state);
+    case 'question-asked': {
+      const choices = event.choices ?? [];
+      const body = `${event.question}${event.recommended ? `\n\nI recommend: ${event.recommended}` : ''}`;
+      return {
+        content: { type: 'elicitation', body },
+        ...(choices.length > 0 && { options: choices.map((value) => ({ value })) }),
+      };
+    }
+    case 'check-finished':
+      return checkActivity(event, state);
+    case 'verification-finished':
+      markStep(state.plan, 'Run the checks', 'completed', true);
+      markStep(state.plan, 'Verify the work', event.outcome === 'passed' ? 'completed' : 'inProgress');
+      return thought(
+        `Verification ${event.outcome === 'not-run' ? 'did not run' : event.outcome}: ${clip(event.summary, 1000)}`,
+      );
+    case 'review-gate':
+      if (event.ready || !event.reasons.length) return undefined;
+      return thought(`Not marking the pull request ready: ${clip(event.reasons.join('; '), 1000)}`);
+    case 'budget-reached':
+      return thought(`The ${event.kind} budget is spent (${event.spent} of ${event.limit}).`);
+    case 'ci-failed':
+      return thought(
+        `CI failed on the pull request: ${event.name}${event.url ? ` (${event.url})` : ''}.${event.followUp ? ' Working on a fix.' : event.reason ? ` ${event.reason}` : ''}`,
+      );
+    case 'branch-pushed':
+      for (const step of state.plan) if (step.content !== 'Open the pull request') step.status = 'completed';
+      markStep(state.plan, 'Open the pull request', 'inProgress');
+      return thought(`Pushed \`${event.commit.slice(0, 12)}\` to \`${event.branch}\`.`);
+    case 'pr-opened':
+      markStep(state.plan, 'Open the pull request', 'completed');
+      state.prUrl = event.url;
+      return thought(`Pull request: ${event.url}`);
+    default:
+      return undefined;
+  }
+}
+
+/** Running, and the three ends: the final response (or error) with the session link. */
+function statusActivity(event: EventOf<'status-changed'>, context: RenderContext): Activity | undefined {
+  const { state, session, sessionLink } = context;
+  if (event.to === 'running') {
+    if (state.plan[0]?.status === 'pending') markStep(state.plan, 'Prepare the workspace', 'inProgress');
+    return event.from === 'queued'
+      ? { content: { type: 'thought', body: 'Working on it.' }, ephemeral: true }
+      : undefined;
+  }
+  if (event.to === 'completed') {
+    const pr = state.prUrl ?? session.result?.prUrl;
+    const summary = session.result?.summary?.trim();
+    finishPlan(state.plan, pr || session.result?.commit ? 'completed' : 'canceled');
+    const outcome = pr
+      ? `Pull request: ${pr}`
+      : session.result?.commit
+        ? `Pushed ${session.result.commit.slice(0, 12)}.`
+        : 'No changes were needed.';
+    return response(`${summary ? `${clip(summary, 4000)}\n\n` : ''}${outcome}\n\n${sessionLink}`);
+  }
+  if (event.to === 'failed') {
+    finishPlan(state.plan, 'canceled');
+    const reason = clip(event.reason ?? session.error ?? 'the run failed', 2000);
+    return { content: { type: 'error', body: `I could not finish: ${reason}\n\n${sessionLink}` } };
+  }
+  if (event.to === 'cancelled') {
+    finishPlan(state.plan, 'canceled');
+    const pushed = state.plan.find((p) => p.content === 'Commit and push the branch')?.status === 'completed';
+    const sofar = state.prUrl
+      ? `So far: ${state.prUrl}`
+      : pushed
+        ? 'So far the changes are pushed to the session branch.'
+        : 'Nothing was pushed.';
+    return response(`Stopped${event.reason ? ` (${event.reason})` : ''}. ${sofar}\n\n${sessionLink}`);
+  }
+  return undefined;
+}
+
+function toolStartActivity(event: EventOf<'tool-start'>, state: LinearThreadState): Activity | undefined {
+  const call = describeToolCall(event.name, event.input);
+  state.openCalls[event.callId] = { name: event.name, parameter: call.detail };
+  if (noisyTools.has(event.name)) return undefined;
+  return { content: { type: 'action', action: call.action, parameter: call.detail }, ephemeral: true };
+}
+
+function toolEndActivity(event: EventOf<'tool-end'>, state: LinearThreadState): Activity {
+  const call = state.openCalls[event.callId];
+  delete state.openCalls[event.callId];
+  const result = event.isError ? `Failed: ${firstLines(event.output)}` : firstLines(event.output) || 'done';
+  return {
+    content: {
+      type: 'action',
+      action: describeToolCall(event.name, undefined).action,
+      parameter: call?.parameter ?? '',
+      result,
+    },
+    ...(noisyTools.has(event.name) && { ephemeral: true }),
+  };
+}
+
+function checkActivity(event: EventOf<'check-finished'>, state: LinearThreadState): Activity {
+  const step = event.phase === 'setup' ? 'Set up' : 'Check';
+  if (event.phase === 'check') markStep(state.plan, 'Run the checks', 'inProgress');
+  const result =
+    event.outcome === 'passed'
+      ? 'passed'
+      : `${event.outcome}${event.reason ? `: ${event.reason}` : ''}${event.logTail.trim() ? `\n${firstLines(lastLines(event.logTail))}` : ''}`;
+  return { content: { type: 'action', action: step, parameter: `${event.name}: ${event.command}`, result } };
+}
+
+/** Sets a step's status; the checks and the verdict join the plan when the harness runs them. */
+function markStep(plan: PlanStep[], content: string, status: PlanStep['status'], onlyIfPresent = false): void {
+  let step = plan.find((s) => s.content === content);
+  if (!step) {
+    if (onlyIfPresent) return;
+    step = { content, status };
+    const at = plan.findIndex((s) => s.content === 'Commit and push the branch');
+    plan.splice(at < 0 ? plan.length : at, 0, step);
+    // Steps before a new one are behind it.
+    for (const before of plan.slice(0, plan.indexOf(step)))
+      if (before.status === 'inProgress' || before.status === 'pending') before.status = 'completed';
+  }
+  step.status = status;
+}
+
+/** Every step not done yet ends as `outcome`. */
+function finishPlan(plan: PlanStep[], outcome: PlanStep['status']): void {
+  for (const step of plan) if (step.status === 'pending' || step.status === 'inProgress') step.status = outcome;
+}
+
+const thought = (body: string): Activity => ({ content: { type: 'thought', body } });
+const response = (body: string): Activity => ({ content: { type: 'response', body } });
 
 function sourceName(source: string): string {
   return source === 'github' ? 'GitHub' : source === 'slack' ? 'Slack' : source === 'web' ? 'the web page' : source;

@@ -1,5 +1,5 @@
-import type { RepoMention } from './repo-mention.ts';
-import { repoLabel } from './repo-mention.ts';
+import type { RepoMention } from '../../src/core/repo-mentions.ts';
+import { repoLabel } from './repo-choice.ts';
 import { escapeMrkdwn } from './slack-normalize.ts';
 
 /** Action ids of our buttons; the listeners match on these prefixes. */

@@ -3,11 +3,13 @@ import type { IntegrationContext, IntegrationModule } from '../integration-modul
 import { PatchbayError } from '../../src/core/errors.ts';
 import { createActorDirectory } from './slack-actors.ts';
 import type { SlackConfig } from './slack-env.ts';
-import { createSlackInbound, createSlackSurface, slackRoutes, type SlackInbound } from './slack-inbound.ts';
+import { SlackIdentity } from './slack-identity.ts';
 import { slackLogger } from './slack-logger.ts';
 import { createSlackReplier } from './slack-replier.ts';
+import { slackRoutes } from './slack-routes.ts';
 import { createSlackSocket } from './slack-socket.ts';
 import { createSlackStore } from './slack-store.ts';
+import { createSlackSurface, SlackRequests } from './slack-surface.ts';
 
 export type SlackModuleOptions = {
   config: SlackConfig;
@@ -56,7 +58,19 @@ export function createSlackModule(options: SlackModuleOptions): IntegrationModul
   const socket = socketMode
     ? createSlackSocket({ appToken: config.appToken!, apiUrl: config.apiUrl, inbox: context.inbox, log })
     : undefined;
-  let inbound: SlackInbound | undefined;
+  // Learned from auth.test in start(); deliveries worked before then are retried.
+  const identity = new SlackIdentity();
+  const requests = new SlackRequests({
+    context,
+    store,
+    web,
+    actors: createActorDirectory({ web, log }),
+    log,
+    identity,
+    repoUrlFor,
+    ...(options.repoHosts && { repoHosts: options.repoHosts }),
+    ...(options.signInLink && { signInLink: options.signInLink }),
+  });
 
   return {
     name: 'slack',
@@ -67,7 +81,7 @@ export function createSlackModule(options: SlackModuleOptions): IntegrationModul
       log,
       repoBases: [options.gitUrl ?? 'https://github.com'],
     }),
-    surface: createSlackSurface({ inbound: () => inbound, web }),
+    surface: createSlackSurface({ requests, web, store }),
     ...(!socketMode && { routes: slackRoutes({ signingSecret: config.signingSecret!, inbox: context.inbox, log }) }),
     async start() {
       let auth: Awaited<ReturnType<typeof probe.auth.test>>;
@@ -81,18 +95,7 @@ export function createSlackModule(options: SlackModuleOptions): IntegrationModul
       const botUserId = auth.user_id ?? '';
       // The workspace the bot token belongs to is home; Slack Connect guests need SLACK_ALLOWED_TEAMS.
       const teams = { home: auth.team_id ?? '', allowed: config.allowedTeams ?? [] };
-      inbound = createSlackInbound({
-        context,
-        store,
-        web,
-        actors: createActorDirectory({ web, log }),
-        log,
-        botUserId,
-        repoUrlFor,
-        ...(options.repoHosts && { repoHosts: options.repoHosts }),
-        ...(options.signInLink && { signInLink: options.signInLink }),
-        teams,
-      });
+      identity.learn({ botUserId, teams });
       await socket?.start();
       log.info(
         { mode: socketMode ? 'socket' : 'http', botUserId, team: teams.home, allowedTeams: teams.allowed },

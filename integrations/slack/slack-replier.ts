@@ -14,7 +14,7 @@ import {
   truncate,
   type SlackText,
 } from './slack-blocks.ts';
-import type { SlackWeb } from './slack-inbound.ts';
+import type { SlackWeb } from './slack-web.ts';
 import { escapeMrkdwn } from './slack-normalize.ts';
 import type { SlackStore, SlackThread } from './slack-store.ts';
 

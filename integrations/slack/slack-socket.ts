@@ -2,7 +2,7 @@ import { SocketModeClient } from '@slack/socket-mode';
 import type { Logger } from 'pino';
 import type { DeliveryInbox } from '../../src/core/inbound-surface.ts';
 import { slackLogger } from './slack-logger.ts';
-import { slackDelivery } from './slack-inbound.ts';
+import { slackDelivery } from './slack-routes.ts';
 
 /**
  * Socket Mode: events over a WebSocket opened with the app token, so no public URL is needed. Each

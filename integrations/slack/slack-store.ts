@@ -1,7 +1,7 @@
 import type { Db } from '../../db/database.ts';
 import { Actor } from '../../src/core/actor.ts';
 import { ThreadRef, threadKey } from '../../src/core/thread-ref.ts';
-import type { RepoMention } from './repo-mention.ts';
+import type { RepoMention } from '../../src/core/repo-mentions.ts';
 
 export type SlackThread = Extract<ThreadRef, { source: 'slack' }>;
 

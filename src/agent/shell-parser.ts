@@ -20,116 +20,138 @@ export type Pipeline = SimpleCommand[];
 
 const REDIRECT_OPS = ['&>>', '<<<', '<<-', '>>', '<<', '>&', '<&', '&>', '>|', '<>', '>', '<'];
 
+/** Where the reader is in a script: what it has read so far and what it is in the middle of. */
+type ShellReader = {
+  pipelines: Pipeline[];
+  pipeline: Pipeline;
+  command: SimpleCommand;
+  word: ShellWord | undefined;
+  /** The redirect operator whose target is the next word. */
+  pendingRedirect: string | undefined;
+  /** Delimiters of the here-documents whose bodies start at the next newline. */
+  heredocs: string[];
+};
+
+/** The simple commands `source` would run, grouped into pipelines. */
 export function parseShell(source: string): Pipeline[] {
-  const pipelines: Pipeline[] = [];
-  let pipeline: Pipeline = [];
-  let command: SimpleCommand = { words: [], redirects: [] };
-  let word: ShellWord | undefined;
-  let pendingRedirect: string | undefined;
-  const heredocs: string[] = [];
+  const reader: ShellReader = {
+    pipelines: [],
+    pipeline: [],
+    command: { words: [], redirects: [] },
+    word: undefined,
+    pendingRedirect: undefined,
+    heredocs: [],
+  };
   let i = 0;
+  while (i < source.length) i = readAt(reader, source, i);
+  endPipeline(reader);
+  return reader.pipelines;
+}
 
-  const wordAt = (): ShellWord => (word ??= { text: '', substitutions: [] });
-  const endWord = () => {
-    if (!word) return;
-    if (pendingRedirect) {
-      command.redirects.push({ op: pendingRedirect, target: word });
-      if (pendingRedirect === '<<' || pendingRedirect === '<<-') heredocs.push(word.text);
-      pendingRedirect = undefined;
-    } else {
-      command.words.push(word);
-    }
-    word = undefined;
-  };
-  const endCommand = () => {
-    endWord();
-    if (command.words.length > 0 || command.redirects.length > 0) pipeline.push(command);
-    command = { words: [], redirects: [] };
-  };
-  const endPipeline = () => {
-    endCommand();
-    if (pipeline.length > 0) pipelines.push(pipeline);
-    pipeline = [];
-  };
-
-  while (i < source.length) {
-    const c = source[i]!;
-    const rest = source.slice(i);
-
-    if (c === '\n') {
-      endPipeline();
-      i = skipHeredocBodies(source, i + 1, heredocs.splice(0));
-      continue;
-    }
-    if (c === ' ' || c === '\t' || c === '\r') {
-      endWord();
-      i++;
-      continue;
-    }
-    if (c === '#' && !word) {
-      while (i < source.length && source[i] !== '\n') i++;
-      continue;
-    }
-    if (c === '\\') {
-      if (source[i + 1] === '\n') i += 2;
-      else {
-        wordAt().text += source[i + 1] ?? '';
-        i += 2;
-      }
-      continue;
-    }
-    if (c === "'") {
-      const end = source.indexOf("'", i + 1);
-      const stop = end === -1 ? source.length : end;
-      wordAt().text += source.slice(i + 1, stop);
-      i = stop + 1;
-      continue;
-    }
-    if (c === '"') {
-      i = readDoubleQuoted(source, i + 1, wordAt());
-      continue;
-    }
-    if (c === '$' || c === '`') {
-      i = readDollarOrBackquote(source, i, wordAt());
-      continue;
-    }
-    if ((c === '<' || c === '>') && source[i + 1] === '(' && !word) {
-      const end = matchingParen(source, i + 2);
-      const current = wordAt();
-      current.substitutions.push(source.slice(i + 2, end));
-      current.text += '/dev/fd/63';
-      i = end + 1;
-      continue;
-    }
-    const redirect = REDIRECT_OPS.find((op) => rest.startsWith(op));
-    if (redirect) {
-      // A word of digits right before a redirect is a file descriptor (`2>&1`), not an argument.
-      if (word && /^\d+$/.test(word.text) && word.substitutions.length === 0) word = undefined;
-      endWord();
-      pendingRedirect = redirect;
-      i += redirect.length;
-      continue;
-    }
-    if (rest.startsWith('&&') || rest.startsWith('||') || rest.startsWith(';;')) {
-      endPipeline();
-      i += 2;
-      continue;
-    }
-    if (rest.startsWith('|&') || c === '|') {
-      endCommand();
-      i += c === '|' && source[i + 1] === '&' ? 2 : 1;
-      continue;
-    }
-    if (c === ';' || c === '&' || c === '(' || c === ')') {
-      endPipeline();
-      i++;
-      continue;
-    }
-    wordAt().text += c;
-    i++;
+/** Reads what starts at `i` (a separator, a quoted part, an operator or a character); returns the index after it. */
+function readAt(reader: ShellReader, source: string, i: number): number {
+  const c = source[i]!;
+  if (c === '\n') {
+    endPipeline(reader);
+    return skipHeredocBodies(source, i + 1, reader.heredocs.splice(0));
   }
-  endPipeline();
-  return pipelines;
+  if (c === ' ' || c === '\t' || c === '\r') {
+    endWord(reader);
+    return i + 1;
+  }
+  if (c === '#' && !reader.word) {
+    const newline = source.indexOf('\n', i);
+    return newline === -1 ? source.length : newline;
+  }
+  const next = readQuoting(reader, source, i) ?? readOperator(reader, source, i);
+  if (next !== undefined) return next;
+  wordAt(reader).text += c;
+  return i + 1;
+}
+
+/** Backslashes, quotes and substitutions, which add to the current word; undefined if none starts at `i`. */
+function readQuoting(reader: ShellReader, source: string, i: number): number | undefined {
+  const c = source[i]!;
+  if (c === '\\') {
+    if (source[i + 1] === '\n') return i + 2;
+    wordAt(reader).text += source[i + 1] ?? '';
+    return i + 2;
+  }
+  if (c === "'") {
+    const end = source.indexOf("'", i + 1);
+    const stop = end === -1 ? source.length : end;
+    wordAt(reader).text += source.slice(i + 1, stop);
+    return stop + 1;
+  }
+  if (c === '"') return readDoubleQuoted(source, i + 1, wordAt(reader));
+  if (c === '$' || c === '`') return readDollarOrBackquote(source, i, wordAt(reader));
+  if ((c === '<' || c === '>') && source[i + 1] === '(' && !reader.word) {
+    const end = matchingParen(source, i + 2);
+    const current = wordAt(reader);
+    current.substitutions.push(source.slice(i + 2, end));
+    current.text += '/dev/fd/63';
+    return end + 1;
+  }
+  return undefined;
+}
+
+/** Redirects and the operators that end a command or a pipeline; undefined if none starts at `i`. */
+function readOperator(reader: ShellReader, source: string, i: number): number | undefined {
+  const c = source[i]!;
+  const rest = source.slice(i);
+  const redirect = REDIRECT_OPS.find((op) => rest.startsWith(op));
+  if (redirect) {
+    // A word of digits right before a redirect is a file descriptor (`2>&1`), not an argument.
+    const { word } = reader;
+    if (word && /^\d+$/.test(word.text) && word.substitutions.length === 0) reader.word = undefined;
+    endWord(reader);
+    reader.pendingRedirect = redirect;
+    return i + redirect.length;
+  }
+  if (rest.startsWith('&&') || rest.startsWith('||') || rest.startsWith(';;')) {
+    endPipeline(reader);
+    return i + 2;
+  }
+  if (rest.startsWith('|&') || c === '|') {
+    endCommand(reader);
+    return i + (c === '|' && source[i + 1] === '&' ? 2 : 1);
+  }
+  if (c === ';' || c === '&' || c === '(' || c === ')') {
+    endPipeline(reader);
+    return i + 1;
+  }
+  return undefined;
+}
+
+function wordAt(reader: ShellReader): ShellWord {
+  reader.word ??= { text: '', substitutions: [] };
+  return reader.word;
+}
+
+function endWord(reader: ShellReader): void {
+  const { word, pendingRedirect, command } = reader;
+  if (!word) return;
+  if (pendingRedirect) {
+    command.redirects.push({ op: pendingRedirect, target: word });
+    if (pendingRedirect === '<<' || pendingRedirect === '<<-') reader.heredocs.push(word.text);
+    reader.pendingRedirect = undefined;
+  } else {
+    command.words.push(word);
+  }
+  reader.word = undefined;
+}
+
+function endCommand(reader: ShellReader): void {
+  endWord(reader);
+  const { command } = reader;
+  if (command.words.length > 0 || command.redirects.length > 0) reader.pipeline.push(command);
+  reader.command = { words: [], redirects: [] };
+}
+
+function endPipeline(reader: ShellReader): void {
+  endCommand(reader);
+  if (reader.pipeline.length > 0) reader.pipelines.push(reader.pipeline);
+  reader.pipeline = [];
 }
 
 /** Reads a `"..."` body starting after the opening quote; returns the index after the closing quote. */

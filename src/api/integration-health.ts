@@ -12,6 +12,26 @@ export type StartRetry = { firstDelayMs: number; maxDelayMs: number };
 /** About a minute between attempts at most: a service back from an outage is noticed soon. */
 export const defaultStartRetry: StartRetry = { firstDelayMs: 2_000, maxDelayMs: 60_000 };
 
+/**
+ * Each integration's state by name. Made before the server whose `/healthz` reports it, and filled
+ * by `startIntegrations` once the server listens; empty in a process that starts none.
+ */
+export type IntegrationHealth = {
+  report(): Record<string, IntegrationState>;
+  set(name: string, state: IntegrationState): void;
+};
+
+/** No integration's state yet: `/healthz` reports none until they start. */
+export function createIntegrationHealth(): IntegrationHealth {
+  const states = new Map<string, IntegrationState>();
+  return {
+    report: () => Object.fromEntries(states),
+    set: (name, state) => {
+      states.set(name, state);
+    },
+  };
+}
+
 export type StartedIntegrations = {
   /** Every started integration by name, for `/healthz`. */
   health(): Record<string, IntegrationState>;
@@ -27,10 +47,10 @@ export type StartedIntegrations = {
  */
 export async function startIntegrations(
   modules: readonly IntegrationModule[],
-  options: { log: Logger; retry?: StartRetry },
+  options: { log: Logger; health: IntegrationHealth; retry?: StartRetry },
 ): Promise<StartedIntegrations> {
   const retry = options.retry ?? defaultStartRetry;
-  const states = new Map<string, IntegrationState>();
+  const { health } = options;
   const timers = new Set<NodeJS.Timeout>();
   const attempted: IntegrationModule[] = [];
   let stopped = false;
@@ -49,7 +69,7 @@ export async function startIntegrations(
           `${describeError(error)}; retrying in the background while the rest of Patchbay serves`,
         );
       else options.log.debug({ integration: name, attempts: n, err: error }, 'integration still unreachable');
-      states.set(name, {
+      health.set(name, {
         ok: false,
         status: 'unreachable',
         error: describeError(error),
@@ -59,13 +79,13 @@ export async function startIntegrations(
       return false;
     }
     if (n > 1) options.log.info({ integration: name, attempts: n }, `${name} connected after ${n} attempts`);
-    states.set(name, { ok: true });
+    health.set(name, { ok: true });
     return true;
   };
 
   /** Tries again after the state's delay until connected or stopped; a later refusal stays on /healthz. */
   const retryInBackground = (module: IntegrationModule, name: string, n: number): void => {
-    const state = states.get(name);
+    const state = health.report()[name];
     const delay = state && !state.ok ? state.retryInSeconds * 1000 : retry.firstDelayMs;
     const timer = setTimeout(() => {
       timers.delete(timer);
@@ -73,7 +93,7 @@ export async function startIntegrations(
       attempt(module, name, n).then(
         (connected) => connected || retryInBackground(module, name, n + 1),
         (error: unknown) => {
-          states.set(name, {
+          health.set(name, {
             ok: false,
             status: 'refused',
             error: describeError(error),
@@ -98,7 +118,7 @@ export async function startIntegrations(
     if (!(await attempt(module, name, 1))) retryInBackground(module, name, 2);
   }
   return {
-    health: () => Object.fromEntries(states),
+    health: health.report,
     async stop() {
       stopped = true;
       for (const timer of timers) clearTimeout(timer);

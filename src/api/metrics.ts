@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Db } from '../../db/database.ts';
-import type { StoredEvent } from '../core/events.ts';
+import type { SessionEvent, StoredEvent } from '../core/events.ts';
 import type { SessionStatus } from '../core/session-status.ts';
 import { estimateCostUsd } from '../models/model-catalog.ts';
 import type { StoreObserver } from './observed-store.ts';
@@ -110,124 +110,148 @@ function eventCounters(
   provider: string,
   lastStep: Map<string, number>,
 ): (stored: StoredEvent) => void {
-  const tokens = new Counter({
-    name: 'patchbay_model_tokens_total',
-    help: 'Model tokens by provider, model and kind (input, output, cache_read, cache_write).',
-    labelNames: ['provider', 'model', 'kind'],
-    registers: [registry],
-  });
-  const cost = new Counter({
-    name: 'patchbay_model_cost_usd_total',
-    help: 'Estimated model cost in US dollars (list prices) by provider and model.',
-    labelNames: ['provider', 'model'],
-    registers: [registry],
-  });
-  const turns = new Histogram({
-    name: 'patchbay_turn_duration_seconds',
-    help: 'Time of one agent turn (model call and the step it records), by model.',
-    labelNames: ['model'],
-    buckets: seconds,
-    registers: [registry],
-  });
-  const tools = new Counter({
-    name: 'patchbay_tool_calls_total',
-    help: 'Tool calls by tool name and outcome (ok, error).',
-    labelNames: ['tool', 'outcome'],
-    registers: [registry],
-  });
-  const toolTime = new Histogram({
-    name: 'patchbay_tool_duration_seconds',
-    help: 'Tool call durations by tool name.',
-    labelNames: ['tool'],
-    buckets: seconds,
-    registers: [registry],
-  });
-  const checks = new Counter({
-    name: 'patchbay_checks_total',
-    help: 'Setup and check commands by phase, name and outcome.',
-    labelNames: ['phase', 'name', 'outcome'],
-    registers: [registry],
-  });
-  const checkTime = new Histogram({
-    name: 'patchbay_check_duration_seconds',
-    help: 'Setup and check command durations by phase.',
-    labelNames: ['phase'],
-    buckets: seconds,
-    registers: [registry],
-  });
-  const verdicts = new Counter({
-    name: 'patchbay_verdicts_total',
-    help: 'Independent verifier verdicts by outcome (passed, failed, not-run).',
-    labelNames: ['outcome'],
-    registers: [registry],
-  });
-  const egress = new Counter({
-    name: 'patchbay_egress_refusals_total',
-    help: 'Connections from sandboxes the egress proxy refused, by reason.',
-    labelNames: ['reason'],
-    registers: [registry],
-  });
-  const limits = new Counter({
-    name: 'patchbay_sandbox_limit_hits_total',
-    help: 'Sandbox commands ended or failed by a resource limit, by kind.',
-    labelNames: ['kind'],
-    registers: [registry],
-  });
-  const queueWait = new Histogram({
-    name: 'patchbay_queue_wait_seconds',
-    help: 'Time a session waited for a run slot before a worker took it.',
-    buckets: seconds,
-    registers: [registry],
-  });
+  const metrics = eventMetrics(registry);
+  return (stored) => countEvent(metrics, { provider, lastStep }, stored);
+}
 
-  return (stored: StoredEvent): void => {
-    const { event } = stored;
-    switch (event.type) {
-      case 'usage': {
-        const usage = {
-          inputTokens: event.inputTokens,
-          outputTokens: event.outputTokens,
-          cacheReadTokens: event.cacheReadTokens,
-          cacheWriteTokens: event.cacheWriteTokens,
-        };
-        for (const [kind, n] of [
-          ['input', usage.inputTokens],
-          ['output', usage.outputTokens],
-          ['cache_read', usage.cacheReadTokens],
-          ['cache_write', usage.cacheWriteTokens],
-        ] as const) {
-          if (n > 0) tokens.inc({ provider, model: event.model, kind }, n);
-        }
-        const dollars = estimateCostUsd(event.model, usage);
-        if (dollars) cost.inc({ provider, model: event.model }, dollars);
-        const since = lastStep.get(stored.sessionId);
-        if (since !== undefined && event.turn > 0) turns.observe({ model: event.model }, (Date.now() - since) / 1000);
-        lastStep.set(stored.sessionId, Date.now());
-        return;
-      }
-      case 'tool-end': {
-        tools.inc({ tool: event.name, outcome: event.isError ? 'error' : 'ok' });
-        toolTime.observe({ tool: event.name }, event.durationMs / 1000);
-        // The shell tool's words for a limit (shell-tool.ts), the only place the kind reaches the log.
-        const limit = /^Sandbox limit reached: .*?\b(processes|memory|cpu|file-size|disk)\b/i.exec(event.output);
-        if (limit) limits.inc({ kind: limit[1]!.toLowerCase() });
-        return;
-      }
-      case 'check-finished':
-        checks.inc({ phase: event.phase, name: event.name, outcome: event.outcome });
-        checkTime.observe({ phase: event.phase }, event.durationMs / 1000);
-        return;
-      case 'verification-finished':
-        verdicts.inc({ outcome: event.outcome });
-        return;
-      case 'egress-blocked':
-        egress.inc({ reason: event.reason });
-        return;
-      case 'queue-started':
-        queueWait.observe(event.waitedMs / 1000);
-        return;
-      default:
-        return;
-    }
+type EventMetrics = ReturnType<typeof eventMetrics>;
+
+function eventMetrics(registry: Registry) {
+  const registers = [registry];
+  return {
+    tokens: new Counter({
+      name: 'patchbay_model_tokens_total',
+      help: 'Model tokens by provider, model and kind (input, output, cache_read, cache_write).',
+      labelNames: ['provider', 'model', 'kind'],
+      registers,
+    }),
+    cost: new Counter({
+      name: 'patchbay_model_cost_usd_total',
+      help: 'Estimated model cost in US dollars (list prices) by provider and model.',
+      labelNames: ['provider', 'model'],
+      registers,
+    }),
+    turns: new Histogram({
+      name: 'patchbay_turn_duration_seconds',
+      help: 'Time of one agent turn (model call and the step it records), by model.',
+      labelNames: ['model'],
+      buckets: seconds,
+      registers,
+    }),
+    tools: new Counter({
+      name: 'patchbay_tool_calls_total',
+      help: 'Tool calls by tool name and outcome (ok, error).',
+      labelNames: ['tool', 'outcome'],
+      registers,
+    }),
+    toolTime: new Histogram({
+      name: 'patchbay_tool_duration_seconds',
+      help: 'Tool call durations by tool name.',
+      labelNames: ['tool'],
+      buckets: seconds,
+      registers,
+    }),
+    checks: new Counter({
+      name: 'patchbay_checks_total',
+      help: 'Setup and check commands by phase, name and outcome.',
+      labelNames: ['phase', 'name', 'outcome'],
+      registers,
+    }),
+    checkTime: new Histogram({
+      name: 'patchbay_check_duration_seconds',
+      help: 'Setup and check command durations by phase.',
+      labelNames: ['phase'],
+      buckets: seconds,
+      registers,
+    }),
+    verdicts: new Counter({
+      name: 'patchbay_verdicts_total',
+      help: 'Independent verifier verdicts by outcome (passed, failed, not-run).',
+      labelNames: ['outcome'],
+      registers,
+    }),
+    egress: new Counter({
+      name: 'patchbay_egress_refusals_total',
+      help: 'Connections from sandboxes the egress proxy refused, by reason.',
+      labelNames: ['reason'],
+      registers,
+    }),
+    limits: new Counter({
+      name: 'patchbay_sandbox_limit_hits_total',
+      help: 'Sandbox commands ended or failed by a resource limit, by kind.',
+      labelNames: ['kind'],
+      registers,
+    }),
+    queueWait: new Histogram({
+      name: 'patchbay_queue_wait_seconds',
+      help: 'Time a session waited for a run slot before a worker took it.',
+      buckets: seconds,
+      registers,
+    }),
   };
+}
+
+function countEvent(
+  metrics: EventMetrics,
+  runs: { provider: string; lastStep: Map<string, number> },
+  stored: StoredEvent,
+): void {
+  const { event } = stored;
+  switch (event.type) {
+    case 'usage':
+      countUsage(metrics, runs, stored.sessionId, event);
+      return;
+    case 'tool-end': {
+      metrics.tools.inc({ tool: event.name, outcome: event.isError ? 'error' : 'ok' });
+      metrics.toolTime.observe({ tool: event.name }, event.durationMs / 1000);
+      // The shell tool's words for a limit (shell-tool.ts), the only place the kind reaches the log.
+      const limit = /^Sandbox limit reached: .*?\b(processes|memory|cpu|file-size|disk)\b/i.exec(event.output);
+      if (limit) metrics.limits.inc({ kind: limit[1]!.toLowerCase() });
+      return;
+    }
+    case 'check-finished':
+      metrics.checks.inc({ phase: event.phase, name: event.name, outcome: event.outcome });
+      metrics.checkTime.observe({ phase: event.phase }, event.durationMs / 1000);
+      return;
+    case 'verification-finished':
+      metrics.verdicts.inc({ outcome: event.outcome });
+      return;
+    case 'egress-blocked':
+      metrics.egress.inc({ reason: event.reason });
+      return;
+    case 'queue-started':
+      metrics.queueWait.observe(event.waitedMs / 1000);
+      return;
+    default:
+      return;
+  }
+}
+
+/** A model turn's tokens and estimated cost, and the turn's time since the run's last step. */
+function countUsage(
+  metrics: EventMetrics,
+  runs: { provider: string; lastStep: Map<string, number> },
+  sessionId: string,
+  event: Extract<SessionEvent, { type: 'usage' }>,
+): void {
+  const { provider, lastStep } = runs;
+  const usage = {
+    inputTokens: event.inputTokens,
+    outputTokens: event.outputTokens,
+    cacheReadTokens: event.cacheReadTokens,
+    cacheWriteTokens: event.cacheWriteTokens,
+  };
+  for (const [kind, n] of [
+    ['input', usage.inputTokens],
+    ['output', usage.outputTokens],
+    ['cache_read', usage.cacheReadTokens],
+    ['cache_write', usage.cacheWriteTokens],
+  ] as const) {
+    if (n > 0) metrics.tokens.inc({ provider, model: event.model, kind }, n);
+  }
+  const dollars = estimateCostUsd(event.model, usage);
+  if (dollars) metrics.cost.inc({ provider, model: event.model }, dollars);
+  const since = lastStep.get(sessionId);
+  if (since !== undefined && event.turn > 0) metrics.turns.observe({ model: event.model }, (Date.now() - since) / 1000);
+  lastStep.set(sessionId, Date.now());
 }

@@ -69,6 +69,9 @@ function activeTraceparent(): string | undefined {
 }
 
 type OpenRun = { span: Span; ctx: Context; lastStep: number };
+type Tracer = ReturnType<typeof trace.getTracer>;
+/** The runs open in this process, and the trace context of the job being run for a session (its delivery's span). */
+type TracedRuns = { tracer: Tracer; runs: Map<string, OpenRun>; origins: Map<string, Context> };
 
 /**
  * OpenTelemetry traces of session runs (OTEL_EXPORTER_OTLP_ENDPOINT, OTLP over HTTP): one trace per
@@ -94,132 +97,124 @@ export async function startRunTracer(options: {
     resourceDetectors: [],
   });
   sdk.start();
-  const tracer = trace.getTracer('patchbay');
-  const runs = new Map<string, OpenRun>();
-  /** The trace context of the job being run for a session (its delivery's span), by session. */
-  const origins = new Map<string, Context>();
+  const traced: TracedRuns = { tracer: trace.getTracer('patchbay'), runs: new Map(), origins: new Map() };
   options.log.info({ endpoint: options.endpoint }, 'OpenTelemetry traces are exported');
-
-  const child = (run: OpenRun, name: string, start: number, end: number, attributes: Attributes, failed = false) => {
-    const span = tracer.startSpan(name, { startTime: start, attributes }, run.ctx);
-    if (failed) span.setStatus({ code: SpanStatusCode.ERROR });
-    span.end(Math.max(start, end));
-  };
-
-  const onEvent = (stored: StoredEvent) => {
-    const run = runs.get(stored.sessionId);
-    if (!run) return;
-    const at = Date.parse(stored.at);
-    const { event } = stored;
-    const session = { 'patchbay.session_id': stored.sessionId };
-    switch (event.type) {
-      case 'usage':
-        child(run, 'model.turn', run.lastStep, at, {
-          ...session,
-          'patchbay.turn': event.turn,
-          'gen_ai.request.model': event.model,
-          'gen_ai.usage.input_tokens': event.inputTokens,
-          'gen_ai.usage.output_tokens': event.outputTokens,
-        });
-        break;
-      case 'tool-end':
-        child(
-          run,
-          `tool ${event.name}`,
-          at - event.durationMs,
-          at,
-          { ...session, 'patchbay.tool': event.name },
-          event.isError,
-        );
-        break;
-      case 'check-finished':
-        child(
-          run,
-          `check ${event.name}`,
-          at - event.durationMs,
-          at,
-          {
-            ...session,
-            'patchbay.check.phase': event.phase,
-            'patchbay.check.outcome': event.outcome,
-            'patchbay.commit': event.commit,
-          },
-          event.outcome !== 'passed',
-        );
-        break;
-      case 'verification-finished':
-        child(
-          run,
-          'verify',
-          run.lastStep,
-          at,
-          { ...session, 'patchbay.verdict': event.outcome, 'patchbay.commit': event.commit },
-          event.outcome !== 'passed',
-        );
-        break;
-      case 'branch-pushed':
-        child(run, 'git.push', run.lastStep, at, {
-          ...session,
-          'patchbay.branch': event.branch,
-          'patchbay.commit': event.commit,
-        });
-        break;
-      default:
-        return;
-    }
-    run.lastStep = at;
-  };
-
   return {
-    onEvents: (events) => events.forEach(onEvent),
-    onStatus(sessionId: string, from: SessionStatus, to: SessionStatus) {
-      const now = Date.now();
-      if (to === 'running') {
-        const parent = origins.get(sessionId) ?? context.active();
-        const span = tracer.startSpan(
-          'session.run',
-          { startTime: now, attributes: { 'patchbay.session_id': sessionId, 'patchbay.resumed_from': from } },
-          parent,
-        );
-        runs.set(sessionId, { span, ctx: trace.setSpan(parent, span), lastStep: now });
-        return;
-      }
-      const run = runs.get(sessionId);
-      if (!run || from !== 'running') return;
-      run.span.setAttribute('patchbay.outcome', to);
-      if (to === 'failed') run.span.setStatus({ code: SpanStatusCode.ERROR });
-      run.span.end(now);
-      runs.delete(sessionId);
+    onEvents: (events) => {
+      for (const stored of events) traceStep(traced, stored);
     },
-    traceInbound(handle) {
-      return async (inbound) => {
-        const span = tracer.startSpan(`inbound ${inbound.kind}`, {
-          attributes: {
-            'patchbay.surface': inbound.thread.source,
-            ...('deliveryId' in inbound && inbound.deliveryId && { 'patchbay.delivery_id': inbound.deliveryId }),
-          },
-        });
-        try {
-          // Active while the command is handled, so the run it enqueues carries it (traceQueue).
-          const outcome = await context.with(trace.setSpan(context.active(), span), () => handle(inbound));
-          span.setAttribute('patchbay.outcome', outcome.kind);
-          if ('session' in outcome) span.setAttribute('patchbay.session_id', outcome.session.id);
-          return outcome;
-        } catch (error) {
-          span.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error).message });
-          throw error;
-        } finally {
-          span.end();
-        }
-      };
-    },
-    traceQueue: (queue) => carryTraceContext(queue, origins),
+    onStatus: (sessionId, from, to) => traceRunStatus(traced, sessionId, from, to),
+    traceInbound: (handle) => traceInboundWith(traced.tracer, handle),
+    traceQueue: (queue) => carryTraceContext(queue, traced.origins),
     async shutdown() {
-      for (const run of runs.values()) run.span.end();
-      runs.clear();
+      for (const run of traced.runs.values()) run.span.end();
+      traced.runs.clear();
       await sdk
         .shutdown()
         .catch((error: unknown) => options.log.warn({ err: error }, 'could not flush the last traces'));
     },
   };
+}
+
+/** A run starts its `session.run` span (under its delivery's, when the job carried one); leaving running ends it. */
+function traceRunStatus(traced: TracedRuns, sessionId: string, from: SessionStatus, to: SessionStatus): void {
+  const { tracer, runs } = traced;
+  const now = Date.now();
+  if (to === 'running') {
+    const parent = traced.origins.get(sessionId) ?? context.active();
+    const span = tracer.startSpan(
+      'session.run',
+      { startTime: now, attributes: { 'patchbay.session_id': sessionId, 'patchbay.resumed_from': from } },
+      parent,
+    );
+    runs.set(sessionId, { span, ctx: trace.setSpan(parent, span), lastStep: now });
+    return;
+  }
+  const run = runs.get(sessionId);
+  if (!run || from !== 'running') return;
+  run.span.setAttribute('patchbay.outcome', to);
+  if (to === 'failed') run.span.setStatus({ code: SpanStatusCode.ERROR });
+  run.span.end(now);
+  runs.delete(sessionId);
+}
+
+/** A span per inbound command, active while it is handled so the run it enqueues carries it (traceQueue). */
+function traceInboundWith(
+  tracer: Tracer,
+  handle: (inbound: Inbound) => Promise<InboundOutcome>,
+): (inbound: Inbound) => Promise<InboundOutcome> {
+  return async (inbound) => {
+    const span = tracer.startSpan(`inbound ${inbound.kind}`, {
+      attributes: {
+        'patchbay.surface': inbound.thread.source,
+        ...('deliveryId' in inbound && inbound.deliveryId && { 'patchbay.delivery_id': inbound.deliveryId }),
+      },
+    });
+    try {
+      const outcome = await context.with(trace.setSpan(context.active(), span), () => handle(inbound));
+      span.setAttribute('patchbay.outcome', outcome.kind);
+      if ('session' in outcome) span.setAttribute('patchbay.session_id', outcome.session.id);
+      return outcome;
+    } catch (error) {
+      span.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error).message });
+      throw error;
+    } finally {
+      span.end();
+    }
+  };
+}
+
+/** A step of an open run as a child span of its `session.run`, at the times the event log records. */
+function traceStep(traced: TracedRuns, stored: StoredEvent): void {
+  const run = traced.runs.get(stored.sessionId);
+  if (!run) return;
+  const at = Date.parse(stored.at);
+  const { event } = stored;
+  const session = { 'patchbay.session_id': stored.sessionId };
+  const child = (name: string, start: number, attributes: Attributes, failed = false) => {
+    const span = traced.tracer.startSpan(name, { startTime: start, attributes }, run.ctx);
+    if (failed) span.setStatus({ code: SpanStatusCode.ERROR });
+    span.end(Math.max(start, at));
+  };
+  switch (event.type) {
+    case 'usage':
+      child('model.turn', run.lastStep, {
+        ...session,
+        'patchbay.turn': event.turn,
+        'gen_ai.request.model': event.model,
+        'gen_ai.usage.input_tokens': event.inputTokens,
+        'gen_ai.usage.output_tokens': event.outputTokens,
+      });
+      break;
+    case 'tool-end':
+      child(`tool ${event.name}`, at - event.durationMs, { ...session, 'patchbay.tool': event.name }, event.isError);
+      break;
+    case 'check-finished':
+      child(
+        `check ${event.name}`,
+        at - event.durationMs,
+        {
+          ...session,
+          'patchbay.check.phase': event.phase,
+          'patchbay.check.outcome': event.outcome,
+          'patchbay.commit': event.commit,
+        },
+        event.outcome !== 'passed',
+      );
+      break;
+    case 'verification-finished':
+      child(
+        'verify',
+        run.lastStep,
+        { ...session, 'patchbay.verdict': event.outcome, 'patchbay.commit': event.commit },
+        event.outcome !== 'passed',
+      );
+      break;
+    case 'branch-pushed':
+      child('git.push', run.lastStep, { ...session, 'patchbay.branch': event.branch, 'patchbay.commit': event.commit });
+      break;
+    default:
+      return;
+  }
+  run.lastStep = at;
 }

@@ -9,7 +9,7 @@ import { registerDeliveryRoutes } from './delivery-routes.ts';
 import { errorReply } from './error-reply.ts';
 import { databaseHealth } from './health.ts';
 import type { PageSignInProvider } from '../core/page-sign-in.ts';
-import { createAccessCheck, registerPageAuth } from './page-auth.ts';
+import { createAccessCheck, registerPageAuth, type AccessCheck } from './page-auth.ts';
 import { refuseCrossSite } from './cross-site.ts';
 import { createPageSessions, type PageSessions } from './page-sessions.ts';
 import { isLoopbackHost } from './host-check.ts';
@@ -83,45 +83,14 @@ export function createServer(deps: ServerDeps): ApiServer {
     // per request instead (LOG_LEVEL=debug shows them), none for the probes of /healthz.
     logController: new LogController({ disableRequestLogging: true }),
   });
-  app.addHook('onResponse', async (request, reply) => {
-    if (request.url === '/healthz') return;
-    request.log.debug(
-      {
-        method: request.method,
-        url: request.url.split('?')[0],
-        status: reply.statusCode,
-        ms: Math.round(reply.elapsedTime),
-      },
-      'request',
-    );
-  });
-
+  logRequests(app);
   app.setErrorHandler((error, request, reply) => errorReply(error, request, reply));
   app.setNotFoundHandler((request, reply) =>
     reply
       .code(404)
       .send({ error: 'not_found', message: `no route for ${request.method} ${request.url.split('?')[0]}` }),
   );
-
-  if (!deps.apiToken) {
-    // No token: the API trusts loopback, so it must be loopback by name too (DNS rebinding).
-    const publicHost = deps.publicUrl ? [new URL(deps.publicUrl).host] : [];
-    app.addHook('onRequest', async (request, reply) => {
-      const route = request.routeOptions.url;
-      const isApi = route !== undefined && (route === '/api' || route.startsWith('/api/'));
-      if (!isApi || isLoopbackHost(request.headers.host, publicHost)) return;
-      request.log.warn(
-        { host: request.headers.host },
-        'API request refused: Host is not a loopback name and no API token is set',
-      );
-      return reply.code(403).send({
-        error: 'forbidden_host',
-        message:
-          'Without PATCHBAY_API_TOKEN the API answers only requests addressed to localhost, 127.0.0.1, [::1] or the PUBLIC_URL host',
-      });
-    });
-  }
-
+  if (!deps.apiToken) refuseForeignHosts(app, deps.publicUrl);
   // With or without a token: a page on another site must not change anything here (CSRF).
   refuseCrossSite(app, deps.publicUrl);
 
@@ -130,43 +99,8 @@ export function createServer(deps: ServerDeps): ApiServer {
       createPageSessions({ db: store.db, token: deps.apiToken, secure: deps.publicUrl?.startsWith('https:') ?? false }))
     : undefined;
   const check = deps.apiToken && sessions ? createAccessCheck(deps.apiToken, sessions) : undefined;
-  if (check) {
-    // Decided by the matched route pattern, not the raw URL: the router decodes paths, so
-    // '/%61pi/...' reaches /api routes too. Webhook routes (Slack, GitHub) verify their own
-    // signatures and the page is public; everything under /api needs the token.
-    app.addHook('onRequest', async (request, reply) => {
-      const route = request.routeOptions.url;
-      const needsToken = route === undefined ? false : route === '/api' || route.startsWith('/api/');
-      if (!needsToken || (request.routeOptions.config as RouteConfig).public === true) return;
-      if (await check(request)) return;
-      return reply.code(401).header('www-authenticate', 'Bearer realm="patchbay"').send({
-        error: 'unauthorized',
-        message: 'send Authorization: Bearer <token> with the API token, or sign in on the page',
-      });
-    });
-  }
-
-  const health = databaseHealth(store.db, log);
-  app.get('/healthz', { config: { public: true } satisfies RouteConfig }, async (_request, reply) => {
-    const { status, body } = await health();
-    // An unreachable integration does not fail the probe: the rest of Patchbay serves without it.
-    const integrations = deps.integrationHealth?.() ?? {};
-    return reply.code(status).send(Object.keys(integrations).length > 0 ? { ...body, integrations } : body);
-  });
-
-  const metrics = deps.metrics;
-  if (metrics) {
-    app.get('/metrics', { config: { public: true } satisfies RouteConfig }, async (request, reply) => {
-      // Prometheus sends the token as `bearer_token`; without one configured the API is loopback-only.
-      if (check && !check(request))
-        return reply
-          .code(401)
-          .header('www-authenticate', 'Bearer realm="patchbay"')
-          .send({ error: 'unauthorized', message: 'send Authorization: Bearer <PATCHBAY_API_TOKEN>' });
-      return reply.header('content-type', metrics.contentType).send(await metrics.render());
-    });
-  }
-
+  if (check) requireToken(app, check);
+  registerProbeRoutes(app, deps, check);
   registerReportRoutes(app, store);
   registerSessionRoutes(app, {
     service: deps.service,
@@ -189,4 +123,83 @@ export function createServer(deps: ServerDeps): ApiServer {
   });
   app.register(async (child) => registerWebPage(child as unknown as ApiServer, log));
   return app;
+}
+
+/** One debug line per request, none for the probes of /healthz. */
+function logRequests(app: ApiServer): void {
+  app.addHook('onResponse', async (request, reply) => {
+    if (request.url === '/healthz') return;
+    request.log.debug(
+      {
+        method: request.method,
+        url: request.url.split('?')[0],
+        status: reply.statusCode,
+        ms: Math.round(reply.elapsedTime),
+      },
+      'request',
+    );
+  });
+}
+
+/** No token: the API trusts loopback, so it must be loopback by name too (DNS rebinding). */
+function refuseForeignHosts(app: ApiServer, publicUrl: string | undefined): void {
+  const publicHost = publicUrl ? [new URL(publicUrl).host] : [];
+  app.addHook('onRequest', async (request, reply) => {
+    const route = request.routeOptions.url;
+    const isApi = route !== undefined && (route === '/api' || route.startsWith('/api/'));
+    if (!isApi || isLoopbackHost(request.headers.host, publicHost)) return;
+    request.log.warn(
+      { host: request.headers.host },
+      'API request refused: Host is not a loopback name and no API token is set',
+    );
+    return reply.code(403).send({
+      error: 'forbidden_host',
+      message:
+        'Without PATCHBAY_API_TOKEN the API answers only requests addressed to localhost, 127.0.0.1, [::1] or the PUBLIC_URL host',
+    });
+  });
+}
+
+/**
+ * Everything under /api needs the token. Decided by the matched route pattern, not the raw URL:
+ * the router decodes paths, so '/%61pi/...' reaches /api routes too. Webhook routes (Slack,
+ * GitHub) verify their own signatures and the page is public.
+ */
+function requireToken(app: ApiServer, check: AccessCheck): void {
+  app.addHook('onRequest', async (request, reply) => {
+    const route = request.routeOptions.url;
+    const needsToken = route === undefined ? false : route === '/api' || route.startsWith('/api/');
+    if (!needsToken || (request.routeOptions.config as RouteConfig).public === true) return;
+    if (await check(request)) return;
+    return reply.code(401).header('www-authenticate', 'Bearer realm="patchbay"').send({
+      error: 'unauthorized',
+      message: 'send Authorization: Bearer <token> with the API token, or sign in on the page',
+    });
+  });
+}
+
+/** GET /healthz (the database, and each integration's state) and GET /metrics. */
+function registerProbeRoutes(
+  app: ApiServer,
+  deps: Pick<ServerDeps, 'store' | 'log' | 'integrationHealth' | 'metrics'>,
+  check: AccessCheck | undefined,
+): void {
+  const health = databaseHealth(deps.store.db, deps.log);
+  app.get('/healthz', { config: { public: true } satisfies RouteConfig }, async (_request, reply) => {
+    const { status, body } = await health();
+    // An unreachable integration does not fail the probe: the rest of Patchbay serves without it.
+    const integrations = deps.integrationHealth?.() ?? {};
+    return reply.code(status).send(Object.keys(integrations).length > 0 ? { ...body, integrations } : body);
+  });
+  const metrics = deps.metrics;
+  if (!metrics) return;
+  app.get('/metrics', { config: { public: true } satisfies RouteConfig }, async (request, reply) => {
+    // Prometheus sends the token as `bearer_token`; without one configured the API is loopback-only.
+    if (check && !(await check(request)))
+      return reply
+        .code(401)
+        .header('www-authenticate', 'Bearer realm="patchbay"')
+        .send({ error: 'unauthorized', message: 'send Authorization: Bearer <PATCHBAY_API_TOKEN>' });
+    return reply.header('content-type', metrics.contentType).send(await metrics.render());
+  });
 }

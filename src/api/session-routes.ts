@@ -36,7 +36,7 @@ type IdParams = { Params: { id: string } };
 
 /** REST routes and the event stream under /api/sessions. */
 export function registerSessionRoutes(app: ApiServer, deps: SessionRoutesDeps): void {
-  const { service, store, bus, log } = deps;
+  const { store, bus, log } = deps;
   const openStreams = new Set<() => void>();
 
   // Open event streams would otherwise hold app.close() until every client leaves.
@@ -44,66 +44,11 @@ export function registerSessionRoutes(app: ApiServer, deps: SessionRoutesDeps): 
     for (const close of openStreams) close();
   });
 
-  const sessionUrl = (request: FastifyRequest, id: string) => {
-    const base = deps.publicUrl?.replace(/\/+$/, '') ?? `${request.protocol}://${request.host}`;
-    return `${base}/sessions/${encodeURIComponent(id)}`;
-  };
+  const mustGet = (id: string) => getOrNotFound(store, id);
 
-  const mustGet = async (id: string) => {
-    const session = await store.get(id);
-    if (!session) throw new PatchbayError('not_found', `session ${id} does not exist`);
-    return session;
-  };
+  app.post('/api/sessions', async (request, reply) => reply.code(201).send(await createSession(deps, request)));
 
-  app.post('/api/sessions', async (request, reply) => {
-    const body = CreateSessionBody.parse(request.body);
-    // Before any session exists: a bad repository is this request's 400, not a failed session.
-    await checkRepoInput(
-      body.repo,
-      deps.allowLocalRepos
-        ? 'absolute'
-        : {
-            refused: `repo must be a git URL (https://…, ssh://…, git@host:owner/repo): ${JSON.stringify(body.repo)} is a path on the server's disk, which the API accepts only with PATCHBAY_ALLOW_LOCAL_REPOS=true (the CLI always can)`,
-          },
-    );
-    const result = await service.start({
-      thread: { source: 'web' },
-      actor: actorFrom(body.author),
-      text: body.prompt,
-      repo: body.repo,
-      ...(body.baseBranch && { baseBranch: body.baseBranch }),
-    });
-    if (result.kind !== 'started') throw new PatchbayError('internal', `unexpected start result ${result.kind}`);
-    const { session } = result;
-    return reply.code(201).send({ id: session.id, status: session.status, url: sessionUrl(request, session.id) });
-  });
-
-  app.get('/api/sessions', async (request): Promise<SessionList> => {
-    const query = ListQuery.parse(request.query);
-    const [rows, repos] = await Promise.all([
-      listSessionSummaries(store.db, {
-        limit: query.limit ?? 50,
-        ...(query.status && { status: query.status }),
-        ...(query.repo && { repo: query.repo }),
-      }),
-      listSessionRepos(store.db),
-    ]);
-    const sessions = rows.map((row) => ({
-      id: row.id,
-      createdAt: row.createdAt,
-      updatedAt: row.updatedAt,
-      status: row.status,
-      repo: row.repo,
-      title: row.title,
-      requester: row.requester,
-      branch: row.branch,
-      surfaces: row.surfaces,
-      prUrl: row.prUrl,
-      checks: row.checks,
-      url: sessionUrl(request, row.id),
-    }));
-    return { sessions, repos };
-  });
+  app.get('/api/sessions', async (request): Promise<SessionList> => listSessions(deps, request));
 
   // Notices of changes to any session, for the live list; the list re-reads what it shows.
   app.get('/api/sessions-stream', async (_request, reply) => {
@@ -121,7 +66,7 @@ export function registerSessionRoutes(app: ApiServer, deps: SessionRoutesDeps): 
       ...session,
       threads: threads.map((t) => threadLink(t, { githubWebUrl: deps.githubWebUrl })),
       cost: sessionCost(usage),
-      url: sessionUrl(request, session.id),
+      url: sessionUrl(deps, request, session.id),
     };
   });
 
@@ -139,7 +84,76 @@ export function registerSessionRoutes(app: ApiServer, deps: SessionRoutesDeps): 
   });
 
   registerSessionEventRoutes(app, { store, bus, log, keepAliveMs: deps.keepAliveMs, mustGet, openStreams });
+  registerSessionCommands(app, deps);
+}
 
+/** A session's page, at PUBLIC_URL or else the host the request came to. */
+function sessionUrl(deps: Pick<SessionRoutesDeps, 'publicUrl'>, request: FastifyRequest, id: string): string {
+  const base = deps.publicUrl?.replace(/\/+$/, '') ?? `${request.protocol}://${request.host}`;
+  return `${base}/sessions/${encodeURIComponent(id)}`;
+}
+
+async function getOrNotFound(store: Pick<SessionStore, 'get'>, id: string) {
+  const session = await store.get(id);
+  if (!session) throw new PatchbayError('not_found', `session ${id} does not exist`);
+  return session;
+}
+
+/** POST /api/sessions: starts a session on a web thread. */
+async function createSession(deps: SessionRoutesDeps, request: FastifyRequest) {
+  const body = CreateSessionBody.parse(request.body);
+  // Before any session exists: a bad repository is this request's 400, not a failed session.
+  await checkRepoInput(
+    body.repo,
+    deps.allowLocalRepos
+      ? 'absolute'
+      : {
+          refused: `repo must be a git URL (https://…, ssh://…, git@host:owner/repo): ${JSON.stringify(body.repo)} is a path on the server's disk, which the API accepts only with PATCHBAY_ALLOW_LOCAL_REPOS=true (the CLI always can)`,
+        },
+  );
+  const result = await deps.service.start({
+    thread: { source: 'web' },
+    actor: actorFrom(body.author),
+    text: body.prompt,
+    repo: body.repo,
+    ...(body.baseBranch && { baseBranch: body.baseBranch }),
+  });
+  if (result.kind !== 'started') throw new PatchbayError('internal', `unexpected start result ${result.kind}`);
+  const { session } = result;
+  return { id: session.id, status: session.status, url: sessionUrl(deps, request, session.id) };
+}
+
+/** GET /api/sessions: the newest sessions (by status and repository), with every repository for the filter. */
+async function listSessions(deps: SessionRoutesDeps, request: FastifyRequest): Promise<SessionList> {
+  const query = ListQuery.parse(request.query);
+  const [rows, repos] = await Promise.all([
+    listSessionSummaries(deps.store.db, {
+      limit: query.limit ?? 50,
+      ...(query.status && { status: query.status }),
+      ...(query.repo && { repo: query.repo }),
+    }),
+    listSessionRepos(deps.store.db),
+  ]);
+  const sessions = rows.map((row) => ({
+    id: row.id,
+    createdAt: row.createdAt,
+    updatedAt: row.updatedAt,
+    status: row.status,
+    repo: row.repo,
+    title: row.title,
+    requester: row.requester,
+    branch: row.branch,
+    surfaces: row.surfaces,
+    prUrl: row.prUrl,
+    checks: row.checks,
+    url: sessionUrl(deps, request, row.id),
+  }));
+  return { sessions, repos };
+}
+
+/** A person's message to a session, and a stop. */
+function registerSessionCommands(app: ApiServer, deps: Pick<SessionRoutesDeps, 'service'>): void {
+  const { service } = deps;
   app.post<IdParams>('/api/sessions/:id/messages', async (request, reply) => {
     const body = SendMessageBody.parse(request.body);
     const result = await service.sendMessage(request.params.id, actorFrom(body.author), body.text, body.questionId);

@@ -49,8 +49,6 @@ export type Normalized<Plan = never> =
       kind: 'inbound';
       inbound: Inbound;
       plan?: Plan;
-      /** @deprecated being replaced by `plan` and the surface's `reply` step; do not add new uses. */
-      after?: (outcome: InboundOutcome) => Promise<void>;
     }
   | { kind: 'ignore'; reason: string };
 

@@ -246,7 +246,6 @@ export class InboundPipeline implements DeliveryInbox {
     };
     const outcome = await this.#options.handle(inbound);
     if (normalized.plan !== undefined) await surface.reply?.(normalized.plan, outcome, signal);
-    else await normalized.after?.(outcome);
     await this.#finish(delivery, 'done', outcome.kind);
     dlog.info(
       { inbound: inbound.kind, outcome: outcome.kind, ...('session' in outcome && { sessionId: outcome.session.id }) },

@@ -1,5 +1,5 @@
 import pino from 'pino';
-import { createServer, type ApiServer } from '../../src/api/server.ts';
+import { createServer, type ApiServer, type ServerDeps } from '../../src/api/server.ts';
 import { createEventBus, type EventBus } from '../../src/sessions/event-bus.ts';
 import { createRunQueue, type RunQueue } from '../../src/sessions/run-queue.ts';
 import { createSessionService, type SessionService } from '../../src/sessions/session-service.ts';
@@ -13,7 +13,12 @@ export type ApiFixture = {
   queue: RunQueue;
   /** Live event-stream subscriptions on the bus, to see that disconnects clean up. */
   subscriptions(): number;
-  server(options?: { apiToken?: string; publicUrl?: string; keepAliveMs?: number }): ApiServer;
+  server(options?: {
+    apiToken?: string;
+    publicUrl?: string;
+    keepAliveMs?: number;
+    metrics?: NonNullable<ServerDeps['metrics']>;
+  }): ApiServer;
   close(): Promise<void>;
 };
 

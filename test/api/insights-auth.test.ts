@@ -34,3 +34,24 @@ describe('GET /api/insights behind the API token', () => {
     await app.close();
   });
 });
+
+/** GET /metrics is public to the router (Prometheus sends its own bearer token) but checks the token itself. */
+describe('GET /metrics behind the API token', () => {
+  let fx: ApiFixture;
+  beforeAll(async () => {
+    fx = await createApiFixture();
+  });
+  afterAll(() => fx?.close());
+
+  it('refuses a scrape without the token or with a wrong one, and answers one with it', async () => {
+    const metrics = { render: async () => 'patchbay_up 1\n', contentType: 'text/plain; version=0.0.4' };
+    const app = fx.server({ apiToken: token, metrics });
+    expect((await app.inject({ method: 'GET', url: '/metrics' })).statusCode).toBe(401);
+    const wrong = await app.inject({ method: 'GET', url: '/metrics', headers: { authorization: 'Bearer nope' } });
+    expect(wrong.statusCode).toBe(401);
+    const scraped = await app.inject({ method: 'GET', url: '/metrics', headers: { authorization: `Bearer ${token}` } });
+    expect(scraped.statusCode).toBe(200);
+    expect(scraped.body).toBe('patchbay_up 1\n');
+    await app.close();
+  });
+});

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { decideCiFollowUp, failureSignature, logExcerpt } from '../../integrations/github/ci-follow-up.ts';
-import { autofixRequest, classifyWebhook } from '../../integrations/github/classify-webhook.ts';
+import { autofixRequest } from '../../integrations/github/bot-mention.ts';
+import { classifyWebhook } from '../../integrations/github/classify-webhook.ts';
 import { example } from '../fakes/fake-github-webhooks.ts';
 
 const bot = { slug: 'patchbay', login: 'patchbay[bot]', mention: '@patchbay' };

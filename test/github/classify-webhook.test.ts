@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { classifyWebhook, isStopRequest, mentions } from '../../integrations/github/classify-webhook.ts';
+import { isStopRequest, mentions } from '../../integrations/github/bot-mention.ts';
+import { classifyWebhook } from '../../integrations/github/classify-webhook.ts';
 import { example } from '../fakes/fake-github-webhooks.ts';
 
 const bot = { slug: 'patchbay', login: 'patchbay[bot]', mention: '@patchbay' };

@@ -2,7 +2,7 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { IntegrationContext } from '../../integrations/integration-module.ts';
 import { createLinearApi, linearClient } from '../../integrations/linear/linear-api.ts';
-import { createLinearIntegration } from '../../integrations/linear/linear-integration.ts';
+import { createLinearReplier } from '../../integrations/linear/linear-replier.ts';
 import { createLinearStore } from '../../integrations/linear/linear-store.ts';
 import { initialPlan, renderActivities, type LinearThreadState } from '../../integrations/linear/render-activities.ts';
 import type { SessionEvent, StoredEvent } from '../../src/core/events.ts';
@@ -221,7 +221,7 @@ describe('Linear keep-alive on long steps', () => {
     });
     const api = createLinearApi({ client: linearClient(linear.apiUrl, { accessToken: linear.accessToken }), log });
     let clock = Date.parse('2026-11-30T10:00:00Z');
-    const integration = createLinearIntegration({
+    const integration = createLinearReplier({
       store,
       api: async () => api,
       context: { publicUrl: 'http://p' } as IntegrationContext,

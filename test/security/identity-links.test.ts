@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { oauthStartLink } from '../../integrations/github/github-routes.ts';
+import { oauthStartLink } from '../../integrations/github/github-oauth-routes.ts';
 import { createSecretBox } from '../../integrations/github/secret-box.ts';
 import { startFakeGitHub, type FakeGitHub } from '../fakes/fake-github.ts';
 import { startFakeSlackApi, type FakeSlackApi } from '../fakes/fake-slack-api.ts';

@@ -4,7 +4,7 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GITHUB_WEBHOOK_MAX_BYTES, githubRoutes } from '../../integrations/github/github-routes.ts';
 import { LINEAR_WEBHOOK_MAX_BYTES, linearRoutes } from '../../integrations/linear/linear-routes.ts';
-import { SLACK_REQUEST_MAX_BYTES, slackRoutes } from '../../integrations/slack/slack-inbound.ts';
+import { SLACK_REQUEST_MAX_BYTES, slackRoutes } from '../../integrations/slack/slack-routes.ts';
 import type { ApiServer } from '../../src/api/server.ts';
 import type { ReceivedDelivery } from '../../src/core/inbound-surface.ts';
 import { createApiFixture, type ApiFixture } from '../api/api-fixture.ts';

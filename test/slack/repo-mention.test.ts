@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { chooseCandidate, findRepoMentions, recommendRepo } from '../../integrations/slack/repo-mention.ts';
+import { chooseCandidate, recommendRepo } from '../../integrations/slack/repo-choice.ts';
+import { findRepoMentions } from '../../src/core/repo-mentions.ts';
 
 describe('findRepoMentions', () => {
   const cases: [string, string, { owner: string; repo: string; baseBranch?: string }[]][] = [

@@ -1,7 +1,7 @@
 import Fastify from 'fastify';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { slackRoutes } from '../../integrations/slack/slack-inbound.ts';
+import { slackRoutes } from '../../integrations/slack/slack-routes.ts';
 import type { ReceivedDelivery } from '../../src/core/inbound-surface.ts';
 import { signBody } from '../fakes/fake-slack-events.ts';
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { createSlackSurface, type SlackInbound, slackDelivery } from '../../integrations/slack/slack-inbound.ts';
+import { slackDelivery } from '../../integrations/slack/slack-routes.ts';
+import { createSlackSurface, type SlackRequests } from '../../integrations/slack/slack-surface.ts';
 import type { Normalized, StoredDelivery } from '../../src/core/inbound-surface.ts';
 import { appMention, blockAction, envelope, newTs } from '../fakes/fake-slack-events.ts';
 
@@ -18,8 +19,8 @@ describe('Slack payloads at the boundary', () => {
       calls.push(`action ${action.actionId} ${action.user}`);
       return { kind: 'ignore', reason: 'recorded' } satisfies Normalized;
     },
-  } as unknown as SlackInbound;
-  const surface = createSlackSurface({ inbound: () => inbound, web: {} as never });
+  } as unknown as SlackRequests;
+  const surface = createSlackSurface({ requests: inbound, web: {} as never, store: {} as never });
   const stored = (body: unknown): StoredDelivery => ({
     ...slackDelivery(body as Record<string, unknown>, JSON.stringify(body)),
     id: '1',

@@ -43,14 +43,7 @@ export type CheckpointDeps = {
   log: Logger;
 };
 
-/**
- * Makes the workspace hold the work the session's log says was done, before a run continues it,
- * then keeps checkpointing. A workspace is up to date when its state is the latest checkpoint's
- * (the usual case: the same worker again). Otherwise (a fresh workspace on another worker, or one
- * left behind while another worker went on) the checkpoint is restored into it. When work was done
- * and nothing can bring it back, the run fails saying so: going on would report "no changes".
- */
-export async function resumeWork(input: {
+type ResumeInput = {
   sessionId: string;
   sandbox: Sandbox;
   /** Host path of a local sandbox's workspace; remote sandboxes hand the bundle over as bytes. */
@@ -60,33 +53,62 @@ export async function resumeWork(input: {
   base: WorkBase;
   deps: CheckpointDeps;
   signal: AbortSignal;
-}): Promise<SessionCheckpoints> {
+};
+
+/** Where the run's checkpoints stand: what the next one is measured from and goes on. */
+type CheckpointState = {
+  input: ResumeInput;
+  base: WorkBase;
+  last: Pick<WorkCheckpoint, 'head' | 'tree'> | undefined;
+  /** The workspace holds the stored chain's last commit (it matched or was restored): checkpoints go on it. */
+  chain: CheckpointChain | undefined;
+  /**
+   * The workspace is the latest checkpoint's (or no file-changing call ever ran: there is none),
+   * so a call that started and has no result finds the workspace as it was before the call.
+   */
+  atCheckpoint: boolean;
+};
+
+/**
+ * Makes the workspace hold the work the session's log says was done, before a run continues it,
+ * then keeps checkpointing. A workspace is up to date when its state is the latest checkpoint's
+ * (the usual case: the same worker again). Otherwise (a fresh workspace on another worker, or one
+ * left behind while another worker went on) the checkpoint is restored into it. When work was done
+ * and nothing can bring it back, the run fails saying so: going on would report "no changes".
+ */
+export async function resumeWork(input: ResumeInput): Promise<SessionCheckpoints> {
+  const state = await bringBackWork(input);
+  const take = (signal: AbortSignal) => checkpointInto(state, input.deps.store, signal);
+  return { base: state.base, take, tools: (executor) => checkpointingTools(state, executor) };
+}
+
+/** Restores (or matches) the latest checkpoint; fails when work was done that nothing can bring back. */
+async function bringBackWork(input: ResumeInput): Promise<CheckpointState> {
   const { sessionId, sandbox, deps, signal } = input;
   const log = deps.log;
   const checkpoint = await deps.store.latest(sessionId);
-  let base = input.base;
-  let last: Pick<WorkCheckpoint, 'head' | 'tree'> | undefined;
-  // The workspace holds the stored chain's last commit (it matched or was restored): checkpoints go on it.
-  let chain: CheckpointChain | undefined;
-  // The workspace is the latest checkpoint's (or no file-changing call ever ran: there is none),
-  // so a call that started and has no result finds the workspace as it was before the call.
-  let atCheckpoint = checkpoint === undefined;
-
+  const state: CheckpointState = {
+    input,
+    base: input.base,
+    last: undefined,
+    chain: undefined,
+    atCheckpoint: checkpoint === undefined,
+  };
   if (checkpoint?.bundle) {
-    const state = await readWorkState(sandbox, signal);
-    if (state.head === checkpoint.head && state.tree === checkpoint.tree) {
+    const work = await readWorkState(sandbox, signal);
+    if (work.head === checkpoint.head && work.tree === checkpoint.tree) {
       log.debug('workspace matches the latest checkpoint');
     } else {
       log.info(
-        { reused: input.reused, checkpointHead: checkpoint.head, workspaceHead: state.head },
+        { reused: input.reused, checkpointHead: checkpoint.head, workspaceHead: work.head },
         'restoring the work of an earlier run from its checkpoint',
       );
       await restoreWork(sandbox, checkpoint, signal);
     }
-    last = { head: checkpoint.head, tree: checkpoint.tree };
-    chain = chainOf(checkpoint);
-    base = { branch: checkpoint.branch, baseBranch: checkpoint.baseBranch, baseCommit: checkpoint.baseCommit };
-    atCheckpoint = true;
+    state.last = { head: checkpoint.head, tree: checkpoint.tree };
+    state.chain = chainOf(checkpoint);
+    state.base = { branch: checkpoint.branch, baseBranch: checkpoint.baseBranch, baseCommit: checkpoint.baseCommit };
+    state.atCheckpoint = true;
   } else if (!input.reused) {
     if (checkpoint?.unavailable)
       throw new PatchbayError(
@@ -106,71 +128,78 @@ export async function resumeWork(input: {
       "the latest checkpoint could not be stored; going on with this worker's own workspace",
     );
   }
+  return state;
+}
 
-  const checkpointInto = async (store: CheckpointStore, signal: AbortSignal) => {
-    const session = await deps.runLog.get(sessionId);
-    const stored = await checkpointWork({
-      sessionId,
-      sandbox,
-      ...(input.workspaceDir && { workspaceDir: input.workspaceDir }),
-      scratchDir: checkpointScratchDir(deps.dataDir),
-      store,
-      base,
-      step: session?.lastSeq ?? 0,
-      ...(last && { last }),
-      ...(chain && { chain }),
-      maxBytes: deps.maxBytes,
-      signal,
-    });
-    last = { head: stored.head, tree: stored.tree };
-    chain = stored.chain;
-  };
-  const take = (signal: AbortSignal) => checkpointInto(deps.store, signal);
-  /**
-   * The checkpoint of the work now, not stored: the caller stores it with the step it follows
-   * (commitStep), an increment only while the stored chain still ends at its parent. The chain is
-   * taken to go on from it; if the step does not land, the run ends and the next one reads the chain.
-   */
-  const takeForStep = async (signal: AbortSignal): Promise<StepCheckpoint | undefined> => {
-    let taken: StepCheckpoint | undefined;
-    await checkpointInto(
-      {
-        latest: (id) => deps.store.latest(id),
-        save: async (_id, checkpoint) => {
-          taken = { kind: 'whole', checkpoint };
-        },
-        append: async (_id, checkpoint, increment) => {
-          taken = { kind: 'increment', checkpoint, increment };
-          return true;
-        },
+/** Checkpoints the work now into `store`, on the chain the state goes on. */
+async function checkpointInto(state: CheckpointState, store: CheckpointStore, signal: AbortSignal): Promise<void> {
+  const { sessionId, sandbox, workspaceDir, deps } = state.input;
+  const session = await deps.runLog.get(sessionId);
+  const stored = await checkpointWork({
+    sessionId,
+    sandbox,
+    ...(workspaceDir && { workspaceDir }),
+    scratchDir: checkpointScratchDir(deps.dataDir),
+    store,
+    base: state.base,
+    step: session?.lastSeq ?? 0,
+    ...(state.last && { last: state.last }),
+    ...(state.chain && { chain: state.chain }),
+    maxBytes: deps.maxBytes,
+    signal,
+  });
+  state.last = { head: stored.head, tree: stored.tree };
+  state.chain = stored.chain;
+}
+
+/**
+ * The checkpoint of the work now, not stored: the caller stores it with the step it follows
+ * (commitStep), an increment only while the stored chain still ends at its parent. The chain is
+ * taken to go on from it; if the step does not land, the run ends and the next one reads the chain.
+ */
+async function takeForStep(state: CheckpointState, signal: AbortSignal): Promise<StepCheckpoint | undefined> {
+  const { store } = state.input.deps;
+  let taken: StepCheckpoint | undefined;
+  await checkpointInto(
+    state,
+    {
+      latest: (id) => store.latest(id),
+      save: async (_id, checkpoint) => {
+        taken = { kind: 'whole', checkpoint };
       },
-      signal,
-    );
-    return taken;
-  };
+      append: async (_id, checkpoint, increment) => {
+        taken = { kind: 'increment', checkpoint, increment };
+        return true;
+      },
+    },
+    signal,
+  );
+  return taken;
+}
 
+/** See SessionCheckpoints.tools. */
+function checkpointingTools(state: CheckpointState, executor: ToolExecutor): ToolExecutor {
   return {
-    base,
-    take,
-    tools: (executor) => ({
-      specs: () => executor.specs(),
-      async execute(call, ctx) {
-        if (readOnlyTools.has(call.name)) return executor.execute(call, ctx);
-        // The executor must not throw: a checkpoint cut short by a stop is an error result.
-        const stopped = (error: unknown) => {
-          if (!ctx.signal.aborted) throw error;
-          return undefined;
-        };
-        // No checkpoint yet: store the work as it is, the state a resume puts back before a rerun.
-        if (!last && (await take(ctx.signal).then(() => true, stopped)) === undefined)
-          return { content: 'The call was stopped before it ran.', isError: true };
-        const output = await executor.execute(call, ctx);
-        if (ctx.signal.aborted) return output;
-        const checkpoint = await takeForStep(ctx.signal).catch(stopped);
-        return checkpoint ? { ...output, checkpoint } : output;
-      },
-      rerunsInterrupted: (call) => readOnlyTools.has(call.name) || atCheckpoint,
-    }),
+    specs: () => executor.specs(),
+    async execute(call, ctx) {
+      if (readOnlyTools.has(call.name)) return executor.execute(call, ctx);
+      // The executor must not throw: a checkpoint cut short by a stop is an error result.
+      const stopped = (error: unknown) => {
+        if (!ctx.signal.aborted) throw error;
+        return undefined;
+      };
+      // No checkpoint yet: store the work as it is, the state a resume puts back before a rerun.
+      if (
+        !state.last &&
+        (await checkpointInto(state, state.input.deps.store, ctx.signal).then(() => true, stopped)) === undefined
+      )
+        return { content: 'The call was stopped before it ran.', isError: true };
+      const output = await executor.execute(call, ctx);
+      if (ctx.signal.aborted) return output;
+      const checkpoint = await takeForStep(state, ctx.signal).catch(stopped);
+      return checkpoint ? { ...output, checkpoint } : output;
+    },
+    rerunsInterrupted: (call) => readOnlyTools.has(call.name) || state.atCheckpoint,
   };
 }
 

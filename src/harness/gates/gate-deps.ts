@@ -1,6 +1,10 @@
+import type { Logger } from 'pino';
+import type { Sandbox } from '../../../sandbox/sandbox.ts';
+import type { RunLog } from '../../core/run-log.ts';
 import type { ModelProvider } from '../../models/model-provider.ts';
 import type { CheckStore } from '../checks/check-store.ts';
 import type { KnowledgeStore } from '../knowledge/knowledge-store.ts';
+import type { LoadedKnowledge } from '../knowledge/load-knowledge.ts';
 
 /** What the harness's gates need: stores for knowledge, checks and verdicts, the verifier model, limits. */
 export type GateDeps = {
@@ -15,4 +19,18 @@ export type GateDeps = {
   /** Budgets of one session before it pauses and asks (before the task class's share). */
   maxCostUsd: number;
   maxMinutes: number;
+};
+
+/** One session's gates: where they record, what they run in, and the repository knowledge they judge by. */
+export type GateContext = {
+  sessionId: string;
+  store: RunLog;
+  gates: GateDeps;
+  sandbox: Sandbox;
+  knowledge: LoadedKnowledge | undefined;
+  knowledgeText: string;
+  /** The commit the session's branch started from: a workspace still there, untouched, may become a setup image. */
+  baseCommit?: string;
+  log: Logger;
+  signal: AbortSignal;
 };

@@ -35,62 +35,86 @@ export function wantsFile(path: string): boolean {
 const excerptChars = 3000;
 const checkNames = ['test', 'lint', 'typecheck', 'build'] as const;
 
+type RepoFile = { path: string; text: string };
+/** A file of the repository by name, case-insensitive. */
+type FileNamed = (name: string) => RepoFile | undefined;
+/** The commands found so far; the first found for a name or a command line wins. */
+type FoundCommands = { setup: KnownCommand[]; checks: KnownCommand[] };
+
 /**
  * Deterministic extraction: every command in the document is read from a file in the repository.
  * `files` maps repo paths to their contents (only the ones `wantsFile` chose).
  */
 export function extractKnowledge(files: ReadonlyMap<string, string>): KnowledgeDocument {
-  const get = (name: string) => {
+  const get: FileNamed = (name) => {
     for (const [path, text] of files) if (path.toLowerCase() === name.toLowerCase()) return { path, text };
     return undefined;
   };
-  const setup: KnownCommand[] = [];
-  const checks: KnownCommand[] = [];
-  const add = (list: KnownCommand[], c: KnownCommand) => {
-    if (!list.some((x) => x.command === c.command || x.name === c.name)) list.push(c);
-  };
-
-  const pkg = get('package.json');
-  if (pkg) {
-    let parsed: { scripts?: Record<string, string>; dependencies?: object; devDependencies?: object } | undefined;
-    try {
-      parsed = JSON.parse(pkg.text);
-    } catch {
-      parsed = undefined;
-    }
-    if (parsed) {
-      const hasDeps =
-        Object.keys(parsed.dependencies ?? {}).length + Object.keys(parsed.devDependencies ?? {}).length > 0;
-      if (hasDeps) {
-        const install = get('pnpm-lock.yaml')
-          ? 'pnpm install --frozen-lockfile'
-          : get('yarn.lock')
-            ? 'yarn install --frozen-lockfile'
-            : get('package-lock.json')
-              ? 'npm ci'
-              : 'npm install';
-        add(setup, { name: 'install', command: install, source: pkg.path });
-      }
-      const scripts = parsed.scripts ?? {};
-      for (const name of checkNames) {
-        const script = scripts[name] ?? (name === 'typecheck' ? (scripts['type-check'] ?? scripts.tsc) : undefined);
-        if (!script || /no test specified/.test(script)) continue;
-        const scriptName = scripts[name]
-          ? name
-          : name === 'typecheck'
-            ? scripts['type-check']
-              ? 'type-check'
-              : 'tsc'
-            : name;
-        add(checks, {
-          name,
-          command: scriptName === 'test' ? 'npm test' : `npm run ${scriptName}`,
-          source: `${pkg.path} scripts.${scriptName}`,
-        });
-      }
-    }
+  const found: FoundCommands = { setup: [], checks: [] };
+  packageCommands(found, get);
+  toolchainCommands(found, get);
+  // What the project's CI runs on its pull requests and pushes (never its deploy, release or
+  // publish steps), used for names nothing else provided.
+  for (const [path, text] of [...files].filter(([p]) => p.toLowerCase().startsWith('.github/workflows/')).sort()) {
+    for (const { name, command } of workflowChecks(text))
+      add(name === 'install' ? found.setup : found.checks, { name, command, source: path });
   }
+  return {
+    setup: found.setup,
+    checks: found.checks,
+    conventions: conventionsOf(get),
+    instructions: instructionsOf(get),
+    sources: [...files.keys()].sort(),
+  };
+}
 
+function add(list: KnownCommand[], c: KnownCommand): void {
+  if (!list.some((x) => x.command === c.command || x.name === c.name)) list.push(c);
+}
+
+/** package.json: the install its lockfile calls for, and the scripts named like checks. */
+function packageCommands({ setup, checks }: FoundCommands, get: FileNamed): void {
+  const pkg = get('package.json');
+  if (!pkg) return;
+  let parsed: { scripts?: Record<string, string>; dependencies?: object; devDependencies?: object } | undefined;
+  try {
+    parsed = JSON.parse(pkg.text);
+  } catch {
+    parsed = undefined;
+  }
+  if (!parsed) return;
+  const hasDeps = Object.keys(parsed.dependencies ?? {}).length + Object.keys(parsed.devDependencies ?? {}).length > 0;
+  if (hasDeps) {
+    const install = get('pnpm-lock.yaml')
+      ? 'pnpm install --frozen-lockfile'
+      : get('yarn.lock')
+        ? 'yarn install --frozen-lockfile'
+        : get('package-lock.json')
+          ? 'npm ci'
+          : 'npm install';
+    add(setup, { name: 'install', command: install, source: pkg.path });
+  }
+  const scripts = parsed.scripts ?? {};
+  for (const name of checkNames) {
+    const script = scripts[name] ?? (name === 'typecheck' ? (scripts['type-check'] ?? scripts.tsc) : undefined);
+    if (!script || /no test specified/.test(script)) continue;
+    const scriptName = scripts[name]
+      ? name
+      : name === 'typecheck'
+        ? scripts['type-check']
+          ? 'type-check'
+          : 'tsc'
+        : name;
+    add(checks, {
+      name,
+      command: scriptName === 'test' ? 'npm test' : `npm run ${scriptName}`,
+      source: `${pkg.path} scripts.${scriptName}`,
+    });
+  }
+}
+
+/** Make targets, Go, Cargo and Python projects. */
+function toolchainCommands({ setup, checks }: FoundCommands, get: FileNamed): void {
   const make = get('Makefile');
   if (make) {
     const targets = new Set([...make.text.matchAll(/^([A-Za-z][\w-]*)\s*:(?!=)/gm)].map((m) => m[1]!));
@@ -98,7 +122,6 @@ export function extractKnowledge(files: ReadonlyMap<string, string>): KnowledgeD
       if (targets.has(name)) add(checks, { name, command: `make ${name}`, source: make.path });
     if (targets.has('check')) add(checks, { name: 'check', command: 'make check', source: make.path });
   }
-
   const go = get('go.mod');
   if (go) {
     add(checks, { name: 'build', command: 'go build ./...', source: go.path });
@@ -118,14 +141,10 @@ export function extractKnowledge(files: ReadonlyMap<string, string>): KnowledgeD
     add(setup, { name: 'install', command: 'pip install -e .', source: pyproject.path });
   if (pyproject && /pytest/.test(pyproject.text))
     add(checks, { name: 'test', command: 'pytest', source: pyproject.path });
+}
 
-  // What the project's CI runs on its pull requests and pushes (never its deploy, release or
-  // publish steps), used for names nothing else provided.
-  for (const [path, text] of [...files].filter(([p]) => p.toLowerCase().startsWith('.github/workflows/')).sort()) {
-    for (const { name, command } of workflowChecks(text))
-      add(name === 'install' ? setup : checks, { name, command, source: path });
-  }
-
+/** The pull request template and CONTRIBUTING's sections on branches, commits and style. */
+function conventionsOf(get: FileNamed): string[] {
   const conventions: string[] = [];
   const template =
     get('.github/pull_request_template.md') ?? get('PULL_REQUEST_TEMPLATE.md') ?? get('docs/pull_request_template.md');
@@ -135,12 +154,17 @@ export function extractKnowledge(files: ReadonlyMap<string, string>): KnowledgeD
     const sections = sectionsMatching(contributing.text, /branch|commit|pull request|pr\b|style/i);
     if (sections) conventions.push(`From ${contributing.path}:\n${clip(sections)}`);
   }
+  return conventions;
+}
 
+/** Agent instruction files, and the development sections of CONTRIBUTING and README. */
+function instructionsOf(get: FileNamed): { source: string; text: string }[] {
   const instructions: { source: string; text: string }[] = [];
   for (const name of ['AGENTS.md', 'CLAUDE.md', '.github/copilot-instructions.md']) {
     const file = get(name);
     if (file) instructions.push({ source: file.path, text: clip(file.text) });
   }
+  const contributing = get('CONTRIBUTING.md') ?? get('.github/CONTRIBUTING.md');
   if (contributing) {
     const dev = sectionsMatching(contributing.text, /test|develop|setup|install|build|lint/i);
     if (dev) instructions.push({ source: contributing.path, text: clip(dev) });
@@ -150,8 +174,7 @@ export function extractKnowledge(files: ReadonlyMap<string, string>): KnowledgeD
     const dev = sectionsMatching(readme.text, /test|develop|contribut|setup|install|build/i);
     if (dev) instructions.push({ source: readme.path, text: clip(dev) });
   }
-
-  return { setup, checks, conventions, instructions, sources: [...files.keys()].sort() };
+  return instructions;
 }
 
 function sectionsMatching(markdown: string, heading: RegExp): string {

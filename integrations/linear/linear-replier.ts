@@ -16,7 +16,7 @@ const keepAliveMs = 20 * 60_000;
  * are derived from the event seq, so a batch delivered twice posts nothing twice. On long steps it
  * posts an ephemeral thought before Linear would call the session stale.
  */
-export function createLinearIntegration(deps: {
+export function createLinearReplier(deps: {
   store: LinearStore;
   api: (organizationId: string) => Promise<LinearApi>;
   context: IntegrationContext;

@@ -1,0 +1,59 @@
+import { PatchbayError } from '../../src/core/errors.ts';
+import type { GitHubRequest, GitHubStore } from './github-store.ts';
+
+/**
+ * The progress comments this process is posting, by request: the surface's reply step posts a
+ * request's first comment ("👀 On it", throttled, so not in the delivery's way) and records its id;
+ * the replier, called for the same request's first events, awaits that post here instead of asking
+ * the store again and again. A comment posted by another process (or before a restart) is read from
+ * the store once.
+ */
+export class ProgressComments {
+  readonly #store: Pick<GitHubStore, 'openRequests'>;
+  readonly #posting = new Map<number, Promise<number | undefined>>();
+
+  constructor(store: Pick<GitHubStore, 'openRequests'>) {
+    this.#store = store;
+  }
+
+  /**
+   * Posts a request's progress comment with `post` (which records its id and returns it, or
+   * undefined when it could not be posted); until it ends, `commentId` of the request waits for it.
+   */
+  post(requestId: number, post: () => Promise<number | undefined>): Promise<number | undefined> {
+    const posting = post();
+    this.#posting.set(requestId, posting);
+    const done = () => void this.#posting.delete(requestId);
+    posting.then(done, done);
+    return posting;
+  }
+
+  /**
+   * The id of a request's progress comment: as stored, or once this process's post of it ended.
+   * Throws a retryable error when it is not posted (yet): the notifier tries the batch again.
+   */
+  async commentId(request: GitHubRequest, signal: AbortSignal): Promise<number> {
+    const id =
+      request.commentId ??
+      (await this.#posted(request.id, signal)) ??
+      (await this.#store.openRequests(request.threadKey)).find((r) => r.id === request.id)?.commentId;
+    if (id === null || id === undefined)
+      throw new PatchbayError('conflict', 'the progress comment is not posted yet', { retryable: true });
+    return id;
+  }
+
+  /** Waits for every post under way (at shutdown). */
+  async settled(): Promise<void> {
+    await Promise.allSettled([...this.#posting.values()]);
+  }
+
+  async #posted(requestId: number, signal: AbortSignal): Promise<number | undefined> {
+    const posting = this.#posting.get(requestId);
+    if (!posting) return undefined;
+    signal.throwIfAborted();
+    const aborted = new Promise<never>((_, reject) =>
+      signal.addEventListener('abort', () => reject(signal.reason), { once: true }),
+    );
+    return Promise.race([posting, aborted]);
+  }
+}

@@ -1,0 +1,17 @@
+import type { Logger } from 'pino';
+import type { IntegrationContext } from '../integration-module.ts';
+import type { GitHubClient } from './github-client.ts';
+import type { GitHubStore } from './github-store.ts';
+import type { ProgressComments } from './progress-comments.ts';
+
+/** What GitHub's inbound surface and each of its event families read and write. */
+export type SurfaceDeps = {
+  client: GitHubClient;
+  store: GitHubStore;
+  context: Pick<IntegrationContext, 'findSession' | 'publicUrl' | 'addLesson' | 'sessionEvents'>;
+  /** Where the progress comments the reply step posts are awaited by the replier. */
+  comments: ProgressComments;
+  gitUrl: string;
+  triggerLabel: string;
+  log: Logger;
+};

@@ -1,0 +1,136 @@
+import { budgetCostUsd } from '../models/model-catalog.ts';
+import type { ModelMessage, TurnResult, Usage } from '../models/model-provider.ts';
+import type { RunOutcome } from './agent-runner.ts';
+import { compactEntries } from './context-compaction.ts';
+import { recordStep, type RunState, userMessagesAfter } from './run-state.ts';
+import { clip, quoteMessage } from './transcript-text.ts';
+
+/** Adds a model call's tokens and list-price cost to the run's counters. */
+function countUsage(run: RunState, usage: Usage): number {
+  const spent = usage.inputTokens + usage.outputTokens + usage.cacheReadTokens + usage.cacheWriteTokens;
+  run.tokensUsed += spent;
+  run.costUsd += budgetCostUsd(run.input.model.model, usage);
+  return spent;
+}
+
+/**
+ * Before a model turn: when the transcript nears the window, older turns become one summary turn.
+ * Transcript, context-compacted event and the summary call's usage land in one transaction, so a
+ * crash leaves either the old transcript or the new one. Returns false if the run was stopped.
+ */
+export async function compactTranscript(run: RunState, turn: number): Promise<boolean> {
+  const { model, tools, signal, log, runLog, sessionId } = run.input;
+  const compaction = await compactEntries({
+    entries: run.messages.map((message, i) => ({ message, eventSeq: run.seqs[i] ?? null })),
+    model,
+    system: run.input.system,
+    tools: tools.specs(),
+    maxOutputTokens: run.limits.maxOutputTokens,
+    threshold: run.limits.compactAt,
+    peopleUpTo: async (seq) => (await userMessagesAfter(run, 0)).filter((e) => e.seq <= seq),
+    quote: quoteMessage,
+    signal,
+    log,
+  });
+  if (signal.aborted) return false;
+  if (!compaction) return true;
+  const { usage } = compaction;
+  const spent = countUsage(run, usage);
+  await runLog.replaceTranscript(
+    sessionId,
+    compaction.entries,
+    [
+      { event: { type: 'context-compacted', summary: compaction.summary, messagesReplaced: compaction.replaced } },
+      ...(spent > 0 ? [{ event: { type: 'usage' as const, turn, model: model.model, ...usage } }] : []),
+    ],
+    usage,
+  );
+  run.messages.splice(0, run.messages.length, ...compaction.entries.map((e) => e.message));
+  run.seqs.splice(0, run.seqs.length, ...compaction.entries.map((e) => e.eventSeq));
+  log.info(
+    { replaced: compaction.replaced, kept: run.messages.length - 1, modelSummary: compaction.modelSummary },
+    'context compacted',
+  );
+  return true;
+}
+
+/**
+ * One model call, streamed, on a snapshot of the transcript; its reply and usage are recorded as
+ * one step. Returns the outcome instead when the call was aborted or failed.
+ */
+export async function takeModelTurn(
+  run: RunState,
+  turn: number,
+): Promise<{ result: TurnResult } | { outcome: RunOutcome }> {
+  const { model, tools, signal, onDelta } = run.input;
+  const result = await model.runTurn({
+    system: run.input.system,
+    // A snapshot: the transcript keeps growing after the call, and the provider may hold on to it.
+    messages: [...run.messages],
+    tools: tools.specs(),
+    maxTokens: run.limits.maxOutputTokens,
+    signal,
+    ...(onDelta && { onDelta: (text: string) => onDelta(text, turn) }),
+  });
+  if (result.stopReason === 'aborted' || signal.aborted) return { outcome: { kind: 'cancelled' } };
+  if (result.stopReason === 'error') {
+    const { error } = result;
+    return {
+      outcome: {
+        kind: 'failed',
+        code: error?.code ?? 'model_error',
+        message: error?.message ?? 'the model call failed',
+      },
+    };
+  }
+  countUsage(run, result.usage);
+  const assistant: ModelMessage = {
+    role: 'assistant',
+    ...(result.content && { content: result.content }),
+    ...(result.toolCalls.length > 0 && { toolCalls: result.toolCalls }),
+    ...(result.providerState !== undefined && { providerState: result.providerState }),
+  };
+  await recordStep(run, {
+    messages: [{ message: assistant }],
+    events: [
+      ...(result.content
+        ? [{ event: { type: 'assistant-message' as const, text: result.content, turn }, dedupeKey: `turn:${turn}` }]
+        : []),
+      { event: { type: 'usage', turn, model: model.model, ...result.usage }, dedupeKey: `usage:${turn}` },
+    ],
+    usage: result.usage,
+  });
+  return { result };
+}
+
+/**
+ * A turn without tool calls: the model finished, declined, or was cut off (then it is asked to
+ * go on, and undefined says the next turn may start).
+ */
+export async function endTextOnlyTurn(run: RunState, result: TurnResult): Promise<RunOutcome | undefined> {
+  switch (result.stopReason) {
+    case 'max_tokens':
+      await recordStep(run, {
+        messages: [
+          {
+            message: {
+              role: 'user',
+              content: 'Your reply was cut off at the output limit. Continue where you stopped.',
+            },
+          },
+        ],
+      });
+      return undefined;
+    case 'pause_turn':
+      await recordStep(run, { messages: [{ message: { role: 'user', content: 'Continue.' } }] });
+      return undefined;
+    case 'refusal':
+      return {
+        kind: 'failed',
+        code: 'model_error',
+        message: `the model declined the task${result.content ? `: ${clip(result.content, 300)}` : ''}`,
+      };
+    default:
+      return { kind: 'finished', summary: result.content ?? '' };
+  }
+}

@@ -1,0 +1,195 @@
+import type { ExecOptions, Sandbox } from '../../../sandbox/sandbox.ts';
+import type { CheckRun } from '../checks/check-store.ts';
+import { openCommitCheckout, setupKey, workspaceSetupMarker, type CommitCheckout } from '../checks/commit-checkout.ts';
+import { missingCommandReason, runCheckCommand, setupFailureReason } from '../checks/run-checks.ts';
+import type { KnownCommand } from '../knowledge/knowledge-document.ts';
+import type { GateContext } from './gate-deps.ts';
+
+async function recordRun(ctx: GateContext, run: CheckRun): Promise<void> {
+  await ctx.gates.checks.addRun(ctx.sessionId, run);
+  await ctx.store.commitStep(ctx.sessionId, {
+    events: [
+      {
+        event: {
+          type: 'check-finished',
+          commit: run.commit,
+          phase: run.phase,
+          name: run.name,
+          command: run.command,
+          outcome: run.outcome,
+          exitCode: run.exitCode,
+          durationMs: run.durationMs,
+          logHead: run.logHead,
+          logTail: run.logTail,
+          ...(run.reason && { reason: run.reason }),
+        },
+      },
+    ],
+  });
+}
+
+async function headCommit(sandbox: Sandbox, signal: AbortSignal): Promise<string> {
+  const r = await sandbox.exec('git rev-parse --verify HEAD', { signal, timeoutMs: 60_000 });
+  return r.stdout.trim();
+}
+
+/**
+ * Runs the knowledge document's setup commands in the agent's workspace before the agent, once per
+ * workspace and what setup depends on: a marker in the workspace's `.git` keeps the key it ran for,
+ * so a new or reaped workspace (or one on another worker) runs it again, and so does a change to a
+ * lockfile or to the setup commands. What setup leaves untracked (node_modules, virtualenvs) is
+ * excluded locally, so it is never committed.
+ */
+export async function runSetup(ctx: GateContext): Promise<void> {
+  const setup = ctx.knowledge?.document.setup ?? [];
+  if (setup.length === 0) return;
+  const commit = await headCommit(ctx.sandbox, ctx.signal);
+  const key = await setupKey(ctx.sandbox, commit, setup, ctx.signal);
+  const marker = await ctx.sandbox.exec(`cat ${workspaceSetupMarker}`, { signal: ctx.signal, timeoutMs: 60_000 });
+  if (marker.exitCode === 0 && marker.stdout.trim() === key) {
+    ctx.log.info({ key }, 'setup already ran in this workspace for these lockfiles and commands');
+    // A workspace from a setup image that is still at its (newer) base, untouched: where the
+    // repo's next sessions start. One the agent has worked in never is.
+    if (ctx.knowledge && ctx.sandbox.checkpoint && commit === ctx.baseCommit && (await untouched(ctx))) {
+      await ctx.sandbox.checkpoint({ template: { repo: ctx.knowledge.repo, commit } });
+    }
+    return;
+  }
+  const passed = await runSetupCommands(ctx, ctx.sandbox, commit, setup);
+  await ctx.sandbox.exec("git ls-files --others --exclude-standard --directory | sed 's#^#/#' >> .git/info/exclude", {
+    signal: ctx.signal,
+    timeoutMs: 60_000,
+  });
+  if (passed)
+    await ctx.sandbox.exec(`printf '%s\\n' ${key} > ${workspaceSetupMarker}`, {
+      signal: ctx.signal,
+      timeoutMs: 60_000,
+    });
+  // A remote sandbox saves its set-up filesystem, so a lost sandbox never costs the setup again; a
+  // setup that passed on the untouched checkout also becomes where the repo's next sessions start.
+  await ctx.sandbox.checkpoint?.(
+    passed && ctx.knowledge ? { template: { repo: ctx.knowledge.repo, commit } } : undefined,
+  );
+}
+
+/** No change in the workspace beside what setup left (which is excluded). */
+async function untouched(ctx: GateContext): Promise<boolean> {
+  const status = await ctx.sandbox.exec('git status --porcelain', { signal: ctx.signal, timeoutMs: 60_000 });
+  return status.exitCode === 0 && status.stdout.trim() === '';
+}
+
+/** Runs setup commands in order until one fails; each is recorded. True when all passed. */
+async function runSetupCommands(
+  ctx: GateContext,
+  where: Pick<Sandbox, 'exec'>,
+  commit: string,
+  setup: readonly KnownCommand[],
+): Promise<boolean> {
+  for (const command of setup) {
+    const run = await runCheckCommand(where, {
+      commit,
+      phase: 'setup',
+      command,
+      timeoutMs: ctx.gates.checkTimeoutMs,
+      signal: ctx.signal,
+    });
+    if (run.outcome !== 'passed') run.reason = setupFailureReason(run, await refusedHosts(ctx));
+    await recordRun(ctx, run);
+    ctx.log.info({ command: command.command, outcome: run.outcome, reason: run.reason }, 'setup command finished');
+    if (run.outcome !== 'passed') return false;
+  }
+  return true;
+}
+
+/** Hosts the egress proxy refused for this session so far (from its `egress-blocked` events). */
+async function refusedHosts(ctx: GateContext): Promise<string[]> {
+  const events = await ctx.store.events(ctx.sessionId, { types: ['egress-blocked'] });
+  return events.flatMap(({ event }) => (event.type === 'egress-blocked' ? [event.host] : []));
+}
+
+/**
+ * Setup in the checkout of the judged commit: the output cached for its key when there is one, else
+ * the setup commands, whose output is then kept for the next round. Why checks cannot run, if so.
+ */
+async function setupCheckout(ctx: GateContext, checkout: CommitCheckout): Promise<string | undefined> {
+  const setup = ctx.knowledge?.document.setup ?? [];
+  if (setup.length === 0) return undefined;
+  const key = await setupKey(ctx.sandbox, checkout.commit, setup, ctx.signal);
+  if (await checkout.restoreSetup(key)) {
+    ctx.log.info({ key, commit: checkout.commit }, 'setup output reused for the checkout');
+    return undefined;
+  }
+  const where = {
+    exec: (command: string, options: ExecOptions) =>
+      checkout.exec(command, { timeoutMs: ctx.gates.checkTimeoutMs, signal: ctx.signal, ...options }),
+  };
+  if (await runSetupCommands(ctx, where, checkout.commit, setup)) {
+    await checkout.noteSetupOutput(key);
+    return undefined;
+  }
+  const runs = await ctx.gates.checks.runs(ctx.sessionId, { commit: checkout.commit, phase: 'setup' });
+  const failed = runs.findLast((r) => r.outcome !== 'passed');
+  return failed ? (failed.reason ?? setupFailureReason(failed)) : 'setup failed';
+}
+
+/**
+ * Runs every check on exactly `commit`, in a fresh checkout of it (after setup ran there), never in
+ * the agent's tree: a file the agent left ignored or excluded is not in it, and a check that commits
+ * or rewrites files changes nothing that is pushed.
+ */
+export async function runChecks(ctx: GateContext, commit: string): Promise<CheckRun[]> {
+  const checks: KnownCommand[] = ctx.knowledge?.document.checks ?? [];
+  if (checks.length === 0) return [];
+  const runs: CheckRun[] = [];
+  const before = await ctx.gates.checks.runs(ctx.sessionId, { commit, phase: 'check' });
+  const checkout = await openCommitCheckout(ctx.sandbox, commit, ctx.signal);
+  try {
+    const blocker = await setupCheckout(ctx, checkout);
+    for (const command of checks) {
+      let run: CheckRun;
+      if (blocker) {
+        const now = new Date();
+        run = {
+          commit,
+          phase: 'check',
+          name: command.name,
+          command: command.command,
+          outcome: 'not-run',
+          exitCode: null,
+          durationMs: 0,
+          logHead: '',
+          logTail: '',
+          reason: blocker,
+          startedAt: now,
+          finishedAt: now,
+        };
+      } else {
+        run = await runCheckCommand(checkout, {
+          commit,
+          phase: 'check',
+          command,
+          timeoutMs: ctx.gates.checkTimeoutMs,
+          signal: ctx.signal,
+        });
+        if (run.outcome === 'failed' && run.exitCode === 127)
+          run = { ...run, outcome: 'not-run', reason: missingCommandReason(run) };
+      }
+      await recordRun(ctx, run);
+      runs.push(run);
+      const failedBefore = before.some(
+        (r) => r.command === command.command && (r.outcome === 'failed' || r.outcome === 'timed-out'),
+      );
+      if (run.outcome === 'passed' && failedBefore && ctx.knowledge) {
+        // Same commit, nothing changed, and now it passes: the check is flaky, worth knowing next time.
+        await ctx.gates.knowledge.addLesson(
+          ctx.knowledge.repo,
+          `\`${command.command}\` failed and then passed on the same commit with nothing changed, so it is likely flaky: run it again before changing code for its failures.`,
+        );
+        ctx.log.info({ command: command.command, commit }, 'flaky check recorded as a lesson');
+      }
+    }
+  } finally {
+    await checkout.close();
+  }
+  return runs;
+}

@@ -1,0 +1,120 @@
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { Logger } from 'pino';
+import type { ModalSandboxProvider } from '../../sandbox/index.ts';
+import type { SandboxProvider } from '../../sandbox/sandbox.ts';
+import type { DatabaseHandle } from '../../db/database.ts';
+import { createDefaultTools } from '../agent/default-tools.ts';
+import { createToolRegistry } from '../agent/tool-registry.ts';
+import type { Config } from '../config.ts';
+import type { GitCredentials, Publisher } from '../core/publisher.ts';
+import type { KnowledgeStore } from '../harness/knowledge/knowledge-store.ts';
+import type { EventBus } from '../sessions/event-bus.ts';
+import type { RunQueue } from '../sessions/run-queue.ts';
+import { createCheckStore } from '../sessions/check-store.ts';
+import { createCheckpointStore } from '../sessions/checkpoint-store.ts';
+import { createPgArtifactStore } from '../sessions/pg-artifact-store.ts';
+import { createRunLeases } from '../sessions/run-leases.ts';
+import type { SessionStore } from '../sessions/session-store.ts';
+import { startSessionWorker, type SessionWorker } from '../sessions/session-worker.ts';
+import { createSetupImageRefresher, type SetupImageRefresher } from '../sessions/setup-image-refresher.ts';
+import type { RestartRecovery } from './restart-recovery.ts';
+import type { Models } from './start-model.ts';
+import { startWorkspaceReaper } from './start-sandboxes.ts';
+import type { Shutdown } from './shutdown.ts';
+
+/** What a process that takes runs hands the worker and its harness. */
+export type WorkerDeps = {
+  database: DatabaseHandle;
+  store: SessionStore;
+  queue: RunQueue;
+  bus: EventBus;
+  sandboxes: SandboxProvider;
+  models: Models;
+  knowledge: KnowledgeStore;
+  /** Every integration's publisher and git credentials, in the order of the integrations. */
+  publishers: Publisher[];
+  gitCredentials: GitCredentials[];
+  restarts: RestartRecovery;
+  log: Logger;
+  shutdown: Shutdown;
+};
+
+/**
+ * Takes runs from the queue in this process, each under its run lease; the runs it is running when
+ * the database comes back are spared by the restart recovery. Idle workspaces are reaped.
+ */
+export async function startWorker(config: Config, deps: WorkerDeps): Promise<SessionWorker> {
+  const { database, store, log } = deps;
+  const worker = await startSessionWorker({
+    queue: deps.queue,
+    bus: deps.bus,
+    store,
+    log,
+    concurrency: config.worker.concurrency,
+    leases: createRunLeases({
+      db: database.db,
+      owner: `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`,
+      leaseMs: config.worker.leaseSeconds * 1000,
+      ...(config.worker.maxRunning !== undefined && { max: config.worker.maxRunning }),
+    }),
+    exclusive: database.exclusive,
+    harness: {
+      store,
+      sandboxes: deps.sandboxes,
+      model: deps.models.model,
+      tools: createToolRegistry(createDefaultTools(), { artifacts: createPgArtifactStore(database.db) }),
+      dataDir: config.dataDir,
+      network: config.sandbox.network,
+      log,
+      limits: config.limits,
+      protectedBranches: config.protectedBranches,
+      publicUrl: config.publicUrl,
+      live: deps.bus,
+      gates: {
+        knowledge: deps.knowledge,
+        checks: createCheckStore(database.db),
+        verifier: deps.models.verifier,
+        checkTimeoutMs: config.gates.checkTimeoutMs,
+        maxCheckRounds: config.gates.maxCheckRounds,
+        maxCostUsd: config.gates.maxCostUsd,
+        maxMinutes: config.gates.maxMinutes,
+      },
+      publishers: deps.publishers,
+      gitCredentials: deps.gitCredentials,
+      checkpoints: { store: createCheckpointStore(database.db), maxBytes: config.worker.checkpointMaxBytes },
+    },
+  });
+  deps.restarts.spare(worker);
+  deps.shutdown.add(() => worker.stop(config.worker.shutdownGraceMs));
+  startWorkspaceReaper(deps.sandboxes, deps);
+  return worker;
+}
+
+/**
+ * SANDBOX=modal workers with MODAL_TEMPLATE_REFRESH_MINUTES above 0: setup images follow the
+ * default branch, and one that fell far behind is refreshed with the harness's git credentials
+ * for the mirror.
+ */
+export function startSetupImageRefresher(
+  config: Config,
+  modal: ModalSandboxProvider,
+  deps: Pick<WorkerDeps, 'database' | 'knowledge' | 'gitCredentials' | 'log' | 'shutdown'>,
+): SetupImageRefresher | undefined {
+  const refresh = config.sandbox.modal?.setupImageRefresh;
+  if (!refresh) return undefined;
+  const refresher = createSetupImageRefresher({
+    images: modal,
+    databaseUrl: deps.database.url,
+    dataDir: config.dataDir,
+    knowledge: deps.knowledge,
+    gitCredentials: deps.gitCredentials,
+    network: config.sandbox.network,
+    minCommits: refresh.minCommits,
+    everyMinutes: refresh.everyMinutes,
+    setupTimeoutMs: config.gates.checkTimeoutMs,
+    log: deps.log,
+  });
+  deps.shutdown.add(() => refresher.stop());
+  return refresher;
+}
