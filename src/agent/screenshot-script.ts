@@ -9,6 +9,7 @@
 export const SCREENSHOT_SCRIPT = String.raw`
 unset HTTP_PROXY HTTPS_PROXY http_proxy https_proxy ALL_PROXY all_proxy NO_PROXY no_proxy NODE_USE_ENV_PROXY
 work=$(mktemp -d /tmp/patchbay-screenshot.XXXXXX) || exit 90
+trap 'rm -rf "$work"' EXIT
 browser=
 for candidate in /usr/lib/chromium/chromium chromium chromium-browser google-chrome-stable google-chrome; do
   if command -v "$candidate" >/dev/null 2>&1; then browser=$(command -v "$candidate"); break; fi
