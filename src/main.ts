@@ -253,13 +253,13 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
     // Each integration offers its hooks by name; the harness gets every one of a kind, in order.
     const publishers = modules.flatMap((m) => (m.publisher ? [m.publisher] : []));
     const gitCredentials = modules.flatMap((m) => (m.gitCredentials ? [m.gitCredentials] : []));
-
     const surfacesHere = options.surfaces ?? true;
     if (options.work && sandboxes) {
       const worker = await startSessionWorker({
         queue,
         bus,
         store,
+        db: database.db,
         log,
         concurrency: config.worker.concurrency,
         leases: createRunLeases({
@@ -325,12 +325,11 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
       });
       cleanups.push(() => setupImageRefresher!.stop());
     }
-
+    const repliers = modules.map((m) => m.replier);
     if (modules.length > 0 && surfacesHere) {
-      const notifier = startThreadNotifier({ store, bus, repliers: modules.map((m) => m.replier), log });
+      const notifier = startThreadNotifier({ store, db: database.db, bus, repliers, log });
       cleanups.push(() => notifier.close());
     }
-
     // Filled in once the integrations start (after the server listens): /healthz reports each one.
     let integrationHealth: () => Record<string, IntegrationState> = () => ({});
     const patchbay: Patchbay = {
@@ -353,6 +352,7 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
       const server = createServer({
         service,
         store,
+        db: database.db,
         bus,
         deliveries: inbound,
         log,

@@ -6,7 +6,8 @@ import { Inbound } from '../core/inbound.ts';
 import type { ThreadRef } from '../core/thread-ref.ts';
 import type { RunQueue } from './run-queue.ts';
 import type { SessionRecord } from '../core/session-record.ts';
-import { DuplicateDelivery, type Delivery, type SessionStore } from './session-store.ts';
+import { DuplicateDelivery, type Delivery } from './delivery-markers.ts';
+import type { SessionStore } from './session-store.ts';
 
 export type HandleResult =
   | { kind: 'started'; session: SessionRecord }

@@ -1,5 +1,5 @@
-import { sql } from 'kysely';
 import type { Logger } from 'pino';
+import type { Db } from '../../db/database.ts';
 import { isPatchbayError, PatchbayError } from '../core/errors.ts';
 import { throttleLog } from '../core/log-throttle.ts';
 import { runSession, type HarnessDeps } from '../harness/run-session.ts';
@@ -32,6 +32,8 @@ export async function startSessionWorker(deps: {
   queue: RunQueue;
   bus: EventBus;
   store: SessionStore;
+  /** The database the run's checkpoints and check runs are written to, under its lease. */
+  db: Db;
   harness: HarnessDeps;
   log: Logger;
   concurrency?: number;
@@ -53,11 +55,7 @@ export async function startSessionWorker(deps: {
 
   const databaseLost = throttleLog((fields, message) => log.warn(fields, message));
   const renewFailed = throttleLog((fields, message) => log.warn(fields, message));
-  const answers = () =>
-    sql`select 1`.execute(store.db).then(
-      () => true,
-      () => false,
-    );
+  const answers = () => store.answers();
   /**
    * Runs the session; a run that failed because the database went away (it does not answer right
    * after) waits for it with backoff and carries on from the log once it is back. This worker still
@@ -65,7 +63,7 @@ export async function startSessionWorker(deps: {
    */
   const runThroughOutages = async (sessionId: string, lease: RunLease, signal: AbortSignal): Promise<void> => {
     // Every write of the run goes through the lease.
-    const fenced = fencedHarness(harness, store, lease, log);
+    const fenced = fencedHarness(harness, lease, { store, db: deps.db, log });
     for (;;) {
       try {
         return await runSession(sessionId, fenced, signal);

@@ -5,6 +5,7 @@ import type { ThreadReplier } from '../core/thread-replier.ts';
 import { ThreadRef } from '../core/thread-ref.ts';
 import type { EventBus } from './event-bus.ts';
 import type { SessionStore } from './session-store.ts';
+import type { Db } from '../../db/database.ts';
 import type { Database } from '../../db/schema.ts';
 
 type Trx = Transaction<Database>;
@@ -20,6 +21,8 @@ export type ThreadNotifier = { flush(sessionId: string): Promise<void>; close():
  */
 export function startThreadNotifier(deps: {
   store: SessionStore;
+  /** The database the threads' cursors (`session_threads.delivered_seq`) are kept in. */
+  db: Db;
   bus: EventBus;
   repliers: ThreadReplier[];
   log: Logger;
@@ -31,8 +34,7 @@ export function startThreadNotifier(deps: {
   /** How often running sessions' threads are refreshed (repliers with `refresh`). */
   refreshMs?: number;
 }): ThreadNotifier {
-  const { store, log } = deps;
-  const db = store.db;
+  const { store, db, log } = deps;
   const replyTimeoutMs = deps.replyTimeoutMs ?? 120_000;
   const bySource = new Map(deps.repliers.map((r) => [r.source, r]));
   const sources = [...bySource.keys()];

@@ -47,7 +47,7 @@ describe('thread notifier', () => {
         return { state: undefined };
       },
     };
-    const notifier = startThreadNotifier({ store, bus, repliers: [slack], log, sweepMs: 60_000 });
+    const notifier = startThreadNotifier({ store, db: handle.db, bus, repliers: [slack], log, sweepMs: 60_000 });
     try {
       await waitFor(async () => delivered.size === ids.length, 'every session to be delivered', 15_000);
       // A delivery's cursor is written after deliver() returns: wait for that mark, not for the call.
@@ -88,7 +88,15 @@ describe('thread notifier', () => {
         return { state: { posted: true } };
       },
     };
-    const notifier = startThreadNotifier({ store, bus, repliers: [slack], log, sweepMs: 300, replyTimeoutMs: 500 });
+    const notifier = startThreadNotifier({
+      store,
+      db: handle.db,
+      bus,
+      repliers: [slack],
+      log,
+      sweepMs: 300,
+      replyTimeoutMs: 500,
+    });
     try {
       const cursor = async () =>
         await handle.db

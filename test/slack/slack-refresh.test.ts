@@ -75,7 +75,7 @@ describe('the Slack status message while a long step runs', () => {
       log,
       now: clock,
     });
-    const notifier = startThreadNotifier({ store, bus, repliers: [reply], log, refreshMs: 100 });
+    const notifier = startThreadNotifier({ store, db: database.db, bus, repliers: [reply], log, refreshMs: 100 });
     const inThread = (threadTs: string) => slack.thread('C9', threadTs);
     try {
       const status = await waitFor(async () => inThread(thread.threadTs)[0], 'the status message');
