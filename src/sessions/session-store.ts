@@ -4,7 +4,7 @@ import type { ThreadRef } from '../core/thread-ref.ts';
 import { recordDelivery } from './delivery-markers.ts';
 import { readEventPage, readUsageByModel } from './event-pages.ts';
 import { appendToLog, readEvents } from './event-log.ts';
-import { createSession, transitionSession } from './session-lifecycle.ts';
+import { createSession, transitionSession, type NewSession } from './session-lifecycle.ts';
 import {
   currentRunEpoch,
   databaseAnswers,
@@ -29,7 +29,8 @@ export type SessionStore = ReturnType<typeof createSessionStore>;
  */
 export function createSessionStore(db: Db) {
   return {
-    create: (input: Parameters<typeof createSession>[1]) => createSession(db, input),
+    /** Creates a queued session bound to its first thread, with its first events (session-lifecycle.ts). */
+    create: (input: NewSession) => createSession(db, input),
     get: (sessionId: string) => getSession(db, sessionId),
     list: (options?: { limit?: number; status?: SessionStatus }) => listSessions(db, options),
     /** Sessions newest first with their surfaces, pull request and checks, for the session list. */
