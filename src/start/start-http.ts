@@ -18,6 +18,8 @@ import type { SessionStore } from '../sessions/session-store.ts';
 export type HttpServerDeps = {
   pipeline: SessionPipeline;
   store: SessionStore;
+  /** The database of the tables the server reads besides the session store's (reports, page sign-ins). */
+  database: DatabaseHandle;
   metrics: Metrics;
   /** The integrations whose routes and page sign-ins the server serves. */
   modules: readonly IntegrationModule[];
@@ -38,6 +40,7 @@ export async function startHttpServer(
   const server = createServer({
     service: pipeline.service,
     store: deps.store,
+    db: deps.database.db,
     bus: pipeline.bus,
     deliveries: pipeline.inbound,
     log,

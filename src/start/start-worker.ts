@@ -50,6 +50,7 @@ export async function startWorker(config: Config, deps: WorkerDeps): Promise<Ses
     queue: deps.queue,
     bus: deps.bus,
     store,
+    db: database.db,
     log,
     concurrency: config.worker.concurrency,
     leases: createRunLeases({

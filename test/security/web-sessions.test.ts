@@ -19,10 +19,11 @@ describe('web sessions: server-side, revocable, expiring', () => {
   beforeAll(async () => {
     fx = await createApiFixture();
     // The real server, with the page sessions on the fixture's database and a clock the test moves.
-    const pageSessions = createPageSessions({ db: fx.store.db, token, secure: false, now: () => clock });
+    const pageSessions = createPageSessions({ db: fx.db, token, secure: false, now: () => clock });
     app = createServer({
       service: fx.service,
       store: fx.store,
+      db: fx.db,
       bus: fx.bus,
       log: pino({ level: 'silent' }),
       apiToken: token,
