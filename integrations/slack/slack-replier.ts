@@ -15,7 +15,7 @@ import {
   type SlackText,
 } from './slack-blocks.ts';
 import type { SlackWeb } from './slack-web.ts';
-import { escapeMrkdwn } from './slack-normalize.ts';
+import { escapeMrkdwn } from './slack-text.ts';
 import type { SlackStore, SlackThread } from './slack-store.ts';
 
 /** What we remember per thread between replies (besides the posts table). */

@@ -12,7 +12,7 @@ import { databaseHealth } from './health.ts';
 import type { PageSignInProvider } from '../core/page-sign-in.ts';
 import { createAccessCheck, registerPageAuth, type AccessCheck } from './page-auth.ts';
 import { refuseCrossSite } from './cross-site.ts';
-import { createPageSessions, type PageSessions } from './page-sessions.ts';
+import { createPageSignIns, type PageSignIns } from './page-sessions.ts';
 import { isLoopbackHost } from './host-check.ts';
 import type { IntegrationState } from './integration-health.ts';
 import type { Metrics } from './metrics.ts';
@@ -56,7 +56,7 @@ export type ServerDeps = {
   /** Other ways to sign in to the page than the token, offered by integrations (GitHub sign-in). */
   signInProviders?: readonly PageSignInProvider[];
   /** The page's server-side sessions (with apiToken); built on the store's database when not given. */
-  pageSessions?: PageSessions;
+  pageSignIns?: PageSignIns;
   /** Each integration's state, reported by /healthz beside the database's. */
   integrationHealth?: () => Record<string, IntegrationState>;
   /** Served at GET /metrics (Prometheus text format); behind the API token when one is set. */
@@ -98,8 +98,8 @@ export function createServer(deps: ServerDeps): ApiServer {
   refuseCrossSite(app, deps.publicUrl);
 
   const sessions = deps.apiToken
-    ? (deps.pageSessions ??
-      createPageSessions({ db: deps.db, token: deps.apiToken, secure: deps.publicUrl?.startsWith('https:') ?? false }))
+    ? (deps.pageSignIns ??
+      createPageSignIns({ db: deps.db, token: deps.apiToken, secure: deps.publicUrl?.startsWith('https:') ?? false }))
     : undefined;
   const check = deps.apiToken && sessions ? createAccessCheck(deps.apiToken, sessions) : undefined;
   if (check) requireToken(app, check);

@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import type { Db } from '../../db/database.ts';
 import { SessionEvent, type StoredEvent } from '../core/events.ts';
 import type { NewEvent } from '../core/run-log.ts';
-import { claimDelivery, type Delivery } from './delivery-markers.ts';
+import { claimMarker, type RequestMarker } from './request-markers.ts';
 import { sessionEventsChannel } from './notify-channels.ts';
 import { lockSession, type Trx } from './session-lock.ts';
 
@@ -42,15 +42,15 @@ export async function appendEvents(
   return stored;
 }
 
-/** Appends events; with `delivery`, only once per delivery (DuplicateDelivery the second time). */
+/** Appends events; with `marker`, only once per request (DuplicateRequest the second time). */
 export async function appendToLog(
   db: Db,
   sessionId: string,
   events: NewEvent[],
-  delivery?: Delivery,
+  marker?: RequestMarker,
 ): Promise<StoredEvent[]> {
   return db.transaction().execute(async (trx) => {
-    if (delivery) await claimDelivery(trx, delivery);
+    if (marker) await claimMarker(trx, marker);
     await lockSession(trx, sessionId);
     return appendEvents(trx, sessionId, events);
   });

@@ -6,7 +6,7 @@ import type { NewEvent, TransitionOptions, TransitionResult } from '../core/run-
 import type { SessionRecord } from '../core/session-record.ts';
 import { nextStatus, type SessionTrigger } from '../core/session-status.ts';
 import type { ThreadRef } from '../core/thread-ref.ts';
-import { claimDelivery, type Delivery } from './delivery-markers.ts';
+import { claimMarker, type RequestMarker } from './request-markers.ts';
 import { appendEvents } from './event-log.ts';
 import type { RunLease } from './run-leases.ts';
 import { lockSession, patchColumns, type Trx } from './session-lock.ts';
@@ -23,7 +23,7 @@ export type NewSession = {
   baseBranch?: string;
   branch?: string;
   /** Recorded in the same transaction: a redelivery finds it and creates nothing. */
-  delivery?: Delivery;
+  marker?: RequestMarker;
 };
 
 /** Creates a queued session bound to its first thread, with its first two events, in one transaction. */
@@ -32,7 +32,7 @@ export async function createSession(
   input: NewSession,
 ): Promise<{ session: SessionRecord; events: StoredEvent[] }> {
   return db.transaction().execute(async (trx) => {
-    if (input.delivery) await claimDelivery(trx, input.delivery);
+    if (input.marker) await claimMarker(trx, input.marker);
     await trx
       .insertInto('sessions')
       .values({
@@ -64,7 +64,7 @@ export async function createSession(
 }
 
 /** How a transition is made: the store's own options beside the run log's. */
-export type StoreTransitionOptions = TransitionOptions & { delivery?: Delivery; fence?: RunLease };
+export type StoreTransitionOptions = TransitionOptions & { marker?: RequestMarker; fence?: RunLease };
 
 /**
  * Applies a lifecycle trigger under the session's row lock. Returns the session after it and
@@ -77,7 +77,7 @@ export async function transitionSession(
   options: StoreTransitionOptions = {},
 ): Promise<TransitionResult> {
   return db.transaction().execute(async (trx) => {
-    if (options.delivery) await claimDelivery(trx, options.delivery);
+    if (options.marker) await claimMarker(trx, options.marker);
     const current = await lockSession(trx, sessionId, options.fence, `the transition '${trigger}'`);
     const to = nextStatus(current.status, trigger);
     if (!to) return { session: current, applied: false, from: current.status };

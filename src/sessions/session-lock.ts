@@ -5,7 +5,7 @@ import type { SessionPatch } from '../core/run-log.ts';
 import type { SessionRecord } from '../core/session-record.ts';
 import type { Usage } from '../core/transcript.ts';
 import { leaseLost, type RunLease } from './run-leases.ts';
-import { toSessionRecord } from './session-record.ts';
+import { toSessionRecord } from './session-row.ts';
 
 /** A transaction of the session store's writes; each write holds its session's row lock. */
 export type Trx = Transaction<Database>;

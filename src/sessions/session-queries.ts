@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import type { Db } from '../../db/database.ts';
 import type { SessionRecord } from '../core/session-record.ts';
 import type { SessionStatus } from '../core/session-status.ts';
-import { toSessionRecord } from './session-record.ts';
+import { toSessionRecord } from './session-row.ts';
 
 /** One session, if it exists. */
 export async function getSession(db: Db, sessionId: string): Promise<SessionRecord | undefined> {

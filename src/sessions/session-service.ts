@@ -6,7 +6,7 @@ import { Inbound } from '../core/inbound.ts';
 import type { ThreadRef } from '../core/thread-ref.ts';
 import type { RunQueue } from './run-queue.ts';
 import type { SessionRecord } from '../core/session-record.ts';
-import { DuplicateDelivery, type Delivery } from './delivery-markers.ts';
+import { DuplicateRequest, type RequestMarker } from './request-markers.ts';
 import type { SessionStore } from './session-store.ts';
 
 export type HandleResult =
@@ -61,38 +61,38 @@ export function createSessionService(options: {
   };
 }
 
-/** Applies one inbound command to the session of its thread, once per delivery. */
+/** Applies one inbound command to the session of its thread, once per request (its dedupe key). */
 async function handle(deps: ServiceDeps, input: Inbound): Promise<HandleResult> {
   const inbound = Inbound.parse(input);
-  // The delivery id is recorded in the same transaction as what the delivery writes, so a
+  // The dedupe key is recorded in the same transaction as what the request writes, so a
   // redelivery writes nothing twice and a failed write leaves the redelivery free to retry.
-  const delivery = inbound.deliveryId ? { source: inbound.thread.source, id: inbound.deliveryId } : undefined;
+  const marker = inbound.dedupeKey ? { source: inbound.thread.source, id: inbound.dedupeKey } : undefined;
   try {
     const existing = await deps.store.findByThread(inbound.thread);
     switch (inbound.kind) {
       case 'start':
-        if (existing) return await message(deps, existing, inbound.actor, inbound.text, undefined, delivery);
-        return await start(deps, inbound, delivery);
+        if (existing) return await message(deps, existing, inbound.actor, inbound.text, undefined, marker);
+        return await start(deps, inbound, marker);
       case 'message':
         return existing
-          ? await message(deps, existing, inbound.actor, inbound.text, undefined, delivery)
+          ? await message(deps, existing, inbound.actor, inbound.text, undefined, marker)
           : { kind: 'no-session' };
       case 'answer':
         return existing
-          ? await message(deps, existing, inbound.actor, inbound.text, inbound.questionId, delivery)
+          ? await message(deps, existing, inbound.actor, inbound.text, inbound.questionId, marker)
           : { kind: 'no-session' };
       case 'stop':
-        return existing ? await stop(deps, existing, inbound.actor, delivery) : { kind: 'no-session' };
+        return existing ? await stop(deps, existing, inbound.actor, marker) : { kind: 'no-session' };
       case 'ci-failed':
-        return existing ? await ciFailed(deps, existing, inbound, delivery) : { kind: 'no-session' };
+        return existing ? await ciFailed(deps, existing, inbound, marker) : { kind: 'no-session' };
       default: {
         const _never: never = inbound;
         return _never;
       }
     }
   } catch (error) {
-    if (!(error instanceof DuplicateDelivery)) throw error;
-    deps.log.info({ deliveryId: inbound.deliveryId }, 'duplicate delivery ignored');
+    if (!(error instanceof DuplicateRequest)) throw error;
+    deps.log.info({ dedupeKey: inbound.dedupeKey }, 'duplicate request ignored');
     return { kind: 'duplicate' };
   }
 }
@@ -103,12 +103,12 @@ async function message(
   actor: Actor,
   text: string,
   questionId?: string,
-  delivery?: Delivery,
+  marker?: RequestMarker,
 ): Promise<HandleResult> {
   const event = { type: 'user-message' as const, actor, text, ...(questionId && { questionId }) };
   const { session: after } = await deps.store.transition(session.id, 'enqueue', {
     events: [{ event }],
-    ...(delivery && { delivery }),
+    ...(marker && { marker }),
   });
   await deps.queue.enqueue(session.id);
   return { kind: 'appended', session: after };
@@ -118,11 +118,11 @@ async function stop(
   deps: ServiceDeps,
   session: SessionRecord,
   actor: Actor,
-  delivery?: Delivery,
+  marker?: RequestMarker,
 ): Promise<HandleResult> {
   const { session: after, applied } = await deps.store.transition(session.id, 'cancel', {
     reason: `stopped by ${actor.name}`,
-    ...(delivery && { delivery }),
+    ...(marker && { marker }),
   });
   return applied ? { kind: 'stopped', session: after } : { kind: 'not-running', session: after };
 }
@@ -132,27 +132,27 @@ async function ciFailed(
   deps: ServiceDeps,
   session: SessionRecord,
   inbound: Extract<Inbound, { kind: 'ci-failed' }>,
-  delivery?: Delivery,
+  marker?: RequestMarker,
 ): Promise<HandleResult> {
   const failed = { event: { type: 'ci-failed' as const, ...inbound.failure } };
   if (!inbound.failure.followUp) {
-    await deps.store.append(session.id, [failed], delivery);
+    await deps.store.append(session.id, [failed], marker);
     return { kind: 'appended', session: (await deps.store.get(session.id)) ?? session };
   }
   const message = { event: { type: 'user-message' as const, actor: ciActor, text: inbound.text } };
   const { session: after } = await deps.store.transition(session.id, 'enqueue', {
     events: [failed, message],
-    ...(delivery && { delivery }),
+    ...(marker && { marker }),
   });
   await deps.queue.enqueue(session.id);
   deps.log.info({ sessionId: session.id, commit: inbound.failure.commit }, 'CI follow-up queued');
   return { kind: 'appended', session: after };
 }
 
-async function start(deps: ServiceDeps, input: StartInput, delivery?: Delivery): Promise<HandleResult> {
+async function start(deps: ServiceDeps, input: StartInput, marker?: RequestMarker): Promise<HandleResult> {
   const id = deps.newId();
   const { session } = await deps.store.create({
-    ...(delivery && { delivery }),
+    ...(marker && { marker }),
     id,
     repo: input.repo,
     prompt: input.text,

@@ -1,7 +1,7 @@
 import type { Db } from '../../db/database.ts';
 import type { SessionStatus } from '../core/session-status.ts';
 import type { ThreadRef } from '../core/thread-ref.ts';
-import { recordDelivery } from './delivery-markers.ts';
+import { recordMarker } from './request-markers.ts';
 import { readEventPage, readUsageByModel } from './event-pages.ts';
 import { appendToLog, readEvents } from './event-log.ts';
 import { createSession, transitionSession, type NewSession } from './session-lifecycle.ts';
@@ -24,7 +24,7 @@ export type SessionStore = ReturnType<typeof createSessionStore>;
  * The sessions and everything kept per session: the session rows and their lifecycle
  * (session-lifecycle.ts, session-queries.ts), the threads they are followed on (session-threads.ts),
  * the event log (event-log.ts, event-pages.ts), the transcript (transcript-store.ts) and the
- * delivery ids that keep a write from being made twice (delivery-markers.ts). Each write is one
+ * marker ids that keep a write from being made twice (request-markers.ts). Each write is one
  * transaction under the session's row lock (session-lock.ts). The database itself stays inside.
  */
 export function createSessionStore(db: Db) {
@@ -53,7 +53,7 @@ export function createSessionStore(db: Db) {
     addThread: (sessionId: string, ref: ThreadRef) => addThread(db, sessionId, ref),
     threads: (sessionId: string) => listThreads(db, sessionId),
 
-    /** Appends events; with `delivery`, only once per delivery (DuplicateDelivery the second time). */
+    /** Appends events; with `marker`, only once per request (DuplicateRequest the second time). */
     append: (...args: Tail<Parameters<typeof appendToLog>>) => appendToLog(db, ...args),
     /** A session's events in order. */
     events: (...args: Tail<Parameters<typeof readEvents>>) => readEvents(db, ...args),
@@ -70,8 +70,8 @@ export function createSessionStore(db: Db) {
     /** Replaces the transcript after compaction, with its events and the summarizing call's usage. */
     replaceTranscript: (...args: Tail<Parameters<typeof replaceTranscript>>) => replaceTranscript(db, ...args),
 
-    /** Records a webhook or event delivery id; false when it was seen before. */
-    recordDelivery: (source: string, deliveryId: string) => recordDelivery(db, source, deliveryId),
+    /** Records the dedupe key of a request; false when it was seen before. */
+    recordMarker: (source: string, key: string) => recordMarker(db, source, key),
   };
 }
 

@@ -3,7 +3,7 @@ import type { SessionRecord } from '../core/session-record.ts';
 import { ThreadRef, threadKey } from '../core/thread-ref.ts';
 import { appendEvents } from './event-log.ts';
 import { lockSession, type Trx } from './session-lock.ts';
-import { toSessionRecord } from './session-record.ts';
+import { toSessionRecord } from './session-row.ts';
 
 /**
  * Binds the first thread of a new session in the caller's transaction. Unlike `addThread` a thread

@@ -3,7 +3,7 @@ import type { Db } from '../../db/database.ts';
 import type { StoredEvent } from '../core/events.ts';
 import type { NewEvent, Step, TranscriptEntry } from '../core/run-log.ts';
 import type { ModelMessage, Usage } from '../core/transcript.ts';
-import { storeStepCheckpoint } from './checkpoint-store.ts';
+import { storeStepCheckpoint } from './pg-checkpoint-store.ts';
 import { appendEvents } from './event-log.ts';
 import type { RunLease } from './run-leases.ts';
 import { lockSession, patchColumns, usageIncrements, type Trx } from './session-lock.ts';
