@@ -2,22 +2,40 @@ import type { DeliveryInbox, ReceivedDelivery } from '../core/inbound-surface.ts
 import { meaningKey, type PgInboundDeliveryStore } from './inbound-delivery-store.ts';
 
 /**
- * When deliveries last arrived. While a burst is arriving, the acks go first: the jobs of its
- * deliveries wait to be sent together, and workers wait a little before working them.
+ * When deliveries arrive, in bursts: deliveries that come less than `quietMs` apart belong to one
+ * burst. While a burst is arriving its acks go first: the jobs of its deliveries wait to be sent
+ * together, and workers wait before working them, until the burst pauses or has gone on for the
+ * window they were given. Past that window it is steady traffic, and the work shares the machine
+ * with the acks instead of waiting behind them, so no amount of traffic starves it.
  */
 export class ArrivalClock {
-  #lastArrival = 0;
+  readonly #quietMs: number;
+  #lastArrival = Number.NEGATIVE_INFINITY;
+  #burstStart = Number.NEGATIVE_INFINITY;
 
-  arrived(): void {
-    this.#lastArrival = performance.now();
+  /**
+   * `quietMs`: the pause that ends a burst. Longer than the gaps of a burst on a busy machine (a
+   * concurrent sender's requests a few milliseconds apart, stretched by the scheduler), short
+   * enough that a lone delivery's job is sent without a noticeable wait.
+   */
+  constructor(quietMs = 20) {
+    this.#quietMs = quietMs;
   }
 
-  /** Resolves once no delivery has arrived for `quietMs`, or after `maxMs`. */
-  async paused(maxMs: number, quietMs = 3): Promise<void> {
+  arrived(): void {
+    const now = performance.now();
+    if (now - this.#lastArrival >= this.#quietMs) this.#burstStart = now;
+    this.#lastArrival = now;
+  }
+
+  /** Resolves once no delivery has arrived for the quiet period, or the burst under way (or this wait) has lasted `windowMs`. */
+  async paused(windowMs: number): Promise<void> {
     const start = performance.now();
     for (;;) {
       const now = performance.now();
-      const wait = Math.min(quietMs - (now - this.#lastArrival), maxMs - (now - start));
+      const quiet = this.#quietMs - (now - this.#lastArrival);
+      const burst = windowMs - (now - this.#burstStart);
+      const wait = Math.min(quiet, burst, windowMs - (now - start));
       if (wait <= 0) return;
       await new Promise((resolve) => setTimeout(resolve, wait));
     }
@@ -33,42 +51,58 @@ type Waiting = {
 /** PostgreSQL allows 65,535 parameters a statement; a row takes six. */
 const maxRowsPerInsert = 1000;
 
+/** One queue of waiting deliveries and its insert, one at a time. */
+type Lane = { waiting: Waiting[]; inserting: boolean };
+
 /**
  * The store-then-ack entry of every receiver, with group commit: the accept()s of one turn of the
  * event loop go in one multi-row insert (unique by meaning, duplicates skipped), and while it is on
  * its way the next ones wait and go together in the next. A lone delivery is stored at once; a
  * burst costs a few round trips and commits, not one each. Each stored delivery is handed to
  * `stored` (which sends its job) before its receiver acks.
+ *
+ * The inserts go in a few lanes side by side, so one slow commit does not hold up every ack and
+ * PostgreSQL works on more than one batch at a time. A delivery's lane follows from its order key
+ * (else its meaning): deliveries of one key are stored one batch after the other, so their ids
+ * keep the order in which they were stored, which is what working them in order relies on (see
+ * PgInboundDeliveryStore.begin()).
  */
 export class GroupCommitInbox implements DeliveryInbox {
   readonly #store: PgInboundDeliveryStore;
   readonly #arrivals: ArrivalClock;
   readonly #stored: (id: string) => void;
-  readonly #waiting: Waiting[] = [];
-  #inserting = false;
+  readonly #lanes: Lane[];
 
-  constructor(deps: { store: PgInboundDeliveryStore; arrivals: ArrivalClock; stored: (id: string) => void }) {
+  constructor(deps: {
+    store: PgInboundDeliveryStore;
+    arrivals: ArrivalClock;
+    stored: (id: string) => void;
+    /** Inserts under way at once (each of a batch); default 4. */
+    lanes?: number;
+  }) {
     this.#store = deps.store;
     this.#arrivals = deps.arrivals;
     this.#stored = deps.stored;
+    this.#lanes = Array.from({ length: deps.lanes ?? 4 }, () => ({ waiting: [], inserting: false }));
   }
 
   accept(delivery: ReceivedDelivery): Promise<'accepted' | 'duplicate'> {
     this.#arrivals.arrived();
+    const lane = this.#lanes[laneOf(delivery.orderKey ?? meaningKey(delivery), this.#lanes.length)]!;
     return new Promise((settle, fail) => {
-      this.#waiting.push({ delivery, settle, fail });
-      if (this.#inserting) return;
-      this.#inserting = true;
+      lane.waiting.push({ delivery, settle, fail });
+      if (lane.inserting) return;
+      lane.inserting = true;
       // After the requests read in this turn have joined the batch.
-      setImmediate(() => void this.#insertAll());
+      setImmediate(() => void this.#insertAll(lane));
     });
   }
 
-  async #insertAll(): Promise<void> {
+  async #insertAll(lane: Lane): Promise<void> {
     try {
-      while (this.#waiting.length > 0) await this.#insert(this.#waiting.splice(0, maxRowsPerInsert));
+      while (lane.waiting.length > 0) await this.#insert(lane.waiting.splice(0, maxRowsPerInsert));
     } finally {
-      this.#inserting = false;
+      lane.inserting = false;
     }
   }
 
@@ -92,4 +126,11 @@ export class GroupCommitInbox implements DeliveryInbox {
       for (const entry of entries) entry.fail(error);
     }
   }
+}
+
+/** A key's lane: FNV-1a over its UTF-16 code units, so one key always lands in the same lane. */
+function laneOf(key: string, lanes: number): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < key.length; i++) hash = Math.imul(hash ^ key.charCodeAt(i), 0x01000193);
+  return (hash >>> 0) % lanes;
 }
