@@ -68,13 +68,13 @@ type Lane = { waiting: Waiting[]; inserting: boolean };
  * PgInboundDeliveryStore.begin()).
  */
 export class GroupCommitInbox implements DeliveryInbox {
-  readonly #store: PgInboundDeliveryStore;
+  readonly #store: Pick<PgInboundDeliveryStore, 'insertMarked'>;
   readonly #arrivals: ArrivalClock;
   readonly #stored: (id: string) => void;
   readonly #lanes: Lane[];
 
   constructor(deps: {
-    store: PgInboundDeliveryStore;
+    store: Pick<PgInboundDeliveryStore, 'insertMarked'>;
     arrivals: ArrivalClock;
     stored: (id: string) => void;
     /** Inserts under way at once (each of a batch); default 4. */
