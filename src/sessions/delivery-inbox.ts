@@ -51,58 +51,49 @@ type Waiting = {
 /** PostgreSQL allows 65,535 parameters a statement; a row takes six. */
 const maxRowsPerInsert = 1000;
 
-/** One queue of waiting deliveries and its insert, one at a time. */
-type Lane = { waiting: Waiting[]; inserting: boolean };
-
 /**
  * The store-then-ack entry of every receiver, with group commit: the accept()s of one turn of the
  * event loop go in one multi-row insert (unique by meaning, duplicates skipped), and while it is on
  * its way the next ones wait and go together in the next. A lone delivery is stored at once; a
  * burst costs a few round trips and commits, not one each. Each stored delivery is handed to
- * `stored` (which sends its job) before its receiver acks.
- *
- * The inserts go in a few lanes side by side, so one slow commit does not hold up every ack and
- * PostgreSQL works on more than one batch at a time. A delivery's lane follows from its order key
- * (else its meaning): deliveries of one key are stored one batch after the other, so their ids
- * keep the order in which they were stored, which is what working them in order relies on (see
- * PgInboundDeliveryStore.begin()).
+ * `stored` (which sends its job) before its receiver acks. One insert at a time also keeps the ids
+ * of one order key in the order they were stored (see PgInboundDeliveryStore.begin()); inserts
+ * side by side in a few lanes measured slower in bench/webhook-ack.ts (smaller batches, more
+ * statements).
  */
 export class GroupCommitInbox implements DeliveryInbox {
   readonly #store: Pick<PgInboundDeliveryStore, 'insertMarked'>;
   readonly #arrivals: ArrivalClock;
   readonly #stored: (id: string) => void;
-  readonly #lanes: Lane[];
+  readonly #waiting: Waiting[] = [];
+  #inserting = false;
 
   constructor(deps: {
     store: Pick<PgInboundDeliveryStore, 'insertMarked'>;
     arrivals: ArrivalClock;
     stored: (id: string) => void;
-    /** Inserts under way at once (each of a batch); default 4. */
-    lanes?: number;
   }) {
     this.#store = deps.store;
     this.#arrivals = deps.arrivals;
     this.#stored = deps.stored;
-    this.#lanes = Array.from({ length: deps.lanes ?? 4 }, () => ({ waiting: [], inserting: false }));
   }
 
   accept(delivery: ReceivedDelivery): Promise<'accepted' | 'duplicate'> {
     this.#arrivals.arrived();
-    const lane = this.#lanes[laneOf(delivery.orderKey ?? meaningKey(delivery), this.#lanes.length)]!;
     return new Promise((settle, fail) => {
-      lane.waiting.push({ delivery, settle, fail });
-      if (lane.inserting) return;
-      lane.inserting = true;
+      this.#waiting.push({ delivery, settle, fail });
+      if (this.#inserting) return;
+      this.#inserting = true;
       // After the requests read in this turn have joined the batch.
-      setImmediate(() => void this.#insertAll(lane));
+      setImmediate(() => void this.#insertAll());
     });
   }
 
-  async #insertAll(lane: Lane): Promise<void> {
+  async #insertAll(): Promise<void> {
     try {
-      while (lane.waiting.length > 0) await this.#insert(lane.waiting.splice(0, maxRowsPerInsert));
+      while (this.#waiting.length > 0) await this.#insert(this.#waiting.splice(0, maxRowsPerInsert));
     } finally {
-      lane.inserting = false;
+      this.#inserting = false;
     }
   }
 
@@ -126,11 +117,4 @@ export class GroupCommitInbox implements DeliveryInbox {
       for (const entry of entries) entry.fail(error);
     }
   }
-}
-
-/** A key's lane: FNV-1a over its UTF-16 code units, so one key always lands in the same lane. */
-function laneOf(key: string, lanes: number): number {
-  let hash = 0x811c9dc5;
-  for (let i = 0; i < key.length; i++) hash = Math.imul(hash ^ key.charCodeAt(i), 0x01000193);
-  return (hash >>> 0) % lanes;
 }
