@@ -8,13 +8,16 @@
  * ack; the pg-boss job is sent after the ack. No surface is attached, so the stored deliveries are
  * worked as "ignored" by this process's pipeline workers, as `patchbay serve` and `patchbay api`
  * work theirs (begin, finish, the queue's fetch and completion: more database work per delivery
- * than its ack). The workers let a burst's acks go first (see ArrivalClock in
- * src/sessions/delivery-inbox.ts); after each burst the bench waits until every delivery of it
- * is worked, reports how long that took, and only then measures the next half, so no burst's work
- * lands in another's figures.
+ * than its ack). The workers let a burst's acks go first, for up to its first second (see
+ * ArrivalClock in src/sessions/delivery-inbox.ts); after each burst the bench waits until every
+ * delivery of it is worked, reports how long that took, and only then measures the next half, so
+ * no burst's work lands in another's figures.
  *
  * Client, servers, pipeline and (embedded) PostgreSQL share this machine; the client runs in this
  * process, as in the baseline. Payloads are spread over threads and issues as real traffic is.
+ * Each side also shows its CPU per request, which a loaded machine disturbs less than latency:
+ * this process's (servers, pipeline and the sending thread alike) and PostgreSQL's (on Linux, from
+ * /proc, for the embedded server only: with DATABASE_URL it reads as NaN).
  * Uses DATABASE_URL when set (a scratch database: the bench leaves its deliveries there),
  * otherwise an embedded PostgreSQL in a temporary directory.
  * Run: npm exec -- node bench/webhook-ack.ts
@@ -40,6 +43,7 @@ import { slackRoutes } from '../integrations/slack/slack-routes.ts';
 import { verifySlackSignature } from '../integrations/slack/slack-signature.ts';
 import { createInboundPipeline } from '../src/sessions/inbound-pipeline.ts';
 import { createRunQueue } from '../src/sessions/run-queue.ts';
+import { postgresCpu } from './_postgres-cpu.ts';
 import { issueCommentEvent } from '../test/fakes/fake-github-webhooks.ts';
 import { appMention, envelope, signBody } from '../test/fakes/fake-slack-events.ts';
 import { startFakeLinear } from '../test/fakes/linear/fake-linear.ts';
@@ -221,17 +225,31 @@ const surfaces = {
  */
 const sender = new Worker(new URL('./_webhook-sender.ts', import.meta.url));
 sender.unref();
-async function load(url: string, requests: Request[]): Promise<{ latencies: number[]; seconds: number }> {
+type Run = { latencies: number[]; seconds: number; nodeCpuMs: number; postgresCpuMs: number };
+const backend = await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(database.db);
+// A DATABASE_URL server's pids are not this machine's.
+const postgresCpuMs = (database.exclusive && postgresCpu(backend.rows[0]!.pid)) || (() => Number.NaN);
+async function load(url: string, requests: Request[]): Promise<Run> {
+  const node = process.cpuUsage();
+  const postgres = postgresCpuMs();
   sender.postMessage({ url, requests, concurrency: CONCURRENCY });
   const [result] = (await once(sender, 'message')) as [{ latencies: number[]; seconds: number } | { error: string }];
   if ('error' in result) throw new Error(result.error);
-  return result;
+  const { user, system } = process.cpuUsage(node);
+  return { ...result, nodeCpuMs: (user + system) / 1000, postgresCpuMs: postgresCpuMs() - postgres };
 }
 
-function summary(run: { latencies: number[]; seconds: number }) {
+function summary(run: Run) {
   const sorted = [...run.latencies].sort((a, b) => a - b);
   const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
-  return { p50: at(0.5), p99: at(0.99), rps: run.latencies.length / run.seconds };
+  const n = run.latencies.length;
+  return {
+    p50: at(0.5),
+    p99: at(0.99),
+    rps: n / run.seconds,
+    nodeCpu: run.nodeCpuMs / n,
+    postgresCpu: run.postgresCpuMs / n,
+  };
 }
 
 /** Waits until every stored delivery has been worked (at most a minute); returns how long that took. */
@@ -272,15 +290,17 @@ try {
       realRuns.push(await load(`${real.url}${surface.path}`, make(REQUESTS / ROUNDS)));
       drains.push(await drained());
     }
-    const merge = (runs: typeof bareRuns) => ({
+    const merge = (runs: typeof bareRuns): Run => ({
       latencies: runs.flatMap((r) => r.latencies),
       seconds: runs.reduce((sum, r) => sum + r.seconds, 0),
+      nodeCpuMs: runs.reduce((sum, r) => sum + r.nodeCpuMs, 0),
+      postgresCpuMs: runs.reduce((sum, r) => sum + r.postgresCpuMs, 0),
     });
     const bareRun = summary(merge(bareRuns));
     const floorRun = summary(merge(floorRuns));
     const realRun = summary(merge(realRuns));
     const fmt = (label: string, r: ReturnType<typeof summary>) =>
-      `${label.padEnd(52)} p50 ${r.p50.toFixed(2).padStart(6)} ms   p99 ${r.p99.toFixed(2).padStart(6)} ms   ${r.rps.toFixed(0).padStart(6)} req/s`;
+      `${label.padEnd(52)} p50 ${r.p50.toFixed(2).padStart(6)} ms   p99 ${r.p99.toFixed(2).padStart(6)} ms   ${r.rps.toFixed(0).padStart(6)} req/s   CPU/req node ${r.nodeCpu.toFixed(2)} ms, PostgreSQL ${r.postgresCpu.toFixed(2)} ms`;
     rows.push(fmt(`${name}: bare signature check (no I/O)`, bareRun));
     rows.push(fmt(`${name}: durable floor (verify + commit one insert)`, floorRun));
     rows.push(fmt(`${name}: Patchbay route (verify + inbox insert)`, realRun));

@@ -8,7 +8,8 @@ export type DeliveryJob = { id: string };
 
 /**
  * Sends the jobs of stored deliveries, in batches: one job insert for the deliveries of a burst
- * (see ArrivalClock), at once for a lone one. Off the ack path; a failure is left to the sweep.
+ * (see ArrivalClock), once the quiet period after it has passed for a lone one. Off the ack path; a
+ * failure is left to the sweep.
  * Deliveries stored by the inbox are marked as sent by their insert; the others (the sweep's, a
  * parked one sent on) are marked here first, for the same reason (see insertMarked()).
  */

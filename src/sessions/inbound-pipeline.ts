@@ -55,9 +55,9 @@ export type InboundPipelineOptions = {
    * and then hourly; unset: kept. Longer than any sender retries, so a late retry is still a duplicate.
    */
   retentionDays?: number;
-  /** While deliveries keep arriving, the longest their jobs wait to be sent together. */
+  /** While a burst is arriving, the longest its jobs wait to be sent together (default 1 s; see ArrivalClock). */
   sendWindowMs?: number;
-  /** While deliveries keep arriving, the longest a worker waits before working the next one. */
+  /** While a burst is arriving, the longest workers wait before working its deliveries (default 1 s; see ArrivalClock). */
   workWindowMs?: number;
 };
 
@@ -100,7 +100,7 @@ export class InboundPipeline implements DeliveryInbox {
       queue: deliveryQueue,
       arrivals: this.#arrivals,
       log,
-      windowMs: options.sendWindowMs ?? 50,
+      windowMs: options.sendWindowMs ?? 1000,
     });
     this.#inbox = new GroupCommitInbox({
       store: this.#store,
@@ -178,7 +178,7 @@ export class InboundPipeline implements DeliveryInbox {
 
   async #workBatch(jobs: Job[]) {
     // Acks first: while a burst is arriving, working its deliveries waits (a little).
-    await this.#arrivals.paused(this.#options.workWindowMs ?? 250);
+    await this.#arrivals.paused(this.#options.workWindowMs ?? 1000);
     return Promise.all(
       jobs.map((job) =>
         this.#work(job).then(
