@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { Actor } from './actor.ts';
+import { AttachmentRef } from './attachment.ts';
 import { ThreadRef } from './thread-ref.ts';
 
 /**
@@ -17,6 +18,8 @@ export const Inbound = z.discriminatedUnion('kind', [
     baseBranch: z.string().min(1).optional(),
     /** An existing branch to work on (a pull request's head); a new session branch when absent. */
     branch: z.string().min(1).optional(),
+    /** Pictures attached to the message, already kept as waiting attachments. */
+    attachments: z.array(AttachmentRef).optional(),
     /** Delivery id of the webhook or event that carried this, for dedupe. */
     deliveryId: z.string().min(1).optional(),
   }),
@@ -25,6 +28,7 @@ export const Inbound = z.discriminatedUnion('kind', [
     thread: ThreadRef,
     actor: Actor,
     text: z.string().min(1),
+    attachments: z.array(AttachmentRef).optional(),
     deliveryId: z.string().min(1).optional(),
   }),
   z.object({
@@ -33,6 +37,7 @@ export const Inbound = z.discriminatedUnion('kind', [
     actor: Actor,
     questionId: z.string().min(1),
     text: z.string().min(1),
+    attachments: z.array(AttachmentRef).optional(),
     deliveryId: z.string().min(1).optional(),
   }),
   /**

@@ -1,7 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { ciActor, type Actor } from '../core/actor.ts';
+import type { ArtifactStore } from '../core/artifact-store.ts';
+import type { AttachmentRef } from '../core/attachment.ts';
 import { PatchbayError } from '../core/errors.ts';
+import type { EventOf } from '../core/events.ts';
 import { Inbound } from '../core/inbound.ts';
 import type { ThreadRef } from '../core/thread-ref.ts';
 import type { RunQueue } from './run-queue.ts';
@@ -26,24 +29,20 @@ export type SessionService = ReturnType<typeof createSessionService>;
 export function createSessionService(deps: {
   store: SessionStore;
   queue: Pick<RunQueue, 'enqueue'>;
+  /** Where the pictures attached to messages wait for their session. */
+  artifacts?: Pick<ArtifactStore, 'attach'>;
   log: Logger;
   newId?: () => string;
 }) {
   const { store, queue, log } = deps;
   const newId = deps.newId ?? randomUUID;
 
-  async function message(
-    session: SessionRecord,
-    actor: Actor,
-    text: string,
-    questionId?: string,
-    delivery?: Delivery,
-  ): Promise<HandleResult> {
-    const event = { type: 'user-message' as const, actor, text, ...(questionId && { questionId }) };
+  async function message(session: SessionRecord, said: Said, delivery?: Delivery): Promise<HandleResult> {
     const { session: after } = await store.transition(session.id, 'enqueue', {
-      events: [{ event }],
+      events: [{ event: userMessage(said) }],
       ...(delivery && { delivery }),
     });
+    await attach(deps.artifacts, session.id, said.attachments);
     await queue.enqueue(session.id);
     return { kind: 'appended', session: after };
   }
@@ -77,17 +76,7 @@ export function createSessionService(deps: {
     return { kind: 'appended', session: after };
   }
 
-  async function start(
-    input: {
-      thread: ThreadRef;
-      actor: Actor;
-      text: string;
-      repo: string;
-      baseBranch?: string | undefined;
-      branch?: string | undefined;
-    },
-    delivery?: Delivery,
-  ): Promise<HandleResult> {
+  async function start(input: NewStart, delivery?: Delivery): Promise<HandleResult> {
     const id = newId();
     const { session } = await store.create({
       ...(delivery && { delivery }),
@@ -99,7 +88,9 @@ export function createSessionService(deps: {
       thread: input.thread,
       ...(input.baseBranch && { baseBranch: input.baseBranch }),
       ...(input.branch && { branch: input.branch }),
+      attachments: input.attachments,
     });
+    await attach(deps.artifacts, id, input.attachments);
     await queue.enqueue(id);
     log.info({ sessionId: id, repo: input.repo }, 'session started');
     return { kind: 'started', session };
@@ -115,16 +106,11 @@ export function createSessionService(deps: {
         const existing = await store.findByThread(inbound.thread);
         switch (inbound.kind) {
           case 'start':
-            if (existing) return await message(existing, inbound.actor, inbound.text, undefined, delivery);
+            if (existing) return await message(existing, inbound, delivery);
             return await start(inbound, delivery);
           case 'message':
-            return existing
-              ? await message(existing, inbound.actor, inbound.text, undefined, delivery)
-              : { kind: 'no-session' };
           case 'answer':
-            return existing
-              ? await message(existing, inbound.actor, inbound.text, inbound.questionId, delivery)
-              : { kind: 'no-session' };
+            return existing ? await message(existing, inbound, delivery) : { kind: 'no-session' };
           case 'stop':
             return existing ? await stop(existing, inbound.actor, delivery) : { kind: 'no-session' };
           case 'ci-failed':
@@ -144,7 +130,7 @@ export function createSessionService(deps: {
     start: (input: Parameters<typeof start>[0]) => start(input),
 
     async sendMessage(sessionId: string, actor: Actor, text: string, questionId?: string): Promise<HandleResult> {
-      return message(await mustGet(sessionId), actor, text, questionId);
+      return message(await mustGet(sessionId), { actor, text, questionId });
     },
 
     async stop(sessionId: string, actor: Actor): Promise<HandleResult> {
@@ -157,6 +143,44 @@ export function createSessionService(deps: {
     if (!session) throw new PatchbayError('not_found', `session ${sessionId} does not exist`);
     return session;
   }
+}
+
+/** A session to start, as an Inbound `start` or the API asks for it. */
+type NewStart = {
+  thread: ThreadRef;
+  actor: Actor;
+  text: string;
+  repo: string;
+  baseBranch?: string | undefined;
+  branch?: string | undefined;
+  attachments?: AttachmentRef[] | undefined;
+};
+
+/** What a person said to a session: a message, or an answer to the agent's question. */
+type Said = { actor: Actor; text: string; questionId?: string | undefined; attachments?: AttachmentRef[] | undefined };
+
+function userMessage(said: Said): EventOf<'user-message'> {
+  const { actor, text, questionId, attachments } = said;
+  return {
+    type: 'user-message',
+    actor,
+    text,
+    ...(questionId && { questionId }),
+    ...(attachments?.length && { attachments }),
+  };
+}
+
+/** The message's pictures join its session: the page lists them, the runner reads them. */
+async function attach(
+  artifacts: Pick<ArtifactStore, 'attach'> | undefined,
+  sessionId: string,
+  attachments: AttachmentRef[] | undefined,
+): Promise<void> {
+  if (artifacts && attachments?.length)
+    await artifacts.attach(
+      sessionId,
+      attachments.map((a) => a.artifactId),
+    );
 }
 
 /** A short title from the task's first line. */

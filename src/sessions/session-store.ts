@@ -1,7 +1,6 @@
 import { sql, type Transaction } from 'kysely';
 import type { Db } from '../../db/database.ts';
 import type { Database } from '../../db/schema.ts';
-import type { Actor } from '../core/actor.ts';
 import { PatchbayError } from '../core/errors.ts';
 import { SessionEvent, type StoredEvent } from '../core/events.ts';
 import { nextStatus, type SessionStatus, type SessionTrigger } from '../core/session-status.ts';
@@ -18,6 +17,7 @@ import type { ModelMessage, Usage } from '../core/transcript.ts';
 import type { SessionRecord } from '../core/session-record.ts';
 import { storeStepCheckpoint } from './checkpoint-store.ts';
 import { leaseLost, type RunLease } from './run-leases.ts';
+import { firstMessage, type NewSession } from './new-session.ts';
 import { toSessionRecord } from './session-record.ts';
 import { sessionEventsChannel } from './notify-channels.ts';
 
@@ -128,18 +128,7 @@ export function createSessionStore(db: Db) {
   return {
     db,
 
-    async create(input: {
-      id: string;
-      repo: string;
-      prompt: string;
-      title: string;
-      requester: Actor;
-      thread: ThreadRef;
-      baseBranch?: string;
-      branch?: string;
-      /** Recorded in the same transaction: a redelivery finds it and creates nothing. */
-      delivery?: Delivery;
-    }): Promise<{ session: SessionRecord; events: StoredEvent[] }> {
+    async create(input: NewSession): Promise<{ session: SessionRecord; events: StoredEvent[] }> {
       return db.transaction().execute(async (trx) => {
         if (input.delivery) await claimDelivery(trx, input.delivery);
         await trx
@@ -173,7 +162,7 @@ export function createSessionStore(db: Db) {
               thread: input.thread,
             },
           },
-          { event: { type: 'user-message', actor: input.requester, text: input.prompt } },
+          { event: firstMessage(input) },
         ]);
         return { session: await lockSession(trx, input.id), events };
       });
