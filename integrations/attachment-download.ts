@@ -1,4 +1,4 @@
-import type { IncomingFile } from '../src/core/attachment.ts';
+import { type IncomingFile, sizeText } from '../src/core/attachment.ts';
 
 /**
  * Whether a URL is on one of a service's own hosts: the exact host names given (no subdomains, no
@@ -64,7 +64,7 @@ export async function downloadFile(link: FileLink, options: DownloadOptions): Pr
         return refuse(`its host answered ${response.status}`);
       }
       const bytes = await readCapped(response, options.maxBytes);
-      if (!bytes) return refuse(`it is larger than the ${Math.round(options.maxBytes / 1024 / 1024)} MB limit`);
+      if (!bytes) return refuse(`it is larger than the ${sizeText(options.maxBytes)} limit`);
       return { kind: 'file', file: { sourceKey: link.sourceKey, name: link.name, bytes } };
     }
     return refuse('its host redirected too often');

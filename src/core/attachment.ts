@@ -49,3 +49,9 @@ export function refusalNote(refused: RefusedFile[]): string {
   const lines = refused.map((r) => `• ${r.name}: ${r.reason}`);
   return `I could not take in ${refused.length === 1 ? 'this file' : 'these files'}:\n${lines.join('\n')}`;
 }
+
+/** A byte count as a person reads it in a refusal: "10 MB", "20 KB". */
+export function sizeText(bytes: number): string {
+  if (bytes >= 1024 * 1024) return `${Math.round((bytes / (1024 * 1024)) * 10) / 10} MB`;
+  return `${Math.max(1, Math.round(bytes / 1024))} KB`;
+}

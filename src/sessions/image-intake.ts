@@ -1,6 +1,6 @@
 import sharp from 'sharp';
 import type { ArtifactStore } from '../core/artifact-store.ts';
-import type { ImageIntake, IncomingFile, IntakeResult } from '../core/attachment.ts';
+import { type ImageIntake, type IncomingFile, type IntakeResult, sizeText } from '../core/attachment.ts';
 import { sniffImageType } from '../core/image-format.ts';
 import type { ImageMediaType } from '../core/transcript.ts';
 
@@ -49,13 +49,13 @@ export function createImageIntake(deps: {
 async function takeOne(file: IncomingFile, deps: Parameters<typeof createImageIntake>[0]): Promise<IntakeResult> {
   const { limits } = deps;
   if (file.bytes.byteLength > limits.maxBytes)
-    return refused(file, `it is larger than the ${megabytes(limits.maxBytes)} limit`);
+    return refused(file, `it is larger than the ${sizeText(limits.maxBytes)} limit`);
   const mediaType = sniffImageType(file.bytes);
   if (!mediaType) return refused(file, 'it is not a PNG, JPEG, GIF or WebP image');
   const fitted = await fitForModel(file.bytes, mediaType, limits).catch(() => undefined);
   if (!fitted) return refused(file, 'the image could not be read');
   if (fitted.bytes.byteLength > limits.maxModelBytes)
-    return refused(file, `it is still larger than ${megabytes(limits.maxModelBytes)} after scaling`);
+    return refused(file, `it is still larger than ${sizeText(limits.maxModelBytes)} after scaling`);
   const kept = await deps.artifacts.keepAttachment({ sourceKey: file.sourceKey, name: file.name, ...fitted });
   return {
     kind: 'kept',
@@ -97,8 +97,4 @@ function fittedFrom(out: { data: Buffer; info: sharp.OutputInfo }, mediaType: Im
 
 function refused(file: IncomingFile, reason: string): IntakeResult {
   return { kind: 'refused', name: file.name, reason };
-}
-
-function megabytes(bytes: number): string {
-  return `${Math.round((bytes / (1024 * 1024)) * 10) / 10} MB`;
 }

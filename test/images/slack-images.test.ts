@@ -1,4 +1,6 @@
+import { createServer } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { listenOnLoopback } from '../fakes/loopback.ts';
 import type { Patchbay } from '../../src/main.ts';
 import { startFakeAnthropic, type AnthropicRequest, type FakeAnthropic } from '../fakes/fake-anthropic.ts';
 import { startFakeGitHub, type FakeGitHub } from '../fakes/fake-github.ts';
@@ -133,6 +135,63 @@ describe('a PNG shared in a Slack thread reaches the model', () => {
       ]);
     } finally {
       await app.dispose();
+    }
+    expect(slack.refused).toEqual([]);
+  });
+
+  it('refuses a file on another host (nothing fetched), an oversized one and a non-image named .png; the thread is told, the session runs with the text', {
+    timeout: 180_000,
+  }, async () => {
+    const foreignHits: string[] = [];
+    const foreign = await listenOnLoopback(
+      createServer((req, res) => {
+        foreignHits.push(req.url ?? '');
+        res.writeHead(200, { 'content-type': 'image/png' }).end(png);
+      }),
+    );
+    const app = await startImagesApp({
+      ...env(),
+      MODEL_PROVIDER: 'anthropic',
+      ANTHROPIC_API_KEY: 'test-anthropic-key',
+      ANTHROPIC_BASE_URL: anthropic.baseUrl,
+      IMAGE_MAX_BYTES: '20000',
+    });
+    try {
+      const big = await solidPng(600, 400, { r: 10, g: 200, b: 30 });
+      const noise = Buffer.from(Array.from({ length: 30_000 }, (_, i) => (i * 7919) % 256));
+      const oversized = slack.shareFile({
+        name: 'huge.png',
+        mimetype: 'image/png',
+        bytes: Buffer.concat([big, noise]),
+      });
+      const fake = slack.shareFile({
+        name: 'notes.png',
+        mimetype: 'image/png',
+        bytes: Buffer.from('just some text\n'),
+      });
+      const elsewhere = { ...slack.shareFile({ name: 'elsewhere.png', mimetype: 'image/png', bytes: png }) };
+      elsewhere.url_private = elsewhere.url_private_download = `http://127.0.0.1:${foreign.port}/elsewhere.png`;
+      const calls = anthropic.calls.length;
+      const mention = withFiles(
+        appMention({ user: 'U0ALICE01', text: `fix the pay button <https://${host}/${owner}/web>` }),
+        [elsewhere, oversized, fake],
+      );
+      expect((await postEvent(app, envelope(mention))).status).toBe(200);
+      const session = await sessionFor(app, mention.ts);
+      const done = await waitForStatus(app, session.id, ['completed', 'failed', 'cancelled'], 120_000);
+      expect(done.error).toBeNull();
+      expect(foreignHits).toEqual([]);
+      const note = slack.thread(CHANNEL, mention.ts).find((m) => m.text.startsWith('I could not take in'));
+      expect(note?.text).toContain('elsewhere.png: it is not on');
+      expect(note?.text).toContain('huge.png: it is larger than the 20 KB limit');
+      expect(note?.text).toContain('notes.png: it is not a PNG, JPEG, GIF or WebP image');
+      expect(anthropic.rejections).toEqual([]);
+      const first = anthropic.calls[calls]!.body.messages[0]!;
+      expect(imageBlocks(first)).toEqual([]);
+      expect(JSON.stringify(first.content)).toContain('fix the pay button');
+    } finally {
+      await app.dispose();
+      await foreign.close();
     }
     expect(slack.refused).toEqual([]);
   });
