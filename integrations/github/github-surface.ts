@@ -10,6 +10,7 @@ import { PullRequest, type WorkRequest } from './webhook-payloads.ts';
 import { noteFlaky, replyToCiFailure, setAutofix, takeCiReport, type CiFailurePlan } from './ci-report.ts';
 import type { PatchbayOctokit } from './github-client.ts';
 import { addEyes, postComment, type CommentPlace } from './github-comments.ts';
+import { withGitHubImages } from './github-images.ts';
 import { recordInstallation } from './installation-events.ts';
 import { notePullClosed, notePullPushed } from './pull-events.ts';
 import { canWrite, placeOf } from './request-access.ts';
@@ -126,7 +127,7 @@ async function interpretDelivery(
       await recordInstallation(deps.store, delivery.kind, payload, log);
       return { kind: 'ignore', reason: 'installation bookkeeping recorded' };
     case 'work':
-      return takeRequest(deps, classified.request, log);
+      return takeRequest(deps, classified.request, log, { attempt: delivery.attempt, signal });
     case 'autofix':
       return setAutofix(deps, classified.request, classified.enabled, log);
     case 'ci':
@@ -184,7 +185,12 @@ function actorOf(request: WorkRequest): Actor {
  * access or on a fork's pull request; else `@bot stop`, or a request recorded with
  * `createRequest` and handed on as a `start` (an `answer` when the session waits on a question).
  */
-async function takeRequest(deps: SurfaceDeps, request: WorkRequest, log: Logger): Promise<Normalized<GitHubPlan>> {
+async function takeRequest(
+  deps: SurfaceDeps,
+  request: WorkRequest,
+  log: Logger,
+  work: DeliveryWork,
+): Promise<Normalized<GitHubPlan>> {
   const octokit = await deps.client.forInstallation(request.installationId);
   const place = placeOf(request);
   const who = `@${request.sender.login}`;
@@ -213,7 +219,7 @@ async function takeRequest(deps: SurfaceDeps, request: WorkRequest, log: Logger)
     );
     return { kind: 'ignore', reason: 'the pull request comes from a fork' };
   }
-  return startRequest(deps, request, pull);
+  return startRequest(deps, request, pull, work);
 }
 
 /** The pull request a request is on, from the payload or else from GitHub. */
@@ -238,6 +244,7 @@ async function startRequest(
   deps: SurfaceDeps,
   request: WorkRequest,
   pull: PullRequest | undefined,
+  work: DeliveryWork,
 ): Promise<Normalized<GitHubPlan>> {
   const thread = githubThread(request);
   const actor = actorOf(request);
@@ -268,6 +275,7 @@ async function startRequest(
           repo: repoUrl(deps.gitUrl, request),
           ...(pull && { baseBranch: pull.base.ref, branch: pull.head.ref }),
         };
+  const taken = await takeImages(deps, request, inbound, work);
   const plan: ProgressPlan = {
     kind: 'progress',
     requestId,
@@ -276,7 +284,25 @@ async function startRequest(
     who,
     ...(request.react && { react: request.react }),
   };
-  return { kind: 'inbound', inbound, plan };
+  return { kind: 'inbound', inbound: taken, plan };
+}
+
+/** The attempt of the delivery being worked and its abort signal. */
+type DeliveryWork = { attempt: number; signal: AbortSignal };
+
+/**
+ * The request's command with the images its body shows; the refused ones get a comment on the
+ * first attempt only (a retry would say it again).
+ */
+async function takeImages(deps: SurfaceDeps, request: WorkRequest, inbound: Inbound, work: DeliveryWork) {
+  if (!deps.images) return inbound;
+  const images = { ...deps.images, token: () => deps.client.repoToken(request.installationId, request) };
+  const taken = await withGitHubImages(images, `${request.owner}/${request.repo}`, request.text, inbound, work.signal);
+  if (taken.note && work.attempt === 1) {
+    const octokit = await deps.client.forInstallation(request.installationId);
+    await postComment(octokit, placeOf(request), `@${request.sender.login} ${taken.note}`);
+  }
+  return taken.inbound;
 }
 
 /** Says on the thread what `@bot stop` did. */
