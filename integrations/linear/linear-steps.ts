@@ -6,6 +6,7 @@ import type { ThreadRef } from '../../src/core/thread-ref.ts';
 import type { IntegrationContext } from '../integration-module.ts';
 import type { Activity, LinearApi } from './linear-api.ts';
 import type { RepoCatalog } from './linear-repo-choice.ts';
+import type { LinearUploadDeps } from './linear-uploads.ts';
 import type { LinearAgentSession, LinearStore, PendingTask } from './linear-store.ts';
 import type { AgentSessionEvent } from './linear-webhook.ts';
 import { stableUuid } from './stable-uuid.ts';
@@ -24,6 +25,8 @@ export type LinearSurfaceDeps = {
   context: Pick<IntegrationContext, 'publicUrl' | 'addThread' | 'findSession' | 'getSession'>;
   repos: RepoCatalog;
   teamRepos: Record<string, string>;
+  /** Takes the pictures a task or prompt links to (Linear uploads) in; without it they are left out. */
+  uploads?: LinearUploadDeps;
   log: Logger;
 };
 
