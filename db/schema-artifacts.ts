@@ -4,7 +4,10 @@ import type { ColumnType } from 'kysely';
 export interface SessionArtifactsTable {
   /** Random and unguessable (128 bits, base64url): links to the artifact carry it. */
   id: string;
-  session_id: string;
+  /** Null while an attachment waits for the message that carries it to land in a session (migration 019). */
+  session_id: string | null;
+  /** Where an attachment came from (`slack:T1:F123`): kept once per source. */
+  source_key: ColumnType<string | null, string | null | undefined, never>;
   kind: 'attachment' | 'screenshot';
   /** What to call it ("screenshot of http://127.0.0.1:3000/", a file name). */
   name: string;

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { Db } from '../db/database.ts';
+import type { ImageIntake } from '../src/core/attachment.ts';
 import type { SessionEvent, StoredEvent } from '../src/core/events.ts';
 import type { PageSessionIssuer, PageSignInProvider } from '../src/core/page-sign-in.ts';
 import type { OutcomeLedger } from '../src/core/pull-outcome.ts';
@@ -40,6 +41,8 @@ export type IntegrationContext = {
   log: Logger;
   /** Base URL of the web page: session links are `${publicUrl}/sessions/<id>`. */
   publicUrl: string;
+  /** Takes pictures from messages in (checked, scaled, kept as waiting attachments); without it they are left out. */
+  imageIntake?: ImageIntake;
   /** Signs a person in to the web page once the integration knows who they are (set with PATCHBAY_API_TOKEN). */
   pageSignIns?: PageSessionIssuer;
 };

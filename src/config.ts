@@ -47,6 +47,10 @@ export const envSchema = z
     ),
     /** Largest checkpoint of a session's work kept in the database, in MiB. */
     CHECKPOINT_MAX_MB: positiveInt(256),
+    /** Largest picture taken in from a conversation, in bytes, before it is scaled down. */
+    IMAGE_MAX_BYTES: positiveInt(10 * 1024 * 1024),
+    /** Most pictures taken in from one message; the rest are refused with a note. */
+    IMAGE_MAX_PER_MESSAGE: positiveInt(5),
     /** Seconds without a heartbeat before a run counts as crashed and is picked up again (at least 10). */
     QUEUE_HEARTBEAT_SECONDS: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(10).default(30)),
     /** Seconds a run's lease lasts unless renewed: a paused or cut-off worker's run is taken over after it. */
@@ -106,6 +110,8 @@ export type Config = {
   /** Where a process without the API serves its health check (WORKER_HEALTH_PORT). */
   workerHealthPort?: number;
   limits: { maxWallMs: number; maxTokens: number; maxToolCalls: number };
+  /** Caps on pictures from conversations (IMAGE_MAX_BYTES, IMAGE_MAX_PER_MESSAGE). */
+  images: { maxBytes: number; maxPerMessage: number };
   /** The API accepts a path on the server's disk as a repository (PATCHBAY_ALLOW_LOCAL_REPOS). */
   allowLocalRepos: boolean;
   /** Branches no push may target (PROTECTED_BRANCHES), on top of main, master, the base and the default. */
@@ -166,6 +172,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       checkpointMaxBytes: e.CHECKPOINT_MAX_MB * 1024 * 1024,
     },
     limits: { maxWallMs: e.RUN_MAX_MINUTES * 60_000, maxTokens: e.RUN_MAX_TOKENS, maxToolCalls: e.RUN_MAX_TOOL_CALLS },
+    images: { maxBytes: e.IMAGE_MAX_BYTES, maxPerMessage: e.IMAGE_MAX_PER_MESSAGE },
     allowLocalRepos: e.PATCHBAY_ALLOW_LOCAL_REPOS === 'true',
     protectedBranches: e.PROTECTED_BRANCHES.split(',')
       .map((b) => b.trim())

@@ -1,3 +1,5 @@
+import { createImageIntake, defaultIntakeLimits } from './sessions/image-intake.ts';
+import { createPgArtifactStore } from './sessions/pg-artifact-store.ts';
 import type { Logger } from 'pino';
 import type { SandboxProvider } from '../sandbox/sandbox.ts';
 import { secureDataDir } from '../sandbox/secure-data-dir.ts';
@@ -260,6 +262,10 @@ function integrationContext(
     db: parts.database.db,
     log: parts.log,
     publicUrl: config.publicUrl,
+    imageIntake: createImageIntake({
+      artifacts: createPgArtifactStore(parts.database.db),
+      limits: { ...defaultIntakeLimits, ...config.images },
+    }),
     ...(pageSignIns && { pageSignIns }),
   };
 }

@@ -19,7 +19,8 @@ import * as m015 from './015-page-sessions.ts';
 import * as m016 from './016-run-leases.ts';
 import * as m017 from './017-pull-outcomes.ts';
 import * as m018 from './018-session-artifacts.ts';
-import * as m019 from './019-glossary-names.ts';
+import * as m019 from './019-attachment-sources.ts';
+import * as m020 from './020-glossary-names.ts';
 
 /** Migrations in order. Add new ones here; never edit one that has shipped. */
 export const migrationProvider: MigrationProvider = {
@@ -45,7 +46,8 @@ export const migrationProvider: MigrationProvider = {
       '016-run-leases': m016,
       '017-pull-outcomes': m017,
       '018-session-artifacts': m018,
-      '019-glossary-names': m019,
+      '019-attachment-sources': m019,
+      '020-glossary-names': m020,
     };
   },
 };

@@ -118,6 +118,11 @@ export function createGitHubClient(deps: {
       return app.getInstallationOctokit(id) as unknown as Promise<PatchbayOctokit>;
     },
 
+    /** An installation token for one repository (to read the images its issues show), cached until near expiry. */
+    async repoToken(installationId: number, repo: RepoRef): Promise<string> {
+      return (await tokens.get(`${installationId}:${repo.owner}/${repo.repo}`)).token;
+    },
+
     /** A client acting as a user, with their OAuth token. */
     forUser(token: string): PatchbayOctokit {
       return new Client({ auth: token });

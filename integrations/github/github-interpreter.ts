@@ -10,6 +10,7 @@ import { PullRequest, type WorkRequest } from './webhook-payloads.ts';
 import { noteFlaky, replyToCiFailure, setAutofix, takeCiReport, type CiFailurePlan } from './ci-report.ts';
 import type { PatchbayOctokit } from './github-client.ts';
 import { addEyes, postComment, type CommentPlace } from './github-comments.ts';
+import { withGitHubImages } from './github-images.ts';
 import { recordInstallation } from './installation-events.ts';
 import { notePullClosed, notePullPushed } from './pull-events.ts';
 import { canWrite, placeOf } from './request-access.ts';
@@ -126,7 +127,7 @@ async function interpretDelivery(
       await recordInstallation(deps.store, delivery.kind, payload, log);
       return { kind: 'ignore', reason: 'installation bookkeeping recorded' };
     case 'work':
-      return takeRequest(deps, classified.request, log);
+      return takeRequest(deps, classified.request, log, { attempt: delivery.attempt, signal });
     case 'autofix':
       return setAutofix(deps, classified.request, classified.enabled, log);
     case 'ci':
@@ -188,6 +189,7 @@ async function takeRequest(
   deps: InterpreterDeps,
   request: WorkRequest,
   log: Logger,
+  work: DeliveryWork,
 ): Promise<Interpretation<GitHubPlan>> {
   const octokit = await deps.client.forInstallation(request.installationId);
   const place = placeOf(request);
@@ -217,7 +219,7 @@ async function takeRequest(
     );
     return { kind: 'ignore', reason: 'the pull request comes from a fork' };
   }
-  return startRequest(deps, request, pull);
+  return startRequest(deps, request, pull, work);
 }
 
 /** The pull request a request is on, from the payload or else from GitHub. */
@@ -242,6 +244,7 @@ async function startRequest(
   deps: InterpreterDeps,
   request: WorkRequest,
   pull: PullRequest | undefined,
+  work: DeliveryWork,
 ): Promise<Interpretation<GitHubPlan>> {
   const thread = githubThread(request);
   const actor = actorOf(request);
@@ -272,6 +275,7 @@ async function startRequest(
           repo: repoUrl(deps.gitUrl, request),
           ...(pull && { baseBranch: pull.base.ref, branch: pull.head.ref }),
         };
+  const taken = await takeImages(deps, request, inbound, work);
   const plan: ProgressPlan = {
     kind: 'progress',
     requestId,
@@ -280,7 +284,25 @@ async function startRequest(
     who,
     ...(request.react && { react: request.react }),
   };
-  return { kind: 'inbound', inbound, plan };
+  return { kind: 'inbound', inbound: taken, plan };
+}
+
+/** The attempt of the delivery being worked and its abort signal. */
+type DeliveryWork = { attempt: number; signal: AbortSignal };
+
+/**
+ * The request's command with the images its body shows; the refused ones get a comment on the
+ * first attempt only (a retry would say it again).
+ */
+async function takeImages(deps: InterpreterDeps, request: WorkRequest, inbound: Inbound, work: DeliveryWork) {
+  if (!deps.images) return inbound;
+  const images = { ...deps.images, token: () => deps.client.repoToken(request.installationId, request) };
+  const taken = await withGitHubImages(images, `${request.owner}/${request.repo}`, request.text, inbound, work.signal);
+  if (taken.note && work.attempt === 1) {
+    const octokit = await deps.client.forInstallation(request.installationId);
+    await postComment(octokit, placeOf(request), `@${request.sender.login} ${taken.note}`);
+  }
+  return taken.inbound;
 }
 
 /** Says on the thread what `@bot stop` did. */

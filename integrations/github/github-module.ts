@@ -11,6 +11,7 @@ import { createPublisher } from './github-publish.ts';
 import { oauthStartLink, PAGE_SIGN_IN_PATH } from './github-oauth-routes.ts';
 import { githubRoutes } from './github-routes.ts';
 import { createGitHubStore } from './github-store.ts';
+import { githubImageHosts } from './github-images.ts';
 import { createGitHubInterpreter, type GitHubPlan, type GitHubInterpreter } from './github-interpreter.ts';
 import { ProgressComments } from './progress-comments.ts';
 import { createSecretBox, type SecretBox } from './secret-box.ts';
@@ -55,6 +56,7 @@ export async function createGitHubModule(
     comments,
     gitUrl: config.gitUrl,
     triggerLabel: config.triggerLabel,
+    ...(context.imageIntake && { images: { intake: context.imageIntake, hosts: githubImageHosts(config.gitUrl) } }),
     log,
   });
   const publish = createPublisher({

@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import type { ImageIntake } from '../../src/core/attachment.ts';
 import type { IntegrationContext } from '../integration-module.ts';
 import type { GitHubClient } from './github-client.ts';
 import type { GitHubStore } from './github-store.ts';
@@ -13,5 +14,7 @@ export type InterpreterDeps = {
   comments: ProgressComments;
   gitUrl: string;
   triggerLabel: string;
+  /** Takes the images a request's body shows in, from GitHub's own hosts; without it they are left out. */
+  images?: { intake: ImageIntake; hosts: readonly string[] };
   log: Logger;
 };

@@ -20,6 +20,7 @@ import {
   toActor,
 } from './linear-steps.ts';
 import { taskFromEvent } from './linear-task.ts';
+import { withLinearUploads } from './linear-uploads.ts';
 import { AgentSessionEvent, dedupeKeyOf } from './linear-webhook.ts';
 import { stableUuid } from './stable-uuid.ts';
 
@@ -61,13 +62,13 @@ export function linearDelivery(
 export function createLinearInterpreter(deps: LinearSurfaceDeps): DeliveryInterpreter<LinearPlan> {
   return {
     source: 'linear',
-    interpret: (delivery) => interpret(deps, delivery),
+    interpret: (delivery, signal) => interpret(deps, delivery, signal),
     reply: (plan, outcome) => reply(deps, plan, outcome),
     tellFailure: (delivery, reason, signal) => tellFailure(deps, delivery, reason, signal),
   };
 }
 
-async function interpret(deps: LinearSurfaceDeps, delivery: StoredDelivery): Promise<Interpreted> {
+async function interpret(deps: LinearSurfaceDeps, delivery: StoredDelivery, signal: AbortSignal): Promise<Interpreted> {
   const event = parse(delivery);
   if (typeof event === 'string') return ignore(event);
   const scope: EventScope = {
@@ -77,7 +78,8 @@ async function interpret(deps: LinearSurfaceDeps, delivery: StoredDelivery): Pro
     key: delivery.dedupeKey,
     log: deps.log.child({ agentSessionId: event.agentSession.id, action: event.action }),
   };
-  return event.action === 'created' ? created(scope) : prompted(scope);
+  const interpreted = await (event.action === 'created' ? created(scope) : prompted(scope));
+  return withLinearUploads(deps.uploads, scope, interpreted, signal);
 }
 
 /** The stored body as an AgentSessionEvent, or why it is not one Patchbay handles. */

@@ -1,3 +1,5 @@
+import type { ImageIntake } from '../../src/core/attachment.ts';
+import { type LinearUploadDeps, linearUploadHosts } from './linear-uploads.ts';
 import type { Logger } from 'pino';
 import type { IntegrationContext, IntegrationModule } from '../integration-module.ts';
 import type { LinearClient } from '@linear/sdk';
@@ -11,7 +13,7 @@ import { linearRoutes } from './linear-routes.ts';
 import { createLinearStore, type LinearAgentSession, type LinearStore } from './linear-store.ts';
 import type { RepoCatalog } from './linear-repo-choice.ts';
 import { createLinearInterpreter } from './linear-interpreter.ts';
-import { createLinearTokens, linearClientsFor, type RefreshFailure } from './linear-tokens.ts';
+import { createLinearTokens, type LinearTokens, linearClientsFor, type RefreshFailure } from './linear-tokens.ts';
 import { stableUuid } from './stable-uuid.ts';
 
 /**
@@ -106,6 +108,7 @@ export function createLinearModule(input: {
       context,
       repos: input.repos,
       teamRepos: config.teamRepos,
+      ...(context.imageIntake && { uploads: uploadDeps(context.imageIntake, config.apiUrl, tokens, fallback) }),
       log,
     }),
     async start() {
@@ -184,6 +187,25 @@ function unrenewable(client: LinearClient, variable: string, log: Logger): Linea
         );
       }
       return undefined;
+    },
+  };
+}
+
+/** Linear uploads are read with the workspace's installed token, else the configured token or API key. */
+function uploadDeps(
+  intake: ImageIntake,
+  apiUrl: string,
+  tokens: LinearTokens | undefined,
+  fallback: { accessToken: string } | { apiKey: string } | undefined,
+): LinearUploadDeps {
+  return {
+    intake,
+    hosts: linearUploadHosts(apiUrl),
+    async authorization(organizationId) {
+      const installed = tokens && (await tokens.current(organizationId));
+      if (installed) return `Bearer ${installed}`;
+      if (!fallback) return undefined;
+      return 'accessToken' in fallback ? `Bearer ${fallback.accessToken}` : fallback.apiKey;
     },
   };
 }

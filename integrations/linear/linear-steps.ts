@@ -6,12 +6,13 @@ import type { ThreadRef } from '../../src/core/thread-ref.ts';
 import type { IntegrationContext } from '../integration-module.ts';
 import type { Activity, LinearApi } from './linear-api.ts';
 import type { RepoCatalog } from './linear-repo-choice.ts';
+import type { LinearUploadDeps } from './linear-uploads.ts';
 import type { LinearAgentSession, LinearStore, PendingTask } from './linear-store.ts';
 import type { AgentSessionEvent } from './linear-webhook.ts';
 import { stableUuid } from './stable-uuid.ts';
 
 /**
- * The steps both halves of the Linear interpreter take (a new agent session in linear-surface.ts, a
+ * The steps both halves of the Linear interpreter take (a new agent session in linear-interpreter.ts, a
  * prompt in linear-prompts.ts): what they work with, the plan they hand the reply step, posting
  * an activity once, asking for the repository, and starting the session.
  */
@@ -24,6 +25,8 @@ export type LinearSurfaceDeps = {
   context: Pick<IntegrationContext, 'publicUrl' | 'addThread' | 'findSession' | 'getSession'>;
   repos: RepoCatalog;
   teamRepos: Record<string, string>;
+  /** Takes the pictures a task or prompt links to (Linear uploads) in; without it they are left out. */
+  uploads?: LinearUploadDeps;
   log: Logger;
 };
 

@@ -8,6 +8,7 @@ import { chooseCandidate, recommendRepo } from './repo-choice.ts';
 import type { ActorDirectory } from './slack-actors.ts';
 import { ASK_FOR_REPO, candidatesMessage, parseAnswerValue } from './slack-blocks.ts';
 import { CONNECT_GITHUB, connectGitHub, refuseForeign } from './slack-ephemeral.ts';
+import { type SlackFileDeps, withSlackFiles } from './slack-files.ts';
 import type { SlackIdentity } from './slack-identity.ts';
 import { classifyEvent, cleanText, isStopCommand, plainText, threadOf } from './slack-text.ts';
 import { messageEventOf, parseSlackPayload, type SlackMessageEvent, type SlackPayload } from './slack-payloads.ts';
@@ -58,7 +59,13 @@ type Interpreted = Interpretation<SlackPlan>;
 const ignore = (reason: string): Interpreted => ({ kind: 'ignore', reason });
 
 /** The requests logic it hands deliveries to, and what its reply step posts and takes with. */
-export type SlackSurfaceDeps = { requests: SlackRequests; web: SlackWeb; store: Pick<SlackStore, 'takePending'> };
+export type SlackSurfaceDeps = {
+  requests: SlackRequests;
+  web: SlackWeb;
+  store: Pick<SlackStore, 'takePending'>;
+  /** Takes the pictures shared with a message in; without it they are left out. */
+  files?: SlackFileDeps;
+};
 
 /**
  * Slack's side of the inbound pipeline: reads a stored event or button click and hands it to the
@@ -68,14 +75,19 @@ export type SlackSurfaceDeps = { requests: SlackRequests; web: SlackWeb; store: 
 export function createSlackInterpreter(deps: SlackSurfaceDeps): DeliveryInterpreter<SlackPlan> {
   return {
     source: 'slack',
-    interpret: (delivery) => interpret(deps.requests, delivery),
+    interpret: (delivery, signal) => interpret(deps, delivery, signal),
     reply: (plan, outcome) => reply(deps, plan, outcome),
     tellFailure: (delivery, reason) => tellFailure(deps.web, delivery, reason),
   };
 }
 
 /** A stored Slack body as a message or a click for the requests logic, or why it is ignored. */
-async function interpret(requests: SlackRequests, delivery: StoredDelivery): Promise<Interpretation<SlackPlan>> {
+async function interpret(
+  deps: Pick<SlackSurfaceDeps, 'requests' | 'files'>,
+  delivery: StoredDelivery,
+  signal: AbortSignal,
+): Promise<Interpretation<SlackPlan>> {
+  const { requests } = deps;
   const payload = parseSlackPayload(delivery.body);
   if (payload.kind === 'invalid') return ignore(payload.problem);
   if (payload.kind === 'event') {
@@ -83,7 +95,9 @@ async function interpret(requests: SlackRequests, delivery: StoredDelivery): Pro
     const message = messageEventOf(payload.body);
     if (!message) return ignore(`event ${event?.type ?? 'without a type'} is not one Patchbay handles`);
     if ('problem' in message) return ignore(message.problem);
-    return requests.onMessage(team_id ?? message.event.team ?? 'unknown', message.event, delivery.attempt);
+    const teamId = team_id ?? message.event.team ?? 'unknown';
+    const interpreted = await requests.onMessage(teamId, message.event, delivery.attempt);
+    return withSlackFiles(deps.files, teamId, message.event, interpreted, { attempt: delivery.attempt, signal });
   }
   if (payload.kind === 'click') {
     const click = payload.body;

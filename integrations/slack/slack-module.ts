@@ -3,6 +3,7 @@ import type { IntegrationContext, IntegrationModule } from '../integration-modul
 import { PatchbayError } from '../../src/core/errors.ts';
 import { createActorDirectory } from './slack-actors.ts';
 import type { SlackConfig } from './slack-env.ts';
+import { slackFileHosts } from './slack-files.ts';
 import { SlackIdentity } from './slack-identity.ts';
 import { slackLogger } from './slack-logger.ts';
 import { createSlackReplier } from './slack-replier.ts';
@@ -81,7 +82,19 @@ export function createSlackModule(options: SlackModuleOptions): IntegrationModul
       log,
       repoBases: [options.gitUrl ?? 'https://github.com'],
     }),
-    interpreter: createSlackInterpreter({ requests, web, store }),
+    interpreter: createSlackInterpreter({
+      requests,
+      web,
+      store,
+      ...(context.imageIntake && {
+        files: {
+          intake: context.imageIntake,
+          botToken: config.botToken,
+          fileHosts: slackFileHosts(config.apiUrl),
+          web,
+        },
+      }),
+    }),
     ...(!socketMode && { routes: slackRoutes({ signingSecret: config.signingSecret!, inbox: context.inbox, log }) }),
     async start() {
       let auth: Awaited<ReturnType<typeof probe.auth.test>>;

@@ -6,6 +6,16 @@ import { z } from 'zod';
  * a payload missing what it must have is a clear refusal, not a cast that breaks later.
  */
 
+/** A file on a message, as the event names it. */
+export const SlackFile = z.object({
+  id: z.string().min(1),
+  name: z.string().optional(),
+  mimetype: z.string().optional(),
+  url_private: z.string().optional(),
+  url_private_download: z.string().optional(),
+});
+export type SlackFile = z.infer<typeof SlackFile>;
+
 /** A `message` or `app_mention` event (the fields Patchbay reads). */
 export const SlackMessageEvent = z.object({
   type: z.string(),
@@ -20,6 +30,8 @@ export const SlackMessageEvent = z.object({
   team: z.string().optional(),
   /** The author's team, in Slack Connect channels (app_mention). */
   user_team: z.string().optional(),
+  /** Files shared with the message (`file_share`): fetched with the bot token (files:read). */
+  files: z.array(SlackFile).optional(),
 });
 export type SlackMessageEvent = z.infer<typeof SlackMessageEvent>;
 

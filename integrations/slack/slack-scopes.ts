@@ -2,6 +2,7 @@
 export const SLACK_BOT_SCOPES = [
   'app_mentions:read',
   'chat:write',
+  'files:read',
   'reactions:write',
   'users:read',
   'users:read.email',

@@ -1,6 +1,8 @@
 import type { Logger } from 'pino';
 import type { Sandbox } from '../../sandbox/sandbox.ts';
+import type { ArtifactStore } from '../core/artifact-store.ts';
 import { describeError } from '../core/errors.ts';
+import { attachedImages } from './message-images.ts';
 import type { ModelProvider, ToolCall, ToolSpec } from '../models/model-provider.ts';
 import type { RunLog } from '../core/run-log.ts';
 import type { PendingQuestion } from '../core/session-record.ts';
@@ -74,6 +76,8 @@ export type RunInput = {
   log: Logger;
   limits?: Partial<RunLimits>;
   now?: () => number;
+  /** Where the pictures attached to people's messages are read from; without it they are left out. */
+  artifacts?: Pick<ArtifactStore, 'get'> | undefined;
   /** The model's text as it streams, with the turn it belongs to. Must not throw. */
   onDelta?: (text: string, turn: number) => void;
 };
@@ -128,15 +132,14 @@ async function runTurn(run: RunState, turn: number): Promise<RunOutcome | undefi
 async function takeInUserMessages(run: RunState): Promise<void> {
   const inbox = await unreadUserMessages(run);
   if (inbox.length === 0) return;
-  await recordStep(run, {
-    messages: inbox.map((e) => ({
-      message: {
-        role: 'user' as const,
-        content: run.messages.length === 0 && e === inbox[0] ? taskMessage(e) : quoteMessage(e),
-      },
-      eventSeq: e.seq,
-    })),
-  });
+  const first = run.messages.length === 0;
+  const messages = [];
+  for (const e of inbox) {
+    const images = await attachedImages(run.input.artifacts, [e]);
+    const content = first && e === inbox[0] ? taskMessage(e) : quoteMessage(e);
+    messages.push({ message: { role: 'user' as const, content, ...(images && { images }) }, eventSeq: e.seq });
+  }
+  await recordStep(run, { messages });
 }
 
 /** The safety limit the run has reached, as its outcome; undefined while within all of them. */

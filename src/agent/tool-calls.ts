@@ -1,6 +1,7 @@
 import type { PendingQuestion } from '../core/session-record.ts';
 import type { ToolCall } from '../models/model-provider.ts';
 import type { RunOutcome } from './agent-runner.ts';
+import { attachedImages } from './message-images.ts';
 import { isStopped, recordStep, type RunState, unreadUserMessages } from './run-state.ts';
 import { toolResultMessage, type ToolOutput } from './tool.ts';
 import { clip, quoteMessage, unresolvedCalls } from './transcript-text.ts';
@@ -129,10 +130,11 @@ async function resumeQuestion(run: RunState, call: ToolCall): Promise<RunOutcome
     return undefined;
   }
   const text = answers.map(quoteMessage).join('\n\n');
+  const images = await attachedImages(run.input.artifacts, answers);
   await recordStep(run, {
     messages: [
       {
-        message: { role: 'tool', toolCallId: call.id, name: call.name, content: text, isError: false },
+        message: { role: 'tool', toolCallId: call.id, name: call.name, content: text, isError: false, images },
         eventSeq: answers.at(-1)!.seq,
       },
     ],

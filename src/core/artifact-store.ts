@@ -25,6 +25,12 @@ export type ArtifactInfo = Omit<NewArtifact, 'bytes'> & {
 
 export type Artifact = ArtifactInfo & { bytes: Uint8Array };
 
+/** A picture a person attached, kept before the session it belongs to is known. */
+export type NewAttachment = Omit<NewArtifact, 'sessionId' | 'kind'> & {
+  /** Where it came from (`slack:T1:F123`): keeping the same source again returns the stored one. */
+  sourceKey: string;
+};
+
 /**
  * The session artifact port: pictures kept with the session, outside the sandbox, so they outlive
  * the workspace and can be shown on the page and attached to the thread.
@@ -32,7 +38,11 @@ export type Artifact = ArtifactInfo & { bytes: Uint8Array };
 export interface ArtifactStore {
   /** Stores the picture under a new random id. */
   save(artifact: NewArtifact): Promise<ArtifactInfo>;
-  /** Undefined when no artifact has that id. */
+  /** Keeps an attachment without a session yet, once per source key: the stored one's id when it was kept before. */
+  keepAttachment(attachment: NewAttachment): Promise<{ id: string; byteSize: number }>;
+  /** Gives waiting attachments their session (the message carrying them landed there); others are left alone. */
+  attach(sessionId: string, ids: string[]): Promise<void>;
+  /** Undefined when no artifact of a session has that id. */
   get(id: string): Promise<Artifact | undefined>;
   /** The session's artifacts, oldest first. */
   list(sessionId: string): Promise<ArtifactInfo[]>;

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { Actor } from './actor.ts';
+import { AttachmentRef } from './attachment.ts';
 import { SessionStatus } from './session-status.ts';
 import { ThreadRef } from './thread-ref.ts';
 import { CheckOutcome, TaskClass, Verdict } from './verdict.ts';
@@ -23,6 +24,8 @@ export const SessionEvent = z.discriminatedUnion('type', [
     text: z.string(),
     /** Set when the message answers a question the agent asked. */
     questionId: z.string().optional(),
+    /** Pictures attached to the message (session artifacts); the runner gives the model their bytes. */
+    attachments: z.array(AttachmentRef).optional(),
   }),
   z.object({ type: z.literal('assistant-message'), text: z.string(), turn: z.number().int().nonnegative() }),
   z.object({

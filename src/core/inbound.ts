@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { Actor } from './actor.ts';
+import { AttachmentRef } from './attachment.ts';
 import { ThreadRef } from './thread-ref.ts';
 
 /**
@@ -17,7 +18,9 @@ export const Inbound = z.discriminatedUnion('kind', [
     baseBranch: z.string().min(1).optional(),
     /** An existing branch to work on (a pull request's head); a new session branch when absent. */
     branch: z.string().min(1).optional(),
-    /** Delivery id of the webhook or event that carried this, for dedupe. */
+    /** Pictures attached to the message, already kept as waiting attachments. */
+    attachments: z.array(AttachmentRef).optional(),
+    /** The dedupe key of the request that carried this (source-qualified): the same request twice changes nothing twice. */
     dedupeKey: z.string().min(1).optional(),
   }),
   z.object({
@@ -25,6 +28,7 @@ export const Inbound = z.discriminatedUnion('kind', [
     thread: ThreadRef,
     actor: Actor,
     text: z.string().min(1),
+    attachments: z.array(AttachmentRef).optional(),
     dedupeKey: z.string().min(1).optional(),
   }),
   z.object({
@@ -33,6 +37,7 @@ export const Inbound = z.discriminatedUnion('kind', [
     actor: Actor,
     questionId: z.string().min(1),
     text: z.string().min(1),
+    attachments: z.array(AttachmentRef).optional(),
     dedupeKey: z.string().min(1).optional(),
   }),
   /**

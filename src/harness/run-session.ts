@@ -1,3 +1,4 @@
+import type { ArtifactStore } from '../core/artifact-store.ts';
 import { SHARED_OBJECTS_PATH, type Sandbox, type SandboxProvider, type SandboxSpec } from '../../sandbox/sandbox.ts';
 import type { Logger } from 'pino';
 import { commitIdentity } from '../core/actor.ts';
@@ -36,6 +37,8 @@ export type HarnessDeps = {
   sandboxes: SandboxProvider;
   model: ModelProvider;
   tools: ToolExecutor;
+  /** Where the pictures attached to people's messages are read for the model. */
+  artifacts?: Pick<ArtifactStore, 'get'>;
   dataDir: string;
   network: SandboxSpec['network'];
   log: Logger;
@@ -109,6 +112,7 @@ async function runAgentRound(run: SessionRun, system: string[], limits: Partial<
     tools: checkpoints ? checkpoints.tools(deps.tools) : deps.tools,
     sandbox,
     runLog: deps.store,
+    artifacts: deps.artifacts,
     signal,
     log,
     limits: { ...deps.limits, ...limits },

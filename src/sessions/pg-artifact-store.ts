@@ -39,8 +39,48 @@ export function createPgArtifactStore(db: Kysely<Database>): ArtifactStore {
       return toInfo(row);
     },
 
+    async keepAttachment(attachment) {
+      const values = {
+        id: newArtifactId(),
+        kind: 'attachment' as const,
+        name: attachment.name,
+        media_type: attachment.mediaType,
+        bytes: Buffer.from(attachment.bytes),
+        byte_size: attachment.bytes.byteLength,
+        width: attachment.width ?? null,
+        height: attachment.height ?? null,
+        source_key: attachment.sourceKey,
+      };
+      await db
+        .insertInto('session_artifacts')
+        .values(values)
+        .onConflict((oc) => oc.column('source_key').doNothing())
+        .execute();
+      const row = await db
+        .selectFrom('session_artifacts')
+        .select(['id', 'byte_size'])
+        .where('source_key', '=', attachment.sourceKey)
+        .executeTakeFirstOrThrow();
+      return { id: row.id, byteSize: row.byte_size };
+    },
+
+    async attach(sessionId, ids) {
+      if (ids.length === 0) return;
+      await db
+        .updateTable('session_artifacts')
+        .set({ session_id: sessionId })
+        .where('id', 'in', ids)
+        .where('session_id', 'is', null)
+        .execute();
+    },
+
     async get(id) {
-      const row = await db.selectFrom('session_artifacts').selectAll().where('id', '=', id).executeTakeFirst();
+      const row = await db
+        .selectFrom('session_artifacts')
+        .selectAll()
+        .where('id', '=', id)
+        .where('session_id', 'is not', null)
+        .executeTakeFirst();
       return row && toArtifact(row);
     },
 
@@ -64,10 +104,11 @@ function newArtifactId(): string {
 
 type InfoRow = Pick<Selectable<SessionArtifactsTable>, (typeof infoColumns)[number]>;
 
+/** Rows read with their session (`get` and `list` never read a waiting attachment). */
 function toInfo(row: InfoRow): ArtifactInfo {
   return {
     id: row.id,
-    sessionId: row.session_id,
+    sessionId: row.session_id ?? '',
     kind: row.kind,
     name: row.name,
     mediaType: mediaType(row.media_type),

@@ -1,7 +1,8 @@
 import { sql } from 'kysely';
 import type { Db } from '../../db/database.ts';
 import type { Actor } from '../core/actor.ts';
-import type { StoredEvent } from '../core/events.ts';
+import type { AttachmentRef } from '../core/attachment.ts';
+import type { SessionEvent, StoredEvent } from '../core/events.ts';
 import type { NewEvent, TransitionOptions, TransitionResult } from '../core/run-log.ts';
 import type { SessionRecord } from '../core/session-record.ts';
 import { nextStatus, type SessionTrigger } from '../core/session-status.ts';
@@ -22,9 +23,17 @@ export type NewSession = {
   thread: ThreadRef;
   baseBranch?: string;
   branch?: string;
+  /** Pictures attached to the task. */
+  attachments?: AttachmentRef[] | undefined;
   /** Recorded in the same transaction: a redelivery finds it and creates nothing. */
   marker?: RequestMarker;
 };
+
+/** The task as the session's first message, with its pictures. */
+function firstMessage(input: NewSession): SessionEvent {
+  const { requester: actor, prompt: text, attachments } = input;
+  return { type: 'user-message', actor, text, ...(attachments?.length && { attachments }) };
+}
 
 /** Creates a queued session bound to its first thread, with its first two events, in one transaction. */
 export async function createSession(
@@ -57,7 +66,7 @@ export async function createSession(
           thread: input.thread,
         },
       },
-      { event: { type: 'user-message', actor: input.requester, text: input.prompt } },
+      { event: firstMessage(input) },
     ]);
     return { session: await lockSession(trx, input.id), events };
   });

@@ -1,6 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { ciActor, type Actor } from '../core/actor.ts';
+import type { ArtifactStore } from '../core/artifact-store.ts';
+import type { AttachmentRef } from '../core/attachment.ts';
+import type { EventOf } from '../core/events.ts';
 import { PatchbayError } from '../core/errors.ts';
 import { Inbound } from '../core/inbound.ts';
 import type { ThreadRef } from '../core/thread-ref.ts';
@@ -23,6 +26,8 @@ export type SessionService = ReturnType<typeof createSessionService>;
 type ServiceDeps = {
   store: SessionStore;
   queue: Pick<RunQueue, 'enqueue'>;
+  /** Where the pictures attached to messages wait for their session. */
+  artifacts?: Pick<ArtifactStore, 'attach'> | undefined;
   log: Logger;
   newId: () => string;
 };
@@ -35,7 +40,11 @@ type StartInput = {
   repo: string;
   baseBranch?: string | undefined;
   branch?: string | undefined;
+  attachments?: AttachmentRef[] | undefined;
 };
+
+/** What a person said to a session: a message, or an answer to the agent's question. */
+type Said = { actor: Actor; text: string; questionId?: string | undefined; attachments?: AttachmentRef[] | undefined };
 
 /**
  * Turns inbound commands into session state: find or create the session for the thread, append
@@ -45,6 +54,7 @@ type StartInput = {
 export function createSessionService(options: {
   store: SessionStore;
   queue: Pick<RunQueue, 'enqueue'>;
+  artifacts?: Pick<ArtifactStore, 'attach'> | undefined;
   log: Logger;
   newId?: () => string;
 }) {
@@ -53,7 +63,7 @@ export function createSessionService(options: {
     handle: (input: Inbound) => handle(deps, input),
     start: (input: StartInput) => start(deps, input),
     async sendMessage(sessionId: string, actor: Actor, text: string, questionId?: string): Promise<HandleResult> {
-      return message(deps, await mustGet(deps.store, sessionId), actor, text, questionId);
+      return message(deps, await mustGet(deps.store, sessionId), { actor, text, questionId });
     },
     async stop(sessionId: string, actor: Actor): Promise<HandleResult> {
       return stop(deps, await mustGet(deps.store, sessionId), actor);
@@ -71,16 +81,11 @@ async function handle(deps: ServiceDeps, input: Inbound): Promise<HandleResult> 
     const existing = await deps.store.findByThread(inbound.thread);
     switch (inbound.kind) {
       case 'start':
-        if (existing) return await message(deps, existing, inbound.actor, inbound.text, undefined, marker);
+        if (existing) return await message(deps, existing, inbound, marker);
         return await start(deps, inbound, marker);
       case 'message':
-        return existing
-          ? await message(deps, existing, inbound.actor, inbound.text, undefined, marker)
-          : { kind: 'no-session' };
       case 'answer':
-        return existing
-          ? await message(deps, existing, inbound.actor, inbound.text, inbound.questionId, marker)
-          : { kind: 'no-session' };
+        return existing ? await message(deps, existing, inbound, marker) : { kind: 'no-session' };
       case 'stop':
         return existing ? await stop(deps, existing, inbound.actor, marker) : { kind: 'no-session' };
       case 'ci-failed':
@@ -100,16 +105,14 @@ async function handle(deps: ServiceDeps, input: Inbound): Promise<HandleResult> 
 async function message(
   deps: ServiceDeps,
   session: SessionRecord,
-  actor: Actor,
-  text: string,
-  questionId?: string,
+  said: Said,
   marker?: RequestMarker,
 ): Promise<HandleResult> {
-  const event = { type: 'user-message' as const, actor, text, ...(questionId && { questionId }) };
   const { session: after } = await deps.store.transition(session.id, 'enqueue', {
-    events: [{ event }],
+    events: [{ event: userMessage(said) }],
     ...(marker && { marker }),
   });
+  await attach(deps.artifacts, session.id, said.attachments);
   await deps.queue.enqueue(session.id);
   return { kind: 'appended', session: after };
 }
@@ -161,10 +164,36 @@ async function start(deps: ServiceDeps, input: StartInput, marker?: RequestMarke
     thread: input.thread,
     ...(input.baseBranch && { baseBranch: input.baseBranch }),
     ...(input.branch && { branch: input.branch }),
+    attachments: input.attachments,
   });
+  await attach(deps.artifacts, id, input.attachments);
   await deps.queue.enqueue(id);
   deps.log.info({ sessionId: id, repo: input.repo }, 'session started');
   return { kind: 'started', session };
+}
+
+function userMessage(said: Said): EventOf<'user-message'> {
+  const { actor, text, questionId, attachments } = said;
+  return {
+    type: 'user-message',
+    actor,
+    text,
+    ...(questionId && { questionId }),
+    ...(attachments?.length && { attachments }),
+  };
+}
+
+/** The message's pictures join its session: the page lists them, the runner reads them. */
+async function attach(
+  artifacts: Pick<ArtifactStore, 'attach'> | undefined,
+  sessionId: string,
+  attachments: AttachmentRef[] | undefined,
+): Promise<void> {
+  if (artifacts && attachments?.length)
+    await artifacts.attach(
+      sessionId,
+      attachments.map((a) => a.artifactId),
+    );
 }
 
 async function mustGet(store: SessionStore, sessionId: string): Promise<SessionRecord> {

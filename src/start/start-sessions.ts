@@ -1,3 +1,4 @@
+import { createPgArtifactStore } from '../sessions/pg-artifact-store.ts';
 import type { Logger } from 'pino';
 import type { DatabaseHandle } from '../../db/database.ts';
 import { traceRunQueue } from '../api/run-tracer.ts';
@@ -54,7 +55,7 @@ export async function startSessionPipeline(
   );
   shutdown.add(() => queue.stop());
   if (database.exclusive && options.work) await reclaimFromPredecessor(queue, deps);
-  const service = createSessionService({ store, queue, log });
+  const service = createSessionService({ store, queue, log, artifacts: createPgArtifactStore(database.db) });
   const inbound = createInboundPipeline({
     db: database.db,
     boss: queue.boss,

@@ -46,6 +46,7 @@ export type WorkerDeps = {
  */
 export async function startWorker(config: Config, deps: WorkerDeps): Promise<SessionWorker> {
   const { database, store, log } = deps;
+  const artifacts = createPgArtifactStore(database.db);
   const worker = await startSessionWorker({
     queue: deps.queue,
     bus: deps.bus,
@@ -64,7 +65,8 @@ export async function startWorker(config: Config, deps: WorkerDeps): Promise<Ses
       store,
       sandboxes: deps.sandboxes,
       model: deps.models.model,
-      tools: createToolRegistry(createDefaultTools(), { artifacts: createPgArtifactStore(database.db) }),
+      tools: createToolRegistry(createDefaultTools(), { artifacts }),
+      artifacts,
       dataDir: config.dataDir,
       network: config.sandbox.network,
       log,

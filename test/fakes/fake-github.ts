@@ -1,6 +1,13 @@
 import { execFile } from 'node:child_process';
 import { createRequire } from 'node:module';
-import { createPublicKey, createVerify, generateKeyPairSync, randomBytes, type KeyObject } from 'node:crypto';
+import {
+  createPublicKey,
+  createVerify,
+  generateKeyPairSync,
+  randomBytes,
+  randomUUID,
+  type KeyObject,
+} from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -167,6 +174,9 @@ export async function startFakeGitHub(
   /** Short-lived log download links (GitHub answers the job-logs call with a 302 to one). */
   const logLinks = new Map<string, { jobId: number; expiresAt: number }>();
   const logDownloads: { jobId: number; authorization: boolean }[] = [];
+  // Pictures people attached to issues and comments (user-attachments links on the GitHub host).
+  const attachments = new Map<string, { bytes: Uint8Array; mediaType: string }>();
+  const attachmentDownloads: { path: string; served: boolean }[] = [];
   const calls: { method: string; path: string; operationId: string; as: string }[] = [];
   const issuedTokens: string[] = [];
   const gitRequests: { path: string; user: string; service: string }[] = [];
@@ -372,6 +382,22 @@ export async function startFakeGitHub(
     res.statusCode = 200;
     res.setHeader('content-type', 'text/plain; charset=utf-8');
     res.end(job.log);
+  }
+
+  /** A user-attachments picture: served to a live installation token only (a private repository's image). */
+  function attachment(req: IncomingMessage, res: ServerResponse, url: URL): void {
+    const file = attachments.get(url.pathname);
+    const token = /^(?:token|Bearer) (\S+)$/.exec(req.headers.authorization ?? '')?.[1];
+    const auth = token ? tokens.get(token) : undefined;
+    const served =
+      req.method === 'GET' && Boolean(file) && auth?.kind === 'installation' && auth.expiresAt > Date.now();
+    attachmentDownloads.push({ path: url.pathname, served });
+    if (!served || !file) {
+      refuse(req, res, file ? 401 : 404, file ? 'Requires authentication' : 'Not Found');
+      return;
+    }
+    res.writeHead(200, { 'content-type': file.mediaType, 'content-length': String(file.bytes.byteLength) });
+    res.end(Buffer.from(file.bytes));
   }
 
   // Head SHAs are read from git just before a pull is serialised (pullJson stays synchronous).
@@ -948,11 +974,13 @@ export async function startFakeGitHub(
         ? graphqlRoute(req, res)
         : url.pathname.startsWith('/_blob/')
           ? Promise.resolve(blob(req, res, url))
-          : url.pathname.startsWith('/api/v3/')
-            ? api(req, res, url)
-            : url.pathname === '/login/oauth/access_token' && req.method === 'POST'
-              ? oauthToken(req, res)
-              : Promise.resolve(git(req, res, url));
+          : url.pathname.startsWith('/user-attachments/assets/')
+            ? Promise.resolve(attachment(req, res, url))
+            : url.pathname.startsWith('/api/v3/')
+              ? api(req, res, url)
+              : url.pathname === '/login/oauth/access_token' && req.method === 'POST'
+                ? oauthToken(req, res)
+                : Promise.resolve(git(req, res, url));
     handle.catch((error: unknown) => {
       refused.push({ method: req.method ?? '', path: req.url ?? '', status: 500, message: String(error) });
       if (!res.headersSent) send(res, 500, { message: String(error) });
@@ -983,6 +1011,13 @@ export async function startFakeGitHub(
     workflowRuns,
     checkRuns,
     logDownloads,
+    attachmentDownloads,
+    /** Attaches a picture the way a person pastes one into an issue: its link on the GitHub host. */
+    attachImage(bytes: Uint8Array, mediaType = 'image/png'): string {
+      const path = `/user-attachments/assets/${randomUUID()}`;
+      attachments.set(path, { bytes, mediaType });
+      return `http://127.0.0.1:${port}${path}`;
+    },
     /**
      * A finished GitHub Actions workflow run on `headSha` with its jobs and their logs (lines as
      * Actions writes them, each with its timestamp). Its check suite holds one check run per job,

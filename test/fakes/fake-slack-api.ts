@@ -29,6 +29,15 @@ export type SlackMessage = {
 
 export type SlackRefusal = { method: string; error: string; detail?: string };
 
+/** A file as a message event carries it. */
+export type SharedSlackFile = {
+  id: string;
+  name: string;
+  mimetype: string;
+  url_private: string;
+  url_private_download: string;
+};
+
 export type FakeSlackApi = {
   /** slackApiUrl for the WebClient, ending in `/api/`. */
   apiUrl: string;
@@ -47,6 +56,13 @@ export type FakeSlackApi = {
   rateLimit(method: string, retryAfterSeconds: number, count?: number): void;
   /** What apps.connections.open returns (Socket Mode). */
   setSocketUrl(url: string): void;
+  /**
+   * Shares a file as Slack would list it on a message event (`files`): served at its `url_private`
+   * on this fake's host to the bot token only, and only while the token holds `files:read`.
+   */
+  shareFile(file: { name: string; mimetype: string; bytes: Uint8Array }): SharedSlackFile;
+  /** Every request for a shared file, with whether it was answered with the file. */
+  fileDownloads: { path: string; served: boolean }[];
   /** Sign in with Slack: the app's client credentials and the browser's authorize step. */
   oidc: Pick<FakeSlackOidc, 'client' | 'authorize'>;
   close(): Promise<void>;
@@ -89,6 +105,8 @@ export async function startFakeSlackApi(options: {
   const limits = new Map<string, { retryAfter: number; count: number }>();
   const bot = { userId: 'U0BOT0001', botId: 'B0BOT0001', teamId: 'T123ABC456' };
   let socketUrl: string | undefined;
+  const files = new Map<string, { bytes: Uint8Array; mimetype: string }>();
+  const fileDownloads: FakeSlackApi['fileDownloads'] = [];
   const oidc = createFakeSlackOidc({ users, teamId: bot.teamId });
   let clock = 0;
   const nextTs = () => {
@@ -116,6 +134,7 @@ export async function startFakeSlackApi(options: {
         });
       sendJson(r, body);
     };
+    if (req.method === 'GET' && req.url?.startsWith('/files-pri/')) return serveFile(req, res);
     const match = /^\/api\/([A-Za-z.]+)$/.exec(req.url ?? '');
     if (req.method !== 'POST' || !match) {
       refused.push({ method, error: 'not_found' });
@@ -267,7 +286,28 @@ export async function startFakeSlackApi(options: {
     }
   }
 
+  /** A private file: the bot token with files:read gets it; anyone else is refused, as Slack does. */
+  function serveFile(req: IncomingMessage, res: ServerResponse) {
+    const path = req.url ?? '';
+    const file = files.get(path);
+    const problem = !file
+      ? 'file_not_found'
+      : req.headers.authorization !== `Bearer ${options.botToken}`
+        ? 'invalid_auth'
+        : !scopes.includes('files:read')
+          ? 'missing_scope'
+          : undefined;
+    fileDownloads.push({ path, served: !problem });
+    if (problem || !file) {
+      refused.push({ method: 'files-pri', error: problem ?? 'file_not_found', detail: path });
+      return res.writeHead(problem === 'file_not_found' ? 404 : 403, { 'content-type': 'text/plain' }).end(problem);
+    }
+    res.writeHead(200, { 'content-type': file.mimetype, 'content-length': String(file.bytes.byteLength) });
+    res.end(Buffer.from(file.bytes));
+  }
+
   const { port, close } = await listenOnLoopback(server);
+  let fileCount = 0;
   return {
     apiUrl: `http://127.0.0.1:${port}/api/`,
     calls,
@@ -283,6 +323,15 @@ export async function startFakeSlackApi(options: {
     setSocketUrl(url) {
       socketUrl = url;
     },
+    shareFile(file) {
+      fileCount += 1;
+      const id = `F0FILE${String(fileCount).padStart(4, '0')}`;
+      const path = `/files-pri/${bot.teamId}-${id}/download/${encodeURIComponent(file.name)}`;
+      files.set(path, { bytes: file.bytes, mimetype: file.mimetype });
+      const url = `http://127.0.0.1:${port}${path}`;
+      return { id, name: file.name, mimetype: file.mimetype, url_private: url, url_private_download: url };
+    },
+    fileDownloads,
     oidc: {
       client: oidc.client,
       authorize(url, userId) {

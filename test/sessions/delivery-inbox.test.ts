@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { ReceivedDelivery } from '../../src/core/inbound-surface.ts';
+import type { ReceivedDelivery } from '../../src/core/delivery-interpreter.ts';
 import { ArrivalClock, GroupCommitInbox } from '../../src/sessions/delivery-inbox.ts';
 import { meaningKey } from '../../src/sessions/inbound-delivery-store.ts';
 

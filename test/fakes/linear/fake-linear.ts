@@ -285,7 +285,23 @@ export async function startFakeLinear(
     send(res, status, { errors: [{ message, extensions: { type, userPresentableMessage: message } }] });
   }
 
+  // Files people uploaded into issues and comments, as uploads.linear.app serves them: to the workspace's token.
+  const uploads = new Map<string, { bytes: Uint8Array; mediaType: string }>();
+  const uploadDownloads: { path: string; served: boolean }[] = [];
+  function serveUpload(req: IncomingMessage, res: ServerResponse) {
+    const file = uploads.get(req.url ?? '');
+    const served = Boolean(file) && oauth.authorized(req.headers.authorization);
+    uploadDownloads.push({ path: req.url ?? '', served });
+    if (!served || !file) {
+      refused.push({ operation: `GET ${req.url}`, status: file ? 401 : 404, message: 'upload refused' });
+      return res.writeHead(file ? 401 : 404, { 'content-type': 'text/plain' }).end('refused');
+    }
+    res.writeHead(200, { 'content-type': file.mediaType, 'content-length': String(file.bytes.byteLength) });
+    return res.end(Buffer.from(file.bytes));
+  }
+
   async function handle(req: IncomingMessage, res: ServerResponse) {
+    if (req.method === 'GET' && req.url?.startsWith('/uploads/')) return serveUpload(req, res);
     if (req.method === 'POST' && req.url === '/oauth/token') return oauth.tokenExchange(req, res);
     if (req.method !== 'POST' || req.url !== '/graphql')
       return refuse(res, `${req.method} ${req.url}`, 404, 'not found');
@@ -380,6 +396,13 @@ export async function startFakeLinear(
   return {
     apiUrl: `http://127.0.0.1:${port}/graphql`,
     accessToken,
+    uploadDownloads,
+    /** An upload as Linear links it from an issue or comment (markdown image), on this fake's host. */
+    upload(bytes: Uint8Array, mediaType = 'image/png'): string {
+      const path = `/uploads/${organizationId}/${randomUUID()}/${randomUUID()}`;
+      uploads.set(path, { bytes, mediaType });
+      return `http://127.0.0.1:${port}${path}`;
+    },
     appUserId,
     organizationId,
     activities,

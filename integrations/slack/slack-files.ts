@@ -1,0 +1,90 @@
+import type { AttachmentRef, ImageIntake } from '../../src/core/attachment.ts';
+import { refusalNote, type RefusedFile } from '../../src/core/attachment.ts';
+import type { Interpretation } from '../../src/core/delivery-interpreter.ts';
+import { downloadFile, type FileLink } from '../attachment-download.ts';
+import type { SlackFile, SlackMessageEvent } from './slack-payloads.ts';
+import { threadOf } from './slack-text.ts';
+import { postInThread, type SlackWeb } from './slack-web.ts';
+
+/** What taking in a message's files needs: the intake, the bot token and where Slack serves files. */
+export type SlackFileDeps = {
+  intake: ImageIntake;
+  botToken: string;
+  /** The hosts `url_private` may point to (files.slack.com; the fake's host in tests). */
+  fileHosts: readonly string[];
+  web: SlackWeb;
+};
+
+/**
+ * Where Slack serves a workspace's files for this Web API base URL: files.slack.com for Slack
+ * itself, the API's own host for anything else (a proxy, or the loopback fake in tests).
+ */
+export function slackFileHosts(apiUrl: string): string[] {
+  const host = new URL(apiUrl).host;
+  return host === 'slack.com' ? ['files.slack.com'] : [host];
+}
+
+/**
+ * Adds the pictures shared with a message to the command it became (a start, a message or an
+ * answer): each is downloaded with the bot token from Slack's own file host and taken in. Files
+ * that were refused get one note in the thread (on the first attempt only, so a retry says it once);
+ * the command goes on with the text. Safe to repeat: the intake keeps a file once per Slack file id.
+ */
+export async function withSlackFiles<Plan>(
+  deps: SlackFileDeps | undefined,
+  teamId: string,
+  event: SlackMessageEvent,
+  interpreted: Interpretation<Plan>,
+  context: { attempt: number; signal: AbortSignal },
+): Promise<Interpretation<Plan>> {
+  const files = event.files ?? [];
+  if (!deps || files.length === 0 || interpreted.kind !== 'inbound') return interpreted;
+  const { inbound } = interpreted;
+  if (inbound.kind !== 'start' && inbound.kind !== 'message' && inbound.kind !== 'answer') return interpreted;
+  const { attachments, refused } = await takeFiles(deps, teamId, files, context.signal);
+  if (refused.length > 0 && context.attempt === 1)
+    await postInThread(deps.web, threadOf(teamId, event), { text: refusalNote(refused) });
+  if (attachments.length === 0) return interpreted;
+  return { ...interpreted, inbound: { ...inbound, attachments } };
+}
+
+async function takeFiles(
+  deps: SlackFileDeps,
+  teamId: string,
+  files: SlackFile[],
+  signal: AbortSignal,
+): Promise<{ attachments: AttachmentRef[]; refused: RefusedFile[] }> {
+  const { intake } = deps;
+  const refused: RefusedFile[] = files
+    .slice(intake.maxPerMessage)
+    .map((f) => ({ name: nameOf(f), reason: `a message may carry at most ${intake.maxPerMessage} images` }));
+  const downloaded = [];
+  for (const file of files.slice(0, intake.maxPerMessage)) {
+    const link = linkOf(teamId, file);
+    if (!link) {
+      refused.push({ name: nameOf(file), reason: 'Slack gave no download link for it' });
+      continue;
+    }
+    const got = await downloadFile(link, {
+      allowedHosts: deps.fileHosts,
+      authorization: `Bearer ${deps.botToken}`,
+      maxBytes: intake.maxBytes,
+      signal,
+    });
+    if (got.kind === 'file') downloaded.push(got.file);
+    else refused.push(got);
+  }
+  const attachments: AttachmentRef[] = [];
+  for (const result of await intake.take(downloaded)) {
+    if (result.kind === 'kept') attachments.push(result.attachment);
+    else refused.push(result);
+  }
+  return { attachments, refused };
+}
+
+function linkOf(teamId: string, file: SlackFile): FileLink | undefined {
+  const url = file.url_private_download ?? file.url_private;
+  return url ? { sourceKey: `slack:${teamId}:${file.id}`, name: nameOf(file), url } : undefined;
+}
+
+const nameOf = (file: SlackFile) => file.name ?? file.id;
