@@ -18,6 +18,7 @@ export type ApiFixture = {
     publicUrl?: string;
     keepAliveMs?: number;
     metrics?: NonNullable<ServerDeps['metrics']>;
+    artifacts?: NonNullable<ServerDeps['artifacts']>;
   }): ApiServer;
   close(): Promise<void>;
 };
