@@ -1,4 +1,5 @@
-import type { ArtifactStore } from '../core/artifact-store.ts';
+import type { FastifyReply } from 'fastify';
+import type { Artifact, ArtifactStore } from '../core/artifact-store.ts';
 import { PatchbayError } from '../core/errors.ts';
 import type { SessionStore } from '../sessions/session-store.ts';
 import type { ArtifactLinks } from './artifact-links.ts';
@@ -41,13 +42,21 @@ export function registerArtifactRoutes(
           ? await deps.artifacts.get(id)
           : undefined;
       if (!artifact) return reply.code(404).send({ error: 'not_found', message: 'no such artifact' });
-      return reply
-        .header('content-type', artifact.mediaType)
-        .header('x-content-type-options', 'nosniff')
-        .header('content-security-policy', ARTIFACT_CSP)
-        .header('cache-control', 'private, max-age=86400')
-        .header('content-disposition', 'inline')
-        .send(Buffer.from(artifact.bytes));
+      return sendPicture(reply, artifact);
+    },
+  );
+
+  // The page shows pictures with its own sign-in (the cookie), so it needs no signed links.
+  app.get<{ Params: { id: string; artifactId: string } }>(
+    '/api/sessions/:id/artifacts/:artifactId',
+    async (request, reply) => {
+      const artifact = await deps.artifacts.get(request.params.artifactId);
+      if (!artifact || artifact.sessionId !== request.params.id)
+        throw new PatchbayError(
+          'not_found',
+          `no artifact ${request.params.artifactId} in session ${request.params.id}`,
+        );
+      return sendPicture(reply, artifact);
     },
   );
 
@@ -67,4 +76,15 @@ export function registerArtifactRoutes(
       url: deps.links.url(a.id),
     }));
   });
+}
+
+/** The picture's bytes under its stored media type, never sniffed into anything that runs. */
+function sendPicture(reply: FastifyReply, artifact: Artifact): FastifyReply {
+  return reply
+    .header('content-type', artifact.mediaType)
+    .header('x-content-type-options', 'nosniff')
+    .header('content-security-policy', ARTIFACT_CSP)
+    .header('cache-control', 'private, max-age=86400')
+    .header('content-disposition', 'inline')
+    .send(Buffer.from(artifact.bytes));
 }
