@@ -1,31 +1,16 @@
-import { deflateSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createArtifactLinks } from '../../src/api/artifact-links.ts';
 import type { ApiServer } from '../../src/api/server.ts';
 import type { ArtifactInfo } from '../../src/core/artifact-store.ts';
 import { createPgArtifactStore } from '../../src/sessions/pg-artifact-store.ts';
+import { encodePng } from '../helpers/png-encode.ts';
 import { createApiFixture, type ApiFixture } from './api-fixture.ts';
 
 const TOKEN = 'a-token-of-sixteen-chars';
 const links = createArtifactLinks({ secret: 's'.repeat(40), publicUrl: 'https://patchbay.example.com/' });
 
-/** A 2x1 RGB PNG, red then blue. */
-function tinyPng(): Buffer {
-  const chunk = (type: string, body: Buffer) => {
-    const head = Buffer.alloc(8);
-    head.writeUInt32BE(body.length, 0);
-    head.write(type, 4, 'latin1');
-    return Buffer.concat([head, body, Buffer.alloc(4)]);
-  };
-  const ihdr = Buffer.from([0, 0, 0, 2, 0, 0, 0, 1, 8, 2, 0, 0, 0]);
-  const raw = Buffer.from([0, 255, 0, 0, 0, 0, 255]);
-  return Buffer.concat([
-    Buffer.from([137, 80, 78, 71, 13, 10, 26, 10]),
-    chunk('IHDR', ihdr),
-    chunk('IDAT', deflateSync(raw)),
-    chunk('IEND', Buffer.alloc(0)),
-  ]);
-}
+/** A 2x1 PNG, red then blue. */
+const tinyPng = () => encodePng(2, 1, (x) => (x === 0 ? [255, 0, 0] : [0, 0, 255]));
 
 describe('artifact links', () => {
   let fx: ApiFixture;

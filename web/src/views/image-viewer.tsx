@@ -1,5 +1,5 @@
 import { createContext } from 'preact';
-import { useContext, useEffect } from 'preact/hooks';
+import { useContext, useEffect, useRef } from 'preact/hooks';
 import type { Item } from '../session-model.ts';
 
 /** A picture on the timeline: an artifact of the session, with what to call it. */
@@ -69,7 +69,7 @@ export function ScreenshotPairs({
 }
 
 /**
- * The larger view of one of the timeline's pictures: Esc or a click beside it closes it, the
+ * The larger view of one of the timeline's pictures: Esc (or the close button) closes it, the
  * arrow keys (and the buttons) go to the previous and next picture.
  */
 export function ImageViewer(props: {
@@ -82,21 +82,24 @@ export function ImageViewer(props: {
   const { pictures, index, onMove, onClose } = props;
   const picture = pictures[index];
   const step = (by: number) => onMove((index + by + pictures.length) % pictures.length);
+  // One listener for the viewer's life, reading the latest step and close through a ref.
+  const keys = useRef({ step, onClose });
+  keys.current = { step, onClose };
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => {
-      if (e.key === 'Escape') onClose();
-      else if (e.key === 'ArrowLeft') step(-1);
-      else if (e.key === 'ArrowRight') step(1);
+      if (e.key === 'Escape') keys.current.onClose();
+      else if (e.key === 'ArrowLeft') keys.current.step(-1);
+      else if (e.key === 'ArrowRight') keys.current.step(1);
       else return;
       e.preventDefault();
     };
     addEventListener('keydown', onKey);
     return () => removeEventListener('keydown', onKey);
-  });
+  }, []);
   if (!picture) return null;
   return (
-    <div class="viewer" role="dialog" aria-modal="true" aria-label={picture.label} onClick={onClose}>
-      <figure onClick={(e) => e.stopPropagation()}>
+    <div class="viewer" role="dialog" aria-modal="true" aria-label={picture.label}>
+      <figure>
         <img src={pictureSrc(props.sessionId, picture.id)} alt={picture.label} />
         <figcaption>
           {picture.label}{' '}
@@ -107,20 +110,10 @@ export function ImageViewer(props: {
       </figure>
       {pictures.length > 1 && (
         <>
-          <button
-            type="button"
-            class="viewer-prev"
-            aria-label="Previous picture"
-            onClick={(e) => (e.stopPropagation(), step(-1))}
-          >
+          <button type="button" class="viewer-prev" aria-label="Previous picture" onClick={() => step(-1)}>
             ‹
           </button>
-          <button
-            type="button"
-            class="viewer-next"
-            aria-label="Next picture"
-            onClick={(e) => (e.stopPropagation(), step(1))}
-          >
+          <button type="button" class="viewer-next" aria-label="Next picture" onClick={() => step(1)}>
             ›
           </button>
         </>
