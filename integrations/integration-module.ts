@@ -1,3 +1,4 @@
+import type { ArtifactStore } from '../src/core/artifact-store.ts';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { Db } from '../db/database.ts';
@@ -40,6 +41,8 @@ export type IntegrationContext = {
   log: Logger;
   /** Base URL of the web page: session links are `${publicUrl}/sessions/<id>`. */
   publicUrl: string;
+  /** The sessions' kept pictures (before/after screenshots a replier uploads to its thread). */
+  artifacts?: ArtifactStore;
   /** Signs a person in to the web page once the integration knows who they are (set with PATCHBAY_API_TOKEN). */
   pageSessions?: PageSessionIssuer;
 };

@@ -24,6 +24,7 @@ import type { SessionStore } from './sessions/session-store.ts';
 import { createEgressWiring, type EgressWiring } from './start/egress-wiring.ts';
 import { createRestartRecovery, type RestartRecovery } from './start/restart-recovery.ts';
 import { createShutdown, type Shutdown } from './start/shutdown.ts';
+import { createPgArtifactStore } from './sessions/pg-artifact-store.ts';
 import { startDatabase } from './start/start-database.ts';
 import { startEventLog } from './start/start-event-log.ts';
 import { startHealthPort, startHttpServer } from './start/start-http.ts';
@@ -257,6 +258,7 @@ function integrationContext(
     sessionEvents: (sessionId, types) => store.events(sessionId, { types }),
     addLesson: (repo, text) => knowledge.addLesson(knowledgeKey(repo), text),
     outcomes: createOutcomeStore(parts.database.db),
+    artifacts: createPgArtifactStore(parts.database.db),
     db: parts.database.db,
     log: parts.log,
     publicUrl: config.publicUrl,

@@ -80,6 +80,7 @@ export function createSlackModule(options: SlackModuleOptions): IntegrationModul
       publicUrl: context.publicUrl,
       log,
       repoBases: [options.gitUrl ?? 'https://github.com'],
+      ...(context.artifacts && { screenshots: { web, artifacts: context.artifacts } }),
     }),
     surface: createSlackSurface({ requests, web, store }),
     ...(!socketMode && { routes: slackRoutes({ signingSecret: config.signingSecret!, inbox: context.inbox, log }) }),
