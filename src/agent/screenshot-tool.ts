@@ -46,7 +46,7 @@ export function createScreenshotTool(options: { policy?: CommandPolicy | undefin
   return {
     name: 'screenshot',
     description:
-      'Take a screenshot of a web page served inside the sandbox (http://127.0.0.1:PORT/...) with headless Chromium, and see it. Give `server` to start the server in the same command.',
+      'Take a screenshot of a web page served inside the sandbox (http://127.0.0.1:PORT/...) with headless Chromium, and see it. Give `server` to start the server in the same command. When your change touches UI files, the pages you took are taken again before (base commit) and after (your commit) for the pull request, so take each page the change affects.',
     inputSchema: ScreenshotInput,
     timeLimitMs: () => (WAIT_SECONDS + 90) * 1000,
     async execute(input, ctx) {
