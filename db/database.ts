@@ -5,7 +5,7 @@ import type { Logger } from 'pino';
 import { PatchbayError } from '../src/core/errors.ts';
 import { throttleLog } from '../src/core/log-throttle.ts';
 import { startEmbeddedPostgres } from './embedded-postgres.ts';
-import { migrationProvider } from './migrations/index.ts';
+import { migrationProvider } from './migrations/migration-list.ts';
 import type { Database } from './schema.ts';
 
 export type Db = Kysely<Database>;

@@ -20,7 +20,7 @@ export interface Database {
   session_threads: SessionThreadsTable;
   session_events: SessionEventsTable;
   session_messages: SessionMessagesTable;
-  deliveries: DeliveriesTable;
+  request_markers: RequestMarkersTable;
   slack_pending_tasks: SlackPendingTasksTable;
   slack_posts: SlackPostsTable;
   github_installations: GitHubInstallationsTable;
@@ -90,7 +90,7 @@ export interface SessionThreadsTable {
   thread: Json;
   created_at: Timestamp;
   /** Highest event seq this thread has been told about. */
-  delivered_seq: Counter;
+  replied_seq: Counter;
   /** The integration's own memory for the thread (for example the status message it edits). */
   state: Json | null;
 }
@@ -116,9 +116,9 @@ export interface SessionMessagesTable {
   created_at: Timestamp;
 }
 
-export interface DeliveriesTable {
+export interface RequestMarkersTable {
   source: string;
-  delivery_id: string;
+  dedupe_key: string;
   received_at: Timestamp;
 }
 

@@ -5,7 +5,7 @@ import type { Db } from '../db/database.ts';
 import type { SessionEvent, StoredEvent } from '../src/core/events.ts';
 import type { PageSessionIssuer, PageSignInProvider } from '../src/core/page-sign-in.ts';
 import type { OutcomeLedger } from '../src/core/pull-outcome.ts';
-import type { DeliveryInbox, InboundSurface } from '../src/core/inbound-surface.ts';
+import type { DeliveryInbox, DeliveryInterpreter } from '../src/core/delivery-interpreter.ts';
 import type { GitCredentials, Publisher } from '../src/core/publisher.ts';
 import type { SessionRecord } from '../src/core/session-record.ts';
 import type { ThreadReplier } from '../src/core/thread-replier.ts';
@@ -44,7 +44,7 @@ export type IntegrationContext = {
   /** The sessions' kept pictures (before/after screenshots a replier uploads to its thread). */
   artifacts?: ArtifactStore;
   /** Signs a person in to the web page once the integration knows who they are (set with PATCHBAY_API_TOKEN). */
-  pageSessions?: PageSessionIssuer;
+  pageSignIns?: PageSessionIssuer;
 };
 
 /**
@@ -58,8 +58,8 @@ export type IntegrationModule = {
   /** The service, as /healthz and the start-up log name it. */
   name?: 'slack' | 'github' | 'linear';
   replier: ThreadReplier;
-  /** Turns this integration's stored deliveries into Inbounds (see InboundSurface). */
-  surface?: InboundSurface<unknown>;
+  /** Turns this integration's stored deliveries into Inbounds (see DeliveryInterpreter). */
+  interpreter?: DeliveryInterpreter<unknown>;
   routes?: (app: FastifyInstance) => Promise<void>;
   /**
    * Connects to the service. A retryable PatchbayError (`service_unavailable`) means it could not

@@ -72,7 +72,7 @@ export const layers: Layer[] = [
     name: 'integrations/<name>',
     paths: ['integrations/*/'],
     holds:
-      '`slack/`, `github/`, `linear/`: verify, normalize, reply, publish; their own tables. No integration imports another',
+      '`slack/`, `github/`, `linear/`: receive, interpret, reply, publish; their own tables. No integration imports another',
     mayImport: ['integrations', 'core', 'db', 'git'],
   },
   {

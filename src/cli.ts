@@ -199,7 +199,7 @@ async function serve(config: Config, role: 'serve' | 'api' | 'worker'): Promise<
     log,
     serve: role !== 'worker',
     work: role !== 'api',
-    surfaces: role !== 'worker',
+    conversations: role !== 'worker',
     integrations: (context) => buildIntegrations(config, context),
   });
   log.info(

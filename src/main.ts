@@ -6,7 +6,7 @@ import type { ModalSandboxProvider } from '../sandbox/index.ts';
 import type { IntegrationContext, IntegrationModule } from '../integrations/integration-module.ts';
 import { createIntegrationHealth, type StartedIntegrations, type StartRetry } from './api/integration-health.ts';
 import type { Metrics } from './api/metrics.ts';
-import { pageSessionsFor, type PageSessions } from './api/page-sessions.ts';
+import { pageSessionsFor, type PageSignIns } from './api/page-sessions.ts';
 import { assertPortFree } from './api/port-check.ts';
 import { listenAddress, type ApiServer } from './api/server.ts';
 import type { Config } from './config.ts';
@@ -15,7 +15,7 @@ import type { KnowledgeStore } from './harness/knowledge/knowledge-store.ts';
 import type { ModelProvider } from './models/model-provider.ts';
 import type { EventBus } from './sessions/event-bus.ts';
 import type { InboundPipeline } from './sessions/inbound-pipeline.ts';
-import { createKnowledgeStore } from './sessions/knowledge-store.ts';
+import { createKnowledgeStore } from './sessions/pg-knowledge-store.ts';
 import { createOutcomeStore } from './sessions/outcome-store.ts';
 import type { RunQueue } from './sessions/run-queue.ts';
 import type { SessionService } from './sessions/session-service.ts';
@@ -36,7 +36,7 @@ import {
   type QueueTuning,
   type SessionPipeline,
 } from './start/start-sessions.ts';
-import { connectSurfaces, startThreadReplies } from './start/start-surfaces.ts';
+import { connectIntegrations, startThreadReplies } from './start/start-integrations.ts';
 import { startSetupImageRefresher, startWorker } from './start/start-worker.ts';
 
 export type Patchbay = {
@@ -74,11 +74,11 @@ export type StartOptions = {
   /** Take runs from the queue in this process. */
   work?: boolean;
   /**
-   * Talk to the surfaces from this process: work stored webhook deliveries, keep background
+   * Hold the conversations from this process: work stored webhook deliveries, keep background
    * connections (Slack Socket Mode) and reply in threads. Default true; a `patchbay worker` only
    * takes runs, and leaves these to the API processes sharing its database.
    */
-  surfaces?: boolean;
+  conversations?: boolean;
   /** Use this model instead of the configured one (tests, the demo). */
   model?: ModelProvider;
   /** The independent verifier's model; default: VERIFIER_MODEL, a scripted scenario's `verifier`, or the main model. */
@@ -121,8 +121,8 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
     const pipeline = await startSessionPipeline(config, options, { database, eventLog, restarts, log, shutdown });
     const knowledge = createKnowledgeStore(database.db);
     // One set of page sessions for the server and the integrations that sign people in (GitHub).
-    const pageSessions = pageSessionsOf(config, database);
-    const context = integrationContext(config, { database, store, knowledge, pipeline, pageSessions, log });
+    const pageSignIns = pageSessionsOf(config, database);
+    const context = integrationContext(config, { database, store, knowledge, pipeline, pageSignIns, log });
     const modules = options.integrations ? await options.integrations(context) : [];
     const sandboxes: SandboxProvider | undefined = local ?? modal;
     const roles = await startRoles(config, options, {
@@ -133,7 +133,7 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
       metrics,
       pipeline,
       knowledge,
-      pageSessions,
+      pageSignIns,
       modules,
       sandboxes,
       modal,
@@ -176,7 +176,7 @@ type RootParts = {
   metrics: Metrics;
   pipeline: SessionPipeline;
   knowledge: KnowledgeStore;
-  pageSessions: PageSessions | undefined;
+  pageSignIns: PageSignIns | undefined;
   modules: IntegrationModule[];
   sandboxes: SandboxProvider | undefined;
   modal: ModalSandboxProvider | undefined;
@@ -187,8 +187,8 @@ type RootParts = {
 
 /**
  * What the process's roles add, in this order: the worker (`work`), the thread replies
- * (`surfaces`), the HTTP server (`serve`) or the worker's health port, then the integrations'
- * connections and the stored deliveries (`surfaces`).
+ * (`conversations`), the HTTP server (`serve`) or the worker's health port, then the integrations'
+ * connections and the stored deliveries (`conversations`).
  */
 async function startRoles(config: Config, options: StartOptions, parts: RootParts) {
   const { store, pipeline, modules, log, shutdown } = parts;
@@ -196,20 +196,20 @@ async function startRoles(config: Config, options: StartOptions, parts: RootPart
   // Each integration offers its hooks by name; the harness gets every one of a kind, in order.
   const publishers = modules.flatMap((m) => (m.publisher ? [m.publisher] : []));
   const gitCredentials = modules.flatMap((m) => (m.gitCredentials ? [m.gitCredentials] : []));
-  const surfaces = modules.flatMap((m) => (m.surface ? [m.surface] : []));
+  const interpreters = modules.flatMap((m) => (m.interpreter ? [m.interpreter] : []));
   const workerDeps = { ...parts, queue, bus, publishers, gitCredentials };
   if (options.work && parts.sandboxes) await startWorker(config, { ...workerDeps, sandboxes: parts.sandboxes });
   const setupImageRefresher = parts.modal && startSetupImageRefresher(config, parts.modal, workerDeps);
-  const surfacesHere = options.surfaces ?? true;
-  if (surfacesHere) startThreadReplies(modules, { store, db: parts.database.db, bus, log, shutdown });
+  const conversationsHere = options.conversations ?? true;
+  if (conversationsHere) startThreadReplies(modules, { store, db: parts.database.db, bus, log, shutdown });
   const integrationHealth = createIntegrationHealth();
   const http = options.serve
     ? await startHttpServer(config, { ...parts, gitCredentials, integrationHealth })
     : undefined;
   const healthPort = options.serve ? undefined : config.workerHealthPort;
   const healthUrl = healthPort === undefined ? undefined : await startHealthPort(healthPort, parts);
-  const integrations = surfacesHere
-    ? await connectSurfaces(modules, surfaces, {
+  const integrations = conversationsHere
+    ? await connectIntegrations(modules, interpreters, {
         inbound,
         health: integrationHealth,
         retry: options.integrationRetry,
@@ -227,7 +227,7 @@ function processRole(options: StartOptions): 'serve' | 'api' | 'worker' {
 }
 
 /** The page's sessions when PATCHBAY_API_TOKEN guards it. */
-function pageSessionsOf(config: Config, database: DatabaseHandle): PageSessions | undefined {
+function pageSessionsOf(config: Config, database: DatabaseHandle): PageSignIns | undefined {
   return pageSessionsFor({
     db: database.db,
     apiToken: config.apiToken,
@@ -244,11 +244,11 @@ function integrationContext(
     store: SessionStore;
     knowledge: KnowledgeStore;
     pipeline: { inbound: InboundPipeline };
-    pageSessions: PageSessions | undefined;
+    pageSignIns: PageSignIns | undefined;
     log: Logger;
   },
 ): IntegrationContext {
-  const { store, knowledge, pageSessions } = parts;
+  const { store, knowledge, pageSignIns } = parts;
   return {
     inbox: parts.pipeline.inbound,
     getSession: store.get,
@@ -262,6 +262,6 @@ function integrationContext(
     db: parts.database.db,
     log: parts.log,
     publicUrl: config.publicUrl,
-    ...(pageSessions && { pageSessions }),
+    ...(pageSignIns && { pageSignIns }),
   };
 }

@@ -2,12 +2,28 @@ import { createHash } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { build } from 'esbuild';
+import { build, type Plugin } from 'esbuild';
 
 /** The page's script and stylesheet, with a content hash for cache busting. */
 export type WebBundle = { js: string; css: string; version: string };
 
 const webDir = dirname(fileURLToPath(import.meta.url));
+
+/**
+ * Zod's messages in English only. `import { z } from 'zod'` (how src/core imports it) makes esbuild
+ * keep the whole namespace, with `z.locales` and its forty-odd languages: 250 KiB of the page's
+ * script. The page never picks a locale, and English is the one zod configures itself with.
+ */
+const englishZod: Plugin = {
+  name: 'english-zod',
+  setup(build) {
+    build.onLoad({ filter: /[\\/]zod[\\/]v4[\\/]locales[\\/]index\.js$/ }, (args) => ({
+      contents: "export { default as en } from './en.js';",
+      loader: 'js',
+      resolveDir: dirname(args.path),
+    }));
+  },
+};
 
 /**
  * Bundles the typed client (web/src) with esbuild: Preact and the page's modules in one minified
@@ -28,6 +44,7 @@ export async function buildWebBundle(): Promise<WebBundle> {
     jsxImportSource: 'preact',
     outdir: 'out',
     logLevel: 'silent',
+    plugins: [englishZod],
   });
   const file = (ext: string) => result.outputFiles.find((f) => f.path.endsWith(ext))?.text ?? '';
   const js = file('.js');

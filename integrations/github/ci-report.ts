@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { InboundOutcome } from '../../src/core/inbound.ts';
-import type { Normalized, StoredDelivery } from '../../src/core/inbound-surface.ts';
+import type { Interpretation, StoredDelivery } from '../../src/core/delivery-interpreter.ts';
 import type { SessionRecord } from '../../src/core/session-record.ts';
 import { threadKey, type ThreadRef } from '../../src/core/thread-ref.ts';
 import { failedConclusions, type CiReport, type WorkRequest } from './webhook-payloads.ts';
@@ -15,7 +15,7 @@ import type { PatchbayOctokit } from './github-client.ts';
 import { postComment } from './github-comments.ts';
 import { sessionMarker } from './render-pull-request.ts';
 import { canWrite, placeOf } from './request-access.ts';
-import type { SurfaceDeps } from './surface-deps.ts';
+import type { InterpreterDeps } from './interpreter-deps.ts';
 
 type GitHubThread = Extract<ThreadRef, { source: 'github' }>;
 
@@ -47,12 +47,12 @@ export type CiFailurePlan = {
  * session's other threads by their repliers).
  */
 export async function takeCiReport(
-  deps: SurfaceDeps,
+  deps: InterpreterDeps,
   report: CiReport,
   delivery: StoredDelivery,
   signal: AbortSignal,
   log: Logger,
-): Promise<Normalized<CiFailurePlan>> {
+): Promise<Interpretation<CiFailurePlan>> {
   if (!failedConclusions.has(report.conclusion))
     return { kind: 'ignore', reason: `${report.event} ${report.conclusion}` };
   for (const number of report.pullNumbers) {
@@ -83,7 +83,7 @@ export async function takeCiReport(
 
 /** Why a failure on a session's pull request starts nothing at all (not the session's PR, not its head, autofix off). */
 async function refuseFollowUp(
-  deps: SurfaceDeps,
+  deps: InterpreterDeps,
   input: { report: CiReport; number: number; session: SessionRecord; octokit: PatchbayOctokit; signal: AbortSignal },
 ): Promise<string | undefined> {
   const { report, number } = input;
@@ -106,10 +106,10 @@ async function refuseFollowUp(
 
 /** Decides and records whether the claimed failure starts a follow-up, and makes its `ci-failed` inbound. */
 async function decideFailure(
-  deps: SurfaceDeps,
+  deps: InterpreterDeps,
   input: { report: CiReport; thread: GitHubThread; session: SessionRecord; failure: CollectedFailure },
   log: Logger,
-): Promise<Normalized<CiFailurePlan>> {
+): Promise<Interpretation<CiFailurePlan>> {
   const { report, thread, session, failure } = input;
   const where = { owner: report.owner, repo: report.repo, number: thread.number, headSha: report.headSha };
   const earlier = await deps.store.ciFailures(report.owner, report.repo, thread.number, report.headSha);
@@ -175,7 +175,7 @@ async function decideFailure(
  * follow-up's progress comment for a request the replier edits from then on.
  */
 export async function replyToCiFailure(
-  deps: SurfaceDeps,
+  deps: InterpreterDeps,
   plan: CiFailurePlan,
   outcome: InboundOutcome,
   signal: AbortSignal,
@@ -216,11 +216,11 @@ export async function replyToCiFailure(
 
 /** `@bot autofix off|on` on a pull request: whether CI failures start follow-up runs there. */
 export async function setAutofix(
-  deps: SurfaceDeps,
+  deps: InterpreterDeps,
   request: WorkRequest,
   enabled: boolean,
   log: Logger,
-): Promise<Normalized<never>> {
+): Promise<Interpretation<never>> {
   const octokit = await deps.client.forInstallation(request.installationId);
   const place = placeOf(request);
   const who = `@${request.sender.login}`;
@@ -249,7 +249,7 @@ export async function setAutofix(
  * A check that failed on a session's pull request passed on the same commit (a re-run, nothing
  * changed): a lesson that it is flaky, for later runs on the repository.
  */
-export async function noteFlaky(deps: SurfaceDeps, report: CiReport, log: Logger): Promise<Normalized<never>> {
+export async function noteFlaky(deps: InterpreterDeps, report: CiReport, log: Logger): Promise<Interpretation<never>> {
   for (const number of report.pullNumbers) {
     const session = await deps.context.findSession({
       source: 'github',

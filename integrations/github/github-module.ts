@@ -3,7 +3,7 @@ import type { IntegrationContext, IntegrationModule } from '../integration-modul
 import { PatchbayError } from '../../src/core/errors.ts';
 import type { IdentityProof } from '../../src/core/identity-proof.ts';
 import type { Logger } from 'pino';
-import type { Normalized, StoredDelivery } from '../../src/core/inbound-surface.ts';
+import type { Interpretation, StoredDelivery } from '../../src/core/delivery-interpreter.ts';
 import { createGitHubClient, type GitHubClient } from './github-client.ts';
 import type { GitHubConfig } from './github-env.ts';
 import { createGitHubReplier } from './github-replier.ts';
@@ -11,14 +11,14 @@ import { createPublisher } from './github-publish.ts';
 import { oauthStartLink, PAGE_SIGN_IN_PATH } from './github-oauth-routes.ts';
 import { githubRoutes } from './github-routes.ts';
 import { createGitHubStore } from './github-store.ts';
-import { createGitHubSurface, type GitHubPlan, type GitHubSurface } from './github-surface.ts';
+import { createGitHubInterpreter, type GitHubPlan, type GitHubInterpreter } from './github-interpreter.ts';
 import { ProgressComments } from './progress-comments.ts';
 import { createSecretBox, type SecretBox } from './secret-box.ts';
 import { classifyOutcome } from './classify-outcome.ts';
 import { OutcomeBackfill, recordOutcome } from './outcome-tracker.ts';
 
 /**
- * GitHub as a surface of Patchbay: webhooks in (mentions, reviews, the trigger label,
+ * GitHub as a interpreter of Patchbay: webhooks in (mentions, reviews, the trigger label,
  * installations), progress comments out, installation-token git credentials for the host, and
  * pull requests opened or updated after each run.
  */
@@ -48,7 +48,7 @@ export async function createGitHubModule(
   });
   const box = config.secretKey ? createSecretBox(config.secretKey) : undefined;
   const comments = new ProgressComments(store);
-  const surface = createGitHubSurface({
+  const interpreter = createGitHubInterpreter({
     client,
     store,
     context,
@@ -92,11 +92,11 @@ export async function createGitHubModule(
     },
     async stop() {
       await outcomes.stop();
-      await surface.stop();
+      await interpreter.stop();
     },
-    surface: {
-      ...surface,
-      interpret: (delivery, signal) => interpretWithOutcome(client, context, surface, delivery, signal, log),
+    interpreter: {
+      ...interpreter,
+      interpret: (delivery, signal) => interpretWithOutcome(client, context, interpreter, delivery, signal, log),
     },
     publisher: { name: 'github', publish },
     gitCredentials: { name: 'github', gitEnv: (repo) => client.gitEnv(repo) },
@@ -120,13 +120,11 @@ async function readPrivateKey(config: GitHubConfig): Promise<string> {
 
 /** The page's GitHub sign-in, when allowed people are named and the page has a token to guard it. */
 function pageSignInRule(config: GitHubConfig, context: IntegrationContext, log: Logger) {
-  if (config.pageSignIn && !context.pageSessions)
+  if (config.pageSignIn && !context.pageSignIns)
     log.warn(
       'WEB_SIGNIN_GITHUB_* is set but PATCHBAY_API_TOKEN is not: the page is open without sign-in, so GitHub sign-in to it is off',
     );
-  return config.pageSignIn && context.pageSessions
-    ? { ...config.pageSignIn, sessions: context.pageSessions }
-    : undefined;
+  return config.pageSignIn && context.pageSignIns ? { ...config.pageSignIn, sessions: context.pageSignIns } : undefined;
 }
 
 /** What the OAuth routes (sign-in for people, and the page's sign-in) need. */
@@ -166,15 +164,15 @@ async function checkApp(client: GitHubClient, apiUrl: string, log: Logger): Prom
 async function interpretWithOutcome(
   client: GitHubClient,
   context: IntegrationContext,
-  surface: GitHubSurface,
+  interpreter: GitHubInterpreter,
   delivery: StoredDelivery,
   signal: AbortSignal,
   log: Logger,
-): Promise<Normalized<GitHubPlan>> {
+): Promise<Interpretation<GitHubPlan>> {
   const payload = parseJson(delivery.body);
   if (payload !== undefined)
     await recordOutcome(classifyOutcome(delivery.kind, payload, await client.identity()), context.outcomes, log);
-  return surface.interpret(delivery, signal);
+  return interpreter.interpret(delivery, signal);
 }
 
 /**

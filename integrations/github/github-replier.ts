@@ -18,7 +18,7 @@ export function createGitHubReplier(deps: {
   client: GitHubClient;
   store: GitHubStore;
   context: IntegrationContext;
-  /** Where the first progress comment of a request, posted by the surface's reply step, is awaited. */
+  /** Where the first progress comment of a request, posted by the interpreter's reply step, is awaited. */
   comments: ProgressComments;
   log: Logger;
 }): ThreadReplier {

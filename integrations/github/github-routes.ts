@@ -1,10 +1,10 @@
 import { Webhooks } from '@octokit/webhooks';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
-import type { DeliveryInbox } from '../../src/core/inbound-surface.ts';
+import type { DeliveryInbox } from '../../src/core/delivery-interpreter.ts';
 import type { GitHubClient } from './github-client.ts';
 import type { GitHubStore } from './github-store.ts';
-import { githubDedupeKey, githubOrderKey } from './github-surface.ts';
+import { githubDedupeKey, githubOrderKey } from './github-interpreter.ts';
 import { registerOAuthRoutes, type OAuthOptions } from './github-oauth-routes.ts';
 
 /**
@@ -43,7 +43,7 @@ function refuseUnsigned(log: Logger) {
  * POST /github/webhooks: verifies the signature on the raw body (401 and nothing else when it is
  * wrong), stores the delivery in the inbound pipeline (a delivery whose meaning was stored before,
  * a redelivery or a replay, is acknowledged and dropped), and answers at once; the pipeline and the
- * GitHub surface do the rest. Also the sign-in routes when OAuth is configured.
+ * GitHub interpreter do the rest. Also the sign-in routes when OAuth is configured.
  */
 export function githubRoutes(deps: {
   webhookSecret: string;

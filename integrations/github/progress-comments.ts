@@ -2,7 +2,7 @@ import { PatchbayError } from '../../src/core/errors.ts';
 import type { GitHubRequest, GitHubStore } from './github-store.ts';
 
 /**
- * The progress comments this process is posting, by request: the surface's reply step posts a
+ * The progress comments this process is posting, by request: the interpreter's reply step posts a
  * request's first comment ("👀 On it", throttled, so not in the delivery's way) and records its id;
  * the replier, called for the same request's first events, awaits that post here instead of asking
  * the store again and again. A comment posted by another process (or before a restart) is read from

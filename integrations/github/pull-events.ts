@@ -1,16 +1,19 @@
 import type { Logger } from 'pino';
-import type { Normalized } from '../../src/core/inbound-surface.ts';
+import type { Interpretation } from '../../src/core/delivery-interpreter.ts';
 import type { PullClosed, PullPushed } from './webhook-payloads.ts';
 import { convertToDraft, verifyStatusContext } from './github-publish.ts';
 import { sessionMarker } from './render-pull-request.ts';
-import type { SurfaceDeps } from './surface-deps.ts';
+import type { InterpreterDeps } from './interpreter-deps.ts';
 
 function clipText(text: string, max: number): string {
   return text.length > max ? `${text.slice(0, max - 1)}…` : text;
 }
 
 /** The session that opened a pull request, when the PR's description carries its marker. */
-async function sessionOfPull(deps: SurfaceDeps, pull: { owner: string; repo: string; number: number; body: string }) {
+async function sessionOfPull(
+  deps: InterpreterDeps,
+  pull: { owner: string; repo: string; number: number; body: string },
+) {
   const session = await deps.context.findSession({
     source: 'github',
     owner: pull.owner,
@@ -26,11 +29,11 @@ async function sessionOfPull(deps: SurfaceDeps, pull: { owner: string; repo: str
  * gets a failing `patchbay/verify` saying so, and the PR goes back to draft (ready meant verified).
  */
 export async function notePullPushed(
-  deps: SurfaceDeps,
+  deps: InterpreterDeps,
   pushed: PullPushed,
   signal: AbortSignal,
   log: Logger,
-): Promise<Normalized<never>> {
+): Promise<Interpretation<never>> {
   const session = await sessionOfPull(deps, pushed);
   if (!session) return { kind: 'ignore', reason: 'not a pull request a Patchbay session opened' };
   const octokit = await deps.client.forInstallation(pushed.installationId);
@@ -55,11 +58,11 @@ export async function notePullPushed(
 
 /** A pull request a session opened was closed unmerged: a lesson with the closer's reason. */
 export async function notePullClosed(
-  deps: SurfaceDeps,
+  deps: InterpreterDeps,
   closed: PullClosed,
   signal: AbortSignal,
   log: Logger,
-): Promise<Normalized<never>> {
+): Promise<Interpretation<never>> {
   const session = await sessionOfPull(deps, closed);
   if (!session) return { kind: 'ignore', reason: 'not a pull request a Patchbay session opened' };
   const octokit = await deps.client.forInstallation(closed.installationId);

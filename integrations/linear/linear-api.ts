@@ -251,7 +251,7 @@ async function holdsActivity(
   return found?.agentActivity.agentSession.id === agentSessionId;
 }
 
-/** The issue as the surface works from it: its state, delegate, author, team states and attachments. */
+/** The issue as the interpreter works from it: its state, delegate, author, team states and attachments. */
 async function issueForWork(caller: LinearCaller, issueId: string): Promise<IssueForWork> {
   const { issue } = await call(caller, 'issue', request<IssueQueryResult>(issueQuery, { id: issueId }));
   return {

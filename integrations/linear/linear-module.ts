@@ -10,12 +10,12 @@ import type { Sealer } from './linear-install.ts';
 import { linearRoutes } from './linear-routes.ts';
 import { createLinearStore, type LinearAgentSession, type LinearStore } from './linear-store.ts';
 import type { RepoCatalog } from './linear-repo-choice.ts';
-import { createLinearSurface } from './linear-surface.ts';
+import { createLinearInterpreter } from './linear-interpreter.ts';
 import { createLinearTokens, linearClientsFor, type RefreshFailure } from './linear-tokens.ts';
 import { stableUuid } from './stable-uuid.ts';
 
 /**
- * Linear as a surface of Patchbay, on Linear's Agent API: delegating an issue to the app or
+ * Linear as an integration of Patchbay, on Linear's Agent API: delegating an issue to the app or
  * mentioning it opens an agent session (AgentSessionEvent webhooks in), and the session's progress
  * goes back as agent activities and the session plan. Tokens: the workspace's from the OAuth install
  * when there is one (refreshed as they expire, see linear-tokens.ts), else LINEAR_ACCESS_TOKEN or
@@ -100,7 +100,14 @@ export function createLinearModule(input: {
         }),
       ...(config.allowedOrgs && { allowedOrgs: config.allowedOrgs }),
     }),
-    surface: createLinearSurface({ store, api: apiFor, context, repos: input.repos, teamRepos: config.teamRepos, log }),
+    interpreter: createLinearInterpreter({
+      store,
+      api: apiFor,
+      context,
+      repos: input.repos,
+      teamRepos: config.teamRepos,
+      log,
+    }),
     async start() {
       if (config.oauth && !config.allowedOrgs) {
         log.warn(

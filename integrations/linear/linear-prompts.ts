@@ -69,7 +69,7 @@ async function stop(
   }
   return {
     kind: 'inbound',
-    inbound: { kind: 'stop', thread: input.thread, actor: input.actor, deliveryId: key },
+    inbound: { kind: 'stop', thread: input.thread, actor: input.actor, dedupeKey: key },
     plan: {
       kind: 'explain-stop',
       organizationId: scope.event.organizationId,
@@ -118,8 +118,8 @@ async function toSession(
   }
   const inbound: Inbound =
     session.status === 'waiting' && session.pendingQuestion
-      ? { kind: 'answer', thread, actor, questionId: session.pendingQuestion.questionId, text: body, deliveryId: key }
-      : { kind: 'message', thread, actor, text: body, deliveryId: key };
+      ? { kind: 'answer', thread, actor, questionId: session.pendingQuestion.questionId, text: body, dedupeKey: key }
+      : { kind: 'message', thread, actor, text: body, dedupeKey: key };
   return {
     kind: 'inbound',
     inbound,

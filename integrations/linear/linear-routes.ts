@@ -1,9 +1,9 @@
 import { LinearWebhookClient } from '@linear/sdk/webhooks';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
-import type { DeliveryInbox } from '../../src/core/inbound-surface.ts';
+import type { DeliveryInbox } from '../../src/core/delivery-interpreter.ts';
 import type { LinearStore } from './linear-store.ts';
-import { linearDelivery } from './linear-surface.ts';
+import { linearDelivery } from './linear-interpreter.ts';
 import { type InstallSettings, installRoutes, orgAllowed } from './linear-install.ts';
 
 const header = (value: string | string[] | undefined) => (Array.isArray(value) ? value[0] : value);
@@ -30,7 +30,7 @@ export type LinearRoutesDeps = {
  * the raw body) and the signed `webhookTimestamp` (within 60 s); anything else gets 401 and
  * creates nothing. A verified delivery is stored in the inbound pipeline under the key of what it
  * means (a redelivery is acknowledged and dropped) and answered at once; the pipeline and the
- * Linear surface do the rest. With OAuth configured, also the install flow (linear-install.ts):
+ * Linear interpreter do the rest. With OAuth configured, also the install flow (linear-install.ts):
  * /linear/oauth/start → Linear (actor=app) → /linear/oauth/callback.
  */
 export function linearRoutes(deps: LinearRoutesDeps) {

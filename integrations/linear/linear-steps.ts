@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { Actor } from '../../src/core/actor.ts';
-import type { Normalized } from '../../src/core/inbound-surface.ts';
+import type { Interpretation } from '../../src/core/delivery-interpreter.ts';
 import type { RepoRef } from '../../src/core/repo-ref.ts';
 import type { ThreadRef } from '../../src/core/thread-ref.ts';
 import type { IntegrationContext } from '../integration-module.ts';
@@ -11,12 +11,12 @@ import type { AgentSessionEvent } from './linear-webhook.ts';
 import { stableUuid } from './stable-uuid.ts';
 
 /**
- * The steps both halves of the Linear surface take (a new agent session in linear-surface.ts, a
+ * The steps both halves of the Linear interpreter take (a new agent session in linear-surface.ts, a
  * prompt in linear-prompts.ts): what they work with, the plan they hand the reply step, posting
  * an activity once, asking for the repository, and starting the session.
  */
 
-/** What the Linear surface works with: its tables, a workspace's API, the session service's lookups, the repositories. */
+/** What the Linear interpreter works with: its tables, a workspace's API, the session service's lookups, the repositories. */
 export type LinearSurfaceDeps = {
   store: LinearStore;
   /** The API with the workspace's token (linear-module.ts picks it). */
@@ -28,7 +28,7 @@ export type LinearSurfaceDeps = {
 };
 
 /**
- * What the Linear surface does once the session service handled an agent session's event (its
+ * What the Linear interpreter does once the session service handled an agent session's event (its
  * reply step), as data. `bind-started`: bind the agent session to the session that started (or the
  * one a retry finds), link its page, and for a delegated issue move it to its first started state;
  * `bind-joined`: the same for a session the issue's pull request belongs to; `explain-stop`: say why
@@ -47,7 +47,7 @@ export type LinearPlan =
   | { kind: 'ack-prompt'; organizationId: string; agentSessionId: string; sessionId: string; seed: string };
 
 /** What interpreting an AgentSessionEvent comes to: a command with its plan, or why there is none. */
-export type Interpreted = Normalized<LinearPlan>;
+export type Interpreted = Interpretation<LinearPlan>;
 
 /** One AgentSessionEvent being interpreted: the deps, the event, its workspace's API, its dedupe key. */
 export type EventScope = {
@@ -98,7 +98,7 @@ export function start(
       actor: input.actor,
       text: input.text,
       repo: scope.deps.repos.repoUrl(input.repo),
-      deliveryId: scope.key,
+      dedupeKey: scope.key,
     },
     plan: {
       kind: 'bind-started',

@@ -1,6 +1,6 @@
 import type { RepoMention } from '../../src/core/repo-mentions.ts';
 import { repoLabel } from './repo-choice.ts';
-import { escapeMrkdwn } from './slack-normalize.ts';
+import { escapeMrkdwn } from './slack-text.ts';
 
 /** Action ids of our buttons; the listeners match on these prefixes. */
 export const ACTION = { answer: 'patchbay_answer', pickRepo: 'patchbay_pick_repo', stop: 'patchbay_stop' } as const;

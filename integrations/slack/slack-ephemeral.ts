@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { Actor } from '../../src/core/actor.ts';
-import type { Normalized } from '../../src/core/inbound-surface.ts';
+import type { Interpretation } from '../../src/core/delivery-interpreter.ts';
 import type { ActorDirectory } from './slack-actors.ts';
 import type { SlackMessageEvent } from './slack-payloads.ts';
 import type { SlackThread } from './slack-store.ts';
@@ -11,7 +11,7 @@ import type { SlackWeb } from './slack-web.ts';
 export const CONNECT_GITHUB = /^(connect|link)\s+(my\s+)?github( account)?[.!]?$/i;
 
 /** Replies only the person who wrote sees (ephemeral); nothing else comes of their request. */
-type Ignored = Extract<Normalized, { kind: 'ignore' }>;
+type Ignored = Extract<Interpretation, { kind: 'ignore' }>;
 
 /**
  * The link is bound to the person who asked, so it goes to them alone (ephemeral): whoever opens

@@ -9,7 +9,7 @@ import { createSlackReplier } from './slack-replier.ts';
 import { slackRoutes } from './slack-routes.ts';
 import { createSlackSocket } from './slack-socket.ts';
 import { createSlackStore } from './slack-store.ts';
-import { createSlackSurface, SlackRequests } from './slack-surface.ts';
+import { createSlackInterpreter, SlackRequests } from './slack-interpreter.ts';
 
 export type SlackModuleOptions = {
   config: SlackConfig;
@@ -31,7 +31,7 @@ const defaultRetry: RetryOptions = { retries: 5, factor: 2, minTimeout: 1_000, m
 
 /**
  * Slack as Patchbay's front door: events over HTTP (POST /slack/events, signed) or Socket Mode
- * (SLACK_APP_TOKEN) into the inbound pipeline, worked by the Slack surface after the ack; thread
+ * (SLACK_APP_TOKEN) into the inbound pipeline, worked by the Slack interpreter after the ack; thread
  * replies out through the Web API at SLACK_API_URL.
  */
 export function createSlackModule(options: SlackModuleOptions): IntegrationModule {
@@ -82,7 +82,7 @@ export function createSlackModule(options: SlackModuleOptions): IntegrationModul
       repoBases: [options.gitUrl ?? 'https://github.com'],
       ...(context.artifacts && { screenshots: { web, artifacts: context.artifacts } }),
     }),
-    surface: createSlackSurface({ requests, web, store }),
+    interpreter: createSlackInterpreter({ requests, web, store }),
     ...(!socketMode && { routes: slackRoutes({ signingSecret: config.signingSecret!, inbox: context.inbox, log }) }),
     async start() {
       let auth: Awaited<ReturnType<typeof probe.auth.test>>;

@@ -17,7 +17,7 @@ import {
 import type { SlackWeb } from './slack-web.ts';
 import type { ArtifactStore } from '../../src/core/artifact-store.ts';
 import { uploadScreenshotsOnce, type SlackFiles } from './slack-screenshots.ts';
-import { escapeMrkdwn } from './slack-normalize.ts';
+import { escapeMrkdwn } from './slack-text.ts';
 import type { SlackStore, SlackThread } from './slack-store.ts';
 
 /** What we remember per thread between replies (besides the posts table). */

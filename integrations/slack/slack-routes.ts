@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
-import type { DeliveryInbox, ReceivedDelivery } from '../../src/core/inbound-surface.ts';
+import type { DeliveryInbox, ReceivedDelivery } from '../../src/core/delivery-interpreter.ts';
 import { BlockActions, EventCallback, messageEventOf } from './slack-payloads.ts';
 import { MAX_SKEW_SECONDS, verifySlackSignature } from './slack-signature.ts';
 
@@ -47,7 +47,7 @@ export const SLACK_REQUEST_MAX_BYTES = 4 * 1024 * 1024;
  * POST /slack/events (events and interactivity) in Patchbay's one Fastify server: verifies Slack's
  * signature on the raw body (401 otherwise), answers url_verification and ssl_check itself, stores
  * everything else in the inbound pipeline, and acknowledges once it is stored. The work happens
- * after the ack, from the pipeline's queue (see SlackSurface), so a crash after the ack loses nothing.
+ * after the ack, from the pipeline's queue (see SlackInterpreter), so a crash after the ack loses nothing.
  */
 export function slackRoutes(options: {
   signingSecret: string;
@@ -113,7 +113,7 @@ export function slackRoutes(options: {
         const { body, json } = parsed;
         if (body.ssl_check) return reply.code(200).send();
         if (body.type === 'url_verification') return reply.code(200).send({ challenge: body.challenge });
-        // Stored as the JSON payload (interactivity's form field unwrapped), which is what the surface reads.
+        // Stored as the JSON payload (interactivity's form field unwrapped), which is what the interpreter reads.
         await inbox.accept(slackDelivery(body, json));
         return reply.code(200).send();
       },

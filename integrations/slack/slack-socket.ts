@@ -1,6 +1,6 @@
 import { SocketModeClient } from '@slack/socket-mode';
 import type { Logger } from 'pino';
-import type { DeliveryInbox } from '../../src/core/inbound-surface.ts';
+import type { DeliveryInbox } from '../../src/core/delivery-interpreter.ts';
 import { slackLogger } from './slack-logger.ts';
 import { slackDelivery } from './slack-routes.ts';
 

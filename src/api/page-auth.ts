@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { readCookie } from '../core/cookies.ts';
 import type { PageSignInProvider } from '../core/page-sign-in.ts';
 import { createBearerCheck } from './bearer-auth.ts';
-import { type PageSessions, SESSION_COOKIE } from './page-sessions.ts';
+import { type PageSignIns, SESSION_COOKIE } from './page-sessions.ts';
 import type { ApiServer, RouteConfig } from './server.ts';
 
 export { SESSION_COOKIE };
@@ -16,7 +16,7 @@ export type AccessCheck = (request: FastifyRequest) => Promise<boolean>;
  * Accepts `Authorization: Bearer <token>` (API clients, the CLI) or a live page session cookie
  * (the token's sign-in or another identity's), looked up on the server.
  */
-export function createAccessCheck(token: string, sessions: PageSessions): AccessCheck {
+export function createAccessCheck(token: string, sessions: PageSignIns): AccessCheck {
   const bearer = createBearerCheck(token);
   return async (request) => {
     if (bearer(request.headers.authorization)) return true;
@@ -34,7 +34,7 @@ export function registerPageAuth(
   options: {
     apiToken?: string;
     check?: AccessCheck;
-    sessions?: PageSessions;
+    sessions?: PageSignIns;
     providers?: readonly PageSignInProvider[];
   },
 ): void {

@@ -14,7 +14,7 @@ export const DEFAULT_PAGE_SESSION_HOURS = 12;
  * the browser reaches next) and expiring. Made for the API token's sign-in and for other
  * identities (GitHub sign-in) alike.
  */
-export type PageSessions = PageSessionIssuer & {
+export type PageSignIns = PageSessionIssuer & {
   /** Who the cookie value signs in, or undefined when it is unknown, expired, revoked or from another API token. */
   verify(cookie: string | undefined): Promise<string | undefined>;
   /** Ends the session the cookie value names, if any (sign-out). */
@@ -38,9 +38,9 @@ export function pageSessionsFor(input: {
   apiToken?: string | undefined;
   publicUrl: string;
   hours: number;
-}): PageSessions | undefined {
+}): PageSignIns | undefined {
   return input.apiToken
-    ? createPageSessions({
+    ? createPageSignIns({
         db: input.db,
         token: input.apiToken,
         secure: input.publicUrl.startsWith('https:'),
@@ -49,7 +49,7 @@ export function pageSessionsFor(input: {
     : undefined;
 }
 
-export function createPageSessions(options: PageSessionsOptions): PageSessions {
+export function createPageSignIns(options: PageSessionsOptions): PageSignIns {
   const { db, secure } = options;
   const ttlMs = options.ttlMs ?? DEFAULT_PAGE_SESSION_HOURS * 60 * 60_000;
   const now = options.now ?? Date.now;

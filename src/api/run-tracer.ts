@@ -147,7 +147,7 @@ function traceInboundWith(
     const span = tracer.startSpan(`inbound ${inbound.kind}`, {
       attributes: {
         'patchbay.surface': inbound.thread.source,
-        ...('deliveryId' in inbound && inbound.deliveryId && { 'patchbay.delivery_id': inbound.deliveryId }),
+        ...('dedupeKey' in inbound && inbound.dedupeKey && { 'patchbay.dedupe_key': inbound.dedupeKey }),
       },
     });
     try {

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import Fastify, { LogController, type FastifyInstance, type RawServerDefault } from 'fastify';
 import type { Logger } from 'pino';
+import type { Db } from '../../db/database.ts';
 import type { EventBus } from '../sessions/event-bus.ts';
 import type { InboundPipeline } from '../sessions/inbound-pipeline.ts';
 import type { SessionService } from '../sessions/session-service.ts';
@@ -11,7 +12,7 @@ import { databaseHealth } from './health.ts';
 import type { PageSignInProvider } from '../core/page-sign-in.ts';
 import { createAccessCheck, registerPageAuth, type AccessCheck } from './page-auth.ts';
 import { refuseCrossSite } from './cross-site.ts';
-import { createPageSessions, type PageSessions } from './page-sessions.ts';
+import { createPageSignIns, type PageSignIns } from './page-sessions.ts';
 import { isLoopbackHost } from './host-check.ts';
 import type { IntegrationState } from './integration-health.ts';
 import type { Metrics } from './metrics.ts';
@@ -32,6 +33,8 @@ export type ApiServer = FastifyInstance<RawServerDefault, IncomingMessage, Serve
 export type ServerDeps = {
   service: SessionService;
   store: SessionStore;
+  /** The database of the routes that read across sessions (knowledge, insights), page sign-ins and /healthz. */
+  db: Db;
   bus: EventBus;
   /** The inbound pipeline's stored deliveries, for GET /api/deliveries. */
   deliveries?: Pick<InboundPipeline, 'list'>;
@@ -56,7 +59,7 @@ export type ServerDeps = {
   /** Other ways to sign in to the page than the token, offered by integrations (GitHub sign-in). */
   signInProviders?: readonly PageSignInProvider[];
   /** The page's server-side sessions (with apiToken); built on the store's database when not given. */
-  pageSessions?: PageSessions;
+  pageSignIns?: PageSignIns;
   /** Each integration's state, reported by /healthz beside the database's. */
   integrationHealth?: () => Record<string, IntegrationState>;
   /** Served at GET /metrics (Prometheus text format); behind the API token when one is set. */
@@ -74,9 +77,9 @@ export function listenAddress(apiToken?: string): string {
 }
 
 /** The routes that read across sessions: repository knowledge (editable) and insights. */
-function registerReportRoutes(app: ApiServer, store: Pick<SessionStore, 'db'>): void {
-  registerKnowledgeRoutes(app, { db: store.db });
-  registerInsightsRoutes(app, { db: store.db });
+function registerReportRoutes(app: ApiServer, db: Db): void {
+  registerKnowledgeRoutes(app, { db });
+  registerInsightsRoutes(app, { db });
 }
 
 /** Builds the HTTP server (REST, event streams, web page, health check). The caller listens. */
@@ -100,13 +103,13 @@ export function createServer(deps: ServerDeps): ApiServer {
   refuseCrossSite(app, deps.publicUrl);
 
   const sessions = deps.apiToken
-    ? (deps.pageSessions ??
-      createPageSessions({ db: store.db, token: deps.apiToken, secure: deps.publicUrl?.startsWith('https:') ?? false }))
+    ? (deps.pageSignIns ??
+      createPageSignIns({ db: deps.db, token: deps.apiToken, secure: deps.publicUrl?.startsWith('https:') ?? false }))
     : undefined;
   const check = deps.apiToken && sessions ? createAccessCheck(deps.apiToken, sessions) : undefined;
   if (check) requireToken(app, check);
   registerProbeRoutes(app, deps, check);
-  registerReportRoutes(app, store);
+  registerReportRoutes(app, deps.db);
   registerSessionRoutes(app, {
     service: deps.service,
     store,
@@ -188,10 +191,10 @@ function requireToken(app: ApiServer, check: AccessCheck): void {
 /** GET /healthz (the database, and each integration's state) and GET /metrics. */
 function registerProbeRoutes(
   app: ApiServer,
-  deps: Pick<ServerDeps, 'store' | 'log' | 'integrationHealth' | 'metrics'>,
+  deps: Pick<ServerDeps, 'db' | 'log' | 'integrationHealth' | 'metrics'>,
   check: AccessCheck | undefined,
 ): void {
-  const health = databaseHealth(deps.store.db, deps.log);
+  const health = databaseHealth(deps.db, deps.log);
   app.get('/healthz', { config: { public: true } satisfies RouteConfig }, async (_request, reply) => {
     const { status, body } = await health();
     // An unreachable integration does not fail the probe: the rest of Patchbay serves without it.

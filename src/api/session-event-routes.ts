@@ -1,7 +1,6 @@
 import type { Logger } from 'pino';
 import type { SessionRecord } from '../core/session-record.ts';
 import type { EventBus } from '../sessions/event-bus.ts';
-import { readEventPage } from '../sessions/event-pages.ts';
 import type { SessionStore } from '../sessions/session-store.ts';
 import { EventsQuery, SeqParam } from './api-schemas.ts';
 import type { EventPage } from './api-types.ts';
@@ -9,7 +8,7 @@ import { streamEvents } from './event-stream.ts';
 import type { ApiServer } from './server.ts';
 
 export type SessionEventRoutesDeps = {
-  store: Pick<SessionStore, 'db' | 'events'>;
+  store: Pick<SessionStore, 'eventPage' | 'events'>;
   bus: Pick<EventBus, 'subscribe' | 'subscribeLive'>;
   log: Logger;
   keepAliveMs: number;
@@ -33,7 +32,7 @@ export function registerSessionEventRoutes(app: ApiServer, deps: SessionEventRou
     const query = EventsQuery.parse(request.query);
     const session = await deps.mustGet(request.params.id);
     if (query.before !== undefined || query.limit !== undefined) {
-      const page = await readEventPage(store.db, session.id, {
+      const page = await store.eventPage(session.id, {
         limit: query.limit ?? DEFAULT_PAGE,
         ...(query.before !== undefined && { before: query.before }),
         ...(query.types && { types: query.types }),

@@ -5,8 +5,7 @@ import { checkRepoInput } from '../git/repo-input.ts';
 import type { EventBus } from '../sessions/event-bus.ts';
 import type { SessionService } from '../sessions/session-service.ts';
 import type { SessionStore } from '../sessions/session-store.ts';
-import { readUsageByModel } from '../sessions/event-pages.ts';
-import { listSessionRepos, listSessionSummaries, summaryEventTypes } from '../sessions/session-summaries.ts';
+import { summaryEventTypes } from '../sessions/session-summaries.ts';
 import { actorFrom, CreateSessionBody, DiffQuery, ListQuery, SendMessageBody, StopBody } from './api-schemas.ts';
 import type { SessionDetail, SessionDiff, SessionList } from './api-types.ts';
 import { readSessionDiff } from './session-diff.ts';
@@ -18,7 +17,10 @@ import { threadLink } from './thread-links.ts';
 
 export type SessionRoutesDeps = {
   service: Pick<SessionService, 'start' | 'sendMessage' | 'stop'>;
-  store: Pick<SessionStore, 'db' | 'get' | 'list' | 'threads' | 'events'>;
+  store: Pick<
+    SessionStore,
+    'summaries' | 'repos' | 'usageByModel' | 'eventPage' | 'get' | 'list' | 'threads' | 'events'
+  >;
   bus: Pick<EventBus, 'subscribe' | 'subscribeLive'>;
   log: Logger;
   publicUrl?: string;
@@ -61,7 +63,7 @@ export function registerSessionRoutes(app: ApiServer, deps: SessionRoutesDeps): 
 
   app.get<IdParams>('/api/sessions/:id', async (request): Promise<SessionDetail> => {
     const session = await mustGet(request.params.id);
-    const [threads, usage] = await Promise.all([store.threads(session.id), readUsageByModel(store.db, session.id)]);
+    const [threads, usage] = await Promise.all([store.threads(session.id), store.usageByModel(session.id)]);
     return {
       ...session,
       threads: threads.map((t) => threadLink(t, { githubWebUrl: deps.githubWebUrl })),
@@ -127,12 +129,12 @@ async function createSession(deps: SessionRoutesDeps, request: FastifyRequest) {
 async function listSessions(deps: SessionRoutesDeps, request: FastifyRequest): Promise<SessionList> {
   const query = ListQuery.parse(request.query);
   const [rows, repos] = await Promise.all([
-    listSessionSummaries(deps.store.db, {
+    deps.store.summaries({
       limit: query.limit ?? 50,
       ...(query.status && { status: query.status }),
       ...(query.repo && { repo: query.repo }),
     }),
-    listSessionRepos(deps.store.db),
+    deps.store.repos(),
   ]);
   const sessions = rows.map((row) => ({
     id: row.id,

@@ -18,14 +18,14 @@ export const Inbound = z.discriminatedUnion('kind', [
     /** An existing branch to work on (a pull request's head); a new session branch when absent. */
     branch: z.string().min(1).optional(),
     /** Delivery id of the webhook or event that carried this, for dedupe. */
-    deliveryId: z.string().min(1).optional(),
+    dedupeKey: z.string().min(1).optional(),
   }),
   z.object({
     kind: z.literal('message'),
     thread: ThreadRef,
     actor: Actor,
     text: z.string().min(1),
-    deliveryId: z.string().min(1).optional(),
+    dedupeKey: z.string().min(1).optional(),
   }),
   z.object({
     kind: z.literal('answer'),
@@ -33,7 +33,7 @@ export const Inbound = z.discriminatedUnion('kind', [
     actor: Actor,
     questionId: z.string().min(1),
     text: z.string().min(1),
-    deliveryId: z.string().min(1).optional(),
+    dedupeKey: z.string().min(1).optional(),
   }),
   /**
    * CI failed on the head commit of a pull request the session opened (GitHub check suite, check
@@ -54,13 +54,13 @@ export const Inbound = z.discriminatedUnion('kind', [
     }),
     /** The message the agent gets when `followUp`. */
     text: z.string().min(1),
-    deliveryId: z.string().min(1).optional(),
+    dedupeKey: z.string().min(1).optional(),
   }),
   z.object({
     kind: z.literal('stop'),
     thread: ThreadRef,
     actor: Actor,
-    deliveryId: z.string().min(1).optional(),
+    dedupeKey: z.string().min(1).optional(),
   }),
 ]);
 export type Inbound = z.infer<typeof Inbound>;

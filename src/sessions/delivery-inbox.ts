@@ -1,4 +1,4 @@
-import type { DeliveryInbox, ReceivedDelivery } from '../core/inbound-surface.ts';
+import type { DeliveryInbox, ReceivedDelivery } from '../core/delivery-interpreter.ts';
 import { meaningKey, type PgInboundDeliveryStore } from './inbound-delivery-store.ts';
 
 /**

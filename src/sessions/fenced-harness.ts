@@ -1,8 +1,9 @@
 import type { Logger } from 'pino';
+import type { Db } from '../../db/database.ts';
 import type { KnowledgeStore } from '../harness/knowledge/knowledge-store.ts';
 import type { HarnessDeps } from '../harness/run-session.ts';
-import { createCheckStore } from './check-store.ts';
-import { createCheckpointStore } from './checkpoint-store.ts';
+import { createCheckStore } from './pg-check-store.ts';
+import { createCheckpointStore } from './pg-checkpoint-store.ts';
 import { fencedRunLog } from './fenced-run-log.ts';
 import type { RunLease } from './run-leases.ts';
 import type { SessionStore } from './session-store.ts';
@@ -15,7 +16,12 @@ import type { SessionStore } from './session-store.ts';
  * they go out (RunLog.assertCurrent in the harness), and so are the lessons and extractions the run
  * stores in the repository's knowledge.
  */
-export function fencedHarness(harness: HarnessDeps, store: SessionStore, lease: RunLease, log: Logger): HarnessDeps {
+export function fencedHarness(
+  harness: HarnessDeps,
+  lease: RunLease,
+  deps: { store: SessionStore; db: Db; log: Logger },
+): HarnessDeps {
+  const { store, db, log } = deps;
   const runLog = fencedRunLog(store, lease, log);
   const current = () => runLog.assertCurrent!(lease.sessionId);
   return {
@@ -23,12 +29,12 @@ export function fencedHarness(harness: HarnessDeps, store: SessionStore, lease: 
     store: runLog,
     runEpoch: lease.epoch,
     ...(harness.checkpoints && {
-      checkpoints: { ...harness.checkpoints, store: createCheckpointStore(store.db, lease) },
+      checkpoints: { ...harness.checkpoints, store: createCheckpointStore(db, lease) },
     }),
     ...(harness.gates && {
       gates: {
         ...harness.gates,
-        checks: createCheckStore(store.db, lease),
+        checks: createCheckStore(db, lease),
         knowledge: fencedKnowledge(harness.gates.knowledge, current),
       },
     }),

@@ -33,14 +33,9 @@ export function fencedRunLog(store: SessionStore, lease: RunLease, log: Logger):
       refused(store.transition(sessionId, trigger, { ...options, fence: lease })),
     assertCurrent: (sessionId) =>
       refused(
-        currentEpoch(store, sessionId).then((epoch) => {
+        store.runEpoch(sessionId).then((epoch) => {
           if (epoch !== lease.epoch) throw leaseLost(lease, epoch, 'an effect outside the database');
         }),
       ),
   };
-}
-
-async function currentEpoch(store: SessionStore, sessionId: string): Promise<number | undefined> {
-  const row = await store.db.selectFrom('sessions').select('run_epoch').where('id', '=', sessionId).executeTakeFirst();
-  return row ? Number(row.run_epoch) : undefined;
 }

@@ -1,7 +1,7 @@
 import { CompiledQuery, sql, type Selectable, type Transaction } from 'kysely';
 import type { Db } from '../../db/database.ts';
 import type { Database } from '../../db/schema.ts';
-import type { ReceivedDelivery, StoredDelivery } from '../core/inbound-surface.ts';
+import type { ReceivedDelivery, StoredDelivery } from '../core/delivery-interpreter.ts';
 
 /**
  * A delivery's id outside the store is an opaque string (it travels in job payloads and the API);

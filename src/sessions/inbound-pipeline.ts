@@ -7,10 +7,10 @@ import type { Inbound, InboundOutcome } from '../core/inbound.ts';
 import {
   DeliverySource,
   type DeliveryInbox,
-  type InboundSurface,
+  type DeliveryInterpreter,
   type ReceivedDelivery,
   type StoredDelivery,
-} from '../core/inbound-surface.ts';
+} from '../core/delivery-interpreter.ts';
 import { ArrivalClock, GroupCommitInbox } from './delivery-inbox.ts';
 import { DeliveryJobSender } from './delivery-job-sender.ts';
 import { type DeliveryRecord, PgInboundDeliveryStore } from './inbound-delivery-store.ts';
@@ -67,13 +67,13 @@ type Job = { id: string; data: unknown; retryCount: number; signal: AbortSignal 
  * The one way in for every surface:
  *
  *   receiver: verify → accept() (one insert, unique by meaning) → ack
- *   worker:   job → surface.interpret() → Inbound | ignore(reason) → handle() → reply(plan, outcome)
+ *   worker:   job → interpreter.interpret() → Inbound | ignore(reason) → handle() → reply(plan, outcome)
  *
  * A delivery is in the database before its sender hears back, so a crash after the ack loses
  * nothing: the job is sent right after the insert, and a sweep sends one for any row a crash left
  * without. Deliveries whose meaning was stored before are dropped at the insert. A failing delivery
  * is retried with the one retry policy; on its last attempt its thread is told why and it is kept,
- * listed by list({ failed: true }). No row lock is held while a surface talks to its service.
+ * listed by list({ failed: true }). No row lock is held while an interpreter talks to its service.
  * Deliveries that share an order key (one installation, one thread) are worked one at a time in the
  * order they were stored: a later one is parked while an earlier one is pending, retries included,
  * and sent on when that one ends.
@@ -85,7 +85,7 @@ export class InboundPipeline implements DeliveryInbox {
   readonly #arrivals = new ArrivalClock();
   readonly #sender: DeliveryJobSender;
   readonly #inbox: GroupCommitInbox;
-  readonly #surfaces: { [S in DeliverySource]?: InboundSurface<unknown> } = {};
+  readonly #interpreters: { [S in DeliverySource]?: DeliveryInterpreter<unknown> } = {};
   readonly #stopping = new AbortController();
   #timer: NodeJS.Timeout | undefined;
 
@@ -114,9 +114,9 @@ export class InboundPipeline implements DeliveryInbox {
     return this.#inbox.accept(delivery);
   }
 
-  /** Starts working deliveries of these surfaces (one per source). */
-  async start(surfaces: readonly InboundSurface<unknown>[]): Promise<void> {
-    for (const surface of surfaces) this.#surfaces[surface.source] = surface;
+  /** Starts working deliveries with these interpreters (one per source). */
+  async start(interpreters: readonly DeliveryInterpreter<unknown>[]): Promise<void> {
+    for (const interpreter of interpreters) this.#interpreters[interpreter.source] = interpreter;
     const ready = this.#createQueues();
     this.#sender.queueReady(ready);
     await ready;
@@ -204,15 +204,15 @@ export class InboundPipeline implements DeliveryInbox {
       kind: delivery.kind,
       ...(delivery.deliveryId && { deliveryId: delivery.deliveryId }),
     });
-    const surface = this.#surfaceOf(delivery);
-    if (!surface) {
-      await this.#finish(delivery, 'ignored', `no surface for ${delivery.source} is configured`);
-      dlog.warn('delivery for a surface that is not configured; ignored');
+    const interpreter = this.#interpreterOf(delivery);
+    if (!interpreter) {
+      await this.#finish(delivery, 'ignored', `no interpreter for ${delivery.source} is configured`);
+      dlog.warn('delivery for an integration that is not configured; ignored');
       return;
     }
     const signal = AbortSignal.any([this.#stopping.signal, job.signal]);
     try {
-      await this.#interpret(surface, delivery, signal, dlog);
+      await this.#interpret(interpreter, delivery, signal, dlog);
     } catch (error) {
       const reason = describeError(error);
       await this.#store.recordError(delivery.id, reason);
@@ -227,25 +227,25 @@ export class InboundPipeline implements DeliveryInbox {
   }
 
   async #interpret(
-    surface: InboundSurface<unknown>,
+    interpreter: DeliveryInterpreter<unknown>,
     delivery: StoredDelivery,
     signal: AbortSignal,
     dlog: Logger,
   ): Promise<void> {
-    const normalized = await surface.interpret(delivery, signal);
-    if (normalized.kind === 'ignore') {
-      await this.#finish(delivery, 'ignored', normalized.reason);
-      dlog.debug({ reason: normalized.reason }, 'delivery ignored');
+    const interpreted = await interpreter.interpret(delivery, signal);
+    if (interpreted.kind === 'ignore') {
+      await this.#finish(delivery, 'ignored', interpreted.reason);
+      dlog.debug({ reason: interpreted.reason }, 'delivery ignored');
       return;
     }
     // The session service records this key in the same transaction as what it writes, so a retry
     // after a half-finished attempt writes nothing twice.
     const inbound = {
-      ...normalized.inbound,
-      deliveryId: normalized.inbound.deliveryId ?? `${delivery.source}:${delivery.dedupeKey}`,
+      ...interpreted.inbound,
+      dedupeKey: interpreted.inbound.dedupeKey ?? `${delivery.source}:${delivery.dedupeKey}`,
     };
     const outcome = await this.#options.handle(inbound);
-    if (normalized.plan !== undefined) await surface.reply?.(normalized.plan, outcome, signal);
+    if (interpreted.plan !== undefined) await interpreter.reply?.(interpreted.plan, outcome, signal);
     await this.#finish(delivery, 'done', outcome.kind);
     dlog.info(
       { inbound: inbound.kind, outcome: outcome.kind, ...('session' in outcome && { sessionId: outcome.session.id }) },
@@ -253,10 +253,10 @@ export class InboundPipeline implements DeliveryInbox {
     );
   }
 
-  /** The configured surface that reads deliveries of this one's source, if any. */
-  #surfaceOf(delivery: StoredDelivery): InboundSurface<unknown> | undefined {
+  /** The configured interpreter that reads deliveries of this one's source, if any. */
+  #interpreterOf(delivery: StoredDelivery): DeliveryInterpreter<unknown> | undefined {
     const source = DeliverySource.safeParse(delivery.source);
-    return source.success ? this.#surfaces[source.data] : undefined;
+    return source.success ? this.#interpreters[source.data] : undefined;
   }
 
   /** A job whose worker died on every attempt (no throw reached #work). */
@@ -287,8 +287,8 @@ export class InboundPipeline implements DeliveryInbox {
   async #giveUp(delivery: StoredDelivery, reason: string, dlog: Logger): Promise<void> {
     await this.#finish(delivery, 'failed', 'gave up', reason);
     dlog.error({ attempts: delivery.attempt, reason }, 'delivery failed on its last attempt; telling its thread why');
-    const surface = this.#surfaceOf(delivery);
-    await surface
+    const interpreter = this.#interpreterOf(delivery);
+    await interpreter
       ?.tellFailure(delivery, reason, AbortSignal.any([this.#stopping.signal, AbortSignal.timeout(60_000)]))
       .catch((error: unknown) => {
         dlog.warn({ err: error }, 'could not tell the thread why its delivery failed');

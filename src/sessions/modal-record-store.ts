@@ -3,41 +3,43 @@ import type { Database, ModalSandboxesTable } from '../../db/schema.ts';
 import type { ModalRecordStore, ModalSessionRecord } from '../../sandbox/modal/modal-records.ts';
 import { PatchbayError } from '../core/errors.ts';
 
-/** The Modal provider's per-session records (`modal_sandboxes`). */
-export function createModalRecordStore(db: Kysely<Database>): ModalRecordStore {
-  const toRecord = (row: Selectable<ModalSandboxesTable>): ModalSessionRecord => ({
+type Writer = Kysely<Database> | Transaction<Database>;
+
+function toRecord(row: Selectable<ModalSandboxesTable>): ModalSessionRecord {
+  return {
     sandboxId: row.sandbox_id,
     imageId: row.image_id,
     snapshotAt: row.snapshot_at ? new Date(row.snapshot_at) : null,
     expiresAt: row.expires_at ? new Date(row.expires_at) : null,
     usedAt: new Date(row.used_at),
     released: row.released,
-  });
-  const upsert = async (
-    to: Kysely<Database> | Transaction<Database>,
-    sessionId: string,
-    patch: Partial<ModalSessionRecord>,
-    epoch?: number,
-  ) => {
-    const values = {
-      ...(patch.sandboxId !== undefined && { sandbox_id: patch.sandboxId }),
-      ...(patch.imageId !== undefined && { image_id: patch.imageId }),
-      ...(patch.snapshotAt !== undefined && { snapshot_at: patch.snapshotAt }),
-      ...(patch.expiresAt !== undefined && { expires_at: patch.expiresAt }),
-      ...(patch.usedAt !== undefined && { used_at: patch.usedAt }),
-      ...(patch.released !== undefined && { released: patch.released }),
-      ...(epoch !== undefined && { run_epoch: epoch }),
-    };
-    await to
-      .insertInto('modal_sandboxes')
-      .values({ session_id: sessionId, ...values })
-      .onConflict((oc) =>
-        Object.keys(values).length > 0
-          ? oc.column('session_id').doUpdateSet(values)
-          : oc.column('session_id').doNothing(),
-      )
-      .execute();
   };
+}
+
+/** Writes the fields a patch sets (and the run's epoch, when given) onto the session's record. */
+async function upsert(to: Writer, sessionId: string, patch: Partial<ModalSessionRecord>, epoch?: number) {
+  const values = {
+    ...(patch.sandboxId !== undefined && { sandbox_id: patch.sandboxId }),
+    ...(patch.imageId !== undefined && { image_id: patch.imageId }),
+    ...(patch.snapshotAt !== undefined && { snapshot_at: patch.snapshotAt }),
+    ...(patch.expiresAt !== undefined && { expires_at: patch.expiresAt }),
+    ...(patch.usedAt !== undefined && { used_at: patch.usedAt }),
+    ...(patch.released !== undefined && { released: patch.released }),
+    ...(epoch !== undefined && { run_epoch: epoch }),
+  };
+  await to
+    .insertInto('modal_sandboxes')
+    .values({ session_id: sessionId, ...values })
+    .onConflict((oc) =>
+      Object.keys(values).length > 0
+        ? oc.column('session_id').doUpdateSet(values)
+        : oc.column('session_id').doNothing(),
+    )
+    .execute();
+}
+
+/** The Modal provider's per-session records (`modal_sandboxes`). */
+export function createModalRecordStore(db: Kysely<Database>): ModalRecordStore {
   return {
     async get(sessionId) {
       const row = await db

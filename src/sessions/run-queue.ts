@@ -52,21 +52,9 @@ export type RunQueueOptions = {
  * extra run, not one each. Jobs carry only the session id (and a trace context); everything else is in the database.
  */
 export async function createRunQueue(options: RunQueueOptions): Promise<RunQueue & { boss: PgBoss }> {
-  const { log } = options;
-  const heartbeatSeconds = options.heartbeatSeconds ?? 30;
-  const boss = new PgBoss({
-    connectionString: options.url,
-    max: 4,
-    monitorIntervalSeconds: options.monitorIntervalSeconds ?? 15,
-    superviseIntervalSeconds: options.monitorIntervalSeconds ?? 15,
-    // Wake workers the moment a run is enqueued; polling stays as the floor.
-    useListenNotify: true,
-  });
-  const queueError = throttleLog((fields, message) => log.error(fields, message));
-  boss.on('error', (error: unknown) => queueError({ err: error }, 'job queue error'));
-  await boss.start();
+  const boss = await startBoss(options);
   const settings = {
-    heartbeatSeconds,
+    heartbeatSeconds: options.heartbeatSeconds ?? 30,
     // A run's length is bounded by the runner's own budget; the heartbeat detects crashes.
     expireInSeconds: 24 * 3600,
     retryLimit: options.retryLimit ?? 20,
@@ -128,17 +116,7 @@ export async function createRunQueue(options: RunQueueOptions): Promise<RunQueue
       await boss.offWork(givenUpQueue.name, { wait: false });
     },
     async reclaimActive(reclaimOptions = {}) {
-      const active: string[] = [];
-      for (let after: string | undefined; ; ) {
-        const page = await boss.findJobs<RunJob>(runQueue.name, { limit: 5000, ...(after && { after }) });
-        active.push(
-          ...page
-            .filter((job) => job.state === 'active' && !reclaimOptions.except?.has(job.data.sessionId))
-            .map((job) => job.id),
-        );
-        if (page.length < 5000) break;
-        after = page.at(-1)!.id;
-      }
+      const active = await activeRuns(boss, reclaimOptions.except);
       if (active.length === 0) return 0;
       // A failed run waits `retryDelay` (1 s) before its retry; these were cut off, not failing, so
       // their retries start now, and ours is woken at once rather than at its next poll (up to 2 s
@@ -152,4 +130,33 @@ export async function createRunQueue(options: RunQueueOptions): Promise<RunQueue
       await boss.stop({ graceful: true, timeout: 10_000 });
     },
   };
+}
+
+/** Starts the pg-boss instance of the queues, its errors logged (throttled) rather than thrown. */
+async function startBoss(options: RunQueueOptions): Promise<PgBoss> {
+  const boss = new PgBoss({
+    connectionString: options.url,
+    max: 4,
+    monitorIntervalSeconds: options.monitorIntervalSeconds ?? 15,
+    superviseIntervalSeconds: options.monitorIntervalSeconds ?? 15,
+    // Wake workers the moment a run is enqueued; polling stays as the floor.
+    useListenNotify: true,
+  });
+  const queueError = throttleLog((fields, message) => options.log.error(fields, message));
+  boss.on('error', (error: unknown) => queueError({ err: error }, 'job queue error'));
+  await boss.start();
+  return boss;
+}
+
+/** The ids of the run jobs marked active, but for the sessions in `except`. */
+async function activeRuns(boss: PgBoss, except?: ReadonlySet<string>): Promise<string[]> {
+  const active: string[] = [];
+  for (let after: string | undefined; ; ) {
+    const page = await boss.findJobs<RunJob>(runQueue.name, { limit: 5000, ...(after && { after }) });
+    active.push(
+      ...page.filter((job) => job.state === 'active' && !except?.has(job.data.sessionId)).map((job) => job.id),
+    );
+    if (page.length < 5000) return active;
+    after = page.at(-1)!.id;
+  }
 }

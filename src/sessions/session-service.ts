@@ -6,7 +6,8 @@ import { Inbound } from '../core/inbound.ts';
 import type { ThreadRef } from '../core/thread-ref.ts';
 import type { RunQueue } from './run-queue.ts';
 import type { SessionRecord } from '../core/session-record.ts';
-import { DuplicateDelivery, type Delivery, type SessionStore } from './session-store.ts';
+import { DuplicateRequest, type RequestMarker } from './request-markers.ts';
+import type { SessionStore } from './session-store.ts';
 
 export type HandleResult =
   | { kind: 'started'; session: SessionRecord }
@@ -18,145 +19,158 @@ export type HandleResult =
 
 export type SessionService = ReturnType<typeof createSessionService>;
 
+/** What the service's steps work with. */
+type ServiceDeps = {
+  store: SessionStore;
+  queue: Pick<RunQueue, 'enqueue'>;
+  log: Logger;
+  newId: () => string;
+};
+
+/** What starts a session: the thread it came from, who asked, the task and the repository. */
+type StartInput = {
+  thread: ThreadRef;
+  actor: Actor;
+  text: string;
+  repo: string;
+  baseBranch?: string | undefined;
+  branch?: string | undefined;
+};
+
 /**
  * Turns inbound commands into session state: find or create the session for the thread, append
  * the message to the event log, and enqueue a run. Does no model or sandbox work itself, so
  * webhook receivers can call it and acknowledge at once.
  */
-export function createSessionService(deps: {
+export function createSessionService(options: {
   store: SessionStore;
   queue: Pick<RunQueue, 'enqueue'>;
   log: Logger;
   newId?: () => string;
 }) {
-  const { store, queue, log } = deps;
-  const newId = deps.newId ?? randomUUID;
-
-  async function message(
-    session: SessionRecord,
-    actor: Actor,
-    text: string,
-    questionId?: string,
-    delivery?: Delivery,
-  ): Promise<HandleResult> {
-    const event = { type: 'user-message' as const, actor, text, ...(questionId && { questionId }) };
-    const { session: after } = await store.transition(session.id, 'enqueue', {
-      events: [{ event }],
-      ...(delivery && { delivery }),
-    });
-    await queue.enqueue(session.id);
-    return { kind: 'appended', session: after };
-  }
-
-  async function stop(session: SessionRecord, actor: Actor, delivery?: Delivery): Promise<HandleResult> {
-    const { session: after, applied } = await store.transition(session.id, 'cancel', {
-      reason: `stopped by ${actor.name}`,
-      ...(delivery && { delivery }),
-    });
-    return applied ? { kind: 'stopped', session: after } : { kind: 'not-running', session: after };
-  }
-
-  /** Records the CI failure; a follow-up also hands it to the agent and queues a run. */
-  async function ciFailed(
-    session: SessionRecord,
-    inbound: Extract<Inbound, { kind: 'ci-failed' }>,
-    delivery?: Delivery,
-  ): Promise<HandleResult> {
-    const failed = { event: { type: 'ci-failed' as const, ...inbound.failure } };
-    if (!inbound.failure.followUp) {
-      await store.append(session.id, [failed], delivery);
-      return { kind: 'appended', session: (await store.get(session.id)) ?? session };
-    }
-    const message = { event: { type: 'user-message' as const, actor: ciActor, text: inbound.text } };
-    const { session: after } = await store.transition(session.id, 'enqueue', {
-      events: [failed, message],
-      ...(delivery && { delivery }),
-    });
-    await queue.enqueue(session.id);
-    log.info({ sessionId: session.id, commit: inbound.failure.commit }, 'CI follow-up queued');
-    return { kind: 'appended', session: after };
-  }
-
-  async function start(
-    input: {
-      thread: ThreadRef;
-      actor: Actor;
-      text: string;
-      repo: string;
-      baseBranch?: string | undefined;
-      branch?: string | undefined;
-    },
-    delivery?: Delivery,
-  ): Promise<HandleResult> {
-    const id = newId();
-    const { session } = await store.create({
-      ...(delivery && { delivery }),
-      id,
-      repo: input.repo,
-      prompt: input.text,
-      title: titleFrom(input.text),
-      requester: input.actor,
-      thread: input.thread,
-      ...(input.baseBranch && { baseBranch: input.baseBranch }),
-      ...(input.branch && { branch: input.branch }),
-    });
-    await queue.enqueue(id);
-    log.info({ sessionId: id, repo: input.repo }, 'session started');
-    return { kind: 'started', session };
-  }
-
+  const deps: ServiceDeps = { ...options, newId: options.newId ?? randomUUID };
   return {
-    async handle(input: Inbound): Promise<HandleResult> {
-      const inbound = Inbound.parse(input);
-      // The delivery id is recorded in the same transaction as what the delivery writes, so a
-      // redelivery writes nothing twice and a failed write leaves the redelivery free to retry.
-      const delivery = inbound.deliveryId ? { source: inbound.thread.source, id: inbound.deliveryId } : undefined;
-      try {
-        const existing = await store.findByThread(inbound.thread);
-        switch (inbound.kind) {
-          case 'start':
-            if (existing) return await message(existing, inbound.actor, inbound.text, undefined, delivery);
-            return await start(inbound, delivery);
-          case 'message':
-            return existing
-              ? await message(existing, inbound.actor, inbound.text, undefined, delivery)
-              : { kind: 'no-session' };
-          case 'answer':
-            return existing
-              ? await message(existing, inbound.actor, inbound.text, inbound.questionId, delivery)
-              : { kind: 'no-session' };
-          case 'stop':
-            return existing ? await stop(existing, inbound.actor, delivery) : { kind: 'no-session' };
-          case 'ci-failed':
-            return existing ? await ciFailed(existing, inbound, delivery) : { kind: 'no-session' };
-          default: {
-            const _never: never = inbound;
-            return _never;
-          }
-        }
-      } catch (error) {
-        if (!(error instanceof DuplicateDelivery)) throw error;
-        log.info({ deliveryId: inbound.deliveryId }, 'duplicate delivery ignored');
-        return { kind: 'duplicate' };
-      }
-    },
-
-    start: (input: Parameters<typeof start>[0]) => start(input),
-
+    handle: (input: Inbound) => handle(deps, input),
+    start: (input: StartInput) => start(deps, input),
     async sendMessage(sessionId: string, actor: Actor, text: string, questionId?: string): Promise<HandleResult> {
-      return message(await mustGet(sessionId), actor, text, questionId);
+      return message(deps, await mustGet(deps.store, sessionId), actor, text, questionId);
     },
-
     async stop(sessionId: string, actor: Actor): Promise<HandleResult> {
-      return stop(await mustGet(sessionId), actor);
+      return stop(deps, await mustGet(deps.store, sessionId), actor);
     },
   };
+}
 
-  async function mustGet(sessionId: string): Promise<SessionRecord> {
-    const session = await store.get(sessionId);
-    if (!session) throw new PatchbayError('not_found', `session ${sessionId} does not exist`);
-    return session;
+/** Applies one inbound command to the session of its thread, once per request (its dedupe key). */
+async function handle(deps: ServiceDeps, input: Inbound): Promise<HandleResult> {
+  const inbound = Inbound.parse(input);
+  // The dedupe key is recorded in the same transaction as what the request writes, so a
+  // redelivery writes nothing twice and a failed write leaves the redelivery free to retry.
+  const marker = inbound.dedupeKey ? { source: inbound.thread.source, id: inbound.dedupeKey } : undefined;
+  try {
+    const existing = await deps.store.findByThread(inbound.thread);
+    switch (inbound.kind) {
+      case 'start':
+        if (existing) return await message(deps, existing, inbound.actor, inbound.text, undefined, marker);
+        return await start(deps, inbound, marker);
+      case 'message':
+        return existing
+          ? await message(deps, existing, inbound.actor, inbound.text, undefined, marker)
+          : { kind: 'no-session' };
+      case 'answer':
+        return existing
+          ? await message(deps, existing, inbound.actor, inbound.text, inbound.questionId, marker)
+          : { kind: 'no-session' };
+      case 'stop':
+        return existing ? await stop(deps, existing, inbound.actor, marker) : { kind: 'no-session' };
+      case 'ci-failed':
+        return existing ? await ciFailed(deps, existing, inbound, marker) : { kind: 'no-session' };
+      default: {
+        const _never: never = inbound;
+        return _never;
+      }
+    }
+  } catch (error) {
+    if (!(error instanceof DuplicateRequest)) throw error;
+    deps.log.info({ dedupeKey: inbound.dedupeKey }, 'duplicate request ignored');
+    return { kind: 'duplicate' };
   }
+}
+
+async function message(
+  deps: ServiceDeps,
+  session: SessionRecord,
+  actor: Actor,
+  text: string,
+  questionId?: string,
+  marker?: RequestMarker,
+): Promise<HandleResult> {
+  const event = { type: 'user-message' as const, actor, text, ...(questionId && { questionId }) };
+  const { session: after } = await deps.store.transition(session.id, 'enqueue', {
+    events: [{ event }],
+    ...(marker && { marker }),
+  });
+  await deps.queue.enqueue(session.id);
+  return { kind: 'appended', session: after };
+}
+
+async function stop(
+  deps: ServiceDeps,
+  session: SessionRecord,
+  actor: Actor,
+  marker?: RequestMarker,
+): Promise<HandleResult> {
+  const { session: after, applied } = await deps.store.transition(session.id, 'cancel', {
+    reason: `stopped by ${actor.name}`,
+    ...(marker && { marker }),
+  });
+  return applied ? { kind: 'stopped', session: after } : { kind: 'not-running', session: after };
+}
+
+/** Records the CI failure; a follow-up also hands it to the agent and queues a run. */
+async function ciFailed(
+  deps: ServiceDeps,
+  session: SessionRecord,
+  inbound: Extract<Inbound, { kind: 'ci-failed' }>,
+  marker?: RequestMarker,
+): Promise<HandleResult> {
+  const failed = { event: { type: 'ci-failed' as const, ...inbound.failure } };
+  if (!inbound.failure.followUp) {
+    await deps.store.append(session.id, [failed], marker);
+    return { kind: 'appended', session: (await deps.store.get(session.id)) ?? session };
+  }
+  const message = { event: { type: 'user-message' as const, actor: ciActor, text: inbound.text } };
+  const { session: after } = await deps.store.transition(session.id, 'enqueue', {
+    events: [failed, message],
+    ...(marker && { marker }),
+  });
+  await deps.queue.enqueue(session.id);
+  deps.log.info({ sessionId: session.id, commit: inbound.failure.commit }, 'CI follow-up queued');
+  return { kind: 'appended', session: after };
+}
+
+async function start(deps: ServiceDeps, input: StartInput, marker?: RequestMarker): Promise<HandleResult> {
+  const id = deps.newId();
+  const { session } = await deps.store.create({
+    ...(marker && { marker }),
+    id,
+    repo: input.repo,
+    prompt: input.text,
+    title: titleFrom(input.text),
+    requester: input.actor,
+    thread: input.thread,
+    ...(input.baseBranch && { baseBranch: input.baseBranch }),
+    ...(input.branch && { branch: input.branch }),
+  });
+  await deps.queue.enqueue(id);
+  deps.log.info({ sessionId: id, repo: input.repo }, 'session started');
+  return { kind: 'started', session };
+}
+
+async function mustGet(store: SessionStore, sessionId: string): Promise<SessionRecord> {
+  const session = await store.get(sessionId);
+  if (!session) throw new PatchbayError('not_found', `session ${sessionId} does not exist`);
+  return session;
 }
 
 /** A short title from the task's first line. */

@@ -3,7 +3,7 @@ import { SessionEvent, type SessionEventType } from '../core/events.ts';
 import type { SessionStatus } from '../core/session-status.ts';
 import { ThreadRef, type ThreadSource } from '../core/thread-ref.ts';
 import type { SessionRecord } from '../core/session-record.ts';
-import { toSessionRecord } from './session-record.ts';
+import { toSessionRecord } from './session-row.ts';
 
 /** Where the latest commit's checks stand; `incomplete` when one could not run. */
 export type CheckState = 'none' | 'passed' | 'failed' | 'incomplete';

@@ -5,10 +5,10 @@ import { ThreadRef, type ThreadSource } from '../core/thread-ref.ts';
 export type Trx = Transaction<Database>;
 
 /** A session's thread as the notifier holds it while replying: where it is and how far it was told. */
-export type LockedThread = { id: number; thread: ThreadRef; deliveredSeq: number; state: unknown };
+export type LockedThread = { id: number; thread: ThreadRef; repliedSeq: number; state: unknown };
 
 /**
- * The thread notifier's SQL on `session_threads`: each thread's cursor (`delivered_seq`) and its
+ * The thread notifier's SQL on `session_threads`: each thread's cursor (`replied_seq`) and its
  * replier's state, locked while a reply is under way so several processes never reply twice.
  */
 export class PgThreadCursorStore {
@@ -36,9 +36,9 @@ export class PgThreadCursorStore {
   ): Promise<LockedThread[]> {
     const rows = await trx
       .selectFrom('session_threads')
-      .select(['id', 'thread', 'delivered_seq', 'state'])
+      .select(['id', 'thread', 'replied_seq', 'state'])
       .where('session_id', '=', sessionId)
-      .where('delivered_seq', which === 'behind' ? '<' : '>=', lastSeq)
+      .where('replied_seq', which === 'behind' ? '<' : '>=', lastSeq)
       .where(sql<string>`thread->>'source'`, 'in', from)
       .forUpdate()
       .skipLocked()
@@ -46,18 +46,18 @@ export class PgThreadCursorStore {
     return rows.map((row) => ({
       id: row.id,
       thread: ThreadRef.parse(row.thread),
-      deliveredSeq: row.delivered_seq,
+      repliedSeq: row.replied_seq,
       state: row.state ?? undefined,
     }));
   }
 
   /** Keeps the replier's state, and advances the cursor when events were told. */
-  async save(trx: Trx, id: number, state: unknown, deliveredSeq?: number): Promise<void> {
+  async save(trx: Trx, id: number, state: unknown, repliedSeq?: number): Promise<void> {
     await trx
       .updateTable('session_threads')
       .set({
         state: state === undefined ? null : JSON.stringify(state),
-        ...(deliveredSeq !== undefined && { delivered_seq: deliveredSeq }),
+        ...(repliedSeq !== undefined && { replied_seq: repliedSeq }),
       })
       .where('id', '=', id)
       .execute();
@@ -70,7 +70,7 @@ export class PgThreadCursorStore {
       .innerJoin('sessions', 'sessions.id', 'session_threads.session_id')
       .select('sessions.id')
       .distinct()
-      .where(sql<boolean>`session_threads.delivered_seq < sessions.last_seq`)
+      .where(sql<boolean>`session_threads.replied_seq < sessions.last_seq`)
       .where(sql<string>`session_threads.thread->>'source'`, 'in', from)
       .limit(limit)
       .execute();

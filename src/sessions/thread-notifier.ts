@@ -33,7 +33,7 @@ type Repliers = { [S in ThreadSource]?: ThreadReplier };
 
 /**
  * Tells every thread of a session what happened, through the thread replier of the thread's source.
- * Each thread has a cursor in the database (`delivered_seq`), advanced only after its replier took
+ * Each thread has a cursor in the database (`replied_seq`), advanced only after its replier took
  * the events, so a crash or an outage delays a reply but never loses it; on start and on a timer
  * it catches up with threads that are behind. Threads are locked while replying (SKIP LOCKED),
  * so several processes never reply twice.
@@ -73,7 +73,7 @@ class Notifier {
   readonly #stopping = new AbortController();
   readonly #slots: Slots;
   /** One delivery per session at a time; a notice during one asks for one more after it. */
-  readonly #deliveries: Coalescer<string>;
+  readonly #passes: Coalescer<string>;
 
   constructor(deps: ThreadNotifierDeps) {
     this.#deps = deps;
@@ -82,7 +82,7 @@ class Notifier {
     this.#sources = deps.repliers.map((r) => r.source);
     this.#refreshing = deps.repliers.filter((r) => r.refresh).map((r) => r.source);
     this.#slots = new Slots(deps.concurrency ?? 3);
-    this.#deliveries = coalesce(
+    this.#passes = coalesce(
       (sessionId: string) =>
         this.#slots
           .use(() => this.#replyInThreads(sessionId))
@@ -92,7 +92,7 @@ class Notifier {
   }
 
   flush(sessionId: string): Promise<void> {
-    return this.#deliveries.run(sessionId);
+    return this.#passes.run(sessionId);
   }
 
   /** Catches up with sessions whose threads are behind (after a crash, an outage, a lost notice). */
@@ -108,14 +108,14 @@ class Notifier {
     const running = await this.#cursors.runningSessions(this.#refreshing, 100);
     await Promise.all(
       running
-        .filter((sessionId) => !this.#deliveries.running(sessionId))
+        .filter((sessionId) => !this.#passes.running(sessionId))
         .map((sessionId) => this.#slots.use(() => this.#refreshSession(sessionId))),
     );
   }
 
   async close(): Promise<void> {
     this.#stopping.abort();
-    await this.#deliveries.settled();
+    await this.#passes.settled();
   }
 
   async #replyInThreads(sessionId: string): Promise<void> {
@@ -137,7 +137,7 @@ class Notifier {
     // one is held, deadlocks once every pooled connection belongs to a waiting delivery.
     // Only up to the session as read above: a later event (the run's end) seen with this older
     // session would be told with stale fields (no result yet: "no changes"). It comes next flush.
-    const events = (await this.#deps.store.events(session.id, { afterSeq: row.deliveredSeq, trx })).filter(
+    const events = (await this.#deps.store.events(session.id, { afterSeq: row.repliedSeq, trx })).filter(
       (e) => e.seq <= session.lastSeq,
     );
     if (events.length === 0) return;

@@ -1,4 +1,3 @@
-import { sql } from 'kysely';
 import type { Logger } from 'pino';
 import type { EventOf } from '../core/events.ts';
 import type { SessionStore } from './session-store.ts';
@@ -10,29 +9,10 @@ import type { SessionStore } from './session-store.ts';
  */
 export function createWaitingLine(deps: { store: SessionStore; log: Logger; limit?: number }) {
   const { store, log } = deps;
-  const db = store.db;
-
-  async function standing(sessionId: string): Promise<{ since: Date; ahead: number; running: number } | undefined> {
-    const row = await db
-      .selectFrom('sessions as s')
-      .select([
-        's.queued_at',
-        sql<string>`(select count(*) from sessions q where q.status = 'queued' and q.queued_at < s.queued_at)`.as(
-          'ahead',
-        ),
-        sql<string>`(select count(*) from sessions r where r.status = 'running')`.as('running'),
-      ])
-      .where('s.id', '=', sessionId)
-      .where('s.status', '=', 'queued')
-      .executeTakeFirst();
-    if (!row?.queued_at) return undefined;
-    return { since: new Date(row.queued_at), ahead: Number(row.ahead), running: Number(row.running) };
-  }
-
   return {
     /** Tells a queued session where it stands, once per wait. */
     async tell(sessionId: string): Promise<void> {
-      const place = await standing(sessionId);
+      const place = await store.queueStanding(sessionId);
       if (!place) return;
       const since = place.since.toISOString();
       await store.append(sessionId, [
@@ -51,7 +31,7 @@ export function createWaitingLine(deps: { store: SessionStore; log: Logger; limi
 
     /** Tells a session that was told it waits that a worker has taken it (before its run starts). */
     async started(sessionId: string): Promise<void> {
-      const place = await standing(sessionId);
+      const place = await store.queueStanding(sessionId);
       if (!place) return;
       const since = place.since.toISOString();
       const told = await store.events(sessionId, { types: ['queue-waiting'] });
@@ -66,19 +46,8 @@ export function createWaitingLine(deps: { store: SessionStore; log: Logger; limi
 
     /** Tells every session queued for longer than `seconds` (no worker has taken it) where it stands. */
     async tellWaiting(seconds: number): Promise<void> {
-      const rows = await db
-        .selectFrom('sessions')
-        .select('id')
-        .where('status', '=', 'queued')
-        .where('queued_at', '<', sql<Date>`now() - make_interval(secs => ${seconds})`)
-        // Told already in this wait: nothing new to say.
-        .where(
-          sql<boolean>`not exists (select 1 from session_events e where e.session_id = sessions.id and e.type = 'queue-waiting' and e.at >= sessions.queued_at)`,
-        )
-        .orderBy('queued_at')
-        .limit(200)
-        .execute();
-      for (const { id } of rows) {
+      const untold = await store.untoldWaiting(seconds);
+      for (const id of untold) {
         await this.tell(id).catch((error: unknown) =>
           log.warn({ err: error, sessionId: id }, 'could not tell a queued session where it stands'),
         );

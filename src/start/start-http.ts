@@ -3,7 +3,7 @@ import type { IntegrationModule } from '../../integrations/integration-module.ts
 import type { DatabaseHandle } from '../../db/database.ts';
 import type { IntegrationHealth } from '../api/integration-health.ts';
 import type { Metrics } from '../api/metrics.ts';
-import type { PageSessions } from '../api/page-sessions.ts';
+import type { PageSignIns } from '../api/page-sessions.ts';
 import { listenError } from '../api/port-check.ts';
 import { createServer, listenAddress, type ApiServer } from '../api/server.ts';
 import { startWorkerHealth } from '../api/health.ts';
@@ -20,11 +20,13 @@ import { loadArtifactLinks } from './artifact-secret.ts';
 export type HttpServerDeps = {
   pipeline: SessionPipeline;
   store: SessionStore;
+  /** The database of the tables the server reads besides the session store's (reports, page sign-ins). */
+  database: DatabaseHandle;
   metrics: Metrics;
   /** The integrations whose routes and page sign-ins the server serves. */
   modules: readonly IntegrationModule[];
   gitCredentials: GitCredentials[];
-  pageSessions?: PageSessions | undefined;
+  pageSignIns?: PageSignIns | undefined;
   integrationHealth: IntegrationHealth;
   egress: EgressWiring;
   log: Logger;
@@ -36,11 +38,12 @@ export async function startHttpServer(
   config: Config,
   deps: HttpServerDeps,
 ): Promise<{ server: ApiServer; url: string }> {
-  const { log, pipeline, pageSessions } = deps;
-  const artifacts = { store: createPgArtifactStore(deps.store.db), links: await loadArtifactLinks(config) };
+  const { log, pipeline, pageSignIns } = deps;
+  const artifacts = { store: createPgArtifactStore(deps.database.db), links: await loadArtifactLinks(config) };
   const server = createServer({
     service: pipeline.service,
     store: deps.store,
+    db: deps.database.db,
     bus: pipeline.bus,
     deliveries: pipeline.inbound,
     log,
@@ -56,7 +59,7 @@ export async function startHttpServer(
     githubWebUrl: config.github?.gitUrl ?? 'https://github.com',
     allowLocalRepos: config.allowLocalRepos,
     ...(config.apiToken && { apiToken: config.apiToken }),
-    ...(pageSessions && { pageSessions }),
+    ...(pageSignIns && { pageSignIns }),
     signInProviders: deps.modules.flatMap((m) => (m.pageSignIn ? [m.pageSignIn] : [])),
     integrationHealth: deps.integrationHealth.report,
     metrics: deps.metrics,

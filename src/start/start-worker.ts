@@ -11,8 +11,8 @@ import type { GitCredentials, Publisher } from '../core/publisher.ts';
 import type { KnowledgeStore } from '../harness/knowledge/knowledge-store.ts';
 import type { EventBus } from '../sessions/event-bus.ts';
 import type { RunQueue } from '../sessions/run-queue.ts';
-import { createCheckStore } from '../sessions/check-store.ts';
-import { createCheckpointStore } from '../sessions/checkpoint-store.ts';
+import { createCheckStore } from '../sessions/pg-check-store.ts';
+import { createCheckpointStore } from '../sessions/pg-checkpoint-store.ts';
 import { createPgArtifactStore } from '../sessions/pg-artifact-store.ts';
 import { createRunLeases } from '../sessions/run-leases.ts';
 import type { SessionStore } from '../sessions/session-store.ts';
@@ -53,6 +53,7 @@ export async function startWorker(config: Config, deps: WorkerDeps): Promise<Ses
     queue: deps.queue,
     bus: deps.bus,
     store,
+    db: database.db,
     log,
     concurrency: config.worker.concurrency,
     leases: createRunLeases({

@@ -1,4 +1,5 @@
 import pino from 'pino';
+import type { Db } from '../../db/database.ts';
 import { createServer, type ApiServer, type ServerDeps } from '../../src/api/server.ts';
 import { createEventBus, type EventBus } from '../../src/sessions/event-bus.ts';
 import { createRunQueue, type RunQueue } from '../../src/sessions/run-queue.ts';
@@ -8,6 +9,8 @@ import { createTestDatabase } from '../helpers/test-database.ts';
 
 export type ApiFixture = {
   store: SessionStore;
+  /** The database under the store, for the routes that read across sessions and for breaking it. */
+  db: Db;
   service: SessionService;
   bus: EventBus;
   queue: RunQueue;
@@ -53,12 +56,13 @@ export async function createApiFixture(): Promise<ApiFixture> {
   const servers: ApiServer[] = [];
   return {
     store,
+    db: handle.db,
     service,
     bus,
     queue,
     subscriptions: () => live,
     server(options = {}) {
-      const app = createServer({ service, store, bus, log, ...options });
+      const app = createServer({ service, store, db: handle.db, bus, log, ...options });
       servers.push(app);
       return app;
     },

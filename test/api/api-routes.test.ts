@@ -302,7 +302,7 @@ describe('health check with the database gone', () => {
   it('answers 503', async () => {
     const fx = await createApiFixture();
     const app = fx.server();
-    await fx.store.db.destroy();
+    await fx.db.destroy();
     const res = await app.inject({ url: '/healthz' });
     expect(res.statusCode).toBe(503);
     expect(res.json()).toEqual({ ok: false, error: 'database_unavailable' });
@@ -321,6 +321,7 @@ describe('errors from below', () => {
     createServer({
       service: { ...fx.service, start: async () => Promise.reject(error) },
       store: fx.store,
+      db: fx.db,
       bus: fx.bus,
       log: pino({ level: 'silent' }),
     });

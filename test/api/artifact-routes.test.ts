@@ -21,7 +21,7 @@ describe('artifact links', () => {
 
   beforeAll(async () => {
     fx = await createApiFixture();
-    const store = createPgArtifactStore(fx.store.db);
+    const store = createPgArtifactStore(fx.db);
     app = fx.server({ apiToken: TOKEN, publicUrl: 'https://patchbay.example.com', artifacts: { store, links } });
     const started = await fx.service.start({
       thread: { source: 'web' },

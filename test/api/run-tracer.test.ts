@@ -53,7 +53,7 @@ describe('the trace of a delivery and the run it queued, across the queue', () =
       actor: { source: 'slack', id: 'U1', name: 'Ada' },
       text: 'fix the parser',
       repo: 'https://github.com/acme/widgets',
-      deliveryId: 'Ev01',
+      dedupeKey: 'Ev01',
     });
     if (outcome.kind !== 'started') throw new Error(outcome.kind);
     const id = outcome.session.id;
@@ -136,7 +136,7 @@ describe('the trace of a delivery and the run it queued, across the queue', () =
     const run = byName('session.run');
     expect([
       attr(inbound, 'patchbay.surface'),
-      attr(inbound, 'patchbay.delivery_id'),
+      attr(inbound, 'patchbay.dedupe_key'),
       attr(inbound, 'patchbay.outcome'),
     ]).toEqual(['slack', 'Ev01', 'started']);
     expect(job!.data.traceparent).toBe(`00-${inbound.traceId}-${inbound.spanId}-01`);

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { Migrator } from 'kysely/migration';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { migrationProvider } from '../../db/migrations/index.ts';
+import { migrationProvider } from '../../db/migrations/migration-list.ts';
 import { createTestDatabase } from '../helpers/test-database.ts';
 
 /** Migration 009 moves Linear's own delivery table into the inbound pipeline's. */

@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import { Migrator, type Migration, type MigrationProvider } from 'kysely/migration';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrate } from '../../db/database.ts';
-import { migrationProvider } from '../../db/migrations/index.ts';
+import { migrationProvider } from '../../db/migrations/migration-list.ts';
 import { createTestDatabase } from '../helpers/test-database.ts';
 
 /**

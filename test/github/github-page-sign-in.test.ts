@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPageSessions } from '../../src/api/page-sessions.ts';
+import { createPageSignIns } from '../../src/api/page-sessions.ts';
 import { startFakeGitHub, type FakeGitHub } from '../fakes/fake-github.ts';
 import { launchChromium, openPage } from '../web/chromium.ts';
 import { startGitHubPatchbay, type GitHubPatchbay } from './github-fixture.ts';
@@ -125,7 +125,7 @@ describe('signing in to the web page with GitHub (PATCHBAY_API_TOKEN, WEB_SIGNIN
     ).toBe(401);
     // A session made under another API token (in the same database) opens nothing here.
     const otherServer = (
-      await createPageSessions({ db: app.database.db, token: 'another-api-token-0123456789', secure: false }).cookieFor(
+      await createPageSignIns({ db: app.database.db, token: 'another-api-token-0123456789', secure: false }).cookieFor(
         'github:alice',
       )
     ).split(';')[0]!;

@@ -11,8 +11,8 @@ import {
   readWorkState,
   restoreWork,
   type CheckpointChain,
-} from '../../src/harness/checkpoint/work-checkpoint.ts';
-import { createCheckpointStore } from '../../src/sessions/checkpoint-store.ts';
+} from '../../src/harness/checkpoint/checkpoint-work.ts';
+import { createCheckpointStore } from '../../src/sessions/pg-checkpoint-store.ts';
 import { createTestDatabase } from '../helpers/test-database.ts';
 import { removeDataDir } from '../sandbox/sandbox-test-helpers.ts';
 

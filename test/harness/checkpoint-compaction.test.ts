@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { compactionDue } from '../../src/harness/checkpoint/work-checkpoint.ts';
+import { compactionDue } from '../../src/harness/checkpoint/checkpoint-work.ts';
 
 // When a checkpoint chain is stored whole again: its increments have to be many enough and weigh
 // as much as the bundle they follow, or be so many that a restore would fetch too many bundles.

@@ -11,7 +11,7 @@ import type { Actor } from '../../src/core/actor.ts';
 import type { RunLog } from '../../src/core/run-log.ts';
 import { runSession } from '../../src/harness/run-session.ts';
 import { createScriptedProvider } from '../../src/models/scripted-provider.ts';
-import { createCheckpointStore } from '../../src/sessions/checkpoint-store.ts';
+import { createCheckpointStore } from '../../src/sessions/pg-checkpoint-store.ts';
 import { createSessionStore, type SessionStore } from '../../src/sessions/session-store.ts';
 import { createRemote, git, type RemoteFixture } from '../git/git-fixture.ts';
 import { createTestDatabase } from '../helpers/test-database.ts';

@@ -3,7 +3,7 @@ import type { Actor } from '../../src/core/actor.ts';
 import type { EventOf, StoredEvent } from '../../src/core/events.ts';
 import type { ModelMessage } from '../../src/models/model-provider.ts';
 import { createScriptedProvider, type ScriptedTurn } from '../../src/models/scripted-provider.ts';
-import { createCheckStore } from '../../src/sessions/check-store.ts';
+import { createCheckStore } from '../../src/sessions/pg-check-store.ts';
 import { createRemote, git, type RemoteFixture } from '../git/git-fixture.ts';
 import { startTestPatchbay, waitForStatus, type PatchbayFixture } from '../helpers/patchbay-fixture.ts';
 

@@ -3,7 +3,7 @@ import type { Actor } from '../../src/core/actor.ts';
 import type { ModelProvider, TurnRequest } from '../../src/models/model-provider.ts';
 import { createScriptedProvider, type ScriptedTurn } from '../../src/models/scripted-provider.ts';
 import { knowledgeKey } from '../../src/harness/knowledge/load-knowledge.ts';
-import { createKnowledgeStore } from '../../src/sessions/knowledge-store.ts';
+import { createKnowledgeStore } from '../../src/sessions/pg-knowledge-store.ts';
 import { createRemote, type RemoteFixture } from '../git/git-fixture.ts';
 import { startTestPatchbay, waitForStatus, type PatchbayFixture } from '../helpers/patchbay-fixture.ts';
 import { passingVerdict } from '../helpers/scripted-verifier.ts';

@@ -1,12 +1,12 @@
 import pino from 'pino';
-import type { InboundSurface } from '../../src/core/inbound-surface.ts';
+import type { DeliveryInterpreter } from '../../src/core/delivery-interpreter.ts';
 import { createInboundPipeline, type InboundPipeline, type RetryPolicy } from '../../src/sessions/inbound-pipeline.ts';
 import { createRunQueue } from '../../src/sessions/run-queue.ts';
 import { createTestDatabase } from './test-database.ts';
 
 /** The inbound pipeline alone on a fresh test database and a real pg-boss, working `surface`'s deliveries. */
 export async function startTestPipeline(
-  surface: InboundSurface,
+  surface: DeliveryInterpreter,
   options: { pollingIntervalSeconds: number; retry?: RetryPolicy },
 ): Promise<{ pipeline: InboundPipeline; dispose(): Promise<void> }> {
   const database = await createTestDatabase();

@@ -383,10 +383,10 @@ describe('Linear end to end (real @linear/sdk against a schema-validating fake, 
       const last = (await app.store.get(session.id))!.lastSeq;
       const rows = await app.database.db
         .selectFrom('session_threads')
-        .select('delivered_seq')
+        .select('replied_seq')
         .where('session_id', '=', session.id)
         .execute();
-      return rows.every((r) => r.delivered_seq >= last);
+      return rows.every((r) => r.replied_seq >= last);
     }, 'the thread caught up');
     expect(linear.activitiesOf('as-3').at(-1)).toBe(final);
     expect(linear.refused).toEqual([]);

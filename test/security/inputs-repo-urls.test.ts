@@ -67,7 +67,7 @@ describe('the API answers a bad repository with a 400 and starts nothing', () =>
 
   beforeAll(async () => {
     fx = await createApiFixture();
-    const deps = { service: fx.service, store: fx.store, bus: fx.bus, log: pino({ level: 'silent' }) };
+    const deps = { service: fx.service, store: fx.store, db: fx.db, bus: fx.bus, log: pino({ level: 'silent' }) };
     urlsOnly = createServer(deps);
     withPaths = createServer({ ...deps, allowLocalRepos: true });
   });

@@ -6,7 +6,7 @@ import { GITHUB_WEBHOOK_MAX_BYTES, githubRoutes } from '../../integrations/githu
 import { LINEAR_WEBHOOK_MAX_BYTES, linearRoutes } from '../../integrations/linear/linear-routes.ts';
 import { SLACK_REQUEST_MAX_BYTES, slackRoutes } from '../../integrations/slack/slack-routes.ts';
 import type { ApiServer } from '../../src/api/server.ts';
-import type { ReceivedDelivery } from '../../src/core/inbound-surface.ts';
+import type { ReceivedDelivery } from '../../src/core/delivery-interpreter.ts';
 import { createApiFixture, type ApiFixture } from '../api/api-fixture.ts';
 
 const secret = 'webhook-bodies-secret';

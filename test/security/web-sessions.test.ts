@@ -1,7 +1,7 @@
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { crossSiteRefusal, PAGE_REQUEST_HEADER } from '../../src/api/cross-site.ts';
-import { createPageSessions } from '../../src/api/page-sessions.ts';
+import { createPageSignIns } from '../../src/api/page-sessions.ts';
 import { createServer, type ApiServer } from '../../src/api/server.ts';
 import { loadConfig } from '../../src/config.ts';
 import { createApiFixture, type ApiFixture } from '../api/api-fixture.ts';
@@ -19,14 +19,15 @@ describe('web sessions: server-side, revocable, expiring', () => {
   beforeAll(async () => {
     fx = await createApiFixture();
     // The real server, with the page sessions on the fixture's database and a clock the test moves.
-    const pageSessions = createPageSessions({ db: fx.store.db, token, secure: false, now: () => clock });
+    const pageSignIns = createPageSignIns({ db: fx.db, token, secure: false, now: () => clock });
     app = createServer({
       service: fx.service,
       store: fx.store,
+      db: fx.db,
       bus: fx.bus,
       log: pino({ level: 'silent' }),
       apiToken: token,
-      pageSessions,
+      pageSignIns,
     });
   });
   afterAll(async () => {

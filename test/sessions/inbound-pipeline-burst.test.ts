@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { InboundSurface } from '../../src/core/inbound-surface.ts';
+import type { DeliveryInterpreter } from '../../src/core/delivery-interpreter.ts';
 import type { InboundPipeline } from '../../src/sessions/inbound-pipeline.ts';
 import { waitFor } from '../helpers/patchbay-fixture.ts';
 import { startTestPipeline } from '../helpers/test-pipeline.ts';
@@ -14,7 +14,7 @@ describe('inbound pipeline under a burst', () => {
   let pipeline: InboundPipeline;
   const worked = new Map<string, number>();
 
-  const surface: InboundSurface = {
+  const surface: DeliveryInterpreter = {
     source: 'github',
     async interpret(delivery) {
       worked.set(delivery.body, (worked.get(delivery.body) ?? 0) + 1);

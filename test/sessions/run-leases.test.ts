@@ -4,10 +4,10 @@ import { IDLE_IN_TRANSACTION_MS, openDatabase } from '../../db/database.ts';
 import type { Actor } from '../../src/core/actor.ts';
 import type { StepCheckpoint } from '../../src/core/work-checkpoint.ts';
 import type { HarnessDeps } from '../../src/harness/run-session.ts';
-import { createCheckStore } from '../../src/sessions/check-store.ts';
-import { createCheckpointStore } from '../../src/sessions/checkpoint-store.ts';
+import { createCheckStore } from '../../src/sessions/pg-check-store.ts';
+import { createCheckpointStore } from '../../src/sessions/pg-checkpoint-store.ts';
 import { fencedHarness } from '../../src/sessions/fenced-harness.ts';
-import { createKnowledgeStore } from '../../src/sessions/knowledge-store.ts';
+import { createKnowledgeStore } from '../../src/sessions/pg-knowledge-store.ts';
 import { createModalRecordStore } from '../../src/sessions/modal-record-store.ts';
 import { fencedRunLog } from '../../src/sessions/fenced-run-log.ts';
 import { createRunLeases, type RunLease } from '../../src/sessions/run-leases.ts';
@@ -218,7 +218,7 @@ describe.each(databaseTargets())('run leases on $name PostgreSQL', (target) => {
       gates: { checks: createCheckStore(handle.db), knowledge: createKnowledgeStore(handle.db) },
     } as unknown as HarnessDeps;
     const a = await taken(createRunLeases({ db: handle.db, owner: 'worker-1', leaseMs: 1_000 }), 's-gates');
-    const runA = fencedHarness(harness, store, a, silent).gates!;
+    const runA = fencedHarness(harness, a, { store, db: handle.db, log: silent }).gates!;
     const check = (commit: string) => ({
       commit,
       phase: 'check' as const,
@@ -242,7 +242,7 @@ describe.each(databaseTargets())('run leases on $name PostgreSQL', (target) => {
     await runA.checks.addRun('s-gates', check('c-a'));
     await sleep(1_100);
     const b = await taken(createRunLeases({ db: handle.db, owner: 'worker-2', leaseMs: 1_000 }), 's-gates');
-    const runB = fencedHarness(harness, store, b, silent).gates!;
+    const runB = fencedHarness(harness, b, { store, db: handle.db, log: silent }).gates!;
     await runB.checks.addRun('s-gates', check('c-b'));
     await runB.checks.addVerdict('s-gates', verdict('c-b'));
     await runB.knowledge.addLesson('r', 'learned by the current run');

@@ -30,7 +30,7 @@ describe('session service deliveries', () => {
       actor: alice,
       text: 'fix it',
       repo: 'r',
-      deliveryId: 'Ev1',
+      dedupeKey: 'Ev1',
     };
     const first = await service.handle(start);
     expect(first.kind).toBe('started');
@@ -40,7 +40,7 @@ describe('session service deliveries', () => {
       thread: thread('1.1'),
       actor: alice,
       text: 'and the docs',
-      deliveryId: 'Ev2',
+      dedupeKey: 'Ev2',
     };
     expect((await service.handle(reply)).kind).toBe('appended');
     expect(await service.handle(reply)).toEqual({ kind: 'duplicate' });
@@ -68,7 +68,7 @@ describe('session service deliveries', () => {
           actor: alice,
           text: 'one',
           repo: 'r',
-          deliveryId: 'Ev10',
+          dedupeKey: 'Ev10',
         })
       ).kind,
     ).toBe('started');
@@ -78,7 +78,7 @@ describe('session service deliveries', () => {
       actor: alice,
       text: 'two',
       repo: 'r',
-      deliveryId: 'Ev11',
+      dedupeKey: 'Ev11',
     };
     // The id collides, so the session insert fails and takes the delivery record with it.
     await expect(service.handle(second)).rejects.toThrow();

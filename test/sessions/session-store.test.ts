@@ -126,9 +126,9 @@ describe.each(databaseTargets())('session store on $name PostgreSQL', (target) =
     expect((await store.get('s-bad'))?.lastSeq).toBe(2);
   });
 
-  it('records each delivery id once', async () => {
-    expect(await store.recordDelivery('github', 'd-1')).toBe(true);
-    expect(await store.recordDelivery('github', 'd-1')).toBe(false);
-    expect(await store.recordDelivery('slack', 'd-1')).toBe(true);
+  it('records each dedupe key once', async () => {
+    expect(await store.recordMarker('github', 'd-1')).toBe(true);
+    expect(await store.recordMarker('github', 'd-1')).toBe(false);
+    expect(await store.recordMarker('slack', 'd-1')).toBe(true);
   });
 });

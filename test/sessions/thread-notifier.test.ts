@@ -54,15 +54,15 @@ describe('thread notifier', () => {
       const cursors = () =>
         handle.db
           .selectFrom('session_threads')
-          .select(['session_id', 'delivered_seq'])
+          .select(['session_id', 'replied_seq'])
           .where('session_id', 'in', ids)
           .execute();
       await waitFor(
-        async () => (await cursors()).every((c) => c.delivered_seq === 2),
+        async () => (await cursors()).every((c) => c.replied_seq === 2),
         'every cursor to be written',
         15_000,
       );
-      expect((await cursors()).map((c) => c.delivered_seq)).toEqual(ids.map(() => 2));
+      expect((await cursors()).map((c) => c.replied_seq)).toEqual(ids.map(() => 2));
     } finally {
       await notifier.close();
     }
@@ -101,10 +101,10 @@ describe('thread notifier', () => {
       const cursor = async () =>
         await handle.db
           .selectFrom('session_threads')
-          .select(['delivered_seq', 'state'])
+          .select(['replied_seq', 'state'])
           .where('session_id', '=', 's-hang')
           .executeTakeFirstOrThrow();
-      await waitFor(async () => (await cursor()).delivered_seq === 2, 'the retried delivery', 10_000);
+      await waitFor(async () => (await cursor()).replied_seq === 2, 'the retried delivery', 10_000);
       expect(calls).toBeGreaterThanOrEqual(2);
       expect((await cursor()).state).toEqual({ posted: true });
     } finally {

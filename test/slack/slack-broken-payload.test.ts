@@ -2,7 +2,7 @@ import Fastify from 'fastify';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { slackRoutes } from '../../integrations/slack/slack-routes.ts';
-import type { ReceivedDelivery } from '../../src/core/inbound-surface.ts';
+import type { ReceivedDelivery } from '../../src/core/delivery-interpreter.ts';
 import { signBody } from '../fakes/fake-slack-events.ts';
 
 const SECRET = 'broken-payload-test-signing-secret';

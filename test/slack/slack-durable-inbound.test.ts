@@ -49,10 +49,10 @@ describe('Slack deliveries through the durable inbound pipeline', () => {
         const last = (await f.app.store.events(session.id)).at(-1)!.seq;
         const row = await f.app.database.db
           .selectFrom('session_threads')
-          .select('delivered_seq')
+          .select('replied_seq')
           .where('session_id', '=', session.id)
           .executeTakeFirst();
-        return row !== undefined && Number(row.delivered_seq) >= last;
+        return row !== undefined && Number(row.replied_seq) >= last;
       },
       'every event replied in the thread',
       60_000,

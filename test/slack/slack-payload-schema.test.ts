@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { slackDelivery } from '../../integrations/slack/slack-routes.ts';
-import { createSlackSurface, type SlackRequests } from '../../integrations/slack/slack-surface.ts';
-import type { Normalized, StoredDelivery } from '../../src/core/inbound-surface.ts';
+import { createSlackInterpreter, type SlackRequests } from '../../integrations/slack/slack-interpreter.ts';
+import type { Interpretation, StoredDelivery } from '../../src/core/delivery-interpreter.ts';
 import { appMention, blockAction, envelope, newTs } from '../fakes/fake-slack-events.ts';
 
 /**
@@ -13,14 +13,14 @@ describe('Slack payloads at the boundary', () => {
   const inbound = {
     onMessage: async (teamId: string, event: { ts: string; channel: string }) => {
       calls.push(`message ${teamId} ${event.channel} ${event.ts}`);
-      return { kind: 'ignore', reason: 'recorded' } satisfies Normalized;
+      return { kind: 'ignore', reason: 'recorded' } satisfies Interpretation;
     },
     onAction: async (action: { actionId: string; user: string }) => {
       calls.push(`action ${action.actionId} ${action.user}`);
-      return { kind: 'ignore', reason: 'recorded' } satisfies Normalized;
+      return { kind: 'ignore', reason: 'recorded' } satisfies Interpretation;
     },
   } as unknown as SlackRequests;
-  const surface = createSlackSurface({ requests: inbound, web: {} as never, store: {} as never });
+  const surface = createSlackInterpreter({ requests: inbound, web: {} as never, store: {} as never });
   const stored = (body: unknown): StoredDelivery => ({
     ...slackDelivery(body as Record<string, unknown>, JSON.stringify(body)),
     id: '1',

@@ -76,7 +76,7 @@ describe('the trace of a Slack mention, from the delivery to the push', () => {
     const inbound = spans.find((s) => s.name === 'inbound start')!;
     const run = spans.find((s) => s.name === 'session.run')!;
     expect(attr(inbound, 'patchbay.surface')).toBe('slack');
-    expect(attr(inbound, 'patchbay.delivery_id')).toMatch(/\S/);
+    expect(attr(inbound, 'patchbay.dedupe_key')).toMatch(/\S/);
     expect(run.parentSpanId).toBe(inbound.spanId);
     for (const span of spans) {
       expect(span.traceId, span.name).toBe(inbound.traceId);

@@ -23,7 +23,7 @@ describe('pictures on the session page, in Chromium', () => {
   beforeAll(async () => {
     fx = await createApiFixture();
     const links = createArtifactLinks({ secret: 'k'.repeat(40), publicUrl: 'http://127.0.0.1' });
-    app = fx.server({ artifacts: { store: createPgArtifactStore(fx.store.db), links } });
+    app = fx.server({ artifacts: { store: createPgArtifactStore(fx.db), links } });
     base = await app.listen({ host: '127.0.0.1', port: 0 });
     browser = await launchChromium();
   });
@@ -43,7 +43,7 @@ describe('pictures on the session page, in Chromium', () => {
     });
     if (started.kind !== 'started') throw new Error(started.kind);
     const id = started.session.id;
-    const artifacts = createPgArtifactStore(fx.store.db);
+    const artifacts = createPgArtifactStore(fx.db);
     const keep = (name: string, rgb: [number, number, number]) =>
       artifacts.save({
         sessionId: id,

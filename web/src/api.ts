@@ -1,4 +1,8 @@
-/** The typed client of Patchbay's HTTP API. Types come from the server's own modules. */
+/**
+ * The typed client of Patchbay's HTTP API. Types come from the server's own modules; every answer
+ * is parsed with its schema (api-responses.ts) before the page uses it.
+ */
+import type { z } from 'zod';
 import type {
   EventPage,
   KnowledgeDocument,
@@ -9,8 +13,19 @@ import type {
 } from '../../src/api/api-types.ts';
 import type { Grouping, InsightsReport } from '../../src/api/insights-report.ts';
 import type { SessionEventType } from '../../src/core/events.ts';
-import type { PageSignInProvider } from '../../src/core/page-sign-in.ts';
 import type { SessionStatus } from '../../src/core/session-status.ts';
+import {
+  AuthState,
+  ErrorBody,
+  EventPageSchema,
+  InsightsReportSchema,
+  RepoKnowledgeSchema,
+  SessionAck,
+  SessionDetailSchema,
+  SessionDiffSchema,
+  SessionListSchema,
+  StartedSession,
+} from './api-responses.ts';
 
 export type { KnowledgeDocument, RepoKnowledge, SessionDetail, SessionDiff, SessionList };
 
@@ -28,7 +43,22 @@ export class ApiError extends Error {
   }
 }
 
-async function request<T>(method: string, path: string, body?: unknown): Promise<T> {
+/** The server's answer was 2xx but not what the page expects: the page shows this, not a part of it. */
+export class UnexpectedAnswer extends Error {
+  constructor(method: string, path: string, error: z.ZodError) {
+    const where = (issue: z.core.$ZodIssue) => (issue.path.length ? `${issue.path.join('.')}: ` : '');
+    const first = error.issues[0];
+    super(
+      `The server's answer to ${method} ${path.split('?')[0]} is not what this page expects` +
+        (first ? ` (${where(first)}${first.message})` : '') +
+        '; reload the page, or check that the page and the server are the same version.',
+    );
+    this.name = 'UnexpectedAnswer';
+  }
+}
+
+/** Sends a request; resolves to its answer's body (undefined for 204), throwing ApiError when it is not 2xx. */
+async function send(method: string, path: string, body?: unknown): Promise<unknown> {
   const response = await fetch(path, {
     method,
     credentials: 'same-origin',
@@ -37,61 +67,69 @@ async function request<T>(method: string, path: string, body?: unknown): Promise
     headers: { 'x-patchbay-request': '1', ...(body !== undefined && { 'content-type': 'application/json' }) },
     ...(body !== undefined && { body: JSON.stringify(body) }),
   });
-  if (response.status === 204) return undefined as T;
-  const data = (await response.json().catch(() => ({}))) as {
-    message?: string;
-    error?: string;
-    issues?: { message: string }[];
-  };
+  if (response.status === 204) return undefined;
+  const data: unknown = await response.json().catch(() => ({}));
   if (response.status === 401) dispatchEvent(new Event('patchbay:unauthorized'));
   if (!response.ok) {
-    const detail = data.message ?? data.issues?.map((i) => i.message).join('; ') ?? data.error ?? response.statusText;
+    const error = ErrorBody.parse(data);
+    const detail =
+      error.message ?? error.issues?.map((i) => i.message).join('; ') ?? error.error ?? response.statusText;
     throw new ApiError(response.status, detail);
   }
-  return data as T;
+  return data;
+}
+
+/** Sends a request and parses its answer with `schema` (UnexpectedAnswer when it does not parse). */
+async function request<T>(schema: z.ZodType<T>, method: string, path: string, body?: unknown): Promise<T> {
+  const parsed = schema.safeParse(await send(method, path, body));
+  if (!parsed.success) throw new UnexpectedAnswer(method, path, parsed.error);
+  return parsed.data;
 }
 
 export const api = {
-  auth: () => request<{ required: boolean; signedIn: boolean; providers: PageSignInProvider[] }>('GET', '/api/auth'),
-  signIn: (token: string) => request<void>('POST', '/api/auth', { token }),
-  signOut: () => request<void>('DELETE', '/api/auth'),
-  list: (filter: { status?: SessionStatus | undefined; repo?: string | undefined }) => {
+  auth: () => request(AuthState, 'GET', '/api/auth'),
+  signIn: async (token: string) => void (await send('POST', '/api/auth', { token })),
+  signOut: async () => void (await send('DELETE', '/api/auth')),
+  list: (filter: { status?: SessionStatus | undefined; repo?: string | undefined }): Promise<SessionList> => {
     const query = new URLSearchParams();
     if (filter.status) query.set('status', filter.status);
     if (filter.repo) query.set('repo', filter.repo);
     const text = query.toString();
-    return request<SessionList>('GET', `/api/sessions${text ? `?${text}` : ''}`);
+    return request(SessionListSchema, 'GET', `/api/sessions${text ? `?${text}` : ''}`);
   },
-  session: (id: string) => request<SessionDetail>('GET', `/api/sessions/${encodeURIComponent(id)}`),
+  session: (id: string): Promise<SessionDetail> =>
+    request(SessionDetailSchema, 'GET', `/api/sessions/${encodeURIComponent(id)}`),
   /** The `limit` events before seq `before` (the newest without it), with the cursor of the page before. */
-  events: (id: string, page: { before?: number | null; limit: number; types?: readonly SessionEventType[] }) => {
+  events: (
+    id: string,
+    page: { before?: number | null; limit: number; types?: readonly SessionEventType[] },
+  ): Promise<EventPage> => {
     const query = new URLSearchParams({ limit: String(page.limit) });
     if (page.before) query.set('before', String(page.before));
     if (page.types) query.set('types', page.types.join(','));
-    return request<EventPage>('GET', `/api/sessions/${encodeURIComponent(id)}/events?${query}`);
+    return request(EventPageSchema, 'GET', `/api/sessions/${encodeURIComponent(id)}/events?${query}`);
   },
-  diff: (id: string, commit?: string) =>
-    request<SessionDiff>(
+  diff: (id: string, commit?: string): Promise<SessionDiff> =>
+    request(
+      SessionDiffSchema,
       'GET',
       `/api/sessions/${encodeURIComponent(id)}/diff${commit ? `?commit=${encodeURIComponent(commit)}` : ''}`,
     ),
   start: (body: { repo: string; prompt: string; baseBranch?: string; author?: Author }) =>
-    request<{ id: string; status: SessionStatus; url: string }>('POST', '/api/sessions', body),
+    request(StartedSession, 'POST', '/api/sessions', body),
   send: (id: string, body: { text: string; questionId?: string; author?: Author }) =>
-    request<{ id: string; status?: SessionStatus }>('POST', `/api/sessions/${encodeURIComponent(id)}/messages`, body),
-  knowledge: (repo: string) => request<RepoKnowledge>('GET', `/api/repos/${encodeURIComponent(repo)}/knowledge`),
-  saveKnowledge: (repo: string, document: KnowledgeDocument, author?: Author) =>
-    request<RepoKnowledge>('PUT', `/api/repos/${encodeURIComponent(repo)}/knowledge`, {
+    request(SessionAck, 'POST', `/api/sessions/${encodeURIComponent(id)}/messages`, body),
+  knowledge: (repo: string): Promise<RepoKnowledge> =>
+    request(RepoKnowledgeSchema, 'GET', `/api/repos/${encodeURIComponent(repo)}/knowledge`),
+  saveKnowledge: (repo: string, document: KnowledgeDocument, author?: Author): Promise<RepoKnowledge> =>
+    request(RepoKnowledgeSchema, 'PUT', `/api/repos/${encodeURIComponent(repo)}/knowledge`, {
       document,
       ...(author && { author: { name: author.name } }),
     }),
-  insights: (filter: InsightsFilter) => request<InsightsReport>('GET', `/api/insights?${new URLSearchParams(filter)}`),
+  insights: (filter: InsightsFilter): Promise<InsightsReport> =>
+    request(InsightsReportSchema, 'GET', `/api/insights?${new URLSearchParams(filter)}`),
   stop: (id: string, author?: Author) =>
-    request<{ id: string; status?: SessionStatus }>(
-      'POST',
-      `/api/sessions/${encodeURIComponent(id)}/stop`,
-      author ? { author } : {},
-    ),
+    request(SessionAck, 'POST', `/api/sessions/${encodeURIComponent(id)}/stop`, author ? { author } : {}),
 };
 
 const NAME_KEY = 'patchbay.name';

@@ -4,13 +4,16 @@
  * reconnect or a replay never shows an event twice. When the browser gives up (a 401, the server
  * gone), this opens a new stream from the last seq after a pause.
  */
-import type { StoredEvent } from '../../src/core/events.ts';
-import type { LiveEvent } from '../../src/core/live-events.ts';
+import type { z } from 'zod';
+import { StoredEvent } from '../../src/core/events.ts';
+import { LiveEvent } from '../../src/core/live-events.ts';
 
 export type StreamHandlers = {
   onEvent(stored: StoredEvent): void;
   onLive(event: LiveEvent): void;
   onState(state: 'open' | 'reconnecting'): void;
+  /** A frame that is not an event this page knows: it is shown as an error and skipped. */
+  onInvalid(message: string): void;
   /** The seq to resume after when the stream has to be opened again. */
   lastSeq(): number;
 };
@@ -25,7 +28,11 @@ export function openSessionStream(sessionId: string, handlers: StreamHandlers): 
     source = new EventSource(`/api/sessions/${encodeURIComponent(sessionId)}/events${after ? `?after=${after}` : ''}`);
     source.onopen = () => handlers.onState('open');
     // Stored events are unnamed frames (their type is in the data); transient text is `live`.
-    source.onmessage = (message: MessageEvent<string>) => handlers.onEvent(JSON.parse(message.data) as StoredEvent);
+    source.onmessage = (message: MessageEvent<string>) => {
+      const stored = parseFrame(StoredEvent, message.data);
+      if (stored.success) handlers.onEvent(stored.data);
+      else handlers.onInvalid(invalidFrame('an event', stored.error));
+    };
     source.onerror = () => {
       handlers.onState('reconnecting');
       if (source?.readyState === EventSource.CLOSED && !closed) {
@@ -33,9 +40,11 @@ export function openSessionStream(sessionId: string, handlers: StreamHandlers): 
         retry = window.setTimeout(connect, 3000);
       }
     };
-    source.addEventListener('live', (message) =>
-      handlers.onLive(JSON.parse((message as MessageEvent<string>).data) as LiveEvent),
-    );
+    source.addEventListener('live', (message) => {
+      const live = parseFrame(LiveEvent, (message as MessageEvent<string>).data);
+      if (live.success) handlers.onLive(live.data);
+      else handlers.onInvalid(invalidFrame('a live event', live.error));
+    });
   };
   connect();
   return () => {
@@ -43,6 +52,20 @@ export function openSessionStream(sessionId: string, handlers: StreamHandlers): 
     if (retry !== undefined) clearTimeout(retry);
     source?.close();
   };
+}
+
+/** A frame's JSON parsed with `schema`; text that is not JSON fails like JSON that does not match. */
+function parseFrame<T>(schema: z.ZodType<T>, data: string) {
+  try {
+    return schema.safeParse(JSON.parse(data));
+  } catch {
+    return schema.safeParse(undefined);
+  }
+}
+
+function invalidFrame(what: string, error: z.ZodError): string {
+  const first = error.issues[0];
+  return `The event stream sent ${what} this page does not know${first ? ` (${first.path.join('.') || 'frame'}: ${first.message})` : ''}; reload the page, or check that the page and the server are the same version.`;
 }
 
 /** Notices of changes to any session, for the list. */

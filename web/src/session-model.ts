@@ -1,15 +1,15 @@
 /**
  * What the session page shows, folded from the session's event log (and its live, unstored text).
- * Every SessionEvent type is handled in `apply`: a new one fails `npm run typecheck` until the page
- * knows what to do with it. Items are replaced, never mutated, so views can skip unchanged ones.
+ * Every SessionEvent type is handled in `fold` or has a note (event-notes.ts): a new one fails
+ * `npm run typecheck` until the page knows what to do with it. Items are replaced, never mutated,
+ * so views can skip unchanged ones.
  */
-import { queueNotice } from '../../src/core/queue-notice.ts';
-import { describeGate } from '../../src/core/evidence.ts';
 import type { Actor } from '../../src/core/actor.ts';
 import type { EventOf, SessionEvent, StoredEvent } from '../../src/core/events.ts';
 import type { LiveEvent } from '../../src/core/live-events.ts';
 import type { SessionStatus } from '../../src/core/session-status.ts';
 import type { ThreadRef } from '../../src/core/thread-ref.ts';
+import { isNoteEvent, noteOf, type Note } from './event-notes.ts';
 
 export type ToolEnd = { isError: boolean; output: string; durationMs: number; at: string };
 
@@ -147,13 +147,7 @@ export class SessionModel {
     this.items.push(item);
   }
 
-  private note(
-    key: string,
-    at: string,
-    tone: 'info' | 'good' | 'bad',
-    text: string,
-    link?: { href: string; label: string },
-  ) {
+  private note(key: string, at: string, { tone, text, link }: Note) {
     this.push({ kind: 'note', key, at, tone, text, ...(link && { link }) });
   }
 
@@ -186,21 +180,12 @@ export class SessionModel {
   }
 
   private fold(event: SessionEvent, key: string, at: string): void {
+    this.track(event, key, at);
+    if (isNoteEvent(event)) {
+      this.note(key, at, noteOf(event));
+      return;
+    }
     switch (event.type) {
-      case 'session-created':
-        this.participants.set(actorKey(event.actor), event.actor);
-        this.threads.push(event.thread);
-        this.note(
-          key,
-          at,
-          'info',
-          `Session started by ${event.actor.name} from ${event.thread.source} on ${event.repo}`,
-        );
-        return;
-      case 'thread-added':
-        this.threads.push(event.thread);
-        this.note(key, at, 'info', `Also followed in ${event.thread.source}`);
-        return;
       case 'user-message': {
         this.participants.set(actorKey(event.actor), event.actor);
         this.push({
@@ -252,148 +237,82 @@ export class SessionModel {
           this.items[index!] = { ...item, answer: { actor: event.actor, text: event.text } };
         return;
       }
-      case 'status-changed':
-        this.status = event.to;
-        if (event.to === 'completed' || event.to === 'failed' || event.to === 'cancelled')
-          this.openQuestion = undefined;
-        this.push({
-          kind: 'status',
-          key,
-          at,
-          from: event.from,
-          to: event.to,
-          ...(event.reason && { reason: event.reason }),
-        });
-        return;
-      case 'workspace-ready':
-        this.workspace = { branch: event.branch, baseBranch: event.baseBranch, baseCommit: event.baseCommit };
-        this.note(
-          key,
-          at,
-          'info',
-          `Workspace ready on ${event.branch}, from ${event.baseBranch} at ${event.baseCommit.slice(0, 10)}`,
-        );
-        return;
-      case 'diff-updated':
-        this.note(key, at, 'info', `${event.filesChanged} file${event.filesChanged === 1 ? '' : 's'} changed`);
-        return;
-      case 'check-finished': {
-        const { type: _type, ...run } = event;
-        this.checks.push({ ...run, key, at });
-        const what = event.phase === 'setup' ? `Setup ${event.name}` : `Check ${event.name}`;
-        this.note(
-          key,
-          at,
-          toneOf(event.outcome),
-          `${what} ${event.outcome} on ${event.commit.slice(0, 10)}${event.reason ? `: ${event.reason}` : ''}`,
-        );
+      case 'status-changed': {
+        const { from, to, reason } = event;
+        this.push({ kind: 'status', key, at, from, to, ...(reason && { reason }) });
         return;
       }
-      case 'verification-finished': {
-        const { type: _type, ...verdict } = event;
-        this.verdicts.push({ ...verdict, key, at });
-        const total = event.total === undefined ? '' : ` (${event.total}/8)`;
-        this.note(
-          key,
-          at,
-          toneOf(event.outcome),
-          `Verifier ${event.outcome}${total} on ${event.commit.slice(0, 10)}: ${event.summary}`,
-        );
-        return;
-      }
-      case 'review-gate': {
-        const { type: _type, ...gate } = event;
-        this.gates.push({ ...gate, key, at });
-        this.note(
-          key,
-          at,
-          event.ready ? 'good' : 'info',
-          describeGate(event, 10).replace(/^./, (c) => c.toUpperCase()),
-        );
-        return;
-      }
-      case 'knowledge-loaded':
-        this.knowledge = event;
-        this.note(
-          key,
-          at,
-          'info',
-          `Repository knowledge ${event.rebuilt ? 'built' : 'loaded'} (${event.source}): setup ${event.setup.join(', ') || 'none'}; checks ${event.checks.join(', ') || 'none'}`,
-        );
-        return;
-      case 'task-routed':
-        this.route = event;
-        this.note(
-          key,
-          at,
-          'info',
-          `Routed as ${event.taskClass}: ${event.reason} (budget $${event.maxCostUsd}, ${event.maxMinutes} min)`,
-        );
-        return;
-      case 'budget-reached':
-        this.note(
-          key,
-          at,
-          'bad',
-          event.kind === 'cost'
-            ? `Spent $${event.spent.toFixed(2)} of the $${event.limit.toFixed(2)} budget`
-            : `Ran ${Math.round(event.spent)} of ${Math.round(event.limit)} minutes allowed`,
-        );
-        return;
-      case 'ci-failed': {
-        const { type: _type, ...failure } = event;
-        this.ciFailures.push({ ...failure, key, at });
-        const href = event.url;
-        this.note(
-          key,
-          at,
-          'bad',
-          `CI failed on #${event.pullNumber} at ${event.commit.slice(0, 10)}: ${event.name}${event.followUp ? ' (following up)' : event.reason ? ` (${event.reason})` : ''}`,
-          href ? { href, label: 'details' } : undefined,
-        );
-        return;
-      }
-      case 'branch-pushed':
-        this.pushes.push({ branch: event.branch, commit: event.commit, remote: event.remote, at });
-        this.note(key, at, 'good', `Pushed ${event.branch} at ${event.commit.slice(0, 10)}`);
-        return;
-      case 'pr-opened':
-        this.pr = { url: event.url, number: event.number, commit: event.commit };
-        this.note(key, at, 'good', `Pull request #${event.number}`, { href: event.url, label: event.url });
+      case 'egress-blocked':
+        this.push({ kind: 'egress', key, at, host: event.host, port: event.port, reason: event.reason });
         return;
       case 'ui-screenshots':
         this.push({ kind: 'screenshots', key, at, pages: event.pages });
         return;
       case 'usage':
-        this.models.add(event.model);
-        return;
-      case 'context-compacted':
-        this.note(key, at, 'info', `Compacted ${event.messagesReplaced} earlier messages into a summary`);
-        return;
-      case 'error':
-        this.note(key, at, 'bad', `${event.message} [${event.code}]`);
-        return;
-      case 'egress-blocked':
-        this.push({ kind: 'egress', key, at, host: event.host, port: event.port, reason: event.reason });
-        return;
-      case 'run-resumed':
-        this.note(key, at, 'info', `Resumed: ${event.reason}`);
-        return;
-      case 'queue-waiting':
-      case 'queue-started':
-        this.note(key, at, 'info', queueNotice(event));
         return;
       default:
-        // Every known type is handled above (the compiler proves it); a newer server's is not shown.
+        // Every known type is handled above or is a note (the compiler proves it); a newer server's is not shown.
         event satisfies never;
+    }
+  }
+
+  /** What the side panel and the composer read: the session's state as of the events folded so far. */
+  private track(event: SessionEvent, key: string, at: string): void {
+    switch (event.type) {
+      case 'session-created':
+        this.participants.set(actorKey(event.actor), event.actor);
+        this.threads.push(event.thread);
+        return;
+      case 'thread-added':
+        this.threads.push(event.thread);
+        return;
+      case 'status-changed':
+        this.status = event.to;
+        if (event.to === 'completed' || event.to === 'failed' || event.to === 'cancelled')
+          this.openQuestion = undefined;
+        return;
+      case 'workspace-ready':
+        this.workspace = { branch: event.branch, baseBranch: event.baseBranch, baseCommit: event.baseCommit };
+        return;
+      case 'check-finished': {
+        const { type: _type, ...run } = event;
+        this.checks.push({ ...run, key, at });
+        return;
+      }
+      case 'verification-finished': {
+        const { type: _type, ...verdict } = event;
+        this.verdicts.push({ ...verdict, key, at });
+        return;
+      }
+      case 'review-gate': {
+        const { type: _type, ...gate } = event;
+        this.gates.push({ ...gate, key, at });
+        return;
+      }
+      case 'ci-failed': {
+        const { type: _type, ...failure } = event;
+        this.ciFailures.push({ ...failure, key, at });
+        return;
+      }
+      case 'knowledge-loaded':
+        this.knowledge = event;
+        return;
+      case 'task-routed':
+        this.route = event;
+        return;
+      case 'branch-pushed':
+        this.pushes.push({ branch: event.branch, commit: event.commit, remote: event.remote, at });
+        return;
+      case 'pr-opened':
+        this.pr = { url: event.url, number: event.number, commit: event.commit };
+        return;
+      case 'usage':
+        this.models.add(event.model);
+        return;
     }
   }
 }
 
 function actorKey(actor: Actor): string {
   return `${actor.source}:${actor.id}`;
-}
-
-function toneOf(outcome: 'passed' | 'failed' | 'timed-out' | 'not-run'): 'good' | 'bad' | 'info' {
-  return outcome === 'passed' ? 'good' : outcome === 'not-run' ? 'info' : 'bad';
 }

@@ -12,7 +12,7 @@ import {
   readWorkState,
   restoreWork,
   type CheckpointChain,
-} from './work-checkpoint.ts';
+} from './checkpoint-work.ts';
 
 /** Tools that never change the workspace's files: no checkpoint after them. Any other tool gets one. */
 const readOnlyTools = new Set(['read_file', 'list_files', 'search', 'git_status', 'git_diff', 'ask_user']);

@@ -9,8 +9,8 @@ import type { FakeModal } from '../../fakes/modal/fake-modal.ts';
 import { startFakeModalForSdk } from '../../fakes/modal/fake-modal-sdk.ts';
 import { createScriptedProvider } from '../../../src/models/scripted-provider.ts';
 import { changelogModel, changelogRequester, expectChangelogPushed } from '../../harness/changelog-scenario.ts';
-import { checkpointWork } from '../../../src/harness/checkpoint/work-checkpoint.ts';
-import { createCheckpointStore } from '../../../src/sessions/checkpoint-store.ts';
+import { checkpointWork } from '../../../src/harness/checkpoint/checkpoint-work.ts';
+import { createCheckpointStore } from '../../../src/sessions/pg-checkpoint-store.ts';
 
 const MiB = 1024 * 1024;
 const sha256 = (data: Uint8Array) => createHash('sha256').update(data).digest('hex');

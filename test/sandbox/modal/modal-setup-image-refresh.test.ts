@@ -268,7 +268,7 @@ describe('Modal setup images are refreshed in the background when the default br
       {
         log: pino({ level: 'info' }, { write: (line: string) => void lines.push(line) }),
         work: true,
-        surfaces: false,
+        conversations: false,
         model: createScriptedProvider({ scenario: () => ({ text: 'unused' }) }),
         queue: { pollingIntervalSeconds: 0.5 },
       },

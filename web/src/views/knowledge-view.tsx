@@ -98,9 +98,9 @@ export function KnowledgeView({ repo }: { repo: string | undefined }) {
       </p>
     );
 
-  const edit = (kind: Kind, index: number, patch: Partial<Row>) => {
+  const change = (kind: Kind, next: Row[]) => {
     setState('idle');
-    setRows({ ...rows, [kind]: rows[kind].map((r, i) => (i === index ? { ...r, ...patch } : r)) });
+    setRows({ ...rows, [kind]: next });
   };
   const save = async (event: Event) => {
     event.preventDefault();
@@ -121,70 +121,9 @@ export function KnowledgeView({ repo }: { repo: string | undefined }) {
 
   return (
     <form class="knowledge-view" id="knowledge" onSubmit={save}>
-      <div class="card">
-        <h3>Repository knowledge</h3>
-        <p class="muted">
-          <code>{stored.repo}</code> · built from <code>{stored.builtFrom.slice(0, 10)}</code> on{' '}
-          {dateTimeOf(stored.builtAt)} ·{' '}
-          <span id="knowledge-source" data-source={stored.source}>
-            {stored.edited
-              ? `edited by ${stored.edited.by} on ${dateTimeOf(stored.edited.at)}`
-              : "extracted from the repository's files"}
-          </span>
-        </p>
-        <p class="muted">
-          Every run starts with this document. An edit here wins over what Patchbay reads from the repository until the
-          next edit.
-        </p>
-      </div>
-      {kinds.map(({ kind, title, hint, placeholder }) => (
-        <section class="card commands" data-kind={kind} key={kind}>
-          <h3>{title}</h3>
-          <p class="muted">{hint}</p>
-          {rows[kind].length === 0 && <p class="muted">None.</p>}
-          {rows[kind].map((row, i) => (
-            <div class="command-row" key={`${kind}-${i}`}>
-              <input
-                aria-label={`${title} ${i + 1} name`}
-                class="command-name"
-                value={row.name}
-                placeholder="test"
-                onInput={(e) => edit(kind, i, { name: e.currentTarget.value })}
-              />
-              <input
-                aria-label={`${title} ${i + 1} command`}
-                class="command-text"
-                value={row.command}
-                placeholder={placeholder}
-                onInput={(e) => edit(kind, i, { command: e.currentTarget.value })}
-              />
-              <button
-                type="button"
-                class="link"
-                aria-label={`Remove ${title.toLowerCase()} ${i + 1}`}
-                onClick={() => {
-                  setState('idle');
-                  setRows({ ...rows, [kind]: rows[kind].filter((_, j) => j !== i) });
-                }}
-              >
-                Remove
-              </button>
-              {row.source && (
-                <small class="muted source">from {row.source.replace(/^edited by /, 'an edit by ')}</small>
-              )}
-            </div>
-          ))}
-          <button
-            type="button"
-            class="link add"
-            onClick={() => {
-              setState('idle');
-              setRows({ ...rows, [kind]: [...rows[kind], { name: '', command: '', source: '' }] });
-            }}
-          >
-            Add {kind === 'setup' ? 'a setup step' : 'a check'}
-          </button>
-        </section>
+      <KnowledgeHeader stored={stored} />
+      {kinds.map((k) => (
+        <CommandSection key={k.kind} {...k} rows={rows[k.kind]} onChange={(next) => change(k.kind, next)} />
       ))}
       <section class="card">
         <h3>Conventions</h3>
@@ -201,31 +140,8 @@ export function KnowledgeView({ repo }: { repo: string | undefined }) {
           }}
         />
       </section>
-      {stored.document.instructions.length > 0 && (
-        <section class="card">
-          <h3>Instructions from the repository</h3>
-          {stored.document.instructions.map((i) => (
-            <details key={i.source}>
-              <summary>{i.source}</summary>
-              <pre class="output">{i.text}</pre>
-            </details>
-          ))}
-        </section>
-      )}
-      <section class="card" id="lessons">
-        <h3>Lessons from earlier sessions</h3>
-        {stored.lessons.length === 0 ? (
-          <p class="muted">None yet.</p>
-        ) : (
-          <ul>
-            {stored.lessons.map((l) => (
-              <li key={l.at + l.text}>
-                {l.text} <small class="muted">{dateTimeOf(l.at)}</small>
-              </li>
-            ))}
-          </ul>
-        )}
-      </section>
+      <RepoInstructions instructions={stored.document.instructions} />
+      <Lessons lessons={stored.lessons} />
       <div class="card composer-row">
         <label for="knowledge-name">Name</label>
         <input
@@ -249,5 +165,104 @@ export function KnowledgeView({ repo }: { repo: string | undefined }) {
         </p>
       )}
     </form>
+  );
+}
+
+function KnowledgeHeader({ stored }: { stored: RepoKnowledge }) {
+  return (
+    <div class="card">
+      <h3>Repository knowledge</h3>
+      <p class="muted">
+        <code>{stored.repo}</code> · built from <code>{stored.builtFrom.slice(0, 10)}</code> on{' '}
+        {dateTimeOf(stored.builtAt)} ·{' '}
+        <span id="knowledge-source" data-source={stored.source}>
+          {stored.edited
+            ? `edited by ${stored.edited.by} on ${dateTimeOf(stored.edited.at)}`
+            : "extracted from the repository's files"}
+        </span>
+      </p>
+      <p class="muted">
+        Every run starts with this document. An edit here wins over what Patchbay reads from the repository until the
+        next edit.
+      </p>
+    </div>
+  );
+}
+
+/** The setup steps or the checks, each a name and a command a person can change, remove or add. */
+function CommandSection(props: (typeof kinds)[number] & { rows: Row[]; onChange: (rows: Row[]) => void }) {
+  const { kind, title, hint, placeholder, rows, onChange } = props;
+  const edit = (index: number, patch: Partial<Row>) =>
+    onChange(rows.map((r, i) => (i === index ? { ...r, ...patch } : r)));
+  return (
+    <section class="card commands" data-kind={kind}>
+      <h3>{title}</h3>
+      <p class="muted">{hint}</p>
+      {rows.length === 0 && <p class="muted">None.</p>}
+      {rows.map((row, i) => (
+        <div class="command-row" key={`${kind}-${i}`}>
+          <input
+            aria-label={`${title} ${i + 1} name`}
+            class="command-name"
+            value={row.name}
+            placeholder="test"
+            onInput={(e) => edit(i, { name: e.currentTarget.value })}
+          />
+          <input
+            aria-label={`${title} ${i + 1} command`}
+            class="command-text"
+            value={row.command}
+            placeholder={placeholder}
+            onInput={(e) => edit(i, { command: e.currentTarget.value })}
+          />
+          <button
+            type="button"
+            class="link"
+            aria-label={`Remove ${title.toLowerCase()} ${i + 1}`}
+            onClick={() => onChange(rows.filter((_, j) => j !== i))}
+          >
+            Remove
+          </button>
+          {row.source && <small class="muted source">from {row.source.replace(/^edited by /, 'an edit by ')}</small>}
+        </div>
+      ))}
+      <button type="button" class="link add" onClick={() => onChange([...rows, { name: '', command: '', source: '' }])}>
+        Add {kind === 'setup' ? 'a setup step' : 'a check'}
+      </button>
+    </section>
+  );
+}
+
+function RepoInstructions({ instructions }: { instructions: KnowledgeDocument['instructions'] }) {
+  if (instructions.length === 0) return null;
+  return (
+    <section class="card">
+      <h3>Instructions from the repository</h3>
+      {instructions.map((i) => (
+        <details key={i.source}>
+          <summary>{i.source}</summary>
+          <pre class="output">{i.text}</pre>
+        </details>
+      ))}
+    </section>
+  );
+}
+
+function Lessons({ lessons }: { lessons: RepoKnowledge['lessons'] }) {
+  return (
+    <section class="card" id="lessons">
+      <h3>Lessons from earlier sessions</h3>
+      {lessons.length === 0 ? (
+        <p class="muted">None yet.</p>
+      ) : (
+        <ul>
+          {lessons.map((l) => (
+            <li key={l.at + l.text}>
+              {l.text} <small class="muted">{dateTimeOf(l.at)}</small>
+            </li>
+          ))}
+        </ul>
+      )}
+    </section>
   );
 }

@@ -136,6 +136,7 @@ export function useSessionLog(id: string): SessionLog {
           onState: setConnection,
           onEvent,
           onLive: (event) => timeline.applyLive(event) && schedule(),
+          onInvalid: setError,
         });
       },
       (err: Error) => !gone && setError(err.message),

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { Inbound, InboundOutcome } from './inbound.ts';
 
-/** The services whose deliveries the inbound pipeline works: the key each surface is registered by. */
+/** The services whose deliveries the inbound pipeline works: the key each interpreter is registered by. */
 export const DeliverySource = z.enum(['slack', 'github', 'linear']);
 export type DeliverySource = z.infer<typeof DeliverySource>;
 
@@ -20,7 +20,7 @@ export type ReceivedDelivery = {
   dedupeKey: string;
   /** The transport's id (X-GitHub-Delivery, Slack's envelope id), for logs only. */
   deliveryId?: string;
-  /** What kind of delivery this is to its surface (X-GitHub-Event, 'event_callback', 'block_actions'). */
+  /** What kind of delivery this is to its interpreter (X-GitHub-Event, 'event_callback', 'block_actions'). */
   kind: string;
   /** The body exactly as received (the bytes the signature covered), as text. */
   body: string;
@@ -40,11 +40,11 @@ export type StoredDelivery = ReceivedDelivery & {
 };
 
 /**
- * What a surface makes of a delivery: a command for the session service, or why there is none.
- * `plan` is data the surface's own `reply` step reads once the session service has handled the
+ * What an interpreter makes of a delivery: a command for the session service, or why there is none.
+ * `plan` is data the interpreter's own `reply` step reads once the session service has handled the
  * command (which comment to post where); the pipeline passes it through untouched.
  */
-export type Normalized<Plan = never> =
+export type Interpretation<Plan = never> =
   | {
       kind: 'inbound';
       inbound: Inbound;
@@ -53,10 +53,10 @@ export type Normalized<Plan = never> =
   | { kind: 'ignore'; reason: string };
 
 /**
- * The inbound half of an integration, as the pipeline drives it after the ack: Slack, GitHub,
+ * The interpreting half of an integration, as the pipeline drives it after the ack: Slack, GitHub,
  * Linear. Small on purpose; the pipeline does the storing, dedupe, queueing, retries and logging.
  */
-export interface InboundSurface<Plan = never> {
+export interface DeliveryInterpreter<Plan = never> {
   /** The `source` of the deliveries it reads (the key its receiver stores them under). */
   readonly source: DeliverySource;
   /**
@@ -65,7 +65,7 @@ export interface InboundSurface<Plan = never> {
    * repository URL" is an ignore with that reason). Throwing means "try again later": the pipeline
    * retries with backoff, so everything here must be safe to repeat.
    */
-  interpret(delivery: StoredDelivery, signal: AbortSignal): Promise<Normalized<Plan>>;
+  interpret(delivery: StoredDelivery, signal: AbortSignal): Promise<Interpretation<Plan>>;
   /**
    * The session service has handled what `interpret` made of a delivery: reply as its plan says
    * (post the progress comment, answer the thread). Throwing retries the delivery (interpret runs

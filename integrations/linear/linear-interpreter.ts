@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { Actor } from '../../src/core/actor.ts';
 import type { InboundOutcome } from '../../src/core/inbound.ts';
-import type { InboundSurface, ReceivedDelivery, StoredDelivery } from '../../src/core/inbound-surface.ts';
+import type { DeliveryInterpreter, ReceivedDelivery, StoredDelivery } from '../../src/core/delivery-interpreter.ts';
 import { repoFullName } from '../../src/core/repo-ref.ts';
 import type { ThreadRef } from '../../src/core/thread-ref.ts';
 import type { IssueForWork, LinearApi } from './linear-api.ts';
@@ -58,7 +58,7 @@ export function linearDelivery(
  * repository question), or with the stop signal stops the run. Every activity carries an id
  * derived from the delivery, so a retry re-posts nothing.
  */
-export function createLinearSurface(deps: LinearSurfaceDeps): InboundSurface<LinearPlan> {
+export function createLinearInterpreter(deps: LinearSurfaceDeps): DeliveryInterpreter<LinearPlan> {
   return {
     source: 'linear',
     interpret: (delivery) => interpret(deps, delivery),
@@ -159,7 +159,7 @@ async function joinLinkedSession(
     const agentSessionId = scope.event.agentSession.id;
     return {
       kind: 'inbound',
-      inbound: { kind: 'message', thread: input.thread, actor: input.actor, text: input.text, deliveryId: scope.key },
+      inbound: { kind: 'message', thread: input.thread, actor: input.actor, text: input.text, dedupeKey: scope.key },
       plan: { kind: 'bind-joined', organizationId: scope.event.organizationId, agentSessionId, sessionId: linked.id },
     };
   }

@@ -19,6 +19,7 @@ import * as m015 from './015-page-sessions.ts';
 import * as m016 from './016-run-leases.ts';
 import * as m017 from './017-pull-outcomes.ts';
 import * as m018 from './018-session-artifacts.ts';
+import * as m019 from './019-glossary-names.ts';
 
 /** Migrations in order. Add new ones here; never edit one that has shipped. */
 export const migrationProvider: MigrationProvider = {
@@ -44,6 +45,7 @@ export const migrationProvider: MigrationProvider = {
       '016-run-leases': m016,
       '017-pull-outcomes': m017,
       '018-session-artifacts': m018,
+      '019-glossary-names': m019,
     };
   },
 };

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Actor } from '../../src/core/actor.ts';
 import type { Inbound, InboundOutcome } from '../../src/core/inbound.ts';
-import type { InboundSurface, Normalized, StoredDelivery } from '../../src/core/inbound-surface.ts';
+import type { DeliveryInterpreter, Interpretation, StoredDelivery } from '../../src/core/delivery-interpreter.ts';
 import { repoUrl } from '../../src/core/repo-ref.ts';
 import { threadKey, type ThreadRef } from '../../src/core/thread-ref.ts';
 import { classifyWebhook } from './classify-webhook.ts';
@@ -13,7 +13,7 @@ import { addEyes, postComment, type CommentPlace } from './github-comments.ts';
 import { recordInstallation } from './installation-events.ts';
 import { notePullClosed, notePullPushed } from './pull-events.ts';
 import { canWrite, placeOf } from './request-access.ts';
-import type { SurfaceDeps } from './surface-deps.ts';
+import type { InterpreterDeps } from './interpreter-deps.ts';
 
 /**
  * What a GitHub webhook means, from its signed body alone: the comment and its action, the review,
@@ -77,15 +77,15 @@ export type ProgressPlan = {
 /** What GitHub's reply step does once the session service handled a delivery's Inbound. */
 export type GitHubPlan = StopPlan | ProgressPlan | CiFailurePlan;
 
-export type GitHubSurface = InboundSurface<GitHubPlan> & { stop(): Promise<void> };
+export type GitHubInterpreter = DeliveryInterpreter<GitHubPlan> & { stop(): Promise<void> };
 
 /**
- * GitHub's inbound surface, as the pipeline drives it after the ack: installation bookkeeping,
+ * GitHub's interpreter, as the pipeline drives it after the ack: installation bookkeeping,
  * requests for work (permission check, hand-off to the session service, then the request's 👀 and
  * progress comment in the reply step), CI follow-ups and pull request outcomes. Every step is safe
  * to repeat on a retry.
  */
-export function createGitHubSurface(deps: SurfaceDeps): GitHubSurface {
+export function createGitHubInterpreter(deps: InterpreterDeps): GitHubInterpreter {
   return {
     source: 'github',
     interpret: (delivery, signal) => interpretDelivery(deps, delivery, signal),
@@ -107,10 +107,10 @@ function parsePayload(delivery: StoredDelivery): Record<string, unknown> | undef
 
 /** What a delivery means, by event family (see `classifyWebhook`). */
 async function interpretDelivery(
-  deps: SurfaceDeps,
+  deps: InterpreterDeps,
   delivery: StoredDelivery,
   signal: AbortSignal,
-): Promise<Normalized<GitHubPlan>> {
+): Promise<Interpretation<GitHubPlan>> {
   const log = deps.log.child({ deliveryId: delivery.deliveryId, event: delivery.kind });
   const payload = parsePayload(delivery);
   if (!payload) return { kind: 'ignore', reason: 'the body is not a JSON object' };
@@ -146,7 +146,7 @@ async function interpretDelivery(
 
 /** The reply step: what the plan `interpret` made says to post, given what the session service did. */
 async function replyToPlan(
-  deps: SurfaceDeps,
+  deps: InterpreterDeps,
   plan: GitHubPlan,
   outcome: InboundOutcome,
   signal: AbortSignal,
@@ -184,7 +184,11 @@ function actorOf(request: WorkRequest): Actor {
  * access or on a fork's pull request; else `@bot stop`, or a request recorded with
  * `createRequest` and handed on as a `start` (an `answer` when the session waits on a question).
  */
-async function takeRequest(deps: SurfaceDeps, request: WorkRequest, log: Logger): Promise<Normalized<GitHubPlan>> {
+async function takeRequest(
+  deps: InterpreterDeps,
+  request: WorkRequest,
+  log: Logger,
+): Promise<Interpretation<GitHubPlan>> {
   const octokit = await deps.client.forInstallation(request.installationId);
   const place = placeOf(request);
   const who = `@${request.sender.login}`;
@@ -235,10 +239,10 @@ function fromThisRepo(pull: PullRequest, request: WorkRequest): boolean {
 
 /** Records the request (no comment yet, its progress from the session's last seq) and makes its Inbound. */
 async function startRequest(
-  deps: SurfaceDeps,
+  deps: InterpreterDeps,
   request: WorkRequest,
   pull: PullRequest | undefined,
-): Promise<Normalized<GitHubPlan>> {
+): Promise<Interpretation<GitHubPlan>> {
   const thread = githubThread(request);
   const actor = actorOf(request);
   const place = placeOf(request);
@@ -280,7 +284,7 @@ async function startRequest(
 }
 
 /** Says on the thread what `@bot stop` did. */
-async function replyToStop(deps: SurfaceDeps, plan: StopPlan, outcome: InboundOutcome): Promise<void> {
+async function replyToStop(deps: InterpreterDeps, plan: StopPlan, outcome: InboundOutcome): Promise<void> {
   const { who } = plan;
   const said =
     outcome.kind === 'stopped'
@@ -299,7 +303,7 @@ async function replyToStop(deps: SurfaceDeps, plan: StopPlan, outcome: InboundOu
  * request, need not queue behind these throttled writes) puts 👀 on it and posts its progress
  * comment through `comments`, where the replier awaits it. A request not taken is finished.
  */
-async function replyToRequest(deps: SurfaceDeps, plan: ProgressPlan, outcome: InboundOutcome): Promise<void> {
+async function replyToRequest(deps: InterpreterDeps, plan: ProgressPlan, outcome: InboundOutcome): Promise<void> {
   const { store } = deps;
   if (outcome.kind !== 'started' && outcome.kind !== 'appended') {
     await store.updateRequest(plan.requestId, { finished: true });
@@ -319,7 +323,7 @@ async function replyToRequest(deps: SurfaceDeps, plan: ProgressPlan, outcome: In
 }
 
 /** 👀 and "On it" for a taken request; a failure leaves it without a progress comment, finished. */
-async function postProgress(deps: SurfaceDeps, plan: ProgressPlan): Promise<number | undefined> {
+async function postProgress(deps: InterpreterDeps, plan: ProgressPlan): Promise<number | undefined> {
   const log = deps.log.child({ pull: plan.place.number });
   try {
     const octokit = await deps.client.forInstallation(plan.installationId);
@@ -339,7 +343,7 @@ async function postProgress(deps: SurfaceDeps, plan: ProgressPlan): Promise<numb
 
 /** The delivery failed for good: a request for work hears why on its thread. */
 async function tellFailure(
-  deps: SurfaceDeps,
+  deps: InterpreterDeps,
   delivery: StoredDelivery,
   reason: string,
   signal: AbortSignal,

@@ -4,8 +4,8 @@ import type { GitHubClient } from './github-client.ts';
 import type { GitHubStore } from './github-store.ts';
 import type { ProgressComments } from './progress-comments.ts';
 
-/** What GitHub's inbound surface and each of its event families read and write. */
-export type SurfaceDeps = {
+/** What GitHub's interpreter and each of its event families read and write. */
+export type InterpreterDeps = {
   client: GitHubClient;
   store: GitHubStore;
   context: Pick<IntegrationContext, 'findSession' | 'publicUrl' | 'addLesson' | 'sessionEvents'>;

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { Actor } from '../../src/core/actor.ts';
 import type { InboundOutcome } from '../../src/core/inbound.ts';
-import type { InboundSurface, Normalized, StoredDelivery } from '../../src/core/inbound-surface.ts';
+import type { DeliveryInterpreter, Interpretation, StoredDelivery } from '../../src/core/delivery-interpreter.ts';
 import { findRepoMentions, type RepoMention } from '../../src/core/repo-mentions.ts';
 import type { IntegrationContext } from '../integration-module.ts';
 import { chooseCandidate, recommendRepo } from './repo-choice.ts';
@@ -9,14 +9,14 @@ import type { ActorDirectory } from './slack-actors.ts';
 import { ASK_FOR_REPO, candidatesMessage, parseAnswerValue } from './slack-blocks.ts';
 import { CONNECT_GITHUB, connectGitHub, refuseForeign } from './slack-ephemeral.ts';
 import type { SlackIdentity } from './slack-identity.ts';
-import { classifyEvent, cleanText, isStopCommand, plainText, threadOf } from './slack-normalize.ts';
+import { classifyEvent, cleanText, isStopCommand, plainText, threadOf } from './slack-text.ts';
 import { messageEventOf, parseSlackPayload, type SlackMessageEvent, type SlackPayload } from './slack-payloads.ts';
 import type { PendingTask, SlackStore, SlackThread } from './slack-store.ts';
 import { teamAllowed, userTeamOf } from './slack-teams.ts';
 import { postInThread, type SlackWeb } from './slack-web.ts';
 
 /**
- * What the Slack surface does once the session service handled a request (its reply step), as
+ * What the Slack interpreter does once the session service handled a request (its reply step), as
  * data: a start from a task that waited for its repository takes that task; a stop that found
  * nothing running says so in the thread.
  */
@@ -41,7 +41,7 @@ export type SlackRequestDeps = {
   signInLink?: (actor: Actor) => string;
 };
 
-/** A click on one of Patchbay's buttons, as the surface read it from the payload. */
+/** A click on one of Patchbay's buttons, as the interpreter read it from the payload. */
 export type SlackAction = {
   teamId: string;
   channel: string;
@@ -53,7 +53,7 @@ export type SlackAction = {
   value: string;
 };
 
-type Interpreted = Normalized<SlackPlan>;
+type Interpreted = Interpretation<SlackPlan>;
 
 const ignore = (reason: string): Interpreted => ({ kind: 'ignore', reason });
 
@@ -65,7 +65,7 @@ export type SlackSurfaceDeps = { requests: SlackRequests; web: SlackWeb; store: 
  * requests logic (SlackRequests), replies once the session service handled what came of it, and
  * tells the thread when a delivery could not be processed at all.
  */
-export function createSlackSurface(deps: SlackSurfaceDeps): InboundSurface<SlackPlan> {
+export function createSlackInterpreter(deps: SlackSurfaceDeps): DeliveryInterpreter<SlackPlan> {
   return {
     source: 'slack',
     interpret: (delivery) => interpret(deps.requests, delivery),
@@ -75,7 +75,7 @@ export function createSlackSurface(deps: SlackSurfaceDeps): InboundSurface<Slack
 }
 
 /** A stored Slack body as a message or a click for the requests logic, or why it is ignored. */
-async function interpret(requests: SlackRequests, delivery: StoredDelivery): Promise<Normalized<SlackPlan>> {
+async function interpret(requests: SlackRequests, delivery: StoredDelivery): Promise<Interpretation<SlackPlan>> {
   const payload = parseSlackPayload(delivery.body);
   if (payload.kind === 'invalid') return ignore(payload.problem);
   if (payload.kind === 'event') {

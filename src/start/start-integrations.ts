@@ -6,7 +6,7 @@ import {
   type StartedIntegrations,
   type StartRetry,
 } from '../api/integration-health.ts';
-import type { InboundSurface } from '../core/inbound-surface.ts';
+import type { DeliveryInterpreter } from '../core/delivery-interpreter.ts';
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.ts';
 import type { EventBus } from '../sessions/event-bus.ts';
@@ -33,12 +33,12 @@ export function startThreadReplies(
 
 /**
  * Starts the integrations (their background connections, reported on `/healthz`), then works the
- * deliveries stored by any process (or before a crash) through their surfaces; the pipeline stops
+ * deliveries stored by any process (or before a crash) through their interpreters; the pipeline stops
  * before the integrations at shutdown.
  */
-export async function connectSurfaces(
+export async function connectIntegrations(
   modules: readonly IntegrationModule[],
-  surfaces: readonly InboundSurface<unknown>[],
+  interpreters: readonly DeliveryInterpreter<unknown>[],
   deps: {
     inbound: InboundPipeline;
     health: IntegrationHealth;
@@ -53,8 +53,8 @@ export async function connectSurfaces(
     ...(deps.retry && { retry: deps.retry }),
   });
   deps.shutdown.add(() => integrations.stop());
-  if (surfaces.length > 0) {
-    await deps.inbound.start(surfaces);
+  if (interpreters.length > 0) {
+    await deps.inbound.start(interpreters);
     deps.shutdown.add(() => deps.inbound.stop());
   }
   return integrations;

@@ -1,0 +1,128 @@
+import { sql } from 'kysely';
+import type { Db } from '../../db/database.ts';
+import type { Actor } from '../core/actor.ts';
+import type { StoredEvent } from '../core/events.ts';
+import type { NewEvent, TransitionOptions, TransitionResult } from '../core/run-log.ts';
+import type { SessionRecord } from '../core/session-record.ts';
+import { nextStatus, type SessionTrigger } from '../core/session-status.ts';
+import type { ThreadRef } from '../core/thread-ref.ts';
+import { claimMarker, type RequestMarker } from './request-markers.ts';
+import { appendEvents } from './event-log.ts';
+import type { RunLease } from './run-leases.ts';
+import { lockSession, patchColumns, type Trx } from './session-lock.ts';
+import { insertFirstThread } from './session-threads.ts';
+
+/** What a new session starts from. */
+export type NewSession = {
+  id: string;
+  repo: string;
+  prompt: string;
+  title: string;
+  requester: Actor;
+  thread: ThreadRef;
+  baseBranch?: string;
+  branch?: string;
+  /** Recorded in the same transaction: a redelivery finds it and creates nothing. */
+  marker?: RequestMarker;
+};
+
+/** Creates a queued session bound to its first thread, with its first two events, in one transaction. */
+export async function createSession(
+  db: Db,
+  input: NewSession,
+): Promise<{ session: SessionRecord; events: StoredEvent[] }> {
+  return db.transaction().execute(async (trx) => {
+    if (input.marker) await claimMarker(trx, input.marker);
+    await trx
+      .insertInto('sessions')
+      .values({
+        id: input.id,
+        status: 'queued',
+        repo: input.repo,
+        prompt: input.prompt,
+        title: input.title,
+        requester: JSON.stringify(input.requester),
+        base_branch: input.baseBranch ?? null,
+        branch: input.branch ?? null,
+      })
+      .execute();
+    await insertFirstThread(trx, input.id, input.thread);
+    const events = await appendEvents(trx, input.id, [
+      {
+        event: {
+          type: 'session-created',
+          repo: input.repo,
+          prompt: input.prompt,
+          actor: input.requester,
+          thread: input.thread,
+        },
+      },
+      { event: { type: 'user-message', actor: input.requester, text: input.prompt } },
+    ]);
+    return { session: await lockSession(trx, input.id), events };
+  });
+}
+
+/** How a transition is made: the store's own options beside the run log's. */
+export type StoreTransitionOptions = TransitionOptions & { marker?: RequestMarker; fence?: RunLease };
+
+/**
+ * Applies a lifecycle trigger under the session's row lock. Returns the session after it and
+ * whether the status changed; a trigger that does not apply changes nothing.
+ */
+export async function transitionSession(
+  db: Db,
+  sessionId: string,
+  trigger: SessionTrigger,
+  options: StoreTransitionOptions = {},
+): Promise<TransitionResult> {
+  return db.transaction().execute(async (trx) => {
+    if (options.marker) await claimMarker(trx, options.marker);
+    const current = await lockSession(trx, sessionId, options.fence, `the transition '${trigger}'`);
+    const to = nextStatus(current.status, trigger);
+    if (!to) return { session: current, applied: false, from: current.status };
+    // Under the row lock a message is either in the log already (and refuses this) or lands
+    // after the transition (and re-queues the session): none slips between a run and its end.
+    if (options.unlessUnread && (await hasUnreadMessages(trx, sessionId))) {
+      return { session: current, applied: false, from: current.status, unread: true };
+    }
+    await trx
+      .updateTable('sessions')
+      .set({ status: to, updated_at: sql`now()`, ...patchColumns(options.patch ?? {}) })
+      .where('id', '=', sessionId)
+      .execute();
+    const events: NewEvent[] = [...(options.events ?? [])];
+    if (to !== current.status) {
+      events.push({
+        event: {
+          type: 'status-changed',
+          from: current.status,
+          to,
+          ...(options.reason && { reason: options.reason }),
+        },
+      });
+    }
+    await appendEvents(trx, sessionId, events, options.fence?.epoch);
+    return { session: await lockSession(trx, sessionId), applied: true, from: current.status };
+  });
+}
+
+/** Whether a user message is in the log that no transcript entry has taken in yet. */
+async function hasUnreadMessages(trx: Trx, sessionId: string): Promise<boolean> {
+  const row = await trx
+    .selectFrom('session_events')
+    .select('seq')
+    .where('session_id', '=', sessionId)
+    .where('type', '=', 'user-message')
+    .where(
+      'seq',
+      '>',
+      trx
+        .selectFrom('session_messages')
+        .select(sql<number>`coalesce(max(event_seq), 0)`.as('m'))
+        .where('session_id', '=', sessionId),
+    )
+    .limit(1)
+    .executeTakeFirst();
+  return row !== undefined;
+}
