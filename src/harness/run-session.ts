@@ -27,7 +27,7 @@ import { coAuthorsOf, commitMessage, publishedDecision, type Committed } from '.
 import { budgetLimits, pauseForBudget, runBudget } from './session-budget.ts';
 import { loadSessionKnowledge, warnUnknownPrices } from './session-knowledge.ts';
 import { routeSession } from './session-route.ts';
-import { screenshotsSection, takeSessionScreenshots } from './screenshots/session-screenshots.ts';
+import { recordScreenshots, screenshotsSection, takeSessionScreenshots } from './screenshots/session-screenshots.ts';
 import type { ArtifactStore } from '../core/artifact-store.ts';
 import { acquireSandbox, clearStaleGitLocks, noteRestored, resumeCheckpoints } from './session-workspace.ts';
 
@@ -186,6 +186,7 @@ async function settleFinished(run: SessionRun, summary: string, gate: GateContex
   const section = shots && deps.artifactUrl ? screenshotsSection(shots.event, deps.artifactUrl) : '';
   const published = section ? `${summary.trim()}\n\n${section}` : summary;
   const delivered = committed.changed ? await pushAndPublish(run, published, committed, step?.decision) : {};
+  if (shots && delivered.commit) await recordScreenshots(run, shots.event);
   // What the thread is told is what was published, for the commit that was pushed.
   const decision = delivered.decision ?? step?.decision;
   const result = {

@@ -3,30 +3,31 @@ import type { SessionRun } from '../session-run.ts';
 import { takeBeforeAfter, type BeforeAfter } from './before-after.ts';
 
 /**
- * The before/after screenshots of a committed UI change, recorded as the session's
- * `ui-screenshots` event. They are for the pull request's reviewers: undefined without a publisher
- * or an artifact store, for a change that touches no UI file, or when the agent looked at no page.
- * A failure to take them is logged, never fatal: the change ships without pictures.
+ * The before/after screenshots of a committed UI change, for the pull request's reviewers:
+ * undefined without a publisher or an artifact store, for a change that touches no UI file, or
+ * when the agent looked at no page. A failure to take them is logged, never fatal: the change
+ * ships without pictures. recordScreenshots records them once the change is pushed, so a round
+ * the gate sends back shows on no thread.
  */
 export async function takeSessionScreenshots(run: SessionRun, commit: string): Promise<BeforeAfter | undefined> {
   const { session, deps, sandbox, workspace, signal, log } = run;
   if (!deps.artifacts || (deps.publishers ?? []).length === 0) return undefined;
   try {
     const events = await deps.store.events(session.id, { types: ['tool-start', 'tool-end'] });
-    const shots = await takeBeforeAfter(
+    return await takeBeforeAfter(
       { sandbox, artifacts: deps.artifacts, sessionId: session.id, log, signal },
       { baseCommit: workspace.baseCommit, commit, events },
     );
-    if (shots)
-      await deps.store.commitStep(session.id, {
-        events: [{ event: shots.event, dedupeKey: `ui-screenshots:${commit}` }],
-      });
-    return shots;
   } catch (error) {
     if (signal.aborted) throw error;
     log.warn({ err: error }, 'no before/after screenshots of the change');
     return undefined;
   }
+}
+
+/** Records the pushed change's screenshots as the session's `ui-screenshots` event (the page and the thread show it). */
+export async function recordScreenshots(run: SessionRun, event: EventOf<'ui-screenshots'>): Promise<void> {
+  await run.deps.store.commitStep(run.session.id, { events: [{ event, dedupeKey: `ui-screenshots:${event.commit}` }] });
 }
 
 /**
