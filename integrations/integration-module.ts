@@ -1,3 +1,4 @@
+import type { ArtifactStore } from '../src/core/artifact-store.ts';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { Db } from '../db/database.ts';
@@ -43,6 +44,8 @@ export type IntegrationContext = {
   publicUrl: string;
   /** Takes pictures from messages in (checked, scaled, kept as waiting attachments); without it they are left out. */
   imageIntake?: ImageIntake;
+  /** The sessions' kept pictures (before/after screenshots a replier uploads to its thread). */
+  artifacts?: ArtifactStore;
   /** Signs a person in to the web page once the integration knows who they are (set with PATCHBAY_API_TOKEN). */
   pageSignIns?: PageSessionIssuer;
 };

@@ -23,6 +23,11 @@ export const envSchema = z
         .optional(),
     ),
     PATCHBAY_API_TOKEN: z.preprocess(emptyAsUndefined, z.string().min(16, 'must be at least 16 characters').optional()),
+    /** Signs artifact links (screenshots in PR bodies); unset: generated once and kept in DATA_DIR. */
+    ARTIFACT_URL_SECRET: z.preprocess(
+      emptyAsUndefined,
+      z.string().min(32, 'must be at least 32 characters').optional(),
+    ),
     /** For MODEL_PROVIDER=scripted: a JSON file with {"turns": [...]}. */
     SCRIPTED_SCENARIO: optionalString,
     ...sandboxEnvShape,
@@ -91,6 +96,8 @@ export type Config = {
   dataDir: string;
   databaseUrl?: string;
   apiToken?: string;
+  /** ARTIFACT_URL_SECRET; unset: the one generated in DATA_DIR (see src/start/artifact-secret.ts). */
+  artifactUrlSecret?: string;
   /** How long a web page sign-in lasts (WEB_SESSION_HOURS). */
   webSessionHours: number;
   logLevel: Env['LOG_LEVEL'];
@@ -156,6 +163,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     ...(e.DATABASE_URL && { databaseUrl: e.DATABASE_URL }),
     ...(e.OTEL_EXPORTER_OTLP_ENDPOINT && { otlpEndpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT.replace(/\/$/, '') }),
     ...(e.PATCHBAY_API_TOKEN && { apiToken: e.PATCHBAY_API_TOKEN }),
+    ...(e.ARTIFACT_URL_SECRET && { artifactUrlSecret: e.ARTIFACT_URL_SECRET }),
     webSessionHours: e.WEB_SESSION_HOURS,
     logLevel: e.LOG_LEVEL,
     model: { ...modelConfigFromEnv(e), ...(e.SCRIPTED_SCENARIO && { scenarioPath: resolve(e.SCRIPTED_SCENARIO) }) },

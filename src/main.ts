@@ -259,6 +259,7 @@ function integrationContext(
     sessionEvents: (sessionId, types) => store.events(sessionId, { types }),
     addLesson: (repo, text) => knowledge.addLesson(knowledgeKey(repo), text),
     outcomes: createOutcomeStore(parts.database.db),
+    artifacts: createPgArtifactStore(parts.database.db),
     db: parts.database.db,
     log: parts.log,
     publicUrl: config.publicUrl,

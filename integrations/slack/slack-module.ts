@@ -81,6 +81,7 @@ export function createSlackModule(options: SlackModuleOptions): IntegrationModul
       publicUrl: context.publicUrl,
       log,
       repoBases: [options.gitUrl ?? 'https://github.com'],
+      ...(context.artifacts && { screenshots: { web, artifacts: context.artifacts } }),
     }),
     interpreter: createSlackInterpreter({
       requests,

@@ -15,6 +15,8 @@ import {
   type SlackText,
 } from './slack-blocks.ts';
 import type { SlackWeb } from './slack-web.ts';
+import type { ArtifactStore } from '../../src/core/artifact-store.ts';
+import { uploadScreenshotsOnce, type SlackFiles } from './slack-screenshots.ts';
 import { escapeMrkdwn } from './slack-text.ts';
 import type { SlackStore, SlackThread } from './slack-store.ts';
 
@@ -36,6 +38,8 @@ export function createSlackReplier(deps: {
   log: Logger;
   now?: () => number /** Git hosts whose repositories have web pages to link (github.com, GitHub Enterprise). */;
   repoBases?: readonly string[];
+  /** Where a UI change's before/after screenshots are read to upload them (with `files:write`). */
+  screenshots?: { web: SlackFiles; artifacts: Pick<ArtifactStore, 'get'> };
 }): ThreadReplier {
   const { web, store } = deps;
   const now = deps.now ?? Date.now;
@@ -96,6 +100,8 @@ export function createSlackReplier(deps: {
           }
         } else if (event.type === 'queue-waiting' || event.type === 'queue-started') {
           await post(thread, posts, `queue:${stored.seq}`, { text: queueNotice(event) });
+        } else if (event.type === 'ui-screenshots' && deps.screenshots) {
+          await uploadScreenshotsOnce({ ...deps.screenshots, store, log: deps.log }, thread, posts, event);
         } else if (event.type === 'ci-failed') {
           await post(thread, posts, `ci:${stored.seq}`, ciMessage(event));
         } else if (event.type === 'status-changed' && TERMINAL.has(event.to)) {

@@ -10,4 +10,5 @@ export const SLACK_BOT_SCOPES = [
   'groups:history',
   'im:history',
   'mpim:history',
+  'files:write',
 ] as const;

@@ -14,7 +14,8 @@ const MAX_PNG_BYTES = 5 * 1024 * 1024;
 const WAIT_SECONDS = 30;
 const DEFAULT_HEIGHT = 800;
 
-const ScreenshotInput = z.object({
+/** The screenshot tool's input: also what the harness reads back from its calls to retake a page. */
+export const ScreenshotInput = z.object({
   url: z.string().describe('http(s) URL on 127.0.0.1, localhost or [::1]: a server you run in the sandbox'),
   width: z.number().int().min(200).max(3840).optional().describe('Window width in pixels (default 1280)'),
   height: z.number().int().min(200).max(FULL_PAGE_HEIGHT).optional().describe('Window height in pixels (default 800)'),
@@ -45,7 +46,7 @@ export function createScreenshotTool(options: { policy?: CommandPolicy | undefin
   return {
     name: 'screenshot',
     description:
-      'Take a screenshot of a web page served inside the sandbox (http://127.0.0.1:PORT/...) with headless Chromium, and see it. Give `server` to start the server in the same command.',
+      'Take a screenshot of a web page served inside the sandbox (http://127.0.0.1:PORT/...) with headless Chromium, and see it. Give `server` to start the server in the same command. When your change touches UI files, the pages you took are taken again before (base commit) and after (your commit) for the pull request, so take each page the change affects.',
     inputSchema: ScreenshotInput,
     timeLimitMs: () => (WAIT_SECONDS + 90) * 1000,
     async execute(input, ctx) {
@@ -56,26 +57,10 @@ export function createScreenshotTool(options: { policy?: CommandPolicy | undefin
         return { content: `Server command refused: ${decision.reason}`, isError: true };
       const width = input.width ?? 1280;
       const height = input.fullPage ? FULL_PAGE_HEIGHT : (input.height ?? DEFAULT_HEIGHT);
-      const result = await ctx.sandbox.exec(SCREENSHOT_SCRIPT, {
-        env: screenshotEnv({ url: url.href, width, height, server: input.server, waitSeconds: WAIT_SECONDS }),
-        timeoutMs: (WAIT_SECONDS + 60) * 1000,
-        maxOutputBytes: Math.ceil((MAX_PNG_BYTES * 4) / 3) + 16,
-        signal: ctx.signal,
-      });
-      if (result.timedOut) return { content: `The screenshot of ${url.href} did not finish in time.`, isError: true };
-      if (result.exitCode !== 0)
-        return {
-          content: `No screenshot of ${url.href}: ${result.stderr.trim() || `exit ${result.exitCode}`}`,
-          isError: true,
-        };
-      if (result.truncatedBytes.stdout > 0)
-        return {
-          content: `The screenshot of ${url.href} is over ${MAX_PNG_BYTES} bytes: take a smaller one.`,
-          isError: true,
-        };
-      const taken = Buffer.from(result.stdout, 'base64');
+      const taken = await takeScreenshot(ctx.sandbox, { url, width, height, server: input.server }, ctx.signal);
+      if (taken.kind === 'refused') return { content: taken.message, isError: true };
       // A full page is taken in a tall window: what lies below the page's content is cut off.
-      const bytes = input.fullPage ? trimBottom(taken, input.height ?? DEFAULT_HEIGHT) : taken;
+      const bytes = input.fullPage ? trimBottom(taken.bytes, input.height ?? DEFAULT_HEIGHT) : taken.bytes;
       const size = pngSize(bytes);
       if (!size) return { content: `Chromium's screenshot of ${url.href} is not a PNG.`, isError: true };
       const image: ModelImage = {
@@ -88,6 +73,47 @@ export function createScreenshotTool(options: { policy?: CommandPolicy | undefin
       return { content: `${said} ${await keepWithSession(image, bytes, ctx)}`.trim(), images: [image] };
     },
   };
+}
+
+/** A page to take: a loopback URL (checked by loopbackUrl), the window, the server command (policy-checked). */
+export type ScreenshotRequest = { url: URL; width: number; height: number; server?: string | undefined };
+
+/**
+ * Takes one screenshot in the sandbox with headless Chromium: the PNG's bytes, or why not as a
+ * sentence for the model. `cwd` is where the server command runs (the workspace by default).
+ */
+export async function takeScreenshot(
+  sandbox: ToolContext['sandbox'],
+  request: ScreenshotRequest,
+  signal: AbortSignal,
+  cwd?: string,
+): Promise<{ kind: 'taken'; bytes: Buffer } | { kind: 'refused'; message: string }> {
+  const { url } = request;
+  const result = await sandbox.exec(SCREENSHOT_SCRIPT, {
+    env: screenshotEnv({
+      url: url.href,
+      width: request.width,
+      height: request.height,
+      server: request.server,
+      waitSeconds: WAIT_SECONDS,
+    }),
+    timeoutMs: (WAIT_SECONDS + 60) * 1000,
+    maxOutputBytes: Math.ceil((MAX_PNG_BYTES * 4) / 3) + 16,
+    signal,
+    ...(cwd && { cwd }),
+  });
+  if (result.timedOut) return { kind: 'refused', message: `The screenshot of ${url.href} did not finish in time.` };
+  if (result.exitCode !== 0)
+    return {
+      kind: 'refused',
+      message: `No screenshot of ${url.href}: ${result.stderr.trim() || `exit ${result.exitCode}`}`,
+    };
+  if (result.truncatedBytes.stdout > 0)
+    return {
+      kind: 'refused',
+      message: `The screenshot of ${url.href} is over ${MAX_PNG_BYTES} bytes: take a smaller one.`,
+    };
+  return { kind: 'taken', bytes: Buffer.from(result.stdout, 'base64') };
 }
 
 /** Keeps the picture with the session; says so (or why not) for the model, '' when there is nowhere to keep it. */

@@ -20,6 +20,9 @@ import { registerSessionRoutes } from './session-routes.ts';
 import { registerKnowledgeRoutes } from './knowledge-routes.ts';
 import { registerInsightsRoutes } from './insights-routes.ts';
 import { registerWebPage } from './web-page.ts';
+import type { ArtifactStore } from '../core/artifact-store.ts';
+import type { ArtifactLinks } from './artifact-links.ts';
+import { registerArtifactRoutes } from './artifact-routes.ts';
 
 /** Per-route settings; `public` routes skip the API token check. */
 export type RouteConfig = { public?: boolean };
@@ -61,6 +64,8 @@ export type ServerDeps = {
   integrationHealth?: () => Record<string, IntegrationState>;
   /** Served at GET /metrics (Prometheus text format); behind the API token when one is set. */
   metrics?: Pick<Metrics, 'render' | 'contentType'>;
+  /** Session artifacts and their signed links: GET /artifacts/:id and GET /api/sessions/:id/artifacts. */
+  artifacts?: { store: ArtifactStore; links: ArtifactLinks };
 };
 
 /**
@@ -118,6 +123,8 @@ export function createServer(deps: ServerDeps): ApiServer {
     ...(deps.refreshMirror && { refreshMirror: deps.refreshMirror }),
   });
   if (deps.deliveries) registerDeliveryRoutes(app, deps.deliveries);
+  if (deps.artifacts)
+    registerArtifactRoutes(app, { artifacts: deps.artifacts.store, links: deps.artifacts.links, store });
   registerPageAuth(app, {
     ...(deps.apiToken && { apiToken: deps.apiToken }),
     ...(check && { check }),

@@ -54,6 +54,8 @@ export function renderEvent({ event }: StoredEvent): string | undefined {
       return `✓ pushed ${event.branch} at ${event.commit.slice(0, 12)} to ${event.remote}`;
     case 'pr-opened':
       return `✓ pull request #${event.number}: ${event.url}`;
+    case 'ui-screenshots':
+      return `  before/after screenshots of ${event.pages.map((p) => p.url).join(', ')}`;
     case 'usage':
       return undefined;
     case 'context-compacted':

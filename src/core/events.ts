@@ -154,6 +154,22 @@ export const SessionEvent = z.discriminatedUnion('type', [
     branch: z.string(),
     commit: z.string(),
   }),
+  /**
+   * Before/after screenshots of the pages a UI change touches, taken by the harness on the base
+   * commit and on `commit`; each side is a session artifact id, or absent with the reason in `note`.
+   */
+  z.object({
+    type: z.literal('ui-screenshots'),
+    commit: z.string(),
+    pages: z.array(
+      z.object({
+        url: z.string(),
+        before: z.string().optional(),
+        after: z.string().optional(),
+        note: z.string().optional(),
+      }),
+    ),
+  }),
   z.object({
     type: z.literal('usage'),
     turn: z.number().int().nonnegative(),

@@ -28,6 +28,7 @@ import { coAuthorsOf, commitMessage, publishedDecision, type Committed } from '.
 import { budgetLimits, pauseForBudget, runBudget } from './session-budget.ts';
 import { loadSessionKnowledge, warnUnknownPrices } from './session-knowledge.ts';
 import { routeSession } from './session-route.ts';
+import { recordScreenshots, screenshotsSection, takeSessionScreenshots } from './screenshots/session-screenshots.ts';
 import { acquireSandbox, clearStaleGitLocks, noteRestored, resumeCheckpoints } from './session-workspace.ts';
 
 /** What a session run is given: its stores, sandboxes, model and tools, and the optional gates and checkpoints. */
@@ -37,8 +38,6 @@ export type HarnessDeps = {
   sandboxes: SandboxProvider;
   model: ModelProvider;
   tools: ToolExecutor;
-  /** Where the pictures attached to people's messages are read for the model. */
-  artifacts?: Pick<ArtifactStore, 'get'>;
   dataDir: string;
   network: SandboxSpec['network'];
   log: Logger;
@@ -60,6 +59,12 @@ export type HarnessDeps = {
    * Without it, a run resumed on a workspace that lacks the work goes on without it.
    */
   checkpoints?: { store: CheckpointStore; maxBytes: number };
+  /**
+   * The session's pictures: those attached to people's messages are read for the model, and
+   * before/after screenshots of a UI change are kept here (their signed links go in the PR body).
+   */
+  artifacts?: ArtifactStore;
+  artifactUrl?: (id: string) => string;
   /** The run's lease epoch: the sandbox is acquired (and recorded, on Modal) under it. */
   runEpoch?: number;
 };
@@ -174,12 +179,18 @@ async function settleFinished(run: SessionRun, summary: string, gate: GateContex
   const committed = await commitWork(run, summary);
   // The commit moved HEAD: a resume elsewhere must push this commit, not make another.
   await checkpoints?.take(signal);
+  const shots = committed.changed ? await takeSessionScreenshots(run, committed.head) : undefined;
+  const images = shots?.images ?? [];
   const step =
     gate && committed.changed
-      ? await gateCommit(gate, { commit: committed.head, baseCommit: workspace.baseCommit, summary })
+      ? await gateCommit(gate, { commit: committed.head, baseCommit: workspace.baseCommit, summary, images })
       : undefined;
   if (step?.kind === 'run-again') return 'run-again';
-  const delivered = committed.changed ? await pushAndPublish(run, summary, committed, step?.decision) : {};
+  // The PR body shows the pictures through signed links; the thread's summary stays the agent's.
+  const section = shots && deps.artifactUrl ? screenshotsSection(shots.event, deps.artifactUrl) : '';
+  const published = section ? `${summary.trim()}\n\n${section}` : summary;
+  const delivered = committed.changed ? await pushAndPublish(run, published, committed, step?.decision) : {};
+  if (shots && delivered.commit) await recordScreenshots(run, shots.event);
   // What the thread is told is what was published, for the commit that was pushed.
   const decision = delivered.decision ?? step?.decision;
   const result = {

@@ -14,6 +14,8 @@ import type { SessionPipeline } from './start-sessions.ts';
 import type { EgressWiring } from './egress-wiring.ts';
 import type { Shutdown } from './shutdown.ts';
 import type { SessionStore } from '../sessions/session-store.ts';
+import { createPgArtifactStore } from '../sessions/pg-artifact-store.ts';
+import { loadArtifactLinks } from './artifact-secret.ts';
 
 export type HttpServerDeps = {
   pipeline: SessionPipeline;
@@ -37,6 +39,7 @@ export async function startHttpServer(
   deps: HttpServerDeps,
 ): Promise<{ server: ApiServer; url: string }> {
   const { log, pipeline, pageSignIns } = deps;
+  const artifacts = { store: createPgArtifactStore(deps.database.db), links: await loadArtifactLinks(config) };
   const server = createServer({
     service: pipeline.service,
     store: deps.store,
@@ -60,6 +63,7 @@ export async function startHttpServer(
     signInProviders: deps.modules.flatMap((m) => (m.pageSignIn ? [m.pageSignIn] : [])),
     integrationHealth: deps.integrationHealth.report,
     metrics: deps.metrics,
+    artifacts,
   });
   deps.shutdown.add(() => server.close());
   for (const module of deps.modules) if (module.routes) await server.register(module.routes);

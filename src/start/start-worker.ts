@@ -21,6 +21,7 @@ import { createSetupImageRefresher, type SetupImageRefresher } from '../sessions
 import type { RestartRecovery } from './restart-recovery.ts';
 import type { Models } from './start-model.ts';
 import { startWorkspaceReaper } from './start-sandboxes.ts';
+import { loadArtifactLinks } from './artifact-secret.ts';
 import type { Shutdown } from './shutdown.ts';
 
 /** What a process that takes runs hands the worker and its harness. */
@@ -47,6 +48,7 @@ export type WorkerDeps = {
 export async function startWorker(config: Config, deps: WorkerDeps): Promise<SessionWorker> {
   const { database, store, log } = deps;
   const artifacts = createPgArtifactStore(database.db);
+  const artifactLinks = await loadArtifactLinks(config);
   const worker = await startSessionWorker({
     queue: deps.queue,
     bus: deps.bus,
@@ -67,6 +69,7 @@ export async function startWorker(config: Config, deps: WorkerDeps): Promise<Ses
       model: deps.models.model,
       tools: createToolRegistry(createDefaultTools(), { artifacts }),
       artifacts,
+      artifactUrl: (id) => artifactLinks.url(id),
       dataDir: config.dataDir,
       network: config.sandbox.network,
       log,

@@ -21,6 +21,7 @@ export type ApiFixture = {
     publicUrl?: string;
     keepAliveMs?: number;
     metrics?: NonNullable<ServerDeps['metrics']>;
+    artifacts?: NonNullable<ServerDeps['artifacts']>;
   }): ApiServer;
   close(): Promise<void>;
 };

@@ -4,6 +4,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { listenOnLoopback } from './loopback.ts';
 import { createFakeSlackOidc, type FakeSlackOidc } from './fake-slack-oidc.ts';
 import { blockKitProblems, SLACK_LIMITS } from './slack-block-kit.ts';
+import { createFakeSlackFiles, type FakeSlackFile } from './fake-slack-files.ts';
 
 /**
  * A loopback Slack Web API (wire-formats §1.8): `POST /api/<method>`, form-encoded or JSON bodies,
@@ -48,6 +49,8 @@ export type FakeSlackApi = {
   reactions: { channel: string; timestamp: string; name: string }[];
   /** Messages only one person saw (chat.postEphemeral). */
   ephemerals: { channel: string; user: string; text: string; threadTs?: string }[];
+  /** Files uploaded with files.uploadV2 (fake-slack-files.ts). */
+  files: FakeSlackFile[];
   /** The bot's own identity, as auth.test reports it. */
   bot: { userId: string; botId: string; teamId: string };
   /** Messages posted in a thread (the parent excluded), oldest first. */
@@ -75,6 +78,8 @@ const required: Record<string, string[]> = {
   'chat.postEphemeral': ['channel', 'user'],
   'reactions.add': ['channel', 'timestamp', 'name'],
   'users.info': ['user'],
+  'files.getUploadURLExternal': ['filename', 'length'],
+  'files.completeUploadExternal': ['files'],
   'apps.connections.open': [],
   'openid.connect.token': [],
   'openid.connect.userInfo': [],
@@ -108,6 +113,13 @@ export async function startFakeSlackApi(options: {
   const files = new Map<string, { bytes: Uint8Array; mimetype: string }>();
   const fileDownloads: FakeSlackApi['fileDownloads'] = [];
   const oidc = createFakeSlackOidc({ users, teamId: bot.teamId });
+  let port = 0;
+  const uploads = createFakeSlackFiles({ uploadBase: () => `http://127.0.0.1:${port}`, channels });
+  /** Which methods need which scope beyond what every call needs. */
+  const scopeOf: Record<string, string> = {
+    'files.getUploadURLExternal': 'files:write',
+    'files.completeUploadExternal': 'files:write',
+  };
   let clock = 0;
   const nextTs = () => {
     clock += 1;
@@ -135,12 +147,18 @@ export async function startFakeSlackApi(options: {
       sendJson(r, body);
     };
     if (req.method === 'GET' && req.url?.startsWith('/files-pri/')) return serveFile(req, res);
+    const upload = /^\/upload\/v1\/(\w+)$/.exec(req.url ?? '');
+    if (req.method === 'POST' && upload) {
+      const answer = await uploads.upload(req, upload[1]!, await readRaw(req));
+      if (answer.status !== 200) refused.push({ method: 'upload', error: answer.body });
+      return res.writeHead(answer.status, { 'content-type': 'text/plain' }).end(answer.body);
+    }
     const match = /^\/api\/([A-Za-z.]+)$/.exec(req.url ?? '');
     if (req.method !== 'POST' || !match) {
       refused.push({ method, error: 'not_found' });
       return res.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
     }
-    const raw = await readBody(req);
+    const raw = (await readRaw(req)).toString('utf8');
     const type = req.headers['content-type'] ?? '';
     let args: Record<string, unknown>;
     if (type.startsWith('application/json')) args = JSON.parse(raw || '{}') as Record<string, unknown>;
@@ -173,6 +191,8 @@ export async function startFakeSlackApi(options: {
           detail: `missing ${name}`,
         });
     }
+    const scope = scopeOf[method];
+    if (scope && !scopes.includes(scope)) return reply(res, { ok: false, error: 'missing_scope', needed: scope });
     if (required[method]!.includes('channel') && !channels.has(String(args.channel))) {
       return reply(res, { ok: false, error: 'channel_not_found', detail: `the bot is not in ${String(args.channel)}` });
     }
@@ -281,6 +301,10 @@ export async function startFakeSlackApi(options: {
         reactions.push({ channel: String(args.channel), timestamp: String(args.timestamp), name });
         return reply(res, { ok: true });
       }
+      case 'files.getUploadURLExternal':
+        return reply(res, uploads.getUploadUrl(args));
+      case 'files.completeUploadExternal':
+        return reply(res, uploads.complete(args));
       default:
         return reply(res, { ok: false, error: 'unknown_method' });
     }
@@ -306,7 +330,9 @@ export async function startFakeSlackApi(options: {
     res.end(Buffer.from(file.bytes));
   }
 
-  const { port, close } = await listenOnLoopback(server);
+  const listening = await listenOnLoopback(server);
+  port = listening.port;
+  const { close } = listening;
   let fileCount = 0;
   return {
     apiUrl: `http://127.0.0.1:${port}/api/`,
@@ -315,6 +341,7 @@ export async function startFakeSlackApi(options: {
     messages,
     reactions,
     ephemerals,
+    files: uploads.files,
     bot,
     thread: (channel, threadTs) => messages.filter((m) => m.channel === channel && m.threadTs === threadTs),
     rateLimit(method, retryAfter, count = 1) {
@@ -364,8 +391,8 @@ function safeJson(text: string): unknown {
   }
 }
 
-async function readBody(req: IncomingMessage): Promise<string> {
+async function readRaw(req: IncomingMessage): Promise<Buffer> {
   const chunks: Buffer[] = [];
   for await (const chunk of req) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
+  return Buffer.concat(chunks);
 }

@@ -30,6 +30,8 @@ export type Item =
     }
   | { kind: 'egress'; key: string; at: string; host: string; port: number; reason: string }
   | { kind: 'status'; key: string; at: string; from: SessionStatus; to: SessionStatus; reason?: string }
+  /** Before/after screenshots of a UI change; each side an artifact id. */
+  | { kind: 'screenshots'; key: string; at: string; pages: EventOf<'ui-screenshots'>['pages'] }
   | {
       kind: 'note';
       key: string;
@@ -168,6 +170,15 @@ export class SessionModel {
     shift(this.streaming);
   }
 
+  /** A tool call's end goes on its start's item (or on its own when the start is on an older page). */
+  private endTool(event: EventOf<'tool-end'>, key: string, at: string): void {
+    const end = { isError: event.isError, output: event.output, durationMs: event.durationMs, at };
+    const index = this.tools.get(event.callId);
+    const item = index === undefined ? undefined : this.items[index];
+    if (item?.kind === 'tool') this.items[index!] = { ...item, end };
+    else this.push({ kind: 'tool', key, at, callId: event.callId, name: event.name, input: undefined, end });
+  }
+
   private fold(event: SessionEvent, key: string, at: string): void {
     this.track(event, key, at);
     if (isNoteEvent(event)) {
@@ -202,14 +213,9 @@ export class SessionModel {
         this.tools.set(event.callId, this.items.length);
         this.push({ kind: 'tool', key, at, callId: event.callId, name: event.name, input: event.input });
         return;
-      case 'tool-end': {
-        const end = { isError: event.isError, output: event.output, durationMs: event.durationMs, at };
-        const index = this.tools.get(event.callId);
-        const item = index === undefined ? undefined : this.items[index];
-        if (item?.kind === 'tool') this.items[index!] = { ...item, end };
-        else this.push({ kind: 'tool', key, at, callId: event.callId, name: event.name, input: undefined, end });
+      case 'tool-end':
+        this.endTool(event, key, at);
         return;
-      }
       case 'question-asked':
         this.openQuestion = event.questionId;
         this.questions.set(event.questionId, this.items.length);
@@ -238,6 +244,9 @@ export class SessionModel {
       }
       case 'egress-blocked':
         this.push({ kind: 'egress', key, at, host: event.host, port: event.port, reason: event.reason });
+        return;
+      case 'ui-screenshots':
+        this.push({ kind: 'screenshots', key, at, pages: event.pages });
         return;
       case 'usage':
         return;

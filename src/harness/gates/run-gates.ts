@@ -1,3 +1,4 @@
+import type { ModelImage } from '../../core/transcript.ts';
 import type { EventOf, StoredEvent } from '../../core/events.ts';
 import { verdictCriteria, verdictPassed, verdictTotal } from '../../core/verdict.ts';
 import type { CheckRun } from '../checks/check-store.ts';
@@ -24,7 +25,7 @@ export type GateQuestion = { text: string; choices: string[]; recommended: strin
  */
 export async function gateCommit(
   ctx: GateContext,
-  input: { commit: string; baseCommit: string; summary: string },
+  input: { commit: string; baseCommit: string; summary: string; images?: ModelImage[] },
 ): Promise<GateStep> {
   const { commit } = input;
   const events = await ctx.store.events(ctx.sessionId);
@@ -101,7 +102,7 @@ async function judgeFailures(
 /** The independent verifier's verdict on the change from `baseCommit` to `commit`, recorded with its usage. */
 async function verifyCommit(
   ctx: GateContext,
-  input: { commit: string; baseCommit: string },
+  input: { commit: string; baseCommit: string; images?: ModelImage[] | undefined },
   round: { attempt: number; runs: CheckRun[]; task: string },
 ): Promise<NonNullable<Evidence['verdict']>> {
   const { commit } = input;
@@ -116,6 +117,7 @@ async function verifyCommit(
     knowledge: ctx.knowledgeText,
     checks: round.runs,
     diff: diff.stdout,
+    ...(input.images?.length && { images: input.images }),
     signal: ctx.signal,
   });
   let verdict: NonNullable<Evidence['verdict']>;

@@ -1,3 +1,4 @@
+import type { ModelImage } from '../../core/transcript.ts';
 import { z } from 'zod';
 import { Verdict, verdictCriteria } from '../../core/verdict.ts';
 import type { ModelProvider, ToolSpec, Usage } from '../../models/model-provider.ts';
@@ -37,6 +38,8 @@ export type VerifierInput = {
   knowledge: string;
   checks: readonly CheckRun[];
   diff: string;
+  /** Before/after screenshots of a UI change: the verifier looks at them beside the diff. */
+  images?: ModelImage[];
   signal: AbortSignal;
 };
 
@@ -77,12 +80,21 @@ export async function verifyChange(model: ModelProvider, input: VerifierInput): 
     '```diff',
     diff || '(empty diff)',
     '```',
+    ...(input.images?.length
+      ? ['', '# Screenshots', 'Attached: each page before the change (base commit) and after it (this commit).']
+      : []),
   ].join('\n');
   let problem = '';
   for (let attempt = 0; attempt < 2; attempt++) {
     const result = await model.runTurn({
       system: verifierSystem,
-      messages: [{ role: 'user', content: problem ? `${content}\n\n${problem}` : content }],
+      messages: [
+        {
+          role: 'user',
+          content: problem ? `${content}\n\n${problem}` : content,
+          ...(input.images?.length && { images: input.images }),
+        },
+      ],
       tools: [recordVerdictTool],
       toolChoice: { name: recordVerdictTool.name },
       maxTokens: 2000,

@@ -3,6 +3,7 @@ import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { api, savedAuthor } from '../api.ts';
 import { bytes, dateTimeOf, duration, safeHref, timeOf, toolGist } from '../format.ts';
 import type { Item, SessionModel } from '../session-model.ts';
+import { ImageViewer, OpenPicture, picturesOf, ScreenshotPairs, Thumbnails } from './image-viewer.tsx';
 
 type TimelineProps = {
   /** The pages of the log read so far. */
@@ -57,6 +58,10 @@ export function TimelineView({ model, facts, sessionId, older, loadOlder }: Time
     return () => observer.disconnect();
   }, [older.more, first]);
 
+  const [viewing, setViewing] = useState<number | undefined>();
+  const pictures = model.items.flatMap(picturesOf);
+  const openPicture = (id: string) => setViewing(pictures.findIndex((p) => p.id === id));
+
   const load = () => {
     if (older.loading) return;
     atBottom.current = false;
@@ -71,11 +76,22 @@ export function TimelineView({ model, facts, sessionId, older, loadOlder }: Time
           {older.loading ? 'Reading earlier events…' : 'Show earlier events'}
         </button>
       )}
-      <ol class="items">
-        {model.items.map((item) => (
-          <ItemRow key={item.key} item={item} sessionId={sessionId} open={facts.openQuestion} />
-        ))}
-      </ol>
+      <OpenPicture.Provider value={openPicture}>
+        <ol class="items">
+          {model.items.map((item) => (
+            <ItemRow key={item.key} item={item} sessionId={sessionId} open={facts.openQuestion} />
+          ))}
+        </ol>
+      </OpenPicture.Provider>
+      {viewing !== undefined && viewing >= 0 && (
+        <ImageViewer
+          pictures={pictures}
+          index={viewing}
+          sessionId={sessionId}
+          onMove={setViewing}
+          onClose={() => setViewing(undefined)}
+        />
+      )}
     </div>
   );
 }
@@ -135,7 +151,14 @@ function renderItem(item: Item, sessionId: string, open: string | undefined) {
         </div>
       );
     case 'tool':
-      return <ToolCall item={item} />;
+      return (
+        <>
+          <ToolCall item={item} />
+          <Thumbnails pictures={picturesOf(item)} sessionId={sessionId} />
+        </>
+      );
+    case 'screenshots':
+      return <ScreenshotPairs item={item} sessionId={sessionId} />;
     case 'question':
       return <Question item={item} sessionId={sessionId} isOpen={open === item.questionId} />;
     case 'egress':
