@@ -4,6 +4,7 @@ import { ciActor, type Actor } from '../core/actor.ts';
 import { PatchbayError } from '../core/errors.ts';
 import { Inbound } from '../core/inbound.ts';
 import type { ThreadRef } from '../core/thread-ref.ts';
+import { type ApprovalAnswer, type ApprovalAnswerResult, answerApproval } from './approval-answer.ts';
 import type { RunQueue } from './run-queue.ts';
 import type { SessionRecord } from '../core/session-record.ts';
 import { DuplicateDelivery, type Delivery, type SessionStore } from './session-store.ts';
@@ -144,19 +145,24 @@ export function createSessionService(deps: {
     start: (input: Parameters<typeof start>[0]) => start(input),
 
     async sendMessage(sessionId: string, actor: Actor, text: string, questionId?: string): Promise<HandleResult> {
-      return message(await mustGet(sessionId), actor, text, questionId);
+      return message(await mustGet(store, sessionId), actor, text, questionId);
     },
 
     async stop(sessionId: string, actor: Actor): Promise<HandleResult> {
-      return stop(await mustGet(sessionId), actor);
+      return stop(await mustGet(store, sessionId), actor);
+    },
+
+    /** A person's decision on a held command (answerApproval): recorded, and the run that acts on it queued. */
+    async answerApproval(sessionId: string, answer: ApprovalAnswer): Promise<ApprovalAnswerResult> {
+      return answerApproval({ store, queue }, await mustGet(store, sessionId), answer);
     },
   };
+}
 
-  async function mustGet(sessionId: string): Promise<SessionRecord> {
-    const session = await store.get(sessionId);
-    if (!session) throw new PatchbayError('not_found', `session ${sessionId} does not exist`);
-    return session;
-  }
+async function mustGet(store: SessionStore, sessionId: string): Promise<SessionRecord> {
+  const session = await store.get(sessionId);
+  if (!session) throw new PatchbayError('not_found', `session ${sessionId} does not exist`);
+  return session;
 }
 
 /** A short title from the task's first line. */

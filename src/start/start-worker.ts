@@ -83,6 +83,7 @@ export async function startWorker(config: Config, deps: WorkerDeps): Promise<Ses
       publishers: deps.publishers,
       gitCredentials: deps.gitCredentials,
       checkpoints: { store: createCheckpointStore(database.db), maxBytes: config.worker.checkpointMaxBytes },
+      ...(config.approvals && { approvals: config.approvals }),
     },
   });
   deps.restarts.spare(worker);

@@ -3,6 +3,7 @@
  * Every SessionEvent type is handled in `apply`: a new one fails `npm run typecheck` until the page
  * knows what to do with it. Items are replaced, never mutated, so views can skip unchanged ones.
  */
+import { approvalNotice } from '../../src/core/approval-notice.ts';
 import { queueNotice } from '../../src/core/queue-notice.ts';
 import { describeGate } from '../../src/core/evidence.ts';
 import type { Actor } from '../../src/core/actor.ts';
@@ -325,14 +326,7 @@ export class SessionModel {
         );
         return;
       case 'budget-reached':
-        this.note(
-          key,
-          at,
-          'bad',
-          event.kind === 'cost'
-            ? `Spent $${event.spent.toFixed(2)} of the $${event.limit.toFixed(2)} budget`
-            : `Ran ${Math.round(event.spent)} of ${Math.round(event.limit)} minutes allowed`,
-        );
+        this.note(key, at, 'bad', budgetNotice(event));
         return;
       case 'ci-failed': {
         const { type: _type, ...failure } = event;
@@ -370,6 +364,10 @@ export class SessionModel {
       case 'run-resumed':
         this.note(key, at, 'info', `Resumed: ${event.reason}`);
         return;
+      case 'approval-requested':
+      case 'approval-decided':
+        this.note(key, at, approvalTone(event), approvalNotice(event));
+        return;
       case 'queue-waiting':
       case 'queue-started':
         this.note(key, at, 'info', queueNotice(event));
@@ -379,6 +377,16 @@ export class SessionModel {
         event satisfies never;
     }
   }
+}
+
+function approvalTone(event: EventOf<'approval-requested'> | EventOf<'approval-decided'>): 'good' | 'info' {
+  return event.type === 'approval-decided' && event.decision === 'approved' ? 'good' : 'info';
+}
+
+function budgetNotice(event: EventOf<'budget-reached'>): string {
+  return event.kind === 'cost'
+    ? `Spent $${event.spent.toFixed(2)} of the $${event.limit.toFixed(2)} budget`
+    : `Ran ${Math.round(event.spent)} of ${Math.round(event.limit)} minutes allowed`;
 }
 
 function actorKey(actor: Actor): string {
