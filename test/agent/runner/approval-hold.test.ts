@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createScriptedProvider } from '../../../src/models/scripted-provider.ts';
 import type { ModelMessage } from '../../../src/models/model-provider.ts';
 import { answerApproval } from '../../../src/sessions/approval-answer.ts';
+import { queueExpiredApprovals } from '../../../src/sessions/approval-expiry.ts';
 import { alice, bob, createRunnerFixture, type RunnerFixture } from './runner-fixture.ts';
 
 /** Writes a line to published.txt each time it really runs; `npm publish` makes it a held command. */
@@ -120,5 +121,31 @@ describe('a risky command is held for a person before it runs', () => {
     const outcome = await fx.run(id, publishingModel(), { approvals: { rules: [{ publish: 'refuse' }] } });
     expect(outcome.kind === 'finished' && outcome.summary).toMatch(/refuses publish commands; they cannot be approved/);
     expect(await fx.store.events(id, { types: ['approval-requested'] })).toEqual([]);
+  });
+});
+
+describe('expired approval requests go back to their runs', () => {
+  let fx: RunnerFixture;
+  beforeAll(async () => {
+    fx = await createRunnerFixture();
+  });
+  afterAll(() => fx.close());
+
+  it('queues a run for a waiting session whose request expired, and none for one still open', async () => {
+    const expired = await fx.newSession('Release the package');
+    await fx.run(expired, publishingModel(), { approvals, limits: { approvalTimeoutMs: 1 } });
+    await fx.store.transition(expired, 'ask');
+    const open = await fx.newSession('Release it later');
+    await fx.run(open, publishingModel(), { approvals });
+    await fx.store.transition(open, 'ask');
+    const enqueued: string[] = [];
+    const queued = await queueExpiredApprovals(
+      { store: fx.store, queue: { enqueue: async (id: string) => void enqueued.push(id) } },
+      new Date(Date.now() + 1000),
+    );
+    expect(queued).toEqual([expired]);
+    expect(enqueued).toEqual([expired]);
+    expect((await fx.store.get(expired))?.status).toBe('queued');
+    expect((await fx.store.get(open))?.status).toBe('waiting');
   });
 });
