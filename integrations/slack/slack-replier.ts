@@ -14,6 +14,7 @@ import {
   truncate,
   type SlackText,
 } from './slack-blocks.ts';
+import { replyApproval } from './slack-approval-replies.ts';
 import type { SlackWeb } from './slack-web.ts';
 import { escapeMrkdwn } from './slack-normalize.ts';
 import type { SlackStore, SlackThread } from './slack-store.ts';
@@ -94,6 +95,8 @@ export function createSlackReplier(deps: {
             await store.recordPost(thread, `answered:${event.questionId}`, questionTs);
             posts.set(`answered:${event.questionId}`, questionTs);
           }
+        } else if (event.type === 'approval-requested' || event.type === 'approval-decided') {
+          await replyApproval({ post, update, store, thread, posts, events }, event);
         } else if (event.type === 'queue-waiting' || event.type === 'queue-started') {
           await post(thread, posts, `queue:${stored.seq}`, { text: queueNotice(event) });
         } else if (event.type === 'ci-failed') {

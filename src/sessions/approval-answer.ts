@@ -1,7 +1,7 @@
 import type { Actor } from '../core/actor.ts';
 import type { SessionRecord } from '../core/session-record.ts';
 import type { RunQueue } from './run-queue.ts';
-import type { SessionStore } from './session-store.ts';
+import type { Delivery, SessionStore } from './session-store.ts';
 
 /** A person's answer to an approval request, from any surface (issue 23). */
 export type ApprovalAnswer = {
@@ -39,6 +39,7 @@ export async function answerApproval(
   deps: { store: SessionStore; queue: Pick<RunQueue, 'enqueue'>; now?: () => Date },
   session: SessionRecord,
   answer: ApprovalAnswer,
+  delivery?: Delivery,
 ): Promise<ApprovalAnswerResult> {
   const pending = session.pendingQuestion?.approval;
   if (session.status !== 'waiting' || pending?.requestId !== answer.requestId) return { kind: 'no-request' };
@@ -59,6 +60,7 @@ export async function answerApproval(
   };
   const { session: after, applied } = await deps.store.transition(session.id, 'enqueue', {
     events: [{ event, dedupeKey: `approval-decided:${answer.requestId}` }],
+    ...(delivery && { delivery }),
   });
   if (!applied) return { kind: 'no-request' };
   await deps.queue.enqueue(session.id);

@@ -15,7 +15,8 @@ export type HandleResult =
   | { kind: 'stopped'; session: SessionRecord }
   | { kind: 'not-running'; session: SessionRecord }
   | { kind: 'duplicate' }
-  | { kind: 'no-session' };
+  | { kind: 'no-session' }
+  | { kind: 'refused'; message: string };
 
 export type SessionService = ReturnType<typeof createSessionService>;
 
@@ -55,27 +56,6 @@ export function createSessionService(deps: {
       ...(delivery && { delivery }),
     });
     return applied ? { kind: 'stopped', session: after } : { kind: 'not-running', session: after };
-  }
-
-  /** Records the CI failure; a follow-up also hands it to the agent and queues a run. */
-  async function ciFailed(
-    session: SessionRecord,
-    inbound: Extract<Inbound, { kind: 'ci-failed' }>,
-    delivery?: Delivery,
-  ): Promise<HandleResult> {
-    const failed = { event: { type: 'ci-failed' as const, ...inbound.failure } };
-    if (!inbound.failure.followUp) {
-      await store.append(session.id, [failed], delivery);
-      return { kind: 'appended', session: (await store.get(session.id)) ?? session };
-    }
-    const message = { event: { type: 'user-message' as const, actor: ciActor, text: inbound.text } };
-    const { session: after } = await store.transition(session.id, 'enqueue', {
-      events: [failed, message],
-      ...(delivery && { delivery }),
-    });
-    await queue.enqueue(session.id);
-    log.info({ sessionId: session.id, commit: inbound.failure.commit }, 'CI follow-up queued');
-    return { kind: 'appended', session: after };
   }
 
   async function start(
@@ -128,8 +108,10 @@ export function createSessionService(deps: {
               : { kind: 'no-session' };
           case 'stop':
             return existing ? await stop(existing, inbound.actor, delivery) : { kind: 'no-session' };
+          case 'approval':
+            return existing ? await approval(deps, existing, inbound, delivery) : { kind: 'no-session' };
           case 'ci-failed':
-            return existing ? await ciFailed(existing, inbound, delivery) : { kind: 'no-session' };
+            return existing ? await ciFailed(deps, existing, inbound, delivery) : { kind: 'no-session' };
           default: {
             const _never: never = inbound;
             return _never;
@@ -163,6 +145,44 @@ async function mustGet(store: SessionStore, sessionId: string): Promise<SessionR
   const session = await store.get(sessionId);
   if (!session) throw new PatchbayError('not_found', `session ${sessionId} does not exist`);
   return session;
+}
+
+/** Records the CI failure; a follow-up also hands it to the agent and queues a run. */
+async function ciFailed(
+  deps: { store: SessionStore; queue: Pick<RunQueue, 'enqueue'>; log: Logger },
+  session: SessionRecord,
+  inbound: Extract<Inbound, { kind: 'ci-failed' }>,
+  delivery?: Delivery,
+): Promise<HandleResult> {
+  const { store, queue, log } = deps;
+  const failed = { event: { type: 'ci-failed' as const, ...inbound.failure } };
+  if (!inbound.failure.followUp) {
+    await store.append(session.id, [failed], delivery);
+    return { kind: 'appended', session: (await store.get(session.id)) ?? session };
+  }
+  const message = { event: { type: 'user-message' as const, actor: ciActor, text: inbound.text } };
+  const { session: after } = await store.transition(session.id, 'enqueue', {
+    events: [failed, message],
+    ...(delivery && { delivery }),
+  });
+  await queue.enqueue(session.id);
+  log.info({ sessionId: session.id, commit: inbound.failure.commit }, 'CI follow-up queued');
+  return { kind: 'appended', session: after };
+}
+
+/** An approval decision from a thread: recorded and acted on, or refused with the words to say why. */
+async function approval(
+  deps: { store: SessionStore; queue: Pick<RunQueue, 'enqueue'> },
+  session: SessionRecord,
+  inbound: Extract<Inbound, { kind: 'approval' }>,
+  delivery?: Delivery,
+): Promise<HandleResult> {
+  const { actor, requestId, decision, reason, vouched } = inbound;
+  const answer = { requestId, decision, actor, surface: inbound.thread.source, reason, vouched };
+  const result = await answerApproval(deps, session, answer, delivery);
+  if (result.kind === 'decided') return { kind: 'appended', session: result.session };
+  if (result.kind === 'not-allowed') return { kind: 'refused', message: result.message };
+  return { kind: 'refused', message: 'That request is no longer open: it was decided already, or it expired.' };
 }
 
 /** A short title from the task's first line. */
