@@ -86,6 +86,17 @@ export const api = {
       ...(author && { author: { name: author.name } }),
     }),
   insights: (filter: InsightsFilter) => request<InsightsReport>('GET', `/api/insights?${new URLSearchParams(filter)}`),
+  /** A decision on a held command (the session page's Approve once / Deny). */
+  decide: (
+    id: string,
+    requestId: string,
+    body: { decision: 'approved' | 'denied'; reason?: string; author?: Author },
+  ) =>
+    request<{ id: string; status?: SessionStatus }>(
+      'POST',
+      `/api/sessions/${encodeURIComponent(id)}/approvals/${encodeURIComponent(requestId)}`,
+      body,
+    ),
   stop: (id: string, author?: Author) =>
     request<{ id: string; status?: SessionStatus }>(
       'POST',

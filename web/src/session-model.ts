@@ -4,6 +4,7 @@
  * knows what to do with it. Items are replaced, never mutated, so views can skip unchanged ones.
  */
 import { approvalNotice } from '../../src/core/approval-notice.ts';
+import { approvalTone, nextOpenApproval, type OpenApproval } from './approval-state.ts';
 import { queueNotice } from '../../src/core/queue-notice.ts';
 import { describeGate } from '../../src/core/evidence.ts';
 import type { Actor } from '../../src/core/actor.ts';
@@ -65,6 +66,8 @@ export class SessionModel {
   threads: ThreadRef[] = [];
   models = new Set<string>();
   openQuestion: string | undefined;
+  /** The held command waiting for a decision (issue 23). */
+  openApproval: OpenApproval | undefined;
   private tools = new Map<string, number>();
   private questions = new Map<string, number>();
   private streaming = new Map<number, number>();
@@ -367,6 +370,7 @@ export class SessionModel {
       case 'approval-requested':
       case 'approval-decided':
         this.note(key, at, approvalTone(event), approvalNotice(event));
+        this.openApproval = nextOpenApproval(this.openApproval, event);
         return;
       case 'queue-waiting':
       case 'queue-started':
@@ -377,10 +381,6 @@ export class SessionModel {
         event satisfies never;
     }
   }
-}
-
-function approvalTone(event: EventOf<'approval-requested'> | EventOf<'approval-decided'>): 'good' | 'info' {
-  return event.type === 'approval-decided' && event.decision === 'approved' ? 'good' : 'info';
 }
 
 function budgetNotice(event: EventOf<'budget-reached'>): string {
