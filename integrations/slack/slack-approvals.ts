@@ -1,5 +1,6 @@
 import type { EventOf } from '../../src/core/events.ts';
 import type { Actor } from '../../src/core/actor.ts';
+import { parseApprovalReply } from '../../src/core/approval-reply.ts';
 import type { Inbound } from '../../src/core/inbound.ts';
 import { ACTION, truncate, type SlackText } from './slack-blocks.ts';
 import { escapeMrkdwn } from './slack-normalize.ts';
@@ -68,19 +69,10 @@ export function approvalClick(
 
 /** A thread reply `approve` or `deny <reason>` while a request is open, as the service's inbound. */
 export function approvalReply(text: string, requestId: string, thread: SlackThread, actor: Actor): Inbound | undefined {
-  const match = /^\s*(approve(?: once)?|deny)\b[\s:,-]*([\s\S]*)$/i.exec(text);
-  if (!match) return undefined;
-  const approved = match[1]!.toLowerCase().startsWith('approve');
-  if (approved && match[2]!.trim()) return undefined;
-  const reason = match[2]!.trim();
-  return {
-    kind: 'approval',
-    thread,
-    actor,
-    requestId,
-    decision: approved ? 'approved' : 'denied',
-    ...(!approved && { reason: reason || DEFAULT_DENIAL }),
-  };
+  const reply = parseApprovalReply(text);
+  if (!reply) return undefined;
+  const reason = reply.decision === 'denied' ? (reply.reason ?? DEFAULT_DENIAL) : undefined;
+  return { kind: 'approval', thread, actor, requestId, decision: reply.decision, ...(reason && { reason }) };
 }
 
 function button(actionId: string, label: string, value: string, style: 'primary' | 'danger') {
