@@ -116,6 +116,20 @@ describe('a risky command is held for a person before it runs', () => {
     );
   });
 
+  it('layers the rules: the repository (last) over the installation', async () => {
+    const id = await fx.newSession('Release the package');
+    const outcome = await fx.run(id, publishingModel(), {
+      approvals: { rules: [{ publish: 'refuse' }, { publish: 'ask' }] },
+    });
+    expect(outcome).toMatchObject({ kind: 'waiting', question: { approval: { classes: ['publish'] } } });
+    const allowed = await fx.newSession('Release the package');
+    const ran = await fx.run(allowed, publishingModel(), { approvals: { rules: [{}, { publish: 'always-allow' }] } });
+    // Always allowed: it runs without a request, past the policy's refusal of publishing.
+    expect(ran.kind === 'finished' && ran.summary).toMatch(/result: Exit code: 0 \(error: false\)/);
+    expect((await (await fx.sandboxFor(allowed)).exec('cat published.txt')).stdout).toBe('once\n');
+    expect(await fx.store.events(allowed, { types: ['approval-requested'] })).toEqual([]);
+  });
+
   it('refused by the rules: never held, never run', async () => {
     const id = await fx.newSession('Release the package');
     const outcome = await fx.run(id, publishingModel(), { approvals: { rules: [{ publish: 'refuse' }] } });
