@@ -5,6 +5,8 @@ import type { ModelProviderConfig } from './models/create-model-provider.ts';
 import { modelConfigFromEnv, modelEnvSchema } from './models/model-config.ts';
 import { emptyAsUndefined, optionalString, positiveInt } from './config/env-values.ts';
 import { sandboxConfigFromEnv, sandboxEnvShape, type SandboxConfig } from './config/sandbox-config.ts';
+import { approvalConfigFromEnv, approvalEnvShape } from './config/approval-config.ts';
+import type { ApprovalRules } from './agent/risk-classifier.ts';
 import { slackConfigFromEnv, slackEnvSchema, type SlackConfig } from '../integrations/slack/slack-env.ts';
 import { githubConfigFromEnv, githubEnvSchema, type GitHubConfig } from '../integrations/github/github-env.ts';
 import { linearConfigFromEnv, linearEnvSchema, type LinearConfig } from '../integrations/linear/linear-env.ts';
@@ -31,6 +33,7 @@ export const envSchema = z
     /** For MODEL_PROVIDER=scripted: a JSON file with {"turns": [...]}. */
     SCRIPTED_SCENARIO: optionalString,
     ...sandboxEnvShape,
+    ...approvalEnvShape,
     LOG_LEVEL: z.preprocess(
       emptyAsUndefined,
       z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -132,6 +135,8 @@ export type Config = {
   };
   /** OTEL_EXPORTER_OTLP_ENDPOINT: traces of runs are exported there. */
   otlpEndpoint?: string;
+  /** Present when APPROVALS=on: risky commands wait for a person (APPROVAL_RULES, APPROVAL_TIMEOUT_MINUTES). */
+  approvals?: { rules: ApprovalRules; timeoutMs: number };
   /** Present when SLACK_BOT_TOKEN is set. */
   slack?: SlackConfig;
   github?: GitHubConfig;
@@ -192,10 +197,15 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       maxCheckRounds: e.GATE_MAX_CHECK_ROUNDS,
       ...(e.VERIFIER_MODEL && { verifierModel: e.VERIFIER_MODEL }),
     },
+    ...withApprovals(approvalConfigFromEnv(e)),
     ...withSlack(slackConfigFromEnv(e)),
     ...withGitHub(githubConfigFromEnv(e)),
     ...withLinear(linearConfigFromEnv(e)),
   };
+}
+
+function withApprovals(approvals: Config['approvals']): Pick<Config, 'approvals'> {
+  return approvals ? { approvals } : {};
 }
 
 function withSlack(slack: SlackConfig | undefined): { slack?: SlackConfig } {

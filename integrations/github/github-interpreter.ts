@@ -1,3 +1,4 @@
+import { parseApprovalReply } from '../../src/core/approval-reply.ts';
 import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Actor } from '../../src/core/actor.ts';
@@ -264,8 +265,15 @@ async function startRequest(
     startSeq: existing?.lastSeq ?? 0,
     lastBody: `👀 On it, ${who}.`,
   });
-  const inbound: Inbound =
-    existing?.status === 'waiting' && existing.pendingQuestion
+  const approval = existing?.status === 'waiting' && existing.pendingQuestion?.approval;
+  // `@bot approve` / `@bot deny <reason>`: the comment's first paragraph after its leading mentions
+  // (the issue's text is quoted after it).
+  const said = request.text.split(/\n\s*\n/)[0]!.replace(/^\s*(@[\w.-]+(\[bot\])?[\s,:]*)+/, '');
+  const decided = approval && parseApprovalReply(said);
+  const inbound: Inbound = decided
+    ? // takeRequest checked write access: on GitHub that lets a person decide for the requester.
+      { kind: 'approval', thread, actor, requestId: approval.requestId, ...decided, vouched: true }
+    : existing?.status === 'waiting' && existing.pendingQuestion
       ? { kind: 'answer', thread, actor, questionId: existing.pendingQuestion.questionId, text: request.text }
       : {
           kind: 'start',

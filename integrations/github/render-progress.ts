@@ -40,6 +40,8 @@ function renderStatusBody(view: ProgressView): string {
       const choices = q?.choices?.length
         ? `\n\nChoices: ${q.choices.map((c) => `\`${c}\``).join(', ')}${q.recommended ? ` (I recommend \`${q.recommended}\`)` : ''}`
         : '';
+      if (q?.approval)
+        return `✋ Approval needed:\n\n${question}\n\nReply \`${view.mention} approve\` to run it once, or \`${view.mention} deny <reason>\`. ${link}`;
       return `❓ I need an answer to continue:\n\n${question}${choices}\n\nReply with a comment that mentions ${view.mention}. ${link}`;
     }
     case 'completed': {

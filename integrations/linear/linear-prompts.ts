@@ -1,3 +1,4 @@
+import { approvalPrompt } from './linear-approvals.ts';
 import type { Actor } from '../../src/core/actor.ts';
 import type { Inbound } from '../../src/core/inbound.ts';
 import { repoFullName } from '../../src/core/repo-ref.ts';
@@ -117,9 +118,10 @@ async function toSession(
     return ignore('no session for this agent session');
   }
   const inbound: Inbound =
-    session.status === 'waiting' && session.pendingQuestion
+    approvalPrompt(session, { thread, actor, body, dedupeKey: key }) ??
+    (session.status === 'waiting' && session.pendingQuestion
       ? { kind: 'answer', thread, actor, questionId: session.pendingQuestion.questionId, text: body, dedupeKey: key }
-      : { kind: 'message', thread, actor, text: body, dedupeKey: key };
+      : { kind: 'message', thread, actor, text: body, dedupeKey: key });
   return {
     kind: 'inbound',
     inbound,

@@ -1,3 +1,4 @@
+import { approvalActivity } from './linear-approvals.ts';
 import { queueNotice } from '../../src/core/queue-notice.ts';
 import type { SessionEvent, StoredEvent } from '../../src/core/events.ts';
 import { describeToolCall } from '../../src/core/tool-call.ts';
@@ -109,6 +110,9 @@ function activityFor(event: SessionEvent, context: RenderContext): Activity | un
         ...(choices.length > 0 && { options: choices.map((value) => ({ value })) }),
       };
     }
+    case 'approval-requested':
+    case 'approval-decided':
+      return approvalActivity(event);
     case 'check-finished':
       return checkActivity(event, state);
     case 'verification-finished':

@@ -3,7 +3,13 @@ import { repoLabel } from './repo-choice.ts';
 import { escapeMrkdwn } from './slack-text.ts';
 
 /** Action ids of our buttons; the listeners match on these prefixes. */
-export const ACTION = { answer: 'patchbay_answer', pickRepo: 'patchbay_pick_repo', stop: 'patchbay_stop' } as const;
+export const ACTION = {
+  answer: 'patchbay_answer',
+  pickRepo: 'patchbay_pick_repo',
+  stop: 'patchbay_stop',
+  approve: 'patchbay_approve',
+  deny: 'patchbay_deny',
+} as const;
 
 export const ASK_FOR_REPO = 'Please paste the public GitHub repository URL';
 

@@ -1,10 +1,12 @@
 import type { Logger } from 'pino';
 import type { Actor } from '../../src/core/actor.ts';
 import type { InboundOutcome } from '../../src/core/inbound.ts';
+import type { SessionRecord } from '../../src/core/session-record.ts';
 import type { DeliveryInterpreter, Interpretation, StoredDelivery } from '../../src/core/delivery-interpreter.ts';
 import { findRepoMentions, type RepoMention } from '../../src/core/repo-mentions.ts';
 import type { IntegrationContext } from '../integration-module.ts';
 import { chooseCandidate, recommendRepo } from './repo-choice.ts';
+import { approvalClick, approvalReply } from './slack-approvals.ts';
 import type { ActorDirectory } from './slack-actors.ts';
 import { ASK_FOR_REPO, candidatesMessage, parseAnswerValue } from './slack-blocks.ts';
 import { CONNECT_GITHUB, connectGitHub, refuseForeign } from './slack-ephemeral.ts';
@@ -23,7 +25,9 @@ import { postInThread, type SlackWeb } from './slack-web.ts';
  */
 export type SlackPlan =
   | { kind: 'take-pending'; thread: SlackThread }
-  | { kind: 'say-not-running'; thread: SlackThread };
+  | { kind: 'say-not-running'; thread: SlackThread }
+  /** An approval decision: when the service refused it, the person is told why, privately. */
+  | { kind: 'say-refused'; thread: SlackThread; user: string };
 
 /** What the requests logic works with: the session service's lookups, Slack's tables and API, the bot's identity. */
 export type SlackRequestDeps = {
@@ -136,6 +140,15 @@ async function reply(
           text: `Nothing is running here (the session is ${outcome.session.status}).`,
         });
       return;
+    case 'say-refused':
+      if (outcome.kind === 'refused')
+        await deps.web.chat.postEphemeral({
+          channel: plan.thread.channel,
+          user: plan.user,
+          thread_ts: plan.thread.threadTs,
+          text: outcome.message,
+        });
+      return;
     default: {
       const _never: never = plan;
       return _never;
@@ -212,7 +225,7 @@ export class SlackRequests {
     if (session || pending) {
       if (!text) return ignore('an empty message');
       const actor = await deps.actors.get(event.user!);
-      if (session) return toSession(thread, actor, text, session);
+      if (session) return toSession(thread, { actor, user: event.user! }, text, session);
       return resolvePending(deps, pending!, actor, text);
     }
     if (CONNECT_GITHUB.test(text)) return connectGitHub(deps, event, thread);
@@ -238,6 +251,9 @@ export class SlackRequests {
       threadTs: input.threadTs ?? input.messageTs,
     };
     const actor = await deps.actors.get(input.user);
+    const decision = approvalClick(input, thread, actor);
+    if (decision)
+      return { kind: 'inbound', inbound: decision, plan: { kind: 'say-refused', thread, user: input.user } };
     if (input.actionId.startsWith('patchbay_stop'))
       return { kind: 'inbound', inbound: { kind: 'stop', thread, actor } };
     if (input.actionId.startsWith('patchbay_answer')) {
@@ -335,13 +351,16 @@ async function resolvePending(
 /** A message in a thread that has a session: steer it, answer its open question, or stop it. */
 function toSession(
   thread: SlackThread,
-  actor: Actor,
+  from: { actor: Actor; user: string },
   text: string,
-  session: { pendingQuestion: { questionId: string } | null; status: string },
+  session: Pick<SessionRecord, 'pendingQuestion' | 'status'>,
 ): Interpreted {
+  const { actor } = from;
   if (isStopCommand(text))
     return { kind: 'inbound', inbound: { kind: 'stop', thread, actor }, plan: { kind: 'say-not-running', thread } };
   const question = session.status === 'waiting' ? session.pendingQuestion : null;
+  const decision = question?.approval && approvalReply(plainText(text), question.approval.requestId, thread, actor);
+  if (decision) return { kind: 'inbound', inbound: decision, plan: { kind: 'say-refused', thread, user: from.user } };
   return {
     kind: 'inbound',
     inbound: question

@@ -14,6 +14,7 @@ import {
   truncate,
   type SlackText,
 } from './slack-blocks.ts';
+import { replyApproval } from './slack-approval-replies.ts';
 import type { SlackWeb } from './slack-web.ts';
 import type { ArtifactStore } from '../../src/core/artifact-store.ts';
 import { uploadScreenshotsOnce, type SlackFiles } from './slack-screenshots.ts';
@@ -98,6 +99,8 @@ export function createSlackReplier(deps: {
             await store.recordPost(thread, `answered:${event.questionId}`, questionTs);
             posts.set(`answered:${event.questionId}`, questionTs);
           }
+        } else if (event.type === 'approval-requested' || event.type === 'approval-decided') {
+          await replyApproval({ post, update, store, thread, posts, events }, event);
         } else if (event.type === 'queue-waiting' || event.type === 'queue-started') {
           await post(thread, posts, `queue:${stored.seq}`, { text: queueNotice(event) });
         } else if (event.type === 'ui-screenshots' && deps.screenshots) {

@@ -45,6 +45,8 @@ export type RunLimits = {
   compactAt: number;
   /** US dollars this run may spend at list prices (models without a known price count as free). */
   maxCostUsd: number;
+  /** How long a held command waits for a person's decision before it counts as denied (APPROVAL_TIMEOUT_MINUTES). */
+  approvalTimeoutMs: number;
 };
 
 export const defaultRunLimits: RunLimits = {
@@ -56,6 +58,7 @@ export const defaultRunLimits: RunLimits = {
   maxToolOutputChars: 30_000,
   compactAt: 0.75,
   maxCostUsd: Number.POSITIVE_INFINITY,
+  approvalTimeoutMs: 60 * 60_000,
 };
 
 export type RunOutcome =
@@ -78,6 +81,8 @@ export type RunInput = {
   now?: () => number;
   /** Where the pictures attached to people's messages are read from; without it they are left out. */
   artifacts?: Pick<ArtifactStore, 'get'> | undefined;
+  /** Set when people can approve risky commands in this session: the rules layered over the defaults. */
+  approvals?: ToolContext['approvals'];
   /** The model's text as it streams, with the turn it belongs to. Must not throw. */
   onDelta?: (text: string, turn: number) => void;
 };

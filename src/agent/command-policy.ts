@@ -6,8 +6,14 @@ import type { Pipeline, SimpleCommand } from './shell-parser.ts';
 
 export type CommandDecision = { allowed: true } | { allowed: false; reason: string };
 
+/** The classes of refusal a person's approval lifts for one command (issue 23). */
+export type LiftableClass = 'publish' | 'force-push' | 'pipe-to-shell';
+
+/** What a person approved for this one command: its refusals of these classes do not apply. */
+export type PolicyOptions = { lifted?: ReadonlySet<LiftableClass> | undefined };
+
 /** Decides whether the agent may run a shell command. Pure; the reason is shown to the model. */
-export type CommandPolicy = (command: string) => CommandDecision;
+export type CommandPolicy = (command: string, options?: PolicyOptions) => CommandDecision;
 
 /**
  * Refuses high-risk commands before they reach the sandbox. The sandbox is the real boundary; this
@@ -15,12 +21,14 @@ export type CommandPolicy = (command: string) => CommandDecision;
  * pushing or publishing) early, with a reason the model can act on. It reads the command the way sh
  * would split it, so `echo "git push"` passes and `cd x && sh -c 'git push'` does not.
  */
-export const checkCommand: CommandPolicy = (command) => {
-  const reason = checkScript(command, 0);
+export const checkCommand: CommandPolicy = (command, options = {}) => {
+  const reason = checkScript(command, 0, options.lifted ?? new Set());
   return reason === undefined ? { allowed: true } : { allowed: false, reason };
 };
 
 const MAX_NESTING = 6;
+
+type Lifted = ReadonlySet<LiftableClass>;
 
 const SHELLS = new Set(['sh', 'bash', 'zsh', 'dash', 'ksh', 'mksh', 'ash', 'fish', 'csh', 'tcsh', 'busybox']);
 const INTERPRETERS = new Set(['python', 'python2', 'python3', 'perl', 'ruby', 'node', 'php', 'deno', 'bun']);
@@ -50,11 +58,11 @@ const REASONS = {
   nested: 'The command nests shells or substitutions too deeply to check; simplify it.',
 } as const;
 
-function checkScript(source: string, depth: number): string | undefined {
+function checkScript(source: string, depth: number, lifted: Lifted): string | undefined {
   if (depth > MAX_NESTING) return REASONS.nested;
   if (isForkBomb(source)) return REASONS.forkBomb;
   for (const pipeline of parseShell(source)) {
-    const reason = checkPipeline(pipeline, depth);
+    const reason = checkPipeline(pipeline, depth, lifted);
     if (reason) return reason;
   }
   return undefined;
@@ -70,16 +78,17 @@ function isForkBomb(source: string): boolean {
   return false;
 }
 
-function checkPipeline(pipeline: Pipeline, depth: number): string | undefined {
+function checkPipeline(pipeline: Pipeline, depth: number, lifted: Lifted): string | undefined {
   const commands = pipeline.map((simple) => ({ simple, effective: effectiveCommand(simple) }));
   // A downloader feeding, at any later stage, a shell that reads its script from stdin.
   const firstDownload = commands.findIndex((c) => c.effective && DOWNLOADERS.has(c.effective.name));
   if (firstDownload !== -1) {
     const later = commands.slice(firstDownload + 1);
-    if (later.some((c) => c.effective && readsScriptFromStdin(c.effective))) return REASONS.pipeToShell;
+    if (!lifted.has('pipe-to-shell') && later.some((c) => c.effective && readsScriptFromStdin(c.effective)))
+      return REASONS.pipeToShell;
   }
   for (const { simple, effective } of commands) {
-    const reason = checkSimple(simple, effective, depth);
+    const reason = checkSimple(simple, effective, depth, lifted);
     if (reason) return reason;
   }
   return undefined;
@@ -95,38 +104,45 @@ function readsScriptFromStdin(command: EffectiveCommand): boolean {
   return operands(args).length === 0;
 }
 
-function checkSimple(simple: SimpleCommand, command: EffectiveCommand | undefined, depth: number): string | undefined {
+function checkSimple(
+  simple: SimpleCommand,
+  command: EffectiveCommand | undefined,
+  depth: number,
+  lifted: Lifted,
+): string | undefined {
   for (const word of [...simple.words, ...simple.redirects.map((r) => r.target)]) {
     for (const substitution of word.substitutions) {
-      const reason = checkScript(substitution, depth + 1);
+      const reason = checkScript(substitution, depth + 1, lifted);
       if (reason) return reason;
     }
   }
   if (simple.redirects.some((r) => r.op.includes('>') && isDevicePath(r.target.text))) return REASONS.device;
   if (!command) return undefined;
   if (command.elevated) return REASONS.sudo;
-  return checkCommandRules(command, depth);
+  return checkCommandRules(command, depth, lifted);
 }
 
-function checkCommandRules(command: EffectiveCommand, depth: number): string | undefined {
+function checkCommandRules(command: EffectiveCommand, depth: number, lifted: Lifted): string | undefined {
   const { name, args } = command;
   if (name === 'su') return REASONS.sudo;
   if (SHELLS.has(name) || INTERPRETERS.has(name) || name === 'eval' || name === 'source' || name === '.') {
-    if (command.words.some((w) => w.substitutions.some(containsDownload))) return REASONS.pipeToShell;
+    if (!lifted.has('pipe-to-shell') && command.words.some((w) => w.substitutions.some(containsDownload)))
+      return REASONS.pipeToShell;
   }
-  if (name === 'eval') return checkScript(args.join(' '), depth + 1);
+  if (name === 'eval') return checkScript(args.join(' '), depth + 1, lifted);
   if (SHELLS.has(name)) {
     const flagIndex = args.findIndex((a) => /^-[A-Za-z]*c[A-Za-z]*$/.test(a));
     const script = flagIndex === -1 ? undefined : args[flagIndex + 1];
-    return script === undefined ? undefined : checkScript(script, depth + 1);
+    return script === undefined ? undefined : checkScript(script, depth + 1, lifted);
   }
-  if (name === 'watch') return checkScript(watchedCommand(args), depth + 1);
+  if (name === 'watch') return checkScript(watchedCommand(args), depth + 1, lifted);
   if (name === 'rm') return checkRecursive(args, 'rR', '--recursive', 'delete');
   if (name === 'chmod' || name === 'chown' || name === 'chgrp')
     return checkRecursive(args, 'R', '--recursive', 'change permissions of');
   if (name === 'find') return checkFind(args);
-  if (name === 'git') return checkGit(args);
-  if (name === 'npm' || name === 'pnpm' || name === 'yarn' || name === 'bun') return checkPackageManager(args);
+  if (name === 'git') return checkGit(args, lifted);
+  if (name === 'npm' || name === 'pnpm' || name === 'yarn' || name === 'bun')
+    return lifted.has('publish') ? undefined : checkPackageManager(args);
   if (FILESYSTEM_MAKERS.test(name)) return REASONS.mkfs;
   if (POWER.has(name)) return REASONS.power;
   if (name === 'init' && /^[06]$/.test(args[0] ?? '')) return REASONS.power;
@@ -227,7 +243,7 @@ const GIT_VALUE_OPTIONS = new Set([
   '--exec-path',
 ]);
 
-function checkGit(args: string[]): string | undefined {
+function checkGit(args: string[], lifted: Lifted): string | undefined {
   let i = 0;
   const configs: string[] = [];
   while (i < args.length && args[i]!.startsWith('-')) {
@@ -253,6 +269,7 @@ function checkGit(args: string[]): string | undefined {
         /^-[A-Za-z]*f[A-Za-z]*$/.test(a) ||
         /^\+/.test(a),
     );
+    if (forced && lifted.has('force-push')) return undefined;
     return forced ? REASONS.forcePush : REASONS.gitPush;
   }
   if (subcommand === 'send-pack' || subcommand === 'http-push') return REASONS.gitPush;

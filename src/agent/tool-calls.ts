@@ -2,16 +2,18 @@ import type { PendingQuestion } from '../core/session-record.ts';
 import type { ToolCall } from '../models/model-provider.ts';
 import type { RunOutcome } from './agent-runner.ts';
 import { attachedImages } from './message-images.ts';
+import { requestApproval, resumeApproval } from './approval-calls.ts';
 import { isStopped, recordStep, type RunState, unreadUserMessages } from './run-state.ts';
-import { toolResultMessage, type ToolOutput } from './tool.ts';
+import { type ToolContext, toolResultMessage, type ToolOutput } from './tool.ts';
 import { clip, quoteMessage, unresolvedCalls } from './transcript-text.ts';
 
 /**
  * Runs one call and records its start and its result, each as its own step. A run interrupted
  * (not stopped) mid-call leaves the call without a result, so the resumed run executes it again
- * from the start instead of handing the model a half-run command.
+ * from the start instead of handing the model a half-run command. A call held for approval is
+ * left without a result too: the decision completes it. `ctx` stands in for the run's own (an approved command's).
  */
-export async function executeCall(run: RunState, call: ToolCall): Promise<ToolOutput> {
+export async function executeCall(run: RunState, call: ToolCall, ctx: ToolContext = run.ctx): Promise<ToolOutput> {
   const { tools, signal } = run.input;
   await recordStep(run, {
     events: [
@@ -23,7 +25,8 @@ export async function executeCall(run: RunState, call: ToolCall): Promise<ToolOu
   });
   const started = run.now();
   // Already within limits.maxToolOutputChars: the registry cut it, once, if it had to.
-  const output = await tools.execute(call, run.ctx);
+  const output = await tools.execute(call, ctx);
+  if (output.control?.kind === 'approval') return output;
   if (signal.aborted && !(await isStopped(run))) return output;
   run.toolCallCount += 1;
   const isError = output.isError ?? false;
@@ -83,6 +86,8 @@ export async function executeToolCalls(run: RunState, calls: readonly ToolCall[]
       }
     }
     const output = await executeCall(run, call);
+    if (output.control?.kind === 'approval')
+      return { kind: 'waiting', question: await requestApproval(run, call, output.control) };
     if (run.input.signal.aborted) return { kind: 'cancelled' };
     // A remote sandbox that died ends the run with its reason; a message resumes the session.
     const lost = run.input.sandbox.failure?.();
@@ -105,13 +110,25 @@ export async function executeToolCalls(run: RunState, calls: readonly ToolCall[]
 export async function resumeUnresolvedCalls(run: RunState): Promise<RunOutcome | undefined> {
   const { tools } = run.input;
   for (const call of unresolvedCalls(run.messages)) {
-    if (call.name === 'ask_user') {
+    const pending = (await run.input.runLog.get(run.input.sessionId))?.pendingQuestion;
+    if (pending?.approval?.requestId === call.id) {
+      const approval = pending.approval;
+      const runApproved = (command: string) =>
+        executeCall(run, call, {
+          ...run.ctx,
+          approvals: { rules: [], ...run.ctx.approvals, approvedCommand: command },
+        });
+      const waiting = await resumeApproval(run, call, { ...pending, approval }, runApproved);
+      if (waiting) return waiting;
+    } else if (call.name === 'ask_user') {
       const waiting = await resumeQuestion(run, call);
       if (waiting) return waiting;
     } else if (tools.rerunsInterrupted && !tools.rerunsInterrupted(call) && (await startedBefore(run, call))) {
       await reportInterrupted(run, call);
     } else {
-      await executeCall(run, call);
+      const output = await executeCall(run, call);
+      if (output.control?.kind === 'approval')
+        return { kind: 'waiting', question: await requestApproval(run, call, output.control) };
     }
   }
   return undefined;

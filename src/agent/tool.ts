@@ -4,6 +4,7 @@ import type { Sandbox } from '../../sandbox/sandbox.ts';
 import type { ArtifactStore } from '../core/artifact-store.ts';
 import type { ModelImage, ModelMessage, ToolCall } from '../core/transcript.ts';
 import type { StepCheckpoint } from '../core/work-checkpoint.ts';
+import type { ApprovalRules, RiskFinding } from './risk-classifier.ts';
 
 /** What a tool may touch. Tools act only through the sandbox. */
 export type ToolContext = {
@@ -18,7 +19,16 @@ export type ToolContext = {
   maxOutputChars?: number;
   /** Where pictures a tool takes are kept with the session (the screenshot tool); absent: not kept. */
   artifacts?: ArtifactStore | undefined;
+  /**
+   * Present when people can approve risky commands in this session (issue 23): the rules layered
+   * over the defaults (installation, then repository), and the command a person approved for the
+   * call being run now, which then runs once without being held again.
+   */
+  approvals?: { rules: ApprovalRules[]; approvedCommand?: string | undefined } | undefined;
 };
+
+/** A tool's request to hold its call until a person approves `command` (the shell tool's risky commands). */
+export type ApprovalControl = { kind: 'approval'; command: string; findings: RiskFinding[] };
 
 /**
  * A tool's answer to the model. `control` lets a tool change the run's course: ask_user moves the
@@ -29,7 +39,7 @@ export type ToolOutput = {
   isError?: boolean;
   /** How the model can see the rest when the content is too long and the registry cuts it. */
   cutHint?: string;
-  control?: { kind: 'ask'; question: string; choices?: string[]; recommended?: string };
+  control?: { kind: 'ask'; question: string; choices?: string[]; recommended?: string } | ApprovalControl;
   /** The work after the call, checkpointed by the harness: the runner stores it with the call's result. */
   checkpoint?: StepCheckpoint;
   /** Pictures for the model to look at with the result (a screenshot), already checked. */

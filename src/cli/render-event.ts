@@ -1,3 +1,4 @@
+import { approvalNotice } from '../core/approval-notice.ts';
 import { queueNotice } from '../core/queue-notice.ts';
 import { describeEgressBlock } from '../core/egress-block.ts';
 import type { StoredEvent } from '../core/events.ts';
@@ -28,6 +29,9 @@ export function renderEvent({ event }: StoredEvent): string | undefined {
     }
     case 'question-answered':
       return `  answered by ${event.actor.name}`;
+    case 'approval-requested':
+    case 'approval-decided':
+      return `  ${approvalNotice(event)}`;
     case 'status-changed':
       return `  status: ${event.from} → ${event.to}${event.reason ? ` (${event.reason})` : ''}`;
     case 'workspace-ready':

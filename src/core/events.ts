@@ -50,6 +50,29 @@ export const SessionEvent = z.discriminatedUnion('type', [
     recommended: z.string().optional(),
   }),
   z.object({ type: z.literal('question-answered'), questionId: z.string(), actor: Actor, text: z.string() }),
+  /** A command held before it ran until a person approves it (issue 23); `requestId` is its tool call's id. */
+  z.object({
+    type: z.literal('approval-requested'),
+    requestId: z.string(),
+    command: z.string(),
+    /** The risk classes it was held for: force-push, publish, pipe-to-shell, deploy, delete-outside, unclear. */
+    classes: z.array(z.string()),
+    reasons: z.array(z.string()),
+    /** What approving does, in the words the thread is shown. */
+    approving: z.string(),
+    expiresAt: z.string(),
+  }),
+  /** A person's answer to an approval request, or its expiry (no actor then). */
+  z.object({
+    type: z.literal('approval-decided'),
+    requestId: z.string(),
+    decision: z.enum(['approved', 'denied', 'expired']),
+    actor: Actor.optional(),
+    /** Where the answer came from: slack, github, linear, web, or system for an expiry. */
+    surface: z.string(),
+    reason: z.string().optional(),
+    at: z.string(),
+  }),
   z.object({
     type: z.literal('status-changed'),
     from: SessionStatus,

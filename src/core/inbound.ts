@@ -61,6 +61,21 @@ export const Inbound = z.discriminatedUnion('kind', [
     text: z.string().min(1),
     dedupeKey: z.string().min(1).optional(),
   }),
+  /**
+   * A person's decision on the session's open approval request (issue 23). `vouched`: the surface
+   * checked that this person may decide for anyone (write access on GitHub); otherwise only the
+   * requester may.
+   */
+  z.object({
+    kind: z.literal('approval'),
+    thread: ThreadRef,
+    actor: Actor,
+    requestId: z.string().min(1),
+    decision: z.enum(['approved', 'denied']),
+    reason: z.string().min(1).optional(),
+    vouched: z.boolean().optional(),
+    dedupeKey: z.string().min(1).optional(),
+  }),
   z.object({
     kind: z.literal('stop'),
     thread: ThreadRef,
@@ -73,4 +88,6 @@ export type Inbound = z.infer<typeof Inbound>;
 /** What the session service did with an inbound command, as much as an integration needs. */
 export type InboundOutcome =
   | { kind: 'started' | 'appended' | 'stopped' | 'not-running'; session: { id: string; status: string; title: string } }
-  | { kind: 'duplicate' | 'no-session' };
+  | { kind: 'duplicate' | 'no-session' }
+  /** Not done, with the words to tell the person (an approval they may not give, or one no longer open). */
+  | { kind: 'refused'; message: string };

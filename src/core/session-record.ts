@@ -10,6 +10,16 @@ export const PendingQuestion = z.object({
   question: z.string(),
   choices: z.array(z.string()).optional(),
   recommended: z.string().optional(),
+  /** Set when the question is an approval request: the command held and until when (issue 23). */
+  approval: z
+    .object({
+      requestId: z.string(),
+      command: z.string(),
+      classes: z.array(z.string()),
+      reasons: z.array(z.string()),
+      expiresAt: z.string(),
+    })
+    .optional(),
 });
 export type PendingQuestion = z.infer<typeof PendingQuestion>;
 

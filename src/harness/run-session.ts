@@ -8,6 +8,7 @@ import { firstGitEnv, type GitCredentials, type PublishedPullRequest, type Publi
 import type { RunLog } from '../core/run-log.ts';
 import type { SessionRecord } from '../core/session-record.ts';
 import { runAgent, type RunLimits, type RunOutcome, type ToolExecutor } from '../agent/agent-runner.ts';
+import type { ApprovalRules } from '../agent/risk-classifier.ts';
 import type { ModelProvider } from '../models/model-provider.ts';
 import type { CheckpointStore } from './checkpoint/checkpoint-store.ts';
 import { systemPrompt } from '../agent/system-prompt.ts';
@@ -67,6 +68,12 @@ export type HarnessDeps = {
   artifactUrl?: (id: string) => string;
   /** The run's lease epoch: the sandbox is acquired (and recorded, on Modal) under it. */
   runEpoch?: number;
+  /**
+   * Set when people approve risky commands (APPROVALS=on): the installation's rules
+   * (APPROVAL_RULES) under the repository's, and how long a request waits. Without it the
+   * command policy's plain refusals apply.
+   */
+  approvals?: { rules: ApprovalRules; timeoutMs: number };
 };
 
 /**
@@ -93,7 +100,7 @@ export async function runSession(sessionId: string, deps: HarnessDeps, signal: A
     const startedAt = Date.now();
     for (;;) {
       const limits = await budgetLimits(sessionId, deps, gates.route, startedAt);
-      const outcome = await runAgentRound(run, gates.system, limits);
+      const outcome = await runAgentRound(run, gates, limits);
       if ((await settle(run, outcome, gates.gate, limits.timeLimitMinutes)) === 'done') break;
       log.info('running the agent again: messages arrived as the run ended, or the gate asked for rework');
     }
@@ -105,10 +112,13 @@ export async function runSession(sessionId: string, deps: HarnessDeps, signal: A
 }
 
 /** One round of the agent in the session's workspace, its text streamed to people watching. */
-async function runAgentRound(run: SessionRun, system: string[], limits: Partial<RunLimits>): Promise<RunOutcome> {
+async function runAgentRound(run: SessionRun, gates: PreparedGates, limits: Partial<RunLimits>): Promise<RunOutcome> {
   const { session, deps, sandbox, workspace, checkpoints, signal, log } = run;
+  const { system } = gates;
   const liveText = deps.live && createLiveText(session.id, deps.live);
+  const approvals = deps.approvals && { rules: [deps.approvals.rules, gates.approvalRules ?? {}] };
   return runAgent({
+    ...(approvals && { approvals }),
     sessionId: session.id,
     system: [systemPrompt({ repo: session.repo, branch: workspace.branch, workdir: sandbox.workdir }), ...system].join(
       '\n\n',
@@ -120,7 +130,7 @@ async function runAgentRound(run: SessionRun, system: string[], limits: Partial<
     artifacts: deps.artifacts,
     signal,
     log,
-    limits: { ...deps.limits, ...limits },
+    limits: { ...deps.limits, ...limits, ...(deps.approvals && { approvalTimeoutMs: deps.approvals.timeoutMs }) },
     ...(liveText && { onDelta: liveText.onDelta }),
   }).finally(() => liveText?.flush());
 }
@@ -353,7 +363,8 @@ async function pushWork(run: SessionRun): Promise<PushBranchResult> {
   });
 }
 
-type PreparedGates = { system: string[]; route?: Route; gate?: GateContext };
+/** What the gates give the agent's rounds: system blocks, the route, the gate, and the repository's approval rules. */
+type PreparedGates = { system: string[]; route?: Route; gate?: GateContext; approvalRules?: ApprovalRules };
 
 /**
  * Before the agent: the repo's knowledge document (built or reused), setup once per workspace, and
@@ -379,5 +390,10 @@ async function prepareGates(run: SessionRun): Promise<PreparedGates> {
   };
   await runSetup(gate);
   const { route, guidance } = await routeSession(session, gates, store);
-  return { system: [...guidance, ...(knowledgeText ? [knowledgeText] : [])], route, gate };
+  return {
+    system: [...guidance, ...(knowledgeText ? [knowledgeText] : [])],
+    route,
+    gate,
+    ...(knowledge?.document.approvals && { approvalRules: knowledge.document.approvals }),
+  };
 }

@@ -36,6 +36,17 @@ export async function idleQueued(db: Db, seconds: number): Promise<string[]> {
   return rows.map((r) => r.id);
 }
 
+/** Waiting sessions whose approval request expired by `now`: their run records the expiry. */
+export async function expiredApprovals(db: Db, now: Date): Promise<string[]> {
+  const rows = await db
+    .selectFrom('sessions')
+    .select('id')
+    .where('status', '=', 'waiting')
+    .where(sql<string>`pending_question->'approval'->>'expiresAt'`, '<=', now.toISOString())
+    .execute();
+  return rows.map((r) => r.id);
+}
+
 /** The epoch of the run that holds the session now (run-leases.ts); undefined when there is no such session. */
 export async function currentRunEpoch(db: Db, sessionId: string): Promise<number | undefined> {
   const row = await db.selectFrom('sessions').select('run_epoch').where('id', '=', sessionId).executeTakeFirst();

@@ -11,6 +11,7 @@ import type { RunQueue } from './run-queue.ts';
 import type { SessionRecord } from '../core/session-record.ts';
 import { DuplicateRequest, type RequestMarker } from './request-markers.ts';
 import type { SessionStore } from './session-store.ts';
+import { type ApprovalAnswer, type ApprovalAnswerResult, answerApproval } from './approval-answer.ts';
 
 export type HandleResult =
   | { kind: 'started'; session: SessionRecord }
@@ -18,7 +19,8 @@ export type HandleResult =
   | { kind: 'stopped'; session: SessionRecord }
   | { kind: 'not-running'; session: SessionRecord }
   | { kind: 'duplicate' }
-  | { kind: 'no-session' };
+  | { kind: 'no-session' }
+  | { kind: 'refused'; message: string };
 
 export type SessionService = ReturnType<typeof createSessionService>;
 
@@ -68,6 +70,10 @@ export function createSessionService(options: {
     async stop(sessionId: string, actor: Actor): Promise<HandleResult> {
       return stop(deps, await mustGet(deps.store, sessionId), actor);
     },
+    /** A person's decision on a held command (answerApproval): recorded, and the run that acts on it queued. */
+    async answerApproval(sessionId: string, answer: ApprovalAnswer): Promise<ApprovalAnswerResult> {
+      return answerApproval(deps, await mustGet(deps.store, sessionId), answer);
+    },
   };
 }
 
@@ -88,6 +94,8 @@ async function handle(deps: ServiceDeps, input: Inbound): Promise<HandleResult> 
         return existing ? await message(deps, existing, inbound, marker) : { kind: 'no-session' };
       case 'stop':
         return existing ? await stop(deps, existing, inbound.actor, marker) : { kind: 'no-session' };
+      case 'approval':
+        return existing ? await approval(deps, existing, inbound, marker) : { kind: 'no-session' };
       case 'ci-failed':
         return existing ? await ciFailed(deps, existing, inbound, marker) : { kind: 'no-session' };
       default: {
@@ -194,6 +202,21 @@ async function attach(
       sessionId,
       attachments.map((a) => a.artifactId),
     );
+}
+
+/** An approval decision from a thread: recorded and acted on, or refused with the words to say why. */
+async function approval(
+  deps: ServiceDeps,
+  session: SessionRecord,
+  inbound: Extract<Inbound, { kind: 'approval' }>,
+  marker?: RequestMarker,
+): Promise<HandleResult> {
+  const { actor, requestId, decision, reason, vouched } = inbound;
+  const answer = { requestId, decision, actor, surface: inbound.thread.source, reason, vouched };
+  const result = await answerApproval(deps, session, answer, marker);
+  if (result.kind === 'decided') return { kind: 'appended', session: result.session };
+  if (result.kind === 'not-allowed') return { kind: 'refused', message: result.message };
+  return { kind: 'refused', message: 'That request is no longer open: it was decided already, or it expired.' };
 }
 
 async function mustGet(store: SessionStore, sessionId: string): Promise<SessionRecord> {

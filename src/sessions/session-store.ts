@@ -8,6 +8,7 @@ import { createSession, transitionSession, type NewSession } from './session-lif
 import {
   currentRunEpoch,
   databaseAnswers,
+  expiredApprovals,
   getSession,
   idleQueued,
   listSessions,
@@ -39,6 +40,7 @@ export function createSessionStore(db: Db) {
     repos: () => listSessionRepos(db),
     /** Queued sessions untouched for `seconds`: their run may never have reached the queue. */
     idleQueued: (seconds: number) => idleQueued(db, seconds),
+    expiredApprovals: (now: Date) => expiredApprovals(db, now),
     /** The epoch of the run that holds the session now; undefined when there is no such session. */
     runEpoch: (sessionId: string) => currentRunEpoch(db, sessionId),
     /** Where a queued session stands in the line; undefined when it is not queued. */

@@ -11,6 +11,7 @@ import type { GitCredentials, Publisher } from '../core/publisher.ts';
 import type { KnowledgeStore } from '../harness/knowledge/knowledge-store.ts';
 import type { EventBus } from '../sessions/event-bus.ts';
 import type { RunQueue } from '../sessions/run-queue.ts';
+import { startApprovalExpiry } from '../sessions/approval-expiry.ts';
 import { createCheckStore } from '../sessions/pg-check-store.ts';
 import { createCheckpointStore } from '../sessions/pg-checkpoint-store.ts';
 import { createPgArtifactStore } from '../sessions/pg-artifact-store.ts';
@@ -89,11 +90,13 @@ export async function startWorker(config: Config, deps: WorkerDeps): Promise<Ses
       publishers: deps.publishers,
       gitCredentials: deps.gitCredentials,
       checkpoints: { store: createCheckpointStore(database.db), maxBytes: config.worker.checkpointMaxBytes },
+      ...(config.approvals && { approvals: config.approvals }),
     },
   });
   deps.restarts.spare(worker);
   deps.shutdown.add(() => worker.stop(config.worker.shutdownGraceMs));
   startWorkspaceReaper(deps.sandboxes, deps);
+  if (config.approvals) startApprovalExpiry(deps);
   return worker;
 }
 

@@ -128,6 +128,18 @@ export const api = {
     }),
   insights: (filter: InsightsFilter): Promise<InsightsReport> =>
     request(InsightsReportSchema, 'GET', `/api/insights?${new URLSearchParams(filter)}`),
+  /** A decision on a held command (the session page's Approve once / Deny). */
+  decide: (
+    id: string,
+    requestId: string,
+    body: { decision: 'approved' | 'denied'; reason?: string; author?: Author },
+  ) =>
+    request(
+      SessionAck,
+      'POST',
+      `/api/sessions/${encodeURIComponent(id)}/approvals/${encodeURIComponent(requestId)}`,
+      body,
+    ),
   stop: (id: string, author?: Author) =>
     request(SessionAck, 'POST', `/api/sessions/${encodeURIComponent(id)}/stop`, author ? { author } : {}),
 };

@@ -6,6 +6,8 @@
 import { describeGate } from '../../src/core/evidence.ts';
 import type { EventOf, SessionEvent } from '../../src/core/events.ts';
 import { queueNotice } from '../../src/core/queue-notice.ts';
+import { approvalNotice } from '../../src/core/approval-notice.ts';
+import { approvalTone } from './approval-state.ts';
 
 export type Note = { tone: 'info' | 'good' | 'bad'; text: string; link?: { href: string; label: string } };
 
@@ -28,6 +30,8 @@ const noteTypes = [
   'run-resumed',
   'queue-waiting',
   'queue-started',
+  'approval-requested',
+  'approval-decided',
 ] as const;
 
 /** An event the timeline shows as a note. */
@@ -69,6 +73,9 @@ export function noteOf(event: NoteEvent): Note {
     case 'queue-waiting':
     case 'queue-started':
       return info(queueNotice(event));
+    case 'approval-requested':
+    case 'approval-decided':
+      return { tone: approvalTone(event), text: approvalNotice(event) };
     default:
       return progressNote(event);
   }

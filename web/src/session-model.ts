@@ -10,6 +10,7 @@ import type { LiveEvent } from '../../src/core/live-events.ts';
 import type { SessionStatus } from '../../src/core/session-status.ts';
 import type { ThreadRef } from '../../src/core/thread-ref.ts';
 import { isNoteEvent, noteOf, type Note } from './event-notes.ts';
+import { nextOpenApproval, type OpenApproval } from './approval-state.ts';
 
 export type ToolEnd = { isError: boolean; output: string; durationMs: number; at: string };
 
@@ -66,6 +67,8 @@ export class SessionModel {
   threads: ThreadRef[] = [];
   models = new Set<string>();
   openQuestion: string | undefined;
+  /** The held command waiting for a decision (issue 23). */
+  openApproval: OpenApproval | undefined;
   private tools = new Map<string, number>();
   private questions = new Map<string, number>();
   private streaming = new Map<number, number>();
@@ -296,6 +299,10 @@ export class SessionModel {
       }
       case 'knowledge-loaded':
         this.knowledge = event;
+        return;
+      case 'approval-requested':
+      case 'approval-decided':
+        this.openApproval = nextOpenApproval(this.openApproval, event);
         return;
       case 'task-routed':
         this.route = event;

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ApprovalRule, RiskClass } from '../../agent/risk-classifier.ts';
 
 /** A command the knowledge document names, with the file it came from. */
 export const KnownCommand = z.object({
@@ -23,6 +24,11 @@ export const KnowledgeDocument = z.object({
   instructions: z.array(z.object({ source: z.string(), text: z.string().max(6000) })).max(20),
   /** Files the document was built from. */
   sources: z.array(z.string()).max(100),
+  /**
+   * What this repository says about risky commands, per class (`publish: refuse`, `deploy: ask`),
+   * over the installation's APPROVAL_RULES (issue 23). Set by a person's edit; never extracted.
+   */
+  approvals: z.partialRecord(RiskClass, ApprovalRule).optional(),
 });
 export type KnowledgeDocument = z.infer<typeof KnowledgeDocument>;
 

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import pino from 'pino';
 import { createLocalSandboxProvider } from '../../../sandbox/index.ts';
 import type { Sandbox } from '../../../sandbox/sandbox.ts';
-import { runAgent, type RunLimits, type RunOutcome } from '../../../src/agent/agent-runner.ts';
+import { type RunInput, runAgent, type RunLimits, type RunOutcome } from '../../../src/agent/agent-runner.ts';
 import { createDefaultTools } from '../../../src/agent/default-tools.ts';
 import { createToolRegistry } from '../../../src/agent/tool-registry.ts';
 import type { Actor } from '../../../src/core/actor.ts';
@@ -25,7 +25,7 @@ export type RunnerFixture = {
   run(
     sessionId: string,
     model: ModelProvider,
-    options?: { limits?: Partial<RunLimits>; signal?: AbortSignal },
+    options?: { limits?: Partial<RunLimits>; signal?: AbortSignal; approvals?: RunInput['approvals'] },
   ): Promise<RunOutcome>;
   close(): Promise<void>;
 };
@@ -74,6 +74,7 @@ export async function createRunnerFixture(): Promise<RunnerFixture> {
         signal: options.signal ?? AbortSignal.timeout(60_000),
         log,
         ...(options.limits && { limits: options.limits }),
+        ...(options.approvals && { approvals: options.approvals }),
       });
     },
     async close() {

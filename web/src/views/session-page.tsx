@@ -1,5 +1,6 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, savedAuthor } from '../api.ts';
+import { ApprovalPanel } from './approval-panel.tsx';
 import { ChecksView } from './checks-view.tsx';
 import { Composer } from './composer.tsx';
 import { DiffView } from './diff-view.tsx';
@@ -124,6 +125,7 @@ export function SessionPage({ id }: { id: string }) {
                 older={log.older}
                 loadOlder={log.loadOlder}
               />
+              <ApprovalPanel sessionId={id} model={model} version={version} />
               <Composer sessionId={id} model={model} version={version} status={status} />
             </>
           )}

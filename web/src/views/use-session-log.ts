@@ -21,6 +21,8 @@ const factTypes = [
   'user-message',
   'question-asked',
   'question-answered',
+  'approval-requested',
+  'approval-decided',
   'status-changed',
   'workspace-ready',
   'check-finished',

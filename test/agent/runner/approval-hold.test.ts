@@ -1,0 +1,165 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createScriptedProvider } from '../../../src/models/scripted-provider.ts';
+import type { ModelMessage } from '../../../src/models/model-provider.ts';
+import { answerApproval } from '../../../src/sessions/approval-answer.ts';
+import { queueExpiredApprovals } from '../../../src/sessions/approval-expiry.ts';
+import { alice, bob, createRunnerFixture, type RunnerFixture } from './runner-fixture.ts';
+
+/** Writes a line to published.txt each time it really runs; `npm publish` makes it a held command. */
+const PUBLISH = 'echo once >> published.txt; npm publish >/dev/null 2>&1; true';
+
+/** Runs the publish command, then finishes with the last tool result as its text. */
+function publishingModel() {
+  return createScriptedProvider({
+    scenario: (messages: readonly ModelMessage[]) => {
+      const last = messages.at(-1);
+      if (last?.role === 'tool') return { text: `result: ${last.content} (error: ${last.isError})` };
+      return { toolCalls: [{ id: `call_${messages.length}`, name: 'run_shell', input: { command: PUBLISH } }] };
+    },
+  });
+}
+
+const queue = { enqueue: async () => {} };
+const approvals = { rules: [] };
+
+describe('a risky command is held for a person before it runs', () => {
+  let fx: RunnerFixture;
+  beforeAll(async () => {
+    fx = await createRunnerFixture();
+  });
+  afterAll(() => fx.close());
+
+  /** Runs until the request is open and the session is waiting, as the harness leaves it. */
+  async function heldSession() {
+    const id = await fx.newSession('Release the package');
+    const outcome = await fx.run(id, publishingModel(), { approvals });
+    expect(outcome).toMatchObject({
+      kind: 'waiting',
+      question: { approval: { command: PUBLISH, classes: ['publish'] } },
+    });
+    await fx.store.transition(id, 'ask');
+    const requested = (await fx.store.events(id, { types: ['approval-requested'] })).map((e) => e.event);
+    expect(requested).toMatchObject([{ command: PUBLISH, classes: ['publish'] }]);
+    const sandbox = await fx.sandboxFor(id);
+    expect((await sandbox.exec('cat published.txt 2>/dev/null || echo absent')).stdout).toBe('absent\n');
+    return { id, requestId: requested[0]!.type === 'approval-requested' ? requested[0]!.requestId : '', sandbox };
+  }
+
+  async function resume(id: string, limits = {}) {
+    await fx.store.transition(id, 'start');
+    return fx.run(id, publishingModel(), { approvals, limits });
+  }
+
+  it('denied: the model gets the reason as the error and nothing ran', async () => {
+    const { id, requestId, sandbox } = await heldSession();
+    const session = (await fx.store.get(id))!;
+    const denied = await answerApproval({ store: fx.store, queue }, session, {
+      requestId,
+      decision: 'denied',
+      actor: alice,
+      surface: 'web',
+      reason: 'we release on Fridays',
+    });
+    expect(denied.kind).toBe('decided');
+    const outcome = await resume(id);
+    expect(outcome).toMatchObject({ kind: 'finished' });
+    expect(outcome.kind === 'finished' && outcome.summary).toMatch(
+      /Not approved: Alice Doe denied it: we release on Fridays\. The command did not run\. \(error: true\)/,
+    );
+    expect((await sandbox.exec('cat published.txt 2>/dev/null || echo absent')).stdout).toBe('absent\n');
+    expect((await fx.store.get(id))?.pendingQuestion).toBeNull();
+    const decided = (await fx.store.events(id, { types: ['approval-decided'] })).map((e) => e.event);
+    expect(decided).toMatchObject([
+      { decision: 'denied', actor: alice, surface: 'web', reason: 'we release on Fridays' },
+    ]);
+  });
+
+  it('approved: the exact command runs once and its output is the result', async () => {
+    const { id, requestId, sandbox } = await heldSession();
+    const result = await answerApproval({ store: fx.store, queue }, (await fx.store.get(id))!, {
+      requestId,
+      decision: 'approved',
+      actor: alice,
+      surface: 'web',
+    });
+    expect(result.kind).toBe('decided');
+    const outcome = await resume(id);
+    expect(outcome.kind === 'finished' && outcome.summary).toMatch(/result: Exit code: 0 \(error: false\)/);
+    expect((await sandbox.exec('cat published.txt')).stdout).toBe('once\n');
+  });
+
+  it('someone other than the requester is told they cannot decide, unless the surface vouches', async () => {
+    const { id, requestId } = await heldSession();
+    const session = (await fx.store.get(id))!;
+    const answer = { requestId, decision: 'approved' as const, actor: bob, surface: 'slack' };
+    expect(await answerApproval({ store: fx.store, queue }, session, answer)).toEqual({
+      kind: 'not-allowed',
+      message: 'Only Alice Doe, who asked for this session, can approve or deny its commands.',
+    });
+    expect(await fx.store.events(id, { types: ['approval-decided'] })).toEqual([]);
+    expect(await answerApproval({ store: fx.store, queue }, session, { ...answer, requestId: 'other' })).toEqual({
+      kind: 'no-request',
+    });
+  });
+
+  it('no answer within the timeout is a denial', async () => {
+    const id = await fx.newSession('Release the package');
+    await fx.run(id, publishingModel(), { approvals, limits: { approvalTimeoutMs: 1 } });
+    await fx.store.transition(id, 'ask');
+    await new Promise((r) => setTimeout(r, 20));
+    const outcome = await resume(id, { approvalTimeoutMs: 1 });
+    expect(outcome.kind === 'finished' && outcome.summary).toMatch(/Not approved: no one answered within 0 minutes/);
+    const decided = (await fx.store.events(id, { types: ['approval-decided'] })).map((e) => e.event);
+    expect(decided).toMatchObject([{ decision: 'expired', surface: 'system', reason: 'no one answered' }]);
+    expect((await (await fx.sandboxFor(id)).exec('cat published.txt 2>/dev/null || echo absent')).stdout).toBe(
+      'absent\n',
+    );
+  });
+
+  it('layers the rules: the repository (last) over the installation', async () => {
+    const id = await fx.newSession('Release the package');
+    const outcome = await fx.run(id, publishingModel(), {
+      approvals: { rules: [{ publish: 'refuse' }, { publish: 'ask' }] },
+    });
+    expect(outcome).toMatchObject({ kind: 'waiting', question: { approval: { classes: ['publish'] } } });
+    const allowed = await fx.newSession('Release the package');
+    const ran = await fx.run(allowed, publishingModel(), { approvals: { rules: [{}, { publish: 'always-allow' }] } });
+    // Always allowed: it runs without a request, past the policy's refusal of publishing.
+    expect(ran.kind === 'finished' && ran.summary).toMatch(/result: Exit code: 0 \(error: false\)/);
+    expect((await (await fx.sandboxFor(allowed)).exec('cat published.txt')).stdout).toBe('once\n');
+    expect(await fx.store.events(allowed, { types: ['approval-requested'] })).toEqual([]);
+  });
+
+  it('refused by the rules: never held, never run', async () => {
+    const id = await fx.newSession('Release the package');
+    const outcome = await fx.run(id, publishingModel(), { approvals: { rules: [{ publish: 'refuse' }] } });
+    expect(outcome.kind === 'finished' && outcome.summary).toMatch(/refuses publish commands; they cannot be approved/);
+    expect(await fx.store.events(id, { types: ['approval-requested'] })).toEqual([]);
+  });
+});
+
+describe('expired approval requests go back to their runs', () => {
+  let fx: RunnerFixture;
+  beforeAll(async () => {
+    fx = await createRunnerFixture();
+  });
+  afterAll(() => fx.close());
+
+  it('queues a run for a waiting session whose request expired, and none for one still open', async () => {
+    const expired = await fx.newSession('Release the package');
+    await fx.run(expired, publishingModel(), { approvals, limits: { approvalTimeoutMs: 1 } });
+    await fx.store.transition(expired, 'ask');
+    const open = await fx.newSession('Release it later');
+    await fx.run(open, publishingModel(), { approvals });
+    await fx.store.transition(open, 'ask');
+    const enqueued: string[] = [];
+    const queued = await queueExpiredApprovals(
+      { store: fx.store, queue: { enqueue: async (id: string) => void enqueued.push(id) } },
+      new Date(Date.now() + 1000),
+    );
+    expect(queued).toEqual([expired]);
+    expect(enqueued).toEqual([expired]);
+    expect((await fx.store.get(expired))?.status).toBe('queued');
+    expect((await fx.store.get(open))?.status).toBe('waiting');
+  });
+});
