@@ -6,7 +6,7 @@ import { modelConfigFromEnv, modelEnvSchema } from './models/model-config.ts';
 import { emptyAsUndefined, optionalString, positiveInt } from './config/env-values.ts';
 import { sandboxConfigFromEnv, sandboxEnvShape, type SandboxConfig } from './config/sandbox-config.ts';
 import { approvalConfigFromEnv, approvalEnvShape } from './config/approval-config.ts';
-import type { ApprovalRules } from './agent/risk-classifier.ts';
+import type { ApprovalRules } from './core/approval-rules.ts';
 import { slackConfigFromEnv, slackEnvSchema, type SlackConfig } from '../integrations/slack/slack-env.ts';
 import { githubConfigFromEnv, githubEnvSchema, type GitHubConfig } from '../integrations/github/github-env.ts';
 import { linearConfigFromEnv, linearEnvSchema, type LinearConfig } from '../integrations/linear/linear-env.ts';

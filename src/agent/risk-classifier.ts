@@ -1,16 +1,9 @@
 import { posix } from 'node:path';
-import { z } from 'zod';
+import { type ApprovalRule, type ApprovalRules, defaultApprovalRules, type RiskClass } from '../core/approval-rules.ts';
 import { type EffectiveCommand, effectiveCommand, hasShortFlag, operands } from './command-words.ts';
 import { type Pipeline, parseShell, type SimpleCommand } from './shell-parser.ts';
 
-/**
- * The kinds of command a person decides on before it runs (issue 23). `unclear` is a command the
- * classifier cannot read to the end (a variable as a command or a risky tool's argument, a script
- * decoded or read from somewhere at run time, a script file it cannot open): it asks rather than
- * guesses. Approvals express intent; the sandbox stays the security boundary.
- */
-export const RiskClass = z.enum(['force-push', 'publish', 'pipe-to-shell', 'deploy', 'delete-outside', 'unclear']);
-export type RiskClass = z.infer<typeof RiskClass>;
+export type { ApprovalRules, RiskClass } from '../core/approval-rules.ts';
 
 /** One reason a command is held: its class, the part of the command that is risky, and why. */
 export type RiskFinding = { class: RiskClass; command: string; reason: string };
@@ -271,21 +264,6 @@ function dedupe(findings: RiskFinding[]): RiskFinding[] {
     return true;
   });
 }
-
-/** What an installation or a repository says about a class: run it, ask a person, or never run it. */
-export const ApprovalRule = z.enum(['always-allow', 'ask', 'refuse']);
-export type ApprovalRule = z.infer<typeof ApprovalRule>;
-export type ApprovalRules = Partial<Record<RiskClass, ApprovalRule>>;
-
-/** Every class asks unless configured otherwise. */
-export const defaultApprovalRules: Record<RiskClass, ApprovalRule> = {
-  'force-push': 'ask',
-  publish: 'ask',
-  'pipe-to-shell': 'ask',
-  deploy: 'ask',
-  'delete-outside': 'ask',
-  unclear: 'ask',
-};
 
 export type ApprovalDecision =
   | { kind: 'run' }

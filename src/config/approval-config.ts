@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ApprovalRule, type ApprovalRules, RiskClass } from '../agent/risk-classifier.ts';
+import { ApprovalRule, type ApprovalRules, RiskClass } from '../core/approval-rules.ts';
 import { emptyAsUndefined } from './env-values.ts';
 
 /** `publish=refuse,deploy=ask`: a rule per risk class, the rest left to the defaults (ask). */

@@ -8,7 +8,7 @@ import { firstGitEnv, type GitCredentials, type PublishedPullRequest, type Publi
 import type { RunLog } from '../core/run-log.ts';
 import type { SessionRecord } from '../core/session-record.ts';
 import { runAgent, type RunLimits, type RunOutcome, type ToolExecutor } from '../agent/agent-runner.ts';
-import type { ApprovalRules } from '../agent/risk-classifier.ts';
+import type { ApprovalRules } from '../core/approval-rules.ts';
 import type { ModelProvider } from '../models/model-provider.ts';
 import type { CheckpointStore } from './checkpoint/checkpoint-store.ts';
 import { systemPrompt } from '../agent/system-prompt.ts';

@@ -102,4 +102,48 @@ describe('pictures on the session page, in Chromium', () => {
     await page.locator('.viewer').waitFor({ state: 'detached' });
     expect(problems).toEqual([]);
   });
+
+  it('shows the pictures a person attached on their message, in the same viewer', { timeout: 90_000 }, async () => {
+    const started = await fx.service.start({
+      thread: { source: 'web' },
+      actor: { source: 'web', id: 'ada', name: 'Ada' },
+      text: 'The button is the wrong colour',
+      repo: 'https://github.com/acme/widgets',
+    });
+    if (started.kind !== 'started') throw new Error(started.kind);
+    const id = started.session.id;
+    const bug = await createPgArtifactStore(fx.db).save({
+      sessionId: id,
+      kind: 'attachment',
+      name: 'bug.png',
+      mediaType: 'image/png',
+      bytes: solid([0, 200, 0]),
+      width: 64,
+      height: 40,
+    });
+    const attachment = { artifactId: bug.id, mediaType: 'image/png' as const, name: 'bug.png', byteSize: 100 };
+    await fx.store.append(id, [
+      {
+        event: {
+          type: 'user-message',
+          actor: { source: 'slack', id: 'U1', name: 'Grace' },
+          text: 'Here it is',
+          attachments: [attachment],
+        },
+      },
+    ]);
+
+    const { page, problems } = await openPage(browser.context, `${base}/sessions/${id}`);
+    const thumb = page.locator('.item-user .thumb img');
+    await thumb.waitFor();
+    expect(await thumb.getAttribute('alt')).toBe('Grace: bug.png');
+    await page.waitForFunction(
+      () => document.querySelector<HTMLImageElement>('.item-user .thumb img')?.naturalWidth === 64,
+    );
+    await page.locator('.item-user .thumb').click();
+    await expect.poll(() => page.locator('.viewer figcaption').textContent()).toContain('Grace: bug.png');
+    await page.keyboard.press('Escape');
+    await page.locator('.viewer').waitFor({ state: 'detached' });
+    expect(problems).toEqual([]);
+  });
 });

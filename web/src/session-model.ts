@@ -4,6 +4,7 @@
  * `npm run typecheck` until the page knows what to do with it. Items are replaced, never mutated,
  * so views can skip unchanged ones.
  */
+import type { AttachmentRef } from '../../src/core/attachment.ts';
 import type { Actor } from '../../src/core/actor.ts';
 import type { EventOf, SessionEvent, StoredEvent } from '../../src/core/events.ts';
 import type { LiveEvent } from '../../src/core/live-events.ts';
@@ -15,7 +16,16 @@ import { nextOpenApproval, type OpenApproval } from './approval-state.ts';
 export type ToolEnd = { isError: boolean; output: string; durationMs: number; at: string };
 
 export type Item =
-  | { kind: 'user'; key: string; at: string; actor: Actor; text: string; answers?: string }
+  | {
+      kind: 'user';
+      key: string;
+      at: string;
+      actor: Actor;
+      text: string;
+      answers?: string;
+      /** Pictures the person attached (kept as artifacts of the session). */
+      attachments?: AttachmentRef[];
+    }
   | { kind: 'assistant'; key: string; at: string; turn: number; text: string }
   | { kind: 'streaming'; key: string; turn: number; text: string; partial: boolean }
   | { kind: 'tool'; key: string; at: string; callId: string; name: string; input: unknown; end?: ToolEnd }
@@ -198,6 +208,7 @@ export class SessionModel {
           actor: event.actor,
           text: event.text,
           ...(event.questionId && { answers: event.questionId }),
+          ...(event.attachments?.length && { attachments: event.attachments }),
         });
         return;
       }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ApprovalRule, RiskClass } from '../../agent/risk-classifier.ts';
+import { ApprovalRule, RiskClass } from '../../core/approval-rules.ts';
 
 /** A command the knowledge document names, with the file it came from. */
 export const KnownCommand = z.object({

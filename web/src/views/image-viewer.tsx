@@ -13,6 +13,8 @@ const KEPT_AS = /as artifact ([A-Za-z0-9_-]{16,})\./;
 
 /** The pictures an item shows: a screenshot step's picture, or each page's before and after. */
 export function picturesOf(item: Item): Picture[] {
+  if (item.kind === 'user')
+    return (item.attachments ?? []).map((a) => ({ id: a.artifactId, label: `${item.actor.name}: ${a.name}` }));
   if (item.kind === 'tool' && item.name === 'screenshot' && item.end && !item.end.isError) {
     const id = KEPT_AS.exec(item.end.output)?.[1];
     return id ? [{ id, label: item.end.output.split(' (')[0] ?? 'Screenshot' }] : [];

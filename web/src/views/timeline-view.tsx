@@ -126,6 +126,7 @@ function renderItem(item: Item, sessionId: string, open: string | undefined) {
             {item.answers && <span class="tag">answer</span>}
           </div>
           <div class="text">{item.text}</div>
+          <Thumbnails pictures={picturesOf(item)} sessionId={sessionId} />
         </div>
       );
     case 'assistant':
