@@ -22,6 +22,11 @@ export const SendMessageBody = z.object({
   /** Set when the message answers the question the agent asked. */
   questionId: z.string().min(1).optional(),
   author: Author.optional(),
+  /** Pictures dropped on the page's message box: name and bytes in base64 (taken in by the image intake). */
+  images: z
+    .array(z.object({ name: z.string().trim().min(1).max(200), data: z.string().min(1) }))
+    .max(20)
+    .optional(),
 });
 
 export const StopBody = z.object({ author: Author.optional() }).optional();

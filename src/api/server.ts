@@ -1,3 +1,4 @@
+import type { ImageIntake } from '../core/attachment.ts';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import Fastify, { LogController, type FastifyInstance, type RawServerDefault } from 'fastify';
 import type { Logger } from 'pino';
@@ -64,6 +65,8 @@ export type ServerDeps = {
   integrationHealth?: () => Record<string, IntegrationState>;
   /** Served at GET /metrics (Prometheus text format); behind the API token when one is set. */
   metrics?: Pick<Metrics, 'render' | 'contentType'>;
+  /** Takes in the pictures dropped on the page's message box (as Slack's and GitHub's are). */
+  imageIntake?: ImageIntake | undefined;
   /** Session artifacts and their signed links: GET /artifacts/:id and GET /api/sessions/:id/artifacts. */
   artifacts?: { store: ArtifactStore; links: ArtifactLinks };
 };
@@ -121,6 +124,7 @@ export function createServer(deps: ServerDeps): ApiServer {
     ...(deps.publicUrl && { publicUrl: deps.publicUrl }),
     ...(deps.dataDir && { dataDir: deps.dataDir }),
     ...(deps.refreshMirror && { refreshMirror: deps.refreshMirror }),
+    imageIntake: deps.imageIntake,
   });
   if (deps.deliveries) registerDeliveryRoutes(app, deps.deliveries);
   if (deps.artifacts)

@@ -1,3 +1,5 @@
+import type { ImageIntake } from '../core/attachment.ts';
+import { messageBodyLimit, takePostedImages } from './message-images.ts';
 import type { FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { PatchbayError } from '../core/errors.ts';
@@ -33,6 +35,8 @@ export type SessionRoutesDeps = {
   refreshMirror?: (repo: string, signal: AbortSignal) => Promise<void>;
   /** Accept a path on the server's disk as `repo`; otherwise only git URLs. */
   allowLocalRepos: boolean;
+  /** Takes in the pictures of messages sent from the page; without it such a message is refused. */
+  imageIntake?: ImageIntake | undefined;
 };
 
 type IdParams = { Params: { id: string } };
@@ -156,11 +160,14 @@ async function listSessions(deps: SessionRoutesDeps, request: FastifyRequest): P
 }
 
 /** A person's message to a session, and a stop. */
-function registerSessionCommands(app: ApiServer, deps: Pick<SessionRoutesDeps, 'service'>): void {
+function registerSessionCommands(app: ApiServer, deps: Pick<SessionRoutesDeps, 'service' | 'imageIntake'>): void {
   const { service } = deps;
-  app.post<IdParams>('/api/sessions/:id/messages', async (request, reply) => {
+  const messageOptions = { bodyLimit: messageBodyLimit(deps.imageIntake) };
+  app.post<IdParams>('/api/sessions/:id/messages', messageOptions, async (request, reply) => {
     const body = SendMessageBody.parse(request.body);
-    const result = await service.sendMessage(request.params.id, actorFrom(body.author), body.text, body.questionId);
+    const attachments = await takePostedImages(deps.imageIntake, request.params.id, body.images);
+    const actor = actorFrom(body.author);
+    const result = await service.sendMessage(request.params.id, actor, body.text, body.questionId, attachments);
     const status = 'session' in result ? result.session.status : undefined;
     return reply.code(202).send({ id: request.params.id, status });
   });

@@ -64,8 +64,14 @@ export function createSessionService(options: {
   return {
     handle: (input: Inbound) => handle(deps, input),
     start: (input: StartInput) => start(deps, input),
-    async sendMessage(sessionId: string, actor: Actor, text: string, questionId?: string): Promise<HandleResult> {
-      return message(deps, await mustGet(deps.store, sessionId), { actor, text, questionId });
+    async sendMessage(
+      sessionId: string,
+      actor: Actor,
+      text: string,
+      questionId?: string,
+      attachments?: AttachmentRef[],
+    ): Promise<HandleResult> {
+      return message(deps, await mustGet(deps.store, sessionId), { actor, text, questionId, attachments });
     },
     async stop(sessionId: string, actor: Actor): Promise<HandleResult> {
       return stop(deps, await mustGet(deps.store, sessionId), actor);

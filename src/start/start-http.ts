@@ -1,3 +1,4 @@
+import { createImageIntake, defaultIntakeLimits } from '../sessions/image-intake.ts';
 import type { Logger } from 'pino';
 import type { IntegrationModule } from '../../integrations/integration-module.ts';
 import type { DatabaseHandle } from '../../db/database.ts';
@@ -64,6 +65,10 @@ export async function startHttpServer(
     integrationHealth: deps.integrationHealth.report,
     metrics: deps.metrics,
     artifacts,
+    imageIntake: createImageIntake({
+      artifacts: artifacts.store,
+      limits: { ...defaultIntakeLimits, ...config.images },
+    }),
   });
   deps.shutdown.add(() => server.close());
   for (const module of deps.modules) if (module.routes) await server.register(module.routes);

@@ -5,6 +5,7 @@ import { createEventBus, type EventBus } from '../../src/sessions/event-bus.ts';
 import { createRunQueue, type RunQueue } from '../../src/sessions/run-queue.ts';
 import { createSessionService, type SessionService } from '../../src/sessions/session-service.ts';
 import { createSessionStore, type SessionStore } from '../../src/sessions/session-store.ts';
+import { createPgArtifactStore } from '../../src/sessions/pg-artifact-store.ts';
 import { createTestDatabase } from '../helpers/test-database.ts';
 
 export type ApiFixture = {
@@ -22,6 +23,7 @@ export type ApiFixture = {
     keepAliveMs?: number;
     metrics?: NonNullable<ServerDeps['metrics']>;
     artifacts?: NonNullable<ServerDeps['artifacts']>;
+    imageIntake?: NonNullable<ServerDeps['imageIntake']>;
   }): ApiServer;
   close(): Promise<void>;
 };
@@ -52,7 +54,7 @@ export async function createApiFixture(): Promise<ApiFixture> {
     publishLive: (sessionId, event) => realBus.publishLive(sessionId, event),
     close: () => realBus.close(),
   };
-  const service = createSessionService({ store, queue, log });
+  const service = createSessionService({ store, queue, log, artifacts: createPgArtifactStore(handle.db) });
   const servers: ApiServer[] = [];
   return {
     store,

@@ -117,8 +117,10 @@ export const api = {
     ),
   start: (body: { repo: string; prompt: string; baseBranch?: string; author?: Author }) =>
     request(StartedSession, 'POST', '/api/sessions', body),
-  send: (id: string, body: { text: string; questionId?: string; author?: Author }) =>
-    request(SessionAck, 'POST', `/api/sessions/${encodeURIComponent(id)}/messages`, body),
+  send: (
+    id: string,
+    body: { text: string; questionId?: string; author?: Author; images?: { name: string; data: string }[] },
+  ) => request(SessionAck, 'POST', `/api/sessions/${encodeURIComponent(id)}/messages`, body),
   knowledge: (repo: string): Promise<RepoKnowledge> =>
     request(RepoKnowledgeSchema, 'GET', `/api/repos/${encodeURIComponent(repo)}/knowledge`),
   saveKnowledge: (repo: string, document: KnowledgeDocument, author?: Author): Promise<RepoKnowledge> =>

@@ -3,9 +3,27 @@ import type { SessionStatus } from '../../../src/core/session-status.ts';
 import { api, saveAuthorName, savedAuthor } from '../api.ts';
 import type { SessionModel } from '../session-model.ts';
 
+/** A picture chosen for the next message, read in the browser as base64. */
+type Chosen = { name: string; data: string };
+
+/** Reads image files (dropped, pasted or picked) as base64; other files are left out. */
+async function readImages(files: Iterable<File>): Promise<Chosen[]> {
+  const images = [...files].filter((file) => file.type.startsWith('image/'));
+  return Promise.all(
+    images.map(async (file) => {
+      const bytes = new Uint8Array(await file.arrayBuffer());
+      let binary = '';
+      for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+      return { name: file.name || 'pasted image', data: btoa(binary) };
+    }),
+  );
+}
+
 /**
  * The message box: steers a running session, answers its open question, or follows up on a
  * finished one. Messages go through the API like any other surface, signed with the name given here.
+ * Pictures dropped on it, pasted into it or picked with "Attach" go with the message; the server
+ * checks them as it checks every surface's (a refused one refuses the message, with the reason).
  */
 export function Composer({
   sessionId,
@@ -21,7 +39,13 @@ export function Composer({
   const [name, setName] = useState(savedAuthor()?.name ?? '');
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState('');
+  const [images, setImages] = useState<Chosen[]>([]);
   const question = model.openQuestion;
+  const add = async (files: Iterable<File> | null | undefined) => {
+    if (!files) return;
+    const read = await readImages(files);
+    if (read.length > 0) setImages((chosen) => [...chosen, ...read]);
+  };
 
   const send = async (event?: Event) => {
     event?.preventDefault();
@@ -35,8 +59,10 @@ export function Composer({
         text: text.trim(),
         ...(question && { questionId: question }),
         ...(author && { author }),
+        ...(images.length > 0 && { images }),
       });
       setText('');
+      setImages([]);
     } catch (err) {
       setError((err as Error).message);
     } finally {
@@ -46,7 +72,15 @@ export function Composer({
 
   const verb = question ? 'Answer' : status === 'running' || status === 'queued' ? 'Steer' : 'Send';
   return (
-    <form class="composer card" onSubmit={send}>
+    <form
+      class="composer card"
+      onSubmit={send}
+      onDragOver={(e) => e.preventDefault()}
+      onDrop={(e) => {
+        e.preventDefault();
+        void add(e.dataTransfer?.files);
+      }}
+    >
       <label for="message" class="sr-only">
         Message
       </label>
@@ -60,10 +94,40 @@ export function Composer({
           if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) void send();
           if (e.key === 'Escape') e.currentTarget.blur();
         }}
+        onPaste={(e) => void add(e.clipboardData?.files)}
       />
+      {images.length > 0 && (
+        <ul class="chosen-images" aria-label="Pictures to send">
+          {images.map((image, index) => (
+            <li key={`${image.name}-${index}`}>
+              {image.name}{' '}
+              <button
+                type="button"
+                aria-label={`Remove ${image.name}`}
+                onClick={() => setImages((chosen) => chosen.filter((_, i) => i !== index))}
+              >
+                ×
+              </button>
+            </li>
+          ))}
+        </ul>
+      )}
       <div class="composer-row">
         <label for="name">Name</label>
         <input id="name" value={name} placeholder="your name" onInput={(e) => setName(e.currentTarget.value)} />
+        <label class="attach">
+          Attach
+          <input
+            id="attach"
+            type="file"
+            accept="image/png,image/jpeg,image/gif,image/webp"
+            multiple
+            onChange={(e) => {
+              void add(e.currentTarget.files);
+              e.currentTarget.value = '';
+            }}
+          />
+        </label>
         <button id="send" type="submit" disabled={busy || !text.trim()}>
           {verb}
         </button>
