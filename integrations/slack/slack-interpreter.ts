@@ -223,10 +223,12 @@ export class SlackRequests {
         threadTs: event.thread_ts,
       });
     if (session || pending) {
-      if (!text) return ignore('an empty message');
+      // A picture shared without words is a message too: its files are taken in after this.
+      const said = text || (event.files?.length ? '(shared a picture)' : '');
+      if (!said) return ignore('an empty message');
       const actor = await deps.actors.get(event.user!);
-      if (session) return toSession(thread, { actor, user: event.user! }, text, session);
-      return resolvePending(deps, pending!, actor, text);
+      if (session) return toSession(thread, { actor, user: event.user! }, said, session);
+      return resolvePending(deps, pending!, actor, said);
     }
     if (CONNECT_GITHUB.test(text)) return connectGitHub(deps, event, thread);
     // The 👀 goes on with the first attempt only: a retry would find it there already.

@@ -105,6 +105,32 @@ describe('a PNG shared in a Slack thread reaches the model', () => {
     expect(slack.refused).toEqual([]);
   });
 
+  it('a picture shared in the thread without words is a message, with the picture', { timeout: 180_000 }, async () => {
+    const app = await startImagesApp({
+      ...env(),
+      MODEL_PROVIDER: 'anthropic',
+      ANTHROPIC_API_KEY: 'test-anthropic-key',
+      ANTHROPIC_BASE_URL: anthropic.baseUrl,
+    });
+    try {
+      const mention = appMention({ user: 'U0ALICE01', text: `the header looks off <https://${host}/${owner}/web>` });
+      expect((await postEvent(app, envelope(mention))).status).toBe(200);
+      const session = await sessionFor(app, mention.ts);
+      await waitForStatus(app, session.id, ['completed', 'failed', 'cancelled'], 120_000);
+      const file = slack.shareFile({ name: 'header.png', mimetype: 'image/png', bytes: png });
+      const reply = withFiles(message({ user: 'U0ALICE01', text: '', threadTs: mention.ts }), [file]);
+      expect((await postEvent(app, envelope(reply))).status).toBe(200);
+      const said = await waitFor(async () => {
+        const events = await app.store.events(session.id, { types: ['user-message'] });
+        return events.length > 1 ? events.at(-1) : undefined;
+      }, 'the picture as a message');
+      expect(said.event).toMatchObject({ text: '(shared a picture)', attachments: [{ name: 'header.png' }] });
+    } finally {
+      await app.dispose();
+    }
+    expect(slack.refused).toEqual([]);
+  });
+
   it('OpenAI Responses: a PNG in a thread reply is an input_image of that message', { timeout: 180_000 }, async () => {
     const app = await startImagesApp({
       ...env(),
