@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { AttachmentRef, ImageIntake, RefusedFile } from '../src/core/attachment.ts';
+import { type AttachmentRef, type ImageIntake, type RefusedFile, splitIntake } from '../src/core/attachment.ts';
 import { downloadFile, isAllowedHost } from './attachment-download.ts';
 
 /** Markdown images `![alt](url)` and HTML `<img src="url">`, as people paste screenshots on GitHub and Linear. */
@@ -59,12 +59,8 @@ export async function takeLinkedImages(
     if (got.kind === 'file') files.push(got.file);
     else refused.push(got);
   }
-  const attachments: AttachmentRef[] = [];
-  for (const result of await deps.intake.take(files)) {
-    if (result.kind === 'kept') attachments.push(result.attachment);
-    else refused.push(result);
-  }
-  return { attachments, refused };
+  const taken = splitIntake(await deps.intake.take(files));
+  return { attachments: taken.attachments, refused: [...refused, ...taken.refused] };
 }
 
 function nameOf(url: string): string {

@@ -1,5 +1,5 @@
 import type { AttachmentRef, ImageIntake } from '../../src/core/attachment.ts';
-import { refusalNote, type RefusedFile } from '../../src/core/attachment.ts';
+import { refusalNote, type RefusedFile, splitIntake } from '../../src/core/attachment.ts';
 import type { Interpretation } from '../../src/core/delivery-interpreter.ts';
 import { downloadFile, type FileLink } from '../attachment-download.ts';
 import type { SlackFile, SlackMessageEvent } from './slack-payloads.ts';
@@ -74,12 +74,8 @@ async function takeFiles(
     if (got.kind === 'file') downloaded.push(got.file);
     else refused.push(got);
   }
-  const attachments: AttachmentRef[] = [];
-  for (const result of await intake.take(downloaded)) {
-    if (result.kind === 'kept') attachments.push(result.attachment);
-    else refused.push(result);
-  }
-  return { attachments, refused };
+  const taken = splitIntake(await intake.take(downloaded));
+  return { attachments: taken.attachments, refused: [...refused, ...taken.refused] };
 }
 
 function linkOf(teamId: string, file: SlackFile): FileLink | undefined {

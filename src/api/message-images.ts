@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { type AttachmentRef, type ImageIntake, refusalNote } from '../core/attachment.ts';
+import { type AttachmentRef, type ImageIntake, refusalNote, splitIntake } from '../core/attachment.ts';
 import { PatchbayError } from '../core/errors.ts';
 
 /** A picture dropped on the page's message box, as the page sends it: its file name and bytes in base64. */
@@ -26,10 +26,9 @@ export async function takePostedImages(
     const digest = createHash('sha256').update(bytes).digest('hex');
     return { sourceKey: `web:${sessionId}:${digest}`, name: image.name, bytes };
   });
-  const results = await intake.take(files);
-  const refused = results.flatMap((r) => (r.kind === 'refused' ? [{ name: r.name, reason: r.reason }] : []));
+  const { attachments, refused } = splitIntake(await intake.take(files));
   if (refused.length > 0) throw new PatchbayError('invalid_input', refusalNote(refused));
-  return results.flatMap((r) => (r.kind === 'kept' ? [r.attachment] : []));
+  return attachments;
 }
 
 /** The largest message body the route accepts: every picture at its cap, in base64, and the text. */

@@ -43,6 +43,17 @@ export interface ImageIntake {
 /** A file that was not taken in, for the note the thread gets. */
 export type RefusedFile = { name: string; reason: string };
 
+/** What the intake kept, in order, and what it refused. */
+export function splitIntake(results: IntakeResult[]): { attachments: AttachmentRef[]; refused: RefusedFile[] } {
+  const attachments: AttachmentRef[] = [];
+  const refused: RefusedFile[] = [];
+  for (const result of results) {
+    if (result.kind === 'kept') attachments.push(result.attachment);
+    else refused.push({ name: result.name, reason: result.reason });
+  }
+  return { attachments, refused };
+}
+
 /** The note a thread gets about the files that were refused; empty when none were. */
 export function refusalNote(refused: RefusedFile[]): string {
   if (refused.length === 0) return '';
