@@ -15,17 +15,19 @@ import {
 // Requests for work: a mention in an issue's or pull request's conversation, in a review comment or
 // a review, and the trigger label on an issue.
 
+/** An issue (or a pull request's conversation, which GitHub sends as an issue with `pull_request`). */
+const IssueSummary = z
+  .object({
+    number: z.number(),
+    title: z.string(),
+    body: z.string().nullable().optional(),
+    user: User.optional(),
+    pull_request: z.unknown().optional(),
+  })
+  .passthrough();
 const IssueComment = z.object({
   action: z.string(),
-  issue: z
-    .object({
-      number: z.number(),
-      title: z.string(),
-      body: z.string().nullable().optional(),
-      user: User.optional(),
-      pull_request: z.unknown().optional(),
-    })
-    .passthrough(),
+  issue: IssueSummary,
   comment: z.object({ id: z.number(), body: z.string(), user: User, html_url: z.string().optional() }).passthrough(),
   repository: Repository,
   sender: User,
@@ -61,15 +63,7 @@ const Review = z.object({
 });
 const IssueLabeled = z.object({
   action: z.string(),
-  issue: z
-    .object({
-      number: z.number(),
-      title: z.string(),
-      body: z.string().nullable().optional(),
-      user: User.optional(),
-      pull_request: z.unknown().optional(),
-    })
-    .passthrough(),
+  issue: IssueSummary,
   label: z.object({ name: z.string() }).passthrough().optional(),
   repository: Repository,
   sender: User,

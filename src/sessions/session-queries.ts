@@ -10,10 +10,10 @@ export async function getSession(db: Db, sessionId: string): Promise<SessionReco
   return row && toSessionRecord(row);
 }
 
-/** Sessions newest first, of one status when given. */
+/** Sessions newest first, of one status and one repository when given. */
 export async function listSessions(
   db: Db,
-  options: { limit?: number; status?: SessionStatus } = {},
+  options: { limit?: number; status?: SessionStatus; repo?: string } = {},
 ): Promise<SessionRecord[]> {
   let query = db
     .selectFrom('sessions')
@@ -21,6 +21,7 @@ export async function listSessions(
     .orderBy('created_at', 'desc')
     .limit(options.limit ?? 50);
   if (options.status) query = query.where('status', '=', options.status);
+  if (options.repo) query = query.where('repo', '=', options.repo);
   return (await query.execute()).map(toSessionRecord);
 }
 

@@ -3,7 +3,7 @@ import { SessionEvent, type SessionEventType } from '../core/events.ts';
 import type { SessionStatus } from '../core/session-status.ts';
 import { ThreadRef, type ThreadSource } from '../core/thread-ref.ts';
 import type { SessionRecord } from '../core/session-record.ts';
-import { toSessionRecord } from './session-row.ts';
+import { listSessions } from './session-queries.ts';
 
 /** Where the latest commit's checks stand; `incomplete` when one could not run. */
 export type CheckState = 'none' | 'passed' | 'failed' | 'incomplete';
@@ -29,14 +29,7 @@ export async function listSessionSummaries(
   db: Db,
   options: { limit?: number; status?: SessionStatus; repo?: string } = {},
 ): Promise<SessionSummaryRow[]> {
-  let query = db
-    .selectFrom('sessions')
-    .selectAll()
-    .orderBy('created_at', 'desc')
-    .limit(options.limit ?? 50);
-  if (options.status) query = query.where('status', '=', options.status);
-  if (options.repo) query = query.where('repo', '=', options.repo);
-  const sessions = (await query.execute()).map(toSessionRecord);
+  const sessions = await listSessions(db, options);
   if (sessions.length === 0) return [];
   const ids = sessions.map((s) => s.id);
   const [threads, events] = await Promise.all([
