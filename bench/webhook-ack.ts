@@ -70,7 +70,7 @@ const queue = await createRunQueue({ url: database.url, log });
 const inbox = createInboundPipeline({
   db: database.db,
   boss: queue.boss,
-  handle: async () => ({ kind: 'no-session' }),
+  service: { handle: async () => ({ kind: 'no-session' }) },
   log: pipelineLog,
 });
 await inbox.start([]);

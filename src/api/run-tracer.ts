@@ -20,7 +20,7 @@ export type RunTracer = StoreObserver & {
    * Wraps the session service's `handle`, which every webhook delivery goes through: a span per
    * inbound command, the parent of the run it queues when that run starts in this process.
    */
-  traceInbound(handle: (inbound: Inbound) => Promise<InboundOutcome>): (inbound: Inbound) => Promise<InboundOutcome>;
+  traceInbound<R extends InboundOutcome>(handle: (inbound: Inbound) => Promise<R>): (inbound: Inbound) => Promise<R>;
   /**
    * The run queue with the trace context carried in its jobs: a run enqueued under a span (an
    * inbound command) stores its `traceparent`, and the run of that job, in any process, is that
@@ -139,10 +139,10 @@ function traceRunStatus(traced: TracedRuns, sessionId: string, from: SessionStat
 }
 
 /** A span per inbound command, active while it is handled so the run it enqueues carries it (traceQueue). */
-function traceInboundWith(
+function traceInboundWith<R extends InboundOutcome>(
   tracer: Tracer,
-  handle: (inbound: Inbound) => Promise<InboundOutcome>,
-): (inbound: Inbound) => Promise<InboundOutcome> {
+  handle: (inbound: Inbound) => Promise<R>,
+): (inbound: Inbound) => Promise<R> {
   return async (inbound) => {
     const span = tracer.startSpan(`inbound ${inbound.kind}`, {
       attributes: {

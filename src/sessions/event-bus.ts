@@ -1,12 +1,25 @@
 import pg from 'pg';
 import type { Logger } from 'pino';
-import type { LiveEvent, LivePublisher } from '../core/live-events.ts';
+import { type LiveEvent, LiveNotice, type LivePublisher } from '../core/live-events.ts';
 import { throttleLog } from '../core/log-throttle.ts';
-import { type EventNotice, liveEventsChannel, parseNotice, sessionEventsChannel } from './notify-channels.ts';
+import { defineChannel, EventNotice, type NotifyChannel, parseNotice } from './notify-channels.ts';
 
 export type { EventNotice };
 export type EventListener = (notice: EventNotice) => void;
 export type LiveListener = (event: LiveEvent) => void;
+
+/** The listeners of one process's bus, by session id ('*' for every session's notices). */
+type Listeners = {
+  events: Map<string, Set<EventListener>>;
+  live: Map<string, Set<LiveListener>>;
+  log: Logger;
+};
+
+/** Sent by the session store in the transaction that appends an event (delivered at commit); handled by `tellListeners`. */
+export const sessionEventsChannel = defineChannel('patchbay_events', EventNotice, tellListeners);
+
+/** Transient events (streaming text), published by any process and never stored; handled by `tellLiveListeners`. */
+export const liveEventsChannel = defineChannel('patchbay_live', LiveNotice, tellLiveListeners);
 
 export interface EventBus extends LivePublisher {
   /** Listens to one session's notices, or every session's with '*'. Returns an unsubscribe function. */
@@ -23,37 +36,10 @@ export interface EventBus extends LivePublisher {
  */
 export async function createEventBus(options: { url: string; log: Logger; reconnectMs?: number }): Promise<EventBus> {
   const { log } = options;
-  const listeners = new Map<string, Set<EventListener>>();
-  const liveListeners = new Map<string, Set<LiveListener>>();
+  const listeners: Listeners = { events: new Map(), live: new Map(), log };
   let client: pg.Client | undefined;
   let closed = false;
   const lost = throttleLog((fields, message) => log.warn(fields, message));
-
-  const dispatchLive = (payload: string | undefined) => {
-    const notice = parseNotice(liveEventsChannel, payload);
-    if (!notice) return;
-    for (const listener of liveListeners.get(notice.sessionId) ?? []) {
-      try {
-        listener(notice.event);
-      } catch (error) {
-        log.error({ err: error }, 'live listener failed');
-      }
-    }
-  };
-
-  const dispatch = (payload: string | undefined) => {
-    const notice = parseNotice(sessionEventsChannel, payload);
-    if (!notice) return;
-    for (const key of [notice.sessionId, '*']) {
-      for (const listener of listeners.get(key) ?? []) {
-        try {
-          listener(notice);
-        } catch (error) {
-          log.error({ err: error }, 'event listener failed');
-        }
-      }
-    }
-  };
 
   const reconnect = () => {
     if (!closed) setTimeout(() => void connect(true).catch(() => undefined), options.reconnectMs ?? 1000).unref();
@@ -73,7 +59,9 @@ export async function createEventBus(options: { url: string; log: Logger; reconn
       if (retry) reconnect();
     };
     next.on('notification', (message) =>
-      message.channel === liveEventsChannel.name ? dispatchLive(message.payload) : dispatch(message.payload),
+      message.channel === liveEventsChannel.name
+        ? takeNotice(listeners, liveEventsChannel, message.payload)
+        : takeNotice(listeners, sessionEventsChannel, message.payload),
     );
     next.on('error', drop);
     try {
@@ -94,8 +82,8 @@ export async function createEventBus(options: { url: string; log: Logger; reconn
   await connect(false);
 
   return {
-    subscribe: (sessionId, listener) => addListener(listeners, sessionId, listener),
-    subscribeLive: (sessionId, listener) => addListener(liveListeners, sessionId, listener),
+    subscribe: (sessionId, listener) => addListener(listeners.events, sessionId, listener),
+    subscribeLive: (sessionId, listener) => addListener(listeners.live, sessionId, listener),
     // Through the database, so watchers connected to any process see it; our own LISTEN brings it
     // back to this process's listeners too. Dropped while disconnected: it is transient.
     publishLive(sessionId, event) {
@@ -109,11 +97,45 @@ export async function createEventBus(options: { url: string; log: Logger; reconn
     },
     async close() {
       closed = true;
-      listeners.clear();
-      liveListeners.clear();
+      listeners.events.clear();
+      listeners.live.clear();
       await client?.end().catch(() => undefined);
     },
   };
+}
+
+/** A notice this process LISTENs to, parsed with its channel's schema and handed to the channel's handler. */
+function takeNotice<T>(
+  listeners: Listeners,
+  channel: NotifyChannel<T, (listeners: Listeners, notice: T) => void>,
+  payload: string | undefined,
+): void {
+  const notice = parseNotice(channel, payload);
+  if (notice) channel.handler(listeners, notice);
+}
+
+/** An event was written: every listener of its session and of every session ('*') hears of it. */
+function tellListeners(listeners: Listeners, notice: EventNotice): void {
+  for (const key of [notice.sessionId, '*']) {
+    for (const listener of listeners.events.get(key) ?? []) {
+      try {
+        listener(notice);
+      } catch (error) {
+        listeners.log.error({ err: error }, 'event listener failed');
+      }
+    }
+  }
+}
+
+/** Streamed text: every live listener of its session gets it. */
+function tellLiveListeners(listeners: Listeners, notice: LiveNotice): void {
+  for (const listener of listeners.live.get(notice.sessionId) ?? []) {
+    try {
+      listener(notice.event);
+    } catch (error) {
+      listeners.log.error({ err: error }, 'live listener failed');
+    }
+  }
 }
 
 function addListener<L>(map: Map<string, Set<L>>, key: string, listener: L): () => void {

@@ -3,7 +3,7 @@ import type { Db } from '../../db/database.ts';
 import { SessionEvent, type StoredEvent } from '../core/events.ts';
 import type { NewEvent } from '../core/run-log.ts';
 import { claimMarker, type RequestMarker } from './request-markers.ts';
-import { sessionEventsChannel } from './notify-channels.ts';
+import { sessionEventsChannel } from './event-bus.ts';
 import { lockSession, type Trx } from './session-lock.ts';
 
 /**

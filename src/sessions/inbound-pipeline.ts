@@ -3,7 +3,6 @@ import type { Logger } from 'pino';
 import { z } from 'zod';
 import type { Db } from '../../db/database.ts';
 import { describeError } from '../core/errors.ts';
-import type { Inbound, InboundOutcome } from '../core/inbound.ts';
 import {
   DeliverySource,
   type DeliveryInbox,
@@ -15,15 +14,12 @@ import { ArrivalClock, GroupCommitInbox } from './delivery-inbox.ts';
 import { DeliveryJobSender } from './delivery-job-sender.ts';
 import { type DeliveryRecord, PgInboundDeliveryStore } from './inbound-delivery-store.ts';
 import { defineQueue, ensureQueue } from './job-queue.ts';
+import type { SessionService } from './session-service.ts';
 
 export type { DeliveryRecord } from './inbound-delivery-store.ts';
 
 /** A job names its stored delivery (jobs queued by earlier versions hold the id as a number). */
 const DeliveryJob = z.object({ id: z.union([z.string(), z.number()]).transform(String) });
-/** Stored deliveries to work; worked by InboundPipeline.#workBatch(). */
-const deliveryQueue = defineQueue('inbound-delivery', DeliveryJob);
-/** Jobs whose worker crashed on every attempt, so their delivery still ends as failed; worked by InboundPipeline.#workGivenUp(). */
-const givenUpQueue = defineQueue('inbound-delivery-given-up', DeliveryJob);
 
 /** One retry policy for every surface: exponential backoff with jitter (pg-boss's), capped. */
 export type RetryPolicy = {
@@ -40,7 +36,8 @@ export const defaultRetryPolicy: RetryPolicy = { retries: 8, delaySeconds: 2, ma
 export type InboundPipelineOptions = {
   db: Db;
   boss: PgBoss;
-  handle(inbound: Inbound): Promise<InboundOutcome>;
+  /** Where each interpreted delivery goes: the session service's `handle`. */
+  service: Pick<SessionService, 'handle'>;
   log: Logger;
   retry?: RetryPolicy;
   /** Seconds without a heartbeat before a worked delivery counts as crashed and is tried again (pg-boss minimum: 10). */
@@ -67,7 +64,7 @@ type Job = { id: string; data: unknown; retryCount: number; signal: AbortSignal 
  * The one way in for every surface:
  *
  *   receiver: verify → accept() (one insert, unique by meaning) → ack
- *   worker:   job → interpreter.interpret() → Inbound | ignore(reason) → handle() → reply(plan, outcome)
+ *   worker:   job → interpreter.interpret() → Inbound | ignore(reason) → service.handle() → reply(plan, outcome)
  *
  * A delivery is in the database before its sender hears back, so a crash after the ack loses
  * nothing: the job is sent right after the insert, and a sweep sends one for any row a crash left
@@ -79,6 +76,18 @@ type Job = { id: string; data: unknown; retryCount: number; signal: AbortSignal 
  * and sent on when that one ends.
  */
 export class InboundPipeline implements DeliveryInbox {
+  /** Stored deliveries to work, a job each (sent by DeliveryJobSender); worked by `#workBatch`. */
+  static readonly deliveryQueue = defineQueue(
+    'inbound-delivery',
+    DeliveryJob,
+    (pipeline: InboundPipeline, jobs: Job[]) => pipeline.#workBatch(jobs),
+  );
+  /** Jobs whose worker crashed on every attempt, so their delivery still ends as failed; worked by `#workGivenUp`. */
+  static readonly givenUpQueue = defineQueue(
+    'inbound-delivery-given-up',
+    DeliveryJob,
+    (pipeline: InboundPipeline, jobs: Job[]) => pipeline.#workGivenUp(jobs),
+  );
   readonly #options: InboundPipelineOptions;
   readonly #retry: RetryPolicy;
   readonly #store: PgInboundDeliveryStore;
@@ -97,7 +106,7 @@ export class InboundPipeline implements DeliveryInbox {
     this.#sender = new DeliveryJobSender({
       store: this.#store,
       boss,
-      queue: deliveryQueue,
+      queue: InboundPipeline.deliveryQueue,
       arrivals: this.#arrivals,
       log,
       windowMs: options.sendWindowMs ?? 1000,
@@ -127,12 +136,13 @@ export class InboundPipeline implements DeliveryInbox {
     const localConcurrency = Math.max(1, Math.ceil((this.#options.concurrency ?? 8) / batchSize));
     const fetch = { pollingIntervalSeconds: polling, notifyPollingIntervalSeconds: polling };
     const { boss } = this.#options;
+    const { deliveryQueue, givenUpQueue } = InboundPipeline;
     await boss.work(
       deliveryQueue.name,
       { ...fetch, batchSize, burstWhenBatchFull: true, perJobResults: true, localConcurrency },
-      (jobs) => this.#workBatch(jobs),
+      (jobs) => deliveryQueue.handler(this, jobs),
     );
-    await boss.work(givenUpQueue.name, fetch, (jobs) => this.#workGivenUp(jobs));
+    await boss.work(givenUpQueue.name, fetch, (jobs) => givenUpQueue.handler(this, jobs));
     await this.#sweep(0);
     await this.#prune();
     let pruned = Date.now();
@@ -155,12 +165,14 @@ export class InboundPipeline implements DeliveryInbox {
     this.#stopping.abort();
     await this.#sender.settled();
     const { boss } = this.#options;
+    const { deliveryQueue, givenUpQueue } = InboundPipeline;
     await boss.offWork(deliveryQueue.name).catch(() => undefined);
     await boss.offWork(givenUpQueue.name).catch(() => undefined);
   }
 
   async #createQueues(): Promise<void> {
     const { boss } = this.#options;
+    const { deliveryQueue, givenUpQueue } = InboundPipeline;
     await ensureQueue(boss, givenUpQueue, {});
     await ensureQueue(boss, deliveryQueue, {
       policy: 'stately',
@@ -191,7 +203,7 @@ export class InboundPipeline implements DeliveryInbox {
 
   /** One attempt at one delivery: normalize, hand to the session service, end it (or retry, or give up). */
   async #work(job: Job): Promise<void> {
-    const { id } = deliveryQueue.parse(job.data);
+    const { id } = InboundPipeline.deliveryQueue.parse(job.data);
     const delivery = await this.#store.begin(id);
     if (delivery === 'parked') {
       this.#options.log.debug({ inboundId: id }, 'delivery waits for an earlier one of its order key');
@@ -244,7 +256,7 @@ export class InboundPipeline implements DeliveryInbox {
       ...interpreted.inbound,
       dedupeKey: interpreted.inbound.dedupeKey ?? `${delivery.source}:${delivery.dedupeKey}`,
     };
-    const outcome = await this.#options.handle(inbound);
+    const outcome = await this.#options.service.handle(inbound);
     if (interpreted.plan !== undefined) await interpreter.reply?.(interpreted.plan, outcome, signal);
     await this.#finish(delivery, 'done', outcome.kind);
     dlog.info(
@@ -262,7 +274,7 @@ export class InboundPipeline implements DeliveryInbox {
   /** A job whose worker died on every attempt (no throw reached #work). */
   async #workGivenUp(jobs: Job[]): Promise<void> {
     for (const job of jobs) {
-      const delivery = await this.#store.pending(givenUpQueue.parse(job.data).id);
+      const delivery = await this.#store.pending(InboundPipeline.givenUpQueue.parse(job.data).id);
       if (delivery)
         await this.#giveUp(
           delivery,

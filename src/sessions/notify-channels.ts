@@ -1,20 +1,29 @@
 import { z } from 'zod';
-import { LiveNotice } from '../core/live-events.ts';
 
 /**
- * A PostgreSQL NOTIFY channel: its name and the zod schema of its JSON payload, so the writer and
- * every listener agree on one definition (go-to-definition leads here from both ends). PostgreSQL
- * cuts payloads at 8000 bytes; writers keep theirs below that.
+ * A PostgreSQL NOTIFY channel: its name, the zod schema of its JSON payload and the handler that
+ * takes each notice in a listening process, so the writer and the listener agree on one definition
+ * and go-to-definition leads from the NOTIFY to what handles it. PostgreSQL cuts payloads at 8000
+ * bytes; writers keep theirs below that.
  */
-export type NotifyChannel<T> = { readonly name: string; readonly payload: z.ZodType<T> };
+export type NotifyChannel<T, Handler = unknown> = {
+  readonly name: string;
+  readonly payload: z.ZodType<T>;
+  /** Takes each notice (its first parameter is the state of the listener). */
+  readonly handler: Handler;
+};
 
-export function defineChannel<T>(name: string, payload: z.ZodType<T>): NotifyChannel<T> {
+export function defineChannel<T, Handler>(
+  name: string,
+  payload: z.ZodType<T>,
+  handler: Handler,
+): NotifyChannel<T, Handler> {
   if (!/^[a-z_]+$/.test(name)) throw new Error(`a NOTIFY channel name is lowercase letters and underscores: ${name}`);
-  return { name, payload };
+  return { name, payload, handler };
 }
 
 /** The payload, or undefined when it is not this channel's JSON (a listener skips it). */
-export function parseNotice<T>(channel: NotifyChannel<T>, payload: string | undefined): T | undefined {
+export function parseNotice<T>(channel: Pick<NotifyChannel<T>, 'payload'>, payload: string | undefined): T | undefined {
   try {
     const parsed = channel.payload.safeParse(JSON.parse(payload ?? ''));
     return parsed.success ? parsed.data : undefined;
@@ -30,9 +39,3 @@ export const EventNotice = z.object({
   type: z.string().min(1),
 });
 export type EventNotice = z.infer<typeof EventNotice>;
-
-/** Sent by the session store in the transaction that appends an event (delivered at commit). */
-export const sessionEventsChannel = defineChannel('patchbay_events', EventNotice);
-
-/** Transient events (streaming text), published by any process and never stored. */
-export const liveEventsChannel = defineChannel('patchbay_live', LiveNotice);

@@ -1,28 +1,17 @@
 import { PgBoss } from 'pg-boss';
 import type { Logger } from 'pino';
-import { z } from 'zod';
 import { throttleLog } from '../core/log-throttle.ts';
-import { defineQueue, ensureQueue } from './job-queue.ts';
+import { ensureQueue } from './job-queue.ts';
+import { givenUpRunQueue, type RunJob, runQueue } from './session-worker.ts';
 
-/**
- * A run's job: the session id (everything else is in the database) and, when traces are on,
- * `traceparent`, the W3C trace context of the delivery that asked for the run, so the run joins
- * that delivery's trace on whichever worker takes it.
- */
-const RunJob = z.object({ sessionId: z.string().min(1), traceparent: z.string().optional() });
-export type RunJob = z.infer<typeof RunJob>;
-
-/** Runs of sessions; the handler is what `RunQueue.work` is given (startSessionWorker's `runJob`). */
-const runQueue = defineQueue('run-session', RunJob);
-/** Runs that used up their retries land here, so their session can be told why it stopped. */
-const givenUpQueue = defineQueue('run-session-given-up', RunJob);
+export type { RunJob } from './session-worker.ts';
 
 export interface RunQueue {
   /** Asks for a run of the session. At most one runs and one waits per session at any time. */
   enqueue(sessionId: string, options?: { traceparent?: string | undefined }): Promise<void>;
-  /** Starts taking jobs. A handler that throws is retried; a crashed worker's job is retried after its heartbeat lapses. */
+  /** Starts taking jobs (the session worker gives `runQueue.handler`). A handler that throws is retried; a crashed worker's job is retried after its heartbeat lapses. */
   work(handler: (job: RunJob, signal: AbortSignal) => Promise<void>, options?: { concurrency?: number }): Promise<void>;
-  /** Takes runs that failed or crashed on every attempt. */
+  /** Takes runs that failed or crashed on every attempt (the session worker gives `givenUpRunQueue.handler`). */
   workGivenUp(handler: (job: RunJob & { attempts: number }) => Promise<void>): Promise<void>;
   /** Stops fetching runs; handlers already running carry on. */
   stopTaking(): Promise<void>;
@@ -60,9 +49,9 @@ export async function createRunQueue(options: RunQueueOptions): Promise<RunQueue
     retryLimit: options.retryLimit ?? 20,
     retryDelay: 1,
     notify: true,
-    deadLetter: givenUpQueue.name,
+    deadLetter: givenUpRunQueue.name,
   };
-  await ensureQueue(boss, givenUpQueue, { notify: true });
+  await ensureQueue(boss, givenUpRunQueue, { notify: true });
   await ensureQueue(boss, runQueue, { policy: 'stately', ...settings });
 
   let workerId: string | undefined;
@@ -104,16 +93,17 @@ export async function createRunQueue(options: RunQueueOptions): Promise<RunQueue
       const polling = options.pollingIntervalSeconds ?? 2;
       // Dead-lettered jobs are moved by pg-boss, with no NOTIFY: poll at the normal pace.
       await boss.work(
-        givenUpQueue.name,
+        givenUpRunQueue.name,
         { pollingIntervalSeconds: polling, notifyPollingIntervalSeconds: polling },
         async (jobs) => {
-          for (const job of jobs) await handler({ ...givenUpQueue.parse(job.data), attempts: settings.retryLimit + 1 });
+          for (const job of jobs)
+            await handler({ ...givenUpRunQueue.parse(job.data), attempts: settings.retryLimit + 1 });
         },
       );
     },
     async stopTaking() {
       await boss.offWork(runQueue.name, { wait: false });
-      await boss.offWork(givenUpQueue.name, { wait: false });
+      await boss.offWork(givenUpRunQueue.name, { wait: false });
     },
     async reclaimActive(reclaimOptions = {}) {
       const active = await activeRuns(boss, reclaimOptions.except);

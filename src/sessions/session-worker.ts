@@ -1,14 +1,29 @@
 import type { Logger } from 'pino';
+import { z } from 'zod';
 import type { Db } from '../../db/database.ts';
 import { isPatchbayError, PatchbayError } from '../core/errors.ts';
 import { throttleLog } from '../core/log-throttle.ts';
 import { runSession, type HarnessDeps } from '../harness/run-session.ts';
 import type { EventBus } from './event-bus.ts';
 import { fencedHarness } from './fenced-harness.ts';
+import { defineQueue } from './job-queue.ts';
 import type { RunQueue } from './run-queue.ts';
 import type { RunLease, RunLeases } from './run-leases.ts';
 import type { SessionStore } from './session-store.ts';
 import { createWaitingLine } from './waiting-line.ts';
+
+/**
+ * A run's job: the session id (everything else is in the database) and, when traces are on,
+ * `traceparent`, the W3C trace context of the delivery that asked for the run, so the run joins
+ * that delivery's trace on whichever worker takes it.
+ */
+const RunJob = z.object({ sessionId: z.string().min(1), traceparent: z.string().optional() });
+export type RunJob = z.infer<typeof RunJob>;
+
+/** Runs of sessions, a job each (sent by RunQueue.enqueue, run-queue.ts); worked by `runJob`. */
+export const runQueue = defineQueue('run-session', RunJob, runJob);
+/** Runs that used up their retries land here, so their session can be told why it stopped; worked by `giveUp`. */
+export const givenUpRunQueue = defineQueue('run-session-given-up', RunJob, giveUp);
 
 type WaitingLine = ReturnType<typeof createWaitingLine>;
 type LevelLog = ReturnType<typeof throttleLog>;
@@ -73,10 +88,10 @@ export async function startSessionWorker(deps: SessionWorkerDeps): Promise<Sessi
     databaseLost: throttleLog((fields, message) => log.warn(fields, message)),
     renewFailed: throttleLog((fields, message) => log.warn(fields, message)),
   };
-  await deps.queue.work(({ sessionId }, jobSignal) => runJob(worker, sessionId, jobSignal), {
+  await deps.queue.work((job, signal) => runQueue.handler(worker, job, signal), {
     concurrency: deps.concurrency ?? 2,
   });
-  await deps.queue.workGivenUp((job) => giveUp(worker, job));
+  await deps.queue.workGivenUp((job) => givenUpRunQueue.handler(worker, job));
   const sweeps = await startSweeps(worker);
   return {
     running: () => new Set(worker.running.keys()),
@@ -85,7 +100,7 @@ export async function startSessionWorker(deps: SessionWorkerDeps): Promise<Sessi
 }
 
 /** One job of the run queue: the session's run under its lease, until it ends, stops or is taken over. */
-async function runJob(worker: Worker, sessionId: string, jobSignal?: AbortSignal): Promise<void> {
+async function runJob(worker: Worker, { sessionId }: RunJob, jobSignal?: AbortSignal): Promise<void> {
   const controller = new AbortController();
   const unsubscribe = abortOnStop(worker, sessionId, controller);
   const signal = jobSignal ? AbortSignal.any([controller.signal, jobSignal]) : controller.signal;

@@ -60,7 +60,7 @@ export async function startSessionPipeline(
     db: database.db,
     boss: queue.boss,
     // What every delivery goes through; traced when traces are on.
-    handle: tracer ? tracer.traceInbound(service.handle) : service.handle,
+    service: tracer ? { handle: tracer.traceInbound(service.handle) } : service,
     log,
     heartbeatSeconds: options.queue?.heartbeatSeconds ?? config.worker.heartbeatSeconds,
     ...(options.inbound?.retry && { retry: options.inbound.retry }),

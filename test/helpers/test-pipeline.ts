@@ -19,7 +19,7 @@ export async function startTestPipeline(
   const pipeline = createInboundPipeline({
     db: database.db,
     boss: queue.boss,
-    handle: async () => ({ kind: 'no-session' }),
+    service: { handle: async () => ({ kind: 'no-session' }) },
     log,
     pollingIntervalSeconds: options.pollingIntervalSeconds,
     ...(options.retry && { retry: options.retry }),
