@@ -3,29 +3,19 @@ import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { Db } from '../db/database.ts';
 import type { ImageIntake } from '../src/core/attachment.ts';
-import type { SessionEvent, StoredEvent } from '../src/core/events.ts';
 import type { PageSessionIssuer, PageSignInProvider } from '../src/core/page-sign-in.ts';
 import type { OutcomeLedger } from '../src/core/pull-outcome.ts';
 import type { DeliveryInbox, DeliveryInterpreter } from '../src/core/delivery-interpreter.ts';
 import type { GitCredentials, Publisher } from '../src/core/publisher.ts';
-import type { SessionRecord } from '../src/core/session-record.ts';
+import type { SessionLookup } from '../src/core/session-lookup.ts';
 import type { ThreadReplier } from '../src/core/thread-replier.ts';
-import type { ThreadRef } from '../src/core/thread-ref.ts';
 
 /** What every integration gets from the composition root. */
 export type IntegrationContext = {
   /** Where a receiver stores a verified delivery before acknowledging it (the inbound pipeline). */
   inbox: DeliveryInbox;
-  /** Reads a session (for replies that need its state). */
-  getSession(sessionId: string): Promise<SessionRecord | undefined>;
-  /** Finds the session a thread belongs to. */
-  findSession(thread: ThreadRef): Promise<SessionRecord | undefined>;
-  /** Binds another thread (say, the PR the session opened) to a session. */
-  addThread(sessionId: string, thread: ThreadRef): Promise<boolean>;
-  /** The threads a session lives in, oldest first. */
-  sessionThreads(sessionId: string): Promise<ThreadRef[]>;
-  /** A session's events of these types, in log order (a question's choices, a pushed commit, a PR description). */
-  sessionEvents(sessionId: string, types: SessionEvent['type'][]): Promise<StoredEvent[]>;
+  /** The sessions: read them, find a thread's, bind a thread (the session store, by the same names). */
+  sessions: SessionLookup;
   /**
    * Remembers what a session on `repo` (the repository URL as the session names it) taught, say a
    * pull request closed unmerged with its reason or a check that is flaky; later runs on the repo
@@ -36,7 +26,7 @@ export type IntegrationContext = {
   outcomes: OutcomeLedger;
   /**
    * The database, for an integration's own tables (installations, stored tokens, its work queue)
-   * and nothing else: sessions, their threads and events are read through the functions above.
+   * and nothing else: sessions, their threads and events are read through `sessions`.
    */
   db: Db;
   log: Logger;

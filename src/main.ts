@@ -252,11 +252,7 @@ function integrationContext(
   const { store, knowledge, pageSignIns } = parts;
   return {
     inbox: parts.pipeline.inbound,
-    getSession: store.get,
-    findSession: store.findByThread,
-    addThread: store.addThread,
-    sessionThreads: store.threads,
-    sessionEvents: (sessionId, types) => store.events(sessionId, { types }),
+    sessions: store,
     addLesson: (repo, text) => knowledge.addLesson(knowledgeKey(repo), text),
     outcomes: createOutcomeStore(parts.database.db),
     artifacts: createPgArtifactStore(parts.database.db),

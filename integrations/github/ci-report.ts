@@ -57,7 +57,7 @@ export async function takeCiReport(
     return { kind: 'ignore', reason: `${report.event} ${report.conclusion}` };
   for (const number of report.pullNumbers) {
     const thread: GitHubThread = { source: 'github', owner: report.owner, repo: report.repo, number, kind: 'pull' };
-    const session = await deps.context.findSession(thread);
+    const session = await deps.context.sessions.findByThread(thread);
     if (!session) continue;
     const octokit = await deps.client.forInstallation(report.installationId);
     const refused = await refuseFollowUp(deps, { report, number, session, octokit, signal });
@@ -113,7 +113,7 @@ async function decideFailure(
   const { report, thread, session, failure } = input;
   const where = { owner: report.owner, repo: report.repo, number: thread.number, headSha: report.headSha };
   const earlier = await deps.store.ciFailures(report.owner, report.repo, thread.number, report.headSha);
-  const pushed = await deps.context.sessionEvents(session.id, ['branch-pushed']);
+  const pushed = await deps.context.sessions.events(session.id, { types: ['branch-pushed'] });
   const headIsOurs = pushed.some((e) => e.event.type === 'branch-pushed' && e.event.commit === report.headSha);
   const decision = decideCiFollowUp({
     headIsOurs,
@@ -251,7 +251,7 @@ export async function setAutofix(
  */
 export async function noteFlaky(deps: InterpreterDeps, report: CiReport, log: Logger): Promise<Interpretation<never>> {
   for (const number of report.pullNumbers) {
-    const session = await deps.context.findSession({
+    const session = await deps.context.sessions.findByThread({
       source: 'github',
       owner: report.owner,
       repo: report.repo,

@@ -251,7 +251,7 @@ async function startRequest(
   const actor = actorOf(request);
   const place = placeOf(request);
   const who = `@${request.sender.login}`;
-  const existing = await deps.context.findSession(thread);
+  const existing = await deps.context.sessions.findByThread(thread);
   // The request is recorded, then handed to the session service, and only then acknowledged on
   // GitHub: comment writes are throttled (GitHub asks for a second between them), and the run
   // should not wait for them. Replies await the progress comment (see ProgressComments).

@@ -68,7 +68,12 @@ async function publish(deps: PublishDeps, input: PublishInput): Promise<Publishe
   });
   const existing = open.find((pr) => pr.head.ref === input.branch);
   const pr = existing ? await updatePull(pull, existing) : await openPull(pull);
-  await deps.context.addThread(input.session.id, { source: 'github', ...where, number: pr.number, kind: 'pull' });
+  await deps.context.sessions.addThread(input.session.id, {
+    source: 'github',
+    ...where,
+    number: pr.number,
+    kind: 'pull',
+  });
   if (pr.ours)
     await deps.context.outcomes.opened({
       ...where,
@@ -101,14 +106,10 @@ async function describePull(
   sessionUrl: string,
 ): Promise<string> {
   const { context } = deps;
-  const events = await context.sessionEvents(input.session.id, [
-    'diff-updated',
-    'tool-start',
-    'tool-end',
-    'check-finished',
-    'user-message',
-  ]);
-  const fixes = (await context.sessionThreads(input.session.id))
+  const events = await context.sessions.events(input.session.id, {
+    types: ['diff-updated', 'tool-start', 'tool-end', 'check-finished', 'user-message'],
+  });
+  const fixes = (await context.sessions.threads(input.session.id))
     .filter((t): t is Extract<ThreadRef, { source: 'github' }> => t.source === 'github' && t.kind === 'issue')
     .filter(
       (t) => t.owner.toLowerCase() === repo.owner.toLowerCase() && t.repo.toLowerCase() === repo.repo.toLowerCase(),

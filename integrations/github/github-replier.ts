@@ -36,7 +36,7 @@ export function createGitHubReplier(deps: {
       for (const older of open.slice(0, -1)) await store.updateRequest(older.id, { finished: true });
       const request = open.at(-1)!;
       const commentId = await comments.commentId(request, signal);
-      const fresh = (await context.getSession(session.id)) ?? session;
+      const fresh = (await context.sessions.get(session.id)) ?? session;
       const batch = readBatch(events, request.startSeq, fresh.status);
       const bot = await client.identity();
       const previous = (state ?? {}) as {

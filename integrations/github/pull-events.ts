@@ -14,7 +14,7 @@ async function sessionOfPull(
   deps: InterpreterDeps,
   pull: { owner: string; repo: string; number: number; body: string },
 ) {
-  const session = await deps.context.findSession({
+  const session = await deps.context.sessions.findByThread({
     source: 'github',
     owner: pull.owner,
     repo: pull.repo,

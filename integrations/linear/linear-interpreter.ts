@@ -74,7 +74,7 @@ async function interpret(deps: LinearSurfaceDeps, delivery: StoredDelivery, sign
   const scope: EventScope = {
     deps,
     event,
-    api: await deps.api(event.organizationId),
+    api: await deps.apis.forOrganization(event.organizationId),
     key: delivery.dedupeKey,
     log: deps.log.child({ agentSessionId: event.agentSession.id, action: event.action }),
   };
@@ -157,7 +157,7 @@ async function joinLinkedSession(
   for (const url of attachmentUrls) {
     const linked = await sessionOfPull(scope.deps, url);
     if (!linked) continue;
-    await scope.deps.context.addThread(linked.id, input.thread);
+    await scope.deps.context.sessions.addThread(linked.id, input.thread);
     const agentSessionId = scope.event.agentSession.id;
     return {
       kind: 'inbound',
@@ -173,7 +173,7 @@ async function sessionOfPull(deps: LinearSurfaceDeps, url: string) {
   const repo = parseRepoLink(url, deps.repos.gitUrl);
   const number = /\/pull\/(\d+)/.exec(url)?.[1];
   if (!repo || !number) return undefined;
-  return deps.context.findSession({
+  return deps.context.sessions.findByThread({
     source: 'github',
     owner: repo.owner,
     repo: repo.repo,
@@ -191,12 +191,12 @@ function startedStateOf(issue: IssueForWork): { issueId: string; stateId: string
 
 /** The session service handled the event: do what its plan says. Safe to repeat. */
 async function reply(deps: LinearSurfaceDeps, plan: LinearPlan, outcome: InboundOutcome): Promise<void> {
-  const api = await deps.api(plan.organizationId);
+  const api = await deps.apis.forOrganization(plan.organizationId);
   const log = deps.log.child({ agentSessionId: plan.agentSessionId });
   switch (plan.kind) {
     case 'bind-started': {
       // A retry after a half-finished attempt finds the session the first one started.
-      const session = 'session' in outcome ? outcome.session : await deps.context.findSession(plan.thread);
+      const session = 'session' in outcome ? outcome.session : await deps.context.sessions.findByThread(plan.thread);
       if (!session) throw new Error(`the session service did not take the Linear session (${outcome.kind})`);
       await bindSession(deps, api, plan.agentSessionId, session.id, { pending: null });
       log.info({ sessionId: session.id, outcome: outcome.kind }, 'Linear session handed to the session service');
@@ -266,7 +266,7 @@ async function tellFailure(
 ): Promise<void> {
   const event = parse(delivery);
   if (typeof event === 'string') return;
-  const api = await deps.api(event.organizationId);
+  const api = await deps.apis.forOrganization(event.organizationId);
   await api.postActivity(
     event.agentSession.id,
     {

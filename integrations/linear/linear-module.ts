@@ -5,7 +5,8 @@ import type { IntegrationContext, IntegrationModule } from '../integration-modul
 import type { LinearClient } from '@linear/sdk';
 import { PatchbayError } from '../../src/core/errors.ts';
 import { isTerminal } from '../../src/core/session-status.ts';
-import { createLinearApi, linearClient, type LinearApi, type LinearClientSource } from './linear-api.ts';
+import { createLinearApi, linearClient, type LinearClientSource } from './linear-api.ts';
+import { LinearApis } from './linear-apis.ts';
 import type { LinearConfig } from './linear-env.ts';
 import { createLinearReplier } from './linear-replier.ts';
 import type { Sealer } from './linear-install.ts';
@@ -13,7 +14,7 @@ import { linearRoutes } from './linear-routes.ts';
 import { createLinearStore, type LinearAgentSession, type LinearStore } from './linear-store.ts';
 import type { RepoCatalog } from './linear-repo-choice.ts';
 import { createLinearInterpreter } from './linear-interpreter.ts';
-import { createLinearTokens, type LinearTokens, linearClientsFor, type RefreshFailure } from './linear-tokens.ts';
+import { createLinearTokens, type LinearTokens, type RefreshFailure } from './linear-tokens.ts';
 import { stableUuid } from './stable-uuid.ts';
 
 /**
@@ -64,24 +65,7 @@ export function createLinearModule(input: {
             tellRefreshFailed({ failure, store, context, apiUrl: config.apiUrl, installUrl, log }),
         })
       : undefined;
-  const installedApis = new Map<string, LinearApi>();
-
-  async function apiFor(organizationId: string): Promise<LinearApi> {
-    if (tokens && (await tokens.installed(organizationId))) {
-      let api = installedApis.get(organizationId);
-      if (!api) {
-        api = createLinearApi({ client: linearClientsFor(tokens, organizationId, config.apiUrl), log });
-        installedApis.set(organizationId, api);
-      }
-      return api;
-    }
-    if (!fallbackApi)
-      throw new PatchbayError(
-        'unauthorized',
-        `Patchbay is not installed in Linear workspace ${organizationId}: install it through ${installUrl}`,
-      );
-    return fallbackApi;
-  }
+  const apis = new LinearApis({ tokens, fallback: fallbackApi, apiUrl: config.apiUrl, installUrl, log });
 
   if (config.oauth && !input.box)
     throw new PatchbayError(
@@ -90,7 +74,7 @@ export function createLinearModule(input: {
     );
   return {
     name: 'linear',
-    replier: createLinearReplier({ store, api: apiFor, context, log }),
+    replier: createLinearReplier({ store, apis, context, log }),
     routes: linearRoutes({
       webhookSecret: config.webhookSecret,
       store,
@@ -104,7 +88,7 @@ export function createLinearModule(input: {
     }),
     interpreter: createLinearInterpreter({
       store,
-      api: apiFor,
+      apis,
       context,
       repos: input.repos,
       teamRepos: config.teamRepos,
@@ -125,12 +109,12 @@ export function createLinearModule(input: {
 /** The workspace's agent sessions whose Patchbay session is still going (not completed, failed or cancelled). */
 async function openAgentSessions(
   store: LinearStore,
-  context: Pick<IntegrationContext, 'getSession'>,
+  context: Pick<IntegrationContext, 'sessions'>,
   organizationId: string,
 ): Promise<LinearAgentSession[]> {
   const open: LinearAgentSession[] = [];
   for (const agentSession of await store.agentSessionsWithSessions(organizationId)) {
-    const session = agentSession.sessionId ? await context.getSession(agentSession.sessionId) : undefined;
+    const session = agentSession.sessionId ? await context.sessions.get(agentSession.sessionId) : undefined;
     if (session && !isTerminal(session.status)) open.push(agentSession);
   }
   return open;
@@ -144,7 +128,7 @@ async function openAgentSessions(
 async function tellRefreshFailed(input: {
   failure: RefreshFailure;
   store: LinearStore;
-  context: Pick<IntegrationContext, 'getSession'>;
+  context: Pick<IntegrationContext, 'sessions'>;
   apiUrl: string;
   installUrl: string;
   log: Logger;

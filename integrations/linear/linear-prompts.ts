@@ -107,7 +107,9 @@ async function toSession(
   const { deps, key } = scope;
   const { thread, actor, body } = input;
   const agentSessionId = scope.event.agentSession.id;
-  const session = row.sessionId ? await deps.context.getSession(row.sessionId) : await deps.context.findSession(thread);
+  const session = row.sessionId
+    ? await deps.context.sessions.get(row.sessionId)
+    : await deps.context.sessions.findByThread(thread);
   if (!session) {
     await post(scope.api, agentSessionId, `${key}:lost`, {
       content: {

@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { StoredEvent } from '../../src/core/events.ts';
 import type { ThreadReplier, ThreadUpdate } from '../../src/core/thread-replier.ts';
 import type { IntegrationContext } from '../integration-module.ts';
-import type { LinearApi } from './linear-api.ts';
+import type { LinearApis } from './linear-apis.ts';
 import type { LinearStore } from './linear-store.ts';
 import { initialPlan, renderActivities, type LinearThreadState } from './render-activities.ts';
 import { stableUuid } from './stable-uuid.ts';
@@ -18,7 +18,7 @@ const keepAliveMs = 20 * 60_000;
  */
 export function createLinearReplier(deps: {
   store: LinearStore;
-  api: (organizationId: string) => Promise<LinearApi>;
+  apis: LinearApis;
   context: IntegrationContext;
   log: Logger;
   now?: () => number;
@@ -43,8 +43,8 @@ export function createLinearReplier(deps: {
       if (thread.source !== 'linear') return { state };
       const row = await store.agentSession(thread.agentSessionId);
       if (!row) return { state };
-      const api = await deps.api(row.organizationId);
-      const fresh = (await context.getSession(session.id)) ?? session;
+      const api = await deps.apis.forOrganization(row.organizationId);
+      const fresh = (await context.sessions.get(session.id)) ?? session;
       const previous = (state as LinearThreadState | undefined) ?? startState(events, thread.agentSessionId);
       const { activities, state: next } = renderActivities({
         events,
@@ -78,7 +78,7 @@ export function createLinearReplier(deps: {
       if (now() - current.lastPostedAt < keepAliveMs) return { state };
       const row = await store.agentSession(thread.agentSessionId);
       if (!row) return { state };
-      const api = await deps.api(row.organizationId);
+      const api = await deps.apis.forOrganization(row.organizationId);
       const minutes = Math.round((now() - Date.parse(session.updatedAt)) / 60_000);
       await api.postActivity(
         thread.agentSessionId,

@@ -5,6 +5,7 @@ import type { RepoRef } from '../../src/core/repo-ref.ts';
 import type { ThreadRef } from '../../src/core/thread-ref.ts';
 import type { IntegrationContext } from '../integration-module.ts';
 import type { Activity, LinearApi } from './linear-api.ts';
+import type { LinearApis } from './linear-apis.ts';
 import type { RepoCatalog } from './linear-repo-choice.ts';
 import type { LinearUploadDeps } from './linear-uploads.ts';
 import type { LinearAgentSession, LinearStore, PendingTask } from './linear-store.ts';
@@ -20,9 +21,9 @@ import { stableUuid } from './stable-uuid.ts';
 /** What the Linear interpreter works with: its tables, a workspace's API, the session service's lookups, the repositories. */
 export type LinearSurfaceDeps = {
   store: LinearStore;
-  /** The API with the workspace's token (linear-module.ts picks it). */
-  api: (organizationId: string) => Promise<LinearApi>;
-  context: Pick<IntegrationContext, 'publicUrl' | 'addThread' | 'findSession' | 'getSession'>;
+  /** Each workspace's API, with its token. */
+  apis: LinearApis;
+  context: Pick<IntegrationContext, 'publicUrl' | 'sessions'>;
   repos: RepoCatalog;
   teamRepos: Record<string, string>;
   /** Takes the pictures a task or prompt links to (Linear uploads) in; without it they are left out. */

@@ -31,7 +31,7 @@ export type SlackPlan =
 
 /** What the requests logic works with: the session service's lookups, Slack's tables and API, the bot's identity. */
 export type SlackRequestDeps = {
-  context: Pick<IntegrationContext, 'findSession' | 'sessionEvents'>;
+  context: Pick<IntegrationContext, 'sessions'>;
   store: SlackStore;
   web: SlackWeb;
   actors: ActorDirectory;
@@ -208,7 +208,7 @@ export class SlackRequests {
     if (event.user === bot.botUserId) return ignore('its own message');
     const thread = threadOf(teamId, event);
     const text = cleanText(event.text, bot.botUserId);
-    const session = await deps.context.findSession(thread);
+    const session = await deps.context.sessions.findByThread(thread);
     const pending = !session && kind === 'thread-reply' ? await deps.store.pending(thread) : undefined;
     // Replies in threads that are not ours are not addressed to us (unless they mention us).
     if (!session && !pending && kind === 'thread-reply' && event.type !== 'app_mention')
@@ -260,7 +260,7 @@ export class SlackRequests {
       return { kind: 'inbound', inbound: { kind: 'stop', thread, actor } };
     if (input.actionId.startsWith('patchbay_answer')) {
       const picked = parseAnswerValue(input.value);
-      const session = picked && (await deps.context.findSession(thread));
+      const session = picked && (await deps.context.sessions.findByThread(thread));
       const choice = session && (await questionChoices(deps.context, session.id, picked.q))?.[picked.i];
       if (!picked || choice === undefined) return ignore('a choice button that names no known question or choice');
       return { kind: 'inbound', inbound: { kind: 'answer', thread, actor, questionId: picked.q, text: choice } };
@@ -373,11 +373,11 @@ function toSession(
 
 /** The choices the agent offered with a question, from the session's log. */
 async function questionChoices(
-  context: Pick<IntegrationContext, 'sessionEvents'>,
+  context: Pick<IntegrationContext, 'sessions'>,
   sessionId: string,
   questionId: string,
 ): Promise<string[] | undefined> {
-  for (const { event } of await context.sessionEvents(sessionId, ['question-asked'])) {
+  for (const { event } of await context.sessions.events(sessionId, { types: ['question-asked'] })) {
     if (event.type === 'question-asked' && event.questionId === questionId) return event.choices;
   }
   return undefined;

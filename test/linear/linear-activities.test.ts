@@ -2,6 +2,7 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { IntegrationContext } from '../../integrations/integration-module.ts';
 import { createLinearApi, linearClient } from '../../integrations/linear/linear-api.ts';
+import { LinearApis } from '../../integrations/linear/linear-apis.ts';
 import { createLinearReplier } from '../../integrations/linear/linear-replier.ts';
 import { createLinearStore } from '../../integrations/linear/linear-store.ts';
 import { initialPlan, renderActivities, type LinearThreadState } from '../../integrations/linear/render-activities.ts';
@@ -223,7 +224,7 @@ describe('Linear keep-alive on long steps', () => {
     let clock = Date.parse('2026-11-30T10:00:00Z');
     const integration = createLinearReplier({
       store,
-      api: async () => api,
+      apis: new LinearApis({ tokens: undefined, fallback: api, apiUrl: linear.apiUrl, installUrl: 'http://p', log }),
       context: { publicUrl: 'http://p' } as IntegrationContext,
       log,
       now: () => clock,
