@@ -6,7 +6,9 @@ import type { Inbound, InboundOutcome } from '../../src/core/inbound.ts';
 import type { DeliveryInterpreter, Interpretation, StoredDelivery } from '../../src/core/delivery-interpreter.ts';
 import { repoUrl } from '../../src/core/repo-ref.ts';
 import { threadKey, type ThreadRef } from '../../src/core/thread-ref.ts';
+import { classifyOutcome } from './classify-outcome.ts';
 import { classifyWebhook } from './classify-webhook.ts';
+import { recordOutcome } from './outcome-tracker.ts';
 import { PullRequest, type WorkRequest } from './webhook-payloads.ts';
 import { noteFlaky, replyToCiFailure, setAutofix, takeCiReport, type CiFailurePlan } from './ci-report.ts';
 import type { PatchbayOctokit } from './github-client.ts';
@@ -117,6 +119,9 @@ async function interpretDelivery(
   const payload = parsePayload(delivery);
   if (!payload) return { kind: 'ignore', reason: 'the body is not a JSON object' };
   const bot = await deps.client.identity();
+  // What it says of sessions' pull requests (merged, closed, reverted) is recorded first; then it
+  // means what it always meant (a request, a lesson, a CI follow-up, or nothing).
+  await recordOutcome(classifyOutcome(delivery.kind, payload, bot), deps.context.outcomes, deps.log);
   const classified = classifyWebhook(delivery.kind, payload, bot, deps.triggerLabel);
   switch (classified.kind) {
     case 'ignore':

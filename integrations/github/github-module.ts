@@ -3,7 +3,6 @@ import type { IntegrationContext, IntegrationModule } from '../integration-modul
 import { PatchbayError } from '../../src/core/errors.ts';
 import type { IdentityProof } from '../../src/core/identity-proof.ts';
 import type { Logger } from 'pino';
-import type { Interpretation, StoredDelivery } from '../../src/core/delivery-interpreter.ts';
 import { createGitHubClient, type GitHubClient } from './github-client.ts';
 import type { GitHubConfig } from './github-env.ts';
 import { createGitHubReplier } from './github-replier.ts';
@@ -12,11 +11,10 @@ import { oauthStartLink, PAGE_SIGN_IN_PATH } from './github-oauth-routes.ts';
 import { githubRoutes } from './github-routes.ts';
 import { createGitHubStore } from './github-store.ts';
 import { githubImageHosts } from './github-images.ts';
-import { createGitHubInterpreter, type GitHubPlan, type GitHubInterpreter } from './github-interpreter.ts';
+import { createGitHubInterpreter } from './github-interpreter.ts';
 import { ProgressComments } from './progress-comments.ts';
 import { createSecretBox, type SecretBox } from './secret-box.ts';
-import { classifyOutcome } from './classify-outcome.ts';
-import { OutcomeBackfill, recordOutcome } from './outcome-tracker.ts';
+import { OutcomeBackfill } from './outcome-tracker.ts';
 
 /**
  * GitHub as a interpreter of Patchbay: webhooks in (mentions, reviews, the trigger label,
@@ -96,10 +94,7 @@ export async function createGitHubModule(
       await outcomes.stop();
       await interpreter.stop();
     },
-    interpreter: {
-      ...interpreter,
-      interpret: (delivery, signal) => interpretWithOutcome(client, context, interpreter, delivery, signal, log),
-    },
+    interpreter,
     publisher: { name: 'github', publish },
     gitCredentials: { name: 'github', gitEnv: (repo) => client.gitEnv(repo) },
   };
@@ -160,24 +155,6 @@ async function checkApp(client: GitHubClient, apiUrl: string, log: Logger): Prom
 }
 
 /**
- * What a delivery says of the outcome of sessions' pull requests is recorded first; then the
- * delivery means what it always meant (a request, a lesson, a CI follow-up, or nothing).
- */
-async function interpretWithOutcome(
-  client: GitHubClient,
-  context: IntegrationContext,
-  interpreter: GitHubInterpreter,
-  delivery: StoredDelivery,
-  signal: AbortSignal,
-  log: Logger,
-): Promise<Interpretation<GitHubPlan>> {
-  const payload = parseJson(delivery.body);
-  if (payload !== undefined)
-    await recordOutcome(classifyOutcome(delivery.kind, payload, await client.identity()), context.outcomes, log);
-  return interpreter.interpret(delivery, signal);
-}
-
-/**
  * Why GET /app failed at start: GitHub answered and refused the App (its id or key), or it could
  * not be reached or failed itself (Octokit reports a failed fetch as a 500; retryable).
  */
@@ -197,12 +174,4 @@ export function githubStartError(error: unknown, apiUrl: string): unknown {
     `GitHub refused the App (GET /app: ${status} ${message}): check GITHUB_APP_ID and the private key`,
     { cause: error },
   );
-}
-
-function parseJson(body: string): unknown {
-  try {
-    return JSON.parse(body);
-  } catch {
-    return undefined;
-  }
 }

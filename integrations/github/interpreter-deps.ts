@@ -9,7 +9,7 @@ import type { ProgressComments } from './progress-comments.ts';
 export type InterpreterDeps = {
   client: GitHubClient;
   store: GitHubStore;
-  context: Pick<IntegrationContext, 'sessions' | 'publicUrl' | 'addLesson'>;
+  context: Pick<IntegrationContext, 'sessions' | 'publicUrl' | 'addLesson' | 'outcomes'>;
   /** Where the progress comments the reply step posts are awaited by the replier. */
   comments: ProgressComments;
   gitUrl: string;
