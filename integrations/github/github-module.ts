@@ -57,7 +57,7 @@ export async function createGitHubModule(
     ...(context.imageIntake && { images: { intake: context.imageIntake, hosts: githubImageHosts(config.gitUrl) } }),
     log,
   });
-  const publish = createPublisher({
+  const publisher = createPublisher({
     client,
     store,
     context,
@@ -95,7 +95,7 @@ export async function createGitHubModule(
       await interpreter.stop();
     },
     interpreter,
-    publisher: { name: 'github', publish },
+    publisher,
     gitCredentials: { name: 'github', gitEnv: (repo) => client.gitEnv(repo) },
   };
 }

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { PatchbayError } from '../../src/core/errors.ts';
-import type { PublishInput, PublishedPullRequest } from '../../src/core/publisher.ts';
+import type { PublishInput, PublishedPullRequest, Publisher } from '../../src/core/publisher.ts';
 import type { ThreadRef } from '../../src/core/thread-ref.ts';
 import type { IntegrationContext } from '../integration-module.ts';
 import type { GitHubClient, PatchbayOctokit } from './github-client.ts';
@@ -41,8 +41,8 @@ type PullContext = {
  * open (someone's own PR it was asked to work on) keeps its description. The PR becomes one of the
  * session's threads, so comments on it reach the session.
  */
-export function createPublisher(deps: PublishDeps) {
-  return (input: PublishInput): Promise<PublishedPullRequest | undefined> => publish(deps, input);
+export function createPublisher(deps: PublishDeps): Publisher {
+  return { name: 'github', publish: (input) => publish(deps, input) };
 }
 
 async function publish(deps: PublishDeps, input: PublishInput): Promise<PublishedPullRequest | undefined> {

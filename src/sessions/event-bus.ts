@@ -5,7 +5,14 @@ import { throttleLog } from '../core/log-throttle.ts';
 import { defineChannel, EventNotice, type NotifyChannel, parseNotice } from './notify-channels.ts';
 
 export type { EventNotice };
-export type EventListener = (notice: EventNotice) => void;
+/**
+ * Hears of every event written: a function, or an object whose `onNotice` is called (the thread
+ * notifier is one, so go-to-definition leads from `tellListeners` to the notifier's `onNotice`).
+ */
+export type EventListener = ((notice: EventNotice) => void) | NoticeListener;
+export interface NoticeListener {
+  onNotice(notice: EventNotice): void;
+}
 export type LiveListener = (event: LiveEvent) => void;
 
 /** The listeners of one process's bus, by session id ('*' for every session's notices). */
@@ -119,7 +126,8 @@ function tellListeners(listeners: Listeners, notice: EventNotice): void {
   for (const key of [notice.sessionId, '*']) {
     for (const listener of listeners.events.get(key) ?? []) {
       try {
-        listener(notice);
+        if (typeof listener === 'function') listener(notice);
+        else listener.onNotice(notice);
       } catch (error) {
         listeners.log.error({ err: error }, 'event listener failed');
       }

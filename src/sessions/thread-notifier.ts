@@ -5,7 +5,7 @@ import { type Coalescer, coalesce } from '../core/coalesce.ts';
 import type { SessionRecord } from '../core/session-record.ts';
 import type { ThreadSource } from '../core/thread-ref.ts';
 import type { ThreadReplier } from '../core/thread-replier.ts';
-import type { EventBus } from './event-bus.ts';
+import type { EventBus, EventNotice, NoticeListener } from './event-bus.ts';
 import type { SessionStore } from './session-store.ts';
 import { type LockedThread, PgThreadCursorStore, type Trx } from './thread-cursor-store.ts';
 
@@ -41,7 +41,7 @@ type Repliers = { [S in ThreadSource]?: ThreadReplier };
 export function startThreadNotifier(deps: ThreadNotifierDeps): ThreadNotifier {
   const notifier = new Notifier(deps);
   const { log } = deps;
-  const unsubscribe = deps.bus.subscribe('*', (notice) => void notifier.flush(notice.sessionId));
+  const unsubscribe = deps.bus.subscribe('*', notifier);
   const sweep = () => void notifier.sweep().catch((error: unknown) => log.warn({ err: error }, 'thread sweep failed'));
   const timer = setInterval(sweep, deps.sweepMs ?? 15_000);
   timer.unref();
@@ -63,7 +63,7 @@ export function startThreadNotifier(deps: ThreadNotifierDeps): ThreadNotifier {
 }
 
 /** The notifier's work: replying to threads behind, refreshing caught-up ones, a sweep for both. */
-class Notifier {
+class Notifier implements NoticeListener {
   readonly #deps: ThreadNotifierDeps;
   readonly #cursors: PgThreadCursorStore;
   readonly #repliers: Repliers = {};
@@ -89,6 +89,11 @@ class Notifier {
           .catch((error: unknown) => deps.log.error({ err: error, sessionId }, 'thread reply failed')),
       { rerunIf: () => !this.#stopping.signal.aborted },
     );
+  }
+
+  /** An event was written to a session's log (the bus's `tellListeners`): its threads get a pass. */
+  onNotice(notice: EventNotice): void {
+    void this.flush(notice.sessionId);
   }
 
   flush(sessionId: string): Promise<void> {
