@@ -5,6 +5,12 @@
  * step names one or more files in backticks (`src/x.ts`) and the symbols it follows in them
  * (`runSession`, `store.create`: the last part is what must be declared). Every file must exist,
  * every symbol must be declared in one of its step's files, and a trace may span at most ten files.
+ * Each step must follow from the steps before: its first symbol (where the reader enters it) is
+ * named in the code, not the comments, of a file an earlier step opened, which calls, sends to or
+ * imports it (a file a hop passes through counts when the trace names its full path in plain
+ * text, without backticks: it is not a stop, and the ten-file limit does not count it); a call
+ * through a port counts by the member's name, so the step after a port starts with the
+ * implementing member. No step may say a hop is "not followable".
  *
  *   node scripts/check-trace.ts [--root DIR]   check; exit 1 with one line per stale name
  */
@@ -14,7 +20,14 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 
 export const maxFilesPerTrace = 10;
 
-export type Trace = { name: string; steps: { line: number; files: string[]; symbols: string[] }[] };
+/**
+ * A step's `files` (in backticks) are where the reader stops and what the ten-file limit counts;
+ * its `via` files (full paths in plain text) are ones a hop passes through on the way into it.
+ */
+export type Trace = {
+  name: string;
+  steps: { line: number; text: string; files: string[]; via: string[]; symbols: string[] }[];
+};
 
 const filePattern = /^[\w.-]+(?:\/[\w.-]+)+\.(?:ts|tsx)$/;
 const symbolPattern = /^#?[A-Za-z_$][\w$]*(?:(?:\.|\(\)\.)#?[A-Za-z_$][\w$]*)*(?:\(\))?$/;
@@ -36,9 +49,13 @@ export function parseTraces(markdown: string): Trace[] {
     }
     if (!current) return;
     const names = [...text.matchAll(/`([^`]+)`/g)].map((match) => match[1]!.trim());
-    if (/^\s*\d+\.\s/.test(text)) current.steps.push({ line: index + 1, files: [], symbols: [] });
+    if (/^\s*\d+\.\s/.test(text)) current.steps.push({ line: index + 1, text: '', files: [], via: [], symbols: [] });
     const step = current.steps.at(-1);
     if (!step) return;
+    step.text += `${text}\n`;
+    const plain = text.replace(/`[^`]*`/g, ' ');
+    for (const [path] of plain.matchAll(/(?<![\w./-])(?:src|integrations|sandbox|db|web)\/[\w./-]+\.tsx?\b/g))
+      if (!step.via.includes(path)) step.via.push(path);
     for (const name of names) {
       if (filePattern.test(name)) step.files.push(name);
       else if (symbolPattern.test(name)) step.symbols.push(name.replace(/\(\)/g, '').split('.').at(-1)!);
@@ -64,7 +81,49 @@ export function declares(source: string, symbol: string): boolean {
   ].some((pattern) => pattern.test(code));
 }
 
-/** One line per missing file, undeclared symbol or over-long trace. */
+/** The code of a source file without its comments, where a symbol counts as named. */
+export function codeOf(source: string): string {
+  return source.replace(/\/\*[\s\S]*?\*\//g, '').replace(/(^|\s)\/\/[^\n]*/g, '$1');
+}
+
+/** Whether `code` names `symbol` (a call, a property, an import), not only a longer name containing it. */
+export function names(code: string, symbol: string): boolean {
+  const name = symbol.replace(/[$]/g, '\\$');
+  return new RegExp(`(?<![\\w$#])${name}(?![\\w$])`).test(code);
+}
+
+/**
+ * Steps that do not follow from the steps before: their first symbol (where the reader enters the
+ * step) is named in none of the files opened so far. Earlier steps count, not only the last one: a
+ * call returns, and the next step is often called from the caller (the pipeline calls the
+ * interpreter, then the session service).
+ */
+function unlinkedSteps(trace: Trace, read: (path: string) => string | undefined): string[] {
+  const found: string[] = [];
+  trace.steps.forEach((step, index) => {
+    if (/not followable/i.test(step.text))
+      found.push(`trace "${trace.name}" line ${step.line}: says a hop is not followable`);
+    for (const file of step.via)
+      if (read(file) === undefined) found.push(`trace "${trace.name}" line ${step.line}: ${file} does not exist`);
+    if (index === 0) return;
+    // What the reader has opened on the way here: earlier steps' files, and the files passed through.
+    const opened = [
+      ...trace.steps.slice(0, index).flatMap((earlier) => [...earlier.files, ...earlier.via]),
+      ...step.via,
+    ];
+    const before = [...new Set(opened)];
+    const code = before.map((file) => codeOf(read(file) ?? '')).join('\n');
+    const entry = step.symbols[0];
+    if (entry === undefined) found.push(`trace "${trace.name}" line ${step.line}: names no symbol to follow`);
+    else if (!names(code, entry))
+      found.push(
+        `trace "${trace.name}" line ${step.line}: \`${entry}\` is named in none of ${before.join(', ')} (the steps before)`,
+      );
+  });
+  return found;
+}
+
+/** One line per missing file, undeclared symbol, step that does not follow, or over-long trace. */
 export function staleNames(traces: Trace[], read: (path: string) => string | undefined): string[] {
   const found: string[] = [];
   for (const trace of traces) {
@@ -86,6 +145,7 @@ export function staleNames(traces: Trace[], read: (path: string) => string | und
         }
       }
     }
+    found.push(...unlinkedSteps(trace, read));
   }
   return found;
 }

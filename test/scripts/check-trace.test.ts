@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { declares, parseTraces, staleNames } from '../../scripts/check-trace.ts';
+import { codeOf, declares, names, parseTraces, staleNames } from '../../scripts/check-trace.ts';
 
 const doc = (steps: string) => `# Doc\n\n<!-- trace: demo -->\n${steps}\n<!-- end trace -->\n`;
 const files: Record<string, string> = {
-  'src/a.ts': 'export function start(): void {}\nconst store = { create() {} };\n',
+  'src/a.ts': 'export function start(): void {\n  new Runner().runOnce();\n}\nconst store = { create() {} };\n',
+  'src/c.ts': 'export const later = 1;\n',
   'src/b.ts': 'export class Runner {\n  async runOnce(): Promise<void> {}\n}\nexport type Plan = { steps: number };\n',
 };
 const read = (path: string) => files[path];
@@ -33,6 +34,37 @@ describe('the trace check', () => {
     expect(staleNames(parseTraces(doc('1. `src/gone.ts`: `start`')), read)).toContain(
       'trace "demo" line 4: src/gone.ts does not exist',
     );
+  });
+
+  it('names a step whose first symbol no file of an earlier step names in its code, and a hop said not followable', () => {
+    const traces = parseTraces(
+      doc(
+        '1. `src/b.ts`: `Runner` → `runOnce`.\n2. `src/a.ts`: `start` → `store.create()`.\n3. `src/c.ts`: `later`, not followable.',
+      ),
+    );
+    expect(staleNames(traces, read)).toEqual([
+      'trace "demo" line 5: `start` is named in none of src/b.ts (the steps before)',
+      'trace "demo" line 6: says a hop is not followable',
+      'trace "demo" line 6: `later` is named in none of src/b.ts, src/a.ts (the steps before)',
+    ]);
+    // A name only in a comment of the step before does not count.
+    expect(names(codeOf('// calls start()\n/* and start */ const y = 1;'), 'start')).toBe(false);
+    expect(names(codeOf("const url = 'https://x'; start();"), 'start')).toBe(true);
+    expect(names('restart();', 'start')).toBe(false);
+  });
+
+  it('counts a file a hop passes through, named by its full path in plain text, without counting it as a stop', () => {
+    const through: Record<string, string> = { ...files, 'src/via.ts': 'import { later } from "./c.ts";\nlater;\n' };
+    const traces = parseTraces(
+      doc(
+        '1. `src/a.ts`: `start` calls src/via.ts.\n2. `src/c.ts`: `later`.\n3. `src/b.ts`: `Plan`, through src/gone.ts.',
+      ),
+    );
+    expect(traces[0]!.steps[0]!.via).toEqual(['src/via.ts']);
+    expect(staleNames(traces, (path) => through[path])).toEqual([
+      'trace "demo" line 6: src/gone.ts does not exist',
+      'trace "demo" line 6: `Plan` is named in none of src/a.ts, src/via.ts, src/c.ts, src/gone.ts (the steps before)',
+    ]);
   });
 
   it('knows the ways TypeScript declares a name', () => {
