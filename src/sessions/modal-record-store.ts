@@ -2,6 +2,7 @@ import type { Kysely, Selectable, Transaction } from 'kysely';
 import type { Database, ModalSandboxesTable } from '../../db/schema.ts';
 import type { ModalRecordStore, ModalSessionRecord } from '../../sandbox/modal/modal-records.ts';
 import { PatchbayError } from '../core/errors.ts';
+import { currentRunEpoch } from './session-queries.ts';
 
 type Writer = Kysely<Database> | Transaction<Database>;
 
@@ -53,22 +54,14 @@ export function createModalRecordStore(db: Kysely<Database>): ModalRecordStore {
       if (epoch === undefined) return upsert(db, sessionId, patch);
       // Under the session's row lock, which a take-over (a new epoch) waits for.
       await db.transaction().execute(async (trx) => {
-        const row = await trx
-          .selectFrom('sessions')
-          .select('run_epoch')
-          .where('id', '=', sessionId)
-          .forUpdate()
-          .executeTakeFirst();
-        if (Number(row?.run_epoch) !== epoch) {
-          throw epochRefusal('a sandbox record', sessionId, epoch, row?.run_epoch);
-        }
+        const current = await currentRunEpoch(trx, sessionId, { lock: true });
+        if (current !== epoch) throw epochRefusal('a sandbox record', sessionId, epoch, current);
         await upsert(trx, sessionId, patch, epoch);
       });
     },
     async assertEpoch(sessionId, epoch) {
-      const row = await db.selectFrom('sessions').select('run_epoch').where('id', '=', sessionId).executeTakeFirst();
-      if (Number(row?.run_epoch) !== epoch)
-        throw epochRefusal('a call to the sandbox', sessionId, epoch, row?.run_epoch);
+      const current = await currentRunEpoch(db, sessionId);
+      if (current !== epoch) throw epochRefusal('a call to the sandbox', sessionId, epoch, current);
     },
     async getTemplate(repo) {
       const row = await db

@@ -17,6 +17,18 @@ const infoColumns = [
   'created_at',
 ] as const;
 
+/** The columns of a picture itself, the same for a screenshot and an attachment. */
+function pictureColumns(picture: Pick<Artifact, 'name' | 'mediaType' | 'bytes' | 'width' | 'height'>) {
+  return {
+    name: picture.name,
+    media_type: picture.mediaType,
+    bytes: Buffer.from(picture.bytes),
+    byte_size: picture.bytes.byteLength,
+    width: picture.width ?? null,
+    height: picture.height ?? null,
+  };
+}
+
 /** The ArtifactStore on PostgreSQL: one row per picture in `session_artifacts`, its bytes in a bytea. */
 export function createPgArtifactStore(db: Kysely<Database>): ArtifactStore {
   return {
@@ -27,12 +39,7 @@ export function createPgArtifactStore(db: Kysely<Database>): ArtifactStore {
           id: newArtifactId(),
           session_id: artifact.sessionId,
           kind: artifact.kind,
-          name: artifact.name,
-          media_type: artifact.mediaType,
-          bytes: Buffer.from(artifact.bytes),
-          byte_size: artifact.bytes.byteLength,
-          width: artifact.width ?? null,
-          height: artifact.height ?? null,
+          ...pictureColumns(artifact),
         })
         .returning(infoColumns)
         .executeTakeFirstOrThrow();
@@ -43,12 +50,7 @@ export function createPgArtifactStore(db: Kysely<Database>): ArtifactStore {
       const values = {
         id: newArtifactId(),
         kind: 'attachment' as const,
-        name: attachment.name,
-        media_type: attachment.mediaType,
-        bytes: Buffer.from(attachment.bytes),
-        byte_size: attachment.bytes.byteLength,
-        width: attachment.width ?? null,
-        height: attachment.height ?? null,
+        ...pictureColumns(attachment),
         source_key: attachment.sourceKey,
       };
       await db

@@ -12,6 +12,18 @@ import { underLease, type RunLease } from './run-leases.ts';
 
 type Writer = Kysely<Database> | Transaction<Database>;
 
+/** The `session_checkpoints` columns that say where a checkpoint's work stands, written by both writes. */
+function positionColumns(checkpoint: ChainedCheckpoint | WorkCheckpoint) {
+  return {
+    step: checkpoint.step,
+    head: checkpoint.head,
+    tree: checkpoint.tree,
+    branch: checkpoint.branch,
+    base_branch: checkpoint.baseBranch,
+    base_commit: checkpoint.baseCommit,
+  };
+}
+
 /**
  * Writes a whole checkpoint in the caller's transaction, unless the stored one has a higher step;
  * a stored one starts a new chain (the increments of the old one go). `epoch` is the run's that
@@ -24,12 +36,7 @@ export async function saveCheckpoint(
   epoch?: number,
 ): Promise<void> {
   const values = {
-    step: checkpoint.step,
-    head: checkpoint.head,
-    tree: checkpoint.tree,
-    branch: checkpoint.branch,
-    base_branch: checkpoint.baseBranch,
-    base_commit: checkpoint.baseCommit,
+    ...positionColumns(checkpoint),
     bundle: checkpoint.bundle,
     wip: checkpoint.wip ?? null,
     unavailable: checkpoint.unavailable ?? null,
@@ -80,12 +87,7 @@ export async function appendCheckpoint(
   await db
     .updateTable('session_checkpoints')
     .set({
-      step: checkpoint.step,
-      head: checkpoint.head,
-      tree: checkpoint.tree,
-      branch: checkpoint.branch,
-      base_branch: checkpoint.baseBranch,
-      base_commit: checkpoint.baseCommit,
+      ...positionColumns(checkpoint),
       wip: checkpoint.wip,
       unavailable: null,
       created_at: new Date(),

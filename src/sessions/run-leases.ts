@@ -2,6 +2,7 @@ import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Db } from '../../db/database.ts';
 import type { Database } from '../../db/schema.ts';
 import { PatchbayError } from '../core/errors.ts';
+import { currentRunEpoch } from './session-queries.ts';
 
 /** The advisory-lock class that serializes taking leases when the run slots are limited ("PB" + 1). */
 const SLOT_LOCK_CLASS = 0x5042_0001;
@@ -50,13 +51,8 @@ export function underLease<T>(
 ): Promise<T> {
   return db.transaction().execute(async (trx) => {
     if (lease) {
-      const row = await trx
-        .selectFrom('sessions')
-        .select('run_epoch')
-        .where('id', '=', sessionId)
-        .forUpdate()
-        .executeTakeFirst();
-      if (Number(row?.run_epoch) !== lease.epoch) throw leaseLost(lease, row && Number(row.run_epoch), what);
+      const epoch = await currentRunEpoch(trx, sessionId, { lock: true });
+      if (epoch !== lease.epoch) throw leaseLost(lease, epoch, what);
     }
     return write(trx);
   });

@@ -48,9 +48,18 @@ export async function expiredApprovals(db: Db, now: Date): Promise<string[]> {
   return rows.map((r) => r.id);
 }
 
-/** The epoch of the run that holds the session now (run-leases.ts); undefined when there is no such session. */
-export async function currentRunEpoch(db: Db, sessionId: string): Promise<number | undefined> {
-  const row = await db.selectFrom('sessions').select('run_epoch').where('id', '=', sessionId).executeTakeFirst();
+/**
+ * The epoch of the run that holds the session now (run-leases.ts); undefined when there is no such
+ * session. With `lock` (in a transaction), under the session's row lock: a take-over, which moves
+ * the epoch, waits for the transaction, so a write that passed this check lands before it.
+ */
+export async function currentRunEpoch(
+  db: Db,
+  sessionId: string,
+  options: { lock?: boolean } = {},
+): Promise<number | undefined> {
+  const query = db.selectFrom('sessions').select('run_epoch').where('id', '=', sessionId);
+  const row = await (options.lock ? query.forUpdate() : query).executeTakeFirst();
   return row ? Number(row.run_epoch) : undefined;
 }
 
