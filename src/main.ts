@@ -121,6 +121,7 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
     egress.recordTo(store);
     const pipeline = await startSessionPipeline(config, options, { database, eventLog, restarts, log, shutdown });
     const knowledge = createKnowledgeStore(database.db);
+    egress.allowFrom({ store, knowledge });
     // One set of page sessions for the server and the integrations that sign people in (GitHub).
     const pageSignIns = pageSessionsOf(config, database);
     const context = integrationContext(config, { database, store, knowledge, pipeline, pageSignIns, log });

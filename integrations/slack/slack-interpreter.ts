@@ -7,6 +7,7 @@ import { findRepoMentions, type RepoMention } from '../../src/core/repo-mentions
 import type { IntegrationContext } from '../integration-module.ts';
 import { chooseCandidate, recommendRepo } from './repo-choice.ts';
 import { approvalClick, approvalReply } from './slack-approvals.ts';
+import { egressClick, egressReply } from './slack-egress.ts';
 import type { ActorDirectory } from './slack-actors.ts';
 import { ASK_FOR_REPO, candidatesMessage, parseAnswerValue } from './slack-blocks.ts';
 import { CONNECT_GITHUB, connectGitHub, refuseForeign } from './slack-ephemeral.ts';
@@ -253,7 +254,7 @@ export class SlackRequests {
       threadTs: input.threadTs ?? input.messageTs,
     };
     const actor = await deps.actors.get(input.user);
-    const decision = approvalClick(input, thread, actor);
+    const decision = approvalClick(input, thread, actor) ?? egressClick(input, thread, actor);
     if (decision)
       return { kind: 'inbound', inbound: decision, plan: { kind: 'say-refused', thread, user: input.user } };
     if (input.actionId.startsWith('patchbay_stop'))
@@ -362,7 +363,8 @@ function toSession(
     return { kind: 'inbound', inbound: { kind: 'stop', thread, actor }, plan: { kind: 'say-not-running', thread } };
   const question = session.status === 'waiting' ? session.pendingQuestion : null;
   const decision = question?.approval && approvalReply(plainText(text), question.approval.requestId, thread, actor);
-  if (decision) return { kind: 'inbound', inbound: decision, plan: { kind: 'say-refused', thread, user: from.user } };
+  const allow = decision || egressReply(plainText(text), thread, actor);
+  if (allow) return { kind: 'inbound', inbound: allow, plan: { kind: 'say-refused', thread, user: from.user } };
   return {
     kind: 'inbound',
     inbound: question
