@@ -33,7 +33,7 @@ export function allowanceRefusal(
   if (literal) {
     const kind = classifyIp(literal);
     const what = kind === 'public' ? 'an IP address' : `${article(kind)} ${kind} address`;
-    return `${host} is ${what}: only host names can be allowed from a thread, and private, loopback, link-local and reserved addresses never`;
+    return `${trimmed} is ${what}: only host names can be allowed from a thread, and private, loopback, link-local and reserved addresses never`;
   }
   if (looksNumeric(host))
     return `${host} reads as an IP address to the system resolver (numeric or hex labels): only host names can be allowed`;

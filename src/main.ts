@@ -51,6 +51,8 @@ export type Patchbay = {
   inbound: InboundPipeline;
   /** The sandboxes runs use: only in a process that takes runs. */
   sandboxes?: SandboxProvider | undefined;
+  /** The egress proxies' policy and the hosts people allowed, as every local sandbox's proxy reads them. */
+  egress: EgressWiring['options'];
   /** SANDBOX=modal workers with MODAL_TEMPLATE_REFRESH_MINUTES above 0: the background refresh of setup images. */
   setupImageRefresher?: SetupImageRefresher | undefined;
   model: ModelProvider;
@@ -154,6 +156,7 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
       queue,
       inbound,
       sandboxes,
+      egress: egress.options,
       metrics,
       ...(roles.setupImageRefresher && { setupImageRefresher: roles.setupImageRefresher }),
       model: models.model,

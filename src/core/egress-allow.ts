@@ -38,8 +38,9 @@ export function parseEgressAllowReply(text: string): { host: string; port?: numb
   if (!match) return undefined;
   const target = match[1]!.replace(/^`|`$/g, '');
   const scope: EgressScope = match[2]!.toLowerCase() === 'session' ? 'session' : 'repository';
-  const withPort = /^(.+):(\d{1,5})$/.exec(target);
-  if (withPort && !withPort[1]!.includes(':')) return { host: withPort[1]!, port: Number(withPort[2]), scope };
+  // `host:port`, `[v6]:port` or a bare host (an IPv6 literal's colons are not a port).
+  const withPort = /^(\[[^\]]+\]|[^:]+):(\d{1,5})$/.exec(target);
+  if (withPort) return { host: withPort[1]!, port: Number(withPort[2]), scope };
   return { host: target, scope };
 }
 
