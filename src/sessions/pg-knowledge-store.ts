@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import { z } from 'zod';
 import type { Database } from '../../db/schema.ts';
 import { KnowledgeDocument, Lesson } from '../harness/knowledge/knowledge-document.ts';
-import type { KnowledgeStore, StoredKnowledge } from '../harness/knowledge/knowledge-store.ts';
+import { effectiveKnowledge, type KnowledgeStore, type StoredKnowledge } from '../harness/knowledge/knowledge-store.ts';
 import type { EgressAllowEntry } from '../core/egress-allow.ts';
 
 /** Repository knowledge rows (`repo_knowledge`). JSON columns are validated on the way out. */
@@ -49,8 +49,16 @@ export function createKnowledgeStore(db: Kysely<Database>): KnowledgeStore {
         )
         .execute();
     },
-    /** A person's edit. Undefined when the repo has no document yet (nothing to edit). */
-    async saveEdit(repo: string, document: KnowledgeDocument, by: string): Promise<StoredKnowledge | undefined> {
+    /**
+     * A person's edit. Undefined when the repo has no document yet (nothing to edit). The allowed
+     * hosts stay as they are: only allowing and revoking change them, so a stale edit brings back
+     * no revoked host.
+     */
+    async saveEdit(repo: string, edit: KnowledgeDocument, by: string): Promise<StoredKnowledge | undefined> {
+      const current = await read(repo);
+      const { egressAllow: _asEdited, ...rest } = edit;
+      const kept = current && effectiveKnowledge(current).egressAllow;
+      const document: KnowledgeDocument = kept ? { ...rest, egressAllow: kept } : rest;
       const updated = await db
         .updateTable('repo_knowledge')
         .set({ edited: JSON.stringify(document), edited_by: by, edited_at: new Date() })
