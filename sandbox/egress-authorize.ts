@@ -58,6 +58,7 @@ export async function authorize(
   if (!Array.isArray(candidates)) return candidates;
   let first: EgressRefusal | undefined;
   for (const candidate of candidates) {
+    // The operator's policy, not the allowed one: what people allowed never lets an address through.
     const addressRefusal = checkEgressAddress(policy, candidate.address, port);
     if (!addressRefusal) return { ok: true, host, port, address: candidate.address, family: candidate.family };
     first ??= addressRefusal;

@@ -27,7 +27,7 @@ import { postInThread, type SlackWeb } from './slack-web.ts';
 export type SlackPlan =
   | { kind: 'take-pending'; thread: SlackThread }
   | { kind: 'say-not-running'; thread: SlackThread }
-  /** An approval decision: when the service refused it, the person is told why, privately. */
+  /** An approval decision or an allowed host: when the service refused it, the person is told why, privately. */
   | { kind: 'say-refused'; thread: SlackThread; user: string };
 
 /** What the requests logic works with: the session service's lookups, Slack's tables and API, the bot's identity. */
