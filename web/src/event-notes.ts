@@ -7,6 +7,7 @@ import { describeGate } from '../../src/core/evidence.ts';
 import type { EventOf, SessionEvent } from '../../src/core/events.ts';
 import { queueNotice } from '../../src/core/queue-notice.ts';
 import { approvalNotice } from '../../src/core/approval-notice.ts';
+import { egressAllowNotice } from '../../src/core/egress-allow.ts';
 import { approvalTone } from './approval-state.ts';
 
 export type Note = { tone: 'info' | 'good' | 'bad'; text: string; link?: { href: string; label: string } };
@@ -32,6 +33,8 @@ const noteTypes = [
   'queue-started',
   'approval-requested',
   'approval-decided',
+  'egress-allowed',
+  'egress-revoked',
 ] as const;
 
 /** An event the timeline shows as a note. */
@@ -76,6 +79,9 @@ export function noteOf(event: NoteEvent): Note {
     case 'approval-requested':
     case 'approval-decided':
       return { tone: approvalTone(event), text: approvalNotice(event) };
+    case 'egress-allowed':
+    case 'egress-revoked':
+      return { tone: event.type === 'egress-allowed' ? 'good' : 'info', text: egressAllowNotice(event) };
     default:
       return progressNote(event);
   }

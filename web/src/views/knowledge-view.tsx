@@ -2,6 +2,7 @@ import { useEffect, useState } from 'preact/hooks';
 import type { KnowledgeDocument, RepoKnowledge } from '../api.ts';
 import { api, ApiError, saveAuthorName, savedAuthor } from '../api.ts';
 import { dateTimeOf } from '../format.ts';
+import { EgressAllowList } from './egress-allow-view.tsx';
 
 type Row = { name: string; command: string; source: string };
 type Kind = 'setup' | 'checks';
@@ -142,6 +143,11 @@ export function KnowledgeView({ repo }: { repo: string | undefined }) {
       </section>
       <RepoInstructions instructions={stored.document.instructions} />
       <Lessons lessons={stored.lessons} />
+      <EgressAllowList
+        repo={repo}
+        entries={stored.document.egressAllow ?? []}
+        onChanged={() => api.knowledge(repo).then(show, (err: Error) => setError(err.message))}
+      />
       <div class="card composer-row">
         <label for="knowledge-name">Name</label>
         <input
