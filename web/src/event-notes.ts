@@ -7,6 +7,7 @@ import { describeGate } from '../../src/core/evidence.ts';
 import type { EventOf, SessionEvent } from '../../src/core/events.ts';
 import { queueNotice } from '../../src/core/queue-notice.ts';
 import { approvalNotice } from '../../src/core/approval-notice.ts';
+import { autonomyNotice } from '../../src/core/autonomy.ts';
 import { approvalTone } from './approval-state.ts';
 
 export type Note = { tone: 'info' | 'good' | 'bad'; text: string; link?: { href: string; label: string } };
@@ -32,6 +33,8 @@ const noteTypes = [
   'queue-started',
   'approval-requested',
   'approval-decided',
+  'autonomy-set',
+  'plan-approved',
 ] as const;
 
 /** An event the timeline shows as a note. */
@@ -76,6 +79,10 @@ export function noteOf(event: NoteEvent): Note {
     case 'approval-requested':
     case 'approval-decided':
       return { tone: approvalTone(event), text: approvalNotice(event) };
+    case 'autonomy-set':
+      return info(autonomyNotice(event));
+    case 'plan-approved':
+      return { tone: 'good', text: autonomyNotice(event) };
     default:
       return progressNote(event);
   }

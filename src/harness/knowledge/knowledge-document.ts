@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ApprovalRule, RiskClass } from '../../core/approval-rules.ts';
+import { Autonomy } from '../../core/autonomy.ts';
 
 /** A command the knowledge document names, with the file it came from. */
 export const KnownCommand = z.object({
@@ -29,6 +30,8 @@ export const KnowledgeDocument = z.object({
    * over the installation's APPROVAL_RULES (issue 23). Set by a person's edit; never extracted.
    */
   approvals: z.partialRecord(RiskClass, ApprovalRule).optional(),
+  /** This repository's autonomy (issue 23), over the installation's AUTONOMY; a requester's words win over it. */
+  autonomy: Autonomy.optional(),
 });
 export type KnowledgeDocument = z.infer<typeof KnowledgeDocument>;
 
