@@ -35,8 +35,10 @@ const PHRASES: readonly [RegExp, Autonomy][] = [
   [/^ask[\s-]+before[\s-]+push(?:ing)?$/i, 'ask-before-push'],
   [/^(?:full[\s-]+autonomy|no[\s-]+approvals)$/i, 'full'],
   [/^ask[\s-]+(?:risky|for[\s-]+risky(?:[\s-]+commands)?)$/i, 'ask-risky'],
-  [/^autonomy[\s=]+(full|ask-risky|plan-first|ask-before-push)$/i, 'full'],
 ];
+
+/** `autonomy plan-first`, `autonomy=full`: the level by its own name. */
+const NAMED = /^autonomy[\s=]+(full|ask-risky|plan-first|ask-before-push)$/i;
 
 /** A leading mention (`@patchbay`), kept in the text; then the phrase and its colon (or dash). */
 const PREFIX = /^(\s*(?:@[\w.-]+(?:\[bot\])?[\s,]*)?)([a-z][a-z\s=-]{2,40}?)\s*[:\u2013\u2014]\s*/i;
@@ -58,13 +60,9 @@ export function parseAutonomyPrefix(text: string): { autonomy?: Autonomy; text: 
 }
 
 function levelOf(phrase: string): Autonomy | undefined {
-  for (const [pattern, level] of PHRASES) {
-    const match = pattern.exec(phrase);
-    if (!match) continue;
-    // `autonomy plan-first`: the level is the phrase's own word.
-    return match[1] ? Autonomy.parse(match[1].toLowerCase()) : level;
-  }
-  return undefined;
+  const named = NAMED.exec(phrase);
+  if (named) return Autonomy.parse(named[1]!.toLowerCase());
+  return PHRASES.find(([pattern]) => pattern.test(phrase))?.[1];
 }
 
 /**

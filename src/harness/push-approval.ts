@@ -104,3 +104,33 @@ function finishUnpushed(
     unlessUnread: true,
   });
 }
+
+/**
+ * A push request people answered with a message instead of a decision: it is closed as denied
+ * ("the thread replied instead"), as a held command's is, and their message goes to the agent,
+ * whose next finished round asks again for the new request. Called before the agent's round.
+ */
+export async function closeRepliedPush(store: Pick<RunLog, 'get' | 'events' | 'commitStep'>, sessionId: string) {
+  const pending = (await store.get(sessionId))?.pendingQuestion;
+  if (pending?.toolCallId !== pushApprovalCall || !pending.approval) return;
+  const { requestId } = pending.approval;
+  const events = await store.events(sessionId);
+  const asked = events.find((e) => e.event.type === 'approval-requested' && e.event.requestId === requestId);
+  const reply = events.find(
+    (e) => e.seq > (asked?.seq ?? 0) && e.event.type === 'user-message' && e.event.actor.source !== 'system',
+  );
+  if (reply?.event.type !== 'user-message') return;
+  const denied: Decided = {
+    type: 'approval-decided',
+    requestId,
+    decision: 'denied',
+    actor: reply.event.actor,
+    surface: reply.event.actor.source,
+    reason: 'the thread replied instead of deciding (the reply follows)',
+    at: reply.at,
+  };
+  await store.commitStep(sessionId, {
+    events: [{ event: denied, dedupeKey: `approval-decided:${requestId}` }],
+    patch: { pendingQuestion: null },
+  });
+}

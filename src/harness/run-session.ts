@@ -34,7 +34,7 @@ import { endRun, failRun, noteAbort, startRun } from './run-lifecycle.ts';
 import { coAuthorsOf, commitMessage, type Committed } from './ship-changes.ts';
 import { pushAndPublish } from './push-and-publish.ts';
 import { answerPlan, askForGo, planApproved } from './plan-first.ts';
-import { holdPush } from './push-approval.ts';
+import { closeRepliedPush, holdPush } from './push-approval.ts';
 import {
   type ApprovalSettings,
   approvalsFor,
@@ -112,6 +112,7 @@ export async function runSession(sessionId: string, deps: HarnessDeps, signal: A
     const { workspace, checkpoints } = await resumeCheckpoints(session, prepared, deps, sandbox, signal, log);
     if (await answerHarnessQuestion(sessionId, store, log)) return;
     await answerPlan(store, sessionId);
+    await closeRepliedPush(store, sessionId);
     const run: SessionRun = { session, deps, sandbox, workspace, checkpoints, signal, log };
     const ready = await prepareGates(run);
     const autonomy = await settleAutonomy(store, sessionId, {

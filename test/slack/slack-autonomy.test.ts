@@ -133,27 +133,40 @@ describe('autonomy set by the requester in Slack (fake Slack, real sandbox, scri
       blockAction({ user: 'U0ALICE01', actionId: button.action_id, value: button.value, messageTs, threadTs: ts }),
     );
 
-  it('ask before push: nothing is pushed until the approval; approved, the branch is pushed', {
+  it('ask before push: nothing is pushed until the approval; a reply instead asks again for the new work; approved, the branch is pushed', {
     timeout: 120_000,
   }, async () => {
     f.setScenario(workScenario);
     const { ts, session } = await mention(`ask before push: add a file to ${REPO}`);
-    const request = await approvalPost(ts);
-    expect(request.post.text).toMatch(/git push origin \S+/);
-    expect(request.post.text).toContain('Approving lets the harness push');
+    const first = await approvalPost(ts);
+    expect(first.post.text).toMatch(/git push origin \S+/);
+    expect(first.post.text).toContain('Approving lets the harness push');
     const waiting = await waitForStatus(f.app, session.id, ['waiting']);
     expect(await f.remote.remoteBranch(waiting.branch!)).toBe('');
     expect(await eventsOf(session.id, 'branch-pushed')).toEqual([]);
 
-    expect((await click(ts, request.approve, request.post.ts)).status).toBe(200);
+    // A message instead of a decision: the request closes, the agent works on, and the push is asked again.
+    await reply(ts, 'U0ALICE01', 'also keep it short');
+    const second = await waitFor(
+      async () => f.slack.thread(CHANNEL, ts).find((m) => m.text.includes('Approval needed') && m.ts !== first.post.ts),
+      'the second push request',
+    );
+    await waitForStatus(f.app, session.id, ['waiting']);
+    expect(await f.remote.remoteBranch(waiting.branch!)).toBe('');
+    const buttons = (second.blocks as { type: string; elements?: Button[] }[]).find((b) => b.type === 'actions')!
+      .elements!;
+    expect((await click(ts, buttons[0]!, second.ts)).status).toBe(200);
     const done = await waitForStatus(f.app, session.id, ['completed', 'failed', 'cancelled'], 60_000);
     expect(done.status).toBe('completed');
     expect(await f.remote.remoteBranch(done.branch!)).not.toBe('');
-    expect(await eventsOf(session.id, 'approval-decided')).toMatchObject([
-      { requestId: expect.stringMatching(/^push:/), decision: 'approved', actor: { id: 'U0ALICE01' } },
+    const decided = await eventsOf(session.id, 'approval-decided');
+    expect(decided).toMatchObject([
+      { decision: 'denied', reason: 'the thread replied instead of deciding (the reply follows)' },
+      { decision: 'approved', actor: { id: 'U0ALICE01' } },
     ]);
-    // The agent ran once: the approval resumed the push, not the work.
-    expect(await eventsOf(session.id, 'tool-end')).toHaveLength(1);
+    expect(new Set(decided.map((d) => d.type === 'approval-decided' && d.requestId)).size).toBe(2);
+    // The agent worked twice (the task, the reply); the approval resumed the push, not the work.
+    expect(await eventsOf(session.id, 'tool-end')).toHaveLength(2);
   });
 
   it('ask before push: denied, the work stays unpushed and the thread is told why', { timeout: 120_000 }, async () => {
