@@ -78,6 +78,7 @@ describe('autonomy set by the requester in Slack (fake Slack, real sandbox, scri
     timeout: 120_000,
   }, async () => {
     f.setScenario(planScenario);
+    const asked = f.model.requests.length;
     const { ts, session } = await mention(`plan first: add notes to ${REPO}`);
     expect(session.prompt).not.toMatch(/plan first/i);
     const plan = await waitForPost(f.slack, CHANNEL, ts, (t) => t.includes('Plan: create NOTES.md'), 'the plan');
@@ -99,6 +100,8 @@ describe('autonomy set by the requester in Slack (fake Slack, real sandbox, scri
     ]);
     expect(await eventsOf(session.id, 'diff-updated')).toEqual([]);
     expect(await eventsOf(session.id, 'branch-pushed')).toEqual([]);
+    // The agent was told to plan first, and (further down) to carry the plan out after the go.
+    expect(f.model.requests[asked]!.system).toContain('# Plan first');
 
     // Feedback is not a go: the agent revises the plan and asks again.
     await reply(ts, 'U0ALICE01', 'use NOTES.txt instead');
@@ -116,6 +119,7 @@ describe('autonomy set by the requester in Slack (fake Slack, real sandbox, scri
     expect(await f.remote.remoteBranch(done.branch!)).not.toBe('');
     expect(existsSync(join(workspace, 'NOTES.txt'))).toBe(true);
     expect(existsSync(join(workspace, 'NOTES.md'))).toBe(false);
+    expect(f.model.requests.at(-1)!.system).toContain('# Plan approved');
     await waitForPost(f.slack, CHANNEL, ts, (t) => t.includes('Created NOTES.txt as planned.'), 'the result');
   });
 
