@@ -7,6 +7,7 @@ import {
   normalizeHost,
   type EgressPolicy,
   type EgressRefusal,
+  type EgressRule,
 } from './egress-policy.ts';
 import { canonicalIp } from './ip-address.ts';
 
@@ -29,6 +30,12 @@ export type EgressGate = {
   log: Logger;
   /** Must not throw. */
   onBlocked: (block: EgressBlock) => void;
+  /**
+   * The hosts people allowed for this session or its repository (issue 23), read again for every
+   * target the allowlist refuses, so an allowance or a revocation counts from the next connection.
+   * Only exact names count; the addresses they resolve to are checked like any other.
+   */
+  allowed?: () => Promise<readonly EgressRule[]>;
 };
 
 export const defaultResolve: Resolve = (host) => lookup(host, { all: true, verbatim: true });
@@ -44,11 +51,14 @@ export async function authorize(
   if (!host || !Number.isInteger(port) || port < 1 || port > 65535)
     return { ok: false, status: 400, message: `not a host and port: ${rawHost}:${port}` };
   const refusal = checkEgressTarget(policy, host, port);
-  if (refusal) return refuse(gate, host, port, refusal);
+  const allowedPolicy = refusal === 'not-allowed' ? await withAllowed(gate, policy) : policy;
+  const stillRefused = allowedPolicy === policy ? refusal : checkEgressTarget(allowedPolicy, host, port);
+  if (stillRefused) return refuse(gate, host, port, stillRefused);
   const candidates = await addressesOf(gate.resolve, host);
   if (!Array.isArray(candidates)) return candidates;
   let first: EgressRefusal | undefined;
   for (const candidate of candidates) {
+    // The operator's policy, not the allowed one: what people allowed never lets an address through.
     const addressRefusal = checkEgressAddress(policy, candidate.address, port);
     if (!addressRefusal) return { ok: true, host, port, address: candidate.address, family: candidate.family };
     first ??= addressRefusal;
@@ -56,6 +66,18 @@ export async function authorize(
   return first
     ? refuse(gate, host, port, first)
     : { ok: false, status: 502, message: `Patchbay egress proxy: ${host} has no address` };
+}
+
+/** The policy with the names people allowed; the policy itself when there are none (or they cannot be read). */
+async function withAllowed(gate: EgressGate, policy: EgressPolicy): Promise<EgressPolicy> {
+  if (!gate.allowed) return policy;
+  const rules = await gate.allowed().catch((error: unknown) => {
+    gate.log.warn({ err: error }, 'could not read the hosts people allowed; refusing as the allowlist does');
+    return [];
+  });
+  // Exact names only: an address rule would also let the address check pass, which no thread may do.
+  const names = rules.filter((rule) => rule.kind === 'domain' && !rule.wildcard);
+  return names.length > 0 ? { ...policy, rules: [...policy.rules, ...names] } : policy;
 }
 
 /** An address literal as itself, a name as what the host's resolver says; a failed lookup as the answer to send. */
@@ -84,6 +106,10 @@ function refuse(gate: EgressGate, host: string, port: number, reason: EgressRefu
     gate.log.info({ host, port, reason }, 'egress refused');
     gate.onBlocked({ host, port, reason });
   }
-  const message = `Patchbay egress proxy refused ${host}:${port}: ${describeEgressRefusal(reason)}. Ask the person who runs Patchbay to allow it (SANDBOX_EGRESS_ALLOW).`;
+  const ask =
+    reason === 'not-allowed'
+      ? "People in the session's thread can allow this host for the session or the repository, or the person who runs Patchbay can add it to SANDBOX_EGRESS_ALLOW."
+      : 'This address cannot be allowed from a thread; only the person who runs Patchbay can, naming it exactly in SANDBOX_EGRESS_ALLOW.';
+  const message = `Patchbay egress proxy refused ${host}:${port}: ${describeEgressRefusal(reason)}. ${ask}`;
   return { ok: false, status: 403, message };
 }

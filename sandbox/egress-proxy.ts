@@ -29,6 +29,8 @@ export type EgressProxyOptions = {
   onBlocked: (block: EgressBlock) => void;
   log: Logger;
   resolve?: Resolve;
+  /** The hosts people allowed for this proxy's session (see EgressGate.allowed). */
+  allowed?: () => Promise<readonly EgressRule[]>;
 };
 
 export type EgressProxy = { close(): Promise<void> };
@@ -50,6 +52,7 @@ export async function startEgressProxy(socketPath: string, options: EgressProxyO
     reported: new Set<string>(),
     log,
     onBlocked: options.onBlocked,
+    ...(options.allowed && { allowed: options.allowed }),
   };
   const ctx: ProxyContext = { options, gate, sockets: new Set<Duplex>() };
   const server = http.createServer();

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { PatchbayError } from '../src/core/errors.ts';
-import type { EgressPolicy } from './egress-policy.ts';
+import type { EgressPolicy, EgressRule } from './egress-policy.ts';
 import {
   startEgressProxy,
   type EgressBlock,
@@ -18,6 +18,11 @@ export type EgressOptions = {
   onBlocked?: (sessionId: string, block: EgressBlock) => void;
   /** Host-side DNS (tests pin names to addresses). */
   resolve?: Resolve;
+  /**
+   * The hosts people allowed for a session or its repository, read from the database for each
+   * target the allowlist refuses (issue 23), so every worker's proxy sees the same decisions.
+   */
+  allowed?: (sessionId: string) => Promise<readonly EgressRule[]>;
 };
 
 /** The egress proxy of one sandbox handle with network 'proxy', and the socket bound into its sandbox. */
@@ -42,6 +47,7 @@ export async function openSessionEgress(
     ...(egress.resolve && { resolve: egress.resolve }),
     selfAuthority: { host: RELAY_HOST, port: RELAY_PORT },
     onBlocked: (block) => egress.onBlocked?.(sessionId, block),
+    ...(egress.allowed && { allowed: () => egress.allowed!(sessionId) }),
     log: sessionLog.child({ component: 'egress-proxy' }),
   });
   await sockets.grant(socket);

@@ -51,6 +51,8 @@ export type Patchbay = {
   inbound: InboundPipeline;
   /** The sandboxes runs use: only in a process that takes runs. */
   sandboxes?: SandboxProvider | undefined;
+  /** The egress proxies' policy and the hosts people allowed, as every local sandbox's proxy reads them. */
+  egress: EgressWiring['options'];
   /** SANDBOX=modal workers with MODAL_TEMPLATE_REFRESH_MINUTES above 0: the background refresh of setup images. */
   setupImageRefresher?: SetupImageRefresher | undefined;
   model: ModelProvider;
@@ -121,6 +123,7 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
     egress.recordTo(store);
     const pipeline = await startSessionPipeline(config, options, { database, eventLog, restarts, log, shutdown });
     const knowledge = createKnowledgeStore(database.db);
+    egress.allowFrom({ store, knowledge });
     // One set of page sessions for the server and the integrations that sign people in (GitHub).
     const pageSignIns = pageSessionsOf(config, database);
     const context = integrationContext(config, { database, store, knowledge, pipeline, pageSignIns, log });
@@ -153,6 +156,7 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
       queue,
       inbound,
       sandboxes,
+      egress: egress.options,
       metrics,
       ...(roles.setupImageRefresher && { setupImageRefresher: roles.setupImageRefresher }),
       model: models.model,

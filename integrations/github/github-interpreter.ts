@@ -1,4 +1,3 @@
-import { parseApprovalReply } from '../../src/core/approval-reply.ts';
 import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Actor } from '../../src/core/actor.ts';
@@ -11,6 +10,7 @@ import { PullRequest, type WorkRequest } from './webhook-payloads.ts';
 import { noteFlaky, replyToCiFailure, setAutofix, takeCiReport, type CiFailurePlan } from './ci-report.ts';
 import type { PatchbayOctokit } from './github-client.ts';
 import { addEyes, postComment, type CommentPlace } from './github-comments.ts';
+import { threadCommand } from './thread-commands.ts';
 import { withGitHubImages } from './github-images.ts';
 import { recordInstallation } from './installation-events.ts';
 import { notePullClosed, notePullPushed } from './pull-events.ts';
@@ -265,14 +265,12 @@ async function startRequest(
     startSeq: existing?.lastSeq ?? 0,
     lastBody: `👀 On it, ${who}.`,
   });
-  const approval = existing?.status === 'waiting' && existing.pendingQuestion?.approval;
-  // `@bot approve` / `@bot deny <reason>`: the comment's first paragraph after its leading mentions
-  // (the issue's text is quoted after it).
+  // `@bot approve`, `@bot allow <host> for this session`: the comment's first paragraph after its
+  // leading mentions (the issue's text is quoted after it).
   const said = request.text.split(/\n\s*\n/)[0]!.replace(/^\s*(@[\w.-]+(\[bot\])?[\s,:]*)+/, '');
-  const decided = approval && parseApprovalReply(said);
-  const inbound: Inbound = decided
-    ? // takeRequest checked write access: on GitHub that lets a person decide for the requester.
-      { kind: 'approval', thread, actor, requestId: approval.requestId, ...decided, vouched: true }
+  const command = threadCommand(said, existing, thread, actor);
+  const inbound: Inbound = command
+    ? command
     : existing?.status === 'waiting' && existing.pendingQuestion
       ? { kind: 'answer', thread, actor, questionId: existing.pendingQuestion.questionId, text: request.text }
       : {
@@ -337,6 +335,13 @@ async function replyToRequest(deps: InterpreterDeps, plan: ProgressPlan, outcome
   const { store } = deps;
   if (outcome.kind !== 'started' && outcome.kind !== 'appended') {
     await store.updateRequest(plan.requestId, { finished: true });
+    // A decision the session service would not take (an address no thread may allow): say why.
+    if (outcome.kind === 'refused')
+      await postComment(
+        await deps.client.forInstallation(plan.installationId),
+        plan.place,
+        `${plan.who} ${outcome.message}`,
+      );
     deps.log.info({ outcome: outcome.kind, pull: plan.place.number }, 'GitHub request not taken');
     return;
   }

@@ -21,7 +21,8 @@ const settledStatuses = new Set(['completed', 'failed', 'cancelled', 'waiting'])
 
 /** The text of a request's progress comment, edited in place as the run moves. */
 export function renderProgress(view: ProgressView): string {
-  const note = egressBlockedNote(view.blocked ?? []);
+  const how = `reply \`${view.mention} allow <host> for this session\` (or \`for this repository\`)`;
+  const note = egressBlockedNote(view.blocked ?? [], how);
   const body = renderStatusBody(view);
   return note ? `${body}\n\n> 🚫 ${note}` : body;
 }

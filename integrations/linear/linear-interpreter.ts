@@ -219,6 +219,9 @@ async function reply(deps: LinearSurfaceDeps, plan: LinearPlan, outcome: Inbound
           content: { type: 'thought', body: 'Got it.' },
           ephemeral: true,
         });
+      // A decision the service would not take (an address no thread may allow): say why.
+      if (outcome.kind === 'refused')
+        await post(api, plan.agentSessionId, plan.seed, { content: { type: 'thought', body: outcome.message } });
       return;
     default: {
       const _never: never = plan;

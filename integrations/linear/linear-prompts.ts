@@ -1,4 +1,5 @@
 import { approvalPrompt } from './linear-approvals.ts';
+import { egressPrompt } from './linear-egress.ts';
 import type { Actor } from '../../src/core/actor.ts';
 import type { Inbound } from '../../src/core/inbound.ts';
 import { repoFullName } from '../../src/core/repo-ref.ts';
@@ -119,6 +120,7 @@ async function toSession(
   }
   const inbound: Inbound =
     approvalPrompt(session, { thread, actor, body, dedupeKey: key }) ??
+    egressPrompt({ thread, actor, body, dedupeKey: key }) ??
     (session.status === 'waiting' && session.pendingQuestion
       ? { kind: 'answer', thread, actor, questionId: session.pendingQuestion.questionId, text: body, dedupeKey: key }
       : { kind: 'message', thread, actor, text: body, dedupeKey: key });

@@ -1,4 +1,5 @@
 import { approvalActivity } from './linear-approvals.ts';
+import { egressActivity } from './linear-egress.ts';
 import { queueNotice } from '../../src/core/queue-notice.ts';
 import type { SessionEvent, StoredEvent } from '../../src/core/events.ts';
 import { describeToolCall } from '../../src/core/tool-call.ts';
@@ -113,6 +114,9 @@ function activityFor(event: SessionEvent, context: RenderContext): Activity | un
     case 'approval-requested':
     case 'approval-decided':
       return approvalActivity(event);
+    case 'egress-blocked':
+    case 'egress-allowed':
+      return egressActivity(event);
     case 'check-finished':
       return checkActivity(event, state);
     case 'verification-finished':

@@ -9,6 +9,8 @@ export const ACTION = {
   stop: 'patchbay_stop',
   approve: 'patchbay_approve',
   deny: 'patchbay_deny',
+  allowSession: 'patchbay_allow_session',
+  allowRepository: 'patchbay_allow_repository',
 } as const;
 
 export const ASK_FOR_REPO = 'Please paste the public GitHub repository URL';

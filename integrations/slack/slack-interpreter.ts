@@ -7,6 +7,7 @@ import { findRepoMentions, type RepoMention } from '../../src/core/repo-mentions
 import type { IntegrationContext } from '../integration-module.ts';
 import { chooseCandidate, recommendRepo } from './repo-choice.ts';
 import { approvalClick, approvalReply } from './slack-approvals.ts';
+import { egressClick, egressReply } from './slack-egress.ts';
 import type { ActorDirectory } from './slack-actors.ts';
 import { ASK_FOR_REPO, candidatesMessage, parseAnswerValue } from './slack-blocks.ts';
 import { CONNECT_GITHUB, connectGitHub, refuseForeign } from './slack-ephemeral.ts';
@@ -26,7 +27,7 @@ import { postInThread, type SlackWeb } from './slack-web.ts';
 export type SlackPlan =
   | { kind: 'take-pending'; thread: SlackThread }
   | { kind: 'say-not-running'; thread: SlackThread }
-  /** An approval decision: when the service refused it, the person is told why, privately. */
+  /** An approval decision or an allowed host: when the service refused it, the person is told why, privately. */
   | { kind: 'say-refused'; thread: SlackThread; user: string };
 
 /** What the requests logic works with: the session service's lookups, Slack's tables and API, the bot's identity. */
@@ -253,7 +254,7 @@ export class SlackRequests {
       threadTs: input.threadTs ?? input.messageTs,
     };
     const actor = await deps.actors.get(input.user);
-    const decision = approvalClick(input, thread, actor);
+    const decision = approvalClick(input, thread, actor) ?? egressClick(input, thread, actor);
     if (decision)
       return { kind: 'inbound', inbound: decision, plan: { kind: 'say-refused', thread, user: input.user } };
     if (input.actionId.startsWith('patchbay_stop'))
@@ -362,7 +363,8 @@ function toSession(
     return { kind: 'inbound', inbound: { kind: 'stop', thread, actor }, plan: { kind: 'say-not-running', thread } };
   const question = session.status === 'waiting' ? session.pendingQuestion : null;
   const decision = question?.approval && approvalReply(plainText(text), question.approval.requestId, thread, actor);
-  if (decision) return { kind: 'inbound', inbound: decision, plan: { kind: 'say-refused', thread, user: from.user } };
+  const allow = decision || egressReply(plainText(text), thread, actor);
+  if (allow) return { kind: 'inbound', inbound: allow, plan: { kind: 'say-refused', thread, user: from.user } };
   return {
     kind: 'inbound',
     inbound: question

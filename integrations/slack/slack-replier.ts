@@ -15,6 +15,7 @@ import {
   type SlackText,
 } from './slack-blocks.ts';
 import { replyApproval } from './slack-approval-replies.ts';
+import { replyEgress } from './slack-egress.ts';
 import type { SlackWeb } from './slack-web.ts';
 import type { ArtifactStore } from '../../src/core/artifact-store.ts';
 import { uploadScreenshotsOnce, type SlackFiles } from './slack-screenshots.ts';
@@ -25,6 +26,9 @@ import type { SlackStore, SlackThread } from './slack-store.ts';
 type ReplyState = { step?: string; statusText?: string; blocked?: string[] };
 
 const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
+
+/** How a host is allowed from a Slack thread, for the status message's note. */
+const SLACK_HOW_TO_ALLOW = 'allow it for this session or this repository with its buttons below';
 
 /**
  * Slack's outbound half. One status message per thread, edited in place with the current step and
@@ -90,17 +94,11 @@ export function createSlackReplier(deps: {
         if (event.type === 'question-asked') {
           await post(thread, posts, `question:${event.questionId}`, questionMessage(event));
         } else if (event.type === 'question-answered') {
-          const questionTs = posts.get(`question:${event.questionId}`);
-          const asked = events.find((e) => e.event.type === 'question-asked' && e.event.questionId === event.questionId)
-            ?.event as EventOf<'question-asked'> | undefined;
-          const question = asked?.question ?? session.pendingQuestion?.question ?? 'Question';
-          if (questionTs && !posts.has(`answered:${event.questionId}`)) {
-            await update(thread, questionTs, answeredMessage(question, event.actor.name, event.text));
-            await store.recordPost(thread, `answered:${event.questionId}`, questionTs);
-            posts.set(`answered:${event.questionId}`, questionTs);
-          }
+          await replyAnswered({ update, store, thread, posts, events }, session, event);
         } else if (event.type === 'approval-requested' || event.type === 'approval-decided') {
           await replyApproval({ post, update, store, thread, posts, events }, event);
+        } else if (event.type === 'egress-blocked' || event.type === 'egress-allowed') {
+          await replyEgress({ post, update, store, thread, posts }, event);
         } else if (event.type === 'queue-waiting' || event.type === 'queue-started') {
           await post(thread, posts, `queue:${stored.seq}`, { text: queueNotice(event) });
         } else if (event.type === 'ui-screenshots' && deps.screenshots) {
@@ -137,6 +135,29 @@ export function createSlackReplier(deps: {
       return { state: { ...previous, statusText: status.text } satisfies ReplyState };
     },
   };
+}
+
+/** An answered question's message edited so its buttons give way to who answered what (once). */
+async function replyAnswered(
+  deps: {
+    update(thread: SlackThread, ts: string, message: SlackText): Promise<void>;
+    store: Pick<SlackStore, 'recordPost'>;
+    thread: SlackThread;
+    posts: Map<string, string>;
+    events: readonly StoredEvent[];
+  },
+  session: SessionRecord,
+  event: EventOf<'question-answered'>,
+): Promise<void> {
+  const { thread, posts } = deps;
+  const questionTs = posts.get(`question:${event.questionId}`);
+  const asked = deps.events.find((e) => e.event.type === 'question-asked' && e.event.questionId === event.questionId)
+    ?.event as EventOf<'question-asked'> | undefined;
+  const question = asked?.question ?? session.pendingQuestion?.question ?? 'Question';
+  if (!questionTs || posts.has(`answered:${event.questionId}`)) return;
+  await deps.update(thread, questionTs, answeredMessage(question, event.actor.name, event.text));
+  await deps.store.recordPost(thread, `answered:${event.questionId}`, questionTs);
+  posts.set(`answered:${event.questionId}`, questionTs);
 }
 
 /** The status line's step after an event. */
@@ -199,7 +220,7 @@ function renderStatus(session: SessionRecord, step: string, link: string, nowMs:
     link,
     active: !done,
     icon,
-    ...(blocked.length > 0 && { note: escapeMrkdwn(egressBlockedNote(blocked)!) }),
+    ...(blocked.length > 0 && { note: escapeMrkdwn(egressBlockedNote(blocked, SLACK_HOW_TO_ALLOW)!) }),
   });
 }
 

@@ -11,6 +11,7 @@ import { summaryEventTypes } from '../sessions/session-summaries.ts';
 import { actorFrom, CreateSessionBody, DiffQuery, ListQuery, SendMessageBody, StopBody } from './api-schemas.ts';
 import type { SessionDetail, SessionDiff, SessionList } from './api-types.ts';
 import { registerApprovalRoutes } from './approval-routes.ts';
+import { registerEgressRoutes } from './egress-routes.ts';
 import { readSessionDiff } from './session-diff.ts';
 import { streamNotices } from './event-stream.ts';
 import { registerSessionEventRoutes } from './session-event-routes.ts';
@@ -19,7 +20,7 @@ import type { ApiServer } from './server.ts';
 import { threadLink } from './thread-links.ts';
 
 export type SessionRoutesDeps = {
-  service: Pick<SessionService, 'start' | 'sendMessage' | 'stop' | 'answerApproval'>;
+  service: Pick<SessionService, 'start' | 'sendMessage' | 'stop' | 'answerApproval' | 'allowEgress' | 'revokeEgress'>;
   store: Pick<
     SessionStore,
     'summaries' | 'repos' | 'usageByModel' | 'eventPage' | 'get' | 'list' | 'threads' | 'events'
@@ -93,6 +94,7 @@ export function registerSessionRoutes(app: ApiServer, deps: SessionRoutesDeps): 
   registerSessionEventRoutes(app, { store, bus, log, keepAliveMs: deps.keepAliveMs, mustGet, openStreams });
   registerSessionCommands(app, deps);
   registerApprovalRoutes(app, deps.service);
+  registerEgressRoutes(app, deps.service);
 }
 
 /** A session's page, at PUBLIC_URL or else the host the request came to. */

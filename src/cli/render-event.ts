@@ -2,6 +2,7 @@ import { approvalNotice } from '../core/approval-notice.ts';
 import { autonomyNotice } from '../core/autonomy.ts';
 import { queueNotice } from '../core/queue-notice.ts';
 import { describeEgressBlock } from '../core/egress-block.ts';
+import { egressAllowNotice } from '../core/egress-allow.ts';
 import type { StoredEvent } from '../core/events.ts';
 import { describeToolCall } from '../core/tool-call.ts';
 import { describeGate } from '../core/evidence.ts';
@@ -72,6 +73,9 @@ export function renderEvent({ event }: StoredEvent): string | undefined {
       return `✗ ${event.message} [${event.code}]`;
     case 'egress-blocked':
       return `  ⊘ network access refused: ${describeEgressBlock(event)}`;
+    case 'egress-allowed':
+    case 'egress-revoked':
+      return `  ${egressAllowNotice(event)}`;
     case 'run-resumed':
       return `  (${event.reason})`;
     case 'queue-waiting':

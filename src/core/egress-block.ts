@@ -29,11 +29,13 @@ export function describeEgressBlock(block: { host: string; port: number; reason:
 
 /**
  * The line a thread's status shows for the hosts a session's sandbox was refused, so a person can
- * allow them. `blocked` holds describeEgressBlock texts, oldest first.
+ * allow them. `blocked` holds describeEgressBlock texts, oldest first; `how` says how this surface
+ * allows a host from the thread (issue 23), e.g. "reply `allow <host> for this session`".
  */
-export function egressBlockedNote(blocked: readonly string[]): string | undefined {
+export function egressBlockedNote(blocked: readonly string[], how?: string): string | undefined {
   if (blocked.length === 0) return undefined;
   const shown = blocked.slice(0, 5).join(', ');
   const more = blocked.length > 5 ? ` and ${blocked.length - 5} more` : '';
-  return `Network access refused: ${shown}${more}. If the work needs them, an admin can add them to SANDBOX_EGRESS_ALLOW.`;
+  const fromThread = how ? `${how}, or ` : '';
+  return `Network access refused: ${shown}${more}. If the work needs a host the allowlist refused, ${fromThread}an admin can add it to SANDBOX_EGRESS_ALLOW.`;
 }

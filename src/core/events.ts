@@ -226,6 +226,29 @@ export const SessionEvent = z.discriminatedUnion('type', [
     /** not-allowed | loopback | private | link-local | reserved | patchbay */
     reason: z.string(),
   }),
+  /**
+   * A person allowed a host the sandbox was refused (issue 23): for this session, or for the
+   * repository (kept in its knowledge document). The audit of who, where and when.
+   */
+  z.object({
+    type: z.literal('egress-allowed'),
+    host: z.string(),
+    port: z.number().int().min(1).max(65535).optional(),
+    scope: z.enum(['session', 'repository']),
+    actor: Actor,
+    surface: z.string(),
+    at: z.string(),
+  }),
+  /** A repository's allowance was revoked (from the page's Repo tab), recorded on the session that allowed it. */
+  z.object({
+    type: z.literal('egress-revoked'),
+    host: z.string(),
+    port: z.number().int().min(1).max(65535).optional(),
+    scope: z.enum(['session', 'repository']),
+    actor: Actor,
+    surface: z.string(),
+    at: z.string(),
+  }),
   /** A run that was interrupted (its worker crashed or shut down) and is taken up again from the log. */
   z.object({ type: z.literal('run-resumed'), reason: z.string() }),
   /**

@@ -76,6 +76,20 @@ export const Inbound = z.discriminatedUnion('kind', [
     vouched: z.boolean().optional(),
     dedupeKey: z.string().min(1).optional(),
   }),
+  /**
+   * A person allows a host the sandbox was refused, for the session or its repository (issue 23).
+   * `vouched` as for approvals: otherwise only the requester may.
+   */
+  z.object({
+    kind: z.literal('egress-allow'),
+    thread: ThreadRef,
+    actor: Actor,
+    host: z.string().min(1).max(300),
+    port: z.number().int().min(1).max(65535).optional(),
+    scope: z.enum(['session', 'repository']),
+    vouched: z.boolean().optional(),
+    dedupeKey: z.string().min(1).optional(),
+  }),
   z.object({
     kind: z.literal('stop'),
     thread: ThreadRef,

@@ -51,6 +51,8 @@ function fencedKnowledge(knowledge: KnowledgeStore, current: () => Promise<void>
       return knowledge.saveExtracted(repo, builtFrom, document);
     },
     saveEdit: (repo, document, by) => knowledge.saveEdit(repo, document, by),
+    // A person's decision, not the run's: it needs no lease.
+    changeEgressAllow: (repo, change) => knowledge.changeEgressAllow(repo, change),
     addLesson: async (repo, text) => {
       await current();
       return knowledge.addLesson(repo, text);

@@ -2,7 +2,8 @@ import type { Kysely } from 'kysely';
 import { z } from 'zod';
 import type { Database } from '../../db/schema.ts';
 import { KnowledgeDocument, Lesson } from '../harness/knowledge/knowledge-document.ts';
-import type { KnowledgeStore, StoredKnowledge } from '../harness/knowledge/knowledge-store.ts';
+import { effectiveKnowledge, type KnowledgeStore, type StoredKnowledge } from '../harness/knowledge/knowledge-store.ts';
+import type { EgressAllowEntry } from '../core/egress-allow.ts';
 
 /** Repository knowledge rows (`repo_knowledge`). JSON columns are validated on the way out. */
 export function createKnowledgeStore(db: Kysely<Database>): KnowledgeStore {
@@ -34,8 +35,10 @@ export function createKnowledgeStore(db: Kysely<Database>): KnowledgeStore {
         .execute();
       return rows.map((r) => ({ repo: r.repo, builtFrom: r.built_from, edited: r.edited !== null }));
     },
-    /** Stores a fresh extraction; a person's edit and the lessons stay. */
-    async saveExtracted(repo: string, builtFrom: string, document: KnowledgeDocument): Promise<void> {
+    /** Stores a fresh extraction; a person's edit, the lessons and the allowed hosts stay. */
+    async saveExtracted(repo: string, builtFrom: string, extraction: KnowledgeDocument): Promise<void> {
+      const kept = (await read(repo))?.extracted.egressAllow;
+      const document = kept ? { ...extraction, egressAllow: kept } : extraction;
       await db
         .insertInto('repo_knowledge')
         .values({ repo, built_from: builtFrom, extracted: JSON.stringify(document) })
@@ -46,8 +49,16 @@ export function createKnowledgeStore(db: Kysely<Database>): KnowledgeStore {
         )
         .execute();
     },
-    /** A person's edit. Undefined when the repo has no document yet (nothing to edit). */
-    async saveEdit(repo: string, document: KnowledgeDocument, by: string): Promise<StoredKnowledge | undefined> {
+    /**
+     * A person's edit. Undefined when the repo has no document yet (nothing to edit). The allowed
+     * hosts stay as they are: only allowing and revoking change them, so a stale edit brings back
+     * no revoked host.
+     */
+    async saveEdit(repo: string, edit: KnowledgeDocument, by: string): Promise<StoredKnowledge | undefined> {
+      const current = await read(repo);
+      const { egressAllow: _asEdited, ...rest } = edit;
+      const kept = current && effectiveKnowledge(current).egressAllow;
+      const document: KnowledgeDocument = kept ? { ...rest, egressAllow: kept } : rest;
       const updated = await db
         .updateTable('repo_knowledge')
         .set({ edited: JSON.stringify(document), edited_by: by, edited_at: new Date() })
@@ -55,6 +66,7 @@ export function createKnowledgeStore(db: Kysely<Database>): KnowledgeStore {
         .executeTakeFirst();
       return updated.numUpdatedRows > 0n ? read(repo) : undefined;
     },
+    changeEgressAllow: (repo, change) => changeEgressAllow(db, repo, change),
     /** Remembers something an earlier session learned (newest 20 kept). */
     async addLesson(repo: string, text: string): Promise<void> {
       const current = await read(repo);
@@ -68,4 +80,31 @@ export function createKnowledgeStore(db: Kysely<Database>): KnowledgeStore {
         .execute();
     },
   };
+}
+
+/** KnowledgeStore.changeEgressAllow: one transaction holding the row, both documents changed alike. */
+async function changeEgressAllow(
+  db: Kysely<Database>,
+  repo: string,
+  change: (entries: readonly EgressAllowEntry[]) => EgressAllowEntry[],
+): Promise<EgressAllowEntry[] | undefined> {
+  return db.transaction().execute(async (trx) => {
+    const row = await trx
+      .selectFrom('repo_knowledge')
+      .select(['extracted', 'edited'])
+      .where('repo', '=', repo)
+      .forUpdate()
+      .executeTakeFirst();
+    if (!row) return undefined;
+    const extracted = KnowledgeDocument.parse(row.extracted);
+    const edited = row.edited ? KnowledgeDocument.parse(row.edited) : undefined;
+    const entries = change((edited ?? extracted).egressAllow ?? []);
+    const withEntries = (doc: KnowledgeDocument) => JSON.stringify({ ...doc, egressAllow: entries });
+    await trx
+      .updateTable('repo_knowledge')
+      .set({ extracted: withEntries(extracted), ...(edited && { edited: withEntries(edited) }) })
+      .where('repo', '=', repo)
+      .execute();
+    return entries;
+  });
 }

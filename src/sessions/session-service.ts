@@ -13,6 +13,13 @@ import type { SessionRecord } from '../core/session-record.ts';
 import { DuplicateRequest, type RequestMarker } from './request-markers.ts';
 import type { SessionStore } from './session-store.ts';
 import { type ApprovalAnswer, type ApprovalAnswerResult, answerApproval } from './approval-answer.ts';
+import {
+  allowEgress,
+  revokeEgress,
+  type EgressAllowDeps,
+  type EgressAllowRequest,
+  type EgressAllowResult,
+} from './egress-allowances.ts';
 
 export type HandleResult =
   | { kind: 'started'; session: SessionRecord }
@@ -33,6 +40,8 @@ type ServiceDeps = {
   artifacts?: Pick<ArtifactStore, 'attach'> | undefined;
   log: Logger;
   newId: () => string;
+  /** Where allowed hosts are kept (blocked connections decided in the thread). */
+  egress: EgressAllowDeps;
 };
 
 /** What starts a session: the thread it came from, who asked, the task and the repository. */
@@ -60,8 +69,14 @@ export function createSessionService(options: {
   artifacts?: Pick<ArtifactStore, 'attach'> | undefined;
   log: Logger;
   newId?: () => string;
+  /** The repositories' knowledge, where a host allowed for a repository is kept, and Patchbay's own host names. */
+  egress?: Omit<EgressAllowDeps, 'store'>;
 }) {
-  const deps: ServiceDeps = { ...options, newId: options.newId ?? randomUUID };
+  const deps: ServiceDeps = {
+    ...options,
+    newId: options.newId ?? randomUUID,
+    egress: { ...options.egress, store: options.store },
+  };
   return {
     handle: (input: Inbound) => handle(deps, input),
     start: (input: StartInput) => start(deps, input),
@@ -81,6 +96,12 @@ export function createSessionService(options: {
     async answerApproval(sessionId: string, answer: ApprovalAnswer): Promise<ApprovalAnswerResult> {
       return answerApproval(deps, await mustGet(deps.store, sessionId), answer);
     },
+    /** A person allows a refused host for the session or its repository (allowEgress). */
+    async allowEgress(sessionId: string, request: EgressAllowRequest): Promise<EgressAllowResult> {
+      return allowEgress(deps.egress, await mustGet(deps.store, sessionId), request);
+    },
+    /** A repository's allowed host removed (revokeEgress); false when it had none by that name. */
+    revokeEgress: (repo: string, revoke: Parameters<typeof revokeEgress>[2]) => revokeEgress(deps.egress, repo, revoke),
   };
 }
 
@@ -105,6 +126,8 @@ async function handle(deps: ServiceDeps, input: Inbound): Promise<HandleResult> 
         return existing ? await approval(deps, existing, inbound, marker) : { kind: 'no-session' };
       case 'ci-failed':
         return existing ? await ciFailed(deps, existing, inbound, marker) : { kind: 'no-session' };
+      case 'egress-allow':
+        return existing ? await egressAllow(deps, existing, inbound, marker) : { kind: 'no-session' };
       default: {
         const _never: never = inbound;
         return _never;
@@ -227,6 +250,20 @@ async function approval(
   if (result.kind === 'decided') return { kind: 'appended', session: result.session };
   if (result.kind === 'not-allowed') return { kind: 'refused', message: result.message };
   return { kind: 'refused', message: 'That request is no longer open: it was decided already, or it expired.' };
+}
+
+/** An allow from a thread: recorded (the proxy reads it on its next connection), or refused with the words to say why. */
+async function egressAllow(
+  deps: ServiceDeps,
+  session: SessionRecord,
+  inbound: Extract<Inbound, { kind: 'egress-allow' }>,
+  marker?: RequestMarker,
+): Promise<HandleResult> {
+  const { actor, host, port, scope, vouched } = inbound;
+  const request = { host, port, scope, actor, surface: inbound.thread.source, vouched };
+  const result = await allowEgress(deps.egress, session, request, marker);
+  if (result.kind === 'refused') return { kind: 'refused', message: result.message };
+  return { kind: 'appended', session: (await deps.store.get(session.id)) ?? session };
 }
 
 async function mustGet(store: SessionStore, sessionId: string): Promise<SessionRecord> {

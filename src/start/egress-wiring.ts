@@ -1,8 +1,9 @@
 import { networkInterfaces } from 'node:os';
 import type { Logger } from 'pino';
-import type { EgressPolicy, ProtectedEndpoint } from '../../sandbox/egress-policy.ts';
+import type { EgressPolicy, EgressRule, ProtectedEndpoint } from '../../sandbox/egress-policy.ts';
 import type { EgressBlock, SecretRoute } from '../../sandbox/egress-proxy.ts';
 import type { Config } from '../config.ts';
+import { sessionAllowances, type EgressAllowDeps } from '../sessions/egress-allowances.ts';
 import type { SessionStore } from '../sessions/session-store.ts';
 
 /**
@@ -16,11 +17,14 @@ export type EgressWiring = {
     policy: EgressPolicy;
     secrets: SecretRoute[];
     onBlocked: (sessionId: string, block: EgressBlock) => void;
+    allowed: (sessionId: string) => Promise<readonly EgressRule[]>;
   };
   /** Adds one of Patchbay's own endpoints to those the proxy refuses unless an entry names them exactly. */
   protect(endpoint: ProtectedEndpoint): void;
   /** Refusals become `egress-blocked` events in this store, one per host and port per session. */
   recordTo(store: Pick<SessionStore, 'append'>): void;
+  /** The hosts people allowed (for a session or its repository) are read from here; none before it is given. */
+  allowFrom(deps: EgressAllowDeps): void;
 };
 
 /**
@@ -36,7 +40,9 @@ export function createEgressWiring(config: Config, log: Logger): EgressWiring {
   }
   const protectedEndpoints: ProtectedEndpoint[] = ownAddresses().map((host) => ({ host }));
   const policy: EgressPolicy = { rules: config.sandbox.egress.allow, protectedEndpoints };
-  const events: { store?: Pick<SessionStore, 'append'> } = {};
+  const events: { store?: Pick<SessionStore, 'append'>; allowances?: EgressAllowDeps } = {};
+  const allowed = async (sessionId: string): Promise<readonly EgressRule[]> =>
+    events.allowances ? sessionAllowances(events.allowances, sessionId) : [];
   const onBlocked = (sessionId: string, block: EgressBlock): void => {
     events.store
       ?.append(sessionId, [
@@ -47,10 +53,13 @@ export function createEgressWiring(config: Config, log: Logger): EgressWiring {
       );
   };
   return {
-    options: { policy, secrets: config.sandbox.egress.secrets, onBlocked },
+    options: { policy, secrets: config.sandbox.egress.secrets, onBlocked, allowed },
     protect: (endpoint) => protectedEndpoints.push(endpoint),
     recordTo: (store) => {
       events.store = store;
+    },
+    allowFrom: (deps) => {
+      events.allowances = deps;
     },
   };
 }

@@ -1,4 +1,5 @@
 import { createPgArtifactStore } from '../sessions/pg-artifact-store.ts';
+import { createKnowledgeStore } from '../sessions/pg-knowledge-store.ts';
 import type { Logger } from 'pino';
 import type { DatabaseHandle } from '../../db/database.ts';
 import { traceRunQueue } from '../api/run-tracer.ts';
@@ -55,7 +56,13 @@ export async function startSessionPipeline(
   );
   shutdown.add(() => queue.stop());
   if (database.exclusive && options.work) await reclaimFromPredecessor(queue, deps);
-  const service = createSessionService({ store, queue, log, artifacts: createPgArtifactStore(database.db) });
+  const service = createSessionService({
+    store,
+    queue,
+    log,
+    artifacts: createPgArtifactStore(database.db),
+    egress: { knowledge: createKnowledgeStore(database.db), protectedHosts: ownHostNames(config) },
+  });
   const inbound = createInboundPipeline({
     db: database.db,
     boss: queue.boss,
@@ -80,4 +87,11 @@ async function reclaimFromPredecessor(queue: RunQueue, deps: Pick<SessionPipelin
   const reclaimed = await queue.reclaimActive();
   if (reclaimed > 0)
     deps.log.info({ runs: reclaimed }, 'took back runs of a server that stopped without finishing them');
+}
+
+/** Patchbay's own endpoints by name, which no one may allow from a thread: its public URL's and its database's hosts. */
+function ownHostNames(config: Config): string[] {
+  const hosts = [new URL(config.publicUrl).hostname];
+  if (config.databaseUrl) hosts.push(new URL(config.databaseUrl).hostname);
+  return hosts;
 }

@@ -6,6 +6,7 @@ import { createRunQueue, type RunQueue } from '../../src/sessions/run-queue.ts';
 import { createSessionService, type SessionService } from '../../src/sessions/session-service.ts';
 import { createSessionStore, type SessionStore } from '../../src/sessions/session-store.ts';
 import { createPgArtifactStore } from '../../src/sessions/pg-artifact-store.ts';
+import { createKnowledgeStore } from '../../src/sessions/pg-knowledge-store.ts';
 import { createTestDatabase } from '../helpers/test-database.ts';
 
 export type ApiFixture = {
@@ -54,7 +55,13 @@ export async function createApiFixture(): Promise<ApiFixture> {
     publishLive: (sessionId, event) => realBus.publishLive(sessionId, event),
     close: () => realBus.close(),
   };
-  const service = createSessionService({ store, queue, log, artifacts: createPgArtifactStore(handle.db) });
+  const service = createSessionService({
+    store,
+    queue,
+    log,
+    artifacts: createPgArtifactStore(handle.db),
+    egress: { knowledge: createKnowledgeStore(handle.db) },
+  });
   const servers: ApiServer[] = [];
   return {
     store,

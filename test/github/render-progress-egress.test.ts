@@ -26,7 +26,7 @@ describe('the GitHub progress comment and refused network access', () => {
     });
     expect(body).toContain('🔄 Working on it.');
     expect(body).toContain(
-      '> 🚫 Network access refused: evil.example:443 (not in SANDBOX_EGRESS_ALLOW), [fd00:ec2::254]:80 (a private address). If the work needs them, an admin can add them to SANDBOX_EGRESS_ALLOW.',
+      '> 🚫 Network access refused: evil.example:443 (not in SANDBOX_EGRESS_ALLOW), [fd00:ec2::254]:80 (a private address). If the work needs a host the allowlist refused, reply `@patchbay allow <host> for this session` (or `for this repository`), or an admin can add it to SANDBOX_EGRESS_ALLOW.',
     );
     expect(body).not.toContain('old.example');
     const quiet = renderProgress({

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -57,11 +57,13 @@ describe('the size budget', () => {
   });
 
   it('fails when a function already over budget grows', async () => {
-    const baseline = JSON.parse(await readFile(join(root, 'scripts/size-budget/baseline.json'), 'utf8')) as Record<
-      string,
-      { functionLines: number[] }
-    >;
-    const [path, entry] = Object.entries(baseline).find(([, e]) => e.functionLines.length === 1)!;
+    // The tree itself has no debt left, so the test puts a file with an old long function on the
+    // debt list, as the baseline held such files while they were being split.
+    const path = 'src/core/old-debt.ts';
+    const entry = { functionLines: [120] };
+    await writeFile(join(root, path), longFunction('old', 100));
+    await writeFile(join(root, 'scripts/size-budget/baseline.json'), JSON.stringify({ [path]: entry }));
+    expect((await check(root)).code).toBe(0);
     // Replace the file by one whose only long function is one line longer than the baseline allows.
     await writeFile(join(root, path), longFunction('grown', entry.functionLines[0]! + 1));
     const result = await check(root);

@@ -124,6 +124,16 @@ export const StartedSession = z.object({ id: z.string(), status: SessionStatus, 
 /** `POST /api/sessions/:id/messages` and `/stop`. */
 export const SessionAck = z.object({ id: z.string(), status: SessionStatus.optional() });
 
+/** `POST /api/sessions/:id/egress-allow`: what was allowed. */
+export const EgressAllowed = z.object({
+  host: z.string(),
+  port: z.number().optional(),
+  scope: z.enum(['session', 'repository']),
+});
+
+/** `POST /api/repos/:repo/egress-allow/revoke`. */
+export const EgressRevoked = z.object({ revoked: z.literal(true) });
+
 /** `GET` and `PUT /api/repos/:repo/knowledge`. */
 export const RepoKnowledgeSchema = z.object({
   repo: z.string(),

@@ -16,6 +16,8 @@ import type { SessionEventType } from '../../src/core/events.ts';
 import type { SessionStatus } from '../../src/core/session-status.ts';
 import {
   AuthState,
+  EgressAllowed,
+  EgressRevoked,
   ErrorBody,
   EventPageSchema,
   InsightsReportSchema,
@@ -142,6 +144,12 @@ export const api = {
       `/api/sessions/${encodeURIComponent(id)}/approvals/${encodeURIComponent(requestId)}`,
       body,
     ),
+  /** A host the session's sandbox was refused, allowed for the session or its repository (issue 23). */
+  allowEgress: (id: string, body: { host: string; port?: number; scope: 'session' | 'repository'; author?: Author }) =>
+    request(EgressAllowed, 'POST', `/api/sessions/${encodeURIComponent(id)}/egress-allow`, body),
+  /** A repository's allowed host removed (the Repo tab); new connections are refused again. */
+  revokeEgress: (repo: string, body: { host: string; port?: number; author?: Author }) =>
+    request(EgressRevoked, 'POST', `/api/repos/${encodeURIComponent(repo)}/egress-allow/revoke`, body),
   stop: (id: string, author?: Author) =>
     request(SessionAck, 'POST', `/api/sessions/${encodeURIComponent(id)}/stop`, author ? { author } : {}),
 };

@@ -8,6 +8,7 @@ import type { EventOf, SessionEvent } from '../../src/core/events.ts';
 import { queueNotice } from '../../src/core/queue-notice.ts';
 import { approvalNotice } from '../../src/core/approval-notice.ts';
 import { autonomyNotice } from '../../src/core/autonomy.ts';
+import { egressAllowNotice } from '../../src/core/egress-allow.ts';
 import { approvalTone } from './approval-state.ts';
 
 export type Note = { tone: 'info' | 'good' | 'bad'; text: string; link?: { href: string; label: string } };
@@ -35,6 +36,8 @@ const noteTypes = [
   'approval-decided',
   'autonomy-set',
   'plan-approved',
+  'egress-allowed',
+  'egress-revoked',
 ] as const;
 
 /** An event the timeline shows as a note. */
@@ -83,6 +86,9 @@ export function noteOf(event: NoteEvent): Note {
       return info(autonomyNotice(event));
     case 'plan-approved':
       return { tone: 'good', text: autonomyNotice(event) };
+    case 'egress-allowed':
+    case 'egress-revoked':
+      return { tone: event.type === 'egress-allowed' ? 'good' : 'info', text: egressAllowNotice(event) };
     default:
       return progressNote(event);
   }

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { ApprovalRule, RiskClass } from '../../core/approval-rules.ts';
 import { Autonomy } from '../../core/autonomy.ts';
+import { EgressAllowEntry } from '../../core/egress-allow.ts';
 
 /** A command the knowledge document names, with the file it came from. */
 export const KnownCommand = z.object({
@@ -32,6 +33,8 @@ export const KnowledgeDocument = z.object({
   approvals: z.partialRecord(RiskClass, ApprovalRule).optional(),
   /** This repository's autonomy (issue 23), over the installation's AUTONOMY; a requester's words win over it. */
   autonomy: Autonomy.optional(),
+  /** Hosts people allowed for every session on this repository from a thread (issue 23); never extracted, kept across rebuilds. */
+  egressAllow: z.array(EgressAllowEntry).max(100).optional(),
 });
 export type KnowledgeDocument = z.infer<typeof KnowledgeDocument>;
 

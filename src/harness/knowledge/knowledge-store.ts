@@ -1,3 +1,4 @@
+import type { EgressAllowEntry } from '../../core/egress-allow.ts';
 import type { KnowledgeDocument, Lesson } from './knowledge-document.ts';
 
 export type StoredKnowledge = {
@@ -24,4 +25,13 @@ export interface KnowledgeStore {
   saveEdit(repo: string, document: KnowledgeDocument, by: string): Promise<StoredKnowledge | undefined>;
   /** Remembers something an earlier session learned (newest 20 kept). */
   addLesson(repo: string, text: string): Promise<void>;
+  /**
+   * Changes the repository's allowed hosts (`egressAllow`) in the extraction and in a person's edit
+   * alike, under the row's lock, without making the document an edit. The list it ended with;
+   * undefined when the repo has no document yet.
+   */
+  changeEgressAllow(
+    repo: string,
+    change: (entries: readonly EgressAllowEntry[]) => EgressAllowEntry[],
+  ): Promise<EgressAllowEntry[] | undefined>;
 }

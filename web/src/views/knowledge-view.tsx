@@ -3,6 +3,7 @@ import type { KnowledgeDocument, RepoKnowledge } from '../api.ts';
 import { api, ApiError, saveAuthorName, savedAuthor } from '../api.ts';
 import { dateTimeOf } from '../format.ts';
 import { Autonomy, describeAutonomy } from '../../../src/core/autonomy.ts';
+import { EgressAllowList } from './egress-allow-view.tsx';
 
 type Row = { name: string; command: string; source: string };
 type Kind = 'setup' | 'checks';
@@ -154,6 +155,11 @@ export function KnowledgeView({ repo }: { repo: string | undefined }) {
       />
       <RepoInstructions instructions={stored.document.instructions} />
       <Lessons lessons={stored.lessons} />
+      <EgressAllowList
+        repo={repo}
+        entries={stored.document.egressAllow ?? []}
+        onChanged={() => api.knowledge(repo).then(show, (err: Error) => setError(err.message))}
+      />
       <div class="card composer-row">
         <label for="knowledge-name">Name</label>
         <input

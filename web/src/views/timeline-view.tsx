@@ -4,6 +4,7 @@ import { api, savedAuthor } from '../api.ts';
 import { bytes, dateTimeOf, duration, safeHref, timeOf, toolGist } from '../format.ts';
 import type { Item, SessionModel } from '../session-model.ts';
 import { ImageViewer, OpenPicture, picturesOf, ScreenshotPairs, Thumbnails } from './image-viewer.tsx';
+import { EgressAllowButtons } from './egress-allow-view.tsx';
 
 type TimelineProps = {
   /** The pages of the log read so far. */
@@ -166,6 +167,9 @@ function renderItem(item: Item, sessionId: string, open: string | undefined) {
       return (
         <div class="note tone-bad egress" data-host={item.host}>
           Blocked a connection to <code>{`${item.host}:${item.port}`}</code> ({item.reason}) <Time at={item.at} />
+          {item.reason === 'not-allowed' && (
+            <EgressAllowButtons sessionId={sessionId} host={item.host} port={item.port} />
+          )}
         </div>
       );
     case 'status':
