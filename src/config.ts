@@ -5,8 +5,7 @@ import type { ModelProviderConfig } from './models/create-model-provider.ts';
 import { modelConfigFromEnv, modelEnvSchema } from './models/model-config.ts';
 import { emptyAsUndefined, optionalString, positiveInt } from './config/env-values.ts';
 import { sandboxConfigFromEnv, sandboxEnvShape, type SandboxConfig } from './config/sandbox-config.ts';
-import { approvalConfigFromEnv, approvalEnvShape } from './config/approval-config.ts';
-import type { ApprovalRules } from './core/approval-rules.ts';
+import { type ApprovalConfig, approvalConfigFromEnv, approvalEnvShape } from './config/approval-config.ts';
 import { slackConfigFromEnv, slackEnvSchema, type SlackConfig } from '../integrations/slack/slack-env.ts';
 import { githubConfigFromEnv, githubEnvSchema, type GitHubConfig } from '../integrations/github/github-env.ts';
 import { linearConfigFromEnv, linearEnvSchema, type LinearConfig } from '../integrations/linear/linear-env.ts';
@@ -135,8 +134,8 @@ export type Config = {
   };
   /** OTEL_EXPORTER_OTLP_ENDPOINT: traces of runs are exported there. */
   otlpEndpoint?: string;
-  /** Present when APPROVALS=on: risky commands wait for a person (APPROVAL_RULES, APPROVAL_TIMEOUT_MINUTES). */
-  approvals?: { rules: ApprovalRules; timeoutMs: number };
+  /** AUTONOMY (or APPROVALS=off), APPROVAL_RULES and APPROVAL_TIMEOUT_MINUTES: what waits for a person. */
+  approvals: ApprovalConfig;
   /** Present when SLACK_BOT_TOKEN is set. */
   slack?: SlackConfig;
   github?: GitHubConfig;
@@ -197,15 +196,11 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       maxCheckRounds: e.GATE_MAX_CHECK_ROUNDS,
       ...(e.VERIFIER_MODEL && { verifierModel: e.VERIFIER_MODEL }),
     },
-    ...withApprovals(approvalConfigFromEnv(e)),
+    approvals: approvalConfigFromEnv(e),
     ...withSlack(slackConfigFromEnv(e)),
     ...withGitHub(githubConfigFromEnv(e)),
     ...withLinear(linearConfigFromEnv(e)),
   };
-}
-
-function withApprovals(approvals: Config['approvals']): Pick<Config, 'approvals'> {
-  return approvals ? { approvals } : {};
 }
 
 function withSlack(slack: SlackConfig | undefined): { slack?: SlackConfig } {

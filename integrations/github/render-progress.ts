@@ -48,7 +48,14 @@ function renderStatusBody(view: ProgressView): string {
     case 'completed': {
       const summary = session.result?.summary?.trim();
       const pr = view.prUrl ?? session.result?.prUrl;
-      const outcome = pr ? `\n\nPull request: ${pr}` : session.result?.commit ? '' : '\n\nNo changes were needed.';
+      const unpushed = session.result?.unpushed;
+      const outcome = unpushed
+        ? `\n\n${unpushed}`
+        : pr
+          ? `\n\nPull request: ${pr}`
+          : session.result?.commit
+            ? ''
+            : '\n\nNo changes were needed.';
       return `✅ Done.${summary ? `\n\n${clip(summary, 3000)}` : ''}${outcome}\n\n${link}`;
     }
     case 'failed':

@@ -160,11 +160,13 @@ function statusActivity(event: EventOf<'status-changed'>, context: RenderContext
     const pr = state.prUrl ?? session.result?.prUrl;
     const summary = session.result?.summary?.trim();
     finishPlan(state.plan, pr || session.result?.commit ? 'completed' : 'canceled');
-    const outcome = pr
-      ? `Pull request: ${pr}`
-      : session.result?.commit
-        ? `Pushed ${session.result.commit.slice(0, 12)}.`
-        : 'No changes were needed.';
+    const outcome = session.result?.unpushed
+      ? session.result.unpushed
+      : pr
+        ? `Pull request: ${pr}`
+        : session.result?.commit
+          ? `Pushed ${session.result.commit.slice(0, 12)}.`
+          : 'No changes were needed.';
     return response(`${summary ? `${clip(summary, 4000)}\n\n` : ''}${outcome}\n\n${sessionLink}`);
   }
   if (event.to === 'failed') {

@@ -253,6 +253,8 @@ function finalMessage(
   const summary = result.summary?.trim()
     ? `\n>${escapeMrkdwn(truncate(result.summary.trim(), 1500)).replace(/\n/g, '\n>')}`
     : '';
+  // A denied push (autonomy ask-before-push): the work is not on any branch the thread can open.
+  if (result.unpushed) return { text: `:no_entry: ${escapeMrkdwn(result.unpushed)}` };
   const prUrl = pr?.url ?? result.prUrl;
   if (prUrl) return { text: `:white_check_mark: Pull request: ${prUrl}${summary}` };
   const branch = pushed?.branch ?? (result.commit ? result.branch : undefined);

@@ -76,6 +76,8 @@ async function approvalFor(
     case 'refuse':
       return { kind: 'held', output: refusal(decision.finding) };
     case 'ask':
+      // Nothing is held (autonomy full): the command meets the plain policy, nothing lifted.
+      if (approvals.holds === false) return { kind: 'cleared', lifted: new Set() };
       return {
         kind: 'held',
         output: {

@@ -22,9 +22,10 @@ export type ToolContext = {
   /**
    * Present when people can approve risky commands in this session (issue 23): the rules layered
    * over the defaults (installation, then repository), and the command a person approved for the
-   * call being run now, which then runs once without being held again.
+   * call being run now, which then runs once without being held again. `holds: false` (autonomy
+   * `full`): nothing is held; what the rules refuse stays refused and the policy's refusals apply.
    */
-  approvals?: { rules: ApprovalRules[]; approvedCommand?: string | undefined } | undefined;
+  approvals?: { rules: ApprovalRules[]; approvedCommand?: string | undefined; holds?: boolean } | undefined;
 };
 
 /** A tool's request to hold its call until a person approves `command` (the shell tool's risky commands). */

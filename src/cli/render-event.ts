@@ -1,4 +1,5 @@
 import { approvalNotice } from '../core/approval-notice.ts';
+import { autonomyNotice } from '../core/autonomy.ts';
 import { queueNotice } from '../core/queue-notice.ts';
 import { describeEgressBlock } from '../core/egress-block.ts';
 import { egressAllowNotice } from '../core/egress-allow.ts';
@@ -33,6 +34,9 @@ export function renderEvent({ event }: StoredEvent): string | undefined {
     case 'approval-requested':
     case 'approval-decided':
       return `  ${approvalNotice(event)}`;
+    case 'autonomy-set':
+    case 'plan-approved':
+      return `  ${autonomyNotice(event)}`;
     case 'status-changed':
       return `  status: ${event.from} → ${event.to}${event.reason ? ` (${event.reason})` : ''}`;
     case 'workspace-ready':

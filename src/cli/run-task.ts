@@ -1,5 +1,7 @@
 import { createInterface } from 'node:readline/promises';
 import type { Actor } from '../core/actor.ts';
+import { parseApprovalReply } from '../core/approval-reply.ts';
+import type { PendingQuestion } from '../core/session-record.ts';
 import type { StoredEvent } from '../core/events.ts';
 import { isTerminal, type SessionStatus } from '../core/session-status.ts';
 import { configuredSecrets, type Config } from '../config.ts';
@@ -142,12 +144,7 @@ async function follow(
           const answer = (await rl.question('answer> ')).trim();
           rl.close();
           status.resume();
-          await app.service.sendMessage(
-            sessionId,
-            options.actor,
-            answer || question.recommended || 'Use your judgement.',
-            question.questionId,
-          );
+          await answerFromTerminal(app, sessionId, options.actor, question, answer);
         }
       },
       until: (stored) =>
@@ -177,4 +174,29 @@ async function follow(
   }
   out.write(`\nFailed: ${session?.error ?? 'unknown reason'}\n`);
   return 1;
+}
+
+/**
+ * What was typed at the prompt: for an approval request (a held command, a push) `approve` or
+ * `deny <reason>` decides it, as the operator at the terminal may; anything else is the answer.
+ */
+async function answerFromTerminal(
+  app: Patchbay,
+  sessionId: string,
+  actor: Actor,
+  question: PendingQuestion,
+  answer: string,
+): Promise<void> {
+  const decision = question.approval && parseApprovalReply(answer);
+  if (question.approval && decision) {
+    const { requestId } = question.approval;
+    await app.service.answerApproval(sessionId, { requestId, actor, surface: 'cli', vouched: true, ...decision });
+    return;
+  }
+  await app.service.sendMessage(
+    sessionId,
+    actor,
+    answer || question.recommended || 'Use your judgement.',
+    question.questionId,
+  );
 }

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { Actor } from './actor.ts';
+import { Autonomy, AutonomySource } from './autonomy.ts';
 import { AttachmentRef } from './attachment.ts';
 import { SessionStatus } from './session-status.ts';
 import { ThreadRef } from './thread-ref.ts';
@@ -16,6 +17,8 @@ export const SessionEvent = z.discriminatedUnion('type', [
     prompt: z.string(),
     actor: Actor,
     thread: ThreadRef,
+    /** The level the requester's first words asked for ("plan first: …"), removed from `prompt`. */
+    autonomy: Autonomy.optional(),
   }),
   z.object({ type: z.literal('thread-added'), thread: ThreadRef }),
   z.object({
@@ -50,7 +53,14 @@ export const SessionEvent = z.discriminatedUnion('type', [
     recommended: z.string().optional(),
   }),
   z.object({ type: z.literal('question-answered'), questionId: z.string(), actor: Actor, text: z.string() }),
-  /** A command held before it ran until a person approves it (issue 23); `requestId` is its tool call's id. */
+  /** The autonomy a run works under and which setting gave it (issue 23); written when it changes. */
+  z.object({ type: z.literal('autonomy-set'), level: Autonomy, source: AutonomySource }),
+  /** A person said "go" to the plan a plan-first session asked about: from here the agent may change files. */
+  z.object({ type: z.literal('plan-approved'), questionId: z.string(), actor: Actor }),
+  /**
+   * A command held before it ran until a person approves it (issue 23); `requestId` is its tool
+   * call's id, or `push:<seq>` for a push the harness holds (autonomy ask-before-push).
+   */
   z.object({
     type: z.literal('approval-requested'),
     requestId: z.string(),

@@ -28,6 +28,8 @@ export const SessionResult = z.object({
   branch: z.string().optional(),
   commit: z.string().optional(),
   prUrl: z.string().optional(),
+  /** Why the work was not pushed (a person denied the push of an ask-before-push session), in the thread's words. */
+  unpushed: z.string().optional(),
 });
 export type SessionResult = z.infer<typeof SessionResult>;
 

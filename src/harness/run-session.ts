@@ -2,13 +2,20 @@ import type { ArtifactStore } from '../core/artifact-store.ts';
 import { SHARED_OBJECTS_PATH, type Sandbox, type SandboxProvider, type SandboxSpec } from '../../sandbox/sandbox.ts';
 import type { Logger } from 'pino';
 import { commitIdentity } from '../core/actor.ts';
-import { describeGate, publishedGate, type GateDecision } from '../core/evidence.ts';
+import { describeGate, publishedGate } from '../core/evidence.ts';
 import type { LivePublisher } from '../core/live-events.ts';
-import { firstGitEnv, type GitCredentials, type PublishedPullRequest, type Publisher } from '../core/publisher.ts';
+import { firstGitEnv, type GitCredentials, type Publisher } from '../core/publisher.ts';
 import type { RunLog } from '../core/run-log.ts';
 import type { SessionRecord } from '../core/session-record.ts';
-import { runAgent, type RunLimits, type RunOutcome, type ToolExecutor } from '../agent/agent-runner.ts';
+import {
+  defaultRunLimits,
+  runAgent,
+  type RunLimits,
+  type RunOutcome,
+  type ToolExecutor,
+} from '../agent/agent-runner.ts';
 import type { ApprovalRules } from '../core/approval-rules.ts';
+import type { Autonomy } from '../core/autonomy.ts';
 import type { ModelProvider } from '../models/model-provider.ts';
 import type { CheckpointStore } from './checkpoint/checkpoint-store.ts';
 import { systemPrompt } from '../agent/system-prompt.ts';
@@ -16,7 +23,6 @@ import { branchName } from '../git/branch-name.ts';
 import { commitAll } from '../git/commit-all.ts';
 import { prepareWorkspace } from '../git/prepare-workspace.ts';
 import { prepareRemoteWorkspace } from '../git/prepare-remote-workspace.ts';
-import { pushBranch, type PushBranchResult } from '../git/push-branch.ts';
 import { runSetup } from './gates/gate-checks.ts';
 import type { GateContext, GateDeps } from './gates/gate-deps.ts';
 import { gateCommit } from './gates/run-gates.ts';
@@ -25,7 +31,18 @@ import { answerHarnessQuestion, askAboutGate } from './harness-question.ts';
 import { createLiveText } from './live-text.ts';
 import type { Route } from './route-task.ts';
 import { endRun, failRun, noteAbort, startRun } from './run-lifecycle.ts';
-import { coAuthorsOf, commitMessage, publishedDecision, type Committed } from './ship-changes.ts';
+import { coAuthorsOf, commitMessage, type Committed } from './ship-changes.ts';
+import { pushAndPublish } from './push-and-publish.ts';
+import { answerPlan, askForGo, planApproved } from './plan-first.ts';
+import { closeRepliedPush, holdPush } from './push-approval.ts';
+import {
+  type ApprovalSettings,
+  approvalsFor,
+  lockedUntilGo,
+  planFirstGuidance,
+  type RunAutonomy,
+  settleAutonomy,
+} from './session-autonomy.ts';
 import { budgetLimits, pauseForBudget, runBudget } from './session-budget.ts';
 import { loadSessionKnowledge, warnUnknownPrices } from './session-knowledge.ts';
 import { routeSession } from './session-route.ts';
@@ -69,11 +86,11 @@ export type HarnessDeps = {
   /** The run's lease epoch: the sandbox is acquired (and recorded, on Modal) under it. */
   runEpoch?: number;
   /**
-   * Set when people approve risky commands (APPROVALS=on): the installation's rules
-   * (APPROVAL_RULES) under the repository's, and how long a request waits. Without it the
-   * command policy's plain refusals apply.
+   * The installation's autonomy (AUTONOMY; a repository's document and the requester's words come
+   * first), its rules for risky commands (APPROVAL_RULES, under the repository's) and how long a
+   * request waits. Without it nothing waits for a person and the command policy's plain refusals apply.
    */
-  approvals?: { rules: ApprovalRules; timeoutMs: number };
+  approvals?: ApprovalSettings;
 };
 
 /**
@@ -94,14 +111,27 @@ export async function runSession(sessionId: string, deps: HarnessDeps, signal: A
     if (sandbox.restoredNote) await noteRestored(sessionId, sandbox.restoredNote, store, log);
     const { workspace, checkpoints } = await resumeCheckpoints(session, prepared, deps, sandbox, signal, log);
     if (await answerHarnessQuestion(sessionId, store, log)) return;
+    await answerPlan(store, sessionId);
+    await closeRepliedPush(store, sessionId);
     const run: SessionRun = { session, deps, sandbox, workspace, checkpoints, signal, log };
-    const gates = await prepareGates(run);
+    const ready = await prepareGates(run);
+    const autonomy = await settleAutonomy(store, sessionId, {
+      repository: ready.repositoryAutonomy,
+      installation: deps.approvals,
+    });
+    const gates: RunGates = { ...ready, autonomy };
     // One time budget for every round of this run (agent, checks, rework), not one per round.
     const startedAt = Date.now();
     for (;;) {
       const limits = await budgetLimits(sessionId, deps, gates.route, startedAt);
-      const outcome = await runAgentRound(run, gates, limits);
-      if ((await settle(run, outcome, gates.gate, limits.timeLimitMinutes)) === 'done') break;
+      // Plan-first: until a person's go, the agent only reads, and its finished turn is the plan.
+      const locked = autonomy.level === 'plan-first' && !(await planApproved(store, sessionId));
+      const outcome = await runAgentRound(run, gates, limits, locked);
+      const after =
+        locked && outcome.kind === 'finished'
+          ? nextAfter(await askForGo(store, session, outcome.summary))
+          : await settle(run, outcome, gates, limits.timeLimitMinutes);
+      if (after === 'done') break;
       log.info('running the agent again: messages arrived as the run ended, or the gate asked for rework');
     }
   } catch (error) {
@@ -111,12 +141,22 @@ export async function runSession(sessionId: string, deps: HarnessDeps, signal: A
   }
 }
 
-/** One round of the agent in the session's workspace, its text streamed to people watching. */
-async function runAgentRound(run: SessionRun, gates: PreparedGates, limits: Partial<RunLimits>): Promise<RunOutcome> {
+/**
+ * One round of the agent in the session's workspace, its text streamed to people watching.
+ * `locked`: a plan-first session before its go, whose agent may only read.
+ */
+async function runAgentRound(
+  run: SessionRun,
+  gates: RunGates,
+  limits: Partial<RunLimits>,
+  locked: boolean,
+): Promise<RunOutcome> {
   const { session, deps, sandbox, workspace, checkpoints, signal, log } = run;
-  const { system } = gates;
+  const { level } = gates.autonomy;
+  const system = [...gates.system, ...(level === 'plan-first' ? [planFirstGuidance(locked)] : [])];
   const liveText = deps.live && createLiveText(session.id, deps.live);
-  const approvals = deps.approvals && { rules: [deps.approvals.rules, gates.approvalRules ?? {}] };
+  const approvals = approvalsFor(level, deps.approvals, gates.approvalRules);
+  const tools = checkpoints ? checkpoints.tools(deps.tools) : deps.tools;
   return runAgent({
     ...(approvals && { approvals }),
     sessionId: session.id,
@@ -124,7 +164,7 @@ async function runAgentRound(run: SessionRun, gates: PreparedGates, limits: Part
       '\n\n',
     ),
     model: deps.model,
-    tools: checkpoints ? checkpoints.tools(deps.tools) : deps.tools,
+    tools: locked ? lockedUntilGo(tools) : tools,
     sandbox,
     runLog: deps.store,
     artifacts: deps.artifacts,
@@ -150,7 +190,7 @@ const nextAfter = (transition: { unread?: boolean }): AfterSettle => (transition
 async function settle(
   run: SessionRun,
   outcome: RunOutcome,
-  gate: GateContext | undefined,
+  gates: RunGates,
   timeLimitMinutes: number | undefined,
 ): Promise<AfterSettle> {
   const { session, deps, log } = run;
@@ -175,7 +215,7 @@ async function settle(
         }),
       );
     case 'finished':
-      return settleFinished(run, outcome.summary, gate);
+      return settleFinished(run, outcome.summary, gates);
     default: {
       const _never: never = outcome;
       return _never;
@@ -183,12 +223,21 @@ async function settle(
   }
 }
 
-/** A finished agent: its work committed, gated, pushed and published; the session finishes or asks. */
-async function settleFinished(run: SessionRun, summary: string, gate: GateContext | undefined): Promise<AfterSettle> {
+/**
+ * A finished agent: its work committed, gated, pushed and published; the session finishes or asks.
+ * Under ask-before-push a person approves the push of the request's work first (holdPush).
+ */
+async function settleFinished(run: SessionRun, summary: string, gates: RunGates): Promise<AfterSettle> {
   const { session, deps, workspace, checkpoints, signal } = run;
+  const { gate } = gates;
   const committed = await commitWork(run, summary);
   // The commit moved HEAD: a resume elsewhere must push this commit, not make another.
   await checkpoints?.take(signal);
+  if (gates.autonomy.level === 'ask-before-push' && committed.changed) {
+    const timeoutMs = deps.approvals?.timeoutMs ?? defaultRunLimits.approvalTimeoutMs;
+    const hold = await holdPush(deps.store, { sessionId: session.id, branch: workspace.branch, committed, timeoutMs });
+    if (hold.kind === 'stop') return nextAfter(hold.transition);
+  }
   const shots = committed.changed ? await takeSessionScreenshots(run, committed.head) : undefined;
   const images = shots?.images ?? [];
   const step =
@@ -286,85 +335,17 @@ async function commitWork(run: SessionRun, summary: string): Promise<Committed> 
   return { changed: filesChanged > 0 || committed.commit !== undefined, head, stat: stat.stdout.trim(), filesChanged };
 }
 
-/** Pushes the session branch and opens or updates its pull request with the gate's decision. */
-async function pushAndPublish(
-  run: SessionRun,
-  summary: string,
-  committed: Committed,
-  gate: GateDecision | undefined,
-): Promise<{ commit?: string; prUrl?: string; decision?: GateDecision }> {
-  const { session, deps, workspace, signal, log } = run;
-  const { store, publishers = [] } = deps;
-  const pushed = await pushWork(run);
-  await store.commitStep(session.id, {
-    events: [
-      {
-        event: { type: 'diff-updated', stat: committed.stat, filesChanged: committed.filesChanged },
-        dedupeKey: `diff:${pushed.commit}`,
-      },
-      {
-        event: { type: 'branch-pushed', branch: workspace.branch, commit: pushed.commit, remote: pushed.remote },
-        dedupeKey: `pushed:${pushed.commit}`,
-      },
-    ],
-  });
-  const decision = publishedDecision(gate, pushed.commit, log);
-  const current = (await store.get(session.id)) ?? session;
-  let pr: PublishedPullRequest | undefined;
-  for (const publisher of publishers) {
-    await store.assertCurrent?.(session.id);
-    const published = await publisher.publish({
-      session: current,
-      branch: workspace.branch,
-      baseBranch: workspace.baseBranch,
-      commit: pushed.commit,
-      summary,
-      signal,
-      ...(decision && { gate: decision }),
-    });
-    pr ??= published;
-  }
-  if (pr) {
-    await store.commitStep(session.id, {
-      events: [
-        {
-          event: { type: 'pr-opened', url: pr.url, number: pr.number, branch: workspace.branch, commit: pushed.commit },
-          dedupeKey: `pr:${pushed.commit}`,
-        },
-      ],
-    });
-  }
-  if (decision) {
-    await store.commitStep(session.id, {
-      events: [{ event: { type: 'review-gate', ...publishedGate(decision, pr !== undefined) } }],
-    });
-  }
-  return { commit: pushed.commit, ...(pr && { prUrl: pr.url }), ...(decision && { decision }) };
-}
+/** What the gates give the agent's rounds: system blocks, the route, the gate, and the repository's approval rules and autonomy. */
+type PreparedGates = {
+  system: string[];
+  route?: Route;
+  gate?: GateContext;
+  approvalRules?: ApprovalRules;
+  repositoryAutonomy?: Autonomy;
+};
 
-/** Pushes the session's branch from the sandbox, only while this run holds the session. */
-async function pushWork(run: SessionRun): Promise<PushBranchResult> {
-  const { session, deps, sandbox, workspace, signal, log } = run;
-  const env = await firstGitEnv(deps.gitCredentials ?? [], session.repo, signal);
-  // A push cannot be undone by a refused write: it goes out only while this run holds the session.
-  await deps.store.assertCurrent?.(session.id);
-  return pushBranch({
-    ...(env && { env }),
-    sandbox,
-    ...(workspace.workspaceDir && { workspaceDir: workspace.workspaceDir }),
-    repo: session.repo,
-    branch: workspace.branch,
-    // The rule, on every push: only the session's own branch; never its base or a protected one.
-    baseBranch: workspace.baseBranch,
-    protectedBranches: deps.protectedBranches ?? [],
-    dataDir: deps.dataDir,
-    log,
-    signal,
-  });
-}
-
-/** What the gates give the agent's rounds: system blocks, the route, the gate, and the repository's approval rules. */
-type PreparedGates = { system: string[]; route?: Route; gate?: GateContext; approvalRules?: ApprovalRules };
+/** The gates with the autonomy the run works under. */
+type RunGates = PreparedGates & { autonomy: RunAutonomy };
 
 /**
  * Before the agent: the repo's knowledge document (built or reused), setup once per workspace, and
@@ -395,5 +376,6 @@ async function prepareGates(run: SessionRun): Promise<PreparedGates> {
     route,
     gate,
     ...(knowledge?.document.approvals && { approvalRules: knowledge.document.approvals }),
+    ...(knowledge?.document.autonomy && { repositoryAutonomy: knowledge.document.autonomy }),
   };
 }

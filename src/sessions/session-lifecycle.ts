@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import type { Db } from '../../db/database.ts';
 import type { Actor } from '../core/actor.ts';
 import type { AttachmentRef } from '../core/attachment.ts';
+import type { Autonomy } from '../core/autonomy.ts';
 import type { SessionEvent, StoredEvent } from '../core/events.ts';
 import type { NewEvent, TransitionOptions, TransitionResult } from '../core/run-log.ts';
 import type { SessionRecord } from '../core/session-record.ts';
@@ -25,6 +26,8 @@ export type NewSession = {
   branch?: string;
   /** Pictures attached to the task. */
   attachments?: AttachmentRef[] | undefined;
+  /** The autonomy the requester's words asked for, already removed from `prompt`. */
+  autonomy?: Autonomy | undefined;
   /** Recorded in the same transaction: a redelivery finds it and creates nothing. */
   marker?: RequestMarker;
 };
@@ -64,6 +67,7 @@ export async function createSession(
           prompt: input.prompt,
           actor: input.requester,
           thread: input.thread,
+          ...(input.autonomy && { autonomy: input.autonomy }),
         },
       },
       { event: firstMessage(input) },

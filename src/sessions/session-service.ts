@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import { ciActor, type Actor } from '../core/actor.ts';
 import type { ArtifactStore } from '../core/artifact-store.ts';
 import type { AttachmentRef } from '../core/attachment.ts';
+import { parseAutonomyPrefix } from '../core/autonomy.ts';
 import type { EventOf } from '../core/events.ts';
 import { PatchbayError } from '../core/errors.ts';
 import { Inbound } from '../core/inbound.ts';
@@ -191,12 +192,15 @@ async function ciFailed(
 
 async function start(deps: ServiceDeps, input: StartInput, marker?: RequestMarker): Promise<HandleResult> {
   const id = deps.newId();
+  // Every surface's task comes through here: "plan first: …" sets the session's autonomy and leaves the task.
+  const asked = parseAutonomyPrefix(input.text);
   const { session } = await deps.store.create({
     ...(marker && { marker }),
     id,
     repo: input.repo,
-    prompt: input.text,
-    title: titleFrom(input.text),
+    prompt: asked.text,
+    title: titleFrom(asked.text),
+    ...(asked.autonomy && { autonomy: asked.autonomy }),
     requester: input.actor,
     thread: input.thread,
     ...(input.baseBranch && { baseBranch: input.baseBranch }),

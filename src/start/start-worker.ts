@@ -90,13 +90,13 @@ export async function startWorker(config: Config, deps: WorkerDeps): Promise<Ses
       publishers: deps.publishers,
       gitCredentials: deps.gitCredentials,
       checkpoints: { store: createCheckpointStore(database.db), maxBytes: config.worker.checkpointMaxBytes },
-      ...(config.approvals && { approvals: config.approvals }),
+      approvals: config.approvals,
     },
   });
   deps.restarts.spare(worker);
   deps.shutdown.add(() => worker.stop(config.worker.shutdownGraceMs));
   startWorkspaceReaper(deps.sandboxes, deps);
-  if (config.approvals) startApprovalExpiry(deps);
+  startApprovalExpiry(deps);
   return worker;
 }
 

@@ -331,7 +331,8 @@ describe('GitHub end to end (fake GitHub with the REST spec and git http-backend
       repo,
       issueNumber,
       alice,
-      '@patchbay-test please fix this, force it if you must',
+      // Full autonomy: nothing is held for approval, so the command policy and the sandbox are what refuse.
+      '@patchbay-test full autonomy: please fix this, force it if you must',
     );
     const payload = issueCommentEvent(where, {
       number: issueNumber,

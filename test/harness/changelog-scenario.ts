@@ -33,6 +33,7 @@ export const changelogEvents = [
   'workspace-ready',
   'knowledge-loaded',
   'task-routed',
+  'autonomy-set',
   'assistant-message',
   'usage',
   'tool-start',

@@ -144,6 +144,8 @@ describe('a worker killed with SIGKILL mid-run', () => {
       // Each run loads the knowledge document; routing is decided once; the commit is verified and gated.
       'knowledge-loaded': 2,
       'task-routed': 1,
+      // The autonomy the run works under, recorded once (it did not change on the resume).
+      'autonomy-set': 1,
       'verification-finished': 1,
       'review-gate': 1,
       'diff-updated': 1,

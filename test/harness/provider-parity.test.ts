@@ -32,8 +32,9 @@ function step(index: number, lastResult: string): Step {
         tool: { name: 'edit_file', input: { path: 'README.md', old_string: '# demo', new_string: '# Demo project' } },
       };
     case 2:
-      // Refused by the command policy: this result must reach the model flagged as an error.
-      return { tool: { name: 'run_shell', input: { command: 'git push --force origin main' } } };
+      // Refused by the command policy at every autonomy (a force push would be held for approval
+      // under the default ask-risky): this result must reach the model flagged as an error.
+      return { tool: { name: 'run_shell', input: { command: 'git push origin main' } } };
     case 3:
       return { tool: { name: 'run_shell', input: { command: 'head -n 1 README.md' } } };
     default: {
@@ -191,9 +192,7 @@ describe('the same session through every provider, end to end', () => {
           ? anthropicResults(last.body as AnthropicRequest)
           : openaiResults((last as FakeOpenAI['calls'][number]).endpoint, last.body as OpenAIRequestBody);
       expect(results.map((r) => r.isError)).toEqual([false, false, true, false]);
-      expect(results[2]!.text).toContain(
-        'Force-pushing (--force, -f, --force-with-lease, +refspec) rewrites shared history and is never allowed',
-      );
+      expect(results[2]!.text).toContain('git push is not available to the agent');
       const tree = await git(remote.remote, 'rev-parse', `${session.result!.commit}^{tree}`);
       outcomes.set(name, {
         events: normalize(await app.store.events(session.id)),

@@ -160,7 +160,8 @@ describe('a session end to end (queue, worker, harness, runner, real sandbox and
 
   it('shows a refused command to the model as an error result, and ends a repeating failure with a reason', async () => {
     const model = modelFrom(() => ({
-      toolCalls: [{ name: 'run_shell', input: { command: 'git push --force origin main' } }],
+      // A plain push stays refused at every autonomy (a force push is held for approval under ask-risky).
+      toolCalls: [{ name: 'run_shell', input: { command: 'git push origin main' } }],
     }));
     app = await startTestPatchbay({ model });
     const started = await app.service.start({
@@ -176,9 +177,7 @@ describe('a session end to end (queue, worker, harness, runner, real sandbox and
     const refused = toolResults(model.requests[1]!.messages)[0];
     expect(refused).toMatchObject({ role: 'tool', isError: true });
     // The policy's own reason, not git's failure text: the command never ran.
-    expect(refused?.role === 'tool' && refused.content).toContain(
-      'Force-pushing (--force, -f, --force-with-lease, +refspec) rewrites shared history and is never allowed',
-    );
+    expect(refused?.role === 'tool' && refused.content).toContain('git push is not available to the agent');
     const errors = (await app.store.events(done.id, { types: ['error'] })).map((e) => e.event);
     expect(errors).toEqual([{ type: 'error', code: 'loop_guard', message: done.error }]);
     expect(await remote.remoteBranch(done.branch!)).toBe('');

@@ -111,6 +111,8 @@ describe('patchbay serve on its embedded database, stopped and restarted mid-run
       'branch-pushed': 1,
       // The harness's gates: routed once, knowledge loaded by each run, one verdict and one gate.
       'task-routed': 1,
+      // The autonomy the run works under, recorded once (it did not change on the resume).
+      'autonomy-set': 1,
       'knowledge-loaded': 2,
       'verification-finished': 1,
       'review-gate': 1,

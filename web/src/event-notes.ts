@@ -7,6 +7,7 @@ import { describeGate } from '../../src/core/evidence.ts';
 import type { EventOf, SessionEvent } from '../../src/core/events.ts';
 import { queueNotice } from '../../src/core/queue-notice.ts';
 import { approvalNotice } from '../../src/core/approval-notice.ts';
+import { autonomyNotice } from '../../src/core/autonomy.ts';
 import { egressAllowNotice } from '../../src/core/egress-allow.ts';
 import { approvalTone } from './approval-state.ts';
 
@@ -33,6 +34,8 @@ const noteTypes = [
   'queue-started',
   'approval-requested',
   'approval-decided',
+  'autonomy-set',
+  'plan-approved',
   'egress-allowed',
   'egress-revoked',
 ] as const;
@@ -79,6 +82,10 @@ export function noteOf(event: NoteEvent): Note {
     case 'approval-requested':
     case 'approval-decided':
       return { tone: approvalTone(event), text: approvalNotice(event) };
+    case 'autonomy-set':
+      return info(autonomyNotice(event));
+    case 'plan-approved':
+      return { tone: 'good', text: autonomyNotice(event) };
     case 'egress-allowed':
     case 'egress-revoked':
       return { tone: event.type === 'egress-allowed' ? 'good' : 'info', text: egressAllowNotice(event) };

@@ -73,6 +73,8 @@ export class SessionModel {
   ciFailures: CiFailure[] = [];
   knowledge: EventOf<'knowledge-loaded'> | undefined;
   route: EventOf<'task-routed'> | undefined;
+  /** The autonomy the latest run worked under (issue 23), shown in the session header. */
+  autonomy: EventOf<'autonomy-set'> | undefined;
   participants = new Map<string, Actor>();
   threads: ThreadRef[] = [];
   models = new Set<string>();
@@ -317,6 +319,9 @@ export class SessionModel {
         return;
       case 'task-routed':
         this.route = event;
+        return;
+      case 'autonomy-set':
+        this.autonomy = event;
         return;
       case 'branch-pushed':
         this.pushes.push({ branch: event.branch, commit: event.commit, remote: event.remote, at });

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ApprovalRule, RiskClass } from '../../core/approval-rules.ts';
+import { Autonomy } from '../../core/autonomy.ts';
 import { EgressAllowEntry } from '../../core/egress-allow.ts';
 
 /** A command the knowledge document names, with the file it came from. */
@@ -30,6 +31,8 @@ export const KnowledgeDocument = z.object({
    * over the installation's APPROVAL_RULES (issue 23). Set by a person's edit; never extracted.
    */
   approvals: z.partialRecord(RiskClass, ApprovalRule).optional(),
+  /** This repository's autonomy (issue 23), over the installation's AUTONOMY; a requester's words win over it. */
+  autonomy: Autonomy.optional(),
   /** Hosts people allowed for every session on this repository from a thread (issue 23); never extracted, kept across rebuilds. */
   egressAllow: z.array(EgressAllowEntry).max(100).optional(),
 });

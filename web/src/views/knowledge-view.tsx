@@ -2,6 +2,7 @@ import { useEffect, useState } from 'preact/hooks';
 import type { KnowledgeDocument, RepoKnowledge } from '../api.ts';
 import { api, ApiError, saveAuthorName, savedAuthor } from '../api.ts';
 import { dateTimeOf } from '../format.ts';
+import { Autonomy, describeAutonomy } from '../../../src/core/autonomy.ts';
 import { EgressAllowList } from './egress-allow-view.tsx';
 
 type Row = { name: string; command: string; source: string };
@@ -28,6 +29,7 @@ function toDocument(
   rows: Record<Kind, Row[]>,
   conventions: string,
   editor: string,
+  autonomy: Autonomy | '',
 ): KnowledgeDocument | string {
   const commands = (kind: Kind) => {
     const original = new Map(base[kind].map((c) => [`${c.name}\u0000${c.command}`, c.source]));
@@ -49,7 +51,8 @@ function toDocument(
     .split(/\n\s*\n/)
     .map((p) => p.trim())
     .filter(Boolean);
-  return { ...base, setup, checks, conventions: paragraphs };
+  const { autonomy: _before, ...rest } = base;
+  return { ...rest, setup, checks, conventions: paragraphs, ...(autonomy && { autonomy }) };
 }
 
 const rowsOf = (doc: KnowledgeDocument): Record<Kind, Row[]> => ({
@@ -67,6 +70,7 @@ export function KnowledgeView({ repo }: { repo: string | undefined }) {
   const [missing, setMissing] = useState('');
   const [rows, setRows] = useState<Record<Kind, Row[]>>({ setup: [], checks: [] });
   const [conventions, setConventions] = useState('');
+  const [autonomy, setAutonomy] = useState<Autonomy | ''>('');
   const [name, setName] = useState(savedAuthor()?.name ?? '');
   const [state, setState] = useState<'idle' | 'saving' | 'saved'>('idle');
   const [error, setError] = useState('');
@@ -75,6 +79,7 @@ export function KnowledgeView({ repo }: { repo: string | undefined }) {
     setStored(k);
     setRows(rowsOf(k.document));
     setConventions(k.document.conventions.join('\n\n'));
+    setAutonomy(k.document.autonomy ?? '');
   };
 
   useEffect(() => {
@@ -107,7 +112,7 @@ export function KnowledgeView({ repo }: { repo: string | undefined }) {
     event.preventDefault();
     setError('');
     if (!name.trim()) return setError('Give your name: the edit is signed with it.');
-    const document = toDocument(stored.document, rows, conventions, name.trim());
+    const document = toDocument(stored.document, rows, conventions, name.trim(), autonomy);
     if (typeof document === 'string') return setError(document);
     saveAuthorName(name);
     setState('saving');
@@ -141,6 +146,13 @@ export function KnowledgeView({ repo }: { repo: string | undefined }) {
           }}
         />
       </section>
+      <AutonomySection
+        value={autonomy}
+        onChange={(next) => {
+          setState('idle');
+          setAutonomy(next);
+        }}
+      />
       <RepoInstructions instructions={stored.document.instructions} />
       <Lessons lessons={stored.lessons} />
       <EgressAllowList
@@ -235,6 +247,26 @@ function CommandSection(props: (typeof kinds)[number] & { rows: Row[]; onChange:
       <button type="button" class="link add" onClick={() => onChange([...rows, { name: '', command: '', source: '' }])}>
         Add {kind === 'setup' ? 'a setup step' : 'a check'}
       </button>
+    </section>
+  );
+}
+
+/** The repository's autonomy (issue 23): over the installation's AUTONOMY; a requester's "plan first: …" wins over it. */
+function AutonomySection({ value, onChange }: { value: Autonomy | ''; onChange: (next: Autonomy | '') => void }) {
+  return (
+    <section class="card">
+      <h3>Autonomy</h3>
+      <label for="repo-autonomy" class="muted">
+        What waits for a person in this repository's sessions. A requester's first words ("plan first: …") win over it.
+      </label>
+      <select id="repo-autonomy" value={value} onChange={(e) => onChange(e.currentTarget.value as Autonomy | '')}>
+        <option value="">the installation's (AUTONOMY)</option>
+        {Autonomy.options.map((level) => (
+          <option key={level} value={level}>
+            {describeAutonomy(level)}
+          </option>
+        ))}
+      </select>
     </section>
   );
 }

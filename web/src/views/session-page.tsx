@@ -1,4 +1,5 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
+import { autonomyNotice } from '../../../src/core/autonomy.ts';
 import { api, savedAuthor } from '../api.ts';
 import { ApprovalPanel } from './approval-panel.tsx';
 import { ChecksView } from './checks-view.tsx';
@@ -79,6 +80,16 @@ export function SessionPage({ id }: { id: string }) {
           <span id="status">
             <StatusBadge status={status} />
           </span>
+          {model.autonomy && (
+            <span
+              id="autonomy"
+              class="autonomy"
+              data-level={model.autonomy.level}
+              title={autonomyNotice(model.autonomy)}
+            >
+              {model.autonomy.level}
+            </span>
+          )}
           <span class={`conn conn-${connection}`} aria-live="polite">
             {connection === 'open' ? 'live' : 'reconnecting…'}
           </span>

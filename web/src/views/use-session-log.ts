@@ -33,6 +33,7 @@ const factTypes = [
   'pr-opened',
   'knowledge-loaded',
   'task-routed',
+  'autonomy-set',
 ] as const satisfies readonly SessionEventType[];
 const isFact = new Set<string>(factTypes);
 

@@ -1,0 +1,83 @@
+import type { GateDecision } from '../core/evidence.ts';
+import { publishedGate } from '../core/evidence.ts';
+import { firstGitEnv, type PublishedPullRequest } from '../core/publisher.ts';
+import { pushBranch, type PushBranchResult } from '../git/push-branch.ts';
+import type { SessionRun } from './session-run.ts';
+import { publishedDecision, type Committed } from './ship-changes.ts';
+
+/** Pushes the session branch and opens or updates its pull request with the gate's decision. */
+export async function pushAndPublish(
+  run: SessionRun,
+  summary: string,
+  committed: Committed,
+  gate: GateDecision | undefined,
+): Promise<{ commit?: string; prUrl?: string; decision?: GateDecision }> {
+  const { session, deps, workspace, signal, log } = run;
+  const { store, publishers = [] } = deps;
+  const pushed = await pushWork(run);
+  await store.commitStep(session.id, {
+    events: [
+      {
+        event: { type: 'diff-updated', stat: committed.stat, filesChanged: committed.filesChanged },
+        dedupeKey: `diff:${pushed.commit}`,
+      },
+      {
+        event: { type: 'branch-pushed', branch: workspace.branch, commit: pushed.commit, remote: pushed.remote },
+        dedupeKey: `pushed:${pushed.commit}`,
+      },
+    ],
+  });
+  const decision = publishedDecision(gate, pushed.commit, log);
+  const current = (await store.get(session.id)) ?? session;
+  let pr: PublishedPullRequest | undefined;
+  for (const publisher of publishers) {
+    await store.assertCurrent?.(session.id);
+    const published = await publisher.publish({
+      session: current,
+      branch: workspace.branch,
+      baseBranch: workspace.baseBranch,
+      commit: pushed.commit,
+      summary,
+      signal,
+      ...(decision && { gate: decision }),
+    });
+    pr ??= published;
+  }
+  if (pr) {
+    await store.commitStep(session.id, {
+      events: [
+        {
+          event: { type: 'pr-opened', url: pr.url, number: pr.number, branch: workspace.branch, commit: pushed.commit },
+          dedupeKey: `pr:${pushed.commit}`,
+        },
+      ],
+    });
+  }
+  if (decision) {
+    await store.commitStep(session.id, {
+      events: [{ event: { type: 'review-gate', ...publishedGate(decision, pr !== undefined) } }],
+    });
+  }
+  return { commit: pushed.commit, ...(pr && { prUrl: pr.url }), ...(decision && { decision }) };
+}
+
+/** Pushes the session's branch from the sandbox, only while this run holds the session. */
+async function pushWork(run: SessionRun): Promise<PushBranchResult> {
+  const { session, deps, sandbox, workspace, signal, log } = run;
+  const env = await firstGitEnv(deps.gitCredentials ?? [], session.repo, signal);
+  // A push cannot be undone by a refused write: it goes out only while this run holds the session.
+  await deps.store.assertCurrent?.(session.id);
+  return pushBranch({
+    ...(env && { env }),
+    sandbox,
+    ...(workspace.workspaceDir && { workspaceDir: workspace.workspaceDir }),
+    repo: session.repo,
+    branch: workspace.branch,
+    // The rule, on every push: only the session's own branch; never its base or a protected one.
+    baseBranch: workspace.baseBranch,
+    protectedBranches: deps.protectedBranches ?? [],
+    dataDir: deps.dataDir,
+    log,
+    signal,
+  });
+}
