@@ -52,7 +52,7 @@ export async function linkFamilyPulls(
   signal: AbortSignal,
 ): Promise<void> {
   const members = await deps.family.family(self.sessionId);
-  const all = familyPulls(members, { url: self.url, repo: self.repo });
+  const all = familyPulls(members, self);
   for (const member of members) {
     if (member.sessionId === self.sessionId || !member.prUrl || member.prUrl === self.url) continue;
     const others = all.filter((pull) => pull.url !== member.prUrl);

@@ -19,17 +19,23 @@ export type SessionFamily = {
 /** One pull request of a family, for a message that lists them. */
 export type FamilyPull = { url: string; repo: string };
 
-/** The family's pull requests, one per URL, in family order; `extra` (one opened just now) counted too. */
-export function familyPulls(members: readonly FamilyMember[], extra?: FamilyPull): FamilyPull[] {
+/**
+ * The family's pull requests, one per URL, in family order. `self` is a session whose pull request
+ * was opened just now (the family may not have it recorded yet): it takes that session's place.
+ */
+export function familyPulls(
+  members: readonly FamilyMember[],
+  self?: { sessionId: string; repo: string; url: string },
+): FamilyPull[] {
   const pulls: FamilyPull[] = [];
   const seen = new Set<string>();
-  for (const member of members) {
-    if (member.prUrl && !seen.has(member.prUrl)) {
-      seen.add(member.prUrl);
-      pulls.push({ url: member.prUrl, repo: member.repo });
-    }
-  }
-  if (extra && !seen.has(extra.url)) pulls.push(extra);
+  const add = (url: string | undefined, repo: string) => {
+    if (url === undefined || seen.has(url)) return;
+    seen.add(url);
+    pulls.push({ url, repo });
+  };
+  for (const member of members) add(member.sessionId === self?.sessionId ? self.url : member.prUrl, member.repo);
+  if (self) add(self.url, self.repo);
   return pulls;
 }
 
