@@ -16,6 +16,7 @@ import {
   untoldWaiting,
 } from './session-queries.ts';
 import { listSessionRepos, listSessionSummaries } from './session-summaries.ts';
+import { type ChildSpawn, listChildren, spawnChildren } from './session-children.ts';
 import { addThread, findSessionByThread, listThreads } from './session-threads.ts';
 import { commitStep, readTranscript, replaceTranscript } from './transcript-store.ts';
 
@@ -71,6 +72,11 @@ export function createSessionStore(db: Db) {
     commitStep: (...args: Tail<Parameters<typeof commitStep>>) => commitStep(db, ...args),
     /** Replaces the transcript after compaction, with its events and the summarizing call's usage. */
     replaceTranscript: (...args: Tail<Parameters<typeof replaceTranscript>>) => replaceTranscript(db, ...args),
+
+    /** A session's sub-task sessions in their order, one spawn call's when `callId` is given (session-children.ts). */
+    children: (parentId: string, callId?: string) => listChildren(db, parentId, callId),
+    /** Creates a spawn call's children with the parent's step, once per call and index (session-children.ts). */
+    spawnChildren: (parentId: string, spawn: ChildSpawn) => spawnChildren(db, parentId, spawn),
 
     /** Records the dedupe key of a request; false when it was seen before. */
     recordMarker: (source: string, key: string) => recordMarker(db, source, key),

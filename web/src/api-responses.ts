@@ -61,6 +61,7 @@ export const SessionListSchema = z.object({
 
 const SessionRecordSchema = z.object({
   id: z.string(),
+  parentId: z.string().nullable(),
   createdAt: z.string(),
   updatedAt: z.string(),
   status: SessionStatus,
