@@ -12,7 +12,7 @@ const log = pino({ level: 'silent' });
 // The publisher reads installations through the store only as a cache; the fake's API answers.
 const noStoredInstallations = { installationFor: async () => undefined } as unknown as GitHubStore;
 
-function session(id: string, repo: string, title: string): SessionRecord {
+function session(id: string, repo: string, title: string, parentId: string | null = null): SessionRecord {
   const at = new Date().toISOString();
   return {
     id,
@@ -30,6 +30,7 @@ function session(id: string, repo: string, title: string): SessionRecord {
     result: null,
     error: null,
     usage: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 },
+    parentId,
   };
 }
 
@@ -54,7 +55,7 @@ describe('pull requests of one session family link each other (fake GitHub, real
 
   it('links both bodies once both exist, keeps the rest of each body, and does not repeat the section', async () => {
     const parent = session('parent', `${fake.gitUrl}/acme/api`, 'Version the API');
-    const child = session('child', `${fake.gitUrl}/acme/client`, 'Move the client to v2');
+    const child = session('child', `${fake.gitUrl}/acme/client`, 'Move the client to v2', 'parent');
     const members: FamilyMember[] = [
       { sessionId: parent.id, repo: parent.repo },
       { sessionId: child.id, repo: child.repo },
