@@ -9,7 +9,11 @@ import type { SubtaskLine } from '../../../src/core/subtasks.ts';
 import { commitAll } from '../../../src/git/commit-all.ts';
 import { pushBranch } from '../../../src/git/push-branch.ts';
 import { bringBranches } from '../../../src/git/subtask-branches.ts';
+import { mirrorPath, resolveRepo } from '../../../src/git/mirror.ts';
+import { prepareWorkspace } from '../../../src/git/prepare-workspace.ts';
+import { SHARED_OBJECTS_PATH } from '../../../sandbox/sandbox.ts';
 import { createRemote, git, type RemoteFixture } from '../../git/git-fixture.ts';
+import { captureLog } from '../../sandbox/sandbox-test-helpers.ts';
 import { createProvider, sh, silentLog, startSession, type SessionFixture } from '../../git/sandbox-fixture.ts';
 
 const signal = (): AbortSignal => AbortSignal.timeout(60_000);
@@ -177,6 +181,44 @@ describe('merge_subtasks', () => {
     expect(await inParent('for-each-ref', 'refs/patchbay/')).toBe('');
     expect(await inParent('status', '--porcelain')).toBe('');
     expect(await sh(parent.sandbox, 'test -e one.txt || echo absent')).toBe('absent\n');
+  });
+
+  it("needs no bundle when the workspace borrows the mirror's objects: the fetched commits are there already", async () => {
+    await child(1, { 'one.txt': 'one\n' });
+    const workspaceDir = provider.hostPath('p2');
+    await prepareWorkspace({
+      repo: fixture.remote,
+      branch: 'patchbay/p2',
+      workspaceDir,
+      dataDir,
+      log: silentLog,
+      signal: signal(),
+      sharedObjectsPath: SHARED_OBJECTS_PATH,
+    });
+    const objects = join(mirrorPath(dataDir, resolveRepo(fixture.remote)), 'objects');
+    const shared = await provider.acquire('p2', { network: 'none', sharedObjects: objects });
+    const captured = captureLog();
+    const tool = createMergeSubtasksTool({
+      children: async () => children,
+      repoOf: async () => fixture.remote,
+      bringBranches: (request) => bringBranches({ ...request, dataDir, log: captured.log }),
+    });
+    try {
+      const output = await tool.execute(
+        { sessions: ['c1'] },
+        { sandbox: shared, sessionId: 'p1', signal: signal(), log: silentLog },
+      );
+
+      expect(output.isError ?? false, output.content).toBe(false);
+      expect(output.content).toContain('Merged 1 of 1 sub-task branch.');
+      expect(await shared.readFile('one.txt')).toBe('one\n');
+      // The sandbox already had the commit through the mirror's objects: no bundle was made.
+      const brought = captured.lines().filter((line) => line.msg === 'sub-task branches brought in');
+      expect(brought).toEqual([expect.objectContaining({ branches: ['patchbay/p1-sub-1'] })]);
+      expect(brought[0]).not.toHaveProperty('bundled');
+    } finally {
+      await shared.destroy();
+    }
   });
 
   it('names what it cannot merge: a session that is not a child, or a child on another repository', async () => {
