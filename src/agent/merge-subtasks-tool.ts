@@ -71,7 +71,7 @@ async function mergeSubtasks(
   const chosen = chooseChildren(await deps.children(sessionId), repo, input.sessions);
   if ('error' in chosen) return { content: chosen.error, isError: true };
   if (chosen.lines.length === 0)
-    return { content: `No ended sub-task of ${repo} has a branch to merge.${skippedText(chosen.skipped)}` };
+    return { content: `No completed sub-task of ${repo} pushed a branch to merge.${skippedText(chosen.skipped)}` };
   const block = await workspaceBlock(sandbox, signal);
   if (block) return { content: workspaceBlockText(block), isError: true };
   let brought: BroughtBranch[];
@@ -103,14 +103,16 @@ type Chosen = { lines: Mergeable[]; skipped: SubtaskLine[] } | { error: string }
 
 /**
  * The children to merge: the named ones (each must be a child on this repository with a branch,
- * and ended), or else every completed child on this repository with a branch. Pure.
+ * and ended), or else every completed child on this repository that pushed a commit. Pure.
  */
 export function chooseChildren(children: SubtaskLine[], repo: string, named: string[] | undefined): Chosen {
   const ours = (line: SubtaskLine) => sameRepository(line.repo, repo);
   const ordered = [...children].sort((a, b) => a.index - b.index);
   if (named === undefined) {
+    // A completed child with a commit pushed its branch; one without finished with nothing to merge.
     const lines = ordered.filter(
-      (line): line is Mergeable => ours(line) && line.status === 'completed' && line.branch !== null,
+      (line): line is Mergeable =>
+        ours(line) && line.status === 'completed' && line.branch !== null && line.commit !== undefined,
     );
     return { lines, skipped: ordered.filter((line) => ours(line) && !lines.includes(line as Mergeable)) };
   }
@@ -143,8 +145,13 @@ function knownText(children: SubtaskLine[]): string {
 
 function skippedText(skipped: SubtaskLine[]): string {
   if (skipped.length === 0) return '';
-  const lines = skipped.map((line) => `- ${describe(line)}: ${line.status}${line.error ? ` (${line.error})` : ''}`);
-  return `\n\nNot merged (not completed; name them in sessions to merge what they pushed):\n${lines.join('\n')}`;
+  const lines = skipped.map((line) => `- ${describe(line)}: ${skipReason(line)}`);
+  return `\n\nLeft out (name one in sessions to merge what it pushed anyway):\n${lines.join('\n')}`;
+}
+
+function skipReason(line: SubtaskLine): string {
+  if (line.status === 'completed') return 'completed without pushing a commit (nothing to merge)';
+  return `${line.status}${line.error ? ` (${line.error})` : ''}`;
 }
 
 /** Same repository whatever the spelling: case, a trailing slash or `.git`. */

@@ -231,13 +231,39 @@ describe('merge_subtasks', () => {
       branch: 'patchbay/p1-sub-9',
     });
 
+    children.push(
+      {
+        sessionId: 'c4',
+        index: 4,
+        title: 'Nothing to do',
+        repo: fixture.remote,
+        status: 'completed',
+        branch: 'patchbay/p1-sub-4',
+      },
+      {
+        sessionId: 'c5',
+        index: 5,
+        title: 'Broke',
+        repo: fixture.remote,
+        status: 'failed',
+        branch: 'patchbay/p1-sub-5',
+        error: 'checks failed',
+      },
+    );
     const stranger = await merge({ sessions: ['nobody'] });
     const elsewhere = await merge({ sessions: ['c9'] });
     const none = await merge();
 
     expect(stranger).toMatchObject({ isError: true });
-    expect(stranger.content).toContain('nobody is not a sub-task of this session. Its sub-tasks: c9 (9. Client).');
+    expect(stranger.content).toContain(
+      'nobody is not a sub-task of this session. Its sub-tasks: c9 (9. Client), c4 (4. Nothing to do), c5 (5. Broke).',
+    );
     expect(elsewhere.content).toContain('is on https://github.com/acme/client: it opens its own pull request');
-    expect(none.content).toBe(`No ended sub-task of ${fixture.remote} has a branch to merge.`);
+    expect(none.content).toBe(
+      `No completed sub-task of ${fixture.remote} pushed a branch to merge.\n\n` +
+        'Left out (name one in sessions to merge what it pushed anyway):\n' +
+        '- Sub-task 4 "Nothing to do" (c4): completed without pushing a commit (nothing to merge)\n' +
+        '- Sub-task 5 "Broke" (c5): failed (checks failed)',
+    );
   });
 });

@@ -58,14 +58,20 @@ describe('merge_subtasks in a Modal sandbox', () => {
   });
 
   it('brings the branches in as a bundle and merges both, one merge commit each', { timeout: 90_000 }, async () => {
-    const children: SubtaskLine[] = [1, 2].map((index) => ({
-      sessionId: `c${index}`,
-      index,
-      title: `Part ${index}`,
-      repo: remote.remote,
-      status: 'completed',
-      branch: `patchbay/p1-sub-${index}`,
-    }));
+    const children: SubtaskLine[] = [];
+    for (const index of [1, 2]) {
+      const branch = `patchbay/p1-sub-${index}`;
+      const commit = await remote.remoteBranch(branch);
+      children.push({
+        sessionId: `c${index}`,
+        index,
+        title: `Part ${index}`,
+        repo: remote.remote,
+        status: 'completed',
+        branch,
+        commit,
+      });
+    }
     const tool = createMergeSubtasksTool({
       children: async () => children,
       repoOf: async () => remote.remote,
