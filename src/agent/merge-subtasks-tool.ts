@@ -105,7 +105,7 @@ type Chosen = { lines: Mergeable[]; skipped: SubtaskLine[] } | { error: string }
  * The children to merge: the named ones (each must be a child on this repository with a branch,
  * and ended), or else every completed child on this repository that pushed a commit. Pure.
  */
-export function chooseChildren(children: SubtaskLine[], repo: string, named: string[] | undefined): Chosen {
+function chooseChildren(children: SubtaskLine[], repo: string, named: string[] | undefined): Chosen {
   const ours = (line: SubtaskLine) => sameRepository(line.repo, repo);
   const ordered = [...children].sort((a, b) => a.index - b.index);
   if (named === undefined) {
