@@ -20,6 +20,12 @@ import type { ArtifactStore } from '../../src/core/artifact-store.ts';
 import { uploadScreenshotsOnce, type SlackFiles } from './slack-screenshots.ts';
 import { escapeMrkdwn } from './slack-text.ts';
 import type { SlackStore, SlackThread } from './slack-store.ts';
+import {
+  type FamilyMember,
+  familyPulls,
+  renderFamilyPulls,
+  type SessionFamily,
+} from '../../src/core/session-family.ts';
 
 /** What we remember per thread between replies (besides the posts table). */
 type ReplyState = { step?: string; statusText?: string; blocked?: string[] };
@@ -41,6 +47,8 @@ export function createSlackReplier(deps: {
   repoBases?: readonly string[];
   /** Where a UI change's before/after screenshots are read to upload them (with `files:write`). */
   screenshots?: { web: SlackFiles; artifacts: Pick<ArtifactStore, 'get'> };
+  /** A parent session's family (issue 22): its final reply lists every pull request the family opened. */
+  family?: SessionFamily;
 }): ThreadReplier {
   const { web, store } = deps;
   const now = deps.now ?? Date.now;
@@ -108,12 +116,8 @@ export function createSlackReplier(deps: {
         } else if (event.type === 'ci-failed') {
           await post(thread, posts, `ci:${stored.seq}`, ciMessage(event));
         } else if (event.type === 'status-changed' && TERMINAL.has(event.to)) {
-          await post(
-            thread,
-            posts,
-            `final:${stored.seq}`,
-            finalMessage(session, event, events, deps.repoBases ?? ['https://github.com']),
-          );
+          if (!posts.has(`final:${stored.seq}`))
+            await post(thread, posts, `final:${stored.seq}`, await finalReply(deps, session, event, events));
         }
       }
       return { state: { step, statusText: status.text, ...(blocked.length > 0 && { blocked }) } satisfies ReplyState };
@@ -213,12 +217,27 @@ function ciMessage(event: EventOf<'ci-failed'>): SlackText {
   };
 }
 
-/** The reply that ends a run: the PR, or the pushed branch, with the summary; or the reason it failed or stopped. */
+/** The final reply; the family's pull requests are read for a completed run only. */
+async function finalReply(
+  deps: { family?: SessionFamily; repoBases?: readonly string[] },
+  session: SessionRecord,
+  change: EventOf<'status-changed'>,
+  events: StoredEvent[],
+): Promise<SlackText> {
+  const family = change.to === 'completed' && deps.family ? await deps.family.family(session.id) : [];
+  return finalMessage(session, change, events, deps.repoBases ?? ['https://github.com'], family);
+}
+
+/**
+ * The reply that ends a run: the PR, or the pushed branch, with the summary; or the reason it failed
+ * or stopped. A parent whose family opened several PRs (one per repository) lists them all in it.
+ */
 function finalMessage(
   session: SessionRecord,
   change: EventOf<'status-changed'>,
   events: StoredEvent[],
   repoBases: readonly string[],
+  family: readonly FamilyMember[],
 ): SlackText {
   if (change.to === 'failed')
     return { text: `:x: The run failed: ${escapeMrkdwn(change.reason ?? session.error ?? 'unknown error')}` };
@@ -233,7 +252,7 @@ function finalMessage(
     ? `\n>${escapeMrkdwn(truncate(result.summary.trim(), 1500)).replace(/\n/g, '\n>')}`
     : '';
   const prUrl = pr?.url ?? result.prUrl;
-  if (prUrl) return { text: `:white_check_mark: Pull request: ${prUrl}${summary}` };
+  if (prUrl) return { text: `:white_check_mark: ${pullsText(session, prUrl, family)}${summary}` };
   const branch = pushed?.branch ?? (result.commit ? result.branch : undefined);
   const commit = pushed?.commit ?? result.commit;
   if (branch)
@@ -241,6 +260,18 @@ function finalMessage(
       text: `:white_check_mark: Pushed branch ${branchLink(session.repo, branch, repoBases)}${commit ? ` (${commit.slice(0, 12)})` : ''}${summary}`,
     };
   return { text: `:white_check_mark: Finished with no changes to commit.${summary}` };
+}
+
+/** "Pull request: <url>", or for a parent whose family opened more, every one of them. */
+function pullsText(session: SessionRecord, prUrl: string, family: readonly FamilyMember[]): string {
+  const parent = family[0]?.sessionId === session.id;
+  const all = parent
+    ? renderFamilyPulls(
+        familyPulls(family, { sessionId: session.id, url: prUrl, repo: session.repo }),
+        (url, text) => `<${url}|${text}>`,
+      )
+    : undefined;
+  return all ?? `Pull request: ${prUrl}`;
 }
 
 /** A link to the branch on the repository's host (github.com or GitHub Enterprise); the bare name elsewhere. */
