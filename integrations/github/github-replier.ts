@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { SessionRecord } from '../../src/core/session-record.ts';
 import type { SubtaskLine } from '../../src/core/subtasks.ts';
+import { waitsForSubtasks } from '../../src/core/subtask-wait.ts';
 import { type ThreadRef, threadKey } from '../../src/core/thread-ref.ts';
 import type { ThreadReplier, ThreadUpdate } from '../../src/core/thread-replier.ts';
 import type { IntegrationContext } from '../integration-module.ts';
@@ -83,7 +84,9 @@ export function createGitHubReplier(deps: {
       const batch = readBatch(events, request.startSeq, fresh.status);
       const seen = seenAfter((state ?? {}) as ReplyState, request.id, batch);
       await show(request, { session: fresh, seen, ...(batch.prUrl && { prUrl: batch.prUrl }), children }, signal);
-      if (batch.settled) await store.updateRequest(request.id, { finished: true });
+      // A session waiting for its sub-tasks goes on by itself: its comment keeps following it.
+      if (batch.settled && !waitsForSubtasks(fresh, children))
+        await store.updateRequest(request.id, { finished: true });
       return { state: seen };
     },
 

@@ -38,6 +38,8 @@ function renderStatusBody(view: ProgressView): string {
       return `🔄 Working on it.${view.queue ? ` ${view.queue}` : ''}${view.step ? `\n\nCurrent step: ${describeStep(view.step)}` : ''}\n\n${link}`;
     case 'waiting': {
       const q = session.pendingQuestion;
+      // Waiting with no question is a session waiting for the sub-tasks listed below.
+      if (!q && view.subtasks) return `⏳ Waiting for its sub-tasks to finish. ${link}`;
       const question = q ? quote(q.question) : '> (question unavailable)';
       const choices = q?.choices?.length
         ? `\n\nChoices: ${q.choices.map((c) => `\`${c}\``).join(', ')}${q.recommended ? ` (I recommend \`${q.recommended}\`)` : ''}`

@@ -22,6 +22,7 @@ import { branchLink } from './repo-links.ts';
 import { repoShortName } from '../../src/core/repo-ref.ts';
 import { statusIcon, subtaskLines } from './slack-subtasks.ts';
 import type { SubtaskLine } from '../../src/core/subtasks.ts';
+import { waitsForSubtasks } from '../../src/core/subtask-wait.ts';
 import type { SlackStore, SlackThread } from './slack-store.ts';
 
 /** What we remember per thread between replies (besides the posts table). */
@@ -198,13 +199,15 @@ function renderStatus(view: StatusView, links: StatusLinks): SlackText {
   const done = TERMINAL.has(session.status);
   const end = done ? Date.parse(session.updatedAt) : view.nowMs;
   const subtasks = subtaskLines(view.children, session, links);
+  const fannedOut = waitsForSubtasks(session, view.children);
+  const step = fannedOut ? 'Waiting for its sub-tasks' : view.step;
   return statusMessage({
     repo: repoShortName(session.repo),
-    step: done ? { completed: 'Done', failed: 'Failed', cancelled: 'Stopped' }[session.status as string]! : view.step,
+    step: done ? { completed: 'Done', failed: 'Failed', cancelled: 'Stopped' }[session.status as string]! : step,
     elapsed: formatElapsed(end - Date.parse(session.createdAt)),
     link: `${links.publicUrl}/sessions/${session.id}`,
     active: !done,
-    icon: statusIcon(session.status),
+    icon: fannedOut ? statusIcon('running') : statusIcon(session.status),
     ...(view.blocked.length > 0 && { note: escapeMrkdwn(egressBlockedNote(view.blocked)!) }),
     ...(subtasks && { subtasks }),
   });

@@ -91,6 +91,15 @@ describe('the GitHub progress comment of a session with sub-tasks', () => {
       `1. ⏳ [\`API field\`](${page(children[0]!.id)}) · queued · \`patchbay/field-sub-1\``,
       `2. ⏳ [\`Client\`](${page(children[1]!.id)}) · queued · \`patchbay/field-sub-2\``,
     ]);
+    // The parent waits for its sub-tasks (no question): its comment says so and keeps following it.
+    await app.store.transition(parent.id, 'ask', {
+      reason: 'waiting for its sub-tasks',
+      patch: { pendingQuestion: null },
+    });
+    await waitFor(
+      async () => progress()?.body.startsWith('⏳ Waiting for its sub-tasks to finish.'),
+      'the waiting parent',
+    );
     const parentSeq = (await app.store.get(parent.id))!.lastSeq;
 
     await app.store.transition(children[0]!.id, 'start');
@@ -103,7 +112,7 @@ describe('the GitHub progress comment of a session with sub-tasks', () => {
     ]);
     // The parent's comment moved with the children's own logs; nothing new in the parent's.
     expect((await app.store.get(parent.id))!.lastSeq).toBe(parentSeq);
-    expect(progress()!.body.startsWith('🔄 Working on it.')).toBe(true);
+    expect(progress()!.body.startsWith('⏳ Waiting for its sub-tasks to finish.')).toBe(true);
     expect(fake.refused).toEqual([]);
     await app.service.stop(parent.id, requester);
   }, 90_000);

@@ -90,6 +90,18 @@ describe('the Slack status message of a session that fanned out', () => {
         ':hourglass_flowing_sand: 1. <http://p.test/sessions/child-1|API field> · queued · <https://github.com/acme/widgets/tree/patchbay/field-sub-1|patchbay/field-sub-1>',
         ':hourglass_flowing_sand: 2. <http://p.test/sessions/child-2|Client> · *acme/client* · queued · <https://github.com/acme/client/tree/patchbay/field-sub-2|patchbay/field-sub-2>',
       ]);
+      // The parent lets go of its run while its sub-tasks work: the thread shows it working, not asking.
+      await store.transition('parent', 'ask', {
+        reason: 'waiting for its sub-tasks',
+        patch: { pendingQuestion: null },
+      });
+      await waitFor(
+        async () => status.text.includes('Waiting for its sub-tasks'),
+        'the parent waiting for its sub-tasks',
+      );
+      expect(status.text.split('\n')[0]).toMatch(
+        /^:hourglass_flowing_sand: \*acme\/widgets\*: Waiting for its sub-tasks · \d+s · <http:\/\/p\.test\/sessions\/parent\|session page>$/,
+      );
       const parentSeq = (await store.get('parent'))!.lastSeq;
 
       await store.transition('child-1', 'start');
