@@ -16,7 +16,6 @@ import { branchName } from '../git/branch-name.ts';
 import { commitAll } from '../git/commit-all.ts';
 import { prepareWorkspace } from '../git/prepare-workspace.ts';
 import { prepareRemoteWorkspace } from '../git/prepare-remote-workspace.ts';
-import { pushBranch, type PushBranchResult } from '../git/push-branch.ts';
 import { runSetup } from './gates/gate-checks.ts';
 import type { GateContext, GateDeps } from './gates/gate-deps.ts';
 import { gateCommit } from './gates/run-gates.ts';
@@ -25,10 +24,11 @@ import { answerHarnessQuestion, askAboutGate } from './harness-question.ts';
 import { createLiveText } from './live-text.ts';
 import type { Route } from './route-task.ts';
 import { endRun, failRun, noteAbort, startRun } from './run-lifecycle.ts';
-import { coAuthorsOf, commitMessage, publishedDecision, type Committed } from './ship-changes.ts';
+import { coAuthorsOf, commitMessage, publishedDecision, pushWork, type Committed } from './ship-changes.ts';
 import { budgetLimits, pauseForBudget, runBudget } from './session-budget.ts';
 import { loadSessionKnowledge, warnUnknownPrices } from './session-knowledge.ts';
 import { routeSession } from './session-route.ts';
+import { publishersOf, subtaskSpawner, type SubtaskDeps } from './session-subtasks.ts';
 import { recordScreenshots, screenshotsSection, takeSessionScreenshots } from './screenshots/session-screenshots.ts';
 import { acquireSandbox, clearStaleGitLocks, noteRestored, resumeCheckpoints } from './session-workspace.ts';
 
@@ -74,6 +74,8 @@ export type HarnessDeps = {
    * command policy's plain refusals apply.
    */
   approvals?: { rules: ApprovalRules; timeoutMs: number };
+  /** Where spawn_subtasks creates child sessions (issue 22); without it the tool says it is not available. */
+  subtasks?: SubtaskDeps;
 };
 
 /**
@@ -130,6 +132,7 @@ async function runAgentRound(run: SessionRun, gates: PreparedGates, limits: Part
     artifacts: deps.artifacts,
     signal,
     log,
+    subtasks: subtaskSpawner(run),
     limits: { ...deps.limits, ...limits, ...(deps.approvals && { approvalTimeoutMs: deps.approvals.timeoutMs }) },
     ...(liveText && { onDelta: liveText.onDelta }),
   }).finally(() => liveText?.flush());
@@ -160,6 +163,13 @@ async function settle(
       return nextAfter(
         await store.transition(session.id, 'ask', { reason: 'waiting for an answer', unlessUnread: true }),
       );
+    case 'subtasks':
+      // Messages that come meanwhile wait for the parent's next turn, after its sub-tasks.
+      await store.transition(session.id, 'ask', {
+        reason: 'waiting for its sub-tasks',
+        patch: { pendingQuestion: null },
+      });
+      return 'done';
     case 'cancelled':
       await noteAbort(session.id, store, log);
       return 'done';
@@ -294,7 +304,8 @@ async function pushAndPublish(
   gate: GateDecision | undefined,
 ): Promise<{ commit?: string; prUrl?: string; decision?: GateDecision }> {
   const { session, deps, workspace, signal, log } = run;
-  const { store, publishers = [] } = deps;
+  const { store } = deps;
+  const publishers = await publishersOf(run);
   const pushed = await pushWork(run);
   await store.commitStep(session.id, {
     events: [
@@ -340,27 +351,6 @@ async function pushAndPublish(
     });
   }
   return { commit: pushed.commit, ...(pr && { prUrl: pr.url }), ...(decision && { decision }) };
-}
-
-/** Pushes the session's branch from the sandbox, only while this run holds the session. */
-async function pushWork(run: SessionRun): Promise<PushBranchResult> {
-  const { session, deps, sandbox, workspace, signal, log } = run;
-  const env = await firstGitEnv(deps.gitCredentials ?? [], session.repo, signal);
-  // A push cannot be undone by a refused write: it goes out only while this run holds the session.
-  await deps.store.assertCurrent?.(session.id);
-  return pushBranch({
-    ...(env && { env }),
-    sandbox,
-    ...(workspace.workspaceDir && { workspaceDir: workspace.workspaceDir }),
-    repo: session.repo,
-    branch: workspace.branch,
-    // The rule, on every push: only the session's own branch; never its base or a protected one.
-    baseBranch: workspace.baseBranch,
-    protectedBranches: deps.protectedBranches ?? [],
-    dataDir: deps.dataDir,
-    log,
-    signal,
-  });
 }
 
 /** What the gates give the agent's rounds: system blocks, the route, the gate, and the repository's approval rules. */

@@ -4,6 +4,9 @@ import type { EventOf } from '../core/events.ts';
 import { unjudgedCommit, type GateDecision } from '../core/evidence.ts';
 import type { RunLog } from '../core/run-log.ts';
 import type { SessionRecord } from '../core/session-record.ts';
+import { firstGitEnv } from '../core/publisher.ts';
+import { pushBranch, type PushBranchResult } from '../git/push-branch.ts';
+import type { SessionRun } from './session-run.ts';
 import { isHuman } from './gates/harness-messages.ts';
 
 /** What committing the agent's work left: whether anything changed since the base, and the diff's size. */
@@ -47,4 +50,25 @@ export function publishedDecision(
   if (gate && decision !== gate)
     log.warn({ judged: gate.commit, pushed }, 'the pushed commit is not the judged one; publishing it as not verified');
   return decision;
+}
+
+/** Pushes the session's branch from the sandbox, only while this run holds the session. */
+export async function pushWork(run: SessionRun): Promise<PushBranchResult> {
+  const { session, deps, sandbox, workspace, signal, log } = run;
+  const env = await firstGitEnv(deps.gitCredentials ?? [], session.repo, signal);
+  // A push cannot be undone by a refused write: it goes out only while this run holds the session.
+  await deps.store.assertCurrent?.(session.id);
+  return pushBranch({
+    ...(env && { env }),
+    sandbox,
+    ...(workspace.workspaceDir && { workspaceDir: workspace.workspaceDir }),
+    repo: session.repo,
+    branch: workspace.branch,
+    // The rule, on every push: only the session's own branch; never its base or a protected one.
+    baseBranch: workspace.baseBranch,
+    protectedBranches: deps.protectedBranches ?? [],
+    dataDir: deps.dataDir,
+    log,
+    signal,
+  });
 }

@@ -18,6 +18,7 @@ import { createPgArtifactStore } from '../sessions/pg-artifact-store.ts';
 import { createRunLeases } from '../sessions/run-leases.ts';
 import type { SessionStore } from '../sessions/session-store.ts';
 import { startSessionWorker, type SessionWorker } from '../sessions/session-worker.ts';
+import { createSubtaskSessions } from '../sessions/subtask-sessions.ts';
 import { createSetupImageRefresher, type SetupImageRefresher } from '../sessions/setup-image-refresher.ts';
 import type { RestartRecovery } from './restart-recovery.ts';
 import type { Models } from './start-model.ts';
@@ -68,7 +69,7 @@ export async function startWorker(config: Config, deps: WorkerDeps): Promise<Ses
       store,
       sandboxes: deps.sandboxes,
       model: deps.models.model,
-      tools: createToolRegistry(createDefaultTools(), { artifacts }),
+      tools: createToolRegistry(createDefaultTools({ subtasksMax: config.subtasksMax }), { artifacts }),
       artifacts,
       artifactUrl: (id) => artifactLinks.url(id),
       dataDir: config.dataDir,
@@ -91,6 +92,10 @@ export async function startWorker(config: Config, deps: WorkerDeps): Promise<Ses
       gitCredentials: deps.gitCredentials,
       checkpoints: { store: createCheckpointStore(database.db), maxBytes: config.worker.checkpointMaxBytes },
       ...(config.approvals && { approvals: config.approvals }),
+      subtasks: {
+        store: createSubtaskSessions({ store, queue: deps.queue }),
+        repoBases: [config.github?.gitUrl ?? 'https://github.com'],
+      },
     },
   });
   deps.restarts.spare(worker);

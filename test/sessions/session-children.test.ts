@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Actor } from '../../src/core/actor.ts';
-import type { NewChild } from '../../src/sessions/session-children.ts';
+import type { NewChild } from '../../src/core/subtasks.ts';
 import { createSessionStore, type SessionStore } from '../../src/sessions/session-store.ts';
 import { createTestDatabase, databaseTargets } from '../helpers/test-database.ts';
 
@@ -16,7 +16,6 @@ function twoChildren(tag: string): NewChild[] {
     prompt: `do part ${index}`,
     branch: `patchbay/parent-sub-${index}`,
     baseBranch: 'main',
-    thread: { source: 'web' as const },
   }));
 }
 
@@ -46,6 +45,7 @@ describe.each(databaseTargets())('session children on $name PostgreSQL', (target
     const first = await store.spawnChildren('parent', {
       callId: 'call-1',
       requester: alice,
+      thread: { source: 'web' },
       children: twoChildren('a'),
       step: { events: [spawned] },
     });
@@ -53,6 +53,7 @@ describe.each(databaseTargets())('session children on $name PostgreSQL', (target
     const replay = await store.spawnChildren('parent', {
       callId: 'call-1',
       requester: alice,
+      thread: { source: 'web' },
       children: twoChildren('b'),
       step: { events: [spawned] },
     });
