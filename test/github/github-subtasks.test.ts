@@ -61,11 +61,12 @@ describe('the GitHub progress comment of a session with sub-tasks', () => {
     const children = [
       { id: `${parent.id}-1`, index: 1, title: 'API field', repo: parent.repo, branch: 'patchbay/field-sub-1' },
       { id: `${parent.id}-2`, index: 2, title: 'Client', repo: parent.repo, branch: 'patchbay/field-sub-2' },
-    ].map((c) => ({ ...c, prompt: c.title, thread: { source: 'web' as const } }));
+    ].map((c) => ({ ...c, prompt: c.title }));
     await app.store.spawnChildren(parent.id, {
       callId: 'call-1',
       requester,
       children,
+      thread: { source: 'web' },
       step: {
         events: [
           {

@@ -61,11 +61,12 @@ describe('the Slack status message of a session that fanned out', () => {
           repo: 'https://github.com/acme/client',
           branch: 'patchbay/field-sub-2',
         },
-      ].map((c) => ({ ...c, prompt: c.title, thread: { source: 'web' as const } }));
+      ].map((c) => ({ ...c, prompt: c.title }));
       await store.spawnChildren('parent', {
         callId: 'call-1',
         requester: alice,
         children,
+        thread: { source: 'web' },
         step: {
           events: [
             {

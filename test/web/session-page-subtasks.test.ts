@@ -50,11 +50,12 @@ describe('sub-tasks on the session page, in Chromium', () => {
         repo: 'https://github.com/acme/client',
         branch: 'patchbay/field-sub-2',
       },
-    ].map((c) => ({ ...c, id: `${parentId}-sub-${c.index}`, prompt: c.title, thread: { source: 'web' as const } }));
+    ].map((c) => ({ ...c, id: `${parentId}-sub-${c.index}`, prompt: c.title }));
     await fx.store.spawnChildren(parentId, {
       callId: 'call-1',
       requester: ada,
       children,
+      thread: { source: 'web' },
       step: {
         events: [
           {
