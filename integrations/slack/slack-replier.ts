@@ -1,5 +1,4 @@
 import type { Logger } from 'pino';
-import { parseRepoUrl } from '../../src/core/repo-ref.ts';
 import { describeToolCall } from '../../src/core/tool-call.ts';
 import type { ThreadReplier, ThreadUpdate } from '../../src/core/thread-replier.ts';
 import { describeEgressBlock, egressBlockedNote } from '../../src/core/egress-block.ts';
@@ -19,6 +18,11 @@ import type { SlackWeb } from './slack-web.ts';
 import type { ArtifactStore } from '../../src/core/artifact-store.ts';
 import { uploadScreenshotsOnce, type SlackFiles } from './slack-screenshots.ts';
 import { escapeMrkdwn } from './slack-text.ts';
+import { branchLink } from './repo-links.ts';
+import { repoShortName } from '../../src/core/repo-ref.ts';
+import { statusIcon, subtaskLines } from './slack-subtasks.ts';
+import type { SubtaskLine } from '../../src/core/subtasks.ts';
+import { waitsForSubtasks } from '../../src/core/subtask-wait.ts';
 import type { SlackStore, SlackThread } from './slack-store.ts';
 import {
   type FamilyMember,
@@ -52,6 +56,7 @@ export function createSlackReplier(deps: {
 }): ThreadReplier {
   const { web, store } = deps;
   const now = deps.now ?? Date.now;
+  const links: StatusLinks = { publicUrl: deps.publicUrl, repoBases: deps.repoBases ?? ['https://github.com'] };
 
   async function post(
     thread: SlackThread,
@@ -80,7 +85,7 @@ export function createSlackReplier(deps: {
 
   return {
     source: 'slack',
-    async reply({ session, thread, events, state }: ThreadUpdate) {
+    async reply({ session, thread, events, state, children }: ThreadUpdate) {
       if (thread.source !== 'slack') return { state };
       const previous = (state ?? {}) as ReplyState;
       const posts = await store.posts(thread);
@@ -88,7 +93,7 @@ export function createSlackReplier(deps: {
       let step = previous.step ?? 'Queued';
       for (const stored of events) step = stepAfter(stored, step);
       const blocked = blockedAfter(previous.blocked ?? [], events);
-      const status = renderStatus(session, step, `${deps.publicUrl}/sessions/${session.id}`, now(), blocked);
+      const status = renderStatus({ session, step, nowMs: now(), blocked, children }, links);
       const statusTs = posts.get('status');
       if (!statusTs) await post(thread, posts, 'status', status);
       else if (status.text !== previous.statusText) await update(thread, statusTs, status);
@@ -123,18 +128,15 @@ export function createSlackReplier(deps: {
       return { state: { step, statusText: status.text, ...(blocked.length > 0 && { blocked }) } satisfies ReplyState };
     },
 
-    /** Keeps the elapsed time in the status message current while a long step runs. */
-    async refresh({ session, thread, state }) {
+    /** Keeps the elapsed time and the sub-tasks in the status message current between events. */
+    async refresh({ session, thread, state, children }) {
       if (thread.source !== 'slack') return { state };
       const previous = (state ?? {}) as ReplyState;
       const statusTs = (await store.posts(thread)).get('status');
       if (!statusTs) return { state };
       const status = renderStatus(
-        session,
-        previous.step ?? 'Working',
-        `${deps.publicUrl}/sessions/${session.id}`,
-        now(),
-        previous.blocked ?? [],
+        { session, step: previous.step ?? 'Working', nowMs: now(), blocked: previous.blocked ?? [], children },
+        links,
       );
       if (status.text === previous.statusText) return { state };
       await update(thread, statusTs, status);
@@ -189,21 +191,34 @@ function blockedAfter(previous: string[], events: StoredEvent[]): string[] {
   return blocked;
 }
 
-function renderStatus(session: SessionRecord, step: string, link: string, nowMs: number, blocked: string[]): SlackText {
+/** Where the status message links to: the session pages, and the repositories' hosts for branch links. */
+type StatusLinks = { publicUrl: string; repoBases: readonly string[] };
+
+/** What the status message shows: the session, its current step, refused hosts and its sub-tasks. */
+type StatusView = {
+  session: SessionRecord;
+  step: string;
+  nowMs: number;
+  blocked: string[];
+  children: readonly SubtaskLine[];
+};
+
+function renderStatus(view: StatusView, links: StatusLinks): SlackText {
+  const { session } = view;
   const done = TERMINAL.has(session.status);
-  const end = done ? Date.parse(session.updatedAt) : nowMs;
-  const icon =
-    { completed: ':white_check_mark:', failed: ':x:', cancelled: ':octagonal_sign:', waiting: ':question:' }[
-      session.status as string
-    ] ?? ':hourglass_flowing_sand:';
+  const end = done ? Date.parse(session.updatedAt) : view.nowMs;
+  const subtasks = subtaskLines(view.children, session, links);
+  const fannedOut = waitsForSubtasks(session, view.children);
+  const step = fannedOut ? 'Waiting for its sub-tasks' : view.step;
   return statusMessage({
-    repo: repoName(session.repo),
+    repo: repoShortName(session.repo),
     step: done ? { completed: 'Done', failed: 'Failed', cancelled: 'Stopped' }[session.status as string]! : step,
     elapsed: formatElapsed(end - Date.parse(session.createdAt)),
-    link,
+    link: `${links.publicUrl}/sessions/${session.id}`,
     active: !done,
-    icon,
-    ...(blocked.length > 0 && { note: escapeMrkdwn(egressBlockedNote(blocked)!) }),
+    icon: fannedOut ? statusIcon('running') : statusIcon(session.status),
+    ...(view.blocked.length > 0 && { note: escapeMrkdwn(egressBlockedNote(view.blocked)!) }),
+    ...(subtasks && { subtasks }),
   });
 }
 
@@ -272,17 +287,4 @@ function pullsText(session: SessionRecord, prUrl: string, family: readonly Famil
       )
     : undefined;
   return all ?? `Pull request: ${prUrl}`;
-}
-
-/** A link to the branch on the repository's host (github.com or GitHub Enterprise); the bare name elsewhere. */
-function branchLink(repo: string, branch: string, repoBases: readonly string[]): string {
-  const ref = parseRepoUrl(repo, repoBases);
-  return ref
-    ? `<${repo.replace(/\/+$/, '').replace(/\.git$/i, '')}/tree/${encodeURI(branch)}|${branch}>`
-    : `\`${branch}\``;
-}
-
-function repoName(repo: string): string {
-  const match = /([^/:]+\/[^/]+?)(?:\.git)?\/?$/.exec(repo);
-  return match?.[1] ?? repo;
 }

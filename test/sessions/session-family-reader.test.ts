@@ -28,8 +28,8 @@ describe('the session family from the store', () => {
         repo: index === 1 ? api : client,
         prompt: `do part ${index}`,
         branch: `patchbay/parent-sub-${index}`,
-        thread: { source: 'web' as const },
       })),
+      thread: { source: 'web' },
       step: { events: [{ event: { type: 'subtasks-spawned', callId: 'call-1', children: [] } }] },
     });
     const finish = async (id: string, prUrl: string) => {

@@ -64,6 +64,7 @@ describe('the Slack final reply of a session family', () => {
       thread,
       events: stored,
       state: undefined,
+      children: [],
       signal: AbortSignal.timeout(10_000),
     };
     await replier.reply(update);
