@@ -43,7 +43,7 @@ export type MergeSubtasksDeps = {
  * `merge_subtasks`: gathers the sub-tasks' branches of the parent session's repository into its
  * workspace, one merge commit each, in order. It stops at the first conflict and leaves it as git
  * leaves it; called again once the agent committed the resolution, it merges the rest (what HEAD
- * already contains counts as merged). Register it only for sessions that have children.
+ * already contains counts as merged). A session without sub-tasks is told it has none.
  */
 export function createMergeSubtasksTool(deps: MergeSubtasksDeps): Tool<MergeSubtasksInput> {
   return {
@@ -68,7 +68,10 @@ async function mergeSubtasks(
 ): Promise<ToolOutput> {
   const repo = await deps.repoOf(sessionId);
   if (repo === undefined) return { content: `Session ${sessionId} was not found.`, isError: true };
-  const chosen = chooseChildren(await deps.children(sessionId), repo, input.sessions);
+  const children = await deps.children(sessionId);
+  if (children.length === 0)
+    return { content: 'This session has no sub-tasks to merge: spawn_subtasks starts them.', isError: true };
+  const chosen = chooseChildren(children, repo, input.sessions);
   if ('error' in chosen) return { content: chosen.error, isError: true };
   if (chosen.lines.length === 0)
     return { content: `No completed sub-task of ${repo} pushed a branch to merge.${skippedText(chosen.skipped)}` };

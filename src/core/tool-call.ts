@@ -24,6 +24,7 @@ const actions: Record<string, string> = {
   screenshot: 'Screenshot',
   ask_user: 'Asked',
   spawn_subtasks: 'Started sub-tasks',
+  merge_subtasks: 'Merged sub-tasks',
 };
 
 const detailFields = ['command', 'path', 'query', 'pattern', 'question', 'url'] as const;

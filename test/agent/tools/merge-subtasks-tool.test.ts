@@ -222,6 +222,11 @@ describe('merge_subtasks', () => {
   });
 
   it('names what it cannot merge: a session that is not a child, or a child on another repository', async () => {
+    const alone = await merge();
+    expect(alone).toEqual({
+      content: 'This session has no sub-tasks to merge: spawn_subtasks starts them.',
+      isError: true,
+    });
     children.push({
       sessionId: 'c9',
       index: 9,
