@@ -43,6 +43,7 @@ export function createMemoryRunnerStore(): RunnerLog & { create(id: string, prom
       const now = new Date().toISOString();
       const record: SessionRecord = {
         id,
+        parentId: null,
         createdAt: now,
         updatedAt: now,
         status: 'running',

@@ -80,6 +80,11 @@ export interface SessionsTable {
   /** The process holding the run's lease, and until when (null: nobody). */
   lease_owner: string | null;
   lease_expires_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  /** Set on a sub-task's session (migration 021): its parent, its 1-based place, title and spawning call. */
+  parent_session_id: ColumnType<string | null, string | null | undefined, never>;
+  subtask_index: ColumnType<number | null, number | null | undefined, never>;
+  subtask_title: ColumnType<string | null, string | null | undefined, never>;
+  spawn_call_id: ColumnType<string | null, string | null | undefined, never>;
 }
 
 export interface SessionThreadsTable {

@@ -8,6 +8,7 @@ import type { OutcomeLedger } from '../src/core/pull-outcome.ts';
 import type { DeliveryInbox, DeliveryInterpreter } from '../src/core/delivery-interpreter.ts';
 import type { GitCredentials, Publisher } from '../src/core/publisher.ts';
 import type { SessionLookup } from '../src/core/session-lookup.ts';
+import type { SessionFamily } from '../src/core/session-family.ts';
 import type { ThreadReplier } from '../src/core/thread-replier.ts';
 
 /** What every integration gets from the composition root. */
@@ -38,6 +39,8 @@ export type IntegrationContext = {
   artifacts?: ArtifactStore;
   /** Signs a person in to the web page once the integration knows who they are (set with PATCHBAY_API_TOKEN). */
   pageSignIns?: PageSessionIssuer;
+  /** A session's fan-out family (issue 22): its pull requests link each other, its thread lists them all. */
+  family?: SessionFamily;
 };
 
 /**

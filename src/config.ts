@@ -6,6 +6,7 @@ import { modelConfigFromEnv, modelEnvSchema } from './models/model-config.ts';
 import { emptyAsUndefined, optionalString, positiveInt } from './config/env-values.ts';
 import { sandboxConfigFromEnv, sandboxEnvShape, type SandboxConfig } from './config/sandbox-config.ts';
 import { type ApprovalConfig, approvalConfigFromEnv, approvalEnvShape } from './config/approval-config.ts';
+import { DEFAULT_SUBTASKS_MAX } from './core/subtasks.ts';
 import { slackConfigFromEnv, slackEnvSchema, type SlackConfig } from '../integrations/slack/slack-env.ts';
 import { githubConfigFromEnv, githubEnvSchema, type GitHubConfig } from '../integrations/github/github-env.ts';
 import { linearConfigFromEnv, linearEnvSchema, type LinearConfig } from '../integrations/linear/linear-env.ts';
@@ -69,6 +70,8 @@ export const envSchema = z
     RUN_MAX_MINUTES: positiveInt(60),
     RUN_MAX_TOKENS: positiveInt(5_000_000),
     RUN_MAX_TOOL_CALLS: positiveInt(500),
+    /** Most sub-tasks one spawn_subtasks call may start (issue 22). */
+    SUBTASKS_MAX: positiveInt(DEFAULT_SUBTASKS_MAX),
     /** Let the API take a path on the server's disk as a repository (the CLI always can). */
     PATCHBAY_ALLOW_LOCAL_REPOS: z.preprocess(emptyAsUndefined, z.enum(['true', 'false']).default('false')),
     /** Comma-separated branches never pushed to, on top of main, master, the base and the default branch. */
@@ -119,6 +122,8 @@ export type Config = {
   /** Where a process without the API serves its health check (WORKER_HEALTH_PORT). */
   workerHealthPort?: number;
   limits: { maxWallMs: number; maxTokens: number; maxToolCalls: number };
+  /** Most sub-tasks one spawn_subtasks call may start (SUBTASKS_MAX). */
+  subtasksMax: number;
   /** Caps on pictures from conversations (IMAGE_MAX_BYTES, IMAGE_MAX_PER_MESSAGE). */
   images: { maxBytes: number; maxPerMessage: number };
   /** The API accepts a path on the server's disk as a repository (PATCHBAY_ALLOW_LOCAL_REPOS). */
@@ -184,6 +189,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       checkpointMaxBytes: e.CHECKPOINT_MAX_MB * 1024 * 1024,
     },
     limits: { maxWallMs: e.RUN_MAX_MINUTES * 60_000, maxTokens: e.RUN_MAX_TOKENS, maxToolCalls: e.RUN_MAX_TOOL_CALLS },
+    subtasksMax: e.SUBTASKS_MAX,
     images: { maxBytes: e.IMAGE_MAX_BYTES, maxPerMessage: e.IMAGE_MAX_PER_MESSAGE },
     allowLocalRepos: e.PATCHBAY_ALLOW_LOCAL_REPOS === 'true',
     protectedBranches: e.PROTECTED_BRANCHES.split(',')

@@ -23,6 +23,7 @@ import type { RunQueue } from './sessions/run-queue.ts';
 import type { SessionService } from './sessions/session-service.ts';
 import type { SetupImageRefresher } from './sessions/setup-image-refresher.ts';
 import type { SessionStore } from './sessions/session-store.ts';
+import { createSessionFamily } from './sessions/session-family-reader.ts';
 import { createEgressWiring, type EgressWiring } from './start/egress-wiring.ts';
 import { createRestartRecovery, type RestartRecovery } from './start/restart-recovery.ts';
 import { createShutdown, type Shutdown } from './start/shutdown.ts';
@@ -268,5 +269,6 @@ function integrationContext(
       limits: { ...defaultIntakeLimits, ...config.images },
     }),
     ...(pageSignIns && { pageSignIns }),
+    family: createSessionFamily(store),
   };
 }

@@ -21,6 +21,7 @@ import * as m017 from './017-pull-outcomes.ts';
 import * as m018 from './018-session-artifacts.ts';
 import * as m019 from './019-attachment-sources.ts';
 import * as m020 from './020-glossary-names.ts';
+import * as m021 from './021-subtasks.ts';
 
 /** Migrations in order. Add new ones here; never edit one that has shipped. */
 export const migrationProvider: MigrationProvider = {
@@ -48,6 +49,7 @@ export const migrationProvider: MigrationProvider = {
       '018-session-artifacts': m018,
       '019-attachment-sources': m019,
       '020-glossary-names': m020,
+      '021-subtasks': m021,
     };
   },
 };

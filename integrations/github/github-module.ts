@@ -65,6 +65,7 @@ export async function createGitHubModule(
     gitUrl: config.gitUrl,
     draft: config.draft,
     log,
+    family: context.family,
   });
   const outcomes = new OutcomeBackfill({ client, ledger: context.outcomes, log });
   const signInLink =

@@ -9,15 +9,24 @@ import type { GitHubStore } from './github-store.ts';
 import { pullRequestBody, pullRequestTitle, sessionMarker } from './render-pull-request.ts';
 import { renderEvidence, type GateDecision } from '../../src/core/evidence.ts';
 import type { SecretBox } from './secret-box.ts';
+import type { SessionFamily } from '../../src/core/session-family.ts';
+import type { OutcomeLedger } from '../../src/core/pull-outcome.ts';
+import type { SessionLookup } from '../../src/core/session-lookup.ts';
+import { familySection, linkFamilyPulls, otherFamilyPulls, withFamilySection } from './linked-pulls.ts';
 
 type PublishDeps = {
   client: GitHubClient;
   store: GitHubStore;
-  context: IntegrationContext;
+  context: Pick<IntegrationContext, 'publicUrl'> & {
+    sessions: Pick<SessionLookup, 'events' | 'threads' | 'addThread'>;
+    outcomes: Pick<OutcomeLedger, 'opened'>;
+  };
   box?: SecretBox;
   gitUrl: string;
   draft: boolean;
   log: Logger;
+  /** The session's family (issue 22): its pull requests on other repositories link each other. */
+  family?: SessionFamily | undefined;
 };
 
 /** A pull request as publishing reads it; `ours` when Patchbay opened it (its description is Patchbay's). */
@@ -55,7 +64,10 @@ async function publish(deps: PublishDeps, input: PublishInput): Promise<Publishe
     input,
     where,
     appOctokit: await deps.client.forRepo(repo),
-    body: await describePull(deps, input, where, sessionUrl),
+    body: withFamilySection(
+      await describePull(deps, input, where, sessionUrl),
+      familySection(await otherFamilyPulls(deps.family, input.session.id)),
+    ),
     request: { signal: input.signal },
     log: deps.log.child({ sessionId: input.session.id }),
   };
@@ -95,6 +107,12 @@ async function publish(deps: PublishDeps, input: PublishInput): Promise<Publishe
       signal: input.signal,
       log: pull.log,
     });
+  if (deps.family && pr.ours)
+    await linkFamilyPulls(
+      { client: deps.client, family: deps.family, gitUrl: deps.gitUrl, log: pull.log },
+      { sessionId: input.session.id, repo: input.session.repo, url: pr.url },
+      input.signal,
+    );
   return { url: pr.url, number: pr.number };
 }
 

@@ -1,18 +1,26 @@
 import type { Logger } from 'pino';
-import { threadKey } from '../../src/core/thread-ref.ts';
+import type { SessionRecord } from '../../src/core/session-record.ts';
+import type { SubtaskLine } from '../../src/core/subtasks.ts';
+import { waitsForSubtasks } from '../../src/core/subtask-wait.ts';
+import { type ThreadRef, threadKey } from '../../src/core/thread-ref.ts';
 import type { ThreadReplier, ThreadUpdate } from '../../src/core/thread-replier.ts';
 import type { IntegrationContext } from '../integration-module.ts';
 import type { GitHubClient } from './github-client.ts';
 import { editComment } from './github-comments.ts';
-import type { GitHubStore } from './github-store.ts';
+import type { GitHubRequest, GitHubStore } from './github-store.ts';
 import type { ProgressComments } from './progress-comments.ts';
-import { readBatch, renderProgress } from './render-progress.ts';
+import { type ProgressView, readBatch, renderProgress } from './render-progress.ts';
+import { renderSubtasks } from './render-subtasks.ts';
+
+/** What the replier remembers of a thread between batches: the request it shows and what it saw last. */
+type ReplyState = Pick<ProgressView, 'step' | 'blocked' | 'queue'> & { requestId?: number };
 
 /**
  * The outbound half for GitHub threads: each request (a mention, a review comment, the trigger
  * label) has one progress comment, made when the request was taken and edited in place here as
  * the run moves, until it ends with the summary and PR link, the agent's question, or the reason
- * it failed. Edits are idempotent, so a repeated batch only rewrites the same text.
+ * it failed. Edits are idempotent, so a repeated batch only rewrites the same text. Between
+ * events, `refresh` rewrites it when the session's sub-tasks moved on.
  */
 export function createGitHubReplier(deps: {
   client: GitHubClient;
@@ -24,60 +32,85 @@ export function createGitHubReplier(deps: {
 }): ThreadReplier {
   const { client, store, context, comments } = deps;
 
+  /** The request of the thread whose comment shows the session now; older ones are marked done. */
+  async function currentRequest(thread: ThreadRef, sessionId: string): Promise<GitHubRequest | undefined> {
+    const open = (await store.openRequests(threadKey(thread)!)).filter(
+      (r) => r.sessionId === null || r.sessionId === sessionId,
+    );
+    // A request superseded by a newer one (an answer to the question it ended with) is done.
+    for (const older of open.slice(0, -1)) await store.updateRequest(older.id, { finished: true });
+    return open.at(-1);
+  }
+
+  /** Renders the request's comment and edits it when the text changed. */
+  async function show(
+    request: GitHubRequest,
+    view: { session: SessionRecord; seen: ReplyState; prUrl?: string; children: readonly SubtaskLine[] },
+    signal: AbortSignal,
+  ): Promise<void> {
+    const commentId = await comments.commentId(request, signal);
+    const bot = await client.identity();
+    const { step, blocked, queue } = view.seen;
+    const subtasks = renderSubtasks(view.children, { repo: view.session.repo, pageUrl: pageUrlOf(context) });
+    const body = renderProgress({
+      session: view.session,
+      ...(step && { step }),
+      ...(view.prUrl && { prUrl: view.prUrl }),
+      ...(blocked && blocked.length > 0 && { blocked }),
+      ...(queue && { queue }),
+      ...(subtasks && { subtasks }),
+      sessionUrl: pageUrlOf(context)(view.session.id),
+      mention: bot.mention,
+    });
+    if (body === request.lastBody) return;
+    const octokit = await client.forRepo({ owner: request.owner, repo: request.repo });
+    await editComment(
+      octokit,
+      { owner: request.owner, repo: request.repo },
+      { kind: request.commentKind, id: commentId },
+      body,
+      signal,
+    );
+    await store.updateRequest(request.id, { lastBody: body });
+  }
+
   return {
     source: 'github',
-    async reply({ session, thread, events, state, signal }: ThreadUpdate) {
+    async reply({ session, thread, events, state, signal, children }: ThreadUpdate) {
       if (thread.source !== 'github') return { state };
-      const open = (await store.openRequests(threadKey(thread)!)).filter(
-        (r) => r.sessionId === null || r.sessionId === session.id,
-      );
-      if (open.length === 0) return { state };
-      // A request superseded by a newer one (an answer to the question it ended with) is done.
-      for (const older of open.slice(0, -1)) await store.updateRequest(older.id, { finished: true });
-      const request = open.at(-1)!;
-      const commentId = await comments.commentId(request, signal);
+      const request = await currentRequest(thread, session.id);
+      if (!request) return { state };
       const fresh = (await context.sessions.get(session.id)) ?? session;
       const batch = readBatch(events, request.startSeq, fresh.status);
-      const bot = await client.identity();
-      const previous = (state ?? {}) as {
-        step?: { name: string; input: unknown };
-        requestId?: number;
-        blocked?: string[];
-        queue?: string;
-      };
-      const sameRequest = previous.requestId === request.id;
-      const step = batch.step ?? (sameRequest ? previous.step : undefined);
-      const blocked = [...new Set([...(sameRequest ? (previous.blocked ?? []) : []), ...batch.blocked])];
-      const queue = batch.queue ?? (sameRequest ? previous.queue : undefined);
-      const body = renderProgress({
-        session: fresh,
-        ...(step && { step }),
-        ...(batch.prUrl && { prUrl: batch.prUrl }),
-        ...(blocked.length > 0 && { blocked }),
-        ...(queue && { queue }),
-        sessionUrl: `${context.publicUrl}/sessions/${session.id}`,
-        mention: bot.mention,
-      });
-      if (body !== request.lastBody) {
-        const octokit = await client.forRepo({ owner: request.owner, repo: request.repo });
-        await editComment(
-          octokit,
-          { owner: request.owner, repo: request.repo },
-          { kind: request.commentKind, id: commentId },
-          body,
-          signal,
-        );
-        await store.updateRequest(request.id, { lastBody: body });
-      }
-      if (batch.settled) await store.updateRequest(request.id, { finished: true });
-      return {
-        state: {
-          requestId: request.id,
-          ...(step && { step }),
-          ...(blocked.length > 0 && { blocked }),
-          ...(queue && { queue }),
-        },
-      };
+      const seen = seenAfter((state ?? {}) as ReplyState, request.id, batch);
+      await show(request, { session: fresh, seen, ...(batch.prUrl && { prUrl: batch.prUrl }), children }, signal);
+      // A session waiting for its sub-tasks goes on by itself: its comment keeps following it.
+      if (batch.settled && !waitsForSubtasks(fresh, children))
+        await store.updateRequest(request.id, { finished: true });
+      return { state: seen };
+    },
+
+    /** Shows the sub-tasks as they stand now; the rest of the comment is as the last batch left it. */
+    async refresh({ session, thread, state, signal, children }) {
+      if (thread.source !== 'github') return { state };
+      const request = await currentRequest(thread, session.id);
+      const seen = (state ?? {}) as ReplyState;
+      if (!request || seen.requestId !== request.id) return { state };
+      await show(request, { session, seen, children }, signal);
+      return { state };
     },
   };
+}
+
+/** What the thread has seen of its request after a batch: the batch's news, else what it saw before. */
+function seenAfter(previous: ReplyState, requestId: number, batch: ReturnType<typeof readBatch>): ReplyState {
+  const sameRequest = previous.requestId === requestId;
+  const step = batch.step ?? (sameRequest ? previous.step : undefined);
+  const blocked = [...new Set([...(sameRequest ? (previous.blocked ?? []) : []), ...batch.blocked])];
+  const queue = batch.queue ?? (sameRequest ? previous.queue : undefined);
+  return { requestId, ...(step && { step }), ...(blocked.length > 0 && { blocked }), ...(queue && { queue }) };
+}
+
+function pageUrlOf(context: Pick<IntegrationContext, 'publicUrl'>): (sessionId: string) => string {
+  return (sessionId) => `${context.publicUrl}/sessions/${sessionId}`;
 }

@@ -15,6 +15,8 @@ export type ProgressView = {
   queue?: string;
   sessionUrl: string;
   mention: string;
+  /** The session's sub-tasks as renderSubtasks lists them, under the status. */
+  subtasks?: string;
 };
 
 const settledStatuses = new Set(['completed', 'failed', 'cancelled', 'waiting']);
@@ -23,7 +25,7 @@ const settledStatuses = new Set(['completed', 'failed', 'cancelled', 'waiting'])
 export function renderProgress(view: ProgressView): string {
   const how = `reply \`${view.mention} allow <host> for this session\` (or \`for this repository\`)`;
   const note = egressBlockedNote(view.blocked ?? [], how);
-  const body = renderStatusBody(view);
+  const body = view.subtasks ? `${renderStatusBody(view)}\n\n${view.subtasks}` : renderStatusBody(view);
   return note ? `${body}\n\n> 🚫 ${note}` : body;
 }
 
@@ -37,6 +39,8 @@ function renderStatusBody(view: ProgressView): string {
       return `🔄 Working on it.${view.queue ? ` ${view.queue}` : ''}${view.step ? `\n\nCurrent step: ${describeStep(view.step)}` : ''}\n\n${link}`;
     case 'waiting': {
       const q = session.pendingQuestion;
+      // Waiting with no question is a session waiting for the sub-tasks listed below.
+      if (!q && view.subtasks) return `⏳ Waiting for its sub-tasks to finish. ${link}`;
       const question = q ? quote(q.question) : '> (question unavailable)';
       const choices = q?.choices?.length
         ? `\n\nChoices: ${q.choices.map((c) => `\`${c}\``).join(', ')}${q.recommended ? ` (I recommend \`${q.recommended}\`)` : ''}`

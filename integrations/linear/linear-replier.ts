@@ -3,6 +3,8 @@ import type { StoredEvent } from '../../src/core/events.ts';
 import type { ThreadReplier, ThreadUpdate } from '../../src/core/thread-replier.ts';
 import type { IntegrationContext } from '../integration-module.ts';
 import type { LinearApis } from './linear-apis.ts';
+import type { LinearApi, PlanStep } from './linear-api.ts';
+import { planWithSubtasks, subtaskSteps } from './linear-subtasks.ts';
 import type { LinearStore } from './linear-store.ts';
 import { initialPlan, renderActivities, type LinearThreadState } from './render-activities.ts';
 import { stableUuid } from './stable-uuid.ts';
@@ -39,7 +41,7 @@ export function createLinearReplier(deps: {
 
   return {
     source: 'linear',
-    async reply({ session, thread, events, state, signal }: ThreadUpdate) {
+    async reply({ session, thread, events, state, signal, children }: ThreadUpdate) {
       if (thread.source !== 'linear') return { state };
       const row = await store.agentSession(thread.agentSessionId);
       if (!row) return { state };
@@ -60,25 +62,27 @@ export function createLinearReplier(deps: {
         );
         next.lastPostedAt = now();
       }
-      if (
-        JSON.stringify(next.plan) !== JSON.stringify(previous.plan) ||
-        (state === undefined && activities.length > 0)
-      ) {
-        await api
-          .updateSession(thread.agentSessionId, { plan: next.plan }, signal)
-          .catch((error: unknown) =>
-            deps.log.warn({ err: error, sessionId: session.id }, 'could not update the Linear plan'),
-          );
-      }
-      return { state: next };
+      const subtasks = subtaskSteps(children, fresh);
+      if (planChanged(previous, next.plan, subtasks) || (state === undefined && activities.length > 0))
+        await updatePlan(api, thread.agentSessionId, planWithSubtasks(next.plan, subtasks), session.id, signal);
+      return { state: { ...next, subtasks } };
     },
-    async refresh({ session, thread, state, signal }) {
+    /** Shows the sub-tasks' progress in the plan, and keeps a long step from looking stale. */
+    async refresh({ session, thread, state, signal, children }) {
       if (thread.source !== 'linear' || !state) return { state };
-      const current = state as LinearThreadState;
-      if (now() - current.lastPostedAt < keepAliveMs) return { state };
+      let current = state as LinearThreadState;
+      const subtasks = subtaskSteps(children, session);
+      const replan = planChanged(current, current.plan, subtasks);
+      const stale = now() - current.lastPostedAt >= keepAliveMs;
+      if (!replan && !stale) return { state };
       const row = await store.agentSession(thread.agentSessionId);
       if (!row) return { state };
       const api = await deps.apis.forOrganization(row.organizationId);
+      if (replan) {
+        await updatePlan(api, thread.agentSessionId, planWithSubtasks(current.plan, subtasks), session.id, signal);
+        current = { ...current, subtasks };
+      }
+      if (!stale) return { state: current };
       const minutes = Math.round((now() - Date.parse(session.updatedAt)) / 60_000);
       await api.postActivity(
         thread.agentSessionId,
@@ -91,4 +95,25 @@ export function createLinearReplier(deps: {
       return { state: { ...current, lastPostedAt: now() } };
     },
   };
+
+  /** Replaces the agent session's plan; a plan Linear refuses is logged, never a failed reply. */
+  async function updatePlan(
+    api: LinearApi,
+    agentSessionId: string,
+    plan: PlanStep[],
+    sessionId: string,
+    signal: AbortSignal,
+  ): Promise<void> {
+    await api
+      .updateSession(agentSessionId, { plan }, signal)
+      .catch((error: unknown) => deps.log.warn({ err: error, sessionId }, 'could not update the Linear plan'));
+  }
+}
+
+/** Whether the plan to show differs from the one the thread showed last (its own steps or its sub-tasks'). */
+function planChanged(shown: LinearThreadState, plan: PlanStep[], subtasks: PlanStep[]): boolean {
+  return (
+    JSON.stringify(plan) !== JSON.stringify(shown.plan) ||
+    JSON.stringify(subtasks) !== JSON.stringify(shown.subtasks ?? [])
+  );
 }

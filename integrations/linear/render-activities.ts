@@ -24,6 +24,8 @@ export type LinearThreadState = {
   /** Tool inputs of calls still running at the end of the last batch, for the action's parameter. */
   openCalls: Record<string, { name: string; parameter: string }>;
   lastPostedAt: number;
+  /** The sub-tasks' steps as the plan last showed them (linear-subtasks.ts); `plan` holds the session's own. */
+  subtasks?: PlanStep[];
   prUrl?: string;
   /**
    * The session's final activity was posted (done, failed, stopped). Steps a stopped run records

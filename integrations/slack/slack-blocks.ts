@@ -115,11 +115,15 @@ export function statusMessage(input: {
   active: boolean;
   icon: string;
   note?: string;
+  /** The sub-tasks' lines (mrkdwn, already escaped), one per child session, under the status line. */
+  subtasks?: string;
 }): SlackText {
   const line = `${input.icon} *${escapeMrkdwn(input.repo)}*: ${input.step} · ${input.elapsed} · <${input.link}|session page>`;
-  // The note (refused network access, already escaped) goes under the status line.
-  const text = input.note ? `${line}\n:no_entry_sign: ${input.note}` : line;
+  // The sub-tasks and the note (refused network access), both already escaped, go under the status line.
+  const withSubtasks = input.subtasks ? `${line}\n${input.subtasks}` : line;
+  const text = input.note ? `${withSubtasks}\n:no_entry_sign: ${input.note}` : withSubtasks;
   const blocks: unknown[] = [section(line)];
+  if (input.subtasks) blocks.push(section(input.subtasks));
   if (input.note)
     blocks.push({
       type: 'context',

@@ -82,6 +82,7 @@ export function createSlackModule(options: SlackModuleOptions): IntegrationModul
       log,
       repoBases: [options.gitUrl ?? 'https://github.com'],
       ...(context.artifacts && { screenshots: { web, artifacts: context.artifacts } }),
+      ...(context.family && { family: context.family }),
     }),
     interpreter: createSlackInterpreter({
       requests,

@@ -1,5 +1,4 @@
 import type { Logger } from 'pino';
-import { parseRepoUrl } from '../../src/core/repo-ref.ts';
 import { describeToolCall } from '../../src/core/tool-call.ts';
 import type { ThreadReplier, ThreadUpdate } from '../../src/core/thread-replier.ts';
 import { describeEgressBlock, egressBlockedNote } from '../../src/core/egress-block.ts';
@@ -20,7 +19,18 @@ import type { SlackWeb } from './slack-web.ts';
 import type { ArtifactStore } from '../../src/core/artifact-store.ts';
 import { uploadScreenshotsOnce, type SlackFiles } from './slack-screenshots.ts';
 import { escapeMrkdwn } from './slack-text.ts';
+import { branchLink } from './repo-links.ts';
+import { repoShortName } from '../../src/core/repo-ref.ts';
+import { statusIcon, subtaskLines } from './slack-subtasks.ts';
+import type { SubtaskLine } from '../../src/core/subtasks.ts';
+import { waitsForSubtasks } from '../../src/core/subtask-wait.ts';
 import type { SlackStore, SlackThread } from './slack-store.ts';
+import {
+  type FamilyMember,
+  familyPulls,
+  renderFamilyPulls,
+  type SessionFamily,
+} from '../../src/core/session-family.ts';
 
 /** What we remember per thread between replies (besides the posts table). */
 type ReplyState = { step?: string; statusText?: string; blocked?: string[] };
@@ -45,9 +55,12 @@ export function createSlackReplier(deps: {
   repoBases?: readonly string[];
   /** Where a UI change's before/after screenshots are read to upload them (with `files:write`). */
   screenshots?: { web: SlackFiles; artifacts: Pick<ArtifactStore, 'get'> };
+  /** A parent session's family (issue 22): its final reply lists every pull request the family opened. */
+  family?: SessionFamily;
 }): ThreadReplier {
   const { web, store } = deps;
   const now = deps.now ?? Date.now;
+  const links: StatusLinks = { publicUrl: deps.publicUrl, repoBases: deps.repoBases ?? ['https://github.com'] };
 
   async function post(
     thread: SlackThread,
@@ -76,7 +89,7 @@ export function createSlackReplier(deps: {
 
   return {
     source: 'slack',
-    async reply({ session, thread, events, state }: ThreadUpdate) {
+    async reply({ session, thread, events, state, children }: ThreadUpdate) {
       if (thread.source !== 'slack') return { state };
       const previous = (state ?? {}) as ReplyState;
       const posts = await store.posts(thread);
@@ -84,7 +97,7 @@ export function createSlackReplier(deps: {
       let step = previous.step ?? 'Queued';
       for (const stored of events) step = stepAfter(stored, step);
       const blocked = blockedAfter(previous.blocked ?? [], events);
-      const status = renderStatus(session, step, `${deps.publicUrl}/sessions/${session.id}`, now(), blocked);
+      const status = renderStatus({ session, step, nowMs: now(), blocked, children }, links);
       const statusTs = posts.get('status');
       if (!statusTs) await post(thread, posts, 'status', status);
       else if (status.text !== previous.statusText) await update(thread, statusTs, status);
@@ -106,29 +119,22 @@ export function createSlackReplier(deps: {
         } else if (event.type === 'ci-failed') {
           await post(thread, posts, `ci:${stored.seq}`, ciMessage(event));
         } else if (event.type === 'status-changed' && TERMINAL.has(event.to)) {
-          await post(
-            thread,
-            posts,
-            `final:${stored.seq}`,
-            finalMessage(session, event, events, deps.repoBases ?? ['https://github.com']),
-          );
+          if (!posts.has(`final:${stored.seq}`))
+            await post(thread, posts, `final:${stored.seq}`, await finalReply(deps, session, event, events));
         }
       }
       return { state: { step, statusText: status.text, ...(blocked.length > 0 && { blocked }) } satisfies ReplyState };
     },
 
-    /** Keeps the elapsed time in the status message current while a long step runs. */
-    async refresh({ session, thread, state }) {
+    /** Keeps the elapsed time and the sub-tasks in the status message current between events. */
+    async refresh({ session, thread, state, children }) {
       if (thread.source !== 'slack') return { state };
       const previous = (state ?? {}) as ReplyState;
       const statusTs = (await store.posts(thread)).get('status');
       if (!statusTs) return { state };
       const status = renderStatus(
-        session,
-        previous.step ?? 'Working',
-        `${deps.publicUrl}/sessions/${session.id}`,
-        now(),
-        previous.blocked ?? [],
+        { session, step: previous.step ?? 'Working', nowMs: now(), blocked: previous.blocked ?? [], children },
+        links,
       );
       if (status.text === previous.statusText) return { state };
       await update(thread, statusTs, status);
@@ -206,21 +212,34 @@ function blockedAfter(previous: string[], events: StoredEvent[]): string[] {
   return blocked;
 }
 
-function renderStatus(session: SessionRecord, step: string, link: string, nowMs: number, blocked: string[]): SlackText {
+/** Where the status message links to: the session pages, and the repositories' hosts for branch links. */
+type StatusLinks = { publicUrl: string; repoBases: readonly string[] };
+
+/** What the status message shows: the session, its current step, refused hosts and its sub-tasks. */
+type StatusView = {
+  session: SessionRecord;
+  step: string;
+  nowMs: number;
+  blocked: string[];
+  children: readonly SubtaskLine[];
+};
+
+function renderStatus(view: StatusView, links: StatusLinks): SlackText {
+  const { session } = view;
   const done = TERMINAL.has(session.status);
-  const end = done ? Date.parse(session.updatedAt) : nowMs;
-  const icon =
-    { completed: ':white_check_mark:', failed: ':x:', cancelled: ':octagonal_sign:', waiting: ':question:' }[
-      session.status as string
-    ] ?? ':hourglass_flowing_sand:';
+  const end = done ? Date.parse(session.updatedAt) : view.nowMs;
+  const subtasks = subtaskLines(view.children, session, links);
+  const fannedOut = waitsForSubtasks(session, view.children);
+  const step = fannedOut ? 'Waiting for its sub-tasks' : view.step;
   return statusMessage({
-    repo: repoName(session.repo),
+    repo: repoShortName(session.repo),
     step: done ? { completed: 'Done', failed: 'Failed', cancelled: 'Stopped' }[session.status as string]! : step,
     elapsed: formatElapsed(end - Date.parse(session.createdAt)),
-    link,
+    link: `${links.publicUrl}/sessions/${session.id}`,
     active: !done,
-    icon,
-    ...(blocked.length > 0 && { note: escapeMrkdwn(egressBlockedNote(blocked, SLACK_HOW_TO_ALLOW)!) }),
+    icon: fannedOut ? statusIcon('running') : statusIcon(session.status),
+    ...(view.blocked.length > 0 && { note: escapeMrkdwn(egressBlockedNote(view.blocked, SLACK_HOW_TO_ALLOW)!) }),
+    ...(subtasks && { subtasks }),
   });
 }
 
@@ -234,12 +253,27 @@ function ciMessage(event: EventOf<'ci-failed'>): SlackText {
   };
 }
 
-/** The reply that ends a run: the PR, or the pushed branch, with the summary; or the reason it failed or stopped. */
+/** The final reply; the family's pull requests are read for a completed run only. */
+async function finalReply(
+  deps: { family?: SessionFamily; repoBases?: readonly string[] },
+  session: SessionRecord,
+  change: EventOf<'status-changed'>,
+  events: StoredEvent[],
+): Promise<SlackText> {
+  const family = change.to === 'completed' && deps.family ? await deps.family.family(session.id) : [];
+  return finalMessage(session, change, events, deps.repoBases ?? ['https://github.com'], family);
+}
+
+/**
+ * The reply that ends a run: the PR, or the pushed branch, with the summary; or the reason it failed
+ * or stopped. A parent whose family opened several PRs (one per repository) lists them all in it.
+ */
 function finalMessage(
   session: SessionRecord,
   change: EventOf<'status-changed'>,
   events: StoredEvent[],
   repoBases: readonly string[],
+  family: readonly FamilyMember[],
 ): SlackText {
   if (change.to === 'failed')
     return { text: `:x: The run failed: ${escapeMrkdwn(change.reason ?? session.error ?? 'unknown error')}` };
@@ -256,7 +290,7 @@ function finalMessage(
   // A denied push (autonomy ask-before-push): the work is not on any branch the thread can open.
   if (result.unpushed) return { text: `:no_entry: ${escapeMrkdwn(result.unpushed)}` };
   const prUrl = pr?.url ?? result.prUrl;
-  if (prUrl) return { text: `:white_check_mark: Pull request: ${prUrl}${summary}` };
+  if (prUrl) return { text: `:white_check_mark: ${pullsText(session, prUrl, family)}${summary}` };
   const branch = pushed?.branch ?? (result.commit ? result.branch : undefined);
   const commit = pushed?.commit ?? result.commit;
   if (branch)
@@ -266,15 +300,14 @@ function finalMessage(
   return { text: `:white_check_mark: Finished with no changes to commit.${summary}` };
 }
 
-/** A link to the branch on the repository's host (github.com or GitHub Enterprise); the bare name elsewhere. */
-function branchLink(repo: string, branch: string, repoBases: readonly string[]): string {
-  const ref = parseRepoUrl(repo, repoBases);
-  return ref
-    ? `<${repo.replace(/\/+$/, '').replace(/\.git$/i, '')}/tree/${encodeURI(branch)}|${branch}>`
-    : `\`${branch}\``;
-}
-
-function repoName(repo: string): string {
-  const match = /([^/:]+\/[^/]+?)(?:\.git)?\/?$/.exec(repo);
-  return match?.[1] ?? repo;
+/** "Pull request: <url>", or for a parent whose family opened more, every one of them. */
+function pullsText(session: SessionRecord, prUrl: string, family: readonly FamilyMember[]): string {
+  const parent = family[0]?.sessionId === session.id;
+  const all = parent
+    ? renderFamilyPulls(
+        familyPulls(family, { sessionId: session.id, url: prUrl, repo: session.repo }),
+        (url, text) => `<${url}|${text}>`,
+      )
+    : undefined;
+  return all ?? `Pull request: ${prUrl}`;
 }

@@ -9,6 +9,7 @@ import type { PendingQuestion } from '../core/session-record.ts';
 import { compactTranscript, endTextOnlyTurn, takeModelTurn } from './model-turn.ts';
 import { isStopped, openRunState, recordStep, type RunState, unreadUserMessages } from './run-state.ts';
 import type { ToolContext, ToolOutput } from './tool.ts';
+import type { SubtaskSpawner } from './subtask-calls.ts';
 import { executeToolCalls, resumeUnresolvedCalls } from './tool-calls.ts';
 import { quoteMessage, taskMessage } from './transcript-text.ts';
 
@@ -64,6 +65,8 @@ export const defaultRunLimits: RunLimits = {
 export type RunOutcome =
   | { kind: 'finished'; summary: string }
   | { kind: 'waiting'; question: PendingQuestion }
+  /** The spawn_subtasks call `callId` created child sessions: the session waits until they have all ended. */
+  | { kind: 'subtasks'; callId: string }
   | { kind: 'cancelled' }
   | { kind: 'failed'; code: string; message: string; budget?: { kind: 'cost' | 'time'; spent: number; limit: number } };
 
@@ -83,6 +86,8 @@ export type RunInput = {
   artifacts?: Pick<ArtifactStore, 'get'> | undefined;
   /** Set when people can approve risky commands in this session: the rules layered over the defaults. */
   approvals?: ToolContext['approvals'];
+  /** Starts spawn_subtasks calls' children (the harness); absent in a sub-task's own run, which cannot fan out. */
+  subtasks?: SubtaskSpawner | undefined;
   /** The model's text as it streams, with the turn it belongs to. Must not throw. */
   onDelta?: (text: string, turn: number) => void;
 };

@@ -8,6 +8,7 @@ import { createReadFileTool } from './read-file-tool.ts';
 import { createScreenshotTool } from './screenshot-tool.ts';
 import { createSearchTool } from './search-tool.ts';
 import { createShellTool } from './shell-tool.ts';
+import { createSpawnSubtasksTool } from './spawn-subtasks-tool.ts';
 import type { AnyTool } from './tool.ts';
 import { createWriteFileTool } from './write-file-tool.ts';
 
@@ -21,6 +22,8 @@ export type DefaultToolsOptions = {
   searchMaxResults?: number;
   /** Leave ask_user out, for runs nobody can answer (for example scheduled checks). */
   withoutAskUser?: boolean;
+  /** With spawn_subtasks, at most this many sub-tasks per call (SUBTASKS_MAX); absent: no such tool. */
+  subtasksMax?: number;
 };
 
 /** The standard coding tool set. */
@@ -43,5 +46,6 @@ export function createDefaultTools(options: DefaultToolsOptions = {}): AnyTool[]
     createScreenshotTool({ policy: options.policy }),
   ];
   if (!options.withoutAskUser) tools.push(createAskUserTool());
+  if (options.subtasksMax !== undefined) tools.push(createSpawnSubtasksTool({ max: options.subtasksMax }));
   return tools;
 }

@@ -3,6 +3,7 @@ import type { ToolCall } from '../models/model-provider.ts';
 import type { RunOutcome } from './agent-runner.ts';
 import { attachedImages } from './message-images.ts';
 import { requestApproval, resumeApproval } from './approval-calls.ts';
+import { resumeSpawn, spawnSubtasks } from './subtask-calls.ts';
 import { isStopped, recordStep, type RunState, unreadUserMessages } from './run-state.ts';
 import { type ToolContext, toolResultMessage, type ToolOutput } from './tool.ts';
 import { clip, quoteMessage, unresolvedCalls } from './transcript-text.ts';
@@ -72,12 +73,17 @@ export async function askUser(run: RunState, call: ToolCall): Promise<PendingQue
 
 /**
  * The calls of one model turn, in order. Stops the run when it is aborted, its sandbox is lost
- * or the loop guard sees the same failure repeating; waits when the model asked a question (after
- * the turn's other calls). Undefined: the next turn may start.
+ * or the loop guard sees the same failure repeating; waits when the model asked a question or
+ * started sub-tasks (after the turn's other calls). Undefined: the next turn may start.
  */
 export async function executeToolCalls(run: RunState, calls: readonly ToolCall[]): Promise<RunOutcome | undefined> {
   let question: PendingQuestion | undefined;
+  let spawned: string | undefined;
   for (const call of calls) {
+    if (call.name === 'spawn_subtasks') {
+      if (await spawnSubtasks(run, call)) spawned = call.id;
+      continue;
+    }
     if (call.name === 'ask_user') {
       const asked = await askUser(run, call);
       if (asked) {
@@ -100,7 +106,8 @@ export async function executeToolCalls(run: RunState, calls: readonly ToolCall[]
     });
     if (verdict.stop) return { kind: 'failed', code: 'loop_guard', message: verdict.reason };
   }
-  return question && { kind: 'waiting', question };
+  if (question) return { kind: 'waiting', question };
+  return spawned ? { kind: 'subtasks', callId: spawned } : undefined;
 }
 
 /**
@@ -122,6 +129,9 @@ export async function resumeUnresolvedCalls(run: RunState): Promise<RunOutcome |
       if (waiting) return waiting;
     } else if (call.name === 'ask_user') {
       const waiting = await resumeQuestion(run, call);
+      if (waiting) return waiting;
+    } else if (call.name === 'spawn_subtasks') {
+      const waiting = await resumeSpawn(run, call);
       if (waiting) return waiting;
     } else if (tools.rerunsInterrupted && !tools.rerunsInterrupted(call) && (await startedBefore(run, call))) {
       await reportInterrupted(run, call);

@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { z } from 'zod';
 import type { Sandbox } from '../../sandbox/sandbox.ts';
 import type { ArtifactStore } from '../core/artifact-store.ts';
+import type { SubtaskSpec } from '../core/subtasks.ts';
 import type { ModelImage, ModelMessage, ToolCall } from '../core/transcript.ts';
 import type { StepCheckpoint } from '../core/work-checkpoint.ts';
 import type { ApprovalRules, RiskFinding } from './risk-classifier.ts';
@@ -28,6 +29,9 @@ export type ToolContext = {
   approvals?: { rules: ApprovalRules[]; approvedCommand?: string | undefined; holds?: boolean } | undefined;
 };
 
+/** A tool's request to start sub-tasks (spawn_subtasks): the runner creates the children and waits. */
+export type SpawnControl = { kind: 'spawn'; tasks: SubtaskSpec[] };
+
 /** A tool's request to hold its call until a person approves `command` (the shell tool's risky commands). */
 export type ApprovalControl = { kind: 'approval'; command: string; findings: RiskFinding[] };
 
@@ -40,7 +44,10 @@ export type ToolOutput = {
   isError?: boolean;
   /** How the model can see the rest when the content is too long and the registry cuts it. */
   cutHint?: string;
-  control?: { kind: 'ask'; question: string; choices?: string[]; recommended?: string } | ApprovalControl;
+  control?:
+    | { kind: 'ask'; question: string; choices?: string[]; recommended?: string }
+    | ApprovalControl
+    | SpawnControl;
   /** The work after the call, checkpointed by the harness: the runner stores it with the call's result. */
   checkpoint?: StepCheckpoint;
   /** Pictures for the model to look at with the result (a screenshot), already checked. */

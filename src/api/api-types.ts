@@ -7,10 +7,11 @@ import type { SessionStatus } from '../core/session-status.ts';
 import type { ThreadRef, ThreadSource } from '../core/thread-ref.ts';
 import type { DiffCommit, DiffFile } from '../git/branch-diff.ts';
 import type { SessionRecord } from '../core/session-record.ts';
+import type { SubtaskLine } from '../core/subtasks.ts';
 import type { SessionCost } from './session-cost.ts';
 import type { KnowledgeDocument, Lesson } from '../harness/knowledge/knowledge-document.ts';
 
-export type { DiffCommit, DiffFile };
+export type { DiffCommit, DiffFile, SubtaskLine };
 
 import type { CheckState } from '../sessions/session-summaries.ts';
 import type { EventPage } from '../sessions/event-pages.ts';
@@ -30,6 +31,8 @@ export type SessionSummary = {
   prUrl: string | null;
   checks: CheckState;
   url: string;
+  /** The session this one is a sub-task of; null for a session people started. */
+  parentId: string | null;
 };
 
 export type SessionList = { sessions: SessionSummary[]; repos: string[] };
@@ -37,7 +40,17 @@ export type SessionList = { sessions: SessionSummary[]; repos: string[] };
 /** A thread of the session with a link to it, when it has one people can open. */
 export type ThreadLink = ThreadRef & { url?: string; label: string };
 
-export type SessionDetail = SessionRecord & { threads: ThreadLink[]; cost: SessionCost; url: string };
+/**
+ * `GET /api/sessions/:id`: the session with its threads, cost and page, its sub-tasks (child
+ * sessions, issue 22) in order, and for a sub-task the session that spawned it.
+ */
+export type SessionDetail = SessionRecord & {
+  threads: ThreadLink[];
+  cost: SessionCost;
+  url: string;
+  children: SubtaskLine[];
+  parent: { id: string; title: string } | null;
+};
 
 export type SessionDiff =
   | { state: 'none'; reason: string }

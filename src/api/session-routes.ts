@@ -23,7 +23,7 @@ export type SessionRoutesDeps = {
   service: Pick<SessionService, 'start' | 'sendMessage' | 'stop' | 'answerApproval' | 'allowEgress' | 'revokeEgress'>;
   store: Pick<
     SessionStore,
-    'summaries' | 'repos' | 'usageByModel' | 'eventPage' | 'get' | 'list' | 'threads' | 'events'
+    'summaries' | 'repos' | 'usageByModel' | 'eventPage' | 'get' | 'list' | 'threads' | 'events' | 'children'
   >;
   bus: Pick<EventBus, 'subscribe' | 'subscribeLive'>;
   log: Logger;
@@ -69,12 +69,19 @@ export function registerSessionRoutes(app: ApiServer, deps: SessionRoutesDeps): 
 
   app.get<IdParams>('/api/sessions/:id', async (request): Promise<SessionDetail> => {
     const session = await mustGet(request.params.id);
-    const [threads, usage] = await Promise.all([store.threads(session.id), store.usageByModel(session.id)]);
+    const [threads, usage, children, parent] = await Promise.all([
+      store.threads(session.id),
+      store.usageByModel(session.id),
+      store.children(session.id),
+      session.parentId ? store.get(session.parentId) : undefined,
+    ]);
     return {
       ...session,
       threads: threads.map((t) => threadLink(t, { githubWebUrl: deps.githubWebUrl })),
       cost: sessionCost(usage),
       url: sessionUrl(deps, request, session.id),
+      children,
+      parent: parent ? { id: parent.id, title: parent.title } : null,
     };
   });
 
@@ -157,6 +164,7 @@ async function listSessions(deps: SessionRoutesDeps, request: FastifyRequest): P
     prUrl: row.prUrl,
     checks: row.checks,
     url: sessionUrl(deps, request, row.id),
+    parentId: row.parentId,
   }));
   return { sessions, repos };
 }

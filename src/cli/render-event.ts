@@ -81,6 +81,10 @@ export function renderEvent({ event }: StoredEvent): string | undefined {
     case 'queue-waiting':
     case 'queue-started':
       return `  ${queueNotice(event)}`;
+    case 'subtasks-spawned':
+      return `  sub-tasks started: ${event.children.map((c) => `${c.index}. ${c.title} (${c.branch})`).join('; ')}`;
+    case 'subtask-ended':
+      return `  sub-task ${event.index} ${event.status}`;
     default: {
       const _never: never = event;
       return _never;

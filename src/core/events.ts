@@ -265,6 +265,27 @@ export const SessionEvent = z.discriminatedUnion('type', [
   }),
   /** A session that was told it waits has been taken by a worker, after `waitedMs`. */
   z.object({ type: z.literal('queue-started'), waitedMs: z.number().int().nonnegative(), since: z.string() }),
+  /** The agent's spawn_subtasks call `callId` created these child sessions (issue 22); the parent waits for them. */
+  z.object({
+    type: z.literal('subtasks-spawned'),
+    callId: z.string(),
+    children: z.array(
+      z.object({
+        sessionId: z.string(),
+        index: z.number().int().positive(),
+        title: z.string(),
+        repo: z.string(),
+        branch: z.string(),
+      }),
+    ),
+  }),
+  /** A child session of this one ended (on the parent's log, once per child and call). */
+  z.object({
+    type: z.literal('subtask-ended'),
+    sessionId: z.string(),
+    index: z.number().int().positive(),
+    status: SessionStatus,
+  }),
 ]);
 export type SessionEvent = z.infer<typeof SessionEvent>;
 export type SessionEventType = SessionEvent['type'];

@@ -75,3 +75,8 @@ export function parseRepoName(text: string): RepoRef | undefined {
 export function repoUrl(base: string, ref: RepoRef): string {
   return `${base.replace(/\/+$/, '')}/${ref.owner}/${ref.repo}`;
 }
+
+/** `owner/repo` of a session's repo string (a URL or a path), for a line that names the repository; the string itself when it has no such tail. */
+export function repoShortName(repo: string): string {
+  return /([^/:]+\/[^/]+?)(?:\.git)?\/?$/.exec(repo)?.[1] ?? repo;
+}

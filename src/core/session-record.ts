@@ -36,6 +36,8 @@ export type SessionResult = z.infer<typeof SessionResult>;
 /** A session as the rest of Patchbay sees it. */
 export type SessionRecord = {
   id: string;
+  /** The session that spawned this one as a sub-task (issue 22); null for a session people started. */
+  parentId: string | null;
   createdAt: string;
   updatedAt: string;
   status: SessionStatus;

@@ -1,5 +1,6 @@
 import type { StoredEvent } from './events.ts';
 import type { SessionRecord } from './session-record.ts';
+import type { SubtaskLine } from './subtasks.ts';
 import type { ThreadRef, ThreadSource } from './thread-ref.ts';
 
 export type ThreadUpdate = {
@@ -9,6 +10,8 @@ export type ThreadUpdate = {
   events: StoredEvent[];
   /** What this replier returned for the thread last time (undefined the first time). */
   state: unknown;
+  /** The session's sub-tasks (its child sessions, issue 22) as they stand now, in order; empty when it has none. */
+  children: readonly SubtaskLine[];
   signal: AbortSignal;
 };
 
@@ -23,8 +26,9 @@ export interface ThreadReplier {
   reply(update: ThreadUpdate): Promise<{ state: unknown }>;
   /**
    * Optional: called about once a minute for threads of running sessions that have had every event
-   * replied to, so live details that change without events (elapsed time) stay current. Same
-   * locking and state as reply; it must not post new messages.
+   * replied to, so live details that change without events (elapsed time) stay current, and
+   * whenever one of the session's children changed (its sub-tasks are written in the children's
+   * logs, not the parent's). Same locking and state as reply; it must not post new messages.
    */
   refresh?(update: Omit<ThreadUpdate, 'events'>): Promise<{ state: unknown }>;
 }

@@ -23,6 +23,8 @@ const actions: Record<string, string> = {
   git_diff: 'Git diff',
   screenshot: 'Screenshot',
   ask_user: 'Asked',
+  spawn_subtasks: 'Started sub-tasks',
+  merge_subtasks: 'Merged sub-tasks',
 };
 
 const detailFields = ['command', 'path', 'query', 'pattern', 'question', 'url'] as const;

@@ -4,6 +4,7 @@ import { firstGitEnv, type PublishedPullRequest } from '../core/publisher.ts';
 import { pushBranch, type PushBranchResult } from '../git/push-branch.ts';
 import type { SessionRun } from './session-run.ts';
 import { publishedDecision, type Committed } from './ship-changes.ts';
+import { publishersOf } from './session-subtasks.ts';
 
 /** Pushes the session branch and opens or updates its pull request with the gate's decision. */
 export async function pushAndPublish(
@@ -13,7 +14,8 @@ export async function pushAndPublish(
   gate: GateDecision | undefined,
 ): Promise<{ commit?: string; prUrl?: string; decision?: GateDecision }> {
   const { session, deps, workspace, signal, log } = run;
-  const { store, publishers = [] } = deps;
+  const { store } = deps;
+  const publishers = await publishersOf(run);
   const pushed = await pushWork(run);
   await store.commitStep(session.id, {
     events: [

@@ -46,6 +46,7 @@ import {
 import { budgetLimits, pauseForBudget, runBudget } from './session-budget.ts';
 import { loadSessionKnowledge, warnUnknownPrices } from './session-knowledge.ts';
 import { routeSession } from './session-route.ts';
+import { subtaskSpawner, type SubtaskDeps } from './session-subtasks.ts';
 import { recordScreenshots, screenshotsSection, takeSessionScreenshots } from './screenshots/session-screenshots.ts';
 import { acquireSandbox, clearStaleGitLocks, noteRestored, resumeCheckpoints } from './session-workspace.ts';
 
@@ -91,6 +92,8 @@ export type HarnessDeps = {
    * request waits. Without it nothing waits for a person and the command policy's plain refusals apply.
    */
   approvals?: ApprovalSettings;
+  /** Where spawn_subtasks creates child sessions (issue 22); without it the tool says it is not available. */
+  subtasks?: SubtaskDeps;
 };
 
 /**
@@ -170,6 +173,7 @@ async function runAgentRound(
     artifacts: deps.artifacts,
     signal,
     log,
+    subtasks: subtaskSpawner(run),
     limits: { ...deps.limits, ...limits, ...(deps.approvals && { approvalTimeoutMs: deps.approvals.timeoutMs }) },
     ...(liveText && { onDelta: liveText.onDelta }),
   }).finally(() => liveText?.flush());
@@ -200,6 +204,13 @@ async function settle(
       return nextAfter(
         await store.transition(session.id, 'ask', { reason: 'waiting for an answer', unlessUnread: true }),
       );
+    case 'subtasks':
+      // Messages that come meanwhile wait for the parent's next turn, after its sub-tasks.
+      await store.transition(session.id, 'ask', {
+        reason: 'waiting for its sub-tasks',
+        patch: { pendingQuestion: null },
+      });
+      return 'done';
     case 'cancelled':
       await noteAbort(session.id, store, log);
       return 'done';

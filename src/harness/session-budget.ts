@@ -11,11 +11,12 @@ export type BudgetReached = { kind: 'cost' | 'time'; spent: number; limit: numbe
 
 /**
  * This round's budgets: the task class's share, the cost extended once for every pause someone
- * answered "continue" to; the time is what is left of the run's, which spans every round.
+ * answered "continue" to, less what the session's sub-tasks or parent spent; the time is what is
+ * left of the run's, which spans every round.
  */
 export async function budgetLimits(
   sessionId: string,
-  deps: HarnessDeps,
+  deps: Pick<HarnessDeps, 'gates' | 'store' | 'subtasks'>,
   route: Route | undefined,
   startedAt: number,
 ): Promise<Partial<RunLimits> & { timeLimitMinutes?: number }> {
@@ -25,7 +26,7 @@ export async function budgetLimits(
   const extensions = (kind: 'cost' | 'time') =>
     events.filter((e) => e.event.type === 'budget-reached' && e.event.kind === kind).length;
   const costLimit = gates.maxCostUsd * route.costShare * (1 + extensions('cost'));
-  const spent = costOf(events);
+  const spent = costOf(events) + (await familyCost(sessionId, deps));
   const timeLimitMinutes = gates.maxMinutes * route.timeShare;
   return {
     maxCostUsd: Math.max(0, costLimit - spent),
@@ -92,6 +93,20 @@ export async function pauseForBudget(
     ],
     unlessUnread: true,
   });
+}
+
+/**
+ * Dollars the rest of the session's family spent (issue 22: a parent's budget covers its
+ * children): for a parent, its children's; for a child, its parent's and its siblings'.
+ */
+async function familyCost(sessionId: string, deps: Pick<HarnessDeps, 'store' | 'subtasks'>): Promise<number> {
+  if (!deps.subtasks) return 0;
+  const root = (await deps.store.get(sessionId))?.parentId ?? sessionId;
+  const family = [root, ...(await deps.subtasks.store.children(root)).map((c) => c.sessionId)];
+  let usd = 0;
+  for (const id of family.filter((id) => id !== sessionId))
+    usd += costOf(await deps.store.events(id, { types: ['usage'] }));
+  return usd;
 }
 
 /** Dollars spent so far at list prices (a model without a known price at `unknownModelPrice`). */

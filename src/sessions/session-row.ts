@@ -22,11 +22,13 @@ type Row = {
   output_tokens: number;
   cache_read_tokens: number;
   cache_write_tokens: number;
+  parent_session_id: string | null;
 };
 
 export function toSessionRecord(row: Row): SessionRecord {
   return {
     id: row.id,
+    parentId: row.parent_session_id,
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),
     status: SessionStatus.parse(row.status),

@@ -10,6 +10,7 @@ import { Inbound } from '../core/inbound.ts';
 import type { ThreadRef } from '../core/thread-ref.ts';
 import type { RunQueue } from './run-queue.ts';
 import type { SessionRecord } from '../core/session-record.ts';
+import { isTerminal } from '../core/session-status.ts';
 import { DuplicateRequest, type RequestMarker } from './request-markers.ts';
 import type { SessionStore } from './session-store.ts';
 import { type ApprovalAnswer, type ApprovalAnswerResult, answerApproval } from './approval-answer.ts';
@@ -146,6 +147,8 @@ async function message(
   said: Said,
   marker?: RequestMarker,
 ): Promise<HandleResult> {
+  const asking = await askingChild(deps.store, session);
+  if (asking) return message(deps, asking, said, marker);
   const { session: after } = await deps.store.transition(session.id, 'enqueue', {
     events: [{ event: userMessage(said) }],
     ...(marker && { marker }),
@@ -153,6 +156,21 @@ async function message(
   await attach(deps.artifacts, session.id, said.attachments);
   await deps.queue.enqueue(session.id);
   return { kind: 'appended', session: after };
+}
+
+/**
+ * The sub-task a message in its parent's threads answers: while the parent waits on its children
+ * with no question of its own, a child waiting on a question (asked in the parent's threads, see
+ * session-children.ts) takes the message as its answer. Undefined: the message is the parent's.
+ */
+async function askingChild(store: SessionStore, parent: SessionRecord): Promise<SessionRecord | undefined> {
+  if (parent.status !== 'waiting' || parent.pendingQuestion) return undefined;
+  for (const child of await store.children(parent.id)) {
+    if (child.status !== 'waiting') continue;
+    const record = await store.get(child.sessionId);
+    if (record?.pendingQuestion && !record.pendingQuestion.approval) return record;
+  }
+  return undefined;
 }
 
 async function stop(
@@ -165,6 +183,13 @@ async function stop(
     reason: `stopped by ${actor.name}`,
     ...(marker && { marker }),
   });
+  // A stop on the parent stops its sub-tasks (their runs abort on the status change, as any stop).
+  for (const child of await deps.store.children(session.id)) {
+    if (isTerminal(child.status)) continue;
+    await deps.store.transition(child.sessionId, 'cancel', {
+      reason: `its parent session was stopped by ${actor.name}`,
+    });
+  }
   return applied ? { kind: 'stopped', session: after } : { kind: 'not-running', session: after };
 }
 

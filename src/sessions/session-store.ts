@@ -16,6 +16,14 @@ import {
   untoldWaiting,
 } from './session-queries.ts';
 import { listSessionRepos, listSessionSummaries } from './session-summaries.ts';
+import {
+  type ChildSpawn,
+  listChildren,
+  noteChildRun,
+  readyParents,
+  spawnChildren,
+  wakeParent,
+} from './session-children.ts';
 import { addThread, findSessionByThread, listThreads } from './session-threads.ts';
 import { commitStep, readTranscript, replaceTranscript } from './transcript-store.ts';
 
@@ -71,6 +79,17 @@ export function createSessionStore(db: Db) {
     commitStep: (...args: Tail<Parameters<typeof commitStep>>) => commitStep(db, ...args),
     /** Replaces the transcript after compaction, with its events and the summarizing call's usage. */
     replaceTranscript: (...args: Tail<Parameters<typeof replaceTranscript>>) => replaceTranscript(db, ...args),
+
+    /** A session's sub-task sessions in their order, one spawn call's when `callId` is given (session-children.ts). */
+    children: (parentId: string, callId?: string) => listChildren(db, parentId, callId),
+    /** Creates a spawn call's children with the parent's step, once per call and index (session-children.ts). */
+    spawnChildren: (parentId: string, spawn: ChildSpawn) => spawnChildren(db, parentId, spawn),
+    /** After a child's run: its end or question on the parent's log, the parent queued when all ended. */
+    noteChildRun: (childId: string) => noteChildRun(db, childId),
+    /** Parents waiting on children that have all ended (a crash came between), for the sweep. */
+    readyParents: () => readyParents(db),
+    /** Queues a parent waiting on children that have all ended; true when it did. */
+    wakeParent: (parentId: string) => wakeParent(db, parentId),
 
     /** Records the dedupe key of a request; false when it was seen before. */
     recordMarker: (source: string, key: string) => recordMarker(db, source, key),

@@ -10,6 +10,7 @@ import { defineQueue } from './job-queue.ts';
 import type { RunQueue } from './run-queue.ts';
 import type { RunLease, RunLeases } from './run-leases.ts';
 import type { SessionStore } from './session-store.ts';
+import { afterRun, wakeReadyParents } from './subtask-wakeup.ts';
 import { createWaitingLine } from './waiting-line.ts';
 
 /**
@@ -115,6 +116,7 @@ async function runJob(worker: Worker, { sessionId }: RunJob, jobSignal?: AbortSi
     unsubscribe();
     worker.running.delete(sessionId);
   }
+  await afterRun(worker, sessionId);
   // Interrupted by a shutdown: ask for the run again, so the next worker takes it at once
   // (the queue keeps one waiting run per session beside this active one).
   if (isShutdown(controller.signal.reason)) await worker.queue.enqueue(sessionId);
@@ -211,6 +213,7 @@ async function giveUp(worker: Worker, { sessionId, attempts }: { sessionId: stri
     patch: { error: reason },
     events: [{ event: { type: 'error', code: 'run_given_up', message: reason } }],
   });
+  await afterRun(worker, sessionId);
 }
 
 /**
@@ -316,6 +319,7 @@ async function startSweeps(worker: Worker): Promise<{ stop(): void }> {
   teller.unref();
   const sweep = async () => {
     for (const sessionId of await worker.store.idleQueued(30)) await worker.queue.enqueue(sessionId);
+    await wakeReadyParents(worker);
   };
   const timer = setInterval(
     () => void sweep().catch((error: unknown) => log.warn({ err: error }, 'queued-session sweep failed')),

@@ -25,7 +25,9 @@ export class PgThreadCursorStore {
 
   /**
    * Locks a session's threads of `from` sources: those behind the log (to deliver) or caught up
-   * with it (to refresh). Threads another process holds are skipped, not waited for.
+   * with it (to refresh). Threads another process holds are skipped, not waited for. Caught up
+   * means told exactly up to `lastSeq`: a thread told more than the caller's read of the session
+   * saw (a delivery committed since) is not refreshed with that older read.
    */
   async lock(
     trx: Trx,
@@ -38,7 +40,7 @@ export class PgThreadCursorStore {
       .selectFrom('session_threads')
       .select(['id', 'thread', 'replied_seq', 'state'])
       .where('session_id', '=', sessionId)
-      .where('replied_seq', which === 'behind' ? '<' : '>=', lastSeq)
+      .where('replied_seq', which === 'behind' ? '<' : '=', lastSeq)
       .where(sql<string>`thread->>'source'`, 'in', from)
       .forUpdate()
       .skipLocked()

@@ -2,7 +2,9 @@ import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { Database } from '../../db/schema.ts';
 import { type Coalescer, coalesce } from '../core/coalesce.ts';
+import type { SessionEventType } from '../core/events.ts';
 import type { SessionRecord } from '../core/session-record.ts';
+import type { SubtaskLine } from '../core/subtasks.ts';
 import type { ThreadSource } from '../core/thread-ref.ts';
 import type { ThreadReplier } from '../core/thread-replier.ts';
 import type { EventBus, EventNotice, NoticeListener } from './event-bus.ts';
@@ -27,6 +29,12 @@ export type ThreadNotifierDeps = {
   /** How often running sessions' threads are refreshed (repliers with `refresh`). */
   refreshMs?: number;
 };
+
+/**
+ * The events after which a session, if it is a sub-task, is listed differently under its parent
+ * (its status, and with it its result and error): its parent's threads are refreshed then.
+ */
+const subtaskLineTypes = new Set<string>(['status-changed', 'branch-pushed', 'pr-opened'] satisfies SessionEventType[]);
 
 /** The repliers by the source of the threads they reply in. */
 type Repliers = { [S in ThreadSource]?: ThreadReplier };
@@ -62,6 +70,9 @@ export function startThreadNotifier(deps: ThreadNotifierDeps): ThreadNotifier {
   };
 }
 
+/** A session as one pass read it, with its sub-tasks, before it locked the threads. */
+type SessionAsRead = { session: SessionRecord; children: readonly SubtaskLine[] };
+
 /** The notifier's work: replying to threads behind, refreshing caught-up ones, a sweep for both. */
 class Notifier implements NoticeListener {
   readonly #deps: ThreadNotifierDeps;
@@ -74,6 +85,8 @@ class Notifier implements NoticeListener {
   readonly #slots: Slots;
   /** One delivery per session at a time; a notice during one asks for one more after it. */
   readonly #passes: Coalescer<string>;
+  /** Sessions whose children moved on since their last pass: that pass refreshes their caught-up threads too. */
+  readonly #childrenMoved = new Set<string>();
 
   constructor(deps: ThreadNotifierDeps) {
     this.#deps = deps;
@@ -94,10 +107,26 @@ class Notifier implements NoticeListener {
   /** An event was written to a session's log (the bus's `tellListeners`): its threads get a pass. */
   onNotice(notice: EventNotice): void {
     void this.flush(notice.sessionId);
+    // A sub-task's line on its parent's messages follows these; the parent's threads are refreshed.
+    if (subtaskLineTypes.has(notice.type)) void this.childMoved(notice.sessionId);
   }
 
   flush(sessionId: string): Promise<void> {
     return this.#passes.run(sessionId);
+  }
+
+  /**
+   * A session's status (or branch, or pull request) changed: when it is a sub-task, its parent's
+   * threads list it, so the parent gets a pass that refreshes them. Through the parent's own pass,
+   * so a delivery to the parent under way (which read the children before this) is followed by one
+   * that reads them again.
+   */
+  async childMoved(sessionId: string): Promise<void> {
+    if (this.#refreshing.length === 0) return;
+    const child = await this.#deps.store.get(sessionId);
+    if (!child?.parentId) return;
+    this.#childrenMoved.add(child.parentId);
+    await this.flush(child.parentId);
   }
 
   /** Catches up with sessions whose threads are behind (after a crash, an outage, a lost notice). */
@@ -114,7 +143,7 @@ class Notifier implements NoticeListener {
     await Promise.all(
       running
         .filter((sessionId) => !this.#passes.running(sessionId))
-        .map((sessionId) => this.#slots.use(() => this.#refreshSession(sessionId))),
+        .map((sessionId) => this.#slots.use(() => this.#refreshRunning(sessionId))),
     );
   }
 
@@ -124,18 +153,23 @@ class Notifier implements NoticeListener {
   }
 
   async #replyInThreads(sessionId: string): Promise<void> {
+    const childrenMoved = this.#childrenMoved.delete(sessionId);
     if (this.#sources.length === 0) return;
     const session = await this.#deps.store.get(sessionId);
     if (!session) return;
+    // Read before the transaction, like the session: not on a second pooled connection inside it.
+    const children = await this.#deps.store.children(sessionId);
     await this.#cursors.transaction(async (trx) => {
       for (const row of await this.#cursors.lock(trx, sessionId, this.#sources, 'behind', session.lastSeq)) {
-        await this.#replyInThread(trx, session, row);
+        await this.#replyInThread(trx, { session, children }, row);
       }
     });
+    if (childrenMoved) await this.#refreshThreads(session, children);
   }
 
   /** Tells one locked thread the events it has not been told, up to the session as read. */
-  async #replyInThread(trx: Trx, session: SessionRecord, row: LockedThread): Promise<void> {
+  async #replyInThread(trx: Trx, read: SessionAsRead, row: LockedThread): Promise<void> {
+    const { session, children } = read;
     const replier = this.#repliers[row.thread.source];
     if (!replier) return;
     // Read on the transaction's own connection: a second one from the pool, taken while this
@@ -150,7 +184,7 @@ class Notifier implements NoticeListener {
       // Bounded: a hung replier must not hold the thread's lock and a connection for good.
       // The batch is then retried later; deliveries are idempotent per batch.
       const { state } = await this.#bounded(row.thread.source, (signal) =>
-        replier.reply({ session, thread: row.thread, events, state: row.state, signal }),
+        replier.reply({ session, thread: row.thread, events, state: row.state, children, signal }),
       );
       await this.#cursors.save(trx, row.id, state, events.at(-1)!.seq);
     } catch (error) {
@@ -161,21 +195,33 @@ class Notifier implements NoticeListener {
     }
   }
 
-  /** Refreshes the caught-up threads of one running session; threads busy with a delivery are skipped. */
-  async #refreshSession(sessionId: string): Promise<void> {
+  /** Refreshes the caught-up threads of one session if it is still running. */
+  async #refreshRunning(sessionId: string): Promise<void> {
     const session = await this.#deps.store.get(sessionId);
     if (session?.status !== 'running') return;
+    await this.#refreshThreads(session, await this.#deps.store.children(sessionId));
+  }
+
+  /**
+   * Refreshes the threads of a session that were told every event up to the session as read;
+   * threads busy with a delivery, or told more than that read saw, are skipped.
+   */
+  async #refreshThreads(session: SessionRecord, children: readonly SubtaskLine[]): Promise<void> {
+    if (this.#refreshing.length === 0) return;
     await this.#cursors.transaction(async (trx) => {
-      for (const row of await this.#cursors.lock(trx, sessionId, this.#refreshing, 'caught-up', session.lastSeq)) {
+      for (const row of await this.#cursors.lock(trx, session.id, this.#refreshing, 'caught-up', session.lastSeq)) {
         const refresh = this.#repliers[row.thread.source]?.refresh;
         if (!refresh) continue;
         try {
           const { state } = await this.#bounded(row.thread.source, (signal) =>
-            refresh({ session, thread: row.thread, state: row.state, signal }),
+            refresh({ session, thread: row.thread, state: row.state, children, signal }),
           );
           await this.#cursors.save(trx, row.id, state);
         } catch (error) {
-          this.#deps.log.warn({ err: error, sessionId, source: row.thread.source }, 'could not refresh the thread');
+          this.#deps.log.warn(
+            { err: error, sessionId: session.id, source: row.thread.source },
+            'could not refresh the thread',
+          );
         }
       }
     });

@@ -24,22 +24,25 @@ export async function readTranscript(db: Db, sessionId: string): Promise<Transcr
 
 /** Writes one step of a run atomically, with the checkpoint after its tool call, if any. */
 export async function commitStep(db: Db, sessionId: string, step: Step, fence?: RunLease): Promise<StoredEvent[]> {
-  return db.transaction().execute(async (trx) => {
-    await lockSession(trx, sessionId, fence, 'a step');
-    if (step.checkpoint) await storeStepCheckpoint(trx, sessionId, step.checkpoint, fence);
-    if (step.messages?.length) {
-      const { next } = await trx
-        .selectFrom('session_messages')
-        .select(sql<number>`coalesce(max(idx) + 1, 0)::int`.as('next'))
-        .where('session_id', '=', sessionId)
-        .executeTakeFirstOrThrow();
-      await insertEntries(trx, sessionId, step.messages, next);
-    }
-    const stored = await appendEvents(trx, sessionId, step.events ?? [], fence?.epoch);
-    const set = { ...patchColumns(step.patch ?? {}), ...(step.usage && usageIncrements(step.usage)) };
-    if (Object.keys(set).length) await trx.updateTable('sessions').set(set).where('id', '=', sessionId).execute();
-    return stored;
-  });
+  return db.transaction().execute((trx) => writeStep(trx, sessionId, step, fence));
+}
+
+/** Writes one step of a run in the caller's transaction (session-children.ts writes children with it). */
+export async function writeStep(trx: Trx, sessionId: string, step: Step, fence?: RunLease): Promise<StoredEvent[]> {
+  await lockSession(trx, sessionId, fence, 'a step');
+  if (step.checkpoint) await storeStepCheckpoint(trx, sessionId, step.checkpoint, fence);
+  if (step.messages?.length) {
+    const { next } = await trx
+      .selectFrom('session_messages')
+      .select(sql<number>`coalesce(max(idx) + 1, 0)::int`.as('next'))
+      .where('session_id', '=', sessionId)
+      .executeTakeFirstOrThrow();
+    await insertEntries(trx, sessionId, step.messages, next);
+  }
+  const stored = await appendEvents(trx, sessionId, step.events ?? [], fence?.epoch);
+  const set = { ...patchColumns(step.patch ?? {}), ...(step.usage && usageIncrements(step.usage)) };
+  if (Object.keys(set).length) await trx.updateTable('sessions').set(set).where('id', '=', sessionId).execute();
+  return stored;
 }
 
 /**

@@ -5,9 +5,12 @@ import type { ModalSandboxProvider } from '../../sandbox/index.ts';
 import type { SandboxProvider } from '../../sandbox/sandbox.ts';
 import type { DatabaseHandle } from '../../db/database.ts';
 import { createDefaultTools } from '../agent/default-tools.ts';
+import { createMergeSubtasksTool } from '../agent/merge-subtasks-tool.ts';
+import type { AnyTool } from '../agent/tool.ts';
 import { createToolRegistry } from '../agent/tool-registry.ts';
 import type { Config } from '../config.ts';
-import type { GitCredentials, Publisher } from '../core/publisher.ts';
+import { firstGitEnv, type GitCredentials, type Publisher } from '../core/publisher.ts';
+import { bringBranches } from '../git/subtask-branches.ts';
 import type { KnowledgeStore } from '../harness/knowledge/knowledge-store.ts';
 import type { EventBus } from '../sessions/event-bus.ts';
 import type { RunQueue } from '../sessions/run-queue.ts';
@@ -18,6 +21,7 @@ import { createPgArtifactStore } from '../sessions/pg-artifact-store.ts';
 import { createRunLeases } from '../sessions/run-leases.ts';
 import type { SessionStore } from '../sessions/session-store.ts';
 import { startSessionWorker, type SessionWorker } from '../sessions/session-worker.ts';
+import { createSubtaskSessions } from '../sessions/subtask-sessions.ts';
 import { createSetupImageRefresher, type SetupImageRefresher } from '../sessions/setup-image-refresher.ts';
 import type { RestartRecovery } from './restart-recovery.ts';
 import type { Models } from './start-model.ts';
@@ -68,7 +72,7 @@ export async function startWorker(config: Config, deps: WorkerDeps): Promise<Ses
       store,
       sandboxes: deps.sandboxes,
       model: deps.models.model,
-      tools: createToolRegistry(createDefaultTools(), { artifacts }),
+      tools: createToolRegistry(sessionTools(config, deps), { artifacts }),
       artifacts,
       artifactUrl: (id) => artifactLinks.url(id),
       dataDir: config.dataDir,
@@ -91,6 +95,10 @@ export async function startWorker(config: Config, deps: WorkerDeps): Promise<Ses
       gitCredentials: deps.gitCredentials,
       checkpoints: { store: createCheckpointStore(database.db), maxBytes: config.worker.checkpointMaxBytes },
       approvals: config.approvals,
+      subtasks: {
+        store: createSubtaskSessions({ store, queue: deps.queue }),
+        repoBases: [config.github?.gitUrl ?? 'https://github.com'],
+      },
     },
   });
   deps.restarts.spare(worker);
@@ -98,6 +106,25 @@ export async function startWorker(config: Config, deps: WorkerDeps): Promise<Ses
   startWorkspaceReaper(deps.sandboxes, deps);
   startApprovalExpiry(deps);
   return worker;
+}
+
+/**
+ * Every session's tools: the standard set with spawn_subtasks, and merge_subtasks, which gathers
+ * the sub-tasks' branches through the host's mirror with the integrations' git credentials. The
+ * registry is one for all sessions, so a session without sub-tasks has merge_subtasks too and is
+ * told it has none to merge.
+ */
+function sessionTools(config: Config, deps: Pick<WorkerDeps, 'store' | 'gitCredentials' | 'log'>): AnyTool[] {
+  const { store, gitCredentials, log } = deps;
+  const merge = createMergeSubtasksTool({
+    children: (parentId) => store.children(parentId),
+    repoOf: async (sessionId) => (await store.get(sessionId))?.repo,
+    bringBranches: async (request) => {
+      const env = await firstGitEnv(gitCredentials, request.repo, request.signal);
+      return bringBranches({ ...request, dataDir: config.dataDir, log, ...(env && { env }) });
+    },
+  });
+  return [...createDefaultTools({ subtasksMax: config.subtasksMax }), merge];
 }
 
 /**

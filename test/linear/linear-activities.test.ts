@@ -234,6 +234,7 @@ describe('Linear keep-alive on long steps', () => {
       thread: { source: 'linear' as const, agentSessionId: 'as-long', issueId: 'i1' },
       state: { ...fresh(), lastPostedAt: clock } as unknown,
       signal: AbortSignal.timeout(10_000),
+      children: [],
     };
     clock += 10 * 60_000;
     const quiet = await integration.refresh!(input);

@@ -62,6 +62,7 @@ describe('the Slack final reply for a pushed branch', () => {
       events: stored,
       state: undefined,
       signal: AbortSignal.timeout(10_000),
+      children: [],
     });
     return slack
       .thread('C7', threadTs)

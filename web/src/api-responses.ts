@@ -12,6 +12,7 @@ import type {
   SessionDiff,
   SessionList,
   SessionSummary,
+  SubtaskLine,
 } from '../../src/api/api-types.ts';
 import { groupings, type InsightMetrics, type InsightsReport } from '../../src/api/insights-report.ts';
 import { Actor } from '../../src/core/actor.ts';
@@ -51,6 +52,7 @@ const SessionSummarySchema = z.object({
   prUrl: z.string().nullable(),
   checks: z.enum(['none', 'passed', 'failed', 'incomplete']),
   url: z.string(),
+  parentId: z.string().nullable(),
 }) satisfies z.ZodType<SessionSummary>;
 
 /** `GET /api/sessions`. */
@@ -61,6 +63,7 @@ export const SessionListSchema = z.object({
 
 const SessionRecordSchema = z.object({
   id: z.string(),
+  parentId: z.string().nullable(),
   createdAt: z.string(),
   updatedAt: z.string(),
   status: SessionStatus,
@@ -77,6 +80,18 @@ const SessionRecordSchema = z.object({
   usage: Usage,
 }) satisfies z.ZodType<SessionRecord>;
 
+const SubtaskLineSchema = z.object({
+  sessionId: z.string(),
+  index: z.number(),
+  title: z.string(),
+  repo: z.string(),
+  status: SessionStatus,
+  branch: z.string().nullable(),
+  commit: z.string().exactOptional(),
+  prUrl: z.string().exactOptional(),
+  error: z.string().nullable().exactOptional(),
+}) satisfies z.ZodType<SubtaskLine>;
+
 /** `GET /api/sessions/:id`. */
 export const SessionDetailSchema = SessionRecordSchema.extend({
   threads: z.array(z.intersection(ThreadRef, z.object({ url: z.string().exactOptional(), label: z.string() }))),
@@ -85,6 +100,8 @@ export const SessionDetailSchema = SessionRecordSchema.extend({
     byModel: z.array(z.object({ model: z.string(), usage: Usage, usd: nullableNumber })),
   }),
   url: z.string(),
+  children: z.array(SubtaskLineSchema),
+  parent: z.object({ id: z.string(), title: z.string() }).nullable(),
 }) satisfies z.ZodType<SessionDetail>;
 
 /** `GET /api/sessions/:id/events` with a page size. */

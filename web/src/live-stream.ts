@@ -4,7 +4,7 @@
  * reconnect or a replay never shows an event twice. When the browser gives up (a 401, the server
  * gone), this opens a new stream from the last seq after a pause.
  */
-import type { z } from 'zod';
+import { z } from 'zod';
 import { StoredEvent } from '../../src/core/events.ts';
 import { LiveEvent } from '../../src/core/live-events.ts';
 
@@ -70,9 +70,22 @@ function invalidFrame(what: string, error: z.ZodError): string {
 
 /** Notices of changes to any session, for the list. */
 export function openListStream(onChange: () => void): () => void {
+  return openNoticeStream(() => onChange());
+}
+
+/** The part of a notice the page reads: which session changed. */
+const Notice = z.object({ sessionId: z.string() });
+
+/**
+ * Notices of changes to any session, with the session each is about; `undefined` after a
+ * (re)connect, when some may have been missed and whatever the caller shows should be read again.
+ */
+export function openNoticeStream(onNotice: (sessionId: string | undefined) => void): () => void {
   const source = new EventSource('/api/sessions-stream');
-  source.addEventListener('notice', () => onChange());
-  // After a reconnect some notices may have been missed: read the list again.
-  source.onopen = () => onChange();
+  source.addEventListener('notice', (message) => {
+    const notice = parseFrame(Notice, (message as MessageEvent<string>).data);
+    onNotice(notice.success ? notice.data.sessionId : undefined);
+  });
+  source.onopen = () => onNotice(undefined);
   return () => source.close();
 }

@@ -265,6 +265,8 @@ export class SessionModel {
         this.push({ kind: 'screenshots', key, at, pages: event.pages });
         return;
       case 'usage':
+      case 'subtasks-spawned':
+      case 'subtask-ended':
         return;
       default:
         // Every known type is handled above or is a note (the compiler proves it); a newer server's is not shown.

@@ -15,7 +15,15 @@ import {
 } from './checkpoint-work.ts';
 
 /** Tools that never change the workspace's files: no checkpoint after them. Any other tool gets one. */
-const readOnlyTools = new Set(['read_file', 'list_files', 'search', 'git_status', 'git_diff', 'ask_user']);
+const readOnlyTools = new Set([
+  'read_file',
+  'list_files',
+  'search',
+  'git_status',
+  'git_diff',
+  'ask_user',
+  'spawn_subtasks',
+]);
 
 export type WorkBase = { branch: string; baseBranch: string; baseCommit: string };
 

@@ -123,6 +123,7 @@ export function ListPage() {
               </a>
               <StatusBadge status={s.status} />
               <span class="meta">
+                {s.parentId && <span class="sub-task">sub-task · </span>}
                 <span class="repo">{s.repo}</span> · {s.requester.name} · {s.surfaces.join(', ')} ·{' '}
                 <time dateTime={s.createdAt}>{ageOf(s.createdAt)}</time>
                 {s.checks !== 'none' && (

@@ -8,6 +8,7 @@ import { DiffView } from './diff-view.tsx';
 import { KnowledgeView } from './knowledge-view.tsx';
 import { SidePanel } from './side-panel.tsx';
 import { StatusBadge } from './status-badge.tsx';
+import { ParentLink } from './subtasks-view.tsx';
 import { TimelineView } from './timeline-view.tsx';
 import { useSessionLog } from './use-session-log.ts';
 
@@ -99,6 +100,7 @@ export function SessionPage({ id }: { id: string }) {
             </button>
           )}
         </div>
+        <ParentLink detail={detail} />
         {error && (
           <p class="error" role="alert">
             {error}

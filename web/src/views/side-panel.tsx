@@ -1,8 +1,9 @@
 import type { SessionDetail } from '../../../src/api/api-types.ts';
 import { costText, safeHref, tokens } from '../format.ts';
 import type { SessionModel } from '../session-model.ts';
+import { SubtasksView } from './subtasks-view.tsx';
 
-/** Repo, branch, base, model, tokens, cost, participants and the threads the session is followed in. */
+/** Repo, branch, base, model, tokens, cost, participants, the threads the session is followed in and its sub-tasks. */
 export function SidePanel({
   detail,
   model,
@@ -77,6 +78,7 @@ export function SidePanel({
           </ul>
         </dd>
       </dl>
+      <SubtasksView detail={detail} />
       {detail.error && <p class="error">{detail.error}</p>}
     </aside>
   );

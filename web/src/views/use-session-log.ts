@@ -2,7 +2,8 @@ import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import type { SessionDetail } from '../../../src/api/api-types.ts';
 import type { SessionEventType, StoredEvent } from '../../../src/core/events.ts';
 import { api } from '../api.ts';
-import { openSessionStream } from '../live-stream.ts';
+import { isTerminal } from '../../../src/core/session-status.ts';
+import { openNoticeStream, openSessionStream } from '../live-stream.ts';
 import { SessionModel } from '../session-model.ts';
 
 /** Events on screen at first, and per older page read as the reader scrolls up. */
@@ -38,14 +39,57 @@ const factTypes = [
 const isFact = new Set<string>(factTypes);
 
 /** Event types after which the side panel (usage, cost, threads, result) is read again. */
-const detailTriggers = new Set([
+const detailTriggers = new Set<string>([
+  'subtasks-spawned',
+  'subtask-ended',
   'status-changed',
   'usage',
   'thread-added',
   'pr-opened',
   'branch-pushed',
   'workspace-ready',
-]);
+] satisfies SessionEventType[]);
+
+/**
+ * The session as the side panel shows it (`GET /api/sessions/:id`): read by `loadDetail`, and by
+ * `loadDetailSoon` once a burst of changes is over; `stopDetail` cancels a read waiting for that.
+ */
+function useDetail(id: string, setError: (message: string) => void) {
+  const [detail, setDetail] = useState<SessionDetail | undefined>();
+  const timer = useRef<number | undefined>(undefined);
+  const loadDetail = useCallback(() => {
+    api.session(id).then(
+      (next) => {
+        setDetail(next);
+        setError('');
+      },
+      (err: Error) => setError(err.message),
+    );
+  }, [id]);
+  const loadDetailSoon = () => {
+    clearTimeout(timer.current);
+    timer.current = window.setTimeout(loadDetail, 250);
+  };
+  return { detail, loadDetail, loadDetailSoon, stopDetail: () => clearTimeout(timer.current) };
+}
+
+/**
+ * While a session has sub-tasks that have not ended, their changes (written in their own logs)
+ * call `onChange`, so the page reads the session, and with it the children, again.
+ */
+function useChildNotices(detail: SessionDetail | undefined, onChange: () => void): void {
+  const open = (detail?.children ?? []).filter((c) => !isTerminal(c.status)).map((c) => c.sessionId);
+  const key = open.join(',');
+  const latest = useRef(onChange);
+  latest.current = onChange;
+  useEffect(() => {
+    if (open.length === 0) return;
+    const watched = new Set(open);
+    return openNoticeStream((sessionId) => {
+      if (sessionId === undefined || watched.has(sessionId)) latest.current();
+    });
+  }, [key]);
+}
 
 async function readFacts(id: string): Promise<StoredEvent[]> {
   const pages: StoredEvent[][] = [];
@@ -83,23 +127,12 @@ export function useSessionLog(id: string): SessionLog {
   const timeline = useRef(new SessionModel()).current;
   const facts = useRef(new SessionModel()).current;
   const [version, setVersion] = useState(0);
-  const [detail, setDetail] = useState<SessionDetail | undefined>();
   const [error, setError] = useState('');
+  const { detail, loadDetail, loadDetailSoon, stopDetail } = useDetail(id, setError);
   const [connection, setConnection] = useState<'open' | 'reconnecting'>('reconnecting');
   const [older, setOlder] = useState({ more: false, loading: false });
   const cursor = useRef<{ before: number | null; loading: boolean }>({ before: null, loading: false });
   const frame = useRef<number | undefined>(undefined);
-  const detailTimer = useRef<number | undefined>(undefined);
-
-  const loadDetail = useCallback(() => {
-    api.session(id).then(
-      (next) => {
-        setDetail(next);
-        setError('');
-      },
-      (err: Error) => setError(err.message),
-    );
-  }, [id]);
 
   const schedule = useCallback(() => {
     frame.current ??= requestAnimationFrame(() => {
@@ -113,11 +146,9 @@ export function useSessionLog(id: string): SessionLog {
     const folded = isFact.has(stored.event.type) && facts.apply(stored);
     if (!shown && !folded) return;
     schedule();
-    if (detailTriggers.has(stored.event.type)) {
-      clearTimeout(detailTimer.current);
-      detailTimer.current = window.setTimeout(loadDetail, 250);
-    }
+    if (detailTriggers.has(stored.event.type)) loadDetailSoon();
   };
+  useChildNotices(detail, loadDetailSoon);
 
   useEffect(() => {
     let close: (() => void) | undefined;
@@ -147,7 +178,7 @@ export function useSessionLog(id: string): SessionLog {
     return () => {
       gone = true;
       close?.();
-      clearTimeout(detailTimer.current);
+      stopDetail();
       if (frame.current !== undefined) cancelAnimationFrame(frame.current);
     };
   }, [id]);
