@@ -1,4 +1,4 @@
-import { CompiledQuery, sql, type Selectable, type Transaction } from 'kysely';
+import { CompiledQuery, sql, type Selectable } from 'kysely';
 import type { Db } from '../../db/database.ts';
 import type { Database } from '../../db/schema.ts';
 import type { ReceivedDelivery, StoredDelivery } from '../core/delivery-interpreter.ts';
@@ -28,9 +28,8 @@ export type DeliveryRecord = {
   error: string | null;
 };
 
-type Row = Selectable<Database['inbound_deliveries']>;
 // The bigserial ids come back as numbers (db/database.ts parses int8); outside this file they are strings.
-type On = Db | Transaction<Database>;
+type Row = Selectable<Database['inbound_deliveries']>;
 
 /** A delivery's identity within its source: the same meaning twice is stored once. */
 export const meaningKey = (delivery: Pick<ReceivedDelivery, 'source' | 'dedupeKey'>) =>
@@ -140,40 +139,42 @@ export class PgInboundDeliveryStore {
    * Starts an attempt (counts it and returns the delivery), unless an earlier delivery of the same
    * order key is still pending: then this one is parked (left without a job) until that one
    * finishes and sends it on (see finish()). Undefined when it is no longer pending.
+   *
+   * One statement, one round trip: the earlier pending delivery it finds is locked FOR SHARE, so
+   * that delivery's finish() (whose update needs the row) waits until this decision is committed
+   * and then sees this one parked; a finish() that came first has ended the row, which the lock's
+   * recheck then skips. That is the only race the ordering has, and a unique row decides it.
    */
   async begin(id: string): Promise<StoredDelivery | 'parked' | undefined> {
-    const row = await this.#db
-      .selectFrom('inbound_deliveries')
-      .select(['order_key', 'status'])
-      .where('id', '=', rowId(id))
-      .executeTakeFirst();
-    if (row?.status !== 'pending') return undefined;
-    const key = row.order_key;
-    if (!key) return countAttempt(this.#db, id);
-    return this.#db.transaction().execute(async (trx) => {
-      await lockOrder(trx, key);
-      const earlier = await trx
-        .selectFrom('inbound_deliveries')
-        .select('id')
-        .where('order_key', '=', key)
-        .where('status', '=', 'pending')
-        .where('id', '<', rowId(id))
-        .limit(1)
-        .executeTakeFirst();
-      if (!earlier) return countAttempt(trx, id);
-      await trx
-        .updateTable('inbound_deliveries')
-        .set({ queued_at: null })
-        .where('id', '=', rowId(id))
-        .where('status', '=', 'pending')
-        .execute();
-      return 'parked' as const;
-    });
+    const n = rowId(id);
+    const { rows } = await sql<Row & { parked: boolean }>`
+      with earlier as materialized (
+        select e.id from inbound_deliveries d
+        join inbound_deliveries e on e.order_key = d.order_key and e.status = 'pending' and e.id < d.id
+        where d.id = ${n} and d.status = 'pending'
+        limit 1
+        for share of e),
+      parked as (
+        update inbound_deliveries set queued_at = null
+        where id = ${n} and status = 'pending' and exists (select from earlier)
+        returning *),
+      counted as (
+        update inbound_deliveries set attempts = attempts + 1
+        where id = ${n} and status = 'pending' and not exists (select from earlier)
+        returning *)
+      select *, false as parked from counted
+      union all
+      select *, true as parked from parked`.execute(this.#db);
+    const row = rows[0];
+    if (!row) return undefined;
+    return row.parked ? 'parked' : toDelivery(row, row.attempts);
   }
 
   /**
    * Ends a pending delivery. Returns the next delivery of its order key that is parked (pending
-   * with no job), which the caller must send on.
+   * with no job), which the caller must send on. Two statements, in this order and not one: the
+   * update waits for a begin() that holds this row (see there), and only a query started after it
+   * sees what that begin() decided.
    */
   async finish(
     delivery: Pick<StoredDelivery, 'id' | 'orderKey'>,
@@ -181,30 +182,22 @@ export class PgInboundDeliveryStore {
     outcome: string,
     error?: string,
   ): Promise<string | undefined> {
-    const end = (on: On) =>
-      on
-        .updateTable('inbound_deliveries')
-        .set({ status, outcome, finished_at: sql`now()`, ...(error !== undefined && { last_error: error }) })
-        .where('id', '=', rowId(delivery.id))
-        .where('status', '=', 'pending')
-        .execute();
+    await this.#db
+      .updateTable('inbound_deliveries')
+      .set({ status, outcome, finished_at: sql`now()`, ...(error !== undefined && { last_error: error }) })
+      .where('id', '=', rowId(delivery.id))
+      .where('status', '=', 'pending')
+      .execute();
     const key = delivery.orderKey;
-    if (!key) {
-      await end(this.#db);
-      return undefined;
-    }
-    const next = await this.#db.transaction().execute(async (trx) => {
-      await lockOrder(trx, key);
-      await end(trx);
-      return trx
-        .selectFrom('inbound_deliveries')
-        .select(['id', 'queued_at'])
-        .where('order_key', '=', key)
-        .where('status', '=', 'pending')
-        .orderBy('id')
-        .limit(1)
-        .executeTakeFirst();
-    });
+    if (!key) return undefined;
+    const next = await this.#db
+      .selectFrom('inbound_deliveries')
+      .select(['id', 'queued_at'])
+      .where('order_key', '=', key)
+      .where('status', '=', 'pending')
+      .orderBy('id')
+      .limit(1)
+      .executeTakeFirst();
     return next && next.queued_at === null ? String(next.id) : undefined;
   }
 
@@ -254,20 +247,4 @@ function toDelivery(row: Row, attempt: number): StoredDelivery {
     receivedAt: row.received_at.toISOString(),
     attempt,
   };
-}
-
-/** Serialises the ordering decisions of one order key across processes, for one transaction. */
-const lockOrder = (trx: Transaction<Database>, key: string) =>
-  sql`select pg_advisory_xact_lock(hashtextextended(${`inbound-order:${key}`}, 0))`.execute(trx);
-
-/** Counts an attempt on a pending delivery and returns it; undefined when it is no longer pending. */
-async function countAttempt(on: On, id: string): Promise<StoredDelivery | undefined> {
-  const row = await on
-    .updateTable('inbound_deliveries')
-    .set({ attempts: sql`attempts + 1` })
-    .where('id', '=', rowId(id))
-    .where('status', '=', 'pending')
-    .returningAll()
-    .executeTakeFirst();
-  return row && toDelivery(row, row.attempts);
 }
