@@ -1,5 +1,6 @@
 import { CompiledQuery, sql, type Selectable } from 'kysely';
 import type { Db } from '../../db/database.ts';
+import { prepared } from '../../db/prepared-statements.ts';
 import type { Database } from '../../db/schema.ts';
 import type { ReceivedDelivery, StoredDelivery } from '../core/delivery-interpreter.ts';
 
@@ -146,25 +147,9 @@ export class PgInboundDeliveryStore {
    * recheck then skips. That is the only race the ordering has, and a unique row decides it.
    */
   async begin(id: string): Promise<StoredDelivery | 'parked' | undefined> {
-    const n = rowId(id);
-    const { rows } = await sql<Row & { parked: boolean }>`
-      with earlier as materialized (
-        select e.id from inbound_deliveries d
-        join inbound_deliveries e on e.order_key = d.order_key and e.status = 'pending' and e.id < d.id
-        where d.id = ${n} and d.status = 'pending'
-        limit 1
-        for share of e),
-      parked as (
-        update inbound_deliveries set queued_at = null
-        where id = ${n} and status = 'pending' and exists (select from earlier)
-        returning *),
-      counted as (
-        update inbound_deliveries set attempts = attempts + 1
-        where id = ${n} and status = 'pending' and not exists (select from earlier)
-        returning *)
-      select *, false as parked from counted
-      union all
-      select *, true as parked from parked`.execute(this.#db);
+    const { rows } = await this.#db.executeQuery<DeliveryRow & { parked: boolean }>(
+      CompiledQuery.raw(beginStatement, [rowId(id)]),
+    );
     const row = rows[0];
     if (!row) return undefined;
     return row.parked ? 'parked' : toDelivery(row, row.attempts);
@@ -182,22 +167,15 @@ export class PgInboundDeliveryStore {
     outcome: string,
     error?: string,
   ): Promise<string | undefined> {
-    await this.#db
-      .updateTable('inbound_deliveries')
-      .set({ status, outcome, finished_at: sql`now()`, ...(error !== undefined && { last_error: error }) })
-      .where('id', '=', rowId(delivery.id))
-      .where('status', '=', 'pending')
-      .execute();
+    await this.#db.executeQuery(
+      CompiledQuery.raw(finishStatement, [rowId(delivery.id), status, outcome, error ?? null]),
+    );
     const key = delivery.orderKey;
     if (!key) return undefined;
-    const next = await this.#db
-      .selectFrom('inbound_deliveries')
-      .select(['id', 'queued_at'])
-      .where('order_key', '=', key)
-      .where('status', '=', 'pending')
-      .orderBy('id')
-      .limit(1)
-      .executeTakeFirst();
+    const { rows } = await this.#db.executeQuery<{ id: number; queued_at: Date | null }>(
+      CompiledQuery.raw(nextPendingStatement, [key]),
+    );
+    const next = rows[0];
     return next && next.queued_at === null ? String(next.id) : undefined;
   }
 
@@ -235,7 +213,7 @@ export class PgInboundDeliveryStore {
   }
 }
 
-function toDelivery(row: Row, attempt: number): StoredDelivery {
+function toDelivery(row: DeliveryRow, attempt: number): StoredDelivery {
   return {
     id: String(row.id),
     source: row.source,
@@ -248,3 +226,49 @@ function toDelivery(row: Row, attempt: number): StoredDelivery {
     attempt,
   };
 }
+
+/** What a delivery is made of (the columns toDelivery() reads). */
+type DeliveryRow = Pick<
+  Row,
+  'id' | 'source' | 'dedupe_key' | 'delivery_id' | 'kind' | 'body' | 'order_key' | 'received_at' | 'attempts'
+>;
+const deliveryColumns = 'id, source, dedupe_key, delivery_id, kind, body, order_key, received_at, attempts';
+
+// The statements every delivery runs, prepared once per connection (db/prepared-statements.ts).
+
+/** begin(): parks the delivery behind an earlier pending one of its order key, or counts an attempt. */
+const beginStatement = prepared(
+  'inbound-begin',
+  `with earlier as materialized (
+     select e.id from inbound_deliveries d
+     join inbound_deliveries e on e.order_key = d.order_key and e.status = 'pending' and e.id < d.id
+     where d.id = $1 and d.status = 'pending'
+     limit 1
+     for share of e),
+   parked as (
+     update inbound_deliveries set queued_at = null
+     where id = $1 and status = 'pending' and exists (select from earlier)
+     returning ${deliveryColumns}),
+   counted as (
+     update inbound_deliveries set attempts = attempts + 1
+     where id = $1 and status = 'pending' and not exists (select from earlier)
+     returning ${deliveryColumns})
+   select *, false as parked from counted
+   union all
+   select *, true as parked from parked`,
+);
+
+/** finish(): ends a pending delivery; the error is kept only when there is one. */
+const finishStatement = prepared(
+  'inbound-finish',
+  `update inbound_deliveries
+   set status = $2, outcome = $3, finished_at = now(), last_error = coalesce($4::text, last_error)
+   where id = $1 and status = 'pending'`,
+);
+
+/** finish(): the first pending delivery of an order key, and whether it has a job. */
+const nextPendingStatement = prepared(
+  'inbound-next-pending',
+  `select id, queued_at from inbound_deliveries
+   where order_key = $1 and status = 'pending' order by id limit 1`,
+);
