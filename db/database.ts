@@ -6,6 +6,7 @@ import { PatchbayError } from '../src/core/errors.ts';
 import { throttleLog } from '../src/core/log-throttle.ts';
 import { startEmbeddedPostgres } from './embedded-postgres.ts';
 import { migrationProvider } from './migrations/migration-list.ts';
+import { preparingPool } from './prepared-statements.ts';
 import type { Database } from './schema.ts';
 
 export type Db = Kysely<Database>;
@@ -91,7 +92,7 @@ export async function openDatabase(options: {
     );
   });
   pool.on('remove', (client) => live.delete(client));
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: preparingPool(pool) }) });
   try {
     await migrate(db);
     await warnIfSuperuser(pool, url, options.log);

@@ -1,5 +1,6 @@
-import { CompiledQuery, sql, type Selectable, type Transaction } from 'kysely';
+import { CompiledQuery, sql, type Selectable } from 'kysely';
 import type { Db } from '../../db/database.ts';
+import { prepared } from '../../db/prepared-statements.ts';
 import type { Database } from '../../db/schema.ts';
 import type { ReceivedDelivery, StoredDelivery } from '../core/delivery-interpreter.ts';
 
@@ -28,9 +29,8 @@ export type DeliveryRecord = {
   error: string | null;
 };
 
-type Row = Selectable<Database['inbound_deliveries']>;
 // The bigserial ids come back as numbers (db/database.ts parses int8); outside this file they are strings.
-type On = Db | Transaction<Database>;
+type Row = Selectable<Database['inbound_deliveries']>;
 
 /** A delivery's identity within its source: the same meaning twice is stored once. */
 export const meaningKey = (delivery: Pick<ReceivedDelivery, 'source' | 'dedupeKey'>) =>
@@ -140,40 +140,26 @@ export class PgInboundDeliveryStore {
    * Starts an attempt (counts it and returns the delivery), unless an earlier delivery of the same
    * order key is still pending: then this one is parked (left without a job) until that one
    * finishes and sends it on (see finish()). Undefined when it is no longer pending.
+   *
+   * One statement, one round trip: the earlier pending delivery it finds is locked FOR SHARE, so
+   * that delivery's finish() (whose update needs the row) waits until this decision is committed
+   * and then sees this one parked; a finish() that came first has ended the row, which the lock's
+   * recheck then skips. That is the only race the ordering has, and a unique row decides it.
    */
   async begin(id: string): Promise<StoredDelivery | 'parked' | undefined> {
-    const row = await this.#db
-      .selectFrom('inbound_deliveries')
-      .select(['order_key', 'status'])
-      .where('id', '=', rowId(id))
-      .executeTakeFirst();
-    if (row?.status !== 'pending') return undefined;
-    const key = row.order_key;
-    if (!key) return countAttempt(this.#db, id);
-    return this.#db.transaction().execute(async (trx) => {
-      await lockOrder(trx, key);
-      const earlier = await trx
-        .selectFrom('inbound_deliveries')
-        .select('id')
-        .where('order_key', '=', key)
-        .where('status', '=', 'pending')
-        .where('id', '<', rowId(id))
-        .limit(1)
-        .executeTakeFirst();
-      if (!earlier) return countAttempt(trx, id);
-      await trx
-        .updateTable('inbound_deliveries')
-        .set({ queued_at: null })
-        .where('id', '=', rowId(id))
-        .where('status', '=', 'pending')
-        .execute();
-      return 'parked' as const;
-    });
+    const { rows } = await this.#db.executeQuery<DeliveryRow & { parked: boolean }>(
+      CompiledQuery.raw(beginStatement, [rowId(id)]),
+    );
+    const row = rows[0];
+    if (!row) return undefined;
+    return row.parked ? 'parked' : toDelivery(row, row.attempts);
   }
 
   /**
    * Ends a pending delivery. Returns the next delivery of its order key that is parked (pending
-   * with no job), which the caller must send on.
+   * with no job), which the caller must send on. Two statements, in this order and not one: the
+   * update waits for a begin() that holds this row (see there), and only a query started after it
+   * sees what that begin() decided.
    */
   async finish(
     delivery: Pick<StoredDelivery, 'id' | 'orderKey'>,
@@ -181,30 +167,15 @@ export class PgInboundDeliveryStore {
     outcome: string,
     error?: string,
   ): Promise<string | undefined> {
-    const end = (on: On) =>
-      on
-        .updateTable('inbound_deliveries')
-        .set({ status, outcome, finished_at: sql`now()`, ...(error !== undefined && { last_error: error }) })
-        .where('id', '=', rowId(delivery.id))
-        .where('status', '=', 'pending')
-        .execute();
+    await this.#db.executeQuery(
+      CompiledQuery.raw(finishStatement, [rowId(delivery.id), status, outcome, error ?? null]),
+    );
     const key = delivery.orderKey;
-    if (!key) {
-      await end(this.#db);
-      return undefined;
-    }
-    const next = await this.#db.transaction().execute(async (trx) => {
-      await lockOrder(trx, key);
-      await end(trx);
-      return trx
-        .selectFrom('inbound_deliveries')
-        .select(['id', 'queued_at'])
-        .where('order_key', '=', key)
-        .where('status', '=', 'pending')
-        .orderBy('id')
-        .limit(1)
-        .executeTakeFirst();
-    });
+    if (!key) return undefined;
+    const { rows } = await this.#db.executeQuery<{ id: number; queued_at: Date | null }>(
+      CompiledQuery.raw(nextPendingStatement, [key]),
+    );
+    const next = rows[0];
     return next && next.queued_at === null ? String(next.id) : undefined;
   }
 
@@ -242,7 +213,7 @@ export class PgInboundDeliveryStore {
   }
 }
 
-function toDelivery(row: Row, attempt: number): StoredDelivery {
+function toDelivery(row: DeliveryRow, attempt: number): StoredDelivery {
   return {
     id: String(row.id),
     source: row.source,
@@ -256,18 +227,48 @@ function toDelivery(row: Row, attempt: number): StoredDelivery {
   };
 }
 
-/** Serialises the ordering decisions of one order key across processes, for one transaction. */
-const lockOrder = (trx: Transaction<Database>, key: string) =>
-  sql`select pg_advisory_xact_lock(hashtextextended(${`inbound-order:${key}`}, 0))`.execute(trx);
+/** What a delivery is made of (the columns toDelivery() reads). */
+type DeliveryRow = Pick<
+  Row,
+  'id' | 'source' | 'dedupe_key' | 'delivery_id' | 'kind' | 'body' | 'order_key' | 'received_at' | 'attempts'
+>;
+const deliveryColumns = 'id, source, dedupe_key, delivery_id, kind, body, order_key, received_at, attempts';
 
-/** Counts an attempt on a pending delivery and returns it; undefined when it is no longer pending. */
-async function countAttempt(on: On, id: string): Promise<StoredDelivery | undefined> {
-  const row = await on
-    .updateTable('inbound_deliveries')
-    .set({ attempts: sql`attempts + 1` })
-    .where('id', '=', rowId(id))
-    .where('status', '=', 'pending')
-    .returningAll()
-    .executeTakeFirst();
-  return row && toDelivery(row, row.attempts);
-}
+// The statements every delivery runs, prepared once per connection (db/prepared-statements.ts).
+
+/** begin(): parks the delivery behind an earlier pending one of its order key, or counts an attempt. */
+const beginStatement = prepared(
+  'inbound-begin',
+  `with earlier as materialized (
+     select e.id from inbound_deliveries d
+     join inbound_deliveries e on e.order_key = d.order_key and e.status = 'pending' and e.id < d.id
+     where d.id = $1 and d.status = 'pending'
+     limit 1
+     for share of e),
+   parked as (
+     update inbound_deliveries set queued_at = null
+     where id = $1 and status = 'pending' and exists (select from earlier)
+     returning ${deliveryColumns}),
+   counted as (
+     update inbound_deliveries set attempts = attempts + 1
+     where id = $1 and status = 'pending' and not exists (select from earlier)
+     returning ${deliveryColumns})
+   select *, false as parked from counted
+   union all
+   select *, true as parked from parked`,
+);
+
+/** finish(): ends a pending delivery; the error is kept only when there is one. */
+const finishStatement = prepared(
+  'inbound-finish',
+  `update inbound_deliveries
+   set status = $2, outcome = $3, finished_at = now(), last_error = coalesce($4::text, last_error)
+   where id = $1 and status = 'pending'`,
+);
+
+/** finish(): the first pending delivery of an order key, and whether it has a job. */
+const nextPendingStatement = prepared(
+  'inbound-next-pending',
+  `select id, queued_at from inbound_deliveries
+   where order_key = $1 and status = 'pending' order by id limit 1`,
+);
