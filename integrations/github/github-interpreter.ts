@@ -273,7 +273,7 @@ async function startRequest(
   // `@bot approve`, `@bot allow <host> for this session`: the comment's first paragraph after its
   // leading mentions (the issue's text is quoted after it).
   const said = request.text.split(/\n\s*\n/)[0]!.replace(/^\s*(@[\w.-]+(\[bot\])?[\s,:]*)+/, '');
-  const command = threadCommand(said, existing, thread, actor);
+  const command = await threadCommand(said, existing, thread, actor, deps.context.sessions);
   const inbound: Inbound = command
     ? command
     : existing?.status === 'waiting' && existing.pendingQuestion

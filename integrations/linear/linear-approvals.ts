@@ -3,6 +3,8 @@ import { approvalNotice } from '../../src/core/approval-notice.ts';
 import { parseApprovalReply } from '../../src/core/approval-reply.ts';
 import type { EventOf } from '../../src/core/events.ts';
 import type { Inbound } from '../../src/core/inbound.ts';
+import { openApprovalId } from '../../src/core/relayed-approval.ts';
+import type { SessionLookup } from '../../src/core/session-lookup.ts';
 import type { SessionRecord } from '../../src/core/session-record.ts';
 import type { ThreadRef } from '../../src/core/thread-ref.ts';
 import type { Activity } from './linear-api.ts';
@@ -24,14 +26,18 @@ export function approvalActivity(event: EventOf<'approval-requested'> | EventOf<
   return { content: { type: 'elicitation', body }, options: OPTIONS };
 }
 
-/** A prompt that answers the session's open approval request (`Approve once`, `deny <reason>`), as an approval inbound. */
-export function approvalPrompt(
-  session: Pick<SessionRecord, 'status' | 'pendingQuestion'>,
+/**
+ * A prompt that answers the session's open approval request (`Approve once`, `deny <reason>`; its
+ * own, or one a sub-task relayed: openApprovalId), as an approval inbound.
+ */
+export async function approvalPrompt(
+  sessions: Pick<SessionLookup, 'events'>,
+  session: Pick<SessionRecord, 'id' | 'status' | 'pendingQuestion'>,
   input: { thread: ThreadRef; actor: Actor; body: string; dedupeKey: string },
-): Inbound | undefined {
-  const approval = session.status === 'waiting' ? session.pendingQuestion?.approval : undefined;
-  const reply = approval && parseApprovalReply(input.body);
-  if (!approval || !reply) return undefined;
+): Promise<Inbound | undefined> {
+  const reply = parseApprovalReply(input.body);
+  const requestId = reply && (await openApprovalId(sessions, session));
+  if (!reply || !requestId) return undefined;
   const { thread, actor, dedupeKey } = input;
-  return { kind: 'approval', thread, actor, requestId: approval.requestId, ...reply, dedupeKey };
+  return { kind: 'approval', thread, actor, requestId, ...reply, dedupeKey };
 }

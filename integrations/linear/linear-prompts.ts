@@ -121,7 +121,7 @@ async function toSession(
     return ignore('no session for this agent session');
   }
   const inbound: Inbound =
-    approvalPrompt(session, { thread, actor, body, dedupeKey: key }) ??
+    (await approvalPrompt(deps.context.sessions, session, { thread, actor, body, dedupeKey: key })) ??
     egressPrompt({ thread, actor, body, dedupeKey: key }) ??
     (session.status === 'waiting' && session.pendingQuestion
       ? { kind: 'answer', thread, actor, questionId: session.pendingQuestion.questionId, text: body, dedupeKey: key }

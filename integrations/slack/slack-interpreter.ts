@@ -18,6 +18,7 @@ import { messageEventOf, parseSlackPayload, type SlackMessageEvent, type SlackPa
 import type { PendingTask, SlackStore, SlackThread } from './slack-store.ts';
 import { teamAllowed, userTeamOf } from './slack-teams.ts';
 import { postInThread, type SlackWeb } from './slack-web.ts';
+import { openApprovalId } from '../../src/core/relayed-approval.ts';
 
 /**
  * What the Slack interpreter does once the session service handled a request (its reply step), as
@@ -228,7 +229,8 @@ export class SlackRequests {
       const said = text || (event.files?.length ? '(shared a picture)' : '');
       if (!said) return ignore('an empty message');
       const actor = await deps.actors.get(event.user!);
-      if (session) return toSession(thread, { actor, user: event.user! }, said, session);
+      const approvalId = session && (await openApprovalId(deps.context.sessions, session));
+      if (session) return toSession(thread, { actor, user: event.user! }, said, session, approvalId);
       return resolvePending(deps, pending!, actor, said);
     }
     if (CONNECT_GITHUB.test(text)) return connectGitHub(deps, event, thread);
@@ -357,12 +359,14 @@ function toSession(
   from: { actor: Actor; user: string },
   text: string,
   session: Pick<SessionRecord, 'pendingQuestion' | 'status'>,
+  /** The open approval request a reply `approve` / `deny <reason>` decides (openApprovalId). */
+  approvalId: string | undefined,
 ): Interpreted {
   const { actor } = from;
   if (isStopCommand(text))
     return { kind: 'inbound', inbound: { kind: 'stop', thread, actor }, plan: { kind: 'say-not-running', thread } };
   const question = session.status === 'waiting' ? session.pendingQuestion : null;
-  const decision = question?.approval && approvalReply(plainText(text), question.approval.requestId, thread, actor);
+  const decision = approvalId && approvalReply(plainText(text), approvalId, thread, actor);
   const allow = decision || egressReply(plainText(text), thread, actor);
   if (allow) return { kind: 'inbound', inbound: allow, plan: { kind: 'say-refused', thread, user: from.user } };
   return {

@@ -7,6 +7,7 @@ import { PendingQuestion, SessionResult, type SessionRecord } from '../core/sess
 import { isTerminal, SessionStatus } from '../core/session-status.ts';
 import type { NewChild, SubtaskLine } from '../core/subtasks.ts';
 import type { ThreadRef } from '../core/thread-ref.ts';
+import { relayedApprovals } from './child-approvals.ts';
 import { appendEvents } from './event-log.ts';
 import type { RunLease } from './run-leases.ts';
 import { lockSession, type Trx } from './session-lock.ts';
@@ -114,7 +115,7 @@ export type ChildNotice = { parentId: string; parentReady: boolean };
 /**
  * After a run of a child session, under the parent's row lock: a child that ended is noted on the
  * parent's log (once), a question it asked is asked in the parent's log too (its threads are the
- * people's), and when every child has ended the parent, waiting on them, is queued
+ * people's), so are its approval requests and their decisions (child-approvals.ts), and when every child has ended the parent, waiting on them, is queued
  * again (the caller asks for its run). Each child checks after its own end was written and the
  * checks take turns under the lock, so the last child to end always sees every sibling ended.
  */
@@ -134,6 +135,7 @@ export async function noteChildRun(db: Db, childId: string): Promise<ChildNotice
       });
     const question = child.pending_question == null ? null : PendingQuestion.parse(child.pending_question);
     if (status === 'waiting' && question && !question.approval) events.push(relayedQuestion(child, question));
+    events.push(...(await relayedApprovals(trx, child, status === 'waiting' ? question : null)));
     await appendEvents(trx, parentId, events);
     return { parentId, parentReady: await queueIfChildrenEnded(trx, parent) };
   });

@@ -14,7 +14,9 @@ const approval = {
   reasons: ['Publishing releases code.'],
   expiresAt: '2026-12-01T11:00:00.000Z',
 };
+const sessions = { events: async () => [] };
 const waiting = {
+  id: 's',
   status: 'waiting' as const,
   pendingQuestion: { questionId: 'approval:call_1', toolCallId: 'call_1', question: 'Approve?', approval },
 };
@@ -47,9 +49,9 @@ describe('approvals in Linear', () => {
     expect(activities.at(-1)!.content).toEqual({ type: 'thought', body: 'Denied by Ada from linear: not today' });
   });
 
-  it("reads the chosen option or `deny <reason>` as the request's decision, and nothing else", () => {
+  it("reads the chosen option or `deny <reason>` as the request's decision, and nothing else", async () => {
     const input = { thread, actor: ada, dedupeKey: 'd1' };
-    expect(approvalPrompt(waiting, { ...input, body: 'Approve once' })).toEqual({
+    expect(await approvalPrompt(sessions, waiting, { ...input, body: 'Approve once' })).toEqual({
       kind: 'approval',
       thread,
       actor: ada,
@@ -57,11 +59,13 @@ describe('approvals in Linear', () => {
       decision: 'approved',
       dedupeKey: 'd1',
     });
-    expect(approvalPrompt(waiting, { ...input, body: 'deny ship it from CI' })).toMatchObject({
+    expect(await approvalPrompt(sessions, waiting, { ...input, body: 'deny ship it from CI' })).toMatchObject({
       decision: 'denied',
       reason: 'ship it from CI',
     });
-    expect(approvalPrompt(waiting, { ...input, body: 'what does it publish?' })).toBeUndefined();
-    expect(approvalPrompt({ ...waiting, status: 'running' }, { ...input, body: 'Approve once' })).toBeUndefined();
+    expect(await approvalPrompt(sessions, waiting, { ...input, body: 'what does it publish?' })).toBeUndefined();
+    expect(
+      await approvalPrompt(sessions, { ...waiting, status: 'running' }, { ...input, body: 'Approve once' }),
+    ).toBeUndefined();
   });
 });
