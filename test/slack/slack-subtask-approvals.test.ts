@@ -34,7 +34,8 @@ function scenario(messages: readonly ModelMessage[]): ScriptedTurn {
   if (last?.role !== 'tool') return { toolCalls: [{ name: 'run_shell', input: { command: PUBLISH } }] };
   if (content.startsWith('Not approved')) return { text: `CHILD GOT: ${content}` };
   if (content.startsWith('Exit code: 0\nstdout:')) return { text: `CHILD SAW: ${content}` };
-  return { toolCalls: [{ name: 'run_shell', input: { command: LOOK } }] };
+  // Slowly: the parent's thread shows the decision while the sub-task still works.
+  return { toolCalls: [{ name: 'run_shell', input: { command: LOOK } }], delayMs: 4000 };
 }
 
 type Button = { action_id: string; value: string; text: { text: string } };
@@ -94,6 +95,9 @@ describe("a sub-task's approval request, decided in its parent's Slack thread (f
     expect(await f.app.store.events(childId, { types: ['approval-decided'] })).toEqual([]);
 
     expect((await click('U0ALICE01')).status).toBe(200);
+    // The request's message loses its buttons as soon as it is decided, not when the sub-task ends.
+    await waitForPost(f.slack, CHANNEL, mention.ts, (t) => t.includes('Alice Doe approved running'), 'the approval');
+    expect((await f.app.store.get(childId))?.status).not.toBe('completed');
     const done = await waitForStatus(f.app, parentId, ['completed', 'failed', 'cancelled'], 90_000);
     expect(done.status).toBe('completed');
     expect((await f.app.store.get(childId))?.status).toBe('completed');
@@ -103,7 +107,6 @@ describe("a sub-task's approval request, decided in its parent's Slack thread (f
     const onParent = (await f.app.store.events(parentId, { types: ['approval-decided'] })).map((e) => e.event);
     expect(onChild).toMatchObject([{ decision: 'approved', surface: 'slack', actor: { id: 'U0ALICE01' } }]);
     expect(onParent).toMatchObject([{ requestId: approve.value, decision: 'approved', actor: { id: 'U0ALICE01' } }]);
-    await waitForPost(f.slack, CHANNEL, mention.ts, (t) => t.includes('Alice Doe approved running'), 'the approval');
   });
 
   it("`deny <reason>` in the parent's thread hands the sub-task's model the reason, and nothing ran", {
