@@ -9,6 +9,7 @@ const CHANNEL = 'C123ABC456';
 /** Appends a line to published.txt each time it really runs; `npm publish` makes it a held command. */
 const PUBLISH = 'echo once >> published.txt; npm publish >/dev/null 2>&1; true';
 const LOOK = 'cat published.txt 2>/dev/null || echo absent';
+const TOKEN = 'test-token-0123456789abcdef';
 
 const firstText = (messages: readonly ModelMessage[]) => {
   const first = messages[0];
@@ -43,7 +44,7 @@ type Button = { action_id: string; value: string; text: { text: string } };
 describe("a sub-task's approval request, decided in its parent's Slack thread (fake Slack, real sandbox, APPROVALS=on)", () => {
   let f: SlackFixture;
   beforeAll(async () => {
-    f = await startSlackFixture({ env: { APPROVALS: 'on' } });
+    f = await startSlackFixture({ env: { APPROVALS: 'on', PATCHBAY_API_TOKEN: TOKEN } });
     f.setScenario(scenario);
   });
   afterAll(() => f.dispose());
@@ -124,5 +125,29 @@ describe("a sub-task's approval request, decided in its parent's Slack thread (f
     const onParent = (await f.app.store.events(parentId, { types: ['approval-decided'] })).map((e) => e.event);
     expect(onParent).toMatchObject([{ decision: 'denied', reason: 'not before the release notes' }]);
     await waitForPost(f.slack, CHANNEL, mention.ts, (t) => t.includes('Alice Doe denied running'), 'the denial');
+  });
+
+  it("the parent's page decides it too (its approval route with the relayed id), and the Slack message closes", {
+    timeout: 150_000,
+  }, async () => {
+    const { mention, parentId, childId, approve } = await fanOut('release from the page');
+    const url = `${f.app.url}/api/sessions/${parentId}/approvals/${encodeURIComponent(approve.value)}`;
+    const decide = (payload: object) =>
+      fetch(url, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+        body: JSON.stringify(payload),
+      });
+    const answered = await decide({ decision: 'denied', reason: 'wrong registry', author: { name: 'Operator' } });
+    expect(answered.status).toBe(202);
+    expect(await answered.json()).toEqual({ id: parentId, status: 'waiting' });
+    // Decided once: the same request again is no longer open.
+    expect((await decide({ decision: 'approved' })).status).toBe(409);
+    const done = await waitForStatus(f.app, parentId, ['completed', 'failed', 'cancelled'], 90_000);
+    expect(done.status).toBe('completed');
+    expect(await toolEnds(childId)).toEqual([
+      'Not approved: Operator denied it: wrong registry. The command did not run.',
+    ]);
+    await waitForPost(f.slack, CHANNEL, mention.ts, (t) => t.includes('Operator denied running'), 'the denial');
   });
 });
