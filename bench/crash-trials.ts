@@ -26,7 +26,10 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { StoredEvent } from '../src/core/events.ts';
 import type { SessionRecord } from '../src/core/session-record.ts';
+import { releaseExitHooks } from '../db/embedded-postgres.ts';
+import { startFanOut } from './crash-trials-fan-out.ts';
 import { sleep, startFleet, terminal, until, type FleetKind } from './crash-trials-fleet.ts';
+import { duplicatesIn, seqGaps } from './crash-trials-log.ts';
 import { startFakeGitHub } from '../test/fakes/fake-github.ts';
 import { removeDataDir } from '../test/sandbox/sandbox-test-helpers.ts';
 import { createRemote, git } from '../test/git/git-fixture.ts';
@@ -46,6 +49,9 @@ const { values } = parseArgs({
     verbose: { type: 'boolean', default: false },
   },
 });
+// The fleet's database imports embedded-postgres, whose exit hooks call process.exit(0) at
+// `beforeExit`: they would erase the exit code this script sets when a trial went wrong.
+releaseExitHooks(['beforeExit', 'exit']);
 const trialCount = Number(values.trials);
 let seed = Number(values.seed);
 const random = () => {
@@ -68,6 +74,7 @@ type Kind =
   | 'ctrl-c-idle'
   | 'ctrl-c-busy'
   | 'kill-after-checkpoint'
+  | 'fan-out'
   | FleetKind;
 const targeted: Kind[] = [
   'kill-tool-running',
@@ -85,6 +92,7 @@ const targeted: Kind[] = [
   'kill-after-checkpoint',
   'pause-past-lease',
   'database-outage',
+  'fan-out',
 ];
 const fleetKinds: readonly Kind[] = ['pause-past-lease', 'database-outage'];
 // `--kinds sigterm,kill-database` runs only those kinds, in turn (to reproduce one kind of failure).
@@ -110,6 +118,8 @@ type Trial = {
   prs: number;
   /** The log records the PR (pr-opened). */
   prRecorded: boolean;
+  /** Fan-out trials: tasks asked for, child rows, children completed, spawn and end events on the parent's log. */
+  children?: { expected: number; rows: number; completed: number; spawnedEvents: number; endedEvents: number };
   /** The session's error, when it did not complete. */
   error?: string;
   /** Kill landed before the run ended: the run had to be taken up again. */
@@ -202,7 +212,7 @@ const workspaceHead = (id: string, branch: string) => {
   }
 };
 
-/** Processes left over: the database on our DATA_DIR, sandboxes and commands of our scenario. */
+/** Processes left over: the databases on our data directories, sandboxes and commands of our scenarios. */
 function orphans(): string[] {
   const found: string[] = [];
   for (const pid of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
@@ -213,43 +223,9 @@ function orphans(): string[] {
     } catch {
       continue;
     }
-    if (command.includes(dataDir) || command.includes(token)) found.push(`${pid} ${command.slice(0, 80)}`);
+    if (command.includes(root) || command.includes(token)) found.push(`${pid} ${command.slice(0, 80)}`);
   }
   return found;
-}
-
-function duplicatesIn(log: StoredEvent[]): string[] {
-  const seen = new Map<string, number>();
-  for (const { event } of log) {
-    // What makes an event one of a kind: its type plus the step it records.
-    const identity = (() => {
-      switch (event.type) {
-        case 'tool-start':
-        case 'tool-end':
-          return event.callId;
-        case 'usage':
-        case 'assistant-message':
-          return String(event.turn);
-        case 'branch-pushed':
-        case 'pr-opened':
-          return event.commit;
-        case 'status-changed':
-          return `${event.from}>${event.to}`;
-        case 'verification-finished':
-          return `${event.commit}#${event.attempt}`;
-        case 'run-resumed':
-        case 'knowledge-loaded':
-        case 'user-message':
-          return undefined; // one per interruption, one per run, one per message: not duplicates
-        default:
-          return '';
-      }
-    })();
-    if (identity === undefined) continue;
-    const key = `${event.type}${identity ? `:${identity}` : ''}`;
-    seen.set(key, (seen.get(key) ?? 0) + 1);
-  }
-  return [...seen].filter(([key, n]) => n > 1 && !key.startsWith('status-changed')).map(([key, n]) => `${key}×${n}`);
 }
 
 let server = await startServer(env);
@@ -298,7 +274,36 @@ const fleetEnv = Object.fromEntries(
   Object.entries(env).filter(([key]) => !['DATA_DIR', 'PORT', 'SHUTDOWN_GRACE_SECONDS'].includes(key)),
 );
 
+let fanOut: Awaited<ReturnType<typeof startFanOut>> | undefined;
+
 for (const [index, kind] of kinds.entries()) {
+  if (kind === 'fan-out') {
+    fanOut ??= await startFanOut({
+      root,
+      env,
+      repoUrl,
+      token,
+      bare,
+      pulls: () => github.pulls,
+      random,
+    });
+    const { children, childPrs, crashed, ...ran } = await fanOut.trial();
+    trials.push({
+      kind,
+      ...ran,
+      outcome: ran.outcome as Trial['outcome'],
+      children,
+      // A pull request of a child on the parent's repository is one too many.
+      prs: ran.prs + childPrs,
+      ...(crashed && { crashed: ['the fan-out server exited on its own'] }),
+    });
+    const t = trials.at(-1)!;
+    process.stderr.write(
+      `trial ${index + 1}/${kinds.length} ${kind}: ${t.outcome}, children ${children.completed}/${children.expected} completed (${children.rows} rows, ${children.spawnedEvents} subtasks-spawned, ${children.endedEvents} subtask-ended), ${t.duplicates.length} dup, ${t.gaps} gaps, work ${t.workComplete ? 'pushed' : 'MISSING'}, ${t.effectsTwice} effects twice, ${t.prs} PR${t.prRecorded ? '' : ' (not in the log)'}` +
+        `${t.interrupted ? '' : ', killed after the children ended'}${t.recoveryMs !== undefined ? `, first child resumed ${t.recoveryMs} ms after the restart` : ''}\n`,
+    );
+    continue;
+  }
   if (fleetKinds.includes(kind)) {
     fleet ??= await startFleet({ root, env: fleetEnv });
     const ran = await fleet.trial(kind as FleetKind, repoUrl);
@@ -307,7 +312,7 @@ for (const [index, kind] of kinds.entries()) {
       kind,
       outcome: ran.outcome as Trial['outcome'],
       duplicates: duplicatesIn(ran.events),
-      gaps: ran.events.filter((e, i) => e.seq !== i + 1).length,
+      gaps: seqGaps(ran.events),
       ...work,
       prs: github.pulls.filter((p) => ran.session.branch && p.head === ran.session.branch).length,
       prRecorded: ran.events.some((e) => e.event.type === 'pr-opened'),
@@ -549,7 +554,7 @@ for (const [index, kind] of kinds.entries()) {
     ...(crashed && { crashed }),
     outcome: done ? (session.status as Trial['outcome']) : 'stuck',
     duplicates: duplicatesIn(log),
-    gaps: log.filter((e, i) => e.seq !== i + 1).length,
+    gaps: seqGaps(log),
     workComplete,
     effectsTwice,
     prs: github.pulls.filter((p) => session.branch && p.head === session.branch).length,
@@ -577,6 +582,7 @@ for (const [index, kind] of kinds.entries()) {
 // Final shutdown, then look for anything left behind.
 const fleetCrashes = fleet?.crashed() ?? [];
 await fleet?.stop();
+await fanOut?.stop();
 const finalFrom = server.lines().length;
 server.child.kill('SIGTERM');
 const finalExit = (await server.exited).code;
@@ -696,6 +702,16 @@ console.log(
         .join(' ')}`,
     );
 }
+const fanned = trials.flatMap((t) => (t.children ? [{ ...t, children: t.children }] : []));
+if (fanned.length) {
+  const sum = (pick: (c: NonNullable<Trial['children']>) => number) => fanned.reduce((n, t) => n + pick(t.children), 0);
+  console.log(
+    `fan-out: ${fanned.filter((t) => t.outcome === 'completed').length}/${fanned.length} parents completed, ` +
+      `${sum((c) => c.completed)}/${sum((c) => c.expected)} children completed, ${sum((c) => Math.max(0, c.expected - c.rows))} children lost, ` +
+      `${sum((c) => Math.max(0, c.rows - c.expected))} made twice, ${fanned.filter((t) => childrenRight(t.children)).length}/${fanned.length} with subtasks-spawned once and subtask-ended once per child, ` +
+      `${fanned.filter((t) => t.interrupted).length}/${fanned.length} killed while a child ran`,
+  );
+}
 for (const t of trials.filter((t) => t.duplicates.length))
   console.log(`  duplicates in a ${t.kind} trial: ${t.duplicates.join(', ')}`);
 for (const t of trials.filter((t) => t.crashed))
@@ -725,9 +741,15 @@ process.exitCode =
       t.prRecorded &&
       !t.databaseLeft &&
       (t.exitCode ?? 0) === 0 &&
-      !t.aboveInfo,
+      !t.aboveInfo &&
+      (!t.children || (childrenRight(t.children) && t.children.completed === t.children.expected)),
   ) &&
   left.length === 0 &&
   fleetCrashes.length === 0
     ? 0
     : 1;
+
+/** One child row per task, the spawn recorded once and each child's end once. */
+function childrenRight(c: NonNullable<Trial['children']>): boolean {
+  return c.rows === c.expected && c.spawnedEvents === 1 && c.endedEvents === c.expected;
+}
