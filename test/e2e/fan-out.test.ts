@@ -204,7 +204,7 @@ describe('fan-out from a Slack mention, configured from the environment', () => 
       ['Logging', apiRepo, 'completed'],
       ['Client timeout', clientRepo, 'completed'],
     ]);
-
+    // Each on its own branch, named after the parent's.
     expect(children.map((c) => c.branch)).toEqual([1, 2, 3].map((n) => `${done.branch}-sub-${n}`));
 
     // The parent's spawn call got every sub-task's result: status, branch, commit, files, PR.
