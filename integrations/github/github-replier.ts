@@ -12,8 +12,14 @@ import type { ProgressComments } from './progress-comments.ts';
 import { type ProgressView, readBatch, renderProgress } from './render-progress.ts';
 import { renderSubtasks } from './render-subtasks.ts';
 
-/** What the replier remembers of a thread between batches: the request it shows and what it saw last. */
-type ReplyState = Pick<ProgressView, 'step' | 'blocked' | 'queue'> & { requestId?: number };
+/**
+ * What the replier remembers of a thread between batches: the request it shows, what it saw last,
+ * and the questions asked in the thread since the request that were not answered in it.
+ */
+type ReplyState = Pick<ProgressView, 'step' | 'blocked' | 'queue'> & {
+  requestId?: number;
+  questions?: { id: string; text: string }[];
+};
 
 /**
  * The outbound half for GitHub threads: each request (a mention, a review comment, the trigger
@@ -52,6 +58,7 @@ export function createGitHubReplier(deps: {
     const bot = await client.identity();
     const { step, blocked, queue } = view.seen;
     const subtasks = renderSubtasks(view.children, { repo: view.session.repo, pageUrl: pageUrlOf(context) });
+    const subtaskQuestions = openSubtaskQuestions(view.seen.questions ?? [], view.children);
     const body = renderProgress({
       session: view.session,
       ...(step && { step }),
@@ -59,6 +66,7 @@ export function createGitHubReplier(deps: {
       ...(blocked && blocked.length > 0 && { blocked }),
       ...(queue && { queue }),
       ...(subtasks && { subtasks }),
+      ...(subtaskQuestions.length > 0 && { subtaskQuestions }),
       sessionUrl: pageUrlOf(context)(view.session.id),
       mention: bot.mention,
     });
@@ -108,7 +116,26 @@ function seenAfter(previous: ReplyState, requestId: number, batch: ReturnType<ty
   const step = batch.step ?? (sameRequest ? previous.step : undefined);
   const blocked = [...new Set([...(sameRequest ? (previous.blocked ?? []) : []), ...batch.blocked])];
   const queue = batch.queue ?? (sameRequest ? previous.queue : undefined);
-  return { requestId, ...(step && { step }), ...(blocked.length > 0 && { blocked }), ...(queue && { queue }) };
+  const questions = [...(sameRequest ? (previous.questions ?? []) : []), ...batch.asked].filter(
+    (q) => !batch.answered.includes(q.id),
+  );
+  return {
+    requestId,
+    ...(step && { step }),
+    ...(blocked.length > 0 && { blocked }),
+    ...(queue && { queue }),
+    ...(questions.length > 0 && { questions }),
+  };
+}
+
+/**
+ * The questions sub-tasks asked in this thread that still wait: a child's question is relayed to
+ * its parent's log as `<child id>:<question id>` (session-children.ts), and it is open while that
+ * child waits. The child's answer is written in the child's log, so its status is what closes it here.
+ */
+function openSubtaskQuestions(asked: { id: string; text: string }[], children: readonly SubtaskLine[]): string[] {
+  const waiting = children.filter((c) => c.status === 'waiting').map((c) => `${c.sessionId}:`);
+  return asked.filter((q) => waiting.some((prefix) => q.id.startsWith(prefix))).map((q) => q.text);
 }
 
 function pageUrlOf(context: Pick<IntegrationContext, 'publicUrl'>): (sessionId: string) => string {

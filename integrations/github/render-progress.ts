@@ -17,6 +17,8 @@ export type ProgressView = {
   mention: string;
   /** The session's sub-tasks as renderSubtasks lists them, under the status. */
   subtasks?: string;
+  /** Questions its sub-tasks asked in this thread that wait for an answer (while it waits for them). */
+  subtaskQuestions?: string[];
 };
 
 const settledStatuses = new Set(['completed', 'failed', 'cancelled', 'waiting']);
@@ -40,7 +42,7 @@ function renderStatusBody(view: ProgressView): string {
     case 'waiting': {
       const q = session.pendingQuestion;
       // Waiting with no question is a session waiting for the sub-tasks listed below.
-      if (!q && view.subtasks) return `⏳ Waiting for its sub-tasks to finish. ${link}`;
+      if (!q && view.subtasks) return waitingForSubtasks(view, link);
       const question = q ? quote(q.question) : '> (question unavailable)';
       const choices = q?.choices?.length
         ? `\n\nChoices: ${q.choices.map((c) => `\`${c}\``).join(', ')}${q.recommended ? ` (I recommend \`${q.recommended}\`)` : ''}`
@@ -73,6 +75,14 @@ function renderStatusBody(view: ProgressView): string {
   }
 }
 
+/** A session waiting for its sub-tasks: that, or the questions they asked here and wait on. */
+function waitingForSubtasks(view: ProgressView, link: string): string {
+  const open = view.subtaskQuestions ?? [];
+  if (open.length === 0) return `⏳ Waiting for its sub-tasks to finish. ${link}`;
+  const asks = open.length === 1 ? 'A sub-task needs an answer' : 'Sub-tasks need answers';
+  return `❓ ${asks}:\n\n${open.map(quote).join('\n\n')}\n\nReply with a comment that mentions ${view.mention}. ${link}`;
+}
+
 /**
  * Reads a batch of events for one request (those after `startSeq`): the last tool step, the PR
  * link, and whether the run reached a point where the request is answered (done, failed,
@@ -84,16 +94,20 @@ export function readBatch(events: StoredEvent[], startSeq: number, status: Sessi
   let prUrl: string | undefined;
   let queue: string | undefined;
   let settled = false;
+  const asked: { id: string; text: string }[] = [];
+  const answered: string[] = [];
   for (const { seq, event } of events) {
     if (seq <= startSeq) continue;
     if (event.type === 'tool-start') step = { name: event.name, input: event.input };
     if (event.type === 'pr-opened') prUrl = event.url;
+    if (event.type === 'question-asked') asked.push({ id: event.questionId, text: event.question });
+    if (event.type === 'question-answered') answered.push(event.questionId);
     if (event.type === 'queue-waiting' || event.type === 'queue-started') queue = queueNotice(event);
     if (event.type === 'egress-blocked' && !blocked.includes(describeEgressBlock(event)))
       blocked.push(describeEgressBlock(event));
     if (event.type === 'status-changed' && event.to === status && settledStatuses.has(event.to)) settled = true;
   }
-  return { ...(step && { step }), ...(prUrl && { prUrl }), ...(queue && { queue }), blocked, settled };
+  return { ...(step && { step }), ...(prUrl && { prUrl }), ...(queue && { queue }), blocked, settled, asked, answered };
 }
 
 function describeStep(step: { name: string; input: unknown }): string {

@@ -293,21 +293,35 @@ function finalMessage(
   if (prUrl) return { text: `:white_check_mark: ${pullsText(session, prUrl, family)}${summary}` };
   const branch = pushed?.branch ?? (result.commit ? result.branch : undefined);
   const commit = pushed?.commit ?? result.commit;
+  const subtaskPulls = subtaskPullsText(session, family);
   if (branch)
     return {
-      text: `:white_check_mark: Pushed branch ${branchLink(session.repo, branch, repoBases)}${commit ? ` (${commit.slice(0, 12)})` : ''}${summary}`,
+      text: `:white_check_mark: Pushed branch ${branchLink(session.repo, branch, repoBases)}${commit ? ` (${commit.slice(0, 12)})` : ''}${subtaskPulls ? `\n${subtaskPulls}` : ''}${summary}`,
     };
-  return { text: `:white_check_mark: Finished with no changes to commit.${summary}` };
+  return { text: `:white_check_mark: ${subtaskPulls ?? 'Finished with no changes to commit.'}${summary}` };
+}
+
+/**
+ * For a parent that opened no pull request of its own (its sub-tasks were all on other
+ * repositories): the ones its sub-tasks opened, in the same words. Undefined when there are none.
+ */
+function subtaskPullsText(session: SessionRecord, family: readonly FamilyMember[]): string | undefined {
+  if (family[0]?.sessionId !== session.id) return undefined;
+  const pulls = familyPulls(family);
+  const first = pulls[0];
+  if (!first) return undefined;
+  return renderFamilyPulls(pulls, slackLink) ?? `Pull request: ${first.url}`;
+}
+
+function slackLink(url: string, text: string): string {
+  return `<${url}|${text}>`;
 }
 
 /** "Pull request: <url>", or for a parent whose family opened more, every one of them. */
 function pullsText(session: SessionRecord, prUrl: string, family: readonly FamilyMember[]): string {
   const parent = family[0]?.sessionId === session.id;
   const all = parent
-    ? renderFamilyPulls(
-        familyPulls(family, { sessionId: session.id, url: prUrl, repo: session.repo }),
-        (url, text) => `<${url}|${text}>`,
-      )
+    ? renderFamilyPulls(familyPulls(family, { sessionId: session.id, url: prUrl, repo: session.repo }), slackLink)
     : undefined;
   return all ?? `Pull request: ${prUrl}`;
 }

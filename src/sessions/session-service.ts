@@ -148,7 +148,15 @@ async function message(
   marker?: RequestMarker,
 ): Promise<HandleResult> {
   const asking = await askingChild(deps.store, session);
-  if (asking) return message(deps, asking, said, marker);
+  if (asking) {
+    const result = await message(deps, asking, said, marker);
+    // The question asked in the parent's threads is answered there too.
+    const questionId = `${asking.id}:${asking.pendingQuestion!.questionId}`;
+    await deps.store.append(session.id, [
+      { event: { type: 'question-answered', questionId, actor: said.actor, text: said.text } },
+    ]);
+    return result;
+  }
   const { session: after } = await deps.store.transition(session.id, 'enqueue', {
     events: [{ event: userMessage(said) }],
     ...(marker && { marker }),

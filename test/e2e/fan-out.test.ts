@@ -204,6 +204,20 @@ describe('fan-out from a Slack mention, configured from the environment', () => 
       ['Logging', apiRepo, 'completed'],
       ['Client timeout', clientRepo, 'completed'],
     ]);
+    // Each on its own branch, named after the parent's.
+    expect(children.map((c) => c.branch)).toEqual([1, 2, 3].map((n) => `${done.branch}-sub-${n}`));
+
+    // The parent's spawn call got every sub-task's result: status, branch, commit, files, PR.
+    const spawned = (await app.store.events(parent.id, { types: ['tool-end'] }))
+      .map((e) => e.event)
+      .find((e) => e.type === 'tool-end' && e.name === 'spawn_subtasks');
+    const results = spawned?.type === 'tool-end' ? spawned.output : '';
+    for (const child of children) {
+      expect(results).toContain(`Sub-task ${child.index} "${child.title}" (${child.repo}): completed`);
+      expect(results).toContain(`branch: ${child.branch}, commit ${child.commit}`);
+    }
+    expect(results).toContain('changed files: retries.txt (+1 -0), settings.txt (+1 -1)');
+    expect(results).toContain(`pull request: ${children[2]!.prUrl}`);
 
     // Their runs overlapped in the event log: each started before every other one ended.
     const spans = await Promise.all(children.map(async (c) => runSpan(await app.store.events(c.sessionId))));

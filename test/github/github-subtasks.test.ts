@@ -114,6 +114,23 @@ describe('the GitHub progress comment of a session with sub-tasks', () => {
     // The parent's comment moved with the children's own logs; nothing new in the parent's.
     expect((await app.store.get(parent.id))!.lastSeq).toBe(parentSeq);
     expect(progress()!.body.startsWith('⏳ Waiting for its sub-tasks to finish.')).toBe(true);
+
+    // A child's question is relayed to the parent's log: the comment asks it, until the child goes on.
+    await app.store.transition(children[0]!.id, 'ask', {
+      patch: { pendingQuestion: { questionId: 'q1', toolCallId: 'call-q1', question: 'Which name for the field?' } },
+    });
+    await app.store.noteChildRun(children[0]!.id);
+    await waitFor(async () => progress()?.body.startsWith('❓ A sub-task needs an answer:'), 'the relayed question');
+    expect(progress()!.body.split('\n\n').slice(0, 3)).toEqual([
+      '❓ A sub-task needs an answer:',
+      '> Sub-task 1 (API field) asks: Which name for the field?',
+      `Reply with a comment that mentions @patchbay-test. [Session](${page(parent.id)})`,
+    ]);
+    await app.store.transition(children[0]!.id, 'enqueue');
+    await waitFor(
+      async () => progress()?.body.startsWith('⏳ Waiting for its sub-tasks to finish.'),
+      'the answered question',
+    );
     expect(fake.refused).toEqual([]);
     await app.service.stop(parent.id, requester);
   }, 90_000);

@@ -227,6 +227,10 @@ describe('fan-out: spawn_subtasks through the real composition (queue, worker, h
     expect(answered.status).toBe('completed');
     const answer = (await app.store.events(asker!.sessionId, { types: ['question-answered'] })).map((e) => e.event);
     expect(answer).toEqual([expect.objectContaining({ text: 'blue' })]);
+    const answeredInParent = (await app.store.events(parentId, { types: ['question-answered'] })).map((e) => e.event);
+    expect(answeredInParent).toEqual([
+      expect.objectContaining({ questionId: (relayed as { questionId: string }).questionId, text: 'blue' }),
+    ]);
 
     // The parent is still waiting on the sleeper; stopping the parent stops it.
     expect((await app.store.get(parentId))?.status).toBe('waiting');

@@ -31,7 +31,7 @@ describe('the Slack final reply of a session family', () => {
   });
 
   /** Finishes session `id` with its PR opened, the family port answering `family`; returns the thread. */
-  const finish = async (id: string, threadTs: string, family: FamilyMember[] | undefined) => {
+  const finish = async (id: string, threadTs: string, family: FamilyMember[] | undefined, ownPr = true) => {
     const store = createSessionStore(database.db);
     const thread = { source: 'slack' as const, teamId: 'T1', channel: 'C8', threadTs };
     const { session } = await store.create({
@@ -43,7 +43,9 @@ describe('the Slack final reply of a session family', () => {
       thread,
     });
     const events: SessionEvent[] = [
-      { type: 'pr-opened', url: apiPr, number: 12, branch: `patchbay/${id}`, commit: 'abcdef0123456789' },
+      ...(ownPr
+        ? [{ type: 'pr-opened', url: apiPr, number: 12, branch: `patchbay/${id}`, commit: 'abcdef0123456789' } as const]
+        : []),
       { type: 'status-changed', from: 'running', to: 'completed' },
     ];
     const stored: StoredEvent[] = events.map((event, i) => ({
@@ -83,6 +85,35 @@ describe('the Slack final reply of a session family', () => {
     expect(finals.map((m) => m.text)).toEqual([
       `:white_check_mark: Opened 2 pull requests: <${apiPr}|acme/api#12> (acme/api), <${clientPr}|acme/client#7> (acme/client)\n>API and client on v2.`,
     ]);
+    expect(slack.refused).toEqual([]);
+  });
+
+  it("lists the sub-tasks' pull requests for a parent that opened none of its own", async () => {
+    const otherPr = 'https://github.com/acme/docs/pull/3';
+    const two = await finish(
+      'parent-3',
+      '400.000004',
+      [
+        { sessionId: 'parent-3', repo: apiRepo },
+        { sessionId: 'child-4', repo: clientRepo, prUrl: clientPr },
+        { sessionId: 'child-5', repo: 'https://github.com/acme/docs', prUrl: otherPr },
+      ],
+      false,
+    );
+    const one = await finish(
+      'parent-4',
+      '400.000005',
+      [
+        { sessionId: 'parent-4', repo: apiRepo },
+        { sessionId: 'child-6', repo: clientRepo, prUrl: clientPr },
+      ],
+      false,
+    );
+
+    expect(two.map((m) => m.text)).toEqual([
+      `:white_check_mark: Opened 2 pull requests: <${clientPr}|acme/client#7> (acme/client), <${otherPr}|acme/docs#3> (acme/docs)\n>API and client on v2.`,
+    ]);
+    expect(one.map((m) => m.text)).toEqual([`:white_check_mark: Pull request: ${clientPr}\n>API and client on v2.`]);
     expect(slack.refused).toEqual([]);
   });
 

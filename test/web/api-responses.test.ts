@@ -26,6 +26,7 @@ const summary = {
   prUrl: null,
   checks: 'none',
   url: 'http://localhost/sessions/s1',
+  parentId: null,
 };
 
 describe('the web client parses what the API answers', () => {
