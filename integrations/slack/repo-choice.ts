@@ -50,3 +50,18 @@ export function chooseCandidate(reply: string, candidates: RepoMention[]): RepoM
 function escapeRe(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
+
+/**
+ * The task of a session started for every repository a request named (the choice's "All of them"):
+ * it works in `pick` and is told the others, so the agent can decide to fan out with one sub-task
+ * per repository (spawn_subtasks with each task's `repo`).
+ */
+export function allReposTask(
+  text: string,
+  candidates: RepoMention[],
+  pick: RepoMention,
+  urlFor: (owner: string, repo: string) => string,
+): string {
+  const others = candidates.filter((c) => c !== pick).map((c) => urlFor(c.owner, c.repo));
+  return `${text}\n\nThis request is for all of these repositories: ${urlFor(pick.owner, pick.repo)} (this session's) and ${others.join(', ')}. Make the change in this session's repository here; for each of the others, use spawn_subtasks with that task's \`repo\` set to its URL, so each gets its own pull request.`;
+}

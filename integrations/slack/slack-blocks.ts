@@ -40,6 +40,9 @@ function section(text: string) {
 }
 
 /** Several repos named: list them, recommend one with the reason, and offer a button each. */
+/** The value of the repository choice's "All of them" button. */
+export const PICK_ALL_REPOS = 'all';
+
 export function candidatesMessage(
   candidates: RepoMention[],
   pick: RepoMention,
@@ -50,11 +53,19 @@ export function candidatesMessage(
     (c, i) =>
       `${i + 1}. <${urlFor(c.owner, c.repo)}|${escapeMrkdwn(repoLabel(c))}>${c === pick ? ' (recommended)' : ''}`,
   );
-  const text = `Your message names ${candidates.length} repositories:\n${lines.join('\n')}\nI recommend *${escapeMrkdwn(repoLabel(pick))}*: ${why}. Which one should I work on? Click one, or reply with its name or number.`;
+  const text = `Your message names ${candidates.length} repositories:\n${lines.join('\n')}\nI recommend *${escapeMrkdwn(repoLabel(pick))}*: ${why}. Which one should I work on? Click one, or reply with its name or number. *All of them* starts one session in ${escapeMrkdwn(repoLabel(pick))} that can hand the other repositories' work to sub-tasks, one pull request per repository.`;
   const buttons = candidates
     .slice(0, 25)
     .map((c, i) => button(`${ACTION.pickRepo}_${i}`, repoLabel(c), String(i), c === pick ? 'primary' : undefined));
-  return { text, blocks: [section(text), { type: 'actions', block_id: 'pick_repo', elements: buttons }] };
+  const all = button(`${ACTION.pickRepo}_all`, 'All of them', PICK_ALL_REPOS);
+  return {
+    text,
+    blocks: [
+      section(text),
+      { type: 'actions', block_id: 'pick_repo', elements: buttons },
+      { type: 'actions', block_id: 'pick_all_repos', elements: [all] },
+    ],
+  };
 }
 
 /** The agent's question as its own message, with a button per choice when it offered choices. */

@@ -5,11 +5,11 @@ import type { SessionRecord } from '../../src/core/session-record.ts';
 import type { DeliveryInterpreter, Interpretation, StoredDelivery } from '../../src/core/delivery-interpreter.ts';
 import { findRepoMentions, type RepoMention } from '../../src/core/repo-mentions.ts';
 import type { IntegrationContext } from '../integration-module.ts';
-import { chooseCandidate, recommendRepo } from './repo-choice.ts';
+import { allReposTask, chooseCandidate, recommendRepo } from './repo-choice.ts';
 import { approvalClick, approvalReply } from './slack-approvals.ts';
 import { egressClick, egressReply } from './slack-egress.ts';
 import type { ActorDirectory } from './slack-actors.ts';
-import { ASK_FOR_REPO, candidatesMessage, parseAnswerValue } from './slack-blocks.ts';
+import { ASK_FOR_REPO, candidatesMessage, PICK_ALL_REPOS, parseAnswerValue } from './slack-blocks.ts';
 import { CONNECT_GITHUB, connectGitHub, refuseForeign } from './slack-ephemeral.ts';
 import { type SlackFileDeps, withSlackFiles } from './slack-files.ts';
 import type { SlackIdentity } from './slack-identity.ts';
@@ -270,12 +270,24 @@ export class SlackRequests {
     }
     if (input.actionId.startsWith('patchbay_pick_repo')) {
       const pending = await deps.store.pending(thread);
+      if (pending?.candidates && input.value === PICK_ALL_REPOS) return startForAll(deps, pending, pending.candidates);
       const repo = pending?.candidates?.[Number(input.value)];
       if (!pending || !repo) return ignore('the repository choice is no longer open');
       return start(deps, { thread, actor: pending.actor, text: pending.text, repo, takesPending: true });
     }
     return ignore(`unknown action ${input.actionId}`);
   }
+}
+
+/** "All of them": one session in the recommended repository, told the others (allReposTask). */
+function startForAll(
+  deps: Pick<SlackRequestDeps, 'repoUrlFor'>,
+  pending: PendingTask,
+  candidates: RepoMention[],
+): Interpreted {
+  const { pick } = recommendRepo(pending.text, candidates);
+  const text = allReposTask(pending.text, candidates, pick, deps.repoUrlFor);
+  return start(deps, { thread: pending.thread, actor: pending.actor, text, repo: pick, takesPending: true });
 }
 
 /**

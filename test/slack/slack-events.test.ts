@@ -165,6 +165,47 @@ describe('Slack events over HTTP (real Bolt app, signed requests, fake Web API)'
     await waitForStatus(f.app, session.id, ['completed', 'failed']);
   });
 
+  it('starts one session for all the repositories named when "All of them" is clicked, told the others for sub-tasks', async () => {
+    f.setScenario(() => ({ text: 'done' }));
+    const mention = appMention({
+      user: 'U0ALICE01',
+      text: 'rename the user field in <https://github.com/acme/api> and <https://github.com/acme/web>',
+    });
+    await f.postEvent(envelope(mention));
+    const list = await waitForPost(
+      f.slack,
+      CHANNEL,
+      mention.ts,
+      (t) => t.includes('names 2 repositories'),
+      'the candidate list',
+    );
+    expect(list.text).toContain('*All of them* starts one session in acme/api');
+    const all = (
+      list.blocks as { type: string; block_id?: string; elements?: { action_id: string; value: string }[] }[]
+    ).find((b) => b.block_id === 'pick_all_repos')!.elements![0]!;
+    expect(all.value).toBe('all');
+    const res = await f.postAction(
+      blockAction({
+        user: 'U0ALICE01',
+        actionId: all.action_id,
+        value: all.value,
+        messageTs: list.ts,
+        threadTs: mention.ts,
+      }),
+    );
+    expect(res.status).toBe(200);
+    const session = await waitFor(() => f.sessionFor(CHANNEL, mention.ts), 'the session');
+    // The fixture's repoUrlFor points every repository at its local remote; the session is in the recommended one.
+    expect(session.prompt).toContain(
+      'rename the user field in https://github.com/acme/api and https://github.com/acme/web',
+    );
+    expect(session.prompt).toContain(
+      `This request is for all of these repositories: ${session.repo} (this session's) and `,
+    );
+    expect(session.prompt).toContain('use spawn_subtasks');
+    await waitForStatus(f.app, session.id, ['completed', 'failed']);
+  });
+
   it('takes a DM like a mention, and a plain reply in the thread answers the open question', async () => {
     f.setScenario((messages) =>
       messages.some((m) => m.role === 'assistant')
