@@ -10,6 +10,16 @@ import { CheckOutcome, TaskClass, Verdict } from './verdict.ts';
  * The one vocabulary between layers, the API and the web page. Every event is appended to the
  * session's log with a per-session sequence number; status, transcript and replies derive from it.
  */
+/** Who allowed or revoked which host for what, where and when (the `egress-allowed` and `egress-revoked` audit). */
+const egressDecision = {
+  host: z.string(),
+  port: z.number().int().min(1).max(65535).optional(),
+  scope: z.enum(['session', 'repository']),
+  actor: Actor,
+  surface: z.string(),
+  at: z.string(),
+};
+
 export const SessionEvent = z.discriminatedUnion('type', [
   z.object({
     type: z.literal('session-created'),
@@ -232,22 +242,12 @@ export const SessionEvent = z.discriminatedUnion('type', [
    */
   z.object({
     type: z.literal('egress-allowed'),
-    host: z.string(),
-    port: z.number().int().min(1).max(65535).optional(),
-    scope: z.enum(['session', 'repository']),
-    actor: Actor,
-    surface: z.string(),
-    at: z.string(),
+    ...egressDecision,
   }),
   /** A repository's allowance was revoked (from the page's Repo tab), recorded on the session that allowed it. */
   z.object({
     type: z.literal('egress-revoked'),
-    host: z.string(),
-    port: z.number().int().min(1).max(65535).optional(),
-    scope: z.enum(['session', 'repository']),
-    actor: Actor,
-    surface: z.string(),
-    at: z.string(),
+    ...egressDecision,
   }),
   /** A run that was interrupted (its worker crashed or shut down) and is taken up again from the log. */
   z.object({ type: z.literal('run-resumed'), reason: z.string() }),
