@@ -2,7 +2,7 @@ import type { EventOf } from '../core/events.ts';
 import type { PendingQuestion } from '../core/session-record.ts';
 import type { ToolCall } from '../models/model-provider.ts';
 import type { RunOutcome } from './agent-runner.ts';
-import { recordStep, type RunState, unreadUserMessages } from './run-state.ts';
+import { recordCallResult, recordStep, type RunState, unreadUserMessages } from './run-state.ts';
 import type { ApprovalControl } from './tool.ts';
 
 /** A held command's request, as the session keeps it while it waits. */
@@ -82,15 +82,7 @@ export async function resumeApproval(
     return undefined;
   }
   const content = `Not approved: ${describeRefusal(decided.event, run.limits.approvalTimeoutMs)} The command did not run.`;
-  await recordStep(run, {
-    messages: [{ message: { role: 'tool', toolCallId: call.id, name: call.name, content, isError: true } }],
-    events: [
-      {
-        event: { type: 'tool-end', callId: call.id, name: call.name, isError: true, output: content, durationMs: 0 },
-        dedupeKey: `tool-end:${call.id}`,
-      },
-    ],
-  });
+  await recordCallResult(run, call, content, true);
   return undefined;
 }
 

@@ -1,8 +1,9 @@
 import type { EventOf, StoredEvent } from '../core/events.ts';
-import type { ModelMessage } from '../models/model-provider.ts';
+import type { ModelMessage, ToolCall } from '../models/model-provider.ts';
 import type { RunInput, RunLimits, RunnerLog } from './agent-runner.ts';
 import { createLoopGuard, type LoopGuard } from './loop-guard.ts';
 import type { ToolContext } from './tool.ts';
+import { clip } from './transcript-text.ts';
 
 /** A person's message event, as the runner reads it from the log. */
 export type UserMessageEvent = StoredEvent & { event: EventOf<'user-message'> };
@@ -94,4 +95,32 @@ export function unreadUserMessages(run: RunState): Promise<UserMessageEvent[]> {
 /** Whether the session was stopped: a stop writes 'cancelled' before it aborts the run. */
 export async function isStopped(run: RunState): Promise<boolean> {
   return (await run.input.runLog.get(run.input.sessionId))?.status === 'cancelled';
+}
+
+/**
+ * A call's result that the run writes itself, not the tool (a refusal, a decision, the children's
+ * report): in the transcript and as the call's tool-end event, in one step.
+ */
+export async function recordCallResult(
+  run: RunState,
+  call: ToolCall,
+  content: string,
+  isError: boolean,
+): Promise<void> {
+  await recordStep(run, {
+    messages: [{ message: { role: 'tool', toolCallId: call.id, name: call.name, content, isError } }],
+    events: [
+      {
+        event: {
+          type: 'tool-end',
+          callId: call.id,
+          name: call.name,
+          isError,
+          output: clip(content, 4000),
+          durationMs: 0,
+        },
+        dedupeKey: `tool-end:${call.id}`,
+      },
+    ],
+  });
 }

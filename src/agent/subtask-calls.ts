@@ -1,8 +1,7 @@
 import type { SubtaskSpec } from '../core/subtasks.ts';
 import type { ToolCall } from '../models/model-provider.ts';
 import type { RunOutcome } from './agent-runner.ts';
-import { recordStep, type RunState } from './run-state.ts';
-import { clip } from './transcript-text.ts';
+import { recordCallResult, recordStep, type RunState } from './run-state.ts';
 
 /**
  * How the runner starts a spawn_subtasks call's children and learns how they went. The harness
@@ -77,24 +76,4 @@ export async function resumeSpawn(run: RunState, call: ToolCall): Promise<RunOut
       return _never;
     }
   }
-}
-
-/** The call's result, in the transcript and as its tool-end event, in one step. */
-async function recordCallResult(run: RunState, call: ToolCall, content: string, isError: boolean): Promise<void> {
-  await recordStep(run, {
-    messages: [{ message: { role: 'tool', toolCallId: call.id, name: call.name, content, isError } }],
-    events: [
-      {
-        event: {
-          type: 'tool-end',
-          callId: call.id,
-          name: call.name,
-          isError,
-          output: clip(content, 4000),
-          durationMs: 0,
-        },
-        dedupeKey: `tool-end:${call.id}`,
-      },
-    ],
-  });
 }

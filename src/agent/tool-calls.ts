@@ -4,7 +4,7 @@ import type { RunOutcome } from './agent-runner.ts';
 import { attachedImages } from './message-images.ts';
 import { requestApproval, resumeApproval } from './approval-calls.ts';
 import { resumeSpawn, spawnSubtasks } from './subtask-calls.ts';
-import { isStopped, recordStep, type RunState, unreadUserMessages } from './run-state.ts';
+import { isStopped, recordCallResult, recordStep, type RunState, unreadUserMessages } from './run-state.ts';
 import { type ToolContext, toolResultMessage, type ToolOutput } from './tool.ts';
 import { clip, quoteMessage, unresolvedCalls } from './transcript-text.ts';
 
@@ -192,13 +192,5 @@ async function reportInterrupted(run: RunState, call: ToolCall): Promise<void> {
     { callId: call.id, name: call.name },
     'a call interrupted by the previous run is reported to the model instead of run again',
   );
-  await recordStep(run, {
-    messages: [{ message: { role: 'tool', toolCallId: call.id, name: call.name, content, isError: true } }],
-    events: [
-      {
-        event: { type: 'tool-end', callId: call.id, name: call.name, isError: true, output: content, durationMs: 0 },
-        dedupeKey: `tool-end:${call.id}`,
-      },
-    ],
-  });
+  await recordCallResult(run, call, content, true);
 }
