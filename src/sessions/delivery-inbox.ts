@@ -2,8 +2,8 @@ import type { DeliveryInbox, ReceivedDelivery } from '../core/delivery-interpret
 import { meaningKey, type PgInboundDeliveryStore } from './inbound-delivery-store.ts';
 
 /**
- * When deliveries arrive, in bursts: deliveries that come less than `quietMs` apart belong to one
- * burst. While a burst is arriving its acks go first: the jobs of its deliveries wait to be sent
+ * When deliveries arrive, in bursts: deliveries that come less than `quietMs` apart, or while an
+ * earlier one is still being stored, belong to one burst. While a burst is arriving its acks go first: the jobs of its deliveries wait to be sent
  * together, and workers wait before working them, until the burst pauses or has gone on for the
  * window they were given. Past that window it is steady traffic, and the work shares the machine
  * with the acks instead of waiting behind them, so no amount of traffic starves it.
@@ -12,6 +12,7 @@ export class ArrivalClock {
   readonly #quietMs: number;
   #lastArrival = Number.NEGATIVE_INFINITY;
   #burstStart = Number.NEGATIVE_INFINITY;
+  #storing = 0;
 
   /**
    * `quietMs`: the pause that ends a burst. Longer than the gaps of a burst on a busy machine (a
@@ -22,10 +23,22 @@ export class ArrivalClock {
     this.#quietMs = quietMs;
   }
 
-  arrived(): void {
+  /**
+   * A delivery arrived. With `stored`, the burst also goes on until that promise settles (its
+   * insert, before its ack): a slow insert holds the sender's next requests back, and that gap is
+   * the server's, not a pause of the burst.
+   */
+  arrived(stored?: Promise<unknown>): void {
     const now = performance.now();
-    if (now - this.#lastArrival >= this.#quietMs) this.#burstStart = now;
+    if (this.#storing === 0 && now - this.#lastArrival >= this.#quietMs) this.#burstStart = now;
     this.#lastArrival = now;
+    if (!stored) return;
+    this.#storing++;
+    const done = () => {
+      this.#storing--;
+      this.#lastArrival = performance.now();
+    };
+    stored.then(done, done);
   }
 
   /** Resolves once no delivery has arrived for the quiet period, or the burst under way (or this wait) has lasted `windowMs`. */
@@ -33,7 +46,7 @@ export class ArrivalClock {
     const start = performance.now();
     for (;;) {
       const now = performance.now();
-      const quiet = this.#quietMs - (now - this.#lastArrival);
+      const quiet = this.#storing > 0 ? this.#quietMs : this.#quietMs - (now - this.#lastArrival);
       const burst = windowMs - (now - this.#burstStart);
       const wait = Math.min(quiet, burst, windowMs - (now - start));
       if (wait <= 0) return;
@@ -79,14 +92,15 @@ export class GroupCommitInbox implements DeliveryInbox {
   }
 
   accept(delivery: ReceivedDelivery): Promise<'accepted' | 'duplicate'> {
-    this.#arrivals.arrived();
-    return new Promise((settle, fail) => {
+    const stored = new Promise<'accepted' | 'duplicate'>((settle, fail) => {
       this.#waiting.push({ delivery, settle, fail });
       if (this.#inserting) return;
       this.#inserting = true;
       // After the requests read in this turn have joined the batch.
       setImmediate(() => void this.#insertAll());
     });
+    this.#arrivals.arrived(stored);
+    return stored;
   }
 
   async #insertAll(): Promise<void> {

@@ -67,6 +67,24 @@ describe('GroupCommitInbox', () => {
     expect(await Promise.all(accepted)).toEqual(keys.map(() => 'accepted'));
     expect(await again).toBe('duplicate');
   });
+  it('keeps the burst going while its insert is under way', async () => {
+    const { store, inserts } = slowStore();
+    const arrivals = new ArrivalClock(20);
+    const inbox = new GroupCommitInbox({ store, arrivals, stored: () => undefined });
+    const accepted = inbox.accept(delivery('slow'));
+    await turn();
+    await new Promise((resolve) => setTimeout(resolve, 40));
+    let paused = false;
+    const wait = arrivals.paused(10_000).then(() => {
+      paused = true;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 40));
+    expect(paused).toBe(false);
+    inserts[0]!.finish();
+    expect(await accepted).toBe('accepted');
+    await wait;
+    expect(paused).toBe(true);
+  });
 });
 
 describe('ArrivalClock', () => {
@@ -94,6 +112,29 @@ describe('ArrivalClock', () => {
     const state = await resolvedAfter(wait, 15);
     expect(state.done).toBe(false);
     await vi.advanceTimersByTimeAsync(10);
+    expect(state.done).toBe(true);
+  });
+
+  it('counts a delivery being stored as part of its burst, and the quiet period from its ack', async () => {
+    const clock = new ArrivalClock(20);
+    let stored!: () => void;
+    clock.arrived(new Promise<void>((resolve) => (stored = resolve)));
+    const state = await resolvedAfter(clock.paused(1000), 50);
+    // No delivery arrived for 50 ms, but the one before is still being stored: the server is slow, the burst goes on.
+    expect(state.done).toBe(false);
+    stored();
+    await vi.advanceTimersByTimeAsync(15);
+    expect(state.done).toBe(false);
+    await vi.advanceTimersByTimeAsync(10);
+    expect(state.done).toBe(true);
+  });
+
+  it('holds work back for at most the window while a store never ends', async () => {
+    const clock = new ArrivalClock(20);
+    clock.arrived(new Promise<void>(() => undefined));
+    const state = await resolvedAfter(clock.paused(100), 90);
+    expect(state.done).toBe(false);
+    await vi.advanceTimersByTimeAsync(15);
     expect(state.done).toBe(true);
   });
 
