@@ -5,10 +5,12 @@ import type { StoredEvent } from '../core/events.ts';
 import type { NewEvent, Step } from '../core/run-log.ts';
 import { PendingQuestion, SessionResult, type SessionRecord } from '../core/session-record.ts';
 import { isTerminal, SessionStatus } from '../core/session-status.ts';
+import { relayedId } from '../core/relayed-approval.ts';
 import type { NewChild, SubtaskLine } from '../core/subtasks.ts';
 import type { ThreadRef } from '../core/thread-ref.ts';
 import { relayedApprovals } from './child-approvals.ts';
 import { appendEvents } from './event-log.ts';
+import { applyTrigger } from './session-lifecycle.ts';
 import type { RunLease } from './run-leases.ts';
 import { lockSession, type Trx } from './session-lock.ts';
 import { insertFirstThread } from './session-threads.ts';
@@ -155,14 +157,8 @@ async function queueIfChildrenEnded(trx: Trx, parent: SessionRecord): Promise<bo
   if (parent.status !== 'waiting' || parent.pendingQuestion) return false;
   const children = await readChildren(trx, parent.id);
   if (children.length === 0 || !children.every((c) => isTerminal(c.status))) return false;
-  await trx
-    .updateTable('sessions')
-    .set({ status: 'queued', updated_at: sql`now()` })
-    .where('id', '=', parent.id)
-    .execute();
-  const reason = 'every sub-task ended';
-  await appendEvents(trx, parent.id, [{ event: { type: 'status-changed', from: 'waiting', to: 'queued', reason } }]);
-  return true;
+  const { applied } = await applyTrigger(trx, parent, 'enqueue', { reason: 'every sub-task ended' });
+  return applied;
 }
 
 /** A child's question as its parent's threads show it; answers there are routed to the child (session-service.ts). */
@@ -170,7 +166,7 @@ function relayedQuestion(
   child: { id: string; subtask_index: number | null; subtask_title: string | null },
   question: PendingQuestion,
 ): NewEvent {
-  const questionId = `${child.id}:${question.questionId}`;
+  const questionId = relayedId(child.id, question.questionId);
   return {
     event: {
       type: 'question-asked',

@@ -92,32 +92,46 @@ export async function transitionSession(
   return db.transaction().execute(async (trx) => {
     if (options.marker) await claimMarker(trx, options.marker);
     const current = await lockSession(trx, sessionId, options.fence, `the transition '${trigger}'`);
-    const to = nextStatus(current.status, trigger);
-    if (!to) return { session: current, applied: false, from: current.status };
-    // Under the row lock a message is either in the log already (and refuses this) or lands
-    // after the transition (and re-queues the session): none slips between a run and its end.
-    if (options.unlessUnread && (await hasUnreadMessages(trx, sessionId))) {
-      return { session: current, applied: false, from: current.status, unread: true };
-    }
-    await trx
-      .updateTable('sessions')
-      .set({ status: to, updated_at: sql`now()`, ...patchColumns(options.patch ?? {}) })
-      .where('id', '=', sessionId)
-      .execute();
-    const events: NewEvent[] = [...(options.events ?? [])];
-    if (to !== current.status) {
-      events.push({
-        event: {
-          type: 'status-changed',
-          from: current.status,
-          to,
-          ...(options.reason && { reason: options.reason }),
-        },
-      });
-    }
-    await appendEvents(trx, sessionId, events, options.fence?.epoch);
-    return { session: await lockSession(trx, sessionId), applied: true, from: current.status };
+    return applyTrigger(trx, current, trigger, options);
   });
+}
+
+/**
+ * The transition itself, for a caller that already holds the session's row lock (`current` is
+ * what it read under it): the status the pure table gives, its `status-changed` event and the
+ * caller's events, in the caller's transaction.
+ */
+export async function applyTrigger(
+  trx: Trx,
+  current: SessionRecord,
+  trigger: SessionTrigger,
+  options: Omit<StoreTransitionOptions, 'marker'> = {},
+): Promise<TransitionResult> {
+  const to = nextStatus(current.status, trigger);
+  if (!to) return { session: current, applied: false, from: current.status };
+  // Under the row lock a message is either in the log already (and refuses this) or lands
+  // after the transition (and re-queues the session): none slips between a run and its end.
+  if (options.unlessUnread && (await hasUnreadMessages(trx, current.id))) {
+    return { session: current, applied: false, from: current.status, unread: true };
+  }
+  await trx
+    .updateTable('sessions')
+    .set({ status: to, updated_at: sql`now()`, ...patchColumns(options.patch ?? {}) })
+    .where('id', '=', current.id)
+    .execute();
+  const events: NewEvent[] = [...(options.events ?? [])];
+  if (to !== current.status) {
+    events.push({
+      event: {
+        type: 'status-changed',
+        from: current.status,
+        to,
+        ...(options.reason && { reason: options.reason }),
+      },
+    });
+  }
+  await appendEvents(trx, current.id, events, options.fence?.epoch);
+  return { session: await lockSession(trx, current.id), applied: true, from: current.status };
 }
 
 /** Whether a user message is in the log that no transcript entry has taken in yet. */
