@@ -2,12 +2,13 @@ import type { SessionLookup } from './session-lookup.ts';
 import type { SessionRecord } from './session-record.ts';
 
 /**
- * A sub-task's approval request as its parent's log names it: the child's session id, then the
- * child's own request id (issue 22). Sub-tasks have no threads of their own, so their requests are
- * shown and decided in the parent's; the id tells the session service which child to route to.
+ * A sub-task's question or approval request as its parent's log names it: the child's session id,
+ * then the child's own question or request id (issue 22). Sub-tasks have no threads of their own,
+ * so what they ask is shown and answered in the parent's; the id tells the session service which
+ * child to route to.
  */
-export function relayedRequestId(childId: string, requestId: string): string {
-  return `${childId}:${requestId}`;
+export function relayedId(childId: string, ownId: string): string {
+  return `${childId}:${ownId}`;
 }
 
 /** The child and its own request id a relayed request id names; undefined for a session's own request. */

@@ -1,6 +1,6 @@
 import type { Actor } from '../core/actor.ts';
 import type { EventOf } from '../core/events.ts';
-import { relayedRequestId, splitRelayedRequestId } from '../core/relayed-approval.ts';
+import { relayedId, splitRelayedRequestId } from '../core/relayed-approval.ts';
 import type { SessionRecord } from '../core/session-record.ts';
 import type { RunQueue } from './run-queue.ts';
 import type { RequestMarker } from './request-markers.ts';
@@ -39,7 +39,7 @@ type AnswerDeps = { store: SessionStore; queue: Pick<RunQueue, 'enqueue'>; now?:
  * Records a person's decision on the session's open approval request and queues the run that acts
  * on it (the held command runs, or the model gets the denial). The run does the rest: nothing here
  * touches the sandbox. A request a sub-task relayed into this session's log (its id names the
- * child: relayedRequestId) is decided for the child, by the same rule: this session's requester,
+ * child: relayedId) is decided for the child, by the same rule: this session's requester,
  * or a person the surface vouches for.
  */
 export async function answerApproval(
@@ -81,7 +81,7 @@ async function answerForChild(
     return { kind: 'no-request' };
   const decided = await decide(deps, child, answer, marker);
   if (!decided) return { kind: 'no-request' };
-  const requestId = relayedRequestId(childId, answer.requestId);
+  const requestId = relayedId(childId, answer.requestId);
   await deps.store.append(parent.id, [
     { event: { ...decided.event, requestId }, dedupeKey: `approval-decided:${requestId}` },
   ]);

@@ -1,5 +1,5 @@
 import type { EventOf } from '../core/events.ts';
-import { relayedRequestId } from '../core/relayed-approval.ts';
+import { relayedId } from '../core/relayed-approval.ts';
 import type { NewEvent } from '../core/run-log.ts';
 import type { PendingQuestion } from '../core/session-record.ts';
 import { readEvents } from './event-log.ts';
@@ -10,7 +10,7 @@ type ChildNames = { id: string; subtask_index: number | null; subtask_title: str
 
 /**
  * A sub-task's approval requests as its parent's log shows them (issue 22): the one it waits on
- * now, under the relayed id (relayedRequestId) and with a reason that names the sub-task, and every
+ * now, under the relayed id (relayedId) and with a reason that names the sub-task, and every
  * decision of a relayed request, however it came (a person in the parent's thread, an expiry, a
  * reply instead of a decision), so the parent's threads close what they showed. Dedupe keys make
  * each one once, whichever of the child's runs notes it.
@@ -29,7 +29,7 @@ export async function relayedApprovals(
   for (const { event } of events) {
     if (event.type === 'approval-requested' && event.requestId === open) relayed.push(relayedRequest(child, event));
     if (event.type === 'approval-decided') {
-      const requestId = relayedRequestId(child.id, event.requestId);
+      const requestId = relayedId(child.id, event.requestId);
       relayed.push({ event: { ...event, requestId }, dedupeKey: `approval-decided:${requestId}` });
     }
   }
@@ -37,7 +37,7 @@ export async function relayedApprovals(
 }
 
 function relayedRequest(child: ChildNames, event: EventOf<'approval-requested'>): NewEvent {
-  const requestId = relayedRequestId(child.id, event.requestId);
+  const requestId = relayedId(child.id, event.requestId);
   const named = `Sub-task ${child.subtask_index} (${child.subtask_title}) holds this command.`;
   return {
     event: { ...event, requestId, reasons: [named, ...event.reasons] },

@@ -7,6 +7,7 @@ import { parseAutonomyPrefix } from '../core/autonomy.ts';
 import type { EventOf } from '../core/events.ts';
 import { PatchbayError } from '../core/errors.ts';
 import { Inbound } from '../core/inbound.ts';
+import { relayedId } from '../core/relayed-approval.ts';
 import type { ThreadRef } from '../core/thread-ref.ts';
 import type { RunQueue } from './run-queue.ts';
 import type { SessionRecord } from '../core/session-record.ts';
@@ -151,7 +152,7 @@ async function message(
   if (asking) {
     const result = await message(deps, asking, said, marker);
     // The question asked in the parent's threads is answered there too.
-    const questionId = `${asking.id}:${asking.pendingQuestion!.questionId}`;
+    const questionId = relayedId(asking.id, asking.pendingQuestion!.questionId);
     await deps.store.append(session.id, [
       { event: { type: 'question-answered', questionId, actor: said.actor, text: said.text } },
     ]);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { SessionEvent, StoredEvent } from '../../src/core/events.ts';
-import { openApprovalId, relayedRequestId, splitRelayedRequestId } from '../../src/core/relayed-approval.ts';
+import { openApprovalId, relayedId, splitRelayedRequestId } from '../../src/core/relayed-approval.ts';
 
 const child = '5b0c5bde-2f5e-4c1a-9d7e-0c2f3b1a9e11';
 const requested = (requestId: string): SessionEvent => ({
@@ -27,14 +27,14 @@ const waitingOnChildren = { id: 'p', status: 'waiting' as const, pendingQuestion
 
 describe("a sub-task's approval request in its parent's thread", () => {
   it('names the child, and a session’s own ids (a tool call, a held push) name none', () => {
-    expect(splitRelayedRequestId(relayedRequestId(child, 'push:7'))).toEqual({ childId: child, requestId: 'push:7' });
+    expect(splitRelayedRequestId(relayedId(child, 'push:7'))).toEqual({ childId: child, requestId: 'push:7' });
     expect(splitRelayedRequestId('toolu_01A')).toBeUndefined();
     expect(splitRelayedRequestId('push:7')).toBeUndefined();
   });
 
   it('a written reply decides the oldest relayed request still open, the session’s own first, nothing while running', async () => {
-    const first = relayedRequestId(child, 'call_1');
-    const second = relayedRequestId(child, 'call_2');
+    const first = relayedId(child, 'call_1');
+    const second = relayedId(child, 'call_2');
     expect(await openApprovalId(log(requested(first), decided(first), requested(second)), waitingOnChildren)).toBe(
       second,
     );
