@@ -19,7 +19,7 @@ export const layers: Layer[] = [
     name: 'core',
     paths: ['src/core/'],
     holds:
-      'the vocabulary and the ports: `SessionEvent`, `ThreadRef`, `Actor`, `Inbound`, `SessionRecord`, `PendingQuestion`, the transcript, status transitions, coded errors; `RunLog`, `ThreadReplier`, `Publisher`, `GitCredentials`',
+      'the vocabulary (`SessionEvent`, `ThreadRef`, `Actor`, `Inbound`, `SessionRecord`, `PendingQuestion`, the transcript, status transitions, coded errors) and the ports (`RunLog`, `SessionLookup`, `DeliveryInbox`, `DeliveryInterpreter`, `ThreadReplier`, `Publisher`, `GitCredentials`)',
     mayImport: [],
     packages: ['zod'],
   },

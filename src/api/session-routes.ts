@@ -1,5 +1,5 @@
 import type { ImageIntake } from '../core/attachment.ts';
-import { messageBodyLimit, takePostedImages } from './message-images.ts';
+import { messageBodyLimit, takePostedImages } from './posted-images.ts';
 import type { FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { PatchbayError } from '../core/errors.ts';

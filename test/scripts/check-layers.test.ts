@@ -78,6 +78,13 @@ describe('the layer check', () => {
     expect(result.stderr).toContain('README.md: layer table differs');
   });
 
+  it('fails when two files share a name, such as a port and its adapter', async () => {
+    await writeFile(join(root, 'src/sessions/thread-replier.ts'), 'export const adapter = 1;\n');
+    const result = await check(root);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('has the name of src/core/thread-replier.ts');
+  });
+
   it('reads every import form', () => {
     const source = [
       "import { a } from './a.ts';",
