@@ -68,7 +68,8 @@ export async function prepareWorkspace(options: PrepareWorkspaceOptions): Promis
   const gitDir = mirrorPath(options.dataDir, resolveRepo(options.repo));
   return withMirrorLock(gitDir, async () => {
     const mirror = await ensureMirror(options.repo, { ...options, updateHead: options.baseBranch === undefined });
-    if (await hasGitEntry(options.workspaceDir)) {
+    const cutShort = await clearCutShort(options.workspaceDir, log);
+    if (!cutShort && (await hasGitEntry(options.workspaceDir))) {
       const base = await readBaseRecord(options.workspaceDir, log);
       if (base) return { ...base, reused: true };
       // The sandbox removed or rewrote our record; report the base as it is now.
@@ -76,9 +77,11 @@ export async function prepareWorkspace(options: PrepareWorkspaceOptions): Promis
       return { baseBranch, baseCommit: await requireBranch(mirror, baseBranch, signal), reused: true };
     }
     const { baseBranch, baseCommit, existing } = await resolveSessionBase(options, mirror);
+    await claimEmptyWorkspace(options.workspaceDir);
     const spared =
       options.sharedObjectsPath !== undefined && (await fromSpare(mirror, { ...options, baseBranch, baseCommit }));
     if (!spared) await cloneInto(mirror, { ...options, baseBranch, baseCommit });
+    await rm(preparingMarker(options.workspaceDir), { force: true });
     log.info(
       { branch: options.branch, baseBranch, baseCommit, existingBranch: existing !== undefined, spare: spared },
       'workspace prepared',
@@ -111,7 +114,6 @@ async function fromSpare(
   options: PrepareWorkspaceOptions & { baseBranch: string; baseCommit: string },
 ): Promise<boolean> {
   const { workspaceDir, signal } = options;
-  if ((await readdir(workspaceDir).catch(() => [] as string[])).length > 0) return false;
   if (!(await takeSpare(sparePath(options.dataDir, mirror, options.baseBranch), workspaceDir, options.baseCommit)))
     return false;
   try {
@@ -140,13 +142,6 @@ async function cloneInto(
   options: PrepareWorkspaceOptions & { baseBranch: string; baseCommit: string },
 ): Promise<void> {
   const { workspaceDir } = options;
-  await mkdir(workspaceDir, { recursive: true });
-  if ((await readdir(workspaceDir)).length > 0) {
-    throw new PatchbayError(
-      'git_failed',
-      `Workspace ${workspaceDir} is not empty and has no .git; refusing to clone into it`,
-    );
-  }
   try {
     await cloneAndBranch(mirror, options);
   } catch (error) {
@@ -187,6 +182,43 @@ async function cloneAndBranch(
     await writeFile(join(workspaceDir, '.git', 'objects', 'info', 'alternates'), `${options.sharedObjectsPath}\n`);
   const record = { baseBranch: options.baseBranch, baseCommit: options.baseCommit };
   await writeFile(join(workspaceDir, '.git', baseFile), `${JSON.stringify(record)}\n`);
+}
+
+/**
+ * Beside the workspace, not in it (a clone needs an empty directory, and the sandbox never sees it):
+ * there from before the host puts anything into a fresh workspace until its branch and base record
+ * are written, so one found at the start is a preparation a stopped server cut short.
+ */
+function preparingMarker(workspaceDir: string): string {
+  return `${workspaceDir}.preparing`;
+}
+
+/**
+ * A fresh workspace must be empty: anything in it without a `.git` is not the host's (the sandbox
+ * emptied or replaced it), and the host runs no git there. Marks the preparation as begun.
+ */
+async function claimEmptyWorkspace(workspaceDir: string): Promise<void> {
+  await mkdir(workspaceDir, { recursive: true });
+  if ((await readdir(workspaceDir)).length > 0) {
+    throw new PatchbayError(
+      'git_failed',
+      `Workspace ${workspaceDir} is not empty and has no .git; refusing to clone into it`,
+    );
+  }
+  await writeFile(preparingMarker(workspaceDir), '');
+}
+
+/**
+ * Empties a workspace whose preparation was cut short (a SIGKILL while the spare checkout's entries
+ * were moved in, or between the clone and the base record): the host's own half-made checkout, which
+ * the sandbox never ran in. The marker stays until the new preparation ends. True when it did.
+ */
+async function clearCutShort(workspaceDir: string, log: Logger): Promise<boolean> {
+  if (!(await lstat(preparingMarker(workspaceDir)).catch(() => undefined))) return false;
+  const entries = await readdir(workspaceDir).catch(() => [] as string[]);
+  await Promise.all(entries.map((entry) => rm(join(workspaceDir, entry), { recursive: true, force: true })));
+  log.warn({ entries: entries.length }, 'the preparation of this workspace was cut short; preparing it again');
+  return true;
 }
 
 async function hasGitEntry(workspaceDir: string): Promise<boolean> {

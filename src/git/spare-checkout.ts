@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { cp, mkdir, readFile, readdir, rename, rm } from 'node:fs/promises';
+import { cp, lstat, mkdir, readFile, readdir, rename, rm } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import type { Logger } from 'pino';
 import { runHostGit } from './host-git.ts';
@@ -52,6 +52,25 @@ async function moveEntry(from: string, to: string): Promise<void> {
   }
 }
 
+/** The longest a spare takes to make (its git calls' time limit). */
+const spareMakingMs = 10 * 60_000;
+
+/**
+ * Spares half-made or half-taken by a process that was killed (its `finally` never ran): whole
+ * checkouts nobody will take. Only those older than the longest a making takes, so another process
+ * on the same data directory keeps the one it is making or taking.
+ */
+async function removeLeftovers(sparesDir: string): Promise<void> {
+  const leftovers = (await readdir(sparesDir).catch(() => [] as string[])).filter((name) =>
+    /\.(?:partial|taken)-[0-9a-f]{8}$/.test(name),
+  );
+  for (const name of leftovers) {
+    const path = join(sparesDir, name);
+    const changed = (await lstat(path).catch(() => undefined))?.mtimeMs;
+    if (changed !== undefined && Date.now() - changed > spareMakingMs) await rm(path, { recursive: true, force: true });
+  }
+}
+
 /**
  * Makes the spare for `baseBranch` at `commit` unless one is there, beside its final path first so a
  * half-made one is never taken. Prepares it as a fresh workspace is (a shared clone, the harmless
@@ -67,8 +86,9 @@ export async function makeSpare(options: {
 }): Promise<void> {
   const spare = sparePath(options.dataDir, options.mirror, options.baseBranch);
   const partial = `${spare}.partial-${randomBytes(4).toString('hex')}`;
-  const signal = AbortSignal.timeout(10 * 60_000);
+  const signal = AbortSignal.timeout(spareMakingMs);
   try {
+    await removeLeftovers(join(options.dataDir, 'spares'));
     if ((await readdir(join(options.dataDir, 'spares')).catch(() => [] as string[])).includes(basename(spare))) return;
     // Not recursive: a data directory removed meanwhile is not made again.
     await mkdir(join(options.dataDir, 'spares'), { mode: 0o700 }).catch((error: NodeJS.ErrnoException) => {

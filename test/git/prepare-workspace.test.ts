@@ -1,9 +1,9 @@
-import { lstat, mkdir, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, readdir, readFile, rm, symlink, utimes, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isPatchbayError } from '../../src/core/errors.ts';
-import { prepareWorkspace, workspaceOriginUrl } from '../../src/git/prepare-workspace.ts';
+import { prepareSpareCheckout, prepareWorkspace, workspaceOriginUrl } from '../../src/git/prepare-workspace.ts';
 import { createRemote, git, type RemoteFixture } from './git-fixture.ts';
 
 const log = pino({ level: 'silent' });
@@ -175,6 +175,58 @@ describe('prepareWorkspace', () => {
     const error = await prepare('s1', { baseBranch: 'nope' }).catch((e: unknown) => e);
     expect(isPatchbayError(error, 'git_failed')).toBe(true);
     expect((error as Error).message).toMatch(/Branch nope does not exist/);
+  });
+
+  it('prepares again a workspace whose preparation a stopped server cut short, and leaves no marker', async () => {
+    const mainCommit = await fixture.remoteBranch('main');
+    const workspaces = join(dataDir, 'workspaces');
+    // As a SIGKILL leaves it while the spare checkout's entries are moved in: files, no .git yet.
+    await mkdir(join(workspaces, 's1'), { recursive: true });
+    await writeFile(join(workspaces, 's1', 'README.md'), 'half');
+    await writeFile(join(workspaces, 's1.preparing'), '');
+    // And between the clone and the session branch: a .git on the base branch, no base record.
+    await mkdir(join(workspaces, 's2'), { recursive: true });
+    await git(fixture.root, 'clone', '--quiet', '--no-checkout', fixture.remote, join(workspaces, 's2'));
+    await writeFile(join(workspaces, 's2.preparing'), '');
+
+    for (const session of ['s1', 's2']) {
+      expect(await prepare(session)).toEqual({ baseBranch: 'main', baseCommit: mainCommit, reused: false });
+      const ws = join(workspaces, session);
+      expect(await git(ws, 'symbolic-ref', 'HEAD')).toBe(`refs/heads/patchbay/${session}`);
+      expect(await readFile(join(ws, 'README.md'), 'utf8')).toBe('# demo\n');
+      expect(JSON.parse(await readFile(join(ws, '.git', 'patchbay-base'), 'utf8'))).toEqual({
+        baseBranch: 'main',
+        baseCommit: mainCommit,
+      });
+    }
+    await prepare('s3');
+    expect((await readdir(workspaces)).sort()).toEqual(['s1', 's2', 's3']);
+  });
+
+  it('removes spares a killed process left half-made or half-taken, not one in the making', async () => {
+    await prepare('s1');
+    const spares = join(dataDir, 'spares');
+    const hourAgo = new Date(Date.now() - 3_600_000);
+    for (const name of ['m-1.partial-0badc0de', 'm-1.taken-12345678', 'm-1.partial-aaaaaaaa']) {
+      await mkdir(join(spares, name), { recursive: true });
+      await writeFile(join(spares, name, 'README.md'), 'x');
+      if (!name.endsWith('aaaaaaaa')) await utimes(join(spares, name), hourAgo, hourAgo);
+    }
+    await prepareSpareCheckout({ repo: fixture.remote, baseBranch: 'main', dataDir, log });
+    const left = await readdir(spares);
+    expect(left.filter((name) => name.includes('.'))).toEqual(['m-1.partial-aaaaaaaa']);
+    expect(left.filter((name) => !name.includes('.'))).toHaveLength(1);
+  });
+
+  it('keeps refusing what it refused: a refusal marks nothing to clear later', async () => {
+    const ws = join(dataDir, 'workspaces', 's1');
+    await mkdir(ws, { recursive: true });
+    await writeFile(join(ws, 'stray.txt'), 'x');
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const error = await prepare('s1').catch((e: unknown) => e);
+      expect((error as Error).message).toMatch(/not empty/);
+    }
+    expect(await readFile(join(ws, 'stray.txt'), 'utf8')).toBe('x');
   });
 
   it('refuses a non-empty workspace without .git, an invalid branch and the base as session branch', async () => {
