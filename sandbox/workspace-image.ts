@@ -63,22 +63,24 @@ export type ImageUsage = { usedBytes: number; freeBytes: number; sizeBytes: numb
 /**
  * Makes the image when missing (sparse: the host disk holds only what is written), and mounts it
  * at `mountPoint` unless it is mounted there already (a server that crashed while a sandbox held
- * it). A fresh file system loses its `lost+found`, so the clone finds the workspace empty.
+ * it). A workspace not checked out yet (no `.git`) loses the empty `lost+found` its file system
+ * came with, so the clone finds it empty: also when a server was killed between making the file
+ * system and removing it (its `mount` may have run to the end without it).
  */
 export async function attachWorkspaceImage(image: string, mountPoint: string, sizeMb: number): Promise<void> {
   await mkdir(mountPoint, { recursive: true, mode: 0o700 });
-  if (await isMountPoint(mountPoint)) return;
-  const fresh = !(await exists(image));
-  if (fresh) {
-    await makeImage(image, sizeMb);
-    if ((await readdir(mountPoint)).length > 0) await moveIntoImage(image, mountPoint);
+  if (!(await isMountPoint(mountPoint))) {
+    if (!(await exists(image))) {
+      await makeImage(image, sizeMb);
+      if ((await readdir(mountPoint)).length > 0) await moveIntoImage(image, mountPoint);
+    }
+    await tool(
+      'mount',
+      ['-t', 'ext4', '-o', IMAGE_MOUNT_OPTIONS, '--', image, mountPoint],
+      `mount the workspace image ${path.basename(image)}`,
+    );
   }
-  await tool(
-    'mount',
-    ['-t', 'ext4', '-o', IMAGE_MOUNT_OPTIONS, '--', image, mountPoint],
-    `mount the workspace image ${path.basename(image)}`,
-  );
-  if (fresh) await rmdir(path.join(mountPoint, 'lost+found')).catch(() => {});
+  if (!(await exists(path.join(mountPoint, '.git')))) await rmdir(path.join(mountPoint, 'lost+found')).catch(() => {});
 }
 
 /**

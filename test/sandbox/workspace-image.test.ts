@@ -97,6 +97,26 @@ describe('workspace file systems', () => {
     await next.close();
   });
 
+  it('empties a file system a killed server made but did not clear, mounted or not, so the clone finds it empty', {
+    timeout: 60_000,
+  }, async () => {
+    const dataDir = await makeTempDir('images-cut-short');
+    cleanups.push(() => removeDataDir(dataDir));
+    const killed = await provider(dataDir);
+    for (const id of ['left-mounted', 'left-unmounted']) {
+      await killed.acquire(id, { network: 'none' });
+      // As mkfs leaves it: the server was killed between making the file system and removing this.
+      await mkdir(path.join(killed.hostPath(id), 'lost+found'));
+    }
+    execFileSync('umount', ['--', killed.hostPath('left-unmounted')]);
+    const next = await provider(dataDir);
+    for (const id of ['left-mounted', 'left-unmounted']) {
+      await next.acquire(id, { network: 'none' });
+      expect(await readdir(next.hostPath(id)), id).toEqual([]);
+    }
+    await next.close();
+  });
+
   it('moves a workspace made before workspaces had file systems into its own, and refuses one over the quota untouched', {
     timeout: 60_000,
   }, async () => {
