@@ -130,8 +130,7 @@ async function fromSpare(
     );
     return true;
   } catch (error) {
-    const entries = await readdir(workspaceDir).catch(() => [] as string[]);
-    await Promise.all(entries.map((entry) => rm(join(workspaceDir, entry), { recursive: true, force: true })));
+    await emptyWorkspace(workspaceDir);
     options.log.warn({ err: error }, 'the spare checkout could not be used; cloning instead');
     return false;
   }
@@ -146,8 +145,7 @@ async function cloneInto(
     await cloneAndBranch(mirror, options);
   } catch (error) {
     // A half-made clone would pass for a follow-up workspace next time: empty the directory again.
-    const entries = await readdir(workspaceDir).catch(() => [] as string[]);
-    await Promise.all(entries.map((entry) => rm(join(workspaceDir, entry), { recursive: true, force: true })));
+    await emptyWorkspace(workspaceDir);
     throw error;
   }
 }
@@ -215,10 +213,16 @@ async function claimEmptyWorkspace(workspaceDir: string): Promise<void> {
  */
 async function clearCutShort(workspaceDir: string, log: Logger): Promise<boolean> {
   if (!(await lstat(preparingMarker(workspaceDir)).catch(() => undefined))) return false;
+  const entries = await emptyWorkspace(workspaceDir);
+  log.warn({ entries }, 'the preparation of this workspace was cut short; preparing it again');
+  return true;
+}
+
+/** Removes everything in the workspace (symlinks as they are, never followed); how many entries it had. */
+async function emptyWorkspace(workspaceDir: string): Promise<number> {
   const entries = await readdir(workspaceDir).catch(() => [] as string[]);
   await Promise.all(entries.map((entry) => rm(join(workspaceDir, entry), { recursive: true, force: true })));
-  log.warn({ entries: entries.length }, 'the preparation of this workspace was cut short; preparing it again');
-  return true;
+  return entries.length;
 }
 
 async function hasGitEntry(workspaceDir: string): Promise<boolean> {

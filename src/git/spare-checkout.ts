@@ -60,10 +60,8 @@ const spareMakingMs = 10 * 60_000;
  * checkouts nobody will take. Only those older than the longest a making takes, so another process
  * on the same data directory keeps the one it is making or taking.
  */
-async function removeLeftovers(sparesDir: string): Promise<void> {
-  const leftovers = (await readdir(sparesDir).catch(() => [] as string[])).filter((name) =>
-    /\.(?:partial|taken)-[0-9a-f]{8}$/.test(name),
-  );
+async function removeLeftovers(sparesDir: string, names: readonly string[]): Promise<void> {
+  const leftovers = names.filter((name) => /\.(?:partial|taken)-[0-9a-f]{8}$/.test(name));
   for (const name of leftovers) {
     const path = join(sparesDir, name);
     const changed = (await lstat(path).catch(() => undefined))?.mtimeMs;
@@ -88,8 +86,9 @@ export async function makeSpare(options: {
   const partial = `${spare}.partial-${randomBytes(4).toString('hex')}`;
   const signal = AbortSignal.timeout(spareMakingMs);
   try {
-    await removeLeftovers(join(options.dataDir, 'spares'));
-    if ((await readdir(join(options.dataDir, 'spares')).catch(() => [] as string[])).includes(basename(spare))) return;
+    const names = await readdir(join(options.dataDir, 'spares')).catch(() => [] as string[]);
+    await removeLeftovers(join(options.dataDir, 'spares'), names);
+    if (names.includes(basename(spare))) return;
     // Not recursive: a data directory removed meanwhile is not made again.
     await mkdir(join(options.dataDir, 'spares'), { mode: 0o700 }).catch((error: NodeJS.ErrnoException) => {
       if (error.code !== 'EEXIST') throw error;

@@ -3,9 +3,9 @@ import { meaningKey, type PgInboundDeliveryStore } from './inbound-delivery-stor
 
 /**
  * When deliveries arrive, in bursts: deliveries that come less than `quietMs` apart, or while an
- * earlier one is still being stored, belong to one burst. While a burst is arriving its acks go first: the jobs of its deliveries wait to be sent
- * together, and workers wait before working them, until the burst pauses or has gone on for the
- * window they were given. Past that window it is steady traffic, and the work shares the machine
+ * earlier one is still being stored, belong to one burst. While a burst is arriving its acks go
+ * first: the jobs of its deliveries wait to be sent together, and workers wait before working them,
+ * until the burst pauses or has gone on for the window they were given. Past that window it is steady traffic, and the work shares the machine
  * with the acks instead of waiting behind them, so no amount of traffic starves it.
  */
 export class ArrivalClock {
