@@ -17,7 +17,8 @@ const e2ePackages = ['playwright-core'];
 const integrationModules = [/^src\/git\//, /^sandbox\/(index|local-[\w-]+)\.ts$/, /^test\/fakes\/loopback\.ts$/];
 const integrationPackages = ['node:child_process', 'child_process'];
 
-const importPattern = /(?:import|export)[^'"]*?from\s+['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/g;
+/** Imports and re-exports that load a module at run time: `import type` and `export type` load nothing. */
+const importPattern = /(?:import|export)(?!\s+type\s)[^'"]*?from\s+['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/g;
 
 /** The tier of the test file at `file` (absolute), `root` being the repository. */
 export function testTier(root: string, file: string): Tier {

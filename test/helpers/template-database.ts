@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import pino from 'pino';
 import { openDatabase } from '../../db/database.ts';
-import { createRunQueue } from '../../src/sessions/run-queue.ts';
+import { createRunQueue } from '../../src/sessions/worker/run-queue.ts';
 
 /** A server to make databases on: `adminUrl` creates and drops them, `url`'s role owns and uses them. */
 export type DatabaseServer = { url: string; adminUrl: string };
