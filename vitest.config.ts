@@ -24,9 +24,17 @@ export default defineConfig({
       },
       {
         extends: true,
-        test: { name: 'integration', include: testFiles(root, 'integration'), sequence: { groupOrder: 1 } },
+        test: {
+          name: 'integration',
+          include: testFiles(root, 'integration'),
+          sequence: { groupOrder: 1 },
+          maxWorkers: 2,
+        },
       },
-      { extends: true, test: { name: 'e2e', include: testFiles(root, 'e2e'), sequence: { groupOrder: 2 } } },
+      {
+        extends: true,
+        test: { name: 'e2e', include: testFiles(root, 'e2e'), sequence: { groupOrder: 2 }, maxWorkers: 2 },
+      },
     ],
   },
 });
