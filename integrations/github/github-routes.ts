@@ -1,7 +1,8 @@
 import { Webhooks } from '@octokit/webhooks';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { DeliveryInbox } from '../../src/core/delivery-interpreter.ts';
+import { header, keepRawBodies, rawBody, refuseBeforeBody } from '../raw-body-routes.ts';
 import type { GitHubClient } from './github-client.ts';
 import type { GitHubStore } from './github-store.ts';
 import { githubDedupeKey, githubOrderKey } from './github-interpreter.ts';
@@ -22,21 +23,16 @@ export function signatureVerifier(secret: string): (body: Buffer, signature: str
 /** GitHub's documented payload cap (it does not deliver a larger one). */
 export const GITHUB_WEBHOOK_MAX_BYTES = 25 * 1024 * 1024;
 
-const header = (value: string | string[] | undefined) => (Array.isArray(value) ? value[0] : value);
-
-/**
- * An onRequest hook: a webhook with no signature header at all is refused (401) before a byte of
- * its body is read.
- */
+/** A webhook with no signature header at all is refused before its body is read. */
 function refuseUnsigned(log: Logger) {
-  return async (req: FastifyRequest, reply: FastifyReply) => {
-    if (/^sha256=[0-9a-f]{64}$/.test(header(req.headers['x-hub-signature-256']) ?? '')) return;
-    log.warn(
-      { delivery: header(req.headers['x-github-delivery']) },
-      'GitHub webhook without a signature refused before its body was read',
-    );
-    return reply.code(401).header('connection', 'close').send();
-  };
+  return refuseBeforeBody(
+    (req) => (/^sha256=[0-9a-f]{64}$/.test(header(req.headers['x-hub-signature-256']) ?? '') ? undefined : 'missing'),
+    (req) =>
+      log.warn(
+        { delivery: header(req.headers['x-github-delivery']) },
+        'GitHub webhook without a signature refused before its body was read',
+      ),
+  );
 }
 
 /**
@@ -55,18 +51,11 @@ export function githubRoutes(deps: {
 }) {
   const verify = signatureVerifier(deps.webhookSecret);
   return async function routes(app: FastifyInstance): Promise<void> {
-    // Every body stays raw bytes in this scope, whatever its content type, so a request that is not
-    // GitHub's is refused by the signature check (401) rather than by Fastify's parsers (415).
-    app.removeAllContentTypeParsers();
-    app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: GITHUB_WEBHOOK_MAX_BYTES }, (_req, body, done) =>
-      done(null, body),
-    );
-
-    // A body past GitHub's cap is refused while it streams (413), never buffered whole.
+    keepRawBodies(app, GITHUB_WEBHOOK_MAX_BYTES);
     const signed = refuseUnsigned(deps.log);
     app.post('/github/webhooks', { onRequest: signed }, async (req, reply) => {
-      const body = req.body;
-      if (!Buffer.isBuffer(body) || !(await verify(body, header(req.headers['x-hub-signature-256'])))) {
+      const body = rawBody(req);
+      if (!(await verify(body, header(req.headers['x-hub-signature-256'])))) {
         deps.log.warn(
           { delivery: header(req.headers['x-github-delivery']) },
           'GitHub webhook with a bad signature refused: check GITHUB_WEBHOOK_SECRET against the App settings',

@@ -2,11 +2,10 @@ import { LinearWebhookClient } from '@linear/sdk/webhooks';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import type { DeliveryInbox } from '../../src/core/delivery-interpreter.ts';
+import { header, keepRawBodies, rawBody, refuseBeforeBody } from '../raw-body-routes.ts';
 import type { LinearStore } from './linear-store.ts';
 import { linearDelivery } from './linear-interpreter.ts';
 import { type InstallSettings, installRoutes, orgAllowed } from './linear-install.ts';
-
-const header = (value: string | string[] | undefined) => (Array.isArray(value) ? value[0] : value);
 
 /**
  * The most a Linear webhook body may be. Linear documents no maximum; its events carry one entity
@@ -36,21 +35,15 @@ export type LinearRoutesDeps = {
 export function linearRoutes(deps: LinearRoutesDeps) {
   const verifier = new LinearWebhookClient(deps.webhookSecret);
   return async function routes(app: FastifyInstance): Promise<void> {
-    // Raw bytes for every content type: the signature is over the exact body, and a request that is
-    // not Linear's is refused by the signature check (401) rather than by a parser.
-    app.removeAllContentTypeParsers();
-    app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: LINEAR_WEBHOOK_MAX_BYTES }, (_req, body, done) =>
-      done(null, body),
+    keepRawBodies(app, LINEAR_WEBHOOK_MAX_BYTES);
+    const signed = refuseBeforeBody(
+      (req) => (/^[0-9a-f]{64}$/.test(header(req.headers['linear-signature']) ?? '') ? undefined : 'missing'),
+      (req) =>
+        deps.log.warn(
+          { delivery: header(req.headers['linear-delivery']) },
+          'Linear webhook without a signature refused before its body was read',
+        ),
     );
-    // No signature header: refused before a byte of the body is read.
-    const signed = async (req: FastifyRequest, reply: FastifyReply) => {
-      if (/^[0-9a-f]{64}$/.test(header(req.headers['linear-signature']) ?? '')) return;
-      deps.log.warn(
-        { delivery: header(req.headers['linear-delivery']) },
-        'Linear webhook without a signature refused before its body was read',
-      );
-      return reply.code(401).header('connection', 'close').send();
-    };
     app.post('/linear/webhooks', { onRequest: signed }, (req, reply) => receiveWebhook(deps, verifier, req, reply));
     if (deps.oauth)
       installRoutes(app, { ...deps.oauth, store: deps.store, log: deps.log, allowedOrgs: deps.allowedOrgs });
@@ -64,12 +57,12 @@ async function receiveWebhook(
   req: FastifyRequest,
   reply: FastifyReply,
 ) {
-  const body = req.body;
+  const body = rawBody(req);
   const signature = header(req.headers['linear-signature']);
   const deliveryId = header(req.headers['linear-delivery']);
   let payload: Record<string, unknown>;
   try {
-    if (!Buffer.isBuffer(body) || !signature) throw new Error('no signature');
+    if (!signature) throw new Error('no signature');
     payload = verifier.parseData(body, signature) as unknown as Record<string, unknown>;
   } catch {
     // parseData throws for a bad signature and for a missing or stale webhookTimestamp alike.

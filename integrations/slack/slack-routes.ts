@@ -1,9 +1,10 @@
 import { createHash } from 'node:crypto';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { DeliveryInbox, ReceivedDelivery } from '../../src/core/delivery-interpreter.ts';
 import { BlockActions, EventCallback, messageEventOf } from './slack-payloads.ts';
 import { MAX_SKEW_SECONDS, verifySlackSignature } from './slack-signature.ts';
+import { header, keepRawBodies, rawBody, refuseBeforeBody } from '../raw-body-routes.ts';
 
 /**
  * What a Slack payload means, for dedupe: a person's message (channel and ts, so the `message` and
@@ -61,32 +62,28 @@ export function slackRoutes(options: {
   let mismatches = 0;
 
   return async function routes(fastify: FastifyInstance): Promise<void> {
-    // Raw strings, in this scope only: the signature covers the exact bytes Slack sent. Any content
-    // type, so a request that is not Slack's meets the signature check (401), not a 415.
-    fastify.removeAllContentTypeParsers();
-    fastify.addContentTypeParser('*', { parseAs: 'string', bodyLimit: SLACK_REQUEST_MAX_BYTES }, (_req, body, done) =>
-      done(null, body),
+    keepRawBodies(fastify, SLACK_REQUEST_MAX_BYTES);
+    // Missing or stale signing headers are refused before the body is read.
+    const signedAndFresh = refuseBeforeBody(
+      (request) => {
+        const timestamp = header(request.headers['x-slack-request-timestamp']);
+        const signature = header(request.headers['x-slack-signature']);
+        if (!timestamp || !/^\d+$/.test(timestamp) || !/^v0=[0-9a-f]{64}$/.test(signature ?? '')) return 'missing';
+        if (Math.abs(nowSeconds() - Number(timestamp)) > MAX_SKEW_SECONDS) return 'stale';
+        return undefined;
+      },
+      () => undefined,
     );
-    // Missing or stale signing headers are refused before the body is read (the HMAC needs it all).
-    const signedAndFresh = async (request: FastifyRequest, reply: FastifyReply) => {
-      const timestamp = header(request.headers['x-slack-request-timestamp']);
-      const signature = header(request.headers['x-slack-signature']);
-      if (!timestamp || !/^\d+$/.test(timestamp) || !/^v0=[0-9a-f]{64}$/.test(signature ?? '')) {
-        return reply.code(401).header('connection', 'close').send({ error: 'invalid_signature', reason: 'missing' });
-      }
-      if (Math.abs(nowSeconds() - Number(timestamp)) > MAX_SKEW_SECONDS)
-        return reply.code(401).header('connection', 'close').send({ error: 'invalid_signature', reason: 'stale' });
-    };
     fastify.post(
       options.path ?? '/slack/events',
       { config: { public: true }, onRequest: signedAndFresh },
       async (request, reply) => {
-        const rawBody = typeof request.body === 'string' ? request.body : '';
+        const text = rawBody(request).toString('utf8');
         const check = verifySlackSignature({
           signingSecret: options.signingSecret,
           timestamp: header(request.headers['x-slack-request-timestamp']),
           signature: header(request.headers['x-slack-signature']),
-          rawBody,
+          rawBody: text,
           nowSeconds: nowSeconds(),
         });
         if (!check.ok) {
@@ -97,13 +94,13 @@ export function slackRoutes(options: {
           }
           return reply.code(401).send({ error: 'invalid_signature', reason: check.reason });
         }
-        const parsed = parseBody(rawBody, request.headers['content-type'] ?? '');
+        const parsed = parseBody(text, request.headers['content-type'] ?? '');
         if (!parsed) {
           // Signed by Slack yet unreadable: a retry would carry the same bytes, so take it and say so.
           log.warn(
             {
               contentType: request.headers['content-type'],
-              bytes: rawBody.length,
+              bytes: text.length,
               retryNum: header(request.headers['x-slack-retry-num']),
             },
             'a signed Slack request body could not be read; acknowledged and dropped',
@@ -119,10 +116,6 @@ export function slackRoutes(options: {
       },
     );
   };
-}
-
-function header(value: string | string[] | undefined): string | undefined {
-  return Array.isArray(value) ? value[0] : value;
 }
 
 /** Events are JSON; interactivity is a form with the JSON in `payload`. */
