@@ -11,7 +11,7 @@ const merged = (n: number, head: string, title = `Change ${n}`): ScoutedPull => 
   head,
   merged: true,
 });
-const closed = (n: number, comments: ScoutedPull['comments']): ScoutedPull => ({
+const closed = (n: number, comments: NonNullable<ScoutedPull['comments']>): ScoutedPull => ({
   number: n,
   url: url(n),
   title: `Closed ${n}`,
