@@ -85,14 +85,20 @@ export async function sessionBranch(
   log: Logger,
   signal: AbortSignal,
 ): Promise<string> {
-  const report = gates?.scout && (await gates.scout.report(session.repo, gates.knowledge, log, signal));
+  const report = gates?.scout
+    ? await gates.scout.report(session.repo, gates.knowledge, log, signal)
+    : await storedReport(gates, session.repo);
   const prefix = rulesOf(report?.rules, 'branch-prefix')[0]?.prefix;
   return branchName(session.id, session.title, prefix);
 }
 
+/** The rules the repository's document has now, without scouting (a process with no scout). */
+async function storedReport(gates: GateDeps | undefined, repo: string): Promise<ScoutReport | undefined> {
+  const stored = gates && (await gates.knowledge.get(knowledgeKey(repo)));
+  return stored && effectiveKnowledge(stored).scouted;
+}
+
 /** Whether the repository checks the DCO sign-off (a person's edit of its rules included). */
 export async function signOffRequired(gates: GateDeps | undefined, repo: string): Promise<boolean> {
-  const stored = gates && (await gates.knowledge.get(knowledgeKey(repo)));
-  const rules = stored && effectiveKnowledge(stored).scouted?.rules;
-  return rulesOf(rules, 'check').some((check) => check.signOff);
+  return rulesOf((await storedReport(gates, repo))?.rules, 'check').some((check) => check.signOff);
 }
