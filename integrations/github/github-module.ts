@@ -7,7 +7,7 @@ import { createGitHubClient, type GitHubClient } from './github-client.ts';
 import type { GitHubConfig } from './github-env.ts';
 import { createGitHubReplier } from './github-replier.ts';
 import { createPublisher } from './github-publish.ts';
-import { createRepositoryScout } from './repository-scout.ts';
+import { createRepositoryScout } from './github-scout.ts';
 import { oauthStartLink, PAGE_SIGN_IN_PATH } from './github-oauth-routes.ts';
 import { githubRoutes } from './github-routes.ts';
 import { createGitHubStore } from './github-store.ts';

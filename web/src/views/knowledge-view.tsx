@@ -116,10 +116,14 @@ export function KnowledgeView({ repo }: { repo: string | undefined }) {
       </p>
     );
 
-  const change = (kind: Kind, next: Row[]) => {
-    setState('idle');
-    setRows({ ...rows, [kind]: next });
-  };
+  // Any change clears the "Saved" mark.
+  const edited =
+    <T,>(set: (next: T) => void) =>
+    (next: T) => {
+      setState('idle');
+      set(next);
+    };
+  const change = (kind: Kind, next: Row[]) => edited(setRows)({ ...rows, [kind]: next });
   const save = async (event: Event) => {
     event.preventDefault();
     setError('');
@@ -152,27 +156,11 @@ export function KnowledgeView({ repo }: { repo: string | undefined }) {
           id="conventions"
           rows={5}
           value={conventions}
-          onInput={(e) => {
-            setState('idle');
-            setConventions(e.currentTarget.value);
-          }}
+          onInput={(e) => edited(setConventions)(e.currentTarget.value)}
         />
       </section>
-      <AutonomySection
-        value={autonomy}
-        onChange={(next) => {
-          setState('idle');
-          setAutonomy(next);
-        }}
-      />
-      <ScoutedRules
-        scouted={stored.document.scouted}
-        rules={scoutedRules}
-        onChange={(next) => {
-          setState('idle');
-          setScoutedRules(next);
-        }}
-      />
+      <AutonomySection value={autonomy} onChange={edited(setAutonomy)} />
+      <ScoutedRules scouted={stored.document.scouted} rules={scoutedRules} onChange={edited(setScoutedRules)} />
       <RepoInstructions instructions={stored.document.instructions} />
       <Lessons lessons={stored.lessons} />
       <EgressAllowList
