@@ -7,6 +7,7 @@ import type { PageSessionIssuer, PageSignInProvider } from '../src/core/page-sig
 import type { OutcomeLedger } from '../src/core/pull-outcome.ts';
 import type { DeliveryInbox, DeliveryInterpreter } from '../src/core/delivery-interpreter.ts';
 import type { GitCredentials, Publisher } from '../src/core/publisher.ts';
+import type { RepositoryScout } from '../src/core/repository-scout.ts';
 import type { SessionLookup } from '../src/core/session-lookup.ts';
 import type { SessionFamily } from '../src/core/session-family.ts';
 import type { ThreadReplier } from '../src/core/thread-replier.ts';
@@ -65,6 +66,8 @@ export type IntegrationModule = {
   stop?: () => Promise<void>;
   publisher?: Publisher;
   gitCredentials?: GitCredentials;
+  /** Reads a repository's recent pull requests for its unwritten rules (issue 40). */
+  scout?: RepositoryScout;
   /** A way to sign in to the web page this integration offers (GitHub sign-in). */
   pageSignIn?: PageSignInProvider;
 };

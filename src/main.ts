@@ -203,7 +203,8 @@ async function startRoles(config: Config, options: StartOptions, parts: RootPart
   const publishers = modules.flatMap((m) => (m.publisher ? [m.publisher] : []));
   const gitCredentials = modules.flatMap((m) => (m.gitCredentials ? [m.gitCredentials] : []));
   const interpreters = modules.flatMap((m) => (m.interpreter ? [m.interpreter] : []));
-  const workerDeps = { ...parts, queue, bus, publishers, gitCredentials };
+  const scouts = modules.flatMap((m) => (m.scout ? [m.scout] : []));
+  const workerDeps = { ...parts, queue, bus, publishers, gitCredentials, scouts };
   if (options.work && parts.sandboxes) await startWorker(config, { ...workerDeps, sandboxes: parts.sandboxes });
   const setupImageRefresher = parts.modal && startSetupImageRefresher(config, parts.modal, workerDeps);
   const conversationsHere = options.conversations ?? true;

@@ -25,6 +25,10 @@ export const githubEnvSchema = z.object({
   WEB_SIGNIN_GITHUB_ORG: optional(
     z.string().regex(/^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})$/, 'must be an organization login'),
   ),
+  /** Closed pull requests the scout reads per repository (issue 40). */
+  GITHUB_SCOUT_PULLS: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(1).max(300).default(50)),
+  /** Hours after which a repository's scouted rules are refreshed in the background. */
+  GITHUB_SCOUT_MAX_AGE_HOURS: z.preprocess(emptyAsUndefined, z.coerce.number().positive().default(24)),
   /** Key for secrets stored at rest (users' GitHub tokens): at least 32 characters. */
   PATCHBAY_SECRET_KEY: optional(z.string().min(32, 'must be at least 32 characters')),
 });
@@ -43,6 +47,8 @@ export type GitHubConfig = {
   secretKey?: string;
   draft: boolean;
   triggerLabel: string;
+  /** The scout (issue 40): closed pull requests read per pass, and when a pass is stale. */
+  scout: { pulls: number; maxAgeHours: number };
 };
 
 /**
@@ -101,5 +107,6 @@ export function githubConfigFromEnv(e: GitHubEnv): GitHubConfig | undefined {
     ...(e.PATCHBAY_SECRET_KEY && { secretKey: e.PATCHBAY_SECRET_KEY }),
     draft: e.GITHUB_PR_DRAFT === 'true',
     triggerLabel: e.GITHUB_TRIGGER_LABEL,
+    scout: { pulls: e.GITHUB_SCOUT_PULLS, maxAgeHours: e.GITHUB_SCOUT_MAX_AGE_HOURS },
   };
 }

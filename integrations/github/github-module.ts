@@ -7,6 +7,7 @@ import { createGitHubClient, type GitHubClient } from './github-client.ts';
 import type { GitHubConfig } from './github-env.ts';
 import { createGitHubReplier } from './github-replier.ts';
 import { createPublisher } from './github-publish.ts';
+import { createRepositoryScout } from './github-scout.ts';
 import { oauthStartLink, PAGE_SIGN_IN_PATH } from './github-oauth-routes.ts';
 import { githubRoutes } from './github-routes.ts';
 import { createGitHubStore } from './github-store.ts';
@@ -67,6 +68,7 @@ export async function createGitHubModule(
     log,
     family: context.family,
   });
+  const scout = createRepositoryScout({ client, gitUrl: config.gitUrl, log, limits: { pulls: config.scout.pulls } });
   const outcomes = new OutcomeBackfill({ client, ledger: context.outcomes, log });
   const signInLink =
     config.oauth && box
@@ -97,6 +99,7 @@ export async function createGitHubModule(
     },
     interpreter,
     publisher,
+    scout,
     gitCredentials: { name: 'github', gitEnv: (repo) => client.gitEnv(repo) },
   };
 }

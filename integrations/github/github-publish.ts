@@ -12,6 +12,8 @@ import type { SecretBox } from './secret-box.ts';
 import type { SessionFamily } from '../../src/core/session-family.ts';
 import type { OutcomeLedger } from '../../src/core/pull-outcome.ts';
 import type { SessionLookup } from '../../src/core/session-lookup.ts';
+import { checkBeforeOpen } from './pre-open-check.ts';
+import { conventionalTitle } from './scout-title.ts';
 import { familySection, linkFamilyPulls, otherFamilyPulls, withFamilySection } from './linked-pulls.ts';
 
 type PublishDeps = {
@@ -51,7 +53,11 @@ type PullContext = {
  * session's threads, so comments on it reach the session.
  */
 export function createPublisher(deps: PublishDeps): Publisher {
-  return { name: 'github', publish: (input) => publish(deps, input) };
+  return {
+    name: 'github',
+    publish: (input) => publish(deps, input),
+    checkBeforeOpen: (input) => checkBeforeOpen(deps, input),
+  };
 }
 
 async function publish(deps: PublishDeps, input: PublishInput): Promise<PublishedPullRequest | undefined> {
@@ -193,7 +199,7 @@ async function openPull(pull: PullContext): Promise<PublishedPull> {
   const bot = await deps.client.identity();
   const params = {
     ...pull.where,
-    title: pullRequestTitle(input.session, bot.mention),
+    title: conventionalTitle(pullRequestTitle(input.session, bot.mention), input.rules),
     head: input.branch,
     base: input.baseBranch,
     body: pull.body,

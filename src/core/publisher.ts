@@ -1,4 +1,5 @@
 import type { GateDecision } from './evidence.ts';
+import type { SourcedRule } from './repository-scout.ts';
 import type { SessionRecord } from './session-record.ts';
 
 export type PublishInput = {
@@ -13,7 +14,15 @@ export type PublishInput = {
    * or turns it draft, publishes the commit status and the evidence. Absent when nothing was checked.
    */
   gate?: GateDecision;
+  /** What the scout learned of the repository (issue 40): a title convention, an open-PR limit, checks. */
+  rules?: readonly SourcedRule[];
 };
+
+/**
+ * What a publisher says before a new pull request opens: `hold` when it must not open (the reason,
+ * for the thread: a bot would close it), and notes the thread should read (a CLA to sign, with its link).
+ */
+export type PreOpenCheck = { hold?: string; notes: string[] };
 
 export type PublishedPullRequest = { url: string; number: number };
 
@@ -26,6 +35,8 @@ export type PublishedPullRequest = { url: string; number: number };
 export type Publisher = {
   readonly name: string;
   publish(input: PublishInput): Promise<PublishedPullRequest | undefined>;
+  /** Asked before `publish` on every push; says nothing when the branch already has its pull request. */
+  checkBeforeOpen?(input: PublishInput): Promise<PreOpenCheck>;
 };
 
 /**

@@ -3,13 +3,15 @@ import { PatchbayError } from '../core/errors.ts';
 const maxSlugLength = 40;
 
 /**
- * The session's branch: `patchbay/<first 8 chars of the session id>-<slug of the title>`.
- * Always a valid branch name; the slug is dropped when the title has no usable characters.
+ * The session's branch: `patchbay/<first 8 chars of the session id>-<slug of the title>`, or under
+ * the repository's own prefix (`fix/`) when it has one. Always a valid branch name; the slug is
+ * dropped when the title has no usable characters, and a prefix git would refuse is not used.
  */
-export function branchName(sessionId: string, title: string): string {
+export function branchName(sessionId: string, title: string, prefix = 'patchbay/'): string {
   const id = slugify(sessionId).replace(/-/g, '').slice(0, 8) || 'session';
   const slug = truncateAtWord(slugify(title), maxSlugLength);
-  return slug ? `patchbay/${id}-${slug}` : `patchbay/${id}`;
+  const name = slug ? `${prefix}${id}-${slug}` : `${prefix}${id}`;
+  return prefix === 'patchbay/' || isValidBranchName(name) ? name : branchName(sessionId, title);
 }
 
 function slugify(text: string): string {

@@ -11,6 +11,8 @@ export type CommitAllOptions = {
   coAuthors?: GitIdentity[];
   /** Who records the commit; Patchbay by default. */
   committer?: GitIdentity;
+  /** Adds the author's `Signed-off-by:` trailer: the repository checks the DCO sign-off (issue 40). */
+  signOff?: boolean;
   /** When given, refuse to commit unless the workspace is on this branch. */
   branch?: string;
   signal: AbortSignal;
@@ -51,7 +53,10 @@ export async function commitAll(sandbox: Sandbox, options: CommitAllOptions): Pr
   if (options.branch !== undefined && !isValidBranchName(options.branch)) {
     throw new PatchbayError('invalid_input', `Invalid branch name ${JSON.stringify(options.branch)}`);
   }
-  const message = withCoAuthors(options.message, author, options.coAuthors ?? []);
+  const coAuthored = withCoAuthors(options.message, author, options.coAuthors ?? []);
+  const message = options.signOff
+    ? appendTrailers(coAuthored.replace(/\s+$/, ''), [`Signed-off-by: ${author.name} <${author.email}>`])
+    : coAuthored;
   const result = await sandbox.exec(script, {
     stdin: message,
     signal: options.signal,
@@ -90,8 +95,12 @@ export function withCoAuthors(message: string, author: GitIdentity, coAuthors: r
     seen.add(key);
     trailers.push(`Co-authored-by: ${person.name} <${person.email}>`);
   }
+  return appendTrailers(body, trailers);
+}
+
+/** Trailers after the message, joining an existing trailer block so git and GitHub read them as one. */
+function appendTrailers(body: string, trailers: readonly string[]): string {
   if (trailers.length === 0) return `${body}\n`;
-  // Join an existing trailer block (e.g. Signed-off-by) so git and GitHub read them as one.
   const lastParagraph = body.split(/\n\s*\n/).pop() ?? '';
   const endsWithTrailers =
     /\n\s*\n/.test(body) && lastParagraph.split('\n').every((line) => /^[A-Za-z0-9-]+: \S/.test(line));

@@ -1,6 +1,15 @@
 import type { GateDecision } from '../core/evidence.ts';
 import { publishedGate } from '../core/evidence.ts';
-import { firstGitEnv, type PublishedPullRequest } from '../core/publisher.ts';
+import {
+  firstGitEnv,
+  type PreOpenCheck,
+  type PublishedPullRequest,
+  type PublishInput,
+  type Publisher,
+} from '../core/publisher.ts';
+import type { SourcedRule } from '../core/repository-scout.ts';
+import { effectiveKnowledge, type KnowledgeStore } from './knowledge/knowledge-store.ts';
+import { knowledgeKey } from './knowledge/load-knowledge.ts';
 import { pushBranch, type PushBranchResult } from '../git/push-branch.ts';
 import type { SessionRun } from './session-run.ts';
 import { publishedDecision, type Committed } from './ship-changes.ts';
@@ -12,10 +21,11 @@ export async function pushAndPublish(
   summary: string,
   committed: Committed,
   gate: GateDecision | undefined,
-): Promise<{ commit?: string; prUrl?: string; decision?: GateDecision }> {
+): Promise<{ commit?: string; prUrl?: string; decision?: GateDecision; notes: string[] }> {
   const { session, deps, workspace, signal, log } = run;
   const { store } = deps;
   const publishers = await publishersOf(run);
+  const rules = await scoutedRules(deps.gates?.knowledge, session.repo);
   const pushed = await pushWork(run);
   await store.commitStep(session.id, {
     events: [
@@ -32,19 +42,23 @@ export async function pushAndPublish(
   const decision = publishedDecision(gate, pushed.commit, log);
   const current = (await store.get(session.id)) ?? session;
   let pr: PublishedPullRequest | undefined;
-  for (const publisher of publishers) {
+  const input: PublishInput = {
+    session: current,
+    branch: workspace.branch,
+    baseBranch: workspace.baseBranch,
+    commit: pushed.commit,
+    summary,
+    signal,
+    ...(decision && { gate: decision }),
+    ...(rules && { rules }),
+  };
+  const before = await checkBeforeOpening(publishers, input);
+  if (before.hold) log.info({ reason: before.hold }, 'no pull request opened: the repository would close it');
+  for (const publisher of before.hold ? [] : publishers) {
     await store.assertCurrent?.(session.id);
-    const published = await publisher.publish({
-      session: current,
-      branch: workspace.branch,
-      baseBranch: workspace.baseBranch,
-      commit: pushed.commit,
-      summary,
-      signal,
-      ...(decision && { gate: decision }),
-    });
-    pr ??= published;
+    pr ??= await publisher.publish(input);
   }
+  const notes = [...(before.hold ? [before.hold] : []), ...before.notes];
   if (pr) {
     await store.commitStep(session.id, {
       events: [
@@ -60,7 +74,7 @@ export async function pushAndPublish(
       events: [{ event: { type: 'review-gate', ...publishedGate(decision, pr !== undefined) } }],
     });
   }
-  return { commit: pushed.commit, ...(pr && { prUrl: pr.url }), ...(decision && { decision }) };
+  return { commit: pushed.commit, ...(pr && { prUrl: pr.url }), ...(decision && { decision }), notes };
 }
 
 /** Pushes the session's branch from the sandbox, only while this run holds the session. */
@@ -82,4 +96,25 @@ async function pushWork(run: SessionRun): Promise<PushBranchResult> {
     log,
     signal,
   });
+}
+
+/** The scout's rules as the repository's document has them now (a person's edit included). */
+async function scoutedRules(
+  knowledge: KnowledgeStore | undefined,
+  repo: string,
+): Promise<readonly SourcedRule[] | undefined> {
+  const stored = knowledge && (await knowledge.get(knowledgeKey(repo)));
+  return stored && effectiveKnowledge(stored).scouted?.rules;
+}
+
+/** Every publisher's word before a pull request opens: the first hold, and all their notes. */
+async function checkBeforeOpening(publishers: readonly Publisher[], input: PublishInput): Promise<PreOpenCheck> {
+  let hold: string | undefined;
+  const notes: string[] = [];
+  for (const publisher of publishers) {
+    const said = await publisher.checkBeforeOpen?.(input);
+    hold ??= said?.hold;
+    notes.push(...(said?.notes ?? []));
+  }
+  return { ...(hold && { hold }), notes };
 }

@@ -19,7 +19,6 @@ import type { Autonomy } from '../core/autonomy.ts';
 import type { ModelProvider } from '../models/model-provider.ts';
 import type { CheckpointStore } from './checkpoint/checkpoint-store.ts';
 import { systemPrompt } from '../agent/system-prompt.ts';
-import { branchName } from '../git/branch-name.ts';
 import { commitAll } from '../git/commit-all.ts';
 import { prepareWorkspace } from '../git/prepare-workspace.ts';
 import { prepareRemoteWorkspace } from '../git/prepare-remote-workspace.ts';
@@ -33,6 +32,7 @@ import type { Route } from './route-task.ts';
 import { endRun, failRun, noteAbort, startRun } from './run-lifecycle.ts';
 import { coAuthorsOf, commitMessage, type Committed } from './ship-changes.ts';
 import { pushAndPublish } from './push-and-publish.ts';
+import { sessionBranch, signOffRequired } from './knowledge/scout-passes.ts';
 import { answerPlan, askForGo, planApproved } from './plan-first.ts';
 import { closeRepliedPush, holdPush } from './push-approval.ts';
 import {
@@ -259,12 +259,13 @@ async function settleFinished(run: SessionRun, summary: string, gates: RunGates)
   // The PR body shows the pictures through signed links; the thread's summary stays the agent's.
   const section = shots && deps.artifactUrl ? screenshotsSection(shots.event, deps.artifactUrl) : '';
   const published = section ? `${summary.trim()}\n\n${section}` : summary;
-  const delivered = committed.changed ? await pushAndPublish(run, published, committed, step?.decision) : {};
+  const delivered = committed.changed ? await pushAndPublish(run, published, committed, step?.decision) : { notes: [] };
   if (shots && delivered.commit) await recordScreenshots(run, shots.event);
   // What the thread is told is what was published, for the commit that was pushed.
   const decision = delivered.decision ?? step?.decision;
   const result = {
-    summary,
+    // What the thread must know of the publishing (no PR opened and why, a CLA to sign) ends the summary.
+    summary: [summary, ...delivered.notes].join('\n\n'),
     branch: workspace.branch,
     ...(delivered.commit && { commit: delivered.commit }),
     ...(delivered.prUrl && { prUrl: delivered.prUrl }),
@@ -295,7 +296,7 @@ async function ensureWorkspace(
   // A local sandbox's workspace is a host directory the harness clones into; a remote one (Modal)
   // gets the checkout as a bundle of the host's mirror. Either way only the host holds credentials.
   const workspaceDir = deps.sandboxes.hostPath?.(session.id);
-  const branch = session.branch ?? branchName(session.id, session.title);
+  const branch = session.branch ?? (await sessionBranch(session, deps.gates, deps.log, signal));
   const env = await firstGitEnv(deps.gitCredentials ?? [], session.repo, signal);
   const common = {
     ...(env && { env }),
@@ -337,6 +338,7 @@ async function commitWork(run: SessionRun, summary: string): Promise<Committed> 
     message: commitMessage(session, summary, deps.publicUrl),
     author: commitIdentity(session.requester),
     coAuthors: coAuthors.map(commitIdentity),
+    signOff: await signOffRequired(deps.gates, session.repo),
     branch: workspace.branch,
     signal,
   });

@@ -9,6 +9,8 @@ import { createMergeSubtasksTool } from '../agent/merge-subtasks-tool.ts';
 import type { AnyTool } from '../agent/tool.ts';
 import { createToolRegistry } from '../agent/tool-registry.ts';
 import type { Config } from '../config.ts';
+import type { RepositoryScout } from '../core/repository-scout.ts';
+import { ScoutPasses } from '../harness/knowledge/scout-passes.ts';
 import { firstGitEnv, type GitCredentials, type Publisher } from '../core/publisher.ts';
 import { bringBranches } from '../git/subtask-branches.ts';
 import type { KnowledgeStore } from '../harness/knowledge/knowledge-store.ts';
@@ -44,6 +46,8 @@ export type WorkerDeps = {
   /** Every integration's publisher and git credentials, in the order of the integrations. */
   publishers: Publisher[];
   gitCredentials: GitCredentials[];
+  /** Every integration's repository scout (issue 40). */
+  scouts: RepositoryScout[];
   restarts: RestartRecovery;
   log: Logger;
   shutdown: Shutdown;
@@ -57,6 +61,11 @@ export async function startWorker(config: Config, deps: WorkerDeps): Promise<Ses
   const { database, store, log } = deps;
   const artifacts = createPgArtifactStore(database.db);
   const artifactLinks = await loadArtifactLinks(config);
+  const scout =
+    deps.scouts.length > 0
+      ? new ScoutPasses(deps.scouts, { maxAgeMs: (config.github?.scout.maxAgeHours ?? 24) * 3_600_000 })
+      : undefined;
+  if (scout) deps.shutdown.add(() => scout.stop());
   const worker = await startSessionWorker({
     queue: deps.queue,
     bus: deps.bus,
@@ -93,6 +102,7 @@ export async function startWorker(config: Config, deps: WorkerDeps): Promise<Ses
         maxCheckRounds: config.gates.maxCheckRounds,
         maxCostUsd: config.gates.maxCostUsd,
         maxMinutes: config.gates.maxMinutes,
+        ...(scout && { scout }),
       },
       publishers: deps.publishers,
       gitCredentials: deps.gitCredentials,

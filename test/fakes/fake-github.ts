@@ -16,6 +16,7 @@ import { promisify } from 'node:util';
 import { serveGit } from './fake-github-git.ts';
 import { loadGitHubSpec } from './fake-github-openapi.ts';
 import { runGitHubGraphQL } from './fake-github-graphql.ts';
+import { answerHistory, type BranchRule, pageOf, sortPulls } from './fake-github-history.ts';
 import { listenOnLoopback } from './loopback.ts';
 
 const run = promisify(execFile);
@@ -75,10 +76,23 @@ const NEEDS: Record<string, { permission: string | 'issue-or-pull'; level: Level
   'actions/list-jobs-for-workflow-run': { permission: 'actions', level: 'read' },
   'actions/download-job-logs-for-workflow-run': { permission: 'actions', level: 'read' },
   'checks/list-for-suite': { permission: 'checks', level: 'read' },
+  'repos/get-combined-status-for-ref': { permission: 'statuses', level: 'read' },
+  'checks/list-for-ref': { permission: 'checks', level: 'read' },
+  'repos/get-branch-rules': { permission: 'metadata', level: 'read' },
+  'repos/get-branch-protection': { permission: 'administration', level: 'read' },
 };
 
 const grants = (have: Level | undefined, need: Level) => have === 'write' || (have === 'read' && need === 'read');
-type Comment = { id: number; repo: string; number: number; body: string; user: User; reactions: string[] };
+type Comment = {
+  id: number;
+  repo: string;
+  number: number;
+  body: string;
+  user: User;
+  reactions: string[];
+  /** GitHub's author_association: OWNER, MEMBER, COLLABORATOR, CONTRIBUTOR, NONE, … */
+  association?: string;
+};
 type ReviewComment = Comment & { path: string; line: number; diff_hunk: string; in_reply_to_id?: number };
 type Review = { id: number; user: User; state: string; body: string; submittedAt: string };
 type Pull = {
@@ -96,6 +110,9 @@ type Pull = {
   merged?: { sha: string; by: User; at: string };
   closedAt?: string;
   reviews?: Review[];
+  /** A closed pull request's head commit once its branch is gone (the repository's history). */
+  closedHead?: string;
+  labels?: string[];
 };
 type Job = {
   id: number;
@@ -190,6 +207,8 @@ export async function startFakeGitHub(
     as: string;
   }[] = [];
   const graphqlCalls: { operations: string[]; as: string }[] = [];
+  /** The rules of a repository's rulesets that apply to a branch (`owner/repo:branch`), as GET …/rules/branches/{branch} answers. */
+  const branchRules = new Map<string, BranchRule[]>();
   let nextId = 1000;
   const oauthClient = { id: 'Iv1.fakeclient', secret: 'fake-client-secret' };
   /** Something another actor does on GitHub at a given moment (a merge queue merging the branch). */
@@ -287,6 +306,7 @@ export async function startFakeGitHub(
     user: c.user,
     html_url: `${htmlBase()}/${c.repo}/issues/${c.number}#issuecomment-${c.id}`,
     created_at: new Date().toISOString(),
+    author_association: c.association ?? 'NONE',
   });
   const pullJson = (p: Pull) => ({
     id: p.number + 50_000,
@@ -303,7 +323,14 @@ export async function startFakeGitHub(
     merged_by: p.merged?.by ?? null,
     merge_commit_sha: p.merged?.sha ?? null,
     closed_at: p.closedAt ?? null,
-    head: { ref: p.head, sha: headSha.get(p) ?? '0'.repeat(40), repo: { full_name: p.headRepo } },
+    head: { ref: p.head, sha: headSha.get(p) ?? p.closedHead ?? '0'.repeat(40), repo: { full_name: p.headRepo } },
+    labels: (p.labels ?? []).map((name, i) => ({
+      id: i + 1,
+      node_id: `LA_${i + 1}`,
+      name,
+      color: 'ededed',
+      default: false,
+    })),
     base: { ref: p.base, sha: '0'.repeat(40), repo: { full_name: p.repo } },
   });
 
@@ -760,7 +787,7 @@ export async function startFakeGitHub(
             (!head || `${p.headRepo.split('/')[0]}:${p.head}`.toLowerCase() === head.toLowerCase()),
         );
         await refreshHeads(list);
-        return send(res, 200, list.map(pullJson));
+        return send(res, 200, pageOf(sortPulls(list, url.searchParams), url.searchParams).map(pullJson));
       }
       case 'pulls/get': {
         const p = pulls.find((x) => x.repo === key(repo!.owner, repo!.name) && x.number === num('pull_number'));
@@ -908,6 +935,14 @@ export async function startFakeGitHub(
           },
         });
       }
+      case 'repos/get-combined-status-for-ref':
+      case 'checks/list-for-ref':
+      case 'repos/get-branch-rules':
+      case 'repos/get-branch-protection':
+        return answerHistory(
+          { operationId, params, query: url.searchParams, repoKey: key(repo!.owner, repo!.name), gitDir: repo!.gitDir },
+          { statuses, checkRuns, branchRules, htmlBase: htmlBase(), send: (status, body) => send(res, status, body) },
+        );
       default:
         return refuse(req, res, 501, `the fake does not implement ${operationId}`);
     }
@@ -1065,6 +1100,7 @@ export async function startFakeGitHub(
       return run;
     },
     graphqlCalls,
+    branchRules,
     /** Answers every call of `operationId` with this status and message until `restore` (also recorded in `refused`). */
     fail(operationId: string, status: number, message: string): void {
       failures.set(operationId, { status, message });
@@ -1138,8 +1174,16 @@ export async function startFakeGitHub(
       p.closedAt = new Date().toISOString();
       return p;
     },
-    addComment(owner: string, name: string, number: number, user: User, body: string): Comment {
-      const c: Comment = { id: nextId++, repo: key(owner, name), number, body, user, reactions: [] };
+    addComment(owner: string, name: string, number: number, user: User, body: string, association?: string): Comment {
+      const c: Comment = {
+        id: nextId++,
+        repo: key(owner, name),
+        number,
+        body,
+        user,
+        reactions: [],
+        ...(association && { association }),
+      };
       comments.set(c.id, c);
       return c;
     },

@@ -24,6 +24,15 @@ describe('branchName', () => {
     expect(isValidBranchName(name)).toBe(true);
   });
 
+  it.each([
+    ['fix/', 'fix/3f2a9c1e-fix-the-login-redirect'],
+    ['feature/', 'feature/3f2a9c1e-fix-the-login-redirect'],
+    // A prefix git would refuse falls back to Patchbay's own.
+    ['bad..x/', 'patchbay/3f2a9c1e-fix-the-login-redirect'],
+  ])("under the repository's learned prefix %j (issue 40) → %s", (prefix, expected) => {
+    expect(branchName('3f2a9c1e-7b4d', 'Fix the login redirect', prefix)).toBe(expected);
+  });
+
   it('keeps the slug at most 40 characters', () => {
     const name = branchName('12345678', 'word '.repeat(30));
     expect(name.length - 'patchbay/12345678-'.length).toBeLessThanOrEqual(40);

@@ -56,6 +56,23 @@ describe('commitAll (in the real bubblewrap sandbox)', () => {
     await expect(lstat(join(ws, 'pwned'))).rejects.toThrow();
   });
 
+  it("adds the author's Signed-off-by after the co-authors when the repository checks the DCO (issue 40)", async () => {
+    await session.sandbox.writeFile('signed.txt', 'x\n');
+    await commitAll(session.sandbox, {
+      message: 'Sign it',
+      author: ada,
+      coAuthors: [{ name: 'Bob', email: 'bob@example.com' }],
+      signOff: true,
+      signal: signal(),
+    });
+    expect(await git(session.workspaceDir, 'log', '-1', '--format=%B')).toBe(
+      'Sign it\n\nCo-authored-by: Bob <bob@example.com>\nSigned-off-by: Ada Lovelace <ada@example.com>',
+    );
+    expect(await git(session.workspaceDir, 'log', '-1', '--format=%(trailers:key=Signed-off-by,valueonly)')).toBe(
+      'Ada Lovelace <ada@example.com>',
+    );
+  });
+
   it('reports nothing to commit without making a commit', async () => {
     const result = await commitAll(session.sandbox, { message: 'Nothing', author: ada, signal: signal() });
     expect(result).toEqual({ commit: undefined });

@@ -5,6 +5,7 @@ import type { ModelProvider } from '../../models/model-provider.ts';
 import type { CheckStore } from '../checks/check-store.ts';
 import type { KnowledgeStore } from '../knowledge/knowledge-store.ts';
 import type { LoadedKnowledge } from '../knowledge/load-knowledge.ts';
+import type { ScoutPasses } from '../knowledge/scout-passes.ts';
 
 /** What the harness's gates need: stores for knowledge, checks and verdicts, the verifier model, limits. */
 export type GateDeps = {
@@ -19,6 +20,8 @@ export type GateDeps = {
   /** Budgets of one session before it pauses and asks (before the task class's share). */
   maxCostUsd: number;
   maxMinutes: number;
+  /** Reads a repository's recent pull requests for its unwritten rules (issue 40); none without a GitHub App. */
+  scout?: ScoutPasses;
 };
 
 /** One session's gates: where they record, what they run in, and the repository knowledge they judge by. */

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { ApprovalRule, RiskClass } from '../../core/approval-rules.ts';
 import { Autonomy } from '../../core/autonomy.ts';
 import { EgressAllowEntry } from '../../core/egress-allow.ts';
+import { ScoutReport } from '../../core/repository-scout.ts';
 
 /** A command the knowledge document names, with the file it came from. */
 export const KnownCommand = z.object({
@@ -35,8 +36,22 @@ export const KnowledgeDocument = z.object({
   autonomy: Autonomy.optional(),
   /** Hosts people allowed for every session on this repository from a thread (issue 23); never extracted, kept across rebuilds. */
   egressAllow: z.array(EgressAllowEntry).max(100).optional(),
+  /**
+   * Rules the scout learned from the repository's recent pull requests (issue 40), each with its
+   * evidence; kept across rebuilds from files. A person may edit or delete them like the rest.
+   */
+  scouted: ScoutReport.optional(),
 });
 export type KnowledgeDocument = z.infer<typeof KnowledgeDocument>;
+
+/** A document with nothing in it yet (a scout pass that came before the first build from files). */
+export const emptyKnowledge: KnowledgeDocument = {
+  setup: [],
+  checks: [],
+  conventions: [],
+  instructions: [],
+  sources: [],
+};
 
 export const Lesson = z.object({ at: z.string(), text: z.string().max(1000) });
 export type Lesson = z.infer<typeof Lesson>;

@@ -1,4 +1,5 @@
 import type { EgressAllowEntry } from '../../core/egress-allow.ts';
+import type { ScoutReport } from '../../core/repository-scout.ts';
 import type { KnowledgeDocument, Lesson } from './knowledge-document.ts';
 
 export type StoredKnowledge = {
@@ -23,6 +24,11 @@ export interface KnowledgeStore {
   saveExtracted(repo: string, builtFrom: string, document: KnowledgeDocument): Promise<void>;
   /** A person's edit. Undefined when the repo has no document yet (nothing to edit). */
   saveEdit(repo: string, document: KnowledgeDocument, by: string): Promise<StoredKnowledge | undefined>;
+  /**
+   * Keeps a scout pass's report in the extraction (making the row when the repo has none yet) and in
+   * a person's edit that has no scouted rules of its own; an edit that has them keeps its own.
+   */
+  saveScouted(repo: string, report: ScoutReport): Promise<void>;
   /** Remembers something an earlier session learned (newest 20 kept). */
   addLesson(repo: string, text: string): Promise<void>;
   /**

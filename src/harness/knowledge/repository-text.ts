@@ -1,5 +1,6 @@
 import { quoteUntrusted } from '../../core/quote-untrusted.ts';
 import type { KnowledgeDocument, Lesson } from './knowledge-document.ts';
+import { renderScoutedRules } from './scouted-text.ts';
 
 /**
  * What the repository's own files and earlier sessions say (AGENTS.md, CLAUDE.md, copilot
@@ -15,11 +16,13 @@ export function renderRepositoryText(
 ): string | undefined {
   const maintainers = `the maintainers of ${from.repo}`;
   const at = `on the base branch at ${from.commit.slice(0, 12)}`;
+  const scouted = renderScoutedRules(doc.scouted, from.repo);
   const parts = [
     ...doc.instructions.map((i) => quoteUntrusted({ what: `${i.source} ${at}`, author: maintainers, body: i.text })),
     ...doc.conventions.map((c) =>
       quoteUntrusted({ what: `A convention from the repository's files ${at}`, author: maintainers, body: c }),
     ),
+    ...(scouted ? [scouted] : []),
     ...lessons.map((l) =>
       quoteUntrusted({
         what: `A lesson an earlier Patchbay session on this repository recorded (${l.at})`,

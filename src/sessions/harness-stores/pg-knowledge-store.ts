@@ -1,13 +1,14 @@
 import type { Kysely } from 'kysely';
 import { z } from 'zod';
 import type { Database } from '../../../db/schema.ts';
-import { KnowledgeDocument, Lesson } from '../../harness/knowledge/knowledge-document.ts';
+import { emptyKnowledge, KnowledgeDocument, Lesson } from '../../harness/knowledge/knowledge-document.ts';
 import {
   effectiveKnowledge,
   type KnowledgeStore,
   type StoredKnowledge,
 } from '../../harness/knowledge/knowledge-store.ts';
 import type { EgressAllowEntry } from '../../core/egress-allow.ts';
+import type { ScoutReport } from '../../core/repository-scout.ts';
 
 /** Repository knowledge rows (`repo_knowledge`). JSON columns are validated on the way out. */
 export function createKnowledgeStore(db: Kysely<Database>): KnowledgeStore {
@@ -41,8 +42,12 @@ export function createKnowledgeStore(db: Kysely<Database>): KnowledgeStore {
     },
     /** Stores a fresh extraction; a person's edit, the lessons and the allowed hosts stay. */
     async saveExtracted(repo: string, builtFrom: string, extraction: KnowledgeDocument): Promise<void> {
-      const kept = (await read(repo))?.extracted.egressAllow;
-      const document = kept ? { ...extraction, egressAllow: kept } : extraction;
+      const before = (await read(repo))?.extracted;
+      const document = {
+        ...extraction,
+        ...(before?.egressAllow && { egressAllow: before.egressAllow }),
+        ...(before?.scouted && { scouted: before.scouted }),
+      };
       await db
         .insertInto('repo_knowledge')
         .values({ repo, built_from: builtFrom, extracted: JSON.stringify(document) })
@@ -71,6 +76,7 @@ export function createKnowledgeStore(db: Kysely<Database>): KnowledgeStore {
       return updated.numUpdatedRows > 0n ? read(repo) : undefined;
     },
     changeEgressAllow: (repo, change) => changeEgressAllow(db, repo, change),
+    saveScouted: (repo, report) => saveScouted(db, repo, report),
     /** Remembers something an earlier session learned (newest 20 kept). */
     async addLesson(repo: string, text: string): Promise<void> {
       const current = await read(repo);
@@ -110,5 +116,35 @@ async function changeEgressAllow(
       .where('repo', '=', repo)
       .execute();
     return entries;
+  });
+}
+
+/**
+ * KnowledgeStore.saveScouted: the report into the extraction, under the row's lock; a repo with no
+ * row yet gets one built from nothing (its files are read on the next load, which sees no commit).
+ */
+async function saveScouted(db: Kysely<Database>, repo: string, report: ScoutReport): Promise<void> {
+  await db
+    .insertInto('repo_knowledge')
+    .values({ repo, built_from: '', extracted: JSON.stringify(emptyKnowledge) })
+    .onConflict((oc) => oc.column('repo').doNothing())
+    .execute();
+  await db.transaction().execute(async (trx) => {
+    const row = await trx
+      .selectFrom('repo_knowledge')
+      .select(['extracted', 'edited'])
+      .where('repo', '=', repo)
+      .forUpdate()
+      .executeTakeFirstOrThrow();
+    const extracted = KnowledgeDocument.parse(row.extracted);
+    const edited = row.edited ? KnowledgeDocument.parse(row.edited) : undefined;
+    await trx
+      .updateTable('repo_knowledge')
+      .set({
+        extracted: JSON.stringify({ ...extracted, scouted: report }),
+        ...(edited && !edited.scouted && { edited: JSON.stringify({ ...edited, scouted: report }) }),
+      })
+      .where('repo', '=', repo)
+      .execute();
   });
 }

@@ -54,6 +54,8 @@ function fencedKnowledge(knowledge: KnowledgeStore, current: () => Promise<void>
     saveEdit: (repo, document, by) => knowledge.saveEdit(repo, document, by),
     // A person's decision, not the run's: it needs no lease.
     changeEgressAllow: (repo, change) => knowledge.changeEgressAllow(repo, change),
+    // The repository's, not the run's: a background refresh may end after the run lost its lease.
+    saveScouted: (repo, report) => knowledge.saveScouted(repo, report),
     addLesson: async (repo, text) => {
       await current();
       return knowledge.addLesson(repo, text);

@@ -4,6 +4,7 @@ import { api, ApiError, saveAuthorName, savedAuthor } from '../api.ts';
 import { dateTimeOf } from '../format.ts';
 import { Autonomy, describeAutonomy } from '../../../src/core/autonomy.ts';
 import { EgressAllowList } from './egress-allow-view.tsx';
+import { ScoutedRules, type ScoutedRuleRow } from './scouted-rules-view.tsx';
 
 type Row = { name: string; command: string; source: string };
 type Kind = 'setup' | 'checks';
@@ -30,6 +31,7 @@ function toDocument(
   conventions: string,
   editor: string,
   autonomy: Autonomy | '',
+  scoutedRules: ScoutedRuleRow[],
 ): KnowledgeDocument | string {
   const commands = (kind: Kind) => {
     const original = new Map(base[kind].map((c) => [`${c.name}\u0000${c.command}`, c.source]));
@@ -52,7 +54,15 @@ function toDocument(
     .map((p) => p.trim())
     .filter(Boolean);
   const { autonomy: _before, ...rest } = base;
-  return { ...rest, setup, checks, conventions: paragraphs, ...(autonomy && { autonomy }) };
+  const scouted = base.scouted && { ...base.scouted, rules: scoutedRules.filter((r) => r.text.trim()) };
+  return {
+    ...rest,
+    setup,
+    checks,
+    conventions: paragraphs,
+    ...(autonomy && { autonomy }),
+    ...(scouted && { scouted }),
+  };
 }
 
 const rowsOf = (doc: KnowledgeDocument): Record<Kind, Row[]> => ({
@@ -71,6 +81,7 @@ export function KnowledgeView({ repo }: { repo: string | undefined }) {
   const [rows, setRows] = useState<Record<Kind, Row[]>>({ setup: [], checks: [] });
   const [conventions, setConventions] = useState('');
   const [autonomy, setAutonomy] = useState<Autonomy | ''>('');
+  const [scoutedRules, setScoutedRules] = useState<ScoutedRuleRow[]>([]);
   const [name, setName] = useState(savedAuthor()?.name ?? '');
   const [state, setState] = useState<'idle' | 'saving' | 'saved'>('idle');
   const [error, setError] = useState('');
@@ -80,6 +91,7 @@ export function KnowledgeView({ repo }: { repo: string | undefined }) {
     setRows(rowsOf(k.document));
     setConventions(k.document.conventions.join('\n\n'));
     setAutonomy(k.document.autonomy ?? '');
+    setScoutedRules(k.document.scouted?.rules ?? []);
   };
 
   useEffect(() => {
@@ -104,15 +116,19 @@ export function KnowledgeView({ repo }: { repo: string | undefined }) {
       </p>
     );
 
-  const change = (kind: Kind, next: Row[]) => {
-    setState('idle');
-    setRows({ ...rows, [kind]: next });
-  };
+  // Any change clears the "Saved" mark.
+  const edited =
+    <T,>(set: (next: T) => void) =>
+    (next: T) => {
+      setState('idle');
+      set(next);
+    };
+  const change = (kind: Kind, next: Row[]) => edited(setRows)({ ...rows, [kind]: next });
   const save = async (event: Event) => {
     event.preventDefault();
     setError('');
     if (!name.trim()) return setError('Give your name: the edit is signed with it.');
-    const document = toDocument(stored.document, rows, conventions, name.trim(), autonomy);
+    const document = toDocument(stored.document, rows, conventions, name.trim(), autonomy, scoutedRules);
     if (typeof document === 'string') return setError(document);
     saveAuthorName(name);
     setState('saving');
@@ -140,19 +156,11 @@ export function KnowledgeView({ repo }: { repo: string | undefined }) {
           id="conventions"
           rows={5}
           value={conventions}
-          onInput={(e) => {
-            setState('idle');
-            setConventions(e.currentTarget.value);
-          }}
+          onInput={(e) => edited(setConventions)(e.currentTarget.value)}
         />
       </section>
-      <AutonomySection
-        value={autonomy}
-        onChange={(next) => {
-          setState('idle');
-          setAutonomy(next);
-        }}
-      />
+      <AutonomySection value={autonomy} onChange={edited(setAutonomy)} />
+      <ScoutedRules scouted={stored.document.scouted} rules={scoutedRules} onChange={edited(setScoutedRules)} />
       <RepoInstructions instructions={stored.document.instructions} />
       <Lessons lessons={stored.lessons} />
       <EgressAllowList
