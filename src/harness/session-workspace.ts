@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import { join } from 'node:path';
 import { SHARED_OBJECTS_PATH, type Sandbox } from '../../sandbox/sandbox.ts';
 import type { RunLog } from '../core/run-log.ts';
+import { checksSandboxId } from '../core/checks-sandbox.ts';
 import type { SessionRecord } from '../core/session-record.ts';
 import { mirrorPath, resolveRepo } from '../git/mirror.ts';
 import { resumeWork, type SessionCheckpoints } from './checkpoint/session-checkpoints.ts';
@@ -99,7 +100,7 @@ export async function clearStaleGitLocks(sandbox: Sandbox, log: Logger, signal: 
  */
 export function evidenceSource(run: SessionRun): EvidenceSource {
   const { session, deps, workspace } = run;
-  const checksId = `${session.id}-checks`;
+  const checksId = checksSandboxId(session.id);
   const sharedObjects =
     deps.sandboxes.sharesObjects && deps.sandboxes.hostPath
       ? join(mirrorPath(deps.dataDir, resolveRepo(session.repo)), 'objects')
