@@ -28,7 +28,7 @@ function answer(scores: [0 | 1 | 2, 0 | 1 | 2, 0 | 1 | 2, 0 | 1 | 2], summary: s
 /** Passes whatever the checks did not fail: "the tests are green, ship it". */
 export function trustingReviewer(messages: readonly ModelMessage[]): ScriptedTurn {
   const prompt = (messages[0] as { content: string }).content;
-  const checks = section(prompt, '# Checks on this commit', '# Diff against the base');
+  const checks = section(prompt, '# Checks on this commit', '# Changed files');
   return /: (failed|timed-out)/.test(checks)
     ? answer([2, 2, 0, 2], 'checks fail')
     : answer([2, 2, 2, 2], 'checks pass');
@@ -72,22 +72,26 @@ export function instructedReviewer(messages: readonly ModelMessage[]): ScriptedT
   const task = prompt.slice(0, Math.max(0, prompt.indexOf('# Repository knowledge')));
   const named = new Set([...task.matchAll(/([\w-]+\.js)\b/g)].map((m) => m[1]!));
   const touched = [...prompt.matchAll(/^diff --git a\/(\S+)/gm)].map((m) => m[1]!);
-  const checks = section(prompt, '# Checks on this commit', '# Diff against the base');
+  const checks = section(prompt, '# Checks on this commit', '# Changed files');
   const failed = /: (failed|timed-out)/.test(checks);
-  const unproven = /: not-run|no checks are known/.test(checks);
+  // A removed assertion guts a test; a change not seen whole is not passed on trust.
+  const gutted = /^-.*\bassert/m.test(section(prompt, '# Diff against the base', '\u0000'));
+  const unproven = /: not-run|no checks are known/.test(checks) || prompt.includes('**Not seen whole:');
   const outside = touched.filter((f) => !named.has(f));
   const dropped = droppedParameters(section(prompt, '# Diff against the base', '\u0000'));
   const onTarget = touched.some((f) => named.has(f));
-  const correctness = failed || dropped.length ? 0 : unproven ? 1 : 2;
+  const correctness = failed || gutted || dropped.length ? 0 : unproven ? 1 : 2;
   const scope = outside.length === 0 ? 2 : outside.length === 1 && onTarget ? 1 : 0;
   return answer(
     [onTarget ? 2 : 0, touched.length ? 2 : 0, correctness, scope],
     failed
       ? 'checks fail'
-      : dropped.length
-        ? `drops ${dropped.join(', ')}`
-        : unproven
-          ? 'nothing proves it'
-          : 'checks pass',
+      : gutted
+        ? 'removes a test assertion'
+        : dropped.length
+          ? `drops ${dropped.join(', ')}`
+          : unproven
+            ? 'nothing proves it'
+            : 'checks pass',
   );
 }

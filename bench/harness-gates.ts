@@ -1,6 +1,6 @@
 /**
  * Does "ready" mean verified? The real session loop (worker, workspace, setup, checks, verifier,
- * rework, push, pull request on the fake GitHub) over 23 seeded tasks, once per reviewer kind:
+ * rework, push, pull request on the fake GitHub) over the seeded tasks and the attacks, once per reviewer kind:
  *
  * - `trusting`: a scripted reviewer that passes whatever the checks did not fail;
  * - `instructed`: one that follows the verifier's instructions as a simple reader can (a check that
@@ -13,7 +13,9 @@
  * test; scope creep and an unrelated rewrite; a helper in an ignored directory and one hidden by
  * .git/info/exclude; a check that commits (moves HEAD); repositories without tests; a flaky test;
  * failures whose logs differ only by a random seed, a port or a timestamp; CI workflows with deploy
- * steps. After each session the pull request's head is checked out fresh and the hidden test run.
+ * steps; and issue 35's attacks from inside the agent's workspace (harness-gates-attacks.ts). After
+ * each session the pull request's head is checked out fresh and the hidden test run. Ready is what
+ * GitHub shows: not a draft and a success `patchbay/verify` status on the head.
  *
  * Prints per reviewer kind: sessions that reached ready with the hidden test failing (the goal is 0
  * wherever the checks can see it), correct results kept as draft, check-fix rounds, and wall time;
@@ -33,7 +35,10 @@ import { createScriptedProvider, type ScriptedTurn } from '../src/models/scripte
 import { buildIntegrations } from '../src/wire-integrations.ts';
 import { startFakeGitHub } from '../test/fakes/fake-github.ts';
 import { issueCommentEvent, sendWebhook } from '../test/fakes/fake-github-webhooks.ts';
-import { benchTasks, type BenchTask } from './harness-gates-tasks.ts';
+import { attackTasks } from './harness-gates-attacks.ts';
+import { benchTasks as seededTasks, type BenchTask } from './harness-gates-tasks.ts';
+
+const benchTasks = [...seededTasks, ...attackTasks];
 import { instructedReviewer, trustingReviewer } from './harness-gates-reviewers.ts';
 
 const run = promisify(execFile);
@@ -173,7 +178,11 @@ async function runKind(kind: 'trusting' | 'instructed'): Promise<{ rows: Row[]; 
       const pr = fake.pulls.find((p) => p.repo.endsWith(`/${task.name}`) && p.head === session.branch);
       const gitDir = fake.repo(owner, task.name).gitDir;
       const hiddenPassed = session.branch && pr ? await hiddenTest(gitDir, session.branch, task.hidden) : false;
-      rows.push({ task, ready: pr !== undefined && !pr.draft, hiddenPassed, rounds, status });
+      // Ready is what GitHub shows: not a draft, and a success patchbay/verify status on the head.
+      const head = session.branch ? await git(gitDir, 'rev-parse', `refs/heads/${session.branch}`).catch(() => '') : '';
+      const verify = fake.statuses.filter((s) => s.context === 'patchbay/verify' && s.sha === head).at(-1);
+      const ready = pr !== undefined && !pr.draft && verify?.state === 'success';
+      rows.push({ task, ready, hiddenPassed, rounds, status });
     }
   } finally {
     await app.close();
@@ -188,9 +197,10 @@ function summary(kind: string, { rows, wallMs }: { rows: Row[]; wallMs: number }
   const escapes = rows.filter((r) => r.ready && !r.hiddenPassed);
   const visible = escapes.filter((r) => r.task.checksCanSee);
   const keptDraft = rows.filter((r) => !r.ready && r.hiddenPassed);
+  const forged = rows.filter((r) => r.ready && r.task.kind.startsWith('attack:'));
   const rounds = rows.map((r) => r.rounds);
   return [
-    `| ${kind} | ${escapes.length} (${visible.length} the checks could see) | ${keptDraft.length} | ${rounds.reduce((a, b) => a + b, 0)} total, ${Math.max(...rounds)} max | ${(wallMs / 1000).toFixed(0)} s |`,
+    `| ${kind} | ${escapes.length} (${visible.length} the checks could see) | ${forged.length} | ${keptDraft.length} | ${rounds.reduce((a, b) => a + b, 0)} total, ${Math.max(...rounds)} max | ${(wallMs / 1000).toFixed(0)} s |`,
   ];
 }
 
@@ -199,9 +209,9 @@ async function main() {
   console.log(`tasks: ${benchTasks.length}, per reviewer kind`);
   console.log('');
   console.log(
-    '| reviewer | ready with the hidden test failing | kept draft while correct | check-fix rounds | wall time |',
+    '| reviewer | ready with the hidden test failing | ready on an attack | kept draft while correct | check-fix rounds | wall time |',
   );
-  console.log('|---|---|---|---|---|');
+  console.log('|---|---|---|---|---|---|');
   for (const [kind, result] of Object.entries(results)) console.log(summary(kind, result).join('\n'));
   console.log('');
   console.log('| task | kind | trusting | instructed |');

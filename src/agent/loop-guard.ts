@@ -1,7 +1,11 @@
+import { maskLogNoise } from '../core/log-noise.ts';
+
 /**
  * Ends a run that keeps making the same failing call with nothing new to show for it. A call is
- * the same when its tool name and input are the same; nothing new means the same error output.
- * Any success, or a different error, resets the count for that call.
+ * the same when its tool name and input are the same; nothing new means the same error output once
+ * its noise is masked (durations, timestamps, pids, temp paths: the checks' own normalisation), so
+ * a test run that differs only in its timing line still counts as a repeat. Any success, or a
+ * different error, resets the count for that call.
  */
 export type LoopGuardVerdict = { stop: false } | { stop: true; reason: string };
 
@@ -19,9 +23,10 @@ export function createLoopGuard(options: { maxRepeats?: number } = {}): LoopGuar
         failures.delete(key);
         return { stop: false };
       }
+      const seen = maskLogNoise(output).join('\n');
       const previous = failures.get(key);
-      const count = previous && previous.output === output ? previous.count + 1 : 1;
-      failures.set(key, { output, count });
+      const count = previous && previous.output === seen ? previous.count + 1 : 1;
+      failures.set(key, { output: seen, count });
       if (count < maxRepeats) return { stop: false };
       return {
         stop: true,

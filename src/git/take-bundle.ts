@@ -78,11 +78,16 @@ export async function takeBundleFromSandbox(options: {
   sandbox: Sandbox;
   scratchDir: string;
   maxBytes: number;
+  /** Path relative to the workspace root (default: the push bundle). */
+  path?: string;
 }): Promise<string> {
   if (!options.sandbox.getBytes) refuse('this sandbox cannot hand files over');
   let bytes: Uint8Array;
   try {
-    bytes = await options.sandbox.getBytes(`${options.sandbox.workdir}/${workspaceBundlePath}`, options.maxBytes);
+    bytes = await options.sandbox.getBytes(
+      `${options.sandbox.workdir}/${options.path ?? workspaceBundlePath}`,
+      options.maxBytes,
+    );
   } catch (error) {
     refuse((error as Error).message);
   }

@@ -48,7 +48,13 @@ import { loadSessionKnowledge, warnUnknownPrices } from './session-knowledge.ts'
 import { routeSession } from './session-route.ts';
 import { subtaskSpawner, type SubtaskDeps } from './session-subtasks.ts';
 import { recordScreenshots, screenshotsSection, takeSessionScreenshots } from './screenshots/session-screenshots.ts';
-import { acquireSandbox, clearStaleGitLocks, noteRestored, resumeCheckpoints } from './session-workspace.ts';
+import {
+  acquireSandbox,
+  clearStaleGitLocks,
+  evidenceSource,
+  noteRestored,
+  resumeCheckpoints,
+} from './session-workspace.ts';
 
 /** What a session run is given: its stores, sandboxes, model and tools, and the optional gates and checkpoints. */
 export type HarnessDeps = {
@@ -379,6 +385,7 @@ async function prepareGates(run: SessionRun): Promise<PreparedGates> {
     knowledge,
     knowledgeText: verifierKnowledge,
     baseCommit: workspace.baseCommit,
+    evidence: evidenceSource(run),
     log,
     signal,
   };

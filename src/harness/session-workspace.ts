@@ -1,12 +1,14 @@
 import type { Logger } from 'pino';
 import { join } from 'node:path';
-import type { Sandbox } from '../../sandbox/sandbox.ts';
+import { SHARED_OBJECTS_PATH, type Sandbox } from '../../sandbox/sandbox.ts';
 import type { RunLog } from '../core/run-log.ts';
+import { checksSandboxId } from '../core/checks-sandbox.ts';
 import type { SessionRecord } from '../core/session-record.ts';
 import { mirrorPath, resolveRepo } from '../git/mirror.ts';
 import { resumeWork, type SessionCheckpoints } from './checkpoint/session-checkpoints.ts';
+import type { EvidenceSource } from './gates/gate-deps.ts';
 import type { HarnessDeps } from './run-session.ts';
-import type { Workspace } from './session-run.ts';
+import type { SessionRun, Workspace } from './session-run.ts';
 import { knowledgeKey } from './knowledge/load-knowledge.ts';
 
 /**
@@ -89,4 +91,31 @@ export async function clearStaleGitLocks(sandbox: Sandbox, log: Logger, signal: 
     );
   const removed = found.stdout.split('\n').filter(Boolean);
   if (removed.length > 0) log.info({ removed }, 'removed git lock files an interrupted run left in the workspace');
+}
+
+/**
+ * Where the gate takes a commit's evidence from: the agent's workspace hands over objects only, and
+ * the checks get a sandbox of their own (`<sessionId>-checks`: its own workspace, the same network
+ * rules and the mirror's objects read-only), which never mounts the agent's workspace.
+ */
+export function evidenceSource(run: SessionRun): EvidenceSource {
+  const { session, deps, workspace } = run;
+  const checksId = checksSandboxId(session.id);
+  const sharedObjects =
+    deps.sandboxes.sharesObjects && deps.sandboxes.hostPath
+      ? join(mirrorPath(deps.dataDir, resolveRepo(session.repo)), 'objects')
+      : undefined;
+  return {
+    dataDir: deps.dataDir,
+    repo: session.repo,
+    workspaceDir: workspace.workspaceDir,
+    ...(sharedObjects && { sharedObjects: SHARED_OBJECTS_PATH }),
+    setupDigests: new Map(),
+    checkSandbox: () =>
+      deps.sandboxes.acquire(checksId, {
+        network: deps.network,
+        ...(sharedObjects && { sharedObjects }),
+        ...(deps.runEpoch !== undefined && { epoch: deps.runEpoch }),
+      }),
+  };
 }

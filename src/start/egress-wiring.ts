@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { EgressPolicy, EgressRule, ProtectedEndpoint } from '../../sandbox/egress-policy.ts';
 import type { EgressBlock, SecretRoute } from '../../sandbox/egress-proxy.ts';
 import type { Config } from '../config.ts';
+import { sandboxSession } from '../core/checks-sandbox.ts';
 import { sessionAllowances, type EgressAllowDeps } from '../sessions/inbound/egress-allowances.ts';
 import type { SessionStore } from '../sessions/store/session-store.ts';
 
@@ -41,9 +42,10 @@ export function createEgressWiring(config: Config, log: Logger): EgressWiring {
   const protectedEndpoints: ProtectedEndpoint[] = ownAddresses().map((host) => ({ host }));
   const policy: EgressPolicy = { rules: config.sandbox.egress.allow, protectedEndpoints };
   const events: { store?: Pick<SessionStore, 'append'>; allowances?: EgressAllowDeps } = {};
-  const allowed = async (sessionId: string): Promise<readonly EgressRule[]> =>
-    events.allowances ? sessionAllowances(events.allowances, sessionId) : [];
-  const onBlocked = (sessionId: string, block: EgressBlock): void => {
+  const allowed = async (sandboxId: string): Promise<readonly EgressRule[]> =>
+    events.allowances ? sessionAllowances(events.allowances, sandboxSession(sandboxId)) : [];
+  const onBlocked = (sandboxId: string, block: EgressBlock): void => {
+    const sessionId = sandboxSession(sandboxId);
     events.store
       ?.append(sessionId, [
         { event: { type: 'egress-blocked', ...block }, dedupeKey: `egress-blocked:${block.host}:${block.port}` },

@@ -40,6 +40,35 @@ describe('loop guard', () => {
     expect(verdicts.slice(0, -1).every((v) => !v.stop)).toBe(true);
   });
 
+  it('sees a repeat through noise: durations, timestamps, pids and temp paths differ, the failure does not', () => {
+    const guard = createLoopGuard({ maxRepeats: 3 });
+    const run = (ms: number, at: string, pid: number, tmp: string) =>
+      fail(
+        [
+          `> test\n> node --test\n`,
+          `[${at}] worker pid ${pid} started`,
+          `not ok 1 - adds numbers (${ms}ms)`,
+          `  AssertionError: expected 5 to equal 4 at ${tmp}/suite.js:3`,
+          `# fail 1`,
+          `# duration_ms ${ms}.${pid % 100}ms`,
+        ].join('\n'),
+        { command: 'npm test' },
+      );
+    const verdicts = [
+      guard.record(run(41, '2026-12-03T10:00:01.123Z', 4121, '/tmp/tmp-81AbC')),
+      guard.record(run(57, '2026-12-03T10:00:09.456Z', 4388, '/tmp/tmp-9xQzR')),
+      guard.record(run(63, '2026-12-03T10:01:12.001Z', 4502, '/tmp/tmp-KK2pw')),
+    ];
+    expect(verdicts.map((v) => v.stop)).toEqual([false, false, true]);
+  });
+
+  it('still tells a different failure from a repeat behind the same noise', () => {
+    const guard = createLoopGuard({ maxRepeats: 2 });
+    guard.record(fail('AssertionError: expected 5 to equal 4 (41ms)', { command: 'npm test' }));
+    const next = guard.record(fail('AssertionError: expected 6 to equal 4 (52ms)', { command: 'npm test' }));
+    expect(next.stop).toBe(false);
+  });
+
   it('says what repeated', () => {
     const guard = createLoopGuard({ maxRepeats: 2 });
     guard.record(fail('exit 2: make: *** No rule to make target\nmore'));

@@ -1,4 +1,6 @@
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mirrorPath, resolveRepo } from '../../src/git/mirror.ts';
 import type { EventOf, StoredEvent } from '../../src/core/events.ts';
 import type { ModelMessage, ModelProvider, TurnRequest } from '../../src/models/model-provider.ts';
 import { createScriptedProvider, type ScriptedTurn } from '../../src/models/scripted-provider.ts';
@@ -32,8 +34,11 @@ function agent(messages: readonly ModelMessage[]): ScriptedTurn {
   return turns[Math.min(turn, turns.length - 1)]!;
 }
 
-/** The verifier's answer by the task it is shown; every request it got is kept. */
-function createVerifier() {
+/**
+ * The verifier's answer by the task it is shown; every request it got is kept. `beforeVerdict`
+ * runs before each answer (a test moves the session branch there, after the checks ran).
+ */
+function createVerifier(beforeVerdict: (prompt: string) => Promise<void> = async () => {}) {
   const requests: TurnRequest[] = [];
   const scripted = createScriptedProvider({
     model: 'scripted-verifier',
@@ -54,6 +59,7 @@ function createVerifier() {
     async runTurn(request) {
       requests.push(request);
       const prompt = (request.messages[0] as { content: string }).content;
+      await beforeVerdict(prompt);
       if (prompt.includes('verifier down')) {
         return {
           toolCalls: [],
@@ -73,7 +79,24 @@ describe('the gate fails closed (fake GitHub, real Patchbay, sandbox and git)', 
   const upstreams: RemoteFixture[] = [];
   let app: GitHubPatchbay;
   let alice: ReturnType<FakeGitHub['addUser']>;
-  const verifier = createVerifier();
+  // Moves the session branch in the agent's workspace once its commit was judged: checks run in a
+  // sandbox of their own now, so nothing a check does can move it; a person or process on the host could.
+  let moveIn: { sessionId: string; repo: string } | undefined;
+  const verifier = createVerifier(async (prompt) => {
+    if (!prompt.includes('(moved meanwhile)') || !moveIn) return;
+    const sandbox = await app.sandboxes!.acquire(moveIn.sessionId, {
+      network: 'none',
+      sharedObjects: join(mirrorPath(app.dataDir, resolveRepo(moveIn.repo)), 'objects'),
+    });
+    try {
+      const moved = await sandbox.exec(
+        'git -c user.name=t -c user.email=t@example.com commit -q --allow-empty -m moved',
+      );
+      expect(moved.exitCode).toBe(0);
+    } finally {
+      await sandbox.release();
+    }
+  });
   let nextIssue = 9100;
 
   async function addRepo(name: string, testScript?: string) {
@@ -100,11 +123,7 @@ describe('the gate fails closed (fake GitHub, real Patchbay, sandbox and git)', 
     alice = fake.addUser('alice');
     await addRepo('calc', 'node test.js');
     await addRepo('bare');
-    // A check that passes, then moves the session branch in the agent's workspace behind its back.
-    await addRepo(
-      'mover',
-      'node test.js && git -C /workspace -c user.name=t -c user.email=t@example.com commit -q --allow-empty -m moved',
-    );
+    await addRepo('mover', 'node test.js');
     app = await startGitHubPatchbay(
       fake,
       createScriptedProvider({ scenario: agent }),
@@ -135,6 +154,7 @@ describe('the gate fails closed (fake GitHub, real Patchbay, sandbox and git)', 
       () => app.store.findByThread({ source: 'github', owner, repo, number, kind: 'issue' }),
       `a session for issue ${number}`,
     );
+    moveIn = { sessionId: session.id, repo: session.repo };
     const done = await waitForStatus(app, session.id, ['completed', 'failed', 'waiting'], 200_000);
     const events = await app.store.events(session.id);
     const pr = fake.pulls.find((p) => p.head === done.branch)!;
@@ -148,7 +168,10 @@ describe('the gate fails closed (fake GitHub, real Patchbay, sandbox and git)', 
   it('publishes a pushed commit the gate did not judge as not verified: draft, a failing status on it, words that match', {
     timeout: 240_000,
   }, async () => {
-    const { done, events, pr, head, statuses } = await run('mover', 'add(2, 3) should be 5, fix add.js');
+    const { done, events, pr, head, statuses } = await run(
+      'mover',
+      'add(2, 3) should be 5, fix add.js (moved meanwhile)',
+    );
     const checked = of(events, 'check-finished').filter((c) => c.phase === 'check');
     expect(checked.map((c) => c.outcome)).toEqual(['passed']);
     expect(head).not.toBe(checked[0]!.commit);

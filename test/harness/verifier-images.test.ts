@@ -16,7 +16,7 @@ describe('the verifier and a UI change', () => {
     task: 'Make the button blue',
     knowledge: '',
     checks: [],
-    diff: '-red\n+blue',
+    change: '-red\n+blue',
     signal: new AbortController().signal,
   };
 

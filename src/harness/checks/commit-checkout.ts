@@ -1,23 +1,19 @@
 import { createHash } from 'node:crypto';
+import { readFile, rm } from 'node:fs/promises';
 import type { Sandbox } from '../../../sandbox/sandbox.ts';
 import { PatchbayError } from '../../core/errors.ts';
+import type { EvidenceRepo } from '../../git/evidence-repo.ts';
 import type { KnownCommand } from '../knowledge/knowledge-document.ts';
 
 /**
- * Where checks run: a clone of the workspace's repository checked out at exactly the judged commit,
- * inside the workspace's `.git` (the only place a sandbox keeps between commands) so `git status`
- * of the agent's tree never sees it. A clone, not a worktree: it has refs of its own and no remote,
- * so a check that commits, resets or rewrites files moves nothing the harness pushes.
+ * Where checks run: a sandbox of their own (not the agent's), whose workspace holds only a checkout
+ * of exactly the judged commit, made from the host's evidence repository, and the setup cache. No
+ * path the agent can write is in it or above it: Node's node_modules lookup, ESLint's, Babel's and
+ * Jest's config lookups, `.npmrc` and `conftest.py` all walk up into directories the harness made.
  */
-export const checkoutDir = '.git/patchbay-check';
+export const checkoutDir = 'checkout';
 /** Setup outputs of the checkout (node_modules, virtualenvs), kept between rounds under their key. */
-const setupCacheDir = '.git/patchbay-setup';
-/**
- * The agent's untracked and ignored entries at the workspace root, moved here while checks run:
- * lookups that walk up from the checkout (Node's node_modules, Python's and tools' config) would
- * otherwise find the agent's own `node_modules` and pass a check the commit alone fails.
- */
-const asideDir = '.git/patchbay-aside';
+const setupCacheDir = 'setup';
 /** Marker of the agent workspace's own setup: the key it ran for. */
 export const workspaceSetupMarker = '.git/patchbay-setup-key';
 
@@ -47,35 +43,24 @@ export function shellQuote(value: string): string {
   return `'${value.replace(/'/g, `'\\''`)}'`;
 }
 
+/** The `git ls-tree` arguments listing `commit`'s setup inputs. */
+export const setupInputsListing = (commit: string) => ['ls-tree', commit, '--', ...setupInputs];
+
 /**
- * The key setup output is cached under at `commit`: the setup commands and the blob ids of the
- * files they read (lockfiles, manifests). Same key, same output; anything else runs setup again.
+ * The key setup output is cached under: the setup commands and the listing of the files they read
+ * (lockfiles, manifests: their blob ids). Same key, same output; anything else runs setup again.
  */
-export async function setupKey(
-  sandbox: Sandbox,
-  commit: string,
-  setup: readonly KnownCommand[],
-  signal: AbortSignal,
-): Promise<string> {
-  const listed = await sandbox.exec(`git ls-tree ${commit} -- ${setupInputs.map(shellQuote).join(' ')}`, {
-    signal,
-    timeoutMs: gitTimeoutMs,
-  });
-  if (listed.exitCode !== 0)
-    throw new PatchbayError(
-      'git_failed',
-      `could not list the setup inputs of ${commit.slice(0, 12)}: ${listed.stderr.trim().slice(0, 500)}`,
-    );
+export function setupKeyOf(listing: string, setup: readonly KnownCommand[]): string {
   return createHash('sha256')
     .update(JSON.stringify(setup.map((c) => c.command)))
     .update('\0')
-    .update(listed.stdout)
+    .update(listing)
     .digest('hex')
     .slice(0, 32);
 }
 
 export type CommitCheckout = {
-  /** Path of the checkout relative to the workspace root. */
+  /** Path of the checkout relative to the check sandbox's workspace root. */
   dir: string;
   commit: string;
   /** Runs `command` in the checkout (through `sh -c`, with the command passed in the environment). */
@@ -83,65 +68,104 @@ export type CommitCheckout = {
     command: string,
     options: { timeoutMs: number; signal: AbortSignal; maxOutputBytes?: number },
   ): ReturnType<Sandbox['exec']>;
-  /** Moves the setup output cached under `key` into the checkout; false when there is none. */
+  /**
+   * Moves the setup output cached under `key` into the checkout; false when there is none or it is
+   * not byte for byte what setup made (its digest, kept on the host, differs): then it is removed.
+   */
   restoreSetup(key: string): Promise<boolean>;
-  /** Remembers what setup left in the checkout (untracked and ignored paths) as the output of `key`. */
+  /** Remembers what setup left in the checkout (untracked and ignored paths) as the output of `key`, with its digest. */
   noteSetupOutput(key: string): Promise<void>;
-  /** Keeps the setup output for the next round, puts the agent's entries back and removes the checkout. Never throws. */
+  /** Keeps the setup output for the next round and removes the checkout. Never throws. */
   close(): Promise<void>;
 };
 
-/** Puts back what an earlier, interrupted round moved aside (a crash between moving and restoring). */
-const restoreAsideScript = `if [ -d ${asideDir} ]; then
-  for entry in ${asideDir}/* ${asideDir}/.[!.]* ${asideDir}/..?*; do
-    [ -e "$entry" ] || [ -L "$entry" ] || continue
-    name=\${entry#${asideDir}/}
-    if [ -e "$name" ] || [ -L "$name" ]; then rm -rf "$entry"; else mv "$entry" "$name"; fi
-  done
-  rmdir ${asideDir} 2>/dev/null || rm -rf ${asideDir}
-fi`;
+/** Digests of setup outputs, taken on the host's word when setup made them: key → digest. */
+export type SetupDigests = Map<string, string>;
+
+// The check sandbox's workspace is emptied but for the cache of this key: whatever an earlier
+// round's checks left (a node_modules at the root, a conftest.py, other keys' caches) goes.
+const emptyScript = `set -eu
+find . -mindepth 1 -maxdepth 1 ! -name ${setupCacheDir} -exec rm -rf {} +
+if [ -d ${setupCacheDir} ]; then find ${setupCacheDir} -mindepth 1 -maxdepth 1 ! -name "$PATCHBAY_KEEP" -exec rm -rf {} +; fi
+`;
+
+const cloneScript = `set -eu
+if [ -n "\${PATCHBAY_BUNDLE_BASE64:-}" ]; then printf '%s' "$PATCHBAY_BUNDLE_BASE64" | base64 -d > judged.bundle; fi
+git init --quiet --template= ${checkoutDir}
+if [ -n "\${PATCHBAY_ALTERNATES:-}" ]; then
+  mkdir -p ${checkoutDir}/.git/objects/info
+  printf '%s\\n' "$PATCHBAY_ALTERNATES" > ${checkoutDir}/.git/objects/info/alternates
+fi
+git -C ${checkoutDir} -c core.hooksPath=/dev/null fetch --quiet --no-tags ../judged.bundle refs/patchbay/judged:refs/patchbay/judged
+rm -f judged.bundle
+git -C ${checkoutDir} -c core.hooksPath=/dev/null -c advice.detachedHead=false checkout --quiet --detach "$PATCHBAY_COMMIT"
+test "$(git -C ${checkoutDir} rev-parse --verify HEAD)" = "$PATCHBAY_COMMIT"
+`;
+
+/** sha256 of a setup output: its list of paths, then a tar of them with times and owners fixed. */
+const digestCommand = (paths: string) =>
+  `cd ${checkoutDir} && { cat ${paths}; tar --null -T ${paths} --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -cf - 2>/dev/null; } | sha256sum | cut -c1-64`;
+
+export type OpenCheckoutOptions = {
+  /** The checks' own sandbox; the caller acquired it and releases it. */
+  sandbox: Sandbox;
+  evidence: EvidenceRepo;
+  /** The sandbox shows the mirror's objects at this path: a thin bundle of the change is enough. */
+  sharedObjects?: string | undefined;
+  /** The setup key whose cache this round may reuse; every other cache is removed. */
+  key?: string | undefined;
+  digests: SetupDigests;
+  signal: AbortSignal;
+};
 
 /**
- * A fresh checkout of exactly `commit` from the workspace's own object store: nothing of the
- * agent's tree (gitignored files, files hidden by .git/info/exclude, setup output the agent changed)
- * is in it. The caller closes it.
+ * A fresh checkout of exactly the judged commit in the checks' sandbox, from a bundle the host made
+ * in its evidence repository: nothing of the agent's workspace (its tree, its `.git`, its setup
+ * output) is in it or above it. The caller closes it.
  */
-export async function openCommitCheckout(
-  sandbox: Sandbox,
-  commit: string,
-  signal: AbortSignal,
-): Promise<CommitCheckout> {
-  if (!/^[0-9a-f]{40,64}$/.test(commit))
-    throw new PatchbayError('invalid_input', `not a commit id: ${JSON.stringify(commit)}`);
-  const script = `set -eu
-${restoreAsideScript}
-rm -rf ${checkoutDir}
-git -c core.hooksPath=/dev/null clone --quiet --no-checkout --shared --no-tags . ${checkoutDir}
-cd ${checkoutDir}
-git remote remove origin
-git -c core.hooksPath=/dev/null -c advice.detachedHead=false checkout --quiet --detach "$PATCHBAY_COMMIT"
-test "$(git rev-parse --verify HEAD)" = "$PATCHBAY_COMMIT"
-cd ../..
-mkdir -p ${asideDir}
-git ls-files --others --directory -z | tr '\\0' '\\n' | while IFS= read -r path; do
-  case "$path" in */?*) continue ;; esac
-  name=\${path%/}
-  [ -n "$name" ] && mv "$name" ${asideDir}/ || true
-done
-`;
-  const opened = await sandbox.exec(script, { signal, timeoutMs: gitTimeoutMs, env: { PATCHBAY_COMMIT: commit } });
-  if (opened.exitCode !== 0) {
-    await sandbox
-      .exec(`${restoreAsideScript}\nrm -rf ${checkoutDir}`, { signal, timeoutMs: gitTimeoutMs })
-      .catch(() => undefined);
+export async function openCommitCheckout(options: OpenCheckoutOptions): Promise<CommitCheckout> {
+  const { sandbox, evidence, signal, digests } = options;
+  const commit = evidence.commit;
+  const run = (script: string, env: Record<string, string> = {}) =>
+    sandbox.exec(script, { signal, timeoutMs: gitTimeoutMs, env });
+  const fail = (what: string, r: { stderr: string; stdout: string }): never => {
     throw new PatchbayError(
       'git_failed',
-      `could not check out ${commit.slice(0, 12)} for the checks: ${(opened.stderr || opened.stdout).trim().slice(-1000)}`,
+      `could not ${what} ${commit.slice(0, 12)} for the checks: ${(r.stderr || r.stdout).trim().slice(-1000)}`,
     );
+  };
+  const emptied = await run(emptyScript, { PATCHBAY_KEEP: options.key ?? '-' });
+  if (emptied.exitCode !== 0) fail('prepare a checkout of', emptied);
+  const bundle = await evidence.bundle({ thin: options.sharedObjects !== undefined, signal });
+  try {
+    const bytes = await readFile(bundle);
+    const env: Record<string, string> = { PATCHBAY_COMMIT: commit, PATCHBAY_ALTERNATES: options.sharedObjects ?? '' };
+    if (sandbox.putBytes) await sandbox.putBytes(`${sandbox.workdir}/judged.bundle`, bytes);
+    else env.PATCHBAY_BUNDLE_BASE64 = bytes.toString('base64');
+    const cloned = await run(cloneScript, env);
+    if (cloned.exitCode !== 0) fail('check out', cloned);
+  } finally {
+    await rm(bundle, { force: true });
   }
+  return checkoutHandle(sandbox, commit, digests, signal);
+}
+
+function checkoutHandle(sandbox: Sandbox, commit: string, digests: SetupDigests, signal: AbortSignal): CommitCheckout {
   let outputKey: string | undefined;
   const cacheOf = (key: string) => `${setupCacheDir}/${key}`;
-
+  const run = (script: string) => sandbox.exec(script, { signal, timeoutMs: gitTimeoutMs });
+  const pathsOf = async (key: string): Promise<string[] | undefined> => {
+    const listed = await run(`cat ${cacheOf(key)}/.paths`).catch(() => undefined);
+    if (listed?.exitCode !== 0) return undefined;
+    return listed.stdout
+      .split('\0')
+      .filter(Boolean)
+      .map((p) => p.replace(/\/$/, ''));
+  };
+  const digest = async (key: string) => {
+    const r = await run(digestCommand(`../${cacheOf(key)}/.paths`));
+    return r.exitCode === 0 ? r.stdout.trim() : undefined;
+  };
   return {
     dir: checkoutDir,
     commit,
@@ -152,68 +176,62 @@ done
       });
     },
     async restoreSetup(key) {
-      const cache = cacheOf(key);
-      const listed = await sandbox.exec(`test -f ${cache}/.complete && cat ${cache}/.paths`, {
-        signal,
-        timeoutMs: gitTimeoutMs,
-      });
-      if (listed.exitCode !== 0) return false;
-      const paths = listed.stdout
-        .split('\0')
-        .filter(Boolean)
-        .map((p) => p.replace(/\/$/, ''));
+      const expected = digests.get(key);
+      const complete = await run(`test -f ${cacheOf(key)}/.complete`);
+      const paths = expected && complete.exitCode === 0 ? await pathsOf(key) : undefined;
+      if (!paths) {
+        await run(`rm -rf ${cacheOf(key)}`);
+        return false;
+      }
       // Not complete while it is in the checkout: a round that dies now leaves no half cache behind.
       const moves = paths.map(
         (p) =>
-          `mkdir -p ${shellQuote(dirOf(`${checkoutDir}/${p}`))} && mv ${shellQuote(`${cache}/${p}`)} ${shellQuote(`${checkoutDir}/${p}`)}`,
+          `mkdir -p ${shellQuote(dirOf(`${checkoutDir}/${p}`))} && mv ${shellQuote(`${cacheOf(key)}/${p}`)} ${shellQuote(`${checkoutDir}/${p}`)}`,
       );
-      const moved = await sandbox.exec(['set -eu', `rm -f ${cache}/.complete`, ...moves].join('\n'), {
-        signal,
-        timeoutMs: gitTimeoutMs,
-      });
-      if (moved.exitCode !== 0) return false;
-      outputKey = key;
-      return true;
+      const moved = await run(['set -eu', `rm -f ${cacheOf(key)}/.complete`, ...moves].join('\n'));
+      if (moved.exitCode === 0 && (await digest(key)) === expected) {
+        outputKey = key;
+        return true;
+      }
+      // Changed since setup made it (a check of an earlier round may write anywhere it runs): gone.
+      digests.delete(key);
+      await run(
+        [...paths.map((p) => `rm -rf ${shellQuote(`${checkoutDir}/${p}`)}`), `rm -rf ${cacheOf(key)}`].join('\n'),
+      );
+      return false;
     },
     async noteSetupOutput(key) {
       const cache = cacheOf(key);
-      const noted = await sandbox.exec(
+      const noted = await run(
         `set -eu\nrm -rf ${cache}\nmkdir -p ${cache}\n(cd ${checkoutDir} && git ls-files --others --directory -z) > ${cache}/.paths`,
-        { signal, timeoutMs: gitTimeoutMs },
       );
-      if (noted.exitCode === 0) outputKey = key;
+      const made = noted.exitCode === 0 ? await digest(key) : undefined;
+      if (!made) return;
+      digests.set(key, made);
+      outputKey = key;
     },
-    async close() {
-      const steps: string[] = [];
-      if (outputKey) {
-        const cache = cacheOf(outputKey);
-        const listed = await sandbox
-          .exec(`cat ${cache}/.paths`, { signal, timeoutMs: gitTimeoutMs })
-          .catch(() => undefined);
-        const paths =
-          listed?.exitCode === 0
-            ? listed.stdout
-                .split('\0')
-                .filter(Boolean)
-                .map((p) => p.replace(/\/$/, ''))
-            : [];
-        steps.push(
-          ...paths.map(
-            (p) =>
-              `mkdir -p ${shellQuote(dirOf(`${cache}/${p}`))} && mv ${shellQuote(`${checkoutDir}/${p}`)} ${shellQuote(`${cache}/${p}`)}`,
-          ),
-        );
-        steps.push(`touch ${cache}/.complete`);
-      }
-      // The cache is kept only when every output made it back (`&&` chain); the tree goes either way.
-      const keep = steps.length
-        ? `(set -e; ${steps.join('; ')}) || rm -rf ${outputKey ? cacheOf(outputKey) : '/nonexistent'}`
-        : 'true';
-      await sandbox
-        .exec(`${keep}\n${restoreAsideScript}\nrm -rf ${checkoutDir}`, { timeoutMs: gitTimeoutMs })
-        .catch(() => undefined);
-    },
+    close: () => closeCheckout(sandbox, outputKey && { cache: cacheOf(outputKey), paths: pathsOf(outputKey) }),
   };
+}
+
+async function closeCheckout(
+  sandbox: Sandbox,
+  output: { cache: string; paths: Promise<string[] | undefined> } | undefined | '',
+): Promise<void> {
+  const steps: string[] = [];
+  if (output) {
+    const paths = (await output.paths) ?? [];
+    steps.push(
+      ...paths.map(
+        (p) =>
+          `mkdir -p ${shellQuote(dirOf(`${output.cache}/${p}`))} && mv ${shellQuote(`${checkoutDir}/${p}`)} ${shellQuote(`${output.cache}/${p}`)}`,
+      ),
+      `touch ${output.cache}/.complete`,
+    );
+  }
+  // The cache is kept only when every output made it back (`&&` chain); the tree goes either way.
+  const keep = steps.length && output ? `(set -e; ${steps.join('; ')}) || rm -rf ${output.cache}` : 'true';
+  await sandbox.exec(`${keep}\nrm -rf ${checkoutDir}`, { timeoutMs: gitTimeoutMs }).catch(() => undefined);
 }
 
 function dirOf(path: string): string {

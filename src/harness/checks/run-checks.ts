@@ -1,4 +1,5 @@
 import type { ExecOptions, ExecResult, Sandbox } from '../../../sandbox/sandbox.ts';
+import { maskLogNoise } from '../../core/log-noise.ts';
 import { quoteUntrusted } from '../../core/quote-untrusted.ts';
 import type { KnownCommand } from '../knowledge/knowledge-document.ts';
 import type { CheckRun } from './check-store.ts';
@@ -102,26 +103,11 @@ export function failureSignature(runs: readonly CheckRun[]): string {
 }
 
 /**
- * What stays the same when the same failure repeats: ANSI colours, ISO and clock timestamps,
- * durations, random seeds, ports, temporary paths, hex ids and PIDs change from run to run of an
- * identical failure, so they are replaced before comparing.
+ * What stays the same when the same failure repeats: the log without its noise (maskLogNoise), cut
+ * to the lines that say what failed and the end.
  */
 export function normaliseLog(log: string): string {
-  const lines = log
-    // biome-ignore lint/suspicious/noControlCharactersInRegex: ANSI escape sequences start with ESC.
-    .replace(/\x1b\[[0-9;?]*[ -/]*[@-~]/g, '')
-    .replace(/\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?/g, '<time>')
-    .replace(/\b\d{1,2}:\d{2}:\d{2}(\.\d+)?\b/g, '<time>')
-    .replace(/\b\d+(\.\d+)?\s?(ns|µs|us|ms|s|sec|secs|seconds|m|min|minutes)\b/g, '<duration>')
-    .replace(/\b(seed|random seed|randomly-seed|rng seed)(\s*[=:]\s*|\s+)-?\d+/gi, '$1=<seed>')
-    .replace(/\b(localhost|127\.0\.0\.1|0\.0\.0\.0|\[::1?\]|::1?):\d{2,5}\b/g, '$1:<port>')
-    .replace(/\bport\s+\d{2,5}\b/gi, 'port <port>')
-    .replace(/(\/(tmp|var\/folders|private\/var)\/)[^\s'"`:)]+/g, '$1<tmp>')
-    .replace(/\b(pid|process)\s*[=:]?\s*\d+/gi, '$1 <pid>')
-    .replace(/\b[0-9a-f]{7,64}\b/g, '<id>')
-    .split('\n')
-    .map((l) => l.trim())
-    .filter(Boolean);
+  const lines = maskLogNoise(log);
   // The lines that say what failed (a stack trace's end is the same for many different failures),
   // then the end of the log.
   const telling = lines

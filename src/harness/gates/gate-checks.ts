@@ -1,6 +1,15 @@
 import type { ExecOptions, Sandbox } from '../../../sandbox/sandbox.ts';
 import type { CheckRun } from '../checks/check-store.ts';
-import { openCommitCheckout, setupKey, workspaceSetupMarker, type CommitCheckout } from '../checks/commit-checkout.ts';
+import type { EvidenceRepo } from '../../git/evidence-repo.ts';
+import {
+  openCommitCheckout,
+  setupInputsListing,
+  setupKeyOf,
+  shellQuote,
+  workspaceSetupMarker,
+  type CommitCheckout,
+} from '../checks/commit-checkout.ts';
+import { PatchbayError } from '../../core/errors.ts';
 import { missingCommandReason, runCheckCommand, setupFailureReason } from '../checks/run-checks.ts';
 import type { KnownCommand } from '../knowledge/knowledge-document.ts';
 import type { GateContext } from './gate-deps.ts';
@@ -33,6 +42,20 @@ async function headCommit(sandbox: Sandbox, signal: AbortSignal): Promise<string
   return r.stdout.trim();
 }
 
+/** The setup key of the agent's own workspace (its marker is the agent's to write anyway). */
+async function workspaceSetupKey(ctx: GateContext, commit: string, setup: readonly KnownCommand[]): Promise<string> {
+  const listed = await ctx.sandbox.exec(`git ${setupInputsListing(commit).map(shellQuote).join(' ')}`, {
+    signal: ctx.signal,
+    timeoutMs: 60_000,
+  });
+  if (listed.exitCode !== 0)
+    throw new PatchbayError(
+      'git_failed',
+      `could not list the setup inputs of ${commit.slice(0, 12)}: ${listed.stderr.trim().slice(0, 500)}`,
+    );
+  return setupKeyOf(listed.stdout, setup);
+}
+
 /**
  * Runs the knowledge document's setup commands in the agent's workspace before the agent, once per
  * workspace and what setup depends on: a marker in the workspace's `.git` keeps the key it ran for,
@@ -44,7 +67,7 @@ export async function runSetup(ctx: GateContext): Promise<void> {
   const setup = ctx.knowledge?.document.setup ?? [];
   if (setup.length === 0) return;
   const commit = await headCommit(ctx.sandbox, ctx.signal);
-  const key = await setupKey(ctx.sandbox, commit, setup, ctx.signal);
+  const key = await workspaceSetupKey(ctx, commit, setup);
   const marker = await ctx.sandbox.exec(`cat ${workspaceSetupMarker}`, { signal: ctx.signal, timeoutMs: 60_000 });
   if (marker.exitCode === 0 && marker.stdout.trim() === key) {
     ctx.log.info({ key }, 'setup already ran in this workspace for these lockfiles and commands');
@@ -111,10 +134,13 @@ async function refusedHosts(ctx: GateContext): Promise<string[]> {
  * Setup in the checkout of the judged commit: the output cached for its key when there is one, else
  * the setup commands, whose output is then kept for the next round. Why checks cannot run, if so.
  */
-async function setupCheckout(ctx: GateContext, checkout: CommitCheckout): Promise<string | undefined> {
+async function setupCheckout(
+  ctx: GateContext,
+  checkout: CommitCheckout,
+  key: string | undefined,
+): Promise<string | undefined> {
   const setup = ctx.knowledge?.document.setup ?? [];
-  if (setup.length === 0) return undefined;
-  const key = await setupKey(ctx.sandbox, checkout.commit, setup, ctx.signal);
+  if (setup.length === 0 || key === undefined) return undefined;
   if (await checkout.restoreSetup(key)) {
     ctx.log.info({ key, commit: checkout.commit }, 'setup output reused for the checkout');
     return undefined;
@@ -133,63 +159,96 @@ async function setupCheckout(ctx: GateContext, checkout: CommitCheckout): Promis
 }
 
 /**
- * Runs every check on exactly `commit`, in a fresh checkout of it (after setup ran there), never in
- * the agent's tree: a file the agent left ignored or excluded is not in it, and a check that commits
- * or rewrites files changes nothing that is pushed.
+ * Runs every check on exactly the judged commit, in a fresh checkout of it made from the host's
+ * evidence repository in a sandbox of the checks' own (after setup ran there), never in the agent's
+ * workspace: nothing the agent wrote outside the commit (ignored or excluded files, its `.git`, its
+ * node_modules) is in it or above it, and a check that commits or rewrites files changes nothing
+ * that is pushed.
  */
-export async function runChecks(ctx: GateContext, commit: string): Promise<CheckRun[]> {
+export async function runChecks(ctx: GateContext, evidence: EvidenceRepo): Promise<CheckRun[]> {
+  const { commit } = evidence;
   const checks: KnownCommand[] = ctx.knowledge?.document.checks ?? [];
   if (checks.length === 0) return [];
   const runs: CheckRun[] = [];
   const before = await ctx.gates.checks.runs(ctx.sessionId, { commit, phase: 'check' });
-  const checkout = await openCommitCheckout(ctx.sandbox, commit, ctx.signal);
+  const setup = ctx.knowledge?.document.setup ?? [];
+  // The key comes from the evidence repository: the agent's git could name any blob it likes.
+  const key = setup.length ? setupKeyOf(await evidence.git(setupInputsListing(commit), ctx.signal), setup) : undefined;
+  const sandbox = await ctx.evidence.checkSandbox();
   try {
-    const blocker = await setupCheckout(ctx, checkout);
-    for (const command of checks) {
-      let run: CheckRun;
-      if (blocker) {
-        const now = new Date();
-        run = {
-          commit,
-          phase: 'check',
-          name: command.name,
-          command: command.command,
-          outcome: 'not-run',
-          exitCode: null,
-          durationMs: 0,
-          logHead: '',
-          logTail: '',
-          reason: blocker,
-          startedAt: now,
-          finishedAt: now,
-        };
-      } else {
-        run = await runCheckCommand(checkout, {
-          commit,
-          phase: 'check',
-          command,
-          timeoutMs: ctx.gates.checkTimeoutMs,
-          signal: ctx.signal,
-        });
-        if (run.outcome === 'failed' && run.exitCode === 127)
-          run = { ...run, outcome: 'not-run', reason: missingCommandReason(run) };
-      }
-      await recordRun(ctx, run);
-      runs.push(run);
-      const failedBefore = before.some(
-        (r) => r.command === command.command && (r.outcome === 'failed' || r.outcome === 'timed-out'),
-      );
-      if (run.outcome === 'passed' && failedBefore && ctx.knowledge) {
-        // Same commit, nothing changed, and now it passes: the check is flaky, worth knowing next time.
-        await ctx.gates.knowledge.addLesson(
-          ctx.knowledge.repo,
-          `\`${command.command}\` failed and then passed on the same commit with nothing changed, so it is likely flaky: run it again before changing code for its failures.`,
-        );
-        ctx.log.info({ command: command.command, commit }, 'flaky check recorded as a lesson');
-      }
+    const checkout = await openCommitCheckout({
+      sandbox,
+      evidence,
+      sharedObjects: ctx.evidence.sharedObjects,
+      key,
+      digests: ctx.evidence.setupDigests,
+      signal: ctx.signal,
+    });
+    try {
+      await checkEach(ctx, { checkout, checks, before, runs, blocker: await setupCheckout(ctx, checkout, key) });
+    } finally {
+      await checkout.close();
     }
   } finally {
-    await checkout.close();
+    await sandbox.release();
   }
   return runs;
+}
+
+/** Runs each check in the checkout (or records it not run, with the blocker), noting a flaky one. */
+async function checkEach(
+  ctx: GateContext,
+  round: {
+    checkout: CommitCheckout;
+    checks: readonly KnownCommand[];
+    before: readonly CheckRun[];
+    runs: CheckRun[];
+    blocker: string | undefined;
+  },
+): Promise<void> {
+  const { checkout, before, runs, blocker } = round;
+  const { commit } = checkout;
+  for (const command of round.checks) {
+    let run: CheckRun;
+    if (blocker) {
+      const now = new Date();
+      run = {
+        commit,
+        phase: 'check',
+        name: command.name,
+        command: command.command,
+        outcome: 'not-run',
+        exitCode: null,
+        durationMs: 0,
+        logHead: '',
+        logTail: '',
+        reason: blocker,
+        startedAt: now,
+        finishedAt: now,
+      };
+    } else {
+      run = await runCheckCommand(checkout, {
+        commit,
+        phase: 'check',
+        command,
+        timeoutMs: ctx.gates.checkTimeoutMs,
+        signal: ctx.signal,
+      });
+      if (run.outcome === 'failed' && run.exitCode === 127)
+        run = { ...run, outcome: 'not-run', reason: missingCommandReason(run) };
+    }
+    await recordRun(ctx, run);
+    runs.push(run);
+    const failedBefore = before.some(
+      (r) => r.command === command.command && (r.outcome === 'failed' || r.outcome === 'timed-out'),
+    );
+    if (run.outcome === 'passed' && failedBefore && ctx.knowledge) {
+      // Same commit, nothing changed, and now it passes: the check is flaky, worth knowing next time.
+      await ctx.gates.knowledge.addLesson(
+        ctx.knowledge.repo,
+        `\`${command.command}\` failed and then passed on the same commit with nothing changed, so it is likely flaky: run it again before changing code for its failures.`,
+      );
+      ctx.log.info({ command: command.command, commit }, 'flaky check recorded as a lesson');
+    }
+  }
 }

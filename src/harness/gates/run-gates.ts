@@ -3,7 +3,10 @@ import type { EventOf, StoredEvent } from '../../core/events.ts';
 import { verdictCriteria, verdictPassed, verdictTotal } from '../../core/verdict.ts';
 import type { CheckRun } from '../checks/check-store.ts';
 import { describeFailure, failureSignature } from '../checks/run-checks.ts';
-import { verifierDiffCommand, verifyChange } from '../verify/verifier.ts';
+import { type EvidenceRepo, takeEvidence } from '../../git/evidence-repo.ts';
+import { judgedChange } from '../../git/judged-change.ts';
+import { verifyChange } from '../verify/verifier.ts';
+import { verifierDiff } from '../verify/verifier-diff.ts';
 import { decideGate, type Evidence, type GateDecision } from '../../core/evidence.ts';
 import { runChecks } from './gate-checks.ts';
 import type { GateContext } from './gate-deps.ts';
@@ -32,13 +35,48 @@ export async function gateCommit(
   const since = lastHumanSeq(events);
   const recent = events.filter((e) => e.seq > since);
 
-  const runs = await runChecks(ctx, commit);
-  const failures = runs.filter((r) => r.outcome === 'failed' || r.outcome === 'timed-out');
-  const stuck = failures.length > 0 ? await judgeFailures(ctx, input, runs, failures, recent) : undefined;
-  if (stuck === 'run-again') return { kind: 'run-again' };
+  // Everything the gate judges is computed from the commit's objects on the host, never in the
+  // agent's workspace (its .git could hide a file from the diff or put modules above the checkout).
+  const evidence = await takeEvidence({
+    sandbox: ctx.sandbox,
+    workspaceDir: ctx.evidence.workspaceDir,
+    dataDir: ctx.evidence.dataDir,
+    repo: ctx.evidence.repo,
+    commit,
+    baseCommit: input.baseCommit,
+    signal: ctx.signal,
+  });
+  let runs: CheckRun[];
+  let verdict: NonNullable<Evidence['verdict']>;
+  let stuck: string | undefined;
+  try {
+    runs = await runChecks(ctx, evidence);
+    const failures = runs.filter((r) => r.outcome === 'failed' || r.outcome === 'timed-out');
+    const judged = failures.length > 0 ? await judgeFailures(ctx, input, runs, failures, recent) : undefined;
+    if (judged === 'run-again') return { kind: 'run-again' };
+    stuck = judged;
+    const attempt = recent.filter((e) => e.event.type === 'verification-finished').length + 1;
+    verdict = await verifyCommit(ctx, evidence, input, { attempt, runs, task: taskText(events) });
+  } finally {
+    await evidence.close();
+  }
+  return afterVerdict(ctx, { commit, runs, verdict, stuck, recent });
+}
 
+/** The decision after the verdict: one rework for a first failed verdict, else publish (and ask, if stuck or failed). */
+async function afterVerdict(
+  ctx: GateContext,
+  judged: {
+    commit: string;
+    runs: CheckRun[];
+    verdict: NonNullable<Evidence['verdict']>;
+    stuck: string | undefined;
+    recent: readonly StoredEvent[];
+  },
+): Promise<GateStep> {
+  const { commit, runs, verdict, stuck, recent } = judged;
+  const failures = runs.filter((r) => r.outcome === 'failed' || r.outcome === 'timed-out');
   const attempt = recent.filter((e) => e.event.type === 'verification-finished').length + 1;
-  const verdict = await verifyCommit(ctx, input, { attempt, runs, task: taskText(events) });
   const decision = decideGate({ commit, checks: runs, verdict }, stuck ? [stuck] : []);
   if (verdict.outcome === 'failed' && attempt === 1 && !stuck) {
     await tellAgent(
@@ -102,21 +140,17 @@ async function judgeFailures(
 /** The independent verifier's verdict on the change from `baseCommit` to `commit`, recorded with its usage. */
 async function verifyCommit(
   ctx: GateContext,
-  input: { commit: string; baseCommit: string; images?: ModelImage[] | undefined },
+  evidence: EvidenceRepo,
+  input: { commit: string; images?: ModelImage[] | undefined },
   round: { attempt: number; runs: CheckRun[]; task: string },
 ): Promise<NonNullable<Evidence['verdict']>> {
   const { commit } = input;
   const { attempt } = round;
-  const diff = await ctx.sandbox.exec(verifierDiffCommand(input.baseCommit, commit), {
-    signal: ctx.signal,
-    timeoutMs: 60_000,
-    maxOutputBytes: 256 * 1024,
-  });
   const result = await verifyChange(ctx.gates.verifier, {
     task: round.task,
     knowledge: ctx.knowledgeText,
     checks: round.runs,
-    diff: diff.stdout,
+    change: verifierDiff(await judgedChange(evidence, ctx.signal)),
     ...(input.images?.length && { images: input.images }),
     signal: ctx.signal,
   });
