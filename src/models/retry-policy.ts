@@ -17,6 +17,22 @@ export type RetryPolicy = {
 
 export const defaultRetryPolicy: RetryPolicy = { baseDelayMs: 2_000, maxDelayMs: 60_000, deadlineMs: 15 * 60_000 };
 
+/** Faults of the service, not of the model's answer: they pass, so a run waits them out (or pauses). */
+const serviceFaults = new Set([
+  'model_overloaded',
+  'model_rate_limited',
+  'model_unavailable',
+  'model_stream_cut',
+  'timeout',
+]);
+
+export function isServiceFault(error: TurnError): boolean {
+  return error.retryable && serviceFaults.has(error.code);
+}
+
+/** A malformed answer is tried again a few times, not for the whole deadline: each try is paid for. */
+const maxAnswerRetries = 2;
+
 export type RetryDecision =
   | { retry: true; delayMs: number }
   | { retry: false; reason: 'not-retryable' | 'max-retries' | 'deadline' };
@@ -43,7 +59,10 @@ export type RetryInput = {
 export function decideRetry(input: RetryInput): RetryDecision {
   const { policy, error, retries } = input;
   if (!error.retryable) return { retry: false, reason: 'not-retryable' };
-  if (policy.maxRetries !== undefined && retries >= policy.maxRetries) return { retry: false, reason: 'max-retries' };
+  const cap = isServiceFault(error)
+    ? policy.maxRetries
+    : Math.min(policy.maxRetries ?? maxAnswerRetries, maxAnswerRetries);
+  if (cap !== undefined && retries >= cap) return { retry: false, reason: 'max-retries' };
   const delayMs = retryDelayMs(policy, error.retryAfterMs, retries, input.random);
   const leftMs = Math.min(policy.deadlineMs - input.elapsedMs, input.remainingMs ?? Number.POSITIVE_INFINITY);
   if (delayMs > leftMs) return { retry: false, reason: 'deadline' };

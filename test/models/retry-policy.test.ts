@@ -56,6 +56,17 @@ describe('retry decisions', () => {
     },
     { name: 'MODEL_MAX_RETRIES=0: none', policy: { maxRetries: 0 }, expected: { retry: false, reason: 'max-retries' } },
     {
+      name: 'a malformed answer is tried again twice, not until the deadline',
+      error: { code: 'model_bad_response', message: 'malformed JSON', retryable: true },
+      retries: 2,
+      expected: { retry: false, reason: 'max-retries' },
+    },
+    {
+      name: 'a malformed answer, first retry',
+      error: { code: 'model_bad_response', message: 'malformed JSON', retryable: true },
+      expected: { retry: true, delayMs: 500 },
+    },
+    {
       name: 'a wait that would end past the call deadline is not started',
       elapsedMs: 599_600,
       random: 0,
