@@ -1,6 +1,7 @@
 import { describeEgressBlock, egressBlockedNote } from '../../src/core/egress-block.ts';
 import { describeToolCall } from '../../src/core/tool-call.ts';
 import type { StoredEvent } from '../../src/core/events.ts';
+import { modelWaitNotice } from '../../src/core/model-notice.ts';
 import { queueNotice } from '../../src/core/queue-notice.ts';
 import type { SessionRecord } from '../../src/core/session-record.ts';
 
@@ -11,7 +12,10 @@ export type ProgressView = {
   prUrl?: string;
   /** Hosts the sandbox was refused (describeEgressBlock texts), shown so a person can allow them. */
   blocked?: string[];
-  /** The last queue notice since the request: where it stands in line, or that it started after waiting. */
+  /**
+   * The last waiting notice since the request: where it stands in line, that it started after
+   * waiting, or that the model service is down and the run waits for it.
+   */
   queue?: string;
   sessionUrl: string;
   mention: string;
@@ -103,6 +107,7 @@ export function readBatch(events: StoredEvent[], startSeq: number, status: Sessi
     if (event.type === 'question-asked') asked.push({ id: event.questionId, text: event.question });
     if (event.type === 'question-answered') answered.push(event.questionId);
     if (event.type === 'queue-waiting' || event.type === 'queue-started') queue = queueNotice(event);
+    if (event.type === 'model-waiting') queue = modelWaitNotice(event);
     if (event.type === 'egress-blocked' && !blocked.includes(describeEgressBlock(event)))
       blocked.push(describeEgressBlock(event));
     if (event.type === 'status-changed' && event.to === status && settledStatuses.has(event.to)) settled = true;

@@ -1,5 +1,6 @@
 import { approvalActivity } from './linear-approvals.ts';
 import { egressActivity } from './linear-egress.ts';
+import { modelWaitNotice } from '../../src/core/model-notice.ts';
 import { queueNotice } from '../../src/core/queue-notice.ts';
 import type { SessionEvent, StoredEvent } from '../../src/core/events.ts';
 import { describeToolCall } from '../../src/core/tool-call.ts';
@@ -97,6 +98,8 @@ function activityFor(event: SessionEvent, context: RenderContext): Activity | un
     case 'queue-waiting':
     case 'queue-started':
       return thought(queueNotice(event));
+    case 'model-waiting':
+      return thought(modelWaitNotice(event));
     case 'workspace-ready':
       markStep(state.plan, 'Prepare the workspace', 'completed');
       markStep(state.plan, 'Make the changes', 'inProgress');

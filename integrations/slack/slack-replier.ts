@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import { describeToolCall } from '../../src/core/tool-call.ts';
 import type { ThreadReplier, ThreadUpdate } from '../../src/core/thread-replier.ts';
 import { describeEgressBlock, egressBlockedNote } from '../../src/core/egress-block.ts';
+import { modelWaitNotice } from '../../src/core/model-notice.ts';
 import { queueNotice } from '../../src/core/queue-notice.ts';
 import type { EventOf, StoredEvent } from '../../src/core/events.ts';
 import type { SessionRecord } from '../../src/core/session-record.ts';
@@ -114,6 +115,8 @@ export function createSlackReplier(deps: {
           await replyEgress({ post, update, store, thread, posts }, event);
         } else if (event.type === 'queue-waiting' || event.type === 'queue-started') {
           await post(thread, posts, `queue:${stored.seq}`, { text: queueNotice(event) });
+        } else if (event.type === 'model-waiting') {
+          await post(thread, posts, `model-waiting:${stored.seq}`, { text: modelWaitNotice(event) });
         } else if (event.type === 'ui-screenshots' && deps.screenshots) {
           await uploadScreenshotsOnce({ ...deps.screenshots, store, log: deps.log }, thread, posts, event);
         } else if (event.type === 'ci-failed') {
@@ -189,6 +192,8 @@ function stepAfter(stored: StoredEvent, step: string): string {
       return `Pushed \`${event.branch}\``;
     case 'pr-opened':
       return `Opened pull request #${event.number}`;
+    case 'model-waiting':
+      return 'Waiting for the model service';
     case 'queue-waiting':
       return event.ahead === 0 ? 'Queued: next in line' : `Queued: ${event.ahead} ahead`;
     default:

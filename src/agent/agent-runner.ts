@@ -68,7 +68,14 @@ export type RunOutcome =
   /** The spawn_subtasks call `callId` created child sessions: the session waits until they have all ended. */
   | { kind: 'subtasks'; callId: string }
   | { kind: 'cancelled' }
-  | { kind: 'failed'; code: string; message: string; budget?: { kind: 'cost' | 'time'; spent: number; limit: number } };
+  | {
+      kind: 'failed';
+      code: string;
+      message: string;
+      budget?: { kind: 'cost' | 'time'; spent: number; limit: number };
+      /** The model service failed in a way that passes, and kept failing through every retry: the run pauses, it does not fail. */
+      modelDown?: boolean;
+    };
 
 export type RunInput = {
   sessionId: string;

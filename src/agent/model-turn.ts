@@ -1,5 +1,6 @@
 import { budgetCostUsd } from '../models/model-catalog.ts';
-import type { ModelMessage, TurnResult, Usage } from '../models/model-provider.ts';
+import { isServiceFault } from '../models/retry-policy.ts';
+import type { ModelMessage, RetryNotice, TurnResult, Usage } from '../models/model-provider.ts';
 import type { RunOutcome } from './agent-runner.ts';
 import { compactEntries } from './context-compaction.ts';
 import { recordStep, type RunState, userMessagesAfter } from './run-state.ts';
@@ -71,6 +72,9 @@ export async function takeModelTurn(
     maxTokens: run.limits.maxOutputTokens,
     signal,
     ...(onDelta && { onDelta: (text: string) => onDelta(text, turn) }),
+    // Retries never wait past the run's time budget.
+    retryWithinMs: Math.max(0, run.limits.maxWallMs - (run.now() - run.startedAt)),
+    onRetry: (notice: RetryNotice) => tellModelWait(run, turn, notice),
   });
   if (result.stopReason === 'aborted' || signal.aborted) return { outcome: { kind: 'cancelled' } };
   if (result.stopReason === 'error') {
@@ -80,6 +84,7 @@ export async function takeModelTurn(
         kind: 'failed',
         code: error?.code ?? 'model_error',
         message: error?.message ?? 'the model call failed',
+        ...(error && isServiceFault(error) && { modelDown: true }),
       },
     };
   }
@@ -101,6 +106,25 @@ export async function takeModelTurn(
     usage: result.usage,
   });
   return { result };
+}
+
+/**
+ * The model call is about to wait for a retry: the thread hears it, once per run (later waits
+ * of the same run are only logged by the retry loop). The event's dedupe key is the turn's, so a
+ * resumed run that repeats this turn writes no second copy.
+ */
+async function tellModelWait(run: RunState, turn: number, notice: RetryNotice): Promise<void> {
+  if (run.modelWaitTold) return;
+  run.modelWaitTold = true;
+  const { code, message } = notice.error;
+  await recordStep(run, {
+    events: [
+      {
+        event: { type: 'model-waiting', code, message, retryInMs: Math.round(notice.delayMs) },
+        dedupeKey: `model-waiting:${turn}`,
+      },
+    ],
+  });
 }
 
 /**

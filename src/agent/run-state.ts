@@ -31,6 +31,8 @@ export type RunState = {
   toolCallCount: number;
   tokensUsed: number;
   costUsd: number;
+  /** Whether the thread was told this run waits for the model service (it is told once). */
+  modelWaitTold: boolean;
 };
 
 /** Reads the session's transcript and turn count from the log: where a new or resumed run starts. */
@@ -66,6 +68,7 @@ export async function openRunState(input: RunInput, limits: RunLimits): Promise<
     toolCallCount: 0,
     tokensUsed: 0,
     costUsd: 0,
+    modelWaitTold: false,
   };
 }
 

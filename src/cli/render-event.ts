@@ -1,5 +1,6 @@
 import { approvalNotice } from '../core/approval-notice.ts';
 import { autonomyNotice } from '../core/autonomy.ts';
+import { modelWaitNotice } from '../core/model-notice.ts';
 import { queueNotice } from '../core/queue-notice.ts';
 import { describeEgressBlock } from '../core/egress-block.ts';
 import { egressAllowNotice } from '../core/egress-allow.ts';
@@ -81,6 +82,8 @@ export function renderEvent({ event }: StoredEvent): string | undefined {
     case 'queue-waiting':
     case 'queue-started':
       return `  ${queueNotice(event)}`;
+    case 'model-waiting':
+      return `  ${modelWaitNotice(event)}`;
     case 'subtasks-spawned':
       return `  sub-tasks started: ${event.children.map((c) => `${c.index}. ${c.title} (${c.branch})`).join('; ')}`;
     case 'subtask-ended':

@@ -20,6 +20,8 @@ export type ErrorCode =
   | 'model_overloaded'
   | 'model_unavailable'
   | 'model_bad_response'
+  /** A streamed answer that ended without its closing event: cut, never a final answer. */
+  | 'model_stream_cut'
   | 'model_error'
   | 'git_failed'
   | 'budget_exhausted'

@@ -263,6 +263,16 @@ export const SessionEvent = z.discriminatedUnion('type', [
     limit: z.number().int().positive().optional(),
     since: z.string(),
   }),
+  /**
+   * The model service failed a call in a way that passes (overloaded, rate limited, down, an answer
+   * cut short) and the run waits to try again: written once per run, so the thread hears it once.
+   */
+  z.object({
+    type: z.literal('model-waiting'),
+    code: z.string(),
+    message: z.string(),
+    retryInMs: z.number().int().nonnegative(),
+  }),
   /** A session that was told it waits has been taken by a worker, after `waitedMs`. */
   z.object({ type: z.literal('queue-started'), waitedMs: z.number().int().nonnegative(), since: z.string() }),
   /** The agent's spawn_subtasks call `callId` created these child sessions (issue 22); the parent waits for them. */

@@ -44,6 +44,7 @@ import {
   settleAutonomy,
 } from './session-autonomy.ts';
 import { budgetLimits, pauseForBudget, runBudget } from './session-budget.ts';
+import { pauseForModel } from './model-pause.ts';
 import { loadSessionKnowledge, warnUnknownPrices } from './session-knowledge.ts';
 import { routeSession } from './session-route.ts';
 import { subtaskSpawner, type SubtaskDeps } from './session-subtasks.ts';
@@ -223,6 +224,7 @@ async function settle(
     case 'failed':
       if (outcome.budget && deps.gates)
         return nextAfter(await pauseForBudget(session.id, runBudget(outcome.budget, timeLimitMinutes), store));
+      if (outcome.modelDown) return nextAfter(await pauseForModel(session.id, outcome.message, store));
       return nextAfter(
         await store.transition(session.id, 'fail', {
           reason: outcome.message,

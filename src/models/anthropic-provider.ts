@@ -11,17 +11,15 @@ import type {
   Usage,
 } from './model-provider.ts';
 import { contextWindowFor } from './model-catalog.ts';
-import { streamTurn } from './stream-turn.ts';
-import { finishTurn } from './turn-accumulator.ts';
+import { type CallSettings, streamCall, streamCutError, streamTurn } from './stream-turn.ts';
+import { errorTurn, finishTurn } from './turn-accumulator.ts';
 import { withImageNotes } from './image-notes.ts';
 
-export type AnthropicProviderOptions = {
+export type AnthropicProviderOptions = CallSettings & {
   model: string;
   apiKey: string;
   /** Without `/v1`; the SDK appends `/v1/messages`. */
   baseUrl?: string | undefined;
-  /** SDK retries on 408/409/429/5xx, honouring retry-after and retry-after-ms. */
-  maxRetries?: number | undefined;
   /**
    * 'bearer' is what @anthropic-ai/sdk 1.14 sends; 'x-api-key' is for gateways that read only that
    * header (OpenCode Zen's /messages route).
@@ -51,12 +49,14 @@ export function createAnthropicProvider(options: AnthropicProviderOptions): Mode
     authToken: null,
     webhookKey: null,
     baseURL: baseUrl,
-    maxRetries: options.maxRetries ?? 2,
+    // Retries are ours (retry-policy.ts), so the policy is in one place and sees mid-stream faults too.
+    maxRetries: 0,
     ...(xApiKey ? { defaultHeaders: { 'x-api-key': options.apiKey, Authorization: null } } : {}),
     ...(options.fetch ? { fetch: options.fetch } : {}),
   });
   const ctx = { vendor, model: options.model, baseUrl };
   const log = options.log.child({ provider: 'anthropic', model: options.model });
+  const call = streamCall(ctx, log, options);
 
   return {
     name: 'anthropic',
@@ -64,13 +64,15 @@ export function createAnthropicProvider(options: AnthropicProviderOptions): Mode
     contextWindow: options.contextWindow ?? contextWindowFor(options.model),
     runTurn(request: TurnRequest): Promise<TurnResult> {
       const body = buildAnthropicRequest(options.model, request, options.promptCaching ?? true, options.vision ?? true);
-      return streamTurn(request, { ctx, log }, async (acc, usage) => {
+      return streamTurn(request, call, async (acc, usage, scope) => {
         let stopReason: StopReason = 'end_turn';
+        let stopped = false;
         const stream = await client.messages.create(
           { ...body, stream: true } as unknown as Anthropic.MessageCreateParamsStreaming,
-          { signal: request.signal },
+          { signal: scope.signal },
         );
         for await (const event of stream) {
+          scope.alive();
           switch (event.type) {
             case 'message_start':
               readUsage(usage, event.message.usage);
@@ -90,10 +92,14 @@ export function createAnthropicProvider(options: AnthropicProviderOptions): Mode
               readUsage(usage, event.usage);
               stopReason = mapStopReason(event.delta.stop_reason);
               break;
+            case 'message_stop':
+              stopped = true;
+              break;
             default:
               break;
           }
         }
+        if (!stopped) return () => errorTurn(streamCutError(ctx, 'message_stop'), acc, usage);
         return () => finishTurn(acc, stopReason, usage);
       });
     },

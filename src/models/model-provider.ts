@@ -17,7 +17,16 @@ export type StopReason =
   | 'error' // the turn failed; see `error`
   | 'aborted'; // the signal fired
 
-export type TurnError = { code: ErrorCode; message: string; retryable: boolean };
+export type TurnError = {
+  code: ErrorCode;
+  message: string;
+  retryable: boolean;
+  /** How long the server asked us to wait before trying again (Retry-After, a spent rate-limit window). */
+  retryAfterMs?: number | undefined;
+};
+
+/** A failed attempt that will be tried again after `delayMs`: the `retry`th retry of this call. */
+export type RetryNotice = { error: TurnError; retry: number; delayMs: number };
 
 export type TurnResult = {
   content?: string | undefined;
@@ -39,11 +48,15 @@ export type TurnRequest = {
   toolChoice?: { name: string };
   /** Text as it streams, for live views. The result still carries the merged whole. */
   onDelta?: (text: string) => void;
+  /** What is left of the run's time budget: retries never wait past it. */
+  retryWithinMs?: number | undefined;
+  /** Before each wait for a retry (the service is slow or down). Awaited; must not throw. */
+  onRetry?: (notice: RetryNotice) => void | Promise<void>;
 };
 
 /**
  * One model turn. Contract: never throws. Failures come back as stopReason 'error' with a coded
- * error; an abort comes back as 'aborted' promptly.
+ * error, once the retries a transient one gets are spent; an abort comes back as 'aborted' promptly.
  */
 export interface ModelProvider {
   readonly name: string;

@@ -12,17 +12,16 @@ import type {
 } from './model-provider.ts';
 import { contextWindowFor } from './model-catalog.ts';
 import { createOpenAIClient } from './openai-client.ts';
-import { streamTurn } from './stream-turn.ts';
-import { finishTurn } from './turn-accumulator.ts';
+import { type CallSettings, streamCall, streamCutError, streamTurn } from './stream-turn.ts';
+import { errorTurn, finishTurn } from './turn-accumulator.ts';
 import { withImageNotes } from './image-notes.ts';
 
 /** Chat Completions with tool_calls: Ollama, vLLM, LM Studio and gateways' chat routes. */
-export type OpenAIChatProviderOptions = {
+export type OpenAIChatProviderOptions = CallSettings & {
   model: string;
   apiKey?: string | undefined;
   /** Includes `/v1`. */
   baseUrl: string;
-  maxRetries?: number | undefined;
   contextWindow?: number;
   vendorLabel?: string;
   name?: string;
@@ -36,13 +35,14 @@ export function createOpenAIChatProvider(options: OpenAIChatProviderOptions): Mo
   const client = createOpenAIClient(options);
   const ctx = { vendor: options.vendorLabel ?? 'The model server', model: options.model, baseUrl: options.baseUrl };
   const log = options.log.child({ provider: 'openai-chat', model: options.model });
+  const call = streamCall(ctx, log, options);
 
   return {
     name: options.name ?? 'openai-compatible',
     model: options.model,
     contextWindow: options.contextWindow ?? contextWindowFor(options.model),
     runTurn(request: TurnRequest): Promise<TurnResult> {
-      return streamTurn(request, { ctx, log }, async (acc, usage) => {
+      return streamTurn(request, call, async (acc, usage, scope) => {
         let finish: string | null | undefined;
         const started = new Set<number>();
         const stream = await client.chat.completions.create(
@@ -51,9 +51,10 @@ export function createOpenAIChatProvider(options: OpenAIChatProviderOptions): Mo
             request,
             options.vision ?? false,
           ) as unknown as OpenAI.Chat.ChatCompletionCreateParamsStreaming,
-          { signal: request.signal },
+          { signal: scope.signal },
         );
         for await (const chunk of stream) {
+          scope.alive();
           if (chunk.usage) readUsage(usage, chunk.usage);
           const choice = chunk.choices[0];
           if (!choice) continue;
@@ -75,6 +76,8 @@ export function createOpenAIChatProvider(options: OpenAIChatProviderOptions): Mo
           }
           if (choice.finish_reason) finish = choice.finish_reason;
         }
+        // The SDK hides [DONE] and ends quietly without it; a finish_reason is the end we can see.
+        if (!finish) return () => errorTurn(streamCutError(ctx, 'finish_reason'), acc, usage);
         return () => finishTurn(acc, mapFinishReason(finish, acc.hasToolCalls()), usage);
       });
     },

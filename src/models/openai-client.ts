@@ -5,13 +5,12 @@ export type OpenAIClientOptions = {
   apiKey?: string | undefined;
   /** Includes `/v1`. */
   baseUrl: string;
-  maxRetries?: number | undefined;
   fetch?: typeof fetch | undefined;
 };
 
 /**
- * Every option is explicit so the SDK never reads OPENAI_* from the environment. The SDK retries
- * 408/409/429/5xx and honours retry-after and retry-after-ms.
+ * Every option is explicit so the SDK never reads OPENAI_* from the environment. The SDK's own
+ * retries are off: ours (retry-policy.ts) keep the policy in one place and see mid-stream faults.
  */
 export function createOpenAIClient(options: OpenAIClientOptions): OpenAI {
   return new OpenAI({
@@ -20,7 +19,7 @@ export function createOpenAIClient(options: OpenAIClientOptions): OpenAI {
     project: null,
     webhookSecret: null,
     baseURL: options.baseUrl,
-    maxRetries: options.maxRetries ?? 2,
+    maxRetries: 0,
     ...(options.apiKey ? {} : { defaultHeaders: { Authorization: null } }),
     ...(options.fetch ? { fetch: options.fetch } : {}),
   });

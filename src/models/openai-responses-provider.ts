@@ -11,16 +11,15 @@ import type {
 } from './model-provider.ts';
 import { contextWindowFor } from './model-catalog.ts';
 import { createOpenAIClient } from './openai-client.ts';
-import { streamTurn } from './stream-turn.ts';
+import { type CallSettings, streamCall, streamCutError, streamTurn } from './stream-turn.ts';
 import { errorTurn, finishTurn } from './turn-accumulator.ts';
 import { withImageNotes } from './image-notes.ts';
 
-export type OpenAIResponsesProviderOptions = {
+export type OpenAIResponsesProviderOptions = CallSettings & {
   model: string;
   apiKey?: string | undefined;
   /** Includes `/v1` (or `/zen/v1`). */
   baseUrl?: string | undefined;
-  maxRetries?: number | undefined;
   contextWindow?: number;
   vendorLabel?: string;
   /** Reported as the provider's name; 'openai' unless a gateway wraps this adapter. */
@@ -45,20 +44,21 @@ export function createOpenAIResponsesProvider(options: OpenAIResponsesProviderOp
   const client = createOpenAIClient({
     apiKey: options.apiKey,
     baseUrl,
-    maxRetries: options.maxRetries,
     fetch: options.fetch,
   });
   const ctx = { vendor: options.vendorLabel ?? 'OpenAI', model: options.model, baseUrl };
   const log = options.log.child({ provider: 'openai-responses', model: options.model });
+  const call = streamCall(ctx, log, options);
 
   return {
     name: options.name ?? 'openai',
     model: options.model,
     contextWindow: options.contextWindow ?? contextWindowFor(options.model),
     runTurn(request: TurnRequest): Promise<TurnResult> {
-      return streamTurn(request, { ctx, log }, async (acc, usage) => {
+      return streamTurn(request, call, async (acc, usage, scope) => {
         const items: InputItem[] = [];
         let stopReason: StopReason = 'end_turn';
+        let ended = false;
         let refused = false;
         const stream = await client.responses.create(
           buildResponsesRequest(
@@ -66,9 +66,10 @@ export function createOpenAIResponsesProvider(options: OpenAIResponsesProviderOp
             request,
             options.vision ?? true,
           ) as unknown as OpenAI.Responses.ResponseCreateParamsStreaming,
-          { signal: request.signal },
+          { signal: scope.signal },
         );
         for await (const event of stream) {
+          scope.alive();
           switch (event.type) {
             case 'response.output_text.delta':
               acc.text(event.delta);
@@ -92,6 +93,7 @@ export function createOpenAIResponsesProvider(options: OpenAIResponsesProviderOp
               break;
             case 'response.completed':
             case 'response.incomplete':
+              ended = true;
               readUsage(usage, event.response.usage);
               if (event.type === 'response.incomplete') {
                 stopReason = event.response.incomplete_details?.reason === 'content_filter' ? 'refusal' : 'max_tokens';
@@ -106,6 +108,7 @@ export function createOpenAIResponsesProvider(options: OpenAIResponsesProviderOp
               break;
           }
         }
+        if (!ended) return () => errorTurn(streamCutError(ctx, 'response.completed'), acc, usage);
         if (stopReason === 'end_turn' && acc.hasToolCalls()) stopReason = 'tool_use';
         if (stopReason === 'end_turn' && refused) stopReason = 'refusal';
         const state: ResponsesProviderState = { kind: 'openai-responses', items };

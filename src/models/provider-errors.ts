@@ -1,4 +1,5 @@
 import type { TurnError } from './model-provider.ts';
+import { headerLookup, retryAfterMs } from './retry-after.ts';
 
 /**
  * Turns whatever an SDK threw into a coded error a thread can show. Both vendor SDKs are built by
@@ -14,7 +15,21 @@ export function isAbortError(error: unknown): boolean {
   return error.name === 'AbortError' || error.constructor.name === 'APIUserAbortError';
 }
 
-export function toTurnError(error: unknown, ctx: ErrorContext): TurnError {
+/**
+ * The coded error, with what the response's headers add: the wait the server asked for, and its
+ * `x-should-retry` verdict (both vendors send it), which overrides the status's default.
+ */
+export function toTurnError(error: unknown, ctx: ErrorContext, now = Date.now()): TurnError {
+  const coded = codedError(error, ctx);
+  const e = (typeof error === 'object' && error !== null ? error : {}) as SdkErrorLike;
+  const headers = headerLookup(e.headers);
+  const shouldRetry = headers?.get('x-should-retry');
+  const retryable = shouldRetry === 'true' ? true : shouldRetry === 'false' ? false : coded.retryable;
+  const wait = retryable ? retryAfterMs(headers, now) : undefined;
+  return { ...coded, retryable, ...(wait !== undefined && { retryAfterMs: wait }) };
+}
+
+function codedError(error: unknown, ctx: ErrorContext): TurnError {
   const e = (typeof error === 'object' && error !== null ? error : {}) as SdkErrorLike;
   const className = error instanceof Error ? error.constructor.name : '';
   const detail = vendorMessage(e);
@@ -29,7 +44,24 @@ export function toTurnError(error: unknown, ctx: ErrorContext): TurnError {
       retryable: true,
     };
   }
+  if (isDroppedConnection(error)) {
+    return {
+      code: 'model_unavailable',
+      message: `The connection to ${ctx.vendor} at ${ctx.baseUrl} dropped mid-answer: ${causeMessage(error) ?? describe(error)}`,
+      retryable: true,
+    };
+  }
   const status = typeof e.status === 'number' ? e.status : undefined;
+  if (status === 408) {
+    return { code: 'timeout', message: `${ctx.vendor} timed out the request (408)${suffix(detail)}`, retryable: true };
+  }
+  if (status === 409) {
+    return {
+      code: 'model_unavailable',
+      message: `${ctx.vendor} had a conflict (409)${suffix(detail)}`,
+      retryable: true,
+    };
+  }
   if (status === 401 || type === 'authentication_error') {
     return { code: 'model_auth', message: `${ctx.vendor} rejected the API key${suffix(detail)}`, retryable: false };
   }
@@ -50,14 +82,14 @@ export function toTurnError(error: unknown, ctx: ErrorContext): TurnError {
   if (status === 429 || type === 'rate_limit_error') {
     return {
       code: 'model_rate_limited',
-      message: `${ctx.vendor} rate limit reached, retries exhausted${suffix(detail)}`,
+      message: `${ctx.vendor} rate limit reached${suffix(detail)}`,
       retryable: true,
     };
   }
   if (status === 529 || status === 503 || type === 'overloaded_error') {
     return {
       code: 'model_overloaded',
-      message: `${ctx.vendor} is overloaded, retries exhausted${suffix(detail)}`,
+      message: `${ctx.vendor} is overloaded${suffix(detail)}`,
       retryable: true,
     };
   }
@@ -78,6 +110,21 @@ export function toTurnError(error: unknown, ctx: ErrorContext): TurnError {
   return { code: 'model_error', message: `${ctx.vendor} turn failed: ${detail ?? String(error)}`, retryable: false };
 }
 
+/**
+ * A socket closed while the body was read (after the server accepted the request): undici throws a
+ * bare TypeError ('terminated') that neither SDK wraps, with the socket's error as its cause.
+ */
+function isDroppedConnection(error: unknown): boolean {
+  if (!(error instanceof TypeError)) return false;
+  if (error.message === 'terminated') return true;
+  const code = (error.cause as { code?: unknown } | undefined)?.code;
+  return typeof code === 'string' && /^(ECONNRESET|EPIPE|UND_ERR_SOCKET|UND_ERR_BODY_TIMEOUT)$/.test(code);
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
 function suffix(detail: string | undefined): string {
   return detail ? `: ${detail}` : '';
 }
@@ -91,8 +138,10 @@ function vendorMessage(e: SdkErrorLike): string | undefined {
 }
 
 function vendorErrorType(e: SdkErrorLike): string | undefined {
-  const body = e.error as { type?: unknown; error?: { type?: unknown; code?: unknown } } | undefined;
-  const type = body?.error?.type ?? body?.type ?? body?.error?.code;
+  const body = e.error as { type?: unknown; code?: unknown; error?: { type?: unknown; code?: unknown } } | undefined;
+  // A Responses stream's `event: error` is itself the body: `{type: 'error', code: 'server_error', …}`.
+  const own = body?.type === 'error' && body.error === undefined ? body.code : body?.type;
+  const type = body?.error?.type ?? own ?? body?.error?.code;
   return typeof type === 'string' ? type : undefined;
 }
 

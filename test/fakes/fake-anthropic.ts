@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { listenOnLoopback } from './loopback.ts';
+import { applyConnectionFault, applyStreamFault, type ConnectionFault, type StreamFault } from './model-faults.ts';
 
 /**
  * A loopback Anthropic Messages API (wire-formats §4): JSON and SSE replies, the API's error
@@ -26,12 +27,16 @@ export type AnthropicReply =
       argChunk?: number;
       /** Stop writing after the first content delta and keep the connection open. */
       stall?: boolean;
+      /** After the first content delta: end without message_stop (cut), reset the connection (drop) or stall. */
+      fault?: StreamFault;
       /** After the first text delta, wait for this before streaming the rest (a slow model, held by the test). */
       hold?: Promise<unknown> | undefined;
       /** After the first content block, send `event: error` with this error type. */
       midStreamError?: string;
     }
+  /** 429 rate_limit_error, 529 overloaded_error, 5xx api_error…, with the headers given (retry-after, …). */
   | { kind: 'error'; status: number; type: string; message: string; headers?: Record<string, string> }
+  | ConnectionFault
   /** Replays recorded stream events (one JSON object per line, as in @ai-sdk/anthropic fixtures). */
   | { kind: 'recorded'; lines: string[] };
 
@@ -116,6 +121,7 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions): Promise
       for (const [k, v] of Object.entries(reply.headers ?? {})) res.setHeader(k, v);
       return sendError(res, reply.status, reply.type, reply.message);
     }
+    if (reply.kind === 'drop' || reply.kind === 'hang') return applyConnectionFault(res, reply);
     if (reply.kind === 'recorded')
       return writeSse(
         res,
@@ -158,6 +164,7 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions): Promise
         for (const piece of split(block.text, 7)) {
           send({ type: 'content_block_delta', index, delta: { type: 'text_delta', text: piece } } as never);
           if (reply.stall) return; // the client's abort closes the socket
+          if (applyStreamFault(res, reply.fault)) return;
           if (reply.hold) {
             await reply.hold;
             reply.hold = undefined;
@@ -179,11 +186,12 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions): Promise
             index,
             delta: { type: 'input_json_delta', partial_json: partial },
           } as never);
-        if (reply.stall) return;
+        if (reply.stall || applyStreamFault(res, reply.fault)) return;
       }
       send({ type: 'content_block_stop', index } as never);
       if (reply.midStreamError) {
-        send({ type: 'error', error: { type: reply.midStreamError, message: 'Overloaded' } } as never);
+        const message = reply.midStreamError === 'overloaded_error' ? 'Overloaded' : 'Internal server error';
+        send({ type: 'error', error: { type: reply.midStreamError, message } } as never);
         res.end();
         return;
       }

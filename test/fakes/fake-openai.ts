@@ -2,6 +2,7 @@ import { dataUrlError } from './image-rules.ts';
 import { createServer } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { listenOnLoopback } from './loopback.ts';
+import { applyConnectionFault, applyStreamFault, type ConnectionFault, type StreamFault } from './model-faults.ts';
 
 /**
  * A loopback OpenAI API (wire-formats §5): POST /v1/responses (Responses, SSE with event lines)
@@ -26,8 +27,16 @@ export type OpenAIReply =
       rawArguments?: Record<number, string[]>;
       argChunk?: number;
       stall?: boolean;
+      /** After the first content delta: end without the closing event (cut), reset the connection (drop) or stall. */
+      fault?: StreamFault;
+      /**
+       * After the first content delta, an error in the stream with this code (`server_error`,
+       * `rate_limit_exceeded`): Responses sends `event: error`, Chat Completions a `data: {"error": …}` chunk.
+       */
+      midStreamError?: string;
     }
   | { kind: 'error'; status: number; message: string; type?: string; code?: string; headers?: Record<string, string> }
+  | ConnectionFault
   /** Responses: recorded stream events, one JSON object per line (@ai-sdk/openai fixtures). */
   | { kind: 'recorded'; lines: string[] };
 
@@ -95,6 +104,7 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions): Promise<FakeO
       for (const [k, v] of Object.entries(reply.headers ?? {})) res.setHeader(k, v);
       return sendError(res, reply.status, reply.message, reply.type ?? 'server_error', reply.code);
     }
+    if (reply.kind === 'drop' || reply.kind === 'hang') return applyConnectionFault(res, reply);
     res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
     if (reply.kind === 'recorded') {
       for (const line of reply.lines)
@@ -312,7 +322,7 @@ function writeResponsesStream(
         delta,
         logprobs: [],
       });
-      if (reply.stall) return;
+      if (reply.stall || faulted(res, reply, () => send(responsesError(reply)))) return;
     }
     send({
       type: 'response.output_text.done',
@@ -353,6 +363,7 @@ function writeResponsesStream(
     });
     for (const delta of fragments)
       send({ type: 'response.function_call_arguments.delta', item_id: itemId, output_index: index, delta });
+    if (reply.stall || faulted(res, reply, () => send(responsesError(reply)))) return;
     const full = fragments.join('');
     send({ type: 'response.function_call_arguments.done', item_id: itemId, output_index: index, arguments: full });
     const item = {
@@ -407,7 +418,7 @@ function writeChatStream(
     if (!delta) continue;
     outputChars += delta.length;
     send([choice({ content: delta })]);
-    if (reply.stall) return;
+    if (reply.stall || faulted(res, reply, () => res.write(chatError(reply)))) return;
   }
   for (const [k, call] of (reply.toolCalls ?? []).entries()) {
     const callId = call.callId ?? `call_fake_${n}_${k}`;
@@ -420,6 +431,7 @@ function writeChatStream(
       outputChars += fragment.length;
       send([choice({ tool_calls: [{ index: k, function: { arguments: fragment } }] })]);
     }
+    if (reply.stall || faulted(res, reply, () => res.write(chatError(reply)))) return;
   }
   const finish = reply.truncated ? 'length' : (reply.toolCalls ?? []).length > 0 ? 'tool_calls' : 'stop';
   send([choice({}, finish)]);
@@ -437,6 +449,37 @@ function writeChatStream(
   }
   res.write('data: [DONE]\n\n');
   res.end();
+}
+
+/** A mid-stream fault after the first delta: the error written (then the end), or the stream fault applied. */
+function faulted(res: ServerResponse, reply: ReplyOptions, writeError: () => void): boolean {
+  if (reply.midStreamError) {
+    writeError();
+    res.end();
+    return true;
+  }
+  return applyStreamFault(res, reply.fault);
+}
+
+/** The Responses API's `error` stream event (its fields are the error's own, not nested). */
+function responsesError(reply: ReplyOptions): Record<string, unknown> & { type: string } {
+  return {
+    type: 'error',
+    code: reply.midStreamError,
+    message: 'The server had an error while processing your request.',
+    param: null,
+  };
+}
+
+/** A Chat Completions error chunk: data-only, like every chunk, with the error object. */
+function chatError(reply: ReplyOptions): string {
+  const error = {
+    message: 'The server had an error while processing your request.',
+    type: reply.midStreamError,
+    param: null,
+    code: null,
+  };
+  return `data: ${JSON.stringify({ error })}\n\n`;
 }
 
 function split(text: string, size: number): string[] {

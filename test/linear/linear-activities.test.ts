@@ -190,6 +190,27 @@ describe('renderActivities: a session waiting for a worker', () => {
   });
 });
 
+describe('renderActivities: a run waiting for the model service', () => {
+  it('tells it once, as a thought', () => {
+    const events = stored([
+      { type: 'status-changed', from: 'queued', to: 'running' },
+      { type: 'model-waiting', code: 'model_rate_limited', message: 'OpenAI rate limit reached', retryInMs: 20_000 },
+    ]);
+    const { activities } = renderActivities({
+      events,
+      state: fresh(),
+      session: session(),
+      sessionUrl: 'http://p/sessions/s',
+    });
+    const thoughts = activities
+      .filter((a) => a.content.type === 'thought')
+      .map((a) => (a.content as { body: string }).body);
+    expect(thoughts.filter((t) => t.includes('rate limit'))).toEqual([
+      "The model service's rate limit is reached for now (OpenAI rate limit reached). I am waiting for it and will carry on where I was; nothing is lost.",
+    ]);
+  });
+});
+
 describe('Linear keep-alive on long steps', () => {
   let linear: FakeLinear;
   let database: Awaited<ReturnType<typeof createTestDatabase>>;

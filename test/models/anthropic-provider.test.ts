@@ -171,7 +171,8 @@ describe('anthropic provider', () => {
     const result = await provider.runTurn(request([{ role: 'user', content: 'hi' }]));
     expect(result).toMatchObject({ stopReason: 'end_turn', content: 'hi' });
     expect(fake.calls).toHaveLength(2);
-    expect(fake.calls[1]!.headers['x-stainless-retry-count']).toBe('1');
+    // The SDK's own retries are off (its count stays 0): the second call is Patchbay's retry.
+    expect(fake.calls.map((c) => c.headers['x-stainless-retry-count'])).toEqual(['0', '0']);
     // Lower bound only: the client waited at least as long as the server asked.
     expect(Date.now() - started).toBeGreaterThanOrEqual(300);
   });

@@ -5,6 +5,7 @@
  */
 import { describeGate } from '../../src/core/evidence.ts';
 import type { EventOf, SessionEvent } from '../../src/core/events.ts';
+import { modelWaitNotice } from '../../src/core/model-notice.ts';
 import { queueNotice } from '../../src/core/queue-notice.ts';
 import { approvalNotice } from '../../src/core/approval-notice.ts';
 import { autonomyNotice } from '../../src/core/autonomy.ts';
@@ -32,6 +33,7 @@ const noteTypes = [
   'run-resumed',
   'queue-waiting',
   'queue-started',
+  'model-waiting',
   'approval-requested',
   'approval-decided',
   'autonomy-set',
@@ -79,6 +81,8 @@ export function noteOf(event: NoteEvent): Note {
     case 'queue-waiting':
     case 'queue-started':
       return info(queueNotice(event));
+    case 'model-waiting':
+      return info(modelWaitNotice(event));
     case 'approval-requested':
     case 'approval-decided':
       return { tone: approvalTone(event), text: approvalNotice(event) };
