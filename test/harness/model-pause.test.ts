@@ -9,7 +9,8 @@ import {
   startFakeAnthropic,
 } from '../fakes/fake-anthropic.ts';
 import { createRemote, type RemoteFixture } from '../git/git-fixture.ts';
-import { type PatchbayFixture, startTestPatchbay, waitFor, waitForStatus } from '../helpers/patchbay-fixture.ts';
+import { type PatchbayFixture, startTestPatchbay } from '../helpers/patchbay-fixture.ts';
+import { waitFor, waitForStatus } from '../helpers/wait-for.ts';
 
 const alice: Actor = { source: 'web', id: 'alice', name: 'Alice Doe', email: 'alice@example.com' };
 
