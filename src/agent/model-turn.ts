@@ -1,4 +1,4 @@
-import { budgetCostUsd } from '../models/model-catalog.ts';
+import { turnCostUsd, usageCost } from '../models/model-catalog.ts';
 import type { ModelMessage, TurnResult, Usage } from '../models/model-provider.ts';
 import type { RunOutcome } from './agent-runner.ts';
 import { compactEntries } from './context-compaction.ts';
@@ -9,7 +9,7 @@ import { clip, quoteMessage } from './transcript-text.ts';
 function countUsage(run: RunState, usage: Usage): number {
   const spent = usage.inputTokens + usage.outputTokens + usage.cacheReadTokens + usage.cacheWriteTokens;
   run.tokensUsed += spent;
-  run.costUsd += budgetCostUsd(run.input.model.model, usage);
+  run.costUsd += turnCostUsd(run.input.model, usage);
   return spent;
 }
 
@@ -41,7 +41,9 @@ export async function compactTranscript(run: RunState, turn: number): Promise<bo
     compaction.entries,
     [
       { event: { type: 'context-compacted', summary: compaction.summary, messagesReplaced: compaction.replaced } },
-      ...(spent > 0 ? [{ event: { type: 'usage' as const, turn, model: model.model, ...usage } }] : []),
+      ...(spent > 0
+        ? [{ event: { type: 'usage' as const, turn, model: model.model, ...usage, ...usageCost(model, usage) } }]
+        : []),
     ],
     usage,
   );
@@ -96,7 +98,10 @@ export async function takeModelTurn(
       ...(result.content
         ? [{ event: { type: 'assistant-message' as const, text: result.content, turn }, dedupeKey: `turn:${turn}` }]
         : []),
-      { event: { type: 'usage', turn, model: model.model, ...result.usage }, dedupeKey: `usage:${turn}` },
+      {
+        event: { type: 'usage', turn, model: model.model, ...result.usage, ...usageCost(model, result.usage) },
+        dedupeKey: `usage:${turn}`,
+      },
     ],
     usage: result.usage,
   });

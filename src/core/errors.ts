@@ -20,6 +20,8 @@ export type ErrorCode =
   | 'model_overloaded'
   | 'model_unavailable'
   | 'model_bad_response'
+  /** The prompt and the reply do not fit the model's context window: compact, then try again. */
+  | 'model_context_exceeded'
   | 'model_error'
   | 'git_failed'
   | 'budget_exhausted'

@@ -1,5 +1,7 @@
 import type { ErrorCode } from '../core/errors.ts';
 import type { ModelMessage, ToolCall, Usage } from '../core/transcript.ts';
+import type { ContextRefusal } from './model-limits.ts';
+import type { ModelPrice } from './model-catalog.ts';
 
 // The transcript vocabulary lives in core (the run log stores it); re-exported for the adapters.
 export type { ModelImage, ModelMessage, ToolCall, Usage } from '../core/transcript.ts';
@@ -17,7 +19,13 @@ export type StopReason =
   | 'error' // the turn failed; see `error`
   | 'aborted'; // the signal fired
 
-export type TurnError = { code: ErrorCode; message: string; retryable: boolean };
+export type TurnError = {
+  code: ErrorCode;
+  message: string;
+  retryable: boolean;
+  /** With 'model_context_exceeded': the window and the prompt's size, as far as the server said them. */
+  context?: ContextRefusal;
+};
 
 export type TurnResult = {
   content?: string | undefined;
@@ -50,5 +58,9 @@ export interface ModelProvider {
   readonly model: string;
   /** Context window in tokens, used by the context budget. */
   readonly contextWindow: number;
+  /** The longest reply the model may write, when it is known to be below what a turn asks for. */
+  readonly maxOutputTokens?: number;
+  /** What its tokens cost (a setting, or zero for a server people run themselves); unset: the catalog's. */
+  readonly price?: ModelPrice;
   runTurn(request: TurnRequest): Promise<TurnResult>;
 }
