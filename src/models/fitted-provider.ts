@@ -34,7 +34,7 @@ export function withModelLimits(inner: ModelProvider, options: FitOptions): Fitt
 
   async function limits(signal: AbortSignal): Promise<ModelLimits> {
     if (known) return known;
-    if (!options.discover) return (known = fallback());
+    if (!options.discover) return fallback();
     const server = await options.discover(signal);
     const stated = server.contextWindow;
     const resolved: ModelLimits = {
