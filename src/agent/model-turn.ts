@@ -18,7 +18,11 @@ function countUsage(run: RunState, usage: Usage): number {
  * Transcript, context-compacted event and the summary call's usage land in one transaction, so a
  * crash leaves either the old transcript or the new one. Returns false if the run was stopped.
  */
-export async function compactTranscript(run: RunState, turn: number): Promise<boolean> {
+export async function compactTranscript(
+  run: RunState,
+  turn: number,
+  options: { force?: boolean } = {},
+): Promise<boolean> {
   const { model, tools, signal, log, runLog, sessionId } = run.input;
   const compaction = await compactEntries({
     entries: run.messages.map((message, i) => ({ message, eventSeq: run.seqs[i] ?? null })),
@@ -26,7 +30,8 @@ export async function compactTranscript(run: RunState, turn: number): Promise<bo
     system: run.input.system,
     tools: tools.specs(),
     maxOutputTokens: run.limits.maxOutputTokens,
-    threshold: run.limits.compactAt,
+    // Forced: the server refused the prompt as too long, whatever the estimate said.
+    threshold: options.force ? 0 : run.limits.compactAt,
     peopleUpTo: async (seq) => (await userMessagesAfter(run, 0)).filter((e) => e.seq <= seq),
     quote: quoteMessage,
     signal,
