@@ -15,6 +15,7 @@ import { listenOnLoopback } from './loopback.ts';
  *   (`exceed_context_size_error` with n_prompt_tokens and n_ctx); Ollama truncates silently, as it does;
  * - `tools: 'none'`: vLLM started without --enable-auto-tool-choice refuses tool_choice "auto";
  * - `forcedToolChoice: 'ignored'`: the server drops a named tool_choice (Ollama), so the model may answer in text;
+ *   'refused': Ollama serving a model without tool support refuses any request that names tools ("… does not support tools");
  * - `streams: false`: the server answers a streamed request with one JSON completion.
  * Tokens are counted as `charsPerToken` characters of the messages and tools (a real tokenizer's
  * count differs from Patchbay's estimate, which is the point of a different ratio).
@@ -28,7 +29,7 @@ export type FakeLocalModelServerOptions = {
   chat: OpenAIScript;
   charsPerToken?: number;
   tools?: 'auto' | 'none';
-  forcedToolChoice?: 'honoured' | 'ignored';
+  forcedToolChoice?: 'honoured' | 'ignored' | 'refused';
   streams?: boolean;
 };
 
@@ -86,6 +87,8 @@ export async function startFakeLocalModelServer(options: FakeLocalModelServerOpt
   function refuse(body: Record<string, unknown>): { error: Record<string, unknown> & { message: string } } | undefined {
     if (body.model !== options.model)
       return err(`The model \`${String(body.model)}\` does not exist.`, 'NotFoundError', 404);
+    if (options.forcedToolChoice === 'refused' && (body.tools !== undefined || body.tool_choice !== undefined))
+      return err(`${options.model} does not support tools`, 'BadRequestError');
     if (options.tools === 'none' && Array.isArray(body.tools) && body.tool_choice === 'auto')
       return err(
         '"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set',
