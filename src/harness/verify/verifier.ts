@@ -4,8 +4,6 @@ import type { ModelProvider, Usage } from '../../models/model-provider.ts';
 import { readVerdict, recordVerdictTool, verdictJson } from './verdict-answer.ts';
 import type { CheckRun } from '../checks/check-store.ts';
 
-export { recordVerdictTool } from './verdict-answer.ts';
-
 const verifierSystem = [
   'You are an independent reviewer of a code change made by a coding agent. You did not write it and you do not see how it was made.',
   'You get the task as people wrote it, what the repository says about itself, the results of the checks the harness ran on the exact commit, and the diff against the base.',
