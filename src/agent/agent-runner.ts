@@ -6,7 +6,8 @@ import { attachedImages } from './message-images.ts';
 import type { ModelProvider, ToolCall, ToolSpec } from '../models/model-provider.ts';
 import type { RunLog } from '../core/run-log.ts';
 import type { PendingQuestion } from '../core/session-record.ts';
-import { compactTranscript, endTextOnlyTurn, takeModelTurn } from './model-turn.ts';
+import { compactTranscript, endTextOnlyTurn } from './model-turn.ts';
+import { takeTurnWithinWindow } from './turn-within-window.ts';
 import { isStopped, openRunState, recordStep, type RunState, unreadUserMessages } from './run-state.ts';
 import type { ToolContext, ToolOutput } from './tool.ts';
 import type { SubtaskSpawner } from './subtask-calls.ts';
@@ -138,7 +139,7 @@ async function runTurn(run: RunState, turn: number): Promise<RunOutcome | undefi
   const over = overLimit(run);
   if (over) return over;
   if (!(await compactTranscript(run, turn))) return { kind: 'cancelled' };
-  const taken = await takeModelTurn(run, turn);
+  const taken = await takeTurnWithinWindow(run, turn);
   if ('outcome' in taken) return taken.outcome;
   const { result } = taken;
   if (result.toolCalls.length === 0) return endTextOnlyTurn(run, result);

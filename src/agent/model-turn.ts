@@ -1,4 +1,4 @@
-import { budgetCostUsd } from '../models/model-catalog.ts';
+import { turnCostUsd, usageCost } from '../models/model-catalog.ts';
 import { isServiceFault } from '../models/retry-policy.ts';
 import type { ModelMessage, RetryNotice, TurnResult, Usage } from '../models/model-provider.ts';
 import type { RunOutcome } from './agent-runner.ts';
@@ -10,7 +10,7 @@ import { clip, quoteMessage } from './transcript-text.ts';
 function countUsage(run: RunState, usage: Usage): number {
   const spent = usage.inputTokens + usage.outputTokens + usage.cacheReadTokens + usage.cacheWriteTokens;
   run.tokensUsed += spent;
-  run.costUsd += budgetCostUsd(run.input.model.model, usage);
+  run.costUsd += turnCostUsd(run.input.model, usage);
   return spent;
 }
 
@@ -19,7 +19,11 @@ function countUsage(run: RunState, usage: Usage): number {
  * Transcript, context-compacted event and the summary call's usage land in one transaction, so a
  * crash leaves either the old transcript or the new one. Returns false if the run was stopped.
  */
-export async function compactTranscript(run: RunState, turn: number): Promise<boolean> {
+export async function compactTranscript(
+  run: RunState,
+  turn: number,
+  options: { force?: boolean } = {},
+): Promise<boolean> {
   const { model, tools, signal, log, runLog, sessionId } = run.input;
   const compaction = await compactEntries({
     entries: run.messages.map((message, i) => ({ message, eventSeq: run.seqs[i] ?? null })),
@@ -27,7 +31,8 @@ export async function compactTranscript(run: RunState, turn: number): Promise<bo
     system: run.input.system,
     tools: tools.specs(),
     maxOutputTokens: run.limits.maxOutputTokens,
-    threshold: run.limits.compactAt,
+    // Forced: the server refused the prompt as too long, whatever the estimate said.
+    threshold: options.force ? 0 : run.limits.compactAt,
     peopleUpTo: async (seq) => (await userMessagesAfter(run, 0)).filter((e) => e.seq <= seq),
     quote: quoteMessage,
     signal,
@@ -42,7 +47,9 @@ export async function compactTranscript(run: RunState, turn: number): Promise<bo
     compaction.entries,
     [
       { event: { type: 'context-compacted', summary: compaction.summary, messagesReplaced: compaction.replaced } },
-      ...(spent > 0 ? [{ event: { type: 'usage' as const, turn, model: model.model, ...usage } }] : []),
+      ...(spent > 0
+        ? [{ event: { type: 'usage' as const, turn, model: model.model, ...usage, ...usageCost(model, usage) } }]
+        : []),
     ],
     usage,
   );
@@ -101,7 +108,10 @@ export async function takeModelTurn(
       ...(result.content
         ? [{ event: { type: 'assistant-message' as const, text: result.content, turn }, dedupeKey: `turn:${turn}` }]
         : []),
-      { event: { type: 'usage', turn, model: model.model, ...result.usage }, dedupeKey: `usage:${turn}` },
+      {
+        event: { type: 'usage', turn, model: model.model, ...result.usage, ...usageCost(model, result.usage) },
+        dedupeKey: `usage:${turn}`,
+      },
     ],
     usage: result.usage,
   });

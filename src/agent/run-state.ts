@@ -58,7 +58,11 @@ export async function openRunState(input: RunInput, limits: RunLimits): Promise<
       sessionId,
       signal,
       log,
-      maxOutputChars: limits.maxToolOutputChars,
+      // A quarter of the window at most (3 characters a token): a small local model's window is
+      // read from its server on the first turn, so this is read at each call, not once.
+      get maxOutputChars() {
+        return Math.min(limits.maxToolOutputChars, Math.floor(input.model.contextWindow * 0.75));
+      },
       ...(input.approvals && { approvals: input.approvals }),
     },
     messages,

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { modelImageMaxBytes } from '../core/image-format.ts';
 import type { ModelImage } from '../core/transcript.ts';
 import { checkCommand, type CommandPolicy } from './command-policy.ts';
 import { loopbackUrl } from './loopback-url.ts';
@@ -9,8 +10,8 @@ import type { Tool, ToolContext, ToolOutput } from './tool.ts';
 
 /** The tallest picture a full-page screenshot takes (the window is made this tall). */
 const FULL_PAGE_HEIGHT = 4096;
-/** The largest PNG handed to the model (Anthropic takes at most 5 MB an image). */
-const MAX_PNG_BYTES = 5 * 1024 * 1024;
+/** The largest PNG handed to the model (Anthropic takes at most 5 MB an image, counted as base64). */
+const MAX_PNG_BYTES = modelImageMaxBytes;
 const WAIT_SECONDS = 30;
 const DEFAULT_HEIGHT = 800;
 

@@ -3,7 +3,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import type { Db } from '../../db/database.ts';
 import type { SessionEvent, StoredEvent } from '../core/events.ts';
 import type { SessionStatus } from '../core/session-status.ts';
-import { estimateCostUsd } from '../models/model-catalog.ts';
+import { eventCostUsd } from '../models/model-catalog.ts';
 import type { StoreObserver } from './observed-store.ts';
 
 export type Metrics = StoreObserver & {
@@ -249,7 +249,7 @@ function countUsage(
   ] as const) {
     if (n > 0) metrics.tokens.inc({ provider, model: event.model, kind }, n);
   }
-  const dollars = estimateCostUsd(event.model, usage);
+  const dollars = eventCostUsd(event);
   if (dollars) metrics.cost.inc({ provider, model: event.model }, dollars);
   const since = lastStep.get(sessionId);
   if (since !== undefined && event.turn > 0) metrics.turns.observe({ model: event.model }, (Date.now() - since) / 1000);

@@ -7,7 +7,6 @@ import { WebClient } from '@slack/web-api';
 import { createLocalSandboxProvider } from '../../sandbox/index.ts';
 import type { Config } from '../config.ts';
 import { describeError } from '../core/errors.ts';
-import { createModelProvider } from '../models/create-model-provider.ts';
 import { App } from '@octokit/app';
 import { PatchbayOctokit, toPkcs8 } from '../../integrations/github/github-client.ts';
 import { SLACK_BOT_SCOPES } from '../../integrations/slack/slack-scopes.ts';
@@ -115,52 +114,6 @@ export async function checkSandbox({ config, log }: DoctorDeps): Promise<DoctorR
       describeError(error),
       'install bubblewrap (and socat for SANDBOX_NETWORK=proxy), allow unprivileged user namespaces, or see docs/configuration.md, "Sandbox limits"',
     );
-  }
-}
-
-/** The model provider, with a one-token call. */
-export async function checkModel({ config, log, signal }: DoctorDeps): Promise<DoctorRow> {
-  const { scenarioPath, ...modelConfig } = config.model;
-  if (modelConfig.provider === 'scripted') {
-    return scenarioPath
-      ? ok('model', `scripted model from ${scenarioPath}`)
-      : bad(
-          'model',
-          'no model is configured: sessions fail until one is',
-          'set MODEL_PROVIDER and its API key, for example MODEL_PROVIDER=anthropic with ANTHROPIC_API_KEY',
-        );
-  }
-  try {
-    const model = createModelProvider({ ...modelConfig, maxRetries: 0 }, { log });
-    const result = await model.runTurn({
-      system: 'Reply with one word.',
-      messages: [{ role: 'user', content: 'ping' }],
-      tools: [],
-      maxTokens: 1,
-      signal,
-    });
-    if (result.stopReason === 'error')
-      return bad(
-        'model',
-        `${model.name}/${model.model}: ${result.error?.message ?? 'the call failed'}`,
-        modelFix(result.error?.code),
-      );
-    return ok('model', `${model.name}/${model.model} answered a one-token call`);
-  } catch (error) {
-    return bad('model', describeError(error), 'set MODEL_PROVIDER and its API key (README, "Connect a model")');
-  }
-}
-
-function modelFix(code: string | undefined): string {
-  switch (code) {
-    case 'model_auth':
-      return 'the key was refused: check the API key variable of MODEL_PROVIDER';
-    case 'model_not_found':
-      return 'check MODEL: the provider does not serve that model to this key';
-    case 'model_unavailable':
-      return "the provider cannot be reached: check this host's network and the provider's base URL setting";
-    default:
-      return 'check the provider settings (README, "Connect a model")';
   }
 }
 

@@ -9,12 +9,12 @@ import {
   checkDisk,
   checkGitHub,
   checkLinear,
-  checkModel,
   checkSandbox,
   checkSlack,
   type DoctorDeps,
   type DoctorRow,
 } from './doctor-checks.ts';
+import { checkModel } from './doctor-model-check.ts';
 
 export type DoctorOptions = {
   env: Record<string, string | undefined>;

@@ -22,6 +22,8 @@ export type ErrorCode =
   | 'model_bad_response'
   /** A streamed answer that ended without its closing event: cut, never a final answer. */
   | 'model_stream_cut'
+  /** The prompt and the reply do not fit the model's context window: compact, then try again. */
+  | 'model_context_exceeded'
   | 'model_error'
   | 'git_failed'
   | 'budget_exhausted'

@@ -221,6 +221,11 @@ export const SessionEvent = z.discriminatedUnion('type', [
     outputTokens: z.number().int().nonnegative(),
     cacheReadTokens: z.number().int().nonnegative(),
     cacheWriteTokens: z.number().int().nonnegative(),
+    /**
+     * Dollars at the price the model was run with, when that was not the catalog's (MODEL_PRICES, or
+     * zero for a server people run themselves); absent: the catalog prices it by name.
+     */
+    usd: z.number().nonnegative().optional(),
   }),
   z.object({
     type: z.literal('context-compacted'),

@@ -13,3 +13,10 @@ export function sniffImageType(bytes: Uint8Array): ImageMediaType | undefined {
   if (starts([0x52, 0x49, 0x46, 0x46]) && starts([0x57, 0x45, 0x42, 0x50], 8)) return 'image/webp';
   return undefined;
 }
+
+/**
+ * Anthropic's 5 MB limit on one image counts its base64 text, not its bytes (a 4.5 MB PNG is
+ * 6.0 MB as base64 and is refused): the most raw bytes whose base64 stays within it.
+ */
+export const modelImageMaxBase64Bytes = 5 * 1024 * 1024;
+export const modelImageMaxBytes = (modelImageMaxBase64Bytes / 4) * 3;

@@ -377,7 +377,7 @@ async function prepareGates(run: SessionRun): Promise<PreparedGates> {
   const { session, deps, sandbox, workspace, signal, log } = run;
   const { gates, store } = deps;
   if (!gates) return { system: [] };
-  warnUnknownPrices([deps.model.model, gates.verifier.model], log);
+  warnUnknownPrices([deps.model, gates.verifier], log);
   const { knowledge, knowledgeText, verifierKnowledge } = await loadSessionKnowledge(session, gates, deps, signal, log);
   const gate: GateContext = {
     sessionId: session.id,

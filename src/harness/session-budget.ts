@@ -112,6 +112,6 @@ async function familyCost(sessionId: string, deps: Pick<HarnessDeps, 'store' | '
 /** Dollars spent so far at list prices (a model without a known price at `unknownModelPrice`). */
 function costOf(events: readonly StoredEvent[]): number {
   let usd = 0;
-  for (const { event } of events) if (event.type === 'usage') usd += budgetCostUsd(event.model, event);
+  for (const { event } of events) if (event.type === 'usage') usd += event.usd ?? budgetCostUsd(event.model, event);
   return usd;
 }

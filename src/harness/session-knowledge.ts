@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import { createHash } from 'node:crypto';
 import type { RunLog } from '../core/run-log.ts';
 import type { SessionRecord } from '../core/session-record.ts';
-import { modelInfo, unknownModelPrice } from '../models/model-catalog.ts';
+import { modelInfo, type ModelPrice, unknownModelPrice } from '../models/model-catalog.ts';
 import type { GateDeps } from './gates/gate-deps.ts';
 import { harnessActor } from './gates/harness-messages.ts';
 import { renderKnowledge } from './knowledge/knowledge-document.ts';
@@ -19,14 +19,13 @@ export type SessionKnowledge = {
 };
 
 /** Budgets count a model without a known price at a default one: say so once per run. */
-export function warnUnknownPrices(models: Iterable<string>, log: Logger): void {
-  for (const model of new Set(models)) {
-    if (!modelInfo(model)) {
-      log.warn(
-        { model, price: unknownModelPrice },
-        `the price of ${model} is not known: budgets count it at $${unknownModelPrice.input} input and $${unknownModelPrice.output} output per million tokens`,
-      );
-    }
+export function warnUnknownPrices(models: Iterable<{ model: string; price?: ModelPrice }>, log: Logger): void {
+  const unpriced = [...models].filter((m) => !m.price && !modelInfo(m.model)).map((m) => m.model);
+  for (const model of new Set(unpriced)) {
+    log.warn(
+      { model, price: unknownModelPrice },
+      `the price of ${model} is not known: budgets count it at $${unknownModelPrice.input} input and $${unknownModelPrice.output} output per million tokens (set MODEL_PRICES to give it one)`,
+    );
   }
 }
 

@@ -7,6 +7,10 @@ import { createOpenAIResponsesProvider } from './openai-responses-provider.ts';
 import { createOpenCodeZenProvider, defaultZenBaseUrl } from './opencode-zen-provider.ts';
 import { createScriptedProvider } from './scripted-provider.ts';
 import type { Scenario } from './scripted-provider.ts';
+import { withModelLimits } from './fitted-provider.ts';
+import { isLocalBaseUrl } from './local-base-url.ts';
+import { modelInfo, type ModelPrice } from './model-catalog.ts';
+import { discoverServerLimits } from './server-limits.ts';
 
 export const modelProviderNames = ['anthropic', 'openai', 'opencode-zen', 'openai-compatible', 'scripted'] as const;
 export type ModelProviderName = (typeof modelProviderNames)[number];
@@ -21,6 +25,11 @@ export type ModelProviderConfig = {
   maxRetries?: number | undefined;
   /** Whether the model reads images; unset: Anthropic and OpenAI do, OpenAI-compatible servers do not. */
   vision?: boolean | undefined;
+  /** MODEL_CONTEXT_WINDOW and MODEL_MAX_OUTPUT_TOKENS (see withModelLimits). */
+  contextWindow?: number | undefined;
+  maxOutputTokens?: number | undefined;
+  /** MODEL_PRICES: by model name. */
+  prices?: Record<string, ModelPrice> | undefined;
 };
 
 export type ModelProviderDeps = { log: Logger; fetch?: typeof fetch };
@@ -39,6 +48,33 @@ export const defaultModels: Record<Exclude<ModelProviderName, 'openai-compatible
  * a key the vendor refuses surfaces as the first turn's 'model_auth' error.
  */
 export function createModelProvider(config: ModelProviderConfig, deps: ModelProviderDeps): ModelProvider {
+  const provider = createVendorProvider(config, deps);
+  if (provider.name === 'scripted') return provider;
+  const local = config.provider === 'openai-compatible' && isLocalBaseUrl(config.baseUrl ?? '');
+  const price = config.prices?.[provider.model] ?? (local ? freePrice : undefined);
+  const discover =
+    config.provider === 'openai-compatible' && config.baseUrl
+      ? (signal: AbortSignal) =>
+          discoverServerLimits({
+            baseUrl: config.baseUrl!,
+            model: provider.model,
+            apiKey: config.apiKey,
+            fetch: deps.fetch,
+            signal,
+          })
+      : undefined;
+  return withModelLimits(provider, {
+    contextWindow: config.contextWindow,
+    maxOutputTokens: config.maxOutputTokens ?? modelInfo(provider.model)?.maxOutput,
+    discover,
+    price,
+    log: deps.log.child({ component: 'model' }),
+  });
+}
+
+const freePrice: ModelPrice = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 };
+
+function createVendorProvider(config: ModelProviderConfig, deps: ModelProviderDeps): ModelProvider {
   const invalid = (message: string) => new PatchbayError('config_invalid', message);
   const provider = config.provider as ModelProviderName;
   if (!modelProviderNames.includes(provider)) {

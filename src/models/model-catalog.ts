@@ -7,7 +7,8 @@ import type { Usage } from './model-provider.ts';
  * the time of writing; unknown models get no estimate rather than a wrong one.
  */
 export type ModelPrice = { input: number; output: number; cacheRead: number; cacheWrite: number };
-export type ModelInfo = { contextWindow: number; price: ModelPrice };
+/** `maxOutput`: the vendor's cap on one reply, where it is below what Patchbay asks for (16,000). */
+export type ModelInfo = { contextWindow: number; price: ModelPrice; maxOutput?: number };
 
 const anthropic = (input: number, output: number): ModelPrice => ({
   input,
@@ -38,7 +39,7 @@ const catalog: Record<string, ModelInfo> = {
   'claude-sonnet-4-0': { contextWindow: 200_000, price: anthropic(3, 15) },
   'claude-3-7-sonnet': { contextWindow: 200_000, price: anthropic(3, 15) },
   'claude-haiku-4-5': { contextWindow: 200_000, price: anthropic(1, 5) },
-  'claude-3-5-haiku': { contextWindow: 200_000, price: anthropic(0.8, 4) },
+  'claude-3-5-haiku': { contextWindow: 200_000, price: anthropic(0.8, 4), maxOutput: 8_192 },
   'gpt-5-nano': { contextWindow: 400_000, price: openai(0.05, 0.4, 0.005) },
   'gpt-5-mini': { contextWindow: 400_000, price: openai(0.25, 2, 0.025) },
   'gpt-5.1-codex-mini': { contextWindow: 400_000, price: openai(0.25, 2, 0.025) },
@@ -46,8 +47,8 @@ const catalog: Record<string, ModelInfo> = {
   'gpt-5': { contextWindow: 400_000, price: openai(1.25, 10, 0.125) },
   'gpt-4.1-mini': { contextWindow: 1_047_576, price: openai(0.4, 1.6, 0.1) },
   'gpt-4.1': { contextWindow: 1_047_576, price: openai(2, 8, 0.5) },
-  'gpt-4o-mini': { contextWindow: 128_000, price: openai(0.15, 0.6, 0.075) },
-  'gpt-4o': { contextWindow: 128_000, price: openai(2.5, 10, 1.25) },
+  'gpt-4o-mini': { contextWindow: 128_000, price: openai(0.15, 0.6, 0.075), maxOutput: 16_384 },
+  'gpt-4o': { contextWindow: 128_000, price: openai(2.5, 10, 1.25), maxOutput: 16_384 },
   // Patchbay's own scripted provider (the demo, tests, benches) calls no model: it costs nothing.
   scripted: { contextWindow: 128_000, price: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 } },
 };
@@ -74,8 +75,11 @@ export function contextWindowFor(model: string): number {
 
 export function estimateCostUsd(model: string, usage: Usage): number | undefined {
   const info = modelInfo(model);
-  if (!info) return undefined;
-  const p = info.price;
+  return info ? costAt(info.price, usage) : undefined;
+}
+
+/** Dollars for `usage` at `p` (USD per million tokens). */
+export function costAt(p: ModelPrice, usage: Usage): number {
   const uncached = Math.max(0, usage.inputTokens - usage.cacheReadTokens - usage.cacheWriteTokens);
   const micro =
     uncached * p.input +
@@ -94,17 +98,22 @@ export const unknownModelPrice: ModelPrice = anthropic(15, 75);
 
 /** Dollars counted against budgets: the list price, or `unknownModelPrice` for an unknown model. */
 export function budgetCostUsd(model: string, usage: Usage): number {
-  const known = estimateCostUsd(model, usage);
-  if (known !== undefined) return known;
-  const p = unknownModelPrice;
-  const uncached = Math.max(0, usage.inputTokens - usage.cacheReadTokens - usage.cacheWriteTokens);
-  return (
-    (uncached * p.input +
-      usage.cacheReadTokens * p.cacheRead +
-      usage.cacheWriteTokens * p.cacheWrite +
-      usage.outputTokens * p.output) /
-    1_000_000
-  );
+  return costAt(modelInfo(model)?.price ?? unknownModelPrice, usage);
+}
+
+/** A model call's dollars at the price its provider was set to, else the catalog's (see budgetCostUsd). */
+export function turnCostUsd(model: { model: string; price?: ModelPrice | undefined }, usage: Usage): number {
+  return model.price ? costAt(model.price, usage) : budgetCostUsd(model.model, usage);
+}
+
+/** What a usage event adds to a usage event: its dollars, when the provider's price is not the catalog's. */
+export function usageCost(model: { price?: ModelPrice | undefined }, usage: Usage): { usd?: number } {
+  return model.price ? { usd: costAt(model.price, usage) } : {};
+}
+
+/** Dollars a usage event stands for: its own `usd` when it has one, else the catalog's price. */
+export function eventCostUsd(event: Usage & { model: string; usd?: number | undefined }): number | undefined {
+  return event.usd ?? estimateCostUsd(event.model, event);
 }
 
 export function addUsage(a: Usage, b: Usage): Usage {

@@ -1,5 +1,7 @@
 import type { ErrorCode } from '../core/errors.ts';
 import type { ModelMessage, ToolCall, Usage } from '../core/transcript.ts';
+import type { ContextRefusal } from './model-limits.ts';
+import type { ModelPrice } from './model-catalog.ts';
 
 // The transcript vocabulary lives in core (the run log stores it); re-exported for the adapters.
 export type { ModelImage, ModelMessage, ToolCall, Usage } from '../core/transcript.ts';
@@ -23,6 +25,8 @@ export type TurnError = {
   retryable: boolean;
   /** How long the server asked us to wait before trying again (Retry-After, a spent rate-limit window). */
   retryAfterMs?: number | undefined;
+  /** With 'model_context_exceeded': the window and the prompt's size, as far as the server said them. */
+  context?: ContextRefusal;
 };
 
 /** A failed attempt that will be tried again after `delayMs`: the `retry`th retry of this call. */
@@ -63,5 +67,9 @@ export interface ModelProvider {
   readonly model: string;
   /** Context window in tokens, used by the context budget. */
   readonly contextWindow: number;
+  /** The longest reply the model may write, when it is known to be below what a turn asks for. */
+  readonly maxOutputTokens?: number;
+  /** What its tokens cost (a setting, or zero for a server people run themselves); unset: the catalog's. */
+  readonly price?: ModelPrice;
   runTurn(request: TurnRequest): Promise<TurnResult>;
 }

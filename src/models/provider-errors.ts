@@ -1,5 +1,6 @@
 import type { TurnError } from './model-provider.ts';
 import { headerLookup, retryAfterMs } from './retry-after.ts';
+import { readContextRefusal } from './model-limits.ts';
 
 /**
  * Turns whatever an SDK threw into a coded error a thread can show. Both vendor SDKs are built by
@@ -100,6 +101,15 @@ function codedError(error: unknown, ctx: ErrorContext): TurnError {
       retryable: true,
     };
   }
+  const context = status === 400 ? readContextRefusal(detail ?? '', vendorErrorBody(e)) : undefined;
+  if (context) {
+    return {
+      code: 'model_context_exceeded',
+      message: `the conversation no longer fits the context window of ${ctx.model}${suffix(detail)}`,
+      retryable: false,
+      context,
+    };
+  }
   if (status !== undefined && status >= 400) {
     return {
       code: 'model_error',
@@ -135,6 +145,12 @@ function vendorMessage(e: SdkErrorLike): string | undefined {
   const nested = body?.error?.message ?? body?.message;
   if (typeof nested === 'string' && nested) return nested;
   return typeof e.message === 'string' && e.message ? e.message : undefined;
+}
+
+function vendorErrorBody(e: SdkErrorLike): Record<string, unknown> | undefined {
+  const body = e.error as { error?: unknown } | undefined;
+  const inner = typeof body?.error === 'object' && body.error !== null ? body.error : body;
+  return typeof inner === 'object' && inner !== null ? (inner as Record<string, unknown>) : undefined;
 }
 
 function vendorErrorType(e: SdkErrorLike): string | undefined {

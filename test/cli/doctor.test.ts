@@ -67,7 +67,13 @@ describe('patchbay doctor', () => {
     });
     await githubNoStatuses.addRepo('acme', 'widgets', remote.remote, 101);
     linear = await startFakeLinear();
-    anthropic = await startFakeAnthropic({ script: () => ({ content: [{ type: 'text', text: 'pong' }] }) });
+    // The doctor's round trip: the model calls the echo tool, then answers once it has the result.
+    anthropic = await startFakeAnthropic({
+      script: (body) =>
+        body.tools?.length && !JSON.stringify(body.messages.at(-1)).includes('tool_result')
+          ? { content: [{ type: 'tool_use', name: 'echo', input: { text: 'pong' } }] }
+          : { content: [{ type: 'text', text: 'pong' }] },
+    });
     database = await createTestDatabase();
     dir = await mkdtemp(join(tmpdir(), 'patchbay-doctor-'));
     env = {
@@ -125,7 +131,8 @@ describe('patchbay doctor', () => {
     expect(rows.find((r) => r.check === 'database')?.detail).toMatch(
       /^PostgreSQL \d+\.\d+.*, role is not a superuser$/,
     );
-    expect(anthropic.calls.at(-1)?.body).toMatchObject({ max_tokens: 1 });
+    expect(rows.find((r) => r.check === 'model')?.detail).toMatch(/called a tool and answered with its result/);
+    expect(anthropic.calls.at(-1)?.body.messages.at(-1)?.content).toMatchObject([{ type: 'tool_result' }]);
     expect([...slack.refused, ...github.refused, ...linear.refused]).toEqual([]);
   });
 

@@ -226,7 +226,14 @@ function anthropicImageError(block: Record<string, unknown>, role: string, where
     if (role !== 'user') return `${where}: image blocks are only allowed in user messages`;
     const source = image.source as Record<string, unknown> | undefined;
     if (source?.type !== 'base64') return `${where}.image.source.type: Input should be 'base64', 'url' or 'file'`;
-    const problem = imageError(source.media_type, source.data, anthropicMaxImageBytes, `${where}.image.source.base64`);
+    // Anthropic measures the base64 text (a 4.5 MB PNG is 6.0 MB of base64 and is refused).
+    const problem = imageError(
+      source.media_type,
+      source.data,
+      anthropicMaxImageBytes,
+      `${where}.image.source.base64`,
+      'base64',
+    );
     if (problem) return problem;
   }
   return undefined;

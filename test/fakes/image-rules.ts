@@ -1,7 +1,7 @@
 /**
  * What the model APIs refuse in an image they are sent, as the fakes enforce it: a format other
  * than PNG, JPEG, GIF or WebP, bytes that are not the format the request names, and sizes over the
- * documented caps (Anthropic: 5 MB per image, 8000 px a side; OpenAI: 20 MB per image).
+ * documented caps (Anthropic: 5 MB per image counted as base64 text, 8000 px a side; OpenAI: 20 MB per image).
  */
 export const anthropicMaxImageBytes = 5 * 1024 * 1024;
 export const openaiMaxImageBytes = 20 * 1024 * 1024;
@@ -19,14 +19,21 @@ export function sniffImage(bytes: Buffer): string | undefined {
 }
 
 /** Why an image given as base64 with a media type is refused, or undefined. */
-export function imageError(mediaType: unknown, data: unknown, maxBytes: number, where: string): string | undefined {
+export function imageError(
+  mediaType: unknown,
+  data: unknown,
+  maxBytes: number,
+  where: string,
+  measure: 'bytes' | 'base64' = 'bytes',
+): string | undefined {
   if (typeof mediaType !== 'string' || !mediaTypes.includes(mediaType))
     return `${where}.media_type: Input should be 'image/jpeg', 'image/png', 'image/gif' or 'image/webp'`;
   if (typeof data !== 'string' || data.length === 0 || !/^[A-Za-z0-9+/]+={0,2}$/.test(data))
     return `${where}.data: The image data is not valid base64`;
   const bytes = Buffer.from(data, 'base64');
-  if (bytes.length > maxBytes)
-    return `${where}: image exceeds ${maxBytes / 1024 / 1024} MB maximum: ${bytes.length} bytes`;
+  const size = measure === 'base64' ? data.length : bytes.length;
+  if (size > maxBytes)
+    return `${where}: image exceeds ${maxBytes / 1024 / 1024} MB maximum: ${size} bytes > ${maxBytes} bytes`;
   const actual = sniffImage(bytes);
   if (actual !== mediaType)
     return `${where}: The image was specified using the ${mediaType} media type, but the image appears to be a ${actual ?? 'unsupported'} image`;

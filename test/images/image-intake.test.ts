@@ -8,6 +8,7 @@ import { createPgArtifactStore } from '../../src/sessions/harness-stores/pg-arti
 import { createSessionStore } from '../../src/sessions/store/session-store.ts';
 import { createTestDatabase } from '../helpers/test-database.ts';
 import { solidPng } from './images-app.ts';
+import { anthropicMaxImageBytes, imageError } from '../fakes/image-rules.ts';
 
 /** Noise compresses badly: a picture that is large in bytes, not only in pixels. */
 function noisePng(width: number, height: number): Promise<Buffer> {
@@ -89,6 +90,35 @@ describe('the image intake keeps pictures the model can take', () => {
     const [result] = await small.take([{ sourceKey: 'test:F3', name: 'noisy.png', bytes: noisy }]);
     expect(result).toMatchObject({ kind: 'kept', attachment: { mediaType: 'image/jpeg' } });
     expect(result?.kind === 'kept' && result.attachment.byteSize).toBeLessThanOrEqual(400_000);
+  });
+
+  it('keeps a 4.5 MB PNG only as a picture whose base64 Anthropic takes (its 5 MB counts the base64)', async () => {
+    const png = await noisePng(1250, 1200);
+    expect(png.length).toBeGreaterThan(4_400_000);
+    // As it came: 6 MB of base64, which the Anthropic fake refuses as the API does.
+    expect(imageError('image/png', png.toString('base64'), anthropicMaxImageBytes, 'image', 'base64')).toMatch(
+      /image exceeds 5 MB maximum: \d+ bytes > 5242880 bytes/,
+    );
+    const [result] = await intake.take([{ sourceKey: 'test:F9', name: 'big.png', bytes: png }]);
+    expect(result).toMatchObject({ kind: 'kept' });
+    const id = result?.kind === 'kept' ? result.attachment.artifactId : '';
+    const kept = (await handle.db
+      .selectFrom('session_artifacts')
+      .select(['bytes', 'media_type'])
+      .where('id', '=', id)
+      .executeTakeFirstOrThrow()) as {
+      bytes: Buffer;
+      media_type: string;
+    };
+    expect(
+      imageError(
+        kept.media_type,
+        Buffer.from(kept.bytes).toString('base64'),
+        anthropicMaxImageBytes,
+        'image',
+        'base64',
+      ),
+    ).toBeUndefined();
   });
 
   it('refuses a non-image, an oversized file and pictures over the count, with reasons', async () => {

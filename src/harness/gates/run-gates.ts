@@ -1,4 +1,5 @@
 import type { ModelImage } from '../../core/transcript.ts';
+import { usageCost } from '../../models/model-catalog.ts';
 import type { EventOf, StoredEvent } from '../../core/events.ts';
 import { verdictCriteria, verdictPassed, verdictTotal } from '../../core/verdict.ts';
 import type { CheckRun } from '../checks/check-store.ts';
@@ -187,7 +188,17 @@ async function verifyCommit(
         },
       },
       ...(result.usage
-        ? [{ event: { type: 'usage' as const, turn: 0, model: ctx.gates.verifier.model, ...result.usage } }]
+        ? [
+            {
+              event: {
+                type: 'usage' as const,
+                turn: 0,
+                model: ctx.gates.verifier.model,
+                ...result.usage,
+                ...usageCost(ctx.gates.verifier, result.usage),
+              },
+            },
+          ]
         : []),
     ],
     ...(result.usage && { usage: result.usage }),

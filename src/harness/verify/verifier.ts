@@ -1,20 +1,8 @@
 import type { ModelImage } from '../../core/transcript.ts';
-import { z } from 'zod';
-import { Verdict, verdictCriteria } from '../../core/verdict.ts';
-import type { ModelProvider, ToolSpec, Usage } from '../../models/model-provider.ts';
+import type { Verdict } from '../../core/verdict.ts';
+import type { ModelProvider, Usage } from '../../models/model-provider.ts';
+import { readVerdict, recordVerdictTool, verdictJson } from './verdict-answer.ts';
 import type { CheckRun } from '../checks/check-store.ts';
-
-export const recordVerdictTool: ToolSpec = {
-  name: 'record_verdict',
-  description:
-    'Record your verdict on the change. Score each criterion 0 (no), 1 (partly) or 2 (yes) with a one-sentence reason: ' +
-    'relevance (does it address what was asked), completeness (is all of it done), correctness (would it work; do the checks support it), ' +
-    'scope (does it change only what the task needs; unrelated rewrites score 0). Then a short summary.',
-  inputSchema: (() => {
-    const { $schema: _s, ...schema } = z.toJSONSchema(Verdict) as Record<string, unknown>;
-    return schema;
-  })(),
-};
 
 const verifierSystem = [
   'You are an independent reviewer of a code change made by a coding agent. You did not write it and you do not see how it was made.',
@@ -70,6 +58,7 @@ export async function verifyChange(model: ModelProvider, input: VerifierInput): 
       : []),
   ].join('\n');
   let problem = '';
+  let asText = false;
   for (let attempt = 0; attempt < 2; attempt++) {
     const result = await model.runTurn({
       system: verifierSystem,
@@ -80,11 +69,17 @@ export async function verifyChange(model: ModelProvider, input: VerifierInput): 
           ...(input.images?.length && { images: input.images }),
         },
       ],
-      tools: [recordVerdictTool],
-      toolChoice: { name: recordVerdictTool.name },
+      // A server that refused the forced tool is asked for the verdict as JSON text, without tools.
+      tools: asText ? [] : [recordVerdictTool],
+      ...(!asText && { toolChoice: { name: recordVerdictTool.name } }),
       maxTokens: 2000,
       signal: input.signal,
     });
+    if (result.stopReason === 'error' && result.error?.code === 'model_error' && !asText) {
+      asText = true;
+      problem = `The tool could not be used here: answer with only the JSON object ${verdictJson}`;
+      continue;
+    }
     if (result.stopReason === 'error' || result.stopReason === 'aborted') {
       return {
         kind: 'not-run',
@@ -92,12 +87,9 @@ export async function verifyChange(model: ModelProvider, input: VerifierInput): 
         usage: result.usage,
       };
     }
-    const call = result.toolCalls.find((c) => c.name === recordVerdictTool.name);
-    const parsed = Verdict.safeParse(call?.input);
-    if (parsed.success) return { kind: 'verdict', verdict: parsed.data, usage: result.usage };
-    problem = call
-      ? `Your record_verdict input was invalid (${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}). Call record_verdict again with ${verdictCriteria.join(', ')} and summary.`
-      : 'Call record_verdict with your verdict.';
+    const reading = readVerdict(result);
+    if (reading.ok) return { kind: 'verdict', verdict: reading.verdict, usage: result.usage };
+    problem = reading.problem;
   }
   return { kind: 'not-run', reason: 'the verifier did not return a valid verdict' };
 }

@@ -1,7 +1,7 @@
 import sharp from 'sharp';
 import type { ArtifactStore } from '../../core/artifact-store.ts';
 import { type ImageIntake, type IncomingFile, type IntakeResult, sizeText } from '../../core/attachment.ts';
-import { sniffImageType } from '../../core/image-format.ts';
+import { modelImageMaxBytes, sniffImageType } from '../../core/image-format.ts';
 import type { ImageMediaType } from '../../core/transcript.ts';
 
 /** The caps on pictures coming in. */
@@ -12,7 +12,7 @@ export type IntakeLimits = {
   maxPerMessage: number;
   /** The long side a picture is scaled down to: Anthropic's guidance is 1568 px. */
   maxSide: number;
-  /** The most bytes a picture may have after scaling: Anthropic refuses images over 5 MB. */
+  /** The most bytes a picture may have after scaling: Anthropic refuses images over 5 MB as base64. */
   maxModelBytes: number;
 };
 
@@ -20,7 +20,7 @@ export const defaultIntakeLimits: IntakeLimits = {
   maxBytes: 10 * 1024 * 1024,
   maxPerMessage: 5,
   maxSide: 1568,
-  maxModelBytes: 5 * 1024 * 1024,
+  maxModelBytes: modelImageMaxBytes,
 };
 
 /** The image intake on `sharp`: checks, scales and keeps each picture as a waiting attachment. */

@@ -3,7 +3,7 @@ import type { Database } from '../../../db/schema.ts';
 import { SessionEvent, type EventOf } from '../../core/events.ts';
 import type { PullState } from '../../core/pull-outcome.ts';
 import { verdictCriteria, type VerdictCriterion } from '../../core/verdict.ts';
-import { addUsage, estimateCostUsd } from '../../models/model-catalog.ts';
+import { addUsage, eventCostUsd } from '../../models/model-catalog.ts';
 import { zeroUsage, type Usage } from '../../models/model-provider.ts';
 
 /** What became of the session's pull request (see `pull_outcomes`). */
@@ -153,7 +153,7 @@ export function factsOf(
   for (const { event } of of('usage')) usage.set(event.model, addUsage(usage.get(event.model) ?? zeroUsage, event));
   const tokensOf = (u: Usage) => u.inputTokens + u.outputTokens + u.cacheReadTokens + u.cacheWriteTokens;
   const models = [...usage].sort((a, b) => tokensOf(b[1]) - tokensOf(a[1]));
-  const prices = models.map(([model, u]) => estimateCostUsd(model, u));
+  const prices = of('usage').map(({ event }) => eventCostUsd(event));
   const verdicts = of('verification-finished').filter((v) => v.event.outcome !== 'not-run' && v.event.scores);
   const last = verdicts.at(-1)?.event;
   const checks = of('check-finished').filter((c) => c.event.phase === 'check');
