@@ -7,6 +7,7 @@ import type { PageSessionIssuer, PageSignInProvider } from '../src/core/page-sig
 import type { OutcomeLedger } from '../src/core/pull-outcome.ts';
 import type { DeliveryInbox, DeliveryInterpreter } from '../src/core/delivery-interpreter.ts';
 import type { GitCredentials, Publisher } from '../src/core/publisher.ts';
+import type { RepoAccess } from '../src/core/repo-access.ts';
 import type { SessionLookup } from '../src/core/session-lookup.ts';
 import type { SessionFamily } from '../src/core/session-family.ts';
 import type { ThreadReplier } from '../src/core/thread-replier.ts';
@@ -65,6 +66,8 @@ export type IntegrationModule = {
   stop?: () => Promise<void>;
   publisher?: Publisher;
   gitCredentials?: GitCredentials;
+  /** Whether a session's requester may have work done on a repository it gives credentials for (issue 36). */
+  repoAccess?: RepoAccess;
   /** A way to sign in to the web page this integration offers (GitHub sign-in). */
   pageSignIn?: PageSignInProvider;
 };

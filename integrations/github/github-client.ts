@@ -71,7 +71,8 @@ export function createGitHubClient(deps: {
     },
   });
 
-  async function installationId(repo: RepoRef): Promise<number> {
+  /** The installation covering a repository; undefined when GitHub says the App is not installed there (404). */
+  async function coveringInstallation(repo: RepoRef): Promise<number | undefined> {
     const known = await store.installationFor(repo);
     if (known !== undefined) return known;
     try {
@@ -81,10 +82,20 @@ export function createGitHubClient(deps: {
       });
       return data.id;
     } catch (error) {
+      if ((error as { status?: unknown }).status === 404) return undefined;
+      throw error;
+    }
+  }
+
+  async function installationId(repo: RepoRef): Promise<number> {
+    const id = await coveringInstallation(repo).catch((error: unknown) => {
       throw new PatchbayError('unauthorized', `The GitHub App is not installed on ${repo.owner}/${repo.repo}`, {
         cause: error,
       });
-    }
+    });
+    if (id === undefined)
+      throw new PatchbayError('unauthorized', `The GitHub App is not installed on ${repo.owner}/${repo.repo}`);
+    return id;
   }
 
   return {
@@ -109,6 +120,7 @@ export function createGitHubClient(deps: {
     },
 
     installationId,
+    coveringInstallation,
 
     async forRepo(repo: RepoRef): Promise<PatchbayOctokit> {
       return (await app.getInstallationOctokit(await installationId(repo))) as unknown as PatchbayOctokit;

@@ -7,6 +7,7 @@ import { createGitHubClient, type GitHubClient } from './github-client.ts';
 import type { GitHubConfig } from './github-env.ts';
 import { createGitHubReplier } from './github-replier.ts';
 import { createPublisher } from './github-publish.ts';
+import { createGitHubRepoAccess } from './github-repo-access.ts';
 import { oauthStartLink, PAGE_SIGN_IN_PATH } from './github-oauth-routes.ts';
 import { githubRoutes } from './github-routes.ts';
 import { createGitHubStore } from './github-store.ts';
@@ -98,6 +99,7 @@ export async function createGitHubModule(
     interpreter,
     publisher,
     gitCredentials: { name: 'github', gitEnv: (repo) => client.gitEnv(repo) },
+    repoAccess: createGitHubRepoAccess({ client, store, gitUrl: config.gitUrl }),
   };
 }
 

@@ -16,7 +16,7 @@ import { renderSubtasks } from './render-subtasks.ts';
  * What the replier remembers of a thread between batches: the request it shows, what it saw last,
  * and the questions asked in the thread since the request that were not answered in it.
  */
-type ReplyState = Pick<ProgressView, 'step' | 'blocked' | 'queue'> & {
+type ReplyState = Pick<ProgressView, 'step' | 'blocked' | 'refused' | 'queue'> & {
   requestId?: number;
   questions?: { id: string; text: string }[];
 };
@@ -56,7 +56,7 @@ export function createGitHubReplier(deps: {
   ): Promise<void> {
     const commentId = await comments.commentId(request, signal);
     const bot = await client.identity();
-    const { step, blocked, queue } = view.seen;
+    const { step, blocked, refused, queue } = view.seen;
     const subtasks = renderSubtasks(view.children, { repo: view.session.repo, pageUrl: pageUrlOf(context) });
     const subtaskQuestions = openSubtaskQuestions(view.seen.questions ?? [], view.children);
     const body = renderProgress({
@@ -64,6 +64,7 @@ export function createGitHubReplier(deps: {
       ...(step && { step }),
       ...(view.prUrl && { prUrl: view.prUrl }),
       ...(blocked && blocked.length > 0 && { blocked }),
+      ...(refused && refused.length > 0 && { refused }),
       ...(queue && { queue }),
       ...(subtasks && { subtasks }),
       ...(subtaskQuestions.length > 0 && { subtaskQuestions }),
@@ -115,6 +116,7 @@ function seenAfter(previous: ReplyState, requestId: number, batch: ReturnType<ty
   const sameRequest = previous.requestId === requestId;
   const step = batch.step ?? (sameRequest ? previous.step : undefined);
   const blocked = [...new Set([...(sameRequest ? (previous.blocked ?? []) : []), ...batch.blocked])];
+  const refused = [...new Set([...(sameRequest ? (previous.refused ?? []) : []), ...batch.refused])];
   const queue = batch.queue ?? (sameRequest ? previous.queue : undefined);
   const questions = [...(sameRequest ? (previous.questions ?? []) : []), ...batch.asked].filter(
     (q) => !batch.answered.includes(q.id),
@@ -123,6 +125,7 @@ function seenAfter(previous: ReplyState, requestId: number, batch: ReturnType<ty
     requestId,
     ...(step && { step }),
     ...(blocked.length > 0 && { blocked }),
+    ...(refused.length > 0 && { refused }),
     ...(queue && { queue }),
     ...(questions.length > 0 && { questions }),
   };

@@ -31,6 +31,7 @@ import {
   renderFamilyPulls,
   type SessionFamily,
 } from '../../src/core/session-family.ts';
+import { repoRefusedNotice } from '../../src/core/repo-access.ts';
 
 /** What we remember per thread between replies (besides the posts table). */
 type ReplyState = { step?: string; statusText?: string; blocked?: string[] };
@@ -112,6 +113,8 @@ export function createSlackReplier(deps: {
           await replyApproval({ post, update, store, thread, posts, events }, event);
         } else if (event.type === 'egress-blocked' || event.type === 'egress-allowed') {
           await replyEgress({ post, update, store, thread, posts }, event);
+        } else if (event.type === 'repo-refused') {
+          await post(thread, posts, `refused:${stored.seq}`, { text: `⊘ ${repoRefusedNotice(event)}` });
         } else if (event.type === 'queue-waiting' || event.type === 'queue-started') {
           await post(thread, posts, `queue:${stored.seq}`, { text: queueNotice(event) });
         } else if (event.type === 'ui-screenshots' && deps.screenshots) {

@@ -3,6 +3,7 @@ import { autonomyNotice } from '../core/autonomy.ts';
 import { queueNotice } from '../core/queue-notice.ts';
 import { describeEgressBlock } from '../core/egress-block.ts';
 import { egressAllowNotice } from '../core/egress-allow.ts';
+import { repoRefusedNotice } from '../core/repo-access.ts';
 import type { StoredEvent } from '../core/events.ts';
 import { describeToolCall } from '../core/tool-call.ts';
 import { describeGate } from '../core/evidence.ts';
@@ -85,6 +86,8 @@ export function renderEvent({ event }: StoredEvent): string | undefined {
       return `  sub-tasks started: ${event.children.map((c) => `${c.index}. ${c.title} (${c.branch})`).join('; ')}`;
     case 'subtask-ended':
       return `  sub-task ${event.index} ${event.status}`;
+    case 'repo-refused':
+      return `  ⊘ ${repoRefusedNotice(event)}`;
     default: {
       const _never: never = event;
       return _never;

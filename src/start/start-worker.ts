@@ -10,6 +10,7 @@ import type { AnyTool } from '../agent/tool.ts';
 import { createToolRegistry } from '../agent/tool-registry.ts';
 import type { Config } from '../config.ts';
 import { firstGitEnv, type GitCredentials, type Publisher } from '../core/publisher.ts';
+import type { RepoAccess } from '../core/repo-access.ts';
 import { bringBranches } from '../git/subtask-branches.ts';
 import type { KnowledgeStore } from '../harness/knowledge/knowledge-store.ts';
 import type { EventBus } from '../sessions/event-bus.ts';
@@ -41,6 +42,8 @@ export type WorkerDeps = {
   /** Every integration's publisher and git credentials, in the order of the integrations. */
   publishers: Publisher[];
   gitCredentials: GitCredentials[];
+  /** Every integration's check of a requester's access to a repository (issue 36). */
+  repoAccess: RepoAccess[];
   restarts: RestartRecovery;
   log: Logger;
   shutdown: Shutdown;
@@ -93,6 +96,7 @@ export async function startWorker(config: Config, deps: WorkerDeps): Promise<Ses
       },
       publishers: deps.publishers,
       gitCredentials: deps.gitCredentials,
+      repoAccess: deps.repoAccess,
       checkpoints: { store: createCheckpointStore(database.db), maxBytes: config.worker.checkpointMaxBytes },
       approvals: config.approvals,
       subtasks: {
