@@ -1,7 +1,8 @@
 import type { Actor } from '../../src/core/actor.ts';
+import { PatchbayError } from '../../src/core/errors.ts';
 import type { RepoAccess, RepoAccessDecision, RepoAccessQuestion } from '../../src/core/repo-access.ts';
 import { parseRepoUrl, repoFullName, sameRepo } from '../../src/core/repo-ref.ts';
-import type { GitHubClient } from './github-client.ts';
+import type { GitHubClient, PatchbayOctokit } from './github-client.ts';
 import type { GitHubStore } from './github-store.ts';
 import { roleOn, type RepoRole } from './request-access.ts';
 
@@ -66,11 +67,9 @@ async function checkAccess(deps: AccessDeps, question: RepoAccessQuestion): Prom
   if (!target) return undefined;
   const home = parseRepoUrl(question.home, deps.gitUrl);
   const installation = await deps.client.coveringInstallation(target);
-  const login = await loginOf(deps.store, question.requester);
-  const role =
-    installation !== undefined && login !== undefined
-      ? await roleOn(await deps.client.forInstallation(installation), target, login)
-      : undefined;
+  const octokit = installation === undefined ? undefined : await deps.client.forInstallation(installation);
+  const login = await loginOf(deps.store, octokit, question.requester);
+  const role = octokit && login !== undefined ? await roleOn(octokit, target, login) : undefined;
   // Only a requester GitHub does not know is held to the installation their request was made in.
   const homeInstallation =
     !home || login !== undefined || installation === undefined
@@ -88,8 +87,24 @@ async function checkAccess(deps: AccessDeps, question: RepoAccessQuestion): Prom
   });
 }
 
-/** The requester's GitHub login: their own (a GitHub requester), or the account they connected. */
-async function loginOf(store: AccessDeps['store'], requester: Actor): Promise<string | undefined> {
+/**
+ * The requester's GitHub login: their own (a GitHub requester), the account another service linked
+ * (Linear's, by its id: a login can be renamed, an id cannot), or the account they connected here.
+ */
+async function loginOf(
+  store: AccessDeps['store'],
+  octokit: PatchbayOctokit | undefined,
+  requester: Actor,
+): Promise<string | undefined> {
   if (requester.githubLogin) return requester.githubLogin;
+  if (requester.githubId && octokit) {
+    const { data } = await octokit
+      .request('GET /user/{account_id}', { account_id: Number(requester.githubId) })
+      .catch((error: unknown) => {
+        if ((error as { status?: unknown }).status !== 404) throw error;
+        throw new PatchbayError('unauthorized', `the GitHub account linked to ${requester.name} no longer exists`);
+      });
+    return data.login;
+  }
   return (await store.userToken(`${requester.source}:${requester.id}`))?.login;
 }
