@@ -1,19 +1,40 @@
 import { defineConfig } from 'vitest/config';
+import { testFiles } from './test/tiers.ts';
 
+const root = import.meta.dirname;
+
+/**
+ * Three tiers (see test/tiers.ts), run in this order so a broken build fails in the first minutes:
+ * `npm run test:unit` is the inner loop, `npm test` runs all three. Integration and e2e files spend
+ * most of their time waiting on processes, servers and PostgreSQL, so more files run at once than
+ * the machine has cores.
+ */
 export default defineConfig({
   test: {
-    include: [
-      'test/**/*.test.ts',
-      'src/**/*.test.ts',
-      'integrations/**/*.test.ts',
-      'sandbox/**/*.test.ts',
-      'db/**/*.test.ts',
-    ],
-    testTimeout: 30_000,
-    hookTimeout: 60_000,
+    testTimeout: 60_000,
+    hookTimeout: 90_000,
     pool: 'forks',
     globalSetup: ['test/global-setup.ts'],
     // The security suite's count of probes tried and held, after the usual output.
     reporters: ['default', './test/security/probe-reporter.ts'],
+    projects: [
+      {
+        extends: true,
+        test: { name: 'unit', include: testFiles(root, 'unit'), sequence: { groupOrder: 0 }, maxWorkers: 4 },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'integration',
+          include: testFiles(root, 'integration'),
+          sequence: { groupOrder: 1 },
+          maxWorkers: 2,
+        },
+      },
+      {
+        extends: true,
+        test: { name: 'e2e', include: testFiles(root, 'e2e'), sequence: { groupOrder: 2 }, maxWorkers: 2 },
+      },
+    ],
   },
 });

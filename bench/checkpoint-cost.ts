@@ -20,7 +20,7 @@ import { openDatabase } from '../db/database.ts';
 import { createLocalSandboxProvider } from '../sandbox/index.ts';
 import type { CheckpointStore } from '../src/harness/checkpoint/checkpoint-store.ts';
 import { checkpointWork, type CheckpointChain } from '../src/harness/checkpoint/checkpoint-work.ts';
-import { createCheckpointStore } from '../src/sessions/pg-checkpoint-store.ts';
+import { createCheckpointStore } from '../src/sessions/harness-stores/pg-checkpoint-store.ts';
 
 const STEPS = 200;
 const REPORT = [1, 50, 200];

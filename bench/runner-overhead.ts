@@ -25,7 +25,7 @@ import type { Actor } from '../src/core/actor.ts';
 import { isPatchbayError } from '../src/core/errors.ts';
 import type { ModelProvider } from '../src/models/model-provider.ts';
 import { createScriptedProvider } from '../src/models/scripted-provider.ts';
-import { createSessionStore, type SessionStore } from '../src/sessions/session-store.ts';
+import { createSessionStore, type SessionStore } from '../src/sessions/store/session-store.ts';
 import { createMemoryRunnerStore } from './_runner-memory-store.ts';
 
 const TURNS = 300;

@@ -16,7 +16,7 @@ import { chromium, type BrowserContext } from 'playwright-core';
 import { loadConfig } from '../src/config.ts';
 import { startPatchbay } from '../src/main.ts';
 import type { NewEvent } from '../src/core/run-log.ts';
-import type { SessionStore } from '../src/sessions/session-store.ts';
+import type { SessionStore } from '../src/sessions/store/session-store.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
 const RUNS = 3;

@@ -1,16 +1,18 @@
 #!/usr/bin/env node
 /**
- * The trace check run by `.ci/run`: the traces in docs/architecture.md must name only code that
- * exists. A trace is a numbered list between `<!-- trace: NAME -->` and `<!-- end trace -->`; each
- * step names one or more files in backticks (`src/x.ts`) and the symbols it follows in them
- * (`runSession`, `store.create`: the last part is what must be declared). Every file must exist,
- * every symbol must be declared in one of its step's files, and a trace may span at most ten files.
+ * The trace check run by `.ci/run`: the traces in docs/architecture.md name every file a reader
+ * opens on the way, and only code that exists. A trace is a numbered list between
+ * `<!-- trace: NAME; from: ROUTE -->` and `<!-- end trace -->`. It starts where a reader starts:
+ * the first step's files must serve ROUTE (the HTTP path, or the Socket Mode event type, written as a
+ * string in their code). Each step names in backticks the files it opens (`src/x.ts`) and the
+ * symbols it follows in them (`runSession`, `store.create`: the last part is what must be declared).
+ * Every file must exist, every symbol must be declared in one of its step's files, and a file named
+ * in prose only (a path or a file name outside backticks) fails the check: a file the reader opens
+ * is named where it is checked and counted, and a trace may open at most `maxFilesPerTrace` files.
  * Each step must follow from the steps before: its first symbol (where the reader enters it) is
  * named in the code, not the comments, of a file an earlier step opened, which calls, sends to or
- * imports it (a file a hop passes through counts when the trace names its full path in plain
- * text, without backticks: it is not a stop, and the ten-file limit does not count it); a call
- * through a port counts by the member's name, so the step after a port starts with the
- * implementing member. No step may say a hop is "not followable".
+ * imports it; a call through a port counts by the member's name, so the step after a port starts
+ * with the implementing member. No step may say a hop is "not followable".
  *
  *   node scripts/check-trace.ts [--root DIR]   check; exit 1 with one line per stale name
  */
@@ -18,15 +20,18 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
-export const maxFilesPerTrace = 10;
+/** The most files one trace may open, the route's and the thread reply's included. */
+export const maxFilesPerTrace = 28;
 
 /**
- * A step's `files` (in backticks) are where the reader stops and what the ten-file limit counts;
- * its `via` files (full paths in plain text) are ones a hop passes through on the way into it.
+ * A step's `files` (in backticks) are the files the reader opens there; `prose` are file names
+ * written outside backticks, each a failure.
  */
 export type Trace = {
   name: string;
-  steps: { line: number; text: string; files: string[]; via: string[]; symbols: string[] }[];
+  /** Where the trace starts: an HTTP path or an event type the first step's files serve. */
+  from: string | undefined;
+  steps: { line: number; text: string; files: string[]; prose: string[]; symbols: string[] }[];
 };
 
 const filePattern = /^[\w.-]+(?:\/[\w.-]+)+\.(?:ts|tsx)$/;
@@ -37,9 +42,9 @@ export function parseTraces(markdown: string): Trace[] {
   const traces: Trace[] = [];
   let current: Trace | undefined;
   markdown.split('\n').forEach((text, index) => {
-    const start = /<!--\s*trace:\s*(.+?)\s*-->/.exec(text);
+    const start = /<!--\s*trace:\s*([^;]+?)\s*(?:;\s*from:\s*(.+?)\s*)?-->/.exec(text);
     if (start) {
-      current = { name: start[1]!, steps: [] };
+      current = { name: start[1]!, from: start[2], steps: [] };
       traces.push(current);
       return;
     }
@@ -49,13 +54,13 @@ export function parseTraces(markdown: string): Trace[] {
     }
     if (!current) return;
     const names = [...text.matchAll(/`([^`]+)`/g)].map((match) => match[1]!.trim());
-    if (/^\s*\d+\.\s/.test(text)) current.steps.push({ line: index + 1, text: '', files: [], via: [], symbols: [] });
+    if (/^\s*\d+\.\s/.test(text)) current.steps.push({ line: index + 1, text: '', files: [], prose: [], symbols: [] });
     const step = current.steps.at(-1);
     if (!step) return;
     step.text += `${text}\n`;
     const plain = text.replace(/`[^`]*`/g, ' ');
-    for (const [path] of plain.matchAll(/(?<![\w./-])(?:src|integrations|sandbox|db|web)\/[\w./-]+\.tsx?\b/g))
-      if (!step.via.includes(path)) step.via.push(path);
+    for (const [path] of plain.matchAll(/(?<![\w./-])[\w./-]*[\w-]\.tsx?\b/g))
+      if (!step.prose.includes(path)) step.prose.push(path);
     for (const name of names) {
       if (filePattern.test(name)) step.files.push(name);
       else if (symbolPattern.test(name)) step.symbols.push(name.replace(/\(\)/g, '').split('.').at(-1)!);
@@ -103,15 +108,13 @@ function unlinkedSteps(trace: Trace, read: (path: string) => string | undefined)
   trace.steps.forEach((step, index) => {
     if (/not followable/i.test(step.text))
       found.push(`trace "${trace.name}" line ${step.line}: says a hop is not followable`);
-    for (const file of step.via)
-      if (read(file) === undefined) found.push(`trace "${trace.name}" line ${step.line}: ${file} does not exist`);
+    for (const file of step.prose)
+      found.push(
+        `trace "${trace.name}" line ${step.line}: names ${file} in prose only (a file the reader opens goes in backticks, where it is checked and counted)`,
+      );
     if (index === 0) return;
-    // What the reader has opened on the way here: earlier steps' files, and the files passed through.
-    const opened = [
-      ...trace.steps.slice(0, index).flatMap((earlier) => [...earlier.files, ...earlier.via]),
-      ...step.via,
-    ];
-    const before = [...new Set(opened)];
+    // What the reader has opened on the way here: the earlier steps' files.
+    const before = [...new Set(trace.steps.slice(0, index).flatMap((earlier) => earlier.files))];
     const code = before.map((file) => codeOf(read(file) ?? '')).join('\n');
     const entry = step.symbols[0];
     if (entry === undefined) found.push(`trace "${trace.name}" line ${step.line}: names no symbol to follow`);
@@ -123,6 +126,21 @@ function unlinkedSteps(trace: Trace, read: (path: string) => string | undefined)
   return found;
 }
 
+/** The first step must be where the request arrives: its files name the route in their code. */
+function routeProblems(trace: Trace, read: (path: string) => string | undefined): string[] {
+  const first = trace.steps[0];
+  if (!trace.from)
+    return [`trace "${trace.name}" says no route it starts from (\`<!-- trace: name; from: /path -->\`)`];
+  if (!first) return [];
+  const code = first.files.map((file) => codeOf(read(file) ?? '')).join('\n');
+  const quoted = new RegExp(`['"\`]${trace.from.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}['"\`]`);
+  return quoted.test(code)
+    ? []
+    : [
+        `trace "${trace.name}" line ${first.line}: starts at none of ${first.files.join(', ')}: none serves ${trace.from}`,
+      ];
+}
+
 /** One line per missing file, undeclared symbol, step that does not follow, or over-long trace. */
 export function staleNames(traces: Trace[], read: (path: string) => string | undefined): string[] {
   const found: string[] = [];
@@ -130,7 +148,8 @@ export function staleNames(traces: Trace[], read: (path: string) => string | und
     const files = new Set(trace.steps.flatMap((step) => step.files));
     if (trace.steps.length === 0) found.push(`trace "${trace.name}" has no numbered steps`);
     if (files.size > maxFilesPerTrace)
-      found.push(`trace "${trace.name}" spans ${files.size} files (at most ${maxFilesPerTrace})`);
+      found.push(`trace "${trace.name}" opens ${files.size} files (at most ${maxFilesPerTrace})`);
+    found.push(...routeProblems(trace, read));
     for (const step of trace.steps) {
       const sources = step.files.map((file) => ({ file, source: read(file) }));
       for (const { file, source } of sources)
@@ -161,9 +180,11 @@ function main(argv: string[]): number {
   for (const line of found) process.stderr.write(`check-trace: ${line}\n`);
   if (found.length > 0) return 1;
   const summary = traces
-    .map((trace) => `${trace.name} (${new Set(trace.steps.flatMap((s) => s.files)).size} files)`)
+    .map((trace) => `${trace.name} (${new Set(trace.steps.flatMap((s) => s.files)).size} files from ${trace.from})`)
     .join(', ');
-  process.stdout.write(`check-trace: every name exists: ${summary}\n`);
+  process.stdout.write(
+    `check-trace: every name exists, every file opened is counted (at most ${maxFilesPerTrace}): ${summary}\n`,
+  );
   return 0;
 }
 

@@ -5,8 +5,10 @@ import pino from 'pino';
 import type { TestProject } from 'vitest/node';
 import { releaseExitHooks, startEmbeddedPostgres, type EmbeddedServer } from '../db/embedded-postgres.ts';
 import { isPatchbayError } from '../src/core/errors.ts';
+import { createTemplateDatabase, dropDatabase, dropLeftoverTemplates } from './helpers/template-database.ts';
 
 let server: EmbeddedServer | undefined;
+const templates: { adminUrl: string; name: string }[] = [];
 
 /**
  * One embedded PostgreSQL for the whole run (the same code path `patchbay serve` uses with no
@@ -34,6 +36,11 @@ export async function setup(project: TestProject): Promise<void> {
   project.provide('embeddedDatabaseUrl', server.url);
   project.provide('embeddedAdminUrl', server.adminUrl);
   project.provide('externalDatabaseUrl', process.env.DATABASE_URL ?? '');
+  // One migrated template per server for the whole run; each test database is a copy of it.
+  await dropLeftoverTemplates(server.adminUrl);
+  project.provide('embeddedTemplate', await template({ url: server.url, adminUrl: server.adminUrl }));
+  const external = process.env.DATABASE_URL;
+  project.provide('externalTemplate', external ? await template({ url: external, adminUrl: external }) : '');
   // Said in every run's output, so a missing server leg is never mistaken for a passing one.
   if (!process.env.DATABASE_URL)
     process.stdout.write(
@@ -42,7 +49,14 @@ export async function setup(project: TestProject): Promise<void> {
 }
 
 export async function teardown(): Promise<void> {
+  for (const { adminUrl, name } of templates) await dropDatabase(adminUrl, name).catch(() => undefined);
   await server?.stop();
+}
+
+async function template(target: { url: string; adminUrl: string }): Promise<string> {
+  const name = await createTemplateDatabase(target);
+  templates.push({ adminUrl: target.adminUrl, name });
+  return name;
 }
 
 declare module 'vitest' {
@@ -52,5 +66,8 @@ declare module 'vitest' {
     /** The embedded superuser, for creating the per-file test databases. */
     embeddedAdminUrl: string;
     externalDatabaseUrl: string;
+    /** The migrated template database each test database is copied from, per server. */
+    embeddedTemplate: string;
+    externalTemplate: string;
   }
 }

@@ -13,8 +13,8 @@ import type { KnowledgeDocument, Lesson } from '../harness/knowledge/knowledge-d
 
 export type { DiffCommit, DiffFile, SubtaskLine };
 
-import type { CheckState } from '../sessions/session-summaries.ts';
-import type { EventPage } from '../sessions/event-pages.ts';
+import type { CheckState } from '../sessions/store/session-summaries.ts';
+import type { EventPage } from '../sessions/store/event-pages.ts';
 
 export type { CheckState, EventPage };
 

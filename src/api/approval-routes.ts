@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { SessionService } from '../sessions/session-service.ts';
+import type { SessionService } from '../sessions/inbound/session-service.ts';
 import { actorFrom, Author } from './api-schemas.ts';
 import type { ApiServer } from './server.ts';
 

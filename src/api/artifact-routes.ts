@@ -1,7 +1,7 @@
 import type { FastifyReply } from 'fastify';
 import type { Artifact, ArtifactStore } from '../core/artifact-store.ts';
 import { PatchbayError } from '../core/errors.ts';
-import type { SessionStore } from '../sessions/session-store.ts';
+import type { SessionStore } from '../sessions/store/session-store.ts';
 import type { ArtifactLinks } from './artifact-links.ts';
 import type { ApiServer } from './server.ts';
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { InboundPipeline } from '../sessions/inbound-pipeline.ts';
+import type { InboundPipeline } from '../sessions/inbound/inbound-pipeline.ts';
 import type { ApiServer } from './server.ts';
 
 const Query = z.object({

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { EgressScope } from '../core/egress-allow.ts';
-import type { SessionService } from '../sessions/session-service.ts';
+import type { SessionService } from '../sessions/inbound/session-service.ts';
 import { actorFrom, Author } from './api-schemas.ts';
 import type { ApiServer } from './server.ts';
 

@@ -2,9 +2,9 @@ import type { ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import type { SessionEventType, StoredEvent } from '../core/events.ts';
 import type { LiveEvent } from '../core/live-events.ts';
-import type { EventBus } from '../sessions/event-bus.ts';
+import type { EventBus } from '../sessions/notify/event-bus.ts';
 import { coalesceOne } from '../core/coalesce.ts';
-import type { SessionStore } from '../sessions/session-store.ts';
+import type { SessionStore } from '../sessions/store/session-store.ts';
 
 const PAGE = 500;
 /** The first read is small, so a page watching a long session shows something before the rest is read. */

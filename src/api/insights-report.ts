@@ -1,5 +1,5 @@
 import { verdictCriteria } from '../core/verdict.ts';
-import type { SessionFacts } from '../sessions/session-facts.ts';
+import type { SessionFacts } from '../sessions/store/session-facts.ts';
 
 export const groupings = ['repo', 'surface', 'model', 'taskClass'] as const;
 export type Grouping = (typeof groupings)[number];

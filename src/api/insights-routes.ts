@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import { z } from 'zod';
 import type { Database } from '../../db/schema.ts';
-import { loadSessionFacts } from '../sessions/session-facts.ts';
+import { loadSessionFacts } from '../sessions/store/session-facts.ts';
 import { groupings, insightsCsv, insightsReport } from './insights-report.ts';
 import type { ApiServer } from './server.ts';
 

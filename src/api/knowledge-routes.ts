@@ -3,7 +3,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.ts';
 import { KnowledgeDocument } from '../harness/knowledge/knowledge-document.ts';
 import { effectiveKnowledge } from '../harness/knowledge/knowledge-store.ts';
-import { createKnowledgeStore } from '../sessions/pg-knowledge-store.ts';
+import { createKnowledgeStore } from '../sessions/harness-stores/pg-knowledge-store.ts';
 import { knowledgeKey } from '../harness/knowledge/load-knowledge.ts';
 import type { RepoKnowledge } from './api-types.ts';
 import type { ApiServer } from './server.ts';

@@ -1,6 +1,6 @@
 import type { StoredEvent } from '../core/events.ts';
 import type { SessionStatus } from '../core/session-status.ts';
-import type { SessionStore } from '../sessions/session-store.ts';
+import type { SessionStore } from '../sessions/store/session-store.ts';
 
 /** What metrics and traces are told about the event log this process writes. Must not throw. */
 export type StoreObserver = {

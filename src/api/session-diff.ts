@@ -1,6 +1,6 @@
 import { branchDiff } from '../git/branch-diff.ts';
 import type { SessionRecord } from '../core/session-record.ts';
-import type { SessionStore } from '../sessions/session-store.ts';
+import type { SessionStore } from '../sessions/store/session-store.ts';
 import type { SessionDiff } from './api-types.ts';
 
 /**

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { SessionRecord } from '../core/session-record.ts';
-import type { EventBus } from '../sessions/event-bus.ts';
-import type { SessionStore } from '../sessions/session-store.ts';
+import type { EventBus } from '../sessions/notify/event-bus.ts';
+import type { SessionStore } from '../sessions/store/session-store.ts';
 import { EventsQuery, SeqParam } from './api-schemas.ts';
 import type { EventPage } from './api-types.ts';
 import { streamEvents } from './event-stream.ts';

@@ -1,6 +1,6 @@
 import type { StoredEvent } from '../core/events.ts';
-import type { EventBus } from '../sessions/event-bus.ts';
-import type { SessionStore } from '../sessions/session-store.ts';
+import type { EventBus } from '../sessions/notify/event-bus.ts';
+import type { SessionStore } from '../sessions/store/session-store.ts';
 
 /**
  * Calls `onEvent` for every event of the session in order, from the start, until `until` returns

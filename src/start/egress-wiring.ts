@@ -3,8 +3,8 @@ import type { Logger } from 'pino';
 import type { EgressPolicy, EgressRule, ProtectedEndpoint } from '../../sandbox/egress-policy.ts';
 import type { EgressBlock, SecretRoute } from '../../sandbox/egress-proxy.ts';
 import type { Config } from '../config.ts';
-import { sessionAllowances, type EgressAllowDeps } from '../sessions/egress-allowances.ts';
-import type { SessionStore } from '../sessions/session-store.ts';
+import { sessionAllowances, type EgressAllowDeps } from '../sessions/inbound/egress-allowances.ts';
+import type { SessionStore } from '../sessions/store/session-store.ts';
 
 /**
  * The egress proxy's policy and where its refusals go. Made before the local sandboxes that take

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { RunQueue } from '../sessions/run-queue.ts';
+import type { RunQueue } from '../sessions/worker/run-queue.ts';
 
 /**
  * Runs cut off while our embedded database was down hold their queue jobs: a restart hands them

@@ -2,9 +2,9 @@ import type { Logger } from 'pino';
 import type { DatabaseHandle } from '../../db/database.ts';
 import { createMetrics, type Metrics } from '../api/metrics.ts';
 import { observeStore } from '../api/observed-store.ts';
-import { startRunTracer, type RunTracer } from '../api/run-tracer.ts';
+import { startRunTracer, type RunTracer } from './run-tracer.ts';
 import type { Config } from '../config.ts';
-import { createSessionStore, type SessionStore } from '../sessions/session-store.ts';
+import { createSessionStore, type SessionStore } from '../sessions/store/session-store.ts';
 import type { Shutdown } from './shutdown.ts';
 
 /** The session store, seen by this process's metrics and (with OTEL_EXPORTER_OTLP_ENDPOINT) traces. */

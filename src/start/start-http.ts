@@ -1,11 +1,11 @@
-import { createImageIntake, defaultIntakeLimits } from '../sessions/image-intake.ts';
+import { createImageIntake, defaultIntakeLimits } from '../sessions/inbound/image-intake.ts';
 import type { Logger } from 'pino';
 import type { IntegrationModule } from '../../integrations/integration-module.ts';
 import type { DatabaseHandle } from '../../db/database.ts';
 import type { IntegrationHealth } from '../api/integration-health.ts';
 import type { Metrics } from '../api/metrics.ts';
 import type { PageSignIns } from '../api/page-sessions.ts';
-import { listenError } from '../api/port-check.ts';
+import { listenError } from './port-check.ts';
 import { createServer, listenAddress, type ApiServer } from '../api/server.ts';
 import { startWorkerHealth } from '../api/health.ts';
 import type { Config } from '../config.ts';
@@ -14,8 +14,8 @@ import { ensureMirror, mirrorPath, resolveRepo, withMirrorLock } from '../git/mi
 import type { SessionPipeline } from './start-sessions.ts';
 import type { EgressWiring } from './egress-wiring.ts';
 import type { Shutdown } from './shutdown.ts';
-import type { SessionStore } from '../sessions/session-store.ts';
-import { createPgArtifactStore } from '../sessions/pg-artifact-store.ts';
+import type { SessionStore } from '../sessions/store/session-store.ts';
+import { createPgArtifactStore } from '../sessions/harness-stores/pg-artifact-store.ts';
 import { loadArtifactLinks } from './artifact-secret.ts';
 
 export type HttpServerDeps = {

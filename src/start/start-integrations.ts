@@ -9,10 +9,10 @@ import {
 import type { DeliveryInterpreter } from '../core/delivery-interpreter.ts';
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.ts';
-import type { EventBus } from '../sessions/event-bus.ts';
-import type { InboundPipeline } from '../sessions/inbound-pipeline.ts';
-import type { SessionStore } from '../sessions/session-store.ts';
-import { startThreadNotifier } from '../sessions/thread-notifier.ts';
+import type { EventBus } from '../sessions/notify/event-bus.ts';
+import type { InboundPipeline } from '../sessions/inbound/inbound-pipeline.ts';
+import type { SessionStore } from '../sessions/store/session-store.ts';
+import { startThreadNotifier } from '../sessions/notify/thread-notifier.ts';
 import type { Shutdown } from './shutdown.ts';
 
 /** The thread notifier: each module's replier shows its sessions' progress in their threads. */

@@ -13,7 +13,7 @@ import type { DatabaseHandle } from '../../db/database.ts';
 import type { Config } from '../config.ts';
 import type { ModalConfig } from '../config/modal-config.ts';
 import { PatchbayError } from '../core/errors.ts';
-import { createModalRecordStore } from '../sessions/modal-record-store.ts';
+import { createModalRecordStore } from '../sessions/harness-stores/modal-record-store.ts';
 import type { EgressWiring } from './egress-wiring.ts';
 import type { Shutdown } from './shutdown.ts';
 

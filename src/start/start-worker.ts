@@ -13,17 +13,20 @@ import { firstGitEnv, type GitCredentials, type Publisher } from '../core/publis
 import type { RepoAccess } from '../core/repo-access.ts';
 import { bringBranches } from '../git/subtask-branches.ts';
 import type { KnowledgeStore } from '../harness/knowledge/knowledge-store.ts';
-import type { EventBus } from '../sessions/event-bus.ts';
-import type { RunQueue } from '../sessions/run-queue.ts';
-import { startApprovalExpiry } from '../sessions/approval-expiry.ts';
-import { createCheckStore } from '../sessions/pg-check-store.ts';
-import { createCheckpointStore } from '../sessions/pg-checkpoint-store.ts';
-import { createPgArtifactStore } from '../sessions/pg-artifact-store.ts';
-import { createRunLeases } from '../sessions/run-leases.ts';
-import type { SessionStore } from '../sessions/session-store.ts';
-import { startSessionWorker, type SessionWorker } from '../sessions/session-worker.ts';
-import { createSubtaskSessions } from '../sessions/subtask-sessions.ts';
-import { createSetupImageRefresher, type SetupImageRefresher } from '../sessions/setup-image-refresher.ts';
+import type { EventBus } from '../sessions/notify/event-bus.ts';
+import type { RunQueue } from '../sessions/worker/run-queue.ts';
+import { startApprovalExpiry } from '../sessions/worker/approval-expiry.ts';
+import { createCheckStore } from '../sessions/harness-stores/pg-check-store.ts';
+import { createCheckpointStore } from '../sessions/harness-stores/pg-checkpoint-store.ts';
+import { createPgArtifactStore } from '../sessions/harness-stores/pg-artifact-store.ts';
+import { createRunLeases } from '../sessions/worker/run-leases.ts';
+import type { SessionStore } from '../sessions/store/session-store.ts';
+import { startSessionWorker, type SessionWorker } from '../sessions/worker/session-worker.ts';
+import { createSubtaskSessions } from '../sessions/subtasks/subtask-sessions.ts';
+import {
+  createSetupImageRefresher,
+  type SetupImageRefresher,
+} from '../sessions/harness-stores/setup-image-refresher.ts';
 import type { RestartRecovery } from './restart-recovery.ts';
 import type { Models } from './start-model.ts';
 import { startWorkspaceReaper } from './start-sandboxes.ts';

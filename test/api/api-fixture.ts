@@ -1,12 +1,12 @@
 import pino from 'pino';
 import type { Db } from '../../db/database.ts';
 import { createServer, type ApiServer, type ServerDeps } from '../../src/api/server.ts';
-import { createEventBus, type EventBus } from '../../src/sessions/event-bus.ts';
-import { createRunQueue, type RunQueue } from '../../src/sessions/run-queue.ts';
-import { createSessionService, type SessionService } from '../../src/sessions/session-service.ts';
-import { createSessionStore, type SessionStore } from '../../src/sessions/session-store.ts';
-import { createPgArtifactStore } from '../../src/sessions/pg-artifact-store.ts';
-import { createKnowledgeStore } from '../../src/sessions/pg-knowledge-store.ts';
+import { createEventBus, type EventBus } from '../../src/sessions/notify/event-bus.ts';
+import { createRunQueue, type RunQueue } from '../../src/sessions/worker/run-queue.ts';
+import { createSessionService, type SessionService } from '../../src/sessions/inbound/session-service.ts';
+import { createSessionStore, type SessionStore } from '../../src/sessions/store/session-store.ts';
+import { createPgArtifactStore } from '../../src/sessions/harness-stores/pg-artifact-store.ts';
+import { createKnowledgeStore } from '../../src/sessions/harness-stores/pg-knowledge-store.ts';
 import { createTestDatabase } from '../helpers/test-database.ts';
 
 export type ApiFixture = {

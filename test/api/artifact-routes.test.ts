@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createArtifactLinks } from '../../src/api/artifact-links.ts';
 import type { ApiServer } from '../../src/api/server.ts';
 import type { ArtifactInfo } from '../../src/core/artifact-store.ts';
-import { createPgArtifactStore } from '../../src/sessions/pg-artifact-store.ts';
+import { createPgArtifactStore } from '../../src/sessions/harness-stores/pg-artifact-store.ts';
 import { encodePng } from '../helpers/png-encode.ts';
 import { createApiFixture, type ApiFixture } from './api-fixture.ts';
 

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ApiServer } from '../../src/api/server.ts';
 import { knowledgeKey } from '../../src/harness/knowledge/load-knowledge.ts';
-import { sessionAllowances } from '../../src/sessions/egress-allowances.ts';
-import { createKnowledgeStore } from '../../src/sessions/pg-knowledge-store.ts';
+import { sessionAllowances } from '../../src/sessions/inbound/egress-allowances.ts';
+import { createKnowledgeStore } from '../../src/sessions/harness-stores/pg-knowledge-store.ts';
 import { createApiFixture, type ApiFixture } from './api-fixture.ts';
 
 const TOKEN = 'test-token-0123456789abcdef';

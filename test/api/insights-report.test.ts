@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { insightsCsv, insightsReport, metricsOf } from '../../src/api/insights-report.ts';
 import { InsightsQuery } from '../../src/api/insights-routes.ts';
-import type { PullFacts, SessionFacts } from '../../src/sessions/session-facts.ts';
+import type { PullFacts, SessionFacts } from '../../src/sessions/store/session-facts.ts';
 
 const t0 = new Date('2026-03-01T00:00:00Z');
 const hours = (h: number) => new Date(t0.getTime() + h * 3_600_000);

@@ -7,7 +7,7 @@ import { loadConfig } from '../../src/config.ts';
 import { createLogger } from '../../src/logger.ts';
 import { startPatchbay, type Patchbay } from '../../src/main.ts';
 import { createScriptedProvider } from '../../src/models/scripted-provider.ts';
-import { waitForStatus } from '../helpers/patchbay-fixture.ts';
+import { waitForStatus } from '../helpers/wait-for.ts';
 import { createTestDatabase } from '../helpers/test-database.ts';
 
 type Line = { level: number; msg: string; [key: string]: unknown };

@@ -3,7 +3,8 @@ import type { EventOf } from '../../src/core/events.ts';
 import { createScriptedProvider } from '../../src/models/scripted-provider.ts';
 import { startOtlpReceiver, type OtlpSpan } from '../fakes/otlp-receiver.ts';
 import { createRemote, type RemoteFixture } from '../git/git-fixture.ts';
-import { startTestPatchbay, waitFor, waitForStatus, type PatchbayFixture } from '../helpers/patchbay-fixture.ts';
+import { startTestPatchbay, type PatchbayFixture } from '../helpers/patchbay-fixture.ts';
+import { waitFor, waitForStatus } from '../helpers/wait-for.ts';
 
 /** One metric's value from the Prometheus text, by its labels (a subset). */
 function sample(text: string, name: string, labels: Record<string, string>): number | undefined {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ApiServer } from '../../src/api/server.ts';
-import { createImageIntake, defaultIntakeLimits } from '../../src/sessions/image-intake.ts';
-import { createPgArtifactStore } from '../../src/sessions/pg-artifact-store.ts';
+import { createImageIntake, defaultIntakeLimits } from '../../src/sessions/inbound/image-intake.ts';
+import { createPgArtifactStore } from '../../src/sessions/harness-stores/pg-artifact-store.ts';
 import { encodePng } from '../helpers/png-encode.ts';
 import { createApiFixture, type ApiFixture } from './api-fixture.ts';
 

@@ -1,12 +1,12 @@
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { observeStore } from '../../src/api/observed-store.ts';
-import { startRunTracer, traceRunQueue, type RunTracer } from '../../src/api/run-tracer.ts';
-import { createRunQueue, type RunJob, type RunQueue } from '../../src/sessions/run-queue.ts';
-import { createSessionService } from '../../src/sessions/session-service.ts';
-import { createSessionStore } from '../../src/sessions/session-store.ts';
+import { startRunTracer, traceRunQueue, type RunTracer } from '../../src/start/run-tracer.ts';
+import { createRunQueue, type RunJob, type RunQueue } from '../../src/sessions/worker/run-queue.ts';
+import { createSessionService } from '../../src/sessions/inbound/session-service.ts';
+import { createSessionStore } from '../../src/sessions/store/session-store.ts';
 import { startOtlpReceiver, type OtlpSpan } from '../fakes/otlp-receiver.ts';
-import { waitFor } from '../helpers/patchbay-fixture.ts';
+import { waitFor } from '../helpers/wait-for.ts';
 import { createTestDatabase } from '../helpers/test-database.ts';
 
 const commit = 'c0ffee'.padEnd(40, '0');

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { nodeVersionProblem } from '../../bin/node-version.js';
 
 const exec = promisify(execFile);
-const root = new URL('../../', import.meta.url);
+const root = new URL('../..', import.meta.url);
 const pkg = JSON.parse(readFileSync(new URL('package.json', root), 'utf8')) as { engines: { node: string } };
 const lock = JSON.parse(readFileSync(new URL('package-lock.json', root), 'utf8')) as {
   packages: Record<string, { engines?: unknown }>;

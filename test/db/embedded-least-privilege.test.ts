@@ -8,9 +8,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../db/database.ts';
 import { credentialsPath, LEGACY_SUPERUSER_PASSWORD } from '../../db/embedded-credentials.ts';
 import { startEmbeddedPostgres, type EmbeddedServer } from '../../db/embedded-postgres.ts';
-import { createPgArtifactStore } from '../../src/sessions/pg-artifact-store.ts';
-import { createRunQueue } from '../../src/sessions/run-queue.ts';
-import { createSessionStore } from '../../src/sessions/session-store.ts';
+import { createPgArtifactStore } from '../../src/sessions/harness-stores/pg-artifact-store.ts';
+import { createRunQueue } from '../../src/sessions/worker/run-queue.ts';
+import { createSessionStore } from '../../src/sessions/store/session-store.ts';
 import { captureLog } from '../sandbox/sandbox-test-helpers.ts';
 
 const log = pino({ level: 'silent' });

@@ -11,7 +11,7 @@ import { envSchema } from '../../src/config.ts';
  * Patchbay reads is described exactly once, every relative link lands, and the scripted model's
  * tools are the ones the agent has.
  */
-const root = fileURLToPath(new URL('../../', import.meta.url));
+const root = fileURLToPath(new URL('../..', import.meta.url));
 const sourceFolders = ['src', 'integrations', 'db', 'sandbox', 'bin'];
 /** Read from the environment but not Patchbay's settings: the system's own. */
 const notSettings = new Set(['PATH']);

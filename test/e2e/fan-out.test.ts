@@ -13,7 +13,7 @@ import { startFakeGitHub, type FakeGitHub } from '../fakes/fake-github.ts';
 import { startFakeSlackApi, type FakeSlackApi } from '../fakes/fake-slack-api.ts';
 import { appMention, envelope, signBody, TEAM } from '../fakes/fake-slack-events.ts';
 import { createRemote, git, type RemoteFixture } from '../git/git-fixture.ts';
-import { waitFor, waitForStatus } from '../helpers/patchbay-fixture.ts';
+import { waitFor, waitForStatus } from '../helpers/wait-for.ts';
 import { passingVerdict, scriptedVerifier } from '../helpers/scripted-verifier.ts';
 import { createTestDatabase } from '../helpers/test-database.ts';
 

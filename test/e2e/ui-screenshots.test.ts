@@ -11,7 +11,7 @@ import { startFakeGitHub, type FakeGitHub } from '../fakes/fake-github.ts';
 import { startFakeSlackApi, type FakeSlackApi } from '../fakes/fake-slack-api.ts';
 import { appMention, envelope, signBody } from '../fakes/fake-slack-events.ts';
 import { createRemote, type RemoteFixture } from '../git/git-fixture.ts';
-import { waitFor, waitForStatus } from '../helpers/patchbay-fixture.ts';
+import { waitFor, waitForStatus } from '../helpers/wait-for.ts';
 import { createTestDatabase } from '../helpers/test-database.ts';
 
 const BOT_TOKEN = 'xoxb-test-0000-bot';

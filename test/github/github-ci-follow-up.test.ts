@@ -17,7 +17,7 @@ import {
 import { startFakeSlackApi, type FakeSlackApi } from '../fakes/fake-slack-api.ts';
 import { appMention, envelope, signBody, TEAM } from '../fakes/fake-slack-events.ts';
 import { createRemote, git, type RemoteFixture } from '../git/git-fixture.ts';
-import { waitFor, waitForStatus } from '../helpers/patchbay-fixture.ts';
+import { waitFor, waitForStatus } from '../helpers/wait-for.ts';
 import { passingVerdict, scriptedVerifier } from '../helpers/scripted-verifier.ts';
 import { startGitHubPatchbay, webhookSecret, type GitHubPatchbay } from './github-fixture.ts';
 

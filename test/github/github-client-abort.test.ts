@@ -2,7 +2,7 @@ import { createServer, type ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PatchbayOctokit } from '../../integrations/github/github-client.ts';
 import { listenOnLoopback } from '../fakes/loopback.ts';
-import { waitFor } from '../helpers/patchbay-fixture.ts';
+import { waitFor } from '../helpers/wait-for.ts';
 
 /**
  * A GitHub call whose caller gave up (a stop, a shutdown) ends there. Octokit reports an aborted

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createScriptedProvider } from '../../src/models/scripted-provider.ts';
 import type { ThreadRef } from '../../src/core/thread-ref.ts';
 import { createRemote, type RemoteFixture } from '../git/git-fixture.ts';
-import { waitFor } from '../helpers/patchbay-fixture.ts';
+import { waitFor } from '../helpers/wait-for.ts';
 import { startFakeGitHub, type FakeGitHub } from '../fakes/fake-github.ts';
 import { issueCommentEvent, sendWebhook } from '../fakes/fake-github-webhooks.ts';
 import { startGitHubPatchbay, webhookSecret, type GitHubPatchbay } from './github-fixture.ts';

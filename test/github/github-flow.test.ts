@@ -3,7 +3,7 @@ import { createScriptedProvider, type ScriptedTurn } from '../../src/models/scri
 import type { ModelMessage } from '../../src/models/model-provider.ts';
 import type { ThreadRef } from '../../src/core/thread-ref.ts';
 import { createRemote, git, type RemoteFixture } from '../git/git-fixture.ts';
-import { deliveriesWorked, waitFor, waitForStatus } from '../helpers/patchbay-fixture.ts';
+import { deliveriesWorked, waitFor, waitForStatus } from '../helpers/wait-for.ts';
 import { startFakeGitHub, type FakeGitHub } from '../fakes/fake-github.ts';
 import {
   installationCreatedEvent,

@@ -5,7 +5,7 @@ import { createScriptedProvider, type ScriptedTurn } from '../../src/models/scri
 import { startFakeGitHub, type FakeGitHub } from '../fakes/fake-github.ts';
 import { issueCommentEvent, prCommentEvent, sendWebhook } from '../fakes/fake-github-webhooks.ts';
 import { createRemote, git, type RemoteFixture } from '../git/git-fixture.ts';
-import { waitFor, waitForStatus } from '../helpers/patchbay-fixture.ts';
+import { waitFor, waitForStatus } from '../helpers/wait-for.ts';
 import { passingVerdict, verdict } from '../helpers/scripted-verifier.ts';
 import { startGitHubPatchbay, webhookSecret, type GitHubPatchbay } from './github-fixture.ts';
 

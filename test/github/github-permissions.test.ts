@@ -7,7 +7,7 @@ import { collectCiFailure } from '../../integrations/github/ci-follow-up.ts';
 import { createScriptedProvider } from '../../src/models/scripted-provider.ts';
 import type { ModelMessage } from '../../src/models/model-provider.ts';
 import { createRemote, type RemoteFixture } from '../git/git-fixture.ts';
-import { waitFor, waitForStatus } from '../helpers/patchbay-fixture.ts';
+import { waitFor, waitForStatus } from '../helpers/wait-for.ts';
 import { startFakeGitHub, type FakeGitHub } from '../fakes/fake-github.ts';
 import { issueCommentEvent, sendWebhook } from '../fakes/fake-github-webhooks.ts';
 import { startGitHubPatchbay, webhookSecret, type GitHubPatchbay } from './github-fixture.ts';

@@ -12,7 +12,7 @@ import {
   restoreWork,
   type CheckpointChain,
 } from '../../src/harness/checkpoint/checkpoint-work.ts';
-import { createCheckpointStore } from '../../src/sessions/pg-checkpoint-store.ts';
+import { createCheckpointStore } from '../../src/sessions/harness-stores/pg-checkpoint-store.ts';
 import { createTestDatabase } from '../helpers/test-database.ts';
 import { removeDataDir } from '../sandbox/sandbox-test-helpers.ts';
 

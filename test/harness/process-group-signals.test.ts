@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ORPHAN_GRACE_SECONDS } from '../../db/embedded-postmaster.ts';
 import { createRemote, type RemoteFixture } from '../git/git-fixture.ts';
-import { waitFor } from '../helpers/patchbay-fixture.ts';
+import { waitFor } from '../helpers/wait-for.ts';
 import {
   linesAboveInfo,
   serverApi,

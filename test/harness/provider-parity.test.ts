@@ -14,7 +14,8 @@ import {
   type OpenAIRequestBody,
 } from '../fakes/fake-openai.ts';
 import { createRemote, git, type RemoteFixture } from '../git/git-fixture.ts';
-import { startTestPatchbay, waitForStatus } from '../helpers/patchbay-fixture.ts';
+import { startTestPatchbay } from '../helpers/patchbay-fixture.ts';
+import { waitForStatus } from '../helpers/wait-for.ts';
 
 /**
  * One multi-turn session (read a file, edit it, run a command, finish) through the whole app,

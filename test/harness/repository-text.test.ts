@@ -3,9 +3,10 @@ import type { Actor } from '../../src/core/actor.ts';
 import type { ModelProvider, TurnRequest } from '../../src/models/model-provider.ts';
 import { createScriptedProvider, type ScriptedTurn } from '../../src/models/scripted-provider.ts';
 import { knowledgeKey } from '../../src/harness/knowledge/load-knowledge.ts';
-import { createKnowledgeStore } from '../../src/sessions/pg-knowledge-store.ts';
+import { createKnowledgeStore } from '../../src/sessions/harness-stores/pg-knowledge-store.ts';
 import { createRemote, type RemoteFixture } from '../git/git-fixture.ts';
-import { startTestPatchbay, waitForStatus, type PatchbayFixture } from '../helpers/patchbay-fixture.ts';
+import { startTestPatchbay, type PatchbayFixture } from '../helpers/patchbay-fixture.ts';
+import { waitForStatus } from '../helpers/wait-for.ts';
 import { passingVerdict } from '../helpers/scripted-verifier.ts';
 
 const alice: Actor = { source: 'web', id: 'alice', name: 'Alice Doe', email: 'alice@example.com' };

@@ -1,10 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Actor } from '../../src/core/actor.ts';
 import { createScriptedProvider } from '../../src/models/scripted-provider.ts';
-import { createPgArtifactStore } from '../../src/sessions/pg-artifact-store.ts';
+import { createPgArtifactStore } from '../../src/sessions/harness-stores/pg-artifact-store.ts';
 import { decodePng } from '../agent/png-pixels.ts';
 import { createRemote, type RemoteFixture } from '../git/git-fixture.ts';
-import { startTestPatchbay, waitForStatus, type PatchbayFixture } from '../helpers/patchbay-fixture.ts';
+import { startTestPatchbay, type PatchbayFixture } from '../helpers/patchbay-fixture.ts';
+import { waitForStatus } from '../helpers/wait-for.ts';
 
 const alice: Actor = { source: 'web', id: 'alice', name: 'Alice Doe', email: 'alice@example.com' };
 const PAGE = `<!doctype html><html><body style="margin:0;background:#fff">

@@ -1,6 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { git, createRemote, type RemoteFixture } from '../git/git-fixture.ts';
-import { startTestPatchbay, waitFor, waitForStatus, type PatchbayFixture } from '../helpers/patchbay-fixture.ts';
+import { startTestPatchbay, type PatchbayFixture } from '../helpers/patchbay-fixture.ts';
+import { waitFor, waitForStatus } from '../helpers/wait-for.ts';
 import { createScriptedProvider, type ScriptedTurn } from '../../src/models/scripted-provider.ts';
 import type { ModelMessage } from '../../src/models/model-provider.ts';
 import type { Actor } from '../../src/core/actor.ts';

@@ -7,7 +7,8 @@ import { SHARED_OBJECTS_PATH } from '../../sandbox/sandbox.ts';
 import type { Actor } from '../../src/core/actor.ts';
 import { createScriptedProvider } from '../../src/models/scripted-provider.ts';
 import { createRemote, git, type RemoteFixture } from '../git/git-fixture.ts';
-import { startTestPatchbay, waitFor, waitForStatus, type PatchbayFixture } from '../helpers/patchbay-fixture.ts';
+import { startTestPatchbay, type PatchbayFixture } from '../helpers/patchbay-fixture.ts';
+import { waitFor, waitForStatus } from '../helpers/wait-for.ts';
 
 const alice: Actor = { source: 'web', id: 'alice', name: 'Alice Doe', email: 'alice@example.com' };
 const run = promisify(execFile);

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StoredEvent } from '../../src/core/events.ts';
 import { createRemote, git, type RemoteFixture } from '../git/git-fixture.ts';
-import { waitFor } from '../helpers/patchbay-fixture.ts';
+import { waitFor } from '../helpers/wait-for.ts';
 import { linesAboveInfo, serverApi, sessionEnded, startServer, type ServerProcess } from '../helpers/server-process.ts';
 import { removeDataDir } from '../sandbox/sandbox-test-helpers.ts';
 

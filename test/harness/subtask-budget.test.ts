@@ -3,8 +3,8 @@ import type { Actor } from '../../src/core/actor.ts';
 import type { GateDeps } from '../../src/harness/gates/gate-deps.ts';
 import type { Route } from '../../src/harness/route-task.ts';
 import { budgetLimits } from '../../src/harness/session-budget.ts';
-import { createSessionStore, type SessionStore } from '../../src/sessions/session-store.ts';
-import { createSubtaskSessions } from '../../src/sessions/subtask-sessions.ts';
+import { createSessionStore, type SessionStore } from '../../src/sessions/store/session-store.ts';
+import { createSubtaskSessions } from '../../src/sessions/subtasks/subtask-sessions.ts';
 import { createTestDatabase } from '../helpers/test-database.ts';
 
 const alice: Actor = { source: 'web', id: 'alice', name: 'Alice' };

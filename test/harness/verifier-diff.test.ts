@@ -3,7 +3,8 @@ import type { Actor } from '../../src/core/actor.ts';
 import { createScriptedProvider } from '../../src/models/scripted-provider.ts';
 import { createRemote, type RemoteFixture } from '../git/git-fixture.ts';
 import { passingVerdict } from '../helpers/scripted-verifier.ts';
-import { startTestPatchbay, waitForStatus, type PatchbayFixture } from '../helpers/patchbay-fixture.ts';
+import { startTestPatchbay, type PatchbayFixture } from '../helpers/patchbay-fixture.ts';
+import { waitForStatus } from '../helpers/wait-for.ts';
 
 const alice: Actor = { source: 'web', id: 'alice', name: 'Alice Doe', email: 'alice@example.com' };
 

@@ -5,7 +5,8 @@ import { startPatchbay, type Patchbay } from '../../src/main.ts';
 import type { ModelMessage } from '../../src/models/model-provider.ts';
 import { createScriptedProvider } from '../../src/models/scripted-provider.ts';
 import { createRemote, type RemoteFixture } from '../git/git-fixture.ts';
-import { startTestPatchbay, waitFor, waitForStatus, type PatchbayFixture } from '../helpers/patchbay-fixture.ts';
+import { startTestPatchbay, type PatchbayFixture } from '../helpers/patchbay-fixture.ts';
+import { waitFor, waitForStatus } from '../helpers/wait-for.ts';
 
 const alice: Actor = { source: 'web', id: 'alice', name: 'Alice Doe', email: 'alice@example.com' };
 

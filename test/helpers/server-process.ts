@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { SessionRecord } from '../../src/core/session-record.ts';
-import { waitFor } from './patchbay-fixture.ts';
+import { waitFor } from './wait-for.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 

@@ -1,7 +1,11 @@
 import pino from 'pino';
 import type { DeliveryInterpreter } from '../../src/core/delivery-interpreter.ts';
-import { createInboundPipeline, type InboundPipeline, type RetryPolicy } from '../../src/sessions/inbound-pipeline.ts';
-import { createRunQueue } from '../../src/sessions/run-queue.ts';
+import {
+  createInboundPipeline,
+  type InboundPipeline,
+  type RetryPolicy,
+} from '../../src/sessions/inbound/inbound-pipeline.ts';
+import { createRunQueue } from '../../src/sessions/worker/run-queue.ts';
 import { createTestDatabase } from './test-database.ts';
 
 /** The inbound pipeline alone on a fresh test database and a real pg-boss, working `surface`'s deliveries. */

@@ -3,7 +3,7 @@ import { startFakeAnthropic, type FakeAnthropic } from '../fakes/fake-anthropic.
 import { startFakeGitHub, type FakeGitHub } from '../fakes/fake-github.ts';
 import { issueCommentEvent, sendWebhook } from '../fakes/fake-github-webhooks.ts';
 import { createRemote, type RemoteFixture } from '../git/git-fixture.ts';
-import { waitFor, waitForStatus } from '../helpers/patchbay-fixture.ts';
+import { waitFor, waitForStatus } from '../helpers/wait-for.ts';
 import { webhookSecret } from '../github/github-fixture.ts';
 import { solidPng, startImagesApp } from './images-app.ts';
 

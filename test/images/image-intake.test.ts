@@ -3,9 +3,9 @@ import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ImageIntake } from '../../src/core/attachment.ts';
 import { sniffImageType } from '../../src/core/image-format.ts';
-import { createImageIntake, defaultIntakeLimits } from '../../src/sessions/image-intake.ts';
-import { createPgArtifactStore } from '../../src/sessions/pg-artifact-store.ts';
-import { createSessionStore } from '../../src/sessions/session-store.ts';
+import { createImageIntake, defaultIntakeLimits } from '../../src/sessions/inbound/image-intake.ts';
+import { createPgArtifactStore } from '../../src/sessions/harness-stores/pg-artifact-store.ts';
+import { createSessionStore } from '../../src/sessions/store/session-store.ts';
 import { createTestDatabase } from '../helpers/test-database.ts';
 import { solidPng } from './images-app.ts';
 

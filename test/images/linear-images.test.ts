@@ -4,7 +4,7 @@ import { startFakeGitHub, type FakeGitHub } from '../fakes/fake-github.ts';
 import { startFakeLinear, type FakeLinear } from '../fakes/linear/fake-linear.ts';
 import { agentSessionCreated, sendLinearWebhook } from '../fakes/linear/fake-linear-webhooks.ts';
 import { createRemote, type RemoteFixture } from '../git/git-fixture.ts';
-import { waitFor, waitForStatus } from '../helpers/patchbay-fixture.ts';
+import { waitFor, waitForStatus } from '../helpers/wait-for.ts';
 import { linearSecret } from '../linear/linear-fixture.ts';
 import { solidPng, startImagesApp } from './images-app.ts';
 

@@ -8,7 +8,7 @@ import { startFakeOpenAI, type FakeOpenAI } from '../fakes/fake-openai.ts';
 import { startFakeSlackApi, type FakeSlackApi, type SharedSlackFile } from '../fakes/fake-slack-api.ts';
 import { appMention, envelope, message, signBody, TEAM } from '../fakes/fake-slack-events.ts';
 import { createRemote, type RemoteFixture } from '../git/git-fixture.ts';
-import { waitFor, waitForStatus } from '../helpers/patchbay-fixture.ts';
+import { waitFor, waitForStatus } from '../helpers/wait-for.ts';
 import { solidPng, startImagesApp } from './images-app.ts';
 
 const BOT_TOKEN = 'xoxb-test-0000-bot';

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ModelMessage } from '../../src/models/model-provider.ts';
 import { createScriptedProvider, type ScriptedTurn } from '../../src/models/scripted-provider.ts';
 import { createRemote, git, type RemoteFixture } from '../git/git-fixture.ts';
-import { deliveriesWorked, waitFor, waitForStatus } from '../helpers/patchbay-fixture.ts';
+import { deliveriesWorked, waitFor, waitForStatus } from '../helpers/wait-for.ts';
 import { startFakeGitHub, type FakeGitHub } from '../fakes/fake-github.ts';
 import {
   installationCreatedEvent,

@@ -6,7 +6,8 @@ import { createScriptedProvider } from '../../src/models/scripted-provider.ts';
 import type { EventOf } from '../../src/core/events.ts';
 import type { Sandbox } from '../../sandbox/index.ts';
 import { listenOnLoopback } from '../fakes/loopback.ts';
-import { startTestPatchbay, waitFor, type PatchbayFixture } from '../helpers/patchbay-fixture.ts';
+import { startTestPatchbay, type PatchbayFixture } from '../helpers/patchbay-fixture.ts';
+import { waitFor } from '../helpers/wait-for.ts';
 
 // Everything here talks to loopback only: names that are refused are refused before any DNS, and
 // the one name that is resolved (localhost) resolves from /etc/hosts.

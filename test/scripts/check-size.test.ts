@@ -1,10 +1,10 @@
 import { execFile } from 'node:child_process';
-import { cp, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { overruns } from '../../scripts/check-size.ts';
+import { measureSource, overruns } from '../../scripts/check-size.ts';
 
 const run = promisify(execFile);
 const repo = join(import.meta.dirname, '../..');
@@ -57,12 +57,13 @@ describe('the size budget', () => {
   });
 
   it('fails when a function already over budget grows', async () => {
-    // The tree itself has no debt left, so the test puts a file with an old long function on the
-    // debt list, as the baseline held such files while they were being split.
+    // The test puts a file with an old long function on the debt list, as the baseline holds such
+    // files while they are being split.
     const path = 'src/core/old-debt.ts';
     const entry = { functionLines: [120] };
     await writeFile(join(root, path), longFunction('old', 100));
-    await writeFile(join(root, 'scripts/size-budget/baseline.json'), JSON.stringify({ [path]: entry }));
+    const baseline = JSON.parse(await readFile(join(root, 'scripts/size-budget/baseline.json'), 'utf8'));
+    await writeFile(join(root, 'scripts/size-budget/baseline.json'), JSON.stringify({ ...baseline, [path]: entry }));
     expect((await check(root)).code).toBe(0);
     // Replace the file by one whose only long function is one line longer than the baseline allows.
     await writeFile(join(root, path), longFunction('grown', entry.functionLines[0]! + 1));
@@ -70,6 +71,31 @@ describe('the size budget', () => {
     expect(result.code).toBe(1);
     expect(result.stderr).toContain(`${path}: a function of`);
     expect(result.stderr).toContain(`(budget ${entry.functionLines[0]}; split it into named steps)`);
+  });
+
+  it('fails on an 81-line component whose body is one JSX return, and on an 81-line function of comments', async () => {
+    const jsx = `export function Wide() {\n  return (\n    <div>\n${'      <p>line</p>\n'.repeat(75)}    </div>\n  );\n}\n`;
+    await writeFile(join(root, 'web/src/views/wide.tsx'), jsx);
+    const commented = `export function said(): number {\n${'  // why\n'.repeat(78)}  return 1;\n}\n`;
+    await writeFile(join(root, 'src/core/said.ts'), commented);
+    const result = await check(root);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('web/src/views/wide.tsx: a function of 81 lines');
+    expect(result.stderr).toContain('src/core/said.ts: a function of 81 lines');
+  });
+
+  it('counts physical lines: a file by its lines, a function from its first line to its last, nested ones too', () => {
+    const source = [
+      'export class Store {', //           1
+      '  get(id: string) {', //            2  method: lines 2-6
+      '    const pick = (x: string) =>', // 3  arrow: lines 3-4
+      '      x.trim();', //                4
+      '    return pick(id);', //           5
+      '  }', //                            6
+      '}', //                              7
+      '',
+    ].join('\n');
+    expect(measureSource('store.ts', source)).toEqual({ fileLines: 7, functionLines: [5, 2] });
   });
 
   it('compares the longest functions of a file pairwise with the baseline', () => {

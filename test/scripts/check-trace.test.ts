@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { codeOf, declares, names, parseTraces, staleNames } from '../../scripts/check-trace.ts';
 
-const doc = (steps: string) => `# Doc\n\n<!-- trace: demo -->\n${steps}\n<!-- end trace -->\n`;
+const doc = (steps: string) => `# Doc\n\n<!-- trace: demo; from: /hooks -->\n${steps}\n<!-- end trace -->\n`;
 const files: Record<string, string> = {
-  'src/a.ts': 'export function start(): void {\n  new Runner().runOnce();\n}\nconst store = { create() {} };\n',
+  'src/a.ts':
+    "app.post('/hooks', start);\nexport function start(): void {\n  new Runner().runOnce();\n}\nconst store = { create() {} };\n",
   'src/c.ts': 'export const later = 1;\n',
   'src/b.ts': 'export class Runner {\n  async runOnce(): Promise<void> {}\n}\nexport type Plan = { steps: number };\n',
 };
@@ -27,10 +28,10 @@ describe('the trace check', () => {
     ]);
   });
 
-  it('names a missing file and a trace over ten files', () => {
-    const steps = Array.from({ length: 11 }, (_, i) => `${i + 1}. \`src/f${i}.ts\``).join('\n');
+  it('names a missing file and a trace that opens more files than the limit', () => {
+    const steps = Array.from({ length: 29 }, (_, i) => `${i + 1}. \`src/f${i}.ts\``).join('\n');
     const found = staleNames(parseTraces(doc(steps)), () => '');
-    expect(found).toContain('trace "demo" spans 11 files (at most 10)');
+    expect(found).toContain('trace "demo" opens 29 files (at most 28)');
     expect(staleNames(parseTraces(doc('1. `src/gone.ts`: `start`')), read)).toContain(
       'trace "demo" line 4: src/gone.ts does not exist',
     );
@@ -43,6 +44,7 @@ describe('the trace check', () => {
       ),
     );
     expect(staleNames(traces, read)).toEqual([
+      'trace "demo" line 4: starts at none of src/b.ts: none serves /hooks',
       'trace "demo" line 5: `start` is named in none of src/b.ts (the steps before)',
       'trace "demo" line 6: says a hop is not followable',
       'trace "demo" line 6: `later` is named in none of src/b.ts, src/a.ts (the steps before)',
@@ -53,17 +55,23 @@ describe('the trace check', () => {
     expect(names('restart();', 'start')).toBe(false);
   });
 
-  it('counts a file a hop passes through, named by its full path in plain text, without counting it as a stop', () => {
-    const through: Record<string, string> = { ...files, 'src/via.ts': 'import { later } from "./c.ts";\nlater;\n' };
-    const traces = parseTraces(
-      doc(
-        '1. `src/a.ts`: `start` calls src/via.ts.\n2. `src/c.ts`: `later`.\n3. `src/b.ts`: `Plan`, through src/gone.ts.',
-      ),
-    );
-    expect(traces[0]!.steps[0]!.via).toEqual(['src/via.ts']);
-    expect(staleNames(traces, (path) => through[path])).toEqual([
-      'trace "demo" line 6: src/gone.ts does not exist',
-      'trace "demo" line 6: `Plan` is named in none of src/a.ts, src/via.ts, src/c.ts, src/gone.ts (the steps before)',
+  it('fails a step that names a file in prose only, by its path or its name', () => {
+    const traces = parseTraces(doc('1. `src/a.ts`: `start` calls src/via.ts.\n2. `src/b.ts`: `Runner`, then c.ts.'));
+    expect(traces[0]!.steps[0]!.prose).toEqual(['src/via.ts']);
+    expect(staleNames(traces, read)).toEqual([
+      'trace "demo" line 4: names src/via.ts in prose only (a file the reader opens goes in backticks, where it is checked and counted)',
+      'trace "demo" line 5: names c.ts in prose only (a file the reader opens goes in backticks, where it is checked and counted)',
+    ]);
+  });
+
+  it('fails a trace that does not start at its route', () => {
+    const fromElsewhere = parseTraces(doc('1. `src/b.ts`: `Runner`.'));
+    expect(staleNames(fromElsewhere, read)).toEqual([
+      'trace "demo" line 4: starts at none of src/b.ts: none serves /hooks',
+    ]);
+    const noRoute = parseTraces('<!-- trace: demo -->\n1. `src/a.ts`: `start`.\n<!-- end trace -->\n');
+    expect(staleNames(noRoute, read)).toEqual([
+      'trace "demo" says no route it starts from (`<!-- trace: name; from: /path -->`)',
     ]);
   });
 

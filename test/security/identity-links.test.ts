@@ -5,7 +5,7 @@ import { startFakeGitHub, type FakeGitHub } from '../fakes/fake-github.ts';
 import { startFakeSlackApi, type FakeSlackApi } from '../fakes/fake-slack-api.ts';
 import { envelope, message, signBody } from '../fakes/fake-slack-events.ts';
 import { startGitHubPatchbay, type GitHubPatchbay } from '../github/github-fixture.ts';
-import { waitFor } from '../helpers/patchbay-fixture.ts';
+import { waitFor } from '../helpers/wait-for.ts';
 
 const BOT_TOKEN = 'xoxb-identity-links-bot';
 const SIGNING_SECRET = 'identity-links-signing-secret';

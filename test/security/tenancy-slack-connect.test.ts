@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { teamAllowed } from '../../integrations/slack/slack-teams.ts';
 import { loadConfig } from '../../src/config.ts';
 import { appMention, blockAction, envelope, message, TEAM } from '../fakes/fake-slack-events.ts';
-import { waitFor } from '../helpers/patchbay-fixture.ts';
+import { waitFor } from '../helpers/wait-for.ts';
 import { startSlackFixture, type SlackFixture } from '../slack/slack-fixture.ts';
 
 const PARTNER = 'T0PARTNER1';

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { ReceivedDelivery } from '../../src/core/delivery-interpreter.ts';
-import { ArrivalClock, GroupCommitInbox } from '../../src/sessions/delivery-inbox.ts';
-import { meaningKey } from '../../src/sessions/inbound-delivery-store.ts';
+import { ArrivalClock, GroupCommitInbox } from '../../src/sessions/inbound/delivery-inbox.ts';
+import { meaningKey } from '../../src/sessions/inbound/inbound-delivery-store.ts';
 
 /**
  * The inbox's group commit without a database: a store whose inserts stay under way until the

@@ -8,7 +8,7 @@ import { loadConfig } from '../../src/config.ts';
 import { startPatchbay } from '../../src/main.ts';
 import { buildIntegrations } from '../../src/wire-integrations.ts';
 import { startFakeLinear } from '../fakes/linear/fake-linear.ts';
-import { deliveriesWorked } from '../helpers/patchbay-fixture.ts';
+import { deliveriesWorked } from '../helpers/wait-for.ts';
 import { createTestDatabase } from '../helpers/test-database.ts';
 
 /**

@@ -1,8 +1,8 @@
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createEventBus, type EventBus, type EventNotice } from '../../src/sessions/event-bus.ts';
-import { createSessionStore, type SessionStore } from '../../src/sessions/session-store.ts';
-import { waitFor } from '../helpers/patchbay-fixture.ts';
+import { createEventBus, type EventBus, type EventNotice } from '../../src/sessions/notify/event-bus.ts';
+import { createSessionStore, type SessionStore } from '../../src/sessions/store/session-store.ts';
+import { waitFor } from '../helpers/wait-for.ts';
 import { createTestDatabase } from '../helpers/test-database.ts';
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.ts';
 

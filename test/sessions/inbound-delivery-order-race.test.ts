@@ -2,8 +2,8 @@ import { sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ReceivedDelivery } from '../../src/core/delivery-interpreter.ts';
-import { meaningKey, PgInboundDeliveryStore } from '../../src/sessions/inbound-delivery-store.ts';
-import { waitFor } from '../helpers/patchbay-fixture.ts';
+import { meaningKey, PgInboundDeliveryStore } from '../../src/sessions/inbound/inbound-delivery-store.ts';
+import { waitFor } from '../helpers/wait-for.ts';
 import { createTestDatabase } from '../helpers/test-database.ts';
 
 /**

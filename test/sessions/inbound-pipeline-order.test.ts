@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DeliveryInterpreter } from '../../src/core/delivery-interpreter.ts';
-import type { InboundPipeline } from '../../src/sessions/inbound-pipeline.ts';
-import { waitFor } from '../helpers/patchbay-fixture.ts';
+import type { InboundPipeline } from '../../src/sessions/inbound/inbound-pipeline.ts';
+import { waitFor } from '../helpers/wait-for.ts';
 import { startTestPipeline } from '../helpers/test-pipeline.ts';
 
 /**

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Actor } from '../../src/core/actor.ts';
-import { createOutcomeStore, pullKeyOfUrl } from '../../src/sessions/outcome-store.ts';
-import { createSessionStore, type SessionStore } from '../../src/sessions/session-store.ts';
+import { createOutcomeStore, pullKeyOfUrl } from '../../src/sessions/harness-stores/outcome-store.ts';
+import { createSessionStore, type SessionStore } from '../../src/sessions/store/session-store.ts';
 import type { OutcomeLedger } from '../../src/core/pull-outcome.ts';
 import { createTestDatabase, databaseTargets } from '../helpers/test-database.ts';
 

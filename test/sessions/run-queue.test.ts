@@ -7,9 +7,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
 import { startPatchbay } from '../../src/main.ts';
 import { createScriptedProvider } from '../../src/models/scripted-provider.ts';
-import { createRunQueue } from '../../src/sessions/run-queue.ts';
+import { createRunQueue } from '../../src/sessions/worker/run-queue.ts';
 import { createRemote, type RemoteFixture } from '../git/git-fixture.ts';
-import { waitFor } from '../helpers/patchbay-fixture.ts';
+import { waitFor } from '../helpers/wait-for.ts';
 import { createTestDatabase } from '../helpers/test-database.ts';
 
 const log = pino({ level: 'silent' });

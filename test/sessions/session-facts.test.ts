@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { SessionEvent } from '../../src/core/events.ts';
-import { factsOf } from '../../src/sessions/session-facts.ts';
+import { factsOf } from '../../src/sessions/store/session-facts.ts';
 import { verdict } from '../helpers/scripted-verifier.ts';
 
 const t0 = new Date('2026-03-01T00:00:00Z');

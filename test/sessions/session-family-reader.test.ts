@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Actor } from '../../src/core/actor.ts';
-import { createSessionFamily } from '../../src/sessions/session-family-reader.ts';
-import { createSessionStore, type SessionStore } from '../../src/sessions/session-store.ts';
+import { createSessionFamily } from '../../src/sessions/store/session-family-reader.ts';
+import { createSessionStore, type SessionStore } from '../../src/sessions/store/session-store.ts';
 import { createTestDatabase } from '../helpers/test-database.ts';
 
 const alice: Actor = { source: 'web', id: 'alice', name: 'Alice' };

@@ -1,8 +1,8 @@
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Actor } from '../../src/core/actor.ts';
-import { createSessionService } from '../../src/sessions/session-service.ts';
-import { createSessionStore, type SessionStore } from '../../src/sessions/session-store.ts';
+import { createSessionService } from '../../src/sessions/inbound/session-service.ts';
+import { createSessionStore, type SessionStore } from '../../src/sessions/store/session-store.ts';
 import { createTestDatabase } from '../helpers/test-database.ts';
 
 const alice: Actor = { source: 'slack', id: 'U1', name: 'Alice' };

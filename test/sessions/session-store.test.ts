@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Actor } from '../../src/core/actor.ts';
-import { createSessionStore, type SessionStore } from '../../src/sessions/session-store.ts';
+import { createSessionStore, type SessionStore } from '../../src/sessions/store/session-store.ts';
 import { createTestDatabase, databaseTargets } from '../helpers/test-database.ts';
 
 const alice: Actor = { source: 'web', id: 'alice', name: 'Alice', email: 'alice@example.com' };

@@ -2,10 +2,10 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ThreadReplier, ThreadUpdate } from '../../src/core/thread-replier.ts';
 import type { Actor } from '../../src/core/actor.ts';
-import { createEventBus, type EventBus } from '../../src/sessions/event-bus.ts';
-import { createSessionStore, type SessionStore } from '../../src/sessions/session-store.ts';
-import { startThreadNotifier } from '../../src/sessions/thread-notifier.ts';
-import { waitFor } from '../helpers/patchbay-fixture.ts';
+import { createEventBus, type EventBus } from '../../src/sessions/notify/event-bus.ts';
+import { createSessionStore, type SessionStore } from '../../src/sessions/store/session-store.ts';
+import { startThreadNotifier } from '../../src/sessions/notify/thread-notifier.ts';
+import { waitFor } from '../helpers/wait-for.ts';
 import { createTestDatabase } from '../helpers/test-database.ts';
 
 const alice: Actor = { source: 'slack', id: 'U1', name: 'Alice' };

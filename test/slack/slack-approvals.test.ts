@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { appMention, blockAction, envelope } from '../fakes/fake-slack-events.ts';
 import type { ModelMessage } from '../../src/models/model-provider.ts';
 import type { ScriptedTurn } from '../../src/models/scripted-provider.ts';
-import { waitFor, waitForStatus } from '../helpers/patchbay-fixture.ts';
+import { waitFor, waitForStatus } from '../helpers/wait-for.ts';
 import { startSlackFixture, waitForPost, type SlackFixture } from './slack-fixture.ts';
 
 const CHANNEL = 'C123ABC456';

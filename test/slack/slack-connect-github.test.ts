@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { appMention, envelope, message } from '../fakes/fake-slack-events.ts';
-import { waitFor } from '../helpers/patchbay-fixture.ts';
+import { waitFor } from '../helpers/wait-for.ts';
 import { startSlackFixture, type SlackFixture } from './slack-fixture.ts';
 
 describe('"connect github" in Slack', () => {

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeSlackApi, type FakeSlackApi } from '../fakes/fake-slack-api.ts';
 import { appMention, envelope, signBody } from '../fakes/fake-slack-events.ts';
-import { waitFor } from '../helpers/patchbay-fixture.ts';
+import { waitFor } from '../helpers/wait-for.ts';
 import { createTestDatabase } from '../helpers/test-database.ts';
 import { BOT_TOKEN, SIGNING_SECRET, users } from './slack-fixture.ts';
 import { removeDataDir } from '../sandbox/sandbox-test-helpers.ts';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { appMention, envelope, signBody } from '../fakes/fake-slack-events.ts';
-import { waitFor, waitForStatus } from '../helpers/patchbay-fixture.ts';
+import { waitFor, waitForStatus } from '../helpers/wait-for.ts';
 import { SIGNING_SECRET, startSlackFixture, waitForPost, type SlackFixture } from './slack-fixture.ts';
 
 const CHANNEL = 'C123ABC456';

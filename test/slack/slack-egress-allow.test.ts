@@ -2,7 +2,7 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { authorize, type EgressBlock } from '../../sandbox/egress-authorize.ts';
 import { appMention, blockAction, envelope, message } from '../fakes/fake-slack-events.ts';
-import { waitFor, waitForStatus } from '../helpers/patchbay-fixture.ts';
+import { waitFor, waitForStatus } from '../helpers/wait-for.ts';
 import { assistantTurns, startSlackFixture, type SlackFixture } from './slack-fixture.ts';
 
 const CHANNEL = 'C123ABC456';

@@ -5,7 +5,7 @@ import { createSlackReplier } from '../../integrations/slack/slack-replier.ts';
 import { createSlackStore } from '../../integrations/slack/slack-store.ts';
 import type { SessionEvent, StoredEvent } from '../../src/core/events.ts';
 import type { FamilyMember } from '../../src/core/session-family.ts';
-import { createSessionStore } from '../../src/sessions/session-store.ts';
+import { createSessionStore } from '../../src/sessions/store/session-store.ts';
 import { startFakeSlackApi, type FakeSlackApi } from '../fakes/fake-slack-api.ts';
 import { createTestDatabase } from '../helpers/test-database.ts';
 

@@ -1,5 +1,6 @@
 import { createRemote, type RemoteFixture } from '../git/git-fixture.ts';
-import { startTestPatchbay, waitFor, type PatchbayFixture } from '../helpers/patchbay-fixture.ts';
+import { startTestPatchbay, type PatchbayFixture } from '../helpers/patchbay-fixture.ts';
+import { waitFor } from '../helpers/wait-for.ts';
 import { expect } from 'vitest';
 import { DEFAULT_CHANNELS, startFakeSlackApi, type FakeSlackApi } from '../fakes/fake-slack-api.ts';
 import { signBody, TEAM } from '../fakes/fake-slack-events.ts';

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { git } from '../git/git-fixture.ts';
 import { appMention, blockAction, envelope, message } from '../fakes/fake-slack-events.ts';
-import { waitFor, waitForStatus } from '../helpers/patchbay-fixture.ts';
+import { waitFor, waitForStatus } from '../helpers/wait-for.ts';
 import { assistantTurns, startSlackFixture, waitForPost, type SlackFixture } from './slack-fixture.ts';
 
 const CHANNEL = 'C123ABC456';

@@ -3,11 +3,11 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSlackReplier } from '../../integrations/slack/slack-replier.ts';
 import { createSlackStore } from '../../integrations/slack/slack-store.ts';
-import { createEventBus, type EventBus } from '../../src/sessions/event-bus.ts';
-import { createSessionStore, type SessionStore } from '../../src/sessions/session-store.ts';
-import { startThreadNotifier } from '../../src/sessions/thread-notifier.ts';
+import { createEventBus, type EventBus } from '../../src/sessions/notify/event-bus.ts';
+import { createSessionStore, type SessionStore } from '../../src/sessions/store/session-store.ts';
+import { startThreadNotifier } from '../../src/sessions/notify/thread-notifier.ts';
 import { startFakeSlackApi, type FakeSlackApi } from '../fakes/fake-slack-api.ts';
-import { waitFor } from '../helpers/patchbay-fixture.ts';
+import { waitFor } from '../helpers/wait-for.ts';
 import { createTestDatabase } from '../helpers/test-database.ts';
 
 const BOT_TOKEN = 'xoxb-test-refresh';

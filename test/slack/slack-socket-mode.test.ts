@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { appMention, envelope } from '../fakes/fake-slack-events.ts';
 import { startFakeSlackSocket, type FakeSlackSocket } from '../fakes/fake-slack-socket.ts';
-import { deliveriesWorked, waitFor } from '../helpers/patchbay-fixture.ts';
+import { deliveriesWorked, waitFor } from '../helpers/wait-for.ts';
 import { startSlackFixture, waitForPost, type SlackFixture } from './slack-fixture.ts';
 
 const CHANNEL = 'C123ABC456';

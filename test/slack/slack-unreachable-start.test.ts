@@ -10,7 +10,7 @@ import { startPatchbay, type Patchbay } from '../../src/main.ts';
 import { createScriptedProvider } from '../../src/models/scripted-provider.ts';
 import { buildIntegrations } from '../../src/wire-integrations.ts';
 import { startFakeSlackApi, type FakeSlackApi } from '../fakes/fake-slack-api.ts';
-import { waitFor } from '../helpers/patchbay-fixture.ts';
+import { waitFor } from '../helpers/wait-for.ts';
 import { createTestDatabase } from '../helpers/test-database.ts';
 
 const BOT_TOKEN = 'xoxb-unreachable-start-0001';

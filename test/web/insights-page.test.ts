@@ -4,7 +4,7 @@ import type { InsightsReport } from '../../src/api/insights-report.ts';
 import type { EventOf } from '../../src/core/events.ts';
 import type { ModelMessage } from '../../src/models/model-provider.ts';
 import { createScriptedProvider, type ScriptedTurn } from '../../src/models/scripted-provider.ts';
-import { createOutcomeStore } from '../../src/sessions/outcome-store.ts';
+import { createOutcomeStore } from '../../src/sessions/harness-stores/outcome-store.ts';
 import { createGitHubClient } from '../../integrations/github/github-client.ts';
 import { createGitHubStore } from '../../integrations/github/github-store.ts';
 import { backfillOutcomes } from '../../integrations/github/outcome-tracker.ts';
@@ -13,7 +13,7 @@ import { pullActions } from '../fakes/fake-github-outcomes.ts';
 import { issueCommentEvent, sendWebhook } from '../fakes/fake-github-webhooks.ts';
 import { createRemote, git, type RemoteFixture } from '../git/git-fixture.ts';
 import { startGitHubPatchbay, webhookSecret, type GitHubPatchbay } from '../github/github-fixture.ts';
-import { deliveriesWorked, waitFor, waitForStatus } from '../helpers/patchbay-fixture.ts';
+import { deliveriesWorked, waitFor, waitForStatus } from '../helpers/wait-for.ts';
 import { passingVerdict, scriptedVerifier, verdict } from '../helpers/scripted-verifier.ts';
 import { launchChromium, openPage, screenshotDir, type Browser } from './chromium.ts';
 

@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ModelMessage } from '../../src/models/model-provider.ts';
 import { createScriptedProvider, type ScriptedTurn } from '../../src/models/scripted-provider.ts';
 import { createRemote, type RemoteFixture } from '../git/git-fixture.ts';
-import { startTestPatchbay, waitFor, waitForStatus, type PatchbayFixture } from '../helpers/patchbay-fixture.ts';
+import { startTestPatchbay, type PatchbayFixture } from '../helpers/patchbay-fixture.ts';
+import { waitFor, waitForStatus } from '../helpers/wait-for.ts';
 import { launchChromium, openPage, type Browser } from './chromium.ts';
 
 const PUBLISH = 'echo once >> published.txt; npm publish >/dev/null 2>&1; true';

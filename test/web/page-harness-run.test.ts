@@ -4,7 +4,8 @@ import type { RepoKnowledge } from '../../src/api/api-types.ts';
 import type { ModelMessage } from '../../src/models/model-provider.ts';
 import { createScriptedProvider, type ScriptedTurn } from '../../src/models/scripted-provider.ts';
 import { createRemote, type RemoteFixture } from '../git/git-fixture.ts';
-import { startTestPatchbay, waitForStatus, type PatchbayFixture } from '../helpers/patchbay-fixture.ts';
+import { startTestPatchbay, type PatchbayFixture } from '../helpers/patchbay-fixture.ts';
+import { waitForStatus } from '../helpers/wait-for.ts';
 import { launchChromium, openPage, screenshotDir, type Browser } from './chromium.ts';
 
 const token = 'browser-harness-token-0123456789';

@@ -8,7 +8,8 @@ import {
   type FakeAnthropic,
 } from '../fakes/fake-anthropic.ts';
 import { createRemote, git, type RemoteFixture } from '../git/git-fixture.ts';
-import { startTestPatchbay, waitFor, waitForStatus, type PatchbayFixture } from '../helpers/patchbay-fixture.ts';
+import { startTestPatchbay, type PatchbayFixture } from '../helpers/patchbay-fixture.ts';
+import { waitFor, waitForStatus } from '../helpers/wait-for.ts';
 import { launchChromium, openPage, screenshotDir, type Browser } from './chromium.ts';
 
 /** A gate the test opens: the fake model holds its stream at it. */

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createScriptedProvider } from '../../../src/models/scripted-provider.ts';
 import type { ModelMessage } from '../../../src/models/model-provider.ts';
-import { answerApproval } from '../../../src/sessions/approval-answer.ts';
-import { queueExpiredApprovals } from '../../../src/sessions/approval-expiry.ts';
+import { answerApproval } from '../../../src/sessions/inbound/approval-answer.ts';
+import { queueExpiredApprovals } from '../../../src/sessions/worker/approval-expiry.ts';
 import { alice, bob, createRunnerFixture, type RunnerFixture } from './runner-fixture.ts';
 
 /** Writes a line to published.txt each time it really runs; `npm publish` makes it a held command. */

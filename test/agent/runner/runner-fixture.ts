@@ -10,7 +10,7 @@ import { createDefaultTools } from '../../../src/agent/default-tools.ts';
 import { createToolRegistry } from '../../../src/agent/tool-registry.ts';
 import type { Actor } from '../../../src/core/actor.ts';
 import type { ModelMessage, ModelProvider } from '../../../src/models/model-provider.ts';
-import { createSessionStore, type SessionStore } from '../../../src/sessions/session-store.ts';
+import { createSessionStore, type SessionStore } from '../../../src/sessions/store/session-store.ts';
 import { createTestDatabase } from '../../helpers/test-database.ts';
 import { removeDataDir } from '../../sandbox/sandbox-test-helpers.ts';
 

@@ -1,10 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRemote, type RemoteFixture } from '../../git/git-fixture.ts';
-import { startTestPatchbay, waitFor, waitForStatus, type PatchbayFixture } from '../../helpers/patchbay-fixture.ts';
+import { startTestPatchbay, type PatchbayFixture } from '../../helpers/patchbay-fixture.ts';
+import { waitFor, waitForStatus } from '../../helpers/wait-for.ts';
 import type { FakeModal } from '../../fakes/modal/fake-modal.ts';
 import { startFakeModalForSdk } from '../../fakes/modal/fake-modal-sdk.ts';
 import { changelogModel, changelogRequester, expectChangelogPushed } from '../../harness/changelog-scenario.ts';
-import { createRunLeases, type RunLease } from '../../../src/sessions/run-leases.ts';
+import { createRunLeases, type RunLease } from '../../../src/sessions/worker/run-leases.ts';
 
 /**
  * On Modal a take-over gets the session's sandbox only through the run lease: a worker whose lease

@@ -4,13 +4,14 @@ import { join } from 'node:path';
 import { status as grpcStatus } from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRemote, git, type RemoteFixture } from '../../git/git-fixture.ts';
-import { startTestPatchbay, waitFor, waitForStatus, type PatchbayFixture } from '../../helpers/patchbay-fixture.ts';
+import { startTestPatchbay, type PatchbayFixture } from '../../helpers/patchbay-fixture.ts';
+import { waitFor, waitForStatus } from '../../helpers/wait-for.ts';
 import type { FakeModal } from '../../fakes/modal/fake-modal.ts';
 import { startFakeModalForSdk } from '../../fakes/modal/fake-modal-sdk.ts';
 import { createScriptedProvider } from '../../../src/models/scripted-provider.ts';
 import { changelogModel, changelogRequester, expectChangelogPushed } from '../../harness/changelog-scenario.ts';
 import { checkpointWork } from '../../../src/harness/checkpoint/checkpoint-work.ts';
-import { createCheckpointStore } from '../../../src/sessions/pg-checkpoint-store.ts';
+import { createCheckpointStore } from '../../../src/sessions/harness-stores/pg-checkpoint-store.ts';
 
 const MiB = 1024 * 1024;
 const sha256 = (data: Uint8Array) => createHash('sha256').update(data).digest('hex');

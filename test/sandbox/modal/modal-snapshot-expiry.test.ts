@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRemote, git, type RemoteFixture } from '../../git/git-fixture.ts';
-import { startTestPatchbay, waitFor, waitForStatus } from '../../helpers/patchbay-fixture.ts';
+import { startTestPatchbay } from '../../helpers/patchbay-fixture.ts';
+import { waitFor, waitForStatus } from '../../helpers/wait-for.ts';
 import type { FakeModal } from '../../fakes/modal/fake-modal.ts';
 import { startFakeModalForSdk } from '../../fakes/modal/fake-modal-sdk.ts';
 import { createScriptedProvider } from '../../../src/models/scripted-provider.ts';
