@@ -15,7 +15,7 @@ import { issueCommentEvent, sendWebhook } from '../fakes/fake-github-webhooks.ts
 import { startFakeSlackApi, type FakeSlackApi } from '../fakes/fake-slack-api.ts';
 import { appMention, blockAction, envelope, signBody, TEAM } from '../fakes/fake-slack-events.ts';
 import { createRemote, type RemoteFixture } from '../git/git-fixture.ts';
-import { waitFor, waitForStatus } from '../helpers/patchbay-fixture.ts';
+import { waitFor, waitForStatus } from '../helpers/wait-for.ts';
 import { passingVerdict, scriptedVerifier } from '../helpers/scripted-verifier.ts';
 import { createTestDatabase } from '../helpers/test-database.ts';
 
