@@ -56,15 +56,14 @@ export function createGitHubReplier(deps: {
   ): Promise<void> {
     const commentId = await comments.commentId(request, signal);
     const bot = await client.identity();
-    const { step, blocked, refused, queue } = view.seen;
+    const { step, queue } = view.seen;
     const subtasks = renderSubtasks(view.children, { repo: view.session.repo, pageUrl: pageUrlOf(context) });
     const subtaskQuestions = openSubtaskQuestions(view.seen.questions ?? [], view.children);
     const body = renderProgress({
       session: view.session,
       ...(step && { step }),
       ...(view.prUrl && { prUrl: view.prUrl }),
-      ...(blocked && blocked.length > 0 && { blocked }),
-      ...(refused && refused.length > 0 && { refused }),
+      ...refusalsOf(view.seen),
       ...(queue && { queue }),
       ...(subtasks && { subtasks }),
       ...(subtaskQuestions.length > 0 && { subtaskQuestions }),
@@ -109,6 +108,12 @@ export function createGitHubReplier(deps: {
       return { state };
     },
   };
+}
+
+/** The hosts and repositories refused since the request, those there are. */
+function refusalsOf(seen: ReplyState): Pick<ProgressView, 'blocked' | 'refused'> {
+  const { blocked, refused } = seen;
+  return { ...(blocked && blocked.length > 0 && { blocked }), ...(refused && refused.length > 0 && { refused }) };
 }
 
 /** What the thread has seen of its request after a batch: the batch's news, else what it saw before. */

@@ -113,10 +113,8 @@ export function createSlackReplier(deps: {
           await replyApproval({ post, update, store, thread, posts, events }, event);
         } else if (event.type === 'egress-blocked' || event.type === 'egress-allowed') {
           await replyEgress({ post, update, store, thread, posts }, event);
-        } else if (event.type === 'repo-refused') {
-          await post(thread, posts, `refused:${stored.seq}`, { text: `⊘ ${repoRefusedNotice(event)}` });
-        } else if (event.type === 'queue-waiting' || event.type === 'queue-started') {
-          await post(thread, posts, `queue:${stored.seq}`, { text: queueNotice(event) });
+        } else if (isPlainNotice(event)) {
+          await post(thread, posts, ...plainNotice(event, stored.seq));
         } else if (event.type === 'ui-screenshots' && deps.screenshots) {
           await uploadScreenshotsOnce({ ...deps.screenshots, store, log: deps.log }, thread, posts, event);
         } else if (event.type === 'ci-failed') {
@@ -197,6 +195,20 @@ function stepAfter(stored: StoredEvent, step: string): string {
     default:
       return step;
   }
+}
+
+type PlainNotice = EventOf<'queue-waiting' | 'queue-started' | 'repo-refused'>;
+
+/** Events the thread hears as a message of their own: where it stands in line, a repository refused to it. */
+function isPlainNotice(event: StoredEvent['event']): event is PlainNotice {
+  return event.type === 'queue-waiting' || event.type === 'queue-started' || event.type === 'repo-refused';
+}
+
+/** A plain notice's post: its key (once per event) and its text. */
+function plainNotice(event: PlainNotice, seq: number): [string, SlackText] {
+  return event.type === 'repo-refused'
+    ? [`refused:${seq}`, { text: `⊘ ${repoRefusedNotice(event)}` }]
+    : [`queue:${seq}`, { text: queueNotice(event) }];
 }
 
 function describeInput(name: string, input: unknown): string {
