@@ -8,6 +8,7 @@ import type { OutcomeLedger } from '../src/core/pull-outcome.ts';
 import type { DeliveryInbox, DeliveryInterpreter } from '../src/core/delivery-interpreter.ts';
 import type { GitCredentials, Publisher } from '../src/core/publisher.ts';
 import type { RepositoryScout } from '../src/core/repository-scout.ts';
+import type { RepoAccess } from '../src/core/repo-access.ts';
 import type { SessionLookup } from '../src/core/session-lookup.ts';
 import type { SessionFamily } from '../src/core/session-family.ts';
 import type { ThreadReplier } from '../src/core/thread-replier.ts';
@@ -68,6 +69,8 @@ export type IntegrationModule = {
   gitCredentials?: GitCredentials;
   /** Reads a repository's recent pull requests for its unwritten rules (issue 40). */
   scout?: RepositoryScout;
+  /** Whether a session's requester may have work done on a repository it gives credentials for (issue 36). */
+  repoAccess?: RepoAccess;
   /** A way to sign in to the web page this integration offers (GitHub sign-in). */
   pageSignIn?: PageSignInProvider;
 };

@@ -202,9 +202,10 @@ async function startRoles(config: Config, options: StartOptions, parts: RootPart
   // Each integration offers its hooks by name; the harness gets every one of a kind, in order.
   const publishers = modules.flatMap((m) => (m.publisher ? [m.publisher] : []));
   const gitCredentials = modules.flatMap((m) => (m.gitCredentials ? [m.gitCredentials] : []));
+  const repoAccess = modules.flatMap((m) => (m.repoAccess ? [m.repoAccess] : []));
   const interpreters = modules.flatMap((m) => (m.interpreter ? [m.interpreter] : []));
   const scouts = modules.flatMap((m) => (m.scout ? [m.scout] : []));
-  const workerDeps = { ...parts, queue, bus, publishers, gitCredentials, scouts };
+  const workerDeps = { ...parts, queue, bus, publishers, gitCredentials, scouts, repoAccess };
   if (options.work && parts.sandboxes) await startWorker(config, { ...workerDeps, sandboxes: parts.sandboxes });
   const setupImageRefresher = parts.modal && startSetupImageRefresher(config, parts.modal, workerDeps);
   const conversationsHere = options.conversations ?? true;

@@ -71,21 +71,7 @@ export function createGitHubClient(deps: {
     },
   });
 
-  async function installationId(repo: RepoRef): Promise<number> {
-    const known = await store.installationFor(repo);
-    if (known !== undefined) return known;
-    try {
-      const { data } = await app.octokit.request('GET /repos/{owner}/{repo}/installation', {
-        owner: repo.owner,
-        repo: repo.repo,
-      });
-      return data.id;
-    } catch (error) {
-      throw new PatchbayError('unauthorized', `The GitHub App is not installed on ${repo.owner}/${repo.repo}`, {
-        cause: error,
-      });
-    }
-  }
+  const installationId = (repo: RepoRef) => installationOf(app, store, repo);
 
   return {
     app,
@@ -109,6 +95,8 @@ export function createGitHubClient(deps: {
     },
 
     installationId,
+    /** The installation covering a repository; undefined when the App is not installed on it. */
+    coveringInstallation: (repo: RepoRef) => coveringInstallation(app, store, repo),
 
     async forRepo(repo: RepoRef): Promise<PatchbayOctokit> {
       return (await app.getInstallationOctokit(await installationId(repo))) as unknown as PatchbayOctokit;
@@ -140,6 +128,32 @@ export function createGitHubClient(deps: {
       return gitBasicAuthEnv(deps.gitUrl, 'x-access-token', token);
     },
   };
+}
+
+/** The installation covering a repository; undefined when GitHub says the App is not installed there (404). */
+async function coveringInstallation(app: App, store: GitHubStore, repo: RepoRef): Promise<number | undefined> {
+  const known = await store.installationFor(repo);
+  if (known !== undefined) return known;
+  try {
+    const { data } = await app.octokit.request('GET /repos/{owner}/{repo}/installation', {
+      owner: repo.owner,
+      repo: repo.repo,
+    });
+    return data.id;
+  } catch (error) {
+    if ((error as { status?: unknown }).status === 404) return undefined;
+    throw error;
+  }
+}
+
+/** The installation covering a repository, or an `unauthorized` error saying the App is not installed there. */
+async function installationOf(app: App, store: GitHubStore, repo: RepoRef): Promise<number> {
+  const notInstalled = `The GitHub App is not installed on ${repo.owner}/${repo.repo}`;
+  const id = await coveringInstallation(app, store, repo).catch((error: unknown) => {
+    throw new PatchbayError('unauthorized', notInstalled, { cause: error });
+  });
+  if (id === undefined) throw new PatchbayError('unauthorized', notInstalled);
+  return id;
 }
 
 /** Patchbay's Octokit for one GitHub: its URL, its log in pino, and how it waits out rate limits. */

@@ -8,6 +8,7 @@ import type { GitHubConfig } from './github-env.ts';
 import { createGitHubReplier } from './github-replier.ts';
 import { createPublisher } from './github-publish.ts';
 import { createRepositoryScout } from './github-scout.ts';
+import { createGitHubRepoAccess } from './github-repo-access.ts';
 import { oauthStartLink, PAGE_SIGN_IN_PATH } from './github-oauth-routes.ts';
 import { githubRoutes } from './github-routes.ts';
 import { createGitHubStore } from './github-store.ts';
@@ -101,6 +102,7 @@ export async function createGitHubModule(
     publisher,
     scout,
     gitCredentials: { name: 'github', gitEnv: (repo) => client.gitEnv(repo) },
+    repoAccess: createGitHubRepoAccess({ client, store, gitUrl: config.gitUrl }),
   };
 }
 

@@ -16,7 +16,7 @@ import { renderSubtasks } from './render-subtasks.ts';
  * What the replier remembers of a thread between batches: the request it shows, what it saw last,
  * and the questions asked in the thread since the request that were not answered in it.
  */
-type ReplyState = Pick<ProgressView, 'step' | 'blocked' | 'queue'> & {
+type ReplyState = Pick<ProgressView, 'step' | 'blocked' | 'refused' | 'queue'> & {
   requestId?: number;
   questions?: { id: string; text: string }[];
 };
@@ -56,14 +56,14 @@ export function createGitHubReplier(deps: {
   ): Promise<void> {
     const commentId = await comments.commentId(request, signal);
     const bot = await client.identity();
-    const { step, blocked, queue } = view.seen;
+    const { step, queue } = view.seen;
     const subtasks = renderSubtasks(view.children, { repo: view.session.repo, pageUrl: pageUrlOf(context) });
     const subtaskQuestions = openSubtaskQuestions(view.seen.questions ?? [], view.children);
     const body = renderProgress({
       session: view.session,
       ...(step && { step }),
       ...(view.prUrl && { prUrl: view.prUrl }),
-      ...(blocked && blocked.length > 0 && { blocked }),
+      ...refusalsOf(view.seen),
       ...(queue && { queue }),
       ...(subtasks && { subtasks }),
       ...(subtaskQuestions.length > 0 && { subtaskQuestions }),
@@ -110,11 +110,18 @@ export function createGitHubReplier(deps: {
   };
 }
 
+/** The hosts and repositories refused since the request, those there are. */
+function refusalsOf(seen: ReplyState): Pick<ProgressView, 'blocked' | 'refused'> {
+  const { blocked, refused } = seen;
+  return { ...(blocked && blocked.length > 0 && { blocked }), ...(refused && refused.length > 0 && { refused }) };
+}
+
 /** What the thread has seen of its request after a batch: the batch's news, else what it saw before. */
 function seenAfter(previous: ReplyState, requestId: number, batch: ReturnType<typeof readBatch>): ReplyState {
   const sameRequest = previous.requestId === requestId;
   const step = batch.step ?? (sameRequest ? previous.step : undefined);
   const blocked = [...new Set([...(sameRequest ? (previous.blocked ?? []) : []), ...batch.blocked])];
+  const refused = [...new Set([...(sameRequest ? (previous.refused ?? []) : []), ...batch.refused])];
   const queue = batch.queue ?? (sameRequest ? previous.queue : undefined);
   const questions = [...(sameRequest ? (previous.questions ?? []) : []), ...batch.asked].filter(
     (q) => !batch.answered.includes(q.id),
@@ -123,6 +130,7 @@ function seenAfter(previous: ReplyState, requestId: number, batch: ReturnType<ty
     requestId,
     ...(step && { step }),
     ...(blocked.length > 0 && { blocked }),
+    ...(refused.length > 0 && { refused }),
     ...(queue && { queue }),
     ...(questions.length > 0 && { questions }),
   };

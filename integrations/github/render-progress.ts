@@ -3,6 +3,7 @@ import { describeToolCall } from '../../src/core/tool-call.ts';
 import type { StoredEvent } from '../../src/core/events.ts';
 import { modelWaitNotice } from '../../src/core/model-notice.ts';
 import { queueNotice } from '../../src/core/queue-notice.ts';
+import { repoRefusedNotice } from '../../src/core/repo-access.ts';
 import type { SessionRecord } from '../../src/core/session-record.ts';
 
 export type ProgressView = {
@@ -12,6 +13,8 @@ export type ProgressView = {
   prUrl?: string;
   /** Hosts the sandbox was refused (describeEgressBlock texts), shown so a person can allow them. */
   blocked?: string[];
+  /** Repositories refused to the agent since the request (repoRefusedNotice texts). */
+  refused?: string[];
   /**
    * The last waiting notice since the request: where it stands in line, that it started after
    * waiting, or that the model service is down and the run waits for it.
@@ -31,7 +34,8 @@ const settledStatuses = new Set(['completed', 'failed', 'cancelled', 'waiting'])
 export function renderProgress(view: ProgressView): string {
   const how = `reply \`${view.mention} allow <host> for this session\` (or \`for this repository\`)`;
   const note = egressBlockedNote(view.blocked ?? [], how);
-  const body = view.subtasks ? `${renderStatusBody(view)}\n\n${view.subtasks}` : renderStatusBody(view);
+  const status = view.subtasks ? `${renderStatusBody(view)}\n\n${view.subtasks}` : renderStatusBody(view);
+  const body = [status, ...(view.refused ?? []).map((r) => `> ⊘ ${r}`)].join('\n\n');
   return note ? `${body}\n\n> 🚫 ${note}` : body;
 }
 
@@ -95,6 +99,7 @@ function waitingForSubtasks(view: ProgressView, link: string): string {
 export function readBatch(events: StoredEvent[], startSeq: number, status: SessionRecord['status']) {
   let step: ProgressView['step'];
   const blocked: string[] = [];
+  const refused: string[] = [];
   let prUrl: string | undefined;
   let queue: string | undefined;
   let settled = false;
@@ -110,9 +115,19 @@ export function readBatch(events: StoredEvent[], startSeq: number, status: Sessi
     if (event.type === 'model-waiting') queue = modelWaitNotice(event);
     if (event.type === 'egress-blocked' && !blocked.includes(describeEgressBlock(event)))
       blocked.push(describeEgressBlock(event));
+    if (event.type === 'repo-refused') refused.push(repoRefusedNotice(event));
     if (event.type === 'status-changed' && event.to === status && settledStatuses.has(event.to)) settled = true;
   }
-  return { ...(step && { step }), ...(prUrl && { prUrl }), ...(queue && { queue }), blocked, settled, asked, answered };
+  return {
+    ...(step && { step }),
+    ...(prUrl && { prUrl }),
+    ...(queue && { queue }),
+    blocked,
+    refused,
+    settled,
+    asked,
+    answered,
+  };
 }
 
 function describeStep(step: { name: string; input: unknown }): string {

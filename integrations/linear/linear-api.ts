@@ -74,6 +74,8 @@ export type LinearApi = {
     candidates: { hostname: string; repositoryFullName: string }[],
   ): Promise<{ repositoryFullName: string; confidence: number }[]>;
   viewerId(): Promise<string>;
+  /** The GitHub account (numeric id) a person linked in Linear, or undefined when they linked none. */
+  gitHubUserId(userId: string): Promise<string | undefined>;
 };
 
 /**
@@ -135,6 +137,17 @@ export function createLinearApi(deps: {
         request<{ viewer: { id: string } }>('query patchbayViewer { viewer { id } }', {}),
       );
       return viewer.id;
+    },
+    async gitHubUserId(userId) {
+      const { user } = await call(
+        caller,
+        'user',
+        request<{ user: { gitHubUserId: string | null } }>(
+          'query patchbayUserGitHub($id: String!) { user(id: $id) { id gitHubUserId } }',
+          { id: userId },
+        ),
+      );
+      return user.gitHubUserId ?? undefined;
     },
   };
 }

@@ -17,7 +17,7 @@ import {
   noIssueActivity,
   post,
   start,
-  toActor,
+  requesterOf,
 } from './linear-steps.ts';
 import { taskFromEvent } from './linear-task.ts';
 import { withLinearUploads } from './linear-uploads.ts';
@@ -124,7 +124,7 @@ async function created(scope: EventScope): Promise<Interpreted> {
     issueIdentifier: issue?.identifier ?? issueId,
   });
   const thread: ThreadRef = { source: 'linear', agentSessionId, issueId };
-  const actor = toActor(event.agentSession.creator);
+  const actor = await requesterOf(api, event.agentSession.creator);
   const details = await api.issue(issueId).catch((error: unknown) => {
     scope.log.warn({ err: error }, 'could not read the issue from Linear; going on with the webhook alone');
     return undefined;

@@ -75,6 +75,21 @@ export const toActor = (user: { id: string; name: string; email?: string | undef
       }
     : { source: 'linear', id: 'unknown', name: 'A Linear user' };
 
+/**
+ * The person who started an agent session, with the GitHub account they linked in Linear: the
+ * repositories their session touches are checked against that account's access (issue 36). A
+ * person Linear does not know (no creator) has none.
+ */
+export async function requesterOf(
+  api: LinearApi,
+  user: { id: string; name: string; email?: string | undefined } | null | undefined,
+): Promise<Actor> {
+  const actor = toActor(user);
+  if (!user) return actor;
+  const githubId = await api.gitHubUserId(user.id);
+  return githubId && /^\d+$/.test(githubId) ? { ...actor, githubId } : actor;
+}
+
 /** Nothing for the session service, and why. */
 export const ignore = (reason: string): Interpreted => ({ kind: 'ignore', reason });
 

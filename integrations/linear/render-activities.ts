@@ -6,6 +6,7 @@ import type { SessionEvent, StoredEvent } from '../../src/core/events.ts';
 import { describeToolCall } from '../../src/core/tool-call.ts';
 import type { SessionRecord } from '../../src/core/session-record.ts';
 import type { Activity, PlanStep } from './linear-api.ts';
+import { repoRefusedNotice } from '../../src/core/repo-access.ts';
 
 /** Tools whose steps are noise in the Linear timeline: shown while they run, then replaced. */
 const noisyTools = new Set(['read_file', 'list_files', 'search', 'git_status', 'git_diff']);
@@ -122,6 +123,8 @@ function activityFor(event: SessionEvent, context: RenderContext): Activity | un
     case 'egress-blocked':
     case 'egress-allowed':
       return egressActivity(event);
+    case 'repo-refused':
+      return thought(repoRefusedNotice(event));
     case 'check-finished':
       return checkActivity(event, state);
     case 'verification-finished':

@@ -32,6 +32,7 @@ import {
   renderFamilyPulls,
   type SessionFamily,
 } from '../../src/core/session-family.ts';
+import { repoRefusedNotice } from '../../src/core/repo-access.ts';
 
 /** What we remember per thread between replies (besides the posts table). */
 type ReplyState = { step?: string; statusText?: string; blocked?: string[] };
@@ -113,10 +114,8 @@ export function createSlackReplier(deps: {
           await replyApproval({ post, update, store, thread, posts, events }, event);
         } else if (event.type === 'egress-blocked' || event.type === 'egress-allowed') {
           await replyEgress({ post, update, store, thread, posts }, event);
-        } else if (event.type === 'queue-waiting' || event.type === 'queue-started') {
-          await post(thread, posts, `queue:${stored.seq}`, { text: queueNotice(event) });
-        } else if (event.type === 'model-waiting') {
-          await post(thread, posts, `model-waiting:${stored.seq}`, { text: modelWaitNotice(event) });
+        } else if (isPlainNotice(event)) {
+          await post(thread, posts, ...plainNotice(event, stored.seq));
         } else if (event.type === 'ui-screenshots' && deps.screenshots) {
           await uploadScreenshotsOnce({ ...deps.screenshots, store, log: deps.log }, thread, posts, event);
         } else if (event.type === 'ci-failed') {
@@ -199,6 +198,25 @@ function stepAfter(stored: StoredEvent, step: string): string {
     default:
       return step;
   }
+}
+
+type PlainNotice = EventOf<'queue-waiting' | 'queue-started' | 'repo-refused' | 'model-waiting'>;
+
+/** Events the thread hears as a message of their own: where it stands in line, a repository refused to it, the model service down. */
+function isPlainNotice(event: StoredEvent['event']): event is PlainNotice {
+  return (
+    event.type === 'queue-waiting' ||
+    event.type === 'queue-started' ||
+    event.type === 'repo-refused' ||
+    event.type === 'model-waiting'
+  );
+}
+
+/** A plain notice's post: its key (once per event) and its text. */
+function plainNotice(event: PlainNotice, seq: number): [string, SlackText] {
+  if (event.type === 'repo-refused') return [`refused:${seq}`, { text: `⊘ ${repoRefusedNotice(event)}` }];
+  if (event.type === 'model-waiting') return [`model-waiting:${seq}`, { text: modelWaitNotice(event) }];
+  return [`queue:${seq}`, { text: queueNotice(event) }];
 }
 
 function describeInput(name: string, input: unknown): string {

@@ -4,7 +4,8 @@ import { modelWaitNotice } from '../core/model-notice.ts';
 import { queueNotice } from '../core/queue-notice.ts';
 import { describeEgressBlock } from '../core/egress-block.ts';
 import { egressAllowNotice } from '../core/egress-allow.ts';
-import type { StoredEvent } from '../core/events.ts';
+import { repoRefusedNotice } from '../core/repo-access.ts';
+import type { EventOf, StoredEvent } from '../core/events.ts';
 import { describeToolCall } from '../core/tool-call.ts';
 import { describeGate } from '../core/evidence.ts';
 
@@ -85,13 +86,27 @@ export function renderEvent({ event }: StoredEvent): string | undefined {
     case 'model-waiting':
       return `  ${modelWaitNotice(event)}`;
     case 'subtasks-spawned':
-      return `  sub-tasks started: ${event.children.map((c) => `${c.index}. ${c.title} (${c.branch})`).join('; ')}`;
     case 'subtask-ended':
-      return `  sub-task ${event.index} ${event.status}`;
+    case 'repo-refused':
+      return subtaskLine(event);
     default: {
       const _never: never = event;
       return _never;
     }
+  }
+}
+
+/** The sub-tasks a call started, one that ended, or a repository refused to them (issue 36). */
+function subtaskLine(event: EventOf<'subtasks-spawned' | 'subtask-ended' | 'repo-refused'>): string {
+  switch (event.type) {
+    case 'subtasks-spawned':
+      return `  sub-tasks started: ${event.children.map((c) => `${c.index}. ${c.title} (${c.branch})`).join('; ')}`;
+    case 'subtask-ended':
+      return `  sub-task ${event.index} ${event.status}`;
+    case 'repo-refused':
+      return `  ⊘ ${repoRefusedNotice(event)}`;
+    default:
+      return event satisfies never;
   }
 }
 

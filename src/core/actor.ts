@@ -7,6 +7,11 @@ export const Actor = z.object({
   name: z.string().min(1),
   email: z.string().email().optional(),
   githubLogin: z.string().min(1).optional(),
+  /**
+   * The GitHub account (its numeric id) another service says is this person's: Linear's linked
+   * account. Their access to a repository is checked as that account's (issue 36).
+   */
+  githubId: z.string().regex(/^\d+$/).optional(),
 });
 export type Actor = z.infer<typeof Actor>;
 

@@ -294,6 +294,11 @@ export const SessionEvent = z.discriminatedUnion('type', [
       }),
     ),
   }),
+  /**
+   * A repository the agent named (a sub-task's) was refused before anything was cloned or read
+   * there: the requester may not have work done on it (issue 36). Once per call and repository.
+   */
+  z.object({ type: z.literal('repo-refused'), repo: z.string(), reason: z.string() }),
   /** A child session of this one ended (on the parent's log, once per child and call). */
   z.object({
     type: z.literal('subtask-ended'),

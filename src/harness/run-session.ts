@@ -5,6 +5,7 @@ import { commitIdentity } from '../core/actor.ts';
 import { describeGate, publishedGate } from '../core/evidence.ts';
 import type { LivePublisher } from '../core/live-events.ts';
 import { firstGitEnv, type GitCredentials, type Publisher } from '../core/publisher.ts';
+import type { RepoAccess } from '../core/repo-access.ts';
 import type { RunLog } from '../core/run-log.ts';
 import type { SessionRecord } from '../core/session-record.ts';
 import {
@@ -48,6 +49,7 @@ import { pauseForModel } from './model-pause.ts';
 import { loadSessionKnowledge, warnUnknownPrices } from './session-knowledge.ts';
 import { routeSession } from './session-route.ts';
 import { subtaskSpawner, type SubtaskDeps } from './session-subtasks.ts';
+import { authorizeSessionRepo } from './repo-authorization.ts';
 import { recordScreenshots, screenshotsSection, takeSessionScreenshots } from './screenshots/session-screenshots.ts';
 import {
   acquireSandbox,
@@ -76,6 +78,8 @@ export type HarnessDeps = {
   publicUrl?: string;
   /** Credentials for the host's network git calls, asked in order; the first that has some for a repo wins. */
   gitCredentials?: readonly GitCredentials[];
+  /** Asked in order whether the requester may have work done on a repository, before its clone or sub-task (issue 36). */
+  repoAccess?: readonly RepoAccess[];
   /** Called in order after a push (the GitHub integration opens or updates the pull request). */
   publishers?: readonly Publisher[];
   /** Repo knowledge, setup, checks, verifier and budgets. Without it a finished run is pushed unchecked. */
@@ -115,6 +119,8 @@ export async function runSession(sessionId: string, deps: HarnessDeps, signal: A
   if (!session) return;
   let sandbox: Sandbox | undefined;
   try {
+    // Before the sandbox, the mirror and the clone (issue 36); the failure tells the thread why.
+    await authorizeSessionRepo(session, deps, signal);
     // Inside the try: a sandbox that cannot be had is a failure with a reason, not a silent retry loop.
     sandbox = await acquireSandbox(session, deps);
     const prepared = await ensureWorkspace(session, deps, sandbox, signal);

@@ -7,6 +7,7 @@ import { isTerminal } from '../core/session-status.ts';
 import type { NewChild, SubtaskLine, SubtaskSpec, SubtaskStore } from '../core/subtasks.ts';
 import { branchDiff } from '../git/branch-diff.ts';
 import { isValidBranchName } from '../git/branch-name.ts';
+import { refusedEvents, refusedRepos } from './repo-authorization.ts';
 import type { SessionRun } from './session-run.ts';
 
 /** What the harness needs to fan a session out (HarnessDeps.subtasks). */
@@ -28,6 +29,8 @@ export function subtaskSpawner(run: SessionRun): SubtaskSpawner | undefined {
     async spawn(call, tasks) {
       const planned = planChildren(run, subtasks.repoBases, tasks);
       if ('refused' in planned) return { kind: 'refused', message: planned.refused };
+      const refusal = await refuseRepos(run, call.id, planned.children);
+      if (refusal) return { kind: 'refused', message: refusal };
       const spawned: EventOf<'subtasks-spawned'> = {
         type: 'subtasks-spawned',
         callId: call.id,
@@ -56,6 +59,25 @@ export function subtaskSpawner(run: SessionRun): SubtaskSpawner | undefined {
       return { kind: 'ended', content: reports.join('\n\n') };
     },
   };
+}
+
+/**
+ * Issue 36: every repository the agent named for a sub-task is checked against the requester's
+ * own access before any child exists, so nothing is cloned, pushed or read there. A refusal
+ * starts none of the call's sub-tasks; the threads hear which repository was refused and why
+ * (`repo-refused`), and the agent gets the same as its call's result.
+ */
+async function refuseRepos(run: SessionRun, callId: string, children: NewChild[]): Promise<string | undefined> {
+  const named = children.map((c) => c.repo).filter((repo) => repo !== run.session.repo);
+  const refused = await refusedRepos(run.session, named, run.deps, run.signal);
+  if (refused.length === 0) return undefined;
+  await run.deps.store.commitStep(run.session.id, { events: refusedEvents(refused, callId) });
+  run.log.warn({ callId, refused: refused.map((r) => r.repo) }, 'sub-task repositories refused');
+  const lines = refused.map(({ repo, reason }) => {
+    const indexes = children.filter((c) => c.repo === repo).map((c) => c.index);
+    return `Sub-task ${indexes.join(', ')} names ${repo}, which I may not work on: ${reason}.`;
+  });
+  return `${lines.join('\n')}\nNo sub-task was started and nothing was cloned there. Leave that repository out (tell the person it needs someone with write access there), or do the work in this repository.`;
 }
 
 /** The children a call asks for, or why none is started: a repository that is not one. */

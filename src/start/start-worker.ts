@@ -12,6 +12,7 @@ import type { Config } from '../config.ts';
 import type { RepositoryScout } from '../core/repository-scout.ts';
 import { ScoutPasses } from '../harness/knowledge/scout-passes.ts';
 import { firstGitEnv, type GitCredentials, type Publisher } from '../core/publisher.ts';
+import type { RepoAccess } from '../core/repo-access.ts';
 import { bringBranches } from '../git/subtask-branches.ts';
 import type { KnowledgeStore } from '../harness/knowledge/knowledge-store.ts';
 import type { EventBus } from '../sessions/notify/event-bus.ts';
@@ -48,6 +49,8 @@ export type WorkerDeps = {
   gitCredentials: GitCredentials[];
   /** Every integration's repository scout (issue 40). */
   scouts: RepositoryScout[];
+  /** Every integration's check of a requester's access to a repository (issue 36). */
+  repoAccess: RepoAccess[];
   restarts: RestartRecovery;
   log: Logger;
   shutdown: Shutdown;
@@ -106,6 +109,7 @@ export async function startWorker(config: Config, deps: WorkerDeps): Promise<Ses
       },
       publishers: deps.publishers,
       gitCredentials: deps.gitCredentials,
+      repoAccess: deps.repoAccess,
       checkpoints: { store: createCheckpointStore(database.db), maxBytes: config.worker.checkpointMaxBytes },
       approvals: config.approvals,
       subtasks: {

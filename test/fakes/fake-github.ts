@@ -887,6 +887,24 @@ export async function startFakeGitHub(
         const shown = status === 'completed' || status === null ? list : [];
         return send(res, 200, { total_count: shown.length, check_runs: shown.map(checkRunJson) });
       }
+      case 'users/get-by-id': {
+        // GitHub's account ids are stable across renames; any token may read a public profile.
+        const u = [...users.values()].find((x) => x.id === num('account_id'));
+        if (!u) return refuse(req, res, 404, 'Not Found');
+        // GitHub's documented public-user example, with this user's login, id and links.
+        const template = structuredClone(specExamples['public-user-default-response']!.value) as Record<
+          string,
+          unknown
+        >;
+        return send(res, 200, {
+          ...template,
+          ...u,
+          node_id: `U_${u.id}`,
+          url: `http://${req.headers.host}/api/v3/users/${u.login}`,
+          html_url: `${htmlBase()}/${u.login}`,
+          user_view_type: 'public',
+        });
+      }
       case 'users/get-authenticated': {
         if (auth!.kind !== 'user') return refuse(req, res, 403, 'Resource not accessible by integration');
         const u = users.get(auth!.login)!;

@@ -56,6 +56,12 @@ describe('the GitHub progress comment of a session with sub-tasks', () => {
     expect((await sendWebhook(`${app.url}/github/webhooks`, webhookSecret, 'issue_comment', payload)).status).toBe(202);
     const parent = await waitFor(() => app.store.findByThread(issueThread), 'the session');
     await waitFor(async () => progress()?.body.startsWith('🔄 Working on it.'), 'the comment of a running session');
+    // The run's steps before its first model turn (access check, workspace, knowledge) are written
+    // before the parent's log is taken as settled below: the turn itself takes the whole test.
+    await waitFor(
+      async () => (await app.store.events(parent.id, { types: ['autonomy-set'] })).length > 0,
+      'the parent at its first turn',
+    );
 
     const requester: Actor = { source: 'github', id: 'alice', name: 'alice' };
     const children = [

@@ -10,6 +10,7 @@ import { queueNotice } from '../../src/core/queue-notice.ts';
 import { approvalNotice } from '../../src/core/approval-notice.ts';
 import { autonomyNotice } from '../../src/core/autonomy.ts';
 import { egressAllowNotice } from '../../src/core/egress-allow.ts';
+import { repoRefusedNotice } from '../../src/core/repo-access.ts';
 import { approvalTone } from './approval-state.ts';
 
 export type Note = { tone: 'info' | 'good' | 'bad'; text: string; link?: { href: string; label: string } };
@@ -40,6 +41,7 @@ const noteTypes = [
   'plan-approved',
   'egress-allowed',
   'egress-revoked',
+  'repo-refused',
 ] as const;
 
 /** An event the timeline shows as a note. */
@@ -93,6 +95,8 @@ export function noteOf(event: NoteEvent): Note {
     case 'egress-allowed':
     case 'egress-revoked':
       return { tone: event.type === 'egress-allowed' ? 'good' : 'info', text: egressAllowNotice(event) };
+    case 'repo-refused':
+      return { tone: 'bad', text: repoRefusedNotice(event) };
     default:
       return progressNote(event);
   }

@@ -88,6 +88,7 @@ export function agentSessionCreated(
   },
 ) {
   const team = fake.teams.get(input.issue.teamId)!;
+  fake.knowUser(input.creator);
   const now = new Date().toISOString();
   const root = input.thread
     ? {

@@ -242,7 +242,15 @@ export async function startFakeLinear(
     };
   }
 
+  /** Linear users by id; `gitHubUserId` is the GitHub account a person linked in Linear (a numeric id). */
+  const users = new Map<string, { id: string; name: string; gitHubUserId: string | null }>();
+
   const root = {
+    user: ({ id }: { id: string }) => {
+      const user = users.get(id);
+      if (!user) throw new Refusal(`Entity not found: User ${id}`, 'entity not found');
+      return user;
+    },
     agentActivityCreate: activityCreate,
     agentSessionUpdate: sessionUpdate,
     issueUpdate,
@@ -413,6 +421,14 @@ export async function startFakeLinear(
     sessions,
     issues,
     teams,
+    /** A person of the workspace, with the GitHub account they linked in Linear's settings, if any. */
+    addUser(user: { id: string; name: string; gitHubUserId?: number }) {
+      users.set(user.id, { id: user.id, name: user.name, gitHubUserId: user.gitHubUserId?.toString() ?? null });
+    },
+    /** A person a webhook names becomes a user of the workspace (without a linked GitHub account), unless known. */
+    knowUser(user: { id: string; name: string }) {
+      if (!users.has(user.id)) users.set(user.id, { id: user.id, name: user.name, gitHubUserId: null });
+    },
     addTeam(team: FakeTeam): FakeTeam {
       teams.set(team.id, team);
       return team;
