@@ -67,6 +67,14 @@ export interface GitHubUserTokensTable {
   updated_at: Timestamp;
 }
 
+/** What a repository's plan refuses, learnt from GitHub's answers (022): drafts on a private Free/Pro repository. */
+export interface GitHubRepoFeaturesTable {
+  /** owner/name, lower-case. */
+  full_name: string;
+  drafts: boolean;
+  learnt_at: Timestamp;
+}
+
 // --- Linear (007) ---
 
 /** An agent session Linear opened for Patchbay, and the Patchbay session it became. */

@@ -6,6 +6,7 @@ import type {
   GitHubInstallationReposTable,
   GitHubInstallationsTable,
   GitHubPullAutofixTable,
+  GitHubRepoFeaturesTable,
   GitHubRequestsTable,
   GitHubUserTokensTable,
   LinearAgentSessionsTable,
@@ -27,6 +28,8 @@ export interface Database {
   github_installation_repos: GitHubInstallationReposTable;
   github_requests: GitHubRequestsTable;
   github_user_tokens: GitHubUserTokensTable;
+  // what a repository's plan refuses (022)
+  github_repo_features: GitHubRepoFeaturesTable;
   linear_agent_sessions: LinearAgentSessionsTable;
   linear_installations: LinearInstallationsTable;
   // harness gates (006)

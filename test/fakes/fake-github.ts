@@ -130,6 +130,8 @@ type Repo = {
   installationId: number;
   gitDir: string;
   collaborators: Map<string, Permission>;
+  /** False for a private repository on the Free or Pro plan: GitHub refuses draft pull requests there. */
+  drafts: boolean;
 };
 
 export type FakeGitHub = Awaited<ReturnType<typeof startFakeGitHub>>;
@@ -167,6 +169,8 @@ export async function startFakeGitHub(
   const pulls: Pull[] = [];
   const issueReactions: { repo: string; number: number; content: string }[] = [];
   const refused: { method: string; path: string; status: number; message: string }[] = [];
+  /** Draft pull requests refused by a repository's plan (GitHub's 422, answered as GitHub does). */
+  const draftRefusals: { repo: string; head: string }[] = [];
   /** Operations answered with an error until cleared (an App that lost a permission, an outage). */
   const failures = new Map<string, { status: number; message: string }>();
   const workflowRuns: WorkflowRun[] = [];
@@ -450,6 +454,7 @@ export async function startFakeGitHub(
         throw new Error(`Could not resolve to a node with the global id of '${String(input.pullRequestId)}'`);
       if (!mayUse(auth, repo, 'pull_requests', 'write')) throw new Error('Resource not accessible by integration');
       if (p.state !== 'open') throw new Error('Pull request is closed');
+      if (draft && !repo.drafts) throw new Error('Draft pull requests are not supported in this repository.');
       if (p.draft === draft) throw new Error(draft ? 'Pull request is already a draft' : 'Pull request is not a draft');
       p.draft = draft;
       return {
@@ -800,6 +805,16 @@ export async function startFakeGitHub(
         const repoKey = key(repo!.owner, repo!.name);
         if (pulls.some((p) => p.repo === repoKey && p.head === head && p.state === 'open'))
           return refuse(req, res, 422, `A pull request already exists for ${repo!.owner}:${head}.`);
+        if (body!.draft === true && !repo!.drafts) {
+          // GitHub's answer on a private repository whose plan (Free, Pro) has no drafts: a plan's
+          // limit, not a malformed call, so it is listed apart from `refused`.
+          draftRefusals.push({ repo: repoKey, head });
+          return send(res, 422, {
+            message: 'Draft pull requests are not supported in this repository.',
+            documentation_url: 'https://docs.github.com/rest/pulls/pulls#create-a-pull-request',
+            status: '422',
+          });
+        }
         await hooks.beforePullCreate?.({ gitDir: repo!.gitDir, head, base });
         if ((await commitsAhead(repo!, base, head)) === 0) {
           // GitHub's answer for a head with nothing its base lacks. Not a refusal of a malformed call.
@@ -999,6 +1014,7 @@ export async function startFakeGitHub(
     gitUrl: `http://127.0.0.1:${port}`,
     root,
     refused,
+    draftRefusals,
     calls,
     hooks,
     issuedTokens,
@@ -1102,9 +1118,14 @@ export async function startFakeGitHub(
         installationId,
         gitDir,
         collaborators: new Map(Object.entries(collaborators)),
+        drafts: true,
       };
       repos.set(key(owner, name), repo);
       return repo;
+    },
+    /** Makes a repository private on the Free plan: GitHub refuses draft pull requests on it from now on. */
+    privateOnFreePlan(owner: string, name: string): void {
+      repos.get(key(owner, name))!.drafts = false;
     },
     /** A unique id, as GitHub gives reviews, commits statuses and check runs. */
     nextId: () => nextId++,
