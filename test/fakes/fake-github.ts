@@ -8,12 +8,12 @@ import {
   randomUUID,
   type KeyObject,
 } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { serveGit } from './fake-github-git.ts';
+import { serveGit, workflowsHook } from './fake-github-git.ts';
 import { loadGitHubSpec } from './fake-github-openapi.ts';
 import { runGitHubGraphQL } from './fake-github-graphql.ts';
 import { listenOnLoopback } from './loopback.ts';
@@ -979,6 +979,8 @@ export async function startFakeGitHub(
       pathInfo: `/${repo.gitDir.slice(root.length + 1)}${m[3]}`,
       query: url.search.slice(1),
       remoteUser: user,
+      // What the token may do, for the repository's pre-receive rules (workflow files).
+      env: { FAKE_GITHUB_WORKFLOWS: auth!.kind === 'installation' ? (auth!.permissions.workflows ?? 'none') : 'none' },
     });
   }
 
@@ -1111,6 +1113,8 @@ export async function startFakeGitHub(
       await run('git', ['clone', '--bare', '--quiet', source, gitDir], {
         env: { PATH: '/usr/bin:/bin', HOME: '/nonexistent', GIT_CONFIG_NOSYSTEM: '1' },
       });
+      await writeFile(join(gitDir, 'hooks', 'pre-receive'), workflowsHook);
+      await chmod(join(gitDir, 'hooks', 'pre-receive'), 0o755);
       const repo: Repo = {
         owner,
         name,
