@@ -75,6 +75,12 @@ export interface GitHubRepoFeaturesTable {
   learnt_at: Timestamp;
 }
 
+/** Where the next look for lost webhook deliveries starts (022): one row, id 'app'. */
+export interface GitHubDeliverySweepTable {
+  id: string;
+  since: ColumnType<Date, Date, Date>;
+}
+
 // --- Linear (007) ---
 
 /** An agent session Linear opened for Patchbay, and the Patchbay session it became. */

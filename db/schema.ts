@@ -5,6 +5,7 @@ import type {
   GitHubCiFailuresTable,
   GitHubInstallationReposTable,
   GitHubInstallationsTable,
+  GitHubDeliverySweepTable,
   GitHubPullAutofixTable,
   GitHubRepoFeaturesTable,
   GitHubRequestsTable,
@@ -30,6 +31,7 @@ export interface Database {
   github_user_tokens: GitHubUserTokensTable;
   // what a repository's plan refuses (022)
   github_repo_features: GitHubRepoFeaturesTable;
+  github_delivery_sweep: GitHubDeliverySweepTable;
   linear_agent_sessions: LinearAgentSessionsTable;
   linear_installations: LinearInstallationsTable;
   // harness gates (006)

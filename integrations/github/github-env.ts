@@ -25,6 +25,8 @@ export const githubEnvSchema = z.object({
   WEB_SIGNIN_GITHUB_ORG: optional(
     z.string().regex(/^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})$/, 'must be an organization login'),
   ),
+  /** Seconds between looks for webhook deliveries that never reached Patchbay (redelivered through the App's API). */
+  GITHUB_REDELIVERY_SECONDS: z.preprocess(emptyAsUndefined, z.coerce.number().positive().default(300)),
   /** Key for secrets stored at rest (users' GitHub tokens): at least 32 characters. */
   PATCHBAY_SECRET_KEY: optional(z.string().min(32, 'must be at least 32 characters')),
 });
@@ -43,6 +45,8 @@ export type GitHubConfig = {
   secretKey?: string;
   draft: boolean;
   triggerLabel: string;
+  /** Between looks for lost webhook deliveries. */
+  redeliveryIntervalMs: number;
 };
 
 /**
@@ -101,5 +105,6 @@ export function githubConfigFromEnv(e: GitHubEnv): GitHubConfig | undefined {
     ...(e.PATCHBAY_SECRET_KEY && { secretKey: e.PATCHBAY_SECRET_KEY }),
     draft: e.GITHUB_PR_DRAFT === 'true',
     triggerLabel: e.GITHUB_TRIGGER_LABEL,
+    redeliveryIntervalMs: e.GITHUB_REDELIVERY_SECONDS * 1000,
   };
 }

@@ -331,6 +331,20 @@ export class GitHubStore {
       .execute();
   }
 
+  /** Where the next look for lost webhook deliveries starts (see DeliverySweep); undefined before the first. */
+  async deliveriesSince(): Promise<Date | undefined> {
+    const row = await this.#db.selectFrom('github_delivery_sweep').select('since').executeTakeFirst();
+    return row?.since;
+  }
+
+  async saveDeliveriesSince(since: Date) {
+    await this.#db
+      .insertInto('github_delivery_sweep')
+      .values({ id: 'app', since })
+      .onConflict((oc) => oc.column('id').doUpdateSet({ since }))
+      .execute();
+  }
+
   /** Whether CI failures start follow-ups on this pull request (on unless someone said `autofix off`). */
   async autofix(owner: string, repo: string, number: number): Promise<boolean> {
     const row = await this.#db

@@ -14,6 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { serveGit, workflowsHook } from './fake-github-git.ts';
+import { createHookDeliveries } from './fake-github-deliveries.ts';
 import { loadGitHubSpec } from './fake-github-openapi.ts';
 import { runGitHubGraphQL } from './fake-github-graphql.ts';
 import { listenOnLoopback } from './loopback.ts';
@@ -195,6 +196,7 @@ export async function startFakeGitHub(
   }[] = [];
   const graphqlCalls: { operations: string[]; as: string }[] = [];
   let nextId = 1000;
+  const deliveries = createHookDeliveries(() => nextId++);
   const oauthClient = { id: 'Iv1.fakeclient', secret: 'fake-client-secret' };
   /** Something another actor does on GitHub at a given moment (a merge queue merging the branch). */
   const hooks: {
@@ -521,6 +523,8 @@ export async function startFakeGitHub(
     if (!who) return refuse(req, res, 401, 'Requires authentication');
     if ('error' in who) return refuse(req, res, 401, who.error);
     const appOnly = [
+      'apps/list-webhook-deliveries',
+      'apps/redeliver-webhook-delivery',
       'apps/get-authenticated',
       'apps/list-installations',
       'apps/create-installation-access-token',
@@ -576,6 +580,17 @@ export async function startFakeGitHub(
           permissions: APP_PERMISSIONS,
           events: [],
         });
+      case 'apps/list-webhook-deliveries': {
+        const page = deliveries.list(
+          Number(url.searchParams.get('per_page') ?? 30),
+          url.searchParams.get('cursor'),
+          new URL(`${htmlBase()}${req.url}`),
+        );
+        if (page.link) res.setHeader('link', page.link);
+        return send(res, 200, page.items);
+      }
+      case 'apps/redeliver-webhook-delivery':
+        return deliveries.redeliver(num('delivery_id')) ? send(res, 202, {}) : refuse(req, res, 404, 'Not Found');
       case 'apps/list-installations': {
         const ids = [...new Set([...repos.values()].map((r) => r.installationId))];
         const ownerOf = (id: number) => [...repos.values()].find((r) => r.installationId === id)!.owner;
@@ -1017,6 +1032,8 @@ export async function startFakeGitHub(
     root,
     refused,
     draftRefusals,
+    /** The App's webhook as GitHub delivers it, with its delivery log (GET /app/hook/deliveries). */
+    deliveries,
     calls,
     hooks,
     issuedTokens,
