@@ -56,24 +56,7 @@ export function createGitHubClient(deps: {
     ...(deps.oauth && { oauth: deps.oauth }),
   });
 
-  let appInfo: Promise<AppInfo> | undefined;
-  /** GET /app, once it answers: the bot's handle and what the App was granted. */
-  function readApp(options: { retries?: number } = {}): Promise<AppInfo> {
-    appInfo ??= app.octokit
-      .request('GET /app', { ...(options.retries !== undefined && { request: { retries: options.retries } }) })
-      .then(({ data }) => {
-        const slug = data?.slug;
-        if (!slug)
-          throw new PatchbayError(
-            'config_invalid',
-            'GET /app returned no slug: check GITHUB_APP_ID and the private key',
-          );
-        const identity = { slug, login: `${slug}[bot]`, mention: `@${slug}` };
-        return { identity, permissions: (data.permissions ?? {}) as Record<string, string | undefined> };
-      });
-    appInfo.catch(() => (appInfo = undefined));
-    return appInfo;
-  }
+  const readApp = appReader(app);
 
   const tokens = createExpiringTokenCache({
     async mint(key) {
@@ -157,6 +140,27 @@ export function createGitHubClient(deps: {
       const { token } = await tokens.get(`${id}:${repo.owner}/${repo.repo}`);
       return gitBasicAuthEnv(deps.gitUrl, 'x-access-token', token);
     },
+  };
+}
+
+/** GET /app, asked once it answers (again after a failure): the bot's handle and what the App was granted. */
+function appReader(app: App): (options?: { retries?: number }) => Promise<AppInfo> {
+  let appInfo: Promise<AppInfo> | undefined;
+  return (options = {}) => {
+    appInfo ??= app.octokit
+      .request('GET /app', { ...(options.retries !== undefined && { request: { retries: options.retries } }) })
+      .then(({ data }) => {
+        const slug = data?.slug;
+        if (!slug)
+          throw new PatchbayError(
+            'config_invalid',
+            'GET /app returned no slug: check GITHUB_APP_ID and the private key',
+          );
+        const identity = { slug, login: `${slug}[bot]`, mention: `@${slug}` };
+        return { identity, permissions: (data.permissions ?? {}) as Record<string, string | undefined> };
+      });
+    appInfo.catch(() => (appInfo = undefined));
+    return appInfo;
   };
 }
 
