@@ -67,6 +67,20 @@ export interface GitHubUserTokensTable {
   updated_at: Timestamp;
 }
 
+/** What a repository's plan refuses, learnt from GitHub's answers (022): drafts on a private Free/Pro repository. */
+export interface GitHubRepoFeaturesTable {
+  /** owner/name, lower-case. */
+  full_name: string;
+  drafts: boolean;
+  learnt_at: Timestamp;
+}
+
+/** Where the next look for lost webhook deliveries starts (022): one row, id 'app'. */
+export interface GitHubDeliverySweepTable {
+  id: string;
+  since: ColumnType<Date, Date, Date>;
+}
+
 // --- Linear (007) ---
 
 /** An agent session Linear opened for Patchbay, and the Patchbay session it became. */

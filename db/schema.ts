@@ -5,7 +5,9 @@ import type {
   GitHubCiFailuresTable,
   GitHubInstallationReposTable,
   GitHubInstallationsTable,
+  GitHubDeliverySweepTable,
   GitHubPullAutofixTable,
+  GitHubRepoFeaturesTable,
   GitHubRequestsTable,
   GitHubUserTokensTable,
   LinearAgentSessionsTable,
@@ -27,6 +29,9 @@ export interface Database {
   github_installation_repos: GitHubInstallationReposTable;
   github_requests: GitHubRequestsTable;
   github_user_tokens: GitHubUserTokensTable;
+  // what a repository's plan refuses (022)
+  github_repo_features: GitHubRepoFeaturesTable;
+  github_delivery_sweep: GitHubDeliverySweepTable;
   linear_agent_sessions: LinearAgentSessionsTable;
   linear_installations: LinearInstallationsTable;
   // harness gates (006)

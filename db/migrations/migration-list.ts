@@ -22,6 +22,7 @@ import * as m018 from './018-session-artifacts.ts';
 import * as m019 from './019-attachment-sources.ts';
 import * as m020 from './020-glossary-names.ts';
 import * as m021 from './021-subtasks.ts';
+import * as m022 from './022-github-repo-features.ts';
 
 /** Migrations in order. Add new ones here; never edit one that has shipped. */
 export const migrationProvider: MigrationProvider = {
@@ -50,6 +51,7 @@ export const migrationProvider: MigrationProvider = {
       '019-attachment-sources': m019,
       '020-glossary-names': m020,
       '021-subtasks': m021,
+      '022-github-repo-features': m022,
     };
   },
 };

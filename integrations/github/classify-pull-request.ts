@@ -39,6 +39,7 @@ export function classifyPullRequest(payload: unknown, bot: BotIdentity): Classif
         number: pull.number,
         ...(pull.node_id && { nodeId: pull.node_id }),
         draft: pull.draft ?? false,
+        title: pull.title,
         headSha: pull.head.sha,
         body: pull.body ?? '',
         sender: { login: p.data.sender.login, id: p.data.sender.id },

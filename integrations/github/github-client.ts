@@ -29,6 +29,7 @@ export const PatchbayOctokit = Octokit.plugin(noRetryOnceAborted, retry, throttl
 export type PatchbayOctokit = InstanceType<typeof PatchbayOctokit>;
 
 export type BotIdentity = { slug: string; login: string; mention: string };
+type AppInfo = { identity: BotIdentity; permissions: Record<string, string | undefined> };
 
 export type GitHubClient = ReturnType<typeof createGitHubClient>;
 
@@ -55,7 +56,8 @@ export function createGitHubClient(deps: {
     ...(deps.oauth && { oauth: deps.oauth }),
   });
 
-  let identity: Promise<BotIdentity> | undefined;
+  const readApp = appReader(app);
+
   const tokens = createExpiringTokenCache({
     async mint(key) {
       const [installationId, fullName] = splitKey(key);
@@ -64,7 +66,7 @@ export function createGitHubClient(deps: {
         type: 'installation',
         installationId,
         repositoryNames: [repo],
-        permissions: { contents: 'write' },
+        permissions: await gitPermissions(),
         refresh: true,
       })) as { token: string; expiresAt: string };
       return { token: auth.token, expiresAt: new Date(auth.expiresAt) };
@@ -73,25 +75,24 @@ export function createGitHubClient(deps: {
 
   const installationId = (repo: RepoRef) => installationOf(app, store, repo);
 
+  /**
+   * What a git token asks for: contents, and workflows when the App has it (GitHub refuses a push
+   * that touches .github/workflows/ without it; see explainPushRefusal).
+   */
+  async function gitPermissions(): Promise<Record<string, 'write'>> {
+    const granted = await readApp()
+      .then((info) => info.permissions)
+      .catch(() => ({}) as Record<string, string | undefined>);
+    return { contents: 'write', ...(granted.workflows === 'write' && { workflows: 'write' }) };
+  }
+
   return {
     app,
     Client,
 
     /** The App's handle, from GET /app: `@<slug>`, comments as `<slug>[bot]`. */
     identity(options: { retries?: number } = {}): Promise<BotIdentity> {
-      identity ??= app.octokit
-        .request('GET /app', { ...(options.retries !== undefined && { request: { retries: options.retries } }) })
-        .then(({ data }) => {
-          const slug = data?.slug;
-          if (!slug)
-            throw new PatchbayError(
-              'config_invalid',
-              'GET /app returned no slug: check GITHUB_APP_ID and the private key',
-            );
-          return { slug, login: `${slug}[bot]`, mention: `@${slug}` };
-        });
-      identity.catch(() => (identity = undefined));
-      return identity;
+      return readApp(options).then((info) => info.identity);
     },
 
     installationId,
@@ -154,6 +155,27 @@ async function installationOf(app: App, store: GitHubStore, repo: RepoRef): Prom
   });
   if (id === undefined) throw new PatchbayError('unauthorized', notInstalled);
   return id;
+}
+
+/** GET /app, asked once it answers (again after a failure): the bot's handle and what the App was granted. */
+function appReader(app: App): (options?: { retries?: number }) => Promise<AppInfo> {
+  let appInfo: Promise<AppInfo> | undefined;
+  return (options = {}) => {
+    appInfo ??= app.octokit
+      .request('GET /app', { ...(options.retries !== undefined && { request: { retries: options.retries } }) })
+      .then(({ data }) => {
+        const slug = data?.slug;
+        if (!slug)
+          throw new PatchbayError(
+            'config_invalid',
+            'GET /app returned no slug: check GITHUB_APP_ID and the private key',
+          );
+        const identity = { slug, login: `${slug}[bot]`, mention: `@${slug}` };
+        return { identity, permissions: (data.permissions ?? {}) as Record<string, string | undefined> };
+      });
+    appInfo.catch(() => (appInfo = undefined));
+    return appInfo;
+  };
 }
 
 /** Patchbay's Octokit for one GitHub: its URL, its log in pino, and how it waits out rate limits. */

@@ -29,6 +29,8 @@ export const githubEnvSchema = z.object({
   GITHUB_SCOUT_PULLS: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(1).max(300).default(50)),
   /** Hours after which a repository's scouted rules are refreshed in the background. */
   GITHUB_SCOUT_MAX_AGE_HOURS: z.preprocess(emptyAsUndefined, z.coerce.number().positive().default(24)),
+  /** Seconds between looks for webhook deliveries that never reached Patchbay (redelivered through the App's API). */
+  GITHUB_REDELIVERY_SECONDS: z.preprocess(emptyAsUndefined, z.coerce.number().positive().default(300)),
   /** Key for secrets stored at rest (users' GitHub tokens): at least 32 characters. */
   PATCHBAY_SECRET_KEY: optional(z.string().min(32, 'must be at least 32 characters')),
 });
@@ -49,6 +51,8 @@ export type GitHubConfig = {
   triggerLabel: string;
   /** The scout (issue 40): closed pull requests read per pass, and when a pass is stale. */
   scout: { pulls: number; maxAgeHours: number };
+  /** Between looks for lost webhook deliveries. */
+  redeliveryIntervalMs: number;
 };
 
 /**
@@ -108,5 +112,6 @@ export function githubConfigFromEnv(e: GitHubEnv): GitHubConfig | undefined {
     draft: e.GITHUB_PR_DRAFT === 'true',
     triggerLabel: e.GITHUB_TRIGGER_LABEL,
     scout: { pulls: e.GITHUB_SCOUT_PULLS, maxAgeHours: e.GITHUB_SCOUT_MAX_AGE_HOURS },
+    redeliveryIntervalMs: e.GITHUB_REDELIVERY_SECONDS * 1000,
   };
 }

@@ -17,6 +17,10 @@ import { createGitHubInterpreter } from './github-interpreter.ts';
 import { ProgressComments } from './progress-comments.ts';
 import { createSecretBox, type SecretBox } from './secret-box.ts';
 import { OutcomeBackfill } from './outcome-tracker.ts';
+import { DeliverySweep } from './delivery-sweep.ts';
+
+/** The first look for lost deliveries ever made goes back a day (GitHub keeps them three). */
+const firstRedeliveryLookbackMs = 24 * 3600_000;
 
 /**
  * GitHub as a interpreter of Patchbay: webhooks in (mentions, reviews, the trigger label,
@@ -71,6 +75,13 @@ export async function createGitHubModule(
   });
   const scout = createRepositoryScout({ client, gitUrl: config.gitUrl, log, limits: { pulls: config.scout.pulls } });
   const outcomes = new OutcomeBackfill({ client, ledger: context.outcomes, log });
+  const sweep = new DeliverySweep({
+    client,
+    store,
+    log,
+    intervalMs: config.redeliveryIntervalMs,
+    firstLookbackMs: firstRedeliveryLookbackMs,
+  });
   const signInLink =
     config.oauth && box
       ? (actor: { source: string; id: string }) => oauthStartLink(box, context.publicUrl, actor)
@@ -93,8 +104,10 @@ export async function createGitHubModule(
     async start() {
       await checkApp(client, config.apiUrl, log);
       outcomes.start();
+      sweep.start();
     },
     async stop() {
+      await sweep.stop();
       await outcomes.stop();
       await interpreter.stop();
     },

@@ -7,7 +7,9 @@ import type { GitHubClient, PatchbayOctokit } from './github-client.ts';
 import { parseRepoUrl } from '../../src/core/repo-ref.ts';
 import type { GitHubStore } from './github-store.ts';
 import { pullRequestBody, pullRequestTitle, sessionMarker } from './render-pull-request.ts';
-import { renderEvidence, type GateDecision } from '../../src/core/evidence.ts';
+import { renderEvidence } from '../../src/core/evidence.ts';
+import { applyGate } from './publish-gate.ts';
+import { draftsRefused, markedTitle } from './pull-drafts.ts';
 import type { SecretBox } from './secret-box.ts';
 import type { SessionFamily } from '../../src/core/session-family.ts';
 import type { OutcomeLedger } from '../../src/core/pull-outcome.ts';
@@ -32,7 +34,7 @@ type PublishDeps = {
 };
 
 /** A pull request as publishing reads it; `ours` when Patchbay opened it (its description is Patchbay's). */
-type PublishedPull = { url: string; number: number; nodeId: string; draft: boolean; ours: boolean };
+type PublishedPull = { url: string; number: number; nodeId: string; draft: boolean; ours: boolean; title: string };
 
 /** What opening or updating one pull request reads. */
 type PullContext = {
@@ -110,6 +112,7 @@ async function publish(deps: PublishDeps, input: PublishInput): Promise<Publishe
       pr,
       gate: input.gate,
       sessionUrl,
+      store: deps.store,
       signal: input.signal,
       log: pull.log,
     });
@@ -166,7 +169,7 @@ async function asRequester(deps: PublishDeps, input: PublishInput, log: Logger):
 /** The branch's open pull request: its description rewritten when Patchbay opened it, else left alone. */
 async function updatePull(
   pull: PullContext,
-  existing: { number: number; html_url: string; node_id: string; draft?: boolean; body: string | null },
+  existing: { number: number; html_url: string; node_id: string; draft?: boolean; body: string | null; title: string },
 ): Promise<PublishedPull> {
   const ours = (existing.body ?? '').includes(sessionMarker(pull.input.session.id));
   if (ours) {
@@ -190,40 +193,48 @@ async function updatePull(
     nodeId: existing.node_id,
     draft: existing.draft ?? false,
     ours,
+    title: existing.title,
   };
 }
 
-/** Opens the branch's pull request, as the requester or else as the App (a draft when configured or gated). */
+type OpenParams = {
+  owner: string;
+  repo: string;
+  title: string;
+  head: string;
+  base: string;
+  body: string;
+  draft: boolean;
+  request: { signal: AbortSignal };
+};
+
+/**
+ * Opens the branch's pull request, as the requester or else as the App: a draft when configured or
+ * gated, unless the repository's plan refuses drafts (known, or learnt from GitHub's 422 here). A
+ * PR that wanted to be a draft and cannot be opens ready with a marked title instead.
+ */
 async function openPull(pull: PullContext): Promise<PublishedPull> {
   const { input, deps, log } = pull;
-  const bot = await deps.client.identity();
-  const params = {
+  const title = conventionalTitle(pullRequestTitle(input.session, (await deps.client.identity()).mention), input.rules);
+  const wantsDraft = deps.draft || input.gate !== undefined;
+  const drafts = wantsDraft && (await deps.store.draftsAllowed(pull.where));
+  const params = (draft: boolean): OpenParams => ({
     ...pull.where,
-    title: conventionalTitle(pullRequestTitle(input.session, bot.mention), input.rules),
+    title: wantsDraft && !draft ? markedTitle(title) : title,
     head: input.branch,
     base: input.baseBranch,
     body: pull.body,
-    draft: deps.draft || input.gate !== undefined,
+    draft,
     request: pull.request,
-  };
+  });
   const user = await asRequester(deps, input, log);
-  const openAsRequesterOrApp = async () => {
-    try {
-      return (await (user ?? pull.appOctokit).request('POST /repos/{owner}/{repo}/pulls', params)).data;
-    } catch (error) {
-      if (!user || noCommitsBetween(error)) throw error;
-      log.warn({ err: error }, 'could not open the PR as the requester; opening it as the App');
-      return (await pull.appOctokit.request('POST /repos/{owner}/{repo}/pulls', params)).data;
-    }
-  };
-  const created = await openAsRequesterOrApp().catch((error: unknown) => {
-    if (!noCommitsBetween(error)) throw error;
-    // GitHub's 422 for a head its base already contains (merged meanwhile): nothing to review.
-    throw new PatchbayError(
-      'conflict',
-      `No pull request opened: ${pull.where.owner}/${pull.where.repo} branch ${input.branch} has no commits that ${input.baseBranch} does not already have (its changes are already in ${input.baseBranch}), so there is nothing to review.`,
-      { cause: error },
-    );
+  const created = await openAs(pull, user, params(drafts)).catch(async (error: unknown) => {
+    if (!drafts || !draftsRefused(error)) throw nothingToReview(pull, error);
+    await deps.store.rememberDrafts(pull.where, false);
+    log.warn({ repo: pull.where }, 'GitHub refuses draft pull requests on this repository; opening it ready');
+    return openAs(pull, user, params(false)).catch((again: unknown) => {
+      throw nothingToReview(pull, again);
+    });
   });
   const pr = {
     url: created.html_url,
@@ -231,114 +242,33 @@ async function openPull(pull: PullContext): Promise<PublishedPull> {
     nodeId: created.node_id,
     draft: created.draft ?? false,
     ours: true,
+    title: created.title,
   };
   log.info({ pr: pr.url, asUser: user !== undefined }, 'pull request opened');
   return pr;
 }
 
-type GateInput = {
-  owner: string;
-  repo: string;
-  sha: string;
-  pr: { number: number; nodeId: string; draft: boolean; ours: boolean };
-  gate: GateDecision;
-  sessionUrl: string;
-  signal: AbortSignal;
-  log: Logger;
-};
-
-/**
- * The gate on GitHub: a `patchbay/verify` commit status on the exact head SHA (so branch protection
- * can require it), and the draft state: ready for review only when this SHA passed, back to draft
- * otherwise. REST cannot change draft state; GraphQL can. Only PRs Patchbay opened change state.
- */
-async function applyGate(octokit: PatchbayOctokit, input: GateInput): Promise<void> {
-  const { gate, pr } = input;
-  await setVerifyStatus(
-    octokit,
-    input,
-    input.sha,
-    gate.ready,
-    gate.ready ? 'Checks and review passed' : gate.reasons.join('; '),
-  );
-  if (!pr.ours) return;
-  if (gate.ready) return markReady(octokit, input);
-  if (!pr.draft) {
-    await octokit.graphql(convertToDraft, { id: pr.nodeId, request: { signal: input.signal } });
-    input.log.info({ pr: pr.number, sha: input.sha }, 'pull request turned back to draft');
+/** POST the pull request as the requester, falling back to the App unless GitHub's refusal is about the PR itself. */
+async function openAs(pull: PullContext, user: PatchbayOctokit | undefined, params: OpenParams) {
+  try {
+    return (await (user ?? pull.appOctokit).request('POST /repos/{owner}/{repo}/pulls', params)).data;
+  } catch (error) {
+    if (!user || noCommitsBetween(error) || draftsRefused(error)) throw error;
+    pull.log.warn({ err: error }, 'could not open the PR as the requester; opening it as the App');
+    return (await pull.appOctokit.request('POST /repos/{owner}/{repo}/pulls', params)).data;
   }
 }
 
-/**
- * Marks a passed PR ready for review, reading its head right before and right after: a head that
- * moved (a person or anything else pushed meanwhile) is not what passed, so the PR stays or turns
- * draft and the new head gets a failing status that says it was not verified.
- */
-async function markReady(octokit: PatchbayOctokit, input: GateInput): Promise<void> {
-  const { pr } = input;
-  const request = { signal: input.signal };
-  const before = await headOf(octokit, input);
-  if (before !== input.sha) {
-    await headMoved(octokit, input, before);
-    if (!pr.draft) await octokit.graphql(convertToDraft, { id: pr.nodeId, request });
-    return;
-  }
-  if (pr.draft) {
-    await octokit.graphql(markReadyMutation, { id: pr.nodeId, request });
-    input.log.info({ pr: pr.number, sha: input.sha }, 'pull request marked ready for review');
-  }
-  const after = await headOf(octokit, input);
-  if (after !== input.sha) {
-    await octokit.graphql(convertToDraft, { id: pr.nodeId, request });
-    await headMoved(octokit, input, after);
-  }
-}
-
-function setVerifyStatus(octokit: PatchbayOctokit, input: GateInput, sha: string, ready: boolean, description: string) {
-  return octokit.request('POST /repos/{owner}/{repo}/statuses/{sha}', {
-    owner: input.owner,
-    repo: input.repo,
-    sha,
-    state: ready ? 'success' : 'failure',
-    context: verifyStatusContext,
-    target_url: input.sessionUrl,
-    description: description.slice(0, 140),
-    request: { signal: input.signal },
-  });
-}
-
-async function headOf(octokit: PatchbayOctokit, input: GateInput): Promise<string> {
-  const { data } = await octokit.request('GET /repos/{owner}/{repo}/pulls/{pull_number}', {
-    owner: input.owner,
-    repo: input.repo,
-    pull_number: input.pr.number,
-    request: { signal: input.signal },
-  });
-  return data.head.sha;
-}
-
-async function headMoved(octokit: PatchbayOctokit, input: GateInput, sha: string): Promise<void> {
-  input.log.warn(
-    { pr: input.pr.number, verified: input.sha, head: sha },
-    'the pull request head moved past the verified commit',
-  );
-  await setVerifyStatus(
-    octokit,
-    input,
-    sha,
-    false,
-    `Not verified: pushed after Patchbay verified ${input.sha.slice(0, 12)}`,
+/** GitHub's 422 for a head its base already contains (merged meanwhile) becomes "nothing to review"; others pass. */
+function nothingToReview(pull: PullContext, error: unknown): unknown {
+  if (!noCommitsBetween(error)) return error;
+  const { input } = pull;
+  return new PatchbayError(
+    'conflict',
+    `No pull request opened: ${pull.where.owner}/${pull.where.repo} branch ${input.branch} has no commits that ${input.baseBranch} does not already have (its changes are already in ${input.baseBranch}), so there is nothing to review.`,
+    { cause: error },
   );
 }
-
-export const verifyStatusContext = 'patchbay/verify';
-
-const markReadyMutation = `mutation($id: ID!) {
-  markPullRequestReadyForReview(input: { pullRequestId: $id }) { pullRequest { id isDraft } }
-}`;
-export const convertToDraft = `mutation($id: ID!) {
-  convertPullRequestToDraft(input: { pullRequestId: $id }) { pullRequest { id isDraft } }
-}`;
 
 /** GitHub's 422 "No commits between <base> and <head>" when opening a pull request. */
 function noCommitsBetween(error: unknown): boolean {

@@ -312,6 +312,39 @@ export class GitHubStore {
     return row && { names: Array.isArray(row.names) ? (row.names as string[]) : [] };
   }
 
+  /** False once GitHub refused a draft pull request on this repository (its plan has no drafts). */
+  async draftsAllowed(repo: RepoRef): Promise<boolean> {
+    const row = await this.#db
+      .selectFrom('github_repo_features')
+      .select('drafts')
+      .where('full_name', '=', `${repo.owner}/${repo.repo}`.toLowerCase())
+      .executeTakeFirst();
+    return row?.drafts ?? true;
+  }
+
+  async rememberDrafts(repo: RepoRef, drafts: boolean) {
+    const fullName = `${repo.owner}/${repo.repo}`.toLowerCase();
+    await this.#db
+      .insertInto('github_repo_features')
+      .values({ full_name: fullName, drafts, learnt_at: new Date() })
+      .onConflict((oc) => oc.column('full_name').doUpdateSet({ drafts, learnt_at: new Date() }))
+      .execute();
+  }
+
+  /** Where the next look for lost webhook deliveries starts (see DeliverySweep); undefined before the first. */
+  async deliveriesSince(): Promise<Date | undefined> {
+    const row = await this.#db.selectFrom('github_delivery_sweep').select('since').executeTakeFirst();
+    return row?.since;
+  }
+
+  async saveDeliveriesSince(since: Date) {
+    await this.#db
+      .insertInto('github_delivery_sweep')
+      .values({ id: 'app', since })
+      .onConflict((oc) => oc.column('id').doUpdateSet({ since }))
+      .execute();
+  }
+
   /** Whether CI failures start follow-ups on this pull request (on unless someone said `autofix off`). */
   async autofix(owner: string, repo: string, number: number): Promise<boolean> {
     const row = await this.#db

@@ -1,7 +1,8 @@
 import type { Logger } from 'pino';
 import type { Interpretation } from '../../src/core/delivery-interpreter.ts';
 import type { PullClosed, PullPushed } from './webhook-payloads.ts';
-import { convertToDraft, verifyStatusContext } from './github-publish.ts';
+import { verifyStatusContext } from './publish-gate.ts';
+import { showNotVerified } from './pull-drafts.ts';
 import { sessionMarker } from './render-pull-request.ts';
 import type { InterpreterDeps } from './interpreter-deps.ts';
 
@@ -26,7 +27,8 @@ async function sessionOfPull(
 
 /**
  * A person pushed to a pull request a session opened: Patchbay did not check that commit, so it
- * gets a failing `patchbay/verify` saying so, and the PR goes back to draft (ready meant verified).
+ * gets a failing `patchbay/verify` saying so, and the PR goes back to draft, or where the plan has no
+ * drafts gets its title marked (ready meant verified).
  */
 export async function notePullPushed(
   deps: InterpreterDeps,
@@ -48,7 +50,18 @@ export async function notePullPushed(
     description: `Not verified: pushed by @${pushed.sender.login}; Patchbay did not check this commit`.slice(0, 140),
     request,
   });
-  if (!pushed.draft && pushed.nodeId) await octokit.graphql(convertToDraft, { id: pushed.nodeId, request });
+  if (pushed.nodeId)
+    await showNotVerified(
+      { octokit, store: deps.store, signal, log },
+      {
+        owner: pushed.owner,
+        repo: pushed.repo,
+        number: pushed.number,
+        nodeId: pushed.nodeId,
+        draft: pushed.draft,
+        title: pushed.title,
+      },
+    );
   log.info(
     { pull: pushed.number, sha: pushed.headSha, by: pushed.sender.login },
     'a person pushed to the pull request; marked not verified',

@@ -31,6 +31,7 @@ export type PullPushed = {
   number: number;
   nodeId?: string;
   draft: boolean;
+  title: string;
   headSha: string;
   body: string;
   sender: GitHubUser;

@@ -57,7 +57,13 @@ const transientBackoffMs = 30_000;
  * asked, and whoever comes next finds the new token). A refresh Linear refuses for good
  * (`invalid_grant`: the app was removed or the refresh token revoked) is reported once, through
  * `onRefreshFailed`, and not asked again with the same refresh token; a passing failure (Linear
- * down) is logged and retried after 30 s, the current token used meanwhile.
+ * busy or down: 429, 5xx, no answer) is retried within the grant, then logged and retried after
+ * 30 s or its Retry-After, the current token used meanwhile. Linear spends a refresh token the
+ * moment it answers a grant and keeps no grace for the old one, so a grant once sent is never cut
+ * short by its caller: its answer is awaited and saved in the same transaction that holds the row.
+ * An answer lost anyway (the connection or the process died in between) leaves a spent token:
+ * Linear then answers invalid_grant, and the workspace must install the app again (the thread and
+ * the log say where).
  */
 export function createLinearTokens(deps: {
   store: LinearStore;
@@ -77,14 +83,10 @@ export function createLinearTokens(deps: {
   const inflight = new Map<string, Promise<string | undefined>>();
 
   /** One refresh per workspace in flight in this process: callers join the one running. */
-  function refresh(
-    organizationId: string,
-    refusedToken: string | undefined,
-    signal?: AbortSignal,
-  ): Promise<string | undefined> {
+  function refresh(organizationId: string, refusedToken: string | undefined): Promise<string | undefined> {
     const running = inflight.get(organizationId);
     if (running) return running;
-    const started = refreshHoldingRow(context, organizationId, refusedToken, signal).finally(() =>
+    const started = refreshHoldingRow(context, organizationId, refusedToken).finally(() =>
       inflight.delete(organizationId),
     );
     inflight.set(organizationId, started);
@@ -102,12 +104,15 @@ export function createLinearTokens(deps: {
       if (!installation) return undefined;
       const stored = box.open(installation.ciphertext);
       if (!due(installation, context.now())) return stored;
+      // A caller that gave up starts no refresh; one started runs to its saved answer (see grant).
+      signal?.throwIfAborted();
       // A refresh that fails leaves the token there is: it may still have minutes to live.
-      return (await refresh(organizationId, undefined, signal)) ?? stored;
+      return (await refresh(organizationId, undefined)) ?? stored;
     },
     /** Linear refused `token`: a fresh access token, or undefined when none can be had. */
     refused(organizationId: string, token: string, signal?: AbortSignal): Promise<string | undefined> {
-      return refresh(organizationId, token, signal);
+      signal?.throwIfAborted();
+      return refresh(organizationId, token);
     },
   };
 }
@@ -139,11 +144,10 @@ async function refreshHoldingRow(
   context: TokenContext,
   organizationId: string,
   refusedToken: string | undefined,
-  signal?: AbortSignal,
 ): Promise<string | undefined> {
   const { log } = context;
   const { token, failure } = await context.store.withInstallationLocked(organizationId, (installation) =>
-    refreshLocked(context, { organizationId, refusedToken, installation }, signal),
+    refreshLocked(context, { organizationId, refusedToken, installation }),
   );
   if (failure?.permanent)
     await context
@@ -168,7 +172,6 @@ type Refreshed = { token: string | undefined; failure?: RefreshFailure };
 async function refreshLocked(
   context: TokenContext,
   input: { organizationId: string; refusedToken: string | undefined; installation: Installation | undefined },
-  signal?: AbortSignal,
 ): Promise<{ save?: InstallationTokens; result: Refreshed }> {
   const { organizationId, refusedToken, installation } = input;
   const { box, now } = context;
@@ -187,10 +190,10 @@ async function refreshLocked(
   if (context.refusedRefresh.get(organizationId) === refreshCiphertext) return { result: { token: fallback } };
   if (refusedToken === undefined && now() < (context.retryAt.get(organizationId) ?? 0))
     return { result: { token: fallback } };
-  const answer = await grant(context, box.open(refreshCiphertext), signal);
+  const answer = await grant(context, box.open(refreshCiphertext));
   if ('failed' in answer) {
     if (answer.permanent) context.refusedRefresh.set(organizationId, refreshCiphertext);
-    else context.retryAt.set(organizationId, now() + transientBackoffMs);
+    else context.retryAt.set(organizationId, now() + Math.max(transientBackoffMs, answer.retryAfterMs ?? 0));
     const failure = {
       organizationId,
       reason: answer.failed,
@@ -212,12 +215,41 @@ async function refreshLocked(
   return { save, result: { token: answer.tokens.accessToken } };
 }
 
-/** The `refresh_token` grant at Linear's token endpoint. */
+type GrantAnswer =
+  | { tokens: InstallationTokens & { accessToken: string } }
+  | { failed: string; permanent: boolean; retryAfterMs?: number };
+
+/** Tries of one grant when the token endpoint is busy (429) or failing (5xx, no answer). */
+const grantTries = 3;
+/** The longest one wait between those tries (a longer Retry-After is honoured by the 30 s backoff instead). */
+const maxGrantWaitMs = 10_000;
+
+/**
+ * The `refresh_token` grant at Linear's token endpoint, retried while Linear is busy or failing
+ * (429 with its Retry-After, 5xx, no answer). Only Linear's refusal of the grant itself (4xx:
+ * invalid_grant, invalid_client) is permanent. The caller's signal does not cut it short: once the
+ * refresh token is sent it may be spent, so its answer is awaited (within its own deadline) and saved.
+ */
 async function grant(
   context: Pick<TokenContext, 'endpoint' | 'box' | 'now'>,
   refreshToken: string,
-  signal?: AbortSignal,
-): Promise<{ tokens: InstallationTokens & { accessToken: string } } | { failed: string; permanent: boolean }> {
+): Promise<GrantAnswer> {
+  let answer: GrantAnswer = { failed: 'not asked', permanent: false };
+  for (let attempt = 1; attempt <= grantTries; attempt += 1) {
+    answer = await askTokenEndpoint(context, refreshToken);
+    if ('tokens' in answer || answer.permanent || attempt === grantTries) return answer;
+    const waitMs = answer.retryAfterMs ?? 500 * 2 ** attempt;
+    if (waitMs > maxGrantWaitMs) return answer;
+    await new Promise((resolve) => setTimeout(resolve, waitMs));
+  }
+  return answer;
+}
+
+/** One request to the token endpoint, and what its answer means. */
+async function askTokenEndpoint(
+  context: Pick<TokenContext, 'endpoint' | 'box' | 'now'>,
+  refreshToken: string,
+): Promise<GrantAnswer> {
   const { tokenUrl, clientId, clientSecret } = context.endpoint;
   let response: Response;
   try {
@@ -230,7 +262,7 @@ async function grant(
         client_id: clientId,
         client_secret: clientSecret,
       }),
-      signal: signal ? AbortSignal.any([signal, AbortSignal.timeout(15_000)]) : AbortSignal.timeout(15_000),
+      signal: AbortSignal.timeout(60_000),
     });
   } catch (error) {
     return { failed: `the token endpoint could not be reached (${(error as Error).message})`, permanent: false };
@@ -239,8 +271,14 @@ async function grant(
   const tokens = response.ok ? tokensToStore(body, context.box, context.now()) : undefined;
   if (tokens) return { tokens };
   const reason = typeof body.error === 'string' ? body.error : `HTTP ${response.status}`;
-  // 4xx (invalid_grant, invalid_client): this refresh token or app will not be taken again.
-  return { failed: reason, permanent: response.status >= 400 && response.status < 500 };
+  const busy = response.status === 408 || response.status === 429 || response.status >= 500;
+  const retryAfter = Number(response.headers.get('retry-after'));
+  return {
+    failed: reason,
+    // invalid_grant, invalid_client: this refresh token or app will not be taken again.
+    permanent: !busy && response.status >= 400 && response.status < 500,
+    ...(busy && Number.isFinite(retryAfter) && retryAfter > 0 && { retryAfterMs: retryAfter * 1000 }),
+  };
 }
 
 /** SDK clients for a workspace's current token, a new one whenever the token changes. */

@@ -53,6 +53,14 @@ export function createSlackModule(options: SlackModuleOptions): IntegrationModul
     retryConfig: { retries: 0 },
     logger: { ...sdkLog, warn: sdkLog.debug, error: sdkLog.debug },
   });
+  // Posts: no SDK retries (a post whose answer was lost is looked for in the thread before it is
+  // made again; see postOnce), and a 429 comes back to that post alone instead of pausing every call.
+  const poster = new WebClient(config.botToken, {
+    slackApiUrl: config.apiUrl,
+    retryConfig: { retries: 0 },
+    rejectRateLimitedCalls: true,
+    logger: slackLogger(log),
+  });
   const store = createSlackStore(context.db);
   const repoUrlFor = options.repoUrlFor ?? ((owner, repo) => `https://github.com/${owner}/${repo}`);
   const socketMode = Boolean(config.appToken);
@@ -77,6 +85,7 @@ export function createSlackModule(options: SlackModuleOptions): IntegrationModul
     name: 'slack',
     replier: createSlackReplier({
       web,
+      poster,
       store,
       publicUrl: context.publicUrl,
       log,

@@ -17,6 +17,7 @@ import {
 import { replyApproval } from './slack-approval-replies.ts';
 import { replyEgress } from './slack-egress.ts';
 import type { SlackWeb } from './slack-web.ts';
+import { postOnce, type SlackPoster } from './slack-post-once.ts';
 import type { ArtifactStore } from '../../src/core/artifact-store.ts';
 import { uploadScreenshotsOnce, type SlackFiles } from './slack-screenshots.ts';
 import { escapeMrkdwn } from './slack-text.ts';
@@ -46,10 +47,14 @@ const SLACK_HOW_TO_ALLOW = 'allow it for this session or this repository with it
  * Slack's outbound half. One status message per thread, edited in place with the current step and
  * elapsed time; each question as its own message with buttons; one final reply per finished run with
  * the PR or pushed branch and the summary, or why it failed or stopped. Every post is recorded in
- * slack_posts under its purpose before the next one, so a repeated batch edits instead of reposting.
+ * slack_posts under its purpose before the next one, so a repeated batch edits instead of reposting;
+ * its intent is recorded before it is made, so one a crash or a lost answer left in doubt is looked
+ * for in the thread first (postOnce).
  */
 export function createSlackReplier(deps: {
   web: SlackWeb;
+  /** Posts with no SDK retries and rate limits rejected (see postOnce); `web` when absent. */
+  poster?: SlackPoster;
   store: SlackStore;
   publicUrl: string;
   log: Logger;
@@ -72,14 +77,8 @@ export function createSlackReplier(deps: {
   ): Promise<string> {
     const existing = posts.get(key);
     if (existing) return existing;
-    const result = await web.chat.postMessage({
-      channel: thread.channel,
-      thread_ts: thread.threadTs,
-      text: message.text,
-      ...(message.blocks && { blocks: message.blocks as never }),
-      unfurl_links: false,
-    });
-    const ts = result.ts!;
+    const inDoubt = await store.intendPost(thread, key);
+    const ts = await postOnce({ poster: deps.poster ?? web, log: deps.log }, thread, key, message, inDoubt);
     await store.recordPost(thread, key, ts);
     posts.set(key, ts);
     return ts;

@@ -57,19 +57,40 @@ export function createSlackStore(db: Db) {
         .selectFrom('slack_posts')
         .select(['post_key', 'ts'])
         .where('thread_key', '=', key(thread))
+        .where('ts', '!=', intended)
         .execute();
       return new Map(rows.map((r) => [r.post_key, r.ts]));
+    },
+
+    /**
+     * Notes a post about to be made, before it is made: one found still intended later was perhaps
+     * made by a process that crashed before recording it, so the thread is looked at first.
+     * True when it was already intended (in doubt).
+     */
+    async intendPost(thread: SlackThread, postKey: string): Promise<boolean> {
+      const row = await db
+        .insertInto('slack_posts')
+        .values({ thread_key: key(thread), post_key: postKey, ts: intended })
+        .onConflict((oc) => oc.columns(['thread_key', 'post_key']).doNothing())
+        .returning('post_key')
+        .executeTakeFirst();
+      return row === undefined;
     },
 
     async recordPost(thread: SlackThread, postKey: string, ts: string): Promise<void> {
       await db
         .insertInto('slack_posts')
         .values({ thread_key: key(thread), post_key: postKey, ts })
-        .onConflict((oc) => oc.columns(['thread_key', 'post_key']).doNothing())
+        .onConflict((oc) =>
+          oc.columns(['thread_key', 'post_key']).doUpdateSet({ ts }).where('slack_posts.ts', '=', intended),
+        )
         .execute();
     },
   };
 }
+
+/** The ts of a post intended and not yet known to be made (Slack's ts is never empty). */
+const intended = '';
 
 function key(thread: SlackThread): string {
   return threadKey(thread)!;

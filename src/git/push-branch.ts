@@ -16,6 +16,7 @@ import {
 } from './mirror.ts';
 import type { Mirror } from './mirror.ts';
 import { runHostGit } from './host-git.ts';
+import { explainPushRefusal } from './push-refusals.ts';
 import { takeBundle, takeBundleFromSandbox, workspaceBundlePath } from './take-bundle.ts';
 
 export type PushBranchOptions = {
@@ -128,7 +129,7 @@ export async function pushBranch(options: PushBranchOptions): Promise<PushBranch
         });
       } catch (error) {
         await restoreRef(mirror, ref, previous);
-        throw error;
+        throw (isPatchbayError(error, 'git_failed') && explainPushRefusal(error.message, branch, error)) || error;
       }
       const remote = describeRepo(mirror.source);
       log.info({ branch, commit, remote }, 'branch pushed');

@@ -5,12 +5,13 @@ const httpBackend = '/usr/lib/git-core/git-http-backend';
 
 /**
  * Serves bare repositories with the real `git http-backend`, run as a CGI program, the way a git
- * host does. The caller has authenticated the request; `remoteUser` enables receive-pack.
+ * host does. The caller has authenticated the request; `remoteUser` enables receive-pack; `env`
+ * reaches the repository's hooks (what the pushing token may do).
  */
 export function serveGit(
   req: IncomingMessage,
   res: ServerResponse,
-  options: { projectRoot: string; pathInfo: string; query: string; remoteUser: string },
+  options: { projectRoot: string; pathInfo: string; query: string; remoteUser: string; env?: Record<string, string> },
 ): void {
   const env: Record<string, string> = {
     PATH: '/usr/local/bin:/usr/bin:/bin',
@@ -27,6 +28,7 @@ export function serveGit(
     CONTENT_TYPE: req.headers['content-type'] ?? '',
     SERVER_PROTOCOL: 'HTTP/1.1',
     GATEWAY_INTERFACE: 'CGI/1.1',
+    ...options.env,
   };
   if (req.headers['content-length']) env.CONTENT_LENGTH = req.headers['content-length'];
   if (req.headers['content-encoding']) env.HTTP_CONTENT_ENCODING = req.headers['content-encoding'];
@@ -66,3 +68,26 @@ export function serveGit(
     res.end();
   });
 }
+
+/**
+ * GitHub's pre-receive rule for workflow files: a push whose new commits add, change or delete a
+ * file under `.github/workflows/` is refused unless the token has the `workflows` permission
+ * (FAKE_GITHUB_WORKFLOWS=write). GitHub reports it as the ref's rejection reason; a hook's words
+ * reach the pusher as `remote:` lines, with the same text.
+ */
+export const workflowsHook = `#!/bin/sh
+[ "$FAKE_GITHUB_WORKFLOWS" = write ] && exit 0
+zero=0000000000000000000000000000000000000000
+while read old new ref; do
+  [ "$new" = "$zero" ] && continue
+  if [ "$old" = "$zero" ]; then commits=$(git rev-list "$new" --not --branches); else commits=$(git rev-list "$old..$new"); fi
+  for c in $commits; do
+    file=$(git diff-tree --root -r --no-commit-id --name-only "$c" | grep '^\\.github/workflows/' | head -n 1)
+    if [ -n "$file" ]; then
+      echo "refusing to allow a GitHub App to create or update workflow \\\`$file\\\` without \\\`workflows\\\` permission" >&2
+      exit 1
+    fi
+  done
+done
+exit 0
+`;

@@ -305,3 +305,26 @@ export function pullRequestClosedEvent(
   };
   return p;
 }
+
+/** pull_request.synchronize: the published example #0 with our PR (its node id, draft state and new head) and who pushed. */
+export function pullRequestSynchronizeEvent(
+  where: Where,
+  input: {
+    pull: { number: number; title: string; body: string; head: string; headSha: string; draft: boolean };
+    user: User;
+  },
+) {
+  const p = place(example('pull_request', 'synchronize'), where, input.user);
+  p.number = input.pull.number;
+  p.pull_request = {
+    ...p.pull_request,
+    number: input.pull.number,
+    node_id: `PR_kw${input.pull.number}`,
+    title: input.pull.title,
+    body: input.pull.body,
+    draft: input.pull.draft,
+    head: { ...p.pull_request.head, ref: input.pull.head, sha: input.pull.headSha },
+  };
+  p.after = input.pull.headSha;
+  return p;
+}

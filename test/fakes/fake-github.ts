@@ -8,12 +8,13 @@ import {
   randomUUID,
   type KeyObject,
 } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { serveGit } from './fake-github-git.ts';
+import { serveGit, workflowsHook } from './fake-github-git.ts';
+import { createHookDeliveries } from './fake-github-deliveries.ts';
 import { loadGitHubSpec } from './fake-github-openapi.ts';
 import { runGitHubGraphQL } from './fake-github-graphql.ts';
 import { answerHistory, type BranchRule, pageOf, sortPulls } from './fake-github-history.ts';
@@ -147,6 +148,8 @@ type Repo = {
   installationId: number;
   gitDir: string;
   collaborators: Map<string, Permission>;
+  /** False for a private repository on the Free or Pro plan: GitHub refuses draft pull requests there. */
+  drafts: boolean;
 };
 
 export type FakeGitHub = Awaited<ReturnType<typeof startFakeGitHub>>;
@@ -184,6 +187,8 @@ export async function startFakeGitHub(
   const pulls: Pull[] = [];
   const issueReactions: { repo: string; number: number; content: string }[] = [];
   const refused: { method: string; path: string; status: number; message: string }[] = [];
+  /** Draft pull requests refused by a repository's plan (GitHub's 422, answered as GitHub does). */
+  const draftRefusals: { repo: string; head: string }[] = [];
   /** Operations answered with an error until cleared (an App that lost a permission, an outage). */
   const failures = new Map<string, { status: number; message: string }>();
   const workflowRuns: WorkflowRun[] = [];
@@ -210,6 +215,7 @@ export async function startFakeGitHub(
   /** The rules of a repository's rulesets that apply to a branch (`owner/repo:branch`), as GET …/rules/branches/{branch} answers. */
   const branchRules = new Map<string, BranchRule[]>();
   let nextId = 1000;
+  const deliveries = createHookDeliveries(() => nextId++);
   const oauthClient = { id: 'Iv1.fakeclient', secret: 'fake-client-secret' };
   /** Something another actor does on GitHub at a given moment (a merge queue merging the branch). */
   const hooks: {
@@ -477,6 +483,7 @@ export async function startFakeGitHub(
         throw new Error(`Could not resolve to a node with the global id of '${String(input.pullRequestId)}'`);
       if (!mayUse(auth, repo, 'pull_requests', 'write')) throw new Error('Resource not accessible by integration');
       if (p.state !== 'open') throw new Error('Pull request is closed');
+      if (draft && !repo.drafts) throw new Error('Draft pull requests are not supported in this repository.');
       if (p.draft === draft) throw new Error(draft ? 'Pull request is already a draft' : 'Pull request is not a draft');
       p.draft = draft;
       return {
@@ -543,6 +550,8 @@ export async function startFakeGitHub(
     if (!who) return refuse(req, res, 401, 'Requires authentication');
     if ('error' in who) return refuse(req, res, 401, who.error);
     const appOnly = [
+      'apps/list-webhook-deliveries',
+      'apps/redeliver-webhook-delivery',
       'apps/get-authenticated',
       'apps/list-installations',
       'apps/create-installation-access-token',
@@ -598,6 +607,17 @@ export async function startFakeGitHub(
           permissions: APP_PERMISSIONS,
           events: [],
         });
+      case 'apps/list-webhook-deliveries': {
+        const page = deliveries.list(
+          Number(url.searchParams.get('per_page') ?? 30),
+          url.searchParams.get('cursor'),
+          new URL(`${htmlBase()}${req.url}`),
+        );
+        if (page.link) res.setHeader('link', page.link);
+        return send(res, 200, page.items);
+      }
+      case 'apps/redeliver-webhook-delivery':
+        return deliveries.redeliver(num('delivery_id')) ? send(res, 202, {}) : refuse(req, res, 404, 'Not Found');
       case 'apps/list-installations': {
         const ids = [...new Set([...repos.values()].map((r) => r.installationId))];
         const ownerOf = (id: number) => [...repos.values()].find((r) => r.installationId === id)!.owner;
@@ -827,6 +847,16 @@ export async function startFakeGitHub(
         const repoKey = key(repo!.owner, repo!.name);
         if (pulls.some((p) => p.repo === repoKey && p.head === head && p.state === 'open'))
           return refuse(req, res, 422, `A pull request already exists for ${repo!.owner}:${head}.`);
+        if (body!.draft === true && !repo!.drafts) {
+          // GitHub's answer on a private repository whose plan (Free, Pro) has no drafts: a plan's
+          // limit, not a malformed call, so it is listed apart from `refused`.
+          draftRefusals.push({ repo: repoKey, head });
+          return send(res, 422, {
+            message: 'Draft pull requests are not supported in this repository.',
+            documentation_url: 'https://docs.github.com/rest/pulls/pulls#create-a-pull-request',
+            status: '422',
+          });
+        }
         await hooks.beforePullCreate?.({ gitDir: repo!.gitDir, head, base });
         if ((await commitsAhead(repo!, base, head)) === 0) {
           // GitHub's answer for a head with nothing its base lacks. Not a refusal of a malformed call.
@@ -1017,6 +1047,8 @@ export async function startFakeGitHub(
       pathInfo: `/${repo.gitDir.slice(root.length + 1)}${m[3]}`,
       query: url.search.slice(1),
       remoteUser: user,
+      // What the token may do, for the repository's pre-receive rules (workflow files).
+      env: { FAKE_GITHUB_WORKFLOWS: auth!.kind === 'installation' ? (auth!.permissions.workflows ?? 'none') : 'none' },
     });
   }
 
@@ -1052,6 +1084,9 @@ export async function startFakeGitHub(
     gitUrl: `http://127.0.0.1:${port}`,
     root,
     refused,
+    draftRefusals,
+    /** The App's webhook as GitHub delivers it, with its delivery log (GET /app/hook/deliveries). */
+    deliveries,
     calls,
     hooks,
     issuedTokens,
@@ -1149,6 +1184,8 @@ export async function startFakeGitHub(
       await run('git', ['clone', '--bare', '--quiet', source, gitDir], {
         env: { PATH: '/usr/bin:/bin', HOME: '/nonexistent', GIT_CONFIG_NOSYSTEM: '1' },
       });
+      await writeFile(join(gitDir, 'hooks', 'pre-receive'), workflowsHook);
+      await chmod(join(gitDir, 'hooks', 'pre-receive'), 0o755);
       const repo: Repo = {
         owner,
         name,
@@ -1156,9 +1193,14 @@ export async function startFakeGitHub(
         installationId,
         gitDir,
         collaborators: new Map(Object.entries(collaborators)),
+        drafts: true,
       };
       repos.set(key(owner, name), repo);
       return repo;
+    },
+    /** Makes a repository private on the Free plan: GitHub refuses draft pull requests on it from now on. */
+    privateOnFreePlan(owner: string, name: string): void {
+      repos.get(key(owner, name))!.drafts = false;
     },
     /** A unique id, as GitHub gives reviews, commits statuses and check runs. */
     nextId: () => nextId++,

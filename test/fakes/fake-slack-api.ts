@@ -26,6 +26,8 @@ export type SlackMessage = {
   blocks?: unknown[];
   /** How many times chat.update changed it. */
   edits: number;
+  /** The message metadata it was posted with (event_type, event_payload). */
+  metadata?: { event_type: string; event_payload: Record<string, unknown> };
 };
 
 export type SlackRefusal = { method: string; error: string; detail?: string };
@@ -57,6 +59,8 @@ export type FakeSlackApi = {
   thread(channel: string, threadTs: string): SlackMessage[];
   /** Answer the next `count` calls of `method` with 429 and this Retry-After. */
   rateLimit(method: string, retryAfterSeconds: number, count?: number): void;
+  /** Does the next `count` calls of `method` and then drops the connection unanswered (the answer is lost). */
+  dropAfterAccept(method: string, count?: number): void;
   /** What apps.connections.open returns (Socket Mode). */
   setSocketUrl(url: string): void;
   /**
@@ -74,6 +78,7 @@ export type FakeSlackApi = {
 const required: Record<string, string[]> = {
   'auth.test': [],
   'chat.postMessage': ['channel'],
+  'conversations.replies': ['channel', 'ts'],
   'chat.update': ['channel', 'ts'],
   'chat.postEphemeral': ['channel', 'user'],
   'reactions.add': ['channel', 'timestamp', 'name'],
@@ -108,6 +113,7 @@ export async function startFakeSlackApi(options: {
   const reactions: FakeSlackApi['reactions'] = [];
   const ephemerals: FakeSlackApi['ephemerals'] = [];
   const limits = new Map<string, { retryAfter: number; count: number }>();
+  const drops = new Map<string, number>();
   const bot = { userId: 'U0BOT0001', botId: 'B0BOT0001', teamId: 'T123ABC456' };
   let socketUrl: string | undefined;
   const files = new Map<string, { bytes: Uint8Array; mimetype: string }>();
@@ -119,6 +125,7 @@ export async function startFakeSlackApi(options: {
   const scopeOf: Record<string, string> = {
     'files.getUploadURLExternal': 'files:write',
     'files.completeUploadExternal': 'files:write',
+    'conversations.replies': 'channels:history',
   };
   let clock = 0;
   const nextTs = () => {
@@ -144,6 +151,13 @@ export async function startFakeSlackApi(options: {
           error: String(body.error),
           ...(body.detail !== undefined && { detail: String(body.detail) }),
         });
+      const drop = drops.get(method) ?? 0;
+      if (body.ok === true && drop > 0) {
+        // Done, and the answer never arrives: the connection goes away before a byte of it.
+        drops.set(method, drop - 1);
+        r.socket?.destroy();
+        return;
+      }
       sendJson(r, body);
     };
     if (req.method === 'GET' && req.url?.startsWith('/files-pri/')) return serveFile(req, res);
@@ -247,6 +261,8 @@ export async function startFakeSlackApi(options: {
           // Slack nests a reply-to-a-reply under the parent; posting it that way is our bug, not Slack's.
           return reply(res, { ok: false, error: 'thread_ts_is_a_reply' });
         }
+        const metadata = args.metadata === undefined ? undefined : readMetadata(args.metadata);
+        if (metadata === null) return reply(res, { ok: false, error: 'invalid_metadata_format' });
         const message: SlackMessage = {
           channel: String(args.channel),
           ts: nextTs(),
@@ -254,6 +270,7 @@ export async function startFakeSlackApi(options: {
           edits: 0,
           ...(threadTs && { threadTs }),
           ...(blocks && { blocks }),
+          ...(metadata && { metadata }),
         };
         messages.push(message);
         return reply(res, {
@@ -261,6 +278,25 @@ export async function startFakeSlackApi(options: {
           channel: message.channel,
           ts: message.ts,
           message: { type: 'message', subtype: 'bot_message', text, ts: message.ts, bot_id: bot.botId },
+        });
+      }
+      case 'conversations.replies': {
+        // The parent first, then its replies; metadata only when asked for (include_all_metadata).
+        const ts = String(args.ts);
+        const withMetadata = args.include_all_metadata === true || args.include_all_metadata === 'true';
+        const list = messages.filter((m) => m.channel === args.channel && (m.ts === ts || m.threadTs === ts));
+        return reply(res, {
+          ok: true,
+          messages: list.map((m) => ({
+            type: 'message',
+            ts: m.ts,
+            text: m.text,
+            bot_id: bot.botId,
+            ...(m.threadTs && { thread_ts: m.threadTs }),
+            ...(withMetadata && m.metadata && { metadata: m.metadata }),
+          })),
+          has_more: false,
+          response_metadata: { next_cursor: '' },
         });
       }
       case 'chat.postEphemeral': {
@@ -347,6 +383,9 @@ export async function startFakeSlackApi(options: {
     rateLimit(method, retryAfter, count = 1) {
       limits.set(method, { retryAfter, count });
     },
+    dropAfterAccept(method, count = 1) {
+      drops.set(method, count);
+    },
     setSocketUrl(url) {
       socketUrl = url;
     },
@@ -381,6 +420,14 @@ function manifestBotScopes(): string[] {
 
 function sendJson(res: ServerResponse, body: Record<string, unknown>) {
   res.writeHead(200, { 'content-type': 'application/json; charset=utf-8' }).end(JSON.stringify(body));
+}
+
+/** Slack's message metadata (a JSON string or object): an event_type and an object event_payload; null when malformed. */
+function readMetadata(value: unknown): SlackMessage['metadata'] | null {
+  const parsed = typeof value === 'string' ? safeJson(value) : value;
+  const m = parsed as { event_type?: unknown; event_payload?: unknown } | undefined;
+  if (typeof m?.event_type !== 'string' || typeof m.event_payload !== 'object' || m.event_payload === null) return null;
+  return { event_type: m.event_type, event_payload: m.event_payload as Record<string, unknown> };
 }
 
 function safeJson(text: string): unknown {

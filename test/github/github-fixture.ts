@@ -8,25 +8,37 @@ import type { ModelProvider } from '../../src/models/model-provider.ts';
 import { buildIntegrations } from '../../src/wire-integrations.ts';
 import type { FakeGitHub } from '../fakes/fake-github.ts';
 import { createTestDatabase } from '../helpers/test-database.ts';
+import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.ts';
 
 export const webhookSecret = 'fake-webhook-secret-for-tests';
 
-export type GitHubPatchbay = Patchbay & { url: string; dataDir: string; logLines: string[]; dispose(): Promise<void> };
+export type GitHubPatchbay = Patchbay & {
+  url: string;
+  dataDir: string;
+  logLines: string[];
+  /** The TCP proxy between Patchbay and its database, when asked for: `cut()` takes the database away. */
+  databaseProxy?: TcpProxy;
+  dispose(): Promise<void>;
+};
 
 /** The whole Patchbay (real database, worker, sandbox, HTTP server) configured for the fake GitHub. */
 export async function startGitHubPatchbay(
   fake: FakeGitHub,
   model: ModelProvider | undefined,
   env: Record<string, string> = {},
-  options: Pick<StartOptions, 'inbound'> & { verifierModel?: ModelProvider } = {},
+  options: Pick<StartOptions, 'inbound'> & { verifierModel?: ModelProvider; databaseProxy?: boolean } = {},
 ): Promise<GitHubPatchbay> {
   const dataDir = await mkdtemp(join(tmpdir(), 'patchbay-gh-'));
   const database = await createTestDatabase();
+  const target = new URL(database.url);
+  const proxy = options.databaseProxy
+    ? await startTcpProxy({ host: target.hostname, port: Number(target.port) })
+    : undefined;
   const logLines: string[] = [];
   const log = pino({ level: 'debug' }, { write: (line: string) => void logLines.push(line) });
   const config = loadConfig({
     DATA_DIR: dataDir,
-    DATABASE_URL: database.url,
+    DATABASE_URL: proxy ? proxy.via(database.url) : database.url,
     PORT: '0',
     PUBLIC_URL: 'http://patchbay.test',
     GITHUB_APP_ID: String(fake.appId),
@@ -36,6 +48,7 @@ export async function startGitHubPatchbay(
     GITHUB_GIT_URL: fake.gitUrl,
     ...env,
   });
+  const { databaseProxy: _proxy, ...startOptions } = options;
   const app = await startPatchbay(config, {
     log,
     work: true,
@@ -44,7 +57,7 @@ export async function startGitHubPatchbay(
     ...(model && { model }),
     ...(options.verifierModel && { verifierModel: options.verifierModel }),
     queue: { pollingIntervalSeconds: 0.5 },
-    ...options,
+    ...startOptions,
     integrations: (context) => buildIntegrations(config, context),
   });
   return {
@@ -52,8 +65,10 @@ export async function startGitHubPatchbay(
     url: app.url!,
     dataDir,
     logLines,
+    ...(proxy && { databaseProxy: proxy }),
     async dispose() {
       await app.close();
+      await proxy?.close();
       await database.close();
       await rm(dataDir, { recursive: true, force: true });
     },

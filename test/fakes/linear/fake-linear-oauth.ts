@@ -29,6 +29,11 @@ export function createFakeLinearOAuth(input: {
   const grants: { grantType: 'authorization_code' | 'refresh_token'; at: number }[] = [];
   /** Every access and refresh token it ever handed out: none may show up in a log or in plain text in a table. */
   const secretsIssued: string[] = [];
+  /** Faults of the token endpoint on demand: busy (429 with Retry-After, 5xx) or an answer that is lost. */
+  const faults: { status: number; retryAfterSeconds?: number }[] = [];
+  let loseAnswers = 0;
+  /** Token requests answered with a fault (not refusals of a malformed grant). */
+  const faulted: { status: number }[] = [];
 
   const send = (res: ServerResponse, status: number, body: unknown) => {
     res.writeHead(status, { 'content-type': 'application/json; charset=utf-8' });
@@ -69,6 +74,16 @@ export function createFakeLinearOAuth(input: {
       for await (const chunk of req) chunks.push(chunk as Buffer);
       const form = new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
       const grantType = form.get('grant_type');
+      const fault = faults.shift();
+      if (fault) {
+        // Busy: nothing redeemed, the refresh token still live.
+        faulted.push({ status: fault.status });
+        res.writeHead(fault.status, {
+          'content-type': 'application/json; charset=utf-8',
+          ...(fault.retryAfterSeconds !== undefined && { 'retry-after': String(fault.retryAfterSeconds) }),
+        });
+        return void res.end(JSON.stringify({ error: fault.status === 429 ? 'rate_limited' : 'server_error' }));
+      }
       const invalid = (error: string, description: string) => {
         refused.push({ operation: `oauth/token ${grantType}`, status: 400, message: error });
         send(res, 400, { error, error_description: description });
@@ -85,6 +100,11 @@ export function createFakeLinearOAuth(input: {
       issuedTokens.set(access, { expiresAt: now() + tokenLifetimeSeconds * 1000, scope: redeemed.scope });
       liveRefreshTokens.set(refresh, { scope: redeemed.scope });
       secretsIssued.push(access, refresh);
+      if (loseAnswers > 0) {
+        // Redeemed and rotated, and the answer never arrives: the old refresh token is spent.
+        loseAnswers -= 1;
+        return void res.socket?.destroy();
+      }
       send(res, 200, {
         access_token: access,
         token_type: 'Bearer',
@@ -105,6 +125,16 @@ export function createFakeLinearOAuth(input: {
     advance(ms: number) {
       skewMs += ms;
     },
+
+    /** The next token requests answer these faults (429 with Retry-After, 5xx), redeeming nothing. */
+    failTokens(...next: { status: number; retryAfterSeconds?: number }[]) {
+      faults.push(...next);
+    },
+    /** The next `count` grants are redeemed (the refresh token spent) and their answers lost. */
+    loseTokenAnswers(count = 1) {
+      loseAnswers = count;
+    },
+    faulted,
 
     /** Every refresh token stops working (an admin removed the app, or Linear revoked them). */
     revokeRefreshTokens() {

@@ -453,6 +453,9 @@ export async function startFakeLinear(
     secretsIssued: oauth.secretsIssued,
     advance: oauth.advance,
     revokeRefreshTokens: oauth.revokeRefreshTokens,
+    failTokens: oauth.failTokens,
+    loseTokenAnswers: oauth.loseTokenAnswers,
+    tokenFaults: oauth.faulted,
     authorize: oauth.authorize,
     setSuggestions(fn: typeof suggest) {
       suggest = fn;

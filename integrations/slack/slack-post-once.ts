@@ -1,0 +1,91 @@
+import type { WebClient } from '@slack/web-api';
+import type { Logger } from 'pino';
+import type { SlackText } from './slack-blocks.ts';
+import type { SlackThread } from './slack-store.ts';
+
+/** The part of a Web API client that posts once: no SDK retries, rate limits rejected to the caller. */
+export type SlackPoster = Pick<WebClient, 'chat' | 'conversations'>;
+
+/** What Patchbay's keyed posts carry in Slack's message metadata, so the thread shows which post is which. */
+export const postMetadataType = 'patchbay_post';
+
+const maxTries = 3;
+
+/**
+ * Posts `message` under `key` in the thread exactly once. A post whose answer was lost (the
+ * connection dropped after Slack accepted it, a timeout, a 5xx) or that an earlier process may have
+ * made before it crashed (`inDoubt`) is first looked for in the thread by its metadata; only a post
+ * that is not there is made (again). A 429 is waited out by its Retry-After on this call alone, so
+ * no other Slack call waits with it. Slack's own refusals (ok: false) are final and thrown.
+ */
+export async function postOnce(
+  deps: { poster: SlackPoster; log: Logger; sleep?: (ms: number) => Promise<void> },
+  thread: SlackThread,
+  key: string,
+  message: SlackText,
+  inDoubt: boolean,
+): Promise<string> {
+  const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
+  let doubt = inDoubt;
+  for (let attempt = 1; ; attempt += 1) {
+    if (doubt) {
+      const found = await findPost(deps.poster, thread, key);
+      if (found) {
+        deps.log.info({ key, ts: found }, 'a Slack post whose answer was lost is in the thread; not posting it again');
+        return found;
+      }
+    }
+    try {
+      const result = await deps.poster.chat.postMessage({
+        channel: thread.channel,
+        thread_ts: thread.threadTs,
+        text: message.text,
+        ...(message.blocks && { blocks: message.blocks as never }),
+        unfurl_links: false,
+        metadata: { event_type: postMetadataType, event_payload: { key } },
+      });
+      return result.ts!;
+    } catch (error) {
+      const fault = classify(error);
+      if (fault.kind === 'refused' || attempt >= maxTries) throw error;
+      deps.log.warn({ key, attempt, err: error }, 'a Slack post failed; looking in the thread before posting again');
+      doubt = fault.kind === 'ambiguous';
+      await sleep(fault.waitMs);
+    }
+  }
+}
+
+/** A post's ts when the thread has the bot's message carrying `key`. */
+async function findPost(poster: SlackPoster, thread: SlackThread, key: string): Promise<string | undefined> {
+  let cursor: string | undefined;
+  do {
+    const page = await poster.conversations.replies({
+      channel: thread.channel,
+      ts: thread.threadTs,
+      include_all_metadata: true,
+      limit: 200,
+      ...(cursor && { cursor }),
+    });
+    const hit = (page.messages ?? []).find(
+      (m) =>
+        m.metadata?.event_type === postMetadataType &&
+        (m.metadata.event_payload as Record<string, unknown> | undefined)?.key === key,
+    );
+    if (hit?.ts) return hit.ts;
+    cursor = page.response_metadata?.next_cursor || undefined;
+  } while (cursor);
+  return undefined;
+}
+
+type Fault = { kind: 'refused' } | { kind: 'ambiguous' | 'not-posted'; waitMs: number };
+
+/**
+ * What a failed post means: Slack answered ok: false (refused, final); Slack answered 429 (not
+ * posted: wait its Retry-After); anything else (no answer, a 5xx) may have been posted.
+ */
+function classify(error: unknown): Fault {
+  const { code, retryAfter } = error as { code?: string; retryAfter?: number };
+  if (code === 'slack_webapi_platform_error') return { kind: 'refused' };
+  if (code === 'slack_webapi_rate_limited_error') return { kind: 'not-posted', waitMs: (retryAfter ?? 1) * 1000 };
+  return { kind: 'ambiguous', waitMs: 500 };
+}
