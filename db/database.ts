@@ -59,39 +59,7 @@ export async function openDatabase(options: {
         ...(options.onRestarted && { onRestarted: options.onRestarted }),
       });
   const url = options.url ?? embedded!.url;
-  // A client that stops between the statements of a transaction (its process paused by SIGSTOP, a
-  // long GC pause, a frozen VM) keeps its connection open and its row locks held: every other
-  // worker's write to that session, a run take-over included, would wait for it for as long as it
-  // is paused. PostgreSQL ends such a session after this long idle in a transaction, which frees
-  // its locks; Patchbay's transactions are a few statements with no waiting between them.
-  const pool = new pg.Pool({
-    connectionString: url,
-    max: options.poolSize ?? 10,
-    types,
-    idle_in_transaction_session_timeout: IDLE_IN_TRANSACTION_MS,
-  });
-  let closing = false;
-  const idleFailed = throttleLog((fields, message) => options.log.warn(fields, message));
-  pool.on('error', (error) => (closing ? undefined : idleFailed({ err: error }, 'idle database connection failed')));
-  // The pool listens for errors only on idle clients: one that dies while checked out (between the
-  // statements of a transaction) would emit 'error' to nobody and crash the process. Its pending
-  // and next statements fail on their own, so noting it is enough.
-  //
-  // At close, pg-pool's end() resolves once it has asked its clients to end, before their
-  // connections are closed; stopping the embedded database right then terminates them (57P01) and
-  // every clean shutdown logged a warning. So clients are counted until their connection is gone,
-  // close() waits for that, and an error after close() began is expected and not worth a warning.
-  const live = new Set<pg.PoolClient>();
-  pool.on('connect', (client) => {
-    live.add(client);
-    client.on('end', () => live.delete(client));
-    client.on('error', (error) =>
-      closing
-        ? options.log.debug({ err: error }, 'database connection ended during shutdown')
-        : idleFailed({ err: error }, 'database connection failed'),
-    );
-  });
-  pool.on('remove', (client) => live.delete(client));
+  const { pool, connections } = openPool(url, options.poolSize ?? 10, options.log);
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: preparingPool(pool) }) });
   try {
     await migrate(db);
@@ -112,17 +80,59 @@ export async function openDatabase(options: {
     exclusive: embedded !== undefined,
     lost: embedded?.lost ?? new Promise<Error>(() => undefined),
     beginClose() {
-      closing = true;
+      connections.closing = true;
       embedded?.quiesce();
     },
     async close() {
-      closing = true;
+      connections.closing = true;
       await db.destroy();
       const deadline = Date.now() + 5_000;
-      while (live.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+      while (connections.live.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
       await embedded?.stop();
     },
   };
+}
+
+/** The pool's connections still open, and whether shutdown has begun (errors from then on are expected). */
+type PoolConnections = { closing: boolean; live: Set<pg.PoolClient> };
+
+/** The connection pool: its connection errors are logged (throttled) rather than crashing the process. */
+function openPool(url: string, max: number, log: Logger): { pool: pg.Pool; connections: PoolConnections } {
+  // A client that stops between the statements of a transaction (its process paused by SIGSTOP, a
+  // long GC pause, a frozen VM) keeps its connection open and its row locks held: every other
+  // worker's write to that session, a run take-over included, would wait for it for as long as it
+  // is paused. PostgreSQL ends such a session after this long idle in a transaction, which frees
+  // its locks; Patchbay's transactions are a few statements with no waiting between them.
+  const pool = new pg.Pool({
+    connectionString: url,
+    max,
+    types,
+    idle_in_transaction_session_timeout: IDLE_IN_TRANSACTION_MS,
+  });
+  const connections: PoolConnections = { closing: false, live: new Set() };
+  const idleFailed = throttleLog((fields, message) => log.warn(fields, message));
+  pool.on('error', (error) =>
+    connections.closing ? undefined : idleFailed({ err: error }, 'idle database connection failed'),
+  );
+  // The pool listens for errors only on idle clients: one that dies while checked out (between the
+  // statements of a transaction) would emit 'error' to nobody and crash the process. Its pending
+  // and next statements fail on their own, so noting it is enough.
+  //
+  // At close, pg-pool's end() resolves once it has asked its clients to end, before their
+  // connections are closed; stopping the embedded database right then terminates them (57P01) and
+  // every clean shutdown logged a warning. So clients are counted until their connection is gone,
+  // close() waits for that, and an error after close() began is expected and not worth a warning.
+  pool.on('connect', (client) => {
+    connections.live.add(client);
+    client.on('end', () => connections.live.delete(client));
+    client.on('error', (error) =>
+      connections.closing
+        ? log.debug({ err: error }, 'database connection ended during shutdown')
+        : idleFailed({ err: error }, 'database connection failed'),
+    );
+  });
+  pool.on('remove', (client) => connections.live.delete(client));
+  return { pool, connections };
 }
 
 export async function migrate(db: Kysely<Database>): Promise<void> {

@@ -97,38 +97,16 @@ export function runProcess(input: RunProcessInput): Promise<ExecResult> {
     const child = spawnInGroup(input);
     const stdout = new CappedBuffer(input.maxOutputBytes);
     const stderr = new CappedBuffer(input.maxOutputBytes, input.stderrKeeps);
-    let timedOut = false;
-    let aborted = false;
+    const killTree = (): void => killGroup(child);
+    const limits = watchLimits(input, killTree);
     let exitCode: number | null = null;
     let settled = false;
     let graceTimer: NodeJS.Timeout | undefined;
 
-    const killTree = (): void => {
-      if (child.pid === undefined) return;
-      try {
-        process.kill(-child.pid, 'SIGKILL');
-      } catch {
-        // The group is already gone.
-      }
-    };
-    const onAbort = (): void => {
-      aborted = true;
-      killTree();
-    };
-    const timer =
-      input.timeoutMs === undefined
-        ? undefined
-        : setTimeout(() => {
-            timedOut = true;
-            killTree();
-          }, input.timeoutMs);
-    input.signal?.addEventListener('abort', onAbort, { once: true });
-
     const cleanup = (): void => {
       settled = true;
-      clearTimeout(timer);
+      limits.stop();
       clearTimeout(graceTimer);
-      input.signal?.removeEventListener('abort', onAbort);
     };
     const finish = (): void => {
       if (settled) return;
@@ -139,8 +117,8 @@ export function runProcess(input: RunProcessInput): Promise<ExecResult> {
           stdout: stdout.text(),
           stderr: stderr.text(),
           truncatedBytes: { stdout: stdout.dropped, stderr: stderr.dropped },
-          timedOut,
-          aborted,
+          timedOut: limits.timedOut,
+          aborted: limits.aborted,
         }),
       );
     };
@@ -166,6 +144,39 @@ export function runProcess(input: RunProcessInput): Promise<ExecResult> {
       }, CLOSE_GRACE_MS);
     });
     child.on('close', finish);
+  });
+}
+
+/** Ends the child's whole process group; nothing when it is already gone. */
+function killGroup(child: ChildProcess): void {
+  if (child.pid === undefined) return;
+  try {
+    process.kill(-child.pid, 'SIGKILL');
+  } catch {
+    // The group is already gone.
+  }
+}
+
+/** Ends the run when its time limit passes or its signal aborts, noting which; `stop` stops watching. */
+function watchLimits(input: RunProcessInput, kill: () => void): { timedOut: boolean; aborted: boolean; stop(): void } {
+  const noted = { timedOut: false, aborted: false };
+  const onAbort = (): void => {
+    noted.aborted = true;
+    kill();
+  };
+  const timer =
+    input.timeoutMs === undefined
+      ? undefined
+      : setTimeout(() => {
+          noted.timedOut = true;
+          kill();
+        }, input.timeoutMs);
+  input.signal?.addEventListener('abort', onAbort, { once: true });
+  return Object.assign(noted, {
+    stop(): void {
+      clearTimeout(timer);
+      input.signal?.removeEventListener('abort', onAbort);
+    },
   });
 }
 

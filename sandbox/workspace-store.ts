@@ -56,97 +56,132 @@ export function createWorkspaceStore(options: {
    */
   images?: { dir: string; sizeMb: number };
 }): WorkspaceStore {
-  const workspacesDir = path.join(path.resolve(options.dataDir), 'workspaces');
-  const metaDir = path.join(path.resolve(options.dataDir), 'workspace-meta');
-  const inUse = new Map<string, number>();
-  const ttlMs = options.ttlMinutes * 60_000;
-  const { images } = options;
-  // Opening and closing one workspace in turn: a second holder never writes before the mount is up.
-  const inTurn = oneAtATime();
-
-  const workspacePath = (sessionId: string): string => {
-    assertSessionId(sessionId);
-    return path.join(workspacesDir, sessionId);
+  const dataDir = path.resolve(options.dataDir);
+  const state: Workspaces = {
+    ...options,
+    workspacesDir: path.join(dataDir, 'workspaces'),
+    metaDir: path.join(dataDir, 'workspace-meta'),
+    ttlMs: options.ttlMinutes * 60_000,
+    inUse: new Map(),
+    attached: new Set(),
+    // Opening and closing one workspace in turn: a second holder never writes before the mount is up.
+    inTurn: oneAtATime(),
   };
-  const markerPath = (sessionId: string): string => path.join(metaDir, `${sessionId}.json`);
-  const release = (sessionId: string): void => {
-    const count = (inUse.get(sessionId) ?? 0) - 1;
-    if (count > 0) inUse.set(sessionId, count);
-    else inUse.delete(sessionId);
-  };
-  const touch = async (sessionId: string): Promise<void> => {
-    await mkdir(metaDir, { recursive: true });
-    await writeFile(markerPath(sessionId), JSON.stringify({ lastUsedAt: options.clock().toISOString() }));
-  };
-  const remove = (sessionId: string): Promise<void> =>
-    inTurn(sessionId, async () => {
-      if (images) {
-        await detachWorkspaceImage(workspacePath(sessionId));
-        attached.delete(sessionId);
-        await removeWorkspaceImage(path.join(images.dir, `${sessionId}.ext4`));
-      }
-      await rm(workspacePath(sessionId), { recursive: true, force: true, maxRetries: 3 });
-      await rm(markerPath(sessionId), { force: true });
-    });
-  // Mounted on first open (again after a restart) and kept so until removed or detachAll.
-  const attached = new Set<string>();
-  const attach = async (sessionId: string, dir: string): Promise<void> => {
-    if (!images) return;
-    await attachWorkspaceImage(path.join(images.dir, `${sessionId}.ext4`), dir, images.sizeMb);
-    attached.add(sessionId);
-  };
-
   return {
-    workspacePath,
-    open(sessionId) {
-      const dir = workspacePath(sessionId);
-      return inTurn(sessionId, async () => {
-        inUse.set(sessionId, (inUse.get(sessionId) ?? 0) + 1);
-        try {
-          await mkdir(dir, { recursive: true, mode: 0o700 });
-          await attach(sessionId, dir);
-          // The sandbox's uid writes here; other local users neither read nor list it.
-          if (options.owner) await chown(dir, options.owner.uid, options.owner.gid);
-          await chmod(dir, 0o700);
-          await touch(sessionId);
-        } catch (error) {
-          release(sessionId);
-          throw new PatchbayError('sandbox_failed', `could not create workspace ${dir}: ${String(error)}`, {
-            cause: error,
-          });
-        }
-        return dir;
-      });
-    },
-    touch,
+    workspacePath: (sessionId) => workspacePath(state, sessionId),
+    open: (sessionId) => openWorkspace(state, sessionId),
+    touch: (sessionId) => touchWorkspace(state, sessionId),
     close(sessionId) {
-      return inTurn(sessionId, async () => {
-        release(sessionId);
-        await touch(sessionId).catch(() => {});
+      return state.inTurn(sessionId, async () => {
+        release(state, sessionId);
+        await touchWorkspace(state, sessionId).catch(() => {});
       });
     },
     async detachAll() {
-      for (const sessionId of [...attached]) {
-        await inTurn(sessionId, () => detachWorkspaceImage(workspacePath(sessionId)));
-        attached.delete(sessionId);
+      for (const sessionId of [...state.attached]) {
+        await state.inTurn(sessionId, () => detachWorkspaceImage(workspacePath(state, sessionId)));
+        state.attached.delete(sessionId);
       }
     },
-    remove,
-    isInUse: (sessionId) => (inUse.get(sessionId) ?? 0) > 0,
-    async reap(now) {
-      const names = await readdir(workspacesDir).catch(() => [] as string[]);
-      const removed: string[] = [];
-      for (const sessionId of names.sort()) {
-        if (!SESSION_ID.test(sessionId) || (inUse.get(sessionId) ?? 0) > 0) continue;
-        const at = await lastUsedAt(markerPath(sessionId), workspacePath(sessionId));
-        if (at === undefined || now.getTime() - at <= ttlMs) continue;
-        await remove(sessionId);
-        options.log.info({ sessionId, lastUsedAt: new Date(at).toISOString() }, 'reaped idle workspace');
-        removed.push(sessionId);
-      }
-      return removed;
-    },
+    remove: (sessionId) => removeWorkspace(state, sessionId),
+    isInUse: (sessionId) => (state.inUse.get(sessionId) ?? 0) > 0,
+    reap: (now) => reapIdle(state, now),
   };
+}
+
+/** One store's folders and settings, and what it holds in this process. */
+type Workspaces = {
+  workspacesDir: string;
+  metaDir: string;
+  ttlMs: number;
+  clock: () => Date;
+  log: Logger;
+  owner?: SandboxUser | undefined;
+  images?: { dir: string; sizeMb: number } | undefined;
+  /** In-use marks by session: a workspace held by this process is never reaped. */
+  inUse: Map<string, number>;
+  /** Mounted on first open (again after a restart) and kept so until removed or detachAll. */
+  attached: Set<string>;
+  inTurn: <T>(key: string, work: () => Promise<T>) => Promise<T>;
+};
+
+function workspacePath(state: Workspaces, sessionId: string): string {
+  assertSessionId(sessionId);
+  return path.join(state.workspacesDir, sessionId);
+}
+
+function markerPath(state: Workspaces, sessionId: string): string {
+  return path.join(state.metaDir, `${sessionId}.json`);
+}
+
+function imagePath(images: { dir: string }, sessionId: string): string {
+  return path.join(images.dir, `${sessionId}.ext4`);
+}
+
+/** Drops one in-use mark. */
+function release(state: Workspaces, sessionId: string): void {
+  const count = (state.inUse.get(sessionId) ?? 0) - 1;
+  if (count > 0) state.inUse.set(sessionId, count);
+  else state.inUse.delete(sessionId);
+}
+
+/** Writes the last-used marker: the reaper counts the TTL from now. */
+async function touchWorkspace(state: Workspaces, sessionId: string): Promise<void> {
+  await mkdir(state.metaDir, { recursive: true });
+  await writeFile(markerPath(state, sessionId), JSON.stringify({ lastUsedAt: state.clock().toISOString() }));
+}
+
+/** Creates (and mounts) the workspace if missing, owned by the sandbox user and closed to others; marks it in use. */
+function openWorkspace(state: Workspaces, sessionId: string): Promise<string> {
+  const dir = workspacePath(state, sessionId);
+  return state.inTurn(sessionId, async () => {
+    state.inUse.set(sessionId, (state.inUse.get(sessionId) ?? 0) + 1);
+    try {
+      await mkdir(dir, { recursive: true, mode: 0o700 });
+      if (state.images) {
+        await attachWorkspaceImage(imagePath(state.images, sessionId), dir, state.images.sizeMb);
+        state.attached.add(sessionId);
+      }
+      // The sandbox's uid writes here; other local users neither read nor list it.
+      if (state.owner) await chown(dir, state.owner.uid, state.owner.gid);
+      await chmod(dir, 0o700);
+      await touchWorkspace(state, sessionId);
+    } catch (error) {
+      release(state, sessionId);
+      throw new PatchbayError('sandbox_failed', `could not create workspace ${dir}: ${String(error)}`, {
+        cause: error,
+      });
+    }
+    return dir;
+  });
+}
+
+/** Unmounts and deletes the workspace, its image and its marker. */
+function removeWorkspace(state: Workspaces, sessionId: string): Promise<void> {
+  return state.inTurn(sessionId, async () => {
+    if (state.images) {
+      await detachWorkspaceImage(workspacePath(state, sessionId));
+      state.attached.delete(sessionId);
+      await removeWorkspaceImage(imagePath(state.images, sessionId));
+    }
+    await rm(workspacePath(state, sessionId), { recursive: true, force: true, maxRetries: 3 });
+    await rm(markerPath(state, sessionId), { force: true });
+  });
+}
+
+/** Removes every workspace not in use here and unused for longer than the TTL; their session ids. */
+async function reapIdle(state: Workspaces, now: Date): Promise<string[]> {
+  const names = await readdir(state.workspacesDir).catch(() => [] as string[]);
+  const removed: string[] = [];
+  for (const sessionId of names.sort()) {
+    if (!SESSION_ID.test(sessionId) || (state.inUse.get(sessionId) ?? 0) > 0) continue;
+    const at = await lastUsedAt(markerPath(state, sessionId), workspacePath(state, sessionId));
+    if (at === undefined || now.getTime() - at <= state.ttlMs) continue;
+    await removeWorkspace(state, sessionId);
+    state.log.info({ sessionId, lastUsedAt: new Date(at).toISOString() }, 'reaped idle workspace');
+    removed.push(sessionId);
+  }
+  return removed;
 }
 
 /** When a workspace was last used: its marker's time, or (no or unreadable marker) its directory's. */

@@ -92,25 +92,8 @@ export async function runModalExec(sandbox: ModalExecTarget, input: ModalExecInp
   const stderr = capture(proc.stderr, input.maxOutputBytes);
   const end = await firstEnd(proc, input, feedStdin(proc.stdin, input.stdin));
 
-  const finish = async (
-    partial: Partial<ModalExecOutput>,
-    read: 'to-the-end' | 'with-grace' = 'with-grace',
-  ): Promise<ModalExecOutput> => {
-    const [out, err] =
-      read === 'to-the-end'
-        ? await wholeOutput(stdout, stderr)
-        : await Promise.all([stdout.done(KILL_GRACE_MS), stderr.done(KILL_GRACE_MS)]);
-    return {
-      exitCode: null,
-      timedOut: false,
-      aborted: false,
-      ...partial,
-      stdout: out.bytes,
-      stderr: err.bytes,
-      truncatedBytes: { stdout: out.dropped, stderr: err.dropped },
-      durationMs: Math.round(performance.now() - started),
-    };
-  };
+  const finish = (partial: Partial<ModalExecOutput>, read?: 'to-the-end' | 'with-grace') =>
+    execOutput({ stdout, stderr }, started, partial, read);
 
   switch (end.kind) {
     case 'exit':
@@ -152,6 +135,32 @@ export async function runModalExec(sandbox: ModalExecTarget, input: ModalExecInp
       return _never;
     }
   }
+}
+
+/**
+ * The command's result: its output read to the end (it exited: all it wrote is still to come) or
+ * for KILL_GRACE_MS more (it was ended, or its sandbox was), and its time since `started`.
+ */
+async function execOutput(
+  streams: { stdout: ReturnType<typeof capture>; stderr: ReturnType<typeof capture> },
+  started: number,
+  partial: Partial<ModalExecOutput>,
+  read: 'to-the-end' | 'with-grace' = 'with-grace',
+): Promise<ModalExecOutput> {
+  const [out, err] =
+    read === 'to-the-end'
+      ? await wholeOutput(streams.stdout, streams.stderr)
+      : await Promise.all([streams.stdout.done(KILL_GRACE_MS), streams.stderr.done(KILL_GRACE_MS)]);
+  return {
+    exitCode: null,
+    timedOut: false,
+    aborted: false,
+    ...partial,
+    stdout: out.bytes,
+    stderr: err.bytes,
+    truncatedBytes: { stdout: out.dropped, stderr: err.dropped },
+    durationMs: Math.round(performance.now() - started),
+  };
 }
 
 type End =

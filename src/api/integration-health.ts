@@ -49,79 +49,25 @@ export async function startIntegrations(
   modules: readonly IntegrationModule[],
   options: { log: Logger; health: IntegrationHealth; retry?: StartRetry },
 ): Promise<StartedIntegrations> {
-  const retry = options.retry ?? defaultStartRetry;
-  const { health } = options;
-  const timers = new Set<NodeJS.Timeout>();
+  const starts: IntegrationStarts = {
+    retry: options.retry ?? defaultStartRetry,
+    log: options.log,
+    health: options.health,
+    timers: new Set(),
+    stopped: false,
+  };
   const attempted: IntegrationModule[] = [];
-  let stopped = false;
-
-  /** One attempt; true when connected, false when it will be tried again; throws when it never will. */
-  const attempt = async (module: IntegrationModule, name: string, n: number): Promise<boolean> => {
-    try {
-      await module.start!();
-    } catch (error) {
-      if (!isPatchbayError(error, 'service_unavailable') || !error.retryable) throw error;
-      const delay = Math.min(retry.firstDelayMs * 2 ** (n - 1), retry.maxDelayMs);
-      // Said once: later attempts only update /healthz (and log at debug).
-      if (n === 1)
-        options.log.warn(
-          { integration: name, retryInSeconds: delay / 1000 },
-          `${describeError(error)}; retrying in the background while the rest of Patchbay serves`,
-        );
-      else options.log.debug({ integration: name, attempts: n, err: error }, 'integration still unreachable');
-      health.set(name, {
-        ok: false,
-        status: 'unreachable',
-        error: describeError(error),
-        attempts: n,
-        retryInSeconds: delay / 1000,
-      });
-      return false;
-    }
-    if (n > 1) options.log.info({ integration: name, attempts: n }, `${name} connected after ${n} attempts`);
-    health.set(name, { ok: true });
-    return true;
-  };
-
-  /** Tries again after the state's delay until connected or stopped; a later refusal stays on /healthz. */
-  const retryInBackground = (module: IntegrationModule, name: string, n: number): void => {
-    const state = health.report()[name];
-    const delay = state && !state.ok ? state.retryInSeconds * 1000 : retry.firstDelayMs;
-    const timer = setTimeout(() => {
-      timers.delete(timer);
-      if (stopped) return;
-      attempt(module, name, n).then(
-        (connected) => connected || retryInBackground(module, name, n + 1),
-        (error: unknown) => {
-          health.set(name, {
-            ok: false,
-            status: 'refused',
-            error: describeError(error),
-            attempts: n,
-            retryInSeconds: 0,
-          });
-          options.log.error(
-            { integration: name, err: error },
-            `${name} refused the connection once it could be reached; it stays off until Patchbay restarts`,
-          );
-        },
-      );
-    }, delay);
-    timer.unref();
-    timers.add(timer);
-  };
-
   for (const [index, module] of modules.entries()) {
     if (!module.start) continue;
     const name = module.name ?? `integration-${index + 1}`;
     attempted.push(module);
-    if (!(await attempt(module, name, 1))) retryInBackground(module, name, 2);
+    if (!(await attemptStart(starts, module, name, 1))) retryInBackground(starts, module, name, 2);
   }
   return {
-    health: health.report,
+    health: starts.health.report,
     async stop() {
-      stopped = true;
-      for (const timer of timers) clearTimeout(timer);
+      starts.stopped = true;
+      for (const timer of starts.timers) clearTimeout(timer);
       for (const module of attempted.reverse())
         await module
           .stop?.()
@@ -130,4 +76,76 @@ export async function startIntegrations(
           );
     },
   };
+}
+
+/** What the attempts of one `startIntegrations` share: its retry timers, and whether it was stopped. */
+type IntegrationStarts = {
+  retry: StartRetry;
+  log: Logger;
+  health: IntegrationHealth;
+  timers: Set<NodeJS.Timeout>;
+  stopped: boolean;
+};
+
+/** One attempt; true when connected, false when it will be tried again; throws when it never will. */
+async function attemptStart(
+  starts: IntegrationStarts,
+  module: IntegrationModule,
+  name: string,
+  n: number,
+): Promise<boolean> {
+  const { retry, log, health } = starts;
+  try {
+    await module.start!();
+  } catch (error) {
+    if (!isPatchbayError(error, 'service_unavailable') || !error.retryable) throw error;
+    const delay = Math.min(retry.firstDelayMs * 2 ** (n - 1), retry.maxDelayMs);
+    // Said once: later attempts only update /healthz (and log at debug).
+    if (n === 1)
+      log.warn(
+        { integration: name, retryInSeconds: delay / 1000 },
+        `${describeError(error)}; retrying in the background while the rest of Patchbay serves`,
+      );
+    else log.debug({ integration: name, attempts: n, err: error }, 'integration still unreachable');
+    health.set(name, {
+      ok: false,
+      status: 'unreachable',
+      error: describeError(error),
+      attempts: n,
+      retryInSeconds: delay / 1000,
+    });
+    return false;
+  }
+  if (n > 1) log.info({ integration: name, attempts: n }, `${name} connected after ${n} attempts`);
+  health.set(name, { ok: true });
+  return true;
+}
+
+/** Tries again after the state's delay until connected or stopped; a later refusal stays on /healthz. */
+function retryInBackground(starts: IntegrationStarts, module: IntegrationModule, name: string, n: number): void {
+  const { retry, log, health, timers } = starts;
+  const state = health.report()[name];
+  const delay = state && !state.ok ? state.retryInSeconds * 1000 : retry.firstDelayMs;
+  const timer = setTimeout(() => {
+    timers.delete(timer);
+    if (starts.stopped) return;
+    attemptStart(starts, module, name, n).then(
+      (connected) => connected || retryInBackground(starts, module, name, n + 1),
+      (error: unknown) => {
+        health.set(name, {
+          ok: false,
+          status: 'refused',
+          error: describeError(error),
+          attempts: n,
+          retryInSeconds: 0,
+        });
+        log.error(
+          { integration: name, err: error },
+          `${name} refused the connection once it could be reached; it stays off until Patchbay restarts`,
+        );
+      },
+    );
+  }, delay);
+  timer.unref();
+  timers.add(timer);
 }

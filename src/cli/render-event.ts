@@ -26,11 +26,8 @@ export function renderEvent({ event }: StoredEvent): string | undefined {
       return event.isError
         ? `  ✗ ${event.name} failed: ${firstLine(event.output)}`
         : `  ✓ ${event.name} (${Math.round(event.durationMs)} ms)`;
-    case 'question-asked': {
-      const choices = event.choices?.length ? `\n  choices: ${event.choices.join(' | ')}` : '';
-      const recommended = event.recommended ? ` (recommended: ${event.recommended})` : '';
-      return `? ${event.question}${choices}${recommended}`;
-    }
+    case 'question-asked':
+      return renderQuestion(event);
     case 'question-answered':
       return `  answered by ${event.actor.name}`;
     case 'approval-requested':
@@ -46,9 +43,7 @@ export function renderEvent({ event }: StoredEvent): string | undefined {
     case 'diff-updated':
       return event.stat ? `  ${indent(event.stat)}` : undefined;
     case 'check-finished':
-      return `  ${event.phase} ${event.name} (${event.command}) on ${event.commit.slice(0, 12)}: ${event.outcome}${
-        event.exitCode !== null ? `, exit ${event.exitCode}` : ''
-      }${event.reason ? ` (${event.reason})` : ''}`;
+      return renderCheck(event);
     case 'verification-finished':
       return `  verification of ${event.commit.slice(0, 12)}: ${event.outcome}${event.total !== undefined ? ` ${event.total}/8` : ''}: ${event.summary}`;
     case 'review-gate':
@@ -108,6 +103,20 @@ function subtaskLine(event: EventOf<'subtasks-spawned' | 'subtask-ended' | 'repo
     default:
       return event satisfies never;
   }
+}
+
+/** The question, then its choices and the recommended one when it has them. */
+function renderQuestion(event: EventOf<'question-asked'>): string {
+  const choices = event.choices?.length ? `\n  choices: ${event.choices.join(' | ')}` : '';
+  const recommended = event.recommended ? ` (recommended: ${event.recommended})` : '';
+  return `? ${event.question}${choices}${recommended}`;
+}
+
+/** A check's phase, name, command and commit, then its outcome with the exit code and reason when known. */
+function renderCheck(event: EventOf<'check-finished'>): string {
+  const exit = event.exitCode !== null ? `, exit ${event.exitCode}` : '';
+  const reason = event.reason ? ` (${event.reason})` : '';
+  return `  ${event.phase} ${event.name} (${event.command}) on ${event.commit.slice(0, 12)}: ${event.outcome}${exit}${reason}`;
 }
 
 function firstLine(text: string): string {

@@ -172,32 +172,17 @@ export async function checkpointWork(options: CheckpointOptions): Promise<Checkp
     baseCommit: options.base.baseCommit,
   };
   const parent = options.chain && !compactionDue(options.chain) ? options.chain.wip : undefined;
-  let state: WorkState;
-  let bundled: { kind: string; wip: string } | undefined;
+  let work: { state: WorkState; bundled?: Bundled };
   try {
-    const result = await sandbox.exec(stateScript, {
-      signal,
-      timeoutMs: 10 * 60_000,
-      env: {
-        ...identity,
-        PATCHBAY_BUNDLE: '1',
-        PATCHBAY_BASE: options.base.baseCommit,
-        PATCHBAY_PARENT: parent ?? '',
-        PATCHBAY_LAST: options.last ? `${options.last.head} ${options.last.tree}` : '',
-      },
-    });
-    if (result.exitCode !== 0) throw failed('git in the workspace failed', result);
-    state = parseState(result.stdout);
-    if (/^unchanged$/m.test(result.stdout)) return { ...state, ...(options.chain && { chain: options.chain }) };
-    const match = /^bundled (increment|full) ([0-9a-f]{40,64})$/m.exec(result.stdout);
-    if (!match) throw failed('the checkpoint bundle was not made', result);
-    bundled = { kind: match[1]!, wip: match[2]! };
+    work = await bundleWork(options, parent);
   } catch (error) {
     if (signal.aborted) throw error;
     const reason = `the work could not be checkpointed: ${(error as Error).message}`;
     await options.store.save(options.sessionId, { ...meta, head: '', tree: '', bundle: null, unavailable: reason });
     return { head: '', tree: '' };
   }
+  const { state, bundled } = work;
+  if (!bundled) return { ...state, ...(options.chain && { chain: options.chain }) };
   const stored = {
     ...meta,
     head: state.head,
@@ -205,22 +190,8 @@ export async function checkpointWork(options: CheckpointOptions): Promise<Checkp
     wip: bundled.wip,
     ...(state.branch && { branch: state.branch }),
   };
-  let copy: string | undefined;
   try {
-    let bundle: Buffer;
-    if (options.workspaceDir) {
-      copy = await takeBundle({
-        workspaceDir: options.workspaceDir,
-        scratchDir: options.scratchDir,
-        maxBytes: options.maxBytes,
-        name: bundleName,
-      });
-      bundle = await readFile(copy);
-    } else if (sandbox.getBytes) {
-      bundle = await bundleFromSandbox(sandbox, options.maxBytes);
-    } else {
-      throw new PatchbayError('git_failed', 'this sandbox can hand no files over');
-    }
+    const bundle = await readBundle(options);
     if (bundled.kind === 'increment' && parent && options.chain) {
       if (await options.store.append(options.sessionId, stored, { parent, bundle })) {
         const chain = options.chain;
@@ -251,9 +222,58 @@ export async function checkpointWork(options: CheckpointOptions): Promise<Checkp
     });
     return state;
   } finally {
-    if (copy) await rm(copy, { force: true });
     await sandbox.exec(`rm -f .git/${bundleName}`, { signal: AbortSignal.timeout(30_000) }).catch(() => undefined);
   }
+}
+
+/** What the sandbox bundled: an increment on the stored chain or the whole work, and its wip commit. */
+type Bundled = { kind: string; wip: string };
+
+/**
+ * The workspace's state, and unless it is unchanged since `options.last` a bundle of its work left
+ * in `.git` (an increment on `parent` when given, else all since the base). Throws when git fails.
+ */
+async function bundleWork(
+  options: CheckpointOptions,
+  parent: string | undefined,
+): Promise<{ state: WorkState; bundled?: Bundled }> {
+  const result = await options.sandbox.exec(stateScript, {
+    signal: options.signal,
+    timeoutMs: 10 * 60_000,
+    env: {
+      ...identity,
+      PATCHBAY_BUNDLE: '1',
+      PATCHBAY_BASE: options.base.baseCommit,
+      PATCHBAY_PARENT: parent ?? '',
+      PATCHBAY_LAST: options.last ? `${options.last.head} ${options.last.tree}` : '',
+    },
+  });
+  if (result.exitCode !== 0) throw failed('git in the workspace failed', result);
+  const state = parseState(result.stdout);
+  if (/^unchanged$/m.test(result.stdout)) return { state };
+  const match = /^bundled (increment|full) ([0-9a-f]{40,64})$/m.exec(result.stdout);
+  if (!match) throw failed('the checkpoint bundle was not made', result);
+  return { state, bundled: { kind: match[1]!, wip: match[2]! } };
+}
+
+/** The bundle's bytes: copied out of a local workspace safely (the copy removed after), else handed over by the sandbox. */
+async function readBundle(options: CheckpointOptions): Promise<Buffer> {
+  if (options.workspaceDir) {
+    let copy: string | undefined;
+    try {
+      copy = await takeBundle({
+        workspaceDir: options.workspaceDir,
+        scratchDir: options.scratchDir,
+        maxBytes: options.maxBytes,
+        name: bundleName,
+      });
+      return await readFile(copy);
+    } finally {
+      if (copy) await rm(copy, { force: true });
+    }
+  }
+  if (options.sandbox.getBytes) return bundleFromSandbox(options.sandbox, options.maxBytes);
+  throw new PatchbayError('git_failed', 'this sandbox can hand no files over');
 }
 
 /**

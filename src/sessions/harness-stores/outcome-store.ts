@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../../../db/schema.ts';
-import { revertWindowMs, type OutcomeLedger, type PullKey } from '../../core/pull-outcome.ts';
+import { revertWindowMs, type OutcomeLedger, type PullKey, type PullOpened } from '../../core/pull-outcome.ts';
 
 const lower = (where: { owner: string; repo: string }) => ({
   owner: where.owner.toLowerCase(),
@@ -25,30 +25,7 @@ export function createOutcomeStore(db: Kysely<Database>): OutcomeLedger {
       .where('repo', '=', pull.repo.toLowerCase())
       .where('number', '=', pull.number);
   return {
-    async opened(pull) {
-      const values = {
-        ...lower(pull),
-        number: pull.number,
-        session_id: pull.sessionId,
-        url: pull.url,
-        branch: pull.branch,
-        base_branch: pull.baseBranch,
-        patchbay_commit: pull.commit,
-        opened_at: pull.at,
-      };
-      await db
-        .insertInto('pull_outcomes')
-        .values(values)
-        .onConflict((c) =>
-          c.columns(['owner', 'repo', 'number']).doUpdateSet((eb) => ({
-            // A new commit of Patchbay's: what people pushed before it is no longer after its last one.
-            human_commits: sql`case when ${eb.ref('pull_outcomes.patchbay_commit')} = ${pull.commit} then pull_outcomes.human_commits else '[]'::jsonb end`,
-            patchbay_commit: pull.commit,
-            updated_at: sql`now()`,
-          })),
-        )
-        .execute();
-    },
+    opened: (pull) => recordOpened(db, pull),
     async finished(pull) {
       await row(pull)
         .set({
@@ -61,21 +38,7 @@ export function createOutcomeStore(db: Kysely<Database>): OutcomeLedger {
         .execute();
       if (pull.state === 'merged' && pull.mergeCommit) await applyEarlierSignals(db, pull, pull.mergeCommit);
     },
-    async humanCommits(where, shas) {
-      if (shas.length === 0) return;
-      const { owner, repo } = lower(where);
-      await db
-        .updateTable('pull_outcomes')
-        .set({
-          human_commits: sql`(select coalesce(jsonb_agg(distinct s), '[]'::jsonb) from jsonb_array_elements_text(human_commits || ${JSON.stringify(shas)}::jsonb) s where s <> patchbay_commit)`,
-          updated_at: sql`now()`,
-        })
-        .where('owner', '=', owner)
-        .where('repo', '=', repo)
-        .where('branch', '=', where.branch)
-        .where('state', '=', 'open')
-        .execute();
-    },
+    humanCommits: (where, shas) => addHumanCommits(db, where, shas),
     async reviewed(pull, reviewId) {
       await row(pull)
         .set({
@@ -102,6 +65,53 @@ export function createOutcomeStore(db: Kysely<Database>): OutcomeLedger {
         .execute();
     },
   };
+}
+
+/** Tracks a pull request Patchbay opened, or notes Patchbay's new commit on one it already tracks. */
+async function recordOpened(db: Kysely<Database>, pull: PullOpened): Promise<void> {
+  const values = {
+    ...lower(pull),
+    number: pull.number,
+    session_id: pull.sessionId,
+    url: pull.url,
+    branch: pull.branch,
+    base_branch: pull.baseBranch,
+    patchbay_commit: pull.commit,
+    opened_at: pull.at,
+  };
+  await db
+    .insertInto('pull_outcomes')
+    .values(values)
+    .onConflict((c) =>
+      c.columns(['owner', 'repo', 'number']).doUpdateSet((eb) => ({
+        // A new commit of Patchbay's: what people pushed before it is no longer after its last one.
+        human_commits: sql`case when ${eb.ref('pull_outcomes.patchbay_commit')} = ${pull.commit} then pull_outcomes.human_commits else '[]'::jsonb end`,
+        patchbay_commit: pull.commit,
+        updated_at: sql`now()`,
+      })),
+    )
+    .execute();
+}
+
+/** Adds commits people pushed to an open tracked pull request's branch (Patchbay's own commit excluded). */
+async function addHumanCommits(
+  db: Kysely<Database>,
+  where: { owner: string; repo: string; branch: string },
+  shas: readonly string[],
+): Promise<void> {
+  if (shas.length === 0) return;
+  const { owner, repo } = lower(where);
+  await db
+    .updateTable('pull_outcomes')
+    .set({
+      human_commits: sql`(select coalesce(jsonb_agg(distinct s), '[]'::jsonb) from jsonb_array_elements_text(human_commits || ${JSON.stringify(shas)}::jsonb) s where s <> patchbay_commit)`,
+      updated_at: sql`now()`,
+    })
+    .where('owner', '=', owner)
+    .where('repo', '=', repo)
+    .where('branch', '=', where.branch)
+    .where('state', '=', 'open')
+    .execute();
 }
 
 /** Rows for the pull requests sessions opened before outcome tracking (their first `pr-opened` event). */

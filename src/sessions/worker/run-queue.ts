@@ -90,36 +90,50 @@ export async function createRunQueue(options: RunQueueOptions): Promise<RunQueue
       if (wakeAt !== undefined) wakeWorkerAt(wakeAt);
     },
     async workGivenUp(handler) {
-      const polling = options.pollingIntervalSeconds ?? 2;
-      // Dead-lettered jobs are moved by pg-boss, with no NOTIFY: poll at the normal pace.
-      await boss.work(
-        givenUpRunQueue.name,
-        { pollingIntervalSeconds: polling, notifyPollingIntervalSeconds: polling },
-        async (jobs) => {
-          for (const job of jobs)
-            await handler({ ...givenUpRunQueue.parse(job.data), attempts: settings.retryLimit + 1 });
-        },
-      );
+      await workGivenUpRuns(boss, options.pollingIntervalSeconds ?? 2, settings.retryLimit + 1, handler);
     },
     async stopTaking() {
       await boss.offWork(runQueue.name, { wait: false });
       await boss.offWork(givenUpRunQueue.name, { wait: false });
     },
     async reclaimActive(reclaimOptions = {}) {
-      const active = await activeRuns(boss, reclaimOptions.except);
-      if (active.length === 0) return 0;
-      // A failed run waits `retryDelay` (1 s) before its retry; these were cut off, not failing, so
-      // their retries start now, and ours is woken at once rather than at its next poll (up to 2 s
-      // later): a restarted server resumes its runs as soon as it works.
-      await boss.fail(runQueue.name, active, { message: 'its worker process is gone' });
-      for (const id of active) await boss.update(runQueue.name, undefined, { id, startAfter: new Date() });
-      wakeWorkerAt(Date.now());
-      return active.length;
+      const reclaimed = await reclaimActiveRuns(boss, reclaimOptions.except);
+      if (reclaimed > 0) wakeWorkerAt(Date.now());
+      return reclaimed;
     },
     async stop() {
       await boss.stop({ graceful: true, timeout: 10_000 });
     },
   };
+}
+
+/** Takes the dead-lettered runs, each with the number of attempts it was given. */
+async function workGivenUpRuns(
+  boss: PgBoss,
+  polling: number,
+  attempts: number,
+  handler: (job: RunJob & { attempts: number }) => Promise<void>,
+): Promise<void> {
+  // Dead-lettered jobs are moved by pg-boss, with no NOTIFY: poll at the normal pace.
+  await boss.work(
+    givenUpRunQueue.name,
+    { pollingIntervalSeconds: polling, notifyPollingIntervalSeconds: polling },
+    async (jobs) => {
+      for (const job of jobs) await handler({ ...givenUpRunQueue.parse(job.data), attempts });
+    },
+  );
+}
+
+/** Puts the runs marked active (but for the sessions in `except`) back in the queue to start now; how many. */
+async function reclaimActiveRuns(boss: PgBoss, except?: ReadonlySet<string>): Promise<number> {
+  const active = await activeRuns(boss, except);
+  if (active.length === 0) return 0;
+  // A failed run waits `retryDelay` (1 s) before its retry; these were cut off, not failing, so
+  // their retries start now, and the caller wakes its worker at once rather than at its next poll
+  // (up to 2 s later): a restarted server resumes its runs as soon as it works.
+  await boss.fail(runQueue.name, active, { message: 'its worker process is gone' });
+  for (const id of active) await boss.update(runQueue.name, undefined, { id, startAfter: new Date() });
+  return active.length;
 }
 
 /** Starts the pg-boss instance of the queues, its errors logged (throttled) rather than thrown. */

@@ -28,6 +28,20 @@ const outcomeClass = (outcome: string) =>
  * its four scores, the review gate's decision and CI failures; on top, the PR and its draft state.
  */
 export function ChecksView({ model }: { model: SessionModel; version: number }) {
+  const ordered = groupsByCommit(model);
+  return (
+    <div class="checks-view" id="checks">
+      <PullRequestState model={model} />
+      {ordered.length === 0 && <p class="muted card">No checks have run yet.</p>}
+      {ordered.map((g) => (
+        <CheckGroup group={g} hasPr={model.pr !== undefined} key={g.commit} />
+      ))}
+    </div>
+  );
+}
+
+/** The checks, verdicts, gate decisions and CI failures per commit, the commit with the latest first. */
+function groupsByCommit(model: SessionModel): Group[] {
   const groups = new Map<string, Group>();
   const group = (commit: string, key: string) => {
     let g = groups.get(commit);
@@ -43,94 +57,121 @@ export function ChecksView({ model }: { model: SessionModel; version: number }) 
   for (const gate of model.gates) group(gate.commit, gate.key).gates.push(gate);
   for (const f of model.ciFailures) group(f.commit, f.key).ci.push(f);
   const seqOf = (key: string) => Number(key.slice(1));
-  const ordered = [...groups.values()].sort((a, b) => seqOf(b.last) - seqOf(a.last));
+  return [...groups.values()].sort((a, b) => seqOf(b.last) - seqOf(a.last));
+}
+
+/** The pull request's link, and whether the latest gate made it ready for review or kept it a draft. */
+function PullRequestState({ model }: { model: SessionModel }) {
   const prHref = safeHref(model.pr?.url);
   const gate = model.gates.at(-1);
   return (
-    <div class="checks-view" id="checks">
-      <div class="card pr-state">
-        <b>Pull request:</b>{' '}
-        {model.pr && prHref ? (
-          <>
-            <a href={prHref} rel="noreferrer" target="_blank">
-              #{model.pr.number}
-            </a>{' '}
-            <span id="pr-state" class={`badge ${gate?.ready ? 's-completed' : 's-queued'}`}>
-              {gate?.ready ? `ready for review at ${gate.commit.slice(0, 10)}` : 'draft'}
-            </span>
-          </>
-        ) : (
-          <span class="muted">not opened</span>
-        )}
-      </div>
-      {ordered.length === 0 && <p class="muted card">No checks have run yet.</p>}
-      {ordered.map((g) => (
-        <section class="card check-group" data-commit={g.commit} key={g.commit}>
-          <h3>
-            Commit <code>{g.commit.slice(0, 10)}</code>
-            {g.gates.at(-1) && (
-              <span class={`badge gate ${g.gates.at(-1)!.ready ? 's-completed' : 's-queued'}`}>
-                {g.gates.at(-1)!.ready ? 'ready' : model.pr ? 'kept as draft' : 'not ready'}
-              </span>
-            )}
-          </h3>
-          {g.gates.at(-1) && !g.gates.at(-1)!.ready && g.gates.at(-1)!.reasons.length > 0 && (
-            <ul class="reasons">
-              {g.gates.at(-1)!.reasons.map((r) => (
-                <li>{r}</li>
-              ))}
-            </ul>
-          )}
-          <ul class="plain">
-            {g.checks.map((c) => (
-              <li key={c.key}>
-                <details class={`check ${c.outcome}`} data-check={c.name} data-outcome={c.outcome}>
-                  <summary>
-                    <span class={`badge ${outcomeClass(c.outcome)}`}>{c.outcome}</span>{' '}
-                    <b>{c.phase === 'setup' ? `setup ${c.name}` : c.name}</b> <code>{c.command}</code>{' '}
-                    <span class="muted">
-                      {c.exitCode !== null && `exit ${c.exitCode} · `}
-                      {duration(c.durationMs)} · <time dateTime={c.at}>{dateTimeOf(c.at)}</time>
-                    </span>
-                  </summary>
-                  {c.reason && <p class="reason">{c.reason}</p>}
-                  <pre class="output">{[c.logHead, c.logTail].filter(Boolean).join('\n…\n') || '(no output)'}</pre>
-                </details>
-              </li>
-            ))}
-            {g.verdicts.map((v) => (
-              <li key={v.key} class={`verdict ${v.outcome}`} data-outcome={v.outcome}>
-                <span class={`badge ${outcomeClass(v.outcome)}`}>verdict {v.outcome}</span>
-                {v.total !== undefined && <b> {v.total}/8</b>} <span class="muted">attempt {v.attempt}</span>
-                <div>{v.summary}</div>
-                {v.scores && (
-                  <dl class="scores">
-                    {verdictCriteria.map((c) => (
-                      <>
-                        <dt>
-                          {c} <b>{v.scores![c].score}/2</b>
-                        </dt>
-                        <dd>{v.scores![c].reason}</dd>
-                      </>
-                    ))}
-                  </dl>
-                )}
-              </li>
-            ))}
-            {g.ci.map((f) => (
-              <li key={f.key} class="ci-failure">
-                <span class="badge s-failed">CI failed</span> {f.name}{' '}
-                {safeHref(f.url) && (
-                  <a href={safeHref(f.url)} rel="noreferrer" target="_blank">
-                    details
-                  </a>
-                )}
-                <pre class="output">{f.logExcerpt}</pre>
-              </li>
-            ))}
-          </ul>
-        </section>
-      ))}
+    <div class="card pr-state">
+      <b>Pull request:</b>{' '}
+      {model.pr && prHref ? (
+        <>
+          <a href={prHref} rel="noreferrer" target="_blank">
+            #{model.pr.number}
+          </a>{' '}
+          <span id="pr-state" class={`badge ${gate?.ready ? 's-completed' : 's-queued'}`}>
+            {gate?.ready ? `ready for review at ${gate.commit.slice(0, 10)}` : 'draft'}
+          </span>
+        </>
+      ) : (
+        <span class="muted">not opened</span>
+      )}
     </div>
+  );
+}
+
+/** One commit: its gate decision (with the reasons it is not ready), then its checks, verdicts and CI failures. */
+function CheckGroup({ group: g, hasPr }: { group: Group; hasPr: boolean }) {
+  const gate = g.gates.at(-1);
+  return (
+    <section class="card check-group" data-commit={g.commit}>
+      <h3>
+        Commit <code>{g.commit.slice(0, 10)}</code>
+        {gate && (
+          <span class={`badge gate ${gate.ready ? 's-completed' : 's-queued'}`}>
+            {gate.ready ? 'ready' : hasPr ? 'kept as draft' : 'not ready'}
+          </span>
+        )}
+      </h3>
+      {gate && !gate.ready && gate.reasons.length > 0 && (
+        <ul class="reasons">
+          {gate.reasons.map((r) => (
+            <li>{r}</li>
+          ))}
+        </ul>
+      )}
+      <ul class="plain">
+        {g.checks.map((c) => (
+          <CheckItem check={c} key={c.key} />
+        ))}
+        {g.verdicts.map((v) => (
+          <VerdictItem verdict={v} key={v.key} />
+        ))}
+        {g.ci.map((f) => (
+          <CiFailureItem failure={f} key={f.key} />
+        ))}
+      </ul>
+    </section>
+  );
+}
+
+/** A check's outcome, command, exit code and time, opening to its reason and the head and tail of its log. */
+function CheckItem({ check: c }: { check: CheckRun }) {
+  return (
+    <li>
+      <details class={`check ${c.outcome}`} data-check={c.name} data-outcome={c.outcome}>
+        <summary>
+          <span class={`badge ${outcomeClass(c.outcome)}`}>{c.outcome}</span>{' '}
+          <b>{c.phase === 'setup' ? `setup ${c.name}` : c.name}</b> <code>{c.command}</code>{' '}
+          <span class="muted">
+            {c.exitCode !== null && `exit ${c.exitCode} · `}
+            {duration(c.durationMs)} · <time dateTime={c.at}>{dateTimeOf(c.at)}</time>
+          </span>
+        </summary>
+        {c.reason && <p class="reason">{c.reason}</p>}
+        <pre class="output">{[c.logHead, c.logTail].filter(Boolean).join('\n…\n') || '(no output)'}</pre>
+      </details>
+    </li>
+  );
+}
+
+/** The verifier's verdict: its outcome, total and summary, and each criterion's score with the reason. */
+function VerdictItem({ verdict: v }: { verdict: Verdict }) {
+  return (
+    <li class={`verdict ${v.outcome}`} data-outcome={v.outcome}>
+      <span class={`badge ${outcomeClass(v.outcome)}`}>verdict {v.outcome}</span>
+      {v.total !== undefined && <b> {v.total}/8</b>} <span class="muted">attempt {v.attempt}</span>
+      <div>{v.summary}</div>
+      {v.scores && (
+        <dl class="scores">
+          {verdictCriteria.map((c) => (
+            <>
+              <dt>
+                {c} <b>{v.scores![c].score}/2</b>
+              </dt>
+              <dd>{v.scores![c].reason}</dd>
+            </>
+          ))}
+        </dl>
+      )}
+    </li>
+  );
+}
+
+/** A CI run that failed on the commit, with a link to its details and its log excerpt. */
+function CiFailureItem({ failure: f }: { failure: CiFailure }) {
+  return (
+    <li class="ci-failure">
+      <span class="badge s-failed">CI failed</span> {f.name}{' '}
+      {safeHref(f.url) && (
+        <a href={safeHref(f.url)} rel="noreferrer" target="_blank">
+          details
+        </a>
+      )}
+      <pre class="output">{f.logExcerpt}</pre>
+    </li>
   );
 }

@@ -96,47 +96,68 @@ export function Composer({
         }}
         onPaste={(e) => void add(e.clipboardData?.files)}
       />
-      {images.length > 0 && (
-        <ul class="chosen-images" aria-label="Pictures to send">
-          {images.map((image, index) => (
-            <li key={`${image.name}-${index}`}>
-              {image.name}{' '}
-              <button
-                type="button"
-                aria-label={`Remove ${image.name}`}
-                onClick={() => setImages((chosen) => chosen.filter((_, i) => i !== index))}
-              >
-                ×
-              </button>
-            </li>
-          ))}
-        </ul>
-      )}
-      <div class="composer-row">
-        <label for="name">Name</label>
-        <input id="name" value={name} placeholder="your name" onInput={(e) => setName(e.currentTarget.value)} />
-        <label class="attach">
-          Attach
-          <input
-            id="attach"
-            type="file"
-            accept="image/png,image/jpeg,image/gif,image/webp"
-            multiple
-            onChange={(e) => {
-              void add(e.currentTarget.files);
-              e.currentTarget.value = '';
-            }}
-          />
-        </label>
-        <button id="send" type="submit" disabled={busy || !text.trim()}>
-          {verb}
-        </button>
-      </div>
+      <ChosenImages images={images} onRemove={(index) => setImages((chosen) => chosen.filter((_, i) => i !== index))} />
+      <ComposerRow name={name} setName={setName} onFiles={add} verb={verb} disabled={busy || !text.trim()} />
       {error && (
         <p class="error" role="alert">
           {error}
         </p>
       )}
     </form>
+  );
+}
+
+/** The pictures that go with the next message, each with a button that takes it off. */
+function ChosenImages({ images, onRemove }: { images: Chosen[]; onRemove: (index: number) => void }) {
+  if (images.length === 0) return null;
+  return (
+    <ul class="chosen-images" aria-label="Pictures to send">
+      {images.map((image, index) => (
+        <li key={`${image.name}-${index}`}>
+          {image.name}{' '}
+          <button type="button" aria-label={`Remove ${image.name}`} onClick={() => onRemove(index)}>
+            ×
+          </button>
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+/** The sender's name, the picture picker and the send button. */
+function ComposerRow({
+  name,
+  setName,
+  onFiles,
+  verb,
+  disabled,
+}: {
+  name: string;
+  setName: (name: string) => void;
+  onFiles: (files: FileList | null) => Promise<void>;
+  verb: string;
+  disabled: boolean;
+}) {
+  return (
+    <div class="composer-row">
+      <label for="name">Name</label>
+      <input id="name" value={name} placeholder="your name" onInput={(e) => setName(e.currentTarget.value)} />
+      <label class="attach">
+        Attach
+        <input
+          id="attach"
+          type="file"
+          accept="image/png,image/jpeg,image/gif,image/webp"
+          multiple
+          onChange={(e) => {
+            void onFiles(e.currentTarget.files);
+            e.currentTarget.value = '';
+          }}
+        />
+      </label>
+      <button id="send" type="submit" disabled={disabled}>
+        {verb}
+      </button>
+    </div>
   );
 }

@@ -50,7 +50,7 @@ export function ListPage() {
     };
   }, []);
 
-  const change = (next: { status?: SessionStatus | undefined; repo?: string | undefined }) => {
+  const change = (next: Filter) => {
     const query = new URLSearchParams();
     if (next.status) query.set('status', next.status);
     if (next.repo) query.set('repo', next.repo);
@@ -62,47 +62,7 @@ export function ListPage() {
     <main class="list-page">
       <NewSessionForm />
       <section class="card">
-        <div class="list-head">
-          <h2>Sessions</h2>
-          <a
-            id="insights-link"
-            href="/insights"
-            onClick={(e) => {
-              e.preventDefault();
-              navigate('/insights');
-            }}
-          >
-            Insights
-          </a>
-          <label>
-            Status{' '}
-            <select
-              id="filter-status"
-              value={filter.status ?? ''}
-              onChange={(e) =>
-                change({ ...filter, status: (e.currentTarget.value || undefined) as SessionStatus | undefined })
-              }
-            >
-              <option value="">all</option>
-              {statuses.map((s) => (
-                <option value={s}>{s}</option>
-              ))}
-            </select>
-          </label>
-          <label>
-            Repository{' '}
-            <select
-              id="filter-repo"
-              value={filter.repo ?? ''}
-              onChange={(e) => change({ ...filter, repo: e.currentTarget.value || undefined })}
-            >
-              <option value="">all</option>
-              {(list?.repos ?? []).map((r) => (
-                <option value={r}>{r}</option>
-              ))}
-            </select>
-          </label>
-        </div>
+        <ListHead filter={filter} repos={list?.repos ?? []} onChange={change} />
         {error && <p class="error">{error}</p>}
         {!list && !error && <p class="muted">Loading…</p>}
         {list && list.sessions.length === 0 && (
@@ -110,42 +70,98 @@ export function ListPage() {
         )}
         <ul id="sessions" class="sessions">
           {list?.sessions.map((s) => (
-            <li key={s.id} data-id={s.id}>
-              <a
-                class="title"
-                href={`/sessions/${encodeURIComponent(s.id)}`}
-                onClick={(e) => {
-                  e.preventDefault();
-                  navigate(`/sessions/${encodeURIComponent(s.id)}`);
-                }}
-              >
-                {s.title}
-              </a>
-              <StatusBadge status={s.status} />
-              <span class="meta">
-                {s.parentId && <span class="sub-task">sub-task · </span>}
-                <span class="repo">{s.repo}</span> · {s.requester.name} · {s.surfaces.join(', ')} ·{' '}
-                <time dateTime={s.createdAt}>{ageOf(s.createdAt)}</time>
-                {s.checks !== 'none' && (
-                  <>
-                    {' · '}
-                    <span class={`checks checks-${s.checks}`}>checks {s.checks}</span>
-                  </>
-                )}
-                {safeHref(s.prUrl ?? undefined) && (
-                  <>
-                    {' · '}
-                    <a href={safeHref(s.prUrl ?? undefined)} rel="noreferrer" target="_blank">
-                      pull request
-                    </a>
-                  </>
-                )}
-              </span>
-            </li>
+            <SessionRow session={s} key={s.id} />
           ))}
         </ul>
       </section>
     </main>
+  );
+}
+
+type Filter = { status?: SessionStatus | undefined; repo?: string | undefined };
+
+/** The list's heading: the link to Insights, and the status and repository filters. */
+function ListHead({ filter, repos, onChange }: { filter: Filter; repos: string[]; onChange: (next: Filter) => void }) {
+  return (
+    <div class="list-head">
+      <h2>Sessions</h2>
+      <a
+        id="insights-link"
+        href="/insights"
+        onClick={(e) => {
+          e.preventDefault();
+          navigate('/insights');
+        }}
+      >
+        Insights
+      </a>
+      <label>
+        Status{' '}
+        <select
+          id="filter-status"
+          value={filter.status ?? ''}
+          onChange={(e) =>
+            onChange({ ...filter, status: (e.currentTarget.value || undefined) as SessionStatus | undefined })
+          }
+        >
+          <option value="">all</option>
+          {statuses.map((s) => (
+            <option value={s}>{s}</option>
+          ))}
+        </select>
+      </label>
+      <label>
+        Repository{' '}
+        <select
+          id="filter-repo"
+          value={filter.repo ?? ''}
+          onChange={(e) => onChange({ ...filter, repo: e.currentTarget.value || undefined })}
+        >
+          <option value="">all</option>
+          {repos.map((r) => (
+            <option value={r}>{r}</option>
+          ))}
+        </select>
+      </label>
+    </div>
+  );
+}
+
+/** One session: its title linking to its page, its status, and who asked, where, when, its checks and PR. */
+function SessionRow({ session: s }: { session: SessionList['sessions'][number] }) {
+  return (
+    <li data-id={s.id}>
+      <a
+        class="title"
+        href={`/sessions/${encodeURIComponent(s.id)}`}
+        onClick={(e) => {
+          e.preventDefault();
+          navigate(`/sessions/${encodeURIComponent(s.id)}`);
+        }}
+      >
+        {s.title}
+      </a>
+      <StatusBadge status={s.status} />
+      <span class="meta">
+        {s.parentId && <span class="sub-task">sub-task · </span>}
+        <span class="repo">{s.repo}</span> · {s.requester.name} · {s.surfaces.join(', ')} ·{' '}
+        <time dateTime={s.createdAt}>{ageOf(s.createdAt)}</time>
+        {s.checks !== 'none' && (
+          <>
+            {' · '}
+            <span class={`checks checks-${s.checks}`}>checks {s.checks}</span>
+          </>
+        )}
+        {safeHref(s.prUrl ?? undefined) && (
+          <>
+            {' · '}
+            <a href={safeHref(s.prUrl ?? undefined)} rel="noreferrer" target="_blank">
+              pull request
+            </a>
+          </>
+        )}
+      </span>
+    </li>
   );
 }
 

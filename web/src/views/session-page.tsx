@@ -1,4 +1,6 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
+import type { SessionDetail } from '../../../src/api/api-types.ts';
+import type { SessionStatus } from '../../../src/core/session-status.ts';
 import { autonomyNotice } from '../../../src/core/autonomy.ts';
 import { api, savedAuthor } from '../api.ts';
 import { ApprovalPanel } from './approval-panel.tsx';
@@ -9,6 +11,7 @@ import { KnowledgeView } from './knowledge-view.tsx';
 import { SidePanel } from './side-panel.tsx';
 import { StatusBadge } from './status-badge.tsx';
 import { ParentLink } from './subtasks-view.tsx';
+import type { SessionModel } from '../session-model.ts';
 import { TimelineView } from './timeline-view.tsx';
 import { useSessionLog } from './use-session-log.ts';
 
@@ -25,45 +28,10 @@ export function SessionPage({ id }: { id: string }) {
   const log = useSessionLog(id);
   const { timeline, facts: model, version, detail, error, setError, connection } = log;
   const [tab, setTab] = useState<Tab>('timeline');
-  const marked = useRef({ first: false, caughtUp: false });
-
-  // Marks for bench/web-render.ts and the browser tests: first events on screen, caught up with the log.
-  useEffect(() => {
-    if (!marked.current.first && timeline.items.length > 0) {
-      marked.current.first = true;
-      performance.mark('patchbay:first-render');
-    }
-    if (!marked.current.caughtUp && detail && timeline.lastSeq >= detail.lastSeq) {
-      marked.current.caughtUp = true;
-      performance.mark('patchbay:caught-up');
-      document.body.dataset.caughtUp = 'true';
-    }
-  }, [version, detail]);
-
-  useEffect(() => {
-    const onKey = (event: KeyboardEvent) => {
-      const target = event.target as HTMLElement | null;
-      const typing =
-        target &&
-        (target.tagName === 'INPUT' ||
-          target.tagName === 'TEXTAREA' ||
-          target.tagName === 'SELECT' ||
-          target.isContentEditable);
-      if (typing || event.ctrlKey || event.metaKey || event.altKey) return;
-      if (event.key === '/') {
-        event.preventDefault();
-        setTab('timeline');
-        requestAnimationFrame(() => document.getElementById('message')?.focus());
-      }
-      const index = ['1', '2', '3', '4'].indexOf(event.key);
-      if (index >= 0) setTab(tabs[index]!.id);
-    };
-    addEventListener('keydown', onKey);
-    return () => removeEventListener('keydown', onKey);
-  }, []);
+  usePerformanceMarks(timeline, version, detail);
+  useTabKeys(setTab);
 
   const status = model.status ?? detail?.status;
-  const stoppable = status === 'queued' || status === 'running' || status === 'waiting';
   const stop = async () => {
     const author = savedAuthor();
     try {
@@ -76,55 +44,14 @@ export function SessionPage({ id }: { id: string }) {
   return (
     <main class="session-page">
       <div class="session-head">
-        <div class="title-row">
-          <h1 id="title">{detail?.title ?? '…'}</h1>
-          <span id="status">
-            <StatusBadge status={status} />
-          </span>
-          {model.autonomy && (
-            <span
-              id="autonomy"
-              class="autonomy"
-              data-level={model.autonomy.level}
-              title={autonomyNotice(model.autonomy)}
-            >
-              {model.autonomy.level}
-            </span>
-          )}
-          <span class={`conn conn-${connection}`} aria-live="polite">
-            {connection === 'open' ? 'live' : 'reconnecting…'}
-          </span>
-          {stoppable && (
-            <button type="button" id="stop" class="danger" onClick={stop}>
-              Stop
-            </button>
-          )}
-        </div>
+        <TitleRow detail={detail} model={model} status={status} connection={connection} onStop={stop} />
         <ParentLink detail={detail} />
         {error && (
           <p class="error" role="alert">
             {error}
           </p>
         )}
-        <div class="tabs" role="tablist">
-          {tabs.map((t, i) => (
-            <button
-              type="button"
-              role="tab"
-              id={`tab-${t.id}`}
-              aria-selected={tab === t.id}
-              class={tab === t.id ? 'tab active' : 'tab'}
-              onClick={() => setTab(t.id)}
-              title={`${t.label} (${i + 1})`}
-            >
-              {t.label}
-              {t.id === 'checks' && model.checks.length + model.verdicts.length > 0 && (
-                <span class="count">{model.checks.length + model.verdicts.length}</span>
-              )}
-              {t.id === 'diff' && model.pushes.length > 0 && <span class="count">{model.pushes.length}</span>}
-            </button>
-          ))}
-        </div>
+        <TabBar tab={tab} setTab={setTab} model={model} />
       </div>
       <div class="session-body">
         <section class="main-col" role="tabpanel" aria-labelledby={`tab-${tab}`}>
@@ -149,5 +76,109 @@ export function SessionPage({ id }: { id: string }) {
         <SidePanel detail={detail} model={model} version={version} />
       </div>
     </main>
+  );
+}
+
+/** Marks for bench/web-render.ts and the browser tests: first events on screen, caught up with the log. */
+function usePerformanceMarks(timeline: SessionModel, version: number, detail: SessionDetail | undefined): void {
+  const marked = useRef({ first: false, caughtUp: false });
+  useEffect(() => {
+    if (!marked.current.first && timeline.items.length > 0) {
+      marked.current.first = true;
+      performance.mark('patchbay:first-render');
+    }
+    if (!marked.current.caughtUp && detail && timeline.lastSeq >= detail.lastSeq) {
+      marked.current.caughtUp = true;
+      performance.mark('patchbay:caught-up');
+      document.body.dataset.caughtUp = 'true';
+    }
+  }, [version, detail]);
+}
+
+/** Keys 1-4 open the tabs and `/` the message box, unless the reader is typing or holds a modifier. */
+function useTabKeys(setTab: (tab: Tab) => void): void {
+  useEffect(() => {
+    const onKey = (event: KeyboardEvent) => {
+      const target = event.target as HTMLElement | null;
+      const typing =
+        target &&
+        (target.tagName === 'INPUT' ||
+          target.tagName === 'TEXTAREA' ||
+          target.tagName === 'SELECT' ||
+          target.isContentEditable);
+      if (typing || event.ctrlKey || event.metaKey || event.altKey) return;
+      if (event.key === '/') {
+        event.preventDefault();
+        setTab('timeline');
+        requestAnimationFrame(() => document.getElementById('message')?.focus());
+      }
+      const index = ['1', '2', '3', '4'].indexOf(event.key);
+      if (index >= 0) setTab(tabs[index]!.id);
+    };
+    addEventListener('keydown', onKey);
+    return () => removeEventListener('keydown', onKey);
+  }, []);
+}
+
+/** The title, status, autonomy level, connection, and a Stop button while the session can be stopped. */
+function TitleRow({
+  detail,
+  model,
+  status,
+  connection,
+  onStop,
+}: {
+  detail: SessionDetail | undefined;
+  model: SessionModel;
+  status: SessionStatus | undefined;
+  connection: 'open' | 'reconnecting';
+  onStop: () => void;
+}) {
+  const stoppable = status === 'queued' || status === 'running' || status === 'waiting';
+  return (
+    <div class="title-row">
+      <h1 id="title">{detail?.title ?? '…'}</h1>
+      <span id="status">
+        <StatusBadge status={status} />
+      </span>
+      {model.autonomy && (
+        <span id="autonomy" class="autonomy" data-level={model.autonomy.level} title={autonomyNotice(model.autonomy)}>
+          {model.autonomy.level}
+        </span>
+      )}
+      <span class={`conn conn-${connection}`} aria-live="polite">
+        {connection === 'open' ? 'live' : 'reconnecting…'}
+      </span>
+      {stoppable && (
+        <button type="button" id="stop" class="danger" onClick={onStop}>
+          Stop
+        </button>
+      )}
+    </div>
+  );
+}
+
+/** The tabs, with the number of checks and of pushes on theirs. */
+function TabBar({ tab, setTab, model }: { tab: Tab; setTab: (tab: Tab) => void; model: SessionModel }) {
+  return (
+    <div class="tabs" role="tablist">
+      {tabs.map((t, i) => (
+        <button
+          type="button"
+          role="tab"
+          id={`tab-${t.id}`}
+          aria-selected={tab === t.id}
+          class={tab === t.id ? 'tab active' : 'tab'}
+          onClick={() => setTab(t.id)}
+          title={`${t.label} (${i + 1})`}
+        >
+          {t.label}
+          {t.id === 'checks' && model.checks.length + model.verdicts.length > 0 && (
+            <span class="count">{model.checks.length + model.verdicts.length}</span>
+          )}
+          {t.id === 'diff' && model.pushes.length > 0 && <span class="count">{model.pushes.length}</span>}
+        </button>
+      ))}
+    </div>
   );
 }

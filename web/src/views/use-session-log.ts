@@ -130,8 +130,6 @@ export function useSessionLog(id: string): SessionLog {
   const [error, setError] = useState('');
   const { detail, loadDetail, loadDetailSoon, stopDetail } = useDetail(id, setError);
   const [connection, setConnection] = useState<'open' | 'reconnecting'>('reconnecting');
-  const [older, setOlder] = useState({ more: false, loading: false });
-  const cursor = useRef<{ before: number | null; loading: boolean }>({ before: null, loading: false });
   const frame = useRef<number | undefined>(undefined);
 
   const schedule = useCallback(() => {
@@ -140,6 +138,7 @@ export function useSessionLog(id: string): SessionLog {
       setVersion(timeline.version + facts.version);
     });
   }, []);
+  const { older, loadOlder, firstPageRead } = useOlderPages(id, timeline, schedule, setError);
 
   const onEvent = (stored: StoredEvent) => {
     const shown = timeline.apply(stored);
@@ -162,8 +161,7 @@ export function useSessionLog(id: string): SessionLog {
           timeline.apply(stored);
           if (isFact.has(stored.event.type)) facts.apply(stored);
         }
-        cursor.current.before = page.nextBefore;
-        setOlder({ more: page.nextBefore !== null, loading: false });
+        firstPageRead(page.nextBefore);
         schedule();
         close = openSessionStream(id, {
           lastSeq: () => timeline.lastSeq,
@@ -183,6 +181,20 @@ export function useSessionLog(id: string): SessionLog {
     };
   }, [id]);
 
+  return { timeline, facts, version, connection, detail, error, setError, older, loadOlder };
+}
+
+/**
+ * The timeline's older pages, read as the reader scrolls up: `firstPageRead` says where the newest
+ * page began, `loadOlder` reads the page before the oldest event held, one read at a time.
+ */
+function useOlderPages(id: string, timeline: SessionModel, schedule: () => void, setError: (message: string) => void) {
+  const [older, setOlder] = useState({ more: false, loading: false });
+  const cursor = useRef<{ before: number | null; loading: boolean }>({ before: null, loading: false });
+  const firstPageRead = (nextBefore: number | null) => {
+    cursor.current.before = nextBefore;
+    setOlder({ more: nextBefore !== null, loading: false });
+  };
   const loadOlder = useCallback(() => {
     const { before, loading } = cursor.current;
     if (before === null || loading) return;
@@ -202,6 +214,5 @@ export function useSessionLog(id: string): SessionLog {
       },
     );
   }, [id]);
-
-  return { timeline, facts, version, connection, detail, error, setError, older, loadOlder };
+  return { older, loadOlder, firstPageRead };
 }
