@@ -3,7 +3,10 @@ import { classifyRisk, decideApproval, type RiskFinding } from './risk-classifie
 import type { ToolContext, ToolOutput } from './tool.ts';
 
 /** What the gate says about one command: held (refused, or waiting for a person, with the tool's answer), or run. */
-export type GateOutcome = { kind: 'held'; output: ToolOutput } | { kind: 'run' };
+export type GateOutcome =
+  | { kind: 'held'; output: ToolOutput }
+  /** `publishing`: a person approved it as publishing, or a rule always allows that (ExecOptions.secretWrites). */
+  | { kind: 'run'; publishing: boolean };
 
 /**
  * The one gate for every command the agent can cause to run (issue 36): run_shell's command, the
@@ -23,7 +26,7 @@ export async function gateCommand(
   const decision = policy(command, { lifted: approval?.lifted });
   if (!decision.allowed)
     return { kind: 'held', output: { content: `${label} refused: ${decision.reason}`, isError: true } };
-  return { kind: 'run' };
+  return { kind: 'run', publishing: approval?.lifted.has('publish') ?? false };
 }
 
 const LIFTABLE: ReadonlySet<string> = new Set<LiftableClass>(['publish', 'force-push', 'pipe-to-shell']);

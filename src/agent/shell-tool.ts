@@ -41,7 +41,11 @@ export function createShellTool(options: ShellToolOptions = {}): Tool<ShellInput
       const gate = await gateCommand(input.command, ctx, policy, 'Command');
       if (gate.kind === 'held') return gate.output;
       const timeout = Math.min(input.timeout === undefined ? timeoutMs : input.timeout * 1000, maxTimeoutMs);
-      const result = await ctx.sandbox.exec(input.command, { timeoutMs: timeout, signal: ctx.signal });
+      const result = await ctx.sandbox.exec(input.command, {
+        timeoutMs: timeout,
+        signal: ctx.signal,
+        ...(gate.publishing && { secretWrites: true }),
+      });
       return {
         content: formatResult(result, timeout, Math.min(maxOutputChars, ctx.maxOutputChars ?? maxOutputChars)),
         isError: result.exitCode !== 0,
