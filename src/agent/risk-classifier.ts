@@ -2,6 +2,7 @@ import { posix } from 'node:path';
 import { type ApprovalRule, type ApprovalRules, defaultApprovalRules, type RiskClass } from '../core/approval-rules.ts';
 import { type EffectiveCommand, effectiveCommand, hasShortFlag, operands } from './command-words.ts';
 import { inlineCode, inlineRisk } from './inline-code.ts';
+import { packageScripts, scriptText } from './package-scripts.ts';
 import { npmDeclares, type PackageRun, packageName, packageRun, pythonDeclares } from './package-runs.ts';
 import { publishingTool } from './publish-commands.ts';
 import { shellQuote } from './shell-quote.ts';
@@ -131,6 +132,10 @@ function classifySimple(simple: SimpleCommand, command: EffectiveCommand | undef
   if (command.name === 'find') classifyFind(command.args, walk);
   const run = packageRun(command);
   if (run) classifyPackageRun(run, text, walk);
+  for (const script of packageScripts(command) ?? []) {
+    const body = scriptText(walk.readScript?.('package.json'), script);
+    if (body !== undefined) nested(walk, body);
+  }
   const rule = classifyTool(command, walk.workspace);
   if (rule) hold(walk, rule.class, text, rule.reason);
 }
