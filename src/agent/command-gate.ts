@@ -1,3 +1,4 @@
+import type { Sandbox } from '../../sandbox/sandbox.ts';
 import type { CommandPolicy, LiftableClass } from './command-policy.ts';
 import { classifyRisk, decideApproval, type RiskFinding } from './risk-classifier.ts';
 import type { ToolContext, ToolOutput } from './tool.ts';
@@ -29,7 +30,7 @@ export async function gateCommand(
   return { kind: 'run', publishing: approval?.lifted.has('publish') ?? false };
 }
 
-const LIFTABLE: ReadonlySet<string> = new Set<LiftableClass>(['publish', 'force-push', 'pipe-to-shell']);
+export const LIFTABLE: ReadonlySet<string> = new Set<LiftableClass>(['publish', 'force-push', 'pipe-to-shell']);
 
 type Approval = { kind: 'held'; output: ToolOutput } | { kind: 'cleared'; lifted: ReadonlySet<LiftableClass> };
 
@@ -44,7 +45,7 @@ async function approvalFor(
   ctx: ToolContext,
   label: string,
 ): Promise<Approval> {
-  const findings = await classifyInSandbox(command, ctx);
+  const findings = await classifyInSandbox(command, ctx.sandbox);
   const lifted = new Set(findings.map((f) => f.class).filter((c): c is LiftableClass => LIFTABLE.has(c)));
   if (approvals.approvedCommand === command) return { kind: 'cleared', lifted };
   const decision = decideApproval(findings, ...approvals.rules);
@@ -77,18 +78,27 @@ async function approvalFor(
 /**
  * classifyRisk reads the scripts a command runs; it reads synchronously, so the scripts it asks for
  * are fetched from the sandbox and it reads again, until it asks for nothing new (a few rounds).
+ * `dir`: where the command runs, relative to the workspace (the checks' checkout), `.` by default.
  */
-async function classifyInSandbox(command: string, ctx: ToolContext): Promise<RiskFinding[]> {
+export async function classifyInSandbox(
+  command: string,
+  sandbox: Pick<Sandbox, 'readFile' | 'workdir'>,
+  dir = '.',
+): Promise<RiskFinding[]> {
   const scripts = new Map<string, string | undefined>();
+  const workspace = dir === '.' ? sandbox.workdir : `${sandbox.workdir.replace(/\/$/, '')}/${dir}`;
   for (let round = 0; ; round++) {
     const wanted = new Set<string>();
     const readScript = (path: string) => {
       if (!scripts.has(path)) wanted.add(path);
       return scripts.get(path);
     };
-    const findings = classifyRisk(command, { workspace: ctx.sandbox.workdir, readScript });
+    const findings = classifyRisk(command, { workspace, readScript });
     if (wanted.size === 0 || round === 3) return findings;
-    for (const path of wanted) scripts.set(path, await ctx.sandbox.readFile(path).catch(() => undefined));
+    for (const path of wanted) {
+      const inDir = dir === '.' || path.startsWith('/') ? path : `${dir}/${path}`;
+      scripts.set(path, await sandbox.readFile(inDir).catch(() => undefined));
+    }
   }
 }
 

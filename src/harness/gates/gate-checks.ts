@@ -3,6 +3,7 @@ import type { CheckRun } from '../checks/check-store.ts';
 import { openCommitCheckout, setupKey, workspaceSetupMarker, type CommitCheckout } from '../checks/commit-checkout.ts';
 import { missingCommandReason, runCheckCommand, setupFailureReason } from '../checks/run-checks.ts';
 import type { KnownCommand } from '../knowledge/knowledge-document.ts';
+import { unattendedRefusal } from './unattended-command.ts';
 import type { GateContext } from './gate-deps.ts';
 
 async function recordRun(ctx: GateContext, run: CheckRun): Promise<void> {
@@ -55,7 +56,7 @@ export async function runSetup(ctx: GateContext): Promise<void> {
     }
     return;
   }
-  const passed = await runSetupCommands(ctx, ctx.sandbox, commit, setup);
+  const passed = await runSetupCommands(ctx, { exec: (c, o) => ctx.sandbox.exec(c, o), dir: '.' }, commit, setup);
   await ctx.sandbox.exec("git ls-files --others --exclude-standard --directory | sed 's#^#/#' >> .git/info/exclude", {
     signal: ctx.signal,
     timeoutMs: 60_000,
@@ -81,19 +82,26 @@ async function untouched(ctx: GateContext): Promise<boolean> {
 /** Runs setup commands in order until one fails; each is recorded. True when all passed. */
 async function runSetupCommands(
   ctx: GateContext,
-  where: Pick<Sandbox, 'exec'>,
+  where: Pick<Sandbox, 'exec'> & { dir: string },
   commit: string,
   setup: readonly KnownCommand[],
 ): Promise<boolean> {
   for (const command of setup) {
-    const run = await runCheckCommand(where, {
-      commit,
-      phase: 'setup',
-      command,
-      timeoutMs: ctx.gates.checkTimeoutMs,
-      signal: ctx.signal,
-    });
-    if (run.outcome !== 'passed') run.reason = setupFailureReason(run, await refusedHosts(ctx));
+    const refusal = await unattendedRefusal(
+      command.command,
+      { sandbox: ctx.sandbox, dir: where.dir },
+      ctx.approvalRules ?? [],
+    );
+    const run = refusal
+      ? notRun(commit, 'setup', command, `setup \`${command.command}\` ${refusal}`)
+      : await runCheckCommand(where, {
+          commit,
+          phase: 'setup',
+          command,
+          timeoutMs: ctx.gates.checkTimeoutMs,
+          signal: ctx.signal,
+        });
+    if (run.outcome !== 'passed') run.reason ??= setupFailureReason(run, await refusedHosts(ctx));
     await recordRun(ctx, run);
     ctx.log.info({ command: command.command, outcome: run.outcome, reason: run.reason }, 'setup command finished');
     if (run.outcome !== 'passed') return false;
@@ -120,6 +128,7 @@ async function setupCheckout(ctx: GateContext, checkout: CommitCheckout): Promis
     return undefined;
   }
   const where = {
+    dir: checkout.dir,
     exec: (command: string, options: ExecOptions) =>
       checkout.exec(command, { timeoutMs: ctx.gates.checkTimeoutMs, signal: ctx.signal, ...options }),
   };
@@ -147,22 +156,17 @@ export async function runChecks(ctx: GateContext, commit: string): Promise<Check
     const blocker = await setupCheckout(ctx, checkout);
     for (const command of checks) {
       let run: CheckRun;
+      const refusal = blocker
+        ? undefined
+        : await unattendedRefusal(
+            command.command,
+            { sandbox: ctx.sandbox, dir: checkout.dir },
+            ctx.approvalRules ?? [],
+          );
       if (blocker) {
-        const now = new Date();
-        run = {
-          commit,
-          phase: 'check',
-          name: command.name,
-          command: command.command,
-          outcome: 'not-run',
-          exitCode: null,
-          durationMs: 0,
-          logHead: '',
-          logTail: '',
-          reason: blocker,
-          startedAt: now,
-          finishedAt: now,
-        };
+        run = notRun(commit, 'check', command, blocker);
+      } else if (refusal) {
+        run = notRun(commit, 'check', command, `check \`${command.command}\` ${refusal}`);
       } else {
         run = await runCheckCommand(checkout, {
           commit,
@@ -192,4 +196,23 @@ export async function runChecks(ctx: GateContext, commit: string): Promise<Check
     await checkout.close();
   }
   return runs;
+}
+
+/** A setup or check command the harness did not run, and why (the gate refused it). */
+function notRun(commit: string, phase: CheckRun['phase'], command: KnownCommand, reason: string): CheckRun {
+  const now = new Date();
+  return {
+    commit,
+    phase,
+    name: command.name,
+    command: command.command,
+    outcome: 'not-run',
+    exitCode: null,
+    durationMs: 0,
+    logHead: '',
+    logTail: '',
+    reason,
+    startedAt: now,
+    finishedAt: now,
+  };
 }
