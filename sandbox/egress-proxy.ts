@@ -14,11 +14,24 @@ import {
 import { CONNECT_TIMEOUT_MS, forward, forwardHeaders, rawResponse, sendText } from './egress-forward.ts';
 import { normalizeHost, type EgressPolicy, type EgressRule } from './egress-policy.ts';
 import { canonicalIp } from './ip-address.ts';
+import { secretRequestRefusal } from './secret-binding.ts';
 
 export type { EgressBlock, Resolve } from './egress-authorize.ts';
 
-/** SANDBOX_SECRETS, resolved: requests to `/secrets/<name>/…` go to `url` with `header: value` added. */
-export type SecretRoute = { name: string; url: string; header: string; value: string };
+/**
+ * SANDBOX_SECRETS, resolved: requests to `/secrets/<name>/…` go to `url` with `header: value` added,
+ * only with the methods and under the path prefixes (relative to `url`'s path) the secret is bound
+ * to: GET and HEAD under `/` unless the operator binds more. A method that writes is forwarded
+ * only while a command a person approved as publishing runs (EgressProxy.grantWrites).
+ */
+export type SecretRoute = {
+  name: string;
+  url: string;
+  header: string;
+  value: string;
+  methods?: readonly string[] | undefined;
+  paths?: readonly string[] | undefined;
+};
 
 export type EgressProxyOptions = {
   policy: EgressPolicy;
@@ -33,10 +46,17 @@ export type EgressProxyOptions = {
   allowed?: () => Promise<readonly EgressRule[]>;
 };
 
-export type EgressProxy = { close(): Promise<void> };
+export type EgressProxy = {
+  close(): Promise<void>;
+  /**
+   * Lets secrets bound to a writing method use it until the returned release is called: the
+   * sandbox calls it around a command a person approved as publishing (or an always-allow rule let run).
+   */
+  grantWrites(): () => void;
+};
 
-/** What every handler of one proxy shares: its options, how it decides, and its open sockets (closed with it). */
-type ProxyContext = { options: EgressProxyOptions; gate: EgressGate; sockets: Set<Duplex> };
+/** What every handler of one proxy shares: its options, how it decides, its open sockets (closed with it), and the write grants open now. */
+type ProxyContext = { options: EgressProxyOptions; gate: EgressGate; sockets: Set<Duplex>; writeGrants: number };
 
 /**
  * The host side of the sandbox's only way out: an HTTP proxy on a unix socket (bound into the
@@ -54,7 +74,7 @@ export async function startEgressProxy(socketPath: string, options: EgressProxyO
     onBlocked: options.onBlocked,
     ...(options.allowed && { allowed: options.allowed }),
   };
-  const ctx: ProxyContext = { options, gate, sockets: new Set<Duplex>() };
+  const ctx: ProxyContext = { options, gate, sockets: new Set<Duplex>(), writeGrants: 0 };
   const server = http.createServer();
   server.on('connection', (socket: Socket) => {
     ctx.sockets.add(socket);
@@ -78,6 +98,14 @@ export async function startEgressProxy(socketPath: string, options: EgressProxyO
       for (const socket of ctx.sockets) socket.destroy();
       await closed;
       await unlink(socketPath).catch(() => {});
+    },
+    grantWrites() {
+      ctx.writeGrants += 1;
+      let released = false;
+      return () => {
+        if (!released) ctx.writeGrants -= 1;
+        released = true;
+      };
     },
   };
 }
@@ -180,12 +208,8 @@ async function serveSecretRoute(
   req: IncomingMessage,
   res: ServerResponse,
 ): Promise<void> {
-  const traversal = secretPathRefusal(raw);
-  if (traversal) {
-    sendText(res, 400, `Patchbay egress proxy refused the secrets path: ${traversal}`);
-    return;
-  }
-  const match = /^\/secrets\/([A-Za-z0-9_-]+)(\/.*)?$/.exec(url.pathname);
+  // The raw path, never the URL parser's resolution of it: `/secrets/npm/../x` must not become `/x`.
+  const match = /^\/secrets\/([A-Za-z0-9_-]+)([/\\].*)?$/.exec(raw);
   const route = match && ctx.options.secrets?.find((secret) => secret.name === match[1]);
   if (!match || !route) {
     sendText(
@@ -193,6 +217,11 @@ async function serveSecretRoute(
       404,
       'Patchbay egress proxy: use this address as HTTP_PROXY/HTTPS_PROXY; /secrets/<name>/ serves the configured SANDBOX_SECRETS',
     );
+    return;
+  }
+  const refusal = secretRequestRefusal(route, req.method ?? 'GET', match[2] ?? '/', ctx.writeGrants > 0);
+  if (!refusal.ok) {
+    sendText(res, refusal.status, `Patchbay egress proxy refused SANDBOX_SECRETS.${route.name}: ${refusal.reason}`);
     return;
   }
   const upstream = new URL(route.url);
@@ -203,7 +232,7 @@ async function serveSecretRoute(
     sendText(res, decision.status, decision.message);
     return;
   }
-  const path = `${upstream.pathname.replace(/\/$/, '')}${(match[2] ?? '/').replace(/\/{2,}/g, '/')}${url.search}`;
+  const path = `${upstream.pathname.replace(/\/$/, '')}${refusal.path}${url.search}`;
   const headers = forwardHeaders(req.headers);
   delete headers[route.header.toLowerCase()];
   headers.host = upstream.host;
@@ -238,23 +267,6 @@ function withUpstream(policy: EgressPolicy, hostname: string, port: number): Egr
 function rawPath(raw: string): string {
   const path = raw.startsWith('/') ? raw : raw.replace(/^[a-z][a-z0-9+.-]*:\/\/[^/?#]*/i, '');
   return path.split(/[?#]/, 1)[0] || '/';
-}
-
-/**
- * Why a secrets-route path must not be forwarded with its credential, if so. URL parsing already
- * resolves literal and `%2e` dot segments; what it keeps (`..%2f`, `%5c`, double encoding) an upstream
- * may decode into a climb out of the route's base path, so anything encoded that could become a
- * separator or a dot segment is refused outright rather than guessed at.
- */
-export function secretPathRefusal(raw: string): string | undefined {
-  if (raw.includes('\\')) return 'backslashes are not allowed';
-  if (/%(?:2e|2f|5c|25|00)/i.test(raw))
-    return 'encoded dots, slashes, backslashes, percent signs or NUL are not allowed';
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is refused
-  if (/[\u0000-\u001f\u007f]/.test(raw)) return 'control characters are not allowed';
-  const segments = raw.split('/');
-  if (segments.some((segment) => segment === '.' || segment === '..')) return 'dot segments are not allowed';
-  return undefined;
 }
 
 function parseAuthority(authority: string): { host: string; port: number } | undefined {

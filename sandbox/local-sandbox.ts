@@ -83,6 +83,8 @@ class LocalSandbox implements Sandbox {
       await handOverTree(this.#root, runAs, opts.signal);
       this.#handedOver = true;
     }
+    // A command a person approved as publishing may use the secrets bound to a writing method while it runs.
+    const releaseWrites = opts.secretWrites ? this.#egress?.proxy.grantWrites() : undefined;
     try {
       const target = {
         root: this.#root,
@@ -93,6 +95,7 @@ class LocalSandbox implements Sandbox {
       };
       return await runCommand(this.#ctx.command, target, command, opts);
     } finally {
+      releaseWrites?.();
       await store.touch(this.sessionId).catch(() => {});
     }
   }

@@ -17,6 +17,12 @@ export type ExecOptions = {
   maxOutputBytes?: number;
   /** Written to the command's stdin, then closed. */
   stdin?: string;
+  /**
+   * A person approved this command as publishing (or an operator's rule always allows it): while it
+   * runs, brokered secrets bound to a writing method may be sent with it (SANDBOX_SECRETS `methods`).
+   * Secrets are local sandboxes' only; elsewhere this changes nothing.
+   */
+  secretWrites?: boolean;
 };
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;

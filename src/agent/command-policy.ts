@@ -1,6 +1,7 @@
 import { posix } from 'node:path';
 import { commandName, effectiveCommand, hasShortFlag, operands } from './command-words.ts';
 import type { EffectiveCommand } from './command-words.ts';
+import { publishingTool } from './publish-commands.ts';
 import { parseShell } from './shell-parser.ts';
 import type { Pipeline, SimpleCommand } from './shell-parser.ts';
 
@@ -43,7 +44,7 @@ const REASONS = {
   forcePush:
     'Force-pushing (--force, -f, --force-with-lease, +refspec) rewrites shared history and is never allowed. Pushing at all is done by the harness, not the agent: leave your work in the workspace.',
   publish:
-    'Publishing packages (npm/yarn/pnpm/bun publish) releases code to the world and is never part of a coding session. Make the change in the repository; releases are up to the maintainers.',
+    'Publishing packages, images and releases (npm/yarn/pnpm publish, twine upload, cargo publish, gem push, docker push, mvn deploy, gradle publish, dotnet nuget push, gh release create, …) releases code to the world and is not part of a coding session unless the operator allows it. Make the change in the repository; releases are up to the maintainers.',
   sudo: 'sudo/doas/su are refused: the sandbox runs unprivileged and needs no root. Run the command without it, or install tools into the workspace (for example with npm or pip --user).',
   pipeToShell:
     'Running a downloaded script directly (curl|sh, wget -O- | bash, bash <(curl …)) is refused: it executes unreviewed code. Download the file, inspect it, then run it, or use the package manager.',
@@ -141,8 +142,7 @@ function checkCommandRules(command: EffectiveCommand, depth: number, lifted: Lif
     return checkRecursive(args, 'R', '--recursive', 'change permissions of');
   if (name === 'find') return checkFind(args);
   if (name === 'git') return checkGit(args, lifted);
-  if (name === 'npm' || name === 'pnpm' || name === 'yarn' || name === 'bun')
-    return lifted.has('publish') ? undefined : checkPackageManager(args);
+  if (!lifted.has('publish') && publishingTool(command)) return REASONS.publish;
   if (FILESYSTEM_MAKERS.test(name)) return REASONS.mkfs;
   if (POWER.has(name)) return REASONS.power;
   if (name === 'init' && /^[06]$/.test(args[0] ?? '')) return REASONS.power;
@@ -288,33 +288,6 @@ function checkGit(args: string[], lifted: Lifted): string | undefined {
       return REASONS.gitPush;
   }
   return undefined;
-}
-
-/** Subcommands after which `publish` is only an argument (`npm run publish`, `npm help publish`). */
-const NOT_PUBLISHING = new Set([
-  'run',
-  'run-script',
-  'exec',
-  'x',
-  'dlx',
-  'help',
-  'view',
-  'info',
-  'show',
-  'why',
-  'install',
-  'i',
-  'add',
-  'remove',
-  'uninstall',
-]);
-
-function checkPackageManager(args: string[]): string | undefined {
-  // Option values (`--registry URL`) land among the operands; publish must still be the first verb.
-  const words = operands(args);
-  const verb = words.findIndex((w) => w === 'publish' || w === 'unpublish');
-  if (verb === -1 || words.slice(0, verb).some((w) => NOT_PUBLISHING.has(w))) return undefined;
-  return REASONS.publish;
 }
 
 /** `watch -n 2 cmd args` runs `cmd args` through sh -c. */

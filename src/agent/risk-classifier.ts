@@ -1,6 +1,11 @@
 import { posix } from 'node:path';
 import { type ApprovalRule, type ApprovalRules, defaultApprovalRules, type RiskClass } from '../core/approval-rules.ts';
 import { type EffectiveCommand, effectiveCommand, hasShortFlag, operands } from './command-words.ts';
+import { inlineCode, inlineRisk } from './inline-code.ts';
+import { packageScripts, scriptText } from './package-scripts.ts';
+import { npmDeclares, type PackageRun, packageName, packageRun, pythonDeclares } from './package-runs.ts';
+import { publishingTool } from './publish-commands.ts';
+import { shellQuote } from './shell-quote.ts';
 import { type Pipeline, parseShell, type SimpleCommand } from './shell-parser.ts';
 
 export type { ApprovalRules, RiskClass } from '../core/approval-rules.ts';
@@ -18,6 +23,7 @@ export type ClassifyOptions = {
 const MAX_DEPTH = 6;
 const SHELLS = new Set(['sh', 'bash', 'zsh', 'dash', 'ksh', 'mksh', 'ash', 'fish', 'csh', 'tcsh', 'busybox']);
 const INTERPRETERS = /^(python[\d.]*|perl|ruby|node|php|deno|bun)$/;
+const BUILD_WRAPPERS = /^(mvnw|gradlew)$/;
 const DOWNLOADERS = new Set(['curl', 'wget', 'fetch', 'aria2c', 'http', 'https', 'lwp-request', 'GET']);
 /** Tools whose risk depends on their arguments: a variable among them cannot be read. */
 const RISKY_TOOLS = new Set([
@@ -43,6 +49,15 @@ const RISKY_TOOLS = new Set([
   'helm',
   'pulumi',
   'rm',
+  'mvn',
+  'mvnw',
+  'gradle',
+  'gradlew',
+  'dotnet',
+  'gh',
+  'uv',
+  'npx',
+  'find',
 ]);
 
 /** Everything in `command` a person should decide on, in order; empty when nothing is held. */
@@ -113,6 +128,14 @@ function classifySimple(simple: SimpleCommand, command: EffectiveCommand | undef
     return;
   }
   if (runsCode(command, walk)) return;
+  if (classifyInline(command, text, walk)) return;
+  if (command.name === 'find') classifyFind(command.args, walk);
+  const run = packageRun(command);
+  if (run) classifyPackageRun(run, text, walk);
+  for (const script of packageScripts(command) ?? []) {
+    const body = scriptText(walk.readScript?.('package.json'), script);
+    if (body !== undefined) nested(walk, body);
+  }
   const rule = classifyTool(command, walk.workspace);
   if (rule) hold(walk, rule.class, text, rule.reason);
 }
@@ -123,13 +146,15 @@ function runsCode(command: EffectiveCommand, walk: Walk): boolean {
   if (name === 'eval') return nested(walk, args.join(' '));
   if (SHELLS.has(name)) {
     const flag = args.findIndex((a) => /^-[A-Za-z]*c[A-Za-z]*$/.test(a));
-    if (flag !== -1) return nested(walk, args[flag + 1] ?? '');
+    // `bash -c -- 'script'`: the script is the first word after the options' end.
+    if (flag !== -1) return nested(walk, (args[flag + 1] === '--' ? args[flag + 2] : args[flag + 1]) ?? '');
     const script = operands(args)[0];
     return script === undefined || script === '-' ? true : scriptFile(script, walk);
   }
   if (name === 'source' || name === '.') return args[0] === undefined ? true : scriptFile(args[0], walk);
   const invoked = command.words[0]?.text ?? name;
-  if (invoked.includes('/') && !INTERPRETERS.test(name)) return scriptFile(invoked, walk);
+  // The Maven and Gradle wrappers only start the build tool: their arguments are what is read.
+  if (invoked.includes('/') && !INTERPRETERS.test(name) && !BUILD_WRAPPERS.test(name)) return scriptFile(invoked, walk);
   return false;
 }
 
@@ -158,6 +183,74 @@ function recordAliases(args: string[], walk: Walk): void {
   }
 }
 
+/**
+ * `node -e`, `python -c`, `perl -e`, an awk program: code that starts processes (or hides what it
+ * runs: evaluated strings, decoding) is held as inline-code, and each string literal it holds is
+ * read as a command it might hand a shell. True when the command runs inline code.
+ */
+function classifyInline(command: EffectiveCommand, text: string, walk: Walk): boolean {
+  const inline = inlineCode(command);
+  if (!inline) return false;
+  const risk = inlineRisk(inline);
+  if (risk.runs === undefined) return true;
+  for (const literal of risk.literals) nested(walk, literal);
+  // `['cargo', 'publish']`: a list of literals is one command's words.
+  if (risk.literals.length > 1) nested(walk, risk.literals.map(shellQuote).join(' '));
+  hold(
+    walk,
+    'inline-code',
+    text,
+    `it runs ${inline.language} code given on the command line that can start other programs or build code at run time (${risk.runs.trim()}), so what it runs cannot be read`,
+  );
+  return true;
+}
+
+/** `find … -exec cmd {} ;` (and -execdir, -ok, -okdir) runs cmd on every match, each start point standing for `{}`. */
+function classifyFind(args: string[], walk: Walk): void {
+  const firstTest = args.findIndex((a) => /^[-(!]/.test(a));
+  const starts = (firstTest === -1 ? args : args.slice(0, firstTest)).filter((a) => !a.startsWith('-'));
+  const roots = starts.length > 0 ? starts : ['.'];
+  args.forEach((arg, i) => {
+    if (!/^-(exec|execdir|ok|okdir)$/.test(arg)) return;
+    const end = args.findIndex((a, j) => j > i && (a === ';' || a === '+'));
+    const words = args.slice(i + 1, end === -1 ? undefined : end);
+    for (const root of roots) nested(walk, words.map((w) => shellQuote(w.replaceAll('{}', root))).join(' '));
+  });
+  if (args.includes('-delete')) for (const root of roots) nested(walk, `rm -r -- ${shellQuote(root)}`);
+}
+
+/**
+ * `npx x`, `pnpm dlx x`, `uvx x`: a package the workspace does not declare (or a version, URL or
+ * path instead of a name) is fetched and run unread, so it is held; what it runs is read as well.
+ */
+function classifyPackageRun(run: PackageRun, text: string, walk: Walk): void {
+  if (run.script !== undefined) nested(walk, run.script);
+  if (run.inner.length > 0) nested(walk, run.inner.map(shellQuote).join(' '));
+  const unknown = run.packages.filter((spec) => !declared(run, spec, walk));
+  if (run.packages.length === 0 && run.script === undefined) return;
+  if (unknown.length > 0)
+    hold(
+      walk,
+      'unknown-package',
+      text,
+      `${run.runner} fetches and runs ${unknown.join(', ')}, which this workspace does not declare as a dependency`,
+    );
+}
+
+function declared(run: PackageRun, spec: string, walk: Walk): boolean {
+  if (run.localBin === spec && walk.readScript?.(`node_modules/.bin/${spec}`) !== undefined) return true;
+  const name = packageName(spec, run.ecosystem);
+  if (name === undefined) return false;
+  if (run.ecosystem === 'npm') {
+    const manifest = walk.readScript?.('package.json');
+    return manifest !== undefined && npmDeclares(manifest, name);
+  }
+  return ['pyproject.toml', 'requirements.txt', 'requirements-dev.txt'].some((file) => {
+    const manifest = walk.readScript?.(file);
+    return manifest !== undefined && pythonDeclares(manifest, name);
+  });
+}
+
 function readsScriptFromStdin({ name, args }: EffectiveCommand): boolean {
   const shell = SHELLS.has(name);
   if (!shell && !INTERPRETERS.test(name)) return false;
@@ -174,22 +267,8 @@ function classifyTool(command: EffectiveCommand, workspace: string): Rule | unde
   const { name, args } = command;
   const words = operands(args);
   if (name === 'git') return classifyGit(args);
-  if (['npm', 'pnpm', 'yarn', 'bun'].includes(name)) {
-    // Yarn 2+ publishes with `yarn npm publish`.
-    const verbs = name === 'yarn' && words[0] === 'npm' ? words.slice(1) : words;
-    return firstVerb(verbs, ['publish', 'unpublish']) ? publish(name) : undefined;
-  }
-  if (name === 'twine' && words[0] === 'upload') return publish('twine');
-  if (INTERPRETERS.test(name) && args[0] === '-m' && args[1] === 'twine' && args[2] === 'upload')
-    return publish('twine');
-  if ((name === 'pip' || name === 'pip3') && words[0] === 'upload') return publish('pip');
-  if (['poetry', 'flit', 'hatch', 'cargo'].includes(name) && words[0] === 'publish') return publish(name);
-  if (name === 'gem' && words[0] === 'push') return publish('gem');
-  if (
-    ['docker', 'podman', 'buildah'].includes(name) &&
-    (words[0] === 'push' || words.join(' ').startsWith('image push'))
-  )
-    return publish(name);
+  const publisher = publishingTool(command);
+  if (publisher) return publish(publisher);
   if (name === 'kubectl' && /^(apply|delete|create|replace|patch|scale|rollout|drain|cordon)$/.test(words[0] ?? ''))
     return deploy(`kubectl ${words[0]}`);
   if ((name === 'terraform' || name === 'tofu') && /^(apply|destroy|import)$/.test(words[0] ?? ''))
@@ -221,10 +300,6 @@ function classifyGit(args: string[]): Rule | undefined {
   if (verb === 'filter-branch' || verb === 'filter-repo')
     return { class: 'force-push', reason: `git ${verb} rewrites the whole history of the repository` };
   return undefined;
-}
-
-function firstVerb(words: string[], verbs: string[]): boolean {
-  return words.length > 0 && verbs.includes(words[0]!);
 }
 
 function publish(tool: string): Rule {

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { modelImageMaxBytes } from '../core/image-format.ts';
 import type { ModelImage } from '../core/transcript.ts';
+import { gateCommand } from './command-gate.ts';
 import { checkCommand, type CommandPolicy } from './command-policy.ts';
 import { loopbackUrl } from './loopback-url.ts';
 import { pngSize } from './png-size.ts';
@@ -39,8 +40,8 @@ type ScreenshotInput = z.infer<typeof ScreenshotInput>;
 /**
  * The `screenshot` tool: headless Chromium inside the sandbox opens a page the agent's own server
  * serves there, and the picture goes back to the model (so it can look at its work) and is kept
- * with the session as an artifact. Only loopback URLs are opened, and the server command is held to
- * the shell's command policy: a refusal comes before anything runs.
+ * with the session as an artifact. Only loopback URLs are opened, and the server command goes through
+ * the shell's gate (approvals, then the command policy): a hold or a refusal comes before anything runs.
  */
 export function createScreenshotTool(options: { policy?: CommandPolicy | undefined } = {}): Tool<ScreenshotInput> {
   const policy = options.policy ?? checkCommand;
@@ -52,10 +53,12 @@ export function createScreenshotTool(options: { policy?: CommandPolicy | undefin
     timeLimitMs: () => (WAIT_SECONDS + 90) * 1000,
     async execute(input, ctx) {
       const url = loopbackUrl(input.url);
-      // The server command is a shell command like run_shell's, under the same policy.
-      const decision = input.server === undefined ? undefined : policy(input.server);
-      if (decision && !decision.allowed)
-        return { content: `Server command refused: ${decision.reason}`, isError: true };
+      // The server command is a shell command like run_shell's, through the same gate: the
+      // approval rules (held for a person, refused) and the command policy (issue 36).
+      if (input.server !== undefined) {
+        const gate = await gateCommand(input.server, ctx, policy, 'Server command');
+        if (gate.kind === 'held') return gate.output;
+      }
       const width = input.width ?? 1280;
       const height = input.fullPage ? FULL_PAGE_HEIGHT : (input.height ?? DEFAULT_HEIGHT);
       const taken = await takeScreenshot(ctx.sandbox, { url, width, height, server: input.server }, ctx.signal);

@@ -1,10 +1,10 @@
 import { z } from 'zod';
 import type { ExecResult } from '../../sandbox/sandbox.ts';
+import { gateCommand } from './command-gate.ts';
 import { checkCommand } from './command-policy.ts';
-import type { CommandPolicy, LiftableClass } from './command-policy.ts';
-import { classifyRisk, decideApproval, type RiskFinding } from './risk-classifier.ts';
+import type { CommandPolicy } from './command-policy.ts';
 import { capText, DEFAULT_MAX_OUTPUT_CHARS } from './output-cap.ts';
-import type { Tool, ToolContext, ToolOutput } from './tool.ts';
+import type { Tool } from './tool.ts';
 
 export type ShellToolOptions = {
   policy?: CommandPolicy | undefined;
@@ -38,82 +38,19 @@ export function createShellTool(options: ShellToolOptions = {}): Tool<ShellInput
     timeLimitMs: (input) =>
       Math.min(input.timeout === undefined ? timeoutMs : input.timeout * 1000, maxTimeoutMs) + 30_000,
     async execute(input, ctx) {
-      const approval = ctx.approvals && (await approvalFor(input.command, ctx.approvals, ctx));
-      if (approval?.kind === 'held') return approval.output;
-      const decision = policy(input.command, { lifted: approval?.lifted });
-      if (!decision.allowed) return { content: `Command refused: ${decision.reason}`, isError: true };
+      const gate = await gateCommand(input.command, ctx, policy, 'Command');
+      if (gate.kind === 'held') return gate.output;
       const timeout = Math.min(input.timeout === undefined ? timeoutMs : input.timeout * 1000, maxTimeoutMs);
-      const result = await ctx.sandbox.exec(input.command, { timeoutMs: timeout, signal: ctx.signal });
+      const result = await ctx.sandbox.exec(input.command, {
+        timeoutMs: timeout,
+        signal: ctx.signal,
+        ...(gate.publishing && { secretWrites: true }),
+      });
       return {
         content: formatResult(result, timeout, Math.min(maxOutputChars, ctx.maxOutputChars ?? maxOutputChars)),
         isError: result.exitCode !== 0,
       };
     },
-  };
-}
-
-const LIFTABLE: ReadonlySet<string> = new Set<LiftableClass>(['publish', 'force-push', 'pipe-to-shell']);
-
-type Approval = { kind: 'held'; output: ToolOutput } | { kind: 'cleared'; lifted: ReadonlySet<LiftableClass> };
-
-/**
- * Whether a command may go on to the plain policy, and with which of its refusals lifted: a command
- * a person approved runs with its classes lifted; one the rules allow always runs so; one the rules
- * refuse is refused; one they ask about is held for a person.
- */
-async function approvalFor(
-  command: string,
-  approvals: NonNullable<ToolContext['approvals']>,
-  ctx: ToolContext,
-): Promise<Approval> {
-  const findings = await classifyInSandbox(command, ctx);
-  const lifted = new Set(findings.map((f) => f.class).filter((c): c is LiftableClass => LIFTABLE.has(c)));
-  if (approvals.approvedCommand === command) return { kind: 'cleared', lifted };
-  const decision = decideApproval(findings, ...approvals.rules);
-  switch (decision.kind) {
-    case 'run':
-      return { kind: 'cleared', lifted };
-    case 'refuse':
-      return { kind: 'held', output: refusal(decision.finding) };
-    case 'ask':
-      // Nothing is held (autonomy full): the command meets the plain policy, nothing lifted.
-      if (approvals.holds === false) return { kind: 'cleared', lifted: new Set() };
-      return {
-        kind: 'held',
-        output: {
-          content: 'Held for approval; waiting for a person to decide.',
-          control: { kind: 'approval', command, findings: decision.findings },
-        },
-      };
-    default: {
-      const _never: never = decision;
-      return _never;
-    }
-  }
-}
-
-/**
- * classifyRisk reads the scripts a command runs; it reads synchronously, so the scripts it asks for
- * are fetched from the sandbox and it reads again, until it asks for nothing new (a few rounds).
- */
-async function classifyInSandbox(command: string, ctx: ToolContext): Promise<RiskFinding[]> {
-  const scripts = new Map<string, string | undefined>();
-  for (let round = 0; ; round++) {
-    const wanted = new Set<string>();
-    const readScript = (path: string) => {
-      if (!scripts.has(path)) wanted.add(path);
-      return scripts.get(path);
-    };
-    const findings = classifyRisk(command, { workspace: ctx.sandbox.workdir, readScript });
-    if (wanted.size === 0 || round === 3) return findings;
-    for (const path of wanted) scripts.set(path, await ctx.sandbox.readFile(path).catch(() => undefined));
-  }
-}
-
-function refusal(finding: RiskFinding): ToolOutput {
-  return {
-    content: `Command refused: ${finding.reason} This installation or repository refuses ${finding.class} commands; they cannot be approved.`,
-    isError: true,
   };
 }
 

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { parseEgressAllow, type EgressRule } from '../../sandbox/egress-policy.ts';
 import type { SecretRoute } from '../../sandbox/egress-proxy.ts';
+import { normalizePrefix } from '../../sandbox/secret-path.ts';
 import { DEFAULT_SANDBOX_LIMITS, type SandboxLimits } from '../../sandbox/sandbox-limits.ts';
 import { DEFAULT_SANDBOX_USER, type SandboxUser } from '../../sandbox/sandbox-user.ts';
 import { PatchbayError } from '../core/errors.ts';
@@ -106,6 +107,23 @@ const SandboxSecrets = z.record(
     header: z.string().regex(/^[A-Za-z0-9-]+$/, 'must be a header name'),
     env: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must name an environment variable'),
     prefix: z.string().optional(),
+    /** The methods the secret is sent with; GET and HEAD (reads) unless named. A write also needs a person's approval. */
+    methods: z
+      .array(z.enum(['GET', 'HEAD', 'OPTIONS', 'POST', 'PUT', 'PATCH', 'DELETE']))
+      .min(1)
+      .optional(),
+    /** Path prefixes under `url` the secret is sent to (`/api/npm/`); all of `url` unless named. */
+    paths: z
+      .array(
+        z
+          .string()
+          .refine(
+            (prefix) => normalizePrefix(prefix) === prefix,
+            'must start with / and hold no dot segments, doubled slashes, backslashes, ; or %-encoding',
+          ),
+      )
+      .min(1)
+      .optional(),
   }),
 );
 
@@ -135,6 +153,13 @@ function parseSandboxSecrets(text: string | undefined, env: Record<string, strin
       );
     if (/[\r\n]/.test(value))
       throw new PatchbayError('config_invalid', `SANDBOX_SECRETS.${name}: ${entry.env} holds a line break`);
-    return { name, url: entry.url, header: entry.header, value: `${entry.prefix ?? ''}${value}` };
+    return {
+      name,
+      url: entry.url,
+      header: entry.header,
+      value: `${entry.prefix ?? ''}${value}`,
+      ...(entry.methods && { methods: entry.methods }),
+      ...(entry.paths && { paths: entry.paths }),
+    };
   });
 }

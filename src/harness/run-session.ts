@@ -392,6 +392,7 @@ async function prepareGates(run: SessionRun): Promise<PreparedGates> {
     sandbox,
     knowledge,
     knowledgeText: verifierKnowledge,
+    approvalRules: [deps.approvals?.rules ?? {}, knowledge?.document.approvals ?? {}],
     baseCommit: workspace.baseCommit,
     evidence: evidenceSource(run),
     log,

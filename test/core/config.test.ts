@@ -128,4 +128,27 @@ describe('loadConfig', () => {
       /SANDBOX_SECRETS\.npm\.url/,
     );
   });
+
+  it('binds a SANDBOX_SECRETS entry to the methods and path prefixes it names, and refuses prefixes that could climb', () => {
+    const entry = { url: 'https://r.example/', header: 'Authorization', env: 'T' };
+    const bound = JSON.stringify({ npm: { ...entry, methods: ['GET', 'HEAD', 'PUT'], paths: ['/api/npm/'] } });
+    expect(loadConfig({ SANDBOX_SECRETS: bound, T: 'tok' }).sandbox.egress.secrets).toEqual([
+      {
+        name: 'npm',
+        url: 'https://r.example/',
+        header: 'Authorization',
+        value: 'tok',
+        methods: ['GET', 'HEAD', 'PUT'],
+        paths: ['/api/npm/'],
+      },
+    ]);
+    for (const paths of [['/api/../admin/'], ['api/'], ['/api/..;/x/'], ['/a//b/'], ['/%2e%2e/']]) {
+      expect(() => loadConfig({ SANDBOX_SECRETS: JSON.stringify({ npm: { ...entry, paths } }), T: 'tok' })).toThrow(
+        /SANDBOX_SECRETS\.npm\.paths\.0/,
+      );
+    }
+    expect(() =>
+      loadConfig({ SANDBOX_SECRETS: JSON.stringify({ npm: { ...entry, methods: ['CONNECT'] } }), T: 'tok' }),
+    ).toThrow(/SANDBOX_SECRETS\.npm\.methods/);
+  });
 });

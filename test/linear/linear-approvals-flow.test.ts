@@ -55,6 +55,8 @@ describe('approvals decided in a Linear elicitation (fake Linear and GitHub, rea
     });
     app = await startLinearPatchbay({ linear, github }, createScriptedProvider({ scenario: publishScenario }), {
       APPROVALS: 'on',
+      // Publishing is refused unless an operator's rule allows it (issue 36): this one asks.
+      APPROVAL_RULES: 'publish=ask',
     });
     const installed = installationCreatedEvent(installationId, owner, [{ id: 502, full_name: `${owner}/${repo}` }]);
     expect((await sendWebhook(`${app.url}/github/webhooks`, githubSecret, 'installation', installed)).status).toBe(202);

@@ -68,6 +68,15 @@ describe("SANDBOX_NETWORK=proxy (the default), through Patchbay's own compositio
             env: 'TEST_REGISTRY_TOKEN',
             prefix: 'Bearer ',
           },
+          // The same registry, bound by the operator to publish (PUT) under /npm/left-pad only.
+          publishing: {
+            url: `http://127.0.0.1:${registry.port}/npm/`,
+            header: 'Authorization',
+            env: 'TEST_REGISTRY_TOKEN',
+            prefix: 'Bearer ',
+            methods: ['GET', 'HEAD', 'PUT'],
+            paths: ['/left-pad'],
+          },
         }),
         TEST_REGISTRY_TOKEN: SECRET_VALUE,
       },
@@ -200,6 +209,25 @@ describe("SANDBOX_NETWORK=proxy (the default), through Patchbay's own compositio
     expect(registryRequests).toHaveLength(1);
     expect(registryRequests[0]!.url).toBe('/npm/left-pad?write=false');
     expect(registryRequests[0]!.headers.host).toBe(`127.0.0.1:${registry.port}`);
+    expect(registryRefusals).toEqual([]);
+  }, 120_000);
+
+  it('sends a secret only with the methods and paths it is bound to; a write only from a command approved as publishing (issue 36)', async () => {
+    const before = registryRequests.length;
+    const put = (variable: string, path: string) =>
+      `curl -sS --max-time 20 -o /dev/null -w '%{http_code}\\n' -X PUT --data '{}' "\${${variable}}${path}"`;
+    const script = [
+      put('PATCHBAY_SECRET_REGISTRY_URL', 'left-pad'),
+      put('PATCHBAY_SECRET_PUBLISHING_URL', 'left-pad'),
+      put('PATCHBAY_SECRET_PUBLISHING_URL', 'left-pad/..;/other'),
+    ].join('; ');
+    const plain = await sandbox.exec(script, { timeoutMs: 120_000 });
+    // Read-only by default (405); bound to PUT but not approved (403); outside its path (403).
+    expect(plain.stdout.trim().split('\n')).toEqual(['405', '403', '403']);
+    expect(registryRequests).toHaveLength(before);
+    const approved = await sandbox.exec(script, { timeoutMs: 120_000, secretWrites: true });
+    expect(approved.stdout.trim().split('\n')).toEqual(['405', '200', '403']);
+    expect(registryRequests.slice(before).map((r) => r.url)).toEqual(['/npm/left-pad']);
     expect(registryRefusals).toEqual([]);
   }, 120_000);
 });

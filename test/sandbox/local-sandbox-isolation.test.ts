@@ -91,9 +91,11 @@ describe('local bubblewrap sandbox isolation', () => {
   it('keeps the system read-only and gives each command a fresh /tmp', async () => {
     const sandbox = await provider.acquire('readonly-check', { network: 'none' });
     const write = await sandbox.exec(
-      'touch /usr/patchbay-probe; echo "usr=$?"; echo kept > /tmp/marker; echo "tmp=$?"',
+      // Asks access(2) about /usr rather than trying to create a file there: a broken sandbox must not change the host.
+      'test -w /usr; echo "usr=$?"; test -w /usr/bin; echo "usr-bin=$?"; echo kept > /tmp/marker; echo "tmp=$?"',
     );
     expect(write.stdout).toMatch(/usr=[1-9]/);
+    expect(write.stdout).toMatch(/usr-bin=[1-9]/);
     expect(write.stdout).toContain('tmp=0');
     const next = await sandbox.exec('cat /tmp/marker');
     expect(next.exitCode).not.toBe(0);

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalSandboxProvider, Sandbox } from '../../sandbox/index.ts';
 import { eventually, makeProvider, pidsWithMarker, uniqueSleepSeconds } from '../sandbox/sandbox-test-helpers.ts';
+import { probeWritable } from './writable-probe.ts';
 
 const asRoot = process.getuid?.() === 0;
 /** A host user that is neither the server nor the sandbox. */
@@ -48,18 +49,15 @@ describe('security probes: no host root inside the sandbox', () => {
     if (!asRoot) expect(new Set(hostIds.filter((_, i) => i % 8 < 4))).toEqual(new Set([String(process.getuid?.())]));
   });
 
-  it('cannot write host kernel settings: no /proc/sys file is writable, and kernel.core_pattern keeps its value', async () => {
-    const before = await readFile('/proc/sys/kernel/core_pattern', 'utf8');
-    // Writes the current value back: on a sandbox that holds nothing changes, and neither on one that does not.
-    const result = await sandbox.exec(
-      'echo "writable $(find /proc/sys -type f -writable 2>/dev/null | wc -l)"; v=$(cat /proc/sys/kernel/core_pattern); if printf "%s\\n" "$v" > /proc/sys/kernel/core_pattern; then echo wrote; else echo refused; fi',
-    );
-    expect(result.stdout.trim().split('\n')).toEqual(['writable 0', 'refused']);
-    expect(result.stderr).toMatch(/Read-only file system|Permission denied/);
-    expect(await readFile('/proc/sys/kernel/core_pattern', 'utf8')).toBe(before);
+  it('cannot write host kernel settings: /proc/sys is a read-only mount and no file under it is writable (nothing is written to find out)', async () => {
+    const [coreProbe] = await probeWritable(sandbox, ['/proc/sys/kernel/core_pattern']);
+    expect(coreProbe).toMatchObject({ exists: true, writable: false, mountPoint: '/proc/sys', readOnlyMount: true });
+    // find -writable asks access(2), as test -w does: it opens nothing.
+    const writable = await sandbox.exec('find /proc/sys -type f -writable 2>/dev/null | head -n 5');
+    expect(writable.stdout).toBe('');
   });
 
-  it('cannot open /sys, cgroup control files, sysrq or the modprobe path for writing', async () => {
+  it('cannot open /sys, cgroup control files, sysrq or the modprobe path for writing (asked of access(2), never tried)', async () => {
     const targets = [
       '/sys/kernel/uevent_helper',
       '/sys/fs/cgroup/cgroup.procs',
@@ -71,11 +69,10 @@ describe('security probes: no host root inside the sandbox', () => {
       '/proc/sys/kernel/core_pattern',
       '/proc/sys/fs/binfmt_misc/register',
     ];
-    // Opening for append writes nothing, so a probe that gets through changes nothing either.
-    const result = await sandbox.exec(
-      `for f in ${targets.join(' ')}; do if (: >> "$f") 2>/dev/null; then echo "open $f"; fi; done; echo done`,
-    );
-    expect(result.stdout.trim()).toBe('done');
+    const probes = await probeWritable(sandbox, targets);
+    expect(probes.filter((p) => p.writable).map((p) => p.path)).toEqual([]);
+    // /sys is not mounted at all: nothing under it exists inside.
+    expect(probes.filter((p) => p.path.startsWith('/sys/') && p.exists).map((p) => p.path)).toEqual([]);
   });
 
   it("cannot write other host users' files that a bind shows: the server's (root's) and a third user's", async () => {
@@ -85,11 +82,11 @@ describe('security probes: no host root inside the sandbox', () => {
     await writeFile(path.join(root, 'server-owned.txt'), 'server\n', { mode: 0o644 });
     await writeFile(path.join(root, 'other-owned.txt'), 'other\n', { mode: 0o644 });
     if (asRoot) await chown(path.join(root, 'other-owned.txt'), OTHER_UID, OTHER_UID);
+    // As a non-root server the probe names host files: it must only ask, never try a write.
     const files = asRoot ? ['server-owned.txt', 'other-owned.txt'] : ['/etc/passwd', '/usr/bin/env'];
-    const result = await sandbox.exec(
-      `for f in ${files.join(' ')}; do if (echo taken >> "$f") 2>/dev/null; then echo "wrote $f"; fi; done; echo done`,
-    );
-    expect(result.stdout.trim()).toBe('done');
+    const probes = await probeWritable(sandbox, files);
+    expect(probes.map((p) => [p.path, p.exists, p.writable])).toEqual(files.map((f) => [f, true, false]));
+    expect((await probeWritable(sandbox, ['mine.txt']))[0]!.writable).toBe(true);
     if (asRoot) {
       expect(await readFile(path.join(root, 'server-owned.txt'), 'utf8')).toBe('server\n');
       expect((await stat(path.join(root, 'other-owned.txt'))).uid).toBe(OTHER_UID);

@@ -25,7 +25,8 @@ type Button = { action_id: string; value: string; text: { text: string } };
 describe('approvals decided in the Slack thread (fake Slack, real sandbox, scripted model, APPROVALS=on)', () => {
   let f: SlackFixture;
   beforeAll(async () => {
-    f = await startSlackFixture({ env: { APPROVALS: 'on' } });
+    // Publishing is refused unless an operator's rule allows it (issue 36): this one asks.
+    f = await startSlackFixture({ env: { APPROVALS: 'on', APPROVAL_RULES: 'publish=ask' } });
   });
   afterAll(() => f.dispose());
 

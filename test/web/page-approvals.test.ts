@@ -28,7 +28,8 @@ describe('approvals on the session page, in Chromium (scripted model, APPROVALS=
     app = await startTestPatchbay({
       serve: true,
       model: createScriptedProvider({ scenario: publishScenario }),
-      env: { APPROVALS: 'on', PATCHBAY_ALLOW_LOCAL_REPOS: 'true' },
+      // Publishing is refused unless an operator's rule allows it (issue 36): this one asks.
+      env: { APPROVALS: 'on', APPROVAL_RULES: 'publish=ask', PATCHBAY_ALLOW_LOCAL_REPOS: 'true' },
     });
     browser = await launchChromium();
   });

@@ -12,7 +12,14 @@ import {
 import { PatchbayError } from '../../core/errors.ts';
 import { missingCommandReason, runCheckCommand, setupFailureReason } from '../checks/run-checks.ts';
 import type { KnownCommand } from '../knowledge/knowledge-document.ts';
+import { unattendedRefusal } from './unattended-command.ts';
 import type { GateContext } from './gate-deps.ts';
+
+/**
+ * Where the gate reads the files a command would run (package.json scripts and the like) to judge
+ * it: the sandbox the command runs in, the checks' own for checks and their setup.
+ */
+type CommandFiles = Pick<Sandbox, 'readFile' | 'workdir'>;
 
 async function recordRun(ctx: GateContext, run: CheckRun): Promise<void> {
   await ctx.gates.checks.addRun(ctx.sessionId, run);
@@ -78,7 +85,12 @@ export async function runSetup(ctx: GateContext): Promise<void> {
     }
     return;
   }
-  const passed = await runSetupCommands(ctx, ctx.sandbox, commit, setup);
+  const passed = await runSetupCommands(
+    ctx,
+    { exec: (c, o) => ctx.sandbox.exec(c, o), dir: '.', files: ctx.sandbox },
+    commit,
+    setup,
+  );
   await ctx.sandbox.exec("git ls-files --others --exclude-standard --directory | sed 's#^#/#' >> .git/info/exclude", {
     signal: ctx.signal,
     timeoutMs: 60_000,
@@ -104,19 +116,26 @@ async function untouched(ctx: GateContext): Promise<boolean> {
 /** Runs setup commands in order until one fails; each is recorded. True when all passed. */
 async function runSetupCommands(
   ctx: GateContext,
-  where: Pick<Sandbox, 'exec'>,
+  where: Pick<Sandbox, 'exec'> & { dir: string; files: CommandFiles },
   commit: string,
   setup: readonly KnownCommand[],
 ): Promise<boolean> {
   for (const command of setup) {
-    const run = await runCheckCommand(where, {
-      commit,
-      phase: 'setup',
-      command,
-      timeoutMs: ctx.gates.checkTimeoutMs,
-      signal: ctx.signal,
-    });
-    if (run.outcome !== 'passed') run.reason = setupFailureReason(run, await refusedHosts(ctx));
+    const refusal = await unattendedRefusal(
+      command.command,
+      { sandbox: where.files, dir: where.dir },
+      ctx.approvalRules ?? [],
+    );
+    const run = refusal
+      ? notRun(commit, 'setup', command, `setup \`${command.command}\` ${refusal}`)
+      : await runCheckCommand(where, {
+          commit,
+          phase: 'setup',
+          command,
+          timeoutMs: ctx.gates.checkTimeoutMs,
+          signal: ctx.signal,
+        });
+    if (run.outcome !== 'passed') run.reason ??= setupFailureReason(run, await refusedHosts(ctx));
     await recordRun(ctx, run);
     ctx.log.info({ command: command.command, outcome: run.outcome, reason: run.reason }, 'setup command finished');
     if (run.outcome !== 'passed') return false;
@@ -138,6 +157,7 @@ async function setupCheckout(
   ctx: GateContext,
   checkout: CommitCheckout,
   key: string | undefined,
+  files: CommandFiles,
 ): Promise<string | undefined> {
   const setup = ctx.knowledge?.document.setup ?? [];
   if (setup.length === 0 || key === undefined) return undefined;
@@ -146,6 +166,8 @@ async function setupCheckout(
     return undefined;
   }
   const where = {
+    dir: checkout.dir,
+    files,
     exec: (command: string, options: ExecOptions) =>
       checkout.exec(command, { timeoutMs: ctx.gates.checkTimeoutMs, signal: ctx.signal, ...options }),
   };
@@ -185,7 +207,8 @@ export async function runChecks(ctx: GateContext, evidence: EvidenceRepo): Promi
       signal: ctx.signal,
     });
     try {
-      await checkEach(ctx, { checkout, checks, before, runs, blocker: await setupCheckout(ctx, checkout, key) });
+      const blocker = await setupCheckout(ctx, checkout, key, sandbox);
+      await checkEach(ctx, { checkout, files: sandbox, checks, before, runs, blocker });
     } finally {
       await checkout.close();
     }
@@ -195,11 +218,12 @@ export async function runChecks(ctx: GateContext, evidence: EvidenceRepo): Promi
   return runs;
 }
 
-/** Runs each check in the checkout (or records it not run, with the blocker), noting a flaky one. */
+/** Runs each check in the checkout (or records it not run, with the blocker or the gate's refusal), noting a flaky one. */
 async function checkEach(
   ctx: GateContext,
   round: {
     checkout: CommitCheckout;
+    files: CommandFiles;
     checks: readonly KnownCommand[];
     before: readonly CheckRun[];
     runs: CheckRun[];
@@ -209,24 +233,13 @@ async function checkEach(
   const { checkout, before, runs, blocker } = round;
   const { commit } = checkout;
   for (const command of round.checks) {
+    const refusal = blocker
+      ? undefined
+      : await unattendedRefusal(command.command, { sandbox: round.files, dir: checkout.dir }, ctx.approvalRules ?? []);
     let run: CheckRun;
-    if (blocker) {
-      const now = new Date();
-      run = {
-        commit,
-        phase: 'check',
-        name: command.name,
-        command: command.command,
-        outcome: 'not-run',
-        exitCode: null,
-        durationMs: 0,
-        logHead: '',
-        logTail: '',
-        reason: blocker,
-        startedAt: now,
-        finishedAt: now,
-      };
-    } else {
+    if (blocker) run = notRun(commit, 'check', command, blocker);
+    else if (refusal) run = notRun(commit, 'check', command, `check \`${command.command}\` ${refusal}`);
+    else {
       run = await runCheckCommand(checkout, {
         commit,
         phase: 'check',
@@ -251,4 +264,23 @@ async function checkEach(
       ctx.log.info({ command: command.command, commit }, 'flaky check recorded as a lesson');
     }
   }
+}
+
+/** A setup or check command the harness did not run, and why (the gate refused it). */
+function notRun(commit: string, phase: CheckRun['phase'], command: KnownCommand, reason: string): CheckRun {
+  const now = new Date();
+  return {
+    commit,
+    phase,
+    name: command.name,
+    command: command.command,
+    outcome: 'not-run',
+    exitCode: null,
+    durationMs: 0,
+    logHead: '',
+    logTail: '',
+    reason,
+    startedAt: now,
+    finishedAt: now,
+  };
 }

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { Sandbox } from '../../../sandbox/sandbox.ts';
+import type { ApprovalRules } from '../../core/approval-rules.ts';
 import type { RunLog } from '../../core/run-log.ts';
 import type { ModelProvider } from '../../models/model-provider.ts';
 import type { CheckStore } from '../checks/check-store.ts';
@@ -33,6 +34,8 @@ export type GateContext = {
   sandbox: Sandbox;
   knowledge: LoadedKnowledge | undefined;
   knowledgeText: string;
+  /** The approval rules setup and check commands meet (installation, then repository): see unattendedRefusal. */
+  approvalRules?: readonly ApprovalRules[];
   /** The commit the session's branch started from: a workspace still there, untouched, may become a setup image. */
   baseCommit?: string;
   /** Where the gate takes its evidence from and runs its checks: never the agent's workspace. */

@@ -1,12 +1,13 @@
 import type { Logger } from 'pino';
 import type { Sandbox } from '../../../sandbox/sandbox.ts';
+import type { ApprovalRules } from '../../core/approval-rules.ts';
 import type { ArtifactStore } from '../../core/artifact-store.ts';
 import type { EventOf } from '../../core/events.ts';
 import type { ModelImage } from '../../core/transcript.ts';
-import { checkCommand } from '../../agent/command-policy.ts';
 import { loopbackUrl } from '../../agent/loopback-url.ts';
 import { pngSize } from '../../agent/png-size.ts';
 import { takeScreenshot } from '../../agent/screenshot-tool.ts';
+import { unattendedRefusal } from '../gates/unattended-command.ts';
 import { touchesUi, uiPagesOf, type UiPage } from './ui-pages.ts';
 
 /** Where the base commit is checked out for the "before" pictures: inside .git, so never part of a change. */
@@ -21,6 +22,8 @@ export type BeforeAfterDeps = {
   sessionId: string;
   log: Logger;
   signal: AbortSignal;
+  /** The approval rules a retaken server command meets (installation, then repository). */
+  approvalRules?: readonly ApprovalRules[];
 };
 
 /**
@@ -76,7 +79,15 @@ async function takeSide(
   side: 'before' | 'after',
   cwd: string | undefined,
 ): Promise<Side> {
-  if (page.server !== undefined && !checkCommand(page.server).allowed) return { note: 'its server command is refused' };
+  if (page.server !== undefined) {
+    // Retaken unattended, on the base commit too: the same gate as the harness's checks (issue 36).
+    const refusal = await unattendedRefusal(
+      page.server,
+      { sandbox: deps.sandbox, dir: cwd ?? '.' },
+      deps.approvalRules ?? [],
+    );
+    if (refusal) return { note: `its server command was ${refusal}` };
+  }
   let url: URL;
   try {
     url = loopbackUrl(page.url);

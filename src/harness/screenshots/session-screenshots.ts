@@ -15,7 +15,14 @@ export async function takeSessionScreenshots(run: SessionRun, commit: string): P
   try {
     const events = await deps.store.events(session.id, { types: ['tool-start', 'tool-end'] });
     return await takeBeforeAfter(
-      { sandbox, artifacts: deps.artifacts, sessionId: session.id, log, signal },
+      {
+        sandbox,
+        artifacts: deps.artifacts,
+        sessionId: session.id,
+        log,
+        signal,
+        approvalRules: [deps.approvals?.rules ?? {}],
+      },
       { baseCommit: workspace.baseCommit, commit, events },
     );
   } catch (error) {

@@ -20,7 +20,8 @@ function publishingModel() {
 }
 
 const queue = { enqueue: async () => {} };
-const approvals = { rules: [] };
+/** The operator lets publishing be asked for (it is refused unless a rule allows it). */
+const approvals = { rules: [{ publish: 'ask' as const }] };
 
 describe('a risky command is held for a person before it runs', () => {
   let fx: RunnerFixture;
@@ -128,6 +129,68 @@ describe('a risky command is held for a person before it runs', () => {
     expect(ran.kind === 'finished' && ran.summary).toMatch(/result: Exit code: 0 \(error: false\)/);
     expect((await (await fx.sandboxFor(allowed)).exec('cat published.txt')).stdout).toBe('once\n');
     expect(await fx.store.events(allowed, { types: ['approval-requested'] })).toEqual([]);
+  });
+
+  it('refused with no rule for it, at every autonomy level: never held, never run (issue 36)', async () => {
+    for (const holds of [true, false]) {
+      const id = await fx.newSession('Release the package');
+      const outcome = await fx.run(id, publishingModel(), { approvals: { rules: [], holds } });
+      expect(outcome.kind === 'finished' && outcome.summary).toMatch(
+        /refuses publish commands; they cannot be approved/,
+      );
+      expect(await fx.store.events(id, { types: ['approval-requested'] })).toEqual([]);
+      expect((await (await fx.sandboxFor(id)).exec('cat published.txt 2>/dev/null || echo absent')).stdout).toBe(
+        'absent\n',
+      );
+    }
+  });
+
+  it('full autonomy with publishing asked for: refused, also where only the classifier sees it (python -c)', async () => {
+    const id = await fx.newSession('Release the crate');
+    const hidden = `echo once >> published.txt; python3 -c "import os; os.system('cargo publish')"`;
+    const model = createScriptedProvider({
+      scenario: (messages: readonly ModelMessage[]) => {
+        const last = messages.at(-1);
+        if (last?.role === 'tool') return { text: `result: ${last.content}` };
+        return { toolCalls: [{ id: 'call_1', name: 'run_shell', input: { command: hidden } }] };
+      },
+    });
+    const outcome = await fx.run(id, model, { approvals: { rules: [{ publish: 'ask' }], holds: false } });
+    expect(outcome.kind === 'finished' && outcome.summary).toMatch(/full autonomy.*publish commands are refused/);
+    expect((await (await fx.sandboxFor(id)).exec('cat published.txt 2>/dev/null || echo absent')).stdout).toBe(
+      'absent\n',
+    );
+  });
+
+  it("holds the screenshot tool's server command as run_shell's, and refuses its publishing at full autonomy (issue 36)", async () => {
+    const server = 'echo once >> published.txt; kubectl apply -f deploy.yaml; python3 -m http.server 8139';
+    const screenshotModel = (command: string) =>
+      createScriptedProvider({
+        scenario: (messages: readonly ModelMessage[]) => {
+          const last = messages.at(-1);
+          if (last?.role === 'tool') return { text: `result: ${last.content}` };
+          const input = { url: 'http://127.0.0.1:8139/', server: command };
+          return { toolCalls: [{ id: 'call_shot', name: 'screenshot', input }] };
+        },
+      });
+    const held = await fx.newSession('Show the page');
+    const outcome = await fx.run(held, screenshotModel(server), { approvals });
+    expect(outcome).toMatchObject({
+      kind: 'waiting',
+      question: { approval: { command: server, classes: ['deploy'] } },
+    });
+    const sandbox = await fx.sandboxFor(held);
+    expect((await sandbox.exec('cat published.txt 2>/dev/null || echo absent')).stdout).toBe('absent\n');
+
+    const full = await fx.newSession('Show the page');
+    const publishing = 'echo once >> published.txt; cargo publish; python3 -m http.server 8139';
+    const refused = await fx.run(full, screenshotModel(publishing), {
+      approvals: { rules: [{ publish: 'ask' }], holds: false },
+    });
+    expect(refused.kind === 'finished' && refused.summary).toMatch(/^result: Server command refused: .*full autonomy/);
+    expect((await (await fx.sandboxFor(full)).exec('cat published.txt 2>/dev/null || echo absent')).stdout).toBe(
+      'absent\n',
+    );
   });
 
   it('refused by the rules: never held, never run', async () => {

@@ -110,8 +110,11 @@ describe('risk classifier', () => {
 
 describe('approval decision', () => {
   const publish = classifyRisk('npm publish', { workspace });
-  it('asks by default', () => {
-    expect(decideApproval(publish)).toEqual({ kind: 'ask', findings: publish });
+  it('asks by default, but publishing, which is refused unless an operator allows it', () => {
+    const deploy = classifyRisk('kubectl apply -f x', { workspace });
+    expect(decideApproval(deploy)).toEqual({ kind: 'ask', findings: deploy });
+    expect(decideApproval(publish)).toEqual({ kind: 'refuse', finding: publish[0] });
+    expect(decideApproval(publish, { publish: 'ask' })).toEqual({ kind: 'ask', findings: publish });
   });
   it('follows the installation, then the repository', () => {
     expect(decideApproval(publish, { publish: 'refuse' }).kind).toBe('refuse');
@@ -120,7 +123,10 @@ describe('approval decision', () => {
   });
   it('refuses when any finding is refused', () => {
     const both = classifyRisk('npm publish && kubectl apply -f x', { workspace });
-    expect(decideApproval(both, { deploy: 'refuse' })).toMatchObject({ kind: 'refuse', finding: { class: 'deploy' } });
+    expect(decideApproval(both, { publish: 'ask', deploy: 'refuse' })).toMatchObject({
+      kind: 'refuse',
+      finding: { class: 'deploy' },
+    });
   });
   it('runs what holds nothing', () => {
     expect(decideApproval(classifyRisk('npm test', { workspace }))).toEqual({ kind: 'run' });
