@@ -11,7 +11,7 @@ import { createRepositoryScout } from './github-scout.ts';
 import { createGitHubRepoAccess } from './github-repo-access.ts';
 import { oauthStartLink, PAGE_SIGN_IN_PATH } from './github-oauth-routes.ts';
 import { githubRoutes } from './github-routes.ts';
-import { createGitHubStore } from './github-store.ts';
+import { createGitHubStore, type GitHubStore } from './github-store.ts';
 import { githubImageHosts } from './github-images.ts';
 import { createGitHubInterpreter } from './github-interpreter.ts';
 import { ProgressComments } from './progress-comments.ts';
@@ -42,15 +42,7 @@ export async function createGitHubModule(
 ): Promise<GitHubModule> {
   const log = context.log.child({ integration: 'github' });
   const store = createGitHubStore(context.db);
-  const client = createGitHubClient({
-    appId: config.appId,
-    privateKey: await readPrivateKey(config),
-    apiUrl: config.apiUrl,
-    gitUrl: config.gitUrl,
-    ...(config.oauth && { oauth: config.oauth }),
-    store,
-    log,
-  });
+  const client = await githubClientFor(config, store, log);
   const box = config.secretKey ? createSecretBox(config.secretKey) : undefined;
   const comments = new ProgressComments(store);
   const interpreter = createGitHubInterpreter({
@@ -75,13 +67,7 @@ export async function createGitHubModule(
   });
   const scout = createRepositoryScout({ client, gitUrl: config.gitUrl, log, limits: { pulls: config.scout.pulls } });
   const outcomes = new OutcomeBackfill({ client, ledger: context.outcomes, log });
-  const sweep = new DeliverySweep({
-    client,
-    store,
-    log,
-    intervalMs: config.redeliveryIntervalMs,
-    firstLookbackMs: firstRedeliveryLookbackMs,
-  });
+  const sweep = new DeliverySweep({ client, store, log, ...sweepTimes(config) });
   const signInLink =
     config.oauth && box
       ? (actor: { source: string; id: string }) => oauthStartLink(box, context.publicUrl, actor)
@@ -117,6 +103,24 @@ export async function createGitHubModule(
     gitCredentials: { name: 'github', gitEnv: (repo) => client.gitEnv(repo) },
     repoAccess: createGitHubRepoAccess({ client, store, gitUrl: config.gitUrl }),
   };
+}
+
+/** The App's client, with its private key as configured or read from its file. */
+async function githubClientFor(config: GitHubConfig, store: GitHubStore, log: Logger): Promise<GitHubClient> {
+  return createGitHubClient({
+    appId: config.appId,
+    privateKey: await readPrivateKey(config),
+    apiUrl: config.apiUrl,
+    gitUrl: config.gitUrl,
+    ...(config.oauth && { oauth: config.oauth }),
+    store,
+    log,
+  });
+}
+
+/** How often the delivery sweep looks for lost deliveries, and how far back its first look goes. */
+function sweepTimes(config: GitHubConfig): { intervalMs: number; firstLookbackMs: number } {
+  return { intervalMs: config.redeliveryIntervalMs, firstLookbackMs: firstRedeliveryLookbackMs };
 }
 
 /** The App's private key, as configured or read from its file. */

@@ -1,3 +1,4 @@
+import type { Logger } from 'pino';
 import { ErrorCode, WebClient, type RetryOptions } from '@slack/web-api';
 import type { IntegrationContext, IntegrationModule } from '../integration-module.ts';
 import { PatchbayError } from '../../src/core/errors.ts';
@@ -38,29 +39,7 @@ const defaultRetry: RetryOptions = { retries: 5, factor: 2, minTimeout: 1_000, m
 export function createSlackModule(options: SlackModuleOptions): IntegrationModule {
   const { config, context } = options;
   const log = context.log.child({ integration: 'slack' });
-  const retryConfig = options.retryConfig ?? defaultRetry;
-  const web = new WebClient(config.botToken, {
-    slackApiUrl: config.apiUrl,
-    retryConfig,
-    rejectRateLimitedCalls: false,
-    logger: slackLogger(log),
-  });
-  // The start's auth.test: no retries, and the SDK's own line per failed request only at debug
-  // (the caller says once what failed and what to check).
-  const sdkLog = slackLogger(log);
-  const probe = new WebClient(config.botToken, {
-    slackApiUrl: config.apiUrl,
-    retryConfig: { retries: 0 },
-    logger: { ...sdkLog, warn: sdkLog.debug, error: sdkLog.debug },
-  });
-  // Posts: no SDK retries (a post whose answer was lost is looked for in the thread before it is
-  // made again; see postOnce), and a 429 comes back to that post alone instead of pausing every call.
-  const poster = new WebClient(config.botToken, {
-    slackApiUrl: config.apiUrl,
-    retryConfig: { retries: 0 },
-    rejectRateLimitedCalls: true,
-    logger: slackLogger(log),
-  });
+  const { web, probe, poster } = slackClients(config, log, options.retryConfig ?? defaultRetry);
   const store = createSlackStore(context.db);
   const repoUrlFor = options.repoUrlFor ?? ((owner, repo) => `https://github.com/${owner}/${repo}`);
   const socketMode = Boolean(config.appToken);
@@ -129,6 +108,24 @@ export function createSlackModule(options: SlackModuleOptions): IntegrationModul
     async stop() {
       await socket?.stop();
     },
+  };
+}
+
+/**
+ * The module's three Web API clients: `web` for everything but posts, with the SDK's retries;
+ * `probe` for the start's auth.test, with no retries and the SDK's own line per failed request only
+ * at debug (the caller says once what failed and what to check); `poster` for thread posts, with
+ * no SDK retries (a post whose answer was lost is looked for in the thread before it is made again;
+ * see postOnce) and a 429 handed back to that post alone instead of pausing every call.
+ */
+function slackClients(config: SlackModuleOptions['config'], log: Logger, retryConfig: RetryOptions) {
+  const sdkLog = slackLogger(log);
+  const client = (options: ConstructorParameters<typeof WebClient>[1]) =>
+    new WebClient(config.botToken, { slackApiUrl: config.apiUrl, ...options });
+  return {
+    web: client({ retryConfig, rejectRateLimitedCalls: false, logger: sdkLog }),
+    probe: client({ retryConfig: { retries: 0 }, logger: { ...sdkLog, warn: sdkLog.debug, error: sdkLog.debug } }),
+    poster: client({ retryConfig: { retries: 0 }, rejectRateLimitedCalls: true, logger: sdkLog }),
   };
 }
 

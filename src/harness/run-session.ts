@@ -1,13 +1,12 @@
 import type { ArtifactStore } from '../core/artifact-store.ts';
-import { SHARED_OBJECTS_PATH, type Sandbox, type SandboxProvider, type SandboxSpec } from '../../sandbox/sandbox.ts';
+import type { Sandbox, SandboxProvider, SandboxSpec } from '../../sandbox/sandbox.ts';
 import type { Logger } from 'pino';
 import { commitIdentity } from '../core/actor.ts';
 import { describeGate, publishedGate } from '../core/evidence.ts';
 import type { LivePublisher } from '../core/live-events.ts';
-import { firstGitEnv, type GitCredentials, type Publisher } from '../core/publisher.ts';
+import type { GitCredentials, Publisher } from '../core/publisher.ts';
 import type { RepoAccess } from '../core/repo-access.ts';
 import type { RunLog } from '../core/run-log.ts';
-import type { SessionRecord } from '../core/session-record.ts';
 import {
   defaultRunLimits,
   runAgent,
@@ -21,19 +20,17 @@ import type { ModelProvider } from '../models/model-provider.ts';
 import type { CheckpointStore } from './checkpoint/checkpoint-store.ts';
 import { systemPrompt } from '../agent/system-prompt.ts';
 import { commitAll } from '../git/commit-all.ts';
-import { prepareWorkspace } from '../git/prepare-workspace.ts';
-import { prepareRemoteWorkspace } from '../git/prepare-remote-workspace.ts';
 import { runSetup } from './gates/gate-checks.ts';
 import type { GateContext, GateDeps } from './gates/gate-deps.ts';
 import { gateCommit } from './gates/run-gates.ts';
-import type { SessionRun, Workspace } from './session-run.ts';
+import type { SessionRun } from './session-run.ts';
 import { answerHarnessQuestion, askAboutGate } from './harness-question.ts';
 import { createLiveText } from './live-text.ts';
 import type { Route } from './route-task.ts';
 import { endRun, failRun, noteAbort, startRun } from './run-lifecycle.ts';
 import { coAuthorsOf, commitMessage, type Committed } from './ship-changes.ts';
 import { pushAndPublish } from './push-and-publish.ts';
-import { sessionBranch, signOffRequired } from './knowledge/scout-passes.ts';
+import { signOffRequired } from './knowledge/scout-passes.ts';
 import { answerPlan, askForGo, planApproved } from './plan-first.ts';
 import { closeRepliedPush, holdPush } from './push-approval.ts';
 import {
@@ -53,7 +50,7 @@ import { authorizeSessionRepo } from './repo-authorization.ts';
 import { recordScreenshots, screenshotsSection, takeSessionScreenshots } from './screenshots/session-screenshots.ts';
 import {
   acquireSandbox,
-  clearStaleGitLocks,
+  ensureWorkspace,
   evidenceSource,
   noteRestored,
   resumeCheckpoints,
@@ -297,51 +294,6 @@ async function settleFinished(run: SessionRun, summary: string, gates: RunGates)
       unlessUnread: true,
     }),
   );
-}
-
-/** Checks out the session's branch: a new one, or the one an earlier run of the session left. */
-async function ensureWorkspace(
-  session: SessionRecord,
-  deps: HarnessDeps,
-  sandbox: Sandbox,
-  signal: AbortSignal,
-): Promise<Workspace> {
-  const { store } = deps;
-  // A local sandbox's workspace is a host directory the harness clones into; a remote one (Modal)
-  // gets the checkout as a bundle of the host's mirror. Either way only the host holds credentials.
-  const workspaceDir = deps.sandboxes.hostPath?.(session.id);
-  const branch = session.branch ?? (await sessionBranch(session, deps.gates, deps.log, signal));
-  const env = await firstGitEnv(deps.gitCredentials ?? [], session.repo, signal);
-  const common = {
-    ...(env && { env }),
-    repo: session.repo,
-    ...(session.baseBranch && { baseBranch: session.baseBranch }),
-    branch,
-    dataDir: deps.dataDir,
-    log: deps.log.child({ sessionId: session.id }),
-    signal,
-  };
-  const shared = deps.sandboxes.sharesObjects ? { sharedObjectsPath: SHARED_OBJECTS_PATH } : {};
-  const prepared = workspaceDir
-    ? await prepareWorkspace({ ...common, workspaceDir, ...shared })
-    : await prepareRemoteWorkspace({ ...common, sandbox });
-  if (prepared.reused) await clearStaleGitLocks(sandbox, deps.log.child({ sessionId: session.id }), signal);
-  await store.commitStep(session.id, {
-    patch: { branch, baseBranch: prepared.baseBranch },
-    events: [
-      {
-        event: { type: 'workspace-ready', branch, baseBranch: prepared.baseBranch, baseCommit: prepared.baseCommit },
-        dedupeKey: 'workspace-ready',
-      },
-    ],
-  });
-  return {
-    branch,
-    baseBranch: prepared.baseBranch,
-    baseCommit: prepared.baseCommit,
-    ...(workspaceDir && { workspaceDir }),
-    reused: prepared.reused,
-  };
 }
 
 /** Commits what the agent changed with the requester as author (inside the sandbox). */

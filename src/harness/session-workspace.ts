@@ -8,6 +8,10 @@ import { mirrorPath, resolveRepo } from '../git/mirror.ts';
 import { resumeWork, type SessionCheckpoints } from './checkpoint/session-checkpoints.ts';
 import type { EvidenceSource } from './gates/gate-deps.ts';
 import type { HarnessDeps } from './run-session.ts';
+import { firstGitEnv } from '../core/publisher.ts';
+import { prepareWorkspace } from '../git/prepare-workspace.ts';
+import { prepareRemoteWorkspace } from '../git/prepare-remote-workspace.ts';
+import { sessionBranch } from './knowledge/scout-passes.ts';
 import type { SessionRun, Workspace } from './session-run.ts';
 import { knowledgeKey } from './knowledge/load-knowledge.ts';
 
@@ -117,5 +121,50 @@ export function evidenceSource(run: SessionRun): EvidenceSource {
         ...(sharedObjects && { sharedObjects }),
         ...(deps.runEpoch !== undefined && { epoch: deps.runEpoch }),
       }),
+  };
+}
+
+/** Checks out the session's branch: a new one, or the one an earlier run of the session left. */
+export async function ensureWorkspace(
+  session: SessionRecord,
+  deps: HarnessDeps,
+  sandbox: Sandbox,
+  signal: AbortSignal,
+): Promise<Workspace> {
+  const { store } = deps;
+  // A local sandbox's workspace is a host directory the harness clones into; a remote one (Modal)
+  // gets the checkout as a bundle of the host's mirror. Either way only the host holds credentials.
+  const workspaceDir = deps.sandboxes.hostPath?.(session.id);
+  const branch = session.branch ?? (await sessionBranch(session, deps.gates, deps.log, signal));
+  const env = await firstGitEnv(deps.gitCredentials ?? [], session.repo, signal);
+  const common = {
+    ...(env && { env }),
+    repo: session.repo,
+    ...(session.baseBranch && { baseBranch: session.baseBranch }),
+    branch,
+    dataDir: deps.dataDir,
+    log: deps.log.child({ sessionId: session.id }),
+    signal,
+  };
+  const shared = deps.sandboxes.sharesObjects ? { sharedObjectsPath: SHARED_OBJECTS_PATH } : {};
+  const prepared = workspaceDir
+    ? await prepareWorkspace({ ...common, workspaceDir, ...shared })
+    : await prepareRemoteWorkspace({ ...common, sandbox });
+  if (prepared.reused) await clearStaleGitLocks(sandbox, deps.log.child({ sessionId: session.id }), signal);
+  await store.commitStep(session.id, {
+    patch: { branch, baseBranch: prepared.baseBranch },
+    events: [
+      {
+        event: { type: 'workspace-ready', branch, baseBranch: prepared.baseBranch, baseCommit: prepared.baseCommit },
+        dedupeKey: 'workspace-ready',
+      },
+    ],
+  });
+  return {
+    branch,
+    baseBranch: prepared.baseBranch,
+    baseCommit: prepared.baseCommit,
+    ...(workspaceDir && { workspaceDir }),
+    reused: prepared.reused,
   };
 }

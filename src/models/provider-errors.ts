@@ -30,11 +30,9 @@ export function toTurnError(error: unknown, ctx: ErrorContext, now = Date.now())
   return { ...coded, retryable, ...(wait !== undefined && { retryAfterMs: wait }) };
 }
 
-function codedError(error: unknown, ctx: ErrorContext): TurnError {
-  const e = (typeof error === 'object' && error !== null ? error : {}) as SdkErrorLike;
+/** A request that never got an answer, or lost it midway: not reached, timed out, dropped. */
+function connectionError(error: unknown, ctx: ErrorContext): TurnError | undefined {
   const className = error instanceof Error ? error.constructor.name : '';
-  const detail = vendorMessage(e);
-  const type = vendorErrorType(e);
   if (className === 'APIConnectionTimeoutError') {
     return { code: 'timeout', message: `${ctx.vendor} did not answer in time at ${ctx.baseUrl}`, retryable: true };
   }
@@ -52,6 +50,15 @@ function codedError(error: unknown, ctx: ErrorContext): TurnError {
       retryable: true,
     };
   }
+  return undefined;
+}
+
+function codedError(error: unknown, ctx: ErrorContext): TurnError {
+  const e = (typeof error === 'object' && error !== null ? error : {}) as SdkErrorLike;
+  const detail = vendorMessage(e);
+  const type = vendorErrorType(e);
+  const connection = connectionError(error, ctx);
+  if (connection) return connection;
   const status = typeof e.status === 'number' ? e.status : undefined;
   if (status === 408) {
     return { code: 'timeout', message: `${ctx.vendor} timed out the request (408)${suffix(detail)}`, retryable: true };
