@@ -21,7 +21,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 /** The most files one trace may open, the route's and the thread reply's included. */
-export const maxFilesPerTrace = 28;
+export const maxFilesPerTrace = 30;
 
 /**
  * A step's `files` (in backticks) are the files the reader opens there; `prose` are file names

@@ -139,10 +139,13 @@ export async function openCommitCheckout(options: OpenCheckoutOptions): Promise<
   const bundle = await evidence.bundle({ thin: options.sharedObjects !== undefined, signal });
   try {
     const bytes = await readFile(bundle);
-    const env: Record<string, string> = { PATCHBAY_COMMIT: commit, PATCHBAY_ALTERNATES: options.sharedObjects ?? '' };
+    // The script's own variables, not settings: the bundle travels in one when the sandbox cannot take bytes.
     if (sandbox.putBytes) await sandbox.putBytes(`${sandbox.workdir}/judged.bundle`, bytes);
-    else env.PATCHBAY_BUNDLE_BASE64 = bytes.toString('base64');
-    const cloned = await run(cloneScript, env);
+    const cloned = await run(cloneScript, {
+      PATCHBAY_COMMIT: commit,
+      PATCHBAY_ALTERNATES: options.sharedObjects ?? '',
+      ...(!sandbox.putBytes && { PATCHBAY_BUNDLE_BASE64: bytes.toString('base64') }),
+    });
     if (cloned.exitCode !== 0) fail('check out', cloned);
   } finally {
     await rm(bundle, { force: true });
