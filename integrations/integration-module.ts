@@ -41,7 +41,7 @@ export type IntegrationContext = {
   artifacts?: ArtifactStore;
   /** Signs a person in to the web page once the integration knows who they are (set with PATCHBAY_API_TOKEN). */
   pageSignIns?: PageSessionIssuer;
-  /** A session's fan-out family (issue 22): its pull requests link each other, its thread lists them all. */
+  /** A session's fan-out family: its pull requests link each other, its thread lists them all. */
   family?: SessionFamily;
 };
 
@@ -67,9 +67,9 @@ export type IntegrationModule = {
   stop?: () => Promise<void>;
   publisher?: Publisher;
   gitCredentials?: GitCredentials;
-  /** Reads a repository's recent pull requests for its unwritten rules (issue 40). */
+  /** Reads a repository's recent pull requests for its unwritten rules. */
   scout?: RepositoryScout;
-  /** Whether a session's requester may have work done on a repository it gives credentials for (issue 36). */
+  /** Whether a session's requester may have work done on a repository it gives credentials for. */
   repoAccess?: RepoAccess;
   /** A way to sign in to the web page this integration offers (GitHub sign-in). */
   pageSignIn?: PageSignInProvider;

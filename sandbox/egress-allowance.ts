@@ -2,7 +2,7 @@ import { normalizeHost, type EgressRule } from './egress-policy.ts';
 import { canonicalIp, classifyIp } from './ip-address.ts';
 
 /**
- * What people may allow from a thread (issue 23): one host name, exactly, on one port or on 80 and
+ * What people may allow from a thread: one host name, exactly, on one port or on 80 and
  * 443. Never an address, a wildcard or a name that only means something inside this network: those
  * stay with SANDBOX_EGRESS_ALLOW, which the operator edits. Pure; the proxy still checks every
  * address an allowed name resolves to, so a public name pointing at a private address stays refused.

@@ -31,7 +31,7 @@ export type EgressGate = {
   /** Must not throw. */
   onBlocked: (block: EgressBlock) => void;
   /**
-   * The hosts people allowed for this session or its repository (issue 23), read again for every
+   * The hosts people allowed for this session or its repository, read again for every
    * target the allowlist refuses, so an allowance or a revocation counts from the next connection.
    * Only exact names count; the addresses they resolve to are checked like any other.
    */

@@ -5,7 +5,7 @@ type Binding = { methods?: readonly string[] | undefined; paths?: readonly strin
 
 /**
  * Whether one request may carry a brokered secret, and the canonical path it is forwarded with
- * (issue 36). A secret is bound to methods (GET and HEAD unless the operator names more) and to
+ *. A secret is bound to methods (GET and HEAD unless the operator names more) and to
  * path prefixes under its URL (`/` unless named): any other method is refused with 405, a path
  * that normalises outside the prefixes with 403. A method that writes (anything but GET, HEAD,
  * OPTIONS) is refused with 403 unless a person approved the command that sends it (`writeGranted`).

@@ -6,7 +6,7 @@ export const READ_METHODS: readonly string[] = ['GET', 'HEAD'];
 
 /**
  * The path under a secret's base, normalised the way the most permissive upstream would read it,
- * so what is checked is what arrives (issue 36): percent-encodings decoded (an encoded `/` or `\`
+ * so what is checked is what arrives: percent-encodings decoded (an encoded `/` or `\`
  * is a separator; what is still encoded after one decoding is refused), backslashes read as
  * separators, path parameters dropped (`..;/` is `../` to Tomcat-based registries such as
  * Artifactory), doubled separators collapsed and dot segments resolved. A path that climbs above

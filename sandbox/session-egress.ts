@@ -20,7 +20,7 @@ export type EgressOptions = {
   resolve?: Resolve;
   /**
    * The hosts people allowed for a session or its repository, read from the database for each
-   * target the allowlist refuses (issue 23), so every worker's proxy sees the same decisions.
+   * target the allowlist refuses, so every worker's proxy sees the same decisions.
    */
   allowed?: (sessionId: string) => Promise<readonly EgressRule[]>;
 };

@@ -70,7 +70,7 @@ export const envSchema = z
     RUN_MAX_MINUTES: positiveInt(60),
     RUN_MAX_TOKENS: positiveInt(5_000_000),
     RUN_MAX_TOOL_CALLS: positiveInt(500),
-    /** Most sub-tasks one spawn_subtasks call may start (issue 22). */
+    /** Most sub-tasks one spawn_subtasks call may start. */
     SUBTASKS_MAX: positiveInt(DEFAULT_SUBTASKS_MAX),
     /** Let the API take a path on the server's disk as a repository (the CLI always can). */
     PATCHBAY_ALLOW_LOCAL_REPOS: z.preprocess(emptyAsUndefined, z.enum(['true', 'false']).default('false')),

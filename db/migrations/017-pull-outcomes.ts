@@ -1,7 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 
 /**
- * Outcomes of the pull requests sessions opened (issue 26): merged or closed, when and by whom,
+ * Outcomes of the pull requests sessions opened: merged or closed, when and by whom,
  * commits people pushed after Patchbay's last one, review rounds, a revert of the merge commit on
  * the default branch, and CI on the merge commit. One row per pull request (owner and repo in
  * lower case), written through the outcome ledger from GitHub's webhooks or a read of the PR.

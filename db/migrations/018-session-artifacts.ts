@@ -1,7 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 
 /**
- * Pictures kept with a session (issue 24): attachments people gave it and screenshots its tools
+ * Pictures kept with a session: attachments people gave it and screenshots its tools
  * took. They live in the database, not the sandbox, so they outlive the workspace and can be shown
  * on the web page and attached to the thread. The id is random and unguessable: links to an
  * artifact carry it.

@@ -1,7 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 
 /**
- * Attachments arrive before their session may exist (issue 24): a surface keeps the picture while it
+ * Attachments arrive before their session may exist: a surface keeps the picture while it
  * interprets the delivery, keyed by where it came from (`slack:T1:F123`), and the session service
  * gives it its session when the message lands. The source key makes keeping it again (a retried
  * delivery) return the stored one.

@@ -1,7 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 
 /**
- * Sub-tasks (issue 22): a child session knows its parent, its place in the parent's list, its
+ * Sub-tasks: a child session knows its parent, its place in the parent's list, its
  * title and the spawn_subtasks call that asked for it. The unique key on (parent, call, index)
  * makes a replayed call (a run resumed after a crash) find the children it created instead of
  * creating them again; the index on the parent serves "the children of this session".

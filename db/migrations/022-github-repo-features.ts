@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 
 /**
- * What a GitHub repository's plan refuses, learnt from GitHub's own answers (issue 34): a private
+ * What a GitHub repository's plan refuses, learnt from GitHub's own answers: a private
  * repository on the Free or Pro plan refuses draft pull requests, so its PRs open ready and carry
  * "not verified yet" in their title and the `patchbay/verify` status instead. One row per
  * repository (owner/name in lower case), kept across restarts so no later PR asks again. And

@@ -25,7 +25,7 @@ export const githubEnvSchema = z.object({
   WEB_SIGNIN_GITHUB_ORG: optional(
     z.string().regex(/^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})$/, 'must be an organization login'),
   ),
-  /** Closed pull requests the scout reads per repository (issue 40). */
+  /** Closed pull requests the scout reads per repository. */
   GITHUB_SCOUT_PULLS: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(1).max(300).default(50)),
   /** Hours after which a repository's scouted rules are refreshed in the background. */
   GITHUB_SCOUT_MAX_AGE_HOURS: z.preprocess(emptyAsUndefined, z.coerce.number().positive().default(24)),
@@ -49,7 +49,7 @@ export type GitHubConfig = {
   secretKey?: string;
   draft: boolean;
   triggerLabel: string;
-  /** The scout (issue 40): closed pull requests read per pass, and when a pass is stale. */
+  /** The scout: closed pull requests read per pass, and when a pass is stale. */
   scout: { pulls: number; maxAgeHours: number };
   /** Between looks for lost webhook deliveries. */
   redeliveryIntervalMs: number;

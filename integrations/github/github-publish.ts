@@ -29,7 +29,7 @@ type PublishDeps = {
   gitUrl: string;
   draft: boolean;
   log: Logger;
-  /** The session's family (issue 22): its pull requests on other repositories link each other. */
+  /** The session's family: its pull requests on other repositories link each other. */
   family?: SessionFamily | undefined;
 };
 

@@ -23,7 +23,7 @@ export type RepoAccessFacts = {
 };
 
 /**
- * Issue 36: the work follows the requester's own access, not the agent's choice. A repository the
+ * The work follows the requester's own access, not the agent's choice. A repository the
  * App is not installed on is refused. A requester GitHub knows needs write access there, as for
  * their first request. One it does not know (a Slack or Linear person who connected no GitHub
  * account, the API) stays in the installation of the repository their request named: the

@@ -4,7 +4,7 @@ import type { PatchbayOctokit } from './github-client.ts';
 import type { GitHubStore } from './github-store.ts';
 
 /**
- * Draft pull requests where the plan allows them (issue 34). GitHub refuses drafts in private
+ * Draft pull requests where the plan allows them. GitHub refuses drafts in private
  * repositories on the Free and Pro plans; there a PR opens ready, its title carries
  * `notVerifiedMark` while its head is not verified, and the `patchbay/verify` status says the rest
  * (ready means that status is success on the head). What GitHub refused is remembered per repository.

@@ -3,7 +3,7 @@ import type { SessionStatus } from '../../src/core/session-status.ts';
 import type { SubtaskLine } from '../../src/core/subtasks.ts';
 
 /**
- * The sub-tasks section of a progress comment (issue 22): one list item per child session, with
+ * The sub-tasks section of a progress comment: one list item per child session, with
  * its status, its title linked to its own page, its repository when it is not the parent's, and its
  * pull request or branch. A title is the agent's words: it goes in a code span, where GitHub makes
  * no mention, link or formatting of it. Empty for a session without children.

@@ -10,7 +10,7 @@ import type { ThreadRef } from '../../src/core/thread-ref.ts';
 /**
  * A comment that decides something for the thread's session rather than asking for work:
  * `@bot approve` / `@bot deny <reason>` on its open approval request (its own, or one a sub-task relayed), or `@bot allow <host> for
- * this session|repository` for a host its sandbox was refused (issue 23). `said` is the comment's
+ * this session|repository` for a host its sandbox was refused. `said` is the comment's
  * first paragraph after its leading mentions. The request check already saw write access, which on
  * GitHub lets a person decide for the requester (`vouched`).
  */

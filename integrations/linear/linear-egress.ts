@@ -7,7 +7,7 @@ import type { ThreadRef } from '../../src/core/thread-ref.ts';
 import type { Activity } from './linear-api.ts';
 
 /**
- * Blocked connections in a Linear agent session (issue 23): a host the allowlist refused is a
+ * Blocked connections in a Linear agent session: a host the allowlist refused is a
  * thought saying how to allow it (a prompt `allow <host> for this session|repository`, read by
  * egressPrompt); an allowance is a thought saying who allowed what. A refused address says nothing
  * to allow: it can never be allowed from a thread.

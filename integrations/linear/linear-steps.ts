@@ -77,7 +77,7 @@ export const toActor = (user: { id: string; name: string; email?: string | undef
 
 /**
  * The person who started an agent session, with the GitHub account they linked in Linear: the
- * repositories their session touches are checked against that account's access (issue 36). A
+ * repositories their session touches are checked against that account's access. A
  * person Linear does not know (no creator) has none.
  */
 export async function requesterOf(

@@ -7,7 +7,7 @@ import type { PlanStep } from './linear-api.ts';
 const AFTER_STEP = 'Make the changes';
 
 /**
- * A session's sub-tasks as steps of its Linear agent session's plan (issue 22): one per child, in
+ * A session's sub-tasks as steps of its Linear agent session's plan: one per child, in
  * order, named by its title (with its repository when it is not the parent's, and its pull request
  * once it has one), its status the child's. The parent's steps are kept as they are.
  */

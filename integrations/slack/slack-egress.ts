@@ -13,7 +13,7 @@ import { escapeMrkdwn } from './slack-text.ts';
 import type { SlackStore, SlackThread } from './slack-store.ts';
 
 /**
- * Blocked connections, decided in the thread (issue 23): a host the allowlist refused gets its own
+ * Blocked connections, decided in the thread: a host the allowlist refused gets its own
  * message with "Allow for this session" and "Allow for this repository"; a click or a reply
  * `allow <host> for this session|repository` reaches the session service as an `egress-allow`
  * inbound, and the allowance edits the message so the buttons go.

@@ -62,7 +62,7 @@ export function createSlackReplier(deps: {
   repoBases?: readonly string[];
   /** Where a UI change's before/after screenshots are read to upload them (with `files:write`). */
   screenshots?: { web: SlackFiles; artifacts: Pick<ArtifactStore, 'get'> };
-  /** A parent session's family (issue 22): its final reply lists every pull request the family opened. */
+  /** A parent session's family: its final reply lists every pull request the family opened. */
   family?: SessionFamily;
 }): ThreadReplier {
   const { web, store } = deps;

@@ -27,7 +27,7 @@ export function statusIcon(status: SessionStatus): string {
 }
 
 /**
- * The lines the status message lists a session's sub-tasks with (issue 22), one per child: its
+ * The lines the status message lists a session's sub-tasks with, one per child: its
  * status, its title linked to its own page, and its pull request or pushed branch, so the thread
  * that asked shows how the fanned-out work stands. Empty for a session without children.
  */

@@ -10,7 +10,7 @@ export type GateOutcome =
   | { kind: 'run'; publishing: boolean };
 
 /**
- * The one gate for every command the agent can cause to run (issue 36): run_shell's command, the
+ * The one gate for every command the agent can cause to run: run_shell's command, the
  * screenshot tool's server, and any tool that runs a command. The approval rules decide first
  * (classifyRisk, decideApproval: run, hold for a person, refuse), then the plain command policy,
  * with the refusals a person's approval or an always-allow rule lifted. `label` names the command

@@ -7,7 +7,7 @@ import type { Pipeline, SimpleCommand } from './shell-parser.ts';
 
 export type CommandDecision = { allowed: true } | { allowed: false; reason: string };
 
-/** The classes of refusal a person's approval lifts for one command (issue 23). */
+/** The classes of refusal a person's approval lifts for one command. */
 export type LiftableClass = 'publish' | 'force-push' | 'pipe-to-shell';
 
 /** What a person approved for this one command: its refusals of these classes do not apply. */

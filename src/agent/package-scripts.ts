@@ -11,7 +11,7 @@ const INSTALLS = new Set(['install', 'i', 'ci', 'clean-install', 'add']);
  * The package.json scripts a package manager command runs, with their pre and post scripts (`npm
  * test`, `npm run build`, `yarn lint`, `pnpm run check`, `npm ci`'s lifecycle scripts), or
  * undefined when it runs none. The workspace's scripts are the agent's to change, so what they say
- * is what such a command does (issue 36).
+ * is what such a command does.
  */
 export function packageScripts(command: EffectiveCommand): string[] | undefined {
   const { name, args } = command;

@@ -54,7 +54,7 @@ const ALWAYS_PUBLISH = new Set(['semantic-release', 'release-it', 'np']);
 /**
  * The tool a command publishes a release with (a package, an image, a crate, a GitHub release), or
  * undefined when it does not publish. Publishing reaches everyone who installs from that registry,
- * so it is refused at every autonomy level unless an operator's rule allows it (issue 36): the
+ * so it is refused at every autonomy level unless an operator's rule allows it: the
  * command policy and the risk classifier both ask this one function.
  */
 export function publishingTool(command: EffectiveCommand): string | undefined {

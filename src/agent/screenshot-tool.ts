@@ -54,7 +54,7 @@ export function createScreenshotTool(options: { policy?: CommandPolicy | undefin
     async execute(input, ctx) {
       const url = loopbackUrl(input.url);
       // The server command is a shell command like run_shell's, through the same gate: the
-      // approval rules (held for a person, refused) and the command policy (issue 36).
+      // approval rules (held for a person, refused) and the command policy.
       if (input.server !== undefined) {
         const gate = await gateCommand(input.server, ctx, policy, 'Server command');
         if (gate.kind === 'held') return gate.output;

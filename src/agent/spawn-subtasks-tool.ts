@@ -17,7 +17,7 @@ function spawnInput(max: number) {
 type SpawnInput = z.infer<ReturnType<typeof spawnInput>>;
 
 /**
- * Splits the session's work into sub-tasks (issue 22): each becomes a child session with its own
+ * Splits the session's work into sub-tasks: each becomes a child session with its own
  * sandbox, branch and run. The tool only hands the tasks to the runner, which creates the
  * children and lets the run wait; when every child has ended, the call's result says how each went.
  */

@@ -21,7 +21,7 @@ export type ToolContext = {
   /** Where pictures a tool takes are kept with the session (the screenshot tool); absent: not kept. */
   artifacts?: ArtifactStore | undefined;
   /**
-   * Present when people can approve risky commands in this session (issue 23): the rules layered
+   * Present when people can approve risky commands in this session: the rules layered
    * over the defaults (installation, then repository), and the command a person approved for the
    * call being run now, which then runs once without being held again. `holds: false` (autonomy
    * `full`): nothing is held; what the rules refuse stays refused and the policy's refusals apply.

@@ -42,7 +42,7 @@ export type ThreadLink = ThreadRef & { url?: string; label: string };
 
 /**
  * `GET /api/sessions/:id`: the session with its threads, cost and page, its sub-tasks (child
- * sessions, issue 22) in order, and for a sub-task the session that spawned it.
+ * sessions) in order, and for a sub-task the session that spawned it.
  */
 export type SessionDetail = SessionRecord & {
   threads: ThreadLink[];

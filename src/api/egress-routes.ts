@@ -18,7 +18,7 @@ const RevokeBody = z.object({
 });
 
 /**
- * Blocked connections decided from the page (issue 23). `POST /api/sessions/:id/egress-allow`
+ * Blocked connections decided from the page. `POST /api/sessions/:id/egress-allow`
  * allows a host the session's sandbox was refused, for the session or its repository;
  * `POST /api/repos/:repo/egress-allow/revoke` removes a repository's allowance (the Repo tab), for
  * new connections. The caller holds the API token or the page's sign-in (cross-site requests are

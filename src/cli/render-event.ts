@@ -91,7 +91,7 @@ export function renderEvent({ event }: StoredEvent): string | undefined {
   }
 }
 
-/** The sub-tasks a call started, one that ended, or a repository refused to them (issue 36). */
+/** The sub-tasks a call started, one that ended, or a repository refused to them. */
 function subtaskLine(event: EventOf<'subtasks-spawned' | 'subtask-ended' | 'repo-refused'>): string {
   switch (event.type) {
     case 'subtasks-spawned':

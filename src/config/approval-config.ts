@@ -26,10 +26,10 @@ const ApprovalRulesText = z.string().transform((text, ctx): ApprovalRules => {
   return rules;
 });
 
-/** The approval settings of the environment (issue 23). */
+/** The approval settings of the environment. */
 export const approvalEnvShape = {
   /**
-   * The installation's autonomy (issue 23): `full`, `ask-risky` (the default), `plan-first` or
+   * The installation's autonomy: `full`, `ask-risky` (the default), `plan-first` or
    * `ask-before-push`. A repository's knowledge document and the requester's words come first.
    */
   AUTONOMY: z.preprocess(emptyAsUndefined, Autonomy.optional()),

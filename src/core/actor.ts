@@ -9,7 +9,7 @@ export const Actor = z.object({
   githubLogin: z.string().min(1).optional(),
   /**
    * The GitHub account (its numeric id) another service says is this person's: Linear's linked
-   * account. Their access to a repository is checked as that account's (issue 36).
+   * account. Their access to a repository is checked as that account's.
    */
   githubId: z.string().regex(/^\d+$/).optional(),
 });

@@ -1,10 +1,10 @@
 import { z } from 'zod';
 
 /**
- * The kinds of command a person decides on before it runs (issue 23). `inline-code` is an
+ * The kinds of command a person decides on before it runs. `inline-code` is an
  * interpreter given code on its command line that starts programs or builds code at run time
  * (`node -e`, `python -c`); `unknown-package` fetches and runs a package the workspace does not
- * declare (`npx -y x`, `pnpm dlx`, `uvx`, `pipx run`; issue 36). `unclear` is a command the
+ * declare (`npx -y x`, `pnpm dlx`, `uvx`, `pipx run`). `unclear` is a command the
  * classifier cannot read to the end (a variable as a command or a risky tool's argument, a script
  * decoded or read from somewhere at run time, a script file it cannot open): it asks rather than
  * guesses. Approvals express intent; the sandbox stays the security boundary.
@@ -29,7 +29,7 @@ export type ApprovalRules = Partial<Record<RiskClass, ApprovalRule>>;
 /**
  * Every class asks unless configured otherwise, but publishing: it is refused at every autonomy
  * level unless an operator's rule (APPROVAL_RULES, a repository's `approvals`) says `ask` or
- * `always-allow` (issue 36).
+ * `always-allow`.
  */
 export const defaultApprovalRules: Record<RiskClass, ApprovalRule> = {
   'force-push': 'ask',

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 /**
- * How far a session may go before a person decides (issue 23):
+ * How far a session may go before a person decides:
  * - `full`: nothing waits for a person; what the rules and the command policy refuse stays refused.
  * - `ask-risky`: risky commands (approval-rules.ts) are held for a person to approve.
  * - `plan-first`: as ask-risky, and the agent presents a plan and changes nothing until a person says "go".

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 /**
- * Blocked connections, decided in the thread (issue 23): the words for allowing a host the sandbox
+ * Blocked connections, decided in the thread: the words for allowing a host the sandbox
  * was refused, shared by the surfaces that offer it, the session service that records it and the
  * knowledge document that keeps a repository's allowances.
  */

@@ -30,7 +30,7 @@ export function describeEgressBlock(block: { host: string; port: number; reason:
 /**
  * The line a thread's status shows for the hosts a session's sandbox was refused, so a person can
  * allow them. `blocked` holds describeEgressBlock texts, oldest first; `how` says how this surface
- * allows a host from the thread (issue 23), e.g. "reply `allow <host> for this session`".
+ * allows a host from the thread, e.g. "reply `allow <host> for this session`".
  */
 export function egressBlockedNote(blocked: readonly string[], how?: string): string | undefined {
   if (blocked.length === 0) return undefined;

@@ -63,12 +63,12 @@ export const SessionEvent = z.discriminatedUnion('type', [
     recommended: z.string().optional(),
   }),
   z.object({ type: z.literal('question-answered'), questionId: z.string(), actor: Actor, text: z.string() }),
-  /** The autonomy a run works under and which setting gave it (issue 23); written when it changes. */
+  /** The autonomy a run works under and which setting gave it; written when it changes. */
   z.object({ type: z.literal('autonomy-set'), level: Autonomy, source: AutonomySource }),
   /** A person said "go" to the plan a plan-first session asked about: from here the agent may change files. */
   z.object({ type: z.literal('plan-approved'), questionId: z.string(), actor: Actor }),
   /**
-   * A command held before it ran until a person approves it (issue 23); `requestId` is its tool
+   * A command held before it ran until a person approves it; `requestId` is its tool
    * call's id, or `push:<seq>` for a push the harness holds (autonomy ask-before-push).
    */
   z.object({
@@ -106,7 +106,7 @@ export const SessionEvent = z.discriminatedUnion('type', [
     baseCommit: z.string(),
   }),
   z.object({ type: z.literal('diff-updated'), stat: z.string(), filesChanged: z.number().int().nonnegative() }),
-  // --- harness gates (issue 9): checks, verdicts, review gate, knowledge, routing, CI follow-up ---
+  // --- harness gates: checks, verdicts, review gate, knowledge, routing, CI follow-up ---
   z.object({
     type: z.literal('check-finished'),
     /** The exact commit (full SHA) the command ran on; setup runs on the base commit. */
@@ -242,7 +242,7 @@ export const SessionEvent = z.discriminatedUnion('type', [
     reason: z.string(),
   }),
   /**
-   * A person allowed a host the sandbox was refused (issue 23): for this session, or for the
+   * A person allowed a host the sandbox was refused: for this session, or for the
    * repository (kept in its knowledge document). The audit of who, where and when.
    */
   z.object({
@@ -280,7 +280,7 @@ export const SessionEvent = z.discriminatedUnion('type', [
   }),
   /** A session that was told it waits has been taken by a worker, after `waitedMs`. */
   z.object({ type: z.literal('queue-started'), waitedMs: z.number().int().nonnegative(), since: z.string() }),
-  /** The agent's spawn_subtasks call `callId` created these child sessions (issue 22); the parent waits for them. */
+  /** The agent's spawn_subtasks call `callId` created these child sessions; the parent waits for them. */
   z.object({
     type: z.literal('subtasks-spawned'),
     callId: z.string(),
@@ -296,7 +296,7 @@ export const SessionEvent = z.discriminatedUnion('type', [
   }),
   /**
    * A repository the agent named (a sub-task's) was refused before anything was cloned or read
-   * there: the requester may not have work done on it (issue 36). Once per call and repository.
+   * there: the requester may not have work done on it. Once per call and repository.
    */
   z.object({ type: z.literal('repo-refused'), repo: z.string(), reason: z.string() }),
   /** A child session of this one ended (on the parent's log, once per child and call). */

@@ -62,7 +62,7 @@ export const Inbound = z.discriminatedUnion('kind', [
     dedupeKey: z.string().min(1).optional(),
   }),
   /**
-   * A person's decision on the session's open approval request (issue 23). `vouched`: the surface
+   * A person's decision on the session's open approval request. `vouched`: the surface
    * checked that this person may decide for anyone (write access on GitHub); otherwise only the
    * requester may.
    */
@@ -77,7 +77,7 @@ export const Inbound = z.discriminatedUnion('kind', [
     dedupeKey: z.string().min(1).optional(),
   }),
   /**
-   * A person allows a host the sandbox was refused, for the session or its repository (issue 23).
+   * A person allows a host the sandbox was refused, for the session or its repository.
    * `vouched` as for approvals: otherwise only the requester may.
    */
   z.object({

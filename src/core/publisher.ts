@@ -14,7 +14,7 @@ export type PublishInput = {
    * or turns it draft, publishes the commit status and the evidence. Absent when nothing was checked.
    */
   gate?: GateDecision;
-  /** What the scout learned of the repository (issue 40): a title convention, an open-PR limit, checks. */
+  /** What the scout learned of the repository: a title convention, an open-PR limit, checks. */
   rules?: readonly SourcedRule[];
 };
 

@@ -3,7 +3,7 @@ import type { SessionRecord } from './session-record.ts';
 
 /**
  * A sub-task's question or approval request as its parent's log names it: the child's session id,
- * then the child's own question or request id (issue 22). Sub-tasks have no threads of their own,
+ * then the child's own question or request id. Sub-tasks have no threads of their own,
  * so what they ask is shown and answered in the parent's; the id tells the session service which
  * child to route to.
  */

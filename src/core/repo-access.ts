@@ -5,7 +5,7 @@ import { repoShortName } from './repo-ref.ts';
 export type RepoAccessDecision = { allowed: true } | { allowed: false; reason: string };
 
 /**
- * The question asked of every repository a session touches (issue 36): may `requester` have work
+ * The question asked of every repository a session touches: may `requester` have work
  * done on `repo`? `home` is the repository the requester's own request was authorized for (the
  * session's, or its parent's for a sub-task), so a requester the checker cannot identify stays
  * where that request put them.

@@ -1,5 +1,5 @@
 /**
- * A session family (issue 22): a parent session and the sub-tasks it fanned out, each a child
+ * A session family: a parent session and the sub-tasks it fanned out, each a child
  * session. Children on the parent's repository merge into its pull request; a child on another
  * repository opens its own, and every pull request of the family links the others.
  */

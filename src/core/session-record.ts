@@ -10,7 +10,7 @@ export const PendingQuestion = z.object({
   question: z.string(),
   choices: z.array(z.string()).optional(),
   recommended: z.string().optional(),
-  /** Set when the question is an approval request: the command held and until when (issue 23). */
+  /** Set when the question is an approval request: the command held and until when. */
   approval: z
     .object({
       requestId: z.string(),
@@ -36,7 +36,7 @@ export type SessionResult = z.infer<typeof SessionResult>;
 /** A session as the rest of Patchbay sees it. */
 export type SessionRecord = {
   id: string;
-  /** The session that spawned this one as a sub-task (issue 22); null for a session people started. */
+  /** The session that spawned this one as a sub-task; null for a session people started. */
   parentId: string | null;
   createdAt: string;
   updatedAt: string;

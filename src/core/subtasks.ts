@@ -3,7 +3,7 @@ import type { NewEvent } from './run-log.ts';
 import type { SessionStatus } from './session-status.ts';
 
 /**
- * Fan-out (issue 22): a session's agent splits its work into sub-tasks, each a child session with
+ * Fan-out: a session's agent splits its work into sub-tasks, each a child session with
  * its own sandbox, branch and run. These are the words every layer shares about them.
  */
 

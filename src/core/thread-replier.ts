@@ -10,7 +10,7 @@ export type ThreadUpdate = {
   events: StoredEvent[];
   /** What this replier returned for the thread last time (undefined the first time). */
   state: unknown;
-  /** The session's sub-tasks (its child sessions, issue 22) as they stand now, in order; empty when it has none. */
+  /** The session's sub-tasks (its child sessions) as they stand now, in order; empty when it has none. */
   children: readonly SubtaskLine[];
   signal: AbortSignal;
 };

@@ -11,7 +11,7 @@ export type CommitAllOptions = {
   coAuthors?: GitIdentity[];
   /** Who records the commit; Patchbay by default. */
   committer?: GitIdentity;
-  /** Adds the author's `Signed-off-by:` trailer: the repository checks the DCO sign-off (issue 40). */
+  /** Adds the author's `Signed-off-by:` trailer: the repository checks the DCO sign-off. */
   signOff?: boolean;
   /** When given, refuse to commit unless the workspace is on this branch. */
   branch?: string;

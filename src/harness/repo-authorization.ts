@@ -19,7 +19,7 @@ export async function homeRepo(session: SessionRecord, store: Pick<RunLog, 'get'
 }
 
 /**
- * Which of `repos` the session's requester may not have work done on (issue 36), each with the
+ * Which of `repos` the session's requester may not have work done on, each with the
  * checker's reason. Asked at the moment the work would start, so an access taken away since an
  * earlier run counts.
  */

@@ -75,7 +75,7 @@ export type HarnessDeps = {
   publicUrl?: string;
   /** Credentials for the host's network git calls, asked in order; the first that has some for a repo wins. */
   gitCredentials?: readonly GitCredentials[];
-  /** Asked in order whether the requester may have work done on a repository, before its clone or sub-task (issue 36). */
+  /** Asked in order whether the requester may have work done on a repository, before its clone or sub-task. */
   repoAccess?: readonly RepoAccess[];
   /** Called in order after a push (the GitHub integration opens or updates the pull request). */
   publishers?: readonly Publisher[];
@@ -100,7 +100,7 @@ export type HarnessDeps = {
    * request waits. Without it nothing waits for a person and the command policy's plain refusals apply.
    */
   approvals?: ApprovalSettings;
-  /** Where spawn_subtasks creates child sessions (issue 22); without it the tool says it is not available. */
+  /** Where spawn_subtasks creates child sessions; without it the tool says it is not available. */
   subtasks?: SubtaskDeps;
 };
 
@@ -116,7 +116,7 @@ export async function runSession(sessionId: string, deps: HarnessDeps, signal: A
   if (!session) return;
   let sandbox: Sandbox | undefined;
   try {
-    // Before the sandbox, the mirror and the clone (issue 36); the failure tells the thread why.
+    // Before the sandbox, the mirror and the clone; the failure tells the thread why.
     await authorizeSessionRepo(session, deps, signal);
     // Inside the try: a sandbox that cannot be had is a failure with a reason, not a silent retry loop.
     sandbox = await acquireSandbox(session, deps);

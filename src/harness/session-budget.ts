@@ -96,7 +96,7 @@ export async function pauseForBudget(
 }
 
 /**
- * Dollars the rest of the session's family spent (issue 22: a parent's budget covers its
+ * Dollars the rest of the session's family spent (a parent's budget covers its
  * children): for a parent, its children's; for a child, its parent's and its siblings'.
  */
 async function familyCost(sessionId: string, deps: Pick<HarnessDeps, 'store' | 'subtasks'>): Promise<number> {

@@ -18,7 +18,7 @@ export type SubtaskDeps = {
 };
 
 /**
- * The run's spawner of sub-tasks (issue 22), or undefined when this session is itself a sub-task
+ * The run's spawner of sub-tasks, or undefined when this session is itself a sub-task
  * (depth 1) or the harness has no sub-task store. Each child works on its own branch, named after
  * the parent's (`<branch>-sub-<n>`); one on the parent's repository starts from the parent's base.
  */
@@ -62,7 +62,7 @@ export function subtaskSpawner(run: SessionRun): SubtaskSpawner | undefined {
 }
 
 /**
- * Issue 36: every repository the agent named for a sub-task is checked against the requester's
+ * Every repository the agent named for a sub-task is checked against the requester's
  * own access before any child exists, so nothing is cloned, pushed or read there. A refusal
  * starts none of the call's sub-tasks; the threads hear which repository was refused and why
  * (`repo-refused`), and the agent gets the same as its call's result.

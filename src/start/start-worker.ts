@@ -47,9 +47,9 @@ export type WorkerDeps = {
   /** Every integration's publisher and git credentials, in the order of the integrations. */
   publishers: Publisher[];
   gitCredentials: GitCredentials[];
-  /** Every integration's repository scout (issue 40). */
+  /** Every integration's repository scout. */
   scouts: RepositoryScout[];
-  /** Every integration's check of a requester's access to a repository (issue 36). */
+  /** Every integration's check of a requester's access to a repository. */
   repoAccess: RepoAccess[];
   restarts: RestartRecovery;
   log: Logger;

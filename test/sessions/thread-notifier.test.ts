@@ -39,18 +39,18 @@ describe('thread notifier', () => {
         thread: { source: 'slack', teamId: 'T1', channel: 'C1', threadTs: `${i}.0` },
       });
     }
-    const delivered = new Map<string, number>();
+    const replied = new Map<string, number>();
     const slack: ThreadReplier = {
       source: 'slack',
       async reply(input: ThreadUpdate) {
-        delivered.set(input.session.id, input.events.at(-1)!.seq);
+        replied.set(input.session.id, input.events.at(-1)!.seq);
         return { state: undefined };
       },
     };
     const notifier = startThreadNotifier({ store, db: handle.db, bus, repliers: [slack], log, sweepMs: 60_000 });
     try {
-      await waitFor(async () => delivered.size === ids.length, 'every session to be delivered', 15_000);
-      // A delivery's cursor is written after deliver() returns: wait for that mark, not for the call.
+      await waitFor(async () => replied.size === ids.length, 'every session to be replied to', 15_000);
+      // A pass's cursor is written after reply() returns: wait for that mark, not for the call.
       const cursors = () =>
         handle.db
           .selectFrom('session_threads')
@@ -68,7 +68,7 @@ describe('thread notifier', () => {
     }
   });
 
-  it('gives up on a delivery that hangs, keeps the cursor, and delivers the batch on a later try', {
+  it('gives up on a reply that hangs, keeps the cursor, and replies with the batch on a later pass', {
     timeout: 30_000,
   }, async () => {
     await store.create({
@@ -104,7 +104,7 @@ describe('thread notifier', () => {
           .select(['replied_seq', 'state'])
           .where('session_id', '=', 's-hang')
           .executeTakeFirstOrThrow();
-      await waitFor(async () => (await cursor()).replied_seq === 2, 'the retried delivery', 10_000);
+      await waitFor(async () => (await cursor()).replied_seq === 2, 'the retried reply', 10_000);
       expect(calls).toBeGreaterThanOrEqual(2);
       expect((await cursor()).state).toEqual({ posted: true });
     } finally {

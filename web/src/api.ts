@@ -144,7 +144,7 @@ export const api = {
       `/api/sessions/${encodeURIComponent(id)}/approvals/${encodeURIComponent(requestId)}`,
       body,
     ),
-  /** A host the session's sandbox was refused, allowed for the session or its repository (issue 23). */
+  /** A host the session's sandbox was refused, allowed for the session or its repository. */
   allowEgress: (id: string, body: { host: string; port?: number; scope: 'session' | 'repository'; author?: Author }) =>
     request(EgressAllowed, 'POST', `/api/sessions/${encodeURIComponent(id)}/egress-allow`, body),
   /** A repository's allowed host removed (the Repo tab); new connections are refused again. */

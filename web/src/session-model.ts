@@ -73,13 +73,13 @@ export class SessionModel {
   ciFailures: CiFailure[] = [];
   knowledge: EventOf<'knowledge-loaded'> | undefined;
   route: EventOf<'task-routed'> | undefined;
-  /** The autonomy the latest run worked under (issue 23), shown in the session header. */
+  /** The autonomy the latest run worked under, shown in the session header. */
   autonomy: EventOf<'autonomy-set'> | undefined;
   participants = new Map<string, Actor>();
   threads: ThreadRef[] = [];
   models = new Set<string>();
   openQuestion: string | undefined;
-  /** The held command waiting for a decision (issue 23). */
+  /** The held command waiting for a decision. */
   openApproval: OpenApproval | undefined;
   private tools = new Map<string, number>();
   private questions = new Map<string, number>();

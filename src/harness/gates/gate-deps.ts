@@ -22,7 +22,7 @@ export type GateDeps = {
   /** Budgets of one session before it pauses and asks (before the task class's share). */
   maxCostUsd: number;
   maxMinutes: number;
-  /** Reads a repository's recent pull requests for its unwritten rules (issue 40); none without a GitHub App. */
+  /** Reads a repository's recent pull requests for its unwritten rules; none without a GitHub App. */
   scout?: ScoutPasses;
 };
 

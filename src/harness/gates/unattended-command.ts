@@ -5,7 +5,7 @@ import { decideApproval } from '../../agent/risk-classifier.ts';
 import type { ApprovalRules } from '../../core/approval-rules.ts';
 
 /**
- * Why the harness must not run a setup or check command, or undefined when it may (issue 36).
+ * Why the harness must not run a setup or check command, or undefined when it may.
  * These commands run unattended, in a tree the agent wrote (its package.json scripts, its
  * Makefile's callers), so they meet the same gate as the agent's own commands: the approval rules
  * (installation, then repository) and the command policy. What would wait for a person is not run,

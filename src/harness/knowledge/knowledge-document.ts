@@ -29,15 +29,15 @@ export const KnowledgeDocument = z.object({
   sources: z.array(z.string()).max(100),
   /**
    * What this repository says about risky commands, per class (`publish: refuse`, `deploy: ask`),
-   * over the installation's APPROVAL_RULES (issue 23). Set by a person's edit; never extracted.
+   * over the installation's APPROVAL_RULES. Set by a person's edit; never extracted.
    */
   approvals: z.partialRecord(RiskClass, ApprovalRule).optional(),
-  /** This repository's autonomy (issue 23), over the installation's AUTONOMY; a requester's words win over it. */
+  /** This repository's autonomy, over the installation's AUTONOMY; a requester's words win over it. */
   autonomy: Autonomy.optional(),
-  /** Hosts people allowed for every session on this repository from a thread (issue 23); never extracted, kept across rebuilds. */
+  /** Hosts people allowed for every session on this repository from a thread; never extracted, kept across rebuilds. */
   egressAllow: z.array(EgressAllowEntry).max(100).optional(),
   /**
-   * Rules the scout learned from the repository's recent pull requests (issue 40), each with its
+   * Rules the scout learned from the repository's recent pull requests, each with its
    * evidence; kept across rebuilds from files. A person may edit or delete them like the rest.
    */
   scouted: ScoutReport.optional(),

@@ -10,7 +10,7 @@ import { knowledgeKey } from './load-knowledge.ts';
 const firstPassMs = 60_000;
 
 /**
- * The scout passes of this process (issue 40): a repository's first session waits for its pass; a
+ * The scout passes of this process: a repository's first session waits for its pass; a
  * later one whose report is older than `maxAgeMs` gets the stored rules and a refresh in the
  * background, one at a time per repository. A pass that fails leaves the rules as they were.
  */

@@ -80,7 +80,7 @@ async function takeSide(
   cwd: string | undefined,
 ): Promise<Side> {
   if (page.server !== undefined) {
-    // Retaken unattended, on the base commit too: the same gate as the harness's checks (issue 36).
+    // Retaken unattended, on the base commit too: the same gate as the harness's checks.
     const refusal = await unattendedRefusal(
       page.server,
       { sandbox: deps.sandbox, dir: cwd ?? '.' },

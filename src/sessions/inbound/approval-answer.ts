@@ -6,7 +6,7 @@ import type { RunQueue } from '../worker/run-queue.ts';
 import type { RequestMarker } from '../store/request-markers.ts';
 import type { SessionStore } from '../store/session-store.ts';
 
-/** A person's answer to an approval request, from any surface (issue 23). */
+/** A person's answer to an approval request, from any surface. */
 export type ApprovalAnswer = {
   requestId: string;
   decision: 'approved' | 'denied';

@@ -21,7 +21,7 @@ export type EgressAllowDeps = {
   now?: () => Date;
 };
 
-/** A person's "allow this host", from any surface (issue 23). */
+/** A person's "allow this host", from any surface. */
 export type EgressAllowRequest = {
   host: string;
   port?: number | undefined;

@@ -24,10 +24,10 @@ export class PgThreadCursorStore {
   }
 
   /**
-   * Locks a session's threads of `from` sources: those behind the log (to deliver) or caught up
+   * Locks a session's threads of `from` sources: those behind the log (to reply to) or caught up
    * with it (to refresh). Threads another process holds are skipped, not waited for. Caught up
    * means told exactly up to `lastSeq`: a thread told more than the caller's read of the session
-   * saw (a delivery committed since) is not refreshed with that older read.
+   * saw (a pass committed since) is not refreshed with that older read.
    */
   async lock(
     trx: Trx,

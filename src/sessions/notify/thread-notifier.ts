@@ -24,7 +24,7 @@ export type ThreadNotifierDeps = {
   sweepMs?: number;
   /** How long one reply may take before it is given up and retried later. */
   replyTimeoutMs?: number;
-  /** Sessions delivered at once; each holds a pooled connection for the length of its delivery. */
+  /** Sessions replied to at once; each holds a pooled connection for the length of its pass. */
   concurrency?: number;
   /** How often running sessions' threads are refreshed (repliers with `refresh`). */
   refreshMs?: number;
@@ -83,7 +83,7 @@ class Notifier implements NoticeListener {
   readonly #refreshing: ThreadSource[];
   readonly #stopping = new AbortController();
   readonly #slots: Slots;
-  /** One delivery per session at a time; a notice during one asks for one more after it. */
+  /** One pass per session at a time; a notice during one asks for one more after it. */
   readonly #passes: Coalescer<string>;
   /** Sessions whose children moved on since their last pass: that pass refreshes their caught-up threads too. */
   readonly #childrenMoved = new Set<string>();
@@ -118,7 +118,7 @@ class Notifier implements NoticeListener {
   /**
    * A session's status (or branch, or pull request) changed: when it is a sub-task, its parent's
    * threads list it, so the parent gets a pass that refreshes them. Through the parent's own pass,
-   * so a delivery to the parent under way (which read the children before this) is followed by one
+   * so a pass over the parent under way (which read the children before this) is followed by one
    * that reads them again.
    */
   async childMoved(sessionId: string): Promise<void> {
@@ -136,7 +136,7 @@ class Notifier implements NoticeListener {
     await Promise.all(behind.map((sessionId) => this.flush(sessionId)));
   }
 
-  /** Refreshes the caught-up threads of running sessions not being delivered to right now. */
+  /** Refreshes the caught-up threads of running sessions no pass is replying to right now. */
   async refreshRunning(): Promise<void> {
     if (this.#refreshing.length === 0) return;
     const running = await this.#cursors.runningSessions(this.#refreshing, 100);
@@ -173,7 +173,7 @@ class Notifier implements NoticeListener {
     const replier = this.#repliers[row.thread.source];
     if (!replier) return;
     // Read on the transaction's own connection: a second one from the pool, taken while this
-    // one is held, deadlocks once every pooled connection belongs to a waiting delivery.
+    // one is held, deadlocks once every pooled connection belongs to a waiting pass.
     // Only up to the session as read above: a later event (the run's end) seen with this older
     // session would be told with stale fields (no result yet: "no changes"). It comes next flush.
     const events = (await this.#deps.store.events(session.id, { afterSeq: row.repliedSeq, trx })).filter(
@@ -182,7 +182,7 @@ class Notifier implements NoticeListener {
     if (events.length === 0) return;
     try {
       // Bounded: a hung replier must not hold the thread's lock and a connection for good.
-      // The batch is then retried later; deliveries are idempotent per batch.
+      // The batch is then retried later; replies are idempotent per batch.
       const { state } = await this.#bounded(row.thread.source, (signal) =>
         replier.reply({ session, thread: row.thread, events, state: row.state, children, signal }),
       );
@@ -204,7 +204,7 @@ class Notifier implements NoticeListener {
 
   /**
    * Refreshes the threads of a session that were told every event up to the session as read;
-   * threads busy with a delivery, or told more than that read saw, are skipped.
+   * threads busy with a pass, or told more than that read saw, are skipped.
    */
   async #refreshThreads(session: SessionRecord, children: readonly SubtaskLine[]): Promise<void> {
     if (this.#refreshing.length === 0) return;

@@ -9,7 +9,7 @@ export type FamilyReads = {
 };
 
 /**
- * The session store's answer to "which sessions belong with this one" (issue 22): the parent
+ * The session store's answer to "which sessions belong with this one": the parent
  * first, then its children in their order, each with the pull request it opened. Fan-out is one
  * level deep, so a child's family is its parent's.
  */

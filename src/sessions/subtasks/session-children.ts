@@ -204,7 +204,7 @@ export async function readyParents(db: Db): Promise<string[]> {
 type ChildNames = { id: string; subtask_index: number | null; subtask_title: string | null };
 
 /**
- * A sub-task's approval requests as its parent's log shows them (issue 22): the one it waits on
+ * A sub-task's approval requests as its parent's log shows them: the one it waits on
  * now, under the relayed id (relayedId) and with a reason that names the sub-task, and every
  * decision of a relayed request, however it came (a person in the parent's thread, an expiry, a
  * reply instead of a decision), so the parent's threads close what they showed. Dedupe keys make

@@ -6,7 +6,7 @@ import { dateTimeOf } from '../format.ts';
 type Entry = NonNullable<RepoKnowledge['document']['egressAllow']>[number];
 
 /**
- * The Repo tab's list of hosts people allowed for every session on the repository (issue 23), each
+ * The Repo tab's list of hosts people allowed for every session on the repository, each
  * with who allowed it, where and when, and a Revoke button: new connections are refused again.
  */
 export function EgressAllowList({

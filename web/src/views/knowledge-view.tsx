@@ -259,7 +259,7 @@ function CommandSection(props: (typeof kinds)[number] & { rows: Row[]; onChange:
   );
 }
 
-/** The repository's autonomy (issue 23): over the installation's AUTONOMY; a requester's "plan first: …" wins over it. */
+/** The repository's autonomy: over the installation's AUTONOMY; a requester's "plan first: …" wins over it. */
 function AutonomySection({ value, onChange }: { value: Autonomy | ''; onChange: (next: Autonomy | '') => void }) {
   return (
     <section class="card">

@@ -5,7 +5,7 @@ type Scouted = NonNullable<KnowledgeDocument['scouted']>;
 export type ScoutedRuleRow = Scouted['rules'][number];
 
 /**
- * What the scout learned from the repository's recent pull requests (issue 40): each rule's
+ * What the scout learned from the repository's recent pull requests: each rule's
  * sentence, editable, with its evidence (the pull requests, links, a quoted comment) and the date
  * it was seen. Removing one stops the harness obeying it; a save keeps it removed until the next edit.
  */

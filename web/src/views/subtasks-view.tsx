@@ -21,7 +21,7 @@ function SessionLink({ id, class: className, children }: { id: string; class?: s
 }
 
 /**
- * The sub-tasks a session fanned out into (issue 22), in order: each child's title linked to its
+ * The sub-tasks a session fanned out into, in order: each child's title linked to its
  * own page, its status, its branch (and repository, when not this session's), its pull request and
  * why it failed. Nothing for a session without children.
  */
