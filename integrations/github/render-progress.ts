@@ -15,6 +15,8 @@ export type ProgressView = {
   blocked?: string[];
   /** Repositories refused to the agent since the request (repoRefusedNotice texts). */
   refused?: string[];
+  /** What the repository's rules say before its pull request opens (publish-notice texts). */
+  notices?: string[];
   /**
    * The last waiting notice since the request: where it stands in line, that it started after
    * waiting, or that the model service is down and the run waits for it.
@@ -35,7 +37,11 @@ export function renderProgress(view: ProgressView): string {
   const how = `reply \`${view.mention} allow <host> for this session\` (or \`for this repository\`)`;
   const note = egressBlockedNote(view.blocked ?? [], how);
   const status = view.subtasks ? `${renderStatusBody(view)}\n\n${view.subtasks}` : renderStatusBody(view);
-  const body = [status, ...(view.refused ?? []).map((r) => `> ⊘ ${r}`)].join('\n\n');
+  const body = [
+    status,
+    ...(view.refused ?? []).map((r) => `> ⊘ ${r}`),
+    ...(view.notices ?? []).map((n) => `> ⓘ ${n}`),
+  ].join('\n\n');
   return note ? `${body}\n\n> 🚫 ${note}` : body;
 }
 
@@ -100,6 +106,7 @@ export function readBatch(events: StoredEvent[], startSeq: number, status: Sessi
   let step: ProgressView['step'];
   const blocked: string[] = [];
   const refused: string[] = [];
+  const notices: string[] = [];
   let prUrl: string | undefined;
   let queue: string | undefined;
   let settled = false;
@@ -116,6 +123,7 @@ export function readBatch(events: StoredEvent[], startSeq: number, status: Sessi
     if (event.type === 'egress-blocked' && !blocked.includes(describeEgressBlock(event)))
       blocked.push(describeEgressBlock(event));
     if (event.type === 'repo-refused') refused.push(repoRefusedNotice(event));
+    if (event.type === 'publish-notice') notices.push(event.text);
     if (event.type === 'status-changed' && event.to === status && settledStatuses.has(event.to)) settled = true;
   }
   return {
@@ -124,6 +132,7 @@ export function readBatch(events: StoredEvent[], startSeq: number, status: Sessi
     ...(queue && { queue }),
     blocked,
     refused,
+    notices,
     settled,
     asked,
     answered,

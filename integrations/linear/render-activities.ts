@@ -125,6 +125,8 @@ function activityFor(event: SessionEvent, context: RenderContext): Activity | un
       return egressActivity(event);
     case 'repo-refused':
       return thought(repoRefusedNotice(event));
+    case 'publish-notice':
+      return thought(event.text);
     case 'check-finished':
       return checkActivity(event, state);
     case 'verification-finished':

@@ -199,7 +199,7 @@ function stepAfter(stored: StoredEvent, step: string): string {
   }
 }
 
-type PlainNotice = EventOf<'queue-waiting' | 'queue-started' | 'repo-refused' | 'model-waiting'>;
+type PlainNotice = EventOf<'queue-waiting' | 'queue-started' | 'repo-refused' | 'model-waiting' | 'publish-notice'>;
 
 /** Events the thread hears as a message of their own: where it stands in line, a repository refused to it, the model service down. */
 function isPlainNotice(event: StoredEvent['event']): event is PlainNotice {
@@ -207,7 +207,8 @@ function isPlainNotice(event: StoredEvent['event']): event is PlainNotice {
     event.type === 'queue-waiting' ||
     event.type === 'queue-started' ||
     event.type === 'repo-refused' ||
-    event.type === 'model-waiting'
+    event.type === 'model-waiting' ||
+    event.type === 'publish-notice'
   );
 }
 
@@ -215,6 +216,7 @@ function isPlainNotice(event: StoredEvent['event']): event is PlainNotice {
 function plainNotice(event: PlainNotice, seq: number): [string, SlackText] {
   if (event.type === 'repo-refused') return [`refused:${seq}`, { text: `⊘ ${repoRefusedNotice(event)}` }];
   if (event.type === 'model-waiting') return [`model-waiting:${seq}`, { text: modelWaitNotice(event) }];
+  if (event.type === 'publish-notice') return [`publish-notice:${seq}`, { text: `ⓘ ${event.text}` }];
   return [`queue:${seq}`, { text: queueNotice(event) }];
 }
 

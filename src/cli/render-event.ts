@@ -80,6 +80,8 @@ export function renderEvent({ event }: StoredEvent): string | undefined {
       return `  ${queueNotice(event)}`;
     case 'model-waiting':
       return `  ${modelWaitNotice(event)}`;
+    case 'publish-notice':
+      return `  ⓘ ${event.text}`;
     case 'subtasks-spawned':
     case 'subtask-ended':
     case 'repo-refused':

@@ -299,6 +299,11 @@ export const SessionEvent = z.discriminatedUnion('type', [
    * there: the requester may not have work done on it. Once per call and repository.
    */
   z.object({ type: z.literal('repo-refused'), repo: z.string(), reason: z.string() }),
+  /**
+   * What the repository's learned rules say before its pull request opens (a contributor licence
+   * agreement Patchbay cannot sign, with its link): told in the thread first, once per commit.
+   */
+  z.object({ type: z.literal('publish-notice'), text: z.string() }),
   /** A child session of this one ended (on the parent's log, once per child and call). */
   z.object({
     type: z.literal('subtask-ended'),

@@ -54,11 +54,19 @@ export async function pushAndPublish(
   };
   const before = await checkBeforeOpening(publishers, input);
   if (before.hold) log.info({ reason: before.hold }, 'no pull request opened: the repository would close it');
+  // Said in the thread before the pull request opens, not only in the final reply with its link.
+  if (before.notes.length > 0)
+    await store.commitStep(session.id, {
+      events: before.notes.map((text, i) => ({
+        event: { type: 'publish-notice' as const, text },
+        dedupeKey: `publish-notice:${pushed.commit}:${i}`,
+      })),
+    });
   for (const publisher of before.hold ? [] : publishers) {
     await store.assertCurrent?.(session.id);
     pr ??= await publisher.publish(input);
   }
-  const notes = [...(before.hold ? [before.hold] : []), ...before.notes];
+  const notes = before.hold ? [before.hold] : [];
   if (pr) {
     await store.commitStep(session.id, {
       events: [

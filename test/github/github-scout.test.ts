@@ -223,7 +223,7 @@ describe('the scout (issue 40): a repository history read through the fake GitHu
     ]);
   });
 
-  it('under the limit: the PR opens from the convention branch with a Conventional Commits title, and the CLA is named in the thread', {
+  it('under the limit: the PR opens from the convention branch with a Conventional Commits title, and the CLA is named in the thread before it opens', {
     timeout: 240_000,
   }, async () => {
     fake.closePull(owner, repo, fake.pulls.find((p) => p.head === 'fix/earlier-0')!.number);
@@ -235,5 +235,9 @@ describe('the scout (issue 40): a repository history read through the fake GitHu
     const reply = await waitFor(async () => finalReply(9002) || undefined, 'the final reply on the issue');
     expect(reply).toContain(claLink);
     expect(reply).not.toContain('No pull request was opened');
+    // The CLA is told in the thread before the pull request opens, not only with its link at the end.
+    const types = (await app.store.events(done.id)).map(({ event }) => event.type);
+    expect(types).toContain('publish-notice');
+    expect(types.indexOf('publish-notice')).toBeLessThan(types.indexOf('pr-opened'));
   });
 });

@@ -42,6 +42,7 @@ const noteTypes = [
   'egress-allowed',
   'egress-revoked',
   'repo-refused',
+  'publish-notice',
 ] as const;
 
 /** An event the timeline shows as a note. */
@@ -97,6 +98,8 @@ export function noteOf(event: NoteEvent): Note {
       return { tone: event.type === 'egress-allowed' ? 'good' : 'info', text: egressAllowNotice(event) };
     case 'repo-refused':
       return { tone: 'bad', text: repoRefusedNotice(event) };
+    case 'publish-notice':
+      return info(event.text);
     default:
       return progressNote(event);
   }
