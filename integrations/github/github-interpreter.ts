@@ -1,5 +1,5 @@
-import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
+import { z } from 'zod';
 import type { Actor } from '../../src/core/actor.ts';
 import type { Inbound, InboundOutcome } from '../../src/core/inbound.ts';
 import type { DeliveryInterpreter, Interpretation, StoredDelivery } from '../../src/core/delivery-interpreter.ts';
@@ -18,49 +18,6 @@ import { recordInstallation } from './installation-events.ts';
 import { notePullClosed, notePullPushed } from './pull-events.ts';
 import { canWrite, placeOf } from './request-access.ts';
 import type { InterpreterDeps } from './interpreter-deps.ts';
-
-/**
- * What a GitHub webhook means, from its signed body alone: the comment and its action, the review,
- * the issue and its label change; anything else by the body's hash. A redelivery, or the same body
- * replayed under a new X-GitHub-Delivery or X-GitHub-Event, has the same key.
- */
-export function githubDedupeKey(body: string, payload: Record<string, unknown>): string {
-  const action = typeof payload.action === 'string' ? payload.action : '';
-  const comment = payload.comment as { id?: unknown; updated_at?: unknown } | undefined;
-  const review = payload.review as { id?: unknown; submitted_at?: unknown } | undefined;
-  const issue = payload.issue as { id?: unknown; updated_at?: unknown } | undefined;
-  const label = payload.label as { name?: unknown } | undefined;
-  if (comment && typeof comment.id === 'number')
-    return `${issue ? 'issue-comment' : 'review-comment'}:${comment.id}:${action}:${String(comment.updated_at ?? '')}`;
-  if (review && typeof review.id === 'number')
-    return `review:${review.id}:${action}:${String(review.submitted_at ?? '')}`;
-  if (issue && typeof issue.id === 'number')
-    return `issue:${issue.id}:${action}:${String(label?.name ?? '')}:${String(issue.updated_at ?? '')}`;
-  return `body:${createHash('sha256').update(body).digest('hex')}`;
-}
-
-/**
- * Which deliveries must be worked in the order they came: one installation's events (an
- * installation and the repositories removed from it right after), one issue's or pull request's
- * comments and reviews (a request, then `stop`). Others have none.
- */
-export function githubOrderKey(event: string, payload: Record<string, unknown>): string | undefined {
-  const installation = payload.installation as { id?: unknown } | undefined;
-  if ((event === 'installation' || event === 'installation_repositories') && typeof installation?.id === 'number')
-    return `installation:${installation.id}`;
-  const repository = payload.repository as { full_name?: unknown } | undefined;
-  // CI events name the pull requests of their head commit; the first orders them with that PR's comments.
-  const ci = (payload.check_run ?? payload.check_suite ?? payload.workflow_run) as
-    | { pull_requests?: { number?: unknown }[] }
-    | undefined;
-  const number =
-    (payload.issue as { number?: unknown } | undefined)?.number ??
-    (payload.pull_request as { number?: unknown } | undefined)?.number ??
-    ci?.pull_requests?.[0]?.number;
-  if (typeof repository?.full_name === 'string' && typeof number === 'number')
-    return `thread:${repository.full_name.toLowerCase()}#${number}`;
-  return undefined;
-}
 
 /** A `@bot stop` was handed to the session service: the reply says what it stopped. */
 export type StopPlan = { kind: 'stop'; installationId: number; place: CommentPlace; who: string };
@@ -102,8 +59,8 @@ export function createGitHubInterpreter(deps: InterpreterDeps): GitHubInterprete
 
 function parsePayload(delivery: StoredDelivery): Record<string, unknown> | undefined {
   try {
-    const payload: unknown = JSON.parse(delivery.body);
-    return typeof payload === 'object' && payload !== null ? (payload as Record<string, unknown>) : undefined;
+    const payload = z.record(z.string(), z.unknown()).safeParse(JSON.parse(delivery.body));
+    return payload.success ? payload.data : undefined;
   } catch {
     return undefined;
   }

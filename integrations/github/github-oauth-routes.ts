@@ -1,6 +1,7 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
+import { z } from 'zod';
 import { readCookie } from '../../src/core/cookies.ts';
 import type { IdentityProof } from '../../src/core/identity-proof.ts';
 import type { PageSessionIssuer } from '../../src/core/page-sign-in.ts';
@@ -92,7 +93,7 @@ function authorize(
  * that account).
  */
 async function startSignIn(ctx: OAuthRoutes, req: FastifyRequest, reply: FastifyReply) {
-  const link = (req.query as { link?: string }).link;
+  const { link } = StartQuery.parse(req.query);
   const actor = link ? ctx.oauth.box.verify(link) : undefined;
   if (!actor)
     return reply
@@ -127,7 +128,7 @@ async function startSignIn(ctx: OAuthRoutes, req: FastifyRequest, reply: Fastify
 
 /** Back from the identity proof: the proven person must be the one the link was made for. */
 async function proveIdentity(ctx: OAuthRoutes, req: FastifyRequest, reply: FastifyReply) {
-  const { code, state } = req.query as { code?: string; state?: string };
+  const { code, state } = CallbackQuery.parse(req.query);
   const claim = state ? parseProofState(ctx.oauth.box.verify(state)) : undefined;
   const nonce = readCookie(req.headers.cookie, OAUTH_COOKIE);
   // Every way out but the next step (which sets its own cookie) spends the browser's cookie.
@@ -149,7 +150,7 @@ async function proveIdentity(ctx: OAuthRoutes, req: FastifyRequest, reply: Fasti
   try {
     proven = await proof.provenActor({ code, redirectUri: ctx.proveUrl, signal: AbortSignal.timeout(20_000) });
   } catch (error) {
-    ctx.log.warn({ reason: String((error as Error).message) }, `Sign in with ${proof.name} failed`);
+    ctx.log.warn({ reason: failure(error).message }, `Sign in with ${proof.name} failed`);
     return fail(502, `Sign-in failed: ${proof.name} did not accept the sign-in. Ask Patchbay for a new link.`);
   }
   if (proven !== claim.actor) {
@@ -167,7 +168,7 @@ async function proveIdentity(ctx: OAuthRoutes, req: FastifyRequest, reply: Fasti
 
 /** Back from GitHub: a page sign-in, or the person's token stored for pull requests opened as them. */
 async function finishSignIn(ctx: OAuthRoutes, req: FastifyRequest, reply: FastifyReply) {
-  const { code, state } = req.query as { code?: string; state?: string };
+  const { code, state } = CallbackQuery.parse(req.query);
   const claim = state ? parseState(ctx.oauth.box.verify(state)) : undefined;
   if (!code || !claim)
     return reply.code(400).type('text/plain').send('Sign-in failed: the request is invalid or expired.');
@@ -218,8 +219,8 @@ async function finishSignIn(ctx: OAuthRoutes, req: FastifyRequest, reply: Fastif
       .send(`Connected GitHub account @${me.login}. Pull requests you ask Patchbay for will be opened as you.`);
   } catch (error) {
     // Not the error object: octokit's OAuth errors carry the request, client_secret and code included.
-    const { status, message } = error as { status?: unknown; message?: unknown };
-    ctx.log.warn({ status, reason: String(message) }, 'GitHub sign-in failed');
+    const { status, message } = failure(error);
+    ctx.log.warn({ status, reason: message }, 'GitHub sign-in failed');
     return reply.code(502).type('text/plain').send('Sign-in failed: GitHub did not accept the code. Try again.');
   }
 }
@@ -242,8 +243,8 @@ async function signInToPage(ctx: OAuthRoutes, code: string, state: string, reply
         );
     }
   } catch (error) {
-    const { status, message } = error as { status?: unknown; message?: unknown };
-    ctx.log.warn({ status, reason: String(message) }, 'GitHub sign-in to the page failed');
+    const { status, message } = failure(error);
+    ctx.log.warn({ status, reason: message }, 'GitHub sign-in to the page failed');
     return reply.code(502).type('text/plain').send('Sign-in failed: GitHub did not accept the code. Try again.');
   }
   ctx.log.info({ login }, 'signed in to the page with GitHub');
@@ -274,7 +275,7 @@ async function allowedOnPage(
     const { data } = await user.request('GET /user/memberships/orgs/{org}', { org: page.org });
     return data.state === 'active';
   } catch (error) {
-    if ((error as { status?: number }).status === 404) return false;
+    if (failure(error).status === 404) return false;
     throw error;
   }
 }
@@ -283,33 +284,45 @@ const OAUTH_COOKIE = 'patchbay_oauth_browser';
 const OAUTH_STATE_TTL_MS = 10 * 60_000;
 
 /** What the signed OAuth state carries: whose sign-in, and a hash of the browser's cookie. */
-type OAuthState = { kind: 'oauth-state'; actor: string; browser: string };
+const OAuthState = z.object({ kind: z.literal('oauth-state'), actor: z.string(), browser: z.string() });
+type OAuthState = z.infer<typeof OAuthState>;
 /** A sign-in to the web page: nobody's chat identity, only the browser. */
-type PageState = { kind: 'page-sign-in'; browser: string };
+const PageState = z.object({ kind: z.literal('page-sign-in'), browser: z.string() });
+type PageState = z.infer<typeof PageState>;
 /** The step before GitHub: proving (Sign in with Slack) that this browser is `actor`. */
-type ProofState = { kind: 'identity-proof'; actor: string; browser: string };
+const ProofState = z.object({ kind: z.literal('identity-proof'), actor: z.string(), browser: z.string() });
+type ProofState = z.infer<typeof ProofState>;
 
-function parseProofState(payload: string | undefined): ProofState | undefined {
+/** A query parameter as people's browsers send it: one string, or nothing usable. */
+const queryValue = z.string().optional().catch(undefined);
+const StartQuery = z.object({ link: queryValue });
+const CallbackQuery = z.object({ code: queryValue, state: queryValue });
+
+/** What an error thrown by octokit or fetch says, without the error itself (it can carry the request). */
+function failure(error: unknown): { status: number | undefined; message: string } {
+  const read = z.object({ status: z.number().optional().catch(undefined), message: z.unknown() }).safeParse(error);
+  return read.success
+    ? { status: read.data.status, message: String(read.data.message) }
+    : { status: undefined, message: String(error) };
+}
+
+/** A signed state's JSON read as `shape`, or undefined when it is not one. */
+function parseJson<T>(shape: z.ZodType<T>, payload: string | undefined): T | undefined {
+  if (payload === undefined) return undefined;
   try {
-    const value = payload === undefined ? undefined : (JSON.parse(payload) as Partial<ProofState>);
-    return value?.kind === 'identity-proof' && typeof value.actor === 'string' && typeof value.browser === 'string'
-      ? (value as ProofState)
-      : undefined;
+    const value = shape.safeParse(JSON.parse(payload));
+    return value.success ? value.data : undefined;
   } catch {
     return undefined;
   }
 }
 
+function parseProofState(payload: string | undefined): ProofState | undefined {
+  return parseJson(ProofState, payload);
+}
+
 function parseState(payload: string | undefined): OAuthState | PageState | undefined {
-  if (payload === undefined) return undefined;
-  try {
-    const value = JSON.parse(payload) as Partial<OAuthState | PageState>;
-    if (typeof value.browser !== 'string') return undefined;
-    if (value.kind === 'page-sign-in') return value as PageState;
-    return value.kind === 'oauth-state' && typeof value.actor === 'string' ? (value as OAuthState) : undefined;
-  } catch {
-    return undefined;
-  }
+  return parseJson(z.union([OAuthState, PageState]), payload);
 }
 
 /** HttpOnly, only sent to the sign-in routes; Lax, so GitHub's redirect back (a top-level GET) carries it. */

@@ -5,7 +5,7 @@ import type { DeliveryInbox } from '../../src/core/delivery-interpreter.ts';
 import { header, keepRawBodies, rawBody, refuseBeforeBody } from '../raw-body-routes.ts';
 import type { GitHubClient } from './github-client.ts';
 import type { GitHubStore } from './github-store.ts';
-import { githubDedupeKey, githubOrderKey } from './github-interpreter.ts';
+import { githubDedupeKey, githubOrderKey } from './webhook-keys.ts';
 import { registerOAuthRoutes, type OAuthOptions } from './github-oauth-routes.ts';
 
 /**

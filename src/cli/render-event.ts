@@ -77,11 +77,9 @@ export function renderEvent({ event }: StoredEvent): string | undefined {
       return `  (${event.reason})`;
     case 'queue-waiting':
     case 'queue-started':
-      return `  ${queueNotice(event)}`;
     case 'model-waiting':
-      return `  ${modelWaitNotice(event)}`;
     case 'publish-notice':
-      return `  ⓘ ${event.text}`;
+      return waitingLine(event);
     case 'subtasks-spawned':
     case 'subtask-ended':
     case 'repo-refused':
@@ -90,6 +88,21 @@ export function renderEvent({ event }: StoredEvent): string | undefined {
       const _never: never = event;
       return _never;
     }
+  }
+}
+
+/** Where the session waits (in line, on the model service) and what it is told before its pull request opens. */
+function waitingLine(event: EventOf<'queue-waiting' | 'queue-started' | 'model-waiting' | 'publish-notice'>): string {
+  switch (event.type) {
+    case 'queue-waiting':
+    case 'queue-started':
+      return `  ${queueNotice(event)}`;
+    case 'model-waiting':
+      return `  ${modelWaitNotice(event)}`;
+    case 'publish-notice':
+      return `  ⓘ ${event.text}`;
+    default:
+      return event satisfies never;
   }
 }
 
