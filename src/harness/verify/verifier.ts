@@ -44,7 +44,7 @@ export async function verifyChange(model: ModelProvider, input: VerifierInput): 
         .join('\n')
     : '- no checks are known for this repository';
   const content = [
-    "# Task (people's messages, quoted)",
+    "# Task (the requester's messages, quoted)",
     input.task,
     '',
     input.knowledge,
