@@ -354,7 +354,8 @@ describe('GitHub end to end (fake GitHub with the REST spec and git http-backend
     expect(comment.reactions).toEqual(['eyes']);
     const events = await app.store.events(session.id);
     const outputs = events.flatMap((e) => (e.event.type === 'tool-end' ? [e.event.output] : []));
-    expect(outputs[0]).toMatch(/Command refused: Force-pushing/);
+    // Refused before it ran, whatever the autonomy: the classifier and the policy both refuse a force-push.
+    expect(outputs[0]).toMatch(/Command refused: it rewrites or deletes history/);
     expect(outputs[2]).toMatch(/force rc=[1-9]/);
     expect(outputs[2]).toMatch(/main rc=[1-9]/);
     expect(outputs[2]).toMatch(/direct rc=[1-9]/);
