@@ -16,7 +16,7 @@ import { renderSubtasks } from './render-subtasks.ts';
  * What the replier remembers of a thread between batches: the request it shows, what it saw last,
  * and the questions asked in the thread since the request that were not answered in it.
  */
-type ReplyState = Pick<ProgressView, 'step' | 'blocked' | 'refused' | 'queue'> & {
+type ReplyState = Pick<ProgressView, 'step' | 'blocked' | 'refused' | 'notices' | 'queue'> & {
   requestId?: number;
   questions?: { id: string; text: string }[];
 };
@@ -110,10 +110,14 @@ export function createGitHubReplier(deps: {
   };
 }
 
-/** The hosts and repositories refused since the request, those there are. */
-function refusalsOf(seen: ReplyState): Pick<ProgressView, 'blocked' | 'refused'> {
-  const { blocked, refused } = seen;
-  return { ...(blocked && blocked.length > 0 && { blocked }), ...(refused && refused.length > 0 && { refused }) };
+/** The hosts and repositories refused since the request, and what the thread was told before the pull request opened. */
+function refusalsOf(seen: ReplyState): Pick<ProgressView, 'blocked' | 'refused' | 'notices'> {
+  const { blocked, refused, notices } = seen;
+  return {
+    ...(blocked && blocked.length > 0 && { blocked }),
+    ...(refused && refused.length > 0 && { refused }),
+    ...(notices && notices.length > 0 && { notices }),
+  };
 }
 
 /** What the thread has seen of its request after a batch: the batch's news, else what it saw before. */
@@ -122,6 +126,7 @@ function seenAfter(previous: ReplyState, requestId: number, batch: ReturnType<ty
   const step = batch.step ?? (sameRequest ? previous.step : undefined);
   const blocked = [...new Set([...(sameRequest ? (previous.blocked ?? []) : []), ...batch.blocked])];
   const refused = [...new Set([...(sameRequest ? (previous.refused ?? []) : []), ...batch.refused])];
+  const notices = [...new Set([...(sameRequest ? (previous.notices ?? []) : []), ...batch.notices])];
   const queue = batch.queue ?? (sameRequest ? previous.queue : undefined);
   const questions = [...(sameRequest ? (previous.questions ?? []) : []), ...batch.asked].filter(
     (q) => !batch.answered.includes(q.id),
@@ -131,6 +136,7 @@ function seenAfter(previous: ReplyState, requestId: number, batch: ReturnType<ty
     ...(step && { step }),
     ...(blocked.length > 0 && { blocked }),
     ...(refused.length > 0 && { refused }),
+    ...(notices.length > 0 && { notices }),
     ...(queue && { queue }),
     ...(questions.length > 0 && { questions }),
   };

@@ -356,9 +356,8 @@ describe('GitHub end to end (fake GitHub with the REST spec and git http-backend
     const outputs = events.flatMap((e) => (e.event.type === 'tool-end' ? [e.event.output] : []));
     // Refused before it ran, whatever the autonomy: the classifier and the policy both refuse a force-push.
     expect(outputs[0]).toMatch(/Command refused: it rewrites or deletes history/);
-    expect(outputs[2]).toMatch(/force rc=[1-9]/);
-    expect(outputs[2]).toMatch(/main rc=[1-9]/);
-    expect(outputs[2]).toMatch(/direct rc=[1-9]/);
+    // The script's pushes are refused before it runs: the gate reads the script sh is given.
+    expect(outputs[2]).toMatch(/Command refused: it rewrites or deletes history/);
 
     const pr = fake.pulls.find((p) => p.head === done.branch)!;
     expect(pr).toBeDefined();
