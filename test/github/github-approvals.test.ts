@@ -40,7 +40,11 @@ describe('approvals decided in GitHub comments (fake GitHub, real Patchbay, APPR
     bob = fake.addUser('bob');
     rob = fake.addUser('rob');
     await fake.addRepo(owner, repo, upstream.remote, installationId, { alice: 'write', bob: 'write', rob: 'read' });
-    app = await startGitHubPatchbay(fake, createScriptedProvider({ scenario: publishScenario }), { APPROVALS: 'on' });
+    // Publishing is refused unless an operator's rule lets it ask: this one does.
+    app = await startGitHubPatchbay(fake, createScriptedProvider({ scenario: publishScenario }), {
+      APPROVALS: 'on',
+      APPROVAL_RULES: 'publish=ask',
+    });
   }, 60_000);
   afterAll(async () => {
     await app?.dispose();

@@ -44,7 +44,8 @@ type Button = { action_id: string; value: string; text: { text: string } };
 describe("a sub-task's approval request, decided in its parent's Slack thread (fake Slack, real sandbox, APPROVALS=on)", () => {
   let f: SlackFixture;
   beforeAll(async () => {
-    f = await startSlackFixture({ env: { APPROVALS: 'on', PATCHBAY_API_TOKEN: TOKEN } });
+    // Publishing is refused unless an operator's rule lets it ask: this one does.
+    f = await startSlackFixture({ env: { APPROVALS: 'on', APPROVAL_RULES: 'publish=ask', PATCHBAY_API_TOKEN: TOKEN } });
     f.setScenario(scenario);
   });
   afterAll(() => f.dispose());
