@@ -18,7 +18,10 @@ const of = <T extends StoredEvent['event']['type']>(events: StoredEvent[], type:
  */
 const flakyTest = [
   "const fs = require('node:fs');",
-  "const marker = require('node:path').join(__dirname, '..', 'flaky-marker');",
+  // Each round's checkout is new and the checks' workspace is emptied, but for the setup cache dir
+  // of the key in use ('-' with no setup): the only place a flake's state outlives a round.
+  "const marker = require('node:path').join(__dirname, '..', 'setup', '-', 'flaky-marker');",
+  "fs.mkdirSync(require('node:path').dirname(marker), { recursive: true });",
   "if (!fs.existsSync(marker)) { fs.writeFileSync(marker, '1'); console.error('Error: read ECONNRESET (simulated flake)'); process.exit(1); }",
   'fs.unlinkSync(marker);',
   "console.log('ok');",
