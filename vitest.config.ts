@@ -1,7 +1,8 @@
 import { defineConfig } from 'vitest/config';
-import { testFiles } from './test/tiers.ts';
+import { testTiers } from './test/tiers.ts';
 
 const root = import.meta.dirname;
+const tiers = testTiers(root);
 
 /**
  * Three tiers (see test/tiers.ts), run in this order so a broken build fails in the first minutes:
@@ -20,20 +21,20 @@ export default defineConfig({
     projects: [
       {
         extends: true,
-        test: { name: 'unit', include: testFiles(root, 'unit'), sequence: { groupOrder: 0 }, maxWorkers: 4 },
+        test: { name: 'unit', include: tiers.unit, sequence: { groupOrder: 0 }, maxWorkers: 4 },
       },
       {
         extends: true,
         test: {
           name: 'integration',
-          include: testFiles(root, 'integration'),
+          include: tiers.integration,
           sequence: { groupOrder: 1 },
           maxWorkers: 2,
         },
       },
       {
         extends: true,
-        test: { name: 'e2e', include: testFiles(root, 'e2e'), sequence: { groupOrder: 2 }, maxWorkers: 2 },
+        test: { name: 'e2e', include: tiers.e2e, sequence: { groupOrder: 2 }, maxWorkers: 2 },
       },
     ],
   },

@@ -20,15 +20,18 @@ const integrationPackages = ['node:child_process', 'child_process'];
 /** Imports and re-exports that load a module at run time: `import type` and `export type` load nothing. */
 const importPattern = /(?:import|export)(?!\s+type\s)[^'"]*?from\s+['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/g;
 
-/** The tier of the test file at `file` (absolute), `root` being the repository. */
-export function testTier(root: string, file: string): Tier {
+/**
+ * The tier of the test file at `file` (absolute), `root` being the repository. `read` gives a
+ * file's imports; the default reads it every time, `testTiers` reads each file once for all.
+ */
+export function testTier(root: string, file: string, read: (file: string) => string[] = importsOf): Tier {
   let tier: Tier = 'unit';
   const seen = new Set<string>();
   const pending = [file];
   for (let next = pending.pop(); next; next = pending.pop()) {
     if (seen.has(next)) continue;
     seen.add(next);
-    for (const specifier of importsOf(next)) {
+    for (const specifier of read(next)) {
       if (!specifier.startsWith('.')) {
         if (e2ePackages.includes(specifier)) return 'e2e';
         if (integrationPackages.includes(specifier)) tier = 'integration';
@@ -44,9 +47,13 @@ export function testTier(root: string, file: string): Tier {
   return tier;
 }
 
-/** The test files of `root` in `tier`, relative to `root`. */
-export function testFiles(root: string, tier: Tier): string[] {
-  return testFilesUnder(root).filter((file) => testTier(root, join(root, file)) === tier);
+/** The test files of `root` by tier, relative to `root`: every file classified once, helpers read once. */
+export function testTiers(root: string): Record<Tier, string[]> {
+  const imports = new Map<string, string[]>();
+  const read = (file: string) => imports.get(file) ?? imports.set(file, importsOf(file)).get(file)!;
+  const tiers: Record<Tier, string[]> = { unit: [], integration: [], e2e: [] };
+  for (const file of testFilesUnder(root)) tiers[testTier(root, join(root, file), read)].push(file);
+  return tiers;
 }
 
 /** Where test files live: the folders named here, every `*.test.ts` below them. */
