@@ -36,7 +36,7 @@ describe('the session page model', () => {
     const model = new SessionModel();
     model.apply(stored({ type: 'tool-start', callId: 'c1', name: 'run_shell', input: { command: 'ls' } }));
     model.apply(stored({ type: 'question-asked', questionId: 'q1', question: 'Tabs?', choices: ['tabs', 'spaces'] }));
-    expect(model.openQuestion).toBe('q1');
+    expect(model.openQuestions).toEqual(['q1']);
     model.apply(
       stored({ type: 'tool-end', callId: 'c1', name: 'run_shell', isError: true, output: 'boom', durationMs: 5 }),
     );
@@ -45,7 +45,7 @@ describe('the session page model', () => {
       { kind: 'tool', callId: 'c1', end: { isError: true, output: 'boom' } },
       { kind: 'question', questionId: 'q1', answer: { text: 'spaces', actor: { name: 'Ada' } } },
     ]);
-    expect(model.openQuestion).toBeUndefined();
+    expect(model.openQuestions).toEqual([]);
   });
 
   it('streams text in place, marks what it missed, and gives way to the stored message', () => {

@@ -11,7 +11,7 @@ import type { LiveEvent } from '../../src/core/live-events.ts';
 import type { SessionStatus } from '../../src/core/session-status.ts';
 import type { ThreadRef } from '../../src/core/thread-ref.ts';
 import { isNoteEvent, noteOf, type Note } from './event-notes.ts';
-import { nextOpenApproval, type OpenApproval } from './approval-state.ts';
+import { nextOpenApprovals, type OpenApproval } from './approval-state.ts';
 
 export type ToolEnd = { isError: boolean; output: string; durationMs: number; at: string };
 
@@ -78,15 +78,28 @@ export class SessionModel {
   participants = new Map<string, Actor>();
   threads: ThreadRef[] = [];
   models = new Set<string>();
-  openQuestion: string | undefined;
-  /** The held command waiting for a decision. */
-  openApproval: OpenApproval | undefined;
+  /**
+   * The questions not answered yet, oldest first: a session's own, or, on a parent's page, one per
+   * sub-task that asks (each answered for its own sub-task).
+   */
+  openQuestions: string[] = [];
+  /** The held commands waiting for a decision, oldest first (a parent's holds its sub-tasks' too). */
+  openApprovals: OpenApproval[] = [];
   private tools = new Map<string, number>();
   private questions = new Map<string, number>();
   private streaming = new Map<number, number>();
   private finishedTurns = new Set<number>();
   /** The stored events folded so far, oldest first: a page before them folds everything again. */
   private log: StoredEvent[] = [];
+
+  /** The open questions with their words, oldest first: what the message box may answer. */
+  get openQuestionList(): { questionId: string; question: string }[] {
+    return this.openQuestions.flatMap((questionId) => {
+      const index = this.questions.get(questionId);
+      const item = index === undefined ? undefined : this.items[index];
+      return item?.kind === 'question' ? [{ questionId, question: item.question }] : [];
+    });
+  }
 
   /** Applies a stored event once: events at or below the last seq seen are ignored (replays, reconnects). */
   apply(stored: StoredEvent): boolean {
@@ -233,7 +246,7 @@ export class SessionModel {
         this.endTool(event, key, at);
         return;
       case 'question-asked':
-        this.openQuestion = event.questionId;
+        this.openQuestions = [...this.openQuestions.filter((id) => id !== event.questionId), event.questionId];
         this.questions.set(event.questionId, this.items.length);
         this.push({
           kind: 'question',
@@ -246,7 +259,7 @@ export class SessionModel {
         });
         return;
       case 'question-answered': {
-        if (this.openQuestion === event.questionId) this.openQuestion = undefined;
+        this.openQuestions = this.openQuestions.filter((id) => id !== event.questionId);
         const index = this.questions.get(event.questionId);
         const item = index === undefined ? undefined : this.items[index];
         if (item?.kind === 'question')
@@ -286,8 +299,10 @@ export class SessionModel {
         return;
       case 'status-changed':
         this.status = event.to;
-        if (event.to === 'completed' || event.to === 'failed' || event.to === 'cancelled')
-          this.openQuestion = undefined;
+        if (event.to === 'completed' || event.to === 'failed' || event.to === 'cancelled') {
+          this.openQuestions = [];
+          this.openApprovals = [];
+        }
         return;
       case 'workspace-ready':
         this.workspace = { branch: event.branch, baseBranch: event.baseBranch, baseCommit: event.baseCommit };
@@ -317,7 +332,7 @@ export class SessionModel {
         return;
       case 'approval-requested':
       case 'approval-decided':
-        this.openApproval = nextOpenApproval(this.openApproval, event);
+        this.openApprovals = nextOpenApprovals(this.openApprovals, event);
         return;
       case 'task-routed':
         this.route = event;

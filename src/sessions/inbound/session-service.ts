@@ -7,7 +7,7 @@ import { parseAutonomyPrefix } from '../../core/autonomy.ts';
 import type { EventOf } from '../../core/events.ts';
 import { PatchbayError } from '../../core/errors.ts';
 import { Inbound } from '../../core/inbound.ts';
-import { relayedId } from '../../core/relayed-approval.ts';
+import { relayedId, splitRelayedRequestId } from '../../core/relayed-approval.ts';
 import type { ThreadRef } from '../../core/thread-ref.ts';
 import type { RunQueue } from '../worker/run-queue.ts';
 import type { SessionRecord } from '../../core/session-record.ts';
@@ -148,9 +148,9 @@ async function message(
   said: Said,
   marker?: RequestMarker,
 ): Promise<HandleResult> {
-  const asking = await askingChild(deps.store, session);
+  const asking = await askingChild(deps.store, session, said.questionId);
   if (asking) {
-    const result = await message(deps, asking, said, marker);
+    const result = await message(deps, asking, { ...said, questionId: asking.pendingQuestion!.questionId }, marker);
     // The question asked in the parent's threads is answered there too.
     const questionId = relayedId(asking.id, asking.pendingQuestion!.questionId);
     await deps.store.append(session.id, [
@@ -170,12 +170,18 @@ async function message(
 /**
  * The sub-task a message in its parent's threads answers: while the parent waits on its children
  * with no question of its own, a child waiting on a question (asked in the parent's threads, see
- * session-children.ts) takes the message as its answer. Undefined: the message is the parent's.
+ * session-children.ts) takes the message as its answer: the child the answered question's relayed
+ * id names (a button or the page's choice), else the first that asks. Undefined: the message is the parent's.
  */
-async function askingChild(store: SessionStore, parent: SessionRecord): Promise<SessionRecord | undefined> {
+async function askingChild(
+  store: SessionStore,
+  parent: SessionRecord,
+  questionId: string | undefined,
+): Promise<SessionRecord | undefined> {
   if (parent.status !== 'waiting' || parent.pendingQuestion) return undefined;
+  const named = questionId ? splitRelayedRequestId(questionId) : undefined;
   for (const child of await store.children(parent.id)) {
-    if (child.status !== 'waiting') continue;
+    if (child.status !== 'waiting' || (named && child.sessionId !== named.childId)) continue;
     const record = await store.get(child.sessionId);
     if (record?.pendingQuestion && !record.pendingQuestion.approval) return record;
   }

@@ -1,17 +1,29 @@
 import { useState } from 'preact/hooks';
 import { api, savedAuthor } from '../api.ts';
+import type { OpenApproval } from '../approval-state.ts';
 import type { SessionModel } from '../session-model.ts';
 
 /**
- * The held command waiting for a decision: the exact command, why it was held and what approving
- * does, with Approve once and Deny (and an optional reason). Nothing when no request is open.
+ * The held commands waiting for a decision, one card each (a parent's page shows each sub-task's
+ * own): the exact command, why it was held and what approving does, with Approve once and Deny
+ * (and an optional reason). Nothing when no request is open.
  */
 export function ApprovalPanel({ sessionId, model }: { sessionId: string; model: SessionModel; version: number }) {
+  return (
+    <>
+      {model.openApprovals.map((open, index) => (
+        <ApprovalCard key={open.requestId} sessionId={sessionId} open={open} first={index === 0} />
+      ))}
+    </>
+  );
+}
+
+/** One request's card; the first keeps the element ids the keyboard and older links use. */
+function ApprovalCard({ sessionId, open, first }: { sessionId: string; open: OpenApproval; first: boolean }) {
   const [reason, setReason] = useState('');
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState('');
-  const open = model.openApproval;
-  if (!open) return null;
+  const id = (name: string) => (first ? name : `${name}-${open.requestId}`);
 
   const decide = async (decision: 'approved' | 'denied') => {
     setBusy(true);
@@ -32,7 +44,7 @@ export function ApprovalPanel({ sessionId, model }: { sessionId: string; model: 
   };
 
   return (
-    <section class="approval card" aria-label="Approval needed">
+    <section class="approval card" aria-label="Approval needed" data-request={open.requestId}>
       <h3>Approval needed ({open.classes.join(', ')})</h3>
       <pre class="approval-command">{open.command}</pre>
       <ul>
@@ -42,17 +54,23 @@ export function ApprovalPanel({ sessionId, model }: { sessionId: string; model: 
       </ul>
       <p class="muted">{open.approving}</p>
       <div class="composer-row">
-        <label for="deny-reason">Reason</label>
+        <label for={id('deny-reason')}>Reason</label>
         <input
-          id="deny-reason"
+          id={id('deny-reason')}
           value={reason}
           placeholder="why not (optional, for Deny)"
           onInput={(e) => setReason(e.currentTarget.value)}
         />
-        <button id="approve" type="button" disabled={busy} onClick={() => void decide('approved')}>
+        <button
+          id={id('approve')}
+          class="approve"
+          type="button"
+          disabled={busy}
+          onClick={() => void decide('approved')}
+        >
           Approve once
         </button>
-        <button id="deny" type="button" class="danger" disabled={busy} onClick={() => void decide('denied')}>
+        <button id={id('deny')} type="button" class="danger deny" disabled={busy} onClick={() => void decide('denied')}>
           Deny
         </button>
       </div>

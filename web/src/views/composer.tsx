@@ -40,7 +40,10 @@ export function Composer({
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState('');
   const [images, setImages] = useState<Chosen[]>([]);
-  const question = model.openQuestion;
+  const [answering, setAnswering] = useState<string | undefined>();
+  const questions = model.openQuestionList;
+  // The oldest open question unless the reader picked another (a parent's sub-tasks may each ask).
+  const question = (questions.find((q) => q.questionId === answering) ?? questions[0])?.questionId;
   const add = async (files: Iterable<File> | null | undefined) => {
     if (!files) return;
     const read = await readImages(files);
@@ -81,6 +84,7 @@ export function Composer({
         void add(e.dataTransfer?.files);
       }}
     >
+      {questions.length > 1 && <AnsweringChoice questions={questions} value={question} onChange={setAnswering} />}
       <label for="message" class="sr-only">
         Message
       </label>
@@ -104,6 +108,30 @@ export function Composer({
         </p>
       )}
     </form>
+  );
+}
+
+/** Which open question the next message answers, when more than one is open. */
+function AnsweringChoice({
+  questions,
+  value,
+  onChange,
+}: {
+  questions: { questionId: string; question: string }[];
+  value: string | undefined;
+  onChange: (questionId: string) => void;
+}) {
+  return (
+    <div class="composer-row answering">
+      <label for="answering">Answering</label>
+      <select id="answering" value={value} onChange={(e) => onChange(e.currentTarget.value)}>
+        {questions.map((q) => (
+          <option key={q.questionId} value={q.questionId}>
+            {q.question}
+          </option>
+        ))}
+      </select>
+    </div>
   );
 }
 

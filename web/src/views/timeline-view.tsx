@@ -9,7 +9,7 @@ import { EgressAllowButtons } from './egress-allow-view.tsx';
 type TimelineProps = {
   /** The pages of the log read so far. */
   model: SessionModel;
-  /** The whole log's facts: which question is open. */
+  /** The whole log's facts: which questions are open. */
   facts: SessionModel;
   version: number;
   sessionId: string;
@@ -80,7 +80,7 @@ export function TimelineView({ model, facts, sessionId, older, loadOlder }: Time
       <OpenPicture.Provider value={openPicture}>
         <ol class="items">
           {model.items.map((item) => (
-            <ItemRow key={item.key} item={item} sessionId={sessionId} open={facts.openQuestion} />
+            <ItemRow key={item.key} item={item} sessionId={sessionId} open={facts.openQuestions} />
           ))}
         </ol>
       </OpenPicture.Provider>
@@ -97,9 +97,9 @@ export function TimelineView({ model, facts, sessionId, older, loadOlder }: Time
   );
 }
 
-type RowProps = { item: Item; sessionId: string; open: string | undefined };
+type RowProps = { item: Item; sessionId: string; open: readonly string[] };
 
-/** Renders again only when its item was replaced (items are immutable) or its question closed. */
+/** Renders again only when its item was replaced (items are immutable) or the open questions changed. */
 class ItemRow extends Component<RowProps> {
   override shouldComponentUpdate(next: RowProps) {
     return next.item !== this.props.item || (this.props.item.kind === 'question' && next.open !== this.props.open);
@@ -117,7 +117,7 @@ function Time({ at }: { at: string }) {
   );
 }
 
-function renderItem(item: Item, sessionId: string, open: string | undefined) {
+function renderItem(item: Item, sessionId: string, open: readonly string[]) {
   switch (item.kind) {
     case 'user':
       return (
@@ -162,7 +162,7 @@ function renderItem(item: Item, sessionId: string, open: string | undefined) {
     case 'screenshots':
       return <ScreenshotPairs item={item} sessionId={sessionId} />;
     case 'question':
-      return <Question item={item} sessionId={sessionId} isOpen={open === item.questionId} />;
+      return <Question item={item} sessionId={sessionId} isOpen={open.includes(item.questionId)} />;
     case 'egress':
       return (
         <div class="note tone-bad egress" data-host={item.host}>
