@@ -1,3 +1,4 @@
+import { NO_PULL_REQUEST } from '../../../src/core/evidence.ts';
 import type { VerdictCriterion } from '../../../src/core/verdict.ts';
 import { duration, dateTimeOf, safeHref } from '../format.ts';
 import type { CheckRun, CiFailure, ReviewGate, SessionModel, Verdict } from '../session-model.ts';
@@ -83,25 +84,36 @@ function PullRequestState({ model }: { model: SessionModel }) {
   );
 }
 
+/**
+ * The gate's word for a commit. A commit that passed every gate is green even when no pull request
+ * was there to mark ready (a branch-only session, a plan that refuses drafts): that is said apart.
+ */
+function gateBadge(gate: ReviewGate, hasPr: boolean): { text: string; good: boolean; reasons: string[] } {
+  if (gate.ready) return { text: 'ready', good: true, reasons: [] };
+  const reasons = gate.reasons.filter((r) => r !== NO_PULL_REQUEST);
+  if (reasons.length === 0) return { text: 'passed', good: true, reasons: [] };
+  return { text: hasPr ? 'kept as draft' : 'not ready', good: false, reasons };
+}
+
 /** One commit: its gate decision (with the reasons it is not ready), then its checks, verdicts and CI failures. */
 function CheckGroup({ group: g, hasPr }: { group: Group; hasPr: boolean }) {
   const gate = g.gates.at(-1);
+  const badge = gate && gateBadge(gate, hasPr);
   return (
     <section class="card check-group" data-commit={g.commit}>
       <h3>
         Commit <code>{g.commit.slice(0, 10)}</code>
-        {gate && (
-          <span class={`badge gate ${gate.ready ? 's-completed' : 's-queued'}`}>
-            {gate.ready ? 'ready' : hasPr ? 'kept as draft' : 'not ready'}
-          </span>
-        )}
+        {badge && <span class={`badge gate ${badge.good ? 's-completed' : 's-queued'}`}>{badge.text}</span>}
       </h3>
-      {gate && !gate.ready && gate.reasons.length > 0 && (
+      {badge && badge.reasons.length > 0 && (
         <ul class="reasons">
-          {gate.reasons.map((r) => (
+          {badge.reasons.map((r) => (
             <li>{r}</li>
           ))}
         </ul>
+      )}
+      {gate && !gate.ready && gate.reasons.includes(NO_PULL_REQUEST) && (
+        <p class="muted no-pr">No pull request was opened for this commit, so none was marked ready.</p>
       )}
       <ul class="plain">
         {g.checks.map((c) => (

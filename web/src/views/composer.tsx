@@ -19,6 +19,25 @@ async function readImages(files: Iterable<File>): Promise<Chosen[]> {
   );
 }
 
+/** The pictures chosen for the next message, and `add` for files dropped, pasted or picked. */
+function useChosenImages() {
+  const [images, setImages] = useState<Chosen[]>([]);
+  const add = async (files: Iterable<File> | null | undefined) => {
+    if (!files) return;
+    const read = await readImages(files);
+    if (read.length > 0) setImages((chosen) => [...chosen, ...read]);
+  };
+  return { images, setImages, add };
+}
+
+/** The open questions, and the one the next message answers: the oldest unless the reader picked another. */
+function useAnswering(model: SessionModel) {
+  const [answering, setAnswering] = useState<string | undefined>();
+  const questions = model.openQuestionList;
+  const question = (questions.find((q) => q.questionId === answering) ?? questions[0])?.questionId;
+  return { questions, question, setAnswering };
+}
+
 /**
  * The message box: steers a running session, answers its open question, or follows up on a
  * finished one. Messages go through the API like any other surface, signed with the name given here.
@@ -39,16 +58,8 @@ export function Composer({
   const [name, setName] = useState(savedAuthor()?.name ?? '');
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState('');
-  const [images, setImages] = useState<Chosen[]>([]);
-  const [answering, setAnswering] = useState<string | undefined>();
-  const questions = model.openQuestionList;
-  // The oldest open question unless the reader picked another (a parent's sub-tasks may each ask).
-  const question = (questions.find((q) => q.questionId === answering) ?? questions[0])?.questionId;
-  const add = async (files: Iterable<File> | null | undefined) => {
-    if (!files) return;
-    const read = await readImages(files);
-    if (read.length > 0) setImages((chosen) => [...chosen, ...read]);
-  };
+  const { images, setImages, add } = useChosenImages();
+  const { questions, question, setAnswering } = useAnswering(model);
 
   const send = async (event?: Event) => {
     event?.preventDefault();

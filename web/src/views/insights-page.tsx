@@ -122,25 +122,14 @@ function Groups({ report }: { report: InsightsReport }) {
   const labels = report.groups.map((g) => g.key);
   return (
     <>
-      <div class="charts">
-        <BarChart
-          id="chart-merge-rate"
-          title="Merge rate"
-          labels={labels}
-          max={1}
-          series={[{ label: 'merge rate', values: report.groups.map((g) => g.mergeRate), color: '#2f9e44' }]}
-        />
-        <BarChart
-          id="chart-prs"
-          title="Pull requests"
-          labels={labels}
-          series={[
-            { label: 'merged', values: report.groups.map((g) => g.merged), color: '#2f9e44' },
-            { label: 'closed', values: report.groups.map((g) => g.closed), color: '#868e96' },
-            { label: 'reverted', values: report.groups.map((g) => g.reverts), color: '#e03131' },
-          ]}
-        />
-      </div>
+      {report.totals.prsOpened === 0 ? (
+        <p class="muted" id="insights-no-prs">
+          No pull requests were opened in this period, so there is nothing to chart yet: merge rates and pull request
+          outcomes appear once sessions open pull requests (GitHub must be connected).
+        </p>
+      ) : (
+        <GroupCharts report={report} labels={labels} />
+      )}
       <div class="table-scroll">
         <table id="insights-groups" class="insights-table">
           <thead>
@@ -167,6 +156,31 @@ function Groups({ report }: { report: InsightsReport }) {
   );
 }
 
+/** The merge rate and pull request outcomes per group, drawn once there are pull requests. */
+function GroupCharts({ report, labels }: { report: InsightsReport; labels: string[] }) {
+  return (
+    <div class="charts">
+      <BarChart
+        id="chart-merge-rate"
+        title="Merge rate"
+        labels={labels}
+        max={1}
+        series={[{ label: 'merge rate', values: report.groups.map((g) => g.mergeRate), color: '#2f9e44' }]}
+      />
+      <BarChart
+        id="chart-prs"
+        title="Pull requests"
+        labels={labels}
+        series={[
+          { label: 'merged', values: report.groups.map((g) => g.merged), color: '#2f9e44' },
+          { label: 'closed', values: report.groups.map((g) => g.closed), color: '#868e96' },
+          { label: 'reverted', values: report.groups.map((g) => g.reverts), color: '#e03131' },
+        ]}
+      />
+    </div>
+  );
+}
+
 const rateCell = (row: CalibrationRow) => `${percent(row.mergeRate)} (${row.merged} of ${row.decided})`;
 
 /** Merge rate of decided pull requests by the verifier's last total and by each dimension's score. */
@@ -175,6 +189,16 @@ function Calibration({ report }: { report: InsightsReport }) {
   const dimensions = [...new Set(byDimension.map((d) => d.dimension))];
   const cell = (dimension: string, score: number) =>
     byDimension.find((d) => d.dimension === dimension && d.score === score)!;
+  if (byBand.every((b) => b.decided === 0))
+    return (
+      <section class="card">
+        <h2>Verifier calibration</h2>
+        <p class="muted" id="calibration-empty">
+          None of this period's pull requests has been merged or closed yet: calibration compares the verifier's scores
+          with what people decided, so it fills in as pull requests are merged or closed.
+        </p>
+      </section>
+    );
   return (
     <section class="card">
       <h2>Verifier calibration</h2>
@@ -191,44 +215,48 @@ function Calibration({ report }: { report: InsightsReport }) {
           series={[{ label: 'merge rate', values: byBand.map((b) => b.mergeRate), color: '#1971c2' }]}
         />
       </div>
-      <table id="calibration-bands" class="insights-table">
-        <thead>
-          <tr>
-            <th>Score</th>
-            {byBand.map((b) => (
-              <th>{b.band}</th>
-            ))}
-          </tr>
-        </thead>
-        <tbody>
-          <tr>
-            <th>Merged</th>
-            {byBand.map((b) => (
-              <td data-band={b.band}>{rateCell(b)}</td>
-            ))}
-          </tr>
-        </tbody>
-      </table>
-      <table id="calibration-dimensions" class="insights-table">
-        <thead>
-          <tr>
-            <th>Dimension</th>
-            <th>0 (no)</th>
-            <th>1 (partly)</th>
-            <th>2 (yes)</th>
-          </tr>
-        </thead>
-        <tbody>
-          {dimensions.map((d) => (
-            <tr data-dimension={d}>
-              <th>{d}</th>
-              {[0, 1, 2].map((score) => (
-                <td data-score={score}>{rateCell(cell(d, score))}</td>
+      <div class="table-scroll">
+        <table id="calibration-bands" class="insights-table">
+          <thead>
+            <tr>
+              <th>Score</th>
+              {byBand.map((b) => (
+                <th>{b.band}</th>
               ))}
             </tr>
-          ))}
-        </tbody>
-      </table>
+          </thead>
+          <tbody>
+            <tr>
+              <th>Merged</th>
+              {byBand.map((b) => (
+                <td data-band={b.band}>{rateCell(b)}</td>
+              ))}
+            </tr>
+          </tbody>
+        </table>
+      </div>
+      <div class="table-scroll">
+        <table id="calibration-dimensions" class="insights-table">
+          <thead>
+            <tr>
+              <th>Dimension</th>
+              <th>0 (no)</th>
+              <th>1 (partly)</th>
+              <th>2 (yes)</th>
+            </tr>
+          </thead>
+          <tbody>
+            {dimensions.map((d) => (
+              <tr data-dimension={d}>
+                <th>{d}</th>
+                {[0, 1, 2].map((score) => (
+                  <td data-score={score}>{rateCell(cell(d, score))}</td>
+                ))}
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
     </section>
   );
 }

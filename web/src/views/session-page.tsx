@@ -13,7 +13,7 @@ import { StatusBadge } from './status-badge.tsx';
 import { ParentLink } from './subtasks-view.tsx';
 import type { SessionModel } from '../session-model.ts';
 import { TimelineView } from './timeline-view.tsx';
-import { useSessionLog } from './use-session-log.ts';
+import { type Connection, useSessionLog } from './use-session-log.ts';
 
 type Tab = 'timeline' | 'diff' | 'checks' | 'knowledge';
 const tabs: { id: Tab; label: string }[] = [
@@ -32,6 +32,7 @@ export function SessionPage({ id }: { id: string }) {
   useTabKeys(setTab);
 
   const status = model.status ?? detail?.status;
+  if (connection === 'missing') return <MissingSession id={id} />;
   const stop = async () => {
     const author = savedAuthor();
     try {
@@ -120,6 +121,30 @@ function useTabKeys(setTab: (tab: Tab) => void): void {
   }, []);
 }
 
+/** An id the server does not know: said plainly, with the way back, and nothing to type into. */
+function MissingSession({ id }: { id: string }) {
+  return (
+    <main class="session-page">
+      <div class="card missing" id="missing" role="alert">
+        <h1>No such session</h1>
+        <p>
+          This Patchbay has no session <code>{id}</code>: the link may be mistyped, or the session belongs to another
+          installation.
+        </p>
+        <p>
+          <a href="/">All sessions</a>
+        </p>
+      </div>
+    </main>
+  );
+}
+
+const connectionText: Record<Exclude<Connection, 'missing'>, string> = {
+  connecting: 'connecting…',
+  open: 'live',
+  reconnecting: 'reconnecting…',
+};
+
 /** The title, status, autonomy level, connection, and a Stop button while the session can be stopped. */
 function TitleRow({
   detail,
@@ -131,7 +156,7 @@ function TitleRow({
   detail: SessionDetail | undefined;
   model: SessionModel;
   status: SessionStatus | undefined;
-  connection: 'open' | 'reconnecting';
+  connection: Exclude<Connection, 'missing'>;
   onStop: () => void;
 }) {
   const stoppable = status === 'queued' || status === 'running' || status === 'waiting';
@@ -147,7 +172,7 @@ function TitleRow({
         </span>
       )}
       <span class={`conn conn-${connection}`} aria-live="polite">
-        {connection === 'open' ? 'live' : 'reconnecting…'}
+        {connectionText[connection]}
       </span>
       {stoppable && (
         <button type="button" id="stop" class="danger" onClick={onStop}>

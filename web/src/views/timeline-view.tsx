@@ -1,7 +1,7 @@
 import { Component } from 'preact';
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { api, savedAuthor } from '../api.ts';
-import { bytes, dateTimeOf, duration, safeHref, timeOf, toolGist } from '../format.ts';
+import { bytes, dateTimeOf, duration, elapsed, safeHref, timeOf, toolGist } from '../format.ts';
 import type { Item, SessionModel } from '../session-model.ts';
 import { ImageViewer, OpenPicture, picturesOf, ScreenshotPairs, Thumbnails } from './image-viewer.tsx';
 import { EgressAllowButtons } from './egress-allow-view.tsx';
@@ -205,10 +205,24 @@ function renderItem(item: Item, sessionId: string, open: readonly string[]) {
 
 const OUTPUT_PREVIEW = 20_000;
 
+/** Milliseconds since `at`, read again every second while `running`: a long step's timer. */
+function useRunningFor(at: string, running: boolean): number {
+  const [now, setNow] = useState(() => Date.now());
+  useEffect(() => {
+    if (!running) return;
+    const timer = setInterval(() => setNow(Date.now()), 1000);
+    return () => clearInterval(timer);
+  }, [running]);
+  return now - Date.parse(at);
+}
+
 function ToolCall({ item }: { item: Extract<Item, { kind: 'tool' }> }) {
   const [open, setOpen] = useState(false);
   const [full, setFull] = useState(false);
-  const state = !item.end ? 'running…' : `${item.end.isError ? 'failed' : 'ok'} · ${duration(item.end.durationMs)}`;
+  const runningFor = useRunningFor(item.at, !item.end);
+  const state = !item.end
+    ? `running · ${elapsed(runningFor)}`
+    : `${item.end.isError ? 'failed' : 'ok'} · ${duration(item.end.durationMs)}`;
   const output = item.end?.output ?? '';
   return (
     <details

@@ -1,7 +1,7 @@
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import type { SessionDetail } from '../../../src/api/api-types.ts';
 import type { SessionEventType, StoredEvent } from '../../../src/core/events.ts';
-import { api } from '../api.ts';
+import { ApiError, api } from '../api.ts';
 import { isTerminal } from '../../../src/core/session-status.ts';
 import { openNoticeStream, openSessionStream } from '../live-stream.ts';
 import { SessionModel } from '../session-model.ts';
@@ -54,7 +54,7 @@ const detailTriggers = new Set<string>([
  * The session as the side panel shows it (`GET /api/sessions/:id`): read by `loadDetail`, and by
  * `loadDetailSoon` once a burst of changes is over; `stopDetail` cancels a read waiting for that.
  */
-function useDetail(id: string, setError: (message: string) => void) {
+function useDetail(id: string, setError: (message: string) => void, setConnection: (state: Connection) => void) {
   const [detail, setDetail] = useState<SessionDetail | undefined>();
   const timer = useRef<number | undefined>(undefined);
   const loadDetail = useCallback(() => {
@@ -63,7 +63,7 @@ function useDetail(id: string, setError: (message: string) => void) {
         setDetail(next);
         setError('');
       },
-      (err: Error) => setError(err.message),
+      (err: Error) => (isMissing(err) ? setConnection('missing') : setError(err.message)),
     );
   }, [id]);
   const loadDetailSoon = () => {
@@ -102,13 +102,22 @@ async function readFacts(id: string): Promise<StoredEvent[]> {
   return pages.flat();
 }
 
+/**
+ * The page's link to the server: `connecting` until the stream first opens, `missing` when the
+ * server has no session with this id (the page says so instead of waiting for it).
+ */
+export type Connection = 'connecting' | 'open' | 'reconnecting' | 'missing';
+
+/** A 404 from the API: no session with this id (a wrong link, or another installation's). */
+const isMissing = (err: Error) => err instanceof ApiError && err.status === 404;
+
 export type SessionLog = {
   /** The pages of the log read so far and what streamed after them. */
   timeline: SessionModel;
   /** Folded from every event of the fact types. */
   facts: SessionModel;
   version: number;
-  connection: 'open' | 'reconnecting';
+  connection: Connection;
   detail: SessionDetail | undefined;
   error: string;
   setError: (message: string) => void;
@@ -128,8 +137,8 @@ export function useSessionLog(id: string): SessionLog {
   const facts = useRef(new SessionModel()).current;
   const [version, setVersion] = useState(0);
   const [error, setError] = useState('');
-  const { detail, loadDetail, loadDetailSoon, stopDetail } = useDetail(id, setError);
-  const [connection, setConnection] = useState<'open' | 'reconnecting'>('reconnecting');
+  const [connection, setConnection] = useState<Connection>('connecting');
+  const { detail, loadDetail, loadDetailSoon, stopDetail } = useDetail(id, setError, setConnection);
   const frame = useRef<number | undefined>(undefined);
 
   const schedule = useCallback(() => {
@@ -171,7 +180,11 @@ export function useSessionLog(id: string): SessionLog {
           onInvalid: setError,
         });
       },
-      (err: Error) => !gone && setError(err.message),
+      (err: Error) => {
+        if (gone) return;
+        if (isMissing(err)) setConnection('missing');
+        else setError(err.message);
+      },
     );
     return () => {
       gone = true;
