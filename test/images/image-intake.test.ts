@@ -1,4 +1,6 @@
 import { randomBytes } from 'node:crypto';
+import { readdir, readFile } from 'node:fs/promises';
+import { crc32, deflateSync } from 'node:zlib';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ImageIntake } from '../../src/core/attachment.ts';
@@ -16,6 +18,44 @@ function noisePng(width: number, height: number): Promise<Buffer> {
   return sharp(raw, { raw: { width, height, channels: 3 } })
     .png()
     .toBuffer();
+}
+
+/**
+ * A one-bit greyscale PNG of `width`×`height` blank pixels: a few kilobytes on the wire, `width`×`height`
+ * pixels to decode (what a compression bomb is).
+ */
+function blankPng(width: number, height: number): Uint8Array {
+  const chunk = (type: string, data: Buffer) => {
+    const head = Buffer.alloc(4);
+    head.writeUInt32BE(data.length);
+    const body = Buffer.concat([Buffer.from(type, 'latin1'), data]);
+    const crc = Buffer.alloc(4);
+    crc.writeUInt32BE(crc32(body));
+    return Buffer.concat([head, body, crc]);
+  };
+  const header = Buffer.alloc(13);
+  header.writeUInt32BE(width, 0);
+  header.writeUInt32BE(height, 4);
+  header.writeUInt8(1, 8); // bit depth
+  header.writeUInt8(0, 9); // greyscale
+  const rows = Buffer.alloc((1 + Math.ceil(width / 8)) * height); // filter byte 0 and blank pixels, per row
+  return Buffer.concat([
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    chunk('IHDR', header),
+    chunk('IDAT', deflateSync(rows, { level: 9 })),
+    chunk('IEND', Buffer.alloc(0)),
+  ]);
+}
+
+/** The picture decoders running now (a killed one has no command line left, even before it is reaped). */
+async function decoders(): Promise<string[]> {
+  const found: string[] = [];
+  for (const pid of await readdir('/proc')) {
+    if (!/^\d+$/.test(pid)) continue;
+    const cmdline = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
+    if (cmdline.includes('image-fit-child.ts')) found.push(pid);
+  }
+  return found;
 }
 
 describe('the image format is read from the bytes, whatever the name says', () => {
@@ -136,6 +176,36 @@ describe('the image intake keeps pictures the model can take', () => {
       { kind: 'refused', name: 'big.png', reason: 'it is larger than the 1 KB limit' },
       { kind: 'refused', name: 'third.png', reason: 'a message may carry at most 2 images' },
     ]);
+  });
+
+  it('refuses a picture of too many pixels from its header, before anything decodes it', async () => {
+    const bomb = blankPng(12_000, 12_000);
+    expect(bomb.byteLength).toBeLessThan(100_000);
+    const [result] = await intake.take([{ sourceKey: 'test:bomb', name: 'bomb.png', bytes: bomb }]);
+    expect(result).toEqual({
+      kind: 'refused',
+      name: 'bomb.png',
+      reason: 'it has 144.0 megapixels (12000×12000); the limit is 64.0 megapixels',
+    });
+  });
+
+  it('decodes in a process of its own, killed at its time limit while the server goes on', async () => {
+    // Within the pixel limit, so it is decoded: too long for the limit, so the decoder is killed.
+    const slow = createImageIntake({
+      artifacts,
+      limits: {
+        ...defaultIntakeLimits,
+        maxPixels: 200_000_000,
+        decode: { cpuSeconds: 5, timeoutMs: 200, heapMb: 256 },
+      },
+    });
+    const [result] = await slow.take([{ sourceKey: 'test:slow', name: 'huge.png', bytes: blankPng(12_000, 12_000) }]);
+    expect(result).toEqual({ kind: 'refused', name: 'huge.png', reason: 'reading it took longer than the limit' });
+    // Killed, not left to finish: no decoder runs once the answer is in.
+    expect(await decoders()).toEqual([]);
+    // The server goes on: the next picture is taken as ever.
+    const [next] = await intake.take([{ sourceKey: 'test:after', name: 'small.png', bytes: await solidPng(4, 4) }]);
+    expect(next?.kind).toBe('kept');
   });
 
   async function metaOf(result: Awaited<ReturnType<ImageIntake['take']>>[number]) {

@@ -1,8 +1,7 @@
-import sharp from 'sharp';
 import type { ArtifactStore } from '../../core/artifact-store.ts';
 import { type ImageIntake, type IncomingFile, type IntakeResult, sizeText } from '../../core/attachment.ts';
 import { modelImageMaxBytes, sniffImageType } from '../../core/image-format.ts';
-import type { ImageMediaType } from '../../core/transcript.ts';
+import { type DecodeLimits, defaultDecodeLimits, fitInChild } from './image-fit-process.ts';
 
 /** The caps on pictures coming in. */
 export type IntakeLimits = {
@@ -14,6 +13,10 @@ export type IntakeLimits = {
   maxSide: number;
   /** The most bytes a picture may have after scaling: Anthropic refuses images over 5 MB as base64. */
   maxModelBytes: number;
+  /** The most pixels a picture may have: more is refused from its header, before it is decoded. */
+  maxPixels: number;
+  /** What decoding one picture may cost (it is decoded in a process of its own, killed at the limit). */
+  decode: DecodeLimits;
 };
 
 export const defaultIntakeLimits: IntakeLimits = {
@@ -21,9 +24,16 @@ export const defaultIntakeLimits: IntakeLimits = {
   maxPerMessage: 5,
   maxSide: 1568,
   maxModelBytes: modelImageMaxBytes,
+  // Anthropic's largest picture is 8000 px a side.
+  maxPixels: 64_000_000,
+  decode: defaultDecodeLimits,
 };
 
-/** The image intake on `sharp`: checks, scales and keeps each picture as a waiting attachment. */
+/**
+ * The image intake on `sharp`: checks, scales and keeps each picture as a waiting attachment. Each
+ * picture is decoded in a process of its own under CPU and time limits (fitInChild): anyone who
+ * can post a picture could otherwise spend the server's CPU.
+ */
 export function createImageIntake(deps: {
   artifacts: Pick<ArtifactStore, 'keepAttachment'>;
   limits: IntakeLimits;
@@ -52,8 +62,9 @@ async function takeOne(file: IncomingFile, deps: Parameters<typeof createImageIn
     return refused(file, `it is larger than the ${sizeText(limits.maxBytes)} limit`);
   const mediaType = sniffImageType(file.bytes);
   if (!mediaType) return refused(file, 'it is not a PNG, JPEG, GIF or WebP image');
-  const fitted = await fitForModel(file.bytes, mediaType, limits).catch(() => undefined);
-  if (!fitted) return refused(file, 'the image could not be read');
+  const { maxSide, maxModelBytes, maxPixels } = limits;
+  const fitted = await fitInChild(file.bytes, mediaType, { maxSide, maxModelBytes, maxPixels }, limits.decode);
+  if ('unfit' in fitted) return refused(file, fitted.unfit);
   if (fitted.bytes.byteLength > limits.maxModelBytes)
     return refused(file, `it is still larger than ${sizeText(limits.maxModelBytes)} after scaling`);
   const kept = await deps.artifacts.keepAttachment({ sourceKey: file.sourceKey, name: file.name, ...fitted });
@@ -61,38 +72,6 @@ async function takeOne(file: IncomingFile, deps: Parameters<typeof createImageIn
     kind: 'kept',
     attachment: { artifactId: kept.id, mediaType: fitted.mediaType, name: file.name, byteSize: kept.byteSize },
   };
-}
-
-type Fitted = { bytes: Uint8Array; mediaType: ImageMediaType; width: number; height: number };
-
-/**
- * The picture as the model gets it: scaled to at most `maxSide` on its long side, and re-encoded
- * (JPEG, then smaller) while it is over the model's byte cap. A picture within both is kept as is.
- */
-async function fitForModel(bytes: Uint8Array, mediaType: ImageMediaType, limits: IntakeLimits): Promise<Fitted> {
-  const meta = await sharp(bytes).metadata();
-  const width = meta.width ?? 0;
-  const height = meta.height ?? 0;
-  if (width === 0 || height === 0) throw new Error('no dimensions');
-  const tooLarge = Math.max(width, height) > limits.maxSide;
-  if (!tooLarge && bytes.byteLength <= limits.maxModelBytes) return { bytes, mediaType, width, height };
-  const resized = sharp(bytes, { animated: false }).resize({
-    width: limits.maxSide,
-    height: limits.maxSide,
-    fit: 'inside',
-    withoutEnlargement: true,
-  });
-  const png = await resized.clone().png().toBuffer({ resolveWithObject: true });
-  if (png.data.byteLength <= limits.maxModelBytes && mediaType === 'image/png') return fittedFrom(png, 'image/png');
-  for (const quality of [85, 70, 50]) {
-    const jpeg = await resized.clone().jpeg({ quality }).toBuffer({ resolveWithObject: true });
-    if (jpeg.data.byteLength <= limits.maxModelBytes) return fittedFrom(jpeg, 'image/jpeg');
-  }
-  return fittedFrom(png, 'image/png');
-}
-
-function fittedFrom(out: { data: Buffer; info: sharp.OutputInfo }, mediaType: ImageMediaType): Fitted {
-  return { bytes: new Uint8Array(out.data), mediaType, width: out.info.width, height: out.info.height };
 }
 
 function refused(file: IncomingFile, reason: string): IntakeResult {
