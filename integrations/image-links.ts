@@ -1,5 +1,11 @@
 import { createHash } from 'node:crypto';
-import { type AttachmentRef, type ImageIntake, type RefusedFile, splitIntake } from '../src/core/attachment.ts';
+import {
+  type AttachmentRef,
+  type ImageIntake,
+  type QuotedSource,
+  type RefusedFile,
+  splitIntake,
+} from '../src/core/attachment.ts';
 import { downloadFile, isAllowedHost } from './attachment-download.ts';
 
 /** Markdown images `![alt](url)` and HTML `<img src="url">`, as people paste screenshots on GitHub and Linear. */
@@ -30,6 +36,11 @@ export type LinkedImageDeps = {
   authorization: () => Promise<string | undefined>;
   /** Names the source of each image (`github:owner/repo`); with the URL it keys the stored picture. */
   source: string;
+  /**
+   * When `text` quotes others (an issue another person wrote): the requester's own words, and the
+   * texts others wrote, whose pictures are attributed to them.
+   */
+  quoted?: { own: string; others: readonly QuotedSource[] };
 };
 
 /**
@@ -45,6 +56,7 @@ export async function takeLinkedImages(
   const links = imageLinksIn(text);
   const refused: RefusedFile[] = [];
   const files = [];
+  const sources: (AttachmentRef['from'] | undefined)[] = [];
   const authorization = links.some((l) => isAllowedHost(l.url, deps.hosts)) ? await deps.authorization() : undefined;
   for (const [index, link] of links.entries()) {
     if (index >= deps.intake.maxPerMessage) {
@@ -56,11 +68,27 @@ export async function takeLinkedImages(
       { sourceKey, name: link.name, url: link.url },
       { allowedHosts: deps.hosts, authorization, maxBytes: deps.intake.maxBytes, signal },
     );
-    if (got.kind === 'file') files.push(got.file);
-    else refused.push(got);
+    if (got.kind === 'file') {
+      files.push(got.file);
+      sources.push(deps.quoted && postedBy(link.url, deps.quoted));
+    } else refused.push(got);
   }
-  const taken = splitIntake(await deps.intake.take(files));
+  const results = (await deps.intake.take(files)).map((result, i) => {
+    const from = sources[i];
+    return result.kind === 'kept' && from ? { ...result, attachment: { ...result.attachment, from } } : result;
+  });
+  const taken = splitIntake(results);
   return { attachments: taken.attachments, refused: [...refused, ...taken.refused] };
+}
+
+/**
+ * Who posted a picture, when not the person who asked: the author of the quoted text that shows
+ * it, unless the requester's own words show it too.
+ */
+function postedBy(url: string, quoted: NonNullable<LinkedImageDeps['quoted']>): AttachmentRef['from'] {
+  const shows = (text: string) => imageLinksIn(text).some((l) => l.url === url);
+  const source = shows(quoted.own) ? undefined : quoted.others.find((q) => shows(q.text));
+  return source && { author: source.author, where: source.where };
 }
 
 function nameOf(url: string): string {

@@ -93,11 +93,13 @@ export function classifyIssueComment(payload: unknown, bot: BotIdentity): Classi
   }
   // The comment is the requester's; the issue is its author's words, quoted as such.
   const text = isPull ? comment.body : `${comment.body}\n\n${quoteIssue(issue)}`;
+  const quoted = isPull ? undefined : quotedIssue(issue, comment.user, comment.body);
   return work(p.data, {
     kind: isPull ? 'pull' : 'issue',
     number: issue.number,
     sender: comment.user,
     text,
+    ...(quoted && { quoted }),
     react: { on: 'issue-comment', id: comment.id },
     reply: { in: 'issue' },
     ...(isStopRequest(comment.body, bot) && { stop: true }),
@@ -162,14 +164,27 @@ export function classifyIssueLabeled(payload: unknown, bot: BotIdentity, trigger
   }
   if (isBot(p.data.sender, bot)) return { kind: 'ignore', reason: 'labeled by a bot' };
   if (issue.pull_request != null) return { kind: 'ignore', reason: 'label on a pull request' };
+  const quoted = quotedIssue(issue, p.data.sender, '');
   return work(p.data, {
     kind: 'issue',
     number: issue.number,
     sender: p.data.sender,
     text: `Work on GitHub issue #${issue.number} (labelled ${triggerLabel}).\n\n${quoteIssue(issue)}`,
+    ...(quoted && { quoted }),
     react: { on: 'issue', id: issue.number },
     reply: { in: 'issue' },
   });
+}
+
+/** The issue's body as another person's text, when someone other than the requester wrote it. */
+function quotedIssue(
+  issue: { number: number; body?: string | null | undefined; user?: { login: string } | undefined },
+  requester: GitHubUser,
+  own: string,
+): WorkRequest['quoted'] {
+  if (issue.user?.login === requester.login) return undefined;
+  const author = issue.user ? `@${issue.user.login}` : 'an unknown GitHub user';
+  return { own, others: [{ author, where: `GitHub issue #${issue.number}`, text: issue.body ?? '' }] };
 }
 
 function quoteIssue(issue: {

@@ -2,6 +2,7 @@ import type { ImageIntake } from '../../src/core/attachment.ts';
 import { refusalNote } from '../../src/core/attachment.ts';
 import type { Inbound } from '../../src/core/inbound.ts';
 import { takeLinkedImages } from '../image-links.ts';
+import type { WorkRequest } from './webhook-payloads.ts';
 
 /**
  * Where GitHub serves the pictures people attach, for the configured GitHub: on github.com the
@@ -34,7 +35,7 @@ export type GitHubImageDeps = {
 export async function withGitHubImages(
   deps: GitHubImageDeps,
   repo: string,
-  text: string,
+  request: Pick<WorkRequest, 'text' | 'quoted'>,
   inbound: Inbound,
   signal: AbortSignal,
 ): Promise<{ inbound: Inbound; note: string }> {
@@ -45,8 +46,9 @@ export async function withGitHubImages(
       hosts: deps.hosts,
       authorization: async () => `token ${await deps.token()}`,
       source: `github:${repo}`,
+      ...(request.quoted && { quoted: request.quoted }),
     },
-    text,
+    request.text,
     signal,
   );
   return {

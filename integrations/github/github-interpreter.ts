@@ -265,7 +265,7 @@ type DeliveryWork = { attempt: number; signal: AbortSignal };
 async function takeImages(deps: InterpreterDeps, request: WorkRequest, inbound: Inbound, work: DeliveryWork) {
   if (!deps.images) return inbound;
   const images = { ...deps.images, token: () => deps.client.repoToken(request.installationId, request) };
-  const taken = await withGitHubImages(images, `${request.owner}/${request.repo}`, request.text, inbound, work.signal);
+  const taken = await withGitHubImages(images, `${request.owner}/${request.repo}`, request, inbound, work.signal);
   if (taken.note && work.attempt === 1) {
     const octokit = await deps.client.forInstallation(request.installationId);
     await postComment(octokit, placeOf(request), `@${request.sender.login} ${taken.note}`);

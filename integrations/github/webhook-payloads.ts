@@ -1,3 +1,4 @@
+import type { QuotedSource } from '../../src/core/attachment.ts';
 import { z } from 'zod';
 
 // The parts of GitHub's webhook payloads every event family reads, and what classifying one makes of it.
@@ -84,6 +85,11 @@ export type WorkRequest = {
   sender: GitHubUser;
   /** The message for the session, with the context the model needs (file, line, hunk). */
   text: string;
+  /**
+   * When `text` quotes an issue someone else wrote: the requester's own words and that issue's body,
+   * so its pictures are attributed to its author.
+   */
+  quoted?: { own: string; others: QuotedSource[] };
   /** What gets the 👀 reaction. */
   react?: { on: 'issue-comment' | 'review-comment' | 'issue'; id: number };
   /** Where progress and refusals are posted: the conversation, or the review thread of `id`. */

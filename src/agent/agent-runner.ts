@@ -153,8 +153,9 @@ async function takeInUserMessages(run: RunState): Promise<void> {
   const first = run.messages.length === 0;
   const messages = [];
   for (const e of inbox) {
-    const images = await attachedImages(run.input.artifacts, [e]);
-    const content = first && e === inbox[0] ? taskMessage(e) : quoteMessage(e);
+    const { images, note } = await attachedImages(run.input.artifacts, [e]);
+    const said = first && e === inbox[0] ? taskMessage(e) : quoteMessage(e);
+    const content = note ? `${said}\n\n${note}` : said;
     messages.push({ message: { role: 'user' as const, content, ...(images && { images }) }, eventSeq: e.seq });
   }
   await recordStep(run, { messages });

@@ -156,8 +156,8 @@ async function resumeQuestion(run: RunState, call: ToolCall): Promise<RunOutcome
     await executeCall(run, call);
     return undefined;
   }
-  const text = answers.map(quoteMessage).join('\n\n');
-  const images = await attachedImages(run.input.artifacts, answers);
+  const { images, note } = await attachedImages(run.input.artifacts, answers);
+  const text = [...answers.map(quoteMessage), ...(note ? [note] : [])].join('\n\n');
   await recordStep(run, {
     messages: [
       {

@@ -11,8 +11,16 @@ export const AttachmentRef = z.object({
   mediaType: z.enum(imageMediaTypes),
   name: z.string(),
   byteSize: z.number().int().nonnegative(),
+  /**
+   * Set when someone other than the person who asked posted the picture (a picture in an issue
+   * another person wrote): who, and where. The model is told, as it is told whose words it reads.
+   */
+  from: z.object({ author: z.string(), where: z.string() }).optional(),
 });
 export type AttachmentRef = z.infer<typeof AttachmentRef>;
+
+/** A text someone other than the requester wrote, whose pictures are theirs: who, where, and the text. */
+export type QuotedSource = { author: string; where: string; text: string };
 
 /** A file a surface found on a message, already downloaded from its service's own host. */
 export type IncomingFile = {
