@@ -1,3 +1,4 @@
+import type { QuotedSource } from '../../src/core/attachment.ts';
 import { quoteUntrusted } from '../../src/core/quote-untrusted.ts';
 import type { AgentSessionEvent } from './linear-webhook.ts';
 
@@ -135,4 +136,24 @@ export function taskFromEvent(event: AgentSessionEvent, issueAuthor?: string): s
       }),
     );
   return parts.join('\n\n');
+}
+
+/**
+ * For a `created` session's pictures: the requester's own words (their mention), and the texts
+ * others wrote that the task quotes (the issue's description, another person's mention, the thread,
+ * Linear's context), so a picture in those is attributed to its author, not taken as the requester's.
+ */
+export function quotedSources(event: AgentSessionEvent): { own: string; others: QuotedSource[] } {
+  const session = event.agentSession;
+  const where = session.issue ? `Linear issue ${session.issue.identifier}` : 'Linear';
+  const mention = mentionOf(event);
+  const byRequester = mention?.userId != null && mention.userId === session.creator?.id;
+  const byOthers = threadContextOf(event, mention).filter((c) => c.userId == null || c.userId !== session.creator?.id);
+  const others: QuotedSource[] = [
+    ...(session.issue ? [{ author: "the issue's author", where, text: session.issue.description ?? '' }] : []),
+    ...(mention && !byRequester ? [{ author: 'another Linear user', where, text: mention.body }] : []),
+    ...byOthers.map((c) => ({ author: 'another Linear user', where, text: c.body })),
+    ...(event.promptContext ? [{ author: 'various Linear users', where, text: event.promptContext }] : []),
+  ];
+  return { own: mention && byRequester ? mention.body : '', others };
 }

@@ -1,5 +1,6 @@
 import { refusalNote, type ImageIntake } from '../../src/core/attachment.ts';
 import { takeLinkedImages } from '../image-links.ts';
+import { quotedSources } from './linear-task.ts';
 import { post, type EventScope, type Interpreted } from './linear-steps.ts';
 
 /**
@@ -40,6 +41,8 @@ export async function withLinearUploads(
       hosts: deps.hosts,
       authorization: () => deps.authorization(organizationId),
       source: `linear:${organizationId}`,
+      // A new session's task quotes others' words (the issue, the thread): their pictures are theirs.
+      ...(inbound.kind === 'start' && { quoted: quotedSources(scope.event) }),
     },
     inbound.text,
     signal,

@@ -82,6 +82,13 @@ describe('a Linear upload in the issue description reaches the model', () => {
     expect(images).toEqual([
       { type: 'image', source: { type: 'base64', media_type: 'image/png', data: png.toString('base64') } },
     ]);
+    // The description is quoted as its author's words; its picture is named as theirs too.
+    const text = (Array.isArray(first.content) ? first.content : []).flatMap((b) =>
+      b.type === 'text' ? [b.text] : [],
+    );
+    expect(text.join('\n')).toContain(
+      "1. screenshot.png: posted by the issue's author in Linear issue ENG-7, not by the person who asked.",
+    );
     expect(linear.uploadDownloads).toEqual([{ path: new URL(uploaded).pathname, served: true }]);
     expect(linear.refused).toEqual([]);
   });
