@@ -25,7 +25,7 @@ export type EngineConfig = {
   claudeCodePath?: string;
 };
 
-const DEFAULT_CLAUDE_MODEL = 'claude-sonnet-4-5';
+const DEFAULT_CLAUDE_MODEL = 'claude-sonnet-4-6';
 
 export function engineConfigFromEnv(e: EngineEnv & ModelEnv): EngineConfig {
   const model = e.CLAUDE_CODE_MODEL ?? (e.MODEL_PROVIDER === 'anthropic' && e.MODEL ? e.MODEL : DEFAULT_CLAUDE_MODEL);
