@@ -100,9 +100,11 @@ async function runCli(
       writes = writes.then(() => input.runLog.commitStep(input.sessionId, { events }).then(() => undefined));
     }
   });
+  // The instructions go in through a file, so no argv (the host's process list) holds them.
   const command = [
-    `mkdir -p "$CLAUDE_CONFIG_DIR" && exec "$PATCHBAY_CLAUDE" -p --output-format stream-json --verbose`,
-    `--model "$PATCHBAY_ENGINE_MODEL" --dangerously-skip-permissions --append-system-prompt "$PATCHBAY_ENGINE_SYSTEM"`,
+    `mkdir -p "$CLAUDE_CONFIG_DIR" && printf '%s' "$PATCHBAY_ENGINE_SYSTEM" > "$CLAUDE_CONFIG_DIR/patchbay-system.md"`,
+    `&& unset PATCHBAY_ENGINE_SYSTEM && exec "$PATCHBAY_CLAUDE" -p --output-format stream-json --verbose`,
+    `--model "$PATCHBAY_ENGINE_MODEL" --dangerously-skip-permissions --append-system-prompt-file "$CLAUDE_CONFIG_DIR/patchbay-system.md"`,
     resume ? `--resume "$PATCHBAY_ENGINE_RESUME"` : '',
   ].join(' ');
   const r = await sandbox.exec(command, {
