@@ -14,9 +14,6 @@ import {
   recordGiven,
 } from './engine-transcript.ts';
 
-/** The pinned CLI (package.json): `@anthropic-ai/claude-code`, its native binary from the platform package. */
-export const CLAUDE_CODE_PACKAGE = '@anthropic-ai/claude-code';
-
 /**
  * Where Claude Code keeps its sessions (for --resume): inside the workspace's .git, so it lasts as
  * long as the workspace, travels with its checkpoints on Modal, and is never committed.
