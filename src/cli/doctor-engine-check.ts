@@ -47,6 +47,8 @@ export async function checkEngine({ config, log, signal }: DoctorDeps): Promise<
       ['-p', '--output-format', 'json', '--model', upstream.model, 'Reply with the word OK.'],
       {
         HOME: home,
+        // One try: a wrong key is said at once, not after the CLI's backoff.
+        CLAUDE_CODE_MAX_RETRIES: '0',
         CLAUDE_CONFIG_DIR: home,
         ANTHROPIC_BASE_URL: lease.access.baseUrl,
         ANTHROPIC_API_KEY: lease.access.token,
