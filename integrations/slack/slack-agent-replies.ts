@@ -66,10 +66,9 @@ export async function syncAgentSurface(
 }
 
 /**
- * The reply that ends a run, streamed: appended to the open stream and stopped with the thread's
- * session left `active` (or a new stream when none is open or Slack ended it, for example at the
- * person's Stop). Its ts, or undefined when it must be posted instead (no agent surface, no
- * requester to stream to).
+ * The reply that ends a run, streamed as a message of its own (so it notifies like one), after the
+ * stream of the agent's words is closed; the stop leaves the thread's session `active`. Its ts, or
+ * undefined when it must be posted instead (no agent surface, no requester to stream to).
  */
 export async function finishAgentReply(
   surface: SlackAgentSurface,
@@ -78,14 +77,10 @@ export async function finishAgentReply(
   text: string,
 ): Promise<string | undefined> {
   if (!surface.available || !state?.recipient) return undefined;
-  const markdown = slackToMarkdown(text);
-  const open = state.stream;
+  // Closed already when Slack ended it (its lifetime, or the person's Stop): nothing to do then.
+  if (state.stream) await surface.stopStream(thread, state.stream.ts, '');
   delete state.stream;
-  if (open && (await surface.stopStream(thread, open.ts, markdown, 'active'))) {
-    state.status = 'active';
-    return open.ts;
-  }
-  const ts = await surface.startStream(thread, markdown, state.recipient);
+  const ts = await surface.startStream(thread, slackToMarkdown(text), state.recipient);
   if (!ts) return undefined;
   // The reply is in the thread once the stream started; the status is the stop's extra.
   if (await surface.stopStream(thread, ts, '', 'active')) state.status = 'active';

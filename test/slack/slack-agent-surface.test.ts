@@ -128,7 +128,7 @@ describe("Slack's agent surface (a workspace that has it)", () => {
     await rig?.close();
   });
 
-  it('a mention streams its reply: processing from the first reply, the words and the pull request in one stream, active at the end', {
+  it("a mention streams its reply: processing from the first reply, the agent's words and then the pull request streamed, active at the end", {
     timeout: 150_000,
   }, async () => {
     rig.setScenario(writesAFile);
@@ -144,12 +144,14 @@ describe("Slack's agent surface (a workspace that has it)", () => {
       async () => streams().some((s) => s.text.includes(pr!) && s.state === 'stopped'),
       'the streamed reply',
     );
-    // The agent's words reached the thread through a stream, to the person who asked.
-    const all = streams()
-      .map((s) => s.text)
-      .join('\n');
-    expect(all).toContain('Looking at the checkout code first.');
-    expect(all).toContain(pr);
+    // The agent's words reached the thread through a stream, to the person who asked; the final
+    // reply is a stream of its own after it, so it notifies like a message.
+    const [words, final] = streams();
+    expect(words!.text).toContain('Looking at the checkout code first.');
+    expect(words!.state).toBe('stopped');
+    expect(final!.text).toMatch(/^:white_check_mark: Pull request: /);
+    expect(final!.text).toContain(pr);
+    expect(final!.text).toContain('Added CHANGES.md with the change.');
     expect(rig.slack.calls.find((c) => c.method === 'chat.startStream')?.args).toMatchObject({
       recipient_user_id: ALICE,
       recipient_team_id: TEAM,
