@@ -45,9 +45,8 @@ export async function syncAgentSurface(
   const recipient = state.recipient ?? recipientOf(input.events, thread);
   if (recipient) state.recipient = recipient;
   const done = agentStatusOf(session.status) === 'active';
-  for (const { event } of input.events) {
-    if (event.type === 'assistant-message' && event.text.trim() && !done && state.recipient)
-      await streamWords(surface, thread, state, `${event.text.trim()}\n\n`, now);
+  for (const words of wordsToStream(input.events)) {
+    if (!done && state.recipient) await streamWords(surface, thread, state, `${words}\n\n`, now);
   }
   const wanted = agentStatusOf(session.status);
   if (wanted !== 'active' && wanted !== state.status) {
@@ -68,7 +67,8 @@ export async function syncAgentSurface(
 /**
  * The reply that ends a run, streamed as a message of its own (so it notifies like one), after the
  * stream of the agent's words is closed; the stop leaves the thread's session `active`. Its ts, or
- * undefined when it must be posted instead (no agent surface, no requester to stream to).
+ * undefined when it must be posted instead (no agent surface, no requester to stream to, a stream
+ * Slack refused), the session then set `active` on its own.
  */
 export async function finishAgentReply(
   surface: SlackAgentSurface,
@@ -76,12 +76,16 @@ export async function finishAgentReply(
   state: AgentState | undefined,
   text: string,
 ): Promise<string | undefined> {
-  if (!surface.available || !state?.recipient) return undefined;
+  if (!surface.available || !state) return undefined;
   // Closed already when Slack ended it (its lifetime, or the person's Stop): nothing to do then.
   if (state.stream) await surface.stopStream(thread, state.stream.ts, '');
   delete state.stream;
-  const ts = await surface.startStream(thread, slackToMarkdown(text), state.recipient);
-  if (!ts) return undefined;
+  const ts = state.recipient && (await surface.startStream(thread, slackToMarkdown(text), state.recipient));
+  if (!ts) {
+    // Posted instead; the thread's session must not stay `processing` with a Stop for nothing.
+    if (state.status && (await surface.setStatus(thread, 'active'))) state.status = 'active';
+    return undefined;
+  }
   // The reply is in the thread once the stream started; the status is the stop's extra.
   if (await surface.stopStream(thread, ts, '', 'active')) state.status = 'active';
   return ts;
@@ -101,6 +105,15 @@ async function streamWords(
   delete state.stream;
   const ts = await surface.startStream(thread, text, state.recipient!);
   if (ts) state.stream = { ts, startedAt: now };
+}
+
+/** The agent's words in a batch, but not those a question of the same batch repeats (a plan asked for a go). */
+function wordsToStream(events: readonly StoredEvent[]): string[] {
+  const asked = events.flatMap(({ event }) => (event.type === 'question-asked' ? [event.question] : []));
+  return events.flatMap(({ event }) => {
+    const text = event.type === 'assistant-message' ? event.text.trim() : '';
+    return text && !asked.some((question) => question.includes(text)) ? [text] : [];
+  });
 }
 
 /** The person who asked (the first Slack user's message), whom a stream in a channel is for. */
