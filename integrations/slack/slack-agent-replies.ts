@@ -16,6 +16,8 @@ export type AgentState = {
   nativeStop?: boolean;
   /** The open stream of the agent's words, while one is. */
   stream?: { ts: string; startedAt: number };
+  /** A plan-first session before its go: its words are the plan, asked as a question, not streamed. */
+  planFirst?: boolean;
   /** Whom the thread's streams are for: the person who asked. */
   recipient?: StreamRecipient;
 };
@@ -45,7 +47,7 @@ export async function syncAgentSurface(
   const recipient = state.recipient ?? recipientOf(input.events, thread);
   if (recipient) state.recipient = recipient;
   const done = agentStatusOf(session.status) === 'active';
-  for (const words of wordsToStream(input.events)) {
+  for (const words of wordsToStream(input.events, state)) {
     if (!done && state.recipient) await streamWords(surface, thread, state, `${words}\n\n`, now);
   }
   const wanted = agentStatusOf(session.status);
@@ -107,13 +109,19 @@ async function streamWords(
   if (ts) state.stream = { ts, startedAt: now };
 }
 
-/** The agent's words in a batch, but not those a question of the same batch repeats (a plan asked for a go). */
-function wordsToStream(events: readonly StoredEvent[]): string[] {
-  const asked = events.flatMap(({ event }) => (event.type === 'question-asked' ? [event.question] : []));
-  return events.flatMap(({ event }) => {
-    const text = event.type === 'assistant-message' ? event.text.trim() : '';
-    return text && !asked.some((question) => question.includes(text)) ? [text] : [];
-  });
+/**
+ * The agent's words in a batch, but not those a question repeats: a plan-first session's words
+ * before its go are its plan, which the thread gets as the question asking for the go.
+ */
+function wordsToStream(events: readonly StoredEvent[], state: AgentState): string[] {
+  const words: string[] = [];
+  for (const { event } of events) {
+    if (event.type === 'autonomy-set') state.planFirst = event.level === 'plan-first';
+    if (event.type === 'plan-approved') state.planFirst = false;
+    const text = event.type === 'assistant-message' && !state.planFirst ? event.text.trim() : '';
+    if (text) words.push(text);
+  }
+  return words;
 }
 
 /** The person who asked (the first Slack user's message), whom a stream in a channel is for. */
