@@ -16,6 +16,14 @@ export const linearEnvSchema = z.object({
   LINEAR_CLIENT_SECRET: optional(z.string().min(1)),
   /** Team key → repository: `ENG=https://github.com/acme/shop,WEB=acme/web`. */
   LINEAR_TEAM_REPOS: optional(z.string().min(1)),
+  /**
+   * Seconds of silence after which a running session posts a thought saying what it is doing;
+   * Linear calls a session stale after 30 minutes without an activity. Default 1200 (20 minutes).
+   */
+  LINEAR_KEEPALIVE_SECONDS: z.preprocess(
+    emptyAsUndefined,
+    z.coerce.number().int().min(1).max(1740, 'must stay under Linear’s 30 minutes (at most 1740)').default(1200),
+  ),
   /** The Linear workspaces (organization ids) this Patchbay works for; unset: any that installs it. */
   LINEAR_ALLOWED_ORGS: optional(
     z
@@ -37,6 +45,8 @@ export type LinearConfig = {
   secretKey?: string;
   /** LINEAR_ALLOWED_ORGS: the only workspaces whose webhooks and installs are taken; unset: any. */
   allowedOrgs?: readonly string[];
+  /** LINEAR_KEEPALIVE_SECONDS, in ms: silence after which a running session says what it is doing. */
+  keepAliveMs?: number;
 };
 
 /**
@@ -92,6 +102,7 @@ export function linearConfigFromEnv(
       },
     }),
     teamRepos: parseTeamRepos(e.LINEAR_TEAM_REPOS),
+    keepAliveMs: e.LINEAR_KEEPALIVE_SECONDS * 1000,
     ...(e.PATCHBAY_SECRET_KEY && { secretKey: e.PATCHBAY_SECRET_KEY }),
     ...(e.LINEAR_ALLOWED_ORGS && {
       allowedOrgs: e.LINEAR_ALLOWED_ORGS.split(',')

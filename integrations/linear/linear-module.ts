@@ -74,7 +74,7 @@ export function createLinearModule(input: {
     );
   return {
     name: 'linear',
-    replier: createLinearReplier({ store, apis, context, log }),
+    replier: createLinearReplier({ store, apis, context, log, keepAliveMs: config.keepAliveMs }),
     routes: linearRoutes({
       webhookSecret: config.webhookSecret,
       store,

@@ -9,8 +9,8 @@ import type { LinearStore } from './linear-store.ts';
 import { initialPlan, renderActivities, type LinearThreadState } from './render-activities.ts';
 import { stableUuid } from './stable-uuid.ts';
 
-/** Linear marks a session stale after 30 minutes without an activity; this keeps well inside that. */
-const keepAliveMs = 20 * 60_000;
+/** Linear marks a session stale after 30 minutes without an activity; by default this keeps well inside that. */
+export const DEFAULT_KEEPALIVE_MS = 20 * 60_000;
 
 /**
  * The outbound half for Linear threads: each batch of session events becomes agent activities on
@@ -24,9 +24,12 @@ export function createLinearReplier(deps: {
   context: IntegrationContext;
   log: Logger;
   now?: () => number;
+  /** Silence after which a running session gets a thought saying what it is doing (LINEAR_KEEPALIVE_SECONDS). */
+  keepAliveMs?: number | undefined;
 }): ThreadReplier {
   const { store, context } = deps;
   const now = deps.now ?? Date.now;
+  const keepAliveMs = deps.keepAliveMs ?? DEFAULT_KEEPALIVE_MS;
 
   function startState(events: StoredEvent[], agentSessionId: string): LinearThreadState {
     // A thread that joined a session begun elsewhere (Slack, a PR) starts after its own joining.
@@ -41,6 +44,8 @@ export function createLinearReplier(deps: {
 
   return {
     source: 'linear',
+    // Refreshed often enough that the keep-alive comes within a quarter of its silence late.
+    refreshEveryMs: Math.min(60_000, Math.max(250, Math.floor(keepAliveMs / 4))),
     async reply({ session, thread, events, state, signal, children }: ThreadUpdate) {
       if (thread.source !== 'linear') return { state };
       const row = await store.agentSession(thread.agentSessionId);
@@ -83,15 +88,8 @@ export function createLinearReplier(deps: {
         current = { ...current, subtasks };
       }
       if (!stale) return { state: current };
-      const minutes = Math.round((now() - Date.parse(session.updatedAt)) / 60_000);
-      await api.postActivity(
-        thread.agentSessionId,
-        {
-          content: { type: 'thought', body: `Still working${minutes > 0 ? ` (${minutes} min on this step)` : ''}.` },
-          ephemeral: true,
-        },
-        signal,
-      );
+      const body = keepAliveThought(current, now() - Date.parse(session.updatedAt));
+      await api.postActivity(thread.agentSessionId, { content: { type: 'thought', body }, ephemeral: true }, signal);
       return { state: { ...current, lastPostedAt: now() } };
     },
   };
@@ -108,6 +106,19 @@ export function createLinearReplier(deps: {
       .updateSession(agentSessionId, { plan }, signal)
       .catch((error: unknown) => deps.log.warn({ err: error, sessionId }, 'could not update the Linear plan'));
   }
+}
+
+/**
+ * The keep-alive: what the run is doing now (the command still running, else the plan's step in
+ * progress) and for how long, so the thought tells the person something and not only that it lives.
+ */
+export function keepAliveThought(state: LinearThreadState, sinceMs: number): string {
+  const minutes = Math.round(sinceMs / 60_000);
+  const running = Object.values(state.openCalls).at(-1);
+  const doing = running
+    ? `running ${running.parameter ? `\`${running.parameter.replace(/`/g, "'").slice(0, 200)}\`` : running.name}`
+    : state.plan.find((step) => step.status === 'inProgress')?.content.toLowerCase();
+  return `Still working${doing ? `: ${doing}` : ''}${minutes > 0 ? ` (${minutes} min on this step)` : ''}.`;
 }
 
 /** Whether the plan to show differs from the one the thread showed last (its own steps or its sub-tasks'). */

@@ -124,6 +124,8 @@ export function statusMessage(input: {
   elapsed: string;
   link: string;
   active: boolean;
+  /** Whether the message carries its Stop button (not when Slack shows its own); `active` by default. */
+  stop?: boolean;
   icon: string;
   note?: string;
   /** The sub-tasks' lines (mrkdwn, already escaped), one per child session, under the status line. */
@@ -140,7 +142,7 @@ export function statusMessage(input: {
       type: 'context',
       elements: [{ type: 'mrkdwn', text: truncate(`:no_entry_sign: ${input.note}`, 3000) }],
     });
-  if (input.active)
+  if (input.stop ?? input.active)
     blocks.push({ type: 'actions', block_id: 'status', elements: [button(ACTION.stop, 'Stop', 'stop', 'danger')] });
   return { text, blocks };
 }

@@ -14,7 +14,14 @@ import { CONNECT_GITHUB, connectGitHub, refuseForeign } from './slack-ephemeral.
 import { type SlackFileDeps, withSlackFiles } from './slack-files.ts';
 import type { SlackIdentity } from './slack-identity.ts';
 import { classifyEvent, cleanText, isStopCommand, plainText, threadOf } from './slack-text.ts';
-import { messageEventOf, parseSlackPayload, type SlackMessageEvent, type SlackPayload } from './slack-payloads.ts';
+import {
+  messageEventOf,
+  parseSlackPayload,
+  type SlackMessageEvent,
+  type SlackPayload,
+  stopEventOf,
+} from './slack-payloads.ts';
+import { nativeStop, questionChoices } from './slack-native-stop.ts';
 import type { PendingTask, SlackStore, SlackThread } from './slack-store.ts';
 import { teamAllowed, userTeamOf } from './slack-teams.ts';
 import { postInThread, type SlackWeb } from './slack-web.ts';
@@ -98,6 +105,9 @@ async function interpret(
   if (payload.kind === 'invalid') return ignore(payload.problem);
   if (payload.kind === 'event') {
     const { event, team_id } = payload.body;
+    const stop = stopEventOf(payload.body);
+    if (stop)
+      return 'problem' in stop ? ignore(stop.problem) : nativeStop(requests.deps, team_id ?? 'unknown', stop.event);
     const message = messageEventOf(payload.body);
     if (!message) return ignore(`event ${event?.type ?? 'without a type'} is not one Patchbay handles`);
     if ('problem' in message) return ignore(message.problem);
@@ -188,7 +198,7 @@ function threadOfDelivery(payload: SlackPayload): SlackThread | undefined {
  * delivery that throws.
  */
 export class SlackRequests {
-  private readonly deps: SlackRequestDeps;
+  readonly deps: SlackRequestDeps;
 
   constructor(deps: SlackRequestDeps) {
     this.deps = deps;
@@ -387,16 +397,4 @@ function toSession(
       ? { kind: 'answer', thread, actor, questionId: question.questionId, text: plainText(text) }
       : { kind: 'message', thread, actor, text: plainText(text) },
   };
-}
-
-/** The choices the agent offered with a question, from the session's log. */
-async function questionChoices(
-  context: Pick<IntegrationContext, 'sessions'>,
-  sessionId: string,
-  questionId: string,
-): Promise<string[] | undefined> {
-  for (const { event } of await context.sessions.events(sessionId, { types: ['question-asked'] })) {
-    if (event.type === 'question-asked' && event.questionId === questionId) return event.choices;
-  }
-  return undefined;
 }

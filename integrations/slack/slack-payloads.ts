@@ -106,3 +106,29 @@ export function messageEventOf(body: EventCallback): { event: SlackMessageEvent 
         problem: `a ${body.event.type} event that does not match Slack's format: ${z.prettifyError(parsed.error).replaceAll('\n', '; ')}`,
       };
 }
+
+/**
+ * `agent_session_stopped`: a person pressed Slack's native Stop on the thread's agent session
+ * (docs.slack.dev/reference/events/agent_session_stopped). `streaming_message_ts` lists the
+ * streams Slack stopped with it, empty when none was open.
+ */
+export const AgentSessionStopped = z.object({
+  type: z.literal('agent_session_stopped'),
+  channel: z.string().min(1),
+  user: z.string().min(1),
+  thread_ts: z.string().min(1),
+  streaming_message_ts: z.array(z.string()).optional(),
+  event_ts: z.string().optional(),
+});
+export type AgentSessionStopped = z.infer<typeof AgentSessionStopped>;
+
+/** The envelope's event as a native Stop, when it is one that parses. */
+export function stopEventOf(body: EventCallback): { event: AgentSessionStopped } | { problem: string } | undefined {
+  if (body.event?.type !== 'agent_session_stopped') return undefined;
+  const parsed = AgentSessionStopped.safeParse(body.event);
+  return parsed.success
+    ? { event: parsed.data }
+    : {
+        problem: `an agent_session_stopped event that does not match Slack's format: ${z.prettifyError(parsed.error).replaceAll('\n', '; ')}`,
+      };
+}

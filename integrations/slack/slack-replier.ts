@@ -34,9 +34,11 @@ import {
   type SessionFamily,
 } from '../../src/core/session-family.ts';
 import { repoRefusedNotice } from '../../src/core/repo-access.ts';
+import { type AgentState, finishAgentReply, syncAgentSurface } from './slack-agent-replies.ts';
+import { SlackAgentSurface } from './slack-agent-surface.ts';
 
 /** What we remember per thread between replies (besides the posts table). */
-type ReplyState = { step?: string; statusText?: string; blocked?: string[] };
+type ReplyState = { step?: string; statusText?: string; blocked?: string[]; agent?: AgentState };
 
 const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
 
@@ -67,6 +69,7 @@ export function createSlackReplier(deps: {
 }): ThreadReplier {
   const { web, store } = deps;
   const now = deps.now ?? Date.now;
+  const surface = new SlackAgentSurface({ web, log: deps.log });
   const links: StatusLinks = { publicUrl: deps.publicUrl, repoBases: deps.repoBases ?? ['https://github.com'] };
 
   async function post(
@@ -98,33 +101,16 @@ export function createSlackReplier(deps: {
       let step = previous.step ?? 'Queued';
       for (const stored of events) step = stepAfter(stored, step);
       const blocked = blockedAfter(previous.blocked ?? [], events);
-      const status = renderStatus({ session, step, nowMs: now(), blocked, children }, links);
+      const agent = await syncAgentSurface(surface, { thread, session, step, events, now: now() }, previous.agent);
+      const view = { session, step, nowMs: now(), blocked, children, nativeStop: agent?.nativeStop === true };
+      const status = renderStatus(view, links);
       const statusTs = posts.get('status');
       if (!statusTs) await post(thread, posts, 'status', status);
       else if (status.text !== previous.statusText) await update(thread, statusTs, status);
-
-      for (const stored of events) {
-        const { event } = stored;
-        if (event.type === 'question-asked') {
-          await post(thread, posts, `question:${event.questionId}`, questionMessage(event));
-        } else if (event.type === 'question-answered') {
-          await replyAnswered({ update, store, thread, posts, events }, session, event);
-        } else if (event.type === 'approval-requested' || event.type === 'approval-decided') {
-          await replyApproval({ post, update, store, thread, posts, events }, event);
-        } else if (event.type === 'egress-blocked' || event.type === 'egress-allowed') {
-          await replyEgress({ post, update, store, thread, posts }, event);
-        } else if (isPlainNotice(event)) {
-          await post(thread, posts, ...plainNotice(event, stored.seq));
-        } else if (event.type === 'ui-screenshots' && deps.screenshots) {
-          await uploadScreenshotsOnce({ ...deps.screenshots, store, log: deps.log }, thread, posts, event);
-        } else if (event.type === 'ci-failed') {
-          await post(thread, posts, `ci:${stored.seq}`, ciMessage(event));
-        } else if (event.type === 'status-changed' && TERMINAL.has(event.to)) {
-          if (!posts.has(`final:${stored.seq}`))
-            await post(thread, posts, `final:${stored.seq}`, await finalReply(deps, session, event, events));
-        }
-      }
-      return { state: { step, statusText: status.text, ...(blocked.length > 0 && { blocked }) } satisfies ReplyState };
+      const ctx = { deps, surface, agent, post, update, store, thread, posts, events };
+      for (const stored of events) await replyToEvent(ctx, session, stored);
+      const kept = { step, statusText: status.text, ...(blocked.length > 0 && { blocked }), ...(agent && { agent }) };
+      return { state: kept satisfies ReplyState };
     },
 
     /** Keeps the elapsed time and the sub-tasks in the status message current between events. */
@@ -133,15 +119,60 @@ export function createSlackReplier(deps: {
       const previous = (state ?? {}) as ReplyState;
       const statusTs = (await store.posts(thread)).get('status');
       if (!statusTs) return { state };
+      const step = previous.step ?? 'Working';
+      // Slack clears a status line after two minutes without a message: it is set again.
+      const agent = await syncAgentSurface(surface, { thread, session, step, events: [], now: now() }, previous.agent);
+      const nativeStop = agent?.nativeStop === true;
       const status = renderStatus(
-        { session, step: previous.step ?? 'Working', nowMs: now(), blocked: previous.blocked ?? [], children },
+        { session, step, nowMs: now(), blocked: previous.blocked ?? [], children, nativeStop },
         links,
       );
-      if (status.text === previous.statusText) return { state };
+      if (status.text === previous.statusText) return { state: { ...previous, ...(agent && { agent }) } };
       await update(thread, statusTs, status);
-      return { state: { ...previous, statusText: status.text } satisfies ReplyState };
+      return { state: { ...previous, statusText: status.text, ...(agent && { agent }) } satisfies ReplyState };
     },
   };
+}
+
+/** What one event's replies need: the replier's posting, the thread's posts and agent surface. */
+type EventReplies = {
+  deps: Parameters<typeof createSlackReplier>[0];
+  surface: SlackAgentSurface;
+  agent: AgentState | undefined;
+  post(thread: SlackThread, posts: Map<string, string>, key: string, message: SlackText): Promise<string>;
+  update(thread: SlackThread, ts: string, message: SlackText): Promise<void>;
+  store: SlackStore;
+  thread: SlackThread;
+  posts: Map<string, string>;
+  events: StoredEvent[];
+};
+
+/** The thread's messages for one event: a question, an answer, an approval, a notice, the final reply. */
+async function replyToEvent(ctx: EventReplies, session: SessionRecord, stored: StoredEvent): Promise<void> {
+  const { deps, thread, posts, post, events } = ctx;
+  const { event } = stored;
+  if (event.type === 'question-asked') {
+    await post(thread, posts, `question:${event.questionId}`, questionMessage(event));
+  } else if (event.type === 'question-answered') {
+    await replyAnswered(ctx, session, event);
+  } else if (event.type === 'approval-requested' || event.type === 'approval-decided') {
+    await replyApproval(ctx, event);
+  } else if (event.type === 'egress-blocked' || event.type === 'egress-allowed') {
+    await replyEgress(ctx, event);
+  } else if (isPlainNotice(event)) {
+    await post(thread, posts, ...plainNotice(event, stored.seq));
+  } else if (event.type === 'ui-screenshots' && deps.screenshots) {
+    await uploadScreenshotsOnce({ ...deps.screenshots, store: ctx.store, log: deps.log }, thread, posts, event);
+  } else if (event.type === 'ci-failed') {
+    await post(thread, posts, `ci:${stored.seq}`, ciMessage(event));
+  } else if (event.type === 'status-changed' && TERMINAL.has(event.to) && !posts.has(`final:${stored.seq}`)) {
+    const final = await finalReply(deps, session, event, events);
+    // Streamed where Slack offers its agent surface; posted where it does not.
+    const streamed = await finishAgentReply(ctx.surface, thread, ctx.agent, final.text);
+    if (streamed) await ctx.store.recordPost(thread, `final:${stored.seq}`, streamed);
+    if (streamed) posts.set(`final:${stored.seq}`, streamed);
+    else await post(thread, posts, `final:${stored.seq}`, final);
+  }
 }
 
 /** An answered question's message edited so its buttons give way to who answered what (once). */
@@ -246,6 +277,8 @@ type StatusView = {
   nowMs: number;
   blocked: string[];
   children: readonly SubtaskLine[];
+  /** Slack's own Stop button is there (agent surface): the message then shows none of its own. */
+  nativeStop?: boolean;
 };
 
 function renderStatus(view: StatusView, links: StatusLinks): SlackText {
@@ -261,6 +294,7 @@ function renderStatus(view: StatusView, links: StatusLinks): SlackText {
     elapsed: formatElapsed(end - Date.parse(session.createdAt)),
     link: `${links.publicUrl}/sessions/${session.id}`,
     active: !done,
+    stop: !done && !view.nativeStop,
     icon: fannedOut ? statusIcon('running') : statusIcon(session.status),
     ...(view.blocked.length > 0 && { note: escapeMrkdwn(egressBlockedNote(view.blocked, SLACK_HOW_TO_ALLOW)!) }),
     ...(subtasks && { subtasks }),

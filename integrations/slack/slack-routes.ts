@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { DeliveryInbox, ReceivedDelivery } from '../../src/core/delivery-interpreter.ts';
-import { BlockActions, EventCallback, messageEventOf } from './slack-payloads.ts';
+import { BlockActions, EventCallback, messageEventOf, stopEventOf } from './slack-payloads.ts';
 import { MAX_SKEW_SECONDS, verifySlackSignature } from './slack-signature.ts';
 import { header, keepRawBodies, rawBody, refuseBeforeBody } from '../raw-body-routes.ts';
 
@@ -23,7 +23,10 @@ export function slackDelivery(body: Record<string, unknown>, raw: string, delive
       const { channel, ts, thread_ts: threadTs = ts } = message.event;
       return { ...base, dedupeKey: `msg:${channel}:${ts}`, orderKey: `thread:${channel}:${threadTs}` };
     }
-    if (envelope.data.event_id) return { ...base, dedupeKey: `event:${envelope.data.event_id}` };
+    // A native Stop comes after the request in its thread (it may be pressed before the run exists).
+    const stop = stopEventOf(envelope.data);
+    const after = stop && 'event' in stop ? { orderKey: `thread:${stop.event.channel}:${stop.event.thread_ts}` } : {};
+    if (envelope.data.event_id) return { ...base, ...after, dedupeKey: `event:${envelope.data.event_id}` };
   }
   const click = kind === 'block_actions' ? BlockActions.safeParse(body) : undefined;
   if (click?.success) {

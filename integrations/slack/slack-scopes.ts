@@ -11,4 +11,5 @@ export const SLACK_BOT_SCOPES = [
   'im:history',
   'mpim:history',
   'files:write',
+  'assistant:write',
 ] as const;

@@ -3,7 +3,7 @@ import type { SlackText } from './slack-blocks.ts';
 import type { SlackThread } from './slack-store.ts';
 
 /** The part of Slack's Web API client the integration calls. */
-export type SlackWeb = Pick<WebClient, 'chat' | 'reactions' | 'users' | 'conversations'>;
+export type SlackWeb = Pick<WebClient, 'chat' | 'reactions' | 'users' | 'conversations' | 'agents' | 'assistant'>;
 
 /** Posts a message in a thread, links not unfurled. */
 export async function postInThread(web: SlackWeb, thread: SlackThread, message: SlackText): Promise<void> {

@@ -23,6 +23,8 @@ export type ThreadUpdate = {
  */
 export interface ThreadReplier {
   readonly source: ThreadSource;
+  /** Optional: the longest its `refresh` may wait between calls (a minute when none says less). */
+  readonly refreshEveryMs?: number;
   reply(update: ThreadUpdate): Promise<{ state: unknown }>;
   /**
    * Optional: called about once a minute for threads of running sessions that have had every event

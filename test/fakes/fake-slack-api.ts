@@ -5,6 +5,7 @@ import { listenOnLoopback } from './loopback.ts';
 import { createFakeSlackOidc, type FakeSlackOidc } from './fake-slack-oidc.ts';
 import { blockKitProblems, SLACK_LIMITS } from './slack-block-kit.ts';
 import { createFakeSlackFiles, type FakeSlackFile } from './fake-slack-files.ts';
+import { createFakeSlackAgent, type FakeSlackAgent } from './fake-slack-agent.ts';
 
 /**
  * A loopback Slack Web API (wire-formats §1.8): `POST /api/<method>`, form-encoded or JSON bodies,
@@ -70,6 +71,11 @@ export type FakeSlackApi = {
   shareFile(file: { name: string; mimetype: string; bytes: Uint8Array }): SharedSlackFile;
   /** Every request for a shared file, with whether it was answered with the file. */
   fileDownloads: { path: string; served: boolean }[];
+  /**
+   * Slack's agent surface (fake-slack-agent.ts): the agent sessions' statuses, status lines and
+   * streams; `agent.state.available = false` makes it a workspace without it (unknown_method).
+   */
+  agent: Pick<FakeSlackAgent, 'statuses' | 'lines' | 'streams' | 'state' | 'statusesOf'>;
   /** Sign in with Slack: the app's client credentials and the browser's authorize step. */
   oidc: Pick<FakeSlackOidc, 'client' | 'authorize'>;
   close(): Promise<void>;
@@ -88,6 +94,11 @@ const required: Record<string, string[]> = {
   'apps.connections.open': [],
   'openid.connect.token': [],
   'openid.connect.userInfo': [],
+  'agents.sessions.setStatus': ['status'],
+  'assistant.threads.setStatus': ['channel_id', 'thread_ts', 'status'],
+  'chat.startStream': ['channel'],
+  'chat.appendStream': ['channel', 'ts'],
+  'chat.stopStream': ['channel', 'ts'],
 };
 /** Methods called with the app's client credentials or a user's Sign in with Slack token, not the bot token. */
 const OIDC_METHODS = new Set(['openid.connect.token', 'openid.connect.userInfo']);
@@ -103,6 +114,8 @@ export async function startFakeSlackApi(options: {
   channels?: string[];
   /** The bot token's scopes, sent as Slack sends them (x-oauth-scopes); default: the app manifest's. */
   scopes?: string[];
+  /** How long Slack keeps a stream open (about 306 s). */
+  streamLifetimeMs?: number;
 }): Promise<FakeSlackApi> {
   const scopes = options.scopes ?? manifestBotScopes();
   const users = new Map((options.users ?? []).map((u) => [u.id, u]));
@@ -132,6 +145,24 @@ export async function startFakeSlackApi(options: {
     clock += 1;
     return `${1_800_000_000 + clock}.${String(clock).padStart(6, '0')}`;
   };
+  // A stream shows in its thread as a message of the bot's, growing as it is appended to.
+  const agent = createFakeSlackAgent({
+    scopes,
+    nextTs,
+    lifetimeMs: options.streamLifetimeMs ?? 306_000,
+    show(stream) {
+      const shown = messages.find((m) => m.channel === stream.channel && m.ts === stream.ts);
+      if (shown) shown.text = stream.text;
+      else
+        messages.push({
+          channel: stream.channel,
+          ts: stream.ts,
+          threadTs: stream.threadTs,
+          text: stream.text,
+          edits: 0,
+        });
+    },
+  });
 
   const server = createServer((req, res) => {
     void handle(req, res).catch((error: unknown) => {
@@ -337,6 +368,12 @@ export async function startFakeSlackApi(options: {
         reactions.push({ channel: String(args.channel), timestamp: String(args.timestamp), name });
         return reply(res, { ok: true });
       }
+      case 'agents.sessions.setStatus':
+      case 'assistant.threads.setStatus':
+      case 'chat.startStream':
+      case 'chat.appendStream':
+      case 'chat.stopStream':
+        return reply(res, agent.call(method, args));
       case 'files.getUploadURLExternal':
         return reply(res, uploads.getUploadUrl(args));
       case 'files.completeUploadExternal':
@@ -398,6 +435,7 @@ export async function startFakeSlackApi(options: {
       return { id, name: file.name, mimetype: file.mimetype, url_private: url, url_private_download: url };
     },
     fileDownloads,
+    agent,
     oidc: {
       client: oidc.client,
       authorize(url, userId) {

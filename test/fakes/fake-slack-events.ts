@@ -164,3 +164,23 @@ export function blockAction(input: {
     ],
   };
 }
+
+/**
+ * Slack's native Stop pressed on a thread's agent session (docs.slack.dev/reference/events/
+ * agent_session_stopped): `streaming_message_ts` lists the streams Slack stopped, empty when none.
+ */
+export function agentSessionStopped(input: {
+  user: string;
+  threadTs: string;
+  channel?: string;
+  streamingMessageTs?: string[];
+}) {
+  return {
+    type: 'agent_session_stopped',
+    channel: input.channel ?? 'C123ABC456',
+    user: input.user,
+    thread_ts: input.threadTs,
+    streaming_message_ts: input.streamingMessageTs ?? [],
+    event_ts: newTs(),
+  };
+}

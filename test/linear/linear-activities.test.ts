@@ -25,6 +25,26 @@ const session = (over: Partial<SessionRecord> = {}) => ({
 });
 
 describe('renderActivities: session events as Linear agent activities', () => {
+  it.each([
+    ['completed', 'response'],
+    ['failed', 'error'],
+    ['cancelled', 'response'],
+  ] as const)('ends a session that becomes %s with a %s activity, whatever ran before', (to, type) => {
+    const events = stored([
+      { type: 'status-changed', from: 'queued', to: 'running' },
+      { type: 'tool-start', callId: 'c1', name: 'run_shell', input: { command: 'sleep 100' } },
+      { type: 'status-changed', from: 'running', to },
+    ]);
+    const { activities, state } = renderActivities({
+      events,
+      state: fresh(),
+      session: session({ status: to, ...(to === 'failed' && { error: 'the sandbox died' }) }),
+      sessionUrl: 'http://p/sessions/s',
+    });
+    expect(activities.at(-1)!.content.type).toBe(type);
+    expect(state.ended).toBe(true);
+  });
+
   it('maps a run to thoughts, actions (noisy ones ephemeral), a select elicitation and the final response', () => {
     const events = stored([
       {

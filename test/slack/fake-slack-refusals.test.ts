@@ -106,3 +106,66 @@ describe('the Slack fake refuses what Slack refuses', () => {
     expect(slack.refused.slice(before)).toEqual([]);
   });
 });
+
+/** Slack's agent surface: the fake refuses what Slack documents it refuses (fake-slack-agent.ts). */
+describe("the Slack fake's agent surface refuses what Slack refuses", () => {
+  let slack: FakeSlackApi;
+  let web: WebClient;
+  const thread = '1700000001.000100';
+  beforeAll(async () => {
+    slack = await startFakeSlackApi({ botToken: BOT, channels: ['C1'], streamLifetimeMs: 200 });
+    web = new WebClient(BOT, { slackApiUrl: slack.apiUrl, retryConfig: { retries: 0 } });
+  });
+  afterAll(() => slack.close());
+  const error = (call: Promise<unknown>) =>
+    call.then(
+      () => 'ok',
+      (e: { data?: { error?: string } }) => e.data?.error,
+    );
+
+  it('refuses a status Slack does not know, a thread that is no ts, and a channel stream without its recipients', async () => {
+    expect(await error(web.agents.sessions.setStatus({ channel_id: 'C1', thread_ts: thread, status: 'busy' }))).toBe(
+      'invalid_arguments',
+    );
+    expect(await error(web.agents.sessions.setStatus({ channel_id: 'C1', thread_ts: 'x', status: 'processing' }))).toBe(
+      'invalid_thread_ts',
+    );
+    expect(await error(web.chat.startStream({ channel: 'C1', thread_ts: thread, markdown_text: 'hi' }))).toBe(
+      'missing_recipient_user_id',
+    );
+    expect(slack.refused.map((r) => r.error)).toEqual([
+      'invalid_arguments',
+      'invalid_thread_ts',
+      'missing_recipient_user_id',
+    ]);
+  });
+
+  it('refuses appending to a stream that stopped or outlived its lifetime', async () => {
+    const to = { recipient_user_id: 'U1', recipient_team_id: 'T1' };
+    const first = await web.chat.startStream({ channel: 'C1', thread_ts: thread, markdown_text: 'a', ...to });
+    await web.chat.stopStream({ channel: 'C1', ts: first.ts!, session_status: 'active' });
+    expect(await error(web.chat.appendStream({ channel: 'C1', ts: first.ts!, markdown_text: 'b' }))).toBe(
+      'message_not_in_streaming_state',
+    );
+    const second = await web.chat.startStream({ channel: 'C1', thread_ts: thread, markdown_text: 'a', ...to });
+    await new Promise((r) => setTimeout(r, 300));
+    expect(await error(web.chat.appendStream({ channel: 'C1', ts: second.ts!, markdown_text: 'b' }))).toBe(
+      'message_not_in_streaming_state',
+    );
+    expect(slack.agent.statusesOf('C1', thread)).toEqual(['active']);
+  });
+
+  it('answers unknown_method where the workspace has no agent surface, and missing_scope without assistant:write', async () => {
+    slack.agent.state.available = false;
+    expect(await error(web.agents.sessions.setStatus({ channel_id: 'C1', thread_ts: thread, status: 'active' }))).toBe(
+      'unknown_method',
+    );
+    slack.agent.state.available = true;
+    const bare = await startFakeSlackApi({ botToken: BOT, channels: ['C1'], scopes: ['chat:write'] });
+    const client = new WebClient(BOT, { slackApiUrl: bare.apiUrl, retryConfig: { retries: 0 } });
+    expect(
+      await error(client.agents.sessions.setStatus({ channel_id: 'C1', thread_ts: thread, status: 'active' })),
+    ).toBe('missing_scope');
+    await bare.close();
+  });
+});

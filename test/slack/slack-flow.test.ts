@@ -161,7 +161,10 @@ describe('a Slack thread end to end (API, scripted model, real sandbox and git)'
     const answered = thread.find((m) => m.ts === question.ts)!;
     expect(answered.text).toContain('Alice Doe answered: CHANGES.md');
     expect(answered.blocks?.some((b) => (b as { type: string }).type === 'actions')).toBe(false);
-    expect(thread.map((m) => m.ts)).toEqual([status.ts, question.ts, final.ts]);
+    // The agent's own words came as a stream (Slack's agent surface), between the question and the end.
+    const words = f.slack.agent.streams.filter((st) => st.threadTs === mention.ts && st.ts !== final.ts);
+    expect(words.map((st) => st.text).join('')).toContain('Added the notes file, with staging as Bob asked.');
+    expect(thread.map((m) => m.ts)).toEqual([status.ts, question.ts, ...words.map((st) => st.ts), final.ts]);
   });
 
   it('"stop" in the thread cancels the run and says so', async () => {

@@ -56,7 +56,7 @@ export function startThreadNotifier(deps: ThreadNotifierDeps): ThreadNotifier {
   sweep();
   const refresher = setInterval(
     () => void notifier.refreshRunning().catch((error: unknown) => log.warn({ err: error }, 'thread refresh failed')),
-    deps.refreshMs ?? 60_000,
+    deps.refreshMs ?? Math.min(60_000, ...deps.repliers.map((r) => r.refreshEveryMs ?? 60_000)),
   );
   refresher.unref();
   return {
