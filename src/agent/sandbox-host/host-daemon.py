@@ -4,7 +4,7 @@
 # server, a database, a watcher) and one headless Chromium that reaches them. Short commands talk to it
 # over a unix socket in the workspace's .git (one JSON request, one JSON answer). Everything here runs
 # with the sandbox's rights and limits; the host trusts none of its answers (they are parsed with zod).
-import fcntl, json, os, signal, socket, socketserver, subprocess, sys, threading, time
+import fcntl, json, os, shutil, signal, socket, socketserver, subprocess, sys, threading, time
 
 SOCKET = sys.argv[1]
 MAX_PROCESSES = int(os.environ.get('PB_MAX_PROCESSES', '4'))
@@ -32,7 +32,8 @@ class Background:
         self.id, self.command, self.started = pid_id, command, time.time()
         self.log, self.total = bytearray(), 0
         self.popen = subprocess.Popen(['/bin/sh', '-c', command], cwd=cwd, stdin=subprocess.DEVNULL,
-                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
+                                      env=dict(os.environ, PYTHONUNBUFFERED='1'))
         threading.Thread(target=self.read, daemon=True).start()
 
     def read(self):
@@ -101,6 +102,15 @@ class Refusal(Exception):
     pass
 
 
+def find_chromium():
+    # Debian's /usr/bin/chromium is a wrapper that sources /etc/chromium.d, which a sandbox lacks.
+    for candidate in ('/usr/lib/chromium/chromium', 'chromium', 'chromium-browser', 'google-chrome-stable', 'google-chrome'):
+        found = shutil.which(candidate)
+        if found:
+            return found
+    raise Refusal('There is no Chromium in this sandbox (looked for chromium, chromium-browser and google-chrome).')
+
+
 class Cdp:
     """Chromium over --remote-debugging-pipe: NUL-separated JSON on descriptors 3 (in) and 4 (out)."""
 
@@ -115,7 +125,7 @@ class Cdp:
             os.dup2(out_fd, 4)
 
         proxy = os.environ.get('HTTP_PROXY')
-        args = ['chromium', '--headless', '--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage',
+        args = [find_chromium(), '--headless', '--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage',
                 '--no-first-run', '--no-default-browser-check', '--disable-extensions', '--mute-audio',
                 '--disable-background-networking', '--disable-sync', '--hide-scrollbars',
                 '--force-device-scale-factor=1', '--window-size=1280,800', '--remote-debugging-pipe',
@@ -136,6 +146,9 @@ class Cdp:
                                  session=False)['sessionId']
         for domain in ('Page', 'Runtime', 'Network', 'Log'):
             self.send(domain + '.enable')
+        # The headless window's chrome would take from the page: the page itself is 1280x800.
+        self.send('Emulation.setDeviceMetricsOverride', {'width': 1280, 'height': 800, 'deviceScaleFactor': 1,
+                                                         'mobile': False})
 
     def read(self):
         buf = b''
@@ -196,7 +209,7 @@ class Cdp:
             raise Refusal('Chromium did not answer %s in %ds' % (method, timeout))
         answer = self.answers.pop(msg_id, None)
         if answer is None:
-            raise Refusal('Chromium ended (its log: /tmp/patchbay-browser.log in the process host)')
+            raise Refusal('Chromium ended. Its last output:\n' + browser_log())
         if 'error' in answer:
             raise Refusal('%s: %s' % (method, answer['error'].get('message')))
         return answer['result']
@@ -223,6 +236,15 @@ class Cdp:
         errors = [c for c in self.console[console_from:] if c['kind'] in ('error', 'pageerror', 'assert')]
         dialogs, self.dialogs = self.dialogs, []
         return dict(info, dialogs=dialogs, newErrors=errors)
+
+
+def browser_log():
+    try:
+        with open('/tmp/patchbay-browser.log', 'rb') as log:
+            lines = log.read().decode('utf-8', 'replace').splitlines()
+        return '\n'.join(line for line in lines if 'dbus' not in line.lower())[-2000:]
+    except OSError:
+        return '(none)'
 
 
 def browser_action(req):

@@ -21,8 +21,10 @@ export async function browserBeforeAfter(
   for (const artifact of await artifacts.list(sessionId)) {
     if (artifact.kind !== 'screenshot' || !artifact.name.startsWith(BROWSER_PICTURE_PREFIX)) continue;
     const url = artifact.name.slice(BROWSER_PICTURE_PREFIX.length);
+    const earlier = byUrl.get(url) ?? [];
+    // Re-inserted, so the pages come in the order of their latest pictures.
     byUrl.delete(url);
-    byUrl.set(url, [...(byUrl.get(url) ?? []), artifact]);
+    byUrl.set(url, [...earlier, artifact]);
   }
   const pages: Page[] = [];
   const images: ModelImage[] = [];
