@@ -4,7 +4,7 @@
 # server, a database, a watcher) and one headless Chromium that reaches them. Short commands talk to it
 # over a unix socket in the workspace's .git (one JSON request, one JSON answer). Everything here runs
 # with the sandbox's rights and limits; the host trusts none of its answers (they are parsed with zod).
-import fcntl, json, os, shutil, signal, socket, socketserver, subprocess, sys, threading, time
+import base64, fcntl, json, os, shutil, signal, socket, socketserver, subprocess, sys, threading, time
 
 SOCKET = sys.argv[1]
 MAX_PROCESSES = int(os.environ.get('PB_MAX_PROCESSES', '4'))
@@ -102,6 +102,20 @@ class Refusal(Exception):
     pass
 
 
+# Hosts Chromium calls on its own (updates, sign-in, network time) whatever its flags say: sent to a
+# closed port instead of the egress proxy, so the session's refused hosts are the pages' only.
+CHROMIUM_OWN_HOSTS = ['update.googleapis.com', 'accounts.google.com', 'clients2.google.com']
+
+
+def proxy_flag(proxy):
+    if not proxy:
+        return '--no-proxy-server'
+    relay = proxy.split('://', 1)[-1].rstrip('/')
+    pac = ('function FindProxyForURL(url, host) { if (%s.indexOf(host) >= 0) return "PROXY 127.0.0.1:9"; '
+           'return "PROXY %s"; }' % (json.dumps(CHROMIUM_OWN_HOSTS), relay))
+    return '--proxy-pac-url=data:application/x-ns-proxy-autoconfig;base64,' + base64.b64encode(pac.encode()).decode()
+
+
 def find_chromium():
     # Debian's /usr/bin/chromium is a wrapper that sources /etc/chromium.d, which a sandbox lacks.
     for candidate in ('/usr/lib/chromium/chromium', 'chromium', 'chromium-browser', 'google-chrome-stable', 'google-chrome'):
@@ -124,12 +138,17 @@ class Cdp:
             os.dup2(in_fd, 3)
             os.dup2(out_fd, 4)
 
-        proxy = os.environ.get('HTTP_PROXY')
         args = [find_chromium(), '--headless', '--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage',
                 '--no-first-run', '--no-default-browser-check', '--disable-extensions', '--mute-audio',
                 '--disable-background-networking', '--disable-sync', '--hide-scrollbars',
+                # No traffic of Chromium's own (updates, safe browsing, metrics): only the pages' shows.
+                '--disable-component-update', '--disable-domain-reliability', '--no-pings', '--disable-breakpad',
+                '--disable-client-side-phishing-detection', '--disable-default-apps', '--metrics-recording-only',
+                '--disable-features=OptimizationHints,MediaRouter,Translate,AutofillServerCommunication,'
+                'NetworkTimeServiceQuerying,LensOverlay,PreconnectToSearch',
+                '--enable-features=SkipListAccountsWithoutGaiaCookies', '--no-service-autorun',
                 '--force-device-scale-factor=1', '--window-size=1280,800', '--remote-debugging-pipe',
-                '--user-data-dir=' + PROFILE, '--proxy-server=' + proxy if proxy else '--no-proxy-server',
+                '--user-data-dir=' + PROFILE, proxy_flag(os.environ.get('HTTP_PROXY')),
                 'about:blank']
         with open('/tmp/patchbay-browser.log', 'ab') as log:
             self.popen = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
