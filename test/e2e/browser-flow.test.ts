@@ -12,6 +12,7 @@ import { startFakeSlackApi, type FakeSlackApi } from '../fakes/fake-slack-api.ts
 import { appMention, envelope, signBody } from '../fakes/fake-slack-events.ts';
 import { createRemote, type RemoteFixture } from '../git/git-fixture.ts';
 import { pidsWithMarker } from '../sandbox/sandbox-test-helpers.ts';
+import { counterApp, walkTheFlow } from '../fixtures/counter-app.ts';
 import { waitFor, waitForStatus } from '../helpers/wait-for.ts';
 import { createTestDatabase } from '../helpers/test-database.ts';
 
@@ -22,41 +23,6 @@ const PUBLIC_URL = 'http://patchbay.test';
 const owner = 'octo-org';
 const PORT = 8171;
 const URL = `http://127.0.0.1:${PORT}/`;
-
-/** A login form, then a counter; the greeting reads a field that is not there ("Welcome, undefined"). */
-const app = (field: string) => `<!doctype html>
-<html><head><title>Counter</title><style>body { margin: 0; font: 24px sans-serif; } h1 { margin: 0; height: 60px; }</style></head>
-<body>
-<form id="login"><label>User <input name="username"></label><label>Password <input type="password" name="password"></label><button>Log in</button></form>
-<main id="app" hidden><h1 id="greeting"></h1><p>Count: <output id="count">0</output></p><button id="add">Add one</button></main>
-<script>
-const form = document.getElementById('login');
-form.addEventListener('submit', (event) => {
-  event.preventDefault();
-  if (!form.password.value) return;
-  form.hidden = true;
-  document.getElementById('app').hidden = false;
-  document.getElementById('greeting').textContent = 'Welcome, ' + form.elements.${field}?.value;
-});
-document.getElementById('add').addEventListener('click', () => {
-  const count = document.getElementById('count');
-  count.textContent = String(Number(count.textContent) + 1);
-});
-</script>
-</body></html>
-`;
-
-/** Logs in, counts to three, looks and takes a picture (refs: e1 user, e2 password, e3 log in, e4 add one). */
-const walkTheFlow = [
-  { toolCalls: [{ name: 'browser_open', input: { url: URL } }] },
-  { toolCalls: [{ name: 'browser_type', input: { ref: 'e1', text: 'alice' } }] },
-  { toolCalls: [{ name: 'browser_type', input: { ref: 'e2', text: 'hunter2', submit: true } }] },
-  { toolCalls: [{ name: 'browser_click', input: { ref: 'e4' } }] },
-  { toolCalls: [{ name: 'browser_click', input: { ref: 'e4' } }] },
-  { toolCalls: [{ name: 'browser_click', input: { ref: 'e4' } }] },
-  { toolCalls: [{ name: 'browser_snapshot', input: {} }] },
-  { toolCalls: [{ name: 'browser_screenshot', input: {} }] },
-];
 
 /**
  * The browser as a tool, end to end through the composition root from the environment alone: the
@@ -80,7 +46,7 @@ describe('the browser tools over a dev server that keeps running', () => {
       users: [{ id: 'U0ALICE01', name: 'alice', realName: 'Alice Doe', email: 'alice@example.com' }],
     });
     upstream = await createRemote();
-    await upstream.pushCommit('index.html', app('user'), 'A login form and a counter');
+    await upstream.pushCommit('index.html', counterApp('user'), 'A login form and a counter');
     await github.addRepo(owner, 'counter', upstream.remote, 79);
     database = await createTestDatabase();
     dir = await mkdtemp(join(tmpdir(), 'patchbay-browser-'));
@@ -90,9 +56,9 @@ describe('the browser tools over a dev server that keeps running', () => {
       JSON.stringify({
         turns: [
           { toolCalls: [{ name: 'process_start', input: { command: server, port: PORT } }] },
-          ...walkTheFlow,
-          { toolCalls: [{ name: 'write_file', input: { path: 'index.html', content: app('username') } }] },
-          ...walkTheFlow,
+          ...walkTheFlow(URL),
+          { toolCalls: [{ name: 'write_file', input: { path: 'index.html', content: counterApp('username') } }] },
+          ...walkTheFlow(URL),
           { text: 'The greeting now names the user.' },
         ],
       }),

@@ -325,6 +325,10 @@ def shutdown():
             kill_group(proc.popen.pid)
     if browser is not None and browser.popen.poll() is None:
         kill_group(browser.popen.pid)
+    try:
+        os.unlink(SOCKET)
+    except OSError:
+        pass
     os._exit(0)
 
 
