@@ -197,6 +197,8 @@ class Cdp:
             self.console.append({'kind': 'pageerror', 'text': text})
         elif method == 'Log.entryAdded':
             entry = params.get('entry', {})
+            if entry.get('url', '').endswith('/favicon.ico'):
+                return  # Chromium's own request for an icon, not the page's
             self.console.append({'kind': entry.get('level'), 'text': entry.get('text', '') + ' ' + entry.get('url', '')})
         elif method == 'Network.requestWillBeSent':
             self.inflight.add(params['requestId'])
@@ -206,6 +208,8 @@ class Cdp:
                 self.console.append({'kind': 'error', 'text': 'request failed: ' + params.get('errorText', '')})
         elif method == 'Network.responseReceived' and params['response']['status'] >= 400:
             response = params['response']
+            if response['url'].endswith('/favicon.ico'):
+                return
             self.console.append({'kind': 'error', 'text': '%s answered %d' % (response['url'], response['status'])})
         elif method == 'Page.javascriptDialogOpening':
             self.dialogs.append({'type': params.get('type'), 'message': params.get('message')})

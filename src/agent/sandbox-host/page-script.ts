@@ -44,12 +44,15 @@ if (!window.__pb) window.__pb = (() => {
     if (el.tagName === 'A' && !el.hasAttribute('href')) return null;
     return ROLES[el.tagName] || null;
   };
+  // A label's text without the control it wraps (a select's options are not its name).
+  const textBesides = (node, skip) =>
+    node === skip ? '' : node.nodeType === 3 ? node.textContent : [...node.childNodes].map((c) => textBesides(c, skip)).join(' ');
   const nameOf = (el) => {
     const label = el.getAttribute('aria-label');
     if (label) return clean(label);
     const by = el.getAttribute('aria-labelledby');
     if (by) return clean(by.split(/\s+/).map((id) => document.getElementById(id)?.textContent).join(' '));
-    if (el.labels && el.labels.length) return clean([...el.labels].map((l) => l.textContent).join(' '));
+    if (el.labels && el.labels.length) return clean([...el.labels].map((l) => textBesides(l, el)).join(' '));
     if (el.tagName === 'INPUT' && ['submit', 'button', 'reset'].includes(el.type)) return clean(el.value);
     if (el.tagName === 'IMG') return clean(el.alt);
     if (['INPUT', 'TEXTAREA', 'SELECT'].includes(el.tagName)) return clean(el.placeholder || el.title);
