@@ -9,7 +9,7 @@ import { launchChromium, openPage, type Browser } from './chromium.ts';
 /**
  * Browser steps on the session page, in Chromium: each step's line names the element it acted on
  * (as the page's snapshot named it) and the URL it ended at, and a browser screenshot shows on its
- * step like the screenshot tool's.
+ * step like the screenshot tool's; the side panel lists the background processes running now.
  */
 describe('browser steps on the session page', () => {
   let fx: ApiFixture;
@@ -53,7 +53,18 @@ describe('browser steps on the session page', () => {
       { event: { type: 'tool-start' as const, callId, name, input } },
       { event: { type: 'tool-end' as const, callId, name, isError: false, output, durationMs: 300 } },
     ];
+    const server = 'exec python3 -m http.server 8171 --bind 127.0.0.1';
+    const watcher = 'npm run watch';
     await fx.store.append(id, [
+      { event: { type: 'status-changed', from: 'queued', to: 'running' } },
+      ...step(
+        'p1',
+        'process_start',
+        { command: server, port: 8171 },
+        `Started p1 running: ${server}\nOutput so far:\n`,
+      ),
+      ...step('p2', 'process_start', { command: watcher }, `Started p2 running: ${watcher}\nOutput so far:\n`),
+      ...step('p3', 'process_stop', { id: 'p2' }, `Stopped. p2 ended (exit -15): ${watcher}`),
       ...step('c1', 'browser_click', { ref: 'e4' }, page('http://127.0.0.1:8171/app')),
       ...step(
         'c2',
@@ -72,6 +83,11 @@ describe('browser steps on the session page', () => {
       [...document.querySelectorAll<HTMLImageElement>('.thumb img')].some((i) => i.naturalWidth === 64),
     );
     expect(await tab.locator('.thumb img').getAttribute('alt')).toBe('Screenshot of http://127.0.0.1:8171/app');
+    // The side panel lists the server still running, not the watcher that was stopped.
+    expect(await tab.locator('#processes li').allTextContents()).toEqual([`p1 ${server}`]);
+    // The run ends: every process it started ended with it.
+    await fx.store.append(id, [{ event: { type: 'status-changed', from: 'running', to: 'completed' } }]);
+    await tab.locator('#processes').waitFor({ state: 'detached' });
     expect(problems).toEqual([]);
   });
 });

@@ -305,7 +305,13 @@ def browser_action(req):
             entries = b.console[req.get('since', 0):]
             return {'entries': entries[-200:], 'next': len(b.console)}
         elif op == 'screenshot':
-            shot = b.send('Page.captureScreenshot', {'format': 'png', 'captureBeyondViewport': bool(req.get('fullPage'))})
+            params = {'format': 'png'}
+            if req.get('fullPage'):
+                size = b.send('Page.getLayoutMetrics')['cssContentSize']
+                # The whole page, at most 4096 pixels tall (the model's pictures have a size limit).
+                params.update(captureBeyondViewport=True, clip={'x': 0, 'y': 0, 'scale': 1, 'width': min(size['width'], 1280),
+                                                                 'height': min(max(size['height'], 1), 4096)})
+            shot = b.send('Page.captureScreenshot', params)
             return dict(b.page('__pb.where()'), png=shot['data'])
         return b.state(mark)
 

@@ -1,15 +1,19 @@
 import type { SessionDetail } from '../../../src/api/api-types.ts';
 import { costText, safeHref, tokens } from '../format.ts';
 import type { SessionModel } from '../session-model.ts';
+import { ProcessesView } from './processes-view.tsx';
 import { SubtasksView } from './subtasks-view.tsx';
 
-/** Repo, branch, base, model, tokens, cost, participants, the threads the session is followed in and its sub-tasks. */
+/** Repo, branch, base, model, tokens, cost, background processes, participants, the threads the session is followed in and its sub-tasks. */
 export function SidePanel({
   detail,
   model,
+  timeline,
 }: {
   detail: SessionDetail | undefined;
   model: SessionModel;
+  /** The log's pages read so far (the facts hold no tool steps): where the background processes are read. */
+  timeline: SessionModel;
   version: number;
 }) {
   if (!detail) return <aside class="side card muted">Loading…</aside>;
@@ -47,6 +51,10 @@ export function SidePanel({
           ) : (
             <span class="muted">none</span>
           )}
+        </dd>
+        <dt>Processes</dt>
+        <dd>
+          <ProcessesView items={timeline.items} running={model.status === 'running'} />
         </dd>
         <dt>People</dt>
         <dd>
