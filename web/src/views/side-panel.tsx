@@ -68,26 +68,33 @@ export function SidePanel({
         </dd>
         <dt>Threads</dt>
         <dd>
-          <ul class="plain" id="threads">
-            {detail.threads.map((t) => {
-              const href = safeHref(t.url);
-              return (
-                <li>
-                  {href ? (
-                    <a href={href} rel="noreferrer" target="_blank">
-                      {t.label}
-                    </a>
-                  ) : (
-                    t.label
-                  )}
-                </li>
-              );
-            })}
-          </ul>
+          <ThreadLinks threads={detail.threads} />
         </dd>
       </dl>
       <SubtasksView detail={detail} />
       {detail.error && <p class="error">{detail.error}</p>}
     </aside>
+  );
+}
+
+/** The threads the session is followed in, each a link where it has one. */
+function ThreadLinks({ threads }: { threads: SessionDetail['threads'] }) {
+  return (
+    <ul class="plain" id="threads">
+      {threads.map((t) => {
+        const href = safeHref(t.url);
+        return (
+          <li>
+            {href ? (
+              <a href={href} rel="noreferrer" target="_blank">
+                {t.label}
+              </a>
+            ) : (
+              t.label
+            )}
+          </li>
+        );
+      })}
+    </ul>
   );
 }
