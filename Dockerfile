@@ -22,7 +22,7 @@ ARG BASE_IMAGE=node:24-bookworm-slim
 FROM ${BASE_IMAGE}
 
 RUN apt-get update \
- && apt-get install -y --no-install-recommends git bubblewrap socat ripgrep util-linux ca-certificates tini \
+ && apt-get install -y --no-install-recommends git bubblewrap socat ripgrep util-linux ca-certificates tini python3 \
  && rm -rf /var/lib/apt/lists/*
 
 RUN useradd --create-home --uid 10001 patchbay \

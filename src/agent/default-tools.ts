@@ -6,6 +6,13 @@ import { createGitStatusTool } from './git-status-tool.ts';
 import { createListFilesTool } from './list-files-tool.ts';
 import { createReadFileTool } from './read-file-tool.ts';
 import { createScreenshotTool } from './screenshot-tool.ts';
+import { createBrowserTools } from './sandbox-host/browser-tools.ts';
+import {
+  createProcessListTool,
+  createProcessOutputTool,
+  createProcessStartTool,
+  createProcessStopTool,
+} from './sandbox-host/process-tools.ts';
 import { createSearchTool } from './search-tool.ts';
 import { createShellTool } from './shell-tool.ts';
 import { createSpawnSubtasksTool } from './spawn-subtasks-tool.ts';
@@ -44,6 +51,11 @@ export function createDefaultTools(options: DefaultToolsOptions = {}): AnyTool[]
     createGitStatusTool(),
     createGitDiffTool(),
     createScreenshotTool({ policy: options.policy }),
+    createProcessStartTool({ policy: options.policy }),
+    createProcessOutputTool(),
+    createProcessStopTool(),
+    createProcessListTool(),
+    ...createBrowserTools(),
   ];
   if (!options.withoutAskUser) tools.push(createAskUserTool());
   if (options.subtasksMax !== undefined) tools.push(createSpawnSubtasksTool({ max: options.subtasksMax }));

@@ -121,7 +121,11 @@ export async function takeScreenshot(
 }
 
 /** Keeps the picture with the session; says so (or why not) for the model, '' when there is nowhere to keep it. */
-async function keepWithSession(image: ModelImage, bytes: Uint8Array, ctx: ToolContext): Promise<ToolOutput['content']> {
+export async function keepWithSession(
+  image: ModelImage,
+  bytes: Uint8Array,
+  ctx: ToolContext,
+): Promise<ToolOutput['content']> {
   if (!ctx.artifacts) return '';
   try {
     const kept = await ctx.artifacts.save({

@@ -22,12 +22,35 @@ const actions: Record<string, string> = {
   git_status: 'Git status',
   git_diff: 'Git diff',
   screenshot: 'Screenshot',
+  process_start: 'Started',
+  process_output: 'Read the output of',
+  process_stop: 'Stopped',
+  process_list: 'Listed processes',
+  browser_open: 'Opened',
+  browser_snapshot: 'Read the page',
+  browser_click: 'Clicked',
+  browser_type: 'Typed into',
+  browser_select: 'Selected in',
+  browser_wait_for: 'Waited for',
+  browser_console: 'Read the console',
+  browser_screenshot: 'Screenshot',
   ask_user: 'Asked',
   spawn_subtasks: 'Started sub-tasks',
   merge_subtasks: 'Merged sub-tasks',
 };
 
-const detailFields = ['command', 'path', 'query', 'pattern', 'question', 'url'] as const;
+const detailFields = [
+  'command',
+  'path',
+  'query',
+  'pattern',
+  'question',
+  'url',
+  'ref',
+  'id',
+  'text',
+  'selector',
+] as const;
 
 export function describeToolCall(
   name: string,

@@ -4,6 +4,7 @@ import { describeError, isPatchbayError, type ErrorCode } from '../core/errors.t
 import type { RunLog } from '../core/run-log.ts';
 import type { SessionRecord } from '../core/session-record.ts';
 import { prepareSpareCheckout } from '../git/prepare-workspace.ts';
+import { stopProcessHost } from '../agent/sandbox-host/process-host.ts';
 import type { HarnessDeps } from './run-session.ts';
 
 /**
@@ -91,6 +92,8 @@ export async function endRun(
   signal: AbortSignal,
   log: Logger,
 ): Promise<void> {
+  // Background processes and the browser end with the run; a later run starts them again if asked.
+  if (sandbox) await stopProcessHost(sandbox);
   await sandbox?.release().catch((error: unknown) => log.warn({ err: error }, 'sandbox release failed'));
   const baseBranch = (await deps.store.get(session.id).catch(() => undefined))?.baseBranch;
   if (deps.sandboxes.sharesObjects && baseBranch && !signal.aborted) {

@@ -63,7 +63,18 @@ export function safeHref(value: string | undefined): string | undefined {
   }
 }
 
-/** The one-line gist of a tool call's input: its command, path or pattern. */
-export function toolGist(name: string, input: unknown): string {
-  return describeToolCall(name, input).detail;
+/**
+ * The one-line gist of a tool call: its command, path or pattern; for a browser step, the element
+ * it acted on as the page named it (from the snapshot it answered with) and the URL it ended at.
+ */
+export function toolGist(name: string, input: unknown, output?: string): string {
+  const detail = describeToolCall(name, input).detail;
+  if (!name.startsWith('browser_') || output === undefined) return detail;
+  const url = /^URL: (\S+)/m.exec(output)?.[1];
+  const ref = typeof input === 'object' && input !== null ? (input as { ref?: unknown }).ref : undefined;
+  const element =
+    typeof ref === 'string' && /^e\d+$/.test(ref)
+      ? (new RegExp(`^\\s*- (.*?) \\[ref=${ref}\\]`, 'm').exec(output)?.[1] ?? ref)
+      : detail;
+  return [element, url && `→ ${url}`].filter(Boolean).join(' ');
 }

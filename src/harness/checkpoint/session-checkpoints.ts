@@ -23,6 +23,12 @@ const readOnlyTools = new Set([
   'git_diff',
   'ask_user',
   'spawn_subtasks',
+  // They read the browser or a background process; clicks and typing may make the app write files.
+  'browser_snapshot',
+  'browser_console',
+  'browser_screenshot',
+  'process_output',
+  'process_list',
 ]);
 
 export type WorkBase = { branch: string; baseBranch: string; baseCommit: string };

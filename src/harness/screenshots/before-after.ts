@@ -8,6 +8,7 @@ import { loopbackUrl } from '../../agent/loopback-url.ts';
 import { pngSize } from '../../agent/png-size.ts';
 import { takeScreenshot } from '../../agent/screenshot-tool.ts';
 import { unattendedRefusal } from '../gates/unattended-command.ts';
+import { browserBeforeAfter } from './browser-pictures.ts';
 import { touchesUi, uiPagesOf, type UiPage } from './ui-pages.ts';
 
 /** Where the base commit is checked out for the "before" pictures: inside .git, so never part of a change. */
@@ -18,7 +19,7 @@ export type BeforeAfter = { event: EventOf<'ui-screenshots'>; images: ModelImage
 
 export type BeforeAfterDeps = {
   sandbox: Sandbox;
-  artifacts: Pick<ArtifactStore, 'save'>;
+  artifacts: Pick<ArtifactStore, 'save' | 'list' | 'get'>;
   sessionId: string;
   log: Logger;
   signal: AbortSignal;
@@ -37,9 +38,12 @@ export async function takeBeforeAfter(
   change: { baseCommit: string; commit: string; events: Parameters<typeof uiPagesOf>[0] },
 ): Promise<BeforeAfter | undefined> {
   const pages = uiPagesOf(change.events);
-  if (pages.length === 0 || !touchesUi(await changedPaths(deps, change))) return undefined;
-  const images: ModelImage[] = [];
-  const taken: EventOf<'ui-screenshots'>['pages'] = [];
+  const browser = await browserBeforeAfter(deps.artifacts, deps.sessionId);
+  if ((pages.length === 0 && browser.pages.length === 0) || !touchesUi(await changedPaths(deps, change)))
+    return undefined;
+  const images: ModelImage[] = [...browser.images];
+  const taken: EventOf<'ui-screenshots'>['pages'] = [...browser.pages];
+  if (pages.length === 0) return { event: { type: 'ui-screenshots', commit: change.commit, pages: taken }, images };
   const before = await checkoutBase(deps, change.baseCommit);
   try {
     for (const page of pages) {

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { cp, mkdir, readdir, readFile, rm } from 'node:fs/promises';
+import { cp, lstat, mkdir, readdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 
 /**
@@ -22,8 +22,18 @@ export async function makeContainerFs(dir: string, from?: string): Promise<void>
   }
 }
 
+/**
+ * A snapshot's copy of the tree. Sockets are left out, as an image layer leaves them out (a file
+ * system snapshot holds files, not a listening process's endpoint): a server's socket in the
+ * workspace does not end the snapshot.
+ */
 export async function copyContainerFs(dir: string, to: string): Promise<void> {
-  await cp(dir, to, { recursive: true, preserveTimestamps: true, verbatimSymlinks: true });
+  await cp(dir, to, {
+    recursive: true,
+    preserveTimestamps: true,
+    verbatimSymlinks: true,
+    filter: async (source) => !(await lstat(source)).isSocket(),
+  });
 }
 
 export async function removeContainerFs(dir: string): Promise<void> {

@@ -10,12 +10,14 @@ export const OpenPicture = createContext<(id: string) => void>(() => undefined);
 
 /** The artifact id the screenshot tool named in its output ("Kept with the session as artifact <id>."). */
 const KEPT_AS = /as artifact ([A-Za-z0-9_-]{16,})\./;
+/** Tools whose answer keeps a picture with the session (its id in the answer). */
+const PICTURE_TOOLS = new Set(['screenshot', 'browser_screenshot']);
 
 /** The pictures an item shows: a screenshot step's picture, or each page's before and after. */
 export function picturesOf(item: Item): Picture[] {
   if (item.kind === 'user')
     return (item.attachments ?? []).map((a) => ({ id: a.artifactId, label: `${item.actor.name}: ${a.name}` }));
-  if (item.kind === 'tool' && item.name === 'screenshot' && item.end && !item.end.isError) {
+  if (item.kind === 'tool' && PICTURE_TOOLS.has(item.name) && item.end && !item.end.isError) {
     const id = KEPT_AS.exec(item.end.output)?.[1];
     return id ? [{ id, label: item.end.output.split(' (')[0] ?? 'Screenshot' }] : [];
   }

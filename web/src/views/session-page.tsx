@@ -74,7 +74,7 @@ export function SessionPage({ id }: { id: string }) {
           {tab === 'checks' && <ChecksView model={model} version={version} />}
           {tab === 'knowledge' && <KnowledgeView repo={detail?.repo} />}
         </section>
-        <SidePanel detail={detail} model={model} version={version} />
+        <SidePanel detail={detail} model={model} timeline={timeline} version={version} />
       </div>
     </main>
   );

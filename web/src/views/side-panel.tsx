@@ -1,15 +1,19 @@
 import type { SessionDetail } from '../../../src/api/api-types.ts';
 import { costText, safeHref, tokens } from '../format.ts';
 import type { SessionModel } from '../session-model.ts';
+import { ProcessesView } from './processes-view.tsx';
 import { SubtasksView } from './subtasks-view.tsx';
 
-/** Repo, branch, base, model, tokens, cost, participants, the threads the session is followed in and its sub-tasks. */
+/** Repo, branch, base, model, tokens, cost, background processes, participants, the threads the session is followed in and its sub-tasks. */
 export function SidePanel({
   detail,
   model,
+  timeline,
 }: {
   detail: SessionDetail | undefined;
   model: SessionModel;
+  /** The log's pages read so far (the facts hold no tool steps): where the background processes are read. */
+  timeline: SessionModel;
   version: number;
 }) {
   if (!detail) return <aside class="side card muted">Loading…</aside>;
@@ -48,6 +52,10 @@ export function SidePanel({
             <span class="muted">none</span>
           )}
         </dd>
+        <dt>Processes</dt>
+        <dd>
+          <ProcessesView items={timeline.items} running={model.status === 'running'} />
+        </dd>
         <dt>People</dt>
         <dd>
           <ul class="plain">
@@ -60,26 +68,33 @@ export function SidePanel({
         </dd>
         <dt>Threads</dt>
         <dd>
-          <ul class="plain" id="threads">
-            {detail.threads.map((t) => {
-              const href = safeHref(t.url);
-              return (
-                <li>
-                  {href ? (
-                    <a href={href} rel="noreferrer" target="_blank">
-                      {t.label}
-                    </a>
-                  ) : (
-                    t.label
-                  )}
-                </li>
-              );
-            })}
-          </ul>
+          <ThreadLinks threads={detail.threads} />
         </dd>
       </dl>
       <SubtasksView detail={detail} />
       {detail.error && <p class="error">{detail.error}</p>}
     </aside>
+  );
+}
+
+/** The threads the session is followed in, each a link where it has one. */
+function ThreadLinks({ threads }: { threads: SessionDetail['threads'] }) {
+  return (
+    <ul class="plain" id="threads">
+      {threads.map((t) => {
+        const href = safeHref(t.url);
+        return (
+          <li>
+            {href ? (
+              <a href={href} rel="noreferrer" target="_blank">
+                {t.label}
+              </a>
+            ) : (
+              t.label
+            )}
+          </li>
+        );
+      })}
+    </ul>
   );
 }

@@ -231,8 +231,8 @@ function ToolCall({ item }: { item: Extract<Item, { kind: 'tool' }> }) {
       onToggle={(e) => setOpen(e.currentTarget.open)}
     >
       <summary>
-        <span class="name">{item.name}</span> <code class="gist">{toolGist(item.name, item.input)}</code>{' '}
-        <span class="state">{state}</span>
+        <span class="name">{item.name}</span>{' '}
+        <code class="gist">{toolGist(item.name, item.input, item.end?.output)}</code> <span class="state">{state}</span>
       </summary>
       {open && (
         <div class="tool-body">
