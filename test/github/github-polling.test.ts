@@ -12,15 +12,17 @@ const repo = 'firewalled';
 const installationId = 88;
 const pollSeconds = 1;
 
-/** Adds the changelog entry the comment asks for, then says so. */
+/** The changelog entry a comment asks for; anything else (a task, a CI follow-up) writes a file of its own. */
 function decide(messages: readonly ModelMessage[]): ScriptedTurn {
   const lastUser = messages.findLastIndex((m) => m.role === 'user');
+  const text = lastUser >= 0 ? (messages[lastUser] as { content: string }).content : '';
   const turn = messages.slice(lastUser + 1).filter((m) => m.role === 'assistant').length;
+  const requests = messages.filter((m) => m.role === 'user').length;
+  const write = text.includes('CHANGELOG')
+    ? { path: 'CHANGELOG.md', content: '# Changes\n\n- login\n' }
+    : { path: `work-${requests}.txt`, content: `work ${requests}\n` };
   return (
-    [
-      { toolCalls: [{ name: 'write_file', input: { path: 'CHANGELOG.md', content: '# Changes\n\n- login\n' } }] },
-      { text: 'Added CHANGELOG.md with an entry for the login feature.' },
-    ][turn] ?? { text: 'done' }
+    [{ toolCalls: [{ name: 'write_file', input: write }] }, { text: `Wrote ${write.path}.` }][turn] ?? { text: 'done' }
   );
 }
 
@@ -119,6 +121,44 @@ describe('GitHub events by polling, where no webhook can arrive (GITHUB_EVENTS=p
     expect(
       await first.store.findByThread({ source: 'github', owner, repo, number: otherPull.number, kind: 'pull' }),
     ).toBeUndefined();
+    expect(fake.refused).toEqual([]);
+  });
+
+  it("follows up a failed check suite on the head of the App's own pull request, found by polling", {
+    timeout: 240_000,
+  }, async () => {
+    const issue = 5;
+    fake.polling.issues.set(`${owner}/${repo}#${issue}`, { title: 'Add lib.js', body: 'We need lib.js.', user: alice });
+    fake.addComment(owner, repo, issue, alice, '@patchbay-test please add lib.js');
+    const thread: ThreadRef = { source: 'github', owner, repo, number: issue, kind: 'issue' };
+    const session = await waitFor(() => first.store.findByThread(thread), 'a session for the issue', 30_000);
+    const done = await waitForStatus(first, session.id, ['completed', 'failed'], 120_000);
+    expect(done.status).toBe('completed');
+    const pr = fake.pulls.find((p) => p.head === done.branch)!;
+    expect(pr.user.login).toBe(fake.bot.login);
+    const head = await git(gitDir(), 'rev-parse', `refs/heads/${pr.head}`);
+    fake.addWorkflowRun(owner, repo, {
+      name: 'CI',
+      headSha: head,
+      headBranch: pr.head,
+      jobs: [
+        {
+          name: 'test',
+          conclusion: 'failure',
+          log: [
+            '##[group]Run npm test',
+            'Error: lib.js exports nothing',
+            '##[error]Process completed with exit code 1.',
+          ],
+        },
+      ],
+    });
+    const failed = await waitFor(
+      async () => (await first.store.events(session.id)).map((e) => e.event).find((e) => e.type === 'ci-failed'),
+      'the CI failure, found by polling',
+      60_000,
+    );
+    expect(failed).toMatchObject({ commit: head, pullNumber: pr.number, followUp: true });
     expect(fake.refused).toEqual([]);
   });
 });
