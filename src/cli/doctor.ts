@@ -15,6 +15,7 @@ import {
   type DoctorRow,
 } from './doctor-checks.ts';
 import { checkModel } from './doctor-model-check.ts';
+import { eventRoutes } from './doctor-events.ts';
 
 export type DoctorOptions = {
   env: Record<string, string | undefined>;
@@ -57,7 +58,19 @@ export async function doctorRows(options: DoctorOptions): Promise<DoctorRow[]> {
   }
   const deps: DoctorDeps = { config, log: options.log, signal: options.signal ?? AbortSignal.timeout(60_000) };
   const rows: DoctorRow[] = [{ check: 'configuration', ok: true, detail: configSummary(config) }];
-  const checks = [checkModel, checkSlack, checkGitHub, checkLinear, checkModal, checkSandbox, checkDatabase, checkDisk];
+  // Whether each surface's events can arrive, from the configuration alone.
+  const events = async () => eventRoutes(config);
+  const checks = [
+    checkModel,
+    checkSlack,
+    checkGitHub,
+    checkLinear,
+    events,
+    checkModal,
+    checkSandbox,
+    checkDatabase,
+    checkDisk,
+  ];
   for (const check of checks) {
     const row = await check(deps).catch(
       (error: unknown): DoctorRow => ({
