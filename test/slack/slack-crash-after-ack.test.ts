@@ -88,7 +88,9 @@ describe('a Slack event acknowledged just before the server is killed', () => {
       'the reply after the restart',
       240_000,
     );
-    expect(reply.text).toBe('Please paste the public GitHub repository URL');
+    expect(reply.text).toBe(
+      'Please paste the GitHub repository URL (private repositories work where the GitHub App is installed)',
+    );
     second.child.kill('SIGTERM');
     await new Promise((resolve) => second.child.once('exit', resolve));
     expect(slack.thread(CHANNEL, mention.ts)).toHaveLength(1);
