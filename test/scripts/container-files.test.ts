@@ -57,12 +57,12 @@ describe('the Dockerfile, .dockerignore and docker-compose.yml', () => {
     const compose = read('docker-compose.yml');
     expect(compose).toMatch(/postgres:[\s\S]*?healthcheck:\n {6}test: \["CMD", "pg_isready"/);
     const api = /\n {2}api:\n((?: {4}.*\n)+)/.exec(compose)![1]!;
-    expect(api).toMatch(
-      /healthcheck:\n {6}<<: \*healthcheck\n {6}test: \["CMD", "node", "-e", "fetch\('http:\/\/127\.0\.0\.1:3000\/healthz'\)/,
-    );
+    expect(api).toMatch(/healthcheck:\n {6}<<: \*healthcheck\n {6}test:/);
+    expect(api).toContain(`"fetch('http://127.0.0.1:3000/healthz').then((r) => process.exit(r.ok ? 0 : 1)`);
     const worker = /x-worker: &worker\n((?: {2}.*\n)+)/.exec(compose)![1]!;
+    expect(worker).toMatch(/healthcheck:\n {4}<<: \*healthcheck\n {4}test:/);
     const port = /WORKER_HEALTH_PORT: "(\d+)"/.exec(worker)![1];
-    expect(worker).toContain(`fetch('http://127.0.0.1:${port}/healthz')`);
+    expect(worker).toContain(`"fetch('http://127.0.0.1:${port}/healthz').then((r) => process.exit(r.ok ? 0 : 1)`);
     // The worker's port parses as the setting it is.
     expect(loadConfig({ WORKER_HEALTH_PORT: port }).workerHealthPort).toBe(Number(port));
   });
