@@ -6,6 +6,7 @@ import type { BotIdentity, GitHubClient, PatchbayOctokit } from './github-client
 import type { PollMarks } from './poll-marks.ts';
 import {
   checkSuiteEvent,
+  installationEvent,
   issueCommentEvent,
   newMentions,
   numberOf,
@@ -39,7 +40,8 @@ type Place = { octokit: PatchbayOctokit; repository: PolledRepo; installationId:
 /**
  * GitHub's events for a host that webhooks cannot reach (GITHUB_EVENTS=polling). Every
  * `intervalMs` it asks GitHub's REST API, with conditional requests, for what the webhooks would
- * have brought on every repository the App is installed on: new comments that mention the App in
+ * have brought on every repository the App is installed on: the installations and their
+ * repositories (as `installation` events, for what other surfaces offer), new comments that mention the App in
  * issue and pull request conversations and on diffs, and finished check suites on the heads of the
  * App's own open pull requests. Each becomes the webhook body it would have been and goes into the
  * same inbound pipeline, so the webhook's dedupe key takes it once across looks and processes, and
@@ -97,6 +99,7 @@ export class GitHubEventPoller {
       const { repositories } = InstallationRepos.parse(
         await this.#get.get(octokit, 'GET /installation/repositories', { per_page: perPage }, signal),
       );
+      await this.#accept(installationEvent(installation, repositories));
       for (const repository of repositories) {
         if (signal.aborted) return;
         const place = { octokit, repository, installationId: installation.id, bot };

@@ -92,6 +92,23 @@ export function reviewCommentEvent(where: Where, comment: PolledComment, pull: u
   };
 }
 
+/**
+ * installation `created` for an installation and every repository it covers now, as GitHub's
+ * webhook lists them: the repositories other surfaces offer and git credentials are found from.
+ * The same list again has the same body, so only a changed one is recorded again.
+ */
+export function installationEvent(installation: { id: number }, repositories: readonly PolledRepo[]): PolledEvent {
+  return {
+    event: 'installation',
+    id: `installation-${installation.id}`,
+    payload: {
+      action: 'created',
+      installation,
+      repositories: repositories.map((r) => ({ id: r.id, full_name: r.full_name })),
+    },
+  };
+}
+
 export const PolledPull = z.looseObject({
   number: z.number(),
   user: z.looseObject({ login: z.string() }).nullable(),

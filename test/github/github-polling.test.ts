@@ -69,6 +69,18 @@ describe('GitHub events by polling, where no webhook can arrive (GITHUB_EVENTS=p
     expect(answer.status).toBe(404);
   });
 
+  it('records the installations and their repositories it finds, for the repositories other surfaces offer', async () => {
+    const installed = await waitFor(
+      async () => {
+        const repos = await first.database.db.selectFrom('github_installation_repos').select('full_name').execute();
+        return repos.length > 0 ? repos.map((r) => r.full_name) : undefined;
+      },
+      'the installation recorded',
+      20_000,
+    );
+    expect(installed).toEqual([`${owner}/${repo}`]);
+  });
+
   it('starts the rework a PR comment mentioning the App asks for within the polling interval, once', {
     timeout: 180_000,
   }, async () => {
