@@ -162,7 +162,13 @@ describe('the patchbay command', () => {
   }, async () => {
     const dataDir = join(dir, 'shared-data');
     const server = spawn(process.execPath, ['src/cli.ts', 'serve'], {
-      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: tmpdir(), DATA_DIR: dataDir, PORT: '0' },
+      env: {
+        PATH: process.env.PATH ?? '/usr/bin:/bin',
+        HOME: tmpdir(),
+        PATCHBAY_ENV_FILE: '/dev/null',
+        DATA_DIR: dataDir,
+        PORT: '0',
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     try {
