@@ -12,6 +12,7 @@ import { isPatchbayError, PatchbayError } from './core/errors.ts';
 import { configuredSecrets, loadConfig, type Config } from './config.ts';
 import { createLogger } from './logger.ts';
 import { repeatedSignals } from './cli/repeated-signals.ts';
+import { loadEnvFile } from './cli/env-file.ts';
 
 const usage = `Patchbay: a self-hostable chat-ops coding agent.
 
@@ -29,7 +30,8 @@ Usage:
   patchbay doctor                              check the configuration and every configured service
   patchbay help
 
-Configuration comes from the environment; see docs/configuration.md.`;
+Configuration comes from the environment, and from .env in the working directory (or the file
+PATCHBAY_ENV_FILE names) for what the environment does not set; see docs/configuration.md.`;
 
 /**
  * V8's compile cache for the modules loaded from here on (the composition root and everything it
@@ -53,6 +55,8 @@ function useCompileCache(): void {
 }
 
 async function main(argv: string[]): Promise<number> {
+  // Before anything reads a setting: .env (or PATCHBAY_ENV_FILE) under the real environment.
+  loadEnvFile(process.env, process.cwd());
   useCompileCache();
   const [command, ...rest] = argv;
   switch (command) {

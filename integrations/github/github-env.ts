@@ -31,6 +31,13 @@ export const githubEnvSchema = z.object({
   GITHUB_SCOUT_MAX_AGE_HOURS: z.preprocess(emptyAsUndefined, z.coerce.number().positive().default(24)),
   /** Seconds between looks for webhook deliveries that never reached Patchbay (redelivered through the App's API). */
   GITHUB_REDELIVERY_SECONDS: z.preprocess(emptyAsUndefined, z.coerce.number().positive().default(300)),
+  /**
+   * How GitHub's events reach Patchbay: `webhooks` (GitHub posts them to PUBLIC_URL/github/webhooks)
+   * or `polling` (Patchbay asks GitHub's REST API for them, for a host no webhook can reach).
+   */
+  GITHUB_EVENTS: z.preprocess(emptyAsUndefined, z.enum(['webhooks', 'polling']).default('webhooks')),
+  /** Seconds between looks in polling mode (conditional requests: an unchanged list costs no rate limit). */
+  GITHUB_POLL_SECONDS: z.preprocess(emptyAsUndefined, z.coerce.number().min(1).max(3600).default(30)),
   /** Key for secrets stored at rest (users' GitHub tokens): at least 32 characters. */
   PATCHBAY_SECRET_KEY: optional(z.string().min(32, 'must be at least 32 characters')),
 });
@@ -40,7 +47,10 @@ export type GitHubConfig = {
   appId: string;
   privateKey?: string;
   privateKeyPath?: string;
-  webhookSecret: string;
+  /** Absent only in polling mode, where no webhook route is served. */
+  webhookSecret?: string;
+  /** Webhooks posted by GitHub, or the REST API polled every `pollIntervalMs`. */
+  events: { mode: 'webhooks' } | { mode: 'polling'; pollIntervalMs: number };
   apiUrl: string;
   gitUrl: string;
   oauth?: { clientId: string; clientSecret: string };
@@ -67,7 +77,7 @@ export function githubConfigFromEnv(e: GitHubEnv): GitHubConfig | undefined {
     !e.GITHUB_APP_PRIVATE_KEY &&
       !e.GITHUB_APP_PRIVATE_KEY_PATH &&
       'GITHUB_APP_PRIVATE_KEY or GITHUB_APP_PRIVATE_KEY_PATH',
-    !e.GITHUB_WEBHOOK_SECRET && 'GITHUB_WEBHOOK_SECRET',
+    !e.GITHUB_WEBHOOK_SECRET && e.GITHUB_EVENTS === 'webhooks' && 'GITHUB_WEBHOOK_SECRET (or GITHUB_EVENTS=polling)',
   ].filter(Boolean);
   if (missing.length)
     throw new PatchbayError('config_invalid', `GitHub is partly configured; also set ${missing.join(', ')}`);
@@ -101,7 +111,11 @@ export function githubConfigFromEnv(e: GitHubEnv): GitHubConfig | undefined {
     appId: e.GITHUB_APP_ID!,
     ...(e.GITHUB_APP_PRIVATE_KEY && { privateKey: e.GITHUB_APP_PRIVATE_KEY }),
     ...(e.GITHUB_APP_PRIVATE_KEY_PATH && { privateKeyPath: e.GITHUB_APP_PRIVATE_KEY_PATH }),
-    webhookSecret: e.GITHUB_WEBHOOK_SECRET!,
+    ...(e.GITHUB_WEBHOOK_SECRET && { webhookSecret: e.GITHUB_WEBHOOK_SECRET }),
+    events:
+      e.GITHUB_EVENTS === 'polling'
+        ? { mode: 'polling', pollIntervalMs: e.GITHUB_POLL_SECONDS * 1000 }
+        : { mode: 'webhooks' },
     apiUrl: e.GITHUB_API_URL.replace(/\/+$/, ''),
     gitUrl: e.GITHUB_GIT_URL.replace(/\/+$/, ''),
     ...(oauthParts === 2 && {

@@ -18,9 +18,13 @@ import { ProgressComments } from './progress-comments.ts';
 import { createSecretBox, type SecretBox } from './secret-box.ts';
 import { OutcomeBackfill } from './outcome-tracker.ts';
 import { DeliverySweep } from './delivery-sweep.ts';
+import { GitHubEventPoller } from './event-poller.ts';
+import { PollMarks } from './poll-marks.ts';
 
 /** The first look for lost deliveries ever made goes back a day (GitHub keeps them three). */
 const firstRedeliveryLookbackMs = 24 * 3600_000;
+/** The first poll of a list ever made goes back a quarter of an hour (a mention made while Patchbay started). */
+const firstPollLookbackMs = 15 * 60_000;
 
 /**
  * GitHub as a interpreter of Patchbay: webhooks in (mentions, reviews, the trigger label,
@@ -67,7 +71,7 @@ export async function createGitHubModule(
   });
   const scout = createRepositoryScout({ client, gitUrl: config.gitUrl, log, limits: { pulls: config.scout.pulls } });
   const outcomes = new OutcomeBackfill({ client, ledger: context.outcomes, log });
-  const sweep = new DeliverySweep({ client, store, log, ...sweepTimes(config) });
+  const events = eventSource(config, client, store, context, log);
   const signInLink =
     config.oauth && box
       ? (actor: { source: string; id: string }) => oauthStartLink(box, context.publicUrl, actor)
@@ -80,7 +84,7 @@ export async function createGitHubModule(
     name: 'github',
     replier: createGitHubReplier({ client, store, context, comments, log }),
     routes: githubRoutes({
-      webhookSecret: config.webhookSecret,
+      webhookSecret: config.events.mode === 'webhooks' ? config.webhookSecret : undefined,
       store,
       inbox: context.inbox,
       client,
@@ -90,10 +94,10 @@ export async function createGitHubModule(
     async start() {
       await checkApp(client, config.apiUrl, log);
       outcomes.start();
-      sweep.start();
+      events.start();
     },
     async stop() {
-      await sweep.stop();
+      await events.stop();
       await outcomes.stop();
       await interpreter.stop();
     },
@@ -121,6 +125,29 @@ async function githubClientFor(config: GitHubConfig, store: GitHubStore, log: Lo
 /** How often the delivery sweep looks for lost deliveries, and how far back its first look goes. */
 function sweepTimes(config: GitHubConfig): { intervalMs: number; firstLookbackMs: number } {
   return { intervalMs: config.redeliveryIntervalMs, firstLookbackMs: firstRedeliveryLookbackMs };
+}
+
+/**
+ * Where GitHub's events come from: webhooks, with the sweep that has lost deliveries sent again;
+ * or, where no webhook can arrive, the poller asking GitHub's REST API for them.
+ */
+function eventSource(
+  config: GitHubConfig,
+  client: GitHubClient,
+  store: GitHubStore,
+  context: IntegrationContext,
+  log: Logger,
+): DeliverySweep | GitHubEventPoller {
+  if (config.events.mode === 'webhooks') return new DeliverySweep({ client, store, log, ...sweepTimes(config) });
+  log.info({ seconds: config.events.pollIntervalMs / 1000 }, 'GitHub events by polling (GITHUB_EVENTS=polling)');
+  return new GitHubEventPoller({
+    client,
+    marks: new PollMarks(context.db),
+    inbox: context.inbox,
+    log,
+    intervalMs: config.events.pollIntervalMs,
+    firstLookbackMs: firstPollLookbackMs,
+  });
 }
 
 /** The App's private key, as configured or read from its file. */

@@ -333,7 +333,11 @@ export class GitHubStore {
 
   /** Where the next look for lost webhook deliveries starts (see DeliverySweep); undefined before the first. */
   async deliveriesSince(): Promise<Date | undefined> {
-    const row = await this.#db.selectFrom('github_delivery_sweep').select('since').executeTakeFirst();
+    const row = await this.#db
+      .selectFrom('github_delivery_sweep')
+      .select('since')
+      .where('id', '=', 'app')
+      .executeTakeFirst();
     return row?.since;
   }
 

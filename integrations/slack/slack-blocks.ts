@@ -13,7 +13,8 @@ export const ACTION = {
   allowRepository: 'patchbay_allow_repository',
 } as const;
 
-export const ASK_FOR_REPO = 'Please paste the public GitHub repository URL';
+export const ASK_FOR_REPO =
+  'Please paste the GitHub repository URL (private repositories work where the GitHub App is installed)';
 
 export type SlackText = { text: string; blocks?: unknown[] };
 

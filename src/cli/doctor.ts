@@ -16,6 +16,7 @@ import {
 } from './doctor-checks.ts';
 import { checkModel } from './doctor-model-check.ts';
 import { checkEngine } from './doctor-engine-check.ts';
+import { eventRoutes } from './doctor-events.ts';
 
 export type DoctorOptions = {
   env: Record<string, string | undefined>;
@@ -58,12 +59,15 @@ export async function doctorRows(options: DoctorOptions): Promise<DoctorRow[]> {
   }
   const deps: DoctorDeps = { config, log: options.log, signal: options.signal ?? AbortSignal.timeout(60_000) };
   const rows: DoctorRow[] = [{ check: 'configuration', ok: true, detail: configSummary(config) }];
+  // Whether each surface's events can arrive, from the configuration alone.
+  const events = async () => eventRoutes(config);
   const checks = [
     checkModel,
     checkEngine,
     checkSlack,
     checkGitHub,
     checkLinear,
+    events,
     checkModal,
     checkSandbox,
     checkDatabase,

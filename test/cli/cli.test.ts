@@ -17,7 +17,8 @@ type Result = { code: number; stdout: string; stderr: string };
 async function patchbay(args: string[], env: Record<string, string>): Promise<Result> {
   try {
     const { stdout, stderr } = await exec(process.execPath, ['src/cli.ts', ...args], {
-      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: tmpdir(), ...env },
+      // A developer's .env in the checkout (read by every command) stays out of the test's settings.
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: tmpdir(), PATCHBAY_ENV_FILE: '/dev/null', ...env },
       timeout: 60_000,
     });
     return { code: 0, stdout, stderr };
@@ -161,7 +162,13 @@ describe('the patchbay command', () => {
   }, async () => {
     const dataDir = join(dir, 'shared-data');
     const server = spawn(process.execPath, ['src/cli.ts', 'serve'], {
-      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: tmpdir(), DATA_DIR: dataDir, PORT: '0' },
+      env: {
+        PATH: process.env.PATH ?? '/usr/bin:/bin',
+        HOME: tmpdir(),
+        PATCHBAY_ENV_FILE: '/dev/null',
+        DATA_DIR: dataDir,
+        PORT: '0',
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     try {

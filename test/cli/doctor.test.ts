@@ -78,6 +78,8 @@ describe('patchbay doctor', () => {
     dir = await mkdtemp(join(tmpdir(), 'patchbay-doctor-'));
     env = {
       DATA_DIR: join(dir, 'data'),
+      // Where Slack, GitHub and Linear can post their events (see the events row).
+      PUBLIC_URL: 'https://patchbay.example.com',
       DATABASE_URL: database.url,
       MODEL_PROVIDER: 'anthropic',
       ANTHROPIC_API_KEY: 'test-anthropic-key',
@@ -121,6 +123,7 @@ describe('patchbay doctor', () => {
       ['slack', true],
       ['github', true],
       ['linear', true],
+      ['events', true],
       ['sandbox', true],
       ['database', true],
       ['disk', true],
@@ -182,6 +185,13 @@ describe('patchbay doctor', () => {
     ['a bad model key', { ANTHROPIC_API_KEY: 'not-the-key' }, 'model', /^anthropic\/claude-sonnet-4-6: /, /API key/],
     ['no model', { MODEL_PROVIDER: undefined }, 'model', /^no model is configured/, /MODEL_PROVIDER/],
     ['an unreachable database', { DATABASE_URL: 'closed-db' }, 'database', /^cannot connect: /, /DATABASE_URL/],
+    [
+      'GitHub webhooks with PUBLIC_URL on this machine',
+      { PUBLIC_URL: 'http://localhost:3000' },
+      'events',
+      /GitHub webhooks cannot arrive: GitHub posts them to PUBLIC_URL, and http:\/\/localhost:3000 is reachable from this machine only/,
+      /GITHUB_EVENTS=polling/,
+    ],
   ] as const)(
     '%s: one red row naming the cause and the fix',
     { timeout: 60_000 },
@@ -205,6 +215,51 @@ describe('patchbay doctor', () => {
       expect(rows[0]!.fix).toMatch(fix);
     },
   );
+});
+
+/**
+ * Behind a firewall: PUBLIC_URL on this machine, GitHub by polling without a
+ * webhook secret; every event can still arrive, and the doctor says how.
+ */
+describe('patchbay doctor behind a firewall', () => {
+  it('is green with GitHub polling and PUBLIC_URL on this machine, and names the events polling cannot bring', {
+    timeout: 60_000,
+  }, async () => {
+    const github = await startFakeGitHub();
+    const remote = await createRemote();
+    const database = await createTestDatabase();
+    const dir = await mkdtemp(join(tmpdir(), 'patchbay-doctor-fw-'));
+    try {
+      await remote.pushCommit('README.md', '# Demo\n', 'Initial commit');
+      await github.addRepo('acme', 'widgets', remote.remote, 101);
+      const rows = await doctorRows({
+        env: {
+          DATA_DIR: join(dir, 'data'),
+          DATABASE_URL: database.url,
+          MODEL_PROVIDER: 'scripted',
+          SCRIPTED_SCENARIO: '/dev/null',
+          PUBLIC_URL: 'http://localhost:3000',
+          GITHUB_APP_ID: String(github.appId),
+          GITHUB_APP_PRIVATE_KEY: github.privateKey,
+          GITHUB_API_URL: github.apiUrl,
+          GITHUB_GIT_URL: github.gitUrl,
+          GITHUB_EVENTS: 'polling',
+        },
+        log: pino({ level: 'silent' }),
+        out: process.stdout,
+      });
+      expect(rows.filter((r) => !r.ok)).toEqual([]);
+      expect(rows.find((r) => r.check === 'events')?.detail).toMatch(
+        /^GitHub by polling every 30 s: mentions in issue, pull request and review comments, and CI of Patchbay's own pull requests \(not reviews, /,
+      );
+      expect(github.refused).toEqual([]);
+    } finally {
+      await github.close();
+      await remote.cleanup();
+      await database.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
 });
 
 /** SANDBOX=modal: the doctor's Modal row against the fake Modal, through the SDK. */

@@ -14,7 +14,8 @@ type Result = { code: number; stdout: string; stderr: string };
 async function patchbay(args: string[], env: Record<string, string>, timeout = 60_000): Promise<Result> {
   try {
     const { stdout, stderr } = await exec(process.execPath, ['src/cli.ts', ...args], {
-      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: tmpdir(), ...env },
+      // A developer's .env in the checkout (read by every command) stays out of the test's settings.
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: tmpdir(), PATCHBAY_ENV_FILE: '/dev/null', ...env },
       timeout,
       maxBuffer: 16 * 1024 * 1024,
     });

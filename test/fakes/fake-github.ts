@@ -18,6 +18,7 @@ import { createHookDeliveries } from './fake-github-deliveries.ts';
 import { loadGitHubSpec } from './fake-github-openapi.ts';
 import { runGitHubGraphQL } from './fake-github-graphql.ts';
 import { answerHistory, type BranchRule, pageOf, sortPulls } from './fake-github-history.ts';
+import { answerPolling, conditional, pollingLog } from './fake-github-polling.ts';
 import { listenOnLoopback } from './loopback.ts';
 
 const run = promisify(execFile);
@@ -79,6 +80,10 @@ const NEEDS: Record<string, { permission: string | 'issue-or-pull'; level: Level
   'checks/list-for-suite': { permission: 'checks', level: 'read' },
   'repos/get-combined-status-for-ref': { permission: 'statuses', level: 'read' },
   'checks/list-for-ref': { permission: 'checks', level: 'read' },
+  'checks/list-suites-for-ref': { permission: 'checks', level: 'read' },
+  'issues/list-comments-for-repo': { permission: 'issues', level: 'read' },
+  'issues/get': { permission: 'issue-or-pull', level: 'read' },
+  'pulls/list-review-comments-for-repo': { permission: 'pull_requests', level: 'read' },
   'repos/get-branch-rules': { permission: 'metadata', level: 'read' },
   'repos/get-branch-protection': { permission: 'administration', level: 'read' },
 };
@@ -93,6 +98,9 @@ type Comment = {
   reactions: string[];
   /** GitHub's author_association: OWNER, MEMBER, COLLABORATOR, CONTRIBUTOR, NONE, … */
   association?: string;
+  /** When it was posted and last edited (ISO), as GitHub's lists filter and sort them. */
+  createdAt: string;
+  updatedAt: string;
 };
 type ReviewComment = Comment & { path: string; line: number; diff_hunk: string; in_reply_to_id?: number };
 type Review = { id: number; user: User; state: string; body: string; submittedAt: string };
@@ -233,7 +241,10 @@ export async function startFakeGitHub(
       return;
     }
     res.setHeader('content-type', 'application/json; charset=utf-8');
-    res.end(JSON.stringify(body));
+    // GitHub's ETag on every GET, and a 304 with no body for a matching If-None-Match.
+    const text = JSON.stringify(body);
+    if (status === 200 && res.req?.method === 'GET' && conditional(res.req, res, text, polling)) return;
+    res.end(text);
   }
 
   function refuse(req: IncomingMessage, res: ServerResponse, status: number, message: string): void {
@@ -305,13 +316,22 @@ export async function startFakeGitHub(
   }
 
   const htmlBase = () => `http://127.0.0.1:${port}`;
+  /** GitHub's timestamps: ISO 8601 to the second. */
+  const stamp = () => {
+    const at = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+    return { createdAt: at, updatedAt: at };
+  };
+  /** What the polling endpoints were asked, and how many answers were 304s. */
+  const polling = pollingLog();
   const commentJson = (c: Comment) => ({
     id: c.id,
     node_id: `IC_${c.id}`,
     body: c.body,
     user: c.user,
     html_url: `${htmlBase()}/${c.repo}/issues/${c.number}#issuecomment-${c.id}`,
-    created_at: new Date().toISOString(),
+    created_at: c.createdAt,
+    updated_at: c.updatedAt,
+    issue_url: `${htmlBase()}/api/v3/repos/${c.repo}/issues/${c.number}`,
     author_association: c.association ?? 'NONE',
   });
   const pullJson = (p: Pull) => ({
@@ -717,6 +737,7 @@ export async function startFakeGitHub(
       }
       case 'issues/create-comment': {
         const c: Comment = {
+          ...stamp(),
           id: nextId++,
           repo: key(repo!.owner, repo!.name),
           number: num('issue_number'),
@@ -749,6 +770,7 @@ export async function startFakeGitHub(
         if (parent.in_reply_to_id !== undefined) return refuse(req, res, 422, 'Replies to replies are not supported');
         const c: ReviewComment = {
           ...parent,
+          ...stamp(),
           id: nextId++,
           body: String(body!.body),
           user: userOf(auth!),
@@ -985,6 +1007,33 @@ export async function startFakeGitHub(
       }
       case 'repos/get-combined-status-for-ref':
       case 'checks/list-for-ref':
+      case 'apps/list-repos-accessible-to-installation':
+      case 'issues/list-comments-for-repo':
+      case 'pulls/list-review-comments-for-repo':
+      case 'issues/get':
+      case 'checks/list-suites-for-ref':
+        if (operationId === 'issues/get') await refreshHeads(pulls);
+        return answerPolling(
+          { operationId, params, query: url.searchParams, repoKey: repo && key(repo.owner, repo.name), auth: auth! },
+          {
+            repos: [...repos.values()],
+            comments: [...comments.values()].map((c) => ({ ...commentJson(c), repo: c.repo, number: c.number })),
+            reviewComments: [...reviewComments.values()].map((c) => ({
+              ...commentJson(c),
+              repo: c.repo,
+              number: c.number,
+              path: c.path,
+              line: c.line,
+              diff_hunk: c.diff_hunk,
+              ...(c.in_reply_to_id !== undefined && { in_reply_to_id: c.in_reply_to_id }),
+            })),
+            pulls,
+            checkRuns,
+            htmlBase: htmlBase(),
+            polling,
+            send: (status, body) => send(res, status, body),
+          },
+        );
       case 'repos/get-branch-rules':
       case 'repos/get-branch-protection':
         return answerHistory(
@@ -1154,6 +1203,8 @@ export async function startFakeGitHub(
     },
     graphqlCalls,
     branchRules,
+    /** The polling endpoints' calls (with their query) and how many answers were 304 Not Modified. */
+    polling,
     /** Answers every call of `operationId` with this status and message until `restore` (also recorded in `refused`). */
     fail(operationId: string, status: number, message: string): void {
       failures.set(operationId, { status, message });
@@ -1236,6 +1287,7 @@ export async function startFakeGitHub(
     },
     addComment(owner: string, name: string, number: number, user: User, body: string, association?: string): Comment {
       const c: Comment = {
+        ...stamp(),
         id: nextId++,
         repo: key(owner, name),
         number,
@@ -1254,7 +1306,15 @@ export async function startFakeGitHub(
       user: User,
       input: { body: string; path: string; line: number; diff_hunk: string },
     ): ReviewComment {
-      const c: ReviewComment = { id: nextId++, repo: key(owner, name), number, user, reactions: [], ...input };
+      const c: ReviewComment = {
+        id: nextId++,
+        repo: key(owner, name),
+        number,
+        user,
+        reactions: [],
+        ...stamp(),
+        ...input,
+      };
       reviewComments.set(c.id, c);
       return c;
     },

@@ -16,6 +16,8 @@ export type GitHubPatchbay = Patchbay & {
   url: string;
   dataDir: string;
   logLines: string[];
+  /** The database it runs on (another process may be started on the same one). */
+  databaseUrl: string;
   /** The TCP proxy between Patchbay and its database, when asked for: `cut()` takes the database away. */
   databaseProxy?: TcpProxy;
   dispose(): Promise<void>;
@@ -26,10 +28,17 @@ export async function startGitHubPatchbay(
   fake: FakeGitHub,
   model: ModelProvider | undefined,
   env: Record<string, string> = {},
-  options: Pick<StartOptions, 'inbound'> & { verifierModel?: ModelProvider; databaseProxy?: boolean } = {},
+  options: Pick<StartOptions, 'inbound'> & {
+    verifierModel?: ModelProvider;
+    databaseProxy?: boolean;
+    /** Another Patchbay's database, shared (as a second process of one deployment); it is not dropped here. */
+    sharedDatabaseUrl?: string;
+  } = {},
 ): Promise<GitHubPatchbay> {
   const dataDir = await mkdtemp(join(tmpdir(), 'patchbay-gh-'));
-  const database = await createTestDatabase();
+  const database = options.sharedDatabaseUrl
+    ? { url: options.sharedDatabaseUrl, close: async () => undefined }
+    : await createTestDatabase();
   const target = new URL(database.url);
   const proxy = options.databaseProxy
     ? await startTcpProxy({ host: target.hostname, port: Number(target.port) })
@@ -48,7 +57,7 @@ export async function startGitHubPatchbay(
     GITHUB_GIT_URL: fake.gitUrl,
     ...env,
   });
-  const { databaseProxy: _proxy, ...startOptions } = options;
+  const { databaseProxy: _proxy, sharedDatabaseUrl: _shared, ...startOptions } = options;
   const app = await startPatchbay(config, {
     log,
     work: true,
@@ -65,6 +74,7 @@ export async function startGitHubPatchbay(
     url: app.url!,
     dataDir,
     logLines,
+    databaseUrl: database.url,
     ...(proxy && { databaseProxy: proxy }),
     async dispose() {
       await app.close();

@@ -13,7 +13,8 @@ import { removeDataDir } from '../sandbox/sandbox-test-helpers.ts';
 /** Starts `patchbay serve` as its own process and resolves with the URL it listens on. */
 function startServer(env: Record<string, string>): Promise<{ child: ChildProcess; url: string }> {
   const child = spawn(process.execPath, ['src/cli.ts', 'serve'], {
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env },
+    // A developer's .env in the checkout (read by every command) stays out of the test's settings.
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', PATCHBAY_ENV_FILE: '/dev/null', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   return new Promise((resolve, reject) => {

@@ -66,7 +66,8 @@ export function spawnPatchbay(
   const [file, ...before] = options.command ?? [process.execPath, 'src/cli.ts'];
   const child = spawn(file, [...before, ...args], {
     cwd: root,
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env },
+    // A developer's .env in the checkout (read by every command) stays out of the test's settings.
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', PATCHBAY_ENV_FILE: '/dev/null', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: options.detached ?? false,
   });

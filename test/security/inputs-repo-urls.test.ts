@@ -115,6 +115,7 @@ describe('the CLI says what is wrong with --repo before starting anything', () =
         env: {
           PATH: process.env.PATH ?? '/usr/bin:/bin',
           HOME: tmpdir(),
+          PATCHBAY_ENV_FILE: '/dev/null',
           DATABASE_URL: 'postgres://nobody@127.0.0.1:1/none',
         },
         timeout: 30_000,

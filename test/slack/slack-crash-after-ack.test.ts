@@ -15,7 +15,8 @@ const CHANNEL = 'C123ABC456';
 /** Starts `patchbay serve` as its own process and resolves with the URL it listens on. */
 function startServer(env: Record<string, string>): Promise<{ child: ChildProcess; url: string }> {
   const child = spawn(process.execPath, ['src/cli.ts', 'serve'], {
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env },
+    // A developer's .env in the checkout (read by every command) stays out of the test's settings.
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', PATCHBAY_ENV_FILE: '/dev/null', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   return new Promise((resolve, reject) => {
@@ -88,7 +89,9 @@ describe('a Slack event acknowledged just before the server is killed', () => {
       'the reply after the restart',
       240_000,
     );
-    expect(reply.text).toBe('Please paste the public GitHub repository URL');
+    expect(reply.text).toBe(
+      'Please paste the GitHub repository URL (private repositories work where the GitHub App is installed)',
+    );
     second.child.kill('SIGTERM');
     await new Promise((resolve) => second.child.once('exit', resolve));
     expect(slack.thread(CHANNEL, mention.ts)).toHaveLength(1);

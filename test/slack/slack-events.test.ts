@@ -55,7 +55,9 @@ describe('Slack events over HTTP (real Bolt app, signed requests, fake Web API)'
     const res = await f.postEvent(envelope(mention));
     expect(res.status).toBe(200);
     const reply = await waitForPost(f.slack, CHANNEL, mention.ts, () => true, 'the reply');
-    expect(reply.text).toBe('Please paste the public GitHub repository URL');
+    expect(reply.text).toBe(
+      'Please paste the GitHub repository URL (private repositories work where the GitHub App is installed)',
+    );
     await deliveriesWorked(f.app);
     expect(f.slack.thread(CHANNEL, mention.ts)).toHaveLength(1);
     expect(await f.sessionFor(CHANNEL, mention.ts)).toBeUndefined();

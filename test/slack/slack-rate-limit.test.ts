@@ -16,7 +16,9 @@ describe('Slack rate limits', () => {
     const mention = appMention({ user: 'U0ALICE01', text: 'fix the build' });
     await f.postEvent(envelope(mention));
     const reply = await waitForPost(f.slack, CHANNEL, mention.ts, () => true, 'the reply');
-    expect(reply.text).toBe('Please paste the public GitHub repository URL');
+    expect(reply.text).toBe(
+      'Please paste the GitHub repository URL (private repositories work where the GitHub App is installed)',
+    );
     const posts = f.slack.calls.filter((c) => c.method === 'chat.postMessage');
     expect(posts).toHaveLength(2);
     expect(posts[1]!.at - posts[0]!.at).toBeGreaterThanOrEqual(950);

@@ -26,7 +26,9 @@ describe('Slack over Socket Mode (real SocketModeReceiver, loopback WebSocket)',
     const ack = await socket.sendEvent(envelope(mention));
     expect(ack.envelope_id).toEqual(expect.any(String));
     const reply = await waitForPost(f.slack, CHANNEL, mention.ts, () => true, 'the reply');
-    expect(reply.text).toBe('Please paste the public GitHub repository URL');
+    expect(reply.text).toBe(
+      'Please paste the GitHub repository URL (private repositories work where the GitHub App is installed)',
+    );
     const res = await fetch(`${f.app.url}/slack/events`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
