@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
-import { crc32, deflateSync } from 'node:zlib';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { blankPng } from '../helpers/blank-png.ts';
 import type { ImageIntake } from '../../src/core/attachment.ts';
 import { sniffImageType } from '../../src/core/image-format.ts';
 import { createImageIntake, defaultIntakeLimits } from '../../src/sessions/inbound/image-intake.ts';
@@ -18,33 +18,6 @@ function noisePng(width: number, height: number): Promise<Buffer> {
   return sharp(raw, { raw: { width, height, channels: 3 } })
     .png()
     .toBuffer();
-}
-
-/**
- * A one-bit greyscale PNG of `width`×`height` blank pixels: a few kilobytes on the wire, `width`×`height`
- * pixels to decode (what a compression bomb is).
- */
-function blankPng(width: number, height: number): Uint8Array {
-  const chunk = (type: string, data: Buffer) => {
-    const head = Buffer.alloc(4);
-    head.writeUInt32BE(data.length);
-    const body = Buffer.concat([Buffer.from(type, 'latin1'), data]);
-    const crc = Buffer.alloc(4);
-    crc.writeUInt32BE(crc32(body));
-    return Buffer.concat([head, body, crc]);
-  };
-  const header = Buffer.alloc(13);
-  header.writeUInt32BE(width, 0);
-  header.writeUInt32BE(height, 4);
-  header.writeUInt8(1, 8); // bit depth
-  header.writeUInt8(0, 9); // greyscale
-  const rows = Buffer.alloc((1 + Math.ceil(width / 8)) * height); // filter byte 0 and blank pixels, per row
-  return Buffer.concat([
-    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
-    chunk('IHDR', header),
-    chunk('IDAT', deflateSync(rows, { level: 9 })),
-    chunk('IEND', Buffer.alloc(0)),
-  ]);
 }
 
 /** The picture decoders running now (a killed one has no command line left, even before it is reaped). */
