@@ -34,6 +34,7 @@ import {
   type SessionFamily,
 } from '../../src/core/session-family.ts';
 import { repoRefusedNotice } from '../../src/core/repo-access.ts';
+import { modeNotice } from '../../src/core/session-mode.ts';
 
 /** What we remember per thread between replies (besides the posts table). */
 type ReplyState = { step?: string; statusText?: string; blocked?: string[] };
@@ -199,7 +200,9 @@ function stepAfter(stored: StoredEvent, step: string): string {
   }
 }
 
-type PlainNotice = EventOf<'queue-waiting' | 'queue-started' | 'repo-refused' | 'model-waiting' | 'publish-notice'>;
+type PlainNotice = EventOf<
+  'queue-waiting' | 'queue-started' | 'repo-refused' | 'model-waiting' | 'publish-notice' | 'mode-chosen'
+>;
 
 /** Events the thread hears as a message of their own: where it stands in line, a repository refused to it, the model service down. */
 function isPlainNotice(event: StoredEvent['event']): event is PlainNotice {
@@ -208,7 +211,8 @@ function isPlainNotice(event: StoredEvent['event']): event is PlainNotice {
     event.type === 'queue-started' ||
     event.type === 'repo-refused' ||
     event.type === 'model-waiting' ||
-    event.type === 'publish-notice'
+    event.type === 'publish-notice' ||
+    event.type === 'mode-chosen'
   );
 }
 
@@ -217,6 +221,7 @@ function plainNotice(event: PlainNotice, seq: number): [string, SlackText] {
   if (event.type === 'repo-refused') return [`refused:${seq}`, { text: `⊘ ${repoRefusedNotice(event)}` }];
   if (event.type === 'model-waiting') return [`model-waiting:${seq}`, { text: modelWaitNotice(event) }];
   if (event.type === 'publish-notice') return [`publish-notice:${seq}`, { text: `ⓘ ${event.text}` }];
+  if (event.type === 'mode-chosen') return [`mode:${seq}`, { text: `ⓘ ${escapeMrkdwn(modeNotice(event))}` }];
   return [`queue:${seq}`, { text: queueNotice(event) }];
 }
 
@@ -311,6 +316,7 @@ function finalMessage(
   const summary = result.summary?.trim()
     ? `\n>${escapeMrkdwn(truncate(result.summary.trim(), 1500)).replace(/\n/g, '\n>')}`
     : '';
+  if (result.answered) return { text: answerText(result.summary ?? '') };
   // A denied push (autonomy ask-before-push): the work is not on any branch the thread can open.
   if (result.unpushed) return { text: `:no_entry: ${escapeMrkdwn(result.unpushed)}` };
   const prUrl = pr?.url ?? result.prUrl;
@@ -335,6 +341,21 @@ function subtaskPullsText(session: SessionRecord, family: readonly FamilyMember[
   const first = pulls[0];
   if (!first) return undefined;
   return renderFamilyPulls(pulls, slackLink) ?? `Pull request: ${first.url}`;
+}
+
+/**
+ * An answer (ask mode) as it is posted: its own message, not a quote under "Finished", with the
+ * harness's Markdown file links as Slack links and everything else escaped.
+ */
+function answerText(answer: string): string {
+  const parts = answer.trim().split(/(\[[^\]\n]+\]\(https?:\/\/[^)\s]+\))/);
+  const text = parts
+    .map((part) => {
+      const link = /^\[([^\]\n]+)\]\((https?:\/\/[^)\s]+)\)$/.exec(part);
+      return link ? slackLink(link[2]!, escapeMrkdwn(link[1]!.replace(/\|/g, '/'))) : escapeMrkdwn(part);
+    })
+    .join('');
+  return `:speech_balloon: ${truncate(text, 3500)}`;
 }
 
 function slackLink(url: string, text: string): string {

@@ -8,6 +8,7 @@ import { repoRefusedNotice } from '../core/repo-access.ts';
 import type { EventOf, StoredEvent } from '../core/events.ts';
 import { describeToolCall } from '../core/tool-call.ts';
 import { describeGate } from '../core/evidence.ts';
+import { modeNotice } from '../core/session-mode.ts';
 
 /** One line (or a few) for a session event in a terminal; undefined for events not worth a line. */
 export function renderEvent({ event }: StoredEvent): string | undefined {
@@ -36,6 +37,8 @@ export function renderEvent({ event }: StoredEvent): string | undefined {
     case 'autonomy-set':
     case 'plan-approved':
       return `  ${autonomyNotice(event)}`;
+    case 'mode-chosen':
+      return `  ${modeNotice(event)}`;
     case 'status-changed':
       return `  status: ${event.from} → ${event.to}${event.reason ? ` (${event.reason})` : ''}`;
     case 'workspace-ready':

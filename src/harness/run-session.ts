@@ -45,6 +45,8 @@ import { budgetLimits, pauseForBudget, runBudget } from './session-budget.ts';
 import { pauseForModel } from './model-pause.ts';
 import { loadSessionKnowledge, warnUnknownPrices } from './session-knowledge.ts';
 import { routeSession } from './session-route.ts';
+import { answerGuidance, answerOnly, finishAnswer, settleMode } from './answer-mode.ts';
+import type { SessionMode } from '../core/session-mode.ts';
 import { subtaskSpawner, type SubtaskDeps } from './session-subtasks.ts';
 import { authorizeSessionRepo } from './repo-authorization.ts';
 import { recordScreenshots, screenshotsSection, takeSessionScreenshots } from './screenshots/session-screenshots.ts';
@@ -127,7 +129,9 @@ export async function runSession(sessionId: string, deps: HarnessDeps, signal: A
     await answerPlan(store, sessionId);
     await closeRepliedPush(store, sessionId);
     const run: SessionRun = { session, deps, sandbox, workspace, checkpoints, signal, log };
-    const ready = await prepareGates(run);
+    // A question is answered read-only (no setup, no commit, no push); "fix it" makes it a task.
+    let mode = await settleMode(store, session);
+    const ready = await prepareGates(run, mode);
     const autonomy = await settleAutonomy(store, sessionId, {
       repository: ready.repositoryAutonomy,
       installation: deps.approvals,
@@ -136,14 +140,23 @@ export async function runSession(sessionId: string, deps: HarnessDeps, signal: A
     // One time budget for every round of this run (agent, checks, rework), not one per round.
     const startedAt = Date.now();
     for (;;) {
+      mode = await settleMode(store, session);
+      if (mode === 'do' && ready.setupSkipped && ready.gate) {
+        await runSetup(ready.gate);
+        ready.setupSkipped = false;
+      }
       const limits = await budgetLimits(sessionId, deps, gates.route, startedAt);
       // Plan-first: until a person's go, the agent only reads, and its finished turn is the plan.
-      const locked = autonomy.level === 'plan-first' && !(await planApproved(store, sessionId));
-      const outcome = await runAgentRound(run, gates, limits, locked);
+      const locked = mode === 'do' && autonomy.level === 'plan-first' && !(await planApproved(store, sessionId));
+      const outcome = await runAgentRound(run, gates, limits, mode === 'ask' ? 'answer' : locked ? 'plan' : 'free');
       const after =
-        locked && outcome.kind === 'finished'
-          ? nextAfter(await askForGo(store, session, outcome.summary))
-          : await settle(run, outcome, gates, limits.timeLimitMinutes);
+        outcome.kind !== 'finished'
+          ? await settle(run, outcome, gates, limits.timeLimitMinutes)
+          : mode === 'ask'
+            ? nextAfter(await finishAnswer(store, { ...run, baseCommit: workspace.baseCommit }, outcome.summary))
+            : locked
+              ? nextAfter(await askForGo(store, session, outcome.summary))
+              : await settle(run, outcome, gates, limits.timeLimitMinutes);
       if (after === 'done') break;
       log.info('running the agent again: messages arrived as the run ended, or the gate asked for rework');
     }
@@ -155,18 +168,27 @@ export async function runSession(sessionId: string, deps: HarnessDeps, signal: A
 }
 
 /**
- * One round of the agent in the session's workspace, its text streamed to people watching.
- * `locked`: a plan-first session before its go, whose agent may only read.
+ * What the agent's tools may do in a round: `answer` (ask mode) and `plan` (a plan-first session
+ * before its go) only read; `free` is every tool.
  */
+type RoundTools = 'answer' | 'plan' | 'free';
+
+/** The system blocks a round adds for its tools: the answer's or the plan's guidance. */
+function roundGuidance(gates: RunGates, tools: RoundTools, baseCommit: string): string[] {
+  if (tools === 'answer') return [answerGuidance(baseCommit)];
+  return gates.autonomy.level === 'plan-first' ? [planFirstGuidance(tools === 'plan')] : [];
+}
+
+/** One round of the agent in the session's workspace, its text streamed to people watching. */
 async function runAgentRound(
   run: SessionRun,
   gates: RunGates,
   limits: Partial<RunLimits>,
-  locked: boolean,
+  toolsMay: RoundTools,
 ): Promise<RunOutcome> {
   const { session, deps, sandbox, workspace, checkpoints, signal, log } = run;
   const { level } = gates.autonomy;
-  const system = [...gates.system, ...(level === 'plan-first' ? [planFirstGuidance(locked)] : [])];
+  const system = [...gates.system, ...roundGuidance(gates, toolsMay, workspace.baseCommit)];
   const liveText = deps.live && createLiveText(session.id, deps.live);
   const approvals = approvalsFor(level, deps.approvals, gates.approvalRules);
   const tools = checkpoints ? checkpoints.tools(deps.tools) : deps.tools;
@@ -177,7 +199,7 @@ async function runAgentRound(
       '\n\n',
     ),
     model: deps.model,
-    tools: locked ? lockedUntilGo(tools) : tools,
+    tools: toolsMay === 'answer' ? answerOnly(tools) : toolsMay === 'plan' ? lockedUntilGo(tools) : tools,
     sandbox,
     runLog: deps.store,
     artifacts: deps.artifacts,
@@ -317,6 +339,8 @@ async function commitWork(run: SessionRun, summary: string): Promise<Committed> 
 /** What the gates give the agent's rounds: system blocks, the route, the gate, and the repository's approval rules and autonomy. */
 type PreparedGates = {
   system: string[];
+  /** Setup was not run (a question is answered without it); a run that turns into a task runs it first. */
+  setupSkipped?: boolean;
   route?: Route;
   gate?: GateContext;
   approvalRules?: ApprovalRules;
@@ -331,7 +355,7 @@ type RunGates = PreparedGates & { autonomy: RunAutonomy };
  * the task's class, which sets the budgets and, for unclear or architecture-level work, asks for a
  * question or a plan first.
  */
-async function prepareGates(run: SessionRun): Promise<PreparedGates> {
+async function prepareGates(run: SessionRun, mode: SessionMode): Promise<PreparedGates> {
   const { session, deps, sandbox, workspace, signal, log } = run;
   const { gates, store } = deps;
   if (!gates) return { system: [] };
@@ -350,10 +374,12 @@ async function prepareGates(run: SessionRun): Promise<PreparedGates> {
     log,
     signal,
   };
-  await runSetup(gate);
+  if (mode === 'do') await runSetup(gate);
   const { route, guidance } = await routeSession(session, gates, store);
   return {
-    system: [...guidance, ...(knowledgeText ? [knowledgeText] : [])],
+    ...(mode === 'ask' && { setupSkipped: true }),
+    // The route's guidance (a plan or a question first) is for changes; an answer needs neither.
+    system: [...(mode === 'do' ? guidance : []), ...(knowledgeText ? [knowledgeText] : [])],
     route,
     gate,
     ...(knowledge?.document.approvals && { approvalRules: knowledge.document.approvals }),
