@@ -40,7 +40,8 @@ export function renderEvent({ event }: StoredEvent): string | undefined {
     case 'mode-chosen':
       return `  ${modeNotice(event)}`;
     case 'status-changed':
-      return `  status: ${event.from} → ${event.to}${event.reason ? ` (${event.reason})` : ''}`;
+      // A failure's reason is its error event's line, said once.
+      return `  status: ${event.from} → ${event.to}${event.reason && event.to !== 'failed' ? ` (${event.reason})` : ''}`;
     case 'workspace-ready':
       return `  workspace on branch ${event.branch}, from ${event.baseBranch} at ${event.baseCommit.slice(0, 12)}`;
     case 'diff-updated':
@@ -70,7 +71,7 @@ export function renderEvent({ event }: StoredEvent): string | undefined {
     case 'context-compacted':
       return `  (compacted ${event.messagesReplaced} earlier messages into a summary)`;
     case 'error':
-      return `✗ ${event.message} [${event.code}]`;
+      return `✗ ${event.message}`;
     case 'egress-blocked':
       return `  ⊘ network access refused: ${describeEgressBlock(event)}`;
     case 'egress-allowed':

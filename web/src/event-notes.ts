@@ -80,7 +80,7 @@ export function noteOf(event: NoteEvent): Note {
     case 'context-compacted':
       return info(`Compacted ${event.messagesReplaced} earlier messages into a summary`);
     case 'error':
-      return { tone: 'bad', text: `${event.message} [${event.code}]` };
+      return { tone: 'bad', text: event.message };
     case 'run-resumed':
       return info(`Resumed: ${event.reason}`);
     case 'queue-waiting':
