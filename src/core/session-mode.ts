@@ -38,9 +38,12 @@ const POLITE_ORDER = new RegExp(
   'i',
 );
 
-/** A sentence that asks: a question word first, or a question mark at its end. */
+/**
+ * A sentence that asks without a question mark: a question word or "explain …" first. ("Do it"
+ * and "Is broken" are no questions: an auxiliary verb first counts only with the question mark.)
+ */
 const QUESTION_START =
-  /^(?:where|what|which|who|whom|whose|why|how|when|is|are|was|were|does|do|did|can|could|should|would|will|has|have|explain|describe|tell me|show me|list|summari[sz]e|walk me through|find out|i wonder|any idea)\b/i;
+  /^(?:where|what|which|who|whom|whose|why|how|when|explain|describe|tell me|show me|summari[sz]e|walk me through|find out|i wonder|any idea)\b/i;
 
 /** The request's sentences, without mentions, links and code spans (a URL's `?` is no question). */
 function sentencesOf(text: string): string[] {

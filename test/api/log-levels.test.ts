@@ -54,7 +54,11 @@ describe('log levels at LOG_LEVEL=info', () => {
       model: createScriptedProvider({
         scenario: (messages) =>
           JSON.stringify(messages).includes('ask me') && !messages.some((m) => m.role === 'assistant')
-            ? { toolCalls: [{ name: 'ask_user', input: { question: 'Which license?', choices: ['MIT', 'Apache-2.0'] } }] }
+            ? {
+                toolCalls: [
+                  { name: 'ask_user', input: { question: 'Which license?', choices: ['MIT', 'Apache-2.0'] } },
+                ],
+              }
             : { text: 'done' },
       }),
       queue: { pollingIntervalSeconds: 0.5 },
@@ -99,7 +103,9 @@ describe('log levels at LOG_LEVEL=info', () => {
       async () => written.concat(lines.slice(before)).some((l) => l.msg === 'session failed') || undefined,
       'the end line',
     );
-    const told = lines.slice(before).filter((l) => l.sessionId === id && /^(session failed|what the failed step said)$/.test(l.msg));
+    const told = lines
+      .slice(before)
+      .filter((l) => l.sessionId === id && /^(session failed|what the failed step said)$/.test(l.msg));
     expect(told).toEqual([
       expect.objectContaining({
         level: 40,
