@@ -36,12 +36,11 @@ export function renderEvent({ event }: StoredEvent): string | undefined {
       return `  ${approvalNotice(event)}`;
     case 'autonomy-set':
     case 'plan-approved':
-      return `  ${autonomyNotice(event)}`;
     case 'mode-chosen':
-      return `  ${modeNotice(event)}`;
+    case 'task-routed':
+      return `  ${howItWorks(event)}`;
     case 'status-changed':
-      // A failure's reason is its error event's line, said once.
-      return `  status: ${event.from} → ${event.to}${event.reason && event.to !== 'failed' ? ` (${event.reason})` : ''}`;
+      return statusLine(event);
     case 'workspace-ready':
       return `  workspace on branch ${event.branch}, from ${event.baseBranch} at ${event.baseCommit.slice(0, 12)}`;
     case 'diff-updated':
@@ -54,8 +53,6 @@ export function renderEvent({ event }: StoredEvent): string | undefined {
       return `${event.ready ? '✓ ' : '  '}${describeGate(event)}`;
     case 'knowledge-loaded':
       return `  repo knowledge (${event.source}${event.rebuilt ? ', rebuilt' : ''}): setup ${event.setup.join(', ') || 'none'}; checks ${event.checks.join(', ') || 'none'}`;
-    case 'task-routed':
-      return `  task class ${event.taskClass}: ${event.reason}`;
     case 'budget-reached':
       return `  ${event.kind} budget reached: ${event.spent} of ${event.limit}`;
     case 'ci-failed':
@@ -93,6 +90,18 @@ export function renderEvent({ event }: StoredEvent): string | undefined {
       return _never;
     }
   }
+}
+
+/** How the session works: its mode, class and autonomy, and a plan's go. */
+function howItWorks(event: EventOf<'autonomy-set' | 'plan-approved' | 'mode-chosen' | 'task-routed'>): string {
+  if (event.type === 'mode-chosen') return modeNotice(event);
+  if (event.type === 'task-routed') return `task class ${event.taskClass}: ${event.reason}`;
+  return autonomyNotice(event);
+}
+
+/** A status change; a failure's reason is its error event's line (said once), not repeated here. */
+function statusLine(event: EventOf<'status-changed'>): string {
+  return `  status: ${event.from} → ${event.to}${event.reason && event.to !== 'failed' ? ` (${event.reason})` : ''}`;
 }
 
 /** Where the session waits (in line, on the model service) and what it is told before its pull request opens. */
