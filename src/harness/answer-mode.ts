@@ -20,7 +20,9 @@ const WORK_DONE = new Set(['branch-pushed', 'pr-opened', 'diff-updated']);
  * The run's mode: a sub-task, or a session that has already pushed work, changes code; otherwise
  * people's messages since the last choice decide (nextMode: the first request by its words, then
  * "fix it" turns an answer into a task). A new choice is recorded as `mode-chosen`, once per
- * message it follows (a resumed run finds it), so the thread is told which it is and why.
+ * message it follows (a resumed run finds it), so the thread is told which it is and why: an
+ * answer, a forced "do:", and a turn from answer to task; a first request read as a change, the
+ * way every request was read before, is not recorded, so such a thread reads as it always did.
  */
 export async function settleMode(
   store: Pick<RunLog, 'events' | 'commitStep'>,
@@ -43,6 +45,8 @@ export async function settleMode(
     messages.map((m) => m.event.text),
   );
   if (!next) return current?.mode ?? 'do';
+  // A first request read as a change is what every session was before ask mode: nothing to tell.
+  if (!current && next.mode === 'do' && next.source === 'router') return 'do';
   const after = messages.at(-1)?.seq ?? 0;
   await store.commitStep(session.id, {
     events: [{ event: { type: 'mode-chosen', ...next }, dedupeKey: `mode-chosen:${after}` }],
