@@ -179,6 +179,8 @@ function stepAfter(stored: StoredEvent, step: string): string {
       return { completed: 'Done', failed: 'Failed', cancelled: 'Stopped' }[event.to as string] ?? step;
     case 'workspace-ready':
       return `Checked out \`${event.baseBranch}\` into \`${event.branch}\``;
+    case 'mode-chosen':
+      return event.mode === 'ask' ? 'Reading the code to answer (nothing is changed)' : 'Working on the change';
     case 'tool-start':
       return `Running \`${event.name}\`${describeInput(event.name, event.input)}`;
     case 'assistant-message':
