@@ -45,9 +45,15 @@ const POLITE_ORDER = new RegExp(
 const QUESTION_START =
   /^(?:where|what|which|who|whom|whose|why|how|when|explain|describe|tell me|show me|summari[sz]e|walk me through|find out|i wonder|any idea)\b/i;
 
-/** The request's sentences, without mentions, links and code spans (a URL's `?` is no question). */
+/**
+ * The requester's sentences: without quoted lines (`> …`, someone else's words: an issue's text,
+ * see quote-untrusted.ts), mentions, links and code spans (a URL's `?` is no question).
+ */
 function sentencesOf(text: string): string[] {
   return text
+    .split('\n')
+    .filter((line) => !line.trimStart().startsWith('>'))
+    .join('\n')
     .replace(/<@[^>]+>/g, ' ')
     .replace(/^\s*@[\w.-]+(?:\[bot\])?[\s,]*/, '')
     .replace(/`[^`]*`/g, 'code')

@@ -14,6 +14,7 @@ describe('whether a request asks or orders', () => {
     ['Why does the build fail? Fix it please.', 'do', 'router'],
     ['the login page is broken on Safari', 'do', 'router'],
     ['Do it', 'do', 'router'],
+    ['where is the title set?\n\nIssue #7 by bob, quoted:\n> Fix the title\n> It is wrong.', 'ask', 'router'],
     ['Do a slow thing', 'do', 'router'],
     ['does the cache expire?', 'ask', 'router'],
     ['ask: add a retry to the uploader?', 'ask', 'requester'],
