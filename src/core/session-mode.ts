@@ -24,7 +24,7 @@ export function forcedMode(text: string): SessionMode | undefined {
 
 /** Verbs that order a change when a sentence starts with them ("fix it", "add a test for …"). */
 const ORDER_VERBS =
-  'fix|add|implement|change|update|remove|delete|drop|rename|refactor|rewrite|write|create|make|bump|upgrade|downgrade|migrate|replace|move|patch|correct|resolve|raise|lower|increase|decrease|set|switch|convert|extract|split|merge|clean|tidy|document|open|send|apply|revert|port|enable|disable|handle|support|build';
+  'fix|add|implement|change|update|remove|delete|drop|rename|refactor|rewrite|write|create|make|bump|upgrade|downgrade|migrate|replace|move|patch|correct|resolve|raise|lower|increase|decrease|set|switch|convert|extract|split|merge|clean|tidy|document|open|send|apply|revert|port|enable|disable|handle|support|build|take|tackle|finish|complete|address|ship';
 
 /** A sentence that is an order: starts with a verb above, maybe after "please", "now", "ok", "go ahead and". */
 const IMPERATIVE = new RegExp(
@@ -32,9 +32,16 @@ const IMPERATIVE = new RegExp(
   'i',
 );
 
-/** A polite order phrased as a question: "can you fix …?", "could you please add …". */
+/** Verbs that ask for words, not work: "can you explain …?" is a question. */
+const ASK_VERBS =
+  'tell|explain|show|describe|find|check|look|see|confirm|clarify|summari[sz]e|list|point|help me understand|walk me';
+
+/**
+ * A polite order phrased as a question: "can you fix …?", "could you please take this one?" (any
+ * verb but one that asks for words), "I'd like you to add …".
+ */
 const POLITE_ORDER = new RegExp(
-  `^(?:(?:can|could|would|will) you|would you mind|i(?:'d| would) like you to|i want you to|we need to|you should)\\s+(?:please\\s+)?(?:${ORDER_VERBS})\\b`,
+  `^(?:(?:(?:can|could|would|will) you|would you mind)\\s+(?:please\\s+)?(?!(?:${ASK_VERBS})\\b)[a-z]+|(?:i(?:'d| would) like you to|i want you to|we need to|you should)\\s+(?:please\\s+)?(?:${ORDER_VERBS})\\b)`,
   'i',
 );
 
