@@ -57,17 +57,19 @@ const QUESTION_START =
  * see quote-untrusted.ts), mentions, links and code spans (a URL's `?` is no question).
  */
 function sentencesOf(text: string): string[] {
-  return text
-    .split('\n')
-    .filter((line) => !line.trimStart().startsWith('>'))
-    .join('\n')
-    .replace(/<@[^>]+>/g, ' ')
-    .replace(/^\s*@[\w.-]+(?:\[bot\])?[\s,]*/, '')
-    .replace(/`[^`]*`/g, 'code')
-    .replace(/<?https?:\/\/[^\s>]+>?/g, 'link')
-    .split(/(?<=[.!?])\s+|\n+/)
-    .map((s) => s.trim())
-    .filter(Boolean);
+  return (
+    text
+      .split('\n')
+      .filter((line) => !line.trimStart().startsWith('>'))
+      .join('\n')
+      .replace(/<@[^>]+>/g, ' ')
+      .replace(/`[^`]*`/g, 'code')
+      .replace(/<?https?:\/\/[^\s>]+>?/g, 'link')
+      .split(/(?<=[.!?])\s+|\n+/)
+      // A sentence's leading mention ("@patchbay can you …") is no word of the request.
+      .map((s) => s.replace(/^@[\w.-]+(?:\[bot\])?[\s,]*/, '').trim())
+      .filter(Boolean)
+  );
 }
 
 /** Whether the text orders a change: one of its sentences is an order. */

@@ -15,6 +15,7 @@ describe('whether a request asks or orders', () => {
     ['the login page is broken on Safari', 'do', 'router'],
     ['Do it', 'do', 'router'],
     ['@patchbay can you take this one?', 'do', 'router'],
+    ['Ada mentioned you on issue OPS-7. Their request:\n\n@patchbay can you take this one?', 'do', 'router'],
     ['could you explain how the retry works?', 'ask', 'router'],
     ['Can you tell me where the retry policy is set?', 'ask', 'router'],
     ['where is the title set?\n\nIssue #7 by bob, quoted:\n> Fix the title\n> It is wrong.', 'ask', 'router'],
