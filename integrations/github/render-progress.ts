@@ -1,3 +1,4 @@
+import { modeNotice } from '../../src/core/session-mode.ts';
 import { describeEgressBlock, egressBlockedNote } from '../../src/core/egress-block.ts';
 import { describeToolCall } from '../../src/core/tool-call.ts';
 import type { StoredEvent } from '../../src/core/events.ts';
@@ -69,6 +70,8 @@ function renderStatusBody(view: ProgressView): string {
       const summary = session.result?.summary?.trim();
       const pr = view.prUrl ?? session.result?.prUrl;
       const unpushed = session.result?.unpushed;
+      // An answer (ask mode) is the whole reply: nothing was to change.
+      if (session.result?.answered) return `💬 ${clip(summary || 'No answer.', 6000)}\n\n${link}`;
       const outcome = unpushed
         ? `\n\n${unpushed}`
         : pr
@@ -124,6 +127,7 @@ export function readBatch(events: StoredEvent[], startSeq: number, status: Sessi
       blocked.push(describeEgressBlock(event));
     if (event.type === 'repo-refused') refused.push(repoRefusedNotice(event));
     if (event.type === 'publish-notice') notices.push(event.text);
+    if (event.type === 'mode-chosen') notices.push(modeNotice(event));
     if (event.type === 'status-changed' && event.to === status && settledStatuses.has(event.to)) settled = true;
   }
   return {

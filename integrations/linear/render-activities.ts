@@ -1,3 +1,4 @@
+import { modeNotice } from '../../src/core/session-mode.ts';
 import { approvalActivity } from './linear-approvals.ts';
 import { egressActivity } from './linear-egress.ts';
 import { modelWaitNotice } from '../../src/core/model-notice.ts';
@@ -127,6 +128,8 @@ function activityFor(event: SessionEvent, context: RenderContext): Activity | un
       return thought(repoRefusedNotice(event));
     case 'publish-notice':
       return thought(event.text);
+    case 'mode-chosen':
+      return thought(modeNotice(event));
     case 'check-finished':
       return checkActivity(event, state);
     case 'verification-finished':
@@ -170,6 +173,7 @@ function statusActivity(event: EventOf<'status-changed'>, context: RenderContext
     const pr = state.prUrl ?? session.result?.prUrl;
     const summary = session.result?.summary?.trim();
     finishPlan(state.plan, pr || session.result?.commit ? 'completed' : 'canceled');
+    if (session.result?.answered) return response(`${clip(summary || 'No answer.', 6000)}\n\n${sessionLink}`);
     const outcome = session.result?.unpushed
       ? session.result.unpushed
       : pr

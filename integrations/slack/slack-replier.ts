@@ -11,8 +11,8 @@ import {
   formatElapsed,
   questionMessage,
   statusMessage,
-  truncate,
   type SlackText,
+  truncate,
 } from './slack-blocks.ts';
 import { replyApproval } from './slack-approval-replies.ts';
 import { replyEgress } from './slack-egress.ts';
@@ -21,21 +21,18 @@ import { postOnce, type SlackPoster } from './slack-post-once.ts';
 import type { ArtifactStore } from '../../src/core/artifact-store.ts';
 import { uploadScreenshotsOnce, type SlackFiles } from './slack-screenshots.ts';
 import { escapeMrkdwn } from './slack-text.ts';
-import { branchLink } from './repo-links.ts';
 import { repoShortName } from '../../src/core/repo-ref.ts';
 import { statusIcon, subtaskLines } from './slack-subtasks.ts';
 import type { SubtaskLine } from '../../src/core/subtasks.ts';
 import { waitsForSubtasks } from '../../src/core/subtask-wait.ts';
 import type { SlackStore, SlackThread } from './slack-store.ts';
-import {
-  type FamilyMember,
-  familyPulls,
-  renderFamilyPulls,
-  type SessionFamily,
-} from '../../src/core/session-family.ts';
+import type { FamilyMember, SessionFamily } from '../../src/core/session-family.ts';
 import { repoRefusedNotice } from '../../src/core/repo-access.ts';
+import { modeNotice } from '../../src/core/session-mode.ts';
 import { type AgentState, finishAgentReply, syncAgentSurface } from './slack-agent-replies.ts';
 import { SlackAgentSurface } from './slack-agent-surface.ts';
+import { answerText, pullsText, subtaskPullsText } from './slack-pull-links.ts';
+import { branchLink } from './repo-links.ts';
 
 /** What we remember per thread between replies (besides the posts table). */
 type ReplyState = { step?: string; statusText?: string; blocked?: string[]; agent?: AgentState };
@@ -209,6 +206,8 @@ function stepAfter(stored: StoredEvent, step: string): string {
       return { completed: 'Done', failed: 'Failed', cancelled: 'Stopped' }[event.to as string] ?? step;
     case 'workspace-ready':
       return `Checked out \`${event.baseBranch}\` into \`${event.branch}\``;
+    case 'mode-chosen':
+      return event.mode === 'ask' ? 'Reading the code to answer (nothing is changed)' : 'Working on the change';
     case 'tool-start':
       return `Running \`${event.name}\`${describeInput(event.name, event.input)}`;
     case 'assistant-message':
@@ -230,7 +229,9 @@ function stepAfter(stored: StoredEvent, step: string): string {
   }
 }
 
-type PlainNotice = EventOf<'queue-waiting' | 'queue-started' | 'repo-refused' | 'model-waiting' | 'publish-notice'>;
+type PlainNotice = EventOf<
+  'queue-waiting' | 'queue-started' | 'repo-refused' | 'model-waiting' | 'publish-notice' | 'mode-chosen'
+>;
 
 /** Events the thread hears as a message of their own: where it stands in line, a repository refused to it, the model service down. */
 function isPlainNotice(event: StoredEvent['event']): event is PlainNotice {
@@ -239,7 +240,8 @@ function isPlainNotice(event: StoredEvent['event']): event is PlainNotice {
     event.type === 'queue-started' ||
     event.type === 'repo-refused' ||
     event.type === 'model-waiting' ||
-    event.type === 'publish-notice'
+    event.type === 'publish-notice' ||
+    event.type === 'mode-chosen'
   );
 }
 
@@ -248,6 +250,7 @@ function plainNotice(event: PlainNotice, seq: number): [string, SlackText] {
   if (event.type === 'repo-refused') return [`refused:${seq}`, { text: `⊘ ${repoRefusedNotice(event)}` }];
   if (event.type === 'model-waiting') return [`model-waiting:${seq}`, { text: modelWaitNotice(event) }];
   if (event.type === 'publish-notice') return [`publish-notice:${seq}`, { text: `ⓘ ${event.text}` }];
+  if (event.type === 'mode-chosen') return [`mode:${seq}`, { text: `ⓘ ${escapeMrkdwn(modeNotice(event))}` }];
   return [`queue:${seq}`, { text: queueNotice(event) }];
 }
 
@@ -345,6 +348,7 @@ function finalMessage(
   const summary = result.summary?.trim()
     ? `\n>${escapeMrkdwn(truncate(result.summary.trim(), 1500)).replace(/\n/g, '\n>')}`
     : '';
+  if (result.answered) return { text: answerText(result.summary ?? '') };
   // A denied push (autonomy ask-before-push): the work is not on any branch the thread can open.
   if (result.unpushed) return { text: `:no_entry: ${escapeMrkdwn(result.unpushed)}` };
   const prUrl = pr?.url ?? result.prUrl;
@@ -357,29 +361,4 @@ function finalMessage(
       text: `:white_check_mark: Pushed branch ${branchLink(session.repo, branch, repoBases)}${commit ? ` (${commit.slice(0, 12)})` : ''}${subtaskPulls ? `\n${subtaskPulls}` : ''}${summary}`,
     };
   return { text: `:white_check_mark: ${subtaskPulls ?? 'Finished with no changes to commit.'}${summary}` };
-}
-
-/**
- * For a parent that opened no pull request of its own (its sub-tasks were all on other
- * repositories): the ones its sub-tasks opened, in the same words. Undefined when there are none.
- */
-function subtaskPullsText(session: SessionRecord, family: readonly FamilyMember[]): string | undefined {
-  if (family[0]?.sessionId !== session.id) return undefined;
-  const pulls = familyPulls(family);
-  const first = pulls[0];
-  if (!first) return undefined;
-  return renderFamilyPulls(pulls, slackLink) ?? `Pull request: ${first.url}`;
-}
-
-function slackLink(url: string, text: string): string {
-  return `<${url}|${text}>`;
-}
-
-/** "Pull request: <url>", or for a parent whose family opened more, every one of them. */
-function pullsText(session: SessionRecord, prUrl: string, family: readonly FamilyMember[]): string {
-  const parent = family[0]?.sessionId === session.id;
-  const all = parent
-    ? renderFamilyPulls(familyPulls(family, { sessionId: session.id, url: prUrl, repo: session.repo }), slackLink)
-    : undefined;
-  return all ?? `Pull request: ${prUrl}`;
 }

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { Actor } from '../core/actor.ts';
 import { SessionEvent, type SessionEventType } from '../core/events.ts';
 import { SessionStatus } from '../core/session-status.ts';
+import { isValidBranchName } from '../git/branch-name.ts';
 
 /** Who is speaking through the API. Without an author the caller is the anonymous "API user". */
 export const Author = z.object({
@@ -13,7 +14,13 @@ export type Author = z.infer<typeof Author>;
 export const CreateSessionBody = z.object({
   repo: z.string().trim().min(1).max(500),
   prompt: z.string().trim().min(1).max(100_000),
-  baseBranch: z.string().trim().min(1).max(255).optional(),
+  baseBranch: z
+    .string()
+    .trim()
+    .min(1)
+    .max(255)
+    .refine(isValidBranchName, 'is not a valid branch name (no spaces, "..", "~^:?*[\\", or leading "-")')
+    .optional(),
   author: Author.optional(),
 });
 

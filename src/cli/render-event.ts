@@ -8,6 +8,7 @@ import { repoRefusedNotice } from '../core/repo-access.ts';
 import type { EventOf, StoredEvent } from '../core/events.ts';
 import { describeToolCall } from '../core/tool-call.ts';
 import { describeGate } from '../core/evidence.ts';
+import { modeNotice } from '../core/session-mode.ts';
 
 /** One line (or a few) for a session event in a terminal; undefined for events not worth a line. */
 export function renderEvent({ event }: StoredEvent): string | undefined {
@@ -35,9 +36,11 @@ export function renderEvent({ event }: StoredEvent): string | undefined {
       return `  ${approvalNotice(event)}`;
     case 'autonomy-set':
     case 'plan-approved':
-      return `  ${autonomyNotice(event)}`;
+    case 'mode-chosen':
+    case 'task-routed':
+      return `  ${howItWorks(event)}`;
     case 'status-changed':
-      return `  status: ${event.from} → ${event.to}${event.reason ? ` (${event.reason})` : ''}`;
+      return statusLine(event);
     case 'workspace-ready':
       return `  workspace on branch ${event.branch}, from ${event.baseBranch} at ${event.baseCommit.slice(0, 12)}`;
     case 'diff-updated':
@@ -50,8 +53,6 @@ export function renderEvent({ event }: StoredEvent): string | undefined {
       return `${event.ready ? '✓ ' : '  '}${describeGate(event)}`;
     case 'knowledge-loaded':
       return `  repo knowledge (${event.source}${event.rebuilt ? ', rebuilt' : ''}): setup ${event.setup.join(', ') || 'none'}; checks ${event.checks.join(', ') || 'none'}`;
-    case 'task-routed':
-      return `  task class ${event.taskClass}: ${event.reason}`;
     case 'budget-reached':
       return `  ${event.kind} budget reached: ${event.spent} of ${event.limit}`;
     case 'ci-failed':
@@ -67,7 +68,7 @@ export function renderEvent({ event }: StoredEvent): string | undefined {
     case 'context-compacted':
       return `  (compacted ${event.messagesReplaced} earlier messages into a summary)`;
     case 'error':
-      return `✗ ${event.message} [${event.code}]`;
+      return `✗ ${event.message}`;
     case 'egress-blocked':
       return `  ⊘ network access refused: ${describeEgressBlock(event)}`;
     case 'egress-allowed':
@@ -89,6 +90,18 @@ export function renderEvent({ event }: StoredEvent): string | undefined {
       return _never;
     }
   }
+}
+
+/** How the session works: its mode, class and autonomy, and a plan's go. */
+function howItWorks(event: EventOf<'autonomy-set' | 'plan-approved' | 'mode-chosen' | 'task-routed'>): string {
+  if (event.type === 'mode-chosen') return modeNotice(event);
+  if (event.type === 'task-routed') return `task class ${event.taskClass}: ${event.reason}`;
+  return autonomyNotice(event);
+}
+
+/** A status change; a failure's reason is its error event's line (said once), not repeated here. */
+function statusLine(event: EventOf<'status-changed'>): string {
+  return `  status: ${event.from} → ${event.to}${event.reason && event.to !== 'failed' ? ` (${event.reason})` : ''}`;
 }
 
 /** Where the session waits (in line, on the model service) and what it is told before its pull request opens. */

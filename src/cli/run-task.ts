@@ -5,6 +5,7 @@ import type { PendingQuestion } from '../core/session-record.ts';
 import type { StoredEvent } from '../core/events.ts';
 import { isTerminal, type SessionStatus } from '../core/session-status.ts';
 import { configuredSecrets, type Config } from '../config.ts';
+import { assertValidBranchName } from '../git/branch-name.ts';
 import { checkRepoInput } from '../git/repo-input.ts';
 import { createLogger } from '../logger.ts';
 import { startPatchbay, type Patchbay } from '../main.ts';
@@ -46,6 +47,7 @@ export async function runTask(options: RunTaskOptions): Promise<number> {
   const input = options.input ?? process.stdin;
   // A repository that is no URL and no directory here is said before the database even starts.
   await checkRepoInput(options.repo, 'existing');
+  if (options.baseBranch) assertValidBranchName(options.baseBranch, 'base branch');
   const log = createLogger(
     options.logLevel ?? process.env.LOG_LEVEL ?? 'warn',
     process.stderr,
@@ -163,16 +165,20 @@ async function follow(
   }
   if (final === 'completed') {
     const result = session?.result;
-    out.write(
-      `\nDone. ${result?.commit ? `Branch ${result.branch} at ${result.commit.slice(0, 12)}.` : 'No changes to commit.'}\n`,
-    );
+    const outcome = result?.answered
+      ? 'Answered above; nothing was changed.'
+      : result?.commit
+        ? `Branch ${result.branch} at ${result.commit.slice(0, 12)}.`
+        : 'No changes to commit.';
+    out.write(`\nDone. ${outcome}\n`);
     return 0;
   }
   if (final === 'cancelled') {
     out.write('\nStopped.\n');
     return stop.count > 0 ? 0 : 130;
   }
-  out.write(`\nFailed: ${session?.error ?? 'unknown reason'}\n`);
+  // The reason was the error event's line above (renderEvent): said once.
+  out.write(`\nFailed${session?.error ? ' (the reason is above)' : ': unknown reason'}.\n`);
   return 1;
 }
 

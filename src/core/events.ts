@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { Actor } from './actor.ts';
 import { Autonomy, AutonomySource } from './autonomy.ts';
 import { AttachmentRef } from './attachment.ts';
+import { ModeSource, SessionMode } from './session-mode.ts';
 import { SessionStatus } from './session-status.ts';
 import { ThreadRef } from './thread-ref.ts';
 import { CheckOutcome, TaskClass, Verdict } from './verdict.ts';
@@ -66,6 +67,11 @@ export const SessionEvent = z.discriminatedUnion('type', [
   /** The autonomy a run works under and which setting gave it; written when it changes. */
   z.object({ type: z.literal('autonomy-set'), level: Autonomy, source: AutonomySource }),
   /** A person said "go" to the plan a plan-first session asked about: from here the agent may change files. */
+  /**
+   * Whether the session answers a question read-only (`ask`) or changes code (`do`), who chose it
+   * and why; written when a run starts and the mode is new (the first request, a "fix it" after an answer).
+   */
+  z.object({ type: z.literal('mode-chosen'), mode: SessionMode, source: ModeSource, reason: z.string() }),
   z.object({ type: z.literal('plan-approved'), questionId: z.string(), actor: Actor }),
   /**
    * A command held before it ran until a person approves it; `requestId` is its tool

@@ -30,6 +30,8 @@ export const SessionResult = z.object({
   prUrl: z.string().optional(),
   /** Why the work was not pushed (a person denied the push of an ask-before-push session), in the thread's words. */
   unpushed: z.string().optional(),
+  /** The run answered a question (ask mode): `summary` is the answer; nothing was committed or pushed. */
+  answered: z.boolean().optional(),
 });
 export type SessionResult = z.infer<typeof SessionResult>;
 

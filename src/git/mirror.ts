@@ -4,6 +4,7 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from 'pino';
 import { PatchbayError, isPatchbayError } from '../core/errors.ts';
+import { cloneFailure } from './clone-failure.ts';
 import { redactCredentials, runHostGit } from './host-git.ts';
 
 /** A repository as the harness was given it: a git URL, or a directory on the host. */
@@ -54,15 +55,28 @@ export function repoUrlRefusal(text: string): string | undefined {
   if (/[\u0000-\u001f\u007f]/.test(text)) return 'it contains control characters';
   if (urlPattern.test(text)) {
     const scheme = text.slice(0, text.indexOf(':')).toLowerCase();
-    if (scheme === 'https' || scheme === 'ssh' || scheme === 'file')
-      return /\s/.test(text) ? 'a URL has no spaces' : undefined;
-    if (scheme === 'http' && isLoopbackUrl(text)) return undefined;
+    if (scheme === 'file') return /\s/.test(text) ? 'a URL has no spaces' : undefined;
+    if (scheme === 'https' || scheme === 'ssh')
+      return /\s/.test(text) ? 'a URL has no spaces' : namesNoRepository(text);
+    if (scheme === 'http' && isLoopbackUrl(text)) return namesNoRepository(text);
     return scheme === 'http'
       ? 'plain http:// is accepted only for a git server on this machine (loopback)'
       : `${scheme}:// is not accepted`;
   }
   if (scpPattern.test(text) && !scpUrl.test(text)) return 'the only host:path form accepted is user@host:owner/repo';
   return undefined;
+}
+
+/** Why a network URL names no repository (`https://`, `https://github.com/`), if so. */
+function namesNoRepository(text: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return 'it is not a complete URL';
+  }
+  if (!url.hostname) return 'it names no host';
+  return url.pathname.replace(/\/+/g, '') === '' ? 'it names a host but no repository (owner/repo)' : undefined;
 }
 
 // git@github.com:owner/repo.git: a user, a host name, a colon, and a path that is no second colon.
@@ -133,7 +147,12 @@ export async function ensureMirror(repo: string, deps: MirrorDeps & { updateHead
   const base = { signal: deps.signal, env: deps.env, config: mirrorGitConfig };
   if (await exists(join(gitDir, 'HEAD'))) {
     deps.log.debug({ mirror: gitDir }, 'refreshing git mirror');
-    await runHostGit(['fetch', '--prune', '--quiet', 'origin', '+refs/heads/*:refs/heads/*'], { ...base, gitDir });
+    await runHostGit(['fetch', '--prune', '--quiet', 'origin', '+refs/heads/*:refs/heads/*'], {
+      ...base,
+      gitDir,
+    }).catch((error: unknown) => {
+      throw isPatchbayError(error, 'git_failed') ? cloneFailure(describeRepo(source), 'fetch', error) : error;
+    });
     if (deps.updateHead) await followRemoteHead(mirror, deps);
     return mirror;
   }
@@ -155,11 +174,14 @@ export async function ensureMirror(repo: string, deps: MirrorDeps & { updateHead
   } catch (error) {
     await rm(partial, { recursive: true, force: true });
     if (source.kind === 'path' && isPatchbayError(error, 'git_failed')) {
-      throw new PatchbayError('git_failed', `${source.location} is not a git repository: ${error.message}`, {
-        cause: error,
-      });
+      throw new PatchbayError(
+        'git_failed',
+        `${source.location} is not a git repository: git could not clone it. Check the path; the server's log has git's own message.`,
+        { cause: error },
+      );
     }
-    throw error;
+    // What the person is told has no git command, mirror path or code; the cause keeps git's words.
+    throw isPatchbayError(error, 'git_failed') ? cloneFailure(describeRepo(source), 'clone', error) : error;
   }
   return mirror;
 }

@@ -23,6 +23,9 @@ export async function checkRepoInput(
   if (paths === 'absolute' && !isAbsolute(repo.trim()) && !/^file:\/\//i.test(repo.trim())) {
     throw new PatchbayError('invalid_input', `${shown} is neither ${FORMS} nor an absolute path on the server`);
   }
+  if (paths === 'absolute' && !(await stat(source.location).catch(() => undefined))?.isDirectory()) {
+    throw new PatchbayError('invalid_input', `${shown} is not a directory on the server: check the path`);
+  }
   if (paths === 'existing' && !(await stat(source.location).catch(() => undefined))?.isDirectory()) {
     throw new PatchbayError('invalid_input', `${shown} is neither ${FORMS} nor a directory on this machine`);
   }

@@ -71,9 +71,11 @@ export async function failRun(
   if (isPatchbayError(error, 'lease_lost')) throw error;
   const code = isPatchbayError(error) ? error.code : 'internal';
   // A request Patchbay cannot carry out (a repository that does not exist, a refused path) is
-  // told to its thread; the log gets one line without a stack. Anything else is a fault here.
-  if (userMistakes.has(code)) log.warn({ code, reason: describeError(error) }, 'session failed');
-  else log.error({ err: error }, 'session run failed');
+  // told to its thread in words people act on, and the run's end line says it failed (logRunEnd);
+  // what git or the service said underneath goes to the log only. Anything else is a fault here.
+  const cause = error instanceof Error && error.cause !== undefined ? describeError(error.cause) : undefined;
+  if (!userMistakes.has(code)) log.error({ err: error }, 'session run failed');
+  else if (cause) log.warn({ code, cause }, 'what the failed step said');
   await store.transition(sessionId, 'fail', {
     reason: describeError(error),
     patch: { error: describeError(error) },
@@ -95,7 +97,9 @@ export async function endRun(
   // Background processes and the browser end with the run; a later run starts them again if asked.
   if (sandbox) await stopProcessHost(sandbox);
   await sandbox?.release().catch((error: unknown) => log.warn({ err: error }, 'sandbox release failed'));
-  const baseBranch = (await deps.store.get(session.id).catch(() => undefined))?.baseBranch;
+  const after = await deps.store.get(session.id).catch(() => undefined);
+  if (after) logRunEnd(after, log);
+  const baseBranch = after?.baseBranch;
   if (deps.sandboxes.sharesObjects && baseBranch && !signal.aborted) {
     await prepareSpareCheckout({ repo: session.repo, baseBranch, dataDir: deps.dataDir, log });
   }
@@ -112,4 +116,26 @@ export async function noteAbort(sessionId: string, store: RunLog, log: Logger): 
   // Info, not a warning: a shutdown interrupts runs on purpose, and the queue resumes them.
   if (status !== 'cancelled')
     log.info({ status }, 'run interrupted without a stop; leaving the session for the queue to resume');
+}
+
+/**
+ * The one info line a run's end gets in the server's log when the session completed, failed or
+ * waits for a person (an interrupted or stopped run says so elsewhere).
+ */
+export function logRunEnd(session: SessionRecord, log: Logger): void {
+  const { status, result, pendingQuestion } = session;
+  if (status === 'completed') {
+    const outcome = result?.answered
+      ? { answered: true }
+      : { ...(result?.prUrl && { prUrl: result.prUrl }), ...(result?.commit && { branch: result.branch }) };
+    log.info({ repo: session.repo, ...outcome }, 'session completed');
+  } else if (status === 'failed') {
+    log.info({ repo: session.repo, reason: session.error }, 'session failed');
+  } else if (status === 'waiting' && pendingQuestion) {
+    const waitsFor = pendingQuestion.approval ? 'an approval' : 'an answer';
+    const question = pendingQuestion.question.split('\n')[0]?.slice(0, 200);
+    log.info({ repo: session.repo, waitsFor, question }, 'session waiting for a person');
+  } else if (status === 'waiting') {
+    log.info({ repo: session.repo }, 'session waiting for its sub-tasks');
+  }
 }

@@ -37,7 +37,6 @@ import {
   type ApprovalSettings,
   approvalsFor,
   lockedUntilGo,
-  planFirstGuidance,
   type RunAutonomy,
   settleAutonomy,
 } from './session-autonomy.ts';
@@ -48,6 +47,8 @@ import { chooseEngine } from '../engines/engine-choice.ts';
 import type { EngineName } from '../engines/engine.ts';
 import { loadSessionKnowledge, warnUnknownPrices } from './session-knowledge.ts';
 import { routeSession } from './session-route.ts';
+import { answerOnly, finishAnswer, type RoundTools, roundGuidance, settleMode } from './answer-mode.ts';
+import type { SessionMode } from '../core/session-mode.ts';
 import { subtaskSpawner, type SubtaskDeps } from './session-subtasks.ts';
 import { authorizeSessionRepo } from './repo-authorization.ts';
 import { recordScreenshots, screenshotsSection, takeSessionScreenshots } from './screenshots/session-screenshots.ts';
@@ -132,7 +133,9 @@ export async function runSession(sessionId: string, deps: HarnessDeps, signal: A
     await answerPlan(store, sessionId);
     await closeRepliedPush(store, sessionId);
     const run: SessionRun = { session, deps, sandbox, workspace, checkpoints, signal, log };
-    const ready = await prepareGates(run);
+    // A question is answered read-only (no setup, no commit, no push); "fix it" makes it a task.
+    let mode = await settleMode(store, session);
+    const ready = await prepareGates(run, mode);
     const autonomy = await settleAutonomy(store, sessionId, {
       repository: ready.repositoryAutonomy,
       installation: deps.approvals,
@@ -141,14 +144,23 @@ export async function runSession(sessionId: string, deps: HarnessDeps, signal: A
     // One time budget for every round of this run (agent, checks, rework), not one per round.
     const startedAt = Date.now();
     for (;;) {
+      mode = await settleMode(store, session);
+      if (mode === 'do' && ready.setupSkipped && ready.gate) {
+        await runSetup(ready.gate);
+        ready.setupSkipped = false;
+      }
       const limits = await budgetLimits(sessionId, deps, gates.route, startedAt);
       // Plan-first: until a person's go, the agent only reads, and its finished turn is the plan.
-      const locked = autonomy.level === 'plan-first' && !(await planApproved(store, sessionId));
-      const outcome = await runAgentRound(run, gates, limits, locked);
+      const locked = mode === 'do' && autonomy.level === 'plan-first' && !(await planApproved(store, sessionId));
+      const outcome = await runAgentRound(run, gates, limits, mode === 'ask' ? 'answer' : locked ? 'plan' : 'free');
       const after =
-        locked && outcome.kind === 'finished'
-          ? nextAfter(await askForGo(store, session, outcome.summary))
-          : await settle(run, outcome, gates, limits.timeLimitMinutes);
+        outcome.kind !== 'finished'
+          ? await settle(run, outcome, gates, limits.timeLimitMinutes)
+          : mode === 'ask'
+            ? nextAfter(await finishAnswer(store, { ...run, baseCommit: workspace.baseCommit }, outcome.summary))
+            : locked
+              ? nextAfter(await askForGo(store, session, outcome.summary))
+              : await settle(run, outcome, gates, limits.timeLimitMinutes);
       if (after === 'done') break;
       log.info('running the agent again: messages arrived as the run ended, or the gate asked for rework');
     }
@@ -159,19 +171,16 @@ export async function runSession(sessionId: string, deps: HarnessDeps, signal: A
   }
 }
 
-/**
- * One round of the agent in the session's workspace, its text streamed to people watching.
- * `locked`: a plan-first session before its go, whose agent may only read.
- */
+/** One round of the agent in the session's workspace, its text streamed to people watching. */
 async function runAgentRound(
   run: SessionRun,
   gates: RunGates,
   limits: Partial<RunLimits>,
-  locked: boolean,
+  toolsMay: RoundTools,
 ): Promise<RunOutcome> {
   const { session, deps, sandbox, workspace, checkpoints, signal, log } = run;
   const { level } = gates.autonomy;
-  const system = [...gates.system, ...(level === 'plan-first' ? [planFirstGuidance(locked)] : [])];
+  const system = [...gates.system, ...roundGuidance(level, toolsMay, workspace.baseCommit)];
   const liveText = deps.live && createLiveText(session.id, deps.live);
   const approvals = approvalsFor(level, deps.approvals, gates.approvalRules);
   const tools = checkpoints ? checkpoints.tools(deps.tools) : deps.tools;
@@ -180,7 +189,8 @@ async function runAgentRound(
     ...system,
   ].join('\n\n');
   const { engine } = chooseEngine(session.prompt, gates.repositoryEngine, deps.engines?.default ?? 'patchbay');
-  if (engine !== 'patchbay' && deps.engines)
+  // An engine's tools cannot be narrowed to reading: answers and plans run on Patchbay's own loop.
+  if (engine !== 'patchbay' && deps.engines && toolsMay === 'free')
     return runEngineRound(run, deps.engines, engine, {
       system: fullSystem,
       limits: { ...deps.limits, ...limits },
@@ -191,7 +201,7 @@ async function runAgentRound(
     sessionId: session.id,
     system: fullSystem,
     model: deps.model,
-    tools: locked ? lockedUntilGo(tools) : tools,
+    tools: toolsMay === 'answer' ? answerOnly(tools) : toolsMay === 'plan' ? lockedUntilGo(tools) : tools,
     sandbox,
     runLog: deps.store,
     artifacts: deps.artifacts,
@@ -331,6 +341,8 @@ async function commitWork(run: SessionRun, summary: string): Promise<Committed> 
 /** What the gates give the agent's rounds: system blocks, the route, the gate, and the repository's approval rules and autonomy. */
 type PreparedGates = {
   system: string[];
+  /** Setup was not run (a question is answered without it); a run that turns into a task runs it first. */
+  setupSkipped?: boolean;
   route?: Route;
   gate?: GateContext;
   approvalRules?: ApprovalRules;
@@ -346,7 +358,7 @@ type RunGates = PreparedGates & { autonomy: RunAutonomy };
  * the task's class, which sets the budgets and, for unclear or architecture-level work, asks for a
  * question or a plan first.
  */
-async function prepareGates(run: SessionRun): Promise<PreparedGates> {
+async function prepareGates(run: SessionRun, mode: SessionMode): Promise<PreparedGates> {
   const { session, deps, sandbox, workspace, signal, log } = run;
   const { gates, store } = deps;
   if (!gates) return { system: [] };
@@ -365,10 +377,12 @@ async function prepareGates(run: SessionRun): Promise<PreparedGates> {
     log,
     signal,
   };
-  await runSetup(gate);
+  if (mode === 'do') await runSetup(gate);
   const { route, guidance } = await routeSession(session, gates, store);
   return {
-    system: [...guidance, ...(knowledgeText ? [knowledgeText] : [])],
+    ...(mode === 'ask' && { setupSkipped: true }),
+    // The route's guidance (a plan or a question first) is for changes; an answer needs neither.
+    system: [...(mode === 'do' ? guidance : []), ...(knowledgeText ? [knowledgeText] : [])],
     route,
     gate,
     ...(knowledge?.document.approvals && { approvalRules: knowledge.document.approvals }),

@@ -61,11 +61,16 @@ export const WAITING_FOR_GO =
  * call refused with WAITING_FOR_GO (nothing runs, so nothing changes in the workspace).
  */
 export function lockedUntilGo(tools: ToolExecutor): ToolExecutor {
+  return onlyReadOnly(tools, WAITING_FOR_GO);
+}
+
+/** The read-only tools as they are; every other call refused with `refusal` (nothing runs). */
+export function onlyReadOnly(tools: ToolExecutor, refusal: string): ToolExecutor {
   return {
     specs: () => tools.specs(),
     async execute(call, ctx) {
       if (READ_ONLY.has(call.name)) return tools.execute(call, ctx);
-      return { content: WAITING_FOR_GO, isError: true };
+      return { content: refusal, isError: true };
     },
     ...(tools.rerunsInterrupted && { rerunsInterrupted: (call) => tools.rerunsInterrupted!(call) }),
   };

@@ -96,11 +96,38 @@ describe('API without a token: loopback names only, and no server paths unless a
     await app.dispose();
 
     app = await startTestPatchbay({ serve: true, env: { PATCHBAY_ALLOW_LOCAL_REPOS: 'true' } });
-    const allowed = await send(app.url!, 'POST', '/api/sessions', 'localhost', {
+    // A path that is not there is this request's 400, not a session that fails a second later.
+    const missing = await send(app.url!, 'POST', '/api/sessions', 'localhost', {
       repo: '/srv/secret-repo',
       prompt: 'p',
     });
+    expect(missing.status).toBe(400);
+    expect(JSON.parse(missing.body).message).toBe(
+      '"/srv/secret-repo" is not a directory on the server: check the path',
+    );
+    expect(await app.store.list({ limit: 10 })).toEqual([]);
+    const allowed = await send(app.url!, 'POST', '/api/sessions', 'localhost', { repo: app.dataDir, prompt: 'p' });
     expect(allowed.status).toBe(201);
+  });
+
+  it('refuses at the request, with the reason, what would only fail after a 201', async () => {
+    app = await startTestPatchbay({ serve: true });
+    const cases: [Record<string, string>, RegExp][] = [
+      [
+        { repo: 'https://' },
+        /^"https:\/\/" is not a repository: it is not a complete URL\. Use https:\/\/host\/owner\/repo/,
+      ],
+      [{ repo: 'https://github.com/' }, /is not a repository: it names a host but no repository \(owner\/repo\)/],
+      [{ repo: 'ssh://' }, /is not a repository: it names no host/],
+      [{ repo: 'https://github.com/o/r', baseBranch: 'main..x' }, /^baseBranch: is not a valid branch name/],
+      [{ repo: 'https://github.com/o/r', baseBranch: '-x' }, /^baseBranch: is not a valid branch name/],
+    ];
+    for (const [body, message] of cases) {
+      const refused = await send(app.url!, 'POST', '/api/sessions', 'localhost', { ...body, prompt: 'p' });
+      expect(refused.status, JSON.stringify(body)).toBe(400);
+      expect(JSON.parse(refused.body).message, JSON.stringify(body)).toMatch(message);
+    }
+    expect(await app.store.list({ limit: 10 })).toEqual([]);
   });
 
   it('with a token, the token decides and any Host is served', async () => {

@@ -1,5 +1,5 @@
 import { Writable } from 'node:stream';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -7,7 +7,8 @@ import { loadConfig } from '../../src/config.ts';
 import { createLogger } from '../../src/logger.ts';
 import { startPatchbay, type Patchbay } from '../../src/main.ts';
 import { createScriptedProvider } from '../../src/models/scripted-provider.ts';
-import { waitForStatus } from '../helpers/wait-for.ts';
+import { createRemote } from '../git/git-fixture.ts';
+import { waitFor, waitForStatus } from '../helpers/wait-for.ts';
 import { createTestDatabase } from '../helpers/test-database.ts';
 
 type Line = { level: number; msg: string; [key: string]: unknown };
@@ -19,6 +20,12 @@ type Line = { level: number; msg: string; [key: string]: unknown };
  */
 describe('log levels at LOG_LEVEL=info', () => {
   const lines: Line[] = [];
+  const start = (repo: string, prompt: string) =>
+    fetch(`${app.url}/api/sessions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ repo, prompt }),
+    });
   let app: Patchbay;
   let database: Awaited<ReturnType<typeof createTestDatabase>>;
   let dir: string;
@@ -43,7 +50,17 @@ describe('log levels at LOG_LEVEL=info', () => {
       log: createLogger('info', sink),
       serve: true,
       work: true,
-      model: createScriptedProvider({ scenario: [{ text: 'done' }] }),
+      // "ask me" in the task makes the agent ask; anything else is done at once.
+      model: createScriptedProvider({
+        scenario: (messages) =>
+          JSON.stringify(messages).includes('ask me') && !messages.some((m) => m.role === 'assistant')
+            ? {
+                toolCalls: [
+                  { name: 'ask_user', input: { question: 'Which license?', choices: ['MIT', 'Apache-2.0'] } },
+                ],
+              }
+            : { text: 'done' },
+      }),
       queue: { pollingIntervalSeconds: 0.5 },
     });
   });
@@ -53,7 +70,7 @@ describe('log levels at LOG_LEVEL=info', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  it('logs no HTTP request lines, and a missing repository as one warning without a stack', {
+  it("logs no HTTP request lines; a missing repository is the request's 400; a failed clone is one info line and git's words one warning, without a stack", {
     timeout: 60_000,
   }, async () => {
     const before = lines.length;
@@ -66,28 +83,63 @@ describe('log levels at LOG_LEVEL=info', () => {
       body: '{"repo": ',
     });
     expect(malformed.status).toBe(400);
-    const missing = join(dir, 'no-such-repository');
-    const res = await fetch(`${app.url}/api/sessions`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ repo: missing, prompt: 'Fix the parser' }),
-    });
+    const missing = await start(join(dir, 'no-such-repository'), 'Fix the parser');
+    expect(missing.status).toBe(400);
+    // A directory that is there but is no git repository: the session fails at its clone.
+    const notGit = join(dir, 'not-a-repository');
+    await mkdir(notGit);
+    const res = await start(notGit, 'Fix the parser');
     expect(res.status).toBe(201);
     const { id } = (await res.json()) as { id: string };
     const failed = await waitForStatus(app, id, ['failed']);
-    expect(failed.error).toContain('does not exist');
+    expect(failed.error).toBe(
+      `${notGit} is not a git repository: git could not clone it. Check the path; the server's log has git's own message.`,
+    );
 
     const written = lines.slice(before);
     expect(written.filter((l) => l.req !== undefined || l.res !== undefined || /request/i.test(l.msg))).toEqual([]);
     expect(written.filter((l) => l.level >= 50)).toEqual([]);
-    const told = written.filter((l) => l.sessionId === id && l.level === 40);
+    await waitFor(
+      async () => written.concat(lines.slice(before)).some((l) => l.msg === 'session failed') || undefined,
+      'the end line',
+    );
+    const told = lines
+      .slice(before)
+      .filter((l) => l.sessionId === id && /^(session failed|what the failed step said)$/.test(l.msg));
     expect(told).toEqual([
       expect.objectContaining({
-        msg: 'session failed',
+        level: 40,
+        msg: 'what the failed step said',
         code: 'git_failed',
-        reason: expect.stringContaining('does not exist'),
+        cause: expect.stringContaining('git clone'),
       }),
+      expect.objectContaining({ level: 30, msg: 'session failed', reason: failed.error }),
     ]);
     expect(JSON.stringify(written)).not.toContain('"stack"');
+  });
+
+  it('says in one info line when a session completes and when it waits for a person', { timeout: 60_000 }, async () => {
+    const repo = await createRemote();
+    try {
+      const before = lines.length;
+      const done = (await (await start(repo.remote, 'Fix the parser')).json()) as { id: string };
+      await waitForStatus(app, done.id, ['completed']);
+      const asks = (await (await start(repo.remote, 'Add a license, ask me which')).json()) as { id: string };
+      await waitForStatus(app, asks.id, ['waiting']);
+      const ends = () =>
+        lines.slice(before).filter((l) => l.level === 30 && /^session (completed|failed|waiting)/.test(l.msg));
+      await waitFor(async () => ends().length >= 2 || undefined, 'both end lines');
+      expect(ends()).toEqual([
+        expect.objectContaining({ sessionId: done.id, msg: 'session completed', repo: repo.remote }),
+        expect.objectContaining({
+          sessionId: asks.id,
+          msg: 'session waiting for a person',
+          waitsFor: 'an answer',
+          question: 'Which license?',
+        }),
+      ]);
+    } finally {
+      await repo.cleanup();
+    }
   });
 });

@@ -113,10 +113,34 @@ describe('the patchbay command', () => {
   it('run: with no model configured, the session fails with the reason and the command exits 1', async () => {
     const result = await patchbay(['run', '--repo', remote.remote, 'Add a license'], env);
     expect(result.code).toBe(1);
-    expect(result.stdout).toContain(
-      'Failed: No model is configured on this Patchbay server: set MODEL_PROVIDER and its API key',
-    );
+    const reason = 'No model is configured on this Patchbay server: set MODEL_PROVIDER and its API key';
+    // Said once: the error's line, not again on the status line or the last line.
+    expect(result.stdout.split(reason)).toHaveLength(2);
+    expect(result.stdout).toContain('Failed (the reason is above).');
     expect(result.stdout).not.toContain('Done.');
+  });
+
+  it('run: a clone that fails says what failed and what to do, once, with no git command or server path', async () => {
+    const scenario = join(dir, 'unused.json');
+    await writeFile(scenario, JSON.stringify({ turns: [{ text: 'never asked' }] }));
+    const result = await patchbay(['run', '--repo', 'http://127.0.0.1:1/acme/shop', 'Add a license'], {
+      ...env,
+      MODEL_PROVIDER: 'scripted',
+      SCRIPTED_SCENARIO: scenario,
+    });
+    expect(result.code).toBe(1);
+    const said = 'Could not clone http://127.0.0.1:1/acme/shop: its host could not be reached.';
+    expect(result.stdout.split(said)).toHaveLength(2);
+    expect(result.stdout).toContain('Check the URL');
+    expect(result.stdout).not.toMatch(/git clone|--bare|git_failed|mirrors|\.partial-/);
+    expect(result.stdout).not.toContain(dir);
+  });
+
+  it('run: a base branch git would refuse is refused before anything starts', async () => {
+    const result = await patchbay(['run', '--repo', remote.remote, '--base', 'main..x', 'Add a license'], env);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('Invalid base branch name "main..x"');
+    expect(result.stdout).not.toContain('Session on');
   });
 
   it('refuses a bad configuration with one clear line per problem', async () => {

@@ -70,6 +70,14 @@ function decide(messages: readonly ModelMessage[]): ScriptedTurn {
       ][turn] ?? { text: 'done' }
     );
   }
+  if (text.includes('where is the title')) {
+    return (
+      [
+        { toolCalls: [{ name: 'write_file', input: { path: 'README.md', content: 'changed\n' } }] },
+        { text: 'The title is the first line of `README.md:1`.' },
+      ][turn] ?? { text: 'done' }
+    );
+  }
   return { text: 'Nothing to do.' };
 }
 
@@ -391,6 +399,42 @@ describe('GitHub end to end (fake GitHub with the REST spec and git http-backend
     }
     // The sandbox's env dump really ran (so the check above looked at something).
     expect(outputs[3]).toMatch(/PATH=/);
+    expect(fake.refused).toEqual([]);
+  }, 120_000);
+
+  it('answers a question on an issue in a comment that links the line it read, and opens no branch or pull request', async () => {
+    const mainBefore = await tip('main');
+    const pullsBefore = fake.pulls.length;
+    const issueNumber = 7002;
+    const comment = fake.addComment(owner, repo, issueNumber, alice, '@patchbay-test where is the title set?');
+    const payload = issueCommentEvent(where, {
+      number: issueNumber,
+      title: 'Title',
+      body: 'Where does the title come from?',
+      commentId: comment.id,
+      user: alice,
+      comment: comment.body,
+    });
+    expect((await sendWebhook(webhooks(), webhookSecret, 'issue_comment', payload)).status).toBe(202);
+    const session = await waitFor(
+      () => app.store.findByThread({ source: 'github', owner, repo, number: issueNumber, kind: 'issue' }),
+      'the issue session',
+    );
+    const done = await waitForStatus(app, session.id, ['completed', 'failed'], 60_000);
+    expect(done.result?.answered).toBe(true);
+    const link = `${fake.gitUrl}/${owner}/${repo}/blob/${mainBefore}/README.md#L1`;
+    const reply = await waitFor(
+      async () =>
+        fake
+          .commentsOn(owner, repo, issueNumber)
+          .find((c) => c.user.login === fake.bot.login && c.body.startsWith('💬')),
+      'the answer',
+    );
+    expect(reply.body).toContain(`[README.md:1](${link})`);
+    expect(reply.body).toContain('Answering without changing anything');
+    expect(fake.pulls.length).toBe(pullsBefore);
+    expect(await tip(done.branch!)).toBe('');
+    expect(await tip('main')).toBe(mainBefore);
     expect(fake.refused).toEqual([]);
   }, 120_000);
 });

@@ -11,6 +11,7 @@ import { approvalNotice } from '../../src/core/approval-notice.ts';
 import { autonomyNotice } from '../../src/core/autonomy.ts';
 import { egressAllowNotice } from '../../src/core/egress-allow.ts';
 import { repoRefusedNotice } from '../../src/core/repo-access.ts';
+import { modeNotice } from '../../src/core/session-mode.ts';
 import { approvalTone } from './approval-state.ts';
 
 export type Note = { tone: 'info' | 'good' | 'bad'; text: string; link?: { href: string; label: string } };
@@ -43,6 +44,7 @@ const noteTypes = [
   'egress-revoked',
   'repo-refused',
   'publish-notice',
+  'mode-chosen',
 ] as const;
 
 /** An event the timeline shows as a note. */
@@ -78,7 +80,7 @@ export function noteOf(event: NoteEvent): Note {
     case 'context-compacted':
       return info(`Compacted ${event.messagesReplaced} earlier messages into a summary`);
     case 'error':
-      return { tone: 'bad', text: `${event.message} [${event.code}]` };
+      return { tone: 'bad', text: event.message };
     case 'run-resumed':
       return info(`Resumed: ${event.reason}`);
     case 'queue-waiting':
@@ -100,6 +102,8 @@ export function noteOf(event: NoteEvent): Note {
       return { tone: 'bad', text: repoRefusedNotice(event) };
     case 'publish-notice':
       return info(event.text);
+    case 'mode-chosen':
+      return info(modeNotice(event));
     default:
       return progressNote(event);
   }

@@ -268,7 +268,8 @@ export class SessionModel {
       }
       case 'status-changed': {
         const { from, to, reason } = event;
-        this.push({ kind: 'status', key, at, from, to, ...(reason && { reason }) });
+        // A failure's reason is its error note, shown once.
+        this.push({ kind: 'status', key, at, from, to, ...(reason && to !== 'failed' && { reason }) });
         return;
       }
       case 'egress-blocked':
