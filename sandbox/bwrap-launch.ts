@@ -20,6 +20,7 @@ export type BwrapLaunchInput = Omit<BwrapArgsInput, 'fds'> & {
   disk: DiskQuota;
   timeoutMs: number;
   maxOutputBytes: number;
+  onStdout?: (chunk: Uint8Array) => void;
   signal?: AbortSignal;
   stdin?: string;
 };
@@ -113,6 +114,7 @@ export async function runInBwrap(input: BwrapLaunchInput): Promise<ExecResult> {
       maxOutputBytes: input.maxOutputBytes,
       ...(input.signal && { signal: input.signal }),
       ...(input.stdin !== undefined && { stdin: input.stdin }),
+      ...(input.onStdout && { onStdout: input.onStdout }),
       onSpawn: (pid, kill) => {
         watch = watchLimits({
           rootPid: pid,

@@ -44,6 +44,11 @@ export type EgressProxyOptions = {
   resolve?: Resolve;
   /** The hosts people allowed for this proxy's session (see EgressGate.allowed). */
   allowed?: () => Promise<readonly EgressRule[]>;
+  /**
+   * The host's relay for engines' model traffic: `/engine-relay/…` is forwarded there as it came
+   * (any method; the relay checks the run's token and adds the credential itself).
+   */
+  engineRelay?: { url: string };
 };
 
 export type EgressProxy = {
@@ -178,7 +183,16 @@ async function handleRequest(ctx: ProxyContext, req: IncomingMessage, res: Serve
   }
   const port = Number(url.port || 80);
   if (raw.startsWith('/') || isSelf(selfAuthority, url.hostname, port)) {
-    await serveSecretRoute(ctx, url, rawPath(raw), req, res);
+    const path = rawPath(raw);
+    if (ctx.options.engineRelay && path.startsWith(ENGINE_RELAY_PREFIX))
+      await serveEngineRelay(
+        ctx,
+        ctx.options.engineRelay.url,
+        `${path.slice(ENGINE_RELAY_PREFIX.length - 1)}${url.search}`,
+        req,
+        res,
+      );
+    else await serveSecretRoute(ctx, url, path, req, res);
     return;
   }
   const decision = await authorize(ctx.gate, url.hostname, port, ctx.options.policy);
@@ -245,6 +259,34 @@ async function serveSecretRoute(
     decision,
     headers,
   });
+}
+
+/** Where the engine relay is reached on the proxy's own address. */
+const ENGINE_RELAY_PREFIX = '/engine-relay/';
+
+/** `/engine-relay/…`: forwarded to the host's engine relay, which alone decides what goes further. */
+async function serveEngineRelay(
+  ctx: ProxyContext,
+  relayUrl: string,
+  path: string,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
+  const upstream = new URL(relayUrl);
+  const port = Number(upstream.port || 80);
+  const decision = await authorize(
+    ctx.gate,
+    upstream.hostname,
+    port,
+    withUpstream(ctx.options.policy, upstream.hostname, port),
+  );
+  if (!decision.ok) {
+    sendText(res, decision.status, decision.message);
+    return;
+  }
+  const headers = forwardHeaders(req.headers);
+  headers.host = upstream.host;
+  forward(req, res, { protocol: 'http:', hostname: upstream.hostname, port, path, decision, headers });
 }
 
 /** Whether an absolute-form request names the proxy's own address (the relay's), so it is served here. */

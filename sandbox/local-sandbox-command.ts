@@ -26,6 +26,8 @@ export type CommandContext = {
   identity: SandboxIdentity | undefined;
   /** SANDBOX_SECRETS names, each reached at its PATCHBAY_SECRET_<NAME>_URL in a 'proxy' sandbox. */
   secretNames: readonly string[];
+  /** Host directories shown read-only in every command (the engines' CLIs, see LocalSandboxProviderOptions.engineBinds). */
+  engineBinds: readonly { hostPath: string; sandboxPath: string }[];
 };
 
 /** Where one command runs: its workspace, its cwd relative to it, and the sandbox handle's network and disk. */
@@ -49,6 +51,7 @@ export async function runCommand(
     maxOutputBytes: opts.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES,
     ...(opts.signal ? { signal: opts.signal } : {}),
     ...(opts.stdin !== undefined ? { stdin: opts.stdin } : {}),
+    ...(opts.onStdout && { onStdout: opts.onStdout }),
   };
   if (ctx.host) {
     const { spec, egressSocket } = target;
@@ -61,9 +64,10 @@ export async function runCommand(
       cwd: target.cwdRel === '.' ? SANDBOX_WORKDIR : `${SANDBOX_WORKDIR}/${target.cwdRel}`,
       network: spec.network,
       ...(egressSocket && { egressSocket }),
-      ...(spec.sharedObjects && {
-        readOnlyBinds: [{ hostPath: spec.sharedObjects, sandboxPath: SHARED_OBJECTS_PATH }],
-      }),
+      readOnlyBinds: [
+        ...(spec.sharedObjects ? [{ hostPath: spec.sharedObjects, sandboxPath: SHARED_OBJECTS_PATH }] : []),
+        ...ctx.engineBinds,
+      ],
       env,
       hostSystem: ctx.host.hostSystem,
       usr: ctx.host.usr,

@@ -42,6 +42,11 @@ export type LocalSandboxProviderOptions = {
    * own where this host can (root, loop devices), else watches it; the others insist.
    */
   diskQuota?: 'auto' | DiskQuota['kind'];
+  /**
+   * Host directories shown read-only at the given path in every command: the engines' CLIs
+   * (installed with Patchbay from npm), so an engine runs inside the sandbox without a copy per workspace.
+   */
+  engineBinds?: readonly { hostPath: string; sandboxPath: string }[];
 };
 
 export type LocalSandboxProvider = SandboxProvider & {
@@ -89,6 +94,7 @@ export async function createLocalSandboxProvider(options: LocalSandboxProviderOp
       limits,
       identity,
       secretNames: (options.egress?.secrets ?? []).map((secret) => secret.name),
+      engineBinds: options.engineBinds ?? [],
     },
     runAs,
     diskQuota,

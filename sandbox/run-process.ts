@@ -24,6 +24,8 @@ export type RunProcessInput = {
   extraFds?: readonly Buffer[];
   /** Program name the child sees as argv[0]. */
   argv0?: string;
+  /** Called with each chunk of stdout as it arrives. Must not throw. */
+  onStdout?: (chunk: Uint8Array) => void;
   /** Called once the child runs, with a way to end its whole tree (the limit watch uses it). */
   onSpawn?: (pid: number, kill: () => void) => void;
 };
@@ -125,7 +127,10 @@ export function runProcess(input: RunProcessInput): Promise<ExecResult> {
 
     feedInputs(child, input);
     if (child.pid !== undefined) input.onSpawn?.(child.pid, killTree);
-    child.stdout?.on('data', (chunk: Buffer) => stdout.push(chunk));
+    child.stdout?.on('data', (chunk: Buffer) => {
+      stdout.push(chunk);
+      input.onStdout?.(chunk);
+    });
     child.stderr?.on('data', (chunk: Buffer) => stderr.push(chunk));
     child.on('error', (error) => {
       if (settled) return;

@@ -23,6 +23,8 @@ export type ExecOptions = {
    * Secrets are local sandboxes' only; elsewhere this changes nothing.
    */
   secretWrites?: boolean;
+  /** Called with each chunk of stdout as it arrives (an engine's event stream). Must not throw. */
+  onStdout?: (chunk: Uint8Array) => void;
 };
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;

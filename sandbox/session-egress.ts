@@ -23,6 +23,8 @@ export type EgressOptions = {
    * target the allowlist refuses, so every worker's proxy sees the same decisions.
    */
   allowed?: (sessionId: string) => Promise<readonly EgressRule[]>;
+  /** The host's engine relay, reached from the sandbox at `/engine-relay/` on the proxy's address. */
+  engineRelay?: { url: string };
 };
 
 /** The egress proxy of one sandbox handle with network 'proxy', and the socket bound into its sandbox. */
@@ -48,6 +50,7 @@ export async function openSessionEgress(
     selfAuthority: { host: RELAY_HOST, port: RELAY_PORT },
     onBlocked: (block) => egress.onBlocked?.(sessionId, block),
     ...(egress.allowed && { allowed: () => egress.allowed!(sessionId) }),
+    ...(egress.engineRelay && { engineRelay: egress.engineRelay }),
     log: sessionLog.child({ component: 'egress-proxy' }),
   });
   await sockets.grant(socket);

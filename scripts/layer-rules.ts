@@ -51,16 +51,23 @@ export const layers: Layer[] = [
     mayImport: ['core', 'sandbox'],
   },
   {
+    name: 'engines',
+    paths: ['src/engines/'],
+    holds:
+      'engines that run the agent as a CLI in the sandbox (Claude Code, Codex, OpenCode) and the host relay for their model traffic',
+    mayImport: ['core', 'models', 'sandbox', 'agent'],
+  },
+  {
     name: 'harness',
     paths: ['src/harness/'],
     holds: 'the session blueprint around the agent: workspace, agent, ship changes, publishers',
-    mayImport: ['core', 'agent', 'git', 'models', 'sandbox'],
+    mayImport: ['core', 'agent', 'engines', 'git', 'models', 'sandbox'],
   },
   {
     name: 'sessions',
     paths: ['src/sessions/'],
     holds: 'session store, session service, durable queues, event bus, worker, thread notifier',
-    mayImport: ['core', 'db', 'harness', 'agent', 'git', 'models', 'sandbox'],
+    mayImport: ['core', 'db', 'harness', 'agent', 'engines', 'git', 'models', 'sandbox'],
   },
   {
     name: 'integrations',
@@ -79,7 +86,7 @@ export const layers: Layer[] = [
     name: 'api',
     paths: ['src/api/', 'web/'],
     holds: 'HTTP server: REST, SSE, web page',
-    mayImport: ['core', 'models', 'sandbox', 'db', 'agent', 'git', 'harness', 'sessions', 'integrations'],
+    mayImport: ['core', 'models', 'sandbox', 'db', 'agent', 'engines', 'git', 'harness', 'sessions', 'integrations'],
   },
   {
     name: 'root',
@@ -100,6 +107,7 @@ export const layers: Layer[] = [
       'sandbox',
       'db',
       'agent',
+      'engines',
       'git',
       'harness',
       'sessions',

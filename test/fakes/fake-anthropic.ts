@@ -92,7 +92,7 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions): Promise
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const raw = await readBody(req);
-    if (req.method !== 'POST' || req.url !== `${prefix}/v1/messages`) {
+    if (req.method !== 'POST' || (req.url ?? '').split('?')[0] !== `${prefix}/v1/messages`) {
       return sendError(res, 404, 'not_found_error', `Not found: ${req.method} ${req.url}`);
     }
     const reject = (status: number, type: string, message: string) => {

@@ -1,0 +1,254 @@
+import { randomBytes } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Logger } from 'pino';
+import type { RunLog } from '../core/run-log.ts';
+import { eventCostUsd } from '../models/model-catalog.ts';
+import type { RelayApi } from './engine.ts';
+import type { EngineRelay, RelayLease, RelayRequest } from './relay-lease.ts';
+import { type MeteredCall, meterAnswer } from './relay-metering.ts';
+
+/**
+ * Where the relay forwards one wire format: the configured provider's base URL (the same setting the
+ * model providers use, so tests point it at a loopback fake), its model, and the credential headers
+ * added on the host (x-api-key, or a subscription's Authorization header).
+ */
+export type RelayUpstream = { baseUrl: string; model: string; headers: Record<string, string> };
+
+export type EngineRelayOptions = {
+  upstreams: Partial<Record<RelayApi, RelayUpstream>>;
+  /** Where each call's usage is written (the session store): usage events and the session's counters. */
+  runLog: Pick<RunLog, 'commitStep'>;
+  log: Logger;
+  /**
+   * The relay's base URL as a sandbox reaches it, from the relay's own loopback URL: through the
+   * egress proxy (`http://127.0.0.1:3128/engine-relay`) or directly. Undefined: sandboxes cannot reach it.
+   */
+  sandboxUrl: (relayUrl: string) => string | undefined;
+  fetch?: typeof fetch;
+};
+
+/** A running relay: lease runs on it, and close it at shutdown. */
+export type RunningEngineRelay = EngineRelay & { url: string; close(): Promise<void> };
+
+/** What the relay keeps of one open lease. */
+type LeaseState = {
+  id: string;
+  request: RelayRequest;
+  upstream: RelayUpstream;
+  calls: number;
+  costUsd: number;
+  inputTokens: number;
+  outputTokens: number;
+  budgetStop?: string;
+  closed: boolean;
+};
+
+type RelayContext = { options: EngineRelayOptions; leases: Map<string, LeaseState>; fetch: typeof fetch };
+
+/** Request headers never forwarded: the run's token, hop-by-hop headers, and what fetch sets itself. */
+const DROPPED_HEADERS = new Set([
+  'host',
+  'x-api-key',
+  'authorization',
+  'connection',
+  'content-length',
+  'accept-encoding',
+  'proxy-connection',
+  'keep-alive',
+  'transfer-encoding',
+]);
+
+/**
+ * Starts the host's relay for engines' model traffic on loopback. An engine in a sandbox presents
+ * its run's token; the relay checks the run is open, within its budget and not stopped, swaps the
+ * token for the real credential, forwards to the configured provider, meters the answer's usage
+ * into the session's log, and stops forwarding once the run's budget is spent.
+ */
+export async function startEngineRelay(options: EngineRelayOptions): Promise<RunningEngineRelay> {
+  const ctx: RelayContext = { options, leases: new Map(), fetch: options.fetch ?? fetch };
+  const server = createServer((req, res) => {
+    void handleRelayRequest(ctx, req, res).catch((error: unknown) => {
+      options.log.error({ err: error }, 'engine relay request failed');
+      if (!res.headersSent) sendRelayError(res, 502, 'api_error', 'Patchbay relay: the provider could not be reached');
+      else res.destroy();
+    });
+  });
+  const url = await listenLoopback(server);
+  return {
+    url,
+    open: (request) => openLease(ctx, url, request),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+async function listenLoopback(server: Server): Promise<string> {
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+/** A lease for one run: a fresh token, revoked when the run closes it or its signal aborts. */
+function openLease(ctx: RelayContext, relayUrl: string, request: RelayRequest): RelayLease {
+  const upstream = ctx.options.upstreams[request.api];
+  const baseUrl = ctx.options.sandboxUrl(relayUrl);
+  if (!upstream) throw new Error(`no ${request.api} provider is configured for the engine relay`);
+  if (!baseUrl) throw new Error('sandboxes cannot reach the engine relay with SANDBOX_NETWORK=none');
+  const token = `pbrelay-${randomBytes(24).toString('base64url')}`;
+  const state: LeaseState = {
+    id: randomBytes(6).toString('hex'),
+    request,
+    upstream,
+    calls: 0,
+    costUsd: 0,
+    inputTokens: 0,
+    outputTokens: 0,
+    closed: false,
+  };
+  ctx.leases.set(token, state);
+  return {
+    access: { baseUrl, token, model: upstream.model, env: {} },
+    stopped: () => (state.budgetStop ? budgetOutcome(state) : undefined),
+    spent: () => ({
+      costUsd: state.costUsd,
+      inputTokens: state.inputTokens,
+      outputTokens: state.outputTokens,
+      calls: state.calls,
+    }),
+    close: () => {
+      state.closed = true;
+      ctx.leases.delete(token);
+    },
+  };
+}
+
+function budgetOutcome(state: LeaseState) {
+  return {
+    kind: 'failed' as const,
+    code: 'budget_exhausted',
+    message: state.budgetStop ?? 'the run spent its budget',
+    budget: { kind: 'cost' as const, spent: state.costUsd, limit: state.request.maxCostUsd },
+  };
+}
+
+/** The run's token, where the engine sends its API key: x-api-key, or Authorization: Bearer. */
+function presentedToken(req: IncomingMessage): string | undefined {
+  const key = req.headers['x-api-key'];
+  if (typeof key === 'string' && key) return key;
+  return /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
+}
+
+/** Why this request may not be forwarded (an error in the provider's own format), or undefined. */
+function refusal(
+  state: LeaseState | undefined,
+  path: string,
+): { status: number; type: string; message: string } | undefined {
+  if (!state || state.closed)
+    return { status: 401, type: 'authentication_error', message: 'Patchbay relay: this run is not open' };
+  if (state.request.signal.aborted)
+    return { status: 403, type: 'permission_error', message: 'Patchbay relay: the session was stopped' };
+  if (!state.budgetStop && state.costUsd >= state.request.maxCostUsd)
+    state.budgetStop = `the run spent $${state.costUsd.toFixed(2)} of its $${state.request.maxCostUsd.toFixed(2)} budget`;
+  if (state.budgetStop)
+    return { status: 403, type: 'permission_error', message: `Patchbay relay stopped this run: ${state.budgetStop}` };
+  if (!/^\/v1\/[A-Za-z0-9/_.-]+$/.test(path) || path.includes('..'))
+    return { status: 404, type: 'not_found_error', message: `Patchbay relay forwards the provider's /v1/ API only` };
+  return undefined;
+}
+
+async function handleRelayRequest(ctx: RelayContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const token = presentedToken(req);
+  const state = token ? ctx.leases.get(token) : undefined;
+  const target = new URL(req.url ?? '/', 'http://relay');
+  const refused = refusal(state, target.pathname);
+  if (refused || !state) {
+    const r = refused ?? { status: 401, type: 'authentication_error', message: 'Patchbay relay: this run is not open' };
+    ctx.options.log.warn({ status: r.status, path: target.pathname }, `engine relay refused a request: ${r.message}`);
+    return sendRelayError(res, r.status, r.type, r.message);
+  }
+  const body = await readBody(req);
+  const upstreamUrl = `${state.upstream.baseUrl.replace(/\/$/, '')}${target.pathname}${target.search}`;
+  const answer = await ctx.fetch(upstreamUrl, {
+    method: req.method ?? 'POST',
+    headers: { ...forwardedHeaders(req), ...state.upstream.headers },
+    ...(body.length > 0 && { body: new Uint8Array(body) }),
+    signal: state.request.signal,
+  });
+  const text = await relayAnswer(answer, res);
+  if (answer.ok) await meter(ctx, state, text, requestModel(body, state.upstream.model));
+}
+
+function forwardedHeaders(req: IncomingMessage): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (DROPPED_HEADERS.has(name) || value === undefined) continue;
+    out[name] = Array.isArray(value) ? value.join(', ') : value;
+  }
+  return out;
+}
+
+/** Streams the provider's answer to the engine as it comes, and returns its whole text for metering. */
+async function relayAnswer(answer: Response, res: ServerResponse): Promise<string> {
+  const headers: Record<string, string> = {};
+  for (const name of [
+    'content-type',
+    'request-id',
+    'retry-after',
+    'x-request-id',
+    'anthropic-ratelimit-unified-status',
+  ])
+    if (answer.headers.get(name)) headers[name] = answer.headers.get(name)!;
+  res.writeHead(answer.status, headers);
+  const decoder = new TextDecoder();
+  let text = '';
+  if (answer.body) {
+    for await (const chunk of answer.body) {
+      res.write(chunk);
+      text += decoder.decode(chunk, { stream: true });
+    }
+  }
+  res.end();
+  return text + decoder.decode();
+}
+
+function requestModel(body: Buffer, fallback: string): string {
+  try {
+    const parsed = JSON.parse(body.toString('utf8')) as { model?: unknown };
+    return typeof parsed.model === 'string' ? parsed.model : fallback;
+  } catch {
+    return fallback;
+  }
+}
+
+/** Writes one call's usage to the session's log and adds its cost to the run's; past the budget the relay stops. */
+async function meter(ctx: RelayContext, state: LeaseState, text: string, model: string): Promise<void> {
+  const metered: MeteredCall | undefined = meterAnswer(state.request.api, text, model);
+  if (!metered) return;
+  const turn = state.request.firstTurn + state.calls;
+  state.calls++;
+  const event = { type: 'usage' as const, turn, model: metered.model, ...metered.usage };
+  state.costUsd += eventCostUsd(event) ?? 0;
+  state.inputTokens += metered.usage.inputTokens;
+  state.outputTokens += metered.usage.outputTokens;
+  await ctx.options.runLog.commitStep(state.request.sessionId, {
+    events: [{ event, dedupeKey: `usage:relay:${state.id}:${turn}` }],
+    usage: metered.usage,
+  });
+  if (state.costUsd >= state.request.maxCostUsd)
+    state.budgetStop = `the run spent $${state.costUsd.toFixed(2)} of its $${state.request.maxCostUsd.toFixed(2)} budget`;
+}
+
+async function readBody(req: IncomingMessage): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
+}
+
+/** An error in the shape both Anthropic's and OpenAI's clients read (`error.type`, `error.message`). */
+function sendRelayError(res: ServerResponse, status: number, type: string, message: string): void {
+  res.writeHead(status, { 'content-type': 'application/json' });
+  res.end(JSON.stringify({ type: 'error', error: { type, message } }));
+}

@@ -1,0 +1,31 @@
+import type { RunOutcome } from '../agent/agent-runner.ts';
+import type { RelayAccess, RelayApi } from './engine.ts';
+
+/** What a run asks of the relay: who it is for, which wire format, and when to stop forwarding. */
+export type RelayRequest = {
+  sessionId: string;
+  api: RelayApi;
+  /** The turn numbers the relay's usage events start from (those already in the log). */
+  firstTurn: number;
+  /** Dollars this run may spend at list prices; the relay refuses to forward past it. */
+  maxCostUsd: number;
+  /** Aborting (a stop) makes the relay refuse every further request of the run at once. */
+  signal: AbortSignal;
+};
+
+/**
+ * One run's lease on the relay. While it is open the token in `access` forwards; `close` revokes it.
+ * `stopped` says why the relay stopped forwarding (budget spent), as the run's outcome.
+ */
+export type RelayLease = {
+  access: RelayAccess;
+  stopped(): Extract<RunOutcome, { kind: 'failed' }> | undefined;
+  /** Dollars and tokens metered so far. */
+  spent(): { costUsd: number; inputTokens: number; outputTokens: number; calls: number };
+  close(): void;
+};
+
+/** The host's relay for engines' model traffic: credentials added here, tokens metered here. */
+export interface EngineRelay {
+  open(request: RelayRequest): RelayLease;
+}
