@@ -129,7 +129,7 @@ function toolEvents(part: ToolPart, state: OpencodeStreamState): NewEvent[] {
 }
 
 /** The file an `edit`/`write` call names (apply_patch lists its files in metadata). */
-function editedFile(part: ToolPart): { filePath: string; type: string }[] {
+function editedFile(part: ToolPart): { filePath: string; relativePath?: string; type: string }[] {
   const path = part.state.input?.filePath;
   if ((part.tool !== 'edit' && part.tool !== 'write') || typeof path !== 'string') return [];
   return [{ filePath: path, type: part.tool === 'write' ? 'write' : 'update' }];
