@@ -102,8 +102,10 @@ export function translateOpencodeLine(line: string, state: OpencodeStreamState):
   return steps;
 }
 
-/** How the run ended, once OpenCode has exited: its last text, or the error it reported. Pure. */
-export function opencodeResult(state: OpencodeStreamState, exitCode: number): EngineStreamStep {
+/** How the run ended, once OpenCode has exited: its last text, or the error it reported; undefined when it never started. Pure. */
+export function opencodeResult(state: OpencodeStreamState, exitCode: number): EngineStreamStep | undefined {
+  // No line named a session: OpenCode never started one (it printed why on stderr, for instance "Session not found").
+  if (!state.sessionId) return undefined;
   if (state.error) return { kind: 'result', ok: false, text: state.error };
   if (exitCode !== 0) return { kind: 'result', ok: false, text: `OpenCode exited with code ${exitCode}` };
   return { kind: 'result', ok: true, text: state.lastText };

@@ -157,7 +157,11 @@ describe('OpenCode run --format json, as recorded from opencode-ai', () => {
       ok: false,
       text: 'Patchbay relay stopped this run: the run spent $0.10 of its $0.05 budget',
     });
-    expect(opencodeResult(opencodeState(), 137)).toMatchObject({ ok: false, text: 'OpenCode exited with code 137' });
+    expect(opencodeResult({ ...opencodeState(), sessionId: 'ses_x' }, 137)).toMatchObject({
+      ok: false,
+      text: 'OpenCode exited with code 137',
+    });
+    expect(opencodeResult(opencodeState(), 0)).toBeUndefined();
   });
 
   it('resumes the same session id', () => {
