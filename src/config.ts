@@ -6,6 +6,7 @@ import { modelConfigFromEnv, modelEnvSchema } from './models/model-config.ts';
 import { emptyAsUndefined, optionalString, positiveInt } from './config/env-values.ts';
 import { sandboxConfigFromEnv, sandboxEnvShape, type SandboxConfig } from './config/sandbox-config.ts';
 import { type ApprovalConfig, approvalConfigFromEnv, approvalEnvShape } from './config/approval-config.ts';
+import { type EngineConfig, engineConfigFromEnv, engineEnvShape } from './config/engine-config.ts';
 import { DEFAULT_SUBTASKS_MAX } from './core/subtasks.ts';
 import { slackConfigFromEnv, slackEnvSchema, type SlackConfig } from '../integrations/slack/slack-env.ts';
 import { githubConfigFromEnv, githubEnvSchema, type GitHubConfig } from '../integrations/github/github-env.ts';
@@ -34,6 +35,7 @@ export const envSchema = z
     SCRIPTED_SCENARIO: optionalString,
     ...sandboxEnvShape,
     ...approvalEnvShape,
+    ...engineEnvShape,
     LOG_LEVEL: z.preprocess(
       emptyAsUndefined,
       z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -108,6 +110,8 @@ export type Config = {
   logLevel: Env['LOG_LEVEL'];
   model: ModelProviderConfig & { scenarioPath?: string };
   sandbox: SandboxConfig;
+  /** AGENT_ENGINE and what the engines and their relay need (docs/engines.md). */
+  engines: EngineConfig;
   worker: {
     concurrency: number;
     maxRunning?: number;
@@ -177,6 +181,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     logLevel: e.LOG_LEVEL,
     model: { ...modelConfigFromEnv(e), ...(e.SCRIPTED_SCENARIO && { scenarioPath: resolve(e.SCRIPTED_SCENARIO) }) },
     sandbox: sandboxConfigFromEnv(e, e.GITHUB_GIT_URL, env),
+    engines: engineConfigFromEnv(e),
     ...(e.DELIVERY_RETENTION_DAYS > 0 && { deliveryRetentionDays: e.DELIVERY_RETENTION_DAYS }),
     ...(e.WORKER_HEALTH_PORT !== undefined && { workerHealthPort: e.WORKER_HEALTH_PORT }),
     worker: {

@@ -25,6 +25,7 @@ import type { SetupImageRefresher } from './sessions/harness-stores/setup-image-
 import type { SessionStore } from './sessions/store/session-store.ts';
 import { createSessionFamily } from './sessions/store/session-family-reader.ts';
 import { createEgressWiring, type EgressWiring } from './start/egress-wiring.ts';
+import { type EngineWiring, startEngines } from './start/engine-wiring.ts';
 import { createRestartRecovery, type RestartRecovery } from './start/restart-recovery.ts';
 import { createShutdown, type Shutdown } from './start/shutdown.ts';
 import { startDatabase } from './start/start-database.ts';
@@ -115,13 +116,15 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
     // DATA_DIR closed to other local users, by whichever process starts first (API-only ones too).
     await secureDataDir(config.dataDir, { serverUid: process.getuid?.() });
     const takesLocalRuns = options.work && config.sandbox.kind !== 'modal';
-    const local = takesLocalRuns ? await startLocalSandboxes(config, { log, egress, shutdown }) : undefined;
+    const engines = options.work ? await startEngines(config, { log, shutdown }) : undefined;
+    const local = takesLocalRuns ? await startLocalSandboxes(config, { log, egress, shutdown, engines }) : undefined;
     const database = await startDatabase(config, { restarts, egress, log, shutdown });
     const modal =
       options.work && config.sandbox.kind === 'modal' ? await startModalSandboxes(config, database, log) : undefined;
     const eventLog = await startEventLog(config, { database, role: processRole(options), log, shutdown });
     const { store, metrics } = eventLog;
     egress.recordTo(store);
+    engines?.recordTo(store);
     const pipeline = await startSessionPipeline(config, options, { database, eventLog, restarts, log, shutdown });
     const knowledge = createKnowledgeStore(database.db);
     egress.allowFrom({ store, knowledge });
@@ -142,6 +145,7 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
       modules,
       sandboxes,
       modal,
+      engines,
       restarts,
       log,
       shutdown,
@@ -186,6 +190,8 @@ type RootParts = {
   modules: IntegrationModule[];
   sandboxes: SandboxProvider | undefined;
   modal: ModalSandboxProvider | undefined;
+  /** The engines besides Patchbay's own loop and their relay, in a process that takes runs. */
+  engines: EngineWiring | undefined;
   restarts: RestartRecovery;
   log: Logger;
   shutdown: Shutdown;

@@ -43,6 +43,9 @@ import {
 } from './session-autonomy.ts';
 import { budgetLimits, pauseForBudget, runBudget } from './session-budget.ts';
 import { pauseForModel } from './model-pause.ts';
+import { type EngineDeps, runEngineRound } from './engine-round.ts';
+import { chooseEngine } from '../engines/engine-choice.ts';
+import type { EngineName } from '../engines/engine.ts';
 import { loadSessionKnowledge, warnUnknownPrices } from './session-knowledge.ts';
 import { routeSession } from './session-route.ts';
 import { subtaskSpawner, type SubtaskDeps } from './session-subtasks.ts';
@@ -102,6 +105,8 @@ export type HarnessDeps = {
   approvals?: ApprovalSettings;
   /** Where spawn_subtasks creates child sessions; without it the tool says it is not available. */
   subtasks?: SubtaskDeps;
+  /** The engines besides Patchbay's own loop, and their relay; without it every session runs Patchbay's loop. */
+  engines?: EngineDeps;
 };
 
 /**
@@ -170,12 +175,21 @@ async function runAgentRound(
   const liveText = deps.live && createLiveText(session.id, deps.live);
   const approvals = approvalsFor(level, deps.approvals, gates.approvalRules);
   const tools = checkpoints ? checkpoints.tools(deps.tools) : deps.tools;
+  const fullSystem = [
+    systemPrompt({ repo: session.repo, branch: workspace.branch, workdir: sandbox.workdir }),
+    ...system,
+  ].join('\n\n');
+  const { engine } = chooseEngine(session.prompt, gates.repositoryEngine, deps.engines?.default ?? 'patchbay');
+  if (engine !== 'patchbay' && deps.engines)
+    return runEngineRound(run, deps.engines, engine, {
+      system: fullSystem,
+      limits: { ...deps.limits, ...limits },
+      ...(liveText && { onDelta: liveText.onDelta }),
+    }).finally(() => liveText?.flush());
   return runAgent({
     ...(approvals && { approvals }),
     sessionId: session.id,
-    system: [systemPrompt({ repo: session.repo, branch: workspace.branch, workdir: sandbox.workdir }), ...system].join(
-      '\n\n',
-    ),
+    system: fullSystem,
     model: deps.model,
     tools: locked ? lockedUntilGo(tools) : tools,
     sandbox,
@@ -321,6 +335,7 @@ type PreparedGates = {
   gate?: GateContext;
   approvalRules?: ApprovalRules;
   repositoryAutonomy?: Autonomy;
+  repositoryEngine?: EngineName;
 };
 
 /** The gates with the autonomy the run works under. */
@@ -358,5 +373,6 @@ async function prepareGates(run: SessionRun): Promise<PreparedGates> {
     gate,
     ...(knowledge?.document.approvals && { approvalRules: knowledge.document.approvals }),
     ...(knowledge?.document.autonomy && { repositoryAutonomy: knowledge.document.autonomy }),
+    ...(knowledge?.document.engine && { repositoryEngine: knowledge.document.engine }),
   };
 }

@@ -15,6 +15,7 @@ import type { ModalConfig } from '../config/modal-config.ts';
 import { PatchbayError } from '../core/errors.ts';
 import { createModalRecordStore } from '../sessions/harness-stores/modal-record-store.ts';
 import type { EgressWiring } from './egress-wiring.ts';
+import type { EngineWiring } from './engine-wiring.ts';
 import type { Shutdown } from './shutdown.ts';
 
 /**
@@ -23,7 +24,7 @@ import type { Shutdown } from './shutdown.ts';
  */
 export async function startLocalSandboxes(
   config: Config,
-  deps: { log: Logger; egress: EgressWiring; shutdown: Shutdown },
+  deps: { log: Logger; egress: EgressWiring; shutdown: Shutdown; engines?: EngineWiring | undefined },
 ): Promise<LocalSandboxProvider> {
   const { sandbox } = config;
   const local = await createLocalSandboxProvider({
@@ -36,7 +37,10 @@ export async function startLocalSandboxes(
     diskQuota: sandbox.diskQuota,
     usrLocal: sandbox.usrLocal,
     sandboxUser: sandbox.user,
-    ...(sandbox.network === 'proxy' && { egress: deps.egress.options }),
+    ...(sandbox.network === 'proxy' && {
+      egress: { ...deps.egress.options, ...(deps.engines && { engineRelay: { url: deps.engines.relayUrl } }) },
+    }),
+    ...(deps.engines && { engineBinds: deps.engines.binds }),
   });
   deps.shutdown.add(() => local.close());
   return local;

@@ -34,6 +34,7 @@ import type { Models } from './start-model.ts';
 import { startWorkspaceReaper } from './start-sandboxes.ts';
 import { loadArtifactLinks } from './artifact-secret.ts';
 import type { Shutdown } from './shutdown.ts';
+import type { EngineWiring } from './engine-wiring.ts';
 
 /** What a process that takes runs hands the worker and its harness. */
 export type WorkerDeps = {
@@ -52,6 +53,7 @@ export type WorkerDeps = {
   /** Every integration's check of a requester's access to a repository. */
   repoAccess: RepoAccess[];
   restarts: RestartRecovery;
+  engines?: EngineWiring | undefined;
   log: Logger;
   shutdown: Shutdown;
 };
@@ -112,6 +114,7 @@ export async function startWorker(config: Config, deps: WorkerDeps): Promise<Ses
       repoAccess: deps.repoAccess,
       checkpoints: { store: createCheckpointStore(database.db), maxBytes: config.worker.checkpointMaxBytes },
       approvals: config.approvals,
+      ...(deps.engines && { engines: deps.engines.deps }),
       subtasks: {
         store: createSubtaskSessions({ store, queue: deps.queue }),
         repoBases: [config.github?.gitUrl ?? 'https://github.com'],

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { ApprovalRule, RiskClass } from '../../core/approval-rules.ts';
 import { Autonomy } from '../../core/autonomy.ts';
 import { EgressAllowEntry } from '../../core/egress-allow.ts';
+import { EngineName } from '../../engines/engine.ts';
 import { ScoutReport } from '../../core/repository-scout.ts';
 
 /** A command the knowledge document names, with the file it came from. */
@@ -34,6 +35,8 @@ export const KnowledgeDocument = z.object({
   approvals: z.partialRecord(RiskClass, ApprovalRule).optional(),
   /** This repository's autonomy, over the installation's AUTONOMY; a requester's words win over it. */
   autonomy: Autonomy.optional(),
+  /** The engine this repository's sessions run (`claude-code`, …), over AGENT_ENGINE; a requester's words win over it. Set by a person's edit. */
+  engine: EngineName.optional(),
   /** Hosts people allowed for every session on this repository from a thread; never extracted, kept across rebuilds. */
   egressAllow: z.array(EgressAllowEntry).max(100).optional(),
   /**

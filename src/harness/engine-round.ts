@@ -1,0 +1,64 @@
+import type { RunLimits, RunOutcome } from '../agent/agent-runner.ts';
+import type { CliEngineName, Engine, EngineName } from '../engines/engine.ts';
+import { engineLabel } from '../engines/engine-choice.ts';
+import type { EngineRelay } from '../engines/relay-lease.ts';
+import type { SessionRun } from './session-run.ts';
+
+/** The engines a session may run and the relay their model traffic goes through (see docs/engines.md). */
+export type EngineDeps = {
+  /** AGENT_ENGINE: the installation's engine when neither the request nor the repository names one. */
+  default: EngineName;
+  /** The engines this installation has set up; a session that names another fails with the reason. */
+  engines: Partial<Record<CliEngineName, Engine>>;
+  relay: EngineRelay;
+};
+
+/**
+ * One round of an engine in the session's workspace: a relay lease for its model traffic (the
+ * credential stays on the host; its usage is metered into the log; a spent budget or a stop ends
+ * forwarding), the engine run, then the lease revoked. A budget the relay stopped at is the round's
+ * outcome, so the harness pauses the session with the reason as it does for its own loop.
+ */
+export async function runEngineRound(
+  run: SessionRun,
+  engines: EngineDeps,
+  name: CliEngineName,
+  input: { system: string; limits: Partial<RunLimits>; onDelta?: (text: string, turn: number) => void },
+): Promise<RunOutcome> {
+  const { session, deps, sandbox, signal, log } = run;
+  const engine = engines.engines[name];
+  if (!engine)
+    return {
+      kind: 'failed',
+      code: 'engine_unavailable',
+      message: `${engineLabel(name)} is not set up on this Patchbay (see docs/engines.md); ask without "with ${name}:" to use the default engine`,
+    };
+  const firstTurn = (await deps.store.events(session.id, { types: ['usage'] })).length;
+  const lease = engines.relay.open({
+    sessionId: session.id,
+    api: engine.api,
+    firstTurn,
+    maxCostUsd: input.limits.maxCostUsd ?? Number.POSITIVE_INFINITY,
+    signal,
+  });
+  try {
+    const outcome = await engine.run({
+      sessionId: session.id,
+      sandbox,
+      system: input.system,
+      runLog: deps.store,
+      relay: lease.access,
+      signal,
+      log: log.child({ engine: name }),
+      maxWallMs: input.limits.maxWallMs ?? 60 * 60_000,
+      ...(input.onDelta && { onDelta: input.onDelta }),
+    });
+    const stopped = lease.stopped();
+    if (stopped && outcome.kind !== 'cancelled') return stopped;
+    if (outcome.kind === 'finished')
+      return { ...outcome, summary: `${outcome.summary.trim()}\n\nEngine: ${engineLabel(name)}` };
+    return outcome;
+  } finally {
+    lease.close();
+  }
+}

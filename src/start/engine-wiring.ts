@@ -1,0 +1,98 @@
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname } from 'node:path';
+import type { Logger } from 'pino';
+import { PROXY_URL } from '../../sandbox/egress-relay.ts';
+import type { Config } from '../config.ts';
+import type { RunLog } from '../core/run-log.ts';
+import { createClaudeCodeEngine } from '../engines/claude-code-engine.ts';
+import type { CliEngineName, Engine } from '../engines/engine.ts';
+import { type RunningEngineRelay, startEngineRelay } from '../engines/engine-relay.ts';
+import type { EngineDeps } from '../harness/engine-round.ts';
+import type { Shutdown } from './shutdown.ts';
+
+/** Where the engines' CLIs appear inside a local sandbox (bound read-only from this host). */
+const SANDBOX_ENGINES_DIR = '/opt/patchbay/engines';
+
+/**
+ * The engines of a process that takes runs, and their relay. Made before the local sandboxes (they
+ * bind the CLIs and route `/engine-relay/` to the relay); the store usage is written to is given
+ * once it exists (`recordTo`), before any run can start.
+ */
+export type EngineWiring = {
+  deps: EngineDeps;
+  /** The local sandbox provider's `engineBinds`. */
+  binds: { hostPath: string; sandboxPath: string }[];
+  /** The egress proxy's `engineRelay`. */
+  relayUrl: string;
+  recordTo(store: Pick<RunLog, 'commitStep'>): void;
+};
+
+export async function startEngines(config: Config, deps: { log: Logger; shutdown: Shutdown }): Promise<EngineWiring> {
+  const { log } = deps;
+  const target: { store?: Pick<RunLog, 'commitStep'> } = {};
+  const relay: RunningEngineRelay = await startEngineRelay({
+    upstreams: { ...(config.engines.anthropic && { anthropic: config.engines.anthropic }) },
+    runLog: {
+      commitStep: (sessionId, step) => {
+        if (!target.store) throw new Error('the engine relay has no store yet');
+        return target.store.commitStep(sessionId, step);
+      },
+    },
+    log: log.child({ component: 'engine-relay' }),
+    sandboxUrl: (url) => sandboxRelayUrl(config, url),
+  });
+  deps.shutdown.add(() => relay.close());
+  const binds: EngineWiring['binds'] = [];
+  const engines: Partial<Record<CliEngineName, Engine>> = {};
+  const claude = claudeCodeCli(config);
+  if (claude) {
+    const sandboxPath = `${SANDBOX_ENGINES_DIR}/claude-code`;
+    const bound = config.sandbox.kind === 'local';
+    if (bound) binds.push({ hostPath: dirname(claude), sandboxPath });
+    engines['claude-code'] = createClaudeCodeEngine({ cliPath: bound ? `${sandboxPath}/claude` : claude });
+  } else if (config.engines.default === 'claude-code') {
+    log.warn(
+      'AGENT_ENGINE=claude-code but the Claude Code CLI is not installed here: run npm ci, or set CLAUDE_CODE_PATH',
+    );
+  }
+  return {
+    deps: { default: config.engines.default, engines, relay },
+    binds,
+    relayUrl: relay.url,
+    recordTo: (store) => {
+      target.store = store;
+    },
+  };
+}
+
+/** How a sandbox reaches the relay: through its egress proxy, directly on the host's network, or not at all. */
+function sandboxRelayUrl(config: Config, relayUrl: string): string | undefined {
+  if (config.sandbox.kind === 'modal') return undefined;
+  switch (config.sandbox.network) {
+    case 'proxy':
+      return `${PROXY_URL}/engine-relay`;
+    case 'host':
+      return relayUrl;
+    case 'none':
+      return undefined;
+    default: {
+      const _never: never = config.sandbox.network;
+      return _never;
+    }
+  }
+}
+
+/** The Claude Code binary: CLAUDE_CODE_PATH, else the platform package npm installed with Patchbay. */
+export function claudeCodeCli(config: Pick<Config, 'engines'>): string | undefined {
+  if (config.engines.claudeCodePath) return config.engines.claudeCodePath;
+  try {
+    const pkg = createRequire(import.meta.url).resolve(
+      `@anthropic-ai/claude-code-${process.platform}-${process.arch}/package.json`,
+    );
+    const binary = `${dirname(pkg)}/claude`;
+    return existsSync(binary) ? binary : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,325 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pino from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.ts';
+import { startPatchbay, type Patchbay } from '../../src/main.ts';
+import { buildIntegrations } from '../../src/wire-integrations.ts';
+import {
+  type AnthropicReply,
+  type AnthropicRequest,
+  type FakeAnthropic,
+  startFakeAnthropic,
+} from '../fakes/fake-anthropic.ts';
+import { startFakeGitHub, type FakeGitHub } from '../fakes/fake-github.ts';
+import { startFakeSlackApi, type FakeSlackApi } from '../fakes/fake-slack-api.ts';
+import { appMention, envelope, message, signBody, TEAM } from '../fakes/fake-slack-events.ts';
+import { createRemote, git, type RemoteFixture } from '../git/git-fixture.ts';
+import { passingVerdict, verdict } from '../helpers/scripted-verifier.ts';
+import { waitFor, waitForStatus } from '../helpers/wait-for.ts';
+import { createTestDatabase } from '../helpers/test-database.ts';
+
+const BOT_TOKEN = 'xoxb-test-0000-bot';
+const SIGNING_SECRET = '8f742231b10e8888abcd99yyyzzz85a5';
+const CHANNEL = 'C123ABC456';
+const API_KEY = 'test-anthropic-key';
+const owner = 'octo-org';
+
+/** What the sandbox shows of its environment and of any file holding the real key (the engine's first command). */
+const PROBE =
+  'env | sort; echo "--- files with the key:"; grep -rls "test-anthropic""-key" /workspace /tmp /opt /etc /run 2>/dev/null; echo "--- probe done"';
+
+/** The text of every block of a request's messages, tool results included. */
+const textOf = (body: AnthropicRequest) => JSON.stringify(body.messages);
+const toolResults = (body: AnthropicRequest) => (textOf(body).match(/"type":"tool_result"/g) ?? []).length;
+const CRITIQUE = 'An independent reviewer did not pass your change';
+
+/**
+ * The Claude Code engine end to end, through the composition configured from the environment only
+ * (AGENT_ENGINE=claude-code; Slack in, GitHub out; the real `claude` CLI from npm in the bubblewrap
+ * sandbox, its model traffic through Patchbay's relay to the loopback Anthropic fake). The fake
+ * scripts the model's turns by the task's words, so the CLI makes real tool calls (Bash, Write).
+ */
+describe('Claude Code as the session engine, end to end', () => {
+  let github: FakeGitHub;
+  let slack: FakeSlackApi;
+  let anthropic: FakeAnthropic;
+  let upstream: RemoteFixture;
+  let database: Awaited<ReturnType<typeof createTestDatabase>>;
+  let dir: string;
+  let app: Patchbay;
+  let host: string;
+  let hosted: string;
+  const verifierCalls = new Map<string, number>();
+
+  function engineTurn(body: AnthropicRequest): AnthropicReply {
+    const text = textOf(body);
+    const n = toolResults(body);
+    if (text.includes('budget-case'))
+      return {
+        content: [{ type: 'tool_use', name: 'Bash', input: { command: 'echo spent', description: 'spend' } }],
+        outputTokens: 1_000_000,
+      };
+    if (text.includes('stop-case'))
+      return { content: [{ type: 'tool_use', name: 'Bash', input: { command: 'sleep 300', description: 'wait' } }] };
+    if (text.includes('ask-case')) {
+      if (!text.includes('NOTES.md please'))
+        return {
+          content: [{ type: 'text', text: 'Two names fit.\nQUESTION: Should the file be NOTES.md or notes.txt?' }],
+        };
+      if (n === 0)
+        return {
+          content: [
+            { type: 'tool_use', name: 'Write', input: { file_path: '/workspace/NOTES.md', content: 'notes\n' } },
+          ],
+        };
+      return { content: [{ type: 'text', text: 'Wrote NOTES.md as asked.' }] };
+    }
+    // pr-case: probe, write, finish; after the critique, one more command and finish.
+    if (text.includes(CRITIQUE)) {
+      if (n === 2)
+        return {
+          content: [
+            {
+              type: 'tool_use',
+              name: 'Bash',
+              input: { command: 'echo "- reworked" >> CHANGES.md', description: 'rework' },
+            },
+          ],
+        };
+      return { content: [{ type: 'text', text: 'Reworked CHANGES.md as the reviewer asked.' }] };
+    }
+    if (n === 0)
+      return { content: [{ type: 'tool_use', name: 'Bash', input: { command: PROBE, description: 'probe' } }] };
+    if (n === 1)
+      return {
+        content: [
+          { type: 'tool_use', name: 'Write', input: { file_path: '/workspace/CHANGES.md', content: '# Changes\n' } },
+        ],
+      };
+    return { content: [{ type: 'text', text: 'Added CHANGES.md.' }] };
+  }
+
+  /** The verifier (a forced record_verdict): fails the pr-case's first attempt once, passes everything else. */
+  function verifierTurn(body: AnthropicRequest): AnthropicReply {
+    const key = textOf(body).includes('pr-case') ? 'pr' : 'other';
+    const n = (verifierCalls.get(key) ?? 0) + 1;
+    verifierCalls.set(key, n);
+    const v =
+      key === 'pr' && n === 1
+        ? verdict([2, 0, 1, 2], 'The changes file has no entry for this change.')
+        : passingVerdict;
+    return { content: [{ type: 'tool_use', name: 'record_verdict', input: v }] };
+  }
+
+  beforeAll(async () => {
+    github = await startFakeGitHub();
+    slack = await startFakeSlackApi({
+      botToken: BOT_TOKEN,
+      users: [{ id: 'U0ALICE01', name: 'alice', realName: 'Alice Doe', email: 'alice@example.com' }],
+    });
+    upstream = await createRemote();
+    await upstream.pushCommit('README.md', '# web\n', 'init');
+    hosted = (await github.addRepo(owner, 'web', upstream.remote, 77)).gitDir;
+    anthropic = await startFakeAnthropic({
+      apiKey: API_KEY,
+      script: (body) =>
+        (body as { tool_choice?: { type?: string } }).tool_choice?.type === 'tool'
+          ? verifierTurn(body)
+          : engineTurn(body),
+    });
+    host = new URL(github.gitUrl).host;
+    database = await createTestDatabase();
+    dir = await mkdtemp(join(tmpdir(), 'patchbay-claude-code-'));
+    const config = loadConfig({
+      DATA_DIR: join(dir, 'data'),
+      DATABASE_URL: database.url,
+      PORT: '0',
+      PUBLIC_URL: 'http://patchbay.test',
+      LOG_LEVEL: 'silent',
+      SANDBOX_EGRESS_ALLOW: 'none',
+      AGENT_ENGINE: 'claude-code',
+      MODEL_PROVIDER: 'anthropic',
+      MODEL: 'claude-sonnet-4-6',
+      ANTHROPIC_API_KEY: API_KEY,
+      ANTHROPIC_BASE_URL: anthropic.baseUrl,
+      SLACK_BOT_TOKEN: BOT_TOKEN,
+      SLACK_SIGNING_SECRET: SIGNING_SECRET,
+      SLACK_API_URL: slack.apiUrl,
+      GITHUB_APP_ID: String(github.appId),
+      GITHUB_APP_PRIVATE_KEY: github.privateKey,
+      GITHUB_WEBHOOK_SECRET: 'claude-code-webhook-secret',
+      GITHUB_API_URL: github.apiUrl,
+      GITHUB_GIT_URL: github.gitUrl,
+    });
+    app = await startPatchbay(config, {
+      log: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
+      serve: true,
+      work: true,
+      queue: { pollingIntervalSeconds: 0.5 },
+      integrations: (context) => buildIntegrations(config, context),
+    });
+  }, 120_000);
+  afterAll(async () => {
+    await app?.close();
+    await database?.close();
+    await anthropic?.close();
+    await github?.close();
+    await slack?.close();
+    await upstream?.cleanup();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  const post = async (event: object) => {
+    const signed = signBody(SIGNING_SECRET, JSON.stringify(envelope(event as never)));
+    const res = await fetch(`${app.url}/slack/events`, { method: 'POST', headers: signed.headers, body: signed.body });
+    expect(res.status).toBe(200);
+  };
+  const mention = async (words: string) => {
+    const event = appMention({ user: 'U0ALICE01', text: `${words} <https://${host}/${owner}/web>` });
+    await post(event);
+    const session = await waitFor(
+      () => app.store.findByThread({ source: 'slack', teamId: TEAM, channel: CHANNEL, threadTs: event.ts }),
+      'the session',
+    );
+    return { threadTs: event.ts, session };
+  };
+  const threadText = (threadTs: string) =>
+    slack.thread(CHANNEL, threadTs).map((m) => `${m.text}${JSON.stringify(m.blocks ?? [])}`);
+
+  it('a mention ends with a verified PR in the thread; the critique resumes the same Claude Code session and the rework lands on the same branch', {
+    timeout: 300_000,
+  }, async () => {
+    const { session, threadTs } = await mention('pr-case: add a changes file to');
+    const done = await waitForStatus(app, session.id, ['completed', 'failed', 'cancelled', 'waiting'], 240_000);
+    expect(done.error).toBeNull();
+    expect(done.status).toBe('completed');
+    const pull = github.pulls.find((p) => p.head === done.branch)!;
+    const link = `${github.gitUrl}/${owner}/web/pull/${pull.number}`;
+    expect(done.result?.prUrl).toBe(link);
+    await waitFor(async () => threadText(threadTs).some((t) => t.includes(link)), 'the PR link in the thread', 60_000);
+    expect(done.result?.summary).toContain('Engine: Claude Code');
+
+    // The fake saw the real key on every call; the sandbox never did, in its environment or its files.
+    const engineCalls = anthropic.calls.filter(
+      (c) => textOf(c.body).includes('pr-case') && c.body.tools?.some((t) => t.name === 'Bash'),
+    );
+    expect(engineCalls.length).toBeGreaterThanOrEqual(5);
+    for (const call of engineCalls) expect(call.headers['x-api-key']).toBe(API_KEY);
+    const probe = /--- probe done/.test(textOf(engineCalls[1]!.body)) ? textOf(engineCalls[1]!.body) : '';
+    expect(probe).toContain('ANTHROPIC_API_KEY=pbrelay-');
+    expect(probe).toContain('ANTHROPIC_BASE_URL=http://127.0.0.1:3128/engine-relay');
+    expect(probe).not.toContain(API_KEY);
+    expect(probe).toMatch(/--- files with the key:\\n--- probe done/);
+
+    // The critique went back into the same engine session: its request carries the first attempt's conversation.
+    const rework = engineCalls.find((c) => textOf(c.body).includes(CRITIQUE))!;
+    expect(textOf(rework.body)).toContain('Added CHANGES.md.');
+    expect(textOf(rework.body)).toContain('--- probe done');
+    const resumes = (await app.store.transcript(session.id)).flatMap((e) =>
+      e.message.role === 'assistant' && e.message.providerState ? [e.message.providerState] : [],
+    );
+    expect(resumes).toHaveLength(2);
+    expect(resumes[1]).toEqual(resumes[0]);
+
+    // Two pushes to one branch, the PR's head is the rework.
+    const pushes = (await app.store.events(session.id, { types: ['branch-pushed'] })).map((e) => e.event);
+    expect(pushes).toHaveLength(2);
+    expect(new Set(pushes.map((p) => (p.type === 'branch-pushed' ? p.branch : '')))).toEqual(new Set([done.branch]));
+    expect(await git(hosted, 'show', `${done.branch}:CHANGES.md`)).toBe('# Changes\n- reworked');
+    const verdicts = (await app.store.events(session.id, { types: ['verification-finished'] })).map((e) => e.event);
+    expect(verdicts.map((v) => (v.type === 'verification-finished' ? v.outcome : ''))).toEqual(['failed', 'passed']);
+
+    // The page's events show the engine's commands and file changes, and usage with its cost.
+    const res = await fetch(`${app.url}/api/sessions/${session.id}/events?format=json`);
+    const page = (await res.json()) as { event: { type: string; name?: string; input?: unknown } }[];
+    const steps = page.filter((e) => e.event.type === 'tool-start').map((e) => e.event);
+    expect(steps).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ name: 'Bash', input: expect.objectContaining({ command: PROBE }) }),
+        expect.objectContaining({
+          name: 'Write',
+          input: expect.objectContaining({ file_path: '/workspace/CHANGES.md' }),
+        }),
+        expect.objectContaining({
+          name: 'Bash',
+          input: expect.objectContaining({ command: 'echo "- reworked" >> CHANGES.md' }),
+        }),
+      ]),
+    );
+    const usage = (await app.store.events(session.id, { types: ['usage'] })).map((e) => e.event);
+    const engineUsage = usage.filter((u) => u.type === 'usage' && u.model === 'claude-sonnet-4-6');
+    expect(engineUsage.length).toBeGreaterThanOrEqual(engineCalls.length);
+    const stored = await app.store.get(session.id);
+    expect(stored!.usage.inputTokens).toBeGreaterThan(0);
+    expect(anthropic.rejections).toEqual([]);
+    expect(github.refused).toEqual([]);
+    expect(slack.refused).toEqual([]);
+  });
+
+  it('"stop" during the engine\'s command ends the run within 10 seconds, its processes gone', {
+    timeout: 240_000,
+  }, async () => {
+    const { session, threadTs } = await mention('stop-case: wait a while in');
+    await waitFor(
+      async () =>
+        (await app.store.events(session.id, { types: ['tool-start'] })).some(
+          (e) => e.event.type === 'tool-start' && e.event.name === 'Bash',
+        ),
+      'the engine running its command',
+      180_000,
+    );
+    await waitFor(async () => pgrep('sleep 300').length > 0, 'the command running in the sandbox', 30_000);
+    const stoppedAt = Date.now();
+    await post(message({ user: 'U0ALICE01', text: 'stop', threadTs }));
+    const done = await waitForStatus(app, session.id, ['cancelled', 'failed', 'completed'], 30_000);
+    expect(done.status).toBe('cancelled');
+    await waitFor(async () => pgrep('sleep 300').length === 0, 'the command gone', 10_000);
+    expect(Date.now() - stoppedAt).toBeLessThan(10_000);
+  });
+
+  it("the engine's question reaches the thread and the answer resumes its session", { timeout: 300_000 }, async () => {
+    const { session, threadTs } = await mention('ask-case: add a notes file to');
+    const waiting = await waitForStatus(app, session.id, ['waiting', 'failed', 'completed'], 180_000);
+    expect(waiting.status).toBe('waiting');
+    await waitFor(
+      async () => threadText(threadTs).some((t) => t.includes('Should the file be NOTES.md or notes.txt?')),
+      'the question in the thread',
+      30_000,
+    );
+    await post(message({ user: 'U0ALICE01', text: 'NOTES.md please', threadTs }));
+    const done = await waitForStatus(app, session.id, ['completed', 'failed'], 240_000);
+    expect(done.status).toBe('completed');
+    const answered = anthropic.calls.find((c) => textOf(c.body).includes('NOTES.md please'))!;
+    // The same engine session: the answer follows the question in one conversation.
+    expect(textOf(answered.body)).toContain('QUESTION: Should the file be NOTES.md or notes.txt?');
+    expect(await git(hosted, 'show', `${done.branch}:NOTES.md`)).toBe('notes');
+  });
+
+  it('a budget smaller than the run uses stops the relay and pauses the run with the reason', {
+    timeout: 240_000,
+  }, async () => {
+    const { session, threadTs } = await mention('budget-case: do something costly in');
+    const paused = await waitForStatus(app, session.id, ['waiting', 'failed', 'completed'], 180_000);
+    expect(paused.status).toBe('waiting');
+    const reached = (await app.store.events(session.id, { types: ['budget-reached'] })).map((e) => e.event);
+    expect(reached).toEqual([expect.objectContaining({ type: 'budget-reached', kind: 'cost' })]);
+    // The relay forwarded the one call that spent the budget, then refused the next.
+    expect(anthropic.calls.filter((c) => textOf(c.body).includes('budget-case')).length).toBe(1);
+    await waitFor(
+      async () => threadText(threadTs).some((t) => /budget/i.test(t)),
+      'the budget pause in the thread',
+      30_000,
+    );
+  });
+});
+
+function pgrep(pattern: string): string {
+  try {
+    return execFileSync('pgrep', ['-f', pattern], { encoding: 'utf8' }).trim();
+  } catch {
+    return '';
+  }
+}
