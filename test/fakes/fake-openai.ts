@@ -29,6 +29,8 @@ export type OpenAIReply =
       kind?: 'reply';
       text?: string | undefined;
       toolCalls?: OpenAIToolCall[];
+      /** Responses only: the usage's output tokens, instead of a count from the output's length (a costly answer). */
+      outputTokens?: number;
       /** Responses only: emit a reasoning item (with encrypted_content) before the output. */
       reasoning?: string | undefined;
       /** 'length' (chat) / incomplete max_output_tokens (responses). */
@@ -406,7 +408,7 @@ function writeResponsesStream(
     send({ type: 'response.output_item.done', output_index: index, item });
     output.push(item);
   }
-  const outputTokens = Math.ceil(JSON.stringify(output).length / 4);
+  const outputTokens = reply.outputTokens ?? Math.ceil(JSON.stringify(output).length / 4);
   const usage = {
     input_tokens: inputTokens,
     input_tokens_details: { cached_tokens: 0 },
