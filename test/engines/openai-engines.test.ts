@@ -76,6 +76,8 @@ describe.each<EngineCase>([
       PUBLIC_URL: 'http://patchbay.test',
       LOG_LEVEL: 'silent',
       SANDBOX_EGRESS_ALLOW: 'none',
+      // OpenCode is a Bun program: its JavaScript heap reserves more address space than the default 3 GB data limit allows.
+      SANDBOX_MEMORY_MB: '8192',
       AGENT_ENGINE: 'codex',
       MODEL_PROVIDER: 'openai',
       MODEL,
