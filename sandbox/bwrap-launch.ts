@@ -1,7 +1,7 @@
 import { buildBwrapArgs, STANDARD_PATH, type BwrapArgsInput } from './bwrap-args.ts';
 import { createCommandCgroup, type CgroupLayout, type CommandCgroup } from './cgroup-limits.ts';
 import { diskUsage, watchLimits, type DiskStart, type LimitWatch } from './limit-watch.ts';
-import { runProcess } from './run-process.ts';
+import { runProcess, type RunProcessInput } from './run-process.ts';
 import type { ExecResult } from './sandbox.ts';
 import { dropPrivilegesArgv, stageBinds, type SandboxIdentity } from './sandbox-user.ts';
 import { diskFileCap, limitFromExit, limitHit, type LimitHit, type SandboxLimits } from './sandbox-limits.ts';
@@ -112,9 +112,7 @@ export async function runInBwrap(input: BwrapLaunchInput): Promise<ExecResult> {
       extraFds,
       timeoutMs: input.timeoutMs,
       maxOutputBytes: input.maxOutputBytes,
-      ...(input.signal && { signal: input.signal }),
-      ...(input.stdin !== undefined && { stdin: input.stdin }),
-      ...(input.onStdout && { onStdout: input.onStdout }),
+      ...streamOptions(input),
       onSpawn: (pid, kill) => {
         watch = watchLimits({
           rootPid: pid,
@@ -205,4 +203,13 @@ async function limitAfterExit(
   if (fromExit || !cgroup || result.exitCode === 0) return fromExit;
   const { forkRefusals } = await cgroup.read().catch(() => ({ forkRefusals: 0 }));
   return forkRefusals > 0 ? limitHit('processes', limits) : undefined;
+}
+
+/** The command's signal, stdin and stdout listener, those of them it has. */
+function streamOptions(input: BwrapLaunchInput): Pick<RunProcessInput, 'signal' | 'stdin' | 'onStdout'> {
+  return {
+    ...(input.signal && { signal: input.signal }),
+    ...(input.stdin !== undefined && { stdin: input.stdin }),
+    ...(input.onStdout && { onStdout: input.onStdout }),
+  };
 }

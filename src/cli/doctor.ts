@@ -15,6 +15,7 @@ import {
   type DoctorRow,
 } from './doctor-checks.ts';
 import { checkModel } from './doctor-model-check.ts';
+import { checkEngine } from './doctor-engine-check.ts';
 
 export type DoctorOptions = {
   env: Record<string, string | undefined>;
@@ -57,7 +58,17 @@ export async function doctorRows(options: DoctorOptions): Promise<DoctorRow[]> {
   }
   const deps: DoctorDeps = { config, log: options.log, signal: options.signal ?? AbortSignal.timeout(60_000) };
   const rows: DoctorRow[] = [{ check: 'configuration', ok: true, detail: configSummary(config) }];
-  const checks = [checkModel, checkSlack, checkGitHub, checkLinear, checkModal, checkSandbox, checkDatabase, checkDisk];
+  const checks = [
+    checkModel,
+    checkEngine,
+    checkSlack,
+    checkGitHub,
+    checkLinear,
+    checkModal,
+    checkSandbox,
+    checkDatabase,
+    checkDisk,
+  ];
   for (const check of checks) {
     const row = await check(deps).catch(
       (error: unknown): DoctorRow => ({

@@ -14,9 +14,6 @@ import {
   recordGiven,
 } from './engine-transcript.ts';
 
-/** The pinned CLI (package.json): `@anthropic-ai/claude-code`, its native binary from the platform package. */
-export const CLAUDE_CODE_PACKAGE = '@anthropic-ai/claude-code';
-
 /**
  * Where Claude Code keeps its sessions (for --resume): inside the workspace's .git, so it lasts as
  * long as the workspace, travels with its checkpoints on Modal, and is never committed.
@@ -100,9 +97,11 @@ async function runCli(
       writes = writes.then(() => input.runLog.commitStep(input.sessionId, { events }).then(() => undefined));
     }
   });
+  // The instructions go in through a file, so no argv (the host's process list) holds them.
   const command = [
-    `mkdir -p "$CLAUDE_CONFIG_DIR" && exec "$PATCHBAY_CLAUDE" -p --output-format stream-json --verbose`,
-    `--model "$PATCHBAY_ENGINE_MODEL" --dangerously-skip-permissions --append-system-prompt "$PATCHBAY_ENGINE_SYSTEM"`,
+    `mkdir -p "$CLAUDE_CONFIG_DIR" && printf '%s' "$PATCHBAY_ENGINE_SYSTEM" > "$CLAUDE_CONFIG_DIR/patchbay-system.md"`,
+    `&& unset PATCHBAY_ENGINE_SYSTEM && exec "$PATCHBAY_CLAUDE" -p --output-format stream-json --verbose`,
+    `--model "$PATCHBAY_ENGINE_MODEL" --dangerously-skip-permissions --append-system-prompt-file "$CLAUDE_CONFIG_DIR/patchbay-system.md"`,
     resume ? `--resume "$PATCHBAY_ENGINE_RESUME"` : '',
   ].join(' ');
   const r = await sandbox.exec(command, {

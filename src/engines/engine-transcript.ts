@@ -31,13 +31,18 @@ export async function openEngineRun(input: EngineRunInput, engine: CliEngineName
   const unread = all
     .filter((e) => e.seq > consumed)
     .map((event, i) => ({ event, text: first && i === 0 ? taskMessage(event) : quoteMessage(event) }));
-  const prompt = unread.map((u) => u.text).join('\n\n');
+  // A run that handed the engine messages and ended without its answer (its worker stopped) goes on from there.
+  const interrupted = unread.length === 0 && entries.at(-1)?.message.role === 'user';
+  const prompt = interrupted ? INTERRUPTED : unread.map((u) => u.text).join('\n\n');
   const history = all.map((e, i) => (i === 0 ? taskMessage(e) : quoteMessage(e))).join('\n\n');
   const usage = await runLog.events(sessionId, { types: ['usage'] });
   const turns = usage.map((e) => (e.event.type === 'usage' ? e.event.turn + 1 : 0));
   const firstTurn = Math.max(entries.filter((e) => e.message.role === 'assistant').length, ...turns);
   return { resume, prompt, history, firstTurn, unread };
 }
+
+const INTERRUPTED =
+  'Your previous run was interrupted before it ended (Patchbay restarted it). Go on with the task from where it stopped: check the workspace for what is already done, and do not repeat it.';
 
 /** Records the messages the engine was given as read (in the transcript, with their events' seqs). */
 export async function recordGiven(input: EngineRunInput, start: EngineStart): Promise<void> {

@@ -3,6 +3,7 @@ import type { CliEngineName, Engine, EngineName } from '../engines/engine.ts';
 import { engineLabel } from '../engines/engine-choice.ts';
 import type { EngineRelay } from '../engines/relay-lease.ts';
 import type { SessionRun } from './session-run.ts';
+import { describeError } from '../core/errors.ts';
 
 /** The engines a session may run and the relay their model traffic goes through (see docs/engines.md). */
 export type EngineDeps = {
@@ -34,13 +35,22 @@ export async function runEngineRound(
       message: `${engineLabel(name)} is not set up on this Patchbay (see docs/engines.md); ask without "with ${name}:" to use the default engine`,
     };
   const firstTurn = (await deps.store.events(session.id, { types: ['usage'] })).length;
-  const lease = engines.relay.open({
-    sessionId: session.id,
-    api: engine.api,
-    firstTurn,
-    maxCostUsd: input.limits.maxCostUsd ?? Number.POSITIVE_INFINITY,
-    signal,
-  });
+  let lease: ReturnType<EngineRelay['open']>;
+  try {
+    lease = engines.relay.open({
+      sessionId: session.id,
+      api: engine.api,
+      firstTurn,
+      maxCostUsd: input.limits.maxCostUsd ?? Number.POSITIVE_INFINITY,
+      signal,
+    });
+  } catch (error) {
+    return {
+      kind: 'failed',
+      code: 'engine_unavailable',
+      message: `${engineLabel(name)} cannot run here: ${describeError(error)}`,
+    };
+  }
   try {
     const outcome = await engine.run({
       sessionId: session.id,

@@ -63,7 +63,15 @@ describe('Claude Code as the session engine, end to end', () => {
         outputTokens: 1_000_000,
       };
     if (text.includes('stop-case'))
-      return { content: [{ type: 'tool_use', name: 'Bash', input: { command: 'sleep 300', description: 'wait' } }] };
+      return {
+        content: [
+          {
+            type: 'tool_use',
+            name: 'Bash',
+            input: { command: 'sh -c "tail -f /dev/null" patchbay-stop-probe', description: 'wait' },
+          },
+        ],
+      };
     if (text.includes('ask-case')) {
       if (!text.includes('NOTES.md please'))
         return {
@@ -224,11 +232,15 @@ describe('Claude Code as the session engine, end to end', () => {
     expect(resumes).toHaveLength(2);
     expect(resumes[1]).toEqual(resumes[0]);
 
-    // Two pushes to one branch, the PR's head is the rework.
+    // The gate holds the push until the verdict passes: one push of the branch, holding the first
+    // attempt's commit and the rework's on top of it.
     const pushes = (await app.store.events(session.id, { types: ['branch-pushed'] })).map((e) => e.event);
-    expect(pushes).toHaveLength(2);
-    expect(new Set(pushes.map((p) => (p.type === 'branch-pushed' ? p.branch : '')))).toEqual(new Set([done.branch]));
+    expect(pushes).toEqual([expect.objectContaining({ branch: done.branch })]);
     expect(await git(hosted, 'show', `${done.branch}:CHANGES.md`)).toBe('# Changes\n- reworked');
+    const log = (await git(hosted, 'log', '--format=%s', `main..${done.branch}`)).split('\n');
+    expect(log).toHaveLength(2);
+    // Patchbay's instructions reached the engine's system prompt, through its file.
+    expect(JSON.stringify(engineCalls[0]!.body.system)).toContain('You are Patchbay');
     const verdicts = (await app.store.events(session.id, { types: ['verification-finished'] })).map((e) => e.event);
     expect(verdicts.map((v) => (v.type === 'verification-finished' ? v.outcome : ''))).toEqual(['failed', 'passed']);
 
@@ -271,12 +283,12 @@ describe('Claude Code as the session engine, end to end', () => {
       'the engine running its command',
       180_000,
     );
-    await waitFor(async () => pgrep('sleep 300').length > 0, 'the command running in the sandbox', 30_000);
+    await waitFor(async () => pgrep('patchbay-stop-probe').length > 0, 'the command running in the sandbox', 30_000);
     const stoppedAt = Date.now();
     await post(message({ user: 'U0ALICE01', text: 'stop', threadTs }));
     const done = await waitForStatus(app, session.id, ['cancelled', 'failed', 'completed'], 30_000);
     expect(done.status).toBe('cancelled');
-    await waitFor(async () => pgrep('sleep 300').length === 0, 'the command gone', 10_000);
+    await waitFor(async () => pgrep('patchbay-stop-probe').length === 0, 'the command gone', 10_000);
     expect(Date.now() - stoppedAt).toBeLessThan(10_000);
   });
 
