@@ -16,6 +16,7 @@ import {
 } from './doctor-checks.ts';
 import { checkModel } from './doctor-model-check.ts';
 import { checkEngine } from './doctor-engine-check.ts';
+import { checkOpenAIEngine } from './doctor-openai-engines.ts';
 
 export type DoctorOptions = {
   env: Record<string, string | undefined>;
@@ -61,6 +62,7 @@ export async function doctorRows(options: DoctorOptions): Promise<DoctorRow[]> {
   const checks = [
     checkModel,
     checkEngine,
+    checkOpenAIEngine,
     checkSlack,
     checkGitHub,
     checkLinear,

@@ -34,6 +34,23 @@ function codexConfig(baseUrl: string): string[] {
   ];
 }
 
+/** Doctor's one-shot `codex exec` through a relay at `baseUrl`, in `dir` (the prompt follows). Pure. */
+export function codexDoctorArgs(baseUrl: string, model: string, dir: string): string[] {
+  return [
+    'exec',
+    '--json',
+    '--skip-git-repo-check',
+    '--dangerously-bypass-approvals-and-sandbox',
+    '--color',
+    'never',
+    '-C',
+    dir,
+    '-m',
+    model,
+    ...codexConfig(baseUrl).flatMap((value) => ['-c', value]),
+  ];
+}
+
 /** A TOML basic string. Pure. */
 function tomlString(value: string): string {
   return JSON.stringify(value);
@@ -100,6 +117,7 @@ export function codexInvocation(
   const overrides = codexConfig(input.relay.baseUrl).map((_, i) => `-c "$PATCHBAY_CODEX_C${i}"`);
   const command = [
     `mkdir -p "$CODEX_HOME" && printf '%s\\n' "$PATCHBAY_ENGINE_INSTRUCTIONS" > "$CODEX_HOME/AGENTS.md" &&`,
+    'unset PATCHBAY_ENGINE_INSTRUCTIONS &&',
     `exec "$PATCHBAY_CODEX" exec --json --skip-git-repo-check --dangerously-bypass-approvals-and-sandbox`,
     `--color never -m "$PATCHBAY_ENGINE_MODEL" ${overrides.join(' ')}`,
     resume ? `resume "$PATCHBAY_ENGINE_RESUME" -` : '-',

@@ -121,6 +121,7 @@ export function opencodeInvocation(
   const instructions = `${home}/patchbay-instructions.md`;
   const command = [
     `mkdir -p "$PATCHBAY_ENGINE_HOME" && printf '%s\\n' "$PATCHBAY_ENGINE_INSTRUCTIONS" > "$PATCHBAY_ENGINE_HOME/patchbay-instructions.md" &&`,
+    'unset PATCHBAY_ENGINE_INSTRUCTIONS &&',
     `exec "$PATCHBAY_OPENCODE" run --format json --title "Patchbay session"`,
     resume ? `--session "$PATCHBAY_ENGINE_RESUME"` : '',
   ].join(' ');

@@ -197,7 +197,11 @@ describe.each<EngineCase>([
     timeout: 300_000,
   }, async () => {
     const { session, threadTs } = await mention('stop-case: wait a while in');
-    await waitFor(async () => pgrep(`sleep 300; echo stopped-${engine}`).length > 0, 'the command running in the sandbox', 240_000);
+    await waitFor(
+      async () => pgrep(`sleep 300; echo stopped-${engine}`).length > 0,
+      'the command running in the sandbox',
+      240_000,
+    );
     const stoppedAt = Date.now();
     await post(message({ user: 'U0ALICE01', text: 'stop', threadTs }));
     const done = await waitForStatus(app, session.id, ['cancelled', 'failed', 'completed'], 30_000);
