@@ -11,9 +11,6 @@ import {
 } from './engine-cli.ts';
 import { engineAskGuidance } from './engine-transcript.ts';
 
-/** The pinned CLI (package.json): `@openai/codex`, its native binary from the platform package. */
-export const CODEX_PACKAGE = '@openai/codex';
-
 /** The provider id Codex is pointed at: the relay, speaking the Responses API, with the run's token as its key. */
 const PROVIDER = 'patchbay';
 

@@ -10,9 +10,6 @@ import {
 import { engineAskGuidance } from './engine-transcript.ts';
 import { type OpencodeStreamState, opencodeResult, translateOpencodeLine } from './opencode-stream.ts';
 
-/** The pinned CLI (package.json): `opencode-ai`, its native binary from the platform package. */
-export const OPENCODE_PACKAGE = 'opencode-ai';
-
 /**
  * Variables that keep OpenCode offline but for its model calls: no update check, no model list
  * from models.dev, no sharing, no plugins or language servers fetched, no skills or Claude Code
