@@ -74,7 +74,7 @@ export async function checkEngine({ config, log, signal }: DoctorDeps): Promise<
 }
 
 /** Runs the CLI on this host with only the variables given (no credential of this process). */
-function runCli(
+export function runCli(
   cli: string,
   args: string[],
   env: Record<string, string>,

@@ -17,6 +17,7 @@ import {
 import { checkModel } from './doctor-model-check.ts';
 import { checkEngine } from './doctor-engine-check.ts';
 import { eventRoutes } from './doctor-events.ts';
+import { checkOpenAIEngine } from './doctor-openai-engines.ts';
 
 export type DoctorOptions = {
   env: Record<string, string | undefined>;
@@ -64,6 +65,7 @@ export async function doctorRows(options: DoctorOptions): Promise<DoctorRow[]> {
   const checks = [
     checkModel,
     checkEngine,
+    checkOpenAIEngine,
     checkSlack,
     checkGitHub,
     checkLinear,

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { EngineName } from '../engines/engine.ts';
 import type { RelayUpstream } from '../engines/engine-relay.ts';
+import type { RelayApi } from '../engines/engine.ts';
 import type { ModelEnv } from '../models/model-config.ts';
 import { emptyAsUndefined, optionalString } from './env-values.ts';
 
@@ -13,6 +14,14 @@ export const engineEnvShape = {
   CLAUDE_CODE_OAUTH_TOKEN: optionalString,
   /** The Claude Code binary on this host; by default the one installed with Patchbay from npm. */
   CLAUDE_CODE_PATH: optionalString,
+  /** The model OpenAI-speaking engines ask for (Codex, and OpenCode with OPENCODE_API=openai). */
+  CODEX_MODEL: optionalString,
+  /** The Codex binary on this host; by default the one installed with Patchbay from npm. */
+  CODEX_PATH: optionalString,
+  /** The OpenCode binary on this host; by default the one installed with Patchbay from npm. */
+  OPENCODE_PATH: optionalString,
+  /** The wire format OpenCode's model traffic speaks: `openai` (Responses) or `anthropic` (Messages). */
+  OPENCODE_API: z.preprocess(emptyAsUndefined, z.enum(['openai', 'anthropic']).optional()),
 };
 
 const engineEnvSchema = z.object(engineEnvShape);
@@ -23,6 +32,11 @@ export type EngineConfig = {
   /** Where Anthropic-speaking engines' traffic goes, with the credential added on the host; absent without a key or token. */
   anthropic?: RelayUpstream;
   claudeCodePath?: string;
+  /** Where OpenAI-speaking engines' traffic goes (OpenAI's API, or OpenCode Zen's), with the key added on the host. */
+  openai?: RelayUpstream;
+  codexPath?: string;
+  opencodePath?: string;
+  opencodeApi: RelayApi;
 };
 
 const DEFAULT_CLAUDE_MODEL = 'claude-sonnet-4-6';
@@ -36,9 +50,39 @@ export function engineConfigFromEnv(e: EngineEnv & ModelEnv): EngineConfig {
     : e.ANTHROPIC_API_KEY
       ? { 'x-api-key': e.ANTHROPIC_API_KEY }
       : undefined;
+  const openai = openaiUpstream(e);
   return {
     default: e.AGENT_ENGINE,
     ...(headers && { anthropic: { baseUrl, model, headers } }),
     ...(e.CLAUDE_CODE_PATH && { claudeCodePath: e.CLAUDE_CODE_PATH }),
+    ...(openai && { openai }),
+    ...(e.CODEX_PATH && { codexPath: e.CODEX_PATH }),
+    ...(e.OPENCODE_PATH && { opencodePath: e.OPENCODE_PATH }),
+    opencodeApi: e.OPENCODE_API ?? (openai || !headers ? 'openai' : 'anthropic'),
   };
+}
+
+const DEFAULT_CODEX_MODEL = 'gpt-5.5';
+
+/**
+ * The OpenAI-speaking upstream: OPENAI_API_KEY at OPENAI_BASE_URL, else an OpenCode Zen key at Zen's
+ * Responses route. The relay forwards the engine's `/v1/…` path, so the base loses its `/v1`.
+ */
+function openaiUpstream(e: EngineEnv & ModelEnv): RelayUpstream | undefined {
+  const model =
+    e.CODEX_MODEL ?? (e.MODEL_PROVIDER === 'openai' || e.MODEL_PROVIDER === 'opencode-zen' ? e.MODEL : undefined);
+  const origin = (url: string) => url.replace(/\/+$/, '').replace(/\/v1$/, '');
+  if (e.OPENAI_API_KEY)
+    return {
+      baseUrl: origin(e.OPENAI_BASE_URL ?? 'https://api.openai.com/v1'),
+      model: model ?? DEFAULT_CODEX_MODEL,
+      headers: { authorization: `Bearer ${e.OPENAI_API_KEY}` },
+    };
+  if (e.OPENCODE_ZEN_API_KEY)
+    return {
+      baseUrl: origin(e.OPENCODE_ZEN_BASE_URL ?? 'https://opencode.ai/zen/v1'),
+      model: model ?? DEFAULT_CODEX_MODEL,
+      headers: { authorization: `Bearer ${e.OPENCODE_ZEN_API_KEY}` },
+    };
+  return undefined;
 }

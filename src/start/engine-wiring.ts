@@ -9,6 +9,7 @@ import { createClaudeCodeEngine } from '../engines/claude-code-engine.ts';
 import type { CliEngineName, Engine } from '../engines/engine.ts';
 import { type RunningEngineRelay, startEngineRelay } from '../engines/engine-relay.ts';
 import type { EngineDeps } from '../harness/engine-round.ts';
+import { addOpenAIEngines } from './openai-engine-clis.ts';
 import type { Shutdown } from './shutdown.ts';
 
 /** Where the engines' CLIs appear inside a local sandbox (bound read-only from this host). */
@@ -32,7 +33,10 @@ export async function startEngines(config: Config, deps: { log: Logger; shutdown
   const { log } = deps;
   const target: { store?: Pick<RunLog, 'commitStep'> } = {};
   const relay: RunningEngineRelay = await startEngineRelay({
-    upstreams: { ...(config.engines.anthropic && { anthropic: config.engines.anthropic }) },
+    upstreams: {
+      ...(config.engines.anthropic && { anthropic: config.engines.anthropic }),
+      ...(config.engines.openai && { openai: config.engines.openai }),
+    },
     runLog: {
       commitStep: (sessionId, step) => {
         if (!target.store) throw new Error('the engine relay has no store yet');
@@ -56,6 +60,7 @@ export async function startEngines(config: Config, deps: { log: Logger; shutdown
       'AGENT_ENGINE=claude-code but the Claude Code CLI is not installed here: run npm ci, or set CLAUDE_CODE_PATH',
     );
   }
+  addOpenAIEngines(config, { engines, binds, sandboxDir: SANDBOX_ENGINES_DIR, log });
   return {
     deps: { default: config.engines.default, engines, relay },
     binds,

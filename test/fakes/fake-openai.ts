@@ -8,17 +8,29 @@ import { applyConnectionFault, applyStreamFault, type ConnectionFault, type Stre
  * A loopback OpenAI API (wire-formats §5): POST /v1/responses (Responses, SSE with event lines)
  * and POST /v1/chat/completions (data-only SSE ending in [DONE]). It rejects what the API rejects:
  * a missing or wrong Bearer key, a function_call_output or tool message whose call id matches no
- * earlier call, a call left without its output, (store:false) a function call replayed without
- * the reasoning item that preceded it or a reasoning item without its encrypted content, and an
- * unknown `include` value. Reasoning comes back encrypted only when `include` asks for it.
+ * earlier call, a call left without its output, (store:false) a function call replayed by its item id without
+ * the reasoning item that preceded it or a reasoning item without its encrypted content, an output
+ * of the wrong kind for its call (function vs custom tool), and an unknown `include` value. Reasoning comes back encrypted only when `include` asks for it.
  */
-export type OpenAIToolCall = { name: string; arguments: unknown; callId?: string };
+export type OpenAIToolCall = {
+  name: string;
+  arguments: unknown;
+  callId?: string;
+  /**
+   * Responses only: a call to a custom (freeform) tool, such as Codex's `apply_patch`: a
+   * `custom_tool_call` item whose `input` is `arguments` as a raw string, answered by a
+   * `custom_tool_call_output`.
+   */
+  custom?: boolean;
+};
 
 export type OpenAIReply =
   | {
       kind?: 'reply';
       text?: string | undefined;
       toolCalls?: OpenAIToolCall[];
+      /** Responses only: the usage's output tokens, instead of a count from the output's length (a costly answer). */
+      outputTokens?: number;
       /** Responses only: emit a reasoning item (with encrypted_content) before the output. */
       reasoning?: string | undefined;
       /** 'length' (chat) / incomplete max_output_tokens (responses). */
@@ -186,7 +198,7 @@ function validateResponses(body: OpenAIRequestBody, reasoningFor: Map<string, st
   if (typeof body.input === 'string') return undefined;
   if (!Array.isArray(body.input)) return "Missing required parameter: 'input'.";
   const input = body.input as Item[];
-  const calls = new Map<string, number>();
+  const calls = new Map<string, string>();
   const reasoningSeen = new Set<string>();
   for (const [i, item] of input.entries()) {
     if (item.type === 'reasoning') {
@@ -196,19 +208,24 @@ function validateResponses(body: OpenAIRequestBody, reasoningFor: Map<string, st
       }
       reasoningSeen.add(String(item.id));
     }
-    if (item.type === 'function_call') {
-      if (typeof item.arguments !== 'string') return `Invalid type for 'input[${i}].arguments': expected a string.`;
-      const needed = reasoningFor.get(String(item.call_id));
+    if (item.type === 'function_call' || item.type === 'custom_tool_call') {
+      const field = item.type === 'function_call' ? 'arguments' : 'input';
+      if (typeof item[field] !== 'string') return `Invalid type for 'input[${i}].${field}': expected a string.`;
+      // Only an item that names its id (fc_…) is tied to the reasoning that produced it; an id-less
+      // call is new input to the API, accepted on its own (OpenCode replays calls that way).
+      const needed = item.id === undefined ? undefined : reasoningFor.get(String(item.call_id));
       if (needed && !reasoningSeen.has(needed)) {
-        return `Item '${String(item.id ?? item.call_id)}' of type 'function_call' was provided without its required 'reasoning' item: '${needed}'.`;
+        return `Item '${String(item.id ?? item.call_id)}' of type '${item.type}' was provided without its required 'reasoning' item: '${needed}'.`;
       }
-      calls.set(String(item.call_id), i);
+      calls.set(String(item.call_id), item.type);
     }
     const imageProblem = responsesImageError(item, i);
     if (imageProblem) return imageProblem;
-    if (item.type === 'function_call_output') {
-      if (!calls.has(String(item.call_id)))
-        return `No tool call found for function call output with call_id ${String(item.call_id)}.`;
+    if (item.type === 'function_call_output' || item.type === 'custom_tool_call_output') {
+      const kind = item.type === 'function_call_output' ? 'function call' : 'custom tool call';
+      const call = calls.get(String(item.call_id));
+      if (call !== item.type.replace(/_output$/, ''))
+        return `No tool call found for ${kind} output with call_id ${String(item.call_id)}.`;
       calls.delete(String(item.call_id));
     }
   }
@@ -295,6 +312,7 @@ function writeResponsesStream(
       summary: [{ type: 'summary_text', text: reply.reasoning }],
     };
     send({ type: 'response.output_item.added', output_index: output.length, item: { ...item, summary: [] } });
+    writeReasoningSummary(send, reasoningId, output.length, reply.reasoning);
     send({ type: 'response.output_item.done', output_index: output.length, item });
     output.push(item);
   }
@@ -349,6 +367,19 @@ function writeResponsesStream(
     if (reasoningId) reasoningFor.set(callId, reasoningId);
     const args = argString(call.arguments);
     const fragments = argumentFragments(reply, k, args);
+    if (call.custom) {
+      const item = writeCustomToolCall(send, {
+        index,
+        itemId: `ctc_fake_${n}_${k}`,
+        callId,
+        name: call.name,
+        fragments,
+      });
+      if (reply.stall || faulted(res, reply, () => send(responsesError(reply)))) return;
+      send({ type: 'response.output_item.done', output_index: index, item });
+      output.push(item);
+      continue;
+    }
     send({
       type: 'response.output_item.added',
       output_index: index,
@@ -377,7 +408,7 @@ function writeResponsesStream(
     send({ type: 'response.output_item.done', output_index: index, item });
     output.push(item);
   }
-  const outputTokens = Math.ceil(JSON.stringify(output).length / 4);
+  const outputTokens = reply.outputTokens ?? Math.ceil(JSON.stringify(output).length / 4);
   const usage = {
     input_tokens: inputTokens,
     input_tokens_details: { cached_tokens: 0 },
@@ -392,6 +423,37 @@ function writeResponsesStream(
     });
   } else send({ type: 'response.completed', response: { ...base, status: 'completed', output, usage } });
   res.end();
+}
+
+type SendEvent = (event: Record<string, unknown> & { type: string }) => void;
+
+/** A reasoning item's summary, streamed as the API streams it (one summary part, its text in deltas). */
+function writeReasoningSummary(send: SendEvent, itemId: string, index: number, text: string): void {
+  const at = { item_id: itemId, output_index: index, summary_index: 0 };
+  send({ type: 'response.reasoning_summary_part.added', ...at, part: { type: 'summary_text', text: '' } });
+  for (const delta of split(text, 7)) send({ type: 'response.reasoning_summary_text.delta', ...at, delta });
+  send({ type: 'response.reasoning_summary_text.done', ...at, text });
+  send({ type: 'response.reasoning_summary_part.done', ...at, part: { type: 'summary_text', text } });
+}
+
+/** A custom tool call's item and input deltas (its `output_item.done` is the caller's, after any fault). */
+function writeCustomToolCall(
+  send: SendEvent,
+  call: { index: number; itemId: string; callId: string; name: string; fragments: string[] },
+): Item {
+  const item = {
+    id: call.itemId,
+    type: 'custom_tool_call',
+    status: 'in_progress',
+    call_id: call.callId,
+    name: call.name,
+  };
+  send({ type: 'response.output_item.added', output_index: call.index, item: { ...item, input: '' } });
+  for (const delta of call.fragments)
+    send({ type: 'response.custom_tool_call_input.delta', item_id: call.itemId, output_index: call.index, delta });
+  const input = call.fragments.join('');
+  send({ type: 'response.custom_tool_call_input.done', item_id: call.itemId, output_index: call.index, input });
+  return { ...item, status: 'completed', input };
 }
 
 function writeChatStream(
@@ -517,7 +579,7 @@ export function toolResultsIn(endpoint: 'responses' | 'chat', body: OpenAIReques
   };
   if (endpoint === 'responses') {
     return ((body.input as Item[] | undefined) ?? [])
-      .filter((i) => i.type === 'function_call_output')
+      .filter((i) => i.type === 'function_call_output' || i.type === 'custom_tool_call_output')
       .map((i) => read(i.call_id, i.output));
   }
   return ((body.messages as Item[] | undefined) ?? [])

@@ -133,9 +133,15 @@ describe('openai responses provider', () => {
       'function_call_output',
       'function_call_output',
     ]);
-    // Without providerState the reasoning item is lost, and the API (and the fake) refuse.
+    // A call replayed by its item id without the reasoning that produced it: the API (and the fake) refuse.
+    const state = first.providerState as { items: Array<{ type: string }> };
+    const withoutReasoning = { ...state, items: state.items.filter((i) => i.type !== 'reasoning') };
     const without = await provider.runTurn(
-      request([{ role: 'user', content: 'read a and b' }, { role: 'assistant', toolCalls: first.toolCalls }, ...tail]),
+      request([
+        { role: 'user', content: 'read a and b' },
+        { role: 'assistant', toolCalls: first.toolCalls, providerState: withoutReasoning },
+        ...tail,
+      ]),
     );
     expect(without.stopReason).toBe('error');
     expect(fake.rejections.at(-1)).toContain("without its required 'reasoning' item");

@@ -69,8 +69,10 @@ describe('the sandbox user, the stage and the quota cap (pure decisions)', () =>
       workspaceHostPath: '/tmp/stage/workspace',
       readOnlyBinds: [{ hostPath: '/tmp/stage/ro-0', sandboxPath: '/patchbay/objects' }],
     });
-    const three = Array.from({ length: 3 }, (_, i) => ({ hostPath: `/h${i}`, sandboxPath: `/s${i}` }));
-    expect(() => stageBinds('/tmp/stage', '/w', three)).toThrow(/at most 2/);
+    // The mirror's objects and the three engines' CLIs fit; a fifth does not.
+    const binds = (n: number) => Array.from({ length: n }, (_, i) => ({ hostPath: `/h${i}`, sandboxPath: `/s${i}` }));
+    expect(stageBinds('/tmp/stage', '/w', binds(4)).readOnlyBinds).toHaveLength(4);
+    expect(() => stageBinds('/tmp/stage', '/w', binds(5))).toThrow(/at most 4/);
   });
 
   it.each([

@@ -1,0 +1,329 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pino from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.ts';
+import { startPatchbay, type Patchbay } from '../../src/main.ts';
+import { buildIntegrations } from '../../src/wire-integrations.ts';
+import { startFakeGitHub, type FakeGitHub } from '../fakes/fake-github.ts';
+import { type FakeOpenAI, type OpenAIReply, type OpenAIRequestBody, startFakeOpenAI } from '../fakes/fake-openai.ts';
+import { startFakeSlackApi, type FakeSlackApi } from '../fakes/fake-slack-api.ts';
+import { appMention, envelope, message, signBody, TEAM } from '../fakes/fake-slack-events.ts';
+import { createRemote, git, type RemoteFixture } from '../git/git-fixture.ts';
+import { passingVerdict, verdict } from '../helpers/scripted-verifier.ts';
+import { createTestDatabase } from '../helpers/test-database.ts';
+import { waitFor, waitForStatus } from '../helpers/wait-for.ts';
+
+const BOT_TOKEN = 'xoxb-test-0000-bot';
+const SIGNING_SECRET = '8f742231b10e8888abcd99yyyzzz85a5';
+const CHANNEL = 'C123ABC456';
+const API_KEY = 'test-openai-key';
+const MODEL = 'gpt-5.5';
+const owner = 'octo-org';
+const CRITIQUE = 'An independent reviewer did not pass your change';
+
+/** What the sandbox shows of its environment and of any file holding the real key (the engine's first command). */
+const PROBE =
+  'env | sort; echo "--- files with the key:"; grep -rls "test-openai""-key" /workspace /tmp /opt /etc /run 2>/dev/null; echo "--- probe done"';
+
+type EngineCase = { engine: 'codex' | 'opencode'; label: string; words: string };
+
+/**
+ * Codex and OpenCode as the session's engine, end to end, through the composition configured from
+ * the environment only (AGENT_ENGINE=codex, OPENAI_API_KEY and OPENAI_BASE_URL at the loopback
+ * Responses fake; Slack in, GitHub out; each real CLI from npm in the bubblewrap sandbox, its model
+ * traffic through Patchbay's relay). OpenCode is chosen by the request's words ("with opencode:").
+ * The fake scripts the model's turns by the task's words, so the CLIs make real tool calls: Codex's
+ * `exec_command` and freeform `apply_patch`, OpenCode's `bash` and `apply_patch`.
+ */
+describe.each<EngineCase>([
+  { engine: 'codex', label: 'Codex', words: '' },
+  { engine: 'opencode', label: 'OpenCode', words: 'with opencode: ' },
+])('$label as the session engine, end to end', ({ engine, label, words }) => {
+  let github: FakeGitHub;
+  let slack: FakeSlackApi;
+  let openai: FakeOpenAI;
+  let upstream: RemoteFixture;
+  let database: Awaited<ReturnType<typeof createTestDatabase>>;
+  let dir: string;
+  let app: Patchbay;
+  let host: string;
+  let hosted: string;
+  const verifierCalls = new Map<string, number>();
+
+  beforeAll(async () => {
+    github = await startFakeGitHub();
+    slack = await startFakeSlackApi({
+      botToken: BOT_TOKEN,
+      users: [{ id: 'U0ALICE01', name: 'alice', realName: 'Alice Doe', email: 'alice@example.com' }],
+    });
+    upstream = await createRemote();
+    await upstream.pushCommit('README.md', '# web\n', 'init');
+    hosted = (await github.addRepo(owner, 'web', upstream.remote, 77)).gitDir;
+    openai = await startFakeOpenAI({
+      apiKey: API_KEY,
+      responses: (body) => (isVerifier(body) ? verifierTurn(body, verifierCalls) : engineTurn(body)),
+    });
+    host = new URL(github.gitUrl).host;
+    database = await createTestDatabase();
+    dir = await mkdtemp(join(tmpdir(), `patchbay-${engine}-`));
+    const config = loadConfig({
+      DATA_DIR: join(dir, 'data'),
+      DATABASE_URL: database.url,
+      PORT: '0',
+      PUBLIC_URL: 'http://patchbay.test',
+      LOG_LEVEL: 'silent',
+      SANDBOX_EGRESS_ALLOW: 'none',
+      // OpenCode is a Bun program: its JavaScript heap reserves more address space than the default 3 GB data limit allows.
+      SANDBOX_MEMORY_MB: '8192',
+      AGENT_ENGINE: 'codex',
+      MODEL_PROVIDER: 'openai',
+      MODEL,
+      OPENAI_API_KEY: API_KEY,
+      OPENAI_BASE_URL: openai.baseUrl,
+      SLACK_BOT_TOKEN: BOT_TOKEN,
+      SLACK_SIGNING_SECRET: SIGNING_SECRET,
+      SLACK_API_URL: slack.apiUrl,
+      GITHUB_APP_ID: String(github.appId),
+      GITHUB_APP_PRIVATE_KEY: github.privateKey,
+      GITHUB_WEBHOOK_SECRET: 'openai-engines-webhook-secret',
+      GITHUB_API_URL: github.apiUrl,
+      GITHUB_GIT_URL: github.gitUrl,
+    });
+    app = await startPatchbay(config, {
+      log: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
+      serve: true,
+      work: true,
+      queue: { pollingIntervalSeconds: 0.5 },
+      integrations: (context) => buildIntegrations(config, context),
+    });
+  }, 120_000);
+  afterAll(async () => {
+    await app?.close();
+    await database?.close();
+    await openai?.close();
+    await github?.close();
+    await slack?.close();
+    await upstream?.cleanup();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  const post = async (event: object) => {
+    const signed = signBody(SIGNING_SECRET, JSON.stringify(envelope(event as never)));
+    const res = await fetch(`${app.url}/slack/events`, { method: 'POST', headers: signed.headers, body: signed.body });
+    expect(res.status).toBe(200);
+  };
+  const mention = async (task: string) => {
+    const event = appMention({ user: 'U0ALICE01', text: `${words}${task} <https://${host}/${owner}/web>` });
+    await post(event);
+    const session = await waitFor(
+      () => app.store.findByThread({ source: 'slack', teamId: TEAM, channel: CHANNEL, threadTs: event.ts }),
+      'the session',
+    );
+    return { threadTs: event.ts, session };
+  };
+  const threadText = (threadTs: string) =>
+    slack.thread(CHANNEL, threadTs).map((m) => `${m.text}${JSON.stringify(m.blocks ?? [])}`);
+  const engineCalls = (marker: string) =>
+    openai.calls.filter((c) => !isVerifier(c.body) && inputText(c.body).includes(marker));
+
+  it('a mention ends with a verified PR in the thread; the critique resumes the same engine session and the rework lands on the same branch', {
+    timeout: 420_000,
+  }, async () => {
+    const { session, threadTs } = await mention('pr-case: add a changes file to');
+    const done = await waitForStatus(app, session.id, ['completed', 'failed', 'cancelled', 'waiting'], 360_000);
+    expect(done.error).toBeNull();
+    expect(done.status).toBe('completed');
+    const pull = github.pulls.find((p) => p.head === done.branch)!;
+    const link = `${github.gitUrl}/${owner}/web/pull/${pull.number}`;
+    expect(done.result?.prUrl).toBe(link);
+    await waitFor(async () => threadText(threadTs).some((t) => t.includes(link)), 'the PR link in the thread', 60_000);
+    expect(done.result?.summary).toContain(`Engine: ${label}`);
+
+    // The fake saw the real key on every call; the sandbox never did, in its environment or its files.
+    const calls = engineCalls('pr-case');
+    expect(calls.length).toBeGreaterThanOrEqual(5);
+    for (const call of calls) expect(call.headers.authorization).toBe(`Bearer ${API_KEY}`);
+    const probe = calls.map((c) => inputText(c.body)).find((t) => t.includes('--- probe done')) ?? '';
+    expect(probe).toContain('PATCHBAY_RELAY_TOKEN=pbrelay-');
+    expect(probe).not.toContain(API_KEY);
+    expect(probe).toMatch(/--- files with the key:\\n--- probe done/);
+
+    // The critique went back into the same engine session: its request carries the first attempt's conversation.
+    const rework = calls.find((c) => inputText(c.body).includes(CRITIQUE))!;
+    expect(inputText(rework.body)).toContain('Added CHANGES.md.');
+    expect(inputText(rework.body)).toContain('--- probe done');
+    const resumes = (await app.store.transcript(session.id)).flatMap((e) =>
+      e.message.role === 'assistant' && e.message.providerState ? [e.message.providerState] : [],
+    );
+    expect(resumes).toHaveLength(2);
+    expect(resumes[0]).toMatchObject({ engine });
+    expect(resumes[1]).toEqual(resumes[0]);
+
+    // The verifier failed the first attempt once; the rework is what the branch holds, pushed to the same branch.
+    const verdicts = (await app.store.events(session.id, { types: ['verification-finished'] })).map((e) => e.event);
+    expect(verdicts.map((v) => (v.type === 'verification-finished' ? v.outcome : ''))).toEqual(['failed', 'passed']);
+    expect(await git(hosted, 'show', `${done.branch}:CHANGES.md`)).toBe('# Changes\n- reworked');
+    const pushes = (await app.store.events(session.id, { types: ['branch-pushed'] })).map((e) => e.event);
+    // The harness pushes once the verifier passes: the first attempt never left the sandbox, one pull request.
+    expect(pushes.length).toBeGreaterThanOrEqual(1);
+    expect(github.pulls.filter((p) => p.head === done.branch)).toHaveLength(1);
+    expect(new Set(pushes.map((p) => (p.type === 'branch-pushed' ? p.branch : '')))).toEqual(new Set([done.branch]));
+
+    // The page's events show the engine's commands and file changes, and usage with its cost.
+    const res = await fetch(`${app.url}/api/sessions/${session.id}/events?format=json`);
+    const page = (await res.json()) as { event: { type: string; name?: string; input?: unknown } }[];
+    const steps = page.filter((e) => e.event.type === 'tool-start').map((e) => e.event);
+    expect(steps).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ name: 'run_shell', input: { command: PROBE } }),
+        expect.objectContaining({ name: 'edit_file', input: expect.objectContaining({ path: 'CHANGES.md' }) }),
+        expect.objectContaining({ name: 'run_shell', input: { command: 'echo "- reworked" >> CHANGES.md' } }),
+      ]),
+    );
+    const usage = (await app.store.events(session.id, { types: ['usage'] })).map((e) => e.event);
+    const engineUsage = usage.filter((u) => u.type === 'usage' && u.model === MODEL);
+    expect(engineUsage.length).toBeGreaterThanOrEqual(calls.length);
+    const stored = await app.store.get(session.id);
+    expect(stored!.usage.inputTokens).toBeGreaterThan(0);
+    expect(openai.rejections).toEqual([]);
+    expect(github.refused).toEqual([]);
+    expect(slack.refused).toEqual([]);
+  });
+
+  it('"stop" during the engine\'s command ends the run within 10 seconds, its processes gone', {
+    timeout: 300_000,
+  }, async () => {
+    const { session, threadTs } = await mention('stop-case: wait a while in');
+    await waitFor(
+      async () => pgrep(`sleep 300; echo stopped-${engine}`).length > 0,
+      'the command running in the sandbox',
+      240_000,
+    );
+    const stoppedAt = Date.now();
+    await post(message({ user: 'U0ALICE01', text: 'stop', threadTs }));
+    const done = await waitForStatus(app, session.id, ['cancelled', 'failed', 'completed'], 30_000);
+    expect(done.status).toBe('cancelled');
+    await waitFor(async () => pgrep(`sleep 300; echo stopped-${engine}`).length === 0, 'the command gone', 10_000);
+    expect(Date.now() - stoppedAt).toBeLessThan(10_000);
+  });
+
+  it("the engine's question reaches the thread and the answer resumes its session", { timeout: 420_000 }, async () => {
+    const { session, threadTs } = await mention('ask-case: add a notes file to');
+    const waiting = await waitForStatus(app, session.id, ['waiting', 'failed', 'completed'], 240_000);
+    expect(waiting.status).toBe('waiting');
+    await waitFor(
+      async () => threadText(threadTs).some((t) => t.includes('Should the file be NOTES.md or notes.txt?')),
+      'the question in the thread',
+      30_000,
+    );
+    await post(message({ user: 'U0ALICE01', text: 'NOTES.md please', threadTs }));
+    const done = await waitForStatus(app, session.id, ['completed', 'failed'], 300_000);
+    expect(done.status).toBe('completed');
+    const answered = engineCalls('NOTES.md please')[0]!;
+    // The same engine session: the answer follows the question in one conversation.
+    expect(inputText(answered.body)).toContain('QUESTION: Should the file be NOTES.md or notes.txt?');
+    expect(await git(hosted, 'show', `${done.branch}:NOTES.md`)).toBe('notes');
+  });
+
+  it('a budget smaller than the run uses stops the relay and pauses the run with the reason', {
+    timeout: 300_000,
+  }, async () => {
+    const { session, threadTs } = await mention('budget-case: do something costly in');
+    const paused = await waitForStatus(app, session.id, ['waiting', 'failed', 'completed'], 240_000);
+    expect(paused.status).toBe('waiting');
+    const reached = (await app.store.events(session.id, { types: ['budget-reached'] })).map((e) => e.event);
+    expect(reached).toEqual([expect.objectContaining({ type: 'budget-reached', kind: 'cost' })]);
+    // The relay forwarded the one call that spent the budget, then refused every retry.
+    expect(engineCalls('budget-case').length).toBe(1);
+    await waitFor(
+      async () => threadText(threadTs).some((t) => /budget/i.test(t)),
+      'the budget pause in the thread',
+      30_000,
+    );
+  });
+});
+
+type Item = Record<string, unknown> & { type?: string };
+type Turn = Extract<OpenAIReply, { toolCalls?: unknown }>;
+
+/** The verifier's call: Patchbay's own provider forcing record_verdict. */
+function isVerifier(body: OpenAIRequestBody): boolean {
+  return (body.tool_choice as { name?: string } | undefined)?.name === 'record_verdict';
+}
+
+/** Everything the model is shown: instructions, messages, tool calls and their outputs. */
+function inputText(body: OpenAIRequestBody): string {
+  return JSON.stringify([body.instructions ?? '', body.input]);
+}
+
+/** How many tool results the engine has sent back so far in this conversation. */
+function toolOutputs(body: OpenAIRequestBody): number {
+  const input = Array.isArray(body.input) ? (body.input as Item[]) : [];
+  return input.filter((i) => i.type === 'function_call_output' || i.type === 'custom_tool_call_output').length;
+}
+
+/** A command, as each CLI's tools take it: Codex's `exec_command`, OpenCode's `bash`. */
+function command(body: OpenAIRequestBody, cmd: string): Turn {
+  const tools = ((body.tools as Item[] | undefined) ?? []).map((t) => t.name);
+  return tools.includes('exec_command')
+    ? { toolCalls: [{ name: 'exec_command', arguments: { cmd, yield_time_ms: 30_000 } }] }
+    : { toolCalls: [{ name: 'bash', arguments: { command: cmd, description: 'run', timeout: 600_000 } }] };
+}
+
+/** A new file, as each CLI's apply_patch takes it: Codex's freeform tool, OpenCode's function tool. */
+function addFile(body: OpenAIRequestBody, path: string, content: string): Turn {
+  const patch = `*** Begin Patch\n*** Add File: ${path}\n+${content}\n*** End Patch\n`;
+  const custom = ((body.tools as Item[] | undefined) ?? []).some(
+    (t) => t.type === 'custom' && t.name === 'apply_patch',
+  );
+  return custom
+    ? { toolCalls: [{ name: 'apply_patch', arguments: patch, custom: true }] }
+    : { toolCalls: [{ name: 'apply_patch', arguments: { patchText: patch } }] };
+}
+
+/** The engine's turns, by the task's words and how far the conversation is. */
+function engineTurn(body: OpenAIRequestBody): OpenAIReply {
+  const text = inputText(body);
+  const n = toolOutputs(body);
+  const engine = ((body.tools as Item[] | undefined) ?? []).some((t) => t.name === 'exec_command')
+    ? 'codex'
+    : 'opencode';
+  if (!body.tools) return { text: 'Patchbay session' };
+  if (text.includes('budget-case')) return { ...command(body, 'echo spent'), outputTokens: 2_000_000 };
+  if (text.includes('stop-case')) return command(body, `sleep 300; echo stopped-${engine}`);
+  if (text.includes('ask-case')) {
+    if (!text.includes('NOTES.md please'))
+      return { text: 'Two names fit.\nQUESTION: Should the file be NOTES.md or notes.txt?' };
+    if (n === 0) return addFile(body, 'NOTES.md', 'notes');
+    return { text: 'Wrote NOTES.md as asked.' };
+  }
+  // pr-case: probe, write, finish; after the critique, one more command and finish.
+  if (text.includes(CRITIQUE)) {
+    if (n === 2) return command(body, 'echo "- reworked" >> CHANGES.md');
+    return { text: 'Reworked CHANGES.md as the reviewer asked.' };
+  }
+  if (n === 0) return command(body, PROBE);
+  if (n === 1) return addFile(body, 'CHANGES.md', '# Changes');
+  return { text: 'Added CHANGES.md.' };
+}
+
+/** The verifier (a forced record_verdict): fails the pr-case's first attempt once, passes everything else. */
+function verifierTurn(body: OpenAIRequestBody, calls: Map<string, number>): OpenAIReply {
+  const key = inputText(body).includes('pr-case') ? 'pr' : 'other';
+  const n = (calls.get(key) ?? 0) + 1;
+  calls.set(key, n);
+  const v =
+    key === 'pr' && n === 1 ? verdict([2, 0, 1, 2], 'The changes file has no entry for this change.') : passingVerdict;
+  return { toolCalls: [{ name: 'record_verdict', arguments: v }] };
+}
+
+function pgrep(pattern: string): string {
+  try {
+    return execFileSync('pgrep', ['-f', pattern], { encoding: 'utf8' }).trim();
+  } catch {
+    return '';
+  }
+}
