@@ -52,7 +52,7 @@ describe('the layer check', () => {
     await prepend('src/agent/tool.ts', "export { runSession } from '../harness/run-session.ts';");
     const result = await check(root);
     expect(result.code).toBe(1);
-    expect(result.stderr).toContain('harness may import core, agent, git, models, sandbox, not sessions');
+    expect(result.stderr).toContain('harness may import core, agent, engines, git, models, sandbox, not sessions');
     expect(result.stderr).toContain('src/agent/tool.ts: imports src/harness/run-session.ts');
   });
 
@@ -69,7 +69,10 @@ describe('the layer check', () => {
     const readme = await readFile(join(root, 'README.md'), 'utf8');
     await writeFile(
       join(root, 'README.md'),
-      readme.replace('| core, agent, git, models, sandbox |', '| core, agent, git, models, sandbox, sessions |'),
+      readme.replace(
+        '| core, agent, engines, git, models, sandbox |',
+        '| core, agent, engines, git, models, sandbox, sessions |',
+      ),
     );
     const result = await check(root);
     expect(result.code).toBe(1);

@@ -137,6 +137,18 @@ describe('tool registry', () => {
       'git_status',
       'git_diff',
       'screenshot',
+      'process_start',
+      'process_output',
+      'process_stop',
+      'process_list',
+      'browser_open',
+      'browser_snapshot',
+      'browser_click',
+      'browser_type',
+      'browser_select',
+      'browser_wait_for',
+      'browser_console',
+      'browser_screenshot',
       'ask_user',
     ]);
     for (const spec of specs) {
