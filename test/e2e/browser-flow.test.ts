@@ -1,11 +1,5 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.ts';
-import { startPatchbay, type Patchbay } from '../../src/main.ts';
-import { buildIntegrations } from '../../src/wire-integrations.ts';
+import type { Patchbay } from '../../src/main.ts';
 import { pngSize } from '../../src/agent/png-size.ts';
 import { startFakeGitHub, type FakeGitHub } from '../fakes/fake-github.ts';
 import { startFakeSlackApi, type FakeSlackApi } from '../fakes/fake-slack-api.ts';
@@ -14,7 +8,7 @@ import { createRemote, type RemoteFixture } from '../git/git-fixture.ts';
 import { pidsWithMarker } from '../sandbox/sandbox-test-helpers.ts';
 import { counterApp, walkTheFlow } from '../fixtures/counter-app.ts';
 import { waitFor, waitForStatus } from '../helpers/wait-for.ts';
-import { createTestDatabase } from '../helpers/test-database.ts';
+import { startSlackGitHubPatchbay, type SlackGitHubPatchbay } from '../helpers/slack-github-patchbay.ts';
 
 const BOT_TOKEN = 'xoxb-test-0000-bot';
 const SIGNING_SECRET = '8f742231b10e8888abcd99yyyzzz85a5';
@@ -35,8 +29,7 @@ describe('the browser tools over a dev server that keeps running', () => {
   let github: FakeGitHub;
   let slack: FakeSlackApi;
   let upstream: RemoteFixture;
-  let database: Awaited<ReturnType<typeof createTestDatabase>>;
-  let dir: string;
+  let patchbayApp: SlackGitHubPatchbay;
   let patchbay: Patchbay;
 
   beforeAll(async () => {
@@ -48,52 +41,27 @@ describe('the browser tools over a dev server that keeps running', () => {
     upstream = await createRemote();
     await upstream.pushCommit('index.html', counterApp('user'), 'A login form and a counter');
     await github.addRepo(owner, 'counter', upstream.remote, 79);
-    database = await createTestDatabase();
-    dir = await mkdtemp(join(tmpdir(), 'patchbay-browser-'));
     const server = `exec python3 -m http.server ${PORT} --bind 127.0.0.1`;
-    await writeFile(
-      join(dir, 'scenario.json'),
-      JSON.stringify({
-        turns: [
-          { toolCalls: [{ name: 'process_start', input: { command: server, port: PORT } }] },
-          ...walkTheFlow(URL),
-          { toolCalls: [{ name: 'write_file', input: { path: 'index.html', content: counterApp('username') } }] },
-          ...walkTheFlow(URL),
-          { text: 'The greeting now names the user.' },
-        ],
-      }),
-    );
-    const config = loadConfig({
-      DATA_DIR: join(dir, 'data'),
-      DATABASE_URL: database.url,
-      PORT: '0',
-      PUBLIC_URL,
-      LOG_LEVEL: 'silent',
-      MODEL_PROVIDER: 'scripted',
-      SCRIPTED_SCENARIO: join(dir, 'scenario.json'),
-      SLACK_BOT_TOKEN: BOT_TOKEN,
-      SLACK_SIGNING_SECRET: SIGNING_SECRET,
-      SLACK_API_URL: slack.apiUrl,
-      GITHUB_APP_ID: String(github.appId),
-      GITHUB_APP_PRIVATE_KEY: github.privateKey,
-      GITHUB_WEBHOOK_SECRET: 'e2e-webhook-secret',
-      GITHUB_API_URL: github.apiUrl,
-      GITHUB_GIT_URL: github.gitUrl,
+    patchbayApp = await startSlackGitHubPatchbay({
+      slack,
+      github,
+      botToken: BOT_TOKEN,
+      signingSecret: SIGNING_SECRET,
+      turns: [
+        { toolCalls: [{ name: 'process_start', input: { command: server, port: PORT } }] },
+        ...walkTheFlow(URL),
+        { toolCalls: [{ name: 'write_file', input: { path: 'index.html', content: counterApp('username') } }] },
+        ...walkTheFlow(URL),
+        { text: 'The greeting now names the user.' },
+      ],
     });
-    patchbay = await startPatchbay(config, {
-      log: pino({ level: 'silent' }),
-      serve: true,
-      work: true,
-      integrations: (context) => buildIntegrations(config, context),
-    });
+    patchbay = patchbayApp.app;
   }, 120_000);
   afterAll(async () => {
-    await patchbay?.close();
-    await database?.close();
+    await patchbayApp?.close();
     await github?.close();
     await slack?.close();
     await upstream?.cleanup();
-    await rm(dir, { recursive: true, force: true });
   });
 
   it('logs in, counts to three, fixes what the page showed, and the PR carries before and after', {

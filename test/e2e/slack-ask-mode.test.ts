@@ -1,20 +1,14 @@
 import { execFile } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { promisify } from 'node:util';
-import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.ts';
-import { startPatchbay, type Patchbay } from '../../src/main.ts';
-import { buildIntegrations } from '../../src/wire-integrations.ts';
+import type { Patchbay } from '../../src/main.ts';
 import { ANSWER_ONLY } from '../../src/harness/answer-mode.ts';
 import { startFakeGitHub, type FakeGitHub } from '../fakes/fake-github.ts';
 import { startFakeSlackApi, type FakeSlackApi } from '../fakes/fake-slack-api.ts';
 import { appMention, envelope, message, signBody, TEAM } from '../fakes/fake-slack-events.ts';
 import { createRemote, type RemoteFixture } from '../git/git-fixture.ts';
 import { waitFor, waitForStatus } from '../helpers/wait-for.ts';
-import { createTestDatabase } from '../helpers/test-database.ts';
+import { startSlackGitHubPatchbay, type SlackGitHubPatchbay } from '../helpers/slack-github-patchbay.ts';
 
 const run = promisify(execFile);
 const BOT_TOKEN = 'xoxb-test-0000-bot';
@@ -32,8 +26,7 @@ describe('a question in Slack, then "fix it"', () => {
   let github: FakeGitHub;
   let slack: FakeSlackApi;
   let upstream: RemoteFixture;
-  let database: Awaited<ReturnType<typeof createTestDatabase>>;
-  let dir: string;
+  let patchbayApp: SlackGitHubPatchbay;
   let app: Patchbay;
   let host: string;
   let baseCommit: string;
@@ -48,60 +41,35 @@ describe('a question in Slack, then "fix it"', () => {
     baseCommit = await upstream.pushCommit('retry.ts', 'export const retryPolicy = {\n  attempts: 3,\n};\n', 'retry');
     await github.addRepo(owner, 'shop', upstream.remote, 77);
     host = new URL(github.gitUrl).host;
-    database = await createTestDatabase();
-    dir = await mkdtemp(join(tmpdir(), 'patchbay-e2e-'));
-    await writeFile(
-      join(dir, 'scenario.json'),
-      JSON.stringify({
-        turns: [
-          // The question: the agent reads, tries to change a file (refused), then answers.
-          { toolCalls: [{ name: 'search', input: { pattern: 'attempts' } }] },
-          { toolCalls: [{ name: 'write_file', input: { path: 'retry.ts', content: 'changed\n' } }] },
-          { text: 'The retry policy is set in `retry.ts:2` (3 attempts); `missing.ts:1` is not a file.' },
-          // "fix it": the change, then the summary.
-          {
-            toolCalls: [
-              {
-                name: 'write_file',
-                input: { path: 'retry.ts', content: 'export const retryPolicy = {\n  attempts: 5,\n};\n' },
-              },
-            ],
-          },
-          { text: 'Raised the retry attempts to 5.' },
-        ],
-      }),
-    );
-    const config = loadConfig({
-      DATA_DIR: join(dir, 'data'),
-      DATABASE_URL: database.url,
-      PORT: '0',
-      PUBLIC_URL: 'http://patchbay.test',
-      LOG_LEVEL: 'silent',
-      MODEL_PROVIDER: 'scripted',
-      SCRIPTED_SCENARIO: join(dir, 'scenario.json'),
-      SLACK_BOT_TOKEN: BOT_TOKEN,
-      SLACK_SIGNING_SECRET: SIGNING_SECRET,
-      SLACK_API_URL: slack.apiUrl,
-      GITHUB_APP_ID: String(github.appId),
-      GITHUB_APP_PRIVATE_KEY: github.privateKey,
-      GITHUB_WEBHOOK_SECRET: 'e2e-webhook-secret',
-      GITHUB_API_URL: github.apiUrl,
-      GITHUB_GIT_URL: github.gitUrl,
+    patchbayApp = await startSlackGitHubPatchbay({
+      slack,
+      github,
+      botToken: BOT_TOKEN,
+      signingSecret: SIGNING_SECRET,
+      turns: [
+        // The question: the agent reads, tries to change a file (refused), then answers.
+        { toolCalls: [{ name: 'search', input: { pattern: 'attempts' } }] },
+        { toolCalls: [{ name: 'write_file', input: { path: 'retry.ts', content: 'changed\n' } }] },
+        { text: 'The retry policy is set in `retry.ts:2` (3 attempts); `missing.ts:1` is not a file.' },
+        // "fix it": the change, then the summary.
+        {
+          toolCalls: [
+            {
+              name: 'write_file',
+              input: { path: 'retry.ts', content: 'export const retryPolicy = {\n  attempts: 5,\n};\n' },
+            },
+          ],
+        },
+        { text: 'Raised the retry attempts to 5.' },
+      ],
     });
-    app = await startPatchbay(config, {
-      log: pino({ level: 'silent' }),
-      serve: true,
-      work: true,
-      integrations: (context) => buildIntegrations(config, context),
-    });
+    app = patchbayApp.app;
   }, 120_000);
   afterAll(async () => {
-    await app?.close();
-    await database?.close();
+    await patchbayApp?.close();
     await github?.close();
     await slack?.close();
     await upstream?.cleanup();
-    if (dir) await rm(dir, { recursive: true, force: true });
   });
 
   const postEvent = (payload: unknown) => {

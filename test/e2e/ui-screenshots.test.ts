@@ -1,18 +1,12 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.ts';
-import { startPatchbay, type Patchbay } from '../../src/main.ts';
-import { buildIntegrations } from '../../src/wire-integrations.ts';
+import type { Patchbay } from '../../src/main.ts';
 import { decodePng } from '../agent/png-pixels.ts';
 import { startFakeGitHub, type FakeGitHub } from '../fakes/fake-github.ts';
 import { startFakeSlackApi, type FakeSlackApi } from '../fakes/fake-slack-api.ts';
 import { appMention, envelope, signBody } from '../fakes/fake-slack-events.ts';
 import { createRemote, type RemoteFixture } from '../git/git-fixture.ts';
 import { waitFor, waitForStatus } from '../helpers/wait-for.ts';
-import { createTestDatabase } from '../helpers/test-database.ts';
+import { startSlackGitHubPatchbay, type SlackGitHubPatchbay } from '../helpers/slack-github-patchbay.ts';
 
 const BOT_TOKEN = 'xoxb-test-0000-bot';
 const SIGNING_SECRET = '8f742231b10e8888abcd99yyyzzz85a5';
@@ -37,8 +31,7 @@ describe('before/after screenshots of a UI change', () => {
   let github: FakeGitHub;
   let slack: FakeSlackApi;
   let upstream: RemoteFixture;
-  let database: Awaited<ReturnType<typeof createTestDatabase>>;
-  let dir: string;
+  let patchbayApp: SlackGitHubPatchbay;
   let app: Patchbay;
 
   beforeAll(async () => {
@@ -51,50 +44,25 @@ describe('before/after screenshots of a UI change', () => {
     await upstream.pushCommit('index.html', INDEX, 'A page with a save button');
     await upstream.pushCommit('style.css', style('#ff0000'), 'A red save button');
     await github.addRepo(owner, 'site', upstream.remote, 78);
-    database = await createTestDatabase();
-    dir = await mkdtemp(join(tmpdir(), 'patchbay-ui-'));
     const server = `exec python3 -m http.server ${PORT} --bind 127.0.0.1`;
-    await writeFile(
-      join(dir, 'scenario.json'),
-      JSON.stringify({
-        turns: [
-          { toolCalls: [{ name: 'write_file', input: { path: 'style.css', content: style('#0000ff') } }] },
-          { toolCalls: [{ name: 'screenshot', input: { url: `http://127.0.0.1:${PORT}/`, server } }] },
-          { text: 'Made the save button blue.' },
-        ],
-      }),
-    );
-    const config = loadConfig({
-      DATA_DIR: join(dir, 'data'),
-      DATABASE_URL: database.url,
-      PORT: '0',
-      PUBLIC_URL,
-      LOG_LEVEL: 'silent',
-      MODEL_PROVIDER: 'scripted',
-      SCRIPTED_SCENARIO: join(dir, 'scenario.json'),
-      SLACK_BOT_TOKEN: BOT_TOKEN,
-      SLACK_SIGNING_SECRET: SIGNING_SECRET,
-      SLACK_API_URL: slack.apiUrl,
-      GITHUB_APP_ID: String(github.appId),
-      GITHUB_APP_PRIVATE_KEY: github.privateKey,
-      GITHUB_WEBHOOK_SECRET: 'e2e-webhook-secret',
-      GITHUB_API_URL: github.apiUrl,
-      GITHUB_GIT_URL: github.gitUrl,
+    patchbayApp = await startSlackGitHubPatchbay({
+      slack,
+      github,
+      botToken: BOT_TOKEN,
+      signingSecret: SIGNING_SECRET,
+      turns: [
+        { toolCalls: [{ name: 'write_file', input: { path: 'style.css', content: style('#0000ff') } }] },
+        { toolCalls: [{ name: 'screenshot', input: { url: `http://127.0.0.1:${PORT}/`, server } }] },
+        { text: 'Made the save button blue.' },
+      ],
     });
-    app = await startPatchbay(config, {
-      log: pino({ level: 'silent' }),
-      serve: true,
-      work: true,
-      integrations: (context) => buildIntegrations(config, context),
-    });
+    app = patchbayApp.app;
   }, 120_000);
   afterAll(async () => {
-    await app?.close();
-    await database?.close();
+    await patchbayApp?.close();
     await github?.close();
     await slack?.close();
     await upstream?.cleanup();
-    await rm(dir, { recursive: true, force: true });
   });
 
   /** A link on PUBLIC_URL, fetched from the running server. */
