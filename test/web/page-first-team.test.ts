@@ -1,10 +1,9 @@
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Actor } from '../../src/core/actor.ts';
 import { NO_PULL_REQUEST } from '../../src/core/evidence.ts';
-import type { ApiServer } from '../../src/api/server.ts';
-import { createApiFixture, type ApiFixture } from '../api/api-fixture.ts';
-import { launchChromium, openPage, screenshotDir, type Browser } from './chromium.ts';
+import { openPage, screenshotDir } from './chromium.ts';
+import { usePageFixture } from './page-fixture.ts';
 
 const ada: Actor = { source: 'web', id: 'ada', name: 'Ada' };
 const repo = 'https://github.com/acme/widgets';
@@ -16,31 +15,17 @@ const commit = 'a'.repeat(40);
  * Insights for a period with sessions but no pull requests, on a desk and on a phone.
  */
 describe('the page where a first team found it wanting, in Chromium', () => {
-  let fx: ApiFixture;
-  let app: ApiServer;
-  let base: string;
-  let browser: Browser;
-
-  beforeAll(async () => {
-    fx = await createApiFixture();
-    app = fx.server();
-    base = await app.listen({ host: '127.0.0.1', port: 0 });
-    browser = await launchChromium();
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await fx?.close();
-  });
+  const web = usePageFixture();
 
   async function startSession(text: string): Promise<string> {
-    const started = await fx.service.start({ thread: { source: 'web' }, actor: ada, text, repo });
+    const started = await web.fx.service.start({ thread: { source: 'web' }, actor: ada, text, repo });
     if (started.kind !== 'started') throw new Error(started.kind);
-    await fx.store.transition(started.session.id, 'start');
+    await web.fx.store.transition(started.session.id, 'start');
     return started.session.id;
   }
 
   it('says an unknown session is not there, with the way back and nothing to type into', async () => {
-    const { page, problems } = await openPage(browser.context, `${base}/sessions/no-such-session`);
+    const { page, problems } = await openPage(web.browser.context, `${web.base}/sessions/no-such-session`);
     await page.locator('#missing').waitFor();
     expect(await page.locator('#missing h1').textContent()).toBe('No such session');
     expect(await page.locator('#missing a[href="/"]').count()).toBe(1);
@@ -53,10 +38,10 @@ describe('the page where a first team found it wanting, in Chromium', () => {
 
   it('counts the time of a step still running', async () => {
     const id = await startSession('Run the long suite');
-    await fx.store.append(id, [
+    await web.fx.store.append(id, [
       { event: { type: 'tool-start', callId: 'call-1', name: 'run_shell', input: { command: 'npm test' } } },
     ]);
-    const { page, problems } = await openPage(browser.context, `${base}/sessions/${id}`);
+    const { page, problems } = await openPage(web.browser.context, `${web.base}/sessions/${id}`);
     const state = page.locator('.tool[data-call="call-1"] .state');
     await state.waitFor();
     expect(await state.textContent()).toMatch(/^running · [01] s$/);
@@ -67,7 +52,7 @@ describe('the page where a first team found it wanting, in Chromium', () => {
 
   it('shows a commit that passed every gate as passed, though no pull request was there to mark ready', async () => {
     const id = await startSession('Fix the parser');
-    await fx.store.append(id, [
+    await web.fx.store.append(id, [
       {
         event: {
           type: 'check-finished',
@@ -94,7 +79,7 @@ describe('the page where a first team found it wanting, in Chromium', () => {
       },
       { event: { type: 'review-gate', commit, ready: false, reasons: [NO_PULL_REQUEST] } },
     ]);
-    const { page, problems } = await openPage(browser.context, `${base}/sessions/${id}`);
+    const { page, problems } = await openPage(web.browser.context, `${web.base}/sessions/${id}`);
     await page.click('#tab-checks');
     const group = page.locator(`.check-group[data-commit="${commit}"]`);
     await group.waitFor();
@@ -108,7 +93,7 @@ describe('the page where a first team found it wanting, in Chromium', () => {
 
   it('says what Insights lacks instead of drawing empty charts, and fits a phone', async () => {
     await startSession('A session with no pull request');
-    const { page, problems } = await openPage(browser.context, `${base}/insights`);
+    const { page, problems } = await openPage(web.browser.context, `${web.base}/insights`);
     await page.locator('#insights-groups').waitFor();
     expect(await page.locator('#insights-no-prs').textContent()).toContain('No pull requests');
     expect(await page.locator('#calibration-empty').textContent()).toContain('merged or closed');

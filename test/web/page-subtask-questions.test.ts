@@ -1,9 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Actor } from '../../src/core/actor.ts';
-import type { ApiServer } from '../../src/api/server.ts';
-import { createApiFixture, type ApiFixture } from '../api/api-fixture.ts';
 import { waitFor } from '../helpers/wait-for.ts';
-import { launchChromium, openPage, type Browser } from './chromium.ts';
+import { openPage } from './chromium.ts';
+import { usePageFixture } from './page-fixture.ts';
 
 const ada: Actor = { source: 'web', id: 'ada', name: 'Ada' };
 const repo = 'https://github.com/acme/widgets';
@@ -14,29 +13,15 @@ const repo = 'https://github.com/acme/widgets';
  * says which question it answers when more than one is open.
  */
 describe("sub-tasks' questions on the parent's page, in Chromium", () => {
-  let fx: ApiFixture;
-  let app: ApiServer;
-  let base: string;
-  let browser: Browser;
-
-  beforeAll(async () => {
-    fx = await createApiFixture();
-    app = fx.server();
-    base = await app.listen({ host: '127.0.0.1', port: 0 });
-    browser = await launchChromium();
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await fx?.close();
-  });
+  const web = usePageFixture();
 
   it('shows every open question with its buttons and routes each answer to its own sub-task', {
     timeout: 90_000,
   }, async () => {
-    const started = await fx.service.start({ thread: { source: 'web' }, actor: ada, text: 'Two parts', repo });
+    const started = await web.fx.service.start({ thread: { source: 'web' }, actor: ada, text: 'Two parts', repo });
     if (started.kind !== 'started') throw new Error(started.kind);
     const parentId = started.session.id;
-    await fx.store.transition(parentId, 'start');
+    await web.fx.store.transition(parentId, 'start');
     const children = [1, 2].map((index) => ({
       index,
       id: `${parentId}-sub-${index}`,
@@ -45,7 +30,7 @@ describe("sub-tasks' questions on the parent's page, in Chromium", () => {
       repo,
       branch: `patchbay/two-sub-${index}`,
     }));
-    await fx.store.spawnChildren(parentId, {
+    await web.fx.store.spawnChildren(parentId, {
       callId: 'call-1',
       requester: ada,
       children,
@@ -62,13 +47,13 @@ describe("sub-tasks' questions on the parent's page, in Chromium", () => {
         ],
       },
     });
-    await fx.store.transition(parentId, 'ask', {
+    await web.fx.store.transition(parentId, 'ask', {
       reason: 'waiting for its sub-tasks',
       patch: { pendingQuestion: null },
     });
     for (const child of children) {
-      await fx.store.transition(child.id, 'start');
-      await fx.store.transition(child.id, 'ask', {
+      await web.fx.store.transition(child.id, 'start');
+      await web.fx.store.transition(child.id, 'ask', {
         patch: {
           pendingQuestion: {
             questionId: 'q1',
@@ -78,10 +63,10 @@ describe("sub-tasks' questions on the parent's page, in Chromium", () => {
           },
         },
       });
-      await fx.store.noteChildRun(child.id);
+      await web.fx.store.noteChildRun(child.id);
     }
 
-    const { page, problems } = await openPage(browser.context, `${base}/sessions/${parentId}`);
+    const { page, problems } = await openPage(web.browser.context, `${web.base}/sessions/${parentId}`);
     const rows = page.locator('.question .choices');
     await rows.nth(1).waitFor();
     expect(await rows.count()).toBe(2);
@@ -92,13 +77,13 @@ describe("sub-tasks' questions on the parent's page, in Chromium", () => {
 
     await page.locator('.question button.choice', { hasText: 'name-2b' }).click();
     await waitFor(
-      async () => (await fx.store.get(children[1]!.id))?.status === 'queued',
+      async () => (await web.fx.store.get(children[1]!.id))?.status === 'queued',
       'the second sub-task answered',
     );
-    const first = await fx.store.get(children[0]!.id);
+    const first = await web.fx.store.get(children[0]!.id);
     expect(first?.status).toBe('waiting');
     expect(first?.pendingQuestion?.question).toBe('Which name for part 1?');
-    const answered = await fx.store.events(children[1]!.id, { types: ['user-message'] });
+    const answered = await web.fx.store.events(children[1]!.id, { types: ['user-message'] });
     expect(answered.at(-1)?.event).toMatchObject({ text: 'name-2b', questionId: 'q1' });
 
     // The answered one loses its buttons; the other keeps them, and the box answers it alone.

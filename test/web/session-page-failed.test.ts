@@ -1,8 +1,7 @@
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ApiServer } from '../../src/api/server.ts';
-import { createApiFixture, type ApiFixture } from '../api/api-fixture.ts';
-import { launchChromium, openPage, screenshotDir, type Browser } from './chromium.ts';
+import { describe, expect, it } from 'vitest';
+import { openPage, screenshotDir } from './chromium.ts';
+import { usePageFixture } from './page-fixture.ts';
 
 /** A git error as a failed clone reports it: one long path with no place to break a line (no spaces, no hyphens). */
 const longPath = `/srv/patchbay/data/mirrors/${'very_long_directory_name_'.repeat(12)}repository.git`;
@@ -15,26 +14,12 @@ const failure = `git clone failed: fatal: repository '${longPath}' does not exis
  * session header sitting right under the sticky top bar with no gap for the timeline to show through.
  */
 describe('a failed session with a long error, in Chromium', () => {
-  let fx: ApiFixture;
-  let app: ApiServer;
-  let base: string;
-  let browser: Browser;
-
-  beforeAll(async () => {
-    fx = await createApiFixture();
-    app = fx.server();
-    base = await app.listen({ host: '127.0.0.1', port: 0 });
-    browser = await launchChromium();
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await fx?.close();
-  });
+  const web = usePageFixture();
 
   it('stays live after the error event, keeps the error inside the page, and leaves no gap under the top bar', {
     timeout: 90_000,
   }, async () => {
-    const started = await fx.service.start({
+    const started = await web.fx.service.start({
       thread: { source: 'web' },
       actor: { source: 'web', id: 'ada', name: 'Ada' },
       text: 'Fix the parser',
@@ -42,21 +27,21 @@ describe('a failed session with a long error, in Chromium', () => {
     });
     if (started.kind !== 'started') throw new Error(started.kind);
     const id = started.session.id;
-    await fx.store.transition(id, 'start');
+    await web.fx.store.transition(id, 'start');
     // Enough of a timeline to scroll.
-    await fx.store.append(
+    await web.fx.store.append(
       id,
       Array.from({ length: 40 }, (_, turn) => ({
         event: { type: 'assistant-message' as const, text: `Step ${turn}: reading the parser.`, turn },
       })),
     );
-    await fx.store.transition(id, 'fail', {
+    await web.fx.store.transition(id, 'fail', {
       reason: failure,
       patch: { error: failure },
       events: [{ event: { type: 'error', code: 'git_failed', message: failure } }],
     });
 
-    const { page, problems } = await openPage(browser.context, `${base}/sessions/${id}`);
+    const { page, problems } = await openPage(web.browser.context, `${web.base}/sessions/${id}`);
     await page.locator('#status .badge[data-status="failed"]').waitFor();
     await page.locator('.note.tone-bad', { hasText: 'git clone failed' }).waitFor();
     await page.locator('.conn', { hasText: 'live' }).waitFor();
@@ -65,7 +50,7 @@ describe('a failed session with a long error, in Chromium', () => {
     expect(await page.locator('.conn').textContent()).toBe('live');
 
     // A later event on the same stream still arrives: the stream was never taken for broken.
-    await fx.store.append(id, [
+    await web.fx.store.append(id, [
       { event: { type: 'user-message', actor: { source: 'web', id: 'ada', name: 'Ada' }, text: 'Why did it fail?' } },
     ]);
     await page.locator('.item-user', { hasText: 'Why did it fail?' }).waitFor();

@@ -1,9 +1,8 @@
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ApiServer } from '../../src/api/server.ts';
+import { describe, expect, it } from 'vitest';
 import type { NewEvent } from '../../src/core/run-log.ts';
-import { createApiFixture, type ApiFixture } from '../api/api-fixture.ts';
-import { launchChromium, openPage, screenshotDir, type Browser } from './chromium.ts';
+import { openPage, screenshotDir } from './chromium.ts';
+import { usePageFixture } from './page-fixture.ts';
 
 const TURNS = 600;
 
@@ -13,25 +12,11 @@ const TURNS = 600;
  * as the reader scrolls up, above what they were reading, which stays where it was on screen.
  */
 describe('a long session, in Chromium', () => {
-  let fx: ApiFixture;
-  let app: ApiServer;
-  let base: string;
-  let browser: Browser;
-
-  beforeAll(async () => {
-    fx = await createApiFixture();
-    app = fx.server();
-    base = await app.listen({ host: '127.0.0.1', port: 0 });
-    browser = await launchChromium();
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await fx?.close();
-  });
+  const web = usePageFixture();
 
   it('shows the newest events first and the older ones as the reader scrolls up', { timeout: 120_000 }, async () => {
     const actor = { source: 'web' as const, id: 'ada', name: 'Ada' };
-    const started = await fx.service.start({
+    const started = await web.fx.service.start({
       thread: { source: 'web' },
       actor,
       text: 'A long task',
@@ -39,7 +24,7 @@ describe('a long session, in Chromium', () => {
     });
     if (started.kind !== 'started') throw new Error(started.kind);
     const id = started.session.id;
-    await fx.store.transition(id, 'start');
+    await web.fx.store.transition(id, 'start');
     for (let start = 0; start < TURNS; start += 100) {
       const batch: NewEvent[] = [];
       for (let turn = start; turn < start + 100; turn++) {
@@ -65,16 +50,16 @@ describe('a long session, in Chromium', () => {
           },
         );
       }
-      await fx.store.append(id, batch);
+      await web.fx.store.append(id, batch);
     }
-    const lastSeq = (await fx.store.get(id))!.lastSeq;
+    const lastSeq = (await web.fx.store.get(id))!.lastSeq;
 
-    const context = browser.context;
+    const context = web.browser.context;
     const requests: string[] = [];
     context.on('request', (request) => {
       if (request.url().includes('/events')) requests.push(new URL(request.url()).search);
     });
-    const { page, problems } = await openPage(context, `${base}/sessions/${id}`);
+    const { page, problems } = await openPage(context, `${web.base}/sessions/${id}`);
     const turnsShown = () => page.locator('.item-assistant .text').allTextContents();
 
     await page.locator('.item-assistant', { hasText: `Turn ${TURNS - 1} of` }).waitFor();
@@ -116,7 +101,7 @@ describe('a long session, in Chromium', () => {
     await expect(page.locator('.item-tool').first().locator('.gist').textContent()).resolves.toContain('npm test -- 0');
 
     // Still live: a new message arrives at the end.
-    await fx.store.append(id, [{ event: { type: 'user-message', actor, text: 'Are we there yet?' } }]);
+    await web.fx.store.append(id, [{ event: { type: 'user-message', actor, text: 'Are we there yet?' } }]);
     await page.locator('.item-user', { hasText: 'Are we there yet?' }).waitFor();
     expect(await page.locator('.item').last().textContent()).toContain('Are we there yet?');
     await page.screenshot({ path: join(screenshotDir, 'session-page-paging.png') });

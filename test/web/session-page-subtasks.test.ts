@@ -1,9 +1,8 @@
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Actor } from '../../src/core/actor.ts';
-import type { ApiServer } from '../../src/api/server.ts';
-import { createApiFixture, type ApiFixture } from '../api/api-fixture.ts';
-import { launchChromium, openPage, screenshotDir, type Browser } from './chromium.ts';
+import { openPage, screenshotDir } from './chromium.ts';
+import { usePageFixture } from './page-fixture.ts';
 
 const ada: Actor = { source: 'web', id: 'ada', name: 'Ada' };
 const repo = 'https://github.com/acme/widgets';
@@ -14,26 +13,12 @@ const repo = 'https://github.com/acme/widgets';
  * while they run; a child's page links back to its parent; the list marks children.
  */
 describe('sub-tasks on the session page, in Chromium', () => {
-  let fx: ApiFixture;
-  let app: ApiServer;
-  let base: string;
-  let browser: Browser;
-
-  beforeAll(async () => {
-    fx = await createApiFixture();
-    app = fx.server();
-    base = await app.listen({ host: '127.0.0.1', port: 0 });
-    browser = await launchChromium();
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await fx?.close();
-  });
+  const web = usePageFixture();
 
   it('lists the children under the parent, follows their status, and links both ways', {
     timeout: 90_000,
   }, async () => {
-    const started = await fx.service.start({
+    const started = await web.fx.service.start({
       thread: { source: 'web' },
       actor: ada,
       text: 'Add the field to the API and use it in the client',
@@ -41,7 +26,7 @@ describe('sub-tasks on the session page, in Chromium', () => {
     });
     if (started.kind !== 'started') throw new Error(started.kind);
     const parentId = started.session.id;
-    await fx.store.transition(parentId, 'start');
+    await web.fx.store.transition(parentId, 'start');
     const children = [
       { index: 1, title: 'Add the field to the API', repo, branch: 'patchbay/field-sub-1' },
       {
@@ -51,7 +36,7 @@ describe('sub-tasks on the session page, in Chromium', () => {
         branch: 'patchbay/field-sub-2',
       },
     ].map((c) => ({ ...c, id: `${parentId}-sub-${c.index}`, prompt: c.title }));
-    await fx.store.spawnChildren(parentId, {
+    await web.fx.store.spawnChildren(parentId, {
       callId: 'call-1',
       requester: ada,
       children,
@@ -69,9 +54,9 @@ describe('sub-tasks on the session page, in Chromium', () => {
       },
     });
     const [first, second] = children as [(typeof children)[0], (typeof children)[0]];
-    await fx.store.transition(first.id, 'start');
+    await web.fx.store.transition(first.id, 'start');
 
-    const { page, problems } = await openPage(browser.context, `${base}/sessions/${parentId}`);
+    const { page, problems } = await openPage(web.browser.context, `${web.base}/sessions/${parentId}`);
     const rows = page.locator('#subtasks li');
     await rows.nth(1).waitFor();
     expect(await rows.count()).toBe(2);
@@ -85,21 +70,21 @@ describe('sub-tasks on the session page, in Chromium', () => {
     expect(await page.locator('#parent').count()).toBe(0);
 
     // A child's change is written in its own log, not the parent's: the page follows it anyway.
-    await fx.store.transition(first.id, 'finish', { patch: { result: { summary: 'done', commit: 'abc123' } } });
+    await web.fx.store.transition(first.id, 'finish', { patch: { result: { summary: 'done', commit: 'abc123' } } });
     await row(first.id).locator('.badge[data-status="completed"]').waitFor();
     await page.screenshot({ path: join(screenshotDir, 'session-subtasks.png') });
 
     await row(second.id).locator('a.title').click();
-    await page.waitForURL(`${base}/sessions/${second.id}`);
+    await page.waitForURL(`${web.base}/sessions/${second.id}`);
     await page.locator('#title', { hasText: 'Use it in the client' }).waitFor();
     const back = page.locator('#parent a');
     expect(await back.textContent()).toBe(started.session.title);
     expect(await page.locator('#subtasks').count()).toBe(0);
     await back.click();
-    await page.waitForURL(`${base}/sessions/${parentId}`);
+    await page.waitForURL(`${web.base}/sessions/${parentId}`);
     await page.locator('#subtasks li').nth(1).waitFor();
 
-    await page.goto(`${base}/`);
+    await page.goto(`${web.base}/`);
     await page.locator(`#sessions li[data-id="${second.id}"] .sub-task`).waitFor();
     expect(await page.locator(`#sessions li[data-id="${parentId}"] .sub-task`).count()).toBe(0);
     expect(problems).toEqual([]);
