@@ -31,10 +31,12 @@ export async function findStalePostmaster(
   // a Node process itself: only the process that started this database still owns it.
   const owner = Number((await readFile(ownerFile(databaseDir), 'utf8').catch(() => '')).trim()) || undefined;
   const ownedByParent = owner === undefined ? /(^|\/)node\b/.test(await commandLine(parent ?? 0)) : owner === parent;
-  if (parent !== undefined && parent > 1 && alive(parent) && ownedByParent) {
+  const holder =
+    parent !== undefined && parent > 1 && alive(parent) && ownedByParent ? parent : await liveAdopter(owner, parent);
+  if (holder !== undefined) {
     throw new PatchbayError(
       'conflict',
-      `another Patchbay (pid ${parent}, such as a running npm start) holds the embedded PostgreSQL in ${databaseDir}, which one process at a time can use: stop it, give this command its own DATA_DIR, or run both on one PostgreSQL server with DATABASE_URL`,
+      `another Patchbay (pid ${holder}, such as a running npm start) holds the embedded PostgreSQL in ${databaseDir}, which one process at a time can use: stop it, give this command its own DATA_DIR, or run both on one PostgreSQL server with DATABASE_URL`,
     );
   }
   // postmaster.pid: pid, data directory, start time, port, socket directory, listen address, shared memory key, status.
@@ -71,7 +73,18 @@ export function accepts(port: number): Promise<boolean> {
   });
 }
 
-/** Where the pid of the process that started a database is kept, beside its directory. */
+/**
+ * The process that took over an orphaned server and still uses it: the owner file names the last
+ * process that started or adopted it (embedded-postgres.ts writes it either way), which is not the
+ * server's parent once it was adopted. Undefined when that process is gone (or is not Node: the
+ * pid was reused), so a server left behind twice is still taken over.
+ */
+async function liveAdopter(owner: number | undefined, parent: number | undefined): Promise<number | undefined> {
+  if (owner === undefined || owner === parent || owner === process.pid || !alive(owner)) return undefined;
+  return /(^|\/)node\b/.test(await commandLine(owner)) ? owner : undefined;
+}
+
+/** Where the pid of the process that started (or took over) a database is kept, beside its directory. */
 export function ownerFile(databaseDir: string): string {
   return `${databaseDir}.owner`;
 }
