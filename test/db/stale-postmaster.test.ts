@@ -22,9 +22,13 @@ describe('an embedded PostgreSQL left running', () => {
 
   /** An orphaned process whose command line says `postgres -D <databaseDir>`, and its postmaster.pid. */
   async function orphanServer(databaseDir: string): Promise<number> {
-    const out = spawnSync('bash', ['-c', `(exec -a "postgres -D ${databaseDir}" sleep 120 & echo $!)`], {
-      encoding: 'utf8',
-    });
+    const out = spawnSync(
+      'bash',
+      ['-c', `(exec -a "postgres -D ${databaseDir}" sleep 120 </dev/null >/dev/null 2>&1 & echo $!)`],
+      {
+        encoding: 'utf8',
+      },
+    );
     const pid = Number(out.stdout.trim());
     pids.push(pid);
     await writeFile(join(databaseDir, 'postmaster.pid'), `${pid}\n${databaseDir}\n0\n5999\n/tmp\n*\n0\nready\n`);

@@ -1005,8 +1005,6 @@ export async function startFakeGitHub(
           },
         });
       }
-      case 'repos/get-combined-status-for-ref':
-      case 'checks/list-for-ref':
       case 'apps/list-repos-accessible-to-installation':
       case 'issues/list-comments-for-repo':
       case 'pulls/list-review-comments-for-repo':
@@ -1034,6 +1032,8 @@ export async function startFakeGitHub(
             send: (status, body) => send(res, status, body),
           },
         );
+      case 'repos/get-combined-status-for-ref':
+      case 'checks/list-for-ref':
       case 'repos/get-branch-rules':
       case 'repos/get-branch-protection':
         return answerHistory(
