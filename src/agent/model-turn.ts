@@ -1,10 +1,30 @@
 import { turnCostUsd, usageCost } from '../models/model-catalog.ts';
 import { isServiceFault } from '../models/retry-policy.ts';
-import type { ModelMessage, RetryNotice, TurnResult, Usage } from '../models/model-provider.ts';
+import type {
+  ModelMessage,
+  ModelProvider,
+  RetryNotice,
+  ToolSpec,
+  TurnResult,
+  Usage,
+} from '../models/model-provider.ts';
 import type { RunOutcome } from './agent-runner.ts';
 import { compactEntries } from './context-compaction.ts';
 import { recordStep, type RunState, userMessagesAfter } from './run-state.ts';
 import { clip, quoteMessage } from './transcript-text.ts';
+
+/**
+ * Below this window the process and browser tools are left out of what the model is offered:
+ * their specs alone take about 2,000 tokens, a page snapshot many more, and an 8k model server
+ * would otherwise refuse the prompt before the task has begun. Known from the model's limits (the
+ * window a server states, or the smaller one a refusal names), so a turn after either is lean.
+ */
+const LEAN_WINDOW = 32_000;
+
+/** The tool specs offered to `model`: all of them, or without the process and browser tools on a small window. */
+function specsForWindow(specs: ToolSpec[], model: Pick<ModelProvider, 'contextWindow'>): ToolSpec[] {
+  return model.contextWindow >= LEAN_WINDOW ? specs : specs.filter((s) => !/^(process|browser)_/.test(s.name));
+}
 
 /** Adds a model call's tokens and list-price cost to the run's counters. */
 function countUsage(run: RunState, usage: Usage): number {
@@ -29,7 +49,7 @@ export async function compactTranscript(
     entries: run.messages.map((message, i) => ({ message, eventSeq: run.seqs[i] ?? null })),
     model,
     system: run.input.system,
-    tools: tools.specs(),
+    tools: specsForWindow(tools.specs(), model),
     maxOutputTokens: run.limits.maxOutputTokens,
     // Forced: the server refused the prompt as too long, whatever the estimate said.
     threshold: options.force ? 0 : run.limits.compactAt,
@@ -75,7 +95,7 @@ export async function takeModelTurn(
     system: run.input.system,
     // A snapshot: the transcript keeps growing after the call, and the provider may hold on to it.
     messages: [...run.messages],
-    tools: tools.specs(),
+    tools: specsForWindow(tools.specs(), model),
     maxTokens: run.limits.maxOutputTokens,
     signal,
     ...(onDelta && { onDelta: (text: string) => onDelta(text, turn) }),
