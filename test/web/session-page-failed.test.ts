@@ -45,6 +45,9 @@ describe('a failed session with a long error, in Chromium', () => {
     await page.locator('#status .badge[data-status="failed"]').waitFor();
     await page.locator('.note.tone-bad', { hasText: 'git clone failed' }).waitFor();
     await page.locator('.conn', { hasText: 'live' }).waitFor();
+    // Said once: the timeline's note, not again in the side panel.
+    await page.locator('#side').waitFor();
+    expect(await page.evaluate(() => (document.body.textContent ?? '').split('does not exist').length - 1)).toBe(1);
     // Still live once everything arrived (the browser would have fired onerror on the error frame).
     await page.waitForTimeout(500);
     expect(await page.locator('.conn').textContent()).toBe('live');

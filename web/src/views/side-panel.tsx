@@ -72,9 +72,14 @@ export function SidePanel({
         </dd>
       </dl>
       <SubtasksView detail={detail} />
-      {detail.error && <p class="error">{detail.error}</p>}
+      {detail.error && !saidInTimeline(timeline, detail.error) && <p class="error">{detail.error}</p>}
     </aside>
   );
+}
+
+/** Whether the timeline on screen already says the failure (its error note): then it is said once, there. */
+function saidInTimeline(timeline: SessionModel, error: string): boolean {
+  return timeline.items.some((item) => item.kind === 'note' && item.text.includes(error));
 }
 
 /** The threads the session is followed in, each a link where it has one. */
