@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import type { Sandbox } from '../../sandbox/sandbox.ts';
 import { type CodexStreamState, translateCodexLine } from './codex-stream.ts';
 import type { Engine, EngineResume, EngineRunInput } from './engine.ts';
 import {
   type CliEngineSpec,
   type CliInvocation,
+  cliVersion,
   engineInstructions,
   engineStateDir,
   runCliEngine,
@@ -65,18 +65,8 @@ export function createCodexEngine(options: { cliPath: string }): Engine {
     name: 'codex',
     api: 'openai',
     run: (input) => runCliEngine(spec, input),
-    version: (sandbox, signal) => codexVersion(options.cliPath, sandbox, signal),
+    version: (sandbox, signal) => cliVersion('codex', options.cliPath, sandbox, signal),
   };
-}
-
-async function codexVersion(cliPath: string, sandbox: Sandbox, signal: AbortSignal): Promise<string> {
-  const r = await sandbox.exec(`"$PATCHBAY_CODEX" --version`, {
-    env: { PATCHBAY_CODEX: cliPath },
-    signal,
-    timeoutMs: 60_000,
-  });
-  if (r.exitCode !== 0) throw new Error(`codex --version failed: ${(r.stderr || r.stdout).trim().slice(0, 300)}`);
-  return r.stdout.trim();
 }
 
 function codexSpec(cliPath: string): CliEngineSpec {

@@ -1,5 +1,6 @@
 import type { RunOutcome } from '../agent/agent-runner.ts';
 import { describeError } from '../core/errors.ts';
+import type { Sandbox } from '../../sandbox/sandbox.ts';
 import type { CliEngineName, EngineResume, EngineRunInput } from './engine.ts';
 import type { EngineStreamStep } from './engine-stream.ts';
 import {
@@ -20,6 +21,8 @@ export type CliStreamReader = {
   line(line: string): EngineStreamStep[];
   /** The result when the stream had no closing line of its own (OpenCode), from the exit code. */
   end(exitCode: number): EngineStreamStep | undefined;
+  /** The model turn the text streamed now belongs to, where the stream counts turns (else the run's first). */
+  turn?(): number;
 };
 
 /**
@@ -78,7 +81,7 @@ async function invoke(
     if (step?.kind === 'session') engineSessionId = step.engineSessionId;
     else if (step?.kind === 'result') final = { ok: step.ok, text: step.text };
     else if (step?.kind === 'events' && step.events.length > 0) {
-      for (const text of step.texts) input.onDelta?.(text, start.firstTurn);
+      for (const text of step.texts) input.onDelta?.(text, reader.turn?.() ?? start.firstTurn);
       const { events } = step;
       writes = writes.then(() => input.runLog.commitStep(input.sessionId, { events }).then(() => undefined));
     }
@@ -139,6 +142,23 @@ async function lastSummary(input: EngineRunInput): Promise<string> {
   const entries = await input.runLog.transcript(input.sessionId);
   const last = entries.findLast((e) => e.message.role === 'assistant')?.message;
   return last?.role === 'assistant' ? (last.content ?? '') : '';
+}
+
+/** The CLI's `--version` in the sandbox (`env` keeps it offline where the CLI needs telling). */
+export async function cliVersion(
+  label: string,
+  cliPath: string,
+  sandbox: Sandbox,
+  signal: AbortSignal,
+  env: Record<string, string> = {},
+): Promise<string> {
+  const r = await sandbox.exec(`"$PATCHBAY_ENGINE_CLI" --version`, {
+    env: { ...env, PATCHBAY_ENGINE_CLI: cliPath },
+    signal,
+    timeoutMs: 60_000,
+  });
+  if (r.exitCode !== 0) throw new Error(`${label} --version failed: ${(r.stderr || r.stdout).trim().slice(0, 300)}`);
+  return r.stdout.trim();
 }
 
 /** Where an engine keeps its own state (sessions, config) in the workspace: inside .git, so it lasts as long as the workspace and is never committed. */

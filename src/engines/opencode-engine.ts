@@ -1,8 +1,8 @@
-import type { Sandbox } from '../../sandbox/sandbox.ts';
 import type { Engine, EngineResume, EngineRunInput, RelayApi } from './engine.ts';
 import {
   type CliEngineSpec,
   type CliInvocation,
+  cliVersion,
   engineInstructions,
   engineStateDir,
   runCliEngine,
@@ -62,19 +62,12 @@ export function createOpencodeEngine(options: { cliPath: string; api: RelayApi }
     name: 'opencode',
     api: options.api,
     run: (input) => runCliEngine(spec, input),
-    version: (sandbox, signal) => opencodeVersion(options.cliPath, sandbox, signal),
+    version: (sandbox, signal) =>
+      cliVersion('opencode', options.cliPath, sandbox, signal, {
+        ...opencodeOfflineEnv,
+        ...xdgDirs(engineStateDir(sandbox.workdir, 'opencode')),
+      }),
   };
-}
-
-async function opencodeVersion(cliPath: string, sandbox: Sandbox, signal: AbortSignal): Promise<string> {
-  const home = engineStateDir(sandbox.workdir, 'opencode');
-  const r = await sandbox.exec(`"$PATCHBAY_OPENCODE" --version`, {
-    env: { PATCHBAY_OPENCODE: cliPath, ...opencodeOfflineEnv, ...xdgDirs(home) },
-    signal,
-    timeoutMs: 60_000,
-  });
-  if (r.exitCode !== 0) throw new Error(`opencode --version failed: ${(r.stderr || r.stdout).trim().slice(0, 300)}`);
-  return r.stdout.trim();
 }
 
 function opencodeSpec(cliPath: string, api: RelayApi): CliEngineSpec {
