@@ -67,6 +67,11 @@ export function decideGate(evidence: Evidence, extraReasons: readonly string[] =
 /** The reason a commit that passed its gates is not "ready": there is no pull request to mark. */
 export const NO_PULL_REQUEST = 'no pull request to mark ready';
 
+/** What kept a published gate from ready besides there being no pull request: none when its commit passed every gate. */
+export function blockingReasons(gate: { reasons: readonly string[] }): string[] {
+  return gate.reasons.filter((r) => r !== NO_PULL_REQUEST);
+}
+
 /** The gate as published (the `review-gate` event): ready only when a pull request was marked so. */
 export function publishedGate(
   decision: GateDecision,
@@ -89,7 +94,7 @@ export function describeGate(
 ): string {
   const at = gate.commit.slice(0, shaLength);
   if (gate.ready) return `ready for review at ${at}`;
-  const others = gate.reasons.filter((r) => r !== NO_PULL_REQUEST);
+  const others = blockingReasons(gate);
   if (others.length === gate.reasons.length) return `kept as draft at ${at}: ${others.join('; ')}`;
   return others.length === 0
     ? `passed its gates at ${at}; ${NO_PULL_REQUEST}`

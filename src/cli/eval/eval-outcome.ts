@@ -1,5 +1,5 @@
 import type { StoredEvent } from '../../core/events.ts';
-import { NO_PULL_REQUEST } from '../../core/evidence.ts';
+import { blockingReasons } from '../../core/evidence.ts';
 import type { SessionStatus } from '../../core/session-status.ts';
 import { addUsage, estimateCostUsd } from '../../models/model-catalog.ts';
 import { zeroUsage, type Usage } from '../../models/model-provider.ts';
@@ -68,7 +68,7 @@ export function taskOutcome(input: {
         verifiedCommit = event.outcome === 'passed' ? event.commit : null;
         break;
       case 'review-gate':
-        readyCommit = event.reasons.every((reason) => reason === NO_PULL_REQUEST) ? event.commit : null;
+        readyCommit = blockingReasons(event).length === 0 ? event.commit : null;
         break;
       case 'question-asked':
         if (input.agentQuestionIds.has(event.questionId)) questions += 1;

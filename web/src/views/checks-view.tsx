@@ -1,4 +1,4 @@
-import { NO_PULL_REQUEST } from '../../../src/core/evidence.ts';
+import { blockingReasons, NO_PULL_REQUEST } from '../../../src/core/evidence.ts';
 import type { VerdictCriterion } from '../../../src/core/verdict.ts';
 import { duration, dateTimeOf, safeHref } from '../format.ts';
 import type { CheckRun, CiFailure, ReviewGate, SessionModel, Verdict } from '../session-model.ts';
@@ -90,7 +90,7 @@ function PullRequestState({ model }: { model: SessionModel }) {
  */
 function gateBadge(gate: ReviewGate, hasPr: boolean): { text: string; good: boolean; reasons: string[] } {
   if (gate.ready) return { text: 'ready', good: true, reasons: [] };
-  const reasons = gate.reasons.filter((r) => r !== NO_PULL_REQUEST);
+  const reasons = blockingReasons(gate);
   if (reasons.length === 0) return { text: 'passed', good: true, reasons: [] };
   return { text: hasPr ? 'kept as draft' : 'not ready', good: false, reasons };
 }
