@@ -59,7 +59,14 @@ export async function checkOpenAIEngine({ config, log, signal }: DoctorDeps): Pr
   });
   const home = await mkdtemp(join(tmpdir(), `patchbay-doctor-${name}-`));
   try {
-    const lease = relay.open({ sessionId: 'doctor', api: probe.api, firstTurn: 0, maxCostUsd: 1, signal });
+    const lease = relay.open({
+      sessionId: 'doctor',
+      engine: name,
+      api: probe.api,
+      firstTurn: 0,
+      maxCostUsd: 1,
+      signal,
+    });
     const { args, env } = probe.roundTrip(lease.access.baseUrl, lease.access.token, upstream.model, home);
     const trip = await runCli(probe.cli, args, { HOME: home, ...env }, signal);
     const calls = lease.spent().calls;
