@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EngineResume } from '../../src/engines/engine.ts';
 import type { Patchbay } from '../../src/main.ts';
 import { startFakeGitHub, type FakeGitHub } from '../fakes/fake-github.ts';
 import { type FakeOpenAI, startFakeOpenAI } from '../fakes/fake-openai.ts';
@@ -83,10 +84,12 @@ describe("the repository document's engine, end to end", () => {
     );
     return waitForStatus(app, session.id, ['completed', 'failed', 'cancelled', 'waiting'], 300_000);
   };
+  /** The engine sessions a session's transcript resumes (none when Patchbay's own loop ran it). */
   const engineOf = async (sessionId: string) =>
-    (await app.store.transcript(sessionId)).flatMap((e) =>
-      e.message.role === 'assistant' && e.message.providerState ? [e.message.providerState] : [],
-    );
+    (await app.store.transcript(sessionId)).flatMap((e) => {
+      const resume = EngineResume.safeParse(e.message.role === 'assistant' ? e.message.providerState : undefined);
+      return resume.success ? [resume.data] : [];
+    });
 
   it('engine: codex on the document runs Codex with AGENT_ENGINE unset; the request\'s "with patchbay:" wins over it', {
     timeout: 600_000,

@@ -34,13 +34,13 @@ export function toolNames(body: OpenAIRequestBody): string[] {
 }
 
 /** How many tool results the engine has sent back so far in this conversation. */
-function toolOutputs(body: OpenAIRequestBody): number {
+export function toolOutputs(body: OpenAIRequestBody): number {
   const input = Array.isArray(body.input) ? (body.input as Item[]) : [];
   return input.filter((i) => i.type === 'function_call_output' || i.type === 'custom_tool_call_output').length;
 }
 
 /** A command, as each CLI's tools take it: Codex's `exec_command`, OpenCode's `bash`. */
-function command(body: OpenAIRequestBody, cmd: string): Turn {
+export function command(body: OpenAIRequestBody, cmd: string): Turn {
   const tools = ((body.tools as Item[] | undefined) ?? []).map((t) => t.name);
   return tools.includes('exec_command')
     ? { toolCalls: [{ name: 'exec_command', arguments: { cmd, yield_time_ms: 30_000 } }] }
@@ -48,7 +48,7 @@ function command(body: OpenAIRequestBody, cmd: string): Turn {
 }
 
 /** A new file, as each CLI's apply_patch takes it: Codex's freeform tool, OpenCode's function tool. */
-function addFile(body: OpenAIRequestBody, path: string, content: string): Turn {
+export function addFile(body: OpenAIRequestBody, path: string, content: string): Turn {
   const patch = `*** Begin Patch\n*** Add File: ${path}\n+${content}\n*** End Patch\n`;
   const custom = ((body.tools as Item[] | undefined) ?? []).some(
     (t) => t.type === 'custom' && t.name === 'apply_patch',
