@@ -21,13 +21,17 @@ const INTERRUPTED = 'Your previous run was interrupted';
  * the run taken over looks at the workspace, does the command's work only if it is not there, writes
  * the result and finishes.
  */
-function crashTurn(body: OpenAIRequestBody): OpenAIReply {
+function crashTurn(body: OpenAIRequestBody, commands: string[]): OpenAIReply {
   const text = inputText(body);
   const n = toolOutputs(body);
+  const run = (cmd: string) => {
+    commands.push(cmd);
+    return command(body, cmd);
+  };
   if (!body.tools) return { text: 'Patchbay session' };
-  if (!text.includes(INTERRUPTED)) return command(body, SLOW);
-  if (n === 0) return command(body, 'cat runs.log 2>/dev/null || echo no-runs-file');
-  if (n === 1 && !text.includes('first-run-done\\n')) return command(body, 'echo first-run-done >> runs.log');
+  if (!text.includes(INTERRUPTED)) return run(SLOW);
+  if (n === 0) return run('cat runs.log 2>/dev/null || echo no-runs-file');
+  if (n === 1 && !text.includes('first-run-done\\n')) return run('echo first-run-done >> runs.log');
   if (!text.includes('RESULT.md')) return addFile(body, 'RESULT.md', 'survived a crash');
   return { text: 'Finished after the takeover.' };
 }
@@ -46,13 +50,15 @@ describe('a worker killed with SIGKILL while Codex runs', () => {
   let dir: string;
   const servers: ServerProcess[] = [];
   const verifierCalls = new Map<string, number>();
+  /** The commands the model asked Codex to run, in order. */
+  const commands: string[] = [];
 
   beforeAll(async () => {
     remote = await createRemote();
     await remote.pushCommit('README.md', '# web\n', 'init');
     openai = await startFakeOpenAI({
       apiKey: API_KEY,
-      responses: (body) => (isVerifier(body) ? verifierTurn(body, verifierCalls) : crashTurn(body)),
+      responses: (body) => (isVerifier(body) ? verifierTurn(body, verifierCalls) : crashTurn(body, commands)),
     });
     database = await createTestDatabase();
     store = createSessionStore(database.db);
@@ -126,6 +132,10 @@ describe('a worker killed with SIGKILL while Codex runs', () => {
     expect(inputText(resumed[0]!.body)).toContain('crash-case: write the result file');
     const runs = await store.events(id, { types: ['run-resumed'] });
     expect(runs).toHaveLength(1);
+
+    // The new run went on in the workspace the killed one left: Codex found the command's work there
+    // and did not run it again.
+    expect(commands).toEqual([SLOW, 'cat runs.log 2>/dev/null || echo no-runs-file']);
 
     // The work is done once: one push of the branch, one pull request's worth of commits.
     const pushes = (await store.events(id, { types: ['branch-pushed'] })).map((e) => e.event);
