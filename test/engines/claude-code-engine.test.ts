@@ -60,6 +60,14 @@ describe('Claude Code as the session engine, end to end', () => {
   function engineTurn(body: AnthropicRequest): AnthropicReply {
     const text = textOf(body);
     const n = toolResults(body);
+    if (text.includes('calls-case'))
+      return {
+        content: [1, 2, 3, 4].map((i) => ({
+          type: 'tool_use' as const,
+          name: 'Bash',
+          input: { command: `echo call-${n}-${i}`, description: 'count' },
+        })),
+      };
     if (text.includes('tokens-case'))
       return {
         content: [{ type: 'tool_use', name: 'Bash', input: { command: 'echo tokens', description: 'spend' } }],
@@ -161,6 +169,8 @@ describe('Claude Code as the session engine, end to end', () => {
       // budget stays above that answer's price (and below the budget-case's).
       RUN_MAX_TOKENS: '240000',
       RUN_MAX_COST_USD: '20',
+      // A run's tool calls: more than any case here makes, fewer than the calls-case's two answers ask for.
+      RUN_MAX_TOOL_CALLS: '6',
       MODEL_PROVIDER: 'anthropic',
       MODEL: 'claude-sonnet-4-6',
       ANTHROPIC_API_KEY: API_KEY,
@@ -340,6 +350,22 @@ describe('Claude Code as the session engine, end to end', () => {
       30_000,
     );
   });
+  it("a tool-call limit smaller than the model's answers ask for stops the relay and ends the run with the reason", {
+    timeout: 240_000,
+  }, async () => {
+    const { session, threadTs } = await mention('calls-case: run many commands in');
+    const done = await waitForStatus(app, session.id, ['waiting', 'failed', 'completed'], 180_000);
+    expect(done.status).toBe('failed');
+    expect(done.error).toBe('the run made 8 tool calls, its limit');
+    // Four calls an answer: the relay forwarded the two answers that reached the limit, then refused.
+    expect(anthropic.calls.filter((c) => textOf(c.body).includes('calls-case')).length).toBe(2);
+    await waitFor(
+      async () => threadText(threadTs).some((t) => t.includes('the run made 8 tool calls, its limit')),
+      'the reason in the thread',
+      30_000,
+    );
+  });
+
   it('a token limit smaller than the run uses stops the relay and ends the run with the reason', {
     timeout: 240_000,
   }, async () => {
