@@ -131,7 +131,9 @@ async function enginesCommand(args: string[]): Promise<number> {
         ? { action }
         : undefined;
   if (!command) {
-    process.stderr.write(`patchbay engines takes codex-import <auth.json>, codex-logout or codex-status.\n\n${usage}\n`);
+    process.stderr.write(
+      `patchbay engines takes codex-import <auth.json>, codex-logout or codex-status.\n\n${usage}\n`,
+    );
     return 2;
   }
   return runSignInCommand(command, {

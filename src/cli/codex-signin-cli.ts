@@ -8,7 +8,10 @@ import { sealSignIn } from '../engines/chatgpt-signin.ts';
 import { parseCodexAuthJson } from '../engines/chatgpt-tokens.ts';
 import { createCodexSignInStore } from '../sessions/store/codex-signin-store.ts';
 
-export type SignInCommand = { action: 'codex-import'; file: string } | { action: 'codex-logout' } | { action: 'codex-status' };
+export type SignInCommand =
+  | { action: 'codex-import'; file: string }
+  | { action: 'codex-logout' }
+  | { action: 'codex-status' };
 
 /**
  * `patchbay engines codex-import <auth.json> | codex-logout | codex-status`: the installation's
@@ -43,7 +46,9 @@ export async function runSignInCommand(
       }
       case 'codex-logout':
         out.write(
-          (await store.remove()) ? 'Deleted the ChatGPT sign-in for Codex.\n' : 'There was no ChatGPT sign-in to delete.\n',
+          (await store.remove())
+            ? 'Deleted the ChatGPT sign-in for Codex.\n'
+            : 'There was no ChatGPT sign-in to delete.\n',
         );
         return 0;
       case 'codex-status': {
@@ -72,7 +77,8 @@ export function signInState(row: {
   refusedReason: string | null;
 }): string {
   const who = `${row.email ?? 'an account'} (ChatGPT account ${row.accountId})`;
-  if (row.refusedReason) return `The ChatGPT sign-in of ${who} no longer works: ${row.refusedReason}; import a new one.`;
+  if (row.refusedReason)
+    return `The ChatGPT sign-in of ${who} no longer works: ${row.refusedReason}; import a new one.`;
   const until = row.expiresAt ? `; access token valid until ${row.expiresAt.toISOString()}, refreshed by Patchbay` : '';
   return `Signed in to ChatGPT as ${who}${until}.`;
 }
@@ -81,6 +87,9 @@ async function readAuthFile(file: string): Promise<string> {
   try {
     return await readFile(file, 'utf8');
   } catch (error) {
-    throw new PatchbayError('invalid_input', `cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? 'error'}`);
+    throw new PatchbayError(
+      'invalid_input',
+      `cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? 'error'}`,
+    );
   }
 }

@@ -4,7 +4,8 @@ import { signInState } from './codex-signin-cli.ts';
 import type { DoctorDeps, DoctorRow } from './doctor-checks.ts';
 
 const check = 'codex sign-in';
-const IMPORT = 'run `codex login` on a workstation, then `patchbay engines codex-import <auth.json>` here (docs/engines.md)';
+const IMPORT =
+  'run `codex login` on a workstation, then `patchbay engines codex-import <auth.json>` here (docs/engines.md)';
 
 /**
  * With CODEX_AUTH=chatgpt, the stored ChatGPT sign-in's state (who, until when, refused), never a

@@ -50,7 +50,9 @@ export type EngineConfig = {
 
 const DEFAULT_CLAUDE_MODEL = 'claude-sonnet-4-6';
 
-export function engineConfigFromEnv(e: EngineEnv & ModelEnv & { PATCHBAY_SECRET_KEY?: string | undefined }): EngineConfig {
+export function engineConfigFromEnv(
+  e: EngineEnv & ModelEnv & { PATCHBAY_SECRET_KEY?: string | undefined },
+): EngineConfig {
   const model = e.CLAUDE_CODE_MODEL ?? (e.MODEL_PROVIDER === 'anthropic' && e.MODEL ? e.MODEL : DEFAULT_CLAUDE_MODEL);
   const baseUrl = (e.ANTHROPIC_BASE_URL ?? 'https://api.anthropic.com').replace(/\/$/, '');
   // A subscription token is sent as Claude Code sends it itself: a bearer token with the OAuth beta.

@@ -67,8 +67,7 @@ function headersOf(tokens: ChatGPTTokens): Record<string, string> {
 }
 
 function unusable(row: SealedSignIn | undefined): PatchbayError | undefined {
-  if (!row)
-    return new PatchbayError('unauthorized', `Codex has no ChatGPT sign-in on this Patchbay: ${SIGN_IN_AGAIN}`);
+  if (!row) return new PatchbayError('unauthorized', `Codex has no ChatGPT sign-in on this Patchbay: ${SIGN_IN_AGAIN}`);
   if (row.refusedReason)
     return new PatchbayError(
       'unauthorized',
@@ -146,7 +145,10 @@ async function refreshLocked(
     return { save: sealSignIn(box, answer.tokens), result: answer.tokens };
   }
   if (answer.permanent) {
-    log.warn({ reason: answer.failed }, 'OpenAI refused to refresh the ChatGPT sign-in for Codex; it needs a new sign-in');
+    log.warn(
+      { reason: answer.failed },
+      'OpenAI refused to refresh the ChatGPT sign-in for Codex; it needs a new sign-in',
+    );
     const save = { ...row, refusedReason: answer.failed };
     return { save, result: unusable(save)! };
   }

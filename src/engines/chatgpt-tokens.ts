@@ -82,7 +82,8 @@ export function parseCodexAuthJson(text: string): ChatGPTTokens {
   const t = parsed.data.tokens;
   const claims = jwtClaims(t.id_token);
   const accountId = t.account_id ?? claims?.['https://api.openai.com/auth']?.chatgpt_account_id;
-  if (!accountId) throw new PatchbayError('invalid_input', 'that auth.json names no ChatGPT account (tokens.account_id)');
+  if (!accountId)
+    throw new PatchbayError('invalid_input', 'that auth.json names no ChatGPT account (tokens.account_id)');
   return {
     idToken: t.id_token,
     accessToken: t.access_token,
@@ -108,9 +109,7 @@ const RefreshAnswer = z.object({
   refresh_token: z.string().min(1).nullish(),
 });
 
-export type GrantResult =
-  | { tokens: ChatGPTTokens }
-  | { failed: string; permanent: boolean };
+export type GrantResult = { tokens: ChatGPTTokens } | { failed: string; permanent: boolean };
 
 /** What Codex tells its user for each permanent refusal (codex-rs auth.rs REFRESH_TOKEN_*_MESSAGE). */
 const REFUSALS: Record<string, string> = {

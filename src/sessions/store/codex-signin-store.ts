@@ -24,7 +24,12 @@ export function createCodexSignInStore(db: Db): ChatGPTSignInStore {
     },
     withLocked(work) {
       return db.transaction().execute(async (trx) => {
-        const row = await trx.selectFrom('codex_signins').selectAll().where('id', '=', ID).forUpdate().executeTakeFirst();
+        const row = await trx
+          .selectFrom('codex_signins')
+          .selectAll()
+          .where('id', '=', ID)
+          .forUpdate()
+          .executeTakeFirst();
         const { save, result } = await work(row && toSignIn(row));
         if (save) await trx.updateTable('codex_signins').set(columns(save)).where('id', '=', ID).execute();
         return result;
