@@ -24,6 +24,8 @@ export type FakeOpenAIAuth = {
   authorize(headers: IncomingMessage['headers']): string | undefined;
   /** Revokes a refresh token, as signing out of ChatGPT elsewhere does. */
   revoke(refreshToken: string): void;
+  /** Ends an access token before its `exp` (the backend then answers 401 for it). */
+  expire(accessToken: string): void;
   /** Every refresh grant asked, with its answer's status. */
   grants: { status: number; refreshToken: string }[];
   /** Access tokens the backend refused and grants the token endpoint refused; a test asserts what it expects. */
@@ -123,6 +125,10 @@ export async function startFakeOpenAIAuth(options: { accessSeconds: number }): P
     revoke(refreshToken) {
       const known = refresh.get(refreshToken);
       if (known) known.state = 'revoked';
+    },
+    expire(accessToken) {
+      const known = access.get(accessToken);
+      if (known) known.expiresAt = 0;
     },
     grants,
     refused,
