@@ -31,7 +31,7 @@ describe('ChatGPT sign-in at the relay', () => {
 
   beforeAll(async () => {
     database = await createTestDatabase();
-    auth = await startFakeOpenAIAuth({ accessSeconds: 3600 });
+    auth = await startFakeOpenAIAuth({ accessSeconds: 3600, grantDelayMs: 300 });
     backend = await startFakeOpenAI({
       pathPrefix: '/backend-api/codex',
       authorize: (headers) => auth.authorize(headers),

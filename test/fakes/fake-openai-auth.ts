@@ -46,7 +46,11 @@ function jwt(claims: Record<string, unknown>): string {
  * refresh_token_invalidated, an unknown one refresh_token_expired). `authorize` is the ChatGPT
  * backend's side: a known, unexpired access token with its account's chatgpt-account-id.
  */
-export async function startFakeOpenAIAuth(options: { accessSeconds: number }): Promise<FakeOpenAIAuth> {
+export async function startFakeOpenAIAuth(options: {
+  accessSeconds: number;
+  /** How long a grant takes to answer (the real endpoint takes a few hundred ms): concurrent grants overlap. */
+  grantDelayMs?: number;
+}): Promise<FakeOpenAIAuth> {
   const access = new Map<string, Access>();
   const refresh = new Map<string, { account: Account; state: 'live' | 'spent' | 'revoked' }>();
   const grants: FakeOpenAIAuth['grants'] = [];
@@ -95,6 +99,7 @@ export async function startFakeOpenAIAuth(options: { accessSeconds: number }): P
     if (known.state === 'spent') return refuse(401, 'refresh_token_reused', 'Refresh token already used.', token);
     if (known.state === 'revoked') return refuse(401, 'refresh_token_invalidated', 'Refresh token revoked.', token);
     known.state = 'spent';
+    await new Promise((resolve) => setTimeout(resolve, options.grantDelayMs ?? 0));
     grants.push({ status: 200, refreshToken: token });
     send(200, mint(known.account, options.accessSeconds));
   }
