@@ -28,7 +28,7 @@ Usage:
                                                run a suite of tasks with hidden tests and compare models
                                                (see docs/eval.md)
   patchbay doctor                              check the configuration and every configured service
-  patchbay engines codex-import <auth.json> | codex-logout | codex-status
+  patchbay engines codex-login | codex-import <auth.json> | codex-logout | codex-status
                                                the ChatGPT sign-in Codex uses with CODEX_AUTH=chatgpt
   patchbay help
 
@@ -127,12 +127,12 @@ async function enginesCommand(args: string[]): Promise<number> {
   const command: Command | undefined =
     action === 'codex-import' && file && extra.length === 0
       ? { action, file }
-      : (action === 'codex-logout' || action === 'codex-status') && !file
+      : (action === 'codex-login' || action === 'codex-logout' || action === 'codex-status') && !file
         ? { action }
         : undefined;
   if (!command) {
     process.stderr.write(
-      `patchbay engines takes codex-import <auth.json>, codex-logout or codex-status.\n\n${usage}\n`,
+      `patchbay engines takes codex-login, codex-import <auth.json>, codex-logout or codex-status.\n\n${usage}\n`,
     );
     return 2;
   }

@@ -5,24 +5,27 @@ import { createSecretBox } from '../../integrations/github/secret-box.ts';
 import type { Config } from '../config.ts';
 import { describeError, PatchbayError } from '../core/errors.ts';
 import { sealSignIn } from '../engines/chatgpt-signin.ts';
+import { deviceLogin } from '../engines/chatgpt-device-login.ts';
 import { parseCodexAuthJson } from '../engines/chatgpt-tokens.ts';
 import { createCodexSignInStore } from '../sessions/store/codex-signin-store.ts';
 
 export type SignInCommand =
+  | { action: 'codex-login' }
   | { action: 'codex-import'; file: string }
   | { action: 'codex-logout' }
   | { action: 'codex-status' };
 
 /**
- * `patchbay engines codex-import <auth.json> | codex-logout | codex-status`: the installation's
- * ChatGPT sign-in for Codex. Import reads the auth.json `codex login` wrote on a workstation and
+ * `patchbay engines codex-login | codex-import <auth.json> | codex-logout | codex-status`: the
+ * installation's ChatGPT sign-in for Codex. Login runs Codex's device-code sign-in here (the person
+ * opens a link anywhere and enters the code shown); import reads the auth.json `codex login` wrote on a workstation and
  * stores its tokens sealed with PATCHBAY_SECRET_KEY (the file can then be deleted); logout deletes
  * the stored sign-in (runs after it fail saying so); status says who is signed in and until when,
  * never a token. Exit code 0 on success, 1 on a refusal, with one line saying why.
  */
 export async function runSignInCommand(
   command: SignInCommand,
-  deps: { config: Config; log: Logger; out: NodeJS.WritableStream },
+  deps: { config: Config; log: Logger; out: NodeJS.WritableStream; signal?: AbortSignal; pollMs?: number },
 ): Promise<number> {
   const { config, out } = deps;
   const chatgpt = config.engines.chatgpt;
@@ -38,6 +41,18 @@ export async function runSignInCommand(
   try {
     const store = createCodexSignInStore(database.db);
     switch (command.action) {
+      case 'codex-login': {
+        const tokens = await deviceLogin({
+          issuer: chatgpt.authUrl,
+          show: (url, code) =>
+            out.write(`Open ${url} in a browser, sign in to ChatGPT and enter this code (valid 15 minutes): ${code}\n`),
+          signal: deps.signal ?? AbortSignal.timeout(16 * 60_000),
+          ...(deps.pollMs !== undefined && { sleep: () => wait(deps.pollMs ?? 0) }),
+        });
+        await store.put(sealSignIn(createSecretBox(chatgpt.secretKey), tokens));
+        out.write(`Stored the ChatGPT sign-in of ${tokens.email ?? 'account'} ${tokens.accountId} for Codex.\n`);
+        return 0;
+      }
       case 'codex-import': {
         const tokens = parseCodexAuthJson(await readAuthFile(command.file));
         await store.put(sealSignIn(createSecretBox(chatgpt.secretKey), tokens));
@@ -93,3 +108,5 @@ async function readAuthFile(file: string): Promise<string> {
     );
   }
 }
+
+const wait = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));

@@ -43,7 +43,7 @@ export type EngineConfig = {
   openai?: RelayUpstream;
   codexPath?: string;
   /** CODEX_AUTH=chatgpt: `openai` is the ChatGPT backend, its sign-in refreshed at `tokenUrl`, sealed with `secretKey`. */
-  chatgpt?: { tokenUrl: string; secretKey: string };
+  chatgpt?: { authUrl: string; tokenUrl: string; secretKey: string };
   opencodePath?: string;
   opencodeApi: RelayApi;
 };
@@ -90,7 +90,8 @@ function chatgptConfig(e: EngineEnv & { PATCHBAY_SECRET_KEY?: string | undefined
       'config_invalid',
       'CODEX_AUTH=chatgpt stores the ChatGPT sign-in encrypted: set PATCHBAY_SECRET_KEY (32+ random characters)',
     );
-  return { tokenUrl: `${e.OPENAI_AUTH_URL.replace(/\/+$/, '')}/oauth/token`, secretKey: e.PATCHBAY_SECRET_KEY };
+  const authUrl = e.OPENAI_AUTH_URL.replace(/\/+$/, '');
+  return { authUrl, tokenUrl: `${authUrl}/oauth/token`, secretKey: e.PATCHBAY_SECRET_KEY };
 }
 
 /** The ChatGPT backend (its paths have no /v1); the sign-in's headers are added per call by the relay. */

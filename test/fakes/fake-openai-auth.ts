@@ -24,6 +24,8 @@ export type FakeOpenAIAuth = {
   authorize(headers: IncomingMessage['headers']): string | undefined;
   /** Revokes a refresh token, as signing out of ChatGPT elsewhere does. */
   revoke(refreshToken: string): void;
+  /** The person enters `userCode` at /codex/device and signs in as `account` (device-code sign-in). */
+  approve(userCode: string, account: Account): void;
   /** Ends an access token before its `exp` (the backend then answers 401 for it). */
   expire(accessToken: string): void;
   /** Every refresh grant asked, with its answer's status. */
@@ -81,10 +83,18 @@ export async function startFakeOpenAIAuth(options: {
       grants.push({ status, refreshToken: token });
       send(status, { error: { code, message } });
     };
-    if (req.method !== 'POST' || req.url !== '/oauth/token') return send(404, { error: 'not_found' });
+    if (req.method !== 'POST') return send(404, { error: 'not_found' });
+    const raw = await readBody(req);
+    if (req.url?.startsWith('/api/accounts/deviceauth/')) return device.handle(req.url, raw, send, refused);
+    if (req.url !== '/oauth/token') return send(404, { error: 'not_found' });
+    if (String(req.headers['content-type']).startsWith('application/x-www-form-urlencoded')) {
+      const account = device.exchange(new URLSearchParams(raw), `http://127.0.0.1:${port}`);
+      if (!account) return refuse(400, 'invalid_grant', 'The authorization code is not valid.');
+      return send(200, mint(account, options.accessSeconds));
+    }
     let body: Record<string, unknown>;
     try {
-      body = JSON.parse(await readBody(req)) as Record<string, unknown>;
+      body = JSON.parse(raw) as Record<string, unknown>;
     } catch {
       return refuse(400, 'invalid_request', 'The request body must be JSON.');
     }
@@ -104,6 +114,7 @@ export async function startFakeOpenAIAuth(options: {
     send(200, mint(known.account, options.accessSeconds));
   }
 
+  const device = deviceAuthorization();
   const { port, close } = await listenOnLoopback(server);
   return {
     url: `http://127.0.0.1:${port}`,
@@ -131,6 +142,7 @@ export async function startFakeOpenAIAuth(options: {
       const known = refresh.get(refreshToken);
       if (known) known.state = 'revoked';
     },
+    approve: (userCode, account) => device.approve(userCode, account),
     expire(accessToken) {
       const known = access.get(accessToken);
       if (known) known.expiresAt = 0;
@@ -145,4 +157,72 @@ async function readBody(req: IncomingMessage): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const chunk of req) chunks.push(chunk as Buffer);
   return Buffer.concat(chunks).toString('utf8');
+}
+
+type Send = (status: number, body: object) => void;
+
+/**
+ * Codex's device-code sign-in (codex-rs login/src/device_code_auth.rs): /deviceauth/usercode
+ * `{client_id}` answers a device id, a user code and the poll interval (a string, as Codex parses
+ * it); /deviceauth/token `{device_auth_id, user_code}` answers 403 until the code is approved, then
+ * an authorization code with its PKCE pair, which /oauth/token exchanges (form-encoded, the
+ * redirect URI `{issuer}/deviceauth/callback`) once.
+ */
+function deviceAuthorization() {
+  type Pending = { deviceAuthId: string; account?: Account; code?: string; verifier?: string };
+  const pending = new Map<string, Pending>();
+  const codes = new Map<string, { account: Account; verifier: string }>();
+  return {
+    handle(url: string, raw: string, send: Send, refused: string[]) {
+      let body: Record<string, unknown>;
+      try {
+        body = JSON.parse(raw) as Record<string, unknown>;
+      } catch {
+        refused.push('deviceauth: body is not JSON');
+        return send(400, { error: 'invalid_request' });
+      }
+      if (url === '/api/accounts/deviceauth/usercode') {
+        if (body.client_id !== CLIENT_ID) {
+          refused.push('deviceauth: unknown client');
+          return send(401, { error: 'invalid_client' });
+        }
+        const userCode = `${randomBytes(2).toString('hex')}-${randomBytes(2).toString('hex')}`.toUpperCase();
+        const deviceAuthId = `deviceauth_${randomBytes(8).toString('hex')}`;
+        pending.set(userCode, { deviceAuthId });
+        return send(200, { device_auth_id: deviceAuthId, user_code: userCode, interval: '1' });
+      }
+      const entry = pending.get(String(body.user_code));
+      if (url !== '/api/accounts/deviceauth/token' || !entry || entry.deviceAuthId !== body.device_auth_id) {
+        refused.push('deviceauth: unknown device code');
+        return send(404, { error: 'not_found' });
+      }
+      if (!entry.account) return send(403, { error: { code: 'deviceauth_authorization_pending' } });
+      entry.code ??= `ac_${randomBytes(12).toString('hex')}`;
+      entry.verifier ??= randomBytes(32).toString('base64url');
+      codes.set(entry.code, { account: entry.account, verifier: entry.verifier });
+      return send(200, {
+        authorization_code: entry.code,
+        code_challenge: 'S256-challenge',
+        code_verifier: entry.verifier,
+      });
+    },
+    approve(userCode: string, account: Account): void {
+      const entry = pending.get(userCode);
+      if (!entry) throw new Error(`no device code ${userCode} is pending`);
+      entry.account = account;
+    },
+    /** The account an authorization-code grant signs in, once; undefined when the grant is wrong. */
+    exchange(form: URLSearchParams, issuer: string): Account | undefined {
+      const code = codes.get(form.get('code') ?? '');
+      const ok =
+        code &&
+        form.get('grant_type') === 'authorization_code' &&
+        form.get('client_id') === CLIENT_ID &&
+        form.get('redirect_uri') === `${issuer}/deviceauth/callback` &&
+        form.get('code_verifier') === code.verifier;
+      if (!ok || !code) return undefined;
+      codes.delete(form.get('code') ?? '');
+      return code.account;
+    },
+  };
 }
