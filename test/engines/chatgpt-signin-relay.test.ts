@@ -1,6 +1,10 @@
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import pino from 'pino';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createSecretBox } from '../../integrations/github/secret-box.ts';
+import { runSignInCommand } from '../../src/cli/codex-signin-cli.ts';
+import { loadConfig } from '../../src/config.ts';
 import { createChatGPTSignIn, sealSignIn } from '../../src/engines/chatgpt-signin.ts';
 import { parseCodexAuthJson } from '../../src/engines/chatgpt-tokens.ts';
 import { type RunningEngineRelay, startEngineRelay } from '../../src/engines/engine-relay.ts';
@@ -8,9 +12,12 @@ import { createCodexSignInStore } from '../../src/sessions/store/codex-signin-st
 import { type FakeOpenAI, startFakeOpenAI } from '../fakes/fake-openai.ts';
 import { type AuthDotJson, type FakeOpenAIAuth, startFakeOpenAIAuth } from '../fakes/fake-openai-auth.ts';
 import { createTestDatabase } from '../helpers/test-database.ts';
+import { textSink } from '../helpers/text-sink.ts';
+import { waitFor } from '../helpers/wait-for.ts';
 
 const box = createSecretBox('an-encryption-key-of-at-least-32-chars!!');
 const ada = { accountId: 'acct-ada-0001', email: 'ada@example.com' };
+const bob = { accountId: 'acct-bob-0002', email: 'bob@example.com' };
 const log = pino({ level: 'silent' });
 
 /**
@@ -123,6 +130,27 @@ describe('ChatGPT sign-in at the relay', () => {
     });
     expect(backend.calls.length).toBe(calls);
     expect((await store().read())?.refusedReason).toBe('its refresh token was revoked');
+  });
+
+  it('codex-login signs in by a device code the person enters elsewhere, and the relay then uses that account', async () => {
+    const config = loadConfig({
+      DATABASE_URL: database.url,
+      DATA_DIR: join(tmpdir(), 'patchbay-codex-login'),
+      CODEX_AUTH: 'chatgpt',
+      PATCHBAY_SECRET_KEY: 'an-encryption-key-of-at-least-32-chars!!',
+      OPENAI_AUTH_URL: auth.url,
+    });
+    const out = textSink();
+    const login = runSignInCommand({ action: 'codex-login' }, { config, log, out: out.stream, pollMs: 50 });
+    const code = await waitFor(async () => /enter this code[^:]*: (\S+)/.exec(out.text())?.[1], 'the device code');
+    expect(out.text()).toContain(`Open ${auth.url}/codex/device`);
+    auth.approve(code, bob);
+    expect(await login).toBe(0);
+    expect(out.text()).toContain('Stored the ChatGPT sign-in of bob@example.com acct-bob-0002');
+    const answer = await respond();
+    expect(answer.status).toBe(200);
+    expect(backend.calls.at(-1)!.headers['chatgpt-account-id']).toBe(bob.accountId);
+    expect(auth.refused).toEqual([]);
   });
 
   it.each([

@@ -12,6 +12,7 @@ import { appMention, envelope, signBody, TEAM } from '../fakes/fake-slack-events
 import { createRemote, git, type RemoteFixture } from '../git/git-fixture.ts';
 import { passingVerdict } from '../helpers/scripted-verifier.ts';
 import { type SlackGitHubPatchbay, startSlackGitHubPatchbay } from '../helpers/slack-github-patchbay.ts';
+import { textSink } from '../helpers/text-sink.ts';
 import { waitFor, waitForStatus } from '../helpers/wait-for.ts';
 
 const BOT_TOKEN = 'xoxb-test-0000-bot';
@@ -94,14 +95,10 @@ describe('Codex with a ChatGPT sign-in', () => {
   });
 
   const signInCommand = async (command: SignInCommand) => {
-    let out = '';
-    const sink = { write: (text: string) => ((out += text), true) } as unknown as NodeJS.WritableStream;
-    const code = await runSignInCommand(command, {
-      config: patchbay.app.config,
-      log: pino({ level: 'silent' }),
-      out: sink,
-    });
-    return { code, out };
+    const out = textSink();
+    const config = patchbay.app.config;
+    const code = await runSignInCommand(command, { config, log: pino({ level: 'silent' }), out: out.stream });
+    return { code, out: out.text() };
   };
   const importSignIn = async (authJson: AuthDotJson) => {
     const file = join(files, `auth-${Date.now()}.json`);
