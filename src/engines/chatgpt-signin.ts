@@ -35,7 +35,7 @@ export type UpstreamSignIn = {
   refused(sent: Record<string, string>, signal: AbortSignal): Promise<Record<string, string>>;
 };
 
-const SIGN_IN_AGAIN = 'sign in again with `patchbay engines codex-import <auth.json>` (docs/engines.md)';
+const SIGN_IN_AGAIN = 'sign in again with `patchbay engines codex-login` (or codex-import; docs/engines.md)';
 
 /** Seals a sign-in's tokens for the store. */
 export function sealSignIn(box: TokenSealer, tokens: ChatGPTTokens): SignInSave {
