@@ -4,6 +4,7 @@ import pino from 'pino';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createSecretBox } from '../../integrations/github/secret-box.ts';
 import { runSignInCommand } from '../../src/cli/codex-signin-cli.ts';
+import { checkCodexSignIn } from '../../src/cli/doctor-codex-signin.ts';
 import { loadConfig } from '../../src/config.ts';
 import { createChatGPTSignIn, sealSignIn } from '../../src/engines/chatgpt-signin.ts';
 import { parseCodexAuthJson } from '../../src/engines/chatgpt-tokens.ts';
@@ -151,6 +152,34 @@ describe('ChatGPT sign-in at the relay', () => {
     expect(answer.status).toBe(200);
     expect(backend.calls.at(-1)!.headers['chatgpt-account-id']).toBe(bob.accountId);
     expect(auth.refused).toEqual([]);
+  });
+
+  it("doctor's row says whether a sign-in is stored, whose, and whether OpenAI refused it, never a token", async () => {
+    const config = loadConfig({
+      DATABASE_URL: database.url,
+      CODEX_AUTH: 'chatgpt',
+      PATCHBAY_SECRET_KEY: 'an-encryption-key-of-at-least-32-chars!!',
+    });
+    const row = () => checkCodexSignIn({ config, log, signal: AbortSignal.timeout(10_000) });
+    await store().remove();
+    expect(await row()).toMatchObject({ ok: false, detail: 'CODEX_AUTH=chatgpt, but no sign-in is stored' });
+    const json = auth.signIn(ada, 3600);
+    await save(json);
+    const signedIn = await row();
+    expect(signedIn).toMatchObject({
+      ok: true,
+      detail: expect.stringContaining('ada@example.com (ChatGPT account acct-ada-0001)'),
+    });
+    for (const token of Object.values(json.tokens))
+      if (token.length > 20) expect(JSON.stringify(signedIn)).not.toContain(token);
+    await store().withLocked(async (found) => ({
+      save: { ...found!, refusedReason: 'its refresh token was revoked' },
+      result: undefined,
+    }));
+    expect(await row()).toMatchObject({
+      ok: false,
+      detail: expect.stringContaining('no longer works: its refresh token was revoked'),
+    });
   });
 
   it.each([
