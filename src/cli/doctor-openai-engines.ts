@@ -35,6 +35,8 @@ type Probe = {
 export async function checkOpenAIEngine({ config, log, signal }: DoctorDeps): Promise<DoctorRow | undefined> {
   const name = config.engines.default;
   if (name !== 'codex' && name !== 'opencode') return undefined;
+  // A ChatGPT sign-in is refreshed and added by the running server's relay: its own row shows its state.
+  if (name === 'codex' && config.engines.chatgpt) return undefined;
   const probe = name === 'codex' ? codexProbe(config) : opencodeProbe(config);
   if (!probe.cli)
     return bad(

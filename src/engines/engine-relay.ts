@@ -5,6 +5,8 @@ import type { Logger } from 'pino';
 import { countLimitReached, type RunOutcome } from '../agent/agent-runner.ts';
 import type { RunLog } from '../core/run-log.ts';
 import { eventCostUsd } from '../models/model-catalog.ts';
+import { describeError, isPatchbayError } from '../core/errors.ts';
+import type { UpstreamSignIn } from './chatgpt-signin.ts';
 import type { RelayApi } from './engine.ts';
 import { pathRefusal } from './relay-allowlist.ts';
 import type { EngineRelay, RelayLease, RelayRequest } from './relay-lease.ts';
@@ -15,7 +17,15 @@ import { type MeteredCall, meterAnswer } from './relay-metering.ts';
  * model providers use, so tests point it at a loopback fake), its model, and the credential headers
  * added on the host (x-api-key, or a subscription's Authorization header).
  */
-export type RelayUpstream = { baseUrl: string; model: string; headers: Record<string, string> };
+export type RelayUpstream = {
+  baseUrl: string;
+  model: string;
+  headers: Record<string, string>;
+  /** A sign-in whose headers are asked for on every call and renewed when the upstream answers 401 (ChatGPT for Codex). */
+  signIn?: UpstreamSignIn;
+  /** The upstream's paths carry no `/v1` (the ChatGPT backend's `/backend-api/codex/responses`). */
+  unversioned?: boolean;
+};
 
 export type EngineRelayOptions = {
   upstreams: Partial<Record<RelayApi, RelayUpstream>>;
@@ -193,15 +203,61 @@ async function handleRelayRequest(ctx: RelayContext, req: IncomingMessage, res: 
     return sendRelayError(res, r.status, r.type, r.message);
   }
   const body = await readBody(req);
-  const upstreamUrl = `${state.upstream.baseUrl.replace(/\/$/, '')}${target.pathname}${target.search}`;
-  const answer = await ctx.fetch(upstreamUrl, {
-    method,
-    headers: { ...forwardedHeaders(req), ...state.upstream.headers },
-    ...(body.length > 0 && { body: new Uint8Array(body) }),
-    signal: state.request.signal,
-  });
+  const path = state.upstream.unversioned ? target.pathname.replace(/^\/v1/, '') : target.pathname;
+  const upstreamUrl = `${state.upstream.baseUrl.replace(/\/$/, '')}${path}${target.search}`;
+  const send = (credential: Record<string, string>) =>
+    ctx.fetch(upstreamUrl, {
+      method,
+      headers: { ...forwardedHeaders(req), ...state.upstream.headers, ...credential },
+      ...(body.length > 0 && { body: new Uint8Array(body) }),
+      signal: state.request.signal,
+    });
+  const answer = await sendSignedIn(ctx, state, send);
+  if (!answer) {
+    const message = `Patchbay relay: ${state.stop?.message ?? 'no credential'}`;
+    return sendRelayError(res, 401, 'authentication_error', message);
+  }
   const text = await relayAnswer(answer, res);
   if (answer.ok) await meter(ctx, state, text, requestModel(body, state.upstream.model));
+}
+
+/**
+ * Sends the call with the upstream's sign-in, if it has one: its current headers, and once more
+ * with fresh ones when the upstream answers 401. Undefined when the sign-in cannot be used; the
+ * reason is kept as the run's outcome (the run fails saying to sign in again).
+ */
+async function sendSignedIn(
+  ctx: RelayContext,
+  state: LeaseState,
+  send: (credential: Record<string, string>) => Promise<Response>,
+): Promise<Response | undefined> {
+  const signIn = state.upstream.signIn;
+  if (!signIn) return send({});
+  const credential = await signInHeaders(ctx, state, () => signIn.headers(state.request.signal));
+  if (!credential) return undefined;
+  const answer = await send(credential);
+  if (answer.status !== 401) return answer;
+  await answer.body?.cancel();
+  ctx.options.log.info("the upstream refused the sign-in's access token; refreshing it");
+  const fresh = await signInHeaders(ctx, state, () => signIn.refused(credential, state.request.signal));
+  return fresh && send(fresh);
+}
+
+/** The sign-in's headers, or undefined (the reason kept as the run's stop) when it cannot be used. */
+async function signInHeaders(
+  ctx: RelayContext,
+  state: LeaseState,
+  ask: () => Promise<Record<string, string>>,
+): Promise<Record<string, string> | undefined> {
+  try {
+    return await ask();
+  } catch (error) {
+    // A stop, or a refresh that failed in passing: the engine's own retry (or the stop) decides.
+    if (state.request.signal.aborted || isPatchbayError(error, 'service_unavailable')) throw error;
+    state.stop = { kind: 'failed', code: 'unauthorized', message: describeError(error) };
+    ctx.options.log.warn({ reason: state.stop.message }, 'the engine relay has no usable sign-in');
+    return undefined;
+  }
 }
 
 function forwardedHeaders(req: IncomingMessage): Record<string, string> {
