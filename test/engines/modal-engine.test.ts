@@ -162,6 +162,17 @@ describe('Claude Code on a Modal sandbox, end to end', () => {
     expect(usage.filter((u) => u.type === 'usage' && u.model === 'claude-sonnet-4-6').length).toBeGreaterThanOrEqual(
       engineCalls.length,
     );
+    // At PUBLIC_URL the relay answers only an open run's token: this run's was revoked when it ended.
+    const late = await fetch(`${app.url}/engine-relay/v1/messages`, {
+      method: 'POST',
+      headers: {
+        'x-api-key': probe.match(/ANTHROPIC_API_KEY=(pbrelay-[\w-]+)/)![1]!,
+        'content-type': 'application/json',
+      },
+      body: '{}',
+    });
+    expect(late.status).toBe(401);
+    expect(await late.json()).toMatchObject({ type: 'error', error: { type: 'authentication_error' } });
     expect(modal.fake.refusals).toEqual([]);
     expect(anthropic.rejections).toEqual([]);
     expect(github.refused).toEqual([]);
