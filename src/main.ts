@@ -116,11 +116,15 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
     // DATA_DIR closed to other local users, by whichever process starts first (API-only ones too).
     await secureDataDir(config.dataDir, { serverUid: process.getuid?.() });
     const takesLocalRuns = options.work && config.sandbox.kind !== 'modal';
-    const engines = options.work ? await startEngines(config, { log, shutdown }) : undefined;
+    const engines = options.work
+      ? await startEngines(config, { log, shutdown, serves: Boolean(options.serve) })
+      : undefined;
     const local = takesLocalRuns ? await startLocalSandboxes(config, { log, egress, shutdown, engines }) : undefined;
     const database = await startDatabase(config, { restarts, egress, log, shutdown });
     const modal =
-      options.work && config.sandbox.kind === 'modal' ? await startModalSandboxes(config, database, log) : undefined;
+      options.work && config.sandbox.kind === 'modal'
+        ? await startModalSandboxes(config, database, log, engines)
+        : undefined;
     const eventLog = await startEventLog(config, { database, role: processRole(options), log, shutdown });
     const { store, metrics } = eventLog;
     egress.recordTo(store);

@@ -31,6 +31,8 @@ export type ModalSandboxProviderOptions = {
   settings: ModalSettings;
   /** The egress allowlist, for SANDBOX_NETWORK=proxy. */
   egressRules: readonly EgressRule[];
+  /** PUBLIC_URL's host when engines run here: their sandboxes reach the relay there, besides the allowlist. */
+  relayHost?: string | undefined;
   log: Logger;
   /** Sandboxes whose last run ended longer ago than this are terminated by reap(). */
   ttlMinutes: number;
@@ -62,6 +64,7 @@ export type ModalContext = {
   store: ModalRecordStore;
   settings: ModalSettings;
   egressRules: readonly EgressRule[];
+  relayHost: string | undefined;
   log: Logger;
   clock: () => Date;
   /** The Modal app every sandbox is made in, opened on first use (and again after a failure). */
@@ -81,6 +84,7 @@ export function createModalContext(options: ModalSandboxProviderOptions): ModalC
     store: options.store,
     settings: options.settings,
     egressRules: options.egressRules,
+    relayHost: options.relayHost,
     log: options.log.child({ component: 'sandbox', provider: 'modal' }),
     clock: options.clock ?? (() => new Date()),
     app: openModalApp(options.client, options.settings.appName),
@@ -111,7 +115,7 @@ export function snapshotTtlMs(settings: ModalSettings): number {
 
 /** Modal's network params for `network`, with a warning for allowlist entries Modal cannot express. */
 export function networkParams(ctx: ModalContext, network: SandboxSpec['network']): ModalNetworkParams {
-  const { params, dropped } = modalNetwork(network, ctx.egressRules);
+  const { params, dropped } = modalNetwork(network, ctx.egressRules, ctx.relayHost);
   if (dropped.length > 0) ctx.log.warn({ dropped }, 'some SANDBOX_EGRESS_ALLOW entries cannot be expressed on Modal');
   return params;
 }

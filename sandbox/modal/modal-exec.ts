@@ -34,6 +34,8 @@ export type ModalExecInput = {
   stdin?: Uint8Array;
   /** Resolves with a reason when the sandbox itself ended (the caller watches it). */
   sandboxEnded: Promise<string>;
+  /** Each chunk of stdout as it arrives, beyond the cap too (an engine's event stream). Must not throw. */
+  onStdout?: (chunk: Uint8Array) => void;
 };
 
 export type ModalExecOutput = {
@@ -88,7 +90,7 @@ export async function runModalExec(sandbox: ModalExecTarget, input: ModalExecInp
   } catch (error) {
     throw modalError(error, 'starting a command');
   }
-  const stdout = capture(proc.stdout, input.maxOutputBytes);
+  const stdout = capture(proc.stdout, input.maxOutputBytes, input.onStdout);
   const stderr = capture(proc.stderr, input.maxOutputBytes);
   const end = await firstEnd(proc, input, feedStdin(proc.stdin, input.stdin));
 
@@ -290,7 +292,7 @@ async function commandAsFile(sandbox: ModalExecTarget, input: ModalExecInput): P
 }
 
 /** Reads a stream as it arrives, keeping the first `limit` bytes and counting the rest. */
-function capture(stream: ReadableStream<Uint8Array>, limit: number) {
+function capture(stream: ReadableStream<Uint8Array>, limit: number, onChunk?: (chunk: Uint8Array) => void) {
   const chunks: Uint8Array[] = [];
   let kept = 0;
   let dropped = 0;
@@ -302,6 +304,7 @@ function capture(stream: ReadableStream<Uint8Array>, limit: number) {
       const { done, value } = await reader.read();
       if (done) return;
       progressAt = Date.now();
+      onChunk?.(value);
       const take = Math.min(Math.max(0, limit - kept), value.length);
       if (take > 0) chunks.push(value.subarray(0, take));
       kept += take;

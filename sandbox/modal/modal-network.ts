@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import type { EgressRule } from '../egress-policy.ts';
 import type { SandboxSpec } from '../sandbox.ts';
 
@@ -12,16 +13,24 @@ export type ModalNetworkParams =
  * default) lets out only the domains the local egress proxy would allow, with no CIDRs; an empty
  * allowlist blocks the network; 'host' leaves Modal's default (open). Modal matches domains, not
  * ports, and has no address rules: address entries are dropped and ports ignored, which the caller
- * logs once.
+ * logs once. `relayHost` (PUBLIC_URL's host, where engines reach the relay) is let out besides the
+ * allowlist: by name, or as its one address when it is an address.
  */
 export function modalNetwork(
   network: SandboxSpec['network'],
   rules: readonly EgressRule[],
+  relayHost?: string,
 ): { params: ModalNetworkParams; dropped: string[] } {
   if (network === 'host') return { params: {}, dropped: [] };
   if (network === 'none') return { params: { blockNetwork: true }, dropped: [] };
   const domains: string[] = [];
+  const cidrs: string[] = [];
   const dropped: string[] = [];
+  if (relayHost) {
+    const address = relayHost.replace(/^\[|\]$/g, '');
+    if (isIP(address)) cidrs.push(`${address}/${isIP(address) === 4 ? 32 : 128}`);
+    else domains.push(relayHost);
+  }
   for (const rule of rules) {
     if (rule.kind === 'domain') {
       const name = rule.wildcard ? `*.${rule.domain}` : rule.domain;
@@ -32,6 +41,6 @@ export function modalNetwork(
       dropped.push(`${rule.address} (Modal's domain allowlist takes no addresses)`);
     }
   }
-  if (domains.length === 0) return { params: { blockNetwork: true }, dropped };
-  return { params: { outboundDomainAllowlist: domains, outboundCidrAllowlist: [] }, dropped };
+  if (domains.length === 0 && cidrs.length === 0) return { params: { blockNetwork: true }, dropped };
+  return { params: { outboundDomainAllowlist: domains, outboundCidrAllowlist: cidrs }, dropped };
 }

@@ -40,5 +40,6 @@ export function shellExec(
     sandboxEnded: at.sandboxEnded,
     ...(opts.signal && { signal: opts.signal }),
     ...(opts.stdin !== undefined && { stdin: Buffer.from(opts.stdin, 'utf8') }),
+    ...(opts.onStdout && { onStdout: opts.onStdout }),
   });
 }

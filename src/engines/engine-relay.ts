@@ -34,14 +34,23 @@ export type EngineRelayOptions = {
   log: Logger;
   /**
    * The relay's base URL as a sandbox reaches it, from the relay's own loopback URL: through the
-   * egress proxy (`http://127.0.0.1:3128/engine-relay`) or directly. Undefined: sandboxes cannot reach it.
+   * egress proxy (`http://127.0.0.1:3128/engine-relay`), directly, or at PUBLIC_URL (Modal); or why
+   * sandboxes cannot reach it.
    */
-  sandboxUrl: (relayUrl: string) => string | undefined;
+  sandboxUrl: (relayUrl: string) => string | { unreachable: string };
   fetch?: typeof fetch;
 };
 
-/** A running relay: lease runs on it, and close it at shutdown. */
-export type RunningEngineRelay = EngineRelay & { url: string; close(): Promise<void> };
+/**
+ * A running relay: lease runs on it, and close it at shutdown. `handle` serves one request that
+ * reached it another way than its loopback port (Patchbay's HTTP server, for Modal sandboxes);
+ * `path` is the request's path and query below the relay's base URL.
+ */
+export type RunningEngineRelay = EngineRelay & {
+  url: string;
+  handle(req: IncomingMessage, res: ServerResponse, path: string): void;
+  close(): Promise<void>;
+};
 
 /** What the relay keeps of one open lease. */
 type LeaseState = {
@@ -81,16 +90,18 @@ const DROPPED_HEADERS = new Set([
  */
 export async function startEngineRelay(options: EngineRelayOptions): Promise<RunningEngineRelay> {
   const ctx: RelayContext = { options, leases: new Map(), fetch: options.fetch ?? fetch };
-  const server = createServer((req, res) => {
-    void handleRelayRequest(ctx, req, res).catch((error: unknown) => {
+  const handle = (req: IncomingMessage, res: ServerResponse, path: string) => {
+    void handleRelayRequest(ctx, req, res, path).catch((error: unknown) => {
       options.log.error({ err: error }, 'engine relay request failed');
       if (!res.headersSent) sendRelayError(res, 502, 'api_error', 'Patchbay relay: the provider could not be reached');
       else res.destroy();
     });
-  });
+  };
+  const server = createServer((req, res) => handle(req, res, req.url ?? '/'));
   const url = await listenLoopback(server);
   return {
     url,
+    handle,
     open: (request) => openLease(ctx, url, request),
     close: () =>
       new Promise<void>((resolve) => {
@@ -110,7 +121,7 @@ function openLease(ctx: RelayContext, relayUrl: string, request: RelayRequest): 
   const upstream = ctx.options.upstreams[request.api];
   const baseUrl = ctx.options.sandboxUrl(relayUrl);
   if (!upstream) throw new Error(`no ${request.api} provider is configured for the engine relay`);
-  if (!baseUrl) throw new Error('sandboxes cannot reach the engine relay with SANDBOX_NETWORK=none');
+  if (typeof baseUrl !== 'string') throw new Error(baseUrl.unreachable);
   const token = `pbrelay-${randomBytes(24).toString('base64url')}`;
   const state: LeaseState = {
     id: randomBytes(6).toString('hex'),
@@ -188,10 +199,15 @@ function refusal(
   return undefined;
 }
 
-async function handleRelayRequest(ctx: RelayContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
+async function handleRelayRequest(
+  ctx: RelayContext,
+  req: IncomingMessage,
+  res: ServerResponse,
+  path: string,
+): Promise<void> {
   const token = presentedToken(req);
   const state = token ? ctx.leases.get(token) : undefined;
-  const target = new URL(req.url ?? '/', 'http://relay');
+  const target = new URL(path, 'http://relay');
   const method = req.method ?? 'GET';
   const refused = refusal(state, method, target.pathname);
   if (refused || !state) {
@@ -203,8 +219,8 @@ async function handleRelayRequest(ctx: RelayContext, req: IncomingMessage, res: 
     return sendRelayError(res, r.status, r.type, r.message);
   }
   const body = await readBody(req);
-  const path = state.upstream.unversioned ? target.pathname.replace(/^\/v1/, '') : target.pathname;
-  const upstreamUrl = `${state.upstream.baseUrl.replace(/\/$/, '')}${path}${target.search}`;
+  const upstreamPath = state.upstream.unversioned ? target.pathname.replace(/^\/v1/, '') : target.pathname;
+  const upstreamUrl = `${state.upstream.baseUrl.replace(/\/$/, '')}${upstreamPath}${target.search}`;
   const send = (credential: Record<string, string>) =>
     ctx.fetch(upstreamUrl, {
       method,

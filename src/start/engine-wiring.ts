@@ -10,8 +10,9 @@ import type { CliEngineName, Engine } from '../engines/engine.ts';
 import type { Db } from '../../db/database.ts';
 import { createSecretBox } from '../../integrations/github/secret-box.ts';
 import { type ChatGPTSignInStore, createChatGPTSignIn } from '../engines/chatgpt-signin.ts';
-import { type RelayUpstream, type RunningEngineRelay, startEngineRelay } from '../engines/engine-relay.ts';
 import { createCodexSignInStore } from '../sessions/store/codex-signin-store.ts';
+import { ENGINE_PACKAGES } from '../engines/engine-packages.ts';
+import { type RelayUpstream, type RunningEngineRelay, startEngineRelay } from '../engines/engine-relay.ts';
 import type { EngineDeps } from '../harness/engine-round.ts';
 import { addOpenAIEngines } from './openai-engine-clis.ts';
 import type { Shutdown } from './shutdown.ts';
@@ -30,12 +31,19 @@ export type EngineWiring = {
   binds: { hostPath: string; sandboxPath: string }[];
   /** The egress proxy's `engineRelay`. */
   relayUrl: string;
+  /** The engines set up here (a Modal image installs their CLIs). */
+  names: CliEngineName[];
+  /** Serves the relay to sandboxes that reach it over the network (Modal): PUBLIC_URL/engine-relay/…. */
+  relay: RunningEngineRelay;
   recordTo(store: Pick<RunLog, 'commitStep'>): void;
   /** Where the ChatGPT sign-in for Codex is kept (CODEX_AUTH=chatgpt), given once the database is open. */
   signInsFrom(db: Db): void;
 };
 
-export async function startEngines(config: Config, deps: { log: Logger; shutdown: Shutdown }): Promise<EngineWiring> {
+export async function startEngines(
+  config: Config,
+  deps: { log: Logger; shutdown: Shutdown; serves: boolean },
+): Promise<EngineWiring> {
   const { log } = deps;
   const target: { store?: Pick<RunLog, 'commitStep'>; signIns?: ChatGPTSignInStore } = {};
   const openai = config.engines.openai && withSignIn(config, config.engines.openai, target, log);
@@ -51,12 +59,15 @@ export async function startEngines(config: Config, deps: { log: Logger; shutdown
       },
     },
     log: log.child({ component: 'engine-relay' }),
-    sandboxUrl: (url) => sandboxRelayUrl(config, url),
+    sandboxUrl: (url) => sandboxRelayUrl(config, url, deps.serves),
   });
   deps.shutdown.add(() => relay.close());
   const binds: EngineWiring['binds'] = [];
   const engines: Partial<Record<CliEngineName, Engine>> = {};
-  const claude = claudeCodeCli(config);
+  // A Modal image installs the CLIs from npm (engineImageCommands): they are on its PATH by name.
+  const claude = onModal(config)
+    ? config.engines.anthropic && ENGINE_PACKAGES['claude-code'].bin
+    : claudeCodeCli(config);
   if (claude) {
     const sandboxPath = `${SANDBOX_ENGINES_DIR}/claude-code`;
     const bound = config.sandbox.kind === 'local';
@@ -70,8 +81,10 @@ export async function startEngines(config: Config, deps: { log: Logger; shutdown
   addOpenAIEngines(config, { engines, binds, sandboxDir: SANDBOX_ENGINES_DIR, log });
   return {
     deps: { default: config.engines.default, engines, relay },
+    relay,
     binds,
     relayUrl: relay.url,
+    names: Object.keys(engines) as CliEngineName[],
     recordTo: (store) => {
       target.store = store;
     },
@@ -108,21 +121,35 @@ function withSignIn(
   return { ...upstream, signIn };
 }
 
-/** How a sandbox reaches the relay: through its egress proxy, directly on the host's network, or not at all. */
-function sandboxRelayUrl(config: Config, relayUrl: string): string | undefined {
-  if (config.sandbox.kind === 'modal') return undefined;
+/**
+ * How a sandbox reaches the relay: through its egress proxy, directly on the host's network, or not
+ * at all. A Modal sandbox reaches the internet, not this host's loopback: it goes to this process's
+ * HTTP server at PUBLIC_URL (which a process without the server does not have).
+ */
+export function sandboxRelayUrl(config: Config, relayUrl: string, serves: boolean): string | { unreachable: string } {
+  if (config.sandbox.network === 'none')
+    return { unreachable: 'sandboxes cannot reach the engine relay with SANDBOX_NETWORK=none' };
+  if (onModal(config))
+    return serves
+      ? `${config.publicUrl}/engine-relay`
+      : {
+          unreachable:
+            'a Modal sandbox reaches the engine relay at PUBLIC_URL/engine-relay, which a worker without the HTTP server (patchbay worker) does not serve: run engines on patchbay serve',
+        };
   switch (config.sandbox.network) {
     case 'proxy':
       return `${PROXY_URL}/engine-relay`;
     case 'host':
       return relayUrl;
-    case 'none':
-      return undefined;
     default: {
       const _never: never = config.sandbox.network;
       return _never;
     }
   }
+}
+
+function onModal(config: Pick<Config, 'sandbox'>): boolean {
+  return config.sandbox.kind === 'modal';
 }
 
 /** The Claude Code binary: CLAUDE_CODE_PATH, else the platform package npm installed with Patchbay. */

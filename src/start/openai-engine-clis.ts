@@ -6,6 +6,7 @@ import type { Config } from '../config.ts';
 import { createCodexEngine } from '../engines/codex-engine.ts';
 import type { CliEngineName, Engine } from '../engines/engine.ts';
 import { createOpencodeEngine } from '../engines/opencode-engine.ts';
+import { ENGINE_PACKAGES } from '../engines/engine-packages.ts';
 
 /** The platform packages npm installs with `@openai/codex` (a static musl binary) per Node platform and arch. */
 const codexTargets: Record<string, string> = {
@@ -70,16 +71,18 @@ export function addOpenAIEngines(
   },
 ): void {
   const bound = config.sandbox.kind === 'local';
+  const onModal = config.sandbox.kind === 'modal';
   const place = (engine: CliEngineName, binary: string) => {
     const sandboxPath = `${into.sandboxDir}/${engine}`;
     if (bound) into.binds.push({ hostPath: dirname(binary), sandboxPath });
     return bound ? `${sandboxPath}/${binary.slice(dirname(binary).length + 1)}` : binary;
   };
-  const codex = codexCli(config);
+  // A Modal image installs the CLIs from npm (engineImageCommands): they are on its PATH by name.
+  const codex = onModal ? ENGINE_PACKAGES.codex.bin : codexCli(config);
   if (codex && config.engines.openai) into.engines.codex = createCodexEngine({ cliPath: place('codex', codex) });
   else if (config.engines.default === 'codex')
     into.log.warn(unavailable('Codex', codex, 'CODEX_PATH', 'OPENAI_API_KEY'));
-  const opencode = opencodeCli(config);
+  const opencode = onModal ? ENGINE_PACKAGES.opencode.bin : opencodeCli(config);
   const api = config.engines.opencodeApi;
   if (opencode && config.engines[api])
     into.engines.opencode = createOpencodeEngine({ cliPath: place('opencode', opencode), api });

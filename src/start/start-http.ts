@@ -13,6 +13,8 @@ import { firstGitEnv, type GitCredentials } from '../core/publisher.ts';
 import { ensureMirror, mirrorPath, resolveRepo, withMirrorLock } from '../git/mirror.ts';
 import type { SessionPipeline } from './start-sessions.ts';
 import type { EgressWiring } from './egress-wiring.ts';
+import type { EngineWiring } from './engine-wiring.ts';
+import { registerEngineRelayRoute } from '../api/engine-relay-route.ts';
 import type { Shutdown } from './shutdown.ts';
 import type { SessionStore } from '../sessions/store/session-store.ts';
 import { createPgArtifactStore } from '../sessions/harness-stores/pg-artifact-store.ts';
@@ -30,6 +32,8 @@ export type HttpServerDeps = {
   pageSignIns?: PageSignIns | undefined;
   integrationHealth: IntegrationHealth;
   egress: EgressWiring;
+  /** In a process that also takes runs: its engine relay, served at /engine-relay/ to Modal sandboxes. */
+  engines?: Pick<EngineWiring, 'relay'> | undefined;
   log: Logger;
   shutdown: Shutdown;
 };
@@ -72,6 +76,8 @@ export async function startHttpServer(
   });
   deps.shutdown.add(() => server.close());
   for (const module of deps.modules) if (module.routes) await server.register(module.routes);
+  // Only Modal sandboxes reach the relay this way; local ones go through loopback.
+  if (deps.engines && config.sandbox.kind === 'modal') registerEngineRelayRoute(server, deps.engines.relay);
   const url = await server
     .listen({ port: config.port, host: listenAddress(config.apiToken) })
     .catch((error: unknown) => {

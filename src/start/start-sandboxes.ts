@@ -16,6 +16,7 @@ import { PatchbayError } from '../core/errors.ts';
 import { createModalRecordStore } from '../sessions/harness-stores/modal-record-store.ts';
 import type { EgressWiring } from './egress-wiring.ts';
 import type { EngineWiring } from './engine-wiring.ts';
+import { engineImageCommands } from '../engines/engine-packages.ts';
 import type { Shutdown } from './shutdown.ts';
 
 /**
@@ -58,21 +59,30 @@ export function assertModalCredentials(modal: ModalConfig): void {
   );
 }
 
-/** SANDBOX=modal: the Modal SDK's client (it reads MODAL_SERVER_URL itself) and the records in the database. */
+/**
+ * SANDBOX=modal: the Modal SDK's client (it reads MODAL_SERVER_URL itself) and the records in the
+ * database. With engines, a registry image gets their CLIs from npm, and sandboxes may reach
+ * PUBLIC_URL's host, where this process serves the engine relay.
+ */
 export async function startModalSandboxes(
   config: Config,
   database: DatabaseHandle,
   log: Logger,
+  engines?: Pick<EngineWiring, 'names'> | undefined,
 ): Promise<ModalSandboxProvider> {
   const modal = config.sandbox.modal;
   if (!modal) throw new PatchbayError('config_invalid', 'SANDBOX=modal without its settings');
   const client = await modalClient(modal, log);
   log.info({ app: modal.appName, image: modal.image, network: config.sandbox.network }, 'sandboxes run on Modal');
+  const names = engines?.names ?? [];
+  if (names.length > 0 && /^im-/.test(modal.image))
+    log.warn({ engines: names }, "MODAL_IMAGE is an image id: it must hold the engines' CLIs (see docs/engines.md)");
   return createModalSandboxProvider({
     client,
     store: createModalRecordStore(database.db),
-    settings: modal,
+    settings: { ...modal, dockerfileCommands: [...modal.dockerfileCommands, ...engineImageCommands(names)] },
     egressRules: config.sandbox.egress.allow,
+    ...(names.length > 0 && { relayHost: new URL(config.publicUrl).hostname }),
     log,
     ttlMinutes: config.sandbox.ttlMinutes,
     runMaxMs: config.limits.maxWallMs,

@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { cp, lstat, mkdir, readdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { ImageTool } from './fake-modal-image.ts';
 
 /**
  * The fake Modal's "container": a directory tree holding the writable parts of a sandbox's
@@ -65,14 +66,23 @@ export type ContainerProcessSpec = {
   env: Record<string, string>;
   /** An image with nothing in it (FROM scratch): no system directories, so not even sh. */
   bare?: boolean;
+  /** The commands the image's build put in /usr/local/bin (npm install -g), standing in for the image's own. */
+  tools?: readonly ImageTool[];
+  /** Extra bwrap arguments (the internet's bridges and /etc/hosts), before the command. */
+  extraBinds?: readonly string[];
 };
 
 /** Starts `args` inside the container; `env` should carry markers for killMarked. */
 export function startInContainer(spec: ContainerProcessSpec): ChildProcess {
   const binds = spec.bare ? [] : SYSTEM_DIRS.filter((dir) => existsSync(dir)).flatMap((dir) => ['--ro-bind', dir, dir]);
   const env = { PATH: DEFAULT_PATH, HOME: '/root', LANG: 'C.UTF-8', ...spec.env };
+  const tools = spec.tools?.length
+    ? ['--tmpfs', '/usr/local/bin', ...spec.tools.flatMap((t) => ['--ro-bind', t.hostPath, `/usr/local/bin/${t.bin}`])]
+    : [];
   const bwrapArgs = [
     ...binds,
+    ...tools,
+    ...(spec.extraBinds ?? []),
     ...CONTAINER_DIRS.flatMap((sub) => ['--bind', join(spec.fsDir, sub), `/${sub}`]),
     '--dev',
     '/dev',

@@ -21,6 +21,8 @@ import {
   outboundAllowed,
   type OutboundTarget,
 } from './fake-modal-limits.ts';
+import { buildImage, type ImageBuild, type ImageTool } from './fake-modal-image.ts';
+import { bridgeCommand, createInternet } from './fake-modal-internet.ts';
 
 /**
  * A loopback Modal: the control plane (`modal.client.ModalClient`) and the task command router
@@ -89,6 +91,8 @@ export type FakeSandboxRecord = {
   fsDir: string;
   /** Made from a registry image `FROM scratch`: its commands find no system files. */
   bare: boolean;
+  /** What the image's build put on PATH (see fake-modal-image.ts). */
+  tools: ImageTool[];
   createdAt: number;
   /** Fake-clock time (ms) of the last command, input or output: the idle timeout counts from it. */
   activeAt: number;
@@ -118,9 +122,24 @@ type FakeExec = {
 };
 
 type FakeImage =
-  | { imageId: string; kind: 'registry'; dockerfileCommands: string[] }
+  | {
+      imageId: string;
+      kind: 'registry';
+      dockerfileCommands: string[];
+      tools: ImageTool[];
+      build: ImageBuild;
+      buildFailure?: string;
+    }
   /** `expiresAt`: fake-clock ms after which Modal has deleted the snapshot (its TTL), absent for no TTL. */
-  | { imageId: string; kind: 'snapshot'; fsDir: string; fromSandbox: string; bare?: boolean; expiresAt?: number };
+  | {
+      imageId: string;
+      kind: 'snapshot';
+      fsDir: string;
+      fromSandbox: string;
+      bare?: boolean;
+      tools: ImageTool[];
+      expiresAt?: number;
+    };
 
 /** A fault in the next exec's output stream (stdout), as a dropped connection or a broken server sends it. */
 export type StdioFault = { afterBytes: number; kind: 'end' | 'error' };
@@ -168,6 +187,12 @@ export type FakeModal = {
    * The fake's sandboxes themselves have no network (see README), so this is where the policy is held.
    */
   connect(sandboxId: string, target: OutboundTarget): boolean;
+  /**
+   * Puts `host:port` "on the internet" for the sandboxes, standing for `target` on this machine's
+   * loopback (see fake-modal-internet.ts): a command reaches it when its sandbox's network policy
+   * lets `host` (or `address`) out. The sandbox's own loopback is never the host's.
+   */
+  publish(host: string, port: number, target: { host: string; port: number }, address?: string): Promise<void>;
   close(): Promise<void>;
 };
 
@@ -189,6 +214,7 @@ export async function startFakeModal(options: FakeModalOptions = {}): Promise<Fa
     };
   };
   const root = await mkdtemp(join(tmpdir(), 'fake-modal-'));
+  const internet = createInternet(root);
   const refusals: string[] = [];
   const calls: string[] = [];
   const apps = new Map<string, { appId: string; name: string }>();
@@ -269,7 +295,14 @@ export async function startFakeModal(options: FakeModalOptions = {}): Promise<Fa
       const state = sandbox.exitSnapshot;
       void copyContainerFs(sandbox.fsDir, fsDir).then(
         () => {
-          images.set(imageId, { imageId, kind: 'snapshot', fsDir, fromSandbox: sandbox.sandboxId, bare: sandbox.bare });
+          images.set(imageId, {
+            imageId,
+            kind: 'snapshot',
+            fsDir,
+            fromSandbox: sandbox.sandboxId,
+            bare: sandbox.bare,
+            tools: sandbox.tools,
+          });
           if (sandbox.exitSnapshot === state) sandbox.exitSnapshot = { state: 'done', imageId };
         },
         (error: unknown) => {
@@ -337,10 +370,15 @@ export async function startFakeModal(options: FakeModalOptions = {}): Promise<Fa
       const existing = [...images.values()].find(
         (image) => image.kind === 'registry' && image.dockerfileCommands.join('\n') === commands.join('\n'),
       );
+      const parent = images.get(request.image.baseImages[0]?.imageId ?? '');
+      const build = buildImage(commands, parent?.kind === 'registry' ? parent.build : undefined);
       const image = existing ?? {
         imageId: `im-${randomBytes(8).toString('hex')}`,
         kind: 'registry' as const,
         dockerfileCommands: commands,
+        tools: build.tools,
+        build,
+        ...(build.failure && { buildFailure: build.failure }),
       };
       images.set(image.imageId, image);
       return { imageId: image.imageId };
@@ -383,6 +421,7 @@ export async function startFakeModal(options: FakeModalOptions = {}): Promise<Fa
           fsDir,
           bare:
             image.kind === 'registry' ? /^FROM scratch$/i.test(image.dockerfileCommands[0] ?? '') : image.bare === true,
+          tools: image.tools,
           createdAt: Date.now() / 1000,
           activeAt: now(),
           deadline: now() + def.timeoutSecs * 1000,
@@ -469,9 +508,13 @@ export async function startFakeModal(options: FakeModalOptions = {}): Promise<Fa
     (request: any, call: grpc.ServerWritableStream<any, any>) => Promise<void>
   > = {
     ImageJoinStreaming: async (request: { imageId: string }, call) => {
-      if (!images.has(request.imageId)) refuse(grpc.status.NOT_FOUND, `image ${request.imageId} not found`);
-      const result = options.imageBuildFailure
-        ? { status: Status.FAILURE, exception: options.imageBuildFailure, exitcode: 1 }
+      const image = images.get(request.imageId);
+      if (!image) return refuse(grpc.status.NOT_FOUND, `image ${request.imageId} not found`);
+      const buildFailure = image.kind === 'registry' ? image.buildFailure : undefined;
+      if (buildFailure) refusals.push(`ImageJoinStreaming: the build fails: ${buildFailure}`);
+      const failure = options.imageBuildFailure ?? buildFailure;
+      const result = failure
+        ? { status: Status.FAILURE, exception: failure, exitcode: 1 }
         : { status: Status.SUCCESS, exception: '', exitcode: 0 };
       call.write({ taskLogs: [{ data: 'Building image (fake)\n', fileDescriptor: 1 }], entryId: '1-0' });
       call.write({
@@ -498,6 +541,13 @@ export async function startFakeModal(options: FakeModalOptions = {}): Promise<Fa
     const exec = sandbox.execs.get(execId);
     if (!exec) return refuse(grpc.status.NOT_FOUND, `${method}: exec ${execId} not found`);
     return exec;
+  };
+  /** The internet's hosts this sandbox's network policy lets out, bridged into one command (none published: the command as it is). */
+  const bridgesFor = (sandbox: FakeSandboxRecord, args: string[]) => {
+    if (internet.hosts.length === 0 || sandbox.bare) return { args, bwrapArgs: [] };
+    const policy = sandbox.definition.networkAccess as Parameters<typeof outboundAllowed>[0];
+    const open = internet.hosts.filter((h) => outboundAllowed(policy, { host: h.host, address: h.address }));
+    return bridgeCommand(open, internet.hostsFile, args);
   };
   const notify = (exec: FakeExec) => {
     for (const listener of exec.listeners) listener();
@@ -535,11 +585,14 @@ export async function startFakeModal(options: FakeModalOptions = {}): Promise<Fa
       sandbox.activeAt = now();
       if (request.ptyInfo) refuse(grpc.status.INVALID_ARGUMENT, 'the fake does not serve PTYs');
       const workdir = request.workdir ?? (sandbox.definition.workdir as string | undefined) ?? '/';
+      const bridged = bridgesFor(sandbox, request.commandArgs);
       const proc = startInContainer({
         fsDir: sandbox.fsDir,
-        args: request.commandArgs,
+        args: bridged.args,
         workdir,
         bare: sandbox.bare,
+        tools: sandbox.tools,
+        extraBinds: bridged.bwrapArgs,
         env: { ...env, FAKE_MODAL_SANDBOX: sandbox.sandboxId, FAKE_MODAL_EXEC: request.execId },
       });
       const faultAt = stdioFaults.findIndex((f) => request.commandArgs.some((arg) => arg.includes(f.match)));
@@ -639,6 +692,7 @@ export async function startFakeModal(options: FakeModalOptions = {}): Promise<Fa
         fsDir,
         fromSandbox: sandbox.sandboxId,
         bare: sandbox.bare,
+        tools: sandbox.tools,
         ...(expiresAt !== undefined && { expiresAt }),
       });
       return { imageId };
@@ -794,6 +848,7 @@ export async function startFakeModal(options: FakeModalOptions = {}): Promise<Fa
     calls,
     sandboxes,
     images,
+    publish: (host, port, target, address) => internet.publish(host, port, target, address),
     connect(sandboxId, target) {
       const sandbox = sandboxes.get(sandboxId);
       if (!sandbox) throw new Error(`no sandbox ${sandboxId}`);
@@ -845,6 +900,7 @@ export async function startFakeModal(options: FakeModalOptions = {}): Promise<Fa
       cpServer.forceShutdown();
       routerServer.forceShutdown();
       for (const sandbox of sandboxes.values()) await removeContainerFs(sandbox.fsDir);
+      await internet.close();
       await rm(root, { recursive: true, force: true });
     },
   };
