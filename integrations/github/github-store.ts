@@ -11,6 +11,8 @@ export type GitHubRequest = {
   number: number;
   commentKind: 'issue' | 'review';
   commentId: number | null;
+  /** The review comment a review-thread reply goes under; null for an issue comment. */
+  replyTo: number | null;
   startSeq: number;
   lastBody: string | null;
   finished: boolean;
@@ -133,6 +135,7 @@ export class GitHubStore {
         number: input.number,
         comment_kind: input.commentKind,
         comment_id: input.commentId,
+        reply_to: input.replyTo,
         start_seq: input.startSeq,
         last_body: input.lastBody,
       })
@@ -158,10 +161,26 @@ export class GitHubStore {
       number: r.number,
       commentKind: r.comment_kind === 'review' ? 'review' : 'issue',
       commentId: r.comment_id,
+      replyTo: r.reply_to,
       startSeq: r.start_seq,
       lastBody: r.last_body,
       finished: r.finished,
     }));
+  }
+
+  /**
+   * Records that the request's progress comment is about to be posted. True when a post was begun
+   * before (by this or another process) and not recorded: it may be on GitHub already.
+   */
+  async intendComment(id: number): Promise<boolean> {
+    const row = await this.#db
+      .updateTable('github_requests')
+      .set({ comment_intended: true })
+      .where('id', '=', id)
+      .where('comment_intended', '=', false)
+      .returning('id')
+      .executeTakeFirst();
+    return row === undefined;
   }
 
   async updateRequest(
