@@ -20,7 +20,7 @@ import { messageEventOf, parseSlackPayload, type SlackMessageEvent, stopEventOf 
 import { nativeStop, questionChoices } from './slack-native-stop.ts';
 import type { PendingTask, SlackStore, SlackThread } from './slack-store.ts';
 import { teamAllowed, userTeamOf } from './slack-teams.ts';
-import { postInThread, type SlackWeb } from './slack-web.ts';
+import type { SlackWeb } from './slack-web.ts';
 import { openApprovalId } from '../../src/core/relayed-approval.ts';
 
 /**
@@ -30,7 +30,8 @@ import { openApprovalId } from '../../src/core/relayed-approval.ts';
  */
 export type SlackPlan =
   | { kind: 'take-pending'; thread: SlackThread }
-  | { kind: 'say-not-running'; thread: SlackThread }
+  /** `key`: the stop it answers, so the reply is posted once for it (postRecorded). */
+  | { kind: 'say-not-running'; thread: SlackThread; key: string }
   /** An approval decision or an allowed host: when the service refused it, the person is told why, privately. */
   | { kind: 'say-refused'; thread: SlackThread; user: string };
 
@@ -139,7 +140,7 @@ async function interpret(
 
 /** The session service handled the request: do what its plan says. Safe to repeat. */
 async function reply(
-  deps: Pick<SlackSurfaceDeps, 'web' | 'store'>,
+  deps: Pick<SlackSurfaceDeps, 'web' | 'poster' | 'store' | 'log'>,
   plan: SlackPlan,
   outcome: InboundOutcome,
 ): Promise<void> {
@@ -149,7 +150,7 @@ async function reply(
       return;
     case 'say-not-running':
       if (outcome.kind === 'not-running')
-        await postInThread(deps.web, plan.thread, {
+        await say(deps, plan.thread, plan.key, {
           text: `Nothing is running here (the session is ${outcome.session.status}).`,
         });
       return;
@@ -218,7 +219,7 @@ export class SlackRequests {
       if (!said) return ignore('an empty message');
       const actor = await deps.actors.get(event.user!);
       const approvalId = session && (await openApprovalId(deps.context.sessions, session));
-      if (session) return toSession(thread, { actor, user: event.user! }, said, session, approvalId);
+      if (session) return toSession(thread, { actor, user: event.user!, ts: event.ts }, said, session, approvalId);
       return resolvePending(deps, pending!, actor, said, event.ts);
     }
     if (CONNECT_GITHUB.test(text)) return connectGitHub(deps, event, thread);
@@ -361,7 +362,7 @@ async function resolvePending(
 /** A message in a thread that has a session: steer it, answer its open question, or stop it. */
 function toSession(
   thread: SlackThread,
-  from: { actor: Actor; user: string },
+  from: { actor: Actor; user: string; ts: string },
   text: string,
   session: Pick<SessionRecord, 'pendingQuestion' | 'status'>,
   /** The open approval request a reply `approve` / `deny <reason>` decides (openApprovalId). */
@@ -369,7 +370,11 @@ function toSession(
 ): Interpreted {
   const { actor } = from;
   if (isStopCommand(text))
-    return { kind: 'inbound', inbound: { kind: 'stop', thread, actor }, plan: { kind: 'say-not-running', thread } };
+    return {
+      kind: 'inbound',
+      inbound: { kind: 'stop', thread, actor },
+      plan: { kind: 'say-not-running', thread, key: `not-running:${from.ts}` },
+    };
   const question = session.status === 'waiting' ? session.pendingQuestion : null;
   const decision = approvalId && approvalReply(plainText(text), approvalId, thread, actor);
   const allow = decision || egressReply(plainText(text), thread, actor);

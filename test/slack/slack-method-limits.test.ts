@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ASK_FOR_REPO } from '../../integrations/slack/slack-blocks.ts';
-import { appMention, envelope } from '../fakes/fake-slack-events.ts';
+import { appMention, envelope, message } from '../fakes/fake-slack-events.ts';
 import { waitFor, waitForStatus } from '../helpers/wait-for.ts';
 import { startSlackFixture, waitForPost, type SlackFixture } from './slack-fixture.ts';
 
@@ -8,7 +8,7 @@ const CHANNEL = 'C123ABC456';
 /** The methods Patchbay calls through its post-once client (not the one a 429 would pause). */
 const POSTER_METHODS = new Set(['chat.postMessage', 'conversations.replies']);
 
-describe('Slack rate limits per method', () => {
+describe('Slack calls under rate limits and lost answers', () => {
   let f: SlackFixture;
   beforeAll(async () => {
     f = await startSlackFixture({ retryConfig: { retries: 2, minTimeout: 50, maxTimeout: 200 } });
@@ -67,6 +67,29 @@ describe('Slack rate limits per method', () => {
     await new Promise((resolve) => setTimeout(resolve, 3_000));
     expect(f.slack.thread(CHANNEL, mention.ts).filter((m) => m.text === ASK_FOR_REPO)).toHaveLength(1);
     expect(f.slack.calls.some((c) => c.method === 'conversations.replies' && c.args.ts === mention.ts)).toBe(true);
+    expect(f.slack.refused).toEqual([]);
+  });
+
+  it('"stop" in a thread with nothing running is answered once when the answer to the post was lost', {
+    timeout: 90_000,
+  }, async () => {
+    f.setScenario(() => ({ text: 'Nothing needed changing.' }));
+    const mention = appMention({
+      user: 'U0ALICE01',
+      text: 'check the readme of <https://github.com/acme/widgets|github.com/acme/widgets>',
+    });
+    await f.postEvent(envelope(mention));
+    const session = await waitFor(() => f.sessionFor(CHANNEL, mention.ts), 'the session');
+    await waitForStatus(f.app, session.id, ['completed', 'failed'], 60_000);
+    await waitForPost(f.slack, CHANNEL, mention.ts, (t) => t.includes('Finished with no changes'), 'the final reply');
+
+    f.slack.dropAfterAccept('chat.postMessage');
+    await f.postEvent(envelope(message({ user: 'U0ALICE01', text: 'stop', threadTs: mention.ts })));
+    const said = (t: string) => t.startsWith('Nothing is running here');
+    await waitForPost(f.slack, CHANNEL, mention.ts, said, 'the answer to the stop');
+    // Given time to post it again, were it going to.
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    expect(f.slack.thread(CHANNEL, mention.ts).filter((m) => said(m.text))).toHaveLength(1);
     expect(f.slack.refused).toEqual([]);
   });
 });
