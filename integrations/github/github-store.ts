@@ -13,6 +13,8 @@ export type GitHubRequest = {
   commentId: number | null;
   /** The review comment a review-thread reply goes under; null for an issue comment. */
   replyTo: number | null;
+  /** When a post of the progress comment was begun (by any process); null before. */
+  commentIntendedAt: Date | null;
   startSeq: number;
   lastBody: string | null;
   finished: boolean;
@@ -124,7 +126,9 @@ export class GitHubStore {
 
   /** Made before the session service sees the request, so the replier never runs ahead of it. */
   async createRequest(
-    input: Omit<GitHubRequest, 'id' | 'lastBody' | 'finished' | 'sessionId'> & { lastBody: string },
+    input: Omit<GitHubRequest, 'id' | 'lastBody' | 'finished' | 'sessionId' | 'commentIntendedAt'> & {
+      lastBody: string;
+    },
   ): Promise<number> {
     const row = await this.#db
       .insertInto('github_requests')
@@ -162,6 +166,7 @@ export class GitHubStore {
       commentKind: r.comment_kind === 'review' ? 'review' : 'issue',
       commentId: r.comment_id,
       replyTo: r.reply_to,
+      commentIntendedAt: r.comment_intended_at === null ? null : new Date(r.comment_intended_at),
       startSeq: r.start_seq,
       lastBody: r.last_body,
       finished: r.finished,
@@ -175,9 +180,9 @@ export class GitHubStore {
   async intendComment(id: number): Promise<boolean> {
     const row = await this.#db
       .updateTable('github_requests')
-      .set({ comment_intended: true })
+      .set({ comment_intended_at: sql<Date>`now()` })
       .where('id', '=', id)
-      .where('comment_intended', '=', false)
+      .where('comment_intended_at', 'is', null)
       .returning('id')
       .executeTakeFirst();
     return row === undefined;

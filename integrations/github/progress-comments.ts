@@ -1,6 +1,9 @@
 import { PatchbayError } from '../../src/core/errors.ts';
 import type { GitHubRequest, GitHubStore } from './github-store.ts';
 
+/** How long a post another process began is left to it before this one looks for it (or posts it). */
+const elsewhereGraceMs = 60_000;
+
 /** Posts (or finds, when in doubt) a request's progress comment from its row and records its id. */
 export type RecoverComment = (request: GitHubRequest, signal: AbortSignal) => Promise<number>;
 
@@ -16,10 +19,14 @@ export class ProgressComments {
   readonly #store: Pick<GitHubStore, 'openRequests'>;
   readonly #recover: RecoverComment;
   readonly #posting = new Map<number, Promise<number | undefined>>();
+  /** Requests this process has posted (or tried to): their intent is its own, not another process's. */
+  readonly #tried = new Set<number>();
+  readonly #now: () => number;
 
-  constructor(store: Pick<GitHubStore, 'openRequests'>, recover: RecoverComment) {
+  constructor(store: Pick<GitHubStore, 'openRequests'>, recover: RecoverComment, now: () => number = Date.now) {
     this.#store = store;
     this.#recover = recover;
+    this.#now = now;
   }
 
   /**
@@ -27,6 +34,7 @@ export class ProgressComments {
    * undefined when it could not be posted); until it ends, `commentId` of the request waits for it.
    */
   post(requestId: number, post: () => Promise<number | undefined>): Promise<number | undefined> {
+    this.#tried.add(requestId);
     const posting = post();
     this.#posting.set(requestId, posting);
     const done = () => void this.#posting.delete(requestId);
@@ -44,11 +52,21 @@ export class ProgressComments {
     if (posted !== null && posted !== undefined) return posted;
     const row = (await this.#store.openRequests(request.threadKey)).find((r) => r.id === request.id);
     if (row?.commentId !== null && row?.commentId !== undefined) return row.commentId;
-    if (row && !this.#posting.has(row.id)) void this.post(row.id, () => this.#recover(row, signal));
+    if (row && !this.#posting.has(row.id) && !this.#postingElsewhere(row))
+      void this.post(row.id, () => this.#recover(row, signal));
     const id = await this.#posted(request.id, signal);
     if (id === null || id === undefined)
       throw new PatchbayError('conflict', 'the progress comment is not posted yet', { retryable: true });
     return id;
+  }
+
+  /**
+   * Whether another process began posting this request's comment lately (its interpreter is
+   * posting it now, say): its post is left to end. One begun longer ago is taken as a crash's.
+   */
+  #postingElsewhere(row: GitHubRequest): boolean {
+    if (!row.commentIntendedAt || this.#tried.has(row.id)) return false;
+    return this.#now() - row.commentIntendedAt.getTime() < elsewhereGraceMs;
   }
 
   /** Waits for every post under way (at shutdown). */

@@ -12,6 +12,7 @@ const request: GitHubRequest = {
   commentKind: 'issue',
   commentId: null,
   replyTo: null,
+  commentIntendedAt: null,
   startSeq: 0,
   lastBody: null,
   finished: false,
@@ -88,5 +89,22 @@ describe('ProgressComments: the replier gets the id of the comment the reply ste
     const id = comments.commentId(request, abort.signal);
     abort.abort(new Error('timed out'));
     await expect(id).rejects.toThrow('timed out');
+  });
+
+  it('leaves a post another process began lately to it; one begun long ago (a crash) is looked for', async () => {
+    const now = Date.parse('2026-01-01T12:00:00Z');
+    const recovered: number[] = [];
+    const recover = async (row: GitHubRequest) => {
+      recovered.push(row.id);
+      return 77;
+    };
+    const lately = { ...request, commentIntendedAt: new Date(now - 5_000) };
+    const busy = new ProgressComments(storeWith([lately]).store, recover, () => now);
+    await expect(busy.commentId(lately, new AbortController().signal)).rejects.toMatchObject({ retryable: true });
+    expect(recovered).toEqual([]);
+    const crashed = { ...request, commentIntendedAt: new Date(now - 120_000) };
+    const after = new ProgressComments(storeWith([crashed]).store, recover, () => now);
+    expect(await after.commentId(crashed, new AbortController().signal)).toBe(77);
+    expect(recovered).toEqual([7]);
   });
 });
