@@ -2,6 +2,8 @@ import { sql } from 'kysely';
 import type { Db } from '../../db/database.ts';
 import type { RepoRef } from '../../src/core/repo-ref.ts';
 
+type NewBody = { lastBody: string };
+
 export type GitHubRequest = {
   id: number;
   sessionId: string | null;
@@ -126,9 +128,7 @@ export class GitHubStore {
 
   /** Made before the session service sees the request, so the replier never runs ahead of it. */
   async createRequest(
-    input: Omit<GitHubRequest, 'id' | 'lastBody' | 'finished' | 'sessionId' | 'commentIntendedAt'> & {
-      lastBody: string;
-    },
+    input: Omit<GitHubRequest, 'id' | 'lastBody' | 'finished' | 'sessionId' | 'commentIntendedAt'> & NewBody,
   ): Promise<number> {
     const row = await this.#db
       .insertInto('github_requests')
@@ -173,10 +173,7 @@ export class GitHubStore {
     }));
   }
 
-  /**
-   * Records that the request's progress comment is about to be posted. True when a post was begun
-   * before (by this or another process) and not recorded: it may be on GitHub already.
-   */
+  /** Records that the progress comment is about to be posted; true when a post begun before (by any process) was not recorded. */
   async intendComment(id: number): Promise<boolean> {
     const row = await this.#db
       .updateTable('github_requests')
