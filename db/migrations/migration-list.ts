@@ -24,6 +24,7 @@ import * as m020 from './020-glossary-names.ts';
 import * as m021 from './021-subtasks.ts';
 import * as m022 from './022-github-repo-features.ts';
 import * as m023 from './023-codex-signins.ts';
+import * as m024 from './024-github-comment-intent.ts';
 
 /** Migrations in order. Add new ones here; never edit one that has shipped. */
 export const migrationProvider: MigrationProvider = {
@@ -54,6 +55,7 @@ export const migrationProvider: MigrationProvider = {
       '021-subtasks': m021,
       '022-github-repo-features': m022,
       '023-codex-signins': m023,
+      '024-github-comment-intent': m024,
     };
   },
 };

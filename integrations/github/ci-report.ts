@@ -13,6 +13,7 @@ import {
 } from './ci-follow-up.ts';
 import type { PatchbayOctokit } from './github-client.ts';
 import { postComment } from './github-comments.ts';
+import { postProgressOnce } from './progress-comment-once.ts';
 import { sessionMarker } from './render-pull-request.ts';
 import { canWrite, placeOf } from './request-access.ts';
 import type { InterpreterDeps } from './interpreter-deps.ts';
@@ -201,16 +202,19 @@ export async function replyToCiFailure(
     number: plan.number,
     commentKind: 'issue',
     commentId: null,
+    replyTo: null,
     startSeq: plan.startSeq,
     lastBody: body,
   });
   // The replier may be called for the follow-up's first events while this post is under way: it
-  // awaits the post through `comments` (a failure here retries the delivery, as before).
+  // awaits the post through `comments` (a failure here retries the delivery, as before). Posted
+  // once: a lost answer is looked for in the thread before posting again.
+  const target = { id: requestId, owner: plan.owner, repo: plan.repo, number: plan.number, lastBody: body };
   await deps.comments.post(requestId, async () => {
     await deps.store.updateRequest(requestId, { sessionId: plan.sessionId });
-    const progress = await postComment(octokit, place, body, signal);
-    await deps.store.updateRequest(requestId, { commentId: progress.id });
-    return progress.id;
+    const botLogin = (await deps.client.identity()).login;
+    const once = { octokit, botLogin, store: deps.store, log: deps.log };
+    return postProgressOnce(once, { ...target, commentKind: 'issue', replyTo: null }, signal);
   });
 }
 

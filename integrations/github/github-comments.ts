@@ -5,14 +5,18 @@ export type CommentPlace =
   | { owner: string; repo: string; number: number; in: 'review'; id: number };
 export type CommentRef = { kind: 'issue' | 'review'; id: number };
 
-/** Posts a comment in the conversation, or a reply in the review thread of a review comment. */
+/**
+ * Posts a comment in the conversation, or a reply in the review thread of a review comment.
+ * `options.retries: 0` turns Octokit's retries off (a post that must not be repeated blindly).
+ */
 export async function postComment(
   octokit: PatchbayOctokit,
   place: CommentPlace,
   body: string,
   signal?: AbortSignal,
+  options: { retries?: number } = {},
 ): Promise<CommentRef> {
-  const request = signal ? { signal } : {};
+  const request = { ...(signal && { signal }), ...options };
   if (place.in === 'review') {
     const { data } = await octokit.request(
       'POST /repos/{owner}/{repo}/pulls/{pull_number}/comments/{comment_id}/replies',

@@ -18,6 +18,7 @@ import { recordInstallation } from './installation-events.ts';
 import { notePullClosed, notePullPushed } from './pull-events.ts';
 import { canWrite, placeOf } from './request-access.ts';
 import type { InterpreterDeps } from './interpreter-deps.ts';
+import { postProgressOnce, type ProgressTarget } from './progress-comment-once.ts';
 
 /** A `@bot stop` was handed to the session service: the reply says what it stopped. */
 export type StopPlan = { kind: 'stop'; installationId: number; place: CommentPlace; who: string };
@@ -224,6 +225,7 @@ async function startRequest(
     number: request.number,
     commentKind: place.in,
     commentId: null,
+    replyTo: place.in === 'review' ? place.id : null,
     startSeq: existing?.lastSeq ?? 0,
     lastBody: `👀 On it, ${who}.`,
   });
@@ -319,7 +321,11 @@ async function replyToRequest(deps: InterpreterDeps, plan: ProgressPlan, outcome
   await bound;
 }
 
-/** 👀 and "On it" for a taken request; a failure leaves it without a progress comment, finished. */
+/**
+ * 👀 and "On it" for a taken request, posted once (postProgressOnce). A refused post leaves it
+ * without a progress comment, finished; any other failure leaves it to the replier, which posts
+ * it (or finds the one in doubt) when the request's events are shown.
+ */
 async function postProgress(deps: InterpreterDeps, plan: ProgressPlan): Promise<number | undefined> {
   const log = deps.log.child({ pull: plan.place.number });
   try {
@@ -328,14 +334,26 @@ async function postProgress(deps: InterpreterDeps, plan: ProgressPlan): Promise<
       await addEyes(octokit, { owner: plan.place.owner, repo: plan.place.repo }, plan.react).catch((error: unknown) =>
         log.warn({ err: error }, 'could not add the reaction'),
       );
-    const progress = await postComment(octokit, plan.place, `👀 On it, ${plan.who}.`);
-    await deps.store.updateRequest(plan.requestId, { commentId: progress.id });
-    return progress.id;
+    const botLogin = (await deps.client.identity()).login;
+    return await postProgressOnce({ octokit, botLogin, store: deps.store, log }, progressTarget(plan));
   } catch (error) {
     log.error({ err: error }, 'could not post the progress comment');
-    await deps.store.updateRequest(plan.requestId, { finished: true }).catch(() => undefined);
     return undefined;
   }
+}
+
+/** The fields of a request's row its progress comment is posted from, as the plan has them. */
+function progressTarget(plan: ProgressPlan): ProgressTarget {
+  const { place } = plan;
+  return {
+    id: plan.requestId,
+    owner: place.owner,
+    repo: place.repo,
+    number: place.number,
+    commentKind: place.in,
+    replyTo: place.in === 'review' ? place.id : null,
+    lastBody: `👀 On it, ${plan.who}.`,
+  };
 }
 
 /** The delivery failed for good: a request for work hears why on its thread. */

@@ -14,6 +14,7 @@ import { githubRoutes } from './github-routes.ts';
 import { createGitHubStore, type GitHubStore } from './github-store.ts';
 import { githubImageHosts } from './github-images.ts';
 import { createGitHubInterpreter } from './github-interpreter.ts';
+import { postProgressOnce } from './progress-comment-once.ts';
 import { ProgressComments } from './progress-comments.ts';
 import { createSecretBox, type SecretBox } from './secret-box.ts';
 import { OutcomeBackfill } from './outcome-tracker.ts';
@@ -48,7 +49,12 @@ export async function createGitHubModule(
   const store = createGitHubStore(context.db);
   const client = await githubClientFor(config, store, log);
   const box = config.secretKey ? createSecretBox(config.secretKey) : undefined;
-  const comments = new ProgressComments(store);
+  // A request whose progress comment was not recorded (a failed post, a crash) gets it when shown.
+  const comments = new ProgressComments(store, async (request, signal) => {
+    const octokit = await client.forRepo({ owner: request.owner, repo: request.repo });
+    const botLogin = (await client.identity()).login;
+    return postProgressOnce({ octokit, botLogin, store, log }, request, signal);
+  });
   const interpreter = createGitHubInterpreter({
     client,
     store,

@@ -2,6 +2,8 @@ import { sql } from 'kysely';
 import type { Db } from '../../db/database.ts';
 import type { RepoRef } from '../../src/core/repo-ref.ts';
 
+type NewBody = { lastBody: string };
+
 export type GitHubRequest = {
   id: number;
   sessionId: string | null;
@@ -11,6 +13,10 @@ export type GitHubRequest = {
   number: number;
   commentKind: 'issue' | 'review';
   commentId: number | null;
+  /** The review comment a review-thread reply goes under; null for an issue comment. */
+  replyTo: number | null;
+  /** When a post of the progress comment was begun (by any process); null before. */
+  commentIntendedAt: Date | null;
   startSeq: number;
   lastBody: string | null;
   finished: boolean;
@@ -122,7 +128,7 @@ export class GitHubStore {
 
   /** Made before the session service sees the request, so the replier never runs ahead of it. */
   async createRequest(
-    input: Omit<GitHubRequest, 'id' | 'lastBody' | 'finished' | 'sessionId'> & { lastBody: string },
+    input: Omit<GitHubRequest, 'id' | 'lastBody' | 'finished' | 'sessionId' | 'commentIntendedAt'> & NewBody,
   ): Promise<number> {
     const row = await this.#db
       .insertInto('github_requests')
@@ -133,6 +139,7 @@ export class GitHubStore {
         number: input.number,
         comment_kind: input.commentKind,
         comment_id: input.commentId,
+        reply_to: input.replyTo,
         start_seq: input.startSeq,
         last_body: input.lastBody,
       })
@@ -158,10 +165,24 @@ export class GitHubStore {
       number: r.number,
       commentKind: r.comment_kind === 'review' ? 'review' : 'issue',
       commentId: r.comment_id,
+      replyTo: r.reply_to,
+      commentIntendedAt: r.comment_intended_at === null ? null : new Date(r.comment_intended_at),
       startSeq: r.start_seq,
       lastBody: r.last_body,
       finished: r.finished,
     }));
+  }
+
+  /** Records that the progress comment is about to be posted; true when a post begun before (by any process) was not recorded. */
+  async intendComment(id: number): Promise<boolean> {
+    const row = await this.#db
+      .updateTable('github_requests')
+      .set({ comment_intended_at: sql<Date>`now()` })
+      .where('id', '=', id)
+      .where('comment_intended_at', 'is', null)
+      .returning('id')
+      .executeTakeFirst();
+    return row === undefined;
   }
 
   async updateRequest(

@@ -10,21 +10,17 @@ import { approvalClick, approvalReply } from './slack-approvals.ts';
 import { egressClick, egressReply } from './slack-egress.ts';
 import type { ActorDirectory } from './slack-actors.ts';
 import { ASK_FOR_REPO, candidatesMessage, PICK_ALL_REPOS, parseAnswerValue } from './slack-blocks.ts';
+import type { SlackPoster } from './slack-post-once.ts';
+import { say, tellFailure } from './slack-interpreter-posts.ts';
 import { CONNECT_GITHUB, connectGitHub, refuseForeign } from './slack-ephemeral.ts';
 import { type SlackFileDeps, withSlackFiles } from './slack-files.ts';
 import type { SlackIdentity } from './slack-identity.ts';
 import { classifyEvent, cleanText, isStopCommand, plainText, threadOf } from './slack-text.ts';
-import {
-  messageEventOf,
-  parseSlackPayload,
-  type SlackMessageEvent,
-  type SlackPayload,
-  stopEventOf,
-} from './slack-payloads.ts';
+import { messageEventOf, parseSlackPayload, type SlackMessageEvent, stopEventOf } from './slack-payloads.ts';
 import { nativeStop, questionChoices } from './slack-native-stop.ts';
 import type { PendingTask, SlackStore, SlackThread } from './slack-store.ts';
 import { teamAllowed, userTeamOf } from './slack-teams.ts';
-import { postInThread, type SlackWeb } from './slack-web.ts';
+import type { SlackWeb } from './slack-web.ts';
 import { openApprovalId } from '../../src/core/relayed-approval.ts';
 
 /**
@@ -34,7 +30,8 @@ import { openApprovalId } from '../../src/core/relayed-approval.ts';
  */
 export type SlackPlan =
   | { kind: 'take-pending'; thread: SlackThread }
-  | { kind: 'say-not-running'; thread: SlackThread }
+  /** `key`: the stop it answers, so the reply is posted once for it (postRecorded). */
+  | { kind: 'say-not-running'; thread: SlackThread; key: string }
   /** An approval decision or an allowed host: when the service refused it, the person is told why, privately. */
   | { kind: 'say-refused'; thread: SlackThread; user: string };
 
@@ -43,6 +40,8 @@ export type SlackRequestDeps = {
   context: Pick<IntegrationContext, 'sessions'>;
   store: SlackStore;
   web: SlackWeb;
+  /** Posts with no SDK retries, once per key (postRecorded); `web` when absent. */
+  poster?: SlackPoster;
   actors: ActorDirectory;
   log: Logger;
   /** The bot's user id and home workspace, learned at start. */
@@ -75,7 +74,10 @@ const ignore = (reason: string): Interpreted => ({ kind: 'ignore', reason });
 export type SlackSurfaceDeps = {
   requests: SlackRequests;
   web: SlackWeb;
-  store: Pick<SlackStore, 'takePending'>;
+  /** Posts with no SDK retries, once per key (postRecorded); `web` when absent. */
+  poster?: SlackPoster;
+  store: Pick<SlackStore, 'takePending' | 'intendPost' | 'recordPost'>;
+  log: Logger;
   /** Takes the pictures shared with a message in; without it they are left out. */
   files?: SlackFileDeps;
 };
@@ -90,7 +92,7 @@ export function createSlackInterpreter(deps: SlackSurfaceDeps): DeliveryInterpre
     source: 'slack',
     interpret: (delivery, signal) => interpret(deps, delivery, signal),
     reply: (plan, outcome) => reply(deps, plan, outcome),
-    tellFailure: (delivery, reason) => tellFailure(deps.web, delivery, reason),
+    tellFailure: (delivery, reason) => tellFailure(deps, delivery, reason),
   };
 }
 
@@ -138,7 +140,7 @@ async function interpret(
 
 /** The session service handled the request: do what its plan says. Safe to repeat. */
 async function reply(
-  deps: Pick<SlackSurfaceDeps, 'web' | 'store'>,
+  deps: Pick<SlackSurfaceDeps, 'web' | 'poster' | 'store' | 'log'>,
   plan: SlackPlan,
   outcome: InboundOutcome,
 ): Promise<void> {
@@ -148,7 +150,7 @@ async function reply(
       return;
     case 'say-not-running':
       if (outcome.kind === 'not-running')
-        await postInThread(deps.web, plan.thread, {
+        await say(deps, plan.thread, plan.key, {
           text: `Nothing is running here (the session is ${outcome.session.status}).`,
         });
       return;
@@ -166,29 +168,6 @@ async function reply(
       return _never;
     }
   }
-}
-
-/** The last try failed: say so in the thread the delivery came from. */
-async function tellFailure(web: SlackWeb, delivery: StoredDelivery, reason: string): Promise<void> {
-  const thread = threadOfDelivery(parseSlackPayload(delivery.body));
-  if (!thread) return;
-  await postInThread(web, thread, { text: `Sorry, I could not process this message: ${reason}` });
-}
-
-function threadOfDelivery(payload: SlackPayload): SlackThread | undefined {
-  if (payload.kind === 'event') {
-    const message = messageEventOf(payload.body);
-    return message && 'event' in message
-      ? threadOf(payload.body.team_id ?? message.event.team ?? 'unknown', message.event)
-      : undefined;
-  }
-  if (payload.kind === 'click') {
-    const body = payload.body;
-    const channel = body.channel?.id ?? body.container?.channel_id;
-    const ts = body.message?.thread_ts ?? body.message?.ts ?? body.container?.message_ts;
-    if (channel && ts) return { source: 'slack', teamId: body.team?.id ?? 'unknown', channel, threadTs: ts };
-  }
-  return undefined;
 }
 
 /**
@@ -240,8 +219,8 @@ export class SlackRequests {
       if (!said) return ignore('an empty message');
       const actor = await deps.actors.get(event.user!);
       const approvalId = session && (await openApprovalId(deps.context.sessions, session));
-      if (session) return toSession(thread, { actor, user: event.user! }, said, session, approvalId);
-      return resolvePending(deps, pending!, actor, said);
+      if (session) return toSession(thread, { actor, user: event.user!, ts: event.ts }, said, session, approvalId);
+      return resolvePending(deps, pending!, actor, said, event.ts);
     }
     if (CONNECT_GITHUB.test(text)) return connectGitHub(deps, event, thread);
     // The 👀 goes on with the first attempt only: a retry would find it there already.
@@ -251,7 +230,7 @@ export class SlackRequests {
         .catch((error: unknown) => deps.log.warn({ err: error }, 'could not add the 👀 reaction'));
     }
     const actor = await deps.actors.get(event.user!);
-    return routeRequest(deps, thread, actor, text, findRepoMentions(text, deps.repoHosts));
+    return routeRequest(deps, thread, actor, text, findRepoMentions(text, deps.repoHosts), event.ts);
   }
 
   /** A button click on one of our messages. */
@@ -330,16 +309,18 @@ async function routeRequest(
   actor: Actor,
   task: string,
   repos: RepoMention[],
+  /** The ts of the message being answered: the question is posted once for it. */
+  answering: string,
 ): Promise<Interpreted> {
   if (repos.length === 1) return start(deps, { thread, actor, text: task, repo: repos[0]! });
   if (repos.length === 0) {
     await deps.store.savePending({ thread, text: task, actor, candidates: null });
-    await postInThread(deps.web, thread, { text: ASK_FOR_REPO });
+    await say(deps, thread, `ask-repo:${answering}`, { text: ASK_FOR_REPO });
     return ignore('asked for the repository');
   }
   await deps.store.savePending({ thread, text: task, actor, candidates: repos });
   const { pick, why } = recommendRepo(task, repos);
-  await postInThread(deps.web, thread, candidatesMessage(repos, pick, why, deps.repoUrlFor));
+  await say(deps, thread, `ask-repo:${answering}`, candidatesMessage(repos, pick, why, deps.repoUrlFor));
   return ignore('offered the repositories named to choose from');
 }
 
@@ -349,6 +330,7 @@ async function resolvePending(
   pending: PendingTask,
   from: Actor,
   text: string,
+  answering: string,
 ): Promise<Interpreted> {
   const named = findRepoMentions(text, deps.repoHosts);
   const chosen = pending.candidates
@@ -363,14 +345,16 @@ async function resolvePending(
       repo,
       takesPending: true,
     });
-  if (named.length > 1) return routeRequest(deps, pending.thread, pending.actor, pending.text || text, named);
+  if (named.length > 1)
+    return routeRequest(deps, pending.thread, pending.actor, pending.text || text, named, answering);
   // Chatter from others in the thread is not addressed to us; the requester gets the question again.
   if (from.id !== pending.actor.id) return ignore('a reply from someone else in a thread waiting for its repository');
   if (pending.candidates) {
     const { pick, why } = recommendRepo(pending.text, pending.candidates);
-    await postInThread(deps.web, pending.thread, candidatesMessage(pending.candidates, pick, why, deps.repoUrlFor));
+    const message = candidatesMessage(pending.candidates, pick, why, deps.repoUrlFor);
+    await say(deps, pending.thread, `ask-repo:${answering}`, message);
   } else {
-    await postInThread(deps.web, pending.thread, { text: ASK_FOR_REPO });
+    await say(deps, pending.thread, `ask-repo:${answering}`, { text: ASK_FOR_REPO });
   }
   return ignore('asked for the repository again');
 }
@@ -378,7 +362,7 @@ async function resolvePending(
 /** A message in a thread that has a session: steer it, answer its open question, or stop it. */
 function toSession(
   thread: SlackThread,
-  from: { actor: Actor; user: string },
+  from: { actor: Actor; user: string; ts: string },
   text: string,
   session: Pick<SessionRecord, 'pendingQuestion' | 'status'>,
   /** The open approval request a reply `approve` / `deny <reason>` decides (openApprovalId). */
@@ -386,7 +370,11 @@ function toSession(
 ): Interpreted {
   const { actor } = from;
   if (isStopCommand(text))
-    return { kind: 'inbound', inbound: { kind: 'stop', thread, actor }, plan: { kind: 'say-not-running', thread } };
+    return {
+      kind: 'inbound',
+      inbound: { kind: 'stop', thread, actor },
+      plan: { kind: 'say-not-running', thread, key: `not-running:${from.ts}` },
+    };
   const question = session.status === 'waiting' ? session.pendingQuestion : null;
   const decision = approvalId && approvalReply(plainText(text), approvalId, thread, actor);
   const allow = decision || egressReply(plainText(text), thread, actor);

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import { ErrorCode, WebClient, type RetryOptions } from '@slack/web-api';
+import { TieredWebClient } from './slack-method-limits.ts';
 import type { IntegrationContext, IntegrationModule } from '../integration-module.ts';
 import { PatchbayError } from '../../src/core/errors.ts';
 import { createActorDirectory } from './slack-actors.ts';
@@ -52,6 +53,7 @@ export function createSlackModule(options: SlackModuleOptions): IntegrationModul
     context,
     store,
     web,
+    poster,
     actors: createActorDirectory({ web, log }),
     log,
     identity,
@@ -75,7 +77,9 @@ export function createSlackModule(options: SlackModuleOptions): IntegrationModul
     interpreter: createSlackInterpreter({
       requests,
       web,
+      poster,
       store,
+      log,
       ...(context.imageIntake && {
         files: {
           intake: context.imageIntake,
@@ -112,7 +116,8 @@ export function createSlackModule(options: SlackModuleOptions): IntegrationModul
 }
 
 /**
- * The module's three Web API clients: `web` for everything but posts, with the SDK's retries;
+ * The module's three Web API clients: `web` for everything but posts, with the SDK's retries and
+ * Slack's rate limits waited out per method (TieredWebClient), never by pausing every call;
  * `probe` for the start's auth.test, with no retries and the SDK's own line per failed request only
  * at debug (the caller says once what failed and what to check); `poster` for thread posts, with
  * no SDK retries (a post whose answer was lost is looked for in the thread before it is made again;
@@ -123,7 +128,7 @@ function slackClients(config: SlackModuleOptions['config'], log: Logger, retryCo
   const client = (options: ConstructorParameters<typeof WebClient>[1]) =>
     new WebClient(config.botToken, { slackApiUrl: config.apiUrl, ...options });
   return {
-    web: client({ retryConfig, rejectRateLimitedCalls: false, logger: sdkLog }),
+    web: new TieredWebClient(config.botToken, { slackApiUrl: config.apiUrl, retryConfig, logger: sdkLog }),
     probe: client({ retryConfig: { retries: 0 }, logger: { ...sdkLog, warn: sdkLog.debug, error: sdkLog.debug } }),
     poster: client({ retryConfig: { retries: 0 }, rejectRateLimitedCalls: true, logger: sdkLog }),
   };

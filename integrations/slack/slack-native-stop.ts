@@ -17,7 +17,8 @@ export async function nativeStop(
 ): Promise<Interpretation<SlackPlan>> {
   const thread: SlackThread = { source: 'slack', teamId, channel: event.channel, threadTs: event.thread_ts };
   const actor = await deps.actors.get(event.user);
-  return { kind: 'inbound', inbound: { kind: 'stop', thread, actor }, plan: { kind: 'say-not-running', thread } };
+  const key = `not-running:${event.event_ts ?? `${event.thread_ts}:stop`}`;
+  return { kind: 'inbound', inbound: { kind: 'stop', thread, actor }, plan: { kind: 'say-not-running', thread, key } };
 }
 
 /** The choices the agent offered with a question, from the session's log. */

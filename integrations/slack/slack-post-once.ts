@@ -1,7 +1,7 @@
 import type { WebClient } from '@slack/web-api';
 import type { Logger } from 'pino';
 import type { SlackText } from './slack-blocks.ts';
-import type { SlackThread } from './slack-store.ts';
+import type { SlackStore, SlackThread } from './slack-store.ts';
 
 /** The part of a Web API client that posts once: no SDK retries, rate limits rejected to the caller. */
 export type SlackPoster = Pick<WebClient, 'chat' | 'conversations'>;
@@ -53,6 +53,23 @@ export async function postOnce(
       await sleep(fault.waitMs);
     }
   }
+}
+
+/**
+ * Posts `message` under `key` once, its intent recorded before and its ts after (slack_posts): a
+ * repeat of the same key (a retried delivery, a crash between posting and recording) looks for it
+ * in the thread instead of posting again.
+ */
+export async function postRecorded(
+  deps: { poster: SlackPoster; store: Pick<SlackStore, 'intendPost' | 'recordPost'>; log: Logger },
+  thread: SlackThread,
+  key: string,
+  message: SlackText,
+): Promise<string> {
+  const inDoubt = await deps.store.intendPost(thread, key);
+  const ts = await postOnce(deps, thread, key, message, inDoubt);
+  await deps.store.recordPost(thread, key, ts);
+  return ts;
 }
 
 /** A post's ts when the thread has the bot's message carrying `key`. */

@@ -17,7 +17,7 @@ import {
 import { replyApproval } from './slack-approval-replies.ts';
 import { replyEgress } from './slack-egress.ts';
 import type { SlackWeb } from './slack-web.ts';
-import { postOnce, type SlackPoster } from './slack-post-once.ts';
+import { postRecorded, type SlackPoster } from './slack-post-once.ts';
 import type { ArtifactStore } from '../../src/core/artifact-store.ts';
 import { uploadScreenshotsOnce, type SlackFiles } from './slack-screenshots.ts';
 import { escapeMrkdwn } from './slack-text.ts';
@@ -77,9 +77,7 @@ export function createSlackReplier(deps: {
   ): Promise<string> {
     const existing = posts.get(key);
     if (existing) return existing;
-    const inDoubt = await store.intendPost(thread, key);
-    const ts = await postOnce({ poster: deps.poster ?? web, log: deps.log }, thread, key, message, inDoubt);
-    await store.recordPost(thread, key, ts);
+    const ts = await postRecorded({ poster: deps.poster ?? web, store, log: deps.log }, thread, key, message);
     posts.set(key, ts);
     return ts;
   }

@@ -11,6 +11,8 @@ import { withModelLimits } from './fitted-provider.ts';
 import { isLocalBaseUrl } from './local-base-url.ts';
 import { modelInfo, type ModelPrice } from './model-catalog.ts';
 import { discoverServerLimits } from './server-limits.ts';
+import type { CallTimeouts } from './call-timer.ts';
+import type { RetryPolicy } from './retry-policy.ts';
 
 export const modelProviderNames = ['anthropic', 'openai', 'opencode-zen', 'openai-compatible', 'scripted'] as const;
 export type ModelProviderName = (typeof modelProviderNames)[number];
@@ -30,6 +32,10 @@ export type ModelProviderConfig = {
   maxOutputTokens?: number | undefined;
   /** MODEL_PRICES: by model name. */
   prices?: Record<string, ModelPrice> | undefined;
+  /** MODEL_CALL_DEADLINE_SECONDS as a retry policy; unset: defaultRetryPolicy. */
+  retry?: RetryPolicy | undefined;
+  /** MODEL_IDLE_TIMEOUT_SECONDS and MODEL_TOTAL_TIMEOUT_SECONDS; unset: defaultCallTimeouts. */
+  timeouts?: CallTimeouts | undefined;
 };
 
 export type ModelProviderDeps = { log: Logger; fetch?: typeof fetch };
@@ -84,7 +90,14 @@ function createVendorProvider(config: ModelProviderConfig, deps: ModelProviderDe
     throw invalid(`The base URL "${config.baseUrl}" for ${provider} is not a valid URL`);
   }
   const log = deps.log.child({ component: 'model' });
-  const common = { maxRetries: config.maxRetries, vision: config.vision, log, fetch: deps.fetch };
+  const common = {
+    maxRetries: config.maxRetries,
+    retry: config.retry,
+    timeouts: config.timeouts,
+    vision: config.vision,
+    log,
+    fetch: deps.fetch,
+  };
   switch (provider) {
     case 'anthropic':
       if (!config.apiKey)

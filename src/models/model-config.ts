@@ -1,5 +1,8 @@
 import { z } from 'zod';
+import { PatchbayError } from '../core/errors.ts';
+import { type CallTimeouts, defaultCallTimeouts } from './call-timer.ts';
 import type { ModelProviderConfig } from './create-model-provider.ts';
+import { defaultRetryPolicy, type RetryPolicy } from './retry-policy.ts';
 
 /** USD per million tokens; cache prices default to the input price. */
 const Price = z
@@ -45,6 +48,12 @@ export const modelEnvSchema = z.object({
   MODEL_CONTEXT_WINDOW: z.coerce.number().int().min(1_024).optional(),
   MODEL_MAX_OUTPUT_TOKENS: z.coerce.number().int().min(1).optional(),
   MODEL_PRICES: modelPrices.optional(),
+  /** How long one model call may keep retrying, from its first attempt (default 900 s). */
+  MODEL_CALL_DEADLINE_SECONDS: z.coerce.number().int().min(10).max(86_400).optional(),
+  /** An attempt that sends nothing for this long has failed (default 300 s). */
+  MODEL_IDLE_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(3_600).optional(),
+  /** An attempt that has not finished its answer in this long has failed (default 1200 s). */
+  MODEL_TOTAL_TIMEOUT_SECONDS: z.coerce.number().int().min(10).max(86_400).optional(),
   ANTHROPIC_API_KEY: z.string().trim().min(1).optional(),
   ANTHROPIC_BASE_URL: z.url().optional(),
   OPENAI_API_KEY: z.string().trim().min(1).optional(),
@@ -63,6 +72,7 @@ export function modelConfigFromEnv(env: ModelEnv): ModelProviderConfig {
     contextWindow: env.MODEL_CONTEXT_WINDOW,
     maxOutputTokens: env.MODEL_MAX_OUTPUT_TOKENS,
     prices: env.MODEL_PRICES,
+    ...callLimitsFromEnv(env),
   };
   switch (env.MODEL_PROVIDER) {
     case 'anthropic':
@@ -84,4 +94,27 @@ export function modelConfigFromEnv(env: ModelEnv): ModelProviderConfig {
       return _never;
     }
   }
+}
+
+/**
+ * MODEL_CALL_DEADLINE_SECONDS, MODEL_IDLE_TIMEOUT_SECONDS and MODEL_TOTAL_TIMEOUT_SECONDS as the
+ * providers' retry policy and timeouts (the defaults where unset). An idle timeout longer than the
+ * total one could never fire: refused, with the line to fix.
+ */
+function callLimitsFromEnv(env: ModelEnv): { retry?: RetryPolicy; timeouts?: CallTimeouts } {
+  const { MODEL_CALL_DEADLINE_SECONDS: deadline, MODEL_IDLE_TIMEOUT_SECONDS: idle } = env;
+  const total = env.MODEL_TOTAL_TIMEOUT_SECONDS;
+  const timeouts: CallTimeouts = {
+    idleMs: idle === undefined ? defaultCallTimeouts.idleMs : idle * 1000,
+    totalMs: total === undefined ? defaultCallTimeouts.totalMs : total * 1000,
+  };
+  if (timeouts.idleMs > timeouts.totalMs)
+    throw new PatchbayError(
+      'config_invalid',
+      `MODEL_IDLE_TIMEOUT_SECONDS (${timeouts.idleMs / 1000}) is longer than MODEL_TOTAL_TIMEOUT_SECONDS (${timeouts.totalMs / 1000}): make the idle timeout the shorter one`,
+    );
+  return {
+    ...(deadline !== undefined && { retry: { ...defaultRetryPolicy, deadlineMs: deadline * 1000 } }),
+    ...((idle !== undefined || total !== undefined) && { timeouts }),
+  };
 }

@@ -1,3 +1,4 @@
+import type { CallSettings } from './stream-turn.ts';
 import type { Logger } from 'pino';
 import type { ModelProvider } from './model-provider.ts';
 import { createAnthropicProvider } from './anthropic-provider.ts';
@@ -27,6 +28,8 @@ export type OpenCodeZenProviderOptions = {
   /** Ends in /v1, e.g. https://opencode.ai/zen/v1. */
   baseUrl?: string | undefined;
   maxRetries?: number | undefined;
+  retry?: CallSettings['retry'];
+  timeouts?: CallSettings['timeouts'];
   /** Whether the model reads images (default: the route's default); without, each image is a note in the text. */
   vision?: boolean | undefined;
   log: Logger;
@@ -41,6 +44,8 @@ export function createOpenCodeZenProvider(options: OpenCodeZenProviderOptions): 
     model,
     apiKey,
     maxRetries: options.maxRetries,
+    retry: options.retry,
+    timeouts: options.timeouts,
     vision: options.vision,
     log: options.log,
     fetch: options.fetch,

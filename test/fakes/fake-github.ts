@@ -84,6 +84,7 @@ const NEEDS: Record<string, { permission: string | 'issue-or-pull'; level: Level
   'issues/list-comments-for-repo': { permission: 'issues', level: 'read' },
   'issues/get': { permission: 'issue-or-pull', level: 'read' },
   'pulls/list-review-comments-for-repo': { permission: 'pull_requests', level: 'read' },
+  'pulls/list-review-comments': { permission: 'pull_requests', level: 'read' },
   'repos/get-branch-rules': { permission: 'metadata', level: 'read' },
   'repos/get-branch-protection': { permission: 'administration', level: 'read' },
 };
@@ -199,6 +200,9 @@ export async function startFakeGitHub(
   const draftRefusals: { repo: string; head: string }[] = [];
   /** Operations answered with an error until cleared (an App that lost a permission, an outage). */
   const failures = new Map<string, { status: number; message: string }>();
+  /** Operations done and then left unanswered, the connection dropped (the answer is lost), by count. */
+  const drops = new Map<string, number>();
+  const dropping = new WeakMap<ServerResponse, string>();
   const workflowRuns: WorkflowRun[] = [];
   const checkRuns: CheckRunRecord[] = [];
   /** Short-lived log download links (GitHub answers the job-logs call with a 302 to one). */
@@ -230,11 +234,20 @@ export async function startFakeGitHub(
     beforePullCreate?: ((pr: { gitDir: string; head: string; base: string }) => Promise<void>) | undefined;
     /** Runs after a GraphQL request's mutations and before its answer (say, a push that lands meanwhile). */
     afterGraphql?: ((operations: readonly string[]) => Promise<void>) | undefined;
+    /** Runs after an issue comment is made and before its answer (say, the caller's database goes away). */
+    afterCommentCreate?: (() => void) | undefined;
   } = {};
 
   const key = (owner: string, name: string) => `${owner}/${name}`.toLowerCase();
 
   function send(res: ServerResponse, status: number, body?: unknown): void {
+    const dropped = dropping.get(res);
+    if (dropped && status < 300) {
+      // Done, and the answer never arrives: the connection goes away before a byte of it.
+      drops.set(dropped, (drops.get(dropped) ?? 1) - 1);
+      res.socket?.destroy();
+      return;
+    }
     res.statusCode = status;
     if (body === undefined) {
       res.end();
@@ -600,6 +613,7 @@ export async function startFakeGitHub(
     const num = (name: string) => Number(params[name]);
     const failure = failures.get(operationId);
     if (failure) return refuse(req, res, failure.status, failure.message);
+    if ((drops.get(operationId) ?? 0) > 0) dropping.set(res, operationId);
     const need = NEEDS[operationId];
     if (repo && auth && need) {
       const issueNumber =
@@ -746,6 +760,7 @@ export async function startFakeGitHub(
           reactions: [],
         };
         comments.set(c.id, c);
+        hooks.afterCommentCreate?.();
         return send(res, 201, commentJson(c));
       }
       case 'issues/list-comments': {
@@ -763,6 +778,25 @@ export async function startFakeGitHub(
           return refuse(req, res, 403, 'Resource not accessible by integration');
         c.body = String(body!.body);
         return send(res, 200, commentJson(c));
+      }
+      case 'pulls/list-review-comments': {
+        const perPage = Number(url.searchParams.get('per_page') ?? 30);
+        const page = Number(url.searchParams.get('page') ?? 1);
+        const list = [...reviewComments.values()].filter(
+          (c) => c.repo === key(repo!.owner, repo!.name) && c.number === num('pull_number'),
+        );
+        return send(
+          res,
+          200,
+          list.slice((page - 1) * perPage, page * perPage).map((c) => ({
+            ...commentJson(c),
+            path: c.path,
+            line: c.line,
+            diff_hunk: c.diff_hunk,
+            ...(c.in_reply_to_id !== undefined && { in_reply_to_id: c.in_reply_to_id }),
+            pull_request_review_id: 1,
+          })),
+        );
       }
       case 'pulls/create-reply-for-review-comment': {
         const parent = reviewComments.get(num('comment_id'));
@@ -1211,6 +1245,10 @@ export async function startFakeGitHub(
     },
     restore(operationId: string): void {
       failures.delete(operationId);
+    },
+    /** Does the next `count` calls of `operationId` and then drops the connection unanswered (the answer is lost). */
+    dropAfterAccept(operationId: string, count = 1): void {
+      drops.set(operationId, count);
     },
     /** Makes `login` a member of `org` (pending: invited, not yet accepted). */
     addOrgMember(org: string, login: string, state: 'active' | 'pending' = 'active'): void {

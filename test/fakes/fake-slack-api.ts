@@ -1,3 +1,4 @@
+import { createSlackTiers, type SlackTiers } from './slack-tiers.ts';
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -62,6 +63,8 @@ export type FakeSlackApi = {
   rateLimit(method: string, retryAfterSeconds: number, count?: number): void;
   /** Does the next `count` calls of `method` and then drops the connection unanswered (the answer is lost). */
   dropAfterAccept(method: string, count?: number): void;
+  /** From now on, holds methods to Slack's documented tiers and posts to about one a second per channel (slack-tiers.ts). */
+  enforceTiers(): void;
   /** What apps.connections.open returns (Socket Mode). */
   setSocketUrl(url: string): void;
   /**
@@ -127,6 +130,7 @@ export async function startFakeSlackApi(options: {
   const ephemerals: FakeSlackApi['ephemerals'] = [];
   const limits = new Map<string, { retryAfter: number; count: number }>();
   const drops = new Map<string, number>();
+  let tiers: SlackTiers | undefined;
   const bot = { userId: 'U0BOT0001', botId: 'B0BOT0001', teamId: 'T123ABC456' };
   let socketUrl: string | undefined;
   const files = new Map<string, { bytes: Uint8Array; mimetype: string }>();
@@ -215,9 +219,11 @@ export async function startFakeSlackApi(options: {
     calls.push({ method, args, token, at: Date.now() });
 
     const limit = limits.get(method);
-    if (limit && limit.count > 0) {
-      limit.count -= 1;
-      res.writeHead(429, { 'retry-after': String(limit.retryAfter), 'content-type': 'application/json' });
+    const tierWait = tiers?.check(method, typeof args.channel === 'string' ? args.channel : undefined) ?? 0;
+    if ((limit && limit.count > 0) || tierWait > 0) {
+      if (limit && limit.count > 0) limit.count -= 1;
+      const retryAfter = tierWait || limit!.retryAfter;
+      res.writeHead(429, { 'retry-after': String(retryAfter), 'content-type': 'application/json' });
       return res.end(JSON.stringify({ ok: false, error: 'ratelimited' }));
     }
     if (!(method in required)) return reply(res, { ok: false, error: 'unknown_method' });
@@ -422,6 +428,9 @@ export async function startFakeSlackApi(options: {
     },
     dropAfterAccept(method, count = 1) {
       drops.set(method, count);
+    },
+    enforceTiers() {
+      tiers = createSlackTiers();
     },
     setSocketUrl(url) {
       socketUrl = url;

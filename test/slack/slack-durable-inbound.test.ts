@@ -60,8 +60,9 @@ describe('Slack deliveries through the durable inbound pipeline', () => {
   });
 
   it('retries a delivery that fails, and after its last attempt says why in its thread and lists it at GET /api/deliveries?failed=true', async () => {
-    // The reply asking for the repository is refused (429, no retry in the client) on both attempts.
-    f.slack.rateLimit('chat.postMessage', 0, 2);
+    // The reply asking for the repository is refused (429) on every try of both attempts: three
+    // tries each (postOnce waits out a 429 on the post alone), then the delivery fails.
+    f.slack.rateLimit('chat.postMessage', 0, 6);
     const mention = appMention({ user: 'U0ALICE01', text: 'fix the flaky checkout test' });
     expect((await f.postEvent(envelope(mention))).status).toBe(200);
     const reply = await waitForPost(
@@ -71,7 +72,7 @@ describe('Slack deliveries through the durable inbound pipeline', () => {
       (text) => text.startsWith('Sorry, I could not process this message'),
       'the failure reply',
     );
-    expect(reply.text).toContain('rate limit was exceeded');
+    expect(reply.text).toContain('A rate-limit has been reached');
     const response = await fetch(`${f.app.url}/api/deliveries?failed=true`);
     expect(response.status).toBe(200);
     const failed = (await response.json()) as {
@@ -89,11 +90,11 @@ describe('Slack deliveries through the durable inbound pipeline', () => {
         attempts: 2,
       }),
     ]);
-    expect(failed[0]!.error).toContain('rate limit was exceeded');
-    // Exactly two tries at the question, then the one failure reply; nothing else in the thread.
+    expect(failed[0]!.error).toContain('A rate-limit has been reached');
+    // Three tries at the question in each of two attempts, then the one failure reply; nothing else in the thread.
     expect(
       f.slack.calls.filter((c) => c.method === 'chat.postMessage' && c.args.thread_ts === mention.ts),
-    ).toHaveLength(3);
+    ).toHaveLength(7);
     expect(f.slack.thread(CHANNEL, mention.ts)).toHaveLength(1);
   });
 });

@@ -20,7 +20,7 @@ describe('Slack payloads at the boundary', () => {
       return { kind: 'ignore', reason: 'recorded' } satisfies Interpretation;
     },
   } as unknown as SlackRequests;
-  const surface = createSlackInterpreter({ requests: inbound, web: {} as never, store: {} as never });
+  const surface = createSlackInterpreter({ requests: inbound, web: {} as never, store: {} as never, log: {} as never });
   const stored = (body: unknown): StoredDelivery => ({
     ...slackDelivery(body as Record<string, unknown>, JSON.stringify(body)),
     id: '1',
