@@ -1,3 +1,4 @@
+import { fileURLToPath } from 'node:url';
 import { type ClaudeStreamState, translateClaudeLine } from './claude-stream.ts';
 import type { Engine, EngineResume, EngineRunInput } from './engine.ts';
 import { type CliEngineSpec, type CliInvocation, cliVersion, engineInstructions, runCliEngine } from './engine-cli.ts';
@@ -13,6 +14,15 @@ export const claudeOfflineEnv: Record<string, string> = {
   // The sandbox is the boundary: the CLI runs without its own permission prompts (nobody could answer them).
   IS_SANDBOX: '1',
 };
+
+/**
+ * Where Claude Code reads its managed settings on Linux: the highest layer, which a repository's
+ * `.claude/settings.json`, the user settings in CLAUDE_CONFIG_DIR and anything the agent writes
+ * cannot override. Local sandboxes show CLAUDE_MANAGED_HOST_DIR here read-only: a PreToolUse hook
+ * on Bash that asks Patchbay's gate (patchbay-gate.mjs), and `allowManagedHooksOnly`.
+ */
+export const CLAUDE_MANAGED_DIR = '/etc/claude-code';
+export const CLAUDE_MANAGED_HOST_DIR = fileURLToPath(new URL('./claude-managed', import.meta.url));
 
 /** The Claude Code engine: `claude -p --output-format stream-json` in the session's sandbox, its model traffic through the relay. */
 export function createClaudeCodeEngine(options: { cliPath: string }): Engine {
@@ -54,6 +64,8 @@ function claudeInvocation(
 ): CliInvocation {
   const { relay, sandbox } = input;
   const command = [
+    // Without its managed settings nothing would gate its commands: it does not start.
+    `test -r ${CLAUDE_MANAGED_DIR}/managed-settings.json || { echo "Patchbay's gate for Claude Code is missing (${CLAUDE_MANAGED_DIR} is not bound)" >&2; exit 3; };`,
     `mkdir -p "$CLAUDE_CONFIG_DIR" && printf '%s' "$PATCHBAY_ENGINE_SYSTEM" > "$CLAUDE_CONFIG_DIR/patchbay-system.md"`,
     `&& unset PATCHBAY_ENGINE_SYSTEM && exec "$PATCHBAY_CLAUDE" -p --output-format stream-json --verbose`,
     `--model "$PATCHBAY_ENGINE_MODEL" --dangerously-skip-permissions --append-system-prompt-file "$CLAUDE_CONFIG_DIR/patchbay-system.md"`,

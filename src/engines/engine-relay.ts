@@ -6,6 +6,7 @@ import type { RunLog } from '../core/run-log.ts';
 import { eventCostUsd } from '../models/model-catalog.ts';
 import type { RelayApi } from './engine.ts';
 import type { EngineRelay, RelayLease, RelayRequest } from './relay-lease.ts';
+import { GATE_PATH, serveGate } from './relay-gate.ts';
 import { type MeteredCall, meterAnswer } from './relay-metering.ts';
 
 /**
@@ -163,6 +164,7 @@ async function handleRelayRequest(ctx: RelayContext, req: IncomingMessage, res: 
   const token = presentedToken(req);
   const state = token ? ctx.leases.get(token) : undefined;
   const target = new URL(req.url ?? '/', 'http://relay');
+  if (target.pathname === GATE_PATH) return serveGate(state, req, res);
   const refused = refusal(state, target.pathname);
   if (refused || !state) {
     const r = refused ?? { status: 401, type: 'authentication_error', message: 'Patchbay relay: this run is not open' };

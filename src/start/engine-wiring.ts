@@ -5,7 +5,7 @@ import type { Logger } from 'pino';
 import { PROXY_URL } from '../../sandbox/egress-relay.ts';
 import type { Config } from '../config.ts';
 import type { RunLog } from '../core/run-log.ts';
-import { createClaudeCodeEngine } from '../engines/claude-code-engine.ts';
+import { CLAUDE_MANAGED_DIR, CLAUDE_MANAGED_HOST_DIR, createClaudeCodeEngine } from '../engines/claude-code-engine.ts';
 import type { CliEngineName, Engine } from '../engines/engine.ts';
 import { type RunningEngineRelay, startEngineRelay } from '../engines/engine-relay.ts';
 import type { EngineDeps } from '../harness/engine-round.ts';
@@ -53,7 +53,12 @@ export async function startEngines(config: Config, deps: { log: Logger; shutdown
   if (claude) {
     const sandboxPath = `${SANDBOX_ENGINES_DIR}/claude-code`;
     const bound = config.sandbox.kind === 'local';
-    if (bound) binds.push({ hostPath: dirname(claude), sandboxPath });
+    // Its managed settings (the gate's hook) from a host directory, read-only where Claude Code reads them.
+    if (bound)
+      binds.push(
+        { hostPath: dirname(claude), sandboxPath },
+        { hostPath: CLAUDE_MANAGED_HOST_DIR, sandboxPath: CLAUDE_MANAGED_DIR },
+      );
     engines['claude-code'] = createClaudeCodeEngine({ cliPath: bound ? `${sandboxPath}/claude` : claude });
   } else if (config.engines.default === 'claude-code') {
     log.warn(
