@@ -187,7 +187,9 @@ describe('Claude Code under Patchbay approvals', () => {
 
   it('a held command waits for a person; approved, it runs once', { timeout: 300_000 }, async () => {
     const { session, requestId } = await heldDeploy('approve-case');
-    expect(anthropic.calls.some((c) => /RUNS=\d/.test(textOf(c.body)))).toBe(false);
+    // Longer than one round of the hook's asking (the gate answers `pending` after 15 s): the engine still waits.
+    await new Promise((resolve) => setTimeout(resolve, 20_000));
+    expect(anthropic.calls.some((c) => textOf(c.body).includes('approve-case') && toolResults(c.body) > 0)).toBe(false);
     const res = await decide(session.id, requestId, { decision: 'approved' });
     expect(res.status).toBe(202);
     await waitForStatus(app, session.id, ['completed', 'failed', 'waiting'], 240_000);
