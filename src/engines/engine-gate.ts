@@ -152,12 +152,7 @@ async function awaitDecision(options: EngineGateOptions, hold: Hold, now: () => 
   }
 }
 
-function decided(
-  hold: Hold,
-  now: () => number,
-  decision: 'expired',
-  reason: string,
-): EventOf<'approval-decided'> {
+function decided(hold: Hold, now: () => number, decision: 'expired', reason: string): EventOf<'approval-decided'> {
   const at = new Date(now()).toISOString();
   return { type: 'approval-decided', requestId: hold.approval.requestId, decision, surface: 'system', reason, at };
 }

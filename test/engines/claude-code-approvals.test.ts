@@ -158,8 +158,7 @@ describe('Claude Code under Patchbay approvals', () => {
   async function heldDeploy(word: string) {
     const { session, threadTs } = await mention(`${word}: deploy`);
     const requested = await waitFor(
-      async () =>
-        (await app.store.events(session.id, { types: ['approval-requested'] })).map((e) => e.event).at(0),
+      async () => (await app.store.events(session.id, { types: ['approval-requested'] })).map((e) => e.event).at(0),
       'the held command',
       180_000,
     );
