@@ -1,7 +1,7 @@
-import { fileURLToPath } from 'node:url';
 import { type ClaudeStreamState, translateClaudeLine } from './claude-stream.ts';
 import type { Engine, EngineResume, EngineRunInput } from './engine.ts';
 import { type CliEngineSpec, type CliInvocation, cliVersion, engineInstructions, runCliEngine } from './engine-cli.ts';
+import { CLAUDE_MANAGED_DIR } from './engine-hooks.ts';
 import { engineAskGuidance } from './engine-transcript.ts';
 
 /** Variables that keep the CLI offline but for its model calls (no telemetry, update checks or error reports). */
@@ -14,15 +14,6 @@ export const claudeOfflineEnv: Record<string, string> = {
   // The sandbox is the boundary: the CLI runs without its own permission prompts (nobody could answer them).
   IS_SANDBOX: '1',
 };
-
-/**
- * Where Claude Code reads its managed settings on Linux: the highest layer, which a repository's
- * `.claude/settings.json`, the user settings in CLAUDE_CONFIG_DIR and anything the agent writes
- * cannot override. Local sandboxes show CLAUDE_MANAGED_HOST_DIR here read-only: a PreToolUse hook
- * on Bash that asks Patchbay's gate (patchbay-gate.mjs), and `allowManagedHooksOnly`.
- */
-export const CLAUDE_MANAGED_DIR = '/etc/claude-code';
-export const CLAUDE_MANAGED_HOST_DIR = fileURLToPath(new URL('./claude-managed', import.meta.url));
 
 /** The Claude Code engine: `claude -p --output-format stream-json` in the session's sandbox, its model traffic through the relay. */
 export function createClaudeCodeEngine(options: { cliPath: string }): Engine {

@@ -5,7 +5,8 @@ import type { Logger } from 'pino';
 import { PROXY_URL } from '../../sandbox/egress-relay.ts';
 import type { Config } from '../config.ts';
 import type { RunLog } from '../core/run-log.ts';
-import { CLAUDE_MANAGED_DIR, CLAUDE_MANAGED_HOST_DIR, createClaudeCodeEngine } from '../engines/claude-code-engine.ts';
+import { createClaudeCodeEngine } from '../engines/claude-code-engine.ts';
+import { CLAUDE_MANAGED_DIR, ENGINE_HOOKS_HOST_DIR } from '../engines/engine-hooks.ts';
 import type { CliEngineName, Engine } from '../engines/engine.ts';
 import { type RunningEngineRelay, startEngineRelay } from '../engines/engine-relay.ts';
 import type { EngineDeps } from '../harness/engine-round.ts';
@@ -57,7 +58,7 @@ export async function startEngines(config: Config, deps: { log: Logger; shutdown
     if (bound)
       binds.push(
         { hostPath: dirname(claude), sandboxPath },
-        { hostPath: CLAUDE_MANAGED_HOST_DIR, sandboxPath: CLAUDE_MANAGED_DIR },
+        { hostPath: ENGINE_HOOKS_HOST_DIR, sandboxPath: CLAUDE_MANAGED_DIR },
       );
     engines['claude-code'] = createClaudeCodeEngine({ cliPath: bound ? `${sandboxPath}/claude` : claude });
   } else if (config.engines.default === 'claude-code') {

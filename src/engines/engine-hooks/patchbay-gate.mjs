@@ -1,13 +1,13 @@
-// Claude Code's PreToolUse hook for Bash, run in the sandbox from a read-only directory: asks
-// Patchbay's gate on the host (through the engine relay, with the run's relay token) whether the
-// command may run, waits while a person decides, and answers Claude Code. Anything unexpected
-// denies: the command does not run.
+// The PreToolUse hook for shell commands of Claude Code and Codex (the same hook contract), run in
+// the sandbox from a read-only directory: asks Patchbay's gate on the host (through the engine
+// relay, with the run's relay token) whether the command may run, waits while a person decides,
+// and answers the engine. Anything unexpected denies: the command does not run.
 import { setTimeout as sleep } from 'node:timers/promises';
 
-/** Claude Code's hook answer (hookSpecificOutput for PreToolUse). */
+/** The hook's answer: nothing lets the command run (Codex accepts no explicit allow); a denial says why. */
 function answer(decision, reason) {
-  const out = { hookEventName: 'PreToolUse', permissionDecision: decision };
-  if (reason) out.permissionDecisionReason = reason;
+  if (decision === 'allow') return;
+  const out = { hookEventName: 'PreToolUse', permissionDecision: 'deny', permissionDecisionReason: reason };
   process.stdout.write(`${JSON.stringify({ hookSpecificOutput: out })}\n`);
 }
 
@@ -37,9 +37,11 @@ async function ask(url, token, call) {
 
 async function main() {
   const input = await readStdin();
-  const command = input?.tool_input?.command;
-  const base = process.env.ANTHROPIC_BASE_URL;
-  const token = process.env.ANTHROPIC_API_KEY;
+  const given = input?.tool_input?.command ?? input?.tool_input?.cmd;
+  const command = Array.isArray(given) ? given.join(' ') : given;
+  // The engine's relay: Claude Code's is its Anthropic base URL and key, Codex's is named for the hook.
+  const base = process.env.PATCHBAY_RELAY_URL ?? process.env.ANTHROPIC_BASE_URL;
+  const token = process.env.PATCHBAY_RELAY_TOKEN ?? process.env.ANTHROPIC_API_KEY;
   if (typeof command !== 'string' || !base || !token) return answer('deny', 'Patchbay gate: no command or no relay');
   const call = { callId: String(input.tool_use_id ?? ''), command };
   for (;;) {
