@@ -106,7 +106,9 @@ export function codexInvocation(
   const command = [
     // Without its managed requirements nothing would gate its commands: it does not start.
     `test -r ${CODEX_MANAGED_DIR}/requirements.toml || { echo "Patchbay's gate for Codex is missing (${CODEX_MANAGED_DIR} is not bound)" >&2; exit 3; };`,
-    `mkdir -p "$CODEX_HOME" && printf '%s\\n' "$PATCHBAY_ENGINE_INSTRUCTIONS" > "$CODEX_HOME/AGENTS.md" &&`,
+    // The agent can write CODEX_HOME: a config (MCP servers, trusted projects) or hooks it left there are not read.
+    `mkdir -p "$CODEX_HOME" && rm -f "$CODEX_HOME/config.toml" "$CODEX_HOME/hooks.json" &&`,
+    `printf '%s\\n' "$PATCHBAY_ENGINE_INSTRUCTIONS" > "$CODEX_HOME/AGENTS.md" &&`,
     'unset PATCHBAY_ENGINE_INSTRUCTIONS &&',
     `exec "$PATCHBAY_CODEX" exec --json --skip-git-repo-check --dangerously-bypass-approvals-and-sandbox`,
     `--color never -m "$PATCHBAY_ENGINE_MODEL" ${overrides.join(' ')}`,
