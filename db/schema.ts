@@ -1,6 +1,7 @@
 import type { ColumnType, Generated } from 'kysely';
 import type { Counter, Json, Timestamp } from './column-types.ts';
 import type { SessionArtifactsTable } from './schema-artifacts.ts';
+import type { CodexSignInsTable } from './schema-engines.ts';
 import type {
   GitHubCiFailuresTable,
   GitHubInstallationReposTable,
@@ -54,6 +55,7 @@ export interface Database {
   commit_signals: CommitSignalsTable;
   // session artifacts (018)
   session_artifacts: SessionArtifactsTable;
+  codex_signins: CodexSignInsTable;
 }
 
 export interface SessionsTable {

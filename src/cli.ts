@@ -28,6 +28,8 @@ Usage:
                                                run a suite of tasks with hidden tests and compare models
                                                (see docs/eval.md)
   patchbay doctor                              check the configuration and every configured service
+  patchbay engines codex-login | codex-import <auth.json> | codex-logout | codex-status
+                                               the ChatGPT sign-in Codex uses with CODEX_AUTH=chatgpt
   patchbay help
 
 Configuration comes from the environment, and from .env in the working directory (or the file
@@ -103,6 +105,8 @@ async function main(argv: string[]): Promise<number> {
     }
     case 'eval':
       return evalCommand(rest);
+    case 'engines':
+      return enginesCommand(rest);
     case undefined:
     case 'help':
     case '--help':
@@ -113,6 +117,30 @@ async function main(argv: string[]): Promise<number> {
       process.stderr.write(`Unknown command "${command}".\n\n${usage}\n`);
       return 2;
   }
+}
+
+/** `patchbay engines …`: the ChatGPT sign-in for Codex (docs/engines.md). */
+async function enginesCommand(args: string[]): Promise<number> {
+  const [action, file, ...extra] = args;
+  const { runSignInCommand } = await import('./cli/codex-signin-cli.ts');
+  type Command = Parameters<typeof runSignInCommand>[0];
+  const command: Command | undefined =
+    action === 'codex-import' && file && extra.length === 0
+      ? { action, file }
+      : (action === 'codex-login' || action === 'codex-logout' || action === 'codex-status') && !file
+        ? { action }
+        : undefined;
+  if (!command) {
+    process.stderr.write(
+      `patchbay engines takes codex-login, codex-import <auth.json>, codex-logout or codex-status.\n\n${usage}\n`,
+    );
+    return 2;
+  }
+  return runSignInCommand(command, {
+    config: loadConfig(process.env),
+    log: createLogger(process.env.LOG_LEVEL || 'silent', process.stderr),
+    out: process.stdout,
+  });
 }
 
 /** `patchbay eval`: each `--model` selects MODEL_PROVIDER and MODEL over the environment; none: the configured model. */

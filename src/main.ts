@@ -125,6 +125,7 @@ export async function startPatchbay(config: Config, options: StartOptions): Prom
     const { store, metrics } = eventLog;
     egress.recordTo(store);
     engines?.recordTo(store);
+    engines?.signInsFrom(database.db);
     const pipeline = await startSessionPipeline(config, options, { database, eventLog, restarts, log, shutdown });
     const knowledge = createKnowledgeStore(database.db);
     egress.allowFrom({ store, knowledge });

@@ -23,6 +23,7 @@ import * as m019 from './019-attachment-sources.ts';
 import * as m020 from './020-glossary-names.ts';
 import * as m021 from './021-subtasks.ts';
 import * as m022 from './022-github-repo-features.ts';
+import * as m023 from './023-codex-signins.ts';
 
 /** Migrations in order. Add new ones here; never edit one that has shipped. */
 export const migrationProvider: MigrationProvider = {
@@ -52,6 +53,7 @@ export const migrationProvider: MigrationProvider = {
       '020-glossary-names': m020,
       '021-subtasks': m021,
       '022-github-repo-features': m022,
+      '023-codex-signins': m023,
     };
   },
 };

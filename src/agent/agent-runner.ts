@@ -177,9 +177,20 @@ function overLimit(run: RunState): RunOutcome | undefined {
       budget: { kind: 'cost', spent: costUsd, limit: limits.maxCostUsd },
     };
   }
-  if (tokensUsed > limits.maxTokens)
-    return budget(`the run used ${tokensUsed} tokens, over its limit of ${limits.maxTokens}`);
-  if (toolCallCount >= limits.maxToolCalls) return budget(`the run made ${toolCallCount} tool calls, its limit`);
+  return countLimitReached({ tokens: tokensUsed, toolCalls: toolCallCount }, limits);
+}
+
+/**
+ * The run's token or tool-call limit, as the outcome that ends the run once it is reached; undefined
+ * while within both. The engine relay applies the same limits to what it meters. Pure.
+ */
+export function countLimitReached(
+  used: { tokens: number; toolCalls: number },
+  limits: Pick<RunLimits, 'maxTokens' | 'maxToolCalls'>,
+): Extract<RunOutcome, { kind: 'failed' }> | undefined {
+  if (used.tokens > limits.maxTokens)
+    return budget(`the run used ${used.tokens} tokens, over its limit of ${limits.maxTokens}`);
+  if (used.toolCalls >= limits.maxToolCalls) return budget(`the run made ${used.toolCalls} tool calls, its limit`);
   return undefined;
 }
 

@@ -41,7 +41,14 @@ export async function checkEngine({ config, log, signal }: DoctorDeps): Promise<
   });
   const home = await mkdtemp(join(tmpdir(), 'patchbay-doctor-claude-'));
   try {
-    const lease = relay.open({ sessionId: 'doctor', api: 'anthropic', firstTurn: 0, maxCostUsd: 1, signal });
+    const lease = relay.open({
+      sessionId: 'doctor',
+      engine: 'claude-code',
+      api: 'anthropic',
+      firstTurn: 0,
+      maxCostUsd: 1,
+      signal,
+    });
     const trip = await runCli(
       cli,
       ['-p', '--output-format', 'json', '--model', upstream.model, 'Reply with the word OK.'],

@@ -35,6 +35,8 @@ type Probe = {
 export async function checkOpenAIEngine({ config, log, signal }: DoctorDeps): Promise<DoctorRow | undefined> {
   const name = config.engines.default;
   if (name !== 'codex' && name !== 'opencode') return undefined;
+  // A ChatGPT sign-in is refreshed and added by the running server's relay: its own row shows its state.
+  if (name === 'codex' && config.engines.chatgpt) return undefined;
   const probe = name === 'codex' ? codexProbe(config) : opencodeProbe(config);
   if (!probe.cli)
     return bad(
@@ -59,7 +61,14 @@ export async function checkOpenAIEngine({ config, log, signal }: DoctorDeps): Pr
   });
   const home = await mkdtemp(join(tmpdir(), `patchbay-doctor-${name}-`));
   try {
-    const lease = relay.open({ sessionId: 'doctor', api: probe.api, firstTurn: 0, maxCostUsd: 1, signal });
+    const lease = relay.open({
+      sessionId: 'doctor',
+      engine: name,
+      api: probe.api,
+      firstTurn: 0,
+      maxCostUsd: 1,
+      signal,
+    });
     const { args, env } = probe.roundTrip(lease.access.baseUrl, lease.access.token, upstream.model, home);
     const trip = await runCli(probe.cli, args, { HOME: home, ...env }, signal);
     const calls = lease.spent().calls;

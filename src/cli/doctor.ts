@@ -18,6 +18,7 @@ import { checkModel } from './doctor-model-check.ts';
 import { checkEngine } from './doctor-engine-check.ts';
 import { eventRoutes } from './doctor-events.ts';
 import { checkOpenAIEngine } from './doctor-openai-engines.ts';
+import { checkCodexSignIn } from './doctor-codex-signin.ts';
 
 export type DoctorOptions = {
   env: Record<string, string | undefined>;
@@ -66,6 +67,7 @@ export async function doctorRows(options: DoctorOptions): Promise<DoctorRow[]> {
     checkModel,
     checkEngine,
     checkOpenAIEngine,
+    checkCodexSignIn,
     checkSlack,
     checkGitHub,
     checkLinear,

@@ -2,9 +2,13 @@ import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
+import { countLimitReached, type RunOutcome } from '../agent/agent-runner.ts';
 import type { RunLog } from '../core/run-log.ts';
 import { eventCostUsd } from '../models/model-catalog.ts';
+import { describeError, isPatchbayError } from '../core/errors.ts';
+import type { UpstreamSignIn } from './chatgpt-signin.ts';
 import type { RelayApi } from './engine.ts';
+import { pathRefusal } from './relay-allowlist.ts';
 import type { EngineRelay, RelayLease, RelayRequest } from './relay-lease.ts';
 import { GATE_PATH, serveGate } from './relay-gate.ts';
 import { type MeteredCall, meterAnswer } from './relay-metering.ts';
@@ -14,7 +18,15 @@ import { type MeteredCall, meterAnswer } from './relay-metering.ts';
  * model providers use, so tests point it at a loopback fake), its model, and the credential headers
  * added on the host (x-api-key, or a subscription's Authorization header).
  */
-export type RelayUpstream = { baseUrl: string; model: string; headers: Record<string, string> };
+export type RelayUpstream = {
+  baseUrl: string;
+  model: string;
+  headers: Record<string, string>;
+  /** A sign-in whose headers are asked for on every call and renewed when the upstream answers 401 (ChatGPT for Codex). */
+  signIn?: UpstreamSignIn;
+  /** The upstream's paths carry no `/v1` (the ChatGPT backend's `/backend-api/codex/responses`). */
+  unversioned?: boolean;
+};
 
 export type EngineRelayOptions = {
   upstreams: Partial<Record<RelayApi, RelayUpstream>>;
@@ -41,7 +53,9 @@ type LeaseState = {
   costUsd: number;
   inputTokens: number;
   outputTokens: number;
-  budgetStop?: string;
+  toolCalls: number;
+  /** Why the relay stopped forwarding for this run (budget spent, a count limit reached), as its outcome. */
+  stop?: Extract<RunOutcome, { kind: 'failed' }> | undefined;
   closed: boolean;
 };
 
@@ -107,17 +121,19 @@ function openLease(ctx: RelayContext, relayUrl: string, request: RelayRequest): 
     costUsd: 0,
     inputTokens: 0,
     outputTokens: 0,
+    toolCalls: 0,
     closed: false,
   };
   ctx.leases.set(token, state);
   return {
     access: { baseUrl, token, model: upstream.model, env: {} },
-    stopped: () => (state.budgetStop ? budgetOutcome(state) : undefined),
+    stopped: () => state.stop,
     spent: () => ({
       costUsd: state.costUsd,
       inputTokens: state.inputTokens,
       outputTokens: state.outputTokens,
       calls: state.calls,
+      toolCalls: state.toolCalls,
     }),
     close: () => {
       state.closed = true;
@@ -126,13 +142,26 @@ function openLease(ctx: RelayContext, relayUrl: string, request: RelayRequest): 
   };
 }
 
-function budgetOutcome(state: LeaseState) {
-  return {
-    kind: 'failed' as const,
-    code: 'budget_exhausted',
-    message: state.budgetStop ?? 'the run spent its budget',
-    budget: { kind: 'cost' as const, spent: state.costUsd, limit: state.request.maxCostUsd },
-  };
+/**
+ * The limit the run's metered calls have reached, as the outcome that ends it, as Patchbay's own
+ * loop ends a run: its cost budget (the run pauses to ask), its tokens or its tool calls.
+ */
+function reachedLimit(state: LeaseState): Extract<RunOutcome, { kind: 'failed' }> | undefined {
+  const { costUsd, request } = state;
+  if (costUsd >= request.maxCostUsd)
+    return {
+      kind: 'failed',
+      code: 'budget_exhausted',
+      message: `the run spent $${costUsd.toFixed(2)} of its $${request.maxCostUsd.toFixed(2)} budget`,
+      budget: { kind: 'cost', spent: costUsd, limit: request.maxCostUsd },
+    };
+  return countLimitReached(
+    { tokens: state.inputTokens + state.outputTokens, toolCalls: state.toolCalls },
+    {
+      maxTokens: request.maxTokens ?? Number.POSITIVE_INFINITY,
+      maxToolCalls: request.maxToolCalls ?? Number.POSITIVE_INFINITY,
+    },
+  );
 }
 
 /** The run's token, where the engine sends its API key: x-api-key, or Authorization: Bearer. */
@@ -145,18 +174,18 @@ function presentedToken(req: IncomingMessage): string | undefined {
 /** Why this request may not be forwarded (an error in the provider's own format), or undefined. */
 function refusal(
   state: LeaseState | undefined,
+  method: string,
   path: string,
 ): { status: number; type: string; message: string } | undefined {
   if (!state || state.closed)
     return { status: 401, type: 'authentication_error', message: 'Patchbay relay: this run is not open' };
   if (state.request.signal.aborted)
     return { status: 403, type: 'permission_error', message: 'Patchbay relay: the session was stopped' };
-  if (!state.budgetStop && state.costUsd >= state.request.maxCostUsd)
-    state.budgetStop = `the run spent $${state.costUsd.toFixed(2)} of its $${state.request.maxCostUsd.toFixed(2)} budget`;
-  if (state.budgetStop)
-    return { status: 403, type: 'permission_error', message: `Patchbay relay stopped this run: ${state.budgetStop}` };
-  if (!/^\/v1\/[A-Za-z0-9/_.-]+$/.test(path) || path.includes('..'))
-    return { status: 404, type: 'not_found_error', message: `Patchbay relay forwards the provider's /v1/ API only` };
+  const outside = pathRefusal(state.request.engine, state.request.api, method, path);
+  if (outside) return { status: 403, type: 'permission_error', message: outside };
+  state.stop ??= reachedLimit(state);
+  if (state.stop)
+    return { status: 403, type: 'permission_error', message: `Patchbay relay stopped this run: ${state.stop.message}` };
   return undefined;
 }
 
@@ -165,22 +194,72 @@ async function handleRelayRequest(ctx: RelayContext, req: IncomingMessage, res: 
   const state = token ? ctx.leases.get(token) : undefined;
   const target = new URL(req.url ?? '/', 'http://relay');
   if (target.pathname === GATE_PATH) return serveGate(state, req, res);
-  const refused = refusal(state, target.pathname);
+  const method = req.method ?? 'GET';
+  const refused = refusal(state, method, target.pathname);
   if (refused || !state) {
     const r = refused ?? { status: 401, type: 'authentication_error', message: 'Patchbay relay: this run is not open' };
-    ctx.options.log.warn({ status: r.status, path: target.pathname }, `engine relay refused a request: ${r.message}`);
+    ctx.options.log.warn(
+      { status: r.status, method, path: target.pathname.slice(0, 200), sessionId: state?.request.sessionId },
+      `engine relay refused a request: ${r.message}`,
+    );
     return sendRelayError(res, r.status, r.type, r.message);
   }
   const body = await readBody(req);
-  const upstreamUrl = `${state.upstream.baseUrl.replace(/\/$/, '')}${target.pathname}${target.search}`;
-  const answer = await ctx.fetch(upstreamUrl, {
-    method: req.method ?? 'POST',
-    headers: { ...forwardedHeaders(req), ...state.upstream.headers },
-    ...(body.length > 0 && { body: new Uint8Array(body) }),
-    signal: state.request.signal,
-  });
+  const path = state.upstream.unversioned ? target.pathname.replace(/^\/v1/, '') : target.pathname;
+  const upstreamUrl = `${state.upstream.baseUrl.replace(/\/$/, '')}${path}${target.search}`;
+  const send = (credential: Record<string, string>) =>
+    ctx.fetch(upstreamUrl, {
+      method,
+      headers: { ...forwardedHeaders(req), ...state.upstream.headers, ...credential },
+      ...(body.length > 0 && { body: new Uint8Array(body) }),
+      signal: state.request.signal,
+    });
+  const answer = await sendSignedIn(ctx, state, send);
+  if (!answer) {
+    const message = `Patchbay relay: ${state.stop?.message ?? 'no credential'}`;
+    return sendRelayError(res, 401, 'authentication_error', message);
+  }
   const text = await relayAnswer(answer, res);
   if (answer.ok) await meter(ctx, state, text, requestModel(body, state.upstream.model));
+}
+
+/**
+ * Sends the call with the upstream's sign-in, if it has one: its current headers, and once more
+ * with fresh ones when the upstream answers 401. Undefined when the sign-in cannot be used; the
+ * reason is kept as the run's outcome (the run fails saying to sign in again).
+ */
+async function sendSignedIn(
+  ctx: RelayContext,
+  state: LeaseState,
+  send: (credential: Record<string, string>) => Promise<Response>,
+): Promise<Response | undefined> {
+  const signIn = state.upstream.signIn;
+  if (!signIn) return send({});
+  const credential = await signInHeaders(ctx, state, () => signIn.headers(state.request.signal));
+  if (!credential) return undefined;
+  const answer = await send(credential);
+  if (answer.status !== 401) return answer;
+  await answer.body?.cancel();
+  ctx.options.log.info("the upstream refused the sign-in's access token; refreshing it");
+  const fresh = await signInHeaders(ctx, state, () => signIn.refused(credential, state.request.signal));
+  return fresh && send(fresh);
+}
+
+/** The sign-in's headers, or undefined (the reason kept as the run's stop) when it cannot be used. */
+async function signInHeaders(
+  ctx: RelayContext,
+  state: LeaseState,
+  ask: () => Promise<Record<string, string>>,
+): Promise<Record<string, string> | undefined> {
+  try {
+    return await ask();
+  } catch (error) {
+    // A stop, or a refresh that failed in passing: the engine's own retry (or the stop) decides.
+    if (state.request.signal.aborted || isPatchbayError(error, 'service_unavailable')) throw error;
+    state.stop = { kind: 'failed', code: 'unauthorized', message: describeError(error) };
+    ctx.options.log.warn({ reason: state.stop.message }, 'the engine relay has no usable sign-in');
+    return undefined;
+  }
 }
 
 function forwardedHeaders(req: IncomingMessage): Record<string, string> {
@@ -225,7 +304,7 @@ function requestModel(body: Buffer, fallback: string): string {
   }
 }
 
-/** Writes one call's usage to the session's log and adds its cost to the run's; past the budget the relay stops. */
+/** Writes one call's usage to the session's log and adds it to the run's; past a limit the relay stops. */
 async function meter(ctx: RelayContext, state: LeaseState, text: string, model: string): Promise<void> {
   const metered: MeteredCall | undefined = meterAnswer(state.request.api, text, model);
   if (!metered) return;
@@ -235,12 +314,12 @@ async function meter(ctx: RelayContext, state: LeaseState, text: string, model: 
   state.costUsd += eventCostUsd(event) ?? 0;
   state.inputTokens += metered.usage.inputTokens;
   state.outputTokens += metered.usage.outputTokens;
+  state.toolCalls += metered.toolCalls;
   await ctx.options.runLog.commitStep(state.request.sessionId, {
     events: [{ event, dedupeKey: `usage:relay:${state.id}:${turn}` }],
     usage: metered.usage,
   });
-  if (state.costUsd >= state.request.maxCostUsd)
-    state.budgetStop = `the run spent $${state.costUsd.toFixed(2)} of its $${state.request.maxCostUsd.toFixed(2)} budget`;
+  state.stop ??= reachedLimit(state);
 }
 
 async function readBody(req: IncomingMessage): Promise<Buffer> {

@@ -31,10 +31,16 @@ export async function openEngineRun(input: EngineRunInput, engine: CliEngineName
   const unread = all
     .filter((e) => e.seq > consumed)
     .map((event, i) => ({ event, text: first && i === 0 ? taskMessage(event) : quoteMessage(event) }));
-  // A run that handed the engine messages and ended without its answer (its worker stopped) goes on from there.
-  const interrupted = unread.length === 0 && entries.at(-1)?.message.role === 'user';
-  const prompt = interrupted ? INTERRUPTED : unread.map((u) => u.text).join('\n\n');
   const history = all.map((e, i) => (i === 0 ? taskMessage(e) : quoteMessage(e))).join('\n\n');
+  // A run that handed the engine messages and ended without its answer (its worker stopped) goes on
+  // from there: in the engine's own session when there is one to resume, else in a fresh one that
+  // gets the whole thread first (the interrupted session's id was never recorded).
+  const interrupted = unread.length === 0 && entries.at(-1)?.message.role === 'user';
+  const prompt = interrupted
+    ? resume
+      ? INTERRUPTED
+      : `${history}\n\n${INTERRUPTED}`
+    : unread.map((u) => u.text).join('\n\n');
   const usage = await runLog.events(sessionId, { types: ['usage'] });
   const turns = usage.map((e) => (e.event.type === 'usage' ? e.event.turn + 1 : 0));
   const firstTurn = Math.max(entries.filter((e) => e.message.role === 'assistant').length, ...turns);

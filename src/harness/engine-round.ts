@@ -19,8 +19,9 @@ export type EngineDeps = {
 /**
  * One round of an engine in the session's workspace: a relay lease for its model traffic (the
  * credential stays on the host; its usage is metered into the log; a spent budget or a stop ends
- * forwarding), the engine run, then the lease revoked. A budget the relay stopped at is the round's
- * outcome, so the harness pauses the session with the reason as it does for its own loop.
+ * forwarding, as do the run's token and tool-call limits), the engine run, then the lease revoked. A
+ * limit the relay stopped at is the round's outcome, so the harness settles it as it does for its own
+ * loop: a spent budget pauses the session with the reason, a token or tool-call limit ends the run.
  */
 export async function runEngineRound(
   run: SessionRun,
@@ -57,9 +58,12 @@ export async function runEngineRound(
   try {
     lease = engines.relay.open({
       sessionId: session.id,
+      engine: name,
       api: engine.api,
       firstTurn,
       maxCostUsd: input.limits.maxCostUsd ?? Number.POSITIVE_INFINITY,
+      ...(input.limits.maxTokens !== undefined && { maxTokens: input.limits.maxTokens }),
+      ...(input.limits.maxToolCalls !== undefined && { maxToolCalls: input.limits.maxToolCalls }),
       signal,
       gate,
     });

@@ -8,7 +8,11 @@ import type { RunLog } from '../core/run-log.ts';
 import { createClaudeCodeEngine } from '../engines/claude-code-engine.ts';
 import { CLAUDE_MANAGED_DIR, ENGINE_HOOKS_HOST_DIR } from '../engines/engine-hooks.ts';
 import type { CliEngineName, Engine } from '../engines/engine.ts';
-import { type RunningEngineRelay, startEngineRelay } from '../engines/engine-relay.ts';
+import type { Db } from '../../db/database.ts';
+import { createSecretBox } from '../../integrations/github/secret-box.ts';
+import { type ChatGPTSignInStore, createChatGPTSignIn } from '../engines/chatgpt-signin.ts';
+import { type RelayUpstream, type RunningEngineRelay, startEngineRelay } from '../engines/engine-relay.ts';
+import { createCodexSignInStore } from '../sessions/store/codex-signin-store.ts';
 import type { EngineDeps } from '../harness/engine-round.ts';
 import { addOpenAIEngines } from './openai-engine-clis.ts';
 import type { Shutdown } from './shutdown.ts';
@@ -28,15 +32,18 @@ export type EngineWiring = {
   /** The egress proxy's `engineRelay`. */
   relayUrl: string;
   recordTo(store: Pick<RunLog, 'commitStep'>): void;
+  /** Where the ChatGPT sign-in for Codex is kept (CODEX_AUTH=chatgpt), given once the database is open. */
+  signInsFrom(db: Db): void;
 };
 
 export async function startEngines(config: Config, deps: { log: Logger; shutdown: Shutdown }): Promise<EngineWiring> {
   const { log } = deps;
-  const target: { store?: Pick<RunLog, 'commitStep'> } = {};
+  const target: { store?: Pick<RunLog, 'commitStep'>; signIns?: ChatGPTSignInStore } = {};
+  const openai = config.engines.openai && withSignIn(config, config.engines.openai, target, log);
   const relay: RunningEngineRelay = await startEngineRelay({
     upstreams: {
       ...(config.engines.anthropic && { anthropic: config.engines.anthropic }),
-      ...(config.engines.openai && { openai: config.engines.openai }),
+      ...(openai && { openai }),
     },
     runLog: {
       commitStep: (sessionId, step) => {
@@ -74,7 +81,37 @@ export async function startEngines(config: Config, deps: { log: Logger; shutdown
     recordTo: (store) => {
       target.store = store;
     },
+    signInsFrom: (db) => {
+      target.signIns = createCodexSignInStore(db);
+    },
   };
+}
+
+/** With CODEX_AUTH=chatgpt, the OpenAI upstream (the ChatGPT backend) signs its calls with the stored sign-in. */
+function withSignIn(
+  config: Config,
+  upstream: RelayUpstream,
+  target: { signIns?: ChatGPTSignInStore },
+  log: Logger,
+): RelayUpstream {
+  const chatgpt = config.engines.chatgpt;
+  if (!chatgpt) return upstream;
+  const store = (): ChatGPTSignInStore => {
+    if (!target.signIns) throw new Error('the ChatGPT sign-in store is not open yet');
+    return target.signIns;
+  };
+  const signIn = createChatGPTSignIn({
+    store: {
+      read: () => store().read(),
+      withLocked: (work) => store().withLocked(work),
+      put: (save) => store().put(save),
+      remove: () => store().remove(),
+    },
+    box: createSecretBox(chatgpt.secretKey),
+    endpoint: { tokenUrl: chatgpt.tokenUrl },
+    log: log.child({ component: 'chatgpt-sign-in' }),
+  });
+  return { ...upstream, signIn };
 }
 
 /** How a sandbox reaches the relay: through its egress proxy, directly on the host's network, or not at all. */

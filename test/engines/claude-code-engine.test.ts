@@ -27,9 +27,12 @@ const CHANNEL = 'C123ABC456';
 const API_KEY = 'test-anthropic-key';
 const owner = 'octo-org';
 
-/** What the sandbox shows of its environment and of any file holding the real key (the engine's first command). */
+/**
+ * What the sandbox shows of its environment and of any file holding the real key, and what the relay
+ * answers the run's token on an API no engine needs (the engine's first command).
+ */
 const PROBE =
-  'env | sort; echo "--- files with the key:"; grep -rls "test-anthropic""-key" /workspace /tmp /opt /etc /run 2>/dev/null; echo "--- probe done"';
+  'env | sort; echo "--- files with the key:"; grep -rls "test-anthropic""-key" /workspace /tmp /opt /etc /run 2>/dev/null; echo "--- files API:"; curl -s --noproxy "*" -X POST -H "x-api-key: $ANTHROPIC_API_KEY" -H "anthropic-version: 2023-06-01" "$ANTHROPIC_BASE_URL/v1/files"; echo; echo "--- probe done"';
 
 /** The text of every block of a request's messages, tool results included. */
 const textOf = (body: AnthropicRequest) => JSON.stringify(body.messages);
@@ -57,6 +60,19 @@ describe('Claude Code as the session engine, end to end', () => {
   function engineTurn(body: AnthropicRequest): AnthropicReply {
     const text = textOf(body);
     const n = toolResults(body);
+    if (text.includes('calls-case'))
+      return {
+        content: [1, 2, 3, 4].map((i) => ({
+          type: 'tool_use' as const,
+          name: 'Bash',
+          input: { command: `echo call-${n}-${i}`, description: 'count' },
+        })),
+      };
+    if (text.includes('tokens-case'))
+      return {
+        content: [{ type: 'tool_use', name: 'Bash', input: { command: 'echo tokens', description: 'spend' } }],
+        outputTokens: 250_000,
+      };
     if (text.includes('budget-case'))
       return {
         content: [{ type: 'tool_use', name: 'Bash', input: { command: 'echo spent', description: 'spend' } }],
@@ -149,6 +165,12 @@ describe('Claude Code as the session engine, end to end', () => {
       LOG_LEVEL: 'silent',
       SANDBOX_EGRESS_ALLOW: 'none',
       AGENT_ENGINE: 'claude-code',
+      // A run's tokens: more than any case here uses, less than the tokens-case's one answer. The cost
+      // budget stays above that answer's price (and below the budget-case's).
+      RUN_MAX_TOKENS: '240000',
+      RUN_MAX_COST_USD: '20',
+      // A run's tool calls: more than any case here makes, fewer than the calls-case's two answers ask for.
+      RUN_MAX_TOOL_CALLS: '6',
       MODEL_PROVIDER: 'anthropic',
       MODEL: 'claude-sonnet-4-6',
       ANTHROPIC_API_KEY: API_KEY,
@@ -220,7 +242,9 @@ describe('Claude Code as the session engine, end to end', () => {
     expect(probe).toContain('ANTHROPIC_API_KEY=pbrelay-');
     expect(probe).toContain('ANTHROPIC_BASE_URL=http://127.0.0.1:3128/engine-relay');
     expect(probe).not.toContain(API_KEY);
-    expect(probe).toMatch(/--- files with the key:\\n--- probe done/);
+    expect(probe).toMatch(/--- files with the key:\\n--- files API:/);
+    // The agent's own call to an API no engine needs is refused by the relay, not forwarded.
+    expect(probe).toContain('does not forward POST /v1/files for claude-code');
 
     // The critique went back into the same engine session: its request carries the first attempt's conversation.
     const rework = engineCalls.find((c) => textOf(c.body).includes(CRITIQUE))!;
@@ -323,6 +347,37 @@ describe('Claude Code as the session engine, end to end', () => {
     await waitFor(
       async () => threadText(threadTs).some((t) => /budget/i.test(t)),
       'the budget pause in the thread',
+      30_000,
+    );
+  });
+  it("a tool-call limit smaller than the model's answers ask for stops the relay and ends the run with the reason", {
+    timeout: 240_000,
+  }, async () => {
+    const { session, threadTs } = await mention('calls-case: run many commands in');
+    const done = await waitForStatus(app, session.id, ['waiting', 'failed', 'completed'], 180_000);
+    expect(done.status).toBe('failed');
+    expect(done.error).toBe('the run made 8 tool calls, its limit');
+    // Four calls an answer: the relay forwarded the two answers that reached the limit, then refused.
+    expect(anthropic.calls.filter((c) => textOf(c.body).includes('calls-case')).length).toBe(2);
+    await waitFor(
+      async () => threadText(threadTs).some((t) => t.includes('the run made 8 tool calls, its limit')),
+      'the reason in the thread',
+      30_000,
+    );
+  });
+
+  it('a token limit smaller than the run uses stops the relay and ends the run with the reason', {
+    timeout: 240_000,
+  }, async () => {
+    const { session, threadTs } = await mention('tokens-case: do something long in');
+    const done = await waitForStatus(app, session.id, ['waiting', 'failed', 'completed'], 180_000);
+    expect(done.status).toBe('failed');
+    expect(done.error).toMatch(/^the run used \d+ tokens, over its limit of 240000$/);
+    // The relay forwarded the one call that passed the limit, then refused the next.
+    expect(anthropic.calls.filter((c) => textOf(c.body).includes('tokens-case')).length).toBe(1);
+    await waitFor(
+      async () => threadText(threadTs).some((t) => t.includes('over its limit of 240000')),
+      'the reason in the thread',
       30_000,
     );
   });

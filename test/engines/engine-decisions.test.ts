@@ -117,16 +117,19 @@ describe('metering answers', () => {
     expect(meterAnswer('anthropic', sse, 'x')).toEqual({
       model: 'claude-sonnet-4-6',
       usage: { inputTokens: 115, outputTokens: 42, cacheReadTokens: 100, cacheWriteTokens: 5 },
+      toolCalls: 0,
     });
     expect(meterAnswer('anthropic', '{"model":"m","usage":{"input_tokens":3,"output_tokens":4}}', 'x')).toEqual({
       model: 'm',
       usage: { inputTokens: 3, outputTokens: 4, cacheReadTokens: 0, cacheWriteTokens: 0 },
+      toolCalls: 0,
     });
     const responses =
       'event: response.completed\ndata: {"type":"response.completed","response":{"model":"gpt-5","usage":{"input_tokens":50,"output_tokens":7,"input_tokens_details":{"cached_tokens":20}}}}\n\n';
     expect(meterAnswer('openai', responses, 'x')).toEqual({
       model: 'gpt-5',
       usage: { inputTokens: 50, outputTokens: 7, cacheReadTokens: 20, cacheWriteTokens: 0 },
+      toolCalls: 0,
     });
     expect(
       meterAnswer('openai', '{"model":"gpt-4o","usage":{"prompt_tokens":9,"completion_tokens":2}}', 'x')?.usage

@@ -52,10 +52,20 @@ describe('what an engine run resumes and is told', () => {
     const log = memoryLog(['fix the test']);
     const first = await openEngineRun(input(log), 'claude-code');
     await recordGiven(input(log), first);
-    // The worker died here: the engine had the task and never answered.
+    // The worker died here: the engine had the task and never answered, and its session's id was
+    // never recorded. A fresh session gets the task, then the note to go on without repeating it.
+    const restarted = await openEngineRun(input(log), 'claude-code');
+    expect(restarted.unread).toEqual([]);
+    expect(restarted.resume).toBeUndefined();
+    expect(restarted.prompt).toMatch(
+      /^New task\.\n\nMessage from Alice via slack .*\n> fix the test\n\nYour previous run was interrupted/,
+    );
+
+    // A later round interrupted the same way resumes the engine's session, which has the thread.
+    await recordEngineTurn(input(log), { engine: 'claude-code', engineSessionId: 'abc' }, 'done');
+    await log.commitStep('s', { messages: [{ message: { role: 'user', content: 'CRITIQUE: more' } }] });
     const resumed = await openEngineRun(input(log), 'claude-code');
-    expect(resumed.unread).toEqual([]);
+    expect(resumed.resume).toEqual({ engine: 'claude-code', engineSessionId: 'abc' });
     expect(resumed.prompt).toMatch(/^Your previous run was interrupted/);
-    expect(resumed.history).toContain('> fix the test');
   });
 });

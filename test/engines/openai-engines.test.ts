@@ -8,11 +8,11 @@ import { loadConfig } from '../../src/config.ts';
 import { startPatchbay, type Patchbay } from '../../src/main.ts';
 import { buildIntegrations } from '../../src/wire-integrations.ts';
 import { startFakeGitHub, type FakeGitHub } from '../fakes/fake-github.ts';
-import { type FakeOpenAI, type OpenAIReply, type OpenAIRequestBody, startFakeOpenAI } from '../fakes/fake-openai.ts';
+import { type FakeOpenAI, startFakeOpenAI } from '../fakes/fake-openai.ts';
 import { startFakeSlackApi, type FakeSlackApi } from '../fakes/fake-slack-api.ts';
 import { appMention, envelope, message, signBody, TEAM } from '../fakes/fake-slack-events.ts';
 import { createRemote, git, type RemoteFixture } from '../git/git-fixture.ts';
-import { passingVerdict, verdict } from '../helpers/scripted-verifier.ts';
+import { CRITIQUE, engineTurn, inputText, isVerifier, PROBE, verifierTurn } from '../helpers/openai-engine-turns.ts';
 import { createTestDatabase } from '../helpers/test-database.ts';
 import { waitFor, waitForStatus } from '../helpers/wait-for.ts';
 
@@ -22,11 +22,6 @@ const CHANNEL = 'C123ABC456';
 const API_KEY = 'test-openai-key';
 const MODEL = 'gpt-5.5';
 const owner = 'octo-org';
-const CRITIQUE = 'An independent reviewer did not pass your change';
-
-/** What the sandbox shows of its environment and of any file holding the real key (the engine's first command). */
-const PROBE =
-  'env | sort; echo "--- files with the key:"; grep -rls "test-openai""-key" /workspace /tmp /opt /etc /run 2>/dev/null; echo "--- probe done"';
 
 type EngineCase = { engine: 'codex' | 'opencode'; label: string; words: string };
 
@@ -245,80 +240,6 @@ describe.each<EngineCase>([
     );
   });
 });
-
-type Item = Record<string, unknown> & { type?: string };
-type Turn = Extract<OpenAIReply, { toolCalls?: unknown }>;
-
-/** The verifier's call: Patchbay's own provider forcing record_verdict. */
-function isVerifier(body: OpenAIRequestBody): boolean {
-  return (body.tool_choice as { name?: string } | undefined)?.name === 'record_verdict';
-}
-
-/** Everything the model is shown: instructions, messages, tool calls and their outputs. */
-function inputText(body: OpenAIRequestBody): string {
-  return JSON.stringify([body.instructions ?? '', body.input]);
-}
-
-/** How many tool results the engine has sent back so far in this conversation. */
-function toolOutputs(body: OpenAIRequestBody): number {
-  const input = Array.isArray(body.input) ? (body.input as Item[]) : [];
-  return input.filter((i) => i.type === 'function_call_output' || i.type === 'custom_tool_call_output').length;
-}
-
-/** A command, as each CLI's tools take it: Codex's `exec_command`, OpenCode's `bash`. */
-function command(body: OpenAIRequestBody, cmd: string): Turn {
-  const tools = ((body.tools as Item[] | undefined) ?? []).map((t) => t.name);
-  return tools.includes('exec_command')
-    ? { toolCalls: [{ name: 'exec_command', arguments: { cmd, yield_time_ms: 30_000 } }] }
-    : { toolCalls: [{ name: 'bash', arguments: { command: cmd, description: 'run', timeout: 600_000 } }] };
-}
-
-/** A new file, as each CLI's apply_patch takes it: Codex's freeform tool, OpenCode's function tool. */
-function addFile(body: OpenAIRequestBody, path: string, content: string): Turn {
-  const patch = `*** Begin Patch\n*** Add File: ${path}\n+${content}\n*** End Patch\n`;
-  const custom = ((body.tools as Item[] | undefined) ?? []).some(
-    (t) => t.type === 'custom' && t.name === 'apply_patch',
-  );
-  return custom
-    ? { toolCalls: [{ name: 'apply_patch', arguments: patch, custom: true }] }
-    : { toolCalls: [{ name: 'apply_patch', arguments: { patchText: patch } }] };
-}
-
-/** The engine's turns, by the task's words and how far the conversation is. */
-function engineTurn(body: OpenAIRequestBody): OpenAIReply {
-  const text = inputText(body);
-  const n = toolOutputs(body);
-  const engine = ((body.tools as Item[] | undefined) ?? []).some((t) => t.name === 'exec_command')
-    ? 'codex'
-    : 'opencode';
-  if (!body.tools) return { text: 'Patchbay session' };
-  if (text.includes('budget-case')) return { ...command(body, 'echo spent'), outputTokens: 2_000_000 };
-  if (text.includes('stop-case')) return command(body, `sleep 300; echo stopped-${engine}`);
-  if (text.includes('ask-case')) {
-    if (!text.includes('NOTES.md please'))
-      return { text: 'Two names fit.\nQUESTION: Should the file be NOTES.md or notes.txt?' };
-    if (n === 0) return addFile(body, 'NOTES.md', 'notes');
-    return { text: 'Wrote NOTES.md as asked.' };
-  }
-  // pr-case: probe, write, finish; after the critique, one more command and finish.
-  if (text.includes(CRITIQUE)) {
-    if (n === 2) return command(body, 'echo "- reworked" >> CHANGES.md');
-    return { text: 'Reworked CHANGES.md as the reviewer asked.' };
-  }
-  if (n === 0) return command(body, PROBE);
-  if (n === 1) return addFile(body, 'CHANGES.md', '# Changes');
-  return { text: 'Added CHANGES.md.' };
-}
-
-/** The verifier (a forced record_verdict): fails the pr-case's first attempt once, passes everything else. */
-function verifierTurn(body: OpenAIRequestBody, calls: Map<string, number>): OpenAIReply {
-  const key = inputText(body).includes('pr-case') ? 'pr' : 'other';
-  const n = (calls.get(key) ?? 0) + 1;
-  calls.set(key, n);
-  const v =
-    key === 'pr' && n === 1 ? verdict([2, 0, 1, 2], 'The changes file has no entry for this change.') : passingVerdict;
-  return { toolCalls: [{ name: 'record_verdict', arguments: v }] };
-}
 
 function pgrep(pattern: string): string {
   try {

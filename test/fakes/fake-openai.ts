@@ -60,8 +60,13 @@ export type FakeOpenAIOptions = {
   chat?: OpenAIScript;
   /** undefined: any request without a key is refused; null: keyless server (Ollama-like). */
   apiKey?: string | null | undefined;
-  /** '/v1' by default; '/zen/v1' for OpenCode Zen. */
+  /** '/v1' by default; '/zen/v1' for OpenCode Zen; '/backend-api/codex' for the ChatGPT backend. */
   pathPrefix?: string;
+  /**
+   * Checks the credential instead of `apiKey` (the ChatGPT backend's sign-in: fake-openai-auth's
+   * `authorize`): the reason a request is refused with 401, or undefined to serve it.
+   */
+  authorize?: (headers: IncomingMessage['headers']) => string | undefined;
 };
 
 export type FakeOpenAI = {
@@ -99,7 +104,10 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions): Promise<FakeO
       rejections.push(message);
       sendError(res, status, message, status === 401 ? 'invalid_request_error' : 'invalid_request_error', code);
     };
-    if (apiKey !== null && req.headers.authorization !== `Bearer ${apiKey}`) {
+    if (options.authorize) {
+      const refused = options.authorize(req.headers);
+      if (refused) return reject(401, refused, 'token_expired');
+    } else if (apiKey !== null && req.headers.authorization !== `Bearer ${apiKey}`) {
       return reject(401, 'Incorrect API key provided.', 'invalid_api_key');
     }
     let body: OpenAIRequestBody;
