@@ -45,8 +45,11 @@ export function sandboxUserFor(
  */
 export type SandboxIdentity = { user: SandboxUser; stageDir: string };
 
-/** Read-only binds a command may have (the mirror's objects, the three engines' CLIs): one mount point each on the stage. */
-const STAGE_READ_ONLY_SLOTS = 4;
+/**
+ * Read-only binds a command may have (the mirror's objects, the three engines' CLIs, Claude Code's
+ * managed settings, one spare): one mount point each on the stage.
+ */
+const STAGE_READ_ONLY_SLOTS = 6;
 
 /** An empty directory on the stage: the second, empty layer of each read-only overlay (see stageBinds). */
 const STAGE_EMPTY = 'empty';

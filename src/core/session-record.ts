@@ -18,6 +18,11 @@ export const PendingQuestion = z.object({
       classes: z.array(z.string()),
       reasons: z.array(z.string()),
       expiresAt: z.string(),
+      /**
+       * An engine's hook waits for the decision while its run goes on (the session stays running):
+       * the decision is recorded for it without queuing a run.
+       */
+      live: z.boolean().optional(),
     })
     .optional(),
 });

@@ -1,6 +1,7 @@
 import { type ClaudeStreamState, translateClaudeLine } from './claude-stream.ts';
 import type { Engine, EngineResume, EngineRunInput } from './engine.ts';
 import { type CliEngineSpec, type CliInvocation, cliVersion, engineInstructions, runCliEngine } from './engine-cli.ts';
+import { CLAUDE_MANAGED_DIR } from './engine-hooks.ts';
 import { engineAskGuidance } from './engine-transcript.ts';
 
 /** Variables that keep the CLI offline but for its model calls (no telemetry, update checks or error reports). */
@@ -54,6 +55,8 @@ function claudeInvocation(
 ): CliInvocation {
   const { relay, sandbox } = input;
   const command = [
+    // Without its managed settings nothing would gate its commands: it does not start.
+    `test -r ${CLAUDE_MANAGED_DIR}/managed-settings.json || { echo "Patchbay's gate for Claude Code is missing (${CLAUDE_MANAGED_DIR} is not bound)" >&2; exit 3; };`,
     `mkdir -p "$CLAUDE_CONFIG_DIR" && printf '%s' "$PATCHBAY_ENGINE_SYSTEM" > "$CLAUDE_CONFIG_DIR/patchbay-system.md"`,
     `&& unset PATCHBAY_ENGINE_SYSTEM && exec "$PATCHBAY_CLAUDE" -p --output-format stream-json --verbose`,
     `--model "$PATCHBAY_ENGINE_MODEL" --dangerously-skip-permissions --append-system-prompt-file "$CLAUDE_CONFIG_DIR/patchbay-system.md"`,

@@ -9,6 +9,7 @@ import {
   engineStateDir,
   runCliEngine,
 } from './engine-cli.ts';
+import { CODEX_MANAGED_DIR } from './engine-hooks.ts';
 import { engineAskGuidance } from './engine-transcript.ts';
 
 /** The provider id Codex is pointed at: the relay, speaking the Responses API, with the run's token as its key. */
@@ -103,7 +104,11 @@ export function codexInvocation(
   const home = engineStateDir(input.sandbox.workdir, 'codex');
   const overrides = codexConfig(input.relay.baseUrl).map((_, i) => `-c "$PATCHBAY_CODEX_C${i}"`);
   const command = [
-    `mkdir -p "$CODEX_HOME" && printf '%s\\n' "$PATCHBAY_ENGINE_INSTRUCTIONS" > "$CODEX_HOME/AGENTS.md" &&`,
+    // Without its managed requirements nothing would gate its commands: it does not start.
+    `test -r ${CODEX_MANAGED_DIR}/requirements.toml || { echo "Patchbay's gate for Codex is missing (${CODEX_MANAGED_DIR} is not bound)" >&2; exit 3; };`,
+    // The agent can write CODEX_HOME: a config (MCP servers, trusted projects) or hooks it left there are not read.
+    `mkdir -p "$CODEX_HOME" && rm -f "$CODEX_HOME/config.toml" "$CODEX_HOME/hooks.json" &&`,
+    `printf '%s\\n' "$PATCHBAY_ENGINE_INSTRUCTIONS" > "$CODEX_HOME/AGENTS.md" &&`,
     'unset PATCHBAY_ENGINE_INSTRUCTIONS &&',
     `exec "$PATCHBAY_CODEX" exec --json --skip-git-repo-check --dangerously-bypass-approvals-and-sandbox`,
     `--color never -m "$PATCHBAY_ENGINE_MODEL" ${overrides.join(' ')}`,
@@ -114,6 +119,8 @@ export function codexInvocation(
     PATCHBAY_ENGINE_MODEL: input.relay.model,
     PATCHBAY_ENGINE_INSTRUCTIONS: engineInstructions(input, engineAskGuidance),
     PATCHBAY_RELAY_TOKEN: input.relay.token,
+    // Where the gate's hook asks (patchbay-gate.mjs): the relay, as the sandbox reaches it.
+    PATCHBAY_RELAY_URL: input.relay.baseUrl,
     CODEX_HOME: home,
     ...(resume && { PATCHBAY_ENGINE_RESUME: resume.engineSessionId }),
   };

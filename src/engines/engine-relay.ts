@@ -10,6 +10,7 @@ import type { UpstreamSignIn } from './chatgpt-signin.ts';
 import type { RelayApi } from './engine.ts';
 import { pathRefusal } from './relay-allowlist.ts';
 import type { EngineRelay, RelayLease, RelayRequest } from './relay-lease.ts';
+import { GATE_PATH, serveGate } from './relay-gate.ts';
 import { type MeteredCall, meterAnswer } from './relay-metering.ts';
 
 /**
@@ -208,6 +209,7 @@ async function handleRelayRequest(
   const token = presentedToken(req);
   const state = token ? ctx.leases.get(token) : undefined;
   const target = new URL(path, 'http://relay');
+  if (target.pathname === GATE_PATH) return serveGate(state, req, res);
   const method = req.method ?? 'GET';
   const refused = refusal(state, method, target.pathname);
   if (refused || !state) {

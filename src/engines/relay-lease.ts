@@ -1,5 +1,6 @@
 import type { RunOutcome } from '../agent/agent-runner.ts';
 import type { CliEngineName, RelayAccess, RelayApi } from './engine.ts';
+import type { EngineGate } from './engine-gate.ts';
 
 /** What a run asks of the relay: who it is for, which wire format, and when to stop forwarding. */
 export type RelayRequest = {
@@ -17,6 +18,8 @@ export type RelayRequest = {
   maxToolCalls?: number;
   /** Aborting (a stop) makes the relay refuse every further request of the run at once. */
   signal: AbortSignal;
+  /** The run's gate for its engine's commands, asked by the engine's permission hook (POST /gate); absent: no gate. */
+  gate?: EngineGate | undefined;
 };
 
 /**

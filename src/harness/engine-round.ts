@@ -2,6 +2,8 @@ import type { RunLimits, RunOutcome } from '../agent/agent-runner.ts';
 import type { CliEngineName, Engine, EngineName } from '../engines/engine.ts';
 import { engineLabel } from '../engines/engine-choice.ts';
 import type { EngineRelay } from '../engines/relay-lease.ts';
+import { createEngineGate } from '../engines/engine-gate.ts';
+import type { ToolContext } from '../agent/tool.ts';
 import type { SessionRun } from './session-run.ts';
 import { describeError } from '../core/errors.ts';
 
@@ -25,7 +27,14 @@ export async function runEngineRound(
   run: SessionRun,
   engines: EngineDeps,
   name: CliEngineName,
-  input: { system: string; limits: Partial<RunLimits>; onDelta?: (text: string, turn: number) => void },
+  input: {
+    system: string;
+    limits: Partial<RunLimits>;
+    /** The session's approval rules and autonomy, which gate the engine's commands as they gate Patchbay's loop. */
+    approvals: ToolContext['approvals'];
+    approvalTimeoutMs: number;
+    onDelta?: (text: string, turn: number) => void;
+  },
 ): Promise<RunOutcome> {
   const { session, deps, sandbox, signal, log } = run;
   const engine = engines.engines[name];
@@ -36,6 +45,15 @@ export async function runEngineRound(
       message: `${engineLabel(name)} is not set up on this Patchbay (see docs/engines.md); ask without "with ${name}:" to use the default engine`,
     };
   const firstTurn = (await deps.store.events(session.id, { types: ['usage'] })).length;
+  const gate = createEngineGate({
+    sessionId: session.id,
+    sandbox,
+    runLog: deps.store,
+    approvals: input.approvals,
+    approvalTimeoutMs: input.approvalTimeoutMs,
+    signal,
+    log: log.child({ engine: name, component: 'engine-gate' }),
+  });
   let lease: ReturnType<EngineRelay['open']>;
   try {
     lease = engines.relay.open({
@@ -47,6 +65,7 @@ export async function runEngineRound(
       ...(input.limits.maxTokens !== undefined && { maxTokens: input.limits.maxTokens }),
       ...(input.limits.maxToolCalls !== undefined && { maxToolCalls: input.limits.maxToolCalls }),
       signal,
+      gate,
     });
   } catch (error) {
     return {
@@ -74,5 +93,6 @@ export async function runEngineRound(
     return outcome;
   } finally {
     lease.close();
+    await gate.close();
   }
 }

@@ -194,6 +194,8 @@ async function runAgentRound(
     return runEngineRound(run, deps.engines, engine, {
       system: fullSystem,
       limits: { ...deps.limits, ...limits },
+      approvals,
+      approvalTimeoutMs: deps.approvals?.timeoutMs ?? defaultRunLimits.approvalTimeoutMs,
       ...(liveText && { onDelta: liveText.onDelta }),
     }).finally(() => liveText?.flush());
   return runAgent({

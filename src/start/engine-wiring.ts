@@ -6,6 +6,7 @@ import { PROXY_URL } from '../../sandbox/egress-relay.ts';
 import type { Config } from '../config.ts';
 import type { RunLog } from '../core/run-log.ts';
 import { createClaudeCodeEngine } from '../engines/claude-code-engine.ts';
+import { CLAUDE_MANAGED_DIR, ENGINE_HOOKS_HOST_DIR } from '../engines/engine-hooks.ts';
 import type { CliEngineName, Engine } from '../engines/engine.ts';
 import type { Db } from '../../db/database.ts';
 import { createSecretBox } from '../../integrations/github/secret-box.ts';
@@ -71,7 +72,12 @@ export async function startEngines(
   if (claude) {
     const sandboxPath = `${SANDBOX_ENGINES_DIR}/claude-code`;
     const bound = config.sandbox.kind === 'local';
-    if (bound) binds.push({ hostPath: dirname(claude), sandboxPath });
+    // Its managed settings (the gate's hook) from a host directory, read-only where Claude Code reads them.
+    if (bound)
+      binds.push(
+        { hostPath: dirname(claude), sandboxPath },
+        { hostPath: ENGINE_HOOKS_HOST_DIR, sandboxPath: CLAUDE_MANAGED_DIR },
+      );
     engines['claude-code'] = createClaudeCodeEngine({ cliPath: bound ? `${sandboxPath}/claude` : claude });
   } else if (config.engines.default === 'claude-code') {
     log.warn(

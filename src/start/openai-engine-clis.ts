@@ -4,6 +4,7 @@ import { dirname } from 'node:path';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import { createCodexEngine } from '../engines/codex-engine.ts';
+import { CODEX_MANAGED_DIR, ENGINE_HOOKS_HOST_DIR } from '../engines/engine-hooks.ts';
 import type { CliEngineName, Engine } from '../engines/engine.ts';
 import { createOpencodeEngine } from '../engines/opencode-engine.ts';
 import { ENGINE_PACKAGES } from '../engines/engine-packages.ts';
@@ -79,8 +80,11 @@ export function addOpenAIEngines(
   };
   // A Modal image installs the CLIs from npm (engineImageCommands): they are on its PATH by name.
   const codex = onModal ? ENGINE_PACKAGES.codex.bin : codexCli(config);
-  if (codex && config.engines.openai) into.engines.codex = createCodexEngine({ cliPath: place('codex', codex) });
-  else if (config.engines.default === 'codex')
+  if (codex && config.engines.openai) {
+    into.engines.codex = createCodexEngine({ cliPath: place('codex', codex) });
+    // Its managed requirements (the gate's hook) from a host directory, read-only where Codex reads them.
+    if (bound) into.binds.push({ hostPath: ENGINE_HOOKS_HOST_DIR, sandboxPath: CODEX_MANAGED_DIR });
+  } else if (config.engines.default === 'codex')
     into.log.warn(unavailable('Codex', codex, 'CODEX_PATH', 'OPENAI_API_KEY'));
   const opencode = onModal ? ENGINE_PACKAGES.opencode.bin : opencodeCli(config);
   const api = config.engines.opencodeApi;

@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { removeDataDir } from '../sandbox/sandbox-test-helpers.ts';
 
@@ -54,6 +54,7 @@ export async function createRemote(): Promise<RemoteFixture> {
       const exists = await git(scratch, 'ls-remote', '--heads', 'origin', branch);
       if (exists) await git(scratch, 'checkout', '--quiet', '-B', branch, `origin/${branch}`);
       else await git(scratch, 'checkout', '--quiet', '-B', branch);
+      await mkdir(dirname(join(scratch, file)), { recursive: true });
       await writeFile(join(scratch, file), content);
       await git(scratch, 'add', file);
       await git(scratch, 'commit', '--quiet', '-m', message);

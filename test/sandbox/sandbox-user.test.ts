@@ -69,10 +69,10 @@ describe('the sandbox user, the stage and the quota cap (pure decisions)', () =>
       workspaceHostPath: '/tmp/stage/workspace',
       readOnlyBinds: [{ hostPath: '/tmp/stage/ro-0', sandboxPath: '/patchbay/objects' }],
     });
-    // The mirror's objects and the three engines' CLIs fit; a fifth does not.
+    // The mirror's objects, the three engines' CLIs, Claude Code's managed settings and a spare fit; a seventh does not.
     const binds = (n: number) => Array.from({ length: n }, (_, i) => ({ hostPath: `/h${i}`, sandboxPath: `/s${i}` }));
-    expect(stageBinds('/tmp/stage', '/w', binds(4)).readOnlyBinds).toHaveLength(4);
-    expect(() => stageBinds('/tmp/stage', '/w', binds(5))).toThrow(/at most 4/);
+    expect(stageBinds('/tmp/stage', '/w', binds(6)).readOnlyBinds).toHaveLength(6);
+    expect(() => stageBinds('/tmp/stage', '/w', binds(7))).toThrow(/at most 6/);
   });
 
   it.each([

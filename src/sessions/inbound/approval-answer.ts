@@ -49,7 +49,8 @@ export async function answerApproval(
   marker?: RequestMarker,
 ): Promise<ApprovalAnswerResult> {
   const pending = session.pendingQuestion?.approval;
-  const own = session.status === 'waiting' && pending?.requestId === answer.requestId;
+  const live = pending?.live === true && session.status === 'running';
+  const own = (session.status === 'waiting' || live) && pending?.requestId === answer.requestId;
   const relayed = own ? undefined : splitRelayedRequestId(answer.requestId);
   if (!own && !relayed) return { kind: 'no-request' };
   if (!answer.vouched && !isRequester(session, answer.actor))
@@ -59,8 +60,35 @@ export async function answerApproval(
     };
   if (relayed)
     return answerForChild(deps, session, { ...answer, requestId: relayed.requestId }, relayed.childId, marker);
-  const decided = await decide(deps, session, answer, marker);
+  const decided = live ? await decideLive(deps, session, answer, marker) : await decide(deps, session, answer, marker);
   return decided ? { kind: 'decided', session: decided.session } : { kind: 'no-request' };
+}
+
+/**
+ * A decision an engine's hook is waiting for in the running run (see createEngineGate): written on
+ * the log, where the run reads it; no run is queued. Undefined when another answer came first.
+ */
+async function decideLive(deps: AnswerDeps, session: SessionRecord, answer: ApprovalAnswer, marker?: RequestMarker) {
+  const event = decisionEvent(deps, answer);
+  const written = await deps.store.append(
+    session.id,
+    [{ event, dedupeKey: `approval-decided:${answer.requestId}` }],
+    marker,
+  );
+  if (written.length === 0) return undefined;
+  return { session: (await deps.store.get(session.id)) ?? session, event };
+}
+
+function decisionEvent(deps: AnswerDeps, answer: ApprovalAnswer): EventOf<'approval-decided'> {
+  return {
+    type: 'approval-decided',
+    requestId: answer.requestId,
+    decision: answer.decision,
+    actor: answer.actor,
+    surface: answer.surface,
+    ...(answer.reason && { reason: answer.reason }),
+    at: (deps.now?.() ?? new Date()).toISOString(),
+  };
 }
 
 /**
@@ -90,16 +118,7 @@ async function answerForChild(
 
 /** Writes the decision on the session's log and queues its run; undefined when another answer came first. */
 async function decide(deps: AnswerDeps, session: SessionRecord, answer: ApprovalAnswer, marker?: RequestMarker) {
-  const at = (deps.now?.() ?? new Date()).toISOString();
-  const event: EventOf<'approval-decided'> = {
-    type: 'approval-decided',
-    requestId: answer.requestId,
-    decision: answer.decision,
-    actor: answer.actor,
-    surface: answer.surface,
-    ...(answer.reason && { reason: answer.reason }),
-    at,
-  };
+  const event = decisionEvent(deps, answer);
   const { session: after, applied } = await deps.store.transition(session.id, 'enqueue', {
     events: [{ event, dedupeKey: `approval-decided:${answer.requestId}` }],
     ...(marker && { marker }),
