@@ -77,10 +77,14 @@ export function instructedReviewer(messages: readonly ModelMessage[]): ScriptedT
   // A removed assertion guts a test; a change not seen whole is not passed on trust.
   const gutted = /^-.*\bassert/m.test(section(prompt, '# Diff against the base', '\u0000'));
   const unproven = /: not-run|no checks are known/.test(checks) || prompt.includes('**Not seen whole:');
+  // A file marked as defining the checks whose test script now passes whatever happens: no evidence.
+  const emptied =
+    /defines how the checks run/.test(section(prompt, '# Changed files', '# Diff against the base')) &&
+    /^\+.*"test":\s*"(?:true|:|exit 0)"/m.test(section(prompt, '# Diff against the base', '\u0000'));
   const outside = touched.filter((f) => !named.has(f));
   const dropped = droppedParameters(section(prompt, '# Diff against the base', '\u0000'));
   const onTarget = touched.some((f) => named.has(f));
-  const correctness = failed || gutted || dropped.length ? 0 : unproven ? 1 : 2;
+  const correctness = failed || gutted || emptied || dropped.length ? 0 : unproven ? 1 : 2;
   const scope = outside.length === 0 ? 2 : outside.length === 1 && onTarget ? 1 : 0;
   return answer(
     [onTarget ? 2 : 0, touched.length ? 2 : 0, correctness, scope],
@@ -88,10 +92,12 @@ export function instructedReviewer(messages: readonly ModelMessage[]): ScriptedT
       ? 'checks fail'
       : gutted
         ? 'removes a test assertion'
-        : dropped.length
-          ? `drops ${dropped.join(', ')}`
-          : unproven
-            ? 'nothing proves it'
-            : 'checks pass',
+        : emptied
+          ? 'the test script passes whatever happens'
+          : dropped.length
+            ? `drops ${dropped.join(', ')}`
+            : unproven
+              ? 'nothing proves it'
+              : 'checks pass',
   );
 }

@@ -24,8 +24,9 @@ Usage:
   patchbay run --repo <url|path> [--base <branch>] "<task>"
                                                run one task here and stream its progress
   patchbay demo                                run a scripted session on a temporary repo (no keys needed)
-  patchbay eval [--model <provider[:model]>]... [--suite <dir>] [--json <file>]
-                                               run a suite of tasks with hidden tests and compare models
+  patchbay eval [--model <provider[:model]>]... [--verifier <provider[:model]>] [--suite <dir>] [--json <file>]
+                                               run a suite of tasks with hidden tests and compare models,
+                                               each judged by --verifier (else by itself)
                                                (see docs/eval.md)
   patchbay doctor                              check the configuration and every configured service
   patchbay engines codex-login | codex-import <auth.json> | codex-logout | codex-status
@@ -147,7 +148,12 @@ async function enginesCommand(args: string[]): Promise<number> {
 async function evalCommand(args: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
     args,
-    options: { model: { type: 'string', multiple: true }, suite: { type: 'string' }, json: { type: 'string' } },
+    options: {
+      model: { type: 'string', multiple: true },
+      verifier: { type: 'string' },
+      suite: { type: 'string' },
+      json: { type: 'string' },
+    },
     allowPositionals: true,
   });
   if (positionals.length > 0) {
@@ -156,12 +162,12 @@ async function evalCommand(args: string[]): Promise<number> {
     );
     return 2;
   }
-  const { parseModelSpec, modelEnv } = await import('./cli/eval/model-spec.ts');
+  const { parseModelSpec, modelEnv, specLabel } = await import('./cli/eval/model-spec.ts');
   const { runEval } = await import('./cli/eval/run-eval.ts');
-  const specs = (values.model ?? []).map(parseModelSpec);
+  const specs = (values.model ?? []).map((text) => parseModelSpec(text));
   const models = specs.length
     ? specs.map((spec) => ({
-        label: spec.model ? `${spec.provider}:${spec.model}` : spec.provider,
+        label: specLabel(spec),
         config: loadConfig(modelEnv(process.env, spec)),
       }))
     : [
@@ -172,10 +178,13 @@ async function evalCommand(args: string[]): Promise<number> {
           config: loadConfig(process.env),
         },
       ];
+  const judge = values.verifier ? parseModelSpec(values.verifier, '--verifier') : undefined;
+  const verifier = judge && { label: specLabel(judge), config: loadConfig(modelEnv(process.env, judge)) };
   const config = models[0]!.config;
   return runEval({
     signal: stopOnSignal(),
     models,
+    verifier,
     suiteDir: values.suite ? resolve(values.suite) : fileURLToPath(new URL('../eval/tasks', import.meta.url)),
     ...(values.json && { jsonPath: resolve(values.json) }),
     actor: localActor(),

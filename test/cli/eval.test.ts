@@ -40,7 +40,15 @@ type TaskFigures = {
   wallMs: number;
   status: string;
 };
-type Report = { models: { model: string; totals: Record<string, number | null>; tasks: TaskFigures[] }[] };
+type Report = {
+  models: {
+    model: string;
+    verifier: string;
+    selfGraded: boolean;
+    totals: Record<string, number | null>;
+    tasks: TaskFigures[];
+  }[];
+};
 
 /**
  * What each starter task's scripted play must come to: [verified, ready, hidden tests, ready with a
@@ -222,6 +230,40 @@ describe('patchbay eval', () => {
     }
   });
 
+  it('judges every model with the --verifier model, and says which model graded itself (issue 35)', {
+    timeout: 180_000,
+  }, async () => {
+    const suite = join(dir, 'judged-task');
+    await cp('eval/tasks/fix-leap-year', join(suite, 'fix-leap-year'), { recursive: true });
+    const fake = await startFakeAnthropic({ script: leapYearModel, apiKey: 'test-anthropic-key' });
+    try {
+      const json = join(dir, 'judged.json');
+      const claude = 'anthropic:claude-sonnet-4-6';
+      const result = await patchbay(
+        ['eval', '--suite', suite, '--model', 'scripted', '--model', claude, '--verifier', claude, '--json', json],
+        { ...env, ANTHROPIC_API_KEY: 'test-anthropic-key', ANTHROPIC_BASE_URL: fake.baseUrl },
+        160_000,
+      );
+      expect(result.stderr).toBe('');
+      expect(result.code).toBe(0);
+      expect(fake.rejections).toEqual([]);
+      const report = JSON.parse(await readFile(json, 'utf8')) as Report;
+      expect(report.models.map((m) => [m.model, m.verifier, m.selfGraded])).toEqual([
+        ['scripted', claude, false],
+        [claude, claude, true],
+      ]);
+      // One verdict per model's task, both from the named verifier: the scripted agent's work too.
+      const verdicts = fake.calls.filter((c) => c.body.tools?.some((t) => t.name === 'record_verdict'));
+      expect(verdicts.map((c) => c.body.model)).toEqual(['claude-sonnet-4-6', 'claude-sonnet-4-6']);
+      // The verifier's tokens are the scripted run's only priced ones.
+      expect(report.models[0]!.tasks[0]!.costUsd).toBeGreaterThan(0);
+      expect(result.stdout).toContain(`Model scripted, judged by ${claude}\n`);
+      expect(result.stdout).toContain(`Model ${claude}, judged by itself (a self-grade)\n`);
+    } finally {
+      await fake.close();
+    }
+  });
+
   it('refuses a malformed task with its path and what is wrong, before anything runs', async () => {
     const suite = join(dir, 'bad-suite');
     await mkdir(join(suite, 'broken', 'repo'), { recursive: true });
@@ -235,11 +277,13 @@ describe('patchbay eval', () => {
     expect(result.stdout).toBe('');
   });
 
-  it('refuses an unknown provider in --model with the ones it knows', async () => {
-    const result = await patchbay(['eval', '--model', 'acme:big-1'], env);
-    expect(result.code).toBe(1);
-    expect(result.stderr).toBe(
-      'patchbay: --model "acme:big-1": the provider must be one of anthropic, openai, opencode-zen, openai-compatible, scripted (as in anthropic:claude-sonnet-4-6)\n',
-    );
+  it('refuses an unknown provider in --model or --verifier with the ones it knows', async () => {
+    for (const flag of ['--model', '--verifier']) {
+      const result = await patchbay(['eval', flag, 'acme:big-1'], env);
+      expect(result.code).toBe(1);
+      expect(result.stderr).toBe(
+        `patchbay: ${flag} "acme:big-1": the provider must be one of anthropic, openai, opencode-zen, openai-compatible, scripted (as in anthropic:claude-sonnet-4-6)\n`,
+      );
+    }
   });
 });

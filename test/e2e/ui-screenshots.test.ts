@@ -5,6 +5,7 @@ import { startFakeGitHub, type FakeGitHub } from '../fakes/fake-github.ts';
 import { startFakeSlackApi, type FakeSlackApi } from '../fakes/fake-slack-api.ts';
 import { appMention, envelope, signBody } from '../fakes/fake-slack-events.ts';
 import { createRemote, type RemoteFixture } from '../git/git-fixture.ts';
+import { passingVerdict, scriptedVerifier } from '../helpers/scripted-verifier.ts';
 import { waitFor, waitForStatus } from '../helpers/wait-for.ts';
 import { startSlackGitHubPatchbay, type SlackGitHubPatchbay } from '../helpers/slack-github-patchbay.ts';
 
@@ -33,6 +34,7 @@ describe('before/after screenshots of a UI change', () => {
   let upstream: RemoteFixture;
   let patchbayApp: SlackGitHubPatchbay;
   let app: Patchbay;
+  const verifier = scriptedVerifier(passingVerdict);
 
   beforeAll(async () => {
     github = await startFakeGitHub();
@@ -55,6 +57,7 @@ describe('before/after screenshots of a UI change', () => {
         { toolCalls: [{ name: 'screenshot', input: { url: `http://127.0.0.1:${PORT}/`, server } }] },
         { text: 'Made the save button blue.' },
       ],
+      verifierModel: verifier,
     });
     app = patchbayApp.app;
   }, 120_000);
@@ -113,6 +116,19 @@ describe('before/after screenshots of a UI change', () => {
     const wrong = `${bare}?sig=${'A'.repeat(43)}&exp=${link.searchParams.get('exp')}`;
     const later = `${bare}?sig=${link.searchParams.get('sig')}&exp=${Number(link.searchParams.get('exp')) + 60}`;
     for (const refused of [bare, wrong, later]) expect((await get(refused)).status).toBe(404);
+
+    // The independent verifier judged the change with the same two pictures beside the diff (issue 35).
+    const judged = verifier.requests.at(-1)?.messages[0];
+    const shown = judged?.role === 'user' ? (judged.images ?? []) : [];
+    expect(shown.map((i) => i.name)).toEqual([
+      `before: screenshot of http://127.0.0.1:${PORT}/`,
+      `after: screenshot of http://127.0.0.1:${PORT}/`,
+    ]);
+    expect(shown.map((i) => Buffer.from(i.data, 'base64').equals(i === shown[0] ? before! : after!))).toEqual([
+      true,
+      true,
+    ]);
+    expect(judged?.content).toContain('# Screenshots');
 
     const uploaded = await waitFor(
       async () => {

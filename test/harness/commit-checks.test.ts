@@ -50,6 +50,7 @@ function agent(messages: readonly ModelMessage[]): ScriptedTurn {
     );
   }
   if (asked.includes('notes')) return step(write('NOTES.md', 'notes\n'), { text: 'Added notes.' });
+  if (asked.includes('changelog')) return step(write('CHANGELOG.md', 'changes\n'), { text: 'Added a changelog.' });
   if (asked.includes('sneaky'))
     return step(write('lib.js', 'module.exports = (a, b) => a + b;\n'), { text: 'Fixed lib.' });
   switch (rounds) {
@@ -156,7 +157,7 @@ describe('checks run on a fresh checkout of exactly the commit (real worker, bub
     expect(setups[1]!.commit).toBe(checks[0]!.commit);
   });
 
-  it('runs setup again when a lockfile input changes, and on a reaped workspace', { timeout: 300_000 }, async () => {
+  it('runs setup again when a lockfile input changes, and on a reaped workspace', { timeout: 420_000 }, async () => {
     const id = (await app.store.list({ limit: 10 })).find((s) => s.repo === remote.remote)!.id;
     const setupsOf = async () =>
       of(await app.store.events(id), 'check-finished').filter((c) => c.phase === 'setup').length;
@@ -167,6 +168,19 @@ describe('checks run on a fresh checkout of exactly the commit (real worker, bub
     expect(second.status).toBe('completed');
     // package.json changed: the checkout's setup ran again; the workspace's setup key (its base) did not.
     expect((await setupsOf()) - before).toBe(1);
+
+    // The next run starts on the commit whose package.json changed: the workspace's setup runs again
+    // (its key follows the lockfile inputs of HEAD, not the base's), then the new commit's checkout's.
+    await app.service.sendMessage(id, alice, 'also add a changelog');
+    await waitForStatus(app, id, ['running'], 30_000).catch(() => undefined);
+    const changelog = await waitForStatus(app, id, ['completed', 'failed', 'waiting'], 240_000);
+    expect(changelog.status).toBe('completed');
+    const afterLockfile = of(await app.store.events(id), 'check-finished').slice(-3);
+    expect(afterLockfile.map((c) => [c.phase, c.outcome, c.commit])).toEqual([
+      ['setup', 'passed', second.result?.commit],
+      ['setup', 'passed', changelog.result?.commit],
+      ['check', 'passed', changelog.result?.commit],
+    ]);
 
     expect(await app.sandboxes!.reap(new Date(Date.now() + 400 * 24 * 3600_000))).toContain(id);
     await app.service.sendMessage(id, alice, 'also add notes');

@@ -34,6 +34,10 @@ function agent(messages: readonly ModelMessage[]): ScriptedTurn {
     return rounds === 0
       ? step(write('add.js', 'module.exports = (a, b) => b - a;\n'), { text: 'Fixed add.' })
       : { text: 'I have nothing more to change.' };
+  if (all.includes('same failure please'))
+    return step(write('add.js', `module.exports = (a, b) => b - a; // attempt ${rounds}\n`), {
+      text: `Attempt ${rounds}.`,
+    });
   if (all.includes('rounds please'))
     return step(write('add.js', `module.exports = (a, b) => a - b + ${Math.min(rounds, 3)};\n`), {
       text: `Attempt ${rounds}.`,
@@ -177,6 +181,20 @@ describe('bounded check-fix loops, gate answers, plan-first and check time limit
     const checks = of(events, 'check-finished').filter((c) => c.phase === 'check');
     expect(checks.map((c) => c.outcome)).toEqual(['failed', 'failed']);
     expect(checks[1]!.commit).toBe(checks[0]!.commit);
+    expect(fromHarness(events, 'checks on your commit')).toHaveLength(1);
+  });
+
+  it('asks people when a new commit fails the same checks the same way, before the round limit (issue 35)', {
+    timeout: 240_000,
+  }, async () => {
+    const id = await start(app, calc, 'Fix add in add.js so 2 + 3 is 5, same failure please');
+    const waiting = await waitForStatus(app, id, ['waiting', 'completed', 'failed'], 200_000);
+    expect(waiting.status).toBe('waiting');
+    expect(waiting.pendingQuestion?.question).toContain('the same checks failed again with nothing new');
+    const events = await app.store.events(id);
+    const checks = of(events, 'check-finished').filter((c) => c.phase === 'check');
+    expect(checks.map((c) => c.outcome)).toEqual(['failed', 'failed']);
+    expect(checks[1]!.commit).not.toBe(checks[0]!.commit);
     expect(fromHarness(events, 'checks on your commit')).toHaveLength(1);
   });
 

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import pino from 'pino';
 import { loadConfig } from '../../src/config.ts';
 import { startPatchbay, type Patchbay } from '../../src/main.ts';
+import type { ModelProvider } from '../../src/models/model-provider.ts';
 import { buildIntegrations } from '../../src/wire-integrations.ts';
 import type { FakeGitHub } from '../fakes/fake-github.ts';
 import type { FakeSlackApi } from '../fakes/fake-slack-api.ts';
@@ -30,6 +31,8 @@ export async function startSlackGitHubPatchbay(input: {
   signingSecret: string;
   turns: unknown[];
   env?: Record<string, string>;
+  /** The independent verifier's model, when the test reads what it was shown (else the scenario's). */
+  verifierModel?: ModelProvider;
 }): Promise<SlackGitHubPatchbay> {
   const { slack, github } = input;
   const database = await createTestDatabase();
@@ -58,6 +61,7 @@ export async function startSlackGitHubPatchbay(input: {
     serve: true,
     work: true,
     integrations: (context) => buildIntegrations(config, context),
+    ...(input.verifierModel && { verifierModel: input.verifierModel }),
   });
   return {
     app,

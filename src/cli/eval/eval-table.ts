@@ -1,7 +1,7 @@
 import { modelTotals, totalTokens, type ModelTotals, type TaskOutcome } from './eval-outcome.ts';
 
-/** One model's results as `patchbay eval` prints them. */
-export type ModelRun = { model: string; outcomes: TaskOutcome[] };
+/** One model's results as `patchbay eval` prints them, and who judged them (`selfGraded`: the model itself). */
+export type ModelRun = { model: string; verifier: string; selfGraded: boolean; outcomes: TaskOutcome[] };
 
 const headers = [
   'task',
@@ -23,7 +23,7 @@ const headers = [
 export function renderEvalTables(runs: readonly ModelRun[]): string {
   const parts = runs.map(
     (run) =>
-      `Model ${run.model}\n${table(headers, [...run.outcomes.map(taskRow), totalRow('total', modelTotals(run.outcomes))])}`,
+      `Model ${run.model}, judged by ${run.selfGraded ? 'itself (a self-grade)' : run.verifier}\n${table(headers, [...run.outcomes.map(taskRow), totalRow('total', modelTotals(run.outcomes))])}`,
   );
   if (runs.length > 1) {
     const rows = runs.map((run) => totalRow(run.model, modelTotals(run.outcomes)));

@@ -5,6 +5,8 @@ import type { Logger } from 'pino';
 import type { Actor } from '../../core/actor.ts';
 import type { Config } from '../../config.ts';
 import { startPatchbay } from '../../main.ts';
+import { createModelProvider } from '../../models/create-model-provider.ts';
+import type { ModelProvider } from '../../models/model-provider.ts';
 import { modelTotals } from './eval-outcome.ts';
 import { loadSuite, type EvalTask } from './eval-suite.ts';
 import { renderEvalTables, type ModelRun } from './eval-table.ts';
@@ -16,6 +18,8 @@ export type EvalModel = { label: string; config: Config };
 
 export type RunEvalOptions = {
   models: readonly EvalModel[];
+  /** `--verifier`: the one model that judges every model's work; without it each model judges its own. */
+  verifier?: EvalModel | undefined;
   suiteDir: string;
   /** Where the JSON report goes, if anywhere. */
   jsonPath?: string;
@@ -35,10 +39,17 @@ export async function runEval(options: RunEvalOptions): Promise<number> {
   const tasks = await loadSuite(options.suiteDir);
   // The scripted model's scenarios are checked before any database starts.
   const scripted = options.models.map((m) => (isSuiteScripted(m.config) ? suiteScriptedModels(tasks) : undefined));
+  const verifier = options.verifier && verifierModel(options.verifier, tasks, options.log);
   const runs: ModelRun[] = [];
   for (const [index, model] of options.models.entries()) {
-    options.out.write(`Evaluating ${model.label} on ${tasks.length} tasks from ${options.suiteDir}\n`);
-    runs.push({ model: model.label, outcomes: await runModel(model, tasks, scripted[index], options) });
+    // Without --verifier a model judges its own work: its "verified" and "ready" are a self-grade.
+    const judge = options.verifier?.label ?? model.label;
+    const selfGraded = judge === model.label;
+    const by = selfGraded ? 'itself (a self-grade: "verified" and "ready" are its own opinion of its work)' : judge;
+    options.out.write(`Evaluating ${model.label} on ${tasks.length} tasks from ${options.suiteDir}, judged by ${by}\n`);
+    const models = { ...scripted[index], ...(verifier && { verifierModel: verifier }) };
+    const outcomes = await runModel(model, tasks, models, options);
+    runs.push({ model: model.label, verifier: judge, selfGraded, outcomes });
     if (options.signal?.aborted) break;
   }
   options.out.write(`\n${renderEvalTables(runs)}`);
@@ -49,6 +60,13 @@ export async function runEval(options: RunEvalOptions): Promise<number> {
   return options.signal?.aborted ? 130 : 0;
 }
 
+/** The `--verifier` model: the suite's scripted verdicts for `scripted`, else the configured provider. */
+function verifierModel(verifier: EvalModel, tasks: readonly EvalTask[], log: Logger): ModelProvider {
+  if (verifier.config.model.provider === 'scripted') return suiteScriptedModels(tasks).verifierModel;
+  const { scenarioPath: _scenario, ...modelConfig } = verifier.config.model;
+  return createModelProvider(modelConfig, { log });
+}
+
 /** The scripted provider with no scenario file of its own plays each task's `scenario.json`. */
 function isSuiteScripted(config: Config): boolean {
   return config.model.provider === 'scripted' && !config.model.scenarioPath;
@@ -57,13 +75,13 @@ function isSuiteScripted(config: Config): boolean {
 async function runModel(
   model: EvalModel,
   tasks: readonly EvalTask[],
-  scripted: ReturnType<typeof suiteScriptedModels> | undefined,
+  models: { model?: ModelProvider; verifierModel?: ModelProvider },
   options: RunEvalOptions,
 ): Promise<ModelRun['outcomes']> {
   const config: Config = { ...model.config, dataDir: join(model.config.dataDir, 'eval') };
   await mkdir(config.dataDir, { recursive: true });
   const root = await mkdtemp(join(tmpdir(), 'patchbay-eval-'));
-  const app = await startPatchbay(config, { log: options.log, work: true, ...scripted });
+  const app = await startPatchbay(config, { log: options.log, work: true, ...models });
   try {
     const outcomes = [];
     for (const task of tasks) {
@@ -91,6 +109,12 @@ async function runModel(
 function evalReport(suiteDir: string, runs: readonly ModelRun[]) {
   return {
     suite: suiteDir,
-    models: runs.map((run) => ({ model: run.model, totals: modelTotals(run.outcomes), tasks: run.outcomes })),
+    models: runs.map((run) => ({
+      model: run.model,
+      verifier: run.verifier,
+      selfGraded: run.selfGraded,
+      totals: modelTotals(run.outcomes),
+      tasks: run.outcomes,
+    })),
   };
 }

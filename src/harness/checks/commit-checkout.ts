@@ -83,7 +83,8 @@ export type CommitCheckout = {
 export type SetupDigests = Map<string, string>;
 
 // The check sandbox's workspace is emptied but for the cache of this key: whatever an earlier
-// round's checks left (a node_modules at the root, a conftest.py, other keys' caches) goes.
+// round's checks left (a node_modules at the root, a conftest.py, other keys' caches) goes. With no
+// key (no setup) PATCHBAY_KEEP is empty, which no name matches: the whole of setup/ goes.
 const emptyScript = `set -eu
 find . -mindepth 1 -maxdepth 1 ! -name ${setupCacheDir} -exec rm -rf {} +
 if [ -d ${setupCacheDir} ]; then find ${setupCacheDir} -mindepth 1 -maxdepth 1 ! -name "$PATCHBAY_KEEP" -exec rm -rf {} +; fi
@@ -134,7 +135,7 @@ export async function openCommitCheckout(options: OpenCheckoutOptions): Promise<
       `could not ${what} ${commit.slice(0, 12)} for the checks: ${(r.stderr || r.stdout).trim().slice(-1000)}`,
     );
   };
-  const emptied = await run(emptyScript, { PATCHBAY_KEEP: options.key ?? '-' });
+  const emptied = await run(emptyScript, { PATCHBAY_KEEP: options.key ?? '' });
   if (emptied.exitCode !== 0) fail('prepare a checkout of', emptied);
   const bundle = await evidence.bundle({ thin: options.sharedObjects !== undefined, signal });
   try {
@@ -193,8 +194,13 @@ function checkoutHandle(sandbox: Sandbox, commit: string, digests: SetupDigests,
       );
       const moved = await run(['set -eu', `rm -f ${cacheOf(key)}/.complete`, ...moves].join('\n'));
       if (moved.exitCode === 0 && (await digest(key)) === expected) {
-        outputKey = key;
-        return true;
+        // The digest covers what moved into the checkout; anything else an earlier round's checks put
+        // in the cache's folder (beside the checkout, where a test could read it) goes.
+        const cleared = await run(`find ${cacheOf(key)} -mindepth 1 -maxdepth 1 ! -name .paths -exec rm -rf {} +`);
+        if (cleared.exitCode === 0) {
+          outputKey = key;
+          return true;
+        }
       }
       // Changed since setup made it (a check of an earlier round may write anywhere it runs): gone.
       digests.delete(key);

@@ -151,7 +151,7 @@ async function verifyCommit(
     task: round.task,
     knowledge: ctx.knowledgeText,
     checks: round.runs,
-    change: verifierDiff(await judgedChange(evidence, ctx.signal)),
+    change: verifierDiff(await judgedChange(evidence, ctx.signal), undefined, checkFiles(ctx)),
     ...(input.images?.length && { images: input.images }),
     signal: ctx.signal,
   });
@@ -262,6 +262,13 @@ function checkRounds(events: readonly StoredEvent[]): number {
     )
       commits.add(event.commit);
   return commits.size;
+}
+
+/** The repository files the knowledge document read its checks and setup from (`package.json scripts.test` → package.json). */
+function checkFiles(ctx: GateContext): Set<string> {
+  const document = ctx.knowledge?.document;
+  const commands = [...(document?.checks ?? []), ...(document?.setup ?? [])];
+  return new Set(commands.map((c) => c.source.split(' ')[0]!).filter(Boolean));
 }
 
 function previousSignatures(events: readonly StoredEvent[]): Set<string> {

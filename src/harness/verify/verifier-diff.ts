@@ -26,7 +26,12 @@ export function allocateDiff(lengths: readonly number[], budget: number): number
  * then the diff (each changed function whole), each file's part cut to its share when the whole
  * does not fit. What it cannot see whole (cut, binary, no lines) is named in both places.
  */
-export function verifierDiff(files: readonly ChangedFile[], maxChars = maxVerifierDiffChars): string {
+export function verifierDiff(
+  files: readonly ChangedFile[],
+  maxChars = maxVerifierDiffChars,
+  /** Repository files the checks and their setup are read from: a change to one is marked. */
+  checkFiles: ReadonlySet<string> = new Set(),
+): string {
   if (files.length === 0) return '# The change\nThe commit changes no files against the base.';
   const shares = allocateDiff(
     files.map((f) => f.patch.length),
@@ -44,7 +49,7 @@ export function verifierDiff(files: readonly ChangedFile[], maxChars = maxVerifi
   const fence = fenceFor(diff);
   return [
     `# Changed files (${files.length}, from the judged commit itself)`,
-    ...files.map((f, i) => fileLine(f, shares[i]!)),
+    ...files.map((f, i) => fileLine(f, shares[i]!, checkFiles.has(f.path))),
     '',
     ...(unseen.length
       ? [
@@ -63,9 +68,10 @@ function hasLines(f: ChangedFile): boolean {
   return f.additions + f.deletions === 0 || /^@@ /m.test(f.patch);
 }
 
-function fileLine(f: ChangedFile, share: number): string {
+function fileLine(f: ChangedFile, share: number, definesChecks: boolean): string {
   const size = (n: number | null) => (n === null ? '—' : `${n} bytes`);
   const notes = [
+    ...(definesChecks ? ['defines how the checks run: they ran as this commit defines them'] : []),
     ...(f.binary ? ['binary: no lines shown'] : []),
     ...(!f.binary && share < f.patch.length ? [`cut: ${share} of ${f.patch.length} characters shown`] : []),
     ...(!f.binary && !hasLines(f) ? ['no lines shown'] : []),

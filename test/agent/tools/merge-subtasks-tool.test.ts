@@ -167,6 +167,42 @@ describe('merge_subtasks', () => {
     ]);
   });
 
+  it('merges only completed children by default: a failed, a cancelled and a still running child that pushed are left out (issue 35)', async () => {
+    await child(1, { 'one.txt': 'one\n' });
+    (await child(2, { 'two.txt': 'two\n' })).status = 'failed';
+    (await child(3, { 'three.txt': 'three\n' })).status = 'cancelled';
+    (await child(4, { 'four.txt': 'four\n' })).status = 'running';
+
+    const output = await merge();
+
+    expect(output.isError ?? false, output.content).toBe(false);
+    expect(output.content).toContain('Merged 1 of 1 sub-task branch.');
+    expect(output.content).toContain('- Sub-task 2 "Part 2" (c2): failed');
+    expect(output.content).toContain('- Sub-task 3 "Part 3" (c3): cancelled');
+    expect(output.content).toContain('- Sub-task 4 "Part 4" (c4): running');
+    expect(await sh(parent.sandbox, 'ls')).toBe('README.md\none.txt\n');
+
+    // Named, a running child is still refused: its branch may move.
+    const running = await merge({ sessions: ['c4'] });
+    expect(running).toMatchObject({ isError: true });
+    expect(running.content).toContain('Sub-task 4 "Part 4" (c4) is still running: wait until it ends.');
+    expect(await sh(parent.sandbox, 'test -e four.txt || echo absent')).toBe('absent\n');
+  });
+
+  it('refuses a workspace with uncommitted changes and changes nothing (issue 35)', async () => {
+    await child(1, { 'one.txt': 'one\n' });
+    await parent.sandbox.writeFile('README.md', '# demo, edited\n');
+    const before = await inParent('rev-parse', 'HEAD');
+
+    const output = await merge();
+
+    expect(output.isError).toBe(true);
+    expect(output.content).toContain('Nothing merged: the workspace has uncommitted changes (README.md).');
+    expect(await inParent('rev-parse', 'HEAD')).toBe(before);
+    expect(await parent.sandbox.readFile('README.md')).toBe('# demo, edited\n');
+    expect(await sh(parent.sandbox, 'test -e one.txt || echo absent')).toBe('absent\n');
+  });
+
   it('refuses with a clear error and changes nothing when a sub-task branch is not on the remote', async () => {
     await child(1, { 'one.txt': 'one\n' });
     await child(2, { 'two.txt': 'two\n' }, false);
