@@ -6,7 +6,8 @@ const tiers = testTiers(root);
 
 /**
  * Three tiers (see test/tiers.ts), run in this order so a broken build fails in the first minutes:
- * `npm run test:unit` is the inner loop, `npm test` runs all three. Integration and e2e files spend
+ * `npm run test:unit` is the inner loop, `npm test` runs all three and stops after the unit tier
+ * when it failed. Integration and e2e files spend
  * most of their time waiting on processes, servers and PostgreSQL, so more files run at once than
  * the machine has cores.
  */
@@ -16,8 +17,9 @@ export default defineConfig({
     hookTimeout: 90_000,
     pool: 'forks',
     globalSetup: ['test/global-setup.ts'],
-    // The security suite's count of probes tried and held, after the usual output.
-    reporters: ['default', './test/security/probe-reporter.ts'],
+    // The security suite's count of probes tried and held, after the usual output; and a unit tier
+    // that failed cancels the tiers after it (test/unit-first-reporter.ts).
+    reporters: ['default', './test/security/probe-reporter.ts', './test/unit-first-reporter.ts'],
     projects: [
       {
         extends: true,
