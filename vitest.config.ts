@@ -5,10 +5,12 @@ const root = import.meta.dirname;
 const tiers = testTiers(root);
 
 /**
- * Three tiers (see test/tiers.ts), run in this order so a broken build fails in the first minutes:
- * `npm run test:unit` is the inner loop, `npm test` runs all three. Integration and e2e files spend
- * most of their time waiting on processes, servers and PostgreSQL, so more files run at once than
- * the machine has cores.
+ * Three tiers (see test/tiers.ts). The unit tier runs first, so a broken build fails in the first
+ * minutes: `npm run test:unit` is the inner loop, `npm test` runs every tier and stops after the
+ * unit tier when it failed. Integration and e2e files spend most of their time waiting on
+ * processes, servers and PostgreSQL, so more files run at once than the machine has cores; they
+ * share one group (the same `groupOrder`, two files at a time in all), so a long file at the end of
+ * one tier does not leave a worker idle until the other tier may start.
  */
 export default defineConfig({
   test: {
@@ -16,8 +18,9 @@ export default defineConfig({
     hookTimeout: 90_000,
     pool: 'forks',
     globalSetup: ['test/global-setup.ts'],
-    // The security suite's count of probes tried and held, after the usual output.
-    reporters: ['default', './test/security/probe-reporter.ts'],
+    // The security suite's count of probes tried and held, after the usual output; and a unit tier
+    // that failed cancels the tiers after it (test/unit-first-reporter.ts).
+    reporters: ['default', './test/security/probe-reporter.ts', './test/unit-first-reporter.ts'],
     projects: [
       {
         extends: true,
@@ -34,7 +37,7 @@ export default defineConfig({
       },
       {
         extends: true,
-        test: { name: 'e2e', include: tiers.e2e, sequence: { groupOrder: 2 }, maxWorkers: 2 },
+        test: { name: 'e2e', include: tiers.e2e, sequence: { groupOrder: 1 }, maxWorkers: 2 },
       },
     ],
   },

@@ -105,6 +105,9 @@ describe('two API and two worker processes on one PostgreSQL', () => {
       GITHUB_GIT_URL: github.gitUrl,
       QUEUE_HEARTBEAT_SECONDS: '10',
       QUEUE_MONITOR_SECONDS: '1',
+      // The killed worker's runs are taken over once their leases lapse: 10 s (as paused-worker's)
+      // instead of the default 30 s, which the other worker spent waiting with its slots held.
+      RUN_LEASE_SECONDS: '10',
       WORKER_CONCURRENCY: '3',
     };
     const start = async (command: 'api' | 'worker', name: string) => {
