@@ -1,6 +1,6 @@
 import type { Interpretation } from '../../src/core/delivery-interpreter.ts';
 import type { IntegrationContext } from '../integration-module.ts';
-import type { SlackPlan, SlackRequestDeps } from './slack-interpreter.ts';
+import type { SlackErrand, SlackRequestDeps } from './slack-interpreter.ts';
 import type { AgentSessionStopped } from './slack-payloads.ts';
 import type { SlackThread } from './slack-store.ts';
 
@@ -14,10 +14,10 @@ export async function nativeStop(
   deps: Pick<SlackRequestDeps, 'actors'>,
   teamId: string,
   event: AgentSessionStopped,
-): Promise<Interpretation<SlackPlan>> {
+): Promise<Interpretation<SlackErrand>> {
   const thread: SlackThread = { source: 'slack', teamId, channel: event.channel, threadTs: event.thread_ts };
   const actor = await deps.actors.get(event.user);
-  return { kind: 'inbound', inbound: { kind: 'stop', thread, actor }, plan: { kind: 'say-not-running', thread } };
+  return { kind: 'inbound', inbound: { kind: 'stop', thread, actor }, errand: { kind: 'say-not-running', thread } };
 }
 
 /** The choices the agent offered with a question, from the session's log. */

@@ -64,7 +64,7 @@ type Job = { id: string; data: unknown; retryCount: number; signal: AbortSignal 
  * The one way in for every surface:
  *
  *   receiver: verify → accept() (one insert, unique by meaning) → ack
- *   worker:   job → interpreter.interpret() → Inbound | ignore(reason) → service.handle() → reply(plan, outcome)
+ *   worker:   job → interpreter.interpret() → Inbound | ignore(reason) → service.handle() → reply(errand, outcome)
  *
  * A delivery is in the database before its sender hears back, so a crash after the ack loses
  * nothing: the job is sent right after the insert, and a sweep sends one for any row a crash left
@@ -257,7 +257,7 @@ export class InboundPipeline implements DeliveryInbox {
       dedupeKey: interpreted.inbound.dedupeKey ?? `${delivery.source}:${delivery.dedupeKey}`,
     };
     const outcome = await this.#options.service.handle(inbound);
-    if (interpreted.plan !== undefined) await interpreter.reply?.(interpreted.plan, outcome, signal);
+    if (interpreted.errand !== undefined) await interpreter.reply?.(interpreted.errand, outcome, signal);
     await this.#finish(delivery, 'done', outcome.kind);
     dlog.info(
       { inbound: inbound.kind, outcome: outcome.kind, ...('session' in outcome && { sessionId: outcome.session.id }) },
