@@ -193,7 +193,13 @@ export async function replyToCiFailure(
     return;
   }
   const body = `🔧 ${what} Working on a fix (automatic follow-up ${errand.attempt} of 2).`;
-  const thread: ThreadRef = { source: 'github', owner: errand.owner, repo: errand.repo, number: errand.number, kind: 'pull' };
+  const thread: ThreadRef = {
+    source: 'github',
+    owner: errand.owner,
+    repo: errand.repo,
+    number: errand.number,
+    kind: 'pull',
+  };
   const requestId = await deps.store.createRequest({
     threadKey: threadKey(thread)!,
     owner: errand.owner,

@@ -325,8 +325,8 @@ async function postProgress(deps: InterpreterDeps, errand: ProgressErrand): Prom
   try {
     const octokit = await deps.client.forInstallation(errand.installationId);
     if (errand.react)
-      await addEyes(octokit, { owner: errand.place.owner, repo: errand.place.repo }, errand.react).catch((error: unknown) =>
-        log.warn({ err: error }, 'could not add the reaction'),
+      await addEyes(octokit, { owner: errand.place.owner, repo: errand.place.repo }, errand.react).catch(
+        (error: unknown) => log.warn({ err: error }, 'could not add the reaction'),
       );
     const progress = await postComment(octokit, errand.place, `👀 On it, ${errand.who}.`);
     await deps.store.updateRequest(errand.requestId, { commentId: progress.id });
