@@ -80,12 +80,12 @@ export interface SessionsTable {
   cache_write_tokens: Counter;
   /** When the session last became queued (a trigger keeps it); null until then. */
   queued_at: ColumnType<Date | null, never, never>;
-  /** Grows by one each time a run of the session starts or is taken over (migration 016). */
+  /** Grows by one each time a run of the session starts or is taken over (migration 018). */
   run_epoch: ColumnType<string, number | undefined, number>;
   /** The process holding the run's lease, and until when (null: nobody). */
   lease_owner: string | null;
   lease_expires_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
-  /** Set on a sub-task's session (migration 021): its parent, its 1-based place, title and spawning call. */
+  /** Set on a sub-task's session (migration 023): its parent, its 1-based place, title and spawning call. */
   parent_session_id: ColumnType<string | null, string | null | undefined, never>;
   subtask_index: ColumnType<number | null, number | null | undefined, never>;
   subtask_title: ColumnType<string | null, string | null | undefined, never>;
@@ -113,7 +113,7 @@ export interface SessionEventsTable {
   at: Timestamp;
   /** Makes a replayed write (a resumed run) a no-op instead of a duplicate. */
   dedupe_key: string | null;
-  /** The run epoch that wrote it (migration 016); null when no run did. */
+  /** The run epoch that wrote it (migration 018); null when no run did. */
   run_epoch: ColumnType<string | null, number | null | undefined, number | null>;
 }
 
@@ -194,7 +194,7 @@ export interface InboundDeliveriesTable {
   last_error: string | null;
   outcome: string | null;
   finished_at: Timestamp | null;
-  /** Deliveries with the same key are worked one at a time, in id order (migration 009-ordered-deliveries). */
+  /** Deliveries with the same key are worked one at a time, in id order (migration 010-ordered-deliveries). */
   order_key: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
@@ -208,7 +208,7 @@ export interface ModalSandboxesTable {
   expires_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
   used_at: Timestamp;
   released: ColumnType<boolean, boolean | undefined, boolean>;
-  /** The run epoch that wrote it (migration 016); null when no run did. */
+  /** The run epoch that wrote it (migration 018); null when no run did. */
   run_epoch: ColumnType<string | null, number | null | undefined, number | null>;
 }
 
@@ -234,11 +234,11 @@ export interface SessionCheckpointsTable {
   /** The checkpoint commit the chain (bundle, then its increments) ends at; null for one stored before chains. */
   wip: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: Timestamp;
-  /** The run epoch that wrote it (migration 016); null when no run did. */
+  /** The run epoch that wrote it (migration 018); null when no run did. */
   run_epoch: ColumnType<string | null, number | null | undefined, number | null>;
 }
 
-/** Checkpoints after the one in session_checkpoints.bundle, each a bundle against the one before (migration 013). */
+/** Checkpoints after the one in session_checkpoints.bundle, each a bundle against the one before (migration 015). */
 export interface SessionCheckpointIncrementsTable {
   session_id: string;
   step: ColumnType<string, number | string, number | string>;
@@ -247,7 +247,7 @@ export interface SessionCheckpointIncrementsTable {
   wip: string;
   bundle: Buffer;
   created_at: Timestamp;
-  /** The run epoch that wrote it (migration 016); null when no run did. */
+  /** The run epoch that wrote it (migration 018); null when no run did. */
   run_epoch: ColumnType<string | null, number | null | undefined, number | null>;
 }
 
