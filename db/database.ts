@@ -12,6 +12,12 @@ import type { Database } from './schema.ts';
 
 export type Db = Kysely<Database>;
 
+/**
+ * What a store function takes after its database handle: the parameters of the store's member that
+ * calls it (`createXStore(db)` returns `{ name: (...args: ArgsAfterDb<typeof name>) => name(db, ...args) }`).
+ */
+export type ArgsAfterDb<F> = F extends (db: never, ...args: infer A) => unknown ? A : never;
+
 export type DatabaseHandle = {
   db: Db;
   pool: pg.Pool;

@@ -12,7 +12,11 @@ import {
 } from '../../core/delivery-interpreter.ts';
 import { ArrivalClock, GroupCommitInbox } from './delivery-inbox.ts';
 import { DeliveryJobSender } from './delivery-job-sender.ts';
-import { type DeliveryRecord, PgInboundDeliveryStore } from './inbound-delivery-store.ts';
+import {
+  createInboundDeliveryStore,
+  type DeliveryRecord,
+  type InboundDeliveryStore,
+} from './inbound-delivery-store.ts';
 import { defineQueue, ensureQueue } from '../worker/job-queue.ts';
 import type { SessionService } from './session-service.ts';
 
@@ -90,7 +94,7 @@ export class InboundPipeline implements DeliveryInbox {
   );
   readonly #options: InboundPipelineOptions;
   readonly #retry: RetryPolicy;
-  readonly #store: PgInboundDeliveryStore;
+  readonly #store: InboundDeliveryStore;
   readonly #arrivals = new ArrivalClock();
   readonly #sender: DeliveryJobSender;
   readonly #inbox: GroupCommitInbox;
@@ -101,7 +105,7 @@ export class InboundPipeline implements DeliveryInbox {
   constructor(options: InboundPipelineOptions) {
     this.#options = options;
     this.#retry = options.retry ?? defaultRetryPolicy;
-    this.#store = new PgInboundDeliveryStore(options.db);
+    this.#store = createInboundDeliveryStore(options.db);
     const { boss, log } = options;
     this.#sender = new DeliveryJobSender({
       store: this.#store,
