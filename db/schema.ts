@@ -1,4 +1,4 @@
-import type { ColumnType, Generated } from 'kysely';
+import type { ColumnType, Generated, Kysely } from 'kysely';
 import type { Counter, Json, Timestamp } from './column-types.ts';
 import type { SessionArtifactsTable } from './schema-artifacts.ts';
 import type {
@@ -15,6 +15,29 @@ import type {
   SlackPendingTasksTable,
   SlackPostsTable,
 } from './integration-tables.ts';
+
+/**
+ * Each integration's own tables (db/integration-tables.ts): the only ones its database handle
+ * reaches. Sessions, threads and events are read through the session store, never from here.
+ */
+export type IntegrationTables = {
+  slack: 'slack_pending_tasks' | 'slack_posts';
+  github:
+    | 'github_installations'
+    | 'github_installation_repos'
+    | 'github_requests'
+    | 'github_user_tokens'
+    | 'github_repo_features'
+    | 'github_delivery_sweep'
+    | 'github_ci_failures'
+    | 'github_pull_autofix';
+  linear: 'linear_agent_sessions' | 'linear_installations';
+};
+
+/** A database handle typed with `integration`'s own tables only: a query on another table does not compile. */
+export type IntegrationDb<Integration extends keyof IntegrationTables> = Kysely<
+  Pick<Database, IntegrationTables[Integration]>
+>;
 
 /** Table types. JSON columns are validated with zod where they are read (see the stores). */
 export interface Database {

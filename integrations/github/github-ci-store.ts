@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { Db } from '../../db/database.ts';
+import type { IntegrationDb } from '../../db/schema.ts';
 
 // The GitHub store's SQL of CI failures and of the per-pull-request autofix setting,
 // called by createGitHubStore.
@@ -9,7 +9,7 @@ import type { Db } from '../../db/database.ts';
  * delivery holds it (first, or its own retry); false when another delivery took it.
  */
 export async function claimCiFailure(
-  db: Db,
+  db: IntegrationDb<'github'>,
   input: {
     owner: string;
     repo: string;
@@ -42,7 +42,7 @@ export async function claimCiFailure(
 }
 
 export async function decideCiFailure(
-  db: Db,
+  db: IntegrationDb<'github'>,
   input: {
     owner: string;
     repo: string;
@@ -71,7 +71,7 @@ export async function decideCiFailure(
 
 /** Earlier decided CI failures of a pull request (other head commits), oldest first. */
 export async function ciFailures(
-  db: Db,
+  db: IntegrationDb<'github'>,
   owner: string,
   repo: string,
   number: number,
@@ -97,7 +97,7 @@ export async function ciFailures(
 
 /** The failing jobs recorded for a pull request's commit, if CI failed on it before. */
 export async function ciFailureAt(
-  db: Db,
+  db: IntegrationDb<'github'>,
   owner: string,
   repo: string,
   number: number,
@@ -116,7 +116,12 @@ export async function ciFailureAt(
 }
 
 /** Whether CI failures start follow-ups on this pull request (on unless someone said `autofix off`). */
-export async function autofix(db: Db, owner: string, repo: string, number: number): Promise<boolean> {
+export async function autofix(
+  db: IntegrationDb<'github'>,
+  owner: string,
+  repo: string,
+  number: number,
+): Promise<boolean> {
   const row = await db
     .selectFrom('github_pull_autofix')
     .select('enabled')
@@ -127,7 +132,14 @@ export async function autofix(db: Db, owner: string, repo: string, number: numbe
   return row?.enabled ?? true;
 }
 
-export async function setAutofix(db: Db, owner: string, repo: string, number: number, enabled: boolean, by: string) {
+export async function setAutofix(
+  db: IntegrationDb<'github'>,
+  owner: string,
+  repo: string,
+  number: number,
+  enabled: boolean,
+  by: string,
+) {
   await db
     .insertInto('github_pull_autofix')
     .values({ owner: owner.toLowerCase(), repo: repo.toLowerCase(), number, enabled, set_by: by })

@@ -31,7 +31,7 @@ type ReplyState = Pick<ProgressView, 'step' | 'blocked' | 'refused' | 'notices' 
 export function createGitHubReplier(deps: {
   client: GitHubClient;
   store: GitHubStore;
-  context: IntegrationContext;
+  context: IntegrationContext<'github'>;
   /** Where the first progress comment of a request, posted by the interpreter's reply step, is awaited. */
   comments: ProgressComments;
   log: Logger;

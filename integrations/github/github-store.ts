@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
-import type { ArgsAfterDb, Db } from '../../db/database.ts';
+import type { ArgsAfterDb } from '../../db/database.ts';
+import type { IntegrationDb } from '../../db/schema.ts';
 import type { RepoRef } from '../../src/core/repo-ref.ts';
 import { autofix, ciFailureAt, ciFailures, claimCiFailure, decideCiFailure, setAutofix } from './github-ci-store.ts';
 
@@ -23,7 +24,7 @@ export type GitHubStore = ReturnType<typeof createGitHubStore>;
  * The GitHub integration's own tables (migration 004): installations and their repositories,
  * requests and their progress comments, people's stored tokens, CI failures and autofix settings.
  */
-export function createGitHubStore(db: Db) {
+export function createGitHubStore(db: IntegrationDb<'github'>) {
   return {
     upsertInstallation: (...args: ArgsAfterDb<typeof upsertInstallation>) => upsertInstallation(db, ...args),
     deleteInstallation: (...args: ArgsAfterDb<typeof deleteInstallation>) => deleteInstallation(db, ...args),
@@ -52,7 +53,7 @@ export function createGitHubStore(db: Db) {
 }
 
 async function upsertInstallation(
-  db: Db,
+  db: IntegrationDb<'github'>,
   input: {
     id: number;
     accountLogin: string;
@@ -82,11 +83,15 @@ async function upsertInstallation(
     .execute();
 }
 
-async function deleteInstallation(db: Db, id: number) {
+async function deleteInstallation(db: IntegrationDb<'github'>, id: number) {
   await db.deleteFrom('github_installations').where('id', '=', id).execute();
 }
 
-async function addRepos(db: Db, installationId: number, repos: { id: number; fullName: string }[]) {
+async function addRepos(
+  db: IntegrationDb<'github'>,
+  installationId: number,
+  repos: { id: number; fullName: string }[],
+) {
   if (repos.length === 0) return;
   await db
     .insertInto('github_installation_repos')
@@ -95,7 +100,7 @@ async function addRepos(db: Db, installationId: number, repos: { id: number; ful
     .execute();
 }
 
-async function removeRepos(db: Db, installationId: number, repoIds: number[]) {
+async function removeRepos(db: IntegrationDb<'github'>, installationId: number, repoIds: number[]) {
   if (repoIds.length === 0) return;
   await db
     .deleteFrom('github_installation_repos')
@@ -104,7 +109,7 @@ async function removeRepos(db: Db, installationId: number, repoIds: number[]) {
     .execute();
 }
 
-async function reposOf(db: Db, installationId: number): Promise<string[]> {
+async function reposOf(db: IntegrationDb<'github'>, installationId: number): Promise<string[]> {
   const rows = await db
     .selectFrom('github_installation_repos')
     .select('full_name')
@@ -115,7 +120,7 @@ async function reposOf(db: Db, installationId: number): Promise<string[]> {
 }
 
 /** owner/name (lower-case) of every repository of an active installation. */
-async function installedRepos(db: Db): Promise<string[]> {
+async function installedRepos(db: IntegrationDb<'github'>): Promise<string[]> {
   const rows = await db
     .selectFrom('github_installation_repos')
     .innerJoin('github_installations', 'github_installations.id', 'github_installation_repos.installation_id')
@@ -127,12 +132,12 @@ async function installedRepos(db: Db): Promise<string[]> {
   return rows.map((r) => r.full_name);
 }
 
-async function installation(db: Db, id: number) {
+async function installation(db: IntegrationDb<'github'>, id: number) {
   return db.selectFrom('github_installations').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
 /** The active installation that covers a repository, when the webhooks told us about it. */
-async function installationFor(db: Db, repo: RepoRef): Promise<number | undefined> {
+async function installationFor(db: IntegrationDb<'github'>, repo: RepoRef): Promise<number | undefined> {
   const row = await db
     .selectFrom('github_installation_repos')
     .innerJoin('github_installations', 'github_installations.id', 'github_installation_repos.installation_id')
@@ -145,7 +150,7 @@ async function installationFor(db: Db, repo: RepoRef): Promise<number | undefine
 
 /** Made before the session service sees the request, so the replier never runs ahead of it. */
 async function createRequest(
-  db: Db,
+  db: IntegrationDb<'github'>,
   input: Omit<GitHubRequest, 'id' | 'lastBody' | 'finished' | 'sessionId'> & { lastBody: string },
 ): Promise<number> {
   const row = await db
@@ -165,7 +170,7 @@ async function createRequest(
   return row.id;
 }
 
-async function openRequests(db: Db, threadKey: string): Promise<GitHubRequest[]> {
+async function openRequests(db: IntegrationDb<'github'>, threadKey: string): Promise<GitHubRequest[]> {
   const rows = await db
     .selectFrom('github_requests')
     .selectAll()
@@ -189,7 +194,7 @@ async function openRequests(db: Db, threadKey: string): Promise<GitHubRequest[]>
 }
 
 async function updateRequest(
-  db: Db,
+  db: IntegrationDb<'github'>,
   id: number,
   patch: { lastBody?: string; finished?: boolean; sessionId?: string; commentId?: number },
 ) {
@@ -205,7 +210,10 @@ async function updateRequest(
     .execute();
 }
 
-async function saveUserToken(db: Db, input: { actorKey: string; login: string; githubId: number; ciphertext: string }) {
+async function saveUserToken(
+  db: IntegrationDb<'github'>,
+  input: { actorKey: string; login: string; githubId: number; ciphertext: string },
+) {
   await db
     .insertInto('github_user_tokens')
     .values({
@@ -226,7 +234,7 @@ async function saveUserToken(db: Db, input: { actorKey: string; login: string; g
 }
 
 async function userToken(
-  db: Db,
+  db: IntegrationDb<'github'>,
   actorKey: string,
 ): Promise<{ login: string; githubId: number; ciphertext: string } | undefined> {
   const row = await db
@@ -238,7 +246,7 @@ async function userToken(
 }
 
 /** False once GitHub refused a draft pull request on this repository (its plan has no drafts). */
-async function draftsAllowed(db: Db, repo: RepoRef): Promise<boolean> {
+async function draftsAllowed(db: IntegrationDb<'github'>, repo: RepoRef): Promise<boolean> {
   const row = await db
     .selectFrom('github_repo_features')
     .select('drafts')
@@ -247,7 +255,7 @@ async function draftsAllowed(db: Db, repo: RepoRef): Promise<boolean> {
   return row?.drafts ?? true;
 }
 
-async function rememberDrafts(db: Db, repo: RepoRef, drafts: boolean) {
+async function rememberDrafts(db: IntegrationDb<'github'>, repo: RepoRef, drafts: boolean) {
   const fullName = `${repo.owner}/${repo.repo}`.toLowerCase();
   await db
     .insertInto('github_repo_features')
@@ -257,12 +265,12 @@ async function rememberDrafts(db: Db, repo: RepoRef, drafts: boolean) {
 }
 
 /** Where the next look for lost webhook deliveries starts (see DeliverySweep); undefined before the first. */
-async function deliveriesSince(db: Db): Promise<Date | undefined> {
+async function deliveriesSince(db: IntegrationDb<'github'>): Promise<Date | undefined> {
   const row = await db.selectFrom('github_delivery_sweep').select('since').where('id', '=', 'app').executeTakeFirst();
   return row?.since;
 }
 
-async function saveDeliveriesSince(db: Db, since: Date) {
+async function saveDeliveriesSince(db: IntegrationDb<'github'>, since: Date) {
   await db
     .insertInto('github_delivery_sweep')
     .values({ id: 'app', since })

@@ -26,7 +26,7 @@ import { stableUuid } from './stable-uuid.ts';
  */
 export function createLinearModule(input: {
   config: LinearConfig;
-  context: IntegrationContext;
+  context: IntegrationContext<'linear'>;
   repos: RepoCatalog;
   /** The secret box, for the OAuth install flow's signed state and stored tokens. */
   box?: Sealer;

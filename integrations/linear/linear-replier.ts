@@ -21,7 +21,7 @@ export const DEFAULT_KEEPALIVE_MS = 20 * 60_000;
 export function createLinearReplier(deps: {
   store: LinearStore;
   apis: LinearApis;
-  context: IntegrationContext;
+  context: IntegrationContext<'linear'>;
   log: Logger;
   now?: () => number;
   /** Silence after which a running session gets a thought saying what it is doing (LINEAR_KEEPALIVE_SECONDS). */
