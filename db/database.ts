@@ -6,10 +6,17 @@ import { PatchbayError } from '../src/core/errors.ts';
 import { throttleLog } from '../src/core/log-throttle.ts';
 import { startEmbeddedPostgres } from './embedded-postgres.ts';
 import { migrationProvider } from './migrations/migration-list.ts';
+import { renameRecordedMigrations } from './migrations/migration-names.ts';
 import { preparingPool } from './prepared-statements.ts';
 import type { Database } from './schema.ts';
 
 export type Db = Kysely<Database>;
+
+/**
+ * What a store function takes after its database handle: the parameters of the store's member that
+ * calls it (`createXStore(db)` returns `{ name: (...args: ArgsAfterDb<typeof name>) => name(db, ...args) }`).
+ */
+export type ArgsAfterDb<F> = F extends (db: never, ...args: infer A) => unknown ? A : never;
 
 export type DatabaseHandle = {
   db: Db;
@@ -136,8 +143,9 @@ function openPool(url: string, max: number, log: Logger): { pool: pg.Pool; conne
 }
 
 export async function migrate(db: Kysely<Database>): Promise<void> {
-  // Migration numbers are handed out to parallel work (009 and 009b, 010 and 010b, 011), so one can
-  // land after a higher-numbered one has already run somewhere: run it anyway instead of refusing.
+  await renameRecordedMigrations(db);
+  // Migration numbers are handed out to parallel work, so one can land after a higher-numbered one
+  // has already run somewhere: run it anyway instead of refusing.
   const migrator = new Migrator({ db, provider: migrationProvider, allowUnorderedMigrations: true });
   const { error, results } = await migrator.migrateToLatest();
   if (error) {

@@ -71,7 +71,7 @@ export interface GitHubUserTokensTable {
   updated_at: Timestamp;
 }
 
-/** What a repository's plan refuses, learnt from GitHub's answers (022): drafts on a private Free/Pro repository. */
+/** What a repository's plan refuses, learnt from GitHub's answers (024): drafts on a private Free/Pro repository. */
 export interface GitHubRepoFeaturesTable {
   /** owner/name, lower-case. */
   full_name: string;
@@ -79,7 +79,7 @@ export interface GitHubRepoFeaturesTable {
   learnt_at: Timestamp;
 }
 
-/** Where the next look for lost webhook deliveries starts (022): one row, id 'app'. */
+/** Where the next look for lost webhook deliveries starts (024): one row, id 'app'. */
 export interface GitHubDeliverySweepTable {
   id: string;
   since: ColumnType<Date, Date, Date>;
@@ -105,9 +105,9 @@ export interface LinearInstallationsTable {
   token_ciphertext: string;
   scope: string;
   updated_at: Timestamp;
-  /** The refresh token, sealed like the access token; null for installs from before refresh tokens (013). */
+  /** The refresh token, sealed like the access token; null for installs from before refresh tokens (016). */
   refresh_token_ciphertext: string | null;
-  /** When the access token stops working; null when Linear did not say (013). */
+  /** When the access token stops working; null when Linear did not say (016). */
   expires_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
 }
 

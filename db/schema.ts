@@ -1,4 +1,4 @@
-import type { ColumnType, Generated } from 'kysely';
+import type { ColumnType, Generated, Kysely } from 'kysely';
 import type { Counter, Json, Timestamp } from './column-types.ts';
 import type { SessionArtifactsTable } from './schema-artifacts.ts';
 import type { CodexSignInsTable } from './schema-engines.ts';
@@ -16,6 +16,29 @@ import type {
   SlackPendingTasksTable,
   SlackPostsTable,
 } from './integration-tables.ts';
+
+/**
+ * Each integration's own tables (db/integration-tables.ts): the only ones its database handle
+ * reaches. Sessions, threads and events are read through the session store, never from here.
+ */
+export type IntegrationTables = {
+  slack: 'slack_pending_tasks' | 'slack_posts';
+  github:
+    | 'github_installations'
+    | 'github_installation_repos'
+    | 'github_requests'
+    | 'github_user_tokens'
+    | 'github_repo_features'
+    | 'github_delivery_sweep'
+    | 'github_ci_failures'
+    | 'github_pull_autofix';
+  linear: 'linear_agent_sessions' | 'linear_installations';
+};
+
+/** A database handle typed with `integration`'s own tables only: a query on another table does not compile. */
+export type IntegrationDb<Integration extends keyof IntegrationTables> = Kysely<
+  Pick<Database, IntegrationTables[Integration]>
+>;
 
 /** Table types. JSON columns are validated with zod where they are read (see the stores). */
 export interface Database {
@@ -82,12 +105,12 @@ export interface SessionsTable {
   cache_write_tokens: Counter;
   /** When the session last became queued (a trigger keeps it); null until then. */
   queued_at: ColumnType<Date | null, never, never>;
-  /** Grows by one each time a run of the session starts or is taken over (migration 016). */
+  /** Grows by one each time a run of the session starts or is taken over (migration 018). */
   run_epoch: ColumnType<string, number | undefined, number>;
   /** The process holding the run's lease, and until when (null: nobody). */
   lease_owner: string | null;
   lease_expires_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
-  /** Set on a sub-task's session (migration 021): its parent, its 1-based place, title and spawning call. */
+  /** Set on a sub-task's session (migration 023): its parent, its 1-based place, title and spawning call. */
   parent_session_id: ColumnType<string | null, string | null | undefined, never>;
   subtask_index: ColumnType<number | null, number | null | undefined, never>;
   subtask_title: ColumnType<string | null, string | null | undefined, never>;
@@ -115,7 +138,7 @@ export interface SessionEventsTable {
   at: Timestamp;
   /** Makes a replayed write (a resumed run) a no-op instead of a duplicate. */
   dedupe_key: string | null;
-  /** The run epoch that wrote it (migration 016); null when no run did. */
+  /** The run epoch that wrote it (migration 018); null when no run did. */
   run_epoch: ColumnType<string | null, number | null | undefined, number | null>;
 }
 
@@ -196,7 +219,7 @@ export interface InboundDeliveriesTable {
   last_error: string | null;
   outcome: string | null;
   finished_at: Timestamp | null;
-  /** Deliveries with the same key are worked one at a time, in id order (migration 009-ordered-deliveries). */
+  /** Deliveries with the same key are worked one at a time, in id order (migration 010-ordered-deliveries). */
   order_key: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
@@ -210,7 +233,7 @@ export interface ModalSandboxesTable {
   expires_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
   used_at: Timestamp;
   released: ColumnType<boolean, boolean | undefined, boolean>;
-  /** The run epoch that wrote it (migration 016); null when no run did. */
+  /** The run epoch that wrote it (migration 018); null when no run did. */
   run_epoch: ColumnType<string | null, number | null | undefined, number | null>;
 }
 
@@ -236,11 +259,11 @@ export interface SessionCheckpointsTable {
   /** The checkpoint commit the chain (bundle, then its increments) ends at; null for one stored before chains. */
   wip: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: Timestamp;
-  /** The run epoch that wrote it (migration 016); null when no run did. */
+  /** The run epoch that wrote it (migration 018); null when no run did. */
   run_epoch: ColumnType<string | null, number | null | undefined, number | null>;
 }
 
-/** Checkpoints after the one in session_checkpoints.bundle, each a bundle against the one before (migration 013). */
+/** Checkpoints after the one in session_checkpoints.bundle, each a bundle against the one before (migration 015). */
 export interface SessionCheckpointIncrementsTable {
   session_id: string;
   step: ColumnType<string, number | string, number | string>;
@@ -249,7 +272,7 @@ export interface SessionCheckpointIncrementsTable {
   wip: string;
   bundle: Buffer;
   created_at: Timestamp;
-  /** The run epoch that wrote it (migration 016); null when no run did. */
+  /** The run epoch that wrote it (migration 018); null when no run did. */
   run_epoch: ColumnType<string | null, number | null | undefined, number | null>;
 }
 

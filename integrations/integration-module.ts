@@ -1,7 +1,7 @@
 import type { ArtifactStore } from '../src/core/artifact-store.ts';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import type { Db } from '../db/database.ts';
+import type { IntegrationDb, IntegrationTables } from '../db/schema.ts';
 import type { ImageIntake } from '../src/core/attachment.ts';
 import type { PageSessionIssuer, PageSignInProvider } from '../src/core/page-sign-in.ts';
 import type { OutcomeLedger } from '../src/core/pull-outcome.ts';
@@ -13,8 +13,12 @@ import type { SessionLookup } from '../src/core/session-lookup.ts';
 import type { SessionFamily } from '../src/core/session-family.ts';
 import type { ThreadReplier } from '../src/core/thread-replier.ts';
 
-/** What every integration gets from the composition root. */
-export type IntegrationContext = {
+/**
+ * What every integration gets from the composition root. An integration's module takes it as
+ * `IntegrationContext<'slack'>` (its own name), so its `db` reaches its own tables only; the root
+ * holds the context of all of them.
+ */
+export type IntegrationContext<Integration extends keyof IntegrationTables = keyof IntegrationTables> = {
   /** Where a receiver stores a verified delivery before acknowledging it (the inbound pipeline). */
   inbox: DeliveryInbox;
   /** The sessions: read them, find a thread's, bind a thread (the session store, by the same names). */
@@ -28,10 +32,10 @@ export type IntegrationContext = {
   /** Where what became of a session's pull request is recorded (merged, closed, reverted, …). */
   outcomes: OutcomeLedger;
   /**
-   * The database, for an integration's own tables (installations, stored tokens, its work queue)
-   * and nothing else: sessions, their threads and events are read through `sessions`.
+   * The database, typed with the integration's own tables (installations, stored tokens, its work
+   * queue) and nothing else: sessions, their threads and events are read through `sessions`.
    */
-  db: Db;
+  db: IntegrationDb<Integration>;
   log: Logger;
   /** Base URL of the web page: session links are `${publicUrl}/sessions/<id>`. */
   publicUrl: string;

@@ -24,7 +24,7 @@ type GitHubThread = Extract<ThreadRef, { source: 'github' }>;
  * What the reply step says on a pull request once the session service took a CI failure: why no
  * follow-up runs, or the progress comment of the follow-up (a request the replier then edits).
  */
-export type CiFailurePlan = {
+export type CiFailureErrand = {
   kind: 'ci-failure';
   owner: string;
   repo: string;
@@ -53,7 +53,7 @@ export async function takeCiReport(
   delivery: StoredDelivery,
   signal: AbortSignal,
   log: Logger,
-): Promise<Interpretation<CiFailurePlan>> {
+): Promise<Interpretation<CiFailureErrand>> {
   if (!failedConclusions.has(report.conclusion))
     return { kind: 'ignore', reason: `${report.event} ${report.conclusion}` };
   for (const number of report.pullNumbers) {
@@ -110,7 +110,7 @@ async function decideFailure(
   deps: InterpreterDeps,
   input: { report: CiReport; thread: GitHubThread; session: SessionRecord; failure: CollectedFailure },
   log: Logger,
-): Promise<Interpretation<CiFailurePlan>> {
+): Promise<Interpretation<CiFailureErrand>> {
   const { report, thread, session, failure } = input;
   const where = { owner: report.owner, repo: report.repo, number: thread.number, headSha: report.headSha };
   const earlier = await deps.store.ciFailures(report.owner, report.repo, thread.number, report.headSha);
@@ -158,7 +158,7 @@ async function decideFailure(
       },
       text: followUpMessage({ number: thread.number, commit: report.headSha, failure, attempt }),
     },
-    plan: {
+    errand: {
       kind: 'ci-failure',
       ...where,
       installationId: report.installationId,
@@ -177,41 +177,47 @@ async function decideFailure(
  */
 export async function replyToCiFailure(
   deps: InterpreterDeps,
-  plan: CiFailurePlan,
+  errand: CiFailureErrand,
   outcome: InboundOutcome,
   signal: AbortSignal,
 ): Promise<void> {
   if (outcome.kind !== 'appended') return;
-  const octokit = await deps.client.forInstallation(plan.installationId);
-  const place = { owner: plan.owner, repo: plan.repo, number: plan.number, in: 'issue' as const };
-  const what = `CI failed on \`${plan.headSha.slice(0, 12)}\` (${plan.name}).`;
-  if (!plan.decision.followUp) {
+  const octokit = await deps.client.forInstallation(errand.installationId);
+  const place = { owner: errand.owner, repo: errand.repo, number: errand.number, in: 'issue' as const };
+  const what = `CI failed on \`${errand.headSha.slice(0, 12)}\` (${errand.name}).`;
+  if (!errand.decision.followUp) {
     await postComment(
       octokit,
       place,
-      `${what} I am not fixing it automatically: ${plan.decision.reason}. [Session](${deps.context.publicUrl}/sessions/${plan.sessionId})`,
+      `${what} I am not fixing it automatically: ${errand.decision.reason}. [Session](${deps.context.publicUrl}/sessions/${errand.sessionId})`,
     );
     return;
   }
-  const body = `🔧 ${what} Working on a fix (automatic follow-up ${plan.attempt} of 2).`;
-  const thread: ThreadRef = { source: 'github', owner: plan.owner, repo: plan.repo, number: plan.number, kind: 'pull' };
+  const body = `🔧 ${what} Working on a fix (automatic follow-up ${errand.attempt} of 2).`;
+  const thread: ThreadRef = {
+    source: 'github',
+    owner: errand.owner,
+    repo: errand.repo,
+    number: errand.number,
+    kind: 'pull',
+  };
   const requestId = await deps.store.createRequest({
     threadKey: threadKey(thread)!,
-    owner: plan.owner,
-    repo: plan.repo,
-    number: plan.number,
+    owner: errand.owner,
+    repo: errand.repo,
+    number: errand.number,
     commentKind: 'issue',
     commentId: null,
     replyTo: null,
-    startSeq: plan.startSeq,
+    startSeq: errand.startSeq,
     lastBody: body,
   });
   // The replier may be called for the follow-up's first events while this post is under way: it
   // awaits the post through `comments` (a failure here retries the delivery, as before). Posted
   // once: a lost answer is looked for in the thread before posting again.
-  const target = { id: requestId, owner: plan.owner, repo: plan.repo, number: plan.number, lastBody: body };
+  const target = { id: requestId, owner: errand.owner, repo: errand.repo, number: errand.number, lastBody: body };
   await deps.comments.post(requestId, async () => {
-    await deps.store.updateRequest(requestId, { sessionId: plan.sessionId });
+    await deps.store.updateRequest(requestId, { sessionId: errand.sessionId });
     const botLogin = (await deps.client.identity()).login;
     const once = { octokit, botLogin, store: deps.store, log: deps.log };
     return postProgressOnce(once, { ...target, commentKind: 'issue', replyTo: null }, signal);

@@ -9,7 +9,7 @@ import { classifyOutcome } from './classify-outcome.ts';
 import { classifyWebhook } from './classify-webhook.ts';
 import { recordOutcome } from './outcome-tracker.ts';
 import { PullRequest, type WorkRequest } from './webhook-payloads.ts';
-import { noteFlaky, replyToCiFailure, setAutofix, takeCiReport, type CiFailurePlan } from './ci-report.ts';
+import { noteFlaky, replyToCiFailure, setAutofix, takeCiReport, type CiFailureErrand } from './ci-report.ts';
 import type { PatchbayOctokit } from './github-client.ts';
 import { addEyes, postComment, type CommentPlace } from './github-comments.ts';
 import { threadCommand } from './thread-commands.ts';
@@ -21,13 +21,13 @@ import type { InterpreterDeps } from './interpreter-deps.ts';
 import { postProgressOnce, type ProgressTarget } from './progress-comment-once.ts';
 
 /** A `@bot stop` was handed to the session service: the reply says what it stopped. */
-export type StopPlan = { kind: 'stop'; installationId: number; place: CommentPlace; who: string };
+export type StopErrand = { kind: 'stop'; installationId: number; place: CommentPlace; who: string };
 
 /**
  * A request was handed to the session service: if a session took it, the request is bound to the
  * session and gets its 👀 and its progress comment (which the replier edits from then on).
  */
-export type ProgressPlan = {
+export type ProgressErrand = {
   kind: 'progress';
   requestId: number;
   installationId: number;
@@ -37,9 +37,9 @@ export type ProgressPlan = {
 };
 
 /** What GitHub's reply step does once the session service handled a delivery's Inbound. */
-export type GitHubPlan = StopPlan | ProgressPlan | CiFailurePlan;
+export type GitHubErrand = StopErrand | ProgressErrand | CiFailureErrand;
 
-export type GitHubInterpreter = DeliveryInterpreter<GitHubPlan> & { stop(): Promise<void> };
+export type GitHubInterpreter = DeliveryInterpreter<GitHubErrand> & { stop(): Promise<void> };
 
 /**
  * GitHub's interpreter, as the pipeline drives it after the ack: installation bookkeeping,
@@ -51,7 +51,7 @@ export function createGitHubInterpreter(deps: InterpreterDeps): GitHubInterprete
   return {
     source: 'github',
     interpret: (delivery, signal) => interpretDelivery(deps, delivery, signal),
-    reply: (plan, outcome, signal) => replyToPlan(deps, plan, outcome, signal),
+    reply: (errand, outcome, signal) => replyToErrand(deps, errand, outcome, signal),
     tellFailure: (delivery, reason, signal) => tellFailure(deps, delivery, reason, signal),
     // The progress comments still being posted.
     stop: () => deps.comments.settled(),
@@ -72,7 +72,7 @@ async function interpretDelivery(
   deps: InterpreterDeps,
   delivery: StoredDelivery,
   signal: AbortSignal,
-): Promise<Interpretation<GitHubPlan>> {
+): Promise<Interpretation<GitHubErrand>> {
   const log = deps.log.child({ deliveryId: delivery.deliveryId, event: delivery.kind });
   const payload = parsePayload(delivery);
   if (!payload) return { kind: 'ignore', reason: 'the body is not a JSON object' };
@@ -109,22 +109,22 @@ async function interpretDelivery(
   }
 }
 
-/** The reply step: what the plan `interpret` made says to post, given what the session service did. */
-async function replyToPlan(
+/** The reply step: what the errand `interpret` made says to post, given what the session service did. */
+async function replyToErrand(
   deps: InterpreterDeps,
-  plan: GitHubPlan,
+  errand: GitHubErrand,
   outcome: InboundOutcome,
   signal: AbortSignal,
 ): Promise<void> {
-  switch (plan.kind) {
+  switch (errand.kind) {
     case 'stop':
-      return replyToStop(deps, plan, outcome);
+      return replyToStop(deps, errand, outcome);
     case 'progress':
-      return replyToRequest(deps, plan, outcome);
+      return replyToRequest(deps, errand, outcome);
     case 'ci-failure':
-      return replyToCiFailure(deps, plan, outcome, signal);
+      return replyToCiFailure(deps, errand, outcome, signal);
     default: {
-      const _never: never = plan;
+      const _never: never = errand;
       return _never;
     }
   }
@@ -154,7 +154,7 @@ async function takeRequest(
   request: WorkRequest,
   log: Logger,
   work: DeliveryWork,
-): Promise<Interpretation<GitHubPlan>> {
+): Promise<Interpretation<GitHubErrand>> {
   const octokit = await deps.client.forInstallation(request.installationId);
   const place = placeOf(request);
   const who = `@${request.sender.login}`;
@@ -171,7 +171,7 @@ async function takeRequest(
     return {
       kind: 'inbound',
       inbound: { kind: 'stop', thread: githubThread(request), actor: actorOf(request) },
-      plan: { kind: 'stop', installationId: request.installationId, place, who },
+      errand: { kind: 'stop', installationId: request.installationId, place, who },
     };
   }
   const pull = request.kind === 'pull' ? await pullOf(octokit, request) : undefined;
@@ -209,7 +209,7 @@ async function startRequest(
   request: WorkRequest,
   pull: PullRequest | undefined,
   work: DeliveryWork,
-): Promise<Interpretation<GitHubPlan>> {
+): Promise<Interpretation<GitHubErrand>> {
   const thread = githubThread(request);
   const actor = actorOf(request);
   const place = placeOf(request);
@@ -246,7 +246,7 @@ async function startRequest(
           ...(pull && { baseBranch: pull.base.ref, branch: pull.head.ref }),
         };
   const taken = await takeImages(deps, request, inbound, work);
-  const plan: ProgressPlan = {
+  const errand: ProgressErrand = {
     kind: 'progress',
     requestId,
     installationId: request.installationId,
@@ -254,7 +254,7 @@ async function startRequest(
     who,
     ...(request.react && { react: request.react }),
   };
-  return { kind: 'inbound', inbound: taken, plan };
+  return { kind: 'inbound', inbound: taken, errand };
 }
 
 /** The attempt of the delivery being worked and its abort signal. */
@@ -276,8 +276,8 @@ async function takeImages(deps: InterpreterDeps, request: WorkRequest, inbound: 
 }
 
 /** Says on the thread what `@bot stop` did. */
-async function replyToStop(deps: InterpreterDeps, plan: StopPlan, outcome: InboundOutcome): Promise<void> {
-  const { who } = plan;
+async function replyToStop(deps: InterpreterDeps, errand: StopErrand, outcome: InboundOutcome): Promise<void> {
+  const { who } = errand;
   const said =
     outcome.kind === 'stopped'
       ? `${who} Stopped. Mention me again to pick it up.`
@@ -286,8 +286,8 @@ async function replyToStop(deps: InterpreterDeps, plan: StopPlan, outcome: Inbou
         : outcome.kind === 'no-session'
           ? `${who} I have no work here to stop.`
           : undefined;
-  deps.log.info({ outcome: outcome.kind, pull: plan.place.number }, 'stop request');
-  if (said) await postComment(await deps.client.forInstallation(plan.installationId), plan.place, said);
+  deps.log.info({ outcome: outcome.kind, pull: errand.place.number }, 'stop request');
+  if (said) await postComment(await deps.client.forInstallation(errand.installationId), errand.place, said);
 }
 
 /**
@@ -295,26 +295,26 @@ async function replyToStop(deps: InterpreterDeps, plan: StopPlan, outcome: Inbou
  * request, need not queue behind these throttled writes) puts 👀 on it and posts its progress
  * comment through `comments`, where the replier awaits it. A request not taken is finished.
  */
-async function replyToRequest(deps: InterpreterDeps, plan: ProgressPlan, outcome: InboundOutcome): Promise<void> {
+async function replyToRequest(deps: InterpreterDeps, errand: ProgressErrand, outcome: InboundOutcome): Promise<void> {
   const { store } = deps;
   if (outcome.kind !== 'started' && outcome.kind !== 'appended') {
-    await store.updateRequest(plan.requestId, { finished: true });
+    await store.updateRequest(errand.requestId, { finished: true });
     // A decision the session service would not take (an address no thread may allow): say why.
     if (outcome.kind === 'refused')
       await postComment(
-        await deps.client.forInstallation(plan.installationId),
-        plan.place,
-        `${plan.who} ${outcome.message}`,
+        await deps.client.forInstallation(errand.installationId),
+        errand.place,
+        `${errand.who} ${outcome.message}`,
       );
-    deps.log.info({ outcome: outcome.kind, pull: plan.place.number }, 'GitHub request not taken');
+    deps.log.info({ outcome: outcome.kind, pull: errand.place.number }, 'GitHub request not taken');
     return;
   }
-  const bound = store.updateRequest(plan.requestId, { sessionId: outcome.session.id });
+  const bound = store.updateRequest(errand.requestId, { sessionId: outcome.session.id });
   // Registered before the first await, so a replier called for the session's first events waits for it.
   // A failed binding fails the delivery (awaited below), which retries it; nothing is posted then.
-  void deps.comments.post(plan.requestId, () =>
+  void deps.comments.post(errand.requestId, () =>
     bound.then(
-      () => postProgress(deps, plan),
+      () => postProgress(deps, errand),
       () => undefined,
     ),
   );
@@ -326,33 +326,33 @@ async function replyToRequest(deps: InterpreterDeps, plan: ProgressPlan, outcome
  * without a progress comment, finished; any other failure leaves it to the replier, which posts
  * it (or finds the one in doubt) when the request's events are shown.
  */
-async function postProgress(deps: InterpreterDeps, plan: ProgressPlan): Promise<number | undefined> {
-  const log = deps.log.child({ pull: plan.place.number });
+async function postProgress(deps: InterpreterDeps, errand: ProgressErrand): Promise<number | undefined> {
+  const log = deps.log.child({ pull: errand.place.number });
   try {
-    const octokit = await deps.client.forInstallation(plan.installationId);
-    if (plan.react)
-      await addEyes(octokit, { owner: plan.place.owner, repo: plan.place.repo }, plan.react).catch((error: unknown) =>
-        log.warn({ err: error }, 'could not add the reaction'),
+    const octokit = await deps.client.forInstallation(errand.installationId);
+    if (errand.react)
+      await addEyes(octokit, { owner: errand.place.owner, repo: errand.place.repo }, errand.react).catch(
+        (error: unknown) => log.warn({ err: error }, 'could not add the reaction'),
       );
     const botLogin = (await deps.client.identity()).login;
-    return await postProgressOnce({ octokit, botLogin, store: deps.store, log }, progressTarget(plan));
+    return await postProgressOnce({ octokit, botLogin, store: deps.store, log }, progressTarget(errand));
   } catch (error) {
     log.error({ err: error }, 'could not post the progress comment');
     return undefined;
   }
 }
 
-/** The fields of a request's row its progress comment is posted from, as the plan has them. */
-function progressTarget(plan: ProgressPlan): ProgressTarget {
-  const { place } = plan;
+/** The fields of a request's row its progress comment is posted from, as the errand has them. */
+function progressTarget(errand: ProgressErrand): ProgressTarget {
+  const { place } = errand;
   return {
-    id: plan.requestId,
+    id: errand.requestId,
     owner: place.owner,
     repo: place.repo,
     number: place.number,
     commentKind: place.in,
     replyTo: place.in === 'review' ? place.id : null,
-    lastBody: `👀 On it, ${plan.who}.`,
+    lastBody: `👀 On it, ${errand.who}.`,
   };
 }
 

@@ -42,7 +42,7 @@ export type GitHubModule = IntegrationModule & {
 /** `proofs`: the identity proofs other integrations offer (Sign in with Slack), asked before GitHub's sign-in. */
 export async function createGitHubModule(
   config: GitHubConfig,
-  context: IntegrationContext,
+  context: IntegrationContext<'github'>,
   proofs: readonly IdentityProof[] = [],
 ): Promise<GitHubModule> {
   const log = context.log.child({ integration: 'github' });
@@ -141,7 +141,7 @@ function eventSource(
   config: GitHubConfig,
   client: GitHubClient,
   store: GitHubStore,
-  context: IntegrationContext,
+  context: IntegrationContext<'github'>,
   log: Logger,
 ): DeliverySweep | GitHubEventPoller {
   if (config.events.mode === 'webhooks') return new DeliverySweep({ client, store, log, ...sweepTimes(config) });
@@ -172,7 +172,7 @@ async function readPrivateKey(config: GitHubConfig): Promise<string> {
 }
 
 /** The page's GitHub sign-in, when allowed people are named and the page has a token to guard it. */
-function pageSignInRule(config: GitHubConfig, context: IntegrationContext, log: Logger) {
+function pageSignInRule(config: GitHubConfig, context: IntegrationContext<'github'>, log: Logger) {
   if (config.pageSignIn && !context.pageSignIns)
     log.warn(
       'WEB_SIGNIN_GITHUB_* is set but PATCHBAY_API_TOKEN is not: the page is open without sign-in, so GitHub sign-in to it is off',
@@ -185,7 +185,7 @@ function oauthRoutes(
   config: GitHubConfig,
   oauth: { clientId: string },
   box: SecretBox,
-  context: IntegrationContext,
+  context: IntegrationContext<'github'>,
   proofs: readonly IdentityProof[],
   page: ReturnType<typeof pageSignInRule>,
 ) {

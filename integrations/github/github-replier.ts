@@ -31,7 +31,7 @@ type ReplyState = Pick<ProgressView, 'step' | 'blocked' | 'refused' | 'notices' 
 export function createGitHubReplier(deps: {
   client: GitHubClient;
   store: GitHubStore;
-  context: IntegrationContext;
+  context: IntegrationContext<'github'>;
   /** Where the first progress comment of a request, posted by the interpreter's reply step, is awaited. */
   comments: ProgressComments;
   log: Logger;
@@ -55,21 +55,7 @@ export function createGitHubReplier(deps: {
     signal: AbortSignal,
   ): Promise<void> {
     const commentId = await comments.commentId(request, signal);
-    const bot = await client.identity();
-    const { step, queue } = view.seen;
-    const subtasks = renderSubtasks(view.children, { repo: view.session.repo, pageUrl: pageUrlOf(context) });
-    const subtaskQuestions = openSubtaskQuestions(view.seen.questions ?? [], view.children);
-    const body = renderProgress({
-      session: view.session,
-      ...(step && { step }),
-      ...(view.prUrl && { prUrl: view.prUrl }),
-      ...refusalsOf(view.seen),
-      ...(queue && { queue }),
-      ...(subtasks && { subtasks }),
-      ...(subtaskQuestions.length > 0 && { subtaskQuestions }),
-      sessionUrl: pageUrlOf(context)(view.session.id),
-      mention: bot.mention,
-    });
+    const body = progressBody(view, pageUrlOf(context), (await client.identity()).mention);
     if (body === request.lastBody) return;
     const octokit = await client.forRepo({ owner: request.owner, repo: request.repo });
     await editComment(
@@ -108,6 +94,28 @@ export function createGitHubReplier(deps: {
       return { state };
     },
   };
+}
+
+/** The progress comment's text for what the thread has seen of the session. */
+function progressBody(
+  view: { session: SessionRecord; seen: ReplyState; prUrl?: string; children: readonly SubtaskLine[] },
+  pageUrl: (sessionId: string) => string,
+  mention: string,
+): string {
+  const { step, queue } = view.seen;
+  const subtasks = renderSubtasks(view.children, { repo: view.session.repo, pageUrl });
+  const subtaskQuestions = openSubtaskQuestions(view.seen.questions ?? [], view.children);
+  return renderProgress({
+    session: view.session,
+    ...(step && { step }),
+    ...(view.prUrl && { prUrl: view.prUrl }),
+    ...refusalsOf(view.seen),
+    ...(queue && { queue }),
+    ...(subtasks && { subtasks }),
+    ...(subtaskQuestions.length > 0 && { subtaskQuestions }),
+    sessionUrl: pageUrl(view.session.id),
+    mention,
+  });
 }
 
 /** The hosts and repositories refused since the request, and what the thread was told before the pull request opened. */

@@ -1,13 +1,13 @@
-import type { Db } from '../../db/database.ts';
+import type { IntegrationDb } from '../../db/schema.ts';
 
 /**
  * Where the next poll of one list starts (polling mode), shared by every process through the
  * database: rows of the delivery sweep's table under their own keys (`poll:issue-comments:o/r`).
  */
 export class PollMarks {
-  readonly #db: Db;
+  readonly #db: IntegrationDb<'github'>;
 
-  constructor(db: Db) {
+  constructor(db: IntegrationDb<'github'>) {
     this.#db = db;
   }
 

@@ -12,7 +12,7 @@ import {
   type EventScope,
   ignore,
   type Interpreted,
-  type LinearPlan,
+  type LinearErrand,
   type LinearSurfaceDeps,
   noIssueActivity,
   post,
@@ -59,11 +59,11 @@ export function linearDelivery(
  * repository question), or with the stop signal stops the run. Every activity carries an id
  * derived from the delivery, so a retry re-posts nothing.
  */
-export function createLinearInterpreter(deps: LinearSurfaceDeps): DeliveryInterpreter<LinearPlan> {
+export function createLinearInterpreter(deps: LinearSurfaceDeps): DeliveryInterpreter<LinearErrand> {
   return {
     source: 'linear',
     interpret: (delivery, signal) => interpret(deps, delivery, signal),
-    reply: (plan, outcome) => reply(deps, plan, outcome),
+    reply: (errand, outcome) => reply(deps, errand, outcome),
     tellFailure: (delivery, reason, signal) => tellFailure(deps, delivery, reason, signal),
   };
 }
@@ -162,7 +162,7 @@ async function joinLinkedSession(
     return {
       kind: 'inbound',
       inbound: { kind: 'message', thread: input.thread, actor: input.actor, text: input.text, dedupeKey: scope.key },
-      plan: { kind: 'bind-joined', organizationId: scope.event.organizationId, agentSessionId, sessionId: linked.id },
+      errand: { kind: 'bind-joined', organizationId: scope.event.organizationId, agentSessionId, sessionId: linked.id },
     };
   }
   return undefined;
@@ -189,42 +189,42 @@ function startedStateOf(issue: IssueForWork): { issueId: string; stateId: string
   return first && { issueId: issue.id, stateId: first.id };
 }
 
-/** The session service handled the event: do what its plan says. Safe to repeat. */
-async function reply(deps: LinearSurfaceDeps, plan: LinearPlan, outcome: InboundOutcome): Promise<void> {
-  const api = await deps.apis.forOrganization(plan.organizationId);
-  const log = deps.log.child({ agentSessionId: plan.agentSessionId });
-  switch (plan.kind) {
+/** The session service handled the event: do what its errand says. Safe to repeat. */
+async function reply(deps: LinearSurfaceDeps, errand: LinearErrand, outcome: InboundOutcome): Promise<void> {
+  const api = await deps.apis.forOrganization(errand.organizationId);
+  const log = deps.log.child({ agentSessionId: errand.agentSessionId });
+  switch (errand.kind) {
     case 'bind-started': {
       // A retry after a half-finished attempt finds the session the first one started.
-      const session = 'session' in outcome ? outcome.session : await deps.context.sessions.findByThread(plan.thread);
+      const session = 'session' in outcome ? outcome.session : await deps.context.sessions.findByThread(errand.thread);
       if (!session) throw new Error(`the session service did not take the Linear session (${outcome.kind})`);
-      await bindSession(deps, api, plan.agentSessionId, session.id, { pending: null });
+      await bindSession(deps, api, errand.agentSessionId, session.id, { pending: null });
       log.info({ sessionId: session.id, outcome: outcome.kind }, 'Linear session handed to the session service');
-      if (plan.moveIssue)
+      if (errand.moveIssue)
         await api
-          .moveIssue(plan.moveIssue.issueId, plan.moveIssue.stateId)
+          .moveIssue(errand.moveIssue.issueId, errand.moveIssue.stateId)
           .catch((error: unknown) => log.warn({ err: error }, 'could not move the issue to its started state'));
       return;
     }
     case 'bind-joined':
-      await bindSession(deps, api, plan.agentSessionId, plan.sessionId, {});
-      log.info({ sessionId: plan.sessionId }, 'Linear session joined the session of its linked pull request');
+      await bindSession(deps, api, errand.agentSessionId, errand.sessionId, {});
+      log.info({ sessionId: errand.sessionId }, 'Linear session joined the session of its linked pull request');
       return;
     case 'explain-stop':
-      return explainStop(api, plan, outcome, log);
+      return explainStop(api, errand, outcome, log);
     case 'ack-prompt':
-      log.info({ sessionId: plan.sessionId, outcome: outcome.kind }, 'Linear prompt handed to the session');
+      log.info({ sessionId: errand.sessionId, outcome: outcome.kind }, 'Linear prompt handed to the session');
       if (outcome.kind === 'appended')
-        await post(api, plan.agentSessionId, plan.seed, {
+        await post(api, errand.agentSessionId, errand.seed, {
           content: { type: 'thought', body: 'Got it.' },
           ephemeral: true,
         });
       // A decision the service would not take (an address no thread may allow): say why.
       if (outcome.kind === 'refused')
-        await post(api, plan.agentSessionId, plan.seed, { content: { type: 'thought', body: outcome.message } });
+        await post(api, errand.agentSessionId, errand.seed, { content: { type: 'thought', body: outcome.message } });
       return;
     default: {
-      const _never: never = plan;
+      const _never: never = errand;
       return _never;
     }
   }
@@ -247,7 +247,7 @@ async function bindSession(
 /** A stopped run reports itself (the thread's final response); otherwise say why nothing stopped. */
 async function explainStop(
   api: LinearApi,
-  plan: Extract<LinearPlan, { kind: 'explain-stop' }>,
+  errand: Extract<LinearErrand, { kind: 'explain-stop' }>,
   outcome: InboundOutcome,
   log: Logger,
 ): Promise<void> {
@@ -257,7 +257,7 @@ async function explainStop(
     outcome.kind === 'not-running'
       ? `Nothing is running: the session is ${outcome.session.status}.`
       : 'Nothing is running here.';
-  await post(api, plan.agentSessionId, plan.seed, { content: { type: 'response', body: why } });
+  await post(api, errand.agentSessionId, errand.seed, { content: { type: 'response', body: why } });
 }
 
 /** The last try failed: say so in the agent session, so it is not left waiting for an answer. */

@@ -26,7 +26,7 @@ import { stableUuid } from './stable-uuid.ts';
  */
 export function createLinearModule(input: {
   config: LinearConfig;
-  context: IntegrationContext;
+  context: IntegrationContext<'linear'>;
   repos: RepoCatalog;
   /** The secret box, for the OAuth install flow's signed state and stored tokens. */
   box?: Sealer;
@@ -34,21 +34,7 @@ export function createLinearModule(input: {
   const { config, context } = input;
   const log = context.log.child({ integration: 'linear' });
   const store = createLinearStore(context.db);
-  const fallback = config.accessToken
-    ? { accessToken: config.accessToken }
-    : config.apiKey
-      ? { apiKey: config.apiKey }
-      : undefined;
-  const fallbackApi =
-    fallback &&
-    createLinearApi({
-      client: unrenewable(
-        linearClient(config.apiUrl, fallback),
-        'accessToken' in fallback ? 'LINEAR_ACCESS_TOKEN' : 'LINEAR_API_KEY',
-        log,
-      ),
-      log,
-    });
+  const { fallback, fallbackApi } = fallbackAccess(config, log);
   const installUrl = `${context.publicUrl}/linear/oauth/start`;
   const tokens =
     config.oauth && input.box
@@ -104,6 +90,29 @@ export function createLinearModule(input: {
       log.info({ ...(config.allowedOrgs && { allowedOrgs: config.allowedOrgs }) }, 'Linear agent ready');
     },
   };
+}
+
+/**
+ * What Patchbay uses in a workspace that did not install the app: LINEAR_ACCESS_TOKEN or
+ * LINEAR_API_KEY, and the API over it (which cannot renew it); neither when none is set.
+ */
+function fallbackAccess(config: LinearConfig, log: Logger) {
+  const fallback = config.accessToken
+    ? { accessToken: config.accessToken }
+    : config.apiKey
+      ? { apiKey: config.apiKey }
+      : undefined;
+  const fallbackApi =
+    fallback &&
+    createLinearApi({
+      client: unrenewable(
+        linearClient(config.apiUrl, fallback),
+        'accessToken' in fallback ? 'LINEAR_ACCESS_TOKEN' : 'LINEAR_API_KEY',
+        log,
+      ),
+      log,
+    });
+  return { fallback, fallbackApi };
 }
 
 /** The workspace's agent sessions whose Patchbay session is still going (not completed, failed or cancelled). */

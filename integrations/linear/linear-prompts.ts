@@ -72,7 +72,7 @@ async function stop(
   return {
     kind: 'inbound',
     inbound: { kind: 'stop', thread: input.thread, actor: input.actor, dedupeKey: key },
-    plan: {
+    errand: {
       kind: 'explain-stop',
       organizationId: scope.event.organizationId,
       agentSessionId: row.agentSessionId,
@@ -129,7 +129,7 @@ async function toSession(
   return {
     kind: 'inbound',
     inbound,
-    plan: {
+    errand: {
       kind: 'ack-prompt',
       organizationId: scope.event.organizationId,
       agentSessionId,

@@ -21,7 +21,7 @@ export const DEFAULT_KEEPALIVE_MS = 20 * 60_000;
 export function createLinearReplier(deps: {
   store: LinearStore;
   apis: LinearApis;
-  context: IntegrationContext;
+  context: IntegrationContext<'linear'>;
   log: Logger;
   now?: () => number;
   /** Silence after which a running session gets a thought saying what it is doing (LINEAR_KEEPALIVE_SECONDS). */
@@ -30,17 +30,6 @@ export function createLinearReplier(deps: {
   const { store, context } = deps;
   const now = deps.now ?? Date.now;
   const keepAliveMs = deps.keepAliveMs ?? DEFAULT_KEEPALIVE_MS;
-
-  function startState(events: StoredEvent[], agentSessionId: string): LinearThreadState {
-    // A thread that joined a session begun elsewhere (Slack, a PR) starts after its own joining.
-    const joined = events.find(
-      (e) =>
-        e.event.type === 'thread-added' &&
-        e.event.thread.source === 'linear' &&
-        e.event.thread.agentSessionId === agentSessionId,
-    );
-    return { shownSeq: joined?.seq ?? 0, plan: initialPlan(), openCalls: {}, lastPostedAt: now() };
-  }
 
   return {
     source: 'linear',
@@ -52,7 +41,7 @@ export function createLinearReplier(deps: {
       if (!row) return { state };
       const api = await deps.apis.forOrganization(row.organizationId);
       const fresh = (await context.sessions.get(session.id)) ?? session;
-      const previous = (state as LinearThreadState | undefined) ?? startState(events, thread.agentSessionId);
+      const previous = (state as LinearThreadState | undefined) ?? startState(events, thread.agentSessionId, now());
       const { activities, state: next } = renderActivities({
         events,
         state: previous,
@@ -119,6 +108,20 @@ export function keepAliveThought(state: LinearThreadState, sinceMs: number): str
     ? `running ${running.parameter ? `\`${running.parameter.replace(/`/g, "'").slice(0, 200)}\`` : running.name}`
     : state.plan.find((step) => step.status === 'inProgress')?.content.toLowerCase();
   return `Still working${doing ? `: ${doing}` : ''}${minutes > 0 ? ` (${minutes} min on this step)` : ''}.`;
+}
+
+/**
+ * A thread's state before its first reply. A thread that joined a session begun elsewhere (Slack, a
+ * pull request) starts after its own joining.
+ */
+function startState(events: StoredEvent[], agentSessionId: string, postedAt: number): LinearThreadState {
+  const joined = events.find(
+    (e) =>
+      e.event.type === 'thread-added' &&
+      e.event.thread.source === 'linear' &&
+      e.event.thread.agentSessionId === agentSessionId,
+  );
+  return { shownSeq: joined?.seq ?? 0, plan: initialPlan(), openCalls: {}, lastPostedAt: postedAt };
 }
 
 /** Whether the plan to show differs from the one the thread showed last (its own steps or its sub-tasks'). */

@@ -14,7 +14,7 @@ import { stableUuid } from './stable-uuid.ts';
 
 /**
  * The steps both halves of the Linear interpreter take (a new agent session in linear-interpreter.ts, a
- * prompt in linear-prompts.ts): what they work with, the plan they hand the reply step, posting
+ * prompt in linear-prompts.ts): what they work with, the errand they hand the reply step, posting
  * an activity once, asking for the repository, and starting the session.
  */
 
@@ -38,7 +38,7 @@ export type LinearSurfaceDeps = {
  * `bind-joined`: the same for a session the issue's pull request belongs to; `explain-stop`: say why
  * nothing stopped; `ack-prompt`: acknowledge a prompt that reached the session.
  */
-export type LinearPlan =
+export type LinearErrand =
   | {
       kind: 'bind-started';
       organizationId: string;
@@ -50,8 +50,8 @@ export type LinearPlan =
   | { kind: 'explain-stop'; organizationId: string; agentSessionId: string; seed: string }
   | { kind: 'ack-prompt'; organizationId: string; agentSessionId: string; sessionId: string; seed: string };
 
-/** What interpreting an AgentSessionEvent comes to: a command with its plan, or why there is none. */
-export type Interpreted = Interpretation<LinearPlan>;
+/** What interpreting an AgentSessionEvent comes to: a command with its errand, or why there is none. */
+export type Interpreted = Interpretation<LinearErrand>;
 
 /** One AgentSessionEvent being interpreted: the deps, the event, its workspace's API, its dedupe key. */
 export type EventScope = {
@@ -119,7 +119,7 @@ export function start(
       repo: scope.deps.repos.repoUrl(input.repo),
       dedupeKey: scope.key,
     },
-    plan: {
+    errand: {
       kind: 'bind-started',
       organizationId: scope.event.organizationId,
       agentSessionId: row.agentSessionId,

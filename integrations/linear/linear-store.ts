@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { z } from 'zod';
-import type { Db } from '../../db/database.ts';
+import type { IntegrationDb } from '../../db/schema.ts';
 import { Actor } from '../../src/core/actor.ts';
 
 /** A task that waits for the person to say which repository to work in. */
@@ -24,12 +24,12 @@ export type LinearAgentSession = {
 export type LinearStore = ReturnType<typeof createLinearStore>;
 
 /** The Linear integration's own tables (migration 007): its agent sessions and installations. */
-export function createLinearStore(db: Db) {
+export function createLinearStore(db: IntegrationDb<'linear'>) {
   return { ...agentSessionRows(db), ...installationRows(db) };
 }
 
 /** `linear_agent_sessions`: each Linear agent session, its Patchbay session and a task waiting for its repository. */
-function agentSessionRows(db: Db) {
+function agentSessionRows(db: IntegrationDb<'linear'>) {
   const store = {
     async saveAgentSession(input: Omit<LinearAgentSession, 'sessionId' | 'pending'>): Promise<LinearAgentSession> {
       await db
@@ -82,7 +82,7 @@ function agentSessionRows(db: Db) {
 }
 
 /** `linear_installations`: each workspace's app user and sealed tokens. */
-function installationRows(db: Db) {
+function installationRows(db: IntegrationDb<'linear'>) {
   return {
     async saveInstallation(
       input: InstallationTokens & { organizationId: string; appUserId: string; scope: string },

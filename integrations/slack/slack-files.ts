@@ -30,13 +30,13 @@ export function slackFileHosts(apiUrl: string): string[] {
  * that were refused get one note in the thread (on the first attempt only, so a retry says it once);
  * the command goes on with the text. Safe to repeat: the intake keeps a file once per Slack file id.
  */
-export async function withSlackFiles<Plan>(
+export async function withSlackFiles<Errand>(
   deps: SlackFileDeps | undefined,
   teamId: string,
   event: SlackMessageEvent,
-  interpreted: Interpretation<Plan>,
+  interpreted: Interpretation<Errand>,
   context: { attempt: number; signal: AbortSignal },
-): Promise<Interpretation<Plan>> {
+): Promise<Interpretation<Errand>> {
   const files = event.files ?? [];
   if (!deps || files.length === 0 || interpreted.kind !== 'inbound') return interpreted;
   const { inbound } = interpreted;

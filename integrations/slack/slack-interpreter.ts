@@ -28,7 +28,7 @@ import { openApprovalId } from '../../src/core/relayed-approval.ts';
  * data: a start from a task that waited for its repository takes that task; a stop that found
  * nothing running says so in the thread.
  */
-export type SlackPlan =
+export type SlackErrand =
   | { kind: 'take-pending'; thread: SlackThread }
   /** `key`: the stop it answers, so the reply is posted once for it (postRecorded). */
   | { kind: 'say-not-running'; thread: SlackThread; key: string }
@@ -66,7 +66,7 @@ export type SlackAction = {
   value: string;
 };
 
-type Interpreted = Interpretation<SlackPlan>;
+type Interpreted = Interpretation<SlackErrand>;
 
 const ignore = (reason: string): Interpreted => ({ kind: 'ignore', reason });
 
@@ -87,11 +87,11 @@ export type SlackSurfaceDeps = {
  * requests logic (SlackRequests), replies once the session service handled what came of it, and
  * tells the thread when a delivery could not be processed at all.
  */
-export function createSlackInterpreter(deps: SlackSurfaceDeps): DeliveryInterpreter<SlackPlan> {
+export function createSlackInterpreter(deps: SlackSurfaceDeps): DeliveryInterpreter<SlackErrand> {
   return {
     source: 'slack',
     interpret: (delivery, signal) => interpret(deps, delivery, signal),
-    reply: (plan, outcome) => reply(deps, plan, outcome),
+    reply: (errand, outcome) => reply(deps, errand, outcome),
     tellFailure: (delivery, reason) => tellFailure(deps, delivery, reason),
   };
 }
@@ -101,7 +101,7 @@ async function interpret(
   deps: Pick<SlackSurfaceDeps, 'requests' | 'files'>,
   delivery: StoredDelivery,
   signal: AbortSignal,
-): Promise<Interpretation<SlackPlan>> {
+): Promise<Interpretation<SlackErrand>> {
   const { requests } = deps;
   const payload = parseSlackPayload(delivery.body);
   if (payload.kind === 'invalid') return ignore(payload.problem);
@@ -138,33 +138,33 @@ async function interpret(
   return ignore(`payload type ${payload.type} is not one Patchbay handles`);
 }
 
-/** The session service handled the request: do what its plan says. Safe to repeat. */
+/** The session service handled the request: do what its errand says. Safe to repeat. */
 async function reply(
   deps: Pick<SlackSurfaceDeps, 'web' | 'poster' | 'store' | 'log'>,
-  plan: SlackPlan,
+  errand: SlackErrand,
   outcome: InboundOutcome,
 ): Promise<void> {
-  switch (plan.kind) {
+  switch (errand.kind) {
     case 'take-pending':
-      await deps.store.takePending(plan.thread);
+      await deps.store.takePending(errand.thread);
       return;
     case 'say-not-running':
       if (outcome.kind === 'not-running')
-        await say(deps, plan.thread, plan.key, {
+        await say(deps, errand.thread, errand.key, {
           text: `Nothing is running here (the session is ${outcome.session.status}).`,
         });
       return;
     case 'say-refused':
       if (outcome.kind === 'refused')
         await deps.web.chat.postEphemeral({
-          channel: plan.thread.channel,
-          user: plan.user,
-          thread_ts: plan.thread.threadTs,
+          channel: errand.thread.channel,
+          user: errand.user,
+          thread_ts: errand.thread.threadTs,
           text: outcome.message,
         });
       return;
     default: {
-      const _never: never = plan;
+      const _never: never = errand;
       return _never;
     }
   }
@@ -247,7 +247,7 @@ export class SlackRequests {
     const actor = await deps.actors.get(input.user);
     const decision = approvalClick(input, thread, actor) ?? egressClick(input, thread, actor);
     if (decision)
-      return { kind: 'inbound', inbound: decision, plan: { kind: 'say-refused', thread, user: input.user } };
+      return { kind: 'inbound', inbound: decision, errand: { kind: 'say-refused', thread, user: input.user } };
     if (input.actionId.startsWith('patchbay_stop'))
       return { kind: 'inbound', inbound: { kind: 'stop', thread, actor } };
     if (input.actionId.startsWith('patchbay_answer')) {
@@ -298,7 +298,7 @@ function start(
       repo: deps.repoUrlFor(repo.owner, repo.repo),
       ...(repo.baseBranch && { baseBranch: repo.baseBranch }),
     },
-    ...(input.takesPending && { plan: { kind: 'take-pending', thread } }),
+    ...(input.takesPending && { errand: { kind: 'take-pending', thread } }),
   };
 }
 
@@ -373,12 +373,12 @@ function toSession(
     return {
       kind: 'inbound',
       inbound: { kind: 'stop', thread, actor },
-      plan: { kind: 'say-not-running', thread, key: `not-running:${from.ts}` },
+      errand: { kind: 'say-not-running', thread, key: `not-running:${from.ts}` },
     };
   const question = session.status === 'waiting' ? session.pendingQuestion : null;
   const decision = approvalId && approvalReply(plainText(text), approvalId, thread, actor);
   const allow = decision || egressReply(plainText(text), thread, actor);
-  if (allow) return { kind: 'inbound', inbound: allow, plan: { kind: 'say-refused', thread, user: from.user } };
+  if (allow) return { kind: 'inbound', inbound: allow, errand: { kind: 'say-refused', thread, user: from.user } };
   return {
     kind: 'inbound',
     inbound: question

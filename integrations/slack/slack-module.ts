@@ -16,7 +16,7 @@ import { createSlackInterpreter, SlackRequests } from './slack-interpreter.ts';
 
 export type SlackModuleOptions = {
   config: SlackConfig;
-  context: IntegrationContext;
+  context: IntegrationContext<'slack'>;
   /** The session's repo string (clone URL) for a GitHub repository; `https://github.com/owner/repo` by default. */
   repoUrlFor?: (owner: string, repo: string) => string;
   /** The git host the session repos are on (GITHUB_GIT_URL), for branch links; github.com by default. */

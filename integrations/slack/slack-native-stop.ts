@@ -1,6 +1,6 @@
 import type { Interpretation } from '../../src/core/delivery-interpreter.ts';
 import type { IntegrationContext } from '../integration-module.ts';
-import type { SlackPlan, SlackRequestDeps } from './slack-interpreter.ts';
+import type { SlackErrand, SlackRequestDeps } from './slack-interpreter.ts';
 import type { AgentSessionStopped } from './slack-payloads.ts';
 import type { SlackThread } from './slack-store.ts';
 
@@ -14,11 +14,15 @@ export async function nativeStop(
   deps: Pick<SlackRequestDeps, 'actors'>,
   teamId: string,
   event: AgentSessionStopped,
-): Promise<Interpretation<SlackPlan>> {
+): Promise<Interpretation<SlackErrand>> {
   const thread: SlackThread = { source: 'slack', teamId, channel: event.channel, threadTs: event.thread_ts };
   const actor = await deps.actors.get(event.user);
   const key = `not-running:${event.event_ts ?? `${event.thread_ts}:stop`}`;
-  return { kind: 'inbound', inbound: { kind: 'stop', thread, actor }, plan: { kind: 'say-not-running', thread, key } };
+  return {
+    kind: 'inbound',
+    inbound: { kind: 'stop', thread, actor },
+    errand: { kind: 'say-not-running', thread, key },
+  };
 }
 
 /** The choices the agent offered with a question, from the session's log. */

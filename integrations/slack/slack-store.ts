@@ -1,4 +1,4 @@
-import type { Db } from '../../db/database.ts';
+import type { IntegrationDb } from '../../db/schema.ts';
 import { Actor } from '../../src/core/actor.ts';
 import { ThreadRef, threadKey } from '../../src/core/thread-ref.ts';
 import type { RepoMention } from '../../src/core/repo-mentions.ts';
@@ -11,7 +11,7 @@ export type PendingTask = { thread: SlackThread; text: string; actor: Actor; can
 export type SlackStore = ReturnType<typeof createSlackStore>;
 
 /** Slack's durable memory: tasks waiting for a repo, and what was already posted in each thread. */
-export function createSlackStore(db: Db) {
+export function createSlackStore(db: IntegrationDb<'slack'>) {
   return {
     async savePending(task: PendingTask): Promise<void> {
       const values = {

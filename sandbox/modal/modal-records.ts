@@ -1,7 +1,7 @@
 /**
  * Where the Modal provider keeps what a session's sandbox is, so any worker (on any host) can
  * reattach to it or restore it: the live sandbox's id and the newest filesystem snapshot. The
- * database implementation lives in src/sessions (table `modal_sandboxes`, migration 010).
+ * database implementation lives in src/sessions (table `modal_sandboxes`, migration 011).
  */
 export type ModalSessionRecord = {
   /** The live sandbox (`sb-…`), or null when it was terminated or lost. */

@@ -41,14 +41,14 @@ export type StoredDelivery = ReceivedDelivery & {
 
 /**
  * What an interpreter makes of a delivery: a command for the session service, or why there is none.
- * `plan` is data the interpreter's own `reply` step reads once the session service has handled the
+ * `errand` is data the interpreter's own `reply` step reads once the session service has handled the
  * command (which comment to post where); the pipeline passes it through untouched.
  */
-export type Interpretation<Plan = never> =
+export type Interpretation<Errand = never> =
   | {
       kind: 'inbound';
       inbound: Inbound;
-      plan?: Plan;
+      errand?: Errand;
     }
   | { kind: 'ignore'; reason: string };
 
@@ -56,7 +56,7 @@ export type Interpretation<Plan = never> =
  * The interpreting half of an integration, as the pipeline drives it after the ack: Slack, GitHub,
  * Linear. Small on purpose; the pipeline does the storing, dedupe, queueing, retries and logging.
  */
-export interface DeliveryInterpreter<Plan = never> {
+export interface DeliveryInterpreter<Errand = never> {
   /** The `source` of the deliveries it reads (the key its receiver stores them under). */
   readonly source: DeliverySource;
   /**
@@ -65,13 +65,13 @@ export interface DeliveryInterpreter<Plan = never> {
    * repository URL" is an ignore with that reason). Throwing means "try again later": the pipeline
    * retries with backoff, so everything here must be safe to repeat.
    */
-  interpret(delivery: StoredDelivery, signal: AbortSignal): Promise<Interpretation<Plan>>;
+  interpret(delivery: StoredDelivery, signal: AbortSignal): Promise<Interpretation<Errand>>;
   /**
-   * The session service has handled what `interpret` made of a delivery: reply as its plan says
+   * The session service has handled what `interpret` made of a delivery: reply as its errand says
    * (post the progress comment, answer the thread). Throwing retries the delivery (interpret runs
-   * again), so this must be safe to repeat. Called only when `interpret` returned a plan.
+   * again), so this must be safe to repeat. Called only when `interpret` returned an errand.
    */
-  reply?(plan: Plan, outcome: InboundOutcome, signal: AbortSignal): Promise<void>;
+  reply?(errand: Errand, outcome: InboundOutcome, signal: AbortSignal): Promise<void>;
   /**
    * The delivery failed on its last attempt: tell the thread it came from why ("I could not process
    * this comment: …"). Best effort; a throw is logged, and the delivery stays listed as failed.

@@ -160,7 +160,7 @@ describe('embedded PostgreSQL: random superuser password, non-superuser app role
     }
   });
 
-  it('lets the app role keep and read a session artifact (migration 018 ran as that role on the moved data)', async () => {
+  it('lets the app role keep and read a session artifact (migration 020 ran as that role on the moved data)', async () => {
     const handle = await openDatabase({ url: server.url, dataDir, log });
     try {
       const artifacts = createPgArtifactStore(handle.db);

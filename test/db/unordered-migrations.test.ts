@@ -7,7 +7,8 @@ import { createTestDatabase } from '../helpers/test-database.ts';
 
 /**
  * Migration numbers go to parallel work, so a migration can land after a higher-numbered one already
- * ran on some database (010-modal-templates after 011-scale-out). Starting Patchbay must still run it.
+ * ran on some database (010-modal-templates, now 012, after 011-scale-out, now 013). Starting Patchbay
+ * must still run it.
  */
 describe('a migration that lands after a higher-numbered one ran', () => {
   let database: Awaited<ReturnType<typeof createTestDatabase>>;
@@ -20,16 +21,16 @@ describe('a migration that lands after a higher-numbered one ran', () => {
 
   it('is run at the next start', async () => {
     const all = await migrationProvider.getMigrations();
-    expect(Object.keys(all)).toContain('010-modal-templates');
-    expect(Object.keys(all).some((name) => name > '010-modal-templates')).toBe(true);
-    // Back to before 010-modal-templates, then forward without it, as a database migrated by an
+    expect(Object.keys(all)).toContain('012-modal-templates');
+    expect(Object.keys(all).some((name) => name > '012-modal-templates')).toBe(true);
+    // Back to before 012-modal-templates, then forward without it, as a database migrated by an
     // older build that already had the later migrations.
     expect(
-      (await new Migrator({ db: database.db, provider: migrationProvider }).migrateTo('010-modal-sandboxes')).error,
+      (await new Migrator({ db: database.db, provider: migrationProvider }).migrateTo('011-modal-sandboxes')).error,
     ).toBeUndefined();
     const without: MigrationProvider = {
       getMigrations: async () =>
-        Object.fromEntries(Object.entries(all).filter(([name]) => name !== '010-modal-templates')) as Record<
+        Object.fromEntries(Object.entries(all).filter(([name]) => name !== '012-modal-templates')) as Record<
           string,
           Migration
         >,

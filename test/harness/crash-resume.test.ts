@@ -9,6 +9,7 @@ import { waitFor } from '../helpers/wait-for.ts';
 import { createTestDatabase } from '../helpers/test-database.ts';
 import { passingVerdict } from '../helpers/scripted-verifier.ts';
 import { removeDataDir } from '../sandbox/sandbox-test-helpers.ts';
+import { createSessionOverApi } from '../helpers/server-process.ts';
 
 /** Starts `patchbay serve` as its own process and resolves with the URL it listens on. */
 function startServer(env: Record<string, string>): Promise<{ child: ChildProcess; url: string }> {
@@ -89,17 +90,11 @@ describe('a worker killed with SIGKILL mid-run', () => {
 
     const first = await startServer(env);
     children.push(first.child);
-    const created = await fetch(`${first.url}/api/sessions`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({
-        repo: remote.remote,
-        prompt: 'Survive a crash',
-        author: { name: 'Alice', email: 'alice@example.com' },
-      }),
+    const id = await createSessionOverApi(first, {
+      repo: remote.remote,
+      prompt: 'Survive a crash',
+      author: { name: 'Alice', email: 'alice@example.com' },
     });
-    expect(created.status).toBe(201);
-    const { id } = (await created.json()) as { id: string };
 
     // Killed only once the command is proven to run: its first line is in the workspace.
     const runsLog = join(env.DATA_DIR, 'workspaces', id, 'runs.log');

@@ -7,7 +7,7 @@ import { createSessionStore, type SessionStore } from '../../src/sessions/store/
 import { createRemote, git, type RemoteFixture } from '../git/git-fixture.ts';
 import { waitFor } from '../helpers/wait-for.ts';
 import { passingVerdict } from '../helpers/scripted-verifier.ts';
-import { startServer } from '../helpers/server-process.ts';
+import { startServer, createSessionOverApi } from '../helpers/server-process.ts';
 import { createTestDatabase } from '../helpers/test-database.ts';
 import { removeDataDir } from '../sandbox/sandbox-test-helpers.ts';
 
@@ -71,17 +71,11 @@ describe('a server killed with SIGKILL during a fan-out', () => {
 
     const first = await startServer(env);
     servers.push(first.child);
-    const created = await fetch(`${first.url}/api/sessions`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({
-        repo: remote.remote,
-        prompt: 'Fan out',
-        author: { name: 'Alice', email: 'a@example.com' },
-      }),
+    const id = await createSessionOverApi(first, {
+      repo: remote.remote,
+      prompt: 'Fan out',
+      author: { name: 'Alice', email: 'a@example.com' },
     });
-    expect(created.status).toBe(201);
-    const { id } = (await created.json()) as { id: string };
 
     // Killed once both children's commands are proven to run.
     const children = await waitFor(async () => {

@@ -150,3 +150,21 @@ export function sessionEnded(server: { url: string }, id: string, timeoutMs = 12
     timeoutMs,
   );
 }
+
+/**
+ * Starts a session over the API, as the page and the CLI do (`POST /api/sessions`), and returns its
+ * id; throws unless the server answers 201. The author is Ada unless given.
+ */
+export async function createSessionOverApi(
+  server: { url?: string | undefined },
+  input: { repo: string; prompt: string; author?: { name: string; email?: string } },
+): Promise<string> {
+  if (!server.url) throw new Error('the server does not listen: start it with serve');
+  const response = await fetch(`${server.url}/api/sessions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ author: { name: 'Ada' }, ...input }),
+  });
+  if (response.status !== 201) throw new Error(`POST /api/sessions: ${response.status} ${await response.text()}`);
+  return ((await response.json()) as { id: string }).id;
+}

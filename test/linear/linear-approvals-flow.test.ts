@@ -1,18 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ModelMessage } from '../../src/models/model-provider.ts';
 import { createScriptedProvider, type ScriptedTurn } from '../../src/models/scripted-provider.ts';
-import { createRemote, type RemoteFixture } from '../git/git-fixture.ts';
 import { waitFor, waitForStatus } from '../helpers/wait-for.ts';
-import { startFakeGitHub, type FakeGitHub } from '../fakes/fake-github.ts';
-import { installationCreatedEvent, sendWebhook } from '../fakes/fake-github-webhooks.ts';
-import { startFakeLinear, type FakeLinear } from '../fakes/linear/fake-linear.ts';
+import type { FakeGitHub } from '../fakes/fake-github.ts';
+import type { FakeLinear } from '../fakes/linear/fake-linear.ts';
 import {
   agentSessionCreated,
   agentSessionPrompted,
   sendLinearWebhook,
   type LinearUser,
 } from '../fakes/linear/fake-linear-webhooks.ts';
-import { githubSecret, linearSecret, startLinearPatchbay, type LinearPatchbay } from './linear-fixture.ts';
+import { type LinearFlow, linearSecret, type LinearPatchbay, startLinearFlow } from './linear-fixture.ts';
 
 const PUBLISH = 'echo once >> published.txt; npm publish >/dev/null 2>&1; true';
 const LOOK = 'cat published.txt 2>/dev/null || echo absent';
@@ -32,44 +30,26 @@ const installationId = 93;
 const ada: LinearUser = { id: 'u-ada-0001', name: 'Ada', email: 'ada@acme.test' };
 
 describe('approvals decided in a Linear elicitation (fake Linear and GitHub, real Patchbay, APPROVALS=on)', () => {
+  let flow: LinearFlow;
   let linear: FakeLinear;
   let github: FakeGitHub;
-  let upstream: RemoteFixture;
   let app: LinearPatchbay;
   const hook = () => `${app.url}/linear/webhooks`;
 
   beforeAll(async () => {
-    linear = await startFakeLinear();
-    github = await startFakeGitHub();
-    upstream = await createRemote();
-    github.addUser('alice');
-    await github.addRepo(owner, repo, upstream.remote, installationId, { alice: 'write' });
-    linear.addTeam({
-      id: 'team-eng',
-      key: 'ENG',
-      name: 'Engineering',
-      states: [
-        { id: 'st-todo', name: 'Todo', type: 'unstarted', position: 1 },
-        { id: 'st-progress', name: 'In Progress', type: 'started', position: 2 },
-      ],
-    });
-    app = await startLinearPatchbay({ linear, github }, createScriptedProvider({ scenario: publishScenario }), {
-      APPROVALS: 'on',
+    flow = await startLinearFlow({
+      owner,
+      repo,
+      installationId,
+      repoId: 502,
+      model: createScriptedProvider({ scenario: publishScenario }),
       // Publishing is refused unless an operator's rule allows it (issue 36): this one asks.
-      APPROVAL_RULES: 'publish=ask',
+      env: { APPROVALS: 'on', APPROVAL_RULES: 'publish=ask' },
     });
-    const installed = installationCreatedEvent(installationId, owner, [{ id: 502, full_name: `${owner}/${repo}` }]);
-    expect((await sendWebhook(`${app.url}/github/webhooks`, githubSecret, 'installation', installed)).status).toBe(202);
-    await waitFor(
-      async () => (await app.database.db.selectFrom('github_installation_repos').selectAll().execute()).length === 1,
-      'the installation',
-    );
+    ({ linear, github, app } = flow);
   }, 60_000);
   afterAll(async () => {
-    await app?.dispose();
-    await linear?.close();
-    await github?.close();
-    await upstream?.cleanup();
+    await flow?.dispose();
   });
 
   it('asks with Approve once / Deny; `deny <reason>` reaches the model; choosing Approve once runs it once', {

@@ -1,12 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createScriptedProvider } from '../../src/models/scripted-provider.ts';
-import { createRemote, type RemoteFixture } from '../git/git-fixture.ts';
 import { waitFor } from '../helpers/wait-for.ts';
-import { startFakeGitHub, type FakeGitHub } from '../fakes/fake-github.ts';
-import { installationCreatedEvent, sendWebhook } from '../fakes/fake-github-webhooks.ts';
-import { startFakeLinear, type FakeLinear } from '../fakes/linear/fake-linear.ts';
+import type { FakeGitHub } from '../fakes/fake-github.ts';
+import type { FakeLinear } from '../fakes/linear/fake-linear.ts';
 import { agentSessionCreated, sendLinearWebhook } from '../fakes/linear/fake-linear-webhooks.ts';
-import { githubSecret, linearSecret, startLinearPatchbay, type LinearPatchbay } from './linear-fixture.ts';
+import { engineering, type LinearFlow, linearSecret, type LinearPatchbay, startLinearFlow } from './linear-fixture.ts';
 
 const owner = 'octo-org';
 const repo = 'linear-inbox';
@@ -14,42 +12,28 @@ const installationId = 93;
 const ada = { id: 'u-ada-0001', name: 'Ada', email: 'ada@acme.test' };
 
 describe('Linear deliveries through the durable inbound pipeline', () => {
+  let flow: LinearFlow;
   let linear: FakeLinear;
   let github: FakeGitHub;
-  let upstream: RemoteFixture;
   let app: LinearPatchbay;
   const hook = () => `${app.url}/linear/webhooks`;
 
   beforeAll(async () => {
-    linear = await startFakeLinear();
-    github = await startFakeGitHub();
-    upstream = await createRemote();
-    await github.addRepo(owner, repo, upstream.remote, installationId, {});
-    linear.addTeam({
-      id: 'team-eng',
-      key: 'ENG',
-      name: 'Engineering',
-      states: [{ id: 'st-todo', name: 'Todo', type: 'unstarted', position: 0 }],
+    flow = await startLinearFlow({
+      owner,
+      repo,
+      installationId,
+      repoId: 601,
+      model: createScriptedProvider({ scenario: [{ text: 'Nothing to change.' }] }),
+      // Two attempts, a second apart: enough to see the retry and the give-up without waiting long.
+      options: { inbound: { retry: { retries: 1, delaySeconds: 1, maxDelaySeconds: 1 } } },
+      team: { ...engineering, states: [{ id: 'st-todo', name: 'Todo', type: 'unstarted', position: 0 }] },
+      writers: {},
     });
-    // Two attempts, a second apart: enough to see the retry and the give-up without waiting long.
-    app = await startLinearPatchbay(
-      { linear, github },
-      createScriptedProvider({ scenario: [{ text: 'Nothing to change.' }] }),
-      {},
-      { inbound: { retry: { retries: 1, delaySeconds: 1, maxDelaySeconds: 1 } } },
-    );
-    const installed = installationCreatedEvent(installationId, owner, [{ id: 601, full_name: `${owner}/${repo}` }]);
-    expect((await sendWebhook(`${app.url}/github/webhooks`, githubSecret, 'installation', installed)).status).toBe(202);
-    await waitFor(
-      async () => (await app.database.db.selectFrom('github_installation_repos').selectAll().execute()).length === 1,
-      'the installation',
-    );
+    ({ linear, github, app } = flow);
   }, 60_000);
   afterAll(async () => {
-    await app?.dispose();
-    await linear?.close();
-    await github?.close();
-    await upstream?.cleanup();
+    await flow?.dispose();
   });
 
   it('stores a delegation under its meaning: a redelivery with a new Linear-Delivery is acknowledged and dropped', async () => {

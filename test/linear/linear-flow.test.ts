@@ -1,23 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ModelMessage } from '../../src/models/model-provider.ts';
 import { createScriptedProvider, type ScriptedTurn } from '../../src/models/scripted-provider.ts';
-import { createRemote, git, type RemoteFixture } from '../git/git-fixture.ts';
+import { git } from '../git/git-fixture.ts';
 import { deliveriesWorked, waitFor, waitForStatus } from '../helpers/wait-for.ts';
-import { startFakeGitHub, type FakeGitHub } from '../fakes/fake-github.ts';
-import {
-  installationCreatedEvent,
-  issueCommentEvent,
-  prCommentEvent,
-  sendWebhook,
-} from '../fakes/fake-github-webhooks.ts';
-import { startFakeLinear, type FakeIssue, type FakeLinear } from '../fakes/linear/fake-linear.ts';
+import type { FakeGitHub } from '../fakes/fake-github.ts';
+import { issueCommentEvent, prCommentEvent, sendWebhook } from '../fakes/fake-github-webhooks.ts';
+import type { FakeIssue, FakeLinear } from '../fakes/linear/fake-linear.ts';
 import {
   agentSessionCreated,
   agentSessionPrompted,
   sendLinearWebhook,
   type LinearUser,
 } from '../fakes/linear/fake-linear-webhooks.ts';
-import { githubSecret, linearSecret, startLinearPatchbay, type LinearPatchbay } from './linear-fixture.ts';
+import { githubSecret, type LinearFlow, linearSecret, type LinearPatchbay, startLinearFlow } from './linear-fixture.ts';
 
 /** The model's move from the latest request it was given (the last user message) and its turns since. */
 function decide(messages: readonly ModelMessage[]): ScriptedTurn {
@@ -60,9 +55,9 @@ const installationId = 91;
 const ada: LinearUser = { id: 'u-ada-0001', name: 'Ada', email: 'ada@acme.test' };
 
 describe('Linear end to end (real @linear/sdk against a schema-validating fake, fake GitHub, real Patchbay)', () => {
+  let flow: LinearFlow;
   let linear: FakeLinear;
   let github: FakeGitHub;
-  let upstream: RemoteFixture;
   let app: LinearPatchbay;
   let alice: ReturnType<FakeGitHub['addUser']>;
   let issue: FakeIssue;
@@ -74,37 +69,12 @@ describe('Linear end to end (real @linear/sdk against a schema-validating fake, 
   const repoUrl = () => `${github.gitUrl}/${owner}/${repo}`;
 
   beforeAll(async () => {
-    linear = await startFakeLinear();
-    github = await startFakeGitHub();
-    upstream = await createRemote();
-    alice = github.addUser('alice');
-    await github.addRepo(owner, repo, upstream.remote, installationId, { alice: 'write' });
-    linear.addTeam({
-      id: 'team-eng',
-      key: 'ENG',
-      name: 'Engineering',
-      states: [
-        { id: 'st-backlog', name: 'Backlog', type: 'backlog', position: 0 },
-        { id: 'st-todo', name: 'Todo', type: 'unstarted', position: 1 },
-        { id: 'st-review', name: 'In Review', type: 'started', position: 3 },
-        { id: 'st-progress', name: 'In Progress', type: 'started', position: 2 },
-        { id: 'st-done', name: 'Done', type: 'completed', position: 4 },
-      ],
-    });
-    app = await startLinearPatchbay({ linear, github }, model);
     // The GitHub App's installation, as GitHub announces it: the repositories Linear may be offered.
-    const installed = installationCreatedEvent(installationId, owner, [{ id: 501, full_name: `${owner}/${repo}` }]);
-    expect((await sendWebhook(`${app.url}/github/webhooks`, githubSecret, 'installation', installed)).status).toBe(202);
-    await waitFor(
-      async () => (await app.database.db.selectFrom('github_installation_repos').selectAll().execute()).length === 1,
-      'the installation',
-    );
+    flow = await startLinearFlow({ owner, repo, installationId, repoId: 501, model });
+    ({ linear, github, app, alice } = flow);
   }, 60_000);
   afterAll(async () => {
-    await app?.dispose();
-    await linear?.close();
-    await github?.close();
-    await upstream?.cleanup();
+    await flow?.dispose();
   });
 
   const sessionCount = async () => (await app.database.db.selectFrom('sessions').select('id').execute()).length;

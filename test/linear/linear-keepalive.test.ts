@@ -1,13 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ModelMessage } from '../../src/models/model-provider.ts';
 import { createScriptedProvider, type ScriptedTurn } from '../../src/models/scripted-provider.ts';
-import { installationCreatedEvent, sendWebhook } from '../fakes/fake-github-webhooks.ts';
-import { startFakeGitHub, type FakeGitHub } from '../fakes/fake-github.ts';
+import type { FakeGitHub } from '../fakes/fake-github.ts';
 import { agentSessionCreated, sendLinearWebhook, type LinearUser } from '../fakes/linear/fake-linear-webhooks.ts';
-import { startFakeLinear, type FakeLinear } from '../fakes/linear/fake-linear.ts';
-import { createRemote, type RemoteFixture } from '../git/git-fixture.ts';
+import type { FakeLinear } from '../fakes/linear/fake-linear.ts';
 import { waitFor, waitForStatus } from '../helpers/wait-for.ts';
-import { githubSecret, linearSecret, startLinearPatchbay, type LinearPatchbay } from './linear-fixture.ts';
+import { type LinearFlow, linearSecret, type LinearPatchbay, startLinearFlow } from './linear-fixture.ts';
 
 /**
  * Linear's session rules over a long run, with time scaled so a test can watch it: one second here
@@ -30,42 +28,24 @@ function longRun(messages: readonly ModelMessage[]): ScriptedTurn {
 }
 
 describe('Linear: a delegated issue over a long run (configured from the environment)', () => {
+  let flow: LinearFlow;
   let linear: FakeLinear;
   let github: FakeGitHub;
-  let upstream: RemoteFixture;
   let app: LinearPatchbay;
 
   beforeAll(async () => {
-    linear = await startFakeLinear();
-    github = await startFakeGitHub();
-    upstream = await createRemote();
-    github.addUser('alice');
-    await github.addRepo(owner, repo, upstream.remote, installationId, { alice: 'write' });
-    linear.addTeam({
-      id: 'team-eng',
-      key: 'ENG',
-      name: 'Engineering',
-      states: [
-        { id: 'st-todo', name: 'Todo', type: 'unstarted', position: 1 },
-        { id: 'st-review', name: 'In Review', type: 'started', position: 3 },
-        { id: 'st-progress', name: 'In Progress', type: 'started', position: 2 },
-        { id: 'st-done', name: 'Done', type: 'completed', position: 4 },
-      ],
+    flow = await startLinearFlow({
+      owner,
+      repo,
+      installationId,
+      repoId: 601,
+      model: createScriptedProvider({ scenario: longRun }),
+      env: { LINEAR_KEEPALIVE_SECONDS: '4' },
     });
-    const model = createScriptedProvider({ scenario: longRun });
-    app = await startLinearPatchbay({ linear, github }, model, { LINEAR_KEEPALIVE_SECONDS: '4' });
-    const installed = installationCreatedEvent(installationId, owner, [{ id: 601, full_name: `${owner}/${repo}` }]);
-    expect((await sendWebhook(`${app.url}/github/webhooks`, githubSecret, 'installation', installed)).status).toBe(202);
-    await waitFor(
-      async () => (await app.database.db.selectFrom('github_installation_repos').selectAll().execute()).length === 1,
-      'the installation',
-    );
+    ({ linear, github, app } = flow);
   }, 60_000);
   afterAll(async () => {
-    await app?.dispose();
-    await linear?.close();
-    await github?.close();
-    await upstream?.cleanup();
+    await flow?.dispose();
   });
 
   it('moves the issue to started once, links the page, never goes 30 (scaled) minutes silent, ends with a response', {

@@ -2,7 +2,11 @@ import { sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ReceivedDelivery } from '../../src/core/delivery-interpreter.ts';
-import { meaningKey, PgInboundDeliveryStore } from '../../src/sessions/inbound/inbound-delivery-store.ts';
+import {
+  createInboundDeliveryStore,
+  type InboundDeliveryStore,
+  meaningKey,
+} from '../../src/sessions/inbound/inbound-delivery-store.ts';
 import { waitFor } from '../helpers/wait-for.ts';
 import { createTestDatabase } from '../helpers/test-database.ts';
 
@@ -12,15 +16,15 @@ import { createTestDatabase } from '../helpers/test-database.ts';
  * worked (the earlier one had ended) or it is parked and that finish() hands it back to be sent
  * on; never parked with nobody to send it.
  */
-describe('PgInboundDeliveryStore ordering race', () => {
+describe('InboundDeliveryStore ordering race', () => {
   let database: Awaited<ReturnType<typeof createTestDatabase>>;
-  let store: PgInboundDeliveryStore;
+  let store: InboundDeliveryStore;
   let holder: pg.Client;
   let round = 0;
 
   beforeAll(async () => {
     database = await createTestDatabase();
-    store = new PgInboundDeliveryStore(database.db);
+    store = createInboundDeliveryStore(database.db);
     holder = new pg.Client({ connectionString: database.url });
     await holder.connect();
   }, 60_000);

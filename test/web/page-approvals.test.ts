@@ -5,6 +5,7 @@ import { createRemote, type RemoteFixture } from '../git/git-fixture.ts';
 import { startTestPatchbay, type PatchbayFixture } from '../helpers/patchbay-fixture.ts';
 import { waitFor, waitForStatus } from '../helpers/wait-for.ts';
 import { launchChromium, openPage, type Browser } from './chromium.ts';
+import { createSessionOverApi } from '../helpers/server-process.ts';
 
 const PUBLISH = 'echo once >> published.txt; npm publish >/dev/null 2>&1; true';
 const LOOK = 'cat published.txt 2>/dev/null || echo absent';
@@ -42,12 +43,7 @@ describe('approvals on the session page, in Chromium (scripted model, APPROVALS=
   it('shows the held command with Approve once / Deny; Deny with a reason, then Approve once, runs it once', {
     timeout: 120_000,
   }, async () => {
-    const started = await fetch(`${app.url}/api/sessions`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ repo: remote.remote, prompt: 'Publish the package', author: { name: 'Ada' } }),
-    });
-    const { id } = (await started.json()) as { id: string };
+    const id = await createSessionOverApi(app, { repo: remote.remote, prompt: 'Publish the package' });
     const { page, problems } = await openPage(browser.context, `${app.url}/sessions/${id}`);
     // The name this browser signs with (the composer saves it), so the decision is Ada's.
     await page.evaluate(() => localStorage.setItem('patchbay.name', 'Ada'));

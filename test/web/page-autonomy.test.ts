@@ -4,6 +4,7 @@ import { createRemote, type RemoteFixture } from '../git/git-fixture.ts';
 import { startTestPatchbay, type PatchbayFixture } from '../helpers/patchbay-fixture.ts';
 import { waitForStatus } from '../helpers/wait-for.ts';
 import { launchChromium, openPage, type Browser } from './chromium.ts';
+import { createSessionOverApi } from '../helpers/server-process.ts';
 
 describe("a session's autonomy on the page, and a repository's set on the Repo tab (Chromium, scripted model)", () => {
   let remote: RemoteFixture;
@@ -27,12 +28,7 @@ describe("a session's autonomy on the page, and a repository's set on the Repo t
   });
 
   const start = async (prompt: string) => {
-    const started = await fetch(`${app.url}/api/sessions`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ repo: remote.remote, prompt, author: { name: 'Ada' } }),
-    });
-    return ((await started.json()) as { id: string }).id;
+    return createSessionOverApi(app, { repo: remote.remote, prompt });
   };
 
   it('shows plan-first in the header with the plan asked; the Repo tab saves ask-before-push, which the next session works under', {

@@ -6,6 +6,7 @@ import { createRemote, type RemoteFixture } from '../git/git-fixture.ts';
 import { startTestPatchbay, type PatchbayFixture } from '../helpers/patchbay-fixture.ts';
 import { waitFor, waitForStatus } from '../helpers/wait-for.ts';
 import { launchChromium, openPage, type Browser } from './chromium.ts';
+import { createSessionOverApi } from '../helpers/server-process.ts';
 
 const HOST = 'registry.blocked.example';
 
@@ -39,12 +40,7 @@ describe('blocked connections on the session page and the Repo tab, in Chromium'
   it('"Allow for this repository" on the refused host lists it on the Repo tab; Revoke takes it off', {
     timeout: 120_000,
   }, async () => {
-    const started = await fetch(`${app.url}/api/sessions`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ repo: remote.remote, prompt: 'Install the deps', author: { name: 'Ada' } }),
-    });
-    const { id } = (await started.json()) as { id: string };
+    const id = await createSessionOverApi(app, { repo: remote.remote, prompt: 'Install the deps' });
     await waitForStatus(app, id, ['completed'], 60_000);
     const { page, problems } = await openPage(browser.context, `${app.url}/sessions/${id}`);
     await page.evaluate(() => localStorage.setItem('patchbay.name', 'Ada'));

@@ -7,6 +7,7 @@ import { createRemote, type RemoteFixture } from '../git/git-fixture.ts';
 import { startTestPatchbay, type PatchbayFixture } from '../helpers/patchbay-fixture.ts';
 import { waitForStatus } from '../helpers/wait-for.ts';
 import { launchChromium, openPage, type Browser } from './chromium.ts';
+import { createSessionOverApi } from '../helpers/server-process.ts';
 
 const at = '2026-12-01T00:00:00.000Z';
 const report: ScoutReport = {
@@ -50,12 +51,7 @@ describe('learned rules on the Repo tab (issue 40): shown with evidence, removab
   });
 
   const start = async (prompt: string) => {
-    const started = await fetch(`${app.url}/api/sessions`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ repo: remote.remote, prompt, author: { name: 'Ada' } }),
-    });
-    const id = ((await started.json()) as { id: string }).id;
+    const id = await createSessionOverApi(app, { repo: remote.remote, prompt });
     return waitForStatus(app, id, ['completed', 'failed', 'waiting'], 60_000);
   };
 

@@ -14,7 +14,7 @@ export function pullKeyOfUrl(url: string): PullKey | undefined {
 }
 
 /**
- * The outcome ledger on PostgreSQL (`pull_outcomes`, migration 017). Sets, not counters: human
+ * The outcome ledger on PostgreSQL (`pull_outcomes`, migration 019). Sets, not counters: human
  * commits and reviews are kept by SHA and id, so a webhook worked twice counts once.
  */
 export function createOutcomeStore(db: Kysely<Database>): OutcomeLedger {

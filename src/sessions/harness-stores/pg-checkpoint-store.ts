@@ -124,8 +124,8 @@ function chainMoved(sessionId: string, parent: string, fence: RunLease | undefin
 }
 
 /**
- * The latest work checkpoint of each session, in `session_checkpoints` (migration 011), with the
- * increments stored after its bundle in `session_checkpoint_increments` (migration 013). With a
+ * The latest work checkpoint of each session, in `session_checkpoints` (migration 013), with the
+ * increments stored after its bundle in `session_checkpoint_increments` (migration 015). With a
  * lease, a write lands only while the lease's epoch is the session's (checked under the session's
  * row lock, which a take-over waits for): a run that was taken over cannot replace the new run's
  * work, and an increment on a chain that moved on is refused like a lost lease.

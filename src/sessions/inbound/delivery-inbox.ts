@@ -1,5 +1,5 @@
 import type { DeliveryInbox, ReceivedDelivery } from '../../core/delivery-interpreter.ts';
-import { meaningKey, type PgInboundDeliveryStore } from './inbound-delivery-store.ts';
+import { meaningKey, type InboundDeliveryStore } from './inbound-delivery-store.ts';
 
 /**
  * When deliveries arrive, in bursts: deliveries that come less than `quietMs` apart, or while an
@@ -70,19 +70,19 @@ const maxRowsPerInsert = 1000;
  * its way the next ones wait and go together in the next. A lone delivery is stored at once; a
  * burst costs a few round trips and commits, not one each. Each stored delivery is handed to
  * `stored` (which sends its job) before its receiver acks. One insert at a time also keeps the ids
- * of one order key in the order they were stored (see PgInboundDeliveryStore.begin()); inserts
+ * of one order key in the order they were stored (see InboundDeliveryStore.begin()); inserts
  * side by side in a few lanes measured slower in bench/webhook-ack.ts (smaller batches, more
  * statements).
  */
 export class GroupCommitInbox implements DeliveryInbox {
-  readonly #store: Pick<PgInboundDeliveryStore, 'insertMarked'>;
+  readonly #store: Pick<InboundDeliveryStore, 'insertMarked'>;
   readonly #arrivals: ArrivalClock;
   readonly #stored: (id: string) => void;
   readonly #waiting: Waiting[] = [];
   #inserting = false;
 
   constructor(deps: {
-    store: Pick<PgInboundDeliveryStore, 'insertMarked'>;
+    store: Pick<InboundDeliveryStore, 'insertMarked'>;
     arrivals: ArrivalClock;
     stored: (id: string) => void;
   }) {

@@ -1,7 +1,7 @@
 import type { PgBoss } from 'pg-boss';
 import type { Logger } from 'pino';
 import type { ArrivalClock } from './delivery-inbox.ts';
-import type { PgInboundDeliveryStore } from './inbound-delivery-store.ts';
+import type { InboundDeliveryStore } from './inbound-delivery-store.ts';
 import type { QueueDefinition } from '../worker/job-queue.ts';
 
 export type DeliveryJob = { id: string };
@@ -14,7 +14,7 @@ export type DeliveryJob = { id: string };
  * parked one sent on) are marked here first, for the same reason (see insertMarked()).
  */
 type SenderDeps = {
-  store: PgInboundDeliveryStore;
+  store: InboundDeliveryStore;
   boss: PgBoss;
   queue: QueueDefinition<DeliveryJob>;
   arrivals: ArrivalClock;

@@ -12,7 +12,11 @@ import {
 } from '../../core/delivery-interpreter.ts';
 import { ArrivalClock, GroupCommitInbox } from './delivery-inbox.ts';
 import { DeliveryJobSender } from './delivery-job-sender.ts';
-import { type DeliveryRecord, PgInboundDeliveryStore } from './inbound-delivery-store.ts';
+import {
+  createInboundDeliveryStore,
+  type DeliveryRecord,
+  type InboundDeliveryStore,
+} from './inbound-delivery-store.ts';
 import { defineQueue, ensureQueue } from '../worker/job-queue.ts';
 import type { SessionService } from './session-service.ts';
 
@@ -64,7 +68,7 @@ type Job = { id: string; data: unknown; retryCount: number; signal: AbortSignal 
  * The one way in for every surface:
  *
  *   receiver: verify → accept() (one insert, unique by meaning) → ack
- *   worker:   job → interpreter.interpret() → Inbound | ignore(reason) → service.handle() → reply(plan, outcome)
+ *   worker:   job → interpreter.interpret() → Inbound | ignore(reason) → service.handle() → reply(errand, outcome)
  *
  * A delivery is in the database before its sender hears back, so a crash after the ack loses
  * nothing: the job is sent right after the insert, and a sweep sends one for any row a crash left
@@ -90,7 +94,7 @@ export class InboundPipeline implements DeliveryInbox {
   );
   readonly #options: InboundPipelineOptions;
   readonly #retry: RetryPolicy;
-  readonly #store: PgInboundDeliveryStore;
+  readonly #store: InboundDeliveryStore;
   readonly #arrivals = new ArrivalClock();
   readonly #sender: DeliveryJobSender;
   readonly #inbox: GroupCommitInbox;
@@ -101,7 +105,7 @@ export class InboundPipeline implements DeliveryInbox {
   constructor(options: InboundPipelineOptions) {
     this.#options = options;
     this.#retry = options.retry ?? defaultRetryPolicy;
-    this.#store = new PgInboundDeliveryStore(options.db);
+    this.#store = createInboundDeliveryStore(options.db);
     const { boss, log } = options;
     this.#sender = new DeliveryJobSender({
       store: this.#store,
@@ -257,7 +261,7 @@ export class InboundPipeline implements DeliveryInbox {
       dedupeKey: interpreted.inbound.dedupeKey ?? `${delivery.source}:${delivery.dedupeKey}`,
     };
     const outcome = await this.#options.service.handle(inbound);
-    if (interpreted.plan !== undefined) await interpreter.reply?.(interpreted.plan, outcome, signal);
+    if (interpreted.errand !== undefined) await interpreter.reply?.(interpreted.errand, outcome, signal);
     await this.#finish(delivery, 'done', outcome.kind);
     dlog.info(
       { inbound: inbound.kind, outcome: outcome.kind, ...('session' in outcome && { sessionId: outcome.session.id }) },

@@ -9,13 +9,13 @@ import type { ThreadSource } from '../../core/thread-ref.ts';
 import type { ThreadReplier } from '../../core/thread-replier.ts';
 import type { EventBus, EventNotice, NoticeListener } from './event-bus.ts';
 import type { SessionStore } from '../store/session-store.ts';
-import { type LockedThread, PgThreadCursorStore, type Trx } from './thread-cursor-store.ts';
+import { createThreadCursorStore, type LockedThread, type ThreadCursorStore, type Trx } from './thread-cursor-store.ts';
 
 export type ThreadNotifier = { flush(sessionId: string): Promise<void>; close(): Promise<void> };
 
 export type ThreadNotifierDeps = {
   store: SessionStore;
-  /** The database of `session_threads`, whose cursors the notifier keeps (PgThreadCursorStore). */
+  /** The database of `session_threads`, whose cursors the notifier keeps (ThreadCursorStore). */
   db: Kysely<Database>;
   bus: EventBus;
   /** One replier per thread source; a source without one is never replied to. */
@@ -76,7 +76,7 @@ type SessionAsRead = { session: SessionRecord; children: readonly SubtaskLine[] 
 /** The notifier's work: replying to threads behind, refreshing caught-up ones, a sweep for both. */
 class Notifier implements NoticeListener {
   readonly #deps: ThreadNotifierDeps;
-  readonly #cursors: PgThreadCursorStore;
+  readonly #cursors: ThreadCursorStore;
   readonly #repliers: Repliers = {};
   /** Sources with a replier, and those whose replier refreshes. */
   readonly #sources: ThreadSource[];
@@ -90,7 +90,7 @@ class Notifier implements NoticeListener {
 
   constructor(deps: ThreadNotifierDeps) {
     this.#deps = deps;
-    this.#cursors = new PgThreadCursorStore(deps.db);
+    this.#cursors = createThreadCursorStore(deps.db);
     for (const replier of deps.repliers) this.#repliers[replier.source] = replier;
     this.#sources = deps.repliers.map((r) => r.source);
     this.#refreshing = deps.repliers.filter((r) => r.refresh).map((r) => r.source);

@@ -1,4 +1,4 @@
-import type { Db } from '../../../db/database.ts';
+import type { ArgsAfterDb, Db } from '../../../db/database.ts';
 import type { SessionStatus } from '../../core/session-status.ts';
 import type { ThreadRef } from '../../core/thread-ref.ts';
 import { recordMarker } from './request-markers.ts';
@@ -64,21 +64,21 @@ export function createSessionStore(db: Db) {
     threads: (sessionId: string) => listThreads(db, sessionId),
 
     /** Appends events; with `marker`, only once per request (DuplicateRequest the second time). */
-    append: (...args: Tail<Parameters<typeof appendToLog>>) => appendToLog(db, ...args),
+    append: (...args: ArgsAfterDb<typeof appendToLog>) => appendToLog(db, ...args),
     /** A session's events in order. */
-    events: (...args: Tail<Parameters<typeof readEvents>>) => readEvents(db, ...args),
+    events: (...args: ArgsAfterDb<typeof readEvents>) => readEvents(db, ...args),
     /** One page of a session's log, read backwards from `before`. */
-    eventPage: (...args: Tail<Parameters<typeof readEventPage>>) => readEventPage(db, ...args),
+    eventPage: (...args: ArgsAfterDb<typeof readEventPage>) => readEventPage(db, ...args),
     /** A session's tokens per model, summed from its `usage` events. */
     usageByModel: (sessionId: string) => readUsageByModel(db, sessionId),
     /** Applies a lifecycle trigger under the session's row lock (session-lifecycle.ts). */
-    transition: (...args: Tail<Parameters<typeof transitionSession>>) => transitionSession(db, ...args),
+    transition: (...args: ArgsAfterDb<typeof transitionSession>) => transitionSession(db, ...args),
 
     transcript: (sessionId: string) => readTranscript(db, sessionId),
     /** Writes one step of a run atomically, with the checkpoint after its tool call, if any. */
-    commitStep: (...args: Tail<Parameters<typeof commitStep>>) => commitStep(db, ...args),
+    commitStep: (...args: ArgsAfterDb<typeof commitStep>) => commitStep(db, ...args),
     /** Replaces the transcript after compaction, with its events and the summarizing call's usage. */
-    replaceTranscript: (...args: Tail<Parameters<typeof replaceTranscript>>) => replaceTranscript(db, ...args),
+    replaceTranscript: (...args: ArgsAfterDb<typeof replaceTranscript>) => replaceTranscript(db, ...args),
 
     /** A session's sub-task sessions in their order, one spawn call's when `callId` is given (session-children.ts). */
     children: (parentId: string, callId?: string) => listChildren(db, parentId, callId),
@@ -95,6 +95,3 @@ export function createSessionStore(db: Db) {
     recordMarker: (source: string, key: string) => recordMarker(db, source, key),
   };
 }
-
-/** A function's parameters after the database. */
-type Tail<P extends unknown[]> = P extends [unknown, ...infer Rest] ? Rest : never;

@@ -59,7 +59,7 @@ export function underLease<T>(
 }
 
 /**
- * Run leases in `sessions` (migration 016). A lease expires on its own `leaseMs` after it was taken
+ * Run leases in `sessions` (migration 018). A lease expires on its own `leaseMs` after it was taken
  * or last renewed, whatever happens to the holder's connections: a paused worker's runs are taken
  * over once it lapses. With `max`, a lease is a run slot: it is taken only while fewer than `max`
  * sessions hold a live one (counted under a transaction-level advisory lock, so two workers never

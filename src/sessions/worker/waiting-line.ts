@@ -3,7 +3,7 @@ import type { EventOf } from '../../core/events.ts';
 import type { SessionStore } from '../store/session-store.ts';
 
 /**
- * The line of queued sessions, in the order they were queued (`sessions.queued_at`, migration 011),
+ * The line of queued sessions, in the order they were queued (`sessions.queued_at`, migration 013),
  * which is the order the queue hands their runs out. A session that has to wait is told once per
  * wait where it stands, and told again when a worker takes it.
  */
