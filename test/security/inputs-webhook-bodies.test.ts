@@ -61,15 +61,18 @@ function streamChunked(
   path: string,
   headers: Record<string, string>,
   total: number,
-): Promise<{ status: number | null; written: number }> {
+): Promise<{ status: number | null; written: number; error?: string }> {
   return new Promise((resolve) => {
     const socket = net.connect({ host: '127.0.0.1', port });
     let written = 0;
     let status: number | null = null;
+    let error: string | undefined;
     let text = '';
     const chunk = Buffer.alloc(1024 * 1024, 0x20);
-    socket.on('error', () => {});
-    socket.on('close', () => resolve({ status, written }));
+    socket.on('error', (e: NodeJS.ErrnoException) => {
+      error ??= e.code;
+    });
+    socket.on('close', () => resolve({ status, written, ...(error && { error }) }));
     socket.on('data', (data) => {
       text += data.toString('latin1');
       const match = /^HTTP\/1\.1 (\d{3})/.exec(text);
@@ -156,8 +159,13 @@ describe('webhook bodies: refused unsigned before they are read, and capped whil
     timeout: 60_000,
   }, async () => {
     const result = await streamChunked(port, '/github/webhooks', githubSigned, 40 * 1024 * 1024);
-    expect(result.status).toBe(413);
+    // Cut off at the cap: the server stopped reading long before the 40 MB were sent.
     expect(result.written).toBeLessThan(34 * 1024 * 1024);
+    // It answers 413 and closes. On a loaded machine its close can reset the connection while our
+    // bytes are still unread on its side, and a reset discards the answer before this client reads
+    // it (seen: no status at all); either is the server refusing at the cap, never taking the body.
+    if (result.status === null) expect(['ECONNRESET', 'EPIPE']).toContain(result.error);
+    else expect(result.status).toBe(413);
   });
 
   it('GitHub: a signed body within the cap is still taken', async () => {
