@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
@@ -79,6 +79,8 @@ describe("the gate's managed files in the Modal image", () => {
     Object.fromEntries(files.map((f) => [f.path, f.mode.toString(8)]));
 
   it("are the repository's bytes, in /etc/claude-code and /etc/codex, read-only by mode", () => {
+    // Every file of the managed directory goes in (a file added there is not left out of the image).
+    expect(readdirSync(ENGINE_HOOKS_HOST_DIR).sort()).toEqual([...ENGINE_HOOK_FILES]);
     const built = buildImage(['FROM base', ...engineImageCommands(['opencode', 'codex', 'claude-code'])], BASE);
     expect(built.failure).toBeUndefined();
     for (const dir of ['/etc/claude-code', '/etc/codex'])
