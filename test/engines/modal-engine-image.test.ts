@@ -1,9 +1,11 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { modalNetwork } from '../../sandbox/modal/modal-network.ts';
 import { loadConfig } from '../../src/config.ts';
-import { ENGINE_PACKAGES, engineImageCommands } from '../../src/engines/engine-packages.ts';
+import { ENGINE_HOOKS_HOST_DIR } from '../../src/engines/engine-hooks.ts';
+import { ENGINE_HOOK_FILES, ENGINE_PACKAGES, engineImageCommands } from '../../src/engines/engine-packages.ts';
 import { sandboxRelayUrl, startEngines } from '../../src/start/engine-wiring.ts';
 import { createShutdown } from '../../src/start/shutdown.ts';
 import { buildImage } from '../fakes/modal/fake-modal-image.ts';
@@ -39,9 +41,9 @@ describe("the engines' CLIs in the Modal image", () => {
       const engines = await startEngines(config, { log: pino({ level: 'silent' }), shutdown, serves: true });
       expect(engines.names.sort()).toEqual(['claude-code', 'codex', 'opencode']);
       const commands = engineImageCommands(engines.names);
-      expect(commands).toEqual([
+      expect(commands[0]).toBe(
         'RUN npm install -g --no-fund --no-audit @anthropic-ai/claude-code@2.1.332 @openai/codex@0.171.0 opencode-ai@1.18.33',
-      ]);
+      );
       const built = buildImage(['FROM base', ...commands], BASE);
       expect(built.failure).toBeUndefined();
       expect(built.tools.map((t) => t.bin)).toEqual(['claude', 'codex', 'opencode']);
@@ -68,6 +70,48 @@ describe("the engines' CLIs in the Modal image", () => {
     expect(other.failure).toMatch(/notarget No matching version found for @anthropic-ai\/claude-code@2\.0\.0/);
     const noNode = buildImage(['FROM debian:bookworm-slim', ...engineImageCommands(['claude-code'])]);
     expect(noNode.failure).toMatch(/npm: not found/);
+  });
+});
+
+describe("the gate's managed files in the Modal image", () => {
+  const repoBytes = (file: string) => readFileSync(join(ENGINE_HOOKS_HOST_DIR, file));
+  const modes = (files: { path: string; mode: number }[]) =>
+    Object.fromEntries(files.map((f) => [f.path, f.mode.toString(8)]));
+
+  it("are the repository's bytes, in /etc/claude-code and /etc/codex, read-only by mode", () => {
+    // Every file of the managed directory goes in (a file added there is not left out of the image).
+    expect(readdirSync(ENGINE_HOOKS_HOST_DIR).sort()).toEqual([...ENGINE_HOOK_FILES]);
+    const built = buildImage(['FROM base', ...engineImageCommands(['opencode', 'codex', 'claude-code'])], BASE);
+    expect(built.failure).toBeUndefined();
+    for (const dir of ['/etc/claude-code', '/etc/codex'])
+      for (const file of ENGINE_HOOK_FILES)
+        expect(built.files.find((f) => f.path === `${dir}/${file}`)?.bytes?.equals(repoBytes(file))).toBe(true);
+    expect(modes(built.files)).toEqual({
+      '/etc/claude-code': '555',
+      '/etc/claude-code/managed-settings.json': '444',
+      '/etc/claude-code/patchbay-gate.mjs': '444',
+      '/etc/claude-code/requirements.toml': '444',
+      '/etc/codex': '555',
+      '/etc/codex/managed-settings.json': '444',
+      '/etc/codex/patchbay-gate.mjs': '444',
+      '/etc/codex/requirements.toml': '444',
+    });
+  });
+
+  it('go only where an engine with a hook reads them, and the commands are the same every time (the image caches)', () => {
+    expect(buildImage(['FROM base', ...engineImageCommands(['opencode'])], BASE).files).toEqual([]);
+    const claude = buildImage(['FROM base', ...engineImageCommands(['claude-code'])], BASE);
+    expect(claude.files.map((f) => f.path).filter((p) => !p.startsWith('/etc/claude-code'))).toEqual([]);
+    expect(engineImageCommands(['codex', 'claude-code'])).toEqual(engineImageCommands(['claude-code', 'codex']));
+  });
+
+  it('the fake fails a build that writes them another way, or into a directory it did not make', () => {
+    const other = buildImage(['FROM base', "RUN printf '%s' x > /etc/codex/requirements.toml"], BASE);
+    expect(other.failure).toMatch(/the fake cannot run/);
+    const noDir = buildImage(['FROM base', 'RUN echo eA== | base64 -d > /etc/codex/requirements.toml'], BASE);
+    expect(noDir.failure).toMatch(/cannot create \/etc\/codex\/requirements.toml: Directory nonexistent/);
+    const bad = buildImage(['FROM base', 'RUN mkdir -p /etc/codex && echo e!== | base64 -d > /etc/codex/x'], BASE);
+    expect(bad.failure).toBe('base64: invalid input');
   });
 });
 

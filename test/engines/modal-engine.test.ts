@@ -23,14 +23,16 @@ const owner = 'octo-org';
 const PUBLIC_HOST = 'patchbay.test';
 const PUBLIC_PORT = 8080;
 
-/** The engine's first command in the Modal sandbox: its environment, any file holding the real key, and where `claude` is. */
+/** The engine's first command in the Modal sandbox: its environment, any file holding the real key, where `claude` is, and the gate's managed files. */
 const PROBE =
-  'env | sort; echo "--- files with the key:"; grep -rls "test-anthropic""-key" /workspace /tmp /root /etc /run 2>/dev/null; echo "--- claude at: $(command -v claude)"; echo "--- probe done"';
+  'env | sort; echo "--- files with the key:"; grep -rls "test-anthropic""-key" /workspace /tmp /root /etc /run 2>/dev/null; echo "--- claude at: $(command -v claude)"; stat -c "%a %U %n" /etc/claude-code /etc/claude-code/*; echo "--- probe done"';
+/** Refused by Patchbay's gate by default (publishing): writes a file first, so a run that got past the gate leaves it in the PR. */
+const PUBLISH = 'echo ran >> published.txt; npm publish';
 
 const textOf = (body: AnthropicRequest) => JSON.stringify(body.messages);
 const toolResults = (body: AnthropicRequest) => (textOf(body).match(/"type":"tool_result"/g) ?? []).length;
 
-/** Claude Code's turns: the probe, a file, the summary. The verifier (a forced record_verdict) passes. */
+/** Claude Code's turns: the probe, a publish the gate refuses, a file, the summary. The verifier (a forced record_verdict) passes. */
 function turn(body: AnthropicRequest): AnthropicReply {
   if ((body as { tool_choice?: { type?: string } }).tool_choice?.type === 'tool')
     return { content: [{ type: 'tool_use', name: 'record_verdict', input: passingVerdict }] };
@@ -38,6 +40,8 @@ function turn(body: AnthropicRequest): AnthropicReply {
   if (n === 0)
     return { content: [{ type: 'tool_use', name: 'Bash', input: { command: PROBE, description: 'probe' } }] };
   if (n === 1)
+    return { content: [{ type: 'tool_use', name: 'Bash', input: { command: PUBLISH, description: 'publish' } }] };
+  if (n === 2)
     return {
       content: [
         { type: 'tool_use', name: 'Write', input: { file_path: '/workspace/CHANGES.md', content: '# Changes\n' } },
@@ -156,6 +160,17 @@ describe('Claude Code on a Modal sandbox, end to end', () => {
     expect(probe).toContain('--- claude at: /usr/local/bin/claude');
     expect(probe).not.toContain(API_KEY);
     expect(probe).toMatch(/--- files with the key:\\n--- claude at/);
+    // The image's build wrote the gate's managed files as it made them: root's, read-only by mode.
+    for (const line of [
+      '555 root /etc/claude-code',
+      '444 root /etc/claude-code/managed-settings.json',
+      '444 root /etc/claude-code/patchbay-gate.mjs',
+    ])
+      expect(probe).toContain(line);
+
+    // The hook in the image asked the gate at PUBLIC_URL/engine-relay/gate: npm publish was refused, and did not run.
+    expect(textOf(engineCalls[2]!.body)).toMatch(/Command refused: [^"]*publish/);
+    expect(await git(hosted, 'ls-tree', '--name-only', done.branch!)).not.toContain('published.txt');
 
     // The relay metered the engine's calls into the session.
     const usage = (await app.store.events(session.id, { types: ['usage'] })).map((e) => e.event);

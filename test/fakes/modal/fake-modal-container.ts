@@ -1,18 +1,19 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { cp, lstat, mkdir, readdir, readFile, rm } from 'node:fs/promises';
+import { existsSync, readdirSync, readlinkSync } from 'node:fs';
+import { chmod, cp, lstat, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { ImageTool } from './fake-modal-image.ts';
+import type { ImageFile, ImageTool } from './fake-modal-image.ts';
 
 /**
  * The fake Modal's "container": a directory tree holding the writable parts of a sandbox's
- * filesystem (/workspace, /tmp, /root), and commands run for real in bubblewrap with the host's
- * system directories read-only (standing in for the image's git, sh and coreutils) and no network.
+ * filesystem (/workspace, /tmp, /root, and /etc's entries the image's build wrote), and commands
+ * run for real in bubblewrap with the host's system directories read-only (standing in for the
+ * image's git, sh and coreutils) and no network.
  * Every process carries its sandbox and exec in its environment, which is how the fake finds
  * and kills them. A filesystem snapshot is a copy of that tree.
  */
 export const CONTAINER_DIRS = ['workspace', 'tmp', 'root'] as const;
-const SYSTEM_DIRS = ['/usr', '/bin', '/sbin', '/lib', '/lib64', '/lib32', '/etc'];
+const SYSTEM_DIRS = ['/usr', '/bin', '/sbin', '/lib', '/lib64', '/lib32'];
 const DEFAULT_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 
 export async function makeContainerFs(dir: string, from?: string): Promise<void> {
@@ -21,6 +22,47 @@ export async function makeContainerFs(dir: string, from?: string): Promise<void>
   } else {
     for (const sub of CONTAINER_DIRS) await mkdir(join(dir, sub), { recursive: true });
   }
+}
+
+/**
+ * Puts the files a registry image's build wrote under /etc into a new sandbox's tree (its `etc/`),
+ * with the modes the build left; the fake runs as root, so they are root's, as the build's are.
+ * They are the sandbox's own copy: a root command may change them, and a snapshot keeps them.
+ */
+export async function writeImageFiles(dir: string, files: readonly ImageFile[]): Promise<void> {
+  const sorted = [...files].sort((a, b) => a.path.localeCompare(b.path));
+  for (const file of sorted) {
+    const at = join(dir, file.path);
+    if (file.bytes === undefined) await mkdir(at, { recursive: true });
+    else await writeFile(at, file.bytes);
+  }
+  // Modes last, deepest first, so a read-only directory is made read-only after its files are in.
+  for (const file of sorted.reverse()) await chmod(join(dir, file.path), file.mode);
+}
+
+/**
+ * The bwrap arguments for the container's /etc: the host's read-only, or, when the image's build
+ * wrote files there (`etc/` in the tree), a tmpfs with each host entry bound back read-only and the
+ * image's entries bound from the tree (writable to root, as a Modal container's root filesystem is),
+ * then made read-only itself so that nothing else written there is silently lost between commands.
+ */
+function etcArgs(fsDir: string): string[] {
+  const own = join(fsDir, 'etc');
+  if (!existsSync(own)) return ['--ro-bind', '/etc', '/etc'];
+  const image = readdirSync(own);
+  const host = readdirSync('/etc', { withFileTypes: true }).filter((entry) => !image.includes(entry.name));
+  return [
+    '--tmpfs',
+    '/etc',
+    ...host.flatMap((entry) =>
+      entry.isSymbolicLink()
+        ? ['--symlink', readlinkSync(`/etc/${entry.name}`), `/etc/${entry.name}`]
+        : ['--ro-bind', `/etc/${entry.name}`, `/etc/${entry.name}`],
+    ),
+    ...image.flatMap((name) => ['--bind', join(own, name), `/etc/${name}`]),
+    '--remount-ro',
+    '/etc',
+  ];
 }
 
 /**
@@ -74,7 +116,12 @@ export type ContainerProcessSpec = {
 
 /** Starts `args` inside the container; `env` should carry markers for killMarked. */
 export function startInContainer(spec: ContainerProcessSpec): ChildProcess {
-  const binds = spec.bare ? [] : SYSTEM_DIRS.filter((dir) => existsSync(dir)).flatMap((dir) => ['--ro-bind', dir, dir]);
+  const binds = spec.bare
+    ? []
+    : [
+        ...SYSTEM_DIRS.filter((dir) => existsSync(dir)).flatMap((dir) => ['--ro-bind', dir, dir]),
+        ...etcArgs(spec.fsDir),
+      ];
   const env = { PATH: DEFAULT_PATH, HOME: '/root', LANG: 'C.UTF-8', ...spec.env };
   const tools = spec.tools?.length
     ? ['--tmpfs', '/usr/local/bin', ...spec.tools.flatMap((t) => ['--ro-bind', t.hostPath, `/usr/local/bin/${t.bin}`])]

@@ -12,6 +12,7 @@ import {
   makeContainerFs,
   removeContainerFs,
   startInContainer,
+  writeImageFiles,
 } from './fake-modal-container.ts';
 import {
   commandTooLarge,
@@ -411,6 +412,7 @@ export async function startFakeModal(options: FakeModalOptions = {}): Promise<Fa
       return (async () => {
         const fsDir = join(root, sandboxId);
         await makeContainerFs(fsDir, image.kind === 'snapshot' ? image.fsDir : undefined);
+        if (image.kind === 'registry') await writeImageFiles(fsDir, image.build.files);
         const sandbox: FakeSandboxRecord = {
           sandboxId,
           taskId,
