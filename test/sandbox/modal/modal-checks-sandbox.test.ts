@@ -1,9 +1,11 @@
 import { access } from 'node:fs/promises';
+import { status as grpcStatus } from '@grpc/grpc-js';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Actor } from '../../../src/core/actor.ts';
 import type { EventOf, StoredEvent } from '../../../src/core/events.ts';
 import { checksSandboxId } from '../../../src/core/checks-sandbox.ts';
+import type { ModelProvider } from '../../../src/models/model-provider.ts';
 import { createScriptedProvider } from '../../../src/models/scripted-provider.ts';
 import { startFakeModalForSdk } from '../../fakes/modal/fake-modal-sdk.ts';
 import { createRemote, git, type RemoteFixture } from '../../git/git-fixture.ts';
@@ -76,13 +78,7 @@ describe('the checks sandbox on Modal', () => {
       repo: remote.remote,
     });
     if (started.kind !== 'started') throw new Error(started.kind);
-    const done = await waitForStatus(app, started.session.id, ['completed', 'failed', 'waiting'], 300_000).catch(
-      (error) => {
-        throw new Error(
-          `${error}\nModal calls: ${modal.fake.calls.join(' ')}\nrefused: ${JSON.stringify(modal.fake.refusals)}`,
-        );
-      },
-    );
+    const done = await settled(app, started.session.id);
     expect(done.status, done.error ?? '').toBe('completed');
 
     const checks = of(await app.store.events(done.id), 'check-finished').filter((c) => c.phase === 'check');
@@ -105,5 +101,61 @@ describe('the checks sandbox on Modal', () => {
     expect(await exists(join(checker!.fsDir, 'workspace', 'scratch.txt'))).toBe(false);
     expect(await exists(join(checker!.fsDir, 'workspace', '.git'))).toBe(false);
     expect(modal.fake.refusals).toEqual([]);
-  }, 360_000);
+
+    // Idle past the workspace TTL, the checks' sandbox is found by its record and ended, as the agent's is.
+    const removed = await app.sandboxes!.reap(new Date(Date.now() + 2 * 24 * 60 * 60_000));
+    expect(removed).toContain(checksSandboxId(done.id));
+    expect(checker!.result).toBeDefined();
+  }, 180_000);
+
+  it('fails the gate closed, with the reason in the thread, when the checks sandbox cannot be started', async () => {
+    await app?.dispose();
+    const scripted = createScriptedProvider({
+      scenario: [
+        {
+          toolCalls: [
+            { name: 'write_file', input: { path: 'add.js', content: 'module.exports = (a, b) => a + b;\n' } },
+          ],
+        },
+        { text: 'Fixed add.' },
+      ],
+    });
+    // As the agent finishes, Modal refuses the next sandbox: the checks' own.
+    const model: ModelProvider = {
+      ...scripted,
+      runTurn: (request) => {
+        if (scripted.requests.length === 1) modal.fake.failNextCreate(grpcStatus.RESOURCE_EXHAUSTED, QUOTA);
+        return scripted.runTurn(request);
+      },
+    };
+    app = await startTestPatchbay({ model, env: modal.env() });
+    const started = await app.service.start({
+      thread: { source: 'web' },
+      actor: alice,
+      text: 'Fix add so 2 + 3 is 5',
+      repo: remote.remote,
+    });
+    if (started.kind !== 'started') throw new Error(started.kind);
+    const done = await settled(app, started.session.id);
+    const events = await app.store.events(done.id);
+    const checks = of(events, 'check-finished').filter((c) => c.phase === 'check');
+    expect(checks.map((c) => [c.command, c.outcome])).toEqual([['npm test', 'not-run']]);
+    expect(checks[0]!.reason).toContain("the checks' sandbox could not be started");
+    expect(checks[0]!.reason).toContain(QUOTA);
+    // Not ready, and the thread's closing line says why (the session does not wait on a sandbox that never comes).
+    const [gate] = of(events, 'review-gate');
+    expect(gate?.ready).toBe(false);
+    expect(gate?.reasons.join('\n')).toContain("the checks' sandbox could not be started");
+    expect(done.status).toBe('completed');
+    const closing = of(events, 'status-changed').at(-1);
+    expect(closing?.reason).toContain("`npm test` could not run: the checks' sandbox could not be started");
+    expect(modal.fake.refusals).toEqual([]);
+  }, 180_000);
 });
+
+const QUOTA = 'Your workspace has reached its limit of running sandboxes';
+
+/** The session once it is no longer queued or running (a stuck one fails the test with Modal's calls). */
+async function settled(app: PatchbayFixture, id: string) {
+  return waitForStatus(app, id, ['completed', 'failed', 'waiting'], 120_000);
+}
