@@ -102,7 +102,26 @@ describe('the checks sandbox on Modal', () => {
     expect(await exists(join(checker!.fsDir, 'workspace', '.git'))).toBe(false);
     expect(modal.fake.refusals).toEqual([]);
 
-    // Idle past the workspace TTL, the checks' sandbox is found by its record and ended, as the agent's is.
+    // Idle past the workspace TTL, the checks' sandbox is found by its record and ended.
+    // Both are recorded under the session, told apart by role (migration 027).
+    const db = app.database.db;
+    const rows = await db
+      .selectFrom('modal_sandboxes')
+      .select(['role', 'sandbox_id'])
+      .where('session_id', '=', done.id)
+      .orderBy('role')
+      .execute();
+    expect(rows).toEqual([
+      { role: 'agent', sandbox_id: agent!.sandboxId },
+      { role: 'checks', sandbox_id: checker!.sandboxId },
+    ]);
+    // A worker that died during the checks leaves their sandbox's record unreleased: still reaped once idle.
+    await db
+      .updateTable('modal_sandboxes')
+      .set({ released: false })
+      .where('session_id', '=', done.id)
+      .where('role', '=', 'checks')
+      .execute();
     const removed = await app.sandboxes!.reap(new Date(Date.now() + 2 * 24 * 60 * 60_000));
     expect(removed).toContain(checksSandboxId(done.id));
     expect(checker!.result).toBeDefined();
