@@ -235,6 +235,8 @@ export interface ModalSandboxesTable {
   released: ColumnType<boolean, boolean | undefined, boolean>;
   /** The run epoch that wrote it (migration 018); null when no run did. */
   run_epoch: ColumnType<string | null, number | null | undefined, number | null>;
+  /** Whose sandbox of the session it is: the agent's, or the checks' own (migration 027). */
+  role: ColumnType<'agent' | 'checks', 'agent' | 'checks' | undefined, 'agent' | 'checks'>;
 }
 
 export interface ModalTemplatesTable {

@@ -25,6 +25,7 @@ import * as m023 from './023-subtasks.ts';
 import * as m024 from './024-github-repo-features.ts';
 import * as m025 from './025-codex-signins.ts';
 import * as m026 from './026-github-comment-intent.ts';
+import * as m027 from './027-modal-sandbox-roles.ts';
 
 /**
  * Migrations in order, one number each. Add new ones here; never edit one that has shipped. A
@@ -60,6 +61,7 @@ export const migrationProvider: MigrationProvider = {
       '024-github-repo-features': m024,
       '025-codex-signins': m025,
       '026-github-comment-intent': m026,
+      '027-modal-sandbox-roles': m027,
     };
   },
 };

@@ -1,3 +1,4 @@
+import { sandboxSession } from '../../src/core/checks-sandbox.ts';
 import type { ModalSandboxLike } from './modal-client.ts';
 import { KIND_TAG, type ModalContext, SESSION_TAG } from './modal-context.ts';
 import type { ModalSessionRecord } from './modal-records.ts';
@@ -7,7 +8,8 @@ const ORPHAN_GRACE_MS = 5 * 60_000;
 
 /**
  * Terminates Patchbay's sandboxes in the app that no run needs: orphans (no session record names
- * them) and idle ones (released longer than `ttlMinutes` ago, held by no run here). Returns the
+ * them) and idle ones (used longer than `ttlMinutes` ago, held by no run here, and released, or a
+ * checks sandbox). Returns the
  * sessions whose sandbox it ended.
  */
 export async function reapModalSandboxes(ctx: ModalContext, now: Date): Promise<string[]> {
@@ -40,8 +42,11 @@ function idleVerdict(
   record: { sessionId: string } & ModalSessionRecord,
   now: Date,
 ): Verdict | undefined {
+  // A checks sandbox holds no work of the session (each round starts from a fresh checkout), so one a
+  // dead worker left unreleased goes once idle too; an agent's unreleased sandbox alone holds its work.
+  const checks = sandboxSession(record.sessionId) !== record.sessionId;
   const idle =
-    record.released &&
+    (record.released || checks) &&
     !ctx.heldSessions.has(record.sessionId) &&
     now.getTime() - record.usedAt.getTime() > ctx.ttlMinutes * 60_000;
   return idle ? { sessionId: record.sessionId, reason: 'idle' } : undefined;

@@ -17,6 +17,11 @@ export type ModalSessionRecord = {
   released: boolean;
 };
 
+/**
+ * Records are kept per sandbox, by the id it was acquired under (called `sessionId` below): a
+ * session's own, or its checks' sandbox (`<session>-checks`, src/core/checks-sandbox.ts). Both are
+ * the owning session's: a run's `epoch` is checked against that session's run epoch.
+ */
 export interface ModalRecordStore {
   get(sessionId: string): Promise<ModalSessionRecord | undefined>;
   /**
@@ -28,7 +33,7 @@ export interface ModalRecordStore {
   save(sessionId: string, patch: Partial<ModalSessionRecord>, epoch?: number): Promise<void>;
   /** Resolves while `epoch` is the session's run epoch; refused (code `lease_lost`) once another run took the session over. */
   assertEpoch(sessionId: string, epoch: number): Promise<void>;
-  /** Every record that names a live sandbox, by sandbox id (for the reaper). */
+  /** Every record that names a live sandbox, by sandbox id, with the id it was acquired under (for the reaper). */
   bySandbox(): Promise<Map<string, { sessionId: string } & ModalSessionRecord>>;
   /** The newest setup image of a repository (its sandbox right after setup), when there is one. */
   getTemplate(repo: string): Promise<{ imageId: string; baseCommit: string } | undefined>;

@@ -9,7 +9,7 @@ import {
   workspaceSetupMarker,
   type CommitCheckout,
 } from '../checks/commit-checkout.ts';
-import { PatchbayError } from '../../core/errors.ts';
+import { describeError, isPatchbayError, PatchbayError } from '../../core/errors.ts';
 import { missingCommandReason, runCheckCommand, setupFailureReason } from '../checks/run-checks.ts';
 import type { KnownCommand } from '../knowledge/knowledge-document.ts';
 import { unattendedRefusal } from './unattended-command.ts';
@@ -196,7 +196,14 @@ export async function runChecks(ctx: GateContext, evidence: EvidenceRepo): Promi
   const setup = ctx.knowledge?.document.setup ?? [];
   // The key comes from the evidence repository: the agent's git could name any blob it likes.
   const key = setup.length ? setupKeyOf(await evidence.git(setupInputsListing(commit), ctx.signal), setup) : undefined;
-  const sandbox = await ctx.evidence.checkSandbox();
+  let sandbox: Sandbox;
+  try {
+    sandbox = await ctx.evidence.checkSandbox();
+  } catch (error) {
+    // Taken over (another run owns the session) or stopping: this run says nothing more.
+    if (ctx.signal.aborted || isPatchbayError(error, 'lease_lost')) throw error;
+    return recordUnchecked(ctx, commit, checks, error);
+  }
   try {
     const checkout = await openCommitCheckout({
       sandbox,
@@ -215,6 +222,24 @@ export async function runChecks(ctx: GateContext, evidence: EvidenceRepo): Promi
   } finally {
     await sandbox.release();
   }
+  return runs;
+}
+
+/**
+ * The checks' sandbox could not be started: every check is recorded as not run, with why, so the
+ * gate fails closed (no ready PR) and the thread hears the reason, instead of the run ending in an
+ * error or waiting on a sandbox that never comes.
+ */
+async function recordUnchecked(
+  ctx: GateContext,
+  commit: string,
+  checks: readonly KnownCommand[],
+  error: unknown,
+): Promise<CheckRun[]> {
+  ctx.log.warn({ err: error, commit }, "the checks' sandbox could not be started; no check ran");
+  const reason = `the checks' sandbox could not be started (${describeError(error)}), so nothing was checked`;
+  const runs = checks.map((command) => notRun(commit, 'check', command, reason));
+  for (const run of runs) await recordRun(ctx, run);
   return runs;
 }
 

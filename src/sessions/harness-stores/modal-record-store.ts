@@ -1,10 +1,24 @@
 import type { Kysely, Selectable, Transaction } from 'kysely';
 import type { Database, ModalSandboxesTable } from '../../../db/schema.ts';
 import type { ModalRecordStore, ModalSessionRecord } from '../../../sandbox/modal/modal-records.ts';
+import { checksSandboxId, sandboxSession } from '../../core/checks-sandbox.ts';
 import { PatchbayError } from '../../core/errors.ts';
 import { currentRunEpoch } from '../store/session-queries.ts';
 
 type Writer = Kysely<Database> | Transaction<Database>;
+
+/** A sandbox's row: the session that owns it and whose it is (the agent's, or the checks' own). */
+type RowKey = { session: string; role: 'agent' | 'checks' };
+
+function rowKey(sandboxKey: string): RowKey {
+  const session = sandboxSession(sandboxKey);
+  return { session, role: session === sandboxKey ? 'agent' : 'checks' };
+}
+
+/** The id the provider knows the sandbox by (its session's, or `<session>-checks`). */
+function sandboxKeyOf(row: Pick<Selectable<ModalSandboxesTable>, 'session_id' | 'role'>): string {
+  return row.role === 'checks' ? checksSandboxId(row.session_id) : row.session_id;
+}
 
 function toRecord(row: Selectable<ModalSandboxesTable>): ModalSessionRecord {
   return {
@@ -17,8 +31,8 @@ function toRecord(row: Selectable<ModalSandboxesTable>): ModalSessionRecord {
   };
 }
 
-/** Writes the fields a patch sets (and the run's epoch, when given) onto the session's record. */
-async function upsert(to: Writer, sessionId: string, patch: Partial<ModalSessionRecord>, epoch?: number) {
+/** Writes the fields a patch sets (and the run's epoch, when given) onto the sandbox's record. */
+async function upsert(to: Writer, key: RowKey, patch: Partial<ModalSessionRecord>, epoch?: number) {
   const values = {
     ...(patch.sandboxId !== undefined && { sandbox_id: patch.sandboxId }),
     ...(patch.imageId !== undefined && { image_id: patch.imageId }),
@@ -30,38 +44,46 @@ async function upsert(to: Writer, sessionId: string, patch: Partial<ModalSession
   };
   await to
     .insertInto('modal_sandboxes')
-    .values({ session_id: sessionId, ...values })
+    .values({ session_id: key.session, role: key.role, ...values })
     .onConflict((oc) =>
       Object.keys(values).length > 0
-        ? oc.column('session_id').doUpdateSet(values)
-        : oc.column('session_id').doNothing(),
+        ? oc.columns(['session_id', 'role']).doUpdateSet(values)
+        : oc.columns(['session_id', 'role']).doNothing(),
     )
     .execute();
 }
 
-/** The Modal provider's per-session records (`modal_sandboxes`). */
+/**
+ * The Modal provider's per-sandbox records (`modal_sandboxes`), keyed by the id the provider
+ * acquires a sandbox under: a session's own, or its checks' (`<session>-checks`), stored as the
+ * owning session and a role. The run epoch checked is always the owning session's.
+ */
 export function createModalRecordStore(db: Kysely<Database>): ModalRecordStore {
   return {
-    async get(sessionId) {
+    async get(sandboxKey) {
+      const key = rowKey(sandboxKey);
       const row = await db
         .selectFrom('modal_sandboxes')
         .selectAll()
-        .where('session_id', '=', sessionId)
+        .where('session_id', '=', key.session)
+        .where('role', '=', key.role)
         .executeTakeFirst();
       return row ? toRecord(row) : undefined;
     },
-    async save(sessionId, patch, epoch) {
-      if (epoch === undefined) return upsert(db, sessionId, patch);
+    async save(sandboxKey, patch, epoch) {
+      const key = rowKey(sandboxKey);
+      if (epoch === undefined) return upsert(db, key, patch);
       // Under the session's row lock, which a take-over (a new epoch) waits for.
       await db.transaction().execute(async (trx) => {
-        const current = await currentRunEpoch(trx, sessionId, { lock: true });
-        if (current !== epoch) throw epochRefusal('a sandbox record', sessionId, epoch, current);
-        await upsert(trx, sessionId, patch, epoch);
+        const current = await currentRunEpoch(trx, key.session, { lock: true });
+        if (current !== epoch) throw epochRefusal('a sandbox record', key.session, epoch, current);
+        await upsert(trx, key, patch, epoch);
       });
     },
-    async assertEpoch(sessionId, epoch) {
-      const current = await currentRunEpoch(db, sessionId);
-      if (current !== epoch) throw epochRefusal('a call to the sandbox', sessionId, epoch, current);
+    async assertEpoch(sandboxKey, epoch) {
+      const { session } = rowKey(sandboxKey);
+      const current = await currentRunEpoch(db, session);
+      if (current !== epoch) throw epochRefusal('a call to the sandbox', session, epoch, current);
     },
     async getTemplate(repo) {
       const row = await db
@@ -98,7 +120,7 @@ export function createModalRecordStore(db: Kysely<Database>): ModalRecordStore {
     },
     async bySandbox() {
       const rows = await db.selectFrom('modal_sandboxes').selectAll().where('sandbox_id', 'is not', null).execute();
-      return new Map(rows.map((row) => [row.sandbox_id!, { sessionId: row.session_id, ...toRecord(row) }]));
+      return new Map(rows.map((row) => [row.sandbox_id!, { sessionId: sandboxKeyOf(row), ...toRecord(row) }]));
     },
   };
 }
