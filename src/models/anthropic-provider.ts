@@ -203,7 +203,7 @@ async function withRefusedImage(
 ): Promise<TurnResult> {
   const result = await turn;
   const error = result.error;
-  if (!error || error.code !== 'model_error') return result;
+  if (error?.code !== 'model_error') return result;
   const path = /messages\.(\d+)\.content\.(\d+)(?:\.content\.(\d+))?\.(?:image|source)/.exec(error.message);
   if (!path) return result;
   const wire = (body.messages as WireMessage[])[Number(path[1])];

@@ -35,6 +35,7 @@ import { startWorkspaceReaper } from './start-sandboxes.ts';
 import { loadArtifactLinks } from './artifact-secret.ts';
 import type { Shutdown } from './shutdown.ts';
 import type { EngineWiring } from './engine-wiring.ts';
+import { createPictureFitter, defaultIntakeLimits } from '../sessions/inbound/image-intake.ts';
 
 /** What a process that takes runs hands the worker and its harness. */
 export type WorkerDeps = {
@@ -89,7 +90,10 @@ export async function startWorker(config: Config, deps: WorkerDeps): Promise<Ses
       store,
       sandboxes: deps.sandboxes,
       model: deps.models.model,
-      tools: createToolRegistry(sessionTools(config, deps), { artifacts }),
+      tools: createToolRegistry(sessionTools(config, deps), {
+        artifacts,
+        pictures: createPictureFitter({ ...defaultIntakeLimits, ...config.images }),
+      }),
       artifacts,
       artifactUrl: (id) => artifactLinks.url(id),
       dataDir: config.dataDir,

@@ -1,4 +1,4 @@
-import { anthropicMaxImageBytes, imageError } from './image-rules.ts';
+import { anthropicMaxImageBytes, anthropicRequestImageError, imageError } from './image-rules.ts';
 import { createHash } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -111,7 +111,7 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions): Promise
     } catch {
       return reject(400, 'invalid_request_error', 'Request body is not valid JSON');
     }
-    const problem = validate(body);
+    const problem = validate(body) ?? (await anthropicRequestImageError(body.messages));
     if (problem) return reject(400, 'invalid_request_error', problem);
 
     const call: RecordedCall = { headers: req.headers, body };
