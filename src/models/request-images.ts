@@ -64,9 +64,30 @@ export function dropImage(messages: readonly ModelMessage[], ordinal: number, re
   return withoutImages(messages, new Map([[at, reason]]));
 }
 
-/** The number of pictures the transcript carries. */
-export function countImages(messages: readonly ModelMessage[]): number {
-  return imagesIn(messages).length;
+/** The longest side a picture of this transcript may have in one request: 8000 px, or 2000 past 20 pictures. */
+export function maxSideFor(messages: readonly ModelMessage[], limits: RequestImageLimits = requestImageLimits): number {
+  const count = Math.min(imagesIn(messages).length, limits.maxImages);
+  return count > limits.manyImages ? limits.manyImagesMaxSide : limits.maxSide;
+}
+
+/** The transcript with each picture replaced by what `change` makes of it; the same array when none changed. */
+export async function mapImages(
+  messages: readonly ModelMessage[],
+  change: (image: ModelImage) => Promise<ModelImage>,
+): Promise<readonly ModelMessage[]> {
+  let changed = false;
+  const out: ModelMessage[] = [];
+  for (const m of messages) {
+    if (m.role === 'assistant' || !m.images?.length) {
+      out.push(m);
+      continue;
+    }
+    const images: ModelImage[] = [];
+    for (const image of m.images) images.push(await change(image));
+    changed ||= images.some((image, i) => image !== m.images?.[i]);
+    out.push({ ...m, images });
+  }
+  return changed ? out : messages;
 }
 
 function withoutImages(messages: readonly ModelMessage[], drops: Map<ImageAt, string>): ModelMessage[] {

@@ -66,6 +66,7 @@ export type WorkerDeps = {
 export async function startWorker(config: Config, deps: WorkerDeps): Promise<SessionWorker> {
   const { database, store, log } = deps;
   const artifacts = createPgArtifactStore(database.db);
+  const pictures = createPictureFitter({ ...defaultIntakeLimits, ...config.images });
   const artifactLinks = await loadArtifactLinks(config);
   const scout =
     deps.scouts.length > 0
@@ -92,9 +93,10 @@ export async function startWorker(config: Config, deps: WorkerDeps): Promise<Ses
       model: deps.models.model,
       tools: createToolRegistry(sessionTools(config, deps), {
         artifacts,
-        pictures: createPictureFitter({ ...defaultIntakeLimits, ...config.images }),
+        pictures,
       }),
       artifacts,
+      pictures,
       artifactUrl: (id) => artifactLinks.url(id),
       dataDir: config.dataDir,
       network: config.sandbox.network,
