@@ -7,20 +7,25 @@ export type RequestImageLimits = {
   /** Past this many pictures in one request, each side must be within `manyImagesMaxSide`. */
   manyImages: number;
   manyImagesMaxSide: number;
+  /** The most base64 text all the pictures of one request may add up to. */
+  maxTotalBase64: number;
 };
 
 /**
  * Anthropic's documented vision limits (docs.anthropic.com/en/docs/vision, "Basics and Limits"):
  * "up to 20 for claude.ai and 100 for API requests"; "If you submit an image larger than
  * 8000x8000 px, it will be rejected. If you submit more than 20 images in one API request, this
- * limit is 2000x2000 px." OpenAI's are looser ("Up to 500 individual images per request", sides
- * scaled by the API, not refused), so one rule, Anthropic's, serves every provider.
+ * limit is 2000x2000 px."; "there is a 32MB request size limit for standard endpoints" (a larger
+ * request gets 413 request_too_large), so the pictures keep to 24 MB of it and the text has the
+ * rest. OpenAI's are looser ("Up to 500 individual images per request", "Up to 50 MB image bytes
+ * per request", sides scaled by the API, not refused), so one rule, Anthropic's, serves every provider.
  */
 export const requestImageLimits: RequestImageLimits = {
   maxImages: 100,
   maxSide: 8000,
   manyImages: 20,
   manyImagesMaxSide: 2000,
+  maxTotalBase64: 24 * 1024 * 1024,
 };
 
 /** Where one picture sits in a transcript: the message, and its place among that message's pictures. */
@@ -44,18 +49,33 @@ export function fitRequestImages(
   limits: RequestImageLimits = requestImageLimits,
 ): { messages: readonly ModelMessage[]; dropped: number } {
   const all = imagesIn(messages);
-  const excess = Math.max(0, all.length - limits.maxImages);
+  const excess = Math.max(0, all.length - limits.maxImages, all.length - withinBytes(all, limits.maxTotalBase64));
   const kept = all.slice(excess);
   const side = kept.length > limits.manyImages ? limits.manyImagesMaxSide : limits.maxSide;
   const drops = new Map<ImageAt, string>();
   for (const at of all.slice(0, excess))
-    drops.set(at, `to fit the model's limit of ${limits.maxImages} pictures a request`);
+    drops.set(
+      at,
+      `to fit the model's limit of ${limits.maxImages} pictures and ${sizeMb(limits.maxTotalBase64)} a request`,
+    );
   for (const at of kept)
     if (Math.max(at.image.width ?? 0, at.image.height ?? 0) > side)
       drops.set(at, `because a side is over the ${side} px the model takes with ${kept.length} pictures in a request`);
   if (drops.size === 0) return { messages, dropped: 0 };
   return { messages: withoutImages(messages, drops), dropped: drops.size };
 }
+
+/** How many of the newest pictures fit in `budget` characters of base64 together. */
+function withinBytes(images: readonly ImageAt[], budget: number): number {
+  let total = 0;
+  for (let i = images.length - 1; i >= 0; i--) {
+    total += images[i]?.image.data.length ?? 0;
+    if (total > budget) return images.length - 1 - i;
+  }
+  return images.length;
+}
+
+const sizeMb = (bytes: number) => `${Math.round(bytes / (1024 * 1024))} MB`;
 
 /** The transcript without its `ordinal`th picture (counted from the first), which the model's API refused. */
 export function dropImage(messages: readonly ModelMessage[], ordinal: number, reason: string): ModelMessage[] {

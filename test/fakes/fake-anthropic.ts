@@ -103,6 +103,9 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions): Promise
     const bearer = req.headers.authorization;
     const authOk = xKey === apiKey || (options.auth !== 'x-api-key-only' && bearer === `Bearer ${apiKey}`);
     if (!authOk) return reject(401, 'authentication_error', 'invalid x-api-key');
+    // "a 32MB request size limit for standard endpoints" (docs.anthropic.com/en/docs/vision), refused as recorded.
+    if (Buffer.byteLength(raw) > 32 * 1024 * 1024)
+      return reject(413, 'request_too_large', 'Request exceeds the maximum size');
     if (!req.headers['anthropic-version'])
       return reject(400, 'invalid_request_error', 'anthropic-version: header is required');
     let body: AnthropicRequest;

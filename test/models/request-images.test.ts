@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ModelImage, ModelMessage } from '../../src/models/model-provider.ts';
-import { dropImage, fitRequestImages, maxSideFor } from '../../src/models/request-images.ts';
+import { dropImage, fitRequestImages, maxSideFor, requestImageLimits } from '../../src/models/request-images.ts';
 
 const image = (name: string, width?: number, height?: number): ModelImage => ({
   mediaType: 'image/png',
@@ -31,6 +31,12 @@ describe('the pictures one request may carry', () => {
     expect(names(fitted.messages)).toHaveLength(kept);
     expect(fitted.dropped).toBe(count - kept);
     if (kept === 100 && count === 101) expect(names(fitted.messages)[0]).toBe('p1');
+  });
+
+  it('keeps the newest pictures within the base64 budget of one request, dropping the oldest', () => {
+    const messages = transcript([image('a'), image('b'), image('c')]);
+    const fitted = fitRequestImages(messages, { ...requestImageLimits, maxTotalBase64: 25 });
+    expect(names(fitted.messages)).toEqual(['b', 'c']);
   });
 
   it('leaves the transcript as it is (the same array) when every picture fits', () => {

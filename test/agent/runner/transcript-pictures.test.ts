@@ -114,9 +114,39 @@ describe('the pictures a transcript gathers stay within what one request may car
     const text = await storedText(sessionId);
     for (const name of ['shot 0', 'shot 1', 'shot 2'])
       expect(text).toContain(
-        `[A picture was here (${name}, 40×30); it was dropped from the conversation to fit the model's limit of 100 pictures a request.]`,
+        `[A picture was here (${name}, 40×30); it was dropped from the conversation to fit the model's limit of 100 pictures and 24 MB a request.]`,
       );
     expect(text).not.toContain('(shot 3,');
+  }, 120_000);
+
+  it('nine 4 MB pictures: the oldest become notes so the request stays under the 32 MB Anthropic takes', async () => {
+    const noise = await sharp({
+      create: {
+        width: 1000,
+        height: 1000,
+        channels: 3,
+        background: '#808080',
+        noise: { type: 'gaussian', mean: 128, sigma: 60 },
+      },
+    })
+      .png({ compressionLevel: 0 })
+      .toBuffer();
+    const heavy = (name: string): ModelImage => ({
+      mediaType: 'image/png',
+      data: noise.toString('base64'),
+      name,
+      width: 1000,
+      height: 1000,
+    });
+    const sessionId = await sessionWith(Array.from({ length: 9 }, (_, i) => heavy(`heavy ${i}`)));
+    const calls = anthropic.calls.length;
+    const outcome = await fx.run(sessionId, model(), { pictures: createPictureFitter(defaultIntakeLimits) });
+    expect(outcome).toEqual({ kind: 'finished', summary: 'Done.' });
+    expect(anthropic.rejections).toEqual([]);
+    const sent = (await sides(anthropic.calls[calls]!.body)).length;
+    expect(sent).toBeLessThan(9);
+    expect(sent).toBeGreaterThan(0);
+    expect(await storedText(sessionId)).toContain('[A picture was here (heavy 0, 1000×1000); it was dropped');
   }, 120_000);
 
   it('a picture the API refuses is dropped from the transcript with a note, and the turn is tried once more', async () => {
