@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { Sandbox } from '../../sandbox/sandbox.ts';
 import type { ArtifactStore } from '../core/artifact-store.ts';
 import { describeError } from '../core/errors.ts';
+import type { PictureFitter } from '../core/image-format.ts';
 import { attachedImages } from './message-images.ts';
 import type { ModelProvider, ToolCall, ToolSpec } from '../models/model-provider.ts';
 import type { RunLog } from '../core/run-log.ts';
@@ -92,6 +93,8 @@ export type RunInput = {
   now?: () => number;
   /** Where the pictures attached to people's messages are read from; without it they are left out. */
   artifacts?: Pick<ArtifactStore, 'get'> | undefined;
+  /** Scales a stored picture that breaks a request's size rules before it is sent; without it, such a picture is dropped with a note. */
+  pictures?: PictureFitter | undefined;
   /** Set when people can approve risky commands in this session: the rules layered over the defaults. */
   approvals?: ToolContext['approvals'];
   /** Starts spawn_subtasks calls' children (the harness); absent in a sub-task's own run, which cannot fan out. */

@@ -5,6 +5,7 @@ import type {
   ModelProvider,
   RetryNotice,
   ToolSpec,
+  TurnError,
   TurnResult,
   Usage,
 } from '../models/model-provider.ts';
@@ -89,7 +90,7 @@ export async function compactTranscript(
 export async function takeModelTurn(
   run: RunState,
   turn: number,
-): Promise<{ result: TurnResult } | { outcome: RunOutcome }> {
+): Promise<{ result: TurnResult } | { outcome: RunOutcome; error?: TurnError }> {
   const { model, tools, signal, onDelta } = run.input;
   const result = await model.runTurn({
     system: run.input.system,
@@ -113,6 +114,7 @@ export async function takeModelTurn(
         message: error?.message ?? 'the model call failed',
         ...(error && isServiceFault(error) && { modelDown: true }),
       },
+      ...(error && { error }),
     };
   }
   countUsage(run, result.usage);

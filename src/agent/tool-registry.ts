@@ -1,7 +1,9 @@
 import { z } from 'zod';
 import type { ArtifactStore } from '../core/artifact-store.ts';
+import type { PictureFitter } from '../core/image-format.ts';
 import { PatchbayError } from '../core/errors.ts';
-import type { ToolCall, ToolSpec } from '../models/model-provider.ts';
+import type { Logger } from 'pino';
+import type { ModelImage, ToolCall, ToolSpec } from '../models/model-provider.ts';
 import { capText, DEFAULT_MAX_OUTPUT_CHARS, GENERIC_CUT_HINT } from './output-cap.ts';
 import type { AnyTool, ToolContext, ToolOutput } from './tool.ts';
 
@@ -15,6 +17,8 @@ export type ToolRegistryOptions = {
   callTimeLimitMs?: number;
   /** Where tools keep the pictures they take with the session: handed to every call's context. */
   artifacts?: ArtifactStore;
+  /** Scales the pictures tools hand back before they join the transcript; without it they go as taken. */
+  pictures?: PictureFitter;
 };
 
 export type ToolRegistry = {
@@ -92,11 +96,41 @@ export function createToolRegistry(tools: readonly AnyTool[], options: ToolRegis
         { ms: Date.now() - started, isError: output.isError ?? false, chars: output.content.length },
         'tool finished',
       );
+      if (options.pictures && output.images?.length) output = await fitPictures(output, options.pictures, log);
       // The one cut of a tool's output: tools that cut for themselves stay within the limit.
       const { cutHint, ...rest } = output;
       return { ...rest, content: capText(output.content, limit, cutHint ?? GENERIC_CUT_HINT) };
     },
   };
+}
+
+/**
+ * A tool's pictures as the model gets them: each over the fitter's side scaled down (a 3840×4096
+ * screenshot, a full page of any height), so no picture the agent takes breaks the API's size
+ * rules (8000 px a side, 2000 px past 20 pictures a request) however many the transcript gathers.
+ * One that cannot be read is left out, and the result says so.
+ */
+async function fitPictures(output: ToolOutput, fitter: PictureFitter, log: Logger): Promise<ToolOutput> {
+  const images: ModelImage[] = [];
+  const notes: string[] = [];
+  for (const image of output.images ?? []) {
+    const { width, height } = image;
+    if (width && height && Math.max(width, height) <= fitter.maxSide) {
+      images.push(image);
+      continue;
+    }
+    const fitted = await fitter.fit(Buffer.from(image.data, 'base64'), image.mediaType);
+    if ('unfit' in fitted) {
+      log.warn({ reason: fitted.unfit }, 'a picture from a tool could not be scaled');
+      notes.push(`The picture ${image.name} could not be shown: ${fitted.unfit}.`);
+      continue;
+    }
+    const { bytes, ...size } = fitted;
+    images.push({ ...image, ...size, data: Buffer.from(bytes).toString('base64') });
+  }
+  const { images: _taken, ...rest } = output;
+  const content = [output.content, ...notes].filter(Boolean).join('\n');
+  return { ...rest, content, ...(images.length > 0 && { images }) };
 }
 
 function toSpec(tool: AnyTool): ToolSpec {

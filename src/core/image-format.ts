@@ -20,3 +20,18 @@ export function sniffImageType(bytes: Uint8Array): ImageMediaType | undefined {
  */
 export const modelImageMaxBase64Bytes = 5 * 1024 * 1024;
 export const modelImageMaxBytes = (modelImageMaxBase64Bytes / 4) * 3;
+
+/** A picture scaled for the model, or why it could not be. */
+export type FittedPicture =
+  | { bytes: Uint8Array; mediaType: ImageMediaType; width: number; height: number }
+  | { unfit: string };
+
+/**
+ * Scales a picture a tool took (its bytes come from the sandbox, so they are untrusted) to the
+ * model's size, decoding it where a hostile picture costs only itself. Must not throw.
+ */
+export type PictureFitter = {
+  /** The long side pictures are scaled to; a picture within it on both sides is kept as it is. */
+  maxSide: number;
+  fit(bytes: Uint8Array, mediaType: ImageMediaType): Promise<FittedPicture>;
+};

@@ -1,3 +1,4 @@
+import type { PictureFitter } from '../core/image-format.ts';
 import type { ArtifactStore } from '../core/artifact-store.ts';
 import type { Sandbox, SandboxProvider, SandboxSpec } from '../../sandbox/sandbox.ts';
 import type { Logger } from 'pino';
@@ -95,6 +96,8 @@ export type HarnessDeps = {
    * before/after screenshots of a UI change are kept here (their signed links go in the PR body).
    */
   artifacts?: ArtifactStore;
+  /** Scales a stored picture that breaks a request's size rules (agent-runner's `pictures`). */
+  pictures?: PictureFitter;
   artifactUrl?: (id: string) => string;
   /** The run's lease epoch: the sandbox is acquired (and recorded, on Modal) under it. */
   runEpoch?: number;
@@ -207,6 +210,7 @@ async function runAgentRound(
     sandbox,
     runLog: deps.store,
     artifacts: deps.artifacts,
+    pictures: deps.pictures,
     signal,
     log,
     subtasks: subtaskSpawner(run),

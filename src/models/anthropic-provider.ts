@@ -64,44 +64,48 @@ export function createAnthropicProvider(options: AnthropicProviderOptions): Mode
     contextWindow: options.contextWindow ?? contextWindowFor(options.model),
     runTurn(request: TurnRequest): Promise<TurnResult> {
       const body = buildAnthropicRequest(options.model, request, options.promptCaching ?? true, options.vision ?? true);
-      return streamTurn(request, call, async (acc, usage, scope) => {
-        let stopReason: StopReason = 'end_turn';
-        let stopped = false;
-        const stream = await client.messages.create(
-          { ...body, stream: true } as unknown as Anthropic.MessageCreateParamsStreaming,
-          { signal: scope.signal },
-        );
-        for await (const event of stream) {
-          scope.alive();
-          switch (event.type) {
-            case 'message_start':
-              readUsage(usage, event.message.usage);
-              break;
-            case 'content_block_start':
-              if (event.content_block.type === 'text') acc.text(event.content_block.text);
-              else if (event.content_block.type === 'tool_use') {
-                acc.startToolCall(event.index, event.content_block.id, event.content_block.name);
-              }
-              break;
-            case 'content_block_delta':
-              if (event.delta.type === 'text_delta') acc.text(event.delta.text);
-              else if (event.delta.type === 'input_json_delta')
-                acc.appendToolArguments(event.index, event.delta.partial_json);
-              break;
-            case 'message_delta':
-              readUsage(usage, event.usage);
-              stopReason = mapStopReason(event.delta.stop_reason);
-              break;
-            case 'message_stop':
-              stopped = true;
-              break;
-            default:
-              break;
+      return withRefusedImage(
+        body,
+        request,
+        streamTurn(request, call, async (acc, usage, scope) => {
+          let stopReason: StopReason = 'end_turn';
+          let stopped = false;
+          const stream = await client.messages.create(
+            { ...body, stream: true } as unknown as Anthropic.MessageCreateParamsStreaming,
+            { signal: scope.signal },
+          );
+          for await (const event of stream) {
+            scope.alive();
+            switch (event.type) {
+              case 'message_start':
+                readUsage(usage, event.message.usage);
+                break;
+              case 'content_block_start':
+                if (event.content_block.type === 'text') acc.text(event.content_block.text);
+                else if (event.content_block.type === 'tool_use') {
+                  acc.startToolCall(event.index, event.content_block.id, event.content_block.name);
+                }
+                break;
+              case 'content_block_delta':
+                if (event.delta.type === 'text_delta') acc.text(event.delta.text);
+                else if (event.delta.type === 'input_json_delta')
+                  acc.appendToolArguments(event.index, event.delta.partial_json);
+                break;
+              case 'message_delta':
+                readUsage(usage, event.usage);
+                stopReason = mapStopReason(event.delta.stop_reason);
+                break;
+              case 'message_stop':
+                stopped = true;
+                break;
+              default:
+                break;
+            }
           }
-        }
-        if (!stopped) return () => errorTurn(streamCutError(ctx, 'message_stop'), acc, usage);
-        return () => finishTurn(acc, stopReason, usage);
-      });
+          if (!stopped) return () => errorTurn(streamCutError(ctx, 'message_stop'), acc, usage);
+          return () => finishTurn(acc, stopReason, usage);
+        }),
+      );
     },
   };
 }
@@ -184,6 +188,31 @@ export function toAnthropicMessages(messages: readonly ModelMessage[]): WireMess
     }
   }
   return out;
+}
+
+/**
+ * A 400 about one picture names it by its place in the body, as recorded from the API:
+ * "messages.7.content.2.image.source.base64.data: At least one of the image dimensions exceed max
+ * allowed size: 8000 pixels" (a picture inside a tool result has one more `content.N`). The error
+ * then says which of the request's pictures it was (TurnError.refusedImage), found by its data.
+ */
+async function withRefusedImage(
+  body: Record<string, unknown>,
+  request: TurnRequest,
+  turn: Promise<TurnResult>,
+): Promise<TurnResult> {
+  const result = await turn;
+  const error = result.error;
+  if (error?.code !== 'model_error') return result;
+  const path = /messages\.(\d+)\.content\.(\d+)(?:\.content\.(\d+))?\.(?:image|source)/.exec(error.message);
+  if (!path) return result;
+  const wire = (body.messages as WireMessage[])[Number(path[1])];
+  let block = wire?.content[Number(path[2])];
+  if (path[3] !== undefined && Array.isArray(block?.content)) block = (block.content as Block[])[Number(path[3])];
+  const data = (block?.source as { data?: unknown } | undefined)?.data;
+  const images = request.messages.flatMap((m) => (m.role === 'assistant' ? [] : (m.images ?? [])));
+  const ordinal = images.findIndex((image) => image.data === data);
+  return ordinal === -1 ? result : { ...result, error: { ...error, refusedImage: ordinal } };
 }
 
 /** A picture as Anthropic's Messages API takes it: a base64 image block. */

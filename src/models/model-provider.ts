@@ -27,6 +27,11 @@ export type TurnError = {
   retryAfterMs?: number | undefined;
   /** With 'model_context_exceeded': the window and the prompt's size, as far as the server said them. */
   context?: ContextRefusal;
+  /**
+   * With a request the API refused for one of its pictures: which one, counted from the first
+   * picture of the request's messages (so the runner can drop it and try once more).
+   */
+  refusedImage?: number | undefined;
 };
 
 /** A failed attempt that will be tried again after `delayMs`: the `retry`th retry of this call. */

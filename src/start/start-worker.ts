@@ -35,6 +35,7 @@ import { startWorkspaceReaper } from './start-sandboxes.ts';
 import { loadArtifactLinks } from './artifact-secret.ts';
 import type { Shutdown } from './shutdown.ts';
 import type { EngineWiring } from './engine-wiring.ts';
+import { createPictureFitter, defaultIntakeLimits } from '../sessions/inbound/image-intake.ts';
 
 /** What a process that takes runs hands the worker and its harness. */
 export type WorkerDeps = {
@@ -65,6 +66,7 @@ export type WorkerDeps = {
 export async function startWorker(config: Config, deps: WorkerDeps): Promise<SessionWorker> {
   const { database, store, log } = deps;
   const artifacts = createPgArtifactStore(database.db);
+  const pictures = createPictureFitter({ ...defaultIntakeLimits, ...config.images });
   const artifactLinks = await loadArtifactLinks(config);
   const scout =
     deps.scouts.length > 0
@@ -89,8 +91,12 @@ export async function startWorker(config: Config, deps: WorkerDeps): Promise<Ses
       store,
       sandboxes: deps.sandboxes,
       model: deps.models.model,
-      tools: createToolRegistry(sessionTools(config, deps), { artifacts }),
+      tools: createToolRegistry(sessionTools(config, deps), {
+        artifacts,
+        pictures,
+      }),
       artifacts,
+      pictures,
       artifactUrl: (id) => artifactLinks.url(id),
       dataDir: config.dataDir,
       network: config.sandbox.network,

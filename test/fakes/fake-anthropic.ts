@@ -1,4 +1,4 @@
-import { anthropicMaxImageBytes, imageError } from './image-rules.ts';
+import { anthropicMaxImageBytes, anthropicRequestImageError, imageError } from './image-rules.ts';
 import { createHash } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -103,6 +103,9 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions): Promise
     const bearer = req.headers.authorization;
     const authOk = xKey === apiKey || (options.auth !== 'x-api-key-only' && bearer === `Bearer ${apiKey}`);
     if (!authOk) return reject(401, 'authentication_error', 'invalid x-api-key');
+    // "a 32MB request size limit for standard endpoints" (docs.anthropic.com/en/docs/vision), refused as recorded.
+    if (Buffer.byteLength(raw) > 32 * 1024 * 1024)
+      return reject(413, 'request_too_large', 'Request exceeds the maximum size');
     if (!req.headers['anthropic-version'])
       return reject(400, 'invalid_request_error', 'anthropic-version: header is required');
     let body: AnthropicRequest;
@@ -111,7 +114,7 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions): Promise
     } catch {
       return reject(400, 'invalid_request_error', 'Request body is not valid JSON');
     }
-    const problem = validate(body);
+    const problem = validate(body) ?? (await anthropicRequestImageError(body.messages));
     if (problem) return reject(400, 'invalid_request_error', problem);
 
     const call: RecordedCall = { headers: req.headers, body };

@@ -1,3 +1,4 @@
+import sharp from 'sharp';
 /**
  * What the model APIs refuse in an image they are sent, as the fakes enforce it: a format other
  * than PNG, JPEG, GIF or WebP, bytes that are not the format the request names, and sizes over the
@@ -45,4 +46,48 @@ export function dataUrlError(url: unknown, where: string): string | undefined {
   const match = typeof url === 'string' ? /^data:([^;,]+);base64,(.*)$/s.exec(url) : null;
   if (!match) return `Invalid '${where}'. Expected a base64-encoded data URL with an image MIME type.`;
   return imageError(match[1], match[2], openaiMaxImageBytes, where);
+}
+
+/**
+ * Anthropic's rules on a request's pictures taken together (docs.anthropic.com/en/docs/vision):
+ * at most 100 per API request, none larger than 8000x8000 px, and 2000x2000 px when a request
+ * carries more than 20. Sides are read from each picture's header. The messages are those the API
+ * records in its 400s: "Too much media: 0 document pages + 107 images > 100", "messages.7.content.2
+ * .image.source.base64.data: At least one of the image dimensions exceed max allowed size: 8000
+ * pixels", and "…exceed max allowed size for many-image requests: 2000 pixels".
+ */
+export async function anthropicRequestImageError(
+  messages: ReadonlyArray<{ content: unknown }>,
+): Promise<string | undefined> {
+  const images = anthropicImagesIn(messages);
+  if (images.length > 100) return `Too much media: 0 document pages + ${images.length} images > 100`;
+  const many = images.length > 20;
+  for (const image of images) {
+    const meta = await sharp(Buffer.from(image.data, 'base64')).metadata();
+    const side = Math.max(meta.width ?? 0, meta.height ?? 0);
+    if (side > 8000) return `${image.where}: At least one of the image dimensions exceed max allowed size: 8000 pixels`;
+    if (many && side > 2000)
+      return `${image.where}: At least one of the image dimensions exceed max allowed size for many-image requests: 2000 pixels`;
+  }
+  return undefined;
+}
+
+/** Every image block of a Messages request, those inside tool results too, with its place in the body. */
+function anthropicImagesIn(messages: ReadonlyArray<{ content: unknown }>): Array<{ where: string; data: string }> {
+  const out: Array<{ where: string; data: string }> = [];
+  const take = (block: Record<string, unknown>, where: string) => {
+    const source = block.source as { data?: unknown } | undefined;
+    if (block.type === 'image' && typeof source?.data === 'string')
+      out.push({ where: `${where}.image.source.base64.data`, data: source.data });
+  };
+  for (const [i, m] of messages.entries()) {
+    if (!Array.isArray(m.content)) continue;
+    for (const [j, block] of (m.content as Record<string, unknown>[]).entries()) {
+      take(block, `messages.${i}.content.${j}`);
+      if (block.type === 'tool_result' && Array.isArray(block.content))
+        for (const [k, inner] of (block.content as Record<string, unknown>[]).entries())
+          take(inner, `messages.${i}.content.${j}.content.${k}`);
+    }
+  }
+  return out;
 }

@@ -1,6 +1,6 @@
 import type { ArtifactStore } from '../../core/artifact-store.ts';
 import { type ImageIntake, type IncomingFile, type IntakeResult, sizeText } from '../../core/attachment.ts';
-import { modelImageMaxBytes, sniffImageType } from '../../core/image-format.ts';
+import { modelImageMaxBytes, type PictureFitter, sniffImageType } from '../../core/image-format.ts';
 import { type DecodeLimits, defaultDecodeLimits, fitInChild } from './image-fit-process.ts';
 
 /** The caps on pictures coming in. */
@@ -71,6 +71,20 @@ async function takeOne(file: IncomingFile, deps: Parameters<typeof createImageIn
   return {
     kind: 'kept',
     attachment: { artifactId: kept.id, mediaType: fitted.mediaType, name: file.name, byteSize: kept.byteSize },
+  };
+}
+
+/**
+ * The pictures tools take (screenshots), fitted as people's are: scaled to `maxSide` (1568 px,
+ * under the 2000 px Anthropic allows a side once a request carries more than 20 pictures, so the
+ * count never matters) and within the 5 MB cap, decoded in a process of their own under the
+ * same limits, since the bytes come from the sandbox.
+ */
+export function createPictureFitter(limits: IntakeLimits): PictureFitter {
+  const { maxSide, maxModelBytes, maxPixels } = limits;
+  return {
+    maxSide,
+    fit: (bytes, mediaType) => fitInChild(bytes, mediaType, { maxSide, maxModelBytes, maxPixels }, limits.decode),
   };
 }
 

@@ -25,7 +25,12 @@ export type RunnerFixture = {
   run(
     sessionId: string,
     model: ModelProvider,
-    options?: { limits?: Partial<RunLimits>; signal?: AbortSignal; approvals?: RunInput['approvals'] },
+    options?: {
+      limits?: Partial<RunLimits>;
+      signal?: AbortSignal;
+      approvals?: RunInput['approvals'];
+      pictures?: RunInput['pictures'];
+    },
   ): Promise<RunOutcome>;
   close(): Promise<void>;
 };
@@ -75,6 +80,7 @@ export async function createRunnerFixture(): Promise<RunnerFixture> {
         log,
         ...(options.limits && { limits: options.limits }),
         ...(options.approvals && { approvals: options.approvals }),
+        ...(options.pictures && { pictures: options.pictures }),
       });
     },
     async close() {
