@@ -38,7 +38,9 @@ async function database(): Promise<{ url: string; close(): Promise<void> }> {
 
 function report(label: string, run: ChaosRun): void {
   const good = run.outcomes.filter((o) => o.problems.length === 0).length;
-  process.stdout.write(`${label}: ${good}/${run.outcomes.length} sessions ended correctly, ${(run.wallMs / 1000).toFixed(1)} s\n`);
+  process.stdout.write(
+    `${label}: ${good}/${run.outcomes.length} sessions ended correctly, ${(run.wallMs / 1000).toFixed(1)} s\n`,
+  );
   for (const o of run.outcomes.filter((x) => x.problems.length > 0))
     process.stdout.write(`  session ${o.sessionId}: ${o.problems.join('; ')}\n`);
   const faults = Object.entries(countFaults(run.injected));

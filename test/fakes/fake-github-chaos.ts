@@ -12,8 +12,7 @@ export type GitHubChaosFault =
 const secondaryLimit = {
   message:
     'You have exceeded a secondary rate limit. Please wait a few minutes before you try again. If you reach out to GitHub Support for help, please include the request ID.',
-  documentation_url:
-    'https://docs.github.com/rest/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits',
+  documentation_url: 'https://docs.github.com/rest/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits',
 };
 
 export function githubChaosFault(
@@ -32,8 +31,7 @@ export function githubChaosFault(
       headers: { 'retry-after': '1', 'x-ratelimit-remaining': '4000' },
       body: secondaryLimit,
     };
-  if (kind === 'bad-gateway')
-    return { kind: 'answer', status: 502, headers: {}, body: { message: 'Server Error' } };
+  if (kind === 'bad-gateway') return { kind: 'answer', status: 502, headers: {}, body: { message: 'Server Error' } };
   if (kind === 'drop-after-accept') return { kind };
   return undefined;
 }

@@ -24,8 +24,15 @@ export function anthropicChaos(chaos: Chaos | undefined, reply: AnthropicReply, 
       headers: { 'retry-after': '1' },
     };
   if (kind === 'overloaded')
-    return { kind: 'error', status: 529, type: 'overloaded_error', message: 'Overloaded', headers: { 'retry-after': '1' } };
-  if (reply.kind === 'error' || reply.kind === 'drop' || reply.kind === 'hang' || reply.kind === 'recorded') return reply;
+    return {
+      kind: 'error',
+      status: 529,
+      type: 'overloaded_error',
+      message: 'Overloaded',
+      headers: { 'retry-after': '1' },
+    };
+  if (reply.kind === 'error' || reply.kind === 'drop' || reply.kind === 'hang' || reply.kind === 'recorded')
+    return reply;
   if (kind === 'stream-cut') return { ...reply, fault: 'cut' };
   if (kind === 'error-event') return { ...reply, midStreamError: 'overloaded_error' };
   return reply;
@@ -53,7 +60,8 @@ export function openaiChaos(chaos: Chaos | undefined, reply: OpenAIReply, endpoi
       message: 'The engine is currently overloaded, please try again later',
       headers: { 'retry-after': '1' },
     };
-  if (reply.kind === 'error' || reply.kind === 'drop' || reply.kind === 'hang' || reply.kind === 'recorded') return reply;
+  if (reply.kind === 'error' || reply.kind === 'drop' || reply.kind === 'hang' || reply.kind === 'recorded')
+    return reply;
   if (kind === 'stream-cut') return { ...reply, fault: 'cut' };
   if (kind === 'error-event') return { ...reply, midStreamError: 'server_error' };
   return reply;

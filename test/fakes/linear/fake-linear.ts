@@ -345,7 +345,8 @@ export async function startFakeLinear(
     }
     const operation = document.definitions.map((d) => ('name' in d && d.name ? d.name.value : d.kind)).join(',');
     const chaos = options.chaos?.roll('linear', operation, ['rate-limited', 'unavailable']);
-    if (chaos && !(failures && failures.count > 0)) failures = { status: chaos === 'rate-limited' ? 429 : 503, count: 1, retryAfterSeconds: 1 };
+    if (chaos && !(failures && failures.count > 0))
+      failures = { status: chaos === 'rate-limited' ? 429 : 503, count: 1, retryAfterSeconds: 1 };
     if (failures && failures.count > 0) {
       failures.count -= 1;
       const headers: Record<string, string> =
