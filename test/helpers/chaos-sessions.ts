@@ -9,7 +9,7 @@ import { buildIntegrations } from '../../src/wire-integrations.ts';
 import { type ChaosOptions, createChaos, type InjectedFault } from '../fakes/chaos.ts';
 import { type AnthropicReply, type AnthropicRequest, startFakeAnthropic } from '../fakes/fake-anthropic.ts';
 import { type FakeGitHub, startFakeGitHub } from '../fakes/fake-github.ts';
-import { type FakeSlackApi, startFakeSlackApi } from '../fakes/fake-slack-api.ts';
+import { type FakeSlackApi, type SlackMessage, startFakeSlackApi } from '../fakes/fake-slack-api.ts';
 import { appMention, envelope, signBody, TEAM } from '../fakes/fake-slack-events.ts';
 import { createRemote, git } from '../git/git-fixture.ts';
 import { passingVerdict } from './scripted-verifier.ts';
@@ -165,6 +165,18 @@ async function endOf(app: Patchbay, threadTs: string, timeoutMs: number): Promis
 /** A Slack message as a reader sees it: its text and its blocks. */
 const shown = (m: { text: string; blocks?: unknown[] }) => `${m.text}${JSON.stringify(m.blocks ?? [])}`;
 
+/**
+ * Messages posted twice: two carrying the same post key in their message metadata (the key a
+ * post's sender marks it with, which an edited message keeps), or two unmarked ones alike.
+ */
+function duplicatePosts(thread: SlackMessage[]): string[] {
+  const identities = thread.map((m) => {
+    const key = m.metadata?.event_payload.key;
+    return typeof key === 'string' ? `post key ${key}` : shown(m).slice(0, 80);
+  });
+  return identities.filter((id, i) => identities.indexOf(id) !== i);
+}
+
 async function judge(input: {
   session: SessionRecord;
   threadTs: string;
@@ -187,8 +199,8 @@ async function judge(input: {
     const bodies = github.commentsOn(OWNER, 'web', pull.number).map((c) => c.body);
     if (new Set(bodies).size !== bodies.length) problems.push('a duplicate comment on the PR');
   }
-  const texts = slack.thread(CHANNEL, input.threadTs).map(shown);
-  if (new Set(texts).size !== texts.length) problems.push('a duplicate post in the thread');
+  const duplicates = duplicatePosts(slack.thread(CHANNEL, input.threadTs));
+  if (duplicates.length) problems.push(`posted twice in the thread: ${duplicates.join(' | ')}`);
   if (session.branch) {
     const commits = await git(input.hosted, 'rev-list', '--count', session.branch, '--not', 'main').catch(() => '0');
     if (commits !== '1') problems.push(`${commits} commits on the branch`);
