@@ -45,7 +45,10 @@ function report(label: string, run: ChaosRun): void {
     process.stdout.write(`  session ${o.sessionId}: ${o.problems.join('; ')}\n`);
   const faults = Object.entries(countFaults(run.injected));
   process.stdout.write(`  faults injected: ${run.injected.length}${faults.length ? '' : ' (none)'}\n`);
-  for (const [kind, count] of faults.sort()) process.stdout.write(`    ${kind}: ${count}\n`);
+  for (const [kind, count] of faults.sort()) {
+    const on = new Set(run.injected.filter((f) => `${f.service} ${f.kind}` === kind).map((f) => f.operation));
+    process.stdout.write(`    ${kind}: ${count} (${[...on].sort().join(', ')})\n`);
+  }
   if (run.refused.length) process.stdout.write(`  refused as malformed: ${run.refused.join(' | ')}\n`);
 }
 
