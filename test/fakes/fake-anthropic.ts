@@ -4,6 +4,8 @@ import { createServer } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { listenOnLoopback } from './loopback.ts';
 import { applyConnectionFault, applyStreamFault, type ConnectionFault, type StreamFault } from './model-faults.ts';
+import type { Chaos } from './chaos.ts';
+import { anthropicChaos } from './model-chaos.ts';
 
 /**
  * A loopback Anthropic Messages API (wire-formats §4): JSON and SSE replies, the API's error
@@ -64,6 +66,8 @@ export type FakeAnthropicOptions = {
   pathPrefix?: string;
   /** Zen's Messages route reads only x-api-key. */
   auth?: 'bearer-or-x-api-key' | 'x-api-key-only';
+  /** Transient faults at a rate in place of the script's answers (model-chaos.ts). */
+  chaos?: Chaos;
 };
 
 export type FakeAnthropic = {
@@ -119,7 +123,7 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions): Promise
 
     const call: RecordedCall = { headers: req.headers, body };
     calls.push(call);
-    const reply = await options.script(body, calls.length - 1);
+    const reply = anthropicChaos(options.chaos, await options.script(body, calls.length - 1), body.stream === true);
     if (reply.kind === 'error') {
       for (const [k, v] of Object.entries(reply.headers ?? {})) res.setHeader(k, v);
       return sendError(res, reply.status, reply.type, reply.message);

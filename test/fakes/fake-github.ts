@@ -14,6 +14,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { serveGit, workflowsHook } from './fake-github-git.ts';
+import type { Chaos } from './chaos.ts';
+import { githubChaosFault } from './fake-github-chaos.ts';
 import { createHookDeliveries } from './fake-github-deliveries.ts';
 import { loadGitHubSpec } from './fake-github-openapi.ts';
 import { runGitHubGraphQL } from './fake-github-graphql.ts';
@@ -171,7 +173,14 @@ export type FakeGitHub = Awaited<ReturnType<typeof startFakeGitHub>>;
  * Everything it refused is kept in `refused`, so a test can assert nothing was malformed.
  */
 export async function startFakeGitHub(
-  options: { appId?: number; slug?: string; tokenTtlMs?: number; appPermissions?: Record<string, Level> } = {},
+  options: {
+    appId?: number;
+    slug?: string;
+    tokenTtlMs?: number;
+    appPermissions?: Record<string, Level>;
+    /** Transient REST faults at a rate (fake-github-chaos.ts), recorded in the chaos, not in `refused`. */
+    chaos?: Chaos;
+  } = {},
 ) {
   const APP_PERMISSIONS = options.appPermissions ?? DEFAULT_APP_PERMISSIONS;
   const appId = options.appId ?? 4242;
@@ -614,6 +623,12 @@ export async function startFakeGitHub(
     const failure = failures.get(operationId);
     if (failure) return refuse(req, res, failure.status, failure.message);
     if ((drops.get(operationId) ?? 0) > 0) dropping.set(res, operationId);
+    const chaos = githubChaosFault(options.chaos, req.method ?? 'GET', operationId);
+    if (chaos?.kind === 'drop-after-accept') dropping.set(res, operationId);
+    if (chaos?.kind === 'answer') {
+      for (const [name, value] of Object.entries(chaos.headers)) res.setHeader(name, value);
+      return send(res, chaos.status, chaos.body);
+    }
     const need = NEEDS[operationId];
     if (repo && auth && need) {
       const issueNumber =

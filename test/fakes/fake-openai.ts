@@ -3,6 +3,8 @@ import { createServer } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { listenOnLoopback } from './loopback.ts';
 import { applyConnectionFault, applyStreamFault, type ConnectionFault, type StreamFault } from './model-faults.ts';
+import type { Chaos } from './chaos.ts';
+import { openaiChaos } from './model-chaos.ts';
 
 /**
  * A loopback OpenAI API (wire-formats §5): POST /v1/responses (Responses, SSE with event lines)
@@ -67,6 +69,8 @@ export type FakeOpenAIOptions = {
    * `authorize`): the reason a request is refused with 401, or undefined to serve it.
    */
   authorize?: (headers: IncomingMessage['headers']) => string | undefined;
+  /** Transient faults at a rate in place of the script's answers (model-chaos.ts). */
+  chaos?: Chaos;
 };
 
 export type FakeOpenAI = {
@@ -119,7 +123,7 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions): Promise<FakeO
     const problem = endpoint === 'responses' ? validateResponses(body, reasoningFor) : validateChat(body);
     if (problem) return reject(400, problem);
     calls.push({ endpoint, headers: req.headers, body });
-    const reply = await script(body, calls.length - 1);
+    const reply = openaiChaos(options.chaos, await script(body, calls.length - 1), endpoint);
     if (reply.kind === 'error') {
       for (const [k, v] of Object.entries(reply.headers ?? {})) res.setHeader(k, v);
       return sendError(res, reply.status, reply.message, reply.type ?? 'server_error', reply.code);

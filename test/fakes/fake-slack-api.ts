@@ -1,4 +1,5 @@
 import { createSlackTiers, type SlackTiers } from './slack-tiers.ts';
+import type { Chaos } from './chaos.ts';
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -106,6 +107,8 @@ const required: Record<string, string[]> = {
 /** Methods called with the app's client credentials or a user's Sign in with Slack token, not the bot token. */
 const OIDC_METHODS = new Set(['openid.connect.token', 'openid.connect.userInfo']);
 
+const chaosKinds = ['rate-limited', 'drop-after-accept'] as const;
+
 /** The channel of Slack's docs examples, where the event fakes post by default. */
 export const DEFAULT_CHANNELS = ['C123ABC456'];
 
@@ -119,6 +122,11 @@ export async function startFakeSlackApi(options: {
   scopes?: string[];
   /** How long Slack keeps a stream open (about 306 s). */
   streamLifetimeMs?: number;
+  /**
+   * Transient faults at a rate (chaos.ts): 429 ratelimited with Retry-After on any method, and on
+   * posts (chat.postMessage, chat.update) the post done and its answer lost with the connection.
+   */
+  chaos?: Chaos;
 }): Promise<FakeSlackApi> {
   const scopes = options.scopes ?? manifestBotScopes();
   const users = new Map((options.users ?? []).map((u) => [u.id, u]));
@@ -177,6 +185,7 @@ export async function startFakeSlackApi(options: {
 
   async function handle(req: IncomingMessage, res: ServerResponse) {
     const method = /^\/api\/([A-Za-z.]+)$/.exec(req.url ?? '')?.[1] ?? req.url ?? '';
+    let chaosDrop = false;
     // Slack names the calling token's scopes on every Web API response.
     if (req.headers.authorization === `Bearer ${options.botToken}`) res.setHeader('x-oauth-scopes', scopes.join(','));
     const reply = (r: ServerResponse, body: Record<string, unknown>) => {
@@ -187,9 +196,9 @@ export async function startFakeSlackApi(options: {
           ...(body.detail !== undefined && { detail: String(body.detail) }),
         });
       const drop = drops.get(method) ?? 0;
-      if (body.ok === true && drop > 0) {
+      if (body.ok === true && (drop > 0 || chaosDrop)) {
         // Done, and the answer never arrives: the connection goes away before a byte of it.
-        drops.set(method, drop - 1);
+        if (!chaosDrop) drops.set(method, drop - 1);
         r.socket?.destroy();
         return;
       }
@@ -217,6 +226,13 @@ export async function startFakeSlackApi(options: {
     const bearer = /^Bearer (\S+)$/.exec(req.headers.authorization ?? '')?.[1];
     const token = bearer ?? (typeof args.token === 'string' ? args.token : undefined);
     calls.push({ method, args, token, at: Date.now() });
+    const posting = method === 'chat.postMessage' || method === 'chat.update';
+    const chaos = options.chaos?.roll('slack', method, posting ? chaosKinds : ['rate-limited']);
+    chaosDrop = chaos === 'drop-after-accept';
+    if (chaos === 'rate-limited') {
+      res.writeHead(429, { 'retry-after': '1', 'content-type': 'application/json' });
+      return res.end(JSON.stringify({ ok: false, error: 'ratelimited' }));
+    }
 
     const limit = limits.get(method);
     const tierWait = tiers?.check(method, typeof args.channel === 'string' ? args.channel : undefined) ?? 0;

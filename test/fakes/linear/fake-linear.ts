@@ -4,6 +4,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { buildSchema, execute, parse, validate, type DocumentNode, type GraphQLSchema } from 'graphql';
 import { listenOnLoopback } from '../loopback.ts';
 import { createFakeLinearOAuth } from './fake-linear-oauth.ts';
+import type { Chaos } from '../chaos.ts';
 
 let cachedSchema: GraphQLSchema | undefined;
 
@@ -92,6 +93,8 @@ export async function startFakeLinear(
     appUserId?: string;
     organizationId?: string;
     tokenLifetimeSeconds?: number;
+    /** Transient faults at a rate (chaos.ts): 429 with Retry-After or a 503, answered as `failNext` answers them. */
+    chaos?: Chaos;
   } = {},
 ) {
   const schema = linearSchema();
@@ -341,6 +344,9 @@ export async function startFakeLinear(
       documents.set(body.query, document);
     }
     const operation = document.definitions.map((d) => ('name' in d && d.name ? d.name.value : d.kind)).join(',');
+    const chaos = options.chaos?.roll('linear', operation, ['rate-limited', 'unavailable']);
+    if (chaos && !(failures && failures.count > 0))
+      failures = { status: chaos === 'rate-limited' ? 429 : 503, count: 1, retryAfterSeconds: 1 };
     if (failures && failures.count > 0) {
       failures.count -= 1;
       const headers: Record<string, string> =

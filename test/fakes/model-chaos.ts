@@ -1,0 +1,68 @@
+import type { Chaos } from './chaos.ts';
+import type { AnthropicReply } from './fake-anthropic.ts';
+import type { OpenAIReply } from './fake-openai.ts';
+
+/**
+ * The model APIs' transient faults under chaos (chaos.ts): the script's answer, or in its place a
+ * 429 with Retry-After or an overload, or the answer itself cut before its closing event or broken
+ * by an error event after its first block. Stream faults apply to streamed answers only.
+ */
+const statusFaults = ['rate-limited', 'overloaded'] as const;
+const streamFaults = ['stream-cut', 'error-event'] as const;
+
+/** Anthropic: 429 rate_limit_error and 529 overloaded_error (both with retry-after), or a stream fault. */
+export function anthropicChaos(chaos: Chaos | undefined, reply: AnthropicReply, streamed: boolean): AnthropicReply {
+  if (!chaos) return reply;
+  const message = reply.kind === undefined || reply.kind === 'message';
+  const kind = chaos.roll('anthropic', 'messages', [...statusFaults, ...(message && streamed ? streamFaults : [])]);
+  if (kind === 'rate-limited')
+    return {
+      kind: 'error',
+      status: 429,
+      type: 'rate_limit_error',
+      message: 'Number of requests has exceeded your per-minute rate limit',
+      headers: { 'retry-after': '1' },
+    };
+  if (kind === 'overloaded')
+    return {
+      kind: 'error',
+      status: 529,
+      type: 'overloaded_error',
+      message: 'Overloaded',
+      headers: { 'retry-after': '1' },
+    };
+  if (reply.kind === 'error' || reply.kind === 'drop' || reply.kind === 'hang' || reply.kind === 'recorded')
+    return reply;
+  if (kind === 'stream-cut') return { ...reply, fault: 'cut' };
+  if (kind === 'error-event') return { ...reply, midStreamError: 'overloaded_error' };
+  return reply;
+}
+
+/** OpenAI (Responses and Chat Completions stream): 429 with retry-after, 503 overloaded, or a stream fault. */
+export function openaiChaos(chaos: Chaos | undefined, reply: OpenAIReply, endpoint: string): OpenAIReply {
+  if (!chaos) return reply;
+  const answer = reply.kind === undefined || reply.kind === 'reply';
+  const kind = chaos.roll('openai', endpoint, [...statusFaults, ...(answer ? streamFaults : [])]);
+  if (kind === 'rate-limited')
+    return {
+      kind: 'error',
+      status: 429,
+      type: 'requests',
+      code: 'rate_limit_exceeded',
+      message: 'Rate limit reached for requests. Please try again in 1s.',
+      headers: { 'retry-after': '1' },
+    };
+  if (kind === 'overloaded')
+    return {
+      kind: 'error',
+      status: 503,
+      type: 'server_error',
+      message: 'The engine is currently overloaded, please try again later',
+      headers: { 'retry-after': '1' },
+    };
+  if (reply.kind === 'error' || reply.kind === 'drop' || reply.kind === 'hang' || reply.kind === 'recorded')
+    return reply;
+  if (kind === 'stream-cut') return { ...reply, fault: 'cut' };
+  if (kind === 'error-event') return { ...reply, midStreamError: 'server_error' };
+  return reply;
+}
