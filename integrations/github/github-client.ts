@@ -147,13 +147,15 @@ async function coveringInstallation(app: App, store: GitHubStore, repo: RepoRef)
   }
 }
 
-/** The installation covering a repository, or an `unauthorized` error saying the App is not installed there. */
+/**
+ * The installation covering a repository, or an `unauthorized` error saying the App is not installed
+ * there (GitHub's 404). Any other failure (a 5xx, a rate limit Octokit's retries outlasted) is not
+ * taken for "not installed": it is thrown as it is.
+ */
 async function installationOf(app: App, store: GitHubStore, repo: RepoRef): Promise<number> {
-  const notInstalled = `The GitHub App is not installed on ${repo.owner}/${repo.repo}`;
-  const id = await coveringInstallation(app, store, repo).catch((error: unknown) => {
-    throw new PatchbayError('unauthorized', notInstalled, { cause: error });
-  });
-  if (id === undefined) throw new PatchbayError('unauthorized', notInstalled);
+  const id = await coveringInstallation(app, store, repo);
+  if (id === undefined)
+    throw new PatchbayError('unauthorized', `The GitHub App is not installed on ${repo.owner}/${repo.repo}`);
   return id;
 }
 

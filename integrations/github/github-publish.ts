@@ -251,12 +251,47 @@ async function openPull(pull: PullContext): Promise<PublishedPull> {
 /** POST the pull request as the requester, falling back to the App unless GitHub's refusal is about the PR itself. */
 async function openAs(pull: PullContext, user: PatchbayOctokit | undefined, params: OpenParams) {
   try {
-    return (await (user ?? pull.appOctokit).request('POST /repos/{owner}/{repo}/pulls', params)).data;
+    return await postPull(pull, user ?? pull.appOctokit, params);
   } catch (error) {
     if (!user || noCommitsBetween(error) || draftsRefused(error)) throw error;
     pull.log.warn({ err: error }, 'could not open the PR as the requester; opening it as the App');
-    return (await pull.appOctokit.request('POST /repos/{owner}/{repo}/pulls', params)).data;
+    return await postPull(pull, pull.appOctokit, params);
   }
+}
+
+/**
+ * One POST of the pull request. When GitHub created it but its answer was lost, Octokit's retry
+ * meets 422 "A pull request already exists": the open PR of this head with exactly this title and
+ * body is the one this POST made, and is taken as its answer (any other PR on the head is not).
+ */
+async function postPull(pull: PullContext, octokit: PatchbayOctokit, params: OpenParams) {
+  try {
+    return (await octokit.request('POST /repos/{owner}/{repo}/pulls', params)).data;
+  } catch (error) {
+    if (!pullAlreadyExists(error)) throw error;
+    const { data: open } = await pull.appOctokit.request('GET /repos/{owner}/{repo}/pulls', {
+      owner: params.owner,
+      repo: params.repo,
+      head: `${params.owner}:${params.head}`,
+      state: 'open',
+      request: params.request,
+    });
+    const made = open.find((p) => p.title === params.title && (p.body ?? '') === params.body);
+    if (!made) throw error;
+    pull.log.warn({ pr: made.html_url }, "the pull request's answer was lost; GitHub had opened it");
+    return made;
+  }
+}
+
+/** GitHub's 422 for a head that already has an open pull request. */
+function pullAlreadyExists(error: unknown): boolean {
+  const { status, response } = error as {
+    status?: number;
+    response?: { data?: { errors?: Array<{ message?: string }> } };
+  };
+  return (
+    status === 422 && (response?.data?.errors ?? []).some((e) => /^A pull request already exists/.test(e.message ?? ''))
+  );
 }
 
 /** GitHub's 422 for a head its base already contains (merged meanwhile) becomes "nothing to review"; others pass. */

@@ -134,4 +134,19 @@ describe('Slack → GitHub, configured from the environment', () => {
     await expectPullRequestIn(mention.ts, 'api');
     expect(github.refused).toEqual([]);
   });
+
+  it('takes the pull request GitHub opened when the answer to opening it was lost, instead of failing on "already exists"', {
+    timeout: 180_000,
+  }, async () => {
+    github.dropAfterAccept('pulls/create');
+    const mention = appMention({ user: 'U0ALICE01', text: `add a changes file to <https://${host}/${owner}/web>` });
+    expect((await postEvent(envelope(mention))).status).toBe(200);
+    await expectPullRequestIn(mention.ts, 'web');
+    const session = await sessionFor(mention.ts);
+    expect(github.pulls.filter((p) => p.head === session!.branch)).toHaveLength(1);
+    // Octokit's retry of the POST whose answer was lost, and nothing else.
+    expect(github.refused.map((r) => r.message)).toEqual([
+      `A pull request already exists for ${owner}:${session!.branch}.`,
+    ]);
+  });
 });

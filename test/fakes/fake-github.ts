@@ -916,8 +916,18 @@ export async function startFakeGitHub(
           return refuse(req, res, 422, `Validation Failed: base ${base} does not exist`);
         if (head === base) return refuse(req, res, 422, 'Validation Failed: head and base are the same');
         const repoKey = key(repo!.owner, repo!.name);
-        if (pulls.some((p) => p.repo === repoKey && p.head === head && p.state === 'open'))
-          return refuse(req, res, 422, `A pull request already exists for ${repo!.owner}:${head}.`);
+        if (pulls.some((p) => p.repo === repoKey && p.head === head && p.state === 'open')) {
+          // GitHub's shape: "Validation Failed" with the reason in `errors` (listed in `refused`:
+          // a second PR for one head is a caller's mistake unless its first answer was lost).
+          const message = `A pull request already exists for ${repo!.owner}:${head}.`;
+          refused.push({ method: req.method ?? '', path: req.url ?? '', status: 422, message });
+          return send(res, 422, {
+            message: 'Validation Failed',
+            errors: [{ resource: 'PullRequest', code: 'custom', message }],
+            documentation_url: 'https://docs.github.com/rest/pulls/pulls#create-a-pull-request',
+            status: '422',
+          });
+        }
         if (body!.draft === true && !repo!.drafts) {
           // GitHub's answer on a private repository whose plan (Free, Pro) has no drafts: a plan's
           // limit, not a malformed call, so it is listed apart from `refused`.

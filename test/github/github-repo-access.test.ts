@@ -122,4 +122,27 @@ describe('createGitHubRepoAccess against the fake GitHub', () => {
     expect(elsewhere).toBeUndefined();
     expect(fake.refused.slice(before + 1)).toEqual([]);
   });
+
+  it('does not take a GitHub outage on the installation lookup for "not installed"', { timeout: 60_000 }, async () => {
+    const client = createGitHubClient({
+      appId: String(fake.appId),
+      privateKey: fake.privateKey,
+      apiUrl: fake.apiUrl,
+      gitUrl: fake.gitUrl,
+      store,
+      log,
+    });
+    fake.fail('apps/get-repo-installation', 502, 'Bad Gateway');
+    try {
+      const failed = await client.forRepo({ owner: 'octo-org', repo: 'public' }).catch((error: unknown) => error);
+      expect(failed).toMatchObject({ status: 502 });
+      expect(String((failed as Error).message)).not.toMatch(/not installed/i);
+    } finally {
+      fake.restore('apps/get-repo-installation');
+    }
+    // A real 404 still is.
+    await expect(client.forRepo({ owner: 'nobody', repo: 'nowhere' })).rejects.toThrow(
+      'The GitHub App is not installed on nobody/nowhere',
+    );
+  });
 });
