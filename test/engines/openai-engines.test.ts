@@ -1,19 +1,13 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.ts';
-import { startPatchbay, type Patchbay } from '../../src/main.ts';
-import { buildIntegrations } from '../../src/wire-integrations.ts';
+import type { Patchbay } from '../../src/main.ts';
 import { startFakeGitHub, type FakeGitHub } from '../fakes/fake-github.ts';
 import { type FakeOpenAI, startFakeOpenAI } from '../fakes/fake-openai.ts';
 import { startFakeSlackApi, type FakeSlackApi } from '../fakes/fake-slack-api.ts';
-import { appMention, envelope, message, signBody, TEAM } from '../fakes/fake-slack-events.ts';
+import { message } from '../fakes/fake-slack-events.ts';
 import { createRemote, git, type RemoteFixture } from '../git/git-fixture.ts';
 import { CRITIQUE, engineTurn, inputText, isVerifier, PROBE, verifierTurn } from '../helpers/openai-engine-turns.ts';
-import { createTestDatabase } from '../helpers/test-database.ts';
+import { type SlackGitHubPatchbay, slackChannel, startSlackGitHubPatchbay } from '../helpers/slack-github-patchbay.ts';
 import { waitFor, waitForStatus } from '../helpers/wait-for.ts';
 
 const BOT_TOKEN = 'xoxb-test-0000-bot';
@@ -41,8 +35,7 @@ describe.each<EngineCase>([
   let slack: FakeSlackApi;
   let openai: FakeOpenAI;
   let upstream: RemoteFixture;
-  let database: Awaited<ReturnType<typeof createTestDatabase>>;
-  let dir: string;
+  let patchbay: SlackGitHubPatchbay;
   let app: Patchbay;
   let host: string;
   let hosted: string;
@@ -62,65 +55,43 @@ describe.each<EngineCase>([
       responses: (body) => (isVerifier(body) ? verifierTurn(body, verifierCalls) : engineTurn(body)),
     });
     host = new URL(github.gitUrl).host;
-    database = await createTestDatabase();
-    dir = await mkdtemp(join(tmpdir(), `patchbay-${engine}-`));
-    const config = loadConfig({
-      DATA_DIR: join(dir, 'data'),
-      DATABASE_URL: database.url,
-      PORT: '0',
-      PUBLIC_URL: 'http://patchbay.test',
-      LOG_LEVEL: 'silent',
-      SANDBOX_EGRESS_ALLOW: 'none',
-      // OpenCode is a Bun program: its JavaScript heap reserves more address space than the default 3 GB data limit allows.
-      SANDBOX_MEMORY_MB: '8192',
-      AGENT_ENGINE: 'codex',
-      MODEL_PROVIDER: 'openai',
-      MODEL,
-      OPENAI_API_KEY: API_KEY,
-      OPENAI_BASE_URL: openai.baseUrl,
-      SLACK_BOT_TOKEN: BOT_TOKEN,
-      SLACK_SIGNING_SECRET: SIGNING_SECRET,
-      SLACK_API_URL: slack.apiUrl,
-      GITHUB_APP_ID: String(github.appId),
-      GITHUB_APP_PRIVATE_KEY: github.privateKey,
-      GITHUB_WEBHOOK_SECRET: 'openai-engines-webhook-secret',
-      GITHUB_API_URL: github.apiUrl,
-      GITHUB_GIT_URL: github.gitUrl,
-    });
-    app = await startPatchbay(config, {
-      log: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
-      serve: true,
-      work: true,
+    patchbay = await startSlackGitHubPatchbay({
+      slack,
+      github,
+      botToken: BOT_TOKEN,
+      signingSecret: SIGNING_SECRET,
       queue: { pollingIntervalSeconds: 0.5 },
-      integrations: (context) => buildIntegrations(config, context),
+      env: {
+        SANDBOX_EGRESS_ALLOW: 'none',
+        // OpenCode is a Bun program: its JavaScript heap reserves more address space than the default 3 GB data limit allows.
+        SANDBOX_MEMORY_MB: '8192',
+        AGENT_ENGINE: 'codex',
+        MODEL_PROVIDER: 'openai',
+        MODEL,
+        OPENAI_API_KEY: API_KEY,
+        OPENAI_BASE_URL: openai.baseUrl,
+      },
     });
+    app = patchbay.app;
   }, 120_000);
   afterAll(async () => {
-    await app?.close();
-    await database?.close();
+    await patchbay?.close();
     await openai?.close();
     await github?.close();
     await slack?.close();
     await upstream?.cleanup();
-    await rm(dir, { recursive: true, force: true });
   });
 
-  const post = async (event: object) => {
-    const signed = signBody(SIGNING_SECRET, JSON.stringify(envelope(event as never)));
-    const res = await fetch(`${app.url}/slack/events`, { method: 'POST', headers: signed.headers, body: signed.body });
-    expect(res.status).toBe(200);
-  };
-  const mention = async (task: string) => {
-    const event = appMention({ user: 'U0ALICE01', text: `${words}${task} <https://${host}/${owner}/web>` });
-    await post(event);
-    const session = await waitFor(
-      () => app.store.findByThread({ source: 'slack', teamId: TEAM, channel: CHANNEL, threadTs: event.ts }),
-      'the session',
-    );
-    return { threadTs: event.ts, session };
-  };
-  const threadText = (threadTs: string) =>
-    slack.thread(CHANNEL, threadTs).map((m) => `${m.text}${JSON.stringify(m.blocks ?? [])}`);
+  const channel = slackChannel({
+    app: () => app,
+    slack: () => slack,
+    signingSecret: SIGNING_SECRET,
+    channel: CHANNEL,
+    user: 'U0ALICE01',
+    repoUrl: () => `https://${host}/${owner}/web`,
+  });
+  const { post, threadText } = channel;
+  const mention = (task: string) => channel.mention(`${words}${task}`);
   const engineCalls = (marker: string) =>
     openai.calls.filter((c) => !isVerifier(c.body) && inputText(c.body).includes(marker));
 
