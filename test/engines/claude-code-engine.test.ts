@@ -12,6 +12,7 @@ import { startFakeSlackApi, type FakeSlackApi } from '../fakes/fake-slack-api.ts
 import { message } from '../fakes/fake-slack-events.ts';
 import { createRemote, git, type RemoteFixture } from '../git/git-fixture.ts';
 import { passingVerdict, verdict } from '../helpers/scripted-verifier.ts';
+import { engineResumes, expectPullRequestInThread, modelUsage, pageToolSteps } from '../helpers/engine-session.ts';
 import { type SlackGitHubPatchbay, slackChannel, startSlackGitHubPatchbay } from '../helpers/slack-github-patchbay.ts';
 import { waitFor, waitForStatus } from '../helpers/wait-for.ts';
 
@@ -192,13 +193,14 @@ describe('Claude Code as the session engine, end to end', () => {
     timeout: 300_000,
   }, async () => {
     const { session, threadTs } = await mention('pr-case: add a changes file to');
-    const done = await waitForStatus(app, session.id, ['completed', 'failed', 'cancelled', 'waiting'], 240_000);
-    expect(done.error).toBeNull();
-    expect(done.status).toBe('completed');
-    const pull = github.pulls.find((p) => p.head === done.branch)!;
-    const link = `${github.gitUrl}/${owner}/web/pull/${pull.number}`;
-    expect(done.result?.prUrl).toBe(link);
-    await waitFor(async () => threadText(threadTs).some((t) => t.includes(link)), 'the PR link in the thread', 60_000);
+    const { done } = await expectPullRequestInThread({
+      app,
+      github,
+      sessionId: session.id,
+      repo: `${owner}/web`,
+      threadText: () => threadText(threadTs),
+      timeoutMs: 240_000,
+    });
     expect(done.result?.summary).toContain('Engine: Claude Code');
 
     // The fake saw the real key on every call; the sandbox never did, in its environment or its files.
@@ -219,9 +221,7 @@ describe('Claude Code as the session engine, end to end', () => {
     const rework = engineCalls.find((c) => textOf(c.body).includes(CRITIQUE))!;
     expect(textOf(rework.body)).toContain('Added CHANGES.md.');
     expect(textOf(rework.body)).toContain('--- probe done');
-    const resumes = (await app.store.transcript(session.id)).flatMap((e) =>
-      e.message.role === 'assistant' && e.message.providerState ? [e.message.providerState] : [],
-    );
+    const resumes = await engineResumes(app, session.id);
     expect(resumes).toHaveLength(2);
     expect(resumes[1]).toEqual(resumes[0]);
 
@@ -238,9 +238,7 @@ describe('Claude Code as the session engine, end to end', () => {
     expect(verdicts.map((v) => (v.type === 'verification-finished' ? v.outcome : ''))).toEqual(['failed', 'passed']);
 
     // The page's events show the engine's commands and file changes, and usage with its cost.
-    const res = await fetch(`${app.url}/api/sessions/${session.id}/events?format=json`);
-    const page = (await res.json()) as { event: { type: string; name?: string; input?: unknown } }[];
-    const steps = page.filter((e) => e.event.type === 'tool-start').map((e) => e.event);
+    const steps = await pageToolSteps(app, session.id);
     expect(steps).toEqual(
       expect.arrayContaining([
         expect.objectContaining({ name: 'Bash', input: expect.objectContaining({ command: PROBE }) }),
@@ -254,8 +252,7 @@ describe('Claude Code as the session engine, end to end', () => {
         }),
       ]),
     );
-    const usage = (await app.store.events(session.id, { types: ['usage'] })).map((e) => e.event);
-    const engineUsage = usage.filter((u) => u.type === 'usage' && u.model === 'claude-sonnet-4-6');
+    const engineUsage = await modelUsage(app, session.id, 'claude-sonnet-4-6');
     expect(engineUsage.length).toBeGreaterThanOrEqual(engineCalls.length);
     const stored = await app.store.get(session.id);
     expect(stored!.usage.inputTokens).toBeGreaterThan(0);

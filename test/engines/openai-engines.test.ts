@@ -7,6 +7,7 @@ import { startFakeSlackApi, type FakeSlackApi } from '../fakes/fake-slack-api.ts
 import { message } from '../fakes/fake-slack-events.ts';
 import { createRemote, git, type RemoteFixture } from '../git/git-fixture.ts';
 import { CRITIQUE, engineTurn, inputText, isVerifier, PROBE, verifierTurn } from '../helpers/openai-engine-turns.ts';
+import { engineResumes, expectPullRequestInThread, modelUsage, pageToolSteps } from '../helpers/engine-session.ts';
 import { type SlackGitHubPatchbay, slackChannel, startSlackGitHubPatchbay } from '../helpers/slack-github-patchbay.ts';
 import { waitFor, waitForStatus } from '../helpers/wait-for.ts';
 
@@ -99,13 +100,14 @@ describe.each<EngineCase>([
     timeout: 420_000,
   }, async () => {
     const { session, threadTs } = await mention('pr-case: add a changes file to');
-    const done = await waitForStatus(app, session.id, ['completed', 'failed', 'cancelled', 'waiting'], 360_000);
-    expect(done.error).toBeNull();
-    expect(done.status).toBe('completed');
-    const pull = github.pulls.find((p) => p.head === done.branch)!;
-    const link = `${github.gitUrl}/${owner}/web/pull/${pull.number}`;
-    expect(done.result?.prUrl).toBe(link);
-    await waitFor(async () => threadText(threadTs).some((t) => t.includes(link)), 'the PR link in the thread', 60_000);
+    const { done } = await expectPullRequestInThread({
+      app,
+      github,
+      sessionId: session.id,
+      repo: `${owner}/web`,
+      threadText: () => threadText(threadTs),
+      timeoutMs: 360_000,
+    });
     expect(done.result?.summary).toContain(`Engine: ${label}`);
 
     // The fake saw the real key on every call; the sandbox never did, in its environment or its files.
@@ -121,9 +123,7 @@ describe.each<EngineCase>([
     const rework = calls.find((c) => inputText(c.body).includes(CRITIQUE))!;
     expect(inputText(rework.body)).toContain('Added CHANGES.md.');
     expect(inputText(rework.body)).toContain('--- probe done');
-    const resumes = (await app.store.transcript(session.id)).flatMap((e) =>
-      e.message.role === 'assistant' && e.message.providerState ? [e.message.providerState] : [],
-    );
+    const resumes = await engineResumes(app, session.id);
     expect(resumes).toHaveLength(2);
     expect(resumes[0]).toMatchObject({ engine });
     expect(resumes[1]).toEqual(resumes[0]);
@@ -139,9 +139,7 @@ describe.each<EngineCase>([
     expect(new Set(pushes.map((p) => (p.type === 'branch-pushed' ? p.branch : '')))).toEqual(new Set([done.branch]));
 
     // The page's events show the engine's commands and file changes, and usage with its cost.
-    const res = await fetch(`${app.url}/api/sessions/${session.id}/events?format=json`);
-    const page = (await res.json()) as { event: { type: string; name?: string; input?: unknown } }[];
-    const steps = page.filter((e) => e.event.type === 'tool-start').map((e) => e.event);
+    const steps = await pageToolSteps(app, session.id);
     expect(steps).toEqual(
       expect.arrayContaining([
         expect.objectContaining({ name: 'run_shell', input: { command: PROBE } }),
@@ -149,8 +147,7 @@ describe.each<EngineCase>([
         expect.objectContaining({ name: 'run_shell', input: { command: 'echo "- reworked" >> CHANGES.md' } }),
       ]),
     );
-    const usage = (await app.store.events(session.id, { types: ['usage'] })).map((e) => e.event);
-    const engineUsage = usage.filter((u) => u.type === 'usage' && u.model === MODEL);
+    const engineUsage = await modelUsage(app, session.id, MODEL);
     expect(engineUsage.length).toBeGreaterThanOrEqual(calls.length);
     const stored = await app.store.get(session.id);
     expect(stored!.usage.inputTokens).toBeGreaterThan(0);
