@@ -1,12 +1,6 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.ts';
-import { startPatchbay, type Patchbay } from '../../src/main.ts';
-import { buildIntegrations } from '../../src/wire-integrations.ts';
+import type { Patchbay } from '../../src/main.ts';
 import {
   type AnthropicReply,
   type AnthropicRequest,
@@ -15,11 +9,12 @@ import {
 } from '../fakes/fake-anthropic.ts';
 import { startFakeGitHub, type FakeGitHub } from '../fakes/fake-github.ts';
 import { startFakeSlackApi, type FakeSlackApi } from '../fakes/fake-slack-api.ts';
-import { appMention, envelope, message, signBody, TEAM } from '../fakes/fake-slack-events.ts';
+import { message } from '../fakes/fake-slack-events.ts';
 import { createRemote, git, type RemoteFixture } from '../git/git-fixture.ts';
 import { passingVerdict, verdict } from '../helpers/scripted-verifier.ts';
+import { engineResumes, expectPullRequestInThread, modelUsage, pageToolSteps } from '../helpers/engine-session.ts';
+import { type SlackGitHubPatchbay, slackChannel, startSlackGitHubPatchbay } from '../helpers/slack-github-patchbay.ts';
 import { waitFor, waitForStatus } from '../helpers/wait-for.ts';
-import { createTestDatabase } from '../helpers/test-database.ts';
 
 const BOT_TOKEN = 'xoxb-test-0000-bot';
 const SIGNING_SECRET = '8f742231b10e8888abcd99yyyzzz85a5';
@@ -50,8 +45,7 @@ describe('Claude Code as the session engine, end to end', () => {
   let slack: FakeSlackApi;
   let anthropic: FakeAnthropic;
   let upstream: RemoteFixture;
-  let database: Awaited<ReturnType<typeof createTestDatabase>>;
-  let dir: string;
+  let patchbay: SlackGitHubPatchbay;
   let app: Patchbay;
   let host: string;
   let hosted: string;
@@ -155,81 +149,58 @@ describe('Claude Code as the session engine, end to end', () => {
           : engineTurn(body),
     });
     host = new URL(github.gitUrl).host;
-    database = await createTestDatabase();
-    dir = await mkdtemp(join(tmpdir(), 'patchbay-claude-code-'));
-    const config = loadConfig({
-      DATA_DIR: join(dir, 'data'),
-      DATABASE_URL: database.url,
-      PORT: '0',
-      PUBLIC_URL: 'http://patchbay.test',
-      LOG_LEVEL: 'silent',
-      SANDBOX_EGRESS_ALLOW: 'none',
-      AGENT_ENGINE: 'claude-code',
-      // A run's tokens: more than any case here uses, less than the tokens-case's one answer. The cost
-      // budget stays above that answer's price (and below the budget-case's).
-      RUN_MAX_TOKENS: '240000',
-      RUN_MAX_COST_USD: '20',
-      // A run's tool calls: more than any case here makes, fewer than the calls-case's two answers ask for.
-      RUN_MAX_TOOL_CALLS: '6',
-      MODEL_PROVIDER: 'anthropic',
-      MODEL: 'claude-sonnet-4-6',
-      ANTHROPIC_API_KEY: API_KEY,
-      ANTHROPIC_BASE_URL: anthropic.baseUrl,
-      SLACK_BOT_TOKEN: BOT_TOKEN,
-      SLACK_SIGNING_SECRET: SIGNING_SECRET,
-      SLACK_API_URL: slack.apiUrl,
-      GITHUB_APP_ID: String(github.appId),
-      GITHUB_APP_PRIVATE_KEY: github.privateKey,
-      GITHUB_WEBHOOK_SECRET: 'claude-code-webhook-secret',
-      GITHUB_API_URL: github.apiUrl,
-      GITHUB_GIT_URL: github.gitUrl,
-    });
-    app = await startPatchbay(config, {
-      log: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
-      serve: true,
-      work: true,
+    patchbay = await startSlackGitHubPatchbay({
+      slack,
+      github,
+      botToken: BOT_TOKEN,
+      signingSecret: SIGNING_SECRET,
       queue: { pollingIntervalSeconds: 0.5 },
-      integrations: (context) => buildIntegrations(config, context),
+      env: {
+        SANDBOX_EGRESS_ALLOW: 'none',
+        AGENT_ENGINE: 'claude-code',
+        // A run's tokens: more than any case here uses, less than the tokens-case's one answer. The cost
+        // budget stays above that answer's price (and below the budget-case's).
+        RUN_MAX_TOKENS: '240000',
+        RUN_MAX_COST_USD: '20',
+        // A run's tool calls: more than any case here makes, fewer than the calls-case's two answers ask for.
+        RUN_MAX_TOOL_CALLS: '6',
+        MODEL_PROVIDER: 'anthropic',
+        MODEL: 'claude-sonnet-4-6',
+        ANTHROPIC_API_KEY: API_KEY,
+        ANTHROPIC_BASE_URL: anthropic.baseUrl,
+      },
     });
+    app = patchbay.app;
   }, 120_000);
   afterAll(async () => {
-    await app?.close();
-    await database?.close();
+    await patchbay?.close();
     await anthropic?.close();
     await github?.close();
     await slack?.close();
     await upstream?.cleanup();
-    await rm(dir, { recursive: true, force: true });
   });
 
-  const post = async (event: object) => {
-    const signed = signBody(SIGNING_SECRET, JSON.stringify(envelope(event as never)));
-    const res = await fetch(`${app.url}/slack/events`, { method: 'POST', headers: signed.headers, body: signed.body });
-    expect(res.status).toBe(200);
-  };
-  const mention = async (words: string) => {
-    const event = appMention({ user: 'U0ALICE01', text: `${words} <https://${host}/${owner}/web>` });
-    await post(event);
-    const session = await waitFor(
-      () => app.store.findByThread({ source: 'slack', teamId: TEAM, channel: CHANNEL, threadTs: event.ts }),
-      'the session',
-    );
-    return { threadTs: event.ts, session };
-  };
-  const threadText = (threadTs: string) =>
-    slack.thread(CHANNEL, threadTs).map((m) => `${m.text}${JSON.stringify(m.blocks ?? [])}`);
+  const { post, mention, threadText } = slackChannel({
+    app: () => app,
+    slack: () => slack,
+    signingSecret: SIGNING_SECRET,
+    channel: CHANNEL,
+    user: 'U0ALICE01',
+    repoUrl: () => `https://${host}/${owner}/web`,
+  });
 
   it('a mention ends with a verified PR in the thread; the critique resumes the same Claude Code session and the rework lands on the same branch', {
     timeout: 300_000,
   }, async () => {
     const { session, threadTs } = await mention('pr-case: add a changes file to');
-    const done = await waitForStatus(app, session.id, ['completed', 'failed', 'cancelled', 'waiting'], 240_000);
-    expect(done.error).toBeNull();
-    expect(done.status).toBe('completed');
-    const pull = github.pulls.find((p) => p.head === done.branch)!;
-    const link = `${github.gitUrl}/${owner}/web/pull/${pull.number}`;
-    expect(done.result?.prUrl).toBe(link);
-    await waitFor(async () => threadText(threadTs).some((t) => t.includes(link)), 'the PR link in the thread', 60_000);
+    const { done } = await expectPullRequestInThread({
+      app,
+      github,
+      sessionId: session.id,
+      repo: `${owner}/web`,
+      threadText: () => threadText(threadTs),
+      timeoutMs: 240_000,
+    });
     expect(done.result?.summary).toContain('Engine: Claude Code');
 
     // The fake saw the real key on every call; the sandbox never did, in its environment or its files.
@@ -250,9 +221,7 @@ describe('Claude Code as the session engine, end to end', () => {
     const rework = engineCalls.find((c) => textOf(c.body).includes(CRITIQUE))!;
     expect(textOf(rework.body)).toContain('Added CHANGES.md.');
     expect(textOf(rework.body)).toContain('--- probe done');
-    const resumes = (await app.store.transcript(session.id)).flatMap((e) =>
-      e.message.role === 'assistant' && e.message.providerState ? [e.message.providerState] : [],
-    );
+    const resumes = await engineResumes(app, session.id);
     expect(resumes).toHaveLength(2);
     expect(resumes[1]).toEqual(resumes[0]);
 
@@ -269,9 +238,7 @@ describe('Claude Code as the session engine, end to end', () => {
     expect(verdicts.map((v) => (v.type === 'verification-finished' ? v.outcome : ''))).toEqual(['failed', 'passed']);
 
     // The page's events show the engine's commands and file changes, and usage with its cost.
-    const res = await fetch(`${app.url}/api/sessions/${session.id}/events?format=json`);
-    const page = (await res.json()) as { event: { type: string; name?: string; input?: unknown } }[];
-    const steps = page.filter((e) => e.event.type === 'tool-start').map((e) => e.event);
+    const steps = await pageToolSteps(app, session.id);
     expect(steps).toEqual(
       expect.arrayContaining([
         expect.objectContaining({ name: 'Bash', input: expect.objectContaining({ command: PROBE }) }),
@@ -285,8 +252,7 @@ describe('Claude Code as the session engine, end to end', () => {
         }),
       ]),
     );
-    const usage = (await app.store.events(session.id, { types: ['usage'] })).map((e) => e.event);
-    const engineUsage = usage.filter((u) => u.type === 'usage' && u.model === 'claude-sonnet-4-6');
+    const engineUsage = await modelUsage(app, session.id, 'claude-sonnet-4-6');
     expect(engineUsage.length).toBeGreaterThanOrEqual(engineCalls.length);
     const stored = await app.store.get(session.id);
     expect(stored!.usage.inputTokens).toBeGreaterThan(0);

@@ -8,10 +8,10 @@ import { startFakeGitHub, type FakeGitHub } from '../fakes/fake-github.ts';
 import { type FakeOpenAI, type OpenAIReply, type OpenAIRequestBody, startFakeOpenAI } from '../fakes/fake-openai.ts';
 import { type AuthDotJson, type FakeOpenAIAuth, startFakeOpenAIAuth } from '../fakes/fake-openai-auth.ts';
 import { startFakeSlackApi, type FakeSlackApi } from '../fakes/fake-slack-api.ts';
-import { appMention, envelope, signBody, TEAM } from '../fakes/fake-slack-events.ts';
 import { createRemote, git, type RemoteFixture } from '../git/git-fixture.ts';
 import { passingVerdict } from '../helpers/scripted-verifier.ts';
-import { type SlackGitHubPatchbay, startSlackGitHubPatchbay } from '../helpers/slack-github-patchbay.ts';
+import { expectPullRequestInThread, modelUsage } from '../helpers/engine-session.ts';
+import { type SlackGitHubPatchbay, slackChannel, startSlackGitHubPatchbay } from '../helpers/slack-github-patchbay.ts';
 import { textSink } from '../helpers/text-sink.ts';
 import { waitFor, waitForStatus } from '../helpers/wait-for.ts';
 
@@ -105,23 +105,14 @@ describe('Codex with a ChatGPT sign-in', () => {
     await writeFile(file, JSON.stringify(authJson));
     return signInCommand({ action: 'codex-import', file });
   };
-  const mention = async (task: string) => {
-    const event = appMention({ user: 'U0ALICE01', text: `${task} <https://${host}/${owner}/web>` });
-    const signed = signBody(SIGNING_SECRET, JSON.stringify(envelope(event as never)));
-    const res = await fetch(`${patchbay.app.url}/slack/events`, {
-      method: 'POST',
-      headers: signed.headers,
-      body: signed.body,
-    });
-    expect(res.status).toBe(200);
-    const session = await waitFor(
-      () => patchbay.app.store.findByThread({ source: 'slack', teamId: TEAM, channel: CHANNEL, threadTs: event.ts }),
-      'the session',
-    );
-    return { threadTs: event.ts, session };
-  };
-  const threadText = (threadTs: string) =>
-    slack.thread(CHANNEL, threadTs).map((m) => `${m.text}${JSON.stringify(m.blocks ?? [])}`);
+  const { mention, threadText } = slackChannel({
+    app: () => patchbay.app,
+    slack: () => slack,
+    signingSecret: SIGNING_SECRET,
+    channel: CHANNEL,
+    user: 'U0ALICE01',
+    repoUrl: () => `https://${host}/${owner}/web`,
+  });
 
   it('an expired access token is refreshed once, and the run ends in a verified PR; the sandbox never sees a token', {
     timeout: 360_000,
@@ -134,17 +125,14 @@ describe('Codex with a ChatGPT sign-in', () => {
     expect(JSON.stringify(stored)).not.toContain(signIn.tokens.access_token);
 
     const { session, threadTs } = await mention('pr-case: add a changes file to');
-    const done = await waitForStatus(
-      patchbay.app,
-      session.id,
-      ['completed', 'failed', 'cancelled', 'waiting'],
-      300_000,
-    );
-    expect(done.error).toBeNull();
-    expect(done.status).toBe('completed');
-    const pull = github.pulls.find((p) => p.head === done.branch)!;
-    const link = `${github.gitUrl}/${owner}/web/pull/${pull.number}`;
-    await waitFor(async () => threadText(threadTs).some((t) => t.includes(link)), 'the PR link in the thread', 60_000);
+    const { done } = await expectPullRequestInThread({
+      app: patchbay.app,
+      github,
+      sessionId: session.id,
+      repo: `${owner}/web`,
+      threadText: () => threadText(threadTs),
+      timeoutMs: 300_000,
+    });
     expect(await git(hosted, 'show', `${done.branch}:CHANGES.md`)).toBe('# Changes');
     const verdicts = (await patchbay.app.store.events(session.id, { types: ['verification-finished'] })).map(
       (e) => e.event,
@@ -169,8 +157,7 @@ describe('Codex with a ChatGPT sign-in', () => {
     expect(probe).not.toContain(signIn.tokens.refresh_token);
     expect(probe).toMatch(/--- files with a token:\\n--- probe done/);
     // Metered as with an API key.
-    const usage = (await patchbay.app.store.events(session.id, { types: ['usage'] })).map((e) => e.event);
-    expect(usage.filter((u) => u.type === 'usage' && u.model === MODEL).length).toBeGreaterThanOrEqual(calls.length);
+    expect((await modelUsage(patchbay.app, session.id, MODEL)).length).toBeGreaterThanOrEqual(calls.length);
   });
 
   it('a sign-in OpenAI refuses to refresh fails the run with the reason; one signed out fails saying to sign in', {

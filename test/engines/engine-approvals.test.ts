@@ -4,10 +4,10 @@ import { type AnthropicReply, startFakeAnthropic } from '../fakes/fake-anthropic
 import { startFakeGitHub, type FakeGitHub } from '../fakes/fake-github.ts';
 import { type OpenAIReply, startFakeOpenAI } from '../fakes/fake-openai.ts';
 import { startFakeSlackApi, type FakeSlackApi } from '../fakes/fake-slack-api.ts';
-import { appMention, envelope, message, signBody, TEAM } from '../fakes/fake-slack-events.ts';
+import { message } from '../fakes/fake-slack-events.ts';
 import { createRemote, type RemoteFixture } from '../git/git-fixture.ts';
 import { passingVerdict } from '../helpers/scripted-verifier.ts';
-import { type SlackGitHubPatchbay, startSlackGitHubPatchbay } from '../helpers/slack-github-patchbay.ts';
+import { type SlackGitHubPatchbay, slackChannel, startSlackGitHubPatchbay } from '../helpers/slack-github-patchbay.ts';
 import { waitFor, waitForStatus } from '../helpers/wait-for.ts';
 
 const BOT_TOKEN = 'xoxb-test-0000-bot';
@@ -174,20 +174,14 @@ describe.each<EngineCase>([
     await upstream?.cleanup();
   });
 
-  const postSigned = async (event: Parameters<typeof envelope>[0]) => {
-    const signed = signBody(SIGNING_SECRET, JSON.stringify(envelope(event)));
-    const res = await fetch(`${app.url}/slack/events`, { method: 'POST', headers: signed.headers, body: signed.body });
-    expect(res.status).toBe(200);
-  };
-  const mention = async (words: string) => {
-    const event = appMention({ user: 'U0ALICE01', text: `${words} <https://${host}/${owner}/web>` });
-    await postSigned(event);
-    const session = await waitFor(
-      () => app.store.findByThread({ source: 'slack', teamId: TEAM, channel: CHANNEL, threadTs: event.ts }),
-      'the session',
-    );
-    return { threadTs: event.ts, session };
-  };
+  const { post: postSigned, mention } = slackChannel({
+    app: () => app,
+    slack: () => slack,
+    signingSecret: SIGNING_SECRET,
+    channel: CHANNEL,
+    user: 'U0ALICE01',
+    repoUrl: () => `https://${host}/${owner}/web`,
+  });
   /** The engine's requests in a case (not the verifier's, not a title's). */
   const engineCalls = (word: string) =>
     model.calls.filter(

@@ -7,12 +7,11 @@ import {
 } from '../fakes/fake-anthropic.ts';
 import { startFakeGitHub, type FakeGitHub } from '../fakes/fake-github.ts';
 import { startFakeSlackApi, type FakeSlackApi } from '../fakes/fake-slack-api.ts';
-import { appMention, envelope, signBody, TEAM } from '../fakes/fake-slack-events.ts';
 import { startFakeModalForSdk } from '../fakes/modal/fake-modal-sdk.ts';
 import { createRemote, git, type RemoteFixture } from '../git/git-fixture.ts';
 import { passingVerdict } from '../helpers/scripted-verifier.ts';
-import { type SlackGitHubPatchbay, startSlackGitHubPatchbay } from '../helpers/slack-github-patchbay.ts';
-import { waitFor, waitForStatus } from '../helpers/wait-for.ts';
+import { expectPullRequestInThread, modelUsage } from '../helpers/engine-session.ts';
+import { type SlackGitHubPatchbay, slackChannel, startSlackGitHubPatchbay } from '../helpers/slack-github-patchbay.ts';
 
 const BOT_TOKEN = 'xoxb-test-0000-bot';
 const SIGNING_SECRET = '8f742231b10e8888abcd99yyyzzz85a5';
@@ -110,31 +109,29 @@ describe('Claude Code on a Modal sandbox, end to end', () => {
     await upstream?.cleanup();
   });
 
+  const channel = slackChannel({
+    app: () => patchbay.app,
+    slack: () => slack,
+    signingSecret: SIGNING_SECRET,
+    channel: CHANNEL,
+    user: 'U0ALICE01',
+    repoUrl: () => `https://${host}/${owner}/web`,
+  });
+
   it('a mention ends with a verified PR in the thread; the CLI came from the image, the relay from PUBLIC_URL, and the key never entered the sandbox', {
     timeout: 300_000,
   }, async () => {
     const { app } = patchbay;
-    const event = appMention({ user: 'U0ALICE01', text: `add a changes file to <https://${host}/${owner}/web>` });
-    const signed = signBody(SIGNING_SECRET, JSON.stringify(envelope(event)));
-    const res = await fetch(`${app.url}/slack/events`, { method: 'POST', headers: signed.headers, body: signed.body });
-    expect(res.status).toBe(200);
-    const session = await waitFor(
-      () => app.store.findByThread({ source: 'slack', teamId: TEAM, channel: CHANNEL, threadTs: event.ts }),
-      'the session',
-    );
-    const done = await waitForStatus(app, session.id, ['completed', 'failed', 'cancelled', 'waiting'], 240_000);
-    expect(done.error).toBeNull();
-    expect(done.status).toBe('completed');
+    const { session, threadTs } = await channel.mention('add a changes file to');
+    const { done } = await expectPullRequestInThread({
+      app,
+      github,
+      sessionId: session.id,
+      repo: `${owner}/web`,
+      threadText: () => channel.threadText(threadTs),
+      timeoutMs: 240_000,
+    });
     expect(done.result?.summary).toContain('Engine: Claude Code');
-    const pull = github.pulls.find((p) => p.head === done.branch)!;
-    const link = `${github.gitUrl}/${owner}/web/pull/${pull.number}`;
-    expect(done.result?.prUrl).toBe(link);
-    await waitFor(
-      async () =>
-        slack.thread(CHANNEL, event.ts).some((m) => `${m.text}${JSON.stringify(m.blocks ?? [])}`.includes(link)),
-      'the PR link in the thread',
-      60_000,
-    );
     expect(await git(hosted, 'show', `${done.branch}:CHANGES.md`)).toBe('# Changes');
 
     // The engine ran in a Modal sandbox made from an image whose build installs the pinned CLI,
@@ -173,10 +170,7 @@ describe('Claude Code on a Modal sandbox, end to end', () => {
     expect(await git(hosted, 'ls-tree', '--name-only', done.branch!)).not.toContain('published.txt');
 
     // The relay metered the engine's calls into the session.
-    const usage = (await app.store.events(session.id, { types: ['usage'] })).map((e) => e.event);
-    expect(usage.filter((u) => u.type === 'usage' && u.model === 'claude-sonnet-4-6').length).toBeGreaterThanOrEqual(
-      engineCalls.length,
-    );
+    expect((await modelUsage(app, session.id, 'claude-sonnet-4-6')).length).toBeGreaterThanOrEqual(engineCalls.length);
     // At PUBLIC_URL the relay answers only an open run's token: this run's was revoked when it ended.
     const late = await fetch(`${app.url}/engine-relay/v1/messages`, {
       method: 'POST',

@@ -1,19 +1,14 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.ts';
-import { startPatchbay, type Patchbay } from '../../src/main.ts';
-import { buildIntegrations } from '../../src/wire-integrations.ts';
+import type { Patchbay } from '../../src/main.ts';
 import { startFakeGitHub, type FakeGitHub } from '../fakes/fake-github.ts';
 import { type FakeOpenAI, startFakeOpenAI } from '../fakes/fake-openai.ts';
 import { startFakeSlackApi, type FakeSlackApi } from '../fakes/fake-slack-api.ts';
-import { appMention, envelope, message, signBody, TEAM } from '../fakes/fake-slack-events.ts';
+import { message } from '../fakes/fake-slack-events.ts';
 import { createRemote, git, type RemoteFixture } from '../git/git-fixture.ts';
 import { CRITIQUE, engineTurn, inputText, isVerifier, PROBE, verifierTurn } from '../helpers/openai-engine-turns.ts';
-import { createTestDatabase } from '../helpers/test-database.ts';
+import { engineResumes, expectPullRequestInThread, modelUsage, pageToolSteps } from '../helpers/engine-session.ts';
+import { type SlackGitHubPatchbay, slackChannel, startSlackGitHubPatchbay } from '../helpers/slack-github-patchbay.ts';
 import { waitFor, waitForStatus } from '../helpers/wait-for.ts';
 
 const BOT_TOKEN = 'xoxb-test-0000-bot';
@@ -41,8 +36,7 @@ describe.each<EngineCase>([
   let slack: FakeSlackApi;
   let openai: FakeOpenAI;
   let upstream: RemoteFixture;
-  let database: Awaited<ReturnType<typeof createTestDatabase>>;
-  let dir: string;
+  let patchbay: SlackGitHubPatchbay;
   let app: Patchbay;
   let host: string;
   let hosted: string;
@@ -62,65 +56,43 @@ describe.each<EngineCase>([
       responses: (body) => (isVerifier(body) ? verifierTurn(body, verifierCalls) : engineTurn(body)),
     });
     host = new URL(github.gitUrl).host;
-    database = await createTestDatabase();
-    dir = await mkdtemp(join(tmpdir(), `patchbay-${engine}-`));
-    const config = loadConfig({
-      DATA_DIR: join(dir, 'data'),
-      DATABASE_URL: database.url,
-      PORT: '0',
-      PUBLIC_URL: 'http://patchbay.test',
-      LOG_LEVEL: 'silent',
-      SANDBOX_EGRESS_ALLOW: 'none',
-      // OpenCode is a Bun program: its JavaScript heap reserves more address space than the default 3 GB data limit allows.
-      SANDBOX_MEMORY_MB: '8192',
-      AGENT_ENGINE: 'codex',
-      MODEL_PROVIDER: 'openai',
-      MODEL,
-      OPENAI_API_KEY: API_KEY,
-      OPENAI_BASE_URL: openai.baseUrl,
-      SLACK_BOT_TOKEN: BOT_TOKEN,
-      SLACK_SIGNING_SECRET: SIGNING_SECRET,
-      SLACK_API_URL: slack.apiUrl,
-      GITHUB_APP_ID: String(github.appId),
-      GITHUB_APP_PRIVATE_KEY: github.privateKey,
-      GITHUB_WEBHOOK_SECRET: 'openai-engines-webhook-secret',
-      GITHUB_API_URL: github.apiUrl,
-      GITHUB_GIT_URL: github.gitUrl,
-    });
-    app = await startPatchbay(config, {
-      log: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
-      serve: true,
-      work: true,
+    patchbay = await startSlackGitHubPatchbay({
+      slack,
+      github,
+      botToken: BOT_TOKEN,
+      signingSecret: SIGNING_SECRET,
       queue: { pollingIntervalSeconds: 0.5 },
-      integrations: (context) => buildIntegrations(config, context),
+      env: {
+        SANDBOX_EGRESS_ALLOW: 'none',
+        // OpenCode is a Bun program: its JavaScript heap reserves more address space than the default 3 GB data limit allows.
+        SANDBOX_MEMORY_MB: '8192',
+        AGENT_ENGINE: 'codex',
+        MODEL_PROVIDER: 'openai',
+        MODEL,
+        OPENAI_API_KEY: API_KEY,
+        OPENAI_BASE_URL: openai.baseUrl,
+      },
     });
+    app = patchbay.app;
   }, 120_000);
   afterAll(async () => {
-    await app?.close();
-    await database?.close();
+    await patchbay?.close();
     await openai?.close();
     await github?.close();
     await slack?.close();
     await upstream?.cleanup();
-    await rm(dir, { recursive: true, force: true });
   });
 
-  const post = async (event: object) => {
-    const signed = signBody(SIGNING_SECRET, JSON.stringify(envelope(event as never)));
-    const res = await fetch(`${app.url}/slack/events`, { method: 'POST', headers: signed.headers, body: signed.body });
-    expect(res.status).toBe(200);
-  };
-  const mention = async (task: string) => {
-    const event = appMention({ user: 'U0ALICE01', text: `${words}${task} <https://${host}/${owner}/web>` });
-    await post(event);
-    const session = await waitFor(
-      () => app.store.findByThread({ source: 'slack', teamId: TEAM, channel: CHANNEL, threadTs: event.ts }),
-      'the session',
-    );
-    return { threadTs: event.ts, session };
-  };
-  const threadText = (threadTs: string) =>
-    slack.thread(CHANNEL, threadTs).map((m) => `${m.text}${JSON.stringify(m.blocks ?? [])}`);
+  const channel = slackChannel({
+    app: () => app,
+    slack: () => slack,
+    signingSecret: SIGNING_SECRET,
+    channel: CHANNEL,
+    user: 'U0ALICE01',
+    repoUrl: () => `https://${host}/${owner}/web`,
+  });
+  const { post, threadText } = channel;
+  const mention = (task: string) => channel.mention(`${words}${task}`);
   const engineCalls = (marker: string) =>
     openai.calls.filter((c) => !isVerifier(c.body) && inputText(c.body).includes(marker));
 
@@ -128,13 +100,14 @@ describe.each<EngineCase>([
     timeout: 420_000,
   }, async () => {
     const { session, threadTs } = await mention('pr-case: add a changes file to');
-    const done = await waitForStatus(app, session.id, ['completed', 'failed', 'cancelled', 'waiting'], 360_000);
-    expect(done.error).toBeNull();
-    expect(done.status).toBe('completed');
-    const pull = github.pulls.find((p) => p.head === done.branch)!;
-    const link = `${github.gitUrl}/${owner}/web/pull/${pull.number}`;
-    expect(done.result?.prUrl).toBe(link);
-    await waitFor(async () => threadText(threadTs).some((t) => t.includes(link)), 'the PR link in the thread', 60_000);
+    const { done } = await expectPullRequestInThread({
+      app,
+      github,
+      sessionId: session.id,
+      repo: `${owner}/web`,
+      threadText: () => threadText(threadTs),
+      timeoutMs: 360_000,
+    });
     expect(done.result?.summary).toContain(`Engine: ${label}`);
 
     // The fake saw the real key on every call; the sandbox never did, in its environment or its files.
@@ -150,9 +123,7 @@ describe.each<EngineCase>([
     const rework = calls.find((c) => inputText(c.body).includes(CRITIQUE))!;
     expect(inputText(rework.body)).toContain('Added CHANGES.md.');
     expect(inputText(rework.body)).toContain('--- probe done');
-    const resumes = (await app.store.transcript(session.id)).flatMap((e) =>
-      e.message.role === 'assistant' && e.message.providerState ? [e.message.providerState] : [],
-    );
+    const resumes = await engineResumes(app, session.id);
     expect(resumes).toHaveLength(2);
     expect(resumes[0]).toMatchObject({ engine });
     expect(resumes[1]).toEqual(resumes[0]);
@@ -168,9 +139,7 @@ describe.each<EngineCase>([
     expect(new Set(pushes.map((p) => (p.type === 'branch-pushed' ? p.branch : '')))).toEqual(new Set([done.branch]));
 
     // The page's events show the engine's commands and file changes, and usage with its cost.
-    const res = await fetch(`${app.url}/api/sessions/${session.id}/events?format=json`);
-    const page = (await res.json()) as { event: { type: string; name?: string; input?: unknown } }[];
-    const steps = page.filter((e) => e.event.type === 'tool-start').map((e) => e.event);
+    const steps = await pageToolSteps(app, session.id);
     expect(steps).toEqual(
       expect.arrayContaining([
         expect.objectContaining({ name: 'run_shell', input: { command: PROBE } }),
@@ -178,8 +147,7 @@ describe.each<EngineCase>([
         expect.objectContaining({ name: 'run_shell', input: { command: 'echo "- reworked" >> CHANGES.md' } }),
       ]),
     );
-    const usage = (await app.store.events(session.id, { types: ['usage'] })).map((e) => e.event);
-    const engineUsage = usage.filter((u) => u.type === 'usage' && u.model === MODEL);
+    const engineUsage = await modelUsage(app, session.id, MODEL);
     expect(engineUsage.length).toBeGreaterThanOrEqual(calls.length);
     const stored = await app.store.get(session.id);
     expect(stored!.usage.inputTokens).toBeGreaterThan(0);

@@ -4,11 +4,10 @@ import type { Patchbay } from '../../src/main.ts';
 import { startFakeGitHub, type FakeGitHub } from '../fakes/fake-github.ts';
 import { type FakeOpenAI, startFakeOpenAI } from '../fakes/fake-openai.ts';
 import { startFakeSlackApi, type FakeSlackApi } from '../fakes/fake-slack-api.ts';
-import { appMention, envelope, signBody, TEAM } from '../fakes/fake-slack-events.ts';
 import { createRemote, git, type RemoteFixture } from '../git/git-fixture.ts';
 import { engineTurn, inputText, isVerifier, toolNames, verifierTurn } from '../helpers/openai-engine-turns.ts';
-import { startSlackGitHubPatchbay, type SlackGitHubPatchbay } from '../helpers/slack-github-patchbay.ts';
-import { waitFor, waitForStatus } from '../helpers/wait-for.ts';
+import { type SlackGitHubPatchbay, slackChannel, startSlackGitHubPatchbay } from '../helpers/slack-github-patchbay.ts';
+import { waitForStatus } from '../helpers/wait-for.ts';
 
 const BOT_TOKEN = 'xoxb-test-0000-bot';
 const SIGNING_SECRET = '8f742231b10e8888abcd99yyyzzz85a5';
@@ -73,15 +72,17 @@ describe("the repository document's engine, end to end", () => {
     await upstream?.cleanup();
   });
 
+  const channel = slackChannel({
+    app: () => app,
+    slack: () => slack,
+    signingSecret: SIGNING_SECRET,
+    channel: CHANNEL,
+    user: 'U0ALICE01',
+    repoUrl: () => `https://${host}/${owner}/web`,
+  });
+  /** Mentions Patchbay with a task on the repository and waits for its session to end or ask. */
   const mention = async (words: string) => {
-    const event = appMention({ user: 'U0ALICE01', text: `${words} <https://${host}/${owner}/web>` });
-    const signed = signBody(SIGNING_SECRET, JSON.stringify(envelope(event)));
-    const res = await fetch(`${app.url}/slack/events`, { method: 'POST', headers: signed.headers, body: signed.body });
-    expect(res.status).toBe(200);
-    const session = await waitFor(
-      () => app.store.findByThread({ source: 'slack', teamId: TEAM, channel: CHANNEL, threadTs: event.ts }),
-      'the session',
-    );
+    const { session } = await channel.mention(words);
     return waitForStatus(app, session.id, ['completed', 'failed', 'cancelled', 'waiting'], 300_000);
   };
   /** The engine sessions a session's transcript resumes (none when Patchbay's own loop ran it). */
