@@ -53,9 +53,9 @@ export interface GitHubRequestsTable {
   comment_kind: string;
   /** Null until the progress comment is posted (after the hand-off, so the run starts first). */
   comment_id: BigId | null;
-  /** When a post of the progress comment was begun: a row with no comment_id is then in doubt (023). */
+  /** When a post of the progress comment was begun: a row with no comment_id is then in doubt (026). */
   comment_intended_at: Timestamp | null;
-  /** The review comment a review-thread reply goes under (023); null for an issue comment. */
+  /** The review comment a review-thread reply goes under (026); null for an issue comment. */
   reply_to: BigId | null;
   start_seq: number;
   last_body: string | null;

@@ -53,7 +53,7 @@ export interface Database {
   github_installation_repos: GitHubInstallationReposTable;
   github_requests: GitHubRequestsTable;
   github_user_tokens: GitHubUserTokensTable;
-  // what a repository's plan refuses (022)
+  // what a repository's plan refuses (024)
   github_repo_features: GitHubRepoFeaturesTable;
   github_delivery_sweep: GitHubDeliverySweepTable;
   linear_agent_sessions: LinearAgentSessionsTable;

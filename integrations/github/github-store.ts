@@ -17,6 +17,8 @@ export type GitHubRequest = {
   replyTo: number | null;
   /** When a post of the progress comment was begun (by any process); null before. */
   commentIntendedAt: Date | null;
+  /** When the request was taken: its interpreter posts the progress comment soon after. */
+  createdAt: Date;
   startSeq: number;
   lastBody: string | null;
   finished: boolean;
@@ -156,7 +158,9 @@ async function installationFor(db: IntegrationDb<'github'>, repo: RepoRef): Prom
 /** Made before the session service sees the request, so the replier never runs ahead of it. */
 async function createRequest(
   db: IntegrationDb<'github'>,
-  input: Omit<GitHubRequest, 'id' | 'lastBody' | 'finished' | 'sessionId' | 'commentIntendedAt'> & { lastBody: string },
+  input: Omit<GitHubRequest, 'id' | 'lastBody' | 'finished' | 'sessionId' | 'commentIntendedAt' | 'createdAt'> & {
+    lastBody: string;
+  },
 ): Promise<number> {
   const row = await db
     .insertInto('github_requests')
@@ -195,6 +199,7 @@ async function openRequests(db: IntegrationDb<'github'>, threadKey: string): Pro
     commentId: r.comment_id,
     replyTo: r.reply_to,
     commentIntendedAt: r.comment_intended_at === null ? null : new Date(r.comment_intended_at),
+    createdAt: new Date(r.created_at),
     startSeq: r.start_seq,
     lastBody: r.last_body,
     finished: r.finished,

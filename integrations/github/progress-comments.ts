@@ -61,12 +61,15 @@ export class ProgressComments {
   }
 
   /**
-   * Whether another process began posting this request's comment lately (its interpreter is
-   * posting it now, say): its post is left to end. One begun longer ago is taken as a crash's.
+   * Whether a post of this request's comment that this process did not try is likely under way:
+   * begun lately by another process, or not begun yet by the interpreter that took the request
+   * lately (it posts soon after taking it; two processes polling GitHub take requests for each
+   * other's repliers). Such a post is left to end; one begun (or due) longer ago is a crash's.
    */
   #postingElsewhere(row: GitHubRequest): boolean {
-    if (!row.commentIntendedAt || this.#tried.has(row.id)) return false;
-    return this.#now() - row.commentIntendedAt.getTime() < elsewhereGraceMs;
+    if (this.#tried.has(row.id)) return false;
+    const due = row.commentIntendedAt ?? row.createdAt;
+    return this.#now() - due.getTime() < elsewhereGraceMs;
   }
 
   /** Waits for every post under way (at shutdown). */

@@ -13,6 +13,7 @@ const request: GitHubRequest = {
   commentId: null,
   replyTo: null,
   commentIntendedAt: null,
+  createdAt: new Date(0),
   startSeq: 0,
   lastBody: null,
   finished: false,
@@ -101,6 +102,11 @@ describe('ProgressComments: the replier gets the id of the comment the reply ste
     const lately = { ...request, commentIntendedAt: new Date(now - 5_000) };
     const busy = new ProgressComments(storeWith([lately]).store, recover, () => now);
     await expect(busy.commentId(lately, new AbortController().signal)).rejects.toMatchObject({ retryable: true });
+    expect(recovered).toEqual([]);
+    // Taken lately and not begun yet: the interpreter that took it posts it soon.
+    const taken = { ...request, createdAt: new Date(now - 2_000) };
+    const soon = new ProgressComments(storeWith([taken]).store, recover, () => now);
+    await expect(soon.commentId(taken, new AbortController().signal)).rejects.toMatchObject({ retryable: true });
     expect(recovered).toEqual([]);
     const crashed = { ...request, commentIntendedAt: new Date(now - 120_000) };
     const after = new ProgressComments(storeWith([crashed]).store, recover, () => now);
