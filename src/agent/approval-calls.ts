@@ -29,32 +29,34 @@ export async function requestApproval(
     reasons: control.findings.map((f) => f.reason),
     expiresAt,
   };
-  const question: PendingQuestion = {
-    questionId: `approval:${call.id}`,
-    toolCallId: call.id,
-    question: `Approve running \`${control.command}\`? It was held for ${approval.classes.join(', ')}: ${approval.reasons.join(' ')}`,
+  const step = approvalRequestStep(approval);
+  await recordStep(run, step);
+  return step.patch.pendingQuestion;
+}
+
+/**
+ * What recording a held command's approval request writes, for Patchbay's loop and for an engine's
+ * gate alike: the `approval-requested` event, and the session's open question moved to it.
+ */
+export function approvalRequestStep(approval: PendingApproval) {
+  const { requestId, command, classes, reasons, expiresAt } = approval;
+  const pendingQuestion: PendingQuestion = {
+    questionId: `approval:${requestId}`,
+    toolCallId: requestId,
+    question: `Approve running \`${command}\`? It was held for ${classes.join(', ')}: ${reasons.join(' ')}`,
     choices: ['Approve once', 'Deny'],
     approval,
   };
-  const { requestId, command, classes, reasons } = approval;
-  await recordStep(run, {
-    events: [
-      {
-        event: {
-          type: 'approval-requested',
-          requestId,
-          command,
-          classes,
-          reasons,
-          approving: APPROVING_RUNS_ONCE,
-          expiresAt,
-        },
-        dedupeKey: `approval-requested:${call.id}`,
-      },
-    ],
-    patch: { pendingQuestion: question },
-  });
-  return question;
+  const event: EventOf<'approval-requested'> = {
+    type: 'approval-requested',
+    requestId,
+    command,
+    classes,
+    reasons,
+    approving: APPROVING_RUNS_ONCE,
+    expiresAt,
+  };
+  return { events: [{ event, dedupeKey: `approval-requested:${requestId}` }], patch: { pendingQuestion } };
 }
 
 type Decided = EventOf<'approval-decided'>;

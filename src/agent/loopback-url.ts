@@ -9,6 +9,17 @@ const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]']);
  * tool that opens it never reaches another host.
  */
 export function loopbackUrl(raw: string): URL {
+  const url = httpUrl(raw);
+  if (!LOOPBACK_HOSTS.has(url.hostname))
+    throw new PatchbayError(
+      'invalid_input',
+      `Refused ${url.host}: only a server inside the sandbox can be opened, at 127.0.0.1, localhost or [::1]`,
+    );
+  return url;
+}
+
+/** `raw` as an http(s) URL with no user name or password, or 'invalid_input' saying why not (for the model). */
+export function httpUrl(raw: string): URL {
   let url: URL;
   try {
     url = new URL(raw);
@@ -20,11 +31,6 @@ export function loopbackUrl(raw: string): URL {
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:')
     throw new PatchbayError('invalid_input', `Only http and https URLs can be opened, not ${url.protocol}`);
-  if (!LOOPBACK_HOSTS.has(url.hostname))
-    throw new PatchbayError(
-      'invalid_input',
-      `Refused ${url.host}: only a server inside the sandbox can be opened, at 127.0.0.1, localhost or [::1]`,
-    );
   if (url.username || url.password)
     throw new PatchbayError('invalid_input', 'A URL with a user name or password is refused');
   return url;

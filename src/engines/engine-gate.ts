@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Sandbox } from '../../sandbox/sandbox.ts';
-import { APPROVING_RUNS_ONCE, type PendingApproval } from '../agent/approval-calls.ts';
+import { approvalRequestStep, type PendingApproval } from '../agent/approval-calls.ts';
 import { gateCommand } from '../agent/command-gate.ts';
 import { checkCommand } from '../agent/command-policy.ts';
 import type { ToolContext } from '../agent/tool.ts';
@@ -103,34 +103,9 @@ async function judgeNew(
   return awaitDecision(options, hold, now);
 }
 
-/** The approval request as Patchbay's loop records it (requestApproval): the event and the session's open question. */
+/** The approval request as Patchbay's loop records it (approvalRequestStep): the event and the session's open question. */
 async function requestApproval(options: EngineGateOptions, approval: PendingApproval): Promise<void> {
-  const { requestId, command, classes, reasons, expiresAt } = approval;
-  await options.runLog.commitStep(options.sessionId, {
-    events: [
-      {
-        event: {
-          type: 'approval-requested',
-          requestId,
-          command,
-          classes,
-          reasons,
-          approving: APPROVING_RUNS_ONCE,
-          expiresAt,
-        },
-        dedupeKey: `approval-requested:${requestId}`,
-      },
-    ],
-    patch: {
-      pendingQuestion: {
-        questionId: `approval:${requestId}`,
-        toolCallId: requestId,
-        question: `Approve running \`${command}\`? It was held for ${classes.join(', ')}: ${reasons.join(' ')}`,
-        choices: ['Approve once', 'Deny'],
-        approval,
-      },
-    },
-  });
+  await options.runLog.commitStep(options.sessionId, approvalRequestStep(approval));
 }
 
 /**

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { PatchbayError } from '../../core/errors.ts';
 import { modelImageMaxBytes } from '../../core/image-format.ts';
 import type { ModelImage } from '../../core/transcript.ts';
+import { httpUrl } from '../loopback-url.ts';
 import { pngSize } from '../png-size.ts';
 import { keepWithSession } from '../screenshot-tool.ts';
 import type { AnyTool, Tool, ToolContext, ToolOutput } from '../tool.ts';
@@ -44,20 +44,7 @@ const ScreenshotInput = z.object({
 
 /** A URL the browser may open: http(s), no user name or password (the egress proxy judges the host). */
 export function browserUrl(raw: string): string {
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    throw new PatchbayError(
-      'invalid_input',
-      `${JSON.stringify(raw)} is not a URL: give one like http://127.0.0.1:3000/`,
-    );
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:')
-    throw new PatchbayError('invalid_input', `Only http and https URLs can be opened, not ${url.protocol}`);
-  if (url.username || url.password)
-    throw new PatchbayError('invalid_input', 'A URL with a user name or password is refused');
-  return url.href;
+  return httpUrl(raw).href;
 }
 
 const PageState = z.object({
