@@ -12,18 +12,16 @@ const of = <T extends StoredEvent['event']['type']>(events: StoredEvent[], type:
   events.filter((e) => e.event.type === type).map((e) => e.event as EventOf<T>);
 
 /**
- * A test that fails every other run: it leaves a marker when it fails and removes it when it passes.
- * Checks run in a fresh checkout of the commit each round, so the marker lives outside it (beside
- * it, in the workspace's .git), as a real flake's cause (a service, the clock) lives outside the code.
+ * A test that fails until a moment its commit names and passes after it: a flake whose cause (the
+ * clock) lives outside the code. The agent's lib.js exports that moment, 8 s after it writes the
+ * file, so the first round of checks (seconds after the commit) fails; the agent, told so, waits
+ * 9 s in a command and changes nothing, and the second round on the same commit passes. (Each
+ * round's checks start from an emptied workspace, so no state a check leaves can carry the flake.)
  */
 const flakyTest = [
-  "const fs = require('node:fs');",
-  // Each round's checkout is new and the checks' workspace is emptied, but for the setup cache dir
-  // of the key in use ('-' with no setup): the only place a flake's state outlives a round.
-  "const marker = require('node:path').join(__dirname, '..', 'setup', '-', 'flaky-marker');",
-  "fs.mkdirSync(require('node:path').dirname(marker), { recursive: true });",
-  "if (!fs.existsSync(marker)) { fs.writeFileSync(marker, '1'); console.error('Error: read ECONNRESET (simulated flake)'); process.exit(1); }",
-  'fs.unlinkSync(marker);',
+  'let until = 0;',
+  "try { until = require('./lib.js'); } catch {}",
+  "if (typeof until === 'number' && Date.now() < until) { console.error('Error: read ECONNRESET (simulated flake)'); process.exit(1); }",
   "console.log('ok');",
 ].join('\n');
 
@@ -36,11 +34,16 @@ describe('lessons the harness records from its own checks', () => {
       const text = last >= 0 ? (messages[last] as { content: string }).content : '';
       const turn = messages.length - 1 - last;
       const step = (...turns: ScriptedTurn[]) => turns[Math.min(turn, turns.length - 1)]!;
-      // Told the checks failed: it changes nothing (the failure has nothing to do with its change).
+      // Told the checks failed: it waits out the flake's moment and changes nothing (the failure
+      // has nothing to do with its change).
       if (text.includes('checks on your commit'))
-        return { text: 'That failure is unrelated to my change; nothing to fix.' };
+        return step(
+          { toolCalls: [{ name: 'run_shell', input: { command: 'sleep 9' } }] },
+          { text: 'That failure is unrelated to my change; nothing to fix.' },
+        );
+      const until = Date.now() + 8000;
       return step(
-        { toolCalls: [{ name: 'write_file', input: { path: 'lib.js', content: 'module.exports = 1;\n' } }] },
+        { toolCalls: [{ name: 'write_file', input: { path: 'lib.js', content: `module.exports = ${until};\n` } }] },
         { text: 'Added lib.js.' },
       );
     },
