@@ -13,9 +13,9 @@ const of = <T extends StoredEvent['event']['type']>(events: StoredEvent[], type:
 
 /**
  * A test that fails until a moment its commit names and passes after it: a flake whose cause (the
- * clock) lives outside the code. The agent's lib.js exports that moment, 8 s after it writes the
+ * clock) lives outside the code. The agent's lib.js exports that moment, 15 s after it writes the
  * file, so the first round of checks (seconds after the commit) fails; the agent, told so, waits
- * 9 s in a command and changes nothing, and the second round on the same commit passes. (Each
+ * 16 s in a command and changes nothing, and the second round on the same commit passes. (Each
  * round's checks start from an emptied workspace, so no state a check leaves can carry the flake.)
  */
 const flakyTest = [
@@ -38,10 +38,10 @@ describe('lessons the harness records from its own checks', () => {
       // has nothing to do with its change).
       if (text.includes('checks on your commit'))
         return step(
-          { toolCalls: [{ name: 'run_shell', input: { command: 'sleep 9' } }] },
+          { toolCalls: [{ name: 'run_shell', input: { command: 'sleep 16' } }] },
           { text: 'That failure is unrelated to my change; nothing to fix.' },
         );
-      const until = Date.now() + 8000;
+      const until = Date.now() + 15_000;
       return step(
         { toolCalls: [{ name: 'write_file', input: { path: 'lib.js', content: `module.exports = ${until};\n` } }] },
         { text: 'Added lib.js.' },
