@@ -1,3 +1,4 @@
+import { type Repeating, repeatEvery } from './repeat-every.ts';
 import type { Logger } from 'pino';
 import type { GitHubClient } from './github-client.ts';
 import type { GitHubStore } from './github-store.ts';
@@ -27,29 +28,24 @@ const maxPages = 50;
  */
 export class DeliverySweep {
   readonly #deps: SweepDeps;
-  #timer: NodeJS.Timeout | undefined;
-  #running: Promise<void> | undefined;
-  #stopped = new AbortController();
+  #repeating: Repeating | undefined;
+  readonly #stopped = new AbortController();
 
   constructor(deps: SweepDeps) {
     this.#deps = deps;
   }
 
   start(): void {
-    const tick = () => {
-      this.#running ??= this.sweep()
-        .catch((error: unknown) => this.#deps.log.warn({ err: error }, 'could not look for lost GitHub deliveries'))
-        .finally(() => (this.#running = undefined));
-    };
-    tick();
-    this.#timer = setInterval(tick, this.#deps.intervalMs);
-    this.#timer.unref();
+    this.#repeating = repeatEvery(
+      this.#deps.intervalMs,
+      () => this.sweep(),
+      (error) => this.#deps.log.warn({ err: error }, 'could not look for lost GitHub deliveries'),
+    );
   }
 
   async stop(): Promise<void> {
-    clearInterval(this.#timer);
     this.#stopped.abort();
-    await this.#running;
+    await this.#repeating?.stop();
   }
 
   /** One look: lists the deliveries since the saved mark, asks for the lost ones, moves the mark. */

@@ -1,3 +1,4 @@
+import { type Repeating, repeatEvery } from './repeat-every.ts';
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import type { DeliveryInbox } from '../../src/core/delivery-interpreter.ts';
@@ -50,8 +51,7 @@ type Place = { octokit: PatchbayOctokit; repository: PolledRepo; installationId:
 export class GitHubEventPoller {
   readonly #deps: PollerDeps;
   readonly #get = new ConditionalGet();
-  #timer: NodeJS.Timeout | undefined;
-  #running: Promise<void> | undefined;
+  #repeating: Repeating | undefined;
   readonly #stopped = new AbortController();
 
   constructor(deps: PollerDeps) {
@@ -64,22 +64,18 @@ export class GitHubEventPoller {
   }
 
   start(): void {
-    const tick = () => {
-      this.#running ??= this.poll()
-        .catch((error: unknown) => {
-          if (!this.#stopped.signal.aborted) this.#deps.log.warn({ err: error }, 'could not poll GitHub for events');
-        })
-        .finally(() => (this.#running = undefined));
-    };
-    tick();
-    this.#timer = setInterval(tick, this.#deps.intervalMs);
-    this.#timer.unref();
+    this.#repeating = repeatEvery(
+      this.#deps.intervalMs,
+      () => this.poll(),
+      (error) => {
+        if (!this.#stopped.signal.aborted) this.#deps.log.warn({ err: error }, 'could not poll GitHub for events');
+      },
+    );
   }
 
   async stop(): Promise<void> {
-    clearInterval(this.#timer);
     this.#stopped.abort();
-    await this.#running;
+    await this.#repeating?.stop();
   }
 
   /** One look at every installation's repositories. A repository that fails is logged and left to the next look. */
