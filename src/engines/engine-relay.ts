@@ -63,7 +63,7 @@ type LeaseState = {
   inputTokens: number;
   outputTokens: number;
   toolCalls: number;
-  /** Why the relay stopped forwarding for this run (budget spent, a count limit reached), as its outcome. */
+  /** Why the relay stopped forwarding for this run (budget spent, a count limit reached, a sign-in that cannot be used), as its outcome. */
   stop?: Extract<RunOutcome, { kind: 'failed' }> | undefined;
   closed: boolean;
 };
