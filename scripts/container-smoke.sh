@@ -10,6 +10,10 @@
 #
 #   scripts/container-smoke.sh                                   # as root (debootstrap, chroot builds)
 #   CONTAINER_SMOKE_WORK=/tmp/smoke scripts/container-smoke.sh   # keep the store there; a rerun reuses its images
+#   CONTAINER_SMOKE_WORK=/tmp/smoke scripts/container-smoke.sh --base-only   # only the base image, for a later run
+#
+# .ci/run makes the base image (debootstrap, about a minute) with --base-only in the background while the
+# static checks run, and the smoke itself after the tests reuses it.
 #
 # DEBIAN_MIRROR picks another Debian mirror. The machine's own CA certificates
 # (/usr/local/share/ca-certificates) go into the base image, as they would into a pulled one on a
@@ -80,6 +84,11 @@ make_base_image() {
 
 base=localhost/patchbay-smoke-base:bookworm
 has_image "$base" || make_base_image
+if [[ ${1:-} == --base-only ]]; then
+  [[ -n ${CONTAINER_SMOKE_WORK:-} ]] || { echo "container-smoke: --base-only needs CONTAINER_SMOKE_WORK (where the image is kept)" >&2; exit 1; }
+  phase "base image ready in $work"
+  exit 0
+fi
 phase "podman build (the Dockerfile on $base)"
 "${podman[@]}" build --isolation chroot --network host --build-arg BASE_IMAGE="$base" \
   -t localhost/patchbay:smoke "$repo" >"$work/build.log" 2>&1 \
