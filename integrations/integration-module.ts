@@ -1,6 +1,7 @@
 import type { ArtifactStore } from '../src/core/artifact-store.ts';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
+import { ownTablesOnly } from '../db/own-tables-only.ts';
 import type { IntegrationDb, IntegrationTables } from '../db/schema.ts';
 import type { ImageIntake } from '../src/core/attachment.ts';
 import type { PageSessionIssuer, PageSignInProvider } from '../src/core/page-sign-in.ts';
@@ -48,6 +49,17 @@ export type IntegrationContext<Integration extends keyof IntegrationTables = key
   /** A session's fan-out family: its pull requests link each other, its thread lists them all. */
   family?: SessionFamily;
 };
+
+/**
+ * The root's context as `integration`'s module gets it: its `db` reaches the integration's own
+ * tables only, by type and, for another integration's tables, at run time too (db/own-tables-only.ts).
+ */
+export function contextFor<Integration extends keyof IntegrationTables>(
+  context: IntegrationContext,
+  integration: Integration,
+): IntegrationContext<Integration> {
+  return { ...context, db: ownTablesOnly(context.db, integration) };
+}
 
 /**
  * An integration as the composition root wires it, by name: the thread replier (outbound), the

@@ -1,10 +1,11 @@
-import type { IntegrationContext, IntegrationModule } from '../integrations/integration-module.ts';
+import { contextFor, type IntegrationContext, type IntegrationModule } from '../integrations/integration-module.ts';
 import type { Config } from './config.ts';
 import { repoUrl } from './core/repo-ref.ts';
 
 /**
  * Builds the integrations the config enables. Part of the composition root: each integration adds
- * one block here, reading only its own part of the config.
+ * one block here, reading only its own part of the config, and gets the context `contextFor` its
+ * name (a database handle that refuses another integration's tables).
  */
 export async function buildIntegrations(config: Config, context: IntegrationContext): Promise<IntegrationModule[]> {
   const modules: IntegrationModule[] = [];
@@ -21,7 +22,7 @@ export async function buildIntegrations(config: Config, context: IntegrationCont
   const github = config.github
     ? await (await import('../integrations/github/github-module.ts')).createGitHubModule(
         config.github,
-        context,
+        contextFor(context, 'github'),
         slackProof ? [slackProof] : [],
       )
     : undefined;
@@ -33,7 +34,7 @@ export async function buildIntegrations(config: Config, context: IntegrationCont
     modules.push(
       createSlackModule({
         config: config.slack,
-        context,
+        context: contextFor(context, 'slack'),
         gitUrl,
         repoUrlFor: (owner, repo) => repoUrl(gitUrl, { owner, repo }),
         // Links people paste name that host (GitHub Enterprise, or github.com).
@@ -52,7 +53,7 @@ export async function buildIntegrations(config: Config, context: IntegrationCont
     modules.push(
       createLinearModule({
         config: config.linear,
-        context,
+        context: contextFor(context, 'linear'),
         repos: {
           gitUrl,
           repoUrl: (repo) => repoUrl(gitUrl, repo),

@@ -57,34 +57,8 @@ export function createGitHubClient(deps: {
   });
 
   const readApp = appReader(app);
-
-  const tokens = createExpiringTokenCache({
-    async mint(key) {
-      const [installationId, fullName] = splitKey(key);
-      const repo = fullName.split('/')[1]!;
-      const auth = (await app.octokit.auth({
-        type: 'installation',
-        installationId,
-        repositoryNames: [repo],
-        permissions: await gitPermissions(),
-        refresh: true,
-      })) as { token: string; expiresAt: string };
-      return { token: auth.token, expiresAt: new Date(auth.expiresAt) };
-    },
-  });
-
+  const tokens = gitTokenCache(app, readApp);
   const installationId = (repo: RepoRef) => installationOf(app, store, repo);
-
-  /**
-   * What a git token asks for: contents, and workflows when the App has it (GitHub refuses a push
-   * that touches .github/workflows/ without it; see explainPushRefusal).
-   */
-  async function gitPermissions(): Promise<Record<string, 'write'>> {
-    const granted = await readApp()
-      .then((info) => info.permissions)
-      .catch(() => ({}) as Record<string, string | undefined>);
-    return { contents: 'write', ...(granted.workflows === 'write' && { workflows: 'write' }) };
-  }
 
   return {
     app,
@@ -158,6 +132,40 @@ async function installationOf(app: App, store: GitHubStore, repo: RepoRef): Prom
     throw new PatchbayError('unauthorized', `The GitHub App is not installed on ${repo.owner}/${repo.repo}`);
   return id;
 }
+
+/**
+ * Installation tokens for host-side git, minted per repository (the cache key is
+ * `<installation id>:<owner>/<repo>`) and cached until shortly before they expire.
+ */
+function gitTokenCache(app: App, readApp: AppReader) {
+  return createExpiringTokenCache({
+    async mint(key) {
+      const [installationId, fullName] = splitKey(key);
+      const repo = fullName.split('/')[1]!;
+      const auth = (await app.octokit.auth({
+        type: 'installation',
+        installationId,
+        repositoryNames: [repo],
+        permissions: await gitPermissions(readApp),
+        refresh: true,
+      })) as { token: string; expiresAt: string };
+      return { token: auth.token, expiresAt: new Date(auth.expiresAt) };
+    },
+  });
+}
+
+/**
+ * What a git token asks for: contents, and workflows when the App has it (GitHub refuses a push
+ * that touches .github/workflows/ without it; see explainPushRefusal).
+ */
+async function gitPermissions(readApp: AppReader): Promise<Record<string, 'write'>> {
+  const granted = await readApp()
+    .then((info) => info.permissions)
+    .catch(() => ({}) as Record<string, string | undefined>);
+  return { contents: 'write', ...(granted.workflows === 'write' && { workflows: 'write' }) };
+}
+
+type AppReader = ReturnType<typeof appReader>;
 
 /** GET /app, asked once it answers (again after a failure): the bot's handle and what the App was granted. */
 function appReader(app: App): (options?: { retries?: number }) => Promise<AppInfo> {

@@ -1,6 +1,8 @@
-import { describe, expect, expectTypeOf, it } from 'vitest';
+import { type Kysely, sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
+import type { DatabaseHandle } from '../../db/database.ts';
 import type { Database, IntegrationDb, IntegrationTables } from '../../db/schema.ts';
-import type { IntegrationContext } from '../../integrations/integration-module.ts';
+import { contextFor, type IntegrationContext } from '../../integrations/integration-module.ts';
 import { createLinearStore } from '../../integrations/linear/linear-store.ts';
 import { createSlackStore } from '../../integrations/slack/slack-store.ts';
 import { createTestDatabase } from '../helpers/test-database.ts';
@@ -60,5 +62,68 @@ describe("each integration's database handle", () => {
     } finally {
       await database.close();
     }
+  });
+});
+
+/** A handle as a cast or a wrong type would see it: any table, any column, so only the run-time guard stands. */
+type Untyped = Kysely<Record<string, Record<string, unknown>>>;
+
+/** Per integration: one of its own tables, and one table of each other integration. */
+const cases = [
+  { integration: 'slack', own: 'slack_posts', others: ['github_requests', 'linear_installations'] },
+  { integration: 'github', own: 'github_requests', others: ['slack_posts', 'linear_agent_sessions'] },
+  { integration: 'linear', own: 'linear_installations', others: ['slack_pending_tasks', 'github_user_tokens'] },
+] as const;
+
+describe("each integration's database handle, at run time (the handle the composition root gives it)", () => {
+  let database: DatabaseHandle & { name: string };
+  beforeAll(async () => {
+    database = await createTestDatabase();
+  });
+  afterAll(() => database?.close());
+
+  /** `integration`'s handle exactly as `buildIntegrations` makes it, seen through a cast. */
+  const handleOf = (integration: keyof IntegrationTables): Untyped =>
+    contextFor({ db: database.db } as IntegrationContext, integration).db as unknown as Untyped;
+
+  describe.each(cases)('$integration', ({ integration, own, others }) => {
+    const refused = (table: string) =>
+      new RegExp(`The ${integration} integration's database handle refused a query on ${table}:`);
+
+    it.each(others)(
+      'refuses %s in a select, a join, an insert, a subquery, a transaction and sql.table',
+      async (other) => {
+        const db = handleOf(integration);
+        await expect(db.selectFrom(other).selectAll().execute()).rejects.toThrow(refused(other));
+        await expect(
+          db.selectFrom(`${own} as mine`).innerJoin(`${other} as theirs`, 'theirs.id', 'mine.id').selectAll().execute(),
+        ).rejects.toThrow(refused(other));
+        await expect(db.insertInto(other).values({ id: 'x' }).execute()).rejects.toThrow(refused(other));
+        await expect(
+          db
+            .selectFrom(own)
+            .selectAll()
+            .where((eb) => eb.exists(eb.selectFrom(other).select('id')))
+            .execute(),
+        ).rejects.toThrow(refused(other));
+        await expect(db.transaction().execute((trx) => trx.deleteFrom(other).execute())).rejects.toThrow(
+          refused(other),
+        );
+        await expect(sql`select count(*) from ${sql.table(other)}`.execute(db)).rejects.toThrow(refused(other));
+      },
+    );
+
+    it('runs queries on its own tables and on the shared ones', async () => {
+      const db = handleOf(integration);
+      expect(await db.selectFrom(own).selectAll().execute()).toEqual([]);
+      expect(await db.selectFrom('sessions').select('id').limit(1).execute()).toEqual([]);
+      expect(
+        await db
+          .selectFrom(own)
+          .selectAll()
+          .where((eb) => eb.exists(eb.selectFrom('session_threads').select('session_id')))
+          .execute(),
+      ).toEqual([]);
+    });
   });
 });

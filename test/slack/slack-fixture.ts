@@ -6,6 +6,7 @@ import { DEFAULT_CHANNELS, startFakeSlackApi, type FakeSlackApi } from '../fakes
 import { signBody, TEAM } from '../fakes/fake-slack-events.ts';
 import { createScriptedProvider, type ScriptedTurn } from '../../src/models/scripted-provider.ts';
 import type { ModelMessage } from '../../src/models/model-provider.ts';
+import { contextFor } from '../../integrations/integration-module.ts';
 import { createSlackModule } from '../../integrations/slack/slack-module.ts';
 import type { RetryOptions } from '@slack/web-api';
 import type { StartOptions } from '../../src/main.ts';
@@ -70,7 +71,7 @@ export async function startSlackFixture(
           ...(options.socket ? { appToken: APP_TOKEN } : { signingSecret: SIGNING_SECRET }),
           ...(options.allowedTeams && { allowedTeams: options.allowedTeams }),
         },
-        context,
+        context: contextFor(context, 'slack'),
         repoUrlFor: () => remote.remote,
         retryConfig: options.retryConfig ?? { retries: 0 },
         ...(options.signInLink && { signInLink: options.signInLink }),

@@ -24,51 +24,62 @@ const kinds: { kind: Kind; title: string; hint: string; placeholder: string }[] 
   },
 ];
 
-/** What a person typed, as the document the API takes; undefined with the reason when it cannot be. */
-function toDocument(
-  base: KnowledgeDocument,
-  rows: Record<Kind, Row[]>,
-  conventions: string,
-  editor: string,
-  autonomy: Autonomy | '',
-  scoutedRules: ScoutedRuleRow[],
-): KnowledgeDocument | string {
-  const commands = (kind: Kind) => {
-    const original = new Map(base[kind].map((c) => [`${c.name}\u0000${c.command}`, c.source]));
-    const kept = rows[kind].filter((r) => r.name.trim() || r.command.trim());
-    const incomplete = kept.find((r) => !r.name.trim() || !r.command.trim());
-    if (incomplete) return `Every ${kind === 'setup' ? 'setup step' : 'check'} needs a name and a command.`;
-    return kept.map((r) => {
-      const name = r.name.trim();
-      const command = r.command.trim();
-      // A command read from a repo file keeps its source; one a person wrote or changed says who.
-      return { name, command, source: original.get(`${name}\u0000${command}`) ?? `edited by ${editor}` };
-    });
+/** What a person is editing: the document's editable parts, as the form holds them. */
+type Draft = {
+  rows: Record<Kind, Row[]>;
+  conventions: string;
+  autonomy: Autonomy | '';
+  scoutedRules: ScoutedRuleRow[];
+};
+
+const emptyDraft: Draft = { rows: { setup: [], checks: [] }, conventions: '', autonomy: '', scoutedRules: [] };
+
+function draftOf(doc: KnowledgeDocument): Draft {
+  return {
+    rows: { setup: doc.setup.map((c) => ({ ...c })), checks: doc.checks.map((c) => ({ ...c })) },
+    conventions: doc.conventions.join('\n\n'),
+    autonomy: doc.autonomy ?? '',
+    scoutedRules: doc.scouted?.rules ?? [],
   };
-  const setup = commands('setup');
+}
+
+/** What a person typed, as the document the API takes; undefined with the reason when it cannot be. */
+function toDocument(base: KnowledgeDocument, draft: Draft, editor: string): KnowledgeDocument | string {
+  const setup = commandsOf(base, draft.rows, 'setup', editor);
   if (typeof setup === 'string') return setup;
-  const checks = commands('checks');
+  const checks = commandsOf(base, draft.rows, 'checks', editor);
   if (typeof checks === 'string') return checks;
-  const paragraphs = conventions
+  const paragraphs = draft.conventions
     .split(/\n\s*\n/)
     .map((p) => p.trim())
     .filter(Boolean);
   const { autonomy: _before, ...rest } = base;
-  const scouted = base.scouted && { ...base.scouted, rules: scoutedRules.filter((r) => r.text.trim()) };
+  const scouted = base.scouted && { ...base.scouted, rules: draft.scoutedRules.filter((r) => r.text.trim()) };
   return {
     ...rest,
     setup,
     checks,
     conventions: paragraphs,
-    ...(autonomy && { autonomy }),
+    ...(draft.autonomy && { autonomy: draft.autonomy }),
     ...(scouted && { scouted }),
   };
 }
 
-const rowsOf = (doc: KnowledgeDocument): Record<Kind, Row[]> => ({
-  setup: doc.setup.map((c) => ({ ...c })),
-  checks: doc.checks.map((c) => ({ ...c })),
-});
+/** The setup steps or checks a person kept (blank rows dropped), or why they cannot be saved. */
+function commandsOf(base: KnowledgeDocument, rows: Record<Kind, Row[]>, kind: Kind, editor: string): Row[] | string {
+  const original = new Map(base[kind].map((c) => [`${c.name}\u0000${c.command}`, c.source]));
+  const kept = rows[kind].filter((r) => r.name.trim() || r.command.trim());
+  const incomplete = kept.find((r) => !r.name.trim() || !r.command.trim());
+  if (incomplete) return `Every ${kind === 'setup' ? 'setup step' : 'check'} needs a name and a command.`;
+  return kept.map((r) => {
+    const name = r.name.trim();
+    const command = r.command.trim();
+    // A command read from a repo file keeps its source; one a person wrote or changed says who.
+    return { name, command, source: original.get(`${name}\u0000${command}`) ?? `edited by ${editor}` };
+  });
+}
+
+type SaveState = 'idle' | 'saving' | 'saved';
 
 /**
  * The repository's knowledge document, readable and editable: the setup steps and checks the
@@ -78,20 +89,14 @@ const rowsOf = (doc: KnowledgeDocument): Record<Kind, Row[]> => ({
 export function KnowledgeView({ repo }: { repo: string | undefined }) {
   const [stored, setStored] = useState<RepoKnowledge | undefined>();
   const [missing, setMissing] = useState('');
-  const [rows, setRows] = useState<Record<Kind, Row[]>>({ setup: [], checks: [] });
-  const [conventions, setConventions] = useState('');
-  const [autonomy, setAutonomy] = useState<Autonomy | ''>('');
-  const [scoutedRules, setScoutedRules] = useState<ScoutedRuleRow[]>([]);
+  const [draft, setDraft] = useState<Draft>(emptyDraft);
   const [name, setName] = useState(savedAuthor()?.name ?? '');
-  const [state, setState] = useState<'idle' | 'saving' | 'saved'>('idle');
+  const [state, setState] = useState<SaveState>('idle');
   const [error, setError] = useState('');
 
   const show = (k: RepoKnowledge) => {
     setStored(k);
-    setRows(rowsOf(k.document));
-    setConventions(k.document.conventions.join('\n\n'));
-    setAutonomy(k.document.autonomy ?? '');
-    setScoutedRules(k.document.scouted?.rules ?? []);
+    setDraft(draftOf(k.document));
   };
 
   useEffect(() => {
@@ -102,33 +107,19 @@ export function KnowledgeView({ repo }: { repo: string | undefined }) {
     });
   }, [repo]);
 
-  if (!repo || (!stored && !missing && !error)) return <p class="muted card">Loading…</p>;
-  if (missing)
-    return (
-      <p class="muted card" id="knowledge">
-        {missing}
-      </p>
-    );
-  if (!stored)
-    return (
-      <p class="error card" role="alert">
-        {error}
-      </p>
-    );
+  if (!repo || missing || !stored)
+    return <KnowledgeUnread loading={!repo || (!stored && !missing && !error)} missing={missing} error={error} />;
 
   // Any change clears the "Saved" mark.
-  const edited =
-    <T,>(set: (next: T) => void) =>
-    (next: T) => {
-      setState('idle');
-      set(next);
-    };
-  const change = (kind: Kind, next: Row[]) => edited(setRows)({ ...rows, [kind]: next });
+  const edit = (patch: Partial<Draft>) => {
+    setState('idle');
+    setDraft({ ...draft, ...patch });
+  };
   const save = async (event: Event) => {
     event.preventDefault();
     setError('');
     if (!name.trim()) return setError('Give your name: the edit is signed with it.');
-    const document = toDocument(stored.document, rows, conventions, name.trim(), autonomy, scoutedRules);
+    const document = toDocument(stored.document, draft, name.trim());
     if (typeof document === 'string') return setError(document);
     saveAuthorName(name);
     setState('saving');
@@ -144,23 +135,7 @@ export function KnowledgeView({ repo }: { repo: string | undefined }) {
   return (
     <form class="knowledge-view" id="knowledge" onSubmit={save}>
       <KnowledgeHeader stored={stored} />
-      {kinds.map((k) => (
-        <CommandSection key={k.kind} {...k} rows={rows[k.kind]} onChange={(next) => change(k.kind, next)} />
-      ))}
-      <section class="card">
-        <h3>Conventions</h3>
-        <label for="conventions" class="muted">
-          Branch, commit and pull-request conventions; a blank line between entries.
-        </label>
-        <textarea
-          id="conventions"
-          rows={5}
-          value={conventions}
-          onInput={(e) => edited(setConventions)(e.currentTarget.value)}
-        />
-      </section>
-      <AutonomySection value={autonomy} onChange={edited(setAutonomy)} />
-      <ScoutedRules scouted={stored.document.scouted} rules={scoutedRules} onChange={edited(setScoutedRules)} />
+      <DraftSections draft={draft} scouted={stored.document.scouted} onEdit={edit} />
       <RepoInstructions instructions={stored.document.instructions} />
       <Lessons lessons={stored.lessons} />
       <EgressAllowList
@@ -168,29 +143,88 @@ export function KnowledgeView({ repo }: { repo: string | undefined }) {
         entries={stored.document.egressAllow ?? []}
         onChanged={() => api.knowledge(repo).then(show, (err: Error) => setError(err.message))}
       />
-      <div class="card composer-row">
-        <label for="knowledge-name">Name</label>
-        <input
-          id="knowledge-name"
-          value={name}
-          placeholder="your name"
-          onInput={(e) => setName(e.currentTarget.value)}
-        />
-        <button id="save-knowledge" type="submit" disabled={state === 'saving'}>
-          {state === 'saving' ? 'Saving…' : 'Save'}
-        </button>
-        {state === 'saved' && (
-          <span class="saved" role="status">
-            Saved
-          </span>
-        )}
-      </div>
+      <SignAndSave name={name} onName={setName} state={state} />
       {error && (
         <p class="error" role="alert">
           {error}
         </p>
       )}
     </form>
+  );
+}
+
+/** The parts of the document a person edits: setup steps, checks, conventions, autonomy, learned rules. */
+function DraftSections(props: {
+  draft: Draft;
+  scouted: KnowledgeDocument['scouted'];
+  onEdit: (patch: Partial<Draft>) => void;
+}) {
+  const { draft, scouted, onEdit } = props;
+  return (
+    <>
+      {kinds.map((k) => (
+        <CommandSection
+          key={k.kind}
+          {...k}
+          rows={draft.rows[k.kind]}
+          onChange={(next) => onEdit({ rows: { ...draft.rows, [k.kind]: next } })}
+        />
+      ))}
+      <ConventionsSection value={draft.conventions} onChange={(conventions) => onEdit({ conventions })} />
+      <AutonomySection value={draft.autonomy} onChange={(autonomy) => onEdit({ autonomy })} />
+      <ScoutedRules
+        scouted={scouted}
+        rules={draft.scoutedRules}
+        onChange={(scoutedRules) => onEdit({ scoutedRules })}
+      />
+    </>
+  );
+}
+
+/** Before there is a document to show: reading it, none built yet for the repository, or why it could not be read. */
+function KnowledgeUnread({ loading, missing, error }: { loading: boolean; missing: string; error: string }) {
+  if (loading) return <p class="muted card">Loading…</p>;
+  if (missing)
+    return (
+      <p class="muted card" id="knowledge">
+        {missing}
+      </p>
+    );
+  return (
+    <p class="error card" role="alert">
+      {error}
+    </p>
+  );
+}
+
+function ConventionsSection({ value, onChange }: { value: string; onChange: (next: string) => void }) {
+  return (
+    <section class="card">
+      <h3>Conventions</h3>
+      <label for="conventions" class="muted">
+        Branch, commit and pull-request conventions; a blank line between entries.
+      </label>
+      <textarea id="conventions" rows={5} value={value} onInput={(e) => onChange(e.currentTarget.value)} />
+    </section>
+  );
+}
+
+/** The name an edit is signed with, and the button that saves it. */
+function SignAndSave(props: { name: string; onName: (name: string) => void; state: SaveState }) {
+  const { name, onName, state } = props;
+  return (
+    <div class="card composer-row">
+      <label for="knowledge-name">Name</label>
+      <input id="knowledge-name" value={name} placeholder="your name" onInput={(e) => onName(e.currentTarget.value)} />
+      <button id="save-knowledge" type="submit" disabled={state === 'saving'}>
+        {state === 'saving' ? 'Saving…' : 'Save'}
+      </button>
+      {state === 'saved' && (
+        <span class="saved" role="status">
+          Saved
+        </span>
+      )}
+    </div>
   );
 }
 

@@ -117,41 +117,15 @@ function Time({ at }: { at: string }) {
   );
 }
 
+/** One item of the log as the timeline shows it: a message, a tool call, a question, a note. */
 function renderItem(item: Item, sessionId: string, open: readonly string[]) {
   switch (item.kind) {
     case 'user':
-      return (
-        <div class="msg user">
-          <div class="who">
-            <b>{item.actor.name}</b> <span class="surface">via {item.actor.source}</span> <Time at={item.at} />
-            {item.answers && <span class="tag">answer</span>}
-          </div>
-          <div class="text">{item.text}</div>
-          <Thumbnails pictures={picturesOf(item)} sessionId={sessionId} />
-        </div>
-      );
+      return <UserMessage item={item} sessionId={sessionId} />;
     case 'assistant':
-      return (
-        <div class="msg assistant">
-          <div class="who">
-            <b>Patchbay</b> <Time at={item.at} />
-          </div>
-          <div class="text">{item.text}</div>
-        </div>
-      );
+      return <AssistantMessage item={item} />;
     case 'streaming':
-      return (
-        <div class="msg assistant streaming" aria-busy="true">
-          <div class="who">
-            <b>Patchbay</b> <span class="muted">writing…</span>
-          </div>
-          <div class="text">
-            {item.partial && '…'}
-            {item.text}
-            <span class="caret" />
-          </div>
-        </div>
-      );
+      return <StreamingMessage item={item} />;
     case 'tool':
       return (
         <>
@@ -164,43 +138,95 @@ function renderItem(item: Item, sessionId: string, open: readonly string[]) {
     case 'question':
       return <Question item={item} sessionId={sessionId} isOpen={open.includes(item.questionId)} />;
     case 'egress':
-      return (
-        <div class="note tone-bad egress" data-host={item.host}>
-          Blocked a connection to <code>{`${item.host}:${item.port}`}</code> ({item.reason}) <Time at={item.at} />
-          {item.reason === 'not-allowed' && (
-            <EgressAllowButtons sessionId={sessionId} host={item.host} port={item.port} />
-          )}
-        </div>
-      );
+      return <BlockedConnection item={item} sessionId={sessionId} />;
     case 'status':
-      return (
-        <div class="status-line">
-          <span class={`badge s-${item.to}`}>{item.to}</span>
-          {item.reason && <span class="reason">{item.reason}</span>} <Time at={item.at} />
-        </div>
-      );
-    case 'note': {
-      const href = safeHref(item.link?.href);
-      return (
-        <div class={`note tone-${item.tone}`}>
-          {item.text}
-          {href && (
-            <>
-              {' '}
-              <a href={href} rel="noreferrer" target="_blank">
-                {item.link!.label}
-              </a>
-            </>
-          )}{' '}
-          <Time at={item.at} />
-        </div>
-      );
-    }
+      return <StatusLine item={item} />;
+    case 'note':
+      return <Note item={item} />;
     default: {
       const _never: never = item;
       return _never;
     }
   }
+}
+
+type ItemOf<Kind extends Item['kind']> = Extract<Item, { kind: Kind }>;
+
+function UserMessage({ item, sessionId }: { item: ItemOf<'user'>; sessionId: string }) {
+  return (
+    <div class="msg user">
+      <div class="who">
+        <b>{item.actor.name}</b> <span class="surface">via {item.actor.source}</span> <Time at={item.at} />
+        {item.answers && <span class="tag">answer</span>}
+      </div>
+      <div class="text">{item.text}</div>
+      <Thumbnails pictures={picturesOf(item)} sessionId={sessionId} />
+    </div>
+  );
+}
+
+function AssistantMessage({ item }: { item: ItemOf<'assistant'> }) {
+  return (
+    <div class="msg assistant">
+      <div class="who">
+        <b>Patchbay</b> <Time at={item.at} />
+      </div>
+      <div class="text">{item.text}</div>
+    </div>
+  );
+}
+
+/** The answer being written, as far as it has come. */
+function StreamingMessage({ item }: { item: ItemOf<'streaming'> }) {
+  return (
+    <div class="msg assistant streaming" aria-busy="true">
+      <div class="who">
+        <b>Patchbay</b> <span class="muted">writing…</span>
+      </div>
+      <div class="text">
+        {item.partial && '…'}
+        {item.text}
+        <span class="caret" />
+      </div>
+    </div>
+  );
+}
+
+/** A connection the sandbox's egress proxy refused; one not on the allow-list can be allowed from here. */
+function BlockedConnection({ item, sessionId }: { item: ItemOf<'egress'>; sessionId: string }) {
+  return (
+    <div class="note tone-bad egress" data-host={item.host}>
+      Blocked a connection to <code>{`${item.host}:${item.port}`}</code> ({item.reason}) <Time at={item.at} />
+      {item.reason === 'not-allowed' && <EgressAllowButtons sessionId={sessionId} host={item.host} port={item.port} />}
+    </div>
+  );
+}
+
+function StatusLine({ item }: { item: ItemOf<'status'> }) {
+  return (
+    <div class="status-line">
+      <span class={`badge s-${item.to}`}>{item.to}</span>
+      {item.reason && <span class="reason">{item.reason}</span>} <Time at={item.at} />
+    </div>
+  );
+}
+
+function Note({ item }: { item: ItemOf<'note'> }) {
+  const href = safeHref(item.link?.href);
+  return (
+    <div class={`note tone-${item.tone}`}>
+      {item.text}
+      {href && (
+        <>
+          {' '}
+          <a href={href} rel="noreferrer" target="_blank">
+            {item.link!.label}
+          </a>
+        </>
+      )}{' '}
+      <Time at={item.at} />
+    </div>
+  );
 }
 
 const OUTPUT_PREVIEW = 20_000;
@@ -216,7 +242,7 @@ function useRunningFor(at: string, running: boolean): number {
   return now - Date.parse(at);
 }
 
-function ToolCall({ item }: { item: Extract<Item, { kind: 'tool' }> }) {
+function ToolCall({ item }: { item: ItemOf<'tool'> }) {
   const [open, setOpen] = useState(false);
   const [full, setFull] = useState(false);
   const runningFor = useRunningFor(item.at, !item.end);
@@ -253,15 +279,7 @@ function ToolCall({ item }: { item: Extract<Item, { kind: 'tool' }> }) {
   );
 }
 
-function Question({
-  item,
-  sessionId,
-  isOpen,
-}: {
-  item: Extract<Item, { kind: 'question' }>;
-  sessionId: string;
-  isOpen: boolean;
-}) {
+function Question({ item, sessionId, isOpen }: { item: ItemOf<'question'>; sessionId: string; isOpen: boolean }) {
   const [sending, setSending] = useState<string | undefined>();
   const [error, setError] = useState('');
   const answer = async (text: string) => {
