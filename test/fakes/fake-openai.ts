@@ -2,7 +2,13 @@ import { dataUrlError } from './image-rules.ts';
 import { createServer } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { listenOnLoopback } from './loopback.ts';
-import { applyConnectionFault, applyStreamFault, type ConnectionFault, type StreamFault } from './model-faults.ts';
+import {
+  applyConnectionFault,
+  applyStreamFault,
+  type ConnectionFault,
+  type StreamFault,
+  trickle,
+} from './model-faults.ts';
 import type { Chaos } from './chaos.ts';
 import { openaiChaos } from './model-chaos.ts';
 
@@ -48,6 +54,8 @@ export type OpenAIReply =
        * `rate_limit_exceeded`): Responses sends `event: error`, Chat Completions a `data: {"error": …}` chunk.
        */
       midStreamError?: string;
+      /** Each stream event this long after the one before (a slow answer that never goes quiet). */
+      trickleMs?: number;
     }
   | { kind: 'error'; status: number; message: string; type?: string; code?: string; headers?: Record<string, string> }
   | ConnectionFault
@@ -136,6 +144,7 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions): Promise<FakeO
       res.end();
       return;
     }
+    if (reply.trickleMs) trickle(res, reply.trickleMs);
     const n = ++counter;
     const inputTokens = Math.ceil(raw.length / 4);
     if (endpoint === 'responses') writeResponsesStream(res, body, reply, n, inputTokens, reasoningFor);
