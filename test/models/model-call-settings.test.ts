@@ -76,12 +76,12 @@ describe('model call settings', () => {
     expect(fake.calls).toHaveLength(1);
   });
 
-  it('MODEL_TOTAL_TIMEOUT_SECONDS: an answer that trickles in (never idle for 1 s) is given up on when its total is spent', {
+  it('MODEL_TOTAL_TIMEOUT_SECONDS: an answer that trickles in (never idle for the 3 s idle timeout) is given up on when its total is spent', {
     timeout: 60_000,
   }, async () => {
-    // An event every 0.5 s for about 20 s: the 1 s idle timeout never fires, the 10 s total (its least) does.
+    // An event every 0.5 s for about 20 s: the 3 s idle timeout never fires (a busy machine may delay an event), the 10 s total (its least) does.
     const text = 'The handler now checks the token before it reads the body. '.repeat(5);
-    const env = { MODEL_TOTAL_TIMEOUT_SECONDS: '10', MODEL_IDLE_TIMEOUT_SECONDS: '1', MODEL_MAX_RETRIES: '0' };
+    const env = { MODEL_TOTAL_TIMEOUT_SECONDS: '10', MODEL_IDLE_TIMEOUT_SECONDS: '3', MODEL_MAX_RETRIES: '0' };
     const anthropic = await modelFrom(env, { content: [{ type: 'text', text }], trickleMs: 500 });
     const openai = await openAIModelFrom(env, { text, trickleMs: 500 });
     const results = await Promise.all([anthropic.model.runTurn(request()), openai.model.runTurn(request())]);
