@@ -2,17 +2,18 @@ import type { AttachmentRef, ImageIntake } from '../../src/core/attachment.ts';
 import { refusalNote, type RefusedFile, splitIntake } from '../../src/core/attachment.ts';
 import type { Interpretation } from '../../src/core/delivery-interpreter.ts';
 import { downloadFile, type FileLink } from '../attachment-download.ts';
+import { say, type SayDeps } from './slack-interpreter-posts.ts';
 import type { SlackFile, SlackMessageEvent } from './slack-payloads.ts';
 import { threadOf } from './slack-text.ts';
-import { postInThread, type SlackWeb } from './slack-web.ts';
 
-/** What taking in a message's files needs: the intake, the bot token and where Slack serves files. */
+/** What taking in a message's files needs: the intake, the bot token, where Slack serves files, how to post. */
 export type SlackFileDeps = {
   intake: ImageIntake;
   botToken: string;
   /** The hosts `url_private` may point to (files.slack.com; the fake's host in tests). */
   fileHosts: readonly string[];
-  web: SlackWeb;
+  /** The interpreter's post-once path, for the note about refused files. */
+  say: SayDeps;
 };
 
 /**
@@ -27,23 +28,24 @@ export function slackFileHosts(apiUrl: string): string[] {
 /**
  * Adds the pictures shared with a message to the command it became (a start, a message or an
  * answer): each is downloaded with the bot token from Slack's own file host and taken in. Files
- * that were refused get one note in the thread (on the first attempt only, so a retry says it once);
- * the command goes on with the text. Safe to repeat: the intake keeps a file once per Slack file id.
+ * that were refused get one note in the thread, posted once under the message's ts (a retried
+ * delivery, or a post whose answer was lost, finds it in the thread instead of posting again); the
+ * command goes on with the text. Safe to repeat: the intake keeps a file once per Slack file id.
  */
 export async function withSlackFiles<Errand>(
   deps: SlackFileDeps | undefined,
   teamId: string,
   event: SlackMessageEvent,
   interpreted: Interpretation<Errand>,
-  context: { attempt: number; signal: AbortSignal },
+  context: { signal: AbortSignal },
 ): Promise<Interpretation<Errand>> {
   const files = event.files ?? [];
   if (!deps || files.length === 0 || interpreted.kind !== 'inbound') return interpreted;
   const { inbound } = interpreted;
   if (inbound.kind !== 'start' && inbound.kind !== 'message' && inbound.kind !== 'answer') return interpreted;
   const { attachments, refused } = await takeFiles(deps, teamId, files, context.signal);
-  if (refused.length > 0 && context.attempt === 1)
-    await postInThread(deps.web, threadOf(teamId, event), { text: refusalNote(refused) });
+  if (refused.length > 0)
+    await say(deps.say, threadOf(teamId, event), `files-refused:${event.ts}`, { text: refusalNote(refused) });
   if (attachments.length === 0) return interpreted;
   return { ...interpreted, inbound: { ...inbound, attachments } };
 }

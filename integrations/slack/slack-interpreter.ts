@@ -115,7 +115,7 @@ async function interpret(
     if ('problem' in message) return ignore(message.problem);
     const teamId = team_id ?? message.event.team ?? 'unknown';
     const interpreted = await requests.onMessage(teamId, message.event, delivery.attempt);
-    return withSlackFiles(deps.files, teamId, message.event, interpreted, { attempt: delivery.attempt, signal });
+    return withSlackFiles(deps.files, teamId, message.event, interpreted, { signal });
   }
   if (payload.kind === 'click') {
     const click = payload.body;

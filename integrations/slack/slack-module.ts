@@ -85,7 +85,7 @@ export function createSlackModule(options: SlackModuleOptions): IntegrationModul
           intake: context.imageIntake,
           botToken: config.botToken,
           fileHosts: slackFileHosts(config.apiUrl),
-          web,
+          say: { web, poster, store, log },
         },
       }),
     }),

@@ -15,6 +15,7 @@ import { createOpenAIClient } from './openai-client.ts';
 import { type CallSettings, streamCall, streamCutError, streamTurn } from './stream-turn.ts';
 import { errorTurn, finishTurn } from './turn-accumulator.ts';
 import { withImageNotes } from './image-notes.ts';
+import { openStream } from './openai-image-refusal.ts';
 
 /** Chat Completions with tool_calls: Ollama, vLLM, LM Studio and gateways' chat routes. */
 export type OpenAIChatProviderOptions = CallSettings & {
@@ -45,15 +46,18 @@ export function createOpenAIChatProvider(options: OpenAIChatProviderOptions): Mo
       return streamTurn(request, call, async (acc, usage, scope) => {
         let finish: string | null | undefined;
         const started = new Set<number>();
-        const stream = await client.chat.completions.create(
-          buildChatRequest(
-            options.model,
-            request,
-            options.vision ?? false,
-          ) as unknown as OpenAI.Chat.ChatCompletionCreateParamsStreaming,
-          { signal: scope.signal },
+        const body = buildChatRequest(options.model, request, options.vision ?? false);
+        const opened = await openStream(
+          () =>
+            client.chat.completions.create(body as unknown as OpenAI.Chat.ChatCompletionCreateParamsStreaming, {
+              signal: scope.signal,
+            }),
+          body,
+          request,
+          ctx,
         );
-        for await (const chunk of stream) {
+        if ('refused' in opened) return () => errorTurn(opened.refused, acc, usage);
+        for await (const chunk of opened.stream) {
           scope.alive();
           if (chunk.usage) readUsage(usage, chunk.usage);
           const choice = chunk.choices[0];

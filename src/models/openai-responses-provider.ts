@@ -5,6 +5,7 @@ import type {
   ModelMessage,
   ModelProvider,
   StopReason,
+  TurnError,
   TurnRequest,
   TurnResult,
   Usage,
@@ -14,6 +15,7 @@ import { createOpenAIClient } from './openai-client.ts';
 import { type CallSettings, streamCall, streamCutError, streamTurn } from './stream-turn.ts';
 import { errorTurn, finishTurn } from './turn-accumulator.ts';
 import { withImageNotes } from './image-notes.ts';
+import { openStream, refusedImageOf } from './openai-image-refusal.ts';
 
 export type OpenAIResponsesProviderOptions = CallSettings & {
   model: string;
@@ -60,15 +62,18 @@ export function createOpenAIResponsesProvider(options: OpenAIResponsesProviderOp
         let stopReason: StopReason = 'end_turn';
         let ended = false;
         let refused = false;
-        const stream = await client.responses.create(
-          buildResponsesRequest(
-            options.model,
-            request,
-            options.vision ?? true,
-          ) as unknown as OpenAI.Responses.ResponseCreateParamsStreaming,
-          { signal: scope.signal },
+        const body = buildResponsesRequest(options.model, request, options.vision ?? true);
+        const opened = await openStream(
+          () =>
+            client.responses.create(body as unknown as OpenAI.Responses.ResponseCreateParamsStreaming, {
+              signal: scope.signal,
+            }),
+          body,
+          request,
+          ctx,
         );
-        for await (const event of stream) {
+        if ('refused' in opened) return () => errorTurn(opened.refused, acc, usage);
+        for await (const event of opened.stream) {
           scope.alive();
           switch (event.type) {
             case 'response.output_text.delta':
@@ -101,8 +106,7 @@ export function createOpenAIResponsesProvider(options: OpenAIResponsesProviderOp
               break;
             case 'response.failed': {
               readUsage(usage, event.response.usage);
-              const message = `OpenAI response failed: ${event.response.error?.message ?? 'unknown error'}`;
-              return () => errorTurn({ code: 'model_error', message, retryable: true }, acc, usage);
+              return () => errorTurn(failedResponseError(event.response.error, body, request), acc, usage);
             }
             default:
               break;
@@ -116,6 +120,21 @@ export function createOpenAIResponsesProvider(options: OpenAIResponsesProviderOp
       });
     },
   };
+}
+
+/**
+ * A response that failed after it was accepted: retryable, unless the model could not take one of
+ * the request's pictures (an image code), which is named so the runner drops it.
+ */
+function failedResponseError(
+  failure: OpenAI.Responses.ResponseError | null | undefined,
+  body: Record<string, unknown>,
+  request: TurnRequest,
+): TurnError {
+  const message = `OpenAI response failed: ${failure?.message ?? 'unknown error'}`;
+  const refusedImage = failure ? refusedImageOf(failure, body, request) : undefined;
+  if (refusedImage === undefined) return { code: 'model_error', message, retryable: true };
+  return { code: 'model_error', message, retryable: false, refusedImage };
 }
 
 /** Reasoning models get their encrypted reasoning back so store:false turns keep their chain. */

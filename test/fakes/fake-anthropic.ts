@@ -3,7 +3,13 @@ import { createHash } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { listenOnLoopback } from './loopback.ts';
-import { applyConnectionFault, applyStreamFault, type ConnectionFault, type StreamFault } from './model-faults.ts';
+import {
+  applyConnectionFault,
+  applyStreamFault,
+  type ConnectionFault,
+  type StreamFault,
+  trickle,
+} from './model-faults.ts';
 import type { Chaos } from './chaos.ts';
 import { anthropicChaos } from './model-chaos.ts';
 
@@ -35,6 +41,8 @@ export type AnthropicReply =
       hold?: Promise<unknown> | undefined;
       /** After the first content block, send `event: error` with this error type. */
       midStreamError?: string;
+      /** Each stream event this long after the one before (a slow answer that never goes quiet). */
+      trickleMs?: number;
     }
   /** 429 rate_limit_error, 529 overloaded_error, 5xx api_error…, with the headers given (retry-after, …). */
   | { kind: 'error'; status: number; type: string; message: string; headers?: Record<string, string> }
@@ -159,6 +167,7 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions): Promise
       return;
     }
     res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
+    if (reply.trickleMs) trickle(res, reply.trickleMs);
     const send = (event: { type: string }) => res.write(`event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`);
     send({
       type: 'message_start',

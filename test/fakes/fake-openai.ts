@@ -1,8 +1,14 @@
-import { dataUrlError } from './image-rules.ts';
+import { type OpenAIImagePart, openaiRequestImageError } from './image-rules.ts';
 import { createServer } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { listenOnLoopback } from './loopback.ts';
-import { applyConnectionFault, applyStreamFault, type ConnectionFault, type StreamFault } from './model-faults.ts';
+import {
+  applyConnectionFault,
+  applyStreamFault,
+  type ConnectionFault,
+  type StreamFault,
+  trickle,
+} from './model-faults.ts';
 import type { Chaos } from './chaos.ts';
 import { openaiChaos } from './model-chaos.ts';
 
@@ -12,7 +18,9 @@ import { openaiChaos } from './model-chaos.ts';
  * a missing or wrong Bearer key, a function_call_output or tool message whose call id matches no
  * earlier call, a call left without its output, (store:false) a function call replayed by its item id without
  * the reasoning item that preceded it or a reasoning item without its encrypted content, an output
- * of the wrong kind for its call (function vs custom tool), and an unknown `include` value. Reasoning comes back encrypted only when `include` asks for it.
+ * of the wrong kind for its call (function vs custom tool), an unknown `include` value, and pictures
+ * as the API refuses them (image-rules.ts: format, 20 MB each, undecodable bytes, 500 and 50 MB a
+ * request), with its messages, codes and params. Reasoning comes back encrypted only when `include` asks for it.
  */
 export type OpenAIToolCall = {
   name: string;
@@ -48,6 +56,8 @@ export type OpenAIReply =
        * `rate_limit_exceeded`): Responses sends `event: error`, Chat Completions a `data: {"error": …}` chunk.
        */
       midStreamError?: string;
+      /** Each stream event this long after the one before (a slow answer that never goes quiet). */
+      trickleMs?: number;
     }
   | { kind: 'error'; status: number; message: string; type?: string; code?: string; headers?: Record<string, string> }
   | ConnectionFault
@@ -104,9 +114,9 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions): Promise<FakeO
     const script = endpoint === 'responses' ? options.responses : endpoint === 'chat' ? options.chat : undefined;
     if (req.method !== 'POST' || !endpoint || !script)
       return sendError(res, 404, `Unknown request URL: ${req.method} ${req.url}`, 'invalid_request_error');
-    const reject = (status: number, message: string, code?: string) => {
+    const reject = (status: number, message: string, code?: string | null, param?: string | null) => {
       rejections.push(message);
-      sendError(res, status, message, status === 401 ? 'invalid_request_error' : 'invalid_request_error', code);
+      sendError(res, status, message, 'invalid_request_error', code, param);
     };
     if (options.authorize) {
       const refused = options.authorize(req.headers);
@@ -122,6 +132,8 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions): Promise<FakeO
     }
     const problem = endpoint === 'responses' ? validateResponses(body, reasoningFor) : validateChat(body);
     if (problem) return reject(400, problem);
+    const refused = await openaiRequestImageError(imagePartsIn(endpoint, body));
+    if (refused) return reject(400, refused.message, refused.code, refused.param);
     calls.push({ endpoint, headers: req.headers, body });
     const reply = openaiChaos(options.chaos, await script(body, calls.length - 1), endpoint);
     if (reply.kind === 'error') {
@@ -136,6 +148,7 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions): Promise<FakeO
       res.end();
       return;
     }
+    if (reply.trickleMs) trickle(res, reply.trickleMs);
     const n = ++counter;
     const inputTokens = Math.ceil(raw.length / 4);
     if (endpoint === 'responses') writeResponsesStream(res, body, reply, n, inputTokens, reasoningFor);
@@ -165,33 +178,36 @@ const INCLUDABLE = [
 ];
 type ReplyOptions = Extract<OpenAIReply, { toolCalls?: unknown }>;
 
-/** input_image parts, in a user message or a function call's output list. */
-function responsesImageError(item: Item, i: number): string | undefined {
-  const parts = Array.isArray(item.content) ? item.content : Array.isArray(item.output) ? item.output : [];
-  for (const [j, part] of (parts as Item[]).entries()) {
-    if (part.type !== 'input_image') continue;
-    if (item.type === 'message' && item.role !== 'user')
-      return `Invalid value: 'input_image'. Supported values are: 'output_text' and 'refusal'.`;
-    const problem = dataUrlError(part.image_url, `input[${i}].content[${j}].image_url`);
-    if (problem) return problem;
-  }
+/** input_image parts: in a user message or a function call's output list. */
+function responsesImageError(item: Item): string | undefined {
+  if (item.type !== 'message' || item.role === 'user' || !Array.isArray(item.content)) return undefined;
+  if ((item.content as Item[]).some((part) => part.type === 'input_image'))
+    return `Invalid value: 'input_image'. Supported values are: 'output_text' and 'refusal'.`;
   return undefined;
 }
 
 /** image_url parts: in user messages only (a tool message takes text). */
 function chatImageError(m: Item, i: number): string | undefined {
-  if (!Array.isArray(m.content)) return undefined;
-  for (const [j, part] of (m.content as Item[]).entries()) {
-    if (part.type !== 'image_url') continue;
-    if (m.role !== 'user')
-      return `Invalid 'messages[${i}]'. Image URLs are only allowed for messages with role 'user', but this message with role '${String(m.role)}' contains an image URL.`;
-    const problem = dataUrlError(
-      (part.image_url as Item | undefined)?.url,
-      `messages[${i}].content[${j}].image_url.url`,
-    );
-    if (problem) return problem;
-  }
+  if (m.role === 'user' || !Array.isArray(m.content)) return undefined;
+  if ((m.content as Item[]).some((part) => part.type === 'image_url'))
+    return `Invalid 'messages[${i}]'. Image URLs are only allowed for messages with role 'user', but this message with role '${String(m.role)}' contains an image URL.`;
   return undefined;
+}
+
+/** Every picture of a request, named by its place as the API names it in a refusal. */
+function imagePartsIn(endpoint: 'responses' | 'chat', body: OpenAIRequestBody): OpenAIImagePart[] {
+  const items = ((endpoint === 'responses' ? body.input : body.messages) as Item[] | undefined) ?? [];
+  if (!Array.isArray(items)) return [];
+  return items.flatMap((item, i) => {
+    const field = Array.isArray(item.content) ? 'content' : Array.isArray(item.output) ? 'output' : undefined;
+    if (!field) return [];
+    return (item[field] as Item[]).flatMap((part, j) => {
+      const where = `${endpoint === 'responses' ? 'input' : 'messages'}[${i}].${field}[${j}].image_url`;
+      if (part.type === 'input_image') return [{ where, url: part.image_url }];
+      if (part.type === 'image_url') return [{ where, url: (part.image_url as Item | undefined)?.url }];
+      return [];
+    });
+  });
 }
 
 function validateResponses(body: OpenAIRequestBody, reasoningFor: Map<string, string>): string | undefined {
@@ -231,7 +247,7 @@ function validateResponses(body: OpenAIRequestBody, reasoningFor: Map<string, st
       }
       calls.set(String(item.call_id), item.type);
     }
-    const imageProblem = responsesImageError(item, i);
+    const imageProblem = responsesImageError(item);
     if (imageProblem) return imageProblem;
     if (item.type === 'function_call_output' || item.type === 'custom_tool_call_output') {
       const kind = item.type === 'function_call_output' ? 'function call' : 'custom tool call';
@@ -562,9 +578,16 @@ function split(text: string, size: number): string[] {
   return out;
 }
 
-function sendError(res: ServerResponse, status: number, message: string, type: string, code?: string): void {
+function sendError(
+  res: ServerResponse,
+  status: number,
+  message: string,
+  type: string,
+  code?: string | null,
+  param?: string | null,
+): void {
   res.writeHead(status, { 'content-type': 'application/json' });
-  res.end(JSON.stringify({ error: { message, type, param: null, code: code ?? null } }));
+  res.end(JSON.stringify({ error: { message, type, param: param ?? null, code: code ?? null } }));
 }
 
 function readBody(req: IncomingMessage): Promise<string> {

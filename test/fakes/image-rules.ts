@@ -2,7 +2,7 @@ import sharp from 'sharp';
 /**
  * What the model APIs refuse in an image they are sent, as the fakes enforce it: a format other
  * than PNG, JPEG, GIF or WebP, bytes that are not the format the request names, and sizes over the
- * documented caps (Anthropic: 5 MB per image counted as base64 text, 8000 px a side; OpenAI: 20 MB per image).
+ * documented caps (Anthropic: 5 MB per image counted as base64 text, 8000 px a side; OpenAI: 20 MB per image, below).
  */
 export const anthropicMaxImageBytes = 5 * 1024 * 1024;
 export const openaiMaxImageBytes = 20 * 1024 * 1024;
@@ -41,11 +41,78 @@ export function imageError(
   return undefined;
 }
 
-/** Why an OpenAI image_url (a data URL here: Patchbay never sends remote URLs) is refused. */
-export function dataUrlError(url: unknown, where: string): string | undefined {
+/** A refusal as OpenAI's error body carries it: the message, and its `code` and `param` (null when it has none). */
+export type OpenAIRefusal = { message: string; code: string | null; param: string | null };
+
+/** One picture of an OpenAI request: its data URL and the place the API would name it by. */
+export type OpenAIImagePart = { where: string; url: unknown };
+
+const openaiFormats = "['png', 'jpeg', 'gif', 'webp']";
+
+/**
+ * OpenAI's rules on a request's pictures, with the refusals recorded from the API (400
+ * invalid_request_error). Documented (platform.openai.com/docs/guides/images-vision, "Image input
+ * requirements"): PNG, JPEG, WEBP, non-animated GIF; "Up to 20MB per image", "Up to 500 individual
+ * images per request", "Up to 50 MB image bytes per request". Recorded:
+ * - a part that is not a data URL with bytes: "Invalid 'input[101].content[1].image_url'. Expected a
+ *   base64-encoded data URL with an image MIME type (e.g. 'data:image/png;base64,aW1nIGJ5dGVzIGhlcmU='),
+ *   but got empty base64-encoded bytes." (github.com/anomalyco/opencode/issues/23983), param the part;
+ * - a format it does not take: "You uploaded an unsupported image. Please make sure your image has of
+ *   one the following formats: ['png', 'jpeg', 'gif', 'webp']." code invalid_image_format
+ *   (github.com/STranslate/STranslate/issues/277);
+ * - over 20 MB: "You uploaded an unsupported image. Please make sure your image is below 20 MB in size
+ *   and is of one the following formats: […]." code sanitizer_server_error (github.com/CosmosShadow/gptpdf/issues/6);
+ * - bytes it cannot decode: "Invalid image." with no param and no code
+ *   (github.com/ijwfly/chatgpt-tg/issues/14, github.com/Kav-K/GPTDiscord/issues/443).
+ * No refusal of the count or the total was found recorded; their messages here state the documented limit.
+ */
+export async function openaiRequestImageError(parts: readonly OpenAIImagePart[]): Promise<OpenAIRefusal | undefined> {
+  if (parts.length > 500)
+    return { message: `Too many images: ${parts.length} > 500 per request.`, code: null, param: null };
+  const decoded = parts.map((part) => ({ ...part, ...decodeDataUrl(part.url) }));
+  const total = decoded.reduce((sum, part) => sum + (part.bytes?.length ?? 0), 0);
+  if (total > 50 * 1024 * 1024)
+    return { message: `Too much image data: ${total} bytes > 50 MB per request.`, code: null, param: null };
+  for (const part of decoded) {
+    const refusal = await openaiImageError(part);
+    if (refusal) return refusal;
+  }
+  return undefined;
+}
+
+function decodeDataUrl(url: unknown): { mediaType?: string | undefined; bytes?: Buffer } {
   const match = typeof url === 'string' ? /^data:([^;,]+);base64,(.*)$/s.exec(url) : null;
-  if (!match) return `Invalid '${where}'. Expected a base64-encoded data URL with an image MIME type.`;
-  return imageError(match[1], match[2], openaiMaxImageBytes, where);
+  if (!match?.[2] || !/^[A-Za-z0-9+/]+={0,2}$/.test(match[2])) return {};
+  return { mediaType: match[1], bytes: Buffer.from(match[2], 'base64') };
+}
+
+async function openaiImageError(part: OpenAIImagePart & { mediaType?: string | undefined; bytes?: Buffer }) {
+  const { where, mediaType, bytes } = part;
+  if (!bytes || bytes.length === 0)
+    return {
+      message: `Invalid '${where}'. Expected a base64-encoded data URL with an image MIME type (e.g. 'data:image/png;base64,aW1nIGJ5dGVzIGhlcmU='), but got empty base64-encoded bytes.`,
+      code: 'invalid_value',
+      param: where,
+    };
+  if (bytes.length > openaiMaxImageBytes)
+    return {
+      message: `You uploaded an unsupported image. Please make sure your image is below 20 MB in size and is of one the following formats: ${openaiFormats}.`,
+      code: 'sanitizer_server_error',
+      param: null,
+    };
+  const actual = sniffImage(bytes);
+  if (!actual || actual !== mediaType)
+    return {
+      message: `You uploaded an unsupported image. Please make sure your image has of one the following formats: ${openaiFormats}.`,
+      code: 'invalid_image_format',
+      param: null,
+    };
+  try {
+    await sharp(bytes).raw().toBuffer();
+  } catch {
+    return { message: 'Invalid image.', code: null, param: null };
+  }
+  return undefined;
 }
 
 /**

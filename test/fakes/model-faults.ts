@@ -28,3 +28,30 @@ export function applyStreamFault(res: ServerResponse, fault: StreamFault | undef
   else if (fault === 'drop') res.socket?.destroy();
   return true;
 }
+
+/**
+ * A slow answer that is never silent for long: each write of the response (one stream event) goes
+ * out `everyMs` after the one before, so a client's idle timeout keeps being reset while the whole
+ * answer takes (events × everyMs). Stops when the client goes away.
+ */
+export function trickle(res: ServerResponse, everyMs: number): void {
+  const queue: Array<() => void> = [];
+  const write = res.write.bind(res);
+  const end = res.end.bind(res);
+  let timer: NodeJS.Timeout | undefined;
+  const pump = () => {
+    queue.shift()?.();
+    timer = queue.length > 0 ? setTimeout(pump, everyMs) : undefined;
+  };
+  const later = (send: () => void) => {
+    queue.push(send);
+    timer ??= setTimeout(pump, everyMs);
+    return true;
+  };
+  res.write = ((chunk: string) => later(() => write(chunk))) as typeof res.write;
+  res.end = (() => later(() => end()) && res) as typeof res.end;
+  res.on('close', () => {
+    clearTimeout(timer);
+    queue.length = 0;
+  });
+}

@@ -4,22 +4,36 @@ import { loadConfig } from '../../src/config.ts';
 import type { TurnRequest } from '../../src/models/model-provider.ts';
 import { startModels } from '../../src/start/start-model.ts';
 import { type AnthropicReply, startFakeAnthropic } from '../fakes/fake-anthropic.ts';
+import { type OpenAIReply, startFakeOpenAI } from '../fakes/fake-openai.ts';
 
 const log = pino({ level: 'silent' });
-let close: (() => Promise<void>) | undefined;
+const closers: Array<() => Promise<void>> = [];
 afterEach(async () => {
-  await close?.();
-  close = undefined;
+  await Promise.all(closers.splice(0).map((close) => close()));
 });
 
 /** The model a process builds from these settings alone, talking to a loopback Anthropic that answers `reply`. */
 async function modelFrom(env: Record<string, string>, reply: AnthropicReply) {
   const fake = await startFakeAnthropic({ script: () => reply });
-  close = fake.close;
+  closers.push(fake.close);
   const config = loadConfig({
     MODEL_PROVIDER: 'anthropic',
     ANTHROPIC_API_KEY: 'test-anthropic-key',
     ANTHROPIC_BASE_URL: fake.baseUrl,
+    ...env,
+  });
+  const { model } = await startModels(config, {}, log);
+  return { model, fake };
+}
+
+/** The same, from MODEL_PROVIDER=openai (the Responses API) on a loopback OpenAI. */
+async function openAIModelFrom(env: Record<string, string>, reply: OpenAIReply) {
+  const fake = await startFakeOpenAI({ responses: () => reply });
+  closers.push(fake.close);
+  const config = loadConfig({
+    MODEL_PROVIDER: 'openai',
+    OPENAI_API_KEY: 'test-openai-key',
+    OPENAI_BASE_URL: fake.baseUrl,
     ...env,
   });
   const { model } = await startModels(config, {}, log);
@@ -60,6 +74,24 @@ describe('model call settings', () => {
     const result = await model.runTurn(request());
     expect(result.error).toMatchObject({ code: 'model_overloaded', retryable: true });
     expect(fake.calls).toHaveLength(1);
+  });
+
+  it('MODEL_TOTAL_TIMEOUT_SECONDS: an answer that trickles in (never idle for the 3 s idle timeout) is given up on when its total is spent', {
+    timeout: 60_000,
+  }, async () => {
+    // An event every 0.5 s for about 20 s: the 3 s idle timeout never fires (a busy machine may delay an event), the 10 s total (its least) does.
+    const text = 'The handler now checks the token before it reads the body. '.repeat(5);
+    const env = { MODEL_TOTAL_TIMEOUT_SECONDS: '10', MODEL_IDLE_TIMEOUT_SECONDS: '3', MODEL_MAX_RETRIES: '0' };
+    const anthropic = await modelFrom(env, { content: [{ type: 'text', text }], trickleMs: 500 });
+    const openai = await openAIModelFrom(env, { text, trickleMs: 500 });
+    const results = await Promise.all([anthropic.model.runTurn(request()), openai.model.runTurn(request())]);
+    for (const result of results)
+      expect(result.error).toMatchObject({
+        code: 'timeout',
+        message: expect.stringMatching(/did not finish its answer within 10 s/),
+        retryable: true,
+      });
+    expect([anthropic.fake.rejections, openai.fake.rejections]).toEqual([[], []]);
   });
 
   it('a bad value is refused at start with the variable named', () => {

@@ -6,6 +6,7 @@ import { createOpenAIChatProvider } from '../../src/models/openai-chat-provider.
 import { createOpenAIResponsesProvider } from '../../src/models/openai-responses-provider.ts';
 import { type FakeAnthropic, startFakeAnthropic } from '../fakes/fake-anthropic.ts';
 import { type FakeOpenAI, startFakeOpenAI } from '../fakes/fake-openai.ts';
+import { blankPng } from '../helpers/blank-png.ts';
 
 const log = pino({ level: 'silent' });
 /** A real 1×1 PNG. */
@@ -153,5 +154,62 @@ describe('the fakes refuse what the APIs refuse', () => {
     expect(anthropic.rejections).toEqual([
       expect.stringContaining('specified using the image/png media type, but the image appears to be a unsupported'),
     ]);
+  });
+});
+
+describe('a Responses stream that fails on a picture', () => {
+  const failed = (error: Record<string, unknown>) => ({
+    kind: 'recorded' as const,
+    lines: [
+      JSON.stringify({
+        type: 'response.created',
+        sequence_number: 0,
+        response: { id: 'resp_1', status: 'in_progress' },
+      }),
+      JSON.stringify({
+        type: 'response.failed',
+        sequence_number: 1,
+        response: { id: 'resp_1', status: 'failed', error, usage: null, output: [] },
+      }),
+    ],
+  });
+  const second: ModelImage = { ...image, name: 'page.png', data: Buffer.from(blankPng(2, 2)).toString('base64') };
+  const twoPictures: ModelMessage[] = [
+    { role: 'user', content: 'The button is the wrong colour, see the picture.', images: [image] },
+    transcript[1]!,
+    {
+      role: 'tool',
+      toolCallId: 'call_1',
+      name: 'screenshot',
+      content: 'Screenshot of /',
+      isError: false,
+      images: [second],
+    },
+  ];
+  const provider = () =>
+    createOpenAIResponsesProvider({
+      model: 'gpt-5',
+      apiKey: 'test-openai-key',
+      baseUrl: openai!.baseUrl,
+      maxRetries: 0,
+      log,
+    });
+
+  it('with an image code (ResponseError.code) names the picture, and is not retried', async () => {
+    openai = await startFakeOpenAI({
+      responses: () => failed({ code: 'image_parse_error', message: 'Could not parse the image.', param: null }),
+    });
+    const result = await provider().runTurn(request(twoPictures));
+    expect(result.error).toMatchObject({ code: 'model_error', retryable: false, refusedImage: 1 });
+    expect(openai.rejections).toEqual([]);
+  });
+
+  it('with any other code stays a retryable failure that names no picture', async () => {
+    openai = await startFakeOpenAI({
+      responses: () => failed({ code: 'server_error', message: 'The server had an error.', param: null }),
+    });
+    const result = await provider().runTurn(request(twoPictures));
+    expect(result.error).toMatchObject({ code: 'model_error', retryable: true });
+    expect(result.error?.refusedImage).toBeUndefined();
   });
 });

@@ -92,4 +92,35 @@ describe('Slack calls under rate limits and lost answers', () => {
     expect(f.slack.thread(CHANNEL, mention.ts).filter((m) => said(m.text))).toHaveLength(1);
     expect(f.slack.refused).toEqual([]);
   });
+
+  it('the note about a file it could not take in is posted once when the answer to its post was lost', {
+    timeout: 90_000,
+  }, async () => {
+    f.setScenario(() => ({ text: 'Nothing needed changing.' }));
+    const notes = f.slack.shareFile({
+      name: 'notes.png',
+      mimetype: 'image/png',
+      bytes: Buffer.from('just some text\n'),
+    });
+    const mention = {
+      ...appMention({
+        user: 'U0ALICE01',
+        text: 'check the readme of <https://github.com/acme/widgets|github.com/acme/widgets>',
+      }),
+      subtype: 'file_share',
+      files: [notes],
+    };
+    // The note is the first post of this request: the session's own come after it is taken in.
+    f.slack.dropAfterAccept('chat.postMessage');
+    await f.postEvent(envelope(mention));
+    const said = (t: string) => t.startsWith('I could not take in');
+    await waitForPost(f.slack, CHANNEL, mention.ts, said, 'the note about the file');
+    const session = await waitFor(() => f.sessionFor(CHANNEL, mention.ts), 'the session');
+    await waitForStatus(f.app, session.id, ['completed', 'failed'], 60_000);
+    const notesPosted = f.slack.thread(CHANNEL, mention.ts).filter((m) => said(m.text));
+    expect(notesPosted.map((m) => m.text)).toEqual([
+      expect.stringContaining('notes.png: it is not a PNG, JPEG, GIF or WebP image'),
+    ]);
+    expect(f.slack.refused).toEqual([]);
+  });
 });

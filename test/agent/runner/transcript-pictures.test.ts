@@ -2,9 +2,12 @@ import pino from 'pino';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAnthropicProvider } from '../../../src/models/anthropic-provider.ts';
-import type { ModelImage, ModelMessage } from '../../../src/models/model-provider.ts';
+import type { ModelImage, ModelMessage, ModelProvider } from '../../../src/models/model-provider.ts';
+import { createOpenAIChatProvider } from '../../../src/models/openai-chat-provider.ts';
+import { createOpenAIResponsesProvider } from '../../../src/models/openai-responses-provider.ts';
 import { createPictureFitter, defaultIntakeLimits } from '../../../src/sessions/inbound/image-intake.ts';
 import { type AnthropicRequest, type FakeAnthropic, startFakeAnthropic } from '../../fakes/fake-anthropic.ts';
+import { type FakeOpenAI, startFakeOpenAI } from '../../fakes/fake-openai.ts';
 import { blankPng } from '../../helpers/blank-png.ts';
 import { createRunnerFixture, type RunnerFixture } from './runner-fixture.ts';
 
@@ -17,12 +20,15 @@ import { createRunnerFixture, type RunnerFixture } from './runner-fixture.ts';
 describe('the pictures a transcript gathers stay within what one request may carry', () => {
   let fx: RunnerFixture;
   let anthropic: FakeAnthropic;
+  let openai: FakeOpenAI;
   beforeAll(async () => {
     fx = await createRunnerFixture();
     anthropic = await startFakeAnthropic({ script: () => ({ content: [{ type: 'text', text: 'Done.' }] }) });
+    openai = await startFakeOpenAI({ responses: () => ({ text: 'Done.' }), chat: () => ({ text: 'Done.' }) });
   });
   afterAll(async () => {
     await anthropic?.close();
+    await openai?.close();
     await fx?.close();
   });
   const model = () =>
@@ -165,4 +171,74 @@ describe('the pictures a transcript gathers stay within what one request may car
     // The next turn sends the rest without it.
     expect(await sides(anthropic.calls.at(-1)!.body)).toEqual([40]);
   }, 120_000);
+
+  const openAIModels: Record<'responses' | 'chat', () => ModelProvider> = {
+    responses: () =>
+      createOpenAIResponsesProvider({
+        model: 'gpt-5',
+        apiKey: 'test-openai-key',
+        baseUrl: openai.baseUrl,
+        maxRetries: 0,
+        log: pino({ level: 'silent' }),
+      }),
+    chat: () =>
+      createOpenAIChatProvider({
+        model: 'gpt-4.1',
+        apiKey: 'test-openai-key',
+        baseUrl: openai.baseUrl,
+        vision: true,
+        maxRetries: 0,
+        log: pino({ level: 'silent' }),
+      }),
+  };
+  /** The picture parts of the last request to that endpoint (a part of a message's or a tool output's list). */
+  const picturesSent = (endpoint: 'responses' | 'chat') => {
+    const body = openai.calls.filter((c) => c.endpoint === endpoint).at(-1)?.body ?? {};
+    const items = (endpoint === 'responses' ? body.input : body.messages) as Array<Record<string, unknown>>;
+    return items
+      .flatMap((item) => [item.content, item.output].flatMap((list) => (Array.isArray(list) ? list : [])))
+      .filter((part: { type?: string }) => part.type === 'input_image' || part.type === 'image_url').length;
+  };
+
+  describe.each(['responses', 'chat'] as const)('OpenAI (%s) refuses a picture', (endpoint) => {
+    it('bytes it cannot decode ("Invalid image.", naming no picture): the newest is dropped with a note, the run finishes', async () => {
+      // A PNG cut off midway (an upload that stopped): its header is whole, so nothing before the API notices.
+      const whole = Buffer.from(blankPng(40, 30));
+      const cut = {
+        ...picture('browser: cut off', 40, 30),
+        data: whole.subarray(0, whole.length - 20).toString('base64'),
+      };
+      const sessionId = await sessionWith([picture('small', 40, 30), cut]);
+      const rejected = openai.rejections.length;
+      const outcome = await fx.run(sessionId, openAIModels[endpoint](), {
+        pictures: createPictureFitter(defaultIntakeLimits),
+      });
+      expect(outcome).toEqual({ kind: 'finished', summary: 'Done.' });
+      expect(openai.rejections.slice(rejected)).toEqual(['Invalid image.']);
+      expect(await storedText(sessionId)).toContain(
+        "[A picture was here (browser: cut off, 40×30); it was dropped from the conversation because the model's API refused it (",
+      );
+      expect(await storedText(sessionId)).not.toContain('(small, 40×30)');
+      expect(picturesSent(endpoint)).toBe(1);
+    }, 120_000);
+
+    it('a picture it names by its place (empty bytes): that one is dropped, not the newest', async () => {
+      const empty = { ...picture('browser: blank', 40, 30), data: '' };
+      const sessionId = await sessionWith([empty, picture('newest', 40, 30)]);
+      const rejected = openai.rejections.length;
+      const outcome = await fx.run(sessionId, openAIModels[endpoint](), {
+        pictures: createPictureFitter(defaultIntakeLimits),
+      });
+      expect(outcome).toEqual({ kind: 'finished', summary: 'Done.' });
+      expect(openai.rejections.slice(rejected)).toEqual([
+        expect.stringMatching(
+          /^Invalid '(input|messages)\[\d+\]\.(content|output)\[\d+\]\.image_url'\. Expected a base64-encoded data URL/,
+        ),
+      ]);
+      const text = await storedText(sessionId);
+      expect(text).toContain('[A picture was here (browser: blank, 40×30); it was dropped from the conversation');
+      expect(text).not.toContain('(newest, 40×30)');
+      expect(picturesSent(endpoint)).toBe(1);
+    }, 120_000);
+  });
 });
