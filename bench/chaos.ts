@@ -73,7 +73,10 @@ function report(label: string, run: ChaosRun): void {
     const on = new Set(run.injected.filter((f) => `${f.service} ${f.kind}` === kind).map((f) => f.operation));
     out(`    ${kind}: ${count} (${[...on].sort().join(', ')})`);
   }
-  if (run.refused.length) out(`  refused as malformed: ${run.refused.join(' | ')}`);
+  if (run.refused.length)
+    out(
+      `  refused by the fakes (malformed, or refused as the service would, e.g. a create retried after its answer was lost): ${run.refused.join(' | ')}`,
+    );
 }
 
 process.stdout.write(`${sessions} sessions (slack, github, linear in turn), chaos rate ${rate}, seed ${seed}\n`);

@@ -138,11 +138,13 @@ export type Post = { identity: string; shown: string; outcome: boolean };
 export function postsWhereAsked(fakes: ChaosFakes, task: ChaosTask): Post[] {
   if (task.surface === 'slack')
     return fakes.slack.thread(slackChannel(task.index), threadTs(task.index)).map(slackPost);
+  // GitHub: one mention has one bot comment, its progress comment, edited to the end (its hidden
+  // marker goes with the first edit, so a second comment is told by being there at all).
   if (task.surface === 'github')
     return fakes.github
       .commentsOn(OWNER, task.repo, ISSUE_NUMBER)
       .filter((c) => c.user.login === fakes.github.bot.login)
-      .map((c) => ({ identity: commentIdentity(c.body), shown: c.body, outcome: true }));
+      .map((c) => ({ identity: 'the progress comment', shown: c.body, outcome: true }));
   return fakes.linear
     .activitiesOf(agentSessionId(task.index))
     .filter((a) => a.ephemeral !== true)
@@ -157,9 +159,4 @@ function slackPost(m: SlackMessage): Post {
   const shown = `${m.text}${JSON.stringify(m.blocks ?? [])}`;
   const key = m.metadata?.event_payload.key;
   return { identity: typeof key === 'string' ? `post key ${key}` : shown.slice(0, 80), shown, outcome: true };
-}
-
-/** GitHub: a progress comment's hidden marker (kept through its edits), else its text. */
-function commentIdentity(body: string): string {
-  return /<!--[^>]*-->/.exec(body)?.[0] ?? body.slice(0, 80);
 }
