@@ -42,6 +42,7 @@ export type SessionOutcome = {
   task: string;
   sessionId: string;
   status: string;
+  /** Why it stopped short (its error, else the reason it was paused with); null when it completed. */
   error: string | null;
   /** Empty when it ended correctly: completed, one PR, its link posted once, no duplicate post, comment or commit. */
   problems: string[];
@@ -110,7 +111,7 @@ export async function runChaosSessions(input: {
     const outcomes: SessionOutcome[] = [];
     for (const task of tasks) {
       const ended = await endOfTask(app, task, input.timeoutMs ?? 300_000);
-      const outcome = await judge({ session: ended, task, fakes });
+      const outcome = await judge({ session: ended, task, fakes, why: await whyItStopped(app, ended) });
       if (outcome.problems.length > 0 && chaos)
         outcome.endedBy = faultThatEnded({ ...task, error: outcome.error }, chaos.injected);
       outcomes.push(outcome);
@@ -195,11 +196,30 @@ async function announceInstallation(app: Patchbay, tasks: ChaosTask[]): Promise<
   await waitFor(async () => (await stored()) === repos.length, 'the installation', 120_000);
 }
 
+/**
+ * Why a session stopped short, in its own words: its error, else the reason of its last status
+ * change (a paused run waits with no error), else what the model service last told it.
+ */
+async function whyItStopped(app: Patchbay, session: SessionRecord): Promise<string | null> {
+  if (session.status === 'completed') return null;
+  if (session.error) return session.error;
+  const events = (await app.store.events(session.id)).map((e) => e.event);
+  const status = events.findLast((e) => e.type === 'status-changed' && e.reason !== undefined);
+  const model = events.findLast((e) => e.type === 'model-waiting');
+  if (status?.type === 'status-changed' && status.reason) return status.reason;
+  return model?.type === 'model-waiting' ? `model: ${model.message}` : null;
+}
+
 /** The task's outcome: its session, its pull request, the link where it was asked, duplicates. */
-async function judge(input: { session: SessionRecord; task: ChaosTask; fakes: ChaosFakes }): Promise<SessionOutcome> {
-  const { session, task, fakes } = input;
+async function judge(input: {
+  session: SessionRecord;
+  task: ChaosTask;
+  fakes: ChaosFakes;
+  why: string | null;
+}): Promise<SessionOutcome> {
+  const { session, task, fakes, why } = input;
   const problems: string[] = [];
-  if (session.status !== 'completed') problems.push(`ended ${session.status}: ${session.error ?? 'no error'}`);
+  if (session.status !== 'completed') problems.push(`ended ${session.status}: ${why ?? 'no reason given'}`);
   const pulls = fakes.github.pulls.filter((p) => p.repo === `${OWNER}/${task.repo}` && p.head === session.branch);
   if (pulls.length !== 1) problems.push(`${pulls.length} pull requests`);
   const pull = pulls[0];
@@ -232,7 +252,7 @@ async function judge(input: { session: SessionRecord; task: ChaosTask; fakes: Ch
     task: `task-${task.index}`,
     sessionId: session.id,
     status: session.status,
-    error: session.error ?? null,
+    error: why,
     problems,
     duplicatePosts: repeated.length,
     duplicatePushes: Math.max(0, commits - 1),
