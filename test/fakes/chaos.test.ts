@@ -25,6 +25,23 @@ describe('chaos for the fakes', () => {
     expect(() => createChaos({ rate: 2, seed: 1 })).toThrow('chaos rate 2 is not within [0, 1]');
   });
 
+  it("decides a subject's requests apart from every other subject's, and records the subject", () => {
+    const kinds = ['rate-limited', 'overloaded'] as const;
+    const faults = (subjects: string[]) => {
+      const chaos = createChaos({ rate: 0.5, seed: 11 });
+      const picked = subjects.map((subject) => chaos.roll('anthropic', 'messages', kinds, subject) ?? '-');
+      return { picked, injected: chaos.injected };
+    };
+    const alone = Array.from({ length: 30 }, () => 'task-0');
+    // Another session's requests in between, in any order, change nothing for task-0.
+    const interleaved = alone.flatMap((s, i) => (i % 3 === 0 ? ['task-1', s, 'task-1'] : [s]));
+    const ofTask0 = (run: ReturnType<typeof faults>, subjects: string[]) =>
+      run.picked.filter((_, i) => subjects[i] === 'task-0');
+    expect(ofTask0(faults(interleaved), interleaved)).toEqual(faults(alone).picked);
+    expect(faults(alone).injected.every((f) => f.subject === 'task-0')).toBe(true);
+    expect(faults(alone).injected.length).toBeGreaterThan(0);
+  });
+
   it('Linear answers 429 or 503 with Retry-After, recorded as injected, not as refused', async () => {
     const chaos = createChaos({ rate: 1, seed: 3 });
     const linear = await startFakeLinear({ chaos });

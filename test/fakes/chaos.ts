@@ -4,23 +4,25 @@ import { createHash } from 'node:crypto';
  * Chaos for the loopback fakes: each fake given the same `Chaos` answers a share (`rate`) of its
  * requests with one of its service's documented transient faults instead of (or, for a dropped
  * connection, after) the real answer. Whether the n-th request of an operation is faulted, and
- * how, is a hash of the seed, the service, the operation and n: the same seed gives the same
- * faults however the services' requests interleave. Only faults a client is expected to survive
+ * how, is a hash of the seed, the service, the operation, the request's subject when the fake
+ * names one (the repository, channel or agent session it concerns) and n, counted per subject: the
+ * same seed gives the same faults to the same subject however the services' requests interleave. Only faults a client is expected to survive
  * are injected (never a 401 or a 404), and each one is recorded in `injected`; a fake's refusals
  * (malformed calls) stay in its own list.
  */
 export type ChaosOptions = { rate: number; seed: number };
 
-export type InjectedFault = { service: string; operation: string; kind: string };
+/** `subject`: what the faulted request concerned (a repository, a channel, …), when the fake said. */
+export type InjectedFault = { service: string; operation: string; kind: string; subject?: string };
 
 export type Chaos = ChaosOptions & {
   /** Every fault injected so far, in order, by every fake sharing this chaos. */
   injected: InjectedFault[];
   /**
-   * One of `kinds` for this request of `operation` on `service`, or undefined to answer it
-   * normally; a fault picked is recorded. An empty `kinds` list injects nothing.
+   * One of `kinds` for this request of `operation` on `service` (about `subject`, when given), or
+   * undefined to answer it normally; a fault picked is recorded. An empty `kinds` list injects nothing.
    */
-  roll<K extends string>(service: string, operation: string, kinds: readonly K[]): K | undefined;
+  roll<K extends string>(service: string, operation: string, kinds: readonly K[], subject?: string): K | undefined;
 };
 
 export function createChaos(options: ChaosOptions): Chaos {
@@ -30,15 +32,15 @@ export function createChaos(options: ChaosOptions): Chaos {
   return {
     ...options,
     injected,
-    roll(service, operation, kinds) {
-      const key = `${service}\0${operation}`;
+    roll(service, operation, kinds, subject) {
+      const key = subject === undefined ? `${service}\0${operation}` : `${service}\0${operation}\0${subject}`;
       const n = (seen.get(key) ?? 0) + 1;
       seen.set(key, n);
       if (kinds.length === 0) return undefined;
       const [chance, choice] = uniforms(`${options.seed}\0${key}\0${n}`);
       if (chance >= options.rate) return undefined;
       const kind = kinds[Math.floor(choice * kinds.length)]!;
-      injected.push({ service, operation, kind });
+      injected.push({ service, operation, kind, ...(subject !== undefined && { subject }) });
       return kind;
     },
   };

@@ -76,6 +76,8 @@ export type FakeAnthropicOptions = {
   auth?: 'bearer-or-x-api-key' | 'x-api-key-only';
   /** Transient faults at a rate in place of the script's answers (model-chaos.ts). */
   chaos?: Chaos;
+  /** What a request concerns, for the chaos's record (e.g. the task it carries); none when not given. */
+  chaosSubject?: (request: AnthropicRequest) => string | undefined;
 };
 
 export type FakeAnthropic = {
@@ -131,7 +133,8 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions): Promise
 
     const call: RecordedCall = { headers: req.headers, body };
     calls.push(call);
-    const reply = anthropicChaos(options.chaos, await options.script(body, calls.length - 1), body.stream === true);
+    const scripted = await options.script(body, calls.length - 1);
+    const reply = anthropicChaos(options.chaos, scripted, body.stream === true, options.chaosSubject?.(body));
     if (reply.kind === 'error') {
       for (const [k, v] of Object.entries(reply.headers ?? {})) res.setHeader(k, v);
       return sendError(res, reply.status, reply.type, reply.message);

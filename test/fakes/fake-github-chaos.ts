@@ -19,11 +19,12 @@ export function githubChaosFault(
   chaos: Chaos | undefined,
   method: string,
   operationId: string,
+  subject?: string,
 ): GitHubChaosFault | undefined {
   if (!chaos) return undefined;
   const write = method !== 'GET' && method !== 'HEAD';
   const kinds = ['secondary-limit-403', 'secondary-limit-429', 'bad-gateway', ...(write ? ['drop-after-accept'] : [])];
-  const kind = chaos.roll('github', operationId, kinds);
+  const kind = chaos.roll('github', operationId, kinds, subject);
   if (kind === 'secondary-limit-403' || kind === 'secondary-limit-429')
     return {
       kind: 'answer',

@@ -623,7 +623,8 @@ export async function startFakeGitHub(
     const failure = failures.get(operationId);
     if (failure) return refuse(req, res, failure.status, failure.message);
     if ((drops.get(operationId) ?? 0) > 0) dropping.set(res, operationId);
-    const chaos = githubChaosFault(options.chaos, req.method ?? 'GET', operationId);
+    const subject = params.owner && params.repo ? `${params.owner}/${params.repo}` : undefined;
+    const chaos = githubChaosFault(options.chaos, req.method ?? 'GET', operationId, subject);
     if (chaos?.kind === 'drop-after-accept') dropping.set(res, operationId);
     if (chaos?.kind === 'answer') {
       for (const [name, value] of Object.entries(chaos.headers)) res.setHeader(name, value);

@@ -227,7 +227,9 @@ export async function startFakeSlackApi(options: {
     const token = bearer ?? (typeof args.token === 'string' ? args.token : undefined);
     calls.push({ method, args, token, at: Date.now() });
     const posting = method === 'chat.postMessage' || method === 'chat.update';
-    const chaos = options.chaos?.roll('slack', method, posting ? chaosKinds : ['rate-limited']);
+    const channel = args.channel ?? args.channel_id;
+    const subject = typeof channel === 'string' ? channel : undefined;
+    const chaos = options.chaos?.roll('slack', method, posting ? chaosKinds : ['rate-limited'], subject);
     chaosDrop = chaos === 'drop-after-accept';
     if (chaos === 'rate-limited') {
       res.writeHead(429, { 'retry-after': '1', 'content-type': 'application/json' });

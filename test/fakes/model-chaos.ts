@@ -11,10 +11,16 @@ const statusFaults = ['rate-limited', 'overloaded'] as const;
 const streamFaults = ['stream-cut', 'error-event'] as const;
 
 /** Anthropic: 429 rate_limit_error and 529 overloaded_error (both with retry-after), or a stream fault. */
-export function anthropicChaos(chaos: Chaos | undefined, reply: AnthropicReply, streamed: boolean): AnthropicReply {
+export function anthropicChaos(
+  chaos: Chaos | undefined,
+  reply: AnthropicReply,
+  streamed: boolean,
+  subject?: string,
+): AnthropicReply {
   if (!chaos) return reply;
   const message = reply.kind === undefined || reply.kind === 'message';
-  const kind = chaos.roll('anthropic', 'messages', [...statusFaults, ...(message && streamed ? streamFaults : [])]);
+  const kinds = [...statusFaults, ...(message && streamed ? streamFaults : [])];
+  const kind = chaos.roll('anthropic', 'messages', kinds, subject);
   if (kind === 'rate-limited')
     return {
       kind: 'error',

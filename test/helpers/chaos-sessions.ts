@@ -8,26 +8,50 @@ import { startPatchbay, type Patchbay } from '../../src/main.ts';
 import { buildIntegrations } from '../../src/wire-integrations.ts';
 import { type ChaosOptions, createChaos, type InjectedFault } from '../fakes/chaos.ts';
 import { type AnthropicReply, type AnthropicRequest, startFakeAnthropic } from '../fakes/fake-anthropic.ts';
-import { type FakeGitHub, startFakeGitHub } from '../fakes/fake-github.ts';
-import { type FakeSlackApi, type SlackMessage, startFakeSlackApi } from '../fakes/fake-slack-api.ts';
-import { appMention, envelope, signBody, TEAM } from '../fakes/fake-slack-events.ts';
+import { installationCreatedEvent, sendWebhook } from '../fakes/fake-github-webhooks.ts';
+import { startFakeGitHub } from '../fakes/fake-github.ts';
+import { startFakeSlackApi } from '../fakes/fake-slack-api.ts';
+import { startFakeLinear } from '../fakes/linear/fake-linear.ts';
 import { createRemote, git } from '../git/git-fixture.ts';
+import { type Attribution, faultThatEnded } from './chaos-attribution.ts';
+import {
+  type ChaosFakes,
+  type ChaosTask,
+  chaosTask,
+  endOfTask,
+  GITHUB_WEBHOOK_SECRET,
+  INSTALLATION,
+  LINEAR_WEBHOOK_SECRET,
+  OWNER,
+  postsWhereAsked,
+  repoName,
+  SLACK_SIGNING_SECRET,
+  slackChannel,
+  type Surface,
+  startTask,
+} from './chaos-surfaces.ts';
 import { passingVerdict } from './scripted-verifier.ts';
-import { waitFor, waitForStatus } from './wait-for.ts';
+import { waitFor } from './wait-for.ts';
 
 const BOT_TOKEN = 'xoxb-test-0000-bot';
-const SIGNING_SECRET = '8f742231b10e8888abcd99yyyzzz85a5';
-const CHANNEL = 'C123ABC456';
-const OWNER = 'octo-org';
 const SUMMARY = 'Added CHANGES.md with a line about this change.';
 
 /** How one session ended, judged from the fakes' records (the services' side) and the store. */
 export type SessionOutcome = {
+  surface: Surface;
+  task: string;
   sessionId: string;
   status: string;
+  /** Why it stopped short (its error, else the reason it was paused with); null when it completed. */
   error: string | null;
   /** Empty when it ended correctly: completed, one PR, its link posted once, no duplicate post, comment or commit. */
   problems: string[];
+  /** Posts, comments or activities where the session was asked that repeat one already there. */
+  duplicatePosts: number;
+  /** Commits on its branch past the one it was asked for (a push repeated as new work). */
+  duplicatePushes: number;
+  /** For a session with problems: the injected fault that ended it, if one did (chaos-attribution.ts). */
+  endedBy?: Attribution;
 };
 
 export type ChaosRun = {
@@ -40,57 +64,77 @@ export type ChaosRun = {
 };
 
 /**
- * Runs `sessions` sessions end to end, as `patchbay serve` runs them (environment-only config):
- * Slack mentions in, a GitHub pull request out, MODEL_PROVIDER=anthropic against the loopback
- * Messages API answering by the request's content (write a file, then finish; the verifier
- * passes). With `chaos`, the Anthropic, GitHub and Slack fakes inject their transient faults at
- * its rate. Everything started here is stopped before it returns.
+ * Runs `sessions` sessions end to end, as `patchbay serve` runs them (environment-only config),
+ * taking turns among the surfaces (chaos-surfaces.ts): a Slack mention, a mention on a GitHub
+ * issue, a Linear issue delegated to the app, each ending in a GitHub pull request of its own
+ * repository; MODEL_PROVIDER=anthropic against the loopback Messages API answering by the
+ * request's content (write a file, then finish; the verifier passes). With `chaos`, the Anthropic,
+ * GitHub, Slack and Linear fakes inject their transient faults at its rate. Everything started
+ * here is stopped before it returns.
  */
 export async function runChaosSessions(input: {
   sessions: number;
   chaos?: ChaosOptions;
   timeoutMs?: number;
+  /** Which tasks to run (indexes into the surfaces' turn order), when not the first `sessions`. */
+  tasks?: number[];
   /** A fresh database for Patchbay (`createTestDatabase` in a test), dropped by `close`. */
   database: () => Promise<{ url: string; close(): Promise<void> }>;
 }): Promise<ChaosRun> {
+  const tasks = (input.tasks ?? Array.from({ length: input.sessions }, (_, i) => i)).map(chaosTask);
   const chaos = input.chaos && createChaos(input.chaos);
   const withChaos = chaos ? { chaos } : {};
   const github = await startFakeGitHub(withChaos);
-  const slack = await startFakeSlackApi({
-    botToken: BOT_TOKEN,
-    users: [{ id: 'U0ALICE01', name: 'alice', realName: 'Alice Doe', email: 'alice@example.com' }],
-    ...withChaos,
-  });
-  const anthropic = await startFakeAnthropic({ script: answer, ...withChaos });
+  const fakes: ChaosFakes = {
+    github,
+    slack: await startFakeSlackApi({
+      botToken: BOT_TOKEN,
+      users: [{ id: 'U0ALICE01', name: 'alice', realName: 'Alice Doe', email: 'alice@example.com' }],
+      channels: tasks.map((t) => slackChannel(t.index)),
+      ...withChaos,
+    }),
+    linear: await startFakeLinear(withChaos),
+    commenter: github.addUser('alice'),
+  };
+  const anthropic = await startFakeAnthropic({ script: answer, chaosSubject: taskOf, ...withChaos });
   const upstream = await createRemote();
-  const hosted = (await github.addRepo(OWNER, 'web', upstream.remote, 77)).gitDir;
+  for (const task of tasks)
+    await fakes.github.addRepo(OWNER, task.repo, upstream.remote, INSTALLATION, { alice: 'write' });
   const database = await input.database();
   const dir = await mkdtemp(join(tmpdir(), 'patchbay-chaos-'));
   let app: Patchbay | undefined;
   try {
-    app = await startApp({ github, slack, anthropicUrl: anthropic.baseUrl, databaseUrl: database.url, dir });
+    app = await startApp({ fakes, anthropicUrl: anthropic.baseUrl, databaseUrl: database.url, dir });
+    await announceInstallation(app, tasks);
     const started = Date.now();
-    const host = new URL(github.gitUrl).host;
-    const threads: string[] = [];
-    for (let i = 0; i < input.sessions; i++) threads.push(await mention(app, `task ${i}: add a changes file to`, host));
+    for (const task of tasks) await startTask(app, fakes, task);
     const outcomes: SessionOutcome[] = [];
-    for (const threadTs of threads) {
-      const ended = await endOf(app, threadTs, input.timeoutMs ?? 300_000);
-      outcomes.push(await judge({ session: ended, threadTs, github, slack, hosted }));
+    for (const task of tasks) {
+      const ended = await endOfTask(app, task, input.timeoutMs ?? 300_000);
+      const outcome = await judge({ session: ended, task, fakes, why: await whyItStopped(app, ended) });
+      if (outcome.problems.length > 0 && chaos)
+        outcome.endedBy = faultThatEnded({ ...task, error: outcome.error }, chaos.injected);
+      outcomes.push(outcome);
     }
     const refused = [
       ...anthropic.rejections.map((r) => `anthropic: ${r}`),
-      ...github.refused.map((r) => `github: ${r.status} ${r.method} ${r.path} ${r.message}`),
-      ...slack.refused.map((r) => `slack: ${r.method} ${r.error}`),
+      ...fakes.github.refused.map((r) => `github: ${r.status} ${r.method} ${r.path} ${r.message}`),
+      ...fakes.slack.refused.map((r) => `slack: ${r.method} ${r.error}`),
+      ...fakes.linear.refused.map((r) => `linear: ${r.status} ${r.operation} ${r.message}`),
     ];
     return { outcomes, injected: chaos?.injected ?? [], refused, wallMs: Date.now() - started };
   } finally {
     await app?.close();
     await database.close();
-    await Promise.all([anthropic.close(), github.close(), slack.close()]);
+    await Promise.all([anthropic.close(), fakes.github.close(), fakes.slack.close(), fakes.linear.close()]);
     await upstream.cleanup();
     await rm(dir, { recursive: true, force: true });
   }
+}
+
+/** The task a model request is about (`task-<i>` in what the requester wrote), for chaos's record. */
+function taskOf(body: AnthropicRequest): string | undefined {
+  return /\btask-\d+\b/.exec(JSON.stringify(body.messages))?.[0];
 }
 
 /** The model, by the request's content: a file written at the first turn, a summary at the next; a forced verdict passes. */
@@ -107,16 +151,10 @@ function answer(body: AnthropicRequest): AnthropicReply {
   return { content: [{ type: 'text', text: SUMMARY }] };
 }
 
-async function startApp(input: {
-  github: FakeGitHub;
-  slack: FakeSlackApi;
-  anthropicUrl: string;
-  databaseUrl: string;
-  dir: string;
-}): Promise<Patchbay> {
-  const { github, slack, dir } = input;
+async function startApp(input: { fakes: ChaosFakes; anthropicUrl: string; databaseUrl: string; dir: string }) {
+  const { github, slack, linear } = input.fakes;
   const config = loadConfig({
-    DATA_DIR: join(dir, 'data'),
+    DATA_DIR: join(input.dir, 'data'),
     DATABASE_URL: input.databaseUrl,
     PORT: '0',
     PUBLIC_URL: 'http://patchbay.test',
@@ -127,13 +165,16 @@ async function startApp(input: {
     ANTHROPIC_API_KEY: 'test-anthropic-key',
     ANTHROPIC_BASE_URL: input.anthropicUrl,
     SLACK_BOT_TOKEN: BOT_TOKEN,
-    SLACK_SIGNING_SECRET: SIGNING_SECRET,
+    SLACK_SIGNING_SECRET,
     SLACK_API_URL: slack.apiUrl,
     GITHUB_APP_ID: String(github.appId),
     GITHUB_APP_PRIVATE_KEY: github.privateKey,
-    GITHUB_WEBHOOK_SECRET: 'chaos-webhook-secret',
+    GITHUB_WEBHOOK_SECRET,
     GITHUB_API_URL: github.apiUrl,
     GITHUB_GIT_URL: github.gitUrl,
+    LINEAR_ACCESS_TOKEN: linear.accessToken,
+    LINEAR_WEBHOOK_SECRET,
+    LINEAR_API_URL: linear.apiUrl,
   });
   return startPatchbay(config, {
     log: pino({ level: 'silent' }),
@@ -144,66 +185,89 @@ async function startApp(input: {
   });
 }
 
-/** A signed app_mention naming the repository; its thread's ts once Slack's request is acked. */
-async function mention(app: Patchbay, words: string, host: string): Promise<string> {
-  const event = appMention({ user: 'U0ALICE01', text: `${words} <https://${host}/${OWNER}/web>` });
-  const signed = signBody(SIGNING_SECRET, JSON.stringify(envelope(event)));
-  const res = await fetch(`${app.url}/slack/events`, { method: 'POST', headers: signed.headers, body: signed.body });
-  if (res.status !== 200) throw new Error(`the mention was answered ${res.status}`);
-  return event.ts;
+/** The GitHub App's installation of every repository, as GitHub announces it (Linear offers only those). */
+async function announceInstallation(app: Patchbay, tasks: ChaosTask[]): Promise<void> {
+  const repos = tasks.map((t) => ({ id: 500 + t.index, full_name: `${OWNER}/${repoName(t.index)}` }));
+  const event = installationCreatedEvent(INSTALLATION, OWNER, repos);
+  const sent = await sendWebhook(`${app.url}/github/webhooks`, GITHUB_WEBHOOK_SECRET, 'installation', event);
+  if (sent.status !== 202) throw new Error(`the installation webhook was answered ${sent.status}`);
+  const stored = async () =>
+    (await app.database.db.selectFrom('github_installation_repos').selectAll().execute()).length;
+  await waitFor(async () => (await stored()) === repos.length, 'the installation', 120_000);
 }
-
-/** The thread's session once it has ended (or is waiting on someone). */
-async function endOf(app: Patchbay, threadTs: string, timeoutMs: number): Promise<SessionRecord> {
-  const session = await waitFor(
-    () => app.store.findByThread({ source: 'slack', teamId: TEAM, channel: CHANNEL, threadTs }),
-    'the session',
-  );
-  return waitForStatus(app, session.id, ['completed', 'failed', 'cancelled', 'waiting'], timeoutMs);
-}
-
-/** A Slack message as a reader sees it: its text and its blocks. */
-const shown = (m: { text: string; blocks?: unknown[] }) => `${m.text}${JSON.stringify(m.blocks ?? [])}`;
 
 /**
- * Messages posted twice: two carrying the same post key in their message metadata (the key a
- * post's sender marks it with, which an edited message keeps), or two unmarked ones alike.
+ * Why a session stopped short, in its own words: its error, else the reason of its last status
+ * change (a paused run waits with no error), else what the model service last told it.
  */
-function duplicatePosts(thread: SlackMessage[]): string[] {
-  const identities = thread.map((m) => {
-    const key = m.metadata?.event_payload.key;
-    return typeof key === 'string' ? `post key ${key}` : shown(m).slice(0, 80);
-  });
-  return identities.filter((id, i) => identities.indexOf(id) !== i);
+async function whyItStopped(app: Patchbay, session: SessionRecord): Promise<string | null> {
+  if (session.status === 'completed') return null;
+  if (session.error) return session.error;
+  const events = (await app.store.events(session.id)).map((e) => e.event);
+  const status = events.findLast((e) => e.type === 'status-changed' && e.reason !== undefined);
+  const model = events.findLast((e) => e.type === 'model-waiting');
+  if (status?.type === 'status-changed' && status.reason) return status.reason;
+  return model?.type === 'model-waiting' ? `model: ${model.message}` : null;
 }
 
+/** The task's outcome: its session, its pull request, the link where it was asked, duplicates. */
 async function judge(input: {
   session: SessionRecord;
-  threadTs: string;
-  github: FakeGitHub;
-  slack: FakeSlackApi;
-  hosted: string;
+  task: ChaosTask;
+  fakes: ChaosFakes;
+  why: string | null;
 }): Promise<SessionOutcome> {
-  const { session, github, slack } = input;
+  const { session, task, fakes, why } = input;
   const problems: string[] = [];
-  if (session.status !== 'completed') problems.push(`ended ${session.status}: ${session.error ?? 'no error'}`);
-  const pulls = github.pulls.filter((p) => p.head === session.branch);
+  if (session.status !== 'completed') problems.push(`ended ${session.status}: ${why ?? 'no reason given'}`);
+  const pulls = fakes.github.pulls.filter((p) => p.repo === `${OWNER}/${task.repo}` && p.head === session.branch);
   if (pulls.length !== 1) problems.push(`${pulls.length} pull requests`);
   const pull = pulls[0];
+  if (pull)
+    problems.push(
+      ...(await linkProblems(fakes, task, `${fakes.github.gitUrl}/${OWNER}/${task.repo}/pull/${pull.number}`)),
+    );
   if (pull) {
-    const link = `${github.gitUrl}/${OWNER}/web/pull/${pull.number}`;
-    const posted = () => slack.thread(CHANNEL, input.threadTs).some((m) => shown(m).includes(link));
-    await waitFor(async () => posted(), 'the PR link in the thread', 60_000).catch(() => undefined);
-    const linked = slack.thread(CHANNEL, input.threadTs).filter((m) => shown(m).includes(link)).length;
-    if (linked !== 1) problems.push(`the PR link posted ${linked} times`);
-    const bodies = github.commentsOn(OWNER, 'web', pull.number).map((c) => c.body);
+    const bodies = fakes.github.commentsOn(OWNER, task.repo, pull.number).map((c) => c.body);
     if (new Set(bodies).size !== bodies.length) problems.push('a duplicate comment on the PR');
   }
-  const duplicates = duplicatePosts(slack.thread(CHANNEL, input.threadTs));
-  if (duplicates.length) problems.push(`posted twice in the thread: ${duplicates.join(' | ')}`);
-  if (session.branch) {
-    const commits = await git(input.hosted, 'rev-list', '--count', session.branch, '--not', 'main').catch(() => '0');
-    if (commits !== '1') problems.push(`${commits} commits on the branch`);
-  }
-  return { sessionId: session.id, status: session.status, error: session.error ?? null, problems };
+  const identities = postsWhereAsked(fakes, task).map((p) => p.identity);
+  const repeated = identities.filter((id, i) => identities.indexOf(id) !== i);
+  if (repeated.length) problems.push(`posted twice where asked: ${repeated.join(' | ')}`);
+  const commits = session.branch
+    ? Number(
+        await git(
+          fakes.github.repo(OWNER, task.repo).gitDir,
+          'rev-list',
+          '--count',
+          session.branch,
+          '--not',
+          'main',
+        ).catch(() => '0'),
+      )
+    : 0;
+  if (session.branch && commits !== 1) problems.push(`${commits} commits on the branch`);
+  return {
+    surface: task.surface,
+    task: `task-${task.index}`,
+    sessionId: session.id,
+    status: session.status,
+    error: why,
+    problems,
+    duplicatePosts: repeated.length,
+    duplicatePushes: Math.max(0, commits - 1),
+  };
+}
+
+/** The PR's link where the session was asked (the Slack thread, the issue's comments, the agent session's activities): once. */
+async function linkProblems(fakes: ChaosFakes, task: ChaosTask, link: string): Promise<string[]> {
+  const posts = () => postsWhereAsked(fakes, task).filter((p) => p.outcome && p.shown.includes(link));
+  const linked = () => posts().length;
+  await waitFor(async () => linked() > 0, 'the PR link where it was asked', 60_000).catch(() => undefined);
+  if (linked() === 1) return [];
+  return [
+    `the PR link posted ${linked()} times: ${posts()
+      .map((p) => p.shown.slice(0, 160))
+      .join(' | ')}`,
+  ];
 }

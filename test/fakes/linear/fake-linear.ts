@@ -344,7 +344,12 @@ export async function startFakeLinear(
       documents.set(body.query, document);
     }
     const operation = document.definitions.map((d) => ('name' in d && d.name ? d.name.value : d.kind)).join(',');
-    const chaos = options.chaos?.roll('linear', operation, ['rate-limited', 'unavailable']);
+    const chaos = options.chaos?.roll(
+      'linear',
+      operation,
+      ['rate-limited', 'unavailable'],
+      chaosSubject(body.variables),
+    );
     if (chaos && !(failures && failures.count > 0))
       failures = { status: chaos === 'rate-limited' ? 429 : 503, count: 1, retryAfterSeconds: 1 };
     if (failures && failures.count > 0) {
@@ -508,3 +513,10 @@ export async function startFakeLinear(
 }
 
 export type FakeLinear = Awaited<ReturnType<typeof startFakeLinear>>;
+
+/** What a request concerns, for chaos's record: the agent session an activity is for, else the entity `id` names. */
+function chaosSubject(variables: unknown): string | undefined {
+  const vars = (variables ?? {}) as { id?: unknown; input?: { agentSessionId?: unknown } };
+  const subject = vars.input?.agentSessionId ?? vars.id;
+  return typeof subject === 'string' ? subject : undefined;
+}
