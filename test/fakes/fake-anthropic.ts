@@ -123,7 +123,11 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions): Promise
 
     const call: RecordedCall = { headers: req.headers, body };
     calls.push(call);
-    const reply = anthropicChaos(options.chaos, await options.script(body, calls.length - 1), body.stream === true);
+    const reply = await anthropicChaos(
+      options.chaos,
+      await options.script(body, calls.length - 1),
+      body.stream === true,
+    );
     if (reply.kind === 'error') {
       for (const [k, v] of Object.entries(reply.headers ?? {})) res.setHeader(k, v);
       return sendError(res, reply.status, reply.type, reply.message);
