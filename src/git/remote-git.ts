@@ -13,7 +13,7 @@ const transientGitFailure =
 /** Seconds before each further try of a git call the host or network failed. */
 const retryDelaysMs = [1_000, 3_000, 6_000];
 
-export function isTransientGitFailure(error: unknown): boolean {
+function isTransientGitFailure(error: unknown): boolean {
   return isPatchbayError(error, 'git_failed') && transientGitFailure.test(error.message);
 }
 

@@ -11,7 +11,6 @@ import type { Chaos } from './chaos.ts';
  * that retries does it exactly once.
  */
 export const networkFaults = ['slow', 'dropped'] as const;
-export type NetworkFault = (typeof networkFaults)[number];
 
 const slowestMs = 2_000;
 const fastestSlowMs = 1_000;
