@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import { PatchbayError, isPatchbayError } from '../core/errors.ts';
 import { cloneFailure } from './clone-failure.ts';
 import { redactCredentials, runHostGit } from './host-git.ts';
+import { runRemoteGit } from './remote-git.ts';
 
 /** A repository as the harness was given it: a git URL, or a directory on the host. */
 export type RepoSource = { kind: 'url' | 'path'; location: string };
@@ -147,7 +148,7 @@ export async function ensureMirror(repo: string, deps: MirrorDeps & { updateHead
   const base = { signal: deps.signal, env: deps.env, config: mirrorGitConfig };
   if (await exists(join(gitDir, 'HEAD'))) {
     deps.log.debug({ mirror: gitDir }, 'refreshing git mirror');
-    await runHostGit(['fetch', '--prune', '--quiet', 'origin', '+refs/heads/*:refs/heads/*'], {
+    await runRemoteGit(['fetch', '--prune', '--quiet', 'origin', '+refs/heads/*:refs/heads/*'], {
       ...base,
       gitDir,
     }).catch((error: unknown) => {
@@ -165,7 +166,7 @@ export async function ensureMirror(repo: string, deps: MirrorDeps & { updateHead
   // Clone beside the final path and rename, so a crash never leaves a half-made mirror in place.
   const partial = `${gitDir}.partial-${randomBytes(4).toString('hex')}`;
   try {
-    await runHostGit(['clone', '--bare', '--quiet', '--', source.location, partial], base);
+    await runRemoteGit(['clone', '--bare', '--quiet', '--', source.location, partial], base);
     await rename(partial, gitDir).catch(async (error: NodeJS.ErrnoException) => {
       // Another process made the mirror meanwhile; use theirs.
       if (error.code !== 'ENOTEMPTY' && error.code !== 'EEXIST') throw error;
@@ -215,7 +216,7 @@ export async function resolveBranch(mirror: Mirror, branch: string, signal: Abor
 }
 
 async function followRemoteHead(mirror: Mirror, deps: MirrorDeps): Promise<void> {
-  const out = await runHostGit(['ls-remote', '--symref', 'origin', 'HEAD'], {
+  const out = await runRemoteGit(['ls-remote', '--symref', 'origin', 'HEAD'], {
     gitDir: mirror.gitDir,
     signal: deps.signal,
     env: deps.env,

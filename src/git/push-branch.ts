@@ -16,6 +16,7 @@ import {
 } from './mirror.ts';
 import type { Mirror } from './mirror.ts';
 import { runHostGit } from './host-git.ts';
+import { runRemoteGit } from './remote-git.ts';
 import { explainPushRefusal } from './push-refusals.ts';
 import { takeBundle, takeBundleFromSandbox, workspaceBundlePath } from './take-bundle.ts';
 
@@ -121,12 +122,7 @@ export async function pushBranch(options: PushBranchOptions): Promise<PushBranch
       try {
         commit = await resolveBranch(mirror, branch, signal);
         if (commit === undefined) throw new PatchbayError('git_failed', `The bundle's ${ref} is not a commit`);
-        await runHostGit(['push', '--no-verify', '--no-progress', 'origin', `${ref}:${ref}`], {
-          gitDir: mirror.gitDir,
-          signal,
-          env: options.env,
-          config: mirrorGitConfig,
-        });
+        await pushToOrigin(mirror, ref, commit, options);
       } catch (error) {
         await restoreRef(mirror, ref, previous);
         throw (isPatchbayError(error, 'git_failed') && explainPushRefusal(error.message, branch, error)) || error;
@@ -141,6 +137,27 @@ export async function pushBranch(options: PushBranchOptions): Promise<PushBranch
         .catch(() => undefined);
     }
   });
+}
+
+/**
+ * Pushes the mirror's branch to the remote. A push whose answer was lost can have landed: the git
+ * host updated the ref and the connection dropped before it said so (and curl, sending the request
+ * again by itself, got "reference already exists"). Whatever the failure, a remote branch that now
+ * holds exactly this commit is the push done, never pushed again.
+ */
+async function pushToOrigin(mirror: Mirror, ref: string, commit: string, options: PushBranchOptions): Promise<void> {
+  const remote = { gitDir: mirror.gitDir, signal: options.signal, env: options.env, config: mirrorGitConfig };
+  try {
+    await runRemoteGit(['push', '--no-verify', '--no-progress', 'origin', `${ref}:${ref}`], remote);
+  } catch (error) {
+    if (!isPatchbayError(error, 'git_failed')) throw error;
+    const landed = await runRemoteGit(['ls-remote', '--', 'origin', ref], remote).then(
+      (out) => out.split('\t')[0]?.trim() === commit,
+      () => false,
+    );
+    if (!landed) throw error;
+    options.log.info({ branch: options.branch, commit }, 'the push landed though its answer was lost');
+  }
 }
 
 async function commitsTheMirrorHas(mirror: Mirror, branches: string[], signal: AbortSignal): Promise<string[]> {

@@ -134,7 +134,7 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions): Promise
     const call: RecordedCall = { headers: req.headers, body };
     calls.push(call);
     const scripted = await options.script(body, calls.length - 1);
-    const reply = anthropicChaos(options.chaos, scripted, body.stream === true, options.chaosSubject?.(body));
+    const reply = await anthropicChaos(options.chaos, scripted, body.stream === true, options.chaosSubject?.(body));
     if (reply.kind === 'error') {
       for (const [k, v] of Object.entries(reply.headers ?? {})) res.setHeader(k, v);
       return sendError(res, reply.status, reply.type, reply.message);

@@ -6,12 +6,21 @@ const httpBackend = '/usr/lib/git-core/git-http-backend';
 /**
  * Serves bare repositories with the real `git http-backend`, run as a CGI program, the way a git
  * host does. The caller has authenticated the request; `remoteUser` enables receive-pack; `env`
- * reaches the repository's hooks (what the pushing token may do).
+ * reaches the repository's hooks (what the pushing token may do). With `dropAnswer`, the request is
+ * carried out (a push's refs updated) and the connection dropped instead of answering: the answer
+ * is lost.
  */
 export function serveGit(
   req: IncomingMessage,
   res: ServerResponse,
-  options: { projectRoot: string; pathInfo: string; query: string; remoteUser: string; env?: Record<string, string> },
+  options: {
+    projectRoot: string;
+    pathInfo: string;
+    query: string;
+    remoteUser: string;
+    env?: Record<string, string>;
+    dropAnswer?: boolean;
+  },
 ): void {
   const env: Record<string, string> = {
     PATH: '/usr/local/bin:/usr/bin:/bin',
@@ -39,6 +48,11 @@ export function serveGit(
   let headersDone = false;
   let stderr = '';
   child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+  if (options.dropAnswer) {
+    child.stdout.resume();
+    child.on('close', () => res.socket?.destroy());
+    return;
+  }
   child.stdout.on('data', (chunk: Buffer) => {
     if (headersDone) {
       res.write(chunk);

@@ -15,7 +15,8 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { serveGit, workflowsHook } from './fake-github-git.ts';
 import type { Chaos } from './chaos.ts';
-import { githubChaosFault } from './fake-github-chaos.ts';
+import { answerSlowly, dropBeforeAnswer, networkFault } from './chaos-faults.ts';
+import { githubChaosFault, githubGitChaosFault, githubGraphQLChaosFault } from './fake-github-chaos.ts';
 import { createHookDeliveries } from './fake-github-deliveries.ts';
 import { loadGitHubSpec } from './fake-github-openapi.ts';
 import { runGitHubGraphQL } from './fake-github-graphql.ts';
@@ -178,7 +179,7 @@ export async function startFakeGitHub(
     slug?: string;
     tokenTtlMs?: number;
     appPermissions?: Record<string, Level>;
-    /** Transient REST faults at a rate (fake-github-chaos.ts), recorded in the chaos, not in `refused`. */
+    /** Transient faults at a rate on REST, GraphQL and git (fake-github-chaos.ts), recorded in the chaos, not in `refused`. */
     chaos?: Chaos;
   } = {},
 ) {
@@ -516,6 +517,13 @@ export async function startFakeGitHub(
     if (!who || 'error' in who || 'jwt' in who)
       return refuse(req, res, 401, 'This endpoint requires you to be authenticated.');
     const auth = who.auth;
+    const chaos = githubGraphQLChaosFault(options.chaos);
+    if (chaos?.kind === 'dropped') return dropBeforeAnswer(res);
+    if (chaos?.kind === 'slow') await answerSlowly(options.chaos!, 'github', 'graphql');
+    if (chaos?.kind === 'answer') {
+      for (const [name, value] of Object.entries(chaos.headers)) res.setHeader(name, value);
+      return send(res, chaos.status, chaos.body);
+    }
     const operations: string[] = [];
     const setDraft = (draft: boolean) => (input: Record<string, unknown>) => {
       operations.push(draft ? 'convertPullRequestToDraft' : 'markPullRequestReadyForReview');
@@ -626,6 +634,7 @@ export async function startFakeGitHub(
     const subject = params.owner && params.repo ? `${params.owner}/${params.repo}` : undefined;
     const chaos = githubChaosFault(options.chaos, req.method ?? 'GET', operationId, subject);
     if (chaos?.kind === 'drop-after-accept') dropping.set(res, operationId);
+    if (!chaos && (await networkFault(options.chaos, 'github', operationId, subject))) return dropBeforeAnswer(res);
     if (chaos?.kind === 'answer') {
       for (const [name, value] of Object.entries(chaos.headers)) res.setHeader(name, value);
       return send(res, chaos.status, chaos.body);
@@ -1151,13 +1160,38 @@ export async function startFakeGitHub(
       return void res.end(okUser ? 'Repository not found.' : 'Invalid username or password.');
     }
     gitRequests.push({ path: url.pathname, user, service });
+    const phase = m[3] === '/info/refs' ? 'info/refs' : 'pack';
+    const chaos = githubGitChaosFault(options.chaos, service, phase, `${m[1]}/${m[2]}`);
+    if (chaos?.kind === 'dropped') return void dropBeforeAnswer(res);
+    if (chaos?.kind === 'answer') {
+      res.writeHead(chaos.status, { 'content-type': 'text/plain' });
+      return void res.end(chaos.body);
+    }
+    if (chaos?.kind === 'slow')
+      return void answerSlowly(options.chaos!, 'github-git', `${service} ${phase}`).then(() =>
+        serveRepo(req, res, url, m, repo, auth!, user),
+      );
+    serveRepo(req, res, url, m, repo, auth!, user, chaos?.kind === 'drop-after-update');
+  }
+
+  function serveRepo(
+    req: IncomingMessage,
+    res: ServerResponse,
+    url: URL,
+    m: RegExpExecArray,
+    repo: Repo,
+    auth: Token,
+    user: string,
+    dropAnswer = false,
+  ): void {
     serveGit(req, res, {
+      dropAnswer,
       projectRoot: root,
       pathInfo: `/${repo.gitDir.slice(root.length + 1)}${m[3]}`,
       query: url.search.slice(1),
       remoteUser: user,
       // What the token may do, for the repository's pre-receive rules (workflow files).
-      env: { FAKE_GITHUB_WORKFLOWS: auth!.kind === 'installation' ? (auth!.permissions.workflows ?? 'none') : 'none' },
+      env: { FAKE_GITHUB_WORKFLOWS: auth.kind === 'installation' ? (auth.permissions.workflows ?? 'none') : 'none' },
     });
   }
 

@@ -135,7 +135,7 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions): Promise<FakeO
     const refused = await openaiRequestImageError(imagePartsIn(endpoint, body));
     if (refused) return reject(400, refused.message, refused.code, refused.param);
     calls.push({ endpoint, headers: req.headers, body });
-    const reply = openaiChaos(options.chaos, await script(body, calls.length - 1), endpoint);
+    const reply = await openaiChaos(options.chaos, await script(body, calls.length - 1), endpoint);
     if (reply.kind === 'error') {
       for (const [k, v] of Object.entries(reply.headers ?? {})) res.setHeader(k, v);
       return sendError(res, reply.status, reply.message, reply.type ?? 'server_error', reply.code);

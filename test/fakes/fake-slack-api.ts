@@ -1,5 +1,6 @@
 import { createSlackTiers, type SlackTiers } from './slack-tiers.ts';
 import type { Chaos } from './chaos.ts';
+import { dropBeforeAnswer, networkFault } from './chaos-faults.ts';
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -123,8 +124,10 @@ export async function startFakeSlackApi(options: {
   /** How long Slack keeps a stream open (about 306 s). */
   streamLifetimeMs?: number;
   /**
-   * Transient faults at a rate (chaos.ts): 429 ratelimited with Retry-After on any method, and on
-   * posts (chat.postMessage, chat.update) the post done and its answer lost with the connection.
+   * Transient faults at a rate (chaos.ts): on any method 429 ratelimited with Retry-After, an
+   * answer held back 1 to 2 s or the connection dropped before any answer (nothing done;
+   * chaos-faults.ts), and on posts (chat.postMessage, chat.update) the post done and its answer
+   * lost with the connection.
    */
   chaos?: Chaos;
 }): Promise<FakeSlackApi> {
@@ -231,6 +234,7 @@ export async function startFakeSlackApi(options: {
     const subject = typeof channel === 'string' ? channel : undefined;
     const chaos = options.chaos?.roll('slack', method, posting ? chaosKinds : ['rate-limited'], subject);
     chaosDrop = chaos === 'drop-after-accept';
+    if (!chaos && (await networkFault(options.chaos, 'slack', method, subject))) return dropBeforeAnswer(res);
     if (chaos === 'rate-limited') {
       res.writeHead(429, { 'retry-after': '1', 'content-type': 'application/json' });
       return res.end(JSON.stringify({ ok: false, error: 'ratelimited' }));

@@ -6,7 +6,10 @@ import type { ExecOptions, LocalSandboxProvider, Sandbox } from '../../sandbox/i
 import { isPatchbayError } from '../../src/core/errors.ts';
 import { commitAll } from '../../src/git/commit-all.ts';
 import { prepareWorkspace } from '../../src/git/prepare-workspace.ts';
+import { gitBasicAuthEnv } from '../../src/git/git-auth-env.ts';
 import { pushBranch } from '../../src/git/push-branch.ts';
+import { type FakeGitHub, startFakeGitHub } from '../fakes/fake-github.ts';
+import { mintInstallationToken, type ScriptedChaos, scriptedChaos } from '../fakes/scripted-chaos.ts';
 import { createRemote, git, type RemoteFixture } from './git-fixture.ts';
 import { createProvider, sh, silentLog, startSession, type SessionFixture } from './sandbox-fixture.ts';
 
@@ -275,3 +278,60 @@ function hostShell(cwd: string, evil: string) {
       );
     });
 }
+
+describe('pushBranch against a git host that faults (GitHub over HTTP, its faults scripted)', () => {
+  let github: FakeGitHub;
+  let chaos: ScriptedChaos;
+  let env: Record<string, string>;
+  beforeEach(async () => {
+    chaos = scriptedChaos();
+    github = await startFakeGitHub({ chaos });
+    await github.addRepo('octo-org', 'web', fixture.remote, 77);
+    env = gitBasicAuthEnv(github.gitUrl, 'x-access-token', await mintInstallationToken(github, 77));
+  });
+  afterEach(() => github.close());
+
+  const pushToGitHub = () =>
+    pushBranch({
+      sandbox: session.sandbox,
+      workspaceDir: session.workspaceDir,
+      repo: `${github.gitUrl}/octo-org/web`,
+      branch: session.branch,
+      dataDir,
+      log: silentLog,
+      signal: signal(),
+      env,
+    });
+  const hosted = (branch: string) =>
+    git(fixture.root, '--git-dir', github.repo('octo-org', 'web').gitDir, 'rev-parse', '--verify', '--quiet', branch);
+  const pushes = () =>
+    github.gitRequests.filter((r) => r.service === 'git-receive-pack' && !r.path.endsWith('/info/refs'));
+
+  it('takes a push whose answer was lost after GitHub moved the ref as done, and pushes no more', async () => {
+    const commit = await commitFile(session, 'feature.txt', 'feature');
+    chaos.script({ 'github-git git-receive-pack pack': ['drop-after-update'] });
+    expect(await pushToGitHub()).toMatchObject({ commit });
+    expect(await hosted(session.branch)).toBe(commit);
+    expect(chaos.injected.map((f) => f.kind)).toEqual(['drop-after-update']);
+    // The push, and curl's own resend of it (refused: the ref exists); nothing pushed after.
+    expect(pushes()).toHaveLength(2);
+    expect(github.refused).toEqual([]);
+  });
+
+  it('tries a clone, a fetch and a push again when GitHub answered 502 or 500 or dropped the connection', async () => {
+    const commit = await commitFile(session, 'feature.txt', 'feature');
+    chaos.script({
+      'github-git git-upload-pack info/refs': ['bad-gateway'],
+      'github-git git-upload-pack pack': ['server-error'],
+      'github-git git-receive-pack pack': ['dropped', 'dropped'],
+    });
+    expect(await pushToGitHub()).toMatchObject({ commit });
+    expect(await hosted(session.branch)).toBe(commit);
+    expect(chaos.injected.map((f) => f.kind)).toEqual(['bad-gateway', 'server-error', 'dropped', 'dropped']);
+    const second = await commitFile(session, 'more.txt', 'more');
+    chaos.script({ 'github-git git-upload-pack info/refs': ['dropped', 'dropped'] });
+    expect(await pushToGitHub()).toMatchObject({ commit: second });
+    expect(await hosted(session.branch)).toBe(second);
+    expect(github.refused).toEqual([]);
+  });
+});

@@ -4,6 +4,7 @@ import { createSecretBox } from '../../integrations/github/secret-box.ts';
 import { createLinearStore } from '../../integrations/linear/linear-store.ts';
 import { createLinearTokens, tokensToStore, type RefreshFailure } from '../../integrations/linear/linear-tokens.ts';
 import { startFakeLinear, type FakeLinear } from '../fakes/linear/fake-linear.ts';
+import { type ScriptedChaos, scriptedChaos } from '../fakes/scripted-chaos.ts';
 import { createTestDatabase } from '../helpers/test-database.ts';
 
 const box = createSecretBox('an-encryption-key-of-at-least-32-chars!!');
@@ -20,10 +21,11 @@ describe('Linear token refresh under faults', () => {
   let database: Awaited<ReturnType<typeof createTestDatabase>>;
   let failures: RefreshFailure[];
   let tokens: ReturnType<typeof createLinearTokens>;
+  const chaos: ScriptedChaos = scriptedChaos();
   const store = () => createLinearStore(database.db);
 
   beforeAll(async () => {
-    linear = await startFakeLinear();
+    linear = await startFakeLinear({ chaos });
     database = await createTestDatabase();
   });
   afterAll(async () => {
@@ -88,6 +90,18 @@ describe('Linear token refresh under faults', () => {
     expect(await current()).toBe(fresh);
     expect(Date.now() - started).toBeGreaterThanOrEqual(1000);
     expect(linear.tokenFaults.map((f) => f.status)).toEqual([429, 503]);
+    expect(failures).toEqual([]);
+    expect(linear.refused).toEqual([]);
+  }, 30_000);
+
+  it('tries again after a connection dropped before any answer, and waits out a slow one', async () => {
+    const before = await current();
+    chaos.script({ 'linear oauth/token': ['dropped', 'slow'] });
+    const fresh = await tokens.refused(linear.organizationId, before);
+    expect(fresh).toBeDefined();
+    expect(fresh).not.toBe(before);
+    expect(await current()).toBe(fresh);
+    expect(chaos.injected.map((f) => f.kind)).toEqual(['dropped', 'slow']);
     expect(failures).toEqual([]);
     expect(linear.refused).toEqual([]);
   }, 30_000);

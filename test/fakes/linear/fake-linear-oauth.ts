@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Chaos } from '../chaos.ts';
+import { answerSlowly, dropBeforeAnswer, networkFaults } from '../chaos-faults.ts';
 
 /**
  * The fake Linear's OAuth, as Linear runs it for apps since October 2025 (all apps since April
@@ -8,11 +10,14 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
  * token; the refresh token used is spent (rotation), so presenting it again is `invalid_grant`.
  * `advance(ms)` moves this clock, so expiry can be had without waiting. The static tokens (what a
  * test puts in LINEAR_ACCESS_TOKEN or LINEAR_API_KEY) do not expire. Refusals go to `refused`.
+ * Under `chaos` the token endpoint is busy at its rate (429 with Retry-After, 503), slow, or drops
+ * the connection before redeeming anything (chaos-faults.ts).
  */
 export function createFakeLinearOAuth(input: {
   staticTokens: string[];
   tokenLifetimeSeconds: number;
   refused: { operation: string; status: number; message: string }[];
+  chaos?: Chaos;
 }) {
   const { tokenLifetimeSeconds, refused } = input;
   const clientId = 'linear-fake-client-id';
@@ -74,10 +79,14 @@ export function createFakeLinearOAuth(input: {
       for await (const chunk of req) chunks.push(chunk as Buffer);
       const form = new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
       const grantType = form.get('grant_type');
-      const fault = faults.shift();
+      const chaos = input.chaos?.roll('linear', 'oauth/token', ['rate-limited', 'unavailable', ...networkFaults]);
+      if (chaos === 'dropped') return dropBeforeAnswer(res);
+      if (chaos === 'slow') await answerSlowly(input.chaos!, 'linear', 'oauth/token');
+      const busy = chaos === 'rate-limited' || chaos === 'unavailable';
+      const fault = busy ? { status: chaos === 'rate-limited' ? 429 : 503, retryAfterSeconds: 1 } : faults.shift();
       if (fault) {
         // Busy: nothing redeemed, the refresh token still live.
-        faulted.push({ status: fault.status });
+        if (!busy) faulted.push({ status: fault.status });
         res.writeHead(fault.status, {
           'content-type': 'application/json; charset=utf-8',
           ...(fault.retryAfterSeconds !== undefined && { 'retry-after': String(fault.retryAfterSeconds) }),

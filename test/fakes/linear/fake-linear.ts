@@ -5,6 +5,7 @@ import { buildSchema, execute, parse, validate, type DocumentNode, type GraphQLS
 import { listenOnLoopback } from '../loopback.ts';
 import { createFakeLinearOAuth } from './fake-linear-oauth.ts';
 import type { Chaos } from '../chaos.ts';
+import { dropBeforeAnswer, networkFault } from '../chaos-faults.ts';
 
 let cachedSchema: GraphQLSchema | undefined;
 
@@ -93,7 +94,11 @@ export async function startFakeLinear(
     appUserId?: string;
     organizationId?: string;
     tokenLifetimeSeconds?: number;
-    /** Transient faults at a rate (chaos.ts): 429 with Retry-After or a 503, answered as `failNext` answers them. */
+    /**
+     * Transient faults at a rate (chaos.ts), on the GraphQL API and the OAuth token endpoint: 429
+     * with Retry-After or a 503 (as `failNext` answers them), an answer held back 1 to 2 s, or the
+     * connection dropped before any answer, nothing done (chaos-faults.ts).
+     */
     chaos?: Chaos;
   } = {},
 ) {
@@ -113,6 +118,7 @@ export async function startFakeLinear(
     staticTokens: [`Bearer ${accessToken}`, ...(apiKey === undefined ? [] : [apiKey])],
     tokenLifetimeSeconds: options.tokenLifetimeSeconds ?? 86_399,
     refused,
+    ...(options.chaos && { chaos: options.chaos }),
   });
   const operations: string[] = [];
   const waiters = new Set<() => void>();
@@ -344,12 +350,9 @@ export async function startFakeLinear(
       documents.set(body.query, document);
     }
     const operation = document.definitions.map((d) => ('name' in d && d.name ? d.name.value : d.kind)).join(',');
-    const chaos = options.chaos?.roll(
-      'linear',
-      operation,
-      ['rate-limited', 'unavailable'],
-      chaosSubject(body.variables),
-    );
+    const subject = chaosSubject(body.variables);
+    const chaos = options.chaos?.roll('linear', operation, ['rate-limited', 'unavailable'], subject);
+    if (!chaos && (await networkFault(options.chaos, 'linear', operation, subject))) return dropBeforeAnswer(res);
     if (chaos && !(failures && failures.count > 0))
       failures = { status: chaos === 'rate-limited' ? 429 : 503, count: 1, retryAfterSeconds: 1 };
     if (failures && failures.count > 0) {
