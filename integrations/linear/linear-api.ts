@@ -91,6 +91,16 @@ export type LinearClientSource = {
 const retryableTypes = new Set(['Ratelimited', 'NetworkError', 'InternalError', 'LockTimeout']);
 
 /**
+ * Whether a call failed in the network before Linear answered (the connection refused, reset or
+ * dropped): the SDK throws fetch's own `TypeError: fetch failed` for these, bare or as the `raw` of
+ * an unknown-type LinearError, so without this a dropped connection would never be tried again.
+ */
+function failedInTheNetwork(raw: unknown): boolean {
+  const cause = raw instanceof LinearError ? raw.raw : raw;
+  return cause instanceof TypeError && cause.message === 'fetch failed';
+}
+
+/**
  * The calls Patchbay makes to Linear, through `@linear/sdk`. Rate limits, network failures and
  * Linear's internal errors are retried a few times (honouring `retry-after` up to 10 s); a token
  * Linear refuses (it expired, about a day after it was issued) is refreshed through the client
@@ -175,7 +185,7 @@ async function call<T>(
       return await run(client);
     } catch (raw) {
       const error = raw instanceof LinearError ? raw : parseLinearError(raw as Parameters<typeof parseLinearError>[0]);
-      const type = error.type ?? 'Unknown';
+      const type = failedInTheNetwork(raw) ? 'NetworkError' : (error.type ?? 'Unknown');
       if (type === 'AuthenticationError' && !refreshed) {
         // Once per call: a token refused right after a refresh is not going to be taken on a retry.
         refreshed = true;

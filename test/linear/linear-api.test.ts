@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLinearApi, linearClient } from '../../integrations/linear/linear-api.ts';
 import { isPatchbayError } from '../../src/core/errors.ts';
 import { startFakeLinear, type FakeLinear } from '../fakes/linear/fake-linear.ts';
+import { scriptedChaos } from '../fakes/scripted-chaos.ts';
 
 /** The real @linear/sdk against the fake: what the fake refuses, and how the client retries. */
 describe('Linear API through @linear/sdk', () => {
@@ -103,5 +104,31 @@ describe('Linear API through @linear/sdk', () => {
     );
     expect(linear.activitiesOf('s-other')).toEqual([]);
     linear.refused.length = 0;
+  });
+
+  it('tries a call again when the connection dropped before Linear answered (fetch failed, nothing done)', async () => {
+    const chaos = scriptedChaos({
+      'linear createAgentActivity,AgentActivityPayload (network)': ['dropped', 'dropped'],
+      'linear patchbayViewer (network)': ['dropped'],
+    });
+    const dropping = await startFakeLinear({ chaos });
+    try {
+      dropping.addTeam({ id: 't1', key: 'ENG', name: 'Engineering', states: [] });
+      dropping.addIssue({ id: 'i1', identifier: 'ENG-1', title: 'x', description: null, teamId: 't1', stateId: 's1' });
+      dropping.addSession('s-drop', 'i1');
+      const client = createLinearApi({
+        client: linearClient(dropping.apiUrl, { accessToken: dropping.accessToken }),
+        log,
+        sleep: async () => undefined,
+      });
+      const id = '0b6f0f61-5c1e-4d3a-9f7e-2a1b3c4d5e6f';
+      await client.postActivity('s-drop', { content: { type: 'thought', body: 'through the drops' }, id });
+      await expect(client.viewerId()).resolves.toBeTruthy();
+      expect(chaos.injected.map((f) => f.kind)).toEqual(['dropped', 'dropped', 'dropped']);
+      expect(dropping.activitiesOf('s-drop').map((a) => a.id)).toEqual([id]);
+      expect(dropping.refused).toEqual([]);
+    } finally {
+      await dropping.close();
+    }
   });
 });
