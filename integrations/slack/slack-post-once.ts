@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import type { SlackText } from './slack-blocks.ts';
 import type { SlackStore, SlackThread } from './slack-store.ts';
 
-/** The part of a Web API client that posts once: no SDK retries, rate limits rejected to the caller. */
+/** The part of a Web API client that posts once: no SDK retries; 429s waited out per method (TieredWebClient). */
 export type SlackPoster = Pick<WebClient, 'chat' | 'conversations'>;
 
 /** What Patchbay's keyed posts carry in Slack's message metadata, so the thread shows which post is which. */
@@ -12,11 +12,23 @@ export const postMetadataType = 'patchbay_post';
 const maxTries = 3;
 
 /**
+ * Messages asked for per look at a thread. For an app outside Slack's Marketplace, which a
+ * self-hosted Patchbay commercially distributed is, conversations.replies "is rate limited to 1
+ * request per minute. The maximum and default values for the limit parameter have both been reduced
+ * to 15 objects" (docs.slack.dev/reference/methods/conversations.replies, since 2025-05-29): a
+ * longer thread is read page by page, each page a call of that one a minute.
+ */
+const threadPageSize = 15;
+
+/**
  * Posts `message` under `key` in the thread exactly once. A post whose answer was lost (the
  * connection dropped after Slack accepted it, a timeout, a 5xx) or that an earlier process may have
  * made before it crashed (`inDoubt`) is first looked for in the thread by its metadata; only a post
- * that is not there is made (again). A 429 is waited out by its Retry-After on this call alone, so
- * no other Slack call waits with it. Slack's own refusals (ok: false) are final and thrown.
+ * that is not there is made (again). A look Slack rate-limits (one a minute outside the Marketplace)
+ * is waited for, under conversations.replies alone; a look that still cannot be made throws, and
+ * the post is not made blind: its intent stays in doubt, so the caller's next try looks again. A 429
+ * on the post is waited out by its Retry-After under its own channel, so no other Slack call waits
+ * with it. Slack's own refusals (ok: false) are final and thrown.
  */
 export async function postOnce(
   deps: { poster: SlackPoster; log: Logger; sleep?: (ms: number) => Promise<void> },
@@ -72,7 +84,7 @@ export async function postRecorded(
   return ts;
 }
 
-/** A post's ts when the thread has the bot's message carrying `key`. */
+/** A post's ts when the thread has the bot's message carrying `key`: every page read, oldest first. */
 async function findPost(poster: SlackPoster, thread: SlackThread, key: string): Promise<string | undefined> {
   let cursor: string | undefined;
   do {
@@ -80,7 +92,7 @@ async function findPost(poster: SlackPoster, thread: SlackThread, key: string): 
       channel: thread.channel,
       ts: thread.threadTs,
       include_all_metadata: true,
-      limit: 200,
+      limit: threadPageSize,
       ...(cursor && { cursor }),
     });
     const hit = (page.messages ?? []).find(
