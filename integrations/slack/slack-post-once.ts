@@ -28,15 +28,16 @@ const threadPageSize = 15;
  * is waited for, under conversations.replies alone; a look that still cannot be made throws, and
  * the post is not made blind: its intent stays in doubt, so the caller's next try looks again. A 429
  * on the post is waited out by its Retry-After under its own channel, so no other Slack call waits
- * with it. Slack's own refusals (ok: false) are final and thrown.
+ * with it. Slack's own refusals (ok: false) are final: the post was not made, and `inDoubt` says
+ * whether anything of it may still be in the thread (false: Slack's last answer was a clear no).
  */
-export async function postOnce(
+async function postOnce(
   deps: { poster: SlackPoster; log: Logger; sleep?: (ms: number) => Promise<void> },
   thread: SlackThread,
   key: string,
   message: SlackText,
   inDoubt: boolean,
-): Promise<string> {
+): Promise<{ ts: string } | { error: unknown; inDoubt: boolean }> {
   const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
   let doubt = inDoubt;
   for (let attempt = 1; ; attempt += 1) {
@@ -44,7 +45,7 @@ export async function postOnce(
       const found = await findPost(deps.poster, thread, key);
       if (found) {
         deps.log.info({ key, ts: found }, 'a Slack post whose answer was lost is in the thread; not posting it again');
-        return found;
+        return { ts: found };
       }
     }
     try {
@@ -56,10 +57,10 @@ export async function postOnce(
         unfurl_links: false,
         metadata: { event_type: postMetadataType, event_payload: { key } },
       });
-      return result.ts!;
+      return { ts: result.ts! };
     } catch (error) {
       const fault = classify(error);
-      if (fault.kind === 'refused' || attempt >= maxTries) throw error;
+      if (fault.kind === 'refused' || attempt >= maxTries) return { error, inDoubt: fault.kind === 'ambiguous' };
       deps.log.warn({ key, attempt, err: error }, 'a Slack post failed; looking in the thread before posting again');
       doubt = fault.kind === 'ambiguous';
       await sleep(fault.waitMs);
@@ -70,18 +71,25 @@ export async function postOnce(
 /**
  * Posts `message` under `key` once, its intent recorded before and its ts after (slack_posts): a
  * repeat of the same key (a retried delivery, a crash between posting and recording) looks for it
- * in the thread instead of posting again.
+ * in the thread instead of posting again. A post Slack clearly did not make (it refused it, or its
+ * 429s outlasted the tries, and no earlier try of it is in doubt) withdraws its intent before its
+ * error is thrown: the next try posts without a look, which outside Slack's Marketplace would cost
+ * a minute per 15 messages of the thread.
  */
 export async function postRecorded(
-  deps: { poster: SlackPoster; store: Pick<SlackStore, 'intendPost' | 'recordPost'>; log: Logger },
+  deps: { poster: SlackPoster; store: Pick<SlackStore, 'intendPost' | 'recordPost' | 'withdrawPost'>; log: Logger },
   thread: SlackThread,
   key: string,
   message: SlackText,
 ): Promise<string> {
   const inDoubt = await deps.store.intendPost(thread, key);
-  const ts = await postOnce(deps, thread, key, message, inDoubt);
-  await deps.store.recordPost(thread, key, ts);
-  return ts;
+  const outcome = await postOnce(deps, thread, key, message, inDoubt);
+  if ('error' in outcome) {
+    if (!outcome.inDoubt) await deps.store.withdrawPost(thread, key);
+    throw outcome.error;
+  }
+  await deps.store.recordPost(thread, key, outcome.ts);
+  return outcome.ts;
 }
 
 /** A post's ts when the thread has the bot's message carrying `key`: every page read, oldest first. */

@@ -77,6 +77,16 @@ export function createSlackStore(db: IntegrationDb<'slack'>) {
       return row === undefined;
     },
 
+    /** Slack clearly did not make the intended post: nothing of it is in doubt, so a later try needs no look. */
+    async withdrawPost(thread: SlackThread, postKey: string): Promise<void> {
+      await db
+        .deleteFrom('slack_posts')
+        .where('thread_key', '=', key(thread))
+        .where('post_key', '=', postKey)
+        .where('ts', '=', intended)
+        .execute();
+    },
+
     async recordPost(thread: SlackThread, postKey: string, ts: string): Promise<void> {
       await db
         .insertInto('slack_posts')
