@@ -12,11 +12,12 @@ export const postMetadataType = 'patchbay_post';
 const maxTries = 3;
 
 /**
- * Messages asked for per look at a thread. For an app outside Slack's Marketplace, which a
- * self-hosted Patchbay commercially distributed is, conversations.replies "is rate limited to 1
- * request per minute. The maximum and default values for the limit parameter have both been reduced
- * to 15 objects" (docs.slack.dev/reference/methods/conversations.replies, since 2025-05-29): a
- * longer thread is read page by page, each page a call of that one a minute.
+ * Messages asked for per look at a thread. For an app "commercially distributed outside of the
+ * Marketplace", as a Patchbay app installed in other workspaces is, conversations.replies "is rate
+ * limited to 1 request per minute. The maximum and default values for the limit parameter have both
+ * been reduced to 15 objects" (docs.slack.dev/reference/methods/conversations.replies, since
+ * 2025-05-29; internal customer-built apps keep Tier 3): a longer thread is read page by page,
+ * each page a call of that one a minute. 15 serves both rules.
  */
 const threadPageSize = 15;
 

@@ -57,7 +57,7 @@ export type FakeSlackApi = {
   clamped: ClampedRead[];
   /** Every 429 answered (on demand, by tier or read rule, or chaos), with its Retry-After in seconds. */
   rateLimited: { method: string; at: number; retryAfter: number }[];
-  /** Calls made under a method while the Retry-After of a 429 on it was still running. */
+  /** Requests made again (same method and arguments) while the Retry-After of their 429 was still running. */
   early: { method: string; at: number; waitLeftMs: number }[];
   messages: SlackMessage[];
   reactions: { channel: string; timestamp: string; name: string }[];
@@ -252,19 +252,20 @@ export async function startFakeSlackApi(options: {
     else return reply(res, { ok: false, error: 'invalid_form_data' });
     const bearer = /^Bearer (\S+)$/.exec(req.headers.authorization ?? '')?.[1];
     const token = bearer ?? (typeof args.token === 'string' ? args.token : undefined);
-    calls.push({ method, args, token, at: Date.now() });
-    noteEarly(method);
+    const call = { method, args, token, at: Date.now() };
+    calls.push(call);
+    noteEarly(call);
     const posting = method === 'chat.postMessage' || method === 'chat.update';
     const chaos = options.chaos?.roll('slack', method, posting ? chaosKinds : ['rate-limited']);
     chaosDrop = chaos === 'drop-after-accept';
-    if (chaos === 'rate-limited') return rateLimited(res, method, 1);
+    if (chaos === 'rate-limited') return rateLimited(res, call, 1);
 
     const limit = limits.get(method);
     const tierWait = tiers?.check(method, typeof args.channel === 'string' ? args.channel : undefined) ?? 0;
     const readWait = tierWait || (reads?.check(method) ?? 0);
     if ((limit && limit.count > 0) || readWait > 0) {
       if (limit && limit.count > 0) limit.count -= 1;
-      return rateLimited(res, method, readWait || limit!.retryAfter);
+      return rateLimited(res, call, readWait || limit!.retryAfter);
     }
     if (!(method in required)) return reply(res, { ok: false, error: 'unknown_method' });
     if (OIDC_METHODS.has(method)) return reply(res, oidc.call(method, args, bearer));
@@ -438,19 +439,23 @@ export async function startFakeSlackApi(options: {
   }
 
   /** Slack's 429: the Retry-After header in seconds and `ratelimited` in the body; noted to catch a caller that ignores it. */
-  function rateLimited(res: ServerResponse, method: string, retryAfter: number) {
-    const key = method === 'chat.postMessage' ? undefined : method;
-    if (key) retryAfterUntil.set(key, Date.now() + retryAfter * 1000);
+  function rateLimited(res: ServerResponse, call: SlackCall, retryAfter: number) {
+    const method = call.method;
+    retryAfterUntil.set(sameCall(call), Date.now() + retryAfter * 1000);
     rateLimitedCalls.push({ method, at: Date.now(), retryAfter });
     res.writeHead(429, { 'retry-after': String(retryAfter), 'content-type': 'application/json' });
     res.end(JSON.stringify({ ok: false, error: 'ratelimited' }));
   }
 
-  function noteEarly(method: string) {
-    const until = retryAfterUntil.get(method);
+  /**
+   * The same request again (same method and arguments) before the Retry-After it was given ran
+   * out: a caller that did not wait. Other calls of the method may have been on their way already.
+   */
+  function noteEarly(call: SlackCall) {
+    const until = retryAfterUntil.get(sameCall(call));
     // Half a second of grace: Slack's Retry-After is whole seconds, its clock not ours.
     if (until !== undefined && Date.now() < until - 500)
-      early.push({ method, at: Date.now(), waitLeftMs: until - Date.now() });
+      early.push({ method: call.method, at: Date.now(), waitLeftMs: until - Date.now() });
   }
 
   const listening = await listenOnLoopback(server);
@@ -515,6 +520,10 @@ function manifestBotScopes(): string[] {
   const bot = /\n {4}bot:\n((?: {6}- .+\n)+)/.exec(manifest);
   if (!bot) throw new Error('slack-app-manifest.yaml lists no bot scopes');
   return [...bot[1]!.matchAll(/- ([a-z_:.]+)/g)].map((m) => m[1]!);
+}
+
+function sameCall(call: SlackCall): string {
+  return `${call.method} ${JSON.stringify(call.args)}`;
 }
 
 function sendJson(res: ServerResponse, body: Record<string, unknown>) {

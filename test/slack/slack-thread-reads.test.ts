@@ -42,3 +42,30 @@ describe('a post Slack clearly did not make', () => {
     expect(await store.intendPost(thread, 'status')).toBe(false);
   });
 });
+
+/** A one-a-minute method (a 1 s minute here): the calls a 429 held go one at a time, so none runs out of waits. */
+describe('calls waiting under a held method', () => {
+  let slack: FakeSlackApi;
+
+  beforeAll(async () => {
+    slack = await startFakeSlackApi({ botToken: BOT, channels: ['C1'], marketplace: false, readWindowMs: 1_000 });
+  });
+  afterAll(() => slack.close());
+
+  it('seven reads at once under one read a minute: each gets its page, none sooner than its Retry-After', {
+    timeout: 60_000,
+  }, async () => {
+    const web = new TieredWebClient(BOT, { slackApiUrl: slack.apiUrl, retryConfig: { retries: 0 } });
+    const threads = Array.from({ length: 7 }, (_, i) =>
+      slack.addMessage({ channel: 'C1', user: 'U0ALICE01', text: `t${i}` }),
+    );
+    // All waiting at the minute's end at once, six would meet a 429 again each time; the last would run out of waits.
+    const reads = threads.map((ts) => web.conversations.replies({ channel: 'C1', ts, limit: 15 }));
+    const pages = await Promise.all(reads);
+    expect(pages.map((p) => p.messages?.[0]?.text)).toEqual(['t0', 't1', 't2', 't3', 't4', 't5', 't6']);
+    // In line, each read after the first meets at most one 429 more than its first: 6 + 5.
+    expect(slack.rateLimited.length).toBeLessThanOrEqual(11);
+    expect(slack.early).toEqual([]);
+    expect(slack.refused).toEqual([]);
+  });
+});
