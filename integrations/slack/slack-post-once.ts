@@ -28,9 +28,10 @@ const threadPageSize = 15;
  * that is not there is made (again). A look Slack rate-limits (one a minute outside the Marketplace)
  * is waited for, under conversations.replies alone; a look that still cannot be made throws, and
  * the post is not made blind: its intent stays in doubt, so the caller's next try looks again. A 429
- * on the post is waited out by its Retry-After under its own channel, so no other Slack call waits
- * with it. Slack's own refusals (ok: false) are final: the post was not made, and `inDoubt` says
- * whether anything of it may still be in the thread (false: Slack's last answer was a clear no).
+ * on the post is waited out by the poster under its own channel, so no other Slack call waits with
+ * it. Slack's own refusals (ok: false), and 429s past the poster's waits, are final: the post was
+ * not made, and `inDoubt` says whether anything of it may still be in the thread (false: Slack's
+ * last answer was a clear no).
  */
 async function postOnce(
   deps: { poster: SlackPoster; log: Logger; sleep?: (ms: number) => Promise<void> },
@@ -61,9 +62,9 @@ async function postOnce(
       return { ts: result.ts! };
     } catch (error) {
       const fault = classify(error);
-      if (fault.kind === 'refused' || attempt >= maxTries) return { error, inDoubt: fault.kind === 'ambiguous' };
+      if (fault.kind === 'not-posted' || attempt >= maxTries) return { error, inDoubt: fault.kind === 'ambiguous' };
       deps.log.warn({ key, attempt, err: error }, 'a Slack post failed; looking in the thread before posting again');
-      doubt = fault.kind === 'ambiguous';
+      doubt = true;
       await sleep(fault.waitMs);
     }
   }
@@ -115,15 +116,16 @@ async function findPost(poster: SlackPoster, thread: SlackThread, key: string): 
   return undefined;
 }
 
-type Fault = { kind: 'refused' } | { kind: 'ambiguous' | 'not-posted'; waitMs: number };
+type Fault = { kind: 'not-posted' } | { kind: 'ambiguous'; waitMs: number };
 
 /**
- * What a failed post means: Slack answered ok: false (refused, final); Slack answered 429 (not
- * posted: wait its Retry-After); anything else (no answer, a 5xx) may have been posted.
+ * What a failed post means: Slack answered ok: false, or still 429 after the poster waited out its
+ * Retry-Afters (TieredWebClient): not posted, and final; anything else (no answer, a 5xx) may
+ * have been posted.
  */
 function classify(error: unknown): Fault {
-  const { code, retryAfter } = error as { code?: string; retryAfter?: number };
-  if (code === 'slack_webapi_platform_error') return { kind: 'refused' };
-  if (code === 'slack_webapi_rate_limited_error') return { kind: 'not-posted', waitMs: (retryAfter ?? 1) * 1000 };
+  const { code } = error as { code?: string };
+  if (code === 'slack_webapi_platform_error' || code === 'slack_webapi_rate_limited_error')
+    return { kind: 'not-posted' };
   return { kind: 'ambiguous', waitMs: 500 };
 }
