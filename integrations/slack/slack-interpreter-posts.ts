@@ -12,7 +12,7 @@ export type SayDeps = {
   web: SlackWeb;
   /** Posts with no SDK retries, once per key (postRecorded); `web` when absent. */
   poster?: SlackPoster;
-  store: Pick<SlackStore, 'intendPost' | 'recordPost'>;
+  store: Pick<SlackStore, 'intendPost' | 'recordPost' | 'withdrawPost'>;
   log: Logger;
 };
 

@@ -76,7 +76,7 @@ export type SlackSurfaceDeps = {
   web: SlackWeb;
   /** Posts with no SDK retries, once per key (postRecorded); `web` when absent. */
   poster?: SlackPoster;
-  store: Pick<SlackStore, 'takePending' | 'intendPost' | 'recordPost'>;
+  store: Pick<SlackStore, 'takePending' | 'intendPost' | 'recordPost' | 'withdrawPost'>;
   log: Logger;
   /** Takes the pictures shared with a message in; without it they are left out. */
   files?: SlackFileDeps;

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { ErrorCode, WebClient, type RetryOptions } from '@slack/web-api';
-import { TieredWebClient } from './slack-method-limits.ts';
+import { MethodLimits, TieredWebClient } from './slack-method-limits.ts';
 import type { IntegrationContext, IntegrationModule } from '../integration-module.ts';
 import { PatchbayError } from '../../src/core/errors.ts';
 import { createActorDirectory } from './slack-actors.ts';
@@ -119,18 +119,24 @@ export function createSlackModule(options: SlackModuleOptions): IntegrationModul
  * The module's three Web API clients: `web` for everything but posts, with the SDK's retries and
  * Slack's rate limits waited out per method (TieredWebClient), never by pausing every call;
  * `probe` for the start's auth.test, with no retries and the SDK's own line per failed request only
- * at debug (the caller says once what failed and what to check); `poster` for thread posts, with
- * no SDK retries (a post whose answer was lost is looked for in the thread before it is made again;
- * see postOnce) and a 429 handed back to that post alone instead of pausing every call.
+ * at debug (the caller says once what failed and what to check); `poster` for thread posts and the
+ * looks at a thread before posting again, with no SDK retries (a post whose answer was lost is
+ * looked for in the thread before it is made again; see postOnce) and its 429s waited out under
+ * their own method too, on the same clock as `web`'s (Slack counts one app's calls together).
  */
 function slackClients(config: SlackModuleOptions['config'], log: Logger, retryConfig: RetryOptions) {
   const sdkLog = slackLogger(log);
-  const client = (options: ConstructorParameters<typeof WebClient>[1]) =>
-    new WebClient(config.botToken, { slackApiUrl: config.apiUrl, ...options });
+  const limits = new MethodLimits();
+  const tiered = (options: ConstructorParameters<typeof WebClient>[1]) =>
+    new TieredWebClient(config.botToken, { slackApiUrl: config.apiUrl, logger: sdkLog, ...options }, limits);
   return {
-    web: new TieredWebClient(config.botToken, { slackApiUrl: config.apiUrl, retryConfig, logger: sdkLog }),
-    probe: client({ retryConfig: { retries: 0 }, logger: { ...sdkLog, warn: sdkLog.debug, error: sdkLog.debug } }),
-    poster: client({ retryConfig: { retries: 0 }, rejectRateLimitedCalls: true, logger: sdkLog }),
+    web: tiered({ retryConfig }),
+    probe: new WebClient(config.botToken, {
+      slackApiUrl: config.apiUrl,
+      retryConfig: { retries: 0 },
+      logger: { ...sdkLog, warn: sdkLog.debug, error: sdkLog.debug },
+    }),
+    poster: tiered({ retryConfig: { retries: 0 } }),
   };
 }
 

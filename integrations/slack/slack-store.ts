@@ -1,3 +1,4 @@
+import type { ArgsAfterDb } from '../../db/database.ts';
 import type { IntegrationDb } from '../../db/schema.ts';
 import { Actor } from '../../src/core/actor.ts';
 import { ThreadRef, threadKey } from '../../src/core/thread-ref.ts';
@@ -77,6 +78,8 @@ export function createSlackStore(db: IntegrationDb<'slack'>) {
       return row === undefined;
     },
 
+    withdrawPost: (...args: ArgsAfterDb<typeof withdrawPost>) => withdrawPost(db, ...args),
+
     async recordPost(thread: SlackThread, postKey: string, ts: string): Promise<void> {
       await db
         .insertInto('slack_posts')
@@ -87,6 +90,16 @@ export function createSlackStore(db: IntegrationDb<'slack'>) {
         .execute();
     },
   };
+}
+
+/** Slack clearly did not make the intended post: nothing of it is in doubt, so a later try needs no look. */
+async function withdrawPost(db: IntegrationDb<'slack'>, thread: SlackThread, postKey: string): Promise<void> {
+  await db
+    .deleteFrom('slack_posts')
+    .where('thread_key', '=', key(thread))
+    .where('post_key', '=', postKey)
+    .where('ts', '=', intended)
+    .execute();
 }
 
 /** The ts of a post intended and not yet known to be made (Slack's ts is never empty). */

@@ -1,4 +1,5 @@
-import { createSlackTiers, type SlackTiers } from './slack-tiers.ts';
+import { createReadLimit, createSlackTiers, type SlackTiers } from './slack-tiers.ts';
+import { channelHistory, threadReplies, type ClampedRead } from './fake-slack-threads.ts';
 import type { Chaos } from './chaos.ts';
 import { dropBeforeAnswer, networkFault } from './chaos-faults.ts';
 import { readFileSync } from 'node:fs';
@@ -32,6 +33,8 @@ export type SlackMessage = {
   edits: number;
   /** The message metadata it was posted with (event_type, event_payload). */
   metadata?: { event_type: string; event_payload: Record<string, unknown> };
+  /** A person's message (addMessage); the bot's own have none. */
+  user?: string;
 };
 
 export type SlackRefusal = { method: string; error: string; detail?: string };
@@ -51,6 +54,12 @@ export type FakeSlackApi = {
   calls: SlackCall[];
   /** Every call answered `ok: false` (rate limits on demand excepted), with why. */
   refused: SlackRefusal[];
+  /** Reads that asked for more than a page holds (cut to it, as Slack does): a caller that assumes it got them all. */
+  clamped: ClampedRead[];
+  /** Every 429 answered (on demand, by tier or read rule, or chaos), with its Retry-After in seconds. */
+  rateLimited: { method: string; at: number; retryAfter: number }[];
+  /** Requests made again (same method and arguments) while the Retry-After of their 429 was still running. */
+  early: { method: string; at: number; waitLeftMs: number }[];
   messages: SlackMessage[];
   reactions: { channel: string; timestamp: string; name: string }[];
   /** Messages only one person saw (chat.postEphemeral). */
@@ -61,6 +70,8 @@ export type FakeSlackApi = {
   bot: { userId: string; botId: string; teamId: string };
   /** Messages posted in a thread (the parent excluded), oldest first. */
   thread(channel: string, threadTs: string): SlackMessage[];
+  /** A person's message, as if written in Slack: conversations.replies and .history list it. Its ts. */
+  addMessage(input: { channel: string; user: string; text: string; threadTs?: string }): string;
   /** Answer the next `count` calls of `method` with 429 and this Retry-After. */
   rateLimit(method: string, retryAfterSeconds: number, count?: number): void;
   /** Does the next `count` calls of `method` and then drops the connection unanswered (the answer is lost). */
@@ -90,6 +101,7 @@ const required: Record<string, string[]> = {
   'auth.test': [],
   'chat.postMessage': ['channel'],
   'conversations.replies': ['channel', 'ts'],
+  'conversations.history': ['channel'],
   'chat.update': ['channel', 'ts'],
   'chat.postEphemeral': ['channel', 'user'],
   'reactions.add': ['channel', 'timestamp', 'name'],
@@ -130,12 +142,26 @@ export async function startFakeSlackApi(options: {
    * lost with the connection.
    */
   chaos?: Chaos;
+  /**
+   * false: an app outside Slack's Marketplace (any self-hosted one commercially distributed):
+   * conversations.replies and .history at one call a minute each and 15 objects a page
+   * (slack-tiers.ts). Default true: their Tier 3 and full pages.
+   */
+  marketplace?: boolean;
+  /** The minute of that one-a-minute rule, shorter so tests run fast. */
+  readWindowMs?: number;
 }): Promise<FakeSlackApi> {
   const scopes = options.scopes ?? manifestBotScopes();
   const users = new Map((options.users ?? []).map((u) => [u.id, u]));
   const channels = new Set(options.channels ?? DEFAULT_CHANNELS);
   const calls: SlackCall[] = [];
   const refused: SlackRefusal[] = [];
+  const clamped: ClampedRead[] = [];
+  const early: FakeSlackApi['early'] = [];
+  const rateLimitedCalls: FakeSlackApi['rateLimited'] = [];
+  const retryAfterUntil = new Map<string, number>();
+  const marketplace = options.marketplace ?? true;
+  const reads = marketplace ? undefined : createReadLimit(options.readWindowMs ?? 60_000);
   const messages: SlackMessage[] = [];
   const reactions: FakeSlackApi['reactions'] = [];
   const ephemerals: FakeSlackApi['ephemerals'] = [];
@@ -154,6 +180,7 @@ export async function startFakeSlackApi(options: {
     'files.getUploadURLExternal': 'files:write',
     'files.completeUploadExternal': 'files:write',
     'conversations.replies': 'channels:history',
+    'conversations.history': 'channels:history',
   };
   let clock = 0;
   const nextTs = () => {
@@ -228,25 +255,23 @@ export async function startFakeSlackApi(options: {
     else return reply(res, { ok: false, error: 'invalid_form_data' });
     const bearer = /^Bearer (\S+)$/.exec(req.headers.authorization ?? '')?.[1];
     const token = bearer ?? (typeof args.token === 'string' ? args.token : undefined);
-    calls.push({ method, args, token, at: Date.now() });
+    const call = { method, args, token, at: Date.now() };
+    calls.push(call);
+    noteEarly(call);
     const posting = method === 'chat.postMessage' || method === 'chat.update';
     const channel = args.channel ?? args.channel_id;
     const subject = typeof channel === 'string' ? channel : undefined;
     const chaos = options.chaos?.roll('slack', method, posting ? chaosKinds : ['rate-limited'], subject);
     chaosDrop = chaos === 'drop-after-accept';
     if (!chaos && (await networkFault(options.chaos, 'slack', method, subject))) return dropBeforeAnswer(res);
-    if (chaos === 'rate-limited') {
-      res.writeHead(429, { 'retry-after': '1', 'content-type': 'application/json' });
-      return res.end(JSON.stringify({ ok: false, error: 'ratelimited' }));
-    }
+    if (chaos === 'rate-limited') return rateLimited(res, call, 1);
 
     const limit = limits.get(method);
     const tierWait = tiers?.check(method, typeof args.channel === 'string' ? args.channel : undefined) ?? 0;
-    if ((limit && limit.count > 0) || tierWait > 0) {
+    const readWait = tierWait || (reads?.check(method) ?? 0);
+    if ((limit && limit.count > 0) || readWait > 0) {
       if (limit && limit.count > 0) limit.count -= 1;
-      const retryAfter = tierWait || limit!.retryAfter;
-      res.writeHead(429, { 'retry-after': String(retryAfter), 'content-type': 'application/json' });
-      return res.end(JSON.stringify({ ok: false, error: 'ratelimited' }));
+      return rateLimited(res, call, readWait || limit!.retryAfter);
     }
     if (!(method in required)) return reply(res, { ok: false, error: 'unknown_method' });
     if (OIDC_METHODS.has(method)) return reply(res, oidc.call(method, args, bearer));
@@ -339,24 +364,12 @@ export async function startFakeSlackApi(options: {
           message: { type: 'message', subtype: 'bot_message', text, ts: message.ts, bot_id: bot.botId },
         });
       }
-      case 'conversations.replies': {
-        // The parent first, then its replies; metadata only when asked for (include_all_metadata).
-        const ts = String(args.ts);
-        const withMetadata = args.include_all_metadata === true || args.include_all_metadata === 'true';
-        const list = messages.filter((m) => m.channel === args.channel && (m.ts === ts || m.threadTs === ts));
-        return reply(res, {
-          ok: true,
-          messages: list.map((m) => ({
-            type: 'message',
-            ts: m.ts,
-            text: m.text,
-            bot_id: bot.botId,
-            ...(m.threadTs && { thread_ts: m.threadTs }),
-            ...(withMetadata && m.metadata && { metadata: m.metadata }),
-          })),
-          has_more: false,
-          response_metadata: { next_cursor: '' },
-        });
+      case 'conversations.replies':
+      case 'conversations.history': {
+        const read = method === 'conversations.replies' ? threadReplies : channelHistory;
+        const answer = read(messages, args, bot, marketplace);
+        if (answer.clamped) clamped.push(answer.clamped);
+        return reply(res, answer.body);
       }
       case 'chat.postEphemeral': {
         if (!text && !blocks) return reply(res, { ok: false, error: 'no_text' });
@@ -431,6 +444,26 @@ export async function startFakeSlackApi(options: {
     res.end(Buffer.from(file.bytes));
   }
 
+  /** Slack's 429: the Retry-After header in seconds and `ratelimited` in the body; noted to catch a caller that ignores it. */
+  function rateLimited(res: ServerResponse, call: SlackCall, retryAfter: number) {
+    const method = call.method;
+    retryAfterUntil.set(sameCall(call), Date.now() + retryAfter * 1000);
+    rateLimitedCalls.push({ method, at: Date.now(), retryAfter });
+    res.writeHead(429, { 'retry-after': String(retryAfter), 'content-type': 'application/json' });
+    res.end(JSON.stringify({ ok: false, error: 'ratelimited' }));
+  }
+
+  /**
+   * The same request again (same method and arguments) before the Retry-After it was given ran
+   * out: a caller that did not wait. Other calls of the method may have been on their way already.
+   */
+  function noteEarly(call: SlackCall) {
+    const until = retryAfterUntil.get(sameCall(call));
+    // Half a second of grace: Slack's Retry-After is whole seconds, its clock not ours.
+    if (until !== undefined && Date.now() < until - 500)
+      early.push({ method: call.method, at: Date.now(), waitLeftMs: until - Date.now() });
+  }
+
   const listening = await listenOnLoopback(server);
   port = listening.port;
   const { close } = listening;
@@ -439,12 +472,20 @@ export async function startFakeSlackApi(options: {
     apiUrl: `http://127.0.0.1:${port}/api/`,
     calls,
     refused,
+    clamped,
+    rateLimited: rateLimitedCalls,
+    early,
     messages,
     reactions,
     ephemerals,
     files: uploads.files,
     bot,
     thread: (channel, threadTs) => messages.filter((m) => m.channel === channel && m.threadTs === threadTs),
+    addMessage({ channel, user, text, threadTs }) {
+      const ts = nextTs();
+      messages.push({ channel, ts, text, edits: 0, user, ...(threadTs && { threadTs }) });
+      return ts;
+    },
     rateLimit(method, retryAfter, count = 1) {
       limits.set(method, { retryAfter, count });
     },
@@ -485,6 +526,10 @@ function manifestBotScopes(): string[] {
   const bot = /\n {4}bot:\n((?: {6}- .+\n)+)/.exec(manifest);
   if (!bot) throw new Error('slack-app-manifest.yaml lists no bot scopes');
   return [...bot[1]!.matchAll(/- ([a-z_:.]+)/g)].map((m) => m[1]!);
+}
+
+function sameCall(call: SlackCall): string {
+  return `${call.method} ${JSON.stringify(call.args)}`;
 }
 
 function sendJson(res: ServerResponse, body: Record<string, unknown>) {

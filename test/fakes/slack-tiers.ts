@@ -50,3 +50,54 @@ export function createSlackTiers(now: () => number = Date.now): SlackTiers {
     },
   };
 }
+
+/**
+ * Slack's rule for apps outside its Marketplace, for the two methods that read messages. From the
+ * conversations.replies reference (docs.slack.dev/reference/methods/conversations.replies): "As of
+ * May 29, 2025, for new applications and installation commercially distributed outside of the
+ * Marketplace, this method is rate limited to 1 request per minute. The maximum and default values
+ * for the limit parameter have both been reduced to 15 objects. For Marketplace and internal
+ * customer-built applications, this method has Tier 3 rate limits." conversations.history says the
+ * same (changelog 2025-05-29, "Rate limit changes for non-Marketplace apps"). The limits are
+ * "per API method per workspace/team per app": one workspace here, so per method.
+ */
+export const READ_METHODS: readonly string[] = ['conversations.history', 'conversations.replies'];
+
+/**
+ * Objects per page: `limit` is "the maximum number of items to return", so a larger one is not
+ * refused but cut to the method's maximum (the page ends with has_more and a next_cursor, as
+ * apps outside the Marketplace see it: 15 where 200 were asked). Marketplace values from the
+ * methods' references: conversations.replies 1000 (its default too), conversations.history 999
+ * (default 100).
+ */
+export function pageSize(method: string, asked: number | undefined, marketplace: boolean) {
+  const rule = marketplace
+    ? method === 'conversations.history'
+      ? { max: 999, byDefault: 100 }
+      : { max: 1000, byDefault: 1000 }
+    : { max: 15, byDefault: 15 };
+  const given = Math.min(asked ?? rule.byDefault, rule.max);
+  return { given, clamped: asked !== undefined && asked > rule.max };
+}
+
+export type ReadLimit = {
+  /** Seconds to wait (Retry-After) when a read is over its one a window; 0 when it may go (it is then counted). */
+  check(method: string): number;
+};
+
+/** One read per method per `windowMs` (Slack's minute; shorter in tests), as outside the Marketplace. */
+export function createReadLimit(windowMs: number, now: () => number = Date.now): ReadLimit {
+  const last = new Map<string, number>();
+  return {
+    check(method) {
+      if (!READ_METHODS.includes(method)) return 0;
+      const at = now();
+      const previous = last.get(method);
+      if (previous !== undefined && at - previous < windowMs) {
+        return Math.max(1, Math.ceil((previous + windowMs - at) / 1000));
+      }
+      last.set(method, at);
+      return 0;
+    },
+  };
+}

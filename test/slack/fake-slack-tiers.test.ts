@@ -49,3 +49,33 @@ describe('the Slack fake holds methods to their tiers', () => {
     expect(infos.every((r) => r === 'ok')).toBe(true);
   });
 });
+
+/** Outside the Marketplace: thread and channel reads at one a minute each and 15 objects a page, as Slack states it. */
+describe('the Slack fake as an app outside the Marketplace', () => {
+  let slack: FakeSlackApi;
+  let web: WebClient;
+  beforeAll(async () => {
+    slack = await startFakeSlackApi({ botToken: BOT, channels: ['C1'], marketplace: false, readWindowMs: 2_000 });
+    web = new WebClient(BOT, { slackApiUrl: slack.apiUrl, retryConfig: { retries: 0 }, rejectRateLimitedCalls: true });
+  });
+  afterAll(() => slack.close());
+
+  it('one read a minute per method, then 429 with the seconds left; a larger limit cut to 15 a page, with a cursor on', async () => {
+    const parent = slack.addMessage({ channel: 'C1', user: 'U0ALICE01', text: 'hello' });
+    for (let i = 0; i < 20; i += 1)
+      slack.addMessage({ channel: 'C1', user: 'U0BOB0002', text: `r${i}`, threadTs: parent });
+    const first = await web.conversations.replies({ channel: 'C1', ts: parent, limit: 200 });
+    expect(first.messages?.map((m) => m.text)).toEqual(['hello', ...Array.from({ length: 14 }, (_, i) => `r${i}`)]);
+    expect(first.has_more).toBe(true);
+    expect(slack.clamped).toEqual([{ method: 'conversations.replies', asked: 200, given: 15 }]);
+    const cursor = first.response_metadata!.next_cursor!;
+    expect([1, 2]).toContain(await outcome(web.conversations.replies({ channel: 'C1', ts: parent, cursor })));
+    // Another method has its own minute.
+    expect(await outcome(web.conversations.history({ channel: 'C1' }))).toBe('ok');
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    const second = await web.conversations.replies({ channel: 'C1', ts: parent, cursor, limit: 15 });
+    expect(second.messages?.map((m) => m.text)).toEqual(['r14', 'r15', 'r16', 'r17', 'r18', 'r19']);
+    expect(second.has_more).toBe(false);
+    expect(slack.refused).toEqual([]);
+  });
+});

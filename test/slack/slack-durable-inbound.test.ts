@@ -60,9 +60,9 @@ describe('Slack deliveries through the durable inbound pipeline', () => {
   });
 
   it('retries a delivery that fails, and after its last attempt says why in its thread and lists it at GET /api/deliveries?failed=true', async () => {
-    // The reply asking for the repository is refused (429) on every try of both attempts: three
-    // tries each (postOnce waits out a 429 on the post alone), then the delivery fails.
-    f.slack.rateLimit('chat.postMessage', 0, 6);
+    // The reply asking for the repository is refused (429) on every call of both attempts: six
+    // calls each (the poster waits out five 429s under the post's channel alone), then the delivery fails.
+    f.slack.rateLimit('chat.postMessage', 0, 12);
     const mention = appMention({ user: 'U0ALICE01', text: 'fix the flaky checkout test' });
     expect((await f.postEvent(envelope(mention))).status).toBe(200);
     const reply = await waitForPost(
@@ -91,10 +91,10 @@ describe('Slack deliveries through the durable inbound pipeline', () => {
       }),
     ]);
     expect(failed[0]!.error).toContain('A rate-limit has been reached');
-    // Three tries at the question in each of two attempts, then the one failure reply; nothing else in the thread.
+    // Six calls at the question in each of two attempts, then the one failure reply; nothing else in the thread.
     expect(
       f.slack.calls.filter((c) => c.method === 'chat.postMessage' && c.args.thread_ts === mention.ts),
-    ).toHaveLength(7);
+    ).toHaveLength(13);
     expect(f.slack.thread(CHANNEL, mention.ts)).toHaveLength(1);
   });
 });

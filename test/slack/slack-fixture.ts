@@ -46,6 +46,8 @@ export async function startSlackFixture(
     allowedTeams?: readonly string[];
     /** More settings for the server, as environment variables. */
     env?: Record<string, string>;
+    /** The fake Web API's app kind: outside the Marketplace, its one-a-minute reads (and that minute). */
+    slackApi?: { marketplace?: boolean; readWindowMs?: number };
   } = {},
 ): Promise<SlackFixture> {
   const remote = await createRemote();
@@ -54,6 +56,7 @@ export async function startSlackFixture(
     appToken: APP_TOKEN,
     users,
     channels: [...DEFAULT_CHANNELS, 'D0BOBDM01'],
+    ...options.slackApi,
   });
   if (options.socket) slack.setSocketUrl(options.socket.url);
   let decide: (messages: readonly ModelMessage[]) => ScriptedTurn = () => ({ text: 'nothing to do' });
