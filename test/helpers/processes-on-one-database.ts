@@ -42,12 +42,9 @@ export async function startProcessesOnOneDatabase(prefix: string, options: { dat
     return started;
   };
   return {
-    dir,
     database,
     /** The session store on the shared test database (none on an embedded one). */
     store: database && createSessionStore(database.db),
-    processes,
-    scenarioPath,
     /** The data directory of the process (or host) `name`. */
     dataDir: (name: string) => join(dir, name),
     /** Writes the scripted model's turns (and verifier's) where every process reads them. */
