@@ -1,12 +1,11 @@
-import { access, chmod, mkdtemp, readFile, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { access, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StoredEvent } from '../../src/core/events.ts';
 import { createRemote, git, type RemoteFixture } from '../git/git-fixture.ts';
 import { waitFor } from '../helpers/wait-for.ts';
-import { serverApi, sessionEnded, startServer, type ServerProcess } from '../helpers/server-process.ts';
-import { removeDataDir } from '../sandbox/sandbox-test-helpers.ts';
+import { serverApi, sessionEnded, type ServerProcess } from '../helpers/server-process.ts';
+import { startProcessesOnOneDatabase, type ProcessesOnOneDatabase } from '../helpers/processes-on-one-database.ts';
 
 /**
  * `patchbay serve` whose embedded PostgreSQL is killed mid-run: the server starts it again and the
@@ -15,13 +14,12 @@ import { removeDataDir } from '../sandbox/sandbox-test-helpers.ts';
  */
 describe('patchbay serve when its embedded database is killed mid-run', () => {
   let remote: RemoteFixture;
-  let dir: string;
+  let processes: ProcessesOnOneDatabase;
   let server: ServerProcess | undefined;
 
   beforeAll(async () => {
     remote = await createRemote();
-    dir = await mkdtemp(join(tmpdir(), 'patchbay-db-killed-'));
-    await chmod(dir, 0o755);
+    processes = await startProcessesOnOneDatabase('patchbay-db-killed', { database: 'embedded' });
     // The command writes, waits until the test has seen the database come back (its marker), then
     // takes 5 s more: a second run of the session, if the queue handed one out (1 s after the
     // restart), starts while this one is still in its command.
@@ -44,25 +42,18 @@ describe('patchbay serve when its embedded database is killed mid-run', () => {
         { text: 'All parts written.' },
       ],
     };
-    await writeFile(join(dir, 'scenario.json'), JSON.stringify(scenario));
+    await processes.writeScenario(scenario);
   });
   afterAll(async () => {
-    server?.child.kill('SIGKILL');
-    await server?.exited;
+    await processes.close();
     await remote.cleanup();
-    await removeDataDir(dir);
   });
 
   const api = <T>(path: string) => serverApi<T>(server!, path);
 
   it('starts it again, and the run carries on once, with one copy of every step', { timeout: 300_000 }, async () => {
-    const dataDir = join(dir, 'data');
-    server = await startServer({
-      DATA_DIR: dataDir,
-      PORT: '0',
-      MODEL_PROVIDER: 'scripted',
-      SCRIPTED_SCENARIO: join(dir, 'scenario.json'),
-      LOG_LEVEL: 'info',
+    const dataDir = processes.dataDir('data');
+    server = await processes.serve('data', {
       QUEUE_HEARTBEAT_SECONDS: '600',
       QUEUE_MONITOR_SECONDS: '600',
       PATCHBAY_ALLOW_LOCAL_REPOS: 'true',

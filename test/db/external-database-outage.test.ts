@@ -1,5 +1,4 @@
-import { access, chmod, mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { access, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StoredEvent } from '../../src/core/events.ts';
@@ -9,13 +8,11 @@ import {
   linesAboveInfo,
   serverApi,
   sessionEnded,
-  startServer,
   type LogLine,
   type ServerProcess,
 } from '../helpers/server-process.ts';
+import { startProcessesOnOneDatabase, type ProcessesOnOneDatabase } from '../helpers/processes-on-one-database.ts';
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.ts';
-import { createTestDatabase } from '../helpers/test-database.ts';
-import { removeDataDir } from '../sandbox/sandbox-test-helpers.ts';
 
 /**
  * `patchbay serve` on an external DATABASE_URL that goes away mid-run and comes back. The database
@@ -26,17 +23,14 @@ import { removeDataDir } from '../sandbox/sandbox-test-helpers.ts';
  */
 describe('patchbay serve when its external database goes away mid-run', () => {
   let remote: RemoteFixture;
-  let dir: string;
-  let database: Awaited<ReturnType<typeof createTestDatabase>>;
+  let processes: ProcessesOnOneDatabase;
   let proxy: TcpProxy;
   let server: ServerProcess | undefined;
 
   beforeAll(async () => {
     remote = await createRemote();
-    dir = await mkdtemp(join(tmpdir(), 'patchbay-db-outage-'));
-    await chmod(dir, 0o755);
-    database = await createTestDatabase();
-    const target = new URL(database.url);
+    processes = await startProcessesOnOneDatabase('patchbay-db-outage');
+    const target = new URL(processes.database!.url);
     proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port) });
     // The command writes, waits until the test has cut the database (its marker), then writes again:
     // its end, and the turns after it, meet a database that is not there.
@@ -58,15 +52,12 @@ describe('patchbay serve when its external database goes away mid-run', () => {
         { text: 'All parts written.' },
       ],
     };
-    await writeFile(join(dir, 'scenario.json'), JSON.stringify(scenario));
+    await processes.writeScenario(scenario);
   });
   afterAll(async () => {
-    server?.child.kill('SIGKILL');
-    await server?.exited;
+    await processes.close();
     await proxy.close();
-    await database.close();
     await remote.cleanup();
-    await removeDataDir(dir);
   });
 
   const api = <T>(path: string, init?: RequestInit) => serverApi<T>(server!, path, init);
@@ -75,14 +66,9 @@ describe('patchbay serve when its external database goes away mid-run', () => {
   it('reconnects when it is back, the run carries on with all its work, and repeated errors are rate-limited', {
     timeout: 300_000,
   }, async () => {
-    const dataDir = join(dir, 'data');
-    server = await startServer({
-      DATA_DIR: dataDir,
-      DATABASE_URL: proxy.via(database.url),
-      PORT: '0',
-      MODEL_PROVIDER: 'scripted',
-      SCRIPTED_SCENARIO: join(dir, 'scenario.json'),
-      LOG_LEVEL: 'info',
+    const dataDir = processes.dataDir('data');
+    server = await processes.serve('data', {
+      DATABASE_URL: proxy.via(processes.database!.url),
       QUEUE_HEARTBEAT_SECONDS: '600',
       QUEUE_MONITOR_SECONDS: '600',
       PATCHBAY_ALLOW_LOCAL_REPOS: 'true',

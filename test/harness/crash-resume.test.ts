@@ -1,54 +1,26 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSessionStore, type SessionStore } from '../../src/sessions/store/session-store.ts';
+import type { SessionStore } from '../../src/sessions/store/session-store.ts';
 import { createRemote, git, type RemoteFixture } from '../git/git-fixture.ts';
 import { waitFor } from '../helpers/wait-for.ts';
-import { createTestDatabase } from '../helpers/test-database.ts';
 import { passingVerdict } from '../helpers/scripted-verifier.ts';
-import { removeDataDir } from '../sandbox/sandbox-test-helpers.ts';
 import { createSessionOverApi } from '../helpers/server-process.ts';
-
-/** Starts `patchbay serve` as its own process and resolves with the URL it listens on. */
-function startServer(env: Record<string, string>): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, ['src/cli.ts', 'serve'], {
-    // A developer's .env in the checkout (read by every command) stays out of the test's settings.
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', PATCHBAY_ENV_FILE: '/dev/null', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  return new Promise((resolve, reject) => {
-    let output = '';
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      const match = /"url":"(http:\/\/[^"]+)"/.exec(output);
-      if (match) resolve({ child, url: match[1]! });
-    };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.on('exit', (code) => reject(new Error(`patchbay serve exited with ${code}:\n${output}`)));
-  });
-}
+import { startProcessesOnOneDatabase, type ProcessesOnOneDatabase } from '../helpers/processes-on-one-database.ts';
 
 describe('a worker killed with SIGKILL mid-run', () => {
   let remote: RemoteFixture;
-  let database: Awaited<ReturnType<typeof createTestDatabase>>;
+  let processes: ProcessesOnOneDatabase;
   let store: SessionStore;
-  let dir: string;
-  const children: ChildProcess[] = [];
 
   beforeAll(async () => {
     remote = await createRemote();
-    database = await createTestDatabase();
-    store = createSessionStore(database.db);
-    dir = await mkdtemp(join(tmpdir(), 'patchbay-crash-'));
+    processes = await startProcessesOnOneDatabase('patchbay-crash');
+    store = processes.store!;
   });
   afterAll(async () => {
-    for (const child of children) child.kill('SIGKILL');
-    await database.close();
+    await processes.close();
     await remote.cleanup();
-    await removeDataDir(dir);
   });
 
   it('resumes after a restart and finishes with one copy of each event', { timeout: 120_000 }, async () => {
@@ -73,23 +45,15 @@ describe('a worker killed with SIGKILL mid-run', () => {
       ],
       verifier: [{ toolCalls: [{ name: 'record_verdict', input: passingVerdict }] }],
     };
-    const scenarioPath = join(dir, 'scenario.json');
-    await writeFile(scenarioPath, JSON.stringify(scenario));
+    await processes.writeScenario(scenario);
     const env = {
-      DATABASE_URL: database.url,
-      DATA_DIR: join(dir, 'data'),
-      PORT: '0',
-      MODEL_PROVIDER: 'scripted',
-      SCRIPTED_SCENARIO: scenarioPath,
-      LOG_LEVEL: 'info',
       QUEUE_HEARTBEAT_SECONDS: '10',
       QUEUE_MONITOR_SECONDS: '1',
       // The repository is a directory on this machine, which the API takes only when allowed.
       PATCHBAY_ALLOW_LOCAL_REPOS: 'true',
     };
 
-    const first = await startServer(env);
-    children.push(first.child);
+    const first = await processes.serve('data', env);
     const id = await createSessionOverApi(first, {
       repo: remote.remote,
       prompt: 'Survive a crash',
@@ -97,7 +61,7 @@ describe('a worker killed with SIGKILL mid-run', () => {
     });
 
     // Killed only once the command is proven to run: its first line is in the workspace.
-    const runsLog = join(env.DATA_DIR, 'workspaces', id, 'runs.log');
+    const runsLog = join(processes.dataDir('data'), 'workspaces', id, 'runs.log');
     await waitFor(
       () =>
         readFile(runsLog, 'utf8').then(
@@ -107,11 +71,10 @@ describe('a worker killed with SIGKILL mid-run', () => {
       'the slow command to start',
     );
     first.child.kill('SIGKILL');
-    await new Promise((resolve) => first.child.once('exit', resolve));
+    await first.exited;
     expect((await store.get(id))?.status).toBe('running');
 
-    const second = await startServer(env);
-    children.push(second.child);
+    const second = await processes.serve('data', env);
     const done = await waitFor(
       async () => {
         const session = await store.get(id);
@@ -163,6 +126,6 @@ describe('a worker killed with SIGKILL mid-run', () => {
     expect(await git(remote.remote, 'show', `${tip}:RESULT.md`)).toBe('survived a crash');
     expect((await git(remote.remote, 'show', `${tip}:runs.log`)).split('\n')).toEqual(['run']);
     second.child.kill('SIGTERM');
-    await new Promise((resolve) => second.child.once('exit', resolve));
+    await second.exited;
   });
 });

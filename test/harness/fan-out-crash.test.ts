@@ -1,15 +1,12 @@
-import type { ChildProcess } from 'node:child_process';
-import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSessionStore, type SessionStore } from '../../src/sessions/store/session-store.ts';
+import type { SessionStore } from '../../src/sessions/store/session-store.ts';
 import { createRemote, git, type RemoteFixture } from '../git/git-fixture.ts';
 import { waitFor } from '../helpers/wait-for.ts';
 import { passingVerdict } from '../helpers/scripted-verifier.ts';
-import { startServer, createSessionOverApi } from '../helpers/server-process.ts';
-import { createTestDatabase } from '../helpers/test-database.ts';
-import { removeDataDir } from '../sandbox/sandbox-test-helpers.ts';
+import { createSessionOverApi } from '../helpers/server-process.ts';
+import { startProcessesOnOneDatabase, type ProcessesOnOneDatabase } from '../helpers/processes-on-one-database.ts';
 
 /**
  * The fan-out crash trial: `patchbay serve` killed with SIGKILL while its sub-tasks run. After the
@@ -18,23 +15,18 @@ import { removeDataDir } from '../sandbox/sandbox-test-helpers.ts';
  */
 describe('a server killed with SIGKILL during a fan-out', () => {
   let remote: RemoteFixture;
-  let database: Awaited<ReturnType<typeof createTestDatabase>>;
+  let processes: ProcessesOnOneDatabase;
   let store: SessionStore;
-  let dir: string;
-  const servers: ChildProcess[] = [];
 
   beforeAll(async () => {
     remote = await createRemote();
     await remote.pushCommit('README.md', 'hello\n', 'first commit');
-    database = await createTestDatabase();
-    store = createSessionStore(database.db);
-    dir = await mkdtemp(join(tmpdir(), 'patchbay-fanout-crash-'));
+    processes = await startProcessesOnOneDatabase('patchbay-fanout-crash');
+    store = processes.store!;
   });
   afterAll(async () => {
-    for (const server of servers) server.kill('SIGKILL');
-    await database.close();
+    await processes.close();
     await remote.cleanup();
-    await removeDataDir(dir);
   });
 
   it('resumes every child and then the parent, with no child lost or duplicated', { timeout: 240_000 }, async () => {
@@ -54,23 +46,15 @@ describe('a server killed with SIGKILL during a fan-out', () => {
       ],
       verifier: [{ toolCalls: [{ name: 'record_verdict', input: passingVerdict }] }],
     };
-    const scenarioPath = join(dir, 'scenario.json');
-    await writeFile(scenarioPath, JSON.stringify(scenario));
+    await processes.writeScenario(scenario);
     const env = {
-      DATABASE_URL: database.url,
-      DATA_DIR: join(dir, 'data'),
-      PORT: '0',
-      MODEL_PROVIDER: 'scripted',
-      SCRIPTED_SCENARIO: scenarioPath,
-      LOG_LEVEL: 'info',
       WORKER_CONCURRENCY: '3',
       QUEUE_HEARTBEAT_SECONDS: '10',
       QUEUE_MONITOR_SECONDS: '1',
       PATCHBAY_ALLOW_LOCAL_REPOS: 'true',
     };
 
-    const first = await startServer(env);
-    servers.push(first.child);
+    const first = await processes.serve('data', env);
     const id = await createSessionOverApi(first, {
       repo: remote.remote,
       prompt: 'Fan out',
@@ -83,7 +67,7 @@ describe('a server killed with SIGKILL during a fan-out', () => {
       return found.length === 2 && found;
     }, 'the children');
     const running = (childId: string) =>
-      readFile(join(env.DATA_DIR, 'workspaces', childId, 'runs.log'), 'utf8').then(
+      readFile(join(processes.dataDir('data'), 'workspaces', childId, 'runs.log'), 'utf8').then(
         (text) => text === 'run\n',
         () => false,
       );
@@ -96,8 +80,7 @@ describe('a server killed with SIGKILL during a fan-out', () => {
     await first.exited;
     expect((await store.get(id))?.status).toBe('waiting');
 
-    const second = await startServer(env);
-    servers.push(second.child);
+    const second = await processes.serve('data', env);
     const done = await waitFor(
       async () => {
         const session = await store.get(id);

@@ -1,12 +1,11 @@
-import { access, chmod, mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { access } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StoredEvent } from '../../src/core/events.ts';
 import { createRemote, git, type RemoteFixture } from '../git/git-fixture.ts';
 import { waitFor } from '../helpers/wait-for.ts';
-import { linesAboveInfo, serverApi, sessionEnded, startServer, type ServerProcess } from '../helpers/server-process.ts';
-import { removeDataDir } from '../sandbox/sandbox-test-helpers.ts';
+import { linesAboveInfo, serverApi, sessionEnded, type ServerProcess } from '../helpers/server-process.ts';
+import { startProcessesOnOneDatabase, type ProcessesOnOneDatabase } from '../helpers/processes-on-one-database.ts';
 
 /**
  * `patchbay serve` as a user runs it: environment only, its own embedded PostgreSQL under DATA_DIR.
@@ -15,14 +14,12 @@ import { removeDataDir } from '../sandbox/sandbox-test-helpers.ts';
  */
 describe('patchbay serve on its embedded database, stopped and restarted mid-run', () => {
   let remote: RemoteFixture;
-  let dir: string;
+  let processes: ProcessesOnOneDatabase;
   let env: Record<string, string>;
-  const servers: ServerProcess[] = [];
 
   beforeAll(async () => {
     remote = await createRemote();
-    dir = await mkdtemp(join(tmpdir(), 'patchbay-restart-'));
-    await chmod(dir, 0o755);
+    processes = await startProcessesOnOneDatabase('patchbay-restart', { database: 'embedded' });
     // The first command takes long only the first time it runs in a workspace.
     const scenario = {
       turns: [
@@ -43,13 +40,8 @@ describe('patchbay serve on its embedded database, stopped and restarted mid-run
         { text: 'Done after the restart.' },
       ],
     };
-    await writeFile(join(dir, 'scenario.json'), JSON.stringify(scenario));
+    await processes.writeScenario(scenario);
     env = {
-      DATA_DIR: join(dir, 'data'),
-      PORT: '0',
-      MODEL_PROVIDER: 'scripted',
-      SCRIPTED_SCENARIO: join(dir, 'scenario.json'),
-      LOG_LEVEL: 'info',
       QUEUE_HEARTBEAT_SECONDS: '600',
       QUEUE_MONITOR_SECONDS: '600',
       SHUTDOWN_GRACE_SECONDS: '1',
@@ -57,17 +49,11 @@ describe('patchbay serve on its embedded database, stopped and restarted mid-run
     };
   });
   afterAll(async () => {
-    for (const server of servers) server.child.kill('SIGKILL');
-    await Promise.all(servers.map((s) => s.exited));
+    await processes.close();
     await remote.cleanup();
-    await removeDataDir(dir);
   });
 
-  const start = async () => {
-    const server = await startServer(env);
-    servers.push(server);
-    return server;
-  };
+  const start = () => processes.serve('data', env);
   const startSession = async (server: ServerProcess) => {
     const { id } = await serverApi<{ id: string }>(server, '/api/sessions', {
       method: 'POST',
@@ -80,7 +66,7 @@ describe('patchbay serve on its embedded database, stopped and restarted mid-run
     // Proof that the slow command is running, not just asked for: its marker is in the workspace.
     await waitFor(
       () =>
-        access(join(env.DATA_DIR!, 'workspaces', id, '.git', 'started')).then(
+        access(join(processes.dataDir('data'), 'workspaces', id, '.git', 'started')).then(
           () => true,
           () => false,
         ),
@@ -173,7 +159,7 @@ describe('patchbay serve on its embedded database, stopped and restarted mid-run
     expect(linesAboveInfo(second.lines()).map((l) => l.msg)).toEqual([
       'taking over the PostgreSQL an earlier process left running',
     ]);
-    const pidFile = join(env.DATA_DIR!, 'postgres', 'postmaster.pid');
+    const pidFile = join(processes.dataDir('data'), 'postgres', 'postmaster.pid');
     await expect(access(pidFile)).rejects.toThrow();
   });
 });

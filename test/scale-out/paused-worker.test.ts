@@ -1,24 +1,19 @@
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSessionStore, type SessionStore } from '../../src/sessions/store/session-store.ts';
+import type { SessionStore } from '../../src/sessions/store/session-store.ts';
 import { startFakeGitHub, type FakeGitHub } from '../fakes/fake-github.ts';
 import { createRemote, type RemoteFixture } from '../git/git-fixture.ts';
 import { waitFor } from '../helpers/wait-for.ts';
 import { passingVerdict } from '../helpers/scripted-verifier.ts';
-import { linesAboveInfo, serverApi, startPatchbayProcess } from '../helpers/server-process.ts';
-import { createTestDatabase } from '../helpers/test-database.ts';
-import { removeDataDir } from '../sandbox/sandbox-test-helpers.ts';
+import { linesAboveInfo, serverApi } from '../helpers/server-process.ts';
+import { startProcessesOnOneDatabase, type ProcessesOnOneDatabase } from '../helpers/processes-on-one-database.ts';
 
 const run = promisify(execFile);
 const owner = 'octo-org';
 const LEASE_SECONDS = 10;
-
-type Proc = Awaited<ReturnType<typeof startPatchbayProcess>>;
 
 /**
  * A worker frozen mid-run (SIGSTOP of its process, as a long GC pause or a frozen VM): its database
@@ -31,54 +26,38 @@ type Proc = Awaited<ReturnType<typeof startPatchbayProcess>>;
 describe('a worker paused past its lease', () => {
   let github: FakeGitHub;
   let upstream: RemoteFixture;
-  let database: Awaited<ReturnType<typeof createTestDatabase>>;
+  let processes: ProcessesOnOneDatabase;
   let store: SessionStore;
-  let dir: string;
-  const procs: Proc[] = [];
 
   beforeAll(async () => {
     github = await startFakeGitHub();
     upstream = await createRemote();
     await github.addRepo(owner, 'shop', upstream.remote, 77);
-    database = await createTestDatabase();
-    store = createSessionStore(database.db);
-    dir = await mkdtemp(join(tmpdir(), 'patchbay-paused-'));
+    processes = await startProcessesOnOneDatabase('patchbay-paused');
+    store = processes.store!;
   }, 60_000);
 
   afterAll(async () => {
-    for (const proc of procs) {
-      proc.child.kill('SIGCONT');
-      proc.child.kill('SIGKILL');
-    }
-    await Promise.all(procs.map((p) => p.exited));
-    await database?.close();
+    await processes?.close();
     await github?.close();
     await upstream?.cleanup();
-    await removeDataDir(dir);
   });
 
   it('is taken over within the lease plus 15 s, and nothing it writes after SIGCONT lands', {
     timeout: 300_000,
   }, async () => {
-    await writeFile(
-      join(dir, 'scenario.json'),
-      JSON.stringify({
-        turns: [
-          { toolCalls: [{ name: 'write_file', input: { path: 'A.md', content: 'alpha\n' } }] },
-          // The pause lands while this command runs: its process is not stopped and finishes meanwhile.
-          { toolCalls: [{ name: 'run_shell', input: { command: 'echo one >> progress.log; sleep 8' } }] },
-          { toolCalls: [{ name: 'run_shell', input: { command: 'echo two >> progress.log' } }] },
-          { text: 'Wrote A and the progress log.' },
-        ],
-        verifier: [{ toolCalls: [{ name: 'record_verdict', input: passingVerdict }] }],
-      }),
-    );
+    await processes.writeScenario({
+      turns: [
+        { toolCalls: [{ name: 'write_file', input: { path: 'A.md', content: 'alpha\n' } }] },
+        // The pause lands while this command runs: its process is not stopped and finishes meanwhile.
+        { toolCalls: [{ name: 'run_shell', input: { command: 'echo one >> progress.log; sleep 8' } }] },
+        { toolCalls: [{ name: 'run_shell', input: { command: 'echo two >> progress.log' } }] },
+        { text: 'Wrote A and the progress log.' },
+      ],
+      verifier: [{ toolCalls: [{ name: 'record_verdict', input: passingVerdict }] }],
+    });
     const shared = {
-      DATABASE_URL: database.url,
       PUBLIC_URL: 'http://patchbay.test',
-      LOG_LEVEL: 'info',
-      MODEL_PROVIDER: 'scripted',
-      SCRIPTED_SCENARIO: join(dir, 'scenario.json'),
       SANDBOX_EGRESS_ALLOW: 'none',
       GITHUB_APP_ID: String(github.appId),
       GITHUB_APP_PRIVATE_KEY: github.privateKey,
@@ -89,15 +68,8 @@ describe('a worker paused past its lease', () => {
       QUEUE_MONITOR_SECONDS: '1',
       RUN_LEASE_SECONDS: String(LEASE_SECONDS),
     };
-    const start = async (command: 'api' | 'worker', name: string) => {
-      const proc = await startPatchbayProcess(command, {
-        ...shared,
-        DATA_DIR: join(dir, name),
-        ...(command === 'api' ? { PORT: '0' } : { WORKER_HEALTH_PORT: '0' }),
-      });
-      procs.push(proc);
-      return proc;
-    };
+    const start = (command: 'api' | 'worker', name: string) =>
+      processes.start(command, name, { ...shared, ...(command === 'worker' && { WORKER_HEALTH_PORT: '0' }) });
     const [api, ...workers] = await Promise.all([
       start('api', 'api'),
       start('worker', 'worker1'),
@@ -113,7 +85,8 @@ describe('a worker paused past its lease', () => {
     });
     // Worker #1 is whichever took the run; it is paused while its long command runs.
     const holder = await waitFor(
-      async () => [1, 2].find((n) => existsSync(join(dir, `worker${n}`, 'workspaces', id, 'progress.log'))),
+      async () =>
+        [1, 2].find((n) => existsSync(join(processes.dataDir(`worker${n}`), 'workspaces', id, 'progress.log'))),
       'the long command to run',
       120_000,
     );

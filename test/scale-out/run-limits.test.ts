@@ -1,18 +1,13 @@
-import { mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StoredEvent } from '../../src/core/events.ts';
-import { createSessionStore, type SessionStore } from '../../src/sessions/store/session-store.ts';
+import type { SessionStore } from '../../src/sessions/store/session-store.ts';
 import { startFakeGitHub, type FakeGitHub } from '../fakes/fake-github.ts';
 import { startFakeSlackApi, type FakeSlackApi } from '../fakes/fake-slack-api.ts';
 import { appMention, envelope, signBody, TEAM } from '../fakes/fake-slack-events.ts';
 import { createRemote, type RemoteFixture } from '../git/git-fixture.ts';
 import { waitFor } from '../helpers/wait-for.ts';
 import { passingVerdict } from '../helpers/scripted-verifier.ts';
-import { startPatchbayProcess } from '../helpers/server-process.ts';
-import { createTestDatabase } from '../helpers/test-database.ts';
-import { removeDataDir } from '../sandbox/sandbox-test-helpers.ts';
+import { startProcessesOnOneDatabase, type ProcessesOnOneDatabase } from '../helpers/processes-on-one-database.ts';
 
 const BOT_TOKEN = 'xoxb-test-0000-bot';
 const SIGNING_SECRET = '8f742231b10e8888abcd99yyyzzz85a5';
@@ -20,8 +15,6 @@ const CHANNEL = 'C123ABC456';
 const owner = 'octo-org';
 const SESSIONS = 5;
 const LIMIT = 2;
-
-type Proc = Awaited<ReturnType<typeof startPatchbayProcess>>;
 
 /**
  * MAX_RUNNING_SESSIONS over two worker processes whose WORKER_CONCURRENCY would allow twice as
@@ -32,10 +25,8 @@ describe('MAX_RUNNING_SESSIONS across worker processes', () => {
   let github: FakeGitHub;
   let slack: FakeSlackApi;
   let upstream: RemoteFixture;
-  let database: Awaited<ReturnType<typeof createTestDatabase>>;
+  let processes: ProcessesOnOneDatabase;
   let store: SessionStore;
-  let dir: string;
-  const procs: Proc[] = [];
 
   beforeAll(async () => {
     github = await startFakeGitHub();
@@ -45,40 +36,29 @@ describe('MAX_RUNNING_SESSIONS across worker processes', () => {
     });
     upstream = await createRemote();
     await github.addRepo(owner, 'shop', upstream.remote, 77);
-    database = await createTestDatabase();
-    store = createSessionStore(database.db);
-    dir = await mkdtemp(join(tmpdir(), 'patchbay-limits-'));
+    processes = await startProcessesOnOneDatabase('patchbay-limits');
+    store = processes.store!;
   }, 60_000);
 
   afterAll(async () => {
-    for (const proc of procs) proc.child.kill('SIGKILL');
-    await Promise.all(procs.map((p) => p.exited));
-    await database?.close();
+    await processes?.close();
     await github?.close();
     await slack?.close();
     await upstream?.cleanup();
-    await removeDataDir(dir);
   });
 
   it(`runs at most ${LIMIT} sessions at once and tells the others where they stand, then that they start`, {
     timeout: 300_000,
   }, async () => {
-    await writeFile(
-      join(dir, 'scenario.json'),
-      JSON.stringify({
-        turns: [
-          { toolCalls: [{ name: 'run_shell', input: { command: 'echo working > WORK.md; sleep 3' } }] },
-          { text: 'Done.' },
-        ],
-        verifier: [{ toolCalls: [{ name: 'record_verdict', input: passingVerdict }] }],
-      }),
-    );
+    await processes.writeScenario({
+      turns: [
+        { toolCalls: [{ name: 'run_shell', input: { command: 'echo working > WORK.md; sleep 3' } }] },
+        { text: 'Done.' },
+      ],
+      verifier: [{ toolCalls: [{ name: 'record_verdict', input: passingVerdict }] }],
+    });
     const shared = {
-      DATABASE_URL: database.url,
       PUBLIC_URL: 'http://patchbay.test',
-      LOG_LEVEL: 'info',
-      MODEL_PROVIDER: 'scripted',
-      SCRIPTED_SCENARIO: join(dir, 'scenario.json'),
       SANDBOX_EGRESS_ALLOW: 'none',
       SLACK_BOT_TOKEN: BOT_TOKEN,
       SLACK_SIGNING_SECRET: SIGNING_SECRET,
@@ -91,15 +71,7 @@ describe('MAX_RUNNING_SESSIONS across worker processes', () => {
       WORKER_CONCURRENCY: String(LIMIT),
       MAX_RUNNING_SESSIONS: String(LIMIT),
     };
-    const start = async (command: 'api' | 'worker', name: string) => {
-      const proc = await startPatchbayProcess(command, {
-        ...shared,
-        DATA_DIR: join(dir, name),
-        ...(command === 'api' && { PORT: '0' }),
-      });
-      procs.push(proc);
-      return proc;
-    };
+    const start = (command: 'api' | 'worker', name: string) => processes.start(command, name, shared);
     const [api] = await Promise.all([start('api', 'api'), start('worker', 'worker1'), start('worker', 'worker2')]);
 
     const host = new URL(github.gitUrl).host;

@@ -1,21 +1,18 @@
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StoredEvent } from '../../src/core/events.ts';
-import { createSessionStore, type SessionStore } from '../../src/sessions/store/session-store.ts';
+import type { SessionStore } from '../../src/sessions/store/session-store.ts';
 import { startFakeGitHub, type FakeGitHub } from '../fakes/fake-github.ts';
 import { startFakeSlackApi, type FakeSlackApi } from '../fakes/fake-slack-api.ts';
 import { appMention, envelope, signBody, TEAM } from '../fakes/fake-slack-events.ts';
 import { createRemote, type RemoteFixture } from '../git/git-fixture.ts';
 import { waitFor } from '../helpers/wait-for.ts';
 import { passingVerdict } from '../helpers/scripted-verifier.ts';
-import { linesAboveInfo, startPatchbayProcess } from '../helpers/server-process.ts';
-import { createTestDatabase } from '../helpers/test-database.ts';
-import { removeDataDir } from '../sandbox/sandbox-test-helpers.ts';
+import { linesAboveInfo } from '../helpers/server-process.ts';
+import { startProcessesOnOneDatabase, type ProcessesOnOneDatabase } from '../helpers/processes-on-one-database.ts';
 
 const run = promisify(execFile);
 const BOT_TOKEN = 'xoxb-test-0000-bot';
@@ -23,8 +20,6 @@ const SIGNING_SECRET = '8f742231b10e8888abcd99yyyzzz85a5';
 const CHANNEL = 'C123ABC456';
 const owner = 'octo-org';
 const SESSIONS = 20;
-
-type Proc = Awaited<ReturnType<typeof startPatchbayProcess>>;
 
 /** Every file the scripted model leaves on its branch, and the one it deletes. */
 const expectedFiles = { 'A.md': 'alpha\n', 'B.md': 'beta\n', 'C.md': 'gamma\n' };
@@ -42,10 +37,8 @@ describe('two API and two worker processes on one PostgreSQL', () => {
   let github: FakeGitHub;
   let slack: FakeSlackApi;
   let upstream: RemoteFixture;
-  let database: Awaited<ReturnType<typeof createTestDatabase>>;
+  let processes: ProcessesOnOneDatabase;
   let store: SessionStore;
-  let dir: string;
-  const procs: Proc[] = [];
 
   beforeAll(async () => {
     github = await startFakeGitHub();
@@ -56,44 +49,33 @@ describe('two API and two worker processes on one PostgreSQL', () => {
     upstream = await createRemote();
     await upstream.pushCommit('OLD.md', 'to be deleted\n', 'Add a file the sessions delete');
     await github.addRepo(owner, 'shop', upstream.remote, 77);
-    database = await createTestDatabase();
-    store = createSessionStore(database.db);
-    dir = await mkdtemp(join(tmpdir(), 'patchbay-scale-'));
+    processes = await startProcessesOnOneDatabase('patchbay-scale');
+    store = processes.store!;
   }, 60_000);
 
   afterAll(async () => {
-    for (const proc of procs) proc.child.kill('SIGKILL');
-    await Promise.all(procs.map((p) => p.exited));
-    await database?.close();
+    await processes?.close();
     await github?.close();
     await slack?.close();
     await upstream?.cleanup();
-    await removeDataDir(dir);
   });
 
   it('finishes 20 concurrent sessions once each, and a SIGKILLed worker loses no session, event or file change', {
     timeout: 480_000,
   }, async () => {
-    await writeFile(
-      join(dir, 'scenario.json'),
-      JSON.stringify({
-        turns: [
-          { toolCalls: [{ name: 'write_file', input: { path: 'A.md', content: expectedFiles['A.md'] } }] },
-          { toolCalls: [{ name: 'run_shell', input: { command: 'echo one >> progress.log; sleep 1' } }] },
-          { toolCalls: [{ name: 'write_file', input: { path: 'B.md', content: expectedFiles['B.md'] } }] },
-          { toolCalls: [{ name: 'run_shell', input: { command: 'rm OLD.md; echo two >> progress.log; sleep 2' } }] },
-          { toolCalls: [{ name: 'write_file', input: { path: 'C.md', content: expectedFiles['C.md'] } }] },
-          { text: 'Wrote A, B and C, removed OLD.md.' },
-        ],
-        verifier: [{ toolCalls: [{ name: 'record_verdict', input: passingVerdict }] }],
-      }),
-    );
+    await processes.writeScenario({
+      turns: [
+        { toolCalls: [{ name: 'write_file', input: { path: 'A.md', content: expectedFiles['A.md'] } }] },
+        { toolCalls: [{ name: 'run_shell', input: { command: 'echo one >> progress.log; sleep 1' } }] },
+        { toolCalls: [{ name: 'write_file', input: { path: 'B.md', content: expectedFiles['B.md'] } }] },
+        { toolCalls: [{ name: 'run_shell', input: { command: 'rm OLD.md; echo two >> progress.log; sleep 2' } }] },
+        { toolCalls: [{ name: 'write_file', input: { path: 'C.md', content: expectedFiles['C.md'] } }] },
+        { text: 'Wrote A, B and C, removed OLD.md.' },
+      ],
+      verifier: [{ toolCalls: [{ name: 'record_verdict', input: passingVerdict }] }],
+    });
     const shared = {
-      DATABASE_URL: database.url,
       PUBLIC_URL: 'http://patchbay.test',
-      LOG_LEVEL: 'info',
-      MODEL_PROVIDER: 'scripted',
-      SCRIPTED_SCENARIO: join(dir, 'scenario.json'),
       SANDBOX_EGRESS_ALLOW: 'none',
       SLACK_BOT_TOKEN: BOT_TOKEN,
       SLACK_SIGNING_SECRET: SIGNING_SECRET,
@@ -110,15 +92,8 @@ describe('two API and two worker processes on one PostgreSQL', () => {
       RUN_LEASE_SECONDS: '10',
       WORKER_CONCURRENCY: '3',
     };
-    const start = async (command: 'api' | 'worker', name: string) => {
-      const proc = await startPatchbayProcess(command, {
-        ...shared,
-        DATA_DIR: join(dir, name),
-        ...(command === 'api' ? { PORT: '0' } : { WORKER_HEALTH_PORT: '0' }),
-      });
-      procs.push(proc);
-      return proc;
-    };
+    const start = (command: 'api' | 'worker', name: string) =>
+      processes.start(command, name, { ...shared, ...(command === 'worker' && { WORKER_HEALTH_PORT: '0' }) });
     const [api1, api2, worker1, worker2] = await Promise.all([
       start('api', 'api1'),
       start('api', 'api2'),
@@ -182,7 +157,7 @@ describe('two API and two worker processes on one PostgreSQL', () => {
     const victim = await waitFor(
       async () => {
         for (const id of sessionIds) {
-          if (!existsSync(join(dir, 'worker1', 'workspaces', id))) continue;
+          if (!existsSync(join(processes.dataDir('worker1'), 'workspaces', id))) continue;
           const session = await store.get(id);
           if (session?.status !== 'running') continue;
           const ends = await store.events(id, { types: ['tool-end'] });
@@ -198,7 +173,8 @@ describe('two API and two worker processes on one PostgreSQL', () => {
     const cutOff = (
       await Promise.all(
         sessionIds.map(async (id) =>
-          (await store.get(id))?.status === 'running' && existsSync(join(dir, 'worker1', 'workspaces', id))
+          (await store.get(id))?.status === 'running' &&
+          existsSync(join(processes.dataDir('worker1'), 'workspaces', id))
             ? id
             : undefined,
         ),

@@ -1,11 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createScriptedProvider } from '../../../src/models/scripted-provider.ts';
 import type { FakeModal } from '../../fakes/modal/fake-modal.ts';
-import { startFakeModalForSdk } from '../../fakes/modal/fake-modal-sdk.ts';
+import { startModalBackend, startWebSession, type ModalBackend } from '../../helpers/modal-patchbay.ts';
 import { counterApp, walkTheFlow } from '../../fixtures/counter-app.ts';
 import { createRemote, type RemoteFixture } from '../../git/git-fixture.ts';
-import { changelogRequester } from '../../harness/changelog-scenario.ts';
-import { startTestPatchbay, type PatchbayFixture } from '../../helpers/patchbay-fixture.ts';
+import type { PatchbayFixture } from '../../helpers/patchbay-fixture.ts';
 import { waitFor, waitForStatus } from '../../helpers/wait-for.ts';
 import { pidsWithMarker } from '../sandbox-test-helpers.ts';
 
@@ -19,14 +18,14 @@ const URL = `http://127.0.0.1:${PORT}/`;
  */
 describe('the browser tools on Modal', () => {
   let remote: RemoteFixture;
-  let modal: Awaited<ReturnType<typeof startFakeModalForSdk>>;
+  let modal: ModalBackend;
   let fake: FakeModal;
   let app: PatchbayFixture;
 
   beforeAll(async () => {
     remote = await createRemote();
     await remote.pushCommit('index.html', counterApp('user'), 'A login form and a counter');
-    modal = await startFakeModalForSdk();
+    modal = await startModalBackend();
     fake = modal.fake;
     const server = `exec python3 -m http.server ${PORT} --bind 127.0.0.1`;
     const turns = [
@@ -38,7 +37,7 @@ describe('the browser tools on Modal', () => {
     const model = createScriptedProvider({
       scenario: (messages) => turns[messages.filter((m) => m.role === 'assistant').length] ?? { text: 'done' },
     });
-    app = await startTestPatchbay({ model, env: { ...modal.env(), MODAL_SANDBOX_TIMEOUT_MINUTES: '60' } });
+    app = await modal.startPatchbay({ model, env: { MODAL_SANDBOX_TIMEOUT_MINUTES: '60' } });
   }, 90_000);
   afterAll(async () => {
     await app?.dispose();
@@ -49,14 +48,7 @@ describe('the browser tools on Modal', () => {
   it('starts the server once, logs in, clicks three times, reads 3 and leaves nothing running', {
     timeout: 180_000,
   }, async () => {
-    const started = await app.service.start({
-      thread: { source: 'web' },
-      actor: changelogRequester,
-      text: 'Count to three on the counter page',
-      repo: remote.remote,
-    });
-    if (started.kind !== 'started') throw new Error(started.kind);
-    const id = started.session.id;
+    const id = await startWebSession(app, { text: 'Count to three on the counter page', repo: remote.remote });
     const done = await waitForStatus(app, id, ['completed', 'failed', 'cancelled'], 150_000);
     expect(done.error).toBeNull();
     const ends = (await app.store.events(id, { types: ['tool-end'] })).flatMap((e) =>

@@ -7,9 +7,14 @@ import type { EventOf, StoredEvent } from '../../../src/core/events.ts';
 import { checksSandboxId } from '../../../src/core/checks-sandbox.ts';
 import type { ModelProvider } from '../../../src/models/model-provider.ts';
 import { createScriptedProvider } from '../../../src/models/scripted-provider.ts';
-import { startFakeModalForSdk } from '../../fakes/modal/fake-modal-sdk.ts';
+import {
+  sessionSandboxes,
+  startModalBackend,
+  startWebSession,
+  type ModalBackend,
+} from '../../helpers/modal-patchbay.ts';
 import { createRemote, git, type RemoteFixture } from '../../git/git-fixture.ts';
-import { startTestPatchbay, type PatchbayFixture } from '../../helpers/patchbay-fixture.ts';
+import type { PatchbayFixture } from '../../helpers/patchbay-fixture.ts';
 import { waitForStatus } from '../../helpers/wait-for.ts';
 
 const alice: Actor = { source: 'web', id: 'alice', name: 'Alice Doe', email: 'alice@example.com' };
@@ -28,7 +33,7 @@ const exists = (path: string) =>
  */
 describe('the checks sandbox on Modal', () => {
   let remote: RemoteFixture;
-  let modal: Awaited<ReturnType<typeof startFakeModalForSdk>>;
+  let modal: ModalBackend;
   let app: PatchbayFixture | undefined;
 
   beforeAll(async () => {
@@ -40,7 +45,7 @@ describe('the checks sandbox on Modal', () => {
     );
     await remote.pushCommit('test.js', "require('node:assert').strictEqual(require('./add.js')(2, 3), 5);\n", 'test');
     await remote.pushCommit('add.js', 'module.exports = (a, b) => a - b;\n', 'buggy add');
-    modal = await startFakeModalForSdk();
+    modal = await startModalBackend();
   });
   afterAll(async () => {
     await app?.dispose();
@@ -70,25 +75,16 @@ describe('the checks sandbox on Modal', () => {
         { text: 'Fixed add.' },
       ],
     });
-    app = await startTestPatchbay({ model, env: modal.env() });
-    const started = await app.service.start({
-      thread: { source: 'web' },
-      actor: alice,
-      text: 'Fix add so 2 + 3 is 5',
-      repo: remote.remote,
-    });
-    if (started.kind !== 'started') throw new Error(started.kind);
-    const done = await settled(app, started.session.id);
+    app = await modal.startPatchbay({ model });
+    const id = await startWebSession(app, { text: 'Fix add so 2 + 3 is 5', repo: remote.remote, actor: alice });
+    const done = await settled(app, id);
     expect(done.status, done.error ?? '').toBe('completed');
 
     const checks = of(await app.store.events(done.id), 'check-finished').filter((c) => c.phase === 'check');
     expect(checks.map((c) => [c.command, c.outcome, c.commit])).toEqual([['npm test', 'passed', done.result?.commit]]);
     expect(await git(remote.remote, 'show', `${done.result!.commit}:add.js`)).toBe('module.exports = (a, b) => a + b;');
 
-    const tagged = (id: string) =>
-      [...modal.fake.sandboxes.values()].filter((sb) =>
-        sb.tags.some((t) => t.tagName === 'patchbay-session' && t.tagValue === id),
-      );
+    const tagged = (id: string) => sessionSandboxes(modal.fake, id);
     const [agent] = tagged(done.id);
     const [checker] = tagged(checksSandboxId(done.id));
     expect(agent && checker && agent.sandboxId !== checker.sandboxId).toBe(true);
@@ -147,15 +143,9 @@ describe('the checks sandbox on Modal', () => {
         return scripted.runTurn(request);
       },
     };
-    app = await startTestPatchbay({ model, env: modal.env() });
-    const started = await app.service.start({
-      thread: { source: 'web' },
-      actor: alice,
-      text: 'Fix add so 2 + 3 is 5',
-      repo: remote.remote,
-    });
-    if (started.kind !== 'started') throw new Error(started.kind);
-    const done = await settled(app, started.session.id);
+    app = await modal.startPatchbay({ model });
+    const id = await startWebSession(app, { text: 'Fix add so 2 + 3 is 5', repo: remote.remote, actor: alice });
+    const done = await settled(app, id);
     const events = await app.store.events(done.id);
     const checks = of(events, 'check-finished').filter((c) => c.phase === 'check');
     expect(checks.map((c) => [c.command, c.outcome])).toEqual([['npm test', 'not-run']]);

@@ -1,10 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRemote, type RemoteFixture } from '../../git/git-fixture.ts';
-import { startTestPatchbay, type PatchbayFixture } from '../../helpers/patchbay-fixture.ts';
-import { waitFor, waitForStatus } from '../../helpers/wait-for.ts';
+import type { PatchbayFixture } from '../../helpers/patchbay-fixture.ts';
+import { waitForStatus } from '../../helpers/wait-for.ts';
 import type { FakeModal } from '../../fakes/modal/fake-modal.ts';
-import { startFakeModalForSdk } from '../../fakes/modal/fake-modal-sdk.ts';
-import { changelogModel, changelogRequester, expectChangelogPushed } from '../../harness/changelog-scenario.ts';
+import {
+  modalSandboxRecord,
+  releasedModalSandbox,
+  startModalBackend,
+  startWebSession,
+  type ModalBackend,
+} from '../../helpers/modal-patchbay.ts';
+import { changelogModel, expectChangelogPushed } from '../../harness/changelog-scenario.ts';
 import { createRunLeases, type RunLease } from '../../../src/sessions/worker/run-leases.ts';
 
 /**
@@ -17,15 +23,10 @@ describe('a Modal sandbox under run leases', () => {
   let remote: RemoteFixture;
   let fake: FakeModal;
   let app: PatchbayFixture;
-  let modal: Awaited<ReturnType<typeof startFakeModalForSdk>>;
+  let modal: ModalBackend;
   let sessionId: string;
 
-  const record = async () =>
-    app.database.db
-      .selectFrom('modal_sandboxes')
-      .selectAll()
-      .where('session_id', '=', sessionId)
-      .executeTakeFirstOrThrow();
+  const record = () => modalSandboxRecord(app, sessionId);
   const take = async (owner: string): Promise<RunLease> => {
     const taken = await createRunLeases({ db: app.database.db, owner, leaseMs: 60_000 }).take(sessionId);
     if (taken.kind !== 'taken') throw new Error(`lease ${taken.kind}`);
@@ -34,25 +35,18 @@ describe('a Modal sandbox under run leases', () => {
 
   beforeAll(async () => {
     remote = await createRemote();
-    modal = await startFakeModalForSdk();
+    modal = await startModalBackend();
     fake = modal.fake;
     const model = changelogModel();
-    app = await startTestPatchbay({ model, env: modal.env() });
-    const started = await app.service.start({
-      thread: { source: 'web' },
-      actor: changelogRequester,
-      text: 'Add a changelog',
-      repo: remote.remote,
-    });
-    if (started.kind !== 'started') throw new Error(started.kind);
-    sessionId = started.session.id;
+    app = await modal.startPatchbay({ model });
+    sessionId = await startWebSession(app, { text: 'Add a changelog', repo: remote.remote });
     await expectChangelogPushed(
       app,
       remote,
       await waitForStatus(app, sessionId, ['completed', 'failed'], 60_000),
       model,
     );
-    await waitFor(async () => (await record()).released, 'the sandbox to be released');
+    await releasedModalSandbox(app, sessionId);
   }, 90_000);
   afterAll(async () => {
     await app?.dispose();

@@ -3,11 +3,16 @@ import { stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRemote, git, type RemoteFixture } from '../../git/git-fixture.ts';
-import { startTestPatchbay, type PatchbayFixture } from '../../helpers/patchbay-fixture.ts';
+import type { PatchbayFixture } from '../../helpers/patchbay-fixture.ts';
 import { waitForStatus } from '../../helpers/wait-for.ts';
 import type { FakeModal } from '../../fakes/modal/fake-modal.ts';
-import { startFakeModalForSdk } from '../../fakes/modal/fake-modal-sdk.ts';
-import { changelogModel, changelogRequester, expectChangelogPushed } from '../../harness/changelog-scenario.ts';
+import {
+  sessionSandboxes,
+  startModalBackend,
+  startWebSession,
+  type ModalBackend,
+} from '../../helpers/modal-patchbay.ts';
+import { changelogModel, expectChangelogPushed } from '../../harness/changelog-scenario.ts';
 
 const MB = 1000 * 1000;
 
@@ -18,7 +23,7 @@ const MB = 1000 * 1000;
  */
 describe('a Modal session on a repository with over 50 MB of history', () => {
   let remote: RemoteFixture;
-  let modal: Awaited<ReturnType<typeof startFakeModalForSdk>>;
+  let modal: ModalBackend;
   let fake: FakeModal;
   let app: PatchbayFixture | undefined;
 
@@ -32,7 +37,7 @@ describe('a Modal session on a repository with over 50 MB of history', () => {
       await git(scratch, 'commit', '--quiet', '-m', `Add blob ${i}`);
     }
     await git(scratch, 'push', '--quiet', 'origin', 'HEAD:refs/heads/main');
-    modal = await startFakeModalForSdk();
+    modal = await startModalBackend();
     fake = modal.fake;
   }, 120_000);
   afterAll(async () => {
@@ -48,19 +53,13 @@ describe('a Modal session on a repository with over 50 MB of history', () => {
     expect((kib('size') + kib('size-pack')) * 1024).toBeGreaterThan(50 * MB);
 
     const model = changelogModel();
-    app = await startTestPatchbay({ model, env: modal.env() });
-    const started = await app.service.start({
-      thread: { source: 'web' },
-      actor: changelogRequester,
-      text: 'Add a changelog',
-      repo: remote.remote,
-    });
-    if (started.kind !== 'started') throw new Error(started.kind);
-    const session = await waitForStatus(app, started.session.id, ['completed', 'failed'], 150_000);
+    app = await modal.startPatchbay({ model });
+    const id = await startWebSession(app, { text: 'Add a changelog', repo: remote.remote });
+    const session = await waitForStatus(app, id, ['completed', 'failed'], 150_000);
     await expectChangelogPushed(app, remote, session, model);
 
     // The whole history reached the sandbox's checkout, byte for byte.
-    const sandbox = [...fake.sandboxes.values()].find((sb) => sb.tags.some((t) => t.tagValue === session.id))!;
+    const sandbox = sessionSandboxes(fake, session.id)[0]!;
     for (let i = 0; i < 4; i++)
       expect((await stat(join(sandbox.fsDir, 'workspace', `blob-${i}.bin`))).size).toBe(14 * MB);
     expect(await git(join(sandbox.fsDir, 'workspace'), 'rev-parse', 'main')).toBe(await remote.remoteBranch('main'));

@@ -4,10 +4,16 @@ import { join } from 'node:path';
 import { status as grpcStatus } from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRemote, git, type RemoteFixture } from '../../git/git-fixture.ts';
-import { startTestPatchbay, type PatchbayFixture } from '../../helpers/patchbay-fixture.ts';
+import type { PatchbayFixture } from '../../helpers/patchbay-fixture.ts';
 import { waitFor, waitForStatus } from '../../helpers/wait-for.ts';
 import type { FakeModal } from '../../fakes/modal/fake-modal.ts';
-import { startFakeModalForSdk } from '../../fakes/modal/fake-modal-sdk.ts';
+import {
+  modalSandboxRecord,
+  releasedModalSandbox,
+  startModalBackend,
+  startWebSession,
+  type ModalBackend,
+} from '../../helpers/modal-patchbay.ts';
 import { createScriptedProvider } from '../../../src/models/scripted-provider.ts';
 import { changelogModel, changelogRequester, expectChangelogPushed } from '../../harness/changelog-scenario.ts';
 import { checkpointWork } from '../../../src/harness/checkpoint/checkpoint-work.ts';
@@ -27,35 +33,23 @@ describe('Modal at real sizes', () => {
   let remote: RemoteFixture;
   let fake: FakeModal;
   let app: PatchbayFixture;
-  let modal: Awaited<ReturnType<typeof startFakeModalForSdk>>;
+  let modal: ModalBackend;
   let sessionId: string;
 
-  const record = async () =>
-    app.database.db
-      .selectFrom('modal_sandboxes')
-      .selectAll()
-      .where('session_id', '=', sessionId)
-      .executeTakeFirstOrThrow();
-  const released = () => waitFor(async () => (await record()).released, 'the sandbox to be released');
+  const record = () => modalSandboxRecord(app, sessionId);
+  const released = () => releasedModalSandbox(app, sessionId);
   const acquire = () => app.sandboxes!.acquire(sessionId, { network: 'proxy' });
 
   beforeAll(async () => {
     remote = await createRemote();
-    modal = await startFakeModalForSdk();
+    modal = await startModalBackend();
     fake = modal.fake;
     const model = changelogModel();
-    app = await startTestPatchbay({
+    app = await modal.startPatchbay({
       model,
-      env: { ...modal.env(), MODAL_SANDBOX_TIMEOUT_MINUTES: '120', RUN_MAX_MINUTES: '60' },
+      env: { MODAL_SANDBOX_TIMEOUT_MINUTES: '120', RUN_MAX_MINUTES: '60' },
     });
-    const started = await app.service.start({
-      thread: { source: 'web' },
-      actor: changelogRequester,
-      text: 'Add a changelog',
-      repo: remote.remote,
-    });
-    if (started.kind !== 'started') throw new Error(started.kind);
-    sessionId = started.session.id;
+    sessionId = await startWebSession(app, { text: 'Add a changelog', repo: remote.remote });
     await expectChangelogPushed(
       app,
       remote,
@@ -309,26 +303,12 @@ describe('Modal at real sizes', () => {
         return { text: 'Kept the draft as Notes.' };
       },
     });
-    const second = await startTestPatchbay({ model, env: modal.env() });
+    const second = await modal.startPatchbay({ model });
     try {
-      const started = await second.service.start({
-        thread: { source: 'web' },
-        actor: changelogRequester,
-        text: 'Write some notes',
-        repo: remote.remote,
-      });
-      if (started.kind !== 'started') throw new Error(started.kind);
-      const id = started.session.id;
+      const id = await startWebSession(second, { text: 'Write some notes', repo: remote.remote });
       const waiting = await waitForStatus(second, id, ['waiting', 'failed', 'completed'], 60_000);
       expect(waiting.status).toBe('waiting');
-      const first = await waitFor(async () => {
-        const row = await second.database.db
-          .selectFrom('modal_sandboxes')
-          .selectAll()
-          .where('session_id', '=', id)
-          .executeTakeFirst();
-        return row?.released && row;
-      }, 'the sandbox to be released');
+      const first = await releasedModalSandbox(second, id);
       const increments = await second.database.db
         .selectFrom('session_checkpoint_increments')
         .select(['step', 'run_epoch'])

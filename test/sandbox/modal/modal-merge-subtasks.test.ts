@@ -7,8 +7,8 @@ import type { SubtaskLine } from '../../../src/core/subtasks.ts';
 import { prepareRemoteWorkspace } from '../../../src/git/prepare-remote-workspace.ts';
 import { bringBranches } from '../../../src/git/subtask-branches.ts';
 import { createRemote, git, type RemoteFixture } from '../../git/git-fixture.ts';
-import { startTestPatchbay, type PatchbayFixture } from '../../helpers/patchbay-fixture.ts';
-import { startFakeModalForSdk } from '../../fakes/modal/fake-modal-sdk.ts';
+import type { PatchbayFixture } from '../../helpers/patchbay-fixture.ts';
+import { startModalBackend, type ModalBackend } from '../../helpers/modal-patchbay.ts';
 
 const log = pino({ level: 'silent' });
 const signal = () => AbortSignal.timeout(60_000);
@@ -20,7 +20,7 @@ const signal = () => AbortSignal.timeout(60_000);
  */
 describe('merge_subtasks in a Modal sandbox', () => {
   let remote: RemoteFixture;
-  let modal: Awaited<ReturnType<typeof startFakeModalForSdk>>;
+  let modal: ModalBackend;
   let app: PatchbayFixture;
   let sandbox: Sandbox;
 
@@ -29,8 +29,8 @@ describe('merge_subtasks in a Modal sandbox', () => {
     await remote.pushCommit('one.txt', 'one\n', 'Sub-task 1', 'patchbay/p1-sub-1');
     await git(join(remote.root, 'scratch'), 'checkout', '--quiet', 'main');
     await remote.pushCommit('two.txt', 'two\nlines\n', 'Sub-task 2', 'patchbay/p1-sub-2');
-    modal = await startFakeModalForSdk();
-    app = await startTestPatchbay({ env: modal.env() });
+    modal = await startModalBackend();
+    app = await modal.startPatchbay();
     // The parent's row, which Modal's sandbox record belongs to (no run is queued for it).
     await app.store.create({
       id: 'p1',

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestPatchbay, type PatchbayFixture } from '../../helpers/patchbay-fixture.ts';
+import type { PatchbayFixture } from '../../helpers/patchbay-fixture.ts';
 import type { FakeModal } from '../../fakes/modal/fake-modal.ts';
 import { outboundAllowed } from '../../fakes/modal/fake-modal-limits.ts';
-import { startFakeModalForSdk } from '../../fakes/modal/fake-modal-sdk.ts';
+import { modalSandboxRecord, startModalBackend, type ModalBackend } from '../../helpers/modal-patchbay.ts';
 import { createScriptedProvider } from '../../../src/models/scripted-provider.ts';
 import { changelogRequester } from '../../harness/changelog-scenario.ts';
 
@@ -73,16 +73,16 @@ describe("Modal's outbound network policy, as the fake holds it", () => {
  */
 describe('the network of a sandbox Patchbay makes on Modal', () => {
   let fake: FakeModal;
-  let modal: Awaited<ReturnType<typeof startFakeModalForSdk>>;
+  let modal: ModalBackend;
   let app: PatchbayFixture;
 
   beforeAll(async () => {
-    modal = await startFakeModalForSdk();
+    modal = await startModalBackend();
     fake = modal.fake;
     // The default allowlist, as a server started with no SANDBOX_EGRESS_ALLOW has (the test fixture's is none).
-    app = await startTestPatchbay({
+    app = await modal.startPatchbay({
       model: createScriptedProvider({ scenario: () => ({ text: 'nothing' }) }),
-      env: { ...modal.env(), SANDBOX_EGRESS_ALLOW: 'default' },
+      env: { SANDBOX_EGRESS_ALLOW: 'default' },
     });
   }, 60_000);
   afterAll(async () => {
@@ -101,12 +101,7 @@ describe('the network of a sandbox Patchbay makes on Modal', () => {
     });
     const sandbox = await app.sandboxes!.acquire(id, { network });
     await sandbox.release();
-    const row = await app.database.db
-      .selectFrom('modal_sandboxes')
-      .select('sandbox_id')
-      .where('session_id', '=', id)
-      .executeTakeFirstOrThrow();
-    return row.sandbox_id!;
+    return (await modalSandboxRecord(app, id)).sandbox_id!;
   };
 
   it('lets out only what the allowlist names, and nothing with no network; the fake records what it blocked', {

@@ -4,10 +4,17 @@ import { join } from 'node:path';
 import { status as grpcStatus } from '@grpc/grpc-js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createRemote, git, type RemoteFixture } from '../../git/git-fixture.ts';
-import { startTestPatchbay, type PatchbayFixture } from '../../helpers/patchbay-fixture.ts';
+import type { PatchbayFixture } from '../../helpers/patchbay-fixture.ts';
 import { waitFor, waitForStatus } from '../../helpers/wait-for.ts';
 import { COVERED, startFakeModal, Status, type FakeModal } from '../../fakes/modal/fake-modal.ts';
-import { startFakeModalForSdk } from '../../fakes/modal/fake-modal-sdk.ts';
+import {
+  modalSandboxRecord,
+  releasedModalSandbox,
+  sessionSandboxes,
+  startModalBackend,
+  startWebSession,
+  type ModalBackend,
+} from '../../helpers/modal-patchbay.ts';
 import { createScriptedProvider } from '../../../src/models/scripted-provider.ts';
 import { changelogModel, changelogRequester, expectChangelogPushed } from '../../harness/changelog-scenario.ts';
 
@@ -31,11 +38,11 @@ describe('Modal sandboxes through the real SDK and a loopback Modal', () => {
   let remote: RemoteFixture;
   let fake: FakeModal;
   let app: PatchbayFixture | undefined;
-  let modal: Awaited<ReturnType<typeof startFakeModalForSdk>>;
+  let modal: ModalBackend;
 
   beforeAll(async () => {
     remote = await createRemote();
-    modal = await startFakeModalForSdk();
+    modal = await startModalBackend();
     fake = modal.fake;
   });
   afterEach(async () => {
@@ -47,8 +54,6 @@ describe('Modal sandboxes through the real SDK and a loopback Modal', () => {
     await remote.cleanup();
   });
 
-  const modalEnv = () => modal.env();
-
   it('covers exactly the calls listed above', () => {
     expect(COVERED.controlPlane).toHaveLength(14);
     expect(COVERED.router).toHaveLength(6);
@@ -56,20 +61,12 @@ describe('Modal sandboxes through the real SDK and a loopback Modal', () => {
 
   it('runs the same tool-loop scenario as the local sandbox: writes, checks, commits and pushes, with no token in the sandbox', async () => {
     const model = changelogModel();
-    app = await startTestPatchbay({ model, env: modalEnv() });
-    const started = await app.service.start({
-      thread: { source: 'web' },
-      actor: changelogRequester,
-      text: 'Add a changelog',
-      repo: remote.remote,
-    });
-    if (started.kind !== 'started') throw new Error(started.kind);
-    const session = await waitForStatus(app, started.session.id, ['completed', 'failed'], 60_000);
+    app = await modal.startPatchbay({ model });
+    const id = await startWebSession(app, { text: 'Add a changelog', repo: remote.remote });
+    const session = await waitForStatus(app, id, ['completed', 'failed'], 60_000);
     await expectChangelogPushed(app, remote, session, model);
 
-    const sandboxes = [...fake.sandboxes.values()].filter((sb) =>
-      sb.tags.some((t) => t.tagName === 'patchbay-session' && t.tagValue === session.id),
-    );
+    const sandboxes = sessionSandboxes(fake, session.id);
     expect(sandboxes).toHaveLength(1);
     const [sandbox] = sandboxes;
     // Network blocked (SANDBOX_EGRESS_ALLOW=none leaves no domain to allow).
@@ -94,14 +91,7 @@ describe('Modal sandboxes through the real SDK and a loopback Modal', () => {
     // Let go with a snapshot, which the session's record points at.
     expect(fake.calls).toContain('TaskSnapshotFilesystem');
     // The run lets go of the sandbox (with a snapshot) just after the session's status is written.
-    const record = await waitFor(async () => {
-      const row = await app!.database.db
-        .selectFrom('modal_sandboxes')
-        .selectAll()
-        .where('session_id', '=', session.id)
-        .executeTakeFirst();
-      return row?.released && row;
-    }, 'the sandbox to be released');
+    const record = await releasedModalSandbox(app!, session.id);
     expect(record).toMatchObject({ sandbox_id: sandbox!.sandboxId, released: true });
     expect(fake.images.get(record.image_id!)).toMatchObject({ kind: 'snapshot', fromSandbox: sandbox!.sandboxId });
     expect(fake.refusals).toEqual([]);
@@ -122,24 +112,17 @@ describe('Modal sandboxes through the real SDK and a loopback Modal', () => {
       },
     };
     const model = changelogModel();
-    app = await startTestPatchbay({
+    app = await modal.startPatchbay({
       model,
-      env: modalEnv(),
       integrations: async () => [
         { replier: { source: 'slack', reply: async () => ({ state: null }) }, gitCredentials: credentials },
       ],
     });
-    const started = await app.service.start({
-      thread: { source: 'web' },
-      actor: changelogRequester,
-      text: 'Add a changelog',
-      repo: remote.remote,
-    });
-    if (started.kind !== 'started') throw new Error(started.kind);
-    const session = await waitForStatus(app, started.session.id, ['completed', 'failed'], 60_000);
+    const id = await startWebSession(app, { text: 'Add a changelog', repo: remote.remote });
+    const session = await waitForStatus(app, id, ['completed', 'failed'], 60_000);
     await expectChangelogPushed(app, remote, session, model);
     expect(asked).toBeGreaterThanOrEqual(2); // the workspace's mirror refresh and the push
-    const sandbox = [...fake.sandboxes.values()].find((sb) => sb.tags.some((t) => t.tagValue === session.id))!;
+    const sandbox = sessionSandboxes(fake, session.id)[0]!;
     const sent = [...sandbox.execs.values()].map((exec) => JSON.stringify([exec.args, exec.env]));
     expect(sent.length).toBeGreaterThan(5);
     expect(sent.filter((line) => line.includes(token))).toEqual([]);
@@ -168,32 +151,18 @@ describe('Modal sandboxes through the real SDK and a loopback Modal', () => {
         return { text: 'Kept the draft as Notes.' };
       },
     });
-    app = await startTestPatchbay({ model, env: modalEnv() });
-    const started = await app.service.start({
-      thread: { source: 'web' },
-      actor: changelogRequester,
-      text: 'Write some notes',
-      repo: remote.remote,
-    });
-    if (started.kind !== 'started') throw new Error(started.kind);
-    const id = started.session.id;
+    app = await modal.startPatchbay({ model });
+    const id = await startWebSession(app, { text: 'Write some notes', repo: remote.remote });
     const waiting = await waitForStatus(app, id, ['waiting', 'failed', 'completed'], 60_000);
     expect(waiting.status).toBe('waiting');
-    const first = await waitFor(async () => {
-      const row = await app!.database.db
-        .selectFrom('modal_sandboxes')
-        .selectAll()
-        .where('session_id', '=', id)
-        .executeTakeFirst();
-      return row?.released && row;
-    }, 'the first sandbox to be released');
+    const first = await releasedModalSandbox(app!, id, 'the first sandbox to be released');
     fake.kill(first.sandbox_id!, { status: Status.TIMEOUT, exception: 'Sandbox timed out' });
 
     await app.service.sendMessage(id, changelogRequester, 'Notes', waiting.pendingQuestion!.questionId);
     const done = await waitForStatus(app, id, ['completed', 'failed'], 60_000);
     expect(done.status, done.error ?? '').toBe('completed');
 
-    const ours = [...fake.sandboxes.values()].filter((sb) => sb.tags.some((t) => t.tagValue === id));
+    const ours = sessionSandboxes(fake, id);
     expect(ours.map((sb) => sb.sandboxId)).toEqual([first.sandbox_id, expect.any(String)]);
     // The draft written before the question was still there, because the second sandbox started
     // from a snapshot of the first (its exit snapshot, newer than the one taken at release).
@@ -220,20 +189,13 @@ describe('Modal sandboxes through the real SDK and a loopback Modal', () => {
       },
     });
     // Snapshot after every step, so the death costs nothing done before the command.
-    app = await startTestPatchbay({ model, env: { ...modalEnv(), MODAL_SNAPSHOT_EVERY_MINUTES: '0' } });
-    const started = await app.service.start({
-      thread: { source: 'web' },
-      actor: changelogRequester,
-      text: 'Add alpha',
-      repo: remote.remote,
-    });
-    if (started.kind !== 'started') throw new Error(started.kind);
-    const id = started.session.id;
+    app = await modal.startPatchbay({ model, env: { MODAL_SNAPSHOT_EVERY_MINUTES: '0' } });
+    const id = await startWebSession(app, { text: 'Add alpha', repo: remote.remote });
     await waitFor(
       async () => (await app!.store.events(id, { types: ['tool-start'] })).length >= 2,
       'the sleep to start',
     );
-    const sandbox = [...fake.sandboxes.values()].find((sb) => sb.tags.some((t) => t.tagValue === id))!;
+    const sandbox = sessionSandboxes(fake, id)[0]!;
     await waitFor(
       async () => [...sandbox.execs.values()].some((exec) => exec.args.includes('sleep 30') && !exec.exit),
       'the sleep to run in the sandbox',
@@ -280,36 +242,21 @@ describe('Modal sandboxes through the real SDK and a loopback Modal', () => {
   }, async () => {
     fake.failNextCreate(grpcStatus.RESOURCE_EXHAUSTED, 'Your workspace has reached its limit of running sandboxes');
     const model = changelogModel();
-    app = await startTestPatchbay({ model, env: modalEnv() });
-    const started = await app.service.start({
-      thread: { source: 'web' },
-      actor: changelogRequester,
-      text: 'Add a changelog',
-      repo: remote.remote,
-    });
-    if (started.kind !== 'started') throw new Error(started.kind);
-    const failed = await waitForStatus(app, started.session.id, ['failed', 'completed'], 60_000);
+    app = await modal.startPatchbay({ model });
+    const id = await startWebSession(app, { text: 'Add a changelog', repo: remote.remote });
+    const failed = await waitForStatus(app, id, ['failed', 'completed'], 60_000);
     expect(failed.error).toBe(
       "Modal has no capacity or quota left while creating a sandbox (Your workspace has reached its limit of running sandboxes); try again later or raise the workspace's limits",
     );
-    await app.service.sendMessage(started.session.id, changelogRequester, 'Try again');
-    const done = await waitForStatus(app, started.session.id, ['completed', 'failed'], 60_000);
+    await app.service.sendMessage(id, changelogRequester, 'Try again');
+    const done = await waitForStatus(app, id, ['completed', 'failed'], 60_000);
     expect(done.status, done.error ?? '').toBe('completed');
     await app.dispose();
     app = undefined;
 
-    app = await startTestPatchbay({
-      model: changelogModel(),
-      env: { ...modalEnv(), MODAL_TOKEN_SECRET: 'as-not-the-secret' },
-    });
-    const denied = await app.service.start({
-      thread: { source: 'web' },
-      actor: changelogRequester,
-      text: 'Add a changelog',
-      repo: remote.remote,
-    });
-    if (denied.kind !== 'started') throw new Error(denied.kind);
-    const refused = await waitForStatus(app, denied.session.id, ['failed', 'completed'], 60_000);
+    app = await modal.startPatchbay({ model: changelogModel(), env: { MODAL_TOKEN_SECRET: 'as-not-the-secret' } });
+    const deniedId = await startWebSession(app, { text: 'Add a changelog', repo: remote.remote });
+    const refused = await waitForStatus(app, deniedId, ['failed', 'completed'], 60_000);
     expect(refused.error).toMatch(
       /^Modal refused the credentials while (opening the Modal app patchbay-test|creating a sandbox) \(.*Token ID or secret is invalid.*\): check MODAL_TOKEN_ID and MODAL_TOKEN_SECRET$/,
     );
@@ -320,19 +267,13 @@ describe('Modal sandboxes through the real SDK and a loopback Modal', () => {
   });
 
   it('ends the run saying what a custom MODAL_IMAGE lacks', async () => {
-    app = await startTestPatchbay({ model: changelogModel(), env: { ...modalEnv(), MODAL_IMAGE: 'scratch' } });
-    const started = await app.service.start({
-      thread: { source: 'web' },
-      actor: changelogRequester,
-      text: 'Add a changelog',
-      repo: remote.remote,
-    });
-    if (started.kind !== 'started') throw new Error(started.kind);
-    const failed = await waitForStatus(app, started.session.id, ['failed', 'completed'], 60_000);
+    app = await modal.startPatchbay({ model: changelogModel(), env: { MODAL_IMAGE: 'scratch' } });
+    const id = await startWebSession(app, { text: 'Add a changelog', repo: remote.remote });
+    const failed = await waitForStatus(app, id, ['failed', 'completed'], 60_000);
     expect(failed.error).toMatch(
       /^The Modal image scratch cannot run Patchbay's commands \(sh -c failed with exit \d+: .*sh.*\): MODAL_IMAGE needs sh, git, coreutils and setsid$/,
     );
-    const sandbox = [...fake.sandboxes.values()].find((sb) => sb.tags.some((t) => t.tagValue === started.session.id))!;
+    const sandbox = sessionSandboxes(fake, id)[0]!;
     expect(sandbox.result).toMatchObject({ status: Status.TERMINATED });
     expect(fake.refusals).toEqual([]);
   });
@@ -341,18 +282,12 @@ describe('Modal sandboxes through the real SDK and a loopback Modal', () => {
     const broken = await startFakeModal({ imageBuildFailure: 'E: Unable to locate package ripgrep' });
     process.env.MODAL_SERVER_URL = broken.url;
     try {
-      app = await startTestPatchbay({
+      app = await modal.startPatchbay({
         model: changelogModel(),
-        env: { ...modalEnv(), MODAL_TOKEN_ID: broken.tokenId, MODAL_TOKEN_SECRET: broken.tokenSecret },
+        env: { MODAL_TOKEN_ID: broken.tokenId, MODAL_TOKEN_SECRET: broken.tokenSecret },
       });
-      const started = await app.service.start({
-        thread: { source: 'web' },
-        actor: changelogRequester,
-        text: 'Add a changelog',
-        repo: remote.remote,
-      });
-      if (started.kind !== 'started') throw new Error(started.kind);
-      const failed = await waitForStatus(app, started.session.id, ['failed', 'completed'], 60_000);
+      const id = await startWebSession(app, { text: 'Add a changelog', repo: remote.remote });
+      const failed = await waitForStatus(app, id, ['failed', 'completed'], 60_000);
       expect(failed.error).toMatch(
         /^The Modal image failed to build while creating a sandbox \(Image build for im-\w+ failed with the exception:\s+E: Unable to locate package ripgrep\): check MODAL_IMAGE$/,
       );
@@ -368,20 +303,13 @@ describe('Modal sandboxes through the real SDK and a loopback Modal', () => {
   it('execs with exit codes, time limits, aborts, output caps and stdin, confines files to the workspace, and reaps orphans by tag', {
     timeout: 90_000,
   }, async () => {
-    app = await startTestPatchbay({
+    app = await modal.startPatchbay({
       model: changelogModel(),
-      env: { ...modalEnv(), SANDBOX_EGRESS_ALLOW: 'registry.npmjs.org,*.pythonhosted.org,10.0.0.1:8080' },
+      env: { SANDBOX_EGRESS_ALLOW: 'registry.npmjs.org,*.pythonhosted.org,10.0.0.1:8080' },
     });
-    const started = await app.service.start({
-      thread: { source: 'web' },
-      actor: changelogRequester,
-      text: 'Add a changelog',
-      repo: remote.remote,
-    });
-    if (started.kind !== 'started') throw new Error(started.kind);
-    const id = started.session.id;
+    const id = await startWebSession(app, { text: 'Add a changelog', repo: remote.remote });
     expect((await waitForStatus(app, id, ['completed', 'failed'], 60_000)).status).toBe('completed');
-    const first = [...fake.sandboxes.values()].find((sb) => sb.tags.some((t) => t.tagValue === id))!;
+    const first = sessionSandboxes(fake, id)[0]!;
     // The egress allowlist's domains (not its addresses) became Modal's domain allowlist, with no CIDRs.
     expect(first.definition).toMatchObject({
       networkAccess: {
@@ -390,22 +318,12 @@ describe('Modal sandboxes through the real SDK and a loopback Modal', () => {
         allowedCidrs: [],
       },
     });
-    await waitFor(
-      async () =>
-        (
-          await app!.database.db
-            .selectFrom('modal_sandboxes')
-            .select('released')
-            .where('session_id', '=', id)
-            .executeTakeFirst()
-        )?.released,
-      'the release',
-    );
+    await releasedModalSandbox(app, id, 'the release');
 
     // A follow-up reattaches to the live sandbox by its stored id.
     const sandboxes = app.sandboxes!;
     const sandbox = await sandboxes.acquire(id, { network: 'proxy' });
-    expect([...fake.sandboxes.values()].filter((sb) => sb.tags.some((t) => t.tagValue === id))).toHaveLength(1);
+    expect(sessionSandboxes(fake, id)).toHaveLength(1);
     try {
       expect(await sandbox.readFile('CHANGELOG.md')).toBe('# Changes\n\n- first\n');
       const plain = await sandbox.exec('echo out; echo err >&2; exit 3');
@@ -452,16 +370,16 @@ describe('Modal sandboxes through the real SDK and a loopback Modal', () => {
     // An orphan: a sandbox of this app tagged with a session that has no record; and a sandbox of
     // someone else's in the same app, without Patchbay's tag, which the reaper leaves alone.
     const { ModalClient } = await import('modal');
-    const modal = new ModalClient({
+    const client = new ModalClient({
       tokenId: fake.tokenId,
       tokenSecret: fake.tokenSecret,
       logger: { debug() {}, info() {}, warn() {}, error() {} },
     });
-    const modalApp = await modal.apps.fromName('patchbay-test', { createIfMissing: true });
-    const orphan = await modal.sandboxes.create(modalApp, modal.images.fromRegistry('debian:bookworm-slim'), {
+    const modalApp = await client.apps.fromName('patchbay-test', { createIfMissing: true });
+    const orphan = await client.sandboxes.create(modalApp, client.images.fromRegistry('debian:bookworm-slim'), {
       tags: { patchbay: 'session-sandbox', 'patchbay-session': 'gone-session' },
     });
-    const foreign = await modal.sandboxes.create(modalApp, modal.images.fromRegistry('debian:bookworm-slim'), {
+    const foreign = await client.sandboxes.create(modalApp, client.images.fromRegistry('debian:bookworm-slim'), {
       tags: { 'patchbay-session': 'not-ours' },
     });
     // Sandboxes the earlier tests left running belong to sessions this database never had: orphans too.
@@ -474,19 +392,11 @@ describe('Modal sandboxes through the real SDK and a loopback Modal', () => {
     expect((await sandboxes.reap()).sort()).toEqual(orphans.sort());
     expect(await orphan.poll()).toBe(137);
     expect(await foreign.poll()).toBeNull();
-    expect(await (await modal.sandboxes.fromId(first.sandboxId)).poll()).toBeNull();
+    expect(await (await client.sandboxes.fromId(first.sandboxId)).poll()).toBeNull();
     // Past the TTL, the session's own idle sandbox goes too (its work is in its snapshot).
     expect(await sandboxes.reap(new Date(Date.now() + 2 * 24 * 60 * 60_000))).toEqual([id]);
     expect(fake.sandboxes.get(first.sandboxId)!.result).toMatchObject({ status: Status.TERMINATED });
-    expect(
-      (
-        await app.database.db
-          .selectFrom('modal_sandboxes')
-          .selectAll()
-          .where('session_id', '=', id)
-          .executeTakeFirstOrThrow()
-      ).sandbox_id,
-    ).toBeNull();
+    expect((await modalSandboxRecord(app, id)).sandbox_id).toBeNull();
     expect(fake.refusals).toEqual([]);
   });
 
@@ -508,20 +418,14 @@ describe('Modal sandboxes through the real SDK and a loopback Modal', () => {
           ? { toolCalls: [{ name: 'run_shell', input: { command: 'git log --format=%s | head -3; cat .setup-runs' } }] }
           : { text: 'Looked around.' };
       const scripted = createScriptedProvider({ scenario: (messages) => lookAround(messages) });
-      app = await startTestPatchbay({ model: scripted, env: modalEnv() });
+      app = await modal.startPatchbay({ model: scripted });
       const run = async (text: string) => {
-        const started = await app!.service.start({
-          thread: { source: 'web' },
-          actor: changelogRequester,
-          text,
-          repo: repo.remote,
-        });
-        if (started.kind !== 'started') throw new Error(started.kind);
-        const done = await waitForStatus(app!, started.session.id, ['completed', 'failed'], 90_000);
+        const id = await startWebSession(app!, { text, repo: repo.remote });
+        const done = await waitForStatus(app!, id, ['completed', 'failed'], 90_000);
         expect(done.status, done.error ?? '').toBe('completed');
         const setupRuns = await app!.store.events(done.id, { types: ['check-finished'] });
         const shell = scripted.requests.at(-1)!.messages.find((m) => m.role === 'tool' && m.name === 'run_shell');
-        const sandbox = [...fake.sandboxes.values()].find((sb) => sb.tags.some((t) => t.tagValue === done.id))!;
+        const sandbox = sessionSandboxes(fake, done.id)[0]!;
         const template = await app!.database.db.selectFrom('modal_templates').selectAll().executeTakeFirst();
         return { setupRuns, shell: shell?.role === 'tool' ? shell.content : '', sandbox, template };
       };
@@ -574,20 +478,13 @@ describe('Modal sandboxes through the real SDK and a loopback Modal', () => {
       },
     });
     // Default snapshot interval: no snapshot of ours holds BETA.md when the sandbox dies.
-    app = await startTestPatchbay({ model, env: modalEnv() });
-    const started = await app.service.start({
-      thread: { source: 'web' },
-      actor: changelogRequester,
-      text: 'Add beta',
-      repo: remote.remote,
-    });
-    if (started.kind !== 'started') throw new Error(started.kind);
-    const id = started.session.id;
+    app = await modal.startPatchbay({ model });
+    const id = await startWebSession(app, { text: 'Add beta', repo: remote.remote });
     await waitFor(
       async () => (await app!.store.events(id, { types: ['tool-start'] })).length >= 2,
       'the sleep to start',
     );
-    const sandbox = [...fake.sandboxes.values()].find((sb) => sb.tags.some((t) => t.tagValue === id))!;
+    const sandbox = sessionSandboxes(fake, id)[0]!;
     expect(sandbox.definition).toMatchObject({ experimentalOptionsV2: { enable_exit_snapshot: 'true' } });
     await waitFor(
       async () => [...sandbox.execs.values()].some((exec) => exec.args.includes('sleep 30') && !exec.exit),
@@ -600,7 +497,7 @@ describe('Modal sandboxes through the real SDK and a loopback Modal', () => {
     const done = await waitForStatus(app, id, ['completed', 'failed'], 60_000);
     expect(done.status, done.error ?? '').toBe('completed');
     expect(await git(remote.remote, 'show', `${done.result!.commit}:BETA.md`)).toBe('beta');
-    const second = [...fake.sandboxes.values()].filter((sb) => sb.tags.some((t) => t.tagValue === id))[1]!;
+    const second = sessionSandboxes(fake, id)[1]!;
     expect(fake.images.get(second.imageId)).toMatchObject({ kind: 'snapshot', fromSandbox: sandbox.sandboxId });
     // Nothing was lost, so the agent is not told to redo anything.
     expect((await app.store.events(id, { types: ['run-resumed'] })).length).toBe(0);

@@ -6,13 +6,17 @@ import pg from 'pg';
 import pino from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createRemote, git, type RemoteFixture } from '../../git/git-fixture.ts';
-import { startTestPatchbay, type PatchbayFixture } from '../../helpers/patchbay-fixture.ts';
+import type { PatchbayFixture } from '../../helpers/patchbay-fixture.ts';
 import { waitForStatus } from '../../helpers/wait-for.ts';
 import { Status, type FakeModal, type FakeSandboxRecord } from '../../fakes/modal/fake-modal.ts';
-import { startFakeModalForSdk } from '../../fakes/modal/fake-modal-sdk.ts';
+import {
+  sessionSandboxes,
+  startModalBackend,
+  startWebSession,
+  type ModalBackend,
+} from '../../helpers/modal-patchbay.ts';
 import { createScriptedProvider } from '../../../src/models/scripted-provider.ts';
 import { startPatchbay } from '../../../src/main.ts';
-import { changelogRequester } from '../../harness/changelog-scenario.ts';
 
 /**
  * The background refresh of Modal setup images (MODAL_TEMPLATE_REFRESH_MINUTES / _COMMITS), through
@@ -23,11 +27,11 @@ import { changelogRequester } from '../../harness/changelog-scenario.ts';
 describe('Modal setup images are refreshed in the background when the default branch moved far', () => {
   let fake: FakeModal;
   let app: PatchbayFixture | undefined;
-  let modal: Awaited<ReturnType<typeof startFakeModalForSdk>>;
+  let modal: ModalBackend;
   const repos: RemoteFixture[] = [];
 
   beforeAll(async () => {
-    modal = await startFakeModalForSdk();
+    modal = await startModalBackend();
     fake = modal.fake;
   });
   afterEach(async () => {
@@ -39,7 +43,6 @@ describe('Modal setup images are refreshed in the background when the default br
     for (const repo of repos) await repo.cleanup();
   });
 
-  const modalEnv = () => ({ ...modal.env(), MODAL_TEMPLATE_REFRESH_COMMITS: '3' });
   /** Incompressible text, so a bundle's size says which commits it carries. */
   const noise = (bytes: number) => `${randomBytes(bytes).toString('base64')}\n`;
 
@@ -58,28 +61,22 @@ describe('Modal setup images are refreshed in the background when the default br
     return repo;
   };
 
-  const start = async (extra: Pick<Parameters<typeof startTestPatchbay>[0] & object, 'integrations'> = {}) => {
+  const start = async (extra: Pick<Parameters<ModalBackend['startPatchbay']>[0] & object, 'integrations'> = {}) => {
     const model = createScriptedProvider({
       scenario: (messages) =>
         messages.filter((m) => m.role === 'assistant').length === 0
           ? { toolCalls: [{ name: 'run_shell', input: { command: 'git log --format=%s | head -2; cat .setup-runs' } }] }
           : { text: 'Looked around.' },
     });
-    app = await startTestPatchbay({ model, env: modalEnv(), ...extra });
+    app = await modal.startPatchbay({ model, env: { MODAL_TEMPLATE_REFRESH_COMMITS: '3' }, ...extra });
     return model;
   };
 
   const runSession = async (repo: RemoteFixture) => {
-    const started = await app!.service.start({
-      thread: { source: 'web' },
-      actor: changelogRequester,
-      text: 'Look around',
-      repo: repo.remote,
-    });
-    if (started.kind !== 'started') throw new Error(started.kind);
-    const done = await waitForStatus(app!, started.session.id, ['completed', 'failed'], 90_000);
+    const id = await startWebSession(app!, { text: 'Look around', repo: repo.remote });
+    const done = await waitForStatus(app!, id, ['completed', 'failed'], 90_000);
     expect(done.status, done.error ?? '').toBe('completed');
-    return [...fake.sandboxes.values()].find((sb) => sb.tags.some((t) => t.tagValue === done.id))!;
+    return sessionSandboxes(fake, done.id)[0]!;
   };
   const template = async (repo: RemoteFixture) =>
     app!.database.db

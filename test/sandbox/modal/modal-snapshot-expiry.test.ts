@@ -1,9 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRemote, git, type RemoteFixture } from '../../git/git-fixture.ts';
-import { startTestPatchbay } from '../../helpers/patchbay-fixture.ts';
 import { waitFor, waitForStatus } from '../../helpers/wait-for.ts';
 import type { FakeModal } from '../../fakes/modal/fake-modal.ts';
-import { startFakeModalForSdk } from '../../fakes/modal/fake-modal-sdk.ts';
+import {
+  releasedModalSandbox,
+  sessionSandboxes,
+  startModalBackend,
+  startWebSession,
+  type ModalBackend,
+} from '../../helpers/modal-patchbay.ts';
 import { createScriptedProvider } from '../../../src/models/scripted-provider.ts';
 import { changelogRequester } from '../../harness/changelog-scenario.ts';
 
@@ -15,11 +20,11 @@ import { changelogRequester } from '../../harness/changelog-scenario.ts';
 describe('a Modal session whose snapshot expired, with no stored checkpoint', () => {
   let remote: RemoteFixture;
   let fake: FakeModal;
-  let modal: Awaited<ReturnType<typeof startFakeModalForSdk>>;
+  let modal: ModalBackend;
 
   beforeAll(async () => {
     remote = await createRemote();
-    modal = await startFakeModalForSdk();
+    modal = await startModalBackend();
     fake = modal.fake;
   });
   afterAll(async () => {
@@ -44,26 +49,12 @@ describe('a Modal session whose snapshot expired, with no stored checkpoint', ()
         return { text: 'Added more.' };
       },
     });
-    const app = await startTestPatchbay({ model, env: modal.env() });
+    const app = await modal.startPatchbay({ model });
     try {
-      const started = await app.service.start({
-        thread: { source: 'web' },
-        actor: changelogRequester,
-        text: 'Write some notes',
-        repo: remote.remote,
-      });
-      if (started.kind !== 'started') throw new Error(started.kind);
-      const id = started.session.id;
+      const id = await startWebSession(app, { text: 'Write some notes', repo: remote.remote });
       const first = await waitForStatus(app, id, ['completed', 'failed'], 60_000);
       expect(first.status, first.error ?? '').toBe('completed');
-      const record = await waitFor(async () => {
-        const row = await app.database.db
-          .selectFrom('modal_sandboxes')
-          .selectAll()
-          .where('session_id', '=', id)
-          .executeTakeFirst();
-        return row?.released && row;
-      }, 'the sandbox to be released');
+      const record = await releasedModalSandbox(app, id);
       expect(await git(remote.remote, 'show', `${first.result!.commit}:NOTES.md`)).toBe('draft');
 
       // Nothing left but the pushed branch: no stored checkpoint, the container lost with no exit
@@ -98,7 +89,7 @@ describe('a Modal session whose snapshot expired, with no stored checkpoint', ()
       const shell = model.requests.at(-1)!.messages.findLast((m) => m.role === 'tool' && m.name === 'run_shell');
       expect(shell?.role === 'tool' && shell.content).toContain('draft');
       // A new sandbox from the base image, not from a snapshot.
-      const ours = [...fake.sandboxes.values()].filter((sb) => sb.tags.some((t) => t.tagValue === id));
+      const ours = sessionSandboxes(fake, id);
       expect(ours).toHaveLength(2);
       expect(fake.images.get(ours[1]!.imageId)?.kind).not.toBe('snapshot');
     } finally {
