@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { isPatchbayError } from '../core/errors.ts';
 import { type HostGitOptions, runHostGit } from './host-git.ts';
 
@@ -30,20 +31,8 @@ export async function runRemoteGit(args: readonly string[], options: HostGitOpti
     } catch (error) {
       const delay = retryDelaysMs[attempt];
       if (delay === undefined || !isTransientGitFailure(error) || options.signal.aborted) throw error;
-      await pause(delay, options.signal);
+      // Cut short when the signal fires: the next try then fails as aborted.
+      await sleep(delay, undefined, { signal: options.signal }).catch(() => undefined);
     }
   }
-}
-
-/** Waits `ms`, or less when the signal fires (the next try then fails as aborted). */
-function pause(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    signal.addEventListener('abort', done, { once: true });
-    function done() {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-  });
 }

@@ -12,7 +12,8 @@ import { type FakeGitHub, startFakeGitHub } from './fake-github.ts';
 import { startFakeOpenAI } from './fake-openai.ts';
 import { DEFAULT_CHANNELS, startFakeSlackApi } from './fake-slack-api.ts';
 import { startFakeLinear } from './linear/fake-linear.ts';
-import { appJwt, type ScriptedChaos, scriptedChaos } from './scripted-chaos.ts';
+import { appJwt } from './github-app-jwt.ts';
+import { type ScriptedChaos, scriptedChaos } from './scripted-chaos.ts';
 
 const run = promisify(execFile);
 

@@ -9,7 +9,8 @@ import { prepareWorkspace } from '../../src/git/prepare-workspace.ts';
 import { gitBasicAuthEnv } from '../../src/git/git-auth-env.ts';
 import { pushBranch } from '../../src/git/push-branch.ts';
 import { type FakeGitHub, startFakeGitHub } from '../fakes/fake-github.ts';
-import { mintInstallationToken, type ScriptedChaos, scriptedChaos } from '../fakes/scripted-chaos.ts';
+import { mintInstallationToken } from '../fakes/github-app-jwt.ts';
+import { type ScriptedChaos, scriptedChaos } from '../fakes/scripted-chaos.ts';
 import { createRemote, git, type RemoteFixture } from './git-fixture.ts';
 import { createProvider, sh, silentLog, startSession, type SessionFixture } from './sandbox-fixture.ts';
 

@@ -1,5 +1,4 @@
 import { execFile } from 'node:child_process';
-import { createSign } from 'node:crypto';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Octokit } from '@octokit/core';
@@ -9,18 +8,11 @@ import type { ModelMessage } from '../../src/models/model-provider.ts';
 import { createRemote, type RemoteFixture } from '../git/git-fixture.ts';
 import { waitFor, waitForStatus } from '../helpers/wait-for.ts';
 import { startFakeGitHub, type FakeGitHub } from '../fakes/fake-github.ts';
+import { appJwt } from '../fakes/github-app-jwt.ts';
 import { issueCommentEvent, sendWebhook } from '../fakes/fake-github-webhooks.ts';
 import { startGitHubPatchbay, webhookSecret, type GitHubPatchbay } from './github-fixture.ts';
 
 const run = promisify(execFile);
-
-/** An App JWT as GitHub wants it (RS256, iss = App ID, at most ten minutes). */
-function appJwt(fake: FakeGitHub): string {
-  const now = Math.floor(Date.now() / 1000);
-  const part = (o: object) => Buffer.from(JSON.stringify(o)).toString('base64url');
-  const unsigned = `${part({ alg: 'RS256', typ: 'JWT' })}.${part({ iat: now - 30, exp: now + 540, iss: String(fake.appId) })}`;
-  return `${unsigned}.${createSign('RSA-SHA256').update(unsigned).sign(fake.privateKey).toString('base64url')}`;
-}
 
 describe('the GitHub fake holds installation tokens to their permissions, per endpoint', () => {
   let fake: FakeGitHub;
