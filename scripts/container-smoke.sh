@@ -10,10 +10,8 @@
 #
 #   scripts/container-smoke.sh                                   # as root (debootstrap, chroot builds)
 #   CONTAINER_SMOKE_WORK=/tmp/smoke scripts/container-smoke.sh   # keep the store there; a rerun reuses its images
-#   CONTAINER_SMOKE_WORK=/tmp/smoke scripts/container-smoke.sh --base-only   # only the base image, for a later run
 #
-# .ci/run makes the base image (debootstrap, about a minute) with --base-only in the background while the
-# static checks run, and the smoke itself after the tests reuses it.
+# .ci/run runs it in the background while the static checks run.
 #
 # DEBIAN_MIRROR picks another Debian mirror. The machine's own CA certificates
 # (/usr/local/share/ca-certificates) go into the base image, as they would into a pulled one on a
@@ -45,9 +43,27 @@ fi
 
 work=${CONTAINER_SMOKE_WORK:-$(mktemp -d "${TMPDIR:-/tmp}/patchbay-container-smoke.XXXXXX")}
 mkdir -p "$work"
+# Storage: overlay where this kernel lets root mount it over $work (layers shared, a container starts in
+# seconds); vfs otherwise (every layer and container a full copy of the image: minutes). A store keeps the
+# driver it was made with, so a rerun on an existing store uses that one.
+storage_driver() {
+  if [[ -d $work/storage/overlay ]]; then echo overlay; return; fi
+  if [[ -d $work/storage/vfs ]]; then echo vfs; return; fi
+  local probe
+  probe=$(mktemp -d "$work/overlay-probe.XXXXXX")
+  mkdir "$probe"/{lower,upper,work,merged}
+  if mount -t overlay overlay -o "lowerdir=$probe/lower,upperdir=$probe/upper,workdir=$probe/work" "$probe/merged" 2>/dev/null; then
+    umount "$probe/merged"
+    echo overlay
+  else
+    echo vfs
+  fi
+  rm -rf "$probe"
+}
+driver=$(storage_driver)
 # runc, not crun: crun refuses a host with cgroup v1 and v2 hierarchies mounted side by side ("cgroups in
 # hybrid mode not supported"), as in the nested containers CI runs in.
-podman=(podman --root "$work/storage" --runroot "$work/run" --storage-driver vfs --cgroup-manager cgroupfs --runtime runc)
+podman=(podman --root "$work/storage" --runroot "$work/run" --storage-driver "$driver" --cgroup-manager cgroupfs --runtime runc)
 container=patchbay-smoke-$$
 cleanup() {
   "${podman[@]}" rm -f -v "$container" >/dev/null 2>&1 || true
@@ -84,12 +100,7 @@ make_base_image() {
 
 base=localhost/patchbay-smoke-base:bookworm
 has_image "$base" || make_base_image
-if [[ ${1:-} == --base-only ]]; then
-  [[ -n ${CONTAINER_SMOKE_WORK:-} ]] || { echo "container-smoke: --base-only needs CONTAINER_SMOKE_WORK (where the image is kept)" >&2; exit 1; }
-  phase "base image ready in $work"
-  exit 0
-fi
-phase "podman build (the Dockerfile on $base)"
+phase "podman build (the Dockerfile on $base, $driver storage)"
 "${podman[@]}" build --isolation chroot --network host --build-arg BASE_IMAGE="$base" \
   -t localhost/patchbay:smoke "$repo" >"$work/build.log" 2>&1 \
   || { tail -n 30 "$work/build.log" >&2; exit 1; }
