@@ -8,9 +8,10 @@ const tiers = testTiers(root);
  * Three tiers (see test/tiers.ts). The unit tier runs first, so a broken build fails in the first
  * minutes: `npm run test:unit` is the inner loop, `npm test` runs every tier and stops after the
  * unit tier when it failed. Integration and e2e files spend most of their time waiting on
- * processes, servers and PostgreSQL, so more files run at once than the machine has cores; they
- * share one group (the same `groupOrder`, two files at a time in all), so a long file at the end of
- * one tier does not leave a worker idle until the other tier may start.
+ * processes, servers and PostgreSQL (two files at a time left a third of two cores idle), so three
+ * files run at once on two cores; they share one group (the same `groupOrder`, three files at a time
+ * in all), so a long file at the end of one tier does not leave a worker idle until the other tier
+ * may start.
  */
 export default defineConfig({
   test: {
@@ -32,12 +33,12 @@ export default defineConfig({
           name: 'integration',
           include: tiers.integration,
           sequence: { groupOrder: 1 },
-          maxWorkers: 2,
+          maxWorkers: 3,
         },
       },
       {
         extends: true,
-        test: { name: 'e2e', include: tiers.e2e, sequence: { groupOrder: 1 }, maxWorkers: 2 },
+        test: { name: 'e2e', include: tiers.e2e, sequence: { groupOrder: 1 }, maxWorkers: 3 },
       },
     ],
   },
