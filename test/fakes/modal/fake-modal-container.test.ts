@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -77,5 +77,31 @@ describe("the fake Modal container's /etc", () => {
     expect(await run(fsDir, 'test -e /etc/codex || echo none; touch /etc/planted 2>/dev/null || echo read-only')).toBe(
       'none\nread-only\n',
     );
+  });
+});
+
+describe("the fake Modal's snapshot", () => {
+  const dirs: string[] = [];
+  afterEach(async () => {
+    for (const dir of dirs.splice(0)) await rm(dir, { recursive: true, force: true });
+  });
+
+  it('snapshots a tree whose files are removed while it is copied, as Modal snapshots a live sandbox', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'fake-modal-snapshot-'));
+    dirs.push(root);
+    const tree = join(root, 'fs');
+    await mkdir(join(tree, 'tmp'), { recursive: true });
+    await writeFile(join(tree, 'kept.txt'), 'kept');
+    for (let i = 0; i < 500; i++) await writeFile(join(tree, 'tmp', `scratch-${i}`), 'x');
+    // A browser clearing its temporary files while the snapshot is taken.
+    const clearing = readdir(join(tree, 'tmp')).then(async (names) => {
+      for (const name of names) await rm(join(tree, 'tmp', name), { force: true });
+    });
+
+    const snapshots = [1, 2, 3].map((n) => join(root, `snapshot-${n}`));
+    for (const snapshot of snapshots) await copyContainerFs(tree, snapshot);
+    await clearing;
+
+    for (const snapshot of snapshots) expect(await readdir(snapshot)).toEqual(['kept.txt', 'tmp']);
   });
 });

@@ -1,6 +1,19 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync, readlinkSync } from 'node:fs';
-import { chmod, cp, lstat, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import {
+  chmod,
+  copyFile,
+  cp,
+  lstat,
+  mkdir,
+  readdir,
+  readFile,
+  readlink,
+  rm,
+  symlink,
+  utimes,
+  writeFile,
+} from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ImageFile, ImageTool } from './fake-modal-image.ts';
 
@@ -66,17 +79,35 @@ function etcArgs(fsDir: string): string[] {
 }
 
 /**
- * A snapshot's copy of the tree. Sockets are left out, as an image layer leaves them out (a file
- * system snapshot holds files, not a listening process's endpoint): a server's socket in the
- * workspace does not end the snapshot.
+ * A snapshot's copy of the tree, as Modal snapshots a live sandbox: what is there as the copy walks
+ * it. A file removed meanwhile (a browser's temporary file) is not in the snapshot, and ends nothing.
+ * Sockets, pipes and devices are left out, as an image layer leaves them out (a file system snapshot
+ * holds files, not a listening process's endpoint): a server's socket in the workspace does not end
+ * the snapshot. Modes and modification times are kept.
  */
 export async function copyContainerFs(dir: string, to: string): Promise<void> {
-  await cp(dir, to, {
-    recursive: true,
-    preserveTimestamps: true,
-    verbatimSymlinks: true,
-    filter: async (source) => !(await lstat(source)).isSocket(),
-  });
+  const stats = await lstat(dir).catch(unlessVanished);
+  if (!stats) return;
+  if (stats.isDirectory()) {
+    await mkdir(to, { recursive: true });
+    for (const name of (await readdir(dir).catch(unlessVanished)) ?? []) {
+      await copyContainerFs(join(dir, name), join(to, name));
+    }
+  } else if (stats.isSymbolicLink()) {
+    const target = await readlink(dir).catch(unlessVanished);
+    if (target !== undefined) await symlink(target, to);
+    return;
+  } else if (!stats.isFile() || (await copyFile(dir, to).then(() => true, unlessVanished)) === undefined) {
+    return;
+  }
+  await chmod(to, stats.mode & 0o7777);
+  await utimes(to, stats.atime, stats.mtime);
+}
+
+/** Undefined where the entry vanished while the snapshot was taken; any other failure stands. */
+function unlessVanished(error: unknown): undefined {
+  if ((error as NodeJS.ErrnoException | undefined)?.code === 'ENOENT') return undefined;
+  throw error;
 }
 
 export async function removeContainerFs(dir: string): Promise<void> {
