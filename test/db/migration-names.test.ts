@@ -30,15 +30,32 @@ async function recorded(db: Kysely<Database>): Promise<Recorded[]> {
 }
 
 /**
+ * The connections `pool` opens, and `closed()`: settles once each has closed. A pool's end resolves
+ * before its connections are closed, and a database dropped under one still closing has the server
+ * end it (57P01): an error on a pool that has ended, which no one is left to hear.
+ */
+function connectionsOf(pool: pg.Pool): { closed: () => Promise<void> } {
+  const open = new Set<pg.PoolClient>();
+  let drained = () => {};
+  pool.on('connect', (client) => open.add(client));
+  pool.on('remove', (client) => {
+    open.delete(client);
+    if (open.size === 0) drained();
+  });
+  return { closed: () => (open.size === 0 ? Promise.resolve() : new Promise((resolve) => (drained = resolve))) };
+}
+
+/**
  * Migrations 009 and 010 each existed twice; every migration from the second 009 on has the next
  * number now. A database an older build migrated records the old names, and Kysely refuses recorded
  * migrations it cannot find: opening it must rewrite them and run nothing twice.
  */
 describe.each(databaseTargets())('renumbered migrations on $name PostgreSQL', (target) => {
-  const opened: { db: Kysely<Database>; name: string }[] = [];
+  const opened: { db: Kysely<Database>; connections: { closed: () => Promise<void> }; name: string }[] = [];
   afterEach(async () => {
-    for (const { db, name } of opened.splice(0)) {
+    for (const { db, connections, name } of opened.splice(0)) {
       await db.destroy();
+      await connections.closed();
       await dropDatabase(target.adminUrl, name);
     }
   });
@@ -50,7 +67,7 @@ describe.each(databaseTargets())('renumbered migrations on $name PostgreSQL', (t
     await asAdmin(server.adminUrl, `create database ${name} owner ${pg.escapeIdentifier(owner)}`);
     const pool = new pg.Pool({ connectionString: databaseUrl(server.url, name), max: 2 });
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-    opened.push({ db, name });
+    opened.push({ db, connections: connectionsOf(pool), name });
     return db;
   }
 
