@@ -158,11 +158,14 @@ async function message(
     ]);
     return result;
   }
+  // The pictures join the session before the message that shows them: the page draws the message
+  // as soon as it is recorded and asks for its pictures at once, which the session's own route
+  // serves only once they are the session's.
+  await attach(deps.artifacts, session.id, said.attachments);
   const { session: after } = await deps.store.transition(session.id, 'enqueue', {
     events: [{ event: userMessage(said) }],
     ...(marker && { marker }),
   });
-  await attach(deps.artifacts, session.id, said.attachments);
   await deps.queue.enqueue(session.id);
   return { kind: 'appended', session: after };
 }
