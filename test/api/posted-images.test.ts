@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ApiServer } from '../../src/api/server.ts';
 import { createImageIntake, defaultIntakeLimits } from '../../src/sessions/inbound/image-intake.ts';
@@ -49,6 +50,35 @@ describe('POST /api/sessions/:id/messages with pictures', () => {
     expect(kept.map((a) => [a.kind, a.name, a.id])).toEqual([
       ['attachment', 'bug.png', said!.attachments![0]!.artifactId],
     ]);
+  });
+
+  it('gives the pictures their session before it records the message that shows them', async () => {
+    // The page draws a message as soon as it is recorded and asks for its pictures at once, from a
+    // route that serves only the session's own: a trigger in the transaction that records the
+    // message notes whose each picture is at that moment.
+    await sql`create table if not exists picture_owner_seen (artifact_id text, session_id text)`.execute(fx.db);
+    await sql`create or replace function note_picture_owner() returns trigger language plpgsql as $$
+      begin
+        insert into picture_owner_seen
+          select a->>'artifactId', (select session_id from session_artifacts where id = a->>'artifactId')
+          from jsonb_array_elements(coalesce(new.data->'attachments', '[]'::jsonb)) a;
+        return new;
+      end $$`.execute(fx.db);
+    await sql`create or replace trigger note_picture_owner after insert on session_events
+      for each row execute function note_picture_owner()`.execute(fx.db);
+    const id = await session();
+    const res = await app.inject({
+      method: 'POST',
+      url: `/api/sessions/${id}/messages`,
+      payload: { text: 'See the picture', images: [{ name: 'bug.png', data: png }] },
+    });
+    expect(res.statusCode).toBe(202);
+    const [, said] = await userMessages(id);
+    const seen = await sql<{ artifact_id: string; session_id: string | null }>`
+      select artifact_id, session_id from picture_owner_seen where artifact_id = ${said!.attachments![0]!.artifactId}`.execute(
+      fx.db,
+    );
+    expect(seen.rows).toEqual([{ artifact_id: said!.attachments![0]!.artifactId, session_id: id }]);
   });
 
   it('refuses a message whose file is not a picture, says why, and sends nothing', async () => {
