@@ -31,17 +31,18 @@ describe('POST /api/sessions/:id/messages with pictures', () => {
     if (started.kind !== 'started') throw new Error(started.kind);
     return started.session.id;
   }
+  const sendPicture = (id: string) =>
+    app.inject({
+      method: 'POST',
+      url: `/api/sessions/${id}/messages`,
+      payload: { text: 'See the picture', images: [{ name: 'bug.png', data: png }] },
+    });
   const userMessages = async (id: string) =>
     (await fx.store.events(id)).flatMap((e) => (e.event.type === 'user-message' ? [e.event] : []));
 
   it('keeps the picture with the session and puts it on the message', async () => {
     const id = await session();
-    const res = await app.inject({
-      method: 'POST',
-      url: `/api/sessions/${id}/messages`,
-      payload: { text: 'See the picture', images: [{ name: 'bug.png', data: png }] },
-    });
-    expect(res.statusCode).toBe(202);
+    expect((await sendPicture(id)).statusCode).toBe(202);
     const [, said] = await userMessages(id);
     expect(said?.attachments).toEqual([
       { artifactId: expect.any(String), mediaType: 'image/png', name: 'bug.png', byteSize: expect.any(Number) },
@@ -67,12 +68,7 @@ describe('POST /api/sessions/:id/messages with pictures', () => {
     await sql`create or replace trigger note_picture_owner after insert on session_events
       for each row execute function note_picture_owner()`.execute(fx.db);
     const id = await session();
-    const res = await app.inject({
-      method: 'POST',
-      url: `/api/sessions/${id}/messages`,
-      payload: { text: 'See the picture', images: [{ name: 'bug.png', data: png }] },
-    });
-    expect(res.statusCode).toBe(202);
+    expect((await sendPicture(id)).statusCode).toBe(202);
     const [, said] = await userMessages(id);
     const seen = await sql<{ artifact_id: string; session_id: string | null }>`
       select artifact_id, session_id from picture_owner_seen where artifact_id = ${said!.attachments![0]!.artifactId}`.execute(
