@@ -97,8 +97,14 @@ export async function copyContainerFs(dir: string, to: string): Promise<void> {
     const target = await readlink(dir).catch(unlessVanished);
     if (target !== undefined) await symlink(target, to);
     return;
-  } else if (!stats.isFile() || (await copyFile(dir, to).then(() => true, unlessVanished)) === undefined) {
-    return;
+  } else if (stats.isFile()) {
+    const copied = await copyFile(dir, to).then(
+      () => true,
+      (error: unknown) => unlessVanished(error) ?? false,
+    );
+    if (!copied) return;
+  } else {
+    return; // a socket, pipe or device
   }
   await chmod(to, stats.mode & 0o7777);
   await utimes(to, stats.atime, stats.mtime);
